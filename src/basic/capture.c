@@ -1,0 +1,73 @@
+/* capture.c: head + tail ring capture of one output stream. */
+#include "capture.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+
+int capture_init(capture *c, size_t limit) {
+        *c = (capture){ 0 };
+        c->head_max = limit - limit / 2;
+        c->tail_max = limit / 2;
+        c->head = malloc(c->head_max ? c->head_max : 1);
+        c->tail = malloc(c->tail_max ? c->tail_max : 1);
+        if (!c->head || !c->tail) {
+                capture_done(c);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+void capture_done(capture *c) {
+        free(c->head);
+        free(c->tail);
+        *c = (capture){ 0 };
+}
+
+void capture_append(capture *c, const void *data, size_t len) {
+        const char *p = data;
+        c->total += len;
+        size_t h = MIN(len, c->head_max - c->head_len);
+        memcpy(c->head + c->head_len, p, h);
+        c->head_len += h;
+        p += h;
+        len -= h;
+        if (len == 0 || c->tail_max == 0)
+                return;
+        if (len >= c->tail_max) { /* only the last tail_max bytes can survive */
+                memcpy(c->tail, p + len - c->tail_max, c->tail_max);
+                c->tail_start = 0;
+                c->tail_len = c->tail_max;
+                return;
+        }
+        for (size_t done = 0; done < len;) {
+                size_t end = (c->tail_start + c->tail_len) % c->tail_max;
+                size_t n = MIN(len - done, c->tail_max - end);
+                memcpy(c->tail + end, p + done, n);
+                done += n;
+                size_t grow = MIN(n, c->tail_max - c->tail_len);
+                c->tail_len += grow;
+                c->tail_start = (c->tail_start + (n - grow)) % c->tail_max;
+        }
+}
+
+uint64_t capture_dropped(const capture *c) {
+        return c->total - c->head_len - c->tail_len;
+}
+
+int capture_contents(const capture *c, char **ret, size_t *ret_len) {
+        size_t len = c->head_len + c->tail_len;
+        char *buf = malloc(len + 1);
+        if (!buf)
+                return -ENOMEM;
+        memcpy(buf, c->head, c->head_len);
+        size_t first = MIN(c->tail_len, c->tail_max - c->tail_start);
+        memcpy(buf + c->head_len, c->tail + c->tail_start, first);
+        memcpy(buf + c->head_len + first, c->tail, c->tail_len - first);
+        buf[len] = '\0';
+        *ret = buf;
+        *ret_len = len;
+        return 0;
+}

@@ -1,0 +1,78 @@
+/* fs-util.c: link-safe recursive removal. */
+#include "fs-util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "macro.h"
+
+static void closedirp(DIR **d) {
+        if (*d)
+                closedir(*d);
+}
+
+/* Empty the directory open at fd (consumed). */
+static int rm_contents(int fd, unsigned depth) {
+        _cleanup_(closedirp) DIR *d = fdopendir(fd);
+        int first = 0;
+        if (!d) {
+                int r = negative_errno();
+                safe_close(fd);
+                return r;
+        }
+        if (depth > 4096)
+                return -ELOOP;
+        for (;;) {
+                errno = 0;
+                struct dirent *de = readdir(d);
+                if (!de) {
+                        if (errno && !first)
+                                first = negative_errno();
+                        break;
+                }
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                int dfd = dirfd(d);
+                struct stat st;
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno != ENOENT && !first)
+                                first = negative_errno();
+                        continue;
+                }
+                if (S_ISDIR(st.st_mode)) {
+                        int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub < 0 && errno == EACCES && fchmodat(dfd, de->d_name, 0700, 0) == 0)
+                                sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (sub < 0) {
+                                if (!first)
+                                        first = negative_errno();
+                                continue;
+                        }
+                        if ((st.st_mode & 0700) != 0700)
+                                (void) fchmod(sub, 0700);
+                        int r = rm_contents(sub, depth + 1);
+                        if (r < 0 && !first)
+                                first = r;
+                        if (unlinkat(dfd, de->d_name, AT_REMOVEDIR) < 0 && !first)
+                                first = negative_errno();
+                } else if (unlinkat(dfd, de->d_name, 0) < 0 && errno != ENOENT && !first)
+                        first = negative_errno();
+        }
+        return first;
+}
+
+int rm_rf_at(int dirfd, const char *name) {
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+                if (errno == ENOTDIR || errno == ELOOP)
+                        return unlinkat(dirfd, name, 0) < 0 ? negative_errno() : 0;
+                return negative_errno();
+        }
+        int r = rm_contents(fd, 0);
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && r == 0)
+                r = negative_errno();
+        return r;
+}

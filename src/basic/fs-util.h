@@ -1,0 +1,7 @@
+/* fs-util.h: directory helpers that never follow symbolic links. */
+#pragma once
+
+/* Remove the directory tree `name` under dirfd (AT_FDCWD for the cwd), never following a
+ * symbolic link and never leaving the tree: links are unlinked, not traversed. Directories the
+ * owner locked (mode 000) are opened up first. Returns 0 or the first negative errno. */
+int rm_rf_at(int dirfd, const char *name);

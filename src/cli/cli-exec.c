@@ -1,0 +1,298 @@
+/* cli-exec.c: `hull exec`: parse and validate the options, run the sandbox, report the result
+ * as the command's own output and exit status, or as one JSON object with --json. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "limits.h"
+#include "macro.h"
+#include "parse-util.h"
+#include "sbx.h"
+#include "utf8.h"
+
+enum {
+        OPT_TIER = 0x100,
+        OPT_TIMEOUT,
+        OPT_MEMORY,
+        OPT_PIDS,
+        OPT_CPUS,
+        OPT_TMP_SIZE,
+        OPT_WORKDIR,
+        OPT_ROOTFS,
+        OPT_ENV,
+        OPT_STDIN,
+        OPT_JSON,
+        OPT_OUTPUT_LIMIT,
+        OPT_NO_CGROUP,
+        OPT_REQUIRE_ISOLATION,
+        OPT_NO_WARN,
+};
+
+static const struct option options[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "tier", required_argument, NULL, OPT_TIER },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
+        { "memory", required_argument, NULL, OPT_MEMORY },
+        { "pids", required_argument, NULL, OPT_PIDS },
+        { "cpus", required_argument, NULL, OPT_CPUS },
+        { "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
+        { "workdir", required_argument, NULL, OPT_WORKDIR },
+        { "rootfs", required_argument, NULL, OPT_ROOTFS },
+        { "env", required_argument, NULL, OPT_ENV },
+        { "stdin", required_argument, NULL, OPT_STDIN },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
+        { "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
+        { "require-isolation", no_argument, NULL, OPT_REQUIRE_ISOLATION },
+        { "no-isolation-warning", no_argument, NULL, OPT_NO_WARN },
+        {},
+};
+
+void cli_exec_help(void) {
+        printf("Usage: hull exec [OPTIONS] -- CMD [ARG...]\n\n"
+               "Run CMD in a fresh sandbox and exit with its status.\n\n"
+               "Options:\n"
+               "  --tier container|process  isolation tier (default container; process is NOT isolation)\n"
+               "  --timeout SECONDS         wall-clock limit, decimals allowed (default 30)\n"
+               "  --memory SIZE             memory limit incl. tmpfs, e.g. 512M (default 512M)\n"
+               "  --pids N                  process limit (default 256)\n"
+               "  --cpus F                  CPU quota in CPUs, e.g. 0.5 (default none)\n"
+               "  --tmp-size SIZE           size of /tmp and /dev/shm (default 64M)\n"
+               "  --workdir DIR             host directory mounted at /workspace (kept); default a\n"
+               "                            fresh temporary directory, removed afterwards\n"
+               "  --rootfs DIR              prepared root filesystem instead of the host's /usr\n"
+               "  --env K=V                 set a variable (repeatable); the environment is scrubbed\n"
+               "  --stdin FILE              feed FILE on stdin (default: empty)\n"
+               "  --output-limit SIZE       bytes kept per stream, first and last half (default 1M)\n"
+               "  --json                    print one JSON object with the whole result\n"
+               "  --no-cgroup               run without cgroup limits (memory, pids, cpus)\n"
+               "  --require-isolation       refuse any tier that is not isolation\n"
+               "  --no-isolation-warning    silence the process tier's warning\n\n"
+               "Exit status: the command's; 124 on timeout; 125 when hull or the sandbox failed\n"
+               "(the reason is printed); 128+N when the command was killed by signal N.\n");
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+        fputs("hull: exec: ", stderr);
+        fprintf(stderr, fmt, arg);
+        fputs(" (run 'hull exec --help')\n", stderr);
+        return SBX_EXIT_SETUP;
+}
+
+static int json_set_output(json_t *o, const char *name, const char *buf, size_t len) {
+        char key[32];
+        json_t *s;
+        if (utf8_is_valid(buf, len))
+                s = json_stringn(buf, len);
+        else {
+                _cleanup_free_ char *fixed = NULL, *b64 = NULL;
+                size_t flen;
+                if (utf8_make_valid(buf, len, &fixed, &flen) < 0)
+                        return -ENOMEM;
+                s = json_stringn(fixed, flen);
+                /* Not text: the exact bytes travel as base64 beside the repaired string. */
+                b64 = malloc(4 * ((len + 2) / 3) + 1);
+                if (!b64)
+                        return -ENOMEM;
+                int n = EVP_EncodeBlock((unsigned char *) b64, (const unsigned char *) buf, (int) len);
+                snprintf(key, sizeof(key), "%s_base64", name);
+                if (json_object_set_new(o, key, json_stringn(b64, (size_t) n)) < 0)
+                        return -ENOMEM;
+        }
+        if (!s || json_object_set_new(o, name, s) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
+static int print_json(const sbx_result *r) {
+        json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I}",
+                              "tier", r->tier,
+                              "exit_code", r->exited ? json_integer(r->exit_code) : json_null(),
+                              "signal", r->term_signal ? json_integer(r->term_signal) : json_null(),
+                              "timed_out", r->timed_out, "oom_killed", r->oom_killed,
+                              "stdout_truncated", r->out_dropped > 0, "stderr_truncated", r->err_dropped > 0,
+                              "stdout_bytes", (json_int_t) r->out_total, "stderr_bytes", (json_int_t) r->err_total,
+                              "stdout_dropped_bytes", (json_int_t) r->out_dropped,
+                              "stderr_dropped_bytes", (json_int_t) r->err_dropped,
+                              "wall_ms", (double) r->wall_us / 1000.0, "cpu_user_ms", (double) r->cpu_user_us / 1000.0,
+                              "cpu_sys_ms", (double) r->cpu_sys_us / 1000.0,
+                              "peak_memory_bytes", (json_int_t) r->peak_memory_bytes);
+        if (!o || json_set_output(o, "stdout", r->out, r->out_len) < 0 || json_set_output(o, "stderr", r->err, r->err_len) < 0) {
+                json_decref(o);
+                cli_error("exec", "out of memory while printing the result");
+                return -ENOMEM;
+        }
+        json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r)));
+        int q = json_dumpf(o, stdout, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
+        json_decref(o);
+        if (q < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+                return -EIO;
+        return 0;
+}
+
+static int write_all(FILE *f, const char *buf, size_t len) {
+        return fwrite(buf, 1, len, f) == len && fflush(f) == 0 ? 0 : -EIO;
+}
+
+static void print_plain(const sbx_result *r, uint64_t timeout_ms, uint64_t output_bytes) {
+        (void) write_all(stdout, r->out, r->out_len);
+        (void) write_all(stderr, r->err, r->err_len);
+        if (r->out_dropped)
+                cli_error("exec", "%" PRIu64 " bytes of stdout dropped from the middle (kept the first and last %" PRIu64 "; raise --output-limit)",
+                          r->out_dropped, output_bytes / 2);
+        if (r->err_dropped)
+                cli_error("exec", "%" PRIu64 " bytes of stderr dropped from the middle (kept the first and last %" PRIu64 "; raise --output-limit)",
+                          r->err_dropped, output_bytes / 2);
+        if (r->timed_out)
+                cli_error("exec", "timed out after %.3g s and was stopped (raise --timeout)", (double) timeout_ms / 1000.0);
+        else if (r->oom_killed)
+                cli_error("exec", "the sandbox ran out of memory and the command was killed (raise --memory)");
+        else if (r->term_signal)
+                cli_error("exec", "the command was killed by signal %d (%s)", r->term_signal, strsignal(r->term_signal));
+}
+
+int cli_exec_main(int argc, char **argv) {
+        sbx_spec spec = {
+                .tier = SBX_TIER_CONTAINER,
+                .timeout_ms = SBX_DEFAULT_TIMEOUT_MS,
+                .memory_bytes = SBX_DEFAULT_MEMORY_BYTES,
+                .pids = SBX_DEFAULT_PIDS,
+                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                .output_bytes = SBX_DEFAULT_OUTPUT_BYTES,
+                .use_cgroups = true,
+        };
+        _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
+        size_t n_env = 0;
+        bool json = false, require_isolation = false, no_warn = false;
+        int c, r;
+
+        if (!env) {
+                cli_error("exec", "out of memory");
+                return SBX_EXIT_SETUP;
+        }
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'h':
+                        cli_exec_help();
+                        return 0;
+                case OPT_TIER:
+                        if (sbx_tier_from_string(optarg, &spec.tier) < 0)
+                                return usage_error("--tier must be 'container' or 'process', not '%s'", optarg);
+                        break;
+                case OPT_TIMEOUT:
+                        if (parse_duration_ms(optarg, 1, SBX_TIMEOUT_MS_MAX, &spec.timeout_ms) < 0)
+                                return usage_error("--timeout wants seconds between 0.001 and 86400, got '%s'", optarg);
+                        break;
+                case OPT_MEMORY:
+                        if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &spec.memory_bytes) < 0)
+                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'", optarg);
+                        break;
+                case OPT_PIDS:
+                        if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &spec.pids) < 0)
+                                return usage_error("--pids wants a whole number between 1 and 65536, got '%s'", optarg);
+                        break;
+                case OPT_CPUS:
+                        if (parse_cpus(optarg, SBX_CPUS_MAX, &spec.millicpus) < 0)
+                                return usage_error("--cpus wants a positive number of CPUs such as 0.5 or 2, got '%s'", optarg);
+                        break;
+                case OPT_TMP_SIZE:
+                        if (parse_size(optarg, 4096, SBX_TMP_BYTES_MAX, &spec.tmp_bytes) < 0)
+                                return usage_error("--tmp-size wants a size such as 64M, got '%s'", optarg);
+                        break;
+                case OPT_OUTPUT_LIMIT:
+                        if (parse_size(optarg, SBX_OUTPUT_BYTES_MIN, SBX_OUTPUT_BYTES_MAX, &spec.output_bytes) < 0)
+                                return usage_error("--output-limit wants a size between 64 and 256M, got '%s'", optarg);
+                        break;
+                case OPT_WORKDIR: {
+                        struct stat st;
+                        if (stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
+                                return usage_error("--workdir '%s' is not an existing directory", optarg);
+                        spec.workdir = optarg;
+                        break;
+                }
+                case OPT_ROOTFS: {
+                        struct stat st;
+                        if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
+                                return usage_error("--rootfs '%s' is not an existing directory given by absolute path", optarg);
+                        spec.rootfs = optarg;
+                        break;
+                }
+                case OPT_ENV:
+                        if (parse_env_assignment(optarg, SBX_ENV_ENTRY_MAX) < 0)
+                                return usage_error("--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'", optarg);
+                        if (n_env >= SBX_ENV_MAX)
+                                return usage_error("too many --env options (at most 128)%s", "");
+                        env[n_env++] = optarg;
+                        break;
+                case OPT_STDIN: {
+                        struct stat st;
+                        if (stat(optarg, &st) < 0 || S_ISDIR(st.st_mode))
+                                return usage_error("--stdin '%s' is not a readable file", optarg);
+                        spec.stdin_path = optarg;
+                        break;
+                }
+                case OPT_JSON:
+                        json = true;
+                        break;
+                case OPT_NO_CGROUP:
+                        spec.use_cgroups = false;
+                        break;
+                case OPT_REQUIRE_ISOLATION:
+                        require_isolation = true;
+                        break;
+                case OPT_NO_WARN:
+                        no_warn = true;
+                        break;
+                case '?':
+                default:
+                        if (optopt)
+                                return usage_error("option '-%c' is unknown or lacks its value", (const char *) &(char[2]){ (char) optopt, 0 });
+                        return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return usage_error("no command given%s", "");
+        if ((size_t) (argc - optind) > SBX_ARGV_MAX)
+                return usage_error("too many arguments for the command (at most 4096)%s", "");
+        if (spec.tier == SBX_TIER_PROCESS) {
+                if (require_isolation)
+                        return usage_error("--require-isolation refuses --tier %s: it is not isolation", "process");
+                if (spec.rootfs)
+                        return usage_error("--rootfs needs the container tier, not '%s'", "process");
+                if (!no_warn)
+                        cli_error("warning", "--tier process is not isolation: the command runs with your user's rights, "
+                                             "only limited and scrubbed (silence with --no-isolation-warning)");
+        }
+        spec.argv = argv + optind;
+        spec.env = env;
+        signal(SIGPIPE, SIG_IGN);
+
+        sbx_result res;
+        hull_error e = { 0 };
+        r = sbx_run(&spec, &res, &e);
+        if (r < 0) {
+                cli_report("exec", &e);
+                return SBX_EXIT_SETUP;
+        }
+        if (json) {
+                if (print_json(&res) < 0) {
+                        sbx_result_done(&res);
+                        return SBX_EXIT_SETUP;
+                }
+        } else
+                print_plain(&res, spec.timeout_ms, spec.output_bytes);
+        int status = sbx_result_exit_status(&res);
+        sbx_result_done(&res);
+        return status;
+}

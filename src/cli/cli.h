@@ -1,0 +1,20 @@
+/* cli.h: what the command implementations share: the error line and the usage-error exit. */
+#pragma once
+
+#include "error.h"
+
+/* Exit statuses of hull's own commands (hull exec has its own, see sbx.h). */
+enum {
+        CLI_EXIT_OK = 0,
+        CLI_EXIT_FAILURE = 1,
+        CLI_EXIT_USAGE = 2,
+};
+
+/* Print "hull: CMD: message" as one line on stderr. */
+void cli_error(const char *cmd, const char *fmt, ...) _printf_(2, 3);
+
+/* Print the hull_error of a failed call as one line on stderr. */
+void cli_report(const char *cmd, const hull_error *e);
+
+int cli_exec_main(int argc, char **argv);
+void cli_exec_help(void);

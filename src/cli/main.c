@@ -1,0 +1,105 @@
+/* main.c: hull's entry point: global options and the command table. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef HULL_VERSION
+#define HULL_VERSION "0.0.0"
+#endif
+
+typedef struct cli_command {
+        const char *name;
+        const char *summary;
+        int (*run)(int argc, char **argv);
+        void (*help)(void);
+} cli_command;
+
+static const cli_command commands[] = {
+        { "exec", "run one command in a fresh sandbox", cli_exec_main, cli_exec_help },
+};
+
+void cli_error(const char *cmd, const char *fmt, ...) {
+        va_list ap;
+        fprintf(stderr, "hull: %s%s", cmd ? cmd : "", cmd ? ": " : "");
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+}
+
+void cli_report(const char *cmd, const hull_error *e) {
+        cli_error(cmd, "%s", e->msg[0] ? e->msg : "unknown error");
+}
+
+static void main_help(void) {
+        printf("hull %s: a self-hosted runtime for AI agents.\n\n"
+               "Usage: hull COMMAND [OPTIONS] [ARGS]\n"
+               "       hull --help | --version\n"
+               "       hull help COMMAND\n\n"
+               "Commands:\n",
+               HULL_VERSION);
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+        printf("\nRun 'hull COMMAND --help' for a command's options.\n"
+               "Exit status: 0 on success, 1 on failure, 2 on a usage error; 'hull exec' passes on\n"
+               "the command's status and uses 124 (timeout), 125 (hull or the sandbox failed) and\n"
+               "128+N (killed by signal N).\n");
+}
+
+static const cli_command *find_command(const char *name) {
+        for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+                if (strcmp(commands[i].name, name) == 0)
+                        return &commands[i];
+        return NULL;
+}
+
+/* Make sure fds 0-2 exist, so no file hull opens lands on them. */
+static void ensure_std_fds(void) {
+        for (int fd = 0; fd < 3; fd++)
+                if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+                        int n = open("/dev/null", O_RDWR);
+                        if (n >= 0 && n != fd)
+                                close(n);
+                }
+}
+
+int main(int argc, char **argv) {
+        ensure_std_fds();
+        if (argc < 2) {
+                main_help();
+                return CLI_EXIT_USAGE;
+        }
+        const char *arg = argv[1];
+        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+                main_help();
+                return CLI_EXIT_OK;
+        }
+        if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+                printf("hull %s\n", HULL_VERSION);
+                return CLI_EXIT_OK;
+        }
+        if (strcmp(arg, "help") == 0) {
+                if (argc < 3) {
+                        main_help();
+                        return CLI_EXIT_OK;
+                }
+                const cli_command *c = find_command(argv[2]);
+                if (!c) {
+                        cli_error(NULL, "unknown command '%s' (run 'hull --help' for the list)", argv[2]);
+                        return CLI_EXIT_USAGE;
+                }
+                c->help();
+                return CLI_EXIT_OK;
+        }
+        const cli_command *c = find_command(arg);
+        if (!c) {
+                cli_error(NULL, "unknown command '%s' (run 'hull --help' for the list)", arg);
+                return CLI_EXIT_USAGE;
+        }
+        return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,315 @@
+/* sbx-cgroup.c: per-sandbox cgroups on v1 hierarchies, v2, or a mix of both. */
+#include "sbx-cgroup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "macro.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+
+int sbx_cgroup_parse_self(const char *text, size_t len, const char *controller, char *ret, size_t size) {
+        const char *p = text, *end = text + len;
+        while (p < end) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                const char *line_end = nl ? nl : end;
+                /* "ID:CONTROLLERS:PATH" */
+                const char *c1 = memchr(p, ':', (size_t) (line_end - p));
+                if (!c1)
+                        return -EINVAL;
+                const char *c2 = memchr(c1 + 1, ':', (size_t) (line_end - c1 - 1));
+                if (!c2)
+                        return -EINVAL;
+                const char *ctl = c1 + 1, *path = c2 + 1;
+                size_t ctl_len = (size_t) (c2 - ctl), path_len = (size_t) (line_end - path);
+                bool match = false;
+                if (!controller)
+                        match = ctl_len == 0 && (size_t) (c1 - p) == 1 && p[0] == '0';
+                else {
+                        size_t want = strlen(controller);
+                        for (const char *q = ctl; q < c2;) {
+                                const char *comma = memchr(q, ',', (size_t) (c2 - q));
+                                const char *item_end = comma ? comma : c2;
+                                if ((size_t) (item_end - q) == want && memcmp(q, controller, want) == 0)
+                                        match = true;
+                                q = item_end + 1;
+                        }
+                }
+                if (match) {
+                        if (path_len == 0 || path[0] != '/')
+                                return -EINVAL;
+                        if (memchr(path, '\0', path_len))
+                                return -EINVAL;
+                        if (path_len + 1 > size)
+                                return -ENAMETOOLONG;
+                        memcpy(ret, path, path_len);
+                        ret[path_len] = '\0';
+                        return 0;
+                }
+                p = line_end + 1;
+        }
+        return -ENOENT;
+}
+
+static int read_file(const char *path, char *buf, size_t size, size_t *ret_len) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        size_t len = 0;
+        while (len < size - 1) {
+                ssize_t n = read(fd, buf + len, size - 1 - len);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+        }
+        buf[len] = '\0';
+        *ret_len = len;
+        return 0;
+}
+
+static int write_file(const char *dir, const char *file, const char *value) {
+        char path[SBX_PATH_MAX];
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+                return -ENAMETOOLONG;
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        size_t len = strlen(value);
+        ssize_t n = write(fd, value, len);
+        if (n < 0)
+                return negative_errno();
+        return (size_t) n == len ? 0 : -EIO;
+}
+
+static bool is_mount_of(const char *path, long magic) {
+        struct statfs sf;
+        return statfs(path, &sf) == 0 && sf.f_type == magic;
+}
+
+/* The caller's own directory in the hierarchy of controller (v1) or in v2 (controller NULL). */
+static int own_dir(const char *mount, const char *controller, char *ret, size_t size, hull_error *e) {
+        char text[SBX_CGROUP_FILE_MAX], rel[SBX_PATH_MAX];
+        size_t len;
+        int r = read_file("/proc/self/cgroup", text, sizeof(text), &len);
+        if (r < 0)
+                return hull_err(e, r, "cgroup: cannot read /proc/self/cgroup");
+        r = sbx_cgroup_parse_self(text, len, controller, rel, sizeof(rel));
+        if (r < 0)
+                return hull_err(e, r, "cgroup: cannot find this process's %s cgroup", controller ? controller : "v2");
+        if (strstr(rel, "/..") || strcmp(rel, "/..") == 0)
+                return hull_err(e, -EINVAL, "cgroup: refusing odd cgroup path %s", rel);
+        if ((size_t) snprintf(ret, size, "%s%s", mount, strcmp(rel, "/") == 0 ? "" : rel) >= size)
+                return hull_err(e, -ENAMETOOLONG, "cgroup: path too long");
+        return 0;
+}
+
+static int make_child(const char *parent, const char *name, char *ret, size_t size, const char *what, hull_error *e) {
+        if ((size_t) snprintf(ret, size, "%s/%s", parent, name) >= size) {
+                ret[0] = '\0';
+                return hull_err(e, -ENAMETOOLONG, "cgroup: %s path too long", what);
+        }
+        if (mkdir(ret, 0755) < 0) {
+                int r = negative_errno();
+                ret[0] = '\0';
+                return hull_err_hint(e, r,
+                                     "run as root, delegate a cgroup to this user, or pass --no-cgroup to run without cgroup limits",
+                                     "cgroup: cannot create the %s cgroup under %s", what, parent);
+        }
+        return 0;
+}
+
+static int set_limit(const char *dir, const char *file, const char *value, hull_error *e) {
+        int r = write_file(dir, file, value);
+        if (r < 0)
+                return hull_err(e, r, "cgroup: cannot set %s/%s to %s", dir, file, value);
+        return 0;
+}
+
+static int create_v2(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
+        char own[SBX_PATH_MAX], buf[128];
+        int r = own_dir(CGROUP_ROOT, NULL, own, sizeof(own), e);
+        if (r < 0)
+                return r;
+        /* Controllers must be enabled for children. A cgroup that holds processes cannot enable
+         * them (no internal processes), except the root: then hull's process must live in a
+         * delegated subtree, which is the caller's job. */
+        char want[64];
+        snprintf(want, sizeof(want), "%s%s%s", lim->memory_bytes ? " +memory" : "",
+                 lim->pids ? " +pids" : "", lim->millicpus ? " +cpu" : "");
+        if (want[0]) {
+                r = write_file(own, "cgroup.subtree_control", want + 1);
+                if (r < 0)
+                        return hull_err_hint(e, r,
+                                             "start hull in a delegated cgroup without other processes, e.g. systemd-run --scope -p Delegate=yes, or pass --no-cgroup",
+                                             "cgroup: cannot enable%s for children of %s", want, own);
+        }
+        r = make_child(own, name, cg->memory, sizeof(cg->memory), "v2", e);
+        if (r < 0)
+                return r;
+        if (lim->memory_bytes) {
+                snprintf(buf, sizeof(buf), "%" PRIu64, lim->memory_bytes);
+                r = set_limit(cg->memory, "memory.max", buf, e);
+                if (r < 0)
+                        return r;
+                (void) write_file(cg->memory, "memory.swap.max", "0"); /* absent without swap */
+        }
+        if (lim->pids) {
+                snprintf(buf, sizeof(buf), "%" PRIu64, lim->pids);
+                r = set_limit(cg->memory, "pids.max", buf, e);
+                if (r < 0)
+                        return r;
+        }
+        if (lim->millicpus) {
+                snprintf(buf, sizeof(buf), "%" PRIu64 " 100000", lim->millicpus * 100);
+                r = set_limit(cg->memory, "cpu.max", buf, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int create_v1(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
+        char own[SBX_PATH_MAX], buf[128];
+        int r;
+        if (lim->memory_bytes) {
+                if (!is_mount_of(CGROUP_ROOT "/memory", CGROUP_SUPER_MAGIC))
+                        return hull_err(e, -ENOENT, "cgroup: no memory controller (neither cgroup v2 nor a v1 memory hierarchy at " CGROUP_ROOT "/memory)");
+                r = own_dir(CGROUP_ROOT "/memory", "memory", own, sizeof(own), e);
+                if (r < 0)
+                        return r;
+                r = make_child(own, name, cg->memory, sizeof(cg->memory), "memory", e);
+                if (r < 0)
+                        return r;
+                snprintf(buf, sizeof(buf), "%" PRIu64, lim->memory_bytes);
+                r = set_limit(cg->memory, "memory.limit_in_bytes", buf, e);
+                if (r < 0)
+                        return r;
+                (void) write_file(cg->memory, "memory.memsw.limit_in_bytes", buf); /* only with swap accounting */
+        }
+        if (lim->pids) {
+                if (!is_mount_of(CGROUP_ROOT "/pids", CGROUP_SUPER_MAGIC))
+                        return hull_err(e, -ENOENT, "cgroup: no pids controller at " CGROUP_ROOT "/pids");
+                r = own_dir(CGROUP_ROOT "/pids", "pids", own, sizeof(own), e);
+                if (r < 0)
+                        return r;
+                r = make_child(own, name, cg->pids, sizeof(cg->pids), "pids", e);
+                if (r < 0)
+                        return r;
+                snprintf(buf, sizeof(buf), "%" PRIu64, lim->pids);
+                r = set_limit(cg->pids, "pids.max", buf, e);
+                if (r < 0)
+                        return r;
+        }
+        if (lim->millicpus) {
+                if (!is_mount_of(CGROUP_ROOT "/cpu", CGROUP_SUPER_MAGIC))
+                        return hull_err(e, -ENOENT, "cgroup: no cpu controller at " CGROUP_ROOT "/cpu");
+                r = own_dir(CGROUP_ROOT "/cpu", "cpu", own, sizeof(own), e);
+                if (r < 0)
+                        return r;
+                r = make_child(own, name, cg->cpu, sizeof(cg->cpu), "cpu", e);
+                if (r < 0)
+                        return r;
+                r = set_limit(cg->cpu, "cpu.cfs_period_us", "100000", e);
+                if (r < 0)
+                        return r;
+                snprintf(buf, sizeof(buf), "%" PRIu64, lim->millicpus * 100);
+                r = set_limit(cg->cpu, "cpu.cfs_quota_us", buf, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int sbx_cgroup_create(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
+        *cg = (sbx_cgroup){ 0 };
+        /* Pure v2 has cgroup.controllers at the top; a hybrid keeps v2 at .../unified. */
+        cg->v2 = is_mount_of(CGROUP_ROOT, CGROUP2_SUPER_MAGIC);
+        int r = cg->v2 ? create_v2(cg, name, lim, e) : create_v1(cg, name, lim, e);
+        if (r < 0)
+                sbx_cgroup_destroy(cg);
+        return r;
+}
+
+int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
+        char buf[32];
+        snprintf(buf, sizeof(buf), "%d", (int) pid);
+        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                if (!dirs[i][0])
+                        continue;
+                int r = write_file(dirs[i], "cgroup.procs", buf);
+                if (r < 0)
+                        return hull_err(e, r, "cgroup: cannot move the sandbox into %s", dirs[i]);
+        }
+        return 0;
+}
+
+/* Value of "key N" in a flat-keyed cgroup file, or 0. */
+static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
+        char path[SBX_PATH_MAX], text[4096];
+        size_t len, klen = strlen(key);
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+                return 0;
+        if (read_file(path, text, sizeof(text), &len) < 0)
+                return 0;
+        for (char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                if (strncmp(p, key, klen) == 0 && p[klen] == ' ')
+                        return strtoull(p + klen + 1, NULL, 10);
+        }
+        return 0;
+}
+
+static uint64_t read_number(const char *dir, const char *file) {
+        char path[SBX_PATH_MAX], text[64];
+        size_t len;
+        if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
+                return 0;
+        if (read_file(path, text, sizeof(text), &len) < 0)
+                return 0;
+        return strtoull(text, NULL, 10);
+}
+
+void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret) {
+        *ret = (sbx_cgroup_stats){ 0 };
+        if (!cg->memory[0])
+                return;
+        if (cg->v2) {
+                ret->oom_killed = read_keyed(cg->memory, "memory.events", "oom_kill") > 0;
+                ret->peak_memory_bytes = read_number(cg->memory, "memory.peak");
+        } else {
+                ret->oom_killed = read_keyed(cg->memory, "memory.oom_control", "oom_kill") > 0;
+                ret->peak_memory_bytes = read_number(cg->memory, "memory.max_usage_in_bytes");
+        }
+}
+
+static void remove_dir(char *dir) {
+        if (!dir[0])
+                return;
+        for (unsigned i = 0; i < SBX_CGROUP_RMDIR_TRIES; i++) {
+                if (rmdir(dir) == 0 || errno == ENOENT)
+                        break;
+                if (errno != EBUSY)
+                        break;
+                nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+        }
+        dir[0] = '\0';
+}
+
+void sbx_cgroup_destroy(sbx_cgroup *cg) {
+        remove_dir(cg->memory);
+        remove_dir(cg->pids);
+        remove_dir(cg->cpu);
+}

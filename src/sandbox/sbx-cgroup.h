@@ -1,0 +1,48 @@
+/* sbx-cgroup.h: one cgroup per sandbox for memory, pids and CPU, on cgroup v2 or on a v1/v2
+ * hybrid (controllers mounted as v1 hierarchies). Each cgroup is made below the caller's own
+ * cgroup of that controller, so a delegated subtree works for unprivileged callers. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "limits.h"
+
+typedef struct sbx_cgroup {
+        bool v2;                      /* one unified directory instead of per-controller ones */
+        char memory[SBX_PATH_MAX];    /* v1 memory dir, or the v2 dir; "" when not used */
+        char pids[SBX_PATH_MAX];      /* v1 only */
+        char cpu[SBX_PATH_MAX];       /* v1 only */
+} sbx_cgroup;
+
+typedef struct sbx_cgroup_limits {
+        uint64_t memory_bytes; /* 0: no memory limit */
+        uint64_t pids;         /* 0: no pids limit */
+        uint64_t millicpus;    /* 0: no CPU quota */
+} sbx_cgroup_limits;
+
+typedef struct sbx_cgroup_stats {
+        bool oom_killed;
+        uint64_t peak_memory_bytes; /* 0 when the kernel does not report it */
+} sbx_cgroup_stats;
+
+/* Find, in the text of /proc/self/cgroup, the path of the hierarchy holding controller (or the
+ * v2 hierarchy when controller is NULL) and copy it to ret (at most size bytes, NUL included).
+ * Pure. Returns 0, -ENOENT (no such hierarchy), -EINVAL (malformed) or -ENAMETOOLONG. */
+int sbx_cgroup_parse_self(const char *text, size_t len, const char *controller, char *ret, size_t size);
+
+/* Create the sandbox's cgroup(s) named name and set the limits. Returns 0 or a negative errno
+ * with *e naming the controller and the reason. On failure nothing is left behind. */
+int sbx_cgroup_create(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e);
+
+/* Move pid into the cgroup(s). Returns 0 or a negative errno with *e set. */
+int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e);
+
+/* Read the OOM-kill count and peak memory. Best effort: missing files leave fields zero. */
+void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret);
+
+/* Remove the cgroup(s), retrying while the kernel finishes tearing down the last tasks.
+ * Safe to call on a zeroed or partially created sbx_cgroup. */
+void sbx_cgroup_destroy(sbx_cgroup *cg);

@@ -1,0 +1,667 @@
+/* sbx-container.c: the container tier. The parent prepares everything (fds, paths, /etc files,
+ * the seccomp program, capability sets); the child made by clone() only executes the plan with
+ * system calls: no allocation, no logging, any failure reported over a pipe, then _exit.
+ *
+ * The child becomes pid 1 of new user, pid, mount, net, ipc, uts and cgroup namespaces. It
+ * builds a tmpfs root on a staging mount, binds the host's /usr (or a --rootfs) read-only,
+ * pivots into it, drops every capability, sets no_new_privs, installs the seccomp filter and
+ * forks the command. It stays as a tiny init that reaps and forwards the parent's SIGTERM; when
+ * the command ends it reports the status and exits, and the kernel kills whatever is left. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/seccomp.h>
+#include <net/if.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "sbx-cgroup.h"
+#include "sbx-internal.h"
+#include "sbx-seccomp.h"
+
+/* The child mounts a small tmpfs on STAGE and pivots into it, so the host's root stays reachable
+ * at /oldroot (even what STAGE covered) while the sandbox's root is built at /newroot. */
+#define STAGE "/tmp"
+#define OLDROOT "/oldroot"
+
+typedef enum entry_kind {
+        ENTRY_MKDIR, /* an empty directory in the new root, for entries below it */
+        ENTRY_SYMLINK,
+        ENTRY_DIR,
+        ENTRY_FILE,
+} entry_kind;
+
+/* One top-level entry of the new root (or of /etc) copied from the host or the rootfs. */
+typedef struct root_entry {
+        entry_kind kind;
+        char name[256];            /* relative to the new root, e.g. "lib64" or "etc/ld.so.cache" */
+        char source[SBX_PATH_MAX]; /* bind source, or the link target */
+} root_entry;
+
+typedef struct etc_file {
+        const char *name;
+        char content[SBX_ETC_FILE_MAX];
+} etc_file;
+
+typedef struct child_plan {
+        int sync_fd, report_fd;
+        int in_fd, out_fd, err_fd;
+        char workdir_src[SBX_PATH_MAX]; /* OLDROOT + the work directory's real path */
+        dev_t workdir_dev;
+        ino_t workdir_ino;
+        root_entry entries[SBX_ROOTFS_ENTRIES_MAX + 16];
+        size_t n_entries;
+        bool host_etc;              /* generate /etc files (host mode) */
+        etc_file etc[4];
+        char tmp_opts[96], shm_opts[96];
+        uid_t uid;
+        gid_t gid;
+        bool set_groups;
+        cap_t caps_full, caps_none;
+        int last_cap;
+        const struct sock_fprog *seccomp;
+        char *const *argv;
+        char *const *envp;
+        struct rlimit nofile, fsize;
+} child_plan;
+
+/* ---- child side: async-signal-safe calls only ---- */
+
+static void init_on_term(int sig, siginfo_t *si, void *uc) {
+        (void) uc;
+        /* Only the supervisor outside the namespace (si_pid 0 here) may stop the sandbox. */
+        if (si->si_pid == 0)
+                kill(-1, sig);
+}
+
+static int mount_bind(const char *src, const char *dst, unsigned long extra, bool ro, bool rec) {
+        struct statvfs sv;
+        if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL) < 0)
+                return -errno;
+        if (statvfs(dst, &sv) < 0)
+                return -errno;
+        /* A remount must keep the flags the kernel locked on the source mount. */
+        unsigned long flags = MS_REMOUNT | MS_BIND | extra;
+        if (ro || (sv.f_flag & ST_RDONLY))
+                flags |= MS_RDONLY;
+        if (sv.f_flag & ST_NOSUID)
+                flags |= MS_NOSUID;
+        if (sv.f_flag & ST_NODEV)
+                flags |= MS_NODEV;
+        if (sv.f_flag & ST_NOEXEC)
+                flags |= MS_NOEXEC;
+        if (sv.f_flag & ST_NOATIME)
+                flags |= MS_NOATIME;
+        if (sv.f_flag & ST_NODIRATIME)
+                flags |= MS_NODIRATIME;
+        if (sv.f_flag & ST_RELATIME)
+                flags |= MS_RELATIME;
+        if (mount(NULL, dst, NULL, flags, NULL) < 0)
+                return -errno;
+        return 0;
+}
+
+static int make_file(const char *path, mode_t mode) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0)
+                return -errno;
+        close(fd);
+        return 0;
+}
+
+static int write_new_file(const char *path, const char *content) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return -errno;
+        size_t len = 0;
+        while (content[len])
+                len++;
+        ssize_t n = write(fd, content, len);
+        int r = n == (ssize_t) len ? 0 : (n < 0 ? -errno : -EIO);
+        close(fd);
+        return r;
+}
+
+#define TRY(step, expr)                                                                            \
+        do {                                                                                       \
+                if ((expr) < 0)                                                                    \
+                        sbx_child_fail(p->report_fd, step, -errno);                                \
+        } while (0)
+#define TRY_R(step, expr)                                                                          \
+        do {                                                                                       \
+                int _r = (expr);                                                                   \
+                if (_r < 0)                                                                        \
+                        sbx_child_fail(p->report_fd, step, _r);                                    \
+        } while (0)
+
+static void child_setup_dev(const child_plan *p) {
+        static const char *const nodes[] = { OLDROOT "/dev/null", OLDROOT "/dev/zero", OLDROOT "/dev/full",
+                                             OLDROOT "/dev/random", OLDROOT "/dev/urandom", OLDROOT "/dev/tty" };
+        TRY("mount: /dev tmpfs", mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"));
+        for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
+                const char *dst = nodes[i] + sizeof(OLDROOT); /* "dev/null": relative to the new root */
+                TRY_R("mount: /dev node", make_file(dst, 0666));
+                TRY_R("mount: bind /dev node", mount_bind(nodes[i], dst, MS_NOSUID | MS_NOEXEC, false, false));
+        }
+        TRY("mount: /dev/pts", mkdir("dev/pts", 0755));
+        TRY("mount: /dev/pts devpts", mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"));
+        TRY("mount: /dev/ptmx", symlink("pts/ptmx", "dev/ptmx"));
+        TRY("mount: /dev/shm", mkdir("dev/shm", 01777));
+        TRY("mount: /dev/shm tmpfs", mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, p->shm_opts));
+        TRY("mount: /dev/fd", symlink("/proc/self/fd", "dev/fd"));
+        TRY("mount: /dev/stdin", symlink("/proc/self/fd/0", "dev/stdin"));
+        TRY("mount: /dev/stdout", symlink("/proc/self/fd/1", "dev/stdout"));
+        TRY("mount: /dev/stderr", symlink("/proc/self/fd/2", "dev/stderr"));
+        TRY("mount: /dev read-only", mount(NULL, "dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL));
+}
+
+static void child_setup_root(const child_plan *p) {
+        TRY("mount: make / private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+        TRY("mount: staging tmpfs", mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16k,nr_inodes=16"));
+        TRY("mount: enter the staging tmpfs", chdir(STAGE));
+        TRY("mount: staging directories", mkdir("newroot", 0755));
+        TRY("mount: staging directories", mkdir("oldroot", 0755));
+        TRY("pivot_root: into the staging tmpfs", syscall(SYS_pivot_root, ".", "oldroot"));
+        TRY("mount: tmpfs root", mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"));
+        TRY("mount: enter the new root", chdir("/newroot"));
+
+        if (p->host_etc)
+                TRY("mount: /etc", mkdir("etc", 0755));
+        for (size_t i = 0; i < p->n_entries; i++) {
+                const root_entry *en = &p->entries[i];
+                switch (en->kind) {
+                case ENTRY_MKDIR:
+                        TRY("mount: root directory", mkdir(en->name, 0755));
+                        break;
+                case ENTRY_SYMLINK:
+                        TRY("mount: root symlink", symlink(en->source, en->name));
+                        break;
+                case ENTRY_DIR:
+                        TRY("mount: root directory", mkdir(en->name, 0755));
+                        TRY_R("mount: bind a directory read-only", mount_bind(en->source, en->name, MS_NOSUID | MS_NODEV, true, true));
+                        break;
+                case ENTRY_FILE:
+                        TRY_R("mount: root file", make_file(en->name, 0644));
+                        TRY_R("mount: bind a file read-only", mount_bind(en->source, en->name, MS_NOSUID | MS_NODEV, true, true));
+                        break;
+                }
+        }
+        for (size_t i = 0; p->host_etc && i < ELEMENTSOF(p->etc); i++)
+                TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, p->etc[i].content));
+
+        /* procfs must be mounted while the host's /proc is still visible. */
+        TRY("mount: /proc", mkdir("proc", 0555));
+        TRY("mount: /proc", mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
+        TRY_R("mount: /proc/sys read-only", mount_bind("proc/sys", "proc/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC, true, true));
+
+        TRY("mount: /dev", mkdir("dev", 0755));
+        child_setup_dev(p);
+
+        TRY("mount: /tmp", mkdir("tmp", 01777));
+        TRY("mount: /tmp tmpfs", mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmp_opts));
+
+        TRY("mount: /workspace", mkdir("workspace", 0755));
+        TRY_R("mount: bind the work directory", mount_bind(p->workdir_src, "workspace", MS_NOSUID | MS_NODEV, false, false));
+        struct stat st;
+        if (stat("workspace", &st) < 0 || st.st_dev != p->workdir_dev || st.st_ino != p->workdir_ino)
+                sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built", -ESTALE);
+
+        TRY("pivot_root", syscall(SYS_pivot_root, ".", "."));
+        TRY("pivot_root: detach the old root", umount2(".", MNT_DETACH));
+        TRY("pivot_root: chdir /", chdir("/"));
+        TRY("mount: / read-only", mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL));
+}
+
+static void child_setup_net(const child_plan *p) {
+        struct ifreq ifr = { 0 };
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                sbx_child_fail(p->report_fd, "net: socket for loopback", -errno);
+        memcpy(ifr.ifr_name, "lo", 3);
+        if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                sbx_child_fail(p->report_fd, "net: read loopback flags", -errno);
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                sbx_child_fail(p->report_fd, "net: bring loopback up", -errno);
+        close(fd);
+}
+
+static void child_drop_privileges(const child_plan *p) {
+        for (int c = 0; c <= p->last_cap; c++)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        sbx_child_fail(p->report_fd, "caps: drop the bounding set", -errno);
+        TRY("caps: clear the ambient set", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
+        TRY("caps: clear every capability", cap_set_proc(p->caps_none));
+        TRY("no_new_privs", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+        TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp, 0, 0));
+}
+
+_noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
+        sbx_report rep = { .kind = SBX_REPORT_EXIT };
+        for (;;) {
+                int status;
+                pid_t w = waitpid(-1, &status, __WALL);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(SBX_EXIT_SETUP); /* no children: cannot happen while cmd lives */
+                }
+                if (w != cmd)
+                        continue;
+                if (WIFEXITED(status)) {
+                        rep.exited = 1;
+                        rep.exit_code = WEXITSTATUS(status);
+                } else if (WIFSIGNALED(status))
+                        rep.term_signal = WTERMSIG(status);
+                ssize_t n = write(p->report_fd, &rep, sizeof(rep));
+                (void) n;
+                _exit(0); /* the kernel now kills everything else in the pid namespace */
+        }
+}
+
+_noreturn_ static void child_main(const child_plan *p) {
+        char c;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                sbx_child_fail(p->report_fd, "init: parent-death signal", -errno);
+        /* Wait until the parent has written the id maps and placed us in the cgroups. */
+        if (read(p->sync_fd, &c, 1) != 1)
+                _exit(SBX_EXIT_SETUP);
+        close(p->sync_fd);
+
+        TRY("user: keep capabilities across setuid", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+        if (p->set_groups)
+                TRY("user: clear supplementary groups", setgroups(0, NULL));
+        TRY("user: setresgid", setresgid(p->gid, p->gid, p->gid));
+        TRY("user: setresuid", setresuid(p->uid, p->uid, p->uid));
+        TRY("user: raise capabilities for setup", cap_set_proc(p->caps_full));
+        TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
+        TRY("cgroup: new cgroup namespace", unshare(CLONE_NEWCGROUP));
+
+        child_setup_root(p);
+        child_setup_net(p);
+        TRY("uts: set the hostname", sethostname("hull", 4));
+        TRY("chdir /workspace", chdir("/workspace"));
+        child_drop_privileges(p);
+
+        struct sigaction sa = { .sa_sigaction = init_on_term, .sa_flags = SA_SIGINFO | SA_RESTART };
+        sigemptyset(&sa.sa_mask);
+        TRY("init: SIGTERM handler", sigaction(SIGTERM, &sa, NULL));
+
+        pid_t cmd = fork();
+        if (cmd < 0)
+                sbx_child_fail(p->report_fd, "init: fork the command", -errno);
+        if (cmd == 0) {
+                if (setsid() < 0)
+                        sbx_child_fail(p->report_fd, "exec: setsid", -errno);
+                int r = sbx_child_exec(p->argv, p->envp, p->in_fd, p->out_fd, p->err_fd, &p->nofile, &p->fsize);
+                sbx_child_fail(p->report_fd, SBX_STEP_EXEC, r);
+        }
+        close(p->in_fd);
+        close(p->out_fd);
+        close(p->err_fd);
+        child_init_loop(p, cmd);
+}
+
+/* ---- parent side ---- */
+
+static int write_proc(pid_t pid, const char *file, const char *content) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        ssize_t n = write(fd, content, strlen(content));
+        if (n < 0)
+                return negative_errno();
+        return (size_t) n == strlen(content) ? 0 : -EIO;
+}
+
+/* OLDROOT + the real path of host_path: where the child finds it after the first pivot. */
+static int oldroot_path(const char *host_path, char *ret, size_t size, hull_error *e) {
+        _cleanup_free_ char *real = realpath(host_path, NULL);
+        if (!real)
+                return hull_err(e, negative_errno(), "mount: cannot resolve %s", host_path);
+        if ((size_t) snprintf(ret, size, OLDROOT "%s", real) >= size)
+                return hull_err(e, -ENAMETOOLONG, "mount: path too long: %s", real);
+        return 0;
+}
+
+/* Describe a host (or rootfs) path as a root entry: links are recreated, dirs and files bound. */
+static int plan_entry(child_plan *p, const char *name, const char *host_path, bool must_exist, hull_error *e) {
+        struct stat st;
+        int r;
+        if (p->n_entries >= ELEMENTSOF(p->entries))
+                return hull_err(e, -E2BIG, "mount: too many root entries (at most %zu)", ELEMENTSOF(p->entries));
+        if (lstat(host_path, &st) < 0) {
+                if (errno == ENOENT && !must_exist)
+                        return 0;
+                return hull_err(e, negative_errno(), "mount: cannot inspect %s", host_path);
+        }
+        root_entry *en = &p->entries[p->n_entries];
+        if ((size_t) snprintf(en->name, sizeof(en->name), "%s", name) >= sizeof(en->name))
+                return hull_err(e, -ENAMETOOLONG, "mount: name too long: %s", name);
+        if (S_ISLNK(st.st_mode)) {
+                ssize_t n = readlink(host_path, en->source, sizeof(en->source) - 1);
+                if (n < 0)
+                        return hull_err(e, negative_errno(), "mount: cannot read link %s", host_path);
+                en->source[n] = '\0';
+                en->kind = ENTRY_SYMLINK;
+        } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
+                r = oldroot_path(host_path, en->source, sizeof(en->source), e);
+                if (r < 0)
+                        return r;
+                en->kind = S_ISDIR(st.st_mode) ? ENTRY_DIR : ENTRY_FILE;
+        } else
+                return 0; /* sockets, devices and fifos are never bound */
+        p->n_entries++;
+        return 0;
+}
+
+static int plan_host_root(child_plan *p, hull_error *e) {
+        static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+        static const char *const etc[] = { "ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf" };
+        char host[SBX_PATH_MAX], name[256];
+        int r = plan_entry(p, "usr", "/usr", true, e);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < ELEMENTSOF(top); i++) {
+                snprintf(host, sizeof(host), "/%s", top[i]);
+                if ((r = plan_entry(p, top[i], host, false, e)) < 0)
+                        return r;
+        }
+        struct stat st;
+        if (stat("/etc/ssl", &st) == 0) {
+                /* /etc/ssl/private stays out: only certificates and the OpenSSL configuration. */
+                if (p->n_entries >= ELEMENTSOF(p->entries))
+                        return hull_err(e, -E2BIG, "mount: too many root entries");
+                p->entries[p->n_entries++] = (root_entry){ .kind = ENTRY_MKDIR, .name = "etc/ssl" };
+        }
+        for (size_t i = 0; i < ELEMENTSOF(etc); i++) {
+                snprintf(host, sizeof(host), "/etc/%s", etc[i]);
+                snprintf(name, sizeof(name), "etc/%s", etc[i]);
+                if ((r = plan_entry(p, name, host, false, e)) < 0)
+                        return r;
+        }
+        p->host_etc = true;
+        return 0;
+}
+
+static int plan_rootfs(child_plan *p, const char *rootfs, hull_error *e) {
+        static const char *const ours[] = { ".", "..", "proc", "dev", "tmp", "workspace", "sys" };
+        char host[SBX_PATH_MAX];
+        struct stat st;
+        if (rootfs[0] != '/')
+                return hull_err(e, -EINVAL, "exec: --rootfs must be an absolute path");
+        if (stat(rootfs, &st) < 0)
+                return hull_err(e, negative_errno(), "exec: --rootfs %s", rootfs);
+        if (!S_ISDIR(st.st_mode))
+                return hull_err(e, -ENOTDIR, "exec: --rootfs %s", rootfs);
+        DIR *d = opendir(rootfs);
+        if (!d)
+                return hull_err(e, negative_errno(), "exec: cannot list --rootfs %s", rootfs);
+        int r = 0;
+        for (struct dirent *de; (de = readdir(d));) {
+                bool skip = false;
+                for (size_t i = 0; i < ELEMENTSOF(ours); i++)
+                        if (strcmp(de->d_name, ours[i]) == 0)
+                                skip = true;
+                if (skip)
+                        continue;
+                if (p->n_entries >= SBX_ROOTFS_ENTRIES_MAX) {
+                        r = hull_err(e, -E2BIG, "exec: --rootfs %s has more than %u top-level entries", rootfs, SBX_ROOTFS_ENTRIES_MAX);
+                        break;
+                }
+                if ((size_t) snprintf(host, sizeof(host), "%s/%s", rootfs, de->d_name) >= sizeof(host)) {
+                        r = hull_err(e, -ENAMETOOLONG, "exec: --rootfs path too long");
+                        break;
+                }
+                if ((r = plan_entry(p, de->d_name, host, true, e)) < 0)
+                        break;
+
+        }
+        closedir(d);
+        return r;
+}
+
+static void plan_etc(child_plan *p) {
+        p->etc[0].name = "etc/passwd";
+        snprintf(p->etc[0].content, sizeof(p->etc[0].content),
+                 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                 "sandbox:x:%u:%u:hull sandbox:/workspace:/bin/sh\n"
+                 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+                 SBX_SANDBOX_UID, SBX_SANDBOX_UID);
+        p->etc[1].name = "etc/group";
+        snprintf(p->etc[1].content, sizeof(p->etc[1].content), "root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n", SBX_SANDBOX_UID);
+        p->etc[2].name = "etc/hosts";
+        snprintf(p->etc[2].content, sizeof(p->etc[2].content),
+                 "127.0.0.1\tlocalhost hull\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+        p->etc[3].name = "etc/nsswitch.conf";
+        snprintf(p->etc[3].content, sizeof(p->etc[3].content), "passwd: files\ngroup: files\nshadow: files\nhosts: files\n");
+}
+
+static void cap_freep(cap_t *c) {
+        if (*c)
+                cap_free(*c);
+}
+
+static void plan_freep(child_plan **p) {
+        free(*p);
+}
+
+int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
+        _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
+        _cleanup_(cap_freep) cap_t caps_full = NULL, caps_none = NULL;
+        _cleanup_close_pair_ int syncp[2] = { -1, -1 }, repp[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        _cleanup_close_ int in_fd = -1, wd_fd = -1;
+        char **env = NULL;
+        sbx_seccomp filter = { 0 };
+        sbx_cgroup cg = { 0 };
+        capture out = { 0 }, err = { 0 };
+        char map[64];
+        int r;
+
+        if (!p)
+                return hull_err(e, -ENOMEM, "exec: out of memory");
+
+        /* Identity: the sandbox user is uid/gid 1000 inside; outside it is the caller, or, when
+         * hull runs as root, the owner of the work directory unless that is root (then 65534). */
+        uid_t host_uid = geteuid();
+        gid_t host_gid = getegid();
+        struct stat wst;
+        wd_fd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (wd_fd < 0)
+                return hull_err_hint(e, negative_errno(), "pass an existing directory to --workdir", "exec: cannot open the work directory %s", workdir);
+        if (fstat(wd_fd, &wst) < 0)
+                return hull_err(e, negative_errno(), "exec: cannot stat the work directory %s", workdir);
+        if (host_uid == 0) {
+                if (wst.st_uid != 0) {
+                        host_uid = wst.st_uid;
+                        host_gid = wst.st_gid;
+                } else {
+                        host_uid = SBX_ROOT_HOST_UID;
+                        host_gid = SBX_ROOT_HOST_UID;
+                        if (!spec->workdir && fchownat(wd_fd, "", host_uid, host_gid, AT_EMPTY_PATH) < 0)
+                                return hull_err(e, negative_errno(), "exec: cannot hand the temporary work directory to the sandbox user");
+                }
+        }
+        p->uid = SBX_SANDBOX_UID;
+        p->gid = SBX_SANDBOX_UID;
+        p->set_groups = geteuid() == 0;
+        r = oldroot_path(workdir, p->workdir_src, sizeof(p->workdir_src), e);
+        if (r < 0)
+                return r;
+        p->workdir_dev = wst.st_dev;
+        p->workdir_ino = wst.st_ino;
+
+        if (spec->rootfs)
+                r = plan_rootfs(p, spec->rootfs, e);
+        else {
+                r = plan_host_root(p, e);
+                plan_etc(p);
+        }
+        if (r < 0)
+                return r;
+        snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes, spec->tmp_bytes / 4096 + 64);
+        snprintf(p->shm_opts, sizeof(p->shm_opts), "mode=1777,size=%" PRIu64, spec->tmp_bytes);
+
+        /* Inside its new user namespace the child holds every capability; it raises them again
+         * after setresuid() and drops them all before the command runs. */
+        caps_full = cap_init();
+        caps_none = cap_init();
+        cap_value_t all[64];
+        int n_caps = MIN((int) cap_max_bits(), (int) ELEMENTSOF(all));
+        for (int c = 0; c < n_caps; c++)
+                all[c] = c;
+        if (!caps_full || !caps_none || cap_set_flag(caps_full, CAP_EFFECTIVE, n_caps, all, CAP_SET) < 0 ||
+            cap_set_flag(caps_full, CAP_PERMITTED, n_caps, all, CAP_SET) < 0)
+                return hull_err(e, -ENOMEM, "caps: cannot prepare capability sets");
+        p->caps_full = caps_full;
+        p->caps_none = caps_none;
+        p->last_cap = (int) cap_max_bits() - 1;
+
+        r = sbx_seccomp_build(&filter, e);
+        if (r < 0)
+                return r;
+        p->seccomp = &filter.prog;
+
+        r = sbx_env_build(spec->env, "/workspace", &env);
+        if (r < 0) {
+                sbx_seccomp_done(&filter);
+                return hull_err(e, r, "exec: cannot build the environment");
+        }
+        p->argv = spec->argv;
+        p->envp = env;
+        p->nofile = (struct rlimit){ SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
+        p->fsize = (struct rlimit){ SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };
+
+        in_fd = open(spec->stdin_path ? spec->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (in_fd < 0) {
+                r = hull_err(e, negative_errno(), "exec: cannot open stdin %s", spec->stdin_path ? spec->stdin_path : "/dev/null");
+                goto out;
+        }
+        if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                r = hull_err(e, negative_errno(), "exec: cannot create pipes");
+                goto out;
+        }
+        p->sync_fd = syncp[0];
+        p->report_fd = repp[1];
+        p->in_fd = in_fd;
+        p->out_fd = outp[1];
+        p->err_fd = errp[1];
+        if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {
+                r = hull_err(e, -ENOMEM, "exec: cannot allocate output buffers");
+                goto out;
+        }
+
+        if (spec->use_cgroups) {
+                char name[64];
+                snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
+                sbx_cgroup_limits lim = { .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus };
+                r = sbx_cgroup_create(&cg, name, &lim, e);
+                if (r < 0)
+                        goto out;
+        }
+
+        uint64_t start = sbx_now_us();
+        pid_t pid = (pid_t) syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
+                                                       CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+                                    NULL, NULL, NULL, 0);
+        if (pid < 0) {
+                r = hull_err_hint(e, negative_errno(),
+                                  "user namespaces may be disabled: check /proc/sys/user/max_user_namespaces and kernel.unprivileged_userns_clone",
+                                  "namespaces: cannot create the sandbox's namespaces");
+                goto out;
+        }
+        if (pid == 0)
+                child_main(p);
+
+        syncp[0] = safe_close(syncp[0]);
+        repp[1] = safe_close(repp[1]);
+        outp[1] = safe_close(outp[1]);
+        errp[1] = safe_close(errp[1]);
+        in_fd = safe_close(in_fd);
+
+        /* Map the sandbox user, place the child in its cgroups, then let it go. */
+        r = 0;
+        if (!p->set_groups && (r = write_proc(pid, "setgroups", "deny")) < 0)
+                hull_err(e, r, "user: cannot deny setgroups");
+        if (r >= 0) {
+                snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) p->uid, (unsigned) host_uid);
+                if ((r = write_proc(pid, "uid_map", map)) < 0)
+                        hull_err(e, r, "user: cannot write uid_map");
+        }
+        if (r >= 0) {
+                snprintf(map, sizeof(map), "%u %u 1\n", (unsigned) p->gid, (unsigned) host_gid);
+                if ((r = write_proc(pid, "gid_map", map)) < 0)
+                        hull_err(e, r, "user: cannot write gid_map");
+        }
+        if (r >= 0 && spec->use_cgroups)
+                r = sbx_cgroup_attach(&cg, pid, e);
+        if (r >= 0 && write(syncp[1], "x", 1) != 1)
+                r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
+        syncp[1] = safe_close(syncp[1]);
+        if (r < 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                goto out;
+        }
+
+        sbx_supervise_args a = {
+                .pid = pid, .kill_target = pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
+                .report_fd = TAKE_FD(repp[0]), .timeout_ms = spec->timeout_ms, .start_us = start,
+        };
+        sbx_supervise_out so;
+        r = sbx_supervise(&a, &out, &err, &so, e);
+        if (r < 0)
+                goto out;
+        if (so.have_error) {
+                if (strcmp(so.error_report.what, SBX_STEP_EXEC) == 0)
+                        r = hull_err_hint(e, so.error_report.err, "the sandbox sees the host's /usr and the work directory at /workspace",
+                                          "%s '%s'", so.error_report.what, spec->argv[0]);
+                else
+                        r = hull_err(e, so.error_report.err, "%s", so.error_report.what);
+                goto out;
+        }
+        if (!so.have_exit && !so.timed_out && WIFEXITED(so.wait_status)) {
+                r = hull_err(e, -EPROTO, "init: the sandbox ended without reporting the command's status");
+                goto out;
+        }
+        ret->wall_us = so.end_us - start;
+        r = sbx_result_fill(ret, &so, &out, &err, e);
+        if (r < 0)
+                goto out;
+        if (!so.have_exit && WIFSIGNALED(so.wait_status)) {
+                ret->exited = false;
+                ret->term_signal = WTERMSIG(so.wait_status);
+        }
+        if (spec->use_cgroups) {
+                sbx_cgroup_stats st;
+                sbx_cgroup_read_stats(&cg, &st);
+                ret->oom_killed = st.oom_killed;
+                if (st.peak_memory_bytes)
+                        ret->peak_memory_bytes = st.peak_memory_bytes;
+        }
+out:
+        sbx_cgroup_destroy(&cg);
+        capture_done(&out);
+        capture_done(&err);
+        sbx_env_free(env);
+        sbx_seccomp_done(&filter);
+        return r;
+}

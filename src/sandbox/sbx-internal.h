@@ -1,0 +1,77 @@
+/* sbx-internal.h: what the tiers share inside src/sandbox/: the child-to-parent report, the
+ * async-signal-safe exec path, and the supervisor that captures output and enforces deadlines. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "capture.h"
+#include "error.h"
+#include "limits.h"
+#include "sbx.h"
+
+/* One fixed-size record on the report pipe; smaller than PIPE_BUF, so each write is atomic. */
+typedef enum sbx_report_kind {
+        SBX_REPORT_ERROR = 1, /* setup failed at step `what` with err (negative errno) */
+        SBX_REPORT_EXIT = 2,  /* the command ended: exit_code or term_signal */
+} sbx_report_kind;
+
+typedef struct sbx_report {
+        int kind;
+        int err;
+        int exited;
+        int exit_code;
+        int term_signal;
+        char what[SBX_CHILD_MSG_MAX];
+} sbx_report;
+
+/* The step name of a failed execve(): the command's fault, not the sandbox's. */
+#define SBX_STEP_EXEC "cannot execute"
+
+/* Child side, async-signal-safe: send an error report and _exit(SBX_EXIT_SETUP). */
+_noreturn_ void sbx_child_fail(int report_fd, const char *what, int err);
+
+/* Child side, async-signal-safe: set stdio, rlimits and signal state, then execve argv[0]
+ * (searched in envp's PATH when it has no slash). Returns only on failure, with -errno. */
+int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd,
+                   const struct rlimit *nofile, const struct rlimit *fsize);
+
+/* Build the scrubbed environment: fixed defaults overridden by extra (K=V), NULL-terminated.
+ * Returns 0 or -ENOMEM; free the result with sbx_env_free(). */
+int sbx_env_build(char *const *extra, const char *home, char ***ret);
+void sbx_env_free(char **env);
+
+typedef struct sbx_supervise_args {
+        pid_t pid;            /* the process to wait for (container: its init) */
+        pid_t kill_target;    /* signal target on timeout: pid, or -pgid */
+        int out_fd, err_fd;   /* read ends of the output pipes */
+        int report_fd;        /* read end of the report pipe, -1 if none */
+        uint64_t timeout_ms;  /* 0: none */
+        uint64_t start_us;    /* monotonic start, for wall time */
+        bool kill_group_at_exit; /* process tier: SIGKILL the group when the command exits */
+} sbx_supervise_args;
+
+typedef struct sbx_supervise_out {
+        int wait_status;       /* from wait4 of pid */
+        struct rusage rusage;
+        bool timed_out;
+        bool have_exit;        /* an SBX_REPORT_EXIT arrived */
+        bool have_error;       /* an SBX_REPORT_ERROR arrived */
+        sbx_report exit_report, error_report;
+        uint64_t end_us;
+} sbx_supervise_out;
+
+/* Capture output into out/err, enforce the deadline (SIGTERM, then SIGKILL after the grace
+ * period), and reap pid. Returns 0 or a negative errno with *e set (the sandbox is killed). */
+int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_supervise_out *ret, hull_error *e);
+
+uint64_t sbx_now_us(void);
+
+/* Tier entry points; the caller (sbx_run) has filled the common parts of *ret. */
+int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
+int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
+
+/* Fill *ret from the supervisor's outcome and the captures (takes the captured bytes). */
+int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, capture *err, hull_error *e);

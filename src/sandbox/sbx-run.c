@@ -1,0 +1,478 @@
+/* sbx-run.c: the tier-independent half of a run: work directory, environment, the exec path of
+ * the child, the supervisor loop and the result. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "macro.h"
+#include "sbx-internal.h"
+
+static const char *const default_env[] = {
+        "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+        "LANG=C.UTF-8",
+        "TMPDIR=/tmp",
+        "USER=sandbox",
+        "LOGNAME=sandbox",
+        "SHELL=/bin/sh",
+};
+
+uint64_t sbx_now_us(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+const char *sbx_tier_to_string(sbx_tier t) {
+        switch (t) {
+        case SBX_TIER_CONTAINER:
+                return "container";
+        case SBX_TIER_PROCESS:
+                return "process";
+        }
+        return "unknown";
+}
+
+int sbx_tier_from_string(const char *s, sbx_tier *ret) {
+        if (strcmp(s, "container") == 0)
+                *ret = SBX_TIER_CONTAINER;
+        else if (strcmp(s, "process") == 0)
+                *ret = SBX_TIER_PROCESS;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+void sbx_env_free(char **env) {
+        if (!env)
+                return;
+        for (char **p = env; *p; p++)
+                free(*p);
+        free(env);
+}
+
+static void sbx_env_freep(char ***env) {
+        sbx_env_free(*env);
+}
+
+/* Replace the entry with the same key as kv, or append it. */
+static int env_set(char **env, size_t *n, const char *kv) {
+        size_t klen = (size_t) (strchr(kv, '=') - kv) + 1;
+        char *copy = strdup(kv);
+        if (!copy)
+                return -ENOMEM;
+        for (size_t i = 0; i < *n; i++)
+                if (strncmp(env[i], kv, klen) == 0) {
+                        free(env[i]);
+                        env[i] = copy;
+                        return 0;
+                }
+        env[(*n)++] = copy;
+        return 0;
+}
+
+int sbx_env_build(char *const *extra, const char *home, char ***ret) {
+        size_t n_extra = 0;
+        for (; extra && extra[n_extra]; n_extra++)
+                ;
+        size_t cap = ELEMENTSOF(default_env) + 1 + n_extra + 1;
+        _cleanup_(sbx_env_freep) char **env = calloc(cap, sizeof(char *));
+        size_t n = 0;
+        char homebuf[SBX_PATH_MAX + 8];
+        if (!env)
+                return -ENOMEM;
+        for (size_t i = 0; i < ELEMENTSOF(default_env); i++)
+                if (env_set(env, &n, default_env[i]) < 0)
+                        return -ENOMEM;
+        if ((size_t) snprintf(homebuf, sizeof(homebuf), "HOME=%s", home) >= sizeof(homebuf))
+                return -ENAMETOOLONG;
+        if (env_set(env, &n, homebuf) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_extra; i++)
+                if (env_set(env, &n, extra[i]) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(env);
+        return 0;
+}
+
+/* ---- child side: async-signal-safe only ---- */
+
+static size_t child_strlen(const char *s) {
+        size_t n = 0;
+        while (s[n])
+                n++;
+        return n;
+}
+
+void sbx_child_fail(int report_fd, const char *what, int err) {
+        sbx_report rep = { .kind = SBX_REPORT_ERROR, .err = err };
+        size_t i = 0;
+        for (; what[i] && i < sizeof(rep.what) - 1; i++)
+                rep.what[i] = what[i];
+        rep.what[i] = '\0';
+        ssize_t n = write(report_fd, &rep, sizeof(rep));
+        (void) n;
+        _exit(SBX_EXIT_SETUP);
+}
+
+static int move_fd(int from, int to) {
+        if (from == to)
+                return fcntl(from, F_SETFD, 0) < 0 ? -errno : 0;
+        return dup2(from, to) < 0 ? -errno : 0;
+}
+
+int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd,
+                   const struct rlimit *nofile, const struct rlimit *fsize) {
+        static const struct rlimit no_core = { 0, 0 };
+        sigset_t all;
+        int r;
+
+        if ((r = move_fd(in_fd, 0)) < 0 || (r = move_fd(out_fd, 1)) < 0 || (r = move_fd(err_fd, 2)) < 0)
+                return r;
+        if (setrlimit(RLIMIT_NOFILE, nofile) < 0 || setrlimit(RLIMIT_FSIZE, fsize) < 0 ||
+            setrlimit(RLIMIT_CORE, &no_core) < 0)
+                return -errno;
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void) signal(sig, SIG_DFL);
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+
+        const char *file = argv[0];
+        bool has_slash = false;
+        for (const char *p = file; *p; p++)
+                if (*p == '/')
+                        has_slash = true;
+        if (has_slash) {
+                execve(file, argv, envp);
+                return -errno;
+        }
+        const char *path = "/usr/local/bin:/usr/bin:/bin";
+        for (char *const *e = envp; *e; e++)
+                if ((*e)[0] == 'P' && (*e)[1] == 'A' && (*e)[2] == 'T' && (*e)[3] == 'H' && (*e)[4] == '=')
+                        path = *e + 5;
+        size_t flen = child_strlen(file);
+        int first_err = ENOENT;
+        for (const char *p = path;;) {
+                const char *end = p;
+                while (*end && *end != ':')
+                        end++;
+                size_t dlen = (size_t) (end - p);
+                char buf[SBX_PATH_MAX];
+                if (dlen + 1 + flen + 1 <= sizeof(buf)) {
+                        size_t k = 0;
+                        for (size_t i = 0; i < dlen; i++)
+                                buf[k++] = p[i];
+                        if (dlen == 0)
+                                buf[k++] = '.';
+                        buf[k++] = '/';
+                        for (size_t i = 0; i < flen; i++)
+                                buf[k++] = file[i];
+                        buf[k] = '\0';
+                        execve(buf, argv, envp);
+                        if (errno == EACCES)
+                                first_err = EACCES;
+                        else if (errno != ENOENT && errno != ENOTDIR)
+                                return -errno;
+                }
+                if (!*end)
+                        break;
+                p = end + 1;
+        }
+        return -first_err;
+}
+
+/* ---- parent side ---- */
+
+static int drain(int *fd, capture *c) {
+        char buf[SBX_READ_CHUNK];
+        for (;;) {
+                ssize_t n = read(*fd, buf, sizeof(buf));
+                if (n > 0) {
+                        capture_append(c, buf, (size_t) n);
+                        if ((size_t) n < sizeof(buf))
+                                return 0;
+                        continue;
+                }
+                if (n == 0) {
+                        *fd = safe_close(*fd);
+                        return 0;
+                }
+                if (errno == EINTR)
+                        continue;
+                if (errno == EAGAIN)
+                        return 0;
+                return negative_errno();
+        }
+}
+
+static void read_reports(int *fd, sbx_supervise_out *o) {
+        sbx_report rep;
+        for (;;) {
+                ssize_t n = read(*fd, &rep, sizeof(rep));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno == EAGAIN)
+                        return;
+                if (n != (ssize_t) sizeof(rep)) { /* EOF, error or a torn record: stop listening */
+                        *fd = safe_close(*fd);
+                        return;
+                }
+                rep.what[sizeof(rep.what) - 1] = '\0';
+                if (rep.kind == SBX_REPORT_ERROR && !o->have_error) {
+                        o->error_report = rep;
+                        o->have_error = true;
+                } else if (rep.kind == SBX_REPORT_EXIT && !o->have_exit) {
+                        o->exit_report = rep;
+                        o->have_exit = true;
+                }
+        }
+}
+
+int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_supervise_out *ret, hull_error *e) {
+        sbx_supervise_out o = { 0 };
+        int out_fd = a->out_fd, err_fd = a->err_fd, rep_fd = a->report_fd;
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, a->pid, 0);
+        uint64_t deadline = a->timeout_ms ? a->start_us + a->timeout_ms * 1000ULL : 0, kill_at = 0;
+        bool reaped = false;
+        uint64_t drain_until = 0;
+
+        if (pidfd < 0) {
+                int r = negative_errno();
+                kill(a->kill_target, SIGKILL);
+                waitpid(a->pid, NULL, 0);
+                return hull_err(e, r, "supervise: cannot open a pidfd for the sandbox");
+        }
+        int fds[3] = { out_fd, err_fd, rep_fd };
+        for (size_t i = 0; i < 3; i++)
+                if (fds[i] >= 0)
+                        fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+
+        for (;;) {
+                if (reaped && out_fd < 0 && err_fd < 0 && rep_fd < 0)
+                        break;
+                uint64_t now = sbx_now_us();
+                if (reaped && drain_until && now >= drain_until)
+                        break;
+                if (!reaped && deadline && !o.timed_out && now >= deadline) {
+                        o.timed_out = true;
+                        kill(a->kill_target, SIGTERM);
+                        kill_at = now + SBX_KILL_GRACE_MS * 1000ULL;
+                }
+                if (!reaped && kill_at && now >= kill_at) {
+                        kill(a->kill_target, SIGKILL);
+                        kill_at = 0;
+                }
+                uint64_t next = 0;
+                if (!reaped && deadline && !o.timed_out)
+                        next = deadline;
+                if (!reaped && kill_at)
+                        next = kill_at;
+                if (reaped && drain_until)
+                        next = drain_until;
+                int timeout = -1;
+                if (next)
+                        timeout = next > now ? (int) ((next - now + 999) / 1000) : 0;
+
+                struct pollfd p[4] = {
+                        { .fd = out_fd, .events = POLLIN },
+                        { .fd = err_fd, .events = POLLIN },
+                        { .fd = rep_fd, .events = POLLIN },
+                        { .fd = reaped ? -1 : pidfd, .events = POLLIN },
+                };
+                int n = poll(p, 4, timeout);
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = negative_errno();
+                        kill(a->kill_target, SIGKILL);
+                        if (!reaped)
+                                wait4(a->pid, NULL, 0, NULL);
+                        return hull_err(e, r, "supervise: poll failed");
+                }
+                if (p[0].revents && drain(&out_fd, out) < 0)
+                        out_fd = safe_close(out_fd);
+                if (p[1].revents && drain(&err_fd, err) < 0)
+                        err_fd = safe_close(err_fd);
+                if (p[2].revents)
+                        read_reports(&rep_fd, &o);
+                if (!reaped && p[3].revents) {
+                        pid_t w;
+                        do
+                                w = wait4(a->pid, &o.wait_status, 0, &o.rusage);
+                        while (w < 0 && errno == EINTR);
+                        reaped = true;
+                        o.end_us = sbx_now_us();
+                        if (a->kill_group_at_exit)
+                                kill(a->kill_target, SIGKILL);
+                        /* Every writer is gone (container) or was just killed (process tier);
+                         * whatever still holds a pipe open after this grace is not waited for. */
+                        drain_until = o.end_us + 200000ULL;
+                }
+        }
+        safe_close(out_fd);
+        safe_close(err_fd);
+        safe_close(rep_fd);
+        *ret = o;
+        return 0;
+}
+
+int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, capture *err, hull_error *e) {
+        int st = so->wait_status;
+        if (so->have_exit) {
+                ret->exited = so->exit_report.exited;
+                ret->exit_code = so->exit_report.exit_code;
+                ret->term_signal = so->exit_report.term_signal;
+        } else if (WIFEXITED(st)) {
+                ret->exited = true;
+                ret->exit_code = WEXITSTATUS(st);
+        } else if (WIFSIGNALED(st)) {
+                ret->term_signal = WTERMSIG(st);
+        }
+        ret->timed_out = so->timed_out;
+        ret->cpu_user_us = (uint64_t) so->rusage.ru_utime.tv_sec * 1000000ULL + (uint64_t) so->rusage.ru_utime.tv_usec;
+        ret->cpu_sys_us = (uint64_t) so->rusage.ru_stime.tv_sec * 1000000ULL + (uint64_t) so->rusage.ru_stime.tv_usec;
+        ret->peak_memory_bytes = (uint64_t) so->rusage.ru_maxrss * 1024ULL;
+        ret->out_total = out->total;
+        ret->err_total = err->total;
+        ret->out_dropped = capture_dropped(out);
+        ret->err_dropped = capture_dropped(err);
+        if (capture_contents(out, &ret->out, &ret->out_len) < 0 || capture_contents(err, &ret->err, &ret->err_len) < 0)
+                return hull_err(e, -ENOMEM, "exec: out of memory while collecting output");
+        return 0;
+}
+
+void sbx_result_done(sbx_result *r) {
+        free(r->out);
+        free(r->err);
+        r->out = r->err = NULL;
+}
+
+int sbx_result_exit_status(const sbx_result *r) {
+        if (r->timed_out)
+                return SBX_EXIT_TIMEOUT;
+        if (r->exited)
+                return r->exit_code;
+        if (r->term_signal)
+                return SBX_EXIT_SIGNAL_BASE + r->term_signal;
+        return SBX_EXIT_SETUP;
+}
+
+/* ---- the process tier: no isolation, only a scrubbed environment, rlimits and a group ---- */
+
+int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
+        _cleanup_(sbx_env_freep) char **env = NULL;
+        _cleanup_close_pair_ int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, repp[2] = { -1, -1 };
+        _cleanup_close_ int in_fd = -1;
+        capture out = { 0 }, err = { 0 };
+        int r;
+
+        r = sbx_env_build(spec->env, workdir, &env);
+        if (r < 0)
+                return hull_err(e, r, "process: cannot build the environment");
+        in_fd = open(spec->stdin_path ? spec->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (in_fd < 0)
+                return hull_err(e, negative_errno(), "process: cannot open stdin %s", spec->stdin_path ? spec->stdin_path : "/dev/null");
+        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0)
+                return hull_err(e, negative_errno(), "process: cannot create pipes");
+        if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {
+                capture_done(&out);
+                return hull_err(e, -ENOMEM, "process: cannot allocate output buffers");
+        }
+        struct rlimit nofile = { SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
+        struct rlimit fsize = { SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };
+
+        uint64_t start = sbx_now_us();
+        pid_t pid = fork();
+        if (pid < 0) {
+                r = negative_errno();
+                capture_done(&out);
+                capture_done(&err);
+                return hull_err(e, r, "process: cannot fork");
+        }
+        if (pid == 0) {
+                if (setpgid(0, 0) < 0)
+                        sbx_child_fail(repp[1], "process: setpgid", -errno);
+                if (chdir(workdir) < 0)
+                        sbx_child_fail(repp[1], "process: chdir to the work directory", -errno);
+                if (spec->memory_bytes) {
+                        struct rlimit as = { spec->memory_bytes, spec->memory_bytes };
+                        if (setrlimit(RLIMIT_AS, &as) < 0)
+                                sbx_child_fail(repp[1], "process: RLIMIT_AS", -errno);
+                }
+                r = sbx_child_exec(spec->argv, env, in_fd, outp[1], errp[1], &nofile, &fsize);
+                sbx_child_fail(repp[1], SBX_STEP_EXEC, r);
+        }
+        setpgid(pid, pid); /* also in the parent, so kill(-pid) works at once */
+        outp[1] = safe_close(outp[1]);
+        errp[1] = safe_close(errp[1]);
+        repp[1] = safe_close(repp[1]);
+
+        sbx_supervise_args a = {
+                .pid = pid, .kill_target = -pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
+                .report_fd = TAKE_FD(repp[0]), .timeout_ms = spec->timeout_ms, .start_us = start,
+                .kill_group_at_exit = true,
+        };
+        sbx_supervise_out so;
+        r = sbx_supervise(&a, &out, &err, &so, e);
+        if (r >= 0 && so.have_error)
+                r = hull_err(e, so.error_report.err, "%s '%s'", so.error_report.what, spec->argv[0]);
+        if (r >= 0) {
+                ret->wall_us = so.end_us - start;
+                r = sbx_result_fill(ret, &so, &out, &err, e);
+        }
+        capture_done(&out);
+        capture_done(&err);
+        return r;
+}
+
+/* ---- entry point ---- */
+
+int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
+        char tmpl[SBX_PATH_MAX];
+        const char *workdir = spec->workdir;
+        bool made_tmp = false;
+        int r;
+
+        *ret = (sbx_result){ .tier = sbx_tier_to_string(spec->tier) };
+        if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
+                return hull_err(e, -EINVAL, "exec: no command given");
+        if (spec->output_bytes < SBX_OUTPUT_BYTES_MIN)
+                return hull_err(e, -EINVAL, "exec: output limit below %llu bytes", (unsigned long long) SBX_OUTPUT_BYTES_MIN);
+
+        if (!workdir) {
+                const char *tmp = getenv("TMPDIR");
+                if (!tmp || tmp[0] != '/')
+                        tmp = "/tmp";
+                if ((size_t) snprintf(tmpl, sizeof(tmpl), "%s/hull-exec.XXXXXX", tmp) >= sizeof(tmpl))
+                        return hull_err(e, -ENAMETOOLONG, "exec: TMPDIR is too long");
+                if (!mkdtemp(tmpl))
+                        return hull_err_hint(e, negative_errno(), "set TMPDIR to a writable directory, or pass --workdir",
+                                             "exec: cannot create a temporary work directory in %s", tmp);
+                workdir = tmpl;
+                made_tmp = true;
+        }
+
+        if (spec->tier == SBX_TIER_CONTAINER)
+                r = sbx_run_container(spec, workdir, ret, e);
+        else
+                r = sbx_run_process(spec, workdir, ret, e);
+
+        if (made_tmp) {
+                int q = rm_rf_at(AT_FDCWD, tmpl);
+                if (q < 0 && r >= 0)
+                        r = hull_err(e, q, "exec: cannot remove the temporary work directory %s", tmpl);
+        }
+        if (r < 0)
+                sbx_result_done(ret);
+        return r;
+}

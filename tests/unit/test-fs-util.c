@@ -1,0 +1,55 @@
+/* test-fs-util.c: rm_rf_at removes a tree but never what its links point to. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "test.h"
+
+static int exists(const char *p) {
+        struct stat st;
+        return lstat(p, &st) == 0;
+}
+
+int main(void) {
+        char base[] = "/tmp/hull-test-fs.XXXXXX";
+        char tree[512], outside[512], p[600];
+        if (!mkdtemp(base))
+                return 1;
+        snprintf(tree, sizeof(tree), "%s/tree", base);
+        snprintf(outside, sizeof(outside), "%s/outside", base);
+        mkdir(tree, 0755);
+        mkdir(outside, 0755);
+        snprintf(p, sizeof(p), "%s/keep", outside);
+        close(open(p, O_CREAT | O_WRONLY, 0644));
+        snprintf(p, sizeof(p), "%s/sub", tree);
+        mkdir(p, 0755);
+        snprintf(p, sizeof(p), "%s/sub/file", tree);
+        close(open(p, O_CREAT | O_WRONLY, 0644));
+        snprintf(p, sizeof(p), "%s/link-to-outside", tree);
+        CHECK_EQ_INT(symlink(outside, p), 0);
+        snprintf(p, sizeof(p), "%s/sub/locked", tree);
+        mkdir(p, 0755);
+        snprintf(p, sizeof(p), "%s/sub/locked/f", tree);
+        close(open(p, O_CREAT | O_WRONLY, 0644));
+        snprintf(p, sizeof(p), "%s/sub/locked", tree);
+        chmod(p, 0);
+
+        CHECK_EQ_INT(rm_rf_at(AT_FDCWD, tree), 0);
+        CHECK(!exists(tree));
+        snprintf(p, sizeof(p), "%s/keep", outside);
+        CHECK(exists(p));
+
+        /* a link given as the top is removed, its target kept */
+        snprintf(p, sizeof(p), "%s/toplink", base);
+        symlink(outside, p);
+        CHECK_EQ_INT(rm_rf_at(AT_FDCWD, p), 0);
+        CHECK(!exists(p));
+        CHECK(exists(outside));
+
+        CHECK_EQ_INT(rm_rf_at(AT_FDCWD, base), 0);
+        CHECK(!exists(base));
+        return test_done();
+}
