@@ -62,7 +62,8 @@ typedef struct etc_file {
 typedef struct child_plan {
         int sync_fd, report_fd;
         int in_fd, out_fd, err_fd;
-        char workdir_src[SBX_PATH_MAX]; /* OLDROOT + the work directory's real path */
+        char workdir_src[SBX_PATH_MAX]; /* OLDROOT + the work directory's real path, or "" */
+        char workspace_opts[96];        /* tmpfs options when there is no work directory */
         dev_t workdir_dev;
         ino_t workdir_ino;
         root_entry entries[SBX_ROOTFS_ENTRIES_MAX + 16];
@@ -217,10 +218,13 @@ static void child_setup_root(const child_plan *p) {
         TRY("mount: /tmp tmpfs", mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmp_opts));
 
         TRY("mount: /workspace", mkdir("workspace", 0755));
-        TRY_R("mount: bind the work directory", mount_bind(p->workdir_src, "workspace", MS_NOSUID | MS_NODEV, false, false));
-        struct stat st;
-        if (stat("workspace", &st) < 0 || st.st_dev != p->workdir_dev || st.st_ino != p->workdir_ino)
-                sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built", -ESTALE);
+        if (p->workdir_src[0]) {
+                TRY_R("mount: bind the work directory", mount_bind(p->workdir_src, "workspace", MS_NOSUID | MS_NODEV, false, false));
+                struct stat st;
+                if (stat("workspace", &st) < 0 || st.st_dev != p->workdir_dev || st.st_ino != p->workdir_ino)
+                        sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built", -ESTALE);
+        } else
+                TRY("mount: /workspace tmpfs", mount("tmpfs", "workspace", "tmpfs", MS_NOSUID | MS_NODEV, p->workspace_opts));
 
         TRY("pivot_root", syscall(SYS_pivot_root, ".", "."));
         TRY("pivot_root: detach the old root", umount2(".", MNT_DETACH));
@@ -279,10 +283,9 @@ _noreturn_ static void child_main(const child_plan *p) {
         char c;
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 sbx_child_fail(p->report_fd, "init: parent-death signal", -errno);
-        /* Wait until the parent has written the id maps and placed us in the cgroups. */
+        /* Wait until the parent has written the id maps. */
         if (read(p->sync_fd, &c, 1) != 1)
                 _exit(SBX_EXIT_SETUP);
-        close(p->sync_fd);
 
         TRY("user: keep capabilities across setuid", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
         if (p->set_groups)
@@ -298,6 +301,12 @@ _noreturn_ static void child_main(const child_plan *p) {
         TRY("uts: set the hostname", sethostname("hull", 4));
         TRY("chdir /workspace", chdir("/workspace"));
         child_drop_privileges(p);
+
+        /* The parent moved us into the cgroups while we built the root (a v1 migration waits for
+         * an RCU grace period: overlapping it with the mounts hides most of it). */
+        if (read(p->sync_fd, &c, 1) != 1)
+                _exit(SBX_EXIT_SETUP);
+        close(p->sync_fd);
 
         struct sigaction sa = { .sa_sigaction = init_on_term, .sa_flags = SA_SIGINFO | SA_RESTART };
         sigemptyset(&sa.sa_mask);
@@ -483,31 +492,35 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
          * hull runs as root, the owner of the work directory unless that is root (then 65534). */
         uid_t host_uid = geteuid();
         gid_t host_gid = getegid();
-        struct stat wst;
-        wd_fd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (wd_fd < 0)
-                return hull_err_hint(e, negative_errno(), "pass an existing directory to --workdir", "exec: cannot open the work directory %s", workdir);
-        if (fstat(wd_fd, &wst) < 0)
-                return hull_err(e, negative_errno(), "exec: cannot stat the work directory %s", workdir);
-        if (host_uid == 0) {
-                if (wst.st_uid != 0) {
+        if (workdir) {
+                struct stat wst;
+                wd_fd = open(workdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (wd_fd < 0)
+                        return hull_err_hint(e, negative_errno(), "pass an existing directory to --workdir",
+                                             "exec: cannot open the work directory %s", workdir);
+                if (fstat(wd_fd, &wst) < 0)
+                        return hull_err(e, negative_errno(), "exec: cannot stat the work directory %s", workdir);
+                if (host_uid == 0 && wst.st_uid != 0) {
                         host_uid = wst.st_uid;
                         host_gid = wst.st_gid;
-                } else {
-                        host_uid = SBX_ROOT_HOST_UID;
-                        host_gid = SBX_ROOT_HOST_UID;
-                        if (!spec->workdir && fchownat(wd_fd, "", host_uid, host_gid, AT_EMPTY_PATH) < 0)
-                                return hull_err(e, negative_errno(), "exec: cannot hand the temporary work directory to the sandbox user");
                 }
+                r = oldroot_path(workdir, p->workdir_src, sizeof(p->workdir_src), e);
+                if (r < 0)
+                        return r;
+                p->workdir_dev = wst.st_dev;
+                p->workdir_ino = wst.st_ino;
+        } else {
+                /* No host directory at all: a tmpfs, bounded like everything else in memory. */
+                uint64_t size = spec->memory_bytes ? spec->memory_bytes : SBX_DEFAULT_MEMORY_BYTES;
+                snprintf(p->workspace_opts, sizeof(p->workspace_opts), "mode=0755,size=%" PRIu64, size);
+        }
+        if (host_uid == 0) {
+                host_uid = SBX_ROOT_HOST_UID;
+                host_gid = SBX_ROOT_HOST_UID;
         }
         p->uid = SBX_SANDBOX_UID;
         p->gid = SBX_SANDBOX_UID;
         p->set_groups = geteuid() == 0;
-        r = oldroot_path(workdir, p->workdir_src, sizeof(p->workdir_src), e);
-        if (r < 0)
-                return r;
-        p->workdir_dev = wst.st_dev;
-        p->workdir_ino = wst.st_ino;
 
         if (spec->rootfs)
                 r = plan_rootfs(p, spec->rootfs, e);
@@ -597,7 +610,8 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         errp[1] = safe_close(errp[1]);
         in_fd = safe_close(in_fd);
 
-        /* Map the sandbox user, place the child in its cgroups, then let it go. */
+        /* Map the sandbox user and let the child build its root ("m"); meanwhile place it in its
+         * cgroups, then let it start the command ("c"). */
         r = 0;
         if (!p->set_groups && (r = write_proc(pid, "setgroups", "deny")) < 0)
                 hull_err(e, r, "user: cannot deny setgroups");
@@ -611,9 +625,11 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 if ((r = write_proc(pid, "gid_map", map)) < 0)
                         hull_err(e, r, "user: cannot write gid_map");
         }
+        if (r >= 0 && write(syncp[1], "m", 1) != 1)
+                r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
         if (r >= 0 && spec->use_cgroups)
                 r = sbx_cgroup_attach(&cg, pid, e);
-        if (r >= 0 && write(syncp[1], "x", 1) != 1)
+        if (r >= 0 && write(syncp[1], "c", 1) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
         if (r < 0) {

@@ -69,7 +69,8 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
 
 uint64_t sbx_now_us(void);
 
-/* Tier entry points; the caller (sbx_run) has filled the common parts of *ret. */
+/* Tier entry points; the caller (sbx_run) has filled the common parts of *ret. workdir is NULL
+ * for a container without --workdir (it gets a tmpfs). */
 int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
 int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
 

@@ -449,7 +449,9 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
         if (spec->output_bytes < SBX_OUTPUT_BYTES_MIN)
                 return hull_err(e, -EINVAL, "exec: output limit below %llu bytes", (unsigned long long) SBX_OUTPUT_BYTES_MIN);
 
-        if (!workdir) {
+        /* The container tier without --workdir mounts a tmpfs at /workspace; the process tier
+         * needs a real directory on the host. */
+        if (!workdir && spec->tier == SBX_TIER_PROCESS) {
                 const char *tmp = getenv("TMPDIR");
                 if (!tmp || tmp[0] != '/')
                         tmp = "/tmp";

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# install-deps.sh: install what hull needs to build, run and test on Debian 12 (as root).
+# Idempotent: does nothing when every package is already installed.
+set -euo pipefail
+
+packages=(
+        # build
+        build-essential pkg-config meson ninja-build
+        # libraries (shared/reference/c-stack.md)
+        libjansson-dev libseccomp-dev libcap-dev libssl-dev
+        # sanitizers and fuzzing
+        clang libclang-rt-14-dev
+        # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv
+        python3 python3-numpy python3-pandas util-linux procps
+        # benchmark peers
+        bubblewrap hyperfine
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+                missing+=("$p")
+        fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+        exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+        echo "install-deps: missing packages: ${missing[*]}; run as root (or: sudo apt-get install ${missing[*]})" >&2
+        exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

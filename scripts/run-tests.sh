@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# run-tests.sh BUILD_DIR: run every test against one build and print "N passed, N failed, N skipped".
+#   unit tests (BUILD/test-*), fuzz corpora replay, the banned-call check, and the shell suites in
+#   tests/integration and tests/security, which drive the built hull.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+label=${2:-}
+passed=0 failed=0 skipped=0
+
+count_output() { # count TAP-ish lines of a test's output; $2 is its exit code
+        local out=$1 rc=$2 name=$3 p f s
+        p=$(grep -cE '^ok ' <<<"$out" || true)
+        f=$(grep -cE '^not ok ' <<<"$out" || true)
+        s=$(grep -cE '^skip ' <<<"$out" || true)
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+                echo "not ok - $name exited with status $rc"
+                f=1
+        fi
+        passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+
+run() { # run NAME CMD...: show the output, then count it
+        local name=$1 out rc
+        shift
+        echo "# $name"
+        out=$("$@" 2>&1)
+        rc=$?
+        printf '%s\n' "$out" | grep -vE '^[0-9]+ passed, [0-9]+ failed' | sed 's/^/    /'
+        count_output "$out" "$rc" "$name"
+}
+
+for t in "$build"/test-*; do
+        [ -f "$t" ] && [ -x "$t" ] || continue
+        run "unit $(basename "$t")" "$t"
+done
+
+for r in "$build"/fuzz-*-replay; do
+        [ -x "$r" ] || continue
+        name=$(basename "$r" -replay)
+        corpus="$top/fuzz/corpus/${name#fuzz-}"
+        out=$("$r" "$corpus" 2>&1) && res="ok - replay $name: $out" || res="not ok - replay $name: $out"
+        run "fuzz $name" echo "$res"
+done
+
+if "$top/scripts/check-banned.sh"; then run "banned calls" echo "ok - no banned libc calls in src/"
+else run "banned calls" echo "not ok - banned libc calls in src/"; fi
+
+for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh; do
+        [ -f "$s" ] || continue
+        run "$(basename "$(dirname "$s")")/$(basename "$s")" env HULL="$build/hull" BUILD="$build" bash "$s"
+done
+
+echo "${label:+$label: }$passed passed, $failed failed, $skipped skipped" >&2
+printf '%d %d %d\n' "$passed" "$failed" "$skipped" > "$build/test-counts"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,172 @@
+# test-exec.sh: hull exec end to end: the CLI, exit statuses, limits and the reported result.
+source "$(dirname "$0")/../lib.sh"
+
+J=$TEST_TMP/out.json
+hexec() { "$HULL" exec --timeout 20 "$@"; }
+
+# ---- the CLI ----
+out=$("$HULL" --version); check "--version prints the version" grep -qE '^hull [0-9]+\.[0-9]+\.[0-9]+$' <<<"$out"
+check "--help lists exec" sh -c "'$HULL' --help | grep -q '^  exec'"
+check "exec --help shows the options" sh -c "'$HULL' exec --help | grep -q -- '--timeout SECONDS'"
+check "help exec works" sh -c "'$HULL' help exec | grep -q 'Usage: hull exec'"
+"$HULL" frobnicate 2>"$TEST_TMP/err"; rc=$?
+check "unknown command exits 2" test "$rc" -eq 2
+check "unknown command says so on one line" sh -c "grep -q \"unknown command 'frobnicate'\" '$TEST_TMP/err' && [ \$(wc -l < '$TEST_TMP/err') -eq 1 ]"
+for bad in "--memory 12Q" "--memory 1M" "--timeout -1" "--timeout abc" "--pids 0" "--cpus 0" "--env 1X=y" "--env NOEQ" "--tier vm" "--workdir /nonexistent" "--stdin /nonexistent" "--rootfs relative/path" "--output-limit 1" "--bogus"; do
+        # shellcheck disable=SC2086
+        "$HULL" exec $bad -- true 2>"$TEST_TMP/err"; rc=$?
+        if [ "$rc" -eq 125 ] && [ "$(wc -l <"$TEST_TMP/err")" -eq 1 ] && grep -q '^hull: exec: ' "$TEST_TMP/err"; then
+                pass "bad option '$bad' is refused with one line and 125"
+        else
+                fail "bad option '$bad' is refused with one line and 125" "rc=$rc err=$(cat "$TEST_TMP/err")"
+        fi
+done
+"$HULL" exec 2>"$TEST_TMP/err"; rc=$?
+check "no command is a usage error" sh -c "[ $rc -eq 125 ] && grep -q 'no command given' '$TEST_TMP/err'"
+
+# ---- exit statuses ----
+hexec -- true; check "exit 0 passes through" test $? -eq 0
+hexec -- sh -c 'exit 7'; check "exit 7 passes through" test $? -eq 7
+hexec -- sh -c 'kill -USR1 $$'; check "death by SIGUSR1 is 128+10" test $? -eq 138
+hexec -- /nonexistent/cmd 2>"$TEST_TMP/err"; rc=$?
+check "a missing command is 125 with the reason" sh -c "[ $rc -eq 125 ] && grep -q \"cannot execute '/nonexistent/cmd': No such file\" '$TEST_TMP/err'"
+hexec -- python3 -c 'print(1)' >/dev/null; check "commands are found on PATH" test $? -eq 0
+
+# ---- output and the JSON result ----
+out=$(hexec -- sh -c 'echo out; echo err >&2' 2>"$TEST_TMP/err")
+check "stdout is captured separately" test "$out" = "out"
+check "stderr is captured separately" grep -qx err "$TEST_TMP/err"
+hexec --json -- sh -c 'echo hi; echo oops >&2; exit 3' >"$J"; rc=$?
+check "--json keeps the exit status" test "$rc" -eq 3
+check "--json exit_code" test "$(json_get "$J" exit_code)" = 3
+check "--json stdout" test "$(json_get "$J" stdout)" = "hi"
+check "--json stderr" test "$(json_get "$J" stderr)" = "oops"
+check "--json signal is null" test "$(json_get "$J" signal)" = null
+check "--json tier" test "$(json_get "$J" tier)" = container
+for k in timed_out oom_killed stdout_truncated stderr_truncated; do
+        check "--json $k is false" test "$(json_get "$J" $k)" = false
+done
+for k in wall_ms cpu_user_ms cpu_sys_ms peak_memory_bytes stdout_bytes stdout_dropped_bytes; do
+        check "--json has $k" /usr/bin/python3 -c "import json,sys; v=json.load(open('$J'))['$k']; sys.exit(0 if isinstance(v,(int,float)) and v>=0 else 1)"
+done
+hexec --json --output-limit 1K -- sh -c 'head -c 100000 /dev/zero | tr "\0" a; echo END' >"$J"
+check "a flood is truncated" test "$(json_get "$J" stdout_truncated)" = true
+check "dropped bytes are counted" test "$(json_get "$J" stdout_dropped_bytes)" -eq $((100004 - 1024))
+check "the tail is kept" /usr/bin/python3 -c "import json; s=json.load(open('$J'))['stdout']; assert len(s)==1024 and s.endswith('aEND\n') and s.startswith('aaa')"
+hexec --output-limit 1K -- sh -c 'head -c 5000 /dev/zero | tr "\0" b' >/dev/null 2>"$TEST_TMP/err"
+check "plain mode says what it dropped" grep -q 'bytes of stdout dropped' "$TEST_TMP/err"
+hexec --json -- sh -c 'printf "\377\376ok"' >"$J"
+check "binary output travels as base64" /usr/bin/python3 -c "import json,base64; o=json.load(open('$J')); assert base64.b64decode(o['stdout_base64'])==b'\xff\xfeok'"
+
+# ---- stdin and environment ----
+printf 'line1\nline2\n' >"$TEST_TMP/in.txt"
+out=$(hexec --stdin "$TEST_TMP/in.txt" -- wc -l)
+check "--stdin feeds the file" test "$out" = 2
+out=$(hexec -- sh -c 'cat; echo done')
+check "stdin is empty by default" test "$out" = done
+out=$(SECRET_HOST_VAR=leak hexec --env FOO=bar --env PATH=/usr/bin:/bin -- sh -c 'echo "$FOO:${SECRET_HOST_VAR:-none}:$PATH:$HOME"')
+check "environment is scrubbed, --env applies" test "$out" = "bar:none:/usr/bin:/bin:/workspace"
+
+# ---- work directory ----
+before=$(ls /tmp | grep -c '^hull-exec\.' || true)
+out=$(hexec -- sh -c 'echo x > /workspace/f; mkdir -p d/e; chmod 000 d; grep " /workspace " /proc/mounts | cut -d" " -f3'); rc=$?
+after=$(ls /tmp | grep -c '^hull-exec\.' || true)
+check "without --workdir, /workspace is a private tmpfs that leaves nothing on the host" sh -c "[ $rc -eq 0 ] && [ '$out' = tmpfs ] && [ $before -eq $after ]"
+hexec --memory 32M --json -- sh -c 'head -c 100000000 /dev/zero > /workspace/big' >"$J"
+check "the /workspace tmpfs is bounded by --memory" sh -c "grep -q '\"exit_code\":1' '$J' || grep -q '\"oom_killed\":true' '$J'"
+before=$(ls /tmp | grep -c '^hull-exec\.' || true)
+"$HULL" exec --tier process --no-isolation-warning -- sh -c 'mkdir -p d/e; chmod 000 d; ln -s /etc x'; rc=$?
+after=$(ls /tmp | grep -c '^hull-exec\.' || true)
+check "the process tier's temporary work directory is removed" sh -c "[ $rc -eq 0 ] && [ $before -eq $after ]"
+wd=$TEST_TMP/wd; mkdir "$wd"; chown 65534:65534 "$wd" 2>/dev/null || true
+hexec --workdir "$wd" -- sh -c 'echo kept > result.txt; pwd' >"$TEST_TMP/pwd"
+check "--workdir is mounted at /workspace and kept" sh -c "grep -qx /workspace '$TEST_TMP/pwd' && grep -qx kept '$wd/result.txt'"
+
+# ---- limits ----
+hexec --timeout 1 --json -- sh -c 'trap "" TERM; (trap "" TERM; sleep 60) & sleep 60' >"$J"; rc=$?
+check "a timeout ends with 124" test "$rc" -eq 124
+check "timed_out is reported" test "$(json_get "$J" timed_out)" = true
+check "the timeout ends SIGTERM-ignoring processes within the grace" /usr/bin/python3 -c "import json; assert json.load(open('$J'))['wall_ms'] < 4000"
+sleep 0.2
+check "no sleeper survives a timeout" sh -c "! pgrep -x 'sleep' -a | grep -q 'sleep 60'"
+hexec --memory 64M --json -- /usr/bin/python3 -c 'b=[]
+while True: b.append(bytearray(1<<20))' >"$J"; rc=$?
+check "a memory bomb is killed (137)" test "$rc" -eq 137
+check "oom_killed is reported" test "$(json_get "$J" oom_killed)" = true
+check "the peak memory is near the limit" /usr/bin/python3 -c "import json; p=json.load(open('$J'))['peak_memory_bytes']; assert 32<<20 < p <= 64<<20, p"
+hexec --memory 64M --tmp-size 512M --json -- sh -c 'head -c 200000000 /dev/zero > /tmp/big' >"$J"; rc=$?
+check "tmpfs pages count against the memory limit" test "$(json_get "$J" oom_killed)" = true
+hexec --tmp-size 1M -- sh -c 'head -c 2000000 /dev/zero > /tmp/big' 2>"$TEST_TMP/err"; rc=$?
+check "/tmp is size-capped" sh -c "[ $rc -ne 0 ] && grep -q 'No space left' '$TEST_TMP/err'"
+out=$(hexec --pids 20 -- /usr/bin/python3 -c '
+import os, time
+n = 0
+for i in range(40):
+    try:
+        if os.fork() == 0:
+            time.sleep(5); os._exit(0)
+        n += 1
+    except OSError:
+        break
+print(n)')
+check "--pids bounds the process count ($out forks)" sh -c "[ -n '$out' ] && [ '$out' -lt 20 ] && [ '$out' -gt 10 ]"
+hexec --cpus 0.2 --json -- sh -c 'timeout 1 sh -c "while :; do :; done"; true' >"$J"
+check "--cpus 0.2 holds the command near 20% of one CPU" /usr/bin/python3 -c "
+import json; o=json.load(open('$J')); cpu=o['cpu_user_ms']+o['cpu_sys_ms']
+assert cpu < 0.4*o['wall_ms'], (cpu, o['wall_ms'])"
+out=$(hexec -- sh -c 'ulimit -n; ulimit -c')
+check "rlimits: nofile 1024, core 0" test "$(echo $out)" = "1024 0"
+
+# ---- leftovers ----
+hexec -- sh -c 'sleep 30 & echo started'  >/dev/null
+sleep 0.2
+check "a background process dies with its command" sh -c "! pgrep -f '^sleep 30$' >/dev/null"
+# Cgroups are named hull-PID-TIME; one whose hull is gone was left behind (others may be in use
+# by a concurrent run).
+left=0
+for d in $(find /sys/fs/cgroup -maxdepth 4 -type d -name 'hull-*' 2>/dev/null); do
+        pid=$(basename "$d" | cut -d- -f2)
+        [ -d "/proc/$pid" ] || left=$((left + 1))
+done
+check "no cgroup is left behind" test "$left" -eq 0
+
+# ---- --no-cgroup ----
+hexec --no-cgroup --json -- true >"$J"; rc=$?
+check "--no-cgroup runs without cgroups" sh -c "[ $rc -eq 0 ] && grep -q '\"oom_killed\":false' '$J'"
+
+# ---- --rootfs: a prepared root with one static program ----
+if [ -f /usr/lib/x86_64-linux-gnu/libc.a ] && command -v cc >/dev/null; then
+        rootfs=$TEST_TMP/rootfs; mkdir -p "$rootfs/bin" "$rootfs/etc"
+        echo "from the rootfs" >"$rootfs/etc/marker"
+        cat >"$TEST_TMP/show.c" <<'C'
+#include <stdio.h>
+#include <unistd.h>
+int main(void) {
+        char b[64] = {0}; FILE *f = fopen("/etc/marker", "r");
+        if (!f || !fgets(b, sizeof b, f)) return 3;
+        printf("%s", b);
+        return access("/usr/bin/python3", F_OK) == 0 ? 4 : 0;
+}
+C
+        cc -static -O1 -o "$rootfs/bin/show" "$TEST_TMP/show.c"
+        out=$(hexec --rootfs "$rootfs" -- /bin/show); rc=$?
+        check "--rootfs replaces the host's /usr" sh -c "[ $rc -eq 0 ] && [ '$out' = 'from the rootfs' ]"
+else
+        skip "--rootfs replaces the host's /usr" "no static libc to build the test program"
+fi
+
+# ---- the process tier ----
+"$HULL" exec --tier process -- true 2>"$TEST_TMP/err"; rc=$?
+check "the process tier warns that it is not isolation" sh -c "[ $rc -eq 0 ] && grep -q 'not isolation' '$TEST_TMP/err'"
+"$HULL" exec --tier process --no-isolation-warning -- true 2>"$TEST_TMP/err"
+check "--no-isolation-warning silences it" test ! -s "$TEST_TMP/err"
+"$HULL" exec --tier process --require-isolation -- true 2>"$TEST_TMP/err"; rc=$?
+check "--require-isolation refuses the process tier" sh -c "[ $rc -eq 125 ] && grep -q 'require-isolation' '$TEST_TMP/err'"
+"$HULL" exec --tier process --no-isolation-warning --timeout 1 -- sh -c 'trap "" TERM; sleep 60 & sleep 60'; rc=$?
+check "the process tier times out with 124" test "$rc" -eq 124
+sleep 0.2
+check "the process tier kills its whole group" sh -c "! pgrep -f '^sleep 60$' >/dev/null"
+out=$(FOO=leak "$HULL" exec --tier process --no-isolation-warning -- sh -c 'echo ${FOO:-clean}')
+check "the process tier scrubs the environment" test "$out" = clean
+"$HULL" exec --tier process --no-isolation-warning --json -- sh -c 'kill -TERM $$' >"$J"; rc=$?
+check "the process tier reports signals" sh -c "[ $rc -eq 143 ] && [ \"\$(/usr/bin/python3 -c \"import json; print(json.load(open('$J'))['signal'])\")\" = 15 ]"
