@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -114,11 +115,12 @@ static int json_set_output(json_t *o, const char *name, const char *buf, size_t 
 }
 
 static int print_json(const sbx_result *r) {
-        json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I}",
+        json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I}",
                               "tier", r->tier,
                               "exit_code", r->exited ? json_integer(r->exit_code) : json_null(),
                               "signal", r->term_signal ? json_integer(r->term_signal) : json_null(),
                               "timed_out", r->timed_out, "oom_killed", r->oom_killed,
+                              "interrupted", r->interrupted_signal != 0,
                               "stdout_truncated", r->out_dropped > 0, "stderr_truncated", r->err_dropped > 0,
                               "stdout_bytes", (json_int_t) r->out_total, "stderr_bytes", (json_int_t) r->err_total,
                               "stdout_dropped_bytes", (json_int_t) r->out_dropped,
@@ -154,6 +156,8 @@ static void print_plain(const sbx_result *r, uint64_t timeout_ms, uint64_t outpu
                           r->err_dropped, output_bytes / 2);
         if (r->timed_out)
                 cli_error("exec", "timed out after %.3g s and was stopped (raise --timeout)", (double) timeout_ms / 1000.0);
+        else if (r->interrupted_signal)
+                cli_error("exec", "stopped by %s", strsignal(r->interrupted_signal));
         else if (r->oom_killed)
                 cli_error("exec", "the sandbox ran out of memory and the command was killed (raise --memory)");
         else if (r->term_signal)
@@ -169,6 +173,7 @@ int cli_exec_main(int argc, char **argv) {
                 .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
                 .output_bytes = SBX_DEFAULT_OUTPUT_BYTES,
                 .use_cgroups = true,
+                .cancel_fd = -1,
         };
         _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
         size_t n_env = 0;
@@ -277,6 +282,18 @@ int cli_exec_main(int argc, char **argv) {
         spec.argv = argv + optind;
         spec.env = env;
         signal(SIGPIPE, SIG_IGN);
+
+        /* Ctrl-C, SIGTERM and SIGHUP stop the sandbox like a timeout, so hull still reaps it,
+         * removes its cgroups and reports. */
+        sigset_t stop;
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        sigaddset(&stop, SIGHUP);
+        _cleanup_close_ int sfd = -1;
+        if (sigprocmask(SIG_BLOCK, &stop, NULL) == 0)
+                sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+        spec.cancel_fd = sfd;
 
         sbx_result res;
         hull_error e = { 0 };

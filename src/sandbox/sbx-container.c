@@ -281,6 +281,10 @@ _noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
 
 _noreturn_ static void child_main(const child_plan *p) {
         char c;
+        sigset_t none;
+        sigemptyset(&none);
+        if (sigprocmask(SIG_SETMASK, &none, NULL) < 0) /* the caller may block what init needs */
+                sbx_child_fail(p->report_fd, "init: signal mask", -errno);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 sbx_child_fail(p->report_fd, "init: parent-death signal", -errno);
         /* Wait until the parent has written the id maps. */
@@ -641,6 +645,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         sbx_supervise_args a = {
                 .pid = pid, .kill_target = pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
                 .report_fd = TAKE_FD(repp[0]), .timeout_ms = spec->timeout_ms, .start_us = start,
+                .cancel_fd = spec->cancel_fd,
         };
         sbx_supervise_out so;
         r = sbx_supervise(&a, &out, &err, &so, e);

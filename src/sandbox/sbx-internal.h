@@ -51,12 +51,14 @@ typedef struct sbx_supervise_args {
         uint64_t timeout_ms;  /* 0: none */
         uint64_t start_us;    /* monotonic start, for wall time */
         bool kill_group_at_exit; /* process tier: SIGKILL the group when the command exits */
+        int cancel_fd;        /* signalfd or -1, see sbx_spec */
 } sbx_supervise_args;
 
 typedef struct sbx_supervise_out {
         int wait_status;       /* from wait4 of pid */
         struct rusage rusage;
         bool timed_out;
+        int interrupted_signal;
         bool have_exit;        /* an SBX_REPORT_EXIT arrived */
         bool have_error;       /* an SBX_REPORT_ERROR arrived */
         sbx_report exit_report, error_report;

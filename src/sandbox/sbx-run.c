@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -141,7 +142,7 @@ int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, 
         if (setrlimit(RLIMIT_NOFILE, nofile) < 0 || setrlimit(RLIMIT_FSIZE, fsize) < 0 ||
             setrlimit(RLIMIT_CORE, &no_core) < 0)
                 return -errno;
-        for (int sig = 1; sig < NSIG; sig++)
+        for (int sig = 1; sig < SIGRTMIN; sig++)
                 if (sig != SIGKILL && sig != SIGSTOP)
                         (void) signal(sig, SIG_DFL);
         sigemptyset(&all);
@@ -263,7 +264,7 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                 uint64_t now = sbx_now_us();
                 if (reaped && drain_until && now >= drain_until)
                         break;
-                if (!reaped && deadline && !o.timed_out && now >= deadline) {
+                if (!reaped && deadline && !o.timed_out && !o.interrupted_signal && now >= deadline) {
                         o.timed_out = true;
                         kill(a->kill_target, SIGTERM);
                         kill_at = now + SBX_KILL_GRACE_MS * 1000ULL;
@@ -273,7 +274,7 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                         kill_at = 0;
                 }
                 uint64_t next = 0;
-                if (!reaped && deadline && !o.timed_out)
+                if (!reaped && deadline && !o.timed_out && !o.interrupted_signal)
                         next = deadline;
                 if (!reaped && kill_at)
                         next = kill_at;
@@ -283,13 +284,14 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                 if (next)
                         timeout = next > now ? (int) ((next - now + 999) / 1000) : 0;
 
-                struct pollfd p[4] = {
+                struct pollfd p[5] = {
                         { .fd = out_fd, .events = POLLIN },
                         { .fd = err_fd, .events = POLLIN },
                         { .fd = rep_fd, .events = POLLIN },
                         { .fd = reaped ? -1 : pidfd, .events = POLLIN },
+                        { .fd = reaped ? -1 : a->cancel_fd, .events = POLLIN },
                 };
-                int n = poll(p, 4, timeout);
+                int n = poll(p, 5, timeout);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -305,6 +307,15 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                         err_fd = safe_close(err_fd);
                 if (p[2].revents)
                         read_reports(&rep_fd, &o);
+                if (!reaped && p[4].revents) {
+                        struct signalfd_siginfo si;
+                        if (read(a->cancel_fd, &si, sizeof(si)) == (ssize_t) sizeof(si) && !o.interrupted_signal &&
+                            !o.timed_out) {
+                                o.interrupted_signal = (int) si.ssi_signo;
+                                kill(a->kill_target, SIGTERM);
+                                kill_at = now + SBX_KILL_GRACE_MS * 1000ULL;
+                        }
+                }
                 if (!reaped && p[3].revents) {
                         pid_t w;
                         do
@@ -339,6 +350,7 @@ int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, 
                 ret->term_signal = WTERMSIG(st);
         }
         ret->timed_out = so->timed_out;
+        ret->interrupted_signal = so->interrupted_signal;
         ret->cpu_user_us = (uint64_t) so->rusage.ru_utime.tv_sec * 1000000ULL + (uint64_t) so->rusage.ru_utime.tv_usec;
         ret->cpu_sys_us = (uint64_t) so->rusage.ru_stime.tv_sec * 1000000ULL + (uint64_t) so->rusage.ru_stime.tv_usec;
         ret->peak_memory_bytes = (uint64_t) so->rusage.ru_maxrss * 1024ULL;
@@ -360,6 +372,8 @@ void sbx_result_done(sbx_result *r) {
 int sbx_result_exit_status(const sbx_result *r) {
         if (r->timed_out)
                 return SBX_EXIT_TIMEOUT;
+        if (r->interrupted_signal)
+                return SBX_EXIT_SIGNAL_BASE + r->interrupted_signal;
         if (r->exited)
                 return r->exit_code;
         if (r->term_signal)
@@ -420,7 +434,7 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
         sbx_supervise_args a = {
                 .pid = pid, .kill_target = -pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
                 .report_fd = TAKE_FD(repp[0]), .timeout_ms = spec->timeout_ms, .start_us = start,
-                .kill_group_at_exit = true,
+                .kill_group_at_exit = true, .cancel_fd = spec->cancel_fd,
         };
         sbx_supervise_out so;
         r = sbx_supervise(&a, &out, &err, &so, e);

@@ -35,6 +35,8 @@ typedef struct sbx_spec {
         uint64_t tmp_bytes;         /* container: size of /tmp (and /dev/shm) */
         uint64_t output_bytes;      /* per stream, head + tail */
         bool use_cgroups;           /* false only when the caller said --no-cgroup */
+        int cancel_fd;              /* a signalfd (or -1): a signal on it stops the run like a
+                                     * timeout and is reported in interrupted_signal */
 } sbx_spec;
 
 typedef struct sbx_result {
@@ -42,6 +44,7 @@ typedef struct sbx_result {
         int exit_code;
         int term_signal;            /* signal that ended the command, 0 if none */
         bool timed_out;
+        int interrupted_signal;     /* the signal that made the caller stop the run, or 0 */
         bool oom_killed;
         char *out, *err;            /* captured bytes (NUL-terminated, may contain NULs) */
         size_t out_len, err_len;

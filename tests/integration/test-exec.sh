@@ -170,3 +170,14 @@ out=$(FOO=leak "$HULL" exec --tier process --no-isolation-warning -- sh -c 'echo
 check "the process tier scrubs the environment" test "$out" = clean
 "$HULL" exec --tier process --no-isolation-warning --json -- sh -c 'kill -TERM $$' >"$J"; rc=$?
 check "the process tier reports signals" sh -c "[ $rc -eq 143 ] && [ \"\$(/usr/bin/python3 -c \"import json; print(json.load(open('$J'))['signal'])\")\" = 15 ]"
+
+# ---- interruption: hull stops the sandbox, reaps it and reports ----
+"$HULL" exec --json -- sh -c 'trap "" TERM; sleep 30' >"$J" 2>/dev/null &
+hp=$!
+sleep 0.5
+kill -INT "$hp"
+wait "$hp"; rc=$?
+check "SIGINT to hull stops the sandbox (130)" test "$rc" -eq 130
+check "--json says interrupted" grep -q '"interrupted":true' "$J"
+sleep 0.2
+check "nothing of the interrupted sandbox survives" sh -c "! pgrep -f '^sleep 30$' >/dev/null"
