@@ -312,6 +312,11 @@ _noreturn_ static void child_main(const child_plan *p) {
                 _exit(SBX_EXIT_SETUP);
         close(p->sync_fd);
 
+        /* Init is a copy of hull (its memory holds hull's environment and fds): the command, same
+         * uid, must not read or write it through /proc/1. The command is dumpable again after
+         * its execve. */
+        TRY("init: not dumpable", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
+
         struct sigaction sa = { .sa_sigaction = init_on_term, .sa_flags = SA_SIGINFO | SA_RESTART };
         sigemptyset(&sa.sa_mask);
         TRY("init: SIGTERM handler", sigaction(SIGTERM, &sa, NULL));
