@@ -279,6 +279,28 @@ _noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
         }
 }
 
+/* Close every fd the child inherited except the plan's own: init outlives set-up and must not
+ * hold what hull's caller left open. */
+static void child_close_inherited(const child_plan *p) {
+        unsigned keep[] = { (unsigned) p->sync_fd, (unsigned) p->report_fd, (unsigned) p->in_fd,
+                            (unsigned) p->out_fd, (unsigned) p->err_fd };
+        for (size_t i = 1; i < ELEMENTSOF(keep); i++) /* insertion sort, no allocation */
+                for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+                        unsigned t = keep[j];
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
+        unsigned from = 3;
+        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
+                if (keep[i] > from && syscall(SYS_close_range, from, keep[i] - 1, 0) < 0)
+                        sbx_child_fail(p->report_fd, "init: close inherited fds", -errno);
+                if (keep[i] + 1 > from)
+                        from = keep[i] + 1;
+        }
+        if (syscall(SYS_close_range, from, ~0U, 0) < 0)
+                sbx_child_fail(p->report_fd, "init: close inherited fds", -errno);
+}
+
 _noreturn_ static void child_main(const child_plan *p) {
         char c;
         sigset_t none;
@@ -287,6 +309,7 @@ _noreturn_ static void child_main(const child_plan *p) {
                 sbx_child_fail(p->report_fd, "init: signal mask", -errno);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                 sbx_child_fail(p->report_fd, "init: parent-death signal", -errno);
+        child_close_inherited(p);
         /* Wait until the parent has written the id maps. */
         if (read(p->sync_fd, &c, 1) != 1)
                 _exit(SBX_EXIT_SETUP);
