@@ -36,7 +36,7 @@
 #define SBX_ETC_FILE_MAX 2048U       /* one generated /etc file */
 #define SBX_CHILD_MSG_MAX 200U       /* what a failing child tells its parent */
 #define SBX_CGROUP_FILE_MAX 65536U   /* bytes read from one cgroup or /proc file */
-#define SBX_CGROUP_RMDIR_TRIES 50U   /* cgroup removal retries, 1 ms apart */
+#define SBX_CGROUP_RMDIR_TRIES 22U   /* cgroup removal retries, backing off 1..128 ms (~2 s) */
 #define SBX_SANDBOX_UID 1000U        /* uid and gid inside the sandbox */
 #define SBX_ROOT_HOST_UID 65534U     /* host uid the sandbox user maps to when hull runs as root */
 #define SBX_READ_CHUNK 65536U        /* bytes per read() of captured output */

@@ -298,12 +298,16 @@ void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret) {
 static void remove_dir(char *dir) {
         if (!dir[0])
                 return;
+        /* The last tasks may still be leaving: back off from 1 ms to 128 ms (about 2 s). */
+        long wait_ns = 1000000;
         for (unsigned i = 0; i < SBX_CGROUP_RMDIR_TRIES; i++) {
                 if (rmdir(dir) == 0 || errno == ENOENT)
                         break;
                 if (errno != EBUSY)
                         break;
-                nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+                nanosleep(&(struct timespec){ .tv_nsec = wait_ns }, NULL);
+                if (wait_ns < 128000000)
+                        wait_ns *= 2;
         }
         dir[0] = '\0';
 }
