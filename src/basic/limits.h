@@ -40,3 +40,4 @@
 #define SBX_SANDBOX_UID 1000U        /* uid and gid inside the sandbox */
 #define SBX_ROOT_HOST_UID 65534U     /* host uid the sandbox user maps to when hull runs as root */
 #define SBX_READ_CHUNK 65536U        /* bytes per read() of captured output */
+#define SBX_EXEC_STACK_BYTES 65536U  /* stack of the sandboxed command between clone and execve */

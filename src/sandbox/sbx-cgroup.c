@@ -243,6 +243,29 @@ int sbx_cgroup_create(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits 
         return r;
 }
 
+int sbx_cgroup_prepare_self_join(const sbx_cgroup *cg, uid_t uid, gid_t gid, char ret_tasks[][SBX_PATH_MAX],
+                                 size_t max, hull_error *e) {
+        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        size_t n = 0;
+        if (cg->v2)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                if (!dirs[i][0])
+                        continue;
+                if (n >= max)
+                        return hull_err(e, -E2BIG, "cgroup: too many hierarchies");
+                if ((size_t) snprintf(ret_tasks[n], SBX_PATH_MAX, "%s/tasks", dirs[i]) >= SBX_PATH_MAX)
+                        return hull_err(e, -ENAMETOOLONG, "cgroup: path too long");
+                struct stat st;
+                if (stat(ret_tasks[n], &st) < 0)
+                        return hull_err(e, negative_errno(), "cgroup: cannot find %s", ret_tasks[n]);
+                if ((st.st_uid != uid || st.st_gid != gid) && chown(ret_tasks[n], uid, gid) < 0)
+                        return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user", ret_tasks[n]);
+                n++;
+        }
+        return (int) n;
+}
+
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
         char buf[32];
         snprintf(buf, sizeof(buf), "%d", (int) pid);

@@ -73,6 +73,8 @@ typedef struct child_plan {
         char tmp_opts[96], shm_opts[96];
         uid_t uid;
         gid_t gid;
+        char cgroup_tasks[3][SBX_PATH_MAX]; /* v1: files the child writes "0" to, to join */
+        size_t n_cgroup_tasks;
         bool set_groups;
         cap_t caps_full, caps_none;
         int last_cap;
@@ -80,6 +82,7 @@ typedef struct child_plan {
         char *const *argv;
         char *const *envp;
         struct rlimit nofile, fsize;
+        _Alignas(16) char cmd_stack[SBX_EXEC_STACK_BYTES]; /* the command's stack until execve */
 } child_plan;
 
 /* ---- child side: async-signal-safe calls only ---- */
@@ -158,7 +161,8 @@ static void child_setup_dev(const child_plan *p) {
         for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
                 const char *dst = nodes[i] + sizeof(OLDROOT); /* "dev/null": relative to the new root */
                 TRY_R("mount: /dev node", make_file(dst, 0666));
-                TRY_R("mount: bind /dev node", mount_bind(nodes[i], dst, MS_NOSUID | MS_NOEXEC, false, false));
+                /* A plain bind: a device node is never executed, and the host's /dev flags hold. */
+                TRY("mount: bind /dev node", mount(nodes[i], dst, NULL, MS_BIND, NULL));
         }
         TRY("mount: /dev/pts", mkdir("dev/pts", 0755));
         TRY("mount: /dev/pts devpts", mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"));
@@ -256,6 +260,14 @@ static void child_drop_privileges(const child_plan *p) {
         TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp, 0, 0));
 }
 
+static int command_main(void *arg) {
+        const child_plan *p = arg;
+        if (setsid() < 0)
+                sbx_child_fail(p->report_fd, "exec: setsid", -errno);
+        int r = sbx_child_exec(p->argv, p->envp, p->in_fd, p->out_fd, p->err_fd, &p->nofile, &p->fsize);
+        sbx_child_fail(p->report_fd, SBX_STEP_EXEC, r);
+}
+
 _noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
         sbx_report rep = { .kind = SBX_REPORT_EXIT };
         for (;;) {
@@ -301,7 +313,7 @@ static void child_close_inherited(const child_plan *p) {
                 sbx_child_fail(p->report_fd, "init: close inherited fds", -errno);
 }
 
-_noreturn_ static void child_main(const child_plan *p) {
+_noreturn_ static void child_main(child_plan *p) {
         char c;
         sigset_t none;
         sigemptyset(&none);
@@ -321,6 +333,12 @@ _noreturn_ static void child_main(const child_plan *p) {
         TRY("user: setresuid", setresuid(p->uid, p->uid, p->uid));
         TRY("user: raise capabilities for setup", cap_set_proc(p->caps_full));
         TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
+        for (size_t i = 0; i < p->n_cgroup_tasks; i++) {
+                int fd = open(p->cgroup_tasks[i], O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        sbx_child_fail(p->report_fd, "cgroup: join the sandbox's cgroup", -errno);
+                close(fd);
+        }
         TRY("cgroup: new cgroup namespace", unshare(CLONE_NEWCGROUP));
 
         child_setup_root(p);
@@ -329,8 +347,7 @@ _noreturn_ static void child_main(const child_plan *p) {
         TRY("chdir /workspace", chdir("/workspace"));
         child_drop_privileges(p);
 
-        /* The parent moved us into the cgroups while we built the root (a v1 migration waits for
-         * an RCU grace period: overlapping it with the mounts hides most of it). */
+        /* On v2 the parent moved us into the cgroup while we built the root. */
         if (read(p->sync_fd, &c, 1) != 1)
                 _exit(SBX_EXIT_SETUP);
         close(p->sync_fd);
@@ -344,15 +361,11 @@ _noreturn_ static void child_main(const child_plan *p) {
         sigemptyset(&sa.sa_mask);
         TRY("init: SIGTERM handler", sigaction(SIGTERM, &sa, NULL));
 
-        pid_t cmd = fork();
+        /* vfork-style: the command shares init's memory until its execve, on a stack of its own,
+         * so no page tables are copied. It has its own fd table and signal handlers. */
+        pid_t cmd = clone(command_main, p->cmd_stack + sizeof(p->cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, p);
         if (cmd < 0)
-                sbx_child_fail(p->report_fd, "init: fork the command", -errno);
-        if (cmd == 0) {
-                if (setsid() < 0)
-                        sbx_child_fail(p->report_fd, "exec: setsid", -errno);
-                int r = sbx_child_exec(p->argv, p->envp, p->in_fd, p->out_fd, p->err_fd, &p->nofile, &p->fsize);
-                sbx_child_fail(p->report_fd, SBX_STEP_EXEC, r);
-        }
+                sbx_child_fail(p->report_fd, "init: start the command", -errno);
         close(p->in_fd);
         close(p->out_fd);
         close(p->err_fd);
@@ -621,6 +634,10 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 r = sbx_cgroup_create(&cg, name, &lim, e);
                 if (r < 0)
                         goto out;
+                r = sbx_cgroup_prepare_self_join(&cg, host_uid, host_gid, p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e);
+                if (r < 0)
+                        goto out;
+                p->n_cgroup_tasks = (size_t) r;
         }
 
         uint64_t start = sbx_now_us();
@@ -642,8 +659,9 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         errp[1] = safe_close(errp[1]);
         in_fd = safe_close(in_fd);
 
-        /* Map the sandbox user and let the child build its root ("m"); meanwhile place it in its
-         * cgroups, then let it start the command ("c"). */
+        /* Map the sandbox user and let the child go ("m"): on v1 it joins its cgroups itself, then
+         * builds its root. On v2 the parent moves it meanwhile, then lets it start the command
+         * ("c"). */
         r = 0;
         if (!p->set_groups && (r = write_proc(pid, "setgroups", "deny")) < 0)
                 hull_err(e, r, "user: cannot deny setgroups");
@@ -659,7 +677,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         }
         if (r >= 0 && write(syncp[1], "m", 1) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
-        if (r >= 0 && spec->use_cgroups)
+        if (r >= 0 && spec->use_cgroups && p->n_cgroup_tasks == 0)
                 r = sbx_cgroup_attach(&cg, pid, e);
         if (r >= 0 && write(syncp[1], "c", 1) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
