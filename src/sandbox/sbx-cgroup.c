@@ -116,18 +116,11 @@ static int own_dir(const char *mount, const char *controller, char *ret, size_t 
         return 0;
 }
 
-static int make_child(const char *parent, const char *name, char *ret, size_t size, const char *what, hull_error *e) {
-        if ((size_t) snprintf(ret, size, "%s/%s", parent, name) >= size) {
-                ret[0] = '\0';
-                return hull_err(e, -ENAMETOOLONG, "cgroup: %s path too long", what);
-        }
-        if (mkdir(ret, 0755) < 0) {
-                int r = negative_errno();
-                ret[0] = '\0';
-                return hull_err_hint(e, r,
+static int make_dir(const char *dir, const char *what, hull_error *e) {
+        if (mkdir(dir, 0755) < 0)
+                return hull_err_hint(e, negative_errno(),
                                      "run as root, delegate a cgroup to this user, or pass --no-cgroup to run without cgroup limits",
-                                     "cgroup: cannot create the %s cgroup under %s", what, parent);
-        }
+                                     "cgroup: cannot create the %s cgroup %s", what, dir);
         return 0;
 }
 
@@ -138,132 +131,147 @@ static int set_limit(const char *dir, const char *file, const char *value, hull_
         return 0;
 }
 
-static int create_v2(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
-        char own[SBX_PATH_MAX], buf[128];
-        int r = own_dir(CGROUP_ROOT, NULL, own, sizeof(own), e);
+static int join_path(char *ret, size_t size, const char *dir, const char *name, hull_error *e) {
+        if ((size_t) snprintf(ret, size, "%s/%s", dir, name) >= size)
+                return hull_err(e, -ENAMETOOLONG, "cgroup: path too long: %s/%s", dir, name);
+        return 0;
+}
+
+/* v1: the directory `name` below our own cgroup of controller, if its hierarchy is mounted. */
+static int plan_v1(const char *controller, const char *name, char *ret, size_t size, hull_error *e) {
+        char mount[64], own[SBX_PATH_MAX];
+        snprintf(mount, sizeof(mount), CGROUP_ROOT "/%s", controller);
+        if (!is_mount_of(mount, CGROUP_SUPER_MAGIC))
+                return hull_err_hint(e, -ENOENT, "pass --no-cgroup to run without cgroup limits",
+                                     "cgroup: no %s controller (neither cgroup v2 nor a v1 hierarchy at %s)", controller, mount);
+        int r = own_dir(mount, controller, own, sizeof(own), e);
         if (r < 0)
                 return r;
+        return join_path(ret, size, own, name, e);
+}
+
+int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
+        int r = 0;
+        *cg = (sbx_cgroup){ .lim = *lim };
+        /* Pure v2 is mounted at the top; a hybrid keeps v2 at .../unified, controllers on v1. */
+        cg->v2 = is_mount_of(CGROUP_ROOT, CGROUP2_SUPER_MAGIC);
+        if (cg->v2) {
+                r = own_dir(CGROUP_ROOT, NULL, cg->v2_parent, sizeof(cg->v2_parent), e);
+                if (r >= 0)
+                        r = join_path(cg->memory, sizeof(cg->memory), cg->v2_parent, name, e);
+        } else {
+                if (lim->memory_bytes)
+                        r = plan_v1("memory", name, cg->memory, sizeof(cg->memory), e);
+                if (r >= 0 && lim->pids)
+                        r = plan_v1("pids", name, cg->pids, sizeof(cg->pids), e);
+                if (r >= 0 && lim->millicpus)
+                        r = plan_v1("cpu", name, cg->cpu, sizeof(cg->cpu), e);
+        }
+        if (r < 0)
+                *cg = (sbx_cgroup){ 0 };
+        return r;
+}
+
+static int make_v2(sbx_cgroup *cg, hull_error *e) {
+        const sbx_cgroup_limits *lim = &cg->lim;
+        char want[64], buf[128];
+        int r;
         /* Controllers must be enabled for children. A cgroup that holds processes cannot enable
-         * them (no internal processes), except the root: then hull's process must live in a
-         * delegated subtree, which is the caller's job. */
-        char want[64];
+         * them (no internal processes), except the root: then hull must run in a delegated
+         * subtree, which is the caller's job. */
         snprintf(want, sizeof(want), "%s%s%s", lim->memory_bytes ? " +memory" : "",
                  lim->pids ? " +pids" : "", lim->millicpus ? " +cpu" : "");
         if (want[0]) {
-                r = write_file(own, "cgroup.subtree_control", want + 1);
+                r = write_file(cg->v2_parent, "cgroup.subtree_control", want + 1);
                 if (r < 0)
                         return hull_err_hint(e, r,
                                              "start hull in a delegated cgroup without other processes, e.g. systemd-run --scope -p Delegate=yes, or pass --no-cgroup",
-                                             "cgroup: cannot enable%s for children of %s", want, own);
+                                             "cgroup: cannot enable%s for children of %s", want, cg->v2_parent);
         }
-        r = make_child(own, name, cg->memory, sizeof(cg->memory), "v2", e);
+        r = make_dir(cg->memory, "v2", e);
         if (r < 0)
                 return r;
+        cg->made = true;
         if (lim->memory_bytes) {
                 snprintf(buf, sizeof(buf), "%" PRIu64, lim->memory_bytes);
-                r = set_limit(cg->memory, "memory.max", buf, e);
-                if (r < 0)
+                if ((r = set_limit(cg->memory, "memory.max", buf, e)) < 0)
                         return r;
                 (void) write_file(cg->memory, "memory.swap.max", "0"); /* absent without swap */
         }
         if (lim->pids) {
                 snprintf(buf, sizeof(buf), "%" PRIu64, lim->pids);
-                r = set_limit(cg->memory, "pids.max", buf, e);
-                if (r < 0)
+                if ((r = set_limit(cg->memory, "pids.max", buf, e)) < 0)
                         return r;
         }
         if (lim->millicpus) {
                 snprintf(buf, sizeof(buf), "%" PRIu64 " 100000", lim->millicpus * 100);
-                r = set_limit(cg->memory, "cpu.max", buf, e);
-                if (r < 0)
+                if ((r = set_limit(cg->memory, "cpu.max", buf, e)) < 0)
                         return r;
         }
         return 0;
 }
 
-static int create_v1(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
-        char own[SBX_PATH_MAX], buf[128];
+static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
+        const sbx_cgroup_limits *lim = &cg->lim;
+        char buf[128];
         int r;
+        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
+                if (dirs[i][0]) {
+                        if ((r = make_dir(dirs[i], i == 0 ? "memory" : i == 1 ? "pids" : "cpu", e)) < 0)
+                                return r;
+                        cg->made = true;
+                }
         if (lim->memory_bytes) {
-                if (!is_mount_of(CGROUP_ROOT "/memory", CGROUP_SUPER_MAGIC))
-                        return hull_err(e, -ENOENT, "cgroup: no memory controller (neither cgroup v2 nor a v1 memory hierarchy at " CGROUP_ROOT "/memory)");
-                r = own_dir(CGROUP_ROOT "/memory", "memory", own, sizeof(own), e);
-                if (r < 0)
-                        return r;
-                r = make_child(own, name, cg->memory, sizeof(cg->memory), "memory", e);
-                if (r < 0)
-                        return r;
                 snprintf(buf, sizeof(buf), "%" PRIu64, lim->memory_bytes);
-                r = set_limit(cg->memory, "memory.limit_in_bytes", buf, e);
-                if (r < 0)
+                if ((r = set_limit(cg->memory, "memory.limit_in_bytes", buf, e)) < 0)
                         return r;
                 (void) write_file(cg->memory, "memory.memsw.limit_in_bytes", buf); /* only with swap accounting */
         }
         if (lim->pids) {
-                if (!is_mount_of(CGROUP_ROOT "/pids", CGROUP_SUPER_MAGIC))
-                        return hull_err(e, -ENOENT, "cgroup: no pids controller at " CGROUP_ROOT "/pids");
-                r = own_dir(CGROUP_ROOT "/pids", "pids", own, sizeof(own), e);
-                if (r < 0)
-                        return r;
-                r = make_child(own, name, cg->pids, sizeof(cg->pids), "pids", e);
-                if (r < 0)
-                        return r;
                 snprintf(buf, sizeof(buf), "%" PRIu64, lim->pids);
-                r = set_limit(cg->pids, "pids.max", buf, e);
-                if (r < 0)
+                if ((r = set_limit(cg->pids, "pids.max", buf, e)) < 0)
                         return r;
         }
         if (lim->millicpus) {
-                if (!is_mount_of(CGROUP_ROOT "/cpu", CGROUP_SUPER_MAGIC))
-                        return hull_err(e, -ENOENT, "cgroup: no cpu controller at " CGROUP_ROOT "/cpu");
-                r = own_dir(CGROUP_ROOT "/cpu", "cpu", own, sizeof(own), e);
-                if (r < 0)
-                        return r;
-                r = make_child(own, name, cg->cpu, sizeof(cg->cpu), "cpu", e);
-                if (r < 0)
-                        return r;
-                r = set_limit(cg->cpu, "cpu.cfs_period_us", "100000", e);
-                if (r < 0)
+                if ((r = set_limit(cg->cpu, "cpu.cfs_period_us", "100000", e)) < 0)
                         return r;
                 snprintf(buf, sizeof(buf), "%" PRIu64, lim->millicpus * 100);
-                r = set_limit(cg->cpu, "cpu.cfs_quota_us", buf, e);
-                if (r < 0)
+                if ((r = set_limit(cg->cpu, "cpu.cfs_quota_us", buf, e)) < 0)
                         return r;
+        }
+        /* The sandbox's first process moves itself in (see sbx_cgroup_tasks_paths). */
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char tasks[SBX_PATH_MAX];
+                struct stat st;
+                if (!dirs[i][0])
+                        continue;
+                if ((r = join_path(tasks, sizeof(tasks), dirs[i], "tasks", e)) < 0)
+                        return r;
+                if (stat(tasks, &st) < 0)
+                        return hull_err(e, negative_errno(), "cgroup: cannot find %s", tasks);
+                if ((st.st_uid != uid || st.st_gid != gid) && chown(tasks, uid, gid) < 0)
+                        return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user", tasks);
         }
         return 0;
 }
 
-int sbx_cgroup_create(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
-        *cg = (sbx_cgroup){ 0 };
-        /* Pure v2 has cgroup.controllers at the top; a hybrid keeps v2 at .../unified. */
-        cg->v2 = is_mount_of(CGROUP_ROOT, CGROUP2_SUPER_MAGIC);
-        int r = cg->v2 ? create_v2(cg, name, lim, e) : create_v1(cg, name, lim, e);
+int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
+        int r = cg->v2 ? make_v2(cg, e) : make_v1(cg, uid, gid, e);
         if (r < 0)
                 sbx_cgroup_destroy(cg);
         return r;
 }
 
-int sbx_cgroup_prepare_self_join(const sbx_cgroup *cg, uid_t uid, gid_t gid, char ret_tasks[][SBX_PATH_MAX],
-                                 size_t max, hull_error *e) {
+size_t sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max) {
         const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
         size_t n = 0;
         if (cg->v2)
                 return 0;
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                if (!dirs[i][0])
-                        continue;
-                if (n >= max)
-                        return hull_err(e, -E2BIG, "cgroup: too many hierarchies");
-                if ((size_t) snprintf(ret_tasks[n], SBX_PATH_MAX, "%s/tasks", dirs[i]) >= SBX_PATH_MAX)
-                        return hull_err(e, -ENAMETOOLONG, "cgroup: path too long");
-                struct stat st;
-                if (stat(ret_tasks[n], &st) < 0)
-                        return hull_err(e, negative_errno(), "cgroup: cannot find %s", ret_tasks[n]);
-                if ((st.st_uid != uid || st.st_gid != gid) && chown(ret_tasks[n], uid, gid) < 0)
-                        return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user", ret_tasks[n]);
-                n++;
-        }
-        return (int) n;
+        for (size_t i = 0; i < ELEMENTSOF(dirs) && n < max; i++)
+                if (dirs[i][0] && (size_t) snprintf(ret[n], SBX_PATH_MAX, "%s%s/tasks", prefix, dirs[i]) < SBX_PATH_MAX)
+                        n++;
+        return n;
 }
 
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
@@ -336,6 +344,9 @@ static void remove_dir(char *dir) {
 }
 
 void sbx_cgroup_destroy(sbx_cgroup *cg) {
+        if (!cg->made)
+                return;
+        cg->made = false;
         remove_dir(cg->memory);
         remove_dir(cg->pids);
         remove_dir(cg->cpu);

@@ -10,18 +10,21 @@
 #include "error.h"
 #include "limits.h"
 
-typedef struct sbx_cgroup {
-        bool v2;                      /* one unified directory instead of per-controller ones */
-        char memory[SBX_PATH_MAX];    /* v1 memory dir, or the v2 dir; "" when not used */
-        char pids[SBX_PATH_MAX];      /* v1 only */
-        char cpu[SBX_PATH_MAX];       /* v1 only */
-} sbx_cgroup;
-
 typedef struct sbx_cgroup_limits {
         uint64_t memory_bytes; /* 0: no memory limit */
         uint64_t pids;         /* 0: no pids limit */
         uint64_t millicpus;    /* 0: no CPU quota */
 } sbx_cgroup_limits;
+
+typedef struct sbx_cgroup {
+        bool v2;                       /* one unified directory instead of per-controller ones */
+        bool made;                     /* the directories exist (destroy removes them) */
+        char memory[SBX_PATH_MAX];     /* v1 memory dir, or the v2 dir; "" when not used */
+        char pids[SBX_PATH_MAX];       /* v1 only */
+        char cpu[SBX_PATH_MAX];        /* v1 only */
+        char v2_parent[SBX_PATH_MAX];  /* v2: our own cgroup, whose children get the controllers */
+        sbx_cgroup_limits lim;
+} sbx_cgroup;
 
 typedef struct sbx_cgroup_stats {
         bool oom_killed;
@@ -33,18 +36,21 @@ typedef struct sbx_cgroup_stats {
  * Pure. Returns 0, -ENOENT (no such hierarchy), -EINVAL (malformed) or -ENAMETOOLONG. */
 int sbx_cgroup_parse_self(const char *text, size_t len, const char *controller, char *ret, size_t size);
 
-/* Create the sandbox's cgroup(s) named name and set the limits. Returns 0 or a negative errno
- * with *e naming the controller and the reason. On failure nothing is left behind. */
-int sbx_cgroup_create(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e);
+/* Decide where the sandbox's cgroup(s) named name will be, below the caller's own cgroup of each
+ * controller: reads /proc/self/cgroup, creates nothing. Returns 0 or a negative errno with *e
+ * naming the controller and the reason. */
+int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e);
 
-/* How the sandbox's first process enters its cgroups. On v1 hierarchies it moves itself by
- * writing "0" to each directory's `tasks` file: a thread moving itself skips the global
- * threadgroup lock, whose writer waits for an RCU grace period (about 10 ms on an idle host,
- * against 0.03 ms). Hand those files to uid/gid (the sandbox user's host ids) and fill
- * ret_tasks[0..n) with their paths; n is 0 on v2, where the parent attaches the process with
- * sbx_cgroup_attach(). Returns n or a negative errno with *e set. */
-int sbx_cgroup_prepare_self_join(const sbx_cgroup *cg, uid_t uid, gid_t gid, char ret_tasks[][SBX_PATH_MAX],
-                                 size_t max, hull_error *e);
+/* Create the planned cgroup(s) and set the limits. On v1, also hand each `tasks` file to
+ * uid/gid (the sandbox user's host ids): the sandbox's first process moves itself in by writing
+ * "0" there, because a thread moving itself skips the global threadgroup lock whose writer waits
+ * for an RCU grace period (about 10 ms on an idle host, against 0.03 ms). Returns 0 or a
+ * negative errno with *e set; on failure nothing is left behind. */
+int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e);
+
+/* v1: fill ret[0..n) with prefix + the path of each planned `tasks` file and return n; 0 on v2,
+ * where the parent moves the process with sbx_cgroup_attach(). Pure. */
+size_t sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max);
 
 /* Move pid into the cgroup(s) from outside (v2). Returns 0 or a negative errno with *e set. */
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e);
@@ -52,6 +58,6 @@ int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e);
 /* Read the OOM-kill count and peak memory. Best effort: missing files leave fields zero. */
 void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret);
 
-/* Remove the cgroup(s), retrying while the kernel finishes tearing down the last tasks.
- * Safe to call on a zeroed or partially created sbx_cgroup. */
+/* Remove the cgroup(s) made by sbx_cgroup_make(), retrying while the kernel finishes tearing
+ * down the last tasks. Safe to call on a zeroed, planned or partially made sbx_cgroup. */
 void sbx_cgroup_destroy(sbx_cgroup *cg);

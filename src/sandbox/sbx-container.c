@@ -73,12 +73,13 @@ typedef struct child_plan {
         char tmp_opts[96], shm_opts[96];
         uid_t uid;
         gid_t gid;
-        char cgroup_tasks[3][SBX_PATH_MAX]; /* v1: files the child writes "0" to, to join */
+        char cgroup_tasks[3][SBX_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
         size_t n_cgroup_tasks;
         bool set_groups;
         cap_t caps_full, caps_none;
         int last_cap;
-        const struct sock_fprog *seccomp;
+        struct sock_fprog seccomp;              /* received from the parent, see child_receive_go */
+        struct sock_filter bpf[BPF_MAXINSNS];
         char *const *argv;
         char *const *envp;
         struct rlimit nofile, fsize;
@@ -176,7 +177,8 @@ static void child_setup_dev(const child_plan *p) {
         TRY("mount: /dev read-only", mount(NULL, "dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL));
 }
 
-static void child_setup_root(const child_plan *p) {
+/* Build the sandbox's root at /newroot while the host's stays reachable at /oldroot. */
+static void child_build_root(const child_plan *p) {
         TRY("mount: make / private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
         TRY("mount: staging tmpfs", mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16k,nr_inodes=16"));
         TRY("mount: enter the staging tmpfs", chdir(STAGE));
@@ -230,10 +232,52 @@ static void child_setup_root(const child_plan *p) {
         } else
                 TRY("mount: /workspace tmpfs", mount("tmpfs", "workspace", "tmpfs", MS_NOSUID | MS_NODEV, p->workspace_opts));
 
+}
+
+/* Make the built root the root: the host's is detached and gone for good. */
+static void child_enter_root(const child_plan *p) {
         TRY("pivot_root", syscall(SYS_pivot_root, ".", "."));
         TRY("pivot_root: detach the old root", umount2(".", MNT_DETACH));
         TRY("pivot_root: chdir /", chdir("/"));
         TRY("mount: / read-only", mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL));
+}
+
+static int read_full(int fd, void *buf, size_t len) {
+        for (size_t done = 0; done < len;) {
+                ssize_t n = read(fd, (char *) buf + done, len - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -EPIPE;
+                done += (size_t) n;
+        }
+        return 0;
+}
+
+/* The parent's second message, once the cgroups exist and the filter is compiled: "c", the
+ * instruction count, the BPF instructions. */
+static void child_receive_go(child_plan *p) {
+        char c;
+        uint32_t n;
+        if (read_full(p->sync_fd, &c, 1) < 0 || c != 'c')
+                _exit(SBX_EXIT_SETUP); /* the parent gave up and reports why */
+        if (read_full(p->sync_fd, &n, sizeof(n)) < 0 || n == 0 || n > ELEMENTSOF(p->bpf))
+                sbx_child_fail(p->report_fd, "seccomp: receive the filter", -EPROTO);
+        TRY_R("seccomp: receive the filter", read_full(p->sync_fd, p->bpf, n * sizeof(p->bpf[0])));
+        p->seccomp.len = (unsigned short) n;
+        p->seccomp.filter = p->bpf;
+        close(p->sync_fd);
+}
+
+/* v1: move ourselves into each cgroup (see sbx_cgroup_make); v2: the parent already did. */
+static void child_join_cgroups(const child_plan *p) {
+        for (size_t i = 0; i < p->n_cgroup_tasks; i++) {
+                int fd = open(p->cgroup_tasks[i], O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        sbx_child_fail(p->report_fd, "cgroup: join the sandbox's cgroup", -errno);
+                close(fd);
+        }
+        TRY("cgroup: new cgroup namespace", unshare(CLONE_NEWCGROUP));
 }
 
 static void child_setup_net(const child_plan *p) {
@@ -257,7 +301,7 @@ static void child_drop_privileges(const child_plan *p) {
         TRY("caps: clear the ambient set", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
         TRY("caps: clear every capability", cap_set_proc(p->caps_none));
         TRY("no_new_privs", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-        TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp, 0, 0));
+        TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p->seccomp, 0, 0));
 }
 
 static int command_main(void *arg) {
@@ -333,24 +377,16 @@ _noreturn_ static void child_main(child_plan *p) {
         TRY("user: setresuid", setresuid(p->uid, p->uid, p->uid));
         TRY("user: raise capabilities for setup", cap_set_proc(p->caps_full));
         TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
-        for (size_t i = 0; i < p->n_cgroup_tasks; i++) {
-                int fd = open(p->cgroup_tasks[i], O_WRONLY | O_CLOEXEC);
-                if (fd < 0 || write(fd, "0", 1) != 1)
-                        sbx_child_fail(p->report_fd, "cgroup: join the sandbox's cgroup", -errno);
-                close(fd);
-        }
-        TRY("cgroup: new cgroup namespace", unshare(CLONE_NEWCGROUP));
 
-        child_setup_root(p);
+        /* The parent makes the cgroups and compiles the filter while we build the root. */
+        child_build_root(p);
+        child_receive_go(p);
+        child_join_cgroups(p);
+        child_enter_root(p);
         child_setup_net(p);
         TRY("uts: set the hostname", sethostname("hull", 4));
         TRY("chdir /workspace", chdir("/workspace"));
         child_drop_privileges(p);
-
-        /* On v2 the parent moved us into the cgroup while we built the root. */
-        if (read(p->sync_fd, &c, 1) != 1)
-                _exit(SBX_EXIT_SETUP);
-        close(p->sync_fd);
 
         /* Init is a copy of hull (its memory holds hull's environment and fds): the command, same
          * uid, must not read or write it through /proc/1. The command is dumpable again after
@@ -373,6 +409,26 @@ _noreturn_ static void child_main(child_plan *p) {
 }
 
 /* ---- parent side ---- */
+
+/* The message child_receive_go() waits for; smaller than the pipe's capacity, so it never blocks
+ * for long. */
+static int send_go(int fd, const sbx_seccomp *f) {
+        uint32_t n = f->prog.len;
+        char head[1 + sizeof(n)] = { 'c' };
+        memcpy(head + 1, &n, sizeof(n));
+        if (write(fd, head, sizeof(head)) != (ssize_t) sizeof(head))
+                return -EPIPE;
+        size_t len = n * sizeof(struct sock_filter);
+        for (size_t done = 0; done < len;) {
+                ssize_t w = write(fd, (const char *) f->prog.filter + done, len - done);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? negative_errno() : -EPIPE;
+                done += (size_t) w;
+        }
+        return 0;
+}
 
 static int write_proc(pid_t pid, const char *file, const char *content) {
         char path[64];
@@ -593,16 +649,9 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         p->caps_none = caps_none;
         p->last_cap = (int) cap_max_bits() - 1;
 
-        r = sbx_seccomp_build(&filter, e);
-        if (r < 0)
-                return r;
-        p->seccomp = &filter.prog;
-
         r = sbx_env_build(spec->env, "/workspace", &env);
-        if (r < 0) {
-                sbx_seccomp_done(&filter);
+        if (r < 0)
                 return hull_err(e, r, "exec: cannot build the environment");
-        }
         p->argv = spec->argv;
         p->envp = env;
         p->nofile = (struct rlimit){ SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
@@ -631,13 +680,10 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 char name[64];
                 snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
                 sbx_cgroup_limits lim = { .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus };
-                r = sbx_cgroup_create(&cg, name, &lim, e);
+                r = sbx_cgroup_plan(&cg, name, &lim, e);
                 if (r < 0)
                         goto out;
-                r = sbx_cgroup_prepare_self_join(&cg, host_uid, host_gid, p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e);
-                if (r < 0)
-                        goto out;
-                p->n_cgroup_tasks = (size_t) r;
+                p->n_cgroup_tasks = sbx_cgroup_tasks_paths(&cg, OLDROOT, p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks));
         }
 
         uint64_t start = sbx_now_us();
@@ -659,9 +705,9 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         errp[1] = safe_close(errp[1]);
         in_fd = safe_close(in_fd);
 
-        /* Map the sandbox user and let the child go ("m"): on v1 it joins its cgroups itself, then
-         * builds its root. On v2 the parent moves it meanwhile, then lets it start the command
-         * ("c"). */
+        /* Map the sandbox user and let the child build its root ("m"). Meanwhile make the cgroups
+         * and compile the seccomp filter, then send both ("c"): on v1 the child joins its cgroups
+         * itself, on v2 it has been moved. */
         r = 0;
         if (!p->set_groups && (r = write_proc(pid, "setgroups", "deny")) < 0)
                 hull_err(e, r, "user: cannot deny setgroups");
@@ -677,10 +723,15 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         }
         if (r >= 0 && write(syncp[1], "m", 1) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
-        if (r >= 0 && spec->use_cgroups && p->n_cgroup_tasks == 0)
-                r = sbx_cgroup_attach(&cg, pid, e);
-        if (r >= 0 && write(syncp[1], "c", 1) != 1)
-                r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
+        if (r >= 0 && spec->use_cgroups) {
+                r = sbx_cgroup_make(&cg, host_uid, host_gid, e);
+                if (r >= 0 && p->n_cgroup_tasks == 0)
+                        r = sbx_cgroup_attach(&cg, pid, e);
+        }
+        if (r >= 0)
+                r = sbx_seccomp_build(&filter, e);
+        if (r >= 0 && (r = send_go(syncp[1], &filter)) < 0)
+                hull_err(e, r, "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
         if (r < 0) {
                 kill(pid, SIGKILL);
