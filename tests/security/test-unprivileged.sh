@@ -116,4 +116,51 @@ else
         fail "unprivileged: the i386 ABI is killed with SIGSYS" "exit=$RC out=$(head -c 400 "$OUT")"
 fi
 
+# ---- a delegated cgroup: an unprivileged hull gets memory and pids limits ----
+# As root, make one cgroup per v1 hierarchy below ours, hand it to the user, and start hull in
+# it; hull then makes the sandbox's cgroups below it (the way systemd delegates on v2).
+own_cg() { awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup; }
+if [ "$(stat -f -c %T /sys/fs/cgroup/memory 2>/dev/null)" = cgroupfs ] && [ "$(stat -f -c %T /sys/fs/cgroup/pids 2>/dev/null)" = cgroupfs ]; then
+        D=hull-deleg-$$-$RANDOM
+        MEMD=/sys/fs/cgroup/memory$(own_cg memory)/$D PIDSD=/sys/fs/cgroup/pids$(own_cg pids)/$D
+        mkdir "$MEMD" "$PIDSD" && chown -R "$UNPRIV:$UNPRIV" "$MEMD" "$PIDSD"
+        run_delegated() { # run_delegated TAG HULL-ARGS...: hull as the user, inside the delegation
+                local tag=$1
+                shift
+                OUT=$TEST_TMP/$tag.out ERR=$TEST_TMP/$tag.err
+                timeout -k 5 60 sh -c 'echo $$ > "$1/cgroup.procs" && echo $$ > "$2/cgroup.procs" && shift 2 && exec "$@"' sh \
+                        "$MEMD" "$PIDSD" setpriv --reuid="$UNPRIV" --regid="$UNPRIV" --clear-groups --inh-caps=-all -- \
+                        env -i PATH=/usr/bin:/bin LANG=C "$BIN/hull" exec --timeout "$T" "$@" >"$OUT" 2>"$ERR"
+                RC=$?
+        }
+        run_delegated deleg-oom --json --memory 64M -- /usr/bin/python3 -c 'b = bytearray(1 << 30)'
+        if [ "$RC" -eq 137 ] && grep -q '"oom_killed":true' "$OUT"; then
+                pass "unprivileged, delegated cgroup: a memory bomb is OOM-killed and reported"
+        else
+                fail "unprivileged, delegated cgroup: a memory bomb is OOM-killed and reported" "exit=$RC out=$(head -c 300 "$OUT") err=$(head -c 300 "$ERR")"
+        fi
+        run_delegated deleg-pids --pids 16 -- /usr/bin/python3 -c '
+import os, time
+n = 0
+for i in range(40):
+    try:
+        if os.fork() == 0:
+            time.sleep(3); os._exit(0)
+        n += 1
+    except OSError:
+        break
+print(n)'
+        n=$(cat "$OUT")
+        if [ "$RC" -eq 0 ] && [ -n "$n" ] && [ "$n" -lt 16 ]; then
+                pass "unprivileged, delegated cgroup: --pids bounds the processes ($n forks)"
+        else
+                fail "unprivileged, delegated cgroup: --pids bounds the processes" "exit=$RC out=$n err=$(head -c 300 "$ERR")"
+        fi
+        left=$(find "$MEMD" "$PIDSD" -mindepth 1 -type d | wc -l)
+        check "unprivileged, delegated cgroup: the sandbox's cgroups are removed" test "$left" -eq 0
+        rmdir "$MEMD" "$PIDSD" 2>/dev/null
+else
+        skip "unprivileged, delegated cgroup" "no v1 memory and pids hierarchies here (pure cgroup v2 delegation is not exercised by this test)"
+fi
+
 exit 0
