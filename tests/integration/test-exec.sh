@@ -83,12 +83,13 @@ hexec --workdir "$wd" -- sh -c 'echo kept > result.txt; pwd' >"$TEST_TMP/pwd"
 check "--workdir is mounted at /workspace and kept" sh -c "grep -qx /workspace '$TEST_TMP/pwd' && grep -qx kept '$wd/result.txt'"
 
 # ---- limits ----
-hexec --timeout 1 --json -- sh -c 'trap "" TERM; (trap "" TERM; sleep 60) & sleep 60' >"$J"; rc=$?
+# Sleepers get durations no other program on the machine uses, so pgrep finds only ours.
+hexec --timeout 1 --json -- sh -c 'trap "" TERM; (trap "" TERM; sleep 7201) & sleep 7201' >"$J"; rc=$?
 check "a timeout ends with 124" test "$rc" -eq 124
 check "timed_out is reported" test "$(json_get "$J" timed_out)" = true
 check "the timeout ends SIGTERM-ignoring processes within the grace" /usr/bin/python3 -c "import json; assert json.load(open('$J'))['wall_ms'] < 4000"
 sleep 0.2
-check "no sleeper survives a timeout" sh -c "! pgrep -x 'sleep' -a | grep -q 'sleep 60'"
+check "no sleeper survives a timeout" sh -c "! pgrep -f '^sleep 7201$'"
 hexec --memory 64M --json -- /usr/bin/python3 -c 'b=[]
 while True: b.append(bytearray(1<<20))' >"$J"; rc=$?
 check "a memory bomb is killed (137)" test "$rc" -eq 137
@@ -118,9 +119,9 @@ out=$(hexec -- sh -c 'ulimit -n; ulimit -c')
 check "rlimits: nofile 1024, core 0" test "$(echo $out)" = "1024 0"
 
 # ---- leftovers ----
-hexec -- sh -c 'sleep 30 & echo started'  >/dev/null
+hexec -- sh -c 'sleep 7202 & echo started'  >/dev/null
 sleep 0.2
-check "a background process dies with its command" sh -c "! pgrep -f '^sleep 30$' >/dev/null"
+check "a background process dies with its command" sh -c "! pgrep -f '^sleep 7202$'"
 # Cgroups are named hull-PID-TIME; one whose hull is gone was left behind (others may be in use
 # by a concurrent run).
 left=0
@@ -162,17 +163,17 @@ check "the process tier warns that it is not isolation" sh -c "[ $rc -eq 0 ] && 
 check "--no-isolation-warning silences it" test ! -s "$TEST_TMP/err"
 "$HULL" exec --tier process --require-isolation -- true 2>"$TEST_TMP/err"; rc=$?
 check "--require-isolation refuses the process tier" sh -c "[ $rc -eq 125 ] && grep -q 'require-isolation' '$TEST_TMP/err'"
-"$HULL" exec --tier process --no-isolation-warning --timeout 1 -- sh -c 'trap "" TERM; sleep 60 & sleep 60'; rc=$?
+"$HULL" exec --tier process --no-isolation-warning --timeout 1 -- sh -c 'trap "" TERM; sleep 7203 & sleep 7203'; rc=$?
 check "the process tier times out with 124" test "$rc" -eq 124
 sleep 0.2
-check "the process tier kills its whole group" sh -c "! pgrep -f '^sleep 60$' >/dev/null"
+check "the process tier kills its whole group" sh -c "! pgrep -f '^sleep 7203$'"
 out=$(FOO=leak "$HULL" exec --tier process --no-isolation-warning -- sh -c 'echo ${FOO:-clean}')
 check "the process tier scrubs the environment" test "$out" = clean
 "$HULL" exec --tier process --no-isolation-warning --json -- sh -c 'kill -TERM $$' >"$J"; rc=$?
 check "the process tier reports signals" sh -c "[ $rc -eq 143 ] && [ \"\$(/usr/bin/python3 -c \"import json; print(json.load(open('$J'))['signal'])\")\" = 15 ]"
 
 # ---- interruption: hull stops the sandbox, reaps it and reports ----
-"$HULL" exec --json -- sh -c 'trap "" TERM; sleep 30' >"$J" 2>/dev/null &
+"$HULL" exec --json -- sh -c 'trap "" TERM; sleep 7204' >"$J" 2>/dev/null &
 hp=$!
 sleep 0.5
 kill -INT "$hp"
@@ -180,4 +181,4 @@ wait "$hp"; rc=$?
 check "SIGINT to hull stops the sandbox (130)" test "$rc" -eq 130
 check "--json says interrupted" grep -q '"interrupted":true' "$J"
 sleep 0.2
-check "nothing of the interrupted sandbox survives" sh -c "! pgrep -f '^sleep 30$' >/dev/null"
+check "nothing of the interrupted sandbox survives" sh -c "! pgrep -f '^sleep 7204$'"
