@@ -182,3 +182,20 @@ check "SIGINT to hull stops the sandbox (130)" test "$rc" -eq 130
 check "--json says interrupted" grep -q '"interrupted":true' "$J"
 sleep 0.2
 check "nothing of the interrupted sandbox survives" sh -c "! pgrep -f '^sleep 7204$'"
+
+# ---- set-up failures are hard errors that name the layer ----
+# user.max_user_namespaces is per user namespace: setting it to 0 inside a throwaway one
+# disables user namespaces for hull alone, never for the host.
+if unshare --user --map-root-user true 2>/dev/null; then
+        unshare --user --map-root-user sh -c 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" exec --no-cgroup -- true' "$HULL" 2>"$TEST_TMP/err"; rc=$?
+        check "no user namespaces: 125 naming the layer and the sysctl" sh -c "[ $rc -eq 125 ] && grep -q 'namespaces: cannot create' '$TEST_TMP/err' && grep -q 'max_user_namespaces' '$TEST_TMP/err'"
+else
+        skip "no user namespaces: 125 naming the layer" "unshare --user is not available here"
+fi
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+        bin=$TEST_TMP/bin; install -d -m 0755 "$bin"; install -m 0755 "$HULL" "$bin/hull"
+        setpriv --reuid=65534 --regid=65534 --clear-groups -- env -i PATH=/usr/bin:/bin "$bin/hull" exec -- true 2>"$TEST_TMP/err"; rc=$?
+        check "no cgroup delegation: 125 naming the cgroup layer and the way out" sh -c "[ $rc -eq 125 ] && grep -q 'cgroup: cannot create' '$TEST_TMP/err' && grep -q -- '--no-cgroup' '$TEST_TMP/err'"
+else
+        skip "no cgroup delegation: 125 naming the cgroup layer" "needs root and setpriv"
+fi
