@@ -423,10 +423,12 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
                         sbx_child_fail(repp[1], "process: setpgid", -errno);
                 if (chdir(workdir) < 0)
                         sbx_child_fail(repp[1], "process: chdir to the work directory", -errno);
+                /* RLIMIT_DATA (private writable memory), not RLIMIT_AS: runtimes such as V8
+                 * reserve far more address space than they use. */
                 if (spec->memory_bytes) {
-                        struct rlimit as = { spec->memory_bytes, spec->memory_bytes };
-                        if (setrlimit(RLIMIT_AS, &as) < 0)
-                                sbx_child_fail(repp[1], "process: RLIMIT_AS", -errno);
+                        struct rlimit data = { spec->memory_bytes, spec->memory_bytes };
+                        if (setrlimit(RLIMIT_DATA, &data) < 0)
+                                sbx_child_fail(repp[1], "process: RLIMIT_DATA", -errno);
                 }
                 r = sbx_child_exec(spec->argv, env, in_fd, outp[1], errp[1], &nofile, &fsize);
                 sbx_child_fail(repp[1], SBX_STEP_EXEC, r);

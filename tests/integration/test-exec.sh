@@ -199,3 +199,13 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 else
         skip "no cgroup delegation: 125 naming the cgroup layer" "needs root and setpriv"
 fi
+
+# ---- the process tier's memory limit leaves runtimes that reserve address space alone ----
+if [ -x /usr/bin/node ]; then
+        out=$("$HULL" exec --tier process --no-isolation-warning -- /usr/bin/node -e 'console.log(6*7)' 2>&1)
+        check "the process tier runs node under its memory rlimit" test "$out" = 42
+else
+        skip "the process tier runs node under its memory rlimit" "no /usr/bin/node"
+fi
+"$HULL" exec --tier process --no-isolation-warning --memory 64M -- /usr/bin/python3 -c 'b = bytearray(1 << 30)' 2>"$TEST_TMP/err"; rc=$?
+check "the process tier bounds private memory" sh -c "[ $rc -eq 1 ] && grep -q MemoryError '$TEST_TMP/err'"
