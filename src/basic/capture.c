@@ -4,11 +4,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "macro.h"
 
 int capture_init(capture *c, size_t limit) {
-        *c = (capture){ 0 };
+        *c = (capture){ .tee_fd = -1 };
         c->head_max = limit - limit / 2;
         c->tail_max = limit / 2;
         c->head = malloc(c->head_max ? c->head_max : 1);
@@ -23,7 +24,23 @@ int capture_init(capture *c, size_t limit) {
 void capture_done(capture *c) {
         free(c->head);
         free(c->tail);
-        *c = (capture){ 0 };
+        *c = (capture){ .tee_fd = -1 };
+}
+
+void capture_set_tee(capture *c, int fd) {
+        c->tee_fd = fd;
+}
+
+static void tee_write(int fd, const char *p, size_t len) {
+        while (len > 0) {
+                ssize_t n = write(fd, p, len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return;
+                p += n;
+                len -= (size_t) n;
+        }
 }
 
 void capture_append(capture *c, const void *data, size_t len) {
@@ -32,6 +49,8 @@ void capture_append(capture *c, const void *data, size_t len) {
         size_t h = MIN(len, c->head_max - c->head_len);
         memcpy(c->head + c->head_len, p, h);
         c->head_len += h;
+        if (c->tee_fd >= 0 && h > 0)
+                tee_write(c->tee_fd, p, h);
         p += h;
         len -= h;
         if (len == 0 || c->tail_max == 0)

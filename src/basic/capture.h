@@ -12,11 +12,16 @@ typedef struct capture {
         char *tail;          /* ring of the last tail_max bytes after the head filled */
         size_t tail_start, tail_len, tail_max;
         uint64_t total;      /* every byte ever appended */
+        int tee_fd;          /* head bytes are also written here as they arrive; -1: none */
 } capture;
 
 /* Split limit bytes evenly between head and tail. Returns 0 or -ENOMEM. */
 int capture_init(capture *c, size_t limit);
 void capture_done(capture *c);
+
+/* Also write the head, as it fills, to fd (a terminal or pipe of the caller's); write errors
+ * are ignored. */
+void capture_set_tee(capture *c, int fd);
 
 /* Append bytes; never fails. */
 void capture_append(capture *c, const void *data, size_t len);

@@ -145,15 +145,16 @@ static int write_all(FILE *f, const char *buf, size_t len) {
         return fwrite(buf, 1, len, f) == len && fflush(f) == 0 ? 0 : -EIO;
 }
 
+/* The heads were streamed while the command ran; what is left is the notice and the tails. */
 static void print_plain(const sbx_result *r, uint64_t timeout_ms, uint64_t output_bytes) {
-        (void) write_all(stdout, r->out, r->out_len);
-        (void) write_all(stderr, r->err, r->err_len);
         if (r->out_dropped)
                 cli_error("exec", "%" PRIu64 " bytes of stdout dropped from the middle (kept the first and last %" PRIu64 "; raise --output-limit)",
                           r->out_dropped, output_bytes / 2);
         if (r->err_dropped)
                 cli_error("exec", "%" PRIu64 " bytes of stderr dropped from the middle (kept the first and last %" PRIu64 "; raise --output-limit)",
                           r->err_dropped, output_bytes / 2);
+        (void) write_all(stdout, r->out + r->out_head_len, r->out_len - r->out_head_len);
+        (void) write_all(stderr, r->err + r->err_head_len, r->err_len - r->err_head_len);
         if (r->timed_out)
                 cli_error("exec", "timed out after %.3g s and was stopped (raise --timeout)", (double) timeout_ms / 1000.0);
         else if (r->interrupted_signal)
@@ -281,6 +282,7 @@ int cli_exec_main(int argc, char **argv) {
         }
         spec.argv = argv + optind;
         spec.env = env;
+        spec.stream_output = !json;
         signal(SIGPIPE, SIG_IGN);
 
         /* Ctrl-C, SIGTERM and SIGHUP stop the sandbox like a timeout, so hull still reaps it,

@@ -675,6 +675,10 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 r = hull_err(e, -ENOMEM, "exec: cannot allocate output buffers");
                 goto out;
         }
+        if (spec->stream_output) {
+                capture_set_tee(&out, STDOUT_FILENO);
+                capture_set_tee(&err, STDERR_FILENO);
+        }
 
         if (spec->use_cgroups) {
                 char name[64];

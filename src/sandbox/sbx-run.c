@@ -361,6 +361,8 @@ int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, 
         ret->peak_memory_bytes = (uint64_t) so->rusage.ru_maxrss * 1024ULL;
         ret->out_total = out->total;
         ret->err_total = err->total;
+        ret->out_head_len = out->head_len;
+        ret->err_head_len = err->head_len;
         ret->out_dropped = capture_dropped(out);
         ret->err_dropped = capture_dropped(err);
         if (capture_contents(out, &ret->out, &ret->out_len) < 0 || capture_contents(err, &ret->err, &ret->err_len) < 0)
@@ -406,6 +408,10 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
         if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {
                 capture_done(&out);
                 return hull_err(e, -ENOMEM, "process: cannot allocate output buffers");
+        }
+        if (spec->stream_output) {
+                capture_set_tee(&out, STDOUT_FILENO);
+                capture_set_tee(&err, STDERR_FILENO);
         }
         struct rlimit nofile = { SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
         struct rlimit fsize = { SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };

@@ -35,6 +35,8 @@ typedef struct sbx_spec {
         uint64_t tmp_bytes;         /* container: size of /tmp (and /dev/shm) */
         uint64_t output_bytes;      /* per stream, head + tail */
         bool use_cgroups;           /* false only when the caller said --no-cgroup */
+        bool stream_output;         /* also write the head of stdout/stderr to our own fds 1
+                                     * and 2 as it arrives (see out_head_len) */
         int cancel_fd;              /* a signalfd (or -1): a signal on it stops the run like a
                                      * timeout and is reported in interrupted_signal */
 } sbx_spec;
@@ -48,6 +50,8 @@ typedef struct sbx_result {
         bool oom_killed;
         char *out, *err;            /* captured bytes (NUL-terminated, may contain NULs) */
         size_t out_len, err_len;
+        size_t out_head_len, err_head_len; /* the first bytes of out/err: already streamed when
+                                            * stream_output was set */
         uint64_t out_total, err_total;
         uint64_t out_dropped, err_dropped;
         uint64_t wall_us, cpu_user_us, cpu_sys_us;

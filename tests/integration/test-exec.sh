@@ -209,3 +209,16 @@ else
 fi
 "$HULL" exec --tier process --no-isolation-warning --memory 64M -- /usr/bin/python3 -c 'b = bytearray(1 << 30)' 2>"$TEST_TMP/err"; rc=$?
 check "the process tier bounds private memory" sh -c "[ $rc -eq 1 ] && grep -q MemoryError '$TEST_TMP/err'"
+
+# ---- plain mode streams the output while the command runs ----
+/usr/bin/python3 - "$HULL" >"$TEST_TMP/stream" 2>&1 <<'PY'
+import subprocess, sys, time
+t0 = time.monotonic()
+p = subprocess.Popen([sys.argv[1], "exec", "--", "sh", "-c", "echo first; sleep 2; echo second"], stdout=subprocess.PIPE)
+first = p.stdout.readline()
+t_first = time.monotonic() - t0
+rest = p.stdout.read()
+p.wait()
+print(first == b"first\n" and rest == b"second\n" and t_first < 1.5 and p.returncode == 0, round(t_first, 3))
+PY
+check "plain mode streams stdout as it arrives" grep -q '^True' "$TEST_TMP/stream"
