@@ -25,12 +25,14 @@
 #define SBX_OUTPUT_BYTES_MIN 64ULL
 #define SBX_OUTPUT_BYTES_MAX (256ULL << 20)
 #define SBX_ENV_MAX 128U      /* --env entries */
+#define SBX_STDIN_BYTES_MAX (256ULL << 20) /* --stdin file, copied into a sealed memfd */
 #define SBX_ENV_ENTRY_MAX 8192U /* bytes of one K=V */
 #define SBX_ARGV_MAX 4096U    /* arguments of the sandboxed command */
 #define SBX_NOFILE_MAX 65536U
 
 /* Sandbox construction */
 #define SBX_KILL_GRACE_MS 1000U      /* SIGTERM to SIGKILL on timeout */
+#define SBX_START_TIMEOUT_MS 10000   /* a sandbox that takes longer to start has failed */
 #define SBX_ROOTFS_ENTRIES_MAX 64U   /* top-level entries of --rootfs */
 #define SBX_PATH_MAX 4096U           /* any path hull builds or accepts */
 #define SBX_ETC_FILE_MAX 2048U       /* one generated /etc file */
@@ -41,3 +43,113 @@
 #define SBX_ROOT_HOST_UID 65534U     /* host uid the sandbox user maps to when hull runs as root */
 #define SBX_READ_CHUNK 65536U        /* bytes per read() of captured output */
 #define SBX_EXEC_STACK_BYTES 65536U  /* stack of the sandboxed command between clone and execve */
+#define SBX_SECCOMP_FIRST_UNVETTED 451U /* first syscall after Linux 6.1 (cachestat): from here
+                                         * on, ENOSYS until the policy has vetted a call */
+
+/* Workspace operations (src/sandbox/sbx-workspace) */
+#define WS_PATH_MAX 4095U               /* bytes of a path relative to the workspace root */
+#define WS_PATH_DEPTH_MAX 64U           /* components of such a path; depth of any walk */
+#define WS_NAME_MAX 255U                /* bytes of one path component */
+#define WS_PATH_SHOWN_MAX 160U          /* bytes of a path quoted in an error message */
+#define WS_OPEN_RETRIES 16U             /* openat2 EAGAIN retries (a concurrent rename) */
+#define WS_IO_CHUNK 65536U              /* bytes per read()/write() */
+#define WS_READ_DEFAULT_BYTES (256ULL << 10)
+#define WS_READ_MAX_BYTES (16ULL << 20)
+#define WS_WRITE_MAX_BYTES (64ULL << 20)
+#define WS_EDIT_MAX_BYTES (16ULL << 20) /* file an edit reads */
+#define WS_GLOB_COMPONENTS_MAX 32U      /* components of a glob pattern */
+#define WS_GLOB_RESULTS_DEFAULT 1000U
+#define WS_GLOB_RESULTS_MAX 100000U
+#define WS_GLOB_TIME_MS_DEFAULT 2000ULL
+#define WS_WALK_ENTRIES_DEFAULT 100000ULL /* directory entries a glob or grep examines */
+#define WS_WALK_ENTRIES_MAX 10000000ULL
+#define WS_WALK_TIME_MS_MAX 60000ULL
+#define WS_GREP_PATTERN_MAX 1024U       /* bytes of a regex */
+#define WS_GREP_PARENS_MAX 50U          /* nesting of parentheses in a regex */
+#define WS_GREP_MATCH_LIMIT 100000U     /* PCRE2 match limit, per start position */
+#define WS_GREP_DEPTH_LIMIT 1000U       /* PCRE2 backtracking depth */
+#define WS_GREP_HEAP_LIMIT_KIB 1024U    /* PCRE2 interpreter heap */
+#define WS_GREP_JIT_STACK_MIN (32U << 10)
+#define WS_GREP_JIT_STACK_MAX (512U << 10)
+#define WS_GREP_LINE_MAX 4096U          /* bytes of a line searched; the rest is not */
+#define WS_GREP_START_CHUNK 64U         /* start positions tried between clock checks */
+#define WS_GREP_TEXT_MAX 240U           /* bytes of line text in a match */
+#define WS_GREP_BINARY_PROBE 8192U      /* bytes checked for a NUL (binary file) */
+#define WS_GREP_MATCHES_DEFAULT 100U
+#define WS_GREP_MATCHES_MAX 10000U
+#define WS_GREP_BYTES_DEFAULT (256ULL << 20)
+#define WS_GREP_BYTES_MAX (4ULL << 30)
+#define WS_GREP_TIME_MS_DEFAULT 5000ULL
+#define WS_TAR_BYTES_DEFAULT (1ULL << 30) /* persist: archive size; hydrate: total file bytes */
+#define WS_TAR_BYTES_MAX (64ULL << 30)
+#define WS_TAR_FILE_BYTES_DEFAULT (512ULL << 20) /* hydrate: one file */
+#define WS_TAR_ENTRIES_DEFAULT 100000ULL
+#define WS_TAR_ENTRIES_MAX 1000000ULL
+
+/* hull serve: HTTP (src/daemon/http.c) */
+#define SERVE_DEFAULT_PORT 8750U
+#define SERVE_HTTP_THREADS 2U                     /* libmicrohttpd polling threads */
+#define SERVE_CONNECTIONS_MAX 256U                /* open connections per listener */
+#define SERVE_CONNECTION_MEMORY_BYTES (64U << 10) /* per connection: request line and headers */
+#define SERVE_CONNECTION_IDLE_S 60U               /* an idle connection is closed after this */
+#define SERVE_LISTEN_BACKLOG 1024U
+#define SERVE_BODY_MAX (8U << 20)                 /* request body bytes */
+#define SERVE_BODY_DISCARD_MAX (16U << 20)        /* an over-long chunked body beyond this is cut */
+#define SERVE_SHUTDOWN_GRACE_MS 30000U            /* SIGTERM: how long in-flight runs may finish */
+#define SERVE_SHUTDOWN_GRACE_MS_MAX 600000U
+#define SERVE_SHUTDOWN_CANCEL_MS 10000U           /* then: how long cancelled runs may take to end */
+#define SERVE_LOG_LINE_MAX 1024U                  /* one log line, truncated beyond */
+#define SERVE_DEFAULT_RUNS 4U                     /* runs at once (--max-runs) */
+#define SERVE_RUNS_MAX 64U
+#define SERVE_RUN_QUEUE_MAX 16U                   /* admitted runs waiting for a slot; more: capacity */
+#define SERVE_RUN_THREAD_STACK (256U << 10)       /* stack of the thread that waits for one run */
+
+/* hull serve: bearer tokens (src/daemon/auth.c) */
+#define AUTH_TOKENS_MAX 1024U          /* lines of a tokens file */
+#define AUTH_TOKENS_FILE_MAX (1U << 20) /* bytes of a tokens file */
+#define AUTH_TOKEN_RANDOM_BYTES 32U    /* entropy of `hull token new` */
+#define AUTH_TOKEN_MIN 32U             /* a caller's token: at least this many characters */
+#define AUTH_TOKEN_MAX 512U
+#define AUTH_SCOPES_MAX 256U           /* bytes of one token's comma-separated scopes */
+#define AUTH_NAME_MAX 64U              /* bytes of a token's name */
+
+/* The plimsoll protocol 3 (shared/reference/plimsoll-protocol.md, "Limits") */
+#define PLIM_JSON_DEPTH_MAX 16U               /* nesting of a request body */
+#define PLIM_STRING_MAX 256U                  /* short fields: floor, mode, trace id, grant */
+#define PLIM_CODE_MAX (256U << 10)            /* a javascript payload */
+#define PLIM_FILES_MAX 200U
+#define PLIM_FILES_BYTES_MAX (4U << 20)       /* all file contents of a project */
+#define PLIM_PATH_MAX 1024U
+#define PLIM_STEPS_MAX 20U
+#define PLIM_STEP_MAX (16U << 10)
+#define PLIM_ARTIFACTS_MAX 100U
+#define PLIM_IDENTITIES_MAX 32U
+#define PLIM_IDENTITY_MAX 256U
+#define PLIM_TRACE_ID_MAX 64U
+#define PLIM_TIMEOUT_MS_MAX 300000U           /* timeoutMs is clamped to 5 minutes */
+#define PLIM_DEFAULT_TIMEOUT_MS 30000U        /* timeoutMs 0 or less */
+#define PLIM_JS_OUTPUT_BYTES (1U << 20)       /* per stream of a javascript run */
+#define PLIM_STEP_OUTPUT_BYTES (256U << 10)   /* per stream of a project step */
+#define PLIM_ARTIFACTS_BYTES_MAX (8U << 20)   /* all artifacts of a project */
+#define PLIM_ANSWER_MAX (32U << 20)           /* what a client accepts; answers stay below */
+
+/* The sandbox broker (src/daemon/broker.c) */
+#define BRK_REQUEST_MAX (16U << 20)    /* one encoded run request */
+#define BRK_RESULT_MAX (24U << 20)     /* one encoded run result */
+#define BRK_FILES_MAX 256U
+#define BRK_STEPS_MAX 32U
+#define BRK_ARGS_MAX 16U               /* arguments of one step */
+#define BRK_ARTIFACTS_MAX 128U
+#define BRK_DETAIL_MAX 512U            /* bytes of a result's detail line */
+#define BRK_IO_TIMEOUT_MS 10000U       /* a worker waits this long for its request */
+#define BRK_RESULT_SLACK_MS 15000U     /* the daemon waits the run's timeout plus this */
+#define BRK_STOP_GRACE_MS 5000U        /* broker exit: SIGTERM, then SIGKILL to workers */
+
+/* Run records and the audit log (src/sandbox/sbx-record, hull verify) */
+#define REC_LOG_LINE_MAX (64ULL << 20)  /* one audit-log line: a request and an answer of up to 32 MiB */
+#define REC_LOG_LINES_MAX 1000000U      /* lines hull verify reads from one log */
+#define REC_LOG_READ_CHUNK 65536U       /* bytes per read() of a log */
+#define REC_JSON_DEPTH_MAX 16U          /* nesting of one log line (a module request needs 6) */
+#define REC_SOFTWARE_IDENTITIES_MAX 32U /* identities of a software rule */
+#define REC_SOFTWARE_IDENTITY_MAX 256U  /* bytes of one identity */
+#define REC_VERIFY_PROBLEMS_MAX 100U    /* problems hull verify prints; the rest are only counted */

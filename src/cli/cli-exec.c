@@ -243,8 +243,8 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 case OPT_STDIN: {
                         struct stat st;
-                        if (stat(optarg, &st) < 0 || S_ISDIR(st.st_mode))
-                                return usage_error("--stdin '%s' is not a readable file", optarg);
+                        if (stat(optarg, &st) < 0 || !S_ISREG(st.st_mode))
+                                return usage_error("--stdin '%s' is not a regular file", optarg);
                         spec.stdin_path = optarg;
                         break;
                 }

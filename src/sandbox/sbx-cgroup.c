@@ -250,8 +250,11 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
                         return r;
                 if (stat(tasks, &st) < 0)
                         return hull_err(e, negative_errno(), "cgroup: cannot find %s", tasks);
-                if ((st.st_uid != uid || st.st_gid != gid) && chown(tasks, uid, gid) < 0)
-                        return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user", tasks);
+                if (st.st_uid != uid || st.st_gid != gid) {
+                        if (chown(tasks, uid, gid) < 0)
+                                return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user", tasks);
+                        cg->handed = true;
+                }
         }
         return 0;
 }
@@ -261,6 +264,24 @@ int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
         if (r < 0)
                 sbx_cgroup_destroy(cg);
         return r;
+}
+
+int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e) {
+        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        int r;
+        if (cg->v2 || !cg->handed)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char tasks[SBX_PATH_MAX];
+                if (!dirs[i][0])
+                        continue;
+                if ((r = join_path(tasks, sizeof(tasks), dirs[i], "tasks", e)) < 0)
+                        return r;
+                if (chown(tasks, geteuid(), getegid()) < 0)
+                        return hull_err(e, negative_errno(), "cgroup: cannot take %s back from the sandbox user", tasks);
+        }
+        cg->handed = false;
+        return 0;
 }
 
 size_t sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max) {

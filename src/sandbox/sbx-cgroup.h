@@ -19,6 +19,7 @@ typedef struct sbx_cgroup_limits {
 typedef struct sbx_cgroup {
         bool v2;                       /* one unified directory instead of per-controller ones */
         bool made;                     /* the directories exist (destroy removes them) */
+        bool handed;                   /* v1: `tasks` files were chowned to the sandbox user */
         char memory[SBX_PATH_MAX];     /* v1 memory dir, or the v2 dir; "" when not used */
         char pids[SBX_PATH_MAX];       /* v1 only */
         char cpu[SBX_PATH_MAX];        /* v1 only */
@@ -47,6 +48,11 @@ int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *l
  * for an RCU grace period (about 10 ms on an idle host, against 0.03 ms). Returns 0 or a
  * negative errno with *e set; on failure nothing is left behind. */
 int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e);
+
+/* v1: give the `tasks` files handed out by sbx_cgroup_make() back to hull's own uid, once the
+ * sandbox has joined, so no other process of the sandbox user's host uid can join later.
+ * Returns 0 or a negative errno with *e set. */
+int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e);
 
 /* v1: fill ret[0..n) with prefix + the path of each planned `tasks` file and return n; 0 on v2,
  * where the parent moves the process with sbx_cgroup_attach(). Pure. */

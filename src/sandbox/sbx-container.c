@@ -22,6 +22,7 @@
 #include <sys/capability.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -277,6 +278,11 @@ static void child_join_cgroups(const child_plan *p) {
                         sbx_child_fail(p->report_fd, "cgroup: join the sandbox's cgroup", -errno);
                 close(fd);
         }
+        if (p->n_cgroup_tasks > 0) {
+                sbx_report rep = { .kind = SBX_REPORT_JOINED };
+                if (write(p->report_fd, &rep, sizeof(rep)) != (ssize_t) sizeof(rep))
+                        _exit(SBX_EXIT_SETUP);
+        }
         TRY("cgroup: new cgroup namespace", unshare(CLONE_NEWCGROUP));
 }
 
@@ -302,6 +308,7 @@ static void child_drop_privileges(const child_plan *p) {
         TRY("caps: clear every capability", cap_set_proc(p->caps_none));
         TRY("no_new_privs", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
         TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p->seccomp, 0, 0));
+        TRY("seccomp: install the guard", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sbx_seccomp_guard, 0, 0));
 }
 
 static int command_main(void *arg) {
@@ -410,17 +417,50 @@ _noreturn_ static void child_main(child_plan *p) {
 
 /* ---- parent side ---- */
 
+/* Wait for the child's SBX_REPORT_JOINED (the first record it sends unless it fails). */
+static int wait_joined(int rep_fd, hull_error *e) {
+        struct pollfd pfd = { .fd = rep_fd, .events = POLLIN };
+        int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
+        if (n == 0)
+                return hull_err(e, -ETIMEDOUT, "cgroup: the sandbox did not join its cgroups");
+        if (n < 0)
+                return hull_err(e, negative_errno(), "cgroup: waiting for the sandbox");
+        sbx_report rep;
+        if (read(rep_fd, &rep, sizeof(rep)) != (ssize_t) sizeof(rep))
+                return hull_err(e, -EPROTO, "cgroup: the sandbox ended before joining its cgroups");
+        rep.what[sizeof(rep.what) - 1] = '\0';
+        if (rep.kind == SBX_REPORT_ERROR)
+                return hull_err(e, rep.err, "%s", rep.what);
+        if (rep.kind != SBX_REPORT_JOINED)
+                return hull_err(e, -EPROTO, "cgroup: unexpected report from the sandbox");
+        return 0;
+}
+
+/* After a failed start, with the child dead: replace *e by the child's own error, if it sent
+ * one (it failed first, and its reason is the real one). */
+static void child_error(int rep_fd, hull_error *e) {
+        sbx_report rep;
+        if (fcntl(rep_fd, F_SETFL, O_NONBLOCK) < 0)
+                return;
+        while (read(rep_fd, &rep, sizeof(rep)) == (ssize_t) sizeof(rep))
+                if (rep.kind == SBX_REPORT_ERROR) {
+                        rep.what[sizeof(rep.what) - 1] = '\0';
+                        hull_err(e, rep.err, "%s", rep.what);
+                        return;
+                }
+}
+
 /* The message child_receive_go() waits for; smaller than the pipe's capacity, so it never blocks
  * for long. */
 static int send_go(int fd, const sbx_seccomp *f) {
         uint32_t n = f->prog.len;
         char head[1 + sizeof(n)] = { 'c' };
         memcpy(head + 1, &n, sizeof(n));
-        if (write(fd, head, sizeof(head)) != (ssize_t) sizeof(head))
+        if (send(fd, head, sizeof(head), MSG_NOSIGNAL) != (ssize_t) sizeof(head))
                 return -EPIPE;
         size_t len = n * sizeof(struct sock_filter);
         for (size_t done = 0; done < len;) {
-                ssize_t w = write(fd, (const char *) f->prog.filter + done, len - done);
+                ssize_t w = send(fd, (const char *) f->prog.filter + done, len - done, MSG_NOSIGNAL);
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w <= 0)
@@ -657,12 +697,12 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         p->nofile = (struct rlimit){ SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
         p->fsize = (struct rlimit){ SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };
 
-        in_fd = open(spec->stdin_path ? spec->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        in_fd = sbx_open_stdin(spec->stdin_path, e);
         if (in_fd < 0) {
-                r = hull_err(e, negative_errno(), "exec: cannot open stdin %s", spec->stdin_path ? spec->stdin_path : "/dev/null");
+                r = in_fd;
                 goto out;
         }
-        if (pipe2(syncp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, syncp) < 0 || pipe2(repp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
                 r = hull_err(e, negative_errno(), "exec: cannot create pipes");
                 goto out;
         }
@@ -725,7 +765,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 if ((r = write_proc(pid, "gid_map", map)) < 0)
                         hull_err(e, r, "user: cannot write gid_map");
         }
-        if (r >= 0 && write(syncp[1], "m", 1) != 1)
+        if (r >= 0 && send(syncp[1], "m", 1, MSG_NOSIGNAL) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
         if (r >= 0 && spec->use_cgroups) {
                 r = sbx_cgroup_make(&cg, host_uid, host_gid, e);
@@ -737,9 +777,14 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         if (r >= 0 && (r = send_go(syncp[1], &filter)) < 0)
                 hull_err(e, r, "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
+        /* Once the child is in its v1 cgroups, take the `tasks` files back from the sandbox
+         * user, so no other process of that host uid can join them. */
+        if (r >= 0 && p->n_cgroup_tasks > 0 && (r = wait_joined(repp[0], e)) >= 0)
+                r = sbx_cgroup_reclaim(&cg, e);
         if (r < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
+                child_error(repp[0], e); /* the child's own reason, when it failed first */
                 goto out;
         }
 

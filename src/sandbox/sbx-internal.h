@@ -16,6 +16,7 @@
 typedef enum sbx_report_kind {
         SBX_REPORT_ERROR = 1, /* setup failed at step `what` with err (negative errno) */
         SBX_REPORT_EXIT = 2,  /* the command ended: exit_code or term_signal */
+        SBX_REPORT_JOINED = 3, /* the child moved itself into its v1 cgroups */
 } sbx_report_kind;
 
 typedef struct sbx_report {
@@ -37,6 +38,11 @@ _noreturn_ void sbx_child_fail(int report_fd, const char *what, int err);
  * (searched in envp's PATH when it has no slash). Returns only on failure, with -errno. */
 int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd,
                    const struct rlimit *nofile, const struct rlimit *fsize);
+
+/* The command's stdin: /dev/null, or a sealed in-memory copy of path (a regular file of at most
+ * SBX_STDIN_BYTES_MAX bytes). Never the host file itself: through /proc/self/fd/0 the command
+ * could reopen it for writing. Returns the fd (O_CLOEXEC) or a negative errno with *e set. */
+int sbx_open_stdin(const char *path, hull_error *e);
 
 /* Build the scrubbed environment: fixed defaults overridden by extra (K=V), NULL-terminated.
  * Returns 0 or -ENOMEM; free the result with sbx_env_free(). */

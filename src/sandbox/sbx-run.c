@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -104,6 +105,55 @@ int sbx_env_build(char *const *extra, const char *home, char ***ret) {
                         return -ENOMEM;
         *ret = TAKE_PTR(env);
         return 0;
+}
+
+int sbx_open_stdin(const char *path, hull_error *e) {
+        if (!path) {
+                int fd = open("/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+                return fd >= 0 ? fd : hull_err(e, negative_errno(), "exec: cannot open /dev/null");
+        }
+        _cleanup_close_ int src = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        struct stat st;
+        if (src < 0)
+                return hull_err(e, negative_errno(), "exec: cannot open --stdin %s", path);
+        if (fstat(src, &st) < 0)
+                return hull_err(e, negative_errno(), "exec: cannot stat --stdin %s", path);
+        if (!S_ISREG(st.st_mode))
+                return hull_err_hint(e, -EINVAL, "pass a regular file, e.g. save the data to a file first",
+                                     "exec: --stdin %s is not a regular file", path);
+        if ((uint64_t) st.st_size > SBX_STDIN_BYTES_MAX)
+                return hull_err_hint(e, -EFBIG, "pass the data through --workdir instead",
+                                     "exec: --stdin %s is larger than %llu bytes", path, (unsigned long long) SBX_STDIN_BYTES_MAX);
+        _cleanup_close_ int mem = memfd_create("hull-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (mem < 0)
+                return hull_err(e, negative_errno(), "exec: cannot create a memfd for --stdin");
+        char buf[SBX_READ_CHUNK];
+        uint64_t total = 0;
+        for (;;) {
+                ssize_t n = read(src, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return hull_err(e, negative_errno(), "exec: cannot read --stdin %s", path);
+                if (n == 0)
+                        break;
+                total += (uint64_t) n;
+                if (total > SBX_STDIN_BYTES_MAX)
+                        return hull_err(e, -EFBIG, "exec: --stdin %s grew past %llu bytes while read", path,
+                                        (unsigned long long) SBX_STDIN_BYTES_MAX);
+                for (ssize_t done = 0; done < n;) {
+                        ssize_t w = write(mem, buf + done, (size_t) (n - done));
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w < 0)
+                                return hull_err(e, negative_errno(), "exec: cannot copy --stdin %s", path);
+                        done += w;
+                }
+        }
+        if (fcntl(mem, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0 ||
+            lseek(mem, 0, SEEK_SET) < 0)
+                return hull_err(e, negative_errno(), "exec: cannot seal the copy of --stdin");
+        return TAKE_FD(mem);
 }
 
 /* ---- child side: async-signal-safe only ---- */
@@ -400,9 +450,9 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
         r = sbx_env_build(spec->env, workdir, &env);
         if (r < 0)
                 return hull_err(e, r, "process: cannot build the environment");
-        in_fd = open(spec->stdin_path ? spec->stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        in_fd = sbx_open_stdin(spec->stdin_path, e);
         if (in_fd < 0)
-                return hull_err(e, negative_errno(), "process: cannot open stdin %s", spec->stdin_path ? spec->stdin_path : "/dev/null");
+                return in_fd;
         if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(repp, O_CLOEXEC) < 0)
                 return hull_err(e, negative_errno(), "process: cannot create pipes");
         if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {

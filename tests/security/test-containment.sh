@@ -438,4 +438,69 @@ run_probe leaked-dir -- leaked-fds secret "$SECRET" 7<"$CANARY"
 expect "containment: a host directory fd inherited by hull does not reach the command" "$CONTAINED"
 attempt "move out of the sandbox cgroup or create cgroups" "$CONTAINED" cgroup-escape
 
+# ---- what the sandbox leaves on the host -----------------------------------------------------
+
+# A work directory owned by an ordinary user: the sandbox runs as that user on the host, so
+# anything set-id it could leave behind would run as them. Every way of setting the bits fails.
+U=$TEST_TMP/setid-work
+install -d -m 0755 -o 4321 -g 4321 "$U"
+out=$(timeout -k 5 30 "$HULL" exec --timeout "$T" --workdir "$U" -- sh -c '
+        cp /bin/true x; chmod 4755 x; echo chmod-u=$?; chmod 2755 x; echo chmod-g=$?
+        /usr/bin/python3 -c "
+import os
+for name, f in [(\"open\", lambda: os.open(\"y\", os.O_CREAT | os.O_WRONLY, 0o4755)),
+                (\"fchmod\", lambda: os.fchmod(os.open(\"x\", os.O_RDONLY), 0o6755)),
+                (\"mknod\", lambda: os.mknod(\"z\", 0o100000 | 0o4755))]:
+    try:
+        f(); print(name + \"=made\")
+    except OSError as e:
+        print(name + \"=\" + str(e.errno))
+"' 2>&1)
+setid=$(find "$U" -perm /6000 | wc -l)
+if [ "$setid" -eq 0 ] && grep -q 'chmod-u=1' <<<"$out" && grep -q 'chmod-g=1' <<<"$out" && grep -q 'open=1' <<<"$out" && grep -q 'fchmod=1' <<<"$out"; then
+        pass "containment: no set-user-ID or set-group-ID file can be left in the work directory"
+else
+        fail "containment: no set-user-ID or set-group-ID file can be left in the work directory" "setid files=$setid output=[$(tr '\n' ' ' <<<"$out")]"
+fi
+
+# --stdin: the command gets a sealed copy, never the host file (which it could reopen through
+# /proc/self/fd/0 and rewrite when the sandbox user owns it).
+echo original >"$U/input"
+chown 4321:4321 "$U/input"
+out=$(timeout -k 5 30 "$HULL" exec --timeout "$T" --workdir "$U" --stdin "$U/input" -- sh -c '
+        cat; echo PWNED > /proc/self/fd/0; echo write=$?; chmod 777 /proc/self/fd/0; echo chmod=$?' 2>&1)
+if [ "$(cat "$U/input")" = original ] && [ "$(stat -c %a "$U/input")" = 644 ] && grep -q '^original$' <<<"$out"; then
+        pass "containment: the --stdin file cannot be rewritten or re-moded from inside"
+else
+        fail "containment: the --stdin file cannot be rewritten or re-moded from inside" "file=[$(cat "$U/input")] mode=$(stat -c %a "$U/input") output=[$(tr '\n' ' ' <<<"$out")]"
+fi
+
+# System calls newer than the policy (open_tree_attr, fchmodat2, an unassigned number) get
+# ENOSYS rather than running unvetted.
+out=$(timeout -k 5 30 "$HULL" exec --timeout "$T" -- /usr/bin/python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+for nr, args in [(467, (-100, b"/", 0, 0, 0)), (452, (-100, b"/tmp", 0o4755, 0)), (1000, ())]:
+    r = libc.syscall(nr, *args)
+    print(nr, r, ctypes.get_errno())' 2>&1)
+if [ "$(grep -c ' -1 38$' <<<"$out")" -eq 3 ]; then
+        pass "containment: syscalls newer than the policy fail with ENOSYS"
+else
+        fail "containment: syscalls newer than the policy fail with ENOSYS" "output=[$(tr '\n' ' ' <<<"$out")]"
+fi
+
+# The v1 cgroup `tasks` files are handed to the sandbox user only until it has joined.
+if [ "$(stat -f -c %T /sys/fs/cgroup/memory 2>/dev/null)" = cgroupfs ]; then
+        "$HULL" exec --timeout "$T" -- sleep 2 &
+        hp=$!
+        sleep 0.7
+        owners=$(find /sys/fs/cgroup/memory /sys/fs/cgroup/pids -maxdepth 4 -path "*/hull-$hp-*/tasks" -printf '%u ' 2>/dev/null)
+        wait "$hp"
+        if [ -n "$owners" ] && ! grep -qv '^root$' <<<"$(tr ' ' '\n' <<<"$owners" | grep -v '^$')"; then
+                pass "containment: the cgroup tasks files are taken back once the sandbox joined"
+        else
+                fail "containment: the cgroup tasks files are taken back once the sandbox joined" "owners=[$owners]"
+        fi
+fi
+
 exit 0
