@@ -21,6 +21,7 @@
 #define SBX_MEMORY_BYTES_MAX (1ULL << 46)
 #define SBX_PIDS_MAX 65536U
 #define SBX_CPUS_MAX 1024.0
+#define SBX_MILLICPUS_MIN 10U  /* 0.01 CPU: the kernel's smallest CFS quota is 1 ms per 100 ms */
 #define SBX_TMP_BYTES_MAX (1ULL << 40)
 #define SBX_OUTPUT_BYTES_MIN 64ULL
 #define SBX_OUTPUT_BYTES_MAX (256ULL << 20)
@@ -33,6 +34,7 @@
 /* Sandbox construction */
 #define SBX_KILL_GRACE_MS 1000U      /* SIGTERM to SIGKILL on timeout */
 #define SBX_START_TIMEOUT_MS 10000   /* a sandbox that takes longer to start has failed */
+#define SBX_DRAIN_GRACE_MS 200U      /* output still read after the sandbox ended */
 #define SBX_ROOTFS_ENTRIES_MAX 64U   /* top-level entries of --rootfs */
 #define SBX_PATH_MAX 4096U           /* any path hull builds or accepts */
 #define SBX_ETC_FILE_MAX 2048U       /* one generated /etc file */

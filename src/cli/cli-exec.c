@@ -95,11 +95,12 @@ static int json_set_output(json_t *o, const char *name, const char *buf, size_t 
         if (utf8_is_valid(buf, len))
                 s = json_stringn(buf, len);
         else {
+                json_auto_t *repaired = NULL; /* jansson's cleanup type */
                 _cleanup_free_ char *fixed = NULL, *b64 = NULL;
                 size_t flen;
                 if (utf8_make_valid(buf, len, &fixed, &flen) < 0)
                         return -ENOMEM;
-                s = json_stringn(fixed, flen);
+                repaired = json_stringn(fixed, flen);
                 /* Not text: the exact bytes travel as base64 beside the repaired string. */
                 b64 = malloc(4 * ((len + 2) / 3) + 1);
                 if (!b64)
@@ -108,6 +109,7 @@ static int json_set_output(json_t *o, const char *name, const char *buf, size_t 
                 snprintf(key, sizeof(key), "%s_base64", name);
                 if (json_object_set_new(o, key, json_stringn(b64, (size_t) n)) < 0)
                         return -ENOMEM;
+                s = TAKE_PTR(repaired);
         }
         if (!s || json_object_set_new(o, name, s) < 0)
                 return -ENOMEM;
@@ -133,7 +135,10 @@ static int print_json(const sbx_result *r) {
                 cli_error("exec", "out of memory while printing the result");
                 return -ENOMEM;
         }
-        json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r)));
+        if (json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r))) < 0) {
+                json_decref(o);
+                return -ENOMEM;
+        }
         int q = json_dumpf(o, stdout, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(9));
         json_decref(o);
         if (q < 0 || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
@@ -179,6 +184,7 @@ int cli_exec_main(int argc, char **argv) {
         _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
         size_t n_env = 0;
         bool json = false, require_isolation = false, no_warn = false;
+        const char *explicit_limits = NULL, *explicit_container = NULL; /* options the process tier lacks */
         int c, r;
 
         if (!env) {
@@ -207,14 +213,17 @@ int cli_exec_main(int argc, char **argv) {
                 case OPT_PIDS:
                         if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &spec.pids) < 0)
                                 return usage_error("--pids wants a whole number between 1 and 65536, got '%s'", optarg);
+                        explicit_limits = "--pids";
                         break;
                 case OPT_CPUS:
-                        if (parse_cpus(optarg, SBX_CPUS_MAX, &spec.millicpus) < 0)
-                                return usage_error("--cpus wants a positive number of CPUs such as 0.5 or 2, got '%s'", optarg);
+                        if (parse_cpus(optarg, SBX_CPUS_MAX, &spec.millicpus) < 0 || spec.millicpus < SBX_MILLICPUS_MIN)
+                                return usage_error("--cpus wants a number of CPUs from 0.01 up, such as 0.5 or 2, got '%s'", optarg);
+                        explicit_limits = "--cpus";
                         break;
                 case OPT_TMP_SIZE:
                         if (parse_size(optarg, 4096, SBX_TMP_BYTES_MAX, &spec.tmp_bytes) < 0)
                                 return usage_error("--tmp-size wants a size such as 64M, got '%s'", optarg);
+                        explicit_container = "--tmp-size";
                         break;
                 case OPT_OUTPUT_LIMIT:
                         if (parse_size(optarg, SBX_OUTPUT_BYTES_MIN, SBX_OUTPUT_BYTES_MAX, &spec.output_bytes) < 0)
@@ -232,6 +241,7 @@ int cli_exec_main(int argc, char **argv) {
                         if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
                                 return usage_error("--rootfs '%s' is not an existing directory given by absolute path", optarg);
                         spec.rootfs = optarg;
+                        explicit_container = "--rootfs";
                         break;
                 }
                 case OPT_ENV:
@@ -262,8 +272,7 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 case '?':
                 default:
-                        if (optopt)
-                                return usage_error("option '-%c' is unknown or lacks its value", (const char *) &(char[2]){ (char) optopt, 0 });
+                        /* getopt has moved past the offending argument. */
                         return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
                 }
         }
@@ -274,8 +283,10 @@ int cli_exec_main(int argc, char **argv) {
         if (spec.tier == SBX_TIER_PROCESS) {
                 if (require_isolation)
                         return usage_error("--require-isolation refuses --tier %s: it is not isolation", "process");
-                if (spec.rootfs)
-                        return usage_error("--rootfs needs the container tier, not '%s'", "process");
+                if (explicit_container)
+                        return usage_error("%s needs the container tier (--tier container)", explicit_container);
+                if (explicit_limits)
+                        return usage_error("%s needs cgroups, which the process tier does not use (--tier container)", explicit_limits);
                 if (!no_warn)
                         cli_error("warning", "--tier process is not isolation: the command runs with your user's rights, "
                                              "only limited and scrubbed (silence with --no-isolation-warning)");
@@ -293,8 +304,11 @@ int cli_exec_main(int argc, char **argv) {
         sigaddset(&stop, SIGTERM);
         sigaddset(&stop, SIGHUP);
         _cleanup_close_ int sfd = -1;
-        if (sigprocmask(SIG_BLOCK, &stop, NULL) == 0)
+        if (sigprocmask(SIG_BLOCK, &stop, NULL) == 0) {
                 sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (sfd < 0) /* no way to hear them: let them act as usual */
+                        sigprocmask(SIG_UNBLOCK, &stop, NULL);
+        }
         spec.cancel_fd = sfd;
 
         sbx_result res;

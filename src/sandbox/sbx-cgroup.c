@@ -284,15 +284,21 @@ int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e) {
         return 0;
 }
 
-size_t sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max) {
+int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max, hull_error *e) {
         const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
         size_t n = 0;
         if (cg->v2)
                 return 0;
-        for (size_t i = 0; i < ELEMENTSOF(dirs) && n < max; i++)
-                if (dirs[i][0] && (size_t) snprintf(ret[n], SBX_PATH_MAX, "%s%s/tasks", prefix, dirs[i]) < SBX_PATH_MAX)
-                        n++;
-        return n;
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                if (!dirs[i][0])
+                        continue;
+                if (n >= max)
+                        return hull_err(e, -E2BIG, "cgroup: too many hierarchies");
+                if ((size_t) snprintf(ret[n], SBX_PATH_MAX, "%s%s/tasks", prefix, dirs[i]) >= SBX_PATH_MAX)
+                        return hull_err(e, -ENAMETOOLONG, "cgroup: path too long: %s", dirs[i]);
+                n++;
+        }
+        return (int) n;
 }
 
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {

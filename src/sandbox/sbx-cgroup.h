@@ -55,8 +55,9 @@ int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e);
 int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e);
 
 /* v1: fill ret[0..n) with prefix + the path of each planned `tasks` file and return n; 0 on v2,
- * where the parent moves the process with sbx_cgroup_attach(). Pure. */
-size_t sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max);
+ * where the parent moves the process with sbx_cgroup_attach(). A path that does not fit is an
+ * error (never a silently missing limit). Returns n or a negative errno with *e set. */
+int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max, hull_error *e);
 
 /* Move pid into the cgroup(s) from outside (v2). Returns 0 or a negative errno with *e set. */
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
 #include <sched.h>
@@ -26,7 +27,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +53,8 @@ typedef struct root_entry {
         entry_kind kind;
         char name[256];            /* relative to the new root, e.g. "lib64" or "etc/ld.so.cache" */
         char source[SBX_PATH_MAX]; /* bind source, or the link target */
+        dev_t dev;                 /* what the parent saw at source (binds), checked after */
+        ino_t ino;
 } root_entry;
 
 typedef struct etc_file {
@@ -77,7 +79,9 @@ typedef struct child_plan {
         char cgroup_tasks[3][SBX_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
         size_t n_cgroup_tasks;
         bool set_groups;
-        cap_t caps_full, caps_none;
+        /* capset(2) data, built in the parent: libcap's cap_set_proc() is not async-signal-safe
+         * by contract, the raw call with ready data is. */
+        struct __user_cap_data_struct caps_full[_LINUX_CAPABILITY_U32S_3], caps_none[_LINUX_CAPABILITY_U32S_3];
         int last_cap;
         struct sock_fprog seccomp;              /* received from the parent, see child_receive_go */
         struct sock_filter bpf[BPF_MAXINSNS];
@@ -92,53 +96,36 @@ typedef struct child_plan {
 static void init_on_term(int sig, siginfo_t *si, void *uc) {
         (void) uc;
         /* Only the supervisor outside the namespace (si_pid 0 here) may stop the sandbox. */
-        if (si->si_pid == 0)
+        if (si->si_pid == 0 && si->si_code == SI_USER)
                 kill(-1, sig);
 }
 
-static int mount_bind(const char *src, const char *dst, unsigned long extra, bool ro, bool rec) {
-        struct statvfs sv;
+/* Bind src on dst and set attrs (MOUNT_ATTR_*) on the new mount and, with rec, on every mount
+ * below it: mount_setattr() applies them recursively, where a remount would change the top
+ * mount only, and it keeps the flags the kernel locked on the source. */
+static int mount_bind(const char *src, const char *dst, uint64_t attrs, bool rec) {
+        struct mount_attr attr = { .attr_set = attrs };
         if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL) < 0)
                 return -errno;
-        if (statvfs(dst, &sv) < 0)
-                return -errno;
-        /* A remount must keep the flags the kernel locked on the source mount. */
-        unsigned long flags = MS_REMOUNT | MS_BIND | extra;
-        if (ro || (sv.f_flag & ST_RDONLY))
-                flags |= MS_RDONLY;
-        if (sv.f_flag & ST_NOSUID)
-                flags |= MS_NOSUID;
-        if (sv.f_flag & ST_NODEV)
-                flags |= MS_NODEV;
-        if (sv.f_flag & ST_NOEXEC)
-                flags |= MS_NOEXEC;
-        if (sv.f_flag & ST_NOATIME)
-                flags |= MS_NOATIME;
-        if (sv.f_flag & ST_NODIRATIME)
-                flags |= MS_NODIRATIME;
-        if (sv.f_flag & ST_RELATIME)
-                flags |= MS_RELATIME;
-        if (mount(NULL, dst, NULL, flags, NULL) < 0)
+        if (syscall(SYS_mount_setattr, AT_FDCWD, dst, rec ? AT_RECURSIVE : 0, &attr, sizeof(attr)) < 0)
                 return -errno;
         return 0;
 }
 
-static int make_file(const char *path, mode_t mode) {
+/* Create path (which must not exist) with content, never following a link. */
+static int capset_raw(const struct __user_cap_data_struct *data) {
+        struct __user_cap_header_struct head = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        return (int) syscall(SYS_capset, &head, data);
+}
+
+static int write_new_file(const char *path, mode_t mode, const char *content) {
         int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-        if (fd < 0)
-                return -errno;
-        close(fd);
-        return 0;
-}
-
-static int write_new_file(const char *path, const char *content) {
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
         if (fd < 0)
                 return -errno;
         size_t len = 0;
         while (content[len])
                 len++;
-        ssize_t n = write(fd, content, len);
+        ssize_t n = len ? write(fd, content, len) : 0;
         int r = n == (ssize_t) len ? 0 : (n < 0 ? -errno : -EIO);
         close(fd);
         return r;
@@ -162,7 +149,7 @@ static void child_setup_dev(const child_plan *p) {
         TRY("mount: /dev tmpfs", mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"));
         for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
                 const char *dst = nodes[i] + sizeof(OLDROOT); /* "dev/null": relative to the new root */
-                TRY_R("mount: /dev node", make_file(dst, 0666));
+                TRY_R("mount: /dev node", write_new_file(dst, 0666, ""));
                 /* A plain bind: a device node is never executed, and the host's /dev flags hold. */
                 TRY("mount: bind /dev node", mount(nodes[i], dst, NULL, MS_BIND, NULL));
         }
@@ -202,21 +189,26 @@ static void child_build_root(const child_plan *p) {
                         break;
                 case ENTRY_DIR:
                         TRY("mount: root directory", mkdir(en->name, 0755));
-                        TRY_R("mount: bind a directory read-only", mount_bind(en->source, en->name, MS_NOSUID | MS_NODEV, true, true));
+                        TRY_R("mount: bind a directory read-only", mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
                         break;
                 case ENTRY_FILE:
-                        TRY_R("mount: root file", make_file(en->name, 0644));
-                        TRY_R("mount: bind a file read-only", mount_bind(en->source, en->name, MS_NOSUID | MS_NODEV, true, true));
+                        TRY_R("mount: root file", write_new_file(en->name, 0644, ""));
+                        TRY_R("mount: bind a file read-only", mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
                         break;
                 }
+                /* The source was resolved by path: it must still be what the parent planned. */
+                struct stat st;
+                if ((en->kind == ENTRY_DIR || en->kind == ENTRY_FILE) &&
+                    (stat(en->name, &st) < 0 || st.st_dev != en->dev || st.st_ino != en->ino))
+                        sbx_child_fail(p->report_fd, "mount: a bound path changed while the sandbox was built", -ESTALE);
         }
         for (size_t i = 0; p->host_etc && i < ELEMENTSOF(p->etc); i++)
-                TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, p->etc[i].content));
+                TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, 0644, p->etc[i].content));
 
         /* procfs must be mounted while the host's /proc is still visible. */
         TRY("mount: /proc", mkdir("proc", 0555));
         TRY("mount: /proc", mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
-        TRY_R("mount: /proc/sys read-only", mount_bind("proc/sys", "proc/sys", MS_NOSUID | MS_NODEV | MS_NOEXEC, true, true));
+        TRY_R("mount: /proc/sys read-only", mount_bind("proc/sys", "proc/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true));
 
         TRY("mount: /dev", mkdir("dev", 0755));
         child_setup_dev(p);
@@ -226,7 +218,7 @@ static void child_build_root(const child_plan *p) {
 
         TRY("mount: /workspace", mkdir("workspace", 0755));
         if (p->workdir_src[0]) {
-                TRY_R("mount: bind the work directory", mount_bind(p->workdir_src, "workspace", MS_NOSUID | MS_NODEV, false, false));
+                TRY_R("mount: bind the work directory", mount_bind(p->workdir_src, "workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false));
                 struct stat st;
                 if (stat("workspace", &st) < 0 || st.st_dev != p->workdir_dev || st.st_ino != p->workdir_ino)
                         sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built", -ESTALE);
@@ -305,7 +297,7 @@ static void child_drop_privileges(const child_plan *p) {
                 if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
                         sbx_child_fail(p->report_fd, "caps: drop the bounding set", -errno);
         TRY("caps: clear the ambient set", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
-        TRY("caps: clear every capability", cap_set_proc(p->caps_none));
+        TRY("caps: clear every capability", capset_raw(p->caps_none));
         TRY("no_new_privs", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
         TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p->seccomp, 0, 0));
         TRY("seccomp: install the guard", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sbx_seccomp_guard, 0, 0));
@@ -362,6 +354,11 @@ static void child_close_inherited(const child_plan *p) {
         }
         if (syscall(SYS_close_range, from, ~0U, 0) < 0)
                 sbx_child_fail(p->report_fd, "init: close inherited fds", -errno);
+        /* Nor hull's stdin, stdout and stderr (a terminal, perhaps). */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                sbx_child_fail(p->report_fd, "init: stdio to /dev/null", -errno);
+        close(null);
 }
 
 _noreturn_ static void child_main(child_plan *p) {
@@ -382,7 +379,7 @@ _noreturn_ static void child_main(child_plan *p) {
                 TRY("user: clear supplementary groups", setgroups(0, NULL));
         TRY("user: setresgid", setresgid(p->gid, p->gid, p->gid));
         TRY("user: setresuid", setresuid(p->uid, p->uid, p->uid));
-        TRY("user: raise capabilities for setup", cap_set_proc(p->caps_full));
+        TRY("user: raise capabilities for setup", capset_raw(p->caps_full));
         TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
 
         /* The parent makes the cgroups and compiles the filter while we build the root. */
@@ -517,6 +514,8 @@ static int plan_entry(child_plan *p, const char *name, const char *host_path, bo
                 if (r < 0)
                         return r;
                 en->kind = S_ISDIR(st.st_mode) ? ENTRY_DIR : ENTRY_FILE;
+                en->dev = st.st_dev;
+                en->ino = st.st_ino;
         } else
                 return 0; /* sockets, devices and fifos are never bound */
         p->n_entries++;
@@ -605,18 +604,12 @@ static void plan_etc(child_plan *p) {
         snprintf(p->etc[3].content, sizeof(p->etc[3].content), "passwd: files\ngroup: files\nshadow: files\nhosts: files\n");
 }
 
-static void cap_freep(cap_t *c) {
-        if (*c)
-                cap_free(*c);
-}
-
 static void plan_freep(child_plan **p) {
         free(*p);
 }
 
 int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
         _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
-        _cleanup_(cap_freep) cap_t caps_full = NULL, caps_none = NULL;
         _cleanup_close_pair_ int syncp[2] = { -1, -1 }, repp[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
         _cleanup_close_ int in_fd = -1, wd_fd = -1;
         char **env = NULL;
@@ -676,18 +669,13 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
 
         /* Inside its new user namespace the child holds every capability; it raises them again
          * after setresuid() and drops them all before the command runs. */
-        caps_full = cap_init();
-        caps_none = cap_init();
-        cap_value_t all[64];
-        int n_caps = MIN((int) cap_max_bits(), (int) ELEMENTSOF(all));
-        for (int c = 0; c < n_caps; c++)
-                all[c] = c;
-        if (!caps_full || !caps_none || cap_set_flag(caps_full, CAP_EFFECTIVE, n_caps, all, CAP_SET) < 0 ||
-            cap_set_flag(caps_full, CAP_PERMITTED, n_caps, all, CAP_SET) < 0)
-                return hull_err(e, -ENOMEM, "caps: cannot prepare capability sets");
-        p->caps_full = caps_full;
-        p->caps_none = caps_none;
         p->last_cap = (int) cap_max_bits() - 1;
+        if (p->last_cap < 0 || p->last_cap >= 32 * _LINUX_CAPABILITY_U32S_3)
+                return hull_err(e, -EINVAL, "caps: the kernel reports %d capabilities", p->last_cap + 1);
+        for (int c = 0; c <= p->last_cap; c++) {
+                p->caps_full[c / 32].effective |= 1U << (c % 32);
+                p->caps_full[c / 32].permitted |= 1U << (c % 32);
+        }
 
         r = sbx_env_build(spec->env, "/workspace", &env);
         if (r < 0)
@@ -727,7 +715,10 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 r = sbx_cgroup_plan(&cg, name, &lim, e);
                 if (r < 0)
                         goto out;
-                p->n_cgroup_tasks = sbx_cgroup_tasks_paths(&cg, OLDROOT, p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks));
+                r = sbx_cgroup_tasks_paths(&cg, OLDROOT, p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e);
+                if (r < 0)
+                        goto out;
+                p->n_cgroup_tasks = (size_t) r;
         }
 
         uint64_t start = sbx_now_us();

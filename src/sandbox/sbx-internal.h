@@ -71,7 +71,8 @@ typedef struct sbx_supervise_out {
         uint64_t end_us;
 } sbx_supervise_out;
 
-/* Capture output into out/err, enforce the deadline (SIGTERM, then SIGKILL after the grace
+/* Capture output into out/err, enforce the deadline (takes ownership of a->out_fd, a->err_fd
+ * and a->report_fd, closed on every path) (SIGTERM, then SIGKILL after the grace
  * period), and reap pid. Returns 0 or a negative errno with *e set (the sandbox is killed). */
 int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_supervise_out *ret, hull_error *e);
 

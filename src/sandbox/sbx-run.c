@@ -306,6 +306,9 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                 int r = negative_errno();
                 kill(a->kill_target, SIGKILL);
                 waitpid(a->pid, NULL, 0);
+                safe_close(out_fd);
+                safe_close(err_fd);
+                safe_close(rep_fd);
                 return hull_err(e, r, "supervise: cannot open a pidfd for the sandbox");
         }
         int fds[3] = { out_fd, err_fd, rep_fd };
@@ -354,6 +357,9 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                         kill(a->kill_target, SIGKILL);
                         if (!reaped)
                                 wait4(a->pid, NULL, 0, NULL);
+                        safe_close(out_fd);
+                        safe_close(err_fd);
+                        safe_close(rep_fd);
                         return hull_err(e, r, "supervise: poll failed");
                 }
                 if (p[0].revents && drain(&out_fd, out) < 0)
@@ -382,7 +388,7 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                                 kill(a->kill_target, SIGKILL);
                         /* Every writer is gone (container) or was just killed (process tier);
                          * whatever still holds a pipe open after this grace is not waited for. */
-                        drain_until = o.end_us + 200000ULL;
+                        drain_until = o.end_us + SBX_DRAIN_GRACE_MS * 1000ULL;
                 }
         }
         safe_close(out_fd);
