@@ -227,7 +227,7 @@ check "plain mode streams stdout as it arrives" grep -q '^True' "$TEST_TMP/strea
 for opt in "--pids 3" "--cpus 0.5" "--tmp-size 1M" "--rootfs /"; do
         # shellcheck disable=SC2086
         "$HULL" exec --tier process --no-isolation-warning $opt -- true 2>"$TEST_TMP/err"; rc=$?
-        check "the process tier refuses $opt" sh -c "[ $rc -eq 125 ] && grep -q 'container tier' '$TEST_TMP/err'"
+        check "the process tier refuses $opt" sh -c "[ $rc -eq 125 ] && grep -q -- '--tier container' '$TEST_TMP/err'"
 done
 "$HULL" exec --cpus 0.005 -- true 2>"$TEST_TMP/err"; rc=$?
 check "--cpus below 0.01 is a usage error, not a set-up failure" sh -c "[ $rc -eq 125 ] && grep -q 'from 0.01 up' '$TEST_TMP/err'"
