@@ -7,7 +7,19 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "limits.h"
 #include "macro.h"
+
+int write_string_file(const char *path, const char *value) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        size_t len = strlen(value);
+        ssize_t n = write(fd, value, len);
+        if (n < 0)
+                return negative_errno();
+        return (size_t) n == len ? 0 : -EIO;
+}
 
 static void closedirp(DIR **d) {
         if (*d)
@@ -23,7 +35,7 @@ static int rm_contents(int fd, unsigned depth) {
                 safe_close(fd);
                 return r;
         }
-        if (depth > 4096)
+        if (depth > FS_RM_DEPTH_MAX)
                 return -ELOOP;
         for (;;) {
                 errno = 0;
@@ -44,7 +56,7 @@ static int rm_contents(int fd, unsigned depth) {
                 }
                 if (S_ISDIR(st.st_mode)) {
                         int sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (sub < 0 && errno == EACCES && fchmodat(dfd, de->d_name, 0700, 0) == 0)
+                        if (sub < 0 && errno == EACCES && fchmodat(dfd, de->d_name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
                                 sub = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         if (sub < 0) {
                                 if (!first)

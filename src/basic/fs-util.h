@@ -1,6 +1,10 @@
 /* fs-util.h: directory helpers that never follow symbolic links. */
 #pragma once
 
+/* Write value (no newline added) to an existing file, e.g. a cgroup or /proc control file.
+ * Returns 0 or a negative errno (-EIO on a short write). */
+int write_string_file(const char *path, const char *value);
+
 /* Remove the directory tree `name` under dirfd (AT_FDCWD for the cwd), never following a
  * symbolic link and never leaving the tree: links are unlinked, not traversed. Directories the
  * owner locked (mode 000) are opened up first. Returns 0 or the first negative errno. */

@@ -37,6 +37,9 @@
 #define SBX_DRAIN_GRACE_MS 200U      /* output still read after the sandbox ended */
 #define SBX_ROOTFS_ENTRIES_MAX 64U   /* top-level entries of --rootfs */
 #define SBX_PATH_MAX 4096U           /* any path hull builds or accepts */
+#define SBX_NAME_MAX 256U            /* one path component (NAME_MAX + 1) */
+#define SBX_SHORT_STR_MAX 128U       /* a mount-option string, an id-map line, a cgroup value */
+#define FS_RM_DEPTH_MAX 4096U        /* directory depth rm_rf_at descends */
 #define SBX_ETC_FILE_MAX 2048U       /* one generated /etc file */
 #define SBX_CHILD_MSG_MAX 200U       /* what a failing child tells its parent */
 #define SBX_CGROUP_FILE_MAX 65536U   /* bytes read from one cgroup or /proc file */
@@ -96,11 +99,13 @@
 #define SERVE_CONNECTION_IDLE_S 60U               /* an idle connection is closed after this */
 #define SERVE_LISTEN_BACKLOG 1024U
 #define SERVE_BODY_MAX (8U << 20)                 /* request body bytes */
+#define SERVE_BODY_INITIAL (16U << 10)            /* first allocation of a body; doubles up to the max */
 #define SERVE_BODY_DISCARD_MAX (16U << 20)        /* an over-long chunked body beyond this is cut */
 #define SERVE_SHUTDOWN_GRACE_MS 30000U            /* SIGTERM: how long in-flight runs may finish */
 #define SERVE_SHUTDOWN_GRACE_MS_MAX 600000U
 #define SERVE_SHUTDOWN_CANCEL_MS 10000U           /* then: how long cancelled runs may take to end */
 #define SERVE_LOG_LINE_MAX 1024U                  /* one log line, truncated beyond */
+#define SERVE_METRICS_TEXT_MAX 8192U              /* the /metrics page */
 #define SERVE_DEFAULT_RUNS 4U                     /* runs at once (--max-runs) */
 #define SERVE_RUNS_MAX 64U
 #define SERVE_RUN_QUEUE_MAX 16U                   /* admitted runs waiting for a slot; more: capacity */

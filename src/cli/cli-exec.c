@@ -90,7 +90,7 @@ static int usage_error(const char *fmt, const char *arg) {
 }
 
 static int json_set_output(json_t *o, const char *name, const char *buf, size_t len) {
-        char key[32];
+        char key[SBX_SHORT_STR_MAX];
         json_t *s;
         if (utf8_is_valid(buf, len))
                 s = json_stringn(buf, len);
@@ -135,7 +135,8 @@ static int print_json(const sbx_result *r) {
                 cli_error("exec", "out of memory while printing the result");
                 return -ENOMEM;
         }
-        if (json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r))) < 0) {
+        if ((r->warning[0] && json_object_set_new(o, "warning", json_string(r->warning)) < 0) ||
+            json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r))) < 0) {
                 json_decref(o);
                 return -ENOMEM;
         }
@@ -325,6 +326,8 @@ int cli_exec_main(int argc, char **argv) {
                 }
         } else
                 print_plain(&res, spec.timeout_ms, spec.output_bytes);
+        if (res.warning[0])
+                cli_error("warning", "%s", res.warning);
         int status = sbx_result_exit_status(&res);
         sbx_result_done(&res);
         return status;

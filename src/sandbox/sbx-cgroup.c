@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
@@ -84,14 +85,7 @@ static int write_file(const char *dir, const char *file, const char *value) {
         char path[SBX_PATH_MAX];
         if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
                 return -ENAMETOOLONG;
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        size_t len = strlen(value);
-        ssize_t n = write(fd, value, len);
-        if (n < 0)
-                return negative_errno();
-        return (size_t) n == len ? 0 : -EIO;
+        return write_string_file(path, value);
 }
 
 static bool is_mount_of(const char *path, long magic) {
@@ -139,7 +133,7 @@ static int join_path(char *ret, size_t size, const char *dir, const char *name, 
 
 /* v1: the directory `name` below our own cgroup of controller, if its hierarchy is mounted. */
 static int plan_v1(const char *controller, const char *name, char *ret, size_t size, hull_error *e) {
-        char mount[64], own[SBX_PATH_MAX];
+        char mount[SBX_PATH_MAX], own[SBX_PATH_MAX];
         snprintf(mount, sizeof(mount), CGROUP_ROOT "/%s", controller);
         if (!is_mount_of(mount, CGROUP_SUPER_MAGIC))
                 return hull_err_hint(e, -ENOENT, "pass --no-cgroup to run without cgroup limits",
@@ -174,7 +168,7 @@ int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *l
 
 static int make_v2(sbx_cgroup *cg, hull_error *e) {
         const sbx_cgroup_limits *lim = &cg->lim;
-        char want[64], buf[128];
+        char want[SBX_SHORT_STR_MAX], buf[SBX_SHORT_STR_MAX];
         int r;
         /* Controllers must be enabled for children. A cgroup that holds processes cannot enable
          * them (no internal processes), except the root: then hull must run in a delegated
@@ -213,7 +207,7 @@ static int make_v2(sbx_cgroup *cg, hull_error *e) {
 
 static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
         const sbx_cgroup_limits *lim = &cg->lim;
-        char buf[128];
+        char buf[SBX_SHORT_STR_MAX];
         int r;
         const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
@@ -262,7 +256,7 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
 int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
         int r = cg->v2 ? make_v2(cg, e) : make_v1(cg, uid, gid, e);
         if (r < 0)
-                sbx_cgroup_destroy(cg);
+                (void) sbx_cgroup_destroy(cg, NULL);
         return r;
 }
 
@@ -302,7 +296,7 @@ int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][
 }
 
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
-        char buf[32];
+        char buf[SBX_SHORT_STR_MAX];
         snprintf(buf, sizeof(buf), "%d", (int) pid);
         const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
@@ -317,7 +311,7 @@ int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
 
 /* Value of "key N" in a flat-keyed cgroup file, or 0. */
 static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
-        char path[SBX_PATH_MAX], text[4096];
+        char path[SBX_PATH_MAX], text[SBX_CGROUP_FILE_MAX];
         size_t len, klen = strlen(key);
         if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
                 return 0;
@@ -331,7 +325,7 @@ static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
 }
 
 static uint64_t read_number(const char *dir, const char *file) {
-        char path[SBX_PATH_MAX], text[64];
+        char path[SBX_PATH_MAX], text[SBX_SHORT_STR_MAX];
         size_t len;
         if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
                 return 0;
@@ -353,14 +347,19 @@ void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret) {
         }
 }
 
-static void remove_dir(char *dir) {
+/* Returns 0, or the negative errno of the last attempt when the directory stays. */
+static int remove_dir(char *dir) {
+        int r = 0;
         if (!dir[0])
-                return;
+                return 0;
         /* The last tasks may still be leaving: back off from 1 ms to 128 ms (about 2 s). */
         long wait_ns = 1000000;
         for (unsigned i = 0; i < SBX_CGROUP_RMDIR_TRIES; i++) {
-                if (rmdir(dir) == 0 || errno == ENOENT)
+                if (rmdir(dir) == 0 || errno == ENOENT) {
+                        r = 0;
                         break;
+                }
+                r = negative_errno();
                 if (errno != EBUSY)
                         break;
                 nanosleep(&(struct timespec){ .tv_nsec = wait_ns }, NULL);
@@ -368,13 +367,22 @@ static void remove_dir(char *dir) {
                         wait_ns *= 2;
         }
         dir[0] = '\0';
+        return r;
 }
 
-void sbx_cgroup_destroy(sbx_cgroup *cg) {
+int sbx_cgroup_destroy(sbx_cgroup *cg, hull_error *e) {
+        char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        int first = 0;
         if (!cg->made)
-                return;
+                return 0;
         cg->made = false;
-        remove_dir(cg->memory);
-        remove_dir(cg->pids);
-        remove_dir(cg->cpu);
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char dir[SBX_PATH_MAX];
+                snprintf(dir, sizeof(dir), "%s", dirs[i]);
+                int r = remove_dir(dirs[i]);
+                if (r < 0 && first == 0)
+                        first = hull_err_hint(e, r, "a process of the sandbox user's host uid may have joined it; remove it by hand",
+                                              "cgroup: %s was left behind", dir);
+        }
+        return first;
 }

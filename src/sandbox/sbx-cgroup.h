@@ -66,5 +66,6 @@ int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e);
 void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret);
 
 /* Remove the cgroup(s) made by sbx_cgroup_make(), retrying while the kernel finishes tearing
- * down the last tasks. Safe to call on a zeroed, planned or partially made sbx_cgroup. */
-void sbx_cgroup_destroy(sbx_cgroup *cg);
+ * down the last tasks. Safe to call on a zeroed, planned or partially made sbx_cgroup. Returns
+ * 0, or a negative errno with *e (may be NULL) naming a cgroup that stayed. */
+int sbx_cgroup_destroy(sbx_cgroup *cg, hull_error *e);

@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
 #include "sbx-cgroup.h"
 #include "sbx-internal.h"
@@ -51,7 +52,7 @@ typedef enum entry_kind {
 /* One top-level entry of the new root (or of /etc) copied from the host or the rootfs. */
 typedef struct root_entry {
         entry_kind kind;
-        char name[256];            /* relative to the new root, e.g. "lib64" or "etc/ld.so.cache" */
+        char name[SBX_NAME_MAX];   /* relative to the new root, e.g. "lib64" or "etc/ld.so.cache" */
         char source[SBX_PATH_MAX]; /* bind source, or the link target */
         dev_t dev;                 /* what the parent saw at source (binds), checked after */
         ino_t ino;
@@ -66,14 +67,14 @@ typedef struct child_plan {
         int sync_fd, report_fd;
         int in_fd, out_fd, err_fd;
         char workdir_src[SBX_PATH_MAX]; /* OLDROOT + the work directory's real path, or "" */
-        char workspace_opts[96];        /* tmpfs options when there is no work directory */
+        char workspace_opts[SBX_SHORT_STR_MAX];        /* tmpfs options when there is no work directory */
         dev_t workdir_dev;
         ino_t workdir_ino;
         root_entry entries[SBX_ROOTFS_ENTRIES_MAX + 16];
         size_t n_entries;
         bool host_etc;              /* generate /etc files (host mode) */
         etc_file etc[4];
-        char tmp_opts[96], shm_opts[96];
+        char tmp_opts[SBX_SHORT_STR_MAX], shm_opts[SBX_SHORT_STR_MAX];
         uid_t uid;
         gid_t gid;
         char cgroup_tasks[3][SBX_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
@@ -468,15 +469,9 @@ static int send_go(int fd, const sbx_seccomp *f) {
 }
 
 static int write_proc(pid_t pid, const char *file, const char *content) {
-        char path[64];
+        char path[SBX_SHORT_STR_MAX];
         snprintf(path, sizeof(path), "/proc/%d/%s", (int) pid, file);
-        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        if (fd < 0)
-                return negative_errno();
-        ssize_t n = write(fd, content, strlen(content));
-        if (n < 0)
-                return negative_errno();
-        return (size_t) n == strlen(content) ? 0 : -EIO;
+        return write_string_file(path, content);
 }
 
 /* OLDROOT + the real path of host_path: where the child finds it after the first pivot. */
@@ -525,7 +520,7 @@ static int plan_entry(child_plan *p, const char *name, const char *host_path, bo
 static int plan_host_root(child_plan *p, hull_error *e) {
         static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
         static const char *const etc[] = { "ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf" };
-        char host[SBX_PATH_MAX], name[256];
+        char host[SBX_PATH_MAX], name[SBX_NAME_MAX];
         int r = plan_entry(p, "usr", "/usr", true, e);
         if (r < 0)
                 return r;
@@ -616,7 +611,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         sbx_seccomp filter = { 0 };
         sbx_cgroup cg = { 0 };
         capture out = { 0 }, err = { 0 };
-        char map[64];
+        char map[SBX_SHORT_STR_MAX];
         int r;
 
         if (!p)
@@ -709,7 +704,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         }
 
         if (spec->use_cgroups) {
-                char name[64];
+                char name[SBX_SHORT_STR_MAX];
                 snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
                 sbx_cgroup_limits lim = { .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus };
                 r = sbx_cgroup_plan(&cg, name, &lim, e);
@@ -816,7 +811,12 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                         ret->peak_memory_bytes = st.peak_memory_bytes;
         }
 out:
-        sbx_cgroup_destroy(&cg);
+        if (r >= 0) {
+                hull_error w = { 0 };
+                if (sbx_cgroup_destroy(&cg, &w) < 0)
+                        memcpy(ret->warning, w.msg, sizeof(ret->warning));
+        } else
+                (void) sbx_cgroup_destroy(&cg, NULL);
         capture_done(&out);
         capture_done(&err);
         sbx_env_free(env);

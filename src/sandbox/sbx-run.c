@@ -554,8 +554,11 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
 
         if (made_tmp) {
                 int q = rm_rf_at(AT_FDCWD, tmpl);
-                if (q < 0 && r >= 0)
-                        r = hull_err(e, q, "exec: cannot remove the temporary work directory %s", tmpl);
+                if (q < 0 && r >= 0) {
+                        hull_error w;
+                        hull_err(&w, q, "cannot remove the temporary work directory %s", tmpl);
+                        memcpy(ret->warning, w.msg, sizeof(ret->warning));
+                }
         }
         if (r < 0)
                 sbx_result_done(ret);

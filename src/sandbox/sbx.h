@@ -57,11 +57,15 @@ typedef struct sbx_result {
         uint64_t wall_us, cpu_user_us, cpu_sys_us;
         uint64_t peak_memory_bytes; /* cgroup peak when known, else max RSS */
         const char *tier;           /* "container" or "process" */
+        char warning[HULL_ERROR_MSG_MAX]; /* something went wrong after the command ran (e.g. a
+                                           * cgroup left behind); "" when all went well */
 } sbx_result;
 
 /* Run spec->argv to completion. Returns 0 when the command was started and ended (how it ended
- * is in *ret); a negative errno with *e naming the layer and reason when the sandbox could not
- * be set up, in which case nothing ran. *ret owns out/err: free with sbx_result_done(). */
+ * is in *ret, and ret->warning says what went wrong after, if anything); a negative errno with
+ * *e naming the layer and reason when the sandbox could not be set up — then nothing ran — or,
+ * rarely, when collecting the result failed (out of memory). *ret owns out/err: free with
+ * sbx_result_done(). */
 int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e);
 
 void sbx_result_done(sbx_result *r);
