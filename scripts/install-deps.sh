@@ -8,10 +8,14 @@ packages=(
         build-essential pkg-config meson ninja-build
         # libraries (shared/reference/c-stack.md)
         libjansson-dev libseccomp-dev libcap-dev libssl-dev
+        libpcre2-dev libarchive-dev
+        libmicrohttpd-dev
         # sanitizers and fuzzing
         clang libclang-rt-14-dev
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv
         python3 python3-numpy python3-pandas util-linux procps
+        # what hull serve runs javascript payloads with (/usr/bin/node)
+        nodejs
         # benchmark peers
         bubblewrap hyperfine
 )

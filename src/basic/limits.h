@@ -100,12 +100,14 @@
 #define SERVE_LISTEN_BACKLOG 1024U
 #define SERVE_BODY_MAX (8U << 20)                 /* request body bytes */
 #define SERVE_BODY_INITIAL (16U << 10)            /* first allocation of a body; doubles up to the max */
-#define SERVE_BODY_DISCARD_MAX (16U << 20)        /* an over-long chunked body beyond this is cut */
+#define SERVE_BODY_DISCARD_MAX (16U << 20)        /* an over-long body up to this is read and refused;
+                                                   * beyond, refused unread (the connection closes) */
 #define SERVE_SHUTDOWN_GRACE_MS 30000U            /* SIGTERM: how long in-flight runs may finish */
 #define SERVE_SHUTDOWN_GRACE_MS_MAX 600000U
 #define SERVE_SHUTDOWN_CANCEL_MS 10000U           /* then: how long cancelled runs may take to end */
 #define SERVE_LOG_LINE_MAX 1024U                  /* one log line, truncated beyond */
 #define SERVE_METRICS_TEXT_MAX 8192U              /* the /metrics page */
+#define SERVE_SHORT_STR_MAX 160U                  /* a log field (path, note), an address, a field's name */
 #define SERVE_DEFAULT_RUNS 4U                     /* runs at once (--max-runs) */
 #define SERVE_RUNS_MAX 64U
 #define SERVE_RUN_QUEUE_MAX 16U                   /* admitted runs waiting for a slot; more: capacity */
@@ -151,6 +153,8 @@
 #define BRK_IO_TIMEOUT_MS 10000U       /* a worker waits this long for its request */
 #define BRK_RESULT_SLACK_MS 15000U     /* the daemon waits the run's timeout plus this */
 #define BRK_STOP_GRACE_MS 5000U        /* broker exit: SIGTERM, then SIGKILL to workers */
+#define BRK_STOP_SLACK_MS 2000U        /* the daemon waits the grace plus this for the broker */
+#define BRK_REFUSE_SEND_MS 100U        /* the broker's refusal of a run never waits longer */
 
 /* Run records and the audit log (src/sandbox/sbx-record, hull verify) */
 #define REC_LOG_LINE_MAX (64ULL << 20)  /* one audit-log line: a request and an answer of up to 32 MiB */

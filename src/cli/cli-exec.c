@@ -82,12 +82,7 @@ void cli_exec_help(void) {
                "(the reason is printed); 128+N when the command was killed by signal N.\n");
 }
 
-static int usage_error(const char *fmt, const char *arg) {
-        fputs("hull: exec: ", stderr);
-        fprintf(stderr, fmt, arg);
-        fputs(" (run 'hull exec --help')\n", stderr);
-        return SBX_EXIT_SETUP;
-}
+#define usage_error(...) cli_usage_error("exec", SBX_EXIT_SETUP, __VA_ARGS__)
 
 static int json_set_output(json_t *o, const char *name, const char *buf, size_t len) {
         char key[SBX_SHORT_STR_MAX];

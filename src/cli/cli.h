@@ -13,8 +13,21 @@ enum {
 /* Print "hull: CMD: message" as one line on stderr. */
 void cli_error(const char *cmd, const char *fmt, ...) _printf_(2, 3);
 
+/* A usage error of command cmd: print "hull: CMD: message (run 'hull CMD --help')" as one line on
+ * stderr and return status (the command's exit status for usage errors). */
+int cli_usage_error(const char *cmd, int status, const char *fmt, ...) _printf_(3, 4);
+
 /* Print the hull_error of a failed call as one line on stderr. */
 void cli_report(const char *cmd, const hull_error *e);
 
 int cli_exec_main(int argc, char **argv);
 void cli_exec_help(void);
+
+int cli_verify_main(int argc, char **argv);
+void cli_verify_help(void);
+
+int cli_serve_main(int argc, char **argv);
+void cli_serve_help(void);
+
+int cli_token_main(int argc, char **argv);
+void cli_token_help(void);

@@ -21,6 +21,9 @@ typedef struct cli_command {
 
 static const cli_command commands[] = {
         { "exec", "run one command in a fresh sandbox", cli_exec_main, cli_exec_help },
+        { "verify", "check an audit log of run records and its chain", cli_verify_main, cli_verify_help },
+        { "serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help },
+        { "token", "make a bearer token for hull serve", cli_token_main, cli_token_help },
 };
 
 void cli_error(const char *cmd, const char *fmt, ...) {
@@ -30,6 +33,16 @@ void cli_error(const char *cmd, const char *fmt, ...) {
         vfprintf(stderr, fmt, ap);
         va_end(ap);
         fputc('\n', stderr);
+}
+
+int cli_usage_error(const char *cmd, int status, const char *fmt, ...) {
+        va_list ap;
+        fprintf(stderr, "hull: %s: ", cmd);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fprintf(stderr, " (run 'hull %s --help')\n", cmd);
+        return status;
 }
 
 void cli_report(const char *cmd, const hull_error *e) {

@@ -1,0 +1,23 @@
+/* time-util.h: the clocks hull reads, in the units it uses. */
+#pragma once
+
+#include <stdint.h>
+#include <time.h>
+
+/* Monotonic time, for deadlines and durations. */
+static inline uint64_t now_mono_us(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
+}
+
+static inline uint64_t now_mono_ms(void) {
+        return now_mono_us() / 1000ULL;
+}
+
+/* Wall-clock time in milliseconds since the Unix epoch, for timestamps others read. */
+static inline uint64_t now_unix_ms(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000ULL + (uint64_t) ts.tv_nsec / 1000000ULL;
+}

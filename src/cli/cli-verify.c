@@ -1,0 +1,324 @@
+/* cli-verify.c: `hull verify PATH`: read an audit log of run records (JSON lines), recompute
+ * every request, result and record digest and the session chain, and print each problem on one
+ * line, naming the first break of the chain; or one summary line when everything holds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "limits.h"
+#include "macro.h"
+#include "sbx-record.h"
+
+enum {
+        OPT_CALLS = 0x100,
+        OPT_LAST,
+};
+
+static const struct option options[] = {
+        { "help", no_argument, NULL, 'h' },
+        { "calls", required_argument, NULL, OPT_CALLS },
+        { "last", required_argument, NULL, OPT_LAST },
+        {},
+};
+
+void cli_verify_help(void) {
+        printf("Usage: hull verify [--calls N] [--last DIGEST] PATH\n\n"
+               "Check an audit log of run records: PATH is the log (JSON lines) or a directory\n"
+               "holding .hull/records.jsonl or records.jsonl. Every request, result and record\n"
+               "digest is recomputed, and the records must form one session's chain: the same\n"
+               "session, sequence 1, 2, 3... with no gap, each naming the record before it.\n\n"
+               "Options:\n"
+               "  --calls N        the session's call count as CloseSession stated it; a log with\n"
+               "                   fewer calls was cut short\n"
+               "  --last DIGEST    the last record digest as CloseSession stated it\n\n"
+               "Each problem is printed on one line ('hull: verify: FILE line N: ...'); when all\n"
+               "holds, one line 'ok: N records, session FINGERPRINT, last DIGEST'.\n"
+               "Exit status: 0 when everything holds, 1 when a check fails or the log cannot be\n"
+               "read, 2 on a usage error.\n");
+}
+
+#define usage_error(...) cli_usage_error("verify", CLI_EXIT_USAGE, __VA_ARGS__)
+
+/* Lines of a file, each at most max bytes, read in chunks into one buffer that grows to max. */
+typedef struct line_reader {
+        int fd;
+        size_t max;
+        char *buf;
+        size_t cap, start, end, scanned; /* data is buf[start, end); no '\n' in [start, scanned) */
+        bool eof, skipping;
+} line_reader;
+
+static void line_reader_done(line_reader *lr) {
+        free(lr->buf);
+        lr->buf = NULL;
+}
+
+/* Next line without its newline: 1 with *ret and *ret_len (valid until the next call) and
+ * *ret_newline (false for a last line without one), 0 at the end, -E2BIG for a line over max
+ * (skipped whole), or a negative errno from read(). */
+static int line_next(line_reader *lr, const char **ret, size_t *ret_len, bool *ret_newline) {
+        for (;;) {
+                char *nl = lr->scanned < lr->end ? memchr(lr->buf + lr->scanned, '\n', lr->end - lr->scanned) : NULL;
+                if (nl) {
+                        size_t len = (size_t) (nl - (lr->buf + lr->start));
+                        const char *line = lr->buf + lr->start;
+                        lr->start = lr->scanned = (size_t) (nl - lr->buf) + 1;
+                        if (lr->skipping) {
+                                lr->skipping = false;
+                                return -E2BIG;
+                        }
+                        *ret = line;
+                        *ret_len = len;
+                        *ret_newline = true;
+                        return 1;
+                }
+                lr->scanned = lr->end;
+                if (lr->end - lr->start > lr->max) { /* too long: drop what we have, find its end */
+                        lr->skipping = true;
+                        lr->start = lr->end = lr->scanned = 0;
+                }
+                if (lr->eof) {
+                        if (lr->skipping) {
+                                lr->skipping = false;
+                                lr->start = lr->end;
+                                return -E2BIG;
+                        }
+                        if (lr->start == lr->end)
+                                return 0;
+                        *ret = lr->buf + lr->start;
+                        *ret_len = lr->end - lr->start;
+                        *ret_newline = false;
+                        lr->start = lr->scanned = lr->end;
+                        return 1;
+                }
+                if (lr->start > 0) { /* keep the partial line at the front */
+                        memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+                        lr->end -= lr->start;
+                        lr->scanned -= lr->start;
+                        lr->start = 0;
+                }
+                if (lr->cap - lr->end < REC_LOG_READ_CHUNK) {
+                        size_t cap = lr->cap ? lr->cap * 2 : 4 * REC_LOG_READ_CHUNK;
+                        cap = MIN(cap, lr->max + 1 + REC_LOG_READ_CHUNK);
+                        if (cap > lr->cap) {
+                                char *p = realloc(lr->buf, cap);
+                                if (!p)
+                                        return -ENOMEM;
+                                lr->buf = p;
+                                lr->cap = cap;
+                        }
+                }
+                ssize_t n = read(lr->fd, lr->buf + lr->end, MIN(lr->cap - lr->end, (size_t) REC_LOG_READ_CHUNK));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (n == 0)
+                        lr->eof = true;
+                lr->end += (size_t) n;
+        }
+}
+
+typedef struct verify_state {
+        const char *name;   /* the log as the user knows it */
+        unsigned problems;
+} verify_state;
+
+static void problem(verify_state *s, size_t line, const char *msg) {
+        if (++s->problems <= REC_VERIFY_PROBLEMS_MAX)
+                cli_error("verify", "%s line %zu: %s", s->name, line, msg);
+}
+
+/* Open the log: PATH itself, or .hull/records.jsonl or records.jsonl inside the directory PATH.
+ * Writes the name to show into name. Returns an fd or a negative errno (message printed). */
+static int open_log(const char *path, char *name, size_t size) {
+        static const char *const candidates[] = { ".hull/records.jsonl", "records.jsonl" };
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0) {
+                int r = negative_errno();
+                cli_error("verify", "cannot open '%s': %s", path, strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                int r = negative_errno();
+                cli_error("verify", "cannot stat '%s': %s", path, strerror(-r));
+                return r;
+        }
+        snprintf(name, size, "%s", path);
+        if (S_ISDIR(st.st_mode)) {
+                _cleanup_close_ int dfd = TAKE_FD(fd);
+                size_t len = strlen(path);
+                while (len > 1 && path[len - 1] == '/')
+                        len--;
+                for (size_t i = 0; i < ELEMENTSOF(candidates) && fd < 0; i++) {
+                        fd = openat(dfd, candidates[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
+                        if (fd < 0 && errno != ENOENT) {
+                                int r = negative_errno();
+                                cli_error("verify", "cannot open '%.*s/%s': %s", (int) len, path, candidates[i], strerror(-r));
+                                return r;
+                        }
+                        if (fd >= 0)
+                                snprintf(name, size, "%.*s/%s", (int) len, path, candidates[i]);
+                }
+                if (fd < 0) {
+                        cli_error("verify", "'%s' holds no .hull/records.jsonl or records.jsonl", path);
+                        return -ENOENT;
+                }
+                if (fstat(fd, &st) < 0) {
+                        int r = negative_errno();
+                        cli_error("verify", "cannot stat '%s': %s", name, strerror(-r));
+                        return r;
+                }
+        }
+        if (!S_ISREG(st.st_mode)) {
+                cli_error("verify", "'%s' is not a regular file", name);
+                return -EINVAL;
+        }
+        int flags = fcntl(fd, F_GETFL);
+        if (flags >= 0)
+                (void) fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+        return TAKE_FD(fd);
+}
+
+/* Check one line: the entry's own digests and consistency, the record's digest, its place in the
+ * chain (settled at the end). */
+static void verify_line(verify_state *s, rec_chain *chain, size_t lineno, const char *line, size_t len, bool newline) {
+        json_auto_t *entry = NULL;
+        hull_error e = {};
+        if (rec_log_parse_line(line, len, &entry, &e) < 0) {
+                problem(s, lineno, e.msg);
+                rec_chain_push_unreadable(chain);
+                return;
+        }
+        if (!newline)
+                problem(s, lineno, "the last line has no newline (an interrupted append?)");
+        int r = rec_chain_push(chain, json_object_get(entry, "record"), &e);
+        if (r != 0) {
+                problem(s, lineno, e.msg);
+                if (r < 0)
+                        return; /* a record that cannot be read has nothing more to check */
+        }
+        e = (hull_error) {};
+        if (rec_entry_check(entry, &e) < 0)
+                problem(s, lineno, e.msg);
+}
+
+int cli_verify_main(int argc, char **argv) {
+        uint64_t want_calls = 0;
+        bool have_calls = false;
+        const char *want_last = NULL;
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'h':
+                        cli_verify_help();
+                        return CLI_EXIT_OK;
+                case OPT_CALLS: {
+                        char *end;
+                        errno = 0;
+                        unsigned long long v = strtoull(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' || optarg[0] == '+' ||
+                            optarg[0] == ' ')
+                                return usage_error("--calls wants a count, not '%s'", optarg);
+                        want_calls = v;
+                        have_calls = true;
+                        break;
+                }
+                case OPT_LAST:
+                        if (!sha256_hex_is_valid(optarg, strlen(optarg)))
+                                return usage_error("--last wants a record digest (64 lowercase hex digits), not '%s'", optarg);
+                        want_last = optarg;
+                        break;
+                default:
+                        return usage_error("unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return usage_error("%s", "no log given");
+        if (argc - optind > 1)
+                return usage_error("one log at a time, not also '%s'", argv[optind + 1]);
+
+        char name[SBX_PATH_MAX + 32];
+        _cleanup_close_ int fd = open_log(argv[optind], name, sizeof(name));
+        if (fd < 0)
+                return CLI_EXIT_FAILURE;
+
+        verify_state s = { .name = name };
+        rec_chain chain;
+        _cleanup_(line_reader_done) line_reader lr = { .fd = fd, .max = REC_LOG_LINE_MAX };
+        size_t lineno = 0;
+        rec_chain_init(&chain);
+        for (;;) {
+                const char *line;
+                size_t len;
+                bool newline;
+                int r = line_next(&lr, &line, &len, &newline);
+                if (r == 0)
+                        break;
+                if (r != -E2BIG && r < 0) {
+                        cli_error("verify", "cannot read '%s': %s", name, strerror(-r));
+                        return CLI_EXIT_FAILURE;
+                }
+                if (++lineno > REC_LOG_LINES_MAX) {
+                        char msg[96];
+                        snprintf(msg, sizeof(msg), "more than %u lines; hull verify stops here", REC_LOG_LINES_MAX);
+                        problem(&s, lineno, msg);
+                        break;
+                }
+                if (r == -E2BIG) {
+                        char msg[96];
+                        snprintf(msg, sizeof(msg), "the line is longer than %llu bytes", (unsigned long long) REC_LOG_LINE_MAX);
+                        problem(&s, lineno, msg);
+                        rec_chain_push_unreadable(&chain);
+                        continue;
+                }
+                verify_line(&s, &chain, lineno, line, len, newline);
+        }
+        if (lineno == 0)
+                problem(&s, 1, "no records: the log is empty");
+
+        char msg[HULL_ERROR_MSG_MAX];
+        rec_break brk = rec_chain_finish(&chain);
+        if (brk != REC_BREAK_NONE) {
+                /* An unreadable line was reported as such; the chain stops there without another word. */
+                if (brk != REC_BREAK_MALFORMED) {
+                        rec_chain_describe(&chain, msg, sizeof(msg));
+                        problem(&s, chain.brk_index + 1, msg);
+                }
+        } else if (lineno > 0 && lineno <= REC_LOG_LINES_MAX) {
+                if (have_calls && chain.calls != want_calls) {
+                        snprintf(msg, sizeof(msg), "the log ends after call %" PRIu64 ", the close states %" PRIu64 " calls%s",
+                                 chain.calls, want_calls, chain.calls < want_calls ? " (calls cut off the end?)" : "");
+                        problem(&s, lineno, msg);
+                }
+                if (want_last && strcmp(chain.last, want_last) != 0) {
+                        snprintf(msg, sizeof(msg), "the last record is %.16s..., the close states %.16s...", chain.last, want_last);
+                        problem(&s, lineno, msg);
+                }
+        }
+
+        if (s.problems > 0) {
+                if (s.problems > REC_VERIFY_PROBLEMS_MAX)
+                        cli_error("verify", "%s: %u more problems not shown", name, s.problems - REC_VERIFY_PROBLEMS_MAX);
+                cli_error("verify", "%s: %u problem%s; the log does not verify", name, s.problems, s.problems == 1 ? "" : "s");
+                return CLI_EXIT_FAILURE;
+        }
+        if (chain.single)
+                printf("ok: %zu records, single runs (no session)\n", lineno);
+        else
+                printf("ok: %zu records, session %s, last %s\n", lineno, chain.session, chain.last);
+        return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}

@@ -1,0 +1,783 @@
+/* broker.c: the sandbox broker process, its workers, and the daemon's side of a run.
+ *
+ * daemon thread                      broker (single-threaded)            worker (one per run)
+ * socketpair(a, b)
+ * ctl: "run" + SCM_RIGHTS(b) ──────► start a worker (or queue b) ──fork──► PDEATHSIG; signalfd
+ *                                                                          (SIGTERM = cancel)
+ * wait for "ready" on a ◄──────────────────────────────────────────────── empty frame on b
+ * request frame ─────────────────────────────────────────────────────────► files, steps
+ *                                                                          (sbx_run), artifacts
+ * result frame ◄───────────────────────────────────────────────────────── result; exit
+ *
+ * The daemon sends the request only once a worker asked for it, so a refused or dropped run
+ * provably ran nothing: the broker answers it with a BRK_OUTCOME_NOT_STARTED result instead. */
+#include "broker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "limits.h"
+#include "macro.h"
+#include "sbx.h"
+#include "time-util.h"
+
+enum {
+        CTL_RUN = 1,    /* carries one fd: the broker's end of a run's socketpair */
+        CTL_CANCEL = 2, /* stop every run, refuse new ones */
+};
+
+struct brk_broker {
+        pid_t pid;
+        int ctl;   /* SOCK_SEQPACKET to the broker */
+        int pidfd;
+        pthread_mutex_t lock; /* one sendmsg on ctl at a time */
+        bool reaped;
+};
+
+/* ---- frames: a u64 little-endian length, then the bytes ---- */
+
+static int wait_fd(int fd, short events, uint64_t deadline_ms) {
+        for (;;) {
+                uint64_t now = now_mono_ms();
+                if (now >= deadline_ms)
+                        return -ETIMEDOUT;
+                struct pollfd p = { .fd = fd, .events = events };
+                uint64_t left = deadline_ms - now;
+                int n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int) left);
+                if (n > 0)
+                        return 0;
+                if (n < 0 && errno != EINTR)
+                        return negative_errno();
+        }
+}
+
+static int send_all(int fd, const void *buf, size_t len, uint64_t deadline_ms) {
+        const char *p = buf;
+        while (len > 0) {
+                ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0) {
+                        p += n;
+                        len -= (size_t) n;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno != EAGAIN)
+                        return negative_errno();
+                int r = wait_fd(fd, POLLOUT, deadline_ms);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Returns 0, -EPIPE at end of stream before len bytes, -ETIMEDOUT or -errno. */
+static int recv_all(int fd, void *buf, size_t len, uint64_t deadline_ms) {
+        char *p = buf;
+        while (len > 0) {
+                ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+                if (n > 0) {
+                        p += n;
+                        len -= (size_t) n;
+                        continue;
+                }
+                if (n == 0)
+                        return -EPIPE;
+                if (errno == EINTR)
+                        continue;
+                if (errno != EAGAIN)
+                        return errno == ECONNRESET ? -EPIPE : negative_errno();
+                int r = wait_fd(fd, POLLIN, deadline_ms);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int frame_send(int fd, const char *buf, size_t len, uint64_t deadline_ms) {
+        unsigned char h[8];
+        for (size_t i = 0; i < 8; i++)
+                h[i] = (unsigned char) ((uint64_t) len >> (8 * i));
+        int r = send_all(fd, h, sizeof(h), deadline_ms);
+        return r < 0 ? r : send_all(fd, buf, len, deadline_ms);
+}
+
+/* Read one frame of at most max bytes into a new buffer (NULL for an empty frame). */
+static int frame_recv(int fd, size_t max, uint64_t deadline_ms, char **ret, size_t *ret_len) {
+        unsigned char h[8];
+        int r = recv_all(fd, h, sizeof(h), deadline_ms);
+        if (r < 0)
+                return r;
+        uint64_t len = 0;
+        for (size_t i = 0; i < 8; i++)
+                len |= (uint64_t) h[i] << (8 * i);
+        if (len > max)
+                return -EMSGSIZE;
+        _cleanup_free_ char *buf = NULL;
+        if (len > 0) {
+                buf = malloc(len);
+                if (!buf)
+                        return -ENOMEM;
+                r = recv_all(fd, buf, len, deadline_ms);
+                if (r < 0)
+                        return r;
+        }
+        *ret = TAKE_PTR(buf);
+        *ret_len = len;
+        return 0;
+}
+
+static int result_send(int fd, const brk_result *res, uint64_t deadline_ms) {
+        _cleanup_free_ char *buf = NULL;
+        size_t len;
+        int r = brk_result_encode(res, &buf, &len);
+        return r < 0 ? r : frame_send(fd, buf, len, deadline_ms);
+}
+
+/* Tell a run's socket that it will not start. Never blocks: the socket is fresh and empty. */
+static void refuse_run(int fd, const char *why) {
+        brk_result res = { .outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) why };
+        (void) result_send(fd, &res, now_mono_ms() + BRK_REFUSE_SEND_MS);
+        safe_close(fd);
+}
+
+/* ---- the worker: one run, in a process of its own ---- */
+
+typedef struct worker {
+        const brk_config *cfg;
+        int cancel_fd;          /* signalfd for SIGTERM */
+        int dir_fd;             /* the run's work directory */
+        char dir[SBX_PATH_MAX]; /* its path */
+        bool tmpfs;             /* a tmpfs is mounted on it (private to this worker) */
+        uid_t owner;            /* who owns what is written there (the sandbox user outside) */
+} worker;
+
+static bool cancelled(const worker *w) {
+        struct pollfd p = { .fd = w->cancel_fd, .events = POLLIN };
+        return poll(&p, 1, 0) > 0;
+}
+
+static void set_detail(brk_result *res, const char *fmt, ...) _printf_(2, 3);
+static void set_detail(brk_result *res, const char *fmt, ...) {
+        char buf[BRK_DETAIL_MAX + 1];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, sizeof(buf), fmt, ap);
+        va_end(ap);
+        free(res->detail);
+        res->detail = strdup(buf);
+}
+
+/* Open the directory that holds path's last segment below dir_fd, creating missing
+ * directories when create is set; never follows a symbolic link. On success *ret_leaf points
+ * into buf (a copy of path). Returns the directory fd or a negative errno. */
+static int open_parent(const worker *w, const char *path, bool create, char buf[static PLIM_PATH_MAX + 1],
+                       const char **ret_leaf) {
+        size_t n = strlen(path);
+        if (n > PLIM_PATH_MAX)
+                return -ENAMETOOLONG;
+        memcpy(buf, path, n + 1);
+        int cur = fcntl(w->dir_fd, F_DUPFD_CLOEXEC, 3);
+        if (cur < 0)
+                return negative_errno();
+        char *seg = buf;
+        for (char *slash; (slash = strchr(seg, '/')); seg = slash + 1) {
+                *slash = '\0';
+                if (create) {
+                        if (mkdirat(cur, seg, 0755) == 0) {
+                                if (w->owner && fchownat(cur, seg, w->owner, w->owner, AT_SYMLINK_NOFOLLOW) < 0) {
+                                        int r = negative_errno();
+                                        safe_close(cur);
+                                        return r;
+                                }
+                        } else if (errno != EEXIST) {
+                                int r = negative_errno();
+                                safe_close(cur);
+                                return r;
+                        }
+                }
+                int next = openat(cur, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int r = negative_errno();
+                safe_close(cur);
+                if (next < 0)
+                        return r;
+                cur = next;
+        }
+        *ret_leaf = seg;
+        return cur;
+}
+
+static int write_file(const worker *w, const brk_file *f) {
+        char buf[PLIM_PATH_MAX + 1];
+        const char *leaf;
+        _cleanup_close_ int dir = open_parent(w, f->path, true, buf, &leaf);
+        if (dir < 0)
+                return dir;
+        _cleanup_close_ int fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return negative_errno();
+        for (size_t off = 0; off < f->len;) {
+                ssize_t n = write(fd, f->data + off, f->len - off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? negative_errno() : -EIO;
+                off += (size_t) n;
+        }
+        if (w->owner && fchown(fd, w->owner, w->owner) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* Read a regular file of at most max bytes. -ENOENT: not there (or not a regular file);
+ * -EFBIG: larger than max. */
+static int read_file(const worker *w, const char *path, size_t max, char **ret, size_t *ret_len) {
+        char buf[PLIM_PATH_MAX + 1];
+        const char *leaf;
+        _cleanup_close_ int dir = open_parent(w, path, false, buf, &leaf);
+        if (dir < 0)
+                return dir == -ENOTDIR || dir == -ELOOP ? -ENOENT : dir;
+        _cleanup_close_ int fd = openat(dir, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ELOOP ? -ENOENT : negative_errno();
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -ENOENT;
+        if ((uint64_t) st.st_size > max)
+                return -EFBIG;
+        _cleanup_free_ char *data = malloc(max + 1);
+        size_t len = 0;
+        if (!data)
+                return -ENOMEM;
+        for (;;) {
+                ssize_t n = read(fd, data + len, max + 1 - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        break;
+                len += (size_t) n;
+                if (len > max)
+                        return -EFBIG;
+        }
+        data[len] = '\0';
+        *ret = TAKE_PTR(data);
+        *ret_len = len;
+        return 0;
+}
+
+/* A fresh directory below the work root. As root, it is a tmpfs of the run's memory size in
+ * this worker's own mount namespace (the sandbox's writes count against its memory cgroup and
+ * never reach the host's disk), owned by the uid the sandbox user maps to. */
+static int make_run_dir(worker *w, const brk_request *req, hull_error *e) {
+        if ((size_t) snprintf(w->dir, sizeof(w->dir), "%s/run.XXXXXX", w->cfg->work_root) >= sizeof(w->dir)) {
+                w->dir[0] = '\0';
+                return hull_err(e, -ENAMETOOLONG, "broker: the work root path is too long");
+        }
+        if (!mkdtemp(w->dir)) {
+                w->dir[0] = '\0';
+                return hull_err(e, negative_errno(), "broker: cannot create a work directory in %s", w->cfg->work_root);
+        }
+        if (geteuid() == 0) {
+                char opts[SBX_SHORT_STR_MAX];
+                w->owner = SBX_ROOT_HOST_UID;
+                uint64_t size = req->memory_bytes ? req->memory_bytes : SBX_DEFAULT_MEMORY_BYTES;
+                snprintf(opts, sizeof(opts), "mode=0700,uid=%u,gid=%u,size=%" PRIu64, (unsigned) w->owner,
+                         (unsigned) w->owner, size);
+                if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                        return hull_err(e, negative_errno(), "broker: cannot make a private mount namespace");
+                if (mount("hull-run", w->dir, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+                        return hull_err(e, negative_errno(), "broker: cannot mount a tmpfs on %s", w->dir);
+                w->tmpfs = true;
+        }
+        w->dir_fd = open(w->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (w->dir_fd < 0)
+                return hull_err(e, negative_errno(), "broker: cannot open %s", w->dir);
+        return 0;
+}
+
+static void remove_run_dir(worker *w) {
+        w->dir_fd = safe_close(w->dir_fd);
+        if (!w->dir[0])
+                return;
+        if (w->tmpfs)
+                (void) umount2(w->dir, MNT_DETACH);
+        (void) rm_rf_at(AT_FDCWD, w->dir);
+}
+
+static void step_from_sbx(brk_step_result *s, sbx_result *sr) {
+        s->status = sbx_result_exit_status(sr);
+        s->term_signal = sr->term_signal;
+        s->flags = (sr->exited ? BRK_STEP_EXITED : 0) | (sr->timed_out ? BRK_STEP_TIMED_OUT : 0) |
+                   (sr->oom_killed ? BRK_STEP_OOM : 0) | (sr->out_dropped ? BRK_STEP_OUT_TRUNCATED : 0) |
+                   (sr->err_dropped ? BRK_STEP_ERR_TRUNCATED : 0) |
+                   (sr->interrupted_signal ? BRK_STEP_INTERRUPTED : 0);
+        s->wall_us = sr->wall_us;
+        s->out = TAKE_PTR(sr->out);
+        s->out_len = sr->out_len;
+        s->err = TAKE_PTR(sr->err);
+        s->err_len = sr->err_len;
+}
+
+static void run_steps(worker *w, const brk_request *req, brk_result *res) {
+        uint64_t deadline = now_mono_ms() + req->timeout_ms;
+        res->outcome = BRK_OUTCOME_COMPLETED;
+        for (uint32_t i = 0; i < req->n_steps; i++) {
+                uint64_t now = now_mono_ms();
+                if (cancelled(w)) {
+                        res->outcome = BRK_OUTCOME_CANCELLED;
+                        set_detail(res, "stopped before step %u: hull serve is shutting down", i + 1);
+                        return;
+                }
+                if (now >= deadline) {
+                        res->outcome = BRK_OUTCOME_TIMED_OUT;
+                        set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms, i + 1);
+                        return;
+                }
+                sbx_spec spec = {
+                        .tier = SBX_TIER_CONTAINER,
+                        .argv = req->steps[i].argv,
+                        .env = (char *const[]){ NULL },
+                        .workdir = w->dir,
+                        .timeout_ms = deadline - now,
+                        .memory_bytes = req->memory_bytes,
+                        .pids = req->pids,
+                        .tmp_bytes = req->tmp_bytes ? req->tmp_bytes : SBX_DEFAULT_TMP_BYTES,
+                        .output_bytes = req->output_bytes,
+                        .use_cgroups = w->cfg->use_cgroups,
+                        .cancel_fd = w->cancel_fd,
+                };
+                sbx_result sr;
+                hull_error e = { 0 };
+                if (sbx_run(&spec, &sr, &e) < 0) {
+                        res->outcome = BRK_OUTCOME_ERROR;
+                        set_detail(res, "step %u: %s", i + 1, e.msg);
+                        return;
+                }
+                brk_step_result *s = &res->steps[res->n_steps++];
+                step_from_sbx(s, &sr);
+                sbx_result_done(&sr);
+                if (s->flags & BRK_STEP_INTERRUPTED) {
+                        res->outcome = BRK_OUTCOME_CANCELLED;
+                        set_detail(res, "step %u was stopped: hull serve is shutting down", i + 1);
+                        return;
+                }
+                if (s->flags & BRK_STEP_TIMED_OUT) {
+                        res->outcome = BRK_OUTCOME_TIMED_OUT;
+                        set_detail(res, "step %u used up the run's %" PRIu64 " ms", i + 1, req->timeout_ms);
+                        return;
+                }
+                if ((req->flags & BRK_STOP_ON_FAILURE) && s->status != 0)
+                        return;
+        }
+}
+
+static void collect_artifacts(worker *w, const brk_request *req, brk_result *res) {
+        size_t budget = req->artifact_bytes;
+        for (uint32_t i = 0; i < req->n_artifacts; i++) {
+                char *data = NULL;
+                size_t len = 0;
+                int r = read_file(w, req->artifacts[i], budget, &data, &len);
+                if (r == -EFBIG) {
+                        res->artifacts_truncated = true;
+                        continue;
+                }
+                if (r < 0)
+                        continue; /* only those that exist are returned */
+                brk_file *a = &res->artifacts[res->n_artifacts++];
+                a->path = strdup(req->artifacts[i]);
+                a->data = data;
+                a->len = len;
+                budget -= len;
+                if (!a->path) {
+                        res->n_artifacts--;
+                        free(data);
+                }
+        }
+}
+
+static void worker_run(const brk_config *cfg, int fd, int cancel_fd) {
+        worker w = { .cfg = cfg, .cancel_fd = cancel_fd, .dir_fd = -1 };
+        brk_request req = { 0 };
+        brk_result res = { 0 };
+        _cleanup_free_ char *buf = NULL;
+        size_t len = 0;
+        hull_error e = { 0 };
+
+        /* Ask for the request: until now nothing of it has been sent. */
+        if (frame_send(fd, NULL, 0, now_mono_ms() + BRK_IO_TIMEOUT_MS) < 0 ||
+            frame_recv(fd, BRK_REQUEST_MAX, now_mono_ms() + BRK_IO_TIMEOUT_MS, &buf, &len) < 0)
+                return;
+        res.started_unix_ms = now_unix_ms();
+        if (brk_request_decode(buf, len, &req) < 0) {
+                res.outcome = BRK_OUTCOME_ERROR;
+                set_detail(&res, "broker: malformed run request");
+                goto answer;
+        }
+        free(TAKE_PTR(buf));
+        res.steps = calloc(req.n_steps, sizeof(brk_step_result));
+        res.artifacts = req.n_artifacts ? calloc(req.n_artifacts, sizeof(brk_file)) : NULL;
+        if (!res.steps || (req.n_artifacts && !res.artifacts)) {
+                res.outcome = BRK_OUTCOME_ERROR;
+                set_detail(&res, "broker: out of memory");
+                goto answer;
+        }
+        if (make_run_dir(&w, &req, &e) < 0) {
+                res.outcome = BRK_OUTCOME_ERROR;
+                set_detail(&res, "%s", e.msg);
+                goto answer;
+        }
+        for (uint32_t i = 0; i < req.n_files; i++) {
+                int r = write_file(&w, &req.files[i]);
+                if (r < 0) {
+                        res.outcome = BRK_OUTCOME_SETUP_FAILED;
+                        set_detail(&res, "cannot write %s: %s", req.files[i].path, strerror(-r));
+                        goto answer;
+                }
+        }
+        run_steps(&w, &req, &res);
+        if (res.outcome == BRK_OUTCOME_COMPLETED || res.outcome == BRK_OUTCOME_TIMED_OUT)
+                collect_artifacts(&w, &req, &res);
+answer:
+        remove_run_dir(&w);
+        res.ended_unix_ms = now_unix_ms();
+        if (!res.detail)
+                res.detail = strdup("");
+        if (res.detail)
+                (void) result_send(fd, &res, now_mono_ms() + BRK_IO_TIMEOUT_MS);
+        brk_request_done(&req);
+        brk_result_done(&res);
+}
+
+/* ---- the broker's loop ---- */
+
+typedef struct broker_state {
+        const brk_config *cfg;
+        int ctl, sfd;
+        pid_t workers[SERVE_RUNS_MAX];
+        unsigned n_workers;
+        int queue[SERVE_RUN_QUEUE_MAX]; /* fds of runs waiting for a worker, oldest first */
+        unsigned n_queued;
+        bool refusing;                  /* CTL_CANCEL, SIGTERM or EOF: no new runs */
+        uint64_t kill_at;               /* when workers still running get SIGKILL; 0: not yet */
+} broker_state;
+
+static void spawn_worker(broker_state *s, int fd) {
+        pid_t broker = getpid();
+        pid_t pid = fork();
+        if (pid < 0) {
+                refuse_run(fd, "the broker cannot fork a worker");
+                return;
+        }
+        if (pid == 0) {
+                sigset_t term;
+                safe_close(s->ctl);
+                safe_close(s->sfd);
+                for (unsigned i = 0; i < s->n_queued; i++)
+                        safe_close(s->queue[i]);
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
+                        _exit(1);
+                (void) prctl(PR_SET_NAME, "hull-worker");
+                sigemptyset(&term);
+                sigaddset(&term, SIGTERM);
+                int cancel_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (cancel_fd < 0)
+                        _exit(1);
+                worker_run(s->cfg, fd, cancel_fd);
+                _exit(0);
+        }
+        safe_close(fd);
+        s->workers[s->n_workers++] = pid;
+}
+
+static void stop_everything(broker_state *s) {
+        if (!s->refusing) {
+                s->refusing = true;
+                s->kill_at = now_mono_ms() + BRK_STOP_GRACE_MS;
+        }
+        for (unsigned i = 0; i < s->n_queued; i++)
+                refuse_run(s->queue[i], "dropped: hull serve is shutting down");
+        s->n_queued = 0;
+        for (unsigned i = 0; i < s->n_workers; i++)
+                kill(s->workers[i], SIGTERM);
+}
+
+static void on_ctl(broker_state *s) {
+        uint32_t type = 0;
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = { .iov_base = &type, .iov_len = sizeof(type) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        ssize_t n = recvmsg(s->ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return;
+        if (n <= 0) { /* the daemon is gone */
+                s->ctl = safe_close(s->ctl);
+                stop_everything(s);
+                return;
+        }
+        int fd = -1;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (n != (ssize_t) sizeof(type) || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+                safe_close(fd);
+                return;
+        }
+        if (type == CTL_CANCEL) {
+                safe_close(fd);
+                stop_everything(s);
+                return;
+        }
+        if (type != CTL_RUN || fd < 0) {
+                safe_close(fd);
+                return;
+        }
+        if (s->refusing)
+                refuse_run(fd, "refused: hull serve is shutting down");
+        else if (s->n_workers < s->cfg->max_runs)
+                spawn_worker(s, fd);
+        else if (s->n_queued < s->cfg->queue_max)
+                s->queue[s->n_queued++] = fd;
+        else
+                refuse_run(fd, "refused: every run slot and the queue are full");
+}
+
+static void reap(broker_state *s) {
+        for (;;) {
+                pid_t pid = waitpid(-1, NULL, WNOHANG);
+                if (pid <= 0)
+                        break;
+                for (unsigned i = 0; i < s->n_workers; i++)
+                        if (s->workers[i] == pid) {
+                                s->workers[i] = s->workers[--s->n_workers];
+                                break;
+                        }
+        }
+        while (!s->refusing && s->n_queued > 0 && s->n_workers < s->cfg->max_runs) {
+                int fd = s->queue[0];
+                memmove(s->queue, s->queue + 1, (s->n_queued - 1) * sizeof(int));
+                s->n_queued--;
+                spawn_worker(s, fd);
+        }
+}
+
+static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon) {
+        broker_state s = { .cfg = cfg, .ctl = ctl, .sfd = -1 };
+        sigset_t mask;
+
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != daemon)
+                _exit(1);
+        (void) prctl(PR_SET_NAME, "hull-broker");
+        /* A terminal's Ctrl-C reaches the whole process group; the daemon decides what it means. */
+        signal(SIGINT, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGCHLD);
+        sigaddset(&mask, SIGTERM);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (s.sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                _exit(1);
+        /* Nothing else the daemon had open belongs here. */
+        int keep_lo = MIN(ctl, s.sfd), keep_hi = MAX(ctl, s.sfd);
+        (void) syscall(SYS_close_range, 3U, (unsigned) keep_lo - 1, 0U);
+        if (keep_hi > keep_lo + 1)
+                (void) syscall(SYS_close_range, (unsigned) keep_lo + 1, (unsigned) keep_hi - 1, 0U);
+        (void) syscall(SYS_close_range, (unsigned) keep_hi + 1, ~0U, 0U);
+
+        for (;;) {
+                if (s.refusing && s.n_workers == 0)
+                        _exit(0);
+                int timeout = -1;
+                if (s.kill_at) {
+                        uint64_t now = now_mono_ms();
+                        if (now >= s.kill_at) {
+                                for (unsigned i = 0; i < s.n_workers; i++)
+                                        kill(s.workers[i], SIGKILL);
+                                s.kill_at = 0;
+                        } else
+                                timeout = (int) (s.kill_at - now);
+                }
+                struct pollfd p[2] = { { .fd = s.ctl, .events = POLLIN }, { .fd = s.sfd, .events = POLLIN } };
+                int n = poll(p, 2, timeout);
+                if (n < 0 && errno != EINTR)
+                        _exit(1);
+                if (n <= 0)
+                        continue;
+                if (p[1].revents) {
+                        struct signalfd_siginfo si;
+                        bool term = false;
+                        while (read(s.sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+                                if (si.ssi_signo == SIGTERM)
+                                        term = true;
+                        if (term)
+                                stop_everything(&s);
+                        reap(&s);
+                }
+                if (p[0].revents)
+                        on_ctl(&s);
+        }
+}
+
+/* ---- the daemon's side ---- */
+
+int brk_start(const brk_config *cfg, brk_broker **ret, hull_error *e) {
+        _cleanup_close_pair_ int sv[2] = { -1, -1 };
+        if (cfg->max_runs == 0 || cfg->max_runs > SERVE_RUNS_MAX || cfg->queue_max > SERVE_RUN_QUEUE_MAX)
+                return hull_err(e, -EINVAL, "broker: max runs must be 1 to %u and the queue at most %u",
+                                SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX);
+        brk_broker *b = calloc(1, sizeof(*b));
+        if (!b)
+                return hull_err(e, -ENOMEM, "broker: out of memory");
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+                free(b);
+                return hull_err(e, negative_errno(), "broker: cannot create the control socket");
+        }
+        pid_t daemon = getpid();
+        pid_t pid = fork();
+        if (pid < 0) {
+                free(b);
+                return hull_err(e, negative_errno(), "broker: cannot fork");
+        }
+        if (pid == 0) {
+                sv[0] = safe_close(sv[0]);
+                broker_main(cfg, sv[1], daemon);
+        }
+        b->pid = pid;
+        b->ctl = TAKE_FD(sv[0]);
+        b->pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        pthread_mutex_init(&b->lock, NULL);
+        if (b->pidfd < 0) {
+                int r = negative_errno();
+                brk_stop(b);
+                return hull_err(e, r, "broker: cannot open a pidfd for the broker");
+        }
+        *ret = b;
+        return 0;
+}
+
+static int ctl_send(brk_broker *b, uint32_t type, int fd) {
+        char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+        struct iovec iov = { .iov_base = &type, .iov_len = sizeof(type) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        if (fd >= 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof(cbuf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        }
+        pthread_mutex_lock(&b->lock);
+        ssize_t n;
+        do
+                n = b->ctl >= 0 ? sendmsg(b->ctl, &mh, MSG_NOSIGNAL) : (errno = EPIPE, -1);
+        while (n < 0 && errno == EINTR);
+        int r = n < 0 ? negative_errno() : 0;
+        pthread_mutex_unlock(&b->lock);
+        return r;
+}
+
+static int not_started(brk_result *ret, const char *why) {
+        *ret = (brk_result){ .outcome = BRK_OUTCOME_NOT_STARTED, .detail = strdup(why) };
+        return ret->detail ? 0 : -ENOMEM;
+}
+
+int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, brk_result *ret, hull_error *e) {
+        _cleanup_close_pair_ int sv[2] = { -1, -1 };
+        _cleanup_free_ char *buf = NULL, *ans = NULL;
+        size_t len = 0, ans_len = 0;
+        uint64_t deadline = now_mono_ms() + wait_ms;
+        int r;
+
+        r = brk_request_encode(req, &buf, &len);
+        if (r < 0)
+                return hull_err(e, r, "broker: cannot encode the run request");
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+                return hull_err(e, negative_errno(), "broker: cannot create a socket for the run");
+        if (ctl_send(b, CTL_RUN, sv[1]) < 0)
+                return not_started(ret, "the sandbox broker is not running");
+        sv[1] = safe_close(sv[1]);
+
+        /* The first frame: "ready" (empty) from a worker, or the broker's refusal. */
+        r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
+        if (r == -ETIMEDOUT)
+                return not_started(ret, "no run slot became free in time");
+        if (r < 0)
+                return not_started(ret, "the sandbox broker ended before the run started");
+        if (ans_len > 0) { /* nothing was sent, so nothing ran, whatever this says */
+                brk_result res = { 0 };
+                if (brk_result_decode(ans, ans_len, &res) < 0 || res.outcome != BRK_OUTCOME_NOT_STARTED) {
+                        brk_result_done(&res);
+                        return not_started(ret, "the sandbox broker answered out of turn");
+                }
+                *ret = res;
+                return 0;
+        }
+
+        r = frame_send(sv[0], buf, len, deadline);
+        if (r < 0)
+                return hull_err(e, r == -EPIPE ? -EPROTO : r, "broker: cannot hand the run to its worker");
+        free(TAKE_PTR(ans));
+        r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
+        if (r == -EPIPE)
+                return hull_err(e, -EPROTO, "broker: the worker ended without a result");
+        if (r < 0)
+                return hull_err(e, r, "broker: no result from the worker");
+        r = brk_result_decode(ans, ans_len, ret);
+        if (r < 0)
+                return hull_err(e, r, "broker: the worker's result is malformed");
+        return 0;
+}
+
+void brk_cancel_all(brk_broker *b) {
+        (void) ctl_send(b, CTL_CANCEL, -1);
+}
+
+int brk_pidfd(const brk_broker *b) {
+        return b->pidfd;
+}
+
+bool brk_alive(brk_broker *b) {
+        struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
+        return b->pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+void brk_stop(brk_broker *b) {
+        if (!b)
+                return;
+        pthread_mutex_lock(&b->lock);
+        b->ctl = safe_close(b->ctl);
+        pthread_mutex_unlock(&b->lock);
+        /* Its workers get SIGTERM, then SIGKILL after BRK_STOP_GRACE_MS; allow for their reaping. */
+        if (b->pidfd >= 0 && wait_fd(b->pidfd, POLLIN, now_mono_ms() + BRK_STOP_GRACE_MS + BRK_STOP_SLACK_MS) < 0)
+                kill(b->pid, SIGKILL);
+        else if (b->pidfd < 0)
+                kill(b->pid, SIGKILL);
+        while (waitpid(b->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        safe_close(b->pidfd);
+        pthread_mutex_destroy(&b->lock);
+        free(b);
+}

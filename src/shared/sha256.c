@@ -1,0 +1,80 @@
+/* sha256.c: SHA-256 through OpenSSL EVP (libcrypto), the one hash run records are built on. */
+#include "sha256.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+
+#include "macro.h"
+
+int sha256_init(sha256_ctx *c) {
+        c->md = EVP_MD_CTX_new();
+        if (!c->md)
+                return -ENOMEM;
+        if (EVP_DigestInit_ex(c->md, EVP_sha256(), NULL) != 1) {
+                sha256_done(c);
+                return -EIO;
+        }
+        return 0;
+}
+
+int sha256_update(sha256_ctx *c, const void *p, size_t n) {
+        if (!c->md)
+                return -EIO;
+        if (n == 0)
+                return 0;
+        return EVP_DigestUpdate(c->md, p, n) == 1 ? 0 : -EIO;
+}
+
+int sha256_final(sha256_ctx *c, uint8_t ret[SHA256_DIGEST_SIZE]) {
+        unsigned int len = 0;
+        uint8_t d[EVP_MAX_MD_SIZE];
+        if (!c->md || EVP_DigestFinal_ex(c->md, d, &len) != 1 || len != SHA256_DIGEST_SIZE)
+                return -EIO;
+        for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
+                ret[i] = d[i];
+        return 0;
+}
+
+int sha256_final_hex(sha256_ctx *c, char ret[SHA256_HEX_SIZE]) {
+        uint8_t d[SHA256_DIGEST_SIZE];
+        int r = sha256_final(c, d);
+        if (r < 0)
+                return r;
+        sha256_to_hex(d, ret);
+        return 0;
+}
+
+void sha256_done(sha256_ctx *c) {
+        if (c->md)
+                EVP_MD_CTX_free(c->md);
+        c->md = NULL;
+}
+
+int sha256_hex(const void *p, size_t n, char ret[SHA256_HEX_SIZE]) {
+        _cleanup_sha256_ sha256_ctx c = {};
+        int r = sha256_init(&c);
+        if (r < 0)
+                return r;
+        r = sha256_update(&c, p, n);
+        if (r < 0)
+                return r;
+        return sha256_final_hex(&c, ret);
+}
+
+void sha256_to_hex(const uint8_t d[SHA256_DIGEST_SIZE], char ret[SHA256_HEX_SIZE]) {
+        static const char hex[] = "0123456789abcdef";
+        for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++) {
+                ret[2 * i] = hex[d[i] >> 4];
+                ret[2 * i + 1] = hex[d[i] & 15];
+        }
+        ret[2 * SHA256_DIGEST_SIZE] = '\0';
+}
+
+bool sha256_hex_is_valid(const char *s, size_t len) {
+        if (len != 2 * SHA256_DIGEST_SIZE)
+                return false;
+        for (size_t i = 0; i < len; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+                        return false;
+        return true;
+}

@@ -1,0 +1,528 @@
+#!/usr/bin/python3
+"""serve_client.py: a plimsoll protocol 3 conformance client for `hull serve`, written from
+shared/reference/plimsoll-protocol.md ("What the client verifies") with the standard library only.
+It prints one TAP-ish line per check ("ok - ...", "not ok - ...: why").
+
+  serve_client.py conformance URL SOCKET   the open server: procedures, records, refusals, metrics
+  serve_client.py auth URL TOKEN SCOPELESS the server with tokens (and --max-runs 1 --queue 0)
+  serve_client.py slow URL SECONDS         one project run that sleeps; for the shutdown test
+  serve_client.py cancelled URL TOKEN SECS one that the shutdown stops: unavailable, no mark
+
+Digests are recomputed with plimsoll_record.py (beside this file), which implements the run-record
+rules from the spec alone, independently of hull's C code.
+"""
+import base64
+import hashlib
+import http.client
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    import plimsoll_record as record
+except ImportError:  # pragma: no cover - the digest checks are then reported as skipped
+    record = None
+
+SERVICE = "/plimsoll.v1.SandboxService/"
+TIERS = ["none", "process", "container", "kernel", "vm"]
+REASONS = {"CAE": "request", "CAI": "permission", "CAM": "protocol", "CAQ": "unsupported",
+           "CAU": "isolation", "CAY": "capacity", "CAc": "environment"}
+RESULT_KINDS = ("javascript", "project", "module", "cell")
+failures = 0
+
+
+def ok(name):
+    print("ok - " + name)
+
+
+def bad(name, why):
+    global failures
+    failures += 1
+    print("not ok - %s: %s" % (name, why))
+
+
+def check(name, cond, why=""):
+    if cond:
+        ok(name)
+    else:
+        bad(name, why or "condition false")
+    return cond
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path, timeout=30):
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+class Answer:
+    def __init__(self, status, headers, body, rid):
+        self.status = status
+        self.headers = headers  # list of (name, value)
+        self.body = body
+        self.rid = rid
+        self.json = None
+        try:
+            self.json = json.loads(body) if body else None
+        except ValueError:
+            pass
+
+    def header_values(self, name):
+        return [v for k, v in self.headers if k.lower() == name.lower()]
+
+    def bound(self):
+        """Exactly one Plimsoll-Request-Id, equal to the one sent."""
+        return self.header_values("Plimsoll-Request-Id") == [self.rid]
+
+    def detail(self):
+        d = (self.json or {}).get("details") or []
+        if len(d) != 1 or d[0].get("type", "").rsplit("/", 1)[-1] != "plimsoll.v1.NotDispatched":
+            return None
+        return REASONS.get(d[0].get("value"))
+
+
+class Client:
+    def __init__(self, url, unix=None, token=None):
+        u = urllib.parse.urlsplit(url)
+        self.host, self.port, self.prefix = u.hostname, u.port, u.path.rstrip("/")
+        self.unix = unix
+        self.token = token
+
+    def conn(self, timeout):
+        if self.unix:
+            return UnixConnection(self.unix, timeout)
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def raw(self, method, path, body=b"", headers=None, rid=True, timeout=60):
+        """One request on a fresh connection, as the official client does. headers is a list of
+        (name, value); rid True adds a fresh request ID."""
+        c = self.conn(timeout)
+        hs = list(headers or [])
+        sent_rid = None
+        if rid is True:
+            sent_rid = os.urandom(16).hex()
+            hs.append(("Plimsoll-Request-Id", sent_rid))
+        elif isinstance(rid, str):
+            sent_rid = rid
+            hs.append(("Plimsoll-Request-Id", rid))
+        c.putrequest(method, path, skip_accept_encoding=True)
+        for k, v in hs:
+            c.putheader(k, v)
+        if body or method == "POST":
+            c.putheader("Content-Length", str(len(body)))
+        c.endheaders(body if body else None)
+        r = c.getresponse()
+        data = r.read()
+        a = Answer(r.status, r.getheaders(), data, sent_rid)
+        c.close()
+        return a
+
+    def call(self, proc, msg, headers=None, rid=True, timeout=60, token=None):
+        body = msg if isinstance(msg, bytes) else json.dumps(msg, ensure_ascii=False).encode()
+        hs = [("Content-Type", "application/json"), ("Connect-Protocol-Version", "1"),
+              ("Accept-Encoding", "identity"), ("User-Agent", "hull-serve-test/1")]
+        tok = token if token is not None else self.token
+        if tok:
+            hs.append(("Authorization", "Bearer " + tok))
+        if headers is not None:
+            hs = headers
+        return self.raw("POST", self.prefix + SERVICE + proc, body, hs, rid, timeout)
+
+
+def b64(s):
+    return base64.b64decode(s + "=" * (-len(s) % 4)) if s else b""
+
+
+def verify_run(name, req, a, kind, floor=""):
+    """The client's checks 2 to 6 on a Run answer. Returns the result object or None."""
+    if not check(name + ": 200", a.status == 200, "status %d body %r" % (a.status, a.body[:300])):
+        return None
+    if not check(name + ": bound to its request ID", a.bound(), "headers %r" % a.headers):
+        return None
+    ct = a.header_values("Content-Type")
+    check(name + ": application/json", len(ct) == 1 and ct[0].split(";")[0].strip() == "application/json", repr(ct))
+    res = a.json
+    if not check(name + ": a JSON object", isinstance(res, dict), repr(a.body[:200])):
+        return None
+    kinds = [k for k in RESULT_KINDS if res.get(k) is not None]
+    check(name + ": exactly one result, of the request's kind", kinds == [kind], repr(kinds))
+    rec = res.get("record")
+    if not check(name + ": has a record", isinstance(rec, dict)):
+        return None
+    check(name + ": record version 2", rec.get("version") == 2, repr(rec.get("version")))
+    check(name + ": provider is the sandbox, tiers agree",
+          rec.get("provider") == res.get("sandbox") and rec.get("isolation") == res.get("isolation"), repr(rec))
+    check(name + ": environment and software agree with the answer",
+          rec.get("environment", "") == res.get("environment", "") and
+          rec.get("softwareIdentity", "") == res.get("softwareIdentity", "") and rec.get("softwareRuleId", "") == "",
+          repr(rec))
+    check(name + ": no session fields (single run)",
+          rec.get("session", "") == "" and int(rec.get("sequence", 0)) == 0 and rec.get("previousSha256", "") == "",
+          repr(rec))
+    if floor:
+        tier = res.get("isolation", "")
+        check(name + ": the tier meets the floor", tier in TIERS and TIERS.index(tier) >= TIERS.index(floor), tier)
+    if record is None:
+        print("skip - %s: digests: plimsoll_record.py is missing" % name)
+        return res
+    check(name + ": requestSha256 is the digest of what was sent",
+          rec.get("requestSha256") == record.request_digest(req), "%s != %s" % (rec.get("requestSha256"), record.request_digest(req)))
+    check(name + ": resultSha256 is the digest of the result received",
+          rec.get("resultSha256") == record.result_digest(res), rec.get("resultSha256"))
+    check(name + ": recordSha256 holds", rec.get("recordSha256") == record.record_digest(rec), rec.get("recordSha256"))
+    return res
+
+
+def expect_error(name, a, status, code, reason, header=None, message=None):
+    """A refusal: status, code, NotDispatched reason (None: none), the echo, optional header."""
+    j = a.json if isinstance(a.json, dict) else {}
+    why = "status %d body %r headers %r" % (a.status, a.body[:300], a.headers)
+    good = a.status == status and j.get("code") == code and a.detail() == reason and a.bound()
+    if header is not None:
+        good = good and a.header_values("Plimsoll-Not-Dispatched") == [header]
+    if message is not None:
+        good = good and j.get("message") == message
+    return check(name, good, why)
+
+
+def metrics(c):
+    a = c.raw("GET", "/metrics", rid=False)
+    out = {}
+    for line in a.body.decode().splitlines():
+        m = re.match(r"^([a-z_]+(?:\{[^}]*\})?) ([0-9.e+-]+)$", line)
+        if m:
+            out[m.group(1)] = float(m.group(2))
+    return out
+
+
+def run_js(c, code, **env):
+    req = dict({"protocol": 3, "javascript": {"code": code}}, **env)
+    return req, c.call("Run", req)
+
+
+def conformance(url, sock):
+    c = Client(url)
+    m0 = metrics(c)
+    check("/metrics answers with the run counters", 'hull_runs_total{outcome="ok"}' in m0, repr(list(m0)[:5]))
+
+    # Describe
+    t = time.monotonic()
+    a = c.call("Describe", {})
+    describe_ms = (time.monotonic() - t) * 1000
+    d = a.json or {}
+    check("Describe: 200, bound", a.status == 200 and a.bound(), repr(a.headers))
+    check("Describe: protocol 3, sandbox hull, tier container",
+          d.get("protocol") == 3 and d.get("sandbox") == "hull" and d.get("isolation") == "container", repr(d))
+    check("Describe: projects yes, sessions and modules not yet",
+          d.get("supportsProject") is True and d.get("supportsSessions") is False and d.get("supportsModule") is False, repr(d))
+    check("Describe: project languages", "javascript" in d.get("projectEnvironment", {}).get("languages", []), repr(d))
+    check("Describe: max timeout is the 5-minute ceiling",
+          d.get("projectEnvironment", {}).get("maxTimeoutMs") == 300000, repr(d))
+    a = c.call("Describe", b"")
+    check("Describe: an empty body is an empty message", a.status == 200 and a.bound())
+    a = Client(url.rstrip("/") + "/some/prefix").call("Describe", {})
+    check("Describe: under a path prefix", a.status == 200 and a.json.get("protocol") == 3)
+    a = Client(url, unix=sock).call("Describe", {})
+    check("Describe: on the unix socket", a.status == 200 and a.bound() and a.json.get("protocol") == 3, repr(a.body[:100]))
+
+    # javascript
+    t = time.monotonic()
+    req, a = run_js(c, "console.log(6*7)")
+    run_ms = (time.monotonic() - t) * 1000
+    res = verify_run("javascript 6*7", req, a, "javascript")
+    if res:
+        js = res["javascript"]
+        check("javascript 6*7: prints 42", b64(js.get("stdout", "")) == b"42\n" and js.get("exitCode", 0) == 0, repr(js))
+        check("javascript 6*7: stdout is standard padded base64", js.get("stdout") == "NDIK", js.get("stdout"))
+        check("javascript 6*7: int64 fields are strings", isinstance(res.get("durationMs"), str) and
+              isinstance(res["record"].get("startedUnixMs"), str), repr(res.get("durationMs")))
+        check("javascript 6*7: the reference vector's request digest",
+              res["record"]["requestSha256"] == "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f")
+        check("javascript 6*7: the reference vector's result digest",
+              res["record"]["resultSha256"] == "9a471e25396d4e0a2ef3124f138007aadce1a73d746dd4b99c38c50c0df2a7a5")
+    req, a = run_js(c, "process.stderr.write('e'); process.stdout.write(Buffer.from([0xff, 0, 0xfe])); process.exit(3)",
+                    minimumIsolation="container", timeoutMs=20000, traceId="trace-1")
+    res = verify_run("javascript exit 3 with a floor", req, a, "javascript", floor="container")
+    if res:
+        js = res["javascript"]
+        check("javascript exit 3: exit code, stderr and raw bytes",
+              js.get("exitCode") == 3 and b64(js.get("stderr", "")) == b"e" and b64(js.get("stdout", "")) == b"\xff\x00\xfe", repr(js))
+    req, a = run_js(c, "while (true) {}", timeoutMs=700)
+    res = verify_run("javascript timeout", req, a, "javascript")
+    if res:
+        js = res["javascript"]
+        check("javascript timeout: timedOut, 124", js.get("timedOut") is True and js.get("exitCode") == 124, repr(js))
+    req, a = run_js(c, "process.stdout.write('x'.repeat(3 << 20))")
+    res = verify_run("javascript flood", req, a, "javascript")
+    if res:
+        js = res["javascript"]
+        check("javascript flood: truncated flag, no marker", js.get("stdoutTruncated") is True and
+              set(b64(js["stdout"])) == {ord("x")} and len(b64(js["stdout"])) == 1 << 20, repr(len(js.get("stdout", ""))))
+    req = {"protocol": 3, "javascript": {"code": "import { writeFileSync } from 'node:fs';\n"
+                                                 "writeFileSync('/workspace/left.txt', 'x'); console.log('ok')"}}
+    verify_run("javascript writes a file", req, c.call("Run", req), "javascript")
+    req, a = run_js(c, "import { existsSync } from 'node:fs';\nconsole.log(existsSync('/workspace/left.txt'))")
+    res = verify_run("javascript fresh work dir", req, a, "javascript")
+    if res:
+        check("javascript fresh work dir: nothing is left from the run before",
+              b64(res["javascript"]["stdout"]) == b"false\n", repr(res["javascript"]))
+
+    # project
+    req = {"protocol": 3, "minimumIsolation": "container", "timeoutMs": 30000,
+           "project": {"files": [{"path": "main.py", "content": "print(1)\n"}], "steps": ["python3 main.py"]}}
+    res = verify_run("project reference vector", req, c.call("Run", req), "project", floor="container")
+    if res:
+        check("project reference vector: the reference's request digest",
+              res["record"]["requestSha256"] == "0b3ad2014fdd3cf8eacb31ae94ebe7adc5d3c8087501af19b3f43991308512ff")
+        p = res["project"]
+        check("project reference vector: completed, printed 1", p.get("outcome") == "PROJECT_OUTCOME_COMPLETED" and
+              len(p.get("steps", [])) == 1 and b64(p["steps"][0].get("stdout", "")) == b"1\n", repr(p))
+    req = {"protocol": 3, "project": {
+        "files": [{"path": "main.py", "content": "import json\nprint(json.load(open('lib/in.json'))['n'] * 2)\n"},
+                  {"path": "lib/in.json", "content": "{\"n\": 21}"},
+                  {"path": "bin.dat", "content": "a\u0000b\u00e9"}],
+        "steps": ["python3 main.py > out.txt", "cat out.txt; echo err >&2", "exit 3", "echo never"],
+        "artifacts": ["out.txt", "bin.dat", "missing.txt", "lib"]}}
+    res = verify_run("project steps and artifacts", req, c.call("Run", req), "project")
+    if res:
+        p = res["project"]
+        steps = p.get("steps", [])
+        check("project: stops at the first failing step", [s.get("exitCode", 0) for s in steps] == [0, 0, 3], repr(steps))
+        check("project: each step names its command, output and duration",
+              steps and steps[1].get("command") == "cat out.txt; echo err >&2" and b64(steps[1].get("stdout", "")) == b"42\n"
+              and b64(steps[1].get("stderr", "")) == b"err\n" and isinstance(steps[1].get("durationMs"), str), repr(steps[:2]))
+        arts = {x["path"]: b64(x.get("content", "")) for x in p.get("artifacts", [])}
+        check("project: the artifacts that exist, as bytes", arts == {"out.txt": b"42\n", "bin.dat": "a\u0000b\u00e9".encode()},
+              repr(arts))
+        check("project: completed, nothing truncated", p.get("outcome") == "PROJECT_OUTCOME_COMPLETED" and
+              not p.get("artifactsTruncated") and p.get("outcomeDetail", "") == "", repr(p))
+    req = {"protocol": 3, "timeoutMs": 800, "project": {"steps": ["echo a", "sleep 5.123", "echo never"]}}
+    res = verify_run("project timeout", req, c.call("Run", req), "project")
+    if res:
+        p = res["project"]
+        check("project timeout: outcome timed out, the step says so", p.get("outcome") == "PROJECT_OUTCOME_TIMED_OUT" and
+              len(p["steps"]) == 2 and p["steps"][1].get("timedOut") is True and p.get("outcomeDetail"), repr(p))
+    req = {"protocol": 3, "project": {"files": [{"path": "a", "content": "x"}, {"path": "a/b", "content": "y"}],
+                                      "steps": ["true"]}}
+    res = verify_run("project setup failure", req, c.call("Run", req), "project")
+    if res:
+        p = res["project"]
+        check("project setup failure: outcome setup failed with a detail, no step ran",
+              p.get("outcome") == "PROJECT_OUTCOME_SETUP_FAILED" and not p.get("steps") and "a/b" in p.get("outcomeDetail", ""), repr(p))
+    req = {"protocol": 3, "project": {"steps": ["head -c 6000000 /dev/urandom > big; head -c 3000000 /dev/zero > small"],
+                                      "artifacts": ["big", "small"]}}
+    res = verify_run("project artifact budget", req, c.call("Run", req), "project")
+    if res:
+        p = res["project"]
+        check("project artifact budget: what does not fit is dropped and flagged",
+              p.get("artifactsTruncated") is True and [x["path"] for x in p.get("artifacts", [])] == ["big"], repr(p.get("artifacts", [])[:0]))
+
+    # concurrency: three half-second runs at once take well under three half-seconds
+    answers = []
+
+    def one():
+        r, ans = run_js(c, "setTimeout(() => console.log('done'), 600)")
+        answers.append(ans)
+    t = time.monotonic()
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    took = time.monotonic() - t
+    check("three runs at once all answer", len(answers) == 3 and all(x.status == 200 and x.bound() for x in answers))
+    check("three runs at once run side by side (%.2f s; one after another takes over 1.8)" % took, took < 1.75, "%.2f s" % took)
+
+    # refusals: each bound, each with its detail, each changing nothing
+    V = "this daemon serves protocol 3 and the request states %d; nothing ran"
+    expect_error("missing protocol: invalid_argument + protocol", c.call("Run", {"javascript": {"code": "1"}}),
+                 400, "invalid_argument", "protocol", message=V % 0)
+    expect_error("protocol 2: unimplemented + protocol", c.call("Run", {"protocol": 2, "javascript": {"code": "1"}}),
+                 501, "unimplemented", "protocol", message=V % 2)
+    expect_error("protocol 4 with a bad payload: the gate comes first",
+                 c.call("Run", {"protocol": 4, "javascript": 7}), 501, "unimplemented", "protocol")
+    expect_error("floor vm: failed_precondition + isolation",
+                 c.call("Run", {"protocol": 3, "minimumIsolation": "vm", "javascript": {"code": "1"}}),
+                 400, "failed_precondition", "isolation")
+    expect_error("floor kernel: failed_precondition + isolation",
+                 c.call("Run", {"protocol": 3, "minimumIsolation": "kernel", "project": {"steps": ["true"]}}),
+                 400, "failed_precondition", "isolation")
+    expect_error("floor none is refused", c.call("Run", {"protocol": 3, "minimumIsolation": "none", "javascript": {"code": "1"}}),
+                 400, "invalid_argument", "request")
+    expect_error("cell on Run: invalid_argument + request",
+                 c.call("Run", {"protocol": 3, "cell": {"language": "python", "code": "x = 1"}}), 400, "invalid_argument", "request")
+    expect_error("module: unimplemented + unsupported",
+                 c.call("Run", {"protocol": 3, "module": {"model": "m", "rows": [{"values": [1]}], "endTime": 1, "step": 1}}),
+                 501, "unimplemented", "unsupported")
+    expect_error("no payload", c.call("Run", {"protocol": 3}), 400, "invalid_argument", "request")
+    expect_error("two payloads", c.call("Run", {"protocol": 3, "javascript": {"code": "1"}, "project": {"steps": ["true"]}}),
+                 400, "invalid_argument", "request")
+    expect_error("software rule: failed_precondition + environment",
+                 c.call("Run", {"protocol": 3, "softwareRule": {"mode": "exact", "identities": ["node:sha256:ab"]},
+                                "javascript": {"code": "1"}}), 400, "failed_precondition", "environment")
+    expect_error("malformed software rule", c.call("Run", {"protocol": 3, "softwareRule": {"mode": "exact", "identities": []},
+                                                          "javascript": {"code": "1"}}), 400, "invalid_argument", "request")
+    expect_error("grant profile: permission_denied + permission",
+                 c.call("Run", {"protocol": 3, "javascript": {"code": "1", "grantProfile": "github"}}),
+                 403, "permission_denied", "permission")
+    for path in ["../x", "/etc/passwd", "a//b", "a/./b", "a\\b", "a\nb", "", "x" * 1025]:
+        expect_error("file path %r refused" % path[:20],
+                     c.call("Run", {"protocol": 3, "project": {"files": [{"path": path, "content": ""}], "steps": ["true"]}}),
+                     400, "invalid_argument", "request")
+    expect_error("artifact path '..' refused", c.call("Run", {"protocol": 3, "project": {"steps": ["true"], "artifacts": [".."]}}),
+                 400, "invalid_argument", "request")
+    expect_error("duplicate file paths", c.call("Run", {"protocol": 3, "project": {
+        "files": [{"path": "a", "content": ""}, {"path": "a", "content": ""}], "steps": ["true"]}}), 400, "invalid_argument", "request")
+    expect_error("21 steps", c.call("Run", {"protocol": 3, "project": {"steps": ["true"] * 21}}), 400, "invalid_argument", "request")
+    expect_error("no steps", c.call("Run", {"protocol": 3, "project": {"steps": []}}), 400, "invalid_argument", "request")
+    expect_error("201 files", c.call("Run", {"protocol": 3, "project": {
+        "files": [{"path": "f%d" % i, "content": ""} for i in range(201)], "steps": ["true"]}}), 400, "invalid_argument", "request")
+    expect_error("empty code", c.call("Run", {"protocol": 3, "javascript": {"code": ""}}), 400, "invalid_argument", "request")
+    expect_error("code over 256 KiB", c.call("Run", {"protocol": 3, "javascript": {"code": "x" * (256 * 1024 + 1)}}),
+                 400, "invalid_argument", "request")
+    expect_error("code with NUL", c.call("Run", {"protocol": 3, "javascript": {"code": "a\u0000"}}), 400, "invalid_argument", "request")
+    expect_error("timeoutMs beyond int32", c.call("Run", {"protocol": 3, "timeoutMs": 1 << 40, "javascript": {"code": "1"}}),
+                 400, "invalid_argument", "request")
+    expect_error("oversized body: refused from its length, marked",
+                 c.call("Run", b'{"protocol":3,"javascript":{"code":"' + b"x" * (9 << 20) + b'"}}'),
+                 400, "invalid_argument", "request", header="request")
+    expect_error("malformed JSON: marked", c.call("Run", b'{"protocol":3,'), 400, "invalid_argument", "request", header="request")
+    expect_error("duplicate keys: marked", c.call("Run", b'{"protocol":3,"protocol":3,"javascript":{"code":"1"}}'),
+                 400, "invalid_argument", "request", header="request")
+    expect_error("nesting beyond the bound: marked", c.call("Run", b'{"protocol":3,"x":' + b"[" * 40 + b"]" * 40 + b"}"),
+                 400, "invalid_argument", "request", header="request")
+    expect_error("not an object: marked", c.call("Run", b"[3]"), 400, "invalid_argument", "request", header="request")
+    expect_error("wrong content type: marked", c.call("Run", {"protocol": 3}, headers=[("Content-Type", "text/plain")]),
+                 400, "invalid_argument", "request", header="request")
+    expect_error("compressed body refused", c.call("Run", {"protocol": 3}, headers=[
+        ("Content-Type", "application/json"), ("Content-Encoding", "gzip")]), 400, "invalid_argument", "request", header="request")
+    expect_error("unknown procedure: 404 + unsupported", c.call("Frobnicate", {"protocol": 3}),
+                 404, "unimplemented", "unsupported", header="unsupported")
+    expect_error("unknown path: 404", c.raw("POST", "/nope", b"{}", [("Content-Type", "application/json")]),
+                 404, "unimplemented", "unsupported", header="unsupported")
+    expect_error("GET on Run: 405", c.raw("GET", SERVICE + "Run"), 405, "unimplemented", "request", header="request")
+    for proc, msg in [("OpenSession", {"protocol": 3}), ("SessionRun", {"protocol": 3, "sessionId": "0" * 32,
+                                                                        "cell": {"language": "python", "code": "1"}}),
+                      ("CloseSession", {"protocol": 3, "sessionId": "0" * 32})]:
+        expect_error(proc + ": unimplemented + unsupported", c.call(proc, msg), 501, "unimplemented", "unsupported")
+    expect_error("OpenSession without protocol: the gate first", c.call("OpenSession", {}), 400, "invalid_argument", "protocol")
+
+    # garbage: cut and mangled requests, each refused with a JSON error, none of them fatal
+    import random
+    rnd = random.Random(7)
+    good = json.dumps({"protocol": 3, "project": {"files": [{"path": "a", "content": "x"}], "steps": ["true"],
+                                                  "artifacts": ["a"]}}).encode()
+    answered = 0
+    for i in range(40):
+        body = bytearray(good[:rnd.randrange(len(good))])
+        for _ in range(rnd.randrange(4)):
+            if body:
+                body[rnd.randrange(len(body))] = rnd.randrange(256)
+        a = c.call("Run", bytes(body))
+        answered += a.status == 400 and a.bound() and isinstance(a.json, dict) and a.json.get("code") == "invalid_argument"
+    check("40 cut and mangled requests: each a bound invalid_argument", answered == 40, "%d of 40" % answered)
+
+    # the request ID
+    a = c.call("Describe", {}, rid="0123456789ABCDEF0123456789ABCDEF")
+    check("an upper-case request ID is not echoed, not refused",
+          a.status == 200 and a.header_values("Plimsoll-Request-Id") == [], repr(a.headers))
+    a = c.call("Describe", {}, rid=False, headers=[("Content-Type", "application/json"),
+                                                   ("Plimsoll-Request-Id", "a" * 32), ("Plimsoll-Request-Id", "b" * 32)])
+    check("two request IDs: neither is echoed", a.status == 200 and a.header_values("Plimsoll-Request-Id") == [], repr(a.headers))
+    a = c.call("Run", {"protocol": 3, "minimumIsolation": "vm", "javascript": {"code": "1"}}, rid="f" * 32)
+    check("an error carries the request ID back", a.header_values("Plimsoll-Request-Id") == ["f" * 32], repr(a.headers))
+
+    # health and metrics
+    a = c.raw("GET", "/healthz", rid=False)
+    check("/healthz 200", a.status == 200 and a.body == b"ok\n")
+    a = c.raw("GET", "/readyz", rid=False)
+    check("/readyz 200", a.status == 200 and a.body == b"ready\n")
+    req, a = run_js(c, "console.log('still here')")
+    check("the daemon survived every bad request", a.status == 200 and a.bound())
+    m1 = metrics(c)
+
+    def moved(key, at_least):
+        return m1.get(key, 0) - m0.get(key, 0) >= at_least
+    check("/metrics: ok runs counted", moved('hull_runs_total{outcome="ok"}', 8), repr(m1))
+    check("/metrics: failed and timed-out runs counted",
+          moved('hull_runs_total{outcome="failed"}', 2) and moved('hull_runs_total{outcome="timed_out"}', 2))
+    check("/metrics: refusals by reason", moved('hull_refusals_total{reason="protocol"}', 3) and
+          moved('hull_refusals_total{reason="isolation"}', 2) and moved('hull_refusals_total{reason="request"}', 20) and
+          moved('hull_refusals_total{reason="unsupported"}', 5))
+    check("/metrics: HTTP statuses", moved('hull_http_requests_total{code="200"}', 20) and
+          moved('hull_http_requests_total{code="400"}', 20) and moved('hull_http_requests_total{code="404"}', 2))
+    check("/metrics: latency histogram", moved('hull_run_duration_seconds_count', 10) and
+          m1.get('hull_run_duration_seconds_bucket{le="+Inf"}') == m1.get("hull_run_duration_seconds_count"))
+    check("/metrics: nothing in flight", m1.get("hull_runs_in_flight") == 0)
+    print("# Describe %.1f ms, Run console.log(6*7) %.1f ms (one call each, new connection)" % (describe_ms, run_ms))
+
+
+def auth(url, token, scopeless):
+    c = Client(url, token=token)
+    a = c.call("Describe", {}, token="")
+    expect_error("no token: unauthenticated + permission", a, 401, "unauthenticated", "permission")
+    a = c.call("Describe", {}, token="hull_" + "0" * 64)
+    expect_error("unknown token: unauthenticated + permission", a, 401, "unauthenticated", "permission")
+    a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "Basic " + token)])
+    expect_error("another scheme: unauthenticated", a, 401, "unauthenticated", "permission")
+    a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "Bearer " + token + " x")])
+    expect_error("two fields: unauthenticated", a, 401, "unauthenticated", "permission")
+    a = c.call("Run", {"protocol": 3, "javascript": {"code": "1"}}, token=scopeless)
+    expect_error("a token without code:run: permission_denied + permission", a, 403, "permission_denied", "permission")
+    a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "bearer " + token)])
+    check("the scheme is case-insensitive", a.status == 200 and a.bound(), repr(a.body[:200]))
+    req, a = run_js(c, "console.log(6*7)")
+    verify_run("with a token: javascript", req, a, "javascript")
+    a = c.raw("GET", "/healthz", rid=False)
+    check("/healthz needs no token", a.status == 200)
+    # --max-runs 1 --queue 0: a second run while one runs is shed, marked capacity
+    slow = []
+    th = threading.Thread(target=lambda: slow.append(run_js(c, "setTimeout(() => console.log(1), 1500)")[1]))
+    th.start()
+    time.sleep(0.5)
+    a = c.call("Run", {"protocol": 3, "javascript": {"code": "1"}})
+    expect_error("at capacity: resource_exhausted + capacity", a, 429, "resource_exhausted", "capacity")
+    th.join()
+    check("the run that held the slot answers", slow and slow[0].status == 200 and slow[0].bound())
+
+
+def slow(url, seconds):
+    c = Client(url)
+    req = {"protocol": 3, "project": {"steps": ["sleep %s; echo slept" % seconds]}}
+    res = verify_run("in flight at SIGTERM", req, c.call("Run", req, timeout=30), "project")
+    if res:
+        p = res["project"]
+        check("in flight at SIGTERM: it finished", p.get("outcome") == "PROJECT_OUTCOME_COMPLETED" and
+              b64(p["steps"][0].get("stdout", "")) == b"slept\n", repr(p))
+
+
+def cancelled(url, token, seconds):
+    c = Client(url, token=token)
+    a = c.call("Run", {"protocol": 3, "project": {"steps": ["sleep %s" % seconds]}}, timeout=30)
+    expect_error("stopped at shutdown: unavailable, not marked (it may have run)", a, 503, "unavailable", None)
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    commands = {("conformance", 3): conformance, ("auth", 4): auth, ("slow", 3): slow, ("cancelled", 4): cancelled}
+    f = commands.get((args[0] if args else "", len(args)))
+    if not f:
+        sys.exit(__doc__)
+    try:
+        f(*args[1:])
+    except Exception as e:  # a crash is one failure, with the reason; the checks not reached are lost
+        import traceback
+        traceback.print_exc()
+        bad("the client ran to its end (%s)" % args[0], "%s: %s" % (type(e).__name__, e))
+    sys.exit(1 if failures else 0)

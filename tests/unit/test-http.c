@@ -1,0 +1,66 @@
+/* test-http.c: the pure parts of the HTTP layer and the metrics page: --listen addresses, the
+ * loopback rule that decides whether tokens are required, and the Prometheus text. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "http.h"
+#include "metrics.h"
+#include "test.h"
+
+static void test_listen(void) {
+        struct sockaddr_storage ss;
+        socklen_t len;
+        CHECK(http_listen_parse("127.0.0.1:8750", &ss, &len) == 0);
+        CHECK(ss.ss_family == AF_INET && ntohs(((struct sockaddr_in *) &ss)->sin_port) == 8750);
+        CHECK(http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("localhost:0", &ss, &len) == 0 && http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("127.9.9.9:1", &ss, &len) == 0 && http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("0.0.0.0:80", &ss, &len) == 0 && !http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("10.1.2.3:80", &ss, &len) == 0 && !http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("[::1]:8750", &ss, &len) == 0 && ss.ss_family == AF_INET6 &&
+              http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("[::]:8750", &ss, &len) == 0 && !http_addr_is_loopback((struct sockaddr *) &ss));
+        CHECK(http_listen_parse("[::ffff:127.0.0.1]:1", &ss, &len) == 0 && http_addr_is_loopback((struct sockaddr *) &ss));
+        static const char *const bad[] = { "", "8750", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
+                                           "127.0.0.1:80x", ":80", "example.com:80", "[::1]", "[::1]80", "::1:80",
+                                           "256.0.0.1:80" };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+                TEST_RESULT(http_listen_parse(bad[i], &ss, &len) < 0, "'%s' refused", bad[i]);
+}
+
+static void test_metrics(void) {
+        metrics m;
+        char *s;
+        size_t n;
+        metrics_init(&m);
+        metrics_run_started(&m);
+        metrics_run_started(&m);
+        metrics_run_ended(&m, METRICS_RUN_OK, 42000);      /* 0.042 s: the 0.05 bucket */
+        metrics_run_ended(&m, METRICS_RUN_TIMED_OUT, 400000000); /* 400 s: only +Inf */
+        metrics_refusal(&m, PLIM_REASON_PROTOCOL);
+        metrics_refusal(&m, PLIM_REASON_NONE);
+        metrics_http(&m, 200);
+        metrics_http(&m, 418);
+        CHECK(metrics_render(&m, &s, &n) == 0);
+        CHECK(strlen(s) == n);
+        CHECK(strstr(s, "hull_runs_total{outcome=\"ok\"} 1\n"));
+        CHECK(strstr(s, "hull_runs_total{outcome=\"timed_out\"} 1\n"));
+        CHECK(strstr(s, "hull_runs_in_flight 0\n"));
+        CHECK(strstr(s, "hull_run_duration_seconds_bucket{le=\"0.025\"} 0\n"));
+        CHECK(strstr(s, "hull_run_duration_seconds_bucket{le=\"0.05\"} 1\n"));
+        CHECK(strstr(s, "hull_run_duration_seconds_bucket{le=\"300\"} 1\n"));
+        CHECK(strstr(s, "hull_run_duration_seconds_bucket{le=\"+Inf\"} 2\n"));
+        CHECK(strstr(s, "hull_run_duration_seconds_count 2\n"));
+        CHECK(strstr(s, "hull_refusals_total{reason=\"protocol\"} 1\n"));
+        CHECK(strstr(s, "hull_http_requests_total{code=\"200\"} 1\n"));
+        CHECK(strstr(s, "hull_http_requests_total{code=\"other\"} 1\n"));
+        free(s);
+}
+
+int main(void) {
+        test_listen();
+        test_metrics();
+        return test_done();
+}
