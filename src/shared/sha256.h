@@ -1,4 +1,4 @@
-/* sha256.h: SHA-256 over OpenSSL's EVP interface: incremental, one-shot, lowercase hex. */
+/* sha256.h: SHA-256 over libcrypto: incremental, one-shot, lowercase hex. */
 #pragma once
 
 #include <stdbool.h>
@@ -10,10 +10,9 @@
 #define SHA256_DIGEST_SIZE 32U
 #define SHA256_HEX_SIZE 65U /* 64 lowercase hex digits and a NUL */
 
-struct evp_md_ctx_st; /* OpenSSL's EVP_MD_CTX, kept out of this header */
-
 typedef struct sha256_ctx {
-        struct evp_md_ctx_st *md; /* NULL before sha256_init and after sha256_done */
+        void *md; /* libcrypto's SHA256_CTX, kept out of this header; NULL before sha256_init
+                   * and after sha256_done */
 } sha256_ctx;
 
 /* Start a digest. Returns 0, -ENOMEM, or -EIO when OpenSSL refuses. On failure nothing is held,
