@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int hull_verr(hull_error *e, int err, const char *hint, const char *fmt, va_list ap) {
+_printf_(4, 0) static int hull_verr(hull_error *e, int err, const char *hint, const char *fmt, va_list ap) {
         if (!e)
                 return err;
         e->err = err;

@@ -8,32 +8,34 @@
 #include "sha256.h"
 
 #include <errno.h>
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 #include <stdlib.h>
 
 #include "macro.h"
 
+_Static_assert(sizeof(SHA256_CTX) <= SHA256_STATE_SIZE, "SHA256_STATE_SIZE is too small for SHA256_CTX");
+_Static_assert(_Alignof(SHA256_CTX) <= 8, "SHA256_CTX needs more alignment");
+
+static SHA256_CTX *state(sha256_ctx *c) {
+        return (SHA256_CTX *) (void *) c->state;
+}
+
 int sha256_init(sha256_ctx *c) {
-        c->md = malloc(sizeof(SHA256_CTX));
-        if (!c->md)
-                return -ENOMEM;
-        if (SHA256_Init((SHA256_CTX *) c->md) != 1) {
-                sha256_done(c);
-                return -EIO;
-        }
-        return 0;
+        c->started = SHA256_Init(state(c)) == 1;
+        return c->started ? 0 : -EIO;
 }
 
 int sha256_update(sha256_ctx *c, const void *p, size_t n) {
-        if (!c->md)
+        if (!c->started)
                 return -EIO;
         if (n == 0)
                 return 0;
-        return SHA256_Update((SHA256_CTX *) c->md, p, n) == 1 ? 0 : -EIO;
+        return SHA256_Update(state(c), p, n) == 1 ? 0 : -EIO;
 }
 
 int sha256_final(sha256_ctx *c, uint8_t ret[SHA256_DIGEST_SIZE]) {
-        if (!c->md || SHA256_Final(ret, (SHA256_CTX *) c->md) != 1)
+        if (!c->started || SHA256_Final(ret, state(c)) != 1)
                 return -EIO;
         return 0;
 }
@@ -48,8 +50,8 @@ int sha256_final_hex(sha256_ctx *c, char ret[SHA256_HEX_SIZE]) {
 }
 
 void sha256_done(sha256_ctx *c) {
-        free(c->md);
-        c->md = NULL;
+        OPENSSL_cleanse(c->state, sizeof(c->state));
+        c->started = false;
 }
 
 int sha256_hex(const void *p, size_t n, char ret[SHA256_HEX_SIZE]) {

@@ -10,20 +10,23 @@
 #define SHA256_DIGEST_SIZE 32U
 #define SHA256_HEX_SIZE 65U /* 64 lowercase hex digits and a NUL */
 
+#define SHA256_STATE_SIZE 128U /* room for libcrypto's SHA256_CTX (112 bytes), checked in sha256.c */
+
 typedef struct sha256_ctx {
-        void *md; /* libcrypto's SHA256_CTX, kept out of this header; NULL before sha256_init
-                   * and after sha256_done */
+        _Alignas(8) unsigned char state[SHA256_STATE_SIZE]; /* libcrypto's SHA256_CTX, kept out of
+                                                             * this header */
+        bool started;                                       /* between sha256_init and _done */
 } sha256_ctx;
 
-/* Start a digest. Returns 0, -ENOMEM, or -EIO when OpenSSL refuses. On failure nothing is held,
- * but sha256_done() is still safe. */
+/* Start a digest. Returns 0, or -EIO when OpenSSL refuses. Nothing is allocated; sha256_done()
+ * is still safe (and wipes the state). */
 int sha256_init(sha256_ctx *c);
 
 /* Hash n more bytes. Returns 0 or -EIO (also when c was never initialised). */
 int sha256_update(sha256_ctx *c, const void *p, size_t n);
 
-/* Finish into 32 raw bytes or 65 bytes of lowercase hex. Returns 0 or -EIO. The context stays
- * allocated: release it with sha256_done(). */
+/* Finish into 32 raw bytes or 65 bytes of lowercase hex. Returns 0 or -EIO. Release the
+ * context with sha256_done() afterwards. */
 int sha256_final(sha256_ctx *c, uint8_t ret[SHA256_DIGEST_SIZE]);
 int sha256_final_hex(sha256_ctx *c, char ret[SHA256_HEX_SIZE]);
 
