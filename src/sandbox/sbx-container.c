@@ -137,6 +137,18 @@ static int write_new_file(const char *path, mode_t mode, const char *content) {
                 if ((expr) < 0)                                                                    \
                         sbx_child_fail(p->report_fd, step, -errno);                                \
         } while (0)
+/* TRY for a step on a path of the new root: the error names it. */
+#define TRY_PATH(step, path, expr)                                                                 \
+        do {                                                                                       \
+                if ((expr) < 0)                                                                    \
+                        sbx_child_fail_path(p->report_fd, step, path, -errno);                     \
+        } while (0)
+#define TRY_R_PATH(step, path, expr)                                                               \
+        do {                                                                                       \
+                int _r = (expr);                                                                   \
+                if (_r < 0)                                                                        \
+                        sbx_child_fail_path(p->report_fd, step, path, _r);                         \
+        } while (0)
 #define TRY_R(step, expr)                                                                          \
         do {                                                                                       \
                 int _r = (expr);                                                                   \
@@ -183,25 +195,27 @@ static void child_build_root(const child_plan *p) {
                 const root_entry *en = &p->entries[i];
                 switch (en->kind) {
                 case ENTRY_MKDIR:
-                        TRY("mount: root directory", mkdir(en->name, 0755));
+                        TRY_PATH("mount: cannot make the directory", en->name, mkdir(en->name, 0755));
                         break;
                 case ENTRY_SYMLINK:
-                        TRY("mount: root symlink", symlink(en->source, en->name));
+                        TRY_PATH("mount: cannot make the link", en->name, symlink(en->source, en->name));
                         break;
                 case ENTRY_DIR:
-                        TRY("mount: root directory", mkdir(en->name, 0755));
-                        TRY_R("mount: bind a directory read-only", mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
+                        TRY_PATH("mount: cannot make the directory", en->name, mkdir(en->name, 0755));
+                        TRY_R_PATH("mount: cannot bind read-only", en->source + sizeof(OLDROOT) - 1,
+                                   mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
                         break;
                 case ENTRY_FILE:
-                        TRY_R("mount: root file", write_new_file(en->name, 0644, ""));
-                        TRY_R("mount: bind a file read-only", mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
+                        TRY_R_PATH("mount: cannot make the file", en->name, write_new_file(en->name, 0644, ""));
+                        TRY_R_PATH("mount: cannot bind read-only", en->source + sizeof(OLDROOT) - 1,
+                                   mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
                         break;
                 }
                 /* The source was resolved by path: it must still be what the parent planned. */
                 struct stat st;
                 if ((en->kind == ENTRY_DIR || en->kind == ENTRY_FILE) &&
                     (stat(en->name, &st) < 0 || st.st_dev != en->dev || st.st_ino != en->ino))
-                        sbx_child_fail(p->report_fd, "mount: a bound path changed while the sandbox was built", -ESTALE);
+                        sbx_child_fail_path(p->report_fd, "mount: changed while the sandbox was built:", en->source + sizeof(OLDROOT) - 1, -ESTALE);
         }
         for (size_t i = 0; p->host_etc && i < ELEMENTSOF(p->etc); i++)
                 TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, 0644, p->etc[i].content));
@@ -219,7 +233,8 @@ static void child_build_root(const child_plan *p) {
 
         TRY("mount: /workspace", mkdir("workspace", 0755));
         if (p->workdir_src[0]) {
-                TRY_R("mount: bind the work directory", mount_bind(p->workdir_src, "workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false));
+                TRY_R_PATH("mount: cannot bind the work directory", p->workdir_src + sizeof(OLDROOT) - 1,
+                           mount_bind(p->workdir_src, "workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false));
                 struct stat st;
                 if (stat("workspace", &st) < 0 || st.st_dev != p->workdir_dev || st.st_ino != p->workdir_ino)
                         sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built", -ESTALE);

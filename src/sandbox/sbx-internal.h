@@ -34,6 +34,9 @@ typedef struct sbx_report {
 /* Child side, async-signal-safe: send an error report and _exit(SBX_EXIT_SETUP). */
 _noreturn_ void sbx_child_fail(int report_fd, const char *what, int err);
 
+/* The same, naming the path the step failed on ("what path", cut to fit). */
+_noreturn_ void sbx_child_fail_path(int report_fd, const char *what, const char *path, int err);
+
 /* Child side, async-signal-safe: set stdio, rlimits and signal state, then execve argv[0]
  * (searched in envp's PATH when it has no slash). Returns only on failure, with -errno. */
 int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd,

@@ -165,15 +165,22 @@ static size_t child_strlen(const char *s) {
         return n;
 }
 
-void sbx_child_fail(int report_fd, const char *what, int err) {
+void sbx_child_fail_path(int report_fd, const char *what, const char *path, int err) {
         sbx_report rep = { .kind = SBX_REPORT_ERROR, .err = err };
         size_t i = 0;
         for (; what[i] && i < sizeof(rep.what) - 1; i++)
                 rep.what[i] = what[i];
+        if (path) /* "what path": the message names the path that failed */
+                for (size_t j = 0; (j == 0 || path[j - 1]) && i < sizeof(rep.what) - 1; j++)
+                        rep.what[i++] = j == 0 ? ' ' : path[j - 1];
         rep.what[i] = '\0';
         ssize_t n = write(report_fd, &rep, sizeof(rep));
         (void) n;
         _exit(SBX_EXIT_SETUP);
+}
+
+void sbx_child_fail(int report_fd, const char *what, int err) {
+        sbx_child_fail_path(report_fd, what, NULL, err);
 }
 
 static int move_fd(int from, int to) {

@@ -231,3 +231,10 @@ for opt in "--pids 3" "--cpus 0.5" "--tmp-size 1M" "--rootfs /"; do
 done
 "$HULL" exec --cpus 0.005 -- true 2>"$TEST_TMP/err"; rc=$?
 check "--cpus below 0.01 is a usage error, not a set-up failure" sh -c "[ $rc -eq 125 ] && grep -q 'from 0.01 up' '$TEST_TMP/err'"
+
+# ---- a set-up failure names the path it failed on ----
+if [ "$(id -u)" -eq 0 ]; then
+        locked=$TEST_TMP/locked-rootfs; mkdir -p "$locked/sub"; chmod 700 "$locked"
+        "$HULL" exec --rootfs "$locked" -- /bin/true 2>"$TEST_TMP/err"; rc=$?
+        check "an unreadable --rootfs entry fails with 125 naming it" sh -c "[ $rc -eq 125 ] && grep -q 'mount: cannot bind read-only $locked/sub: Permission denied' '$TEST_TMP/err'"
+fi
