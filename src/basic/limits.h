@@ -96,7 +96,10 @@
 #define SERVE_HTTP_THREADS 2U                     /* libmicrohttpd polling threads */
 #define SERVE_CONNECTIONS_MAX 256U                /* open connections per listener */
 #define SERVE_CONNECTION_MEMORY_BYTES (64U << 10) /* per connection: request line and headers */
-#define SERVE_CONNECTION_IDLE_S 60U               /* an idle connection is closed after this */
+#define SERVE_CONNECTION_IDLE_S 10U               /* an idle connection (no byte in) is closed after this */
+#define SERVE_CONNECTIONS_PER_IP_MAX 64U          /* open TCP connections from one address */
+#define SERVE_REQUEST_RECEIVE_MS 30000U           /* a request's headers and body must be in by then */
+#define SERVE_BODIES_BUDGET_BYTES (64U << 20)     /* request-body buffers held at once, all connections */
 #define SERVE_LISTEN_BACKLOG 1024U
 #define SERVE_BODY_MAX (8U << 20)                 /* request body bytes */
 #define SERVE_BODY_INITIAL (16U << 10)            /* first allocation of a body; doubles up to the max */
@@ -124,6 +127,9 @@
 
 /* The plimsoll protocol 3 (shared/reference/plimsoll-protocol.md, "Limits") */
 #define PLIM_JSON_DEPTH_MAX 16U               /* nesting of a request body */
+#define PLIM_JSON_VALUES_MAX 4096U            /* JSON values of a request body, counted before
+                                               * parsing (the largest valid Run has under 1000) */
+#define PLIM_DESCRIBE_BODY_MAX 1024U          /* a DescribeRequest is {}: more is refused unread */
 #define PLIM_STRING_MAX 256U                  /* short fields: floor, mode, trace id, grant */
 #define PLIM_CODE_MAX (256U << 10)            /* a javascript payload */
 #define PLIM_FILES_MAX 200U
@@ -152,6 +158,7 @@
 #define BRK_DETAIL_MAX 512U            /* bytes of a result's detail line */
 #define BRK_IO_TIMEOUT_MS 10000U       /* a worker waits this long for its request */
 #define BRK_RESULT_SLACK_MS 15000U     /* the daemon waits the run's timeout plus this */
+#define BRK_QUEUE_WAIT_MS 120000U      /* a queued run not started by then is dropped, not run */
 #define BRK_STOP_GRACE_MS 5000U        /* broker exit: SIGTERM, then SIGKILL to workers */
 #define BRK_STOP_SLACK_MS 2000U        /* the daemon waits the grace plus this for the broker */
 #define BRK_REFUSE_SEND_MS 100U        /* the broker's refusal of a run never waits longer */
@@ -161,6 +168,9 @@
 #define REC_LOG_LINES_MAX 1000000U      /* lines hull verify reads from one log */
 #define REC_LOG_READ_CHUNK 65536U       /* bytes per read() of a log */
 #define REC_JSON_DEPTH_MAX 16U          /* nesting of one log line (a module request needs 6) */
+#define REC_LOG_LINE_VALUES_MAX (1U << 18) /* JSON values of one log line: ~60 MB parsed at most */
 #define REC_SOFTWARE_IDENTITIES_MAX 32U /* identities of a software rule */
 #define REC_SOFTWARE_IDENTITY_MAX 256U  /* bytes of one identity */
 #define REC_VERIFY_PROBLEMS_MAX 100U    /* problems hull verify prints; the rest are only counted */
+#define REC_FIELD_NAME_MAX 64U          /* a digest field's name, a field's path in a message, a domain */
+#define REC_B64_DECODE_CHUNK 3072U      /* bytes decoded from base64 per write into a digest (3 | it) */

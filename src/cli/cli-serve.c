@@ -277,12 +277,14 @@ int cli_serve_main(int argc, char **argv) {
         }
 
         /* Serve until a signal, or until the broker dies. */
-        bool broker_died = false;
+        bool broker_died = false, poll_failed = false;
         for (;;) {
                 struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = brk_pidfd(broker), .events = POLLIN } };
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
+                        dlog_log(&log, DLOG_ERROR, "event=poll-failed errno=%s msg=\"shutting down\"", strerrorname_np(errno));
+                        poll_failed = true;
                         break;
                 }
                 if (p[1].revents) {
@@ -311,12 +313,14 @@ int cli_serve_main(int argc, char **argv) {
                 wait_idle(srv, -1, now_mono_ms() + SERVE_SHUTDOWN_CANCEL_MS, &signalled);
         }
         if (http_stop(srv) < 0) {
+                /* Run threads still use the server and the broker: neither may be freed under
+                 * them. Exit at once; the broker and its workers die with this process. */
                 dlog_log(&log, DLOG_ERROR, "event=stop-failed msg=\"runs still in flight; exiting without waiting\"");
-                srv = NULL;
-                goto out;
+                (void) rm_rf_at(AT_FDCWD, work_root);
+                _exit(CLI_EXIT_FAILURE);
         }
         srv = NULL;
-        status = broker_died ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
+        status = broker_died || poll_failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
 out:
         if (srv) {
                 http_quiesce(srv);

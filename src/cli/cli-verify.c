@@ -273,13 +273,13 @@ int cli_verify_main(int argc, char **argv) {
                         return CLI_EXIT_FAILURE;
                 }
                 if (++lineno > REC_LOG_LINES_MAX) {
-                        char msg[96];
+                        char msg[HULL_ERROR_MSG_MAX];
                         snprintf(msg, sizeof(msg), "more than %u lines; hull verify stops here", REC_LOG_LINES_MAX);
                         problem(&s, lineno, msg);
                         break;
                 }
                 if (r == -E2BIG) {
-                        char msg[96];
+                        char msg[HULL_ERROR_MSG_MAX];
                         snprintf(msg, sizeof(msg), "the line is longer than %llu bytes", (unsigned long long) REC_LOG_LINE_MAX);
                         problem(&s, lineno, msg);
                         rec_chain_push_unreadable(&chain);

@@ -204,13 +204,16 @@ auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, 
                 return AUTH_UNKNOWN;
 
         uint8_t d[SHA256_DIGEST_SIZE];
-        if (digest_of(tok, n, d) < 0)
+        if (digest_of(tok, n, d) < 0) {
+                OPENSSL_cleanse(d, sizeof(d));
                 return AUTH_UNKNOWN;
+        }
         /* Compare with every entry, whatever matched, so the time says nothing. */
         const auth_token *found = NULL;
         for (size_t i = 0; i < t->n; i++)
                 if (CRYPTO_memcmp(t->v[i].digest, d, sizeof(d)) == 0)
                         found = &t->v[i];
+        OPENSSL_cleanse(d, sizeof(d)); /* the digest is as good as the token against this daemon */
         if (!found)
                 return AUTH_UNKNOWN;
         if (ret_who)

@@ -476,6 +476,8 @@ typedef struct broker_state {
         const brk_config *cfg;
         int ctl, sfd;
         pid_t workers[SERVE_RUNS_MAX];
+        int run_fds[SERVE_RUNS_MAX];    /* each worker's run socket, watched for the daemon's
+                                         * hang-up (its caller went away); -1 once seen */
         unsigned n_workers;
         int queue[SERVE_RUN_QUEUE_MAX]; /* fds of runs waiting for a worker, oldest first */
         unsigned n_queued;
@@ -496,6 +498,8 @@ static void spawn_worker(broker_state *s, int fd) {
                 safe_close(s->sfd);
                 for (unsigned i = 0; i < s->n_queued; i++)
                         safe_close(s->queue[i]);
+                for (unsigned i = 0; i < s->n_workers; i++)
+                        safe_close(s->run_fds[i]);
                 if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
                         _exit(1);
                 (void) prctl(PR_SET_NAME, "hull-worker");
@@ -507,7 +511,7 @@ static void spawn_worker(broker_state *s, int fd) {
                 worker_run(s->cfg, fd, cancel_fd);
                 _exit(0);
         }
-        safe_close(fd);
+        s->run_fds[s->n_workers] = fd;
         s->workers[s->n_workers++] = pid;
 }
 
@@ -570,7 +574,10 @@ static void reap(broker_state *s) {
                         break;
                 for (unsigned i = 0; i < s->n_workers; i++)
                         if (s->workers[i] == pid) {
-                                s->workers[i] = s->workers[--s->n_workers];
+                                safe_close(s->run_fds[i]);
+                                s->n_workers--;
+                                s->workers[i] = s->workers[s->n_workers];
+                                s->run_fds[i] = s->run_fds[s->n_workers];
                                 break;
                         }
         }
@@ -618,12 +625,33 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                         } else
                                 timeout = (int) (s.kill_at - now);
                 }
-                struct pollfd p[2] = { { .fd = s.ctl, .events = POLLIN }, { .fd = s.sfd, .events = POLLIN } };
-                int n = poll(p, 2, timeout);
+                /* The daemon hangs up a run's socket when it stops waiting (its caller went
+                 * away, or the queue took too long): a queued run leaves the queue, a running
+                 * one is stopped as at shutdown. The daemon's end never hangs up otherwise
+                 * before the worker has sent its result. */
+                struct pollfd p[2 + SERVE_RUN_QUEUE_MAX + SERVE_RUNS_MAX] = { { .fd = s.ctl, .events = POLLIN },
+                                                                              { .fd = s.sfd, .events = POLLIN } };
+                unsigned n_queued = s.n_queued, n_workers = s.n_workers;
+                for (unsigned i = 0; i < n_queued; i++)
+                        p[2 + i] = (struct pollfd){ .fd = s.queue[i], .events = POLLRDHUP };
+                for (unsigned i = 0; i < n_workers; i++)
+                        p[2 + n_queued + i] = (struct pollfd){ .fd = s.run_fds[i], .events = POLLRDHUP };
+                int n = poll(p, 2 + n_queued + n_workers, timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
                 if (n <= 0)
                         continue;
+                for (unsigned i = 0; i < n_workers; i++)
+                        if (p[2 + n_queued + i].revents) {
+                                kill(s.workers[i], SIGTERM);
+                                s.run_fds[i] = safe_close(s.run_fds[i]);
+                        }
+                for (unsigned i = n_queued; i-- > 0;)
+                        if (p[2 + i].revents) {
+                                safe_close(s.queue[i]);
+                                memmove(s.queue + i, s.queue + i + 1, (s.n_queued - i - 1) * sizeof(int));
+                                s.n_queued--;
+                        }
                 if (p[1].revents) {
                         struct signalfd_siginfo si;
                         bool term = false;
@@ -699,16 +727,35 @@ static int ctl_send(brk_broker *b, uint32_t type, int fd) {
         return r;
 }
 
+/* Wait until fd is readable (0), watch_fd's peer has hung up (-ECANCELED) or the deadline
+ * passes (-ETIMEDOUT). watch_fd -1: fd alone. */
+static int wait_watched(int fd, int watch_fd, uint64_t deadline_ms) {
+        for (;;) {
+                uint64_t now = now_mono_ms();
+                if (now >= deadline_ms)
+                        return -ETIMEDOUT;
+                struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = watch_fd, .events = POLLRDHUP } };
+                uint64_t left = deadline_ms - now;
+                int n = poll(p, 2, left > INT32_MAX ? INT32_MAX : (int) left);
+                if (n > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                        return -ECANCELED;
+                if (n > 0)
+                        return 0;
+                if (n < 0 && errno != EINTR)
+                        return negative_errno();
+        }
+}
+
 static int not_started(brk_result *ret, const char *why) {
         *ret = (brk_result){ .outcome = BRK_OUTCOME_NOT_STARTED, .detail = strdup(why) };
         return ret->detail ? 0 : -ENOMEM;
 }
 
-int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, brk_result *ret, hull_error *e) {
+int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_fd, brk_result *ret, hull_error *e) {
         _cleanup_close_pair_ int sv[2] = { -1, -1 };
         _cleanup_free_ char *buf = NULL, *ans = NULL;
         size_t len = 0, ans_len = 0;
-        uint64_t deadline = now_mono_ms() + wait_ms;
+        uint64_t deadline = now_mono_ms() + BRK_QUEUE_WAIT_MS;
         int r;
 
         r = brk_request_encode(req, &buf, &len);
@@ -721,8 +768,12 @@ int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, brk_result
         sv[1] = safe_close(sv[1]);
 
         /* The first frame: "ready" (empty) from a worker, or the broker's refusal. */
-        r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
-        if (r == -ETIMEDOUT)
+        r = wait_watched(sv[0], watch_fd, deadline);
+        if (r == -ECANCELED) /* closing our end takes the run out of the broker's queue */
+                return not_started(ret, "the caller went away before the run started");
+        if (r == 0)
+                r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
+        if (r == -ETIMEDOUT) /* closing our end (cleanup) takes the run out of the broker's queue */
                 return not_started(ret, "no run slot became free in time");
         if (r < 0)
                 return not_started(ret, "the sandbox broker ended before the run started");
@@ -736,11 +787,17 @@ int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, brk_result
                 return 0;
         }
 
+        /* A worker asked: the run's own time starts now, however long it queued. */
+        deadline = now_mono_ms() + wait_ms;
         r = frame_send(sv[0], buf, len, deadline);
         if (r < 0)
                 return hull_err(e, r == -EPIPE ? -EPROTO : r, "broker: cannot hand the run to its worker");
         free(TAKE_PTR(ans));
-        r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
+        r = wait_watched(sv[0], watch_fd, deadline);
+        if (r == -ECANCELED) /* closing our end tells the worker to stop the run */
+                return hull_err(e, -ECANCELED, "broker: the caller went away; the run was stopped");
+        if (r == 0)
+                r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
         if (r == -EPIPE)
                 return hull_err(e, -EPROTO, "broker: the worker ended without a result");
         if (r < 0)

@@ -27,14 +27,17 @@ typedef struct brk_broker brk_broker;
  * (free with brk_stop()), or a negative errno with *e set. */
 int brk_start(const brk_config *cfg, brk_broker **ret, hull_error *e);
 
-/* Run one request and wait for its result, at most wait_ms. Blocks: call it from a thread of
+/* Run one request: wait up to BRK_QUEUE_WAIT_MS for a worker to take it, then up to wait_ms for
+ * its result (the run's own time counts from the moment a worker took it). Blocks: call it from a thread of
  * its own; any number of threads may call it at once. Returns 0 with *ret filled (free with
  * brk_result_done); outcome BRK_OUTCOME_NOT_STARTED (with a detail) when the request was never
  * sent: the broker refused or dropped the run, is gone, or no worker asked for it in time.
  * Returns a negative errno with *e set only when the run may have started: -EPROTO (the worker
  * ended without a result), -ETIMEDOUT, -EBADMSG (a malformed result), -ENOMEM, -EINVAL (req
- * out of the message's bounds). */
-int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, brk_result *ret, hull_error *e);
+ * out of the message's bounds), -ECANCELED (see watch_fd).
+ * watch_fd (or -1): the caller's connection; when its peer hangs up, the run is dropped from the
+ * queue (NOT_STARTED) or, once started, stopped (-ECANCELED), and brk_call returns at once. */
+int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_fd, brk_result *ret, hull_error *e);
 
 /* Stop every run now: the broker sends its workers SIGTERM, they stop their sandboxes and
  * answer with BRK_OUTCOME_CANCELLED; queued runs are dropped (their callers get -EPIPE). The

@@ -3,8 +3,9 @@
  *
  * One request is an `exchange`. libmicrohttpd calls on_request() once when the headers are in
  * (routing, auth and the header checks answer here, before any byte of the body is read), once
- * per piece of the body (appended up to SERVE_BODY_MAX), and once when the body is complete
- * (the procedure runs). A Run that is admitted suspends its connection and starts a thread that
+ * per piece of the body (appended up to the procedure's bound, within a budget all connections
+ * share), and once when the body is complete (the procedure runs). The whole request must arrive
+ * within SERVE_REQUEST_RECEIVE_MS of the connection's start or of its previous request's end. A Run that is admitted suspends its connection and starts a thread that
  * waits for the broker; the thread leaves the finished answer in the exchange and resumes the
  * connection, and the next on_request() queues it. on_completed() logs, counts and frees. */
 #include "http.h"
@@ -46,6 +47,7 @@ typedef struct mhd_api {
         __typeof__(MHD_get_connection_values) *get_connection_values;
         __typeof__(MHD_suspend_connection) *suspend_connection;
         __typeof__(MHD_resume_connection) *resume_connection;
+        __typeof__(MHD_get_connection_info) *get_connection_info;
 } mhd_api;
 
 struct http_server {
@@ -54,7 +56,9 @@ struct http_server {
         struct MHD_Daemon *tcp, *local;
         char *socket_path;          /* to unlink at stop */
         atomic_uint requests;       /* exchanges not yet completed */
-        atomic_uint admitted;       /* runs admitted and not yet answered */
+        atomic_uint admitted;       /* runs admitted whose thread has not yet ended: the thread's
+                                     * last act is to decrement it, so at 0 none uses s */
+        atomic_size_t body_bytes;   /* request-body buffers held, across connections */
         atomic_bool stopping;
         atomic_uint_fast64_t seq;   /* ids for requests without a well-formed request ID */
 };
@@ -80,6 +84,8 @@ typedef struct exchange {
         char *body;
         size_t body_len, body_cap;
         uint64_t body_seen;                /* bytes received, kept or not */
+        size_t body_max;                   /* what this procedure's body may be */
+        bool over_budget;                  /* the bodies of all connections took the budget */
         unsigned status;                   /* what was queued; 0 until then */
         char note[SERVE_SHORT_STR_MAX];    /* extra log fields */
         /* an admitted run */
@@ -89,6 +95,12 @@ typedef struct exchange {
         struct MHD_Response *answer;       /* left by the run thread */
         unsigned answer_status;
 } exchange;
+
+/* A connection's state: when its current request began (accept, or the end of the previous
+ * request), for the deadline on receiving a whole request. */
+typedef struct conn_state {
+        uint64_t since_us;
+} conn_state;
 
 /* ---- addresses ---- */
 
@@ -271,29 +283,40 @@ static void *run_thread(void *arg) {
         brk_result res = { 0 };
         hull_error e = { 0 };
         plim_error f = { 0 };
-        char *body = NULL;
+        char *body = NULL, clean[HULL_ERROR_MSG_MAX];
         size_t len = 0;
         uint64_t t0 = now_mono_us();
 
-        int r = brk_call(cfg->broker, &x->plan, (uint64_t) x->req.effective_timeout_ms + BRK_RESULT_SLACK_MS, &res, &e);
+        /* The client's socket is watched while the run lasts: a client that goes away gets its
+         * run dropped from the queue or stopped. */
+        const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int watch_fd = ci ? (int) ci->connect_fd : -1;
+        int r = brk_call(cfg->broker, &x->plan, (uint64_t) x->req.effective_timeout_ms + BRK_RESULT_SLACK_MS, watch_fd,
+                         &res, &e);
         uint64_t ended = now_unix_ms();
-        if (r < 0) {
-                dlog_log(cfg->log, DLOG_ERROR, "event=run-lost id=%s error=\"%s\"", x->id, e.msg);
-                plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s: the run's result was lost (see the daemon's log)",
-                          x->id);
+        if (r == -ECANCELED) {
+                dlog_log(cfg->log, DLOG_INFO, "event=run-cancelled id=%s reason=client-gone", x->id);
+                plim_fail(&f, PLIM_CODE_CANCELED, PLIM_REASON_NONE, "the client went away; the run was stopped");
+                metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
+        } else if (r < 0) {
+                dlog_log(cfg->log, DLOG_ERROR, "event=run-lost id=%s error=\"%s\"", x->id, dlog_clean(e.msg, clean, sizeof(clean)));
+                plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", x->id);
                 metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
         } else {
                 r = plim_run_answer(&x->req, &res, cfg->evidence, x->received_unix_ms, ended, &body, &len, &f);
                 if (r == -ENOMEM)
-                        plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s: out of memory", x->id);
+                        plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
                 if (res.outcome == BRK_OUTCOME_NOT_STARTED) {
                         metrics_run_dropped(cfg->metrics);
                         if (atomic_load(&s->stopping))
                                 f.code = PLIM_CODE_UNAVAILABLE;
                 } else
                         metrics_run_ended(cfg->metrics, outcome_of(&x->req, &res), now_mono_us() - t0);
-                if (r < 0 && f.code == PLIM_CODE_INTERNAL)
-                        dlog_log(cfg->log, DLOG_ERROR, "event=run-failed id=%s error=\"%s\"", x->id, f.message);
+                if (r < 0 && f.code == PLIM_CODE_INTERNAL) { /* the detail goes to the log only */
+                        dlog_log(cfg->log, DLOG_ERROR, "event=run-failed id=%s error=\"%s\"", x->id,
+                                 dlog_clean(f.message, clean, sizeof(clean)));
+                        plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", x->id);
+                }
         }
         if (r == 0) {
                 x->answer = response_new(x, "application/json", body, len, NULL);
@@ -304,11 +327,49 @@ static void *run_thread(void *arg) {
         } else
                 x->answer = error_response(x, &f, NULL, &x->answer_status, 0);
         brk_result_done(&res);
-        atomic_fetch_sub(&s->admitted, 1);
         /* From here on x belongs to libmicrohttpd again. */
         s->mhd.resume_connection(conn);
-        atomic_fetch_sub(&s->requests, 1);
+        /* Last: once admitted is 0, http_stop may free s. */
+        atomic_fetch_sub(&s->admitted, 1);
         return NULL;
+}
+
+/* ---- request bodies ---- */
+
+/* Release x's body buffer and its share of the budget. */
+static void body_free(exchange *x) {
+        if (x->body_cap)
+                atomic_fetch_sub(&x->srv->body_bytes, x->body_cap);
+        free(TAKE_PTR(x->body));
+        x->body_len = x->body_cap = 0;
+}
+
+/* Keep n more bytes of the body, growing the buffer by doubling up to the procedure's bound and
+ * within the budget all connections share. Returns 0, -E2BIG when the budget is out (the body
+ * is then dropped), or -ENOMEM. */
+static int body_append(exchange *x, const char *p, size_t n) {
+        if (x->body_len + n > x->body_cap) {
+                size_t cap = MAX(x->body_cap * 2, (size_t) SERVE_BODY_INITIAL);
+                while (cap < x->body_len + n)
+                        cap *= 2;
+                cap = MIN(cap, x->body_max);
+                size_t more = cap - x->body_cap;
+                if (atomic_fetch_add(&x->srv->body_bytes, more) + more > SERVE_BODIES_BUDGET_BYTES) {
+                        atomic_fetch_sub(&x->srv->body_bytes, more);
+                        body_free(x);
+                        return -E2BIG;
+                }
+                char *b = realloc(x->body, cap);
+                if (!b) {
+                        atomic_fetch_sub(&x->srv->body_bytes, more);
+                        return -ENOMEM;
+                }
+                x->body = b;
+                x->body_cap = cap;
+        }
+        memcpy(x->body + x->body_len, p, n);
+        x->body_len += n;
+        return 0;
 }
 
 /* ---- procedures ---- */
@@ -317,7 +378,9 @@ static enum MHD_Result do_run(exchange *x) {
         http_server *s = x->srv;
         plim_error f;
 
-        if (plim_run_parse(x->body, x->body_len, &x->req, &f) < 0)
+        int q = plim_run_parse(x->body, x->body_len, &x->req, &f);
+        body_free(x); /* the request keeps what it needs */
+        if (q < 0)
                 return answer_error(x, &f, f.before_handler ? "request" : NULL, 0);
         if (x->req.trace_id_dropped)
                 dlog_log(s->cfg.log, DLOG_INFO, "event=trace-id-dropped id=%s", x->id);
@@ -330,7 +393,9 @@ static enum MHD_Result do_run(exchange *x) {
         }
         if (plim_plan(&x->req, s->cfg.evidence, &x->plan) < 0) {
                 atomic_fetch_sub(&s->admitted, 1);
-                return MHD_NO;
+                dlog_log(s->cfg.log, DLOG_ERROR, "event=run-refused id=%s error=\"out of memory for the run's plan\"", x->id);
+                return refuse(x, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                              "out of memory; retry later; nothing ran");
         }
         metrics_run_started(s->cfg.metrics);
 
@@ -339,8 +404,8 @@ static enum MHD_Result do_run(exchange *x) {
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&attr, SERVE_RUN_THREAD_STACK);
-        /* Held for the thread: the exchange is not completed before the thread resumes it. */
-        atomic_fetch_add(&s->requests, 1);
+        /* The exchange is not completed before the thread resumes it; the thread itself is
+         * counted in admitted. */
         x->dispatched = true;
         s->mhd.suspend_connection(x->conn);
         int r = pthread_create(&t, &attr, run_thread, x);
@@ -348,7 +413,6 @@ static enum MHD_Result do_run(exchange *x) {
         if (r != 0) {
                 s->mhd.resume_connection(x->conn);
                 x->dispatched = false;
-                atomic_fetch_sub(&s->requests, 1);
                 atomic_fetch_sub(&s->admitted, 1);
                 metrics_run_dropped(s->cfg.metrics);
                 return refuse(x, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
@@ -479,6 +543,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         http_server *s = cls;
         exchange *x = *req_cls;
 
+        if (!x || !x->dispatched) { /* still receiving: the whole request has a deadline */
+                const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+                const conn_state *cs = ci ? ci->socket_context : NULL;
+                if (cs && now_mono_us() - cs->since_us > (uint64_t) SERVE_REQUEST_RECEIVE_MS * 1000) {
+                        dlog_log(s->cfg.log, DLOG_INFO, "event=request-too-slow id=%s ms=%u", x ? x->id : "-",
+                                 SERVE_REQUEST_RECEIVE_MS);
+                        return MHD_NO;
+                }
+        }
         if (!x) {
                 x = calloc(1, sizeof(*x));
                 if (!x)
@@ -491,6 +564,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 x->received_unix_ms = now_unix_ms();
                 x->route = route_of(url, &x->proc);
                 x->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+                x->body_max = x->proc == PLIM_PROC_DESCRIBE ? PLIM_DESCRIBE_BODY_MAX : SERVE_BODY_MAX;
                 dlog_clean(url, x->path, sizeof(x->path));
                 unsigned n;
                 const char *rid = header(x, PLIM_REQUEST_ID_HEADER, &n);
@@ -512,28 +586,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 x->body_seen += n;
                 if (x->body_seen > SERVE_BODY_DISCARD_MAX)
                         return MHD_NO; /* a chunked flood: close the connection */
-                if (x->body_seen > SERVE_BODY_MAX) { /* refused once the body is complete */
-                        free(TAKE_PTR(x->body));
-                        x->body_len = x->body_cap = 0;
+                if (x->body_seen > x->body_max || x->over_budget) { /* refused once the body is complete */
+                        body_free(x);
                         return MHD_YES;
                 }
-                if (x->body_len + n > x->body_cap) { /* grow by doubling, never past the bound */
-                        size_t cap = MAX(x->body_cap * 2, (size_t) SERVE_BODY_INITIAL);
-                        while (cap < x->body_len + n)
-                                cap *= 2;
-                        char *b = realloc(x->body, MIN(cap, (size_t) SERVE_BODY_MAX));
-                        if (!b)
-                                return MHD_NO;
-                        x->body = b;
-                        x->body_cap = MIN(cap, (size_t) SERVE_BODY_MAX);
-                }
-                memcpy(x->body + x->body_len, upload, n);
-                x->body_len += n;
+                int r = body_append(x, upload, n);
+                if (r == -E2BIG)
+                        x->over_budget = true;
+                else if (r < 0)
+                        return MHD_NO;
                 return MHD_YES;
         }
-        if (x->body_seen > SERVE_BODY_MAX) {
+        if (x->over_budget)
+                return refuse(x, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                              "the server holds too many request bodies at once; retry later; nothing ran");
+        if (x->body_seen > x->body_max) {
                 char msg[HULL_ERROR_MSG_MAX];
-                snprintf(msg, sizeof(msg), "the body is over %u bytes; nothing ran", SERVE_BODY_MAX);
+                snprintf(msg, sizeof(msg), "the body is over %zu bytes; nothing ran", x->body_max);
                 return refuse(x, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0, msg);
         }
         return do_rpc(x);
@@ -555,12 +624,28 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                 s->mhd.destroy_response(x->answer);
         plim_plan_done(&x->plan);
         plim_request_done(&x->req);
-        free(x->body);
+        body_free(x);
         free(x);
+        /* A keep-alive connection's next request has its own deadline. */
+        const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        conn_state *cs = ci ? ci->socket_context : NULL;
+        if (cs)
+                cs->since_us = now_mono_us();
         atomic_fetch_sub(&s->requests, 1);
 }
 
-static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+        if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+                conn_state *cs = malloc(sizeof(*cs)); /* without it, no receive deadline */
+                if (cs)
+                        cs->since_us = now_mono_us();
+                *socket_context = cs;
+        } else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+                free(TAKE_PTR(*socket_context));
+}
+
+_printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
         http_server *s = cls;
         char msg[SERVE_LOG_LINE_MAX], clean[SERVE_LOG_LINE_MAX];
         vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -575,10 +660,12 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 /* ---- start and stop ---- */
 
-static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_OPTION where, const void *value) {
+static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_OPTION where, const void *value,
+                                       unsigned per_ip_max) {
         return s->mhd.start_daemon(
                 MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0, NULL, NULL,
-                on_request, s, where, value, MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS,
+                on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
+                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS,
                 MHD_OPTION_CONNECTION_LIMIT, (unsigned) SERVE_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
                 (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) SERVE_CONNECTION_IDLE_S,
                 MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
@@ -631,6 +718,7 @@ static int mhd_load(mhd_api *m, hull_error *e) {
         LOAD(get_connection_values);
         LOAD(suspend_connection);
         LOAD(resume_connection);
+        LOAD(get_connection_info);
 #undef LOAD
         return 0;
 }
@@ -647,6 +735,7 @@ int http_start(const http_config *cfg, http_server **ret, hull_error *e) {
         }
         atomic_init(&s->requests, 0);
         atomic_init(&s->admitted, 0);
+        atomic_init(&s->body_bytes, 0);
         atomic_init(&s->stopping, false);
         atomic_init(&s->seq, 0);
 
@@ -657,7 +746,7 @@ int http_start(const http_config *cfg, http_server **ret, hull_error *e) {
                         return fd;
                 }
                 s->socket_path = strdup(cfg->socket_path);
-                s->local = daemon_start(s, 0, MHD_OPTION_LISTEN_SOCKET, (const void *) (intptr_t) fd);
+                s->local = daemon_start(s, 0, MHD_OPTION_LISTEN_SOCKET, (const void *) (intptr_t) fd, 0);
                 if (!s->local || !s->socket_path) {
                         if (!s->local)
                                 close(fd);
@@ -666,7 +755,7 @@ int http_start(const http_config *cfg, http_server **ret, hull_error *e) {
                 }
         }
         unsigned flags = cfg->listen.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0;
-        s->tcp = daemon_start(s, flags, MHD_OPTION_SOCK_ADDR, &cfg->listen);
+        s->tcp = daemon_start(s, flags, MHD_OPTION_SOCK_ADDR, &cfg->listen, SERVE_CONNECTIONS_PER_IP_MAX);
         if (!s->tcp) {
                 char host[INET6_ADDRSTRLEN] = "?";
                 const struct sockaddr *a = (const struct sockaddr *) &cfg->listen;
@@ -702,7 +791,10 @@ void http_quiesce(http_server *s) {
 }
 
 unsigned http_busy(http_server *s) {
-        return atomic_load(&s->requests);
+        /* An admitted run's exchange is also a request: counted once, and still counted after its
+         * exchange completed until its thread has ended. */
+        unsigned requests = atomic_load(&s->requests), runs = atomic_load(&s->admitted);
+        return MAX(requests, runs);
 }
 
 int http_stop(http_server *s) {

@@ -47,9 +47,10 @@ unsigned http_port(http_server *s);
  * `unavailable` (not dispatched, capacity). In-flight runs go on. */
 void http_quiesce(http_server *s);
 
-/* Requests being handled (runs included). */
+/* Requests being handled, each admitted run counted once, and until its thread has ended. */
 unsigned http_busy(http_server *s);
 
 /* Stop the server and free it. Call only when http_busy() is 0 (a suspended connection cannot be
- * stopped); returns -EBUSY otherwise and leaves the server running. */
+ * stopped); returns -EBUSY otherwise, while any run thread exists, and leaves the server (and
+ * whatever its threads use, the broker included) running: the caller must then not free them. */
 int http_stop(http_server *s);

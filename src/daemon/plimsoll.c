@@ -116,9 +116,27 @@ static const char *const procedures[] = {
         [PLIM_PROC_CLOSE_SESSION] = "CloseSession",
 };
 
+/* True when path[0..len) is "" or "/seg/seg...": no empty, "." or ".." segment, so that no
+ * other route (/metrics/../) can lead here. */
+static bool prefix_is_clean(const char *path, size_t len) {
+        size_t i = 0;
+        while (i < len) {
+                if (path[i] != '/')
+                        return false;
+                size_t j = ++i;
+                while (j < len && path[j] != '/')
+                        j++;
+                size_t n = j - i;
+                if (n == 0 || (n == 1 && path[i] == '.') || (n == 2 && path[i] == '.' && path[i + 1] == '.'))
+                        return false;
+                i = j;
+        }
+        return true;
+}
+
 plim_procedure plim_procedure_from_path(const char *path) {
         const char *p = strstr(path, PLIM_SERVICE_PATH);
-        if (!p)
+        if (!p || !prefix_is_clean(path, (size_t) (p - path)))
                 return PLIM_PROC_NONE;
         p += strlen(PLIM_SERVICE_PATH);
         for (size_t i = PLIM_PROC_DESCRIBE; i < ELEMENTSOF(procedures); i++)
@@ -163,12 +181,16 @@ const char *plim_kind_to_string(plim_kind k) {
 static int parse_object(const char *body, size_t len, json_t **ret, plim_error *f) {
         json_error_t jerr;
         json_t *root = NULL;
+        int q;
         if (len > SERVE_BODY_MAX)
                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                           "the request body is over %u bytes" NOTHING_RAN, SERVE_BODY_MAX);
-        else if (!rec_json_depth_ok(body, len, PLIM_JSON_DEPTH_MAX))
+        else if ((q = rec_json_prescan(body, len, PLIM_JSON_DEPTH_MAX, PLIM_JSON_VALUES_MAX)) == -ELOOP)
                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                           "the request nests deeper than %u levels" NOTHING_RAN, PLIM_JSON_DEPTH_MAX);
+        else if (q < 0)
+                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                          "the request holds more than %u JSON values" NOTHING_RAN, PLIM_JSON_VALUES_MAX);
         else if (!(root = json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr)))
                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                           "the request is not valid JSON (%s at byte %d)" NOTHING_RAN, jerr.text, jerr.position);
@@ -239,13 +261,18 @@ static int get_int(const json_t *o, const char *camel, const char *snake, int64_
         if (json_is_integer(v))
                 x = json_integer_value(v);
         else if (json_is_string(v)) {
-                const char *s = json_string_value(v), *p = s + (s[0] == '-');
+                /* By its length, not strlen: "3\u0000x" is not 3. */
+                const char *s = json_string_value(v);
+                size_t n = json_string_length(v), i = s[0] == '-';
                 char *end;
-                if (!*p || strspn(p, "0123456789") != strlen(p) || json_string_length(v) > 20)
+                if (i == n || n > 20)
                         goto bad;
+                for (; i < n; i++)
+                        if (s[i] < '0' || s[i] > '9')
+                                goto bad;
                 errno = 0;
                 x = strtoll(s, &end, 10);
-                if (errno || *end)
+                if (errno || end != s + n)
                         goto bad;
         } else
                 goto bad;
@@ -280,7 +307,30 @@ static bool is_trace_char(char c) {
 }
 
 static bool is_identity_char(char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || strchr("._:/@+-", c);
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c && strchr("._:/@+-", c));
+}
+
+/* Refuse any field of o that names is not (each name is exactly one spelling). The digest of the
+ * request refuses the same, so a request this parser accepts always gets its run record. */
+static int only_fields(const json_t *o, const char *where, const char *const *names, size_t n, plim_error *f) {
+        char shown[SERVE_SHORT_STR_MAX];
+        for (void *it = json_object_iter((json_t *) o); it; it = json_object_iter_next((json_t *) o, it)) {
+                const char *key = json_object_iter_key(it);
+                size_t klen = json_object_iter_key_len(it), i = 0;
+                if (strlen(key) == klen)
+                        for (; i < n; i++)
+                                if (strcmp(key, names[i]) == 0)
+                                        break;
+                if (strlen(key) != klen || i == n) {
+                        size_t k = 0;
+                        for (; k < klen && k + 1 < sizeof(shown); k++)
+                                shown[k] = is_trace_char(key[k]) ? key[k] : '?';
+                        shown[k] = '\0';
+                        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                         "%s has an unknown field \"%s\"" NOTHING_RAN, where, shown);
+                }
+        }
+        return 0;
 }
 
 /* The protocol gate: read nothing else before it holds. */
@@ -309,6 +359,9 @@ static int parse_software_rule(const json_t *root, plim_request *r, plim_error *
                 return 0;
         if (!json_is_object(rule))
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "softwareRule must be an object" NOTHING_RAN);
+        static const char *const known[] = { "mode", "identities" };
+        if (only_fields(rule, "softwareRule", known, ELEMENTSOF(known), f) < 0)
+                return -1;
         if (get_string(rule, "mode", "mode", "softwareRule.", PLIM_STRING_MAX, &mode, NULL, f) < 0 ||
             get_array(rule, "identities", "identities", "softwareRule.", PLIM_IDENTITIES_MAX, &ids, f) < 0)
                 return -1;
@@ -346,6 +399,9 @@ static int parse_software_rule(const json_t *root, plim_request *r, plim_error *
 }
 
 static int parse_javascript(const json_t *p, plim_request *r, plim_error *f) {
+        static const char *const known[] = { "code", "grantProfile", "grant_profile" };
+        if (only_fields(p, "javascript", known, ELEMENTSOF(known), f) < 0)
+                return -1;
         if (get_string(p, "code", "code", "javascript.", PLIM_CODE_MAX, &r->code, &r->code_len, f) < 0 ||
             get_string(p, "grantProfile", "grant_profile", "javascript.", PLIM_STRING_MAX, &r->grant_profile, NULL, f) < 0)
                 return -1;
@@ -369,7 +425,11 @@ static int parse_project(const json_t *p, plim_request *r, plim_error *f) {
         json_t *files, *steps, *arts;
         size_t total = 0;
         char where[SERVE_SHORT_STR_MAX];
+        static const char *const known[] = { "files", "steps", "artifacts", "grantProfile", "grant_profile" };
+        static const char *const file_known[] = { "path", "content" };
 
+        if (only_fields(p, "project", known, ELEMENTSOF(known), f) < 0)
+                return -1;
         if (get_string(p, "grantProfile", "grant_profile", "project.", PLIM_STRING_MAX, &r->grant_profile, NULL, f) < 0 ||
             get_array(p, "files", "files", "project.", PLIM_FILES_MAX, &files, f) < 0 ||
             get_array(p, "steps", "steps", "project.", PLIM_STEPS_MAX, &steps, f) < 0 ||
@@ -383,10 +443,13 @@ static int parse_project(const json_t *p, plim_request *r, plim_error *f) {
         for (size_t i = 0; i < r->n_files; i++) {
                 json_t *o = json_array_get(files, i);
                 plim_file *x = &r->files[i];
-                snprintf(where, sizeof(where), "project.files[%zu].", i);
                 if (!json_is_object(o))
                         return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                                          "project.files[%zu] must be an object" NOTHING_RAN, i);
+                snprintf(where, sizeof(where), "project.files[%zu]", i);
+                if (only_fields(o, where, file_known, ELEMENTSOF(file_known), f) < 0)
+                        return -1;
+                snprintf(where, sizeof(where), "project.files[%zu].", i);
                 size_t plen;
                 if (get_string(o, "path", "path", where, PLIM_PATH_MAX, &x->path, &plen, f) < 0 ||
                     get_string(o, "content", "content", where, PLIM_FILES_BYTES_MAX, &x->content, &x->content_len, f) < 0)
@@ -499,6 +562,16 @@ int plim_run_parse(const char *body, size_t len, plim_request *ret, plim_error *
                 return -1;
         if (protocol_gate(r.root, &r.protocol, f) < 0)
                 goto fail;
+        if (json_object_get(r.root, "sessionId") || json_object_get(r.root, "session_id")) {
+                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                          "Run takes no sessionId: a call in a session is a SessionRun" NOTHING_RAN);
+                goto fail;
+        }
+        static const char *const fields[] = { "protocol", "minimumIsolation", "minimum_isolation", "traceId", "trace_id",
+                                             "timeoutMs", "timeout_ms", "softwareRule", "software_rule", "javascript",
+                                             "project", "module", "cell" };
+        if (only_fields(r.root, "the request", fields, ELEMENTSOF(fields), f) < 0)
+                goto fail;
         if (get_string(r.root, "minimumIsolation", "minimum_isolation", "", PLIM_STRING_MAX, &r.minimum_isolation, NULL, f) < 0)
                 goto fail;
         static const char *const floors[] = { "", "process", "container", "kernel", "vm" };
@@ -526,6 +599,18 @@ int plim_run_parse(const char *body, size_t len, plim_request *ret, plim_error *
         r.effective_timeout_ms = timeout <= 0 ? PLIM_DEFAULT_TIMEOUT_MS : (uint32_t) MIN(timeout, (int64_t) PLIM_TIMEOUT_MS_MAX);
         if (parse_software_rule(r.root, &r, f) < 0 || parse_payload(r.root, &r, f) < 0)
                 goto fail;
+        /* The record's digests are made now, before anything runs: a request that cannot have a
+         * record is refused here, not answered with an error after its run. */
+        hull_error e = { 0 };
+        json_t *rule = json_object_get(r.root, "softwareRule");
+        if (!rule)
+                rule = json_object_get(r.root, "software_rule");
+        if (rec_request_digest(r.root, r.request_sha256, &e) < 0 ||
+            rec_software_rule_id(rule, r.software_rule_id, &e) < 0) {
+                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                          "the request cannot have a run record (%s)" NOTHING_RAN, e.msg);
+                goto fail;
+        }
         *ret = r;
         return 0;
 fail:
@@ -551,6 +636,12 @@ int plim_describe_parse(const char *body, size_t len, plim_error *f) {
         json_t *root;
         if (len == 0)
                 return 0;
+        if (len > PLIM_DESCRIBE_BODY_MAX) {
+                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                          "a DescribeRequest is {}: this one is over %u bytes" NOTHING_RAN, PLIM_DESCRIBE_BODY_MAX);
+                f->before_handler = true;
+                return -1;
+        }
         if (parse_object(body, len, &root, f) < 0)
                 return -1;
         json_decref(root);
@@ -768,13 +859,10 @@ fail:
  * will be sent, the evidence, the times, empty session fields, then its own digest. */
 static int record_fill(const plim_request *r, json_t *answer, const plim_evidence *ev, uint64_t received,
                        uint64_t ended, plim_error *f) {
-        char req[REC_DIGEST_HEX_SIZE], res[REC_DIGEST_HEX_SIZE], rec[REC_DIGEST_HEX_SIZE], rule[REC_RULE_ID_SIZE];
+        char res[REC_DIGEST_HEX_SIZE], rec[REC_DIGEST_HEX_SIZE];
+        const char *req = r->request_sha256, *rule = r->software_rule_id;
         hull_error e = { 0 };
-        json_t *rule_json = json_object_get(r->root, "softwareRule");
-        if (!rule_json)
-                rule_json = json_object_get(r->root, "software_rule");
-        if (rec_request_digest(r->root, req, &e) < 0 || rec_result_digest(answer, res, &e) < 0 ||
-            rec_software_rule_id(rule_json, rule, &e) < 0)
+        if (rec_result_digest(answer, res, &e) < 0)
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the run record cannot be made: %s", e.msg);
         json_t *record = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:o, s:o, s:s, s:s, s:s, s:s, s:s}",
                                    "version", 2, "requestSha256", req, "resultSha256", res, "provider", ev->sandbox,

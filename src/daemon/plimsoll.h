@@ -13,6 +13,7 @@
 #include "broker-msg.h"
 #include "limits.h"
 #include "macro.h"
+#include "sbx-record.h"
 
 #define PLIM_PROTOCOL 3U
 #define PLIM_SERVICE_PATH "/plimsoll.v1.SandboxService/"
@@ -86,7 +87,9 @@ typedef enum plim_procedure {
         PLIM_PROC_CLOSE_SESSION,
 } plim_procedure;
 
-/* The procedure a URL path names: ".../plimsoll.v1.SandboxService/Method", any prefix. */
+/* The procedure a URL path names: "{prefix}/plimsoll.v1.SandboxService/{Method}", exactly, where
+ * the prefix is "" or clean "/segment"s (none empty, "." or ".."): NONE otherwise; UNKNOWN when
+ * the method is not one this daemon knows. */
 plim_procedure plim_procedure_from_path(const char *path);
 const char *plim_procedure_to_string(plim_procedure p);
 
@@ -128,13 +131,18 @@ typedef struct plim_request {
         size_t n_steps;
         const char **artifacts;
         size_t n_artifacts;
+        char request_sha256[REC_DIGEST_HEX_SIZE];  /* the record's digest of the request */
+        char software_rule_id[REC_RULE_ID_SIZE];   /* the record's softwareRuleId */
 } plim_request;
 
 /* Parse and bound a Run request body: strict JSON (duplicate keys refused), at most
- * PLIM_JSON_DEPTH_MAX deep, the protocol gate first (missing: invalid_argument + protocol,
+ * PLIM_JSON_DEPTH_MAX deep with at most PLIM_JSON_VALUES_MAX values (both counted before
+ * parsing), the protocol gate first (missing: invalid_argument + protocol,
  * another number: unimplemented + protocol, both before the payload is read), then every
  * field against the limits; a module payload is unimplemented + unsupported and a cell is
- * invalid_argument + request. Returns 0 with *ret (free with plim_request_done) or -1 with *f. */
+ * invalid_argument + request. Unknown fields, at any level, and a sessionId are invalid_argument
+ * + request; so is a request whose record digests cannot be made (they are made here, before
+ * anything runs, and kept in *ret). Returns 0 with *ret (free with plim_request_done) or -1 with *f. */
 int plim_run_parse(const char *body, size_t len, plim_request *ret, plim_error *f);
 void plim_request_done(plim_request *r);
 
@@ -142,7 +150,8 @@ void plim_request_done(plim_request *r);
  * gate, then unimplemented + unsupported. Always returns -1 with *f. */
 int plim_session_refuse(const char *body, size_t len, plim_procedure p, plim_error *f);
 
-/* For Describe: the body must be a JSON object (or empty). Returns 0 or -1 with *f. */
+/* For Describe: the body must be a JSON object (or empty) of at most PLIM_DESCRIBE_BODY_MAX
+ * bytes (a longer one is refused unparsed). Returns 0 or -1 with *f. */
 int plim_describe_parse(const char *body, size_t len, plim_error *f);
 
 /* What this daemon states about itself and checks requests against. */

@@ -153,15 +153,21 @@ enum {
 
 /* Append entry as one line to path (relative to dirfd, or AT_FDCWD), created 0600 when missing,
  * opened O_APPEND|O_CLOEXEC|O_NOFOLLOW, written with one write where the kernel allows. Refuses
- * (-EINVAL) an entry without record/request, with a sessionId, over REC_LOG_LINE_MAX bytes or
- * nested deeper than REC_JSON_DEPTH_MAX. Returns 0 or a negative errno with *e. */
+ * (-EINVAL) an entry without record/request, with a sessionId, over REC_LOG_LINE_MAX bytes,
+ * nested deeper than REC_JSON_DEPTH_MAX or holding over REC_LOG_LINE_VALUES_MAX values. Returns 0 or a negative errno with *e. */
 int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned flags, hull_error *e);
 
 /* True when buf[0..len) nests objects and arrays at most max deep (strings are skipped). Pure. */
 bool rec_json_depth_ok(const char *buf, size_t len, unsigned max);
 
-/* Parse one log line (without its newline): at most REC_LOG_LINE_MAX bytes and
- * REC_JSON_DEPTH_MAX deep, strict JSON (duplicate keys refused, \u0000 allowed in strings), an
+/* The checks to make before handing untrusted bytes to a JSON parser: nesting at most depth_max
+ * (else -ELOOP) and at most values_max values (else -E2BIG; counted as the containers opened
+ * plus the commas, plus one, outside strings: an upper bound on what the parser allocates).
+ * Returns 0 when both hold. Pure, linear. */
+int rec_json_prescan(const char *buf, size_t len, unsigned depth_max, size_t values_max);
+
+/* Parse one log line (without its newline): at most REC_LOG_LINE_MAX bytes,
+ * REC_JSON_DEPTH_MAX deep and REC_LOG_LINE_VALUES_MAX values (counted before parsing), strict JSON (duplicate keys refused, \u0000 allowed in strings), an
  * object with "record", "request" and an optional "result". Returns 0 with *ret the caller's,
  * or -EINVAL/-E2BIG/-ENOMEM with *e. */
 int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e);

@@ -7,6 +7,7 @@ It prints one TAP-ish line per check ("ok - ...", "not ok - ...: why").
   serve_client.py auth URL TOKEN SCOPELESS the server with tokens (and --max-runs 1 --queue 0)
   serve_client.py slow URL SECONDS         one project run that sleeps; for the shutdown test
   serve_client.py cancelled URL TOKEN SECS one that the shutdown stops: unavailable, no mark
+  serve_client.py hardening URL PID        the review's fixes (--max-runs 1 --queue 4)
 
 Digests are recomputed with plimsoll_record.py (beside this file), which implements the run-record
 rules from the spec alone, independently of hull's C code.
@@ -513,9 +514,163 @@ def cancelled(url, token, seconds):
     expect_error("stopped at shutdown: unavailable, not marked (it may have run)", a, 503, "unavailable", None)
 
 
+def hardening(url, pid):
+    """The review's fixes, on a server with --max-runs 1 --queue 4: requests the record could not
+    digest, exact routing, bodies that cost more to parse than their size, a client that goes away,
+    a run that waits in the queue, and connections that never finish their request."""
+    c = Client(url)
+
+    def runs_total():
+        return sum(v for k, v in metrics(c).items() if k.startswith("hull_runs_total"))
+    n0 = runs_total()
+    js = {"code": "console.log(1)"}
+    for name, body in [
+            ("an unknown top-level field", {"protocol": 3, "javascript": js, "extra": 1}),
+            ("an unknown field in javascript", {"protocol": 3, "javascript": dict(js, extra=1)}),
+            ("an unknown field in project", {"protocol": 3, "project": {"steps": ["true"], "extra": 1}}),
+            ("an unknown field in a file", {"protocol": 3, "project": {"steps": ["true"], "files": [
+                {"path": "a", "content": "", "mode": 1}]}}),
+            ("an unknown field in softwareRule", {"protocol": 3, "softwareRule": {"extra": 1}, "javascript": js}),
+            ("a sessionId of the wrong type", {"protocol": 3, "sessionId": 7, "javascript": js}),
+            ("a sessionId on Run", {"protocol": 3, "sessionId": "0" * 32, "javascript": js}),
+            ("protocol \"3\\u0000x\"", {"protocol": "3\u0000x", "javascript": js})]:
+        expect_error("refused before running, marked: " + name, c.call("Run", body), 400, "invalid_argument", "request")
+    check("none of the refused requests ran", runs_total() == n0, "%s runs, then %s" % (n0, runs_total()))
+
+    a = c.raw("POST", "/metrics/../plimsoll.v1.SandboxService/Run", json.dumps({"protocol": 3, "javascript": js}).encode(),
+              [("Content-Type", "application/json")])
+    check("/metrics/../plimsoll.v1.SandboxService/Run is not Run: 404", a.status == 404, "status %d" % a.status)
+
+    def hwm_kib():
+        for line in open("/proc/%s/status" % pid):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        return 0
+    body = b'{"protocol":3,"x":[' + b"{}," * ((8 << 20) // 3 - 20) + b"{}]}"
+    t = time.monotonic()
+    a = c.call("Run", body)
+    took = time.monotonic() - t
+    expect_error("8 MiB of {},{},...: refused, marked", a, 400, "invalid_argument", "request", header="request")
+    check("8 MiB of {},{},...: refused for its count of values", "JSON values" in (a.json or {}).get("message", ""),
+          repr(a.body[:200]))
+    check("8 MiB of {},{},...: the server stayed under 120 MB", hwm_kib() < 120 << 10, "VmHWM %d KiB" % hwm_kib())
+    check("8 MiB of {},{},...: answered in under a second (%.2f s)" % took, took < 1.0)
+    expect_error("a Describe body over 1 KiB: refused unread", c.call("Describe", b"{}" + b" " * 5000),
+                 400, "invalid_argument", "request", header="request")
+
+    # a client that goes away: its run is stopped (review 2.1)
+    u = urllib.parse.urlsplit(url)
+    body = json.dumps({"protocol": 3, "project": {"steps": ["sleep 7.123"]}}).encode()
+    sk = socket.create_connection((u.hostname, u.port))
+    sk.sendall(b"POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+               b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+    def sleeping():
+        return os.system("pgrep -f 'sleep 7\\.123' >/dev/null") == 0
+    for _ in range(100):
+        if sleeping():
+            break
+        time.sleep(0.05)
+    started = sleeping()
+    sk.close()
+    for _ in range(60):
+        if not sleeping():
+            break
+        time.sleep(0.05)
+    check("a client that goes away: its run is stopped", started and not sleeping(), "started %s" % started)
+
+    # request bodies held at once share a budget (64 MiB): nine bodies of 8 MiB, each but its last
+    # byte sent, then all finished; the ones over the budget are refused, marked capacity
+    big = json.dumps({"protocol": 3, "javascript": {"code": "x" * ((8 << 20) - 64)}}).encode()
+    socks = []
+    for _ in range(9):
+        sk = socket.create_connection((u.hostname, u.port), timeout=30)
+        sk.sendall(b"POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                   b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(big) + big[:-1])
+        socks.append(sk)
+    time.sleep(0.5)
+    statuses = []
+    for sk in socks:
+        sk.sendall(big[-1:])
+    for sk in socks:
+        data = b""
+        try:
+            while True:
+                chunk = sk.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except OSError:
+            pass
+        sk.close()
+        statuses.append(data.split(b" ", 2)[1] if data.startswith(b"HTTP/1.1 ") else b"none")
+    check("nine 8 MiB bodies at once: those over the budget get 429 (capacity), the rest 400",
+          b"429" in statuses and set(statuses) <= {b"400", b"429"}, repr(statuses))
+    req, a = run_js(c, "console.log('budget back')")
+    check("the budget is given back", a.status == 200, "status %d" % a.status)
+
+    # a connection that sends nothing more is closed after the idle timeout (10 s), checked after
+    # the queued run below has taken longer than that
+    idle = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    idle.bind(("127.0.0.3", 0))
+    idle.connect((u.hostname, u.port))
+    idle.sendall(b"GET /healthz HT")
+
+    # a run that waits in the queue gets the whole of its own time (review 1.2): the first holds
+    # the only slot for 17 s, longer than the second's timeout plus the slack (3 + 15 s)
+    first = []
+    th = threading.Thread(target=lambda: first.append(
+        c.call("Run", {"protocol": 3, "timeoutMs": 30000, "project": {"steps": ["sleep 17"]}}, timeout=60)))
+    th.start()
+    time.sleep(0.5)
+    req = {"protocol": 3, "timeoutMs": 3000, "project": {"steps": ["sleep 2; echo queued"]}}
+    res = verify_run("a queued run", req, c.call("Run", req, timeout=60), "project")
+    if res:
+        p = res["project"]
+        check("a queued run: it ran to its end", p.get("outcome") == "PROJECT_OUTCOME_COMPLETED" and
+              b64(p["steps"][0].get("stdout", "")) == b"queued\n", repr(p)[:300])
+    th.join()
+    check("the run that held the slot answers", first and first[0].status == 200 and first[0].bound(),
+          repr(first[0].body[:200]) if first else "no answer")
+
+    idle.settimeout(1)
+    try:
+        closed = idle.recv(100) == b""
+    except ConnectionResetError:
+        closed = True
+    except OSError:
+        closed = False
+    idle.close()
+    check("a connection idle for 10 s in its request line is closed", closed)
+
+    # 300 connections that never finish their request line, from another address: /healthz still
+    # answers (review 1.4)
+    held = []
+    for _ in range(300):
+        try:
+            sk = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sk.bind(("127.0.0.2", 0))
+            sk.settimeout(2)
+            sk.connect((u.hostname, u.port))
+            sk.sendall(b"POST /plimsoll.v1.SandboxService/Run HT")
+            held.append(sk)
+        except OSError:
+            break
+    time.sleep(0.3)
+    try:
+        a = Client(url).raw("GET", "/healthz", rid=False, timeout=3)
+        healthy = a.status == 200
+    except Exception as e:  # noqa: BLE001 - any failure is the finding
+        healthy, a = False, e
+    check("300 half-sent requests from one address: /healthz still answers", healthy, repr(a))
+    for sk in held:
+        sk.close()
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    commands = {("conformance", 3): conformance, ("auth", 4): auth, ("slow", 3): slow, ("cancelled", 4): cancelled}
+    commands = {("conformance", 3): conformance, ("auth", 4): auth, ("slow", 3): slow, ("cancelled", 4): cancelled,
+                ("hardening", 3): hardening}
     f = commands.get((args[0] if args else "", len(args)))
     if not f:
         sys.exit(__doc__)

@@ -99,6 +99,19 @@ check "SIGTERM: no sandbox process is left" sh -c "! pgrep -f 'sleep 1\.731' >/d
 check "SIGTERM: the unix socket is removed" test ! -e "$SOCK"
 check "SIGTERM: the work directory is removed" sh -c "[ -n '$WORK_A' ] && [ ! -e '$WORK_A' ]"
 
+# ---- the review's fixes: one slot, a queue, hostile bodies and connections ----
+LOG_C=$TEST_TMP/serve-c.log
+if start_server "$LOG_C" --max-runs 1 --queue 4 --shutdown-grace 1; then
+        client hardening "$URL" "$SERVER_PID"
+        check "hardening: no error was logged" sh -c "! grep -q 'level=error' '$LOG_C'"
+        check "hardening: a client gone is logged" grep -q 'event=run-cancelled id=[^ ]* reason=client-gone' "$LOG_C"
+        kill -TERM "$SERVER_PID"
+        wait "$SERVER_PID"; rc=$?
+        check "hardening: hull serve exits 0" test "$rc" -eq 0
+else
+        fail "hull serve starts with --max-runs 1 --queue 4" "$(cat "$LOG_C")"
+fi
+
 # ---- auth and capacity on a server with tokens ----
 LOG_B=$TEST_TMP/serve-b.log
 if start_server "$LOG_B" --tokens "$TOKENS" --max-runs 1 --queue 0 --shutdown-grace 0.3; then

@@ -765,7 +765,35 @@ static void test_log(void) {
         CHECK(rec_json_depth_ok("]]]]{}", 6, 1));
 }
 
+/* Values are counted before any parser sees them (review 1.3 and 2.3: a 60 MiB line of {},{},...
+ * cost 4.8 GB in the parser). */
+static int prescan(const char *s, unsigned depth_max, size_t values_max) {
+        return rec_json_prescan(s, strlen(s), depth_max, values_max);
+}
+
+static void test_prescan(void) {
+        CHECK_EQ_INT(prescan("{\"a\":1,\"b\":[2,3]}", 16, 5), 0);
+        CHECK_EQ_INT(prescan("{\"a\":1,\"b\":[2,3]}", 16, 4), -E2BIG);
+        CHECK_EQ_INT(prescan("{\"a\":\",,,,[{\"}", 16, 2), 0); /* inside a string: not counted */
+        CHECK_EQ_INT(prescan("[[[]]]", 2, 100), -ELOOP);
+
+        size_t n = (size_t) REC_LOG_LINE_VALUES_MAX * 3 + 64, len = 0;
+        _cleanup_free_ char *line = malloc(n);
+        CHECK(line != NULL);
+        if (!line)
+                return;
+        len += (size_t) snprintf(line, n, "{\"record\":{},\"request\":{\"x\":[");
+        while (len + 8 < n)
+                len += (size_t) snprintf(line + len, n - len, "{},");
+        len += (size_t) snprintf(line + len, n - len, "{}]}}");
+        json_t *j = NULL;
+        hull_error e = {};
+        CHECK_EQ_INT(rec_log_parse_line(line, len, &j, &e), -E2BIG);
+        CHECK(j == NULL && strstr(e.msg, "JSON values") != NULL);
+}
+
 int main(void) {
+        test_prescan();
         test_golden();
         test_reference_vectors();
         test_encoder();
