@@ -10,6 +10,21 @@
 #include "limits.h"
 #include "macro.h"
 
+ssize_t loop_read(int fd, void *buf, size_t len) {
+        size_t done = 0;
+        while (done < len) {
+                ssize_t n = read(fd, (char *) buf + done, len - done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                done += (size_t) n;
+        }
+        return (ssize_t) done;
+}
+
 int write_string_file(const char *path, const char *value) {
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0)

@@ -1,6 +1,12 @@
 /* fs-util.h: directory helpers that never follow symbolic links. */
 #pragma once
 
+#include <sys/types.h>
+
+/* Read up to len bytes, retrying short reads and EINTR, stopping early only at end of file.
+ * Async-signal-safe. Returns the count or a negative errno. */
+ssize_t loop_read(int fd, void *buf, size_t len);
+
 /* Write value (no newline added) to an existing file, e.g. a cgroup or /proc control file.
  * Returns 0 or a negative errno (-EIO on a short write). */
 int write_string_file(const char *path, const char *value);

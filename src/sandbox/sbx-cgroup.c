@@ -64,20 +64,11 @@ static int read_file(const char *path, char *buf, size_t size, size_t *ret_len) 
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
                 return negative_errno();
-        size_t len = 0;
-        while (len < size - 1) {
-                ssize_t n = read(fd, buf + len, size - 1 - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return negative_errno();
-                }
-                if (n == 0)
-                        break;
-                len += (size_t) n;
-        }
-        buf[len] = '\0';
-        *ret_len = len;
+        ssize_t n = loop_read(fd, buf, size - 1);
+        if (n < 0)
+                return (int) n;
+        buf[n] = '\0';
+        *ret_len = (size_t) n;
         return 0;
 }
 

@@ -251,16 +251,12 @@ static void child_enter_root(const child_plan *p) {
         TRY("mount: / read-only", mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL));
 }
 
+/* Exactly len bytes, or -EPIPE when the parent closed the socket before sending them. */
 static int read_full(int fd, void *buf, size_t len) {
-        for (size_t done = 0; done < len;) {
-                ssize_t n = read(fd, (char *) buf + done, len - done);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
-                        return n < 0 ? -errno : -EPIPE;
-                done += (size_t) n;
-        }
-        return 0;
+        ssize_t n = loop_read(fd, buf, len);
+        if (n < 0)
+                return (int) n;
+        return (size_t) n == len ? 0 : -EPIPE;
 }
 
 /* The parent's second message, once the cgroups exist and the filter is compiled: "c", the
