@@ -69,16 +69,7 @@ run_probe() {
         LINE=$(head -n 1 "$OUT")
 }
 
-why() { printf 'exit=%s line=[%s] stderr=[%s]' "$RC" "$LINE" "$(head -c 400 "$ERR" | tr '\n' ' ')"; }
-
-# expect NAME REGEX: the last run exited 0 and its result line matches REGEX.
-# HULL_TEST_VERBOSE=1 also shows each result line (as a comment the runner ignores).
-expect() {
-        [ -n "${HULL_TEST_VERBOSE:-}" ] && printf '#   %s\n' "$LINE"
-        if [ "$RC" -eq 0 ] && [[ $LINE =~ $2 ]]; then pass "$1"; else fail "$1" "$(why)"; fi
-}
-DENIED='^DENIED( |$)'                         # failed with the errno the policy names
-CONTAINED='^(DENIED|BLOCKED|CONTAINED)( |$)'  # failed or found nothing wrong
+. "$(dirname "$0")/probe-lib.sh"
 
 # attempt NAME REGEX MODE [ARG...]: run MODE with no extra hull options and expect REGEX.
 attempt() {

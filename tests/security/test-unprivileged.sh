@@ -70,13 +70,7 @@ hull_unpriv() {
         RC=$?
         LINE=$(head -n 1 "$OUT")
 }
-why() { printf 'exit=%s line=[%s] stderr=[%s]' "$RC" "$LINE" "$(head -c 400 "$ERR" | tr '\n' ' ')"; }
-expect() {
-        [ -n "${HULL_TEST_VERBOSE:-}" ] && printf '#   %s\n' "$LINE"
-        if [ "$RC" -eq 0 ] && [[ $LINE =~ $2 ]]; then pass "$1"; else fail "$1" "$(why)"; fi
-}
-DENIED='^DENIED( |$)'
-CONTAINED='^(DENIED|BLOCKED|CONTAINED)( |$)'
+. "$(dirname "$0")/probe-lib.sh"
 attempt() { # attempt NAME REGEX MODE [ARG...]
         local name=$1 re=$2
         shift 2
