@@ -1,0 +1,182 @@
+# cell.py: hull's Python cell driver. The host runs it as `/usr/bin/python3 -c <this source>`
+# inside a session's sandbox, or the zygote exec()s it into a fresh namespace and calls main(3).
+#
+#   fd 0 /dev/null; fd 1, fd 2 the session's output pipes; fd 3 the control socket.
+#   Frames on fd 3, both ways: u32 little-endian length N (1..64 MiB), then N bytes of UTF-8 JSON.
+#   driver -> host  {"hello":{"pid":P,"language":"python","version":"3.11.2"}}
+#   host -> driver  {"cell":{"code":"..."}}
+#   driver -> host  {"done":{"status":0|1}}   after everything the cell wrote is in the pipes
+#   EOF on fd 3: exit 0. A frame length out of bounds: exit 2.
+#
+# One persistent namespace (__name__ == "__main__"). If a cell's last statement is an expression,
+# its value is printed with repr() unless it is None, as the REPL does. Errors print a traceback
+# that shows the cell's frames only (files "<cell-N>", registered in linecache), status 1.
+# SystemExit and KeyboardInterrupt raised by a cell end the cell, not the interpreter.
+
+import ast
+import builtins
+import json
+import linecache
+import os
+import signal
+import struct
+import sys
+import traceback
+import types
+
+MAX_FRAME = 64 << 20
+
+
+def _read_exact(fd, n):
+    """n bytes from fd; None on EOF before the first byte; exit(2) on EOF inside a frame."""
+    chunks = []
+    got = 0
+    while got < n:
+        try:
+            b = os.read(fd, n - got)
+        except KeyboardInterrupt:
+            continue
+        except BlockingIOError:
+            import select
+            select.select([fd], [], [])
+            continue
+        if not b:
+            if got == 0:
+                return None
+            os._exit(2)
+        chunks.append(b)
+        got += len(b)
+    return b"".join(chunks)
+
+
+def _write_all(fd, data):
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except KeyboardInterrupt:
+            continue
+        except BlockingIOError:
+            import select
+            select.select([], [fd], [])
+            continue
+        view = view[n:]
+
+
+def send_frame(fd, obj):
+    body = json.dumps(obj, separators=(",", ":")).encode("utf-8")
+    _write_all(fd, struct.pack("<I", len(body)) + body)
+
+
+def recv_frame(fd):
+    """The next frame's bytes, or None on EOF."""
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    (n,) = struct.unpack("<I", head)
+    if n < 1 or n > MAX_FRAME:
+        os._exit(2)
+    body = _read_exact(fd, n)
+    if body is None:
+        os._exit(2)
+    return body
+
+
+def _flush_all():
+    for f in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if f is not None:
+                f.flush()
+        except Exception:
+            pass
+
+
+def _cell_traceback(exc):
+    """Print exc with the driver's own frames left out: only frames of cells remain."""
+    tb = exc.__traceback__
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell"):
+        tb = tb.tb_next
+    try:
+        traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
+    except Exception:
+        sys.stderr.write("%s: (traceback could not be printed)\n" % type(exc).__name__)
+
+
+class Driver:
+    def __init__(self, fd):
+        self.fd = fd
+        self.count = 0
+        mod = types.ModuleType("__main__")
+        mod.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = mod
+        self.ns = mod.__dict__
+
+    def run(self, code):
+        """Run one cell: 0 when it ran, 1 when it raised (the traceback is on stderr)."""
+        self.count += 1
+        name = "<cell-%d>" % self.count
+        lines = code.splitlines(True)
+        if lines and not lines[-1].endswith("\n"):
+            lines[-1] += "\n"
+        linecache.cache[name] = (len(code), None, lines, name)
+        try:
+            tree = ast.parse(code, name, "exec")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            exec(compile(tree, name, "exec"), self.ns)
+            if last is not None:
+                value = eval(compile(last, name, "eval"), self.ns)
+                if value is not None:
+                    print(repr(value))
+            return 0
+        except BaseException as e:  # SystemExit and KeyboardInterrupt too: the cell ends, we do not
+            _cell_traceback(e)
+            return 1
+
+    def serve(self):
+        send_frame(self.fd, {"hello": {"pid": os.getpid(), "language": "python",
+                                       "version": "%d.%d.%d" % sys.version_info[:3]}})
+        while True:
+            body = recv_frame(self.fd)
+            if body is None:
+                _flush_all()
+                os._exit(0)
+            code = None
+            try:
+                msg = json.loads(body.decode("utf-8"))
+                cell = msg.get("cell") if isinstance(msg, dict) else None
+                if isinstance(cell, dict) and isinstance(cell.get("code"), str):
+                    code = cell["code"]
+            except (ValueError, UnicodeDecodeError):
+                pass
+            if code is None:
+                try:
+                    sys.stderr.write("hull: cell driver: not a cell frame\n")
+                except Exception:
+                    pass
+                status = 1
+            else:
+                try:
+                    status = self.run(code)
+                except BaseException:  # e.g. KeyboardInterrupt while printing a traceback
+                    status = 1
+            _flush_all()
+            send_frame(self.fd, {"done": {"status": status}})
+
+
+def main(fd=3):
+    os.set_inheritable(fd, False)
+    # What an interactive interpreter has: ^C is KeyboardInterrupt, a closed pipe is an error.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
+        except Exception:
+            pass
+    Driver(fd).serve()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,425 @@
+# zygote.py: hull serve's Python zygote. Run on the host (not sandboxed) as
+#   /usr/bin/python3 -c <this source> <cell.py source>
+# with OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1 and fd 3 a SOCK_SEQPACKET socket.
+#
+# It imports numpy and pandas once, says {"ready":{"numpy":V|null,"pandas":V|null,"threads":N}}
+# on fd 3, then serves one spawn request per message until EOF (exit 0):
+#   {"spawn":{"uid":U,"gid":G,"env":["K=V",...],"cwd":"/workspace","nofile":N,"fsize":N,"cgroups":K}}
+#   SCM_RIGHTS: [session init's pidfd, cell control socket, stdout pipe, stderr pipe,
+#                seccomp memfd, K cgroup files opened for writing]
+# A bad request is dropped: its fds are closed, nothing is written anywhere.
+#
+# For a good request it forks A, which stays on the host as the waiting parent: A enters the
+# session's pid namespace for its children and forks B. B joins the session's cgroups and its
+# user, mount, network, IPC, UTS and cgroup namespaces, drops every capability and privilege,
+# installs the seccomp programs, and runs cell.py's main() on the cell socket (fd 3), so the
+# interpreter starts with numpy and pandas already imported. A failure in A or B before the cell
+# driver starts is one frame {"error":{"step":S,"errno":N,"message":M}} on the cell socket
+# (cell framing: u32 little-endian length, JSON), then exit 1; B never runs cell code after one.
+#
+# The zygote itself never runs user code and never changes its own namespaces or credentials.
+
+import ast
+import builtins
+import ctypes
+import fcntl
+import importlib
+import json
+import os
+import resource
+import signal
+import socket
+import stat
+import struct
+import sys
+
+# ---- constants (x86_64) -------------------------------------------------------------------------
+SYS_CAPSET = 126
+SYS_CLOSE_RANGE = 436
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_SECCOMP = 22
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+SECCOMP_MODE_FILTER = 2
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+SESSION_NS = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP
+
+# ---- bounds -------------------------------------------------------------------------------------
+MAX_REQUEST = 256 * 1024        # one request message
+MAX_CGROUPS = 4
+MAX_ENV = 256
+MAX_PATH = 4096
+MAX_PROGRAMS = 4
+MAX_INSNS = 4096
+MAX_SECCOMP_BYTES = MAX_PROGRAMS * (4 + MAX_INSNS * 8)
+MAX_FDS = 5 + MAX_CGROUPS
+MAX_ID = 0xFFFFFFFE             # (uid_t)-1 means "unchanged" to the kernel
+MAX_RLIM = (1 << 63) - 1
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+
+class CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+class StepError(Exception):
+    def __init__(self, step, err, message):
+        super().__init__(message)
+        self.step = step
+        self.errno = err
+        self.message = message
+
+
+def _check(step, rc):
+    """Raise StepError for a libc call that returned -1."""
+    if rc == -1:
+        e = ctypes.get_errno()
+        raise StepError(step, e, os.strerror(e))
+    return rc
+
+
+def prctl(step, option, a2=0, a3=0, a4=0, a5=0):
+    return _check(step, libc.prctl(option, a2, a3, a4, a5))
+
+
+# ---- requests -----------------------------------------------------------------------------------
+def _is_int(v, lo, hi):
+    return isinstance(v, int) and not isinstance(v, bool) and lo <= v <= hi
+
+
+def parse_request(data, fds):
+    """The validated spawn request, or None. fds are the received descriptors, in order."""
+    try:
+        msg = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(msg, dict) or set(msg) != {"spawn"} or not isinstance(msg["spawn"], dict):
+        return None
+    r = msg["spawn"]
+    keys = {"uid", "gid", "env", "cwd", "nofile", "fsize", "cgroups"}
+    if set(r) != keys:
+        return None
+    if not (_is_int(r["uid"], 0, MAX_ID) and _is_int(r["gid"], 0, MAX_ID)
+            and _is_int(r["nofile"], 1, 1 << 30) and _is_int(r["fsize"], 0, MAX_RLIM)
+            and _is_int(r["cgroups"], 0, MAX_CGROUPS)):
+        return None
+    env = r["env"]
+    if not isinstance(env, list) or len(env) > MAX_ENV:
+        return None
+    for e in env:
+        if not isinstance(e, str) or "\0" in e or e.find("=") < 1:
+            return None
+        try:
+            e.encode("utf-8")
+        except UnicodeEncodeError:  # lone surrogates
+            return None
+    cwd = r["cwd"]
+    if not isinstance(cwd, str) or not cwd.startswith("/") or "\0" in cwd or len(cwd) > MAX_PATH:
+        return None
+    if len(fds) != 5 + r["cgroups"]:
+        return None
+    try:
+        kinds = [os.fstat(fd).st_mode for fd in fds]
+    except OSError:
+        return None
+    if not (stat.S_ISSOCK(kinds[1]) and stat.S_ISREG(kinds[4])
+            and all(stat.S_ISREG(m) for m in kinds[5:])):
+        return None
+    programs = read_seccomp(fds[4])
+    if programs is None:
+        return None
+    r["programs"] = programs
+    return r
+
+
+def read_seccomp(fd):
+    """The programs in the memfd as ctypes sock_filter arrays, or None when malformed."""
+    try:
+        size = os.fstat(fd).st_size
+        if size < 12 or size > MAX_SECCOMP_BYTES:
+            return None
+        data = b""
+        while len(data) < size:
+            b = os.pread(fd, size - len(data), len(data))
+            if not b:
+                return None
+            data += b
+    except OSError:
+        return None
+    programs = []
+    pos = 0
+    while pos < len(data):
+        if len(data) - pos < 4 or len(programs) == MAX_PROGRAMS:
+            return None
+        (n,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if n < 1 or n > MAX_INSNS or len(data) - pos < 8 * n:
+            return None
+        insns = (SockFilter * n)()
+        for i in range(n):
+            insns[i].code, insns[i].jt, insns[i].jf, insns[i].k = struct.unpack_from("<HBBI", data, pos)
+            pos += 8
+        programs.append(insns)
+    return programs if programs else None
+
+
+# ---- the children -------------------------------------------------------------------------------
+def send_error(fd, step, err, message):
+    """One error frame on the cell socket (cell framing); failures here are ignored."""
+    body = json.dumps({"error": {"step": step, "errno": err, "message": message}}).encode()
+    data = struct.pack("<I", len(body)) + body
+    try:
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError:
+        pass
+
+
+def fail(fd, e):
+    if isinstance(e, StepError):
+        send_error(fd, e.step, e.errno, e.message)
+    elif isinstance(e, OSError):
+        send_error(fd, getattr(e, "hull_step", "os"), e.errno or 0, e.strerror or str(e))
+    else:
+        send_error(fd, getattr(e, "hull_step", "internal"), 0, "%s: %s" % (type(e).__name__, e))
+    os._exit(1)
+
+
+def step(name, fn, *args):
+    """fn(*args), with OSError tagged by the step name."""
+    try:
+        return fn(*args)
+    except OSError as e:
+        raise StepError(name, e.errno or 0, e.strerror or str(e))
+
+
+def run_a(req, fds, cell_code):
+    """Child A: on the host, enters the session's pid namespace for its child B and waits for it."""
+    cell = fds[1]
+    try:
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.close(3)  # the zygote's request socket
+        prctl("prctl-pdeathsig", PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.geteuid() == 0:
+            step("setgroups", os.setgroups, [])
+        _check("setns-pid", libc.setns(fds[0], CLONE_NEWPID))
+        pid = step("fork", os.fork)
+    except BaseException as e:
+        fail(cell, e)
+    if pid == 0:
+        run_b(req, fds, cell_code)
+        os._exit(1)
+    for fd in fds:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            break
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+    os._exit(0)
+
+
+def close_from(low):
+    """Close every fd >= low."""
+    if libc.syscall(SYS_CLOSE_RANGE, low, 0xFFFFFFFF, 0) == 0:
+        return
+    os.closerange(low, max(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 65536))
+
+
+def run_b(req, fds, cell_code):
+    """Child B: in the session's pid namespace; becomes the sandboxed interpreter."""
+    cell = fds[1]
+    try:
+        for fd in fds[5:]:
+            try:
+                os.write(fd, b"0")
+            except OSError as e:
+                raise StepError("cgroup", e.errno or 0, e.strerror or str(e))
+            os.close(fd)
+        _check("setns", libc.setns(fds[0], SESSION_NS))
+        # The cell socket, the pipes and the session's /dev/null on 3, 1, 2, 0; nothing else.
+        null = step("open-dev-null", os.open, "/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        high = [step("dup", fcntl.fcntl, fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (null, fds[2], fds[3], cell)]
+        cell = high[3]
+        for target, fd in enumerate(high):
+            step("dup2", os.dup2, fd, target, target != 3)
+        cell = 3
+        close_from(4)
+        # No capability, no way back to one.
+        last_cap = int(open("/proc/sys/kernel/cap_last_cap").read()) if os.path.exists(
+            "/proc/sys/kernel/cap_last_cap") else 63
+        for cap in range(0, last_cap + 1):
+            if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 and ctypes.get_errno() != 22:
+                _check("capbset-drop", -1)
+        prctl("cap-ambient-clear", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+        step("setresgid", os.setresgid, req["gid"], req["gid"], req["gid"])
+        step("setresuid", os.setresuid, req["uid"], req["uid"], req["uid"])
+        hdr = CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+        data = (CapData * 2)()
+        _check("capset", libc.syscall(SYS_CAPSET, ctypes.byref(hdr), ctypes.byref(data)))
+        prctl("no-new-privs", PR_SET_NO_NEW_PRIVS, 1)
+        # Cleared by the uid change; set again so B dies if A is killed.
+        prctl("prctl-pdeathsig", PR_SET_PDEATHSIG, signal.SIGKILL)
+        for insns in req["programs"]:
+            prog = SockFprog(len(insns), ctypes.cast(insns, ctypes.POINTER(SockFilter)))
+            prctl("seccomp", PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog))
+        prctl("dumpable", PR_SET_DUMPABLE, 1)
+        step("rlimit-nofile", resource.setrlimit, resource.RLIMIT_NOFILE, (req["nofile"], req["nofile"]))
+        step("rlimit-fsize", resource.setrlimit, resource.RLIMIT_FSIZE, (req["fsize"], req["fsize"]))
+        step("rlimit-core", resource.setrlimit, resource.RLIMIT_CORE, (0, 0))
+        step("chdir", os.chdir, req["cwd"])
+        os.environ.clear()
+        for e in req["env"]:
+            k, v = e.split("=", 1)
+            os.environ[k] = v
+        for sig in signal.valid_signals():
+            if sig in (signal.SIGKILL, signal.SIGSTOP):
+                continue
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        # Every check the interpreter's start depends on, read back from the kernel.
+        if os.getresuid() != (req["uid"],) * 3 or os.getresgid() != (req["gid"],) * 3 or os.getgroups():
+            raise StepError("verify-ids", 0, "uids, gids or groups are not as requested")
+        if libc.prctl(39, 0, 0, 0, 0) != 1:  # PR_GET_NO_NEW_PRIVS
+            raise StepError("verify-nnp", 0, "no_new_privs is not set")
+        got = CapData * 2
+        got = got()
+        _check("capget", libc.syscall(125, ctypes.byref(CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), ctypes.byref(got)))
+        if any(d.effective or d.permitted or d.inheritable for d in got):
+            raise StepError("verify-caps", 0, "capabilities remain")
+        ns = {"__name__": "hull_cell", "__builtins__": builtins}
+        exec(cell_code, ns)
+        main = ns["main"]
+        sys.argv = ["-c"]
+    except BaseException as e:
+        fail(cell, e)
+    try:
+        main(3)
+    finally:
+        os._exit(1)
+
+
+# ---- the zygote ---------------------------------------------------------------------------------
+def reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def preimport(tree):
+    """Import what cell.py imports now: B cannot find the host's modules in the session's root."""
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for n in names:
+            try:
+                importlib.import_module(n)
+            except ImportError:
+                pass
+
+
+def zygote():
+    prctl("prctl-pdeathsig", PR_SET_PDEATHSIG, signal.SIGKILL)
+    sock = socket.socket(fileno=3)
+    if os.uname().machine != "x86_64":
+        msg = "hull zygote: unsupported architecture %s (x86_64 only)" % os.uname().machine
+        sys.stderr.write(msg + "\n")
+        sock.send(json.dumps({"error": {"step": "arch", "errno": 0, "message": msg}}).encode())
+        return 1
+    if len(sys.argv) < 2:
+        sys.stderr.write("hull zygote: usage: python3 -c ZYGOTE CELL_SOURCE\n")
+        return 1
+    cell_src = sys.argv[1]
+    cell_tree = ast.parse(cell_src, "<hull-cell>")
+    cell_code = compile(cell_tree, "<hull-cell>", "exec")
+    preimport(cell_tree)
+    versions = {}
+    for name in ("numpy", "pandas"):
+        try:
+            versions[name] = importlib.import_module(name).__version__
+        except Exception as e:  # noqa: BLE001 -- any failure to import is only recorded
+            versions[name] = None
+            sys.stderr.write("hull zygote: cannot import %s: %s\n" % (name, e))
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        sys.stderr.write("hull zygote: %d threads after the imports; setns needs one\n" % threads)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sock.send(json.dumps({"ready": {"numpy": versions["numpy"], "pandas": versions["pandas"],
+                                    "threads": threads}}).encode())
+    signal.signal(signal.SIGCHLD, lambda s, f: reap())
+    while True:
+        reap()
+        try:
+            data, fds, flags, _ = socket.recv_fds(sock, MAX_REQUEST, MAX_FDS, socket.MSG_CMSG_CLOEXEC)
+        except InterruptedError:
+            continue
+        if not data and not fds:
+            return 0
+        req = None
+        if not flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            req = parse_request(data, fds)
+        if req is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            try:
+                pid = os.fork()
+            except OSError as e:
+                send_error(fds[1], "fork", e.errno or 0, e.strerror or str(e))
+                pid = -1
+            if pid == 0:
+                try:
+                    run_a(req, fds, cell_code)
+                finally:
+                    os._exit(1)
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+if __name__ == "__main__":
+    sys.exit(zygote())

@@ -1,0 +1,714 @@
+#!/usr/bin/python3
+# runtime_harness.py: drives runtime/cell.py, runtime/cell.js and runtime/zygote.py exactly as
+# hull will, and prints one "ok - " / "not ok - " / "skip - " line per check.
+#
+#   runtime_harness.py drivers RUNTIME_DIR    the two cell drivers, started as the host starts them
+#   runtime_harness.py zygote RUNTIME_DIR     the zygote against an unshare(1) session (root only)
+#
+# Safety: this process never calls setns, seccomp, setuid or anything that changes its own
+# credentials or namespaces; only the zygote's forks do.
+import errno
+import fcntl
+import json
+import os
+import re
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+FAILED = 0
+
+
+def ok(name):
+    print("ok - %s" % name, flush=True)
+
+
+def not_ok(name, why):
+    global FAILED
+    FAILED += 1
+    print("not ok - %s: %s" % (name, str(why).replace("\n", "\\n")[:600]), flush=True)
+
+
+def check(name, cond, why=""):
+    if cond:
+        ok(name)
+    else:
+        not_ok(name, why or "failed")
+    return cond
+
+
+def skip(name, why):
+    print("skip - %s: %s" % (name, why), flush=True)
+
+
+def high(fd):
+    """fd moved to a number >= 10 (close-on-exec), so posix_spawn's dup2 never meets itself."""
+    n = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return n
+
+
+def frame(obj):
+    body = json.dumps(obj).encode()
+    return struct.pack("<I", len(body)) + body
+
+
+class Timeout(Exception):
+    pass
+
+
+class Session:
+    """One interpreter as the host holds it: the control socket and the read ends of the pipes."""
+
+    def __init__(self, ctl, out_r, err_r, proc=None, pid=None):
+        self.ctl = ctl
+        self.out_r = out_r
+        self.err_r = err_r
+        self.proc = proc
+        self.pid = pid
+        for fd in (out_r, err_r):
+            os.set_blocking(fd, False)
+        self.ctl.setblocking(False)
+        self.cbuf = b""
+        self.hello = None
+
+    def read_frame(self, timeout=10.0, out=None, err=None):
+        """The next frame from the driver while draining both pipes; None on EOF."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if len(self.cbuf) >= 4:
+                (n,) = struct.unpack("<I", self.cbuf[:4])
+                if len(self.cbuf) >= 4 + n:
+                    body, self.cbuf = self.cbuf[4:4 + n], self.cbuf[4 + n:]
+                    return json.loads(body)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("no frame within %.0f s" % timeout)
+            r, _, _ = select.select([self.ctl, self.out_r, self.err_r], [], [], left)
+            if self.ctl in r:
+                try:
+                    b = self.ctl.recv(1 << 16)
+                except BlockingIOError:
+                    b = None
+                if b == b"":
+                    return None
+                if b:
+                    self.cbuf += b
+            for fd, acc in ((self.out_r, out), (self.err_r, err)):
+                if fd in r:
+                    self._drain_once(fd, acc)
+
+    @staticmethod
+    def _drain_once(fd, acc):
+        try:
+            b = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return False
+        if b and acc is not None:
+            acc.append(b)
+        return bool(b)
+
+    def drain(self, fd, acc):
+        """What is in the pipe now, without waiting (the host does this after the done frame)."""
+        while self._drain_once(fd, acc):
+            pass
+
+    def cell(self, code, timeout=20.0):
+        """(status, stdout, stderr, seconds) of one cell; status None on EOF."""
+        out, err = [], []
+        t0 = time.monotonic()
+        self.ctl.setblocking(True)
+        self.ctl.sendall(frame({"cell": {"code": code}}))
+        self.ctl.setblocking(False)
+        f = self.read_frame(timeout, out, err)
+        dt = time.monotonic() - t0
+        self.drain(self.out_r, out)
+        self.drain(self.err_r, err)
+        status = f["done"]["status"] if f and "done" in f else None
+        return status, b"".join(out).decode(errors="replace"), b"".join(err).decode(errors="replace"), dt
+
+    def close(self):
+        for fd in (self.out_r, self.err_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.ctl.close()
+        if self.proc is not None:
+            try:
+                self.proc.kill()
+            except OSError:
+                pass
+            self.proc.wait()
+
+
+def start_driver(argv):
+    """Start a driver as the host does: fd 0 /dev/null, 1 and 2 pipes, 3 a stream socket."""
+    host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    null = high(os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC))
+    out_w, err_w = high(out_w), high(err_w)
+    cfd = high(os.dup(child.fileno()))
+    child.close()
+    pid = os.posix_spawn(argv[0], argv, {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+                         file_actions=[(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
+                                       (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_DUP2, cfd, 3)])
+    for fd in (null, out_w, err_w, cfd):
+        os.close(fd)
+
+    class P:  # a minimal Popen for a posix_spawn'd pid
+        def __init__(self, pid):
+            self.pid = pid
+            self.returncode = None
+
+        def poll(self):
+            if self.returncode is None:
+                p, st = os.waitpid(self.pid, os.WNOHANG)
+                if p:
+                    self.returncode = os.waitstatus_to_exitcode(st)
+            return self.returncode
+
+        def wait(self, timeout=10.0):
+            deadline = time.monotonic() + timeout
+            while self.poll() is None:
+                if time.monotonic() > deadline:
+                    raise Timeout("pid %d did not exit" % self.pid)
+                time.sleep(0.01)
+            return self.returncode
+
+        def kill(self):
+            if self.poll() is None:
+                os.kill(self.pid, signal.SIGKILL)
+
+    return Session(host, out_r, err_r, P(pid), pid)
+
+
+def proc_exit(s, timeout=10.0):
+    try:
+        return s.proc.wait(timeout)
+    except Timeout:
+        return "still running"
+
+
+# ---------------------------------------------------------------------------------------------
+def test_python(rt):
+    src = open(os.path.join(rt, "cell.py")).read()
+    s = start_driver(["/usr/bin/python3", "-c", src])
+    try:
+        h = s.read_frame(15)
+        check("python: hello frame names the language, pid and version",
+              h and h.get("hello", {}).get("language") == "python" and h["hello"].get("pid") == s.pid
+              and h["hello"].get("version", "").startswith("3."), h)
+        st, out, err, _ = s.cell("x = 41")
+        check("python: an assignment runs with status 0 and prints nothing", (st, out, err) == (0, "", ""),
+              (st, out, err))
+        st, out, err, _ = s.cell("x + 1")
+        check("python: state persists and the last expression prints its repr", (st, out) == (0, "42\n"),
+              (st, out, err))
+        st, out, err, _ = s.cell("y = 'a'\ny * 2")
+        check("python: the repr of a string value", (st, out) == (0, "'aa'\n"), (st, out, err))
+        st, out, err, _ = s.cell("None")
+        check("python: a None value prints nothing", (st, out, err) == (0, "", ""), (st, out, err))
+        st, out, err, _ = s.cell("print('a')")
+        check("python: print() output, no repr of its None", (st, out) == (0, "a\n"), (st, out, err))
+        st, out, err, _ = s.cell("__name__")
+        check("python: cells run as __main__", out == "'__main__'\n", (st, out, err))
+        st, out, err, _ = s.cell("def f():\n    raise ValueError('boom')\nf()")
+        check("python: an exception gives status 1 and a traceback of the cell's frames",
+              st == 1 and 'File "<cell-' in err and "ValueError: boom" in err
+              and "raise ValueError('boom')" in err, (st, err))
+        check("python: the traceback holds no driver frames",
+              'File "<string>"' not in err and "cell.py" not in err and "in run" not in err, err)
+        st, out, err, _ = s.cell("f()")
+        check("python: a function from an earlier cell shows its source line in a later traceback",
+              st == 1 and "raise ValueError('boom')" in err and err.count('File "<cell-') == 2, err)
+        st, out, err, _ = s.cell("def (:\n")
+        check("python: a SyntaxError gives status 1", st == 1 and "SyntaxError" in err, (st, err))
+        st, out, err, _ = s.cell("raise SystemExit(3)")
+        check("python: SystemExit gives status 1", st == 1 and "SystemExit: 3" in err, (st, err))
+        st, out, err, _ = s.cell("import sys; sys.exit(0)")
+        check("python: sys.exit() gives status 1", st == 1 and "SystemExit" in err, (st, err))
+        st, out, err, _ = s.cell("raise KeyboardInterrupt")
+        check("python: KeyboardInterrupt gives status 1", st == 1 and "KeyboardInterrupt" in err, (st, err))
+        st, out, err, _ = s.cell("x")
+        check("python: the interpreter survives SystemExit and KeyboardInterrupt", (st, out) == (0, "41\n"),
+              (st, out, err))
+        st, out, err, dt = s.cell("import sys; print('x' * 1048576); _ = sys.stderr.write('e' * 1048576)")
+        check("python: 1 MiB on stdout and on stderr in one cell does not deadlock",
+              st == 0 and len(out) == 1048577 and len(err) == 1048576, (st, len(out), len(err)))
+        st, out, err, _ = s.cell("import sys\n_ = sys.stdout.write('part-no-newline')\n"
+                                 "_ = sys.stderr.write('err-no-newline')")
+        check("python: everything written is in the pipes before the done frame",
+              (st, out, err) == (0, "part-no-newline", "err-no-newline"), (st, out, err))
+        st, out, err, _ = s.cell("import os; os.system('ls -l /proc/self/fd')")
+        check("python: fd 3 is not inherited by a subprocess", st == 0 and "0 ->" in out and not re.search(r"\b3 -> socket:", out),
+              (st, out, err))
+        st, out, err, _ = s.cell("os.set_inheritable(3, True); os.system('ls -l /proc/self/fd');"
+                                 " os.set_inheritable(3, False)")
+        check("python: (control) the fd check sees an inherited socket", re.search(r"\b3 -> socket:", out), out)
+        st, out, err, _ = s.cell("import numpy, pandas\n(numpy.__version__ is not None, pandas.__version__ is not None)")
+        check("python: numpy and pandas import", (st, out) == (0, "(True, True)\n"), (st, out, err))
+        times = []
+        for _ in range(20):
+            times.append(s.cell("1 + 1")[3])
+        times.sort()
+        print("# python cell round trip: median %.2f ms, max %.2f ms" % (times[10] * 1e3, times[-1] * 1e3))
+        # frames that are not cells
+        s.ctl.setblocking(True)
+        s.ctl.sendall(frame({"nope": 1}))
+        out, err = [], []
+        f = s.read_frame(10, out, err)
+        s.drain(s.err_r, err)
+        check("python: a frame that is not a cell gets status 1 and a message",
+              f == {"done": {"status": 1}} and b"not a cell" in b"".join(err), (f, err))
+        s.ctl.setblocking(True)
+        s.ctl.sendall(struct.pack("<I", 3) + b"\xff\xfe{")
+        f = s.read_frame(10, out, err)
+        check("python: a frame that is not UTF-8 JSON gets status 1", f == {"done": {"status": 1}}, f)
+        s.ctl.setblocking(True)
+        s.ctl.sendall(frame({"cell": {"code": "x", "extra": [1]}, "more": True}))
+        f = s.read_frame(10)
+        check("python: unknown keys are ignored", f == {"done": {"status": 0}}, f)
+        s.ctl.shutdown(socket.SHUT_WR)
+        rc = proc_exit(s)
+        check("python: EOF on fd 3 exits 0", rc == 0, rc)
+    except Exception as e:
+        not_ok("python: driver session", repr(e))
+    finally:
+        s.close()
+    s = start_driver(["/usr/bin/python3", "-c", src])
+    try:
+        s.read_frame(15)
+        s.ctl.setblocking(True)
+        s.ctl.sendall(struct.pack("<I", 0))
+        rc = proc_exit(s)
+        check("python: a zero frame length exits 2", rc == 2, rc)
+    finally:
+        s.close()
+    s = start_driver(["/usr/bin/python3", "-c", src])
+    try:
+        s.read_frame(15)
+        s.ctl.setblocking(True)
+        s.ctl.sendall(struct.pack("<I", (64 << 20) + 1))
+        rc = proc_exit(s)
+        check("python: a frame length over 64 MiB exits 2", rc == 2, rc)
+    finally:
+        s.close()
+
+
+def test_js(rt):
+    src = open(os.path.join(rt, "cell.js")).read()
+    s = start_driver(["/usr/bin/node", "-e", src])
+    try:
+        h = s.read_frame(15)
+        check("js: hello frame names the language, pid and version",
+              h and h.get("hello", {}).get("language") == "javascript" and h["hello"].get("pid") == s.pid
+              and h["hello"].get("version", "")[:1].isdigit(), h)
+        st, out, err, _ = s.cell("console.log('hi', {a: 1}, 2)")
+        check("js: console.log formats like node", (st, out, err) == (0, "hi { a: 1 } 2\n", ""), (st, out, err))
+        st, out, err, _ = s.cell("console.error('bad %d', 5); console.warn('w')")
+        check("js: console.error and console.warn write to stderr", (st, out, err) == (0, "", "bad 5\nw\n"),
+              (st, out, err))
+        st, out, err, _ = s.cell("var x = 41; let y = 2;")
+        check("js: declarations run with status 0 and print nothing", (st, out, err) == (0, "", ""),
+              (st, out, err))
+        st, out, err, _ = s.cell("x + y - 1")
+        check("js: var and let persist and the completion value is printed", (st, out) == (0, "42\n"),
+              (st, out, err))
+        st, out, err, _ = s.cell("({k: [1, 'a']})")
+        check("js: a completion value is printed with util.inspect", out == "{ k: [ 1, 'a' ] }\n", (st, out, err))
+        st, out, err, _ = s.cell("undefined")
+        check("js: undefined prints nothing", (st, out, err) == (0, "", ""), (st, out, err))
+        st, out, err, _ = s.cell("Promise.resolve(7)")
+        check("js: a promise completion value is awaited", (st, out) == (0, "7\n"), (st, out, err))
+        st, out, err, _ = s.cell("const v = await new Promise((r) => setTimeout(() => r(5), 20));\nconsole.log(v)")
+        check("js: top-level await with a timer", (st, out) == (0, "5\n"), (st, out, err))
+        st, out, err, _ = s.cell("require('fs').existsSync('/') && typeof require('path').join")
+        check("js: require('fs') works", (st, out) == (0, "'function'\n"), (st, out, err))
+        st, out, err, _ = s.cell("[typeof Buffer, typeof URL, typeof TextEncoder, typeof structuredClone,"
+                                 " typeof setImmediate, typeof queueMicrotask, btoa('a'), typeof process.env,"
+                                 " process.cwd() === require('process').cwd()].join(',')")
+        check("js: the context has Buffer, URL, timers, atob/btoa and process",
+              out == "'function,function,function,function,function,function,YQ==,object,true'\n", (st, out, err))
+        st, out, err, _ = s.cell("function g() { throw new Error('boom'); }\ng()")
+        check("js: an error gives status 1 and its stack", st == 1 and "Error: boom" in err and "cell:1" in err,
+              (st, err))
+        check("js: the stack holds no driver frames", "[eval]" not in err and "node:vm" not in err, err)
+        st, out, err, _ = s.cell("null.x")
+        check("js: a TypeError gives status 1", st == 1 and "TypeError" in err, (st, err))
+        st, out, err, _ = s.cell("Promise.reject(new Error('rejected'))")
+        check("js: a rejected promise gives status 1", st == 1 and "rejected" in err, (st, err))
+        st, out, err, _ = s.cell("throw 'a string'")
+        check("js: a thrown non-Error gives status 1", st == 1 and "a string" in err, (st, err))
+        st, out, err, _ = s.cell("function (")
+        check("js: a SyntaxError gives status 1", st == 1 and "SyntaxError" in err, (st, err))
+        st, out, err, _ = s.cell("process.exit(0)")
+        check("js: process.exit gives status 1", st == 1 and "process.exit" in err, (st, err))
+        st, out, err, _ = s.cell("x")
+        check("js: the interpreter survives process.exit", (st, out) == (0, "41\n"), (st, out, err))
+        st, out, err, _ = s.cell("console.log('x'.repeat(1 << 20)); console.error('e'.repeat(1 << 20))")
+        check("js: 1 MiB on stdout and on stderr in one cell does not deadlock",
+              st == 0 and len(out) == (1 << 20) + 1 and len(err) == (1 << 20) + 1, (st, len(out), len(err)))
+        st, out, err, _ = s.cell("process.stdout.write('part'); process.stderr.write('err'); void setImmediate(() => console.log('|imm'))")
+        check("js: everything written is in the pipes before the done frame",
+              (out, err) == ("part|imm\n", "err"), (st, out, err))
+        st, out, err, _ = s.cell("require('child_process').execSync('ls -l /proc/self/fd').toString()")
+        check("js: fd 3 is not inherited by a subprocess", st == 0 and "0 ->" in out and not re.search(r"\b3 -> socket:", out),
+              (st, out, err))
+        st, out, err, _ = s.cell("require('child_process').spawnSync('ls', ['-l', '/proc/self/fd'],"
+                                 " {stdio: ['ignore', 'pipe', 'pipe', 3]}).stdout.toString()")
+        check("js: (control) the fd check sees a socket passed on as fd 3", re.search(r"\b3 -> socket:", out), out)
+        st, out, err, _ = s.cell("setTimeout(() => { throw new Error('late') }, 1); await new Promise((r) => setTimeout(r, 30)); 1")
+        st2, out2, _, _ = s.cell("x")
+        check("js: an error thrown by a timer does not end the interpreter", "late" in err and out2 == "41\n",
+              (err, out2))
+        times = []
+        for _ in range(20):
+            times.append(s.cell("1 + 1")[3])
+        times.sort()
+        print("# js cell round trip: median %.2f ms, max %.2f ms" % (times[10] * 1e3, times[-1] * 1e3))
+        s.ctl.setblocking(True)
+        s.ctl.sendall(frame({"code": "1"}))
+        err = []
+        f = s.read_frame(10, None, err)
+        s.drain(s.err_r, err)
+        check("js: a frame that is not a cell gets status 1 and a message",
+              f == {"done": {"status": 1}} and b"not a cell" in b"".join(err), (f, err))
+        s.ctl.shutdown(socket.SHUT_WR)
+        rc = proc_exit(s)
+        check("js: EOF on fd 3 exits 0", rc == 0, rc)
+    except Exception as e:
+        not_ok("js: driver session", repr(e))
+    finally:
+        s.close()
+    s = start_driver(["/usr/bin/node", "-e", src])
+    try:
+        s.read_frame(15)
+        s.ctl.setblocking(True)
+        s.ctl.sendall(struct.pack("<I", 0))
+        rc = proc_exit(s)
+        check("js: a zero frame length exits 2", rc == 2, rc)
+    finally:
+        s.close()
+
+
+# ---- the zygote ---------------------------------------------------------------------------------
+AUDIT_ARCH_X86_64 = 0xC000003E
+SYS_getpriority = 140
+
+
+def bpf(code, k, jt=0, jf=0):
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def seccomp_memfd():
+    """Two programs: allow everything; getpriority fails with EPERM (x86_64 only, else kill)."""
+    allow = [bpf(0x06, 0x7FFF0000)]                         # ret ALLOW
+    deny = [bpf(0x20, 4),                                    # ld [arch]
+            bpf(0x15, AUDIT_ARCH_X86_64, 1, 0),              # jeq x86_64 ? +1 : 0
+            bpf(0x06, 0x80000000),                           # ret KILL_PROCESS
+            bpf(0x20, 0),                                    # ld [nr]
+            bpf(0x15, SYS_getpriority, 0, 1),                # jeq getpriority ? 0 : +1
+            bpf(0x06, 0x00050000 | errno.EPERM),             # ret ERRNO(EPERM)
+            bpf(0x06, 0x7FFF0000)]                           # ret ALLOW
+    data = b"".join(struct.pack("<I", len(p)) + b"".join(p) for p in (allow, deny))
+    fd = os.memfd_create("hull-seccomp", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    return fd
+
+
+def children(pid):
+    try:
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def wait_for(pred, timeout, step=0.01):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+class Zygote:
+    def __init__(self, rt):
+        zsrc = open(os.path.join(rt, "zygote.py")).read()
+        csrc = open(os.path.join(rt, "cell.py")).read()
+        self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        cfd = high(os.dup(child.fileno()))
+        child.close()
+        null = high(os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC))
+        self.log = open("/tmp/hull-zygote-test.%d.log" % os.getpid(), "w+b")
+        env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1"}
+        self.t0 = time.monotonic()
+        argv = ["/usr/bin/python3", "-c", zsrc, csrc]
+        self.pid = os.posix_spawn(argv[0], argv, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1),
+            (os.POSIX_SPAWN_DUP2, self.log.fileno(), 2), (os.POSIX_SPAWN_DUP2, cfd, 3)])
+        os.close(cfd)
+        os.close(null)
+        self.rc = None
+
+    def recv(self, timeout):
+        r, _, _ = select.select([self.sock], [], [], timeout)
+        if not r:
+            raise Timeout("no message from the zygote in %.0f s" % timeout)
+        return self.sock.recv(1 << 16)
+
+    def spawn(self, pidfd, uid=1000, gid=1000, nfds=None, extra=None):
+        """Send a spawn request; returns the host's Session for the new interpreter."""
+        ctl, cchild = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        mfd = seccomp_memfd()
+        req = {"spawn": {"uid": uid, "gid": gid, "env": ["PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"],
+                         "cwd": "/", "nofile": 1024, "fsize": 1 << 30, "cgroups": 0}}
+        if extra:
+            req["spawn"].update(extra)
+        fds = [pidfd, cchild.fileno(), out_w, err_w, mfd]
+        if nfds is not None:
+            fds = fds[:nfds]
+        socket.send_fds(self.sock, [json.dumps(req).encode()], fds)
+        cchild.close()
+        for fd in (out_w, err_w, mfd):
+            os.close(fd)
+        return Session(ctl, out_r, err_r)
+
+    def poll(self):
+        if self.rc is None:
+            p, st = os.waitpid(self.pid, os.WNOHANG)
+            if p:
+                self.rc = os.waitstatus_to_exitcode(st)
+        return self.rc
+
+    def stderr(self):
+        self.log.seek(0)
+        return self.log.read().decode(errors="replace")
+
+    def kill(self):
+        if self.poll() is None:
+            os.kill(self.pid, signal.SIGKILL)
+            wait_for(lambda: self.poll() is not None, 5)
+        self.sock.close()
+        self.log.close()
+        try:
+            os.unlink(self.log.name)
+        except OSError:
+            pass
+
+
+def start_target():
+    """An unshare(1) session: user (1000 inside is 65534 outside), pid, mount, net, ipc, uts,
+    cgroup namespaces, with sleep as its pid 1. Returns (unshare Popen, pid 1's host pid)."""
+    p = subprocess.Popen(["unshare", "--user", "--pid", "--fork", "--mount", "--net", "--ipc", "--uts",
+                          "--cgroup", "--kill-child", "sleep", "60"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    init = wait_for(lambda: (children(p.pid) or [None])[0], 5)
+    if init is None:
+        p.kill()
+        raise RuntimeError("unshare started no child: %s" % p.stderr.read().decode(errors="replace"))
+    wait_for(lambda: open("/proc/%d/comm" % init).read().strip() == "sleep", 5)
+    # util-linux 2.38 maps other ids only through newuidmap(1); root on the host writes the maps.
+    with open("/proc/%d/uid_map" % init, "w") as f:
+        f.write("1000 65534 1\n")
+    with open("/proc/%d/gid_map" % init, "w") as f:
+        f.write("1000 65534 1\n")
+    return p, init
+
+
+STATUS_CELL = r"""import os
+st = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)
+keys = ('Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp')
+extra_fds = []
+for fd in range(4, 4096):
+    try:
+        os.fstat(fd)
+        extra_fds.append(fd)
+    except OSError:
+        pass
+{k: st[k].split() for k in keys} | {'pid': os.getpid(), 'ns_pid': os.readlink('/proc/self/ns/pid'),
+  'ns_mnt': os.readlink('/proc/self/ns/mnt'), 'ns_user': os.readlink('/proc/self/ns/user'),
+  'ns_net': os.readlink('/proc/self/ns/net'), 'extra_fds': extra_fds, 'cwd': os.getcwd(),
+  'env': sorted(os.environ), 'nofile': __import__('resource').getrlimit(__import__('resource').RLIMIT_NOFILE)}
+"""
+
+
+def test_zygote(rt):
+    if os.geteuid() != 0:
+        skip("zygote: the sandboxed spawn", "needs root")
+        return
+    if os.uname().machine != "x86_64":
+        skip("zygote: the sandboxed spawn", "x86_64 only")
+        return
+    target = init = pidfd = z = None
+    sessions = []
+    try:
+        target, init = start_target()
+        pidfd = os.pidfd_open(init)
+        want = {k: os.readlink("/proc/%d/ns/%s" % (init, k)) for k in ("pid", "mnt", "user", "net")}
+        z = Zygote(rt)
+        ready = json.loads(z.recv(30))
+        t_ready = time.monotonic() - z.t0
+        print("# zygote ready in %.0f ms: %s" % (t_ready * 1e3, ready))
+        r = ready.get("ready", {})
+        check("zygote: ready names numpy, pandas and one thread",
+              r.get("numpy") and r.get("pandas") and r.get("threads") == 1, (ready, z.stderr()))
+
+        t0 = time.monotonic()
+        s = z.spawn(pidfd)
+        sessions.append(s)
+        h = s.read_frame(20)
+        t_hello = time.monotonic() - t0
+        print("# spawn to hello: %.1f ms" % (t_hello * 1e3))
+        if not check("zygote: a spawn answers hello with a pid", h and isinstance(h.get("hello", {}).get("pid"), int)
+                     and h["hello"].get("language") == "python", (h, z.stderr())):
+            return
+        st, out, err, dt = s.cell("import pandas; pandas.__version__")
+        print("# first cell 'import pandas; pandas.__version__': %.1f ms" % (dt * 1e3))
+        check("zygote: pandas is already imported in the interpreter", st == 0 and out.strip("'\n") == r["pandas"],
+              (st, out, err))
+        st, out, err, _ = s.cell(STATUS_CELL)
+        try:
+            import ast
+            info = ast.literal_eval(out)
+        except Exception as e:
+            not_ok("zygote: the status cell", (e, st, out, err))
+            return
+        check("zygote: no capabilities (CapInh/CapPrm/CapEff/CapBnd/CapAmb 0)",
+              all(int(info[k][0], 16) == 0 for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")), info)
+        check("zygote: NoNewPrivs 1 and Seccomp 2", info["NoNewPrivs"] == ["1"] and info["Seccomp"] == ["2"], info)
+        check("zygote: uid and gid 1000, no supplementary groups",
+              info["Uid"] == ["1000"] * 4 and info["Gid"] == ["1000"] * 4 and info["Groups"] == [], info)
+        check("zygote: no fds but 0-3", info["extra_fds"] == [], info["extra_fds"])
+        check("zygote: the pid is the hello pid", info["pid"] == h["hello"]["pid"], (info["pid"], h))
+        b_host = [b for a in children(z.pid) for b in children(a)]
+        nspid = None
+        if len(b_host) == 1:
+            with open("/proc/%d/status" % b_host[0]) as f:
+                nspid = [l.split()[1:] for l in f if l.startswith("NSpid:")][0]
+        check("zygote: the hello pid is the interpreter's pid inside the session",
+              nspid is not None and len(nspid) == 2 and int(nspid[1]) == h["hello"]["pid"], (b_host, nspid))
+        for k in ("pid", "mnt", "user", "net"):
+            check("zygote: the interpreter is in the session's %s namespace" % k, info["ns_" + k] == want[k],
+                  (info["ns_" + k], want[k]))
+        check("zygote: cwd, environment and NOFILE are as requested",
+              info["cwd"] == "/" and info["env"] == ["HOME", "LANG", "PATH"] and info["nofile"] == (1024, 1024), info)
+        st, out, err, _ = s.cell("import os\ntry:\n    os.getpriority(os.PRIO_PROCESS, 0)\n    r = 'allowed'\n"
+                                 "except OSError as e:\n    r = e.errno\nr")
+        check("zygote: the second seccomp program makes getpriority fail with EPERM", out == "%d\n" % errno.EPERM,
+              (st, out, err))
+        t_rt = sorted(s.cell("1 + 1")[3] for _ in range(10))[5]
+        print("# sandboxed cell round trip: median %.2f ms" % (t_rt * 1e3))
+
+        # A bad request is dropped in silence and the zygote keeps serving.
+        bad = z.spawn(pidfd, nfds=4)
+        f = None
+        try:
+            f = bad.read_frame(5)
+        except Timeout as e:
+            f = e
+        check("zygote: a request with the wrong fd count is dropped without a word", f is None, f)
+        bad.close()
+        bad = z.spawn(pidfd, extra={"env": ["NOEQUALS"]})
+        try:
+            f = bad.read_frame(5)
+        except Timeout as e:
+            f = e
+        check("zygote: a request with a bad env entry is dropped without a word", f is None, f)
+        bad.close()
+        check("zygote: the zygote survives bad requests", z.poll() is None, z.stderr())
+        # A step that fails: uid 4242 is not mapped in the session.
+        bad = z.spawn(pidfd, uid=4242)
+        try:
+            f = bad.read_frame(10)
+            f2 = bad.read_frame(5)
+        except Timeout as e:
+            f, f2 = e, e
+        check("zygote: a failing step is one error frame, then EOF (no interpreter)",
+              isinstance(f, dict) and f.get("error", {}).get("step") == "setresuid" and f2 is None, (f, f2))
+        bad.close()
+        s2 = z.spawn(pidfd)
+        sessions.append(s2)
+        h2 = s2.read_frame(20)
+        st, out, err, _ = s2.cell("6 * 7")
+        check("zygote: a later good request still works", h2 and "hello" in h2 and (st, out) == (0, "42\n"),
+              (h2, st, out, err))
+        st, out, err, _ = s.cell("x = 1\nx")
+        check("zygote: the first interpreter is unaffected", (st, out) == (0, "1\n"), (st, out, err))
+
+        # The session ends: its interpreters end and nothing is left behind.
+        kids = children(z.pid)
+        check("zygote: one waiting process A per interpreter", len(kids) == 2, kids)
+        os.kill(init, signal.SIGKILL)
+        eofs = []
+        for sess in (s, s2):
+            try:
+                eofs.append(sess.read_frame(10) is None)
+            except Timeout:
+                eofs.append(False)
+        check("zygote: killing the session's init ends its interpreters (EOF on the cell socket)",
+              eofs == [True, True], eofs)
+        gone = wait_for(lambda: not children(z.pid), 10)
+        check("zygote: the A processes exit and are reaped", gone, children(z.pid))
+        check("zygote: the zygote is still serving", z.poll() is None, z.stderr())
+        z.sock.shutdown(socket.SHUT_WR)
+        wait_for(lambda: z.poll() is not None, 10)
+        check("zygote: EOF on its socket exits 0", z.poll() == 0, (z.poll(), z.stderr()))
+    except Exception as e:
+        not_ok("zygote: the sandboxed spawn", "%r; zygote stderr: %s" % (e, z.stderr() if z else ""))
+    finally:
+        for sess in sessions:
+            sess.close()
+        if z is not None:
+            for k in children(z.pid):
+                try:
+                    os.kill(k, signal.SIGKILL)
+                except OSError:
+                    pass
+            z.kill()
+        if pidfd is not None:
+            os.close(pidfd)
+        if target is not None:
+            if init is not None:
+                try:
+                    os.kill(init, signal.SIGKILL)
+                except OSError:
+                    pass
+            target.kill()
+            target.wait(10)
+            target.stderr.close()
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("drivers", "zygote"):
+        sys.stderr.write("usage: runtime_harness.py drivers|zygote RUNTIME_DIR\n")
+        return 2
+    rt = sys.argv[2]
+    # Nothing this process inherited reaches the interpreters: the host starts them clean.
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if int(name) > 2:
+                os.set_inheritable(int(name), False)
+        except OSError:
+            pass
+    if sys.argv[1] == "drivers":
+        test_python(rt)
+        test_js(rt)
+    else:
+        test_zygote(rt)
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
