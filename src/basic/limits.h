@@ -51,6 +51,21 @@
 #define SBX_SECCOMP_FIRST_UNVETTED 451U /* first syscall after Linux 6.1 (cachestat): from here
                                          * on, ENOSYS until the policy has vetted a call */
 
+
+/* ---- sandbox sessions (src/sandbox/sbx-session.c) ---- */
+#define SBX_SESSION_INTERP_MAX 2U       /* interpreters per session: python, javascript */
+#define SBX_CTL_MSG_MAX (96U << 10)     /* one host → init message (head, argv, env) */
+#define SBX_SESSION_ARGS_MAX 64U        /* argv entries of one session call */
+#define SBX_SESSION_ENV_MAX 256U        /* env entries of one session call (defaults included) */
+#define SBX_SESSION_CMD_MAX (64U << 10) /* a shell command of sbx_session_shell */
+#define SBX_SWEEP_ROUNDS_MAX 2000U      /* /proc scans of one sweep (~2 s with the back-off) */
+#define SBX_SWEEP_DIRENT_BUF 4096U      /* getdents64 buffer of the init's /proc scan */
+#define SBX_CELL_FRAME_MAX (64U << 10)  /* a frame an interpreter sends (hello, done, error) */
+#define SBX_CELL_CODE_MAX (1U << 20)    /* a cell's code, as sent to the interpreter */
+#define SBX_INTERP_START_MS 15000U      /* an interpreter that says nothing for this long failed */
+#define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
+#define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
+
 /* Workspace operations (src/sandbox/sbx-workspace) */
 #define WS_PATH_MAX 4095U               /* bytes of a path relative to the workspace root */
 #define WS_PATH_DEPTH_MAX 64U           /* components of such a path; depth of any walk */
@@ -147,6 +162,21 @@
 #define PLIM_STEP_OUTPUT_BYTES (256U << 10)   /* per stream of a project step */
 #define PLIM_ARTIFACTS_BYTES_MAX (8U << 20)   /* all artifacts of a project */
 #define PLIM_ANSWER_MAX (32U << 20)           /* what a client accepts; answers stay below */
+
+/* plimsoll sessions as parsed and answered (src/daemon/plimsoll.c): the session engine's own
+ * bounds (lifetime, idle, counts) are the daemon's */
+#define PLIM_SESSION_ID_MAX 64U               /* hex digits of a sessionId a request may name (we issue 32) */
+#define PLIM_OWNER_MAX 64U                    /* an owner: [A-Za-z0-9._:-]{1,64} */
+#define PLIM_LANGUAGES_MAX 2U                 /* languages[] of an OpenSession: python, javascript */
+#define PLIM_END_DETAIL_MAX 256U              /* bytes of a SessionEnded detail (longer is cut) */
+#define PLIM_UNANSWERED_DETAIL_MAX 2048U      /* base64 of one UnansweredCall detail, NUL included */
+
+/* hull's own API on an open session (src/daemon/hullapi.c, /hull.v1.Workspace/...) */
+#define HULL_API_COMMAND_MAX (64U << 10)      /* bytes of an Exec command (run as /bin/sh -c) */
+#define HULL_API_ENV_MAX 64U                  /* env entries of one Exec */
+#define HULL_API_ENV_NAME_MAX 128U            /* [A-Za-z_][A-Za-z0-9_]{0,127} */
+#define HULL_API_ENV_VALUE_MAX (8U << 10)
+#define HULL_API_PERSIST_BYTES_MAX (20U << 20) /* a Persist archive: its base64 stays within PLIM_ANSWER_MAX */
 
 /* The sandbox broker (src/daemon/broker.c) */
 #define BRK_REQUEST_MAX (16U << 20)    /* one encoded run request */

@@ -27,7 +27,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +92,16 @@ typedef struct child_plan {
         char *const *envp;
         struct rlimit nofile, fsize;
         _Alignas(16) char cmd_stack[SBX_EXEC_STACK_BYTES]; /* the command's stack until execve */
+        /* A session init: the control socket and the state of its loop. */
+        bool session;
+        int ctl_fd;
+        pid_t cmd;                         /* the running RUN call, 0 when none */
+        int exempt[SBX_SESSION_INTERP_MAX]; /* interpreters: spared by sweeps */
+        size_t n_exempt;
+        char *cargv[SBX_SESSION_ARGS_MAX + 1], *cenvp[SBX_SESSION_ENV_MAX + 1];
+        int c_fds[4];                       /* stdin, stdout, stderr, interpreter socket */
+        int c_nfds;
+        _Alignas(16) char msg[SBX_CTL_MSG_MAX];
 } child_plan;
 
 /* ---- child side: async-signal-safe calls only ---- */
@@ -319,8 +331,295 @@ static int command_main(void *arg) {
         const child_plan *p = arg;
         if (setsid() < 0)
                 sbx_child_fail(p->report_fd, "exec: setsid", -errno);
-        int r = sbx_child_exec(p->argv, p->envp, p->in_fd, p->out_fd, p->err_fd, &p->nofile, &p->fsize);
+        int r = sbx_child_exec(p->argv, p->envp, p->in_fd, p->out_fd, p->err_fd, -1, &p->nofile, &p->fsize);
         sbx_child_fail(p->report_fd, SBX_STEP_EXEC, r);
+}
+
+/* ---- the session init: calls over the control socket (see sbx-session.h) ---- */
+
+static void init_send(const child_plan *p, int kind, int exited, int code, int sig) {
+        sbx_report rep = { .kind = kind, .exited = exited, .exit_code = code, .term_signal = sig };
+        if (send(p->ctl_fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t) sizeof(rep))
+                _exit(0); /* the host is gone: so is the session */
+}
+
+static void init_send_error(const child_plan *p, const char *what, int err) {
+        sbx_report rep = { .kind = SBX_REPORT_ERROR, .err = err };
+        for (size_t i = 0; what[i] && i + 1 < sizeof(rep.what); i++)
+                rep.what[i] = what[i];
+        if (send(p->ctl_fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t) sizeof(rep))
+                _exit(0);
+}
+
+static bool init_is_exempt(const child_plan *p, pid_t pid) {
+        if (pid == 1)
+                return true;
+        for (size_t i = 0; i < p->n_exempt; i++)
+                if (p->exempt[i] == pid)
+                        return true;
+        return false;
+}
+
+/* Reap every child that ended; note the RUN call's status. */
+static void init_reap(child_plan *p, bool *cmd_ended, int *cmd_status) {
+        for (;;) {
+                int st;
+                pid_t w = waitpid(-1, &st, WNOHANG | __WALL);
+                if (w <= 0)
+                        return;
+                if (p->cmd > 0 && w == p->cmd) {
+                        *cmd_ended = true;
+                        *cmd_status = st;
+                        p->cmd = 0;
+                }
+        }
+}
+
+/* A zombie is already dead: read the state letter after the last ')' of /proc/PID/stat. */
+static bool init_is_zombie(int proc_fd, const char *name) {
+        char path[32], buf[256];
+        size_t k = 0;
+        for (; name[k] && k < 16; k++)
+                path[k] = name[k];
+        const char *tail = "/stat";
+        for (size_t i = 0; tail[i]; i++)
+                path[k++] = tail[i];
+        path[k] = '\0';
+        int fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return true; /* gone already */
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+                return true;
+        ssize_t close_paren = -1;
+        for (ssize_t i = 0; i < n; i++)
+                if (buf[i] == ')')
+                        close_paren = i;
+        return close_paren >= 0 && close_paren + 2 < n && (buf[close_paren + 2] == 'Z' || buf[close_paren + 2] == 'X');
+}
+
+/* Send sig to every process of the sandbox but init and the interpreters; with until_gone,
+ * SIGKILL again and again (a fork racing the scan is caught by the next one) until only they
+ * are left. */
+static void init_sweep(child_plan *p, int sig, bool until_gone, bool *cmd_ended, int *cmd_status) {
+        _Alignas(8) char buf[SBX_SWEEP_DIRENT_BUF];
+        for (unsigned round = 0; round < SBX_SWEEP_ROUNDS_MAX; round++) {
+                unsigned live = 0;
+                int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0)
+                        return;
+                for (;;) {
+                        long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+                        if (n <= 0)
+                                break;
+                        for (long off = 0; off < n;) {
+                                struct linux_dirent64_ {
+                                        uint64_t d_ino;
+                                        int64_t d_off;
+                                        unsigned short d_reclen;
+                                        unsigned char d_type;
+                                        char d_name[];
+                                } *d = (void *) (buf + off);
+                                off += d->d_reclen;
+                                pid_t pid = 0;
+                                bool num = d->d_name[0] != '\0';
+                                for (const char *c = d->d_name; *c; c++) {
+                                        if (*c < '0' || *c > '9' || pid > 100000000) {
+                                                num = false;
+                                                break;
+                                        }
+                                        pid = pid * 10 + (*c - '0');
+                                }
+                                if (!num || init_is_exempt(p, pid))
+                                        continue;
+                                if (until_gone && init_is_zombie(dfd, d->d_name))
+                                        continue;
+                                if (kill(pid, sig) == 0)
+                                        live++;
+                        }
+                }
+                close(dfd);
+                init_reap(p, cmd_ended, cmd_status);
+                if (!until_gone || live == 0)
+                        return;
+                struct timespec ts = { 0, round < 20 ? 100000L : 1000000L };
+                nanosleep(&ts, NULL);
+        }
+}
+
+static int session_cmd_main(void *arg) {
+        const child_plan *p = arg;
+        if (setsid() < 0)
+                sbx_child_fail(p->ctl_fd, "exec: setsid", -errno);
+        int r = sbx_child_exec(p->cargv, p->cenvp, p->c_fds[0], p->c_fds[1], p->c_fds[2], p->c_nfds > 3 ? p->c_fds[3] : -1,
+                               &p->nofile, &p->fsize);
+        sbx_child_fail(p->ctl_fd, SBX_STEP_EXEC, r);
+}
+
+/* Split the payload into cargv and cenvp. Returns false when it is malformed. */
+static bool init_parse_args(child_plan *p, const sbx_ctl_head *h, const char *payload, size_t len) {
+        if (h->argc < 1 || h->argc > SBX_SESSION_ARGS_MAX || h->envc > SBX_SESSION_ENV_MAX || len == 0 || payload[len - 1] != '\0')
+                return false;
+        size_t off = 0;
+        for (uint32_t i = 0; i < h->argc + h->envc; i++) {
+                if (off >= len)
+                        return false;
+                char *str = (char *) payload + off;
+                if (i < h->argc)
+                        p->cargv[i] = str;
+                else
+                        p->cenvp[i - h->argc] = str;
+                while (off < len && payload[off])
+                        off++;
+                off++;
+        }
+        if (off != len)
+                return false;
+        p->cargv[h->argc] = NULL;
+        p->cenvp[h->envc] = NULL;
+        return true;
+}
+
+static void init_close_fds(child_plan *p) {
+        for (int i = 0; i < p->c_nfds; i++)
+                close(p->c_fds[i]);
+        p->c_nfds = 0;
+}
+
+/* One message from the host. */
+static void init_on_ctl(child_plan *p, bool *cmd_ended, int *cmd_status) {
+        char cbuf[CMSG_SPACE(sizeof(int) * 4)];
+        struct iovec iov = { .iov_base = p->msg, .iov_len = sizeof(p->msg) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        ssize_t n = recvmsg(p->ctl_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                return;
+        if (n <= 0)
+                _exit(0); /* EOF: the session ends, the kernel kills the rest */
+        p->c_nfds = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        for (size_t i = 0; i < k; i++) {
+                                int fd;
+                                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                                if (p->c_nfds < 4)
+                                        p->c_fds[p->c_nfds++] = fd;
+                                else
+                                        close(fd);
+                        }
+                }
+        sbx_ctl_head h;
+        if ((size_t) n < sizeof(h) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                init_close_fds(p);
+                init_send_error(p, "init: malformed message", -EBADMSG);
+                return;
+        }
+        memcpy(&h, p->msg, sizeof(h));
+        if (h.n_exempt > SBX_SESSION_INTERP_MAX || h.payload_len != (size_t) n - sizeof(h)) {
+                init_close_fds(p);
+                init_send_error(p, "init: malformed message", -EBADMSG);
+                return;
+        }
+        p->n_exempt = h.n_exempt;
+        for (size_t i = 0; i < h.n_exempt; i++)
+                p->exempt[i] = h.exempt[i];
+
+        switch ((sbx_ctl_type) h.type) {
+        case SBX_CTL_RUN:
+        case SBX_CTL_START: {
+                int want = h.type == SBX_CTL_RUN ? 3 : 4;
+                if (p->c_nfds != want || (h.type == SBX_CTL_RUN && p->cmd > 0) ||
+                    !init_parse_args(p, &h, p->msg + sizeof(h), h.payload_len)) {
+                        init_close_fds(p);
+                        init_send_error(p, "init: malformed call", -EBADMSG);
+                        return;
+                }
+                pid_t pid = clone(session_cmd_main, p->cmd_stack + sizeof(p->cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+                int err = errno;
+                init_close_fds(p);
+                if (pid < 0) {
+                        init_send_error(p, "init: start the command", -err);
+                        return;
+                }
+                if (h.type == SBX_CTL_RUN)
+                        p->cmd = pid;
+                else
+                        init_send(p, SBX_REPORT_STARTED, 0, pid, 0);
+                return;
+        }
+        case SBX_CTL_SIGNAL:
+                init_close_fds(p);
+                if (h.arg == SIGKILL)
+                        init_sweep(p, SIGKILL, true, cmd_ended, cmd_status);
+                else if (h.arg == SIGTERM || h.arg == SIGINT || h.arg == SIGHUP)
+                        init_sweep(p, h.arg, false, cmd_ended, cmd_status);
+                return;
+        case SBX_CTL_SWEEP:
+                init_close_fds(p);
+                init_sweep(p, SIGKILL, true, cmd_ended, cmd_status);
+                init_send(p, SBX_REPORT_SWEPT, 0, 0, 0);
+                return;
+        }
+        init_close_fds(p);
+        init_send_error(p, "init: unknown message", -EBADMSG);
+}
+
+_noreturn_ static void session_init_main(child_plan *p) {
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        TRY("init: block SIGCHLD", sigprocmask(SIG_BLOCK, &chld, NULL));
+        int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sfd < 0)
+                sbx_child_fail(p->report_fd, "init: signalfd", -errno);
+        int ws = open("/workspace", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ws < 0)
+                sbx_child_fail(p->report_fd, "init: open /workspace", -errno);
+
+        /* Set up: say so with the workspace fd; from now on errors go over the control socket. */
+        sbx_report rep = { .kind = SBX_REPORT_HELLO };
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        memset(cbuf, 0, sizeof(cbuf));
+        struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &ws, sizeof(int));
+        if (sendmsg(p->ctl_fd, &mh, MSG_NOSIGNAL) != (ssize_t) sizeof(rep))
+                sbx_child_fail(p->report_fd, "init: say hello", -errno);
+        close(ws);
+        close(p->report_fd);
+
+        for (;;) {
+                struct pollfd pfd[2] = { { .fd = p->ctl_fd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+                if (poll(pfd, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        _exit(SBX_EXIT_SETUP);
+                }
+                bool cmd_ended = false;
+                int cmd_status = 0;
+                if (pfd[1].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
+                                ;
+                        init_reap(p, &cmd_ended, &cmd_status);
+                }
+                if (pfd[0].revents)
+                        init_on_ctl(p, &cmd_ended, &cmd_status);
+                if (cmd_ended) {
+                        /* The call is over: nothing it started outlives it. */
+                        init_sweep(p, SIGKILL, true, &cmd_ended, &cmd_status);
+                        if (WIFEXITED(cmd_status))
+                                init_send(p, SBX_REPORT_EXIT, 1, WEXITSTATUS(cmd_status), 0);
+                        else
+                                init_send(p, SBX_REPORT_EXIT, 0, 0, WIFSIGNALED(cmd_status) ? WTERMSIG(cmd_status) : 0);
+                }
+        }
 }
 
 _noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
@@ -408,6 +707,8 @@ _noreturn_ static void child_main(child_plan *p) {
          * uid, must not read or write it through /proc/1. The command is dumpable again after
          * its execve. */
         TRY("init: not dumpable", prctl(PR_SET_DUMPABLE, 0, 0, 0, 0));
+        if (p->session)
+                session_init_main(p);
 
         struct sigaction sa = { .sa_sigaction = init_on_term, .sa_flags = SA_SIGINFO | SA_RESTART };
         sigemptyset(&sa.sa_mask);
@@ -614,14 +915,25 @@ static void plan_freep(child_plan **p) {
         free(*p);
 }
 
-int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
+void sbx_launch_done(sbx_launch *l) {
+        l->rep_fd = safe_close(l->rep_fd);
+        sbx_env_free(l->env);
+        l->env = NULL;
+        sbx_seccomp_done(&l->filter);
+}
+
+void sbx_launch_child_error(int rep_fd, hull_error *e) {
+        child_error(rep_fd, e);
+}
+
+int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, int out_fd, int err_fd, int ctl_fd,
+                         sbx_launch *ret, hull_error *e) {
         _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
-        _cleanup_close_pair_ int syncp[2] = { -1, -1 }, repp[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
-        _cleanup_close_ int in_fd = -1, wd_fd = -1;
+        _cleanup_close_pair_ int syncp[2] = { -1, -1 }, repp[2] = { -1, -1 };
+        _cleanup_close_ int wd_fd = -1;
         char **env = NULL;
         sbx_seccomp filter = { 0 };
         sbx_cgroup cg = { 0 };
-        capture out = { 0 }, err = { 0 };
         char map[SBX_SHORT_STR_MAX];
         int r;
 
@@ -691,27 +1003,19 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         p->nofile = (struct rlimit){ SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
         p->fsize = (struct rlimit){ SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };
 
-        in_fd = sbx_open_stdin(spec->stdin_path, e);
-        if (in_fd < 0) {
-                r = in_fd;
-                goto out;
-        }
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, syncp) < 0 || pipe2(repp, O_CLOEXEC) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, syncp) < 0 || pipe2(repp, O_CLOEXEC) < 0) {
                 r = hull_err(e, negative_errno(), "exec: cannot create pipes");
                 goto out;
         }
         p->sync_fd = syncp[0];
         p->report_fd = repp[1];
-        p->in_fd = in_fd;
-        p->out_fd = outp[1];
-        p->err_fd = errp[1];
-        if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {
-                r = hull_err(e, -ENOMEM, "exec: cannot allocate output buffers");
-                goto out;
-        }
-        if (spec->stream_output) {
-                capture_set_tee(&out, STDOUT_FILENO);
-                capture_set_tee(&err, STDERR_FILENO);
+        if (ctl_fd >= 0) {
+                p->session = true;
+                p->ctl_fd = p->in_fd = p->out_fd = p->err_fd = ctl_fd;
+        } else {
+                p->in_fd = in_fd;
+                p->out_fd = out_fd;
+                p->err_fd = err_fd;
         }
 
         if (spec->use_cgroups) {
@@ -742,9 +1046,6 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
 
         syncp[0] = safe_close(syncp[0]);
         repp[1] = safe_close(repp[1]);
-        outp[1] = safe_close(outp[1]);
-        errp[1] = safe_close(errp[1]);
-        in_fd = safe_close(in_fd);
 
         /* Map the sandbox user and let the child build its root ("m"). Meanwhile make the cgroups
          * and compile the seccomp filter, then send both ("c"): on v1 the child joins its cgroups
@@ -784,10 +1085,51 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 child_error(repp[0], e); /* the child's own reason, when it failed first */
                 goto out;
         }
+        *ret = (sbx_launch){
+                .pid = pid, .rep_fd = TAKE_FD(repp[0]), .start_us = start, .host_uid = host_uid, .host_gid = host_gid,
+                .cg = cg, .filter = filter, .env = env,
+        };
+        return 0;
+out:
+        (void) sbx_cgroup_destroy(&cg, NULL);
+        sbx_env_free(env);
+        sbx_seccomp_done(&filter);
+        return r;
+}
+
+int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
+        _cleanup_close_pair_ int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        _cleanup_close_ int in_fd = -1;
+        sbx_launch L = { .rep_fd = -1 };
+        bool launched = false;
+        capture out = { 0 }, err = { 0 };
+        int r;
+
+        in_fd = sbx_open_stdin(spec->stdin_path, e);
+        if (in_fd < 0)
+                return in_fd;
+        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+                return hull_err(e, negative_errno(), "exec: cannot create pipes");
+        if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {
+                r = hull_err(e, -ENOMEM, "exec: cannot allocate output buffers");
+                goto out;
+        }
+        if (spec->stream_output) {
+                capture_set_tee(&out, STDOUT_FILENO);
+                capture_set_tee(&err, STDERR_FILENO);
+        }
+
+        r = sbx_container_launch(spec, workdir, in_fd, outp[1], errp[1], -1, &L, e);
+        if (r < 0)
+                goto out;
+        launched = true;
+        outp[1] = safe_close(outp[1]);
+        errp[1] = safe_close(errp[1]);
+        in_fd = safe_close(in_fd);
 
         sbx_supervise_args a = {
-                .pid = pid, .kill_target = pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
-                .report_fd = TAKE_FD(repp[0]), .timeout_ms = spec->timeout_ms, .start_us = start,
+                .pid = L.pid, .kill_target = L.pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
+                .report_fd = TAKE_FD(L.rep_fd), .timeout_ms = spec->timeout_ms, .start_us = L.start_us,
                 .cancel_fd = spec->cancel_fd,
         };
         sbx_supervise_out so;
@@ -806,7 +1148,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 r = hull_err(e, -EPROTO, "init: the sandbox ended without reporting the command's status");
                 goto out;
         }
-        ret->wall_us = so.end_us - start;
+        ret->wall_us = so.end_us - L.start_us;
         r = sbx_result_fill(ret, &so, &out, &err, e);
         if (r < 0)
                 goto out;
@@ -816,21 +1158,22 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         }
         if (spec->use_cgroups) {
                 sbx_cgroup_stats st;
-                sbx_cgroup_read_stats(&cg, &st);
+                sbx_cgroup_read_stats(&L.cg, &st);
                 ret->oom_killed = st.oom_killed;
                 if (st.peak_memory_bytes)
                         ret->peak_memory_bytes = st.peak_memory_bytes;
         }
 out:
-        if (r >= 0) {
-                hull_error w = { 0 };
-                if (sbx_cgroup_destroy(&cg, &w) < 0)
-                        memcpy(ret->warning, w.msg, sizeof(ret->warning));
-        } else
-                (void) sbx_cgroup_destroy(&cg, NULL);
+        if (launched) {
+                if (r >= 0) {
+                        hull_error w = { 0 };
+                        if (sbx_cgroup_destroy(&L.cg, &w) < 0)
+                                memcpy(ret->warning, w.msg, sizeof(ret->warning));
+                } else
+                        (void) sbx_cgroup_destroy(&L.cg, NULL);
+                sbx_launch_done(&L);
+        }
         capture_done(&out);
         capture_done(&err);
-        sbx_env_free(env);
-        sbx_seccomp_done(&filter);
         return r;
 }

@@ -11,13 +11,39 @@
 #include "error.h"
 #include "limits.h"
 #include "sbx.h"
+#include "sbx-cgroup.h"
+#include "sbx-seccomp.h"
 
 /* One fixed-size record on the report pipe; smaller than PIPE_BUF, so each write is atomic. */
 typedef enum sbx_report_kind {
         SBX_REPORT_ERROR = 1, /* setup failed at step `what` with err (negative errno) */
         SBX_REPORT_EXIT = 2,  /* the command ended: exit_code or term_signal */
         SBX_REPORT_JOINED = 3, /* the child moved itself into its v1 cgroups */
+        /* A session's init, over its control socket: */
+        SBX_REPORT_HELLO = 4,   /* set up; the workspace directory fd rides along */
+        SBX_REPORT_STARTED = 5, /* an interpreter started: its pid (inside) in exit_code */
+        SBX_REPORT_SWEPT = 6,   /* a SWEEP is done: nothing but init and the interpreters runs */
 } sbx_report_kind;
+
+/* Host → session init, one SOCK_SEQPACKET message: this head, then argc + envc NUL-terminated
+ * strings (RUN and START). RUN carries the stdin, stdout and stderr fds, START also the
+ * interpreter's control socket (its fd 3). Every message restates which pids (inside) are the
+ * interpreters, which SWEEP and the end of a RUN spare. */
+typedef enum sbx_ctl_type {
+        SBX_CTL_RUN = 1,    /* run argv; EXIT when it ended and the rest was swept */
+        SBX_CTL_START = 2,  /* start an interpreter; STARTED */
+        SBX_CTL_SIGNAL = 3, /* send arg (a signal) once to every process but init and interpreters */
+        SBX_CTL_SWEEP = 4,  /* SIGKILL every process but init and interpreters until none is left; SWEPT */
+} sbx_ctl_type;
+
+typedef struct sbx_ctl_head {
+        uint32_t type;
+        int32_t arg;
+        uint32_t n_exempt;
+        int32_t exempt[SBX_SESSION_INTERP_MAX];
+        uint32_t argc, envc;
+        uint32_t payload_len;
+} sbx_ctl_head;
 
 typedef struct sbx_report {
         int kind;
@@ -37,9 +63,9 @@ _noreturn_ void sbx_child_fail(int report_fd, const char *what, int err);
 /* The same, naming the path the step failed on ("what path", cut to fit). */
 _noreturn_ void sbx_child_fail_path(int report_fd, const char *what, const char *path, int err);
 
-/* Child side, async-signal-safe: set stdio, rlimits and signal state, then execve argv[0]
+/* Child side, async-signal-safe: set stdio (and fd 3 when fd3 >= 0), rlimits and signal state, then execve argv[0]
  * (searched in envp's PATH when it has no slash). Returns only on failure, with -errno. */
-int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd,
+int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, int fd3,
                    const struct rlimit *nofile, const struct rlimit *fsize);
 
 /* The command's stdin: /dev/null, or a sealed in-memory copy of path (a regular file of at most
@@ -85,6 +111,28 @@ uint64_t sbx_now_us(void);
  * for a container without --workdir (it gets a tmpfs). */
 int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
 int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
+
+/* A started container (see sbx_container_launch). */
+typedef struct sbx_launch {
+        pid_t pid;
+        int rep_fd;          /* read end of the set-up report pipe */
+        uint64_t start_us;
+        uid_t host_uid;
+        gid_t host_gid;
+        sbx_cgroup cg;
+        sbx_seccomp filter;
+        char **env;
+} sbx_launch;
+
+/* Plan, clone and set up a container. Without ctl_fd (-1) its init runs spec->argv with the
+ * given stdio; with ctl_fd it becomes a session init serving that socket. On success *ret holds
+ * the running child; free its parts with sbx_launch_done (which removes nothing in the kernel:
+ * cgroups stay until sbx_cgroup_destroy). On failure nothing is left behind. */
+int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, int out_fd, int err_fd, int ctl_fd,
+                         sbx_launch *ret, hull_error *e);
+void sbx_launch_done(sbx_launch *l);
+/* After a failed start, with the child dead: the child's own error from the report pipe. */
+void sbx_launch_child_error(int rep_fd, hull_error *e);
 
 /* Fill *ret from the supervisor's outcome and the captures (takes the captured bytes). */
 int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, capture *err, hull_error *e);

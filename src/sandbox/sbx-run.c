@@ -189,7 +189,7 @@ static int move_fd(int from, int to) {
         return dup2(from, to) < 0 ? -errno : 0;
 }
 
-int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd,
+int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, int fd3,
                    const struct rlimit *nofile, const struct rlimit *fsize) {
         static const struct rlimit no_core = { 0, 0 };
         sigset_t all;
@@ -201,6 +201,8 @@ int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, 
          * every mount): mark all others close-on-exec; the report pipe still works until exec. */
         if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
                 return -errno;
+        if (fd3 >= 0 && (r = move_fd(fd3, 3)) < 0)
+                return r;
         if (setrlimit(RLIMIT_NOFILE, nofile) < 0 || setrlimit(RLIMIT_FSIZE, fsize) < 0 ||
             setrlimit(RLIMIT_CORE, &no_core) < 0)
                 return -errno;
@@ -499,7 +501,7 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
                         if (setrlimit(RLIMIT_DATA, &data) < 0)
                                 sbx_child_fail(repp[1], "process: RLIMIT_DATA", -errno);
                 }
-                r = sbx_child_exec(spec->argv, env, in_fd, outp[1], errp[1], &nofile, &fsize);
+                r = sbx_child_exec(spec->argv, env, in_fd, outp[1], errp[1], -1, &nofile, &fsize);
                 sbx_child_fail(repp[1], SBX_STEP_EXEC, r);
         }
         setpgid(pid, pid); /* also in the parent, so kill(-pid) works at once */

@@ -1,0 +1,154 @@
+/* sbx-session.h: sandbox sessions. A session is one long-lived container-tier sandbox whose
+ * pid 1 is hull's own small init (see sbx-container.c): it waits for calls on a control socket,
+ * runs each as its child, and when the call ends kills every process in the sandbox except the
+ * session's interpreters. Files in /workspace persist between calls; processes do not.
+ *
+ * Two halves:
+ * - the box (sbx_session_start / sbx_session_box_end): made and owned by one single-threaded
+ *   process (hull serve's broker keeper, or a test), which is the parent of the init, holds its
+ *   cgroups and removes them when the session ends;
+ * - the handle (sbx_session): the control socket, the workspace directory and the interpreters,
+ *   used by any thread of any process that received those fds; one call at a time.
+ *
+ * The host and the init speak over a SOCK_SEQPACKET socketpair: host → init an sbx_ctl_msg
+ * (RUN a command with its stdio fds, START an interpreter, SIGNAL, SWEEP), init → host fixed-size
+ * sbx_report records (HELLO with the workspace fd, EXIT, STARTED, SWEPT, ERROR). EOF on the
+ * socket ends the session: the init exits and the kernel kills everything in its pid namespace.
+ *
+ * Interpreters (cells) speak a framed JSON protocol on their own socket: runtime/cell.py and
+ * runtime/cell.js; python may be forked from hull serve's zygote (runtime/zygote.py), which
+ * keeps numpy and pandas imported and enters the session's namespaces after the fork. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "limits.h"
+#include "sbx-cgroup.h"
+#include "sbx.h"
+
+typedef struct sbx_session_spec {
+        uint64_t memory_bytes;    /* memory cgroup limit, also the workspace tmpfs size cap */
+        uint64_t pids;
+        uint64_t millicpus;
+        uint64_t tmp_bytes;       /* /tmp and /dev/shm */
+        uint64_t workspace_bytes; /* /workspace tmpfs size; 0: memory_bytes (or the default) */
+        bool use_cgroups;
+} sbx_session_spec;
+
+/* The session as its owner holds it. */
+typedef struct sbx_session_box {
+        pid_t pid;             /* the init */
+        int pidfd;
+        int ctl_fd;            /* host end of the control socket */
+        int ws_fd;             /* /workspace of the sandbox (O_DIRECTORY) */
+        int bpf_fd;            /* sealed memfd: the seccomp programs, for the zygote */
+        int cg_fds[3];         /* cgroup membership files opened for writing, for the zygote */
+        size_t n_cg_fds;
+        uid_t host_uid;        /* who the sandbox user is on the host */
+        gid_t host_gid;
+        sbx_cgroup cg;
+        bool have_cg;
+} sbx_session_box;
+
+/* Start a session: the container set-up of `hull exec`, then the init waits for calls. Must be
+ * called by a single-threaded process, which becomes the init's parent (the init dies with it).
+ * Returns 0 with *ret filled, or a negative errno with *e naming the layer. */
+int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e);
+
+typedef struct sbx_session_end_info {
+        bool oom_killed;            /* the memory cgroup killed something */
+        bool init_died;             /* the init ended on its own (not by sbx_session_box_end) */
+        int init_status;            /* its wait status */
+        uint64_t peak_memory_bytes;
+} sbx_session_end_info;
+
+/* End a session: SIGKILL the init (a no-op when it already ended), reap it, read the cgroup
+ * stats, remove the cgroups and close every fd of the box. Returns 0 or a negative errno with *e
+ * naming what stayed behind. */
+int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_error *e);
+
+/* ---- the handle ---- */
+
+typedef enum sbx_lang {
+        SBX_LANG_PYTHON,
+        SBX_LANG_JAVASCRIPT,
+        _SBX_LANG_MAX,
+} sbx_lang;
+
+const char *sbx_lang_to_string(sbx_lang l);
+int sbx_lang_from_string(const char *s, sbx_lang *ret);
+
+typedef struct sbx_interp {
+        bool running;
+        pid_t pid;            /* inside the session's pid namespace */
+        int sock;             /* framed control socket */
+        int out_fd, err_fd;   /* read ends of its stdout and stderr (non-blocking) */
+        bool from_zygote;
+} sbx_interp;
+
+typedef struct sbx_session {
+        int ctl_fd;           /* borrowed: the caller closes them */
+        int ws_fd;
+        int pidfd;            /* for zygote spawns; -1 when not available */
+        int bpf_fd;
+        int cg_fds[3];
+        size_t n_cg_fds;
+        int zygote_fd;        /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
+        bool dead;            /* the control socket broke: every call fails */
+        sbx_interp interp[_SBX_LANG_MAX];
+        char warning[HULL_ERROR_MSG_MAX]; /* the last fallback taken, "" when none */
+} sbx_session;
+
+/* A handle on the fds of a box (they stay owned by the box or the caller). */
+void sbx_session_init(sbx_session *s, int ctl_fd, int ws_fd, int pidfd, int bpf_fd, const int *cg_fds, size_t n_cg_fds,
+                      int zygote_fd);
+/* Stop the interpreters (closing their sockets ends them) and close their fds. */
+void sbx_session_done(sbx_session *s);
+
+typedef struct sbx_session_call {
+        char *const *argv;       /* NULL-terminated */
+        char *const *env;        /* extra K=V over the defaults, NULL-terminated, or NULL */
+        uint64_t timeout_ms;     /* 0: none */
+        uint64_t output_bytes;   /* per stream, head + tail */
+        int cancel_fd;           /* signalfd/eventfd or -1: readable stops the call */
+} sbx_session_call;
+
+/* Run a command in the session and wait for it; when it ends, every process it left is killed.
+ * Returns 0 with *ret (how it ended, output; free with sbx_result_done), or a negative errno with
+ * *e when the call could not be made (-EPIPE: the session is gone). */
+int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e);
+
+/* Run command with /bin/sh in the session, in the directory and with the exported variables
+ * the previous sbx_session_shell left (kept in the sandbox's /tmp). */
+int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uint64_t timeout_ms,
+                      uint64_t output_bytes, int cancel_fd, sbx_result *ret, hull_error *e);
+
+typedef struct sbx_cell_result {
+        int exit_code;            /* 0 ran, 1 raised, 124 deadline */
+        bool timed_out;
+        bool interpreter_started; /* a fresh interpreter ran this cell */
+        bool interpreter_ended;   /* it is gone after this cell (deadline, crash) */
+        char *out, *err;          /* NUL-terminated, may contain NULs */
+        size_t out_len, err_len;
+        bool out_truncated, err_truncated;
+        uint64_t wall_us;
+} sbx_cell_result;
+
+/* Run code in the session's persistent interpreter of lang, starting one when none runs. */
+int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len, uint64_t timeout_ms,
+                     uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
+void sbx_cell_result_done(sbx_cell_result *r);
+
+/* ---- the zygote ---- */
+
+/* Start runtime/zygote.py (numpy and pandas imported once) as a child of the calling process,
+ * which must be single-threaded (hull serve calls it before its threads). Returns the host end
+ * of its request socket, or a negative errno with *e. It dies with its parent. */
+int sbx_zygote_start(pid_t *ret_pid, hull_error *e);
+
+/* Wait (at most timeout_ms) for the zygote's ready message. Returns 0 or a negative errno. */
+int sbx_zygote_wait_ready(int zygote_fd, uint64_t timeout_ms, hull_error *e);

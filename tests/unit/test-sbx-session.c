@@ -1,0 +1,197 @@
+/* test-sbx-session.c: the session engine end to end, as root (it makes real sandboxes): calls,
+ * persistence of files but not of processes, deadlines, the shell's directory and variables,
+ * python and javascript cells (state, last expression, errors, deadline and restart), and the
+ * zygote path. Skips (and says so) when not root or without user namespaces. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sbx-internal.h"
+#include "sbx-session.h"
+#include "test.h"
+
+static bool contains(const char *hay, size_t len, const char *needle) {
+        return hay && memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+static int shell(sbx_session *s, const char *cmd, uint64_t timeout_ms, sbx_result *r) {
+        hull_error e = { 0 };
+        int rc = sbx_session_shell(s, cmd, NULL, timeout_ms, 1 << 20, -1, r, &e);
+        if (rc < 0)
+                printf("# shell %s: %s\n", cmd, e.msg);
+        return rc;
+}
+
+static int cell(sbx_session *s, sbx_lang l, const char *code, uint64_t timeout_ms, sbx_cell_result *r) {
+        hull_error e = { 0 };
+        int rc = sbx_session_cell(s, l, code, strlen(code), timeout_ms, 1 << 20, -1, r, &e);
+        if (rc < 0)
+                printf("# cell %s: %s\n", code, e.msg);
+        return rc;
+}
+
+static void test_calls(sbx_session *s) {
+        sbx_result r;
+        CHECK_EQ_INT(shell(s, "echo hello; echo oops >&2; exit 3", 10000, &r), 0);
+        CHECK(r.exited && r.exit_code == 3);
+        CHECK(contains(r.out, r.out_len, "hello\n"));
+        CHECK(contains(r.err, r.err_len, "oops\n"));
+        sbx_result_done(&r);
+
+        /* Files persist; the shell's directory and exported variables too. */
+        CHECK_EQ_INT(shell(s, "mkdir -p sub && echo data > sub/f.txt && cd sub && export HULL_X=42", 10000, &r), 0);
+        CHECK(r.exited && r.exit_code == 0);
+        sbx_result_done(&r);
+        CHECK_EQ_INT(shell(s, "pwd; cat f.txt; echo x=$HULL_X", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "/workspace/sub\n"));
+        CHECK(contains(r.out, r.out_len, "data\n"));
+        CHECK(contains(r.out, r.out_len, "x=42\n"));
+        sbx_result_done(&r);
+        CHECK_EQ_INT(shell(s, "cd /workspace", 10000, &r), 0);
+        sbx_result_done(&r);
+
+        /* A background process does not survive its call. */
+        CHECK_EQ_INT(shell(s, "(sleep 300 &) ; nohup sleep 301 >/dev/null 2>&1 & echo started", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "started"));
+        sbx_result_done(&r);
+        CHECK_EQ_INT(shell(s, "ps -eo pid=,comm= | grep -c sleep || true", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "0\n"));
+        sbx_result_done(&r);
+
+        /* The deadline ends the call and everything it started; the session goes on. */
+        uint64_t t0 = sbx_now_us();
+        CHECK_EQ_INT(shell(s, "trap '' TERM; sleep 100 & sleep 100", 300, &r), 0);
+        CHECK(r.timed_out);
+        CHECK((sbx_now_us() - t0) < 5000000);
+        sbx_result_done(&r);
+        CHECK_EQ_INT(shell(s, "echo alive; ls /proc | grep -c '^[0-9]'", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "alive\n"));
+        sbx_result_done(&r);
+
+        /* The host sees the workspace through the fd the init handed over. */
+        int fd = openat(s->ws_fd, "sub/f.txt", O_RDONLY | O_CLOEXEC);
+        char buf[16] = { 0 };
+        CHECK(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 5 && strcmp(buf, "data\n") == 0);
+        if (fd >= 0)
+                close(fd);
+}
+
+static void test_cells(sbx_session *s, const char *label, bool fresh) {
+        sbx_cell_result c;
+        printf("# cells: %s\n", label);
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "x = 20\nx + 22", 20000, &c), 0);
+        CHECK_EQ_INT(c.exit_code, 0);
+        CHECK(c.interpreter_started == fresh);
+        CHECK(contains(c.out, c.out_len, "42\n"));
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "print('x is', x)\nNone", 20000, &c), 0);
+        CHECK(!c.interpreter_started);
+        CHECK(contains(c.out, c.out_len, "x is 20\n"));
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "1/0", 20000, &c), 0);
+        CHECK_EQ_INT(c.exit_code, 1);
+        CHECK(contains(c.err, c.err_len, "ZeroDivisionError"));
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "import os, subprocess\nsubprocess.Popen(['sleep', '200'])\nos.getuid()", 20000, &c), 0);
+        CHECK(contains(c.out, c.out_len, "1000\n"));
+        sbx_cell_result_done(&c);
+        sbx_result r;
+        CHECK_EQ_INT(shell(s, "ps -eo stat=,comm= | grep -v '^Z' | grep -c 'sleep' || true", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "0\n"));
+        sbx_result_done(&r);
+
+        /* A deadline kills the interpreter; the next cell starts a fresh one. */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "import time\ntime.sleep(60)", 500, &c), 0);
+        CHECK_EQ_INT(c.exit_code, 124);
+        CHECK(c.timed_out && c.interpreter_ended);
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "'x' in globals()", 20000, &c), 0);
+        CHECK(c.interpreter_started);
+        CHECK(contains(c.out, c.out_len, "False\n"));
+        sbx_cell_result_done(&c);
+
+        /* The interpreter is inside: no capabilities, seccomp on, the sandbox's pid 1. */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON,
+                          "st = open('/proc/self/status').read()\n"
+                          "ok = 'CapEff:\\t0000000000000000' in st and 'Seccomp:\\t2' in st and 'NoNewPrivs:\\t1' in st\n"
+                          "(ok, open('/proc/1/comm').read().strip() != '', __import__('socket').gethostname())",
+                          20000, &c),
+                     0);
+        CHECK(contains(c.out, c.out_len, "(True, True, 'hull')"));
+        sbx_cell_result_done(&c);
+
+        CHECK_EQ_INT(cell(s, SBX_LANG_JAVASCRIPT, "let y = 6; y * 7", 20000, &c), 0);
+        CHECK_EQ_INT(c.exit_code, 0);
+        CHECK(contains(c.out, c.out_len, "42"));
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(cell(s, SBX_LANG_JAVASCRIPT, "console.log('y=' + y)", 20000, &c), 0);
+        CHECK(contains(c.out, c.out_len, "y=6\n"));
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(cell(s, SBX_LANG_JAVASCRIPT, "throw new Error('boom')", 20000, &c), 0);
+        CHECK_EQ_INT(c.exit_code, 1);
+        CHECK(contains(c.err, c.err_len, "boom"));
+        sbx_cell_result_done(&c);
+}
+
+static int open_session(sbx_session_box *box, sbx_session *s, int zygote_fd) {
+        hull_error e = { 0 };
+        sbx_session_spec spec = { .memory_bytes = 512ULL << 20, .pids = 256, .tmp_bytes = 64ULL << 20, .use_cgroups = true };
+        int r = sbx_session_start(&spec, box, &e);
+        if (r < 0) {
+                printf("# start: %s\n", e.msg);
+                return r;
+        }
+        sbx_session_init(s, box->ctl_fd, box->ws_fd, box->pidfd, box->bpf_fd, box->cg_fds, box->n_cg_fds, zygote_fd);
+        return 0;
+}
+
+int main(void) {
+        if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0 || access("/usr/bin/node", X_OK) < 0) {
+                printf("skip - sessions need root, /usr/bin/python3 and /usr/bin/node\n");
+                return test_done();
+        }
+        signal(SIGPIPE, SIG_IGN);
+        sbx_session_box box;
+        sbx_session s;
+        hull_error e = { 0 };
+
+        CHECK_EQ_INT(open_session(&box, &s, -1), 0);
+        if (box.pid > 0) {
+                test_calls(&s);
+                test_cells(&s, "cold interpreters", true);
+                pid_t init = box.pid;
+                sbx_session_done(&s);
+                sbx_session_end_info info;
+                CHECK_EQ_INT(sbx_session_box_end(&box, &info, &e), 0);
+                CHECK(kill(init, 0) < 0 && errno == ESRCH);
+        }
+
+        pid_t zpid = -1;
+        int zfd = sbx_zygote_start(&zpid, &e);
+        CHECK(zfd >= 0);
+        if (zfd >= 0) {
+                CHECK_EQ_INT(sbx_zygote_wait_ready(zfd, SBX_ZYGOTE_READY_MS, &e), 0);
+                CHECK_EQ_INT(open_session(&box, &s, zfd), 0);
+                if (box.pid > 0) {
+                        uint64_t t0 = sbx_now_us();
+                        sbx_cell_result c;
+                        CHECK_EQ_INT(cell(&s, SBX_LANG_PYTHON, "import pandas\npandas.__version__", 20000, &c), 0);
+                        printf("# zygote: new interpreter + import pandas in %.1f ms\n", (double) (sbx_now_us() - t0) / 1000.0);
+                        CHECK(c.exit_code == 0 && c.out_len > 2);
+                        CHECK_EQ_STR(s.warning, "");
+                        sbx_cell_result_done(&c);
+                        test_cells(&s, "zygote", false);
+                        sbx_session_done(&s);
+                        CHECK_EQ_INT(sbx_session_box_end(&box, NULL, &e), 0);
+                }
+                close(zfd);
+                int st;
+                CHECK(waitpid(zpid, &st, 0) == zpid);
+        }
+        return test_done();
+}
