@@ -34,13 +34,16 @@ import struct
 import sys
 
 # ---- constants (x86_64) -------------------------------------------------------------------------
+SYS_CAPGET = 125
 SYS_CAPSET = 126
 SYS_CLOSE_RANGE = 436
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_GET_SECCOMP = 21
 PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
 PR_SET_NO_NEW_PRIVS = 38
+PR_GET_NO_NEW_PRIVS = 39
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 SECCOMP_MODE_FILTER = 2
@@ -278,9 +281,8 @@ def run_b(req, fds, cell_code):
         cell = 3
         close_from(4)
         # No capability, no way back to one.
-        last_cap = int(open("/proc/sys/kernel/cap_last_cap").read()) if os.path.exists(
-            "/proc/sys/kernel/cap_last_cap") else 63
-        for cap in range(0, last_cap + 1):
+        # Every possible capability (0..63): those past the kernel's cap_last_cap fail with EINVAL.
+        for cap in range(0, 64):
             if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 and ctypes.get_errno() != 22:
                 _check("capbset-drop", -1)
         prctl("cap-ambient-clear", PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
@@ -315,11 +317,12 @@ def run_b(req, fds, cell_code):
         # Every check the interpreter's start depends on, read back from the kernel.
         if os.getresuid() != (req["uid"],) * 3 or os.getresgid() != (req["gid"],) * 3 or os.getgroups():
             raise StepError("verify-ids", 0, "uids, gids or groups are not as requested")
-        if libc.prctl(39, 0, 0, 0, 0) != 1:  # PR_GET_NO_NEW_PRIVS
+        if libc.prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1:
             raise StepError("verify-nnp", 0, "no_new_privs is not set")
-        got = CapData * 2
-        got = got()
-        _check("capget", libc.syscall(125, ctypes.byref(CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), ctypes.byref(got)))
+        if libc.prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != SECCOMP_MODE_FILTER:
+            raise StepError("verify-seccomp", 0, "no seccomp filter is installed")
+        got = (CapData * 2)()
+        _check("capget", libc.syscall(SYS_CAPGET, ctypes.byref(CapHeader(LINUX_CAPABILITY_VERSION_3, 0)), ctypes.byref(got)))
         if any(d.effective or d.permitted or d.inheritable for d in got):
             raise StepError("verify-caps", 0, "capabilities remain")
         ns = {"__name__": "hull_cell", "__builtins__": builtins}

@@ -466,7 +466,7 @@ class Zygote:
             raise Timeout("no message from the zygote in %.0f s" % timeout)
         return self.sock.recv(1 << 16)
 
-    def spawn(self, pidfd, uid=1000, gid=1000, nfds=None, extra=None):
+    def spawn(self, pidfd, uid=1000, gid=1000, nfds=None, extra=None, cgroups=()):
         """Send a spawn request; returns the host's Session for the new interpreter."""
         ctl, cchild = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         out_r, out_w = os.pipe()
@@ -474,9 +474,10 @@ class Zygote:
         mfd = seccomp_memfd()
         req = {"spawn": {"uid": uid, "gid": gid, "env": ["PATH=/usr/bin:/bin", "HOME=/tmp", "LANG=C.UTF-8"],
                          "cwd": "/", "nofile": 1024, "fsize": 1 << 30, "cgroups": 0}}
+        req["spawn"]["cgroups"] = len(cgroups)
         if extra:
             req["spawn"].update(extra)
-        fds = [pidfd, cchild.fileno(), out_w, err_w, mfd]
+        fds = [pidfd, cchild.fileno(), out_w, err_w, mfd] + list(cgroups)
         if nfds is not None:
             fds = fds[:nfds]
         socket.send_fds(self.sock, [json.dumps(req).encode()], fds)
@@ -544,6 +545,29 @@ for fd in range(4, 4096):
 """
 
 
+def _rmdir(d):
+    try:
+        os.rmdir(d)
+        return True
+    except OSError:
+        return False
+
+
+def make_cgroup():
+    """A fresh cgroup for the session: (directory, the file a process joins it by), or None."""
+    for base, procs in (("/sys/fs/cgroup/pids", "tasks"), ("/sys/fs/cgroup/unified", "cgroup.procs"),
+                        ("/sys/fs/cgroup", "cgroup.procs")):
+        if not os.path.exists(os.path.join(base, procs)):
+            continue
+        d = os.path.join(base, "hull-runtime-test-%d" % os.getpid())
+        try:
+            os.mkdir(d)
+        except OSError:
+            continue
+        return d, procs
+    return None
+
+
 def test_zygote(rt):
     if os.geteuid() != 0:
         skip("zygote: the sandboxed spawn", "needs root")
@@ -551,7 +575,7 @@ def test_zygote(rt):
     if os.uname().machine != "x86_64":
         skip("zygote: the sandboxed spawn", "x86_64 only")
         return
-    target = init = pidfd = z = None
+    target = init = pidfd = z = cg = None
     sessions = []
     try:
         target, init = start_target()
@@ -565,8 +589,16 @@ def test_zygote(rt):
         check("zygote: ready names numpy, pandas and one thread",
               r.get("numpy") and r.get("pandas") and r.get("threads") == 1, (ready, z.stderr()))
 
+        cg = make_cgroup()
+        cgfds = []
+        if cg:
+            cgfds = [os.open(os.path.join(*cg), os.O_WRONLY | os.O_CLOEXEC)]
+        else:
+            skip("zygote: the interpreter joins the session's cgroup", "no cgroup hierarchy to create one in")
         t0 = time.monotonic()
-        s = z.spawn(pidfd)
+        s = z.spawn(pidfd, cgroups=cgfds)
+        for fd in cgfds:
+            os.close(fd)
         sessions.append(s)
         h = s.read_frame(20)
         t_hello = time.monotonic() - t0
@@ -599,6 +631,11 @@ def test_zygote(rt):
                 nspid = [l.split()[1:] for l in f if l.startswith("NSpid:")][0]
         check("zygote: the hello pid is the interpreter's pid inside the session",
               nspid is not None and len(nspid) == 2 and int(nspid[1]) == h["hello"]["pid"], (b_host, nspid))
+        if cg:
+            with open(os.path.join(*cg)) as f:
+                members = [int(x) for x in f.read().split()]
+            check("zygote: the interpreter (and only it) joined the session's cgroup (%s)" % cg[1],
+                  members == b_host, (members, b_host))
         for k in ("pid", "mnt", "user", "net"):
             check("zygote: the interpreter is in the session's %s namespace" % k, info["ns_" + k] == want[k],
                   (info["ns_" + k], want[k]))
@@ -679,6 +716,8 @@ def test_zygote(rt):
             z.kill()
         if pidfd is not None:
             os.close(pidfd)
+        if cg:
+            wait_for(lambda: not os.path.exists(cg[0]) or _rmdir(cg[0]), 5, 0.05)
         if target is not None:
             if init is not None:
                 try:
