@@ -55,24 +55,65 @@ typedef enum plim_reason {
         _PLIM_REASON_MAX,
 } plim_reason;
 
-/* A refusal or failure as the client will read it. */
+/* Why a session ended (the proto's enum SessionEnd); UNSPECIFIED: it is open. */
+typedef enum plim_session_end {
+        PLIM_SESSION_END_UNSPECIFIED = 0,
+        PLIM_SESSION_END_CLOSED = 1,
+        PLIM_SESSION_END_EXPIRED = 2,
+        PLIM_SESSION_END_DISK_EXCEEDED = 3,
+        PLIM_SESSION_END_MAIN_PROCESS_ENDED = 4,
+        PLIM_SESSION_END_BOUNDARY_FAILED = 5,
+        PLIM_SESSION_END_SANDBOX_CHANGED = 6,
+        PLIM_SESSION_END_SHUTDOWN = 7,
+        PLIM_SESSION_END_REPLACED = 8,
+        PLIM_SESSION_END_NOT_FOUND = 9,
+        PLIM_SESSION_END_UNCLAIMED = 10,
+        _PLIM_SESSION_END_MAX,
+} plim_session_end;
+
+/* "SESSION_END_CLOSED", ...; "SESSION_END_UNSPECIFIED" for anything out of range. */
+const char *plim_session_end_to_string(plim_session_end e);
+
+/* A refusal or failure as the client will read it. The fields after message are further error
+ * details; plim_fail() clears them, so a plim_error is always whole after it. */
 typedef struct plim_error {
         plim_code code;
         plim_reason reason;
         bool before_handler; /* the body could not be read as a message at all */
         char message[HULL_ERROR_MSG_MAX];
+        plim_session_end session_end;                  /* not UNSPECIFIED: a SessionEnded detail */
+        char session_end_detail[PLIM_END_DETAIL_MAX];  /* its detail string */
+        char unanswered[PLIM_UNANSWERED_DETAIL_MAX];   /* base64 (unpadded) of an UnansweredCall, "" none */
 } plim_error;
 
 /* Fill *f and return -1, so `return plim_fail(f, ...)` refuses in one step. */
 int plim_fail(plim_error *f, plim_code code, plim_reason reason, const char *fmt, ...) _printf_(4, 5);
 
+/* Add a plimsoll.v1.SessionEnded {reason, detail} detail to *f (detail may be NULL; cut at
+ * PLIM_END_DETAIL_MAX - 1 bytes on a UTF-8 boundary). */
+void plim_error_session_ended(plim_error *f, plim_session_end end, const char *detail);
+
+/* The refusal of a call naming no session this caller has: not_found + NotDispatched(request) +
+ * SessionEnded NOT_FOUND. The ID is never repeated in the message (it is a capability).
+ * Returns -1. */
+int plim_fail_session_not_found(plim_error *f);
+
+/* The refusal of a call on a session that has ended: failed_precondition +
+ * NotDispatched(request) + SessionEnded {end, detail}. Returns -1. */
+int plim_fail_session_ended(plim_error *f, plim_session_end end, const char *detail);
+
 const char *plim_code_to_string(plim_code c);     /* "invalid_argument" */
 unsigned plim_code_http_status(plim_code c);      /* Connect's mapping: 400, 401, ... */
 const char *plim_reason_to_string(plim_reason r); /* "request", ...; "" for NONE */
 
-/* The Connect error body: {"code","message","details":[NotDispatched]} (details only with a
- * reason). Returns 0 with a new NUL-terminated buffer (the caller frees) or -ENOMEM. */
+/* The Connect error body: {"code","message","details":[...]}: NotDispatched when there is a
+ * reason, then SessionEnded, then UnansweredCall when *f carries them; no "details" without any.
+ * Returns 0 with a new NUL-terminated buffer (the caller frees) or -ENOMEM. */
 int plim_error_json(const plim_error *f, char **ret, size_t *ret_len);
+
+/* True when path[0..len) is "" or clean "/segment"s (none empty, "." or ".."): the base-URL
+ * prefix a route may have (shared with hullapi.c). */
+bool plim_path_prefix_is_clean(const char *path, size_t len);
 
 /* True when s is exactly 32 lowercase hex digits: only such an ID is echoed. */
 bool plim_request_id_is_valid(const char *s);
@@ -111,7 +152,7 @@ typedef struct plim_file {
         size_t content_len;
 } plim_file;
 
-/* A parsed Run request. Strings point into root, which the request owns. */
+/* A parsed Run or SessionRun request. Strings point into root, which the request owns. */
 typedef struct plim_request {
         json_t *root;
         uint32_t protocol;
@@ -121,11 +162,13 @@ typedef struct plim_request {
         int32_t timeout_ms;            /* raw, as sent */
         uint32_t effective_timeout_ms; /* defaulted and clamped */
         bool has_software_rule;        /* a non-empty rule was sent */
+        const char *session_id;        /* SessionRun: 1 to PLIM_SESSION_ID_MAX of [0-9a-f]; NULL for Run */
         plim_kind kind;
-        const char *code;              /* javascript */
+        const char *cell_language;     /* cell: "python" or "javascript" */
+        const char *code;              /* javascript or cell */
         size_t code_len;
         const char *grant_profile;     /* javascript or project; "" when absent */
-        plim_file *files;              /* project */
+        plim_file *files;              /* project or cell */
         size_t n_files;
         const char **steps;
         size_t n_steps;
@@ -146,9 +189,48 @@ typedef struct plim_request {
 int plim_run_parse(const char *body, size_t len, plim_request *ret, plim_error *f);
 void plim_request_done(plim_request *r);
 
-/* For the session procedures, which this daemon does not serve yet: a JSON object, the protocol
+/* For the session procedures on a daemon that serves no sessions: a JSON object, the protocol
  * gate, then unimplemented + unsupported. Always returns -1 with *f. */
 int plim_session_refuse(const char *body, size_t len, plim_procedure p, plim_error *f);
+
+/* Parse a SessionRunRequest: everything plim_run_parse() does for the envelope (prescan, strict
+ * JSON, the protocol gate first, unknown fields refused, floor, traceId, timeoutMs, softwareRule,
+ * the digests), plus sessionId and exactly one of javascript, project or cell (module:
+ * unimplemented + unsupported). A missing or empty sessionId, or one that is not a string, is
+ * invalid_argument + request; a string that is not 1 to PLIM_SESSION_ID_MAX of [0-9a-f] names
+ * no session: plim_fail_session_not_found(). A cell has language "python" or "javascript", code
+ * (1 byte to PLIM_CODE_MAX, no NUL) and files (the project's file rules). request_sha256 is the
+ * plimsoll.run-request.v2 digest of the message, sessionId and traceId not hashed. Returns 0 with
+ * *ret (free with plim_request_done) or -1 with *f. */
+int plim_session_run_parse(const char *body, size_t len, plim_request *ret, plim_error *f);
+
+/* A parsed OpenSessionRequest; strings point into root, which it owns. */
+typedef struct plim_open_request {
+        json_t *root;
+        uint32_t protocol;
+        const char *minimum_isolation; /* raw, "" when absent */
+        const char *trace_id;          /* NULL when absent or dropped */
+        bool trace_id_dropped;
+        uint32_t lifetime_ms;          /* 0: the daemon's default; may only shorten it */
+        uint32_t idle_timeout_ms;      /* 0: the daemon's default; may only shorten it */
+        bool has_software_rule;
+        char software_rule_id[REC_RULE_ID_SIZE]; /* every call of the session must carry this rule */
+        bool python, javascript;       /* languages[]: the warm-pool hint */
+        const char *owner;             /* "" when absent */
+} plim_open_request;
+
+/* Parse an OpenSessionRequest with the bounds and order of plim_run_parse(): the protocol gate,
+ * unknown fields, floor, traceId, lifetimeMs and idleTimeoutMs (uint32), softwareRule (the Run
+ * rules), languages[] (at most PLIM_LANGUAGES_MAX of "python"/"javascript", no repeat), owner
+ * ([A-Za-z0-9._:-]{1,PLIM_OWNER_MAX}); a bad value is invalid_argument + request. Returns 0 with
+ * *ret (free with plim_open_request_done) or -1 with *f. */
+int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_error *f);
+void plim_open_request_done(plim_open_request *r);
+
+/* Parse a CloseSessionRequest {protocol, sessionId}: the protocol gate, unknown fields, the
+ * sessionId rules of plim_session_run_parse(). Returns 0 with the ID in ret_session_id, or -1
+ * with *f. */
+int plim_close_parse(const char *body, size_t len, char ret_session_id[PLIM_SESSION_ID_MAX + 1], plim_error *f);
 
 /* For Describe: the body must be a JSON object (or empty) of at most PLIM_DESCRIBE_BODY_MAX
  * bytes (a longer one is refused unparsed). Returns 0 or -1 with *f. */
@@ -162,13 +244,23 @@ typedef struct plim_evidence {
         bool python;           /* /usr/bin/python3 exists on the host */
         uint64_t memory_bytes; /* per run */
         uint64_t pids;
+        /* Sessions: Describe states supportsSessions and these only when sessions is true. */
+        bool sessions;
+        bool session_python, session_javascript; /* the languages a cell may use */
+        uint64_t session_lifetime_ms, session_idle_timeout_ms;
+        uint32_t max_sessions_per_caller, max_sessions_per_owner; /* 0: not stated */
 } plim_evidence;
 
 /* Check a parsed request against this daemon: the floor against our tier (failed_precondition
  * + isolation), a software rule (failed_precondition + environment: hull states no software
  * identity, so no rule can be met), a grant profile (permission_denied + permission), and the
- * engine a payload needs (unimplemented + unsupported). Returns 0 or -1 with *f. */
+ * engine a payload needs (unimplemented + unsupported; a cell needs its language among the
+ * session languages). Returns 0 or -1 with *f. */
 int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f);
+
+/* The same checks for an OpenSessionRequest, after sessions themselves (none: unimplemented +
+ * unsupported). Returns 0 or -1 with *f. */
+int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_error *f);
 
 /* The broker request for an admitted run: javascript writes main.mjs and runs
  * `/usr/bin/node main.mjs`; a project writes its files and runs each step as `sh -c STEP`,
@@ -187,3 +279,153 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len);
  * *ret (JSON, the caller frees), -1 with *f, or -ENOMEM. */
 int plim_run_answer(const plim_request *r, const brk_result *res, const plim_evidence *ev, uint64_t received_unix_ms,
                     uint64_t ended_unix_ms, char **ret, size_t *ret_len, plim_error *f);
+
+/* ---- sessions: answers, records and the chain ---- */
+
+/* Where a session's chain stands: the fingerprint, the calls recorded, the last record digest
+ * ("" before the first call). The caller keeps one per session and advances it with every
+ * record an answer or an UnansweredCall hands back. */
+typedef struct plim_chain {
+        char session[REC_DIGEST_HEX_SIZE];
+        uint64_t calls;
+        char last_sha256[REC_DIGEST_HEX_SIZE];
+} plim_chain;
+
+/* Start the chain of session_id (its fingerprint, no calls). Returns 0, -EINVAL (not a
+ * sessionId plim_session_run_parse() would accept) or -ENOMEM/-EIO. */
+int plim_chain_init(plim_chain *c, const char *session_id);
+
+/* The record of one session call, for the audit log: rec_log_entry_new(record, request, result).
+ * Each json_t is the caller's after success; free all with plim_call_record_done. */
+typedef struct plim_call_record {
+        char record_sha256[REC_DIGEST_HEX_SIZE];
+        uint64_t sequence; /* the call's number, from 1 */
+        json_t *record;    /* the RunRecord (version 2, or 3 for an unanswered call) */
+        json_t *request;   /* the request as received (its sessionId is dropped by rec_log_entry_new) */
+        json_t *result;    /* {"<kind>": {...}}; NULL for a version 3 record */
+} plim_call_record;
+void plim_call_record_done(plim_call_record *c);
+
+/* Count the call c records: calls = its sequence, last_sha256 = its digest. */
+void plim_chain_advance(plim_chain *chain, const plim_call_record *c);
+
+/* The OpenSessionResponse {sessionId, session (the fingerprint), sandbox, isolation,
+ * expiresUnixMs (string), idleTimeoutMs, softwareIdentity}. Returns 0 with *ret (JSON, the
+ * caller frees), -EINVAL (a malformed session_id) or -ENOMEM. */
+int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t expires_unix_ms, uint32_t idle_timeout_ms,
+                     char **ret, size_t *ret_len);
+
+/* What a cell did (exit code 0 ran, 1 raised, 124 deadline). */
+typedef struct plim_cell_result {
+        int exit_code;
+        bool timed_out;
+        const char *out, *err; /* raw bytes */
+        size_t out_len, err_len;
+        bool out_truncated, err_truncated;
+        bool interpreter_started; /* the interpreter was fresh for this cell */
+        bool interpreter_ended;   /* it is gone after this cell */
+        uint64_t wall_us;
+} plim_cell_result;
+
+/* The SessionRunResponse {"run": RunResponse, "ended", "endDetail"} ("ended" and "endDetail"
+ * only when ended is not UNSPECIFIED) for the call r, from res (javascript, project: as
+ * plim_run_answer) or cell (a cell). Its record is version 2 and chained: session = the chain's
+ * fingerprint, sequence = chain->calls + 1, previousSha256 = chain->last_sha256. A brk_result
+ * that is not an answer is -1 with *f as in plim_run_answer; when f->reason is NONE the call may
+ * have run, and the caller answers with plim_unanswered_error(). Returns 0 with *ret (JSON, the
+ * caller frees) and *ret_record (advance the chain with it), -1 with *f, or -ENOMEM. */
+int plim_session_run_answer(const plim_request *r, const brk_result *res, const plim_cell_result *cell,
+                            const plim_evidence *ev, const plim_chain *chain, uint64_t received_unix_ms,
+                            uint64_t ended_unix_ms, plim_session_end ended, const char *end_detail, char **ret,
+                            size_t *ret_len, plim_call_record *ret_record, plim_error *f);
+
+/* Turn *f (a failure without a NotDispatched reason: the call may have run, e.g. internal or
+ * deadline_exceeded, set with plim_fail) into the answer of a session call that is counted: add
+ * a plimsoll.v1.UnansweredCall {record = 1} detail holding the version 3 record of r (no
+ * resultSha256, unanswered = f's Connect code) chained as plim_session_run_answer() does.
+ * Returns 0 with *ret_record (advance the chain with it), -EINVAL (f carries a reason: nothing
+ * ran, nothing is counted), -ENOBUFS (the record does not fit PLIM_UNANSWERED_DETAIL_MAX) or
+ * -ENOMEM. */
+int plim_unanswered_error(const plim_request *r, const plim_evidence *ev, const plim_chain *chain,
+                          uint64_t received_unix_ms, uint64_t ended_unix_ms, plim_error *f, plim_call_record *ret_record);
+
+/* The CloseSessionResponse {session, calls (string), lastRecordSha256, ended}. Returns 0 with
+ * *ret or -ENOMEM. */
+int plim_close_answer(const char *fingerprint, uint64_t calls, const char *last_record_sha256, plim_session_end ended,
+                      char **ret, size_t *ret_len);
+
+/* ---- the protobuf of the binary error details (pure, bounded) ---- */
+
+/* A protobuf writer into a fixed buffer; errors are sticky (-ENOBUFS). Proto3: a varint field of
+ * 0 and an empty length-delimited field are not written. */
+typedef struct plim_pb {
+        uint8_t *buf;
+        size_t size, len;
+        int err;
+} plim_pb;
+
+void plim_pb_init(plim_pb *b, uint8_t *buf, size_t size);
+void plim_pb_varint(plim_pb *b, uint32_t field, uint64_t v);                  /* wire type 0 */
+void plim_pb_bytes(plim_pb *b, uint32_t field, const void *p, size_t n);      /* wire type 2 */
+void plim_pb_string(plim_pb *b, uint32_t field, const char *s);
+
+/* A RunRecord's fields; strings never NULL. */
+typedef struct plim_record {
+        uint32_t version;
+        const char *request_sha256, *result_sha256, *provider, *isolation, *environment, *policy;
+        uint64_t started_unix_ms, ended_unix_ms;
+        const char *session;
+        uint64_t sequence;
+        const char *previous_sha256, *record_sha256, *software_identity, *software_rule_id, *unanswered;
+} plim_record;
+
+/* Encode a RunRecord (field numbers as in the reference's table) into b. */
+void plim_pb_run_record(plim_pb *b, const plim_record *r);
+
+/* ---- JSON helpers shared with hullapi.c (Connect/ProtoJSON conventions) ---- */
+
+/* The body as a JSON object: at most SERVE_BODY_MAX bytes, prescanned (PLIM_JSON_DEPTH_MAX,
+ * PLIM_JSON_VALUES_MAX), strict (duplicate keys refused, \u0000 allowed). Returns 0 with *ret
+ * (the caller's) or -1 with *f (before_handler set). */
+int plim_body_parse(const char *body, size_t len, json_t **ret, plim_error *f);
+
+/* Refuse (invalid_argument + request) any field of o not among names. where names o. */
+int plim_only_fields(const json_t *o, const char *where, const char *const *names, size_t n, plim_error *f);
+
+/* A string field by either spelling (null: absent → "" and 0). Over max bytes is refused;
+ * with ret_len NULL a NUL inside is refused too. Returns 0 or -1 with *f. */
+int plim_get_string(const json_t *o, const char *camel, const char *snake, const char *where, size_t max,
+                    const char **ret, size_t *ret_len, plim_error *f);
+
+/* An integer field (a JSON integer or a decimal string) within [min, max]; absent: 0. */
+int plim_get_int(const json_t *o, const char *camel, const char *snake, int64_t min, int64_t max, bool *ret_present,
+                 int64_t *ret, plim_error *f);
+
+/* An unsigned 64-bit integer field (a JSON integer or a decimal string); absent: 0. */
+int plim_get_uint64(const json_t *o, const char *camel, const char *snake, uint64_t *ret, plim_error *f);
+
+/* A boolean field; absent: false. */
+int plim_get_bool(const json_t *o, const char *camel, const char *snake, bool *ret, plim_error *f);
+
+/* The sessionId field of a session request: missing, empty or not a string is invalid_argument
+ * + request; a string that is not 1 to PLIM_SESSION_ID_MAX of [0-9a-f] is
+ * plim_fail_session_not_found(). Returns 0 with *ret (borrowed from o) or -1 with *f. */
+int plim_get_session_id(const json_t *o, const char **ret, plim_error *f);
+
+/* A bytes field: standard or URL-safe base64, padded or not (no whitespace, no garbage). Decoded
+ * into a new buffer (the caller frees; NUL-terminated, not counted) of at most max bytes. Absent:
+ * *ret = NULL, *ret_len = 0. Returns 0 or -1 with *f (invalid_argument + request). */
+int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, void **ret,
+                   size_t *ret_len, plim_error *f);
+
+/* Decode base64 as plim_get_bytes() accepts it. Returns 0 with a new buffer, -EINVAL or -ENOMEM. */
+int plim_base64_decode(const char *s, size_t n, void **ret, size_t *ret_len);
+
+/* New JSON values: standard padded base64 of bytes, an int64 as a decimal string. NULL on
+ * failure. */
+json_t *plim_json_base64(const void *p, size_t n);
+json_t *plim_json_int64_string(int64_t v);
+json_t *plim_json_uint64_string(uint64_t v);
+
+/* json_dumps(o) compactly, then json_decref(o) (o may be NULL: -ENOMEM). */
+int plim_json_dump(json_t *o, char **ret, size_t *ret_len);
