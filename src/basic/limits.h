@@ -130,6 +130,17 @@
 #define SERVE_RUNS_MAX 64U
 #define SERVE_RUN_QUEUE_MAX 16U                   /* admitted runs waiting for a slot; more: capacity */
 #define SERVE_RUN_THREAD_STACK (256U << 10)       /* stack of the thread that waits for one run */
+#define SERVE_SESSIONS_MAX 1024U                  /* sessions at once (--max-sessions), keepers in the broker */
+#define SERVE_DEFAULT_SESSIONS 64U
+#define SERVE_DEFAULT_SESSIONS_PER_OWNER 8U
+#define SERVE_SESSION_LIFETIME_MS (30ULL * 60 * 1000) /* default; --session-lifetime */
+#define SERVE_SESSION_LIFETIME_MS_MAX (12ULL * 3600 * 1000)
+#define SERVE_SESSION_IDLE_MS (5ULL * 60 * 1000)  /* default; --session-idle */
+#define SERVE_SESSION_IDLE_MS_MIN 1000ULL         /* what a request may ask for at least */
+#define SERVE_SESSION_SUMMARY_MS (10ULL * 60 * 1000) /* an ended session's close summary is kept */
+#define SERVE_SESSION_TICK_MS 200U                /* the session reaper's period */
+#define SERVE_SESSION_MEMORY_BYTES (1ULL << 30)   /* default memory of a session (--session-memory) */
+#define SERVE_SESSION_PIDS 512U
 
 /* hull serve: bearer tokens (src/daemon/auth.c) */
 #define AUTH_TOKENS_MAX 1024U          /* lines of a tokens file */
@@ -177,6 +188,24 @@
 #define HULL_API_ENV_NAME_MAX 128U            /* [A-Za-z_][A-Za-z0-9_]{0,127} */
 #define HULL_API_ENV_VALUE_MAX (8U << 10)
 #define HULL_API_PERSIST_BYTES_MAX (20U << 20) /* a Persist archive: its base64 stays within PLIM_ANSWER_MAX */
+
+/* hull session: the client of hull serve (src/cli/cli-session.c) and its HTTP client over a
+ * dlopen'd libcurl (src/shared/http-client.c) */
+#define HTTPC_CONNECT_TIMEOUT_MS 5000U         /* TCP or unix-socket connect */
+#define HTTPC_TIMEOUT_SLACK_MS 30000U          /* a call may take its own timeout plus this */
+#define HTTPC_ANSWER_INITIAL (64U << 10)       /* first allocation of an answer; doubles up to its max */
+#define HTTPC_HEADER_VALUE_MAX 256U            /* a response header kept (request ID, content type) */
+#define HTTPC_URL_MAX 2048U                    /* --url and the URL built from it */
+#define HTTPC_HEADERS_MAX 8U                   /* request headers we send */
+#define SESSION_CLI_TOKEN_FILE_MAX 4096U       /* bytes of a --token-file */
+#define SESSION_CLI_CALL_MS_DEFAULT 30000U     /* a call without --timeout (PLIM_DEFAULT_TIMEOUT_MS) */
+#define SESSION_CLI_LIFETIME_MS_MAX (12U * 3600U * 1000U) /* --lifetime: plimsoll's 12 h ceiling */
+#define SESSION_CLI_IDLE_MS_MIN 1000U          /* --idle: the protocol's floor */
+#define SESSION_CLI_WRITE_MAX ((SERVE_BODY_MAX / 4U) * 3U - (64U << 10)) /* a write's content: its
+                                                * base64 and the rest fit the daemon's body bound */
+#define SESSION_CLI_ERROR_SHOWN 200U           /* bytes of a non-JSON error body quoted */
+#define SESSION_CLI_DETAILS_MAX 8U             /* Connect error details looked at */
+#define SESSION_CLI_LIST_MAX 4096U             /* sessions printed by hull session list */
 
 /* The sandbox broker (src/daemon/broker.c) */
 #define BRK_REQUEST_MAX (16U << 20)    /* one encoded run request */

@@ -102,6 +102,10 @@ int parse_duration_ms(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t 
                 ms = milli;
         else if (strcmp(end, "ms") == 0)
                 ms = milli / 1000;
+        else if (strcmp(end, "m") == 0 && milli <= UINT64_MAX / 60)
+                ms = milli * 60;
+        else if (strcmp(end, "h") == 0 && milli <= UINT64_MAX / 3600)
+                ms = milli * 3600;
         else
                 return -EINVAL;
         if (ms < min_ms || ms > max_ms)

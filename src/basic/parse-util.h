@@ -13,8 +13,9 @@ int parse_uint64(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
  * "MiB"... and "B" accepted too). "512M" -> 536870912. Returns 0, -EINVAL or -ERANGE. */
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *ret);
 
-/* Parse a duration in seconds, decimals allowed ("30", "0.5", "1.25"), with an optional "s" or
- * "ms" suffix, into milliseconds in [min_ms, max_ms]. Returns 0, -EINVAL or -ERANGE. */
+/* Parse a duration in seconds, decimals allowed ("30", "0.5", "1.25"), with an optional "s",
+ * "ms", "m" (minutes) or "h" (hours) suffix, into milliseconds in [min_ms, max_ms]. Returns 0,
+ * -EINVAL or -ERANGE. */
 int parse_duration_ms(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *ret_ms);
 
 /* Parse a positive decimal number of CPUs ("1", "0.5", "2.25") in (0, max] into millicpus

@@ -27,6 +27,8 @@
 #include "parse-util.h"
 #include "plimsoll.h"
 #include "sbx.h"
+#include "sbx-session.h"
+#include "sessions.h"
 #include "time-util.h"
 
 enum {
@@ -41,6 +43,13 @@ enum {
         OPT_WORK_DIR,
         OPT_GRACE,
         OPT_LOG_LEVEL,
+        OPT_MAX_SESSIONS,
+        OPT_MAX_PER_OWNER,
+        OPT_SESSION_LIFETIME,
+        OPT_SESSION_IDLE,
+        OPT_SESSION_MEMORY,
+        OPT_AUDIT_DIR,
+        OPT_NO_ZYGOTE,
 };
 
 static const struct option options[] = {
@@ -56,6 +65,13 @@ static const struct option options[] = {
         { "work-dir", required_argument, NULL, OPT_WORK_DIR },
         { "shutdown-grace", required_argument, NULL, OPT_GRACE },
         { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+        { "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
+        { "max-sessions-per-owner", required_argument, NULL, OPT_MAX_PER_OWNER },
+        { "session-lifetime", required_argument, NULL, OPT_SESSION_LIFETIME },
+        { "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
+        { "session-memory", required_argument, NULL, OPT_SESSION_MEMORY },
+        { "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
+        { "no-zygote", no_argument, NULL, OPT_NO_ZYGOTE },
         {},
 };
 
@@ -76,10 +92,20 @@ void cli_serve_help(void) {
                "  --work-dir DIR           where runs' work directories are made (default $TMPDIR or /tmp)\n"
                "  --shutdown-grace SECONDS how long in-flight runs may finish after SIGTERM (default %u)\n"
                "  --log-level LEVEL        error, warn, info (default) or debug; one line per event on stderr\n\n"
+               "Sessions (OpenSession, SessionRun, CloseSession, /hull.v1.Workspace/*, /hull.v1.Sessions/List):\n"
+               "  --max-sessions N         sessions open at once (default %u, at most %u; 0 turns sessions off)\n"
+               "  --max-sessions-per-owner N  per caller and owner; one more ends the least recently used\n"
+               "                           idle one (default %u)\n"
+               "  --session-lifetime DUR   a session ends this long after it opened (default 30m, at most 12h)\n"
+               "  --session-idle DUR       ... or when unused this long (default 5m); DUR: 90s, 5m, 1h, 500ms\n"
+               "  --session-memory SIZE    memory of each session, its /workspace included (default 1G)\n"
+               "  --audit-dir DIR          each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
+               "                           (default /var/lib/hull/audit as root, else ~/.local/state/hull/audit)\n"
+               "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
-               SERVE_SHUTDOWN_GRACE_MS / 1000);
+               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER);
 }
 
 #define usage_error(...) cli_usage_error("serve", CLI_EXIT_USAGE, __VA_ARGS__)
@@ -119,11 +145,42 @@ static int make_work_root(const char *parent, char *buf, size_t size, hull_error
         return 0;
 }
 
+/* The audit directory: given, or the default for this user; made (0700) when missing. */
+static int make_audit_dir(const char *dir, char *buf, size_t size, hull_error *e) {
+        if (dir)
+                snprintf(buf, size, "%s", dir);
+        else if (geteuid() == 0)
+                snprintf(buf, size, "/var/lib/hull/audit");
+        else {
+                const char *home = getenv("HOME");
+                if (!home || home[0] != '/')
+                        return hull_err_hint(e, -EINVAL, "pass --audit-dir DIR", "serve: no HOME for the default audit directory");
+                if ((size_t) snprintf(buf, size, "%s/.local/state/hull/audit", home) >= size)
+                        return hull_err(e, -ENAMETOOLONG, "serve: the audit directory path is too long");
+        }
+        for (char *p = buf + 1;; p++) {
+                if (*p == '/' || *p == '\0') {
+                        char c = *p;
+                        *p = '\0';
+                        int r = mkdir(buf, 0700);
+                        *p = c;
+                        if (r < 0 && errno != EEXIST)
+                                return hull_err_hint(e, negative_errno(), "pass --audit-dir DIR", "serve: cannot create the audit directory %s", buf);
+                        if (c == '\0')
+                                break;
+                }
+        }
+        return 0;
+}
+
 int cli_serve_main(int argc, char **argv) {
         const char *listen = NULL, *socket_path = NULL, *tokens_path = NULL, *work_dir = NULL;
         uint64_t max_runs = SERVE_DEFAULT_RUNS, queue = SERVE_RUN_QUEUE_MAX, memory = SBX_DEFAULT_MEMORY_BYTES;
         uint64_t pids = SBX_DEFAULT_PIDS, grace_ms = SERVE_SHUTDOWN_GRACE_MS;
-        bool use_cgroups = true;
+        bool use_cgroups = true, zygote = true;
+        uint64_t max_sessions = SERVE_DEFAULT_SESSIONS, per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER;
+        uint64_t lifetime_ms = SERVE_SESSION_LIFETIME_MS, idle_ms = SERVE_SESSION_IDLE_MS, session_memory = SERVE_SESSION_MEMORY_BYTES;
+        const char *audit_dir = NULL;
         dlog log = { .level = DLOG_INFO, .fd = STDERR_FILENO };
         int c;
 
@@ -179,6 +236,35 @@ int cli_serve_main(int argc, char **argv) {
                         if (dlog_level_from_string(optarg, &log.level) < 0)
                                 return usage_error("--log-level wants error, warn, info or debug, got '%s'", optarg);
                         break;
+                case OPT_MAX_SESSIONS:
+                        if (parse_uint64(optarg, 0, SERVE_SESSIONS_MAX, &max_sessions) < 0)
+                                return usage_error("--max-sessions wants a whole number from 0 to %u, got '%s'", SERVE_SESSIONS_MAX, optarg);
+                        break;
+                case OPT_MAX_PER_OWNER:
+                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &per_owner) < 0)
+                                return usage_error("--max-sessions-per-owner wants a whole number from 1 to %u, got '%s'",
+                                                   SERVE_SESSIONS_MAX, optarg);
+                        break;
+                case OPT_SESSION_LIFETIME:
+                        if (parse_duration_ms(optarg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &lifetime_ms) < 0)
+                                return usage_error("--session-lifetime wants a duration from 1s to 12h such as 30m, got '%s'", optarg);
+                        break;
+                case OPT_SESSION_IDLE:
+                        if (parse_duration_ms(optarg, 100, SERVE_SESSION_LIFETIME_MS_MAX, &idle_ms) < 0)
+                                return usage_error("--session-idle wants a duration from 100ms to 12h such as 5m, got '%s'", optarg);
+                        break;
+                case OPT_SESSION_MEMORY:
+                        if (parse_size(optarg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &session_memory) < 0)
+                                return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'", optarg);
+                        break;
+                case OPT_AUDIT_DIR:
+                        if (optarg[0] != '/')
+                                return usage_error("--audit-dir wants an absolute path, got '%s'", optarg);
+                        audit_dir = optarg;
+                        break;
+                case OPT_NO_ZYGOTE:
+                        zygote = false;
+                        break;
                 case '?':
                 default:
                         /* getopt has moved past the offending argument. */
@@ -222,7 +308,13 @@ int cli_serve_main(int argc, char **argv) {
                 .python = access("/usr/bin/python3", X_OK) == 0,
                 .memory_bytes = memory,
                 .pids = pids,
+                .sessions = max_sessions > 0,
+                .session_lifetime_ms = lifetime_ms,
+                .session_idle_timeout_ms = idle_ms,
+                .max_sessions_per_owner = (uint32_t) per_owner,
         };
+        ev.session_python = ev.python;
+        ev.session_javascript = ev.javascript;
         metrics m;
         metrics_init(&m);
         hc.evidence = &ev;
@@ -242,8 +334,10 @@ int cli_serve_main(int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         }
 
-        char work_root[SBX_PATH_MAX];
+        char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX] = "";
         int status = CLI_EXIT_FAILURE;
+        int zygote_fd = -1;
+        hs_manager *sessions = NULL;
         brk_broker *broker = NULL;
         http_server *srv = NULL;
         if (make_work_root(work_dir, work_root, sizeof(work_root), &e) < 0) {
@@ -253,11 +347,35 @@ int cli_serve_main(int argc, char **argv) {
         }
         brk_config bc = { .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue, .work_root = work_root,
                           .use_cgroups = use_cgroups };
-        if (brk_start(&bc, &broker, &e) < 0) { /* before any thread exists */
+        /* The zygote and the broker are forked before any thread exists. */
+        if (max_sessions > 0 && zygote && ev.python) {
+                zygote_fd = sbx_zygote_start(NULL, &e);
+                if (zygote_fd < 0) {
+                        dlog_log(&log, DLOG_WARN, "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"", e.msg);
+                        zygote_fd = -1;
+                }
+        }
+        if (brk_start(&bc, &broker, &e) < 0) {
                 cli_report("serve", &e);
                 goto out;
         }
         hc.broker = broker;
+        if (max_sessions > 0) {
+                if (make_audit_dir(audit_dir, audit_path, sizeof(audit_path), &e) < 0) {
+                        cli_report("serve", &e);
+                        goto out;
+                }
+                hs_config sc = { .broker = broker, .evidence = &ev, .log = &log, .metrics = &m, .zygote_fd = zygote_fd,
+                                 .max_sessions = (unsigned) max_sessions, .max_per_owner = (unsigned) per_owner,
+                                 .lifetime_ms = lifetime_ms, .idle_ms = idle_ms, .memory_bytes = use_cgroups ? session_memory : 0,
+                                 .pids = use_cgroups ? SERVE_SESSION_PIDS : 0, .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                                 .audit_dir = audit_path };
+                if (hs_new(&sc, &sessions, &e) < 0) {
+                        cli_report("serve", &e);
+                        goto out;
+                }
+                hc.sessions = sessions;
+        }
         if (http_start(&hc, &srv, &e) < 0) {
                 cli_report("serve", &e);
                 goto out;
@@ -302,8 +420,10 @@ int cli_serve_main(int argc, char **argv) {
                 }
         }
 
-        /* Stop accepting; let what is in flight finish; then cancel what is left. */
+        /* Stop accepting; end the sessions (their logs stay); let what is in flight finish; then
+         * cancel what is left. */
         http_quiesce(srv);
+        hs_shutdown(sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
         if (!wait_idle(srv, sfd, now_mono_ms() + grace_ms, &signalled)) {
                 dlog_log(&log, DLOG_WARN, "event=cancel-runs reason=%s in_flight=%u",
@@ -327,6 +447,9 @@ out:
                 if (http_stop(srv) < 0)
                         status = CLI_EXIT_FAILURE;
         }
+        hs_shutdown(sessions, SERVE_SHUTDOWN_CANCEL_MS);
+        hs_free(sessions);
+        safe_close(zygote_fd);
         brk_stop(broker);
         if (rm_rf_at(AT_FDCWD, work_root) < 0)
                 dlog_log(&log, DLOG_WARN, "event=cleanup msg=\"cannot remove the work directory\" path=%s", work_root);

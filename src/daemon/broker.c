@@ -37,12 +37,35 @@
 #include "limits.h"
 #include "macro.h"
 #include "sbx.h"
+#include "sbx-session.h"
 #include "time-util.h"
 
 enum {
-        CTL_RUN = 1,    /* carries one fd: the broker's end of a run's socketpair */
-        CTL_CANCEL = 2, /* stop every run, refuse new ones */
+        CTL_RUN = 1,     /* carries one fd: the broker's end of a run's socketpair */
+        CTL_CANCEL = 2,  /* stop every run, refuse new ones */
+        CTL_SESSION = 3, /* carries one fd: the broker's end of a session's socketpair */
 };
+
+/* daemon ↔ keeper, SOCK_SEQPACKET messages */
+#define KEEPER_MAGIC 0x686b7031U /* "hkp1" */
+typedef struct keeper_req {
+        uint32_t magic;
+        uint64_t memory_bytes, pids, millicpus, tmp_bytes;
+} keeper_req;
+
+typedef struct keeper_reply {
+        uint32_t magic;
+        int32_t err;          /* 0: started; the fds ride along */
+        uint32_t n_cg_fds;
+        uint32_t host_uid, host_gid;
+        char msg[HULL_ERROR_MSG_MAX];
+} keeper_reply;
+
+typedef struct keeper_end {
+        uint32_t magic;
+        uint32_t oom;
+        int32_t status;
+} keeper_end;
 
 struct brk_broker {
         pid_t pid;
@@ -470,6 +493,88 @@ answer:
         brk_result_done(&res);
 }
 
+/* ---- a session's keeper ---- */
+
+static int send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds) {
+        char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+        struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        if (nfds > 8)
+                return -EINVAL;
+        if (nfds) {
+                memset(cbuf, 0, sizeof(cbuf));
+                mh.msg_control = cbuf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+        }
+        ssize_t n;
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n == (ssize_t) len ? 0 : n < 0 ? negative_errno() : -EMSGSIZE;
+}
+
+static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
+        keeper_req req;
+        keeper_reply rep = { .magic = KEEPER_MAGIC };
+        sbx_session_box box = { .pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1 };
+        hull_error e = { 0 };
+
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        if (poll(&p, 1, BRK_IO_TIMEOUT_MS) <= 0 || recv(fd, &req, sizeof(req), 0) != (ssize_t) sizeof(req) ||
+            req.magic != KEEPER_MAGIC)
+                return;
+        sbx_session_spec spec = { .memory_bytes = req.memory_bytes, .pids = req.pids, .millicpus = req.millicpus,
+                                  .tmp_bytes = req.tmp_bytes, .use_cgroups = cfg->use_cgroups };
+        int r = sbx_session_start(&spec, &box, &e);
+        if (r < 0) {
+                rep.err = r;
+                snprintf(rep.msg, sizeof(rep.msg), "%s", e.msg);
+                (void) send_fds(fd, &rep, sizeof(rep), NULL, 0);
+                return;
+        }
+        int fds[8] = { box.ctl_fd, box.ws_fd, box.pidfd, box.bpf_fd };
+        size_t nfds = 4;
+        for (size_t i = 0; i < box.n_cg_fds; i++)
+                fds[nfds++] = box.cg_fds[i];
+        rep.n_cg_fds = (uint32_t) box.n_cg_fds;
+        rep.host_uid = (uint32_t) box.host_uid;
+        rep.host_gid = (uint32_t) box.host_gid;
+        r = send_fds(fd, &rep, sizeof(rep), fds, nfds);
+        /* The daemon holds the session's fds now; ours would keep the control socket open after
+         * the daemon hangs up. The pidfd stays: it tells when the sandbox ends. */
+        box.ctl_fd = safe_close(box.ctl_fd);
+        box.ws_fd = safe_close(box.ws_fd);
+        box.bpf_fd = safe_close(box.bpf_fd);
+        for (size_t i = 0; i < box.n_cg_fds; i++)
+                safe_close(box.cg_fds[i]);
+        box.n_cg_fds = 0;
+        bool by_itself = false;
+        while (r >= 0) {
+                struct pollfd pf[3] = { { .fd = fd, .events = POLLIN | POLLRDHUP }, { .fd = box.pidfd, .events = POLLIN },
+                                        { .fd = term_fd, .events = POLLIN } };
+                int n = poll(pf, 3, -1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 || pf[0].revents || pf[2].revents)
+                        break;
+                if (pf[1].revents) {
+                        by_itself = true;
+                        break;
+                }
+        }
+        sbx_session_end_info info = { 0 };
+        (void) sbx_session_box_end(&box, &info, &e);
+        if (by_itself) {
+                keeper_end end = { .magic = KEEPER_MAGIC, .oom = info.oom_killed, .status = info.init_status };
+                (void) send(fd, &end, sizeof(end), MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+}
+
 /* ---- the broker's loop ---- */
 
 typedef struct broker_state {
@@ -481,6 +586,8 @@ typedef struct broker_state {
         unsigned n_workers;
         int queue[SERVE_RUN_QUEUE_MAX]; /* fds of runs waiting for a worker, oldest first */
         unsigned n_queued;
+        pid_t keepers[SERVE_SESSIONS_MAX]; /* one per open session */
+        unsigned n_keepers;
         bool refusing;                  /* CTL_CANCEL, SIGTERM or EOF: no new runs */
         uint64_t kill_at;               /* when workers still running get SIGKILL; 0: not yet */
 } broker_state;
@@ -515,6 +622,40 @@ static void spawn_worker(broker_state *s, int fd) {
         s->workers[s->n_workers++] = pid;
 }
 
+static void spawn_keeper(broker_state *s, int fd) {
+        pid_t broker = getpid();
+        if (s->n_keepers >= ELEMENTSOF(s->keepers)) {
+                safe_close(fd);
+                return;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                safe_close(fd);
+                return;
+        }
+        if (pid == 0) {
+                sigset_t term;
+                safe_close(s->ctl);
+                safe_close(s->sfd);
+                for (unsigned i = 0; i < s->n_queued; i++)
+                        safe_close(s->queue[i]);
+                for (unsigned i = 0; i < s->n_workers; i++)
+                        safe_close(s->run_fds[i]);
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
+                        _exit(1);
+                (void) prctl(PR_SET_NAME, "hull-keeper");
+                sigemptyset(&term);
+                sigaddset(&term, SIGTERM);
+                int term_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (term_fd < 0)
+                        _exit(1);
+                keeper_run(s->cfg, fd, term_fd);
+                _exit(0);
+        }
+        safe_close(fd);
+        s->keepers[s->n_keepers++] = pid;
+}
+
 static void stop_everything(broker_state *s) {
         if (!s->refusing) {
                 s->refusing = true;
@@ -525,6 +666,8 @@ static void stop_everything(broker_state *s) {
         s->n_queued = 0;
         for (unsigned i = 0; i < s->n_workers; i++)
                 kill(s->workers[i], SIGTERM);
+        for (unsigned i = 0; i < s->n_keepers; i++)
+                kill(s->keepers[i], SIGTERM);
 }
 
 static void on_ctl(broker_state *s) {
@@ -553,6 +696,13 @@ static void on_ctl(broker_state *s) {
                 stop_everything(s);
                 return;
         }
+        if (type == CTL_SESSION && fd >= 0) {
+                if (s->refusing)
+                        safe_close(fd); /* the daemon reads EOF: not started */
+                else
+                        spawn_keeper(s, fd);
+                return;
+        }
         if (type != CTL_RUN || fd < 0) {
                 safe_close(fd);
                 return;
@@ -578,6 +728,11 @@ static void reap(broker_state *s) {
                                 s->n_workers--;
                                 s->workers[i] = s->workers[s->n_workers];
                                 s->run_fds[i] = s->run_fds[s->n_workers];
+                                break;
+                        }
+                for (unsigned i = 0; i < s->n_keepers; i++)
+                        if (s->keepers[i] == pid) {
+                                s->keepers[i] = s->keepers[--s->n_keepers];
                                 break;
                         }
         }
@@ -613,7 +768,7 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
         (void) syscall(SYS_close_range, (unsigned) keep_hi + 1, ~0U, 0U);
 
         for (;;) {
-                if (s.refusing && s.n_workers == 0)
+                if (s.refusing && s.n_workers == 0 && s.n_keepers == 0)
                         _exit(0);
                 int timeout = -1;
                 if (s.kill_at) {
@@ -621,6 +776,8 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                         if (now >= s.kill_at) {
                                 for (unsigned i = 0; i < s.n_workers; i++)
                                         kill(s.workers[i], SIGKILL);
+                                for (unsigned i = 0; i < s.n_keepers; i++)
+                                        kill(s.keepers[i], SIGKILL);
                                 s.kill_at = 0;
                         } else
                                 timeout = (int) (s.kill_at - now);
@@ -837,4 +994,92 @@ void brk_stop(brk_broker *b) {
         safe_close(b->pidfd);
         pthread_mutex_destroy(&b->lock);
         free(b);
+}
+
+/* ---- sessions, the daemon's side ---- */
+
+int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *ret, hull_error *e) {
+        _cleanup_close_pair_ int sv[2] = { -1, -1 };
+        keeper_req req = { .magic = KEEPER_MAGIC, .memory_bytes = spec->memory_bytes, .pids = spec->pids,
+                           .millicpus = spec->millicpus, .tmp_bytes = spec->tmp_bytes };
+        keeper_reply rep;
+        char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+        int r;
+
+        *ret = (brk_session){ .keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1 };
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return hull_err(e, negative_errno(), "session: cannot create a socket to the broker");
+        r = ctl_send(b, CTL_SESSION, sv[1]);
+        if (r < 0)
+                return hull_err(e, r, "session: the sandbox broker is gone");
+        sv[1] = safe_close(sv[1]);
+        if (send(sv[0], &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t) sizeof(req))
+                return hull_err(e, negative_errno(), "session: the sandbox broker refused the session");
+        r = wait_watched(sv[0], -1, now_mono_ms() + SBX_START_TIMEOUT_MS + BRK_IO_TIMEOUT_MS);
+        if (r < 0)
+                return hull_err(e, r, "session: no answer from the sandbox broker");
+        struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        ssize_t n;
+        do
+                n = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        int fds[8];
+        size_t nfds = 0;
+        for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+                        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
+                                int fd;
+                                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                                if (nfds < ELEMENTSOF(fds))
+                                        fds[nfds++] = fd;
+                                else
+                                        safe_close(fd);
+                        }
+        if (n != (ssize_t) sizeof(rep) || rep.magic != KEEPER_MAGIC || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+                for (size_t i = 0; i < nfds; i++)
+                        safe_close(fds[i]);
+                return hull_err(e, n == 0 ? -EAGAIN : -EPROTO, n == 0 ? "session: the sandbox broker refused the session (shutting down or full)"
+                                                                     : "session: malformed answer from the sandbox broker");
+        }
+        if (rep.err < 0 || nfds != 4 + rep.n_cg_fds || rep.n_cg_fds > ELEMENTSOF(ret->cg_fds)) {
+                for (size_t i = 0; i < nfds; i++)
+                        safe_close(fds[i]);
+                rep.msg[sizeof(rep.msg) - 1] = '\0';
+                return hull_err(e, rep.err < 0 ? rep.err : -EPROTO, "%s", rep.err < 0 ? rep.msg : "session: malformed answer from the sandbox broker");
+        }
+        ret->ctl_fd = fds[0];
+        ret->ws_fd = fds[1];
+        ret->pidfd = fds[2];
+        ret->bpf_fd = fds[3];
+        for (size_t i = 0; i < rep.n_cg_fds; i++)
+                ret->cg_fds[ret->n_cg_fds++] = fds[4 + i];
+        ret->host_uid = rep.host_uid;
+        ret->host_gid = rep.host_gid;
+        ret->keeper_fd = TAKE_FD(sv[0]);
+        return 0;
+}
+
+int brk_session_ended(brk_session *s, bool *ret_oom) {
+        keeper_end end;
+        *ret_oom = false;
+        if (s->keeper_fd < 0)
+                return 1;
+        ssize_t n = recv(s->keeper_fd, &end, sizeof(end), MSG_DONTWAIT);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return 0;
+        if (n == (ssize_t) sizeof(end) && end.magic == KEEPER_MAGIC)
+                *ret_oom = end.oom != 0;
+        return 1;
+}
+
+void brk_session_close(brk_session *s) {
+        s->keeper_fd = safe_close(s->keeper_fd);
+        s->ctl_fd = safe_close(s->ctl_fd);
+        s->ws_fd = safe_close(s->ws_fd);
+        s->pidfd = safe_close(s->pidfd);
+        s->bpf_fd = safe_close(s->bpf_fd);
+        for (size_t i = 0; i < s->n_cg_fds; i++)
+                safe_close(s->cg_fds[i]);
+        s->n_cg_fds = 0;
 }

@@ -53,3 +53,35 @@ bool brk_alive(brk_broker *b);
 /* Close the control socket (the broker finishes its runs and exits), wait for the broker up to
  * BRK_STOP_GRACE_MS plus the slack of its workers, kill it if it is still there, and free b. */
 void brk_stop(brk_broker *b);
+
+/* ---- sessions ----
+ * The broker forks a keeper per session: it starts the session's sandbox (sbx_session_start),
+ * hands the daemon the fds to talk to it, and stays its parent until the daemon hangs up (or
+ * the sandbox ends by itself), then kills it and removes its cgroups. */
+typedef struct brk_session_spec {
+        uint64_t memory_bytes;
+        uint64_t pids;
+        uint64_t millicpus;
+        uint64_t tmp_bytes;
+} brk_session_spec;
+
+typedef struct brk_session {
+        int keeper_fd;         /* hang up to end the session; readable once it ended by itself */
+        int ctl_fd, ws_fd, pidfd, bpf_fd;
+        int cg_fds[3];
+        size_t n_cg_fds;
+        uid_t host_uid;
+        gid_t host_gid;
+} brk_session;
+
+/* Start a session. Blocks up to the sandbox's start time; any thread. Returns 0 with *ret
+ * (free with brk_session_close) or a negative errno with *e set (nothing is left running). */
+int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *ret, hull_error *e);
+
+/* After keeper_fd became readable: did the sandbox end by itself, and why. Returns 1 when it
+ * did (with *ret_oom), 0 when not (yet). */
+int brk_session_ended(brk_session *s, bool *ret_oom);
+
+/* Close every fd: the keeper kills the sandbox and removes its cgroups. */
+void brk_session_close(brk_session *s);
+

@@ -9,6 +9,7 @@
  * waits for the broker; the thread leaves the finished answer in the exchange and resumes the
  * connection, and the next on_request() queues it. on_completed() logs, counts and frees. */
 #include "http.h"
+#include "sessions.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -58,6 +59,7 @@ struct http_server {
         atomic_uint requests;       /* exchanges not yet completed */
         atomic_uint admitted;       /* runs admitted whose thread has not yet ended: the thread's
                                      * last act is to decrement it, so at 0 none uses s */
+        atomic_uint session_calls;  /* the same for session procedures' threads */
         atomic_size_t body_bytes;   /* request-body buffers held, across connections */
         atomic_bool stopping;
         atomic_uint_fast64_t seq;   /* ids for requests without a well-formed request ID */
@@ -65,6 +67,7 @@ struct http_server {
 
 typedef enum route {
         ROUTE_RPC,
+        ROUTE_HULL,     /* /hull.v1.Workspace/... and /hull.v1.Sessions/... */
         ROUTE_HEALTHZ,
         ROUTE_READYZ,
         ROUTE_METRICS,
@@ -76,6 +79,8 @@ typedef struct exchange {
         struct MHD_Connection *conn;
         route route;
         plim_procedure proc;
+        hull_api_procedure hproc;
+        char principal[SERVE_SHORT_STR_MAX]; /* who is calling: a token's name (or digest), or "local" */
         bool post;
         uint64_t start_us, received_unix_ms;
         char rid[PLIM_REQUEST_ID_LEN + 1]; /* the request ID to echo, "" when none */
@@ -334,6 +339,58 @@ static void *run_thread(void *arg) {
         return NULL;
 }
 
+static void body_free(exchange *x);
+
+/* ---- session procedures: each on a thread of its own ---- */
+
+static void *session_thread(void *arg) {
+        exchange *x = arg;
+        http_server *s = x->srv;
+        struct MHD_Connection *conn = x->conn;
+        hs_answer a;
+        hs_rpc(s->cfg.sessions, x->proc, x->hproc, x->principal, x->body, x->body_len, x->received_unix_ms, &a);
+        if (a.ok) {
+                x->answer = response_new(x, "application/json", a.body, a.len, NULL);
+                x->answer_status = 200;
+        } else {
+                free(a.body);
+                if (a.f.code == PLIM_CODE_INTERNAL && a.f.reason == PLIM_REASON_NONE && !a.f.unanswered[0]) {
+                        char clean[HULL_ERROR_MSG_MAX];
+                        dlog_log(s->cfg.log, DLOG_ERROR, "event=session-failed id=%s error=\"%s\"", x->id,
+                                 dlog_clean(a.f.message, clean, sizeof(clean)));
+                }
+                x->answer = error_response(x, &a.f, a.f.before_handler ? "request" : NULL, &x->answer_status, 0);
+        }
+        if (a.note[0])
+                snprintf(x->note + strlen(x->note), sizeof(x->note) - strlen(x->note), "%s%s", x->note[0] ? " " : "", a.note);
+        body_free(x);
+        s->mhd.resume_connection(conn);
+        atomic_fetch_sub(&s->session_calls, 1);
+        return NULL;
+}
+
+static enum MHD_Result do_session(exchange *x) {
+        http_server *s = x->srv;
+        pthread_attr_t attr;
+        pthread_t t;
+        atomic_fetch_add(&s->session_calls, 1);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, SERVE_RUN_THREAD_STACK);
+        x->dispatched = true;
+        s->mhd.suspend_connection(x->conn);
+        int r = pthread_create(&t, &attr, session_thread, x);
+        pthread_attr_destroy(&attr);
+        if (r != 0) {
+                s->mhd.resume_connection(x->conn);
+                x->dispatched = false;
+                atomic_fetch_sub(&s->session_calls, 1);
+                return refuse(x, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                              "no thread for the call; retry later; nothing ran");
+        }
+        return MHD_YES;
+}
+
 /* ---- request bodies ---- */
 
 /* Release x's body buffer and its share of the budget. */
@@ -438,9 +495,19 @@ static enum MHD_Result do_rpc(exchange *x) {
         case PLIM_PROC_OPEN_SESSION:
         case PLIM_PROC_SESSION_RUN:
         case PLIM_PROC_CLOSE_SESSION:
-                plim_session_refuse(x->body, x->body_len, x->proc, &f);
-                return answer_error(x, &f, f.before_handler ? "request" : NULL, 0);
+                if (!x->srv->cfg.sessions) {
+                        plim_session_refuse(x->body, x->body_len, x->proc, &f);
+                        return answer_error(x, &f, f.before_handler ? "request" : NULL, 0);
+                }
+                return do_session(x);
         case PLIM_PROC_NONE:
+                if (x->route == ROUTE_HULL) {
+                        if (!x->srv->cfg.sessions)
+                                return refuse(x, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "unsupported", 0,
+                                              "sessions are off on this daemon; nothing ran");
+                        return do_session(x);
+                }
+                break;
         case PLIM_PROC_UNKNOWN:
                 break;
         }
@@ -456,7 +523,7 @@ static enum MHD_Result on_headers(exchange *x, const char *method) {
         if (x->route == ROUTE_NOT_FOUND)
                 return refuse(x, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "unsupported", 404,
                               "no such path on hull serve; nothing ran");
-        if (x->route != ROUTE_RPC) {
+        if (x->route != ROUTE_RPC && x->route != ROUTE_HULL) {
                 if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
                         return answer_text(x, 405, "text/plain; charset=utf-8", "use GET\n");
                 switch (x->route) {
@@ -477,10 +544,11 @@ static enum MHD_Result on_headers(exchange *x, const char *method) {
                 }
                 case ROUTE_NOT_FOUND:
                 case ROUTE_RPC:
+                case ROUTE_HULL:
                         break;
                 }
         }
-        if (x->proc == PLIM_PROC_UNKNOWN)
+        if (x->proc == PLIM_PROC_UNKNOWN || (x->route == ROUTE_HULL && x->hproc == HULL_API_UNKNOWN))
                 return refuse(x, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "unsupported", 404,
                               "hull serve has no such procedure; nothing ran");
         if (!x->post)
@@ -502,6 +570,15 @@ static enum MHD_Result on_headers(exchange *x, const char *method) {
                 }
                 if (who && who->name[0])
                         snprintf(x->note, sizeof(x->note), "caller=%s", who->name);
+                /* Sessions belong to the token that opened them. */
+                if (who && who->name[0])
+                        snprintf(x->principal, sizeof(x->principal), "name:%s", who->name);
+                else if (who) {
+                        char *p = x->principal;
+                        p += snprintf(p, sizeof(x->principal), "token:");
+                        for (size_t i = 0; i < 16; i++)
+                                p += snprintf(p, 3, "%02x", who->digest[i]);
+                }
         }
         if (atomic_load(&s->stopping))
                 return refuse(x, PLIM_CODE_UNAVAILABLE, PLIM_REASON_CAPACITY, NULL, 0,
@@ -525,10 +602,14 @@ static enum MHD_Result on_headers(exchange *x, const char *method) {
         return MHD_YES;
 }
 
-static route route_of(const char *url, plim_procedure *ret_proc) {
+static route route_of(const char *url, plim_procedure *ret_proc, hull_api_procedure *ret_hproc) {
         *ret_proc = plim_procedure_from_path(url);
+        *ret_hproc = HULL_API_NONE;
         if (*ret_proc != PLIM_PROC_NONE)
                 return ROUTE_RPC;
+        *ret_hproc = hull_api_procedure_from_path(url);
+        if (*ret_hproc != HULL_API_NONE)
+                return ROUTE_HULL;
         if (strcmp(url, "/healthz") == 0)
                 return ROUTE_HEALTHZ;
         if (strcmp(url, "/readyz") == 0)
@@ -562,7 +643,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 x->conn = conn;
                 x->start_us = now_mono_us();
                 x->received_unix_ms = now_unix_ms();
-                x->route = route_of(url, &x->proc);
+                x->route = route_of(url, &x->proc, &x->hproc);
+                snprintf(x->principal, sizeof(x->principal), "local");
                 x->post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
                 x->body_max = x->proc == PLIM_PROC_DESCRIBE ? PLIM_DESCRIBE_BODY_MAX : SERVE_BODY_MAX;
                 dlog_clean(url, x->path, sizeof(x->path));
@@ -735,6 +817,7 @@ int http_start(const http_config *cfg, http_server **ret, hull_error *e) {
         }
         atomic_init(&s->requests, 0);
         atomic_init(&s->admitted, 0);
+        atomic_init(&s->session_calls, 0);
         atomic_init(&s->body_bytes, 0);
         atomic_init(&s->stopping, false);
         atomic_init(&s->seq, 0);
@@ -793,14 +876,14 @@ void http_quiesce(http_server *s) {
 unsigned http_busy(http_server *s) {
         /* An admitted run's exchange is also a request: counted once, and still counted after its
          * exchange completed until its thread has ended. */
-        unsigned requests = atomic_load(&s->requests), runs = atomic_load(&s->admitted);
+        unsigned requests = atomic_load(&s->requests), runs = atomic_load(&s->admitted) + atomic_load(&s->session_calls);
         return MAX(requests, runs);
 }
 
 int http_stop(http_server *s) {
         if (!s)
                 return 0;
-        if (atomic_load(&s->admitted) > 0)
+        if (atomic_load(&s->admitted) > 0 || atomic_load(&s->session_calls) > 0)
                 return -EBUSY;
         if (s->tcp)
                 s->mhd.stop_daemon(s->tcp);

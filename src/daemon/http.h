@@ -30,6 +30,7 @@ typedef struct http_config {
         const auth_tokens *tokens;       /* NULL or empty: no auth (loopback only; the caller checks) */
         const plim_evidence *evidence;
         brk_broker *broker;
+        struct hs_manager *sessions;     /* NULL: the session procedures answer unimplemented */
         const dlog *log;
         metrics *metrics;
 } http_config;

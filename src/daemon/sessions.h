@@ -1,0 +1,59 @@
+/* sessions.h: hull serve's sessions: the table (id → session, per caller), their lifetimes
+ * (idle, lifetime, per-owner least-recently-used eviction, the sandbox ending by itself), the
+ * calls (one at a time, one waiter), the chain of run records and the audit log of each session,
+ * and the procedures that act on one: OpenSession, SessionRun, CloseSession and hull's
+ * /hull.v1.Workspace and /hull.v1.Sessions routes.
+ *
+ * Each procedure runs on a thread of its own (it blocks for the whole call); any number at once. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker.h"
+#include "dlog.h"
+#include "hullapi.h"
+#include "metrics.h"
+#include "plimsoll.h"
+
+typedef struct hs_config {
+        brk_broker *broker;
+        const plim_evidence *evidence;
+        const dlog *log;
+        metrics *metrics;
+        int zygote_fd;             /* hull serve's zygote, or -1 */
+        unsigned max_sessions;     /* 0: sessions are off */
+        unsigned max_per_owner;
+        uint64_t lifetime_ms, idle_ms;
+        uint64_t memory_bytes, pids, tmp_bytes;
+        const char *audit_dir;     /* where session-<fingerprint>.jsonl files go; NULL: no logs */
+} hs_config;
+
+typedef struct hs_manager hs_manager;
+
+/* Start the manager and its reaper thread. Returns 0 with *ret or a negative errno with *e. */
+int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e);
+
+/* End every session (SHUTDOWN) and wait (at most wait_ms) for calls in flight to finish. */
+void hs_shutdown(hs_manager *m, uint64_t wait_ms);
+
+/* Stop the reaper and free everything. Only after hs_shutdown and once no thread is in hs_rpc. */
+void hs_free(hs_manager *m);
+
+/* Sessions open now. */
+unsigned hs_open_count(hs_manager *m);
+
+/* What a procedure answered: 200 with body (JSON, the caller frees), or an error in f. */
+typedef struct hs_answer {
+        bool ok;
+        char *body;
+        size_t len;
+        plim_error f;
+        char note[SERVE_SHORT_STR_MAX]; /* for the request's log line */
+} hs_answer;
+
+/* One procedure: proc for a plimsoll procedure (OPEN_SESSION, SESSION_RUN, CLOSE_SESSION), or
+ * hproc for one of hull's. principal names the caller (its token, or "local"): a session is only
+ * found by the caller that opened it. */
+void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body,
+            size_t len, uint64_t received_unix_ms, hs_answer *ret);
