@@ -10,6 +10,8 @@ packages=(
         libjansson-dev libseccomp-dev libcap-dev libssl-dev
         libpcre2-dev libarchive-dev
         libmicrohttpd-dev
+        # hull session's HTTP client: headers at build time; libcurl.so.4 is loaded when it runs
+        libcurl4-openssl-dev
         # sanitizers and fuzzing
         clang libclang-rt-14-dev
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv

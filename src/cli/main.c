@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli-session.h"
 #include "cli.h"
 
 #ifndef HULL_VERSION
@@ -24,6 +25,7 @@ static const cli_command commands[] = {
         { "verify", "check an audit log of run records and its chain", cli_verify_main, cli_verify_help },
         { "serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help },
         { "token", "make a bearer token for hull serve", cli_token_main, cli_token_help },
+        { "session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help },
 };
 
 void cli_error(const char *cmd, const char *fmt, ...) {

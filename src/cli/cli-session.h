@@ -1,0 +1,5 @@
+/* cli-session.h: `hull session`, a client of hull serve's sessions (cli-session.c). */
+#pragma once
+
+int cli_session_main(int argc, char **argv);
+void cli_session_help(void);
