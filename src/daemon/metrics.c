@@ -85,6 +85,26 @@ static void add(text *t, const char *fmt, ...) {
                 t->len += (size_t) n;
 }
 
+void metrics_session_opened(metrics *m) {
+        if (!m)
+                return;
+        atomic_fetch_add(&m->sessions_open, 1);
+        atomic_fetch_add(&m->sessions_opened, 1);
+}
+
+void metrics_session_ended(metrics *m, plim_session_end why) {
+        if (!m)
+                return;
+        atomic_fetch_sub(&m->sessions_open, 1);
+        if ((size_t) why < ELEMENTSOF(m->sessions_ended))
+                atomic_fetch_add(&m->sessions_ended[why], 1);
+}
+
+void metrics_session_call(metrics *m) {
+        if (m)
+                atomic_fetch_add(&m->session_calls, 1);
+}
+
 int metrics_render(metrics *m, char **ret, size_t *ret_len) {
         text t = { .p = malloc(SERVE_METRICS_TEXT_MAX), .max = SERVE_METRICS_TEXT_MAX };
         if (!t.p)
@@ -119,6 +139,16 @@ int metrics_render(metrics *m, char **ret, size_t *ret_len) {
                 else
                         add(&t, "hull_http_requests_total{code=\"other\"} %" PRIuFAST64 "\n", atomic_load(&m->http[i]));
         }
+        add(&t, "# HELP hull_sessions_open Sessions open now.\n# TYPE hull_sessions_open gauge\nhull_sessions_open %" PRIdFAST64 "\n"
+                "# HELP hull_sessions_opened_total Sessions opened.\n# TYPE hull_sessions_opened_total counter\n"
+                "hull_sessions_opened_total %" PRIuFAST64 "\n"
+                "# HELP hull_session_calls_total Calls made in sessions (cells, runs, workspace operations).\n"
+                "# TYPE hull_session_calls_total counter\nhull_session_calls_total %" PRIuFAST64 "\n",
+            atomic_load(&m->sessions_open), atomic_load(&m->sessions_opened), atomic_load(&m->session_calls));
+        add(&t, "# HELP hull_sessions_ended_total Sessions that ended, by reason.\n# TYPE hull_sessions_ended_total counter\n");
+        for (size_t i = 1; i < _PLIM_SESSION_END_MAX && i < ELEMENTSOF(m->sessions_ended); i++)
+                add(&t, "hull_sessions_ended_total{reason=\"%s\"} %" PRIuFAST64 "\n", plim_session_end_to_string((plim_session_end) i),
+                    atomic_load(&m->sessions_ended[i]));
         if (t.overflow) {
                 free(t.p);
                 return -ENOMEM;

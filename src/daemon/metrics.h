@@ -29,6 +29,10 @@ typedef struct metrics {
         atomic_uint_fast64_t run_us_sum;
         atomic_uint_fast64_t refusals[_PLIM_REASON_MAX];        /* by NotDispatched reason */
         atomic_uint_fast64_t http[METRICS_N_STATUSES];
+        atomic_int_fast64_t sessions_open;
+        atomic_uint_fast64_t sessions_opened;
+        atomic_uint_fast64_t session_calls;
+        atomic_uint_fast64_t sessions_ended[16];                /* by plim_session_end */
 } metrics;
 
 void metrics_init(metrics *m);
@@ -39,6 +43,9 @@ void metrics_run_ended(metrics *m, metrics_outcome o, uint64_t us);
 void metrics_run_dropped(metrics *m);
 void metrics_refusal(metrics *m, plim_reason r);
 void metrics_http(metrics *m, unsigned status);
+void metrics_session_opened(metrics *m);
+void metrics_session_ended(metrics *m, plim_session_end why);
+void metrics_session_call(metrics *m);
 
 /* The Prometheus text exposition (format 0.0.4). Returns 0 with a new buffer or -ENOMEM. */
 int metrics_render(metrics *m, char **ret, size_t *ret_len);

@@ -108,6 +108,7 @@ static void end_locked(hs_manager *m, hs_session *s, plim_session_end why, const
         s->ended = why;
         snprintf(s->end_detail, sizeof(s->end_detail), "%s", detail ? detail : "");
         s->ended_mono_ms = now_mono_ms();
+        metrics_session_ended(m->cfg.metrics, why);
         if (s->box.keeper_fd >= 0)
                 (void) shutdown(s->box.keeper_fd, SHUT_RDWR);
         char fp[16];
@@ -148,6 +149,7 @@ static int call_begin(hs_manager *m, hs_session *s, plim_error *f) {
         s->inflight++;
         s->claimed = true;
         pthread_mutex_unlock(&m->lock);
+        metrics_session_call(m->cfg.metrics);
         pthread_mutex_lock(&s->call);
         pthread_mutex_lock(&m->lock);
         if (s->ended != PLIM_SESSION_END_UNSPECIFIED) {
@@ -542,6 +544,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         s->next = m->head;
         m->head = s;
         pthread_mutex_unlock(&m->lock);
+        metrics_session_opened(m->cfg.metrics);
         ret->ok = true;
         snprintf(ret->note, sizeof(ret->note), "session=%.12s", s->chain.session);
         dlog_log(m->cfg.log, DLOG_INFO, "event=session-opened session=%.12s owner=%s idle_ms=%" PRIu64 " lifetime_ms=%" PRIu64,
