@@ -228,7 +228,9 @@ def run_a(req, fds, cell_code):
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         os.close(3)  # the zygote's request socket
-        prctl("prctl-pdeathsig", PR_SET_PDEATHSIG, signal.SIGKILL)
+        # No parent-death signal: A outlives the zygote until B ends (B dies with the session's
+        # pid namespace), so B's zombie is reaped at once and never holds the session's cgroups
+        # busy while an unrelated reaper gets to it.
         if os.geteuid() == 0:
             step("setgroups", os.setgroups, [])
         _check("setns-pid", libc.setns(fds[0], CLONE_NEWPID))

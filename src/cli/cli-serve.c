@@ -27,6 +27,7 @@
 #include "parse-util.h"
 #include "plimsoll.h"
 #include "sbx.h"
+#include "sbx-cgroup.h"
 #include "sbx-session.h"
 #include "sessions.h"
 #include "time-util.h"
@@ -347,6 +348,12 @@ int cli_serve_main(int argc, char **argv) {
         }
         brk_config bc = { .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue, .work_root = work_root,
                           .use_cgroups = use_cgroups };
+        if (use_cgroups) {
+                unsigned swept = 0;
+                hull_error ce = { 0 };
+                if (sbx_cgroup_sweep_stale(&swept, &ce) == 0 && swept > 0)
+                        dlog_log(&log, DLOG_INFO, "event=stale-cgroups-removed count=%u", swept);
+        }
         /* The zygote and the broker are forked before any thread exists. */
         if (max_sessions > 0 && zygote && ev.python) {
                 zygote_fd = sbx_zygote_start(NULL, &e);

@@ -1,10 +1,13 @@
 /* sbx-cgroup.c: per-sandbox cgroups on v1 hierarchies, v2, or a mix of both. */
 #include "sbx-cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/magic.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -377,3 +380,46 @@ int sbx_cgroup_destroy(sbx_cgroup *cg, hull_error *e) {
         }
         return first;
 }
+
+int sbx_cgroup_sweep_stale(unsigned *ret_removed, hull_error *e) {
+        sbx_cgroup cg;
+        sbx_cgroup_limits lim = { .memory_bytes = 1, .pids = 1, .millicpus = 1 };
+        unsigned removed = 0;
+        int r = sbx_cgroup_plan(&cg, "x", &lim, e);
+        if (r < 0)
+                return r;
+        const char *planned[3] = { cg.memory, cg.pids, cg.cpu };
+        for (size_t i = 0; i < ELEMENTSOF(planned); i++) {
+                char parent[SBX_PATH_MAX];
+                if (!planned[i][0])
+                        continue;
+                snprintf(parent, sizeof(parent), "%s", planned[i]);
+                char *slash = strrchr(parent, '/');
+                if (!slash)
+                        continue;
+                *slash = '\0';
+                DIR *d = opendir(parent);
+                if (!d)
+                        continue;
+                struct dirent *de;
+                while ((de = readdir(d))) {
+                        if (strncmp(de->d_name, "hull-", 5) != 0 || de->d_type != DT_DIR)
+                                continue;
+                        char *end;
+                        errno = 0;
+                        long pid = strtol(de->d_name + 5, &end, 10);
+                        if (errno || end == de->d_name + 5 || *end != '-' || pid <= 0 || pid > INT32_MAX)
+                                continue;
+                        if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                                continue; /* its owner still runs (or the pid was reused): leave it */
+                        char path[SBX_PATH_MAX];
+                        if ((size_t) snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < sizeof(path) && rmdir(path) == 0)
+                                removed++;
+                }
+                closedir(d);
+        }
+        if (ret_removed)
+                *ret_removed = removed;
+        return 0;
+}
+

@@ -69,3 +69,8 @@ void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret);
  * down the last tasks. Safe to call on a zeroed, planned or partially made sbx_cgroup. Returns
  * 0, or a negative errno with *e (may be NULL) naming a cgroup that stayed. */
 int sbx_cgroup_destroy(sbx_cgroup *cg, hull_error *e);
+
+/* Remove the empty cgroups hull left behind (named hull-PID-..., next to where sbx_cgroup_plan()
+ * puts new ones) whose PID no longer runs: a hull killed with SIGKILL cannot remove its own.
+ * Best effort. Returns 0 with the count removed, or a negative errno with *e (no cgroups). */
+int sbx_cgroup_sweep_stale(unsigned *ret_removed, hull_error *e);
