@@ -189,31 +189,6 @@ static bool cell_path_is_valid(const char *s) {
         return true;
 }
 
-/* A duration: "1500ms", "30s", "2.5" (seconds), "5m", "1.5h". Returns 0, -EINVAL or -ERANGE. */
-static int parse_duration(const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *ret) {
-        size_t n = strlen(s);
-        uint64_t mult = 0, v;
-        if (n >= 2 && s[n - 1] == 'm' && s[n - 2] != 'm' && s[n - 2] != 's')
-                mult = 60;
-        else if (n >= 2 && s[n - 1] == 'h')
-                mult = 3600;
-        if (!mult)
-                return parse_duration_ms(s, min_ms, max_ms, ret);
-        char num[32];
-        if (n - 1 >= sizeof(num) || !((s[n - 2] >= '0' && s[n - 2] <= '9') || s[n - 2] == '.'))
-                return -EINVAL;
-        memcpy(num, s, n - 1);
-        num[n - 1] = 0;
-        int r = parse_duration_ms(num, 0, max_ms / mult, &v);
-        if (r < 0)
-                return r;
-        v *= mult;
-        if (v < min_ms)
-                return -ERANGE;
-        *ret = v;
-        return 0;
-}
-
 /* "950ms", "12.5s", "5m", "5m30s", "2h", "2h05m". */
 static void format_ms(uint64_t ms, char *buf, size_t size) {
         uint64_t s = ms / 1000;
@@ -515,7 +490,10 @@ static void describe_details(const json_t *details, const char *message, char *b
                 char detail[PLIM_END_DETAIL_MAX];
                 proto_decode(raw, raw_len, &reason, detail, sizeof(detail));
                 int k = 0;
-                if (strcmp(type, "plimsoll.v1.SessionEnded") == 0)
+                if (strcmp(type, "plimsoll.v1.SessionEnded") == 0 && reason < ELEMENTSOF(session_ends) &&
+                    strstr(message, session_ends[reason]))
+                        k = 0; /* the message already names it */
+                else if (strcmp(type, "plimsoll.v1.SessionEnded") == 0)
                         k = snprintf(buf + len, size - len, " (session ended: %s%s%s)",
                                      reason < ELEMENTSOF(session_ends) ? session_ends[reason] : "unknown reason",
                                      detail[0] ? ": " : "", detail);
@@ -809,7 +787,14 @@ static int sub_cell(client *c, const session_args *a) {
                         return CLI_EXIT_FAILURE;
                 }
                 total += data_len;
-                json_t *b = json_base64(data, data_len);
+                /* plimsoll carries a file's content as a JSON string (NULs escaped), not base64. */
+                if (!utf8_is_valid(data, data_len)) {
+                        json_decref(files);
+                        return usage_error("--file %s is not UTF-8 text; cell files travel as text (write binary files "
+                                           "with 'hull session write')",
+                                           eq + 1);
+                }
+                json_t *b = json_stringn(data, data_len);
                 if (!b || json_array_append_new(files, json_pack("{s:s, s:o}", "path", path, "content", b)) < 0) {
                         json_decref(files);
                         return bad_answer("out of memory");
@@ -1061,7 +1046,8 @@ static const session_sub subs[] = {
           "  --python           a python cell (the default)\n"
           "  --javascript       a javascript cell\n"
           "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"
-          "  --file PATH=LOCAL  write LOCAL to PATH in the workspace before the code runs (repeatable)\n",
+          "  --file PATH=LOCAL  write LOCAL (UTF-8 text) to PATH in the workspace before the code runs\n"
+          "                     (repeatable; 4M in all)\n",
           sub_cell },
         { "read", BIT(OPT_JSON) | BIT(OPT_OFFSET) | BIT(OPT_LIMIT), 2, 2,
           "read ID PATH [--offset N] [--limit N] [--json]",
@@ -1255,12 +1241,12 @@ static int parse_options(int argc, char **argv, const session_sub *sub, session_
                         a->owner = optarg;
                         break;
                 case OPT_LIFETIME:
-                        if (parse_duration(optarg, 1, SESSION_CLI_LIFETIME_MS_MAX, &a->lifetime_ms) < 0)
+                        if (parse_duration_ms(optarg, 1, SESSION_CLI_LIFETIME_MS_MAX, &a->lifetime_ms) < 0)
                                 return usage_error("--lifetime wants a duration up to 12h such as 30m, got '%s'", optarg);
                         a->has_lifetime = true;
                         break;
                 case OPT_IDLE:
-                        if (parse_duration(optarg, SESSION_CLI_IDLE_MS_MIN, SESSION_CLI_LIFETIME_MS_MAX, &a->idle_ms) < 0)
+                        if (parse_duration_ms(optarg, SESSION_CLI_IDLE_MS_MIN, SESSION_CLI_LIFETIME_MS_MAX, &a->idle_ms) < 0)
                                 return usage_error("--idle wants a duration from 1s to 12h such as 5m, got '%s'", optarg);
                         a->has_idle = true;
                         break;
@@ -1273,7 +1259,7 @@ static int parse_options(int argc, char **argv, const session_sub *sub, session_
                         a->languages[a->n_languages++] = optarg; /* two distinct values fit */
                         break;
                 case OPT_TIMEOUT:
-                        if (parse_duration(optarg, 1, PLIM_TIMEOUT_MS_MAX, &a->timeout_ms) < 0)
+                        if (parse_duration_ms(optarg, 1, PLIM_TIMEOUT_MS_MAX, &a->timeout_ms) < 0)
                                 return usage_error("--timeout wants a duration from 1ms to 5m such as 30s, got '%s'", optarg);
                         a->has_timeout = true;
                         break;

@@ -63,7 +63,8 @@ static void main_help(void) {
         printf("\nRun 'hull COMMAND --help' for a command's options.\n"
                "Exit status: 0 on success, 1 on failure, 2 on a usage error; 'hull exec' passes on\n"
                "the command's status and uses 124 (timeout), 125 (hull or the sandbox failed) and\n"
-               "128+N (killed by signal N).\n");
+               "128+N (killed by signal N); 'hull session exec' and 'cell' pass on the status of what\n"
+               "ran (124: timeout).\n");
 }
 
 static const cli_command *find_command(const char *name) {
