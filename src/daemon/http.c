@@ -324,6 +324,7 @@ static void *run_thread(void *arg) {
                 }
         }
         if (r == 0) {
+                hs_audit_run(cfg->sessions, x->req.root, body, len);
                 x->answer = response_new(x, "application/json", body, len, NULL);
                 x->answer_status = 200;
                 snprintf(x->note, sizeof(x->note), "kind=%s outcome=%s run_ms=%" PRIu64, plim_kind_to_string(x->req.kind),

@@ -923,3 +923,28 @@ void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const 
         }
         plim_fail(&ret->f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "no such procedure; nothing ran");
 }
+
+void hs_audit_run(hs_manager *m, const json_t *request, const char *answer, size_t len) {
+        if (!m || m->audit_fd < 0 || !request)
+                return;
+        json_t *ans = json_loadb(answer, len, 0, NULL);
+        json_t *record = json_object_get(ans, "record"), *result = json_object();
+        const char *kinds[] = { "javascript", "project", "module", "cell" };
+        for (size_t i = 0; result && i < ELEMENTSOF(kinds); i++) {
+                json_t *v = json_object_get(ans, kinds[i]);
+                if (v)
+                        json_object_set(result, kinds[i], v);
+        }
+        json_t *entry = NULL;
+        hull_error e = { 0 };
+        if (!record || !result || rec_log_entry_new(record, request, result, &entry, &e) < 0 ||
+            rec_log_append(m->audit_fd, "runs.jsonl", entry, 0, &e) < 0) {
+                char clean[HULL_ERROR_MSG_MAX];
+                dlog_log(m->cfg.log, DLOG_ERROR, "event=audit-log-failed log=runs.jsonl error=\"%s\"",
+                         dlog_clean(e.msg[0] ? e.msg : "malformed answer", clean, sizeof(clean)));
+        }
+        json_decref(entry);
+        json_decref(result);
+        json_decref(ans);
+}
+

@@ -57,3 +57,8 @@ typedef struct hs_answer {
  * found by the caller that opened it. */
 void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body,
             size_t len, uint64_t received_unix_ms, hs_answer *ret);
+
+/* Append a single run's record to the audit log (DIR/runs.jsonl): the request as received and
+ * the answer as sent. Failures are logged, never fatal. Any thread. */
+void hs_audit_run(hs_manager *m, const json_t *request, const char *answer, size_t len);
+
