@@ -392,8 +392,12 @@ def zygote():
         sys.stderr.write("hull zygote: %d threads after the imports; setns needs one\n" % threads)
     sys.stdout.flush()
     sys.stderr.flush()
-    sock.send(json.dumps({"ready": {"numpy": versions["numpy"], "pandas": versions["pandas"],
-                                    "threads": threads}}).encode())
+    try:
+        sock.send(json.dumps({"ready": {"numpy": versions["numpy"], "pandas": versions["pandas"],
+                                        "threads": threads}}).encode())
+    except OSError:
+        return 0  # hull serve is gone already
+
     signal.signal(signal.SIGCHLD, lambda s, f: reap())
     while True:
         reap()
@@ -401,6 +405,8 @@ def zygote():
             data, fds, flags, _ = socket.recv_fds(sock, MAX_REQUEST, MAX_FDS, socket.MSG_CMSG_CLOEXEC)
         except InterruptedError:
             continue
+        except OSError:
+            return 0  # hull serve is gone: nothing more to serve
         if not data and not fds:
             return 0
         req = None

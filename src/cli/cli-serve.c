@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "auth.h"
@@ -338,6 +340,7 @@ int cli_serve_main(int argc, char **argv) {
         char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX] = "";
         int status = CLI_EXIT_FAILURE;
         int zygote_fd = -1;
+        pid_t zygote_pid = -1;
         hs_manager *sessions = NULL;
         brk_broker *broker = NULL;
         http_server *srv = NULL;
@@ -356,7 +359,7 @@ int cli_serve_main(int argc, char **argv) {
         }
         /* The zygote and the broker are forked before any thread exists. */
         if (max_sessions > 0 && zygote && ev.python) {
-                zygote_fd = sbx_zygote_start(NULL, &e);
+                zygote_fd = sbx_zygote_start(&zygote_pid, &e);
                 if (zygote_fd < 0) {
                         dlog_log(&log, DLOG_WARN, "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"", e.msg);
                         zygote_fd = -1;
@@ -456,7 +459,14 @@ out:
         }
         hs_shutdown(sessions, SERVE_SHUTDOWN_CANCEL_MS);
         hs_free(sessions);
-        safe_close(zygote_fd);
+        safe_close(zygote_fd); /* EOF: the zygote exits */
+        if (zygote_pid > 0) {
+                _cleanup_close_ int zfd = (int) syscall(SYS_pidfd_open, zygote_pid, 0);
+                struct pollfd zp = { .fd = zfd, .events = POLLIN };
+                if (zfd < 0 || poll(&zp, 1, BRK_STOP_GRACE_MS) <= 0)
+                        kill(zygote_pid, SIGKILL);
+                (void) waitpid(zygote_pid, NULL, 0);
+        }
         brk_stop(broker);
         if (rm_rf_at(AT_FDCWD, work_root) < 0)
                 dlog_log(&log, DLOG_WARN, "event=cleanup msg=\"cannot remove the work directory\" path=%s", work_root);
