@@ -697,6 +697,24 @@ def conformance(url, pid):
             s.calls, s.last = u64(rec2.get("sequence")) or s.calls + 2, rec2["recordSha256"]
 
     check("Describe during a session: still answers", describe(c).get("protocol") == 3)
+    a, run = s.run("python cell floods stdout", cell("python", "x = 41\nimport sys\nsys.stdout.write('z' * (3 << 20))\n7"))
+    so, se, rc, r = out_of(run, "cell")
+    check("a cell's flood: stdoutTruncated, no marker written, the interpreter answers",
+          r.get("stdoutTruncated") is True and 0 < len(so) < 3 << 20 and set(so) <= set(b"z7\n"), "len %d %r" % (
+              len(so), {k: v for k, v in r.items() if k not in ("stdout", "stderr")}))
+    a, run = s.run("python cell after the flood", cell("python", "x"))
+    check("... the state survives the flood", out_of(run, "cell")[0] == b"41\n", repr(out_of(run, "cell")[3]))
+    a, run = s.run("javascript payload timeout in the session", {"javascript": {"code": "while (true) {}"}},
+                   timeoutMs=1000)
+    so, se, rc, r = out_of(run, "javascript")
+    check("a javascript payload's timeout: 124, timedOut", rc == 124 and r.get("timedOut") is True, repr(r))
+    a, run = s.run("project payload timeout in the session", {"project": {"steps": ["echo a", "sleep 60.789"]}},
+                   timeoutMs=1000)
+    p = (run or {}).get("project") or {}
+    check("a project's timeout: TIMED_OUT, its sleep gone", p.get("outcome") == "PROJECT_OUTCOME_TIMED_OUT" and
+          wait_gone("'sleep 60\\.789'", 3), repr(p)[:300])
+    a, run = s.run("a malformed traceId is dropped, not refused", cell("python", "x"), traceId="not a trace id!")
+    check("... and the call runs", out_of(run, "cell")[0] == b"41\n")
     # the close
     s.close("CloseSession: fingerprint, the calls the client counted, the last record, CLOSED")
     s.close("a second CloseSession still answers the summary (kept 10 minutes)")
@@ -720,6 +738,69 @@ def conformance(url, pid):
         j = a.json or {}
         check("a close states the exact count, so a tracked gap would be caught (calls 1, not 2)",
               u64(j.get("calls")) == 1 and j.get("lastRecordSha256") == s2.last, repr(j))
+    # two sessions run side by side: calls are serialized per session, not per daemon
+    p1, p2 = Session(c, "parallel 1"), Session(c, "parallel 2")
+    p1.open(quiet=True)
+    p2.open(quiet=True)
+    if p1.sid and p2.sid:
+        res = {}
+        ths = [threading.Thread(target=lambda x=x: res.__setitem__(x.label, x.run(
+            x.label + ": a 1.5 s cell", cell("python", "import time\ntime.sleep(1.5)\n1")))) for x in (p1, p2)]
+        t = time.monotonic()
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join(60)
+        took = time.monotonic() - t
+        check("two sessions' calls run side by side (%.2f s; one after the other takes over 3)" % took, took < 2.8)
+        p1.close("parallel 1 closes")
+        p2.close("parallel 2 closes")
+
+    # CloseSession while a call runs: whatever happens, the close and the call's answer agree
+    k = Session(c, "closed while busy")
+    k.open()
+    if k.sid:
+        k.run("closed while busy: a first call", cell("python", "1"))
+        busy = []
+        req = k.request({"project": {"steps": ["sleep 1.789; echo done"]}})
+        th = threading.Thread(target=lambda: busy.append(c.call("SessionRun", req, timeout=60)))
+        th.start()
+        for _ in range(100):
+            if pgrep("'sleep 1\\.789'"):
+                break
+            time.sleep(0.05)
+        t = time.monotonic()
+        cl = c.call("CloseSession", {"protocol": 3, "sessionId": k.sid}, timeout=60)
+        took = time.monotonic() - t
+        th.join(60)
+        b = busy[0] if busy else None
+        j = cl.json or {}
+        print("# close during a call: close %d after %.2f s %r; the call %s" % (
+            cl.status, took, j, b and (b.status, b.body[:200])))
+        want = None
+        if b is not None and b.status == 200:
+            probs, run, rec = k.verify_run(req, b)
+            check("closed while busy: the call's answer verifies", not probs, "; ".join(probs))
+            want = (2, rec and rec.get("recordSha256"))
+        elif b is not None:
+            d = details(b)
+            if "NotDispatched" in d:
+                want = (1, k.last)
+            elif d.get("UnansweredCall"):
+                check("closed while busy: the cut call's UnansweredCall checks", not k.verify_unanswered(
+                    req, d["UnansweredCall"]), repr(d))
+                want = (2, d["UnansweredCall"].get("recordSha256"))
+                check("closed while busy: the cut call's error carries SessionEnded CLOSED",
+                      d.get("SessionEnded", (None,))[0] == "SESSION_END_CLOSED", "code %r details %r" % (
+                          (b.json or {}).get("code"), d))
+            else:
+                bad("closed while busy: the cut call says what happened", "an unmarked error without a record: %r"
+                    % b.body[:300])
+        check("closed while busy: the close counts exactly what the call's answer states",
+              want is not None and cl.status == 200 and (u64(j.get("calls")), j.get("lastRecordSha256")) == want,
+              "close %r, call answer implies %r" % (j, want))
+        check("closed while busy: the sleep is gone", wait_gone("'sleep 1\\.789'", 3))
+
     s3 = Session(c, "third")
     s3.open(idleTimeoutMs=60000, lifetimeMs=120000)
     if s3.sid:
@@ -1387,6 +1468,9 @@ def workspace(url, workroot):
     a = w.call("Read", path="digits.txt")
     check("Workspace on a closed session: refused", a.status != 200 and w.j(a).get("code") in
           ("failed_precondition", "not_found"), repr(a.body[:300]))
+    a = w.call("List", service="/hull.v1.Sessions/")
+    check("Sessions/List: a closed session is not listed", a.status == 200 and s.sid not in a.body.decode(),
+          repr(a.body[:300]))
     w3 = Ws(c, os.urandom(16).hex())
     a = w3.call("Exec", command="true")
     check("Workspace on an unknown session: not_found", a.status == 404 and w3.j(a).get("code") == "not_found",
