@@ -55,7 +55,7 @@
 /* ---- sandbox sessions (src/sandbox/sbx-session.c) ---- */
 #define SBX_SESSION_INTERP_MAX 2U       /* interpreters per session: python, javascript */
 #define SBX_CTL_MSG_MAX (96U << 10)     /* one host → init message (head, argv, env) */
-#define SBX_SESSION_ARGS_MAX 64U        /* argv entries of one session call */
+#define SBX_SESSION_ARGS_MAX 128U       /* argv entries of one session call (a shell call: 5 + its variables) */
 #define SBX_SESSION_ENV_MAX 256U        /* env entries of one session call (defaults included) */
 #define SBX_SESSION_CMD_MAX (64U << 10) /* a shell command of sbx_session_shell */
 #define SBX_SWEEP_ROUNDS_MAX 2000U      /* /proc scans of one sweep (~2 s with the back-off) */

@@ -134,6 +134,13 @@ static hs_session *lookup(hs_manager *m, const char *id, const char *principal) 
 /* Take the session for one call: refused when it ended, or when one call runs and another waits. */
 static int call_begin(hs_manager *m, hs_session *s, plim_error *f) {
         pthread_mutex_lock(&m->lock);
+        /* The reaper looks every SERVE_SESSION_TICK_MS; a call must not slip in between. */
+        uint64_t now = now_mono_ms();
+        if (s->ended == PLIM_SESSION_END_UNSPECIFIED && now >= s->expires_mono_ms)
+                end_locked(m, s, PLIM_SESSION_END_EXPIRED, "the session's lifetime is over");
+        else if (s->ended == PLIM_SESSION_END_UNSPECIFIED && s->inflight == 0 && now - s->last_used_mono_ms >= s->idle_ms)
+                end_locked(m, s, s->claimed ? PLIM_SESSION_END_EXPIRED : PLIM_SESSION_END_UNCLAIMED,
+                           s->claimed ? "idle for longer than the idle timeout" : "never used before the idle timeout");
         if (s->ended != PLIM_SESSION_END_UNSPECIFIED) {
                 plim_session_end why = s->ended;
                 char detail[PLIM_END_DETAIL_MAX];
@@ -621,10 +628,23 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                         end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended during the call");
                         pthread_mutex_unlock(&m->lock);
                 }
+                pthread_mutex_lock(&m->lock);
+                plim_session_end why = s->ended;
+                char detail[PLIM_END_DETAIL_MAX];
+                memcpy(detail, s->end_detail, sizeof(detail));
+                pthread_mutex_unlock(&m->lock);
+                /* A session ended on purpose (closed, expired, replaced) cuts its call: not a fault. */
                 char clean[HULL_ERROR_MSG_MAX];
-                dlog_log(m->cfg.log, DLOG_ERROR, "event=session-call-failed session=%.12s error=\"%s\"", s->chain.session,
-                         dlog_clean(e.msg, clean, sizeof(clean)));
-                plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the call failed: %s", e.msg);
+                dlog_log(m->cfg.log, why == PLIM_SESSION_END_UNSPECIFIED || why == PLIM_SESSION_END_MAIN_PROCESS_ENDED ? DLOG_ERROR : DLOG_INFO,
+                         "event=session-call-failed session=%.12s ended=%s error=\"%s\"", s->chain.session,
+                         plim_session_end_to_string(why), dlog_clean(e.msg, clean, sizeof(clean)));
+                if (why != PLIM_SESSION_END_UNSPECIFIED)
+                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)",
+                                  plim_session_end_to_string(why), detail);
+                else
+                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the call failed: %s", e.msg);
+                if (why != PLIM_SESSION_END_UNSPECIFIED)
+                        plim_error_session_ended(f, why, detail);
                 if (plim_unanswered_error(&req, m->cfg.evidence, &s->chain, received, ended, f, &rec) == 0) {
                         audit_append(m, s, &rec);
                         plim_chain_advance(&s->chain, &rec);
@@ -769,9 +789,20 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                         free(env[i]);
                 free(env);
                 if (r < 0) {
-                        if (r == -E2BIG)
+                        pthread_mutex_lock(&m->lock);
+                        if (s->sx.dead)
+                                end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended");
+                        plim_session_end why = s->ended;
+                        char detail[PLIM_END_DETAIL_MAX];
+                        memcpy(detail, s->end_detail, sizeof(detail));
+                        pthread_mutex_unlock(&m->lock);
+                        if (r == -E2BIG || r == -EINVAL)
                                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e.msg);
-                        else
+                        else if (why != PLIM_SESSION_END_UNSPECIFIED) {
+                                plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)",
+                                          plim_session_end_to_string(why), detail);
+                                plim_error_session_ended(f, why, detail);
+                        } else
                                 fail_internal(f, m, "exec", &e);
                         break;
                 }

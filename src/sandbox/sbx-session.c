@@ -535,23 +535,45 @@ out:
 
 /* The directory and exported variables persist in the sandbox's /tmp, like a terminal's. The
  * command is $1, evaluated by the shell itself, so `cd` and `export` in it last. */
+/* The directory and exported variables persist in the sandbox's /tmp, like a terminal's. The
+ * command is $1, evaluated by the shell itself, so `cd` and `export` in it last; $2... are the
+ * call's own K=V variables, exported for this call only (after the saved ones, so they win, and
+ * left out of what is saved). */
 static const char shell_wrapper[] =
         "__hull_d=/tmp/.hull-shell\n"
         "if [ -r \"$__hull_d/env\" ]; then . \"$__hull_d/env\"; fi\n"
         "cd \"$(cat \"$__hull_d/cwd\" 2>/dev/null || echo /workspace)\" 2>/dev/null || cd /workspace\n"
-        "__hull_save() { __hull_rc=$?; mkdir -p \"$__hull_d\" 2>/dev/null; export -p > \"$__hull_d/env\" 2>/dev/null; "
-        "pwd > \"$__hull_d/cwd\" 2>/dev/null; exit $__hull_rc; }\n"
-        "trap __hull_save EXIT\n"
         "__hull_c=$1\n"
         "shift\n"
+        "__hull_call=\n"
+        "for __hull_kv in \"$@\"; do export \"$__hull_kv\"; __hull_call=\"$__hull_call ${__hull_kv%%=*}\"; done\n"
+        "__hull_save() { __hull_rc=$?; for __hull_n in $__hull_call; do unset \"$__hull_n\"; done; "
+        "mkdir -p \"$__hull_d\" 2>/dev/null; export -p > \"$__hull_d/env\" 2>/dev/null; "
+        "pwd > \"$__hull_d/cwd\" 2>/dev/null; exit $__hull_rc; }\n"
+        "trap __hull_save EXIT\n"
+        "set --\n"
         "eval \"$__hull_c\"\n";
 
 int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uint64_t timeout_ms, uint64_t output_bytes,
                       int cancel_fd, sbx_result *ret, hull_error *e) {
+        char *argv[SBX_SESSION_ARGS_MAX + 1] = { (char *) "/bin/sh", (char *) "-c", (char *) shell_wrapper, (char *) "hull-shell",
+                                                 (char *) command };
+        size_t n = 5;
         if (strlen(command) > SBX_SESSION_CMD_MAX)
                 return hull_err(e, -E2BIG, "session: the command is longer than %u bytes", SBX_SESSION_CMD_MAX);
-        char *argv[] = { (char *) "/bin/sh", (char *) "-c", (char *) shell_wrapper, (char *) "hull-shell", (char *) command, NULL };
-        sbx_session_call c = { .argv = argv, .env = env, .timeout_ms = timeout_ms, .output_bytes = output_bytes, .cancel_fd = cancel_fd };
+        for (char *const *p = env; p && *p; p++) {
+                const char *eq = strchr(*p, '=');
+                if (!eq || eq == *p)
+                        return hull_err(e, -EINVAL, "session: '%.64s' is not NAME=VALUE", *p);
+                for (const char *c = *p; c < eq; c++)
+                        if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || *c == '_' || (c > *p && *c >= '0' && *c <= '9')))
+                                return hull_err(e, -EINVAL, "session: '%.*s' is not a variable name", (int) (eq - *p), *p);
+                if (n >= SBX_SESSION_ARGS_MAX)
+                        return hull_err(e, -E2BIG, "session: more than %u variables", SBX_SESSION_ARGS_MAX - 5);
+                argv[n++] = *p;
+        }
+        argv[n] = NULL;
+        sbx_session_call c = { .argv = argv, .timeout_ms = timeout_ms, .output_bytes = output_bytes, .cancel_fd = cancel_fd };
         return sbx_session_run(s, &c, ret, e);
 }
 

@@ -123,7 +123,8 @@ typedef struct sbx_session_call {
 int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e);
 
 /* Run command with /bin/sh in the session, in the directory and with the exported variables
- * the previous sbx_session_shell left (kept in the sandbox's /tmp). */
+ * the previous sbx_session_shell left (kept in the sandbox's /tmp). env (NAME=VALUE entries) is
+ * exported for this call only. */
 int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uint64_t timeout_ms,
                       uint64_t output_bytes, int cancel_fd, sbx_result *ret, hull_error *e);
 
