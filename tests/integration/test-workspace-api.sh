@@ -42,6 +42,7 @@ pass "hull serve starts"
 timeout 400 "$PY" "$here/sessions_client.py" workspace "$URL" "$WORK"; rc=$?
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "the workspace client" "exited with status $rc (timeout or crash)"
 check "no error was logged" sh -c "! grep -q 'level=error' '$LOG'"
+grep 'level=error' "$LOG" | head -5 | cut -c1-400 | sed 's/^/# /'
 check "nothing escaped into the work root's parent" sh -c "[ -z \"\$(find '$TEST_TMP' -maxdepth 1 -name 'hull-escape-*')\" ]"
 
 kill -TERM "$SERVER_PID"
