@@ -140,6 +140,8 @@ EOF
         check "audit: every non-empty session log of the run verifies ($nlogs logs)" \
                 sh -c "[ $nlogs -ge 3 ] && [ -z '$bad_logs' ]"
         [ -z "$bad_logs" ] || head -c 600 "$TEST_TMP/allerr" | sed 's/^/# /'
+        check "audit: the call cut by CloseSession is logged as a version 3 record (counted, unanswered)" \
+                sh -c "grep -h '\"version\":3' '$AUDIT'/session-*.jsonl | grep -q '\"unanswered\":\"'"
         check "A: no error was logged" sh -c "! grep 'level=error' '$LOG_A'"
         grep 'level=error' "$LOG_A" | head -5 | cut -c1-400 | sed 's/^/# /'
         client hold "$URL"
