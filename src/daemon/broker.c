@@ -51,6 +51,7 @@ enum {
 typedef struct keeper_req {
         uint32_t magic;
         uint64_t memory_bytes, pids, millicpus, tmp_bytes;
+        char handles_dir[SBX_PATH_MAX]; /* "" for none */
 } keeper_req;
 
 typedef struct keeper_reply {
@@ -528,8 +529,10 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
         if (poll(&p, 1, BRK_IO_TIMEOUT_MS) <= 0 || recv(fd, &req, sizeof(req), 0) != (ssize_t) sizeof(req) ||
             req.magic != KEEPER_MAGIC)
                 return;
+        req.handles_dir[sizeof(req.handles_dir) - 1] = '\0';
         sbx_session_spec spec = { .memory_bytes = req.memory_bytes, .pids = req.pids, .millicpus = req.millicpus,
-                                  .tmp_bytes = req.tmp_bytes, .use_cgroups = cfg->use_cgroups };
+                                  .tmp_bytes = req.tmp_bytes, .use_cgroups = cfg->use_cgroups,
+                                  .handles_dir = req.handles_dir[0] ? req.handles_dir : NULL };
         int r = sbx_session_start(&spec, &box, &e);
         if (r < 0) {
                 rep.err = r;
@@ -1002,6 +1005,8 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         _cleanup_close_pair_ int sv[2] = { -1, -1 };
         keeper_req req = { .magic = KEEPER_MAGIC, .memory_bytes = spec->memory_bytes, .pids = spec->pids,
                            .millicpus = spec->millicpus, .tmp_bytes = spec->tmp_bytes };
+        if (spec->handles_dir && (size_t) snprintf(req.handles_dir, sizeof(req.handles_dir), "%s", spec->handles_dir) >= sizeof(req.handles_dir))
+                return hull_err(e, -ENAMETOOLONG, "session: the handle store path is too long");
         keeper_reply rep;
         char cbuf[CMSG_SPACE(sizeof(int) * 8)];
         int r;

@@ -63,6 +63,7 @@ typedef struct brk_session_spec {
         uint64_t pids;
         uint64_t millicpus;
         uint64_t tmp_bytes;
+        const char *handles_dir; /* bound read-only at /handles; NULL: none */
 } brk_session_spec;
 
 typedef struct brk_session {

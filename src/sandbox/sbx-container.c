@@ -72,6 +72,9 @@ typedef struct child_plan {
         char workspace_opts[SBX_SHORT_STR_MAX];        /* tmpfs options when there is no work directory */
         dev_t workdir_dev;
         ino_t workdir_ino;
+        char handles_src[SBX_PATH_MAX]; /* OLDROOT + the handle store's real path, or "" */
+        dev_t handles_dev;
+        ino_t handles_ino;
         root_entry entries[SBX_ROOTFS_ENTRIES_MAX + 16];
         size_t n_entries;
         bool host_etc;              /* generate /etc files (host mode) */
@@ -243,6 +246,14 @@ static void child_build_root(const child_plan *p) {
         TRY("mount: /tmp", mkdir("tmp", 01777));
         TRY("mount: /tmp tmpfs", mount("tmpfs", "tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmp_opts));
 
+        if (p->handles_src[0]) {
+                struct stat st;
+                TRY("mount: /handles", mkdir("handles", 0755));
+                TRY_R_PATH("mount: cannot bind the handle store", p->handles_src + sizeof(OLDROOT) - 1,
+                           mount_bind(p->handles_src, "handles", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false));
+                if (stat("handles", &st) < 0 || st.st_dev != p->handles_dev || st.st_ino != p->handles_ino)
+                        sbx_child_fail(p->report_fd, "mount: the handle store changed while the sandbox was built", -ESTALE);
+        }
         TRY("mount: /workspace", mkdir("workspace", 0755));
         if (p->workdir_src[0]) {
                 TRY_R_PATH("mount: cannot bind the work directory", p->workdir_src + sizeof(OLDROOT) - 1,
@@ -969,6 +980,17 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (host_uid == 0) {
                 host_uid = SBX_ROOT_HOST_UID;
                 host_gid = SBX_ROOT_HOST_UID;
+        }
+        if (spec->handles_dir) {
+                struct stat hst;
+                _cleanup_close_ int hfd = open(spec->handles_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (hfd < 0 || fstat(hfd, &hst) < 0)
+                        return hull_err(e, negative_errno(), "exec: cannot open the handle store %s", spec->handles_dir);
+                r = oldroot_path(spec->handles_dir, p->handles_src, sizeof(p->handles_src), e);
+                if (r < 0)
+                        return r;
+                p->handles_dev = hst.st_dev;
+                p->handles_ino = hst.st_ino;
         }
         p->uid = SBX_SANDBOX_UID;
         p->gid = SBX_SANDBOX_UID;

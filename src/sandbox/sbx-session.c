@@ -173,6 +173,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 .tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : SBX_DEFAULT_TMP_BYTES,
                 .use_cgroups = spec->use_cgroups,
                 .cancel_fd = -1,
+                .handles_dir = spec->handles_dir,
         };
         /* The memory cgroup gets the real limit; the workspace tmpfs size rides on memory_bytes
          * of the plan only (see sbx_container_launch). */

@@ -27,6 +27,7 @@ typedef struct sbx_spec {
         char *const *env;           /* extra K=V entries, NULL-terminated; borrowed */
         const char *workdir;        /* host directory bound at /workspace (container) or cwd */
         const char *rootfs;         /* container: prepared root instead of the host's /usr; NULL */
+        const char *handles_dir;    /* container: host directory bound read-only at /handles; NULL */
         const char *stdin_path;     /* NULL: stdin is empty (/dev/null) */
         uint64_t timeout_ms;        /* 0: none */
         uint64_t memory_bytes;      /* 0: no memory cgroup */

@@ -73,6 +73,11 @@ static void test_calls(sbx_session *s) {
         CHECK(contains(r.out, r.out_len, "alive\n"));
         sbx_result_done(&r);
 
+        /* The handle store is there, read-only. */
+        CHECK_EQ_INT(shell(s, "cat /handles/h1.txt; touch /handles/x 2>/dev/null && echo WROTE; echo done", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "stored\n") && !contains(r.out, r.out_len, "WROTE") && contains(r.out, r.out_len, "done\n"));
+        sbx_result_done(&r);
+
         /* The host sees the workspace through the fd the init handed over. */
         int fd = openat(s->ws_fd, "sub/f.txt", O_RDONLY | O_CLOEXEC);
         char buf[16] = { 0 };
@@ -138,9 +143,12 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
         sbx_cell_result_done(&c);
 }
 
+static char handles_dir[64];
+
 static int open_session(sbx_session_box *box, sbx_session *s, int zygote_fd) {
         hull_error e = { 0 };
-        sbx_session_spec spec = { .memory_bytes = 512ULL << 20, .pids = 256, .tmp_bytes = 64ULL << 20, .use_cgroups = true };
+        sbx_session_spec spec = { .memory_bytes = 512ULL << 20, .pids = 256, .tmp_bytes = 64ULL << 20, .use_cgroups = true,
+                                  .handles_dir = handles_dir };
         int r = sbx_session_start(&spec, box, &e);
         if (r < 0) {
                 printf("# start: %s\n", e.msg);
@@ -156,6 +164,20 @@ int main(void) {
                 return test_done();
         }
         signal(SIGPIPE, SIG_IGN);
+        snprintf(handles_dir, sizeof(handles_dir), "/tmp/hull-test-handles.XXXXXX");
+        if (!mkdtemp(handles_dir) || chmod(handles_dir, 0755) < 0) {
+                printf("not ok - cannot make a temporary directory\n");
+                return 1;
+        }
+        {
+                char f[128];
+                snprintf(f, sizeof(f), "%s/h1.txt", handles_dir);
+                FILE *fp = fopen(f, "w");
+                if (fp) {
+                        fputs("stored\n", fp);
+                        fclose(fp);
+                }
+        }
         sbx_session_box box;
         sbx_session s;
         hull_error e = { 0 };
@@ -192,6 +214,12 @@ int main(void) {
                 close(zfd);
                 int st;
                 CHECK(waitpid(zpid, &st, 0) == zpid);
+        }
+        {
+                char cmd[160];
+                snprintf(cmd, sizeof(cmd), "rm -rf '%s'", handles_dir);
+                if (system(cmd) != 0)
+                        printf("# cannot remove %s\n", handles_dir);
         }
         return test_done();
 }
