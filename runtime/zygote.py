@@ -233,6 +233,11 @@ def run_a(req, fds, cell_code):
         # busy while an unrelated reaper gets to it.
         if os.geteuid() == 0:
             step("setgroups", os.setgroups, [])
+        # B appears in the session's /proc as soon as it exists, still with the host's view and
+        # (when hull serve is not root) the sandbox user's own host uid: not dumpable, so the
+        # sandbox can neither ptrace it nor open /proc/B/root or /proc/B/mem until B has entered
+        # the sandbox and dropped everything (it makes itself dumpable again at the very end).
+        prctl("dumpable", PR_SET_DUMPABLE, 0)
         _check("setns-pid", libc.setns(fds[0], CLONE_NEWPID))
         pid = step("fork", os.fork)
     except BaseException as e:

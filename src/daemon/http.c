@@ -571,10 +571,9 @@ static enum MHD_Result on_headers(exchange *x, const char *method) {
                 }
                 if (who && who->name[0])
                         snprintf(x->note, sizeof(x->note), "caller=%s", who->name);
-                /* Sessions belong to the token that opened them. */
-                if (who && who->name[0])
-                        snprintf(x->principal, sizeof(x->principal), "name:%s", who->name);
-                else if (who) {
+                /* Sessions belong to the token that opened them (its digest: two tokens may share a
+                 * name). */
+                if (who) {
                         char *p = x->principal;
                         p += snprintf(p, sizeof(x->principal), "token:");
                         for (size_t i = 0; i < 16; i++)

@@ -1038,7 +1038,7 @@ int plim_session_refuse(const char *body, size_t len, plim_procedure p, plim_err
         if (r < 0)
                 return -1;
         return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
-                         "hull serve does not offer sessions yet (%s; Describe says supportsSessions false)" NOTHING_RAN,
+                         "this hull serve does not offer sessions (%s; Describe says supportsSessions false; start it without --max-sessions 0)" NOTHING_RAN,
                          plim_procedure_to_string(p));
 }
 

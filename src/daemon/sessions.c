@@ -300,10 +300,11 @@ void hs_free(hs_manager *m) {
 
 /* ---- helpers ---- */
 
+/* An infrastructure fault: the detail (paths, errno) goes to the log only. */
 static int fail_internal(plim_error *f, const hs_manager *m, const char *what, const hull_error *e) {
         char clean[HULL_ERROR_MSG_MAX];
         dlog_log(m->cfg.log, DLOG_ERROR, "event=session-error what=%s error=\"%s\"", what, dlog_clean(e->msg, clean, sizeof(clean)));
-        return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error: %s", e->msg);
+        return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in %s (hull serve's log has the detail)", what);
 }
 
 /* A workspace operation's error: what was wrong with the request, or the server's fault. */
@@ -325,9 +326,10 @@ static int fail_ws(plim_error *f, int r, const hull_error *e) {
         case EEXIST:
         case ENOSPC:
         case EDQUOT:
+        case E2BIG:
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e->msg);
         default:
-                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "%s", e->msg);
+                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in a workspace operation (%s)", strerror(-r));
         }
 }
 
@@ -615,10 +617,28 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                                      &e);
         } else {
                 r = plim_plan(&req, m->cfg.evidence, &plan);
+                char js_name[40] = "";
+                if (r >= 0 && req.kind == PLIM_KIND_JAVASCRIPT) {
+                        /* Not main.mjs: that may be the agent's own file. A private name at the
+                         * top (so relative imports resolve as from main.mjs), removed after. */
+                        uint8_t rnd[8];
+                        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                                memset(rnd, 0, sizeof(rnd));
+                        snprintf(js_name, sizeof(js_name), ".hull-run-%02x%02x%02x%02x%02x%02x%02x%02x.mjs", rnd[0], rnd[1], rnd[2],
+                                 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+                        plan.files[0].path = js_name;
+                        plan.steps[0].argv[1] = js_name;
+                }
                 if (r < 0)
                         hull_err(&e, r, "session: out of memory for the plan");
                 else
                         r = exec_plan(s, &plan, &res, &e);
+                if (js_name[0]) {
+                        plan.steps[0].argv[1] = NULL; /* borrowed; plim_plan_done frees the argv array */
+                        fs_enter(s);
+                        (void) unlinkat(s->sx.ws_fd, js_name, 0);
+                        fs_leave();
+                }
         }
         uint64_t ended = now_unix_ms();
         if (r < 0) {
@@ -642,7 +662,7 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                         plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)",
                                   plim_session_end_to_string(why), detail);
                 else
-                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the call failed: %s", e.msg);
+                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the call failed: internal error (hull serve's log has the detail)");
                 if (why != PLIM_SESSION_END_UNSPECIFIED)
                         plim_error_session_ended(f, why, detail);
                 if (plim_unanswered_error(&req, m->cfg.evidence, &s->chain, received, ended, f, &rec) == 0) {
@@ -651,6 +671,12 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                 }
                 sbx_cell_result_done(&cell);
                 goto out;
+        }
+        if (s->sx.warning[0]) {
+                char clean[HULL_ERROR_MSG_MAX];
+                dlog_log(m->cfg.log, DLOG_WARN, "event=zygote-fallback session=%.12s error=\"%s\"", s->chain.session,
+                         dlog_clean(s->sx.warning, clean, sizeof(clean)));
+                s->sx.warning[0] = '\0';
         }
         plim_cell_result pc = { 0 };
         if (is_cell)

@@ -167,7 +167,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 return hull_err(e, negative_errno(), "session: cannot create the control socket");
         sbx_spec sp = {
                 .tier = SBX_TIER_CONTAINER,
-                .memory_bytes = spec->workspace_bytes ? spec->workspace_bytes : spec->memory_bytes,
+                .memory_bytes = spec->memory_bytes,
                 .pids = spec->pids,
                 .millicpus = spec->millicpus,
                 .tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : SBX_DEFAULT_TMP_BYTES,
@@ -175,8 +175,8 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 .cancel_fd = -1,
                 .handles_dir = spec->handles_dir,
         };
-        /* The memory cgroup gets the real limit; the workspace tmpfs size rides on memory_bytes
-         * of the plan only (see sbx_container_launch). */
+        /* The container plan sizes the /workspace tmpfs by memory_bytes, which is also the
+         * memory cgroup's limit (tmpfs pages are charged to it). */
         r = sbx_container_launch(&sp, NULL, -1, -1, -1, ctlp[1], &L, e);
         if (r < 0)
                 return r;

@@ -35,7 +35,6 @@ typedef struct sbx_session_spec {
         uint64_t pids;
         uint64_t millicpus;
         uint64_t tmp_bytes;       /* /tmp and /dev/shm */
-        uint64_t workspace_bytes; /* /workspace tmpfs size; 0: memory_bytes (or the default) */
         const char *handles_dir;  /* host directory bound read-only at /handles, or NULL */
         bool use_cgroups;
 } sbx_session_spec;
