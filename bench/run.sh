@@ -9,7 +9,8 @@
 #   ROUNDS_TRUE=50 ROUNDS_PY=10 PARTS="true mem" bench/run.sh
 #
 # Environment: ROUNDS_TRUE, ROUNDS_PY, ROUNDS_LONE, WARMUP (default 10), MEM_REPS (default 3),
-# SEED (default: from the clock), BUILD (default build), PARTS (default "true python lone mem").
+# SEED (default: from the clock), BUILD (default build), PARTS (default "true python lone mem"),
+# SESSIONS (default 1; 0 skips bench/sessions.sh, the `hull serve` sessions benchmark, run last).
 # The output is also written to $BUILD/bench-exec.log. Needs root (cgroups). See
 # docs/BENCHMARKS.md.
 set -euo pipefail
@@ -85,4 +86,8 @@ fi
 if [[ " $PARTS " == *" mem "* ]]; then
         mapfile -d '' g < <(rows "sleep 2" /bin/sleep 2; unshare_row "sleep 2" /bin/sleep 2)
         "$DRIVER" --mem -r "$MEM_REPS" --settle 1.0 --payload sleep -- "${g[@]}"
+fi
+if [ "${SESSIONS:-1}" != 0 ]; then
+        echo
+        BUILD="$BUILD" bench/sessions.sh
 fi
