@@ -170,6 +170,8 @@
 #define PLIM_TIMEOUT_MS_MAX 300000U           /* timeoutMs is clamped to 5 minutes */
 #define PLIM_DEFAULT_TIMEOUT_MS 30000U        /* timeoutMs 0 or less */
 #define PLIM_JS_OUTPUT_BYTES (1U << 20)       /* per stream of a javascript run */
+#define PLIM_JS_EVAL_MAX (96U << 10)          /* javascript up to this runs as `node --input-type=module -e CODE`
+                                               * (one argument holds at most 128 KiB); longer, as main.mjs */
 #define PLIM_STEP_OUTPUT_BYTES (256U << 10)   /* per stream of a project step */
 #define PLIM_ARTIFACTS_BYTES_MAX (8U << 20)   /* all artifacts of a project */
 #define PLIM_ANSWER_MAX (32U << 20)           /* what a client accepts; answers stay below */
@@ -233,3 +235,66 @@
 #define REC_VERIFY_PROBLEMS_MAX 100U    /* problems hull verify prints; the rest are only counted */
 #define REC_FIELD_NAME_MAX 64U          /* a digest field's name, a field's path in a message, a domain */
 #define REC_B64_DECODE_CHUNK 3072U      /* bytes decoded from base64 per write into a digest (3 | it) */
+
+/* ---- data handles (src/handles/, issue 4) ---- */
+#define HD_SPILL_THRESHOLD_DEFAULT 8192ULL        /* results larger than this become handles */
+#define HD_MAX_SPILL_DEFAULT (100ULL << 20)       /* results larger than this are refused */
+#define HD_MAX_SPILL_MAX (1ULL << 40)             /* what a store may be configured to accept */
+#define HD_ID_MAX 64U                             /* bytes of a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}) */
+#define HD_HANDLES_MAX 100000U                    /* handles of one store */
+#define HD_SEQ_MAX 999999999999ULL                /* largest hN the counter reaches */
+#define HD_SOURCE_MAX 512U                        /* bytes of a handle's source description */
+#define HD_MANIFEST_MAX_BYTES (256ULL << 20)      /* _manifest.json read on open */
+#define HD_PREVIEW_CHARS 800U                     /* characters of a text/json preview */
+#define HD_PREVIEW_ROWS 5U                        /* rows of a table preview */
+#define HD_PREVIEW_CELL_CHARS 80U                 /* characters of one cell in a preview */
+#define HD_IO_CHUNK (1U << 20)                    /* bytes per read()/write() when copying */
+#define HD_JSON_DEPTH_MAX 100000U                 /* nesting of JSON the scanner accepts (bit stack) */
+#define HD_SHAPE_KEYS_MAX 20U                     /* keys listed per object in a shape */
+#define HD_SHAPE_KEY_BYTES 128U                   /* bytes of one key shown in a shape */
+#define HD_SHAPE_LEVELS 2U                        /* levels of nesting a shape describes below the top */
+#define HD_SHAPE_NODES_MAX 512U                   /* shape nodes of one scan */
+#define HD_TABLE_COLUMNS_MAX 1000U                /* columns of a table (ingested or adopted) */
+#define HD_COLUMN_NAME_MAX 256U                   /* bytes of a column name */
+#define HD_FIELD_MAX (16ULL << 20)                /* bytes of one CSV field or JSON record */
+#define HD_SQLITE_HEAP_MAX (1ULL << 30)           /* sqlite3_hard_heap_limit64 of the handle store's
+                                                   * SQLite (process-wide, handles only) */
+#define HD_SQLITE_CACHE_KIB 65536U                /* page cache of one connection (PRAGMA cache_size) */
+#define HD_SQLITE_LENGTH_MAX (64U << 20)          /* SQLITE_LIMIT_LENGTH: a string or blob */
+#define HD_SQLITE_SQL_MAX (64U << 10)             /* SQLITE_LIMIT_SQL_LENGTH: a query's text */
+#define HD_SQLITE_CHECK_MS 10000U                 /* budget to validate an adopted SQLite file */
+#define HD_SQLITE_PROGRESS_OPS 1000U              /* VM steps between time checks */
+#define HD_SQLITE_PAGE_COUNT_MAX (1ULL << 28)     /* pages an adopted file may claim */
+#define HD_QUERY_HANDLES_MAX 10U                  /* handles one query attaches (SQLite's own maximum) */
+#define HD_QUERY_MS_DEFAULT 10000U                /* time budget of a query */
+#define HD_QUERY_MS_MAX 300000U
+#define HD_QUERY_ROWS_DEFAULT 1000000ULL          /* rows a query may return (into a handle) */
+#define HD_QUERY_ROWS_MAX 10000000ULL
+#define HD_QUERY_INLINE_ROWS 50U                  /* rows answered inline; more become a table handle */
+#define HD_QUERY_INLINE_BYTES 8192U               /* bytes of inline rows (as JSON) */
+#define HD_INSPECT_ROWS_MAX 100U                  /* head or tail rows of an inspect */
+#define HD_INSPECT_MS 10000U                      /* time budget of an inspect (stats scan the table) */
+#define HD_STATS_COLUMNS_MAX 200U                 /* columns inspect computes stats for */
+#define HD_HLL_BITS 10U                           /* HyperLogLog registers: 2^10 (about 3% error) */
+#define HD_READ_DEFAULT_BYTES 8192U               /* hd_read without a limit */
+#define HD_READ_MAX_BYTES (1U << 20)              /* bytes one hd_read returns */
+
+/* ---- the exchange directory: what sandboxed code hands back per call (src/handles/hd-exchange,
+ * runtime/hull.py). Per call, /workspace/.hull/x-<16 hex>/ holds the payloads and three control
+ * files; the host reads them back with no-follow, regular-file-only, size-capped opens. ---- */
+#define HD_EXCHANGE_NEW_HANDLES_BYTES_MAX (8ULL << 20) /* new_handles.jsonl */
+#define HD_EXCHANGE_ADOPT_MAX 256U                    /* new handles adopted per call */
+#define HD_EXCHANGE_EMIT_INLINE_MAX (1ULL << 20)      /* emit.json parsed and answered inline; larger is
+                                                       * not parsed: handed over as an fd (a json handle) */
+#define HD_EXCHANGE_PAYLOAD_MAX (100ULL << 20)        /* a saved file, or an emit kept as a handle
+                                                       * (the store's default max_spill_bytes) */
+#define HD_EXCHANGE_PUBLISH_BYTES_MAX (1ULL << 20)    /* publish.jsonl */
+#define HD_EXCHANGE_PUBLISH_MAX 64U                   /* publish requests per call */
+#define HD_EXCHANGE_LINE_MAX (64U << 10)              /* one JSONL line (longer: refused unparsed) */
+#define HD_EXCHANGE_ID_MAX 64U                        /* bytes of a handle id */
+#define HD_EXCHANGE_SOURCE_MAX 256U                   /* bytes of a save's source */
+#define HD_EXCHANGE_DESCRIPTION_MAX 4096U             /* bytes of a publish description (1024 characters) */
+#define HD_EXCHANGE_ERRORS_MAX 32U                    /* error lines kept per call; more are only counted */
+#define HD_EXCHANGE_SHOWN_MAX 80U                     /* bytes of a sandbox-written value quoted in an error */
+#define HD_EXCHANGE_CREATE_TRIES 8U                   /* random names tried for a new exchange directory */
+#define HD_EXCHANGE_REL_SIZE 25U                      /* ".hull/x-" + 16 hex digits + NUL */

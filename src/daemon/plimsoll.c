@@ -1137,16 +1137,30 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret) 
         };
         if (r->kind == PLIM_KIND_JAVASCRIPT) {
                 p.output_bytes = PLIM_JS_OUTPUT_BYTES;
-                p.n_files = 1;
-                p.files = calloc(1, sizeof(brk_file));
                 p.n_steps = 1;
                 p.steps = calloc(1, sizeof(brk_step));
+                p.files = calloc(1, sizeof(brk_file));
                 if (!p.files || !p.steps)
                         goto oom;
-                p.files[0] = (brk_file){ .path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len };
-                p.steps[0] = (brk_step){ .argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2 };
-                if (!p.steps[0].argv)
-                        goto oom;
+                if (r->code_len <= PLIM_JS_EVAL_MAX) {
+                        /* An ES module given on the command line: node's loader skips the entry
+                         * file's resolution (about 3 ms of a 40 ms start). */
+                        char **argv = calloc(5, sizeof(char *));
+                        if (!argv)
+                                goto oom;
+                        argv[0] = (char *) "/usr/bin/node";
+                        argv[1] = (char *) "--input-type=module";
+                        argv[2] = (char *) "-e";
+                        argv[3] = (char *) r->code;
+                        p.steps[0] = (brk_step){ .argv = argv, .argc = 4 };
+                } else {
+                        /* Over what one argument may hold (MAX_ARG_STRLEN): a file. */
+                        p.n_files = 1;
+                        p.files[0] = (brk_file){ .path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len };
+                        p.steps[0] = (brk_step){ .argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2 };
+                        if (!p.steps[0].argv)
+                                goto oom;
+                }
         } else {
                 p.output_bytes = PLIM_STEP_OUTPUT_BYTES;
                 p.flags = BRK_STOP_ON_FAILURE;

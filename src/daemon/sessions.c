@@ -618,7 +618,7 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         } else {
                 r = plim_plan(&req, m->cfg.evidence, &plan);
                 char js_name[40] = "";
-                if (r >= 0 && req.kind == PLIM_KIND_JAVASCRIPT) {
+                if (r >= 0 && req.kind == PLIM_KIND_JAVASCRIPT && plan.n_files == 1) {
                         /* Not main.mjs: that may be the agent's own file. A private name at the
                          * top (so relative imports resolve as from main.mjs), removed after. */
                         uint8_t rnd[8];

@@ -259,7 +259,9 @@ static void test_parse_rest(void) {
         CHECK_EQ_INT(r.effective_timeout_ms, PLIM_DEFAULT_TIMEOUT_MS);
         CHECK(plim_plan(&r, &ev, &plan) == 0);
         CHECK_EQ_STR(plan.steps[0].argv[0], "/usr/bin/node");
-        CHECK_EQ_STR(plan.files[0].path, "main.mjs");
+        CHECK_EQ_STR(plan.steps[0].argv[1], "--input-type=module");
+        CHECK_EQ_STR(plan.steps[0].argv[3], "1");
+        CHECK_EQ_INT(plan.n_files, 0);
         plim_plan_done(&plan);
         plim_request_done(&r);
 
