@@ -12,6 +12,9 @@ packages=(
         libmicrohttpd-dev
         # hull session's HTTP client: headers at build time; libcurl.so.4 is loaded when it runs
         libcurl4-openssl-dev
+        # data handles: SQLite's headers at build time (libsqlite3.so.0 is loaded when a handle is
+        # used); the sqlite3 shell is the ingest benchmark's peer and builds test databases
+        libsqlite3-dev sqlite3
         # sanitizers and fuzzing
         clang libclang-rt-14-dev
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv
