@@ -223,6 +223,7 @@
 #define BRK_STOP_GRACE_MS 5000U        /* broker exit: SIGTERM, then SIGKILL to workers */
 #define BRK_STOP_SLACK_MS 2000U        /* the daemon waits the grace plus this for the broker */
 #define BRK_REFUSE_SEND_MS 100U        /* the broker's refusal of a run never waits longer */
+#define BRK_SPARE_FAILURES_MAX 3U      /* spare workers that die unused in a row before the broker stops making them */
 
 /* Run records and the audit log (src/sandbox/sbx-record, hull verify) */
 #define REC_LOG_LINE_MAX (64ULL << 20)  /* one audit-log line: a request and an answer of up to 32 MiB */

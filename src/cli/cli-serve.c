@@ -350,7 +350,8 @@ int cli_serve_main(int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         }
         brk_config bc = { .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue, .work_root = work_root,
-                          .use_cgroups = use_cgroups };
+                          .use_cgroups = use_cgroups, .spare_memory_bytes = memory, .spare_pids = pids,
+                          .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES };
         if (use_cgroups) {
                 unsigned swept = 0;
                 hull_error ce = { 0 };

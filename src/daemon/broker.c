@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -38,6 +39,7 @@
 #include "macro.h"
 #include "sbx.h"
 #include "sbx-session.h"
+#include "sbx-workspace.h"
 #include "time-util.h"
 
 enum {
@@ -441,7 +443,118 @@ static void collect_artifacts(worker *w, const brk_request *req, brk_result *res
         }
 }
 
-static void worker_run(const brk_config *cfg, int fd, int cancel_fd) {
+/* The run in a sandbox set up in advance (a session box): files written and artifacts read
+ * through the box's workspace fd (as the sandbox user: the workspace is a tmpfs of its user
+ * namespace), steps run by its init, what a step leaves swept before the next. */
+static void fs_as(uid_t uid, gid_t gid) {
+        if (geteuid() == 0) {
+                (void) setfsgid(gid);
+                (void) setfsuid(uid);
+        }
+}
+
+static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, brk_result *res) {
+        sbx_session sx;
+        sbx_session_init(&sx, box->ctl_fd, box->ws_fd, -1, -1, NULL, 0, -1);
+        res->outcome = BRK_OUTCOME_COMPLETED;
+        fs_as(box->host_uid, box->host_gid);
+        for (uint32_t i = 0; i < req->n_files; i++) {
+                hull_error we = { 0 };
+                int r = ws_write(box->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS, &we);
+                if (r < 0) {
+                        fs_as(0, getegid());
+                        res->outcome = BRK_OUTCOME_SETUP_FAILED;
+                        set_detail(res, "cannot write %s: %s", req->files[i].path, strerror(-r));
+                        return;
+                }
+        }
+        fs_as(0, getegid());
+        uint64_t deadline = now_mono_ms() + req->timeout_ms;
+        bool oom_before = false;
+        if (box->have_cg) {
+                sbx_cgroup_stats st;
+                sbx_cgroup_read_stats(&box->cg, &st);
+                oom_before = st.oom_killed;
+        }
+        for (uint32_t i = 0; i < req->n_steps; i++) {
+                uint64_t now = now_mono_ms();
+                if (cancelled(w)) {
+                        res->outcome = BRK_OUTCOME_CANCELLED;
+                        set_detail(res, "stopped before step %u: hull serve is shutting down", i + 1);
+                        goto out;
+                }
+                if (now >= deadline) {
+                        res->outcome = BRK_OUTCOME_TIMED_OUT;
+                        set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms, i + 1);
+                        goto out;
+                }
+                sbx_session_call c = { .argv = req->steps[i].argv, .timeout_ms = deadline - now, .output_bytes = req->output_bytes,
+                                       .cancel_fd = w->cancel_fd };
+                sbx_result sr;
+                hull_error e = { 0 };
+                if (sbx_session_run(&sx, &c, &sr, &e) < 0) {
+                        res->outcome = BRK_OUTCOME_ERROR;
+                        set_detail(res, "step %u: %s", i + 1, e.msg);
+                        goto out;
+                }
+                if (box->have_cg) {
+                        sbx_cgroup_stats st;
+                        sbx_cgroup_read_stats(&box->cg, &st);
+                        sr.oom_killed = st.oom_killed && !oom_before;
+                        oom_before = st.oom_killed;
+                }
+                brk_step_result *st = &res->steps[res->n_steps++];
+                step_from_sbx(st, &sr);
+                sbx_result_done(&sr);
+                if (st->flags & BRK_STEP_INTERRUPTED) {
+                        res->outcome = BRK_OUTCOME_CANCELLED;
+                        set_detail(res, "step %u was stopped: hull serve is shutting down", i + 1);
+                        goto out;
+                }
+                if (st->flags & BRK_STEP_TIMED_OUT) {
+                        res->outcome = BRK_OUTCOME_TIMED_OUT;
+                        set_detail(res, "step %u used up the run's %" PRIu64 " ms", i + 1, req->timeout_ms);
+                        break;
+                }
+                if ((req->flags & BRK_STOP_ON_FAILURE) && st->status != 0)
+                        break;
+        }
+        /* Artifacts: only those that exist and fit the budget. */
+        fs_as(box->host_uid, box->host_gid);
+        size_t budget = req->artifact_bytes;
+        for (uint32_t i = 0; i < req->n_artifacts; i++) {
+                ws_read_result rr = { 0 };
+                hull_error re = { 0 };
+                size_t limit = MIN(budget, (size_t) WS_READ_MAX_BYTES);
+                if (ws_read(box->ws_fd, req->artifacts[i], 0, limit ? limit : 1, &rr, &re) < 0)
+                        continue;
+                if (!rr.eof || rr.len > budget) {
+                        res->artifacts_truncated = true;
+                        ws_read_result_done(&rr);
+                        continue;
+                }
+                brk_file *a = &res->artifacts[res->n_artifacts];
+                a->path = strdup(req->artifacts[i]);
+                if (!a->path) {
+                        ws_read_result_done(&rr);
+                        continue;
+                }
+                a->data = TAKE_PTR(rr.data);
+                a->len = rr.len;
+                budget -= rr.len;
+                res->n_artifacts++;
+        }
+        fs_as(0, getegid());
+out:
+        sbx_session_done(&sx);
+}
+
+static bool box_fits(const brk_config *cfg, const brk_request *req) {
+        return req->memory_bytes == cfg->spare_memory_bytes && req->pids == cfg->spare_pids &&
+               (req->tmp_bytes ? req->tmp_bytes : SBX_DEFAULT_TMP_BYTES) == cfg->spare_tmp_bytes;
+}
+
+static void worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box) {
         worker w = { .cfg = cfg, .cancel_fd = cancel_fd, .dir_fd = -1 };
         brk_request req = { 0 };
         brk_result res = { 0 };
@@ -467,6 +580,10 @@ static void worker_run(const brk_config *cfg, int fd, int cancel_fd) {
                 set_detail(&res, "broker: out of memory");
                 goto answer;
         }
+        if (box && box_fits(cfg, &req)) {
+                run_in_box(&w, box, &req, &res);
+                goto answer;
+        }
         if (make_run_dir(&w, &req, &e) < 0) {
                 res.outcome = BRK_OUTCOME_ERROR;
                 set_detail(&res, "%s", e.msg);
@@ -485,6 +602,12 @@ static void worker_run(const brk_config *cfg, int fd, int cancel_fd) {
                 collect_artifacts(&w, &req, &res);
 answer:
         remove_run_dir(&w);
+        /* The sandbox goes before the answer, as a classic run's does: the run's slot must be free
+         * (this process gone) by the time its caller can send the next run. */
+        if (box) {
+                hull_error be = { 0 };
+                (void) sbx_session_box_end(box, NULL, &be);
+        }
         res.ended_unix_ms = now_unix_ms();
         if (!res.detail)
                 res.detail = strdup("");
@@ -591,6 +714,10 @@ typedef struct broker_state {
         unsigned n_queued;
         pid_t keepers[SERVE_SESSIONS_MAX]; /* one per open session */
         unsigned n_keepers;
+        pid_t spare;                    /* the spare worker (its sandbox set up in advance), 0: none */
+        int spare_sock;                 /* to it: "R" when ready, then the run's fd */
+        bool spare_ready;
+        unsigned spare_failures;        /* spares that died unused in a row; at the cap, no more */
         bool refusing;                  /* CTL_CANCEL, SIGTERM or EOF: no new runs */
         uint64_t kill_at;               /* when workers still running get SIGKILL; 0: not yet */
 } broker_state;
@@ -618,7 +745,7 @@ static void spawn_worker(broker_state *s, int fd) {
                 int cancel_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
                 if (cancel_fd < 0)
                         _exit(1);
-                worker_run(s->cfg, fd, cancel_fd);
+                worker_run(s->cfg, fd, cancel_fd, NULL);
                 _exit(0);
         }
         s->run_fds[s->n_workers] = fd;
@@ -659,6 +786,120 @@ static void spawn_keeper(broker_state *s, int fd) {
         s->keepers[s->n_keepers++] = pid;
 }
 
+/* The spare worker: sets a sandbox up, says "R", waits for a run's fd, runs it like a worker
+ * (or ends the sandbox on SIGTERM or EOF). */
+static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd) {
+        sbx_session_box box = { .pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1 };
+        sbx_session_spec spec = { .memory_bytes = cfg->spare_memory_bytes, .pids = cfg->spare_pids,
+                                  .tmp_bytes = cfg->spare_tmp_bytes, .use_cgroups = cfg->use_cgroups };
+        hull_error e = { 0 };
+        if (sbx_session_start(&spec, &box, &e) < 0) {
+                (void) send(sock, "F", 1, MSG_NOSIGNAL);
+                _exit(1);
+        }
+        /* Only the workspace and control fds are used here. */
+        box.bpf_fd = safe_close(box.bpf_fd);
+        for (size_t i = 0; i < box.n_cg_fds; i++)
+                safe_close(box.cg_fds[i]);
+        box.n_cg_fds = 0;
+        int fd = -1;
+        if (send(sock, "R", 1, MSG_NOSIGNAL) == 1) {
+                struct pollfd p[3] = { { .fd = sock, .events = POLLIN }, { .fd = cancel_fd, .events = POLLIN },
+                                       { .fd = box.pidfd, .events = POLLIN } };
+                while (poll(p, 3, -1) < 0 && errno == EINTR)
+                        ;
+                if (p[0].revents & POLLIN) {
+                        char c, cbuf[CMSG_SPACE(sizeof(int))];
+                        struct iovec iov = { .iov_base = &c, .iov_len = 1 };
+                        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+                        struct cmsghdr *cm;
+                        if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) == 1 && (cm = CMSG_FIRSTHDR(&mh)) && cm->cmsg_type == SCM_RIGHTS &&
+                            cm->cmsg_len == CMSG_LEN(sizeof(int)))
+                                memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+                }
+        }
+        if (fd >= 0)
+                worker_run(cfg, fd, cancel_fd, &box);
+        (void) sbx_session_box_end(&box, NULL, &e);
+        _exit(0);
+}
+
+static void spawn_spare(broker_state *s) {
+        int sv[2];
+        if (s->spare || s->refusing || !s->cfg->spare_memory_bytes || s->spare_failures >= BRK_SPARE_FAILURES_MAX)
+                return;
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+                return;
+        pid_t broker = getpid();
+        pid_t pid = fork();
+        if (pid < 0) {
+                safe_close(sv[0]);
+                safe_close(sv[1]);
+                return;
+        }
+        if (pid == 0) {
+                sigset_t term;
+                safe_close(sv[0]);
+                safe_close(s->ctl);
+                safe_close(s->sfd);
+                for (unsigned i = 0; i < s->n_queued; i++)
+                        safe_close(s->queue[i]);
+                for (unsigned i = 0; i < s->n_workers; i++)
+                        safe_close(s->run_fds[i]);
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
+                        _exit(1);
+                (void) prctl(PR_SET_NAME, "hull-spare");
+                sigemptyset(&term);
+                sigaddset(&term, SIGTERM);
+                int cancel_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+                if (cancel_fd < 0)
+                        _exit(1);
+                spare_main(s->cfg, sv[1], cancel_fd);
+        }
+        safe_close(sv[1]);
+        s->spare = pid;
+        s->spare_sock = sv[0];
+        s->spare_ready = false;
+}
+
+/* Hand the run's fd to the spare, which becomes a worker. False: no spare was ready. */
+static bool use_spare(broker_state *s, int fd) {
+        if (!s->spare || !s->spare_ready)
+                return false;
+        char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+        struct iovec iov = { .iov_base = (void *) "r", .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(s->spare_sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+                return false;
+        s->run_fds[s->n_workers] = fd;
+        s->workers[s->n_workers++] = s->spare;
+        s->spare = 0;
+        s->spare_sock = safe_close(s->spare_sock);
+        s->spare_ready = false;
+        s->spare_failures = 0;
+        spawn_spare(s);
+        return true;
+}
+
+static void on_spare(broker_state *s) {
+        char c;
+        ssize_t n = recv(s->spare_sock, &c, 1, MSG_DONTWAIT);
+        if (n == 1 && c == 'R') {
+                s->spare_ready = true;
+                return;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return;
+        /* "F" or EOF: this spare is of no use; reap() counts it when it exits. */
+        s->spare_sock = safe_close(s->spare_sock);
+        s->spare_ready = false;
+}
+
 static void stop_everything(broker_state *s) {
         if (!s->refusing) {
                 s->refusing = true;
@@ -671,6 +912,8 @@ static void stop_everything(broker_state *s) {
                 kill(s->workers[i], SIGTERM);
         for (unsigned i = 0; i < s->n_keepers; i++)
                 kill(s->keepers[i], SIGTERM);
+        if (s->spare)
+                kill(s->spare, SIGTERM);
 }
 
 static void on_ctl(broker_state *s) {
@@ -712,8 +955,10 @@ static void on_ctl(broker_state *s) {
         }
         if (s->refusing)
                 refuse_run(fd, "refused: hull serve is shutting down");
-        else if (s->n_workers < s->cfg->max_runs)
-                spawn_worker(s, fd);
+        else if (s->n_workers < s->cfg->max_runs) {
+                if (!use_spare(s, fd))
+                        spawn_worker(s, fd);
+        }
         else if (s->n_queued < s->cfg->queue_max)
                 s->queue[s->n_queued++] = fd;
         else
@@ -738,17 +983,25 @@ static void reap(broker_state *s) {
                                 s->keepers[i] = s->keepers[--s->n_keepers];
                                 break;
                         }
+                if (s->spare && pid == s->spare) {
+                        s->spare = 0;
+                        s->spare_sock = safe_close(s->spare_sock);
+                        s->spare_ready = false;
+                        s->spare_failures++;
+                        spawn_spare(s);
+                }
         }
         while (!s->refusing && s->n_queued > 0 && s->n_workers < s->cfg->max_runs) {
                 int fd = s->queue[0];
                 memmove(s->queue, s->queue + 1, (s->n_queued - 1) * sizeof(int));
                 s->n_queued--;
-                spawn_worker(s, fd);
+                if (!use_spare(s, fd))
+                        spawn_worker(s, fd);
         }
 }
 
 static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon) {
-        broker_state s = { .cfg = cfg, .ctl = ctl, .sfd = -1 };
+        broker_state s = { .cfg = cfg, .ctl = ctl, .sfd = -1, .spare_sock = -1 };
         sigset_t mask;
 
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != daemon)
@@ -770,8 +1023,9 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                 (void) syscall(SYS_close_range, (unsigned) keep_lo + 1, (unsigned) keep_hi - 1, 0U);
         (void) syscall(SYS_close_range, (unsigned) keep_hi + 1, ~0U, 0U);
 
+        spawn_spare(&s);
         for (;;) {
-                if (s.refusing && s.n_workers == 0 && s.n_keepers == 0)
+                if (s.refusing && s.n_workers == 0 && s.n_keepers == 0 && s.spare == 0)
                         _exit(0);
                 int timeout = -1;
                 if (s.kill_at) {
@@ -781,6 +1035,8 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                                         kill(s.workers[i], SIGKILL);
                                 for (unsigned i = 0; i < s.n_keepers; i++)
                                         kill(s.keepers[i], SIGKILL);
+                                if (s.spare)
+                                        kill(s.spare, SIGKILL);
                                 s.kill_at = 0;
                         } else
                                 timeout = (int) (s.kill_at - now);
@@ -789,14 +1045,16 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                  * away, or the queue took too long): a queued run leaves the queue, a running
                  * one is stopped as at shutdown. The daemon's end never hangs up otherwise
                  * before the worker has sent its result. */
-                struct pollfd p[2 + SERVE_RUN_QUEUE_MAX + SERVE_RUNS_MAX] = { { .fd = s.ctl, .events = POLLIN },
+                struct pollfd p[3 + SERVE_RUN_QUEUE_MAX + SERVE_RUNS_MAX] = { { .fd = s.ctl, .events = POLLIN },
                                                                               { .fd = s.sfd, .events = POLLIN } };
                 unsigned n_queued = s.n_queued, n_workers = s.n_workers;
                 for (unsigned i = 0; i < n_queued; i++)
                         p[2 + i] = (struct pollfd){ .fd = s.queue[i], .events = POLLRDHUP };
                 for (unsigned i = 0; i < n_workers; i++)
                         p[2 + n_queued + i] = (struct pollfd){ .fd = s.run_fds[i], .events = POLLRDHUP };
-                int n = poll(p, 2 + n_queued + n_workers, timeout);
+                unsigned i_spare = 2 + n_queued + n_workers;
+                p[i_spare] = (struct pollfd){ .fd = s.spare_sock, .events = POLLIN };
+                int n = poll(p, i_spare + 1, timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
                 if (n <= 0)
@@ -822,6 +1080,8 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                                 stop_everything(&s);
                         reap(&s);
                 }
+                if (p[i_spare].revents && s.spare_sock >= 0 && s.spare_sock == p[i_spare].fd)
+                        on_spare(&s);
                 if (p[0].revents)
                         on_ctl(&s);
         }

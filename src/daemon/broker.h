@@ -19,6 +19,9 @@ typedef struct brk_config {
         const char *work_root;  /* existing directory, searchable by everyone (0711); each run
                                  * gets a fresh directory below it */
         bool use_cgroups;       /* false: --no-cgroup */
+        /* A spare worker keeps one sandbox set up in advance with these limits (runs asking for
+         * them start at once, the set-up off their clock); 0 memory: no spare. */
+        uint64_t spare_memory_bytes, spare_pids, spare_tmp_bytes;
 } brk_config;
 
 typedef struct brk_broker brk_broker;
