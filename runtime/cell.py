@@ -1,10 +1,13 @@
-# cell.py: hull's Python cell driver. The host runs it as `/usr/bin/python3 -c <this source>`
-# inside a session's sandbox, or the zygote exec()s it into a fresh namespace and calls main(3).
+# cell.py: hull's Python cell driver. The host runs it as `/usr/bin/python3 -c <this source>
+# [<hull.py source>]` inside a session's sandbox, or the zygote exec()s it into a fresh namespace
+# and calls main(3, <hull.py compiled>). The module `hull` (runtime/hull.py), when given, is
+# installed in sys.modules and its load, save, emit and publish are predefined in the namespace.
 #
 #   fd 0 /dev/null; fd 1, fd 2 the session's output pipes; fd 3 the control socket.
 #   Frames on fd 3, both ways: u32 little-endian length N (1..64 MiB), then N bytes of UTF-8 JSON.
 #   driver -> host  {"hello":{"pid":P,"language":"python","version":"3.11.2"}}
-#   host -> driver  {"cell":{"code":"..."}}
+#   host -> driver  {"cell":{"code":"...","exchange":"/workspace/.hull/x-..."}}  (exchange optional:
+#                   the directory where hull.save/emit/publish write during this cell)
 #   driver -> host  {"done":{"status":0|1}}   after everything the cell wrote is in the pipes
 #   EOF on fd 3: exit 0. A frame length out of bounds: exit 2.
 #
@@ -102,14 +105,38 @@ def _cell_traceback(exc):
         sys.stderr.write("%s: (traceback could not be printed)\n" % type(exc).__name__)
 
 
+def install_hull(source):
+    """The module `hull` from its source text or code object, in sys.modules; None without one."""
+    if source is None:
+        return None
+    try:
+        if isinstance(source, str):
+            lines = source.splitlines(True)
+            linecache.cache["<hull>"] = (len(source), None, lines, "<hull>")
+            source = compile(source, "<hull>", "exec")
+        mod = types.ModuleType("hull")
+        mod.__dict__["__builtins__"] = builtins
+        exec(source, mod.__dict__)
+        mod._begin_call(None)
+    except Exception as e:
+        sys.stderr.write("hull: cell driver: the hull module did not load: %s: %s\n" % (type(e).__name__, e))
+        return None
+    sys.modules["hull"] = mod
+    return mod
+
+
 class Driver:
-    def __init__(self, fd):
+    def __init__(self, fd, hull=None):
         self.fd = fd
         self.count = 0
         mod = types.ModuleType("__main__")
         mod.__dict__["__builtins__"] = builtins
         sys.modules["__main__"] = mod
         self.ns = mod.__dict__
+        self.hull = hull
+        if hull is not None:
+            for name in ("load", "save", "emit", "publish"):
+                self.ns[name] = getattr(hull, name)
 
     def run(self, code):
         """Run one cell: 0 when it ran, 1 when it raised (the traceback is on stderr)."""
@@ -142,12 +169,14 @@ class Driver:
             if body is None:
                 _flush_all()
                 os._exit(0)
-            code = None
+            code = exchange = None
             try:
                 msg = json.loads(body.decode("utf-8"))
                 cell = msg.get("cell") if isinstance(msg, dict) else None
                 if isinstance(cell, dict) and isinstance(cell.get("code"), str):
                     code = cell["code"]
+                    if isinstance(cell.get("exchange"), str):
+                        exchange = cell["exchange"]
             except (ValueError, UnicodeDecodeError):
                 pass
             if code is None:
@@ -158,14 +187,23 @@ class Driver:
                 status = 1
             else:
                 try:
+                    if self.hull is not None:
+                        self.hull._begin_call(exchange)
                     status = self.run(code)
                 except BaseException:  # e.g. KeyboardInterrupt while printing a traceback
                     status = 1
+                finally:
+                    if self.hull is not None:
+                        try:
+                            self.hull._end_call()
+                        except BaseException:
+                            pass
             _flush_all()
             send_frame(self.fd, {"done": {"status": status}})
 
 
-def main(fd=3):
+def main(fd=3, hull=None):
+    """Serve cells on fd; hull is runtime/hull.py's source or code object (None: no module)."""
     os.set_inheritable(fd, False)
     # What an interactive interpreter has: ^C is KeyboardInterrupt, a closed pipe is an error.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -175,8 +213,10 @@ def main(fd=3):
             f.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
         except Exception:
             pass
-    Driver(fd).serve()
+    Driver(fd, install_hull(hull)).serve()
 
 
 if __name__ == "__main__":
-    main()
+    _hull_source = sys.argv[1] if len(sys.argv) > 1 else None
+    del sys.argv[1:]
+    main(3, _hull_source)

@@ -1,5 +1,5 @@
 # zygote.py: hull serve's Python zygote. Run on the host (not sandboxed) as
-#   /usr/bin/python3 -c <this source> <cell.py source>
+#   /usr/bin/python3 -c <this source> <cell.py source> [<hull.py source>]
 # with OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1 and fd 3 a SOCK_SEQPACKET socket.
 #
 # It imports numpy and pandas once, says {"ready":{"numpy":V|null,"pandas":V|null,"threads":N}}
@@ -222,7 +222,7 @@ def step(name, fn, *args):
         raise StepError(name, e.errno or 0, e.strerror or str(e))
 
 
-def run_a(req, fds, cell_code):
+def run_a(req, fds, cell_code, hull_code):
     """Child A: on the host, enters the session's pid namespace for its child B and waits for it."""
     cell = fds[1]
     try:
@@ -243,7 +243,7 @@ def run_a(req, fds, cell_code):
     except BaseException as e:
         fail(cell, e)
     if pid == 0:
-        run_b(req, fds, cell_code)
+        run_b(req, fds, cell_code, hull_code)
         os._exit(1)
     for fd in fds:
         try:
@@ -268,7 +268,7 @@ def close_from(low):
     os.closerange(low, max(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 65536))
 
 
-def run_b(req, fds, cell_code):
+def run_b(req, fds, cell_code, hull_code):
     """Child B: in the session's pid namespace; becomes the sandboxed interpreter."""
     cell = fds[1]
     try:
@@ -339,7 +339,7 @@ def run_b(req, fds, cell_code):
     except BaseException as e:
         fail(cell, e)
     try:
-        main(3)
+        main(3, hull_code)
     finally:
         os._exit(1)
 
@@ -385,6 +385,15 @@ def zygote():
     cell_tree = ast.parse(cell_src, "<hull-cell>")
     cell_code = compile(cell_tree, "<hull-cell>", "exec")
     preimport(cell_tree)
+    # The module `hull` (runtime/hull.py): compiled once here, its imports done, its source in
+    # linecache for tracebacks; each interpreter runs the code object into a fresh module.
+    hull_code = None
+    if len(sys.argv) > 2:
+        hull_tree = ast.parse(sys.argv[2], "<hull>")
+        hull_code = compile(hull_tree, "<hull>", "exec")
+        preimport(hull_tree)
+        import linecache
+        linecache.cache["<hull>"] = (len(sys.argv[2]), None, sys.argv[2].splitlines(True), "<hull>")
     versions = {}
     for name in ("numpy", "pandas"):
         try:
@@ -427,7 +436,7 @@ def zygote():
                 pid = -1
             if pid == 0:
                 try:
-                    run_a(req, fds, cell_code)
+                    run_a(req, fds, cell_code, hull_code)
                 finally:
                     os._exit(1)
         for fd in fds:

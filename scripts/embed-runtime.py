@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # embed-runtime.py OUT.c OUT.h SOURCE...: embed hull's runtime sources (runtime/cell.py, cell.js,
-# zygote.py) in the binary. For runtime/cell.py it defines
+# zygote.py, hull.py) in the binary. For runtime/cell.py it defines
 #   const char hull_runtime_cell_py[];  (NUL-terminated)  const size_t hull_runtime_cell_py_len;
 # Build time only; any python3 >= 3.7.
 import os

@@ -4,6 +4,8 @@
 #
 #   runtime_harness.py drivers RUNTIME_DIR    the two cell drivers, started as the host starts them
 #   runtime_harness.py zygote RUNTIME_DIR     the zygote against an unshare(1) session (root only)
+#   runtime_harness.py hull RUNTIME_DIR       the module `hull` (runtime/hull.py) in the cell driver and
+#                                             as the script runner, against a store built by hand
 #
 # Safety: this process never calls setns, seccomp, setuid or anything that changes its own
 # credentials or namespaces; only the zygote's forks do.
@@ -117,12 +119,12 @@ class Session:
         while self._drain_once(fd, acc):
             pass
 
-    def cell(self, code, timeout=20.0):
+    def cell(self, code, timeout=20.0, exchange=None):
         """(status, stdout, stderr, seconds) of one cell; status None on EOF."""
         out, err = [], []
         t0 = time.monotonic()
         self.ctl.setblocking(True)
-        self.ctl.sendall(frame({"cell": {"code": code}}))
+        self.ctl.sendall(frame({"cell": dict({"code": code}, **({"exchange": exchange} if exchange else {}))}))
         self.ctl.setblocking(False)
         f = self.read_frame(timeout, out, err)
         dt = time.monotonic() - t0
@@ -146,7 +148,7 @@ class Session:
             self.proc.wait()
 
 
-def start_driver(argv):
+def start_driver(argv, env=None):
     """Start a driver as the host does: fd 0 /dev/null, 1 and 2 pipes, 3 a stream socket."""
     host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     out_r, out_w = os.pipe()
@@ -155,7 +157,7 @@ def start_driver(argv):
     out_w, err_w = high(out_w), high(err_w)
     cfd = high(os.dup(child.fileno()))
     child.close()
-    pid = os.posix_spawn(argv[0], argv, {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
+    pid = os.posix_spawn(argv[0], argv, env or {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                          file_actions=[(os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, out_w, 1),
                                        (os.POSIX_SPAWN_DUP2, err_w, 2), (os.POSIX_SPAWN_DUP2, cfd, 3)])
     for fd in (null, out_w, err_w, cfd):
@@ -444,6 +446,7 @@ class Zygote:
     def __init__(self, rt):
         zsrc = open(os.path.join(rt, "zygote.py")).read()
         csrc = open(os.path.join(rt, "cell.py")).read()
+        hsrc = open(os.path.join(rt, "hull.py")).read()
         self.sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         cfd = high(os.dup(child.fileno()))
         child.close()
@@ -452,7 +455,7 @@ class Zygote:
         env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1"}
         self.t0 = time.monotonic()
-        argv = ["/usr/bin/python3", "-c", zsrc, csrc]
+        argv = ["/usr/bin/python3", "-c", zsrc, csrc, hsrc]
         self.pid = os.posix_spawn(argv[0], argv, env, file_actions=[
             (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1),
             (os.POSIX_SPAWN_DUP2, self.log.fileno(), 2), (os.POSIX_SPAWN_DUP2, cfd, 3)])
@@ -610,6 +613,10 @@ def test_zygote(rt):
         print("# first cell 'import pandas; pandas.__version__': %.1f ms" % (dt * 1e3))
         check("zygote: pandas is already imported in the interpreter", st == 0 and out.strip("'\n") == r["pandas"],
               (st, out, err))
+        st, out, err, _ = s.cell("import sys\n(sys.modules['hull'].save is save, [callable(f) for f in "
+                                 "(load, save, emit, publish)])")
+        check("zygote: the module hull is installed and its functions predefined",
+              (st, out) == (0, "(True, [True, True, True, True])\n"), (st, out, err))
         st, out, err, _ = s.cell(STATUS_CELL)
         try:
             import ast
@@ -729,9 +736,337 @@ def test_zygote(rt):
             target.stderr.close()
 
 
+# ---- the module hull ----------------------------------------------------------------------------
+def make_store(d):
+    """A handle store built by hand, as the host lays it out: {id}.{ext} and _manifest.json."""
+    import sqlite3
+    os.makedirs(d)
+    with open(os.path.join(d, "h1.json"), "w") as f:
+        json.dump({"a": [1, 2, 3], "b": "é"}, f)
+    with open(os.path.join(d, "h2.txt"), "w", encoding="utf-8") as f:
+        f.write("hello, wörld\n")
+    with open(os.path.join(d, "h4.bin"), "wb") as f:
+        f.write(bytes(range(256)))
+    con = sqlite3.connect(os.path.join(d, "h3.sqlite"))
+    con.execute('CREATE TABLE data (n INTEGER, x REAL, s TEXT, ok BOOLEAN, d DATE, t TIMESTAMP)')
+    con.executemany("INSERT INTO data VALUES (?, ?, ?, ?, ?, ?)",
+                    [(1, 1.5, "a", 1, "2024-01-31", "2024-01-31 12:30:00"),
+                     (2, None, "b", 0, "2024-02-29", "2024-02-29T00:00:01.250000"),
+                     (3, -2.0, None, 1, "2000-12-01", "1999-12-31 23:59:59")])
+    con.commit()
+    con.close()
+    manifest = {"h1": {"id": "h1", "kind": "json", "source": "test", "path": "h1.json"},
+                "h2": {"id": "h2", "kind": "text", "source": "test", "path": "h2.txt"},
+                "h3": {"id": "h3", "kind": "table", "source": "test", "path": "h3.sqlite"},
+                "h4": {"id": "h4", "kind": "binary", "source": "test", "path": "h4.bin"}}
+    write_manifest(d, manifest)
+    for name in os.listdir(d):
+        os.chmod(os.path.join(d, name), 0o444)
+    return manifest
+
+
+def write_manifest(d, manifest):
+    tmp = os.path.join(d, ".tmp-manifest")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f)
+    os.replace(tmp, os.path.join(d, "_manifest.json"))
+
+
+def adopt(store, manifest, xdir):
+    """What the host does after a call, reduced: move each saved payload into the store."""
+    import shutil
+    for line in open(os.path.join(xdir, "new_handles.jsonl")):
+        r = json.loads(line)
+        ext = {"table": ".sqlite", "json": ".json", "text": ".txt", "binary": ".bin"}[r["kind"]]
+        shutil.copyfile(os.path.join(xdir, r["file"]), os.path.join(store, r["id"] + ext))
+        manifest[r["id"]] = {"id": r["id"], "kind": r["kind"], "source": r["source"], "path": r["id"] + ext}
+    write_manifest(store, manifest)
+
+
+def jsonl(path):
+    try:
+        return [json.loads(l) for l in open(path)]
+    except FileNotFoundError:
+        return []
+
+
+def test_hull(rt):
+    import shutil
+    import sqlite3
+    import tempfile
+    csrc = open(os.path.join(rt, "cell.py")).read()
+    hsrc = open(os.path.join(rt, "hull.py")).read()
+    top = tempfile.mkdtemp(prefix="hull-module-test.")
+    store, ws = os.path.join(top, "handles"), os.path.join(top, "workspace")
+    manifest = make_store(store)
+    os.makedirs(os.path.join(ws, "outputs"))
+    os.makedirs(os.path.join(ws, ".hull"))
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HULL_HANDLES": store, "HULL_WORKSPACE": ws,
+           "OPENBLAS_NUM_THREADS": "1"}
+    n = [0]
+
+    def exchange():
+        n[0] += 1
+        d = os.path.join(ws, ".hull", "x-%016x" % n[0])
+        os.mkdir(d, 0o700)
+        return d
+
+    s = start_driver(["/usr/bin/python3", "-c", csrc, hsrc], env)
+    try:
+        s.read_frame(15)
+
+        def cell(code, x=None, timeout=60.0):
+            return s.cell(code, timeout, x)
+
+        st, out, err, _ = cell("import hull, sys\n(hull.load is load, hull.save is save, hull.emit is emit, "
+                               "hull.publish is publish, sys.argv)")
+        check("hull: the module is importable and load, save, emit, publish are predefined in cells",
+              (st, out) == (0, "(True, True, True, True, ['-c'])\n"), (st, out, err))
+        st, out, err, _ = cell("(load('h1'), load('h2'), load('h4'))")
+        check("hull: load of a json, a text and a binary handle (the binary as its path)",
+              st == 0 and out == "(%r, %r, %r)\n" % ({"a": [1, 2, 3], "b": "é"}, "hello, wörld\n",
+                                                      os.path.join(store, "h4.bin")), (st, out, err))
+        st, out, err, _ = cell("df = load('h3')\n(type(df).__name__, [str(t) for t in df.dtypes], df['ok'].tolist(), "
+                               "str(df['t'][1]), str(df['d'][0]), df['x'].isna().tolist(), df['s'][2])")
+        check("hull: load of a table is a DataFrame with the declared types restored (BOOLEAN, DATE, TIMESTAMP)",
+              st == 0 and out == "('DataFrame', ['int64', 'float64', 'object', 'bool', 'datetime64[ns]', "
+              "'datetime64[ns]'], [True, False, True], '2024-02-29 00:00:01.250000', '2024-01-31 00:00:00', "
+              "[False, True, False], None)\n", (st, out, err))
+        st, out, err, _ = cell("load('nope')")
+        check("hull: an unknown id is a KeyError that names the known handles",
+              st == 1 and "KeyError" in err and "no handle 'nope'" in err and "h1, h2, h3, h4" in err, (st, err))
+        st, out, err, _ = cell("save('z', 1)")
+        check("hull: save in a cell without an exchange directory is a clear RuntimeError",
+              st == 1 and "RuntimeError: hull.save: this call has no exchange directory" in err, err)
+        st, out, err, _ = cell("emit(1)")
+        st2, _, err2, _ = cell("publish('x')")
+        check("hull: emit and publish without one too", st == 1 and st2 == 1 and "no exchange directory" in err
+              and "no exchange directory" in err2, (err, err2))
+
+        # save: every kind
+        x = exchange()
+        code = r"""
+import pandas as pd, pathlib, datetime
+src = pathlib.Path(%r); src.write_bytes(b'\x00\x01payload')
+df = pd.DataFrame({'i': [1, 2, 3], 'f': [0.5, float('nan'), 2.0], 's': ['a', None, 'c'], 'b': [True, False, True],
+                   't': pd.to_datetime(['2024-01-01', '2024-01-02 03:04:05', None]),
+                   'd': [datetime.date(2024, 1, 1), None, datetime.date(2024, 3, 1)]})
+r = [save('frame', df), save('rows', [{'a': 1, 'b': 'x'}, {'a': 2.5, 'c': True}]), save('obj', {'k': [1, 2]}),
+     save('lst', [1, 'two', None]), save('txt', 'héllo'), save('raw', b'\xff\x00'), save('copy', src),
+     save('src', 'x', source='my tool')]
+back = load('frame')  # saved in this call: read from the exchange directory
+(r, back.drop(columns='d').equals(df.drop(columns='d')), str(back['d'].dtype), load('txt'))
+""" % os.path.join(top, "payload.bin")
+        st, out, err, _ = cell(code, x)
+        check("hull: save of a DataFrame, a list of dicts, a dict, a list, a str, bytes, a Path returns the ids",
+              st == 0 and out.startswith("(['frame', 'rows', 'obj', 'lst', 'txt', 'raw', 'copy', 'src'], True, "
+                                         "'datetime64[ns]', 'héllo')"),
+              (st, out, err))
+        recs = jsonl(os.path.join(x, "new_handles.jsonl"))
+        check("hull: one line per save in new_handles.jsonl with exactly id, kind, file, source",
+              [(r["id"], r["kind"]) for r in recs] == [("frame", "table"), ("rows", "table"), ("obj", "json"),
+                                                      ("lst", "json"), ("txt", "text"), ("raw", "binary"),
+                                                      ("copy", "binary"), ("src", "text")]
+              and all(sorted(r) == ["file", "id", "kind", "source"] for r in recs)
+              and [r["source"] for r in recs] == ["cell"] * 7 + ["my tool"], recs)
+        check("hull: payload files are named by the module (<n>.<ext>), never by the id",
+              [r["file"] for r in recs] == ["1.sqlite", "2.sqlite", "3.json", "4.json", "5.txt", "6.bin", "7.bin",
+                                            "8.txt"], [r["file"] for r in recs])
+        files = {r["id"]: os.path.join(x, r["file"]) for r in recs}
+        con = sqlite3.connect(files["frame"])
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master")]
+        decl = [(r[1], r[2]) for r in con.execute("PRAGMA table_info(data)")]
+        rows = con.execute("SELECT * FROM data").fetchall()
+        con.close()
+        check("hull: a DataFrame is an SQLite file with one table data and declared column types",
+              tables == ["data"] and decl == [("i", "INTEGER"), ("f", "REAL"), ("s", "TEXT"), ("b", "BOOLEAN"),
+                                              ("t", "TIMESTAMP"), ("d", "DATE")], (tables, decl))
+        check("hull: its values (NaN and NaT as NULL, timestamps and dates as ISO text)",
+              rows == [(1, 0.5, "a", 1, "2024-01-01 00:00:00", "2024-01-01"),
+                       (2, None, None, 0, "2024-01-02 03:04:05", None),
+                       (3, 2.0, "c", 1, None, "2024-03-01")], rows)
+        con = sqlite3.connect(files["rows"])
+        decl = [(r[1], r[2]) for r in con.execute("PRAGMA table_info(data)")]
+        rows = con.execute("SELECT * FROM data").fetchall()
+        con.close()
+        check("hull: a list of dicts is a table of the keys' union",
+              decl == [("a", "REAL"), ("b", "TEXT"), ("c", "BOOLEAN")] and rows == [(1.0, "x", None), (2.5, None, 1)],
+              (decl, rows))
+        check("hull: dict and list as .json, str as UTF-8 .txt, bytes and a Path's file as .bin",
+              json.load(open(files["obj"])) == {"k": [1, 2]} and json.load(open(files["lst"])) == [1, "two", None]
+              and open(files["txt"], "rb").read() == "héllo".encode() and open(files["raw"], "rb").read() == b"\xff\x00"
+              and open(files["copy"], "rb").read() == b"\x00\x01payload", files)
+
+        # ids
+        bad = ["", "../x", "a/b", "-x", ".hidden", "a b", "x\x00", "a" * 65, 7, None]
+        st, out, err, _ = cell("res = []\nfor i in %r:\n    try:\n        save(i, 'v')\n        res.append('saved')\n"
+                               "    except (ValueError, TypeError) as e:\n        res.append(type(e).__name__)\nres" % bad, x)
+        check("hull: bad ids are refused with ValueError ('', '../x', 'a/b', '-x', '.hidden', 'a b', NUL, 65 chars, "
+              "non-strings)", (st, out) == (0, repr(["ValueError"] * len(bad)) + "\n"), (st, out, err))
+        st, out, err, _ = cell("save('obj', 'again')", x)
+        st2, out2, err2, _ = cell("save('h1', 'again')", x)
+        st3, out3, err3, _ = cell("save('a.b-C_9', 'ok'), save('" + "b" * 64 + "', 'ok')", x)
+        st4, out4, err4, _ = cell("save('twice', 1)\nsave('twice', 2)", exchange())
+        check("hull: an id already saved in this call or already in the store is refused; valid ids are accepted",
+              st == 1 and "already saved in this call" in err and st2 == 1 and "'h1' already exists" in err2
+              and st3 == 0 and st4 == 1 and "'twice' was already saved in this call" in err4,
+              (st, st2, st3, st4, err4[-300:], err3[-300:]))
+        st, out, err, _ = cell("save('bad', object())", x)
+        check("hull: an unsupported type is a clear TypeError", st == 1 and "TypeError: hull.save: cannot save a object"
+              in err, err)
+        st, out, err, _ = cell("import pathlib\nsave('dir', pathlib.Path('/tmp'))", x)
+        check("hull: a Path that is not a regular file is refused", st == 1 and "is not a regular file" in err, err)
+        recs = jsonl(os.path.join(x, "new_handles.jsonl"))
+        check("hull: refused saves leave no line and no file behind",
+              len(recs) == 10 and sorted(os.listdir(x)) == sorted(["new_handles.jsonl"] + [r["file"] for r in recs]),
+              (sorted(os.listdir(x)), recs))
+
+        # emit and publish
+        os.makedirs(os.path.join(ws, "outputs", "sub"))
+        with open(os.path.join(ws, "outputs", "sub", "r.csv"), "w") as f:
+            f.write("a,b\n")
+        os.symlink(os.path.join(ws, "outputs", "sub", "r.csv"), os.path.join(ws, "outputs", "link.csv"))
+        os.symlink("/etc", os.path.join(ws, "outputs", "etc"))
+        x = exchange()
+        code = r"""
+import numpy as np, datetime
+emit({'first': True})
+emit({'n': np.int64(3), 'f': np.float32(0.5), 'nan': float('nan'), 'when': datetime.date(2024, 5, 6), 'set': {2, 1},
+      'arr': np.arange(3), 'other': object.__new__(type('Thing', (), {'__str__': lambda self: 'a thing'}))})
+ok = [publish(%r, 'the report'), publish('%s/outputs/sub/../sub/r.csv')]
+res = []
+for p in ['/etc/hosts', '%s/../secret.txt', '%s/outputs', '%s/outputs/link.csv', '%s/outputs/etc/hosts',
+          '%s/outputs/missing.csv', '%s/outputs/../handles/x', 5, ['x']]:
+    try:
+        publish(p)
+        res.append('published')
+    except (ValueError, TypeError) as e:
+        res.append(type(e).__name__)
+(ok, res)
+""" % ((os.path.join(ws, "outputs/sub/r.csv"),) + (ws,) * 7)
+        st, out, err, _ = cell(code, x)
+        em = json.load(open(os.path.join(x, "emit.json")))
+        check("hull: emit writes emit.json, the last write wins, numpy values, dates and sets converted, NaN as null,"
+              " others str()", em == {"n": 3, "f": 0.5, "nan": None, "when": "2024-05-06", "set": [1, 2],
+                                      "arr": [0, 1, 2], "other": "a thing"}, (em, err))
+        check("hull: publish appends a path relative to /workspace under outputs/",
+              st == 0 and out.startswith("(['outputs/sub/r.csv', 'outputs/sub/r.csv'],")
+              and jsonl(os.path.join(x, "publish.jsonl")) == [
+                  {"path": "outputs/sub/r.csv", "description": "the report"},
+                  {"path": "outputs/sub/r.csv", "description": ""}], (st, out, err))
+        check("hull: publish refuses paths outside outputs/, outputs itself, links, missing files and non-paths",
+              out.strip().endswith("['ValueError', 'ValueError', 'ValueError', 'ValueError', 'ValueError', "
+                                   "'ValueError', 'ValueError', 'TypeError', 'TypeError'])"), out)
+
+        # the million-row round trip: save in one call, the host adopts, load in a later call
+        x = exchange()
+        code = r"""
+import numpy as np, pandas as pd, time
+n = 1000000
+rng = np.random.default_rng(7)
+big = pd.DataFrame({'i': rng.integers(-10**12, 10**12, n), 'f': rng.random(n) * 1e6,
+                    's': pd.Series(rng.integers(0, 10**9, n)).map('name-{}'.format), 'b': rng.random(n) < 0.5,
+                    't': pd.Timestamp('2020-01-01') + pd.to_timedelta(rng.integers(0, 10**9, n), unit='s')})
+t0 = time.monotonic(); save('big', big); t_save = time.monotonic() - t0
+t_save
+"""
+        st, out, err, _ = cell(code, x, timeout=120)
+        t_save = float(out) if st == 0 else None
+        t_adopt = time.monotonic()
+        if st == 0:
+            adopt(store, manifest, x)
+        t_adopt = time.monotonic() - t_adopt
+        size = os.path.getsize(os.path.join(store, "big.sqlite")) if st == 0 else 0
+        st2, out2, err2, _ = cell("t0 = time.monotonic(); back = load('big'); t_load = time.monotonic() - t0\n"
+                                  "(back.equals(big), [str(t) for t in back.dtypes], t_load)", exchange(), timeout=120)
+        ok2 = st2 == 0 and out2.startswith("(True, ['int64', 'float64', 'object', 'bool', 'datetime64[ns]'],")
+        t_load = float(out2.rsplit(",", 1)[1].strip(" )\n")) if ok2 else None
+        if t_save is not None and t_load is not None:
+            print("# 1,000,000 rows x 5 columns (int, float, str, bool, timestamp): save %.2f s (%.1f MB SQLite), "
+                  "host copy %.2f s, load %.2f s" % (t_save, size / 1e6, t_adopt, t_load))
+        check("hull: a 1,000,000-row DataFrame saved, adopted and loaded in a later call is equal (df.equals)",
+              ok2, (st, err[-2000:], st2, out2, err2[-2000:]))
+        check("hull: ... and each direction takes less than 10 s", t_save is not None and t_load is not None
+              and t_save < 10 and t_load < 10, (t_save, t_load))
+        cell("del big, back")
+        st, out, err, _ = cell("load('frame')", exchange())
+        check("hull: a handle saved in an earlier call is not loadable until the host adopted it",
+              st == 1 and "no handle 'frame'" in err, (st, err))
+    except Exception as e:
+        not_ok("hull: the cell session", repr(e))
+    finally:
+        s.close()
+
+    # without the source, the driver runs as before
+    s = start_driver(["/usr/bin/python3", "-c", csrc], env)
+    try:
+        s.read_frame(15)
+        st, out, err, _ = s.cell("import sys\n('hull' in sys.modules, 'load' in dir())")
+        check("hull: a driver started without the module's source has neither (the protocol is unchanged)",
+              (st, out) == (0, "(False, False)\n"), (st, out, err))
+    finally:
+        s.close()
+
+    # without pandas, a table is a list of dicts with its types restored
+    x = exchange()
+    code = ("import sys; sys.modules['pandas'] = None\nimport types, json\nm = types.ModuleType('hull')\n"
+            "exec(compile(open(%r).read(), 'hull.py', 'exec'), m.__dict__)\nrows = m.load('h3')\n"
+            "print(repr(rows[1]))\nm.save('recs', rows)\n" % os.path.join(rt, "hull.py"))
+    p = subprocess.run(["/usr/bin/python3", "-c", code], env=dict(env, HULL_EXCHANGE=x), capture_output=True,
+                       text=True, timeout=60)
+    check("hull: without pandas a table is a list of dicts (bool, datetime.date, datetime.datetime restored)",
+          p.returncode == 0 and p.stdout == "{'n': 2, 'x': None, 's': 'b', 'ok': False, 'd': datetime.date(2024, 2, 29),"
+          " 't': datetime.datetime(2024, 2, 29, 0, 0, 1, 250000)}\n", (p.stdout, p.stderr))
+    recs = jsonl(os.path.join(x, "new_handles.jsonl"))
+    decl = []
+    if recs:
+        con = sqlite3.connect(os.path.join(x, recs[0]["file"]))
+        decl = [r[2] for r in con.execute("PRAGMA table_info(data)")]
+        con.close()
+    check("hull: ... and saving those rows keeps the declared types", recs and recs[0]["source"] == "script" and
+          decl == ["INTEGER", "REAL", "TEXT", "BOOLEAN", "DATE", "TIMESTAMP"], (recs, decl))
+
+    # scripts: python3 -c <hull.py> run SCRIPT ARGS...
+    def script(body, x, *args):
+        path = os.path.join(ws, "script-%d.py" % n[0])
+        with open(path, "w") as f:
+            f.write(body)
+        e = dict(env)
+        if x:
+            e["HULL_EXCHANGE"] = x
+        return subprocess.run(["/usr/bin/python3", "-c", hsrc, "run", path] + list(args), env=e, cwd=ws,
+                              capture_output=True, text=True, timeout=60)
+
+    x = exchange()
+    p = script("import sys, hull\nsave('from_script', {'argv': sys.argv[1:]})\nassert hull.save is save\n"
+               "x = load('h1')['a']\n{'sum': sum(x), 'args': sys.argv[1:], 'name': __name__}\n", x, "a", "b")
+    check("hull: a script's bare last expression is emitted; the functions are predefined and `import hull` works",
+          p.returncode == 0 and json.load(open(os.path.join(x, "emit.json"))) ==
+          {"sum": 6, "args": ["a", "b"], "name": "__main__"} and p.stdout == "", (p.returncode, p.stdout, p.stderr))
+    check("hull: a script's save has source 'script'", jsonl(os.path.join(x, "new_handles.jsonl"))[0]["source"] ==
+          "script", jsonl(os.path.join(x, "new_handles.jsonl")))
+    x = exchange()
+    p = script("emit('explicit')\n'last'\n", x)
+    check("hull: an explicit emit wins over the last expression", p.returncode == 0 and
+          json.load(open(os.path.join(x, "emit.json"))) == "explicit", (p.stdout, p.stderr))
+    x = exchange()
+    p = script("x = 1\nNone\n", x)
+    check("hull: a None last expression emits nothing", p.returncode == 0 and
+          not os.path.exists(os.path.join(x, "emit.json")), (p.stdout, p.stderr))
+    p = script("6 * 7\n", None)
+    check("hull: without an exchange directory the last expression is printed", (p.returncode, p.stdout) ==
+          (0, "42\n"), (p.stdout, p.stderr))
+    p = script("def f():\n    raise ValueError('boom')\nf()\n", exchange())
+    check("hull: a script that raises exits 1 with its own traceback", p.returncode == 1 and "ValueError: boom"
+          in p.stderr and "script-" in p.stderr and "run_script" not in p.stderr, p.stderr)
+    p = script("import sys\nsys.exit(3)\n", exchange())
+    check("hull: sys.exit in a script is its exit status", p.returncode == 3, (p.returncode, p.stderr))
+    shutil.rmtree(top, ignore_errors=True)
+
+
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("drivers", "zygote"):
-        sys.stderr.write("usage: runtime_harness.py drivers|zygote RUNTIME_DIR\n")
+    if len(sys.argv) != 3 or sys.argv[1] not in ("drivers", "zygote", "hull"):
+        sys.stderr.write("usage: runtime_harness.py drivers|zygote|hull RUNTIME_DIR\n")
         return 2
     rt = sys.argv[2]
     # Nothing this process inherited reaches the interpreters: the host starts them clean.
@@ -744,6 +1079,8 @@ def main():
     if sys.argv[1] == "drivers":
         test_python(rt)
         test_js(rt)
+    elif sys.argv[1] == "hull":
+        test_hull(rt)
     else:
         test_zygote(rt)
     return 1 if FAILED else 0
