@@ -141,6 +141,7 @@
 #define SERVE_SESSION_TICK_MS 200U                /* the session reaper's period */
 #define SERVE_SESSION_MEMORY_BYTES (1ULL << 30)   /* default memory of a session (--session-memory) */
 #define SERVE_SESSION_PIDS 512U
+#define HS_NOTES_MAX (64U << 10)                  /* [hull] notes and emits added to a call's output */
 
 /* hull serve: bearer tokens (src/daemon/auth.c) */
 #define AUTH_TOKENS_MAX 1024U          /* lines of a tokens file */
@@ -190,6 +191,13 @@
 #define HULL_API_ENV_NAME_MAX 128U            /* [A-Za-z_][A-Za-z0-9_]{0,127} */
 #define HULL_API_ENV_VALUE_MAX (8U << 10)
 #define HULL_API_PERSIST_BYTES_MAX (20U << 20) /* a Persist archive: its base64 stays within PLIM_ANSWER_MAX */
+#define HULL_API_HANDLE_ID_MAX 64U            /* a handle id */
+#define HULL_API_SQL_MAX (64U << 10)          /* a Handles/Query statement */
+#define HULL_API_QUERY_HANDLES_MAX 10U        /* handles one query attaches */
+#define HULL_API_INSPECT_ROWS_MAX 1000U       /* head or tail rows of one Inspect */
+#define HULL_API_INPUT_NAME_MAX 255U          /* an AddInput display name */
+#define HULL_API_INPUT_BYTES_MAX (6U << 20)   /* an AddInput upload: its base64 fits the 8 MiB body */
+#define HULL_API_BINARY_READ_MAX (16U << 20)  /* bytes of a binary handle one Handles/Read returns */
 
 /* hull session: the client of hull serve (src/cli/cli-session.c) and its HTTP client over a
  * dlopen'd libcurl (src/shared/http-client.c) */

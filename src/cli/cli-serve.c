@@ -53,6 +53,7 @@ enum {
         OPT_SESSION_MEMORY,
         OPT_AUDIT_DIR,
         OPT_NO_ZYGOTE,
+        OPT_HANDLES_DIR,
 };
 
 static const struct option options[] = {
@@ -75,6 +76,7 @@ static const struct option options[] = {
         { "session-memory", required_argument, NULL, OPT_SESSION_MEMORY },
         { "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
         { "no-zygote", no_argument, NULL, OPT_NO_ZYGOTE },
+        { "handles-dir", required_argument, NULL, OPT_HANDLES_DIR },
         {},
 };
 
@@ -104,7 +106,10 @@ void cli_serve_help(void) {
                "  --session-memory SIZE    memory of each session, its /workspace included (default 1G)\n"
                "  --audit-dir DIR          each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
                "                           (default /var/lib/hull/audit as root, else ~/.local/state/hull/audit)\n"
-               "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n\n"
+               "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n"
+               "  --handles-dir DIR        each session's handle store, DIR/<fingerprint>, read-only in the sandbox\n"
+               "                           at /handles (default /var/lib/hull/handles as root, else\n"
+               "                           ~/.local/state/hull/handles)\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
@@ -148,31 +153,35 @@ static int make_work_root(const char *parent, char *buf, size_t size, hull_error
         return 0;
 }
 
-/* The audit directory: given, or the default for this user; made (0700) when missing. */
-static int make_audit_dir(const char *dir, char *buf, size_t size, hull_error *e) {
+/* A state directory (audit logs, handle stores): given, or DEFAULT-ROOT/leaf as root, else
+ * ~/.local/state/hull/leaf; made when missing. The handle stores' directory must be searchable
+ * by the sandbox user (mode 0711, its parents too), the audit logs' need not (0700). */
+static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *buf, size_t size, hull_error *e) {
         if (dir)
                 snprintf(buf, size, "%s", dir);
         else if (geteuid() == 0)
-                snprintf(buf, size, "/var/lib/hull/audit");
+                snprintf(buf, size, "/var/lib/hull/%s", leaf);
         else {
                 const char *home = getenv("HOME");
                 if (!home || home[0] != '/')
-                        return hull_err_hint(e, -EINVAL, "pass --audit-dir DIR", "serve: no HOME for the default audit directory");
-                if ((size_t) snprintf(buf, size, "%s/.local/state/hull/audit", home) >= size)
-                        return hull_err(e, -ENAMETOOLONG, "serve: the audit directory path is too long");
+                        return hull_err_hint(e, -EINVAL, "pass --audit-dir and --handles-dir", "serve: no HOME for the default state directory");
+                if ((size_t) snprintf(buf, size, "%s/.local/state/hull/%s", home, leaf) >= size)
+                        return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
         }
         for (char *p = buf + 1;; p++) {
                 if (*p == '/' || *p == '\0') {
                         char c = *p;
                         *p = '\0';
-                        int r = mkdir(buf, 0700);
+                        int r = mkdir(buf, c == '\0' ? mode : 0711);
                         *p = c;
                         if (r < 0 && errno != EEXIST)
-                                return hull_err_hint(e, negative_errno(), "pass --audit-dir DIR", "serve: cannot create the audit directory %s", buf);
+                                return hull_err_hint(e, negative_errno(), "pass another directory", "serve: cannot create %s", buf);
                         if (c == '\0')
                                 break;
                 }
         }
+        if (mode == 0711 && chmod(buf, 0711) < 0)
+                return hull_err(e, negative_errno(), "serve: cannot set the mode of %s", buf);
         return 0;
 }
 
@@ -183,7 +192,7 @@ int cli_serve_main(int argc, char **argv) {
         bool use_cgroups = true, zygote = true;
         uint64_t max_sessions = SERVE_DEFAULT_SESSIONS, per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER;
         uint64_t lifetime_ms = SERVE_SESSION_LIFETIME_MS, idle_ms = SERVE_SESSION_IDLE_MS, session_memory = SERVE_SESSION_MEMORY_BYTES;
-        const char *audit_dir = NULL;
+        const char *audit_dir = NULL, *handles_dir = NULL;
         dlog log = { .level = DLOG_INFO, .fd = STDERR_FILENO };
         int c;
 
@@ -268,6 +277,11 @@ int cli_serve_main(int argc, char **argv) {
                 case OPT_NO_ZYGOTE:
                         zygote = false;
                         break;
+                case OPT_HANDLES_DIR:
+                        if (optarg[0] != '/')
+                                return usage_error("--handles-dir wants an absolute path, got '%s'", optarg);
+                        handles_dir = optarg;
+                        break;
                 case '?':
                 default:
                         /* getopt has moved past the offending argument. */
@@ -337,7 +351,7 @@ int cli_serve_main(int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         }
 
-        char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX] = "";
+        char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX] = "", handles_path[SBX_PATH_MAX] = "";
         int status = CLI_EXIT_FAILURE;
         int zygote_fd = -1;
         pid_t zygote_pid = -1;
@@ -372,7 +386,8 @@ int cli_serve_main(int argc, char **argv) {
         }
         hc.broker = broker;
         if (max_sessions > 0) {
-                if (make_audit_dir(audit_dir, audit_path, sizeof(audit_path), &e) < 0) {
+                if (make_state_dir(audit_dir, "audit", 0700, audit_path, sizeof(audit_path), &e) < 0 ||
+                    make_state_dir(handles_dir, "handles", 0711, handles_path, sizeof(handles_path), &e) < 0) {
                         cli_report("serve", &e);
                         goto out;
                 }
@@ -380,7 +395,7 @@ int cli_serve_main(int argc, char **argv) {
                                  .max_sessions = (unsigned) max_sessions, .max_per_owner = (unsigned) per_owner,
                                  .lifetime_ms = lifetime_ms, .idle_ms = idle_ms, .memory_bytes = use_cgroups ? session_memory : 0,
                                  .pids = use_cgroups ? SERVE_SESSION_PIDS : 0, .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
-                                 .audit_dir = audit_path };
+                                 .audit_dir = audit_path, .handles_dir = handles_path };
                 if (hs_new(&sc, &sessions, &e) < 0) {
                         cli_report("serve", &e);
                         goto out;

@@ -25,6 +25,11 @@ static const char *const methods[_HULL_API_PROCEDURE_MAX] = {
         [HULL_API_PERSIST] = "Persist",
         [HULL_API_HYDRATE] = "Hydrate",
         [HULL_API_SESSIONS_LIST] = "List",
+        [HULL_API_HANDLES_LIST] = "List",
+        [HULL_API_HANDLES_INSPECT] = "Inspect",
+        [HULL_API_HANDLES_QUERY] = "Query",
+        [HULL_API_HANDLES_READ] = "Read",
+        [HULL_API_HANDLES_ADD_INPUT] = "AddInput",
 };
 
 const char *hull_api_procedure_to_string(hull_api_procedure p) {
@@ -50,10 +55,19 @@ hull_api_procedure hull_api_procedure_from_path(const char *path) {
         m = method_of(path, HULL_API_SESSIONS_PATH);
         if (m)
                 return strcmp(m, methods[HULL_API_SESSIONS_LIST]) == 0 ? HULL_API_SESSIONS_LIST : HULL_API_UNKNOWN;
+        m = method_of(path, HULL_API_HANDLES_PATH);
+        if (m) {
+                for (size_t i = HULL_API_HANDLES_LIST; i <= HULL_API_HANDLES_ADD_INPUT; i++)
+                        if (strcmp(m, methods[i]) == 0)
+                                return (hull_api_procedure) i;
+                return HULL_API_UNKNOWN;
+        }
         return HULL_API_NONE;
 }
 
 void hull_api_request_done(hull_api_request *r) {
+        free(r->handles.ids);
+        free(r->handles.content);
         free(r->exec.env);
         free(r->write.content);
         free(r->hydrate.archive);
@@ -286,6 +300,114 @@ int hull_api_list_parse(const char *body, size_t len, hull_api_request *ret, pli
         return finish(begin(HULL_API_SESSIONS_LIST, body, len, NULL, 0, &r, f), &r, ret);
 }
 
+
+/* A handle id as the store accepts it. */
+static int handle_id(const json_t *o, const char *camel, const char **ret, plim_error *f) {
+        if (required_string(o, camel, camel, HULL_API_HANDLE_ID_MAX, ret, f) < 0)
+                return -1;
+        const char *id = *ret;
+        bool ok = (id[0] >= 'A' && id[0] <= 'Z') || (id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9');
+        for (const char *c = id + 1; ok && *c; c++)
+                ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '.' ||
+                     *c == '-';
+        if (!ok)
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "%s must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}" NOTHING_RAN, camel);
+        return 0;
+}
+
+int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, hull_api_request *ret, plim_error *f) {
+        static const char *const list_names[] = { "sessionId" };
+        static const char *const inspect_names[] = { "id", "head", "tail", "stats" };
+        static const char *const query_names[] = { "sql", "handles", "maxRows" };
+        static const char *const read_names[] = { "id", "offset", "limit" };
+        static const char *const add_names[] = { "inputId", "name", "content" };
+        hull_api_request r;
+        bool present;
+        int64_t v = 0;
+        int q;
+        switch (p) {
+        case HULL_API_HANDLES_LIST:
+                q = begin(p, body, len, list_names, 0, &r, f);
+                break;
+        case HULL_API_HANDLES_INSPECT:
+                q = begin(p, body, len, inspect_names, ELEMENTSOF(inspect_names), &r, f);
+                if (q == 0)
+                        q = handle_id(r.root, "id", &r.handles.id, f);
+                if (q == 0 && (q = plim_get_int(r.root, "head", "head", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
+                        r.handles.head = (uint32_t) v;
+                if (q == 0 && (q = plim_get_int(r.root, "tail", "tail", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
+                        r.handles.tail = (uint32_t) v;
+                if (q == 0)
+                        q = plim_get_bool(r.root, "stats", "stats", &r.handles.stats, f);
+                break;
+        case HULL_API_HANDLES_QUERY: {
+                q = begin(p, body, len, query_names, ELEMENTSOF(query_names), &r, f);
+                if (q == 0)
+                        q = required_string(r.root, "sql", "sql", HULL_API_SQL_MAX, &r.handles.sql, f);
+                json_t *a = q == 0 ? json_object_get(r.root, "handles") : NULL;
+                if (q == 0 && a && !json_is_null(a)) {
+                        if (!json_is_array(a) || json_array_size(a) > HULL_API_QUERY_HANDLES_MAX)
+                                q = plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                              "handles must be a list of at most %u handle ids" NOTHING_RAN, HULL_API_QUERY_HANDLES_MAX);
+                        else if (json_array_size(a) > 0) {
+                                r.handles.ids = calloc(json_array_size(a), sizeof(char *));
+                                if (!r.handles.ids)
+                                        q = plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, "out of memory" NOTHING_RAN);
+                                for (size_t i = 0; q == 0 && i < json_array_size(a); i++) {
+                                        json_t *holder = json_pack("{s:O}", "handle", json_array_get(a, i));
+                                        const char *id = NULL;
+                                        q = holder ? handle_id(holder, "handle", &id, f)
+                                                   : plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, "out of memory" NOTHING_RAN);
+                                        if (q == 0) {
+                                                /* the string lives in the array, which root owns */
+                                                r.handles.ids[r.handles.n_ids++] = json_string_value(json_array_get(a, i));
+                                        }
+                                        json_decref(holder);
+                                }
+                        }
+                }
+                if (q == 0)
+                        q = plim_get_uint64(r.root, "maxRows", "max_rows", &r.handles.max_rows, f);
+                break;
+        }
+        case HULL_API_HANDLES_READ:
+                q = begin(p, body, len, read_names, ELEMENTSOF(read_names), &r, f);
+                if (q == 0)
+                        q = handle_id(r.root, "id", &r.handles.id, f);
+                if (q == 0)
+                        q = plim_get_uint64(r.root, "offset", "offset", &r.handles.offset, f);
+                if (q == 0)
+                        q = plim_get_uint64(r.root, "limit", "limit", &r.handles.limit, f);
+                break;
+        case HULL_API_HANDLES_ADD_INPUT:
+                q = begin(p, body, len, add_names, ELEMENTSOF(add_names), &r, f);
+                if (q == 0)
+                        q = handle_id(r.root, "inputId", &r.handles.input_id, f);
+                if (q == 0)
+                        q = required_string(r.root, "name", "name", HULL_API_INPUT_NAME_MAX, &r.handles.name, f);
+                if (q == 0)
+                        q = plim_get_bytes(r.root, "content", "content", "", HULL_API_INPUT_BYTES_MAX, &r.handles.content,
+                                           &r.handles.content_len, f);
+                break;
+        case HULL_API_NONE:
+        case HULL_API_UNKNOWN:
+        case HULL_API_EXEC:
+        case HULL_API_READ:
+        case HULL_API_WRITE:
+        case HULL_API_EDIT:
+        case HULL_API_GLOB:
+        case HULL_API_GREP:
+        case HULL_API_PERSIST:
+        case HULL_API_HYDRATE:
+        case HULL_API_SESSIONS_LIST:
+        case _HULL_API_PROCEDURE_MAX:
+        default:
+                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "no such procedure" NOTHING_RAN);
+        }
+        return finish(q, &r, ret);
+}
+
 int hull_api_parse(hull_api_procedure p, const char *body, size_t len, hull_api_request *ret, plim_error *f) {
         switch (p) {
         case HULL_API_EXEC:
@@ -306,6 +428,12 @@ int hull_api_parse(hull_api_procedure p, const char *body, size_t len, hull_api_
                 return hull_api_hydrate_parse(body, len, ret, f);
         case HULL_API_SESSIONS_LIST:
                 return hull_api_list_parse(body, len, ret, f);
+        case HULL_API_HANDLES_LIST:
+        case HULL_API_HANDLES_INSPECT:
+        case HULL_API_HANDLES_QUERY:
+        case HULL_API_HANDLES_READ:
+        case HULL_API_HANDLES_ADD_INPUT:
+                return hull_api_handles_parse(p, body, len, ret, f);
         case HULL_API_NONE:
         case HULL_API_UNKNOWN:
         case _HULL_API_PROCEDURE_MAX:

@@ -18,6 +18,7 @@
 
 #define HULL_API_WORKSPACE_PATH "/hull.v1.Workspace/"
 #define HULL_API_SESSIONS_PATH "/hull.v1.Sessions/"
+#define HULL_API_HANDLES_PATH "/hull.v1.Handles/"
 
 typedef enum hull_api_procedure {
         HULL_API_NONE,    /* not under either service path */
@@ -31,6 +32,11 @@ typedef enum hull_api_procedure {
         HULL_API_PERSIST,
         HULL_API_HYDRATE,
         HULL_API_SESSIONS_LIST,
+        HULL_API_HANDLES_LIST,     /* /hull.v1.Handles/List */
+        HULL_API_HANDLES_INSPECT,
+        HULL_API_HANDLES_QUERY,
+        HULL_API_HANDLES_READ,
+        HULL_API_HANDLES_ADD_INPUT,
         _HULL_API_PROCEDURE_MAX,
 } hull_api_procedure;
 
@@ -85,6 +91,20 @@ typedef struct hull_api_request {
                 void *archive; /* decoded tar */
                 size_t archive_len;
         } hydrate;
+        struct {
+                const char *id;          /* Inspect, Read */
+                uint32_t head, tail;     /* Inspect: rows from each end (0: the store's default) */
+                bool stats;              /* Inspect */
+                const char *sql;         /* Query */
+                const char **ids;        /* Query: the handles attached (borrowed strings) */
+                size_t n_ids;
+                uint64_t max_rows;       /* Query: 0: the store's default */
+                uint64_t offset, limit;  /* Read */
+                const char *input_id;    /* AddInput: the handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
+                const char *name;        /* AddInput: a display name (cleaned by the daemon) */
+                void *content;           /* AddInput: decoded bytes */
+                size_t content_len;
+        } handles;
 } hull_api_request;
 
 /* Parse the body of procedure p. Every request is a strict JSON object within the bounds of
@@ -106,6 +126,8 @@ int hull_api_grep_parse(const char *body, size_t len, hull_api_request *ret, pli
 int hull_api_persist_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f);
 int hull_api_hydrate_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f);
 int hull_api_list_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f);
+/* /hull.v1.Handles/{List,Inspect,Query,Read,AddInput}: {sessionId, ...} (see docs/API.md). */
+int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, hull_api_request *ret, plim_error *f);
 
 /* The ws_grep_opts of a parsed Grep (budgets left at the workspace's defaults). */
 void hull_api_grep_opts(const hull_api_request *r, ws_grep_opts *ret);

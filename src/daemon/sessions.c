@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@
 #include "sbx-record.h"
 #include "sbx-session.h"
 #include "sbx-workspace.h"
+#include "sha256.h"
+#include "fs-util.h"
+#include "hd-exchange.h"
+#include "hd-store.h"
 #include "time-util.h"
 
 typedef struct hs_session hs_session;
@@ -52,6 +57,9 @@ struct hs_session {
         sbx_session sx;
         plim_chain chain;
         char log_name[SERVE_SHORT_STR_MAX];
+        hd_store *store;                 /* the session's handles; NULL without a store */
+        int store_fd;
+        char store_path[SBX_PATH_MAX];
 };
 
 struct hs_manager {
@@ -86,6 +94,10 @@ unsigned hs_open_count(hs_manager *m) {
 static void session_free(hs_session *s) {
         sbx_session_done(&s->sx);
         brk_session_close(&s->box);
+        hd_store_free(s->store);
+        safe_close(s->store_fd);
+        if (s->store_path[0])
+                (void) rm_rf_at(AT_FDCWD, s->store_path);
         pthread_mutex_destroy(&s->call);
         free(s);
 }
@@ -450,6 +462,147 @@ static int exec_plan(hs_session *s, const brk_request *req, brk_result *res, hul
         return res->detail ? 0 : hull_err(e, -ENOMEM, "session: out of memory");
 }
 
+/* ---- the session's handle store ---- */
+
+/* A fresh directory below handles_dir named by the fingerprint (mode 0755: the sandbox user reads
+ * it through the read-only bind at /handles), and the store in it. */
+static int store_open(hs_manager *m, hs_session *s, hull_error *e) {
+        if ((size_t) snprintf(s->store_path, sizeof(s->store_path), "%s/%s", m->cfg.handles_dir, s->chain.session) >=
+            sizeof(s->store_path)) {
+                s->store_path[0] = '\0';
+                return hull_err(e, -ENAMETOOLONG, "the handle store's path is too long");
+        }
+        if (mkdir(s->store_path, 0755) < 0) {
+                int r = negative_errno();
+                s->store_path[0] = '\0';
+                return hull_err(e, r, "cannot create the session's handle store");
+        }
+        (void) chmod(s->store_path, 0755);
+        s->store_fd = open(s->store_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s->store_fd < 0)
+                return hull_err(e, negative_errno(), "cannot open the session's handle store");
+        return hd_store_open(s->store_fd, NULL, &s->store, e);
+}
+
+static hd_format format_of_kind(const char *kind) {
+        if (strcmp(kind, "table") == 0)
+                return HD_FORMAT_SQLITE;
+        if (strcmp(kind, "json") == 0)
+                return HD_FORMAT_JSON;
+        if (strcmp(kind, "text") == 0)
+                return HD_FORMAT_TEXT;
+        return HD_FORMAT_BINARY;
+}
+
+/* A growing, bounded list of note lines for the call's stderr. */
+typedef struct notes {
+        char *buf;
+        size_t len;
+} notes;
+
+static void note(notes *n, const char *fmt, ...) _printf_(2, 3);
+static void note(notes *n, const char *fmt, ...) {
+        char line[HULL_ERROR_MSG_MAX + 64];
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        if (k < 0 || n->len > HS_NOTES_MAX)
+                return;
+        size_t add = MIN((size_t) k, sizeof(line) - 1);
+        char *b = realloc(n->buf, n->len + add + 2);
+        if (!b)
+                return;
+        memcpy(b + n->len, line, add);
+        b[n->len + add] = '\n';
+        n->len += add + 1;
+        b[n->len] = '\0';
+        n->buf = b;
+}
+
+/* After a call that had exchange directory rel: adopt what the hull module saved, keep a large
+ * emit as a handle, deliver publish requests as binary handles, and say what happened (and what
+ * was refused) in notes; inline emits are appended to *out. The directory is removed. */
+static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, notes *n, notes *out) {
+        hd_exchange x;
+        hull_error e = { 0 };
+        hd_exchange_limits lim = {
+                .new_handles_bytes_max = HD_EXCHANGE_NEW_HANDLES_BYTES_MAX, .adopt_max = HD_EXCHANGE_ADOPT_MAX,
+                .emit_inline_max = HD_EXCHANGE_EMIT_INLINE_MAX, .payload_bytes_max = HD_EXCHANGE_PAYLOAD_MAX,
+                .publish_bytes_max = HD_EXCHANGE_PUBLISH_BYTES_MAX, .publish_max = HD_EXCHANGE_PUBLISH_MAX,
+        };
+        hd_exchange_init(&x);
+        fs_enter(s);
+        int r = hd_exchange_read(s->sx.ws_fd, rel, &lim, &x, &e);
+        fs_leave();
+        if (r < 0)
+                note(n, "[hull] the call's handles could not be read: %s", e.msg);
+        for (size_t i = 0; r >= 0 && i < x.n_handles; i++) {
+                json_t *sum = NULL;
+                hull_error ae = { 0 };
+                if (hd_adopt_fd(s->store, x.handles[i].fd, x.handles[i].id, format_of_kind(x.handles[i].kind), x.handles[i].source, &sum,
+                                &ae) < 0)
+                        note(n, "[hull] handle %s was not saved: %s", x.handles[i].id, ae.msg);
+                json_decref(sum);
+        }
+        if (r >= 0 && x.emit_too_large) {
+                json_t *sum = NULL;
+                hull_error ae = { 0 };
+                if (hd_adopt_fd(s->store, x.emit_fd, NULL, HD_FORMAT_JSON, "emit", &sum, &ae) < 0)
+                        note(n, "[hull] the emitted value (over 1 MiB) could not be kept: %s", ae.msg);
+                else
+                        note(n, "[hull] the emitted value was over 1 MiB: kept as handle %s", json_string_value(json_object_get(sum, "id")));
+                json_decref(sum);
+        } else if (r >= 0 && x.emit) {
+                if (out->len + x.emit_len + 2 <= HS_NOTES_MAX) {
+                        char *b = realloc(out->buf, out->len + x.emit_len + 2);
+                        if (b) {
+                                memcpy(b + out->len, x.emit, x.emit_len);
+                                out->len += x.emit_len;
+                                b[out->len++] = '\n';
+                                b[out->len] = '\0';
+                                out->buf = b;
+                        }
+                }
+        }
+        for (size_t i = 0; r >= 0 && i < x.n_publish; i++) {
+                /* Delivered from the sandbox user's view: the jail, a regular file, capped. */
+                hull_error pe = { 0 };
+                fs_enter(s);
+                int fd = ws_open(s->sx.ws_fd, x.publish[i].path, O_RDONLY | O_NONBLOCK, 0, &pe);
+                fs_leave();
+                struct stat st;
+                if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > HD_EXCHANGE_PAYLOAD_MAX)) {
+                        hull_err(&pe, -EINVAL, "%s is not a regular file of at most %llu bytes", x.publish[i].path,
+                                 (unsigned long long) HD_EXCHANGE_PAYLOAD_MAX);
+                        fd = safe_close(fd);
+                }
+                if (fd < 0) {
+                        note(n, "[hull] %s was not published: %s", x.publish[i].path, pe.msg);
+                        continue;
+                }
+                char source[HD_SOURCE_MAX];
+                snprintf(source, sizeof(source), "published %s%s%s", x.publish[i].path, x.publish[i].description[0] ? ": " : "",
+                         x.publish[i].description);
+                json_t *sum = NULL;
+                if (hd_adopt_fd(s->store, fd, NULL, HD_FORMAT_BINARY, source, &sum, &pe) < 0)
+                        note(n, "[hull] %s was not published: %s", x.publish[i].path, pe.msg);
+                else
+                        note(n, "[hull] published %s as handle %s", x.publish[i].path, json_string_value(json_object_get(sum, "id")));
+                json_decref(sum);
+                safe_close(fd);
+        }
+        for (size_t i = 0; i < x.n_errors; i++)
+                note(n, "[hull] %s", x.errors[i]);
+        if (x.errors_dropped)
+                note(n, "[hull] ... and %zu more problems with the call's handles", x.errors_dropped);
+        hd_exchange_done(&x);
+        fs_enter(s);
+        (void) hd_exchange_remove(s->sx.ws_fd, rel, &e);
+        fs_leave();
+        dlog_log(m->cfg.log, DLOG_DEBUG, "event=exchange session=%.12s", s->chain.session);
+}
+
 /* ---- OpenSession ---- */
 
 static void do_open(hs_manager *m, const char *principal, const char *body, size_t len, hs_answer *ret) {
@@ -507,11 +660,23 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         }
         for (size_t i = 0; i < sizeof(rnd); i++)
                 snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
-        r = brk_session_open(m->cfg.broker, &spec, &s->box, &e);
-        if (r >= 0)
-                r = plim_chain_init(&s->chain, s->id);
+        s->store_fd = -1;
+        s->box = (brk_session){ .keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1 };
+        r = plim_chain_init(&s->chain, s->id);
+        if (r < 0)
+                hull_err(&e, r, "cannot make the session's fingerprint");
+        if (r >= 0 && m->cfg.handles_dir)
+                r = store_open(m, s, &e);
+        if (r >= 0) {
+                spec.handles_dir = s->store_path[0] ? s->store_path : NULL;
+                r = brk_session_open(m->cfg.broker, &spec, &s->box, &e);
+        }
         if (r < 0) {
                 brk_session_close(&s->box);
+                hd_store_free(s->store);
+                safe_close(s->store_fd);
+                if (s->store_path[0])
+                        (void) rm_rf_at(AT_FDCWD, s->store_path);
                 free(s);
                 pthread_mutex_lock(&m->lock);
                 m->opening--;
@@ -613,8 +778,42 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                                 goto out;
                         }
                 }
-                r = sbx_session_cell(&s->sx, lang, req.code, req.code_len, req.effective_timeout_ms, PLIM_JS_OUTPUT_BYTES, -1, &cell,
-                                     &e);
+                char xrel[HD_EXCHANGE_REL_SIZE] = "", xpath[HD_EXCHANGE_REL_SIZE + 16] = "";
+                if (s->store && lang == SBX_LANG_PYTHON) {
+                        hull_error xe = { 0 };
+                        fs_enter(s);
+                        if (hd_exchange_create(s->sx.ws_fd, xrel, &xe) < 0) {
+                                xrel[0] = '\0';
+                                dlog_log(m->cfg.log, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"", s->chain.session, xe.msg);
+                        }
+                        fs_leave();
+                        if (xrel[0])
+                                snprintf(xpath, sizeof(xpath), "/workspace/%s", xrel);
+                }
+                r = sbx_session_cell_x(&s->sx, lang, req.code, req.code_len, xpath[0] ? xpath : NULL, req.effective_timeout_ms,
+                                       PLIM_JS_OUTPUT_BYTES, -1, &cell, &e);
+                if (xrel[0] && !s->sx.dead) {
+                        notes errs = { 0 }, outs = { 0 };
+                        exchange_collect(m, s, xrel, &errs, &outs);
+                        if (r >= 0 && outs.len) {
+                                char *b = realloc(cell.out, cell.out_len + outs.len + 1);
+                                if (b) {
+                                        memcpy(b + cell.out_len, outs.buf, outs.len + 1);
+                                        cell.out = b;
+                                        cell.out_len += outs.len;
+                                }
+                        }
+                        if (r >= 0 && errs.len) {
+                                char *b = realloc(cell.err, cell.err_len + errs.len + 1);
+                                if (b) {
+                                        memcpy(b + cell.err_len, errs.buf, errs.len + 1);
+                                        cell.err = b;
+                                        cell.err_len += errs.len;
+                                }
+                        }
+                        free(errs.buf);
+                        free(outs.buf);
+                }
         } else {
                 r = plim_plan(&req, m->cfg.evidence, &plan);
                 char js_name[40] = "";
@@ -771,6 +970,192 @@ static void do_list(hs_manager *m, const char *principal, hs_answer *ret) {
                 plim_fail(&ret->f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         else
                 ret->ok = true;
+}
+
+/* ---- /hull.v1.Handles ---- */
+
+static int fail_store(plim_error *f, int r, const hull_error *e) {
+        switch (-r) {
+        case ENOENT:
+                return plim_fail(f, PLIM_CODE_NOT_FOUND, PLIM_REASON_REQUEST, "%s", e->msg);
+        case EBADMSG: /* a tampered file, or an SQL error (the store's message says which) */
+                if (strstr(e->msg, "tamper"))
+                        return plim_fail(f, PLIM_CODE_DATA_LOSS, PLIM_REASON_NONE, "%s", e->msg);
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e->msg);
+        case ETIMEDOUT:
+                return plim_fail(f, PLIM_CODE_DEADLINE_EXCEEDED, PLIM_REASON_NONE, "%s", e->msg);
+        case EPERM:
+        case EACCES:
+                return plim_fail(f, PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_REQUEST, "%s", e->msg);
+        case ENOMEM:
+        case EIO:
+                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in the handle store (%s)", strerror(-r));
+        default:
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e->msg);
+        }
+}
+
+/* A display name from an upload: its last path segment, without control characters. */
+static void clean_name(const char *name, char *ret, size_t size) {
+        const char *base = name;
+        for (const char *c = name; *c; c++)
+                if (*c == '/' || *c == '\\')
+                        base = c + 1;
+        size_t k = 0;
+        for (const char *c = base; *c && k + 1 < size; c++)
+                if ((unsigned char) *c >= 0x20 && *c != 0x7f)
+                        ret[k++] = *c;
+        ret[k] = '\0';
+        if (k == 0 || strcmp(ret, ".") == 0 || strcmp(ret, "..") == 0)
+                snprintf(ret, size, "file");
+}
+
+/* Handles/Read of a binary handle (an input, a published file): a slice of its bytes, base64,
+ * after hd_summary() has checked the file against its digest; and the whole file's SHA-256. */
+static int read_binary(hs_session *s, const hull_api_request *req, json_t **ret, hull_error *e) {
+        json_t *sum = NULL;
+        int r = hd_summary(s->store, req->handles.id, &sum, e);
+        if (r < 0)
+                return r;
+        const char *kind = json_string_value(json_object_get(sum, "kind"));
+        const char *path = json_string_value(json_object_get(sum, "path"));
+        if (!kind || strcmp(kind, "binary") != 0 || !path) {
+                json_decref(sum);
+                return hull_err(e, -EMEDIUMTYPE, "handle %s is a table: use Inspect or Query", req->handles.id);
+        }
+        _cleanup_close_ int fd = openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        json_decref(sum);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return hull_err(e, -EIO, "handle %s: its file cannot be read", req->handles.id);
+        uint64_t limit = req->handles.limit ? MIN(req->handles.limit, (uint64_t) HULL_API_BINARY_READ_MAX) : HULL_API_BINARY_READ_MAX;
+        uint64_t size = (uint64_t) st.st_size, off = MIN(req->handles.offset, size);
+        size_t n = (size_t) MIN(limit, size - off);
+        _cleanup_free_ char *buf = malloc(n + 1);
+        char hex[SHA256_HEX_SIZE];
+        _cleanup_sha256_ sha256_ctx c = { 0 };
+        if (!buf || sha256_init(&c) < 0)
+                return hull_err(e, -ENOMEM, "out of memory");
+        /* The digest covers the whole file, read once. */
+        char chunk[SBX_READ_CHUNK];
+        for (uint64_t at = 0; at < size;) {
+                ssize_t k = pread(fd, chunk, (size_t) MIN((uint64_t) sizeof(chunk), size - at), (off_t) at);
+                if (k <= 0)
+                        return hull_err(e, -EIO, "handle %s: short read", req->handles.id);
+                if (sha256_update(&c, chunk, (size_t) k) < 0)
+                        return hull_err(e, -EIO, "handle %s: cannot hash", req->handles.id);
+                if (at + (uint64_t) k > off && at < off + n) {
+                        uint64_t from = MAX(at, off), to = MIN(at + (uint64_t) k, off + n);
+                        memcpy(buf + (from - off), chunk + (from - at), (size_t) (to - from));
+                }
+                at += (uint64_t) k;
+        }
+        if (sha256_final_hex(&c, hex) < 0)
+                return hull_err(e, -EIO, "handle %s: cannot hash", req->handles.id);
+        json_t *content = plim_json_base64(buf, n);
+        *ret = content ? json_pack("{s:s,s:I,s:I,s:I,s:b,s:o,s:s}", "id", req->handles.id, "offset", (json_int_t) off, "length",
+                                   (json_int_t) n, "total_bytes", (json_int_t) size, "eof", off + n >= size, "content", content,
+                                   "sha256", hex)
+                       : NULL;
+        return *ret ? 0 : hull_err(e, -ENOMEM, "out of memory");
+}
+
+static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const hull_api_request *req, hs_answer *ret) {
+        plim_error *f = &ret->f;
+        hull_error e = { 0 };
+        json_t *j = NULL;
+        int r;
+        (void) m;
+        if (!s->store)
+                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "this hull serve keeps no handle store; nothing ran");
+        switch (p) {
+        case HULL_API_HANDLES_LIST: {
+                json_t *arr = NULL;
+                r = hd_list(s->store, &arr, &e);
+                if (r >= 0)
+                        j = json_pack("{s:o}", "handles", arr);
+                break;
+        }
+        case HULL_API_HANDLES_INSPECT: {
+                hd_inspect_opts o = { .head = req->handles.head, .tail = req->handles.tail, .stats = req->handles.stats };
+                r = hd_inspect(s->store, req->handles.id, &o, &j, &e);
+                break;
+        }
+        case HULL_API_HANDLES_QUERY: {
+                hd_query_opts o = { .max_rows = req->handles.max_rows };
+                const char **ids = req->handles.ids;
+                size_t n = req->handles.n_ids;
+                _cleanup_free_ const char **all = NULL;
+                json_t *list = NULL;
+                if (n == 0) { /* every table handle of the session */
+                        r = hd_list(s->store, &list, &e);
+                        if (r >= 0) {
+                                all = calloc(json_array_size(list) + 1, sizeof(char *));
+                                for (size_t i = 0; all && i < json_array_size(list) && n < HULL_API_QUERY_HANDLES_MAX; i++) {
+                                        json_t *h = json_array_get(list, i);
+                                        const char *kind = json_string_value(json_object_get(h, "kind"));
+                                        if (kind && strcmp(kind, "table") == 0)
+                                                all[n++] = json_string_value(json_object_get(h, "id"));
+                                }
+                                ids = all;
+                        }
+                }
+                r = hd_query(s->store, req->handles.sql, ids, n, &o, &j, &e);
+                json_decref(list);
+                break;
+        }
+        case HULL_API_HANDLES_READ: {
+                r = hd_read(s->store, req->handles.id, req->handles.offset, req->handles.limit, &j, &e);
+                if (r == -EMEDIUMTYPE)
+                        r = read_binary(s, req, &j, &e);
+                break;
+        }
+        case HULL_API_HANDLES_ADD_INPUT: {
+                char name[HULL_API_INPUT_NAME_MAX + 1], source[HD_SOURCE_MAX];
+                clean_name(req->handles.name, name, sizeof(name));
+                snprintf(source, sizeof(source), "input %s", name);
+                r = hd_summary(s->store, req->handles.input_id, &j, &e);
+                if (r >= 0) { /* idempotent by input id: the same upload answers the same handle */
+                        const char *src = json_string_value(json_object_get(j, "source"));
+                        json_int_t bytes = json_integer_value(json_object_get(j, "bytes"));
+                        if (!src || strcmp(src, source) != 0 || (uint64_t) bytes != req->handles.content_len) {
+                                json_decref(j);
+                                j = NULL;
+                                return plim_fail(f, PLIM_CODE_ALREADY_EXISTS, PLIM_REASON_REQUEST,
+                                                 "handle %s already exists with other content; pick another inputId; nothing changed",
+                                                 req->handles.input_id);
+                        }
+                        break;
+                }
+                json_decref(j);
+                j = NULL;
+                r = hd_put(s->store, req->handles.input_id, HD_FORMAT_BINARY, source, req->handles.content, req->handles.content_len, &j,
+                           &e);
+                break;
+        }
+        case HULL_API_NONE:
+        case HULL_API_UNKNOWN:
+        case HULL_API_EXEC:
+        case HULL_API_READ:
+        case HULL_API_WRITE:
+        case HULL_API_EDIT:
+        case HULL_API_GLOB:
+        case HULL_API_GREP:
+        case HULL_API_PERSIST:
+        case HULL_API_HYDRATE:
+        case HULL_API_SESSIONS_LIST:
+        case _HULL_API_PROCEDURE_MAX:
+        default:
+                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "no such procedure; nothing ran");
+        }
+        if (r < 0) {
+                json_decref(j);
+                return fail_store(f, r, &e);
+        }
+        r = j ? plim_json_dump(j, &ret->body, &ret->len) : -ENOMEM;
+        if (r < 0)
+                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
+        return 0;
 }
 
 static void do_workspace(hs_manager *m, hull_api_procedure p, const char *principal, const char *body, size_t len, hs_answer *ret) {
@@ -936,6 +1321,15 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                         r = plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
                 break;
         }
+        case HULL_API_HANDLES_LIST:
+        case HULL_API_HANDLES_INSPECT:
+        case HULL_API_HANDLES_QUERY:
+        case HULL_API_HANDLES_READ:
+        case HULL_API_HANDLES_ADD_INPUT:
+                fs_leave(); /* the store is hull's own, not the sandbox user's */
+                r = do_handles(m, s, p, &req, ret);
+                fs_enter(s);
+                break;
         case HULL_API_NONE:
         case HULL_API_UNKNOWN:
         case HULL_API_SESSIONS_LIST:

@@ -27,6 +27,7 @@ typedef struct hs_config {
         uint64_t lifetime_ms, idle_ms;
         uint64_t memory_bytes, pids, tmp_bytes;
         const char *audit_dir;     /* where session-<fingerprint>.jsonl files go; NULL: no logs */
+        const char *handles_dir;   /* each session's handle store is a directory below; NULL: none */
 } hs_config;
 
 typedef struct hs_manager hs_manager;

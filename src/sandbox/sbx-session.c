@@ -788,7 +788,7 @@ static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
                 r = sbx_env_build(NULL, "/workspace", &env);
                 if (r < 0)
                         return hull_err(e, r, "cell: cannot build the environment");
-                char *py[] = { (char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_cell_py, NULL };
+                char *py[] = { (char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_cell_py, (char *) hull_runtime_hull_py, NULL };
                 char *js[] = { (char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_cell_js, NULL };
                 int fds[4] = { null_fd, outp[1], errp[1], cs[1] };
                 r = ctl_send(s, SBX_CTL_START, 0, lang == SBX_LANG_PYTHON ? py : js, env, fds, 4, -1);
@@ -829,6 +829,11 @@ static const char interp_ended_note[] = "\n[hull] the interpreter ended during t
 
 int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len, uint64_t timeout_ms, uint64_t output_bytes,
                      int cancel_fd, sbx_cell_result *ret, hull_error *e) {
+        return sbx_session_cell_x(s, lang, code, len, NULL, timeout_ms, output_bytes, cancel_fd, ret, e);
+}
+
+int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange, uint64_t timeout_ms,
+                       uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e) {
         capture out = { 0 }, err = { 0 };
         frame_reader fr = { 0 };
         int r;
@@ -864,6 +869,8 @@ int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len
         }
         {
                 json_t *msg = json_pack("{s:{s:s%}}", "cell", "code", code, len);
+                if (msg && exchange)
+                        json_object_set_new(json_object_get(msg, "cell"), "exchange", json_string(exchange));
                 char *buf = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
                 json_decref(msg);
                 if (!buf) {
@@ -986,7 +993,7 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
                 return hull_err(e, negative_errno(), "zygote: fork");
         if (pid == 0) {
                 char *argv[] = { (char *) "hull-zygote", (char *) "-c", (char *) hull_runtime_zygote_py,
-                                 (char *) hull_runtime_cell_py, NULL };
+                                 (char *) hull_runtime_cell_py, (char *) hull_runtime_hull_py, NULL };
                 char *envp[] = { (char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1", (char *) "MKL_NUM_THREADS=1",
                                  (char *) "PATH=/usr/bin:/bin", (char *) "LANG=C.UTF-8", NULL };
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)

@@ -142,6 +142,10 @@ typedef struct sbx_cell_result {
 /* Run code in the session's persistent interpreter of lang, starting one when none runs. */
 int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len, uint64_t timeout_ms,
                      uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
+/* The same, telling the interpreter the call's exchange directory (the path inside the sandbox,
+ * e.g. /workspace/.hull/x-...; NULL: none), where the hull module's save/emit/publish write. */
+int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange, uint64_t timeout_ms,
+                       uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
 void sbx_cell_result_done(sbx_cell_result *r);
 
 /* ---- the zygote ---- */

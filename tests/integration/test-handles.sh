@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# test-handles.sh: data handles through hull serve (issue 4): the hull module in a session's
+# python interpreter (save/load/emit/publish), the summaries the host derives, the
+# /hull.v1.Handles routes (List, Inspect, Query, Read, AddInput), a 1,000,000-row DataFrame round
+# trip, and what sandboxed code may try: forged records, links and FIFOs in the exchange
+# directory, writes to /handles, a tampered store file, id reuse, write SQL.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || [ ! -x /usr/bin/python3 ]; then
+        skip "handles need root (sessions) and /usr/bin/python3"
+        exit 0
+fi
+if ! /usr/bin/python3 -c 'import pandas' 2>/dev/null; then
+        skip "handles: python3-pandas is not installed"
+        exit 0
+fi
+
+PORT_FILE=$TEST_TMP/port
+LOG=$TEST_TMP/serve.log
+HANDLES=$TEST_TMP/handles
+mkdir -p "$TEST_TMP/audit"
+"$HULL" serve --listen 127.0.0.1:0 --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES" >"$LOG" 2>&1 &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
+URL=""
+for i in $(seq 1 100); do
+        URL=$(grep -o 'addr=127.0.0.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
+        [ -n "$URL" ] && break
+        sleep 0.05
+done
+if [ -z "$URL" ]; then
+        fail "hull serve starts" "$(cat "$LOG")"
+        exit 1
+fi
+
+timeout 600 /usr/bin/python3 - "$URL" "$HANDLES" <<'EOF'
+import base64, hashlib, http.client, json, os, sys, time
+
+url, handles_root = sys.argv[1], sys.argv[2]
+host, port = url.split(":")
+conn = http.client.HTTPConnection(host, int(port), timeout=300)
+
+
+def check(name, ok, why=""):
+    print(("ok - " if ok else "not ok - ") + name + ("" if ok or not why else ": " + str(why)[:600]))
+    return ok
+
+
+def call(path, body):
+    conn.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    r = conn.getresponse()
+    data = r.read()
+    try:
+        return r.status, json.loads(data)
+    except ValueError:
+        return r.status, {"raw": data[:200]}
+
+
+st, o = call("/plimsoll.v1.SandboxService/OpenSession", {"protocol": 3})
+check("OpenSession", st == 200 and "sessionId" in o, o)
+sid = o["sessionId"]
+store = os.path.join(handles_root, o["session"])
+check("the session's store is a directory named by its fingerprint", os.path.isdir(store), store)
+
+
+def cell(code, timeout=120000):
+    st, r = call("/plimsoll.v1.SandboxService/SessionRun",
+                 {"protocol": 3, "sessionId": sid, "timeoutMs": timeout, "cell": {"language": "python", "code": code}})
+    c = (r.get("run") or {}).get("cell")
+    if not c:
+        return None, b"", repr(r).encode()
+    return c["exitCode"], base64.b64decode(c.get("stdout", "")), base64.b64decode(c.get("stderr", ""))
+
+
+def handles():
+    st, r = call("/hull.v1.Handles/List", {"sessionId": sid})
+    return {h["id"]: h for h in r.get("handles", [])}
+
+
+# ---- save every kind; the host derives the summaries ----
+rc, out, err = cell('save("sales", [{"region": "eu", "x": 1}, {"region": "us", "x": 2}, {"region": "eu", "x": 3}])\n'
+                    'save("note", "hello")\nsave("cfg", {"a": [1, 2, 3], "b": {"c": None}})\nsave("raw", b"\\x00\\x01\\x02")\n'
+                    'import pathlib\npathlib.Path("/workspace/f.bin").write_bytes(b"abc")\nsave("file", pathlib.Path("/workspace/f.bin"))\nNone')
+check("a cell saves a table, text, json, bytes and a path", rc == 0, err)
+h = handles()
+check("List shows the five handles", set(h) >= {"sales", "note", "cfg", "raw", "file"}, h)
+st, s = call("/hull.v1.Handles/Inspect", {"sessionId": sid, "id": "sales", "stats": True})
+check("a table's summary: rows, columns, schema derived by the host",
+      st == 200 and s.get("n_rows") == 3 and s.get("n_cols") == 2 and "region" in (s.get("schema") or {}), s)
+check("stats: count, min, max, mean", ((s.get("stats") or {}).get("x") or {}).get("mean") == 2.0, s.get("stats"))
+st, s = call("/hull.v1.Handles/Inspect", {"sessionId": sid, "id": "cfg"})
+check("a json summary has a shape", st == 200 and s.get("kind") == "json" and "shape" in s, s)
+st, r = call("/hull.v1.Handles/Read", {"sessionId": sid, "id": "note"})
+check("Read a text handle", st == 200 and r.get("text") == "hello", r)
+st, r = call("/hull.v1.Handles/Read", {"sessionId": sid, "id": "raw"})
+check("Read a binary handle: bytes and sha256", st == 200 and base64.b64decode(r.get("content", "")) == b"\x00\x01\x02" and
+      r.get("sha256") == hashlib.sha256(b"\x00\x01\x02").hexdigest(), r)
+st, r = call("/hull.v1.Handles/Query", {"sessionId": sid, "sql": "SELECT region, sum(x) AS s FROM sales.data GROUP BY 1 ORDER BY 1"})
+check("Query: an aggregate", st == 200 and r.get("rows") == [["eu", 4], ["us", 2]], r)
+for bad in ["DELETE FROM sales.data", "ATTACH '/etc/passwd' AS p", "PRAGMA writable_schema=1", "SELECT load_extension('x')"]:
+    st, r = call("/hull.v1.Handles/Query", {"sessionId": sid, "sql": bad})
+    check("Query refuses %r" % bad, st != 200 and st < 500, (st, r))
+rc, out, err = cell('(load("note"), load("cfg"), load("sales")["x"].sum(), open(load("raw"), "rb").read())')
+check("load() gives back each kind", rc == 0 and b"hello" in out and b"'a': [1, 2, 3]" in out and b"6" in out and b"\\x00\\x01\\x02" in out,
+      out + err)
+
+# ---- what sandboxed code may try ----
+rc, out, err = cell('save("note", "again")')
+check("id reuse is refused in the sandbox", rc == 1 and b"already exists" in err, err)
+rc, out, err = cell('save("../x", "y")')
+check("a bad id is refused", rc == 1, err)
+rc, out, err = cell('open("/handles/x", "w")')
+check("/handles is read-only inside", rc == 1 and b"Read-only" in err, err)
+rc, out, err = cell('import glob, os, json\n'
+                    'x = glob.glob("/workspace/.hull/x-*")[0]\n'
+                    'os.symlink("/etc/shadow", x + "/evil")\n'
+                    'open(x + "/new_handles.jsonl", "a").write(json.dumps({"id": "stolen", "kind": "text", "file": "evil", "source": "s"}) + "\\n")\n'
+                    'open(x + "/new_handles.jsonl", "a").write(json.dumps({"id": "forged", "kind": "text", "file": "../../etc/passwd", "source": "s"}) + "\\n")\n'
+                    'open(x + "/new_handles.jsonl", "a").write("not json\\n")\nNone')
+h = handles()
+check("a symlinked payload and a forged path are not adopted", "stolen" not in h and "forged" not in h, h.keys())
+check("... and the cell's stderr says why", b"[hull]" in err, err)
+t = time.monotonic()
+rc, out, err = cell('import glob, os\nx = glob.glob("/workspace/.hull/x-*")[0]\nos.mkfifo(x + "/new_handles.jsonl")\nNone')
+took = time.monotonic() - t
+check("a FIFO planted as the control file does not hang the host (%.1f s)" % took, rc == 0 and took < 20 and b"[hull]" in err, err)
+rc, out, err = cell('emit({"answer": 42})')
+check("emit() returns the value on stdout", rc == 0 and b'{"answer": 42}' in out, out + err)
+rc, out, err = cell('emit("x" * (2 << 20))')
+check("a large emit becomes a handle", rc == 0 and b"kept as handle" in err, err)
+rc, out, err = cell('import os\nos.makedirs("/workspace/outputs", exist_ok=True)\n'
+                    'open("/workspace/outputs/r.csv", "w").write("a,b\\n1,2\\n")\npublish("/workspace/outputs/r.csv", "the report")')
+check("publish() delivers a file as a handle", rc == 0 and b"published outputs/r.csv as handle" in err, err)
+pub = [k for k, v in handles().items() if (v.get("source") or "").startswith("published outputs/r.csv")]
+if check("the published handle is listed", len(pub) == 1, handles()):
+    st, r = call("/hull.v1.Handles/Read", {"sessionId": sid, "id": pub[0]})
+    check("... with its bytes and digest", base64.b64decode(r.get("content", "")) == b"a,b\n1,2\n" and
+          r.get("sha256") == hashlib.sha256(b"a,b\n1,2\n").hexdigest(), r)
+rc, out, err = cell('publish("/etc/passwd")')
+check("publish() outside outputs/ is refused", rc == 1, err)
+
+# ---- a tampered store file ----
+victim = os.path.join(store, "note.txt")
+os.chmod(victim, 0o644)
+with open(victim, "r+b") as f:
+    f.write(b"j")
+st, r = call("/hull.v1.Handles/Read", {"sessionId": sid, "id": "note"})
+check("a tampered handle is a clear error", st != 200 and "tamper" in r.get("message", ""), (st, r))
+
+# ---- inputs ----
+body = {"sessionId": sid, "inputId": "up1", "name": "../../etc/data.csv", "content": base64.b64encode(b"x,y\n1,2\n").decode()}
+st, r = call("/hull.v1.Handles/AddInput", body)
+check("AddInput stores a binary handle with a clean name", st == 200 and r.get("kind") == "binary" and "data.csv" in r.get("source", "") and
+      ".." not in r.get("source", ""), r)
+st, r2 = call("/hull.v1.Handles/AddInput", body)
+check("AddInput is idempotent by inputId", st == 200 and r2.get("id") == "up1", r2)
+body["content"] = base64.b64encode(b"other").decode()
+st, r3 = call("/hull.v1.Handles/AddInput", body)
+check("... and refuses the same inputId with other bytes", st == 409, (st, r3))
+rc, out, err = cell('open(load("up1")).read()')
+check("the input is readable in the sandbox", rc == 0 and b"x,y" in out, out + err)
+
+# ---- a 1,000,000-row DataFrame round trip ----
+make = ('import pandas as pd, numpy as np\nn = 1000000\n'
+        'df = pd.DataFrame({"i": np.arange(n), "f": np.arange(n) * 0.5, "s": ["k%d" % (i % 100) for i in range(n)],'
+        ' "b": np.arange(n) % 2 == 0, "t": pd.date_range("2020-01-01", periods=n, freq="s")})\n')
+t = time.monotonic()
+rc, out, err = cell(make + 'save("big", df)\nNone', timeout=240000)
+print("# save of 1,000,000 rows: %.1f s" % (time.monotonic() - t))
+check("a 1,000,000-row DataFrame is saved", rc == 0, err)
+st, s = call("/hull.v1.Handles/Inspect", {"sessionId": sid, "id": "big"})
+check("its summary: 1,000,000 rows, 5 columns", s.get("n_rows") == 1000000 and s.get("n_cols") == 5, s)
+t = time.monotonic()
+st, r = call("/hull.v1.Handles/Query", {"sessionId": sid, "sql": "SELECT sum(i), count(*), sum(b) FROM big.data"})
+print("# query_handle over 1,000,000 rows: %.2f s" % (time.monotonic() - t))
+check("query_handle answers an aggregate", st == 200 and r.get("rows") == [[499999500000, 1000000, 500000]], r)
+rc, out, err = cell(make + 'back = load("big")\nback.equals(df)', timeout=240000)
+check("load() in a later cell returns an equal frame", rc == 0 and out.strip() == b"True", out + err)
+
+# ---- the end of the session removes its store ----
+st, r = call("/plimsoll.v1.SandboxService/CloseSession", {"protocol": 3, "sessionId": sid})
+check("CloseSession", st == 200, r)
+st, r = call("/hull.v1.Handles/List", {"sessionId": sid})
+check("a closed session's handles are not served", st != 200, (st, r))
+EOF
+rc=$?
+[ $rc -eq 0 ] || fail "the handles client exited with status $rc"
+check "hull serve logged no error" sh -c "! grep 'level=error' '$LOG'"
