@@ -7,6 +7,9 @@
  * Async-signal-safe. Returns the count or a negative errno. */
 ssize_t loop_read(int fd, void *buf, size_t len);
 
+/* Write all len bytes, retrying short writes and EINTR. Returns 0 or a negative errno. */
+int loop_write(int fd, const void *buf, size_t len);
+
 /* Write value (no newline added) to an existing file, e.g. a cgroup or /proc control file.
  * Returns 0 or a negative errno (-EIO on a short write). */
 int write_string_file(const char *path, const char *value);

@@ -33,6 +33,7 @@
 #include "fs-util.h"
 #include "hd-exchange.h"
 #include "hd-store.h"
+#include "runtime-embed.h"
 #include "time-util.h"
 
 typedef struct hs_session hs_session;
@@ -481,6 +482,11 @@ static int store_open(hs_manager *m, hs_session *s, hull_error *e) {
         s->store_fd = open(s->store_path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (s->store_fd < 0)
                 return hull_err(e, negative_errno(), "cannot open the session's handle store");
+        /* The hull module, for any python in the session: PYTHONPATH=/handles (never a handle's
+         * name: those end in .json, .txt, .sqlite or .bin). */
+        _cleanup_close_ int mod = openat(s->store_fd, "hull.py", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        if (mod < 0 || loop_write(mod, hull_runtime_hull_py, hull_runtime_hull_py_len) < 0)
+                return hull_err(e, mod < 0 ? negative_errno() : -EIO, "cannot write the hull module into the handle store");
         return hd_store_open(s->store_fd, NULL, &s->store, e);
 }
 
@@ -1186,19 +1192,56 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
         fs_enter(s);
         switch (p) {
         case HULL_API_EXEC: {
-                char **env = calloc(req.exec.n_env + 1, sizeof(char *));
+                /* With a store: `import hull` works (PYTHONPATH=/handles holds hull.py), and the
+                 * call has an exchange directory for save/emit/publish ($HULL_EXCHANGE). The
+                 * call's own variables come after, so they win. */
+                char xrel[HD_EXCHANGE_REL_SIZE] = "";
+                if (s->store) {
+                        hull_error xe = { 0 };
+                        if (hd_exchange_create(ws, xrel, &xe) < 0)
+                                xrel[0] = '\0';
+                }
+                size_t n_env = 0;
+                char **env = calloc(req.exec.n_env + 3, sizeof(char *));
                 r = env ? 0 : -ENOMEM;
+                if (r == 0 && s->store && !(env[n_env++] = strdup("PYTHONPATH=/handles")))
+                        r = -ENOMEM;
+                if (r == 0 && xrel[0] && asprintf(&env[n_env++], "HULL_EXCHANGE=/workspace/%s", xrel) < 0)
+                        r = -ENOMEM;
                 for (size_t i = 0; r == 0 && i < req.exec.n_env; i++)
-                        if (asprintf(&env[i], "%s=%s", req.exec.env[i].name, req.exec.env[i].value) < 0)
+                        if (asprintf(&env[n_env++], "%s=%s", req.exec.env[i].name, req.exec.env[i].value) < 0)
                                 r = -ENOMEM;
                 sbx_result sr = { 0 };
                 if (r == 0)
                         r = sbx_session_shell(&s->sx, req.exec.command, env, req.exec.timeout_ms, PLIM_JS_OUTPUT_BYTES, -1, &sr, &e);
                 else
                         hull_err(&e, r, "out of memory");
-                for (size_t i = 0; env && i < req.exec.n_env; i++)
+                for (size_t i = 0; env && i < n_env; i++)
                         free(env[i]);
                 free(env);
+                if (xrel[0] && !s->sx.dead) {
+                        notes errs = { 0 }, outs = { 0 };
+                        fs_leave();
+                        exchange_collect(m, s, xrel, &errs, &outs);
+                        fs_enter(s);
+                        if (r >= 0 && (outs.len || errs.len)) {
+                                char *o = realloc(sr.out, sr.out_len + outs.len + 1), *er = o ? realloc(sr.err, sr.err_len + errs.len + 1) : NULL;
+                                if (o)
+                                        sr.out = o;
+                                if (er)
+                                        sr.err = er;
+                                if (o && er) {
+                                        if (outs.len)
+                                                memcpy(sr.out + sr.out_len, outs.buf, outs.len + 1);
+                                        sr.out_len += outs.len;
+                                        if (errs.len)
+                                                memcpy(sr.err + sr.err_len, errs.buf, errs.len + 1);
+                                        sr.err_len += errs.len;
+                                }
+                        }
+                        free(errs.buf);
+                        free(outs.buf);
+                }
                 if (r < 0) {
                         pthread_mutex_lock(&m->lock);
                         if (s->sx.dead)

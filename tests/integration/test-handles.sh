@@ -140,6 +140,15 @@ if check("the published handle is listed", len(pub) == 1, handles()):
 rc, out, err = cell('publish("/etc/passwd")')
 check("publish() outside outputs/ is refused", rc == 1, err)
 
+# ---- python outside cells: Exec with `import hull`, and the script runner ----
+st, r = call("/hull.v1.Workspace/Exec", {"sessionId": sid, "command":
+             "printf 'import hull\\nhull.save(\"fromexec\", {\"k\": 1})\\n' > s1.py && /usr/bin/python3 s1.py && "
+             "printf 'x = 6\\nx * 7\\n' > s2.py && /usr/bin/python3 -m hull run s2.py"})
+out = base64.b64decode(r.get("stdout", ""))
+check("Exec: a python script imports hull and saves a handle", st == 200 and r.get("exitCode") == 0 and "fromexec" in handles(),
+      (r, base64.b64decode(r.get("stderr", ""))))
+check("Exec: `python3 -m hull run` emits the script's last expression", out.strip().endswith(b"42"), out)
+
 # ---- a tampered store file ----
 victim = os.path.join(store, "note.txt")
 os.chmod(victim, 0o644)
