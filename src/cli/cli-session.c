@@ -46,7 +46,7 @@
 #define PATH_PERSIST "/hull.v1.Workspace/Persist"
 #define PATH_LIST "/hull.v1.Sessions/List"
 
-#define DEFAULT_URL "http://127.0.0.1:8750"
+#define DEFAULT_URL CLI_SERVE_DEFAULT_URL
 _Static_assert(SERVE_DEFAULT_PORT == 8750, "DEFAULT_URL names hull serve's default port");
 
 enum {
@@ -111,15 +111,7 @@ typedef struct session_args {
         size_t n_pos;
 } session_args;
 
-/* The daemon we talk to. */
-typedef struct client {
-        httpc *http;
-        char base[HTTPC_URL_MAX]; /* the URL without a trailing '/' */
-        const char *unix_path;
-        char auth[AUTH_TOKEN_MAX + 32]; /* "Authorization: Bearer ..." or "" */
-} client;
-
-static void client_done(client *c) {
+void cli_client_done(cli_client *c) {
         if (c->http)
                 httpc_free(c->http);
         OPENSSL_cleanse(c->auth, sizeof(c->auth));
@@ -131,12 +123,13 @@ typedef struct session_sub {
         size_t min_pos, max_pos;
         const char *synopsis;
         const char *help;
-        int (*run)(client *c, const session_args *a);
+        int (*run)(cli_client *c, const session_args *a);
 } session_sub;
 
 static const session_sub *find_sub(const char *name);
 
 #define usage_error(...) cli_usage_error(CMD, CLI_EXIT_USAGE, __VA_ARGS__)
+#define conn_usage_error(...) cli_usage_error(c->cmd, CLI_EXIT_USAGE, __VA_ARGS__)
 
 /* ---- small helpers ---- */
 
@@ -148,7 +141,7 @@ static const char *const not_dispatched_reasons[] = {
         "unspecified", "request", "permission", "protocol", "unsupported", "isolation", "capacity", "environment",
 };
 
-static bool session_id_is_valid(const char *s) {
+bool cli_session_id_is_valid(const char *s) {
         size_t n = strlen(s);
         if (n == 0 || n > PLIM_SESSION_ID_MAX)
                 return false;
@@ -204,7 +197,7 @@ static void format_ms(uint64_t ms, char *buf, size_t size) {
 
 /* Read a whole file (or stdin for NULL or "-") of at most max bytes into a new NUL-terminated
  * buffer. Returns 0, -EFBIG (over max), -EISDIR, or the errno of open/read. */
-static int read_input(const char *path, size_t max, char **ret, size_t *ret_len) {
+int cli_read_input(const char *path, size_t max, char **ret, size_t *ret_len) {
         bool std = !path || strcmp(path, "-") == 0;
         _cleanup_close_ int own = std ? -1 : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
         int fd = std ? STDIN_FILENO : own;
@@ -244,7 +237,7 @@ static int read_input(const char *path, size_t max, char **ret, size_t *ret_len)
         return 0;
 }
 
-static int write_all_fd(int fd, const char *p, size_t n) {
+int cli_write_all_fd(int fd, const char *p, size_t n) {
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
                 if (k < 0) {
@@ -258,14 +251,14 @@ static int write_all_fd(int fd, const char *p, size_t n) {
         return 0;
 }
 
-static int write_out(FILE *f, const char *p, size_t n) {
+int cli_write_out(FILE *f, const char *p, size_t n) {
         if (n == 0)
                 return 0;
         return fwrite(p, 1, n, f) == n && fflush(f) == 0 ? 0 : -EIO;
 }
 
 /* Standard base64 with padding (a new string), NULL when out of memory or too long. */
-static json_t *json_base64(const char *p, size_t n) {
+json_t *cli_json_base64(const char *p, size_t n) {
         if (n > (size_t) INT32_MAX / 4 * 3 - 3)
                 return NULL;
         _cleanup_free_ char *b = malloc(4 * ((n + 2) / 3) + 1);
@@ -291,7 +284,7 @@ static int b64_value(unsigned char c) {
 
 /* Base64 as ProtoJSON writes it: standard or URL-safe, padded or not. Returns 0 with a new
  * NUL-terminated buffer, -EINVAL or -ENOMEM. */
-static int base64_decode(const char *s, size_t n, char **ret, size_t *ret_len) {
+int cli_base64_decode(const char *s, size_t n, char **ret, size_t *ret_len) {
         if (n % 4 == 0 && n > 0 && s[n - 1] == '=') {
                 n--;
                 if (s[n - 1] == '=')
@@ -326,7 +319,7 @@ static int base64_decode(const char *s, size_t n, char **ret, size_t *ret_len) {
 
 /* ---- reading answers: ProtoJSON, where a field at its zero value may be absent ---- */
 
-static const json_t *field(const json_t *o, const char *camel, const char *snake) {
+const json_t *cli_json_field(const json_t *o, const char *camel, const char *snake) {
         const json_t *v = json_object_get(o, camel);
         if (!v && snake)
                 v = json_object_get(o, snake);
@@ -334,8 +327,8 @@ static const json_t *field(const json_t *o, const char *camel, const char *snake
 }
 
 /* An integer as a JSON number or a decimal string; absent: 0. Returns 0 or -EINVAL. */
-static int get_int(const json_t *o, const char *camel, const char *snake, int64_t *ret) {
-        const json_t *v = field(o, camel, snake);
+int cli_json_int(const json_t *o, const char *camel, const char *snake, int64_t *ret) {
+        const json_t *v = cli_json_field(o, camel, snake);
         if (!v) {
                 *ret = 0;
                 return 0;
@@ -355,34 +348,34 @@ static int get_int(const json_t *o, const char *camel, const char *snake, int64_
         return 0;
 }
 
-static int get_bool(const json_t *o, const char *camel, const char *snake, bool *ret) {
-        const json_t *v = field(o, camel, snake);
+int cli_json_bool(const json_t *o, const char *camel, const char *snake, bool *ret) {
+        const json_t *v = cli_json_field(o, camel, snake);
         if (v && !json_is_boolean(v))
                 return -EINVAL;
         *ret = v && json_is_true(v);
         return 0;
 }
 
-static int get_string(const json_t *o, const char *camel, const char *snake, const char **ret) {
-        const json_t *v = field(o, camel, snake);
+int cli_json_string(const json_t *o, const char *camel, const char *snake, const char **ret) {
+        const json_t *v = cli_json_field(o, camel, snake);
         if (v && !json_is_string(v))
                 return -EINVAL;
         *ret = v ? json_string_value(v) : "";
         return 0;
 }
 
-static int get_bytes(const json_t *o, const char *camel, const char *snake, char **ret, size_t *ret_len) {
-        const json_t *v = field(o, camel, snake);
+int cli_json_bytes(const json_t *o, const char *camel, const char *snake, char **ret, size_t *ret_len) {
+        const json_t *v = cli_json_field(o, camel, snake);
         if (v && !json_is_string(v))
                 return -EINVAL;
         if (!v)
-                return base64_decode("", 0, ret, ret_len);
-        return base64_decode(json_string_value(v), json_string_length(v), ret, ret_len);
+                return cli_base64_decode("", 0, ret, ret_len);
+        return cli_base64_decode(json_string_value(v), json_string_length(v), ret, ret_len);
 }
 
 /* A SessionEnd by name (with or without its prefix) or number; absent: 0 (open). */
 static int get_session_end(const json_t *o, const char *camel, const char *snake, unsigned *ret) {
-        const json_t *v = field(o, camel, snake);
+        const json_t *v = cli_json_field(o, camel, snake);
         *ret = 0;
         if (!v)
                 return 0;
@@ -484,7 +477,7 @@ static void describe_details(const json_t *details, const char *message, char *b
                 type = slash ? slash + 1 : type;
                 _cleanup_free_ char *raw = NULL;
                 size_t raw_len;
-                if (base64_decode(json_string_value(value), json_string_length(value), &raw, &raw_len) < 0)
+                if (cli_base64_decode(json_string_value(value), json_string_length(value), &raw, &raw_len) < 0)
                         continue;
                 uint64_t reason;
                 char detail[PLIM_END_DETAIL_MAX];
@@ -512,20 +505,20 @@ static void describe_details(const json_t *details, const char *message, char *b
 
 /* POST req (consumed) to path. On a bound 200 answer with a JSON object, return 0 with *ret.
  * Anything else is printed (one line) and CLI_EXIT_FAILURE returned. */
-static int call(client *c, const char *path, json_t *req, uint64_t call_ms, json_t **ret) {
+int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, json_t **ret) {
         _cleanup_free_ char *body = NULL;
         if (req)
                 body = json_dumps(req, JSON_COMPACT);
         json_decref(req);
         if (!body) {
-                cli_error(CMD, "out of memory");
+                cli_error(c->cmd, "out of memory");
                 return CLI_EXIT_FAILURE;
         }
 
         uint8_t rnd[16];
         char id[2 * sizeof(rnd) + 1], id_header[sizeof(id) + sizeof(REQUEST_ID_HEADER) + 2];
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {
-                cli_error(CMD, "cannot make a request ID: %m");
+                cli_error(c->cmd, "cannot make a request ID: %m");
                 return CLI_EXIT_FAILURE;
         }
         for (size_t i = 0; i < sizeof(rnd); i++)
@@ -534,7 +527,7 @@ static int call(client *c, const char *path, json_t *req, uint64_t call_ms, json
 
         char url[HTTPC_URL_MAX];
         if ((size_t) snprintf(url, sizeof(url), "%s%s", c->base, path) >= sizeof(url)) {
-                cli_error(CMD, "the URL is too long");
+                cli_error(c->cmd, "the URL is too long");
                 return CLI_EXIT_FAILURE;
         }
         const char *headers[] = { "Content-Type: application/json", "Connect-Protocol-Version: 1", id_header,
@@ -555,9 +548,9 @@ static int call(client *c, const char *path, json_t *req, uint64_t call_ms, json
         int r = httpc_post(c->http, &hr, &a, &e);
         if (r < 0) {
                 if (r == -ECONNREFUSED)
-                        cli_error(CMD, "%s (is 'hull serve' running there? see --url, --unix, $HULL_URL)", e.msg);
+                        cli_error(c->cmd, "%s (is 'hull serve' running there? see --url, --unix, $HULL_URL)", e.msg);
                 else
-                        cli_report(CMD, &e);
+                        cli_report(c->cmd, &e);
                 return CLI_EXIT_FAILURE;
         }
         bool bound = a.captured_count == 1 && strcmp(a.captured, id) == 0;
@@ -573,7 +566,7 @@ static int call(client *c, const char *path, json_t *req, uint64_t call_ms, json
                 if (code) {
                         char more[2 * PLIM_END_DETAIL_MAX];
                         describe_details(bound ? json_object_get(o, "details") : NULL, msg ? msg : "", more, sizeof(more));
-                        cli_error(CMD, "%s: %s%s%s", code, msg ? msg : "(no message)", more,
+                        cli_error(c->cmd, "%s: %s%s%s", code, msg ? msg : "(no message)", more,
                                   bound ? "" : " (the answer does not carry our request ID)");
                 } else {
                         char shown[SESSION_CLI_ERROR_SHOWN + 1];
@@ -581,14 +574,14 @@ static int call(client *c, const char *path, json_t *req, uint64_t call_ms, json
                         for (size_t i = 0; i < k; i++)
                                 shown[i] = (unsigned char) a.body[i] < 0x20 || a.body[i] == 0x7f ? ' ' : a.body[i];
                         shown[k] = 0;
-                        cli_error(CMD, "HTTP %ld from %s%s%s", a.status, url, k ? ": " : "", shown);
+                        cli_error(c->cmd, "HTTP %ld from %s%s%s", a.status, url, k ? ": " : "", shown);
                 }
                 json_decref(o);
                 httpc_answer_done(&a);
                 return CLI_EXIT_FAILURE;
         }
         if (!bound) {
-                cli_error(CMD, "the answer from %s is not bound to our request (%u %s headers, ours is %s): not believed; "
+                cli_error(c->cmd, "the answer from %s is not bound to our request (%u %s headers, ours is %s): not believed; "
                                "the call may have run",
                           url, a.captured_count, REQUEST_ID_HEADER, id);
                 json_decref(o);
@@ -597,14 +590,14 @@ static int call(client *c, const char *path, json_t *req, uint64_t call_ms, json
         }
         if (strncasecmp(a.content_type, "application/json", 16) != 0 ||
             (a.content_type[16] && a.content_type[16] != ';' && a.content_type[16] != ' ')) {
-                cli_error(CMD, "the answer from %s is '%s', not application/json", url, a.content_type);
+                cli_error(c->cmd, "the answer from %s is '%s', not application/json", url, a.content_type);
                 json_decref(o);
                 httpc_answer_done(&a);
                 return CLI_EXIT_FAILURE;
         }
         httpc_answer_done(&a);
         if (!o) {
-                cli_error(CMD, "the answer from %s is not a JSON object: %s", url, je.text);
+                cli_error(c->cmd, "the answer from %s is not a JSON object: %s", url, je.text);
                 return CLI_EXIT_FAILURE;
         }
         *ret = o;
@@ -617,12 +610,12 @@ static uint64_t call_ms(const session_args *a) {
         return a->has_timeout ? a->timeout_ms : SESSION_CLI_CALL_MS_DEFAULT;
 }
 
-static int do_close(client *c, const char *id, json_t **ret) {
+static int do_close(cli_client *c, const char *id, json_t **ret) {
         json_t *req = json_pack("{s:i, s:s}", "protocol", PROTOCOL, "sessionId", id);
-        return call(c, PATH_CLOSE, req, SESSION_CLI_CALL_MS_DEFAULT, ret);
+        return cli_call(c, PATH_CLOSE, req, SESSION_CLI_CALL_MS_DEFAULT, ret);
 }
 
-static int sub_open(client *c, const session_args *a) {
+static int sub_open(cli_client *c, const session_args *a) {
         json_t *req = json_pack("{s:i}", "protocol", PROTOCOL);
         if (!req)
                 return bad_answer("out of memory");
@@ -639,14 +632,14 @@ static int sub_open(client *c, const session_args *a) {
                 json_object_set_new(req, "languages", l);
         }
         json_auto_t *ans = NULL;
-        int r = call(c, PATH_OPEN, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
+        int r = cli_call(c, PATH_OPEN, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r != 0)
                 return r;
         const char *id, *fp;
         char want[SHA256_HEX_SIZE];
-        if (get_string(ans, "sessionId", "session_id", &id) < 0 || !session_id_is_valid(id))
+        if (cli_json_string(ans, "sessionId", "session_id", &id) < 0 || !cli_session_id_is_valid(id))
                 return bad_answer("sessionId is not 1 to 64 lowercase hex digits");
-        if (get_string(ans, "session", NULL, &fp) < 0 || sha256_hex(id, strlen(id), want) < 0 || strcmp(fp, want) != 0) {
+        if (cli_json_string(ans, "session", NULL, &fp) < 0 || sha256_hex(id, strlen(id), want) < 0 || strcmp(fp, want) != 0) {
                 /* The fingerprint must be the ID's SHA-256, or the run records cannot be tied to it. */
                 json_auto_t *closed = NULL;
                 cli_error(CMD, "the daemon's session fingerprint is not the SHA-256 of the session ID; closing it");
@@ -664,12 +657,12 @@ static int print_streams(const json_t *o, const char *what) {
         _cleanup_free_ char *out = NULL, *err = NULL;
         size_t out_len, err_len;
         bool out_trunc, err_trunc;
-        if (get_bytes(o, "stdout", NULL, &out, &out_len) < 0 || get_bytes(o, "stderr", NULL, &err, &err_len) < 0)
+        if (cli_json_bytes(o, "stdout", NULL, &out, &out_len) < 0 || cli_json_bytes(o, "stderr", NULL, &err, &err_len) < 0)
                 return bad_answer("stdout or stderr is not base64");
-        if (get_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc) < 0 ||
-            get_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc) < 0)
+        if (cli_json_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc) < 0 ||
+            cli_json_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc) < 0)
                 return bad_answer("stdoutTruncated or stderrTruncated is not a boolean");
-        if (write_out(stdout, out, out_len) < 0 || write_out(stderr, err, err_len) < 0)
+        if (cli_write_out(stdout, out, out_len) < 0 || cli_write_out(stderr, err, err_len) < 0)
                 return CLI_EXIT_FAILURE;
         if (out_trunc)
                 cli_error(CMD, "the %s's stdout was cut by the daemon (the rest is lost)", what);
@@ -678,7 +671,7 @@ static int print_streams(const json_t *o, const char *what) {
         return 0;
 }
 
-static int sub_exec(client *c, const session_args *a) {
+static int sub_exec(cli_client *c, const session_args *a) {
         const char *id = a->pos[0];
         size_t len = 0;
         for (size_t i = 1; i < a->n_pos; i++)
@@ -718,12 +711,12 @@ static int sub_exec(client *c, const session_args *a) {
                 json_object_set_new(req, "env", env);
         }
         json_auto_t *ans = NULL;
-        int r = call(c, PATH_EXEC, req, call_ms(a), &ans);
+        int r = cli_call(c, PATH_EXEC, req, call_ms(a), &ans);
         if (r != 0)
                 return r;
         int64_t exit_code;
         bool timed_out;
-        if (get_int(ans, "exitCode", "exit_code", &exit_code) < 0 || get_bool(ans, "timedOut", "timed_out", &timed_out) < 0)
+        if (cli_json_int(ans, "exitCode", "exit_code", &exit_code) < 0 || cli_json_bool(ans, "timedOut", "timed_out", &timed_out) < 0)
                 return bad_answer("exitCode or timedOut");
         if (a->json) {
                 r = print_json(ans);
@@ -737,14 +730,14 @@ static int sub_exec(client *c, const session_args *a) {
         return ran_status(exit_code, timed_out);
 }
 
-static int sub_cell(client *c, const session_args *a) {
+static int sub_cell(cli_client *c, const session_args *a) {
         const char *id = a->pos[0];
         _cleanup_free_ char *code = NULL;
         size_t code_len;
         const char *src = a->n_pos > 1 ? a->pos[1] : "-";
         int r;
         if (strcmp(src, "-") == 0) {
-                r = read_input(NULL, PLIM_CODE_MAX, &code, &code_len);
+                r = cli_read_input(NULL, PLIM_CODE_MAX, &code, &code_len);
                 if (r < 0) {
                         if (r == -EFBIG)
                                 return usage_error("the code on stdin is over %u bytes", PLIM_CODE_MAX);
@@ -778,7 +771,7 @@ static int sub_cell(client *c, const session_args *a) {
                         }
                 _cleanup_free_ char *data = NULL;
                 size_t data_len;
-                r = read_input(eq + 1, PLIM_FILES_BYTES_MAX - total, &data, &data_len);
+                r = cli_read_input(eq + 1, PLIM_FILES_BYTES_MAX - total, &data, &data_len);
                 if (r < 0) {
                         json_decref(files);
                         if (r == -EFBIG)
@@ -809,19 +802,19 @@ static int sub_cell(client *c, const session_args *a) {
                 json_object_set_new(req, "timeoutMs", json_integer((json_int_t) a->timeout_ms));
 
         json_auto_t *ans = NULL;
-        r = call(c, PATH_SESSION_RUN, req, call_ms(a), &ans);
+        r = cli_call(c, PATH_SESSION_RUN, req, call_ms(a), &ans);
         if (r != 0)
                 return r;
-        const json_t *run = field(ans, "run", NULL), *res = run ? field(run, "cell", NULL) : NULL;
+        const json_t *run = cli_json_field(ans, "run", NULL), *res = run ? cli_json_field(run, "cell", NULL) : NULL;
         unsigned ended;
         const char *detail;
         int64_t exit_code;
         bool timed_out;
         if (!json_is_object(run) || !json_is_object(res))
                 return bad_answer("it carries no run.cell result");
-        if (get_session_end(ans, "ended", NULL, &ended) < 0 || get_string(ans, "endDetail", "end_detail", &detail) < 0)
+        if (get_session_end(ans, "ended", NULL, &ended) < 0 || cli_json_string(ans, "endDetail", "end_detail", &detail) < 0)
                 return bad_answer("ended or endDetail");
-        if (get_int(res, "exitCode", "exit_code", &exit_code) < 0 || get_bool(res, "timedOut", "timed_out", &timed_out) < 0)
+        if (cli_json_int(res, "exitCode", "exit_code", &exit_code) < 0 || cli_json_bool(res, "timedOut", "timed_out", &timed_out) < 0)
                 return bad_answer("cell.exitCode or cell.timedOut");
         if (a->json)
                 r = print_json(ans);
@@ -846,26 +839,26 @@ static json_t *read_request(const session_args *a, uint64_t offset, uint64_t lim
         return req;
 }
 
-static int sub_read(client *c, const session_args *a) {
+static int sub_read(cli_client *c, const session_args *a) {
         uint64_t offset = a->offset;
         if (a->json) {
                 json_auto_t *ans = NULL;
-                int r = call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : 0), SESSION_CLI_CALL_MS_DEFAULT, &ans);
+                int r = cli_call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : 0), SESSION_CLI_CALL_MS_DEFAULT, &ans);
                 return r ? r : print_json(ans);
         }
         /* Without --limit, the whole file from --offset on, in the largest pieces the daemon reads. */
         for (;;) {
                 json_auto_t *ans = NULL;
-                int r = call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : WS_READ_MAX_BYTES),
+                int r = cli_call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : WS_READ_MAX_BYTES),
                              SESSION_CLI_CALL_MS_DEFAULT, &ans);
                 if (r)
                         return r;
                 _cleanup_free_ char *data = NULL;
                 size_t len;
                 bool eof;
-                if (get_bytes(ans, "content", NULL, &data, &len) < 0 || get_bool(ans, "eof", NULL, &eof) < 0)
+                if (cli_json_bytes(ans, "content", NULL, &data, &len) < 0 || cli_json_bool(ans, "eof", NULL, &eof) < 0)
                         return bad_answer("content or eof");
-                if (write_out(stdout, data, len) < 0) {
+                if (cli_write_out(stdout, data, len) < 0) {
                         cli_error(CMD, "cannot write to stdout");
                         return CLI_EXIT_FAILURE;
                 }
@@ -877,11 +870,11 @@ static int sub_read(client *c, const session_args *a) {
         }
 }
 
-static int sub_write(client *c, const session_args *a) {
+static int sub_write(cli_client *c, const session_args *a) {
         const char *src = a->n_pos > 2 ? a->pos[2] : "-";
         _cleanup_free_ char *data = NULL;
         size_t len;
-        int r = read_input(src, SESSION_CLI_WRITE_MAX, &data, &len);
+        int r = cli_read_input(src, SESSION_CLI_WRITE_MAX, &data, &len);
         if (r < 0) {
                 if (r == -EFBIG)
                         return usage_error("%s is over %u bytes, the most one write carries", strcmp(src, "-") ? src : "stdin",
@@ -889,16 +882,16 @@ static int sub_write(client *c, const session_args *a) {
                 cli_error(CMD, "cannot read %s: %s", strcmp(src, "-") ? src : "stdin", strerror(-r));
                 return CLI_EXIT_FAILURE;
         }
-        json_t *b = json_base64(data, len);
+        json_t *b = cli_json_base64(data, len);
         json_t *req = b ? json_pack("{s:s, s:s, s:o}", "sessionId", a->pos[0], "path", a->pos[1], "content", b) : NULL;
         if (!req)
                 return bad_answer("out of memory");
         json_auto_t *ans = NULL;
-        r = call(c, PATH_WRITE, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
+        r = cli_call(c, PATH_WRITE, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
         int64_t bytes;
-        if (get_int(ans, "bytes", NULL, &bytes) < 0)
+        if (cli_json_int(ans, "bytes", NULL, &bytes) < 0)
                 return bad_answer("bytes");
         if (a->json)
                 return print_json(ans);
@@ -906,7 +899,7 @@ static int sub_write(client *c, const session_args *a) {
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
-static int sub_persist(client *c, const session_args *a) {
+static int sub_persist(cli_client *c, const session_args *a) {
         const char *out = a->pos[1];
         struct stat st;
         if (!a->force && lstat(out, &st) == 0) {
@@ -914,7 +907,7 @@ static int sub_persist(client *c, const session_args *a) {
                 return CLI_EXIT_FAILURE;
         }
         json_auto_t *ans = NULL;
-        int r = call(c, PATH_PERSIST, json_pack("{s:s}", "sessionId", a->pos[0]), SESSION_CLI_CALL_MS_DEFAULT, &ans);
+        int r = cli_call(c, PATH_PERSIST, json_pack("{s:s}", "sessionId", a->pos[0]), SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
         _cleanup_free_ char *tar = NULL;
@@ -922,8 +915,8 @@ static int sub_persist(client *c, const session_args *a) {
         int64_t bytes;
         const char *digest;
         char got[SHA256_HEX_SIZE];
-        if (get_bytes(ans, "archive", NULL, &tar, &len) < 0 || get_int(ans, "bytes", NULL, &bytes) < 0 ||
-            get_string(ans, "sha256", NULL, &digest) < 0)
+        if (cli_json_bytes(ans, "archive", NULL, &tar, &len) < 0 || cli_json_int(ans, "bytes", NULL, &bytes) < 0 ||
+            cli_json_string(ans, "sha256", NULL, &digest) < 0)
                 return bad_answer("archive, bytes or sha256");
         if (bytes < 0 || (uint64_t) bytes != len)
                 return bad_answer("bytes is not the archive's length");
@@ -937,7 +930,7 @@ static int sub_persist(client *c, const session_args *a) {
                           errno == EEXIST ? " (pass --force to overwrite it)" : "");
                 return CLI_EXIT_FAILURE;
         }
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || write_all_fd(fd, tar, len) < 0 || fsync(fd) < 0) {
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || cli_write_all_fd(fd, tar, len) < 0 || fsync(fd) < 0) {
                 cli_error(CMD, "cannot write %s: %s", out, S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
                 if (S_ISREG(st.st_mode))
                         (void) unlink(out);
@@ -952,7 +945,7 @@ static int sub_persist(client *c, const session_args *a) {
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
-static int sub_close(client *c, const session_args *a) {
+static int sub_close(cli_client *c, const session_args *a) {
         json_auto_t *ans = NULL;
         int r = do_close(c, a->pos[0], &ans);
         if (r)
@@ -961,8 +954,8 @@ static int sub_close(client *c, const session_args *a) {
         int64_t calls;
         unsigned ended;
         char want[SHA256_HEX_SIZE];
-        if (get_string(ans, "session", NULL, &fp) < 0 || get_string(ans, "lastRecordSha256", "last_record_sha256", &last) < 0 ||
-            get_int(ans, "calls", NULL, &calls) < 0 || get_session_end(ans, "ended", NULL, &ended) < 0)
+        if (cli_json_string(ans, "session", NULL, &fp) < 0 || cli_json_string(ans, "lastRecordSha256", "last_record_sha256", &last) < 0 ||
+            cli_json_int(ans, "calls", NULL, &calls) < 0 || get_session_end(ans, "ended", NULL, &ended) < 0)
                 return bad_answer("session, calls, lastRecordSha256 or ended");
         if (sha256_hex(a->pos[0], strlen(a->pos[0]), want) < 0 || strcmp(fp, want) != 0)
                 return bad_answer("the session fingerprint is not the SHA-256 of the session ID");
@@ -972,12 +965,12 @@ static int sub_close(client *c, const session_args *a) {
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
-static int sub_list(client *c, const session_args *a) {
+static int sub_list(cli_client *c, const session_args *a) {
         json_auto_t *ans = NULL;
-        int r = call(c, PATH_LIST, json_object(), SESSION_CLI_CALL_MS_DEFAULT, &ans);
+        int r = cli_call(c, PATH_LIST, json_object(), SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
-        const json_t *sessions = field(ans, "sessions", NULL);
+        const json_t *sessions = cli_json_field(ans, "sessions", NULL);
         if (sessions && !json_is_array(sessions))
                 return bad_answer("sessions is not a list");
         if (a->json)
@@ -991,10 +984,10 @@ static int sub_list(client *c, const session_args *a) {
                 const char *id, *owner;
                 int64_t calls, expires, idle;
                 char idle_s[32], left_s[32];
-                if (!json_is_object(s) || get_string(s, "sessionId", "session_id", &id) < 0 || !session_id_is_valid(id) ||
-                    get_string(s, "owner", NULL, &owner) < 0 || get_int(s, "calls", NULL, &calls) < 0 ||
-                    get_int(s, "expiresUnixMs", "expires_unix_ms", &expires) < 0 ||
-                    get_int(s, "idleTimeoutMs", "idle_timeout_ms", &idle) < 0)
+                if (!json_is_object(s) || cli_json_string(s, "sessionId", "session_id", &id) < 0 || !cli_session_id_is_valid(id) ||
+                    cli_json_string(s, "owner", NULL, &owner) < 0 || cli_json_int(s, "calls", NULL, &calls) < 0 ||
+                    cli_json_int(s, "expiresUnixMs", "expires_unix_ms", &expires) < 0 ||
+                    cli_json_int(s, "idleTimeoutMs", "idle_timeout_ms", &idle) < 0)
                         return bad_answer("a session of the list");
                 format_ms(idle > 0 ? (uint64_t) idle : 0, idle_s, sizeof(idle_s));
                 if (expires > now_ms) {
@@ -1012,12 +1005,7 @@ static int sub_list(client *c, const session_args *a) {
 
 /* ---- usage ---- */
 
-#define CONNECTION_HELP                                                                            \
-        "Connection (before or after the subcommand):\n"                                           \
-        "  --url URL          hull serve's address (default $HULL_URL, else " DEFAULT_URL ")\n"    \
-        "  --unix PATH        connect to hull serve's unix socket instead (hull serve --socket)\n"  \
-        "  --token-file FILE  send the bearer token in FILE (default $HULL_TOKEN; none: no token)\n" \
-        "  --insecure         allow cleartext http to a host that is not loopback\n"
+#define CONNECTION_HELP CLI_CONNECTION_HELP
 
 static const session_sub subs[] = {
         { "open", BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE), 0, 0,
@@ -1120,21 +1108,21 @@ static bool host_is_loopback(const char *host, size_t len) {
 /* Check the base URL: http(s), a host, no userinfo, query or fragment; cleartext to a host that
  * is not loopback only with --insecure (the token and the code would cross the network in the
  * clear). Copies it without a trailing '/' into c->base. Returns 0 or a usage error's status. */
-static int setup_url(client *c, const char *url, bool over_unix, bool insecure) {
+static int setup_url(cli_client *c, const char *url, bool over_unix, bool insecure) {
         size_t len = strlen(url);
         bool https = strncasecmp(url, "https://", 8) == 0;
         if (!https && strncasecmp(url, "http://", 7) != 0)
-                return usage_error("--url wants http://HOST[:PORT][/PREFIX] or https://..., got '%s'", url);
+                return conn_usage_error("--url wants http://HOST[:PORT][/PREFIX] or https://..., got '%s'", url);
         if (len + 64 >= sizeof(c->base))
-                return usage_error("--url is over %u bytes", HTTPC_URL_MAX - 64);
+                return conn_usage_error("--url is over %u bytes", HTTPC_URL_MAX - 64);
         const char *auth = url + (https ? 8 : 7), *auth_end = strchrnul(auth, '/');
         if (strpbrk(url, "?# \t\r\n") || memchr(auth, '@', (size_t) (auth_end - auth)))
-                return usage_error("--url may not carry user information, a query or a fragment: '%s'", url);
+                return conn_usage_error("--url may not carry user information, a query or a fragment: '%s'", url);
         const char *host = auth, *host_end;
         if (*host == '[') {
                 host_end = memchr(host, ']', (size_t) (auth_end - host));
                 if (!host_end)
-                        return usage_error("--url has an unclosed '[': '%s'", url);
+                        return conn_usage_error("--url has an unclosed '[': '%s'", url);
                 host++;
         } else {
                 host_end = memchr(host, ':', (size_t) (auth_end - host));
@@ -1142,9 +1130,9 @@ static int setup_url(client *c, const char *url, bool over_unix, bool insecure) 
                         host_end = auth_end;
         }
         if (host_end == host)
-                return usage_error("--url names no host: '%s'", url);
+                return conn_usage_error("--url names no host: '%s'", url);
         if (!https && !over_unix && !insecure && !host_is_loopback(host, (size_t) (host_end - host)))
-                return usage_error("refusing cleartext http to %.*s: the token and the code would cross the network "
+                return conn_usage_error("refusing cleartext http to %.*s: the token and the code would cross the network "
                                    "unencrypted (use https://, or --insecure)",
                                    (int) (host_end - host), host);
         while (len > (size_t) (auth_end - url) && url[len - 1] == '/')
@@ -1155,17 +1143,17 @@ static int setup_url(client *c, const char *url, bool over_unix, bool insecure) 
 }
 
 /* The bearer token: --token-file, else $HULL_TOKEN, else none. Returns 0 or an exit status. */
-static int setup_token(client *c, const char *token_file) {
+static int setup_token(cli_client *c, const char *token_file) {
         _cleanup_free_ char *buf = NULL;
         const char *token = NULL, *from = NULL;
         size_t len = 0;
         if (token_file) {
-                int r = read_input(token_file, SESSION_CLI_TOKEN_FILE_MAX, &buf, &len);
+                int r = cli_read_input(token_file, SESSION_CLI_TOKEN_FILE_MAX, &buf, &len);
                 if (r < 0) {
                         if (r == -EFBIG)
-                                return usage_error("--token-file %s is over %u bytes: not a token", token_file,
+                                return conn_usage_error("--token-file %s is over %u bytes: not a token", token_file,
                                                    SESSION_CLI_TOKEN_FILE_MAX);
-                        cli_error(CMD, "cannot read the token file %s: %s", token_file, strerror(-r));
+                        cli_error(c->cmd, "cannot read the token file %s: %s", token_file, strerror(-r));
                         return CLI_EXIT_FAILURE;
                 }
                 token = buf;
@@ -1183,12 +1171,35 @@ static int setup_token(client *c, const char *token_file) {
         if (!ok) {
                 if (buf)
                         OPENSSL_cleanse(buf, strlen(buf));
-                return usage_error("the token from %s must be 1 to %u visible ASCII characters on one line", from,
+                return conn_usage_error("the token from %s must be 1 to %u visible ASCII characters on one line", from,
                                    AUTH_TOKEN_MAX);
         }
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %.*s", (int) len, token);
         if (buf)
                 OPENSSL_cleanse(buf, strlen(buf));
+        return 0;
+}
+
+int cli_client_setup(cli_client *c, const char *cmd, const char *url, const char *unix_path, const char *token_file,
+                     bool insecure) {
+        c->cmd = cmd;
+        if (!url)
+                url = getenv("HULL_URL");
+        if (!url || !url[0])
+                url = unix_path ? "http://localhost" : DEFAULT_URL;
+        int r = setup_url(c, url, unix_path != NULL, insecure);
+        if (r)
+                return r;
+        c->unix_path = unix_path;
+        r = setup_token(c, token_file);
+        if (r)
+                return r;
+        hull_error e = { 0 };
+        if (httpc_new(&c->http, &e) < 0) {
+                cli_report(cmd, &e);
+                return CLI_EXIT_FAILURE;
+        }
+        signal(SIGPIPE, SIG_IGN);
         return 0;
 }
 
@@ -1354,7 +1365,7 @@ int cli_session_main(int argc, char **argv) {
                                                                        : "a session ID and a path");
         if (a.n_pos > sub->max_pos)
                 return usage_error("unexpected argument '%s'", a.pos[sub->max_pos]);
-        if (sub->min_pos > 0 && !session_id_is_valid(a.pos[0]))
+        if (sub->min_pos > 0 && !cli_session_id_is_valid(a.pos[0]))
                 return usage_error("'%s' is not a session ID (1 to 64 lowercase hex digits, as 'open' prints)", a.pos[0]);
         if ((sub->run == sub_read || sub->run == sub_write) && (!a.pos[1][0] || strlen(a.pos[1]) > WS_PATH_MAX))
                 return usage_error("the workspace path must be 1 to %u bytes", WS_PATH_MAX);
@@ -1363,22 +1374,9 @@ int cli_session_main(int argc, char **argv) {
         if (!a.language)
                 a.language = "python";
 
-        _cleanup_(client_done) client c = { 0 };
-        const char *url = a.url ? a.url : getenv("HULL_URL");
-        if (!url || !url[0])
-                url = a.unix_path ? "http://localhost" : DEFAULT_URL;
-        r = setup_url(&c, url, a.unix_path != NULL, a.insecure);
+        _cleanup_(cli_client_done) cli_client c = { 0 };
+        r = cli_client_setup(&c, CMD, a.url, a.unix_path, a.token_file, a.insecure);
         if (r)
                 return r;
-        c.unix_path = a.unix_path;
-        r = setup_token(&c, a.token_file);
-        if (r)
-                return r;
-        hull_error e = { 0 };
-        if (httpc_new(&c.http, &e) < 0) {
-                cli_report(CMD, &e);
-                return CLI_EXIT_FAILURE;
-        }
-        signal(SIGPIPE, SIG_IGN);
         return sub->run(&c, &a);
 }

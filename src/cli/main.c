@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli-handle.h"
 #include "cli-session.h"
 #include "cli.h"
 
@@ -26,6 +27,7 @@ static const cli_command commands[] = {
         { "serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help },
         { "token", "make a bearer token for hull serve", cli_token_main, cli_token_help },
         { "session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help },
+        { "handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help },
 };
 
 void cli_error(const char *cmd, const char *fmt, ...) {
