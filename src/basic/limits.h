@@ -194,9 +194,9 @@
 #define HULL_API_HANDLE_ID_MAX 64U            /* a handle id */
 #define HULL_API_SQL_MAX (64U << 10)          /* a Handles/Query statement */
 #define HULL_API_QUERY_HANDLES_MAX 10U        /* handles one query attaches */
-#define HULL_API_INSPECT_ROWS_MAX 1000U       /* head or tail rows of one Inspect */
+#define HULL_API_INSPECT_ROWS_MAX HD_INSPECT_ROWS_MAX /* head or tail rows of one Inspect: the store's bound */
 #define HULL_API_INPUT_NAME_MAX 255U          /* an AddInput display name */
-#define HULL_API_INPUT_BYTES_MAX (6U << 20)   /* an AddInput upload: its base64 fits the 8 MiB body */
+#define HULL_API_INPUT_BYTES_MAX (5U << 20)   /* an AddInput upload: its base64 (4/3) and the JSON fit the 8 MiB body */
 #define HULL_API_BINARY_READ_MAX (16U << 20)  /* bytes of a binary handle one Handles/Read returns */
 
 /* hull session: the client of hull serve (src/cli/cli-session.c) and its HTTP client over a

@@ -182,6 +182,24 @@ static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *
         }
         if (mode == 0711 && chmod(buf, 0711) < 0)
                 return hull_err(e, negative_errno(), "serve: cannot set the mode of %s", buf);
+        if (!dir && mode == 0711 && geteuid() == 0)
+                (void) chmod("/var/lib/hull", 0711); /* ours; an older hull made it 0700 */
+        /* As root, the sandbox user (another uid) must be able to reach it: the session's init
+         * binds it from inside its user namespace. */
+        if (mode == 0711 && geteuid() == 0) {
+                char part[SBX_PATH_MAX];
+                snprintf(part, sizeof(part), "%s", buf);
+                for (char *p = part + strlen(part); p > part; p = strrchr(part, '/')) {
+                        struct stat st;
+                        *p = '\0';
+                        const char *dirpath = part[0] ? part : "/";
+                        if (stat(dirpath, &st) == 0 && !(st.st_mode & S_IXOTH))
+                                return hull_err_hint(e, -EACCES, "run 'chmod o+x' on it, or pass --handles-dir elsewhere",
+                                                     "serve: the sandbox user cannot reach %s: %s is not searchable by others", buf, dirpath);
+                        if (!part[0])
+                                break;
+                }
+        }
         return 0;
 }
 

@@ -1042,7 +1042,19 @@ static int read_binary(hs_session *s, const hull_api_request *req, json_t **ret,
         _cleanup_sha256_ sha256_ctx c = { 0 };
         if (!buf || sha256_init(&c) < 0)
                 return hull_err(e, -ENOMEM, "out of memory");
-        /* The digest covers the whole file, read once. */
+        /* A slice that is the whole file also gets its SHA-256 (a partial one does not: reading a
+         * large file in pieces must not hash it whole each time). */
+        bool whole = off == 0 && n == size;
+        if (!whole) {
+                ssize_t k = n ? pread(fd, buf, n, (off_t) off) : 0;
+                if (k < 0 || (size_t) k != n)
+                        return hull_err(e, -EIO, "handle %s: short read", req->handles.id);
+                json_t *content = plim_json_base64(buf, n);
+                *ret = content ? json_pack("{s:s,s:I,s:I,s:I,s:b,s:o}", "id", req->handles.id, "offset", (json_int_t) off, "length",
+                                           (json_int_t) n, "total_bytes", (json_int_t) size, "eof", off + n >= size, "content", content)
+                               : NULL;
+                return *ret ? 0 : hull_err(e, -ENOMEM, "out of memory");
+        }
         char chunk[SBX_READ_CHUNK];
         for (uint64_t at = 0; at < size;) {
                 ssize_t k = pread(fd, chunk, (size_t) MIN((uint64_t) sizeof(chunk), size - at), (off_t) at);
@@ -1076,10 +1088,28 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                 return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "this hull serve keeps no handle store; nothing ran");
         switch (p) {
         case HULL_API_HANDLES_LIST: {
-                json_t *arr = NULL;
-                r = hd_list(s->store, &arr, &e);
+                /* Full summaries (checked against their digests; derived once, then cached). */
+                json_t *arr = NULL, *full = json_array();
+                r = full ? hd_list(s->store, &arr, &e) : hull_err(&e, -ENOMEM, "out of memory");
+                for (size_t i = 0; r >= 0 && i < json_array_size(arr); i++) {
+                        json_t *sum = NULL;
+                        hull_error se = { 0 };
+                        const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+                        if (id && hd_summary(s->store, id, &sum, &se) >= 0)
+                                json_array_append_new(full, sum);
+                        else { /* a tampered or unreadable handle: listed with what the manifest says, and why */
+                                json_t *h = json_deep_copy(json_array_get(arr, i));
+                                if (h) {
+                                        json_object_set_new(h, "error", json_string(se.msg));
+                                        json_array_append_new(full, h);
+                                }
+                        }
+                }
+                json_decref(arr);
                 if (r >= 0)
-                        j = json_pack("{s:o}", "handles", arr);
+                        j = json_pack("{s:o}", "handles", full);
+                else
+                        json_decref(full);
                 break;
         }
         case HULL_API_HANDLES_INSPECT: {
@@ -1111,9 +1141,14 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                 break;
         }
         case HULL_API_HANDLES_READ: {
-                r = hd_read(s->store, req->handles.id, req->handles.offset, req->handles.limit, &j, &e);
-                if (r == -EMEDIUMTYPE)
+                json_t *sum = NULL;
+                r = hd_summary(s->store, req->handles.id, &sum, &e);
+                const char *kind = r >= 0 ? json_string_value(json_object_get(sum, "kind")) : NULL;
+                if (r >= 0 && kind && strcmp(kind, "binary") == 0)
                         r = read_binary(s, req, &j, &e);
+                else if (r >= 0)
+                        r = hd_read(s->store, req->handles.id, req->handles.offset, req->handles.limit, &j, &e);
+                json_decref(sum);
                 break;
         }
         case HULL_API_HANDLES_ADD_INPUT: {
@@ -1123,8 +1158,17 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                 r = hd_summary(s->store, req->handles.input_id, &j, &e);
                 if (r >= 0) { /* idempotent by input id: the same upload answers the same handle */
                         const char *src = json_string_value(json_object_get(j, "source"));
+                        const char *path = json_string_value(json_object_get(j, "path"));
                         json_int_t bytes = json_integer_value(json_object_get(j, "bytes"));
-                        if (!src || strcmp(src, source) != 0 || (uint64_t) bytes != req->handles.content_len) {
+                        bool same = src && path && strcmp(src, source) == 0 && (uint64_t) bytes == req->handles.content_len;
+                        if (same) { /* and the same bytes */
+                                _cleanup_close_ int fd = openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                                _cleanup_free_ char *have = malloc(req->handles.content_len + 1);
+                                same = fd >= 0 && have &&
+                                       loop_read(fd, have, req->handles.content_len + 1) == (ssize_t) req->handles.content_len &&
+                                       memcmp(have, req->handles.content, req->handles.content_len) == 0;
+                        }
+                        if (!same) {
                                 json_decref(j);
                                 j = NULL;
                                 return plim_fail(f, PLIM_CODE_ALREADY_EXISTS, PLIM_REASON_REQUEST,
