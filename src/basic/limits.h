@@ -141,7 +141,8 @@
 #define SERVE_SESSION_TICK_MS 200U                /* the session reaper's period */
 #define SERVE_SESSION_MEMORY_BYTES (1ULL << 30)   /* default memory of a session (--session-memory) */
 #define SERVE_SESSION_PIDS 512U
-#define HS_NOTES_MAX (64U << 10)                  /* [hull] notes and emits added to a call's output */
+#define HS_NOTES_MAX (64U << 10)                  /* [hull] notes added to a call's stderr */
+#define HS_STORE_BYTES_MAX (4ULL << 30)           /* all handles of one session (host disk, outside its cgroup) */
 
 /* hull serve: bearer tokens (src/daemon/auth.c) */
 #define AUTH_TOKENS_MAX 1024U          /* lines of a tokens file */

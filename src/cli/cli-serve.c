@@ -107,7 +107,7 @@ void cli_serve_help(void) {
                "  --audit-dir DIR          each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
                "                           (default /var/lib/hull/audit as root, else ~/.local/state/hull/audit)\n"
                "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n"
-               "  --handles-dir DIR        each session's handle store, DIR/<fingerprint>, read-only in the sandbox\n"
+               "  --handles-dir DIR        each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the sandbox\n"
                "                           at /handles (default /var/lib/hull/handles as root, else\n"
                "                           ~/.local/state/hull/handles)\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"

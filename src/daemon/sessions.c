@@ -7,11 +7,13 @@
  * keeper then kills the sandbox): its fds stay valid until the last reference goes. */
 #include "sessions.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -73,6 +75,7 @@ struct hs_manager {
         bool reaper_running;
         pthread_t reaper;
         int audit_fd;                    /* -1: no audit logs */
+        char stores_dir[SBX_PATH_MAX];   /* handles_dir/serve-PID, "" without handles */
 };
 
 /* ---- the table ---- */
@@ -238,6 +241,40 @@ static void *reaper_main(void *arg) {
         return NULL;
 }
 
+/* Stores never outlive their daemon: each daemon keeps its sessions' stores in
+ * handles_dir/serve-PID; at start, the directories of daemons no longer running (a kill -9) are
+ * removed, then this daemon's own is made (mode 0711: the sandbox user passes through it). */
+static int stores_prepare(hs_manager *m, hull_error *e) {
+        _cleanup_close_ int dfd = open(m->cfg.handles_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return hull_err(e, negative_errno(), "sessions: cannot open the handle stores' directory %s", m->cfg.handles_dir);
+        DIR *d = fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 3));
+        unsigned removed = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d))) {
+                char *end;
+                if (strncmp(de->d_name, "serve-", 6) != 0)
+                        continue;
+                errno = 0;
+                long pid = strtol(de->d_name + 6, &end, 10);
+                if (errno || *end || pid <= 0 || pid > INT32_MAX || (kill((pid_t) pid, 0) == 0 || errno != ESRCH))
+                        continue;
+                if (rm_rf_at(dfd, de->d_name) >= 0)
+                        removed++;
+        }
+        if (d)
+                closedir(d);
+        if (removed)
+                dlog_log(m->cfg.log, DLOG_INFO, "event=stale-stores-removed count=%u", removed);
+        if ((size_t) snprintf(m->stores_dir, sizeof(m->stores_dir), "%s/serve-%d", m->cfg.handles_dir, (int) getpid()) >=
+            sizeof(m->stores_dir))
+                return hull_err(e, -ENAMETOOLONG, "sessions: the handle stores' path is too long");
+        (void) rm_rf_at(AT_FDCWD, m->stores_dir); /* a reused pid's */
+        if (mkdir(m->stores_dir, 0711) < 0 || chmod(m->stores_dir, 0711) < 0)
+                return hull_err(e, negative_errno(), "sessions: cannot create %s", m->stores_dir);
+        return 0;
+}
+
 int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
         hs_manager *m = calloc(1, sizeof(*m));
         if (!m)
@@ -257,6 +294,13 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                         hs_free(m);
                         return hull_err_hint(e, r, "create it, or pass another --audit-dir", "sessions: cannot open the audit directory %s",
                                              cfg->audit_dir);
+                }
+        }
+        if (cfg->handles_dir) {
+                int r = stores_prepare(m, e);
+                if (r < 0) {
+                        hs_free(m);
+                        return r;
                 }
         }
         if (pthread_create(&m->reaper, NULL, reaper_main, m) != 0) {
@@ -306,6 +350,8 @@ void hs_free(hs_manager *m) {
                 unref_locked(s);
         }
         safe_close(m->audit_fd);
+        if (m->stores_dir[0])
+                (void) rm_rf_at(AT_FDCWD, m->stores_dir);
         pthread_cond_destroy(&m->wake);
         pthread_mutex_destroy(&m->lock);
         free(m);
@@ -468,7 +514,7 @@ static int exec_plan(hs_session *s, const brk_request *req, brk_result *res, hul
 /* A fresh directory below handles_dir named by the fingerprint (mode 0755: the sandbox user reads
  * it through the read-only bind at /handles), and the store in it. */
 static int store_open(hs_manager *m, hs_session *s, hull_error *e) {
-        if ((size_t) snprintf(s->store_path, sizeof(s->store_path), "%s/%s", m->cfg.handles_dir, s->chain.session) >=
+        if ((size_t) snprintf(s->store_path, sizeof(s->store_path), "%s/%s", m->stores_dir, s->chain.session) >=
             sizeof(s->store_path)) {
                 s->store_path[0] = '\0';
                 return hull_err(e, -ENAMETOOLONG, "the handle store's path is too long");
@@ -498,6 +544,19 @@ static hd_format format_of_kind(const char *kind) {
         if (strcmp(kind, "text") == 0)
                 return HD_FORMAT_TEXT;
         return HD_FORMAT_BINARY;
+}
+
+/* Bytes the session's handles hold (the manifest's sizes). */
+static uint64_t store_bytes(hs_session *s) {
+        json_t *arr = NULL;
+        hull_error e = { 0 };
+        uint64_t total = 0;
+        if (hd_list(s->store, &arr, &e) < 0)
+                return 0;
+        for (size_t i = 0; i < json_array_size(arr); i++)
+                total += (uint64_t) json_integer_value(json_object_get(json_array_get(arr, i), "bytes"));
+        json_decref(arr);
+        return total;
 }
 
 /* A growing, bounded list of note lines for the call's stderr. */
@@ -543,9 +602,16 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
         fs_leave();
         if (r < 0)
                 note(n, "[hull] the call's handles could not be read: %s", e.msg);
+        uint64_t used = store_bytes(s);
         for (size_t i = 0; r >= 0 && i < x.n_handles; i++) {
                 json_t *sum = NULL;
                 hull_error ae = { 0 };
+                if (used + x.handles[i].size > HS_STORE_BYTES_MAX) {
+                        note(n, "[hull] handle %s was not saved: the session's handles would exceed %llu bytes; query or delete data first",
+                             x.handles[i].id, (unsigned long long) HS_STORE_BYTES_MAX);
+                        continue;
+                }
+                used += x.handles[i].size;
                 if (hd_adopt_fd(s->store, x.handles[i].fd, x.handles[i].id, format_of_kind(x.handles[i].kind), x.handles[i].source, &sum,
                                 &ae) < 0)
                         note(n, "[hull] handle %s was not saved: %s", x.handles[i].id, ae.msg);
@@ -560,7 +626,7 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
                         note(n, "[hull] the emitted value was over 1 MiB: kept as handle %s", json_string_value(json_object_get(sum, "id")));
                 json_decref(sum);
         } else if (r >= 0 && x.emit) {
-                if (out->len + x.emit_len + 2 <= HS_NOTES_MAX) {
+                if (out->len + x.emit_len + 2 <= HD_EXCHANGE_EMIT_INLINE_MAX + 2) {
                         char *b = realloc(out->buf, out->len + x.emit_len + 2);
                         if (b) {
                                 memcpy(b + out->len, x.emit, x.emit_len);
@@ -1179,6 +1245,10 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                 }
                 json_decref(j);
                 j = NULL;
+                if (store_bytes(s) + req->handles.content_len > HS_STORE_BYTES_MAX)
+                        return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                                         "the session's handles would exceed %llu bytes; nothing changed",
+                                         (unsigned long long) HS_STORE_BYTES_MAX);
                 r = hd_put(s->store, req->handles.input_id, HD_FORMAT_BINARY, source, req->handles.content, req->handles.content_len, &j,
                            &e);
                 break;
@@ -1242,8 +1312,10 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 char xrel[HD_EXCHANGE_REL_SIZE] = "";
                 if (s->store) {
                         hull_error xe = { 0 };
-                        if (hd_exchange_create(ws, xrel, &xe) < 0)
+                        if (hd_exchange_create(ws, xrel, &xe) < 0) {
                                 xrel[0] = '\0';
+                                dlog_log(m->cfg.log, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"", s->chain.session, xe.msg);
+                        }
                 }
                 size_t n_env = 0;
                 char **env = calloc(req.exec.n_env + 3, sizeof(char *));

@@ -60,7 +60,9 @@ def call(path, body):
 st, o = call("/plimsoll.v1.SandboxService/OpenSession", {"protocol": 3})
 check("OpenSession", st == 200 and "sessionId" in o, o)
 sid = o["sessionId"]
-store = os.path.join(handles_root, o["session"])
+import glob
+stores = glob.glob(os.path.join(handles_root, "serve-*", o["session"]))
+store = stores[0] if stores else ""
 check("the session's store is a directory named by its fingerprint", os.path.isdir(store), store)
 
 
