@@ -39,6 +39,7 @@
 #include "macro.h"
 #include "sbx.h"
 #include "sbx-session.h"
+#include "sock-util.h"
 #include "sbx-workspace.h"
 #include "time-util.h"
 
@@ -453,53 +454,62 @@ static void fs_as(uid_t uid, gid_t gid) {
         }
 }
 
-static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, brk_result *res) {
-        sbx_session sx;
-        sbx_session_init(&sx, box->ctl_fd, box->ws_fd, -1, -1, NULL, 0, -1);
+static bool fd_readable(int fd) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        return fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const sbx_cgroup *cg, int cancel_fd,
+                            const brk_request *req, brk_result *res, hull_error *e) {
+        if (!res->steps)
+                res->steps = calloc(MAX(req->n_steps, 1U), sizeof(brk_step_result));
+        if (!res->artifacts)
+                res->artifacts = calloc(MAX(req->n_artifacts, 1U), sizeof(brk_file));
+        if (!res->steps || !res->artifacts)
+                return hull_err(e, -ENOMEM, "broker: out of memory");
         res->outcome = BRK_OUTCOME_COMPLETED;
-        fs_as(box->host_uid, box->host_gid);
+        fs_as(fs_uid, fs_gid);
         for (uint32_t i = 0; i < req->n_files; i++) {
                 hull_error we = { 0 };
-                int r = ws_write(box->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS, &we);
-                if (r < 0) {
+                if (ws_write(sx->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS, &we) < 0) {
                         fs_as(0, getegid());
                         res->outcome = BRK_OUTCOME_SETUP_FAILED;
-                        set_detail(res, "cannot write %s: %s", req->files[i].path, strerror(-r));
-                        return;
+                        set_detail(res, "cannot write %s: %s", req->files[i].path, we.msg);
+                        return 0;
                 }
         }
         fs_as(0, getegid());
         uint64_t deadline = now_mono_ms() + req->timeout_ms;
         bool oom_before = false;
-        if (box->have_cg) {
+        if (cg) {
                 sbx_cgroup_stats st;
-                sbx_cgroup_read_stats(&box->cg, &st);
+                sbx_cgroup_read_stats(cg, &st);
                 oom_before = st.oom_killed;
         }
         for (uint32_t i = 0; i < req->n_steps; i++) {
                 uint64_t now = now_mono_ms();
-                if (cancelled(w)) {
+                if (fd_readable(cancel_fd)) {
                         res->outcome = BRK_OUTCOME_CANCELLED;
                         set_detail(res, "stopped before step %u: hull serve is shutting down", i + 1);
-                        goto out;
+                        return 0;
                 }
                 if (now >= deadline) {
                         res->outcome = BRK_OUTCOME_TIMED_OUT;
                         set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms, i + 1);
-                        goto out;
+                        return 0;
                 }
                 sbx_session_call c = { .argv = req->steps[i].argv, .timeout_ms = deadline - now, .output_bytes = req->output_bytes,
-                                       .cancel_fd = w->cancel_fd };
+                                       .cancel_fd = cancel_fd };
                 sbx_result sr;
-                hull_error e = { 0 };
-                if (sbx_session_run(&sx, &c, &sr, &e) < 0) {
+                int r = sbx_session_run(sx, &c, &sr, e);
+                if (r < 0) {
                         res->outcome = BRK_OUTCOME_ERROR;
-                        set_detail(res, "step %u: %s", i + 1, e.msg);
-                        goto out;
+                        set_detail(res, "step %u: %s", i + 1, e->msg);
+                        return r;
                 }
-                if (box->have_cg) {
+                if (cg) {
                         sbx_cgroup_stats st;
-                        sbx_cgroup_read_stats(&box->cg, &st);
+                        sbx_cgroup_read_stats(cg, &st);
                         sr.oom_killed = st.oom_killed && !oom_before;
                         oom_before = st.oom_killed;
                 }
@@ -509,7 +519,7 @@ static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, 
                 if (st->flags & BRK_STEP_INTERRUPTED) {
                         res->outcome = BRK_OUTCOME_CANCELLED;
                         set_detail(res, "step %u was stopped: hull serve is shutting down", i + 1);
-                        goto out;
+                        return 0;
                 }
                 if (st->flags & BRK_STEP_TIMED_OUT) {
                         res->outcome = BRK_OUTCOME_TIMED_OUT;
@@ -520,13 +530,13 @@ static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, 
                         break;
         }
         /* Artifacts: only those that exist and fit the budget. */
-        fs_as(box->host_uid, box->host_gid);
+        fs_as(fs_uid, fs_gid);
         size_t budget = req->artifact_bytes;
         for (uint32_t i = 0; i < req->n_artifacts; i++) {
                 ws_read_result rr = { 0 };
                 hull_error re = { 0 };
                 size_t limit = MIN(budget, (size_t) WS_READ_MAX_BYTES);
-                if (ws_read(box->ws_fd, req->artifacts[i], 0, limit ? limit : 1, &rr, &re) < 0)
+                if (ws_read(sx->ws_fd, req->artifacts[i], 0, limit ? limit : 1, &rr, &re) < 0)
                         continue;
                 if (!rr.eof || rr.len > budget) {
                         res->artifacts_truncated = true;
@@ -545,7 +555,14 @@ static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, 
                 res->n_artifacts++;
         }
         fs_as(0, getegid());
-out:
+        return 0;
+}
+
+static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, brk_result *res) {
+        sbx_session sx;
+        hull_error e = { 0 };
+        sbx_session_init(&sx, box->ctl_fd, box->ws_fd, -1, -1, NULL, 0, -1);
+        (void) brk_plan_run_in_session(&sx, box->host_uid, box->host_gid, box->have_cg ? &box->cg : NULL, w->cancel_fd, req, res, &e);
         sbx_session_done(&sx);
 }
 
@@ -619,29 +636,6 @@ answer:
 
 /* ---- a session's keeper ---- */
 
-static int send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds) {
-        char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-        struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        if (nfds > 8)
-                return -EINVAL;
-        if (nfds) {
-                memset(cbuf, 0, sizeof(cbuf));
-                mh.msg_control = cbuf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-                memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-        }
-        ssize_t n;
-        do
-                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        return n == (ssize_t) len ? 0 : n < 0 ? negative_errno() : -EMSGSIZE;
-}
-
 static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
         keeper_req req;
         keeper_reply rep = { .magic = KEEPER_MAGIC };
@@ -660,7 +654,7 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
         if (r < 0) {
                 rep.err = r;
                 snprintf(rep.msg, sizeof(rep.msg), "%s", e.msg);
-                (void) send_fds(fd, &rep, sizeof(rep), NULL, 0);
+                (void) sock_send_fds(fd, &rep, sizeof(rep), NULL, 0, 0);
                 return;
         }
         int fds[8] = { box.ctl_fd, box.ws_fd, box.pidfd, box.bpf_fd };
@@ -670,7 +664,7 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
         rep.n_cg_fds = (uint32_t) box.n_cg_fds;
         rep.host_uid = (uint32_t) box.host_uid;
         rep.host_gid = (uint32_t) box.host_gid;
-        r = send_fds(fd, &rep, sizeof(rep), fds, nfds);
+        r = sock_send_fds(fd, &rep, sizeof(rep), fds, nfds, 0);
         /* The daemon holds the session's fds now; ours would keep the control socket open after
          * the daemon hangs up. The pidfd stays: it tells when the sandbox ends. */
         box.ctl_fd = safe_close(box.ctl_fd);
@@ -809,13 +803,10 @@ static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd
                 while (poll(p, 3, -1) < 0 && errno == EINTR)
                         ;
                 if (p[0].revents & POLLIN) {
-                        char c, cbuf[CMSG_SPACE(sizeof(int))];
-                        struct iovec iov = { .iov_base = &c, .iov_len = 1 };
-                        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-                        struct cmsghdr *cm;
-                        if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) == 1 && (cm = CMSG_FIRSTHDR(&mh)) && cm->cmsg_type == SCM_RIGHTS &&
-                            cm->cmsg_len == CMSG_LEN(sizeof(int)))
-                                memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+                        char c;
+                        size_t nfds = 0;
+                        if (sock_recv_fds(sock, &c, 1, 0, &fd, 1, &nfds, NULL) != 1 || nfds != 1)
+                                fd = safe_close(fd);
                 }
         }
         if (fd >= 0)
@@ -866,15 +857,7 @@ static void spawn_spare(broker_state *s) {
 static bool use_spare(broker_state *s, int fd) {
         if (!s->spare || !s->spare_ready)
                 return false;
-        char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-        struct iovec iov = { .iov_base = (void *) "r", .iov_len = 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        if (sendmsg(s->spare_sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+        if (sock_send_fds(s->spare_sock, "r", 1, &fd, 1, MSG_DONTWAIT) < 0)
                 return false;
         s->run_fds[s->n_workers] = fd;
         s->workers[s->n_workers++] = s->spare;
@@ -1268,7 +1251,6 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (spec->handles_dir && (size_t) snprintf(req.handles_dir, sizeof(req.handles_dir), "%s", spec->handles_dir) >= sizeof(req.handles_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the handle store path is too long");
         keeper_reply rep;
-        char cbuf[CMSG_SPACE(sizeof(int) * 8)];
         int r;
 
         *ret = (brk_session){ .keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1 };
@@ -1283,25 +1265,10 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         r = wait_watched(sv[0], -1, now_mono_ms() + SBX_START_TIMEOUT_MS + BRK_IO_TIMEOUT_MS);
         if (r < 0)
                 return hull_err(e, r, "session: no answer from the sandbox broker");
-        struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-        ssize_t n;
-        do
-                n = recvmsg(sv[0], &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        int fds[8];
+        int fds[8], truncated = 0;
         size_t nfds = 0;
-        for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-                        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++) {
-                                int fd;
-                                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                                if (nfds < ELEMENTSOF(fds))
-                                        fds[nfds++] = fd;
-                                else
-                                        safe_close(fd);
-                        }
-        if (n != (ssize_t) sizeof(rep) || rep.magic != KEEPER_MAGIC || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        ssize_t n = sock_recv_fds(sv[0], &rep, sizeof(rep), 0, fds, ELEMENTSOF(fds), &nfds, &truncated);
+        if (n != (ssize_t) sizeof(rep) || rep.magic != KEEPER_MAGIC || truncated) {
                 for (size_t i = 0; i < nfds; i++)
                         safe_close(fds[i]);
                 return hull_err(e, n == 0 ? -EAGAIN : -EPROTO, n == 0 ? "session: the sandbox broker refused the session (shutting down or full)"

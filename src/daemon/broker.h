@@ -86,6 +86,18 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
  * did (with *ret_oom), 0 when not (yet). */
 int brk_session_ended(brk_session *s, bool *ret_oom);
 
+/* Run a plan (files, steps in order, artifacts, as a broker worker does) in a session's sandbox:
+ * the files are written and the artifacts read through its workspace jail with the file-system
+ * ids fs_uid/fs_gid (the sandbox user on the host; they are this thread's own), each step is a
+ * call of its init (what a step leaves is swept before the next), cancel_fd (or -1) readable
+ * stops it, cg (or NULL) tells OOM kills. Returns 0 with *res an answer (completed, timed out,
+ * set-up failed, cancelled), or a negative errno with *e when a step could not be run (the
+ * session broke; *res holds BRK_OUTCOME_ERROR and what ran before). */
+struct sbx_session;
+struct sbx_cgroup;
+int brk_plan_run_in_session(struct sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const struct sbx_cgroup *cg, int cancel_fd,
+                            const brk_request *req, brk_result *res, hull_error *e);
+
 /* Close every fd: the keeper kills the sandbox and removes its cgroups. */
 void brk_session_close(brk_session *s);
 

@@ -439,71 +439,13 @@ static void audit_append(hs_manager *m, hs_session *s, const plim_call_record *r
 /* Run a plan (javascript or project, from plim_plan) in the session's sandbox. Returns 0 with
  * *res (an answer, as a broker worker's), or a negative errno with *e when the session broke. */
 static int exec_plan(hs_session *s, const brk_request *req, brk_result *res, hull_error *e) {
-        *res = (brk_result){ .outcome = BRK_OUTCOME_COMPLETED, .started_unix_ms = now_unix_ms() };
-        res->steps = calloc(MAX(req->n_steps, 1U), sizeof(brk_step_result));
-        res->artifacts = calloc(MAX(req->n_artifacts, 1U), sizeof(brk_file));
-        if (!res->steps || !res->artifacts)
-                return hull_err(e, -ENOMEM, "session: out of memory");
-        for (uint32_t i = 0; i < req->n_files; i++) {
-                hull_error we = { 0 };
-                fs_enter(s);
-                int r = ws_write(s->sx.ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS, &we);
-                fs_leave();
-                if (r < 0) {
-                        res->outcome = BRK_OUTCOME_SETUP_FAILED;
-                        res->detail = strdup(we.msg);
-                        res->ended_unix_ms = now_unix_ms();
-                        return res->detail ? 0 : hull_err(e, -ENOMEM, "session: out of memory");
-                }
-        }
-        uint64_t deadline = now_mono_ms() + req->timeout_ms;
-        for (uint32_t i = 0; i < req->n_steps; i++) {
-                uint64_t now = now_mono_ms();
-                if (now >= deadline) {
-                        res->outcome = BRK_OUTCOME_TIMED_OUT;
-                        break;
-                }
-                sbx_result sr;
-                sbx_session_call c = { .argv = req->steps[i].argv, .timeout_ms = deadline - now,
-                                       .output_bytes = req->output_bytes, .cancel_fd = -1 };
-                int r = sbx_session_run(&s->sx, &c, &sr, e);
-                if (r < 0)
-                        return r;
-                step_from_result(&res->steps[res->n_steps++], &sr);
-                sbx_result_done(&sr);
-                if (sr.timed_out) {
-                        res->outcome = BRK_OUTCOME_TIMED_OUT;
-                        break;
-                }
-                if ((req->flags & BRK_STOP_ON_FAILURE) && res->steps[res->n_steps - 1].status != 0)
-                        break;
-        }
-        size_t budget = req->artifact_bytes;
-        for (uint32_t i = 0; i < req->n_artifacts; i++) {
-                ws_read_result rr = { 0 };
-                hull_error re = { 0 };
-                fs_enter(s);
-                int r = ws_read(s->sx.ws_fd, req->artifacts[i], 0, WS_READ_MAX_BYTES, &rr, &re);
-                fs_leave();
-                if (r < 0)
-                        continue; /* only those that exist are returned */
-                if (!rr.eof || rr.len > budget) {
-                        res->artifacts_truncated = true;
-                        ws_read_result_done(&rr);
-                        continue;
-                }
-                brk_file *a = &res->artifacts[res->n_artifacts];
-                a->path = strdup(req->artifacts[i]);
-                if (!a->path) {
-                        ws_read_result_done(&rr);
-                        continue;
-                }
-                a->data = TAKE_PTR(rr.data);
-                a->len = rr.len;
-                budget -= rr.len;
-                res->n_artifacts++;
-        }
+        *res = (brk_result){ .started_unix_ms = now_unix_ms() };
+        uid_t uid = geteuid() == 0 ? s->box.host_uid : geteuid();
+        gid_t gid = geteuid() == 0 ? s->box.host_gid : getegid();
+        int r = brk_plan_run_in_session(&s->sx, uid, gid, NULL, -1, req, res, e);
         res->ended_unix_ms = now_unix_ms();
+        if (r < 0)
+                return r;
         if (!res->detail)
                 res->detail = strdup("");
         return res->detail ? 0 : hull_err(e, -ENOMEM, "session: out of memory");

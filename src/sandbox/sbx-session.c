@@ -24,6 +24,7 @@
 #include "runtime-embed.h"
 #include "sbx-internal.h"
 #include "sbx-session.h"
+#include "sock-util.h"
 
 #define PYTHON_BIN "/usr/bin/python3"
 #define NODE_BIN "/usr/bin/node"
@@ -56,59 +57,21 @@ static int64_t ms_left(uint64_t deadline_us) {
 /* ---- fd passing ---- */
 
 static int send_with_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds) {
-        char cbuf[CMSG_SPACE(sizeof(int) * 8)];
-        struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-        if (nfds > 8)
-                return -EINVAL;
-        if (nfds > 0) {
-                memset(cbuf, 0, sizeof(cbuf));
-                mh.msg_control = cbuf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-                memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-        }
-        for (;;) {
-                ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return negative_errno();
-                return (size_t) n == len ? 0 : -EMSGSIZE;
-        }
+        return sock_send_fds(sock, buf, len, fds, nfds, 0);
 }
 
 /* One report from the init, with at most one fd (HELLO). -EPIPE on EOF. */
 static int recv_report(int sock, sbx_report *rep, int *ret_fd) {
-        char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-        struct iovec iov = { .iov_base = rep, .iov_len = sizeof(*rep) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        int fds[1] = { -1 }, truncated = 0;
+        size_t nfds = 0;
+        ssize_t n = sock_recv_fds(sock, rep, sizeof(*rep), 0, fds, ret_fd ? 1 : 0, &nfds, &truncated);
         if (ret_fd)
-                *ret_fd = -1;
-        ssize_t n;
-        do
-                n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
+                *ret_fd = nfds ? fds[0] : -1;
         if (n < 0)
-                return negative_errno();
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        for (size_t i = 0; i < k; i++) {
-                                int fd;
-                                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                                if (ret_fd && *ret_fd < 0)
-                                        *ret_fd = fd;
-                                else
-                                        close(fd);
-                        }
-                }
+                return (int) n;
         if (n == 0)
                 return -EPIPE;
-        if ((size_t) n != sizeof(*rep) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+        if ((size_t) n != sizeof(*rep) || truncated) {
                 if (ret_fd)
                         *ret_fd = safe_close(*ret_fd);
                 return -EBADMSG;
