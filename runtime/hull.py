@@ -218,9 +218,12 @@ def _np_column(pd, np, kind, col):
             if None in col:
                 return np.array([None if v is None else bool(v) for v in col], dtype=object)
             return np.array(col, dtype=bool)
-        if kind in ("timestamp", "date"):
+        if kind == "timestamp":
             return pd.to_datetime(np.array(col, dtype=object)).values if len(col) else \
                 np.array([], dtype="datetime64[ns]")
+        if kind == "date":  # as pandas holds dates: datetime.date objects (so a saved frame comes back equal)
+            return np.array([v if v is None or not isinstance(v, str) else datetime.date.fromisoformat(v) for v in col],
+                            dtype=object)
     except (TypeError, ValueError, OverflowError):
         pass  # a value of another type (SQLite is dynamically typed): keep the values as they are
     return np.array(col, dtype=object)

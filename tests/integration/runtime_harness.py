@@ -829,8 +829,8 @@ def test_hull(rt):
         st, out, err, _ = cell("df = load('h3')\n(type(df).__name__, [str(t) for t in df.dtypes], df['ok'].tolist(), "
                                "str(df['t'][1]), str(df['d'][0]), df['x'].isna().tolist(), df['s'][2])")
         check("hull: load of a table is a DataFrame with the declared types restored (BOOLEAN, DATE, TIMESTAMP)",
-              st == 0 and out == "('DataFrame', ['int64', 'float64', 'object', 'bool', 'datetime64[ns]', "
-              "'datetime64[ns]'], [True, False, True], '2024-02-29 00:00:01.250000', '2024-01-31 00:00:00', "
+              st == 0 and out == "('DataFrame', ['int64', 'float64', 'object', 'bool', 'object', "
+              "'datetime64[ns]'], [True, False, True], '2024-02-29 00:00:01.250000', '2024-01-31', "
               "[False, True, False], None)\n", (st, out, err))
         st, out, err, _ = cell("load('nope')")
         check("hull: an unknown id is a KeyError that names the known handles",
@@ -855,12 +855,12 @@ r = [save('frame', df), save('rows', [{'a': 1, 'b': 'x'}, {'a': 2.5, 'c': True}]
      save('lst', [1, 'two', None]), save('txt', 'héllo'), save('raw', b'\xff\x00'), save('copy', src),
      save('src', 'x', source='my tool')]
 back = load('frame')  # saved in this call: read from the exchange directory
-(r, back.drop(columns='d').equals(df.drop(columns='d')), str(back['d'].dtype), load('txt'))
+(r, back.equals(df), str(back['d'].dtype), load('txt'))
 """ % os.path.join(top, "payload.bin")
         st, out, err, _ = cell(code, x)
         check("hull: save of a DataFrame, a list of dicts, a dict, a list, a str, bytes, a Path returns the ids",
               st == 0 and out.startswith("(['frame', 'rows', 'obj', 'lst', 'txt', 'raw', 'copy', 'src'], True, "
-                                         "'datetime64[ns]', 'héllo')"),
+                                         "'object', 'héllo')"),
               (st, out, err))
         recs = jsonl(os.path.join(x, "new_handles.jsonl"))
         check("hull: one line per save in new_handles.jsonl with exactly id, kind, file, source",
