@@ -629,13 +629,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         if (plim_open_admit(&req, m->cfg.evidence, f) < 0)
                 goto out;
         pthread_mutex_lock(&m->lock);
-        if (m->stopping || open_count_locked(m) >= m->cfg.max_sessions) {
-                pthread_mutex_unlock(&m->lock);
-                plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
-                          "hull serve has %u sessions open, its maximum; close one or retry later; nothing ran", m->cfg.max_sessions);
-                goto out;
-        }
-        /* At the owner's cap, its least recently used idle session makes room. */
+        /* At the owner's cap, its least recently used idle session makes room — ended only once
+         * the new one is open, so a failed open loses nothing. */
         unsigned mine = 0;
         hs_session *lru = NULL;
         for (hs_session *s = m->head; s; s = s->next)
@@ -645,15 +640,22 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                         if (s->inflight == 0 && (!lru || s->last_used_mono_ms < lru->last_used_mono_ms))
                                 lru = s;
                 }
-        if (m->cfg.max_per_owner && mine >= m->cfg.max_per_owner) {
-                if (!lru) {
-                        pthread_mutex_unlock(&m->lock);
-                        plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
-                                  "every one of this owner's %u sessions is busy; retry later; nothing ran", m->cfg.max_per_owner);
-                        goto out;
-                }
-                end_locked(m, lru, PLIM_SESSION_END_REPLACED, "replaced by a newer session of the same owner");
+        bool replace = m->cfg.max_per_owner && mine >= m->cfg.max_per_owner;
+        if (replace && !lru) {
+                pthread_mutex_unlock(&m->lock);
+                plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                          "every one of this owner's %u sessions is busy; retry later; nothing ran", m->cfg.max_per_owner);
+                goto out;
         }
+        if (m->stopping || (!replace && open_count_locked(m) >= m->cfg.max_sessions)) {
+                pthread_mutex_unlock(&m->lock);
+                plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                          "hull serve has %u sessions open, its maximum; close one or retry later; nothing ran", m->cfg.max_sessions);
+                goto out;
+        }
+        hs_session *victim = replace ? lru : NULL;
+        if (victim)
+                victim->refs++;
         m->opening++;
         pthread_mutex_unlock(&m->lock);
 
@@ -667,6 +669,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 free(s);
                 pthread_mutex_lock(&m->lock);
                 m->opening--;
+                if (victim)
+                        unref_locked(victim);
                 pthread_mutex_unlock(&m->lock);
                 hull_err(&e, r, "cannot make a session id");
                 fail_internal(f, m, "open", &e);
@@ -694,6 +698,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 free(s);
                 pthread_mutex_lock(&m->lock);
                 m->opening--;
+                if (victim)
+                        unref_locked(victim);
                 pthread_mutex_unlock(&m->lock);
                 if (r == -EAGAIN)
                         plim_fail(f, PLIM_CODE_UNAVAILABLE, PLIM_REASON_CAPACITY, "%s; nothing ran", e.msg);
@@ -724,6 +730,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         pthread_mutex_lock(&m->lock);
         m->opening--;
         if (r < 0) {
+                if (victim)
+                        unref_locked(victim);
                 pthread_mutex_unlock(&m->lock);
                 session_free(s);
                 plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
@@ -731,6 +739,10 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         }
         s->next = m->head;
         m->head = s;
+        if (victim) {
+                end_locked(m, victim, PLIM_SESSION_END_REPLACED, "replaced by a newer session of the same owner");
+                unref_locked(victim);
+        }
         pthread_mutex_unlock(&m->lock);
         metrics_session_opened(m->cfg.metrics);
         ret->ok = true;
