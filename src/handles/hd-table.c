@@ -1113,8 +1113,8 @@ typedef struct out_table {
         char **decl;
 } out_table;
 
-static int out_begin(out_table *ot, int dir_fd, const char *stage, sqlite3_stmt *q, hull_error *e) {
-        int k = db_open(dir_fd, stage, DB_CREATE, NULL, 0, &ot->db, e);
+static int out_begin(out_table *ot, int dir_fd, const char *stage, sqlite3_stmt *q, budget *b, hull_error *e) {
+        int k = db_open(dir_fd, stage, DB_CREATE, b, 0, &ot->db, e);
         if (k < 0)
                 return k;
         ot->ncol = sqlite3_column_count(q);
@@ -1202,7 +1202,7 @@ static void out_done(out_table *ot) {
 }
 
 /* Turn the staging file into out_name: typed columns named as the query's. */
-static int out_finish(out_table *ot, int dir_fd, const char *stage, const char *out_name, sqlite3_stmt *q,
+static int out_finish(out_table *ot, int dir_fd, const char *stage, const char *out_name, sqlite3_stmt *q, budget *b,
                       hull_error *e) {
         int rc = sqlite3_exec(ot->db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK)
@@ -1210,7 +1210,7 @@ static int out_finish(out_table *ot, int dir_fd, const char *stage, const char *
         sqlite3_finalize(TAKE_PTR(ot->ins));
         sqlite3_close_v2(TAKE_PTR(ot->db));
         _cleanup_db_ sqlite3 *db = NULL;
-        int k = db_open(dir_fd, out_name, DB_CREATE, NULL, 1, &db, e);
+        int k = db_open(dir_fd, out_name, DB_CREATE, b, 1, &db, e);
         if (k < 0)
                 return k;
         _cleanup_(columns_done) columns cs = { 0 };
@@ -1327,7 +1327,7 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
                                 continue;
                         /* too big inline: move what we have into a staging table */
                         spilled = true;
-                        k = out_begin(&ot, dir_fd, stage, q, e);
+                        k = out_begin(&ot, dir_fd, stage, q, &b, e);
                         size_t i;
                         json_t *r;
                         json_array_foreach(rows, i, r) {
@@ -1341,7 +1341,10 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
                         json_array_clear(rows);
                 } else {
                         k = out_row(&ot, q, e);
+                        /* what the row holds, so the cap trips while writing, not after */
                         bytes += 16;
+                        for (int c = 0; c < sqlite3_column_count(q); c++)
+                                bytes += (uint64_t) sqlite3_column_bytes(q, c);
                 }
                 if (k == 0 && bytes > max_bytes)
                         k = hull_err_hint(e, -EFBIG, "add a LIMIT or aggregate", "handles: the query result is over %" PRIu64 " bytes",
@@ -1352,7 +1355,7 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
         if (k == 0 && rc != SQLITE_DONE)
                 k = sql_fail(db, rc, &b, e, "the query failed");
         if (k == 0 && spilled)
-                k = out_finish(&ot, dir_fd, stage, out_name, q, e);
+                k = out_finish(&ot, dir_fd, stage, out_name, q, &b, e);
         out_done(&ot);
         if (spilled)
                 unlinkat(dir_fd, stage, 0);
