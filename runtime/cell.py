@@ -16,6 +16,13 @@
 # that shows the cell's frames only (files "<cell-N>", registered in linecache), status 1.
 # SystemExit and KeyboardInterrupt raised by a cell end the cell, not the interpreter.
 
+import sys
+
+# `python3 -c` puts the working directory (/workspace, the sandboxed code's) first on sys.path: a
+# planted json.py or ast.py would replace the driver's own imports. Out while the driver imports,
+# back (at its place) for the cells.
+_cwd_entry = sys.path.pop(0) if sys.path and sys.path[0] in ("", "/workspace") else None
+
 import ast
 import builtins
 import json
@@ -213,7 +220,12 @@ def main(fd=3, hull=None):
             f.reconfigure(encoding="utf-8", errors="backslashreplace", line_buffering=True)
         except Exception:
             pass
-    Driver(fd, install_hull(hull)).serve()
+    d = Driver(fd, install_hull(hull))
+    # Everything of the driver and the hull module is imported: the cells get the working
+    # directory back on sys.path (their own modules in /workspace import as usual).
+    if _cwd_entry is not None:
+        sys.path.insert(0, _cwd_entry)
+    d.serve()
 
 
 if __name__ == "__main__":

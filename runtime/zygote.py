@@ -272,6 +272,9 @@ def run_b(req, fds, cell_code, hull_code):
     """Child B: in the session's pid namespace; becomes the sandboxed interpreter."""
     cell = fds[1]
     try:
+        # A session of its own: no controlling terminal (hull serve's may be an operator's), so
+        # /dev/tty inside the sandbox opens nothing.
+        step("setsid", os.setsid)
         for fd in fds[5:]:
             try:
                 os.write(fd, b"0")

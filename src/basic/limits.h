@@ -133,6 +133,7 @@
 #define SERVE_SESSIONS_MAX 1024U                  /* sessions at once (--max-sessions), keepers in the broker */
 #define SERVE_DEFAULT_SESSIONS 64U
 #define SERVE_DEFAULT_SESSIONS_PER_OWNER 8U
+#define SERVE_DEFAULT_SESSIONS_PER_CALLER 32U
 #define SERVE_SESSION_LIFETIME_MS (30ULL * 60 * 1000) /* default; --session-lifetime */
 #define SERVE_SESSION_LIFETIME_MS_MAX (12ULL * 3600 * 1000)
 #define SERVE_SESSION_IDLE_MS (5ULL * 60 * 1000)  /* default; --session-idle */

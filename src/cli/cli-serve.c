@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -54,6 +55,7 @@ enum {
         OPT_AUDIT_DIR,
         OPT_NO_ZYGOTE,
         OPT_HANDLES_DIR,
+        OPT_MAX_PER_CALLER,
 };
 
 static const struct option options[] = {
@@ -77,6 +79,7 @@ static const struct option options[] = {
         { "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
         { "no-zygote", no_argument, NULL, OPT_NO_ZYGOTE },
         { "handles-dir", required_argument, NULL, OPT_HANDLES_DIR },
+        { "max-sessions-per-caller", required_argument, NULL, OPT_MAX_PER_CALLER },
         {},
 };
 
@@ -101,6 +104,7 @@ void cli_serve_help(void) {
                "  --max-sessions N         sessions open at once (default %u, at most %u; 0 turns sessions off)\n"
                "  --max-sessions-per-owner N  per caller and owner; one more ends the least recently used\n"
                "                           idle one (default %u)\n"
+               "  --max-sessions-per-caller N  per caller (token), whatever its owners (default %u)\n"
                "  --session-lifetime DUR   a session ends this long after it opened (default 30m, at most 12h)\n"
                "  --session-idle DUR       ... or when unused this long (default 5m); DUR: 90s, 5m, 1h, 500ms\n"
                "  --session-memory SIZE    memory of each session, its /workspace included (default 1G)\n"
@@ -113,7 +117,8 @@ void cli_serve_help(void) {
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
-               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER);
+               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER,
+               SERVE_DEFAULT_SESSIONS_PER_CALLER);
 }
 
 #define usage_error(...) cli_usage_error("serve", CLI_EXIT_USAGE, __VA_ARGS__)
@@ -208,7 +213,8 @@ int cli_serve_main(int argc, char **argv) {
         uint64_t max_runs = SERVE_DEFAULT_RUNS, queue = SERVE_RUN_QUEUE_MAX, memory = SBX_DEFAULT_MEMORY_BYTES;
         uint64_t pids = SBX_DEFAULT_PIDS, grace_ms = SERVE_SHUTDOWN_GRACE_MS;
         bool use_cgroups = true, zygote = true;
-        uint64_t max_sessions = SERVE_DEFAULT_SESSIONS, per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER;
+        uint64_t max_sessions = SERVE_DEFAULT_SESSIONS, per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER,
+                 per_caller = SERVE_DEFAULT_SESSIONS_PER_CALLER;
         uint64_t lifetime_ms = SERVE_SESSION_LIFETIME_MS, idle_ms = SERVE_SESSION_IDLE_MS, session_memory = SERVE_SESSION_MEMORY_BYTES;
         const char *audit_dir = NULL, *handles_dir = NULL;
         dlog log = { .level = DLOG_INFO, .fd = STDERR_FILENO };
@@ -295,6 +301,11 @@ int cli_serve_main(int argc, char **argv) {
                 case OPT_NO_ZYGOTE:
                         zygote = false;
                         break;
+                case OPT_MAX_PER_CALLER:
+                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &per_caller) < 0)
+                                return usage_error("--max-sessions-per-caller wants a whole number from 1 to %u, got '%s'",
+                                                   SERVE_SESSIONS_MAX, optarg);
+                        break;
                 case OPT_HANDLES_DIR:
                         if (optarg[0] != '/')
                                 return usage_error("--handles-dir wants an absolute path, got '%s'", optarg);
@@ -347,6 +358,7 @@ int cli_serve_main(int argc, char **argv) {
                 .session_lifetime_ms = lifetime_ms,
                 .session_idle_timeout_ms = idle_ms,
                 .max_sessions_per_owner = (uint32_t) per_owner,
+                .max_sessions_per_caller = (uint32_t) per_caller,
         };
         ev.session_python = ev.python;
         ev.session_javascript = ev.javascript;
@@ -384,6 +396,13 @@ int cli_serve_main(int argc, char **argv) {
         brk_config bc = { .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue, .work_root = work_root,
                           .use_cgroups = use_cgroups, .spare_memory_bytes = memory, .spare_pids = pids,
                           .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES };
+        /* Sessions hold fds (control sockets, pipes, workspace and store fds, payloads being
+         * adopted): the soft limit goes up to the hard one. Sandboxed commands get their own. */
+        struct rlimit nofile;
+        if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+                nofile.rlim_cur = nofile.rlim_max;
+                (void) setrlimit(RLIMIT_NOFILE, &nofile);
+        }
         if (use_cgroups) {
                 unsigned swept = 0;
                 hull_error ce = { 0 };
@@ -411,6 +430,7 @@ int cli_serve_main(int argc, char **argv) {
                 }
                 hs_config sc = { .broker = broker, .evidence = &ev, .log = &log, .metrics = &m, .zygote_fd = zygote_fd,
                                  .max_sessions = (unsigned) max_sessions, .max_per_owner = (unsigned) per_owner,
+                                 .max_per_caller = (unsigned) per_caller,
                                  .lifetime_ms = lifetime_ms, .idle_ms = idle_ms, .memory_bytes = use_cgroups ? session_memory : 0,
                                  .pids = use_cgroups ? SERVE_SESSION_PIDS : 0, .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
                                  .audit_dir = audit_path, .handles_dir = handles_path };

@@ -731,6 +731,7 @@ static void spawn_worker(broker_state *s, int fd) {
                         safe_close(s->queue[i]);
                 for (unsigned i = 0; i < s->n_workers; i++)
                         safe_close(s->run_fds[i]);
+                safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
                 if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
                         _exit(1);
                 (void) prctl(PR_SET_NAME, "hull-worker");
@@ -765,6 +766,7 @@ static void spawn_keeper(broker_state *s, int fd) {
                         safe_close(s->queue[i]);
                 for (unsigned i = 0; i < s->n_workers; i++)
                         safe_close(s->run_fds[i]);
+                safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
                 if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
                         _exit(1);
                 (void) prctl(PR_SET_NAME, "hull-keeper");
@@ -837,6 +839,7 @@ static void spawn_spare(broker_state *s) {
                         safe_close(s->queue[i]);
                 for (unsigned i = 0; i < s->n_workers; i++)
                         safe_close(s->run_fds[i]);
+                safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
                 if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
                         _exit(1);
                 (void) prctl(PR_SET_NAME, "hull-spare");

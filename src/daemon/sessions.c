@@ -76,6 +76,7 @@ struct hs_manager {
         pthread_t reaper;
         int audit_fd;                    /* -1: no audit logs */
         char stores_dir[SBX_PATH_MAX];   /* handles_dir/serve-PID, "" without handles */
+        hs_session *grave;               /* sessions without references, to free outside the lock */
 };
 
 /* ---- the table ---- */
@@ -106,15 +107,32 @@ static void session_free(hs_session *s) {
         free(s);
 }
 
-static void unref_locked(hs_session *s) {
-        if (--s->refs == 0)
-                session_free(s);
+/* The last reference gone: the session waits in the grave until bury() frees it, outside
+ * m->lock (removing a store of many files must not hold up every other session). */
+static void unref_locked(hs_manager *m, hs_session *s) {
+        if (--s->refs == 0) {
+                s->next = m->grave;
+                m->grave = s;
+        }
+}
+
+static void bury(hs_manager *m) {
+        pthread_mutex_lock(&m->lock);
+        hs_session *g = m->grave;
+        m->grave = NULL;
+        pthread_mutex_unlock(&m->lock);
+        while (g) {
+                hs_session *next = g->next;
+                session_free(g);
+                g = next;
+        }
 }
 
 static void unref(hs_manager *m, hs_session *s) {
         pthread_mutex_lock(&m->lock);
-        unref_locked(s);
+        unref_locked(m, s);
         pthread_mutex_unlock(&m->lock);
+        bury(m);
 }
 
 /* End s (once): its keeper kills the sandbox. */
@@ -218,7 +236,7 @@ static void reap_locked(hs_manager *m) {
                                            s->claimed ? "idle for longer than the idle timeout" : "never used before the idle timeout");
                 } else if (now - s->ended_mono_ms >= SERVE_SESSION_SUMMARY_MS && s->inflight == 0) {
                         *pp = s->next;
-                        unref_locked(s);
+                        unref_locked(m, s);
                         continue;
                 }
                 pp = &s->next;
@@ -230,6 +248,11 @@ static void *reaper_main(void *arg) {
         pthread_mutex_lock(&m->lock);
         while (!m->stopping) {
                 reap_locked(m);
+                if (m->grave) {
+                        pthread_mutex_unlock(&m->lock);
+                        bury(m);
+                        pthread_mutex_lock(&m->lock);
+                }
                 struct timespec ts;
                 clock_gettime(CLOCK_MONOTONIC, &ts);
                 ts.tv_nsec += (long) SERVE_SESSION_TICK_MS * 1000000L;
@@ -347,8 +370,9 @@ void hs_free(hs_manager *m) {
         while (m->head) {
                 hs_session *s = m->head;
                 m->head = s->next;
-                unref_locked(s);
+                unref_locked(m, s);
         }
+        bury(m);
         safe_close(m->audit_fd);
         if (m->stores_dir[0])
                 (void) rm_rf_at(AT_FDCWD, m->stores_dir);
@@ -553,19 +577,25 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
                              x.handles[i].id, (unsigned long long) HS_STORE_BYTES_MAX);
                         continue;
                 }
-                used += x.handles[i].size;
                 if (hd_adopt_fd(s->store, x.handles[i].fd, x.handles[i].id, format_of_kind(x.handles[i].kind), x.handles[i].source, &sum,
                                 &ae) < 0)
                         note(n, "[hull] handle %s was not saved: %s", x.handles[i].id, ae.msg);
+                else /* what was really stored: the file may have grown after it was opened */
+                        used += (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
                 json_decref(sum);
         }
-        if (r >= 0 && x.emit_too_large) {
+        if (r >= 0 && x.emit_too_large && used + x.emit_size > HS_STORE_BYTES_MAX)
+                note(n, "[hull] the emitted value (over 1 MiB) was not kept: the session's handles would exceed %llu bytes",
+                     (unsigned long long) HS_STORE_BYTES_MAX);
+        else if (r >= 0 && x.emit_too_large) {
                 json_t *sum = NULL;
                 hull_error ae = { 0 };
                 if (hd_adopt_fd(s->store, x.emit_fd, NULL, HD_FORMAT_JSON, "emit", &sum, &ae) < 0)
                         note(n, "[hull] the emitted value (over 1 MiB) could not be kept: %s", ae.msg);
-                else
+                else {
                         note(n, "[hull] the emitted value was over 1 MiB: kept as handle %s", json_string_value(json_object_get(sum, "id")));
+                        used += (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
+                }
                 json_decref(sum);
         } else if (r >= 0 && x.emit) {
                 if (out->len + x.emit_len + 2 <= HD_EXCHANGE_EMIT_INLINE_MAX + 2) {
@@ -591,6 +621,10 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
                                  (unsigned long long) HD_EXCHANGE_PAYLOAD_MAX);
                         fd = safe_close(fd);
                 }
+                if (fd >= 0 && used + (uint64_t) st.st_size > HS_STORE_BYTES_MAX) {
+                        hull_err(&pe, -EFBIG, "the session's handles would exceed %llu bytes", (unsigned long long) HS_STORE_BYTES_MAX);
+                        fd = safe_close(fd);
+                }
                 if (fd < 0) {
                         note(n, "[hull] %s was not published: %s", x.publish[i].path, pe.msg);
                         continue;
@@ -601,8 +635,10 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
                 json_t *sum = NULL;
                 if (hd_adopt_fd(s->store, fd, NULL, HD_FORMAT_BINARY, source, &sum, &pe) < 0)
                         note(n, "[hull] %s was not published: %s", x.publish[i].path, pe.msg);
-                else
+                else {
                         note(n, "[hull] published %s as handle %s", x.publish[i].path, json_string_value(json_object_get(sum, "id")));
+                        used += (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
+                }
                 json_decref(sum);
                 safe_close(fd);
         }
@@ -631,16 +667,25 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         pthread_mutex_lock(&m->lock);
         /* At the owner's cap, its least recently used idle session makes room — ended only once
          * the new one is open, so a failed open loses nothing. */
-        unsigned mine = 0;
+        unsigned mine = 0, callers = 0;
         hs_session *lru = NULL;
         for (hs_session *s = m->head; s; s = s->next)
-                if (s->ended == PLIM_SESSION_END_UNSPECIFIED && strcmp(s->principal, principal) == 0 &&
-                    strcmp(s->owner, req.owner) == 0) {
+                if (s->ended == PLIM_SESSION_END_UNSPECIFIED && strcmp(s->principal, principal) == 0) {
+                        callers++;
+                        if (strcmp(s->owner, req.owner) != 0)
+                                continue;
                         mine++;
                         if (s->inflight == 0 && (!lru || s->last_used_mono_ms < lru->last_used_mono_ms))
                                 lru = s;
                 }
         bool replace = m->cfg.max_per_owner && mine >= m->cfg.max_per_owner;
+        /* A caller is bounded whatever owners it names, or one token could take every session. */
+        if (!replace && m->cfg.max_per_caller && callers >= m->cfg.max_per_caller) {
+                pthread_mutex_unlock(&m->lock);
+                plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                          "this caller has %u sessions open, its maximum; close one or retry later; nothing ran", m->cfg.max_per_caller);
+                goto out;
+        }
         if (replace && !lru) {
                 pthread_mutex_unlock(&m->lock);
                 plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
@@ -670,7 +715,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 pthread_mutex_lock(&m->lock);
                 m->opening--;
                 if (victim)
-                        unref_locked(victim);
+                        unref_locked(m, victim);
                 pthread_mutex_unlock(&m->lock);
                 hull_err(&e, r, "cannot make a session id");
                 fail_internal(f, m, "open", &e);
@@ -699,7 +744,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 pthread_mutex_lock(&m->lock);
                 m->opening--;
                 if (victim)
-                        unref_locked(victim);
+                        unref_locked(m, victim);
                 pthread_mutex_unlock(&m->lock);
                 if (r == -EAGAIN)
                         plim_fail(f, PLIM_CODE_UNAVAILABLE, PLIM_REASON_CAPACITY, "%s; nothing ran", e.msg);
@@ -731,7 +776,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         m->opening--;
         if (r < 0) {
                 if (victim)
-                        unref_locked(victim);
+                        unref_locked(m, victim);
                 pthread_mutex_unlock(&m->lock);
                 session_free(s);
                 plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
@@ -741,7 +786,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         m->head = s;
         if (victim) {
                 end_locked(m, victim, PLIM_SESSION_END_REPLACED, "replaced by a newer session of the same owner");
-                unref_locked(victim);
+                unref_locked(m, victim);
         }
         pthread_mutex_unlock(&m->lock);
         metrics_session_opened(m->cfg.metrics);

@@ -24,6 +24,7 @@ typedef struct hs_config {
         int zygote_fd;             /* hull serve's zygote, or -1 */
         unsigned max_sessions;     /* 0: sessions are off */
         unsigned max_per_owner;
+        unsigned max_per_caller;   /* sessions of one caller (token), whatever the owners; 0: no cap */
         uint64_t lifetime_ms, idle_ms;
         uint64_t memory_bytes, pids, tmp_bytes;
         const char *audit_dir;     /* where session-<fingerprint>.jsonl files go; NULL: no logs */

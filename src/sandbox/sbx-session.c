@@ -543,26 +543,37 @@ int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uin
 
 /* ---- interpreters ---- */
 
-static int frame_write(int fd, const char *buf, size_t len) {
+/* Write one frame (u32 LE length, then the bytes) on a non-blocking socket, waiting for room until deadline_us (0: none) while
+ * draining the interpreter's output pipes (it may be blocked writing them). Returns 0,
+ * -ETIMEDOUT, or a negative errno (-EPIPE: it is gone). */
+static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadline_us, int *out_fd, int *err_fd, capture *out,
+                             capture *err) {
         uint32_t n = (uint32_t) len;
         unsigned char head[4] = { n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >> 24) & 0xff };
-        struct iovec iov[2] = { { head, 4 }, { (void *) buf, len } };
         size_t total = 4 + len, done = 0;
         while (done < total) {
-                struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
-                ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+                const char *p = done < 4 ? (const char *) head + done : buf + (done - 4);
+                size_t left = done < 4 ? 4 - done : total - done;
+                ssize_t w = send(fd, p, left, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0) {
+                        done += (size_t) w;
+                        continue;
+                }
                 if (w < 0 && errno == EINTR)
                         continue;
-                if (w < 0)
+                if (w < 0 && errno != EAGAIN)
                         return negative_errno();
-                done += (size_t) w;
-                size_t skip = (size_t) w;
-                for (int i = 0; i < 2; i++) {
-                        size_t k = skip < iov[i].iov_len ? skip : iov[i].iov_len;
-                        iov[i].iov_base = (char *) iov[i].iov_base + k;
-                        iov[i].iov_len -= k;
-                        skip -= k;
-                }
+                struct pollfd pfd[3] = { { .fd = fd, .events = POLLOUT }, { .fd = *out_fd, .events = POLLIN },
+                                         { .fd = *err_fd, .events = POLLIN } };
+                int k = poll(pfd, 3, deadline_us ? (int) ms_left(deadline_us) : -1);
+                if (k == 0)
+                        return -ETIMEDOUT;
+                if (k < 0 && errno != EINTR)
+                        return negative_errno();
+                if (k > 0 && pfd[1].revents && *out_fd >= 0)
+                        read_into(out_fd, out, NULL);
+                if (k > 0 && pfd[2].revents && *err_fd >= 0)
+                        read_into(err_fd, err, NULL);
         }
         return 0;
 }
@@ -840,19 +851,25 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                         r = hull_err(e, -EINVAL, "cell: the code is not valid UTF-8");
                         goto out;
                 }
-                r = frame_write(in->sock, buf, strlen(buf));
+                /* Non-blocking, against the cell's deadline: an interpreter that does not read its
+                 * socket (sandboxed code can make it so) must not hold the call past it. */
+                if (fcntl(in->sock, F_SETFL, O_NONBLOCK) < 0) {
+                        free(buf);
+                        r = hull_err(e, negative_errno(), "cell: cannot set up the interpreter socket");
+                        goto out;
+                }
+                r = frame_write_until(in->sock, buf, strlen(buf), timeout_ms ? start + timeout_ms * 1000ULL : 0, &in->out_fd,
+                                      &in->err_fd, &out, &err);
                 free(buf);
         }
         bool ended = false, done = false, timed_out = false;
         int status = 1;
-        if (r < 0)
+        if (r == -ETIMEDOUT)
+                timed_out = true;
+        else if (r < 0)
                 ended = true; /* it died since the last cell */
-        if (fcntl(in->sock, F_SETFL, O_NONBLOCK) < 0) {
-                r = hull_err(e, negative_errno(), "cell: cannot set up the interpreter socket");
-                goto out;
-        }
         uint64_t deadline = timeout_ms ? start + timeout_ms * 1000ULL : 0;
-        while (!done && !ended) {
+        while (!done && !ended && !timed_out) {
                 struct pollfd pfd[4] = {
                         { .fd = in->sock, .events = POLLIN },
                         { .fd = in->out_fd, .events = POLLIN },
@@ -960,6 +977,10 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
                 char *envp[] = { (char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1", (char *) "MKL_NUM_THREADS=1",
                                  (char *) "PATH=/usr/bin:/bin", (char *) "LANG=C.UTF-8", NULL };
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+                        _exit(1);
+                /* No controlling terminal: hull serve's may be an operator's, and every interpreter
+                 * forked from here would inherit it. */
+                if (setsid() < 0)
                         _exit(1);
                 int null_fd = open("/dev/null", O_RDWR);
                 if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(sp[1], 3) < 0)

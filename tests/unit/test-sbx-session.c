@@ -130,6 +130,36 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
         CHECK(contains(c.out, c.out_len, "(True, True, 'hull')"));
         sbx_cell_result_done(&c);
 
+        /* Sandboxed code forges the end of its cell and stops reading its socket: the next cell's
+         * deadline still holds (the write of its code waits against it), and a fresh interpreter
+         * follows. */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON,
+                          "import os, struct, json, threading, time\n"
+                          "m = json.dumps({'done': {'status': 0}}).encode()\n"
+                          "os.write(3, struct.pack('<I', len(m)) + m)\n"
+                          "time.sleep(1000)",
+                          20000, &c),
+                     0);
+        sbx_cell_result_done(&c);
+        {
+                size_t n = 600000;
+                char *big = malloc(n + 1);
+                if (big) {
+                        big[0] = '#';
+                        memset(big + 1, 'x', n - 1);
+                        big[n] = '\0';
+                        uint64_t t0 = sbx_now_us();
+                        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, big, 1500, &c), 0);
+                        CHECK_EQ_INT(c.exit_code, 124);
+                        CHECK((sbx_now_us() - t0) < 10000000);
+                        sbx_cell_result_done(&c);
+                        free(big);
+                }
+        }
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "1 + 1", 20000, &c), 0);
+        CHECK(c.interpreter_started && contains(c.out, c.out_len, "2\n"));
+        sbx_cell_result_done(&c);
+
         CHECK_EQ_INT(cell(s, SBX_LANG_JAVASCRIPT, "let y = 6; y * 7", 20000, &c), 0);
         CHECK_EQ_INT(c.exit_code, 0);
         CHECK(contains(c.out, c.out_len, "42"));
