@@ -197,4 +197,33 @@ check("a closed session's handles are not served", st != 200, (st, r))
 EOF
 rc=$?
 [ $rc -eq 0 ] || fail "the handles client exited with status $rc"
+
+# ---- one caller cannot take every session, whatever owners it names ----
+LOG2=$TEST_TMP/serve2.log
+"$HULL" serve --listen 127.0.0.1:0 --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES" --max-sessions-per-caller 2 >"$LOG2" 2>&1 &
+PID2=$!
+URL2=""
+for i in $(seq 1 100); do
+        URL2=$(grep -o 'addr=127.0.0.1:[0-9]*' "$LOG2" | head -1 | cut -d= -f2)
+        [ -n "$URL2" ] && break
+        sleep 0.05
+done
+out=$(timeout 60 /usr/bin/python3 - "$URL2" <<'EOF2'
+import http.client, json, sys
+host, port = sys.argv[1].split(":")
+c = http.client.HTTPConnection(host, int(port), timeout=30)
+codes = []
+for owner in ["a", "b", "c"]:
+    c.request("POST", "/plimsoll.v1.SandboxService/OpenSession", json.dumps({"protocol": 3, "owner": owner}),
+              {"Content-Type": "application/json"})
+    r = c.getresponse()
+    body = json.loads(r.read())
+    codes.append((r.status, body.get("code", "")))
+print(codes)
+EOF2
+)
+check "the per-caller cap: a third session under a third owner is resource_exhausted" \
+        sh -c "echo \"$out\" | grep -q \"(200, ''), (200, ''), (429, 'resource_exhausted')\""
+kill $PID2 2>/dev/null
+wait $PID2 2>/dev/null
 check "hull serve logged no error" sh -c "! grep 'level=error' '$LOG'"

@@ -129,6 +129,10 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
                      0);
         CHECK(contains(c.out, c.out_len, "(True, True, 'hull')"));
         sbx_cell_result_done(&c);
+        /* A session of its own: no controlling terminal of hull's to open through /dev/tty. */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "import os\nos.getsid(0) == os.getpid()", 20000, &c), 0);
+        CHECK(contains(c.out, c.out_len, "True\n"));
+        sbx_cell_result_done(&c);
 
         /* Sandboxed code forges the end of its cell and stops reading its socket: the next cell's
          * deadline still holds (the write of its code waits against it), and a fresh interpreter
