@@ -634,17 +634,16 @@ static int sub_query(cli_client *c, const handle_args *a) {
                 int r = list_handles(c, a->pos[0], &list, &handles);
                 if (r)
                         return r;
-                size_t tables = 0, named = 0;
+                size_t tables = 0;
                 for (int pass = 0; pass < 2; pass++)
                         for (size_t i = 0; i < json_array_size(handles); i++) {
                                 const json_t *s = json_array_get(handles, i);
                                 const char *id = json_string_value(json_object_get(s, "id"));
                                 if (strcmp(json_string_value(json_object_get(s, "kind")), "table") != 0)
                                         continue;
-                                if (pass == 0) {
+                                if (pass == 0)
                                         tables++;
-                                        named += strstr(sql, id) != NULL;
-                                } else if (tables <= HANDLE_CLI_QUERY_HANDLES_MAX || strstr(sql, id))
+                                else if (tables <= HANDLE_CLI_QUERY_HANDLES_MAX || strstr(sql, id))
                                         json_array_append_new(ids, json_string(id));
                         }
                 if (tables == 0) {

@@ -456,10 +456,9 @@ static int bind_json(sqlite3_stmt *st, int idx, hd_type col, json_t *v) {
 static int json_record(json_ingest *ji, const char *p, size_t n) {
         json_error_t err;
         ji->record++;
-        json_t *o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+        _cleanup_(json_decrefp) json_t *o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
         if (!o && strstr(err.text, "too big"))
                 o = json_loadb(p, n, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
-        _cleanup_(json_decrefp) json_t *owned = o;
         if (!o)
                 return hull_err(ji->e, -EBADMSG, "handles: record %" PRIu64 " is not JSON: %s", ji->record, err.text);
         if (!json_is_object(o))
