@@ -1,6 +1,7 @@
 /* plimsoll.c: protocol 3 of the plimsoll sandbox service: parsing, bounds, refusals, answers and
  * their run records. Every check says what was wrong and that nothing ran. */
 #include "plimsoll.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -155,7 +156,13 @@ static int add_detail(json_t *details, const char *type, const char *value) {
 }
 
 int plim_error_json(const plim_error *f, char **ret, size_t *ret_len) {
-        json_t *o = json_pack("{s:s, s:s}", "code", plim_code_to_string(f->code), "message", f->message);
+        /* A message may quote what the client sent (a parser's error text), cut anywhere: make it
+         * valid UTF-8, or there is no JSON string to answer with. */
+        _cleanup_free_ char *msg = NULL;
+        size_t msg_len;
+        if (utf8_make_valid(f->message, strlen(f->message), &msg, &msg_len) < 0)
+                return -ENOMEM;
+        json_t *o = json_pack("{s:s, s:s}", "code", plim_code_to_string(f->code), "message", msg);
         json_t *details = json_array();
         if (!o || !details)
                 goto oom;
