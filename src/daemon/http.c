@@ -349,7 +349,9 @@ static void *session_thread(void *arg) {
         http_server *s = x->srv;
         struct MHD_Connection *conn = x->conn;
         hs_answer a;
-        hs_rpc(s->cfg.sessions, x->proc, x->hproc, x->principal, x->body, x->body_len, x->received_unix_ms, &a);
+        const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        int watch_fd = ci ? (int) ci->connect_fd : -1;
+        hs_rpc(s->cfg.sessions, x->proc, x->hproc, x->principal, x->body, x->body_len, x->received_unix_ms, watch_fd, &a);
         if (a.ok) {
                 x->answer = response_new(x, "application/json", a.body, a.len, NULL);
                 x->answer_status = 200;

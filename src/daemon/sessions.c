@@ -207,6 +207,7 @@ static int call_begin(hs_manager *m, hs_session *s, plim_error *f) {
 }
 
 static void call_end(hs_manager *m, hs_session *s) {
+        s->sx.hangup_fd = -1;
         pthread_mutex_lock(&m->lock);
         if (s->sx.dead)
                 end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended");
@@ -800,7 +801,7 @@ out:
 
 /* ---- SessionRun ---- */
 
-static void do_session_run(hs_manager *m, const char *principal, const char *body, size_t len, uint64_t received,
+static void do_session_run(hs_manager *m, const char *principal, const char *body, size_t len, uint64_t received, int watch_fd,
                            hs_answer *ret) {
         plim_request req = { 0 };
         plim_error *f = &ret->f;
@@ -828,6 +829,7 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         if (call_begin(m, s, f) < 0)
                 goto out;
         in_call = true;
+        s->sx.hangup_fd = watch_fd;
 
         int r;
         sbx_cell_result cell = { 0 };
@@ -1277,7 +1279,8 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
         return 0;
 }
 
-static void do_workspace(hs_manager *m, hull_api_procedure p, const char *principal, const char *body, size_t len, hs_answer *ret) {
+static void do_workspace(hs_manager *m, hull_api_procedure p, const char *principal, const char *body, size_t len, int watch_fd,
+                         hs_answer *ret) {
         hull_api_request req = { 0 };
         plim_error *f = &ret->f;
         hull_error e = { 0 };
@@ -1301,6 +1304,7 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 hull_api_request_done(&req);
                 return;
         }
+        s->sx.hangup_fd = watch_fd;
         int ws = s->sx.ws_fd;
         fs_enter(s);
         switch (p) {
@@ -1503,7 +1507,7 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
 }
 
 void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body, size_t len,
-            uint64_t received_unix_ms, hs_answer *ret) {
+            uint64_t received_unix_ms, int watch_fd, hs_answer *ret) {
         *ret = (hs_answer){ 0 };
         if (!m || m->cfg.max_sessions == 0) {
                 if (proc != PLIM_PROC_NONE)
@@ -1517,13 +1521,13 @@ void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const 
                 do_open(m, principal, body, len, ret);
                 return;
         case PLIM_PROC_SESSION_RUN:
-                do_session_run(m, principal, body, len, received_unix_ms, ret);
+                do_session_run(m, principal, body, len, received_unix_ms, watch_fd, ret);
                 return;
         case PLIM_PROC_CLOSE_SESSION:
                 do_close(m, principal, body, len, ret);
                 return;
         case PLIM_PROC_NONE:
-                do_workspace(m, hproc, principal, body, len, ret);
+                do_workspace(m, hproc, principal, body, len, watch_fd, ret);
                 return;
         case PLIM_PROC_UNKNOWN:
         case PLIM_PROC_DESCRIBE:

@@ -54,11 +54,13 @@ typedef struct hs_answer {
         char note[SERVE_SHORT_STR_MAX]; /* for the request's log line */
 } hs_answer;
 
+/* watch_fd (or -1): the caller's connection; when it hangs up, a command the call runs (Exec, a
+ * javascript or project payload) is stopped; a cell goes on. */
 /* One procedure: proc for a plimsoll procedure (OPEN_SESSION, SESSION_RUN, CLOSE_SESSION), or
  * hproc for one of hull's. principal names the caller (its token, or "local"): a session is only
  * found by the caller that opened it. */
 void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body,
-            size_t len, uint64_t received_unix_ms, hs_answer *ret);
+            size_t len, uint64_t received_unix_ms, int watch_fd, hs_answer *ret);
 
 /* Append a single run's record to the audit log (DIR/runs.jsonl): the request as received and
  * the answer as sent. Failures are logged, never fatal. Any thread. */

@@ -238,7 +238,7 @@ int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_erro
 
 void sbx_session_init(sbx_session *s, int ctl_fd, int ws_fd, int pidfd, int bpf_fd, const int *cg_fds, size_t n_cg_fds,
                       int zygote_fd) {
-        *s = (sbx_session){ .ctl_fd = ctl_fd, .ws_fd = ws_fd, .pidfd = pidfd, .bpf_fd = bpf_fd, .zygote_fd = zygote_fd };
+        *s = (sbx_session){ .ctl_fd = ctl_fd, .ws_fd = ws_fd, .pidfd = pidfd, .bpf_fd = bpf_fd, .zygote_fd = zygote_fd, .hangup_fd = -1 };
         for (size_t i = 0; i < n_cg_fds && i < ELEMENTSOF(s->cg_fds); i++)
                 s->cg_fds[s->n_cg_fds++] = cg_fds[i];
         for (int i = 0; i < _SBX_LANG_MAX; i++)
@@ -392,7 +392,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         for (;;) {
                 if (have_exit && outp[0] < 0 && errp[0] < 0)
                         break;
-                struct pollfd pfd[4];
+                struct pollfd pfd[5];
                 int np = 0, i_out = -1, i_err = -1, i_ctl = -1, i_cancel = -1;
                 if (outp[0] >= 0) {
                         i_out = np;
@@ -409,6 +409,11 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                 if (!have_exit && c->cancel_fd >= 0 && !interrupted) {
                         i_cancel = np;
                         pfd[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
+                }
+                int i_hangup = -1;
+                if (!have_exit && s->hangup_fd >= 0 && !interrupted) {
+                        i_hangup = np;
+                        pfd[np++] = (struct pollfd){ .fd = s->hangup_fd, .events = POLLRDHUP };
                 }
                 uint64_t next = have_exit ? drain_until : (kill_at ? kill_at : deadline);
                 int n = poll(pfd, (nfds_t) np, next ? (int) ms_left(next) : -1);
@@ -442,7 +447,8 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                                         have_error = true;
                                 }
                         }
-                        if (i_cancel >= 0 && pfd[i_cancel].revents && cancel_ready(c->cancel_fd)) {
+                        bool hung_up = i_hangup >= 0 && (pfd[i_hangup].revents & (POLLRDHUP | POLLHUP | POLLERR));
+                        if (hung_up || (i_cancel >= 0 && pfd[i_cancel].revents && cancel_ready(c->cancel_fd))) {
                                 interrupted = SIGTERM;
                                 if (!kill_at) {
                                         (void) ctl_send(s, SBX_CTL_SIGNAL, SIGTERM, NULL, NULL, NULL, 0, -1);

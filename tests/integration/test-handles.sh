@@ -151,6 +151,29 @@ check("Exec: a python script imports hull and saves a handle", st == 200 and r.g
       (r, base64.b64decode(r.get("stderr", ""))))
 check("Exec: `python3 -m hull run` emits the script's last expression", out.strip().endswith(b"42"), out)
 
+# ---- a client that hangs up stops its Exec (the session goes on) ----
+import socket, subprocess
+raw = socket.create_connection((host, int(port)))
+body = json.dumps({"sessionId": sid, "command": "sleep 97.531", "timeoutMs": 60000}).encode()
+raw.sendall(b"POST /hull.v1.Workspace/Exec HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+def sleeping():
+    return subprocess.run(["pgrep", "-f", "sleep 97.531"], capture_output=True).returncode == 0
+for i in range(100):
+    if sleeping():
+        break
+    time.sleep(0.05)
+started = sleeping()
+raw.close()
+gone = False
+for i in range(100):
+    if not sleeping():
+        gone = True
+        break
+    time.sleep(0.05)
+check("a client that hangs up stops its Exec", started and gone, (started, gone))
+st, r = call("/hull.v1.Workspace/Exec", {"sessionId": sid, "command": "echo still"})
+check("... and the session goes on", st == 200 and base64.b64decode(r.get("stdout", "")) == b"still\n", r)
+
 # ---- a tampered store file ----
 victim = os.path.join(store, "note.txt")
 os.chmod(victim, 0o644)
