@@ -1145,6 +1145,25 @@ static int read_binary(hs_session *s, const hull_api_request *req, json_t **ret,
         return *ret ? 0 : hull_err(e, -ENOMEM, "out of memory");
 }
 
+/* An input also appears under /workspace/inputs/<inputId>/<name>, as a link to its read-only file
+ * in /handles (resolved inside the sandbox; the bytes stay in the store, whatever sandboxed code
+ * does to the link). Made as the sandbox user, never through a link: best effort. */
+static void input_link(hs_session *s, const char *id, const char *name, const char *store_path) {
+        char target[SBX_PATH_MAX];
+        if (!store_path || (size_t) snprintf(target, sizeof(target), "/handles/%s", store_path) >= sizeof(target))
+                return;
+        hull_error e = { 0 };
+        fs_enter(s);
+        (void) mkdirat(s->sx.ws_fd, "inputs", 0755);
+        _cleanup_close_ int dir = ws_open(s->sx.ws_fd, "inputs", O_RDONLY | O_DIRECTORY, 0, &e);
+        if (dir >= 0 && (mkdirat(dir, id, 0755) == 0 || errno == EEXIST)) {
+                _cleanup_close_ int sub = openat(dir, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0)
+                        (void) symlinkat(target, sub, name);
+        }
+        fs_leave();
+}
+
 static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const hull_api_request *req, hs_answer *ret) {
         plim_error *f = &ret->f;
         hull_error e = { 0 };
@@ -1252,6 +1271,8 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                                          (unsigned long long) HS_STORE_BYTES_MAX);
                 r = hd_put(s->store, req->handles.input_id, HD_FORMAT_BINARY, source, req->handles.content, req->handles.content_len, &j,
                            &e);
+                if (r >= 0)
+                        input_link(s, req->handles.input_id, name, json_string_value(json_object_get(j, "path")));
                 break;
         }
         case HULL_API_NONE:

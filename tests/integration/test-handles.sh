@@ -194,6 +194,8 @@ st, r3 = call("/hull.v1.Handles/AddInput", body)
 check("... and refuses the same inputId with other bytes", st == 409, (st, r3))
 rc, out, err = cell('open(load("up1")).read()')
 check("the input is readable in the sandbox", rc == 0 and b"x,y" in out, out + err)
+rc, out, err = cell('import os\n(open("/workspace/inputs/up1/data.csv").read(), os.access("/workspace/inputs/up1/data.csv", os.W_OK))')
+check("... under /workspace/inputs/<inputId>/<name>, read-only", rc == 0 and b"('x,y\\n1,2\\n', False)" in out, out + err)
 
 # ---- a 1,000,000-row DataFrame round trip ----
 make = ('import pandas as pd, numpy as np\nn = 1000000\n'
