@@ -716,30 +716,41 @@ typedef struct broker_state {
         uint64_t kill_at;               /* when workers still running get SIGKILL; 0: not yet */
 } broker_state;
 
-static void spawn_worker(broker_state *s, int fd) {
+/* Fork a child of the broker (a worker, a keeper, the spare): in the child, close what is the
+ * broker's alone, die with the broker, take name, and get SIGTERM as *ret_term_fd (a signalfd;
+ * the broker's mask already blocks it). Returns the pid in the parent, 0 in the child, or -1. */
+static pid_t fork_child(broker_state *s, const char *name, int *ret_term_fd) {
         pid_t broker = getpid();
         pid_t pid = fork();
+        if (pid != 0)
+                return pid;
+        sigset_t term;
+        safe_close(s->ctl);
+        safe_close(s->sfd);
+        for (unsigned i = 0; i < s->n_queued; i++)
+                safe_close(s->queue[i]);
+        for (unsigned i = 0; i < s->n_workers; i++)
+                safe_close(s->run_fds[i]);
+        safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
+                _exit(1);
+        (void) prctl(PR_SET_NAME, name);
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM);
+        *ret_term_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (*ret_term_fd < 0)
+                _exit(1);
+        return 0;
+}
+
+static void spawn_worker(broker_state *s, int fd) {
+        int cancel_fd;
+        pid_t pid = fork_child(s, "hull-worker", &cancel_fd);
         if (pid < 0) {
                 refuse_run(fd, "the broker cannot fork a worker");
                 return;
         }
         if (pid == 0) {
-                sigset_t term;
-                safe_close(s->ctl);
-                safe_close(s->sfd);
-                for (unsigned i = 0; i < s->n_queued; i++)
-                        safe_close(s->queue[i]);
-                for (unsigned i = 0; i < s->n_workers; i++)
-                        safe_close(s->run_fds[i]);
-                safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
-                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
-                        _exit(1);
-                (void) prctl(PR_SET_NAME, "hull-worker");
-                sigemptyset(&term);
-                sigaddset(&term, SIGTERM);
-                int cancel_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
-                if (cancel_fd < 0)
-                        _exit(1);
                 worker_run(s->cfg, fd, cancel_fd, NULL);
                 _exit(0);
         }
@@ -748,33 +759,17 @@ static void spawn_worker(broker_state *s, int fd) {
 }
 
 static void spawn_keeper(broker_state *s, int fd) {
-        pid_t broker = getpid();
         if (s->n_keepers >= ELEMENTSOF(s->keepers)) {
                 safe_close(fd);
                 return;
         }
-        pid_t pid = fork();
+        int term_fd;
+        pid_t pid = fork_child(s, "hull-keeper", &term_fd);
         if (pid < 0) {
                 safe_close(fd);
                 return;
         }
         if (pid == 0) {
-                sigset_t term;
-                safe_close(s->ctl);
-                safe_close(s->sfd);
-                for (unsigned i = 0; i < s->n_queued; i++)
-                        safe_close(s->queue[i]);
-                for (unsigned i = 0; i < s->n_workers; i++)
-                        safe_close(s->run_fds[i]);
-                safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
-                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
-                        _exit(1);
-                (void) prctl(PR_SET_NAME, "hull-keeper");
-                sigemptyset(&term);
-                sigaddset(&term, SIGTERM);
-                int term_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
-                if (term_fd < 0)
-                        _exit(1);
                 keeper_run(s->cfg, fd, term_fd);
                 _exit(0);
         }
@@ -823,31 +818,15 @@ static void spawn_spare(broker_state *s) {
                 return;
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return;
-        pid_t broker = getpid();
-        pid_t pid = fork();
+        int cancel_fd;
+        pid_t pid = fork_child(s, "hull-spare", &cancel_fd);
         if (pid < 0) {
                 safe_close(sv[0]);
                 safe_close(sv[1]);
                 return;
         }
         if (pid == 0) {
-                sigset_t term;
                 safe_close(sv[0]);
-                safe_close(s->ctl);
-                safe_close(s->sfd);
-                for (unsigned i = 0; i < s->n_queued; i++)
-                        safe_close(s->queue[i]);
-                for (unsigned i = 0; i < s->n_workers; i++)
-                        safe_close(s->run_fds[i]);
-                safe_close(s->spare_sock); /* the broker's end to its spare: not the child's */
-                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != broker)
-                        _exit(1);
-                (void) prctl(PR_SET_NAME, "hull-spare");
-                sigemptyset(&term);
-                sigaddset(&term, SIGTERM);
-                int cancel_fd = signalfd(-1, &term, SFD_CLOEXEC | SFD_NONBLOCK);
-                if (cancel_fd < 0)
-                        _exit(1);
                 spare_main(s->cfg, sv[1], cancel_fd);
         }
         safe_close(sv[1]);
