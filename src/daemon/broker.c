@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -353,7 +352,7 @@ static void remove_run_dir(worker *w) {
         (void) rm_rf_at(AT_FDCWD, w->dir);
 }
 
-static void step_from_sbx(brk_step_result *s, sbx_result *sr) {
+void brk_step_from_sbx(brk_step_result *s, sbx_result *sr) {
         s->status = sbx_result_exit_status(sr);
         s->term_signal = sr->term_signal;
         s->flags = (sr->exited ? BRK_STEP_EXITED : 0) | (sr->timed_out ? BRK_STEP_TIMED_OUT : 0) |
@@ -403,7 +402,7 @@ static void run_steps(worker *w, const brk_request *req, brk_result *res) {
                         return;
                 }
                 brk_step_result *s = &res->steps[res->n_steps++];
-                step_from_sbx(s, &sr);
+                brk_step_from_sbx(s, &sr);
                 sbx_result_done(&sr);
                 if (s->flags & BRK_STEP_INTERRUPTED) {
                         res->outcome = BRK_OUTCOME_CANCELLED;
@@ -447,13 +446,6 @@ static void collect_artifacts(worker *w, const brk_request *req, brk_result *res
 /* The run in a sandbox set up in advance (a session box): files written and artifacts read
  * through the box's workspace fd (as the sandbox user: the workspace is a tmpfs of its user
  * namespace), steps run by its init, what a step leaves swept before the next. */
-static void fs_as(uid_t uid, gid_t gid) {
-        if (geteuid() == 0) {
-                (void) setfsgid(gid);
-                (void) setfsuid(uid);
-        }
-}
-
 static bool fd_readable(int fd) {
         struct pollfd p = { .fd = fd, .events = POLLIN };
         return fd >= 0 && poll(&p, 1, 0) > 0;
@@ -468,17 +460,17 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
         if (!res->steps || !res->artifacts)
                 return hull_err(e, -ENOMEM, "broker: out of memory");
         res->outcome = BRK_OUTCOME_COMPLETED;
-        fs_as(fs_uid, fs_gid);
+        sbx_session_fs_enter(fs_uid, fs_gid);
         for (uint32_t i = 0; i < req->n_files; i++) {
                 hull_error we = { 0 };
                 if (ws_write(sx->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS, &we) < 0) {
-                        fs_as(0, getegid());
+                        sbx_session_fs_leave();
                         res->outcome = BRK_OUTCOME_SETUP_FAILED;
                         set_detail(res, "cannot write %s: %s", req->files[i].path, we.msg);
                         return 0;
                 }
         }
-        fs_as(0, getegid());
+        sbx_session_fs_leave();
         uint64_t deadline = now_mono_ms() + req->timeout_ms;
         bool oom_before = false;
         if (cg) {
@@ -514,7 +506,7 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
                         oom_before = st.oom_killed;
                 }
                 brk_step_result *st = &res->steps[res->n_steps++];
-                step_from_sbx(st, &sr);
+                brk_step_from_sbx(st, &sr);
                 sbx_result_done(&sr);
                 if (st->flags & BRK_STEP_INTERRUPTED) {
                         res->outcome = BRK_OUTCOME_CANCELLED;
@@ -530,7 +522,7 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
                         break;
         }
         /* Artifacts: only those that exist and fit the budget. */
-        fs_as(fs_uid, fs_gid);
+        sbx_session_fs_enter(fs_uid, fs_gid);
         size_t budget = req->artifact_bytes;
         for (uint32_t i = 0; i < req->n_artifacts; i++) {
                 ws_read_result rr = { 0 };
@@ -554,7 +546,7 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
                 budget -= rr.len;
                 res->n_artifacts++;
         }
-        fs_as(0, getegid());
+        sbx_session_fs_leave();
         return 0;
 }
 

@@ -95,6 +95,10 @@ int brk_session_ended(brk_session *s, bool *ret_oom);
  * session broke; *res holds BRK_OUTCOME_ERROR and what ran before). */
 struct sbx_session;
 struct sbx_cgroup;
+struct sbx_result;
+
+/* A step's result from what the sandbox reported (takes its output buffers). */
+void brk_step_from_sbx(brk_step_result *s, struct sbx_result *sr);
 int brk_plan_run_in_session(struct sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const struct sbx_cgroup *cg, int cancel_fd,
                             const brk_request *req, brk_result *res, hull_error *e);
 

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -204,6 +203,26 @@ static int call_begin(hs_manager *m, hs_session *s, plim_error *f) {
         }
         pthread_mutex_unlock(&m->lock);
         return 0;
+}
+
+/* How the session stands after a call (a broken control socket ends it now): its end reason,
+ * UNSPECIFIED while open, and the detail. */
+static plim_session_end end_now(hs_manager *m, hs_session *s, char detail[PLIM_END_DETAIL_MAX]) {
+        pthread_mutex_lock(&m->lock);
+        if (s->sx.dead)
+                end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended");
+        plim_session_end why = s->ended;
+        memcpy(detail, s->end_detail, PLIM_END_DETAIL_MAX);
+        pthread_mutex_unlock(&m->lock);
+        return why;
+}
+
+/* A call the session's end cut: internal (it may have run) with SessionEnded. */
+static int fail_cut(plim_error *f, plim_session_end why, const char *detail) {
+        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)", plim_session_end_to_string(why),
+                  detail);
+        plim_error_session_ended(f, why, detail);
+        return -1;
 }
 
 static void call_end(hs_manager *m, hs_session *s) {
@@ -417,35 +436,15 @@ static int fail_ws(plim_error *f, int r, const hull_error *e) {
         }
 }
 
-/* Files the host makes in a session's workspace must belong to the sandbox user: the workspace
- * is a tmpfs of the session's user namespace, where hull's own uid may not exist (EOVERFLOW), and
- * the sandbox user must be able to change them. The file-system ids are per thread. */
+/* Workspace files as the sandbox user (see sbx_session_fs_enter). */
 static void fs_enter(const hs_session *s) {
-        if (geteuid() == 0) {
-                (void) setfsgid(s->box.host_gid);
-                (void) setfsuid(s->box.host_uid);
-        }
+        sbx_session_fs_enter(s->box.host_uid, s->box.host_gid);
 }
 
 static void fs_leave(void) {
-        if (geteuid() == 0) {
-                (void) setfsuid(0);
-                (void) setfsgid(getegid());
-        }
+        sbx_session_fs_leave();
 }
 
-static void step_from_result(brk_step_result *s, sbx_result *sr) {
-        s->status = sbx_result_exit_status(sr);
-        s->term_signal = sr->term_signal;
-        s->flags = (sr->exited ? BRK_STEP_EXITED : 0) | (sr->timed_out ? BRK_STEP_TIMED_OUT : 0) |
-                   (sr->oom_killed ? BRK_STEP_OOM : 0) | (sr->out_dropped ? BRK_STEP_OUT_TRUNCATED : 0) |
-                   (sr->err_dropped ? BRK_STEP_ERR_TRUNCATED : 0) | (sr->interrupted_signal ? BRK_STEP_INTERRUPTED : 0);
-        s->wall_us = sr->wall_us;
-        s->out = TAKE_PTR(sr->out);
-        s->out_len = sr->out_len;
-        s->err = TAKE_PTR(sr->err);
-        s->err_len = sr->err_len;
-}
 
 static void audit_append(hs_manager *m, hs_session *s, const plim_call_record *rec) {
         if (m->audit_fd < 0 || !rec->record)
@@ -465,9 +464,7 @@ static void audit_append(hs_manager *m, hs_session *s, const plim_call_record *r
  * *res (an answer, as a broker worker's), or a negative errno with *e when the session broke. */
 static int exec_plan(hs_session *s, const brk_request *req, brk_result *res, hull_error *e) {
         *res = (brk_result){ .started_unix_ms = now_unix_ms() };
-        uid_t uid = geteuid() == 0 ? s->box.host_uid : geteuid();
-        gid_t gid = geteuid() == 0 ? s->box.host_gid : getegid();
-        int r = brk_plan_run_in_session(&s->sx, uid, gid, NULL, -1, req, res, e);
+        int r = brk_plan_run_in_session(&s->sx, s->box.host_uid, s->box.host_gid, NULL, -1, req, res, e);
         res->ended_unix_ms = now_unix_ms();
         if (r < 0)
                 return r;
@@ -526,7 +523,20 @@ static uint64_t store_bytes(hs_session *s) {
         return total;
 }
 
-/* A growing, bounded list of note lines for the call's stderr. */
+/* Append n bytes to a NUL-terminated buffer of *len bytes, best effort (out of memory: dropped). */
+static void append(char **buf, size_t *len, const char *add, size_t n) {
+        if (n == 0)
+                return;
+        char *b = realloc(*buf, *len + n + 1);
+        if (!b)
+                return;
+        memcpy(b + *len, add, n);
+        *len += n;
+        b[*len] = '\0';
+        *buf = b;
+}
+
+/* A growing, bounded list of note lines for the call's stderr (or its emitted values, for stdout). */
 typedef struct notes {
         char *buf;
         size_t len;
@@ -541,15 +551,9 @@ static void note(notes *n, const char *fmt, ...) {
         va_end(ap);
         if (k < 0 || n->len > HS_NOTES_MAX)
                 return;
-        size_t add = MIN((size_t) k, sizeof(line) - 1);
-        char *b = realloc(n->buf, n->len + add + 2);
-        if (!b)
-                return;
-        memcpy(b + n->len, line, add);
-        b[n->len + add] = '\n';
-        n->len += add + 1;
-        b[n->len] = '\0';
-        n->buf = b;
+        size_t add = MIN((size_t) k, sizeof(line) - 2);
+        line[add++] = '\n';
+        append(&n->buf, &n->len, line, add);
 }
 
 /* After a call that had exchange directory rel: adopt what the hull module saved, keep a large
@@ -599,15 +603,9 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
                 }
                 json_decref(sum);
         } else if (r >= 0 && x.emit) {
-                if (out->len + x.emit_len + 2 <= HD_EXCHANGE_EMIT_INLINE_MAX + 2) {
-                        char *b = realloc(out->buf, out->len + x.emit_len + 2);
-                        if (b) {
-                                memcpy(b + out->len, x.emit, x.emit_len);
-                                out->len += x.emit_len;
-                                b[out->len++] = '\n';
-                                b[out->len] = '\0';
-                                out->buf = b;
-                        }
+                if (out->len + x.emit_len + 1 <= HD_EXCHANGE_EMIT_INLINE_MAX + 1) {
+                        append(&out->buf, &out->len, x.emit, x.emit_len);
+                        append(&out->buf, &out->len, "\n", 1);
                 }
         }
         for (size_t i = 0; r >= 0 && i < x.n_publish; i++) {
@@ -868,21 +866,9 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                 if (xrel[0] && !s->sx.dead) {
                         notes errs = { 0 }, outs = { 0 };
                         exchange_collect(m, s, xrel, &errs, &outs);
-                        if (r >= 0 && outs.len) {
-                                char *b = realloc(cell.out, cell.out_len + outs.len + 1);
-                                if (b) {
-                                        memcpy(b + cell.out_len, outs.buf, outs.len + 1);
-                                        cell.out = b;
-                                        cell.out_len += outs.len;
-                                }
-                        }
-                        if (r >= 0 && errs.len) {
-                                char *b = realloc(cell.err, cell.err_len + errs.len + 1);
-                                if (b) {
-                                        memcpy(b + cell.err_len, errs.buf, errs.len + 1);
-                                        cell.err = b;
-                                        cell.err_len += errs.len;
-                                }
+                        if (r >= 0) {
+                                append(&cell.out, &cell.out_len, outs.buf, outs.len);
+                                append(&cell.err, &cell.err_len, errs.buf, errs.len);
                         }
                         free(errs.buf);
                         free(outs.buf);
@@ -915,28 +901,17 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         uint64_t ended = now_unix_ms();
         if (r < 0) {
                 /* The call may have run: answer with an UnansweredCall record, counted. */
-                if (s->sx.dead) {
-                        pthread_mutex_lock(&m->lock);
-                        end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended during the call");
-                        pthread_mutex_unlock(&m->lock);
-                }
-                pthread_mutex_lock(&m->lock);
-                plim_session_end why = s->ended;
                 char detail[PLIM_END_DETAIL_MAX];
-                memcpy(detail, s->end_detail, sizeof(detail));
-                pthread_mutex_unlock(&m->lock);
+                plim_session_end why = end_now(m, s, detail);
                 /* A session ended on purpose (closed, expired, replaced) cuts its call: not a fault. */
                 char clean[HULL_ERROR_MSG_MAX];
                 dlog_log(m->cfg.log, why == PLIM_SESSION_END_UNSPECIFIED || why == PLIM_SESSION_END_MAIN_PROCESS_ENDED ? DLOG_ERROR : DLOG_INFO,
                          "event=session-call-failed session=%.12s ended=%s error=\"%s\"", s->chain.session,
                          plim_session_end_to_string(why), dlog_clean(e.msg, clean, sizeof(clean)));
                 if (why != PLIM_SESSION_END_UNSPECIFIED)
-                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)",
-                                  plim_session_end_to_string(why), detail);
+                        fail_cut(f, why, detail);
                 else
                         plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the call failed: internal error (hull serve's log has the detail)");
-                if (why != PLIM_SESSION_END_UNSPECIFIED)
-                        plim_error_session_ended(f, why, detail);
                 if (plim_unanswered_error(&req, m->cfg.evidence, &s->chain, received, ended, f, &rec) == 0) {
                         audit_append(m, s, &rec);
                         plim_chain_advance(&s->chain, &rec);
@@ -956,14 +931,8 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                                          .out_len = cell.out_len, .err_len = cell.err_len, .out_truncated = cell.out_truncated,
                                          .err_truncated = cell.err_truncated, .interpreter_started = cell.interpreter_started,
                                          .interpreter_ended = cell.interpreter_ended, .wall_us = cell.wall_us };
-        plim_session_end why = PLIM_SESSION_END_UNSPECIFIED;
-        char detail[PLIM_END_DETAIL_MAX] = "";
-        pthread_mutex_lock(&m->lock);
-        if (s->sx.dead)
-                end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended");
-        why = s->ended;
-        memcpy(detail, s->end_detail, sizeof(detail));
-        pthread_mutex_unlock(&m->lock);
+        char detail[PLIM_END_DETAIL_MAX];
+        plim_session_end why = end_now(m, s, detail);
         r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &pc : NULL, m->cfg.evidence, &s->chain, received, ended, why,
                                     detail, &ret->body, &ret->len, &rec, f);
         sbx_cell_result_done(&cell);
@@ -1364,44 +1333,26 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                         fs_leave();
                         exchange_collect(m, s, xrel, &errs, &outs);
                         fs_enter(s);
-                        if (r >= 0 && (outs.len || errs.len)) {
-                                char *o = realloc(sr.out, sr.out_len + outs.len + 1), *er = o ? realloc(sr.err, sr.err_len + errs.len + 1) : NULL;
-                                if (o)
-                                        sr.out = o;
-                                if (er)
-                                        sr.err = er;
-                                if (o && er) {
-                                        if (outs.len)
-                                                memcpy(sr.out + sr.out_len, outs.buf, outs.len + 1);
-                                        sr.out_len += outs.len;
-                                        if (errs.len)
-                                                memcpy(sr.err + sr.err_len, errs.buf, errs.len + 1);
-                                        sr.err_len += errs.len;
-                                }
+                        if (r >= 0) {
+                                append(&sr.out, &sr.out_len, outs.buf, outs.len);
+                                append(&sr.err, &sr.err_len, errs.buf, errs.len);
                         }
                         free(errs.buf);
                         free(outs.buf);
                 }
                 if (r < 0) {
-                        pthread_mutex_lock(&m->lock);
-                        if (s->sx.dead)
-                                end_locked(m, s, PLIM_SESSION_END_MAIN_PROCESS_ENDED, "the sandbox ended");
-                        plim_session_end why = s->ended;
                         char detail[PLIM_END_DETAIL_MAX];
-                        memcpy(detail, s->end_detail, sizeof(detail));
-                        pthread_mutex_unlock(&m->lock);
+                        plim_session_end why = end_now(m, s, detail);
                         if (r == -E2BIG || r == -EINVAL)
                                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e.msg);
-                        else if (why != PLIM_SESSION_END_UNSPECIFIED) {
-                                plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)",
-                                          plim_session_end_to_string(why), detail);
-                                plim_error_session_ended(f, why, detail);
-                        } else
+                        else if (why != PLIM_SESSION_END_UNSPECIFIED)
+                                fail_cut(f, why, detail);
+                        else
                                 fail_internal(f, m, "exec", &e);
                         break;
                 }
                 brk_step_result st = { 0 };
-                step_from_result(&st, &sr);
+                brk_step_from_sbx(&st, &sr);
                 sbx_result_done(&sr);
                 r = hull_api_exec_answer(&st, &ret->body, &ret->len);
                 free(st.out);

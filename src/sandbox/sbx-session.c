@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -232,6 +233,20 @@ int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_erro
         if (ret)
                 *ret = info;
         return r;
+}
+
+void sbx_session_fs_enter(uid_t uid, gid_t gid) {
+        if (geteuid() == 0) {
+                (void) setfsgid(gid);
+                (void) setfsuid(uid);
+        }
+}
+
+void sbx_session_fs_leave(void) {
+        if (geteuid() == 0) {
+                (void) setfsuid(0);
+                (void) setfsgid(getegid());
+        }
 }
 
 /* ---- the handle ---- */

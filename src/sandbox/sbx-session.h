@@ -71,6 +71,13 @@ typedef struct sbx_session_end_info {
  * naming what stayed behind. */
 int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_error *e);
 
+/* Files the host makes in a session's workspace must be the sandbox user's: the workspace is a
+ * tmpfs of the session's user namespace, where hull's own uid may not exist (EOVERFLOW), and the
+ * sandbox user must be able to change them. As root, switch this thread's file-system ids to
+ * uid/gid (the sandbox user on the host) and back; otherwise they are hull's uid already. */
+void sbx_session_fs_enter(uid_t uid, gid_t gid);
+void sbx_session_fs_leave(void);
+
 /* ---- the handle ---- */
 
 typedef enum sbx_lang {
