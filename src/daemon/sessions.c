@@ -573,7 +573,8 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
         fs_leave();
         if (r < 0)
                 note(n, "[hull] the call's handles could not be read: %s", e.msg);
-        uint64_t used = store_bytes(s);
+        /* The store's size only when something is to be stored (it walks every handle). */
+        uint64_t used = r >= 0 && (x.n_handles || x.emit_too_large || x.n_publish) ? store_bytes(s) : 0;
         for (size_t i = 0; r >= 0 && i < x.n_handles; i++) {
                 json_t *sum = NULL;
                 hull_error ae = { 0 };
