@@ -140,7 +140,7 @@ static void parse_cmds(int argc, char **argv, int i, size_t rounds) {
                         long fd = strtol(argv[i] + 5, &end, 10);
                         if (!colon || end != colon || fd < 3 || fd > 1000)
                                 die("%s: --fd wants N:PATH with N >= 3, got '%s'", c->label, argv[i]);
-                        c->fds[c->n_fds++] = (fd_open){ (int) fd, colon + 1 };
+                        c->fds[c->n_fds++] = (fd_open){(int) fd, colon + 1};
                         i++;
                 }
                 int start = i;
@@ -235,7 +235,7 @@ typedef struct stats {
 } stats;
 
 static stats compute(int64_t *v, size_t n) {
-        stats s = { 0 };
+        stats s = {0};
         if (n == 0)
                 return s;
         int64_t *t = xcalloc(n, sizeof(int64_t));
@@ -283,8 +283,9 @@ static size_t label_width(void) {
         return w;
 }
 
-static void timing(size_t rounds, size_t warmup, bool shuffle, const char *baseline, const char *raw_path, long gap_ms) {
-        struct timespec gap = { gap_ms / 1000, (gap_ms % 1000) * 1000000L };
+static void timing(size_t rounds, size_t warmup, bool shuffle, const char *baseline, const char *raw_path,
+                   long gap_ms) {
+        struct timespec gap = {gap_ms / 1000, (gap_ms % 1000) * 1000000L};
         size_t order[MAX_CMDS];
         const cmd *base = NULL;
         if (baseline) {
@@ -326,7 +327,7 @@ static void timing(size_t rounds, size_t warmup, bool shuffle, const char *basel
                 fclose(f);
         }
 
-        stats bs = base ? compute(base->wall_ns, base->n) : (stats){ 0 };
+        stats bs = base ? compute(base->wall_ns, base->n) : (stats){0};
         int w = (int) label_width();
         printf("\n| %-*s | %4s | %7s | %7s | %7s | %7s | %8s | %8s | %8s | %8s |\n", w, "command", "n", "min", "median",
                "p95", "max", "cpu usr", "cpu sys", base ? "med/base" : "", base ? "min/base" : "");
@@ -338,8 +339,8 @@ static void timing(size_t rounds, size_t warmup, bool shuffle, const char *basel
                 cmd *c = &cmds[i];
                 stats s = compute(c->wall_ns, c->n);
                 stats u = compute(c->user_ns, c->n), y = compute(c->sys_ns, c->n);
-                printf("| %-*s | %4zu | %7.2f | %7.2f | %7.2f | %7.2f | %8.2f | %8.2f |", w, c->label, c->n, s.min, s.median,
-                       s.p95, s.max, u.median, y.median);
+                printf("| %-*s | %4zu | %7.2f | %7.2f | %7.2f | %7.2f | %8.2f | %8.2f |", w, c->label, c->n, s.min,
+                       s.median, s.p95, s.max, u.median, y.median);
                 if (base)
                         printf(" %8.2f | %8.2f |\n", s.median / bs.median, s.min / bs.min);
                 else
@@ -425,7 +426,7 @@ static double median_mib(long *v, size_t n) {
 
 static void memory(size_t reps, double settle, const char *payload) {
         int w = (int) label_width();
-        struct timespec ts = { (time_t) settle, (long) ((settle - (double) (time_t) settle) * 1e9) };
+        struct timespec ts = {(time_t) settle, (long) ((settle - (double) (time_t) settle) * 1e9)};
         long *l_pss = xcalloc(reps, sizeof(long)), *l_rss = xcalloc(reps, sizeof(long));
         long *h_pss = xcalloc(reps, sizeof(long)), *h_rss = xcalloc(reps, sizeof(long));
         long *p_pss = xcalloc(reps, sizeof(long));
@@ -461,7 +462,8 @@ static void memory(size_t reps, double settle, const char *payload) {
                                 }
                         }
                         if (procs[0].pss_kb < 0 || !saw_payload)
-                                die("%s: after %.1f s the tree under pid %d has no readable launcher or no '%s' payload "
+                                die("%s: after %.1f s the tree under pid %d has no readable launcher or no '%s' "
+                                    "payload "
                                     "(raise --settle, or check the command)",
                                     c->label, settle, (int) pid, payload);
                         struct rusage ru;
@@ -471,23 +473,25 @@ static void memory(size_t reps, double settle, const char *payload) {
                 }
                 printf("#   %s:", c->label);
                 for (size_t k = 0; k < n; k++)
-                        printf("%s %*s%s[%d] %.2f/%.2f", k ? "," : "", procs[k].depth, "", procs[k].comm, (int) procs[k].pid,
-                               (double) procs[k].pss_kb / 1024.0, (double) procs[k].rss_kb / 1024.0);
+                        printf("%s %*s%s[%d] %.2f/%.2f", k ? "," : "", procs[k].depth, "", procs[k].comm,
+                               (int) procs[k].pid, (double) procs[k].pss_kb / 1024.0,
+                               (double) procs[k].rss_kb / 1024.0);
                 putchar('\n');
                 long *tot_pss = xcalloc(reps, sizeof(long)), *tot_rss = xcalloc(reps, sizeof(long));
                 for (size_t r = 0; r < reps; r++) {
                         tot_pss[r] = l_pss[r] + h_pss[r];
                         tot_rss[r] = l_rss[r] + h_rss[r];
                 }
-                snprintf(rows[i], sizeof(rows[i]), "| %-*s | %4zu | %8.2f | %8.2f | %7zu | %8.2f | %8.2f | %8.2f | %8.2f |", w,
-                         c->label, reps, median_mib(l_pss, reps), median_mib(l_rss, reps), helpers, median_mib(h_pss, reps),
+                snprintf(rows[i], sizeof(rows[i]),
+                         "| %-*s | %4zu | %8.2f | %8.2f | %7zu | %8.2f | %8.2f | %8.2f | %8.2f |", w, c->label, reps,
+                         median_mib(l_pss, reps), median_mib(l_rss, reps), helpers, median_mib(h_pss, reps),
                          median_mib(tot_pss, reps), median_mib(tot_rss, reps), median_mib(p_pss, reps));
                 free(tot_pss);
                 free(tot_rss);
         }
         print_loadavg("after");
-        printf("\n| %-*s | %4s | %8s | %8s | %7s | %8s | %8s | %8s | %8s |\n", w, "command", "n", "lnch PSS", "lnch RSS",
-               "helpers", "help PSS", "sum PSS", "sum RSS", "payl PSS");
+        printf("\n| %-*s | %4s | %8s | %8s | %7s | %8s | %8s | %8s | %8s |\n", w, "command", "n", "lnch PSS",
+               "lnch RSS", "helpers", "help PSS", "sum PSS", "sum RSS", "payl PSS");
         printf("|-");
         for (int k = 0; k < w; k++)
                 putchar('-');
@@ -495,7 +499,8 @@ static void memory(size_t reps, double settle, const char *payload) {
         for (size_t i = 0; i < n_cmds; i++)
                 printf("%s\n", rows[i]);
         printf("\n# MiB, median over n starts, read %.1f s after each start. lnch: the spawned launcher process;\n"
-               "# helpers: its descendants other than the payload ('%s'), e.g. the sandbox's init; sum: lnch + helpers.\n",
+               "# helpers: its descendants other than the payload ('%s'), e.g. the sandbox's init; sum: lnch + "
+               "helpers.\n",
                settle, payload);
 }
 
@@ -515,12 +520,17 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
         static const struct option opts[] = {
-                { "rounds", required_argument, NULL, 'r' }, { "warmup", required_argument, NULL, 'w' },
-                { "baseline", required_argument, NULL, 'b' }, { "seed", required_argument, NULL, 's' },
-                { "no-shuffle", no_argument, NULL, 'S' },     { "raw", required_argument, NULL, 'R' },
-                { "mem", no_argument, NULL, 'm' },            { "settle", required_argument, NULL, 't' },
-                { "payload", required_argument, NULL, 'p' },  { "gap", required_argument, NULL, 'g' },
-                { "help", no_argument, NULL, 'h' },
+                {"rounds", required_argument, NULL, 'r'},
+                {"warmup", required_argument, NULL, 'w'},
+                {"baseline", required_argument, NULL, 'b'},
+                {"seed", required_argument, NULL, 's'},
+                {"no-shuffle", no_argument, NULL, 'S'},
+                {"raw", required_argument, NULL, 'R'},
+                {"mem", no_argument, NULL, 'm'},
+                {"settle", required_argument, NULL, 't'},
+                {"payload", required_argument, NULL, 'p'},
+                {"gap", required_argument, NULL, 'g'},
+                {"help", no_argument, NULL, 'h'},
                 {},
         };
         long rounds = -1, warmup = 10, gap_ms = 0;
@@ -583,9 +593,11 @@ int main(int argc, char **argv) {
         parse_cmds(argc, argv, optind, (size_t) rounds);
 
         if (mem)
-                printf("# bench-exec --mem: %ld start(s) per command, settle %.1f s, payload '%s'\n", rounds, settle, payload);
+                printf("# bench-exec --mem: %ld start(s) per command, settle %.1f s, payload '%s'\n", rounds, settle,
+                       payload);
         else
-                printf("# bench-exec: %ld timed rounds after %ld warm-up rounds, %zu commands interleaved, %s (seed %" PRIu64 ")%s\n",
+                printf("# bench-exec: %ld timed rounds after %ld warm-up rounds, %zu commands interleaved, %s (seed "
+                       "%" PRIu64 ")%s\n",
                        rounds, warmup, n_cmds, shuffle ? "order shuffled every round" : "fixed order", seed,
                        gap_ms ? ", with a pause before every run" : "");
         if (gap_ms)

@@ -26,8 +26,8 @@ int main(int argc, char **argv) {
                 return 1;
         int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd = open(argv[2], O_RDONLY | O_CLOEXEC);
         hd_store *s = NULL;
-        hull_error e = { 0 };
-        hd_store_opts o = { .max_spill_bytes = 1ULL << 30 };
+        hull_error e = {0};
+        hd_store_opts o = {.max_spill_bytes = 1ULL << 30};
         if (hd_store_open(dfd, &o, &s, &e) < 0 || fd < 0) {
                 fprintf(stderr, "%s\n", e.msg);
                 return 1;
@@ -42,7 +42,7 @@ int main(int argc, char **argv) {
                 return 1;
         }
         if (strcmp(argv[1], "query") == 0 && argc > 3) {
-                const char *ids[] = { "t" };
+                const char *ids[] = {"t"};
                 json_t *res = NULL;
                 t0 = now();
                 r = hd_query(s, argv[3], ids, 1, NULL, &res, &e);

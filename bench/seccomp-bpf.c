@@ -8,8 +8,8 @@
 #include "sbx-seccomp.h"
 
 int main(int argc, char **argv) {
-        sbx_seccomp s = { 0 };
-        hull_error e = { 0 };
+        sbx_seccomp s = {0};
+        hull_error e = {0};
         if (argc != 2) {
                 fprintf(stderr, "usage: seccomp-bpf OUTPUT\n");
                 return 2;

@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (data[0] & 1) {
                 brk_request r;
                 if (brk_request_decode(data + 1, size - 1, &r) == 0) {
-                        if (brk_request_encode(&r, &buf, &len) != 0 || len != size - 1 || memcmp(buf, data + 1, len) != 0)
+                        if (brk_request_encode(&r, &buf, &len) != 0 || len != size - 1 ||
+                            memcmp(buf, data + 1, len) != 0)
                                 abort();
                         free(buf);
                         brk_request_done(&r);
@@ -23,7 +24,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else {
                 brk_result r;
                 if (brk_result_decode(data + 1, size - 1, &r) == 0) {
-                        if (brk_result_encode(&r, &buf, &len) != 0 || len != size - 1 || memcmp(buf, data + 1, len) != 0)
+                        if (brk_result_encode(&r, &buf, &len) != 0 || len != size - 1 ||
+                            memcmp(buf, data + 1, len) != 0)
                                 abort();
                         free(buf);
                         brk_result_done(&r);

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         hd_store *s = NULL;
         if (hd_store_open(dir_fd, NULL, &s, NULL) < 0)
                 abort();
-        static const hd_format formats[] = { HD_FORMAT_CSV, HD_FORMAT_JSON_LINES, HD_FORMAT_JSON_ARRAY };
+        static const hd_format formats[] = {HD_FORMAT_CSV, HD_FORMAT_JSON_LINES, HD_FORMAT_JSON_ARRAY};
         for (size_t i = 0; i < ELEMENTSOF(formats); i++) {
                 json_t *sum = NULL;
                 if (hd_put(s, NULL, formats[i], "fuzz", data, size, &sum, NULL) == 0) {

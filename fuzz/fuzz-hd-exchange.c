@@ -65,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         for (size_t i = 0; i < x.n_errors; i++)
                 if (!x.errors[i] || !x.errors[i][0])
                         abort();
-        hull_error e = { 0 };
+        hull_error e = {0};
         if (hd_exchange_check_emit(p, len, &e) < 0 && (e.err != -EBADMSG || !e.msg[0]))
                 abort();
         char *z = strndup(p, len); /* a C string for the path check */

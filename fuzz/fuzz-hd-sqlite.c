@@ -27,12 +27,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         json_t *sum = NULL;
         if (hd_adopt_fd(s, fd, "t", HD_FORMAT_SQLITE, "fuzz", &sum, NULL) == 0) {
                 json_t *o = NULL;
-                hd_inspect_opts io = { .head = 3, .tail = 3, .stats = true };
+                hd_inspect_opts io = {.head = 3, .tail = 3, .stats = true};
                 hd_inspect(s, "t", &io, &o, NULL);
                 json_decref(o);
-                const char *ids[] = { "t" };
+                const char *ids[] = {"t"};
                 char sql[128];
-                snprintf(sql, sizeof(sql), "SELECT count(*) FROM t.\"%s\"", json_string_value(json_object_get(sum, "table")));
+                snprintf(sql, sizeof(sql), "SELECT count(*) FROM t.\"%s\"",
+                         json_string_value(json_object_get(sum, "table")));
                 o = NULL;
                 hd_query(s, strchr(sql + 20, '"') && !strchr(sql + 22, '"') ? sql : "SELECT 1", ids, 1, NULL, &o, NULL);
                 json_decref(o);

@@ -21,9 +21,15 @@ static void check_error(const plim_error *f) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static const plim_evidence ev = { .sandbox = "hull", .isolation = "container", .javascript = true,
-                                          .python = true, .memory_bytes = 1 << 29, .pids = 256, .sessions = true,
-                                          .session_python = true, .session_javascript = true };
+        static const plim_evidence ev = {.sandbox = "hull",
+                                         .isolation = "container",
+                                         .javascript = true,
+                                         .python = true,
+                                         .memory_bytes = 1 << 29,
+                                         .pids = 256,
+                                         .sessions = true,
+                                         .session_python = true,
+                                         .session_javascript = true};
         const char *body = (const char *) data;
         plim_open_request o;
         plim_request r;
@@ -55,15 +61,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         plim_chain chain;
         if (plim_chain_init(&chain, r.session_id) != 0)
                 abort();
-        brk_step_result step = { .out = (char *) "", .err = (char *) "" };
-        brk_result res = { .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1 };
-        plim_cell_result cell = { .out = "", .err = "" };
+        brk_step_result step = {.out = (char *) "", .err = (char *) ""};
+        brk_result res = {.outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
+        plim_cell_result cell = {.out = "", .err = ""};
         plim_call_record rec;
         char *answer;
         size_t len;
         /* A parsed request always gets a chained answer with its record. */
-        if (plim_session_run_answer(&r, &res, &cell, &ev, &chain, 1, 2, PLIM_SESSION_END_UNSPECIFIED, NULL, &answer, &len,
-                                    &rec, &f) != 0)
+        if (plim_session_run_answer(&r, &res, &cell, &ev, &chain, 1, 2, PLIM_SESSION_END_UNSPECIFIED, NULL, &answer,
+                                    &len, &rec, &f) != 0)
                 abort();
         free(answer);
         plim_chain_advance(&chain, &rec);

@@ -10,8 +10,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-        static const plim_evidence ev = { .sandbox = "hull", .isolation = "container", .javascript = true,
-                                          .python = true, .memory_bytes = 1 << 29, .pids = 256 };
+        static const plim_evidence ev = {.sandbox = "hull",
+                                         .isolation = "container",
+                                         .javascript = true,
+                                         .python = true,
+                                         .memory_bytes = 1 << 29,
+                                         .pids = 256};
         const char *body = (const char *) data;
         plim_request r;
         plim_error f;
@@ -32,8 +36,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 if (brk_request_encode(&plan, &buf, &len) != 0)
                         abort(); /* every parsed request is within the broker's bounds */
                 free(buf);
-                brk_step_result step = { .out = (char *) "", .err = (char *) "" };
-                brk_result res = { .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1 };
+                brk_step_result step = {.out = (char *) "", .err = (char *) ""};
+                brk_result res = {
+                        .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
                 char *answer;
                 /* A parsed request always gets an answer with its record: the parser and the
                  * record's digest must refuse the same requests. */

@@ -15,8 +15,8 @@ packages=(
         # data handles: SQLite's headers at build time (libsqlite3.so.0 is loaded when a handle is
         # used); the sqlite3 shell is the ingest benchmark's peer and builds test databases
         libsqlite3-dev sqlite3
-        # sanitizers and fuzzing
-        clang libclang-rt-14-dev
+        # sanitizers and fuzzing; the format check of the test suite
+        clang libclang-rt-14-dev clang-format
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv
         python3 python3-numpy python3-pandas util-linux procps
         # what hull serve runs javascript payloads with (/usr/bin/node)

@@ -45,6 +45,8 @@ done
 
 if "$top/scripts/check-banned.sh"; then run "banned calls" echo "ok - no banned libc calls in src/"
 else run "banned calls" echo "not ok - banned libc calls in src/"; fi
+if out=$("$top/scripts/check-format.sh" 2>&1); then run "format" echo "ok - every C file is as .clang-format has it"
+else run "format" echo "not ok - C files not formatted: $(tr '\n' ' ' <<<"$out")"; fi
 
 for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh; do
         [ -f "$s" ] || continue

@@ -9,7 +9,7 @@
 #include "macro.h"
 
 int capture_init(capture *c, size_t limit) {
-        *c = (capture){ .tee_fd = -1 };
+        *c = (capture){.tee_fd = -1};
         c->head_max = limit - limit / 2;
         c->tail_max = limit / 2;
         c->head = malloc(c->head_max ? c->head_max : 1);
@@ -24,7 +24,7 @@ int capture_init(capture *c, size_t limit) {
 void capture_done(capture *c) {
         free(c->head);
         free(c->tail);
-        *c = (capture){ .tee_fd = -1 };
+        *c = (capture){.tee_fd = -1};
 }
 
 void capture_set_tee(capture *c, int fd) {

@@ -7,12 +7,12 @@
 #include <stdint.h>
 
 typedef struct capture {
-        char *head;          /* first head_max bytes, in order */
+        char *head; /* first head_max bytes, in order */
         size_t head_len, head_max;
-        char *tail;          /* ring of the last tail_max bytes after the head filled */
+        char *tail; /* ring of the last tail_max bytes after the head filled */
         size_t tail_start, tail_len, tail_max;
-        uint64_t total;      /* every byte ever appended */
-        int tee_fd;          /* head bytes are also written here as they arrive; -1: none */
+        uint64_t total; /* every byte ever appended */
+        int tee_fd;     /* head bytes are also written here as they arrive; -1: none */
 } capture;
 
 /* Split limit bytes evenly between head and tail. Returns 0 or -ENOMEM. */

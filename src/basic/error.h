@@ -6,8 +6,8 @@
 #include "limits.h"
 
 typedef struct hull_error {
-        int err;                        /* negative errno, 0 when unset */
-        char msg[HULL_ERROR_MSG_MAX];   /* "layer: what failed: reason (hint)" */
+        int err;                      /* negative errno, 0 when unset */
+        char msg[HULL_ERROR_MSG_MAX]; /* "layer: what failed: reason (hint)" */
 } hull_error;
 
 /* Fill *e (if not NULL) with err and a formatted message, appending ": strerror(-err)" when

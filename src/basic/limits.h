@@ -21,36 +21,35 @@
 #define SBX_MEMORY_BYTES_MAX (1ULL << 46)
 #define SBX_PIDS_MAX 65536U
 #define SBX_CPUS_MAX 1024.0
-#define SBX_MILLICPUS_MIN 10U  /* 0.01 CPU: the kernel's smallest CFS quota is 1 ms per 100 ms */
+#define SBX_MILLICPUS_MIN 10U /* 0.01 CPU: the kernel's smallest CFS quota is 1 ms per 100 ms */
 #define SBX_TMP_BYTES_MAX (1ULL << 40)
 #define SBX_OUTPUT_BYTES_MIN 64ULL
 #define SBX_OUTPUT_BYTES_MAX (256ULL << 20)
-#define SBX_ENV_MAX 128U      /* --env entries */
+#define SBX_ENV_MAX 128U                   /* --env entries */
 #define SBX_STDIN_BYTES_MAX (256ULL << 20) /* --stdin file, copied into a sealed memfd */
-#define SBX_ENV_ENTRY_MAX 8192U /* bytes of one K=V */
-#define SBX_ARGV_MAX 4096U    /* arguments of the sandboxed command */
+#define SBX_ENV_ENTRY_MAX 8192U            /* bytes of one K=V */
+#define SBX_ARGV_MAX 4096U                 /* arguments of the sandboxed command */
 #define SBX_NOFILE_MAX 65536U
 
 /* Sandbox construction */
-#define SBX_KILL_GRACE_MS 1000U      /* SIGTERM to SIGKILL on timeout */
-#define SBX_START_TIMEOUT_MS 10000   /* a sandbox that takes longer to start has failed */
-#define SBX_DRAIN_GRACE_MS 200U      /* output still read after the sandbox ended */
-#define SBX_ROOTFS_ENTRIES_MAX 64U   /* top-level entries of --rootfs */
-#define SBX_PATH_MAX 4096U           /* any path hull builds or accepts */
-#define SBX_NAME_MAX 256U            /* one path component (NAME_MAX + 1) */
-#define SBX_SHORT_STR_MAX 128U       /* a mount-option string, an id-map line, a cgroup value */
-#define FS_RM_DEPTH_MAX 4096U        /* directory depth rm_rf_at descends */
-#define SBX_ETC_FILE_MAX 2048U       /* one generated /etc file */
-#define SBX_CHILD_MSG_MAX 200U       /* what a failing child tells its parent */
-#define SBX_CGROUP_FILE_MAX 65536U   /* bytes read from one cgroup or /proc file */
-#define SBX_CGROUP_RMDIR_TRIES 22U   /* cgroup removal retries, backing off 1..128 ms (~2 s) */
-#define SBX_SANDBOX_UID 1000U        /* uid and gid inside the sandbox */
-#define SBX_ROOT_HOST_UID 65534U     /* host uid the sandbox user maps to when hull runs as root */
-#define SBX_READ_CHUNK 65536U        /* bytes per read() of captured output */
-#define SBX_EXEC_STACK_BYTES 65536U  /* stack of the sandboxed command between clone and execve */
-#define SBX_SECCOMP_FIRST_UNVETTED 451U /* first syscall after Linux 6.1 (cachestat): from here
-                                         * on, ENOSYS until the policy has vetted a call */
-
+#define SBX_KILL_GRACE_MS 1000U     /* SIGTERM to SIGKILL on timeout */
+#define SBX_START_TIMEOUT_MS 10000  /* a sandbox that takes longer to start has failed */
+#define SBX_DRAIN_GRACE_MS 200U     /* output still read after the sandbox ended */
+#define SBX_ROOTFS_ENTRIES_MAX 64U  /* top-level entries of --rootfs */
+#define SBX_PATH_MAX 4096U          /* any path hull builds or accepts */
+#define SBX_NAME_MAX 256U           /* one path component (NAME_MAX + 1) */
+#define SBX_SHORT_STR_MAX 128U      /* a mount-option string, an id-map line, a cgroup value */
+#define FS_RM_DEPTH_MAX 4096U       /* directory depth rm_rf_at descends */
+#define SBX_ETC_FILE_MAX 2048U      /* one generated /etc file */
+#define SBX_CHILD_MSG_MAX 200U      /* what a failing child tells its parent */
+#define SBX_CGROUP_FILE_MAX 65536U  /* bytes read from one cgroup or /proc file */
+#define SBX_CGROUP_RMDIR_TRIES 22U  /* cgroup removal retries, backing off 1..128 ms (~2 s) */
+#define SBX_SANDBOX_UID 1000U       /* uid and gid inside the sandbox */
+#define SBX_ROOT_HOST_UID 65534U    /* host uid the sandbox user maps to when hull runs as root */
+#define SBX_READ_CHUNK 65536U       /* bytes per read() of captured output */
+#define SBX_EXEC_STACK_BYTES 65536U /* stack of the sandboxed command between clone and execve */
+/* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
+#define SBX_SECCOMP_FIRST_UNVETTED 451U
 
 /* ---- sandbox sessions (src/sandbox/sbx-session.c) ---- */
 #define SBX_SESSION_INTERP_MAX 2U       /* interpreters per session: python, javascript */
@@ -67,12 +66,12 @@
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
 
 /* Workspace operations (src/sandbox/sbx-workspace) */
-#define WS_PATH_MAX 4095U               /* bytes of a path relative to the workspace root */
-#define WS_PATH_DEPTH_MAX 64U           /* components of such a path; depth of any walk */
-#define WS_NAME_MAX 255U                /* bytes of one path component */
-#define WS_PATH_SHOWN_MAX 160U          /* bytes of a path quoted in an error message */
-#define WS_OPEN_RETRIES 16U             /* openat2 EAGAIN retries (a concurrent rename) */
-#define WS_IO_CHUNK 65536U              /* bytes per read()/write() */
+#define WS_PATH_MAX 4095U      /* bytes of a path relative to the workspace root */
+#define WS_PATH_DEPTH_MAX 64U  /* components of such a path; depth of any walk */
+#define WS_NAME_MAX 255U       /* bytes of one path component */
+#define WS_PATH_SHOWN_MAX 160U /* bytes of a path quoted in an error message */
+#define WS_OPEN_RETRIES 16U    /* openat2 EAGAIN retries (a concurrent rename) */
+#define WS_IO_CHUNK 65536U     /* bytes per read()/write() */
 #define WS_READ_DEFAULT_BYTES (256ULL << 10)
 #define WS_READ_MAX_BYTES (16ULL << 20)
 #define WS_WRITE_MAX_BYTES (64ULL << 20)
@@ -84,17 +83,17 @@
 #define WS_WALK_ENTRIES_DEFAULT 100000ULL /* directory entries a glob or grep examines */
 #define WS_WALK_ENTRIES_MAX 10000000ULL
 #define WS_WALK_TIME_MS_MAX 60000ULL
-#define WS_GREP_PATTERN_MAX 1024U       /* bytes of a regex */
-#define WS_GREP_PARENS_MAX 50U          /* nesting of parentheses in a regex */
-#define WS_GREP_MATCH_LIMIT 100000U     /* PCRE2 match limit, per start position */
-#define WS_GREP_DEPTH_LIMIT 1000U       /* PCRE2 backtracking depth */
-#define WS_GREP_HEAP_LIMIT_KIB 1024U    /* PCRE2 interpreter heap */
+#define WS_GREP_PATTERN_MAX 1024U    /* bytes of a regex */
+#define WS_GREP_PARENS_MAX 50U       /* nesting of parentheses in a regex */
+#define WS_GREP_MATCH_LIMIT 100000U  /* PCRE2 match limit, per start position */
+#define WS_GREP_DEPTH_LIMIT 1000U    /* PCRE2 backtracking depth */
+#define WS_GREP_HEAP_LIMIT_KIB 1024U /* PCRE2 interpreter heap */
 #define WS_GREP_JIT_STACK_MIN (32U << 10)
 #define WS_GREP_JIT_STACK_MAX (512U << 10)
-#define WS_GREP_LINE_MAX 4096U          /* bytes of a line searched; the rest is not */
-#define WS_GREP_START_CHUNK 64U         /* start positions tried between clock checks */
-#define WS_GREP_TEXT_MAX 240U           /* bytes of line text in a match */
-#define WS_GREP_BINARY_PROBE 8192U      /* bytes checked for a NUL (binary file) */
+#define WS_GREP_LINE_MAX 4096U     /* bytes of a line searched; the rest is not */
+#define WS_GREP_START_CHUNK 64U    /* start positions tried between clock checks */
+#define WS_GREP_TEXT_MAX 240U      /* bytes of line text in a match */
+#define WS_GREP_BINARY_PROBE 8192U /* bytes checked for a NUL (binary file) */
 #define WS_GREP_MATCHES_DEFAULT 100U
 #define WS_GREP_MATCHES_MAX 10000U
 #define WS_GREP_BYTES_DEFAULT (256ULL << 20)
@@ -116,53 +115,53 @@
 #define SERVE_REQUEST_RECEIVE_MS 30000U           /* a request's headers and body must be in by then */
 #define SERVE_BODIES_BUDGET_BYTES (64U << 20)     /* request-body buffers held at once, all connections */
 #define SERVE_LISTEN_BACKLOG 1024U
-#define SERVE_BODY_MAX (8U << 20)                 /* request body bytes */
-#define SERVE_BODY_INITIAL (16U << 10)            /* first allocation of a body; doubles up to the max */
-#define SERVE_BODY_DISCARD_MAX (16U << 20)        /* an over-long body up to this is read and refused;
-                                                   * beyond, refused unread (the connection closes) */
-#define SERVE_SHUTDOWN_GRACE_MS 30000U            /* SIGTERM: how long in-flight runs may finish */
+#define SERVE_BODY_MAX (8U << 20)      /* request body bytes */
+#define SERVE_BODY_INITIAL (16U << 10) /* first allocation of a body; doubles up to the max */
+/* an over-long body up to this is read and refused; beyond, refused unread (the connection closes) */
+#define SERVE_BODY_DISCARD_MAX (16U << 20)
+#define SERVE_SHUTDOWN_GRACE_MS 30000U /* SIGTERM: how long in-flight runs may finish */
 #define SERVE_SHUTDOWN_GRACE_MS_MAX 600000U
-#define SERVE_SHUTDOWN_CANCEL_MS 10000U           /* then: how long cancelled runs may take to end */
-#define SERVE_LOG_LINE_MAX 1024U                  /* one log line, truncated beyond */
-#define SERVE_METRICS_TEXT_MAX 16384U             /* the /metrics page */
-#define SERVE_SHORT_STR_MAX 160U                  /* a log field (path, note), an address, a field's name */
-#define SERVE_DEFAULT_RUNS 4U                     /* runs at once (--max-runs) */
+#define SERVE_SHUTDOWN_CANCEL_MS 10000U /* then: how long cancelled runs may take to end */
+#define SERVE_LOG_LINE_MAX 1024U        /* one log line, truncated beyond */
+#define SERVE_METRICS_TEXT_MAX 16384U   /* the /metrics page */
+#define SERVE_SHORT_STR_MAX 160U        /* a log field (path, note), an address, a field's name */
+#define SERVE_DEFAULT_RUNS 4U           /* runs at once (--max-runs) */
 #define SERVE_RUNS_MAX 64U
-#define SERVE_RUN_QUEUE_MAX 16U                   /* admitted runs waiting for a slot; more: capacity */
-#define SERVE_RUN_THREAD_STACK (256U << 10)       /* stack of the thread that waits for one run */
-#define SERVE_SESSIONS_MAX 1024U                  /* sessions at once (--max-sessions), keepers in the broker */
+#define SERVE_RUN_QUEUE_MAX 16U             /* admitted runs waiting for a slot; more: capacity */
+#define SERVE_RUN_THREAD_STACK (256U << 10) /* stack of the thread that waits for one run */
+#define SERVE_SESSIONS_MAX 1024U            /* sessions at once (--max-sessions), keepers in the broker */
 #define SERVE_DEFAULT_SESSIONS 64U
 #define SERVE_DEFAULT_SESSIONS_PER_OWNER 8U
 #define SERVE_DEFAULT_SESSIONS_PER_CALLER 32U
 #define SERVE_SESSION_LIFETIME_MS (30ULL * 60 * 1000) /* default; --session-lifetime */
 #define SERVE_SESSION_LIFETIME_MS_MAX (12ULL * 3600 * 1000)
-#define SERVE_SESSION_IDLE_MS (5ULL * 60 * 1000)  /* default; --session-idle */
-#define SERVE_SESSION_IDLE_MS_MIN 1000ULL         /* what a request may ask for at least */
+#define SERVE_SESSION_IDLE_MS (5ULL * 60 * 1000)     /* default; --session-idle */
+#define SERVE_SESSION_IDLE_MS_MIN 1000ULL            /* what a request may ask for at least */
 #define SERVE_SESSION_SUMMARY_MS (10ULL * 60 * 1000) /* an ended session's close summary is kept */
-#define SERVE_SESSION_TICK_MS 200U                /* the session reaper's period */
-#define SERVE_SESSION_MEMORY_BYTES (1ULL << 30)   /* default memory of a session (--session-memory) */
+#define SERVE_SESSION_TICK_MS 200U                   /* the session reaper's period */
+#define SERVE_SESSION_MEMORY_BYTES (1ULL << 30)      /* default memory of a session (--session-memory) */
 #define SERVE_SESSION_PIDS 512U
-#define HS_NOTES_MAX (64U << 10)                  /* [hull] notes added to a call's stderr */
-#define HS_STORE_BYTES_MAX (4ULL << 30)           /* all handles of one session (host disk, outside its cgroup) */
+#define HS_NOTES_MAX (64U << 10)        /* [hull] notes added to a call's stderr */
+#define HS_STORE_BYTES_MAX (4ULL << 30) /* all handles of one session (host disk, outside its cgroup) */
 
 /* hull serve: bearer tokens (src/daemon/auth.c) */
-#define AUTH_TOKENS_MAX 1024U          /* lines of a tokens file */
+#define AUTH_TOKENS_MAX 1024U           /* lines of a tokens file */
 #define AUTH_TOKENS_FILE_MAX (1U << 20) /* bytes of a tokens file */
-#define AUTH_TOKEN_RANDOM_BYTES 32U    /* entropy of `hull token new` */
-#define AUTH_TOKEN_MIN 32U             /* a caller's token: at least this many characters */
+#define AUTH_TOKEN_RANDOM_BYTES 32U     /* entropy of `hull token new` */
+#define AUTH_TOKEN_MIN 32U              /* a caller's token: at least this many characters */
 #define AUTH_TOKEN_MAX 512U
-#define AUTH_SCOPES_MAX 256U           /* bytes of one token's comma-separated scopes */
-#define AUTH_NAME_MAX 64U              /* bytes of a token's name */
+#define AUTH_SCOPES_MAX 256U /* bytes of one token's comma-separated scopes */
+#define AUTH_NAME_MAX 64U    /* bytes of a token's name */
 
 /* The plimsoll protocol 3 (shared/reference/plimsoll-protocol.md, "Limits") */
-#define PLIM_JSON_DEPTH_MAX 16U               /* nesting of a request body */
-#define PLIM_JSON_VALUES_MAX 4096U            /* JSON values of a request body, counted before
-                                               * parsing (the largest valid Run has under 1000) */
-#define PLIM_DESCRIBE_BODY_MAX 1024U          /* a DescribeRequest is {}: more is refused unread */
-#define PLIM_STRING_MAX 256U                  /* short fields: floor, mode, trace id, grant */
-#define PLIM_CODE_MAX (256U << 10)            /* a javascript payload */
+#define PLIM_JSON_DEPTH_MAX 16U /* nesting of a request body */
+/* JSON values of a request body, counted before parsing (the largest valid Run has under 1000) */
+#define PLIM_JSON_VALUES_MAX 4096U
+#define PLIM_DESCRIBE_BODY_MAX 1024U /* a DescribeRequest is {}: more is refused unread */
+#define PLIM_STRING_MAX 256U         /* short fields: floor, mode, trace id, grant */
+#define PLIM_CODE_MAX (256U << 10)   /* a javascript payload */
 #define PLIM_FILES_MAX 200U
-#define PLIM_FILES_BYTES_MAX (4U << 20)       /* all file contents of a project */
+#define PLIM_FILES_BYTES_MAX (4U << 20) /* all file contents of a project */
 #define PLIM_PATH_MAX 1024U
 #define PLIM_STEPS_MAX 20U
 #define PLIM_STEP_MAX (16U << 10)
@@ -170,142 +169,143 @@
 #define PLIM_IDENTITIES_MAX 32U
 #define PLIM_IDENTITY_MAX 256U
 #define PLIM_TRACE_ID_MAX 64U
-#define PLIM_TIMEOUT_MS_MAX 300000U           /* timeoutMs is clamped to 5 minutes */
-#define PLIM_DEFAULT_TIMEOUT_MS 30000U        /* timeoutMs 0 or less */
-#define PLIM_JS_OUTPUT_BYTES (1U << 20)       /* per stream of a javascript run */
-#define PLIM_JS_EVAL_MAX (96U << 10)          /* javascript up to this runs as `node --input-type=module -e CODE`
-                                               * (one argument holds at most 128 KiB); longer, as main.mjs */
-#define PLIM_STEP_OUTPUT_BYTES (256U << 10)   /* per stream of a project step */
-#define PLIM_ARTIFACTS_BYTES_MAX (8U << 20)   /* all artifacts of a project */
-#define PLIM_ANSWER_MAX (32U << 20)           /* what a client accepts; answers stay below */
+#define PLIM_TIMEOUT_MS_MAX 300000U     /* timeoutMs is clamped to 5 minutes */
+#define PLIM_DEFAULT_TIMEOUT_MS 30000U  /* timeoutMs 0 or less */
+#define PLIM_JS_OUTPUT_BYTES (1U << 20) /* per stream of a javascript run */
+/* javascript up to this runs as `node --input-type=module -e CODE` (one argument holds at most 128 KiB); longer, as
+ * main.mjs */
+#define PLIM_JS_EVAL_MAX (96U << 10)
+#define PLIM_STEP_OUTPUT_BYTES (256U << 10) /* per stream of a project step */
+#define PLIM_ARTIFACTS_BYTES_MAX (8U << 20) /* all artifacts of a project */
+#define PLIM_ANSWER_MAX (32U << 20)         /* what a client accepts; answers stay below */
 
 /* plimsoll sessions as parsed and answered (src/daemon/plimsoll.c): the session engine's own
  * bounds (lifetime, idle, counts) are the daemon's */
-#define PLIM_SESSION_ID_MAX 64U               /* hex digits of a sessionId a request may name (we issue 32) */
-#define PLIM_OWNER_MAX 64U                    /* an owner: [A-Za-z0-9._:-]{1,64} */
-#define PLIM_LANGUAGES_MAX 2U                 /* languages[] of an OpenSession: python, javascript */
-#define PLIM_END_DETAIL_MAX 256U              /* bytes of a SessionEnded detail (longer is cut) */
-#define PLIM_UNANSWERED_DETAIL_MAX 2048U      /* base64 of one UnansweredCall detail, NUL included */
+#define PLIM_SESSION_ID_MAX 64U          /* hex digits of a sessionId a request may name (we issue 32) */
+#define PLIM_OWNER_MAX 64U               /* an owner: [A-Za-z0-9._:-]{1,64} */
+#define PLIM_LANGUAGES_MAX 2U            /* languages[] of an OpenSession: python, javascript */
+#define PLIM_END_DETAIL_MAX 256U         /* bytes of a SessionEnded detail (longer is cut) */
+#define PLIM_UNANSWERED_DETAIL_MAX 2048U /* base64 of one UnansweredCall detail, NUL included */
 
 /* hull's own API on an open session (src/daemon/hullapi.c, /hull.v1.Workspace/...) */
-#define HULL_API_COMMAND_MAX (64U << 10)      /* bytes of an Exec command (run as /bin/sh -c) */
-#define HULL_API_ENV_MAX 64U                  /* env entries of one Exec */
-#define HULL_API_ENV_NAME_MAX 128U            /* [A-Za-z_][A-Za-z0-9_]{0,127} */
+#define HULL_API_COMMAND_MAX (64U << 10) /* bytes of an Exec command (run as /bin/sh -c) */
+#define HULL_API_ENV_MAX 64U             /* env entries of one Exec */
+#define HULL_API_ENV_NAME_MAX 128U       /* [A-Za-z_][A-Za-z0-9_]{0,127} */
 #define HULL_API_ENV_VALUE_MAX (8U << 10)
-#define HULL_API_PERSIST_BYTES_MAX (20U << 20) /* a Persist archive: its base64 stays within PLIM_ANSWER_MAX */
-#define HULL_API_HANDLE_ID_MAX 64U            /* a handle id */
-#define HULL_API_SQL_MAX (64U << 10)          /* a Handles/Query statement */
-#define HULL_API_QUERY_HANDLES_MAX 10U        /* handles one query attaches */
+#define HULL_API_PERSIST_BYTES_MAX (20U << 20)        /* a Persist archive: its base64 stays within PLIM_ANSWER_MAX */
+#define HULL_API_HANDLE_ID_MAX 64U                    /* a handle id */
+#define HULL_API_SQL_MAX (64U << 10)                  /* a Handles/Query statement */
+#define HULL_API_QUERY_HANDLES_MAX 10U                /* handles one query attaches */
 #define HULL_API_INSPECT_ROWS_MAX HD_INSPECT_ROWS_MAX /* head or tail rows of one Inspect: the store's bound */
-#define HULL_API_INPUT_NAME_MAX 255U          /* an AddInput display name */
-#define HULL_API_INPUT_BYTES_MAX (5U << 20)   /* an AddInput upload: its base64 (4/3) and the JSON fit the 8 MiB body */
-#define HULL_API_BINARY_READ_MAX (16U << 20)  /* bytes of a binary handle one Handles/Read returns */
+#define HULL_API_INPUT_NAME_MAX 255U                  /* an AddInput display name */
+#define HULL_API_INPUT_BYTES_MAX (5U << 20)  /* an AddInput upload: its base64 (4/3) and the JSON fit the 8 MiB body */
+#define HULL_API_BINARY_READ_MAX (16U << 20) /* bytes of a binary handle one Handles/Read returns */
 
 /* hull session: the client of hull serve (src/cli/cli-session.c) and its HTTP client over a
  * dlopen'd libcurl (src/shared/http-client.c) */
-#define HTTPC_CONNECT_TIMEOUT_MS 5000U         /* TCP or unix-socket connect */
-#define HTTPC_TIMEOUT_SLACK_MS 30000U          /* a call may take its own timeout plus this */
-#define HTTPC_ANSWER_INITIAL (64U << 10)       /* first allocation of an answer; doubles up to its max */
-#define HTTPC_HEADER_VALUE_MAX 256U            /* a response header kept (request ID, content type) */
-#define HTTPC_URL_MAX 2048U                    /* --url and the URL built from it */
-#define HTTPC_HEADERS_MAX 8U                   /* request headers we send */
-#define SESSION_CLI_TOKEN_FILE_MAX 4096U       /* bytes of a --token-file */
-#define SESSION_CLI_CALL_MS_DEFAULT 30000U     /* a call without --timeout (PLIM_DEFAULT_TIMEOUT_MS) */
+#define HTTPC_CONNECT_TIMEOUT_MS 5000U                    /* TCP or unix-socket connect */
+#define HTTPC_TIMEOUT_SLACK_MS 30000U                     /* a call may take its own timeout plus this */
+#define HTTPC_ANSWER_INITIAL (64U << 10)                  /* first allocation of an answer; doubles up to its max */
+#define HTTPC_HEADER_VALUE_MAX 256U                       /* a response header kept (request ID, content type) */
+#define HTTPC_URL_MAX 2048U                               /* --url and the URL built from it */
+#define HTTPC_HEADERS_MAX 8U                              /* request headers we send */
+#define SESSION_CLI_TOKEN_FILE_MAX 4096U                  /* bytes of a --token-file */
+#define SESSION_CLI_CALL_MS_DEFAULT 30000U                /* a call without --timeout (PLIM_DEFAULT_TIMEOUT_MS) */
 #define SESSION_CLI_LIFETIME_MS_MAX (12U * 3600U * 1000U) /* --lifetime: plimsoll's 12 h ceiling */
-#define SESSION_CLI_IDLE_MS_MIN 1000U          /* --idle: the protocol's floor */
-#define SESSION_CLI_WRITE_MAX ((SERVE_BODY_MAX / 4U) * 3U - (64U << 10)) /* a write's content: its
-                                                * base64 and the rest fit the daemon's body bound */
-#define SESSION_CLI_ERROR_SHOWN 200U           /* bytes of a non-JSON error body quoted */
-#define SESSION_CLI_DETAILS_MAX 8U             /* Connect error details looked at */
-#define SESSION_CLI_LIST_MAX 4096U             /* sessions printed by hull session list */
+#define SESSION_CLI_IDLE_MS_MIN 1000U                     /* --idle: the protocol's floor */
+/* a write's content: its base64 and the rest fit the daemon's body bound */
+#define SESSION_CLI_WRITE_MAX ((SERVE_BODY_MAX / 4U) * 3U - (64U << 10))
+#define SESSION_CLI_ERROR_SHOWN 200U /* bytes of a non-JSON error body quoted */
+#define SESSION_CLI_DETAILS_MAX 8U   /* Connect error details looked at */
+#define SESSION_CLI_LIST_MAX 4096U   /* sessions printed by hull session list */
 
 /* The sandbox broker (src/daemon/broker.c) */
-#define BRK_REQUEST_MAX (16U << 20)    /* one encoded run request */
-#define BRK_RESULT_MAX (24U << 20)     /* one encoded run result */
+#define BRK_REQUEST_MAX (16U << 20) /* one encoded run request */
+#define BRK_RESULT_MAX (24U << 20)  /* one encoded run result */
 #define BRK_FILES_MAX 256U
 #define BRK_STEPS_MAX 32U
-#define BRK_ARGS_MAX 16U               /* arguments of one step */
+#define BRK_ARGS_MAX 16U /* arguments of one step */
 #define BRK_ARTIFACTS_MAX 128U
-#define BRK_DETAIL_MAX 512U            /* bytes of a result's detail line */
-#define BRK_IO_TIMEOUT_MS 10000U       /* a worker waits this long for its request */
-#define BRK_RESULT_SLACK_MS 15000U     /* the daemon waits the run's timeout plus this */
-#define BRK_QUEUE_WAIT_MS 120000U      /* a queued run not started by then is dropped, not run */
-#define BRK_STOP_GRACE_MS 5000U        /* broker exit: SIGTERM, then SIGKILL to workers */
-#define BRK_STOP_SLACK_MS 2000U        /* the daemon waits the grace plus this for the broker */
-#define BRK_REFUSE_SEND_MS 100U        /* the broker's refusal of a run never waits longer */
-#define BRK_SPARE_FAILURES_MAX 3U      /* spare workers that die unused in a row before the broker stops making them */
+#define BRK_DETAIL_MAX 512U        /* bytes of a result's detail line */
+#define BRK_IO_TIMEOUT_MS 10000U   /* a worker waits this long for its request */
+#define BRK_RESULT_SLACK_MS 15000U /* the daemon waits the run's timeout plus this */
+#define BRK_QUEUE_WAIT_MS 120000U  /* a queued run not started by then is dropped, not run */
+#define BRK_STOP_GRACE_MS 5000U    /* broker exit: SIGTERM, then SIGKILL to workers */
+#define BRK_STOP_SLACK_MS 2000U    /* the daemon waits the grace plus this for the broker */
+#define BRK_REFUSE_SEND_MS 100U    /* the broker's refusal of a run never waits longer */
+#define BRK_SPARE_FAILURES_MAX 3U  /* spare workers that die unused in a row before the broker stops making them */
 
 /* Run records and the audit log (src/sandbox/sbx-record, hull verify) */
-#define REC_LOG_LINE_MAX (64ULL << 20)  /* one audit-log line: a request and an answer of up to 32 MiB */
-#define REC_LOG_LINES_MAX 1000000U      /* lines hull verify reads from one log */
-#define REC_LOG_READ_CHUNK 65536U       /* bytes per read() of a log */
-#define REC_JSON_DEPTH_MAX 16U          /* nesting of one log line (a module request needs 6) */
+#define REC_LOG_LINE_MAX (64ULL << 20)     /* one audit-log line: a request and an answer of up to 32 MiB */
+#define REC_LOG_LINES_MAX 1000000U         /* lines hull verify reads from one log */
+#define REC_LOG_READ_CHUNK 65536U          /* bytes per read() of a log */
+#define REC_JSON_DEPTH_MAX 16U             /* nesting of one log line (a module request needs 6) */
 #define REC_LOG_LINE_VALUES_MAX (1U << 18) /* JSON values of one log line: ~60 MB parsed at most */
-#define REC_SOFTWARE_IDENTITIES_MAX 32U /* identities of a software rule */
-#define REC_SOFTWARE_IDENTITY_MAX 256U  /* bytes of one identity */
-#define REC_VERIFY_PROBLEMS_MAX 100U    /* problems hull verify prints; the rest are only counted */
-#define REC_FIELD_NAME_MAX 64U          /* a digest field's name, a field's path in a message, a domain */
-#define REC_B64_DECODE_CHUNK 3072U      /* bytes decoded from base64 per write into a digest (3 | it) */
+#define REC_SOFTWARE_IDENTITIES_MAX 32U    /* identities of a software rule */
+#define REC_SOFTWARE_IDENTITY_MAX 256U     /* bytes of one identity */
+#define REC_VERIFY_PROBLEMS_MAX 100U       /* problems hull verify prints; the rest are only counted */
+#define REC_FIELD_NAME_MAX 64U             /* a digest field's name, a field's path in a message, a domain */
+#define REC_B64_DECODE_CHUNK 3072U         /* bytes decoded from base64 per write into a digest (3 | it) */
 
 /* ---- data handles (src/handles/, issue 4) ---- */
-#define HD_SPILL_THRESHOLD_DEFAULT 8192ULL        /* results larger than this become handles */
-#define HD_MAX_SPILL_DEFAULT (100ULL << 20)       /* results larger than this are refused */
-#define HD_MAX_SPILL_MAX (1ULL << 40)             /* what a store may be configured to accept */
-#define HD_ID_MAX 64U                             /* bytes of a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}) */
-#define HD_HANDLES_MAX 100000U                    /* handles of one store */
-#define HD_SEQ_MAX 999999999999ULL                /* largest hN the counter reaches */
-#define HD_SOURCE_MAX 512U                        /* bytes of a handle's source description */
-#define HD_MANIFEST_MAX_BYTES (256ULL << 20)      /* _manifest.json read on open */
-#define HD_PREVIEW_CHARS 800U                     /* characters of a text/json preview */
-#define HD_PREVIEW_ROWS 5U                        /* rows of a table preview */
-#define HD_PREVIEW_CELL_CHARS 80U                 /* characters of one cell in a preview */
-#define HD_IO_CHUNK (1U << 20)                    /* bytes per read()/write() when copying */
-#define HD_JSON_DEPTH_MAX 100000U                 /* nesting of JSON the scanner accepts (bit stack) */
-#define HD_SHAPE_KEYS_MAX 20U                     /* keys listed per object in a shape */
-#define HD_SHAPE_KEY_BYTES 128U                   /* bytes of one key shown in a shape */
-#define HD_SHAPE_LEVELS 2U                        /* levels of nesting a shape describes below the top */
-#define HD_SHAPE_NODES_MAX 512U                   /* shape nodes of one scan */
-#define HD_TABLE_COLUMNS_MAX 1000U                /* columns of a table (ingested or adopted) */
-#define HD_COLUMN_NAME_MAX 256U                   /* bytes of a column name */
-#define HD_FIELD_MAX (16ULL << 20)                /* bytes of one CSV field or JSON record */
-#define HD_SQLITE_HEAP_MAX (1ULL << 30)           /* sqlite3_hard_heap_limit64 of the handle store's
-                                                   * SQLite (process-wide, handles only) */
-#define HD_SQLITE_CACHE_KIB 65536U                /* page cache of one connection (PRAGMA cache_size) */
-#define HD_SQLITE_LENGTH_MAX (64U << 20)          /* SQLITE_LIMIT_LENGTH: a string or blob */
-#define HD_SQLITE_SQL_MAX (64U << 10)             /* SQLITE_LIMIT_SQL_LENGTH: a query's text */
-#define HD_SQLITE_CHECK_MS 10000U                 /* budget to validate an adopted SQLite file */
-#define HD_SQLITE_PROGRESS_OPS 1000U              /* VM steps between time checks */
-#define HD_SQLITE_PAGE_COUNT_MAX (1ULL << 28)     /* pages an adopted file may claim */
-#define HD_QUERY_HANDLES_MAX 10U                  /* handles one query attaches (SQLite's own maximum) */
-#define HD_QUERY_MS_DEFAULT 10000U                /* time budget of a query */
+#define HD_SPILL_THRESHOLD_DEFAULT 8192ULL   /* results larger than this become handles */
+#define HD_MAX_SPILL_DEFAULT (100ULL << 20)  /* results larger than this are refused */
+#define HD_MAX_SPILL_MAX (1ULL << 40)        /* what a store may be configured to accept */
+#define HD_ID_MAX 64U                        /* bytes of a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}) */
+#define HD_HANDLES_MAX 100000U               /* handles of one store */
+#define HD_SEQ_MAX 999999999999ULL           /* largest hN the counter reaches */
+#define HD_SOURCE_MAX 512U                   /* bytes of a handle's source description */
+#define HD_MANIFEST_MAX_BYTES (256ULL << 20) /* _manifest.json read on open */
+#define HD_PREVIEW_CHARS 800U                /* characters of a text/json preview */
+#define HD_PREVIEW_ROWS 5U                   /* rows of a table preview */
+#define HD_PREVIEW_CELL_CHARS 80U            /* characters of one cell in a preview */
+#define HD_IO_CHUNK (1U << 20)               /* bytes per read()/write() when copying */
+#define HD_JSON_DEPTH_MAX 100000U            /* nesting of JSON the scanner accepts (bit stack) */
+#define HD_SHAPE_KEYS_MAX 20U                /* keys listed per object in a shape */
+#define HD_SHAPE_KEY_BYTES 128U              /* bytes of one key shown in a shape */
+#define HD_SHAPE_LEVELS 2U                   /* levels of nesting a shape describes below the top */
+#define HD_SHAPE_NODES_MAX 512U              /* shape nodes of one scan */
+#define HD_TABLE_COLUMNS_MAX 1000U           /* columns of a table (ingested or adopted) */
+#define HD_COLUMN_NAME_MAX 256U              /* bytes of a column name */
+#define HD_FIELD_MAX (16ULL << 20)           /* bytes of one CSV field or JSON record */
+/* sqlite3_hard_heap_limit64 of the handle store's SQLite (process-wide, handles only) */
+#define HD_SQLITE_HEAP_MAX (1ULL << 30)
+#define HD_SQLITE_CACHE_KIB 65536U            /* page cache of one connection (PRAGMA cache_size) */
+#define HD_SQLITE_LENGTH_MAX (64U << 20)      /* SQLITE_LIMIT_LENGTH: a string or blob */
+#define HD_SQLITE_SQL_MAX (64U << 10)         /* SQLITE_LIMIT_SQL_LENGTH: a query's text */
+#define HD_SQLITE_CHECK_MS 10000U             /* budget to validate an adopted SQLite file */
+#define HD_SQLITE_PROGRESS_OPS 1000U          /* VM steps between time checks */
+#define HD_SQLITE_PAGE_COUNT_MAX (1ULL << 28) /* pages an adopted file may claim */
+#define HD_QUERY_HANDLES_MAX 10U              /* handles one query attaches (SQLite's own maximum) */
+#define HD_QUERY_MS_DEFAULT 10000U            /* time budget of a query */
 #define HD_QUERY_MS_MAX 300000U
-#define HD_QUERY_ROWS_DEFAULT 1000000ULL          /* rows a query may return (into a handle) */
+#define HD_QUERY_ROWS_DEFAULT 1000000ULL /* rows a query may return (into a handle) */
 #define HD_QUERY_ROWS_MAX 10000000ULL
-#define HD_QUERY_INLINE_ROWS 50U                  /* rows answered inline; more become a table handle */
-#define HD_QUERY_INLINE_BYTES 8192U               /* bytes of inline rows (as JSON) */
-#define HD_INSPECT_ROWS_MAX 100U                  /* head or tail rows of an inspect */
-#define HD_INSPECT_MS 10000U                      /* time budget of an inspect (stats scan the table) */
-#define HD_STATS_COLUMNS_MAX 200U                 /* columns inspect computes stats for */
-#define HD_HLL_BITS 10U                           /* HyperLogLog registers: 2^10 (about 3% error) */
-#define HD_READ_DEFAULT_BYTES 8192U               /* hd_read without a limit */
-#define HD_READ_MAX_BYTES (1U << 20)              /* bytes one hd_read returns */
+#define HD_QUERY_INLINE_ROWS 50U     /* rows answered inline; more become a table handle */
+#define HD_QUERY_INLINE_BYTES 8192U  /* bytes of inline rows (as JSON) */
+#define HD_INSPECT_ROWS_MAX 100U     /* head or tail rows of an inspect */
+#define HD_INSPECT_MS 10000U         /* time budget of an inspect (stats scan the table) */
+#define HD_STATS_COLUMNS_MAX 200U    /* columns inspect computes stats for */
+#define HD_HLL_BITS 10U              /* HyperLogLog registers: 2^10 (about 3% error) */
+#define HD_READ_DEFAULT_BYTES 8192U  /* hd_read without a limit */
+#define HD_READ_MAX_BYTES (1U << 20) /* bytes one hd_read returns */
 
 /* ---- the exchange directory: what sandboxed code hands back per call (src/handles/hd-exchange,
  * runtime/hull.py). Per call, /workspace/.hull/x-<16 hex>/ holds the payloads and three control
  * files; the host reads them back with no-follow, regular-file-only, size-capped opens. ---- */
 #define HD_EXCHANGE_NEW_HANDLES_BYTES_MAX (8ULL << 20) /* new_handles.jsonl */
-#define HD_EXCHANGE_ADOPT_MAX 256U                    /* new handles adopted per call */
-#define HD_EXCHANGE_EMIT_INLINE_MAX (1ULL << 20)      /* emit.json parsed and answered inline; larger is
-                                                       * not parsed: handed over as an fd (a json handle) */
-#define HD_EXCHANGE_PAYLOAD_MAX (100ULL << 20)        /* a saved file, or an emit kept as a handle
-                                                       * (the store's default max_spill_bytes) */
-#define HD_EXCHANGE_PUBLISH_BYTES_MAX (1ULL << 20)    /* publish.jsonl */
-#define HD_EXCHANGE_PUBLISH_MAX 64U                   /* publish requests per call */
-#define HD_EXCHANGE_LINE_MAX (64U << 10)              /* one JSONL line (longer: refused unparsed) */
-#define HD_EXCHANGE_ID_MAX 64U                        /* bytes of a handle id */
-#define HD_EXCHANGE_SOURCE_MAX 256U                   /* bytes of a save's source */
-#define HD_EXCHANGE_DESCRIPTION_MAX 4096U             /* bytes of a publish description (1024 characters) */
-#define HD_EXCHANGE_ERRORS_MAX 32U                    /* error lines kept per call; more are only counted */
-#define HD_EXCHANGE_SHOWN_MAX 80U                     /* bytes of a sandbox-written value quoted in an error */
-#define HD_EXCHANGE_CREATE_TRIES 8U                   /* random names tried for a new exchange directory */
-#define HD_EXCHANGE_REL_SIZE 25U                      /* ".hull/x-" + 16 hex digits + NUL */
+#define HD_EXCHANGE_ADOPT_MAX 256U                     /* new handles adopted per call */
+/* emit.json parsed and answered inline; larger is not parsed: handed over as an fd (a json handle) */
+#define HD_EXCHANGE_EMIT_INLINE_MAX (1ULL << 20)
+/* a saved file, or an emit kept as a handle (the store's default max_spill_bytes) */
+#define HD_EXCHANGE_PAYLOAD_MAX (100ULL << 20)
+#define HD_EXCHANGE_PUBLISH_BYTES_MAX (1ULL << 20) /* publish.jsonl */
+#define HD_EXCHANGE_PUBLISH_MAX 64U                /* publish requests per call */
+#define HD_EXCHANGE_LINE_MAX (64U << 10)           /* one JSONL line (longer: refused unparsed) */
+#define HD_EXCHANGE_ID_MAX 64U                     /* bytes of a handle id */
+#define HD_EXCHANGE_SOURCE_MAX 256U                /* bytes of a save's source */
+#define HD_EXCHANGE_DESCRIPTION_MAX 4096U          /* bytes of a publish description (1024 characters) */
+#define HD_EXCHANGE_ERRORS_MAX 32U                 /* error lines kept per call; more are only counted */
+#define HD_EXCHANGE_SHOWN_MAX 80U                  /* bytes of a sandbox-written value quoted in an error */
+#define HD_EXCHANGE_CREATE_TRIES 8U                /* random names tried for a new exchange directory */
+#define HD_EXCHANGE_REL_SIZE 25U                   /* ".hull/x-" + 16 hex digits + NUL */

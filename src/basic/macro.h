@@ -16,21 +16,21 @@
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* Move ownership out of a variable that has a cleanup attribute. */
-#define TAKE_PTR(p)                                                                                \
-        ({                                                                                         \
-                __typeof__(p) _tp = (p);                                                           \
-                (p) = NULL;                                                                        \
-                _tp;                                                                               \
+#define TAKE_PTR(p)                                                                                                    \
+        ({                                                                                                             \
+                __typeof__(p) _tp = (p);                                                                               \
+                (p) = NULL;                                                                                            \
+                _tp;                                                                                                   \
         })
-#define TAKE_FD(fd)                                                                                \
-        ({                                                                                         \
-                int _tf = (fd);                                                                    \
-                (fd) = -1;                                                                         \
-                _tf;                                                                               \
+#define TAKE_FD(fd)                                                                                                    \
+        ({                                                                                                             \
+                int _tf = (fd);                                                                                        \
+                (fd) = -1;                                                                                             \
+                _tf;                                                                                                   \
         })
 
 static inline void freep(void *p) {
-        free(*(void **)p);
+        free(*(void **) p);
 }
 #define _cleanup_free_ _cleanup_(freep)
 

@@ -59,9 +59,8 @@ int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *ret) {
                 const char *suffix;
                 unsigned shift;
         } table[] = {
-                { "", 0 },     { "B", 0 },     { "K", 10 },    { "KiB", 10 }, { "k", 10 },
-                { "M", 20 },   { "MiB", 20 },  { "G", 30 },    { "GiB", 30 }, { "T", 40 },
-                { "TiB", 40 },
+                {"", 0},     {"B", 0},  {"K", 10},   {"KiB", 10}, {"k", 10},   {"M", 20},
+                {"MiB", 20}, {"G", 30}, {"GiB", 30}, {"T", 40},   {"TiB", 40},
         };
         uint64_t v = 0;
         const char *p;

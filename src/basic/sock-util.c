@@ -8,8 +8,8 @@
 
 int sock_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t nfds, int flags) {
         char cbuf[CMSG_SPACE(sizeof(int) * SOCK_FDS_MAX)];
-        struct iovec iov = { .iov_base = (void *) buf, .iov_len = len };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        struct iovec iov = {.iov_base = (void *) buf, .iov_len = len};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
         if (nfds > SOCK_FDS_MAX)
                 return -EINVAL;
         if (nfds > 0) {
@@ -34,8 +34,8 @@ int sock_send_fds(int sock, const void *buf, size_t len, const int *fds, size_t 
 ssize_t sock_recv_fds(int sock, void *buf, size_t len, int flags, int *fds, size_t max_fds, size_t *ret_nfds,
                       int *ret_truncated) {
         char cbuf[CMSG_SPACE(sizeof(int) * SOCK_FDS_MAX)];
-        struct iovec iov = { .iov_base = buf, .iov_len = len };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        struct iovec iov = {.iov_base = buf, .iov_len = len};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         size_t got = 0;
         ssize_t n;
         do

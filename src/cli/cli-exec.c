@@ -39,22 +39,22 @@ enum {
 };
 
 static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "tier", required_argument, NULL, OPT_TIER },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
-        { "memory", required_argument, NULL, OPT_MEMORY },
-        { "pids", required_argument, NULL, OPT_PIDS },
-        { "cpus", required_argument, NULL, OPT_CPUS },
-        { "tmp-size", required_argument, NULL, OPT_TMP_SIZE },
-        { "workdir", required_argument, NULL, OPT_WORKDIR },
-        { "rootfs", required_argument, NULL, OPT_ROOTFS },
-        { "env", required_argument, NULL, OPT_ENV },
-        { "stdin", required_argument, NULL, OPT_STDIN },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT },
-        { "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
-        { "require-isolation", no_argument, NULL, OPT_REQUIRE_ISOLATION },
-        { "no-isolation-warning", no_argument, NULL, OPT_NO_WARN },
+        {"help", no_argument, NULL, 'h'},
+        {"tier", required_argument, NULL, OPT_TIER},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"pids", required_argument, NULL, OPT_PIDS},
+        {"cpus", required_argument, NULL, OPT_CPUS},
+        {"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
+        {"workdir", required_argument, NULL, OPT_WORKDIR},
+        {"rootfs", required_argument, NULL, OPT_ROOTFS},
+        {"env", required_argument, NULL, OPT_ENV},
+        {"stdin", required_argument, NULL, OPT_STDIN},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT},
+        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
+        {"require-isolation", no_argument, NULL, OPT_REQUIRE_ISOLATION},
+        {"no-isolation-warning", no_argument, NULL, OPT_NO_WARN},
         {},
 };
 
@@ -112,20 +112,18 @@ static int json_set_output(json_t *o, const char *name, const char *buf, size_t 
 }
 
 static int print_json(const sbx_result *r) {
-        json_t *o = json_pack("{s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I}",
-                              "tier", r->tier,
-                              "exit_code", r->exited ? json_integer(r->exit_code) : json_null(),
-                              "signal", r->term_signal ? json_integer(r->term_signal) : json_null(),
-                              "timed_out", r->timed_out, "oom_killed", r->oom_killed,
-                              "interrupted", r->interrupted_signal != 0,
-                              "stdout_truncated", r->out_dropped > 0, "stderr_truncated", r->err_dropped > 0,
-                              "stdout_bytes", (json_int_t) r->out_total, "stderr_bytes", (json_int_t) r->err_total,
-                              "stdout_dropped_bytes", (json_int_t) r->out_dropped,
-                              "stderr_dropped_bytes", (json_int_t) r->err_dropped,
-                              "wall_ms", (double) r->wall_us / 1000.0, "cpu_user_ms", (double) r->cpu_user_us / 1000.0,
-                              "cpu_sys_ms", (double) r->cpu_sys_us / 1000.0,
-                              "peak_memory_bytes", (json_int_t) r->peak_memory_bytes);
-        if (!o || json_set_output(o, "stdout", r->out, r->out_len) < 0 || json_set_output(o, "stderr", r->err, r->err_len) < 0) {
+        json_t *o =
+                json_pack("{s:s, s:o, s:o, s:b, s:b, s:b, s:b, s:b, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:I}", "tier",
+                          r->tier, "exit_code", r->exited ? json_integer(r->exit_code) : json_null(), "signal",
+                          r->term_signal ? json_integer(r->term_signal) : json_null(), "timed_out", r->timed_out,
+                          "oom_killed", r->oom_killed, "interrupted", r->interrupted_signal != 0, "stdout_truncated",
+                          r->out_dropped > 0, "stderr_truncated", r->err_dropped > 0, "stdout_bytes",
+                          (json_int_t) r->out_total, "stderr_bytes", (json_int_t) r->err_total, "stdout_dropped_bytes",
+                          (json_int_t) r->out_dropped, "stderr_dropped_bytes", (json_int_t) r->err_dropped, "wall_ms",
+                          (double) r->wall_us / 1000.0, "cpu_user_ms", (double) r->cpu_user_us / 1000.0, "cpu_sys_ms",
+                          (double) r->cpu_sys_us / 1000.0, "peak_memory_bytes", (json_int_t) r->peak_memory_bytes);
+        if (!o || json_set_output(o, "stdout", r->out, r->out_len) < 0 ||
+            json_set_output(o, "stderr", r->err, r->err_len) < 0) {
                 json_decref(o);
                 cli_error("exec", "out of memory while printing the result");
                 return -ENOMEM;
@@ -149,21 +147,27 @@ static int write_all(FILE *f, const char *buf, size_t len) {
 /* The heads were streamed while the command ran; what is left is the notice and the tails. */
 static void print_plain(const sbx_result *r, uint64_t timeout_ms, uint64_t output_bytes) {
         if (r->out_dropped)
-                cli_error("exec", "%" PRIu64 " bytes of stdout dropped from the middle (kept the first and last %" PRIu64 "; raise --output-limit)",
+                cli_error("exec",
+                          "%" PRIu64 " bytes of stdout dropped from the middle (kept the first and last %" PRIu64
+                          "; raise --output-limit)",
                           r->out_dropped, output_bytes / 2);
         if (r->err_dropped)
-                cli_error("exec", "%" PRIu64 " bytes of stderr dropped from the middle (kept the first and last %" PRIu64 "; raise --output-limit)",
+                cli_error("exec",
+                          "%" PRIu64 " bytes of stderr dropped from the middle (kept the first and last %" PRIu64
+                          "; raise --output-limit)",
                           r->err_dropped, output_bytes / 2);
         (void) write_all(stdout, r->out + r->out_head_len, r->out_len - r->out_head_len);
         (void) write_all(stderr, r->err + r->err_head_len, r->err_len - r->err_head_len);
         if (r->timed_out)
-                cli_error("exec", "timed out after %.3g s and was stopped (raise --timeout)", (double) timeout_ms / 1000.0);
+                cli_error("exec", "timed out after %.3g s and was stopped (raise --timeout)",
+                          (double) timeout_ms / 1000.0);
         else if (r->interrupted_signal)
                 cli_error("exec", "stopped by %s", strsignal(r->interrupted_signal));
         else if (r->oom_killed)
                 cli_error("exec", "the sandbox ran out of memory and the command was killed (raise --memory)");
         else if (r->term_signal)
-                cli_error("exec", "the command was killed by signal %d (%s)", r->term_signal, strsignal(r->term_signal));
+                cli_error("exec", "the command was killed by signal %d (%s)", r->term_signal,
+                          strsignal(r->term_signal));
 }
 
 int cli_exec_main(int argc, char **argv) {
@@ -204,7 +208,8 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 case OPT_MEMORY:
                         if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &spec.memory_bytes) < 0)
-                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'", optarg);
+                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'",
+                                                   optarg);
                         break;
                 case OPT_PIDS:
                         if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &spec.pids) < 0)
@@ -213,7 +218,9 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 case OPT_CPUS:
                         if (parse_cpus(optarg, SBX_CPUS_MAX, &spec.millicpus) < 0 || spec.millicpus < SBX_MILLICPUS_MIN)
-                                return usage_error("--cpus wants a number of CPUs from 0.01 up, such as 0.5 or 2, got '%s'", optarg);
+                                return usage_error(
+                                        "--cpus wants a number of CPUs from 0.01 up, such as 0.5 or 2, got '%s'",
+                                        optarg);
                         explicit_limits = "--cpus";
                         break;
                 case OPT_TMP_SIZE:
@@ -235,14 +242,17 @@ int cli_exec_main(int argc, char **argv) {
                 case OPT_ROOTFS: {
                         struct stat st;
                         if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
-                                return usage_error("--rootfs '%s' is not an existing directory given by absolute path", optarg);
+                                return usage_error("--rootfs '%s' is not an existing directory given by absolute path",
+                                                   optarg);
                         spec.rootfs = optarg;
                         explicit_container = "--rootfs";
                         break;
                 }
                 case OPT_ENV:
                         if (parse_env_assignment(optarg, SBX_ENV_ENTRY_MAX) < 0)
-                                return usage_error("--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'", optarg);
+                                return usage_error(
+                                        "--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'",
+                                        optarg);
                         if (n_env >= SBX_ENV_MAX)
                                 return usage_error("too many --env options (at most 128)%s", "");
                         env[n_env++] = optarg;
@@ -282,10 +292,12 @@ int cli_exec_main(int argc, char **argv) {
                 if (explicit_container)
                         return usage_error("%s needs the container tier (--tier container)", explicit_container);
                 if (explicit_limits)
-                        return usage_error("%s needs cgroups, which the process tier does not use (--tier container)", explicit_limits);
+                        return usage_error("%s needs cgroups, which the process tier does not use (--tier container)",
+                                           explicit_limits);
                 if (!no_warn)
-                        cli_error("warning", "--tier process is not isolation: the command runs with your user's rights, "
-                                             "only limited and scrubbed (silence with --no-isolation-warning)");
+                        cli_error("warning",
+                                  "--tier process is not isolation: the command runs with your user's rights, "
+                                  "only limited and scrubbed (silence with --no-isolation-warning)");
         }
         spec.argv = argv + optind;
         spec.env = env;
@@ -308,7 +320,7 @@ int cli_exec_main(int argc, char **argv) {
         spec.cancel_fd = sfd;
 
         sbx_result res;
-        hull_error e = { 0 };
+        hull_error e = {0};
         r = sbx_run(&spec, &res, &e);
         if (r < 0) {
                 cli_report("exec", &e);

@@ -66,27 +66,27 @@ enum {
         OPT_NAME,
         OPT_INPUT_ID,
 };
-#define BIT(o) (1U << ((o) - OPT_URL))
+#define BIT(o) (1U << ((o) -OPT_URL))
 #define GLOBAL_OPTS (BIT(OPT_URL) | BIT(OPT_UNIX) | BIT(OPT_TOKEN_FILE) | BIT(OPT_INSECURE))
 
 static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "url", required_argument, NULL, OPT_URL },
-        { "unix", required_argument, NULL, OPT_UNIX },
-        { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
-        { "insecure", no_argument, NULL, OPT_INSECURE },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "head", required_argument, NULL, OPT_HEAD },
-        { "tail", required_argument, NULL, OPT_TAIL },
-        { "stats", no_argument, NULL, OPT_STATS },
-        { "csv", no_argument, NULL, OPT_CSV },
-        { "handle", required_argument, NULL, OPT_HANDLE },
-        { "max-rows", required_argument, NULL, OPT_MAX_ROWS },
-        { "offset", required_argument, NULL, OPT_OFFSET },
-        { "limit", required_argument, NULL, OPT_LIMIT },
-        { "output", required_argument, NULL, OPT_OUTPUT },
-        { "name", required_argument, NULL, OPT_NAME },
-        { "input-id", required_argument, NULL, OPT_INPUT_ID },
+        {"help", no_argument, NULL, 'h'},
+        {"url", required_argument, NULL, OPT_URL},
+        {"unix", required_argument, NULL, OPT_UNIX},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+        {"insecure", no_argument, NULL, OPT_INSECURE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"head", required_argument, NULL, OPT_HEAD},
+        {"tail", required_argument, NULL, OPT_TAIL},
+        {"stats", no_argument, NULL, OPT_STATS},
+        {"csv", no_argument, NULL, OPT_CSV},
+        {"handle", required_argument, NULL, OPT_HANDLE},
+        {"max-rows", required_argument, NULL, OPT_MAX_ROWS},
+        {"offset", required_argument, NULL, OPT_OFFSET},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"name", required_argument, NULL, OPT_NAME},
+        {"input-id", required_argument, NULL, OPT_INPUT_ID},
         {},
 };
 
@@ -379,7 +379,7 @@ static int print_summary(const json_t *s) {
                         const json_t *type;
                         bool first = true;
                         fputs("schema   ", stdout);
-                        json_object_foreach ((json_t *) schema, col, type) {
+                        json_object_foreach((json_t *) schema, col, type) {
                                 printf("%s%s %s", first ? "" : ", ", col,
                                        json_is_string(type) ? json_string_value(type) : "?");
                                 first = false;
@@ -454,7 +454,8 @@ static int fill_table_shapes(cli_client *c, const char *session, const json_t *h
         for (size_t i = 0; i < json_array_size(handles); i++) {
                 json_t *s = json_array_get(handles, i);
                 const char *id = json_string_value(json_object_get(s, "id"));
-                if (strcmp(json_string_value(json_object_get(s, "kind")), "table") != 0 || cli_json_field(s, "n_rows", "nRows"))
+                if (strcmp(json_string_value(json_object_get(s, "kind")), "table") != 0 ||
+                    cli_json_field(s, "n_rows", "nRows"))
                         continue;
                 if (asked++ >= HANDLE_CLI_SHAPES_MAX)
                         break;
@@ -464,7 +465,8 @@ static int fill_table_shapes(cli_client *c, const char *session, const json_t *h
                         ret = CLI_EXIT_FAILURE;
                         continue;
                 }
-                const json_t *rows = cli_json_field(sum, "n_rows", "nRows"), *cols = cli_json_field(sum, "n_cols", "nCols");
+                const json_t *rows = cli_json_field(sum, "n_rows", "nRows"),
+                             *cols = cli_json_field(sum, "n_cols", "nCols");
                 if (rows && cols) {
                         json_object_set(s, "n_rows", (json_t *) rows);
                         json_object_set(s, "n_cols", (json_t *) cols);
@@ -502,14 +504,15 @@ static int sub_list(cli_client *c, const handle_args *a) {
                        src && src[0] && strcmp(src, "NULL") ? src : "-");
         }
         if (json_array_size(handles) > HANDLE_CLI_LIST_MAX)
-                cli_error(CMD, "%zu more handles not shown (use --json)", json_array_size(handles) - HANDLE_CLI_LIST_MAX);
+                cli_error(CMD, "%zu more handles not shown (use --json)",
+                          json_array_size(handles) - HANDLE_CLI_LIST_MAX);
         r = finish_stdout();
         return r ? r : shapes;
 }
 
 /* One row of the stats table: the column, then its statistics (the mean shortened for people). */
 static json_t *stats_row(const char *col, const json_t *st) {
-        static const char *const names[] = { "count", "nulls", "min", "max", "mean", "distinct" };
+        static const char *const names[] = {"count", "nulls", "min", "max", "mean", "distinct"};
         json_t *row = json_pack("[s]", col);
         for (size_t k = 0; row && k < ELEMENTSOF(names); k++) {
                 const json_t *v = json_object_get(st, names[k]);
@@ -532,7 +535,7 @@ static int print_stats(const json_t *columns, const json_t *stats) {
                 return out_of_memory();
         const char *col;
         const json_t *st;
-        json_object_foreach ((json_t *) stats, col, st) {
+        json_object_foreach((json_t *) stats, col, st) {
                 if (!json_is_object(st))
                         return bad_answer("a column's stats is not an object");
         }
@@ -543,8 +546,7 @@ static int print_stats(const json_t *columns, const json_t *stats) {
                                 json_array_append_new(rows, stats_row(col, st));
                 }
         else
-                json_object_foreach ((json_t *) stats, col, st)
-                        json_array_append_new(rows, stats_row(col, st));
+                json_object_foreach((json_t *) stats, col, st) json_array_append_new(rows, stats_row(col, st));
         fputs("stats\n", stdout);
         return print_aligned(header, rows, "  ");
 }
@@ -569,7 +571,7 @@ static int sub_inspect(cli_client *c, const handle_args *a) {
         if (r)
                 return r;
         const json_t *columns = cli_json_field(ans, "columns", NULL);
-        const char *const parts[] = { "head", "tail" };
+        const char *const parts[] = {"head", "tail"};
         for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
                 const json_t *rows = cli_json_field(ans, parts[i], NULL);
                 if (!rows)
@@ -651,7 +653,9 @@ static int sub_query(cli_client *c, const handle_args *a) {
                         return CLI_EXIT_FAILURE;
                 }
                 if (json_array_size(ids) > HANDLE_CLI_QUERY_HANDLES_MAX || json_array_size(ids) == 0) {
-                        cli_error(CMD, "session %s has %zu table handles and a query attaches at most %u: name them with --handle",
+                        cli_error(CMD,
+                                  "session %s has %zu table handles and a query attaches at most %u: name them with "
+                                  "--handle",
                                   a->pos[0], tables, HANDLE_CLI_QUERY_HANDLES_MAX);
                         return CLI_EXIT_FAILURE;
                 }
@@ -673,8 +677,9 @@ static int sub_query(cli_client *c, const handle_args *a) {
                 const char *id;
                 if (cli_json_string(handle, "id", NULL, &id) < 0 || !id[0])
                         return bad_answer("the result's handle has no id");
-                cli_error(CMD, "the result is too large to print: it is the new table handle %s (see 'hull handle "
-                               "inspect' and 'hull handle query')",
+                cli_error(CMD,
+                          "the result is too large to print: it is the new table handle %s (see 'hull handle "
+                          "inspect' and 'hull handle query')",
                           id);
                 r = print_summary(handle);
                 return r ? r : finish_stdout();
@@ -702,7 +707,7 @@ static void sink_abort(sink *s) {
         if (s->tmp)
                 (void) unlink(s->tmp);
         free(s->tmp);
-        *s = (sink){ 0 };
+        *s = (sink){0};
 }
 
 static int sink_open(sink *s, const char *path) {
@@ -781,7 +786,8 @@ static int read_slice(const json_t *ans, bool binary, uint64_t offset, uint64_t 
         /* The daemon may move a text slice's start forward to a character boundary (at most 3
          * bytes), never back, and answers at most what was asked, within the handle. */
         if (length < 0 || (uint64_t) length != n || n > asked || got_offset < 0 || (uint64_t) got_offset < offset ||
-            (uint64_t) got_offset - offset > (binary ? 0 : 3) || (total >= 0 && (uint64_t) got_offset + n > (uint64_t) total) ||
+            (uint64_t) got_offset - offset > (binary ? 0 : 3) ||
+            (total >= 0 && (uint64_t) got_offset + n > (uint64_t) total) ||
             (eof && total >= 0 && (uint64_t) got_offset + n != (uint64_t) total))
                 return bad_answer("the slice's offset and length do not match what was asked and sent");
         *ret = TAKE_PTR(data);
@@ -807,8 +813,9 @@ static int sub_get(cli_client *c, const handle_args *a) {
         }
         const char *kind = json_string_value(json_object_get(s, "kind"));
         if (strcmp(kind, "table") == 0) {
-                cli_error(CMD, "%s is a table: use 'hull handle inspect %s %s --head N' or 'hull handle query %s "
-                               "\"SELECT ... FROM %s.data\"' (CSV)",
+                cli_error(CMD,
+                          "%s is a table: use 'hull handle inspect %s %s --head N' or 'hull handle query %s "
+                          "\"SELECT ... FROM %s.data\"' (CSV)",
                           id, a->pos[0], id, a->pos[0], id);
                 return CLI_EXIT_FAILURE;
         }
@@ -818,12 +825,12 @@ static int sub_get(cli_client *c, const handle_args *a) {
                 return CLI_EXIT_FAILURE;
         }
 
-        _cleanup_(sink_abort) sink out = { 0 };
+        _cleanup_(sink_abort) sink out = {0};
         r = sink_open(&out, a->output);
         if (r)
                 return r;
         /* A binary handle read whole is checked against the digest the daemon sends. */
-        _cleanup_sha256_ sha256_ctx hash = { 0 };
+        _cleanup_sha256_ sha256_ctx hash = {0};
         bool whole = binary && a->offset == 0 && !a->has_limit;
         if (whole && sha256_init(&hash) < 0)
                 return out_of_memory();
@@ -857,7 +864,8 @@ static int sub_get(cli_client *c, const handle_args *a) {
                 if (eof) {
                         char got[SHA256_HEX_SIZE];
                         if (whole && (sha256_final_hex(&hash, got) < 0 || strcmp(got, digest) != 0)) {
-                                cli_error(CMD, "the bytes of %s do not match the SHA-256 the daemon sent (%s): not written",
+                                cli_error(CMD,
+                                          "the bytes of %s do not match the SHA-256 the daemon sent (%s): not written",
                                           id, digest[0] ? digest : "none");
                                 return CLI_EXIT_FAILURE;
                         }
@@ -914,9 +922,9 @@ static int sub_add(cli_client *c, const handle_args *a) {
                 return CLI_EXIT_FAILURE;
         }
         json_t *b = cli_json_base64(data, len);
-        json_t *req = b ? json_pack("{s:s, s:s, s:s, s:o}", "sessionId", a->pos[0], "inputId", id, "name", name,
-                                    "content", b)
-                        : NULL;
+        json_t *req =
+                b ? json_pack("{s:s, s:s, s:s, s:o}", "sessionId", a->pos[0], "inputId", id, "name", name, "content", b)
+                  : NULL;
         if (!req)
                 return out_of_memory();
         json_auto_t *ans = NULL;
@@ -938,45 +946,45 @@ static int sub_add(cli_client *c, const handle_args *a) {
 /* ---- usage ---- */
 
 static const handle_sub subs[] = {
-        { "list", BIT(OPT_JSON), false, 1, "a session ID", "list SESSION [--json]",
-          "List the session's data handles: id, kind (json, text, table, binary), size in bytes, rows x\n"
-          "columns of tables, and where each came from.\n",
-          sub_list },
-        { "inspect", BIT(OPT_JSON) | BIT(OPT_HEAD) | BIT(OPT_TAIL) | BIT(OPT_STATS) | BIT(OPT_CSV), false, 2,
-          "a session ID and a handle ID", "inspect SESSION ID [--head N] [--tail N] [--stats] [--csv] [--json]",
-          "Show a handle's summary (derived by hull from its bytes: kind, size, schema, preview), and for\n"
-          "a table its first or last rows and per-column statistics.\n\n"
-          "  --head N           the first N rows of a table (at most 100)\n"
-          "  --tail N           the last N rows of a table (at most 100)\n"
-          "  --stats            per column: count, nulls, min, max, mean, distinct (an estimate)\n"
-          "  --csv              rows as CSV instead of aligned text\n",
-          sub_inspect },
-        { "query", BIT(OPT_JSON) | BIT(OPT_HANDLE) | BIT(OPT_MAX_ROWS), false, 2, "a session ID and an SQL statement",
-          "query SESSION SQL|- [--handle ID]... [--max-rows N] [--json]",
-          "Run one read-only SQL statement (SQLite; '-': read it from stdin) over table handles, each\n"
-          "attached under its id: SELECT region, sum(x) FROM sales.data GROUP BY 1 (quote ids that are\n"
-          "not plain identifiers: \"my-data\".data; 'inspect' shows the name). Prints the rows as CSV\n"
-          "with a header; a large result becomes a new table handle, whose summary is printed.\n\n"
-          "  --handle ID        attach this table handle (repeatable, at most 10; default: every table\n"
-          "                     handle of the session)\n"
-          "  --max-rows N       refuse a result of more than N rows\n",
-          sub_query },
-        { "get", BIT(OPT_OFFSET) | BIT(OPT_LIMIT) | BIT(OPT_OUTPUT), true, 2, "a session ID and a handle ID",
-          "get SESSION ID [--offset N] [--limit N] [-o FILE]",
-          "Write the bytes of a json, text or binary handle to stdout (or FILE), exactly; a binary one\n"
-          "read whole is checked against the daemon's SHA-256. Tables are read with 'query' or\n"
-          "'inspect'.\n\n"
-          "  --offset N         start at byte N (for text, moved forward to a character boundary)\n"
-          "  --limit N          at most N bytes (default: to the end)\n"
-          "  -o, --output FILE  write FILE instead (created beside it, renamed over it once complete)\n",
-          sub_get },
-        { "add", BIT(OPT_JSON) | BIT(OPT_NAME) | BIT(OPT_INPUT_ID), false, 2, "a session ID and a file",
-          "add SESSION FILE|- [--name NAME] [--input-id ID] [--json]",
-          "Upload a local file (at most about 6M) into the session as an input: a read-only binary\n"
-          "handle under inputs/. Prints its id. Adding the same input ID again returns the first.\n\n"
-          "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
-          "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n",
-          sub_add },
+        {"list", BIT(OPT_JSON), false, 1, "a session ID", "list SESSION [--json]",
+         "List the session's data handles: id, kind (json, text, table, binary), size in bytes, rows x\n"
+         "columns of tables, and where each came from.\n",
+         sub_list},
+        {"inspect", BIT(OPT_JSON) | BIT(OPT_HEAD) | BIT(OPT_TAIL) | BIT(OPT_STATS) | BIT(OPT_CSV), false, 2,
+         "a session ID and a handle ID", "inspect SESSION ID [--head N] [--tail N] [--stats] [--csv] [--json]",
+         "Show a handle's summary (derived by hull from its bytes: kind, size, schema, preview), and for\n"
+         "a table its first or last rows and per-column statistics.\n\n"
+         "  --head N           the first N rows of a table (at most 100)\n"
+         "  --tail N           the last N rows of a table (at most 100)\n"
+         "  --stats            per column: count, nulls, min, max, mean, distinct (an estimate)\n"
+         "  --csv              rows as CSV instead of aligned text\n",
+         sub_inspect},
+        {"query", BIT(OPT_JSON) | BIT(OPT_HANDLE) | BIT(OPT_MAX_ROWS), false, 2, "a session ID and an SQL statement",
+         "query SESSION SQL|- [--handle ID]... [--max-rows N] [--json]",
+         "Run one read-only SQL statement (SQLite; '-': read it from stdin) over table handles, each\n"
+         "attached under its id: SELECT region, sum(x) FROM sales.data GROUP BY 1 (quote ids that are\n"
+         "not plain identifiers: \"my-data\".data; 'inspect' shows the name). Prints the rows as CSV\n"
+         "with a header; a large result becomes a new table handle, whose summary is printed.\n\n"
+         "  --handle ID        attach this table handle (repeatable, at most 10; default: every table\n"
+         "                     handle of the session)\n"
+         "  --max-rows N       refuse a result of more than N rows\n",
+         sub_query},
+        {"get", BIT(OPT_OFFSET) | BIT(OPT_LIMIT) | BIT(OPT_OUTPUT), true, 2, "a session ID and a handle ID",
+         "get SESSION ID [--offset N] [--limit N] [-o FILE]",
+         "Write the bytes of a json, text or binary handle to stdout (or FILE), exactly; a binary one\n"
+         "read whole is checked against the daemon's SHA-256. Tables are read with 'query' or\n"
+         "'inspect'.\n\n"
+         "  --offset N         start at byte N (for text, moved forward to a character boundary)\n"
+         "  --limit N          at most N bytes (default: to the end)\n"
+         "  -o, --output FILE  write FILE instead (created beside it, renamed over it once complete)\n",
+         sub_get},
+        {"add", BIT(OPT_JSON) | BIT(OPT_NAME) | BIT(OPT_INPUT_ID), false, 2, "a session ID and a file",
+         "add SESSION FILE|- [--name NAME] [--input-id ID] [--json]",
+         "Upload a local file (at most about 6M) into the session as an input: a read-only binary\n"
+         "handle under inputs/. Prints its id. Adding the same input ID again returns the first.\n\n"
+         "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
+         "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n",
+         sub_add},
 };
 
 static const handle_sub *find_sub(const char *name) {
@@ -1076,7 +1084,9 @@ static int parse_options(int argc, char **argv, const handle_sub *sub, handle_ar
                         break;
                 case OPT_HANDLE:
                         if (!handle_id_is_valid(optarg))
-                                return usage_error("--handle wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'", optarg);
+                                return usage_error(
+                                        "--handle wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
+                                        optarg);
                         for (size_t i = 0; i < a->n_handles; i++)
                                 if (strcmp(a->handles[i], optarg) == 0)
                                         return usage_error("--handle %s is given twice", optarg);
@@ -1091,8 +1101,8 @@ static int parse_options(int argc, char **argv, const handle_sub *sub, handle_ar
                         break;
                 case OPT_LIMIT:
                         if (parse_size(optarg, 1, INT64_MAX, &a->limit) < 0)
-                                return usage_error("--limit wants a byte count such as 4096 or 1M (at least 1), got '%s'",
-                                                   optarg);
+                                return usage_error(
+                                        "--limit wants a byte count such as 4096 or 1M (at least 1), got '%s'", optarg);
                         a->has_limit = true;
                         break;
                 case OPT_OUTPUT:
@@ -1101,8 +1111,10 @@ static int parse_options(int argc, char **argv, const handle_sub *sub, handle_ar
                         a->output = optarg;
                         break;
                 case OPT_NAME:
-                        if (!optarg[0] || strlen(optarg) > HANDLE_CLI_NAME_MAX || !utf8_is_valid(optarg, strlen(optarg)))
-                                return usage_error("--name wants 1 to %u bytes of UTF-8, got '%s'", HANDLE_CLI_NAME_MAX, optarg);
+                        if (!optarg[0] || strlen(optarg) > HANDLE_CLI_NAME_MAX ||
+                            !utf8_is_valid(optarg, strlen(optarg)))
+                                return usage_error("--name wants 1 to %u bytes of UTF-8, got '%s'", HANDLE_CLI_NAME_MAX,
+                                                   optarg);
                         for (const char *p = optarg; *p; p++)
                                 if ((unsigned char) *p < 0x20 || *p == 0x7f)
                                         return usage_error("--name may not hold control characters%s", "");
@@ -1110,8 +1122,9 @@ static int parse_options(int argc, char **argv, const handle_sub *sub, handle_ar
                         break;
                 case OPT_INPUT_ID:
                         if (!handle_id_is_valid(optarg))
-                                return usage_error("--input-id wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
-                                                   optarg);
+                                return usage_error(
+                                        "--input-id wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
+                                        optarg);
                         a->input_id = optarg;
                         break;
                 case '?':
@@ -1125,7 +1138,7 @@ static int parse_options(int argc, char **argv, const handle_sub *sub, handle_ar
 #define SUBCOMMANDS "list, inspect, query, get, add"
 
 int cli_handle_main(int argc, char **argv) {
-        handle_args a = { 0 };
+        handle_args a = {0};
         bool done = false;
         int r;
 
@@ -1153,16 +1166,18 @@ int cli_handle_main(int argc, char **argv) {
         if (a.n_pos > sub->n_pos)
                 return usage_error("unexpected argument '%s'", a.pos[sub->n_pos]);
         if (!cli_session_id_is_valid(a.pos[0]))
-                return usage_error("'%s' is not a session ID (1 to 64 lowercase hex digits, as 'hull session open' prints)",
-                                   a.pos[0]);
+                return usage_error(
+                        "'%s' is not a session ID (1 to 64 lowercase hex digits, as 'hull session open' prints)",
+                        a.pos[0]);
         if ((sub->run == sub_inspect || sub->run == sub_get) && !handle_id_is_valid(a.pos[1]))
-                return usage_error("'%s' is not a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}, as 'list' shows)", a.pos[1]);
+                return usage_error("'%s' is not a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}, as 'list' shows)",
+                                   a.pos[1]);
         if (sub->run == sub_add && !a.pos[1][0])
                 return usage_error("the file's name is empty%s", "");
         if (a.csv && a.json)
                 return usage_error("--csv and --json exclude each other%s", "");
 
-        _cleanup_(cli_client_done) cli_client c = { 0 };
+        _cleanup_(cli_client_done) cli_client c = {0};
         r = cli_client_setup(&c, CMD, a.url, a.unix_path, a.token_file, a.insecure);
         if (r)
                 return r;

@@ -59,27 +59,27 @@ enum {
 };
 
 static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "listen", required_argument, NULL, OPT_LISTEN },
-        { "socket", required_argument, NULL, OPT_SOCKET },
-        { "tokens", required_argument, NULL, OPT_TOKENS },
-        { "max-runs", required_argument, NULL, OPT_MAX_RUNS },
-        { "queue", required_argument, NULL, OPT_QUEUE },
-        { "memory", required_argument, NULL, OPT_MEMORY },
-        { "pids", required_argument, NULL, OPT_PIDS },
-        { "no-cgroup", no_argument, NULL, OPT_NO_CGROUP },
-        { "work-dir", required_argument, NULL, OPT_WORK_DIR },
-        { "shutdown-grace", required_argument, NULL, OPT_GRACE },
-        { "log-level", required_argument, NULL, OPT_LOG_LEVEL },
-        { "max-sessions", required_argument, NULL, OPT_MAX_SESSIONS },
-        { "max-sessions-per-owner", required_argument, NULL, OPT_MAX_PER_OWNER },
-        { "session-lifetime", required_argument, NULL, OPT_SESSION_LIFETIME },
-        { "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
-        { "session-memory", required_argument, NULL, OPT_SESSION_MEMORY },
-        { "audit-dir", required_argument, NULL, OPT_AUDIT_DIR },
-        { "no-zygote", no_argument, NULL, OPT_NO_ZYGOTE },
-        { "handles-dir", required_argument, NULL, OPT_HANDLES_DIR },
-        { "max-sessions-per-caller", required_argument, NULL, OPT_MAX_PER_CALLER },
+        {"help", no_argument, NULL, 'h'},
+        {"listen", required_argument, NULL, OPT_LISTEN},
+        {"socket", required_argument, NULL, OPT_SOCKET},
+        {"tokens", required_argument, NULL, OPT_TOKENS},
+        {"max-runs", required_argument, NULL, OPT_MAX_RUNS},
+        {"queue", required_argument, NULL, OPT_QUEUE},
+        {"memory", required_argument, NULL, OPT_MEMORY},
+        {"pids", required_argument, NULL, OPT_PIDS},
+        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
+        {"work-dir", required_argument, NULL, OPT_WORK_DIR},
+        {"shutdown-grace", required_argument, NULL, OPT_GRACE},
+        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+        {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
+        {"max-sessions-per-owner", required_argument, NULL, OPT_MAX_PER_OWNER},
+        {"session-lifetime", required_argument, NULL, OPT_SESSION_LIFETIME},
+        {"session-idle", required_argument, NULL, OPT_SESSION_IDLE},
+        {"session-memory", required_argument, NULL, OPT_SESSION_MEMORY},
+        {"audit-dir", required_argument, NULL, OPT_AUDIT_DIR},
+        {"no-zygote", no_argument, NULL, OPT_NO_ZYGOTE},
+        {"handles-dir", required_argument, NULL, OPT_HANDLES_DIR},
+        {"max-sessions-per-caller", required_argument, NULL, OPT_MAX_PER_CALLER},
         {},
 };
 
@@ -111,14 +111,15 @@ void cli_serve_help(void) {
                "  --audit-dir DIR          each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
                "                           (default /var/lib/hull/audit as root, else ~/.local/state/hull/audit)\n"
                "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n"
-               "  --handles-dir DIR        each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the sandbox\n"
+               "  --handles-dir DIR        each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the "
+               "sandbox\n"
                "                           at /handles (default /var/lib/hull/handles as root, else\n"
                "                           ~/.local/state/hull/handles)\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
-               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER,
-               SERVE_DEFAULT_SESSIONS_PER_CALLER);
+               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX,
+               SERVE_DEFAULT_SESSIONS_PER_OWNER, SERVE_DEFAULT_SESSIONS_PER_CALLER);
 }
 
 #define usage_error(...) cli_usage_error("serve", CLI_EXIT_USAGE, __VA_ARGS__)
@@ -130,7 +131,7 @@ static bool wait_idle(http_server *srv, int sfd, uint64_t deadline, bool *ret_si
                 uint64_t now = now_mono_ms();
                 if (now >= deadline)
                         return false;
-                struct pollfd p = { .fd = sfd, .events = POLLIN };
+                struct pollfd p = {.fd = sfd, .events = POLLIN};
                 if (poll(&p, 1, (int) MIN(deadline - now, 50U)) > 0) {
                         struct signalfd_siginfo si;
                         while (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si))
@@ -152,7 +153,8 @@ static int make_work_root(const char *parent, char *buf, size_t size, hull_error
         if ((size_t) snprintf(buf, size, "%s/hull-serve.XXXXXX", parent) >= size)
                 return hull_err(e, -ENAMETOOLONG, "serve: the work directory path is too long");
         if (!mkdtemp(buf))
-                return hull_err_hint(e, negative_errno(), "pass --work-dir DIR", "serve: cannot create a directory in %s", parent);
+                return hull_err_hint(e, negative_errno(), "pass --work-dir DIR",
+                                     "serve: cannot create a directory in %s", parent);
         if (chmod(buf, 0711) < 0)
                 return hull_err(e, negative_errno(), "serve: cannot set the mode of %s", buf);
         return 0;
@@ -169,7 +171,8 @@ static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *
         else {
                 const char *home = getenv("HOME");
                 if (!home || home[0] != '/')
-                        return hull_err_hint(e, -EINVAL, "pass --audit-dir and --handles-dir", "serve: no HOME for the default state directory");
+                        return hull_err_hint(e, -EINVAL, "pass --audit-dir and --handles-dir",
+                                             "serve: no HOME for the default state directory");
                 if ((size_t) snprintf(buf, size, "%s/.local/state/hull/%s", home, leaf) >= size)
                         return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
         }
@@ -180,7 +183,8 @@ static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *
                         int r = mkdir(buf, c == '\0' ? mode : 0711);
                         *p = c;
                         if (r < 0 && errno != EEXIST)
-                                return hull_err_hint(e, negative_errno(), "pass another directory", "serve: cannot create %s", buf);
+                                return hull_err_hint(e, negative_errno(), "pass another directory",
+                                                     "serve: cannot create %s", buf);
                         if (c == '\0')
                                 break;
                 }
@@ -199,8 +203,10 @@ static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *
                         *p = '\0';
                         const char *dirpath = part[0] ? part : "/";
                         if (stat(dirpath, &st) == 0 && !(st.st_mode & S_IXOTH))
-                                return hull_err_hint(e, -EACCES, "run 'chmod o+x' on it, or pass --handles-dir elsewhere",
-                                                     "serve: the sandbox user cannot reach %s: %s is not searchable by others", buf, dirpath);
+                                return hull_err_hint(
+                                        e, -EACCES, "run 'chmod o+x' on it, or pass --handles-dir elsewhere",
+                                        "serve: the sandbox user cannot reach %s: %s is not searchable by others", buf,
+                                        dirpath);
                         if (!part[0])
                                 break;
                 }
@@ -215,9 +221,10 @@ int cli_serve_main(int argc, char **argv) {
         bool use_cgroups = true, zygote = true;
         uint64_t max_sessions = SERVE_DEFAULT_SESSIONS, per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER,
                  per_caller = SERVE_DEFAULT_SESSIONS_PER_CALLER;
-        uint64_t lifetime_ms = SERVE_SESSION_LIFETIME_MS, idle_ms = SERVE_SESSION_IDLE_MS, session_memory = SERVE_SESSION_MEMORY_BYTES;
+        uint64_t lifetime_ms = SERVE_SESSION_LIFETIME_MS, idle_ms = SERVE_SESSION_IDLE_MS,
+                 session_memory = SERVE_SESSION_MEMORY_BYTES;
         const char *audit_dir = NULL, *handles_dir = NULL;
-        dlog log = { .level = DLOG_INFO, .fd = STDERR_FILENO };
+        dlog log = {.level = DLOG_INFO, .fd = STDERR_FILENO};
         int c;
 
         optind = 1;
@@ -248,7 +255,8 @@ int cli_serve_main(int argc, char **argv) {
                         break;
                 case OPT_MEMORY:
                         if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &memory) < 0)
-                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'", optarg);
+                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'",
+                                                   optarg);
                         break;
                 case OPT_PIDS:
                         if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &pids) < 0)
@@ -260,7 +268,8 @@ int cli_serve_main(int argc, char **argv) {
                 case OPT_WORK_DIR: {
                         struct stat st;
                         if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
-                                return usage_error("--work-dir '%s' is not an existing directory given by absolute path", optarg);
+                                return usage_error(
+                                        "--work-dir '%s' is not an existing directory given by absolute path", optarg);
                         work_dir = optarg;
                         break;
                 }
@@ -274,24 +283,31 @@ int cli_serve_main(int argc, char **argv) {
                         break;
                 case OPT_MAX_SESSIONS:
                         if (parse_uint64(optarg, 0, SERVE_SESSIONS_MAX, &max_sessions) < 0)
-                                return usage_error("--max-sessions wants a whole number from 0 to %u, got '%s'", SERVE_SESSIONS_MAX, optarg);
+                                return usage_error("--max-sessions wants a whole number from 0 to %u, got '%s'",
+                                                   SERVE_SESSIONS_MAX, optarg);
                         break;
                 case OPT_MAX_PER_OWNER:
                         if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &per_owner) < 0)
-                                return usage_error("--max-sessions-per-owner wants a whole number from 1 to %u, got '%s'",
-                                                   SERVE_SESSIONS_MAX, optarg);
+                                return usage_error(
+                                        "--max-sessions-per-owner wants a whole number from 1 to %u, got '%s'",
+                                        SERVE_SESSIONS_MAX, optarg);
                         break;
                 case OPT_SESSION_LIFETIME:
                         if (parse_duration_ms(optarg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &lifetime_ms) < 0)
-                                return usage_error("--session-lifetime wants a duration from 1s to 12h such as 30m, got '%s'", optarg);
+                                return usage_error(
+                                        "--session-lifetime wants a duration from 1s to 12h such as 30m, got '%s'",
+                                        optarg);
                         break;
                 case OPT_SESSION_IDLE:
                         if (parse_duration_ms(optarg, 100, SERVE_SESSION_LIFETIME_MS_MAX, &idle_ms) < 0)
-                                return usage_error("--session-idle wants a duration from 100ms to 12h such as 5m, got '%s'", optarg);
+                                return usage_error(
+                                        "--session-idle wants a duration from 100ms to 12h such as 5m, got '%s'",
+                                        optarg);
                         break;
                 case OPT_SESSION_MEMORY:
                         if (parse_size(optarg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &session_memory) < 0)
-                                return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'", optarg);
+                                return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'",
+                                                   optarg);
                         break;
                 case OPT_AUDIT_DIR:
                         if (optarg[0] != '/')
@@ -303,8 +319,9 @@ int cli_serve_main(int argc, char **argv) {
                         break;
                 case OPT_MAX_PER_CALLER:
                         if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &per_caller) < 0)
-                                return usage_error("--max-sessions-per-caller wants a whole number from 1 to %u, got '%s'",
-                                                   SERVE_SESSIONS_MAX, optarg);
+                                return usage_error(
+                                        "--max-sessions-per-caller wants a whole number from 1 to %u, got '%s'",
+                                        SERVE_SESSIONS_MAX, optarg);
                         break;
                 case OPT_HANDLES_DIR:
                         if (optarg[0] != '/')
@@ -320,7 +337,7 @@ int cli_serve_main(int argc, char **argv) {
         if (optind < argc)
                 return usage_error("unexpected argument '%s'", argv[optind]);
 
-        http_config hc = { .socket_path = socket_path, .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue };
+        http_config hc = {.socket_path = socket_path, .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue};
         char default_listen[SERVE_SHORT_STR_MAX];
         snprintf(default_listen, sizeof(default_listen), "127.0.0.1:%u", SERVE_DEFAULT_PORT);
         if (!listen)
@@ -328,21 +345,24 @@ int cli_serve_main(int argc, char **argv) {
         if (http_listen_parse(listen, &hc.listen, &hc.listen_len) < 0)
                 return usage_error("--listen wants HOST:PORT with an IP address (IPv6 in brackets), got '%s'", listen);
 
-        auth_tokens tokens = { 0 };
-        hull_error e = { 0 };
+        auth_tokens tokens = {0};
+        hull_error e = {0};
         if (tokens_path) {
                 if (auth_tokens_load(tokens_path, &tokens, &e) < 0) {
                         cli_report("serve", &e);
                         return CLI_EXIT_FAILURE;
                 }
                 if (tokens.n == 0) {
-                        cli_error("serve", "%s holds no token (add one with 'hull token new --tokens %s')", tokens_path, tokens_path);
+                        cli_error("serve", "%s holds no token (add one with 'hull token new --tokens %s')", tokens_path,
+                                  tokens_path);
                         return CLI_EXIT_FAILURE;
                 }
         }
         if (tokens.n == 0 && !http_addr_is_loopback((const struct sockaddr *) &hc.listen)) {
-                cli_error("serve", "refusing to listen on %s without tokens: anyone who reaches it could run code "
-                                   "(pass --tokens FILE; make one with 'hull token new --tokens FILE')", listen);
+                cli_error("serve",
+                          "refusing to listen on %s without tokens: anyone who reaches it could run code "
+                          "(pass --tokens FILE; make one with 'hull token new --tokens FILE')",
+                          listen);
                 return CLI_EXIT_USAGE;
         }
         hc.tokens = &tokens;
@@ -393,9 +413,13 @@ int cli_serve_main(int argc, char **argv) {
                 auth_tokens_done(&tokens);
                 return CLI_EXIT_FAILURE;
         }
-        brk_config bc = { .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue, .work_root = work_root,
-                          .use_cgroups = use_cgroups, .spare_memory_bytes = memory, .spare_pids = pids,
-                          .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES };
+        brk_config bc = {.max_runs = (unsigned) max_runs,
+                         .queue_max = (unsigned) queue,
+                         .work_root = work_root,
+                         .use_cgroups = use_cgroups,
+                         .spare_memory_bytes = memory,
+                         .spare_pids = pids,
+                         .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES};
         /* Sessions hold fds (control sockets, pipes, workspace and store fds, payloads being
          * adopted): the soft limit goes up to the hard one. Sandboxed commands get their own. */
         struct rlimit nofile;
@@ -405,7 +429,7 @@ int cli_serve_main(int argc, char **argv) {
         }
         if (use_cgroups) {
                 unsigned swept = 0;
-                hull_error ce = { 0 };
+                hull_error ce = {0};
                 if (sbx_cgroup_sweep_stale(&swept, &ce) == 0 && swept > 0)
                         dlog_log(&log, DLOG_INFO, "event=stale-cgroups-removed count=%u", swept);
         }
@@ -413,7 +437,8 @@ int cli_serve_main(int argc, char **argv) {
         if (max_sessions > 0 && zygote && ev.python) {
                 zygote_fd = sbx_zygote_start(&zygote_pid, &e);
                 if (zygote_fd < 0) {
-                        dlog_log(&log, DLOG_WARN, "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"", e.msg);
+                        dlog_log(&log, DLOG_WARN,
+                                 "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"", e.msg);
                         zygote_fd = -1;
                 }
         }
@@ -428,12 +453,21 @@ int cli_serve_main(int argc, char **argv) {
                         cli_report("serve", &e);
                         goto out;
                 }
-                hs_config sc = { .broker = broker, .evidence = &ev, .log = &log, .metrics = &m, .zygote_fd = zygote_fd,
-                                 .max_sessions = (unsigned) max_sessions, .max_per_owner = (unsigned) per_owner,
-                                 .max_per_caller = (unsigned) per_caller,
-                                 .lifetime_ms = lifetime_ms, .idle_ms = idle_ms, .memory_bytes = use_cgroups ? session_memory : 0,
-                                 .pids = use_cgroups ? SERVE_SESSION_PIDS : 0, .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
-                                 .audit_dir = audit_path, .handles_dir = handles_path };
+                hs_config sc = {.broker = broker,
+                                .evidence = &ev,
+                                .log = &log,
+                                .metrics = &m,
+                                .zygote_fd = zygote_fd,
+                                .max_sessions = (unsigned) max_sessions,
+                                .max_per_owner = (unsigned) per_owner,
+                                .max_per_caller = (unsigned) per_caller,
+                                .lifetime_ms = lifetime_ms,
+                                .idle_ms = idle_ms,
+                                .memory_bytes = use_cgroups ? session_memory : 0,
+                                .pids = use_cgroups ? SERVE_SESSION_PIDS : 0,
+                                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                                .audit_dir = audit_path,
+                                .handles_dir = handles_path};
                 if (hs_new(&sc, &sessions, &e) < 0) {
                         cli_report("serve", &e);
                         goto out;
@@ -450,10 +484,11 @@ int cli_serve_main(int argc, char **argv) {
                 char *colon = where[0] == '[' ? strstr(where, "]:") + 1 : strrchr(where, ':');
                 snprintf(colon + 1, sizeof(where) - (size_t) (colon + 1 - where), "%u", http_port(srv));
                 dlog_log(&log, DLOG_INFO,
-                         "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s protocol=%u work=%s",
-                         where, socket_path ? " socket=" : "", socket_path ? socket_path : "", tokens.n ? "bearer" : "open",
-                         tokens.n, (unsigned) max_runs, (unsigned) queue, ev.javascript ? "yes" : "no", ev.python ? "yes" : "no",
-                         PLIM_PROTOCOL, work_root);
+                         "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s "
+                         "protocol=%u work=%s",
+                         where, socket_path ? " socket=" : "", socket_path ? socket_path : "",
+                         tokens.n ? "bearer" : "open", tokens.n, (unsigned) max_runs, (unsigned) queue,
+                         ev.javascript ? "yes" : "no", ev.python ? "yes" : "no", PLIM_PROTOCOL, work_root);
                 if (tokens.n == 0)
                         dlog_log(&log, DLOG_WARN, "event=open-mode msg=\"no tokens: every local caller may run code\"");
         }
@@ -461,11 +496,12 @@ int cli_serve_main(int argc, char **argv) {
         /* Serve until a signal, or until the broker dies. */
         bool broker_died = false, poll_failed = false;
         for (;;) {
-                struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = brk_pidfd(broker), .events = POLLIN } };
+                struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = brk_pidfd(broker), .events = POLLIN}};
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        dlog_log(&log, DLOG_ERROR, "event=poll-failed errno=%s msg=\"shutting down\"", strerrorname_np(errno));
+                        dlog_log(&log, DLOG_ERROR, "event=poll-failed errno=%s msg=\"shutting down\"",
+                                 strerrorname_np(errno));
                         poll_failed = true;
                         break;
                 }
@@ -516,7 +552,7 @@ out:
         safe_close(zygote_fd); /* EOF: the zygote exits */
         if (zygote_pid > 0) {
                 _cleanup_close_ int zfd = (int) syscall(SYS_pidfd_open, zygote_pid, 0);
-                struct pollfd zp = { .fd = zfd, .events = POLLIN };
+                struct pollfd zp = {.fd = zfd, .events = POLLIN};
                 if (zfd < 0 || poll(&zp, 1, BRK_STOP_GRACE_MS) <= 0)
                         kill(zygote_pid, SIGKILL);
                 (void) waitpid(zygote_pid, NULL, 0);

@@ -68,28 +68,28 @@ enum {
         OPT_LIMIT,
         OPT_FORCE,
 };
-#define BIT(o) (1U << ((o) - OPT_URL))
+#define BIT(o) (1U << ((o) -OPT_URL))
 #define GLOBAL_OPTS (BIT(OPT_URL) | BIT(OPT_UNIX) | BIT(OPT_TOKEN_FILE) | BIT(OPT_INSECURE))
 
 static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "url", required_argument, NULL, OPT_URL },
-        { "unix", required_argument, NULL, OPT_UNIX },
-        { "token-file", required_argument, NULL, OPT_TOKEN_FILE },
-        { "insecure", no_argument, NULL, OPT_INSECURE },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "owner", required_argument, NULL, OPT_OWNER },
-        { "lifetime", required_argument, NULL, OPT_LIFETIME },
-        { "idle", required_argument, NULL, OPT_IDLE },
-        { "language", required_argument, NULL, OPT_LANGUAGE },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
-        { "env", required_argument, NULL, OPT_ENV },
-        { "python", no_argument, NULL, OPT_PYTHON },
-        { "javascript", no_argument, NULL, OPT_JAVASCRIPT },
-        { "file", required_argument, NULL, OPT_FILE },
-        { "offset", required_argument, NULL, OPT_OFFSET },
-        { "limit", required_argument, NULL, OPT_LIMIT },
-        { "force", no_argument, NULL, OPT_FORCE },
+        {"help", no_argument, NULL, 'h'},
+        {"url", required_argument, NULL, OPT_URL},
+        {"unix", required_argument, NULL, OPT_UNIX},
+        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
+        {"insecure", no_argument, NULL, OPT_INSECURE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"owner", required_argument, NULL, OPT_OWNER},
+        {"lifetime", required_argument, NULL, OPT_LIFETIME},
+        {"idle", required_argument, NULL, OPT_IDLE},
+        {"language", required_argument, NULL, OPT_LANGUAGE},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"env", required_argument, NULL, OPT_ENV},
+        {"python", no_argument, NULL, OPT_PYTHON},
+        {"javascript", no_argument, NULL, OPT_JAVASCRIPT},
+        {"file", required_argument, NULL, OPT_FILE},
+        {"offset", required_argument, NULL, OPT_OFFSET},
+        {"limit", required_argument, NULL, OPT_LIMIT},
+        {"force", no_argument, NULL, OPT_FORCE},
         {},
 };
 
@@ -134,7 +134,7 @@ static const session_sub *find_sub(const char *name);
 /* ---- small helpers ---- */
 
 static const char *const session_ends[] = {
-        "UNSPECIFIED", "CLOSED",   "EXPIRED",  "DISK_EXCEEDED", "MAIN_PROCESS_ENDED", "BOUNDARY_FAILED",
+        "UNSPECIFIED",     "CLOSED",   "EXPIRED",  "DISK_EXCEEDED", "MAIN_PROCESS_ENDED", "BOUNDARY_FAILED",
         "SANDBOX_CHANGED", "SHUTDOWN", "REPLACED", "NOT_FOUND",     "UNCLAIMED",
 };
 static const char *const not_dispatched_reasons[] = {
@@ -192,7 +192,8 @@ static void format_ms(uint64_t ms, char *buf, size_t size) {
         else if (s < 3600)
                 snprintf(buf, size, s % 60 ? "%" PRIu64 "m%02" PRIu64 "s" : "%" PRIu64 "m", s / 60, s % 60);
         else
-                snprintf(buf, size, (s / 60) % 60 ? "%" PRIu64 "h%02" PRIu64 "m" : "%" PRIu64 "h", s / 3600, (s / 60) % 60);
+                snprintf(buf, size, (s / 60) % 60 ? "%" PRIu64 "h%02" PRIu64 "m" : "%" PRIu64 "h", s / 3600,
+                         (s / 60) % 60);
 }
 
 /* Read a whole file (or stdin for NULL or "-") of at most max bytes into a new NUL-terminated
@@ -492,7 +493,8 @@ static void describe_details(const json_t *details, const char *message, char *b
                                      detail[0] ? ": " : "", detail);
                 else if (strcmp(type, "plimsoll.v1.NotDispatched") == 0 && !strstr(message, "nothing ran"))
                         k = snprintf(buf + len, size - len, " (nothing ran: %s)",
-                                     reason < ELEMENTSOF(not_dispatched_reasons) ? not_dispatched_reasons[reason] : "unknown");
+                                     reason < ELEMENTSOF(not_dispatched_reasons) ? not_dispatched_reasons[reason]
+                                                                                 : "unknown");
                 else if (strcmp(type, "plimsoll.v1.UnansweredCall") == 0)
                         k = snprintf(buf + len, size - len, " (the call may have run; it is counted in the session)");
                 if (k < 0 || (size_t) k >= size - len)
@@ -530,8 +532,8 @@ int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, jso
                 cli_error(c->cmd, "the URL is too long");
                 return CLI_EXIT_FAILURE;
         }
-        const char *headers[] = { "Content-Type: application/json", "Connect-Protocol-Version: 1", id_header,
-                                  c->auth[0] ? c->auth : NULL, NULL };
+        const char *headers[] = {"Content-Type: application/json", "Connect-Protocol-Version: 1", id_header,
+                                 c->auth[0] ? c->auth : NULL, NULL};
         httpc_request hr = {
                 .url = url,
                 .unix_socket = c->unix_path,
@@ -544,7 +546,7 @@ int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, jso
                 .capture_header = REQUEST_ID_HEADER,
         };
         httpc_answer a;
-        hull_error e = { 0 };
+        hull_error e = {0};
         int r = httpc_post(c->http, &hr, &a, &e);
         if (r < 0) {
                 if (r == -ECONNREFUSED)
@@ -565,7 +567,8 @@ int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, jso
                 const char *msg = o ? json_string_value(json_object_get(o, "message")) : NULL;
                 if (code) {
                         char more[2 * PLIM_END_DETAIL_MAX];
-                        describe_details(bound ? json_object_get(o, "details") : NULL, msg ? msg : "", more, sizeof(more));
+                        describe_details(bound ? json_object_get(o, "details") : NULL, msg ? msg : "", more,
+                                         sizeof(more));
                         cli_error(c->cmd, "%s: %s%s%s", code, msg ? msg : "(no message)", more,
                                   bound ? "" : " (the answer does not carry our request ID)");
                 } else {
@@ -581,8 +584,9 @@ int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, jso
                 return CLI_EXIT_FAILURE;
         }
         if (!bound) {
-                cli_error(c->cmd, "the answer from %s is not bound to our request (%u %s headers, ours is %s): not believed; "
-                               "the call may have run",
+                cli_error(c->cmd,
+                          "the answer from %s is not bound to our request (%u %s headers, ours is %s): not believed; "
+                          "the call may have run",
                           url, a.captured_count, REQUEST_ID_HEADER, id);
                 json_decref(o);
                 httpc_answer_done(&a);
@@ -639,7 +643,8 @@ static int sub_open(cli_client *c, const session_args *a) {
         char want[SHA256_HEX_SIZE];
         if (cli_json_string(ans, "sessionId", "session_id", &id) < 0 || !cli_session_id_is_valid(id))
                 return bad_answer("sessionId is not 1 to 64 lowercase hex digits");
-        if (cli_json_string(ans, "session", NULL, &fp) < 0 || sha256_hex(id, strlen(id), want) < 0 || strcmp(fp, want) != 0) {
+        if (cli_json_string(ans, "session", NULL, &fp) < 0 || sha256_hex(id, strlen(id), want) < 0 ||
+            strcmp(fp, want) != 0) {
                 /* The fingerprint must be the ID's SHA-256, or the run records cannot be tied to it. */
                 json_auto_t *closed = NULL;
                 cli_error(CMD, "the daemon's session fingerprint is not the SHA-256 of the session ID; closing it");
@@ -657,7 +662,8 @@ static int print_streams(const json_t *o, const char *what) {
         _cleanup_free_ char *out = NULL, *err = NULL;
         size_t out_len, err_len;
         bool out_trunc, err_trunc;
-        if (cli_json_bytes(o, "stdout", NULL, &out, &out_len) < 0 || cli_json_bytes(o, "stderr", NULL, &err, &err_len) < 0)
+        if (cli_json_bytes(o, "stdout", NULL, &out, &out_len) < 0 ||
+            cli_json_bytes(o, "stderr", NULL, &err, &err_len) < 0)
                 return bad_answer("stdout or stderr is not base64");
         if (cli_json_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc) < 0 ||
             cli_json_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc) < 0)
@@ -716,7 +722,8 @@ static int sub_exec(cli_client *c, const session_args *a) {
                 return r;
         int64_t exit_code;
         bool timed_out;
-        if (cli_json_int(ans, "exitCode", "exit_code", &exit_code) < 0 || cli_json_bool(ans, "timedOut", "timed_out", &timed_out) < 0)
+        if (cli_json_int(ans, "exitCode", "exit_code", &exit_code) < 0 ||
+            cli_json_bool(ans, "timedOut", "timed_out", &timed_out) < 0)
                 return bad_answer("exitCode or timedOut");
         if (a->json) {
                 r = print_json(ans);
@@ -775,7 +782,8 @@ static int sub_cell(cli_client *c, const session_args *a) {
                 if (r < 0) {
                         json_decref(files);
                         if (r == -EFBIG)
-                                return usage_error("the --file contents are over %u bytes in all", PLIM_FILES_BYTES_MAX);
+                                return usage_error("the --file contents are over %u bytes in all",
+                                                   PLIM_FILES_BYTES_MAX);
                         cli_error(CMD, "cannot read %s: %s", eq + 1, strerror(-r));
                         return CLI_EXIT_FAILURE;
                 }
@@ -812,9 +820,11 @@ static int sub_cell(cli_client *c, const session_args *a) {
         bool timed_out;
         if (!json_is_object(run) || !json_is_object(res))
                 return bad_answer("it carries no run.cell result");
-        if (get_session_end(ans, "ended", NULL, &ended) < 0 || cli_json_string(ans, "endDetail", "end_detail", &detail) < 0)
+        if (get_session_end(ans, "ended", NULL, &ended) < 0 ||
+            cli_json_string(ans, "endDetail", "end_detail", &detail) < 0)
                 return bad_answer("ended or endDetail");
-        if (cli_json_int(res, "exitCode", "exit_code", &exit_code) < 0 || cli_json_bool(res, "timedOut", "timed_out", &timed_out) < 0)
+        if (cli_json_int(res, "exitCode", "exit_code", &exit_code) < 0 ||
+            cli_json_bool(res, "timedOut", "timed_out", &timed_out) < 0)
                 return bad_answer("cell.exitCode or cell.timedOut");
         if (a->json)
                 r = print_json(ans);
@@ -843,14 +853,15 @@ static int sub_read(cli_client *c, const session_args *a) {
         uint64_t offset = a->offset;
         if (a->json) {
                 json_auto_t *ans = NULL;
-                int r = cli_call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : 0), SESSION_CLI_CALL_MS_DEFAULT, &ans);
+                int r = cli_call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : 0),
+                                 SESSION_CLI_CALL_MS_DEFAULT, &ans);
                 return r ? r : print_json(ans);
         }
         /* Without --limit, the whole file from --offset on, in the largest pieces the daemon reads. */
         for (;;) {
                 json_auto_t *ans = NULL;
                 int r = cli_call(c, PATH_READ, read_request(a, offset, a->has_limit ? a->limit : WS_READ_MAX_BYTES),
-                             SESSION_CLI_CALL_MS_DEFAULT, &ans);
+                                 SESSION_CLI_CALL_MS_DEFAULT, &ans);
                 if (r)
                         return r;
                 _cleanup_free_ char *data = NULL;
@@ -877,8 +888,8 @@ static int sub_write(cli_client *c, const session_args *a) {
         int r = cli_read_input(src, SESSION_CLI_WRITE_MAX, &data, &len);
         if (r < 0) {
                 if (r == -EFBIG)
-                        return usage_error("%s is over %u bytes, the most one write carries", strcmp(src, "-") ? src : "stdin",
-                                           SESSION_CLI_WRITE_MAX);
+                        return usage_error("%s is over %u bytes, the most one write carries",
+                                           strcmp(src, "-") ? src : "stdin", SESSION_CLI_WRITE_MAX);
                 cli_error(CMD, "cannot read %s: %s", strcmp(src, "-") ? src : "stdin", strerror(-r));
                 return CLI_EXIT_FAILURE;
         }
@@ -907,7 +918,8 @@ static int sub_persist(cli_client *c, const session_args *a) {
                 return CLI_EXIT_FAILURE;
         }
         json_auto_t *ans = NULL;
-        int r = cli_call(c, PATH_PERSIST, json_pack("{s:s}", "sessionId", a->pos[0]), SESSION_CLI_CALL_MS_DEFAULT, &ans);
+        int r = cli_call(c, PATH_PERSIST, json_pack("{s:s}", "sessionId", a->pos[0]), SESSION_CLI_CALL_MS_DEFAULT,
+                         &ans);
         if (r)
                 return r;
         _cleanup_free_ char *tar = NULL;
@@ -931,7 +943,8 @@ static int sub_persist(cli_client *c, const session_args *a) {
                 return CLI_EXIT_FAILURE;
         }
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || cli_write_all_fd(fd, tar, len) < 0 || fsync(fd) < 0) {
-                cli_error(CMD, "cannot write %s: %s", out, S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
+                cli_error(CMD, "cannot write %s: %s", out,
+                          S_ISREG(st.st_mode) ? strerror(errno) : "not a regular file");
                 if (S_ISREG(st.st_mode))
                         (void) unlink(out);
                 return CLI_EXIT_FAILURE;
@@ -954,7 +967,8 @@ static int sub_close(cli_client *c, const session_args *a) {
         int64_t calls;
         unsigned ended;
         char want[SHA256_HEX_SIZE];
-        if (cli_json_string(ans, "session", NULL, &fp) < 0 || cli_json_string(ans, "lastRecordSha256", "last_record_sha256", &last) < 0 ||
+        if (cli_json_string(ans, "session", NULL, &fp) < 0 ||
+            cli_json_string(ans, "lastRecordSha256", "last_record_sha256", &last) < 0 ||
             cli_json_int(ans, "calls", NULL, &calls) < 0 || get_session_end(ans, "ended", NULL, &ended) < 0)
                 return bad_answer("session, calls, lastRecordSha256 or ended");
         if (sha256_hex(a->pos[0], strlen(a->pos[0]), want) < 0 || strcmp(fp, want) != 0)
@@ -984,8 +998,9 @@ static int sub_list(cli_client *c, const session_args *a) {
                 const char *id, *owner;
                 int64_t calls, expires, idle;
                 char idle_s[32], left_s[32];
-                if (!json_is_object(s) || cli_json_string(s, "sessionId", "session_id", &id) < 0 || !cli_session_id_is_valid(id) ||
-                    cli_json_string(s, "owner", NULL, &owner) < 0 || cli_json_int(s, "calls", NULL, &calls) < 0 ||
+                if (!json_is_object(s) || cli_json_string(s, "sessionId", "session_id", &id) < 0 ||
+                    !cli_session_id_is_valid(id) || cli_json_string(s, "owner", NULL, &owner) < 0 ||
+                    cli_json_int(s, "calls", NULL, &calls) < 0 ||
                     cli_json_int(s, "expiresUnixMs", "expires_unix_ms", &expires) < 0 ||
                     cli_json_int(s, "idleTimeoutMs", "idle_timeout_ms", &idle) < 0)
                         return bad_answer("a session of the list");
@@ -999,7 +1014,8 @@ static int sub_list(cli_client *c, const session_args *a) {
                 printf("%-32s %6" PRId64 " %8s %10s  %s\n", id, calls, idle_s, left_s, owner[0] ? owner : "-");
         }
         if (sessions && json_array_size(sessions) > SESSION_CLI_LIST_MAX)
-                cli_error(CMD, "%zu more sessions not shown (use --json)", json_array_size(sessions) - SESSION_CLI_LIST_MAX);
+                cli_error(CMD, "%zu more sessions not shown (use --json)",
+                          json_array_size(sessions) - SESSION_CLI_LIST_MAX);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
@@ -1008,57 +1024,57 @@ static int sub_list(cli_client *c, const session_args *a) {
 #define CONNECTION_HELP CLI_CONNECTION_HELP
 
 static const session_sub subs[] = {
-        { "open", BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE), 0, 0,
-          "open [--owner O] [--lifetime DUR] [--idle DUR] [--language python|javascript]... [--json]",
-          "Open a session: one sandbox kept for many calls. Prints its ID, a capability: whoever has it\n"
-          "can use the session. With --json, the whole answer (fingerprint, isolation, expiry).\n\n"
-          "  --owner O          who the session is for, [A-Za-z0-9._:-]{1,64}\n"
-          "  --lifetime DUR     end it after DUR (may only shorten the daemon's; at most 12h)\n"
-          "  --idle DUR         end it after DUR without a call (at least 1s)\n"
-          "  --language L       warm an interpreter: python or javascript (repeatable)\n",
-          sub_open },
-        { "exec", BIT(OPT_JSON) | BIT(OPT_TIMEOUT) | BIT(OPT_ENV), 2, SIZE_MAX,
-          "exec ID [--timeout DUR] [--env K=V]... [--json] -- COMMAND...",
-          "Run COMMAND (its words joined by spaces, or one string) with /bin/sh -c in the session's\n"
-          "workspace. The working directory and exported variables carry over to the next exec.\n"
-          "Its stdout and stderr are written as they are; the exit status is the command's (124: it\n"
-          "timed out).\n\n"
-          "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"
-          "  --env K=V          set a variable for this command (repeatable)\n",
-          sub_exec },
-        { "cell", BIT(OPT_JSON) | BIT(OPT_TIMEOUT) | BIT(OPT_PYTHON) | BIT(OPT_JAVASCRIPT) | BIT(OPT_FILE), 1, 2,
-          "cell ID [--python|--javascript] [--timeout DUR] [--file PATH=LOCALFILE]... [--json] [CODE|-]",
-          "Run CODE (or stdin, when it is '-' or absent) in the session's interpreter, which keeps its\n"
-          "variables between cells and prints the value of the last expression. The exit status is 0\n"
-          "(it ran), 1 (it raised) or 124 (it timed out).\n\n"
-          "  --python           a python cell (the default)\n"
-          "  --javascript       a javascript cell\n"
-          "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"
-          "  --file PATH=LOCAL  write LOCAL (UTF-8 text) to PATH in the workspace before the code runs\n"
-          "                     (repeatable; 4M in all)\n",
-          sub_cell },
-        { "read", BIT(OPT_JSON) | BIT(OPT_OFFSET) | BIT(OPT_LIMIT), 2, 2,
-          "read ID PATH [--offset N] [--limit N] [--json]",
-          "Write the bytes of the workspace file PATH to stdout, exactly.\n\n"
-          "  --offset N         start at byte N\n"
-          "  --limit N          at most N bytes (one call; default: the whole file, at most 16M a call)\n"
-          "  --json             the daemon's answer (content in base64, size, eof)\n",
-          sub_read },
-        { "write", BIT(OPT_JSON), 2, 3, "write ID PATH [LOCALFILE|-] [--json]",
-          "Write the workspace file PATH (created or replaced) with the bytes of LOCALFILE, or of stdin\n"
-          "when it is '-' or absent.\n",
-          sub_write },
-        { "persist", BIT(OPT_JSON) | BIT(OPT_FORCE), 2, 2, "persist ID OUT.tar [--force] [--json]",
-          "Save the session's workspace as a tar archive in OUT.tar and print its SHA-256 (checked\n"
-          "against the daemon's).\n\n"
-          "  --force            overwrite OUT.tar if it exists\n",
-          sub_persist },
-        { "close", BIT(OPT_JSON), 1, 1, "close ID [--json]",
-          "Close the session. Prints 'closed FINGERPRINT calls=N last=DIGEST ended=REASON': the calls\n"
-          "recorded and the digest of the last run record, which an audit log can be checked against.\n",
-          sub_close },
-        { "list", BIT(OPT_JSON), 0, 0, "list [--json]",
-          "List your open sessions: ID, calls, idle timeout, time left, owner.\n", sub_list },
+        {"open", BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE), 0, 0,
+         "open [--owner O] [--lifetime DUR] [--idle DUR] [--language python|javascript]... [--json]",
+         "Open a session: one sandbox kept for many calls. Prints its ID, a capability: whoever has it\n"
+         "can use the session. With --json, the whole answer (fingerprint, isolation, expiry).\n\n"
+         "  --owner O          who the session is for, [A-Za-z0-9._:-]{1,64}\n"
+         "  --lifetime DUR     end it after DUR (may only shorten the daemon's; at most 12h)\n"
+         "  --idle DUR         end it after DUR without a call (at least 1s)\n"
+         "  --language L       warm an interpreter: python or javascript (repeatable)\n",
+         sub_open},
+        {"exec", BIT(OPT_JSON) | BIT(OPT_TIMEOUT) | BIT(OPT_ENV), 2, SIZE_MAX,
+         "exec ID [--timeout DUR] [--env K=V]... [--json] -- COMMAND...",
+         "Run COMMAND (its words joined by spaces, or one string) with /bin/sh -c in the session's\n"
+         "workspace. The working directory and exported variables carry over to the next exec.\n"
+         "Its stdout and stderr are written as they are; the exit status is the command's (124: it\n"
+         "timed out).\n\n"
+         "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"
+         "  --env K=V          set a variable for this command (repeatable)\n",
+         sub_exec},
+        {"cell", BIT(OPT_JSON) | BIT(OPT_TIMEOUT) | BIT(OPT_PYTHON) | BIT(OPT_JAVASCRIPT) | BIT(OPT_FILE), 1, 2,
+         "cell ID [--python|--javascript] [--timeout DUR] [--file PATH=LOCALFILE]... [--json] [CODE|-]",
+         "Run CODE (or stdin, when it is '-' or absent) in the session's interpreter, which keeps its\n"
+         "variables between cells and prints the value of the last expression. The exit status is 0\n"
+         "(it ran), 1 (it raised) or 124 (it timed out).\n\n"
+         "  --python           a python cell (the default)\n"
+         "  --javascript       a javascript cell\n"
+         "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"
+         "  --file PATH=LOCAL  write LOCAL (UTF-8 text) to PATH in the workspace before the code runs\n"
+         "                     (repeatable; 4M in all)\n",
+         sub_cell},
+        {"read", BIT(OPT_JSON) | BIT(OPT_OFFSET) | BIT(OPT_LIMIT), 2, 2,
+         "read ID PATH [--offset N] [--limit N] [--json]",
+         "Write the bytes of the workspace file PATH to stdout, exactly.\n\n"
+         "  --offset N         start at byte N\n"
+         "  --limit N          at most N bytes (one call; default: the whole file, at most 16M a call)\n"
+         "  --json             the daemon's answer (content in base64, size, eof)\n",
+         sub_read},
+        {"write", BIT(OPT_JSON), 2, 3, "write ID PATH [LOCALFILE|-] [--json]",
+         "Write the workspace file PATH (created or replaced) with the bytes of LOCALFILE, or of stdin\n"
+         "when it is '-' or absent.\n",
+         sub_write},
+        {"persist", BIT(OPT_JSON) | BIT(OPT_FORCE), 2, 2, "persist ID OUT.tar [--force] [--json]",
+         "Save the session's workspace as a tar archive in OUT.tar and print its SHA-256 (checked\n"
+         "against the daemon's).\n\n"
+         "  --force            overwrite OUT.tar if it exists\n",
+         sub_persist},
+        {"close", BIT(OPT_JSON), 1, 1, "close ID [--json]",
+         "Close the session. Prints 'closed FINGERPRINT calls=N last=DIGEST ended=REASON': the calls\n"
+         "recorded and the digest of the last run record, which an audit log can be checked against.\n",
+         sub_close},
+        {"list", BIT(OPT_JSON), 0, 0, "list [--json]",
+         "List your open sessions: ID, calls, idle timeout, time left, owner.\n", sub_list},
 };
 
 static const session_sub *find_sub(const char *name) {
@@ -1084,7 +1100,8 @@ void cli_session_help(void) {
 }
 
 static void sub_help(const session_sub *s) {
-        printf("Usage: hull session %s\n\n%s\n" CONNECTION_HELP "  --json             print the daemon's whole answer as JSON\n",
+        printf("Usage: hull session %s\n\n%s\n" CONNECTION_HELP
+               "  --json             print the daemon's whole answer as JSON\n",
                s->synopsis, s->help);
 }
 
@@ -1132,9 +1149,10 @@ static int setup_url(cli_client *c, const char *url, bool over_unix, bool insecu
         if (host_end == host)
                 return conn_usage_error("--url names no host: '%s'", url);
         if (!https && !over_unix && !insecure && !host_is_loopback(host, (size_t) (host_end - host)))
-                return conn_usage_error("refusing cleartext http to %.*s: the token and the code would cross the network "
-                                   "unencrypted (use https://, or --insecure)",
-                                   (int) (host_end - host), host);
+                return conn_usage_error(
+                        "refusing cleartext http to %.*s: the token and the code would cross the network "
+                        "unencrypted (use https://, or --insecure)",
+                        (int) (host_end - host), host);
         while (len > (size_t) (auth_end - url) && url[len - 1] == '/')
                 len--;
         memcpy(c->base, url, len);
@@ -1152,7 +1170,7 @@ static int setup_token(cli_client *c, const char *token_file) {
                 if (r < 0) {
                         if (r == -EFBIG)
                                 return conn_usage_error("--token-file %s is over %u bytes: not a token", token_file,
-                                                   SESSION_CLI_TOKEN_FILE_MAX);
+                                                        SESSION_CLI_TOKEN_FILE_MAX);
                         cli_error(c->cmd, "cannot read the token file %s: %s", token_file, strerror(-r));
                         return CLI_EXIT_FAILURE;
                 }
@@ -1163,7 +1181,8 @@ static int setup_token(cli_client *c, const char *token_file) {
                 from = "$HULL_TOKEN";
         } else
                 return 0;
-        while (len > 0 && (token[len - 1] == '\n' || token[len - 1] == '\r' || token[len - 1] == ' ' || token[len - 1] == '\t'))
+        while (len > 0 &&
+               (token[len - 1] == '\n' || token[len - 1] == '\r' || token[len - 1] == ' ' || token[len - 1] == '\t'))
                 len--;
         bool ok = len > 0 && len <= AUTH_TOKEN_MAX;
         for (size_t i = 0; ok && i < len; i++)
@@ -1172,7 +1191,7 @@ static int setup_token(cli_client *c, const char *token_file) {
                 if (buf)
                         OPENSSL_cleanse(buf, strlen(buf));
                 return conn_usage_error("the token from %s must be 1 to %u visible ASCII characters on one line", from,
-                                   AUTH_TOKEN_MAX);
+                                        AUTH_TOKEN_MAX);
         }
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %.*s", (int) len, token);
         if (buf)
@@ -1194,7 +1213,7 @@ int cli_client_setup(cli_client *c, const char *cmd, const char *url, const char
         r = setup_token(c, token_file);
         if (r)
                 return r;
-        hull_error e = { 0 };
+        hull_error e = {0};
         if (httpc_new(&c->http, &e) < 0) {
                 cli_report(cmd, &e);
                 return CLI_EXIT_FAILURE;
@@ -1248,17 +1267,21 @@ static int parse_options(int argc, char **argv, const session_sub *sub, session_
                         break;
                 case OPT_OWNER:
                         if (!owner_is_valid(optarg))
-                                return usage_error("--owner wants 1 to 64 characters of [A-Za-z0-9._:-], got '%s'", optarg);
+                                return usage_error("--owner wants 1 to 64 characters of [A-Za-z0-9._:-], got '%s'",
+                                                   optarg);
                         a->owner = optarg;
                         break;
                 case OPT_LIFETIME:
                         if (parse_duration_ms(optarg, 1, SESSION_CLI_LIFETIME_MS_MAX, &a->lifetime_ms) < 0)
-                                return usage_error("--lifetime wants a duration up to 12h such as 30m, got '%s'", optarg);
+                                return usage_error("--lifetime wants a duration up to 12h such as 30m, got '%s'",
+                                                   optarg);
                         a->has_lifetime = true;
                         break;
                 case OPT_IDLE:
-                        if (parse_duration_ms(optarg, SESSION_CLI_IDLE_MS_MIN, SESSION_CLI_LIFETIME_MS_MAX, &a->idle_ms) < 0)
-                                return usage_error("--idle wants a duration from 1s to 12h such as 5m, got '%s'", optarg);
+                        if (parse_duration_ms(optarg, SESSION_CLI_IDLE_MS_MIN, SESSION_CLI_LIFETIME_MS_MAX,
+                                              &a->idle_ms) < 0)
+                                return usage_error("--idle wants a duration from 1s to 12h such as 5m, got '%s'",
+                                                   optarg);
                         a->has_idle = true;
                         break;
                 case OPT_LANGUAGE:
@@ -1271,17 +1294,19 @@ static int parse_options(int argc, char **argv, const session_sub *sub, session_
                         break;
                 case OPT_TIMEOUT:
                         if (parse_duration_ms(optarg, 1, PLIM_TIMEOUT_MS_MAX, &a->timeout_ms) < 0)
-                                return usage_error("--timeout wants a duration from 1ms to 5m such as 30s, got '%s'", optarg);
+                                return usage_error("--timeout wants a duration from 1ms to 5m such as 30s, got '%s'",
+                                                   optarg);
                         a->has_timeout = true;
                         break;
                 case OPT_ENV: {
                         const char *eq = strchr(optarg, '=');
-                        if (parse_env_assignment(optarg, HULL_API_ENV_NAME_MAX + 1 + HULL_API_ENV_VALUE_MAX) < 0 || !eq ||
-                            (size_t) (eq - optarg) > HULL_API_ENV_NAME_MAX || strlen(eq + 1) > HULL_API_ENV_VALUE_MAX ||
-                            !utf8_is_valid(eq + 1, strlen(eq + 1)))
-                                return usage_error("--env wants NAME=VALUE (NAME [A-Za-z_][A-Za-z0-9_]{0,127}, VALUE UTF-8 up "
-                                                   "to 8K), got '%s'",
-                                                   optarg);
+                        if (parse_env_assignment(optarg, HULL_API_ENV_NAME_MAX + 1 + HULL_API_ENV_VALUE_MAX) < 0 ||
+                            !eq || (size_t) (eq - optarg) > HULL_API_ENV_NAME_MAX ||
+                            strlen(eq + 1) > HULL_API_ENV_VALUE_MAX || !utf8_is_valid(eq + 1, strlen(eq + 1)))
+                                return usage_error(
+                                        "--env wants NAME=VALUE (NAME [A-Za-z_][A-Za-z0-9_]{0,127}, VALUE UTF-8 up "
+                                        "to 8K), got '%s'",
+                                        optarg);
                         for (size_t i = 0; i < a->n_env; i++)
                                 if (strncmp(a->env[i], optarg, (size_t) (eq - optarg) + 1) == 0)
                                         return usage_error("--env sets %.*s twice", (int) (eq - optarg), optarg);
@@ -1334,7 +1359,7 @@ static int parse_options(int argc, char **argv, const session_sub *sub, session_
 }
 
 int cli_session_main(int argc, char **argv) {
-        session_args a = { .language = NULL };
+        session_args a = {.language = NULL};
         bool done = false;
         int r;
 
@@ -1349,7 +1374,8 @@ int cli_session_main(int argc, char **argv) {
                 return usage_error("no subcommand given (open, exec, cell, read, write, persist, close, list)%s", "");
         const session_sub *sub = find_sub(argv[optind]);
         if (!sub)
-                return usage_error("unknown subcommand '%s' (open, exec, cell, read, write, persist, close, list)", argv[optind]);
+                return usage_error("unknown subcommand '%s' (open, exec, cell, read, write, persist, close, list)",
+                                   argv[optind]);
         argc -= optind;
         argv += optind;
         r = parse_options(argc, argv, sub, &a, &done);
@@ -1359,14 +1385,15 @@ int cli_session_main(int argc, char **argv) {
         a.n_pos = (size_t) (argc - optind);
         if (a.n_pos < sub->min_pos)
                 return usage_error("'hull session %s' wants %s", sub->name,
-                                   sub->min_pos == 1 ? "a session ID"
-                                   : strcmp(sub->name, "exec") == 0 ? "a session ID and a command"
+                                   sub->min_pos == 1                   ? "a session ID"
+                                   : strcmp(sub->name, "exec") == 0    ? "a session ID and a command"
                                    : strcmp(sub->name, "persist") == 0 ? "a session ID and the archive to write"
                                                                        : "a session ID and a path");
         if (a.n_pos > sub->max_pos)
                 return usage_error("unexpected argument '%s'", a.pos[sub->max_pos]);
         if (sub->min_pos > 0 && !cli_session_id_is_valid(a.pos[0]))
-                return usage_error("'%s' is not a session ID (1 to 64 lowercase hex digits, as 'open' prints)", a.pos[0]);
+                return usage_error("'%s' is not a session ID (1 to 64 lowercase hex digits, as 'open' prints)",
+                                   a.pos[0]);
         if ((sub->run == sub_read || sub->run == sub_write) && (!a.pos[1][0] || strlen(a.pos[1]) > WS_PATH_MAX))
                 return usage_error("the workspace path must be 1 to %u bytes", WS_PATH_MAX);
         if (sub->run == sub_persist && !a.pos[1][0])
@@ -1374,7 +1401,7 @@ int cli_session_main(int argc, char **argv) {
         if (!a.language)
                 a.language = "python";
 
-        _cleanup_(cli_client_done) cli_client c = { 0 };
+        _cleanup_(cli_client_done) cli_client c = {0};
         r = cli_client_setup(&c, CMD, a.url, a.unix_path, a.token_file, a.insecure);
         if (r)
                 return r;

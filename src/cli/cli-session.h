@@ -17,11 +17,11 @@ void cli_session_help(void);
 
 #define CLI_SERVE_DEFAULT_URL "http://127.0.0.1:8750"
 
-#define CLI_CONNECTION_HELP                                                                        \
-        "Connection (before or after the subcommand):\n"                                           \
-        "  --url URL          hull serve's address (default $HULL_URL, else " CLI_SERVE_DEFAULT_URL ")\n" \
-        "  --unix PATH        connect to hull serve's unix socket instead (hull serve --socket)\n"  \
-        "  --token-file FILE  send the bearer token in FILE (default $HULL_TOKEN; none: no token)\n" \
+#define CLI_CONNECTION_HELP                                                                                            \
+        "Connection (before or after the subcommand):\n"                                                               \
+        "  --url URL          hull serve's address (default $HULL_URL, else " CLI_SERVE_DEFAULT_URL ")\n"              \
+        "  --unix PATH        connect to hull serve's unix socket instead (hull serve --socket)\n"                     \
+        "  --token-file FILE  send the bearer token in FILE (default $HULL_TOKEN; none: no token)\n"                   \
         "  --insecure         allow cleartext http to a host that is not loopback\n"
 
 /* The daemon we talk to. */

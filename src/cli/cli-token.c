@@ -21,10 +21,10 @@ enum {
 };
 
 static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "scope", required_argument, NULL, OPT_SCOPE },
-        { "name", required_argument, NULL, OPT_NAME },
-        { "tokens", required_argument, NULL, OPT_TOKENS },
+        {"help", no_argument, NULL, 'h'},
+        {"scope", required_argument, NULL, OPT_SCOPE},
+        {"name", required_argument, NULL, OPT_NAME},
+        {"tokens", required_argument, NULL, OPT_TOKENS},
         {},
 };
 
@@ -81,12 +81,14 @@ int cli_token_main(int argc, char **argv) {
                         return CLI_EXIT_OK;
                 case OPT_SCOPE:
                         if (!auth_scopes_are_valid(optarg))
-                                return usage_error("--scope wants a comma-separated list such as code:run, got '%s'", optarg);
+                                return usage_error("--scope wants a comma-separated list such as code:run, got '%s'",
+                                                   optarg);
                         scope = optarg;
                         break;
                 case OPT_NAME:
                         if (!auth_name_is_valid(optarg))
-                                return usage_error("--name wants 1 to 64 characters of [A-Za-z0-9._:-], got '%s'", optarg);
+                                return usage_error("--name wants 1 to 64 characters of [A-Za-z0-9._:-], got '%s'",
+                                                   optarg);
                         name = optarg;
                         break;
                 case OPT_TOKENS:
@@ -111,12 +113,13 @@ int cli_token_main(int argc, char **argv) {
                 r = append_line(path, line);
                 if (r < 0) {
                         OPENSSL_cleanse(token, sizeof(token));
-                        cli_error("token", "cannot append to %s: %s", path, r == -EINVAL ? "not a regular file" : strerror(-r));
+                        cli_error("token", "cannot append to %s: %s", path,
+                                  r == -EINVAL ? "not a regular file" : strerror(-r));
                         return CLI_EXIT_FAILURE;
                 }
                 printf("%s\n", token);
-                fprintf(stderr, "hull: token: added to %s (scope %s%s%s); the token above is shown only once\n", path, scope,
-                        name ? ", name " : "", name ? name : "");
+                fprintf(stderr, "hull: token: added to %s (scope %s%s%s); the token above is shown only once\n", path,
+                        scope, name ? ", name " : "", name ? name : "");
         } else
                 printf("%s\n# the line for the tokens file (hull serve --tokens FILE):\n%s", token, line);
         OPENSSL_cleanse(token, sizeof(token));

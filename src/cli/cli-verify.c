@@ -23,9 +23,9 @@ enum {
 };
 
 static const struct option options[] = {
-        { "help", no_argument, NULL, 'h' },
-        { "calls", required_argument, NULL, OPT_CALLS },
-        { "last", required_argument, NULL, OPT_LAST },
+        {"help", no_argument, NULL, 'h'},
+        {"calls", required_argument, NULL, OPT_CALLS},
+        {"last", required_argument, NULL, OPT_LAST},
         {},
 };
 
@@ -129,7 +129,7 @@ static int line_next(line_reader *lr, const char **ret, size_t *ret_len, bool *r
 }
 
 typedef struct verify_state {
-        const char *name;   /* the log as the user knows it */
+        const char *name; /* the log as the user knows it */
         unsigned problems;
 } verify_state;
 
@@ -141,7 +141,7 @@ static void problem(verify_state *s, size_t line, const char *msg) {
 /* Open the log: PATH itself, or .hull/records.jsonl or records.jsonl inside the directory PATH.
  * Writes the name to show into name. Returns an fd or a negative errno (message printed). */
 static int open_log(const char *path, char *name, size_t size) {
-        static const char *const candidates[] = { ".hull/records.jsonl", "records.jsonl" };
+        static const char *const candidates[] = {".hull/records.jsonl", "records.jsonl"};
         struct stat st;
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
         if (fd < 0) {
@@ -164,7 +164,8 @@ static int open_log(const char *path, char *name, size_t size) {
                         fd = openat(dfd, candidates[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW);
                         if (fd < 0 && errno != ENOENT) {
                                 int r = negative_errno();
-                                cli_error("verify", "cannot open '%.*s/%s': %s", (int) len, path, candidates[i], strerror(-r));
+                                cli_error("verify", "cannot open '%.*s/%s': %s", (int) len, path, candidates[i],
+                                          strerror(-r));
                                 return r;
                         }
                         if (fd >= 0)
@@ -208,7 +209,7 @@ static void verify_line(verify_state *s, rec_chain *chain, size_t lineno, const 
                 if (r < 0)
                         return; /* a record that cannot be read has nothing more to check */
         }
-        e = (hull_error) {};
+        e = (hull_error){};
         if (rec_entry_check(entry, &e) < 0)
                 problem(s, lineno, e.msg);
 }
@@ -239,7 +240,8 @@ int cli_verify_main(int argc, char **argv) {
                 }
                 case OPT_LAST:
                         if (!sha256_hex_is_valid(optarg, strlen(optarg)))
-                                return usage_error("--last wants a record digest (64 lowercase hex digits), not '%s'", optarg);
+                                return usage_error("--last wants a record digest (64 lowercase hex digits), not '%s'",
+                                                   optarg);
                         want_last = optarg;
                         break;
                 default:
@@ -256,9 +258,9 @@ int cli_verify_main(int argc, char **argv) {
         if (fd < 0)
                 return CLI_EXIT_FAILURE;
 
-        verify_state s = { .name = name };
+        verify_state s = {.name = name};
         rec_chain chain;
-        _cleanup_(line_reader_done) line_reader lr = { .fd = fd, .max = REC_LOG_LINE_MAX };
+        _cleanup_(line_reader_done) line_reader lr = {.fd = fd, .max = REC_LOG_LINE_MAX};
         size_t lineno = 0;
         rec_chain_init(&chain);
         for (;;) {
@@ -280,7 +282,8 @@ int cli_verify_main(int argc, char **argv) {
                 }
                 if (r == -E2BIG) {
                         char msg[HULL_ERROR_MSG_MAX];
-                        snprintf(msg, sizeof(msg), "the line is longer than %llu bytes", (unsigned long long) REC_LOG_LINE_MAX);
+                        snprintf(msg, sizeof(msg), "the line is longer than %llu bytes",
+                                 (unsigned long long) REC_LOG_LINE_MAX);
                         problem(&s, lineno, msg);
                         rec_chain_push_unreadable(&chain);
                         continue;
@@ -300,20 +303,24 @@ int cli_verify_main(int argc, char **argv) {
                 }
         } else if (lineno > 0 && lineno <= REC_LOG_LINES_MAX) {
                 if (have_calls && chain.calls != want_calls) {
-                        snprintf(msg, sizeof(msg), "the log ends after call %" PRIu64 ", the close states %" PRIu64 " calls%s",
+                        snprintf(msg, sizeof(msg),
+                                 "the log ends after call %" PRIu64 ", the close states %" PRIu64 " calls%s",
                                  chain.calls, want_calls, chain.calls < want_calls ? " (calls cut off the end?)" : "");
                         problem(&s, lineno, msg);
                 }
                 if (want_last && strcmp(chain.last, want_last) != 0) {
-                        snprintf(msg, sizeof(msg), "the last record is %.16s..., the close states %.16s...", chain.last, want_last);
+                        snprintf(msg, sizeof(msg), "the last record is %.16s..., the close states %.16s...", chain.last,
+                                 want_last);
                         problem(&s, lineno, msg);
                 }
         }
 
         if (s.problems > 0) {
                 if (s.problems > REC_VERIFY_PROBLEMS_MAX)
-                        cli_error("verify", "%s: %u more problems not shown", name, s.problems - REC_VERIFY_PROBLEMS_MAX);
-                cli_error("verify", "%s: %u problem%s; the log does not verify", name, s.problems, s.problems == 1 ? "" : "s");
+                        cli_error("verify", "%s: %u more problems not shown", name,
+                                  s.problems - REC_VERIFY_PROBLEMS_MAX);
+                cli_error("verify", "%s: %u problem%s; the log does not verify", name, s.problems,
+                          s.problems == 1 ? "" : "s");
                 return CLI_EXIT_FAILURE;
         }
         if (chain.single)

@@ -22,12 +22,12 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
-        { "exec", "run one command in a fresh sandbox", cli_exec_main, cli_exec_help },
-        { "verify", "check an audit log of run records and its chain", cli_verify_main, cli_verify_help },
-        { "serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help },
-        { "token", "make a bearer token for hull serve", cli_token_main, cli_token_help },
-        { "session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help },
-        { "handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help },
+        {"exec", "run one command in a fresh sandbox", cli_exec_main, cli_exec_help},
+        {"verify", "check an audit log of run records and its chain", cli_verify_main, cli_verify_help},
+        {"serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help},
+        {"token", "make a bearer token for hull serve", cli_token_main, cli_token_help},
+        {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
+        {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
 };
 
 void cli_error(const char *cmd, const char *fmt, ...) {

@@ -15,7 +15,7 @@
 #include "sha256.h"
 
 static int digest_of(const char *s, size_t n, uint8_t ret[SHA256_DIGEST_SIZE]) {
-        _cleanup_sha256_ sha256_ctx c = { 0 };
+        _cleanup_sha256_ sha256_ctx c = {0};
         int r = sha256_init(&c);
         if (r >= 0)
                 r = sha256_update(&c, s, n);
@@ -77,11 +77,11 @@ static bool next_field(const char *line, size_t end, size_t *pos, const char **r
 
 void auth_tokens_done(auth_tokens *t) {
         free(t->v);
-        *t = (auth_tokens){ 0 };
+        *t = (auth_tokens){0};
 }
 
 int auth_tokens_parse(const char *buf, size_t len, auth_tokens *ret, hull_error *e) {
-        auth_tokens t = { 0 };
+        auth_tokens t = {0};
         size_t lineno = 0;
 
         if (len > AUTH_TOKENS_FILE_MAX)
@@ -103,27 +103,31 @@ int auth_tokens_parse(const char *buf, size_t len, auth_tokens *ret, hull_error 
                         continue;
                 if (n < 2 || n > 3) {
                         auth_tokens_done(&t);
-                        return hull_err(e, -EINVAL, "tokens: line %zu: want '<sha256 hex> <scope>[,<scope>...] [name]'", lineno);
+                        return hull_err(e, -EINVAL, "tokens: line %zu: want '<sha256 hex> <scope>[,<scope>...] [name]'",
+                                        lineno);
                 }
                 if (t.n >= AUTH_TOKENS_MAX) {
                         auth_tokens_done(&t);
                         return hull_err(e, -EINVAL, "tokens: more than %u tokens", AUTH_TOKENS_MAX);
                 }
-                auth_token tok = { 0 };
+                auth_token tok = {0};
                 if (!sha256_hex_is_valid(f[0], fl[0])) {
                         auth_tokens_done(&t);
                         return hull_err_hint(e, -EINVAL, "'hull token new' prints such a line",
-                                             "tokens: line %zu: the first field must be the token's SHA-256 as 64 lowercase hex digits",
+                                             "tokens: line %zu: the first field must be the token's SHA-256 as 64 "
+                                             "lowercase hex digits",
                                              lineno);
                 }
                 for (size_t i = 0; i < SHA256_DIGEST_SIZE; i++)
                         tok.digest[i] = (uint8_t) (hex_value(f[0][2 * i]) << 4 | hex_value(f[0][2 * i + 1]));
                 if (fl[1] > AUTH_SCOPES_MAX || (memcpy(tok.scopes, f[1], fl[1]), !auth_scopes_are_valid(tok.scopes))) {
                         auth_tokens_done(&t);
-                        return hull_err(e, -EINVAL, "tokens: line %zu: scopes must be a comma-separated list such as %s",
-                                        lineno, AUTH_SCOPE_CODE_RUN);
+                        return hull_err(e, -EINVAL,
+                                        "tokens: line %zu: scopes must be a comma-separated list such as %s", lineno,
+                                        AUTH_SCOPE_CODE_RUN);
                 }
-                if (n == 3 && (fl[2] > AUTH_NAME_MAX || (memcpy(tok.name, f[2], fl[2]), !auth_name_is_valid(tok.name)))) {
+                if (n == 3 &&
+                    (fl[2] > AUTH_NAME_MAX || (memcpy(tok.name, f[2], fl[2]), !auth_name_is_valid(tok.name)))) {
                         auth_tokens_done(&t);
                         return hull_err(e, -EINVAL, "tokens: line %zu: a name is 1 to %u characters of [A-Za-z0-9._:-]",
                                         lineno, AUTH_NAME_MAX);
@@ -189,7 +193,8 @@ auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, 
         static const char bearer[] = "Bearer";
         if (!h)
                 return AUTH_MISSING;
-        if (strncasecmp(h, bearer, sizeof(bearer) - 1) != 0 || (h[sizeof(bearer) - 1] != ' ' && h[sizeof(bearer) - 1] != '\t'))
+        if (strncasecmp(h, bearer, sizeof(bearer) - 1) != 0 ||
+            (h[sizeof(bearer) - 1] != ' ' && h[sizeof(bearer) - 1] != '\t'))
                 return AUTH_MALFORMED;
         const char *tok = h + sizeof(bearer) - 1;
         while (*tok == ' ' || *tok == '\t')

@@ -47,8 +47,8 @@ static void put(writer *w, const void *data, size_t n) {
 }
 
 static void put_u32(writer *w, uint32_t v) {
-        unsigned char b[4] = { (unsigned char) v, (unsigned char) (v >> 8), (unsigned char) (v >> 16),
-                               (unsigned char) (v >> 24) };
+        unsigned char b[4] = {(unsigned char) v, (unsigned char) (v >> 8), (unsigned char) (v >> 16),
+                              (unsigned char) (v >> 24)};
         put(w, b, sizeof(b));
 }
 
@@ -68,7 +68,7 @@ static void put_str(writer *w, const char *s) {
 
 /* Run fill() twice: to size, then to write into one allocation of at most max bytes. */
 static int encode(void (*fill)(writer *, const void *), const void *msg, size_t max, char **ret, size_t *ret_len) {
-        writer w = { 0 };
+        writer w = {0};
         fill(&w, msg);
         if (w.len > max)
                 return -ENOMEM;
@@ -76,7 +76,7 @@ static int encode(void (*fill)(writer *, const void *), const void *msg, size_t 
         if (!buf)
                 return -ENOMEM;
         size_t want = w.len;
-        w = (writer){ .p = buf };
+        w = (writer){.p = buf};
         fill(&w, msg);
         if (w.len != want) {
                 free(buf);
@@ -149,7 +149,8 @@ static int result_check(const brk_result *r) {
                 if (!blob_fits(r->steps[i].out_len) || !blob_fits(r->steps[i].err_len))
                         return -EINVAL;
         for (uint32_t i = 0; i < r->n_artifacts; i++)
-                if (!brk_path_is_clean(r->artifacts[i].path, strlen(r->artifacts[i].path)) || !blob_fits(r->artifacts[i].len))
+                if (!brk_path_is_clean(r->artifacts[i].path, strlen(r->artifacts[i].path)) ||
+                    !blob_fits(r->artifacts[i].len))
                         return -EINVAL;
         return 0;
 }
@@ -210,7 +211,7 @@ static bool get(reader *r, void *out, size_t n) {
 }
 
 static uint32_t get_u32(reader *r) {
-        unsigned char b[4] = { 0 };
+        unsigned char b[4] = {0};
         if (!get(r, b, sizeof(b)))
                 return 0;
         return (uint32_t) b[0] | (uint32_t) b[1] << 8 | (uint32_t) b[2] << 16 | (uint32_t) b[3] << 24;
@@ -299,12 +300,12 @@ void brk_request_done(brk_request *r) {
         for (uint32_t i = 0; r->artifacts && i < r->n_artifacts; i++)
                 free(r->artifacts[i]);
         free(r->artifacts);
-        *r = (brk_request){ 0 };
+        *r = (brk_request){0};
 }
 
 int brk_request_decode(const void *buf, size_t len, brk_request *ret) {
-        reader rd = { .p = buf, .left = len };
-        brk_request m = { 0 };
+        reader rd = {.p = buf, .left = len};
+        brk_request m = {0};
 
         header(&rd, REQUEST_MAGIC);
         m.timeout_ms = get_u64(&rd);
@@ -356,12 +357,12 @@ void brk_result_done(brk_result *r) {
         }
         free(r->steps);
         files_free(r->artifacts, r->n_artifacts);
-        *r = (brk_result){ 0 };
+        *r = (brk_result){0};
 }
 
 int brk_result_decode(const void *buf, size_t len, brk_result *ret) {
-        reader rd = { .p = buf, .left = len };
-        brk_result m = { 0 };
+        reader rd = {.p = buf, .left = len};
+        brk_result m = {0};
 
         header(&rd, RESULT_MAGIC);
         m.outcome = get_u32(&rd);

@@ -9,14 +9,14 @@
 #include <stdint.h>
 
 typedef struct brk_file {
-        char *path;     /* relative, clean (brk_path_is_clean), NUL-terminated */
-        char *data;     /* bytes, may contain NULs; NUL-terminated for convenience */
+        char *path; /* relative, clean (brk_path_is_clean), NUL-terminated */
+        char *data; /* bytes, may contain NULs; NUL-terminated for convenience */
         size_t len;
 } brk_file;
 
 typedef struct brk_step {
-        char **argv;    /* NULL-terminated; no argument contains a NUL */
-        uint32_t argc;  /* >= 1 */
+        char **argv;   /* NULL-terminated; no argument contains a NUL */
+        uint32_t argc; /* >= 1 */
 } brk_step;
 
 enum {
@@ -24,8 +24,8 @@ enum {
 };
 
 typedef struct brk_request {
-        uint64_t timeout_ms;     /* the whole run, every step included; > 0 */
-        uint64_t memory_bytes;   /* per sandbox; 0: the engine's default cgroup-less run */
+        uint64_t timeout_ms;   /* the whole run, every step included; > 0 */
+        uint64_t memory_bytes; /* per sandbox; 0: the engine's default cgroup-less run */
         uint64_t pids;
         uint64_t tmp_bytes;
         uint64_t output_bytes;   /* per stream of each step */
@@ -34,8 +34,8 @@ typedef struct brk_request {
         brk_file *files;
         uint32_t n_files;
         brk_step *steps;
-        uint32_t n_steps;        /* >= 1 */
-        char **artifacts;        /* relative, clean paths */
+        uint32_t n_steps; /* >= 1 */
+        char **artifacts; /* relative, clean paths */
         uint32_t n_artifacts;
 } brk_request;
 
@@ -49,32 +49,32 @@ typedef enum brk_outcome {
 } brk_outcome;
 
 enum {
-        BRK_STEP_EXITED = 1U << 0,        /* exit_code is valid */
+        BRK_STEP_EXITED = 1U << 0, /* exit_code is valid */
         BRK_STEP_TIMED_OUT = 1U << 1,
         BRK_STEP_OOM = 1U << 2,
         BRK_STEP_OUT_TRUNCATED = 1U << 3,
         BRK_STEP_ERR_TRUNCATED = 1U << 4,
-        BRK_STEP_INTERRUPTED = 1U << 5,   /* stopped by the broker */
+        BRK_STEP_INTERRUPTED = 1U << 5, /* stopped by the broker */
         BRK_STEP_FLAGS_ALL = (1U << 6) - 1,
 };
 
 typedef struct brk_step_result {
-        int32_t status;     /* exit code; 124 timeout; 128+N killed by signal N */
+        int32_t status; /* exit code; 124 timeout; 128+N killed by signal N */
         int32_t term_signal;
-        uint32_t flags;     /* BRK_STEP_* */
+        uint32_t flags; /* BRK_STEP_* */
         uint64_t wall_us;
-        char *out, *err;    /* NUL-terminated, may contain NULs */
+        char *out, *err; /* NUL-terminated, may contain NULs */
         size_t out_len, err_len;
 } brk_step_result;
 
 typedef struct brk_result {
-        uint32_t outcome;             /* brk_outcome */
-        char *detail;                 /* "" when completed; NUL-terminated, no NULs */
+        uint32_t outcome; /* brk_outcome */
+        char *detail;     /* "" when completed; NUL-terminated, no NULs */
         uint64_t started_unix_ms, ended_unix_ms;
-        bool artifacts_truncated;     /* the artifact budget dropped one or more that existed */
-        brk_step_result *steps;       /* the steps that ran, in order */
+        bool artifacts_truncated; /* the artifact budget dropped one or more that existed */
+        brk_step_result *steps;   /* the steps that ran, in order */
         uint32_t n_steps;
-        brk_file *artifacts;          /* those that existed and fit, in request order */
+        brk_file *artifacts; /* those that existed and fit, in request order */
         uint32_t n_artifacts;
 } brk_result;
 

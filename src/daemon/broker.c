@@ -58,7 +58,7 @@ typedef struct keeper_req {
 
 typedef struct keeper_reply {
         uint32_t magic;
-        int32_t err;          /* 0: started; the fds ride along */
+        int32_t err; /* 0: started; the fds ride along */
         uint32_t n_cg_fds;
         uint32_t host_uid, host_gid;
         char msg[HULL_ERROR_MSG_MAX];
@@ -72,7 +72,7 @@ typedef struct keeper_end {
 
 struct brk_broker {
         pid_t pid;
-        int ctl;   /* SOCK_SEQPACKET to the broker */
+        int ctl; /* SOCK_SEQPACKET to the broker */
         int pidfd;
         pthread_mutex_t lock; /* one sendmsg on ctl at a time */
         bool reaped;
@@ -85,7 +85,7 @@ static int wait_fd(int fd, short events, uint64_t deadline_ms) {
                 uint64_t now = now_mono_ms();
                 if (now >= deadline_ms)
                         return -ETIMEDOUT;
-                struct pollfd p = { .fd = fd, .events = events };
+                struct pollfd p = {.fd = fd, .events = events};
                 uint64_t left = deadline_ms - now;
                 int n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int) left);
                 if (n > 0)
@@ -180,7 +180,7 @@ static int result_send(int fd, const brk_result *res, uint64_t deadline_ms) {
 
 /* Tell a run's socket that it will not start. Never blocks: the socket is fresh and empty. */
 static void refuse_run(int fd, const char *why) {
-        brk_result res = { .outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) why };
+        brk_result res = {.outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) why};
         (void) result_send(fd, &res, now_mono_ms() + BRK_REFUSE_SEND_MS);
         safe_close(fd);
 }
@@ -197,7 +197,7 @@ typedef struct worker {
 } worker;
 
 static bool cancelled(const worker *w) {
-        struct pollfd p = { .fd = w->cancel_fd, .events = POLLIN };
+        struct pollfd p = {.fd = w->cancel_fd, .events = POLLIN};
         return poll(&p, 1, 0) > 0;
 }
 
@@ -357,8 +357,7 @@ void brk_step_from_sbx(brk_step_result *s, sbx_result *sr) {
         s->term_signal = sr->term_signal;
         s->flags = (sr->exited ? BRK_STEP_EXITED : 0) | (sr->timed_out ? BRK_STEP_TIMED_OUT : 0) |
                    (sr->oom_killed ? BRK_STEP_OOM : 0) | (sr->out_dropped ? BRK_STEP_OUT_TRUNCATED : 0) |
-                   (sr->err_dropped ? BRK_STEP_ERR_TRUNCATED : 0) |
-                   (sr->interrupted_signal ? BRK_STEP_INTERRUPTED : 0);
+                   (sr->err_dropped ? BRK_STEP_ERR_TRUNCATED : 0) | (sr->interrupted_signal ? BRK_STEP_INTERRUPTED : 0);
         s->wall_us = sr->wall_us;
         s->out = TAKE_PTR(sr->out);
         s->out_len = sr->out_len;
@@ -384,7 +383,7 @@ static void run_steps(worker *w, const brk_request *req, brk_result *res) {
                 sbx_spec spec = {
                         .tier = SBX_TIER_CONTAINER,
                         .argv = req->steps[i].argv,
-                        .env = (char *const[]){ NULL },
+                        .env = (char *const[]){NULL},
                         .workdir = w->dir,
                         .timeout_ms = deadline - now,
                         .memory_bytes = req->memory_bytes,
@@ -395,7 +394,7 @@ static void run_steps(worker *w, const brk_request *req, brk_result *res) {
                         .cancel_fd = w->cancel_fd,
                 };
                 sbx_result sr;
-                hull_error e = { 0 };
+                hull_error e = {0};
                 if (sbx_run(&spec, &sr, &e) < 0) {
                         res->outcome = BRK_OUTCOME_ERROR;
                         set_detail(res, "step %u: %s", i + 1, e.msg);
@@ -447,7 +446,7 @@ static void collect_artifacts(worker *w, const brk_request *req, brk_result *res
  * through the box's workspace fd (as the sandbox user: the workspace is a tmpfs of its user
  * namespace), steps run by its init, what a step leaves swept before the next. */
 static bool fd_readable(int fd) {
-        struct pollfd p = { .fd = fd, .events = POLLIN };
+        struct pollfd p = {.fd = fd, .events = POLLIN};
         return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
@@ -462,8 +461,9 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
         res->outcome = BRK_OUTCOME_COMPLETED;
         sbx_session_fs_enter(fs_uid, fs_gid);
         for (uint32_t i = 0; i < req->n_files; i++) {
-                hull_error we = { 0 };
-                if (ws_write(sx->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS, &we) < 0) {
+                hull_error we = {0};
+                if (ws_write(sx->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS,
+                             &we) < 0) {
                         sbx_session_fs_leave();
                         res->outcome = BRK_OUTCOME_SETUP_FAILED;
                         set_detail(res, "cannot write %s: %s", req->files[i].path, we.msg);
@@ -490,8 +490,10 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
                         set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms, i + 1);
                         return 0;
                 }
-                sbx_session_call c = { .argv = req->steps[i].argv, .timeout_ms = deadline - now, .output_bytes = req->output_bytes,
-                                       .cancel_fd = cancel_fd };
+                sbx_session_call c = {.argv = req->steps[i].argv,
+                                      .timeout_ms = deadline - now,
+                                      .output_bytes = req->output_bytes,
+                                      .cancel_fd = cancel_fd};
                 sbx_result sr;
                 int r = sbx_session_run(sx, &c, &sr, e);
                 if (r < 0) {
@@ -525,8 +527,8 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
         sbx_session_fs_enter(fs_uid, fs_gid);
         size_t budget = req->artifact_bytes;
         for (uint32_t i = 0; i < req->n_artifacts; i++) {
-                ws_read_result rr = { 0 };
-                hull_error re = { 0 };
+                ws_read_result rr = {0};
+                hull_error re = {0};
                 size_t limit = MIN(budget, (size_t) WS_READ_MAX_BYTES);
                 if (ws_read(sx->ws_fd, req->artifacts[i], 0, limit ? limit : 1, &rr, &re) < 0)
                         continue;
@@ -552,9 +554,10 @@ int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
 
 static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, brk_result *res) {
         sbx_session sx;
-        hull_error e = { 0 };
+        hull_error e = {0};
         sbx_session_init(&sx, box->ctl_fd, box->ws_fd, -1, -1, NULL, 0, -1);
-        (void) brk_plan_run_in_session(&sx, box->host_uid, box->host_gid, box->have_cg ? &box->cg : NULL, w->cancel_fd, req, res, &e);
+        (void) brk_plan_run_in_session(&sx, box->host_uid, box->host_gid, box->have_cg ? &box->cg : NULL, w->cancel_fd,
+                                       req, res, &e);
         sbx_session_done(&sx);
 }
 
@@ -564,12 +567,12 @@ static bool box_fits(const brk_config *cfg, const brk_request *req) {
 }
 
 static void worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box) {
-        worker w = { .cfg = cfg, .cancel_fd = cancel_fd, .dir_fd = -1 };
-        brk_request req = { 0 };
-        brk_result res = { 0 };
+        worker w = {.cfg = cfg, .cancel_fd = cancel_fd, .dir_fd = -1};
+        brk_request req = {0};
+        brk_result res = {0};
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
-        hull_error e = { 0 };
+        hull_error e = {0};
 
         /* Ask for the request: until now nothing of it has been sent. */
         if (frame_send(fd, NULL, 0, now_mono_ms() + BRK_IO_TIMEOUT_MS) < 0 ||
@@ -614,7 +617,7 @@ answer:
         /* The sandbox goes before the answer, as a classic run's does: the run's slot must be free
          * (this process gone) by the time its caller can send the next run. */
         if (box) {
-                hull_error be = { 0 };
+                hull_error be = {0};
                 (void) sbx_session_box_end(box, NULL, &be);
         }
         res.ended_unix_ms = now_unix_ms();
@@ -630,18 +633,21 @@ answer:
 
 static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
         keeper_req req;
-        keeper_reply rep = { .magic = KEEPER_MAGIC };
-        sbx_session_box box = { .pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1 };
-        hull_error e = { 0 };
+        keeper_reply rep = {.magic = KEEPER_MAGIC};
+        sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
+        hull_error e = {0};
 
-        struct pollfd p = { .fd = fd, .events = POLLIN };
+        struct pollfd p = {.fd = fd, .events = POLLIN};
         if (poll(&p, 1, BRK_IO_TIMEOUT_MS) <= 0 || recv(fd, &req, sizeof(req), 0) != (ssize_t) sizeof(req) ||
             req.magic != KEEPER_MAGIC)
                 return;
         req.handles_dir[sizeof(req.handles_dir) - 1] = '\0';
-        sbx_session_spec spec = { .memory_bytes = req.memory_bytes, .pids = req.pids, .millicpus = req.millicpus,
-                                  .tmp_bytes = req.tmp_bytes, .use_cgroups = cfg->use_cgroups,
-                                  .handles_dir = req.handles_dir[0] ? req.handles_dir : NULL };
+        sbx_session_spec spec = {.memory_bytes = req.memory_bytes,
+                                 .pids = req.pids,
+                                 .millicpus = req.millicpus,
+                                 .tmp_bytes = req.tmp_bytes,
+                                 .use_cgroups = cfg->use_cgroups,
+                                 .handles_dir = req.handles_dir[0] ? req.handles_dir : NULL};
         int r = sbx_session_start(&spec, &box, &e);
         if (r < 0) {
                 rep.err = r;
@@ -649,7 +655,7 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
                 (void) sock_send_fds(fd, &rep, sizeof(rep), NULL, 0, 0);
                 return;
         }
-        int fds[8] = { box.ctl_fd, box.ws_fd, box.pidfd, box.bpf_fd };
+        int fds[8] = {box.ctl_fd, box.ws_fd, box.pidfd, box.bpf_fd};
         size_t nfds = 4;
         for (size_t i = 0; i < box.n_cg_fds; i++)
                 fds[nfds++] = box.cg_fds[i];
@@ -667,8 +673,9 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
         box.n_cg_fds = 0;
         bool by_itself = false;
         while (r >= 0) {
-                struct pollfd pf[3] = { { .fd = fd, .events = POLLIN | POLLRDHUP }, { .fd = box.pidfd, .events = POLLIN },
-                                        { .fd = term_fd, .events = POLLIN } };
+                struct pollfd pf[3] = {{.fd = fd, .events = POLLIN | POLLRDHUP},
+                                       {.fd = box.pidfd, .events = POLLIN},
+                                       {.fd = term_fd, .events = POLLIN}};
                 int n = poll(pf, 3, -1);
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -679,10 +686,10 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
                         break;
                 }
         }
-        sbx_session_end_info info = { 0 };
+        sbx_session_end_info info = {0};
         (void) sbx_session_box_end(&box, &info, &e);
         if (by_itself) {
-                keeper_end end = { .magic = KEEPER_MAGIC, .oom = info.oom_killed, .status = info.init_status };
+                keeper_end end = {.magic = KEEPER_MAGIC, .oom = info.oom_killed, .status = info.init_status};
                 (void) send(fd, &end, sizeof(end), MSG_NOSIGNAL | MSG_DONTWAIT);
         }
 }
@@ -693,19 +700,19 @@ typedef struct broker_state {
         const brk_config *cfg;
         int ctl, sfd;
         pid_t workers[SERVE_RUNS_MAX];
-        int run_fds[SERVE_RUNS_MAX];    /* each worker's run socket, watched for the daemon's
-                                         * hang-up (its caller went away); -1 once seen */
+        int run_fds[SERVE_RUNS_MAX]; /* each worker's run socket, watched for the daemon's
+                                      * hang-up (its caller went away); -1 once seen */
         unsigned n_workers;
         int queue[SERVE_RUN_QUEUE_MAX]; /* fds of runs waiting for a worker, oldest first */
         unsigned n_queued;
         pid_t keepers[SERVE_SESSIONS_MAX]; /* one per open session */
         unsigned n_keepers;
-        pid_t spare;                    /* the spare worker (its sandbox set up in advance), 0: none */
-        int spare_sock;                 /* to it: "R" when ready, then the run's fd */
+        pid_t spare;    /* the spare worker (its sandbox set up in advance), 0: none */
+        int spare_sock; /* to it: "R" when ready, then the run's fd */
         bool spare_ready;
-        unsigned spare_failures;        /* spares that died unused in a row; at the cap, no more */
-        bool refusing;                  /* CTL_CANCEL, SIGTERM or EOF: no new runs */
-        uint64_t kill_at;               /* when workers still running get SIGKILL; 0: not yet */
+        unsigned spare_failures; /* spares that died unused in a row; at the cap, no more */
+        bool refusing;           /* CTL_CANCEL, SIGTERM or EOF: no new runs */
+        uint64_t kill_at;        /* when workers still running get SIGKILL; 0: not yet */
 } broker_state;
 
 /* Fork a child of the broker (a worker, a keeper, the spare): in the child, close what is the
@@ -772,10 +779,12 @@ static void spawn_keeper(broker_state *s, int fd) {
 /* The spare worker: sets a sandbox up, says "R", waits for a run's fd, runs it like a worker
  * (or ends the sandbox on SIGTERM or EOF). */
 static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd) {
-        sbx_session_box box = { .pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1 };
-        sbx_session_spec spec = { .memory_bytes = cfg->spare_memory_bytes, .pids = cfg->spare_pids,
-                                  .tmp_bytes = cfg->spare_tmp_bytes, .use_cgroups = cfg->use_cgroups };
-        hull_error e = { 0 };
+        sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
+        sbx_session_spec spec = {.memory_bytes = cfg->spare_memory_bytes,
+                                 .pids = cfg->spare_pids,
+                                 .tmp_bytes = cfg->spare_tmp_bytes,
+                                 .use_cgroups = cfg->use_cgroups};
+        hull_error e = {0};
         if (sbx_session_start(&spec, &box, &e) < 0) {
                 (void) send(sock, "F", 1, MSG_NOSIGNAL);
                 _exit(1);
@@ -787,8 +796,9 @@ static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd
         box.n_cg_fds = 0;
         int fd = -1;
         if (send(sock, "R", 1, MSG_NOSIGNAL) == 1) {
-                struct pollfd p[3] = { { .fd = sock, .events = POLLIN }, { .fd = cancel_fd, .events = POLLIN },
-                                       { .fd = box.pidfd, .events = POLLIN } };
+                struct pollfd p[3] = {{.fd = sock, .events = POLLIN},
+                                      {.fd = cancel_fd, .events = POLLIN},
+                                      {.fd = box.pidfd, .events = POLLIN}};
                 while (poll(p, 3, -1) < 0 && errno == EINTR)
                         ;
                 if (p[0].revents & POLLIN) {
@@ -876,8 +886,8 @@ static void stop_everything(broker_state *s) {
 static void on_ctl(broker_state *s) {
         uint32_t type = 0;
         char cbuf[CMSG_SPACE(sizeof(int))];
-        struct iovec iov = { .iov_base = &type, .iov_len = sizeof(type) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        struct iovec iov = {.iov_base = &type, .iov_len = sizeof(type)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t n = recvmsg(s->ctl, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 return;
@@ -915,8 +925,7 @@ static void on_ctl(broker_state *s) {
         else if (s->n_workers < s->cfg->max_runs) {
                 if (!use_spare(s, fd))
                         spawn_worker(s, fd);
-        }
-        else if (s->n_queued < s->cfg->queue_max)
+        } else if (s->n_queued < s->cfg->queue_max)
                 s->queue[s->n_queued++] = fd;
         else
                 refuse_run(fd, "refused: every run slot and the queue are full");
@@ -958,7 +967,7 @@ static void reap(broker_state *s) {
 }
 
 static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon) {
-        broker_state s = { .cfg = cfg, .ctl = ctl, .sfd = -1, .spare_sock = -1 };
+        broker_state s = {.cfg = cfg, .ctl = ctl, .sfd = -1, .spare_sock = -1};
         sigset_t mask;
 
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != daemon)
@@ -1002,15 +1011,15 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                  * away, or the queue took too long): a queued run leaves the queue, a running
                  * one is stopped as at shutdown. The daemon's end never hangs up otherwise
                  * before the worker has sent its result. */
-                struct pollfd p[3 + SERVE_RUN_QUEUE_MAX + SERVE_RUNS_MAX] = { { .fd = s.ctl, .events = POLLIN },
-                                                                              { .fd = s.sfd, .events = POLLIN } };
+                struct pollfd p[3 + SERVE_RUN_QUEUE_MAX + SERVE_RUNS_MAX] = {{.fd = s.ctl, .events = POLLIN},
+                                                                             {.fd = s.sfd, .events = POLLIN}};
                 unsigned n_queued = s.n_queued, n_workers = s.n_workers;
                 for (unsigned i = 0; i < n_queued; i++)
-                        p[2 + i] = (struct pollfd){ .fd = s.queue[i], .events = POLLRDHUP };
+                        p[2 + i] = (struct pollfd){.fd = s.queue[i], .events = POLLRDHUP};
                 for (unsigned i = 0; i < n_workers; i++)
-                        p[2 + n_queued + i] = (struct pollfd){ .fd = s.run_fds[i], .events = POLLRDHUP };
+                        p[2 + n_queued + i] = (struct pollfd){.fd = s.run_fds[i], .events = POLLRDHUP};
                 unsigned i_spare = 2 + n_queued + n_workers;
-                p[i_spare] = (struct pollfd){ .fd = s.spare_sock, .events = POLLIN };
+                p[i_spare] = (struct pollfd){.fd = s.spare_sock, .events = POLLIN};
                 int n = poll(p, i_spare + 1, timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
@@ -1047,10 +1056,10 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
 /* ---- the daemon's side ---- */
 
 int brk_start(const brk_config *cfg, brk_broker **ret, hull_error *e) {
-        _cleanup_close_pair_ int sv[2] = { -1, -1 };
+        _cleanup_close_pair_ int sv[2] = {-1, -1};
         if (cfg->max_runs == 0 || cfg->max_runs > SERVE_RUNS_MAX || cfg->queue_max > SERVE_RUN_QUEUE_MAX)
-                return hull_err(e, -EINVAL, "broker: max runs must be 1 to %u and the queue at most %u",
-                                SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX);
+                return hull_err(e, -EINVAL, "broker: max runs must be 1 to %u and the queue at most %u", SERVE_RUNS_MAX,
+                                SERVE_RUN_QUEUE_MAX);
         brk_broker *b = calloc(1, sizeof(*b));
         if (!b)
                 return hull_err(e, -ENOMEM, "broker: out of memory");
@@ -1082,9 +1091,9 @@ int brk_start(const brk_config *cfg, brk_broker **ret, hull_error *e) {
 }
 
 static int ctl_send(brk_broker *b, uint32_t type, int fd) {
-        char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-        struct iovec iov = { .iov_base = &type, .iov_len = sizeof(type) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = &type, .iov_len = sizeof(type)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
         if (fd >= 0) {
                 mh.msg_control = cbuf;
                 mh.msg_controllen = sizeof(cbuf);
@@ -1111,7 +1120,7 @@ static int wait_watched(int fd, int watch_fd, uint64_t deadline_ms) {
                 uint64_t now = now_mono_ms();
                 if (now >= deadline_ms)
                         return -ETIMEDOUT;
-                struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = watch_fd, .events = POLLRDHUP } };
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = watch_fd, .events = POLLRDHUP}};
                 uint64_t left = deadline_ms - now;
                 int n = poll(p, 2, left > INT32_MAX ? INT32_MAX : (int) left);
                 if (n > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
@@ -1124,12 +1133,12 @@ static int wait_watched(int fd, int watch_fd, uint64_t deadline_ms) {
 }
 
 static int not_started(brk_result *ret, const char *why) {
-        *ret = (brk_result){ .outcome = BRK_OUTCOME_NOT_STARTED, .detail = strdup(why) };
+        *ret = (brk_result){.outcome = BRK_OUTCOME_NOT_STARTED, .detail = strdup(why)};
         return ret->detail ? 0 : -ENOMEM;
 }
 
 int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_fd, brk_result *ret, hull_error *e) {
-        _cleanup_close_pair_ int sv[2] = { -1, -1 };
+        _cleanup_close_pair_ int sv[2] = {-1, -1};
         _cleanup_free_ char *buf = NULL, *ans = NULL;
         size_t len = 0, ans_len = 0;
         uint64_t deadline = now_mono_ms() + BRK_QUEUE_WAIT_MS;
@@ -1155,7 +1164,7 @@ int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_
         if (r < 0)
                 return not_started(ret, "the sandbox broker ended before the run started");
         if (ans_len > 0) { /* nothing was sent, so nothing ran, whatever this says */
-                brk_result res = { 0 };
+                brk_result res = {0};
                 if (brk_result_decode(ans, ans_len, &res) < 0 || res.outcome != BRK_OUTCOME_NOT_STARTED) {
                         brk_result_done(&res);
                         return not_started(ret, "the sandbox broker answered out of turn");
@@ -1194,7 +1203,7 @@ int brk_pidfd(const brk_broker *b) {
 }
 
 bool brk_alive(brk_broker *b) {
-        struct pollfd p = { .fd = b->pidfd, .events = POLLIN };
+        struct pollfd p = {.fd = b->pidfd, .events = POLLIN};
         return b->pidfd >= 0 && poll(&p, 1, 0) == 0;
 }
 
@@ -1219,15 +1228,19 @@ void brk_stop(brk_broker *b) {
 /* ---- sessions, the daemon's side ---- */
 
 int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *ret, hull_error *e) {
-        _cleanup_close_pair_ int sv[2] = { -1, -1 };
-        keeper_req req = { .magic = KEEPER_MAGIC, .memory_bytes = spec->memory_bytes, .pids = spec->pids,
-                           .millicpus = spec->millicpus, .tmp_bytes = spec->tmp_bytes };
-        if (spec->handles_dir && (size_t) snprintf(req.handles_dir, sizeof(req.handles_dir), "%s", spec->handles_dir) >= sizeof(req.handles_dir))
+        _cleanup_close_pair_ int sv[2] = {-1, -1};
+        keeper_req req = {.magic = KEEPER_MAGIC,
+                          .memory_bytes = spec->memory_bytes,
+                          .pids = spec->pids,
+                          .millicpus = spec->millicpus,
+                          .tmp_bytes = spec->tmp_bytes};
+        if (spec->handles_dir && (size_t) snprintf(req.handles_dir, sizeof(req.handles_dir), "%s", spec->handles_dir) >=
+                                         sizeof(req.handles_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the handle store path is too long");
         keeper_reply rep;
         int r;
 
-        *ret = (brk_session){ .keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1 };
+        *ret = (brk_session){.keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1};
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return hull_err(e, negative_errno(), "session: cannot create a socket to the broker");
         r = ctl_send(b, CTL_SESSION, sv[1]);
@@ -1245,14 +1258,16 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (n != (ssize_t) sizeof(rep) || rep.magic != KEEPER_MAGIC || truncated) {
                 for (size_t i = 0; i < nfds; i++)
                         safe_close(fds[i]);
-                return hull_err(e, n == 0 ? -EAGAIN : -EPROTO, n == 0 ? "session: the sandbox broker refused the session (shutting down or full)"
-                                                                     : "session: malformed answer from the sandbox broker");
+                return hull_err(e, n == 0 ? -EAGAIN : -EPROTO,
+                                n == 0 ? "session: the sandbox broker refused the session (shutting down or full)"
+                                       : "session: malformed answer from the sandbox broker");
         }
         if (rep.err < 0 || nfds != 4 + rep.n_cg_fds || rep.n_cg_fds > ELEMENTSOF(ret->cg_fds)) {
                 for (size_t i = 0; i < nfds; i++)
                         safe_close(fds[i]);
                 rep.msg[sizeof(rep.msg) - 1] = '\0';
-                return hull_err(e, rep.err < 0 ? rep.err : -EPROTO, "%s", rep.err < 0 ? rep.msg : "session: malformed answer from the sandbox broker");
+                return hull_err(e, rep.err < 0 ? rep.err : -EPROTO, "%s",
+                                rep.err < 0 ? rep.msg : "session: malformed answer from the sandbox broker");
         }
         ret->ctl_fd = fds[0];
         ret->ws_fd = fds[1];

@@ -14,11 +14,11 @@
 #include "error.h"
 
 typedef struct brk_config {
-        unsigned max_runs;      /* workers at once, 1..SERVE_RUNS_MAX */
-        unsigned queue_max;     /* runs waiting for a worker; more are refused */
-        const char *work_root;  /* existing directory, searchable by everyone (0711); each run
-                                 * gets a fresh directory below it */
-        bool use_cgroups;       /* false: --no-cgroup */
+        unsigned max_runs;     /* workers at once, 1..SERVE_RUNS_MAX */
+        unsigned queue_max;    /* runs waiting for a worker; more are refused */
+        const char *work_root; /* existing directory, searchable by everyone (0711); each run
+                                * gets a fresh directory below it */
+        bool use_cgroups;      /* false: --no-cgroup */
         /* A spare worker keeps one sandbox set up in advance with these limits (runs asking for
          * them start at once, the set-up off their clock); 0 memory: no spare. */
         uint64_t spare_memory_bytes, spare_pids, spare_tmp_bytes;
@@ -70,7 +70,7 @@ typedef struct brk_session_spec {
 } brk_session_spec;
 
 typedef struct brk_session {
-        int keeper_fd;         /* hang up to end the session; readable once it ended by itself */
+        int keeper_fd; /* hang up to end the session; readable once it ended by itself */
         int ctl_fd, ws_fd, pidfd, bpf_fd;
         int cg_fds[3];
         size_t n_cg_fds;
@@ -99,9 +99,8 @@ struct sbx_result;
 
 /* A step's result from what the sandbox reported (takes its output buffers). */
 void brk_step_from_sbx(brk_step_result *s, struct sbx_result *sr);
-int brk_plan_run_in_session(struct sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const struct sbx_cgroup *cg, int cancel_fd,
-                            const brk_request *req, brk_result *res, hull_error *e);
+int brk_plan_run_in_session(struct sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const struct sbx_cgroup *cg,
+                            int cancel_fd, const brk_request *req, brk_result *res, hull_error *e);
 
 /* Close every fd: the keeper kills the sandbox and removes its cgroups. */
 void brk_session_close(brk_session *s);
-

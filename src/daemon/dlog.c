@@ -10,7 +10,7 @@
 
 #include "limits.h"
 
-static const char *const levels[] = { "error", "warn", "info", "debug" };
+static const char *const levels[] = {"error", "warn", "info", "debug"};
 
 int dlog_level_from_string(const char *s, dlog_level *ret) {
         for (size_t i = 0; i < ELEMENTSOF(levels); i++)
@@ -30,7 +30,8 @@ void dlog_log(const dlog *l, dlog_level lvl, const char *fmt, ...) {
         clock_gettime(CLOCK_REALTIME, &ts);
         gmtime_r(&ts.tv_sec, &tm);
         int n = snprintf(line, sizeof(line), "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s ", tm.tm_year + 1900,
-                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L, levels[lvl]);
+                         tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000L,
+                         levels[lvl]);
         size_t len = n < 0 ? 0 : MIN((size_t) n, sizeof(line) - 2);
         va_list ap;
         va_start(ap, fmt);

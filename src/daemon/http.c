@@ -5,9 +5,9 @@
  * (routing, auth and the header checks answer here, before any byte of the body is read), once
  * per piece of the body (appended up to the procedure's bound, within a budget all connections
  * share), and once when the body is complete (the procedure runs). The whole request must arrive
- * within SERVE_REQUEST_RECEIVE_MS of the connection's start or of its previous request's end. A Run that is admitted suspends its connection and starts a thread that
- * waits for the broker; the thread leaves the finished answer in the exchange and resumes the
- * connection, and the next on_request() queues it. on_completed() logs, counts and frees. */
+ * within SERVE_REQUEST_RECEIVE_MS of the connection's start or of its previous request's end. A Run that is admitted
+ * suspends its connection and starts a thread that waits for the broker; the thread leaves the finished answer in the
+ * exchange and resumes the connection, and the next on_request() queues it. on_completed() logs, counts and frees. */
 #include "http.h"
 #include "sessions.h"
 
@@ -55,19 +55,19 @@ struct http_server {
         http_config cfg;
         mhd_api mhd;
         struct MHD_Daemon *tcp, *local;
-        char *socket_path;          /* to unlink at stop */
-        atomic_uint requests;       /* exchanges not yet completed */
-        atomic_uint admitted;       /* runs admitted whose thread has not yet ended: the thread's
-                                     * last act is to decrement it, so at 0 none uses s */
-        atomic_uint session_calls;  /* the same for session procedures' threads */
-        atomic_size_t body_bytes;   /* request-body buffers held, across connections */
+        char *socket_path;         /* to unlink at stop */
+        atomic_uint requests;      /* exchanges not yet completed */
+        atomic_uint admitted;      /* runs admitted whose thread has not yet ended: the thread's
+                                    * last act is to decrement it, so at 0 none uses s */
+        atomic_uint session_calls; /* the same for session procedures' threads */
+        atomic_size_t body_bytes;  /* request-body buffers held, across connections */
         atomic_bool stopping;
-        atomic_uint_fast64_t seq;   /* ids for requests without a well-formed request ID */
+        atomic_uint_fast64_t seq; /* ids for requests without a well-formed request ID */
 };
 
 typedef enum route {
         ROUTE_RPC,
-        ROUTE_HULL,     /* /hull.v1.Workspace/... and /hull.v1.Sessions/... */
+        ROUTE_HULL, /* /hull.v1.Workspace/... and /hull.v1.Sessions/... */
         ROUTE_HEALTHZ,
         ROUTE_READYZ,
         ROUTE_METRICS,
@@ -88,16 +88,16 @@ typedef struct exchange {
         char path[SERVE_SHORT_STR_MAX];    /* cleaned, for the log */
         char *body;
         size_t body_len, body_cap;
-        uint64_t body_seen;                /* bytes received, kept or not */
-        size_t body_max;                   /* what this procedure's body may be */
-        bool over_budget;                  /* the bodies of all connections took the budget */
-        unsigned status;                   /* what was queued; 0 until then */
-        char note[SERVE_SHORT_STR_MAX];    /* extra log fields */
+        uint64_t body_seen;             /* bytes received, kept or not */
+        size_t body_max;                /* what this procedure's body may be */
+        bool over_budget;               /* the bodies of all connections took the budget */
+        unsigned status;                /* what was queued; 0 until then */
+        char note[SERVE_SHORT_STR_MAX]; /* extra log fields */
         /* an admitted run */
         plim_request req;
         brk_request plan;
-        bool dispatched;                   /* handed to a run thread: never handled again */
-        struct MHD_Response *answer;       /* left by the run thread */
+        bool dispatched;             /* handed to a run thread: never handled again */
+        struct MHD_Response *answer; /* left by the run thread */
         unsigned answer_status;
 } exchange;
 
@@ -132,7 +132,7 @@ int http_listen_parse(const char *s, struct sockaddr_storage *ret, socklen_t *re
                 return -EINVAL;
         memcpy(host, hs, hl);
         host[hl] = '\0';
-        struct sockaddr_storage ss = { 0 };
+        struct sockaddr_storage ss = {0};
         if (s[0] != '[') {
                 struct sockaddr_in *a = (struct sockaddr_in *) &ss;
                 a->sin_family = AF_INET;
@@ -203,8 +203,8 @@ static enum MHD_Result answer_text(exchange *x, unsigned status, const char *con
 
 /* The error body for f; status 0 means Connect's status for the code. not_dispatched: the
  * header for refusals written before the procedure's handler was reached. */
-static struct MHD_Response *error_response(exchange *x, const plim_error *f, const char *not_dispatched, unsigned *status,
-                                           unsigned status_override) {
+static struct MHD_Response *error_response(exchange *x, const plim_error *f, const char *not_dispatched,
+                                           unsigned *status, unsigned status_override) {
         char *body;
         size_t len;
         metrics_refusal(x->srv->cfg.metrics, f->reason);
@@ -216,7 +216,8 @@ static struct MHD_Response *error_response(exchange *x, const plim_error *f, con
         return response_new(x, "application/json", body, len, not_dispatched);
 }
 
-static enum MHD_Result answer_error(exchange *x, const plim_error *f, const char *not_dispatched, unsigned status_override) {
+static enum MHD_Result answer_error(exchange *x, const plim_error *f, const char *not_dispatched,
+                                    unsigned status_override) {
         unsigned status;
         struct MHD_Response *r = error_response(x, f, not_dispatched, &status, status_override);
         return queue(x, status, r);
@@ -252,7 +253,7 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
 
 /* The value of the one header called name; NULL when absent; *ret_n says how many there were. */
 static const char *header(const exchange *x, const char *name, unsigned *ret_n) {
-        header_count c = { .name = name };
+        header_count c = {.name = name};
         x->srv->mhd.get_connection_values(x->conn, MHD_HEADER_KIND, count_header, &c);
         if (ret_n)
                 *ret_n = c.n;
@@ -267,7 +268,8 @@ static metrics_outcome outcome_of(const plim_request *r, const brk_result *res) 
                 for (uint32_t i = 0; i < res->n_steps; i++)
                         if (res->steps[i].status != 0)
                                 return METRICS_RUN_FAILED;
-                return res->n_steps == (r->kind == PLIM_KIND_JAVASCRIPT ? 1 : r->n_steps) ? METRICS_RUN_OK : METRICS_RUN_FAILED;
+                return res->n_steps == (r->kind == PLIM_KIND_JAVASCRIPT ? 1 : r->n_steps) ? METRICS_RUN_OK
+                                                                                          : METRICS_RUN_FAILED;
         case BRK_OUTCOME_TIMED_OUT:
                 return METRICS_RUN_TIMED_OUT;
         case BRK_OUTCOME_SETUP_FAILED:
@@ -285,9 +287,9 @@ static void *run_thread(void *arg) {
         http_server *s = x->srv;
         struct MHD_Connection *conn = x->conn;
         const http_config *cfg = &s->cfg;
-        brk_result res = { 0 };
-        hull_error e = { 0 };
-        plim_error f = { 0 };
+        brk_result res = {0};
+        hull_error e = {0};
+        plim_error f = {0};
         char *body = NULL, clean[HULL_ERROR_MSG_MAX];
         size_t len = 0;
         uint64_t t0 = now_mono_us();
@@ -304,7 +306,8 @@ static void *run_thread(void *arg) {
                 plim_fail(&f, PLIM_CODE_CANCELED, PLIM_REASON_NONE, "the client went away; the run was stopped");
                 metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
         } else if (r < 0) {
-                dlog_log(cfg->log, DLOG_ERROR, "event=run-lost id=%s error=\"%s\"", x->id, dlog_clean(e.msg, clean, sizeof(clean)));
+                dlog_log(cfg->log, DLOG_ERROR, "event=run-lost id=%s error=\"%s\"", x->id,
+                         dlog_clean(e.msg, clean, sizeof(clean)));
                 plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", x->id);
                 metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
         } else {
@@ -327,8 +330,11 @@ static void *run_thread(void *arg) {
                 hs_audit_run(cfg->sessions, x->req.root, body, len);
                 x->answer = response_new(x, "application/json", body, len, NULL);
                 x->answer_status = 200;
-                snprintf(x->note, sizeof(x->note), "kind=%s outcome=%s run_ms=%" PRIu64, plim_kind_to_string(x->req.kind),
-                         res.outcome == BRK_OUTCOME_COMPLETED ? "completed" : res.outcome == BRK_OUTCOME_TIMED_OUT ? "timed_out" : "setup_failed",
+                snprintf(x->note, sizeof(x->note), "kind=%s outcome=%s run_ms=%" PRIu64,
+                         plim_kind_to_string(x->req.kind),
+                         res.outcome == BRK_OUTCOME_COMPLETED   ? "completed"
+                         : res.outcome == BRK_OUTCOME_TIMED_OUT ? "timed_out"
+                                                                : "setup_failed",
                          res.ended_unix_ms - res.started_unix_ms);
         } else
                 x->answer = error_response(x, &f, NULL, &x->answer_status, 0);
@@ -351,7 +357,8 @@ static void *session_thread(void *arg) {
         hs_answer a;
         const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         int watch_fd = ci ? (int) ci->connect_fd : -1;
-        hs_rpc(s->cfg.sessions, x->proc, x->hproc, x->principal, x->body, x->body_len, x->received_unix_ms, watch_fd, &a);
+        hs_rpc(s->cfg.sessions, x->proc, x->hproc, x->principal, x->body, x->body_len, x->received_unix_ms, watch_fd,
+               &a);
         if (a.ok) {
                 x->answer = response_new(x, "application/json", a.body, a.len, NULL);
                 x->answer_status = 200;
@@ -365,7 +372,8 @@ static void *session_thread(void *arg) {
                 x->answer = error_response(x, &a.f, a.f.before_handler ? "request" : NULL, &x->answer_status, 0);
         }
         if (a.note[0])
-                snprintf(x->note + strlen(x->note), sizeof(x->note) - strlen(x->note), "%s%s", x->note[0] ? " " : "", a.note);
+                snprintf(x->note + strlen(x->note), sizeof(x->note) - strlen(x->note), "%s%s", x->note[0] ? " " : "",
+                         a.note);
         body_free(x);
         s->mhd.resume_connection(conn);
         atomic_fetch_sub(&s->session_calls, 1);
@@ -453,7 +461,8 @@ static enum MHD_Result do_run(exchange *x) {
         }
         if (plim_plan(&x->req, s->cfg.evidence, &x->plan) < 0) {
                 atomic_fetch_sub(&s->admitted, 1);
-                dlog_log(s->cfg.log, DLOG_ERROR, "event=run-refused id=%s error=\"out of memory for the run's plan\"", x->id);
+                dlog_log(s->cfg.log, DLOG_ERROR, "event=run-refused id=%s error=\"out of memory for the run's plan\"",
+                         x->id);
                 return refuse(x, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
                               "out of memory; retry later; nothing ran");
         }
@@ -536,14 +545,16 @@ static enum MHD_Result on_headers(exchange *x, const char *method) {
                         if (atomic_load(&s->stopping))
                                 return answer_text(x, 503, "text/plain; charset=utf-8", "not ready: shutting down\n");
                         if (!brk_alive(s->cfg.broker))
-                                return answer_text(x, 503, "text/plain; charset=utf-8", "not ready: the sandbox broker is gone\n");
+                                return answer_text(x, 503, "text/plain; charset=utf-8",
+                                                   "not ready: the sandbox broker is gone\n");
                         return answer_text(x, 200, "text/plain; charset=utf-8", "ready\n");
                 case ROUTE_METRICS: {
                         char *body;
                         size_t len;
                         if (metrics_render(s->cfg.metrics, &body, &len) < 0)
                                 return MHD_NO;
-                        return queue(x, 200, response_new(x, "text/plain; version=0.0.4; charset=utf-8", body, len, NULL));
+                        return queue(x, 200,
+                                     response_new(x, "text/plain; version=0.0.4; charset=utf-8", body, len, NULL));
                 }
                 case ROUTE_NOT_FOUND:
                 case ROUTE_RPC:
@@ -627,7 +638,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         exchange *x = *req_cls;
 
         if (!x || !x->dispatched) { /* still receiving: the whole request has a deadline */
-                const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+                const union MHD_ConnectionInfo *ci =
+                        s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
                 const conn_state *cs = ci ? ci->socket_context : NULL;
                 if (cs && now_mono_us() - cs->since_us > (uint64_t) SERVE_REQUEST_RECEIVE_MS * 1000) {
                         dlog_log(s->cfg.log, DLOG_INFO, "event=request-too-slow id=%s ms=%u", x ? x->id : "-",
@@ -669,7 +681,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 *upload_size = 0;
                 x->body_seen += n;
                 if (x->body_seen > SERVE_BODY_DISCARD_MAX)
-                        return MHD_NO; /* a chunked flood: close the connection */
+                        return MHD_NO;                              /* a chunked flood: close the connection */
                 if (x->body_seen > x->body_max || x->over_budget) { /* refused once the body is complete */
                         body_free(x);
                         return MHD_YES;
@@ -701,8 +713,9 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         if (x->status)
                 metrics_http(s->cfg.metrics, x->status);
         dlog_log(s->cfg.log, x->status >= 500 ? DLOG_WARN : DLOG_INFO,
-                 "event=request id=%s %s path=%s status=%u%s ms=%.1f%s%s", x->id, x->post ? "method=POST" : "method=GET",
-                 x->path, x->status, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=yes",
+                 "event=request id=%s %s path=%s status=%u%s ms=%.1f%s%s", x->id,
+                 x->post ? "method=POST" : "method=GET", x->path, x->status,
+                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=yes",
                  (double) (now_mono_us() - x->start_us) / 1000.0, x->note[0] ? " " : "", x->note);
         if (x->answer)
                 s->mhd.destroy_response(x->answer);
@@ -749,17 +762,18 @@ static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_
         return s->mhd.start_daemon(
                 MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0, NULL, NULL,
                 on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
-                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS,
-                MHD_OPTION_CONNECTION_LIMIT, (unsigned) SERVE_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) SERVE_CONNECTION_IDLE_S,
-                MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-                s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_THREAD_POOL_SIZE,
+                (unsigned) SERVE_HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT, (unsigned) SERVE_CONNECTIONS_MAX,
+                MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SERVE_CONNECTION_MEMORY_BYTES,
+                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) SERVE_CONNECTION_IDLE_S, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+                (unsigned) SERVE_LISTEN_BACKLOG, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
 }
 
 /* A listening unix socket at path, mode 0600 before anyone can connect. A stale socket there
  * is replaced; any other file is not. */
 static int unix_listener(const char *path, hull_error *e) {
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
         struct stat st;
         if (strlen(path) >= sizeof(sa.sun_path))
                 return hull_err(e, -ENAMETOOLONG, "serve: the socket path %s is too long", path);
@@ -788,8 +802,8 @@ static int mhd_load(mhd_api *m, hull_error *e) {
         if (!m->handle)
                 return hull_err_hint(e, -ENOENT, "install libmicrohttpd12 (scripts/install-deps.sh does)",
                                      "serve: cannot load %s: %s", MHD_SONAME, dlerror());
-#define LOAD(f)                                                                                    \
-        if (!(*(void **) &m->f = dlsym(m->handle, "MHD_" #f)))                                     \
+#define LOAD(f)                                                                                                        \
+        if (!(*(void **) &m->f = dlsym(m->handle, "MHD_" #f)))                                                         \
                 return hull_err(e, -ENOENT, "serve: %s lacks MHD_%s", MHD_SONAME, #f);
         LOAD(start_daemon);
         LOAD(stop_daemon);
@@ -844,8 +858,9 @@ int http_start(const http_config *cfg, http_server **ret, hull_error *e) {
         if (!s->tcp) {
                 char host[INET6_ADDRSTRLEN] = "?";
                 const struct sockaddr *a = (const struct sockaddr *) &cfg->listen;
-                inet_ntop(a->sa_family, a->sa_family == AF_INET6 ? (const void *) &((const struct sockaddr_in6 *) a)->sin6_addr
-                                                                  : (const void *) &((const struct sockaddr_in *) a)->sin_addr,
+                inet_ntop(a->sa_family,
+                          a->sa_family == AF_INET6 ? (const void *) &((const struct sockaddr_in6 *) a)->sin6_addr
+                                                   : (const void *) &((const struct sockaddr_in *) a)->sin_addr,
                           host, sizeof(host));
                 http_stop(s);
                 return hull_err_hint(e, -EADDRINUSE, "pick another --listen address or stop what holds it",
@@ -864,7 +879,7 @@ unsigned http_port(http_server *s) {
 
 void http_quiesce(http_server *s) {
         atomic_store(&s->stopping, true);
-        struct MHD_Daemon *ds[2] = { s->tcp, s->local };
+        struct MHD_Daemon *ds[2] = {s->tcp, s->local};
         for (size_t i = 0; i < 2; i++)
                 if (ds[i]) {
                         MHD_socket fd = s->mhd.quiesce_daemon(ds[i]);
@@ -878,7 +893,8 @@ void http_quiesce(http_server *s) {
 unsigned http_busy(http_server *s) {
         /* An admitted run's exchange is also a request: counted once, and still counted after its
          * exchange completed until its thread has ended. */
-        unsigned requests = atomic_load(&s->requests), runs = atomic_load(&s->admitted) + atomic_load(&s->session_calls);
+        unsigned requests = atomic_load(&s->requests),
+                 runs = atomic_load(&s->admitted) + atomic_load(&s->session_calls);
         return MAX(requests, runs);
 }
 

@@ -23,14 +23,14 @@ int http_listen_parse(const char *s, struct sockaddr_storage *ret, socklen_t *re
 bool http_addr_is_loopback(const struct sockaddr *a);
 
 typedef struct http_config {
-        struct sockaddr_storage listen;  /* TCP address */
+        struct sockaddr_storage listen; /* TCP address */
         socklen_t listen_len;
-        const char *socket_path;         /* also listen on this unix socket (mode 0600); NULL: no */
-        unsigned max_runs, queue_max;    /* admission: runs at once and waiting */
-        const auth_tokens *tokens;       /* NULL or empty: no auth (loopback only; the caller checks) */
+        const char *socket_path;      /* also listen on this unix socket (mode 0600); NULL: no */
+        unsigned max_runs, queue_max; /* admission: runs at once and waiting */
+        const auth_tokens *tokens;    /* NULL or empty: no auth (loopback only; the caller checks) */
         const plim_evidence *evidence;
         brk_broker *broker;
-        struct hs_manager *sessions;     /* NULL: the session procedures answer unimplemented */
+        struct hs_manager *sessions; /* NULL: the session procedures answer unimplemented */
         const dlog *log;
         metrics *metrics;
 } http_config;

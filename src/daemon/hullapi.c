@@ -72,7 +72,7 @@ void hull_api_request_done(hull_api_request *r) {
         free(r->write.content);
         free(r->hydrate.archive);
         json_decref(r->root);
-        *r = (hull_api_request){ 0 };
+        *r = (hull_api_request){0};
 }
 
 /* A required string of 1 to max bytes without NUL. */
@@ -82,7 +82,8 @@ static int required_string(const json_t *o, const char *camel, const char *snake
         if (plim_get_string(o, camel, snake, "", max, ret, &n, f) < 0)
                 return -1;
         if (n == 0)
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s is required" NOTHING_RAN, camel);
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s is required" NOTHING_RAN,
+                                 camel);
         if (memchr(*ret, '\0', n))
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                                  "%s contains a NUL character" NOTHING_RAN, camel);
@@ -106,7 +107,7 @@ static int begin(hull_api_procedure p, const char *body, size_t len, const char 
                  hull_api_request *r, plim_error *f) {
         const char *known[16];
         size_t k = 0;
-        *r = (hull_api_request){ .procedure = p };
+        *r = (hull_api_request){.procedure = p};
         assert(n + 2 <= ELEMENTSOF(known));
         if (p != HULL_API_SESSIONS_LIST) {
                 known[k++] = "sessionId";
@@ -171,14 +172,14 @@ static int parse_env(hull_api_request *r, plim_error *f) {
                         return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                                          "env.%s must be a string of at most %u KiB without NUL" NOTHING_RAN, key,
                                          HULL_API_ENV_VALUE_MAX >> 10);
-                r->exec.env[k] = (hull_api_env){ .name = key, .value = json_string_value(v) };
+                r->exec.env[k] = (hull_api_env){.name = key, .value = json_string_value(v)};
                 r->exec.n_env = k + 1;
         }
         return 0;
 }
 
 int hull_api_exec_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "command", "timeoutMs", "timeout_ms", "env" };
+        static const char *const names[] = {"command", "timeoutMs", "timeout_ms", "env"};
         hull_api_request r;
         bool present;
         int64_t t = 0;
@@ -195,7 +196,7 @@ int hull_api_exec_parse(const char *body, size_t len, hull_api_request *ret, pli
 }
 
 int hull_api_read_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "path", "offset", "limit" };
+        static const char *const names[] = {"path", "offset", "limit"};
         hull_api_request r;
         bool present;
         int64_t limit = 0;
@@ -207,12 +208,13 @@ int hull_api_read_parse(const char *body, size_t len, hull_api_request *ret, pli
         if (q == 0)
                 q = plim_get_int(r.root, "limit", "limit", 0, UINT32_MAX, &present, &limit, f);
         if (q == 0)
-                r.read.limit = limit == 0 ? (size_t) WS_READ_DEFAULT_BYTES : (size_t) MIN((uint64_t) limit, WS_READ_MAX_BYTES);
+                r.read.limit =
+                        limit == 0 ? (size_t) WS_READ_DEFAULT_BYTES : (size_t) MIN((uint64_t) limit, WS_READ_MAX_BYTES);
         return finish(q, &r, ret);
 }
 
 int hull_api_write_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "path", "content", "append" };
+        static const char *const names[] = {"path", "content", "append"};
         hull_api_request r;
         int q = begin(HULL_API_WRITE, body, len, names, ELEMENTSOF(names), &r, f);
         if (q == 0)
@@ -226,23 +228,25 @@ int hull_api_write_parse(const char *body, size_t len, hull_api_request *ret, pl
 }
 
 int hull_api_edit_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "path", "oldText", "old_text", "newText", "new_text" };
+        static const char *const names[] = {"path", "oldText", "old_text", "newText", "new_text"};
         hull_api_request r;
         int q = begin(HULL_API_EDIT, body, len, names, ELEMENTSOF(names), &r, f);
         if (q == 0)
                 q = required_string(r.root, "path", "path", WS_PATH_MAX, &r.edit.path, f);
         if (q == 0)
-                q = plim_get_string(r.root, "oldText", "old_text", "", WS_EDIT_MAX_BYTES, &r.edit.old_text, &r.edit.old_len, f);
+                q = plim_get_string(r.root, "oldText", "old_text", "", WS_EDIT_MAX_BYTES, &r.edit.old_text,
+                                    &r.edit.old_len, f);
         if (q == 0 && r.edit.old_len == 0)
                 q = plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                               "oldText is empty: an edit replaces one occurrence of a non-empty text" NOTHING_RAN);
         if (q == 0)
-                q = plim_get_string(r.root, "newText", "new_text", "", WS_WRITE_MAX_BYTES, &r.edit.new_text, &r.edit.new_len, f);
+                q = plim_get_string(r.root, "newText", "new_text", "", WS_WRITE_MAX_BYTES, &r.edit.new_text,
+                                    &r.edit.new_len, f);
         return finish(q, &r, ret);
 }
 
 int hull_api_glob_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "pattern", "hidden" };
+        static const char *const names[] = {"pattern", "hidden"};
         hull_api_request r;
         int q = begin(HULL_API_GLOB, body, len, names, ELEMENTSOF(names), &r, f);
         if (q == 0)
@@ -253,8 +257,8 @@ int hull_api_glob_parse(const char *body, size_t len, hull_api_request *ret, pli
 }
 
 int hull_api_grep_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "pattern", "path", "glob", "ignoreCase", "ignore_case", "maxMatches",
-                                             "max_matches" };
+        static const char *const names[] = {"pattern",     "path",       "glob",       "ignoreCase",
+                                            "ignore_case", "maxMatches", "max_matches"};
         hull_api_request r;
         bool present;
         int64_t m = 0;
@@ -280,7 +284,7 @@ int hull_api_persist_parse(const char *body, size_t len, hull_api_request *ret, 
 }
 
 int hull_api_hydrate_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const names[] = { "archive" };
+        static const char *const names[] = {"archive"};
         hull_api_request r;
         int q = begin(HULL_API_HYDRATE, body, len, names, ELEMENTSOF(names), &r, f);
         if (q == 0)
@@ -292,14 +296,13 @@ int hull_api_hydrate_parse(const char *body, size_t len, hull_api_request *ret, 
 }
 
 int hull_api_list_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        hull_api_request r = { .procedure = HULL_API_SESSIONS_LIST };
+        hull_api_request r = {.procedure = HULL_API_SESSIONS_LIST};
         if (len == 0) { /* an empty body is the empty message */
                 *ret = r;
                 return 0;
         }
         return finish(begin(HULL_API_SESSIONS_LIST, body, len, NULL, 0, &r, f), &r, ret);
 }
-
 
 /* A handle id as the store accepts it. */
 static int handle_id(const json_t *o, const char *camel, const char **ret, plim_error *f) {
@@ -308,8 +311,8 @@ static int handle_id(const json_t *o, const char *camel, const char **ret, plim_
         const char *id = *ret;
         bool ok = (id[0] >= 'A' && id[0] <= 'Z') || (id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9');
         for (const char *c = id + 1; ok && *c; c++)
-                ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '.' ||
-                     *c == '-';
+                ok = (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                     *c == '.' || *c == '-';
         if (!ok)
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                                  "%s must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}" NOTHING_RAN, camel);
@@ -317,11 +320,11 @@ static int handle_id(const json_t *o, const char *camel, const char **ret, plim_
 }
 
 int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, hull_api_request *ret, plim_error *f) {
-        static const char *const list_names[] = { "sessionId" };
-        static const char *const inspect_names[] = { "id", "head", "tail", "stats" };
-        static const char *const query_names[] = { "sql", "handles", "maxRows" };
-        static const char *const read_names[] = { "id", "offset", "limit" };
-        static const char *const add_names[] = { "inputId", "name", "content" };
+        static const char *const list_names[] = {"sessionId"};
+        static const char *const inspect_names[] = {"id", "head", "tail", "stats"};
+        static const char *const query_names[] = {"sql", "handles", "maxRows"};
+        static const char *const read_names[] = {"id", "offset", "limit"};
+        static const char *const add_names[] = {"inputId", "name", "content"};
         hull_api_request r;
         bool present;
         int64_t v = 0;
@@ -334,9 +337,11 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
                 q = begin(p, body, len, inspect_names, ELEMENTSOF(inspect_names), &r, f);
                 if (q == 0)
                         q = handle_id(r.root, "id", &r.handles.id, f);
-                if (q == 0 && (q = plim_get_int(r.root, "head", "head", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
+                if (q == 0 &&
+                    (q = plim_get_int(r.root, "head", "head", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
                         r.handles.head = (uint32_t) v;
-                if (q == 0 && (q = plim_get_int(r.root, "tail", "tail", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
+                if (q == 0 &&
+                    (q = plim_get_int(r.root, "tail", "tail", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
                         r.handles.tail = (uint32_t) v;
                 if (q == 0)
                         q = plim_get_bool(r.root, "stats", "stats", &r.handles.stats, f);
@@ -349,19 +354,23 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
                 if (q == 0 && a && !json_is_null(a)) {
                         if (!json_is_array(a) || json_array_size(a) > HULL_API_QUERY_HANDLES_MAX)
                                 q = plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                              "handles must be a list of at most %u handle ids" NOTHING_RAN, HULL_API_QUERY_HANDLES_MAX);
+                                              "handles must be a list of at most %u handle ids" NOTHING_RAN,
+                                              HULL_API_QUERY_HANDLES_MAX);
                         else if (json_array_size(a) > 0) {
                                 r.handles.ids = calloc(json_array_size(a), sizeof(char *));
                                 if (!r.handles.ids)
-                                        q = plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, "out of memory" NOTHING_RAN);
+                                        q = plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                                                      "out of memory" NOTHING_RAN);
                                 for (size_t i = 0; q == 0 && i < json_array_size(a); i++) {
                                         json_t *holder = json_pack("{s:O}", "handle", json_array_get(a, i));
                                         const char *id = NULL;
                                         q = holder ? handle_id(holder, "handle", &id, f)
-                                                   : plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, "out of memory" NOTHING_RAN);
+                                                   : plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                                                               "out of memory" NOTHING_RAN);
                                         if (q == 0) {
                                                 /* the string lives in the array, which root owns */
-                                                r.handles.ids[r.handles.n_ids++] = json_string_value(json_array_get(a, i));
+                                                r.handles.ids[r.handles.n_ids++] =
+                                                        json_string_value(json_array_get(a, i));
                                         }
                                         json_decref(holder);
                                 }
@@ -387,8 +396,8 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
                 if (q == 0)
                         q = required_string(r.root, "name", "name", HULL_API_INPUT_NAME_MAX, &r.handles.name, f);
                 if (q == 0)
-                        q = plim_get_bytes(r.root, "content", "content", "", HULL_API_INPUT_BYTES_MAX, &r.handles.content,
-                                           &r.handles.content_len, f);
+                        q = plim_get_bytes(r.root, "content", "content", "", HULL_API_INPUT_BYTES_MAX,
+                                           &r.handles.content, &r.handles.content_len, f);
                 break;
         case HULL_API_NONE:
         case HULL_API_UNKNOWN:
@@ -474,7 +483,8 @@ int hull_api_exec_answer(const brk_step_result *s, char **ret, size_t *ret_len) 
         json_t *o = json_object();
         if (!o || !set(o, "exitCode", json_integer(s->status)) ||
             !set(o, "timedOut", json_boolean(s->flags & BRK_STEP_TIMED_OUT)) ||
-            !set(o, "stdout", plim_json_base64(s->out, s->out_len)) || !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
+            !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
+            !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
             !set(o, "stdoutTruncated", json_boolean(s->flags & BRK_STEP_OUT_TRUNCATED)) ||
             !set(o, "stderrTruncated", json_boolean(s->flags & BRK_STEP_ERR_TRUNCATED)) ||
             !set(o, "durationMs", plim_json_uint64_string(s->wall_us / 1000))) {

@@ -32,7 +32,7 @@ typedef enum hull_api_procedure {
         HULL_API_PERSIST,
         HULL_API_HYDRATE,
         HULL_API_SESSIONS_LIST,
-        HULL_API_HANDLES_LIST,     /* /hull.v1.Handles/List */
+        HULL_API_HANDLES_LIST, /* /hull.v1.Handles/List */
         HULL_API_HANDLES_INSPECT,
         HULL_API_HANDLES_QUERY,
         HULL_API_HANDLES_READ,
@@ -56,8 +56,8 @@ typedef struct hull_api_request {
         hull_api_procedure procedure;
         const char *session_id; /* validated as plim_session_run_parse() does; NULL for List */
         struct {
-                const char *command;   /* 1 to HULL_API_COMMAND_MAX bytes, no NUL: /bin/sh -c */
-                uint32_t timeout_ms;   /* defaulted (PLIM_DEFAULT_TIMEOUT_MS) and clamped (PLIM_TIMEOUT_MS_MAX) */
+                const char *command; /* 1 to HULL_API_COMMAND_MAX bytes, no NUL: /bin/sh -c */
+                uint32_t timeout_ms; /* defaulted (PLIM_DEFAULT_TIMEOUT_MS) and clamped (PLIM_TIMEOUT_MS_MAX) */
                 hull_api_env *env;
                 size_t n_env;
         } exec;
@@ -85,24 +85,24 @@ typedef struct hull_api_request {
                 const char *pattern;
                 const char *path, *glob; /* NULL when absent */
                 bool ignore_case;
-                uint32_t max_matches;    /* 0: WS_GREP_MATCHES_DEFAULT; at most WS_GREP_MATCHES_MAX */
+                uint32_t max_matches; /* 0: WS_GREP_MATCHES_DEFAULT; at most WS_GREP_MATCHES_MAX */
         } grep;
         struct {
                 void *archive; /* decoded tar */
                 size_t archive_len;
         } hydrate;
         struct {
-                const char *id;          /* Inspect, Read */
-                uint32_t head, tail;     /* Inspect: rows from each end (0: the store's default) */
-                bool stats;              /* Inspect */
-                const char *sql;         /* Query */
-                const char **ids;        /* Query: the handles attached (borrowed strings) */
+                const char *id;      /* Inspect, Read */
+                uint32_t head, tail; /* Inspect: rows from each end (0: the store's default) */
+                bool stats;          /* Inspect */
+                const char *sql;     /* Query */
+                const char **ids;    /* Query: the handles attached (borrowed strings) */
                 size_t n_ids;
-                uint64_t max_rows;       /* Query: 0: the store's default */
-                uint64_t offset, limit;  /* Read */
-                const char *input_id;    /* AddInput: the handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
-                const char *name;        /* AddInput: a display name (cleaned by the daemon) */
-                void *content;           /* AddInput: decoded bytes */
+                uint64_t max_rows;      /* Query: 0: the store's default */
+                uint64_t offset, limit; /* Read */
+                const char *input_id;   /* AddInput: the handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} */
+                const char *name;       /* AddInput: a display name (cleaned by the daemon) */
+                void *content;          /* AddInput: decoded bytes */
                 size_t content_len;
         } handles;
 } hull_api_request;

@@ -11,8 +11,8 @@
 #include "limits.h"
 #include "macro.h"
 
-static const unsigned statuses[] = { METRICS_STATUSES };
-static const double buckets_s[METRICS_N_BUCKETS] = { 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300 };
+static const unsigned statuses[] = {METRICS_STATUSES};
+static const double buckets_s[METRICS_N_BUCKETS] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
 static const char *const outcomes[_METRICS_RUN_MAX] = {
         [METRICS_RUN_OK] = "ok",
         [METRICS_RUN_FAILED] = "failed",
@@ -106,14 +106,17 @@ void metrics_session_call(metrics *m) {
 }
 
 int metrics_render(metrics *m, char **ret, size_t *ret_len) {
-        text t = { .p = malloc(SERVE_METRICS_TEXT_MAX), .max = SERVE_METRICS_TEXT_MAX };
+        text t = {.p = malloc(SERVE_METRICS_TEXT_MAX), .max = SERVE_METRICS_TEXT_MAX};
         if (!t.p)
                 return -ENOMEM;
-        add(&t, "# HELP hull_runs_total Runs that hull serve carried out, by outcome.\n# TYPE hull_runs_total counter\n");
+        add(&t,
+            "# HELP hull_runs_total Runs that hull serve carried out, by outcome.\n# TYPE hull_runs_total counter\n");
         for (size_t i = 0; i < _METRICS_RUN_MAX; i++)
                 add(&t, "hull_runs_total{outcome=\"%s\"} %" PRIuFAST64 "\n", outcomes[i], atomic_load(&m->runs[i]));
-        add(&t, "# HELP hull_runs_in_flight Runs admitted and not yet answered.\n# TYPE hull_runs_in_flight gauge\n"
-                "hull_runs_in_flight %" PRIdFAST64 "\n", atomic_load(&m->runs_in_flight));
+        add(&t,
+            "# HELP hull_runs_in_flight Runs admitted and not yet answered.\n# TYPE hull_runs_in_flight gauge\n"
+            "hull_runs_in_flight %" PRIdFAST64 "\n",
+            atomic_load(&m->runs_in_flight));
         add(&t, "# HELP hull_run_duration_seconds Time from admission to answer of a run.\n"
                 "# TYPE hull_run_duration_seconds histogram\n");
         uint64_t cum = 0;
@@ -135,20 +138,24 @@ int metrics_render(metrics *m, char **ret, size_t *ret_len) {
                 "# TYPE hull_http_requests_total counter\n");
         for (size_t i = 0; i < METRICS_N_STATUSES; i++) {
                 if (i < ELEMENTSOF(statuses))
-                        add(&t, "hull_http_requests_total{code=\"%u\"} %" PRIuFAST64 "\n", statuses[i], atomic_load(&m->http[i]));
+                        add(&t, "hull_http_requests_total{code=\"%u\"} %" PRIuFAST64 "\n", statuses[i],
+                            atomic_load(&m->http[i]));
                 else
                         add(&t, "hull_http_requests_total{code=\"other\"} %" PRIuFAST64 "\n", atomic_load(&m->http[i]));
         }
-        add(&t, "# HELP hull_sessions_open Sessions open now.\n# TYPE hull_sessions_open gauge\nhull_sessions_open %" PRIdFAST64 "\n"
-                "# HELP hull_sessions_opened_total Sessions opened.\n# TYPE hull_sessions_opened_total counter\n"
-                "hull_sessions_opened_total %" PRIuFAST64 "\n"
-                "# HELP hull_session_calls_total Calls made in sessions (cells, runs, workspace operations).\n"
-                "# TYPE hull_session_calls_total counter\nhull_session_calls_total %" PRIuFAST64 "\n",
+        add(&t,
+            "# HELP hull_sessions_open Sessions open now.\n# TYPE hull_sessions_open gauge\nhull_sessions_open "
+            "%" PRIdFAST64 "\n"
+            "# HELP hull_sessions_opened_total Sessions opened.\n# TYPE hull_sessions_opened_total counter\n"
+            "hull_sessions_opened_total %" PRIuFAST64 "\n"
+            "# HELP hull_session_calls_total Calls made in sessions (cells, runs, workspace operations).\n"
+            "# TYPE hull_session_calls_total counter\nhull_session_calls_total %" PRIuFAST64 "\n",
             atomic_load(&m->sessions_open), atomic_load(&m->sessions_opened), atomic_load(&m->session_calls));
-        add(&t, "# HELP hull_sessions_ended_total Sessions that ended, by reason.\n# TYPE hull_sessions_ended_total counter\n");
+        add(&t, "# HELP hull_sessions_ended_total Sessions that ended, by reason.\n# TYPE hull_sessions_ended_total "
+                "counter\n");
         for (size_t i = 1; i < _PLIM_SESSION_END_MAX && i < ELEMENTSOF(m->sessions_ended); i++)
-                add(&t, "hull_sessions_ended_total{reason=\"%s\"} %" PRIuFAST64 "\n", plim_session_end_to_string((plim_session_end) i),
-                    atomic_load(&m->sessions_ended[i]));
+                add(&t, "hull_sessions_ended_total{reason=\"%s\"} %" PRIuFAST64 "\n",
+                    plim_session_end_to_string((plim_session_end) i), atomic_load(&m->sessions_ended[i]));
         if (t.overflow) {
                 free(t.p);
                 return -ENOMEM;

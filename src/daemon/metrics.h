@@ -9,8 +9,8 @@
 #include "plimsoll.h"
 
 typedef enum metrics_outcome {
-        METRICS_RUN_OK,           /* ran and exited 0 (every step, for a project) */
-        METRICS_RUN_FAILED,       /* ran and exited non-zero, or a step failed */
+        METRICS_RUN_OK,     /* ran and exited 0 (every step, for a project) */
+        METRICS_RUN_FAILED, /* ran and exited non-zero, or a step failed */
         METRICS_RUN_TIMED_OUT,
         METRICS_RUN_SETUP_FAILED, /* the project's files could not be written */
         METRICS_RUN_ERROR,        /* the sandbox or the broker failed; cancelled at shutdown */
@@ -27,12 +27,12 @@ typedef struct metrics {
         atomic_int_fast64_t runs_in_flight;
         atomic_uint_fast64_t run_buckets[METRICS_N_BUCKETS + 1]; /* the last is +Inf */
         atomic_uint_fast64_t run_us_sum;
-        atomic_uint_fast64_t refusals[_PLIM_REASON_MAX];        /* by NotDispatched reason */
+        atomic_uint_fast64_t refusals[_PLIM_REASON_MAX]; /* by NotDispatched reason */
         atomic_uint_fast64_t http[METRICS_N_STATUSES];
         atomic_int_fast64_t sessions_open;
         atomic_uint_fast64_t sessions_opened;
         atomic_uint_fast64_t session_calls;
-        atomic_uint_fast64_t sessions_ended[16];                /* by plim_session_end */
+        atomic_uint_fast64_t sessions_ended[16]; /* by plim_session_end */
 } metrics;
 
 void metrics_init(metrics *m);

@@ -84,22 +84,22 @@ static const struct {
         const char *name;
         unsigned status;
 } codes[_PLIM_CODE_MAX] = {
-        [PLIM_CODE_CANCELED] = { "canceled", 499 },
-        [PLIM_CODE_UNKNOWN] = { "unknown", 500 },
-        [PLIM_CODE_INVALID_ARGUMENT] = { "invalid_argument", 400 },
-        [PLIM_CODE_DEADLINE_EXCEEDED] = { "deadline_exceeded", 504 },
-        [PLIM_CODE_NOT_FOUND] = { "not_found", 404 },
-        [PLIM_CODE_ALREADY_EXISTS] = { "already_exists", 409 },
-        [PLIM_CODE_PERMISSION_DENIED] = { "permission_denied", 403 },
-        [PLIM_CODE_RESOURCE_EXHAUSTED] = { "resource_exhausted", 429 },
-        [PLIM_CODE_FAILED_PRECONDITION] = { "failed_precondition", 400 },
-        [PLIM_CODE_ABORTED] = { "aborted", 409 },
-        [PLIM_CODE_OUT_OF_RANGE] = { "out_of_range", 400 },
-        [PLIM_CODE_UNIMPLEMENTED] = { "unimplemented", 501 },
-        [PLIM_CODE_INTERNAL] = { "internal", 500 },
-        [PLIM_CODE_UNAVAILABLE] = { "unavailable", 503 },
-        [PLIM_CODE_DATA_LOSS] = { "data_loss", 500 },
-        [PLIM_CODE_UNAUTHENTICATED] = { "unauthenticated", 401 },
+        [PLIM_CODE_CANCELED] = {"canceled", 499},
+        [PLIM_CODE_UNKNOWN] = {"unknown", 500},
+        [PLIM_CODE_INVALID_ARGUMENT] = {"invalid_argument", 400},
+        [PLIM_CODE_DEADLINE_EXCEEDED] = {"deadline_exceeded", 504},
+        [PLIM_CODE_NOT_FOUND] = {"not_found", 404},
+        [PLIM_CODE_ALREADY_EXISTS] = {"already_exists", 409},
+        [PLIM_CODE_PERMISSION_DENIED] = {"permission_denied", 403},
+        [PLIM_CODE_RESOURCE_EXHAUSTED] = {"resource_exhausted", 429},
+        [PLIM_CODE_FAILED_PRECONDITION] = {"failed_precondition", 400},
+        [PLIM_CODE_ABORTED] = {"aborted", 409},
+        [PLIM_CODE_OUT_OF_RANGE] = {"out_of_range", 400},
+        [PLIM_CODE_UNIMPLEMENTED] = {"unimplemented", 501},
+        [PLIM_CODE_INTERNAL] = {"internal", 500},
+        [PLIM_CODE_UNAVAILABLE] = {"unavailable", 503},
+        [PLIM_CODE_DATA_LOSS] = {"data_loss", 500},
+        [PLIM_CODE_UNAUTHENTICATED] = {"unauthenticated", 401},
 };
 
 const char *plim_code_to_string(plim_code c) {
@@ -114,14 +114,14 @@ unsigned plim_code_http_status(plim_code c) {
 static const struct {
         const char *name, *detail;
 } reasons[_PLIM_REASON_MAX] = {
-        [PLIM_REASON_NONE] = { "", "" },
-        [PLIM_REASON_REQUEST] = { "request", "CAE" },
-        [PLIM_REASON_PERMISSION] = { "permission", "CAI" },
-        [PLIM_REASON_PROTOCOL] = { "protocol", "CAM" },
-        [PLIM_REASON_UNSUPPORTED] = { "unsupported", "CAQ" },
-        [PLIM_REASON_ISOLATION] = { "isolation", "CAU" },
-        [PLIM_REASON_CAPACITY] = { "capacity", "CAY" },
-        [PLIM_REASON_ENVIRONMENT] = { "environment", "CAc" },
+        [PLIM_REASON_NONE] = {"", ""},
+        [PLIM_REASON_REQUEST] = {"request", "CAE"},
+        [PLIM_REASON_PERMISSION] = {"permission", "CAI"},
+        [PLIM_REASON_PROTOCOL] = {"protocol", "CAM"},
+        [PLIM_REASON_UNSUPPORTED] = {"unsupported", "CAQ"},
+        [PLIM_REASON_ISOLATION] = {"isolation", "CAU"},
+        [PLIM_REASON_CAPACITY] = {"capacity", "CAY"},
+        [PLIM_REASON_ENVIRONMENT] = {"environment", "CAc"},
 };
 
 const char *plim_reason_to_string(plim_reason r) {
@@ -293,7 +293,8 @@ int plim_body_parse(const char *body, size_t len, json_t **ret, plim_error *f) {
                           "the request is not valid JSON (%s at byte %d)" NOTHING_RAN, jerr.text, jerr.position);
         else if (!json_is_object(root)) {
                 json_decref(root);
-                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "the request must be a JSON object" NOTHING_RAN);
+                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                          "the request must be a JSON object" NOTHING_RAN);
         } else {
                 *ret = root;
                 return 0;
@@ -317,7 +318,7 @@ static int field(const json_t *o, const char *camel, const char *snake, json_t *
 }
 
 int plim_get_string(const json_t *o, const char *camel, const char *snake, const char *where, size_t max,
-                      const char **ret, size_t *ret_len, plim_error *f) {
+                    const char **ret, size_t *ret_len, plim_error *f) {
         json_t *v;
         if (field(o, camel, snake, &v, f) < 0)
                 return -1;
@@ -328,8 +329,8 @@ int plim_get_string(const json_t *o, const char *camel, const char *snake, const
                 return 0;
         }
         if (!json_is_string(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s%s must be a string" NOTHING_RAN,
-                                 where, camel);
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "%s%s must be a string" NOTHING_RAN, where, camel);
         size_t n = json_string_length(v);
         if (n > max)
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
@@ -345,7 +346,7 @@ int plim_get_string(const json_t *o, const char *camel, const char *snake, const
 
 /* A ProtoJSON integer: a JSON integer or a decimal string, within [min, max]. */
 int plim_get_int(const json_t *o, const char *camel, const char *snake, int64_t min, int64_t max, bool *ret_present,
-                   int64_t *ret, plim_error *f) {
+                 int64_t *ret, plim_error *f) {
         json_t *v;
         int64_t x;
         if (field(o, camel, snake, &v, f) < 0)
@@ -420,8 +421,8 @@ int plim_get_bool(const json_t *o, const char *camel, const char *snake, bool *r
         if (field(o, camel, snake, &v, f) < 0)
                 return -1;
         if (v && !json_is_boolean(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s must be true or false" NOTHING_RAN,
-                                 camel);
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "%s must be true or false" NOTHING_RAN, camel);
         *ret = v && json_is_true(v);
         return 0;
 }
@@ -522,14 +523,14 @@ big:
                          "%s%s is over the limit of %zu bytes" NOTHING_RAN, where, camel, max);
 }
 
-static int get_array(const json_t *o, const char *camel, const char *snake, const char *where, size_t max,
-                     json_t **ret, plim_error *f) {
+static int get_array(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, json_t **ret,
+                     plim_error *f) {
         json_t *v;
         if (field(o, camel, snake, &v, f) < 0)
                 return -1;
         if (v && !json_is_array(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s%s must be an array" NOTHING_RAN,
-                                 where, camel);
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "%s%s must be an array" NOTHING_RAN, where, camel);
         if (v && json_array_size(v) > max)
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                                  "%s%s has %zu entries, over the limit of %zu" NOTHING_RAN, where, camel,
@@ -544,7 +545,8 @@ static bool is_trace_char(char c) {
 }
 
 static bool is_identity_char(char c) {
-        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c && strchr("._:/@+-", c));
+        return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+               (c && strchr("._:/@+-", c));
 }
 
 /* Refuse any field of o that names is not (each name is exactly one spelling). The digest of the
@@ -595,8 +597,9 @@ static int parse_software_rule(const json_t *root, bool *ret_has, plim_error *f)
         if (!rule)
                 return 0;
         if (!json_is_object(rule))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "softwareRule must be an object" NOTHING_RAN);
-        static const char *const known[] = { "mode", "identities" };
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "softwareRule must be an object" NOTHING_RAN);
+        static const char *const known[] = {"mode", "identities"};
         if (plim_only_fields(rule, "softwareRule", known, ELEMENTSOF(known), f) < 0)
                 return -1;
         if (plim_get_string(rule, "mode", "mode", "softwareRule.", PLIM_STRING_MAX, &mode, NULL, f) < 0 ||
@@ -637,7 +640,7 @@ static int parse_software_rule(const json_t *root, bool *ret_has, plim_error *f)
 
 /* The softwareRuleId of the request's rule (either spelling; absent: ""). */
 static int rule_id(const json_t *root, char ret[REC_RULE_ID_SIZE], plim_error *f) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         json_t *rule = json_object_get(root, "softwareRule");
         if (!rule)
                 rule = json_object_get(root, "software_rule");
@@ -649,7 +652,7 @@ static int rule_id(const json_t *root, char ret[REC_RULE_ID_SIZE], plim_error *f
 
 /* minimumIsolation: "" or a known tier ("none" is not a floor). */
 static int parse_floor(const json_t *root, const char **ret, plim_error *f) {
-        static const char *const floors[] = { "", "process", "container", "kernel", "vm" };
+        static const char *const floors[] = {"", "process", "container", "kernel", "vm"};
         if (plim_get_string(root, "minimumIsolation", "minimum_isolation", "", PLIM_STRING_MAX, ret, NULL, f) < 0)
                 return -1;
         for (size_t i = 0; i < ELEMENTSOF(floors); i++)
@@ -708,7 +711,8 @@ static int parse_code(const json_t *p, const char *where, plim_request *r, plim_
                 return -1;
         if (r->code_len == 0)
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%scode is empty: it must be 1 byte to %u KiB" NOTHING_RAN, where, PLIM_CODE_MAX >> 10);
+                                 "%scode is empty: it must be 1 byte to %u KiB" NOTHING_RAN, where,
+                                 PLIM_CODE_MAX >> 10);
         if (memchr(r->code, '\0', r->code_len))
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                                  "%scode contains a NUL character" NOTHING_RAN, where);
@@ -716,11 +720,11 @@ static int parse_code(const json_t *p, const char *where, plim_request *r, plim_
 }
 
 static int parse_javascript(const json_t *p, plim_request *r, plim_error *f) {
-        static const char *const known[] = { "code", "grantProfile", "grant_profile" };
+        static const char *const known[] = {"code", "grantProfile", "grant_profile"};
         if (plim_only_fields(p, "javascript", known, ELEMENTSOF(known), f) < 0)
                 return -1;
-        if (parse_code(p, "javascript.", r, f) < 0 ||
-            plim_get_string(p, "grantProfile", "grant_profile", "javascript.", PLIM_STRING_MAX, &r->grant_profile, NULL, f) < 0)
+        if (parse_code(p, "javascript.", r, f) < 0 || plim_get_string(p, "grantProfile", "grant_profile", "javascript.",
+                                                                      PLIM_STRING_MAX, &r->grant_profile, NULL, f) < 0)
                 return -1;
         return 0;
 }
@@ -737,7 +741,7 @@ static int parse_files(const json_t *p, const char *kind, plim_request *r, plim_
         json_t *files;
         size_t total = 0;
         char where[SERVE_SHORT_STR_MAX];
-        static const char *const file_known[] = { "path", "content" };
+        static const char *const file_known[] = {"path", "content"};
 
         snprintf(where, sizeof(where), "%s.", kind);
         if (get_array(p, "files", "files", where, PLIM_FILES_MAX, &files, f) < 0)
@@ -758,14 +762,16 @@ static int parse_files(const json_t *p, const char *kind, plim_request *r, plim_
                 snprintf(where, sizeof(where), "%s.files[%zu].", kind, i);
                 size_t plen;
                 if (plim_get_string(o, "path", "path", where, PLIM_PATH_MAX, &x->path, &plen, f) < 0 ||
-                    plim_get_string(o, "content", "content", where, PLIM_FILES_BYTES_MAX, &x->content, &x->content_len, f) < 0)
+                    plim_get_string(o, "content", "content", where, PLIM_FILES_BYTES_MAX, &x->content, &x->content_len,
+                                    f) < 0)
                         return -1;
                 if (!brk_path_is_clean(x->path, plen))
                         return bad_path(f, kind, "files", i);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(r->files[j].path, x->path) == 0)
                                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                                 "%s.files[%zu] repeats the path of files[%zu]" NOTHING_RAN, kind, i, j);
+                                                 "%s.files[%zu] repeats the path of files[%zu]" NOTHING_RAN, kind, i,
+                                                 j);
                 total += x->content_len;
                 if (total > PLIM_FILES_BYTES_MAX)
                         return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
@@ -777,11 +783,12 @@ static int parse_files(const json_t *p, const char *kind, plim_request *r, plim_
 
 static int parse_project(const json_t *p, plim_request *r, plim_error *f) {
         json_t *steps, *arts;
-        static const char *const known[] = { "files", "steps", "artifacts", "grantProfile", "grant_profile" };
+        static const char *const known[] = {"files", "steps", "artifacts", "grantProfile", "grant_profile"};
 
         if (plim_only_fields(p, "project", known, ELEMENTSOF(known), f) < 0)
                 return -1;
-        if (plim_get_string(p, "grantProfile", "grant_profile", "project.", PLIM_STRING_MAX, &r->grant_profile, NULL, f) < 0 ||
+        if (plim_get_string(p, "grantProfile", "grant_profile", "project.", PLIM_STRING_MAX, &r->grant_profile, NULL,
+                            f) < 0 ||
             get_array(p, "steps", "steps", "project.", PLIM_STEPS_MAX, &steps, f) < 0 ||
             get_array(p, "artifacts", "artifacts", "project.", PLIM_ARTIFACTS_MAX, &arts, f) < 0 ||
             parse_files(p, "project", r, f) < 0)
@@ -798,9 +805,10 @@ static int parse_project(const json_t *p, plim_request *r, plim_error *f) {
                 json_t *v = json_array_get(steps, i);
                 if (!json_is_string(v) || json_string_length(v) > PLIM_STEP_MAX ||
                     memchr(json_string_value(v), '\0', json_string_length(v)))
-                        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                         "project.steps[%zu] must be a string of at most %u KiB without NUL" NOTHING_RAN,
-                                         i, PLIM_STEP_MAX >> 10);
+                        return plim_fail(
+                                f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                "project.steps[%zu] must be a string of at most %u KiB without NUL" NOTHING_RAN, i,
+                                PLIM_STEP_MAX >> 10);
                 r->steps[i] = json_string_value(v);
         }
 
@@ -826,7 +834,7 @@ static bool is_language(const char *s) {
 }
 
 static int parse_cell(const json_t *p, plim_request *r, plim_error *f) {
-        static const char *const known[] = { "language", "code", "files" };
+        static const char *const known[] = {"language", "code", "files"};
         if (plim_only_fields(p, "cell", known, ELEMENTSOF(known), f) < 0)
                 return -1;
         if (plim_get_string(p, "language", "language", "cell.", PLIM_STRING_MAX, &r->cell_language, NULL, f) < 0)
@@ -844,10 +852,10 @@ static int parse_payload(const json_t *root, plim_request *r, bool session, plim
                 const char *name;
                 plim_kind kind;
         } kinds[] = {
-                { "javascript", PLIM_KIND_JAVASCRIPT },
-                { "project", PLIM_KIND_PROJECT },
-                { "module", PLIM_KIND_MODULE },
-                { "cell", PLIM_KIND_CELL },
+                {"javascript", PLIM_KIND_JAVASCRIPT},
+                {"project", PLIM_KIND_PROJECT},
+                {"module", PLIM_KIND_MODULE},
+                {"cell", PLIM_KIND_CELL},
         };
         json_t *payload = NULL;
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
@@ -890,12 +898,12 @@ void plim_request_done(plim_request *r) {
         free(r->steps);
         free(r->artifacts);
         json_decref(r->root);
-        *r = (plim_request){ 0 };
+        *r = (plim_request){0};
 }
 
 /* A RunRequest or (session) a SessionRunRequest: the same envelope and rules, in the same order. */
 static int parse_run(const char *body, size_t len, bool session, plim_request *ret, plim_error *f) {
-        plim_request r = { 0 };
+        plim_request r = {0};
         bool present;
         int64_t timeout;
 
@@ -908,26 +916,29 @@ static int parse_run(const char *body, size_t len, bool session, plim_request *r
                           "Run takes no sessionId: a call in a session is a SessionRun" NOTHING_RAN);
                 goto fail;
         }
-        static const char *const fields[] = { "protocol", "minimumIsolation", "minimum_isolation", "traceId", "trace_id",
-                                             "timeoutMs", "timeout_ms", "softwareRule", "software_rule", "javascript",
-                                             "project", "module", "cell", "sessionId", "session_id" };
+        static const char *const fields[] = {"protocol",      "minimumIsolation", "minimum_isolation", "traceId",
+                                             "trace_id",      "timeoutMs",        "timeout_ms",        "softwareRule",
+                                             "software_rule", "javascript",       "project",           "module",
+                                             "cell",          "sessionId",        "session_id"};
         /* Run knows every field but the last two. */
         if (plim_only_fields(r.root, "the request", fields, ELEMENTSOF(fields) - (session ? 0 : 2), f) < 0)
                 goto fail;
         if (session && plim_get_session_id(r.root, &r.session_id, f) < 0)
                 goto fail;
-        if (parse_floor(r.root, &r.minimum_isolation, f) < 0 || parse_trace(r.root, &r.trace_id, &r.trace_id_dropped, f) < 0)
+        if (parse_floor(r.root, &r.minimum_isolation, f) < 0 ||
+            parse_trace(r.root, &r.trace_id, &r.trace_id_dropped, f) < 0)
                 goto fail;
         if (plim_get_int(r.root, "timeoutMs", "timeout_ms", INT32_MIN, INT32_MAX, &present, &timeout, f) < 0)
                 goto fail;
         r.timeout_ms = (int32_t) timeout;
-        r.effective_timeout_ms = timeout <= 0 ? PLIM_DEFAULT_TIMEOUT_MS : (uint32_t) MIN(timeout, (int64_t) PLIM_TIMEOUT_MS_MAX);
+        r.effective_timeout_ms =
+                timeout <= 0 ? PLIM_DEFAULT_TIMEOUT_MS : (uint32_t) MIN(timeout, (int64_t) PLIM_TIMEOUT_MS_MAX);
         if (parse_software_rule(r.root, &r.has_software_rule, f) < 0 || parse_payload(r.root, &r, session, f) < 0)
                 goto fail;
         /* The record's digests are made now, before anything runs: a request that cannot have a
          * record is refused here, not answered with an error after its run. The digest never
          * covers sessionId or traceId. */
-        hull_error e = { 0 };
+        hull_error e = {0};
         if (rec_request_digest(r.root, r.request_sha256, &e) < 0) {
                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                           "the request cannot have a run record (%s)" NOTHING_RAN, e.msg);
@@ -952,7 +963,7 @@ int plim_session_run_parse(const char *body, size_t len, plim_request *ret, plim
 
 void plim_open_request_done(plim_open_request *r) {
         json_decref(r->root);
-        *r = (plim_open_request){ 0 };
+        *r = (plim_open_request){0};
 }
 
 static int parse_languages(const json_t *root, plim_open_request *r, plim_error *f) {
@@ -975,18 +986,20 @@ static int parse_languages(const json_t *root, plim_open_request *r, plim_error 
 }
 
 int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_error *f) {
-        plim_open_request r = { 0 };
+        plim_open_request r = {0};
         bool present;
         int64_t v;
-        static const char *const fields[] = { "protocol", "minimumIsolation", "minimum_isolation", "traceId", "trace_id",
-                                             "lifetimeMs", "lifetime_ms", "idleTimeoutMs", "idle_timeout_ms",
-                                             "softwareRule", "software_rule", "languages", "owner" };
+        static const char *const fields[] = {
+                "protocol",    "minimumIsolation", "minimum_isolation", "traceId",      "trace_id",      "lifetimeMs",
+                "lifetime_ms", "idleTimeoutMs",    "idle_timeout_ms",   "softwareRule", "software_rule", "languages",
+                "owner"};
 
         if (plim_body_parse(body, len, &r.root, f) < 0)
                 return -1;
         if (protocol_gate(r.root, &r.protocol, f) < 0 ||
             plim_only_fields(r.root, "the request", fields, ELEMENTSOF(fields), f) < 0 ||
-            parse_floor(r.root, &r.minimum_isolation, f) < 0 || parse_trace(r.root, &r.trace_id, &r.trace_id_dropped, f) < 0)
+            parse_floor(r.root, &r.minimum_isolation, f) < 0 ||
+            parse_trace(r.root, &r.trace_id, &r.trace_id_dropped, f) < 0)
                 goto fail;
         if (plim_get_int(r.root, "lifetimeMs", "lifetime_ms", 0, UINT32_MAX, &present, &v, f) < 0)
                 goto fail;
@@ -1021,7 +1034,7 @@ int plim_close_parse(const char *body, size_t len, char ret_session_id[PLIM_SESS
         json_t *root;
         uint32_t protocol;
         const char *id;
-        static const char *const fields[] = { "protocol", "sessionId", "session_id" };
+        static const char *const fields[] = {"protocol", "sessionId", "session_id"};
         if (plim_body_parse(body, len, &root, f) < 0)
                 return -1;
         int q = protocol_gate(root, &protocol, f);
@@ -1045,7 +1058,8 @@ int plim_session_refuse(const char *body, size_t len, plim_procedure p, plim_err
         if (r < 0)
                 return -1;
         return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
-                         "this hull serve does not offer sessions (%s; Describe says supportsSessions false; start it without --max-sessions 0)" NOTHING_RAN,
+                         "this hull serve does not offer sessions (%s; Describe says supportsSessions false; start it "
+                         "without --max-sessions 0)" NOTHING_RAN,
                          plim_procedure_to_string(p));
 }
 
@@ -1068,7 +1082,7 @@ int plim_describe_parse(const char *body, size_t len, plim_error *f) {
 /* ---- admission ---- */
 
 static int tier_rank(const char *t) {
-        static const char *const order[] = { "none", "process", "container", "kernel", "vm" };
+        static const char *const order[] = {"none", "process", "container", "kernel", "vm"};
         for (size_t i = 0; i < ELEMENTSOF(order); i++)
                 if (strcmp(t, order[i]) == 0)
                         return (int) i;
@@ -1092,9 +1106,10 @@ int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f
                                  "this host has no JavaScript engine (/usr/bin/node is missing)" NOTHING_RAN);
         if (r->kind == PLIM_KIND_CELL &&
             !(strcmp(r->cell_language, "python") == 0 ? ev->session_python : ev->session_javascript))
-                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
-                                 "this daemon runs no %s cells (see Describe's sessionEnvironment.languages)" NOTHING_RAN,
-                                 r->cell_language);
+                return plim_fail(
+                        f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
+                        "this daemon runs no %s cells (see Describe's sessionEnvironment.languages)" NOTHING_RAN,
+                        r->cell_language);
         return 0;
 }
 
@@ -1121,7 +1136,7 @@ void plim_plan_done(brk_request *p) {
                 free(p->steps[i].argv);
         free(p->steps);
         free(p->artifacts);
-        *p = (brk_request){ 0 };
+        *p = (brk_request){0};
 }
 
 static char **argv_new(const char *a, const char *b, const char *c) {
@@ -1159,12 +1174,13 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret) 
                         argv[1] = (char *) "--input-type=module";
                         argv[2] = (char *) "-e";
                         argv[3] = (char *) r->code;
-                        p.steps[0] = (brk_step){ .argv = argv, .argc = 4 };
+                        p.steps[0] = (brk_step){.argv = argv, .argc = 4};
                 } else {
                         /* Over what one argument may hold (MAX_ARG_STRLEN): a file. */
                         p.n_files = 1;
-                        p.files[0] = (brk_file){ .path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len };
-                        p.steps[0] = (brk_step){ .argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2 };
+                        p.files[0] =
+                                (brk_file){.path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len};
+                        p.steps[0] = (brk_step){.argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2};
                         if (!p.steps[0].argv)
                                 goto oom;
                 }
@@ -1180,10 +1196,11 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret) 
                 if (!p.files || !p.steps || !p.artifacts)
                         goto oom;
                 for (size_t i = 0; i < r->n_files; i++)
-                        p.files[i] = (brk_file){ .path = (char *) r->files[i].path, .data = (char *) r->files[i].content,
-                                                 .len = r->files[i].content_len };
+                        p.files[i] = (brk_file){.path = (char *) r->files[i].path,
+                                                .data = (char *) r->files[i].content,
+                                                .len = r->files[i].content_len};
                 for (size_t i = 0; i < r->n_steps; i++) {
-                        p.steps[i] = (brk_step){ .argv = argv_new("/bin/sh", "-c", r->steps[i]), .argc = 3 };
+                        p.steps[i] = (brk_step){.argv = argv_new("/bin/sh", "-c", r->steps[i]), .argc = 3};
                         if (!p.steps[i].argv)
                                 goto oom;
                 }
@@ -1244,10 +1261,10 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len) {
         json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:b, s:b, s:i, s:{s:I, s:[]}, s:{s:I, s:o}, s:{s:I, s:I}, s:b}",
                               "sandbox", ev->sandbox, "isolation", ev->isolation, "supportsProject", 1,
                               "supportsJavascriptGrants", 0, "supportsProjectGrants", 0, "supportsModule", 0,
-                              "protocol", (int) PLIM_PROTOCOL,
-                              "javascriptEnvironment", "maxTimeoutMs", (json_int_t) max_timeout(ev->javascript), "languages",
-                              "projectEnvironment", "maxTimeoutMs", (json_int_t) max_timeout(true), "languages", langs,
-                              "resources", "memoryMb", (json_int_t) (ev->memory_bytes >> 20), "pids", (json_int_t) ev->pids,
+                              "protocol", (int) PLIM_PROTOCOL, "javascriptEnvironment", "maxTimeoutMs",
+                              (json_int_t) max_timeout(ev->javascript), "languages", "projectEnvironment",
+                              "maxTimeoutMs", (json_int_t) max_timeout(true), "languages", langs, "resources",
+                              "memoryMb", (json_int_t) (ev->memory_bytes >> 20), "pids", (json_int_t) ev->pids,
                               "supportsSessions", ev->sessions);
         if (o && ev->javascript) {
                 json_t *js = json_object_get(json_object_get(o, "javascriptEnvironment"), "languages");
@@ -1262,14 +1279,17 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len) {
                 json_t *cells = json_array();
                 if (!cells || (ev->session_javascript && json_array_append_new(cells, json_string("javascript")) < 0) ||
                     (ev->session_python && json_array_append_new(cells, json_string("python")) < 0) ||
-                    !set(o, "sessionLifetimeMs", json_integer((json_int_t) MIN(ev->session_lifetime_ms, (uint64_t) UINT32_MAX))) ||
+                    !set(o, "sessionLifetimeMs",
+                         json_integer((json_int_t) MIN(ev->session_lifetime_ms, (uint64_t) UINT32_MAX))) ||
                     !set(o, "sessionIdleTimeoutMs",
                          json_integer((json_int_t) MIN(ev->session_idle_timeout_ms, (uint64_t) UINT32_MAX))) ||
-                    !set(o, "sessionEnvironment", json_pack("{s:I, s:o}", "maxTimeoutMs", (json_int_t) PLIM_TIMEOUT_MS_MAX,
-                                                            "languages", cells)) ||
+                    !set(o, "sessionEnvironment",
+                         json_pack("{s:I, s:o}", "maxTimeoutMs", (json_int_t) PLIM_TIMEOUT_MS_MAX, "languages",
+                                   cells)) ||
                     (ev->max_sessions_per_caller &&
                      !set(o, "maxSessionsPerCaller", json_integer(ev->max_sessions_per_caller))) ||
-                    (ev->max_sessions_per_owner && !set(o, "maxSessionsPerOwner", json_integer(ev->max_sessions_per_owner)))) {
+                    (ev->max_sessions_per_owner &&
+                     !set(o, "maxSessionsPerOwner", json_integer(ev->max_sessions_per_owner)))) {
                         json_decref(o);
                         return -ENOMEM;
                 }
@@ -1279,8 +1299,8 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len) {
 
 static json_t *stream_result(const brk_step_result *s) {
         json_t *o = json_object();
-        if (!o || !set(o, "stdout", plim_json_base64(s->out, s->out_len)) || !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
-            !set(o, "exitCode", json_integer(s->status)) ||
+        if (!o || !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
+            !set(o, "stderr", plim_json_base64(s->err, s->err_len)) || !set(o, "exitCode", json_integer(s->status)) ||
             !set(o, "timedOut", json_boolean(s->flags & BRK_STEP_TIMED_OUT)) ||
             !set(o, "stdoutTruncated", json_boolean(s->flags & BRK_STEP_OUT_TRUNCATED)) ||
             !set(o, "stderrTruncated", json_boolean(s->flags & BRK_STEP_ERR_TRUNCATED))) {
@@ -1380,7 +1400,7 @@ static void record_init(plim_record *v, uint32_t version, const plim_request *r,
 
 /* Make the record of v (its digest into ret_sha256), as a new JSON object. */
 static int record_make(const plim_record *v, char ret_sha256[REC_DIGEST_HEX_SIZE], json_t **ret, plim_error *f) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         json_t *record = record_json(v);
         if (!record)
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
@@ -1399,7 +1419,7 @@ static int record_make(const plim_record *v, char ret_sha256[REC_DIGEST_HEX_SIZE
 static int record_fill(const plim_request *r, json_t *answer, const plim_evidence *ev, const plim_chain *chain,
                        uint64_t received, uint64_t ended, char ret_sha256[REC_DIGEST_HEX_SIZE], plim_error *f) {
         char res[REC_DIGEST_HEX_SIZE];
-        hull_error e = { 0 };
+        hull_error e = {0};
         plim_record v;
         json_t *record;
         if (rec_result_digest(answer, res, &e) < 0)
@@ -1419,12 +1439,13 @@ static int record_fill(const plim_request *r, json_t *answer, const plim_evidenc
 static int outcome_check(const brk_result *res, plim_error *f) {
         switch ((brk_outcome) res->outcome) {
         case BRK_OUTCOME_NOT_STARTED:
-                return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, "the run was not started: %s" NOTHING_RAN,
-                                 res->detail ? res->detail : "");
+                return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                                 "the run was not started: %s" NOTHING_RAN, res->detail ? res->detail : "");
         case BRK_OUTCOME_CANCELLED:
-                return plim_fail(f, PLIM_CODE_UNAVAILABLE, PLIM_REASON_NONE,
-                                 "the run was stopped because hull serve is shutting down (%s); it may have run in part",
-                                 res->detail ? res->detail : "");
+                return plim_fail(
+                        f, PLIM_CODE_UNAVAILABLE, PLIM_REASON_NONE,
+                        "the run was stopped because hull serve is shutting down (%s); it may have run in part",
+                        res->detail ? res->detail : "");
         case BRK_OUTCOME_ERROR:
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the sandbox failed: %s",
                                  res->detail ? res->detail : "");
@@ -1440,8 +1461,9 @@ static int outcome_check(const brk_result *res, plim_error *f) {
 static json_t *cell_result(const plim_cell_result *c) {
         json_t *o = json_object();
         if (!o || !set(o, "stdout", plim_json_base64(c->out, c->out_len)) ||
-            !set(o, "stderr", plim_json_base64(c->err, c->err_len)) || !set(o, "exitCode", json_integer(c->exit_code)) ||
-            !set(o, "timedOut", json_boolean(c->timed_out)) || !set(o, "stdoutTruncated", json_boolean(c->out_truncated)) ||
+            !set(o, "stderr", plim_json_base64(c->err, c->err_len)) ||
+            !set(o, "exitCode", json_integer(c->exit_code)) || !set(o, "timedOut", json_boolean(c->timed_out)) ||
+            !set(o, "stdoutTruncated", json_boolean(c->out_truncated)) ||
             !set(o, "stderrTruncated", json_boolean(c->err_truncated)) ||
             !set(o, "interpreterStarted", json_boolean(c->interpreter_started)) ||
             !set(o, "interpreterEnded", json_boolean(c->interpreter_ended))) {
@@ -1470,15 +1492,16 @@ static int run_response(const plim_request *r, const brk_result *res, const plim
                 if (r->kind == PLIM_KIND_JAVASCRIPT) {
                         if (res->n_steps != 1)
                                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE,
-                                                 "the sandbox did not run the code: %s", res->detail ? res->detail : "");
+                                                 "the sandbox did not run the code: %s",
+                                                 res->detail ? res->detail : "");
                         result = stream_result(&res->steps[0]);
                 } else
                         result = project_result(r, res);
                 duration = res->ended_unix_ms >= res->started_unix_ms ? res->ended_unix_ms - res->started_unix_ms : 0;
         }
-        json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s}", "sandbox", ev->sandbox, "isolation", ev->isolation,
-                              "durationMs", plim_json_int64_string((int64_t) duration), "softwareIdentity", "",
-                              "environment", "");
+        json_t *o =
+                json_pack("{s:s, s:s, s:o, s:s, s:s}", "sandbox", ev->sandbox, "isolation", ev->isolation, "durationMs",
+                          plim_json_int64_string((int64_t) duration), "softwareIdentity", "", "environment", "");
         if (!o || !set(o, plim_kind_to_string(r->kind), result)) {
                 json_decref(o);
                 return -ENOMEM;
@@ -1508,7 +1531,7 @@ int plim_run_answer(const plim_request *r, const brk_result *res, const plim_evi
 int plim_chain_init(plim_chain *c, const char *session_id) {
         if (!session_id_is_valid(session_id, strlen(session_id)))
                 return -EINVAL;
-        plim_chain n = { .calls = 0 };
+        plim_chain n = {.calls = 0};
         int q = rec_fingerprint(session_id, strlen(session_id), n.session);
         if (q < 0)
                 return q;
@@ -1520,7 +1543,7 @@ void plim_call_record_done(plim_call_record *c) {
         json_decref(c->record);
         json_decref(c->request);
         json_decref(c->result);
-        *c = (plim_call_record){ 0 };
+        *c = (plim_call_record){0};
 }
 
 void plim_chain_advance(plim_chain *chain, const plim_call_record *c) {
@@ -1528,8 +1551,8 @@ void plim_chain_advance(plim_chain *chain, const plim_call_record *c) {
         memcpy(chain->last_sha256, c->record_sha256, sizeof(chain->last_sha256));
 }
 
-int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t expires_unix_ms, uint32_t idle_timeout_ms,
-                     char **ret, size_t *ret_len) {
+int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t expires_unix_ms,
+                     uint32_t idle_timeout_ms, char **ret, size_t *ret_len) {
         plim_chain c;
         int q = plim_chain_init(&c, session_id);
         if (q < 0)
@@ -1545,7 +1568,7 @@ int plim_session_run_answer(const plim_request *r, const brk_result *res, const 
                             const plim_evidence *ev, const plim_chain *chain, uint64_t received_unix_ms,
                             uint64_t ended_unix_ms, plim_session_end ended, const char *end_detail, char **ret,
                             size_t *ret_len, plim_call_record *ret_record, plim_error *f) {
-        plim_call_record c = { .sequence = chain->calls + 1 };
+        plim_call_record c = {.sequence = chain->calls + 1};
         json_t *run, *o = NULL;
         int q = run_response(r, res, cell, ev, &run, f);
         if (q < 0)
@@ -1579,8 +1602,9 @@ oom:
 }
 
 int plim_unanswered_error(const plim_request *r, const plim_evidence *ev, const plim_chain *chain,
-                          uint64_t received_unix_ms, uint64_t ended_unix_ms, plim_error *f, plim_call_record *ret_record) {
-        plim_call_record c = { .sequence = chain->calls + 1 };
+                          uint64_t received_unix_ms, uint64_t ended_unix_ms, plim_error *f,
+                          plim_call_record *ret_record) {
+        plim_call_record c = {.sequence = chain->calls + 1};
         plim_record v;
         plim_error g;
         if (f->reason != PLIM_REASON_NONE)
@@ -1620,7 +1644,7 @@ int plim_close_answer(const char *fingerprint, uint64_t calls, const char *last_
 /* ---- protobuf ---- */
 
 void plim_pb_init(plim_pb *b, uint8_t *buf, size_t size) {
-        *b = (plim_pb){ .buf = buf, .size = size };
+        *b = (plim_pb){.buf = buf, .size = size};
 }
 
 static void pb_raw_varint(plim_pb *b, uint64_t v) {

@@ -81,9 +81,9 @@ typedef struct plim_error {
         plim_reason reason;
         bool before_handler; /* the body could not be read as a message at all */
         char message[HULL_ERROR_MSG_MAX];
-        plim_session_end session_end;                  /* not UNSPECIFIED: a SessionEnded detail */
-        char session_end_detail[PLIM_END_DETAIL_MAX];  /* its detail string */
-        char unanswered[PLIM_UNANSWERED_DETAIL_MAX];   /* base64 (unpadded) of an UnansweredCall, "" none */
+        plim_session_end session_end;                 /* not UNSPECIFIED: a SessionEnded detail */
+        char session_end_detail[PLIM_END_DETAIL_MAX]; /* its detail string */
+        char unanswered[PLIM_UNANSWERED_DETAIL_MAX];  /* base64 (unpadded) of an UnansweredCall, "" none */
 } plim_error;
 
 /* Fill *f and return -1, so `return plim_fail(f, ...)` refuses in one step. */
@@ -119,8 +119,8 @@ bool plim_path_prefix_is_clean(const char *path, size_t len);
 bool plim_request_id_is_valid(const char *s);
 
 typedef enum plim_procedure {
-        PLIM_PROC_NONE,        /* not under the service path at all */
-        PLIM_PROC_UNKNOWN,     /* under it, but not a procedure this daemon knows */
+        PLIM_PROC_NONE,    /* not under the service path at all */
+        PLIM_PROC_UNKNOWN, /* under it, but not a procedure this daemon knows */
         PLIM_PROC_DESCRIBE,
         PLIM_PROC_RUN,
         PLIM_PROC_OPEN_SESSION,
@@ -164,18 +164,18 @@ typedef struct plim_request {
         bool has_software_rule;        /* a non-empty rule was sent */
         const char *session_id;        /* SessionRun: 1 to PLIM_SESSION_ID_MAX of [0-9a-f]; NULL for Run */
         plim_kind kind;
-        const char *cell_language;     /* cell: "python" or "javascript" */
-        const char *code;              /* javascript or cell */
+        const char *cell_language; /* cell: "python" or "javascript" */
+        const char *code;          /* javascript or cell */
         size_t code_len;
-        const char *grant_profile;     /* javascript or project; "" when absent */
-        plim_file *files;              /* project or cell */
+        const char *grant_profile; /* javascript or project; "" when absent */
+        plim_file *files;          /* project or cell */
         size_t n_files;
         const char **steps;
         size_t n_steps;
         const char **artifacts;
         size_t n_artifacts;
-        char request_sha256[REC_DIGEST_HEX_SIZE];  /* the record's digest of the request */
-        char software_rule_id[REC_RULE_ID_SIZE];   /* the record's softwareRuleId */
+        char request_sha256[REC_DIGEST_HEX_SIZE]; /* the record's digest of the request */
+        char software_rule_id[REC_RULE_ID_SIZE];  /* the record's softwareRuleId */
 } plim_request;
 
 /* Parse and bound a Run request body: strict JSON (duplicate keys refused), at most
@@ -211,12 +211,12 @@ typedef struct plim_open_request {
         const char *minimum_isolation; /* raw, "" when absent */
         const char *trace_id;          /* NULL when absent or dropped */
         bool trace_id_dropped;
-        uint32_t lifetime_ms;          /* 0: the daemon's default; may only shorten it */
-        uint32_t idle_timeout_ms;      /* 0: the daemon's default; may only shorten it */
+        uint32_t lifetime_ms;     /* 0: the daemon's default; may only shorten it */
+        uint32_t idle_timeout_ms; /* 0: the daemon's default; may only shorten it */
         bool has_software_rule;
         char software_rule_id[REC_RULE_ID_SIZE]; /* every call of the session must carry this rule */
-        bool python, javascript;       /* languages[]: the warm-pool hint */
-        const char *owner;             /* "" when absent */
+        bool python, javascript;                 /* languages[]: the warm-pool hint */
+        const char *owner;                       /* "" when absent */
 } plim_open_request;
 
 /* Parse an OpenSessionRequest with the bounds and order of plim_run_parse(): the protocol gate,
@@ -312,8 +312,8 @@ void plim_chain_advance(plim_chain *chain, const plim_call_record *c);
 /* The OpenSessionResponse {sessionId, session (the fingerprint), sandbox, isolation,
  * expiresUnixMs (string), idleTimeoutMs, softwareIdentity}. Returns 0 with *ret (JSON, the
  * caller frees), -EINVAL (a malformed session_id) or -ENOMEM. */
-int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t expires_unix_ms, uint32_t idle_timeout_ms,
-                     char **ret, size_t *ret_len);
+int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t expires_unix_ms,
+                     uint32_t idle_timeout_ms, char **ret, size_t *ret_len);
 
 /* What a cell did (exit code 0 ran, 1 raised, 124 deadline). */
 typedef struct plim_cell_result {
@@ -347,7 +347,8 @@ int plim_session_run_answer(const plim_request *r, const brk_result *res, const 
  * ran, nothing is counted), -ENOBUFS (the record does not fit PLIM_UNANSWERED_DETAIL_MAX) or
  * -ENOMEM. */
 int plim_unanswered_error(const plim_request *r, const plim_evidence *ev, const plim_chain *chain,
-                          uint64_t received_unix_ms, uint64_t ended_unix_ms, plim_error *f, plim_call_record *ret_record);
+                          uint64_t received_unix_ms, uint64_t ended_unix_ms, plim_error *f,
+                          plim_call_record *ret_record);
 
 /* The CloseSessionResponse {session, calls (string), lastRecordSha256, ended}. Returns 0 with
  * *ret or -ENOMEM. */
@@ -365,8 +366,8 @@ typedef struct plim_pb {
 } plim_pb;
 
 void plim_pb_init(plim_pb *b, uint8_t *buf, size_t size);
-void plim_pb_varint(plim_pb *b, uint32_t field, uint64_t v);                  /* wire type 0 */
-void plim_pb_bytes(plim_pb *b, uint32_t field, const void *p, size_t n);      /* wire type 2 */
+void plim_pb_varint(plim_pb *b, uint32_t field, uint64_t v);             /* wire type 0 */
+void plim_pb_bytes(plim_pb *b, uint32_t field, const void *p, size_t n); /* wire type 2 */
 void plim_pb_string(plim_pb *b, uint32_t field, const char *s);
 
 /* A RunRecord's fields; strings never NULL. */

@@ -40,7 +40,7 @@
 typedef struct hs_session hs_session;
 struct hs_session {
         hs_session *next;
-        unsigned refs;                   /* the table's, plus one per thread using it */
+        unsigned refs; /* the table's, plus one per thread using it */
         char id[PLIM_SESSION_ID_MAX + 1];
         char principal[SERVE_SHORT_STR_MAX];
         char owner[PLIM_OWNER_MAX + 1];
@@ -48,18 +48,18 @@ struct hs_session {
         uint64_t opened_unix_ms, expires_unix_ms, expires_mono_ms;
         uint64_t idle_ms;
         uint64_t last_used_mono_ms;
-        bool claimed;                    /* a request named it since it opened */
-        unsigned inflight;               /* calls running or waiting */
+        bool claimed;      /* a request named it since it opened */
+        unsigned inflight; /* calls running or waiting */
         plim_session_end ended;
         char end_detail[PLIM_END_DETAIL_MAX];
         uint64_t ended_mono_ms;
-        uint64_t calls_seen;             /* the chain's count, readable under m->lock */
+        uint64_t calls_seen; /* the chain's count, readable under m->lock */
         pthread_mutex_t call;
         brk_session box;
         sbx_session sx;
         plim_chain chain;
         char log_name[SERVE_SHORT_STR_MAX];
-        hd_store *store;                 /* the session's handles; NULL without a store */
+        hd_store *store; /* the session's handles; NULL without a store */
         int store_fd;
         char store_path[SBX_PATH_MAX];
 };
@@ -69,13 +69,13 @@ struct hs_manager {
         pthread_mutex_t lock;
         pthread_cond_t wake;
         hs_session *head;
-        unsigned opening;                /* OpenSessions between their admission and the table */
+        unsigned opening; /* OpenSessions between their admission and the table */
         bool stopping;
         bool reaper_running;
         pthread_t reaper;
-        int audit_fd;                    /* -1: no audit logs */
-        char stores_dir[SBX_PATH_MAX];   /* handles_dir/serve-PID, "" without handles */
-        hs_session *grave;               /* sessions without references, to free outside the lock */
+        int audit_fd;                  /* -1: no audit logs */
+        char stores_dir[SBX_PATH_MAX]; /* handles_dir/serve-PID, "" without handles */
+        hs_session *grave;             /* sessions without references, to free outside the lock */
 };
 
 /* ---- the table ---- */
@@ -171,7 +171,8 @@ static int call_begin(hs_manager *m, hs_session *s, plim_error *f) {
         uint64_t now = now_mono_ms();
         if (s->ended == PLIM_SESSION_END_UNSPECIFIED && now >= s->expires_mono_ms)
                 end_locked(m, s, PLIM_SESSION_END_EXPIRED, "the session's lifetime is over");
-        else if (s->ended == PLIM_SESSION_END_UNSPECIFIED && s->inflight == 0 && now - s->last_used_mono_ms >= s->idle_ms)
+        else if (s->ended == PLIM_SESSION_END_UNSPECIFIED && s->inflight == 0 &&
+                 now - s->last_used_mono_ms >= s->idle_ms)
                 end_locked(m, s, s->claimed ? PLIM_SESSION_END_EXPIRED : PLIM_SESSION_END_UNCLAIMED,
                            s->claimed ? "idle for longer than the idle timeout" : "never used before the idle timeout");
         if (s->ended != PLIM_SESSION_END_UNSPECIFIED) {
@@ -219,8 +220,8 @@ static plim_session_end end_now(hs_manager *m, hs_session *s, char detail[PLIM_E
 
 /* A call the session's end cut: internal (it may have run) with SessionEnded. */
 static int fail_cut(plim_error *f, plim_session_end why, const char *detail) {
-        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)", plim_session_end_to_string(why),
-                  detail);
+        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the session ended during the call (%s: %s)",
+                  plim_session_end_to_string(why), detail);
         plim_error_session_ended(f, why, detail);
         return -1;
 }
@@ -245,15 +246,18 @@ static void reap_locked(hs_manager *m) {
                 hs_session *s = *pp;
                 if (s->ended == PLIM_SESSION_END_UNSPECIFIED) {
                         bool oom = false;
-                        struct pollfd p = { .fd = s->box.keeper_fd, .events = POLLIN };
+                        struct pollfd p = {.fd = s->box.keeper_fd, .events = POLLIN};
                         if (poll(&p, 1, 0) > 0 && brk_session_ended(&s->box, &oom) > 0)
-                                end_locked(m, s, oom ? PLIM_SESSION_END_BOUNDARY_FAILED : PLIM_SESSION_END_MAIN_PROCESS_ENDED,
-                                           oom ? "the sandbox's init was killed by its memory limit" : "the sandbox ended");
+                                end_locked(m, s,
+                                           oom ? PLIM_SESSION_END_BOUNDARY_FAILED : PLIM_SESSION_END_MAIN_PROCESS_ENDED,
+                                           oom ? "the sandbox's init was killed by its memory limit"
+                                               : "the sandbox ended");
                         else if (now >= s->expires_mono_ms)
                                 end_locked(m, s, PLIM_SESSION_END_EXPIRED, "the session's lifetime is over");
                         else if (s->inflight == 0 && now - s->last_used_mono_ms >= s->idle_ms)
                                 end_locked(m, s, s->claimed ? PLIM_SESSION_END_EXPIRED : PLIM_SESSION_END_UNCLAIMED,
-                                           s->claimed ? "idle for longer than the idle timeout" : "never used before the idle timeout");
+                                           s->claimed ? "idle for longer than the idle timeout"
+                                                      : "never used before the idle timeout");
                 } else if (now - s->ended_mono_ms >= SERVE_SESSION_SUMMARY_MS && s->inflight == 0) {
                         *pp = s->next;
                         unref_locked(m, s);
@@ -290,7 +294,8 @@ static void *reaper_main(void *arg) {
 static int stores_prepare(hs_manager *m, hull_error *e) {
         _cleanup_close_ int dfd = open(m->cfg.handles_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0)
-                return hull_err(e, negative_errno(), "sessions: cannot open the handle stores' directory %s", m->cfg.handles_dir);
+                return hull_err(e, negative_errno(), "sessions: cannot open the handle stores' directory %s",
+                                m->cfg.handles_dir);
         DIR *d = fdopendir(fcntl(dfd, F_DUPFD_CLOEXEC, 3));
         unsigned removed = 0;
         struct dirent *de;
@@ -309,8 +314,8 @@ static int stores_prepare(hs_manager *m, hull_error *e) {
                 closedir(d);
         if (removed)
                 dlog_log(m->cfg.log, DLOG_INFO, "event=stale-stores-removed count=%u", removed);
-        if ((size_t) snprintf(m->stores_dir, sizeof(m->stores_dir), "%s/serve-%d", m->cfg.handles_dir, (int) getpid()) >=
-            sizeof(m->stores_dir))
+        if ((size_t) snprintf(m->stores_dir, sizeof(m->stores_dir), "%s/serve-%d", m->cfg.handles_dir,
+                              (int) getpid()) >= sizeof(m->stores_dir))
                 return hull_err(e, -ENAMETOOLONG, "sessions: the handle stores' path is too long");
         (void) rm_rf_at(AT_FDCWD, m->stores_dir); /* a reused pid's */
         if (mkdir(m->stores_dir, 0711) < 0 || chmod(m->stores_dir, 0711) < 0)
@@ -335,8 +340,8 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 if (m->audit_fd < 0) {
                         int r = negative_errno();
                         hs_free(m);
-                        return hull_err_hint(e, r, "create it, or pass another --audit-dir", "sessions: cannot open the audit directory %s",
-                                             cfg->audit_dir);
+                        return hull_err_hint(e, r, "create it, or pass another --audit-dir",
+                                             "sessions: cannot open the audit directory %s", cfg->audit_dir);
                 }
         }
         if (cfg->handles_dir) {
@@ -372,7 +377,7 @@ void hs_shutdown(hs_manager *m, uint64_t wait_ms) {
                 pthread_mutex_unlock(&m->lock);
                 if (busy == 0 || now_mono_ms() >= until)
                         break;
-                struct timespec ts = { 0, 20 * 1000000L };
+                struct timespec ts = {0, 20 * 1000000L};
                 nanosleep(&ts, NULL);
         }
 }
@@ -406,8 +411,10 @@ void hs_free(hs_manager *m) {
 /* An infrastructure fault: the detail (paths, errno) goes to the log only. */
 static int fail_internal(plim_error *f, const hs_manager *m, const char *what, const hull_error *e) {
         char clean[HULL_ERROR_MSG_MAX];
-        dlog_log(m->cfg.log, DLOG_ERROR, "event=session-error what=%s error=\"%s\"", what, dlog_clean(e->msg, clean, sizeof(clean)));
-        return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in %s (hull serve's log has the detail)", what);
+        dlog_log(m->cfg.log, DLOG_ERROR, "event=session-error what=%s error=\"%s\"", what,
+                 dlog_clean(e->msg, clean, sizeof(clean)));
+        return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE,
+                         "internal error in %s (hull serve's log has the detail)", what);
 }
 
 /* A workspace operation's error: what was wrong with the request, or the server's fault. */
@@ -432,7 +439,8 @@ static int fail_ws(plim_error *f, int r, const hull_error *e) {
         case E2BIG:
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e->msg);
         default:
-                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in a workspace operation (%s)", strerror(-r));
+                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE,
+                                 "internal error in a workspace operation (%s)", strerror(-r));
         }
 }
 
@@ -445,12 +453,11 @@ static void fs_leave(void) {
         sbx_session_fs_leave();
 }
 
-
 static void audit_append(hs_manager *m, hs_session *s, const plim_call_record *rec) {
         if (m->audit_fd < 0 || !rec->record)
                 return;
         json_t *entry = NULL;
-        hull_error e = { 0 };
+        hull_error e = {0};
         if (rec_log_entry_new(rec->record, rec->request, rec->result, &entry, &e) < 0 ||
             rec_log_append(m->audit_fd, s->log_name, entry, 0, &e) < 0) {
                 char clean[HULL_ERROR_MSG_MAX];
@@ -463,7 +470,7 @@ static void audit_append(hs_manager *m, hs_session *s, const plim_call_record *r
 /* Run a plan (javascript or project, from plim_plan) in the session's sandbox. Returns 0 with
  * *res (an answer, as a broker worker's), or a negative errno with *e when the session broke. */
 static int exec_plan(hs_session *s, const brk_request *req, brk_result *res, hull_error *e) {
-        *res = (brk_result){ .started_unix_ms = now_unix_ms() };
+        *res = (brk_result){.started_unix_ms = now_unix_ms()};
         int r = brk_plan_run_in_session(&s->sx, s->box.host_uid, s->box.host_gid, NULL, -1, req, res, e);
         res->ended_unix_ms = now_unix_ms();
         if (r < 0)
@@ -494,9 +501,11 @@ static int store_open(hs_manager *m, hs_session *s, hull_error *e) {
                 return hull_err(e, negative_errno(), "cannot open the session's handle store");
         /* The hull module, for any python in the session: PYTHONPATH=/handles (never a handle's
          * name: those end in .json, .txt, .sqlite or .bin). */
-        _cleanup_close_ int mod = openat(s->store_fd, "hull.py", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        _cleanup_close_ int mod =
+                openat(s->store_fd, "hull.py", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
         if (mod < 0 || loop_write(mod, hull_runtime_hull_py, hull_runtime_hull_py_len) < 0)
-                return hull_err(e, mod < 0 ? negative_errno() : -EIO, "cannot write the hull module into the handle store");
+                return hull_err(e, mod < 0 ? negative_errno() : -EIO,
+                                "cannot write the hull module into the handle store");
         return hd_store_open(s->store_fd, NULL, &s->store, e);
 }
 
@@ -513,7 +522,7 @@ static hd_format format_of_kind(const char *kind) {
 /* Bytes the session's handles hold (the manifest's sizes). */
 static uint64_t store_bytes(hs_session *s) {
         json_t *arr = NULL;
-        hull_error e = { 0 };
+        hull_error e = {0};
         uint64_t total = 0;
         if (hd_list(s->store, &arr, &e) < 0)
                 return 0;
@@ -561,11 +570,14 @@ static void note(notes *n, const char *fmt, ...) {
  * was refused) in notes; inline emits are appended to *out. The directory is removed. */
 static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, notes *n, notes *out) {
         hd_exchange x;
-        hull_error e = { 0 };
+        hull_error e = {0};
         hd_exchange_limits lim = {
-                .new_handles_bytes_max = HD_EXCHANGE_NEW_HANDLES_BYTES_MAX, .adopt_max = HD_EXCHANGE_ADOPT_MAX,
-                .emit_inline_max = HD_EXCHANGE_EMIT_INLINE_MAX, .payload_bytes_max = HD_EXCHANGE_PAYLOAD_MAX,
-                .publish_bytes_max = HD_EXCHANGE_PUBLISH_BYTES_MAX, .publish_max = HD_EXCHANGE_PUBLISH_MAX,
+                .new_handles_bytes_max = HD_EXCHANGE_NEW_HANDLES_BYTES_MAX,
+                .adopt_max = HD_EXCHANGE_ADOPT_MAX,
+                .emit_inline_max = HD_EXCHANGE_EMIT_INLINE_MAX,
+                .payload_bytes_max = HD_EXCHANGE_PAYLOAD_MAX,
+                .publish_bytes_max = HD_EXCHANGE_PUBLISH_BYTES_MAX,
+                .publish_max = HD_EXCHANGE_PUBLISH_MAX,
         };
         hd_exchange_init(&x);
         fs_enter(s);
@@ -577,29 +589,34 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
         uint64_t used = r >= 0 && (x.n_handles || x.emit_too_large || x.n_publish) ? store_bytes(s) : 0;
         for (size_t i = 0; r >= 0 && i < x.n_handles; i++) {
                 json_t *sum = NULL;
-                hull_error ae = { 0 };
+                hull_error ae = {0};
                 if (used + x.handles[i].size > HS_STORE_BYTES_MAX) {
-                        note(n, "[hull] handle %s was not saved: the session's handles would exceed %llu bytes; query or delete data first",
+                        note(n,
+                             "[hull] handle %s was not saved: the session's handles would exceed %llu bytes; query or "
+                             "delete data first",
                              x.handles[i].id, (unsigned long long) HS_STORE_BYTES_MAX);
                         continue;
                 }
-                if (hd_adopt_fd(s->store, x.handles[i].fd, x.handles[i].id, format_of_kind(x.handles[i].kind), x.handles[i].source, &sum,
-                                &ae) < 0)
+                if (hd_adopt_fd(s->store, x.handles[i].fd, x.handles[i].id, format_of_kind(x.handles[i].kind),
+                                x.handles[i].source, &sum, &ae) < 0)
                         note(n, "[hull] handle %s was not saved: %s", x.handles[i].id, ae.msg);
                 else /* what was really stored: the file may have grown after it was opened */
                         used += (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
                 json_decref(sum);
         }
         if (r >= 0 && x.emit_too_large && used + x.emit_size > HS_STORE_BYTES_MAX)
-                note(n, "[hull] the emitted value (over 1 MiB) was not kept: the session's handles would exceed %llu bytes",
+                note(n,
+                     "[hull] the emitted value (over 1 MiB) was not kept: the session's handles would exceed %llu "
+                     "bytes",
                      (unsigned long long) HS_STORE_BYTES_MAX);
         else if (r >= 0 && x.emit_too_large) {
                 json_t *sum = NULL;
-                hull_error ae = { 0 };
+                hull_error ae = {0};
                 if (hd_adopt_fd(s->store, x.emit_fd, NULL, HD_FORMAT_JSON, "emit", &sum, &ae) < 0)
                         note(n, "[hull] the emitted value (over 1 MiB) could not be kept: %s", ae.msg);
                 else {
-                        note(n, "[hull] the emitted value was over 1 MiB: kept as handle %s", json_string_value(json_object_get(sum, "id")));
+                        note(n, "[hull] the emitted value was over 1 MiB: kept as handle %s",
+                             json_string_value(json_object_get(sum, "id")));
                         used += (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
                 }
                 json_decref(sum);
@@ -611,18 +628,20 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
         }
         for (size_t i = 0; r >= 0 && i < x.n_publish; i++) {
                 /* Delivered from the sandbox user's view: the jail, a regular file, capped. */
-                hull_error pe = { 0 };
+                hull_error pe = {0};
                 fs_enter(s);
                 int fd = ws_open(s->sx.ws_fd, x.publish[i].path, O_RDONLY | O_NONBLOCK, 0, &pe);
                 fs_leave();
                 struct stat st;
-                if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > HD_EXCHANGE_PAYLOAD_MAX)) {
+                if (fd >= 0 &&
+                    (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > HD_EXCHANGE_PAYLOAD_MAX)) {
                         hull_err(&pe, -EINVAL, "%s is not a regular file of at most %llu bytes", x.publish[i].path,
                                  (unsigned long long) HD_EXCHANGE_PAYLOAD_MAX);
                         fd = safe_close(fd);
                 }
                 if (fd >= 0 && used + (uint64_t) st.st_size > HS_STORE_BYTES_MAX) {
-                        hull_err(&pe, -EFBIG, "the session's handles would exceed %llu bytes", (unsigned long long) HS_STORE_BYTES_MAX);
+                        hull_err(&pe, -EFBIG, "the session's handles would exceed %llu bytes",
+                                 (unsigned long long) HS_STORE_BYTES_MAX);
                         fd = safe_close(fd);
                 }
                 if (fd < 0) {
@@ -630,13 +649,14 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
                         continue;
                 }
                 char source[HD_SOURCE_MAX];
-                snprintf(source, sizeof(source), "published %s%s%s", x.publish[i].path, x.publish[i].description[0] ? ": " : "",
-                         x.publish[i].description);
+                snprintf(source, sizeof(source), "published %s%s%s", x.publish[i].path,
+                         x.publish[i].description[0] ? ": " : "", x.publish[i].description);
                 json_t *sum = NULL;
                 if (hd_adopt_fd(s->store, fd, NULL, HD_FORMAT_BINARY, source, &sum, &pe) < 0)
                         note(n, "[hull] %s was not published: %s", x.publish[i].path, pe.msg);
                 else {
-                        note(n, "[hull] published %s as handle %s", x.publish[i].path, json_string_value(json_object_get(sum, "id")));
+                        note(n, "[hull] published %s as handle %s", x.publish[i].path,
+                             json_string_value(json_object_get(sum, "id")));
                         used += (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
                 }
                 json_decref(sum);
@@ -656,9 +676,9 @@ static void exchange_collect(hs_manager *m, hs_session *s, const char *rel, note
 /* ---- OpenSession ---- */
 
 static void do_open(hs_manager *m, const char *principal, const char *body, size_t len, hs_answer *ret) {
-        plim_open_request req = { 0 };
+        plim_open_request req = {0};
         plim_error *f = &ret->f;
-        hull_error e = { 0 };
+        hull_error e = {0};
 
         if (plim_open_parse(body, len, &req, f) < 0)
                 return;
@@ -683,19 +703,22 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         if (!replace && m->cfg.max_per_caller && callers >= m->cfg.max_per_caller) {
                 pthread_mutex_unlock(&m->lock);
                 plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
-                          "this caller has %u sessions open, its maximum; close one or retry later; nothing ran", m->cfg.max_per_caller);
+                          "this caller has %u sessions open, its maximum; close one or retry later; nothing ran",
+                          m->cfg.max_per_caller);
                 goto out;
         }
         if (replace && !lru) {
                 pthread_mutex_unlock(&m->lock);
                 plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
-                          "every one of this owner's %u sessions is busy; retry later; nothing ran", m->cfg.max_per_owner);
+                          "every one of this owner's %u sessions is busy; retry later; nothing ran",
+                          m->cfg.max_per_owner);
                 goto out;
         }
         if (m->stopping || (!replace && open_count_locked(m) >= m->cfg.max_sessions)) {
                 pthread_mutex_unlock(&m->lock);
                 plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
-                          "hull serve has %u sessions open, its maximum; close one or retry later; nothing ran", m->cfg.max_sessions);
+                          "hull serve has %u sessions open, its maximum; close one or retry later; nothing ran",
+                          m->cfg.max_sessions);
                 goto out;
         }
         hs_session *victim = replace ? lru : NULL;
@@ -705,7 +728,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         pthread_mutex_unlock(&m->lock);
 
         hs_session *s = calloc(1, sizeof(*s));
-        brk_session_spec spec = { .memory_bytes = m->cfg.memory_bytes, .pids = m->cfg.pids, .tmp_bytes = m->cfg.tmp_bytes };
+        brk_session_spec spec = {
+                .memory_bytes = m->cfg.memory_bytes, .pids = m->cfg.pids, .tmp_bytes = m->cfg.tmp_bytes};
         uint8_t rnd[16];
         int r = s ? 0 : -ENOMEM;
         if (r == 0 && getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
@@ -724,7 +748,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         for (size_t i = 0; i < sizeof(rnd); i++)
                 snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
         s->store_fd = -1;
-        s->box = (brk_session){ .keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1 };
+        s->box = (brk_session){.keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1};
         r = plim_chain_init(&s->chain, s->id);
         if (r < 0)
                 hull_err(&e, r, "cannot make the session's fingerprint");
@@ -753,8 +777,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 goto out;
         }
         pthread_mutex_init(&s->call, NULL);
-        sbx_session_init(&s->sx, s->box.ctl_fd, s->box.ws_fd, s->box.pidfd, s->box.bpf_fd, s->box.cg_fds, s->box.n_cg_fds,
-                         m->cfg.zygote_fd);
+        sbx_session_init(&s->sx, s->box.ctl_fd, s->box.ws_fd, s->box.pidfd, s->box.bpf_fd, s->box.cg_fds,
+                         s->box.n_cg_fds, m->cfg.zygote_fd);
         snprintf(s->principal, sizeof(s->principal), "%s", principal);
         snprintf(s->owner, sizeof(s->owner), "%s", req.owner ? req.owner : "");
         memcpy(s->rule_id, req.software_rule_id, sizeof(s->rule_id));
@@ -792,7 +816,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         metrics_session_opened(m->cfg.metrics);
         ret->ok = true;
         snprintf(ret->note, sizeof(ret->note), "session=%.12s", s->chain.session);
-        dlog_log(m->cfg.log, DLOG_INFO, "event=session-opened session=%.12s owner=%s idle_ms=%" PRIu64 " lifetime_ms=%" PRIu64,
+        dlog_log(m->cfg.log, DLOG_INFO,
+                 "event=session-opened session=%.12s owner=%s idle_ms=%" PRIu64 " lifetime_ms=%" PRIu64,
                  s->chain.session, s->owner[0] ? s->owner : "-", idle, lifetime);
 out:
         plim_open_request_done(&req);
@@ -800,14 +825,14 @@ out:
 
 /* ---- SessionRun ---- */
 
-static void do_session_run(hs_manager *m, const char *principal, const char *body, size_t len, uint64_t received, int watch_fd,
-                           hs_answer *ret) {
-        plim_request req = { 0 };
+static void do_session_run(hs_manager *m, const char *principal, const char *body, size_t len, uint64_t received,
+                           int watch_fd, hs_answer *ret) {
+        plim_request req = {0};
         plim_error *f = &ret->f;
-        hull_error e = { 0 };
-        brk_request plan = { 0 };
-        brk_result res = { 0 };
-        plim_call_record rec = { 0 };
+        hull_error e = {0};
+        brk_request plan = {0};
+        brk_result res = {0};
+        plim_call_record rec = {0};
         hs_session *s = NULL;
         bool in_call = false;
 
@@ -831,41 +856,42 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         s->sx.hangup_fd = watch_fd;
 
         int r;
-        sbx_cell_result cell = { 0 };
+        sbx_cell_result cell = {0};
         bool is_cell = req.kind == PLIM_KIND_CELL;
         if (is_cell) {
                 sbx_lang lang = SBX_LANG_PYTHON;
                 (void) sbx_lang_from_string(req.cell_language, &lang);
                 r = 0;
                 for (size_t i = 0; i < req.n_files && r >= 0; i++) {
-                        hull_error we = { 0 };
+                        hull_error we = {0};
                         fs_enter(s);
-                        int wr = ws_write(s->sx.ws_fd, req.files[i].path, req.files[i].content, req.files[i].content_len,
-                                          WS_WRITE_MKDIRS, &we);
+                        int wr = ws_write(s->sx.ws_fd, req.files[i].path, req.files[i].content,
+                                          req.files[i].content_len, WS_WRITE_MKDIRS, &we);
                         fs_leave();
                         if (wr < 0) {
                                 /* Nothing of the cell ran: a refusal, not counted. */
-                                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "cannot write %s: %s; the cell did not run",
-                                          req.files[i].path, we.msg);
+                                plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                          "cannot write %s: %s; the cell did not run", req.files[i].path, we.msg);
                                 goto out;
                         }
                 }
                 char xrel[HD_EXCHANGE_REL_SIZE] = "", xpath[HD_EXCHANGE_REL_SIZE + 16] = "";
                 if (s->store && lang == SBX_LANG_PYTHON) {
-                        hull_error xe = { 0 };
+                        hull_error xe = {0};
                         fs_enter(s);
                         if (hd_exchange_create(s->sx.ws_fd, xrel, &xe) < 0) {
                                 xrel[0] = '\0';
-                                dlog_log(m->cfg.log, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"", s->chain.session, xe.msg);
+                                dlog_log(m->cfg.log, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"",
+                                         s->chain.session, xe.msg);
                         }
                         fs_leave();
                         if (xrel[0])
                                 snprintf(xpath, sizeof(xpath), "/workspace/%s", xrel);
                 }
-                r = sbx_session_cell_x(&s->sx, lang, req.code, req.code_len, xpath[0] ? xpath : NULL, req.effective_timeout_ms,
-                                       PLIM_JS_OUTPUT_BYTES, -1, &cell, &e);
+                r = sbx_session_cell_x(&s->sx, lang, req.code, req.code_len, xpath[0] ? xpath : NULL,
+                                       req.effective_timeout_ms, PLIM_JS_OUTPUT_BYTES, -1, &cell, &e);
                 if (xrel[0] && !s->sx.dead) {
-                        notes errs = { 0 }, outs = { 0 };
+                        notes errs = {0}, outs = {0};
                         exchange_collect(m, s, xrel, &errs, &outs);
                         if (r >= 0) {
                                 append(&cell.out, &cell.out_len, outs.buf, outs.len);
@@ -883,8 +909,8 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                         uint8_t rnd[8];
                         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
                                 memset(rnd, 0, sizeof(rnd));
-                        snprintf(js_name, sizeof(js_name), ".hull-run-%02x%02x%02x%02x%02x%02x%02x%02x.mjs", rnd[0], rnd[1], rnd[2],
-                                 rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+                        snprintf(js_name, sizeof(js_name), ".hull-run-%02x%02x%02x%02x%02x%02x%02x%02x.mjs", rnd[0],
+                                 rnd[1], rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
                         plan.files[0].path = js_name;
                         plan.steps[0].argv[1] = js_name;
                 }
@@ -906,13 +932,16 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                 plim_session_end why = end_now(m, s, detail);
                 /* A session ended on purpose (closed, expired, replaced) cuts its call: not a fault. */
                 char clean[HULL_ERROR_MSG_MAX];
-                dlog_log(m->cfg.log, why == PLIM_SESSION_END_UNSPECIFIED || why == PLIM_SESSION_END_MAIN_PROCESS_ENDED ? DLOG_ERROR : DLOG_INFO,
+                dlog_log(m->cfg.log,
+                         why == PLIM_SESSION_END_UNSPECIFIED || why == PLIM_SESSION_END_MAIN_PROCESS_ENDED ? DLOG_ERROR
+                                                                                                           : DLOG_INFO,
                          "event=session-call-failed session=%.12s ended=%s error=\"%s\"", s->chain.session,
                          plim_session_end_to_string(why), dlog_clean(e.msg, clean, sizeof(clean)));
                 if (why != PLIM_SESSION_END_UNSPECIFIED)
                         fail_cut(f, why, detail);
                 else
-                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the call failed: internal error (hull serve's log has the detail)");
+                        plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE,
+                                  "the call failed: internal error (hull serve's log has the detail)");
                 if (plim_unanswered_error(&req, m->cfg.evidence, &s->chain, received, ended, f, &rec) == 0) {
                         audit_append(m, s, &rec);
                         plim_chain_advance(&s->chain, &rec);
@@ -926,21 +955,29 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                          dlog_clean(s->sx.warning, clean, sizeof(clean)));
                 s->sx.warning[0] = '\0';
         }
-        plim_cell_result pc = { 0 };
+        plim_cell_result pc = {0};
         if (is_cell)
-                pc = (plim_cell_result){ .exit_code = cell.exit_code, .timed_out = cell.timed_out, .out = cell.out, .err = cell.err,
-                                         .out_len = cell.out_len, .err_len = cell.err_len, .out_truncated = cell.out_truncated,
-                                         .err_truncated = cell.err_truncated, .interpreter_started = cell.interpreter_started,
-                                         .interpreter_ended = cell.interpreter_ended, .wall_us = cell.wall_us };
+                pc = (plim_cell_result){.exit_code = cell.exit_code,
+                                        .timed_out = cell.timed_out,
+                                        .out = cell.out,
+                                        .err = cell.err,
+                                        .out_len = cell.out_len,
+                                        .err_len = cell.err_len,
+                                        .out_truncated = cell.out_truncated,
+                                        .err_truncated = cell.err_truncated,
+                                        .interpreter_started = cell.interpreter_started,
+                                        .interpreter_ended = cell.interpreter_ended,
+                                        .wall_us = cell.wall_us};
         char detail[PLIM_END_DETAIL_MAX];
         plim_session_end why = end_now(m, s, detail);
-        r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &pc : NULL, m->cfg.evidence, &s->chain, received, ended, why,
-                                    detail, &ret->body, &ret->len, &rec, f);
+        r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &pc : NULL, m->cfg.evidence, &s->chain,
+                                    received, ended, why, detail, &ret->body, &ret->len, &rec, f);
         sbx_cell_result_done(&cell);
         if (r == -ENOMEM)
                 plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         if (r < 0) {
-                if (f->reason == PLIM_REASON_NONE && plim_unanswered_error(&req, m->cfg.evidence, &s->chain, received, ended, f, &rec) == 0) {
+                if (f->reason == PLIM_REASON_NONE &&
+                    plim_unanswered_error(&req, m->cfg.evidence, &s->chain, received, ended, f, &rec) == 0) {
                         audit_append(m, s, &rec);
                         plim_chain_advance(&s->chain, &rec);
                 }
@@ -949,8 +986,8 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         audit_append(m, s, &rec);
         plim_chain_advance(&s->chain, &rec);
         ret->ok = true;
-        snprintf(ret->note, sizeof(ret->note), "session=%.12s call=%" PRIu64 " kind=%s", s->chain.session, s->chain.calls,
-                 plim_kind_to_string(req.kind));
+        snprintf(ret->note, sizeof(ret->note), "session=%.12s call=%" PRIu64 " kind=%s", s->chain.session,
+                 s->chain.calls, plim_kind_to_string(req.kind));
 out:
         if (in_call)
                 call_end(m, s);
@@ -987,7 +1024,8 @@ static void do_close(hs_manager *m, const char *principal, const char *body, siz
                 plim_fail(&ret->f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         else {
                 ret->ok = true;
-                snprintf(ret->note, sizeof(ret->note), "session=%.12s calls=%" PRIu64, s->chain.session, s->chain.calls);
+                snprintf(ret->note, sizeof(ret->note), "session=%.12s calls=%" PRIu64, s->chain.session,
+                         s->chain.calls);
         }
         unref(m, s);
 }
@@ -1003,9 +1041,13 @@ static void do_list(hs_manager *m, const char *principal, hs_answer *ret) {
         size_t k = 0;
         for (hs_session *s = m->head; v && s; s = s->next)
                 if (s->ended == PLIM_SESSION_END_UNSPECIFIED && strcmp(s->principal, principal) == 0)
-                        v[k++] = (hull_api_session_info){ .session_id = s->id, .fingerprint = s->chain.session, .owner = s->owner,
-                                                          .opened_unix_ms = s->opened_unix_ms, .expires_unix_ms = s->expires_unix_ms,
-                                                          .idle_timeout_ms = (uint32_t) s->idle_ms, .calls = s->calls_seen };
+                        v[k++] = (hull_api_session_info){.session_id = s->id,
+                                                         .fingerprint = s->chain.session,
+                                                         .owner = s->owner,
+                                                         .opened_unix_ms = s->opened_unix_ms,
+                                                         .expires_unix_ms = s->expires_unix_ms,
+                                                         .idle_timeout_ms = (uint32_t) s->idle_ms,
+                                                         .calls = s->calls_seen};
         int r = v ? hull_api_list_answer(v, k, &ret->body, &ret->len) : -ENOMEM;
         pthread_mutex_unlock(&m->lock);
         free(v);
@@ -1032,7 +1074,8 @@ static int fail_store(plim_error *f, int r, const hull_error *e) {
                 return plim_fail(f, PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_REQUEST, "%s", e->msg);
         case ENOMEM:
         case EIO:
-                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in the handle store (%s)", strerror(-r));
+                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error in the handle store (%s)",
+                                 strerror(-r));
         default:
                 return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s", e->msg);
         }
@@ -1071,12 +1114,13 @@ static int read_binary(hs_session *s, const hull_api_request *req, json_t **ret,
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return hull_err(e, -EIO, "handle %s: its file cannot be read", req->handles.id);
-        uint64_t limit = req->handles.limit ? MIN(req->handles.limit, (uint64_t) HULL_API_BINARY_READ_MAX) : HULL_API_BINARY_READ_MAX;
+        uint64_t limit = req->handles.limit ? MIN(req->handles.limit, (uint64_t) HULL_API_BINARY_READ_MAX)
+                                            : HULL_API_BINARY_READ_MAX;
         uint64_t size = (uint64_t) st.st_size, off = MIN(req->handles.offset, size);
         size_t n = (size_t) MIN(limit, size - off);
         _cleanup_free_ char *buf = malloc(n + 1);
         char hex[SHA256_HEX_SIZE];
-        _cleanup_sha256_ sha256_ctx c = { 0 };
+        _cleanup_sha256_ sha256_ctx c = {0};
         if (!buf || sha256_init(&c) < 0)
                 return hull_err(e, -ENOMEM, "out of memory");
         /* A slice that is the whole file also gets its SHA-256 (a partial one does not: reading a
@@ -1087,8 +1131,9 @@ static int read_binary(hs_session *s, const hull_api_request *req, json_t **ret,
                 if (k < 0 || (size_t) k != n)
                         return hull_err(e, -EIO, "handle %s: short read", req->handles.id);
                 json_t *content = plim_json_base64(buf, n);
-                *ret = content ? json_pack("{s:s,s:I,s:I,s:I,s:b,s:o}", "id", req->handles.id, "offset", (json_int_t) off, "length",
-                                           (json_int_t) n, "total_bytes", (json_int_t) size, "eof", off + n >= size, "content", content)
+                *ret = content ? json_pack("{s:s,s:I,s:I,s:I,s:b,s:o}", "id", req->handles.id, "offset",
+                                           (json_int_t) off, "length", (json_int_t) n, "total_bytes", (json_int_t) size,
+                                           "eof", off + n >= size, "content", content)
                                : NULL;
                 return *ret ? 0 : hull_err(e, -ENOMEM, "out of memory");
         }
@@ -1108,9 +1153,9 @@ static int read_binary(hs_session *s, const hull_api_request *req, json_t **ret,
         if (sha256_final_hex(&c, hex) < 0)
                 return hull_err(e, -EIO, "handle %s: cannot hash", req->handles.id);
         json_t *content = plim_json_base64(buf, n);
-        *ret = content ? json_pack("{s:s,s:I,s:I,s:I,s:b,s:o,s:s}", "id", req->handles.id, "offset", (json_int_t) off, "length",
-                                   (json_int_t) n, "total_bytes", (json_int_t) size, "eof", off + n >= size, "content", content,
-                                   "sha256", hex)
+        *ret = content ? json_pack("{s:s,s:I,s:I,s:I,s:b,s:o,s:s}", "id", req->handles.id, "offset", (json_int_t) off,
+                                   "length", (json_int_t) n, "total_bytes", (json_int_t) size, "eof", off + n >= size,
+                                   "content", content, "sha256", hex)
                        : NULL;
         return *ret ? 0 : hull_err(e, -ENOMEM, "out of memory");
 }
@@ -1122,7 +1167,7 @@ static void input_link(hs_session *s, const char *id, const char *name, const ch
         char target[SBX_PATH_MAX];
         if (!store_path || (size_t) snprintf(target, sizeof(target), "/handles/%s", store_path) >= sizeof(target))
                 return;
-        hull_error e = { 0 };
+        hull_error e = {0};
         fs_enter(s);
         (void) mkdirat(s->sx.ws_fd, "inputs", 0755);
         _cleanup_close_ int dir = ws_open(s->sx.ws_fd, "inputs", O_RDONLY | O_DIRECTORY, 0, &e);
@@ -1136,12 +1181,13 @@ static void input_link(hs_session *s, const char *id, const char *name, const ch
 
 static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const hull_api_request *req, hs_answer *ret) {
         plim_error *f = &ret->f;
-        hull_error e = { 0 };
+        hull_error e = {0};
         json_t *j = NULL;
         int r;
         (void) m;
         if (!s->store)
-                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "this hull serve keeps no handle store; nothing ran");
+                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
+                                 "this hull serve keeps no handle store; nothing ran");
         switch (p) {
         case HULL_API_HANDLES_LIST: {
                 /* Full summaries (checked against their digests; derived once, then cached). */
@@ -1149,7 +1195,7 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                 r = full ? hd_list(s->store, &arr, &e) : hull_err(&e, -ENOMEM, "out of memory");
                 for (size_t i = 0; r >= 0 && i < json_array_size(arr); i++) {
                         json_t *sum = NULL;
-                        hull_error se = { 0 };
+                        hull_error se = {0};
                         const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
                         if (id && hd_summary(s->store, id, &sum, &se) >= 0)
                                 json_array_append_new(full, sum);
@@ -1169,12 +1215,12 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                 break;
         }
         case HULL_API_HANDLES_INSPECT: {
-                hd_inspect_opts o = { .head = req->handles.head, .tail = req->handles.tail, .stats = req->handles.stats };
+                hd_inspect_opts o = {.head = req->handles.head, .tail = req->handles.tail, .stats = req->handles.stats};
                 r = hd_inspect(s->store, req->handles.id, &o, &j, &e);
                 break;
         }
         case HULL_API_HANDLES_QUERY: {
-                hd_query_opts o = { .max_rows = req->handles.max_rows };
+                hd_query_opts o = {.max_rows = req->handles.max_rows};
                 const char **ids = req->handles.ids;
                 size_t n = req->handles.n_ids;
                 _cleanup_free_ const char **all = NULL;
@@ -1183,7 +1229,8 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                         r = hd_list(s->store, &list, &e);
                         if (r >= 0) {
                                 all = calloc(json_array_size(list) + 1, sizeof(char *));
-                                for (size_t i = 0; all && i < json_array_size(list) && n < HULL_API_QUERY_HANDLES_MAX; i++) {
+                                for (size_t i = 0; all && i < json_array_size(list) && n < HULL_API_QUERY_HANDLES_MAX;
+                                     i++) {
                                         json_t *h = json_array_get(list, i);
                                         const char *kind = json_string_value(json_object_get(h, "kind"));
                                         if (kind && strcmp(kind, "table") == 0)
@@ -1216,19 +1263,23 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                         const char *src = json_string_value(json_object_get(j, "source"));
                         const char *path = json_string_value(json_object_get(j, "path"));
                         json_int_t bytes = json_integer_value(json_object_get(j, "bytes"));
-                        bool same = src && path && strcmp(src, source) == 0 && (uint64_t) bytes == req->handles.content_len;
+                        bool same =
+                                src && path && strcmp(src, source) == 0 && (uint64_t) bytes == req->handles.content_len;
                         if (same) { /* and the same bytes */
-                                _cleanup_close_ int fd = openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                                _cleanup_close_ int fd =
+                                        openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
                                 _cleanup_free_ char *have = malloc(req->handles.content_len + 1);
                                 same = fd >= 0 && have &&
-                                       loop_read(fd, have, req->handles.content_len + 1) == (ssize_t) req->handles.content_len &&
+                                       loop_read(fd, have, req->handles.content_len + 1) ==
+                                               (ssize_t) req->handles.content_len &&
                                        memcmp(have, req->handles.content, req->handles.content_len) == 0;
                         }
                         if (!same) {
                                 json_decref(j);
                                 j = NULL;
                                 return plim_fail(f, PLIM_CODE_ALREADY_EXISTS, PLIM_REASON_REQUEST,
-                                                 "handle %s already exists with other content; pick another inputId; nothing changed",
+                                                 "handle %s already exists with other content; pick another inputId; "
+                                                 "nothing changed",
                                                  req->handles.input_id);
                         }
                         break;
@@ -1239,8 +1290,8 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
                         return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
                                          "the session's handles would exceed %llu bytes; nothing changed",
                                          (unsigned long long) HS_STORE_BYTES_MAX);
-                r = hd_put(s->store, req->handles.input_id, HD_FORMAT_BINARY, source, req->handles.content, req->handles.content_len, &j,
-                           &e);
+                r = hd_put(s->store, req->handles.input_id, HD_FORMAT_BINARY, source, req->handles.content,
+                           req->handles.content_len, &j, &e);
                 if (r >= 0)
                         input_link(s, req->handles.input_id, name, json_string_value(json_object_get(j, "path")));
                 break;
@@ -1270,11 +1321,11 @@ static int do_handles(hs_manager *m, hs_session *s, hull_api_procedure p, const 
         return 0;
 }
 
-static void do_workspace(hs_manager *m, hull_api_procedure p, const char *principal, const char *body, size_t len, int watch_fd,
-                         hs_answer *ret) {
-        hull_api_request req = { 0 };
+static void do_workspace(hs_manager *m, hull_api_procedure p, const char *principal, const char *body, size_t len,
+                         int watch_fd, hs_answer *ret) {
+        hull_api_request req = {0};
         plim_error *f = &ret->f;
-        hull_error e = { 0 };
+        hull_error e = {0};
         int r = -EINVAL;
 
         if (hull_api_parse(p, body, len, &req, f) < 0)
@@ -1305,10 +1356,11 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                  * call's own variables come after, so they win. */
                 char xrel[HD_EXCHANGE_REL_SIZE] = "";
                 if (s->store) {
-                        hull_error xe = { 0 };
+                        hull_error xe = {0};
                         if (hd_exchange_create(ws, xrel, &xe) < 0) {
                                 xrel[0] = '\0';
-                                dlog_log(m->cfg.log, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"", s->chain.session, xe.msg);
+                                dlog_log(m->cfg.log, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"",
+                                         s->chain.session, xe.msg);
                         }
                 }
                 size_t n_env = 0;
@@ -1321,16 +1373,17 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 for (size_t i = 0; r == 0 && i < req.exec.n_env; i++)
                         if (asprintf(&env[n_env++], "%s=%s", req.exec.env[i].name, req.exec.env[i].value) < 0)
                                 r = -ENOMEM;
-                sbx_result sr = { 0 };
+                sbx_result sr = {0};
                 if (r == 0)
-                        r = sbx_session_shell(&s->sx, req.exec.command, env, req.exec.timeout_ms, PLIM_JS_OUTPUT_BYTES, -1, &sr, &e);
+                        r = sbx_session_shell(&s->sx, req.exec.command, env, req.exec.timeout_ms, PLIM_JS_OUTPUT_BYTES,
+                                              -1, &sr, &e);
                 else
                         hull_err(&e, r, "out of memory");
                 for (size_t i = 0; env && i < n_env; i++)
                         free(env[i]);
                 free(env);
                 if (xrel[0] && !s->sx.dead) {
-                        notes errs = { 0 }, outs = { 0 };
+                        notes errs = {0}, outs = {0};
                         fs_leave();
                         exchange_collect(m, s, xrel, &errs, &outs);
                         fs_enter(s);
@@ -1352,7 +1405,7 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                                 fail_internal(f, m, "exec", &e);
                         break;
                 }
-                brk_step_result st = { 0 };
+                brk_step_result st = {0};
                 brk_step_from_sbx(&st, &sr);
                 sbx_result_done(&sr);
                 r = hull_api_exec_answer(&st, &ret->body, &ret->len);
@@ -1361,11 +1414,12 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 if (r < 0)
                         plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
                 else
-                        snprintf(ret->note, sizeof(ret->note), "session=%.12s exit=%d", s->chain.session, (int) st.status);
+                        snprintf(ret->note, sizeof(ret->note), "session=%.12s exit=%d", s->chain.session,
+                                 (int) st.status);
                 break;
         }
         case HULL_API_READ: {
-                ws_read_result rr = { 0 };
+                ws_read_result rr = {0};
                 r = ws_read(ws, req.read.path, req.read.offset, req.read.limit, &rr, &e);
                 if (r < 0)
                         fail_ws(f, r, &e);
@@ -1377,10 +1431,11 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
         case HULL_API_WRITE: {
                 if (req.write.append) {
                         /* Append: read what is there (bounded), then replace atomically. */
-                        ws_read_result rr = { 0 };
+                        ws_read_result rr = {0};
                         r = ws_read(ws, req.write.path, 0, WS_READ_MAX_BYTES, &rr, &e);
                         if (r == -ENOENT) {
-                                r = ws_write(ws, req.write.path, req.write.content, req.write.content_len, WS_WRITE_MKDIRS, &e);
+                                r = ws_write(ws, req.write.path, req.write.content, req.write.content_len,
+                                             WS_WRITE_MKDIRS, &e);
                         } else if (r >= 0 && !rr.eof) {
                                 r = hull_err(&e, -EFBIG, "%s is too large to append to", req.write.path);
                         } else if (r >= 0) {
@@ -1390,7 +1445,8 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                                 else {
                                         memcpy(buf, rr.data, rr.len);
                                         memcpy(buf + rr.len, req.write.content, req.write.content_len);
-                                        r = ws_write(ws, req.write.path, buf, rr.len + req.write.content_len, WS_WRITE_MKDIRS, &e);
+                                        r = ws_write(ws, req.write.path, buf, rr.len + req.write.content_len,
+                                                     WS_WRITE_MKDIRS, &e);
                                         free(buf);
                                 }
                         }
@@ -1404,15 +1460,16 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 break;
         }
         case HULL_API_EDIT:
-                r = ws_edit(ws, req.edit.path, req.edit.old_text, req.edit.old_len, req.edit.new_text, req.edit.new_len, 0, &e);
+                r = ws_edit(ws, req.edit.path, req.edit.old_text, req.edit.old_len, req.edit.new_text, req.edit.new_len,
+                            0, &e);
                 if (r < 0)
                         fail_ws(f, r, &e);
                 else if (hull_api_edit_answer(&ret->body, &ret->len) < 0)
                         r = plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
                 break;
         case HULL_API_GLOB: {
-                ws_glob_result gr = { 0 };
-                ws_glob_opts go = { .hidden = req.glob.hidden };
+                ws_glob_result gr = {0};
+                ws_glob_opts go = {.hidden = req.glob.hidden};
                 r = ws_glob(ws, req.glob.pattern, &go, &gr, &e);
                 if (r < 0)
                         fail_ws(f, r, &e);
@@ -1422,7 +1479,7 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 break;
         }
         case HULL_API_GREP: {
-                ws_grep_result gr = { 0 };
+                ws_grep_result gr = {0};
                 ws_grep_opts go;
                 hull_api_grep_opts(&req, &go);
                 r = ws_grep(ws, req.grep.pattern, &go, &gr, &e);
@@ -1436,8 +1493,8 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
         case HULL_API_PERSIST: {
                 void *buf = NULL;
                 size_t blen = 0;
-                ws_tar_stats st = { 0 };
-                ws_tar_limits lim = { .bytes_max = HULL_API_PERSIST_BYTES_MAX };
+                ws_tar_stats st = {0};
+                ws_tar_limits lim = {.bytes_max = HULL_API_PERSIST_BYTES_MAX};
                 r = ws_persist_mem(ws, &lim, &buf, &blen, &st, &e);
                 if (r < 0)
                         fail_ws(f, r, &e);
@@ -1447,8 +1504,8 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                 break;
         }
         case HULL_API_HYDRATE: {
-                ws_tar_stats st = { 0 };
-                ws_tar_limits lim = { 0 };
+                ws_tar_stats st = {0};
+                ws_tar_limits lim = {0};
                 r = ws_hydrate_mem(ws, req.hydrate.archive, req.hydrate.archive_len, &lim, &st, &e);
                 if (r < 0)
                         fail_ws(f, r, &e);
@@ -1479,14 +1536,15 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
         hull_api_request_done(&req);
 }
 
-void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body, size_t len,
-            uint64_t received_unix_ms, int watch_fd, hs_answer *ret) {
-        *ret = (hs_answer){ 0 };
+void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body,
+            size_t len, uint64_t received_unix_ms, int watch_fd, hs_answer *ret) {
+        *ret = (hs_answer){0};
         if (!m || m->cfg.max_sessions == 0) {
                 if (proc != PLIM_PROC_NONE)
                         plim_session_refuse(body, len, proc, &ret->f);
                 else
-                        plim_fail(&ret->f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "sessions are off on this daemon; nothing ran");
+                        plim_fail(&ret->f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
+                                  "sessions are off on this daemon; nothing ran");
                 return;
         }
         switch (proc) {
@@ -1515,14 +1573,14 @@ void hs_audit_run(hs_manager *m, const json_t *request, const char *answer, size
                 return;
         json_t *ans = json_loadb(answer, len, 0, NULL);
         json_t *record = json_object_get(ans, "record"), *result = json_object();
-        const char *kinds[] = { "javascript", "project", "module", "cell" };
+        const char *kinds[] = {"javascript", "project", "module", "cell"};
         for (size_t i = 0; result && i < ELEMENTSOF(kinds); i++) {
                 json_t *v = json_object_get(ans, kinds[i]);
                 if (v)
                         json_object_set(result, kinds[i], v);
         }
         json_t *entry = NULL;
-        hull_error e = { 0 };
+        hull_error e = {0};
         if (!record || !result || rec_log_entry_new(record, request, result, &entry, &e) < 0 ||
             rec_log_append(m->audit_fd, "runs.jsonl", entry, 0, &e) < 0) {
                 char clean[HULL_ERROR_MSG_MAX];
@@ -1533,4 +1591,3 @@ void hs_audit_run(hs_manager *m, const json_t *request, const char *answer, size
         json_decref(result);
         json_decref(ans);
 }
-

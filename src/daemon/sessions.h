@@ -21,14 +21,14 @@ typedef struct hs_config {
         const plim_evidence *evidence;
         const dlog *log;
         metrics *metrics;
-        int zygote_fd;             /* hull serve's zygote, or -1 */
-        unsigned max_sessions;     /* 0: sessions are off */
+        int zygote_fd;         /* hull serve's zygote, or -1 */
+        unsigned max_sessions; /* 0: sessions are off */
         unsigned max_per_owner;
-        unsigned max_per_caller;   /* sessions of one caller (token), whatever the owners; 0: no cap */
+        unsigned max_per_caller; /* sessions of one caller (token), whatever the owners; 0: no cap */
         uint64_t lifetime_ms, idle_ms;
         uint64_t memory_bytes, pids, tmp_bytes;
-        const char *audit_dir;     /* where session-<fingerprint>.jsonl files go; NULL: no logs */
-        const char *handles_dir;   /* each session's handle store is a directory below; NULL: none */
+        const char *audit_dir;   /* where session-<fingerprint>.jsonl files go; NULL: no logs */
+        const char *handles_dir; /* each session's handle store is a directory below; NULL: none */
 } hs_config;
 
 typedef struct hs_manager hs_manager;
@@ -65,4 +65,3 @@ void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const 
 /* Append a single run's record to the audit log (DIR/runs.jsonl): the request as received and
  * the answer as sent. Failures are logged, never fatal. Any thread. */
 void hs_audit_run(hs_manager *m, const json_t *request, const char *answer, size_t len);
-

@@ -7,7 +7,7 @@
 #include "limits.h"
 
 void hd_csv_init(hd_csv *c, const char *buf, size_t len, char delim) {
-        *c = (hd_csv){ .buf = buf, .len = len, .delim = delim, .line = 1 };
+        *c = (hd_csv){.buf = buf, .len = len, .delim = delim, .line = 1};
         if (len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
                 c->pos = 3;
 }
@@ -24,14 +24,15 @@ int hd_csv_next(hd_csv *c, hd_csv_field *fields, size_t max, uint64_t *ret_line,
                 if (n >= max)
                         return hull_err(e, -E2BIG, "line %" PRIu64 " has more than %zu fields", line, max);
                 hd_csv_field *f = &fields[n++];
-                *f = (hd_csv_field){ 0 };
+                *f = (hd_csv_field){0};
                 if (p < end && *p == '"') {
                         const char *q = ++p;
                         bool escaped = false;
                         for (;;) {
                                 const char *quote = memchr(q, '"', (size_t) (end - q));
                                 if (!quote)
-                                        return hull_err(e, -EBADMSG, "line %" PRIu64 ": a quoted field is not closed", line);
+                                        return hull_err(e, -EBADMSG, "line %" PRIu64 ": a quoted field is not closed",
+                                                        line);
                                 for (const char *l = q; (l = memchr(l, '\n', (size_t) (quote - l))); l++)
                                         c->line++;
                                 if (quote + 1 < end && quote[1] == '"') {
@@ -146,7 +147,8 @@ hd_type hd_classify(const char *p, size_t n) {
         char c = p[0];
         if (c == 't' || c == 'T' || c == 'f' || c == 'F') {
                 if ((n == 4 && (memcmp(p, "true", 4) == 0 || memcmp(p, "True", 4) == 0 || memcmp(p, "TRUE", 4) == 0)) ||
-                    (n == 5 && (memcmp(p, "false", 5) == 0 || memcmp(p, "False", 5) == 0 || memcmp(p, "FALSE", 5) == 0)))
+                    (n == 5 &&
+                     (memcmp(p, "false", 5) == 0 || memcmp(p, "False", 5) == 0 || memcmp(p, "FALSE", 5) == 0)))
                         return HD_TYPE_BOOLEAN;
                 return HD_TYPE_TEXT;
         }

@@ -19,7 +19,7 @@ typedef struct hd_csv {
 typedef struct hd_csv_field {
         const char *p; /* the field's bytes (inside the quotes when quoted) */
         size_t n;
-        bool escaped;  /* quoted and containing "" pairs: use hd_csv_unescape() */
+        bool escaped; /* quoted and containing "" pairs: use hd_csv_unescape() */
         bool quoted;
 } hd_csv_field;
 

@@ -22,12 +22,12 @@
 #define PUBLISH "publish.jsonl"
 #define HULL_DIR ".hull"
 
-static const char *const kinds[] = { "json", "text", "table", "binary" };
+static const char *const kinds[] = {"json", "text", "table", "binary"};
 
 /* ---- results ---- */
 
 void hd_exchange_init(hd_exchange *x) {
-        *x = (hd_exchange){ .emit_fd = -1 };
+        *x = (hd_exchange){.emit_fd = -1};
 }
 
 void hd_exchange_done(hd_exchange *x) {
@@ -180,8 +180,8 @@ static const char *member_string(const char *file, size_t lineno, json_t *obj, c
 }
 
 /* Exactly the keys named (n of them), or an error line. */
-static bool exact_keys(const char *file, size_t lineno, json_t *obj, const char *const *keys, size_t n,
-                       hd_exchange *x, int *r) {
+static bool exact_keys(const char *file, size_t lineno, json_t *obj, const char *const *keys, size_t n, hd_exchange *x,
+                       int *r) {
         const char *k;
         json_t *v;
         json_object_foreach(obj, k, v) {
@@ -203,7 +203,7 @@ typedef struct handles_ctx {
 } handles_ctx;
 
 static int handle_line(const char *file, size_t lineno, json_t *obj, void *userdata, hd_exchange *x) {
-        static const char *const keys[] = { "id", "kind", "file", "source" };
+        static const char *const keys[] = {"id", "kind", "file", "source"};
         handles_ctx *c = userdata;
         int r = 0;
         size_t id_len = 0, kind_len = 0, file_len = 0, src_len = 0;
@@ -228,23 +228,29 @@ static int handle_line(const char *file, size_t lineno, json_t *obj, void *userd
                         k = kinds[i];
         if (!k) {
                 shown(kind, kind_len, q);
-                return add_error(x, "%s line %zu: handle %s: unknown kind \"%s\" (json, text, table or binary); ignored",
+                return add_error(x,
+                                 "%s line %zu: handle %s: unknown kind \"%s\" (json, text, table or binary); ignored",
                                  file, lineno, id, q);
         }
         if (file_len == 0 || file_len > WS_NAME_MAX || memchr(name, '/', file_len) || memchr(name, '\0', file_len) ||
-            strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_control(name, file_len) ||
-            is_control_file(name)) {
+            strcmp(name, ".") == 0 || strcmp(name, "..") == 0 || has_control(name, file_len) || is_control_file(name)) {
                 shown(name, file_len, q);
-                return add_error(x, "%s line %zu: handle %s: \"%s\" is not a payload file name in the exchange "
-                                 "directory; ignored", file, lineno, id, q);
+                return add_error(x,
+                                 "%s line %zu: handle %s: \"%s\" is not a payload file name in the exchange "
+                                 "directory; ignored",
+                                 file, lineno, id, q);
         }
         if (src_len == 0 || src_len > HD_EXCHANGE_SOURCE_MAX || has_control(source, src_len))
-                return add_error(x, "%s line %zu: handle %s: the source must be 1 to %u bytes without control "
-                                 "characters; ignored", file, lineno, id, HD_EXCHANGE_SOURCE_MAX);
+                return add_error(x,
+                                 "%s line %zu: handle %s: the source must be 1 to %u bytes without control "
+                                 "characters; ignored",
+                                 file, lineno, id, HD_EXCHANGE_SOURCE_MAX);
         for (size_t i = 0; i < x->n_handles; i++) {
                 if (strcmp(x->handles[i].id, id) == 0)
-                        return add_error(x, "%s line %zu: handle %s is saved twice in this call; handles are "
-                                         "immutable, the first one stands", file, lineno, id);
+                        return add_error(x,
+                                         "%s line %zu: handle %s is saved twice in this call; handles are "
+                                         "immutable, the first one stands",
+                                         file, lineno, id);
                 if (strcmp(x->handles[i].file, name) == 0)
                         return add_error(x, "%s line %zu: handle %s: file %s is already handle %s; ignored", file,
                                          lineno, id, x->handles[i].file, x->handles[i].id);
@@ -257,7 +263,7 @@ static int handle_line(const char *file, size_t lineno, json_t *obj, void *userd
                         return -ENOMEM;
         }
         hd_exchange_handle *h = &x->handles[x->n_handles];
-        *h = (hd_exchange_handle){ .kind = k, .fd = -1 };
+        *h = (hd_exchange_handle){.kind = k, .fd = -1};
         h->source = strndup(source, src_len);
         if (!h->source)
                 return -ENOMEM;
@@ -268,7 +274,7 @@ static int handle_line(const char *file, size_t lineno, json_t *obj, void *userd
 }
 
 int hd_exchange_parse_new_handles(const char *data, size_t len, size_t adopt_max, hd_exchange *x) {
-        handles_ctx c = { .max = adopt_max ? adopt_max : HD_EXCHANGE_ADOPT_MAX };
+        handles_ctx c = {.max = adopt_max ? adopt_max : HD_EXCHANGE_ADOPT_MAX};
         size_t rest = 0;
         int r = each_line(NEW_HANDLES, data, len, handle_line, &c, x, &rest);
         if (r < 0)
@@ -284,7 +290,7 @@ typedef struct publish_ctx {
 } publish_ctx;
 
 static int publish_line(const char *file, size_t lineno, json_t *obj, void *userdata, hd_exchange *x) {
-        static const char *const keys[] = { "path", "description" };
+        static const char *const keys[] = {"path", "description"};
         publish_ctx *c = userdata;
         int r = 0;
         size_t path_len = 0, desc_len = 0;
@@ -300,8 +306,10 @@ static int publish_line(const char *file, size_t lineno, json_t *obj, void *user
         char norm[WS_PATH_MAX + 1];
         if (ws_path_check(path, path_len, NULL) < 0 || has_control(path, path_len) ||
             ws_path_normalize(path, path_len, norm, sizeof(norm), NULL) < 0)
-                return add_error(x, "%s line %zu: \"%s\" is not a path relative to /workspace (absolute, \"..\", "
-                                 "control characters or too long); not published", file, lineno, q);
+                return add_error(x,
+                                 "%s line %zu: \"%s\" is not a path relative to /workspace (absolute, \"..\", "
+                                 "control characters or too long); not published",
+                                 file, lineno, q);
         if (strncmp(norm, "outputs/", 8) != 0 || norm[8] == '\0')
                 return add_error(x, "%s line %zu: \"%s\" is not under outputs/; not published", file, lineno, q);
         if (desc_len > HD_EXCHANGE_DESCRIPTION_MAX || memchr(desc, '\0', desc_len))
@@ -320,7 +328,7 @@ static int publish_line(const char *file, size_t lineno, json_t *obj, void *user
         if (!p->path || !p->description) {
                 free(p->path);
                 free(p->description);
-                *p = (hd_exchange_publish){ 0 };
+                *p = (hd_exchange_publish){0};
                 return -ENOMEM;
         }
         x->n_publish++;
@@ -328,13 +336,14 @@ static int publish_line(const char *file, size_t lineno, json_t *obj, void *user
 }
 
 int hd_exchange_parse_publish(const char *data, size_t len, size_t publish_max, hd_exchange *x) {
-        publish_ctx c = { .max = publish_max ? publish_max : HD_EXCHANGE_PUBLISH_MAX };
+        publish_ctx c = {.max = publish_max ? publish_max : HD_EXCHANGE_PUBLISH_MAX};
         size_t rest = 0;
         int r = each_line(PUBLISH, data, len, publish_line, &c, x, &rest);
         if (r < 0)
                 return r;
         if (r > 0)
-                return add_error(x, "%s: too many publish requests: %zu accepted, %zu more refused (at most %zu per call)",
+                return add_error(x,
+                                 "%s: too many publish requests: %zu accepted, %zu more refused (at most %zu per call)",
                                  PUBLISH, x->n_publish, rest + 1, c.max);
         return 0;
 }
@@ -404,7 +413,8 @@ int hd_exchange_create(int ws_fd, char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_
                 if (mkdirat(hfd, name, 0700) < 0) {
                         if (errno == EEXIST)
                                 continue;
-                        return hull_err(e, negative_errno(), "exchange: cannot create /workspace/" HULL_DIR "/%s", name);
+                        return hull_err(e, negative_errno(), "exchange: cannot create /workspace/" HULL_DIR "/%s",
+                                        name);
                 }
                 _cleanup_close_ int xfd = ws_open(hfd, name, O_RDONLY | O_DIRECTORY, 0, NULL);
                 if (xfd < 0) /* replaced at once by sandboxed code: give up rather than guess */
@@ -460,9 +470,10 @@ static int open_regular(int xfd, const char *name, const char *what, uint64_t ma
                 why = "a file with other hard links", fd = -EMLINK;
         else if ((uint64_t) st.st_size > max) {
                 unsigned long long size = (unsigned long long) st.st_size, m = (unsigned long long) max;
-                *ret_oom = control ? add_error(x, "control file %s too large (%llu bytes, at most %llu); ignored", what,
-                                               size, m)
-                                   : add_error(x, "%s: too large (%llu bytes, at most %llu); not adopted", what, size, m);
+                *ret_oom =
+                        control ? add_error(x, "control file %s too large (%llu bytes, at most %llu); ignored", what,
+                                            size, m)
+                                : add_error(x, "%s: too large (%llu bytes, at most %llu); not adopted", what, size, m);
                 return -EFBIG;
         } else {
                 *ret_size = (uint64_t) st.st_size;
@@ -476,8 +487,7 @@ static int open_regular(int xfd, const char *name, const char *what, uint64_t ma
 /* Read the regular file open at fd, of at most max bytes (it may still grow: at most max + 1
  * bytes are read). Returns 0 and *ret (NUL-terminated, caller frees), or -ENOMEM, or -EFBIG /
  * -EIO after an error line (*ret_oom is -ENOMEM when even that failed). */
-static int read_fd(int fd, const char *name, uint64_t max, char **ret, size_t *ret_len, hd_exchange *x,
-                   int *ret_oom) {
+static int read_fd(int fd, const char *name, uint64_t max, char **ret, size_t *ret_len, hd_exchange *x, int *ret_oom) {
         _cleanup_free_ char *buf = malloc((size_t) max + 2);
         if (!buf)
                 return *ret_oom = -ENOMEM;
@@ -543,7 +553,7 @@ static int read_emit(int xfd, const hd_exchange_limits *lim, hd_exchange *x) {
 }
 
 int hd_exchange_read(int ws_fd, const char *rel, const hd_exchange_limits *lim_in, hd_exchange *ret, hull_error *e) {
-        hd_exchange_limits lim = lim_in ? *lim_in : (hd_exchange_limits){ 0 };
+        hd_exchange_limits lim = lim_in ? *lim_in : (hd_exchange_limits){0};
         if (!lim.new_handles_bytes_max)
                 lim.new_handles_bytes_max = HD_EXCHANGE_NEW_HANDLES_BYTES_MAX;
         if (!lim.adopt_max)
@@ -566,8 +576,12 @@ int hd_exchange_read(int ws_fd, const char *rel, const hd_exchange_limits *lim_i
         size_t len = 0;
         _cleanup_close_ int xfd = ws_open(ws_fd, rel, O_RDONLY | O_DIRECTORY, 0, NULL);
         if (xfd < 0) {
-                r = add_error(&x, "the exchange directory /workspace/%s was %s; nothing was adopted, emitted or published",
-                              rel, xfd == -ENOENT ? "removed" : xfd == -ELOOP ? "replaced by a symbolic link" : "replaced");
+                r = add_error(&x,
+                              "the exchange directory /workspace/%s was %s; nothing was adopted, emitted or published",
+                              rel,
+                              xfd == -ENOENT  ? "removed"
+                              : xfd == -ELOOP ? "replaced by a symbolic link"
+                                              : "replaced");
                 goto out;
         }
 

@@ -58,8 +58,8 @@ typedef struct hd_exchange {
         hd_exchange_handle *handles; /* in file order; ids unique within the call */
         size_t n_handles;
 
-        bool emitted;        /* emit.json was there and usable: emit (inline) or emit_fd */
-        char *emit;          /* the emitted JSON text, validated, NUL-terminated; NULL when not inline */
+        bool emitted; /* emit.json was there and usable: emit (inline) or emit_fd */
+        char *emit;   /* the emitted JSON text, validated, NUL-terminated; NULL when not inline */
         size_t emit_len;
         bool emit_too_large; /* over the inline cap: not parsed; store it as a json handle from emit_fd */
         int emit_fd;         /* -1 unless emit_too_large; read-only, O_CLOEXEC */

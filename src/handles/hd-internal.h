@@ -36,5 +36,5 @@ typedef struct hd_query_table {
 
 /* Run sql over the tables; small results → *ret_inline; larger → written to the new SQLite
  * file out_name below dir_fd and *ret_inline = NULL. */
-int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t n, uint64_t time_ms,
-                   uint64_t max_rows, uint64_t max_bytes, const char *out_name, json_t **ret_inline, hull_error *e);
+int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t n, uint64_t time_ms, uint64_t max_rows,
+                   uint64_t max_bytes, const char *out_name, json_t **ret_inline, hull_error *e);

@@ -19,7 +19,7 @@ enum {
         T_BOOLEAN = 1U << 4,
         T_NULL = 1U << 5,
 };
-static const char *const type_names[] = { "object", "array", "string", "number", "boolean", "null" };
+static const char *const type_names[] = {"object", "array", "string", "number", "boolean", "null"};
 
 typedef struct shape_node shape_node;
 struct shape_node {
@@ -129,7 +129,14 @@ static int scan_string(scan *s, const unsigned char **ret_raw, size_t *ret_n) {
                         if (s->end - s->p < 2)
                                 return fail(s, -EBADMSG, "a string is not closed");
                         switch (s->p[1]) {
-                        case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't':
+                        case '"':
+                        case '\\':
+                        case '/':
+                        case 'b':
+                        case 'f':
+                        case 'n':
+                        case 'r':
+                        case 't':
                                 s->p += 2;
                                 break;
                         case 'u':
@@ -437,7 +444,7 @@ static json_t *key_string(const char *raw, size_t n) {
                         continue;
                 }
                 if (c == 'u' && i + 6 <= n) {
-                        char hex[5] = { raw[i + 2], raw[i + 3], raw[i + 4], raw[i + 5], 0 };
+                        char hex[5] = {raw[i + 2], raw[i + 3], raw[i + 4], raw[i + 5], 0};
                         unsigned long cp = strtoul(hex, NULL, 16);
                         i += 6;
                         if (cp >= 0xd800 && cp <= 0xdfff)

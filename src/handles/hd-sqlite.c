@@ -22,11 +22,11 @@ static void load(void) {
                 snprintf(load_error, sizeof(load_error), "%s", why ? why : "not found");
                 return;
         }
-#define X(f)                                                                                       \
-        *(void **) &hd_sqlite.f = dlsym(h, #f);                                                    \
-        if (!hd_sqlite.f) {                                                                        \
-                snprintf(load_error, sizeof(load_error), "%s has no %s", HD_SQLITE_SONAME, #f);     \
-                return;                                                                            \
+#define X(f)                                                                                                           \
+        *(void **) &hd_sqlite.f = dlsym(h, #f);                                                                        \
+        if (!hd_sqlite.f) {                                                                                            \
+                snprintf(load_error, sizeof(load_error), "%s has no %s", HD_SQLITE_SONAME, #f);                        \
+                return;                                                                                                \
         }
         HD_SQLITE_FUNCS(X)
 #undef X
@@ -37,8 +37,8 @@ static void load(void) {
 const hd_sqlite_api *hd_sqlite_load(hull_error *e) {
         pthread_once(&once, load);
         if (!loaded) {
-                hull_err_hint(e, -ENOSYS, "install libsqlite3-0 (scripts/install-deps.sh)", "handles: cannot load %s: %s",
-                              HD_SQLITE_SONAME, load_error);
+                hull_err_hint(e, -ENOSYS, "install libsqlite3-0 (scripts/install-deps.sh)",
+                              "handles: cannot load %s: %s", HD_SQLITE_SONAME, load_error);
                 return NULL;
         }
         return &hd_sqlite;

@@ -29,7 +29,7 @@ typedef struct hd_record {
         uint64_t bytes;
         char digest[SHA256_HEX_SIZE];
         int64_t created;
-        bool pending;   /* id reserved by a put in progress */
+        bool pending;    /* id reserved by a put in progress */
         json_t *summary; /* derived from the file, cached */
         /* the file's identity at the last successful digest check */
         bool verified;
@@ -46,10 +46,16 @@ struct hd_store {
 };
 
 static const char *const kind_names[_HD_KIND_MAX] = {
-        [HD_KIND_JSON] = "json", [HD_KIND_TEXT] = "text", [HD_KIND_TABLE] = "table", [HD_KIND_BINARY] = "binary",
+        [HD_KIND_JSON] = "json",
+        [HD_KIND_TEXT] = "text",
+        [HD_KIND_TABLE] = "table",
+        [HD_KIND_BINARY] = "binary",
 };
 static const char *const kind_ext[_HD_KIND_MAX] = {
-        [HD_KIND_JSON] = "json", [HD_KIND_TEXT] = "txt", [HD_KIND_TABLE] = "sqlite", [HD_KIND_BINARY] = "bin",
+        [HD_KIND_JSON] = "json",
+        [HD_KIND_TEXT] = "txt",
+        [HD_KIND_TABLE] = "sqlite",
+        [HD_KIND_BINARY] = "bin",
 };
 
 const char *hd_kind_to_string(hd_kind k) {
@@ -85,15 +91,16 @@ hd_kind hd_format_kind(hd_format f) {
 }
 
 bool hd_id_is_valid(const char *id) {
-        if (!id || !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z') || (id[0] >= '0' && id[0] <= '9')))
+        if (!id ||
+            !((id[0] >= 'a' && id[0] <= 'z') || (id[0] >= 'A' && id[0] <= 'Z') || (id[0] >= '0' && id[0] <= '9')))
                 return false;
         size_t i = 1;
         for (; id[i]; i++) {
                 char c = id[i];
                 if (i >= HD_ID_MAX)
                         return false;
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-                      c == '-'))
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                      c == '.' || c == '-'))
                         return false;
         }
         return true;
@@ -267,8 +274,8 @@ static hd_record *record_from_json(hd_store *s, const char *key, json_t *v) {
         const char *path = json_string_value(json_object_get(v, "path"));
         const char *digest = json_string_value(json_object_get(v, "digest"));
         json_t *bytes = json_object_get(v, "bytes"), *created = json_object_get(v, "created");
-        if (!id || strcmp(id, key) != 0 || !hd_id_is_valid(id) || !source || !path || !digest || !json_is_integer(bytes) ||
-            json_integer_value(bytes) < 0 || !sha256_hex_is_valid(digest, strlen(digest)) ||
+        if (!id || strcmp(id, key) != 0 || !hd_id_is_valid(id) || !source || !path || !digest ||
+            !json_is_integer(bytes) || json_integer_value(bytes) < 0 || !sha256_hex_is_valid(digest, strlen(digest)) ||
             strlen(source) > HD_SOURCE_MAX || !utf8_is_valid(source, strlen(source)))
                 return NULL;
         hd_kind k = hd_kind_from_string(kind);
@@ -324,7 +331,7 @@ static int manifest_load(hd_store *s, hull_error *e) {
 }
 
 int hd_store_open(int dir_fd, const hd_store_opts *opts, hd_store **ret, hull_error *e) {
-        hd_store_opts o = opts ? *opts : (hd_store_opts){ 0 };
+        hd_store_opts o = opts ? *opts : (hd_store_opts){0};
         if (!o.spill_threshold_bytes)
                 o.spill_threshold_bytes = HD_SPILL_THRESHOLD_DEFAULT;
         if (!o.max_spill_bytes)
@@ -418,7 +425,8 @@ static int open_verified(hd_store *s, hd_record *r, hull_error *e) {
                 return hull_err(e, -errno, "handles: cannot stat handle %s", r->id);
         if (!S_ISREG(st.st_mode) || (uint64_t) st.st_size != r->bytes)
                 return hull_err_hint(e, -EBADMSG, "the handle is lost; recreate it",
-                                     "handle %s tampered: its file is not the regular file of %" PRIu64 " bytes recorded",
+                                     "handle %s tampered: its file is not the regular file of %" PRIu64
+                                     " bytes recorded",
                                      r->id, r->bytes);
         if (r->verified && same_identity(&st, &r->seen))
                 return TAKE_FD(fd);
@@ -463,13 +471,13 @@ static void mapping_done(mapping *m) {
 }
 
 static int map_fd(int fd, size_t len, mapping *ret) {
-        *ret = (mapping){ .p = (void *) "", .len = 0 };
+        *ret = (mapping){.p = (void *) "", .len = 0};
         if (len == 0)
                 return 0;
         void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED)
                 return -errno;
-        *ret = (mapping){ .p = p, .len = len };
+        *ret = (mapping){.p = p, .len = len};
         return 0;
 }
 
@@ -477,9 +485,9 @@ static int map_fd(int fd, size_t len, mapping *ret) {
 static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *name, json_t **ret, hull_error *e) {
         char path[HD_ID_MAX + 16];
         file_name(r, path);
-        _cleanup_(json_decrefp) json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:s}", "id", r->id, "kind",
-                                                      kind_names[r->kind], "source", r->source, "bytes",
-                                                      (json_int_t) r->bytes, "path", path);
+        _cleanup_(json_decrefp) json_t *o =
+                json_pack("{s:s, s:s, s:s, s:I, s:s}", "id", r->id, "kind", kind_names[r->kind], "source", r->source,
+                          "bytes", (json_int_t) r->bytes, "path", path);
         if (!o)
                 return hull_err(e, -ENOMEM, "handles: cannot summarize %s", r->id);
         int k = 0;
@@ -492,7 +500,7 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
         }
         case HD_KIND_TEXT:
         case HD_KIND_JSON: {
-                _cleanup_(mapping_done) mapping m = { 0 };
+                _cleanup_(mapping_done) mapping m = {0};
                 k = map_fd(fd, (size_t) r->bytes, &m);
                 if (k < 0)
                         return hull_err(e, k, "handles: cannot map handle %s", r->id);
@@ -536,7 +544,7 @@ static int get_verified(hd_store *s, const char *id, hd_record **ret_rec, hull_e
         if (!r->summary) {
                 char name[HD_ID_MAX + 16];
                 file_name(r, name);
-                hull_error why = { 0 };
+                hull_error why = {0};
                 int k = derive_summary(s, r, fd, name, &r->summary, &why);
                 if (k == -ENOMEM)
                         return hull_err(e, k, "handles: cannot summarize %s", id);
@@ -586,8 +594,10 @@ int hd_list(hd_store *s, json_t **ret, hull_error *e) {
 /* Reserve id (or the next hN) with a pending record. */
 static int reserve(hd_store *s, const char *id, hd_kind kind, const char *source, hd_record **ret, hull_error *e) {
         if (id && !hd_id_is_valid(id))
-                return hull_err_hint(e, -EINVAL, "use letters, digits, '_', '.' and '-', at most 64, starting with a letter or digit",
-                                     "handles: bad handle id");
+                return hull_err_hint(
+                        e, -EINVAL,
+                        "use letters, digits, '_', '.' and '-', at most 64, starting with a letter or digit",
+                        "handles: bad handle id");
         hd_record *r = calloc(1, sizeof(*r));
         if (!r)
                 return hull_err(e, -ENOMEM, "handles: cannot store a handle");
@@ -649,8 +659,9 @@ static int commit(hd_store *s, hd_record *r, const char *tmp, json_t **ret_summa
                 goto fail;
         }
         if ((uint64_t) st.st_size > s->max_spill) {
-                k = hull_err_hint(e, -EFBIG, "paginate or filter the result", "handles: %" PRIu64 " bytes is over the limit of %" PRIu64,
-                                  (uint64_t) st.st_size, s->max_spill);
+                k = hull_err_hint(e, -EFBIG, "paginate or filter the result",
+                                  "handles: %" PRIu64 " bytes is over the limit of %" PRIu64, (uint64_t) st.st_size,
+                                  s->max_spill);
                 goto fail;
         }
         r->bytes = (uint64_t) st.st_size;
@@ -735,7 +746,7 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
         tmp_name(tmp, "");
         raw[0] = 0;
         bool ingest = kind == HD_KIND_TABLE && format != HD_FORMAT_SQLITE;
-        _cleanup_(mapping_done) mapping m = { 0 };
+        _cleanup_(mapping_done) mapping m = {0};
 
         if (src_fd >= 0) {
                 /* copy the caller's file into the store first; parse only the copy */
@@ -764,7 +775,8 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                         off += (uint64_t) n;
                         if (total > s->max_spill) {
                                 k = hull_err_hint(e, -EFBIG, "write less, or filter before saving",
-                                                  "handles: the file is over the limit of %" PRIu64 " bytes", s->max_spill);
+                                                  "handles: the file is over the limit of %" PRIu64 " bytes",
+                                                  s->max_spill);
                                 break;
                         }
                         k = write_all(out, buf, (size_t) n);
@@ -853,7 +865,7 @@ int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool
                 return 0;
         int k;
         if (is_table) {
-                static const hd_format tries[] = { HD_FORMAT_JSON_ARRAY, HD_FORMAT_JSON_LINES, HD_FORMAT_CSV };
+                static const hd_format tries[] = {HD_FORMAT_JSON_ARRAY, HD_FORMAT_JSON_LINES, HD_FORMAT_CSV};
                 for (size_t i = 0; i < ELEMENTSOF(tries); i++) {
                         k = hd_put(s, NULL, tries[i], source, data, len, ret_summary, NULL);
                         if (k >= 0)
@@ -865,7 +877,7 @@ int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool
                         return 0;
         }
         hd_format f = hd_json_scan(data, len, NULL, NULL, NULL, NULL) == 0 ? HD_FORMAT_JSON
-                      : utf8_is_valid(data, len)                          ? HD_FORMAT_TEXT
+                      : utf8_is_valid(data, len)                           ? HD_FORMAT_TEXT
                                                                            : HD_FORMAT_BINARY;
         k = hd_put(s, NULL, f, source, data, len, ret_summary, e);
         return k < 0 ? k : 1;
@@ -874,10 +886,10 @@ int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool
 /* ---- reads ---- */
 
 int hd_inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t **ret, hull_error *e) {
-        hd_inspect_opts o = opts ? *opts : (hd_inspect_opts){ .head = HD_PREVIEW_ROWS };
+        hd_inspect_opts o = opts ? *opts : (hd_inspect_opts){.head = HD_PREVIEW_ROWS};
         if (o.head > HD_INSPECT_ROWS_MAX || o.tail > HD_INSPECT_ROWS_MAX)
-                return hull_err(e, -EINVAL, "handles: inspect shows at most %u head and %u tail rows", HD_INSPECT_ROWS_MAX,
-                                HD_INSPECT_ROWS_MAX);
+                return hull_err(e, -EINVAL, "handles: inspect shows at most %u head and %u tail rows",
+                                HD_INSPECT_ROWS_MAX, HD_INSPECT_ROWS_MAX);
         pthread_mutex_lock(&s->lock);
         hd_record *r;
         int fd = get_verified(s, id, &r, e);
@@ -919,7 +931,9 @@ int hd_read(hd_store *s, const char *id, uint64_t offset, uint64_t limit, json_t
                 return fd;
         _cleanup_close_ int f = fd;
         if (kind != HD_KIND_TEXT && kind != HD_KIND_JSON)
-                return hull_err_hint(e, -EMEDIUMTYPE, kind == HD_KIND_TABLE ? "use inspect or query" : "binary handles are not read as text",
+                return hull_err_hint(e, -EMEDIUMTYPE,
+                                     kind == HD_KIND_TABLE ? "use inspect or query"
+                                                           : "binary handles are not read as text",
                                      "handle %s is a %s handle", id, kind_names[kind]);
         if (offset > size)
                 offset = size;
@@ -950,14 +964,14 @@ int hd_read(hd_store *s, const char *id, uint64_t offset, uint64_t limit, json_t
 
 int hd_query(hd_store *s, const char *sql, const char *const *ids, size_t n_ids, const hd_query_opts *opts,
              json_t **ret, hull_error *e) {
-        hd_query_opts o = opts ? *opts : (hd_query_opts){ 0 };
+        hd_query_opts o = opts ? *opts : (hd_query_opts){0};
         if (!o.time_ms)
                 o.time_ms = HD_QUERY_MS_DEFAULT;
         if (!o.max_rows)
                 o.max_rows = HD_QUERY_ROWS_DEFAULT;
         if (o.time_ms > HD_QUERY_MS_MAX || o.max_rows > HD_QUERY_ROWS_MAX)
-                return hull_err(e, -EINVAL, "handles: a query may run at most %u ms and return %llu rows", HD_QUERY_MS_MAX,
-                                (unsigned long long) HD_QUERY_ROWS_MAX);
+                return hull_err(e, -EINVAL, "handles: a query may run at most %u ms and return %llu rows",
+                                HD_QUERY_MS_MAX, (unsigned long long) HD_QUERY_ROWS_MAX);
         if (!sql || !*sql)
                 return hull_err(e, -EINVAL, "handles: no SQL statement");
         if (n_ids == 0 || n_ids > HD_QUERY_HANDLES_MAX)
@@ -980,12 +994,12 @@ int hd_query(hd_store *s, const char *sql, const char *const *ids, size_t n_ids,
                 }
                 safe_close(fd);
                 if (r->kind != HD_KIND_TABLE) {
-                        k = hull_err_hint(e, -EMEDIUMTYPE, "query table handles only", "handle %s is a %s handle", ids[i],
-                                          kind_names[r->kind]);
+                        k = hull_err_hint(e, -EMEDIUMTYPE, "query table handles only", "handle %s is a %s handle",
+                                          ids[i], kind_names[r->kind]);
                         break;
                 }
                 file_name(r, names[i]);
-                t[i] = (hd_query_table){ .id = r->id, .name = names[i] };
+                t[i] = (hd_query_table){.id = r->id, .name = names[i]};
         }
         pthread_mutex_unlock(&s->lock);
         if (k < 0)

@@ -68,14 +68,14 @@ typedef enum hd_kind {
 
 /* What bytes handed to the store are; the kind follows from it. */
 typedef enum hd_format {
-        HD_FORMAT_JSON,        /* kind json: validated, shape derived */
-        HD_FORMAT_TEXT,        /* kind text: must be UTF-8 (invalid bytes: -EILSEQ, store as binary) */
-        HD_FORMAT_BINARY,      /* kind binary: anything */
-        HD_FORMAT_CSV,         /* kind table: RFC 4180, a header row */
-        HD_FORMAT_TSV,         /* kind table: tab-separated, same quoting, a header row */
-        HD_FORMAT_JSON_ARRAY,  /* kind table: a JSON array of objects (keys united, first-seen order) */
-        HD_FORMAT_JSON_LINES,  /* kind table: one JSON object per line (blank lines skipped) */
-        HD_FORMAT_SQLITE,      /* kind table: an SQLite database, checked defensively */
+        HD_FORMAT_JSON,       /* kind json: validated, shape derived */
+        HD_FORMAT_TEXT,       /* kind text: must be UTF-8 (invalid bytes: -EILSEQ, store as binary) */
+        HD_FORMAT_BINARY,     /* kind binary: anything */
+        HD_FORMAT_CSV,        /* kind table: RFC 4180, a header row */
+        HD_FORMAT_TSV,        /* kind table: tab-separated, same quoting, a header row */
+        HD_FORMAT_JSON_ARRAY, /* kind table: a JSON array of objects (keys united, first-seen order) */
+        HD_FORMAT_JSON_LINES, /* kind table: one JSON object per line (blank lines skipped) */
+        HD_FORMAT_SQLITE,     /* kind table: an SQLite database, checked defensively */
         _HD_FORMAT_MAX,
         _HD_FORMAT_INVALID = -EINVAL,
 } hd_format;
@@ -144,9 +144,9 @@ int hd_summary(hd_store *s, const char *id, json_t **ret, hull_error *e);
 int hd_list(hd_store *s, json_t **ret, hull_error *e);
 
 typedef struct hd_inspect_opts {
-        unsigned head;  /* first rows to show (tables; at most HD_INSPECT_ROWS_MAX) */
-        unsigned tail;  /* last rows to show (tables; at most HD_INSPECT_ROWS_MAX) */
-        bool stats;     /* per-column statistics (tables) */
+        unsigned head; /* first rows to show (tables; at most HD_INSPECT_ROWS_MAX) */
+        unsigned tail; /* last rows to show (tables; at most HD_INSPECT_ROWS_MAX) */
+        bool stats;    /* per-column statistics (tables) */
 } hd_inspect_opts;
 
 /* The summary plus, for tables, "columns" and "head"/"tail" rows (arrays of values) and with
@@ -159,8 +159,8 @@ typedef struct hd_inspect_opts {
 int hd_inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t **ret, hull_error *e);
 
 typedef struct hd_query_opts {
-        uint64_t time_ms;  /* 0: HD_QUERY_MS_DEFAULT; at most HD_QUERY_MS_MAX */
-        uint64_t max_rows; /* 0: HD_QUERY_ROWS_DEFAULT; at most HD_QUERY_ROWS_MAX */
+        uint64_t time_ms;      /* 0: HD_QUERY_MS_DEFAULT; at most HD_QUERY_MS_MAX */
+        uint64_t max_rows;     /* 0: HD_QUERY_ROWS_DEFAULT; at most HD_QUERY_ROWS_MAX */
         const char *result_id; /* id of the result handle; NULL for the next "hN" */
 } hd_query_opts;
 

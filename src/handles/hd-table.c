@@ -39,7 +39,7 @@ static int progress(void *userdata) {
 }
 
 static void budget_start(budget *b, uint64_t ms) {
-        *b = (budget){ .deadline_ns = now_ns() + ms * 1000000ULL };
+        *b = (budget){.deadline_ns = now_ns() + ms * 1000000ULL};
 }
 
 /* Map an SQLite failure to errno and a message. */
@@ -66,8 +66,7 @@ static int sql_fail(sqlite3 *db, int rc, const budget *b, hull_error *e, const c
 
 enum { DB_READ, DB_CREATE };
 
-static int db_open(int dir_fd, const char *name, int mode, budget *b, unsigned attached, sqlite3 **ret,
-                   hull_error *e) {
+static int db_open(int dir_fd, const char *name, int mode, budget *b, unsigned attached, sqlite3 **ret, hull_error *e) {
         if (!hd_sqlite_load(e))
                 return -ENOSYS;
         char path[128], uri[160];
@@ -185,7 +184,8 @@ static int columns_find(columns *cs, const char *name, size_t n) {
 /* Add a column named name[0..n) (made unique, "col_N" when empty). Returns its index. */
 static int columns_add(columns *cs, const char *name, size_t n, hull_error *e) {
         if (cs->n >= HD_TABLE_COLUMNS_MAX)
-                return hull_err_hint(e, -E2BIG, "select fewer columns", "handles: more than %u columns", HD_TABLE_COLUMNS_MAX);
+                return hull_err_hint(e, -E2BIG, "select fewer columns", "handles: more than %u columns",
+                                     HD_TABLE_COLUMNS_MAX);
         if (!cs->slots) {
                 cs->n_slots = 4096; /* > 2 * HD_TABLE_COLUMNS_MAX */
                 cs->slots = malloc(cs->n_slots * sizeof(int32_t));
@@ -301,7 +301,7 @@ static int ingest_delimited(sqlite3 *db, const char *buf, size_t len, char delim
         if (!utf8_is_valid(buf, len))
                 return hull_err_hint(e, -EILSEQ, "convert it to UTF-8", "handles: the %s is not UTF-8", what);
         _cleanup_free_ hd_csv_field *f = calloc(HD_TABLE_COLUMNS_MAX + 1, sizeof(*f));
-        _cleanup_(columns_done) columns cs = { 0 };
+        _cleanup_(columns_done) columns cs = {0};
         _cleanup_free_ char *unesc = NULL;
         if (!f)
                 return hull_err(e, -ENOMEM, "handles: cannot ingest");
@@ -313,8 +313,8 @@ static int ingest_delimited(sqlite3 *db, const char *buf, size_t len, char delim
                 nf = hd_csv_next(&c, f, HD_TABLE_COLUMNS_MAX, &line, e);
         while (nf == 1 && f[0].n == 0 && !f[0].quoted);
         if (nf == -E2BIG)
-                return hull_err_hint(e, -E2BIG, "select fewer columns", "handles: the %s header has more than %u columns", what,
-                                     HD_TABLE_COLUMNS_MAX);
+                return hull_err_hint(e, -E2BIG, "select fewer columns",
+                                     "handles: the %s header has more than %u columns", what, HD_TABLE_COLUMNS_MAX);
         if (nf < 0)
                 return nf;
         if (nf == 0)
@@ -339,13 +339,14 @@ static int ingest_delimited(sqlite3 *db, const char *buf, size_t len, char delim
                         continue;
                 if (nf == -E2BIG || (nf > 0 && (size_t) nf != cs.n))
                         return hull_err_hint(e, -EBADMSG, "fix the row or quote fields holding the delimiter",
-                                             "handles: %s line %" PRIu64 " has %s%d fields, the header has %zu", what, line,
-                                             nf < 0 ? "more than " : "", nf < 0 ? (int) cs.n : nf, cs.n);
+                                             "handles: %s line %" PRIu64 " has %s%d fields, the header has %zu", what,
+                                             line, nf < 0 ? "more than " : "", nf < 0 ? (int) cs.n : nf, cs.n);
                 if (nf < 0)
                         return nf;
                 for (size_t i = 0; i < cs.n; i++)
                         if (cs.c[i].type != HD_TYPE_TEXT)
-                                cs.c[i].type = hd_type_merge(cs.c[i].type, f[i].escaped ? HD_TYPE_TEXT : hd_classify(f[i].p, f[i].n));
+                                cs.c[i].type = hd_type_merge(cs.c[i].type,
+                                                             f[i].escaped ? HD_TYPE_TEXT : hd_classify(f[i].p, f[i].n));
         }
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         int k = create_table(db, &cs, &st, e);
@@ -353,7 +354,7 @@ static int ingest_delimited(sqlite3 *db, const char *buf, size_t len, char delim
                 return k;
         /* pass 2: rows */
         c = header_end;
-        scratch sc = { 0 }, esc = { 0 };
+        scratch sc = {0}, esc = {0};
         for (k = 0;;) {
                 nf = hd_csv_next(&c, f, cs.n, &line, NULL);
                 if (nf <= 0)
@@ -515,8 +516,8 @@ static int json_lines(json_ingest *ji, const char *buf, size_t len) {
                         continue;
                 }
                 if (n > HD_FIELD_MAX)
-                        return hull_err(ji->e, -EFBIG, "handles: line %" PRIu64 " is longer than %llu bytes", ji->record + 1,
-                                        (unsigned long long) HD_FIELD_MAX);
+                        return hull_err(ji->e, -EFBIG, "handles: line %" PRIu64 " is longer than %llu bytes",
+                                        ji->record + 1, (unsigned long long) HD_FIELD_MAX);
                 int k = json_record(ji, p, n);
                 if (k < 0)
                         return k;
@@ -525,7 +526,7 @@ static int json_lines(json_ingest *ji, const char *buf, size_t len) {
 }
 
 static int ingest_json(sqlite3 *db, const char *buf, size_t len, bool lines, hull_error *e) {
-        json_ingest ji = { .db = db, .pass = 1, .e = e };
+        json_ingest ji = {.db = db, .pass = 1, .e = e};
         int k;
         if (!lines) {
                 size_t i = 0;
@@ -664,8 +665,8 @@ static const char *decl_type_name(const char *decl) {
 
 typedef struct table_info {
         char *name, *qname;
-        json_t *schema;   /* {column: type} in order */
-        json_t *columns;  /* [names] */
+        json_t *schema;  /* {column: type} in order */
+        json_t *columns; /* [names] */
         int64_t n_rows;
 } table_info;
 
@@ -721,7 +722,8 @@ static int table_load_info(sqlite3 *db, budget *b, bool check, table_info *t, hu
         if (!t->qname || !t->schema || !t->columns)
                 return hull_err(e, -ENOMEM, "handles: cannot read a table");
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int rc = sqlite3_prepare_v2(db, "SELECT name, coalesce(type, ''), hidden FROM pragma_table_xinfo(?)", -1, &st, NULL);
+        int rc = sqlite3_prepare_v2(db, "SELECT name, coalesce(type, ''), hidden FROM pragma_table_xinfo(?)", -1, &st,
+                                    NULL);
         if (rc == SQLITE_OK)
                 rc = sqlite3_bind_text(st, 1, t->name, -1, SQLITE_STATIC);
         if (rc != SQLITE_OK)
@@ -732,8 +734,8 @@ static int table_load_info(sqlite3 *db, budget *b, bool check, table_info *t, hu
                 if (!name)
                         return hull_err(e, -EBADMSG, "handles: a column has no name");
                 if (sqlite3_column_int64(st, 2) != 0)
-                        return hull_err_hint(e, -EBADMSG, "save plain columns", "handles: column %.64s is generated or hidden",
-                                             name);
+                        return hull_err_hint(e, -EBADMSG, "save plain columns",
+                                             "handles: column %.64s is generated or hidden", name);
                 if (json_array_size(t->columns) >= HD_TABLE_COLUMNS_MAX)
                         return hull_err(e, -E2BIG, "handles: the table has more than %u columns", HD_TABLE_COLUMNS_MAX);
                 if (!utf8_is_valid(name, strlen(name)))
@@ -771,19 +773,24 @@ int hd_table_check(int dir_fd, const char *name, uint64_t size, hull_error *e) {
                 return hull_err(e, fd, "handles: cannot open the table file");
         ssize_t n = pread(fd, h, sizeof(h), 0);
         if (n != (ssize_t) sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
-                return hull_err_hint(e, -EBADMSG, "save tables as SQLite databases", "handles: the table file is not an SQLite database");
+                return hull_err_hint(e, -EBADMSG, "save tables as SQLite databases",
+                                     "handles: the table file is not an SQLite database");
         uint32_t page = (uint32_t) h[16] << 8 | h[17];
         if (page == 1)
                 page = 65536;
         if (page < 512 || page > 65536 || (page & (page - 1)) != 0 || size % page != 0)
-                return hull_err(e, -EBADMSG, "handles: the table file has a bad page size (%u) for its %" PRIu64 " bytes", page,
+                return hull_err(e, -EBADMSG,
+                                "handles: the table file has a bad page size (%u) for its %" PRIu64 " bytes", page,
                                 size);
         if (h[18] != 1 || h[19] != 1)
-                return hull_err_hint(e, -EBADMSG, "switch it out of WAL mode (PRAGMA journal_mode=DELETE) before saving",
+                return hull_err_hint(e, -EBADMSG,
+                                     "switch it out of WAL mode (PRAGMA journal_mode=DELETE) before saving",
                                      "handles: the table file is in WAL mode or from an unknown version");
         uint32_t pages = be32(h + 28);
         if (be32(h + 24) == be32(h + 92) && pages != 0 && (uint64_t) pages * page != size)
-                return hull_err(e, -EBADMSG, "handles: the table file claims %" PRIu32 " pages of %u bytes but holds %" PRIu64 " bytes",
+                return hull_err(e, -EBADMSG,
+                                "handles: the table file claims %" PRIu32 " pages of %u bytes but holds %" PRIu64
+                                " bytes",
                                 pages, page, size);
         if (size / page > HD_SQLITE_PAGE_COUNT_MAX)
                 return hull_err(e, -EFBIG, "handles: the table file has too many pages");
@@ -803,7 +810,7 @@ int hd_table_check(int dir_fd, const char *name, uint64_t size, hull_error *e) {
         if (!verdict || strcmp(verdict, "ok") != 0)
                 return hull_err(e, -EBADMSG, "handles: the table file is malformed: %.200s", verdict ? verdict : "?");
         sqlite3_finalize(TAKE_PTR(st));
-        _cleanup_(table_info_done) table_info t = { 0 };
+        _cleanup_(table_info_done) table_info t = {0};
         return table_load_info(db, &b, true, &t, e);
 }
 
@@ -907,7 +914,7 @@ int hd_table_summary(int dir_fd, const char *name, json_t *summary, hull_error *
         int k = db_open(dir_fd, name, DB_READ, &b, 0, &db, e);
         if (k < 0)
                 return k;
-        _cleanup_(table_info_done) table_info t = { 0 };
+        _cleanup_(table_info_done) table_info t = {0};
         k = table_load_info(db, &b, false, &t, e);
         if (k < 0)
                 return k;
@@ -1010,7 +1017,7 @@ int hd_table_inspect(int dir_fd, const char *name, const hd_inspect_opts *o, jso
         int k = db_open(dir_fd, name, DB_READ, &b, 0, &db, e);
         if (k < 0)
                 return k;
-        _cleanup_(table_info_done) table_info t = { 0 };
+        _cleanup_(table_info_done) table_info t = {0};
         k = table_load_info(db, &b, false, &t, e);
         if (k < 0)
                 return k;
@@ -1083,8 +1090,8 @@ typedef struct query_auth {
 
 static int authorize(void *userdata, int action, const char *a, const char *b, const char *db, const char *trigger) {
         static const char *const denied_functions[] = {
-                "load_extension", "fts3_tokenizer", "readfile", "writefile", "edit", "zipfile", "sqlar_compress",
-                "sqlar_uncompress", "hd_hll",
+                "load_extension", "fts3_tokenizer", "readfile",         "writefile", "edit",
+                "zipfile",        "sqlar_compress", "sqlar_uncompress", "hd_hll",
         };
         query_auth *q = userdata;
         switch (action) {
@@ -1105,10 +1112,10 @@ static int authorize(void *userdata, int action, const char *a, const char *b, c
 }
 
 typedef struct out_table {
-        sqlite3 *db;       /* the staging database */
+        sqlite3 *db; /* the staging database */
         sqlite3_stmt *ins;
         int ncol;
-        unsigned *mask;    /* per column: 1 int, 2 real, 4 text, 8 blob */
+        unsigned *mask; /* per column: 1 int, 2 real, 4 text, 8 blob */
         char **decl;
 } out_table;
 
@@ -1123,7 +1130,8 @@ static int out_begin(out_table *ot, int dir_fd, const char *stage, sqlite3_stmt 
         _cleanup_free_ char *create = malloc(cap), *insert = malloc(cap);
         if (!ot->mask || !ot->decl || !create || !insert)
                 return hull_err(e, -ENOMEM, "handles: cannot store a query result");
-        size_t o = (size_t) snprintf(create, cap, "CREATE TABLE staging ("), p = (size_t) snprintf(insert, cap, "INSERT INTO staging VALUES (");
+        size_t o = (size_t) snprintf(create, cap, "CREATE TABLE staging ("),
+               p = (size_t) snprintf(insert, cap, "INSERT INTO staging VALUES (");
         for (int i = 0; i < ot->ncol; i++) {
                 const char *d = sqlite3_column_decltype(q, i);
                 ot->decl[i] = strdup(d ? d : "");
@@ -1149,7 +1157,8 @@ static int out_row_json(out_table *ot, json_t *row, hull_error *e) {
                 else if (json_is_real(v))
                         rc = sqlite3_bind_double(ot->ins, i + 1, json_real_value(v)), ot->mask[i] |= 2;
                 else if (json_is_string(v))
-                        rc = sqlite3_bind_text(ot->ins, i + 1, json_string_value(v), (int) json_string_length(v), SQLITE_STATIC),
+                        rc = sqlite3_bind_text(ot->ins, i + 1, json_string_value(v), (int) json_string_length(v),
+                                               SQLITE_STATIC),
                         ot->mask[i] |= 4;
                 else
                         rc = sqlite3_bind_null(ot->ins, i + 1);
@@ -1212,7 +1221,7 @@ static int out_finish(out_table *ot, int dir_fd, const char *stage, const char *
         int k = db_open(dir_fd, out_name, DB_CREATE, b, 1, &db, e);
         if (k < 0)
                 return k;
-        _cleanup_(columns_done) columns cs = { 0 };
+        _cleanup_(columns_done) columns cs = {0};
         size_t cap = 128;
         for (int i = 0; i < ot->ncol; i++) {
                 const char *n = sqlite3_column_name(q, i);
@@ -1253,21 +1262,22 @@ static int out_finish(out_table *ot, int dir_fd, const char *stage, const char *
         if (rc == SQLITE_OK)
                 rc = sqlite3_exec(db, attach, NULL, NULL, NULL);
         if (rc == SQLITE_OK)
-                rc = sqlite3_exec(db, "INSERT INTO main." TABLE " SELECT * FROM stage.staging; DETACH stage", NULL, NULL, NULL);
+                rc = sqlite3_exec(db, "INSERT INTO main." TABLE " SELECT * FROM stage.staging; DETACH stage", NULL,
+                                  NULL, NULL);
         if (rc != SQLITE_OK)
                 return sql_fail(db, rc, NULL, e, "cannot store a query result");
         return 0;
 }
 
-int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t n, uint64_t time_ms,
-                   uint64_t max_rows, uint64_t max_bytes, const char *out_name, json_t **ret_inline, hull_error *e) {
+int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t n, uint64_t time_ms, uint64_t max_rows,
+                   uint64_t max_bytes, const char *out_name, json_t **ret_inline, hull_error *e) {
         budget b;
         budget_start(&b, time_ms);
         _cleanup_db_ sqlite3 *db = NULL;
         int k = db_open(dir_fd, NULL, DB_READ, &b, (unsigned) n, &db, e);
         if (k < 0)
                 return k;
-        query_auth qa = { .setup = true };
+        query_auth qa = {.setup = true};
         sqlite3_set_authorizer(db, authorize, &qa);
         for (size_t i = 0; i < n; i++) {
                 char path[128], uri[256];
@@ -1290,7 +1300,8 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
                 return hull_err(e, -EINVAL, "handles: no SQL statement");
         for (; tail && *tail; tail++)
                 if (*tail != ' ' && *tail != '\n' && *tail != '\t' && *tail != '\r' && *tail != ';')
-                        return hull_err_hint(e, -EINVAL, "send one statement per query", "handles: more than one SQL statement");
+                        return hull_err_hint(e, -EINVAL, "send one statement per query",
+                                             "handles: more than one SQL statement");
         if (!sqlite3_stmt_readonly(q))
                 return hull_err_hint(e, -EPERM, "queries may only read", "handles: the statement would write");
         int ncol = sqlite3_column_count(q);
@@ -1302,7 +1313,7 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
                 json_array_append_new(cols, text_json(name ? name : "", name ? strlen(name) : 0));
         }
         _cleanup_(json_decrefp) json_t *rows = json_array();
-        out_table ot = { 0 };
+        out_table ot = {0};
         char stage[80];
         snprintf(stage, sizeof(stage), "%s-stage", out_name);
         uint64_t n_rows = 0, bytes = 0;
@@ -1310,8 +1321,8 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
         k = 0;
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
                 if (++n_rows > max_rows) {
-                        k = hull_err_hint(e, -EFBIG, "add a LIMIT or aggregate", "handles: the query returns more than %" PRIu64 " rows",
-                                          max_rows);
+                        k = hull_err_hint(e, -EFBIG, "add a LIMIT or aggregate",
+                                          "handles: the query returns more than %" PRIu64 " rows", max_rows);
                         break;
                 }
                 if (!spilled) {
@@ -1346,8 +1357,8 @@ int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t 
                                 bytes += (uint64_t) sqlite3_column_bytes(q, c);
                 }
                 if (k == 0 && bytes > max_bytes)
-                        k = hull_err_hint(e, -EFBIG, "add a LIMIT or aggregate", "handles: the query result is over %" PRIu64 " bytes",
-                                          max_bytes);
+                        k = hull_err_hint(e, -EFBIG, "add a LIMIT or aggregate",
+                                          "handles: the query result is over %" PRIu64 " bytes", max_bytes);
                 if (k < 0)
                         break;
         }

@@ -22,11 +22,11 @@ static void load(void) {
                 snprintf(load_error, sizeof(load_error), "%s", why ? why : "not found");
                 return;
         }
-#define X(f)                                                                                       \
-        *(void **) &api.f = dlsym(h, #f);                                                          \
-        if (!api.f) {                                                                              \
-                snprintf(load_error, sizeof(load_error), "%s has no %s", WS_ARCHIVE_SONAME, #f);    \
-                return;                                                                            \
+#define X(f)                                                                                                           \
+        *(void **) &api.f = dlsym(h, #f);                                                                              \
+        if (!api.f) {                                                                                                  \
+                snprintf(load_error, sizeof(load_error), "%s has no %s", WS_ARCHIVE_SONAME, #f);                       \
+                return;                                                                                                \
         }
         WS_ARCHIVE_FUNCS(X)
 #undef X
@@ -36,8 +36,8 @@ static void load(void) {
 const ws_archive_api *ws_archive_load(hull_error *e) {
         pthread_once(&once, load);
         if (!loaded) {
-                hull_err_hint(e, -ENOSYS, "install libarchive13 (scripts/install-deps.sh)", "workspace: cannot load %s: %s",
-                              WS_ARCHIVE_SONAME, load_error);
+                hull_err_hint(e, -ENOSYS, "install libarchive13 (scripts/install-deps.sh)",
+                              "workspace: cannot load %s: %s", WS_ARCHIVE_SONAME, load_error);
                 return NULL;
         }
         return &api;

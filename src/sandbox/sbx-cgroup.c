@@ -106,9 +106,10 @@ static int own_dir(const char *mount, const char *controller, char *ret, size_t 
 
 static int make_dir(const char *dir, const char *what, hull_error *e) {
         if (mkdir(dir, 0755) < 0)
-                return hull_err_hint(e, negative_errno(),
-                                     "run as root, delegate a cgroup to this user, or pass --no-cgroup to run without cgroup limits",
-                                     "cgroup: cannot create the %s cgroup %s", what, dir);
+                return hull_err_hint(
+                        e, negative_errno(),
+                        "run as root, delegate a cgroup to this user, or pass --no-cgroup to run without cgroup limits",
+                        "cgroup: cannot create the %s cgroup %s", what, dir);
         return 0;
 }
 
@@ -131,7 +132,8 @@ static int plan_v1(const char *controller, const char *name, char *ret, size_t s
         snprintf(mount, sizeof(mount), CGROUP_ROOT "/%s", controller);
         if (!is_mount_of(mount, CGROUP_SUPER_MAGIC))
                 return hull_err_hint(e, -ENOENT, "pass --no-cgroup to run without cgroup limits",
-                                     "cgroup: no %s controller (neither cgroup v2 nor a v1 hierarchy at %s)", controller, mount);
+                                     "cgroup: no %s controller (neither cgroup v2 nor a v1 hierarchy at %s)",
+                                     controller, mount);
         int r = own_dir(mount, controller, own, sizeof(own), e);
         if (r < 0)
                 return r;
@@ -140,7 +142,7 @@ static int plan_v1(const char *controller, const char *name, char *ret, size_t s
 
 int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
         int r = 0;
-        *cg = (sbx_cgroup){ .lim = *lim };
+        *cg = (sbx_cgroup){.lim = *lim};
         /* Pure v2 is mounted at the top; a hybrid keeps v2 at .../unified, controllers on v1. */
         cg->v2 = is_mount_of(CGROUP_ROOT, CGROUP2_SUPER_MAGIC);
         if (cg->v2) {
@@ -156,7 +158,7 @@ int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *l
                         r = plan_v1("cpu", name, cg->cpu, sizeof(cg->cpu), e);
         }
         if (r < 0)
-                *cg = (sbx_cgroup){ 0 };
+                *cg = (sbx_cgroup){0};
         return r;
 }
 
@@ -167,13 +169,14 @@ static int make_v2(sbx_cgroup *cg, hull_error *e) {
         /* Controllers must be enabled for children. A cgroup that holds processes cannot enable
          * them (no internal processes), except the root: then hull must run in a delegated
          * subtree, which is the caller's job. */
-        snprintf(want, sizeof(want), "%s%s%s", lim->memory_bytes ? " +memory" : "",
-                 lim->pids ? " +pids" : "", lim->millicpus ? " +cpu" : "");
+        snprintf(want, sizeof(want), "%s%s%s", lim->memory_bytes ? " +memory" : "", lim->pids ? " +pids" : "",
+                 lim->millicpus ? " +cpu" : "");
         if (want[0]) {
                 r = write_file(cg->v2_parent, "cgroup.subtree_control", want + 1);
                 if (r < 0)
                         return hull_err_hint(e, r,
-                                             "start hull in a delegated cgroup without other processes, e.g. systemd-run --scope -p Delegate=yes, or pass --no-cgroup",
+                                             "start hull in a delegated cgroup without other processes, e.g. "
+                                             "systemd-run --scope -p Delegate=yes, or pass --no-cgroup",
                                              "cgroup: cannot enable%s for children of %s", want, cg->v2_parent);
         }
         r = make_dir(cg->memory, "v2", e);
@@ -203,7 +206,7 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
         const sbx_cgroup_limits *lim = &cg->lim;
         char buf[SBX_SHORT_STR_MAX];
         int r;
-        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        const char *dirs[] = {cg->memory, cg->pids, cg->cpu};
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++)
                 if (dirs[i][0]) {
                         if ((r = make_dir(dirs[i], i == 0 ? "memory" : i == 1 ? "pids" : "cpu", e)) < 0)
@@ -240,7 +243,8 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
                         return hull_err(e, negative_errno(), "cgroup: cannot find %s", tasks);
                 if (st.st_uid != uid || st.st_gid != gid) {
                         if (chown(tasks, uid, gid) < 0)
-                                return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user", tasks);
+                                return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user",
+                                                tasks);
                         cg->handed = true;
                 }
         }
@@ -255,7 +259,7 @@ int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
 }
 
 int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e) {
-        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        const char *dirs[] = {cg->memory, cg->pids, cg->cpu};
         int r;
         if (cg->v2 || !cg->handed)
                 return 0;
@@ -266,14 +270,16 @@ int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e) {
                 if ((r = join_path(tasks, sizeof(tasks), dirs[i], "tasks", e)) < 0)
                         return r;
                 if (chown(tasks, geteuid(), getegid()) < 0)
-                        return hull_err(e, negative_errno(), "cgroup: cannot take %s back from the sandbox user", tasks);
+                        return hull_err(e, negative_errno(), "cgroup: cannot take %s back from the sandbox user",
+                                        tasks);
         }
         cg->handed = false;
         return 0;
 }
 
-int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max, hull_error *e) {
-        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max,
+                           hull_error *e) {
+        const char *dirs[] = {cg->memory, cg->pids, cg->cpu};
         size_t n = 0;
         if (cg->v2)
                 return 0;
@@ -292,7 +298,7 @@ int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][
 int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
         char buf[SBX_SHORT_STR_MAX];
         snprintf(buf, sizeof(buf), "%d", (int) pid);
-        const char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        const char *dirs[] = {cg->memory, cg->pids, cg->cpu};
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 if (!dirs[i][0])
                         continue;
@@ -329,7 +335,7 @@ static uint64_t read_number(const char *dir, const char *file) {
 }
 
 void sbx_cgroup_read_stats(const sbx_cgroup *cg, sbx_cgroup_stats *ret) {
-        *ret = (sbx_cgroup_stats){ 0 };
+        *ret = (sbx_cgroup_stats){0};
         if (!cg->memory[0])
                 return;
         if (cg->v2) {
@@ -356,7 +362,7 @@ static int remove_dir(char *dir) {
                 r = negative_errno();
                 if (errno != EBUSY)
                         break;
-                nanosleep(&(struct timespec){ .tv_nsec = wait_ns }, NULL);
+                nanosleep(&(struct timespec){.tv_nsec = wait_ns}, NULL);
                 if (wait_ns < 128000000)
                         wait_ns *= 2;
         }
@@ -365,7 +371,7 @@ static int remove_dir(char *dir) {
 }
 
 int sbx_cgroup_destroy(sbx_cgroup *cg, hull_error *e) {
-        char *dirs[] = { cg->memory, cg->pids, cg->cpu };
+        char *dirs[] = {cg->memory, cg->pids, cg->cpu};
         int first = 0;
         if (!cg->made)
                 return 0;
@@ -375,20 +381,21 @@ int sbx_cgroup_destroy(sbx_cgroup *cg, hull_error *e) {
                 snprintf(dir, sizeof(dir), "%s", dirs[i]);
                 int r = remove_dir(dirs[i]);
                 if (r < 0 && first == 0)
-                        first = hull_err_hint(e, r, "a process of the sandbox user's host uid may have joined it; remove it by hand",
-                                              "cgroup: %s was left behind", dir);
+                        first = hull_err_hint(
+                                e, r, "a process of the sandbox user's host uid may have joined it; remove it by hand",
+                                "cgroup: %s was left behind", dir);
         }
         return first;
 }
 
 int sbx_cgroup_sweep_stale(unsigned *ret_removed, hull_error *e) {
         sbx_cgroup cg;
-        sbx_cgroup_limits lim = { .memory_bytes = 1, .pids = 1, .millicpus = 1 };
+        sbx_cgroup_limits lim = {.memory_bytes = 1, .pids = 1, .millicpus = 1};
         unsigned removed = 0;
         int r = sbx_cgroup_plan(&cg, "x", &lim, e);
         if (r < 0)
                 return r;
-        const char *planned[3] = { cg.memory, cg.pids, cg.cpu };
+        const char *planned[3] = {cg.memory, cg.pids, cg.cpu};
         for (size_t i = 0; i < ELEMENTSOF(planned); i++) {
                 char parent[SBX_PATH_MAX];
                 if (!planned[i][0])
@@ -413,7 +420,8 @@ int sbx_cgroup_sweep_stale(unsigned *ret_removed, hull_error *e) {
                         if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
                                 continue; /* its owner still runs (or the pid was reused): leave it */
                         char path[SBX_PATH_MAX];
-                        if ((size_t) snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < sizeof(path) && rmdir(path) == 0)
+                        if ((size_t) snprintf(path, sizeof(path), "%s/%s", parent, de->d_name) < sizeof(path) &&
+                            rmdir(path) == 0)
                                 removed++;
                 }
                 closedir(d);
@@ -422,4 +430,3 @@ int sbx_cgroup_sweep_stale(unsigned *ret_removed, hull_error *e) {
                 *ret_removed = removed;
         return 0;
 }
-

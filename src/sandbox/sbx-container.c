@@ -68,8 +68,8 @@ typedef struct etc_file {
 typedef struct child_plan {
         int sync_fd, report_fd;
         int in_fd, out_fd, err_fd;
-        char workdir_src[SBX_PATH_MAX]; /* OLDROOT + the work directory's real path, or "" */
-        char workspace_opts[SBX_SHORT_STR_MAX];        /* tmpfs options when there is no work directory */
+        char workdir_src[SBX_PATH_MAX];         /* OLDROOT + the work directory's real path, or "" */
+        char workspace_opts[SBX_SHORT_STR_MAX]; /* tmpfs options when there is no work directory */
         dev_t workdir_dev;
         ino_t workdir_ino;
         char handles_src[SBX_PATH_MAX]; /* OLDROOT + the handle store's real path, or "" */
@@ -77,7 +77,7 @@ typedef struct child_plan {
         ino_t handles_ino;
         root_entry entries[SBX_ROOTFS_ENTRIES_MAX + 16];
         size_t n_entries;
-        bool host_etc;              /* generate /etc files (host mode) */
+        bool host_etc; /* generate /etc files (host mode) */
         etc_file etc[4];
         char tmp_opts[SBX_SHORT_STR_MAX], shm_opts[SBX_SHORT_STR_MAX];
         uid_t uid;
@@ -89,7 +89,7 @@ typedef struct child_plan {
          * by contract, the raw call with ready data is. */
         struct __user_cap_data_struct caps_full[_LINUX_CAPABILITY_U32S_3], caps_none[_LINUX_CAPABILITY_U32S_3];
         int last_cap;
-        struct sock_fprog seccomp;              /* received from the parent, see child_receive_go */
+        struct sock_fprog seccomp; /* received from the parent, see child_receive_go */
         struct sock_filter bpf[BPF_MAXINSNS];
         char *const *argv;
         char *const *envp;
@@ -98,11 +98,11 @@ typedef struct child_plan {
         /* A session init: the control socket and the state of its loop. */
         bool session;
         int ctl_fd;
-        pid_t cmd;                         /* the running RUN call, 0 when none */
+        pid_t cmd;                          /* the running RUN call, 0 when none */
         int exempt[SBX_SESSION_INTERP_MAX]; /* interpreters: spared by sweeps */
         size_t n_exempt;
         char *cargv[SBX_SESSION_ARGS_MAX + 1], *cenvp[SBX_SESSION_ENV_MAX + 1];
-        int c_fds[4];                       /* stdin, stdout, stderr, interpreter socket */
+        int c_fds[4]; /* stdin, stdout, stderr, interpreter socket */
         int c_nfds;
         _Alignas(16) char msg[SBX_CTL_MSG_MAX];
 } child_plan;
@@ -120,7 +120,7 @@ static void init_on_term(int sig, siginfo_t *si, void *uc) {
  * below it: mount_setattr() applies them recursively, where a remount would change the top
  * mount only, and it keeps the flags the kernel locked on the source. */
 static int mount_bind(const char *src, const char *dst, uint64_t attrs, bool rec) {
-        struct mount_attr attr = { .attr_set = attrs };
+        struct mount_attr attr = {.attr_set = attrs};
         if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL) < 0)
                 return -errno;
         if (syscall(SYS_mount_setattr, AT_FDCWD, dst, rec ? AT_RECURSIVE : 0, &attr, sizeof(attr)) < 0)
@@ -130,7 +130,7 @@ static int mount_bind(const char *src, const char *dst, uint64_t attrs, bool rec
 
 /* Create path (which must not exist) with content, never following a link. */
 static int capset_raw(const struct __user_cap_data_struct *data) {
-        struct __user_cap_header_struct head = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
         return (int) syscall(SYS_capset, &head, data);
 }
 
@@ -147,34 +147,35 @@ static int write_new_file(const char *path, mode_t mode, const char *content) {
         return r;
 }
 
-#define TRY(step, expr)                                                                            \
-        do {                                                                                       \
-                if ((expr) < 0)                                                                    \
-                        sbx_child_fail(p->report_fd, step, -errno);                                \
+#define TRY(step, expr)                                                                                                \
+        do {                                                                                                           \
+                if ((expr) < 0)                                                                                        \
+                        sbx_child_fail(p->report_fd, step, -errno);                                                    \
         } while (0)
 /* TRY for a step on a path of the new root: the error names it. */
-#define TRY_PATH(step, path, expr)                                                                 \
-        do {                                                                                       \
-                if ((expr) < 0)                                                                    \
-                        sbx_child_fail_path(p->report_fd, step, path, -errno);                     \
+#define TRY_PATH(step, path, expr)                                                                                     \
+        do {                                                                                                           \
+                if ((expr) < 0)                                                                                        \
+                        sbx_child_fail_path(p->report_fd, step, path, -errno);                                         \
         } while (0)
-#define TRY_R_PATH(step, path, expr)                                                               \
-        do {                                                                                       \
-                int _r = (expr);                                                                   \
-                if (_r < 0)                                                                        \
-                        sbx_child_fail_path(p->report_fd, step, path, _r);                         \
+#define TRY_R_PATH(step, path, expr)                                                                                   \
+        do {                                                                                                           \
+                int _r = (expr);                                                                                       \
+                if (_r < 0)                                                                                            \
+                        sbx_child_fail_path(p->report_fd, step, path, _r);                                             \
         } while (0)
-#define TRY_R(step, expr)                                                                          \
-        do {                                                                                       \
-                int _r = (expr);                                                                   \
-                if (_r < 0)                                                                        \
-                        sbx_child_fail(p->report_fd, step, _r);                                    \
+#define TRY_R(step, expr)                                                                                              \
+        do {                                                                                                           \
+                int _r = (expr);                                                                                       \
+                if (_r < 0)                                                                                            \
+                        sbx_child_fail(p->report_fd, step, _r);                                                        \
         } while (0)
 
 static void child_setup_dev(const child_plan *p) {
-        static const char *const nodes[] = { OLDROOT "/dev/null", OLDROOT "/dev/zero", OLDROOT "/dev/full",
-                                             OLDROOT "/dev/random", OLDROOT "/dev/urandom", OLDROOT "/dev/tty" };
-        TRY("mount: /dev tmpfs", mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"));
+        static const char *const nodes[] = {OLDROOT "/dev/null",   OLDROOT "/dev/zero",    OLDROOT "/dev/full",
+                                            OLDROOT "/dev/random", OLDROOT "/dev/urandom", OLDROOT "/dev/tty"};
+        TRY("mount: /dev tmpfs",
+            mount("tmpfs", "dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k,nr_inodes=64"));
         for (size_t i = 0; i < ELEMENTSOF(nodes); i++) {
                 const char *dst = nodes[i] + sizeof(OLDROOT); /* "dev/null": relative to the new root */
                 TRY_R("mount: /dev node", write_new_file(dst, 0666, ""));
@@ -182,7 +183,8 @@ static void child_setup_dev(const child_plan *p) {
                 TRY("mount: bind /dev node", mount(nodes[i], dst, NULL, MS_BIND, NULL));
         }
         TRY("mount: /dev/pts", mkdir("dev/pts", 0755));
-        TRY("mount: /dev/pts devpts", mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"));
+        TRY("mount: /dev/pts devpts",
+            mount("devpts", "dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620"));
         TRY("mount: /dev/ptmx", symlink("pts/ptmx", "dev/ptmx"));
         TRY("mount: /dev/shm", mkdir("dev/shm", 01777));
         TRY("mount: /dev/shm tmpfs", mount("tmpfs", "dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, p->shm_opts));
@@ -190,18 +192,21 @@ static void child_setup_dev(const child_plan *p) {
         TRY("mount: /dev/stdin", symlink("/proc/self/fd/0", "dev/stdin"));
         TRY("mount: /dev/stdout", symlink("/proc/self/fd/1", "dev/stdout"));
         TRY("mount: /dev/stderr", symlink("/proc/self/fd/2", "dev/stderr"));
-        TRY("mount: /dev read-only", mount(NULL, "dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL));
+        TRY("mount: /dev read-only",
+            mount(NULL, "dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL));
 }
 
 /* Build the sandbox's root at /newroot while the host's stays reachable at /oldroot. */
 static void child_build_root(const child_plan *p) {
         TRY("mount: make / private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
-        TRY("mount: staging tmpfs", mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16k,nr_inodes=16"));
+        TRY("mount: staging tmpfs",
+            mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16k,nr_inodes=16"));
         TRY("mount: enter the staging tmpfs", chdir(STAGE));
         TRY("mount: staging directories", mkdir("newroot", 0755));
         TRY("mount: staging directories", mkdir("oldroot", 0755));
         TRY("pivot_root: into the staging tmpfs", syscall(SYS_pivot_root, ".", "oldroot"));
-        TRY("mount: tmpfs root", mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"));
+        TRY("mount: tmpfs root",
+            mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"));
         TRY("mount: enter the new root", chdir("/newroot"));
 
         if (p->host_etc)
@@ -218,19 +223,22 @@ static void child_build_root(const child_plan *p) {
                 case ENTRY_DIR:
                         TRY_PATH("mount: cannot make the directory", en->name, mkdir(en->name, 0755));
                         TRY_R_PATH("mount: cannot bind read-only", en->source + sizeof(OLDROOT) - 1,
-                                   mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
+                                   mount_bind(en->source, en->name,
+                                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
                         break;
                 case ENTRY_FILE:
                         TRY_R_PATH("mount: cannot make the file", en->name, write_new_file(en->name, 0644, ""));
                         TRY_R_PATH("mount: cannot bind read-only", en->source + sizeof(OLDROOT) - 1,
-                                   mount_bind(en->source, en->name, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
+                                   mount_bind(en->source, en->name,
+                                              MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true));
                         break;
                 }
                 /* The source was resolved by path: it must still be what the parent planned. */
                 struct stat st;
                 if ((en->kind == ENTRY_DIR || en->kind == ENTRY_FILE) &&
                     (stat(en->name, &st) < 0 || st.st_dev != en->dev || st.st_ino != en->ino))
-                        sbx_child_fail_path(p->report_fd, "mount: changed while the sandbox was built:", en->source + sizeof(OLDROOT) - 1, -ESTALE);
+                        sbx_child_fail_path(p->report_fd, "mount: changed while the sandbox was built:",
+                                            en->source + sizeof(OLDROOT) - 1, -ESTALE);
         }
         for (size_t i = 0; p->host_etc && i < ELEMENTSOF(p->etc); i++)
                 TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, 0644, p->etc[i].content));
@@ -238,7 +246,9 @@ static void child_build_root(const child_plan *p) {
         /* procfs must be mounted while the host's /proc is still visible. */
         TRY("mount: /proc", mkdir("proc", 0555));
         TRY("mount: /proc", mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL));
-        TRY_R("mount: /proc/sys read-only", mount_bind("proc/sys", "proc/sys", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true));
+        TRY_R("mount: /proc/sys read-only",
+              mount_bind("proc/sys", "proc/sys",
+                         MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, true));
 
         TRY("mount: /dev", mkdir("dev", 0755));
         child_setup_dev(p);
@@ -250,9 +260,12 @@ static void child_build_root(const child_plan *p) {
                 struct stat st;
                 TRY("mount: /handles", mkdir("handles", 0755));
                 TRY_R_PATH("mount: cannot bind the handle store", p->handles_src + sizeof(OLDROOT) - 1,
-                           mount_bind(p->handles_src, "handles", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false));
+                           mount_bind(p->handles_src, "handles",
+                                      MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                                      false));
                 if (stat("handles", &st) < 0 || st.st_dev != p->handles_dev || st.st_ino != p->handles_ino)
-                        sbx_child_fail(p->report_fd, "mount: the handle store changed while the sandbox was built", -ESTALE);
+                        sbx_child_fail(p->report_fd, "mount: the handle store changed while the sandbox was built",
+                                       -ESTALE);
         }
         TRY("mount: /workspace", mkdir("workspace", 0755));
         if (p->workdir_src[0]) {
@@ -260,10 +273,11 @@ static void child_build_root(const child_plan *p) {
                            mount_bind(p->workdir_src, "workspace", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, false));
                 struct stat st;
                 if (stat("workspace", &st) < 0 || st.st_dev != p->workdir_dev || st.st_ino != p->workdir_ino)
-                        sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built", -ESTALE);
+                        sbx_child_fail(p->report_fd, "mount: the work directory changed while the sandbox was built",
+                                       -ESTALE);
         } else
-                TRY("mount: /workspace tmpfs", mount("tmpfs", "workspace", "tmpfs", MS_NOSUID | MS_NODEV, p->workspace_opts));
-
+                TRY("mount: /workspace tmpfs",
+                    mount("tmpfs", "workspace", "tmpfs", MS_NOSUID | MS_NODEV, p->workspace_opts));
 }
 
 /* Make the built root the root: the host's is detached and gone for good. */
@@ -271,7 +285,8 @@ static void child_enter_root(const child_plan *p) {
         TRY("pivot_root", syscall(SYS_pivot_root, ".", "."));
         TRY("pivot_root: detach the old root", umount2(".", MNT_DETACH));
         TRY("pivot_root: chdir /", chdir("/"));
-        TRY("mount: / read-only", mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL));
+        TRY("mount: / read-only",
+            mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL));
 }
 
 /* Exactly len bytes, or -EPIPE when the parent closed the socket before sending them. */
@@ -306,7 +321,7 @@ static void child_join_cgroups(const child_plan *p) {
                 close(fd);
         }
         if (p->n_cgroup_tasks > 0) {
-                sbx_report rep = { .kind = SBX_REPORT_JOINED };
+                sbx_report rep = {.kind = SBX_REPORT_JOINED};
                 if (write(p->report_fd, &rep, sizeof(rep)) != (ssize_t) sizeof(rep))
                         _exit(SBX_EXIT_SETUP);
         }
@@ -314,7 +329,7 @@ static void child_join_cgroups(const child_plan *p) {
 }
 
 static void child_setup_net(const child_plan *p) {
-        struct ifreq ifr = { 0 };
+        struct ifreq ifr = {0};
         int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 sbx_child_fail(p->report_fd, "net: socket for loopback", -errno);
@@ -349,13 +364,13 @@ static int command_main(void *arg) {
 /* ---- the session init: calls over the control socket (see sbx-session.h) ---- */
 
 static void init_send(const child_plan *p, int kind, int exited, int code, int sig) {
-        sbx_report rep = { .kind = kind, .exited = exited, .exit_code = code, .term_signal = sig };
+        sbx_report rep = {.kind = kind, .exited = exited, .exit_code = code, .term_signal = sig};
         if (send(p->ctl_fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t) sizeof(rep))
                 _exit(0); /* the host is gone: so is the session */
 }
 
 static void init_send_error(const child_plan *p, const char *what, int err) {
-        sbx_report rep = { .kind = SBX_REPORT_ERROR, .err = err };
+        sbx_report rep = {.kind = SBX_REPORT_ERROR, .err = err};
         for (size_t i = 0; what[i] && i + 1 < sizeof(rep.what); i++)
                 rep.what[i] = what[i];
         if (send(p->ctl_fd, &rep, sizeof(rep), MSG_NOSIGNAL) != (ssize_t) sizeof(rep))
@@ -454,7 +469,7 @@ static void init_sweep(child_plan *p, int sig, bool until_gone, bool *cmd_ended,
                 init_reap(p, cmd_ended, cmd_status);
                 if (!until_gone || live == 0)
                         return;
-                struct timespec ts = { 0, round < 20 ? 100000L : 1000000L };
+                struct timespec ts = {0, round < 20 ? 100000L : 1000000L};
                 nanosleep(&ts, NULL);
         }
 }
@@ -463,14 +478,15 @@ static int session_cmd_main(void *arg) {
         const child_plan *p = arg;
         if (setsid() < 0)
                 sbx_child_fail(p->ctl_fd, "exec: setsid", -errno);
-        int r = sbx_child_exec(p->cargv, p->cenvp, p->c_fds[0], p->c_fds[1], p->c_fds[2], p->c_nfds > 3 ? p->c_fds[3] : -1,
-                               &p->nofile, &p->fsize);
+        int r = sbx_child_exec(p->cargv, p->cenvp, p->c_fds[0], p->c_fds[1], p->c_fds[2],
+                               p->c_nfds > 3 ? p->c_fds[3] : -1, &p->nofile, &p->fsize);
         sbx_child_fail(p->ctl_fd, SBX_STEP_EXEC, r);
 }
 
 /* Split the payload into cargv and cenvp. Returns false when it is malformed. */
 static bool init_parse_args(child_plan *p, const sbx_ctl_head *h, const char *payload, size_t len) {
-        if (h->argc < 1 || h->argc > SBX_SESSION_ARGS_MAX || h->envc > SBX_SESSION_ENV_MAX || len == 0 || payload[len - 1] != '\0')
+        if (h->argc < 1 || h->argc > SBX_SESSION_ARGS_MAX || h->envc > SBX_SESSION_ENV_MAX || len == 0 ||
+            payload[len - 1] != '\0')
                 return false;
         size_t off = 0;
         for (uint32_t i = 0; i < h->argc + h->envc; i++) {
@@ -501,8 +517,8 @@ static void init_close_fds(child_plan *p) {
 /* One message from the host. */
 static void init_on_ctl(child_plan *p, bool *cmd_ended, int *cmd_status) {
         char cbuf[CMSG_SPACE(sizeof(int) * 4)];
-        struct iovec iov = { .iov_base = p->msg, .iov_len = sizeof(p->msg) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        struct iovec iov = {.iov_base = p->msg, .iov_len = sizeof(p->msg)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t n = recvmsg(p->ctl_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         if (n < 0 && (errno == EINTR || errno == EAGAIN))
                 return;
@@ -547,7 +563,8 @@ static void init_on_ctl(child_plan *p, bool *cmd_ended, int *cmd_status) {
                         init_send_error(p, "init: malformed call", -EBADMSG);
                         return;
                 }
-                pid_t pid = clone(session_cmd_main, p->cmd_stack + sizeof(p->cmd_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, p);
+                pid_t pid = clone(session_cmd_main, p->cmd_stack + sizeof(p->cmd_stack),
+                                  CLONE_VM | CLONE_VFORK | SIGCHLD, p);
                 int err = errno;
                 init_close_fds(p);
                 if (pid < 0) {
@@ -590,11 +607,11 @@ _noreturn_ static void session_init_main(child_plan *p) {
                 sbx_child_fail(p->report_fd, "init: open /workspace", -errno);
 
         /* Set up: say so with the workspace fd; from now on errors go over the control socket. */
-        sbx_report rep = { .kind = SBX_REPORT_HELLO };
+        sbx_report rep = {.kind = SBX_REPORT_HELLO};
         char cbuf[CMSG_SPACE(sizeof(int))];
         memset(cbuf, 0, sizeof(cbuf));
-        struct iovec iov = { .iov_base = &rep, .iov_len = sizeof(rep) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+        struct iovec iov = {.iov_base = &rep, .iov_len = sizeof(rep)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
@@ -606,7 +623,7 @@ _noreturn_ static void session_init_main(child_plan *p) {
         close(p->report_fd);
 
         for (;;) {
-                struct pollfd pfd[2] = { { .fd = p->ctl_fd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+                struct pollfd pfd[2] = {{.fd = p->ctl_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
                 if (poll(pfd, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -634,7 +651,7 @@ _noreturn_ static void session_init_main(child_plan *p) {
 }
 
 _noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
-        sbx_report rep = { .kind = SBX_REPORT_EXIT };
+        sbx_report rep = {.kind = SBX_REPORT_EXIT};
         for (;;) {
                 int status;
                 pid_t w = waitpid(-1, &status, __WALL);
@@ -659,8 +676,8 @@ _noreturn_ static void child_init_loop(const child_plan *p, pid_t cmd) {
 /* Close every fd the child inherited except the plan's own: init outlives set-up and must not
  * hold what hull's caller left open. */
 static void child_close_inherited(const child_plan *p) {
-        unsigned keep[] = { (unsigned) p->sync_fd, (unsigned) p->report_fd, (unsigned) p->in_fd,
-                            (unsigned) p->out_fd, (unsigned) p->err_fd };
+        unsigned keep[] = {(unsigned) p->sync_fd, (unsigned) p->report_fd, (unsigned) p->in_fd, (unsigned) p->out_fd,
+                           (unsigned) p->err_fd};
         for (size_t i = 1; i < ELEMENTSOF(keep); i++) /* insertion sort, no allocation */
                 for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
                         unsigned t = keep[j];
@@ -721,7 +738,7 @@ _noreturn_ static void child_main(child_plan *p) {
         if (p->session)
                 session_init_main(p);
 
-        struct sigaction sa = { .sa_sigaction = init_on_term, .sa_flags = SA_SIGINFO | SA_RESTART };
+        struct sigaction sa = {.sa_sigaction = init_on_term, .sa_flags = SA_SIGINFO | SA_RESTART};
         sigemptyset(&sa.sa_mask);
         TRY("init: SIGTERM handler", sigaction(SIGTERM, &sa, NULL));
 
@@ -740,7 +757,7 @@ _noreturn_ static void child_main(child_plan *p) {
 
 /* Wait for the child's SBX_REPORT_JOINED (the first record it sends unless it fails). */
 static int wait_joined(int rep_fd, hull_error *e) {
-        struct pollfd pfd = { .fd = rep_fd, .events = POLLIN };
+        struct pollfd pfd = {.fd = rep_fd, .events = POLLIN};
         int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
         if (n == 0)
                 return hull_err(e, -ETIMEDOUT, "cgroup: the sandbox did not join its cgroups");
@@ -775,7 +792,7 @@ static void child_error(int rep_fd, hull_error *e) {
  * for long. */
 static int send_go(int fd, const sbx_seccomp *f) {
         uint32_t n = f->prog.len;
-        char head[1 + sizeof(n)] = { 'c' };
+        char head[1 + sizeof(n)] = {'c'};
         memcpy(head + 1, &n, sizeof(n));
         if (send(fd, head, sizeof(head), MSG_NOSIGNAL) != (ssize_t) sizeof(head))
                 return -EPIPE;
@@ -841,8 +858,8 @@ static int plan_entry(child_plan *p, const char *name, const char *host_path, bo
 }
 
 static int plan_host_root(child_plan *p, hull_error *e) {
-        static const char *const top[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
-        static const char *const etc[] = { "ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf" };
+        static const char *const top[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+        static const char *const etc[] = {"ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf"};
         char host[SBX_PATH_MAX], name[SBX_NAME_MAX];
         int r = plan_entry(p, "usr", "/usr", true, e);
         if (r < 0)
@@ -857,7 +874,7 @@ static int plan_host_root(child_plan *p, hull_error *e) {
                 /* /etc/ssl/private stays out: only certificates and the OpenSSL configuration. */
                 if (p->n_entries >= ELEMENTSOF(p->entries))
                         return hull_err(e, -E2BIG, "mount: too many root entries");
-                p->entries[p->n_entries++] = (root_entry){ .kind = ENTRY_MKDIR, .name = "etc/ssl" };
+                p->entries[p->n_entries++] = (root_entry){.kind = ENTRY_MKDIR, .name = "etc/ssl"};
         }
         for (size_t i = 0; i < ELEMENTSOF(etc); i++) {
                 snprintf(host, sizeof(host), "/etc/%s", etc[i]);
@@ -870,7 +887,7 @@ static int plan_host_root(child_plan *p, hull_error *e) {
 }
 
 static int plan_rootfs(child_plan *p, const char *rootfs, hull_error *e) {
-        static const char *const ours[] = { ".", "..", "proc", "dev", "tmp", "workspace", "sys" };
+        static const char *const ours[] = {".", "..", "proc", "dev", "tmp", "workspace", "sys"};
         char host[SBX_PATH_MAX];
         struct stat st;
         if (rootfs[0] != '/')
@@ -891,7 +908,8 @@ static int plan_rootfs(child_plan *p, const char *rootfs, hull_error *e) {
                 if (skip)
                         continue;
                 if (p->n_entries >= SBX_ROOTFS_ENTRIES_MAX) {
-                        r = hull_err(e, -E2BIG, "exec: --rootfs %s has more than %u top-level entries", rootfs, SBX_ROOTFS_ENTRIES_MAX);
+                        r = hull_err(e, -E2BIG, "exec: --rootfs %s has more than %u top-level entries", rootfs,
+                                     SBX_ROOTFS_ENTRIES_MAX);
                         break;
                 }
                 if ((size_t) snprintf(host, sizeof(host), "%s/%s", rootfs, de->d_name) >= sizeof(host)) {
@@ -900,7 +918,6 @@ static int plan_rootfs(child_plan *p, const char *rootfs, hull_error *e) {
                 }
                 if ((r = plan_entry(p, de->d_name, host, true, e)) < 0)
                         break;
-
         }
         closedir(d);
         return r;
@@ -914,12 +931,14 @@ static void plan_etc(child_plan *p) {
                  "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
                  SBX_SANDBOX_UID, SBX_SANDBOX_UID);
         p->etc[1].name = "etc/group";
-        snprintf(p->etc[1].content, sizeof(p->etc[1].content), "root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n", SBX_SANDBOX_UID);
+        snprintf(p->etc[1].content, sizeof(p->etc[1].content), "root:x:0:\nsandbox:x:%u:\nnogroup:x:65534:\n",
+                 SBX_SANDBOX_UID);
         p->etc[2].name = "etc/hosts";
         snprintf(p->etc[2].content, sizeof(p->etc[2].content),
                  "127.0.0.1\tlocalhost hull\n::1\tlocalhost ip6-localhost ip6-loopback\n");
         p->etc[3].name = "etc/nsswitch.conf";
-        snprintf(p->etc[3].content, sizeof(p->etc[3].content), "passwd: files\ngroup: files\nshadow: files\nhosts: files\n");
+        snprintf(p->etc[3].content, sizeof(p->etc[3].content),
+                 "passwd: files\ngroup: files\nshadow: files\nhosts: files\n");
 }
 
 static void plan_freep(child_plan **p) {
@@ -940,11 +959,11 @@ void sbx_launch_child_error(int rep_fd, hull_error *e) {
 int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, int out_fd, int err_fd, int ctl_fd,
                          sbx_launch *ret, hull_error *e) {
         _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
-        _cleanup_close_pair_ int syncp[2] = { -1, -1 }, repp[2] = { -1, -1 };
+        _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
         _cleanup_close_ int wd_fd = -1;
         char **env = NULL;
-        sbx_seccomp filter = { 0 };
-        sbx_cgroup cg = { 0 };
+        sbx_seccomp filter = {0};
+        sbx_cgroup cg = {0};
         char map[SBX_SHORT_STR_MAX];
         int r;
 
@@ -985,7 +1004,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 struct stat hst;
                 _cleanup_close_ int hfd = open(spec->handles_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (hfd < 0 || fstat(hfd, &hst) < 0)
-                        return hull_err(e, negative_errno(), "exec: cannot open the handle store %s", spec->handles_dir);
+                        return hull_err(e, negative_errno(), "exec: cannot open the handle store %s",
+                                        spec->handles_dir);
                 r = oldroot_path(spec->handles_dir, p->handles_src, sizeof(p->handles_src), e);
                 if (r < 0)
                         return r;
@@ -1004,7 +1024,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         }
         if (r < 0)
                 return r;
-        snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes, spec->tmp_bytes / 4096 + 64);
+        snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes,
+                 spec->tmp_bytes / 4096 + 64);
         snprintf(p->shm_opts, sizeof(p->shm_opts), "mode=1777,size=%" PRIu64, spec->tmp_bytes);
 
         /* Inside its new user namespace the child holds every capability; it raises them again
@@ -1022,8 +1043,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 return hull_err(e, r, "exec: cannot build the environment");
         p->argv = spec->argv;
         p->envp = env;
-        p->nofile = (struct rlimit){ SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
-        p->fsize = (struct rlimit){ SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };
+        p->nofile = (struct rlimit){SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE};
+        p->fsize = (struct rlimit){SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES};
 
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, syncp) < 0 || pipe2(repp, O_CLOEXEC) < 0) {
                 r = hull_err(e, negative_errno(), "exec: cannot create pipes");
@@ -1043,7 +1064,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (spec->use_cgroups) {
                 char name[SBX_SHORT_STR_MAX];
                 snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
-                sbx_cgroup_limits lim = { .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus };
+                sbx_cgroup_limits lim = {
+                        .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus};
                 r = sbx_cgroup_plan(&cg, name, &lim, e);
                 if (r < 0)
                         goto out;
@@ -1054,12 +1076,14 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         }
 
         uint64_t start = sbx_now_us();
-        pid_t pid = (pid_t) syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET |
-                                                       CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD,
+        pid_t pid = (pid_t) syscall(SYS_clone,
+                                    CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
+                                            CLONE_NEWUTS | SIGCHLD,
                                     NULL, NULL, NULL, 0);
         if (pid < 0) {
                 r = hull_err_hint(e, negative_errno(),
-                                  "user namespaces may be disabled: check /proc/sys/user/max_user_namespaces and kernel.unprivileged_userns_clone",
+                                  "user namespaces may be disabled: check /proc/sys/user/max_user_namespaces and "
+                                  "kernel.unprivileged_userns_clone",
                                   "namespaces: cannot create the sandbox's namespaces");
                 goto out;
         }
@@ -1108,8 +1132,14 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 goto out;
         }
         *ret = (sbx_launch){
-                .pid = pid, .rep_fd = TAKE_FD(repp[0]), .start_us = start, .host_uid = host_uid, .host_gid = host_gid,
-                .cg = cg, .filter = filter, .env = env,
+                .pid = pid,
+                .rep_fd = TAKE_FD(repp[0]),
+                .start_us = start,
+                .host_uid = host_uid,
+                .host_gid = host_gid,
+                .cg = cg,
+                .filter = filter,
+                .env = env,
         };
         return 0;
 out:
@@ -1120,11 +1150,11 @@ out:
 }
 
 int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
-        _cleanup_close_pair_ int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         _cleanup_close_ int in_fd = -1;
-        sbx_launch L = { .rep_fd = -1 };
+        sbx_launch L = {.rep_fd = -1};
         bool launched = false;
-        capture out = { 0 }, err = { 0 };
+        capture out = {0}, err = {0};
         int r;
 
         in_fd = sbx_open_stdin(spec->stdin_path, e);
@@ -1150,8 +1180,13 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         in_fd = safe_close(in_fd);
 
         sbx_supervise_args a = {
-                .pid = L.pid, .kill_target = L.pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
-                .report_fd = TAKE_FD(L.rep_fd), .timeout_ms = spec->timeout_ms, .start_us = L.start_us,
+                .pid = L.pid,
+                .kill_target = L.pid,
+                .out_fd = TAKE_FD(outp[0]),
+                .err_fd = TAKE_FD(errp[0]),
+                .report_fd = TAKE_FD(L.rep_fd),
+                .timeout_ms = spec->timeout_ms,
+                .start_us = L.start_us,
                 .cancel_fd = spec->cancel_fd,
         };
         sbx_supervise_out so;
@@ -1160,7 +1195,8 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                 goto out;
         if (so.have_error) {
                 if (strcmp(so.error_report.what, SBX_STEP_EXEC) == 0)
-                        r = hull_err_hint(e, so.error_report.err, "the sandbox sees the host's /usr and the work directory at /workspace",
+                        r = hull_err_hint(e, so.error_report.err,
+                                          "the sandbox sees the host's /usr and the work directory at /workspace",
                                           "%s '%s'", so.error_report.what, spec->argv[0]);
                 else
                         r = hull_err(e, so.error_report.err, "%s", so.error_report.what);
@@ -1188,7 +1224,7 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
 out:
         if (launched) {
                 if (r >= 0) {
-                        hull_error w = { 0 };
+                        hull_error w = {0};
                         if (sbx_cgroup_destroy(&L.cg, &w) < 0)
                                 memcpy(ret->warning, w.msg, sizeof(ret->warning));
                 } else

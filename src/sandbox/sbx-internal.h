@@ -16,8 +16,8 @@
 
 /* One fixed-size record on the report pipe; smaller than PIPE_BUF, so each write is atomic. */
 typedef enum sbx_report_kind {
-        SBX_REPORT_ERROR = 1, /* setup failed at step `what` with err (negative errno) */
-        SBX_REPORT_EXIT = 2,  /* the command ended: exit_code or term_signal */
+        SBX_REPORT_ERROR = 1,  /* setup failed at step `what` with err (negative errno) */
+        SBX_REPORT_EXIT = 2,   /* the command ended: exit_code or term_signal */
         SBX_REPORT_JOINED = 3, /* the child moved itself into its v1 cgroups */
         /* A session's init, over its control socket: */
         SBX_REPORT_HELLO = 4,   /* set up; the workspace directory fd rides along */
@@ -79,23 +79,23 @@ int sbx_env_build(char *const *extra, const char *home, char ***ret);
 void sbx_env_free(char **env);
 
 typedef struct sbx_supervise_args {
-        pid_t pid;            /* the process to wait for (container: its init) */
-        pid_t kill_target;    /* signal target on timeout: pid, or -pgid */
-        int out_fd, err_fd;   /* read ends of the output pipes */
-        int report_fd;        /* read end of the report pipe, -1 if none */
-        uint64_t timeout_ms;  /* 0: none */
-        uint64_t start_us;    /* monotonic start, for wall time */
+        pid_t pid;               /* the process to wait for (container: its init) */
+        pid_t kill_target;       /* signal target on timeout: pid, or -pgid */
+        int out_fd, err_fd;      /* read ends of the output pipes */
+        int report_fd;           /* read end of the report pipe, -1 if none */
+        uint64_t timeout_ms;     /* 0: none */
+        uint64_t start_us;       /* monotonic start, for wall time */
         bool kill_group_at_exit; /* process tier: SIGKILL the group when the command exits */
-        int cancel_fd;        /* signalfd or -1, see sbx_spec */
+        int cancel_fd;           /* signalfd or -1, see sbx_spec */
 } sbx_supervise_args;
 
 typedef struct sbx_supervise_out {
-        int wait_status;       /* from wait4 of pid */
+        int wait_status; /* from wait4 of pid */
         struct rusage rusage;
         bool timed_out;
         int interrupted_signal;
-        bool have_exit;        /* an SBX_REPORT_EXIT arrived */
-        bool have_error;       /* an SBX_REPORT_ERROR arrived */
+        bool have_exit;  /* an SBX_REPORT_EXIT arrived */
+        bool have_error; /* an SBX_REPORT_ERROR arrived */
         sbx_report exit_report, error_report;
         uint64_t end_us;
 } sbx_supervise_out;
@@ -115,7 +115,7 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
 /* A started container (see sbx_container_launch). */
 typedef struct sbx_launch {
         pid_t pid;
-        int rep_fd;          /* read end of the set-up report pipe */
+        int rep_fd; /* read end of the set-up report pipe */
         uint64_t start_us;
         uid_t host_uid;
         gid_t host_gid;

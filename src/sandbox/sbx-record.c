@@ -87,7 +87,7 @@ static void enc_value(rec_encoder *enc, const void *p, size_t n) {
 }
 
 int rec_encoder_init(rec_encoder *enc, const char *domain) {
-        *enc = (rec_encoder) {};
+        *enc = (rec_encoder){};
         int r = sha256_init(&enc->sha);
         if (r < 0) {
                 enc->err = r;
@@ -192,7 +192,8 @@ static int pj_check_message(const json_t *msg, const char *what, const pj_field 
                 if (i == n)
                         return rec_fail(e, -EINVAL, "%s has an unknown field '%s'", what, printable(key, klen, pb));
                 if (fields[i].snake && strcmp(key, fields[i].snake) == 0 && json_object_get(msg, fields[i].camel))
-                        return rec_fail(e, -EINVAL, "%s has both '%s' and '%s'", what, fields[i].camel, fields[i].snake);
+                        return rec_fail(e, -EINVAL, "%s has both '%s' and '%s'", what, fields[i].camel,
+                                        fields[i].snake);
         }
         return 0;
 }
@@ -366,8 +367,8 @@ static int pj_double(const json_t *v, const char *what, double *ret, hull_error 
 }
 
 static const char *const project_outcomes[] = {
-        "PROJECT_OUTCOME_UNSPECIFIED", "PROJECT_OUTCOME_COMPLETED", "PROJECT_OUTCOME_SETUP_FAILED",
-        "PROJECT_OUTCOME_TIMED_OUT", "PROJECT_OUTCOME_PROTOCOL_ERROR",
+        "PROJECT_OUTCOME_UNSPECIFIED", "PROJECT_OUTCOME_COMPLETED",      "PROJECT_OUTCOME_SETUP_FAILED",
+        "PROJECT_OUTCOME_TIMED_OUT",   "PROJECT_OUTCOME_PROTOCOL_ERROR",
 };
 
 /* The ProjectOutcome enum: a known name or any int32 number (proto3 enums are open). */
@@ -478,8 +479,8 @@ static int pj_string_field(rec_encoder *enc, const char *name, const json_t *v, 
         return 0;
 }
 
-static int pj_int_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, int64_t min,
-                        int64_t max, hull_error *e) {
+static int pj_int_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, int64_t min, int64_t max,
+                        hull_error *e) {
         int64_t x = 0;
         int r = pj_int(v, what, min, max, &x, e);
         if (r < 0)
@@ -546,65 +547,65 @@ static int pj_advice(const json_t *v, const char *what, hull_error *e) {
 
 enum { RQ_PROTOCOL, RQ_FLOOR, RQ_TRACE, RQ_TIMEOUT, RQ_RULE, RQ_SESSION, RQ_JS, RQ_PROJECT, RQ_MODULE, RQ_CELL, RQ__N };
 static const pj_field request_fields[RQ__N] = {
-        [RQ_PROTOCOL] = { "protocol", NULL },
-        [RQ_FLOOR] = { "minimumIsolation", "minimum_isolation" },
-        [RQ_TRACE] = { "traceId", "trace_id" },
-        [RQ_TIMEOUT] = { "timeoutMs", "timeout_ms" },
-        [RQ_RULE] = { "softwareRule", "software_rule" },
-        [RQ_SESSION] = { "sessionId", "session_id" },
-        [RQ_JS] = { "javascript", NULL },
-        [RQ_PROJECT] = { "project", NULL },
-        [RQ_MODULE] = { "module", NULL },
-        [RQ_CELL] = { "cell", NULL },
+        [RQ_PROTOCOL] = {"protocol", NULL},
+        [RQ_FLOOR] = {"minimumIsolation", "minimum_isolation"},
+        [RQ_TRACE] = {"traceId", "trace_id"},
+        [RQ_TIMEOUT] = {"timeoutMs", "timeout_ms"},
+        [RQ_RULE] = {"softwareRule", "software_rule"},
+        [RQ_SESSION] = {"sessionId", "session_id"},
+        [RQ_JS] = {"javascript", NULL},
+        [RQ_PROJECT] = {"project", NULL},
+        [RQ_MODULE] = {"module", NULL},
+        [RQ_CELL] = {"cell", NULL},
 };
 
 enum { RULE_MODE, RULE_IDENTITIES, RULE__N };
 static const pj_field rule_fields[RULE__N] = {
-        [RULE_MODE] = { "mode", NULL },
-        [RULE_IDENTITIES] = { "identities", NULL },
+        [RULE_MODE] = {"mode", NULL},
+        [RULE_IDENTITIES] = {"identities", NULL},
 };
 
 enum { JS_CODE, JS_GRANT, JS__N };
 static const pj_field js_fields[JS__N] = {
-        [JS_CODE] = { "code", NULL },
-        [JS_GRANT] = { "grantProfile", "grant_profile" },
+        [JS_CODE] = {"code", NULL},
+        [JS_GRANT] = {"grantProfile", "grant_profile"},
 };
 
 enum { PR_FILES, PR_STEPS, PR_ARTIFACTS, PR_GRANT, PR__N };
 static const pj_field project_fields[PR__N] = {
-        [PR_FILES] = { "files", NULL },
-        [PR_STEPS] = { "steps", NULL },
-        [PR_ARTIFACTS] = { "artifacts", NULL },
-        [PR_GRANT] = { "grantProfile", "grant_profile" },
+        [PR_FILES] = {"files", NULL},
+        [PR_STEPS] = {"steps", NULL},
+        [PR_ARTIFACTS] = {"artifacts", NULL},
+        [PR_GRANT] = {"grantProfile", "grant_profile"},
 };
 
 enum { FILE_PATH, FILE_CONTENT, FILE__N };
 static const pj_field file_fields[FILE__N] = {
-        [FILE_PATH] = { "path", NULL },
-        [FILE_CONTENT] = { "content", NULL },
+        [FILE_PATH] = {"path", NULL},
+        [FILE_CONTENT] = {"content", NULL},
 };
 
 enum { MOD_MODEL, MOD_ROWS, MOD_END, MOD_STEP, MOD__N };
 static const pj_field module_fields[MOD__N] = {
-        [MOD_MODEL] = { "model", NULL },
-        [MOD_ROWS] = { "rows", NULL },
-        [MOD_END] = { "endTime", "end_time" },
-        [MOD_STEP] = { "step", NULL },
+        [MOD_MODEL] = {"model", NULL},
+        [MOD_ROWS] = {"rows", NULL},
+        [MOD_END] = {"endTime", "end_time"},
+        [MOD_STEP] = {"step", NULL},
 };
 
 enum { ROW_VALUES, ROW__N };
 static const pj_field row_fields[ROW__N] = {
-        [ROW_VALUES] = { "values", NULL },
+        [ROW_VALUES] = {"values", NULL},
 };
 
 enum { CELL_LANGUAGE, CELL_CODE, CELL_FILES, CELL__N };
 static const pj_field cell_fields[CELL__N] = {
-        [CELL_LANGUAGE] = { "language", NULL },
-        [CELL_CODE] = { "code", NULL },
-        [CELL_FILES] = { "files", NULL },
+        [CELL_LANGUAGE] = {"language", NULL},
+        [CELL_CODE] = {"code", NULL},
+        [CELL_FILES] = {"files", NULL},
 };
 
-static const char *const kinds[] = { "javascript", "project", "module", "cell" };
+static const char *const kinds[] = {"javascript", "project", "module", "cell"};
 
 /* Which one of the oneof keys first..first+3 (javascript, project, module, cell) is set: 0 for
  * none, 1..4 for the kind, -EINVAL for more than one. */
@@ -613,7 +614,8 @@ static int find_kind(const json_t *msg, const pj_field *fields, size_t first, co
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
                 if (pj_get(msg, &fields[first + i])) {
                         if (kind)
-                                return rec_fail(e, -EINVAL, "%s has more than one of javascript, project, module, cell", what);
+                                return rec_fail(e, -EINVAL, "%s has more than one of javascript, project, module, cell",
+                                                what);
                         kind = (int) i + 1;
                 }
         return kind;
@@ -647,19 +649,22 @@ static int encode_request_payload(rec_encoder *enc, int kind, const json_t *p, h
                 if (r >= 0)
                         r = pj_string_field(enc, "code", pj_get(p, &js_fields[JS_CODE]), "javascript.code", e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "grant_profile", pj_get(p, &js_fields[JS_GRANT]), "javascript.grantProfile", e);
+                        r = pj_string_field(enc, "grant_profile", pj_get(p, &js_fields[JS_GRANT]),
+                                            "javascript.grantProfile", e);
                 return r;
         case 2:
                 r = pj_check_message(p, "request.project", project_fields, PR__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "grant_profile", pj_get(p, &project_fields[PR_GRANT]), "project.grantProfile", e);
+                        r = pj_string_field(enc, "grant_profile", pj_get(p, &project_fields[PR_GRANT]),
+                                            "project.grantProfile", e);
                 if (r >= 0)
                         r = encode_files(enc, pj_get(p, &project_fields[PR_FILES]), "project.files", e);
                 if (r >= 0)
-                        r = pj_strings_group(enc, "steps", "step_command", pj_get(p, &project_fields[PR_STEPS]), "project.steps", e);
+                        r = pj_strings_group(enc, "steps", "step_command", pj_get(p, &project_fields[PR_STEPS]),
+                                             "project.steps", e);
                 if (r >= 0)
-                        r = pj_strings_group(enc, "artifacts", "artifact_path", pj_get(p, &project_fields[PR_ARTIFACTS]),
-                                             "project.artifacts", e);
+                        r = pj_strings_group(enc, "artifacts", "artifact_path",
+                                             pj_get(p, &project_fields[PR_ARTIFACTS]), "project.artifacts", e);
                 return r;
         case 3: {
                 double end_time, step;
@@ -686,7 +691,8 @@ static int encode_request_payload(rec_encoder *enc, int kind, const json_t *p, h
                         r = pj_check_message(row, "a row of module.rows", row_fields, ROW__N, e);
                         if (r < 0)
                                 return r;
-                        r = pj_doubles_field(enc, "row_values", pj_get(row, &row_fields[ROW_VALUES]), "module.rows[].values", e);
+                        r = pj_doubles_field(enc, "row_values", pj_get(row, &row_fields[ROW_VALUES]),
+                                             "module.rows[].values", e);
                         if (r < 0)
                                 return r;
                 }
@@ -695,7 +701,8 @@ static int encode_request_payload(rec_encoder *enc, int kind, const json_t *p, h
         case 4:
                 r = pj_check_message(p, "request.cell", cell_fields, CELL__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "language", pj_get(p, &cell_fields[CELL_LANGUAGE]), "cell.language", e);
+                        r = pj_string_field(enc, "language", pj_get(p, &cell_fields[CELL_LANGUAGE]), "cell.language",
+                                            e);
                 if (r >= 0)
                         r = pj_string_field(enc, "code", pj_get(p, &cell_fields[CELL_CODE]), "cell.code", e);
                 if (r >= 0)
@@ -708,9 +715,9 @@ static int encode_request_payload(rec_encoder *enc, int kind, const json_t *p, h
 
 typedef struct request_info {
         uint32_t protocol;
-        int kind;            /* 0 none, 1..4 */
-        const json_t *rule;  /* NULL when absent */
-        const char *floor;   /* minimumIsolation */
+        int kind;           /* 0 none, 1..4 */
+        const json_t *rule; /* NULL when absent */
+        const char *floor;  /* minimumIsolation */
         size_t floor_len;
 } request_info;
 
@@ -734,7 +741,8 @@ static int request_digest(const json_t *req, char ret[REC_DIGEST_HEX_SIZE], requ
         if (r >= 0)
                 r = pj_string(pj_get(req, &request_fields[RQ_SESSION]), "request.sessionId", &s, &len, e);
         if (r >= 0)
-                r = pj_string(pj_get(req, &request_fields[RQ_FLOOR]), "request.minimumIsolation", &info->floor, &info->floor_len, e);
+                r = pj_string(pj_get(req, &request_fields[RQ_FLOOR]), "request.minimumIsolation", &info->floor,
+                              &info->floor_len, e);
         if (r < 0)
                 return r;
         const json_t *rule = pj_get(req, &request_fields[RQ_RULE]);
@@ -785,40 +793,72 @@ int rec_request_digest(const json_t *request, char ret[REC_DIGEST_HEX_SIZE], hul
 
 /* ---- results ---- */
 
-enum { RS_SANDBOX, RS_ISOLATION, RS_DURATION, RS_RECORD, RS_SOFTWARE, RS_ENVIRONMENT, RS_JS, RS_PROJECT, RS_MODULE, RS_CELL, RS__N };
+enum {
+        RS_SANDBOX,
+        RS_ISOLATION,
+        RS_DURATION,
+        RS_RECORD,
+        RS_SOFTWARE,
+        RS_ENVIRONMENT,
+        RS_JS,
+        RS_PROJECT,
+        RS_MODULE,
+        RS_CELL,
+        RS__N
+};
 static const pj_field response_fields[RS__N] = {
-        [RS_SANDBOX] = { "sandbox", NULL },
-        [RS_ISOLATION] = { "isolation", NULL },
-        [RS_DURATION] = { "durationMs", "duration_ms" },
-        [RS_RECORD] = { "record", NULL },
-        [RS_SOFTWARE] = { "softwareIdentity", "software_identity" },
-        [RS_ENVIRONMENT] = { "environment", NULL },
-        [RS_JS] = { "javascript", NULL },
-        [RS_PROJECT] = { "project", NULL },
-        [RS_MODULE] = { "module", NULL },
-        [RS_CELL] = { "cell", NULL },
+        [RS_SANDBOX] = {"sandbox", NULL},
+        [RS_ISOLATION] = {"isolation", NULL},
+        [RS_DURATION] = {"durationMs", "duration_ms"},
+        [RS_RECORD] = {"record", NULL},
+        [RS_SOFTWARE] = {"softwareIdentity", "software_identity"},
+        [RS_ENVIRONMENT] = {"environment", NULL},
+        [RS_JS] = {"javascript", NULL},
+        [RS_PROJECT] = {"project", NULL},
+        [RS_MODULE] = {"module", NULL},
+        [RS_CELL] = {"cell", NULL},
 };
 
 /* JavaScriptResult and CellResult share their first fields; StepResult has them too, with a
  * command and a duration. */
-enum { OUT_STDOUT, OUT_STDERR, OUT_EXIT, OUT_TIMED_OUT, OUT_STDOUT_TRUNC, OUT_STDERR_TRUNC, OUT_ADVICE,
-       OUT_STARTED, OUT_ENDED, OUT_COMMAND, OUT_DURATION, OUT__N };
+enum {
+        OUT_STDOUT,
+        OUT_STDERR,
+        OUT_EXIT,
+        OUT_TIMED_OUT,
+        OUT_STDOUT_TRUNC,
+        OUT_STDERR_TRUNC,
+        OUT_ADVICE,
+        OUT_STARTED,
+        OUT_ENDED,
+        OUT_COMMAND,
+        OUT_DURATION,
+        OUT__N
+};
+/* clang-format off */
 #define F_STDOUT { "stdout", NULL }
 #define F_STDERR { "stderr", NULL }
 #define F_EXIT { "exitCode", "exit_code" }
 #define F_TIMED_OUT { "timedOut", "timed_out" }
 #define F_STDOUT_TRUNC { "stdoutTruncated", "stdout_truncated" }
 #define F_STDERR_TRUNC { "stderrTruncated", "stderr_truncated" }
+/* clang-format on */
 static const pj_field js_result_fields[] = {
-        F_STDOUT, F_STDERR, F_EXIT, F_TIMED_OUT, F_STDOUT_TRUNC, F_STDERR_TRUNC, { "advice", NULL },
+        F_STDOUT, F_STDERR, F_EXIT, F_TIMED_OUT, F_STDOUT_TRUNC, F_STDERR_TRUNC, {"advice", NULL},
 };
 static const pj_field cell_result_fields[] = {
-        F_STDOUT, F_STDERR, F_EXIT, F_TIMED_OUT, F_STDOUT_TRUNC, F_STDERR_TRUNC,
-        { "interpreterStarted", "interpreter_started" }, { "interpreterEnded", "interpreter_ended" },
+        F_STDOUT,
+        F_STDERR,
+        F_EXIT,
+        F_TIMED_OUT,
+        F_STDOUT_TRUNC,
+        F_STDERR_TRUNC,
+        {"interpreterStarted", "interpreter_started"},
+        {"interpreterEnded", "interpreter_ended"},
 };
 static const pj_field step_result_fields[] = {
-        { "command", NULL }, F_STDOUT, F_STDERR, F_EXIT, F_TIMED_OUT, { "durationMs", "duration_ms" },
-        F_STDOUT_TRUNC, F_STDERR_TRUNC,
+        {"command", NULL}, F_STDOUT,       F_STDERR, F_EXIT, F_TIMED_OUT, {"durationMs", "duration_ms"},
+        F_STDOUT_TRUNC,    F_STDERR_TRUNC,
 };
 static const pj_field output_fields[OUT__N] = {
         [OUT_STDOUT] = F_STDOUT,
@@ -827,37 +867,34 @@ static const pj_field output_fields[OUT__N] = {
         [OUT_TIMED_OUT] = F_TIMED_OUT,
         [OUT_STDOUT_TRUNC] = F_STDOUT_TRUNC,
         [OUT_STDERR_TRUNC] = F_STDERR_TRUNC,
-        [OUT_ADVICE] = { "advice", NULL },
-        [OUT_STARTED] = { "interpreterStarted", "interpreter_started" },
-        [OUT_ENDED] = { "interpreterEnded", "interpreter_ended" },
-        [OUT_COMMAND] = { "command", NULL },
-        [OUT_DURATION] = { "durationMs", "duration_ms" },
+        [OUT_ADVICE] = {"advice", NULL},
+        [OUT_STARTED] = {"interpreterStarted", "interpreter_started"},
+        [OUT_ENDED] = {"interpreterEnded", "interpreter_ended"},
+        [OUT_COMMAND] = {"command", NULL},
+        [OUT_DURATION] = {"durationMs", "duration_ms"},
 };
 
 enum { PRR_STEPS, PRR_OUTCOME, PRR_ARTIFACTS, PRR_DETAIL, PRR_TRUNC, PRR_ADVICE, PRR__N };
 static const pj_field project_result_fields[PRR__N] = {
-        [PRR_STEPS] = { "steps", NULL },
-        [PRR_OUTCOME] = { "outcome", NULL },
-        [PRR_ARTIFACTS] = { "artifacts", NULL },
-        [PRR_DETAIL] = { "outcomeDetail", "outcome_detail" },
-        [PRR_TRUNC] = { "artifactsTruncated", "artifacts_truncated" },
-        [PRR_ADVICE] = { "advice", NULL },
+        [PRR_STEPS] = {"steps", NULL},
+        [PRR_OUTCOME] = {"outcome", NULL},
+        [PRR_ARTIFACTS] = {"artifacts", NULL},
+        [PRR_DETAIL] = {"outcomeDetail", "outcome_detail"},
+        [PRR_TRUNC] = {"artifactsTruncated", "artifacts_truncated"},
+        [PRR_ADVICE] = {"advice", NULL},
 };
 
 enum { MR_RUNS, MR_WIDTH, MR_OUTCOME, MR_DETAIL, MR_STDOUT, MR_STDERR, MR__N };
 static const pj_field module_result_fields[MR__N] = {
-        [MR_RUNS] = { "runs", NULL },
-        [MR_WIDTH] = { "width", NULL },
-        [MR_OUTCOME] = { "outcome", NULL },
-        [MR_DETAIL] = { "outcomeDetail", "outcome_detail" },
-        [MR_STDOUT] = { "stdout", NULL },
-        [MR_STDERR] = { "stderr", NULL },
+        [MR_RUNS] = {"runs", NULL},       [MR_WIDTH] = {"width", NULL},
+        [MR_OUTCOME] = {"outcome", NULL}, [MR_DETAIL] = {"outcomeDetail", "outcome_detail"},
+        [MR_STDOUT] = {"stdout", NULL},   [MR_STDERR] = {"stderr", NULL},
 };
 
 enum { RUN_STATUS, RUN_OUTPUTS, RUN__N };
 static const pj_field run_fields[RUN__N] = {
-        [RUN_STATUS] = { "status", NULL },
-        [RUN_OUTPUTS] = { "outputs", NULL },
+        [RUN_STATUS] = {"status", NULL},
+        [RUN_OUTPUTS] = {"outputs", NULL},
 };
 
 /* exit_code, timed_out, stdout, stderr, stdout_truncated, stderr_truncated (prefix "step_" in a
@@ -870,7 +907,8 @@ static int encode_outputs(rec_encoder *enc, const json_t *m, bool step, hull_err
         r = pj_int_field(enc, NAME("exit_code"), pj_get(m, &output_fields[OUT_EXIT]), "result exitCode", INT32_MIN,
                          INT32_MAX, e);
         if (r >= 0)
-                r = pj_bool_field(enc, NAME("timed_out"), pj_get(m, &output_fields[OUT_TIMED_OUT]), "result timedOut", e);
+                r = pj_bool_field(enc, NAME("timed_out"), pj_get(m, &output_fields[OUT_TIMED_OUT]), "result timedOut",
+                                  e);
         if (r >= 0)
                 r = pj_bytes_field(enc, NAME("stdout"), pj_get(m, &output_fields[OUT_STDOUT]), "result stdout", e);
         if (r >= 0)
@@ -895,7 +933,8 @@ static int encode_project_result(rec_encoder *enc, const json_t *m, hull_error *
         if (r < 0)
                 return r;
         rec_field_int(enc, "outcome", outcome);
-        r = pj_string_field(enc, "outcome_detail", pj_get(m, &project_result_fields[PRR_DETAIL]), "project.outcomeDetail", e);
+        r = pj_string_field(enc, "outcome_detail", pj_get(m, &project_result_fields[PRR_DETAIL]),
+                            "project.outcomeDetail", e);
         if (r >= 0)
                 r = pj_bool_field(enc, "artifacts_truncated", pj_get(m, &project_result_fields[PRR_TRUNC]),
                                   "project.artifactsTruncated", e);
@@ -908,11 +947,14 @@ static int encode_project_result(rec_encoder *enc, const json_t *m, hull_error *
         for (size_t i = 0; i < json_array_size(steps); i++) {
                 const json_t *s = json_array_get(steps, i);
                 int64_t duration;
-                r = pj_check_message(s, "a step of result.project", step_result_fields, ELEMENTSOF(step_result_fields), e);
+                r = pj_check_message(s, "a step of result.project", step_result_fields, ELEMENTSOF(step_result_fields),
+                                     e);
                 if (r >= 0)
-                        r = pj_int(pj_get(s, &output_fields[OUT_DURATION]), "step durationMs", INT64_MIN, INT64_MAX, &duration, e);
+                        r = pj_int(pj_get(s, &output_fields[OUT_DURATION]), "step durationMs", INT64_MIN, INT64_MAX,
+                                   &duration, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "step_command", pj_get(s, &output_fields[OUT_COMMAND]), "step command", e);
+                        r = pj_string_field(enc, "step_command", pj_get(s, &output_fields[OUT_COMMAND]), "step command",
+                                            e);
                 if (r >= 0)
                         r = encode_outputs(enc, s, true, e);
                 if (r < 0)
@@ -927,9 +969,11 @@ static int encode_project_result(rec_encoder *enc, const json_t *m, hull_error *
                 const json_t *a = json_array_get(arts, i);
                 r = pj_check_message(a, "an artifact of result.project", file_fields, FILE__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "artifact_path", pj_get(a, &file_fields[FILE_PATH]), "artifact path", e);
+                        r = pj_string_field(enc, "artifact_path", pj_get(a, &file_fields[FILE_PATH]), "artifact path",
+                                            e);
                 if (r >= 0)
-                        r = pj_bytes_field(enc, "artifact_content", pj_get(a, &file_fields[FILE_CONTENT]), "artifact content", e);
+                        r = pj_bytes_field(enc, "artifact_content", pj_get(a, &file_fields[FILE_CONTENT]),
+                                           "artifact content", e);
                 if (r < 0)
                         return r;
         }
@@ -944,9 +988,11 @@ static int encode_module_result(rec_encoder *enc, const json_t *m, hull_error *e
         if (r < 0)
                 return r;
         rec_field_int(enc, "outcome", outcome);
-        r = pj_string_field(enc, "outcome_detail", pj_get(m, &module_result_fields[MR_DETAIL]), "module.outcomeDetail", e);
+        r = pj_string_field(enc, "outcome_detail", pj_get(m, &module_result_fields[MR_DETAIL]), "module.outcomeDetail",
+                            e);
         if (r >= 0)
-                r = pj_int_field(enc, "width", pj_get(m, &module_result_fields[MR_WIDTH]), "module.width", INT32_MIN, INT32_MAX, e);
+                r = pj_int_field(enc, "width", pj_get(m, &module_result_fields[MR_WIDTH]), "module.width", INT32_MIN,
+                                 INT32_MAX, e);
         if (r >= 0)
                 r = pj_bytes_field(enc, "stdout", pj_get(m, &module_result_fields[MR_STDOUT]), "module.stdout", e);
         if (r >= 0)
@@ -961,9 +1007,11 @@ static int encode_module_result(rec_encoder *enc, const json_t *m, hull_error *e
                 const json_t *run = json_array_get(runs, i);
                 r = pj_check_message(run, "a run of result.module", run_fields, RUN__N, e);
                 if (r >= 0)
-                        r = pj_int_field(enc, "run_status", pj_get(run, &run_fields[RUN_STATUS]), "run status", INT32_MIN, INT32_MAX, e);
+                        r = pj_int_field(enc, "run_status", pj_get(run, &run_fields[RUN_STATUS]), "run status",
+                                         INT32_MIN, INT32_MAX, e);
                 if (r >= 0)
-                        r = pj_doubles_field(enc, "run_outputs", pj_get(run, &run_fields[RUN_OUTPUTS]), "run outputs", e);
+                        r = pj_doubles_field(enc, "run_outputs", pj_get(run, &run_fields[RUN_OUTPUTS]), "run outputs",
+                                             e);
                 if (r < 0)
                         return r;
         }
@@ -988,7 +1036,8 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
         if (r >= 0)
                 r = pj_string(pj_get(res, &response_fields[RS_ENVIRONMENT]), "result.environment", &s, &len, e);
         if (r >= 0)
-                r = pj_int(pj_get(res, &response_fields[RS_DURATION]), "result.durationMs", INT64_MIN, INT64_MAX, &duration, e);
+                r = pj_int(pj_get(res, &response_fields[RS_DURATION]), "result.durationMs", INT64_MIN, INT64_MAX,
+                           &duration, e);
         if (r < 0)
                 return r;
         const json_t *record = pj_get(res, &response_fields[RS_RECORD]);
@@ -1047,25 +1096,42 @@ int rec_result_digest(const json_t *result, char ret[REC_DIGEST_HEX_SIZE], hull_
 
 /* ---- records ---- */
 
-enum { RC_VERSION, RC_REQUEST, RC_RESULT, RC_PROVIDER, RC_ISOLATION, RC_ENVIRONMENT, RC_POLICY, RC_STARTED,
-       RC_ENDED, RC_SESSION, RC_SEQUENCE, RC_PREVIOUS, RC_RECORD, RC_SOFTWARE, RC_RULE, RC_UNANSWERED, RC__N };
+enum {
+        RC_VERSION,
+        RC_REQUEST,
+        RC_RESULT,
+        RC_PROVIDER,
+        RC_ISOLATION,
+        RC_ENVIRONMENT,
+        RC_POLICY,
+        RC_STARTED,
+        RC_ENDED,
+        RC_SESSION,
+        RC_SEQUENCE,
+        RC_PREVIOUS,
+        RC_RECORD,
+        RC_SOFTWARE,
+        RC_RULE,
+        RC_UNANSWERED,
+        RC__N
+};
 static const pj_field record_fields[RC__N] = {
-        [RC_VERSION] = { "version", NULL },
-        [RC_REQUEST] = { "requestSha256", "request_sha256" },
-        [RC_RESULT] = { "resultSha256", "result_sha256" },
-        [RC_PROVIDER] = { "provider", NULL },
-        [RC_ISOLATION] = { "isolation", NULL },
-        [RC_ENVIRONMENT] = { "environment", NULL },
-        [RC_POLICY] = { "policy", NULL },
-        [RC_STARTED] = { "startedUnixMs", "started_unix_ms" },
-        [RC_ENDED] = { "endedUnixMs", "ended_unix_ms" },
-        [RC_SESSION] = { "session", NULL },
-        [RC_SEQUENCE] = { "sequence", NULL },
-        [RC_PREVIOUS] = { "previousSha256", "previous_sha256" },
-        [RC_RECORD] = { "recordSha256", "record_sha256" },
-        [RC_SOFTWARE] = { "softwareIdentity", "software_identity" },
-        [RC_RULE] = { "softwareRuleId", "software_rule_id" },
-        [RC_UNANSWERED] = { "unanswered", NULL },
+        [RC_VERSION] = {"version", NULL},
+        [RC_REQUEST] = {"requestSha256", "request_sha256"},
+        [RC_RESULT] = {"resultSha256", "result_sha256"},
+        [RC_PROVIDER] = {"provider", NULL},
+        [RC_ISOLATION] = {"isolation", NULL},
+        [RC_ENVIRONMENT] = {"environment", NULL},
+        [RC_POLICY] = {"policy", NULL},
+        [RC_STARTED] = {"startedUnixMs", "started_unix_ms"},
+        [RC_ENDED] = {"endedUnixMs", "ended_unix_ms"},
+        [RC_SESSION] = {"session", NULL},
+        [RC_SEQUENCE] = {"sequence", NULL},
+        [RC_PREVIOUS] = {"previousSha256", "previous_sha256"},
+        [RC_RECORD] = {"recordSha256", "record_sha256"},
+        [RC_SOFTWARE] = {"softwareIdentity", "software_identity"},
+        [RC_RULE] = {"softwareRuleId", "software_rule_id"},
+        [RC_UNANSWERED] = {"unanswered", NULL},
 };
 
 typedef struct str_view {
@@ -1085,23 +1151,27 @@ static bool view_eq(str_view v, const char *s) {
 }
 
 static int record_parse(const json_t *rec, record_view *v, hull_error *e) {
-        static const int strings[] = { RC_REQUEST, RC_RESULT, RC_PROVIDER, RC_ISOLATION, RC_ENVIRONMENT, RC_POLICY,
-                                       RC_SESSION, RC_PREVIOUS, RC_RECORD, RC_SOFTWARE, RC_RULE, RC_UNANSWERED };
+        static const int strings[] = {RC_REQUEST,     RC_RESULT,   RC_PROVIDER, RC_ISOLATION,
+                                      RC_ENVIRONMENT, RC_POLICY,   RC_SESSION,  RC_PREVIOUS,
+                                      RC_RECORD,      RC_SOFTWARE, RC_RULE,     RC_UNANSWERED};
         char what[REC_FIELD_NAME_MAX];
         int r = pj_check_message(rec, "the record", record_fields, RC__N, e);
         if (r < 0)
                 return r;
-        *v = (record_view) {};
+        *v = (record_view){};
         r = pj_int(pj_get(rec, &record_fields[RC_VERSION]), "record.version", 0, UINT32_MAX, &v->version, e);
         if (r >= 0)
-                r = pj_int(pj_get(rec, &record_fields[RC_STARTED]), "record.startedUnixMs", INT64_MIN, INT64_MAX, &v->started, e);
+                r = pj_int(pj_get(rec, &record_fields[RC_STARTED]), "record.startedUnixMs", INT64_MIN, INT64_MAX,
+                           &v->started, e);
         if (r >= 0)
-                r = pj_int(pj_get(rec, &record_fields[RC_ENDED]), "record.endedUnixMs", INT64_MIN, INT64_MAX, &v->ended, e);
+                r = pj_int(pj_get(rec, &record_fields[RC_ENDED]), "record.endedUnixMs", INT64_MIN, INT64_MAX, &v->ended,
+                           e);
         if (r >= 0)
                 r = pj_uint64(pj_get(rec, &record_fields[RC_SEQUENCE]), "record.sequence", &v->sequence, e);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(strings); i++) {
                 snprintf(what, sizeof(what), "record.%s", record_fields[strings[i]].camel);
-                r = pj_string(pj_get(rec, &record_fields[strings[i]]), what, &v->s[strings[i]].p, &v->s[strings[i]].n, e);
+                r = pj_string(pj_get(rec, &record_fields[strings[i]]), what, &v->s[strings[i]].p, &v->s[strings[i]].n,
+                              e);
         }
         if (r < 0)
                 return r;
@@ -1177,7 +1247,8 @@ int rec_software_rule_id(const json_t *rule, char ret[REC_RULE_ID_SIZE], hull_er
                 return r;
         size_t n = json_array_size(ids);
         if (n > REC_SOFTWARE_IDENTITIES_MAX)
-                return rec_fail(e, -EINVAL, "the software rule has %zu identities, more than %u", n, REC_SOFTWARE_IDENTITIES_MAX);
+                return rec_fail(e, -EINVAL, "the software rule has %zu identities, more than %u", n,
+                                REC_SOFTWARE_IDENTITIES_MAX);
         const char *sorted[REC_SOFTWARE_IDENTITIES_MAX];
         for (size_t i = 0; i < n; i++) {
                 const json_t *id = json_array_get(ids, i);
@@ -1222,7 +1293,7 @@ int rec_software_rule_id(const json_t *rule, char ret[REC_RULE_ID_SIZE], hull_er
 /* ---- the chain ---- */
 
 void rec_chain_init(rec_chain *c) {
-        *c = (rec_chain) { .found_index = SIZE_MAX };
+        *c = (rec_chain){.found_index = SIZE_MAX};
 }
 
 static void chain_break(rec_chain *c, size_t index, rec_break b) {
@@ -1295,7 +1366,8 @@ int rec_chain_push(rec_chain *c, const json_t *record, hull_error *e) {
                 else if (!digest_or_empty(previous))
                         r = rec_fail(e, -EINVAL, "record.previousSha256 is not a SHA-256 digest");
                 else if (session.n == 0 && (v.sequence != 0 || previous.n != 0))
-                        r = rec_fail(e, -EINVAL, "a record without a session has sequence %" PRIu64 " or a previousSha256",
+                        r = rec_fail(e, -EINVAL,
+                                     "a record without a session has sequence %" PRIu64 " or a previousSha256",
                                      v.sequence);
                 else if (session.n != 0 && v.sequence == 0)
                         r = rec_fail(e, -EINVAL, "a record of a session has sequence 0");
@@ -1316,7 +1388,8 @@ int rec_chain_push(rec_chain *c, const json_t *record, hull_error *e) {
 
         if (!view_eq(v.s[RC_RECORD], digest)) {
                 char pb[PRINTABLE_SIZE];
-                rec_fail(e, -EBADMSG, "record digest mismatch (tampered?): recordSha256 is %s, its fields give %.16s...",
+                rec_fail(e, -EBADMSG,
+                         "record digest mismatch (tampered?): recordSha256 is %s, its fields give %.16s...",
                          short_digest(v.s[RC_RECORD].p, v.s[RC_RECORD].n, pb), digest);
                 return 1;
         }
@@ -1362,20 +1435,26 @@ void rec_chain_describe(const rec_chain *c, char *buf, size_t size) {
                 break;
         case REC_BREAK_SESSION:
                 if (c->single)
-                        snprintf(buf, size, "wrong session: a call of session %.16s... in a log of single runs", c->brk_value);
+                        snprintf(buf, size, "wrong session: a call of session %.16s... in a log of single runs",
+                                 c->brk_value);
                 else if (c->brk_value[0] == '\0')
                         snprintf(buf, size, "wrong session: a single run in the log of session %.16s...", c->session);
                 else
-                        snprintf(buf, size, "wrong session: names session %.16s..., not %.16s... of the records before it",
+                        snprintf(buf, size,
+                                 "wrong session: names session %.16s..., not %.16s... of the records before it",
                                  c->brk_value, c->session);
                 break;
         case REC_BREAK_GAP:
-                snprintf(buf, size, "gap in the sequence: sequence %" PRIu64 " where %" PRIu64 " was expected; call %" PRIu64
-                         " is missing", c->brk_got, c->brk_expected, c->brk_expected);
+                snprintf(buf, size,
+                         "gap in the sequence: sequence %" PRIu64 " where %" PRIu64 " was expected; call %" PRIu64
+                         " is missing",
+                         c->brk_got, c->brk_expected, c->brk_expected);
                 break;
         case REC_BREAK_ORDER:
-                snprintf(buf, size, "records out of order: sequence %" PRIu64 " where %" PRIu64 " was expected; call %" PRIu64
-                         " comes later, at line %zu", c->brk_got, c->brk_expected, c->brk_expected, c->found_index + 1);
+                snprintf(buf, size,
+                         "records out of order: sequence %" PRIu64 " where %" PRIu64 " was expected; call %" PRIu64
+                         " comes later, at line %zu",
+                         c->brk_got, c->brk_expected, c->brk_expected, c->found_index + 1);
                 break;
         case REC_BREAK_REPEAT:
                 snprintf(buf, size, "repeated call: sequence %" PRIu64 " again where %" PRIu64 " was expected",
@@ -1383,9 +1462,11 @@ void rec_chain_describe(const rec_chain *c, char *buf, size_t size) {
                 break;
         case REC_BREAK_PREVIOUS:
                 if (c->calls == 0)
-                        snprintf(buf, size, "wrong previous record: call 1 names previousSha256 %.16s...", c->brk_value);
+                        snprintf(buf, size, "wrong previous record: call 1 names previousSha256 %.16s...",
+                                 c->brk_value);
                 else
-                        snprintf(buf, size, "wrong previous record: previousSha256 is %.16s..., the record before it is %.16s...",
+                        snprintf(buf, size,
+                                 "wrong previous record: previousSha256 is %.16s..., the record before it is %.16s...",
                                  c->brk_value[0] ? c->brk_value : "(empty)", c->last);
                 break;
         case REC_BREAK_VERSION:
@@ -1427,7 +1508,7 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
 
 static int entry_shape(const json_t *entry, const json_t **ret_record, const json_t **ret_request,
                        const json_t **ret_result, hull_error *e) {
-        static const pj_field entry_fields[] = { { "record", NULL }, { "request", NULL }, { "result", NULL } };
+        static const pj_field entry_fields[] = {{"record", NULL}, {"request", NULL}, {"result", NULL}};
         int r = pj_check_message(entry, "the log entry", entry_fields, ELEMENTSOF(entry_fields), e);
         if (r < 0)
                 return r;
@@ -1510,10 +1591,12 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
         if (q == -ELOOP)
                 return rec_fail(e, -EINVAL, "run records: the log entry nests deeper than %u", REC_JSON_DEPTH_MAX);
         if (q < 0)
-                return rec_fail(e, -E2BIG, "run records: the log entry holds more than %u JSON values", REC_LOG_LINE_VALUES_MAX);
+                return rec_fail(e, -E2BIG, "run records: the log entry holds more than %u JSON values",
+                                REC_LOG_LINE_VALUES_MAX);
         line[len++] = '\n'; /* replaces the NUL; the length is what is written */
 
-        _cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+        _cleanup_close_ int fd =
+                openat(dirfd, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
                 return hull_err(e, negative_errno(), "run records: cannot open the audit log '%s'", path);
         struct stat st;
@@ -1561,7 +1644,7 @@ int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e
 
 /* Isolation tiers in order of strength; an unknown or empty tier meets no floor. */
 static int tier_rank(const char *s, size_t len) {
-        static const char *const tiers[] = { "none", "process", "container", "kernel", "vm" };
+        static const char *const tiers[] = {"none", "process", "container", "kernel", "vm"};
         for (size_t i = 0; i < ELEMENTSOF(tiers); i++)
                 if (len == strlen(tiers[i]) && memcmp(s, tiers[i], len) == 0)
                         return (int) i;
@@ -1570,9 +1653,10 @@ static int tier_rank(const char *s, size_t len) {
 
 static bool is_connect_code(str_view v) {
         static const char *const codes[] = {
-                "canceled", "unknown", "invalid_argument", "deadline_exceeded", "not_found", "already_exists",
-                "permission_denied", "resource_exhausted", "failed_precondition", "aborted", "out_of_range",
-                "unimplemented", "internal", "unavailable", "data_loss", "unauthenticated",
+                "canceled",        "unknown",           "invalid_argument",   "deadline_exceeded",   "not_found",
+                "already_exists",  "permission_denied", "resource_exhausted", "failed_precondition", "aborted",
+                "out_of_range",    "unimplemented",     "internal",           "unavailable",         "data_loss",
+                "unauthenticated",
         };
         for (size_t i = 0; i < ELEMENTSOF(codes); i++)
                 if (view_eq(v, codes[i]))
@@ -1586,8 +1670,8 @@ static int envelope_matches(const json_t *res, int rs, const record_view *v, int
         if (!f)
                 return 0;
         if (json_string_length(f) != v->s[rc].n || memcmp(json_string_value(f), v->s[rc].p, v->s[rc].n) != 0)
-                return rec_fail(e, -EBADMSG, "the response's %s differs from the record's %s", response_fields[rs].camel,
-                                record_fields[rc].camel);
+                return rec_fail(e, -EBADMSG, "the response's %s differs from the record's %s",
+                                response_fields[rs].camel, record_fields[rc].camel);
         return 0;
 }
 
@@ -1608,14 +1692,17 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
         if (r < 0)
                 return r;
         if (!view_eq(v.s[RC_REQUEST], digest))
-                return rec_fail(e, -EBADMSG, "request digest mismatch (tampered?): the record states %s, the request gives %.16s...",
+                return rec_fail(e, -EBADMSG,
+                                "request digest mismatch (tampered?): the record states %s, the request gives %.16s...",
                                 short_digest(v.s[RC_REQUEST].p, v.s[RC_REQUEST].n, pb), digest);
         if (info.protocol >= 2 && v.version == 1)
-                return rec_fail(e, -EBADMSG, "a version 1 record for a protocol %" PRIu32 " request (version 1 is for protocol 1 only)",
+                return rec_fail(e, -EBADMSG,
+                                "a version 1 record for a protocol %" PRIu32
+                                " request (version 1 is for protocol 1 only)",
                                 info.protocol);
         if (info.protocol < 2 && v.version != 1)
-                return rec_fail(e, -EBADMSG, "a version %" PRId64 " record for a protocol %" PRIu32 " request", v.version,
-                                info.protocol);
+                return rec_fail(e, -EBADMSG, "a version %" PRId64 " record for a protocol %" PRIu32 " request",
+                                v.version, info.protocol);
 
         if (v.version == 3) {
                 if (result)
@@ -1623,13 +1710,16 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
                 if (v.s[RC_RESULT].n != 0)
                         return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a resultSha256");
                 if (!is_connect_code(v.s[RC_UNANSWERED]))
-                        return rec_fail(e, -EBADMSG, "a version 3 record whose unanswered '%s' is not a Connect error code",
+                        return rec_fail(e, -EBADMSG,
+                                        "a version 3 record whose unanswered '%s' is not a Connect error code",
                                         printable(v.s[RC_UNANSWERED].p, v.s[RC_UNANSWERED].n, pb));
                 if (v.s[RC_SESSION].n == 0)
                         return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) outside a session");
         } else {
                 if (v.s[RC_UNANSWERED].n != 0)
-                        return rec_fail(e, -EBADMSG, "a version %" PRId64 " record names unanswered '%s', which its digest does not cover",
+                        return rec_fail(e, -EBADMSG,
+                                        "a version %" PRId64
+                                        " record names unanswered '%s', which its digest does not cover",
                                         v.version, printable(v.s[RC_UNANSWERED].p, v.s[RC_UNANSWERED].n, pb));
                 if (!result)
                         return rec_fail(e, -EBADMSG, "a version %" PRId64 " record without a result", v.version);
@@ -1637,8 +1727,10 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
                 if (r < 0)
                         return r;
                 if (!view_eq(v.s[RC_RESULT], digest))
-                        return rec_fail(e, -EBADMSG, "result digest mismatch (tampered?): the record states %s, the result gives %.16s...",
-                                        short_digest(v.s[RC_RESULT].p, v.s[RC_RESULT].n, pb), digest);
+                        return rec_fail(
+                                e, -EBADMSG,
+                                "result digest mismatch (tampered?): the record states %s, the result gives %.16s...",
+                                short_digest(v.s[RC_RESULT].p, v.s[RC_RESULT].n, pb), digest);
                 if (kind != info.kind)
                         return rec_fail(e, -EBADMSG, "a %s result for a %s request", kinds[kind - 1],
                                         info.kind ? kinds[info.kind - 1] : "payload-less");
@@ -1646,14 +1738,16 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
 
         if (v.version == 1) {
                 if (v.s[RC_SOFTWARE].n != 0 || v.s[RC_RULE].n != 0)
-                        return rec_fail(e, -EBADMSG, "a version 1 record carries software fields, which its digest does not cover");
+                        return rec_fail(e, -EBADMSG,
+                                        "a version 1 record carries software fields, which its digest does not cover");
         } else {
                 r = rec_software_rule_id(info.rule, rule_id, e);
                 if (r < 0)
                         return r;
                 if (!view_eq(v.s[RC_RULE], rule_id))
                         return rec_fail(e, -EBADMSG, "softwareRuleId '%s' is not the request's rule ('%s')",
-                                        printable(v.s[RC_RULE].p, v.s[RC_RULE].n, pb), printable(rule_id, strlen(rule_id), pb2));
+                                        printable(v.s[RC_RULE].p, v.s[RC_RULE].n, pb),
+                                        printable(rule_id, strlen(rule_id), pb2));
                 const json_t *ids = info.rule ? pj_get(info.rule, &rule_fields[RULE_IDENTITIES]) : NULL;
                 bool in_rule = json_array_size(ids) == 0;
                 for (size_t i = 0; !in_rule && i < json_array_size(ids); i++) {
@@ -1667,9 +1761,11 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
         }
 
         if (info.floor_len != 0) {
-                int floor = tier_rank(info.floor, info.floor_len), tier = tier_rank(v.s[RC_ISOLATION].p, v.s[RC_ISOLATION].n);
+                int floor = tier_rank(info.floor, info.floor_len),
+                    tier = tier_rank(v.s[RC_ISOLATION].p, v.s[RC_ISOLATION].n);
                 if (floor <= 0)
-                        return rec_fail(e, -EBADMSG, "the request's minimumIsolation '%s' is not a floor a daemon accepts",
+                        return rec_fail(e, -EBADMSG,
+                                        "the request's minimumIsolation '%s' is not a floor a daemon accepts",
                                         printable(info.floor, info.floor_len, pb));
                 if (tier < floor)
                         return rec_fail(e, -EBADMSG, "the record's isolation '%s' is below the request's floor '%s'",

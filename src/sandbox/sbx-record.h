@@ -37,9 +37,9 @@ void rec_encoder_done(rec_encoder *enc);
 
 void rec_field(rec_encoder *enc, const char *name, const void *content, size_t len);
 void rec_field_str(rec_encoder *enc, const char *name, const char *s);
-void rec_field_int(rec_encoder *enc, const char *name, int64_t v);  /* decimal, '-' if negative */
+void rec_field_int(rec_encoder *enc, const char *name, int64_t v); /* decimal, '-' if negative */
 void rec_field_uint(rec_encoder *enc, const char *name, uint64_t v);
-void rec_field_bool(rec_encoder *enc, const char *name, bool v);    /* "true" / "false" */
+void rec_field_bool(rec_encoder *enc, const char *name, bool v); /* "true" / "false" */
 /* A field whose content arrives in pieces: declare its length, then write exactly that many
  * bytes with rec_field_write() (doubles with rec_field_write_double(), 8 bytes big-endian). */
 void rec_field_begin(rec_encoder *enc, const char *name, uint64_t len);
@@ -96,18 +96,18 @@ typedef enum rec_break {
 } rec_break;
 
 typedef struct rec_chain {
-        size_t n;                             /* records pushed */
-        uint64_t calls;                       /* records accepted into the chain */
-        bool single;                          /* the log holds single runs, not a session */
-        int family;                           /* 1 for version 1 records, 2 for 2/3; 0 unset */
-        char session[REC_DIGEST_HEX_SIZE];    /* the session fingerprint ("" for single runs) */
-        char last[REC_DIGEST_HEX_SIZE];       /* recordSha256 of the last accepted record */
+        size_t n;                          /* records pushed */
+        uint64_t calls;                    /* records accepted into the chain */
+        bool single;                       /* the log holds single runs, not a session */
+        int family;                        /* 1 for version 1 records, 2 for 2/3; 0 unset */
+        char session[REC_DIGEST_HEX_SIZE]; /* the session fingerprint ("" for single runs) */
+        char last[REC_DIGEST_HEX_SIZE];    /* recordSha256 of the last accepted record */
         /* The first break, when brk != REC_BREAK_NONE. */
         rec_break brk;
-        size_t brk_index;                     /* 0-based: which pushed record broke it */
-        uint64_t brk_expected, brk_got;       /* sequence numbers (or the version) of the break */
-        char brk_value[REC_DIGEST_HEX_SIZE];  /* the session or previousSha256 the record named */
-        size_t found_index;                   /* where brk_expected turned up later, or SIZE_MAX */
+        size_t brk_index;                    /* 0-based: which pushed record broke it */
+        uint64_t brk_expected, brk_got;      /* sequence numbers (or the version) of the break */
+        char brk_value[REC_DIGEST_HEX_SIZE]; /* the session or previousSha256 the record named */
+        size_t found_index;                  /* where brk_expected turned up later, or SIZE_MAX */
         bool finished;
 } rec_chain;
 
@@ -144,8 +144,7 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
 /* Build a log entry. The request is copied without sessionId/session_id (a capability that is
  * never recorded); result may be NULL (version 3). Returns 0 or -EINVAL/-ENOMEM; *ret is the
  * caller's (json_decref). */
-int rec_log_entry_new(const json_t *record, const json_t *request, const json_t *result, json_t **ret,
-                      hull_error *e);
+int rec_log_entry_new(const json_t *record, const json_t *request, const json_t *result, json_t **ret, hull_error *e);
 
 enum {
         REC_LOG_SYNC = 1 << 0, /* fdatasync the log after the line is written */
@@ -154,7 +153,8 @@ enum {
 /* Append entry as one line to path (relative to dirfd, or AT_FDCWD), created 0600 when missing,
  * opened O_APPEND|O_CLOEXEC|O_NOFOLLOW, written with one write where the kernel allows. Refuses
  * (-EINVAL) an entry without record/request, with a sessionId, over REC_LOG_LINE_MAX bytes,
- * nested deeper than REC_JSON_DEPTH_MAX or holding over REC_LOG_LINE_VALUES_MAX values. Returns 0 or a negative errno with *e. */
+ * nested deeper than REC_JSON_DEPTH_MAX or holding over REC_LOG_LINE_VALUES_MAX values. Returns 0 or a negative errno
+ * with *e. */
 int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned flags, hull_error *e);
 
 /* True when buf[0..len) nests objects and arrays at most max deep (strings are skipped). Pure. */
@@ -167,9 +167,9 @@ bool rec_json_depth_ok(const char *buf, size_t len, unsigned max);
 int rec_json_prescan(const char *buf, size_t len, unsigned depth_max, size_t values_max);
 
 /* Parse one log line (without its newline): at most REC_LOG_LINE_MAX bytes,
- * REC_JSON_DEPTH_MAX deep and REC_LOG_LINE_VALUES_MAX values (counted before parsing), strict JSON (duplicate keys refused, \u0000 allowed in strings), an
- * object with "record", "request" and an optional "result". Returns 0 with *ret the caller's,
- * or -EINVAL/-E2BIG/-ENOMEM with *e. */
+ * REC_JSON_DEPTH_MAX deep and REC_LOG_LINE_VALUES_MAX values (counted before parsing), strict JSON (duplicate keys
+ * refused, \u0000 allowed in strings), an object with "record", "request" and an optional "result". Returns 0 with *ret
+ * the caller's, or -EINVAL/-E2BIG/-ENOMEM with *e. */
 int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e);
 
 /* Check a log entry against its record: the request digest, the result digest (or, for a

@@ -123,7 +123,8 @@ int sbx_open_stdin(const char *path, hull_error *e) {
                                      "exec: --stdin %s is not a regular file", path);
         if ((uint64_t) st.st_size > SBX_STDIN_BYTES_MAX)
                 return hull_err_hint(e, -EFBIG, "pass the data through --workdir instead",
-                                     "exec: --stdin %s is larger than %llu bytes", path, (unsigned long long) SBX_STDIN_BYTES_MAX);
+                                     "exec: --stdin %s is larger than %llu bytes", path,
+                                     (unsigned long long) SBX_STDIN_BYTES_MAX);
         _cleanup_close_ int mem = memfd_create("hull-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (mem < 0)
                 return hull_err(e, negative_errno(), "exec: cannot create a memfd for --stdin");
@@ -166,7 +167,7 @@ static size_t child_strlen(const char *s) {
 }
 
 void sbx_child_fail_path(int report_fd, const char *what, const char *path, int err) {
-        sbx_report rep = { .kind = SBX_REPORT_ERROR, .err = err };
+        sbx_report rep = {.kind = SBX_REPORT_ERROR, .err = err};
         size_t i = 0;
         for (; what[i] && i < sizeof(rep.what) - 1; i++)
                 rep.what[i] = what[i];
@@ -191,7 +192,7 @@ static int move_fd(int from, int to) {
 
 int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, int err_fd, int fd3,
                    const struct rlimit *nofile, const struct rlimit *fsize) {
-        static const struct rlimit no_core = { 0, 0 };
+        static const struct rlimit no_core = {0, 0};
         sigset_t all;
         int r;
 
@@ -304,7 +305,7 @@ static void read_reports(int *fd, sbx_supervise_out *o) {
 }
 
 int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_supervise_out *ret, hull_error *e) {
-        sbx_supervise_out o = { 0 };
+        sbx_supervise_out o = {0};
         int out_fd = a->out_fd, err_fd = a->err_fd, rep_fd = a->report_fd;
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, a->pid, 0);
         uint64_t deadline = a->timeout_ms ? a->start_us + a->timeout_ms * 1000ULL : 0, kill_at = 0;
@@ -320,7 +321,7 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                 safe_close(rep_fd);
                 return hull_err(e, r, "supervise: cannot open a pidfd for the sandbox");
         }
-        int fds[3] = { out_fd, err_fd, rep_fd };
+        int fds[3] = {out_fd, err_fd, rep_fd};
         for (size_t i = 0; i < 3; i++)
                 if (fds[i] >= 0)
                         fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
@@ -352,11 +353,11 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                         timeout = next > now ? (int) ((next - now + 999) / 1000) : 0;
 
                 struct pollfd p[5] = {
-                        { .fd = out_fd, .events = POLLIN },
-                        { .fd = err_fd, .events = POLLIN },
-                        { .fd = rep_fd, .events = POLLIN },
-                        { .fd = reaped ? -1 : pidfd, .events = POLLIN },
-                        { .fd = reaped ? -1 : a->cancel_fd, .events = POLLIN },
+                        {.fd = out_fd, .events = POLLIN},
+                        {.fd = err_fd, .events = POLLIN},
+                        {.fd = rep_fd, .events = POLLIN},
+                        {.fd = reaped ? -1 : pidfd, .events = POLLIN},
+                        {.fd = reaped ? -1 : a->cancel_fd, .events = POLLIN},
                 };
                 int n = poll(p, 5, timeout);
                 if (n < 0) {
@@ -457,9 +458,9 @@ int sbx_result_exit_status(const sbx_result *r) {
 
 int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
         _cleanup_(sbx_env_freep) char **env = NULL;
-        _cleanup_close_pair_ int outp[2] = { -1, -1 }, errp[2] = { -1, -1 }, repp[2] = { -1, -1 };
+        _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1}, repp[2] = {-1, -1};
         _cleanup_close_ int in_fd = -1;
-        capture out = { 0 }, err = { 0 };
+        capture out = {0}, err = {0};
         int r;
 
         r = sbx_env_build(spec->env, workdir, &env);
@@ -478,8 +479,8 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
                 capture_set_tee(&out, STDOUT_FILENO);
                 capture_set_tee(&err, STDERR_FILENO);
         }
-        struct rlimit nofile = { SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE };
-        struct rlimit fsize = { SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES };
+        struct rlimit nofile = {SBX_DEFAULT_NOFILE, SBX_DEFAULT_NOFILE};
+        struct rlimit fsize = {SBX_DEFAULT_FSIZE_BYTES, SBX_DEFAULT_FSIZE_BYTES};
 
         uint64_t start = sbx_now_us();
         pid_t pid = fork();
@@ -497,7 +498,7 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
                 /* RLIMIT_DATA (private writable memory), not RLIMIT_AS: runtimes such as V8
                  * reserve far more address space than they use. */
                 if (spec->memory_bytes) {
-                        struct rlimit data = { spec->memory_bytes, spec->memory_bytes };
+                        struct rlimit data = {spec->memory_bytes, spec->memory_bytes};
                         if (setrlimit(RLIMIT_DATA, &data) < 0)
                                 sbx_child_fail(repp[1], "process: RLIMIT_DATA", -errno);
                 }
@@ -510,9 +511,15 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
         repp[1] = safe_close(repp[1]);
 
         sbx_supervise_args a = {
-                .pid = pid, .kill_target = -pid, .out_fd = TAKE_FD(outp[0]), .err_fd = TAKE_FD(errp[0]),
-                .report_fd = TAKE_FD(repp[0]), .timeout_ms = spec->timeout_ms, .start_us = start,
-                .kill_group_at_exit = true, .cancel_fd = spec->cancel_fd,
+                .pid = pid,
+                .kill_target = -pid,
+                .out_fd = TAKE_FD(outp[0]),
+                .err_fd = TAKE_FD(errp[0]),
+                .report_fd = TAKE_FD(repp[0]),
+                .timeout_ms = spec->timeout_ms,
+                .start_us = start,
+                .kill_group_at_exit = true,
+                .cancel_fd = spec->cancel_fd,
         };
         sbx_supervise_out so;
         r = sbx_supervise(&a, &out, &err, &so, e);
@@ -535,11 +542,12 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
         bool made_tmp = false;
         int r;
 
-        *ret = (sbx_result){ .tier = sbx_tier_to_string(spec->tier) };
+        *ret = (sbx_result){.tier = sbx_tier_to_string(spec->tier)};
         if (!spec->argv || !spec->argv[0] || !spec->argv[0][0])
                 return hull_err(e, -EINVAL, "exec: no command given");
         if (spec->output_bytes < SBX_OUTPUT_BYTES_MIN)
-                return hull_err(e, -EINVAL, "exec: output limit below %llu bytes", (unsigned long long) SBX_OUTPUT_BYTES_MIN);
+                return hull_err(e, -EINVAL, "exec: output limit below %llu bytes",
+                                (unsigned long long) SBX_OUTPUT_BYTES_MIN);
 
         /* The container tier without --workdir mounts a tmpfs at /workspace; the process tier
          * needs a real directory on the host. */
@@ -550,7 +558,8 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
                 if ((size_t) snprintf(tmpl, sizeof(tmpl), "%s/hull-exec.XXXXXX", tmp) >= sizeof(tmpl))
                         return hull_err(e, -ENAMETOOLONG, "exec: TMPDIR is too long");
                 if (!mkdtemp(tmpl))
-                        return hull_err_hint(e, negative_errno(), "set TMPDIR to a writable directory, or pass --workdir",
+                        return hull_err_hint(e, negative_errno(),
+                                             "set TMPDIR to a writable directory, or pass --workdir",
                                              "exec: cannot create a temporary work directory in %s", tmp);
                 workdir = tmpl;
                 made_tmp = true;

@@ -27,44 +27,84 @@
  * to skip. */
 static const char *const denied_syscalls[] = {
         /* mounts and roots */
-        "mount", "umount2", "pivot_root", "chroot", "fsopen", "fsconfig", "fsmount",
-        "fspick", "move_mount", "open_tree", "mount_setattr",
+        "mount",
+        "umount2",
+        "pivot_root",
+        "chroot",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "move_mount",
+        "open_tree",
+        "mount_setattr",
         /* namespaces */
-        "unshare", "setns",
+        "unshare",
+        "setns",
         /* other processes' memory */
-        "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+        "ptrace",
+        "process_vm_readv",
+        "process_vm_writev",
+        "kcmp",
+        "pidfd_getfd",
         /* kernel and modules */
-        "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
-        "bpf", "perf_event_open", "userfaultfd", "lookup_dcookie", "syslog", "io_uring_setup",
-        "io_uring_enter", "io_uring_register",
+        "kexec_load",
+        "kexec_file_load",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "bpf",
+        "perf_event_open",
+        "userfaultfd",
+        "lookup_dcookie",
+        "syslog",
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
         /* keys */
-        "keyctl", "add_key", "request_key",
+        "keyctl",
+        "add_key",
+        "request_key",
         /* host administration */
-        "acct", "swapon", "swapoff", "reboot", "quotactl", "quotactl_fd", "iopl", "ioperm",
-        "vhangup", "sethostname", "setdomainname", "settimeofday", "clock_settime",
-        "adjtimex", "clock_adjtime", "fanotify_init",
+        "acct",
+        "swapon",
+        "swapoff",
+        "reboot",
+        "quotactl",
+        "quotactl_fd",
+        "iopl",
+        "ioperm",
+        "vhangup",
+        "sethostname",
+        "setdomainname",
+        "settimeofday",
+        "clock_settime",
+        "adjtimex",
+        "clock_adjtime",
+        "fanotify_init",
         /* file handles bypass path checks */
-        "open_by_handle_at", "name_to_handle_at",
+        "open_by_handle_at",
+        "name_to_handle_at",
         /* its mode is in a struct seccomp cannot read (see the set-id rules) */
         "openat2",
 };
 
 /* Calls that no longer exist (or never did) on some architectures: denied where they resolve. */
 static const char *const denied_legacy_syscalls[] = {
-        "umount", "stime", "create_module", "query_module", "get_kernel_syms", "_sysctl",
-        "sysfs", "uselib", "ustat", "nfsservctl",
+        "umount",  "stime", "create_module", "query_module", "get_kernel_syms",
+        "_sysctl", "sysfs", "uselib",        "ustat",        "nfsservctl",
 };
 
 /* Namespace creation through clone() is refused by flag. */
 static const uint64_t clone_ns_flags[] = {
-        CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET,
-        CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */,
+        CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+        CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, 0x00000080 /* CLONE_NEWTIME */,
 };
 
 /* personality() flags that weaken memory protections. */
 static const uint64_t personality_bad_flags[] = {
-        ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT, MMAP_PAGE_ZERO,
-        ADDR_LIMIT_32BIT, ADDR_LIMIT_3GB, SHORT_INODE, WHOLE_SECONDS, STICKY_TIMEOUTS,
+        ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT, MMAP_PAGE_ZERO,  ADDR_LIMIT_32BIT,
+        ADDR_LIMIT_3GB,    SHORT_INODE,       WHOLE_SECONDS,      STICKY_TIMEOUTS,
 };
 
 static void seccomp_releasep(scmp_filter_ctx *ctx) {
@@ -79,7 +119,8 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
         for (size_t i = 0; i < ELEMENTSOF(denied_syscalls); i++) {
                 int nr = seccomp_syscall_resolve_name(denied_syscalls[i]);
                 if (nr < 0)
-                        return hull_err(e, -ENOSYS, "seccomp: libseccomp cannot name %s on this architecture (update libseccomp)",
+                        return hull_err(e, -ENOSYS,
+                                        "seccomp: libseccomp cannot name %s on this architecture (update libseccomp)",
                                         denied_syscalls[i]);
                 r = seccomp_rule_add(ctx, eperm, nr, 0);
                 if (r < 0 && r != -EEXIST)
@@ -98,8 +139,8 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
          * sandbox, and such a file would run on the host as its owner. Modes are checked where
          * a call sets them; open() and openat() only when they create (O_CREAT or O_TMPFILE),
          * since their mode argument is garbage otherwise. */
-        static const uint64_t setid_bits[] = { S_ISUID, S_ISGID };
-        static const uint64_t create_flags[] = { O_CREAT, __O_TMPFILE };
+        static const uint64_t setid_bits[] = {S_ISUID, S_ISGID};
+        static const uint64_t create_flags[] = {O_CREAT, __O_TMPFILE};
         for (size_t i = 0; i < ELEMENTSOF(setid_bits); i++) {
                 uint64_t b = setid_bits[i];
                 if ((r = seccomp_rule_add(ctx, eperm, SCMP_SYS(chmod), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, b, b))) < 0 ||
@@ -132,7 +173,7 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
 
         /* Injecting input into a terminal (TIOCSTI) or driving the console (TIOCLINUX). The
          * command number is 32 bits; compare it masked so high garbage cannot dodge the rule. */
-        static const uint64_t bad_ioctls[] = { TIOCSTI, TIOCLINUX };
+        static const uint64_t bad_ioctls[] = {TIOCSTI, TIOCLINUX};
         for (size_t i = 0; i < ELEMENTSOF(bad_ioctls); i++) {
                 r = seccomp_rule_add(ctx, eperm, SCMP_SYS(ioctl), 1,
                                      SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, bad_ioctls[i]));
@@ -142,8 +183,7 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
 
         for (size_t i = 0; i < ELEMENTSOF(personality_bad_flags); i++) {
                 uint64_t f = personality_bad_flags[i];
-                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(personality), 1,
-                                     SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
+                r = seccomp_rule_add(ctx, eperm, SCMP_SYS(personality), 1, SCMP_A0(SCMP_CMP_MASKED_EQ, f, f));
                 if (r < 0)
                         return hull_err(e, r, "seccomp: cannot filter personality");
         }

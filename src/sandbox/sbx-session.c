@@ -63,7 +63,7 @@ static int send_with_fds(int sock, const void *buf, size_t len, const int *fds, 
 
 /* One report from the init, with at most one fd (HELLO). -EPIPE on EOF. */
 static int recv_report(int sock, sbx_report *rep, int *ret_fd) {
-        int fds[1] = { -1 }, truncated = 0;
+        int fds[1] = {-1}, truncated = 0;
         size_t nfds = 0;
         ssize_t n = sock_recv_fds(sock, rep, sizeof(*rep), 0, fds, ret_fd ? 1 : 0, &nfds, &truncated);
         if (ret_fd)
@@ -87,11 +87,12 @@ static int make_bpf_memfd(const sbx_seccomp *filter, hull_error *e) {
         _cleanup_close_ int fd = memfd_create("hull-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return hull_err(e, negative_errno(), "session: cannot create a memfd for the seccomp programs");
-        const struct sock_fprog *progs[2] = { &filter->prog, &sbx_seccomp_guard };
+        const struct sock_fprog *progs[2] = {&filter->prog, &sbx_seccomp_guard};
         for (size_t i = 0; i < 2; i++) {
                 uint32_t n = progs[i]->len;
                 if (write(fd, &n, sizeof(n)) != (ssize_t) sizeof(n) ||
-                    write(fd, progs[i]->filter, n * sizeof(struct sock_filter)) != (ssize_t) (n * sizeof(struct sock_filter)))
+                    write(fd, progs[i]->filter, n * sizeof(struct sock_filter)) !=
+                            (ssize_t) (n * sizeof(struct sock_filter)))
                         return hull_err(e, -EIO, "session: cannot write the seccomp programs");
         }
         if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
@@ -121,9 +122,9 @@ static int open_cgroup_fds(sbx_session_box *b, hull_error *e) {
 }
 
 int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e) {
-        _cleanup_close_pair_ int ctlp[2] = { -1, -1 };
-        sbx_launch L = { .rep_fd = -1 };
-        sbx_session_box b = { .pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1 };
+        _cleanup_close_pair_ int ctlp[2] = {-1, -1};
+        sbx_launch L = {.rep_fd = -1};
+        sbx_session_box b = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
         hull_error ignore;
         int r;
 
@@ -155,7 +156,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
         /* HELLO on the control socket, or an error on the report pipe. */
         uint64_t deadline = sbx_now_us() + SBX_START_TIMEOUT_MS * 1000ULL;
         for (;;) {
-                struct pollfd pfd[2] = { { .fd = b.ctl_fd, .events = POLLIN }, { .fd = L.rep_fd, .events = POLLIN } };
+                struct pollfd pfd[2] = {{.fd = b.ctl_fd, .events = POLLIN}, {.fd = L.rep_fd, .events = POLLIN}};
                 int n = poll(pfd, 2, (int) ms_left(deadline));
                 if (n < 0 && errno == EINTR)
                         continue;
@@ -200,7 +201,7 @@ fail:
 }
 
 int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_error *e) {
-        sbx_session_end_info info = { 0 };
+        sbx_session_end_info info = {0};
         int r = 0;
         b->ctl_fd = safe_close(b->ctl_fd);
         b->ws_fd = safe_close(b->ws_fd);
@@ -253,11 +254,16 @@ void sbx_session_fs_leave(void) {
 
 void sbx_session_init(sbx_session *s, int ctl_fd, int ws_fd, int pidfd, int bpf_fd, const int *cg_fds, size_t n_cg_fds,
                       int zygote_fd) {
-        *s = (sbx_session){ .ctl_fd = ctl_fd, .ws_fd = ws_fd, .pidfd = pidfd, .bpf_fd = bpf_fd, .zygote_fd = zygote_fd, .hangup_fd = -1 };
+        *s = (sbx_session){.ctl_fd = ctl_fd,
+                           .ws_fd = ws_fd,
+                           .pidfd = pidfd,
+                           .bpf_fd = bpf_fd,
+                           .zygote_fd = zygote_fd,
+                           .hangup_fd = -1};
         for (size_t i = 0; i < n_cg_fds && i < ELEMENTSOF(s->cg_fds); i++)
                 s->cg_fds[s->n_cg_fds++] = cg_fds[i];
         for (int i = 0; i < _SBX_LANG_MAX; i++)
-                s->interp[i] = (sbx_interp){ .sock = -1, .out_fd = -1, .err_fd = -1 };
+                s->interp[i] = (sbx_interp){.sock = -1, .out_fd = -1, .err_fd = -1};
 }
 
 static void interp_close(sbx_interp *in) {
@@ -276,7 +282,7 @@ void sbx_session_done(sbx_session *s) {
 /* Send one message to the init; the running interpreters (but skip, if >= 0) are exempt. */
 static int ctl_send(sbx_session *s, sbx_ctl_type type, int arg, char *const *argv, char *const *env, const int *fds,
                     size_t nfds, int skip) {
-        sbx_ctl_head h = { .type = (uint32_t) type, .arg = arg };
+        sbx_ctl_head h = {.type = (uint32_t) type, .arg = arg};
         for (int i = 0; i < _SBX_LANG_MAX; i++)
                 if (s->interp[i].running && i != skip && s->interp[i].pid > 0)
                         h.exempt[h.n_exempt++] = s->interp[i].pid;
@@ -307,7 +313,7 @@ static int ctl_send(sbx_session *s, sbx_ctl_type type, int arg, char *const *arg
 
 /* Wait for a report of kind want (skipping none: the protocol is in order). */
 static int ctl_wait(sbx_session *s, int want, uint64_t timeout_ms, sbx_report *ret, hull_error *e) {
-        struct pollfd pfd = { .fd = s->ctl_fd, .events = POLLIN };
+        struct pollfd pfd = {.fd = s->ctl_fd, .events = POLLIN};
         int n;
         do
                 n = poll(&pfd, 1, (int) timeout_ms);
@@ -358,27 +364,28 @@ static void read_into(int *fd, capture *c, bool *eof) {
 static bool cancel_ready(int cancel_fd) {
         if (cancel_fd < 0)
                 return false;
-        struct pollfd p = { .fd = cancel_fd, .events = POLLIN };
+        struct pollfd p = {.fd = cancel_fd, .events = POLLIN};
         return poll(&p, 1, 0) > 0;
 }
 
 int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e) {
-        _cleanup_close_pair_ int outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         _cleanup_close_ int null_fd = -1;
         char **env = NULL;
-        capture out = { 0 }, err = { 0 };
-        sbx_report exit_rep = { 0 }, err_rep = { 0 };
+        capture out = {0}, err = {0};
+        sbx_report exit_rep = {0}, err_rep = {0};
         bool have_exit = false, have_error = false, timed_out = false;
         int interrupted = 0;
         int r;
 
-        *ret = (sbx_result){ .tier = "container" };
+        *ret = (sbx_result){.tier = "container"};
         if (s->dead)
                 return hull_err(e, -EPIPE, "session: the sandbox has ended");
         r = sbx_env_build(c->env, "/workspace", &env);
         if (r < 0)
                 return hull_err(e, r, "session: cannot build the environment");
-        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
+        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+            (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
                 r = hull_err(e, negative_errno(), "session: cannot create pipes");
                 goto out;
         }
@@ -392,11 +399,12 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                 goto out;
         }
         uint64_t start = sbx_now_us();
-        int fds[3] = { null_fd, outp[1], errp[1] };
+        int fds[3] = {null_fd, outp[1], errp[1]};
         r = ctl_send(s, SBX_CTL_RUN, 0, c->argv, env, fds, 3, -1);
         if (r < 0) {
-                r = hull_err(e, r, r == -E2BIG ? "session: the command and its environment are too large"
-                                               : "session: cannot reach the sandbox's init");
+                r = hull_err(e, r,
+                             r == -E2BIG ? "session: the command and its environment are too large"
+                                         : "session: cannot reach the sandbox's init");
                 goto out;
         }
         outp[1] = safe_close(outp[1]);
@@ -411,24 +419,24 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                 int np = 0, i_out = -1, i_err = -1, i_ctl = -1, i_cancel = -1;
                 if (outp[0] >= 0) {
                         i_out = np;
-                        pfd[np++] = (struct pollfd){ .fd = outp[0], .events = POLLIN };
+                        pfd[np++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
                 }
                 if (errp[0] >= 0) {
                         i_err = np;
-                        pfd[np++] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
+                        pfd[np++] = (struct pollfd){.fd = errp[0], .events = POLLIN};
                 }
                 if (!have_exit) {
                         i_ctl = np;
-                        pfd[np++] = (struct pollfd){ .fd = s->ctl_fd, .events = POLLIN };
+                        pfd[np++] = (struct pollfd){.fd = s->ctl_fd, .events = POLLIN};
                 }
                 if (!have_exit && c->cancel_fd >= 0 && !interrupted) {
                         i_cancel = np;
-                        pfd[np++] = (struct pollfd){ .fd = c->cancel_fd, .events = POLLIN };
+                        pfd[np++] = (struct pollfd){.fd = c->cancel_fd, .events = POLLIN};
                 }
                 int i_hangup = -1;
                 if (!have_exit && s->hangup_fd >= 0 && !interrupted) {
                         i_hangup = np;
-                        pfd[np++] = (struct pollfd){ .fd = s->hangup_fd, .events = POLLRDHUP };
+                        pfd[np++] = (struct pollfd){.fd = s->hangup_fd, .events = POLLRDHUP};
                 }
                 uint64_t next = have_exit ? drain_until : (kill_at ? kill_at : deadline);
                 int n = poll(pfd, (nfds_t) np, next ? (int) ms_left(next) : -1);
@@ -489,8 +497,9 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                 goto out;
         }
         if (have_error && strcmp(err_rep.what, SBX_STEP_EXEC) == 0) {
-                r = hull_err_hint(e, err_rep.err, "the sandbox sees the host's /usr and the work directory at /workspace",
-                                  "%s '%s'", err_rep.what, c->argv[0]);
+                r = hull_err_hint(e, err_rep.err,
+                                  "the sandbox sees the host's /usr and the work directory at /workspace", "%s '%s'",
+                                  err_rep.what, c->argv[0]);
                 goto out;
         }
         ret->exited = exit_rep.exited;
@@ -505,7 +514,8 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         ret->err_head_len = err.head_len;
         ret->out_dropped = capture_dropped(&out);
         ret->err_dropped = capture_dropped(&err);
-        if (capture_contents(&out, &ret->out, &ret->out_len) < 0 || capture_contents(&err, &ret->err, &ret->err_len) < 0) {
+        if (capture_contents(&out, &ret->out, &ret->out_len) < 0 ||
+            capture_contents(&err, &ret->err, &ret->err_len) < 0) {
                 sbx_result_done(ret);
                 r = hull_err(e, -ENOMEM, "session: out of memory while collecting output");
                 goto out;
@@ -541,8 +551,8 @@ static const char shell_wrapper[] =
 
 int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uint64_t timeout_ms, uint64_t output_bytes,
                       int cancel_fd, sbx_result *ret, hull_error *e) {
-        char *argv[SBX_SESSION_ARGS_MAX + 1] = { (char *) "/bin/sh", (char *) "-c", (char *) shell_wrapper, (char *) "hull-shell",
-                                                 (char *) command };
+        char *argv[SBX_SESSION_ARGS_MAX + 1] = {(char *) "/bin/sh", (char *) "-c", (char *) shell_wrapper,
+                                                (char *) "hull-shell", (char *) command};
         size_t n = 5;
         if (strlen(command) > SBX_SESSION_CMD_MAX)
                 return hull_err(e, -E2BIG, "session: the command is longer than %u bytes", SBX_SESSION_CMD_MAX);
@@ -551,26 +561,29 @@ int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uin
                 if (!eq || eq == *p)
                         return hull_err(e, -EINVAL, "session: '%.64s' is not NAME=VALUE", *p);
                 for (const char *c = *p; c < eq; c++)
-                        if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || *c == '_' || (c > *p && *c >= '0' && *c <= '9')))
-                                return hull_err(e, -EINVAL, "session: '%.*s' is not a variable name", (int) (eq - *p), *p);
+                        if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || *c == '_' ||
+                              (c > *p && *c >= '0' && *c <= '9')))
+                                return hull_err(e, -EINVAL, "session: '%.*s' is not a variable name", (int) (eq - *p),
+                                                *p);
                 if (n >= SBX_SESSION_ARGS_MAX)
                         return hull_err(e, -E2BIG, "session: more than %u variables", SBX_SESSION_ARGS_MAX - 5);
                 argv[n++] = *p;
         }
         argv[n] = NULL;
-        sbx_session_call c = { .argv = argv, .timeout_ms = timeout_ms, .output_bytes = output_bytes, .cancel_fd = cancel_fd };
+        sbx_session_call c = {
+                .argv = argv, .timeout_ms = timeout_ms, .output_bytes = output_bytes, .cancel_fd = cancel_fd};
         return sbx_session_run(s, &c, ret, e);
 }
 
 /* ---- interpreters ---- */
 
-/* Write one frame (u32 LE length, then the bytes) on a non-blocking socket, waiting for room until deadline_us (0: none) while
- * draining the interpreter's output pipes (it may be blocked writing them). Returns 0,
- * -ETIMEDOUT, or a negative errno (-EPIPE: it is gone). */
-static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadline_us, int *out_fd, int *err_fd, capture *out,
-                             capture *err) {
+/* Write one frame (u32 LE length, then the bytes) on a non-blocking socket, waiting for room until deadline_us (0:
+ * none) while draining the interpreter's output pipes (it may be blocked writing them). Returns 0, -ETIMEDOUT, or a
+ * negative errno (-EPIPE: it is gone). */
+static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadline_us, int *out_fd, int *err_fd,
+                             capture *out, capture *err) {
         uint32_t n = (uint32_t) len;
-        unsigned char head[4] = { n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >> 24) & 0xff };
+        unsigned char head[4] = {n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >> 24) & 0xff};
         size_t total = 4 + len, done = 0;
         while (done < total) {
                 const char *p = done < 4 ? (const char *) head + done : buf + (done - 4);
@@ -584,8 +597,9 @@ static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadl
                         continue;
                 if (w < 0 && errno != EAGAIN)
                         return negative_errno();
-                struct pollfd pfd[3] = { { .fd = fd, .events = POLLOUT }, { .fd = *out_fd, .events = POLLIN },
-                                         { .fd = *err_fd, .events = POLLIN } };
+                struct pollfd pfd[3] = {{.fd = fd, .events = POLLOUT},
+                                        {.fd = *out_fd, .events = POLLIN},
+                                        {.fd = *err_fd, .events = POLLIN}};
                 int k = poll(pfd, 3, deadline_us ? (int) ms_left(deadline_us) : -1);
                 if (k == 0)
                         return -ETIMEDOUT;
@@ -617,8 +631,8 @@ static int frame_read(int fd, frame_reader *fr) {
                         if (n > 0) {
                                 fr->head_len += (size_t) n;
                                 if (fr->head_len == 4) {
-                                        fr->want = (size_t) fr->head[0] | ((size_t) fr->head[1] << 8) | ((size_t) fr->head[2] << 16) |
-                                                   ((size_t) fr->head[3] << 24);
+                                        fr->want = (size_t) fr->head[0] | ((size_t) fr->head[1] << 8) |
+                                                   ((size_t) fr->head[2] << 16) | ((size_t) fr->head[3] << 24);
                                         if (fr->want == 0 || fr->want > SBX_CELL_FRAME_MAX)
                                                 return -EBADMSG;
                                         fr->body = malloc(fr->want + 1);
@@ -649,19 +663,19 @@ static int frame_read(int fd, frame_reader *fr) {
 
 static void frame_reset(frame_reader *fr) {
         free(fr->body);
-        *fr = (frame_reader){ 0 };
+        *fr = (frame_reader){0};
 }
 
 /* Wait for one whole frame (blocking up to timeout_ms) and parse it as a JSON object. */
 static int frame_wait_json(int fd, uint64_t timeout_ms, json_t **ret) {
-        frame_reader fr = { 0 };
+        frame_reader fr = {0};
         uint64_t deadline = sbx_now_us() + timeout_ms * 1000ULL;
         int r;
         for (;;) {
                 r = frame_read(fd, &fr);
                 if (r != 0)
                         break;
-                struct pollfd p = { .fd = fd, .events = POLLIN };
+                struct pollfd p = {.fd = fd, .events = POLLIN};
                 int n = poll(&p, 1, (int) ms_left(deadline));
                 if (n == 0) {
                         r = -ETIMEDOUT;
@@ -690,15 +704,18 @@ static int interp_hello(sbx_interp *in, hull_error *e) {
         int r = frame_wait_json(in->sock, SBX_INTERP_START_MS, &j);
         if (r < 0)
                 return hull_err(e, r, "cell: the interpreter did not start (%s)",
-                                r == -EPIPE ? "it ended" : r == -ETIMEDOUT ? "no answer" : "bad first message");
+                                r == -EPIPE       ? "it ended"
+                                : r == -ETIMEDOUT ? "no answer"
+                                                  : "bad first message");
         json_t *hello = json_object_get(j, "hello"), *err = json_object_get(j, "error");
         json_int_t pid = json_integer_value(json_object_get(hello, "pid"));
         if (err) {
                 const char *step = json_string_value(json_object_get(err, "step"));
                 const char *msg = json_string_value(json_object_get(err, "message"));
                 json_int_t en = json_integer_value(json_object_get(err, "errno"));
-                r = hull_err(e, en > 0 && en < 4096 ? -(int) en : -EPROTO, "cell: the zygote could not enter the session: %.60s: %.120s",
-                             step ? step : "?", msg ? msg : "");
+                r = hull_err(e, en > 0 && en < 4096 ? -(int) en : -EPROTO,
+                             "cell: the zygote could not enter the session: %.60s: %.120s", step ? step : "?",
+                             msg ? msg : "");
         } else if (!json_is_object(hello) || pid < 2 || pid > 4194304)
                 r = hull_err(e, -EPROTO, "cell: the interpreter's hello is malformed");
         else
@@ -717,15 +734,16 @@ static int zygote_spawn(sbx_session *s, int cell_fd, int out_w, int err_w, hull_
                 json_array_append_new(envj, json_string(*p));
         sbx_env_free(env);
         json_t *req = json_pack("{s:{s:i,s:i,s:o,s:s,s:I,s:I,s:i}}", "spawn", "uid", (int) SBX_SANDBOX_UID, "gid",
-                                (int) SBX_SANDBOX_UID, "env", envj, "cwd", "/workspace", "nofile", (json_int_t) SBX_DEFAULT_NOFILE,
-                                "fsize", (json_int_t) SBX_DEFAULT_FSIZE_BYTES, "cgroups", (int) s->n_cg_fds);
+                                (int) SBX_SANDBOX_UID, "env", envj, "cwd", "/workspace", "nofile",
+                                (json_int_t) SBX_DEFAULT_NOFILE, "fsize", (json_int_t) SBX_DEFAULT_FSIZE_BYTES,
+                                "cgroups", (int) s->n_cg_fds);
         if (!req)
                 return hull_err(e, -ENOMEM, "cell: out of memory");
         char *buf = json_dumps(req, JSON_COMPACT);
         json_decref(req);
         if (!buf)
                 return hull_err(e, -ENOMEM, "cell: out of memory");
-        int fds[8] = { s->pidfd, cell_fd, out_w, err_w, s->bpf_fd };
+        int fds[8] = {s->pidfd, cell_fd, out_w, err_w, s->bpf_fd};
         size_t nfds = 5;
         for (size_t i = 0; i < s->n_cg_fds; i++)
                 fds[nfds++] = s->cg_fds[i];
@@ -736,20 +754,20 @@ static int zygote_spawn(sbx_session *s, int cell_fd, int out_w, int err_w, hull_
 
 static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
         sbx_interp *in = &s->interp[lang];
-        _cleanup_close_pair_ int cs[2] = { -1, -1 }, outp[2] = { -1, -1 }, errp[2] = { -1, -1 };
+        _cleanup_close_pair_ int cs[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
         _cleanup_close_ int null_fd = -1;
         int r;
 
         interp_close(in);
-        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs) < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-            (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
+            pipe2(errp, O_CLOEXEC) < 0 || (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
                 return hull_err(e, negative_errno(), "cell: cannot create the interpreter's pipes");
         if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0)
                 return hull_err(e, negative_errno(), "cell: cannot set up pipes");
 
         bool zygote = lang == SBX_LANG_PYTHON && s->zygote_fd >= 0 && s->pidfd >= 0 && s->bpf_fd >= 0;
         if (zygote) {
-                hull_error ze = { 0 };
+                hull_error ze = {0};
                 r = zygote_spawn(s, cs[1], outp[1], errp[1], &ze);
                 if (r >= 0) {
                         cs[1] = safe_close(cs[1]);
@@ -783,9 +801,10 @@ static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
                 r = sbx_env_build(NULL, "/workspace", &env);
                 if (r < 0)
                         return hull_err(e, r, "cell: cannot build the environment");
-                char *py[] = { (char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_cell_py, (char *) hull_runtime_hull_py, NULL };
-                char *js[] = { (char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_cell_js, NULL };
-                int fds[4] = { null_fd, outp[1], errp[1], cs[1] };
+                char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_cell_py,
+                              (char *) hull_runtime_hull_py, NULL};
+                char *js[] = {(char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_cell_js, NULL};
+                int fds[4] = {null_fd, outp[1], errp[1], cs[1]};
                 r = ctl_send(s, SBX_CTL_START, 0, lang == SBX_LANG_PYTHON ? py : js, env, fds, 4, -1);
                 sbx_env_free(env);
                 if (r < 0)
@@ -820,20 +839,21 @@ void sbx_cell_result_done(sbx_cell_result *r) {
         r->out = r->err = NULL;
 }
 
-static const char interp_ended_note[] = "\n[hull] the interpreter ended during this cell; the next cell starts a new one\n";
+static const char interp_ended_note[] =
+        "\n[hull] the interpreter ended during this cell; the next cell starts a new one\n";
 
-int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len, uint64_t timeout_ms, uint64_t output_bytes,
-                     int cancel_fd, sbx_cell_result *ret, hull_error *e) {
+int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len, uint64_t timeout_ms,
+                     uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e) {
         return sbx_session_cell_x(s, lang, code, len, NULL, timeout_ms, output_bytes, cancel_fd, ret, e);
 }
 
-int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange, uint64_t timeout_ms,
-                       uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e) {
-        capture out = { 0 }, err = { 0 };
-        frame_reader fr = { 0 };
+int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange,
+                       uint64_t timeout_ms, uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e) {
+        capture out = {0}, err = {0};
+        frame_reader fr = {0};
         int r;
 
-        *ret = (sbx_cell_result){ 0 };
+        *ret = (sbx_cell_result){0};
         if (lang < 0 || lang >= _SBX_LANG_MAX)
                 return hull_err(e, -EINVAL, "cell: unknown language");
         if (s->dead)
@@ -855,7 +875,7 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
         }
         /* Output an earlier cell's leftovers wrote after its end is not this cell's. */
         {
-                capture junk = { 0 };
+                capture junk = {0};
                 if (capture_init(&junk, 64) == 0) {
                         read_into(&in->out_fd, &junk, NULL);
                         read_into(&in->err_fd, &junk, NULL);
@@ -879,8 +899,8 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                         r = hull_err(e, negative_errno(), "cell: cannot set up the interpreter socket");
                         goto out;
                 }
-                r = frame_write_until(in->sock, buf, strlen(buf), timeout_ms ? start + timeout_ms * 1000ULL : 0, &in->out_fd,
-                                      &in->err_fd, &out, &err);
+                r = frame_write_until(in->sock, buf, strlen(buf), timeout_ms ? start + timeout_ms * 1000ULL : 0,
+                                      &in->out_fd, &in->err_fd, &out, &err);
                 free(buf);
         }
         bool ended = false, done = false, timed_out = false;
@@ -892,10 +912,10 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
         uint64_t deadline = timeout_ms ? start + timeout_ms * 1000ULL : 0;
         while (!done && !ended && !timed_out) {
                 struct pollfd pfd[4] = {
-                        { .fd = in->sock, .events = POLLIN },
-                        { .fd = in->out_fd, .events = POLLIN },
-                        { .fd = in->err_fd, .events = POLLIN },
-                        { .fd = cancel_fd, .events = POLLIN },
+                        {.fd = in->sock, .events = POLLIN},
+                        {.fd = in->out_fd, .events = POLLIN},
+                        {.fd = in->err_fd, .events = POLLIN},
+                        {.fd = cancel_fd, .events = POLLIN},
                 };
                 int n = poll(pfd, cancel_fd >= 0 ? 4 : 3, deadline ? (int) ms_left(deadline) : -1);
                 if (n < 0 && errno != EINTR) {
@@ -965,7 +985,8 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
         ret->wall_us = sbx_now_us() - start;
         ret->out_truncated = capture_dropped(&out) > 0;
         ret->err_truncated = capture_dropped(&err) > 0;
-        if (capture_contents(&out, &ret->out, &ret->out_len) < 0 || capture_contents(&err, &ret->err, &ret->err_len) < 0) {
+        if (capture_contents(&out, &ret->out, &ret->out_len) < 0 ||
+            capture_contents(&err, &ret->err, &ret->err_len) < 0) {
                 sbx_cell_result_done(ret);
                 r = hull_err(e, -ENOMEM, "cell: out of memory while collecting output");
                 goto out;
@@ -983,7 +1004,7 @@ out:
 /* ---- the zygote ---- */
 
 int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
-        _cleanup_close_pair_ int sp[2] = { -1, -1 };
+        _cleanup_close_pair_ int sp[2] = {-1, -1};
         if (access(PYTHON_BIN, X_OK) < 0)
                 return hull_err(e, -ENOENT, "zygote: %s is not installed", PYTHON_BIN);
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -993,10 +1014,12 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
         if (pid < 0)
                 return hull_err(e, negative_errno(), "zygote: fork");
         if (pid == 0) {
-                char *argv[] = { (char *) "hull-zygote", (char *) "-c", (char *) hull_runtime_zygote_py,
-                                 (char *) hull_runtime_cell_py, (char *) hull_runtime_hull_py, NULL };
-                char *envp[] = { (char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1", (char *) "MKL_NUM_THREADS=1",
-                                 (char *) "PATH=/usr/bin:/bin", (char *) "LANG=C.UTF-8", NULL };
+                char *argv[] = {(char *) "hull-zygote",          (char *) "-c",
+                                (char *) hull_runtime_zygote_py, (char *) hull_runtime_cell_py,
+                                (char *) hull_runtime_hull_py,   NULL};
+                char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1",
+                                (char *) "MKL_NUM_THREADS=1",      (char *) "PATH=/usr/bin:/bin",
+                                (char *) "LANG=C.UTF-8",           NULL};
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                         _exit(1);
                 /* No controlling terminal: hull serve's may be an operator's, and every interpreter
@@ -1022,7 +1045,7 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
 }
 
 int sbx_zygote_wait_ready(int zygote_fd, uint64_t timeout_ms, hull_error *e) {
-        struct pollfd p = { .fd = zygote_fd, .events = POLLIN };
+        struct pollfd p = {.fd = zygote_fd, .events = POLLIN};
         int n = poll(&p, 1, (int) timeout_ms);
         if (n == 0)
                 return hull_err(e, -ETIMEDOUT, "zygote: not ready after %" PRIu64 " ms", timeout_ms);

@@ -31,24 +31,24 @@
 #include "sbx.h"
 
 typedef struct sbx_session_spec {
-        uint64_t memory_bytes;    /* memory cgroup limit, also the workspace tmpfs size cap */
+        uint64_t memory_bytes; /* memory cgroup limit, also the workspace tmpfs size cap */
         uint64_t pids;
         uint64_t millicpus;
-        uint64_t tmp_bytes;       /* /tmp and /dev/shm */
-        const char *handles_dir;  /* host directory bound read-only at /handles, or NULL */
+        uint64_t tmp_bytes;      /* /tmp and /dev/shm */
+        const char *handles_dir; /* host directory bound read-only at /handles, or NULL */
         bool use_cgroups;
 } sbx_session_spec;
 
 /* The session as its owner holds it. */
 typedef struct sbx_session_box {
-        pid_t pid;             /* the init */
+        pid_t pid; /* the init */
         int pidfd;
-        int ctl_fd;            /* host end of the control socket */
-        int ws_fd;             /* /workspace of the sandbox (O_DIRECTORY) */
-        int bpf_fd;            /* sealed memfd: the seccomp programs, for the zygote */
-        int cg_fds[3];         /* cgroup membership files opened for writing, for the zygote */
+        int ctl_fd;    /* host end of the control socket */
+        int ws_fd;     /* /workspace of the sandbox (O_DIRECTORY) */
+        int bpf_fd;    /* sealed memfd: the seccomp programs, for the zygote */
+        int cg_fds[3]; /* cgroup membership files opened for writing, for the zygote */
         size_t n_cg_fds;
-        uid_t host_uid;        /* who the sandbox user is on the host */
+        uid_t host_uid; /* who the sandbox user is on the host */
         gid_t host_gid;
         sbx_cgroup cg;
         bool have_cg;
@@ -60,9 +60,9 @@ typedef struct sbx_session_box {
 int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e);
 
 typedef struct sbx_session_end_info {
-        bool oom_killed;            /* the memory cgroup killed something */
-        bool init_died;             /* the init ended on its own (not by sbx_session_box_end) */
-        int init_status;            /* its wait status */
+        bool oom_killed; /* the memory cgroup killed something */
+        bool init_died;  /* the init ended on its own (not by sbx_session_box_end) */
+        int init_status; /* its wait status */
         uint64_t peak_memory_bytes;
 } sbx_session_end_info;
 
@@ -91,24 +91,24 @@ int sbx_lang_from_string(const char *s, sbx_lang *ret);
 
 typedef struct sbx_interp {
         bool running;
-        pid_t pid;            /* inside the session's pid namespace */
-        int sock;             /* framed control socket */
-        int out_fd, err_fd;   /* read ends of its stdout and stderr (non-blocking) */
+        pid_t pid;          /* inside the session's pid namespace */
+        int sock;           /* framed control socket */
+        int out_fd, err_fd; /* read ends of its stdout and stderr (non-blocking) */
         bool from_zygote;
 } sbx_interp;
 
 typedef struct sbx_session {
-        int ctl_fd;           /* borrowed: the caller closes them */
+        int ctl_fd; /* borrowed: the caller closes them */
         int ws_fd;
-        int pidfd;            /* for zygote spawns; -1 when not available */
+        int pidfd; /* for zygote spawns; -1 when not available */
         int bpf_fd;
         int cg_fds[3];
         size_t n_cg_fds;
-        int zygote_fd;        /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
-        int hangup_fd;        /* the caller's connection during a call, or -1: when its peer hangs
-                               * up, sbx_session_run stops the command as cancel_fd would (cells
-                               * go on: their interpreter's state is worth more) */
-        bool dead;            /* the control socket broke: every call fails */
+        int zygote_fd; /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
+        int hangup_fd; /* the caller's connection during a call, or -1: when its peer hangs
+                        * up, sbx_session_run stops the command as cancel_fd would (cells
+                        * go on: their interpreter's state is worth more) */
+        bool dead;     /* the control socket broke: every call fails */
         sbx_interp interp[_SBX_LANG_MAX];
         char warning[HULL_ERROR_MSG_MAX]; /* the last fallback taken, "" when none */
 } sbx_session;
@@ -120,11 +120,11 @@ void sbx_session_init(sbx_session *s, int ctl_fd, int ws_fd, int pidfd, int bpf_
 void sbx_session_done(sbx_session *s);
 
 typedef struct sbx_session_call {
-        char *const *argv;       /* NULL-terminated */
-        char *const *env;        /* extra K=V over the defaults, NULL-terminated, or NULL */
-        uint64_t timeout_ms;     /* 0: none */
-        uint64_t output_bytes;   /* per stream, head + tail */
-        int cancel_fd;           /* signalfd/eventfd or -1: readable stops the call */
+        char *const *argv;     /* NULL-terminated */
+        char *const *env;      /* extra K=V over the defaults, NULL-terminated, or NULL */
+        uint64_t timeout_ms;   /* 0: none */
+        uint64_t output_bytes; /* per stream, head + tail */
+        int cancel_fd;         /* signalfd/eventfd or -1: readable stops the call */
 } sbx_session_call;
 
 /* Run a command in the session and wait for it; when it ends, every process it left is killed.
@@ -135,11 +135,11 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
 /* Run command with /bin/sh in the session, in the directory and with the exported variables
  * the previous sbx_session_shell left (kept in the sandbox's /tmp). env (NAME=VALUE entries) is
  * exported for this call only. */
-int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uint64_t timeout_ms,
-                      uint64_t output_bytes, int cancel_fd, sbx_result *ret, hull_error *e);
+int sbx_session_shell(sbx_session *s, const char *command, char *const *env, uint64_t timeout_ms, uint64_t output_bytes,
+                      int cancel_fd, sbx_result *ret, hull_error *e);
 
 typedef struct sbx_cell_result {
-        int exit_code;            /* 0 ran, 1 raised, 124 deadline */
+        int exit_code; /* 0 ran, 1 raised, 124 deadline */
         bool timed_out;
         bool interpreter_started; /* a fresh interpreter ran this cell */
         bool interpreter_ended;   /* it is gone after this cell (deadline, crash) */
@@ -154,8 +154,8 @@ int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len
                      uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
 /* The same, telling the interpreter the call's exchange directory (the path inside the sandbox,
  * e.g. /workspace/.hull/x-...; NULL: none), where the hull module's save/emit/publish write. */
-int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange, uint64_t timeout_ms,
-                       uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
+int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange,
+                       uint64_t timeout_ms, uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
 void sbx_cell_result_done(sbx_cell_result *r);
 
 /* ---- the zygote ---- */

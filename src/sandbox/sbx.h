@@ -23,41 +23,41 @@ enum {
 
 typedef struct sbx_spec {
         sbx_tier tier;
-        char *const *argv;          /* command and arguments, NULL-terminated; borrowed */
-        char *const *env;           /* extra K=V entries, NULL-terminated; borrowed */
-        const char *workdir;        /* host directory bound at /workspace (container) or cwd */
-        const char *rootfs;         /* container: prepared root instead of the host's /usr; NULL */
-        const char *handles_dir;    /* container: host directory bound read-only at /handles; NULL */
-        const char *stdin_path;     /* NULL: stdin is empty (/dev/null) */
-        uint64_t timeout_ms;        /* 0: none */
-        uint64_t memory_bytes;      /* 0: no memory cgroup */
-        uint64_t pids;              /* 0: no pids cgroup */
-        uint64_t millicpus;         /* 0: no CPU quota */
-        uint64_t tmp_bytes;         /* container: size of /tmp (and /dev/shm) */
-        uint64_t output_bytes;      /* per stream, head + tail */
-        bool use_cgroups;           /* false only when the caller said --no-cgroup */
-        bool stream_output;         /* also write the head of stdout/stderr to our own fds 1
-                                     * and 2 as it arrives (see out_head_len) */
-        int cancel_fd;              /* a signalfd (or -1): a signal on it stops the run like a
-                                     * timeout and is reported in interrupted_signal */
+        char *const *argv;       /* command and arguments, NULL-terminated; borrowed */
+        char *const *env;        /* extra K=V entries, NULL-terminated; borrowed */
+        const char *workdir;     /* host directory bound at /workspace (container) or cwd */
+        const char *rootfs;      /* container: prepared root instead of the host's /usr; NULL */
+        const char *handles_dir; /* container: host directory bound read-only at /handles; NULL */
+        const char *stdin_path;  /* NULL: stdin is empty (/dev/null) */
+        uint64_t timeout_ms;     /* 0: none */
+        uint64_t memory_bytes;   /* 0: no memory cgroup */
+        uint64_t pids;           /* 0: no pids cgroup */
+        uint64_t millicpus;      /* 0: no CPU quota */
+        uint64_t tmp_bytes;      /* container: size of /tmp (and /dev/shm) */
+        uint64_t output_bytes;   /* per stream, head + tail */
+        bool use_cgroups;        /* false only when the caller said --no-cgroup */
+        bool stream_output;      /* also write the head of stdout/stderr to our own fds 1
+                                  * and 2 as it arrives (see out_head_len) */
+        int cancel_fd;           /* a signalfd (or -1): a signal on it stops the run like a
+                                  * timeout and is reported in interrupted_signal */
 } sbx_spec;
 
 typedef struct sbx_result {
-        bool exited;                /* exit_code is valid */
+        bool exited; /* exit_code is valid */
         int exit_code;
-        int term_signal;            /* signal that ended the command, 0 if none */
+        int term_signal; /* signal that ended the command, 0 if none */
         bool timed_out;
-        int interrupted_signal;     /* the signal that made the caller stop the run, or 0 */
+        int interrupted_signal; /* the signal that made the caller stop the run, or 0 */
         bool oom_killed;
-        char *out, *err;            /* captured bytes (NUL-terminated, may contain NULs) */
+        char *out, *err; /* captured bytes (NUL-terminated, may contain NULs) */
         size_t out_len, err_len;
         size_t out_head_len, err_head_len; /* the first bytes of out/err: already streamed when
                                             * stream_output was set */
         uint64_t out_total, err_total;
         uint64_t out_dropped, err_dropped;
         uint64_t wall_us, cpu_user_us, cpu_sys_us;
-        uint64_t peak_memory_bytes; /* cgroup peak when known, else max RSS */
-        const char *tier;           /* "container" or "process" */
+        uint64_t peak_memory_bytes;       /* cgroup peak when known, else max RSS */
+        const char *tier;                 /* "container" or "process" */
         char warning[HULL_ERROR_MSG_MAX]; /* something went wrong after the command ran (e.g. a
                                            * cgroup left behind); "" when all went well */
 } sbx_result;

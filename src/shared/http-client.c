@@ -38,15 +38,15 @@ int httpc_new(httpc **ret, hull_error *e) {
                 return hull_err(e, -ENOMEM, "http: out of memory");
         c->handle = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (!c->handle) {
-                int r = hull_err_hint(e, -ENOENT, "install libcurl4 (scripts/install-deps.sh does)", "http: cannot load %s: %s",
-                                      CURL_SONAME, dlerror());
+                int r = hull_err_hint(e, -ENOENT, "install libcurl4 (scripts/install-deps.sh does)",
+                                      "http: cannot load %s: %s", CURL_SONAME, dlerror());
                 free(c);
                 return r;
         }
-#define LOAD(f)                                                                                    \
-        if (!(*(void **) &c->f = dlsym(c->handle, "curl_" #f))) {                                  \
-                httpc_free(c);                                                                     \
-                return hull_err(e, -ENOENT, "http: %s lacks curl_%s", CURL_SONAME, #f);            \
+#define LOAD(f)                                                                                                        \
+        if (!(*(void **) &c->f = dlsym(c->handle, "curl_" #f))) {                                                      \
+                httpc_free(c);                                                                                         \
+                return hull_err(e, -ENOENT, "http: %s lacks curl_%s", CURL_SONAME, #f);                                \
         }
         LOAD(global_init);
         LOAD(global_cleanup);
@@ -79,7 +79,7 @@ void httpc_free(httpc *c) {
 
 void httpc_answer_done(httpc_answer *a) {
         free(a->body);
-        *a = (httpc_answer){ 0 };
+        *a = (httpc_answer){0};
 }
 
 /* What the callbacks fill while the exchange runs. */
@@ -143,9 +143,12 @@ static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
 /* libcurl's error as an errno. Not a switch: CURLcode has a hundred values (-Wswitch-enum). */
 static int errno_of(CURLcode cc) {
         static const CURLcode proto[] = {
-                CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT,  CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION,
-                CURLE_SSL_CERTPROBLEM,      CURLE_SSL_CIPHER,     CURLE_SSL_CACERT_BADFILE, CURLE_WEIRD_SERVER_REPLY,
-                CURLE_GOT_NOTHING,          CURLE_HTTP2,          CURLE_RECV_ERROR,         CURLE_SEND_ERROR,
+                CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT,
+                CURLE_SSL_CONNECT_ERROR,    CURLE_PEER_FAILED_VERIFICATION,
+                CURLE_SSL_CERTPROBLEM,      CURLE_SSL_CIPHER,
+                CURLE_SSL_CACERT_BADFILE,   CURLE_WEIRD_SERVER_REPLY,
+                CURLE_GOT_NOTHING,          CURLE_HTTP2,
+                CURLE_RECV_ERROR,           CURLE_SEND_ERROR,
                 CURLE_PARTIAL_FILE,
         };
         if (cc == CURLE_COULDNT_CONNECT)
@@ -169,8 +172,8 @@ static long ms_long(uint64_t ms) {
 }
 
 int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
-        httpc_answer a = { 0 };
-        transfer t = { .req = req, .a = &a };
+        httpc_answer a = {0};
+        transfer t = {.req = req, .a = &a};
         struct curl_slist *headers = NULL;
         char errbuf[CURL_ERROR_SIZE] = "";
         const char *where = req->unix_socket ? req->unix_socket : req->url;
@@ -201,8 +204,8 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
                 return hull_err(e, -ENOMEM, "http: cannot make a libcurl handle");
         }
         CURLcode cc = CURLE_OK;
-#define SET(opt, val)                                                                              \
-        if (cc == CURLE_OK)                                                                        \
+#define SET(opt, val)                                                                                                  \
+        if (cc == CURLE_OK)                                                                                            \
                 cc = c->easy_setopt(h, opt, val);
         SET(CURLOPT_URL, req->url);
         SET(CURLOPT_ERRORBUFFER, errbuf);
@@ -215,7 +218,8 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
         SET(CURLOPT_POST, 1L);
         SET(CURLOPT_POSTFIELDS, req->body);
         SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
-        SET(CURLOPT_CONNECTTIMEOUT_MS, ms_long(req->connect_timeout_ms ? req->connect_timeout_ms : HTTPC_CONNECT_TIMEOUT_MS));
+        SET(CURLOPT_CONNECTTIMEOUT_MS,
+            ms_long(req->connect_timeout_ms ? req->connect_timeout_ms : HTTPC_CONNECT_TIMEOUT_MS));
         SET(CURLOPT_TIMEOUT_MS, ms_long(req->timeout_ms));
         SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) req->answer_max);
         SET(CURLOPT_WRITEFUNCTION, on_body);
@@ -264,7 +268,7 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
                 goto out;
         }
         *ret = a;
-        a = (httpc_answer){ 0 };
+        a = (httpc_answer){0};
 out:
         c->easy_cleanup(h);
         c->slist_free_all(headers);

@@ -24,10 +24,10 @@ static inline void httpc_freep(httpc **c) {
 #define _cleanup_httpc_ _cleanup_(httpc_freep)
 
 typedef struct httpc_request {
-        const char *url;             /* http:// or https:// (the caller checks the scheme) */
-        const char *unix_socket;     /* connect here instead of the URL's host; NULL: TCP */
-        const char *const *headers;  /* "Name: value" lines, at most HTTPC_HEADERS_MAX, NULL-ended */
-        const char *body;            /* the POST body */
+        const char *url;            /* http:// or https:// (the caller checks the scheme) */
+        const char *unix_socket;    /* connect here instead of the URL's host; NULL: TCP */
+        const char *const *headers; /* "Name: value" lines, at most HTTPC_HEADERS_MAX, NULL-ended */
+        const char *body;           /* the POST body */
         size_t body_len;
         uint64_t connect_timeout_ms; /* 0: HTTPC_CONNECT_TIMEOUT_MS */
         uint64_t timeout_ms;         /* the whole exchange; 0: no limit */
@@ -36,12 +36,12 @@ typedef struct httpc_request {
 } httpc_request;
 
 typedef struct httpc_answer {
-        long status;                                 /* the HTTP status of the final response */
-        char *body;                                  /* NUL-terminated, not counted; never NULL on success */
+        long status; /* the HTTP status of the final response */
+        char *body;  /* NUL-terminated, not counted; never NULL on success */
         size_t body_len;
-        char content_type[HTTPC_HEADER_VALUE_MAX];   /* "" when absent */
-        unsigned captured_count;                     /* how often capture_header came */
-        char captured[HTTPC_HEADER_VALUE_MAX];       /* its first value, trimmed ("" none or too long) */
+        char content_type[HTTPC_HEADER_VALUE_MAX]; /* "" when absent */
+        unsigned captured_count;                   /* how often capture_header came */
+        char captured[HTTPC_HEADER_VALUE_MAX];     /* its first value, trimmed ("" none or too long) */
 } httpc_answer;
 
 void httpc_answer_done(httpc_answer *a);

@@ -13,7 +13,7 @@
 static void test_parse(void) {
         char hex[SHA256_HEX_SIZE], file[512];
         auth_tokens t;
-        hull_error e = { 0 };
+        hull_error e = {0};
         CHECK(sha256_hex(TOKEN, strlen(TOKEN), hex) == 0);
         snprintf(file, sizeof(file),
                  "# tokens\n\n%s code:run ci   # the CI\r\n"
@@ -48,7 +48,8 @@ static void test_parse(void) {
                 "0000000000000000000000000000000000000000000000000000000000000000 code:run,\n",
                 "0000000000000000000000000000000000000000000000000000000000000000 code:run bad/name\n",
                 "000000000000000000000000000000000000000000000000000000000000000A code:run\n",
-                "0000000000000000000000000000000000000000000000000000000000000000 code:run\n0000000000000000000000000000000000000000000000000000000000000000 *\n",
+                "0000000000000000000000000000000000000000000000000000000000000000 "
+                "code:run\n0000000000000000000000000000000000000000000000000000000000000000 *\n",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 int r = auth_tokens_parse(bad[i], strlen(bad[i]), &t, &e);

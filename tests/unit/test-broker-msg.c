@@ -12,9 +12,9 @@
 #include "test.h"
 
 static void test_paths(void) {
-        static const char *const good[] = { "a", "a/b", "a.b/c..d/.e", "é/ü", "x y", "a-b_c" };
-        static const char *const bad[] = { "", "/a", "a/", "a//b", ".", "..", "a/./b", "a/../b", "../a", "a/..",
-                                           "a\\b", "a\nb", "a\tb", "a\x7f" };
+        static const char *const good[] = {"a", "a/b", "a.b/c..d/.e", "é/ü", "x y", "a-b_c"};
+        static const char *const bad[] = {"",       "/a",   "a/",   "a//b", ".",    "..",   "a/./b",
+                                          "a/../b", "../a", "a/..", "a\\b", "a\nb", "a\tb", "a\x7f"};
         for (size_t i = 0; i < ELEMENTSOF(good); i++)
                 TEST_RESULT(brk_path_is_clean(good[i], strlen(good[i])), "'%s' is clean", good[i]);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
@@ -27,14 +27,24 @@ static void test_paths(void) {
 }
 
 static void test_request(void) {
-        char *argv0[] = { (char *) "/bin/sh", (char *) "-c", (char *) "echo hi", NULL };
-        char *argv1[] = { (char *) "true", NULL };
-        brk_file files[] = { { (char *) "a/b.txt", (char *) "x\0y", 3 }, { (char *) "empty", (char *) "", 0 } };
-        brk_step steps[] = { { argv0, 3 }, { argv1, 1 } };
-        char *arts[] = { (char *) "out.txt" };
-        brk_request r = { .timeout_ms = 1234, .memory_bytes = 1ULL << 40, .pids = 7, .tmp_bytes = 9, .output_bytes = 11,
-                          .artifact_bytes = 13, .flags = BRK_STOP_ON_FAILURE, .files = files, .n_files = 2, .steps = steps,
-                          .n_steps = 2, .artifacts = arts, .n_artifacts = 1 };
+        char *argv0[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo hi", NULL};
+        char *argv1[] = {(char *) "true", NULL};
+        brk_file files[] = {{(char *) "a/b.txt", (char *) "x\0y", 3}, {(char *) "empty", (char *) "", 0}};
+        brk_step steps[] = {{argv0, 3}, {argv1, 1}};
+        char *arts[] = {(char *) "out.txt"};
+        brk_request r = {.timeout_ms = 1234,
+                         .memory_bytes = 1ULL << 40,
+                         .pids = 7,
+                         .tmp_bytes = 9,
+                         .output_bytes = 11,
+                         .artifact_bytes = 13,
+                         .flags = BRK_STOP_ON_FAILURE,
+                         .files = files,
+                         .n_files = 2,
+                         .steps = steps,
+                         .n_steps = 2,
+                         .artifacts = arts,
+                         .n_artifacts = 1};
         char *buf, *buf2;
         size_t len, len2;
         brk_request d;
@@ -82,7 +92,7 @@ static void test_request(void) {
         bad = r;
         bad.timeout_ms = 0;
         CHECK(brk_request_encode(&bad, &buf, &len) == -EINVAL);
-        brk_file evil[] = { { (char *) "../etc/passwd", (char *) "", 0 } };
+        brk_file evil[] = {{(char *) "../etc/passwd", (char *) "", 0}};
         bad = r;
         bad.files = evil;
         bad.n_files = 1;
@@ -94,20 +104,38 @@ static void test_request(void) {
 
 static void test_result(void) {
         brk_step_result steps[] = {
-                { .status = 0, .flags = BRK_STEP_EXITED, .wall_us = 5, .out = (char *) "42\n", .out_len = 3, .err = (char *) "", .err_len = 0 },
-                { .status = 124, .term_signal = 15, .flags = BRK_STEP_TIMED_OUT | BRK_STEP_OUT_TRUNCATED, .out = (char *) "\xff\0",
-                  .out_len = 2, .err = (char *) "e", .err_len = 1 },
+                {.status = 0,
+                 .flags = BRK_STEP_EXITED,
+                 .wall_us = 5,
+                 .out = (char *) "42\n",
+                 .out_len = 3,
+                 .err = (char *) "",
+                 .err_len = 0},
+                {.status = 124,
+                 .term_signal = 15,
+                 .flags = BRK_STEP_TIMED_OUT | BRK_STEP_OUT_TRUNCATED,
+                 .out = (char *) "\xff\0",
+                 .out_len = 2,
+                 .err = (char *) "e",
+                 .err_len = 1},
         };
-        brk_file arts[] = { { (char *) "o/x", (char *) "\0\1", 2 } };
-        brk_result r = { .outcome = BRK_OUTCOME_TIMED_OUT, .detail = (char *) "step 2 used up the run's 100 ms",
-                         .started_unix_ms = 1, .ended_unix_ms = 2, .artifacts_truncated = true, .steps = steps, .n_steps = 2,
-                         .artifacts = arts, .n_artifacts = 1 };
+        brk_file arts[] = {{(char *) "o/x", (char *) "\0\1", 2}};
+        brk_result r = {.outcome = BRK_OUTCOME_TIMED_OUT,
+                        .detail = (char *) "step 2 used up the run's 100 ms",
+                        .started_unix_ms = 1,
+                        .ended_unix_ms = 2,
+                        .artifacts_truncated = true,
+                        .steps = steps,
+                        .n_steps = 2,
+                        .artifacts = arts,
+                        .n_artifacts = 1};
         char *buf, *buf2;
         size_t len, len2;
         brk_result d;
         CHECK(brk_result_encode(&r, &buf, &len) == 0);
         CHECK(brk_result_decode(buf, len, &d) == 0);
-        CHECK(d.outcome == BRK_OUTCOME_TIMED_OUT && d.started_unix_ms == 1 && d.ended_unix_ms == 2 && d.artifacts_truncated);
+        CHECK(d.outcome == BRK_OUTCOME_TIMED_OUT && d.started_unix_ms == 1 && d.ended_unix_ms == 2 &&
+              d.artifacts_truncated);
         CHECK_EQ_STR(d.detail, "step 2 used up the run's 100 ms");
         CHECK(d.n_steps == 2 && d.steps[1].status == 124 && d.steps[1].term_signal == 15 && d.steps[1].out_len == 2 &&
               memcmp(d.steps[1].out, "\xff\0", 2) == 0 && (d.steps[1].flags & BRK_STEP_TIMED_OUT));
@@ -123,7 +151,7 @@ static void test_result(void) {
         free(buf);
 
         /* an empty "not started" answer, as the broker sends when it refuses a run */
-        brk_result ns = { .outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) "refused" };
+        brk_result ns = {.outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) "refused"};
         CHECK(brk_result_encode(&ns, &buf, &len) == 0);
         CHECK(brk_result_decode(buf, len, &d) == 0 && d.outcome == BRK_OUTCOME_NOT_STARTED && d.n_steps == 0);
         brk_result_done(&d);

@@ -11,7 +11,8 @@ static void test_csv(void) {
         hd_csv_field f[8];
         hd_csv c;
         uint64_t line;
-        const char *in = "\xef\xbb\xbf" "a,b\r\n\"x,\"\"y\"\"\nz\",2\n,\n";
+        const char *in = "\xef\xbb\xbf"
+                         "a,b\r\n\"x,\"\"y\"\"\nz\",2\n,\n";
         hd_csv_init(&c, in, strlen(in), ',');
         CHECK_EQ_INT(hd_csv_next(&c, f, 8, &line, NULL), 2);
         CHECK(f[0].n == 1 && f[0].p[0] == 'a' && f[1].n == 1);
@@ -23,7 +24,7 @@ static void test_csv(void) {
         CHECK_EQ_INT(hd_csv_next(&c, f, 8, &line, NULL), 2);
         CHECK_EQ_INT(line, 4); /* the quoted newline counted */
         CHECK_EQ_INT(hd_csv_next(&c, f, 8, &line, NULL), 0);
-        hull_error e = { 0 };
+        hull_error e = {0};
         hd_csv_init(&c, "\"open", 5, ',');
         CHECK_EQ_INT(hd_csv_next(&c, f, 8, &line, &e), -EBADMSG);
         CHECK(strstr(e.msg, "not closed") != NULL);
@@ -62,22 +63,26 @@ static json_t *shape_of(const char *s, int *ret) {
 
 static void test_json(void) {
         int r;
-        json_t *sh = shape_of("{\"a\": [1, 2, {\"x\": null}], \"b\": {\"c\": \"\\u00e9\", \"d\": [true]}, \"e\\n\": 1.5e2}", &r);
+        json_t *sh = shape_of(
+                "{\"a\": [1, 2, {\"x\": null}], \"b\": {\"c\": \"\\u00e9\", \"d\": [true]}, \"e\\n\": 1.5e2}", &r);
         CHECK_EQ_INT(r, 0);
         CHECK_EQ_STR(json_string_value(json_object_get(sh, "type")), "object");
         CHECK_EQ_INT(json_integer_value(json_object_get(sh, "n_keys")), 3);
         json_t *keys = json_object_get(sh, "keys");
         CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(keys, "a"), "type")), "array");
         CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(keys, "a"), "length")), 3);
-        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(keys, "a"), "items"), "type")), "mixed");
+        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(keys, "a"), "items"), "type")),
+                     "mixed");
         CHECK(json_object_get(keys, "e\n") != NULL); /* keys decoded */
         json_t *b = json_object_get(keys, "b");
-        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(b, "keys"), "d"), "type")), "array");
+        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_object_get(b, "keys"), "d"), "type")),
+                     "array");
         CHECK(json_object_get(json_object_get(json_object_get(b, "keys"), "d"), "items") == NULL); /* two levels only */
         /* stable: same bytes, same shape */
         char *d1 = json_dumps(sh, JSON_COMPACT);
         json_decref(sh);
-        sh = shape_of("{\"a\": [1, 2, {\"x\": null}], \"b\": {\"c\": \"\\u00e9\", \"d\": [true]}, \"e\\n\": 1.5e2}", &r);
+        sh = shape_of("{\"a\": [1, 2, {\"x\": null}], \"b\": {\"c\": \"\\u00e9\", \"d\": [true]}, \"e\\n\": 1.5e2}",
+                      &r);
         char *d2 = json_dumps(sh, JSON_COMPACT);
         CHECK_EQ_STR(d1, d2);
         free(d1);
@@ -107,13 +112,29 @@ static void test_json(void) {
         json_decref(sh);
 
         /* invalid */
-        static const char *const bad[] = { "", " ", "{", "[1,]", "{\"a\":1,}", "01", "1.", "\"\\x\"", "\"\x01\"", "\"\xff\"",
-                                           "tru", "[1] 2", "\xef\xbb\xbf[]", "{1:2}", "\"\xed\xa0\x80\"", "-", "1e+" };
+        static const char *const bad[] = {"",
+                                          " ",
+                                          "{",
+                                          "[1,]",
+                                          "{\"a\":1,}",
+                                          "01",
+                                          "1.",
+                                          "\"\\x\"",
+                                          "\"\x01\"",
+                                          "\"\xff\"",
+                                          "tru",
+                                          "[1] 2",
+                                          "\xef\xbb\xbf[]",
+                                          "{1:2}",
+                                          "\"\xed\xa0\x80\"",
+                                          "-",
+                                          "1e+"};
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                hull_error e = { 0 };
+                hull_error e = {0};
                 sh = NULL;
                 r = hd_json_scan(bad[i], strlen(bad[i]), &sh, NULL, NULL, &e);
-                TEST_RESULT(r == -EBADMSG && !sh && strstr(e.msg, "not JSON"), "invalid JSON %zu refused: %s", i, e.msg);
+                TEST_RESULT(r == -EBADMSG && !sh && strstr(e.msg, "not JSON"), "invalid JSON %zu refused: %s", i,
+                            e.msg);
         }
 
         /* 100000 levels: accepted without recursion; one more refused */
@@ -133,7 +154,7 @@ static void test_json(void) {
         memmove(deep + 1, deep, depth * 2);
         deep[0] = '[';
         deep[depth * 2 + 1] = ']';
-        hull_error e = { 0 };
+        hull_error e = {0};
         r = hd_json_scan(deep, depth * 2 + 2, NULL, NULL, NULL, &e);
         CHECK_EQ_INT(r, -ELOOP);
         CHECK(strstr(e.msg, "deeper") != NULL);

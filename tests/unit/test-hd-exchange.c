@@ -45,21 +45,20 @@ static void write_str(int dir_fd, const char *name, const char *s) {
 static void test_parse_new_handles(void) {
         hd_exchange x;
         hd_exchange_init(&x);
-        const char *in =
-                "{\"id\":\"t1\",\"kind\":\"table\",\"file\":\"1.sqlite\",\"source\":\"cell\"}\n"
-                "\n"
-                "{\"id\":\"evil1\",\"kind\":\"json\",\"file\":\"/etc/passwd\",\"source\":\"s\"}\n"
-                "{\"id\":\"evil2\",\"kind\":\"json\",\"file\":\"../secret.txt\",\"source\":\"s\"}\n"
-                "{\"id\":\"evil3\",\"kind\":\"json\",\"file\":[\"a\"],\"source\":\"s\"}\n"
-                "{\"id\":\"evil4\",\"kind\":\"json\",\"file\":\"a\\u0000b\",\"source\":\"s\"}\n"
-                "{\"id\":\"../x\",\"kind\":\"json\",\"file\":\"5.json\",\"source\":\"s\"}\n"
-                "{\"id\":\"k\",\"kind\":\"exe\",\"file\":\"6.bin\",\"source\":\"s\"}\n"
-                "{\"id\":\"m\",\"kind\":\"json\",\"file\":\"emit.json\",\"source\":\"s\"}\n"
-                "{\"id\":\"n\",\"kind\":\"json\",\"file\":\"7.json\",\"source\":\"s\",\"path\":\"/etc\"}\n"
-                "not json at all\n"
-                "{\"id\":\"t1\",\"kind\":\"json\",\"file\":\"8.json\",\"source\":\"s\"}\n"
-                "{\"id\":\"t2\",\"kind\":\"json\",\"file\":\"1.sqlite\",\"source\":\"s\"}\n"
-                "{\"id\":\"j.2-x_y\",\"kind\":\"json\",\"file\":\"2.json\",\"source\":\"run_python\"}";
+        const char *in = "{\"id\":\"t1\",\"kind\":\"table\",\"file\":\"1.sqlite\",\"source\":\"cell\"}\n"
+                         "\n"
+                         "{\"id\":\"evil1\",\"kind\":\"json\",\"file\":\"/etc/passwd\",\"source\":\"s\"}\n"
+                         "{\"id\":\"evil2\",\"kind\":\"json\",\"file\":\"../secret.txt\",\"source\":\"s\"}\n"
+                         "{\"id\":\"evil3\",\"kind\":\"json\",\"file\":[\"a\"],\"source\":\"s\"}\n"
+                         "{\"id\":\"evil4\",\"kind\":\"json\",\"file\":\"a\\u0000b\",\"source\":\"s\"}\n"
+                         "{\"id\":\"../x\",\"kind\":\"json\",\"file\":\"5.json\",\"source\":\"s\"}\n"
+                         "{\"id\":\"k\",\"kind\":\"exe\",\"file\":\"6.bin\",\"source\":\"s\"}\n"
+                         "{\"id\":\"m\",\"kind\":\"json\",\"file\":\"emit.json\",\"source\":\"s\"}\n"
+                         "{\"id\":\"n\",\"kind\":\"json\",\"file\":\"7.json\",\"source\":\"s\",\"path\":\"/etc\"}\n"
+                         "not json at all\n"
+                         "{\"id\":\"t1\",\"kind\":\"json\",\"file\":\"8.json\",\"source\":\"s\"}\n"
+                         "{\"id\":\"t2\",\"kind\":\"json\",\"file\":\"1.sqlite\",\"source\":\"s\"}\n"
+                         "{\"id\":\"j.2-x_y\",\"kind\":\"json\",\"file\":\"2.json\",\"source\":\"run_python\"}";
         CHECK_EQ_INT(hd_exchange_parse_new_handles(in, strlen(in), 0, &x), 0);
         CHECK_EQ_INT(x.n_handles, 2);
         if (x.n_handles == 2) {
@@ -124,7 +123,8 @@ static void test_parse_new_handles(void) {
         char ten[1024] = "";
         for (int i = 0; i < 10; i++) {
                 char l[128];
-                snprintf(l, sizeof(l), "{\"id\":\"h%d\",\"kind\":\"text\",\"file\":\"%d.txt\",\"source\":\"s\"}\n", i, i);
+                snprintf(l, sizeof(l), "{\"id\":\"h%d\",\"kind\":\"text\",\"file\":\"%d.txt\",\"source\":\"s\"}\n", i,
+                         i);
                 strcat(ten, l);
         }
         hd_exchange_init(&x);
@@ -203,7 +203,7 @@ static void test_parse_publish(void) {
 }
 
 static void test_emit_and_rel(void) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         CHECK_EQ_INT(hd_exchange_check_emit("{\"a\":[1,2.5,null,\"\\u00e9\"]}", 27, NULL), 0);
         CHECK_EQ_INT(hd_exchange_check_emit("42", 2, NULL), 0);
         CHECK_EQ_INT(hd_exchange_check_emit("\"s\"", 3, NULL), 0);
@@ -240,7 +240,7 @@ static int new_workspace(const char *name, char rel[HD_EXCHANGE_REL_SIZE], int *
                 exit(2);
         }
         int ws = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        hull_error e = { 0 };
+        hull_error e = {0};
         int r = hd_exchange_create(ws, rel, &e);
         CHECK_EQ_INT(r, 0);
         if (r < 0) {
@@ -255,7 +255,7 @@ static void test_create_read_remove(void) {
         char rel[HD_EXCHANGE_REL_SIZE];
         int xfd;
         int ws = new_workspace("ws-ok", rel, &xfd);
-        hull_error e = { 0 };
+        hull_error e = {0};
         CHECK(hd_exchange_rel_is_valid(rel));
         struct stat st;
         CHECK(fstat(xfd, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700);
@@ -320,7 +320,7 @@ static void test_hostile_exchange(void) {
         char rel[HD_EXCHANGE_REL_SIZE], outside[512];
         int xfd;
         int ws = new_workspace("ws-hostile", rel, &xfd);
-        hull_error e = { 0 };
+        hull_error e = {0};
         hd_exchange x;
         struct stat st;
 
@@ -369,7 +369,7 @@ static void test_hostile_exchange(void) {
                   "{\"id\":\"b7\",\"kind\":\"binary\",\"file\":\"7.bin\",\"source\":\"s\"}\n"
                   "{\"id\":\"ok\",\"kind\":\"text\",\"file\":\"8.txt\",\"source\":\"s\"}\n");
         write_str(xfd, "emit.json", "{not json");
-        hd_exchange_limits lim = { .payload_bytes_max = 1024 };
+        hd_exchange_limits lim = {.payload_bytes_max = 1024};
         alarm(10);
         hd_exchange_init(&x);
         CHECK_EQ_INT(hd_exchange_read(ws, rel, &lim, &x, &e), 0);
@@ -400,7 +400,7 @@ static void test_hostile_exchange(void) {
         emit[sizeof(emit) - 1] = ']';
         write_file(xfd, "emit.json", emit, sizeof(emit));
         write_file(xfd, "publish.jsonl", junk, 2000);
-        lim = (hd_exchange_limits){ .new_handles_bytes_max = 1024, .emit_inline_max = 1024, .publish_bytes_max = 1024 };
+        lim = (hd_exchange_limits){.new_handles_bytes_max = 1024, .emit_inline_max = 1024, .publish_bytes_max = 1024};
         hd_exchange_init(&x);
         CHECK_EQ_INT(hd_exchange_read(ws, rel, &lim, &x, &e), 0);
         show_errors(&x);
@@ -414,7 +414,7 @@ static void test_hostile_exchange(void) {
         CHECK(x.emit_fd == -1);
 
         /* an emit over even the payload cap is an error */
-        lim = (hd_exchange_limits){ .emit_inline_max = 100, .payload_bytes_max = 1000 };
+        lim = (hd_exchange_limits){.emit_inline_max = 100, .payload_bytes_max = 1000};
         hd_exchange_init(&x);
         CHECK_EQ_INT(hd_exchange_read(ws, rel, &lim, &x, &e), 0);
         CHECK(!x.emitted && x.emit_fd == -1 && has_error(&x, "control file emit.json too large (3000 bytes"));
@@ -449,7 +449,7 @@ static void test_hostile_exchange(void) {
 
 static void test_planted_hull(void) {
         char rel[HD_EXCHANGE_REL_SIZE] = "", path[512], outdir[512];
-        hull_error e = { 0 };
+        hull_error e = {0};
         struct stat st;
 
         /* §8.5-style: ".hull" planted as a symbolic link to a directory outside: refused, the

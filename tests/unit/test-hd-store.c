@@ -18,7 +18,7 @@ static int dir_fd;
 
 static hd_store *open_store(void) {
         hd_store *s = NULL;
-        hull_error e = { 0 };
+        hull_error e = {0};
         if (hd_store_open(dir_fd, NULL, &s, &e) < 0) {
                 printf("# open: %s\n", e.msg);
                 exit(1);
@@ -33,7 +33,6 @@ static long long num(json_t *o, const char *k) {
         return json_integer_value(json_object_get(o, k));
 }
 
-
 static double since(const struct timespec *t0) {
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
@@ -42,7 +41,7 @@ static double since(const struct timespec *t0) {
 
 static void test_kinds(hd_store *s) {
         json_t *sum = NULL;
-        hull_error e = { 0 };
+        hull_error e = {0};
         /* json */
         const char *j = "{\"b\": [1, 2, 3], \"a\": {\"x\": \"y\"}}";
         CHECK_EQ_INT(hd_put(s, NULL, HD_FORMAT_JSON, "tool x", j, strlen(j), &sum, &e), 0);
@@ -92,9 +91,11 @@ static void test_kinds(hd_store *s) {
 
 static void test_tables(hd_store *s) {
         json_t *sum = NULL;
-        hull_error e = { 0 };
-        const char *csv = "id,price,ok,day,name,empty\n1,2.5,true,2024-01-01,\"a, \"\"b\"\"\",\n2,3,false,2024-01-02,c,\n"
-                          "3,,true,2024-01-03 10:00,d,\n4,1,false,2024-01-04,e,\n5,1,true,2024-01-05,f,\n6,1,true,2024-01-06,g,\n";
+        hull_error e = {0};
+        const char *csv =
+                "id,price,ok,day,name,empty\n1,2.5,true,2024-01-01,\"a, \"\"b\"\"\",\n2,3,false,2024-01-02,c,\n"
+                "3,,true,2024-01-03 "
+                "10:00,d,\n4,1,false,2024-01-04,e,\n5,1,true,2024-01-05,f,\n6,1,true,2024-01-06,g,\n";
         CHECK_EQ_INT(hd_put(s, "sales", HD_FORMAT_CSV, "csv", csv, strlen(csv), &sum, &e), 0);
         json_t *schema = json_object_get(sum, "schema");
         CHECK_EQ_STR(str(schema, "id"), "integer");
@@ -128,7 +129,8 @@ static void test_tables(hd_store *s) {
         CHECK_EQ_STR(keys, "{\"a\":\"integer\",\"b\":\"text\",\"c\":\"real\",\"d\":\"text\"}");
         free(keys);
         json_decref(sum);
-        const char *lines = "{\"t\": \"2024-01-01T00:00:00Z\", \"ok\": true}\n\n{\"t\": \"2024-01-02T00:00:00Z\", \"ok\": false}\n";
+        const char *lines =
+                "{\"t\": \"2024-01-01T00:00:00Z\", \"ok\": true}\n\n{\"t\": \"2024-01-02T00:00:00Z\", \"ok\": false}\n";
         CHECK_EQ_INT(hd_put(s, NULL, HD_FORMAT_JSON_LINES, "jsonl", lines, strlen(lines), &sum, &e), 0);
         CHECK_EQ_STR(str(json_object_get(sum, "schema"), "t"), "timestamp");
         CHECK_EQ_STR(str(json_object_get(sum, "schema"), "ok"), "boolean");
@@ -151,11 +153,13 @@ static void test_tables(hd_store *s) {
 }
 
 static void test_ids(hd_store *s) {
-        hull_error e = { 0 };
-        static const char *const bad[] = { "../x", "a/b", "", "..", "a\\b", "_x", ".x", "-x", "a b",
-                                           "x1234567890123456789012345678901234567890123456789012345678901234" };
+        hull_error e = {0};
+        static const char *const bad[] = {
+                "../x", "a/b", "",   "..",  "a\\b",
+                "_x",   ".x",  "-x", "a b", "x1234567890123456789012345678901234567890123456789012345678901234"};
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                TEST_RESULT(hd_put(s, bad[i], HD_FORMAT_TEXT, "t", "x", 1, NULL, &e) == -EINVAL, "bad id \"%s\" refused", bad[i]);
+                TEST_RESULT(hd_put(s, bad[i], HD_FORMAT_TEXT, "t", "x", 1, NULL, &e) == -EINVAL,
+                            "bad id \"%s\" refused", bad[i]);
         CHECK(hd_id_is_valid("A.b-c_9"));
         CHECK_EQ_INT(hd_put(s, "sales", HD_FORMAT_TEXT, "t", "x", 1, NULL, &e), -EEXIST);
         CHECK(strstr(e.msg, "handle sales already exists") != NULL);
@@ -167,7 +171,7 @@ static void test_ids(hd_store *s) {
 }
 
 static void test_spill(hd_store *s) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         json_t *sum = (json_t *) 1;
         CHECK_EQ_INT(hd_spill(s, "small", "{}", 2, false, &sum, &e), 0);
         CHECK(sum == (json_t *) 1);
@@ -194,16 +198,16 @@ static void test_spill(hd_store *s) {
         free(big);
         /* over the maximum: refused, telling the source to paginate */
         hd_store *small = NULL;
-        hd_store_opts o = { .spill_threshold_bytes = 10, .max_spill_bytes = 100 };
+        hd_store_opts o = {.spill_threshold_bytes = 10, .max_spill_bytes = 100};
         CHECK_EQ_INT(hd_store_open(dir_fd, &o, &small, &e), 0);
-        char x[200] = { 0 };
+        char x[200] = {0};
         CHECK_EQ_INT(hd_spill(small, "fetch_url", x, sizeof(x), false, &sum, &e), -EFBIG);
         CHECK(strstr(e.msg, "paginate") != NULL);
         hd_store_free(small);
 }
 
 static void test_integrity(void) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         hd_store *s = open_store();
         json_t *sum = NULL;
         CHECK_EQ_INT(hd_put(s, "victim", HD_FORMAT_TEXT, "t", "hello world", 11, NULL, &e), 0);
@@ -223,7 +227,7 @@ static void test_integrity(void) {
         fd = openat(dir_fd, "sales.sqlite", O_WRONLY);
         CHECK(pwrite(fd, "X", 1, 200) == 1);
         close(fd);
-        const char *ids[] = { "sales" };
+        const char *ids[] = {"sales"};
         CHECK_EQ_INT(hd_query(s, "SELECT 1", ids, 1, NULL, &r, &e), -EBADMSG);
         CHECK(strstr(e.msg, "tampered") != NULL);
         hd_store_free(s);
@@ -239,18 +243,21 @@ static void test_integrity(void) {
         close(fd);
         buf[n] = 0;
         json_t *m = json_loads(buf, 0, NULL);
-        json_object_set_new(m, "forged", json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}", "id", "forged", "kind", "text", "source", "x",
-                                                   "path", "../../etc/passwd", "bytes", 4, "digest",
-                                                   "0000000000000000000000000000000000000000000000000000000000000000"));
-        json_object_set_new(m, "ghost", json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}", "id", "ghost", "kind", "text", "source", "x",
-                                                  "path", "ghost.txt", "bytes", 4, "digest",
-                                                  "0000000000000000000000000000000000000000000000000000000000000000"));
+        json_object_set_new(m, "forged",
+                            json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}", "id", "forged", "kind", "text", "source", "x",
+                                      "path", "../../etc/passwd", "bytes", 4, "digest",
+                                      "0000000000000000000000000000000000000000000000000000000000000000"));
+        json_object_set_new(m, "ghost",
+                            json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}", "id", "ghost", "kind", "text", "source", "x", "path",
+                                      "ghost.txt", "bytes", 4, "digest",
+                                      "0000000000000000000000000000000000000000000000000000000000000000"));
         json_object_set_new(m, "junk", json_string("junk"));
         json_object_set_new(json_object_get(m, "good"), "summary", json_pack("{s:s}", "preview", "all clean!"));
         symlinkat("/etc/hostname", dir_fd, "linked.txt");
-        json_object_set_new(m, "linked", json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}", "id", "linked", "kind", "text", "source", "x",
-                                                   "path", "linked.txt", "bytes", 4, "digest",
-                                                   "0000000000000000000000000000000000000000000000000000000000000000"));
+        json_object_set_new(m, "linked",
+                            json_pack("{s:s,s:s,s:s,s:s,s:i,s:s}", "id", "linked", "kind", "text", "source", "x",
+                                      "path", "linked.txt", "bytes", 4, "digest",
+                                      "0000000000000000000000000000000000000000000000000000000000000000"));
         json_dump_file(m, "/dev/null", 0);
         char *text = json_dumps(m, 0);
         unlinkat(dir_fd, "_manifest.json", 0);
@@ -295,12 +302,14 @@ static int adopt_path(hd_store *s, const char *id, const char *path, hull_error 
 }
 
 static void test_hostile(void) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         hd_store *s = open_store();
         char p[128];
         snprintf(p, sizeof(p), "%s.db", dir);
-        sqlite_file(p, "CREATE TABLE frame(x INTEGER, y TEXT); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
-                       "WHERE i < 5000) INSERT INTO frame SELECT i, 'row ' || i FROM c;");
+        sqlite_file(
+                p,
+                "CREATE TABLE frame(x INTEGER, y TEXT); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM c "
+                "WHERE i < 5000) INSERT INTO frame SELECT i, 'row ' || i FROM c;");
         CHECK_EQ_INT(adopt_path(s, "frame", p, &e), 0);
         json_t *sum = NULL;
         CHECK_EQ_INT(hd_summary(s, "frame", &sum, &e), 0);
@@ -326,13 +335,15 @@ static void test_hostile(void) {
         CHECK_EQ_INT(adopt_path(s, "corrupt2", p, &e), -EBADMSG);
         printf("# corrupt page 1: %s\n", e.msg);
         /* a view calling functions */
-        sqlite_file(p, "CREATE TABLE data(x); INSERT INTO data VALUES (1); CREATE VIEW v AS SELECT load_extension('x'), "
-                       "randomblob(1000000000) FROM data;");
+        sqlite_file(p,
+                    "CREATE TABLE data(x); INSERT INTO data VALUES (1); CREATE VIEW v AS SELECT load_extension('x'), "
+                    "randomblob(1000000000) FROM data;");
         CHECK_EQ_INT(adopt_path(s, "view", p, &e), -EBADMSG);
         CHECK(strstr(e.msg, "view") != NULL);
         /* a trigger */
-        sqlite_file(p, "CREATE TABLE data(x); CREATE TABLE t2(y); CREATE TRIGGER tr AFTER INSERT ON data BEGIN INSERT INTO "
-                       "t2 VALUES (1); END;");
+        sqlite_file(
+                p, "CREATE TABLE data(x); CREATE TABLE t2(y); CREATE TRIGGER tr AFTER INSERT ON data BEGIN INSERT INTO "
+                   "t2 VALUES (1); END;");
         CHECK_EQ_INT(adopt_path(s, "trigger", p, &e), -EBADMSG);
         /* two tables */
         sqlite_file(p, "CREATE TABLE a(x); CREATE TABLE b(y);");
@@ -347,7 +358,7 @@ static void test_hostile(void) {
         /* a huge page count in the header */
         sqlite_file(p, "CREATE TABLE data(x); INSERT INTO data VALUES (1);");
         fd = open(p, O_RDWR);
-        unsigned char ff[4] = { 0x7f, 0xff, 0xff, 0xff };
+        unsigned char ff[4] = {0x7f, 0xff, 0xff, 0xff};
         CHECK(pwrite(fd, ff, 4, 28) == 4);
         close(fd);
         CHECK_EQ_INT(adopt_path(s, "huge", p, &e), -EBADMSG);
@@ -357,7 +368,8 @@ static void test_hostile(void) {
         close(fd);
         CHECK_EQ_INT(adopt_path(s, "zero", p, &e), -EBADMSG);
         fd = open(p, O_WRONLY | O_TRUNC);
-        CHECK(write(fd, "hello, this is not a database at all, not even close; padding padding padding padding padding", 93) == 93);
+        CHECK(write(fd, "hello, this is not a database at all, not even close; padding padding padding padding padding",
+                    93) == 93);
         close(fd);
         CHECK_EQ_INT(adopt_path(s, "text", p, &e), -EBADMSG);
         CHECK(strstr(e.msg, "not an SQLite database") != NULL);
@@ -373,17 +385,18 @@ static void test_hostile(void) {
 }
 
 static void test_query(void) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         hd_store *s = open_store();
         const char *a = "region,x\neu,1\nus,2\neu,3\n", *b = "region,name\neu,Europe\nus,America\n";
         CHECK_EQ_INT(hd_put(s, "qa", HD_FORMAT_CSV, "a", a, strlen(a), NULL, &e), 0);
         CHECK_EQ_INT(hd_put(s, "q-b", HD_FORMAT_CSV, "b", b, strlen(b), NULL, &e), 0);
-        const char *ids[] = { "qa", "q-b" };
+        const char *ids[] = {"qa", "q-b"};
         json_t *r = NULL;
-        int k = hd_query(s,
-                         "SELECT n.name, sum(a.x) AS total FROM qa.data a JOIN \"q-b\".data n USING (region) GROUP BY 1 "
-                         "ORDER BY 1",
-                         ids, 2, NULL, &r, &e);
+        int k = hd_query(
+                s,
+                "SELECT n.name, sum(a.x) AS total FROM qa.data a JOIN \"q-b\".data n USING (region) GROUP BY 1 "
+                "ORDER BY 1",
+                ids, 2, NULL, &r, &e);
         CHECK_EQ_INT(k, 0);
         if (k < 0)
                 printf("# %s\n", e.msg);
@@ -392,10 +405,18 @@ static void test_query(void) {
         free(d);
         json_decref(r);
         static const char *const writes[] = {
-                "INSERT INTO qa.data VALUES ('x', 1)", "DELETE FROM qa.data", "ATTACH '/tmp/x.db' AS x",
-                "PRAGMA writable_schema=ON", "DETACH qa", "CREATE TABLE t(x)", "UPDATE qa.data SET x = 0",
-                "SELECT load_extension('/tmp/x')", "PRAGMA qa.table_info(data)", "DROP TABLE qa.data",
-                "SELECT 1; DELETE FROM qa.data", "BEGIN",
+                "INSERT INTO qa.data VALUES ('x', 1)",
+                "DELETE FROM qa.data",
+                "ATTACH '/tmp/x.db' AS x",
+                "PRAGMA writable_schema=ON",
+                "DETACH qa",
+                "CREATE TABLE t(x)",
+                "UPDATE qa.data SET x = 0",
+                "SELECT load_extension('/tmp/x')",
+                "PRAGMA qa.table_info(data)",
+                "DROP TABLE qa.data",
+                "SELECT 1; DELETE FROM qa.data",
+                "BEGIN",
         };
         for (size_t i = 0; i < ELEMENTSOF(writes); i++) {
                 r = NULL;
@@ -404,14 +425,15 @@ static void test_query(void) {
         }
         struct timespec t0;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        hd_query_opts o = { .time_ms = 500 };
-        k = hd_query(s, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) SELECT count(*) FROM c", ids, 1, &o,
-                     &r, &e);
+        hd_query_opts o = {.time_ms = 500};
+        k = hd_query(s, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) SELECT count(*) FROM c", ids,
+                     1, &o, &r, &e);
         CHECK_EQ_INT(k, -ETIMEDOUT);
         TEST_RESULT(since(&t0) < 2.0, "the runaway query stopped after %.2f s", since(&t0));
         /* a large result becomes a table handle */
-        k = hd_query(s, "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 1000) SELECT i, i * 0.5 "
-                        "AS half, 'r' || i AS label FROM c",
+        k = hd_query(s,
+                     "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 1000) SELECT i, i * 0.5 "
+                     "AS half, 'r' || i AS label FROM c",
                      ids, 1, NULL, &r, &e);
         CHECK_EQ_INT(k, 0);
         json_t *h = json_object_get(r, "handle");
@@ -421,7 +443,7 @@ static void test_query(void) {
         CHECK_EQ_STR(str(json_object_get(h, "schema"), "label"), "text");
         /* inspect with stats */
         json_t *in = NULL;
-        hd_inspect_opts io = { .head = 2, .tail = 1, .stats = true };
+        hd_inspect_opts io = {.head = 2, .tail = 1, .stats = true};
         CHECK_EQ_INT(hd_inspect(s, str(h, "id"), &io, &in, &e), 0);
         json_t *st = json_object_get(json_object_get(in, "stats"), "i");
         CHECK_EQ_INT(num(st, "count"), 1000);
@@ -438,7 +460,7 @@ static void test_query(void) {
         json_decref(r);
         /* not a table */
         CHECK_EQ_INT(hd_put(s, "tx", HD_FORMAT_TEXT, "t", "abc\xc3\xa9xyz", 8, NULL, &e), 0);
-        const char *tid[] = { "tx" };
+        const char *tid[] = {"tx"};
         CHECK_EQ_INT(hd_query(s, "SELECT 1", tid, 1, NULL, &r, &e), -EMEDIUMTYPE);
         /* read: UTF-8-safe slices */
         CHECK_EQ_INT(hd_read(s, "tx", 4, 2, &r, &e), 0);

@@ -22,10 +22,11 @@ static void test_listen(void) {
         CHECK(http_listen_parse("[::1]:8750", &ss, &len) == 0 && ss.ss_family == AF_INET6 &&
               http_addr_is_loopback((struct sockaddr *) &ss));
         CHECK(http_listen_parse("[::]:8750", &ss, &len) == 0 && !http_addr_is_loopback((struct sockaddr *) &ss));
-        CHECK(http_listen_parse("[::ffff:127.0.0.1]:1", &ss, &len) == 0 && http_addr_is_loopback((struct sockaddr *) &ss));
-        static const char *const bad[] = { "", "8750", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1",
-                                           "127.0.0.1:80x", ":80", "example.com:80", "[::1]", "[::1]80", "::1:80",
-                                           "256.0.0.1:80" };
+        CHECK(http_listen_parse("[::ffff:127.0.0.1]:1", &ss, &len) == 0 &&
+              http_addr_is_loopback((struct sockaddr *) &ss));
+        static const char *const bad[] = {
+                "",    "8750",           "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:80x",
+                ":80", "example.com:80", "[::1]",     "[::1]80",    "::1:80",          "256.0.0.1:80"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 TEST_RESULT(http_listen_parse(bad[i], &ss, &len) < 0, "'%s' refused", bad[i]);
 }
@@ -37,7 +38,7 @@ static void test_metrics(void) {
         metrics_init(&m);
         metrics_run_started(&m);
         metrics_run_started(&m);
-        metrics_run_ended(&m, METRICS_RUN_OK, 42000);      /* 0.042 s: the 0.05 bucket */
+        metrics_run_ended(&m, METRICS_RUN_OK, 42000);            /* 0.042 s: the 0.05 bucket */
         metrics_run_ended(&m, METRICS_RUN_TIMED_OUT, 400000000); /* 400 s: only +Inf */
         metrics_refusal(&m, PLIM_REASON_PROTOCOL);
         metrics_refusal(&m, PLIM_REASON_NONE);

@@ -36,18 +36,18 @@ static int code_of(hull_api_procedure p, const char *text, plim_error *f) {
         return (int) f->code;
 }
 
-#define REFUSED(p, text)                                                                           \
-        do {                                                                                       \
-                plim_error _f;                                                                     \
-                int _c = code_of(p, text, &_f);                                                    \
-                TEST_RESULT(_c == PLIM_CODE_INVALID_ARGUMENT && _f.reason == PLIM_REASON_REQUEST,  \
-                            "%s %s refused (got %d: %s)", hull_api_procedure_to_string(p), text, _c, \
-                            _c < 0 ? "" : _f.message);                                             \
+#define REFUSED(p, text)                                                                                               \
+        do {                                                                                                           \
+                plim_error _f;                                                                                         \
+                int _c = code_of(p, text, &_f);                                                                        \
+                TEST_RESULT(_c == PLIM_CODE_INVALID_ARGUMENT && _f.reason == PLIM_REASON_REQUEST,                      \
+                            "%s %s refused (got %d: %s)", hull_api_procedure_to_string(p), text, _c,                   \
+                            _c < 0 ? "" : _f.message);                                                                 \
         } while (0)
-#define ACCEPTED(p, text)                                                                          \
-        do {                                                                                       \
-                plim_error _f;                                                                     \
-                TEST_RESULT(code_of(p, text, &_f) == -1, "%s %s accepted", hull_api_procedure_to_string(p), text); \
+#define ACCEPTED(p, text)                                                                                              \
+        do {                                                                                                           \
+                plim_error _f;                                                                                         \
+                TEST_RESULT(code_of(p, text, &_f) == -1, "%s %s accepted", hull_api_procedure_to_string(p), text);     \
         } while (0)
 
 static void test_common(void) {
@@ -56,11 +56,11 @@ static void test_common(void) {
                 hull_api_procedure q = (hull_api_procedure) p;
                 REFUSED(q, "");
                 REFUSED(q, "[]");
-                REFUSED(q, "{\"command\":\"true\"}");               /* no sessionId */
+                REFUSED(q, "{\"command\":\"true\"}"); /* no sessionId */
                 REFUSED(q, "{\"sessionId\":7}");
-                REFUSED(q, S ",\"sessionId\":\"" SID "\"}");        /* duplicate key */
+                REFUSED(q, S ",\"sessionId\":\"" SID "\"}"); /* duplicate key */
                 REFUSED(q, S ",\"unknown\":1}");
-                REFUSED(q, S ",\"session_id\":\"" SID "\"}");       /* both spellings */
+                REFUSED(q, S ",\"session_id\":\"" SID "\"}"); /* both spellings */
                 CHECK_EQ_INT(code_of(q, "{\"sessionId\":\"ABC\"}", &f), PLIM_CODE_NOT_FOUND);
                 CHECK(f.reason == PLIM_REASON_REQUEST && f.session_end == PLIM_SESSION_END_NOT_FOUND);
         }
@@ -217,13 +217,20 @@ static void test_files(void) {
 static void test_answers(void) {
         char *s;
         size_t n;
-        brk_step_result step = { .status = 124, .flags = BRK_STEP_TIMED_OUT | BRK_STEP_ERR_TRUNCATED, .wall_us = 1500000,
-                                 .out = (char *) "hi", .out_len = 2, .err = (char *) "\0", .err_len = 1 };
+        brk_step_result step = {.status = 124,
+                                .flags = BRK_STEP_TIMED_OUT | BRK_STEP_ERR_TRUNCATED,
+                                .wall_us = 1500000,
+                                .out = (char *) "hi",
+                                .out_len = 2,
+                                .err = (char *) "\0",
+                                .err_len = 1};
         CHECK(hull_api_exec_answer(&step, &s, &n) == 0);
-        CHECK_EQ_STR(s, "{\"exitCode\":124,\"timedOut\":true,\"stdout\":\"aGk=\",\"stderr\":\"AA==\",\"stdoutTruncated\":false,"
-                        "\"stderrTruncated\":true,\"durationMs\":\"1500\"}");
+        CHECK_EQ_STR(
+                s,
+                "{\"exitCode\":124,\"timedOut\":true,\"stdout\":\"aGk=\",\"stderr\":\"AA==\",\"stdoutTruncated\":false,"
+                "\"stderrTruncated\":true,\"durationMs\":\"1500\"}");
         free(s);
-        ws_read_result rr = { .data = (char *) "abc", .len = 3, .size = 10, .eof = false };
+        ws_read_result rr = {.data = (char *) "abc", .len = 3, .size = 10, .eof = false};
         CHECK(hull_api_read_answer(&rr, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"content\":\"YWJj\",\"size\":\"10\",\"eof\":false}");
         free(s);
@@ -233,15 +240,16 @@ static void test_answers(void) {
         CHECK(hull_api_edit_answer(&s, &n) == 0);
         CHECK_EQ_STR(s, "{\"replaced\":1}");
         free(s);
-        char *paths[] = { (char *) "a/", (char *) "b\xff" };
-        ws_glob_result g = { .paths = paths, .count = 2, .stopped = WS_STOP_TIME };
+        char *paths[] = {(char *) "a/", (char *) "b\xff"};
+        ws_glob_result g = {.paths = paths, .count = 2, .stopped = WS_STOP_TIME};
         CHECK(hull_api_glob_answer(&g, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"paths\":[\"a/\",\"b\xef\xbf\xbd\"],\"truncated\":true}");
         free(s);
-        ws_grep_match m = { .path = (char *) "x.c", .line = 7, .text = (char *) "int x;", .text_len = 6 };
-        ws_grep_result gr = { .matches = &m, .count = 1, .stopped = WS_STOP_RESULTS };
+        ws_grep_match m = {.path = (char *) "x.c", .line = 7, .text = (char *) "int x;", .text_len = 6};
+        ws_grep_result gr = {.matches = &m, .count = 1, .stopped = WS_STOP_RESULTS};
         CHECK(hull_api_grep_answer(&gr, &s, &n) == 0);
-        CHECK_EQ_STR(s, "{\"matches\":[{\"path\":\"x.c\",\"line\":7,\"text\":\"int x;\"}],\"truncated\":true,\"budgetExceeded\":false}");
+        CHECK_EQ_STR(s, "{\"matches\":[{\"path\":\"x.c\",\"line\":7,\"text\":\"int "
+                        "x;\"}],\"truncated\":true,\"budgetExceeded\":false}");
         free(s);
         gr.stopped = WS_STOP_BYTES;
         CHECK(hull_api_grep_answer(&gr, &s, &n) == 0);
@@ -252,12 +260,17 @@ static void test_answers(void) {
                         "\"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"}");
         free(s);
         CHECK(hull_api_persist_answer("abc", HULL_API_PERSIST_BYTES_MAX + 1, &s, &n) == -E2BIG);
-        ws_tar_stats st = { .files = 2, .bytes = 4096 };
+        ws_tar_stats st = {.files = 2, .bytes = 4096};
         CHECK(hull_api_hydrate_answer(&st, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"files\":\"2\",\"bytes\":\"4096\"}");
         free(s);
-        hull_api_session_info info[] = { { .session_id = SID, .fingerprint = "fp", .owner = NULL, .opened_unix_ms = 1,
-                                           .expires_unix_ms = 2, .idle_timeout_ms = 3, .calls = 4 } };
+        hull_api_session_info info[] = {{.session_id = SID,
+                                         .fingerprint = "fp",
+                                         .owner = NULL,
+                                         .opened_unix_ms = 1,
+                                         .expires_unix_ms = 2,
+                                         .idle_timeout_ms = 3,
+                                         .calls = 4}};
         CHECK(hull_api_list_answer(info, 1, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"sessions\":[{\"sessionId\":\"" SID "\",\"session\":\"fp\",\"openedUnixMs\":\"1\","
                         "\"expiresUnixMs\":\"2\",\"idleTimeoutMs\":3,\"calls\":\"4\",\"owner\":\"\"}]}");

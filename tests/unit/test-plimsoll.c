@@ -13,8 +13,12 @@
 #include "test.h"
 
 static const plim_evidence ev = {
-        .sandbox = "hull", .isolation = "container", .javascript = true, .python = true,
-        .memory_bytes = 512ULL << 20, .pids = 256,
+        .sandbox = "hull",
+        .isolation = "container",
+        .javascript = true,
+        .python = true,
+        .memory_bytes = 512ULL << 20,
+        .pids = 256,
 };
 
 static void test_request_id(void) {
@@ -44,7 +48,7 @@ static void test_errors(void) {
         CHECK_EQ_STR(plim_reason_to_string(PLIM_REASON_ENVIRONMENT), "environment");
 
         /* Each reason's detail is base64 (unpadded) of the protobuf 08 nn. */
-        static const char *const want[] = { "CAE", "CAI", "CAM", "CAQ", "CAU", "CAY", "CAc" };
+        static const char *const want[] = {"CAE", "CAI", "CAM", "CAQ", "CAU", "CAY", "CAc"};
         for (int r = PLIM_REASON_REQUEST; r <= PLIM_REASON_ENVIRONMENT; r++) {
                 plim_fail(&f, PLIM_CODE_INVALID_ARGUMENT, (plim_reason) r, "m %d", r);
                 CHECK(plim_error_json(&f, &s, &n) == 0);
@@ -89,7 +93,7 @@ static void test_routing(void) {
 /* Parse text; return the error (code, reason) or -1/-1 when it parsed. */
 static int parse_code(const char *text, plim_reason *ret_reason, plim_request *keep) {
         plim_request r;
-        plim_error f = { 0 };
+        plim_error f = {0};
         int q = plim_run_parse(text, strlen(text), &r, &f);
         if (q == 0) {
                 if (keep)
@@ -103,17 +107,17 @@ static int parse_code(const char *text, plim_reason *ret_reason, plim_request *k
         return (int) f.code;
 }
 
-#define REFUSED(text, code, reason)                                                                \
-        do {                                                                                       \
-                plim_reason _r;                                                                    \
-                int _c = parse_code(text, &_r, NULL);                                              \
-                TEST_RESULT(_c == (int) (code) && _r == (reason), "%s refused as %s/%s (got %d/%d)", text, \
-                            plim_code_to_string(code), plim_reason_to_string(reason), _c, (int) _r); \
+#define REFUSED(text, code, reason)                                                                                    \
+        do {                                                                                                           \
+                plim_reason _r;                                                                                        \
+                int _c = parse_code(text, &_r, NULL);                                                                  \
+                TEST_RESULT(_c == (int) (code) && _r == (reason), "%s refused as %s/%s (got %d/%d)", text,             \
+                            plim_code_to_string(code), plim_reason_to_string(reason), _c, (int) _r);                   \
         } while (0)
-#define ACCEPTED(text)                                                                             \
-        do {                                                                                       \
-                plim_reason _r;                                                                    \
-                TEST_RESULT(parse_code(text, &_r, NULL) == -1, "%s accepted", text);               \
+#define ACCEPTED(text)                                                                                                 \
+        do {                                                                                                           \
+                plim_reason _r;                                                                                        \
+                TEST_RESULT(parse_code(text, &_r, NULL) == -1, "%s accepted", text);                                   \
         } while (0)
 
 static void test_parse(void) {
@@ -125,54 +129,63 @@ static void test_parse(void) {
         REFUSED("{\"protocol\":0,\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_PROTOCOL);
         REFUSED("{\"protocol\":2,\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_PROTOCOL);
         REFUSED("{\"protocol\":4,\"javascript\":7}", PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_PROTOCOL);
-        REFUSED("{\"protocol\":\"x\",\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":\"x\",\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
+                PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":-3}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         CHECK(plim_run_parse("{\"protocol\":7}", 14, &r, &f) < 0);
         CHECK_EQ_STR(f.message, "this daemon serves protocol 3 and the request states 7; nothing ran");
         ACCEPTED("{\"protocol\":\"3\",\"javascript\":{\"code\":\"1\"}}");
-        ACCEPTED("{\"protocol\":3,\"timeout_ms\":\"-5\",\"minimum_isolation\":\"process\",\"javascript\":{\"code\":\"1\"}}");
-        REFUSED("{\"protocol\":3,\"timeoutMs\":1,\"timeout_ms\":1,\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
-                PLIM_REASON_REQUEST);
+        ACCEPTED("{\"protocol\":3,\"timeout_ms\":\"-5\",\"minimum_isolation\":\"process\",\"javascript\":{\"code\":"
+                 "\"1\"}}");
+        REFUSED("{\"protocol\":3,\"timeoutMs\":1,\"timeout_ms\":1,\"javascript\":{\"code\":\"1\"}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
 
         /* the body itself */
         REFUSED("", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         REFUSED("[3]", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"protocol\":3}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"x\":[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"x\":[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]}", PLIM_CODE_INVALID_ARGUMENT,
+                PLIM_REASON_REQUEST);
         CHECK(plim_run_parse("{", 1, &r, &f) < 0 && f.before_handler);
         CHECK(plim_run_parse("{\"protocol\":2}", 14, &r, &f) < 0 && !f.before_handler);
 
         /* payloads */
         REFUSED("{\"protocol\":3}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"javascript\":null}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"cell\":{\"language\":\"python\",\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"cell\":{\"language\":\"python\",\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
+                PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"module\":{}}", PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED);
-        REFUSED("{\"protocol\":3,\"javascript\":{\"code\":\"1\"},\"project\":{\"steps\":[\"true\"]}}", PLIM_CODE_INVALID_ARGUMENT,
-                PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"javascript\":{\"code\":\"1\"},\"project\":{\"steps\":[\"true\"]}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"javascript\":{\"code\":\"\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"javascript\":{\"code\":\"a\\u0000b\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"javascript\":{\"code\":\"a\\u0000b\"}}", PLIM_CODE_INVALID_ARGUMENT,
+                PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"javascript\":{\"code\":7}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"minimumIsolation\":\"none\",\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
-                PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"minimumIsolation\":\"gvisor\",\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
-                PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"minimumIsolation\":\"none\",\"javascript\":{\"code\":\"1\"}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"minimumIsolation\":\"gvisor\",\"javascript\":{\"code\":\"1\"}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"timeoutMs\":2147483648,\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
                 PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"project\":{\"steps\":[]}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"a\\u0000\"]}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"files\":[{\"path\":\"../x\"}]}}", PLIM_CODE_INVALID_ARGUMENT,
+        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"a\\u0000\"]}}", PLIM_CODE_INVALID_ARGUMENT,
                 PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"files\":[{\"path\":\"../x\"}]}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"files\":[{\"path\":\"a\"},{\"path\":\"a\"}]}}",
                 PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"artifacts\":[\"a\",\"a\"]}}", PLIM_CODE_INVALID_ARGUMENT,
-                PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"artifacts\":[\"/a\"]}}", PLIM_CODE_INVALID_ARGUMENT,
-                PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"a\",\"b\"]},\"javascript\":{\"code\":\"1\"}}",
+        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"artifacts\":[\"a\",\"a\"]}}",
                 PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"softwareRule\":{\"mode\":\"approved\",\"identities\":[\"a\",\"a\"]},\"javascript\":{\"code\":\"1\"}}",
+        REFUSED("{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"artifacts\":[\"/a\"]}}",
                 PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        REFUSED("{\"protocol\":3,\"softwareRule\":{\"mode\":\"approved\",\"identities\":[\"a b\"]},\"javascript\":{\"code\":\"1\"}}",
+        REFUSED("{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"a\",\"b\"]},\"javascript\":{"
+                "\"code\":\"1\"}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"softwareRule\":{\"mode\":\"approved\",\"identities\":[\"a\",\"a\"]},\"javascript\":{"
+                "\"code\":\"1\"}}",
+                PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
+        REFUSED("{\"protocol\":3,\"softwareRule\":{\"mode\":\"approved\",\"identities\":[\"a "
+                "b\"]},\"javascript\":{\"code\":\"1\"}}",
                 PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         ACCEPTED("{\"protocol\":3,\"softwareRule\":{},\"javascript\":{\"code\":\"1\"}}");
 }
@@ -193,28 +206,32 @@ static void test_parse_matches_record(void) {
                 "{\"protocol\":\"3\\u0000x\",\"javascript\":{\"code\":\"1\"}}",
                 "{\"protocol\":3,\"timeoutMs\":\"5\\u0000\",\"javascript\":{\"code\":\"1\"}}",
                 "{\"protocol\":3,\"javascript\":{\"code\":\"1\"},\"traceId\\u0000\":\"x\"}",
-                "{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"a\\u0000\"]},\"javascript\":{\"code\":\"1\"}}",
+                "{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"a\\u0000\"]},\"javascript\":{"
+                "\"code\":\"1\"}}",
         };
         for (size_t i = 0; i < ELEMENTSOF(refused); i++)
                 REFUSED(refused[i], PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
 
         /* and every accepted request gets an answer with its record */
         static const char *const accepted[] = {
-                "{\"protocol\":\"3\",\"timeout_ms\":\"-5\",\"trace_id\":\"t\",\"javascript\":{\"code\":\"1\",\"grant_profile\":\"\"}}",
+                "{\"protocol\":\"3\",\"timeout_ms\":\"-5\",\"trace_id\":\"t\",\"javascript\":{\"code\":\"1\",\"grant_"
+                "profile\":\"\"}}",
                 "{\"protocol\":3,\"software_rule\":{\"mode\":\"\",\"identities\":[]},\"javascript\":{\"code\":\"1\"}}",
-                "{\"protocol\":3,\"module\":null,\"project\":{\"steps\":[\"true\"],\"files\":[{\"path\":\"a\",\"content\":\"\"}]}}",
+                "{\"protocol\":3,\"module\":null,\"project\":{\"steps\":[\"true\"],\"files\":[{\"path\":\"a\","
+                "\"content\":\"\"}]}}",
         };
         for (size_t i = 0; i < ELEMENTSOF(accepted); i++) {
                 plim_request r;
                 plim_reason why;
-                plim_error f = { 0 };
+                plim_error f = {0};
                 TEST_RESULT(parse_code(accepted[i], &why, &r) == -1, "%s accepted", accepted[i]);
-                brk_step_result step = { .out = (char *) "", .err = (char *) "" };
-                brk_result res = { .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1 };
+                brk_step_result step = {.out = (char *) "", .err = (char *) ""};
+                brk_result res = {
+                        .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
                 char *answer = NULL;
                 size_t len;
-                TEST_RESULT(plim_run_answer(&r, &res, &ev, 1, 2, &answer, &len, &f) == 0, "%s answered (%s)", accepted[i],
-                            f.message);
+                TEST_RESULT(plim_run_answer(&r, &res, &ev, 1, 2, &answer, &len, &f) == 0, "%s answered (%s)",
+                            accepted[i], f.message);
                 free(answer);
                 plim_request_done(&r);
         }
@@ -254,7 +271,8 @@ static void test_parse_rest(void) {
         plim_request_done(&r);
 
         /* a dropped trace ID and the default timeout */
-        CHECK(parse_code("{\"protocol\":3,\"traceId\":\"a/b\",\"timeoutMs\":0,\"javascript\":{\"code\":\"1\"}}", &why, &r) == -1);
+        CHECK(parse_code("{\"protocol\":3,\"traceId\":\"a/b\",\"timeoutMs\":0,\"javascript\":{\"code\":\"1\"}}", &why,
+                         &r) == -1);
         CHECK(r.trace_id == NULL && r.trace_id_dropped);
         CHECK_EQ_INT(r.effective_timeout_ms, PLIM_DEFAULT_TIMEOUT_MS);
         CHECK(plim_plan(&r, &ev, &plan) == 0);
@@ -311,22 +329,31 @@ static void test_admit(void) {
                 int code;
                 plim_reason reason;
         } cases[] = {
-                { "{\"protocol\":3,\"minimumIsolation\":\"vm\",\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION },
-                { "{\"protocol\":3,\"minimumIsolation\":\"kernel\",\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION },
-                { "{\"protocol\":3,\"minimumIsolation\":\"container\",\"javascript\":{\"code\":\"1\"}}", -1, PLIM_REASON_NONE },
-                { "{\"protocol\":3,\"minimumIsolation\":\"process\",\"javascript\":{\"code\":\"1\"}}", -1, PLIM_REASON_NONE },
-                { "{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"x\"]},\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT },
-                { "{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"grantProfile\":\"g\"}}", PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_PERMISSION },
+                {"{\"protocol\":3,\"minimumIsolation\":\"vm\",\"javascript\":{\"code\":\"1\"}}",
+                 PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION},
+                {"{\"protocol\":3,\"minimumIsolation\":\"kernel\",\"javascript\":{\"code\":\"1\"}}",
+                 PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION},
+                {"{\"protocol\":3,\"minimumIsolation\":\"container\",\"javascript\":{\"code\":\"1\"}}", -1,
+                 PLIM_REASON_NONE},
+                {"{\"protocol\":3,\"minimumIsolation\":\"process\",\"javascript\":{\"code\":\"1\"}}", -1,
+                 PLIM_REASON_NONE},
+                {"{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"x\"]},\"javascript\":{"
+                 "\"code\":\"1\"}}",
+                 PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT},
+                {"{\"protocol\":3,\"project\":{\"steps\":[\"true\"],\"grantProfile\":\"g\"}}",
+                 PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_PERMISSION},
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 CHECK(parse_code(cases[i].text, &why, &r) == -1);
                 int q = plim_run_admit(&r, &ev, &f);
-                TEST_RESULT(cases[i].code < 0 ? q == 0 : q < 0 && (int) f.code == cases[i].code && f.reason == cases[i].reason,
+                TEST_RESULT(cases[i].code < 0 ? q == 0
+                                              : q < 0 && (int) f.code == cases[i].code && f.reason == cases[i].reason,
                             "admission of %s", cases[i].text);
                 plim_request_done(&r);
         }
         CHECK(parse_code("{\"protocol\":3,\"javascript\":{\"code\":\"1\"}}", &why, &r) == -1);
-        CHECK(plim_run_admit(&r, &no_node, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED && f.reason == PLIM_REASON_UNSUPPORTED);
+        CHECK(plim_run_admit(&r, &no_node, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED &&
+              f.reason == PLIM_REASON_UNSUPPORTED);
         plim_request_done(&r);
 }
 
@@ -343,9 +370,14 @@ static void test_answer(void) {
         char *s;
         size_t n;
         CHECK(parse_code(text, &why, &r) == -1);
-        brk_step_result step = { .status = 0, .flags = BRK_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) "" };
-        brk_result res = { .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .started_unix_ms = 1700000000000ULL,
-                           .ended_unix_ms = 1700000000005ULL, .steps = &step, .n_steps = 1 };
+        brk_step_result step = {
+                .status = 0, .flags = BRK_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
+        brk_result res = {.outcome = BRK_OUTCOME_COMPLETED,
+                          .detail = (char *) "",
+                          .started_unix_ms = 1700000000000ULL,
+                          .ended_unix_ms = 1700000000005ULL,
+                          .steps = &step,
+                          .n_steps = 1};
         CHECK(plim_run_answer(&r, &res, &csandbox, 1700000000000ULL, 1700000000005ULL, &s, &n, &f) == 0);
         json_t *j = json_loads(s, 0, NULL);
         json_t *rec = json_object_get(j, "record");
@@ -376,7 +408,7 @@ static void test_answer(void) {
 
         /* a project that failed setup */
         CHECK(parse_code("{\"protocol\":3,\"project\":{\"steps\":[\"true\"]}}", &why, &r) == -1);
-        res = (brk_result){ .outcome = BRK_OUTCOME_SETUP_FAILED, .detail = (char *) "cannot write a/b: Not a directory" };
+        res = (brk_result){.outcome = BRK_OUTCOME_SETUP_FAILED, .detail = (char *) "cannot write a/b: Not a directory"};
         CHECK(plim_run_answer(&r, &res, &ev, 1, 2, &s, &n, &f) == 0);
         j = json_loads(s, 0, NULL);
         json_t *p = json_object_get(j, "project");
@@ -398,17 +430,18 @@ static void test_describe(void) {
         CHECK_EQ_INT(json_integer_value(json_object_get(j, "protocol")), 3);
         CHECK(json_is_false(json_object_get(j, "supportsSessions")));
         CHECK(json_is_true(json_object_get(j, "supportsProject")));
-        CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(j, "javascriptEnvironment"), "maxTimeoutMs")), 300000);
+        CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(j, "javascriptEnvironment"), "maxTimeoutMs")),
+                     300000);
         CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(j, "projectEnvironment"), "languages")), 2);
         json_decref(j);
         free(s);
         CHECK(plim_describe_json(&no_node, &s, &n) == 0);
         j = json_loads(s, 0, NULL);
-        CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(j, "javascriptEnvironment"), "maxTimeoutMs")), 0);
+        CHECK_EQ_INT(json_integer_value(json_object_get(json_object_get(j, "javascriptEnvironment"), "maxTimeoutMs")),
+                     0);
         json_decref(j);
         free(s);
 }
-
 
 /* ---- sessions ---- */
 
@@ -417,15 +450,23 @@ static void test_describe(void) {
 #define FP "5947d7c33d783f94b3b4c1a96ebc8991ed28f1b069b71e03376cba8caa98a720"
 
 static const plim_evidence sev = {
-        .sandbox = "hull", .isolation = "container", .javascript = true, .python = true,
-        .memory_bytes = 512ULL << 20, .pids = 256, .sessions = true, .session_python = true,
-        .session_javascript = false, .session_lifetime_ms = 1800000, .session_idle_timeout_ms = 300000,
+        .sandbox = "hull",
+        .isolation = "container",
+        .javascript = true,
+        .python = true,
+        .memory_bytes = 512ULL << 20,
+        .pids = 256,
+        .sessions = true,
+        .session_python = true,
+        .session_javascript = false,
+        .session_lifetime_ms = 1800000,
+        .session_idle_timeout_ms = 300000,
         .max_sessions_per_caller = 4,
 };
 
 static int srun_code(const char *text, plim_reason *ret_reason, plim_error *ret_f) {
         plim_request r;
-        plim_error f = { 0 };
+        plim_error f = {0};
         if (plim_session_run_parse(text, strlen(text), &r, &f) == 0) {
                 plim_request_done(&r);
                 *ret_reason = (plim_reason) -1;
@@ -437,12 +478,12 @@ static int srun_code(const char *text, plim_reason *ret_reason, plim_error *ret_
         return (int) f.code;
 }
 
-#define SREFUSED(text, code, reason)                                                               \
-        do {                                                                                       \
-                plim_reason _r;                                                                    \
-                int _c = srun_code(text, &_r, NULL);                                               \
-                TEST_RESULT(_c == (int) (code) && _r == (reason), "SessionRun %s refused as %s/%s (got %d/%d)", text, \
-                            plim_code_to_string(code), plim_reason_to_string(reason), _c, (int) _r); \
+#define SREFUSED(text, code, reason)                                                                                   \
+        do {                                                                                                           \
+                plim_reason _r;                                                                                        \
+                int _c = srun_code(text, &_r, NULL);                                                                   \
+                TEST_RESULT(_c == (int) (code) && _r == (reason), "SessionRun %s refused as %s/%s (got %d/%d)", text,  \
+                            plim_code_to_string(code), plim_reason_to_string(reason), _c, (int) _r);                   \
         } while (0)
 
 static void test_session_run_parse(void) {
@@ -456,23 +497,23 @@ static void test_session_run_parse(void) {
         static const struct {
                 const char *text, *digest, *rule;
         } vectors[] = {
-                { "{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"x = 1\"}}",
-                  "616ff7401f3c4d1933fe717c7f4dbcd46e4138c8428b56a91509264111f1678a", "" },
-                { "{\"protocol\":3,\"sessionId\":\"" SID "\",\"traceId\":\"t-1\",\"minimumIsolation\":\"container\","
-                  "\"timeoutMs\":5000,\"softwareRule\":{\"mode\":\"approved\",\"identities\":[\"b@1\",\"a@2\"]},"
-                  "\"cell\":{\"language\":\"javascript\",\"code\":\"fs.readFileSync('in.txt')\",\"files\":[{\"path\":"
-                  "\"in.txt\",\"content\":\"a\\u0000b\\n\"},{\"path\":\"d/e.py\",\"content\":\"\"}]}}",
-                  "b7ecdf24cb788631d07b04f7e766b99c061263b4c3ae37d8a8f369304414d6e5",
-                  "approved:sha256:12656320cd883f4d5be5d17df39613d23da03b39e68908ba486a8d7d7e8b4f6b" },
-                { "{\"protocol\":3,\"sessionId\":\"" SID "\",\"javascript\":{\"code\":\"console.log(6*7)\"}}",
-                  "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f", "" },
-                { "{\"protocol\":3,\"session_id\":\"ffffffffffffffffffffffffffffffff\",\"trace_id\":\"other\","
-                  "\"javascript\":{\"code\":\"console.log(6*7)\"}}",
-                  "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f", "" },
+                {"{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"x = 1\"}}",
+                 "616ff7401f3c4d1933fe717c7f4dbcd46e4138c8428b56a91509264111f1678a", ""},
+                {"{\"protocol\":3,\"sessionId\":\"" SID "\",\"traceId\":\"t-1\",\"minimumIsolation\":\"container\","
+                 "\"timeoutMs\":5000,\"softwareRule\":{\"mode\":\"approved\",\"identities\":[\"b@1\",\"a@2\"]},"
+                 "\"cell\":{\"language\":\"javascript\",\"code\":\"fs.readFileSync('in.txt')\",\"files\":[{\"path\":"
+                 "\"in.txt\",\"content\":\"a\\u0000b\\n\"},{\"path\":\"d/e.py\",\"content\":\"\"}]}}",
+                 "b7ecdf24cb788631d07b04f7e766b99c061263b4c3ae37d8a8f369304414d6e5",
+                 "approved:sha256:12656320cd883f4d5be5d17df39613d23da03b39e68908ba486a8d7d7e8b4f6b"},
+                {"{\"protocol\":3,\"sessionId\":\"" SID "\",\"javascript\":{\"code\":\"console.log(6*7)\"}}",
+                 "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f", ""},
+                {"{\"protocol\":3,\"session_id\":\"ffffffffffffffffffffffffffffffff\",\"trace_id\":\"other\","
+                 "\"javascript\":{\"code\":\"console.log(6*7)\"}}",
+                 "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f", ""},
         };
         for (size_t i = 0; i < ELEMENTSOF(vectors); i++) {
-                TEST_RESULT(plim_session_run_parse(vectors[i].text, strlen(vectors[i].text), &r, &f) == 0, "%s parsed (%s)",
-                            vectors[i].text, f.message);
+                TEST_RESULT(plim_session_run_parse(vectors[i].text, strlen(vectors[i].text), &r, &f) == 0,
+                            "%s parsed (%s)", vectors[i].text, f.message);
                 CHECK_EQ_STR(r.request_sha256, vectors[i].digest);
                 CHECK_EQ_STR(r.software_rule_id, vectors[i].rule);
                 CHECK(r.session_id != NULL);
@@ -493,7 +534,8 @@ static void test_session_run_parse(void) {
         plim_request_done(&r);
         t = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"javascript\",\"code\":\"1\"}}";
         CHECK(plim_session_run_parse(t, strlen(t), &r, &f) == 0);
-        CHECK(plim_run_admit(&r, &sev, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED && f.reason == PLIM_REASON_UNSUPPORTED);
+        CHECK(plim_run_admit(&r, &sev, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED &&
+              f.reason == PLIM_REASON_UNSUPPORTED);
         plim_request_done(&r);
         t = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"1\"}}";
         CHECK(plim_session_run_parse(t, strlen(t), &r, &f) == 0);
@@ -510,15 +552,20 @@ static void test_session_run_parse(void) {
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         SREFUSED("{\"protocol\":3,\"sessionId\":7,\"cell\":{\"language\":\"python\",\"code\":\"1\"}}",
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"session_id\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"1\"}}",
+        SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"session_id\":\"" SID
+                 "\",\"cell\":{\"language\":\"python\",\"code\":\"1\"}}",
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         static const char *const bad_ids[] = {
-                "0011223344556677889AABBCCDDEEFF0", "g0", "00112233-4455", "a\\u0000b",
+                "0011223344556677889AABBCCDDEEFF0",
+                "g0",
+                "00112233-4455",
+                "a\\u0000b",
                 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff0",
         };
         for (size_t i = 0; i < ELEMENTSOF(bad_ids); i++) {
                 char text[512];
-                snprintf(text, sizeof(text), "{\"protocol\":3,\"sessionId\":\"%s\",\"cell\":{\"language\":\"python\",\"code\":\"1\"}}",
+                snprintf(text, sizeof(text),
+                         "{\"protocol\":3,\"sessionId\":\"%s\",\"cell\":{\"language\":\"python\",\"code\":\"1\"}}",
                          bad_ids[i]);
                 CHECK_EQ_INT(srun_code(text, &why, &f), PLIM_CODE_NOT_FOUND);
                 CHECK(why == PLIM_REASON_REQUEST && f.session_end == PLIM_SESSION_END_NOT_FOUND);
@@ -530,7 +577,8 @@ static void test_session_run_parse(void) {
         CHECK(srun_code(t, &why, NULL) == -1);
         /* payloads */
         SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"module\":{}}", PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED);
+        SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"module\":{}}", PLIM_CODE_UNIMPLEMENTED,
+                 PLIM_REASON_UNSUPPORTED);
         SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"ruby\",\"code\":\"1\"}}",
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT,
@@ -552,17 +600,20 @@ static void test_session_run_parse(void) {
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
         SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"javascript\":{\"code\":\"1\"},\"extra\":1}",
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
-        SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID "\",\"minimumIsolation\":\"none\",\"javascript\":{\"code\":\"1\"}}",
+        SREFUSED("{\"protocol\":3,\"sessionId\":\"" SID
+                 "\",\"minimumIsolation\":\"none\",\"javascript\":{\"code\":\"1\"}}",
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST);
 
         /* Run still refuses a sessionId and a cell */
-        CHECK(plim_run_parse(vectors[2].text, strlen(vectors[2].text), &r, &f) < 0 && f.code == PLIM_CODE_INVALID_ARGUMENT);
-        CHECK(plim_run_parse(vectors[0].text, strlen(vectors[0].text), &r, &f) < 0 && f.code == PLIM_CODE_INVALID_ARGUMENT);
+        CHECK(plim_run_parse(vectors[2].text, strlen(vectors[2].text), &r, &f) < 0 &&
+              f.code == PLIM_CODE_INVALID_ARGUMENT);
+        CHECK(plim_run_parse(vectors[0].text, strlen(vectors[0].text), &r, &f) < 0 &&
+              f.code == PLIM_CODE_INVALID_ARGUMENT);
 }
 
 static int open_code(const char *text, plim_reason *ret_reason, plim_open_request *keep) {
         plim_open_request o;
-        plim_error f = { 0 };
+        plim_error f = {0};
         if (plim_open_parse(text, strlen(text), &o, &f) == 0) {
                 if (keep)
                         *keep = o;
@@ -581,9 +632,10 @@ static void test_open_close_parse(void) {
         plim_error f;
         char id[PLIM_SESSION_ID_MAX + 1];
 
-        const char *t = "{\"protocol\":3,\"minimumIsolation\":\"process\",\"traceId\":\"x/y\",\"lifetimeMs\":60000,"
-                        "\"idle_timeout_ms\":\"1000\",\"languages\":[\"python\",\"javascript\"],\"owner\":\"a.b:c-d_0\","
-                        "\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"id@1\"]}}";
+        const char *t =
+                "{\"protocol\":3,\"minimumIsolation\":\"process\",\"traceId\":\"x/y\",\"lifetimeMs\":60000,"
+                "\"idle_timeout_ms\":\"1000\",\"languages\":[\"python\",\"javascript\"],\"owner\":\"a.b:c-d_0\","
+                "\"softwareRule\":{\"mode\":\"exact\",\"identities\":[\"id@1\"]}}";
         CHECK(open_code(t, &why, &o) == -1);
         CHECK_EQ_STR(o.minimum_isolation, "process");
         CHECK(o.trace_id == NULL && o.trace_id_dropped);
@@ -598,7 +650,8 @@ static void test_open_close_parse(void) {
         CHECK_EQ_STR(o.owner, "");
         CHECK(!o.python && !o.javascript && o.lifetime_ms == 0);
         CHECK(plim_open_admit(&o, &sev, &f) == 0);
-        CHECK(plim_open_admit(&o, &ev, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED && f.reason == PLIM_REASON_UNSUPPORTED);
+        CHECK(plim_open_admit(&o, &ev, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED &&
+              f.reason == PLIM_REASON_UNSUPPORTED);
         plim_open_request_done(&o);
         CHECK(open_code("{\"protocol\":3,\"minimumIsolation\":\"vm\"}", &why, &o) == -1);
         CHECK(plim_open_admit(&o, &sev, &f) < 0 && f.reason == PLIM_REASON_ISOLATION);
@@ -609,35 +662,39 @@ static void test_open_close_parse(void) {
                 int code;
                 plim_reason reason;
         } refused[] = {
-                { "{}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_PROTOCOL },
-                { "{\"protocol\":4,\"owner\":7}", PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_PROTOCOL },
-                { "{\"protocol\":3,\"languages\":[\"ruby\"]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"languages\":[\"python\",\"python\"]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"languages\":[\"python\",\"javascript\",\"python\"]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"languages\":\"python\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"languages\":[7]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"owner\":\"\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"owner\":\"a b\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"owner\":\"a\\u0000\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"owner\":\"0123456789012345678901234567890123456789012345678901234567890123x\"}",
-                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"owner\":1}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"lifetimeMs\":-1}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"idleTimeoutMs\":4294967296}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"idleTimeoutMs\":true}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"minimumIsolation\":\"none\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"sessionId\":\"" SID "\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
-                { "{\"protocol\":3,\"owner\":\"a\",\"owner\":\"b\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST },
+                {"{}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_PROTOCOL},
+                {"{\"protocol\":4,\"owner\":7}", PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_PROTOCOL},
+                {"{\"protocol\":3,\"languages\":[\"ruby\"]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"languages\":[\"python\",\"python\"]}", PLIM_CODE_INVALID_ARGUMENT,
+                 PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"languages\":[\"python\",\"javascript\",\"python\"]}", PLIM_CODE_INVALID_ARGUMENT,
+                 PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"languages\":\"python\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"languages\":[7]}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"owner\":\"\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"owner\":\"a b\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"owner\":\"a\\u0000\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"owner\":\"0123456789012345678901234567890123456789012345678901234567890123x\"}",
+                 PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"owner\":1}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"lifetimeMs\":-1}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"idleTimeoutMs\":4294967296}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"idleTimeoutMs\":true}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"minimumIsolation\":\"none\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"softwareRule\":{\"mode\":\"exact\"}}", PLIM_CODE_INVALID_ARGUMENT,
+                 PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"sessionId\":\"" SID "\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"javascript\":{\"code\":\"1\"}}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"owner\":\"a\",\"owner\":\"b\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
         };
         for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
                 int c = open_code(refused[i].text, &why, NULL);
                 TEST_RESULT(c == refused[i].code && why == refused[i].reason, "OpenSession %s refused (got %d/%d)",
                             refused[i].text, c, (int) why);
         }
-        CHECK(open_code("{\"protocol\":3,\"owner\":\"0123456789012345678901234567890123456789012345678901234567890123\"}",
-                        &why, NULL) == -1);
+        CHECK(open_code(
+                      "{\"protocol\":3,\"owner\":\"0123456789012345678901234567890123456789012345678901234567890123\"}",
+                      &why, NULL) == -1);
 
         /* CloseSession */
         t = "{\"protocol\":3,\"sessionId\":\"" SID "\"}";
@@ -648,7 +705,8 @@ static void test_open_close_parse(void) {
         t = "{\"sessionId\":\"" SID "\"}";
         CHECK(plim_close_parse(t, strlen(t), id, &f) < 0 && f.reason == PLIM_REASON_PROTOCOL);
         t = "{\"protocol\":3}";
-        CHECK(plim_close_parse(t, strlen(t), id, &f) < 0 && f.code == PLIM_CODE_INVALID_ARGUMENT && f.reason == PLIM_REASON_REQUEST);
+        CHECK(plim_close_parse(t, strlen(t), id, &f) < 0 && f.code == PLIM_CODE_INVALID_ARGUMENT &&
+              f.reason == PLIM_REASON_REQUEST);
         t = "{\"protocol\":3,\"sessionId\":\"XYZ\"}";
         CHECK(plim_close_parse(t, strlen(t), id, &f) < 0 && f.code == PLIM_CODE_NOT_FOUND &&
               f.session_end == PLIM_SESSION_END_NOT_FOUND);
@@ -705,11 +763,11 @@ static void test_protobuf(void) {
         plim_pb_varint(&b, 11, 300);
         plim_pb_string(&b, 16, "ab");
         plim_pb_string(&b, 3, "");
-        static const uint8_t want[] = { 0x08, 0x03, 0x58, 0xAC, 0x02, 0x82, 0x01, 0x02, 'a', 'b' };
+        static const uint8_t want[] = {0x08, 0x03, 0x58, 0xAC, 0x02, 0x82, 0x01, 0x02, 'a', 'b'};
         CHECK(b.err == 0 && b.len == sizeof(want) && memcmp(buf, want, sizeof(want)) == 0);
         plim_pb_init(&b, buf, sizeof(buf));
         plim_pb_varint(&b, 1, UINT64_MAX);
-        static const uint8_t want_max[] = { 0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01 };
+        static const uint8_t want_max[] = {0x08, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01};
         CHECK(b.err == 0 && b.len == sizeof(want_max) && memcmp(buf, want_max, sizeof(want_max)) == 0);
         plim_pb_init(&b, buf, 4);
         plim_pb_string(&b, 2, "abc");
@@ -717,14 +775,25 @@ static void test_protobuf(void) {
         plim_pb_varint(&b, 1, 1); /* sticky */
         CHECK(b.err == -ENOBUFS);
 
-        plim_record r = { .version = 3, .request_sha256 = "r", .result_sha256 = "", .provider = "p", .isolation = "",
-                          .environment = "", .policy = "", .started_unix_ms = 1, .session = "", .sequence = 2,
-                          .previous_sha256 = "", .record_sha256 = "", .software_identity = "", .software_rule_id = "",
-                          .unanswered = "u" };
+        plim_record r = {.version = 3,
+                         .request_sha256 = "r",
+                         .result_sha256 = "",
+                         .provider = "p",
+                         .isolation = "",
+                         .environment = "",
+                         .policy = "",
+                         .started_unix_ms = 1,
+                         .session = "",
+                         .sequence = 2,
+                         .previous_sha256 = "",
+                         .record_sha256 = "",
+                         .software_identity = "",
+                         .software_rule_id = "",
+                         .unanswered = "u"};
         plim_pb_init(&b, buf, sizeof(buf));
         plim_pb_run_record(&b, &r);
-        static const uint8_t want_rec[] = { 0x08, 0x03, 0x12, 0x01, 'r', 0x22, 0x01, 'p', 0x40, 0x01,
-                                            0x58, 0x02, 0x82, 0x01, 0x01, 'u' };
+        static const uint8_t want_rec[] = {0x08, 0x03, 0x12, 0x01, 'r',  0x22, 0x01, 'p',
+                                           0x40, 0x01, 0x58, 0x02, 0x82, 0x01, 0x01, 'u'};
         CHECK(b.err == 0 && b.len == sizeof(want_rec) && memcmp(buf, want_rec, sizeof(want_rec)) == 0);
 }
 
@@ -741,8 +810,9 @@ static void test_session_errors(void) {
         plim_fail(&f, PLIM_CODE_NOT_FOUND, PLIM_REASON_REQUEST, "m");
         plim_error_session_ended(&f, PLIM_SESSION_END_NOT_FOUND, "x");
         CHECK(plim_error_json(&f, &s, &n) == 0);
-        CHECK_EQ_STR(s, "{\"code\":\"not_found\",\"message\":\"m\",\"details\":[{\"type\":\"plimsoll.v1.NotDispatched\","
-                        "\"value\":\"CAE\"},{\"type\":\"plimsoll.v1.SessionEnded\",\"value\":\"CAkSAXg\"}]}");
+        CHECK_EQ_STR(s,
+                     "{\"code\":\"not_found\",\"message\":\"m\",\"details\":[{\"type\":\"plimsoll.v1.NotDispatched\","
+                     "\"value\":\"CAE\"},{\"type\":\"plimsoll.v1.SessionEnded\",\"value\":\"CAkSAXg\"}]}");
         free(s);
         /* plim_fail clears the details of an earlier error */
         plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "m");
@@ -751,7 +821,8 @@ static void test_session_errors(void) {
         free(s);
 
         CHECK(plim_fail_session_not_found(&f) == -1);
-        CHECK(f.code == PLIM_CODE_NOT_FOUND && f.reason == PLIM_REASON_REQUEST && f.session_end == PLIM_SESSION_END_NOT_FOUND);
+        CHECK(f.code == PLIM_CODE_NOT_FOUND && f.reason == PLIM_REASON_REQUEST &&
+              f.session_end == PLIM_SESSION_END_NOT_FOUND);
         CHECK(plim_fail_session_ended(&f, PLIM_SESSION_END_EXPIRED, "lifetime over") == -1);
         CHECK(f.code == PLIM_CODE_FAILED_PRECONDITION && f.reason == PLIM_REASON_REQUEST);
         CHECK(plim_error_json(&f, &s, &n) == 0);
@@ -786,7 +857,8 @@ static void test_session_answers(void) {
         plim_call_record c;
         char *s;
         size_t n;
-        const char *t1 = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"x = 1\"}}";
+        const char *t1 =
+                "{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"x = 1\"}}";
         const char *t2 = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"javascript\":{\"code\":\"console.log(6*7)\"}}";
 
         CHECK(plim_chain_init(&chain, "XYZ") == -EINVAL);
@@ -796,15 +868,16 @@ static void test_session_answers(void) {
 
         /* OpenSession's answer */
         CHECK(plim_open_answer(SID, &sev, 1700001800000ULL, 300000, &s, &n) == 0);
-        CHECK_EQ_STR(s, "{\"sessionId\":\"" SID "\",\"session\":\"" FP "\",\"sandbox\":\"hull\",\"isolation\":\"container\","
+        CHECK_EQ_STR(s, "{\"sessionId\":\"" SID "\",\"session\":\"" FP
+                        "\",\"sandbox\":\"hull\",\"isolation\":\"container\","
                         "\"expiresUnixMs\":\"1700001800000\",\"idleTimeoutMs\":300000,\"softwareIdentity\":\"\"}");
         free(s);
         CHECK(plim_open_answer("nope", &sev, 1, 1, &s, &n) == -EINVAL);
 
         /* call 1: a cell */
         CHECK(plim_session_run_parse(t1, strlen(t1), &r1, &f) == 0);
-        plim_cell_result cell = { .exit_code = 0, .out = "2\n", .out_len = 2, .err = "", .interpreter_started = true,
-                                  .wall_us = 9000 };
+        plim_cell_result cell = {
+                .exit_code = 0, .out = "2\n", .out_len = 2, .err = "", .interpreter_started = true, .wall_us = 9000};
         CHECK(plim_session_run_answer(&r1, NULL, &cell, &sev, &chain, 1700000000000ULL, 1700000000010ULL,
                                       PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n, &c, &f) == 0);
         json_t *j = load(s);
@@ -828,7 +901,7 @@ static void test_session_answers(void) {
         CHECK_EQ_INT(c.sequence, 1);
         /* the audit-log entry checks out, and carries no sessionId */
         json_t *entry = NULL;
-        hull_error e = { 0 };
+        hull_error e = {0};
         CHECK(rec_log_entry_new(c.record, c.request, c.result, &entry, &e) == 0);
         TEST_RESULT(rec_entry_check(entry, &e) == 0, "call 1's log entry checks (%s)", e.msg);
         CHECK(json_object_get(json_object_get(entry, "request"), "sessionId") == NULL);
@@ -841,9 +914,14 @@ static void test_session_answers(void) {
 
         /* call 2: javascript, the session ended after it */
         CHECK(plim_session_run_parse(t2, strlen(t2), &r2, &f) == 0);
-        brk_step_result step = { .status = 0, .flags = BRK_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) "" };
-        brk_result res = { .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .started_unix_ms = 1700000000020ULL,
-                           .ended_unix_ms = 1700000000025ULL, .steps = &step, .n_steps = 1 };
+        brk_step_result step = {
+                .status = 0, .flags = BRK_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
+        brk_result res = {.outcome = BRK_OUTCOME_COMPLETED,
+                          .detail = (char *) "",
+                          .started_unix_ms = 1700000000020ULL,
+                          .ended_unix_ms = 1700000000025ULL,
+                          .steps = &step,
+                          .n_steps = 1};
         CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 1700000000020ULL, 1700000000025ULL,
                                       PLIM_SESSION_END_DISK_EXCEEDED, "1024 MiB used", &s, &n, &c, &f) == 0);
         j = load(s);
@@ -864,13 +942,13 @@ static void test_session_answers(void) {
 
         /* not answers */
         res.outcome = BRK_OUTCOME_NOT_STARTED;
-        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n, &c,
-                                      &f) == -1);
+        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n,
+                                      &c, &f) == -1);
         CHECK(f.reason == PLIM_REASON_CAPACITY);
         CHECK(plim_unanswered_error(&r2, &sev, &chain, 0, 0, &f, &c) == -EINVAL); /* nothing ran: not counted */
         res.outcome = BRK_OUTCOME_ERROR;
-        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n, &c,
-                                      &f) == -1);
+        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n,
+                                      &c, &f) == -1);
         CHECK(f.code == PLIM_CODE_INTERNAL && f.reason == PLIM_REASON_NONE);
 
         /* call 3: cell again, may have run, deadline: a counted version 3 record */
@@ -901,16 +979,16 @@ static void test_session_answers(void) {
         uint64_t v = 0;
         CHECK(pb && pb_find(pb, pblen, 1, &v, &inner, &inner_n));
         if (inner) {
-                CHECK(pb_find(inner, inner_n, 1, &v, &inner, &(size_t){ 0 }) && v == 3);
+                CHECK(pb_find(inner, inner_n, 1, &v, &inner, &(size_t){0}) && v == 3);
         }
         CHECK(pb_find(pb, pblen, 1, &v, &inner, &inner_n));
         CHECK(pb_string_is(inner, inner_n, 2, "616ff7401f3c4d1933fe717c7f4dbcd46e4138c8428b56a91509264111f1678a"));
         CHECK(!pb_string_is(inner, inner_n, 3, ""));
         CHECK(pb_string_is(inner, inner_n, 4, "hull"));
         CHECK(pb_string_is(inner, inner_n, 5, "container"));
-        CHECK(pb_find(inner, inner_n, 8, &v, &(const uint8_t *){ NULL }, &(size_t){ 0 }) && v == 1700000000030ULL);
+        CHECK(pb_find(inner, inner_n, 8, &v, &(const uint8_t *){NULL}, &(size_t){0}) && v == 1700000000030ULL);
         CHECK(pb_string_is(inner, inner_n, 10, FP));
-        CHECK(pb_find(inner, inner_n, 11, &v, &(const uint8_t *){ NULL }, &(size_t){ 0 }) && v == 3);
+        CHECK(pb_find(inner, inner_n, 11, &v, &(const uint8_t *){NULL}, &(size_t){0}) && v == 3);
         CHECK(pb_string_is(inner, inner_n, 12, "1f5d916b563b16c894437580135a0b39cf75fa532d58f9c72bf9f5f5b5365fb2"));
         CHECK(pb_string_is(inner, inner_n, 13, "022f01277c2df69e255aab26871b60d94cb5628ce7e1ca0aa1ca5573a01003b7"));
         CHECK(pb_string_is(inner, inner_n, 16, "deadline_exceeded"));
@@ -924,7 +1002,8 @@ static void test_session_answers(void) {
         /* CloseSession's answer */
         CHECK(plim_close_answer(chain.session, chain.calls, chain.last_sha256, PLIM_SESSION_END_CLOSED, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"session\":\"" FP "\",\"calls\":\"3\",\"lastRecordSha256\":"
-                        "\"022f01277c2df69e255aab26871b60d94cb5628ce7e1ca0aa1ca5573a01003b7\",\"ended\":\"SESSION_END_CLOSED\"}");
+                        "\"022f01277c2df69e255aab26871b60d94cb5628ce7e1ca0aa1ca5573a01003b7\",\"ended\":\"SESSION_END_"
+                        "CLOSED\"}");
         free(s);
         plim_request_done(&r1);
         plim_request_done(&r2);
@@ -952,23 +1031,25 @@ static void test_base64(void) {
                 const char *in, *out;
                 size_t len;
         } good[] = {
-                { "", "", 0 },       { "QQ==", "A", 1 },  { "QQ", "A", 1 },     { "QUI=", "AB", 2 },
-                { "QUI", "AB", 2 },  { "QUJD", "ABC", 3 }, { "-_8", "\xfb\xff", 2 }, { "+/8=", "\xfb\xff", 2 },
-                { "AA==", "\0", 1 },
+                {"", "", 0},       {"QQ==", "A", 1},   {"QQ", "A", 1},         {"QUI=", "AB", 2},
+                {"QUI", "AB", 2},  {"QUJD", "ABC", 3}, {"-_8", "\xfb\xff", 2}, {"+/8=", "\xfb\xff", 2},
+                {"AA==", "\0", 1},
         };
         for (size_t i = 0; i < ELEMENTSOF(good); i++) {
                 void *p = NULL;
                 size_t n = 99;
                 int q = plim_base64_decode(good[i].in, strlen(good[i].in), &p, &n);
-                TEST_RESULT(q == 0 && n == good[i].len && memcmp(p, good[i].out, n) == 0, "base64 \"%s\" decodes (%zu bytes)",
-                            good[i].in, n);
+                TEST_RESULT(q == 0 && n == good[i].len && memcmp(p, good[i].out, n) == 0,
+                            "base64 \"%s\" decodes (%zu bytes)", good[i].in, n);
                 free(p);
         }
-        static const char *const bad[] = { "Q", "QQ=", "QQ===", "Q===", "QQ==QQ==", "QQ =", " QQ==", "QQ\n", "Q!==", "QUJD=" };
+        static const char *const bad[] = {
+                "Q", "QQ=", "QQ===", "Q===", "QQ==QQ==", "QQ =", " QQ==", "QQ\n", "Q!==", "QUJD="};
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 void *p = NULL;
                 size_t n;
-                TEST_RESULT(plim_base64_decode(bad[i], strlen(bad[i]), &p, &n) == -EINVAL, "base64 \"%s\" refused", bad[i]);
+                TEST_RESULT(plim_base64_decode(bad[i], strlen(bad[i]), &p, &n) == -EINVAL, "base64 \"%s\" refused",
+                            bad[i]);
         }
 }
 

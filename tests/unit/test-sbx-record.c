@@ -65,9 +65,9 @@ static void test_golden(void) {
                 const char *list, *input;
                 digest_fn fn;
         } groups[] = {
-                { "requests", "request", rec_request_digest },
-                { "results", "response", rec_result_digest },
-                { "records", "record", rec_record_digest },
+                {"requests", "request", rec_request_digest},
+                {"results", "response", rec_result_digest},
+                {"records", "record", rec_record_digest},
         };
         size_t count = 0;
         for (size_t k = 0; k < ELEMENTSOF(groups); k++) {
@@ -78,8 +78,8 @@ static void test_golden(void) {
                         hull_error e = {};
                         int r = groups[k].fn(json_object_get(v, groups[k].input), hex, &e);
                         TEST_RESULT(r == 0 && strcmp(hex, json_string_value(json_object_get(v, "sha256"))) == 0,
-                                    "golden %s: %s (got %s%s)", groups[k].list, json_string_value(json_object_get(v, "name")),
-                                    hex, e.msg);
+                                    "golden %s: %s (got %s%s)", groups[k].list,
+                                    json_string_value(json_object_get(v, "name")), hex, e.msg);
                         count++;
                 }
         }
@@ -98,28 +98,36 @@ static void test_golden(void) {
 /* The reference doc's vectors, written out here as well so that they stay checked even if the
  * data file changes. */
 static void test_reference_vectors(void) {
-        CHECK_EQ_STR(REQUEST("{\"protocol\":1,\"minimumIsolation\":\"container\",\"traceId\":\"t-1\",\"timeoutMs\":5000,"
-                             "\"javascript\":{\"code\":\"console.log(1+1)\"}}"),
-                     "585a1b46c55ebacc1dfdd4336e302328c32ed3e2e7e8a8b460d252d0454be8fc");
+        CHECK_EQ_STR(
+                REQUEST("{\"protocol\":1,\"minimumIsolation\":\"container\",\"traceId\":\"t-1\",\"timeoutMs\":5000,"
+                        "\"javascript\":{\"code\":\"console.log(1+1)\"}}"),
+                "585a1b46c55ebacc1dfdd4336e302328c32ed3e2e7e8a8b460d252d0454be8fc");
         CHECK_EQ_STR(REQUEST("{\"protocol\":3,\"javascript\":{\"code\":\"console.log(6*7)\"}}"),
                      "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f");
-        CHECK_EQ_STR(REQUEST("{\"protocol\":3,\"minimumIsolation\":\"container\",\"timeoutMs\":30000,\"project\":{\"files\":"
-                             "[{\"path\":\"main.py\",\"content\":\"print(1)\\n\"}],\"steps\":[\"python3 main.py\"]}}"),
-                     "0b3ad2014fdd3cf8eacb31ae94ebe7adc5d3c8087501af19b3f43991308512ff");
+        CHECK_EQ_STR(
+                REQUEST("{\"protocol\":3,\"minimumIsolation\":\"container\",\"timeoutMs\":30000,\"project\":{\"files\":"
+                        "[{\"path\":\"main.py\",\"content\":\"print(1)\\n\"}],\"steps\":[\"python3 main.py\"]}}"),
+                "0b3ad2014fdd3cf8eacb31ae94ebe7adc5d3c8087501af19b3f43991308512ff");
         CHECK_EQ_STR(REQUEST("{\"protocol\":3,\"cell\":{\"language\":\"python\",\"code\":\"x = 1\"}}"),
                      "616ff7401f3c4d1933fe717c7f4dbcd46e4138c8428b56a91509264111f1678a");
-        CHECK_EQ_STR(RESULT("{\"sandbox\":\"csandbox\",\"isolation\":\"process\",\"durationMs\":\"5\",\"javascript\":{\"stdout\":\"NDIK\"}}"),
+        CHECK_EQ_STR(RESULT("{\"sandbox\":\"csandbox\",\"isolation\":\"process\",\"durationMs\":\"5\",\"javascript\":{"
+                            "\"stdout\":\"NDIK\"}}"),
                      "9a471e25396d4e0a2ef3124f138007aadce1a73d746dd4b99c38c50c0df2a7a5");
-        CHECK_EQ_STR(RECORD("{\"version\":2,\"requestSha256\":\"17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f\","
+        CHECK_EQ_STR(RECORD("{\"version\":2,\"requestSha256\":"
+                            "\"17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f\","
                             "\"resultSha256\":\"9a471e25396d4e0a2ef3124f138007aadce1a73d746dd4b99c38c50c0df2a7a5\","
                             "\"provider\":\"csandbox\",\"isolation\":\"process\",\"startedUnixMs\":\"1700000000000\","
                             "\"endedUnixMs\":\"1700000000005\"}"),
                      "4c5c42dc09a31872e17e0b3f418f72d08b2d53a576ada8a7b1c6548ab977801f");
-        CHECK_EQ_STR(RECORD("{\"version\":2,\"requestSha256\":\"894bec2baf1b52612c2f060ba2aa9080273294e737bae5f3a65ff661b50481d0\","
+        CHECK_EQ_STR(RECORD("{\"version\":2,\"requestSha256\":"
+                            "\"894bec2baf1b52612c2f060ba2aa9080273294e737bae5f3a65ff661b50481d0\","
                             "\"resultSha256\":\"bfb9756e0d38ac39c7ffd523278e5c32b63c5db76ec5162b7d1ffbe363d0ad6f\","
-                            "\"provider\":\"openshell\",\"isolation\":\"container\",\"environment\":\"openshell-image:sha256:ab\","
-                            "\"policy\":\"openshell-policy:sha256:cd\",\"startedUnixMs\":\"1790000000000\",\"endedUnixMs\":\"1790000004210\","
-                            "\"session\":\"5947d7c33d783f94b3b4c1a96ebc8991ed28f1b069b71e03376cba8caa98a720\",\"sequence\":\"2\","
+                            "\"provider\":\"openshell\",\"isolation\":\"container\",\"environment\":\"openshell-image:"
+                            "sha256:ab\","
+                            "\"policy\":\"openshell-policy:sha256:cd\",\"startedUnixMs\":\"1790000000000\","
+                            "\"endedUnixMs\":\"1790000004210\","
+                            "\"session\":\"5947d7c33d783f94b3b4c1a96ebc8991ed28f1b069b71e03376cba8caa98a720\","
+                            "\"sequence\":\"2\","
                             "\"previousSha256\":\"0000000000000000000000000000000000000000000000000000000000000001\"}"),
                      "a5107eb6b1f726e1b2d7183419502309bfa34d932a65f1494150228ae8349156");
         char hex[REC_DIGEST_HEX_SIZE];
@@ -133,9 +141,14 @@ static void test_encoder(void) {
 
         /* The framing byte for byte: value(domain), value(name), value(content). */
         static const char framed[] = "\0\0\0\0\0\0\0\1d"
-                                     "\0\0\0\0\0\0\0\1a" "\0\0\0\0\0\0\0\2-3"
-                                     "\0\0\0\0\0\0\0\1b" "\0\0\0\0\0\0\0\4true"
-                                     "\0\0\0\0\0\0\0\1c" "\0\0\0\0\0\0\0\x10" "\x3f\xf8\0\0\0\0\0\0" "\x7f\xf8\0\0\0\0\0\0";
+                                     "\0\0\0\0\0\0\0\1a"
+                                     "\0\0\0\0\0\0\0\2-3"
+                                     "\0\0\0\0\0\0\0\1b"
+                                     "\0\0\0\0\0\0\0\4true"
+                                     "\0\0\0\0\0\0\0\1c"
+                                     "\0\0\0\0\0\0\0\x10"
+                                     "\x3f\xf8\0\0\0\0\0\0"
+                                     "\x7f\xf8\0\0\0\0\0\0";
         CHECK_EQ_INT(rec_encoder_init(&enc, "d"), 0);
         rec_field_int(&enc, "a", -3);
         rec_field_bool(&enc, "b", true);
@@ -180,39 +193,55 @@ static void test_encoder(void) {
 /* What ProtoJSON allows to be written several ways must hash the same. */
 static void test_spellings(void) {
         const char *v2js = "0b662d4687a062429ab0be85c2445e6c0c9d402922ca223b74e3a1095da7d320";
-        const char *rule = "{\"mode\":\"approved\",\"identities\":[\"oci-manifest:linux/amd64@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
-                           "\"oci-manifest:linux/amd64@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"]}";
+        const char *rule = "{\"mode\":\"approved\",\"identities\":[\"oci-manifest:linux/"
+                           "amd64@sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\","
+                           "\"oci-manifest:linux/"
+                           "amd64@sha256:bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\"]}";
         char text[1024];
         /* snake_case names, the timeout as a string and as an integral double, a traceId/sessionId
          * that are never hashed, null fields */
-        snprintf(text, sizeof(text), "{\"protocol\":2,\"minimum_isolation\":\"container\",\"timeout_ms\":\"5000\",\"software_rule\":%s,"
-                 "\"javascript\":{\"code\":\"console.log(1+1)\",\"grant_profile\":null}}", rule);
+        snprintf(text, sizeof(text),
+                 "{\"protocol\":2,\"minimum_isolation\":\"container\",\"timeout_ms\":\"5000\",\"software_rule\":%s,"
+                 "\"javascript\":{\"code\":\"console.log(1+1)\",\"grant_profile\":null}}",
+                 rule);
         CHECK_EQ_STR(REQUEST(text), v2js);
-        snprintf(text, sizeof(text), "{\"protocol\":\"2\",\"minimumIsolation\":\"container\",\"timeoutMs\":5000.0,\"softwareRule\":%s,"
-                 "\"traceId\":\"other\",\"sessionId\":\"00112233445566778899aabbccddeeff\",\"javascript\":{\"code\":\"console.log(1+1)\"}}", rule);
+        snprintf(text, sizeof(text),
+                 "{\"protocol\":\"2\",\"minimumIsolation\":\"container\",\"timeoutMs\":5000.0,\"softwareRule\":%s,"
+                 "\"traceId\":\"other\",\"sessionId\":\"00112233445566778899aabbccddeeff\",\"javascript\":{\"code\":"
+                 "\"console.log(1+1)\"}}",
+                 rule);
         CHECK_EQ_STR(REQUEST(text), v2js);
 
         /* bytes: standard base64 padded or not, URL-safe */
         const char *js = "3a57590f560a5de29d491595bfb264ff072e06d4d0fcccc5ab2d4b3de410d37d";
         CHECK_EQ_STR(RESULT("{\"javascript\":{\"stdout\":\"Mgo\",\"stderr\":\"_3g\"}}"), js);
-        CHECK_EQ_STR(RESULT("{\"javascript\":{\"stdout\":\"Mgo=\",\"stderr\":\"_3g=\",\"exitCode\":\"0\",\"timedOut\":false,\"advice\":[]}}"), js);
+        CHECK_EQ_STR(RESULT("{\"javascript\":{\"stdout\":\"Mgo=\",\"stderr\":\"_3g=\",\"exitCode\":\"0\",\"timedOut\":"
+                            "false,\"advice\":[]}}"),
+                     js);
         CHECK(strcmp(RESULT("{\"javascript\":{\"stdout\":\"Mwo=\",\"stderr\":\"/3g=\"}}"), js) != 0);
         /* unused low bits of the last character are ignored, as Go's decoder does: same bytes */
         CHECK_EQ_STR(RESULT("{\"javascript\":{\"stdout\":\"Mgp=\",\"stderr\":\"/3g=\"}}"), js);
         /* enums by name or number, int64 as number or string, doubles in strings */
         const char *project = "bfb9756e0d38ac39c7ffd523278e5c32b63c5db76ec5162b7d1ffbe363d0ad6f";
-        CHECK_EQ_STR(RESULT("{\"project\":{\"steps\":[{\"command\":\"node main.js > out.txt\",\"duration_ms\":90},{\"command\":\"cat out.txt\","
-                            "\"stdout\":\"NDIK\"}],\"outcome\":1,\"artifacts\":[{\"path\":\"out.txt\",\"content\":\"NDIK\"}]}}"),
+        CHECK_EQ_STR(RESULT("{\"project\":{\"steps\":[{\"command\":\"node main.js > "
+                            "out.txt\",\"duration_ms\":90},{\"command\":\"cat out.txt\","
+                            "\"stdout\":\"NDIK\"}],\"outcome\":1,\"artifacts\":[{\"path\":\"out.txt\",\"content\":"
+                            "\"NDIK\"}]}}"),
                      project);
         const char *module = "7bf330fc9945ab802a68a0da5a53ec0a40344c5212106e159ce77479e687c2ec";
-        CHECK_EQ_STR(RESULT("{\"module\":{\"runs\":[{\"status\":2,\"outputs\":[\"1\",\"1.5\"]},{\"status\":\"-3\",\"outputs\":[]}],"
+        CHECK_EQ_STR(RESULT("{\"module\":{\"runs\":[{\"status\":2,\"outputs\":[\"1\",\"1.5\"]},{\"status\":\"-3\","
+                            "\"outputs\":[]}],"
                             "\"width\":1,\"outcome\":\"PROJECT_OUTCOME_COMPLETED\",\"stdout\":\"cm93cz0yCg==\"}}"),
                      module);
-        CHECK_EQ_STR(RECORD("{\"version\":2,\"request_sha256\":\"894bec2baf1b52612c2f060ba2aa9080273294e737bae5f3a65ff661b50481d0\","
+        CHECK_EQ_STR(RECORD("{\"version\":2,\"request_sha256\":"
+                            "\"894bec2baf1b52612c2f060ba2aa9080273294e737bae5f3a65ff661b50481d0\","
                             "\"result_sha256\":\"bfb9756e0d38ac39c7ffd523278e5c32b63c5db76ec5162b7d1ffbe363d0ad6f\","
-                            "\"provider\":\"openshell\",\"isolation\":\"container\",\"environment\":\"openshell-image:sha256:ab\","
-                            "\"policy\":\"openshell-policy:sha256:cd\",\"started_unix_ms\":1790000000000,\"ended_unix_ms\":1790000004210,"
-                            "\"session\":\"5947d7c33d783f94b3b4c1a96ebc8991ed28f1b069b71e03376cba8caa98a720\",\"sequence\":2,"
+                            "\"provider\":\"openshell\",\"isolation\":\"container\",\"environment\":\"openshell-image:"
+                            "sha256:ab\","
+                            "\"policy\":\"openshell-policy:sha256:cd\",\"started_unix_ms\":1790000000000,\"ended_unix_"
+                            "ms\":1790000004210,"
+                            "\"session\":\"5947d7c33d783f94b3b4c1a96ebc8991ed28f1b069b71e03376cba8caa98a720\","
+                            "\"sequence\":2,"
                             "\"previous_sha256\":\"0000000000000000000000000000000000000000000000000000000000000001\","
                             "\"recordSha256\":\"ignored\",\"softwareIdentity\":null}"),
                      "a5107eb6b1f726e1b2d7183419502309bfa34d932a65f1494150228ae8349156");
@@ -360,7 +389,8 @@ static void test_rule_id(void) {
 }
 
 /* A record of a session chain with its recordSha256 filled in. */
-static json_t *chain_record(int version, const char *session, uint64_t sequence, const char *previous, const char *provider) {
+static json_t *chain_record(int version, const char *session, uint64_t sequence, const char *previous,
+                            const char *provider) {
         char hex[REC_DIGEST_HEX_SIZE];
         json_t *r = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "version", version, "requestSha256",
                               "17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f", "resultSha256",
@@ -400,7 +430,7 @@ static void fixture_chain(chain_fixture *f) {
 }
 
 static int verify(json_t *const *recs, size_t n, rec_chain *c, size_t *index, hull_error *e) {
-        *e = (hull_error) {};
+        *e = (hull_error){};
         *index = SIZE_MAX;
         return rec_chain_verify((const json_t *const *) recs, n, c, index, e);
 }
@@ -422,20 +452,20 @@ static void test_chain(void) {
         CHECK_EQ_STR(msg, "the chain holds");
 
         /* a gap: call 3 removed */
-        json_t *gap[] = { f.rec[0], f.rec[1], f.rec[3], f.rec[4] };
+        json_t *gap[] = {f.rec[0], f.rec[1], f.rec[3], f.rec[4]};
         CHECK_EQ_INT(verify(gap, 4, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 2);
         CHECK_EQ_INT(c.brk, REC_BREAK_GAP);
         CHECK(strstr(e.msg, "call 3 is missing") != NULL);
         /* a reorder: calls 3 and 4 swapped */
-        json_t *swap[] = { f.rec[0], f.rec[1], f.rec[3], f.rec[2], f.rec[4] };
+        json_t *swap[] = {f.rec[0], f.rec[1], f.rec[3], f.rec[2], f.rec[4]};
         CHECK_EQ_INT(verify(swap, 5, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 2);
         CHECK_EQ_INT(c.brk, REC_BREAK_ORDER);
         CHECK_EQ_INT(c.found_index, 3);
         CHECK(strstr(e.msg, "comes later, at line 4") != NULL);
         /* a repeat */
-        json_t *rep[] = { f.rec[0], f.rec[1], f.rec[2], f.rec[2], f.rec[3] };
+        json_t *rep[] = {f.rec[0], f.rec[1], f.rec[2], f.rec[2], f.rec[3]};
         CHECK_EQ_INT(verify(rep, 5, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 3);
         CHECK_EQ_INT(c.brk, REC_BREAK_REPEAT);
@@ -448,7 +478,7 @@ static void test_chain(void) {
 
         /* a wrong previousSha256 with the record's digest recomputed */
         json_t *wrong = chain_record(2, SESSION_A, 3, SESSION_B, "hull");
-        json_t *prev[] = { f.rec[0], f.rec[1], wrong, f.rec[3] };
+        json_t *prev[] = {f.rec[0], f.rec[1], wrong, f.rec[3]};
         CHECK_EQ_INT(verify(prev, 4, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 2);
         CHECK_EQ_INT(c.brk, REC_BREAK_PREVIOUS);
@@ -460,7 +490,7 @@ static void test_chain(void) {
         json_decref(wrong);
         /* a call of another session in the middle */
         wrong = chain_record(2, SESSION_B, 3, json_string_value(json_object_get(f.rec[1], "recordSha256")), "hull");
-        json_t *other[] = { f.rec[0], f.rec[1], wrong, f.rec[3] };
+        json_t *other[] = {f.rec[0], f.rec[1], wrong, f.rec[3]};
         CHECK_EQ_INT(verify(other, 4, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 2);
         CHECK_EQ_INT(c.brk, REC_BREAK_SESSION);
@@ -468,7 +498,7 @@ static void test_chain(void) {
         json_decref(wrong);
         /* a version 1 record among version 2/3 ones */
         wrong = chain_record(1, SESSION_A, 3, json_string_value(json_object_get(f.rec[1], "recordSha256")), "hull");
-        json_t *mixed[] = { f.rec[0], f.rec[1], wrong };
+        json_t *mixed[] = {f.rec[0], f.rec[1], wrong};
         CHECK_EQ_INT(verify(mixed, 3, &c, &index, &e), 1);
         CHECK_EQ_INT(c.brk, REC_BREAK_VERSION);
         json_decref(wrong);
@@ -476,7 +506,7 @@ static void test_chain(void) {
         /* a tampered field: the record's digest no longer holds, the links still do */
         json_t *tampered = json_deep_copy(f.rec[1]);
         json_object_set_new(tampered, "isolation", json_string("vm"));
-        json_t *tam[] = { f.rec[0], tampered, f.rec[2] };
+        json_t *tam[] = {f.rec[0], tampered, f.rec[2]};
         CHECK_EQ_INT(verify(tam, 3, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 1);
         CHECK_EQ_INT(c.brk, REC_BREAK_NONE);
@@ -485,7 +515,7 @@ static void test_chain(void) {
 
         /* a malformed record breaks the chain where it stands */
         json_t *junk = json_string("junk");
-        json_t *bad[] = { f.rec[0], junk, f.rec[1] };
+        json_t *bad[] = {f.rec[0], junk, f.rec[1]};
         CHECK_EQ_INT(verify(bad, 3, &c, &index, &e), 1);
         CHECK_EQ_INT(index, 1);
         CHECK_EQ_INT(c.brk, REC_BREAK_MALFORMED);
@@ -505,10 +535,10 @@ static void test_chain(void) {
         CHECK_EQ_INT(verify(singles, 3, &c, &index, &e), 0);
         CHECK(c.single);
         CHECK_EQ_INT(c.calls, 3);
-        json_t *mix[] = { singles[0], f.rec[0] };
+        json_t *mix[] = {singles[0], f.rec[0]};
         CHECK_EQ_INT(verify(mix, 2, &c, &index, &e), 1);
         CHECK_EQ_INT(c.brk, REC_BREAK_SESSION);
-        json_t *mix2[] = { f.rec[0], singles[0] };
+        json_t *mix2[] = {f.rec[0], singles[0]};
         CHECK_EQ_INT(verify(mix2, 2, &c, &index, &e), 1);
         CHECK_EQ_INT(c.brk, REC_BREAK_SESSION);
         CHECK(strstr(e.msg, "a single run in the log of session") != NULL);
@@ -533,10 +563,12 @@ static void test_chain(void) {
 
 #define EX_REQUEST "{\"protocol\":3,\"javascript\":{\"code\":\"console.log(6*7)\"}}"
 #define EX_RESULT "{\"javascript\":{\"stdout\":\"NDIK\"}}"
-#define EX_RECORD "{\"version\":2,\"requestSha256\":\"17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f\"," \
-                  "\"resultSha256\":\"9a471e25396d4e0a2ef3124f138007aadce1a73d746dd4b99c38c50c0df2a7a5\"," \
-                  "\"provider\":\"csandbox\",\"isolation\":\"process\",\"startedUnixMs\":\"1700000000000\"," \
-                  "\"endedUnixMs\":\"1700000000005\",\"recordSha256\":\"4c5c42dc09a31872e17e0b3f418f72d08b2d53a576ada8a7b1c6548ab977801f\"}"
+#define EX_RECORD                                                                                                      \
+        "{\"version\":2,\"requestSha256\":\"17d474652a5625b252078626a20a8d2d60e0507e98ea44a69c08febde9d7473f\","       \
+        "\"resultSha256\":\"9a471e25396d4e0a2ef3124f138007aadce1a73d746dd4b99c38c50c0df2a7a5\","                       \
+        "\"provider\":\"csandbox\",\"isolation\":\"process\",\"startedUnixMs\":\"1700000000000\","                     \
+        "\"endedUnixMs\":\"1700000000005\",\"recordSha256\":"                                                          \
+        "\"4c5c42dc09a31872e17e0b3f418f72d08b2d53a576ada8a7b1c6548ab977801f\"}"
 
 /* Recompute every digest of an entry, as a careful forger would, so that a check can only fail
  * for the reason under test. */
@@ -577,7 +609,8 @@ static void test_entry_check(void) {
         json_decref(t);
         /* changed code */
         t = json_deep_copy(entry);
-        json_object_set_new(json_object_get(json_object_get(t, "request"), "javascript"), "code", json_string("console.log(7*7)"));
+        json_object_set_new(json_object_get(json_object_get(t, "request"), "javascript"), "code",
+                            json_string("console.log(7*7)"));
         CHECK(strncmp(entry_check(t), "request digest mismatch (tampered?)", 35) == 0);
         json_decref(t);
         /* every digest recomputed, but the result is of another kind */
@@ -611,7 +644,8 @@ static void test_entry_check(void) {
         json_decref(t);
         /* the software rule: the rule ID and the selected identity must match the request */
         t = json_deep_copy(entry);
-        json_object_set_new(json_object_get(t, "request"), "softwareRule", parse("{\"mode\":\"exact\",\"identities\":[\"oci:a\"]}"));
+        json_object_set_new(json_object_get(t, "request"), "softwareRule",
+                            parse("{\"mode\":\"exact\",\"identities\":[\"oci:a\"]}"));
         reseal(t);
         CHECK(strstr(entry_check(t), "is not the request's rule") != NULL);
         json_object_set_new(json_object_get(t, "record"), "softwareRuleId", json_string("exact:oci:a"));
@@ -689,20 +723,21 @@ static void test_log(void) {
                                  "\"cell\":{\"language\":\"python\",\"code\":\"x = '\\u0000\\u00e9'\"}}");
         json_auto_t *res = parse("{\"cell\":{\"stdout\":\"AP8=\",\"interpreterStarted\":true}}");
         json_auto_t *rec = NULL, *entry = NULL;
-        char hex[REC_DIGEST_HEX_SIZE], fp[REC_DIGEST_HEX_SIZE], req_hex[REC_DIGEST_HEX_SIZE], res_hex[REC_DIGEST_HEX_SIZE];
+        char hex[REC_DIGEST_HEX_SIZE], fp[REC_DIGEST_HEX_SIZE], req_hex[REC_DIGEST_HEX_SIZE],
+                res_hex[REC_DIGEST_HEX_SIZE];
         hull_error e = {};
         CHECK_EQ_INT(rec_fingerprint("00112233445566778899aabbccddeeff", 32, fp), 0);
         CHECK_EQ_INT(rec_request_digest(req, req_hex, NULL), 0);
         CHECK_EQ_INT(rec_result_digest(res, res_hex, NULL), 0);
-        rec = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "version", 2, "requestSha256", req_hex, "resultSha256",
-                        res_hex, "provider", "hull", "isolation", "container", "session", fp, "sequence", "1",
-                        "previousSha256", "");
+        rec = json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "version", 2, "requestSha256", req_hex,
+                        "resultSha256", res_hex, "provider", "hull", "isolation", "container", "session", fp,
+                        "sequence", "1", "previousSha256", "");
         CHECK_EQ_INT(rec_record_digest(rec, hex, NULL), 0);
         json_object_set_new(rec, "recordSha256", json_string(hex));
 
         CHECK_EQ_INT(rec_log_entry_new(rec, req, res, &entry, &e), 0);
         CHECK(json_object_get(json_object_get(entry, "request"), "sessionId") == NULL); /* never recorded */
-        CHECK(json_object_get(req, "sessionId") != NULL);                             /* the caller's copy kept */
+        CHECK(json_object_get(req, "sessionId") != NULL);                               /* the caller's copy kept */
         CHECK_EQ_STR(entry_check(entry), "ok");
         CHECK_EQ_INT(rec_log_append(dfd, "records.jsonl", entry, 0, &e), 0);
         CHECK_EQ_INT(rec_log_append(dfd, "records.jsonl", entry, REC_LOG_SYNC, &e), 0);
@@ -730,7 +765,8 @@ static void test_log(void) {
 
         /* Refused: an entry holding the session ID, no request, a link for a log. */
         json_auto_t *leaky = json_deep_copy(entry);
-        json_object_set_new(json_object_get(leaky, "request"), "session_id", json_string("00112233445566778899aabbccddeeff"));
+        json_object_set_new(json_object_get(leaky, "request"), "session_id",
+                            json_string("00112233445566778899aabbccddeeff"));
         CHECK_EQ_INT(rec_log_append(dfd, "records.jsonl", leaky, 0, &e), -EINVAL);
         json_auto_t *norequest = parse("{\"record\":{}}");
         CHECK_EQ_INT(rec_log_append(dfd, "records.jsonl", norequest, 0, &e), -EINVAL);

@@ -4,8 +4,8 @@
 #include "test.h"
 
 int main(void) {
-        sbx_seccomp s = { 0 };
-        hull_error e = { 0 };
+        sbx_seccomp s = {0};
+        hull_error e = {0};
         CHECK_EQ_INT(sbx_seccomp_build(&s, &e), 0);
         CHECK(s.prog.filter != NULL);
         CHECK(s.prog.len > 50);

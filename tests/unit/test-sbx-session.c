@@ -20,7 +20,7 @@ static bool contains(const char *hay, size_t len, const char *needle) {
 }
 
 static int shell(sbx_session *s, const char *cmd, uint64_t timeout_ms, sbx_result *r) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         int rc = sbx_session_shell(s, cmd, NULL, timeout_ms, 1 << 20, -1, r, &e);
         if (rc < 0)
                 printf("# shell %s: %s\n", cmd, e.msg);
@@ -28,7 +28,7 @@ static int shell(sbx_session *s, const char *cmd, uint64_t timeout_ms, sbx_resul
 }
 
 static int cell(sbx_session *s, sbx_lang l, const char *code, uint64_t timeout_ms, sbx_cell_result *r) {
-        hull_error e = { 0 };
+        hull_error e = {0};
         int rc = sbx_session_cell(s, l, code, strlen(code), timeout_ms, 1 << 20, -1, r, &e);
         if (rc < 0)
                 printf("# cell %s: %s\n", code, e.msg);
@@ -74,13 +74,15 @@ static void test_calls(sbx_session *s) {
         sbx_result_done(&r);
 
         /* The handle store is there, read-only. */
-        CHECK_EQ_INT(shell(s, "cat /handles/h1.txt; touch /handles/x 2>/dev/null && echo WROTE; echo done", 10000, &r), 0);
-        CHECK(contains(r.out, r.out_len, "stored\n") && !contains(r.out, r.out_len, "WROTE") && contains(r.out, r.out_len, "done\n"));
+        CHECK_EQ_INT(shell(s, "cat /handles/h1.txt; touch /handles/x 2>/dev/null && echo WROTE; echo done", 10000, &r),
+                     0);
+        CHECK(contains(r.out, r.out_len, "stored\n") && !contains(r.out, r.out_len, "WROTE") &&
+              contains(r.out, r.out_len, "done\n"));
         sbx_result_done(&r);
 
         /* The host sees the workspace through the fd the init handed over. */
         int fd = openat(s->ws_fd, "sub/f.txt", O_RDONLY | O_CLOEXEC);
-        char buf[16] = { 0 };
+        char buf[16] = {0};
         CHECK(fd >= 0 && read(fd, buf, sizeof(buf) - 1) == 5 && strcmp(buf, "data\n") == 0);
         if (fd >= 0)
                 close(fd);
@@ -102,7 +104,9 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
         CHECK_EQ_INT(c.exit_code, 1);
         CHECK(contains(c.err, c.err_len, "ZeroDivisionError"));
         sbx_cell_result_done(&c);
-        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "import os, subprocess\nsubprocess.Popen(['sleep', '200'])\nos.getuid()", 20000, &c), 0);
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "import os, subprocess\nsubprocess.Popen(['sleep', '200'])\nos.getuid()",
+                          20000, &c),
+                     0);
         CHECK(contains(c.out, c.out_len, "1000\n"));
         sbx_cell_result_done(&c);
         sbx_result r;
@@ -121,12 +125,13 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
         sbx_cell_result_done(&c);
 
         /* The interpreter is inside: no capabilities, seccomp on, the sandbox's pid 1. */
-        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON,
-                          "st = open('/proc/self/status').read()\n"
-                          "ok = 'CapEff:\\t0000000000000000' in st and 'Seccomp:\\t2' in st and 'NoNewPrivs:\\t1' in st\n"
-                          "(ok, open('/proc/1/comm').read().strip() != '', __import__('socket').gethostname())",
-                          20000, &c),
-                     0);
+        CHECK_EQ_INT(
+                cell(s, SBX_LANG_PYTHON,
+                     "st = open('/proc/self/status').read()\n"
+                     "ok = 'CapEff:\\t0000000000000000' in st and 'Seccomp:\\t2' in st and 'NoNewPrivs:\\t1' in st\n"
+                     "(ok, open('/proc/1/comm').read().strip() != '', __import__('socket').gethostname())",
+                     20000, &c),
+                0);
         CHECK(contains(c.out, c.out_len, "(True, True, 'hull')"));
         sbx_cell_result_done(&c);
         /* A session of its own: no controlling terminal of hull's to open through /dev/tty. */
@@ -180,9 +185,12 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
 static char handles_dir[64];
 
 static int open_session(sbx_session_box *box, sbx_session *s, int zygote_fd) {
-        hull_error e = { 0 };
-        sbx_session_spec spec = { .memory_bytes = 512ULL << 20, .pids = 256, .tmp_bytes = 64ULL << 20, .use_cgroups = true,
-                                  .handles_dir = handles_dir };
+        hull_error e = {0};
+        sbx_session_spec spec = {.memory_bytes = 512ULL << 20,
+                                 .pids = 256,
+                                 .tmp_bytes = 64ULL << 20,
+                                 .use_cgroups = true,
+                                 .handles_dir = handles_dir};
         int r = sbx_session_start(&spec, box, &e);
         if (r < 0) {
                 printf("# start: %s\n", e.msg);
@@ -214,7 +222,7 @@ int main(void) {
         }
         sbx_session_box box;
         sbx_session s;
-        hull_error e = { 0 };
+        hull_error e = {0};
 
         CHECK_EQ_INT(open_session(&box, &s, -1), 0);
         if (box.pid > 0) {
@@ -237,7 +245,8 @@ int main(void) {
                         uint64_t t0 = sbx_now_us();
                         sbx_cell_result c;
                         CHECK_EQ_INT(cell(&s, SBX_LANG_PYTHON, "import pandas\npandas.__version__", 20000, &c), 0);
-                        printf("# zygote: new interpreter + import pandas in %.1f ms\n", (double) (sbx_now_us() - t0) / 1000.0);
+                        printf("# zygote: new interpreter + import pandas in %.1f ms\n",
+                               (double) (sbx_now_us() - t0) / 1000.0);
                         CHECK(c.exit_code == 0 && c.out_len > 2);
                         CHECK_EQ_STR(s.warning, "");
                         sbx_cell_result_done(&c);

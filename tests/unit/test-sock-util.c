@@ -16,8 +16,8 @@ int main(void) {
 
         /* two fds and bytes; the received write end still writes into the pipe */
         CHECK_EQ_INT(sock_send_fds(sv[0], "hello", 5, p, 2, 0), 0);
-        char buf[16] = { 0 };
-        int fds[4] = { -1, -1, -1, -1 }, trunc = -1;
+        char buf[16] = {0};
+        int fds[4] = {-1, -1, -1, -1}, trunc = -1;
         size_t n = 0;
         CHECK_EQ_INT(sock_recv_fds(sv[1], buf, sizeof(buf), 0, fds, 4, &n, &trunc), 5);
         CHECK(memcmp(buf, "hello", 5) == 0);

@@ -19,8 +19,12 @@ int main(void) {
 
         char *s = NULL;
         size_t len = 0;
-        CHECK_EQ_INT(utf8_make_valid("a\xff" "b", 3, &s, &len), 0);
-        CHECK_EQ_STR(s, "a\xef\xbf\xbd" "b");
+        CHECK_EQ_INT(utf8_make_valid("a\xff"
+                                     "b",
+                                     3, &s, &len),
+                     0);
+        CHECK_EQ_STR(s, "a\xef\xbf\xbd"
+                        "b");
         CHECK_EQ_INT(len, 5);
         free(s);
         CHECK_EQ_INT(utf8_make_valid("\xe2\x82", 2, &s, &len), 0);
