@@ -9,11 +9,11 @@ set -u
 
 if [ "$(id -u)" -ne 0 ] || [ ! -x /usr/bin/python3 ]; then
         skip "handles need root (sessions) and /usr/bin/python3"
-        exit 0
+        exit 77
 fi
 if ! /usr/bin/python3 -c 'import pandas' 2>/dev/null; then
         skip "handles: python3-pandas is not installed"
-        exit 0
+        exit 77
 fi
 
 PORT_FILE=$TEST_TMP/port

@@ -15,7 +15,7 @@ trap cleanup EXIT
 
 if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
         skip "hull serve" "the sandbox cannot run here: $(head -c 200 "$TEST_TMP/err")"
-        exit 0
+        exit 77
 fi
 
 # start_server LOG ARGS...: start hull serve on a free port; sets SERVER_PID and URL.

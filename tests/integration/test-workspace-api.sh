@@ -18,7 +18,7 @@ trap cleanup EXIT
 check "sessions_client.py compiles" "$PY" -m py_compile "$here/sessions_client.py"
 if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
         skip "hull serve workspace API" "the sandbox cannot run here: $(head -c 200 "$TEST_TMP/err")"
-        exit 0
+        exit 77
 fi
 
 WORK=$TEST_TMP/work

@@ -17,7 +17,7 @@ export HULL_CANARY_ENV="canary-$TOKEN" # must never be visible inside the sandbo
 
 if [ "$(id -u)" -ne 0 ]; then
         skip "containment" "needs root (see test-unprivileged.sh for the unprivileged case)"
-        exit 0
+        exit 77
 fi
 if [ ! -x "$PROBE_BIN" ]; then
         fail "containment: probe built" "$PROBE_BIN missing"

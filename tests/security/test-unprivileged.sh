@@ -12,11 +12,11 @@ HOST_USERNS=$(stat -L -c %i /proc/self/ns/user)
 
 if [ "$(id -u)" -ne 0 ]; then
         skip "unprivileged" "needs root to switch to uid $UNPRIV"
-        exit 0
+        exit 77
 fi
 if ! command -v setpriv >/dev/null; then
         skip "unprivileged" "setpriv (util-linux) is not installed"
-        exit 0
+        exit 77
 fi
 if [ ! -x "$PROBE_BIN" ]; then
         fail "unprivileged: probe built" "$PROBE_BIN missing"
@@ -32,15 +32,15 @@ as_unpriv() {
 if [ -r /proc/sys/kernel/unprivileged_userns_clone ] &&
         [ "$(cat /proc/sys/kernel/unprivileged_userns_clone)" = 0 ]; then
         skip "unprivileged" "kernel.unprivileged_userns_clone is 0"
-        exit 0
+        exit 77
 fi
 if [ -r /proc/sys/user/max_user_namespaces ] && [ "$(cat /proc/sys/user/max_user_namespaces)" = 0 ]; then
         skip "unprivileged" "user.max_user_namespaces is 0"
-        exit 0
+        exit 77
 fi
 if ! why=$(as_unpriv unshare --user --map-current-user true 2>&1); then
         skip "unprivileged" "uid $UNPRIV cannot create a user namespace: $why"
-        exit 0
+        exit 77
 fi
 
 # hull and the probe where uid 65534 can read and run them; a work dir it owns.

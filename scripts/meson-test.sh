@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# meson-test.sh CMD [ARG...]: run one of hull's tests for `meson test` (each test is registered
+# through this, so `meson test -C build NAME` runs it alone). Prints the test's own lines and
+# exits as meson reads it: 1 when a line says "not ok" or the test failed without saying so,
+# 77 (skipped) when nothing passed and something was skipped, 0 otherwise.
+set -u
+out=$("$@" 2>&1)
+rc=$?
+printf '%s\n' "$out"
+grep -qE '^not ok ' <<<"$out" && exit 1
+[ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && exit 1
+if ! grep -qE '^ok ' <<<"$out" && { [ "$rc" -eq 77 ] || grep -qE '^skip ' <<<"$out"; }; then
+        exit 77
+fi
+exit 0
