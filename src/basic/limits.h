@@ -6,6 +6,9 @@
 /* Errors */
 #define HULL_ERROR_MSG_MAX 512 /* bytes of a user-facing error message */
 
+/* Growable buffers (src/basic/dynbuf): each takes its own maximum at init */
+#define DYNBUF_INITIAL 256U /* first allocation; doubles from there */
+
 /* hull exec: defaults */
 #define SBX_DEFAULT_TIMEOUT_MS 30000ULL
 #define SBX_DEFAULT_MEMORY_BYTES (512ULL << 20)
