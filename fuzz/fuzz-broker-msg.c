@@ -13,22 +13,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (size < 1)
                 return 0;
         if (data[0] & 1) {
-                brk_request r;
-                if (brk_request_decode(data + 1, size - 1, &r) == 0) {
-                        if (brk_request_encode(&r, &buf, &len) != 0 || len != size - 1 ||
-                            memcmp(buf, data + 1, len) != 0)
+                sbx_plan r;
+                if (brk_plan_decode(data + 1, size - 1, &r) == 0) {
+                        if (brk_plan_encode(&r, &buf, &len) != 0 || len != size - 1 || memcmp(buf, data + 1, len) != 0)
                                 abort();
                         free(buf);
-                        brk_request_done(&r);
+                        sbx_plan_done(&r);
                 }
         } else {
-                brk_result r;
-                if (brk_result_decode(data + 1, size - 1, &r) == 0) {
-                        if (brk_result_encode(&r, &buf, &len) != 0 || len != size - 1 ||
+                sbx_plan_result r;
+                if (brk_plan_result_decode(data + 1, size - 1, &r) == 0) {
+                        if (brk_plan_result_encode(&r, &buf, &len) != 0 || len != size - 1 ||
                             memcmp(buf, data + 1, len) != 0)
                                 abort();
                         free(buf);
-                        brk_result_done(&r);
+                        sbx_plan_result_done(&r);
                 }
         }
         return 0;

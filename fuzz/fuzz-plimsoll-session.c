@@ -61,8 +61,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         plim_chain chain;
         if (plim_chain_init(&chain, r.session_id) != 0)
                 abort();
-        brk_step_result step = {.out = (char *) "", .err = (char *) ""};
-        brk_result res = {.outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
+        sbx_step_result step = {.out = (char *) "", .err = (char *) ""};
+        sbx_plan_result res = {.outcome = SBX_PLAN_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
         plim_cell_result cell = {.out = "", .err = ""};
         plim_call_record rec;
         char *answer;

@@ -29,16 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (r.protocol != PLIM_PROTOCOL || (r.kind != PLIM_KIND_JAVASCRIPT && r.kind != PLIM_KIND_PROJECT))
                 abort();
         (void) plim_run_admit(&r, &ev, &f);
-        brk_request plan;
+        sbx_plan plan;
         if (plim_plan(&r, &ev, &plan) == 0) {
                 char *buf;
                 size_t len;
-                if (brk_request_encode(&plan, &buf, &len) != 0)
+                if (brk_plan_encode(&plan, &buf, &len) != 0)
                         abort(); /* every parsed request is within the broker's bounds */
                 free(buf);
-                brk_step_result step = {.out = (char *) "", .err = (char *) ""};
-                brk_result res = {
-                        .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
+                sbx_step_result step = {.out = (char *) "", .err = (char *) ""};
+                sbx_plan_result res = {
+                        .outcome = SBX_PLAN_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
                 char *answer;
                 /* A parsed request always gets an answer with its record: the parser and the
                  * record's digest must refuse the same requests. */

@@ -14,25 +14,6 @@
 #define RESULT_MAGIC 0x53524248U  /* "HBRS" */
 #define MSG_VERSION 1U
 
-bool brk_path_is_clean(const char *p, size_t len) {
-        if (len == 0 || len > PLIM_PATH_MAX || p[0] == '/')
-                return false;
-        size_t seg = 0; /* start of the current segment */
-        for (size_t i = 0; i <= len; i++) {
-                if (i == len || p[i] == '/') {
-                        size_t n = i - seg;
-                        if (n == 0 || (n == 1 && p[seg] == '.') || (n == 2 && p[seg] == '.' && p[seg + 1] == '.'))
-                                return false;
-                        seg = i + 1;
-                        continue;
-                }
-                unsigned char c = (unsigned char) p[i];
-                if (c < 0x20 || c == 0x7f || c == '\\')
-                        return false;
-        }
-        return true;
-}
-
 /* ---- writer: a first pass with p == NULL only counts, the second fills ---- */
 
 typedef struct writer {
@@ -91,24 +72,24 @@ static bool blob_fits(size_t n) {
         return n <= UINT32_MAX;
 }
 
-static int request_check(const brk_request *r) {
+static int request_check(const sbx_plan *r) {
         if (r->n_steps == 0 || r->n_steps > BRK_STEPS_MAX || r->n_files > BRK_FILES_MAX ||
             r->n_artifacts > BRK_ARTIFACTS_MAX || r->timeout_ms == 0)
                 return -EINVAL;
         for (uint32_t i = 0; i < r->n_files; i++)
-                if (!brk_path_is_clean(r->files[i].path, strlen(r->files[i].path)) || !blob_fits(r->files[i].len))
+                if (!sbx_plan_path_is_clean(r->files[i].path, strlen(r->files[i].path)) || !blob_fits(r->files[i].len))
                         return -EINVAL;
         for (uint32_t i = 0; i < r->n_steps; i++)
                 if (r->steps[i].argc == 0 || r->steps[i].argc > BRK_ARGS_MAX)
                         return -EINVAL;
         for (uint32_t i = 0; i < r->n_artifacts; i++)
-                if (!brk_path_is_clean(r->artifacts[i], strlen(r->artifacts[i])))
+                if (!sbx_plan_path_is_clean(r->artifacts[i], strlen(r->artifacts[i])))
                         return -EINVAL;
         return 0;
 }
 
 static void request_fill(writer *w, const void *msg) {
-        const brk_request *r = msg;
+        const sbx_plan *r = msg;
         put_u32(w, REQUEST_MAGIC);
         put_u32(w, MSG_VERSION);
         put_u64(w, r->timeout_ms);
@@ -134,14 +115,14 @@ static void request_fill(writer *w, const void *msg) {
                 put_str(w, r->artifacts[i]);
 }
 
-int brk_request_encode(const brk_request *r, char **ret, size_t *ret_len) {
+int brk_plan_encode(const sbx_plan *r, char **ret, size_t *ret_len) {
         int q = request_check(r);
         if (q < 0)
                 return q;
         return encode(request_fill, r, BRK_REQUEST_MAX, ret, ret_len);
 }
 
-static int result_check(const brk_result *r) {
+static int result_check(const sbx_plan_result *r) {
         if (r->n_steps > BRK_STEPS_MAX || r->n_artifacts > BRK_ARTIFACTS_MAX ||
             (r->detail && strlen(r->detail) > BRK_DETAIL_MAX))
                 return -EINVAL;
@@ -149,14 +130,14 @@ static int result_check(const brk_result *r) {
                 if (!blob_fits(r->steps[i].out_len) || !blob_fits(r->steps[i].err_len))
                         return -EINVAL;
         for (uint32_t i = 0; i < r->n_artifacts; i++)
-                if (!brk_path_is_clean(r->artifacts[i].path, strlen(r->artifacts[i].path)) ||
+                if (!sbx_plan_path_is_clean(r->artifacts[i].path, strlen(r->artifacts[i].path)) ||
                     !blob_fits(r->artifacts[i].len))
                         return -EINVAL;
         return 0;
 }
 
 static void result_fill(writer *w, const void *msg) {
-        const brk_result *r = msg;
+        const sbx_plan_result *r = msg;
         put_u32(w, RESULT_MAGIC);
         put_u32(w, MSG_VERSION);
         put_u32(w, r->outcome);
@@ -166,7 +147,7 @@ static void result_fill(writer *w, const void *msg) {
         put_u32(w, r->artifacts_truncated ? 1 : 0);
         put_u32(w, r->n_steps);
         for (uint32_t i = 0; i < r->n_steps; i++) {
-                const brk_step_result *s = &r->steps[i];
+                const sbx_step_result *s = &r->steps[i];
                 put_u32(w, (uint32_t) s->status);
                 put_u32(w, (uint32_t) s->term_signal);
                 put_u32(w, s->flags);
@@ -181,7 +162,7 @@ static void result_fill(writer *w, const void *msg) {
         }
 }
 
-int brk_result_encode(const brk_result *r, char **ret, size_t *ret_len) {
+int brk_plan_result_encode(const sbx_plan_result *r, char **ret, size_t *ret_len) {
         int q = result_check(r);
         if (q < 0)
                 return q;
@@ -258,7 +239,7 @@ static char *get_blob(reader *r, size_t *ret_len, bool text) {
 static char *get_path(reader *r) {
         size_t n = 0;
         char *s = get_blob(r, &n, true);
-        if (s && !brk_path_is_clean(s, n)) {
+        if (s && !sbx_plan_path_is_clean(s, n)) {
                 free(s);
                 r->err = -EBADMSG;
                 return NULL;
@@ -281,31 +262,9 @@ static void header(reader *r, uint32_t magic) {
                         r->err = -EBADMSG;
 }
 
-static void files_free(brk_file *f, uint32_t n) {
-        for (uint32_t i = 0; f && i < n; i++) {
-                free(f[i].path);
-                free(f[i].data);
-        }
-        free(f);
-}
-
-void brk_request_done(brk_request *r) {
-        files_free(r->files, r->n_files);
-        for (uint32_t i = 0; r->steps && i < r->n_steps; i++) {
-                for (uint32_t j = 0; r->steps[i].argv && j < r->steps[i].argc; j++)
-                        free(r->steps[i].argv[j]);
-                free(r->steps[i].argv);
-        }
-        free(r->steps);
-        for (uint32_t i = 0; r->artifacts && i < r->n_artifacts; i++)
-                free(r->artifacts[i]);
-        free(r->artifacts);
-        *r = (brk_request){0};
-}
-
-int brk_request_decode(const void *buf, size_t len, brk_request *ret) {
+int brk_plan_decode(const void *buf, size_t len, sbx_plan *ret) {
         reader rd = {.p = buf, .left = len};
-        brk_request m = {0};
+        sbx_plan m = {0};
 
         header(&rd, REQUEST_MAGIC);
         m.timeout_ms = get_u64(&rd);
@@ -315,18 +274,18 @@ int brk_request_decode(const void *buf, size_t len, brk_request *ret) {
         m.output_bytes = get_u64(&rd);
         m.artifact_bytes = get_u64(&rd);
         m.flags = get_u32(&rd);
-        if (!rd.err && (m.timeout_ms == 0 || (m.flags & ~(uint32_t) BRK_STOP_ON_FAILURE)))
+        if (!rd.err && (m.timeout_ms == 0 || (m.flags & ~(uint32_t) SBX_PLAN_STOP_ON_FAILURE)))
                 rd.err = -EBADMSG;
 
         uint32_t n = get_count(&rd, 0, BRK_FILES_MAX);
-        m.files = get_array(&rd, n, sizeof(brk_file));
+        m.files = get_array(&rd, n, sizeof(sbx_plan_file));
         for (uint32_t i = 0; i < n && !rd.err; i++, m.n_files++) {
                 m.files[i].path = get_path(&rd);
                 m.files[i].data = get_blob(&rd, &m.files[i].len, false);
         }
 
         n = get_count(&rd, 1, BRK_STEPS_MAX);
-        m.steps = get_array(&rd, n, sizeof(brk_step));
+        m.steps = get_array(&rd, n, sizeof(sbx_plan_step));
         for (uint32_t i = 0; i < n && !rd.err; i++, m.n_steps++) {
                 uint32_t argc = get_count(&rd, 1, BRK_ARGS_MAX);
                 m.steps[i].argv = get_array(&rd, argc + 1, sizeof(char *));
@@ -342,31 +301,20 @@ int brk_request_decode(const void *buf, size_t len, brk_request *ret) {
         if (!rd.err && rd.left != 0)
                 rd.err = -EBADMSG;
         if (rd.err) {
-                brk_request_done(&m);
+                sbx_plan_done(&m);
                 return rd.err;
         }
         *ret = m;
         return 0;
 }
 
-void brk_result_done(brk_result *r) {
-        free(r->detail);
-        for (uint32_t i = 0; r->steps && i < r->n_steps; i++) {
-                free(r->steps[i].out);
-                free(r->steps[i].err);
-        }
-        free(r->steps);
-        files_free(r->artifacts, r->n_artifacts);
-        *r = (brk_result){0};
-}
-
-int brk_result_decode(const void *buf, size_t len, brk_result *ret) {
+int brk_plan_result_decode(const void *buf, size_t len, sbx_plan_result *ret) {
         reader rd = {.p = buf, .left = len};
-        brk_result m = {0};
+        sbx_plan_result m = {0};
 
         header(&rd, RESULT_MAGIC);
         m.outcome = get_u32(&rd);
-        if (!rd.err && (m.outcome < BRK_OUTCOME_COMPLETED || m.outcome > BRK_OUTCOME_NOT_STARTED))
+        if (!rd.err && (m.outcome < SBX_PLAN_COMPLETED || m.outcome > SBX_PLAN_NOT_STARTED))
                 rd.err = -EBADMSG;
         size_t dlen = 0;
         m.detail = get_blob(&rd, &dlen, true);
@@ -380,13 +328,13 @@ int brk_result_decode(const void *buf, size_t len, brk_result *ret) {
         m.artifacts_truncated = at == 1;
 
         uint32_t n = get_count(&rd, 0, BRK_STEPS_MAX);
-        m.steps = get_array(&rd, n, sizeof(brk_step_result));
+        m.steps = get_array(&rd, n, sizeof(sbx_step_result));
         for (uint32_t i = 0; i < n && !rd.err; i++, m.n_steps++) {
-                brk_step_result *s = &m.steps[i];
+                sbx_step_result *s = &m.steps[i];
                 s->status = (int32_t) get_u32(&rd);
                 s->term_signal = (int32_t) get_u32(&rd);
                 s->flags = get_u32(&rd);
-                if (!rd.err && (s->flags & ~(uint32_t) BRK_STEP_FLAGS_ALL))
+                if (!rd.err && (s->flags & ~(uint32_t) SBX_STEP_FLAGS_ALL))
                         rd.err = -EBADMSG;
                 s->wall_us = get_u64(&rd);
                 s->out = get_blob(&rd, &s->out_len, false);
@@ -394,7 +342,7 @@ int brk_result_decode(const void *buf, size_t len, brk_result *ret) {
         }
 
         n = get_count(&rd, 0, BRK_ARTIFACTS_MAX);
-        m.artifacts = get_array(&rd, n, sizeof(brk_file));
+        m.artifacts = get_array(&rd, n, sizeof(sbx_plan_file));
         for (uint32_t i = 0; i < n && !rd.err; i++, m.n_artifacts++) {
                 m.artifacts[i].path = get_path(&rd);
                 m.artifacts[i].data = get_blob(&rd, &m.artifacts[i].len, false);
@@ -403,7 +351,7 @@ int brk_result_decode(const void *buf, size_t len, brk_result *ret) {
         if (!rd.err && rd.left != 0)
                 rd.err = -EBADMSG;
         if (rd.err) {
-                brk_result_done(&m);
+                sbx_plan_result_done(&m);
                 return rd.err;
         }
         *ret = m;

@@ -10,7 +10,7 @@
  * result frame ◄───────────────────────────────────────────────────────── result; exit
  *
  * The daemon sends the request only once a worker asked for it, so a refused or dropped run
- * provably ran nothing: the broker answers it with a BRK_OUTCOME_NOT_STARTED result instead. */
+ * provably ran nothing: the broker answers it with a SBX_PLAN_NOT_STARTED result instead. */
 #include "broker.h"
 
 #include <errno.h>
@@ -171,16 +171,16 @@ static int frame_recv(int fd, size_t max, uint64_t deadline_ms, char **ret, size
         return 0;
 }
 
-static int result_send(int fd, const brk_result *res, uint64_t deadline_ms) {
+static int result_send(int fd, const sbx_plan_result *res, uint64_t deadline_ms) {
         _cleanup_free_ char *buf = NULL;
         size_t len;
-        int r = brk_result_encode(res, &buf, &len);
+        int r = brk_plan_result_encode(res, &buf, &len);
         return r < 0 ? r : frame_send(fd, buf, len, deadline_ms);
 }
 
 /* Tell a run's socket that it will not start. Never blocks: the socket is fresh and empty. */
 static void refuse_run(int fd, const char *why) {
-        brk_result res = {.outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) why};
+        sbx_plan_result res = {.outcome = SBX_PLAN_NOT_STARTED, .detail = (char *) why};
         (void) result_send(fd, &res, now_mono_ms() + BRK_REFUSE_SEND_MS);
         safe_close(fd);
 }
@@ -199,17 +199,6 @@ typedef struct worker {
 static bool cancelled(const worker *w) {
         struct pollfd p = {.fd = w->cancel_fd, .events = POLLIN};
         return poll(&p, 1, 0) > 0;
-}
-
-static void set_detail(brk_result *res, const char *fmt, ...) _printf_(2, 3);
-static void set_detail(brk_result *res, const char *fmt, ...) {
-        char buf[BRK_DETAIL_MAX + 1];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        va_end(ap);
-        free(res->detail);
-        res->detail = strdup(buf);
 }
 
 /* Open the directory that holds path's last segment below dir_fd, creating missing
@@ -251,7 +240,7 @@ static int open_parent(const worker *w, const char *path, bool create, char buf[
         return cur;
 }
 
-static int write_file(const worker *w, const brk_file *f) {
+static int write_file(const worker *w, const sbx_plan_file *f) {
         char buf[PLIM_PATH_MAX + 1];
         const char *leaf;
         _cleanup_close_ int dir = open_parent(w, f->path, true, buf, &leaf);
@@ -316,7 +305,7 @@ static int read_file(const worker *w, const char *path, size_t max, char **ret, 
 /* A fresh directory below the work root. As root, it is a tmpfs of the run's memory size in
  * this worker's own mount namespace (the sandbox's writes count against its memory cgroup and
  * never reach the host's disk), owned by the uid the sandbox user maps to. */
-static int make_run_dir(worker *w, const brk_request *req, hull_error *e) {
+static int make_run_dir(worker *w, const sbx_plan *req, hull_error *e) {
         if ((size_t) snprintf(w->dir, sizeof(w->dir), "%s/run.XXXXXX", w->cfg->work_root) >= sizeof(w->dir)) {
                 w->dir[0] = '\0';
                 return hull_err(e, -ENAMETOOLONG, "broker: the work root path is too long");
@@ -352,32 +341,20 @@ static void remove_run_dir(worker *w) {
         (void) rm_rf_at(AT_FDCWD, w->dir);
 }
 
-void brk_step_from_sbx(brk_step_result *s, sbx_result *sr) {
-        s->status = sbx_result_exit_status(sr);
-        s->term_signal = sr->term_signal;
-        s->flags = (sr->exited ? BRK_STEP_EXITED : 0) | (sr->timed_out ? BRK_STEP_TIMED_OUT : 0) |
-                   (sr->oom_killed ? BRK_STEP_OOM : 0) | (sr->out_dropped ? BRK_STEP_OUT_TRUNCATED : 0) |
-                   (sr->err_dropped ? BRK_STEP_ERR_TRUNCATED : 0) | (sr->interrupted_signal ? BRK_STEP_INTERRUPTED : 0);
-        s->wall_us = sr->wall_us;
-        s->out = TAKE_PTR(sr->out);
-        s->out_len = sr->out_len;
-        s->err = TAKE_PTR(sr->err);
-        s->err_len = sr->err_len;
-}
-
-static void run_steps(worker *w, const brk_request *req, brk_result *res) {
+static void run_steps(worker *w, const sbx_plan *req, sbx_plan_result *res) {
         uint64_t deadline = now_mono_ms() + req->timeout_ms;
-        res->outcome = BRK_OUTCOME_COMPLETED;
+        res->outcome = SBX_PLAN_COMPLETED;
         for (uint32_t i = 0; i < req->n_steps; i++) {
                 uint64_t now = now_mono_ms();
                 if (cancelled(w)) {
-                        res->outcome = BRK_OUTCOME_CANCELLED;
-                        set_detail(res, "stopped before step %u: hull serve is shutting down", i + 1);
+                        res->outcome = SBX_PLAN_CANCELLED;
+                        sbx_plan_set_detail(res, "stopped before step %u: hull serve is shutting down", i + 1);
                         return;
                 }
                 if (now >= deadline) {
-                        res->outcome = BRK_OUTCOME_TIMED_OUT;
-                        set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms, i + 1);
+                        res->outcome = SBX_PLAN_TIMED_OUT;
+                        sbx_plan_set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms,
+                                            i + 1);
                         return;
                 }
                 sbx_spec spec = {
@@ -396,29 +373,29 @@ static void run_steps(worker *w, const brk_request *req, brk_result *res) {
                 sbx_result sr;
                 hull_error e = {0};
                 if (sbx_run(&spec, &sr, &e) < 0) {
-                        res->outcome = BRK_OUTCOME_ERROR;
-                        set_detail(res, "step %u: %s", i + 1, e.msg);
+                        res->outcome = SBX_PLAN_ERROR;
+                        sbx_plan_set_detail(res, "step %u: %s", i + 1, e.msg);
                         return;
                 }
-                brk_step_result *s = &res->steps[res->n_steps++];
-                brk_step_from_sbx(s, &sr);
+                sbx_step_result *s = &res->steps[res->n_steps++];
+                sbx_step_from_result(s, &sr);
                 sbx_result_done(&sr);
-                if (s->flags & BRK_STEP_INTERRUPTED) {
-                        res->outcome = BRK_OUTCOME_CANCELLED;
-                        set_detail(res, "step %u was stopped: hull serve is shutting down", i + 1);
+                if (s->flags & SBX_STEP_INTERRUPTED) {
+                        res->outcome = SBX_PLAN_CANCELLED;
+                        sbx_plan_set_detail(res, "step %u was stopped: hull serve is shutting down", i + 1);
                         return;
                 }
-                if (s->flags & BRK_STEP_TIMED_OUT) {
-                        res->outcome = BRK_OUTCOME_TIMED_OUT;
-                        set_detail(res, "step %u used up the run's %" PRIu64 " ms", i + 1, req->timeout_ms);
+                if (s->flags & SBX_STEP_TIMED_OUT) {
+                        res->outcome = SBX_PLAN_TIMED_OUT;
+                        sbx_plan_set_detail(res, "step %u used up the run's %" PRIu64 " ms", i + 1, req->timeout_ms);
                         return;
                 }
-                if ((req->flags & BRK_STOP_ON_FAILURE) && s->status != 0)
+                if ((req->flags & SBX_PLAN_STOP_ON_FAILURE) && s->status != 0)
                         return;
         }
 }
 
-static void collect_artifacts(worker *w, const brk_request *req, brk_result *res) {
+static void collect_artifacts(worker *w, const sbx_plan *req, sbx_plan_result *res) {
         size_t budget = req->artifact_bytes;
         for (uint32_t i = 0; i < req->n_artifacts; i++) {
                 char *data = NULL;
@@ -430,7 +407,7 @@ static void collect_artifacts(worker *w, const brk_request *req, brk_result *res
                 }
                 if (r < 0)
                         continue; /* only those that exist are returned */
-                brk_file *a = &res->artifacts[res->n_artifacts++];
+                sbx_plan_file *a = &res->artifacts[res->n_artifacts++];
                 a->path = strdup(req->artifacts[i]);
                 a->data = data;
                 a->len = len;
@@ -442,134 +419,24 @@ static void collect_artifacts(worker *w, const brk_request *req, brk_result *res
         }
 }
 
-/* The run in a sandbox set up in advance (a session box): files written and artifacts read
- * through the box's workspace fd (as the sandbox user: the workspace is a tmpfs of its user
- * namespace), steps run by its init, what a step leaves swept before the next. */
-static bool fd_readable(int fd) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        return fd >= 0 && poll(&p, 1, 0) > 0;
-}
-
-int brk_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const sbx_cgroup *cg, int cancel_fd,
-                            const brk_request *req, brk_result *res, hull_error *e) {
-        if (!res->steps)
-                res->steps = calloc(MAX(req->n_steps, 1U), sizeof(brk_step_result));
-        if (!res->artifacts)
-                res->artifacts = calloc(MAX(req->n_artifacts, 1U), sizeof(brk_file));
-        if (!res->steps || !res->artifacts)
-                return hull_err(e, -ENOMEM, "broker: out of memory");
-        res->outcome = BRK_OUTCOME_COMPLETED;
-        sbx_session_fs_enter(fs_uid, fs_gid);
-        for (uint32_t i = 0; i < req->n_files; i++) {
-                hull_error we = {0};
-                if (ws_write(sx->ws_fd, req->files[i].path, req->files[i].data, req->files[i].len, WS_WRITE_MKDIRS,
-                             &we) < 0) {
-                        sbx_session_fs_leave();
-                        res->outcome = BRK_OUTCOME_SETUP_FAILED;
-                        set_detail(res, "cannot write %s: %s", req->files[i].path, we.msg);
-                        return 0;
-                }
-        }
-        sbx_session_fs_leave();
-        uint64_t deadline = now_mono_ms() + req->timeout_ms;
-        bool oom_before = false;
-        if (cg) {
-                sbx_cgroup_stats st;
-                sbx_cgroup_read_stats(cg, &st);
-                oom_before = st.oom_killed;
-        }
-        for (uint32_t i = 0; i < req->n_steps; i++) {
-                uint64_t now = now_mono_ms();
-                if (fd_readable(cancel_fd)) {
-                        res->outcome = BRK_OUTCOME_CANCELLED;
-                        set_detail(res, "stopped before step %u: hull serve is shutting down", i + 1);
-                        return 0;
-                }
-                if (now >= deadline) {
-                        res->outcome = BRK_OUTCOME_TIMED_OUT;
-                        set_detail(res, "the run's %" PRIu64 " ms ran out before step %u", req->timeout_ms, i + 1);
-                        return 0;
-                }
-                sbx_session_call c = {.argv = req->steps[i].argv,
-                                      .timeout_ms = deadline - now,
-                                      .output_bytes = req->output_bytes,
-                                      .cancel_fd = cancel_fd};
-                sbx_result sr;
-                int r = sbx_session_run(sx, &c, &sr, e);
-                if (r < 0) {
-                        res->outcome = BRK_OUTCOME_ERROR;
-                        set_detail(res, "step %u: %s", i + 1, e->msg);
-                        return r;
-                }
-                if (cg) {
-                        sbx_cgroup_stats st;
-                        sbx_cgroup_read_stats(cg, &st);
-                        sr.oom_killed = st.oom_killed && !oom_before;
-                        oom_before = st.oom_killed;
-                }
-                brk_step_result *st = &res->steps[res->n_steps++];
-                brk_step_from_sbx(st, &sr);
-                sbx_result_done(&sr);
-                if (st->flags & BRK_STEP_INTERRUPTED) {
-                        res->outcome = BRK_OUTCOME_CANCELLED;
-                        set_detail(res, "step %u was stopped: hull serve is shutting down", i + 1);
-                        return 0;
-                }
-                if (st->flags & BRK_STEP_TIMED_OUT) {
-                        res->outcome = BRK_OUTCOME_TIMED_OUT;
-                        set_detail(res, "step %u used up the run's %" PRIu64 " ms", i + 1, req->timeout_ms);
-                        break;
-                }
-                if ((req->flags & BRK_STOP_ON_FAILURE) && st->status != 0)
-                        break;
-        }
-        /* Artifacts: only those that exist and fit the budget. */
-        sbx_session_fs_enter(fs_uid, fs_gid);
-        size_t budget = req->artifact_bytes;
-        for (uint32_t i = 0; i < req->n_artifacts; i++) {
-                ws_read_result rr = {0};
-                hull_error re = {0};
-                size_t limit = MIN(budget, (size_t) WS_READ_MAX_BYTES);
-                if (ws_read(sx->ws_fd, req->artifacts[i], 0, limit ? limit : 1, &rr, &re) < 0)
-                        continue;
-                if (!rr.eof || rr.len > budget) {
-                        res->artifacts_truncated = true;
-                        ws_read_result_done(&rr);
-                        continue;
-                }
-                brk_file *a = &res->artifacts[res->n_artifacts];
-                a->path = strdup(req->artifacts[i]);
-                if (!a->path) {
-                        ws_read_result_done(&rr);
-                        continue;
-                }
-                a->data = TAKE_PTR(rr.data);
-                a->len = rr.len;
-                budget -= rr.len;
-                res->n_artifacts++;
-        }
-        sbx_session_fs_leave();
-        return 0;
-}
-
-static void run_in_box(worker *w, sbx_session_box *box, const brk_request *req, brk_result *res) {
+static void run_in_box(worker *w, sbx_session_box *box, const sbx_plan *req, sbx_plan_result *res) {
         sbx_session sx;
         hull_error e = {0};
         sbx_session_init(&sx, box->ctl_fd, box->ws_fd, -1, -1, NULL, 0, -1);
-        (void) brk_plan_run_in_session(&sx, box->host_uid, box->host_gid, box->have_cg ? &box->cg : NULL, w->cancel_fd,
+        (void) sbx_plan_run_in_session(&sx, box->host_uid, box->host_gid, box->have_cg ? &box->cg : NULL, w->cancel_fd,
                                        req, res, &e);
         sbx_session_done(&sx);
 }
 
-static bool box_fits(const brk_config *cfg, const brk_request *req) {
+static bool box_fits(const brk_config *cfg, const sbx_plan *req) {
         return req->memory_bytes == cfg->spare_memory_bytes && req->pids == cfg->spare_pids &&
                (req->tmp_bytes ? req->tmp_bytes : SBX_DEFAULT_TMP_BYTES) == cfg->spare_tmp_bytes;
 }
 
 static void worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box) {
         worker w = {.cfg = cfg, .cancel_fd = cancel_fd, .dir_fd = -1};
-        brk_request req = {0};
-        brk_result res = {0};
+        sbx_plan req = {0};
+        sbx_plan_result res = {0};
         _cleanup_free_ char *buf = NULL;
         size_t len = 0;
         hull_error e = {0};
@@ -579,17 +446,17 @@ static void worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session
             frame_recv(fd, BRK_REQUEST_MAX, now_mono_ms() + BRK_IO_TIMEOUT_MS, &buf, &len) < 0)
                 return;
         res.started_unix_ms = now_unix_ms();
-        if (brk_request_decode(buf, len, &req) < 0) {
-                res.outcome = BRK_OUTCOME_ERROR;
-                set_detail(&res, "broker: malformed run request");
+        if (brk_plan_decode(buf, len, &req) < 0) {
+                res.outcome = SBX_PLAN_ERROR;
+                sbx_plan_set_detail(&res, "broker: malformed run request");
                 goto answer;
         }
         free(TAKE_PTR(buf));
-        res.steps = calloc(req.n_steps, sizeof(brk_step_result));
-        res.artifacts = req.n_artifacts ? calloc(req.n_artifacts, sizeof(brk_file)) : NULL;
+        res.steps = calloc(req.n_steps, sizeof(sbx_step_result));
+        res.artifacts = req.n_artifacts ? calloc(req.n_artifacts, sizeof(sbx_plan_file)) : NULL;
         if (!res.steps || (req.n_artifacts && !res.artifacts)) {
-                res.outcome = BRK_OUTCOME_ERROR;
-                set_detail(&res, "broker: out of memory");
+                res.outcome = SBX_PLAN_ERROR;
+                sbx_plan_set_detail(&res, "broker: out of memory");
                 goto answer;
         }
         if (box && box_fits(cfg, &req)) {
@@ -597,20 +464,20 @@ static void worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session
                 goto answer;
         }
         if (make_run_dir(&w, &req, &e) < 0) {
-                res.outcome = BRK_OUTCOME_ERROR;
-                set_detail(&res, "%s", e.msg);
+                res.outcome = SBX_PLAN_ERROR;
+                sbx_plan_set_detail(&res, "%s", e.msg);
                 goto answer;
         }
         for (uint32_t i = 0; i < req.n_files; i++) {
                 int r = write_file(&w, &req.files[i]);
                 if (r < 0) {
-                        res.outcome = BRK_OUTCOME_SETUP_FAILED;
-                        set_detail(&res, "cannot write %s: %s", req.files[i].path, strerror(-r));
+                        res.outcome = SBX_PLAN_SETUP_FAILED;
+                        sbx_plan_set_detail(&res, "cannot write %s: %s", req.files[i].path, strerror(-r));
                         goto answer;
                 }
         }
         run_steps(&w, &req, &res);
-        if (res.outcome == BRK_OUTCOME_COMPLETED || res.outcome == BRK_OUTCOME_TIMED_OUT)
+        if (res.outcome == SBX_PLAN_COMPLETED || res.outcome == SBX_PLAN_TIMED_OUT)
                 collect_artifacts(&w, &req, &res);
 answer:
         remove_run_dir(&w);
@@ -625,8 +492,8 @@ answer:
                 res.detail = strdup("");
         if (res.detail)
                 (void) result_send(fd, &res, now_mono_ms() + BRK_IO_TIMEOUT_MS);
-        brk_request_done(&req);
-        brk_result_done(&res);
+        sbx_plan_done(&req);
+        sbx_plan_result_done(&res);
 }
 
 /* ---- a session's keeper ---- */
@@ -1132,19 +999,19 @@ static int wait_watched(int fd, int watch_fd, uint64_t deadline_ms) {
         }
 }
 
-static int not_started(brk_result *ret, const char *why) {
-        *ret = (brk_result){.outcome = BRK_OUTCOME_NOT_STARTED, .detail = strdup(why)};
+static int not_started(sbx_plan_result *ret, const char *why) {
+        *ret = (sbx_plan_result){.outcome = SBX_PLAN_NOT_STARTED, .detail = strdup(why)};
         return ret->detail ? 0 : -ENOMEM;
 }
 
-int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_fd, brk_result *ret, hull_error *e) {
+int brk_call(brk_broker *b, const sbx_plan *req, uint64_t wait_ms, int watch_fd, sbx_plan_result *ret, hull_error *e) {
         _cleanup_close_pair_ int sv[2] = {-1, -1};
         _cleanup_free_ char *buf = NULL, *ans = NULL;
         size_t len = 0, ans_len = 0;
         uint64_t deadline = now_mono_ms() + BRK_QUEUE_WAIT_MS;
         int r;
 
-        r = brk_request_encode(req, &buf, &len);
+        r = brk_plan_encode(req, &buf, &len);
         if (r < 0)
                 return hull_err(e, r, "broker: cannot encode the run request");
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -1164,9 +1031,9 @@ int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_
         if (r < 0)
                 return not_started(ret, "the sandbox broker ended before the run started");
         if (ans_len > 0) { /* nothing was sent, so nothing ran, whatever this says */
-                brk_result res = {0};
-                if (brk_result_decode(ans, ans_len, &res) < 0 || res.outcome != BRK_OUTCOME_NOT_STARTED) {
-                        brk_result_done(&res);
+                sbx_plan_result res = {0};
+                if (brk_plan_result_decode(ans, ans_len, &res) < 0 || res.outcome != SBX_PLAN_NOT_STARTED) {
+                        sbx_plan_result_done(&res);
                         return not_started(ret, "the sandbox broker answered out of turn");
                 }
                 *ret = res;
@@ -1188,7 +1055,7 @@ int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_
                 return hull_err(e, -EPROTO, "broker: the worker ended without a result");
         if (r < 0)
                 return hull_err(e, r, "broker: no result from the worker");
-        r = brk_result_decode(ans, ans_len, ret);
+        r = brk_plan_result_decode(ans, ans_len, ret);
         if (r < 0)
                 return hull_err(e, r, "broker: the worker's result is malformed");
         return 0;

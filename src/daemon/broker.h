@@ -33,17 +33,17 @@ int brk_start(const brk_config *cfg, brk_broker **ret, hull_error *e);
 /* Run one request: wait up to BRK_QUEUE_WAIT_MS for a worker to take it, then up to wait_ms for
  * its result (the run's own time counts from the moment a worker took it). Blocks: call it from a thread of
  * its own; any number of threads may call it at once. Returns 0 with *ret filled (free with
- * brk_result_done); outcome BRK_OUTCOME_NOT_STARTED (with a detail) when the request was never
+ * sbx_plan_result_done); outcome SBX_PLAN_NOT_STARTED (with a detail) when the request was never
  * sent: the broker refused or dropped the run, is gone, or no worker asked for it in time.
  * Returns a negative errno with *e set only when the run may have started: -EPROTO (the worker
  * ended without a result), -ETIMEDOUT, -EBADMSG (a malformed result), -ENOMEM, -EINVAL (req
  * out of the message's bounds), -ECANCELED (see watch_fd).
  * watch_fd (or -1): the caller's connection; when its peer hangs up, the run is dropped from the
  * queue (NOT_STARTED) or, once started, stopped (-ECANCELED), and brk_call returns at once. */
-int brk_call(brk_broker *b, const brk_request *req, uint64_t wait_ms, int watch_fd, brk_result *ret, hull_error *e);
+int brk_call(brk_broker *b, const sbx_plan *req, uint64_t wait_ms, int watch_fd, sbx_plan_result *ret, hull_error *e);
 
 /* Stop every run now: the broker sends its workers SIGTERM, they stop their sandboxes and
- * answer with BRK_OUTCOME_CANCELLED; queued runs are dropped (their callers get -EPIPE). The
+ * answer with SBX_PLAN_CANCELLED; queued runs are dropped (their callers get -EPIPE). The
  * broker exits once its workers have. Thread-safe. */
 void brk_cancel_all(brk_broker *b);
 
@@ -85,22 +85,6 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
 /* After keeper_fd became readable: did the sandbox end by itself, and why. Returns 1 when it
  * did (with *ret_oom), 0 when not (yet). */
 int brk_session_ended(brk_session *s, bool *ret_oom);
-
-/* Run a plan (files, steps in order, artifacts, as a broker worker does) in a session's sandbox:
- * the files are written and the artifacts read through its workspace jail with the file-system
- * ids fs_uid/fs_gid (the sandbox user on the host; they are this thread's own), each step is a
- * call of its init (what a step leaves is swept before the next), cancel_fd (or -1) readable
- * stops it, cg (or NULL) tells OOM kills. Returns 0 with *res an answer (completed, timed out,
- * set-up failed, cancelled), or a negative errno with *e when a step could not be run (the
- * session broke; *res holds BRK_OUTCOME_ERROR and what ran before). */
-struct sbx_session;
-struct sbx_cgroup;
-struct sbx_result;
-
-/* A step's result from what the sandbox reported (takes its output buffers). */
-void brk_step_from_sbx(brk_step_result *s, struct sbx_result *sr);
-int brk_plan_run_in_session(struct sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const struct sbx_cgroup *cg,
-                            int cancel_fd, const brk_request *req, brk_result *res, hull_error *e);
 
 /* Close every fd: the keeper kills the sandbox and removes its cgroups. */
 void brk_session_close(brk_session *s);

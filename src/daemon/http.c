@@ -95,7 +95,7 @@ typedef struct exchange {
         char note[SERVE_SHORT_STR_MAX]; /* extra log fields */
         /* an admitted run */
         plim_request req;
-        brk_request plan;
+        sbx_plan plan;
         bool dispatched;             /* handed to a run thread: never handled again */
         struct MHD_Response *answer; /* left by the run thread */
         unsigned answer_status;
@@ -262,21 +262,21 @@ static const char *header(const exchange *x, const char *name, unsigned *ret_n) 
 
 /* ---- the run thread ---- */
 
-static metrics_outcome outcome_of(const plim_request *r, const brk_result *res) {
-        switch ((brk_outcome) res->outcome) {
-        case BRK_OUTCOME_COMPLETED:
+static metrics_outcome outcome_of(const plim_request *r, const sbx_plan_result *res) {
+        switch ((sbx_plan_outcome) res->outcome) {
+        case SBX_PLAN_COMPLETED:
                 for (uint32_t i = 0; i < res->n_steps; i++)
                         if (res->steps[i].status != 0)
                                 return METRICS_RUN_FAILED;
                 return res->n_steps == (r->kind == PLIM_KIND_JAVASCRIPT ? 1 : r->n_steps) ? METRICS_RUN_OK
                                                                                           : METRICS_RUN_FAILED;
-        case BRK_OUTCOME_TIMED_OUT:
+        case SBX_PLAN_TIMED_OUT:
                 return METRICS_RUN_TIMED_OUT;
-        case BRK_OUTCOME_SETUP_FAILED:
+        case SBX_PLAN_SETUP_FAILED:
                 return METRICS_RUN_SETUP_FAILED;
-        case BRK_OUTCOME_CANCELLED:
-        case BRK_OUTCOME_ERROR:
-        case BRK_OUTCOME_NOT_STARTED:
+        case SBX_PLAN_CANCELLED:
+        case SBX_PLAN_ERROR:
+        case SBX_PLAN_NOT_STARTED:
                 break;
         }
         return METRICS_RUN_ERROR;
@@ -287,7 +287,7 @@ static void *run_thread(void *arg) {
         http_server *s = x->srv;
         struct MHD_Connection *conn = x->conn;
         const http_config *cfg = &s->cfg;
-        brk_result res = {0};
+        sbx_plan_result res = {0};
         hull_error e = {0};
         plim_error f = {0};
         char *body = NULL, clean[HULL_ERROR_MSG_MAX];
@@ -314,7 +314,7 @@ static void *run_thread(void *arg) {
                 r = plim_run_answer(&x->req, &res, cfg->evidence, x->received_unix_ms, ended, &body, &len, &f);
                 if (r == -ENOMEM)
                         plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
-                if (res.outcome == BRK_OUTCOME_NOT_STARTED) {
+                if (res.outcome == SBX_PLAN_NOT_STARTED) {
                         metrics_run_dropped(cfg->metrics);
                         if (atomic_load(&s->stopping))
                                 f.code = PLIM_CODE_UNAVAILABLE;
@@ -332,13 +332,13 @@ static void *run_thread(void *arg) {
                 x->answer_status = 200;
                 snprintf(x->note, sizeof(x->note), "kind=%s outcome=%s run_ms=%" PRIu64,
                          plim_kind_to_string(x->req.kind),
-                         res.outcome == BRK_OUTCOME_COMPLETED   ? "completed"
-                         : res.outcome == BRK_OUTCOME_TIMED_OUT ? "timed_out"
-                                                                : "setup_failed",
+                         res.outcome == SBX_PLAN_COMPLETED   ? "completed"
+                         : res.outcome == SBX_PLAN_TIMED_OUT ? "timed_out"
+                                                             : "setup_failed",
                          res.ended_unix_ms - res.started_unix_ms);
         } else
                 x->answer = error_response(x, &f, NULL, &x->answer_status, 0);
-        brk_result_done(&res);
+        sbx_plan_result_done(&res);
         /* From here on x belongs to libmicrohttpd again. */
         s->mhd.resume_connection(conn);
         /* Last: once admitted is 0, http_stop may free s. */

@@ -479,14 +479,14 @@ static json_t *json_utf8(const char *p, size_t n) {
         return v;
 }
 
-int hull_api_exec_answer(const brk_step_result *s, char **ret, size_t *ret_len) {
+int hull_api_exec_answer(const sbx_step_result *s, char **ret, size_t *ret_len) {
         json_t *o = json_object();
         if (!o || !set(o, "exitCode", json_integer(s->status)) ||
-            !set(o, "timedOut", json_boolean(s->flags & BRK_STEP_TIMED_OUT)) ||
+            !set(o, "timedOut", json_boolean(s->flags & SBX_STEP_TIMED_OUT)) ||
             !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
             !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
-            !set(o, "stdoutTruncated", json_boolean(s->flags & BRK_STEP_OUT_TRUNCATED)) ||
-            !set(o, "stderrTruncated", json_boolean(s->flags & BRK_STEP_ERR_TRUNCATED)) ||
+            !set(o, "stdoutTruncated", json_boolean(s->flags & SBX_STEP_OUT_TRUNCATED)) ||
+            !set(o, "stderrTruncated", json_boolean(s->flags & SBX_STEP_ERR_TRUNCATED)) ||
             !set(o, "durationMs", plim_json_uint64_string(s->wall_us / 1000))) {
                 json_decref(o);
                 return -ENOMEM;

@@ -135,7 +135,7 @@ void hull_api_grep_opts(const hull_api_request *r, ws_grep_opts *ret);
 /* ---- answers: each returns 0 with a new JSON buffer (the caller frees) or -ENOMEM ---- */
 
 /* Exec: {exitCode, timedOut, stdout, stderr, stdoutTruncated, stderrTruncated, durationMs}. */
-int hull_api_exec_answer(const brk_step_result *s, char **ret, size_t *ret_len);
+int hull_api_exec_answer(const sbx_step_result *s, char **ret, size_t *ret_len);
 /* Read: {content, size (string), eof}. */
 int hull_api_read_answer(const ws_read_result *r, char **ret, size_t *ret_len);
 /* Write: {bytes (string)}. */

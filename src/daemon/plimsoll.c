@@ -765,7 +765,7 @@ static int parse_files(const json_t *p, const char *kind, plim_request *r, plim_
                     plim_get_string(o, "content", "content", where, PLIM_FILES_BYTES_MAX, &x->content, &x->content_len,
                                     f) < 0)
                         return -1;
-                if (!brk_path_is_clean(x->path, plen))
+                if (!sbx_plan_path_is_clean(x->path, plen))
                         return bad_path(f, kind, "files", i);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(r->files[j].path, x->path) == 0)
@@ -818,7 +818,7 @@ static int parse_project(const json_t *p, plim_request *r, plim_error *f) {
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         for (size_t i = 0; i < r->n_artifacts; i++) {
                 json_t *v = json_array_get(arts, i);
-                if (!json_is_string(v) || !brk_path_is_clean(json_string_value(v), json_string_length(v)))
+                if (!json_is_string(v) || !sbx_plan_path_is_clean(json_string_value(v), json_string_length(v)))
                         return bad_path(f, "project", "artifacts", i);
                 r->artifacts[i] = json_string_value(v);
                 for (size_t j = 0; j < i; j++)
@@ -1130,13 +1130,13 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
 
 /* ---- the plan ---- */
 
-void plim_plan_done(brk_request *p) {
+void plim_plan_done(sbx_plan *p) {
         free(p->files);
         for (uint32_t i = 0; p->steps && i < p->n_steps; i++)
                 free(p->steps[i].argv);
         free(p->steps);
         free(p->artifacts);
-        *p = (brk_request){0};
+        *p = (sbx_plan){0};
 }
 
 static char **argv_new(const char *a, const char *b, const char *c) {
@@ -1149,8 +1149,8 @@ static char **argv_new(const char *a, const char *b, const char *c) {
         return argv;
 }
 
-int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret) {
-        brk_request p = {
+int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret) {
+        sbx_plan p = {
                 .timeout_ms = r->effective_timeout_ms,
                 .memory_bytes = ev->memory_bytes,
                 .pids = ev->pids,
@@ -1160,8 +1160,8 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret) 
         if (r->kind == PLIM_KIND_JAVASCRIPT) {
                 p.output_bytes = PLIM_JS_OUTPUT_BYTES;
                 p.n_steps = 1;
-                p.steps = calloc(1, sizeof(brk_step));
-                p.files = calloc(1, sizeof(brk_file));
+                p.steps = calloc(1, sizeof(sbx_plan_step));
+                p.files = calloc(1, sizeof(sbx_plan_file));
                 if (!p.files || !p.steps)
                         goto oom;
                 if (r->code_len <= PLIM_JS_EVAL_MAX) {
@@ -1174,33 +1174,33 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret) 
                         argv[1] = (char *) "--input-type=module";
                         argv[2] = (char *) "-e";
                         argv[3] = (char *) r->code;
-                        p.steps[0] = (brk_step){.argv = argv, .argc = 4};
+                        p.steps[0] = (sbx_plan_step){.argv = argv, .argc = 4};
                 } else {
                         /* Over what one argument may hold (MAX_ARG_STRLEN): a file. */
                         p.n_files = 1;
-                        p.files[0] =
-                                (brk_file){.path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len};
-                        p.steps[0] = (brk_step){.argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2};
+                        p.files[0] = (sbx_plan_file){
+                                .path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len};
+                        p.steps[0] = (sbx_plan_step){.argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2};
                         if (!p.steps[0].argv)
                                 goto oom;
                 }
         } else {
                 p.output_bytes = PLIM_STEP_OUTPUT_BYTES;
-                p.flags = BRK_STOP_ON_FAILURE;
+                p.flags = SBX_PLAN_STOP_ON_FAILURE;
                 p.n_files = (uint32_t) r->n_files;
-                p.files = calloc(MAX(r->n_files, 1U), sizeof(brk_file));
+                p.files = calloc(MAX(r->n_files, 1U), sizeof(sbx_plan_file));
                 p.n_steps = (uint32_t) r->n_steps;
-                p.steps = calloc(r->n_steps, sizeof(brk_step));
+                p.steps = calloc(r->n_steps, sizeof(sbx_plan_step));
                 p.n_artifacts = (uint32_t) r->n_artifacts;
                 p.artifacts = calloc(MAX(r->n_artifacts, 1U), sizeof(char *));
                 if (!p.files || !p.steps || !p.artifacts)
                         goto oom;
                 for (size_t i = 0; i < r->n_files; i++)
-                        p.files[i] = (brk_file){.path = (char *) r->files[i].path,
-                                                .data = (char *) r->files[i].content,
-                                                .len = r->files[i].content_len};
+                        p.files[i] = (sbx_plan_file){.path = (char *) r->files[i].path,
+                                                     .data = (char *) r->files[i].content,
+                                                     .len = r->files[i].content_len};
                 for (size_t i = 0; i < r->n_steps; i++) {
-                        p.steps[i] = (brk_step){.argv = argv_new("/bin/sh", "-c", r->steps[i]), .argc = 3};
+                        p.steps[i] = (sbx_plan_step){.argv = argv_new("/bin/sh", "-c", r->steps[i]), .argc = 3};
                         if (!p.steps[i].argv)
                                 goto oom;
                 }
@@ -1297,24 +1297,24 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len) {
         return plim_json_dump(o, ret, ret_len);
 }
 
-static json_t *stream_result(const brk_step_result *s) {
+static json_t *stream_result(const sbx_step_result *s) {
         json_t *o = json_object();
         if (!o || !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
             !set(o, "stderr", plim_json_base64(s->err, s->err_len)) || !set(o, "exitCode", json_integer(s->status)) ||
-            !set(o, "timedOut", json_boolean(s->flags & BRK_STEP_TIMED_OUT)) ||
-            !set(o, "stdoutTruncated", json_boolean(s->flags & BRK_STEP_OUT_TRUNCATED)) ||
-            !set(o, "stderrTruncated", json_boolean(s->flags & BRK_STEP_ERR_TRUNCATED))) {
+            !set(o, "timedOut", json_boolean(s->flags & SBX_STEP_TIMED_OUT)) ||
+            !set(o, "stdoutTruncated", json_boolean(s->flags & SBX_STEP_OUT_TRUNCATED)) ||
+            !set(o, "stderrTruncated", json_boolean(s->flags & SBX_STEP_ERR_TRUNCATED))) {
                 json_decref(o);
                 return NULL;
         }
         return o;
 }
 
-static json_t *project_result(const plim_request *r, const brk_result *res) {
+static json_t *project_result(const plim_request *r, const sbx_plan_result *res) {
         static const char *const outcomes[] = {
-                [BRK_OUTCOME_COMPLETED] = "PROJECT_OUTCOME_COMPLETED",
-                [BRK_OUTCOME_SETUP_FAILED] = "PROJECT_OUTCOME_SETUP_FAILED",
-                [BRK_OUTCOME_TIMED_OUT] = "PROJECT_OUTCOME_TIMED_OUT",
+                [SBX_PLAN_COMPLETED] = "PROJECT_OUTCOME_COMPLETED",
+                [SBX_PLAN_SETUP_FAILED] = "PROJECT_OUTCOME_SETUP_FAILED",
+                [SBX_PLAN_TIMED_OUT] = "PROJECT_OUTCOME_TIMED_OUT",
         };
         json_t *o = json_object(), *steps = json_array(), *arts = json_array();
         if (!o || !steps || !arts)
@@ -1337,7 +1337,7 @@ static json_t *project_result(const plim_request *r, const brk_result *res) {
                         goto fail;
                 }
         }
-        const char *detail = res->outcome == BRK_OUTCOME_COMPLETED ? "" : res->detail;
+        const char *detail = res->outcome == SBX_PLAN_COMPLETED ? "" : res->detail;
         if (!set(o, "steps", TAKE_PTR(steps)) || !set(o, "outcome", json_string(outcomes[res->outcome])) ||
             !set(o, "artifacts", TAKE_PTR(arts)) || !set(o, "outcomeDetail", json_string(detail ? detail : "")) ||
             !set(o, "artifactsTruncated", json_boolean(res->artifacts_truncated)))
@@ -1436,22 +1436,22 @@ static int record_fill(const plim_request *r, json_t *answer, const plim_evidenc
 /* ---- answers ---- */
 
 /* The error for a broker result that is not an answer, or 0 when it is one. */
-static int outcome_check(const brk_result *res, plim_error *f) {
-        switch ((brk_outcome) res->outcome) {
-        case BRK_OUTCOME_NOT_STARTED:
+static int outcome_check(const sbx_plan_result *res, plim_error *f) {
+        switch ((sbx_plan_outcome) res->outcome) {
+        case SBX_PLAN_NOT_STARTED:
                 return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
                                  "the run was not started: %s" NOTHING_RAN, res->detail ? res->detail : "");
-        case BRK_OUTCOME_CANCELLED:
+        case SBX_PLAN_CANCELLED:
                 return plim_fail(
                         f, PLIM_CODE_UNAVAILABLE, PLIM_REASON_NONE,
                         "the run was stopped because hull serve is shutting down (%s); it may have run in part",
                         res->detail ? res->detail : "");
-        case BRK_OUTCOME_ERROR:
+        case SBX_PLAN_ERROR:
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the sandbox failed: %s",
                                  res->detail ? res->detail : "");
-        case BRK_OUTCOME_SETUP_FAILED:
-        case BRK_OUTCOME_COMPLETED:
-        case BRK_OUTCOME_TIMED_OUT:
+        case SBX_PLAN_SETUP_FAILED:
+        case SBX_PLAN_COMPLETED:
+        case SBX_PLAN_TIMED_OUT:
                 return 0;
         }
         return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the sandbox gave an unknown outcome %" PRIu32,
@@ -1475,7 +1475,7 @@ static json_t *cell_result(const plim_cell_result *c) {
 
 /* The RunResponse of r (without its record): from res for javascript and project, from cell for
  * a cell. Returns 0 with *ret, -1 with *f (not an answer), or -ENOMEM. */
-static int run_response(const plim_request *r, const brk_result *res, const plim_cell_result *cell,
+static int run_response(const plim_request *r, const sbx_plan_result *res, const plim_cell_result *cell,
                         const plim_evidence *ev, json_t **ret, plim_error *f) {
         json_t *result;
         uint64_t duration;
@@ -1510,8 +1510,8 @@ static int run_response(const plim_request *r, const brk_result *res, const plim
         return 0;
 }
 
-int plim_run_answer(const plim_request *r, const brk_result *res, const plim_evidence *ev, uint64_t received_unix_ms,
-                    uint64_t ended_unix_ms, char **ret, size_t *ret_len, plim_error *f) {
+int plim_run_answer(const plim_request *r, const sbx_plan_result *res, const plim_evidence *ev,
+                    uint64_t received_unix_ms, uint64_t ended_unix_ms, char **ret, size_t *ret_len, plim_error *f) {
         char digest[REC_DIGEST_HEX_SIZE];
         json_t *o;
         if (r->kind == PLIM_KIND_CELL)
@@ -1564,7 +1564,7 @@ int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t e
         return plim_json_dump(o, ret, ret_len);
 }
 
-int plim_session_run_answer(const plim_request *r, const brk_result *res, const plim_cell_result *cell,
+int plim_session_run_answer(const plim_request *r, const sbx_plan_result *res, const plim_cell_result *cell,
                             const plim_evidence *ev, const plim_chain *chain, uint64_t received_unix_ms,
                             uint64_t ended_unix_ms, plim_session_end ended, const char *end_detail, char **ret,
                             size_t *ret_len, plim_call_record *ret_record, plim_error *f) {

@@ -266,8 +266,8 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
  * `/usr/bin/node main.mjs`; a project writes its files and runs each step as `sh -c STEP`,
  * stopping at the first failing one. Strings are borrowed from r; free with plim_plan_done.
  * Returns 0 or -ENOMEM. */
-int plim_plan(const plim_request *r, const plim_evidence *ev, brk_request *ret);
-void plim_plan_done(brk_request *p);
+int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret);
+void plim_plan_done(sbx_plan *p);
 
 /* The DescribeResponse. Returns 0 with a new buffer or -ENOMEM. */
 int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len);
@@ -277,8 +277,8 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len);
  * fields). A result that is not an answer (not started, cancelled, an infrastructure error)
  * becomes an error: -1 with *f (a NotDispatched reason only when nothing ran). Returns 0 with
  * *ret (JSON, the caller frees), -1 with *f, or -ENOMEM. */
-int plim_run_answer(const plim_request *r, const brk_result *res, const plim_evidence *ev, uint64_t received_unix_ms,
-                    uint64_t ended_unix_ms, char **ret, size_t *ret_len, plim_error *f);
+int plim_run_answer(const plim_request *r, const sbx_plan_result *res, const plim_evidence *ev,
+                    uint64_t received_unix_ms, uint64_t ended_unix_ms, char **ret, size_t *ret_len, plim_error *f);
 
 /* ---- sessions: answers, records and the chain ---- */
 
@@ -330,11 +330,11 @@ typedef struct plim_cell_result {
 /* The SessionRunResponse {"run": RunResponse, "ended", "endDetail"} ("ended" and "endDetail"
  * only when ended is not UNSPECIFIED) for the call r, from res (javascript, project: as
  * plim_run_answer) or cell (a cell). Its record is version 2 and chained: session = the chain's
- * fingerprint, sequence = chain->calls + 1, previousSha256 = chain->last_sha256. A brk_result
+ * fingerprint, sequence = chain->calls + 1, previousSha256 = chain->last_sha256. A sbx_plan_result
  * that is not an answer is -1 with *f as in plim_run_answer; when f->reason is NONE the call may
  * have run, and the caller answers with plim_unanswered_error(). Returns 0 with *ret (JSON, the
  * caller frees) and *ret_record (advance the chain with it), -1 with *f, or -ENOMEM. */
-int plim_session_run_answer(const plim_request *r, const brk_result *res, const plim_cell_result *cell,
+int plim_session_run_answer(const plim_request *r, const sbx_plan_result *res, const plim_cell_result *cell,
                             const plim_evidence *ev, const plim_chain *chain, uint64_t received_unix_ms,
                             uint64_t ended_unix_ms, plim_session_end ended, const char *end_detail, char **ret,
                             size_t *ret_len, plim_call_record *ret_record, plim_error *f);

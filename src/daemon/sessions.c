@@ -469,9 +469,9 @@ static void audit_append(hs_manager *m, hs_session *s, const plim_call_record *r
 
 /* Run a plan (javascript or project, from plim_plan) in the session's sandbox. Returns 0 with
  * *res (an answer, as a broker worker's), or a negative errno with *e when the session broke. */
-static int exec_plan(hs_session *s, const brk_request *req, brk_result *res, hull_error *e) {
-        *res = (brk_result){.started_unix_ms = now_unix_ms()};
-        int r = brk_plan_run_in_session(&s->sx, s->box.host_uid, s->box.host_gid, NULL, -1, req, res, e);
+static int exec_plan(hs_session *s, const sbx_plan *req, sbx_plan_result *res, hull_error *e) {
+        *res = (sbx_plan_result){.started_unix_ms = now_unix_ms()};
+        int r = sbx_plan_run_in_session(&s->sx, s->box.host_uid, s->box.host_gid, NULL, -1, req, res, e);
         res->ended_unix_ms = now_unix_ms();
         if (r < 0)
                 return r;
@@ -830,8 +830,8 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         plim_request req = {0};
         plim_error *f = &ret->f;
         hull_error e = {0};
-        brk_request plan = {0};
-        brk_result res = {0};
+        sbx_plan plan = {0};
+        sbx_plan_result res = {0};
         plim_call_record rec = {0};
         hs_session *s = NULL;
         bool in_call = false;
@@ -994,7 +994,7 @@ out:
         if (s)
                 unref(m, s);
         plim_call_record_done(&rec);
-        brk_result_done(&res);
+        sbx_plan_result_done(&res);
         plim_plan_done(&plan);
         plim_request_done(&req);
 }
@@ -1405,8 +1405,8 @@ static void do_workspace(hs_manager *m, hull_api_procedure p, const char *princi
                                 fail_internal(f, m, "exec", &e);
                         break;
                 }
-                brk_step_result st = {0};
-                brk_step_from_sbx(&st, &sr);
+                sbx_step_result st = {0};
+                sbx_step_from_result(&st, &sr);
                 sbx_result_done(&sr);
                 r = hull_api_exec_answer(&st, &ret->body, &ret->len);
                 free(st.out);

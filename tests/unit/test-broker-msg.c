@@ -16,43 +16,43 @@ static void test_paths(void) {
         static const char *const bad[] = {"",       "/a",   "a/",   "a//b", ".",    "..",   "a/./b",
                                           "a/../b", "../a", "a/..", "a\\b", "a\nb", "a\tb", "a\x7f"};
         for (size_t i = 0; i < ELEMENTSOF(good); i++)
-                TEST_RESULT(brk_path_is_clean(good[i], strlen(good[i])), "'%s' is clean", good[i]);
+                TEST_RESULT(sbx_plan_path_is_clean(good[i], strlen(good[i])), "'%s' is clean", good[i]);
         for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                TEST_RESULT(!brk_path_is_clean(bad[i], strlen(bad[i])), "bad path %zu is not clean", i);
+                TEST_RESULT(!sbx_plan_path_is_clean(bad[i], strlen(bad[i])), "bad path %zu is not clean", i);
         char long_path[PLIM_PATH_MAX + 2];
         memset(long_path, 'a', sizeof(long_path));
-        CHECK(brk_path_is_clean(long_path, PLIM_PATH_MAX));
-        CHECK(!brk_path_is_clean(long_path, PLIM_PATH_MAX + 1));
-        CHECK(!brk_path_is_clean("a\0b", 3));
+        CHECK(sbx_plan_path_is_clean(long_path, PLIM_PATH_MAX));
+        CHECK(!sbx_plan_path_is_clean(long_path, PLIM_PATH_MAX + 1));
+        CHECK(!sbx_plan_path_is_clean("a\0b", 3));
 }
 
 static void test_request(void) {
         char *argv0[] = {(char *) "/bin/sh", (char *) "-c", (char *) "echo hi", NULL};
         char *argv1[] = {(char *) "true", NULL};
-        brk_file files[] = {{(char *) "a/b.txt", (char *) "x\0y", 3}, {(char *) "empty", (char *) "", 0}};
-        brk_step steps[] = {{argv0, 3}, {argv1, 1}};
+        sbx_plan_file files[] = {{(char *) "a/b.txt", (char *) "x\0y", 3}, {(char *) "empty", (char *) "", 0}};
+        sbx_plan_step steps[] = {{argv0, 3}, {argv1, 1}};
         char *arts[] = {(char *) "out.txt"};
-        brk_request r = {.timeout_ms = 1234,
-                         .memory_bytes = 1ULL << 40,
-                         .pids = 7,
-                         .tmp_bytes = 9,
-                         .output_bytes = 11,
-                         .artifact_bytes = 13,
-                         .flags = BRK_STOP_ON_FAILURE,
-                         .files = files,
-                         .n_files = 2,
-                         .steps = steps,
-                         .n_steps = 2,
-                         .artifacts = arts,
-                         .n_artifacts = 1};
+        sbx_plan r = {.timeout_ms = 1234,
+                      .memory_bytes = 1ULL << 40,
+                      .pids = 7,
+                      .tmp_bytes = 9,
+                      .output_bytes = 11,
+                      .artifact_bytes = 13,
+                      .flags = SBX_PLAN_STOP_ON_FAILURE,
+                      .files = files,
+                      .n_files = 2,
+                      .steps = steps,
+                      .n_steps = 2,
+                      .artifacts = arts,
+                      .n_artifacts = 1};
         char *buf, *buf2;
         size_t len, len2;
-        brk_request d;
+        sbx_plan d;
 
-        CHECK(brk_request_encode(&r, &buf, &len) == 0);
-        CHECK(brk_request_decode(buf, len, &d) == 0);
+        CHECK(brk_plan_encode(&r, &buf, &len) == 0);
+        CHECK(brk_plan_decode(buf, len, &d) == 0);
         CHECK(d.timeout_ms == 1234 && d.memory_bytes == 1ULL << 40 && d.pids == 7 && d.tmp_bytes == 9 &&
-              d.output_bytes == 11 && d.artifact_bytes == 13 && d.flags == BRK_STOP_ON_FAILURE);
+              d.output_bytes == 11 && d.artifact_bytes == 13 && d.flags == SBX_PLAN_STOP_ON_FAILURE);
         CHECK(d.n_files == 2 && d.files[0].len == 3 && memcmp(d.files[0].data, "x\0y", 3) == 0);
         CHECK_EQ_STR(d.files[1].path, "empty");
         CHECK(d.n_steps == 2 && d.steps[0].argc == 3 && d.steps[0].argv[3] == NULL);
@@ -60,52 +60,52 @@ static void test_request(void) {
         CHECK_EQ_STR(d.steps[1].argv[0], "true");
         CHECK(d.n_artifacts == 1);
         CHECK_EQ_STR(d.artifacts[0], "out.txt");
-        CHECK(brk_request_encode(&d, &buf2, &len2) == 0);
+        CHECK(brk_plan_encode(&d, &buf2, &len2) == 0);
         CHECK(len2 == len && memcmp(buf, buf2, len) == 0);
         free(buf2);
-        brk_request_done(&d);
+        sbx_plan_done(&d);
 
         /* every prefix is refused; every single flipped byte decodes or is refused, never harms */
         unsigned refused = 0;
         for (size_t n = 0; n < len; n++)
-                refused += brk_request_decode(buf, n, &d) == -EBADMSG;
+                refused += brk_plan_decode(buf, n, &d) == -EBADMSG;
         TEST_RESULT(refused == len, "all %zu truncations refused (%u)", len, refused);
         for (size_t i = 0; i < len; i++) {
                 buf[i] ^= 0x41;
-                if (brk_request_decode(buf, len, &d) == 0)
-                        brk_request_done(&d);
+                if (brk_plan_decode(buf, len, &d) == 0)
+                        sbx_plan_done(&d);
                 buf[i] ^= 0x41;
         }
-        CHECK(brk_request_decode(buf, len, &d) == 0);
-        brk_request_done(&d);
+        CHECK(brk_plan_decode(buf, len, &d) == 0);
+        sbx_plan_done(&d);
         char *longer = malloc(len + 1);
         memcpy(longer, buf, len);
         longer[len] = 0;
-        CHECK(brk_request_decode(longer, len + 1, &d) == -EBADMSG); /* trailing bytes */
+        CHECK(brk_plan_decode(longer, len + 1, &d) == -EBADMSG); /* trailing bytes */
         free(longer);
         free(buf);
 
         /* the encoder refuses what the decoder would */
-        brk_request bad = r;
+        sbx_plan bad = r;
         bad.n_steps = 0;
-        CHECK(brk_request_encode(&bad, &buf, &len) == -EINVAL);
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
         bad = r;
         bad.timeout_ms = 0;
-        CHECK(brk_request_encode(&bad, &buf, &len) == -EINVAL);
-        brk_file evil[] = {{(char *) "../etc/passwd", (char *) "", 0}};
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
+        sbx_plan_file evil[] = {{(char *) "../etc/passwd", (char *) "", 0}};
         bad = r;
         bad.files = evil;
         bad.n_files = 1;
-        CHECK(brk_request_encode(&bad, &buf, &len) == -EINVAL);
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
         bad = r;
         bad.n_files = BRK_FILES_MAX + 1;
-        CHECK(brk_request_encode(&bad, &buf, &len) == -EINVAL);
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
 }
 
 static void test_result(void) {
-        brk_step_result steps[] = {
+        sbx_step_result steps[] = {
                 {.status = 0,
-                 .flags = BRK_STEP_EXITED,
+                 .flags = SBX_STEP_EXITED,
                  .wall_us = 5,
                  .out = (char *) "42\n",
                  .out_len = 3,
@@ -113,52 +113,52 @@ static void test_result(void) {
                  .err_len = 0},
                 {.status = 124,
                  .term_signal = 15,
-                 .flags = BRK_STEP_TIMED_OUT | BRK_STEP_OUT_TRUNCATED,
+                 .flags = SBX_STEP_TIMED_OUT | SBX_STEP_OUT_TRUNCATED,
                  .out = (char *) "\xff\0",
                  .out_len = 2,
                  .err = (char *) "e",
                  .err_len = 1},
         };
-        brk_file arts[] = {{(char *) "o/x", (char *) "\0\1", 2}};
-        brk_result r = {.outcome = BRK_OUTCOME_TIMED_OUT,
-                        .detail = (char *) "step 2 used up the run's 100 ms",
-                        .started_unix_ms = 1,
-                        .ended_unix_ms = 2,
-                        .artifacts_truncated = true,
-                        .steps = steps,
-                        .n_steps = 2,
-                        .artifacts = arts,
-                        .n_artifacts = 1};
+        sbx_plan_file arts[] = {{(char *) "o/x", (char *) "\0\1", 2}};
+        sbx_plan_result r = {.outcome = SBX_PLAN_TIMED_OUT,
+                             .detail = (char *) "step 2 used up the run's 100 ms",
+                             .started_unix_ms = 1,
+                             .ended_unix_ms = 2,
+                             .artifacts_truncated = true,
+                             .steps = steps,
+                             .n_steps = 2,
+                             .artifacts = arts,
+                             .n_artifacts = 1};
         char *buf, *buf2;
         size_t len, len2;
-        brk_result d;
-        CHECK(brk_result_encode(&r, &buf, &len) == 0);
-        CHECK(brk_result_decode(buf, len, &d) == 0);
-        CHECK(d.outcome == BRK_OUTCOME_TIMED_OUT && d.started_unix_ms == 1 && d.ended_unix_ms == 2 &&
+        sbx_plan_result d;
+        CHECK(brk_plan_result_encode(&r, &buf, &len) == 0);
+        CHECK(brk_plan_result_decode(buf, len, &d) == 0);
+        CHECK(d.outcome == SBX_PLAN_TIMED_OUT && d.started_unix_ms == 1 && d.ended_unix_ms == 2 &&
               d.artifacts_truncated);
         CHECK_EQ_STR(d.detail, "step 2 used up the run's 100 ms");
         CHECK(d.n_steps == 2 && d.steps[1].status == 124 && d.steps[1].term_signal == 15 && d.steps[1].out_len == 2 &&
-              memcmp(d.steps[1].out, "\xff\0", 2) == 0 && (d.steps[1].flags & BRK_STEP_TIMED_OUT));
+              memcmp(d.steps[1].out, "\xff\0", 2) == 0 && (d.steps[1].flags & SBX_STEP_TIMED_OUT));
         CHECK(d.n_artifacts == 1 && d.artifacts[0].len == 2 && memcmp(d.artifacts[0].data, "\0\1", 2) == 0);
-        CHECK(brk_result_encode(&d, &buf2, &len2) == 0);
+        CHECK(brk_plan_result_encode(&d, &buf2, &len2) == 0);
         CHECK(len2 == len && memcmp(buf, buf2, len) == 0);
         free(buf2);
-        brk_result_done(&d);
+        sbx_plan_result_done(&d);
         unsigned refused = 0;
         for (size_t n = 0; n < len; n++)
-                refused += brk_result_decode(buf, n, &d) == -EBADMSG;
+                refused += brk_plan_result_decode(buf, n, &d) == -EBADMSG;
         TEST_RESULT(refused == len, "all %zu truncations refused (%u)", len, refused);
         free(buf);
 
         /* an empty "not started" answer, as the broker sends when it refuses a run */
-        brk_result ns = {.outcome = BRK_OUTCOME_NOT_STARTED, .detail = (char *) "refused"};
-        CHECK(brk_result_encode(&ns, &buf, &len) == 0);
-        CHECK(brk_result_decode(buf, len, &d) == 0 && d.outcome == BRK_OUTCOME_NOT_STARTED && d.n_steps == 0);
-        brk_result_done(&d);
+        sbx_plan_result ns = {.outcome = SBX_PLAN_NOT_STARTED, .detail = (char *) "refused"};
+        CHECK(brk_plan_result_encode(&ns, &buf, &len) == 0);
+        CHECK(brk_plan_result_decode(buf, len, &d) == 0 && d.outcome == SBX_PLAN_NOT_STARTED && d.n_steps == 0);
+        sbx_plan_result_done(&d);
         buf[8] = 9; /* an unknown outcome */
-        CHECK(brk_result_decode(buf, len, &d) == -EBADMSG);
+        CHECK(brk_plan_result_decode(buf, len, &d) == -EBADMSG);
         free(buf);
-        CHECK(brk_result_decode("HBRS", 4, &d) == -EBADMSG);
+        CHECK(brk_plan_result_decode("HBRS", 4, &d) == -EBADMSG);
 }
 
 int main(void) {

@@ -217,8 +217,8 @@ static void test_files(void) {
 static void test_answers(void) {
         char *s;
         size_t n;
-        brk_step_result step = {.status = 124,
-                                .flags = BRK_STEP_TIMED_OUT | BRK_STEP_ERR_TRUNCATED,
+        sbx_step_result step = {.status = 124,
+                                .flags = SBX_STEP_TIMED_OUT | SBX_STEP_ERR_TRUNCATED,
                                 .wall_us = 1500000,
                                 .out = (char *) "hi",
                                 .out_len = 2,

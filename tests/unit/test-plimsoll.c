@@ -225,9 +225,9 @@ static void test_parse_matches_record(void) {
                 plim_reason why;
                 plim_error f = {0};
                 TEST_RESULT(parse_code(accepted[i], &why, &r) == -1, "%s accepted", accepted[i]);
-                brk_step_result step = {.out = (char *) "", .err = (char *) ""};
-                brk_result res = {
-                        .outcome = BRK_OUTCOME_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
+                sbx_step_result step = {.out = (char *) "", .err = (char *) ""};
+                sbx_plan_result res = {
+                        .outcome = SBX_PLAN_COMPLETED, .detail = (char *) "", .steps = &step, .n_steps = 1};
                 char *answer = NULL;
                 size_t len;
                 TEST_RESULT(plim_run_answer(&r, &res, &ev, 1, 2, &answer, &len, &f) == 0, "%s answered (%s)",
@@ -254,18 +254,18 @@ static void test_parse_rest(void) {
         CHECK_EQ_INT(r.n_files, 2);
         CHECK_EQ_INT(r.files[0].content_len, 3);
         CHECK_EQ_INT(r.files[1].content_len, 0);
-        brk_request plan;
+        sbx_plan plan;
         CHECK(plim_plan(&r, &ev, &plan) == 0);
         CHECK_EQ_INT(plan.n_steps, 2);
         CHECK_EQ_STR(plan.steps[0].argv[0], "/bin/sh");
         CHECK_EQ_STR(plan.steps[0].argv[2], "cat a/b.txt");
         CHECK(plan.steps[0].argv[3] == NULL);
-        CHECK(plan.flags & BRK_STOP_ON_FAILURE);
+        CHECK(plan.flags & SBX_PLAN_STOP_ON_FAILURE);
         CHECK_EQ_INT(plan.timeout_ms, PLIM_TIMEOUT_MS_MAX);
         CHECK_EQ_INT(plan.output_bytes, PLIM_STEP_OUTPUT_BYTES);
         char *enc;
         size_t len;
-        CHECK(brk_request_encode(&plan, &enc, &len) == 0); /* the plan is a valid broker message */
+        CHECK(brk_plan_encode(&plan, &enc, &len) == 0); /* the plan is a valid broker message */
         free(enc);
         plim_plan_done(&plan);
         plim_request_done(&r);
@@ -370,14 +370,14 @@ static void test_answer(void) {
         char *s;
         size_t n;
         CHECK(parse_code(text, &why, &r) == -1);
-        brk_step_result step = {
-                .status = 0, .flags = BRK_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
-        brk_result res = {.outcome = BRK_OUTCOME_COMPLETED,
-                          .detail = (char *) "",
-                          .started_unix_ms = 1700000000000ULL,
-                          .ended_unix_ms = 1700000000005ULL,
-                          .steps = &step,
-                          .n_steps = 1};
+        sbx_step_result step = {
+                .status = 0, .flags = SBX_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
+        sbx_plan_result res = {.outcome = SBX_PLAN_COMPLETED,
+                               .detail = (char *) "",
+                               .started_unix_ms = 1700000000000ULL,
+                               .ended_unix_ms = 1700000000005ULL,
+                               .steps = &step,
+                               .n_steps = 1};
         CHECK(plim_run_answer(&r, &res, &csandbox, 1700000000000ULL, 1700000000005ULL, &s, &n, &f) == 0);
         json_t *j = json_loads(s, 0, NULL);
         json_t *rec = json_object_get(j, "record");
@@ -395,20 +395,21 @@ static void test_answer(void) {
         free(s);
 
         /* not answers: each an error, marked only when nothing ran */
-        res.outcome = BRK_OUTCOME_NOT_STARTED;
+        res.outcome = SBX_PLAN_NOT_STARTED;
         CHECK(plim_run_answer(&r, &res, &ev, 0, 0, &s, &n, &f) < 0);
         CHECK(f.code == PLIM_CODE_RESOURCE_EXHAUSTED && f.reason == PLIM_REASON_CAPACITY);
-        res.outcome = BRK_OUTCOME_CANCELLED;
+        res.outcome = SBX_PLAN_CANCELLED;
         CHECK(plim_run_answer(&r, &res, &ev, 0, 0, &s, &n, &f) < 0);
         CHECK(f.code == PLIM_CODE_UNAVAILABLE && f.reason == PLIM_REASON_NONE);
-        res.outcome = BRK_OUTCOME_ERROR;
+        res.outcome = SBX_PLAN_ERROR;
         CHECK(plim_run_answer(&r, &res, &ev, 0, 0, &s, &n, &f) < 0);
         CHECK(f.code == PLIM_CODE_INTERNAL && f.reason == PLIM_REASON_NONE);
         plim_request_done(&r);
 
         /* a project that failed setup */
         CHECK(parse_code("{\"protocol\":3,\"project\":{\"steps\":[\"true\"]}}", &why, &r) == -1);
-        res = (brk_result){.outcome = BRK_OUTCOME_SETUP_FAILED, .detail = (char *) "cannot write a/b: Not a directory"};
+        res = (sbx_plan_result){.outcome = SBX_PLAN_SETUP_FAILED,
+                                .detail = (char *) "cannot write a/b: Not a directory"};
         CHECK(plim_run_answer(&r, &res, &ev, 1, 2, &s, &n, &f) == 0);
         j = json_loads(s, 0, NULL);
         json_t *p = json_object_get(j, "project");
@@ -914,14 +915,14 @@ static void test_session_answers(void) {
 
         /* call 2: javascript, the session ended after it */
         CHECK(plim_session_run_parse(t2, strlen(t2), &r2, &f) == 0);
-        brk_step_result step = {
-                .status = 0, .flags = BRK_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
-        brk_result res = {.outcome = BRK_OUTCOME_COMPLETED,
-                          .detail = (char *) "",
-                          .started_unix_ms = 1700000000020ULL,
-                          .ended_unix_ms = 1700000000025ULL,
-                          .steps = &step,
-                          .n_steps = 1};
+        sbx_step_result step = {
+                .status = 0, .flags = SBX_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
+        sbx_plan_result res = {.outcome = SBX_PLAN_COMPLETED,
+                               .detail = (char *) "",
+                               .started_unix_ms = 1700000000020ULL,
+                               .ended_unix_ms = 1700000000025ULL,
+                               .steps = &step,
+                               .n_steps = 1};
         CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 1700000000020ULL, 1700000000025ULL,
                                       PLIM_SESSION_END_DISK_EXCEEDED, "1024 MiB used", &s, &n, &c, &f) == 0);
         j = load(s);
@@ -941,12 +942,12 @@ static void test_session_answers(void) {
         free(s);
 
         /* not answers */
-        res.outcome = BRK_OUTCOME_NOT_STARTED;
+        res.outcome = SBX_PLAN_NOT_STARTED;
         CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n,
                                       &c, &f) == -1);
         CHECK(f.reason == PLIM_REASON_CAPACITY);
         CHECK(plim_unanswered_error(&r2, &sev, &chain, 0, 0, &f, &c) == -EINVAL); /* nothing ran: not counted */
-        res.outcome = BRK_OUTCOME_ERROR;
+        res.outcome = SBX_PLAN_ERROR;
         CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n,
                                       &c, &f) == -1);
         CHECK(f.code == PLIM_CODE_INTERNAL && f.reason == PLIM_REASON_NONE);
