@@ -479,19 +479,27 @@ static json_t *json_utf8(const char *p, size_t n) {
         return v;
 }
 
-int hull_api_exec_answer(const sbx_step_result *s, char **ret, size_t *ret_len) {
-        json_t *o = json_object();
-        if (!o || !set(o, "exitCode", json_integer(s->status)) ||
-            !set(o, "timedOut", json_boolean(s->flags & SBX_STEP_TIMED_OUT)) ||
-            !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
-            !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
-            !set(o, "stdoutTruncated", json_boolean(s->flags & SBX_STEP_OUT_TRUNCATED)) ||
-            !set(o, "stderrTruncated", json_boolean(s->flags & SBX_STEP_ERR_TRUNCATED)) ||
-            !set(o, "durationMs", plim_json_uint64_string(s->wall_us / 1000))) {
+/* Adds the record (when there is one) and dumps o. */
+static int dump_with_record(json_t *o, const json_t *record, char **ret, size_t *ret_len) {
+        if (o && record && !set(o, "record", json_deep_copy(record))) {
                 json_decref(o);
                 return -ENOMEM;
         }
         return plim_json_dump(o, ret, ret_len);
+}
+
+int hull_api_exec_answer(const ss_output *s, char **ret, size_t *ret_len) {
+        json_t *o = json_object();
+        if (!o || !set(o, "exitCode", json_integer(s->exit_code)) || !set(o, "timedOut", json_boolean(s->timed_out)) ||
+            !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
+            !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
+            !set(o, "stdoutTruncated", json_boolean(s->out_truncated)) ||
+            !set(o, "stderrTruncated", json_boolean(s->err_truncated)) ||
+            !set(o, "durationMs", plim_json_uint64_string(s->wall_us / 1000))) {
+                json_decref(o);
+                return -ENOMEM;
+        }
+        return dump_with_record(o, s->record, ret, ret_len);
 }
 
 int hull_api_read_answer(const ws_read_result *r, char **ret, size_t *ret_len) {
@@ -500,12 +508,12 @@ int hull_api_read_answer(const ws_read_result *r, char **ret, size_t *ret_len) {
                               ret, ret_len);
 }
 
-int hull_api_write_answer(uint64_t bytes, char **ret, size_t *ret_len) {
-        return plim_json_dump(json_pack("{s:o}", "bytes", plim_json_uint64_string(bytes)), ret, ret_len);
+int hull_api_write_answer(uint64_t bytes, const json_t *record, char **ret, size_t *ret_len) {
+        return dump_with_record(json_pack("{s:o}", "bytes", plim_json_uint64_string(bytes)), record, ret, ret_len);
 }
 
-int hull_api_edit_answer(char **ret, size_t *ret_len) {
-        return plim_json_dump(json_pack("{s:i}", "replaced", 1), ret, ret_len);
+int hull_api_edit_answer(const json_t *record, char **ret, size_t *ret_len) {
+        return dump_with_record(json_pack("{s:i}", "replaced", 1), record, ret, ret_len);
 }
 
 int hull_api_glob_answer(const ws_glob_result *r, char **ret, size_t *ret_len) {
@@ -552,10 +560,10 @@ int hull_api_persist_answer(const void *archive, size_t len, char **ret, size_t 
                               ret, ret_len);
 }
 
-int hull_api_hydrate_answer(const ws_tar_stats *s, char **ret, size_t *ret_len) {
-        return plim_json_dump(json_pack("{s:o, s:o}", "files", plim_json_uint64_string(s->files), "bytes",
-                                        plim_json_uint64_string(s->bytes)),
-                              ret, ret_len);
+int hull_api_hydrate_answer(const ws_tar_stats *s, const json_t *record, char **ret, size_t *ret_len) {
+        return dump_with_record(json_pack("{s:o, s:o}", "files", plim_json_uint64_string(s->files), "bytes",
+                                          plim_json_uint64_string(s->bytes)),
+                                record, ret, ret_len);
 }
 
 int hull_api_list_answer(const hull_api_session_info *s, size_t n, char **ret, size_t *ret_len) {

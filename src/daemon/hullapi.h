@@ -15,6 +15,7 @@
 #include "limits.h"
 #include "plimsoll.h"
 #include "sbx-workspace.h"
+#include "ss.h"
 
 #define HULL_API_WORKSPACE_PATH "/hull.v1.Workspace/"
 #define HULL_API_SESSIONS_PATH "/hull.v1.Sessions/"
@@ -45,9 +46,8 @@ typedef enum hull_api_procedure {
 hull_api_procedure hull_api_procedure_from_path(const char *path);
 const char *hull_api_procedure_to_string(hull_api_procedure p); /* "Exec", ..., "List" */
 
-typedef struct hull_api_env {
-        const char *name, *value; /* name: [A-Za-z_][A-Za-z0-9_]{0,127}; value: no NUL */
-} hull_api_env;
+/* name: [A-Za-z_][A-Za-z0-9_]{0,127}; value: no NUL */
+typedef ss_env hull_api_env;
 
 /* A parsed request. Strings point into root, which the request owns; decoded bytes (write's
  * content, hydrate's archive) and env are its own. Only the procedure's part is filled. */
@@ -134,14 +134,15 @@ void hull_api_grep_opts(const hull_api_request *r, ws_grep_opts *ret);
 
 /* ---- answers: each returns 0 with a new JSON buffer (the caller frees) or -ENOMEM ---- */
 
-/* Exec: {exitCode, timedOut, stdout, stderr, stdoutTruncated, stderrTruncated, durationMs}. */
-int hull_api_exec_answer(const sbx_step_result *s, char **ret, size_t *ret_len);
+/* Exec: {exitCode, timedOut, stdout, stderr, stdoutTruncated, stderrTruncated, durationMs, record}
+ * (record: the exec's run record, when it has one). */
+int hull_api_exec_answer(const ss_output *o, char **ret, size_t *ret_len);
 /* Read: {content, size (string), eof}. */
 int hull_api_read_answer(const ws_read_result *r, char **ret, size_t *ret_len);
-/* Write: {bytes (string)}. */
-int hull_api_write_answer(uint64_t bytes, char **ret, size_t *ret_len);
-/* Edit: {replaced: 1}. */
-int hull_api_edit_answer(char **ret, size_t *ret_len);
+/* Write: {bytes (string), record}. record (may be NULL): the run record of the change. */
+int hull_api_write_answer(uint64_t bytes, const json_t *record, char **ret, size_t *ret_len);
+/* Edit: {replaced: 1, record}. */
+int hull_api_edit_answer(const json_t *record, char **ret, size_t *ret_len);
 /* Glob: {paths, truncated} (truncated: the walk stopped early for any reason). Paths that are
  * not UTF-8 are repaired (U+FFFD). */
 int hull_api_glob_answer(const ws_glob_result *r, char **ret, size_t *ret_len);
@@ -150,8 +151,8 @@ int hull_api_glob_answer(const ws_glob_result *r, char **ret, size_t *ret_len);
 int hull_api_grep_answer(const ws_grep_result *r, char **ret, size_t *ret_len);
 /* Persist: {archive, bytes (string), sha256}. -E2BIG when len > HULL_API_PERSIST_BYTES_MAX. */
 int hull_api_persist_answer(const void *archive, size_t len, char **ret, size_t *ret_len);
-/* Hydrate: {files, bytes} (strings) from the extraction's statistics. */
-int hull_api_hydrate_answer(const ws_tar_stats *s, char **ret, size_t *ret_len);
+/* Hydrate: {files, bytes} (strings) from the extraction's statistics, and its record. */
+int hull_api_hydrate_answer(const ws_tar_stats *s, const json_t *record, char **ret, size_t *ret_len);
 
 typedef struct hull_api_session_info {
         const char *session_id;  /* the caller's own sessions only: the ID is a capability */

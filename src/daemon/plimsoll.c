@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "macro.h"
+#include "parse-util.h"
 #include "sbx-record.h"
 
 #define NOTHING_RAN "; nothing ran"
@@ -1614,22 +1615,62 @@ int plim_unanswered_error(const plim_request *r, const plim_evidence *ev, const 
         if (record_make(&v, c.record_sha256, &c.record, &g) < 0)
                 return -ENOMEM;
         v.record_sha256 = c.record_sha256;
+        int q = plim_error_unanswered(f, &v);
+        if (q < 0) {
+                plim_call_record_done(&c);
+                return q;
+        }
+        c.request = json_incref(r->root);
+        *ret_record = c;
+        return 0;
+}
 
+int plim_error_unanswered(plim_error *f, const plim_record *v) {
         /* UnansweredCall { record = 1 (RunRecord) } */
         uint8_t inner[PLIM_UNANSWERED_DETAIL_MAX / 2], outer[PLIM_UNANSWERED_DETAIL_MAX / 2];
         plim_pb a, b;
         plim_pb_init(&a, inner, sizeof(inner));
-        plim_pb_run_record(&a, &v);
+        plim_pb_run_record(&a, v);
         plim_pb_init(&b, outer, sizeof(outer));
         if (a.err == 0)
                 plim_pb_bytes(&b, 1, inner, a.len);
-        if (a.err < 0 || b.err < 0 || 4 * ((b.len + 2) / 3) >= sizeof(f->unanswered)) {
-                plim_call_record_done(&c);
+        if (a.err < 0 || b.err < 0 || 4 * ((b.len + 2) / 3) >= sizeof(f->unanswered))
                 return -ENOBUFS;
-        }
-        c.request = json_incref(r->root);
         base64_unpadded(f->unanswered, outer, b.len);
-        *ret_record = c;
+        return 0;
+}
+
+/* A 64-bit field of a record as hull writes them (decimal strings). */
+static uint64_t record_u64(const json_t *rec, const char *name) {
+        const char *s = json_string_value(json_object_get(rec, name));
+        uint64_t v = 0;
+        return s && parse_uint64(s, 0, UINT64_MAX, &v) == 0 ? v : 0;
+}
+
+int plim_record_from_json(const json_t *rec, plim_record *ret) {
+#define S(name) (json_string_value(json_object_get(rec, name)) ?: "")
+        json_int_t version = json_integer_value(json_object_get(rec, "version"));
+        if (!json_is_object(rec) || version < 1 || version > 3)
+                return -EINVAL;
+        *ret = (plim_record){
+                .version = (uint32_t) version,
+                .request_sha256 = S("requestSha256"),
+                .result_sha256 = S("resultSha256"),
+                .provider = S("provider"),
+                .isolation = S("isolation"),
+                .environment = S("environment"),
+                .policy = S("policy"),
+                .started_unix_ms = record_u64(rec, "startedUnixMs"),
+                .ended_unix_ms = record_u64(rec, "endedUnixMs"),
+                .session = S("session"),
+                .sequence = record_u64(rec, "sequence"),
+                .previous_sha256 = S("previousSha256"),
+                .record_sha256 = S("recordSha256"),
+                .software_identity = S("softwareIdentity"),
+                .software_rule_id = S("softwareRuleId"),
+                .unanswered = S("unanswered"),
+        };
+#undef S
         return 0;
 }
 

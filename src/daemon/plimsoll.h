@@ -370,15 +370,16 @@ void plim_pb_varint(plim_pb *b, uint32_t field, uint64_t v);             /* wire
 void plim_pb_bytes(plim_pb *b, uint32_t field, const void *p, size_t n); /* wire type 2 */
 void plim_pb_string(plim_pb *b, uint32_t field, const char *s);
 
-/* A RunRecord's fields; strings never NULL. */
-typedef struct plim_record {
-        uint32_t version;
-        const char *request_sha256, *result_sha256, *provider, *isolation, *environment, *policy;
-        uint64_t started_unix_ms, ended_unix_ms;
-        const char *session;
-        uint64_t sequence;
-        const char *previous_sha256, *record_sha256, *software_identity, *software_rule_id, *unanswered;
-} plim_record;
+/* A RunRecord's fields (sbx-record.h's). */
+typedef rec_record plim_record;
+
+/* Add a plimsoll.v1.UnansweredCall {record = 1} detail holding v to *f. Returns 0 or -ENOBUFS
+ * (the record does not fit PLIM_UNANSWERED_DETAIL_MAX). */
+int plim_error_unanswered(plim_error *f, const plim_record *v);
+
+/* The fields of a RunRecord as hull writes it (JSON; 64-bit integers as strings), borrowed from
+ * rec. Returns 0 or -EINVAL (not a record). */
+int plim_record_from_json(const json_t *rec, plim_record *ret);
 
 /* Encode a RunRecord (field numbers as in the reference's table) into b. */
 void plim_pb_run_record(plim_pb *b, const plim_record *r);

@@ -792,6 +792,38 @@ static int record_view_digest(const record_view *v, char ret[REC_DIGEST_HEX_SIZE
         return 0;
 }
 
+static json_t *int64_string(int64_t v) {
+        return json_sprintf("%" PRId64, v);
+}
+
+int rec_record_new(const rec_record *v, json_t **ret, char ret_sha256[REC_DIGEST_HEX_SIZE], hull_error *e) {
+        char sha[REC_DIGEST_HEX_SIZE];
+        json_auto_t *o = json_pack("{s:i, s:s}", "version", (int) v->version, "requestSha256", v->request_sha256);
+        if (!o ||
+            (v->version == 3 ? json_object_set_new(o, "unanswered", json_string(v->unanswered))
+                             : json_object_set_new(o, "resultSha256", json_string(v->result_sha256))) < 0 ||
+            json_object_set_new(o, "provider", json_string(v->provider)) < 0 ||
+            json_object_set_new(o, "isolation", json_string(v->isolation)) < 0 ||
+            json_object_set_new(o, "environment", json_string(v->environment)) < 0 ||
+            json_object_set_new(o, "policy", json_string(v->policy)) < 0 ||
+            json_object_set_new(o, "startedUnixMs", int64_string((int64_t) v->started_unix_ms)) < 0 ||
+            json_object_set_new(o, "endedUnixMs", int64_string((int64_t) v->ended_unix_ms)) < 0 ||
+            json_object_set_new(o, "session", json_string(v->session)) < 0 ||
+            json_object_set_new(o, "sequence", json_sprintf("%" PRIu64, v->sequence)) < 0 ||
+            json_object_set_new(o, "previousSha256", json_string(v->previous_sha256)) < 0 ||
+            json_object_set_new(o, "softwareIdentity", json_string(v->software_identity)) < 0 ||
+            json_object_set_new(o, "softwareRuleId", json_string(v->software_rule_id)) < 0)
+                return rec_fail(e, -ENOMEM, "run records: out of memory");
+        int r = rec_record_digest(o, sha, e);
+        if (r < 0)
+                return r;
+        if (json_object_set_new(o, "recordSha256", json_string(sha)) < 0)
+                return rec_fail(e, -ENOMEM, "run records: out of memory");
+        memcpy(ret_sha256, sha, sizeof(sha));
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
 int rec_record_digest(const json_t *record, char ret[REC_DIGEST_HEX_SIZE], hull_error *e) {
         record_view v;
         int r = record_parse(record, &v, e);
@@ -1087,14 +1119,24 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
 /* ---- the audit log ---- */
 
 static int entry_shape(const json_t *entry, const json_t **ret_record, const json_t **ret_request,
-                       const json_t **ret_result, hull_error *e) {
-        static const pj_field entry_fields[] = {{"record", NULL}, {"request", NULL}, {"result", NULL}};
+                       const json_t **ret_result, const char **ret_operation, hull_error *e) {
+        static const pj_field entry_fields[] = {
+                {"record", NULL}, {"request", NULL}, {"result", NULL}, {"operation", NULL}};
+        char pb[PRINTABLE_SIZE];
         int r = pj_check_message(entry, "the log entry", entry_fields, ELEMENTSOF(entry_fields), e);
         if (r < 0)
                 return r;
         *ret_record = pj_get(entry, &entry_fields[0]);
         *ret_request = pj_get(entry, &entry_fields[1]);
         *ret_result = pj_get(entry, &entry_fields[2]);
+        const json_t *op = pj_get(entry, &entry_fields[3]);
+        *ret_operation = NULL;
+        if (op && (!json_is_string(op) || !rec_hull_operation_is_valid(json_string_value(op))))
+                return rec_fail(e, -EINVAL, "the log entry's operation %s is not one of hull's record kinds",
+                                json_is_string(op) ? printable(json_string_value(op), json_string_length(op), pb)
+                                                   : "(not a string)");
+        if (op)
+                *ret_operation = json_string_value(op);
         if (!json_is_object(*ret_record))
                 return rec_fail(e, -EINVAL, "the log entry has no record object");
         if (!json_is_object(*ret_request))
@@ -1104,9 +1146,12 @@ static int entry_shape(const json_t *entry, const json_t **ret_record, const jso
         return 0;
 }
 
-int rec_log_entry_new(const json_t *record, const json_t *request, const json_t *result, json_t **ret, hull_error *e) {
+int rec_log_entry_new(const char *operation, const json_t *record, const json_t *request, const json_t *result,
+                      json_t **ret, hull_error *e) {
         if (!json_is_object(record) || !json_is_object(request) || (result && !json_is_object(result)))
                 return rec_fail(e, -EINVAL, "run records: a log entry needs a record and a request object");
+        if (operation && !rec_hull_operation_is_valid(operation))
+                return rec_fail(e, -EINVAL, "run records: '%s' is not one of hull's record kinds", operation);
         json_auto_t *req = json_deep_copy(request);
         json_auto_t *o = json_object();
         if (!req || !o)
@@ -1114,7 +1159,8 @@ int rec_log_entry_new(const json_t *record, const json_t *request, const json_t 
         (void) json_object_del(req, "sessionId");
         (void) json_object_del(req, "session_id");
         if (json_object_set_new(o, "record", json_deep_copy(record)) < 0 || json_object_set(o, "request", req) < 0 ||
-            (result && json_object_set_new(o, "result", json_deep_copy(result)) < 0))
+            (result && json_object_set_new(o, "result", json_deep_copy(result)) < 0) ||
+            (operation && json_object_set_new(o, "operation", json_string(operation)) < 0))
                 return rec_fail(e, -ENOMEM, "run records: out of memory");
         *ret = TAKE_PTR(o);
         return 0;
@@ -1155,7 +1201,8 @@ int rec_json_prescan(const char *buf, size_t len, unsigned depth_max, size_t val
 
 int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned flags, hull_error *e) {
         const json_t *record, *request, *result;
-        int r = entry_shape(entry, &record, &request, &result, e);
+        const char *operation;
+        int r = entry_shape(entry, &record, &request, &result, &operation, e);
         if (r < 0)
                 return r;
         if (json_object_get(request, "sessionId") || json_object_get(request, "session_id"))
@@ -1201,6 +1248,7 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
 int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e) {
         char pb[PRINTABLE_SIZE];
         const json_t *record, *request, *result;
+        const char *operation;
         json_error_t jerr;
         if (len > REC_LOG_LINE_MAX)
                 return rec_fail(e, -E2BIG, "the line is longer than %llu bytes", (unsigned long long) REC_LOG_LINE_MAX);
@@ -1215,7 +1263,7 @@ int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e
         if (!j)
                 return rec_fail(e, -EINVAL, "not valid JSON (truncated or garbage?): %s at column %d",
                                 printable(jerr.text, strlen(jerr.text), pb), jerr.column);
-        int r = entry_shape(j, &record, &request, &result, e);
+        int r = entry_shape(j, &record, &request, &result, &operation, e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(j);
@@ -1255,19 +1303,64 @@ static int envelope_matches(const json_t *res, int rs, const record_view *v, int
         return 0;
 }
 
+/* An entry of one of hull's record kinds: its digests by hull's rules; version 2 with a result,
+ * or 3 (unanswered) without one; in a session. The software rule is the session's, which the
+ * request does not carry: not checked here. */
+static int hull_entry_check(const char *operation, const record_view *v, const json_t *request, const json_t *result,
+                            hull_error *e) {
+        char digest[REC_DIGEST_HEX_SIZE], pb[PRINTABLE_SIZE];
+        int r = rec_hull_request_digest(operation, request, digest, e);
+        if (r < 0)
+                return r;
+        if (!view_eq(v->s[RC_REQUEST], digest))
+                return rec_fail(e, -EBADMSG,
+                                "request digest mismatch (tampered?): the record states %s, the %s request gives "
+                                "%.16s...",
+                                short_digest(v->s[RC_REQUEST].p, v->s[RC_REQUEST].n, pb), operation, digest);
+        if (v->version == 1)
+                return rec_fail(e, -EBADMSG, "a version 1 record for hull's %s (hull's kinds have 2 or 3)", operation);
+        if (v->s[RC_SESSION].n == 0)
+                return rec_fail(e, -EBADMSG, "a %s record outside a session", operation);
+        if (v->version == 3) {
+                if (result || v->s[RC_RESULT].n != 0)
+                        return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a result");
+                if (!is_connect_code(v->s[RC_UNANSWERED]))
+                        return rec_fail(e, -EBADMSG,
+                                        "a version 3 record whose unanswered '%s' is not a Connect error code",
+                                        printable(v->s[RC_UNANSWERED].p, v->s[RC_UNANSWERED].n, pb));
+                return 0;
+        }
+        if (v->s[RC_UNANSWERED].n != 0)
+                return rec_fail(e, -EBADMSG, "a version 2 record names unanswered, which its digest does not cover");
+        if (!result)
+                return rec_fail(e, -EBADMSG, "a version 2 %s record without a result", operation);
+        r = rec_hull_result_digest(operation, result, digest, e);
+        if (r < 0)
+                return r;
+        if (!view_eq(v->s[RC_RESULT], digest))
+                return rec_fail(e, -EBADMSG,
+                                "result digest mismatch (tampered?): the record states %s, the %s result gives "
+                                "%.16s...",
+                                short_digest(v->s[RC_RESULT].p, v->s[RC_RESULT].n, pb), operation, digest);
+        return 0;
+}
+
 int rec_entry_check(const json_t *entry, hull_error *e) {
         const json_t *record, *request, *result;
+        const char *operation;
         record_view v;
         request_info info;
         char digest[REC_DIGEST_HEX_SIZE], rule_id[REC_RULE_ID_SIZE], pb[PRINTABLE_SIZE], pb2[PRINTABLE_SIZE];
         int kind = 0, r;
 
-        r = entry_shape(entry, &record, &request, &result, e);
+        r = entry_shape(entry, &record, &request, &result, &operation, e);
         if (r < 0)
                 return r;
         r = record_parse(record, &v, e);
         if (r < 0)
                 return r;
+        if (operation)
+                return hull_entry_check(operation, &v, request, result, e);
         r = request_digest(request, digest, &info, e);
         if (r < 0)
                 return r;

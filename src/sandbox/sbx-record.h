@@ -68,6 +68,34 @@ int rec_result_digest(const json_t *result, char ret[REC_DIGEST_HEX_SIZE], hull_
  * recordSha256 itself is not hashed. */
 int rec_record_digest(const json_t *record, char ret[REC_DIGEST_HEX_SIZE], hull_error *e);
 
+/* A RunRecord's fields; strings never NULL. */
+typedef struct rec_record {
+        uint32_t version; /* 2, or 3 for an unanswered call (1: protocol 1 only) */
+        const char *request_sha256, *result_sha256, *provider, *isolation, *environment, *policy;
+        uint64_t started_unix_ms, ended_unix_ms;
+        const char *session; /* the fingerprint; "" for a single run */
+        uint64_t sequence;   /* from 1 in a session; 0 for a single run */
+        const char *previous_sha256, *record_sha256, *software_identity, *software_rule_id, *unanswered;
+} rec_record;
+
+/* The RunRecord of v as JSON, as the wire and the audit log carry it (every field present;
+ * version 3 without resultSha256, versions 1 and 2 without unanswered; 64-bit integers as
+ * strings) with its recordSha256. Returns 0 with *ret (the caller's) and the digest, or a
+ * negative errno with *e. */
+int rec_record_new(const rec_record *v, json_t **ret, char ret_sha256[REC_DIGEST_HEX_SIZE], hull_error *e);
+
+/* ---- hull's record kinds ----
+ * The workspace operations plimsoll has no message for: "exec", "write", "edit", "hydrate",
+ * "add_input". Their records are RunRecords (version 2, or 3 unanswered) whose request and
+ * result digests follow hull's rules (domains hull.workspace-request.v1 and
+ * hull.workspace-result.v1; fields in docs/API.md). The audit log marks their entries with
+ * "operation". */
+bool rec_hull_operation_is_valid(const char *operation);
+/* The digests of one operation's request and result as ProtoJSON messages. Returns 0 with the hex
+ * digest, or -EINVAL (an unknown operation, a malformed message) with *e. */
+int rec_hull_request_digest(const char *operation, const json_t *request, char ret[REC_DIGEST_HEX_SIZE], hull_error *e);
+int rec_hull_result_digest(const char *operation, const json_t *result, char ret[REC_DIGEST_HEX_SIZE], hull_error *e);
+
 /* The session fingerprint: SHA-256 of the session ID's bytes. Returns 0, -ENOMEM or -EIO. */
 int rec_fingerprint(const char *session_id, size_t len, char ret[REC_DIGEST_HEX_SIZE]);
 
@@ -139,12 +167,15 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
 
 /* ---- The audit log ----
  * One JSON object per line: {"record": RunRecord, "request": the request as received without
- * its sessionId, "result": {"<kind>": {...}}} ("result" absent for a version 3 record). */
+ * its sessionId, "result": {"<kind>": {...}}} ("result" absent for a version 3 record); an entry
+ * of one of hull's record kinds also has "operation" (and its request and result are that
+ * operation's messages). */
 
-/* Build a log entry. The request is copied without sessionId/session_id (a capability that is
- * never recorded); result may be NULL (version 3). Returns 0 or -EINVAL/-ENOMEM; *ret is the
- * caller's (json_decref). */
-int rec_log_entry_new(const json_t *record, const json_t *request, const json_t *result, json_t **ret, hull_error *e);
+/* Build a log entry (operation NULL for plimsoll's kinds). The request is copied without
+ * sessionId/session_id (a capability that is never recorded); result may be NULL (version 3).
+ * Returns 0 or -EINVAL/-ENOMEM; *ret is the caller's (json_decref). */
+int rec_log_entry_new(const char *operation, const json_t *record, const json_t *request, const json_t *result,
+                      json_t **ret, hull_error *e);
 
 enum {
         REC_LOG_SYNC = 1 << 0, /* fdatasync the log after the line is written */

@@ -158,6 +158,53 @@ def record_digest(rec):
     return digest("plimsoll.run-record.v%d" % version, f)
 
 
+def hull_request_digest(op, req):
+    """hull's record kinds (docs/API.md "hull's record kinds"): the request digest."""
+    f = [("operation", op)]
+    if op == "exec":
+        env = get(req, "env", [])
+        f += [("command", get(req, "command", "")), ("timeout_ms", int(get(req, "timeoutMs", 0))),
+              ("env", len(env))]
+        for kv in env:
+            f += [("env_name", get(kv, "name", "")), ("env_value", get(kv, "value", ""))]
+    elif op == "write":
+        f += [("path", get(req, "path", "")), ("content", b64(get(req, "content", ""))),
+              ("append", bool(get(req, "append", False)))]
+    elif op == "edit":
+        f += [("path", get(req, "path", "")), ("old_text", get(req, "oldText", "")),
+              ("new_text", get(req, "newText", ""))]
+    elif op == "hydrate":
+        f += [("archive", b64(get(req, "archive", "")))]
+    elif op == "add_input":
+        f += [("input_id", get(req, "inputId", "")), ("name", get(req, "name", "")),
+              ("bytes", int(get(req, "bytes", 0))), ("sha256", get(req, "sha256", ""))]
+    else:
+        raise ValueError("not one of hull's record kinds: %r" % op)
+    return digest("hull.workspace-request.v1", f)
+
+
+def hull_result_digest(op, res):
+    """hull's record kinds: the result digest."""
+    f = [("operation", op)]
+    if op == "exec":
+        f += [("exit_code", int(get(res, "exitCode", 0))), ("timed_out", bool(get(res, "timedOut", False))),
+              ("stdout", b64(get(res, "stdout", ""))), ("stderr", b64(get(res, "stderr", ""))),
+              ("stdout_truncated", bool(get(res, "stdoutTruncated", False))),
+              ("stderr_truncated", bool(get(res, "stderrTruncated", False)))]
+    elif op == "write":
+        f += [("bytes", int(get(res, "bytes", 0)))]
+    elif op == "edit":
+        f += [("replaced", int(get(res, "replaced", 0)))]
+    elif op == "hydrate":
+        f += [("files", int(get(res, "files", 0))), ("bytes", int(get(res, "bytes", 0)))]
+    elif op == "add_input":
+        f += [("handle", get(res, "handle", "")), ("bytes", int(get(res, "bytes", 0))),
+              ("sha256", get(res, "sha256", ""))]
+    else:
+        raise ValueError("not one of hull's record kinds: %r" % op)
+    return digest("hull.workspace-result.v1", f)
+
+
 def rule_id(rule):
     ids = sorted(set(i.encode() for i in get(rule or {}, "identities", [])))
     if not ids:
@@ -186,8 +233,33 @@ def report(name, got, want):
     return got != want
 
 
+def hull_call(n, session, previous, rule):
+    """The n-th call of a session as one of hull's record kinds (every fifth call)."""
+    op = ["exec", "write", "edit", "hydrate", "add_input"][(n // 5 - 1) % 5]
+    req, res = {
+        "exec": ({"command": "echo %d; exit 3" % n, "env": [{"name": "N", "value": str(n)}], "timeoutMs": 30000},
+                 {"exitCode": 3, "timedOut": False, "stdout": base64.b64encode(b"%d\n" % n).decode(),
+                  "stderr": "", "stdoutTruncated": False, "stderrTruncated": False, "durationMs": "12"}),
+        "write": ({"path": "data/a%d.csv" % n, "content": base64.b64encode(b"x,y\n%d,\x00\n" % n).decode(),
+                   "append": n % 2 == 0}, {"bytes": "8"}),
+        "edit": ({"path": "a.txt", "oldText": "old\u0000%d" % n, "newText": "n\u00e9w"}, {"replaced": 1}),
+        "hydrate": ({"archive": base64.b64encode(b"\x00" * 1024).decode()}, {"files": "2", "bytes": "10"}),
+        "add_input": ({"inputId": "sales-%d" % n, "name": "sales.csv", "bytes": "5", "sha256": "a" * 64},
+                      {"handle": "sales-%d" % n, "bytes": "5", "sha256": "a" * 64}),
+    }[op]
+    rec = {"version": 2, "requestSha256": hull_request_digest(op, req), "resultSha256": hull_result_digest(op, res),
+           "provider": "hull", "isolation": "container", "environment": "", "policy": "", "softwareIdentity": "",
+           "softwareRuleId": rule_id(rule),
+           "startedUnixMs": str(1790000000000 + 1000 * n), "endedUnixMs": str(1790000000000 + 1000 * n + 3),
+           "session": session, "sequence": str(n), "previousSha256": previous}
+    rec["recordSha256"] = record_digest(rec)
+    return {"operation": op, "record": rec, "request": req, "result": res}
+
+
 def call(n, session, previous, rule):
     """The n-th call of a session: a request, its result and its record, all consistent."""
+    if n % 5 == 0:
+        return hull_call(n, session, previous, rule)
     if n % 4 == 1:
         req = {"protocol": 3, "minimumIsolation": "container", "traceId": "t-%d" % n, "timeoutMs": 30000,
                "cell": {"language": "python", "code": "x = %d\nx * 2" % n,
@@ -234,7 +306,8 @@ def chain(out, n, session_id="00112233445566778899aabbccddeeff"):
                 # The last call may have run but got no answer: a version 3 record, no result.
                 rec = dict(e["record"], version=3, resultSha256="", unanswered="deadline_exceeded")
                 rec["recordSha256"] = record_digest(rec)
-                e = {"record": rec, "request": e["request"]}
+                e = dict({"record": rec, "request": e["request"]},
+                         **({"operation": e["operation"]} if "operation" in e else {}))
             previous = e["record"]["recordSha256"]
             f.write(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n")
     print(session, previous)
@@ -301,6 +374,27 @@ def tamper(kind, src, dst):
         e["result"] = {"cell" if "javascript" in e["result"] else "javascript": {"stdout": ""}}
         rec["resultSha256"] = result_digest(e["result"])
         rec["recordSha256"] = record_digest(rec)
+    elif kind.startswith("hull-"):  # line 5: an entry of one of hull's record kinds (an exec)
+        k = 5
+        e = json.loads(lines[k - 1])
+        rec = e["record"]
+        if kind == "hull-stdout":  # one byte of its output
+            out = bytearray(b64(e["result"]["stdout"]))
+            out[0] ^= 1
+            e["result"]["stdout"] = base64.b64encode(bytes(out)).decode()
+        elif kind == "hull-command":  # its command
+            e["request"]["command"] += " "
+        elif kind == "hull-env":  # an environment variable added to the request
+            e["request"]["env"].append({"name": "X", "value": "1"})
+        elif kind == "hull-operation":  # another operation named
+            e["operation"] = "write"
+        elif kind == "hull-unknown":  # an operation hull does not have
+            e["operation"] = "format_disk"
+        elif kind == "hull-v1":  # a version 1 record, digest recomputed
+            rec["version"] = 1
+            rec["recordSha256"] = record_digest(rec)
+        else:
+            raise SystemExit("unknown tampering " + kind)
     elif kind == "rule":  # softwareRuleId that does not match the request's rule, digest recomputed
         rec["softwareRuleId"] = "exact:oci-manifest:linux/amd64@sha256:" + "c" * 64
         rec["recordSha256"] = record_digest(rec)

@@ -1082,6 +1082,16 @@ def audit(url):
                                                      "artifacts": ["o.txt"]}})
     s.run("audited 5: a cell that raises", cell("python", "raise KeyError('k')"))
     s.run("audited 6: a cell that times out", cell("python", "while 1: pass"), timeoutMs=1000)
+    # hull's own record kinds, in the same chain: a command, a write, an edit, an archive
+    w = Ws(c, s.sid, s)
+    w.call("Exec", command="echo audited > a.txt; cat a.txt", env={"K": "v"})
+    w.call("Write", path="w/b.txt", content=base64.b64encode(b"one\x00two\n").decode())
+    w.call("Write", path="w/b.txt", content=base64.b64encode(b"three\n").decode(), append=True)
+    w.call("Edit", path="w/b.txt", oldText="three", newText="3")
+    w.call("Hydrate", archive=base64.b64encode(tar_of([(dict(name="h/x.txt"), b"hydrated")])).decode())
+    w.call("Read", path="w/b.txt")  # not recorded: it changes nothing
+    check("audited: Exec, Write (twice), Edit and Hydrate answered verified records in the chain",
+          w.recorded == 5 and not w.record_problems, "%d; %s" % (w.recorded, w.record_problems))
     s.run("audited 7: a last cell", cell("python", "v * 2"))
     s.close("audited session closes")
     print("# audit %s %d %s %s" % (s.fp, s.calls, s.last, s.sid))
@@ -1115,10 +1125,37 @@ def inflight(url):
 
 # ---- hull's Workspace extension ----
 
+# What runs code or changes the workspace is on the session's record, in hull's own kinds
+# (docs/API.md "hull's record kinds"): the operation's request and result as the session core
+# states them, rebuilt here from what the client sent and got.
+RECORDED = {"Exec": "exec", "Write": "write", "Edit": "edit", "Hydrate": "hydrate"}
+
+
+def hull_request(op, body):
+    if op == "exec":
+        t = int(body.get("timeoutMs", 0) or 0)
+        return {"command": body["command"], "timeoutMs": min(t if t > 0 else 30000, 300000),
+                "env": [{"name": k, "value": v} for k, v in (body.get("env") or {}).items()]}
+    if op == "write":
+        return {"path": body["path"], "content": body.get("content", ""), "append": bool(body.get("append"))}
+    if op == "edit":
+        return {"path": body["path"], "oldText": body.get("oldText", ""), "newText": body.get("newText", "")}
+    return {"archive": body.get("archive", "")}
+
+
+def hull_result(op, j):
+    keys = {"exec": ("exitCode", "timedOut", "stdout", "stderr", "stdoutTruncated", "stderrTruncated"),
+            "write": ("bytes",), "edit": ("replaced",), "hydrate": ("files", "bytes")}[op]
+    return {k: j[k] for k in keys if k in j}
+
+
 class Ws:
-    def __init__(self, c, sid):
+    def __init__(self, c, sid, session=None):
         self.c, self.sid = c, sid
         self.unbound = 0
+        self.session = session  # a Session: recorded calls are verified and chained on it
+        self.recorded = 0
+        self.record_problems = []
 
     def call(self, proc, timeout=60, service="/hull.v1.Workspace/", **body):
         if self.sid and service == "/hull.v1.Workspace/" and "sessionId" not in body:
@@ -1129,7 +1166,48 @@ class Ws:
         a = self.c.raw("POST", self.c.prefix + service + proc, json.dumps(body).encode(), hs, True, timeout)
         if not a.bound():
             self.unbound += 1
+        if self.session and service == "/hull.v1.Workspace/" and proc in RECORDED:
+            self.track(RECORDED[proc], body, a)
         return a
+
+    def track(self, op, body, a):
+        """A 200 carries a version 2 record of the call; an error that may have run carries a
+        version 3 one in UnansweredCall; a refusal (NotDispatched) carries none. Each is checked
+        against hull's rules and the chain, and counted."""
+        s = self.session
+        req = hull_request(op, body)
+        if a.status == 200:
+            rec, res = self.j(a).get("record"), hull_result(op, self.j(a))
+            want = 2
+        else:
+            d = details(a)
+            if "NotDispatched" in d:
+                return
+            rec, res, want = d.get("UnansweredCall"), None, 3
+        probs = []
+        if not isinstance(rec, dict):
+            probs.append("no record")
+        else:
+            if rec.get("version") != want:
+                probs.append("version %r, want %d" % (rec.get("version"), want))
+            if rec.get("requestSha256") != record.hull_request_digest(op, req):
+                probs.append("requestSha256 is not the %s request's" % op)
+            if want == 2 and rec.get("resultSha256") != record.hull_result_digest(op, res):
+                probs.append("resultSha256 is not the %s result's" % op)
+            if want == 3 and (rec.get("resultSha256") or rec.get("unanswered") not in CONNECT_CODES):
+                probs.append("a version 3 record with a result or without a Connect code")
+            if rec.get("recordSha256") != record.record_digest(rec):
+                probs.append("recordSha256 does not hold")
+            if rec.get("session") != s.fp or u64(rec.get("sequence")) != s.calls + 1 or \
+                    rec.get("previousSha256", "") != s.last:
+                probs.append("chain: sequence %r previous %r, tracked %d %r" % (
+                    rec.get("sequence"), rec.get("previousSha256"), s.calls, s.last))
+        if probs:
+            self.record_problems.append("%s: %s" % (op, "; ".join(probs)))
+        else:
+            s.calls += 1
+            s.last = rec["recordSha256"]
+            self.recorded += 1
 
     def j(self, a):
         return a.json if isinstance(a.json, dict) else {}
@@ -1164,7 +1242,7 @@ def workspace(url, workroot):
     if not s.sid:
         bad("the workspace checks run", "OpenSession failed")
         return
-    w = Ws(c, s.sid)
+    w = Ws(c, s.sid, s)
     tag = os.urandom(4).hex()
     host_passwd = hashlib.sha256(open("/etc/passwd", "rb").read()).hexdigest()
 
@@ -1331,7 +1409,7 @@ def workspace(url, workroot):
     s2 = Session(c, "hydrated")
     s2.open(owner="ws-test")
     if s2.sid:
-        w2 = Ws(c, s2.sid)
+        w2 = Ws(c, s2.sid, s2)
         a = w2.call("Hydrate", archive=base64.b64encode(arc).decode())
         j = w2.j(a)
         check("Hydrate: the archive is extracted, files and bytes stated", a.status == 200 and u64(j.get("files")) and
@@ -1447,7 +1525,7 @@ def workspace(url, workroot):
     s3 = Session(c, "hydrate-links")
     s3.open(owner="ws-other")
     if s3.sid:
-        w3 = Ws(c, s3.sid)
+        w3 = Ws(c, s3.sid, s3)
         a = w3.call("Hydrate", archive=base64.b64encode(tar_of([(dict(name="lonely", type=tarfile.SYMTYPE,
                                                                            linkname="/etc/passwd"), None)])).decode())
         if a.status == 200:
@@ -1459,12 +1537,16 @@ def workspace(url, workroot):
         s3.close("the links session closes")
     w.unbound += w3.unbound if s3.sid else 0
 
-    # Workspace calls and the chain: they are not plimsoll calls
-    s.run("a cell after the Workspace calls sees their files", cell("python", "open('digits.txt').read()"))
+    # Workspace calls and the chain: what ran or changed the workspace is on the record
+    check("every Exec, Write, Edit and Hydrate answer carries a verified record, chained with the session's calls",
+          w.recorded >= 10 and not w.record_problems, "%d recorded; %s" % (w.recorded, w.record_problems[:3]))
+    s.run("a cell after the Workspace calls sees their files, chained after their records",
+          cell("python", "open('digits.txt').read()"))
     a = c.call("CloseSession", {"protocol": 3, "sessionId": s.sid})
     jj = a.json or {}
-    check("CloseSession counts only the plimsoll calls (Workspace calls have no record)",
-          u64(jj.get("calls")) == s.calls and jj.get("lastRecordSha256") == s.last, repr(jj))
+    check("CloseSession counts every recorded call, Workspace changes and commands included",
+          u64(jj.get("calls")) == s.calls and jj.get("lastRecordSha256") == s.last and s.calls > w.recorded,
+          "%r; tracked %d %r" % (jj, s.calls, s.last))
     a = w.call("Read", path="digits.txt")
     check("Workspace on a closed session: refused", a.status != 200 and w.j(a).get("code") in
           ("failed_precondition", "not_found"), repr(a.body[:300]))
@@ -1514,6 +1596,16 @@ def tamper(kind, src, dst):
                 break
         else:
             raise SystemExit("no result with output to tamper with")
+        line_no = k + 1
+    elif kind in ("exec-output", "write-content"):  # an entry of hull's own kinds changed
+        op, part = ("exec", "result") if kind == "exec-output" else ("write", "request")
+        k = next(i for i, line in enumerate(lines) if json.loads(line).get("operation") == op)
+        e = json.loads(lines[k])
+        field = "stdout" if op == "exec" else "content"
+        b = bytearray(b64(e[part][field]))
+        b[0] ^= 1
+        e[part][field] = base64.b64encode(bytes(b)).decode()
+        lines[k] = json.dumps(e, separators=(",", ":")) + "\n"
         line_no = k + 1
     elif kind == "delete":
         del lines[1]

@@ -94,12 +94,15 @@ if start_server "$LOG_A" --audit-dir "$AUDIT" --work-dir "$TEST_TMP/work-a"; the
                         test "$out" = "ok: $n records, session $fp, last $last"
                 check "audit: the sessionId (a capability) is written nowhere in the audit dir" \
                         sh -c "! grep -rq '$sid' '$AUDIT'"
-                check "audit: every line is {record, request, result}" "$PY" -c '
+                check "audit: every line is {record, request, result, operation?}; hull's five are there" "$PY" -c '
 import json, sys
+ops = []
 for line in open(sys.argv[1]):
     e = json.loads(line)
-    assert set(e) <= {"record", "request", "result"} and "record" in e and "request" in e, e.keys()
+    assert set(e) <= {"record", "request", "result", "operation"} and "record" in e and "request" in e, e.keys()
     assert "sessionId" not in e["request"], "sessionId in the request"
+    ops.append(e.get("operation"))
+assert [o for o in ops if o] == ["exec", "write", "write", "edit", "hydrate"], ops
 ' "$L"
                 while read -r kind what; do
                         line=$("$PY" "$here/sessions_client.py" tamper "$kind" "$L" "$TEST_TMP/t.jsonl")
@@ -112,6 +115,8 @@ for line in open(sys.argv[1]):
                         fi
                 done <<'EOF'
 result result digest mismatch
+exec-output result digest mismatch (tampered?): the record states [0-9a-f]*\.\.\., the exec result
+write-content request digest mismatch (tampered?): the record states [0-9a-f]*\.\.\., the write request
 delete gap in the sequence
 swap records out of order
 duplicate repeated call

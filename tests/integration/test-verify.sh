@@ -46,8 +46,13 @@ check "a valid chain of 9 calls verifies" test "$rc" -eq 0
 check "the summary names the session and the last record" \
         test "$out" = "ok: 9 records, session $session, last $last"
 check "a valid chain prints nothing on stderr" test ! -s "$E"
-check "the log holds a cell, javascript, a project and an unanswered call" \
-        sh -c "grep -q '\"cell\"' '$L' && grep -q '\"project\"' '$L' && grep -q '\"version\":3' '$L'"
+check "the log holds a cell, javascript, a project, hull's exec and an unanswered call" \
+        sh -c "grep -q '\"cell\"' '$L' && grep -q '\"project\"' '$L' && grep -q '\"operation\":\"exec\"' '$L' && grep -q '\"version\":3' '$L'"
+# A longer chain holds every one of hull's record kinds (every fifth call).
+read -r session30 last30 < <("$PY" "$GEN" chain "$TEST_TMP/long.jsonl" 30)
+out=$("$HULL" verify "$TEST_TMP/long.jsonl" 2>"$E"); rc=$?
+check "a chain with every one of hull's record kinds verifies" \
+        sh -c "[ $rc -eq 0 ] && [ \"\$1\" = 'ok: 30 records, session $session30, last $last30' ] && [ \$(grep -o '\"operation\":\"[a-z_]*\"' '$TEST_TMP/long.jsonl' | sort -u | wc -l) -eq 5 ]" _ "$out"
 "$HULL" verify --calls 9 --last "$last" "$L" >/dev/null; rc=$?
 check "--calls and --last matching the close verify" test "$rc" -eq 0
 "$HULL" verify --calls 10 "$L" >/dev/null 2>"$E"; rc=$?
@@ -93,6 +98,12 @@ resequence gap in the sequence
 duplicate repeated call: sequence 4 again
 kind a cell result for a javascript request
 rule softwareRuleId
+hull-stdout result digest mismatch (tampered?): the record states [0-9a-f]*\.\.\., the exec result gives
+hull-command request digest mismatch (tampered?): the record states [0-9a-f]*\.\.\., the exec request gives
+hull-env request digest mismatch (tampered?)
+hull-operation the write request has an unknown field
+hull-unknown the log entry's operation format_disk is not one of hull's record kinds
+hull-v1 a version 1 record for hull's exec
 EOF
 "$PY" "$GEN" tamper garbage "$L" "$T" >/dev/null
 "$HULL" verify "$T" 2>"$E" >/dev/null

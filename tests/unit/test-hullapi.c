@@ -217,13 +217,14 @@ static void test_files(void) {
 static void test_answers(void) {
         char *s;
         size_t n;
-        sbx_step_result step = {.status = 124,
-                                .flags = SBX_STEP_TIMED_OUT | SBX_STEP_ERR_TRUNCATED,
-                                .wall_us = 1500000,
-                                .out = (char *) "hi",
-                                .out_len = 2,
-                                .err = (char *) "\0",
-                                .err_len = 1};
+        ss_output step = {.exit_code = 124,
+                          .timed_out = true,
+                          .err_truncated = true,
+                          .wall_us = 1500000,
+                          .out = (char *) "hi",
+                          .out_len = 2,
+                          .err = (char *) "\0",
+                          .err_len = 1};
         CHECK(hull_api_exec_answer(&step, &s, &n) == 0);
         CHECK_EQ_STR(
                 s,
@@ -234,11 +235,20 @@ static void test_answers(void) {
         CHECK(hull_api_read_answer(&rr, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"content\":\"YWJj\",\"size\":\"10\",\"eof\":false}");
         free(s);
-        CHECK(hull_api_write_answer(5, &s, &n) == 0);
+        CHECK(hull_api_write_answer(5, NULL, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"bytes\":\"5\"}");
         free(s);
-        CHECK(hull_api_edit_answer(&s, &n) == 0);
+        json_t *rec = json_pack("{s:i}", "version", 2);
+        CHECK(hull_api_write_answer(5, rec, &s, &n) == 0);
+        CHECK_EQ_STR(s, "{\"bytes\":\"5\",\"record\":{\"version\":2}}");
+        free(s);
+        CHECK(hull_api_edit_answer(NULL, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"replaced\":1}");
+        free(s);
+        step.record = rec;
+        CHECK(hull_api_exec_answer(&step, &s, &n) == 0);
+        CHECK(strstr(s, ",\"record\":{\"version\":2}}") != NULL);
+        json_decref(rec);
         free(s);
         char *paths[] = {(char *) "a/", (char *) "b\xff"};
         ws_glob_result g = {.paths = paths, .count = 2, .stopped = WS_STOP_TIME};
@@ -261,7 +271,7 @@ static void test_answers(void) {
         free(s);
         CHECK(hull_api_persist_answer("abc", HULL_API_PERSIST_BYTES_MAX + 1, &s, &n) == -E2BIG);
         ws_tar_stats st = {.files = 2, .bytes = 4096};
-        CHECK(hull_api_hydrate_answer(&st, &s, &n) == 0);
+        CHECK(hull_api_hydrate_answer(&st, NULL, &s, &n) == 0);
         CHECK_EQ_STR(s, "{\"files\":\"2\",\"bytes\":\"4096\"}");
         free(s);
         hull_api_session_info info[] = {{.session_id = SID,

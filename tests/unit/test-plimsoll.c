@@ -903,7 +903,7 @@ static void test_session_answers(void) {
         /* the audit-log entry checks out, and carries no sessionId */
         json_t *entry = NULL;
         hull_error e = {0};
-        CHECK(rec_log_entry_new(c.record, c.request, c.result, &entry, &e) == 0);
+        CHECK(rec_log_entry_new(NULL, c.record, c.request, c.result, &entry, &e) == 0);
         TEST_RESULT(rec_entry_check(entry, &e) == 0, "call 1's log entry checks (%s)", e.msg);
         CHECK(json_object_get(json_object_get(entry, "request"), "sessionId") == NULL);
         json_decref(entry);
@@ -961,7 +961,7 @@ static void test_session_answers(void) {
         CHECK_EQ_INT(json_integer_value(json_object_get(c.record, "version")), 3);
         CHECK_EQ_STR(json_string_value(json_object_get(c.record, "unanswered")), "deadline_exceeded");
         CHECK(json_object_get(c.record, "resultSha256") == NULL);
-        CHECK(rec_log_entry_new(c.record, c.request, NULL, &entry, &e) == 0);
+        CHECK(rec_log_entry_new(NULL, c.record, c.request, NULL, &entry, &e) == 0);
         TEST_RESULT(rec_entry_check(entry, &e) == 0, "call 3's log entry checks (%s)", e.msg);
         json_decref(entry);
         CHECK(plim_error_json(&f, &s, &n) == 0);

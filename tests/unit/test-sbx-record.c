@@ -586,7 +586,7 @@ static void reseal(json_t *entry) {
 static json_t *example_entry(void) {
         json_auto_t *rec = parse(EX_RECORD), *req = parse(EX_REQUEST), *res = parse(EX_RESULT);
         json_t *entry = NULL;
-        CHECK_EQ_INT(rec_log_entry_new(rec, req, res, &entry, NULL), 0);
+        CHECK_EQ_INT(rec_log_entry_new(NULL, rec, req, res, &entry, NULL), 0);
         return entry;
 }
 
@@ -735,7 +735,7 @@ static void test_log(void) {
         CHECK_EQ_INT(rec_record_digest(rec, hex, NULL), 0);
         json_object_set_new(rec, "recordSha256", json_string(hex));
 
-        CHECK_EQ_INT(rec_log_entry_new(rec, req, res, &entry, &e), 0);
+        CHECK_EQ_INT(rec_log_entry_new(NULL, rec, req, res, &entry, &e), 0);
         CHECK(json_object_get(json_object_get(entry, "request"), "sessionId") == NULL); /* never recorded */
         CHECK(json_object_get(req, "sessionId") != NULL);                               /* the caller's copy kept */
         CHECK_EQ_STR(entry_check(entry), "ok");
@@ -773,7 +773,7 @@ static void test_log(void) {
         CHECK(symlinkat("records.jsonl", dfd, "link.jsonl") == 0);
         CHECK_EQ_INT(rec_log_append(dfd, "link.jsonl", entry, 0, &e), -ELOOP);
         CHECK(strstr(e.msg, "link.jsonl") != NULL);
-        CHECK_EQ_INT(rec_log_entry_new(rec, NULL, res, &leaky, &e), -EINVAL);
+        CHECK_EQ_INT(rec_log_entry_new(NULL, rec, NULL, res, &leaky, &e), -EINVAL);
 
         CHECK_EQ_INT(rm_rf_at(AT_FDCWD, dir), 0);
 

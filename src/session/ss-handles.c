@@ -1,0 +1,403 @@
+/* ss-handles.c: a session's data handles: the exchange directory of a call (what the hull module
+ * saved, emitted and published, adopted into the store after the call) and the operations on the
+ * store (list, inspect, query, read, add an input). The store is hull's own: these run with the
+ * daemon's ids; only what the sandbox wrote is read as the sandbox user, through the jail. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "hd-exchange.h"
+#include "sha256.h"
+#include "ss-internal.h"
+#include "time-util.h"
+
+/* ---- the exchange ---- */
+
+void ss_exchange_make(ss_manager *m, ss_session *s, char *rel) {
+        rel[0] = '\0';
+        if (!s->store)
+                return;
+        hull_error xe = {0};
+        ss_fs_enter(s);
+        if (hd_exchange_create(s->sx.ws_fd, rel, &xe) < 0) {
+                rel[0] = '\0';
+                ss_log(m, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"", s->chain.session, xe.msg);
+        }
+        ss_fs_leave();
+}
+
+static hd_format format_of_kind(const char *kind) {
+        if (strcmp(kind, "table") == 0)
+                return HD_FORMAT_SQLITE;
+        if (strcmp(kind, "json") == 0)
+                return HD_FORMAT_JSON;
+        if (strcmp(kind, "text") == 0)
+                return HD_FORMAT_TEXT;
+        return HD_FORMAT_BINARY;
+}
+
+/* Bytes the session's handles hold (the manifest's sizes). */
+static uint64_t store_bytes(ss_session *s) {
+        json_t *arr = NULL;
+        hull_error e = {0};
+        uint64_t total = 0;
+        if (hd_list(s->store, &arr, &e) < 0)
+                return 0;
+        for (size_t i = 0; i < json_array_size(arr); i++)
+                total += (uint64_t) json_integer_value(json_object_get(json_array_get(arr, i), "bytes"));
+        json_decref(arr);
+        return total;
+}
+
+/* A note line for the call's stderr; what does not fit HS_NOTES_MAX is dropped. */
+static void note(dynbuf *n, const char *fmt, ...) _printf_(2, 3);
+static void note(dynbuf *n, const char *fmt, ...) {
+        char line[HULL_ERROR_MSG_MAX + 64];
+        va_list ap;
+        va_start(ap, fmt);
+        int k = vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        if (k < 0)
+                return;
+        size_t len = MIN((size_t) k, sizeof(line) - 2);
+        line[len++] = '\n';
+        (void) dynbuf_add(n, line, len);
+}
+
+static uint64_t summary_bytes(const json_t *sum) {
+        return (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
+}
+
+/* Adopt the handles the call saved, within the session's total. */
+static void adopt_saved(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
+        for (size_t i = 0; i < x->n_handles; i++) {
+                json_t *sum = NULL;
+                hull_error ae = {0};
+                if (*used + x->handles[i].size > HS_STORE_BYTES_MAX) {
+                        note(n,
+                             "[hull] handle %s was not saved: the session's handles would exceed %llu bytes; query or "
+                             "delete data first",
+                             x->handles[i].id, (unsigned long long) HS_STORE_BYTES_MAX);
+                        continue;
+                }
+                if (hd_adopt_fd(s->store, x->handles[i].fd, x->handles[i].id, format_of_kind(x->handles[i].kind),
+                                x->handles[i].source, &sum, &ae) < 0)
+                        note(n, "[hull] handle %s was not saved: %s", x->handles[i].id, ae.msg);
+                else /* what was really stored: the file may have grown after it was opened */
+                        *used += summary_bytes(sum);
+                json_decref(sum);
+        }
+}
+
+/* An emit over the inline bound becomes a json handle; a small one goes to the call's stdout. */
+static void deliver_emit(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, dynbuf *out) {
+        if (x->emit_too_large && *used + x->emit_size > HS_STORE_BYTES_MAX) {
+                note(n,
+                     "[hull] the emitted value (over 1 MiB) was not kept: the session's handles would exceed %llu "
+                     "bytes",
+                     (unsigned long long) HS_STORE_BYTES_MAX);
+        } else if (x->emit_too_large) {
+                json_t *sum = NULL;
+                hull_error ae = {0};
+                if (hd_adopt_fd(s->store, x->emit_fd, NULL, HD_FORMAT_JSON, "emit", &sum, &ae) < 0)
+                        note(n, "[hull] the emitted value (over 1 MiB) could not be kept: %s", ae.msg);
+                else {
+                        note(n, "[hull] the emitted value was over 1 MiB: kept as handle %s",
+                             json_string_value(json_object_get(sum, "id")));
+                        *used += summary_bytes(sum);
+                }
+                json_decref(sum);
+        } else if (x->emit && out->len + x->emit_len + 1 <= out->max) {
+                (void) dynbuf_add(out, x->emit, x->emit_len);
+                (void) dynbuf_add(out, "\n", 1);
+        }
+}
+
+/* Each publish request: the file, from the sandbox user's view (the jail, a regular file,
+ * capped), becomes a binary handle. */
+static void deliver_publishes(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
+        for (size_t i = 0; i < x->n_publish; i++) {
+                hull_error pe = {0};
+                ss_fs_enter(s);
+                int fd = ws_open(s->sx.ws_fd, x->publish[i].path, O_RDONLY | O_NONBLOCK, 0, &pe);
+                ss_fs_leave();
+                struct stat st;
+                if (fd >= 0 &&
+                    (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > HD_EXCHANGE_PAYLOAD_MAX)) {
+                        hull_err(&pe, -EINVAL, "%s is not a regular file of at most %llu bytes", x->publish[i].path,
+                                 (unsigned long long) HD_EXCHANGE_PAYLOAD_MAX);
+                        fd = safe_close(fd);
+                }
+                if (fd >= 0 && *used + (uint64_t) st.st_size > HS_STORE_BYTES_MAX) {
+                        hull_err(&pe, -EFBIG, "the session's handles would exceed %llu bytes",
+                                 (unsigned long long) HS_STORE_BYTES_MAX);
+                        fd = safe_close(fd);
+                }
+                if (fd < 0) {
+                        note(n, "[hull] %s was not published: %s", x->publish[i].path, pe.msg);
+                        continue;
+                }
+                char source[HD_SOURCE_MAX];
+                snprintf(source, sizeof(source), "published %s%s%s", x->publish[i].path,
+                         x->publish[i].description[0] ? ": " : "", x->publish[i].description);
+                json_t *sum = NULL;
+                if (hd_adopt_fd(s->store, fd, NULL, HD_FORMAT_BINARY, source, &sum, &pe) < 0)
+                        note(n, "[hull] %s was not published: %s", x->publish[i].path, pe.msg);
+                else {
+                        note(n, "[hull] published %s as handle %s", x->publish[i].path,
+                             json_string_value(json_object_get(sum, "id")));
+                        *used += summary_bytes(sum);
+                }
+                json_decref(sum);
+                safe_close(fd);
+        }
+}
+
+void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *err, dynbuf *out) {
+        hd_exchange x;
+        hull_error e = {0};
+        hd_exchange_limits lim = {
+                .new_handles_bytes_max = HD_EXCHANGE_NEW_HANDLES_BYTES_MAX,
+                .adopt_max = HD_EXCHANGE_ADOPT_MAX,
+                .emit_inline_max = HD_EXCHANGE_EMIT_INLINE_MAX,
+                .payload_bytes_max = HD_EXCHANGE_PAYLOAD_MAX,
+                .publish_bytes_max = HD_EXCHANGE_PUBLISH_BYTES_MAX,
+                .publish_max = HD_EXCHANGE_PUBLISH_MAX,
+        };
+        hd_exchange_init(&x);
+        ss_fs_enter(s);
+        int r = hd_exchange_read(s->sx.ws_fd, rel, &lim, &x, &e);
+        ss_fs_leave();
+        if (r < 0)
+                note(err, "[hull] the call's handles could not be read: %s", e.msg);
+        else {
+                /* The store's size only when something is to be stored (it walks every handle). */
+                uint64_t used = x.n_handles || x.emit_too_large || x.n_publish ? store_bytes(s) : 0;
+                adopt_saved(s, &x, &used, err);
+                deliver_emit(s, &x, &used, err, out);
+                deliver_publishes(s, &x, &used, err);
+        }
+        for (size_t i = 0; i < x.n_errors; i++)
+                note(err, "[hull] %s", x.errors[i]);
+        if (x.errors_dropped)
+                note(err, "[hull] ... and %zu more problems with the call's handles", x.errors_dropped);
+        hd_exchange_done(&x);
+        ss_fs_enter(s);
+        (void) hd_exchange_remove(s->sx.ws_fd, rel, &e);
+        ss_fs_leave();
+        ss_log(m, DLOG_DEBUG, "event=exchange session=%.12s", s->chain.session);
+}
+
+/* ---- the store's operations ---- */
+
+static int no_store(hull_error *e) {
+        return hull_err(e, -EOPNOTSUPP, "this session keeps no handle store");
+}
+
+int ss_handles_list(ss_manager *m, ss_session *s, json_t **ret, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        /* Full summaries (checked against their digests; derived once, then cached). */
+        json_auto_t *arr = NULL;
+        json_auto_t *full = json_array();
+        int r = full ? hd_list(s->store, &arr, e) : hull_err(e, -ENOMEM, "out of memory");
+        for (size_t i = 0; r >= 0 && i < json_array_size(arr); i++) {
+                json_t *sum = NULL;
+                hull_error se = {0};
+                const char *id = json_string_value(json_object_get(json_array_get(arr, i), "id"));
+                if (id && hd_summary(s->store, id, &sum, &se) >= 0)
+                        json_array_append_new(full, sum);
+                else { /* a tampered or unreadable handle: listed with what the manifest says, and why */
+                        json_t *h = json_deep_copy(json_array_get(arr, i));
+                        if (h) {
+                                json_object_set_new(h, "error", json_string(se.msg));
+                                json_array_append_new(full, h);
+                        }
+                }
+        }
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(full);
+        return 0;
+}
+
+int ss_handles_inspect(ss_manager *m, ss_session *s, const char *id, const ss_inspect_opts *o, json_t **ret,
+                       hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        hd_inspect_opts ho = {.head = o->head, .tail = o->tail, .stats = o->stats};
+        return hd_inspect(s->store, id, &ho, ret, e);
+}
+
+int ss_handles_query(ss_manager *m, ss_session *s, const char *sql, const char *const *ids, size_t n_ids,
+                     uint64_t max_rows, json_t **ret, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        hd_query_opts o = {.max_rows = max_rows};
+        _cleanup_free_ const char **all = NULL;
+        json_auto_t *list = NULL;
+        if (n_ids == 0) { /* every table handle of the session */
+                int r = hd_list(s->store, &list, e);
+                if (r < 0)
+                        return r;
+                all = calloc(json_array_size(list) + 1, sizeof(char *));
+                if (!all)
+                        return hull_err(e, -ENOMEM, "out of memory");
+                for (size_t i = 0; i < json_array_size(list) && n_ids < HULL_API_QUERY_HANDLES_MAX; i++) {
+                        json_t *h = json_array_get(list, i);
+                        const char *kind = json_string_value(json_object_get(h, "kind"));
+                        if (kind && strcmp(kind, "table") == 0)
+                                all[n_ids++] = json_string_value(json_object_get(h, "id"));
+                }
+                ids = all;
+        }
+        return hd_query(s->store, sql, ids, n_ids, &o, ret, e);
+}
+
+/* A binary handle (an input, a published file): a slice of its bytes, base64, after hd_summary()
+ * has checked the file against its digest; and the whole file's SHA-256 when the slice is all of
+ * it (reading a large file in pieces must not hash it whole each time). */
+static int read_binary(ss_session *s, const char *id, const char *path, uint64_t offset, uint64_t limit, json_t **ret,
+                       hull_error *e) {
+        _cleanup_close_ int fd = openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return hull_err(e, -EIO, "handle %s: its file cannot be read", id);
+        limit = limit ? MIN(limit, (uint64_t) HULL_API_BINARY_READ_MAX) : HULL_API_BINARY_READ_MAX;
+        uint64_t size = (uint64_t) st.st_size, off = MIN(offset, size);
+        size_t n = (size_t) MIN(limit, size - off);
+        _cleanup_free_ char *buf = malloc(n + 1);
+        char hex[SHA256_HEX_SIZE] = "";
+        if (!buf)
+                return hull_err(e, -ENOMEM, "out of memory");
+        if (off != 0 || n != size) {
+                ssize_t k = n ? pread(fd, buf, n, (off_t) off) : 0;
+                if (k < 0 || (size_t) k != n)
+                        return hull_err(e, -EIO, "handle %s: short read", id);
+        } else {
+                _cleanup_sha256_ sha256_ctx c = {0};
+                if (sha256_init(&c) < 0)
+                        return hull_err(e, -ENOMEM, "out of memory");
+                for (uint64_t at = 0; at < size;) {
+                        ssize_t k = pread(fd, buf + at, (size_t) MIN((uint64_t) SBX_READ_CHUNK, size - at), (off_t) at);
+                        if (k <= 0)
+                                return hull_err(e, -EIO, "handle %s: short read", id);
+                        if (sha256_update(&c, buf + at, (size_t) k) < 0)
+                                return hull_err(e, -EIO, "handle %s: cannot hash", id);
+                        at += (uint64_t) k;
+                }
+                if (sha256_final_hex(&c, hex) < 0)
+                        return hull_err(e, -EIO, "handle %s: cannot hash", id);
+        }
+        json_t *content = ss_json_base64(buf, n);
+        *ret = content ? json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}", "id", id, "offset", ss_json_uint64(off), "length",
+                                   ss_json_uint64(n), "total_bytes", ss_json_uint64(size), "eof", off + n >= size,
+                                   "content", content)
+                       : NULL;
+        if (*ret && hex[0])
+                json_object_set_new(*ret, "sha256", json_string(hex));
+        return *ret ? 0 : hull_err(e, -ENOMEM, "out of memory");
+}
+
+int ss_handles_read(ss_manager *m, ss_session *s, const char *id, uint64_t offset, uint64_t limit, json_t **ret,
+                    hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        json_auto_t *sum = NULL;
+        int r = hd_summary(s->store, id, &sum, e);
+        if (r < 0)
+                return r;
+        const char *kind = json_string_value(json_object_get(sum, "kind"));
+        const char *path = json_string_value(json_object_get(sum, "path"));
+        if (kind && strcmp(kind, "binary") == 0 && path)
+                return read_binary(s, id, path, offset, limit, ret, e);
+        return hd_read(s->store, id, offset, limit, ret, e);
+}
+
+/* A display name from an upload: its last path segment, without control characters. */
+static void clean_name(const char *name, char *ret, size_t size) {
+        const char *base = name;
+        for (const char *c = name; *c; c++)
+                if (*c == '/' || *c == '\\')
+                        base = c + 1;
+        size_t k = 0;
+        for (const char *c = base; *c && k + 1 < size; c++)
+                if ((unsigned char) *c >= 0x20 && *c != 0x7f)
+                        ret[k++] = *c;
+        ret[k] = '\0';
+        if (k == 0 || strcmp(ret, ".") == 0 || strcmp(ret, "..") == 0)
+                snprintf(ret, size, "file");
+}
+
+/* An input also appears under /workspace/inputs/<inputId>/<name>, as a link to its read-only file
+ * in /handles (resolved inside the sandbox; the bytes stay in the store, whatever sandboxed code
+ * does to the link). Made as the sandbox user, never through a link: best effort. */
+static void input_link(ss_session *s, const char *id, const char *name, const char *store_path) {
+        char target[SBX_PATH_MAX];
+        if (!store_path || (size_t) snprintf(target, sizeof(target), "/handles/%s", store_path) >= sizeof(target))
+                return;
+        hull_error e = {0};
+        ss_fs_enter(s);
+        (void) mkdirat(s->sx.ws_fd, "inputs", 0755);
+        _cleanup_close_ int dir = ws_open(s->sx.ws_fd, "inputs", O_RDONLY | O_DIRECTORY, 0, &e);
+        if (dir >= 0 && (mkdirat(dir, id, 0755) == 0 || errno == EEXIST)) {
+                _cleanup_close_ int sub = openat(dir, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0)
+                        (void) symlinkat(target, sub, name);
+        }
+        ss_fs_leave();
+}
+
+/* The same input again: the same source and bytes as the handle input_id holds. */
+static bool same_input(ss_session *s, const json_t *sum, const char *source, const void *content, size_t len) {
+        const char *src = json_string_value(json_object_get(sum, "source"));
+        const char *path = json_string_value(json_object_get(sum, "path"));
+        if (!src || !path || strcmp(src, source) != 0 || summary_bytes(sum) != len)
+                return false;
+        _cleanup_close_ int fd = openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        _cleanup_free_ char *have = malloc(len + 1);
+        return fd >= 0 && have && loop_read(fd, have, len + 1) == (ssize_t) len && memcmp(have, content, len) == 0;
+}
+
+int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, const char *name, const void *content,
+                         size_t len, json_t **ret_summary, json_t **ret_record, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        uint64_t started = now_unix_ms();
+        char clean[HULL_API_INPUT_NAME_MAX + 1], source[HD_SOURCE_MAX], hex[SHA256_HEX_SIZE];
+        clean_name(name, clean, sizeof(clean));
+        snprintf(source, sizeof(source), "input %s", clean);
+        json_t *sum = NULL;
+        if (hd_summary(s->store, input_id, &sum, NULL) >= 0) { /* idempotent by input id and bytes */
+                if (!same_input(s, sum, source, content, len)) {
+                        json_decref(sum);
+                        return hull_err(e, -EEXIST,
+                                        "handle %s already exists with other content; pick another inputId; nothing "
+                                        "changed",
+                                        input_id);
+                }
+                *ret_summary = sum;
+                return 0;
+        }
+        if (store_bytes(s) + len > HS_STORE_BYTES_MAX)
+                return hull_err(e, -EFBIG, "the session's handles would exceed %llu bytes; nothing changed",
+                                (unsigned long long) HS_STORE_BYTES_MAX);
+        if (sha256_hex(content, len, hex) < 0)
+                return hull_err(e, -EIO, "cannot hash the input");
+        int r = hd_put(s->store, input_id, HD_FORMAT_BINARY, source, content, len, &sum, e);
+        if (r < 0)
+                return r;
+        input_link(s, input_id, clean, json_string_value(json_object_get(sum, "path")));
+        json_auto_t *request = json_pack("{s:s, s:s, s:o, s:s}", "inputId", input_id, "name", clean, "bytes",
+                                         ss_json_uint64(len), "sha256", hex);
+        json_auto_t *result =
+                json_pack("{s:s, s:o, s:s}", "handle", input_id, "bytes", ss_json_uint64(len), "sha256", hex);
+        ss_record_or_log(m, s, "add_input", request, result, started, ret_record);
+        *ret_summary = sum;
+        return 0;
+}

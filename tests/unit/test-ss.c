@@ -1,0 +1,248 @@
+/* test-ss.c: the session core in-process, as `hull run` will use it (no daemon, sandboxes from
+ * ss_box_local): opening and finding sessions, the caps, a call's claim, every operation with its
+ * run record, handles, and the audit log those records make, read back and checked the way
+ * `hull verify` checks it (every digest, the chain, the close's numbers). Needs root (it makes
+ * real sandboxes); skips (77) otherwise. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "ss.h"
+#include "test.h"
+
+static char tmp[64];
+
+static bool contains(const char *hay, size_t len, const char *needle) {
+        return hay && memmem(hay, len, needle, strlen(needle)) != NULL;
+}
+
+static const char *op_of(const json_t *rec) {
+        return rec ? json_string_value(json_object_get(rec, "sequence")) : NULL;
+}
+
+/* Every line of the session's audit log: strict, its digests hold, the chain links, and it ends
+ * where the close said. Returns the number of lines, or -1. */
+static int check_log(const char *fingerprint, uint64_t calls, const char *last, unsigned *ret_hull_kinds) {
+        char path[256];
+        snprintf(path, sizeof(path), "%s/audit/session-%s.jsonl", tmp, fingerprint);
+        FILE *f = fopen(path, "r");
+        CHECK(f != NULL);
+        if (!f)
+                return -1;
+        rec_chain chain;
+        rec_chain_init(&chain);
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        int lines = 0, bad = 0;
+        *ret_hull_kinds = 0;
+        while ((n = getline(&line, &cap, f)) > 0) {
+                json_t *entry = NULL;
+                hull_error e = {0};
+                lines++;
+                if (line[n - 1] == '\n')
+                        n--;
+                if (rec_log_parse_line(line, (size_t) n, &entry, &e) < 0 || rec_entry_check(entry, &e) < 0 ||
+                    rec_chain_push(&chain, json_object_get(entry, "record"), &e) != 0) {
+                        printf("# line %d: %s\n", lines, e.msg);
+                        bad++;
+                }
+                if (json_object_get(entry, "operation"))
+                        (*ret_hull_kinds)++;
+                json_decref(entry);
+        }
+        free(line);
+        fclose(f);
+        CHECK_EQ_INT(bad, 0);
+        CHECK_EQ_INT(rec_chain_finish(&chain), REC_BREAK_NONE);
+        CHECK_EQ_INT(chain.calls, calls);
+        CHECK_EQ_STR(chain.last, last);
+        return lines;
+}
+
+static void test_session(ss_manager *m) {
+        ss_session *s = NULL, *t = NULL;
+        hull_error e = {0};
+        ss_open_opts o = {.principal = "alice", .owner = "agent"};
+        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
+        if (!s) {
+                printf("# open: %s\n", e.msg);
+                return;
+        }
+        ss_info info;
+        ss_session_info(m, s, &info);
+        CHECK_EQ_INT(strlen(info.id), 32);
+        CHECK_EQ_INT(ss_lookup(m, info.id, "alice", &t), 0);
+        ss_unref(m, t);
+        CHECK_EQ_INT(ss_lookup(m, info.id, "mallory", &t), -ENOENT); /* another caller's: not there */
+        CHECK_EQ_INT(ss_lookup(m, "00112233445566778899aabbccddeeff", "alice", &t), -ENOENT);
+        /* The cap per caller (1 here): a second session is refused, and nothing is lost. */
+        ss_session *u = NULL;
+        ss_open_opts o2 = {.principal = "alice", .owner = "other"};
+        CHECK_EQ_INT(ss_open(m, &o2, &u, &e), -EUSERS);
+        CHECK(strstr(e.msg, "this caller has 1 sessions open") != NULL);
+
+        CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), 0);
+        ss_output out = {0};
+        ss_env env[] = {{"GREETING", "hi"}};
+        ss_exec_args ex = {.command = "mkdir -p sub && cd sub && echo $GREETING; echo err >&2; exit 3",
+                           .env = env,
+                           .n_env = 1,
+                           .timeout_ms = 10000,
+                           .output_bytes = 1 << 20};
+        CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
+        CHECK_EQ_INT(out.exit_code, 3);
+        CHECK(contains(out.out, out.out_len, "hi\n"));
+        CHECK(contains(out.err, out.err_len, "err\n"));
+        CHECK_EQ_STR(op_of(out.record), "1");
+        CHECK(ss_call_record(s) == out.record);
+        ss_output_done(&out);
+        ex = (ss_exec_args){.command = "pwd", .timeout_ms = 10000, .output_bytes = 1 << 20};
+        CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
+        CHECK(contains(out.out, out.out_len, "/workspace/sub\n")); /* the shell's directory carries over */
+        ss_output_done(&out);
+
+        json_t *rec = NULL;
+        CHECK_EQ_INT(ss_write(m, s, "data/a.csv", "x,y\n1,2\n", 8, false, &rec, &e), 0);
+        CHECK_EQ_STR(op_of(rec), "3");
+        json_decref(rec);
+        rec = NULL;
+        CHECK_EQ_INT(ss_write(m, s, "data/a.csv", "3,4\n", 4, true, &rec, &e), 0);
+        json_decref(rec);
+        rec = NULL;
+        CHECK_EQ_INT(ss_edit(m, s, "data/a.csv", "3,4", 3, "5,\0", 3, &rec, &e), 0);
+        json_decref(rec);
+        rec = NULL;
+        /* A refused edit changes nothing and is not on the record. */
+        CHECK_EQ_INT(ss_edit(m, s, "data/a.csv", "nowhere", 7, "x", 1, &rec, &e), -ENODATA);
+        CHECK(rec == NULL);
+        CHECK_EQ_INT(ss_write(m, s, "../escape", "x", 1, false, &rec, &e) < 0, 1);
+        ws_read_result rr = {0};
+        CHECK_EQ_INT(ss_read(m, s, "data/a.csv", 0, 100, &rr, &e), 0);
+        CHECK(rr.len == 12 && memcmp(rr.data, "x,y\n1,2\n5,\0\n", 12) == 0);
+        ws_read_result_done(&rr);
+
+        ss_cell_output co = {0};
+        ss_file files[] = {{"in.txt", "41", 2}};
+        ss_cell_args ca = {.lang = SBX_LANG_PYTHON,
+                           .code = "int(open('in.txt').read()) + 1",
+                           .code_len = strlen("int(open('in.txt').read()) + 1"),
+                           .files = files,
+                           .n_files = 1,
+                           .timeout_ms = 20000,
+                           .output_bytes = 1 << 20};
+        CHECK_EQ_INT(ss_cell(m, s, &ca, &co, &e), 0);
+        CHECK(contains(co.o.out, co.o.out_len, "42"));
+        CHECK(co.interpreter_started);
+        CHECK(co.o.record != NULL); /* recorded as plimsoll's cell kind */
+        ss_output_done(&co.o);
+
+        void *tar = NULL;
+        size_t tar_len = 0;
+        CHECK_EQ_INT(ss_persist(m, s, 1 << 20, &tar, &tar_len, &e), 0);
+
+        json_t *sum = NULL;
+        rec = NULL;
+        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", "r,v\na,1\n", 8, &sum, &rec, &e), 0);
+        CHECK(rec != NULL);
+        json_decref(sum);
+        json_decref(rec);
+        sum = rec = NULL;
+        /* Idempotent: the same input again answers the same handle, with no new record. */
+        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", "r,v\na,1\n", 8, &sum, &rec, &e), 0);
+        CHECK(rec == NULL);
+        json_decref(sum);
+        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", "other", 5, &sum, &rec, &e), -EEXIST);
+        json_t *list = NULL;
+        CHECK_EQ_INT(ss_handles_list(m, s, &list, &e), 0);
+        CHECK_EQ_INT(json_array_size(list), 1);
+        json_decref(list);
+        ss_call_end(m, s);
+
+        ss_close_info ci;
+        ss_close(m, s, &ci);
+        CHECK_EQ_INT(ci.ended, SS_END_CLOSED);
+        CHECK_EQ_INT(ci.calls, 7); /* exec, exec, write, write (append), edit, cell, add_input */
+        CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), -ESHUTDOWN);
+        ss_unref(m, s);
+
+        CHECK_EQ_INT(ss_open(m, &o2, &u, &e), 0);
+        if (u) {
+                ss_info ui;
+                ss_session_info(m, u, &ui);
+                CHECK_EQ_INT(ss_call_begin(m, u, -1, &e), 0);
+                ws_tar_stats st = {0};
+                rec = NULL;
+                CHECK_EQ_INT(ss_hydrate(m, u, tar, tar_len, &st, &rec, &e), 0);
+                CHECK(st.files == 2 && rec != NULL); /* a.csv and in.txt (persisted before the input came) */
+                json_decref(rec);
+                rec = NULL;
+                /* Again: every file exists now, so it is refused part-way, recorded as unanswered. */
+                CHECK(ss_hydrate(m, u, tar, tar_len, &st, &rec, &e) < 0);
+                const json_t *v3 = ss_call_record(u);
+                CHECK(v3 && json_integer_value(json_object_get(v3, "version")) == 3);
+                CHECK_EQ_STR(json_string_value(json_object_get(v3, "unanswered")), "invalid_argument");
+                ss_call_end(m, u);
+                ss_close_info ui_close;
+                ss_close(m, u, &ui_close);
+                CHECK_EQ_INT(ui_close.calls, 2);
+                unsigned kinds = 0;
+                CHECK_EQ_INT(check_log(ui.fingerprint, ui_close.calls, ui_close.last_sha256, &kinds), 2);
+                CHECK_EQ_INT(kinds, 2);
+                ss_unref(m, u);
+        }
+        free(tar);
+
+        unsigned kinds = 0;
+        CHECK_EQ_INT(check_log(info.fingerprint, ci.calls, ci.last_sha256, &kinds), 7);
+        CHECK_EQ_INT(kinds, 6); /* all but the cell, which is plimsoll's kind */
+}
+
+int main(void) {
+        if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {
+                printf("skip - the session core makes real sandboxes: it needs root and /usr/bin/python3\n");
+                test_done();
+                return 77;
+        }
+        signal(SIGPIPE, SIG_IGN);
+        snprintf(tmp, sizeof(tmp), "/tmp/hull-test-ss.XXXXXX");
+        if (!mkdtemp(tmp) || chmod(tmp, 0711) < 0) {
+                printf("not ok - cannot make a temporary directory\n");
+                return 1;
+        }
+        char audit[128], handles[128];
+        snprintf(audit, sizeof(audit), "%s/audit", tmp);
+        snprintf(handles, sizeof(handles), "%s/handles", tmp);
+        CHECK(mkdir(audit, 0700) == 0 && mkdir(handles, 0711) == 0);
+        ss_config cfg = {.box = ss_box_local(false),
+                         .zygote_fd = -1,
+                         .max_sessions = 4,
+                         .max_per_owner = 2,
+                         .max_per_caller = 1,
+                         .lifetime_ms = 600000,
+                         .idle_ms = 600000,
+                         .memory_bytes = 512ULL << 20,
+                         .pids = 256,
+                         .tmp_bytes = 64ULL << 20,
+                         .audit_dir = audit,
+                         .handles_dir = handles,
+                         .provider = "hull",
+                         .isolation = "container",
+                         .no_reaper = true};
+        ss_manager *m = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(ss_new(&cfg, &m, &e), 0);
+        if (m) {
+                test_session(m);
+                ss_shutdown(m, 1000);
+                ss_free(m);
+        }
+        (void) rm_rf_at(AT_FDCWD, tmp);
+        return test_done();
+}
