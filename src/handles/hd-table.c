@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dlib-sqlite3.h"
 #include "hd-csv.h"
 #include "hd-internal.h"
 #include "hd-json.h"
-#include "hd-sqlite.h"
 #include "limits.h"
 #include "utf8.h"
 
@@ -67,8 +67,10 @@ static int sql_fail(sqlite3 *db, int rc, const budget *b, hull_error *e, const c
 enum { DB_READ, DB_CREATE };
 
 static int db_open(int dir_fd, const char *name, int mode, budget *b, unsigned attached, sqlite3 **ret, hull_error *e) {
-        if (!hd_sqlite_load(e))
+        if (!dlib_sqlite3_load(e))
                 return -ENOSYS;
+        /* Process-wide, so handle work shares it with any other SQLite user. */
+        sqlite3_hard_heap_limit64((sqlite3_int64) HD_SQLITE_HEAP_MAX);
         char path[128], uri[160];
         int flags = SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
                     (mode == DB_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
