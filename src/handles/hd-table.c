@@ -69,8 +69,6 @@ enum { DB_READ, DB_CREATE };
 static int db_open(int dir_fd, const char *name, int mode, budget *b, unsigned attached, sqlite3 **ret, hull_error *e) {
         if (!dlib_sqlite3_load(e))
                 return -ENOSYS;
-        /* Process-wide, so handle work shares it with any other SQLite user. */
-        sqlite3_hard_heap_limit64((sqlite3_int64) HD_SQLITE_HEAP_MAX);
         char path[128], uri[160];
         int flags = SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |
                     (mode == DB_READ ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);

@@ -4,6 +4,9 @@
  * (acos, log, pow, ...) add libm.so.6 to hull's DT_NEEDED, which hull exec's benchmarked
  * start-up does not have, and glibc's libm.a cannot be linked into a PIE.
  *
+ * Loading also installs hull's accounting allocator (sqlite-mem.h) before any other SQLite call,
+ * so untrusted work is bounded per operation, never by a process-wide limit.
+ *
  * Call dlib_sqlite3_load() before the first sqlite3_* call; the macros below turn the usual
  * names into the table's pointers. */
 #pragma once
@@ -29,6 +32,7 @@
         X(sqlite3_column_name)                                                                                         \
         X(sqlite3_column_text)                                                                                         \
         X(sqlite3_column_type)                                                                                         \
+        X(sqlite3_config)                                                                                              \
         X(sqlite3_create_function_v2)                                                                                  \
         X(sqlite3_db_config)                                                                                           \
         X(sqlite3_errcode)                                                                                             \
@@ -37,7 +41,7 @@
         X(sqlite3_extended_errcode)                                                                                    \
         X(sqlite3_finalize)                                                                                            \
         X(sqlite3_free)                                                                                                \
-        X(sqlite3_hard_heap_limit64)                                                                                   \
+        X(sqlite3_initialize)                                                                                          \
         X(sqlite3_libversion)                                                                                          \
         X(sqlite3_limit)                                                                                               \
         X(sqlite3_open_v2)                                                                                             \
@@ -85,6 +89,7 @@ static inline const dlib_sqlite3 *dlib_sqlite3_load(hull_error *e) {
 #define sqlite3_column_name (dlib_sqlite3_api.sqlite3_column_name)
 #define sqlite3_column_text (dlib_sqlite3_api.sqlite3_column_text)
 #define sqlite3_column_type (dlib_sqlite3_api.sqlite3_column_type)
+#define sqlite3_config (dlib_sqlite3_api.sqlite3_config)
 #define sqlite3_create_function_v2 (dlib_sqlite3_api.sqlite3_create_function_v2)
 #define sqlite3_db_config (dlib_sqlite3_api.sqlite3_db_config)
 #define sqlite3_errcode (dlib_sqlite3_api.sqlite3_errcode)
@@ -93,7 +98,7 @@ static inline const dlib_sqlite3 *dlib_sqlite3_load(hull_error *e) {
 #define sqlite3_extended_errcode (dlib_sqlite3_api.sqlite3_extended_errcode)
 #define sqlite3_finalize (dlib_sqlite3_api.sqlite3_finalize)
 #define sqlite3_free (dlib_sqlite3_api.sqlite3_free)
-#define sqlite3_hard_heap_limit64 (dlib_sqlite3_api.sqlite3_hard_heap_limit64)
+#define sqlite3_initialize (dlib_sqlite3_api.sqlite3_initialize)
 #define sqlite3_libversion (dlib_sqlite3_api.sqlite3_libversion)
 #define sqlite3_limit (dlib_sqlite3_api.sqlite3_limit)
 #define sqlite3_open_v2 (dlib_sqlite3_api.sqlite3_open_v2)

@@ -5,6 +5,7 @@
 #include "dlib-curl.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
+#include "sqlite-mem.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,7 +31,8 @@ _Static_assert(sizeof(dlib_microhttpd) == ELEMENTSOF(microhttpd_symbols) * sizeo
 _Static_assert(sizeof(dlib_curl) == ELEMENTSOF(curl_symbols) * sizeof(void *), "dlib_curl layout");
 
 static const dlib_info infos[_DLIB_MAX] = {
-        [DLIB_SQLITE3] = {"sqlite", "libsqlite3.so.0", "libsqlite3-0", sqlite3_symbols, ELEMENTSOF(sqlite3_symbols)},
+        [DLIB_SQLITE3] = {"sqlite", "libsqlite3.so.0", "libsqlite3-0", sqlite3_symbols, ELEMENTSOF(sqlite3_symbols),
+                          sqlmem_install},
         [DLIB_ARCHIVE] = {"libarchive", "libarchive.so.13", "libarchive13", archive_symbols,
                           ELEMENTSOF(archive_symbols)},
         [DLIB_MICROHTTPD] = {"libmicrohttpd", "libmicrohttpd.so.12", "libmicrohttpd12", microhttpd_symbols,
