@@ -9,9 +9,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 BUILD=${BUILD:-build}
 REPS=${REPS:-3}
-ninja -C "$BUILD" libhandles.a libshared.a libbasic.a >/dev/null
+ninja -C "$BUILD" libhandles.a libshared.a libdlib.a libbasic.a >/dev/null
 cc -O2 -Wall -D_GNU_SOURCE -Isrc/basic -Isrc/shared -Isrc/handles -o "$BUILD/hd-bench" bench/hd-bench.c \
-        "$BUILD/libhandles.a" "$BUILD/libshared.a" "$BUILD/libbasic.a" -ljansson -lcrypto -ldl -lpthread
+        "$BUILD/libhandles.a" "$BUILD/libshared.a" "$BUILD/libdlib.a" "$BUILD/libbasic.a" -ljansson -lcrypto -ldl -lpthread
 D=$(mktemp -d /tmp/hd-bench-data-XXXXXX)
 trap 'rm -rf "$D"' EXIT
 

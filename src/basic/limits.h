@@ -271,8 +271,10 @@
 #define HD_TABLE_COLUMNS_MAX 1000U           /* columns of a table (ingested or adopted) */
 #define HD_COLUMN_NAME_MAX 256U              /* bytes of a column name */
 #define HD_FIELD_MAX (16ULL << 20)           /* bytes of one CSV field or JSON record */
-/* sqlite3_hard_heap_limit64 of the handle store's SQLite (process-wide, handles only) */
-#define HD_SQLITE_HEAP_MAX (1ULL << 30)
+/* SQLite memory of one store operation (a put, summary, inspect or query): its own budget
+ * (src/shared/sqlite-mem.h), never a process-wide limit */
+#define HD_SQLITE_MEM_DEFAULT (256ULL << 20)
+#define HD_SQLITE_MEM_MAX (16ULL << 30)       /* what a store may be configured to allow */
 #define HD_SQLITE_CACHE_KIB 65536U            /* page cache of one connection (PRAGMA cache_size) */
 #define HD_SQLITE_LENGTH_MAX (64U << 20)      /* SQLITE_LIMIT_LENGTH: a string or blob */
 #define HD_SQLITE_SQL_MAX (64U << 10)         /* SQLITE_LIMIT_SQL_LENGTH: a query's text */

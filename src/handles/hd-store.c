@@ -18,6 +18,7 @@
 #include "hd-internal.h"
 #include "hd-json.h"
 #include "sha256.h"
+#include "sqlite-mem.h"
 #include "utf8.h"
 
 #define MANIFEST "_manifest.json"
@@ -40,7 +41,8 @@ struct hd_store {
         pthread_mutex_t lock;
         int dir_fd;
         uint64_t spill_threshold, max_spill;
-        uint64_t next_seq; /* next automatic hN */
+        uint64_t sqlite_mem; /* SQLite memory of one operation */
+        uint64_t next_seq;   /* next automatic hN */
         hd_record **records;
         size_t n_records, cap_records;
 };
@@ -336,9 +338,14 @@ int hd_store_open(int dir_fd, const hd_store_opts *opts, hd_store **ret, hull_er
                 o.spill_threshold_bytes = HD_SPILL_THRESHOLD_DEFAULT;
         if (!o.max_spill_bytes)
                 o.max_spill_bytes = HD_MAX_SPILL_DEFAULT;
+        if (!o.sqlite_mem_bytes)
+                o.sqlite_mem_bytes = HD_SQLITE_MEM_DEFAULT;
         if (o.max_spill_bytes > HD_MAX_SPILL_MAX || o.spill_threshold_bytes > o.max_spill_bytes)
                 return hull_err(e, -EINVAL, "handles: bad limits (spill threshold %" PRIu64 ", max %" PRIu64 ")",
                                 o.spill_threshold_bytes, o.max_spill_bytes);
+        if (o.sqlite_mem_bytes < (1ULL << 20) || o.sqlite_mem_bytes > HD_SQLITE_MEM_MAX)
+                return hull_err(e, -EINVAL, "handles: SQLite memory of %" PRIu64 " bytes is not within 1 MiB..%llu GiB",
+                                o.sqlite_mem_bytes, HD_SQLITE_MEM_MAX >> 30);
         struct stat st;
         if (fstat(dir_fd, &st) < 0)
                 return hull_err(e, -errno, "handles: cannot stat the store directory");
@@ -350,6 +357,7 @@ int hd_store_open(int dir_fd, const hd_store_opts *opts, hd_store **ret, hull_er
         pthread_mutex_init(&s->lock, NULL);
         s->spill_threshold = o.spill_threshold_bytes;
         s->max_spill = o.max_spill_bytes;
+        s->sqlite_mem = o.sqlite_mem_bytes;
         s->next_seq = 1;
         s->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
         if (s->dir_fd < 0) {
@@ -555,7 +563,7 @@ static int get_verified(hd_store *s, const char *id, hd_record **ret_rec, hull_e
         return TAKE_FD(fd);
 }
 
-int hd_summary(hd_store *s, const char *id, json_t **ret, hull_error *e) {
+static int summary(hd_store *s, const char *id, json_t **ret, hull_error *e) {
         pthread_mutex_lock(&s->lock);
         hd_record *r;
         int fd = get_verified(s, id, &r, e);
@@ -587,6 +595,27 @@ int hd_list(hd_store *s, json_t **ret, hull_error *e) {
         pthread_mutex_unlock(&s->lock);
         *ret = a;
         return 0;
+}
+
+/* ---- SQLite's memory: one budget per operation ---- */
+
+/* Charge every SQLite allocation of this thread to one budget of s->sqlite_mem bytes until m
+ * ends (sqlite-mem.h): a hostile file or query fails alone, and no other SQLite connection of
+ * the process (the event log's) is touched. */
+static int mem_begin(hd_store *s, sqlmem_scope *m, hull_error *e) {
+        int k = sqlmem_begin(m, s->sqlite_mem);
+        return k < 0 ? hull_err(e, k, "handles: out of memory") : 0;
+}
+
+/* k, the result of an operation that ran in m; when it failed after its budget refused memory,
+ * that is the reason given, whatever SQLite made of the refusal. A time-out stays a time-out. */
+static int mem_verdict(hd_store *s, const sqlmem_scope *m, int k, const char *what, const char *hint, hull_error *e) {
+        if (k >= 0 || k == -ETIMEDOUT || !sqlmem_refused(m))
+                return k;
+        hull_err_hint(e, 0, hint, "handles: %s needs more than %" PRIu64 " MiB of memory", what, s->sqlite_mem >> 20);
+        if (e)
+                e->err = -ENOMEM;
+        return -ENOMEM;
 }
 
 /* ---- puts ---- */
@@ -844,7 +873,11 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
            json_t **ret_summary, hull_error *e) {
         if (!data && len > 0)
                 return hull_err(e, -EINVAL, "handles: no data");
-        return put_common(s, id, format, source, data ? data : "", len, -1, ret_summary, e);
+        _cleanup_sqlmem_ sqlmem_scope m = {0};
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = put_common(s, id, format, source, data ? data : "", len, -1, ret_summary, e);
+        return mem_verdict(s, &m, k, "storing the table", "save fewer rows or columns", e);
 }
 
 int hd_adopt_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
@@ -852,7 +885,11 @@ int hd_adopt_fd(hd_store *s, int fd, const char *id, hd_format format, const cha
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return hull_err(e, -EINVAL, "handles: the file to adopt is not a regular file");
-        return put_common(s, id, format, source, NULL, 0, fd, ret_summary, e);
+        _cleanup_sqlmem_ sqlmem_scope m = {0};
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = put_common(s, id, format, source, NULL, 0, fd, ret_summary, e);
+        return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
 }
 
 int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool is_table, json_t **ret_summary,
@@ -885,7 +922,7 @@ int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool
 
 /* ---- reads ---- */
 
-int hd_inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t **ret, hull_error *e) {
+static int inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t **ret, hull_error *e) {
         hd_inspect_opts o = opts ? *opts : (hd_inspect_opts){.head = HD_PREVIEW_ROWS};
         if (o.head > HD_INSPECT_ROWS_MAX || o.tail > HD_INSPECT_ROWS_MAX)
                 return hull_err(e, -EINVAL, "handles: inspect shows at most %u head and %u tail rows",
@@ -916,7 +953,7 @@ int hd_inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t 
         return 0;
 }
 
-int hd_read(hd_store *s, const char *id, uint64_t offset, uint64_t limit, json_t **ret, hull_error *e) {
+static int read_text(hd_store *s, const char *id, uint64_t offset, uint64_t limit, json_t **ret, hull_error *e) {
         if (limit == 0)
                 limit = HD_READ_DEFAULT_BYTES;
         if (limit > HD_READ_MAX_BYTES)
@@ -962,8 +999,8 @@ int hd_read(hd_store *s, const char *id, uint64_t offset, uint64_t limit, json_t
         return 0;
 }
 
-int hd_query(hd_store *s, const char *sql, const char *const *ids, size_t n_ids, const hd_query_opts *opts,
-             json_t **ret, hull_error *e) {
+static int query(hd_store *s, const char *sql, const char *const *ids, size_t n_ids, const hd_query_opts *opts,
+                 json_t **ret, hull_error *e) {
         hd_query_opts o = opts ? *opts : (hd_query_opts){0};
         if (!o.time_ms)
                 o.time_ms = HD_QUERY_MS_DEFAULT;
@@ -1037,4 +1074,39 @@ int hd_query(hd_store *s, const char *sql, const char *const *ids, size_t n_ids,
                 return k;
         *ret = json_pack("{s:o}", "handle", summary);
         return *ret ? 0 : -ENOMEM;
+}
+
+/* ---- the reading operations, each with its own SQLite budget ---- */
+
+int hd_summary(hd_store *s, const char *id, json_t **ret, hull_error *e) {
+        _cleanup_sqlmem_ sqlmem_scope m = {0};
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = summary(s, id, ret, e);
+        return mem_verdict(s, &m, k, "summarizing the table", "save fewer rows or columns", e);
+}
+
+int hd_inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t **ret, hull_error *e) {
+        _cleanup_sqlmem_ sqlmem_scope m = {0};
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = inspect(s, id, opts, ret, e);
+        return mem_verdict(s, &m, k, "inspecting the table", "ask for fewer rows or no stats", e);
+}
+
+int hd_read(hd_store *s, const char *id, uint64_t offset, uint64_t limit, json_t **ret, hull_error *e) {
+        _cleanup_sqlmem_ sqlmem_scope m = {0}; /* a first read may derive a table's summary */
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = read_text(s, id, offset, limit, ret, e);
+        return mem_verdict(s, &m, k, "summarizing the table", "save fewer rows or columns", e);
+}
+
+int hd_query(hd_store *s, const char *sql, const char *const *ids, size_t n_ids, const hd_query_opts *opts,
+             json_t **ret, hull_error *e) {
+        _cleanup_sqlmem_ sqlmem_scope m = {0};
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = query(s, sql, ids, n_ids, opts, ret, e);
+        return mem_verdict(s, &m, k, "the query", "filter or aggregate more, or add a LIMIT", e);
 }

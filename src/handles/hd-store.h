@@ -41,6 +41,11 @@
  *    json:   "shape" (hd-json.h); text and json previews are the first HD_PREVIEW_CHARS
  *            characters (cut at a character boundary); binary: "<binary, N bytes>"}
  *
+ * SQLite's memory: every operation that may run SQLite (put, adopt, spill, summary, inspect,
+ * query, read) charges what SQLite allocates on its thread to a budget of its own
+ * (sqlite_mem_bytes; src/shared/sqlite-mem.h) and fails past it with -ENOMEM, "handles: the
+ * query needs more than N MiB of memory"; other SQLite connections of the process are untouched.
+ *
  * Every function returns 0 (or a documented count) or a negative errno and fills *e (when not
  * NULL) with one line saying what was wrong and what to do. Outputs (ret_*) are written only on
  * success; a json_t * returned is the caller's (json_decref). A store may be used from several
@@ -91,6 +96,8 @@ typedef struct hd_store_opts {
         uint64_t spill_threshold_bytes; /* 0: HD_SPILL_THRESHOLD_DEFAULT */
         uint64_t max_spill_bytes;       /* 0: HD_MAX_SPILL_DEFAULT; at most HD_MAX_SPILL_MAX; also
                                          * bounds every put, adopt and query result */
+        uint64_t sqlite_mem_bytes;      /* SQLite memory of one operation: 0: HD_SQLITE_MEM_DEFAULT;
+                                         * 1 MiB to HD_SQLITE_MEM_MAX */
 } hd_store_opts;
 
 /* Open the store rooted at dir_fd (duplicated; the caller keeps its fd), reading and checking
@@ -119,7 +126,7 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
  * parsed, so the writer cannot change them afterwards. HD_FORMAT_SQLITE: the copy is opened
  * read-only with SQLITE_DBCONFIG_DEFENSIVE, trusted_schema, triggers, views and extensions off,
  * mmap off, cell_size_check on, sqlite3_limit on length, SQL, columns and attachments, a time
- * budget (HD_SQLITE_CHECK_MS) through a progress handler and the store's heap limit; its header
+ * budget (HD_SQLITE_CHECK_MS) through a progress handler and the operation's memory budget; its header
  * must be sane (page size, page count against the file size), PRAGMA quick_check must pass and
  * it must hold exactly one ordinary table (no views, triggers, virtual tables or generated
  * columns; indexes are allowed). Errors as hd_put, plus -EINVAL (fd not a regular file). */

@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "dlib-sqlite3.h"
 #include "hd-csv.h"
 #include "hd-internal.h"
 #include "hd-json.h"
-#include "hd-sqlite.h"
 #include "limits.h"
 #include "utf8.h"
 
@@ -67,7 +67,7 @@ static int sql_fail(sqlite3 *db, int rc, const budget *b, hull_error *e, const c
 enum { DB_READ, DB_CREATE };
 
 static int db_open(int dir_fd, const char *name, int mode, budget *b, unsigned attached, sqlite3 **ret, hull_error *e) {
-        if (!hd_sqlite_load(e))
+        if (!dlib_sqlite3_load(e))
                 return -ENOSYS;
         char path[128], uri[160];
         int flags = SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX |

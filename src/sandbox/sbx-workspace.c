@@ -2,7 +2,7 @@
  * hydrate) confined to a session's work directory by one path jail (see sbx-workspace.h). */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include "sbx-workspace.h"
-#include "sbx-archive.h"
+#include "dlib-archive.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1570,7 +1570,7 @@ static int persist(int root_fd, tar_sink *sink, const ws_tar_limits *lim, ws_tar
         if (lim->bytes_max > WS_TAR_BYTES_MAX || lim->entries_max > WS_TAR_ENTRIES_MAX)
                 return ws_fail(e, -EINVAL, "use smaller limits", "workspace: a persist limit is over its maximum");
         sink->max = lim->bytes_max ? lim->bytes_max : WS_TAR_BYTES_DEFAULT;
-        if (!ws_archive_load(e))
+        if (!dlib_archive_load(e))
                 return -ENOSYS;
         _cleanup_free_ persist_ctx *p = calloc(1, sizeof(*p));
         _cleanup_free_ ws_walk *w = calloc(1, sizeof(*w));
@@ -1899,7 +1899,7 @@ static int hydrate(int root_fd, struct archive *a, const ws_tar_limits *lim, ws_
 }
 
 static int hydrate_reader(struct archive **ret, hull_error *e) {
-        if (!ws_archive_load(e))
+        if (!dlib_archive_load(e))
                 return -ENOSYS;
         struct archive *a = archive_read_new();
         if (!a)

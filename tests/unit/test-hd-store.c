@@ -1,6 +1,9 @@
 /* test-hd-store.c: the handle store: summaries of every kind, ids, integrity, manifest
- * forgery, hostile SQLite files, inspect, query and read. */
+ * forgery, hostile SQLite files, inspect, query and read; hostile queries and files exhausting
+ * their memory budget while another SQLite connection of the process keeps working. */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlib-sqlite3.h"
 #include "fs-util.h"
 #include "hd-store.h"
 #include "test.h"
@@ -474,6 +478,148 @@ static void test_query(void) {
         hd_store_free(s);
 }
 
+/* ---- memory: a hostile query against an event log in the same process ---- */
+
+/* A stand-in for the /v1 store's event log: an ordinary database file, one event appended and
+ * read back in a loop, on its own thread and connection, until told to stop. Each round prepares
+ * its statements afresh and binds a copied body of 1 MiB, so it allocates from SQLite every time,
+ * and much: charged to a hostile query's budget, it would not fit. */
+#define EVENT_BODY (1U << 20)
+
+typedef struct event_log {
+        char path[128];
+        atomic_bool stop;
+        atomic_ulong writes, errors;
+        char first_error[256];
+} event_log;
+
+static const char *event_round(sqlite3 *db, long n, const char *body) {
+        _cleanup_stmt_ sqlite3_stmt *ins = NULL, *get = NULL;
+        if (sqlite3_prepare_v2(db, "INSERT INTO events(seq, body) VALUES (?1, ?2)", -1, &ins, NULL) != SQLITE_OK ||
+            sqlite3_bind_int64(ins, 1, n) != SQLITE_OK ||
+            sqlite3_bind_text(ins, 2, body, -1, SQLITE_TRANSIENT) != SQLITE_OK)
+                return "prepare the insert";
+        if (sqlite3_step(ins) != SQLITE_DONE)
+                return "insert";
+        if (sqlite3_exec(db, "DELETE FROM events WHERE seq < (SELECT max(seq) FROM events) - 2", NULL, NULL, NULL) !=
+            SQLITE_OK)
+                return "delete";
+        if (sqlite3_prepare_v2(db, "SELECT max(seq), (SELECT body FROM events WHERE seq = ?1) FROM events", -1, &get,
+                               NULL) != SQLITE_OK ||
+            sqlite3_bind_int64(get, 1, n) != SQLITE_OK)
+                return "prepare the read";
+        if (sqlite3_step(get) != SQLITE_ROW || sqlite3_column_int64(get, 0) != n)
+                return "read back";
+        const char *got = (const char *) sqlite3_column_text(get, 1);
+        if (!got || strcmp(got, body) != 0)
+                return "read back the body";
+        return NULL;
+}
+
+static void *event_log_main(void *arg) {
+        event_log *l = arg;
+        sqlite3 *db = NULL;
+        _cleanup_free_ char *body = malloc(EVENT_BODY + 1);
+        const char *fail = NULL;
+        if (sqlite3_open_v2(l->path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+            sqlite3_exec(db,
+                         "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; CREATE TABLE events(seq INTEGER "
+                         "PRIMARY KEY, body TEXT NOT NULL)",
+                         NULL, NULL, NULL) != SQLITE_OK)
+                fail = "open";
+        if (!body)
+                fail = "malloc";
+        for (long n = 1; !fail && !atomic_load(&l->stop); n++) {
+                memset(body, 'a' + (int) (n % 26), EVENT_BODY);
+                body[EVENT_BODY] = '\0';
+                fail = event_round(db, n, body);
+                if (!fail)
+                        atomic_fetch_add(&l->writes, 1);
+        }
+        if (fail) {
+                snprintf(l->first_error, sizeof(l->first_error), "%s: %s", fail, db ? sqlite3_errmsg(db) : "no db");
+                atomic_fetch_add(&l->errors, 1);
+        }
+        sqlite3_close_v2(db);
+        return NULL;
+}
+
+static void test_memory(void) {
+        hull_error e = {0};
+        hd_store_opts so = {.sqlite_mem_bytes = 16ULL << 20};
+        hd_store *s = NULL;
+        CHECK_EQ_INT(hd_store_open(dir_fd, &so, &s, &e), 0);
+        const char *csv = "x\n1\n2\n3\n";
+        CHECK_EQ_INT(hd_put(s, "mem", HD_FORMAT_CSV, "t", csv, strlen(csv), NULL, &e), 0);
+        const char *ids[] = {"mem"};
+        CHECK(dlib_sqlite3_load(&e) != NULL);
+
+        event_log l = {0};
+        snprintf(l.path, sizeof(l.path), "%s-events.db", dir);
+        pthread_t t;
+        CHECK_EQ_INT(pthread_create(&t, NULL, event_log_main, &l), 0);
+        while (atomic_load(&l.writes) == 0 && atomic_load(&l.errors) == 0)
+                usleep(1000);
+
+        /* a string of 32 MB; a sort of a 4,000,000-row join: each needs more than 16 MiB. A bound
+         * shared with the event log (a process-wide limit, a budget not per thread) fails the
+         * event log here: it allocates over 1 MiB per round. */
+        static const char *const hostile[] = {
+                "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 400000) "
+                "SELECT group_concat(printf('%080d', i)) FROM c",
+                "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 2000) SELECT a.i, b.i, "
+                "printf('%040d', a.i * b.i) FROM c a, c b, mem.data ORDER BY random()",
+        };
+        unsigned overlapped = 0, rounds = 0;
+        for (; rounds < 20 && overlapped < 4; rounds++) {
+                const char *sql = hostile[rounds % ELEMENTSOF(hostile)];
+                unsigned long before = atomic_load(&l.writes);
+                json_t *r = NULL;
+                e = (hull_error){0};
+                int k = hd_query(s, sql, ids, 1, NULL, &r, &e);
+                TEST_RESULT(k == -ENOMEM && !r, "hostile query %u: %d (%s)", rounds, k, e.msg);
+                CHECK(strstr(e.msg, "handles: the query needs more than 16 MiB of memory") == e.msg);
+                CHECK_EQ_INT(e.err, -ENOMEM);
+                json_decref(r);
+                if (atomic_load(&l.writes) > before)
+                        overlapped++;
+        }
+        printf("# %s\n", e.msg);
+        /* a crafted file whose one row needs more than the budget to read */
+        char p[128];
+        snprintf(p, sizeof(p), "%s-big.db", dir);
+        sqlite_file(p, "CREATE TABLE data(x TEXT); INSERT INTO data VALUES (printf('%.20000000c', 'x'));");
+        unsigned long before = atomic_load(&l.writes);
+        e = (hull_error){0};
+        CHECK_EQ_INT(adopt_path(s, "big", p, &e), -ENOMEM);
+        CHECK(strstr(e.msg, "handles: reading the table needs more than 16 MiB of memory") == e.msg);
+        printf("# %s\n", e.msg);
+        if (atomic_load(&l.writes) > before)
+                overlapped++;
+        unlink(p);
+        /* the budget is the operation's: the next query runs */
+        json_t *r = NULL;
+        CHECK_EQ_INT(hd_query(s, "SELECT sum(x) FROM mem.data", ids, 1, NULL, &r, &e), 0);
+        CHECK_EQ_INT(json_integer_value(json_array_get(json_array_get(json_object_get(r, "rows"), 0), 0)), 6);
+        json_decref(r);
+
+        atomic_store(&l.stop, true);
+        pthread_join(t, NULL);
+        /* the event log wrote and read back through all of it without one error */
+        TEST_RESULT(atomic_load(&l.errors) == 0, "event log errors: %lu (%s)", atomic_load(&l.errors), l.first_error);
+        TEST_RESULT(overlapped > 0, "the event log wrote during %u of %u hostile operations (%lu rows)", overlapped,
+                    rounds + 1, atomic_load(&l.writes));
+        char side[160];
+        unlink(l.path);
+        snprintf(side, sizeof(side), "%s-wal", l.path);
+        unlink(side);
+        snprintf(side, sizeof(side), "%s-shm", l.path);
+        unlink(side);
+        CHECK_EQ_INT(hd_store_open(dir_fd, &(hd_store_opts){.sqlite_mem_bytes = 1000}, &(hd_store *){NULL}, &e),
+                     -EINVAL);
+        hd_store_free(s);
+}
+
 int main(void) {
         snprintf(dir, sizeof(dir), "/tmp/test-hd-store-XXXXXX");
         if (!mkdtemp(dir))
@@ -488,6 +634,7 @@ int main(void) {
         test_integrity();
         test_hostile();
         test_query();
+        test_memory();
         close(dir_fd);
         rm_rf_at(AT_FDCWD, dir);
         return test_done();

@@ -1,0 +1,158 @@
+/* dlib.c: see dlib.h. The one place that names each loaded library's soname and package. */
+#define DLIB_NO_MACROS
+#include "dlib.h"
+#include "dlib-archive.h"
+#include "dlib-curl.h"
+#include "dlib-microhttpd.h"
+#include "dlib-sqlite3.h"
+#include "sqlite-mem.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "macro.h"
+
+#define NAME(f) #f,
+static const char *const sqlite3_symbols[] = {DLIB_SQLITE3_FUNCS(NAME)};
+static const char *const archive_symbols[] = {DLIB_ARCHIVE_FUNCS(NAME)};
+static const char *const microhttpd_symbols[] = {DLIB_MICROHTTPD_FUNCS(NAME)};
+static const char *const curl_symbols[] = {DLIB_CURL_FUNCS(NAME)};
+#undef NAME
+
+/* A table is filled as an array of pointers: each struct is exactly its list's pointers. */
+_Static_assert(sizeof(dlib_sqlite3) == ELEMENTSOF(sqlite3_symbols) * sizeof(void *), "dlib_sqlite3 layout");
+_Static_assert(sizeof(dlib_archive) == ELEMENTSOF(archive_symbols) * sizeof(void *), "dlib_archive layout");
+_Static_assert(sizeof(dlib_microhttpd) == ELEMENTSOF(microhttpd_symbols) * sizeof(void *), "dlib_microhttpd layout");
+_Static_assert(sizeof(dlib_curl) == ELEMENTSOF(curl_symbols) * sizeof(void *), "dlib_curl layout");
+
+static const dlib_info infos[_DLIB_MAX] = {
+        [DLIB_SQLITE3] = {"sqlite", "libsqlite3.so.0", "libsqlite3-0", sqlite3_symbols, ELEMENTSOF(sqlite3_symbols),
+                          sqlmem_install},
+        [DLIB_ARCHIVE] = {"libarchive", "libarchive.so.13", "libarchive13", archive_symbols,
+                          ELEMENTSOF(archive_symbols)},
+        [DLIB_MICROHTTPD] = {"libmicrohttpd", "libmicrohttpd.so.12", "libmicrohttpd12", microhttpd_symbols,
+                             ELEMENTSOF(microhttpd_symbols)},
+        [DLIB_CURL] = {"libcurl", "libcurl.so.4", "libcurl4", curl_symbols, ELEMENTSOF(curl_symbols)},
+};
+
+/* The process-wide cache of loaded tables (the accepted exception to "no global mutable
+ * state"): each written once under its pthread_once, read-only after. */
+dlib_sqlite3 dlib_sqlite3_api;
+dlib_archive dlib_archive_api;
+dlib_microhttpd dlib_microhttpd_api;
+dlib_curl dlib_curl_api;
+
+typedef struct dlib_state {
+        void *table;
+        size_t table_size;
+        pthread_once_t once;
+        bool loaded;
+        hull_error error; /* why it did not load, returned to every caller */
+} dlib_state;
+
+static dlib_state states[_DLIB_MAX] = {
+        [DLIB_SQLITE3] = {&dlib_sqlite3_api, sizeof(dlib_sqlite3_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_ARCHIVE] = {&dlib_archive_api, sizeof(dlib_archive_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_MICROHTTPD] = {&dlib_microhttpd_api, sizeof(dlib_microhttpd_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_CURL] = {&dlib_curl_api, sizeof(dlib_curl_api), PTHREAD_ONCE_INIT, false, {0}},
+};
+
+const dlib_info *dlib_info_get(dlib_id id) {
+        if ((unsigned) id >= _DLIB_MAX)
+                return NULL;
+        return &infos[id];
+}
+
+/* -ENOSYS with a message that names the package; strerror(ENOSYS) would only mislead. */
+_printf_(3, 4) static int missing(hull_error *e, const dlib_info *info, const char *fmt, ...) {
+        char why[HULL_ERROR_MSG_MAX], hint[128];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, sizeof(why), fmt, ap);
+        va_end(ap);
+        snprintf(hint, sizeof(hint), "install %s (scripts/install-deps.sh does)", info->package);
+        hull_err_hint(e, 0, hint, "%s: %s", info->name, why);
+        if (e)
+                e->err = -ENOSYS;
+        return -ENOSYS;
+}
+
+int dlib_open(const dlib_info *info, void *table, size_t table_size, hull_error *e) {
+        if (table_size != info->n_symbols * sizeof(void *))
+                return hull_err(e, -EINVAL, "%s: the table has %zu bytes, not %zu pointers", info->name, table_size,
+                                info->n_symbols);
+        void *h = dlopen(info->soname, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+                const char *why = dlerror();
+                return missing(e, info, "cannot load %s: %s", info->soname, why ? why : "not found");
+        }
+        /* Never dlclose()d: the table stays valid for the process, and some libraries (libcurl
+         * through OpenSSL) leave exit handlers behind. */
+        for (size_t i = 0; i < info->n_symbols; i++) {
+                void *f = dlsym(h, info->symbols[i]);
+                if (!f)
+                        return missing(e, info, "%s has no %s (too old?)", info->soname, info->symbols[i]);
+                memcpy((char *) table + i * sizeof(void *), &f, sizeof(f));
+        }
+        return 0;
+}
+
+static void load_one(dlib_id id) {
+        dlib_state *s = &states[id];
+        const dlib_info *info = &infos[id];
+        if (dlib_open(info, s->table, s->table_size, &s->error) < 0) {
+                memset(s->table, 0, s->table_size);
+                return;
+        }
+        if (info->init && info->init(&s->error) < 0) {
+                memset(s->table, 0, s->table_size);
+                return;
+        }
+        s->loaded = true;
+}
+
+/* pthread_once takes no argument: one entry point per library. */
+static void load_sqlite3(void) {
+        load_one(DLIB_SQLITE3);
+}
+static void load_archive(void) {
+        load_one(DLIB_ARCHIVE);
+}
+static void load_microhttpd(void) {
+        load_one(DLIB_MICROHTTPD);
+}
+static void load_curl(void) {
+        load_one(DLIB_CURL);
+}
+static void (*const loaders[_DLIB_MAX])(void) = {
+        [DLIB_SQLITE3] = load_sqlite3,
+        [DLIB_ARCHIVE] = load_archive,
+        [DLIB_MICROHTTPD] = load_microhttpd,
+        [DLIB_CURL] = load_curl,
+};
+
+int dlib_load(dlib_id id, hull_error *e) {
+        if ((unsigned) id >= _DLIB_MAX)
+                return hull_err(e, -EINVAL, "dlib: no library %d", (int) id);
+        dlib_state *s = &states[id];
+        pthread_once(&s->once, loaders[id]);
+        if (!s->loaded) {
+                if (e)
+                        *e = s->error;
+                return s->error.err < 0 ? s->error.err : -ENOSYS;
+        }
+        return 0;
+}
+
+const void *dlib_table(dlib_id id) {
+        if ((unsigned) id >= _DLIB_MAX)
+                return NULL;
+        dlib_state *s = &states[id];
+        pthread_once(&s->once, loaders[id]); /* what makes s->loaded safe to read */
+        return s->loaded ? s->table : NULL;
+}
