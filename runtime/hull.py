@@ -42,7 +42,8 @@ MAX_NEW_HANDLES = 256          # per call; the host adopts no more
 MAX_PUBLISH = 64               # per call
 MAX_DESCRIPTION = 1024         # characters of a publish description
 MAX_SOURCE = 256               # characters of a save's source
-MAX_PAYLOAD = 100 << 20        # bytes of one saved file (the store's largest handle)
+MAX_PAYLOAD = 1 << 30          # bytes of one saved file (the store's default largest handle;
+                               # the host refuses what is over its own --handle-max)
 EMIT_INLINE_MAX = 1 << 20      # larger emits reach the caller as a json handle
 NEW_HANDLES = "new_handles.jsonl"
 EMIT = "emit.json"

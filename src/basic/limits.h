@@ -144,8 +144,8 @@
 #define SERVE_SESSION_TICK_MS 200U                   /* the session reaper's period */
 #define SERVE_SESSION_MEMORY_BYTES (1ULL << 30)      /* default memory of a session (--session-memory) */
 #define SERVE_SESSION_PIDS 512U
-#define HS_NOTES_MAX (64U << 10)        /* [hull] notes added to a call's stderr */
-#define HS_STORE_BYTES_MAX (4ULL << 30) /* all handles of one session (host disk, outside its cgroup) */
+#define HS_NOTES_MAX (64U << 10)            /* [hull] notes added to a call's stderr */
+#define SS_STORE_BYTES_DEFAULT (8ULL << 30) /* all handles of one session (host disk, outside its cgroup) */
 
 /* hull serve: bearer tokens (src/daemon/auth.c) */
 #define AUTH_TOKENS_MAX 1024U           /* lines of a tokens file */
@@ -252,7 +252,7 @@
 
 /* ---- data handles (src/handles/, issue 4) ---- */
 #define HD_SPILL_THRESHOLD_DEFAULT 8192ULL   /* results larger than this become handles */
-#define HD_MAX_SPILL_DEFAULT (100ULL << 20)  /* results larger than this are refused */
+#define HD_MAX_SPILL_DEFAULT (1ULL << 30)    /* a handle larger than this is refused (a table: its SQLite file) */
 #define HD_MAX_SPILL_MAX (1ULL << 40)        /* what a store may be configured to accept */
 #define HD_ID_MAX 64U                        /* bytes of a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}) */
 #define HD_HANDLES_MAX 100000U               /* handles of one store */
@@ -302,8 +302,9 @@
 #define HD_EXCHANGE_ADOPT_MAX 256U                     /* new handles adopted per call */
 /* emit.json parsed and answered inline; larger is not parsed: handed over as an fd (a json handle) */
 #define HD_EXCHANGE_EMIT_INLINE_MAX (1ULL << 20)
-/* a saved file, or an emit kept as a handle (the store's default max_spill_bytes) */
-#define HD_EXCHANGE_PAYLOAD_MAX (100ULL << 20)
+/* a saved file, or an emit kept as a handle (the store's default max_spill_bytes; a session's
+ * own bound is its store's) */
+#define HD_EXCHANGE_PAYLOAD_MAX HD_MAX_SPILL_DEFAULT
 #define HD_EXCHANGE_PUBLISH_BYTES_MAX (1ULL << 20) /* publish.jsonl */
 #define HD_EXCHANGE_PUBLISH_MAX 64U                /* publish requests per call */
 #define HD_EXCHANGE_LINE_MAX (64U << 10)           /* one JSONL line (longer: refused unparsed) */

@@ -104,6 +104,7 @@ typedef struct hull_api_request {
                 const char *name;       /* AddInput: a display name (cleaned by the daemon) */
                 void *content;          /* AddInput: decoded bytes */
                 size_t content_len;
+                hd_format format; /* AddInput: binary (default), or a table's csv, tsv, json, jsonl */
         } handles;
 } hull_api_request;
 
@@ -128,6 +129,10 @@ int hull_api_hydrate_parse(const char *body, size_t len, hull_api_request *ret, 
 int hull_api_list_parse(const char *body, size_t len, hull_api_request *ret, plim_error *f);
 /* /hull.v1.Handles/{List,Inspect,Query,Read,AddInput}: {sessionId, ...} (see docs/API.md). */
 int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, hull_api_request *ret, plim_error *f);
+
+/* An input's format by name: "binary", "csv", "tsv", "json" (an array of objects), "jsonl".
+ * Returns 0 or -EINVAL. */
+int hull_api_input_format(const char *s, hd_format *ret);
 
 /* The ws_grep_opts of a parsed Grep (budgets left at the workspace's defaults). */
 void hull_api_grep_opts(const hull_api_request *r, ws_grep_opts *ret);

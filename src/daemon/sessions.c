@@ -522,8 +522,8 @@ static int handles_op(hs_manager *m, ss_session *s, hull_api_procedure p, const 
         else if (p == HULL_API_HANDLES_READ)
                 r = ss_handles_read(m->core, s, req->handles.id, req->handles.offset, req->handles.limit, &j, &e);
         else if (p == HULL_API_HANDLES_ADD_INPUT) {
-                r = ss_handles_add_input(m->core, s, req->handles.input_id, req->handles.name, req->handles.content,
-                                         req->handles.content_len, &j, &record, &e);
+                r = ss_handles_add_input(m->core, s, req->handles.input_id, req->handles.name, req->handles.format,
+                                         req->handles.content, req->handles.content_len, &j, &record, &e);
                 if (r >= 0 && record)
                         json_object_set_new(j, "record", record);
         } else

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -74,15 +75,15 @@ static uint64_t summary_bytes(const json_t *sum) {
 }
 
 /* Adopt the handles the call saved, within the session's total. */
-static void adopt_saved(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
+static void adopt_saved(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
         for (size_t i = 0; i < x->n_handles; i++) {
                 json_t *sum = NULL;
                 hull_error ae = {0};
-                if (*used + x->handles[i].size > HS_STORE_BYTES_MAX) {
+                if (*used + x->handles[i].size > m->cfg.store_bytes_max) {
                         note(n,
                              "[hull] handle %s was not saved: the session's handles would exceed %llu bytes; query or "
                              "delete data first",
-                             x->handles[i].id, (unsigned long long) HS_STORE_BYTES_MAX);
+                             x->handles[i].id, (unsigned long long) m->cfg.store_bytes_max);
                         continue;
                 }
                 if (hd_adopt_fd(s->store, x->handles[i].fd, x->handles[i].id, format_of_kind(x->handles[i].kind),
@@ -95,12 +96,12 @@ static void adopt_saved(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n
 }
 
 /* An emit over the inline bound becomes a json handle; a small one goes to the call's stdout. */
-static void deliver_emit(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, dynbuf *out) {
-        if (x->emit_too_large && *used + x->emit_size > HS_STORE_BYTES_MAX) {
+static void deliver_emit(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, dynbuf *out) {
+        if (x->emit_too_large && *used + x->emit_size > m->cfg.store_bytes_max) {
                 note(n,
                      "[hull] the emitted value (over 1 MiB) was not kept: the session's handles would exceed %llu "
                      "bytes",
-                     (unsigned long long) HS_STORE_BYTES_MAX);
+                     (unsigned long long) m->cfg.store_bytes_max);
         } else if (x->emit_too_large) {
                 json_t *sum = NULL;
                 hull_error ae = {0};
@@ -120,7 +121,7 @@ static void deliver_emit(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *
 
 /* Each publish request: the file, from the sandbox user's view (the jail, a regular file,
  * capped), becomes a binary handle. */
-static void deliver_publishes(ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
+static void deliver_publishes(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
         for (size_t i = 0; i < x->n_publish; i++) {
                 hull_error pe = {0};
                 ss_fs_enter(s);
@@ -133,9 +134,9 @@ static void deliver_publishes(ss_session *s, hd_exchange *x, uint64_t *used, dyn
                                  (unsigned long long) HD_EXCHANGE_PAYLOAD_MAX);
                         fd = safe_close(fd);
                 }
-                if (fd >= 0 && *used + (uint64_t) st.st_size > HS_STORE_BYTES_MAX) {
+                if (fd >= 0 && *used + (uint64_t) st.st_size > m->cfg.store_bytes_max) {
                         hull_err(&pe, -EFBIG, "the session's handles would exceed %llu bytes",
-                                 (unsigned long long) HS_STORE_BYTES_MAX);
+                                 (unsigned long long) m->cfg.store_bytes_max);
                         fd = safe_close(fd);
                 }
                 if (fd < 0) {
@@ -165,7 +166,7 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
                 .new_handles_bytes_max = HD_EXCHANGE_NEW_HANDLES_BYTES_MAX,
                 .adopt_max = HD_EXCHANGE_ADOPT_MAX,
                 .emit_inline_max = HD_EXCHANGE_EMIT_INLINE_MAX,
-                .payload_bytes_max = HD_EXCHANGE_PAYLOAD_MAX,
+                .payload_bytes_max = m->cfg.handle_bytes_max,
                 .publish_bytes_max = HD_EXCHANGE_PUBLISH_BYTES_MAX,
                 .publish_max = HD_EXCHANGE_PUBLISH_MAX,
         };
@@ -178,9 +179,9 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
         else {
                 /* The store's size only when something is to be stored (it walks every handle). */
                 uint64_t used = x.n_handles || x.emit_too_large || x.n_publish ? store_bytes(s) : 0;
-                adopt_saved(s, &x, &used, err);
-                deliver_emit(s, &x, &used, err, out);
-                deliver_publishes(s, &x, &used, err);
+                adopt_saved(m, s, &x, &used, err);
+                deliver_emit(m, s, &x, &used, err, out);
+                deliver_publishes(m, s, &x, &used, err);
         }
         for (size_t i = 0; i < x.n_errors; i++)
                 note(err, "[hull] %s", x.errors[i]);
@@ -353,28 +354,86 @@ static void input_link(ss_session *s, const char *id, const char *name, const ch
         ss_fs_leave();
 }
 
-/* The same input again: the same source and bytes as the handle input_id holds. */
-static bool same_input(ss_session *s, const json_t *sum, const char *source, const void *content, size_t len) {
-        const char *src = json_string_value(json_object_get(sum, "source"));
-        const char *path = json_string_value(json_object_get(sum, "path"));
-        if (!src || !path || strcmp(src, source) != 0 || summary_bytes(sum) != len)
-                return false;
-        _cleanup_close_ int fd = openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-        _cleanup_free_ char *have = malloc(len + 1);
-        return fd >= 0 && have && loop_read(fd, have, len + 1) == (ssize_t) len && memcmp(have, content, len) == 0;
+static const char *format_name(hd_format f) {
+        switch (f) {
+        case HD_FORMAT_CSV:
+                return "csv";
+        case HD_FORMAT_TSV:
+                return "tsv";
+        case HD_FORMAT_JSON_ARRAY:
+                return "json";
+        case HD_FORMAT_JSON_LINES:
+                return "jsonl";
+        case HD_FORMAT_BINARY:
+                return "binary";
+        case HD_FORMAT_JSON:
+        case HD_FORMAT_TEXT:
+        case HD_FORMAT_SQLITE:
+        case _HD_FORMAT_MAX:
+        case _HD_FORMAT_INVALID:
+                break;
+        }
+        return NULL;
 }
 
-int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, const char *name, const void *content,
-                         size_t len, json_t **ret_summary, json_t **ret_record, hull_error *e) {
+static int hash_fd(int fd, char hex[SHA256_HEX_SIZE], uint64_t *ret_size, hull_error *e) {
+        _cleanup_sha256_ sha256_ctx c = {0};
+        _cleanup_free_ char *buf = malloc(HD_IO_CHUNK);
+        uint64_t total = 0;
+        if (!buf || sha256_init(&c) < 0)
+                return hull_err(e, -ENOMEM, "out of memory");
+        for (;;) {
+                ssize_t n = pread(fd, buf, HD_IO_CHUNK, (off_t) total);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return hull_err(e, negative_errno(), "cannot read the upload");
+                if (n == 0)
+                        break;
+                if (sha256_update(&c, buf, (size_t) n) < 0)
+                        return hull_err(e, -EIO, "cannot hash the upload");
+                total += (uint64_t) n;
+        }
+        *ret_size = total;
+        return sha256_final_hex(&c, hex) < 0 ? hull_err(e, -EIO, "cannot hash the upload") : 0;
+}
+
+int ss_upload_file(ss_manager *m, ss_session *s, hull_error *e) {
         if (!s->store)
                 return no_store(e);
-        uint64_t started = now_unix_ms();
+        int fd = openat(s->store_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        return fd >= 0 ? fd : hull_err(e, negative_errno(), "cannot make a file for the upload");
+}
+
+uint64_t ss_handle_bytes_max(const ss_manager *m) {
+        return m->cfg.handle_bytes_max;
+}
+
+int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
+                            int fd, const char *sha256, json_t **ret_summary, json_t **ret_record, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        const char *fmt = format_name(format);
+        if (!fmt)
+                return hull_err(e, -EINVAL, "an input is binary, csv, tsv, json (an array of objects) or jsonl");
+        uint64_t started = now_unix_ms(), size = 0;
         char clean[HULL_API_INPUT_NAME_MAX + 1], source[HD_SOURCE_MAX], hex[SHA256_HEX_SIZE];
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return hull_err(e, -EINVAL, "the upload is not a regular file");
+        int r = hash_fd(fd, hex, &size, e);
+        if (r < 0)
+                return r;
+        if (sha256 && strcmp(sha256, hex) != 0)
+                return hull_err(e, -EBADMSG, "the upload changed while it was read");
         clean_name(name, clean, sizeof(clean));
-        snprintf(source, sizeof(source), "input %s", clean);
+        /* The source says what came in (name, format, the upload's digest): the same input
+         * again finds the same handle. */
+        snprintf(source, sizeof(source), "input %s (%s, sha256 %s)", clean, fmt, hex);
         json_t *sum = NULL;
-        if (hd_summary(s->store, input_id, &sum, NULL) >= 0) { /* idempotent by input id and bytes */
-                if (!same_input(s, sum, source, content, len)) {
+        if (hd_summary(s->store, input_id, &sum, NULL) >= 0) { /* idempotent by input id, format and bytes */
+                const char *src = json_string_value(json_object_get(sum, "source"));
+                if (!src || strcmp(src, source) != 0) {
                         json_decref(sum);
                         return hull_err(e, -EEXIST,
                                         "handle %s already exists with other content; pick another inputId; nothing "
@@ -384,20 +443,31 @@ int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, con
                 *ret_summary = sum;
                 return 0;
         }
-        if (store_bytes(s) + len > HS_STORE_BYTES_MAX)
-                return hull_err(e, -EFBIG, "the session's handles would exceed %llu bytes; nothing changed",
-                                (unsigned long long) HS_STORE_BYTES_MAX);
-        if (sha256_hex(content, len, hex) < 0)
-                return hull_err(e, -EIO, "cannot hash the input");
-        int r = hd_put(s->store, input_id, HD_FORMAT_BINARY, source, content, len, &sum, e);
+        if (size > m->cfg.handle_bytes_max)
+                return hull_err_hint(e, -EFBIG, "raise --handle-max, or split the data",
+                                     "the upload is %llu bytes, over the limit of %llu for one handle; nothing changed",
+                                     (unsigned long long) size, (unsigned long long) m->cfg.handle_bytes_max);
+        if (store_bytes(s) + size > m->cfg.store_bytes_max)
+                return hull_err_hint(e, -EFBIG, "raise --session-handles-max, or query and drop data first",
+                                     "the session's handles would exceed %llu bytes; nothing changed",
+                                     (unsigned long long) m->cfg.store_bytes_max);
+        r = hd_adopt_fd(s->store, fd, input_id, format, source, &sum, e);
         if (r < 0)
                 return r;
         input_link(s, input_id, clean, json_string_value(json_object_get(sum, "path")));
         json_auto_t *request = json_pack("{s:s, s:s, s:o, s:s}", "inputId", input_id, "name", clean, "bytes",
-                                         ss_json_uint64(len), "sha256", hex);
+                                         ss_json_uint64(size), "sha256", hex);
         json_auto_t *result =
-                json_pack("{s:s, s:o, s:s}", "handle", input_id, "bytes", ss_json_uint64(len), "sha256", hex);
+                json_pack("{s:s, s:o, s:s}", "handle", input_id, "bytes", ss_json_uint64(size), "sha256", hex);
         ss_record_or_log(m, s, "add_input", request, result, started, ret_record);
         *ret_summary = sum;
         return 0;
+}
+
+int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
+                         const void *content, size_t len, json_t **ret_summary, json_t **ret_record, hull_error *e) {
+        _cleanup_close_ int fd = memfd_create("hull-input", MFD_CLOEXEC);
+        if (fd < 0 || loop_write(fd, content, len) < 0)
+                return hull_err(e, fd < 0 ? negative_errno() : -EIO, "cannot hold the upload");
+        return ss_handles_add_input_fd(m, s, input_id, name, format, fd, NULL, ret_summary, ret_record, e);
 }

@@ -364,7 +364,18 @@ int ss_new(const ss_config *cfg, ss_manager **ret, hull_error *e) {
         if (!m)
                 return hull_err(e, -ENOMEM, "sessions: out of memory");
         m->cfg = *cfg;
+        if (!m->cfg.handle_bytes_max)
+                m->cfg.handle_bytes_max = HD_MAX_SPILL_DEFAULT;
+        if (!m->cfg.store_bytes_max)
+                m->cfg.store_bytes_max = SS_STORE_BYTES_DEFAULT;
         m->audit_fd = -1;
+        if (m->cfg.handle_bytes_max > HD_MAX_SPILL_MAX || m->cfg.handle_bytes_max > m->cfg.store_bytes_max) {
+                free(m);
+                return hull_err(e, -EINVAL,
+                                "sessions: a handle may be at most %llu bytes and no larger than a session's "
+                                "handles together",
+                                (unsigned long long) HD_MAX_SPILL_MAX);
+        }
         pthread_mutex_init(&m->lock, NULL);
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -469,7 +480,8 @@ static int store_open(ss_manager *m, ss_session *s, hull_error *e) {
         if (mod < 0 || loop_write(mod, hull_runtime_hull_py, hull_runtime_hull_py_len) < 0)
                 return hull_err(e, mod < 0 ? negative_errno() : -EIO,
                                 "cannot write the hull module into the handle store");
-        return hd_store_open(s->store_fd, NULL, &s->store, e);
+        hd_store_opts opts = {.max_spill_bytes = m->cfg.handle_bytes_max};
+        return hd_store_open(s->store_fd, &opts, &s->store, e);
 }
 
 /* Room for one more session of o: 0 (with *ret_victim when the owner's least recently used idle

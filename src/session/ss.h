@@ -36,6 +36,7 @@
 
 #include "dlog.h"
 #include "error.h"
+#include "hd-store.h"
 #include "limits.h"
 #include "sbx-plan.h"
 #include "sbx-record.h"
@@ -123,9 +124,11 @@ typedef struct ss_config {
         unsigned max_per_caller; /* 0: no cap */
         uint64_t lifetime_ms, idle_ms;
         uint64_t memory_bytes, pids, tmp_bytes;
-        const char *audit_dir;   /* session-<fingerprint>.jsonl files; NULL: no logs */
-        const char *handles_dir; /* each session's store below it; NULL: no handles */
-        const char *provider;    /* records' provider and isolation ("hull", "container") */
+        const char *audit_dir;     /* session-<fingerprint>.jsonl files; NULL: no logs */
+        const char *handles_dir;   /* each session's store below it; NULL: no handles */
+        uint64_t handle_bytes_max; /* one handle (a table: its SQLite file); 0: HD_MAX_SPILL_DEFAULT */
+        uint64_t store_bytes_max;  /* all handles of one session; 0: SS_STORE_BYTES_DEFAULT */
+        const char *provider;      /* records' provider and isolation ("hull", "container") */
         const char *isolation;
         /* No reaper thread: for a process that clones its sandboxes itself (ss_box_local) and so
          * stays single-threaded; expiry is then checked when a session is opened or claimed. */
@@ -311,8 +314,21 @@ int ss_handles_query(ss_manager *m, ss_session *s, const char *sql, const char *
  * content, and the whole file's sha256 when the slice is the whole file. */
 int ss_handles_read(ss_manager *m, ss_session *s, const char *id, uint64_t offset, uint64_t limit, json_t **ret,
                     hull_error *e);
-/* Add an upload as a binary handle named input_id (idempotent: the same name and bytes answer the
- * same handle; other bytes under that id are -EEXIST), linked at
- * /workspace/inputs/<input_id>/<name> (hull's record kind "add_input"). */
-int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, const char *name, const void *content,
-                         size_t len, json_t **ret_summary, json_t **ret_record, hull_error *e);
+/* Add an upload as a handle named input_id: binary (HD_FORMAT_BINARY), or a table ingested from
+ * CSV, TSV, a JSON array of objects or JSON lines (types inferred over every row), within the
+ * session's bounds. Idempotent: the same name, format and bytes answer the same handle; other
+ * bytes under that id are -EEXIST. The upload is also linked at
+ * /workspace/inputs/<input_id>/<name> (hull's record kind "add_input"; the record states the
+ * upload's size and SHA-256). */
+int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
+                         const void *content, size_t len, json_t **ret_summary, json_t **ret_record, hull_error *e);
+/* The same from fd, a regular file of the caller's (an upload streamed to disk, e.g. into
+ * ss_upload_file's); sha256 (hex, or NULL: computed here) is the file's. */
+int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
+                            int fd, const char *sha256, json_t **ret_summary, json_t **ret_record, hull_error *e);
+/* An anonymous file (O_TMPFILE) next to the session's store, for an upload to stream into before
+ * ss_handles_add_input_fd: it takes no call slot and disappears when closed. Returns the fd,
+ * -EOPNOTSUPP without a store, or another negative errno with *e. Any time. */
+int ss_upload_file(ss_manager *m, ss_session *s, hull_error *e);
+/* The bounds the session's handles live in. */
+uint64_t ss_handle_bytes_max(const ss_manager *m);

@@ -149,26 +149,49 @@ static void test_session(ss_manager *m) {
 
         json_t *sum = NULL;
         rec = NULL;
-        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", "r,v\na,1\n", 8, &sum, &rec, &e), 0);
+        CHECK_EQ_INT(
+                ss_handles_add_input(m, s, "sales", "dir/sales.csv", HD_FORMAT_BINARY, "r,v\na,1\n", 8, &sum, &rec, &e),
+                0);
         CHECK(rec != NULL);
         json_decref(sum);
         json_decref(rec);
         sum = rec = NULL;
         /* Idempotent: the same input again answers the same handle, with no new record. */
-        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", "r,v\na,1\n", 8, &sum, &rec, &e), 0);
+        CHECK_EQ_INT(
+                ss_handles_add_input(m, s, "sales", "dir/sales.csv", HD_FORMAT_BINARY, "r,v\na,1\n", 8, &sum, &rec, &e),
+                0);
         CHECK(rec == NULL);
         json_decref(sum);
-        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", "other", 5, &sum, &rec, &e), -EEXIST);
+        CHECK_EQ_INT(ss_handles_add_input(m, s, "sales", "dir/sales.csv", HD_FORMAT_BINARY, "other", 5, &sum, &rec, &e),
+                     -EEXIST);
+        /* A CSV input becomes a table (types inferred), queried with SQL. */
+        sum = rec = NULL;
+        const char *csv = "region,v\nnorth,1\nsouth,2.5\n";
+        CHECK_EQ_INT(
+                ss_handles_add_input(m, s, "sales-t", "sales.csv", HD_FORMAT_CSV, csv, strlen(csv), &sum, &rec, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "table");
+        CHECK_EQ_INT(json_integer_value(json_object_get(sum, "n_rows")), 2);
+        CHECK(rec != NULL);
+        json_decref(sum);
+        json_decref(rec);
+        json_t *q = NULL;
+        const char *ids[] = {"sales-t"};
+        CHECK_EQ_INT(ss_handles_query(m, s, "SELECT sum(v) FROM \"sales-t\".data", ids, 1, 0, &q, &e), 0);
+        CHECK(json_real_value(json_array_get(json_array_get(json_object_get(q, "rows"), 0), 0)) == 3.5);
+        json_decref(q);
+        sum = rec = NULL;
+        CHECK_EQ_INT(ss_handles_add_input(m, s, "bad", "x.csv", HD_FORMAT_JSON_ARRAY, "[1,2]", 5, &sum, &rec, &e) < 0,
+                     1);
         json_t *list = NULL;
         CHECK_EQ_INT(ss_handles_list(m, s, &list, &e), 0);
-        CHECK_EQ_INT(json_array_size(list), 1);
+        CHECK_EQ_INT(json_array_size(list), 2);
         json_decref(list);
         ss_call_end(m, s);
 
         ss_close_info ci;
         ss_close(m, s, &ci);
         CHECK_EQ_INT(ci.ended, SS_END_CLOSED);
-        CHECK_EQ_INT(ci.calls, 7); /* exec, exec, write, write (append), edit, cell, add_input */
+        CHECK_EQ_INT(ci.calls, 8); /* exec, exec, write, write (append), edit, cell, add_input twice */
         CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), -ESHUTDOWN);
         ss_unref(m, s);
 
@@ -200,8 +223,65 @@ static void test_session(ss_manager *m) {
         free(tar);
 
         unsigned kinds = 0;
-        CHECK_EQ_INT(check_log(info.fingerprint, ci.calls, ci.last_sha256, &kinds), 7);
-        CHECK_EQ_INT(kinds, 6); /* all but the cell, which is plimsoll's kind */
+        CHECK_EQ_INT(check_log(info.fingerprint, ci.calls, ci.last_sha256, &kinds), 8);
+        CHECK_EQ_INT(kinds, 7); /* all but the cell, which is plimsoll's kind */
+}
+
+/* The bounds a session's handles live in: one handle, and all of them. */
+static void test_bounds(const ss_config *base) {
+        ss_config cfg = *base;
+        cfg.handle_bytes_max = 1 << 20;
+        cfg.store_bytes_max = 2 << 20;
+        cfg.audit_dir = NULL;
+        ss_manager *m = NULL;
+        ss_session *s = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(ss_new(&cfg, &m, &e), 0);
+        if (!m)
+                return;
+        ss_open_opts o = {.principal = "bob"};
+        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
+        CHECK_EQ_INT(ss_handle_bytes_max(m), 1 << 20);
+        if (s && ss_call_begin(m, s, -1, &e) == 0) {
+                size_t n = 700 << 10;
+                char *buf = calloc(1, (2 << 20));
+                json_t *sum = NULL, *rec = NULL;
+                CHECK_EQ_INT(ss_handles_add_input(m, s, "a", "a.bin", HD_FORMAT_BINARY, buf, n, &sum, &rec, &e), 0);
+                json_decref(sum);
+                json_decref(rec);
+                sum = rec = NULL;
+                CHECK_EQ_INT(
+                        ss_handles_add_input(m, s, "b", "b.bin", HD_FORMAT_BINARY, buf, (3 << 20) / 2, &sum, &rec, &e),
+                        -EFBIG);
+                CHECK(strstr(e.msg, "over the limit of 1048576 for one handle") != NULL);
+                CHECK_EQ_INT(ss_handles_add_input(m, s, "b", "b.bin", HD_FORMAT_BINARY, buf, n, &sum, &rec, &e), 0);
+                json_decref(sum);
+                json_decref(rec);
+                sum = rec = NULL;
+                CHECK_EQ_INT(ss_handles_add_input(m, s, "c", "c.bin", HD_FORMAT_BINARY, buf, n, &sum, &rec, &e),
+                             -EFBIG);
+                CHECK(strstr(e.msg, "the session's handles would exceed 2097152 bytes") != NULL);
+                /* An upload streamed to the store's anonymous file first. */
+                int fd = ss_upload_file(m, s, &e);
+                CHECK(fd >= 0);
+                if (fd >= 0) {
+                        CHECK(write(fd, "k\tv\nx\t1\n", 8) == 8);
+                        CHECK_EQ_INT(
+                                ss_handles_add_input_fd(m, s, "t", "t.tsv", HD_FORMAT_TSV, fd, NULL, &sum, &rec, &e),
+                                0);
+                        CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "table");
+                        json_decref(sum);
+                        json_decref(rec);
+                        close(fd);
+                }
+                free(buf);
+                ss_call_end(m, s);
+        }
+        ss_unref(m, s);
+        ss_shutdown(m, 1000);
+        ss_free(m);
+        cfg.handle_bytes_max = 4 << 20; /* more than all handles together: refused */
+        CHECK_EQ_INT(ss_new(&cfg, &m, &e), -EINVAL);
 }
 
 int main(void) {
@@ -243,6 +323,7 @@ int main(void) {
                 ss_shutdown(m, 1000);
                 ss_free(m);
         }
+        test_bounds(&cfg);
         (void) rm_rf_at(AT_FDCWD, tmp);
         return test_done();
 }
