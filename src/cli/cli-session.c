@@ -25,6 +25,7 @@
 
 #include "cli-session.h"
 #include "cli.h"
+#include "dynbuf.h"
 #include "http-client.h"
 #include "limits.h"
 #include "macro.h"
@@ -677,27 +678,53 @@ static int print_streams(const json_t *o, const char *what) {
         return 0;
 }
 
+/* Append word w as /bin/sh reads it back as one word: as it is when it is only
+ * [A-Za-z0-9_@%+=:,./-] (the set of Python's shlex.quote), else in single quotes, each ' in it
+ * written '"'"'. Returns 0 or the errors of dynbuf_add. */
+static int shell_quote_add(dynbuf *b, const char *w) {
+        static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-";
+        size_t n = strlen(w);
+        if (n > 0 && strspn(w, safe) == n)
+                return dynbuf_add(b, w, n);
+        int r = dynbuf_add(b, "'", 1);
+        for (const char *p = w; r >= 0;) {
+                const char *q = strchrnul(p, '\'');
+                r = dynbuf_add(b, p, (size_t) (q - p));
+                if (r < 0 || !*q)
+                        break;
+                r = dynbuf_add_str(b, "'\"'\"'");
+                p = q + 1;
+        }
+        return r < 0 ? r : dynbuf_add(b, "'", 1);
+}
+
+/* The command line of exec: one argument is a command line for the shell, as it is; several are
+ * one command's words, each quoted so that the shell hands them over unchanged. */
+static int exec_command(const session_args *a, dynbuf *b) {
+        if (a->n_pos == 2)
+                return dynbuf_add_str(b, a->pos[1]);
+        for (size_t i = 1; i < a->n_pos; i++) {
+                int r = i > 1 ? dynbuf_add(b, " ", 1) : 0;
+                if (r < 0 || (r = shell_quote_add(b, a->pos[i])) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int sub_exec(cli_client *c, const session_args *a) {
         const char *id = a->pos[0];
-        size_t len = 0;
-        for (size_t i = 1; i < a->n_pos; i++)
-                len += strlen(a->pos[i]) + 1;
-        if (len - 1 > HULL_API_COMMAND_MAX)
-                return usage_error("the command is over %u bytes", HULL_API_COMMAND_MAX);
-        _cleanup_free_ char *cmd = malloc(len);
-        if (!cmd)
+        _cleanup_dynbuf_ dynbuf b;
+        dynbuf_init(&b, HULL_API_COMMAND_MAX);
+        int r = exec_command(a, &b);
+        if (r == -E2BIG)
+                return usage_error("the command is over %u bytes%s", HULL_API_COMMAND_MAX,
+                                   a->n_pos > 2 ? " (its words quoted for the shell)" : "");
+        if (r < 0)
                 return bad_answer("out of memory");
-        cmd[0] = 0;
-        for (size_t i = 1, o = 0; i < a->n_pos; i++) {
-                size_t k = strlen(a->pos[i]);
-                memcpy(cmd + o, a->pos[i], k);
-                o += k;
-                cmd[o] = i + 1 < a->n_pos ? ' ' : 0;
-                o++;
-        }
+        const char *cmd = b.buf ? b.buf : "";
         if (!cmd[0])
                 return usage_error("the command is empty%s", "");
-        if (!utf8_is_valid(cmd, strlen(cmd)))
+        if (!utf8_is_valid(cmd, b.len))
                 return usage_error("the command is not UTF-8%s", "");
 
         json_t *req = json_pack("{s:s, s:s}", "sessionId", id, "command", cmd);
@@ -717,7 +744,7 @@ static int sub_exec(cli_client *c, const session_args *a) {
                 json_object_set_new(req, "env", env);
         }
         json_auto_t *ans = NULL;
-        int r = cli_call(c, PATH_EXEC, req, call_ms(a), &ans);
+        r = cli_call(c, PATH_EXEC, req, call_ms(a), &ans);
         if (r != 0)
                 return r;
         int64_t exit_code;
@@ -1035,8 +1062,10 @@ static const session_sub subs[] = {
          sub_open},
         {"exec", BIT(OPT_JSON) | BIT(OPT_TIMEOUT) | BIT(OPT_ENV), 2, SIZE_MAX,
          "exec ID [--timeout DUR] [--env K=V]... [--json] -- COMMAND...",
-         "Run COMMAND (its words joined by spaces, or one string) with /bin/sh -c in the session's\n"
-         "workspace. The working directory and exported variables carry over to the next exec.\n"
+         "Run COMMAND with /bin/sh -c in the session's workspace: one argument is a command line for\n"
+         "the shell ('cd /tmp && ls *.csv'); several are one command's words, handed over as they are\n"
+         "(each quoted for the shell). The working directory and exported variables carry over to\n"
+         "the next exec.\n"
          "Its stdout and stderr are written as they are; the exit status is the command's (124: it\n"
          "timed out).\n\n"
          "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"

@@ -153,11 +153,21 @@ if [ -s "$TEST_TMP/fake.port" ]; then
         HULL_TOKEN=other-token-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx "$HULL" session --url "$FAKE" --token-file "$TEST_TMP/token" list >/dev/null 2>&1
         check "fake: --token-file wins over HULL_TOKEN" test "$(last_request 'r["headers"]["Authorization"]')" = "Bearer $TOKEN"
         "$HULL" session --url "$FAKE" exec "$FID" --timeout 2.5s --env A=1 --env B=x=y -- echo '$A' 'two words' >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
-        check "fake: exec sends the words joined, timeoutMs and env" \
-                test "$(last_request 'r["body"]')" = '{"sessionId": "'$FID'", "command": "echo $A two words", "timeoutMs": 2500, "env": {"A": "1", "B": "x=y"}}'
+        check "fake: exec sends the words quoted, timeoutMs and env" \
+                test "$(last_request 'r["body"]')" = '{"sessionId": "'$FID'", "command": "echo '"'\$A' 'two words'"'", "timeoutMs": 2500, "env": {"A": "1", "B": "x=y"}}'
         check "fake: exec exits with exitCode given as a string" test "$rc" -eq 3
         check "fake: exec writes stdout raw (URL-safe base64, unpadded, not UTF-8)" sh -c "printf 'out\\377\\n' | cmp -s - '$TEST_TMP/out'"
         check "fake: exec writes stderr raw and notes the truncated stdout" sh -c "grep -qx err '$TEST_TMP/err' && grep -q 'stdout was cut' '$TEST_TMP/err'"
+        # Words a shell would split, expand or end: each must come back as one word, unchanged.
+        WORDS=(printf '<%s>\n' 'a b' "it's" 'say "hi"' ';' 'echo $HOME' 'back\slash\\' $'new\nline' '' "'" '*' '&&' 'ünï')
+        "$HULL" session --url "$FAKE" exec "$FID" -- "${WORDS[@]}" >/dev/null 2>&1
+        last_request 'r["body"]["command"]' >"$TEST_TMP/sent"
+        "$PY" -c 'import shlex,sys; print(shlex.join(sys.argv[1:]))' "${WORDS[@]}" >"$TEST_TMP/want"
+        check "fake: exec quotes each word as shlex.join does" cmp -s "$TEST_TMP/want" "$TEST_TMP/sent"
+        check "fake: the quoted command splits back into the same words" \
+                "$PY" -c 'import shlex,sys; assert shlex.split(open(sys.argv[1]).read().rstrip("\n")) == sys.argv[2:]' "$TEST_TMP/sent" "${WORDS[@]}"
+        "$HULL" session --url "$FAKE" exec "$FID" -- 'echo 1 2 3; echo x' >/dev/null 2>&1
+        check "fake: exec of one argument sends it as the command line" test "$(last_request 'r["body"]["command"]')" = 'echo 1 2 3; echo x'
         out=$("$HULL" session --url "$FAKE" close "$FID"); rc=$?
         check "fake: close prints fingerprint, calls, last, ended" test "$out" = "closed $(printf %s "$FID" | sha256sum | cut -d' ' -f1) calls=2 last=$(printf 'ab%.0s' $(seq 1 32)) ended=CLOSED"
         out=$("$HULL" session --url "$FAKE" list); rc=$?
@@ -228,6 +238,14 @@ check "exec 'cd /tmp && export A=1' exits 0" test "$rc" -eq 0
 out=$(S exec "$ID" 'pwd; echo $A' 2>"$TEST_TMP/err"); rc=$?
 check "the next exec keeps the working directory and the exported variable" test "$rc:$out" = "0:/tmp
 1"
+out=$(S exec "$ID" -- sh -c 'echo 1 2 3; echo x' 2>"$TEST_TMP/err"); rc=$?
+check "exec -- sh -c 'echo 1 2 3; echo x' runs the script as one argument" test "$rc:$out" = "0:1 2 3
+x"
+WORDS=('<%s>\n' 'a b' "it's" 'say "hi"' ';' 'echo $HOME' '$(id)' 'back\slash\\' $'new\nline' '' "'" '*' '&&' 'ünï')
+S exec "$ID" -- printf "${WORDS[@]}" >"$TEST_TMP/got" 2>"$TEST_TMP/err"; rc=$?
+printf "${WORDS[@]}" >"$TEST_TMP/want"
+check "exec hands every word over unchanged (spaces, quotes, ;, \$, backslashes, a newline, an empty one)" \
+        sh -c "[ $rc -eq 0 ] && cmp -s '$TEST_TMP/want' '$TEST_TMP/got'"
 S exec "$ID" -- 'exit 7' 2>/dev/null; rc=$?
 check "exec exits with the command's status" test "$rc" -eq 7
 S exec "$ID" --timeout 1s -- sleep 5 2>"$TEST_TMP/err"; rc=$?
