@@ -283,6 +283,12 @@ S cell "$ID" --file b="$TEST_TMP/bin" 1 >/dev/null 2>"$TEST_TMP/err"; rc=$?
 check "cell --file refuses a file that is not UTF-8 (2)" sh -c "[ $rc -eq 2 ] && grep -q 'not UTF-8' '$TEST_TMP/err'"
 out=$(S cell "$ID" --javascript 'let y = 6 * 7; console.log(y)' 2>"$TEST_TMP/err"); rc=$?
 check "a javascript cell" test "$rc:$out" = "0:42"
+# ps shows what each process is, and no interpreter's source is on a command line.
+zpid=$(pgrep -P "$SERVER_PID" -x hull-zygote | head -1)
+check "hull serve's zygote is hull-zygote in ps, its command line that name alone" \
+        sh -c "[ -n '$zpid' ] && [ \"\$(tr -d '\\0' </proc/$zpid/cmdline)\" = hull-zygote ]"
+out=$(S cell "$ID" "open('/proc/self/cmdline', 'rb').read().rstrip(b'\\0').decode()" 2>"$TEST_TMP/err"); rc=$?
+check "a python interpreter's command line is hull-python" test "$rc:$out" = "0:'hull-python'"
 S cell "$ID" --json '1+1' >"$TEST_TMP/cell.json" 2>"$TEST_TMP/err"; rc=$?
 check "cell --json prints the whole answer with its record" sh -c "[ $rc -eq 0 ] && '$PY' -c 'import json,sys; a=json.load(open(sys.argv[1])); assert a[\"run\"][\"record\"][\"recordSha256\"]' '$TEST_TMP/cell.json'"
 
