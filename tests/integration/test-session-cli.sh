@@ -5,12 +5,6 @@
 source "$(dirname "$0")/../lib.sh"
 
 PY=/usr/bin/python3
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-        rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
 unset HULL_URL HULL_TOKEN
 ID0=0123456789abcdef0123456789abcdef
 
@@ -209,19 +203,11 @@ if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
 fi
 SOCK=$TEST_TMP/hull.sock
 LOG=$TEST_TMP/serve.log
-"$HULL" serve --listen 127.0.0.1:0 --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP" 2>"$LOG" &
-SERVER_PID=$!
-pids+=("$SERVER_PID")
-for i in $(seq 1 100); do
-        grep -q 'event=listening' "$LOG" && break
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-done
-export HULL_URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
-if [ "$HULL_URL" = "http://" ]; then
+if ! start_server "$LOG" --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP"; then
         fail "hull serve starts" "$(cat "$LOG")"
         exit 1
 fi
+export HULL_URL=$URL
 S() { "$HULL" session "$@"; }
 
 ID=$(S open --owner ci 2>"$TEST_TMP/err"); rc=$?
@@ -319,7 +305,6 @@ check "a second close answers without error or fails cleanly" sh -c "[ $rc -eq 0
 S exec ffffffffffffffffffffffffffffffff -- true 2>"$TEST_TMP/err"; rc=$?
 check "an unknown session is not_found (1)" sh -c "[ $rc -eq 1 ] && grep -q 'not_found' '$TEST_TMP/err'"
 
-kill -TERM "$SERVER_PID"
-wait "$SERVER_PID"; rc=$?
+stop_server; rc=$?
 check "hull serve exits 0" test "$rc" -eq 0
 check "hull serve logged no error" sh -c "! grep -q 'level=error' '$LOG'"
