@@ -9,6 +9,10 @@
 /* Growable buffers (src/basic/dynbuf): each takes its own maximum at init */
 #define DYNBUF_INITIAL 256U /* first allocation; doubles from there */
 
+/* base64 (src/shared/base64): pieces handed to OpenSSL, whose calls count in int */
+#define BASE64_ENCODE_CHUNK (48U << 10) /* bytes per EVP_EncodeBlock call (3 | it) */
+#define BASE64_DECODE_CHUNK 4096U       /* characters per EVP_DecodeBlock call (4 | it; on the stack) */
+
 /* hull exec: defaults */
 #define SBX_DEFAULT_TIMEOUT_MS 30000ULL
 #define SBX_DEFAULT_MEMORY_BYTES (512ULL << 20)

@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "cli-session.h"
 #include "cli.h"
 #include "dynbuf.h"
@@ -261,62 +261,9 @@ int cli_write_out(FILE *f, const char *p, size_t n) {
 
 /* Standard base64 with padding (a new string), NULL when out of memory or too long. */
 json_t *cli_json_base64(const char *p, size_t n) {
-        if (n > (size_t) INT32_MAX / 4 * 3 - 3)
-                return NULL;
-        _cleanup_free_ char *b = malloc(4 * ((n + 2) / 3) + 1);
-        if (!b)
-                return NULL;
-        int k = EVP_EncodeBlock((unsigned char *) b, (const unsigned char *) p, (int) n);
-        return k < 0 ? NULL : json_stringn(b, (size_t) k);
-}
-
-static int b64_value(unsigned char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+' || c == '-')
-                return 62;
-        if (c == '/' || c == '_')
-                return 63;
-        return -1;
-}
-
-/* Base64 as ProtoJSON writes it: standard or URL-safe, padded or not. Returns 0 with a new
- * NUL-terminated buffer, -EINVAL or -ENOMEM. */
-int cli_base64_decode(const char *s, size_t n, char **ret, size_t *ret_len) {
-        if (n % 4 == 0 && n > 0 && s[n - 1] == '=') {
-                n--;
-                if (s[n - 1] == '=')
-                        n--;
-        }
-        if (n % 4 == 1)
-                return -EINVAL;
-        size_t out_len = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0), o = 0;
-        char *out = malloc(out_len + 1);
-        if (!out)
-                return -ENOMEM;
-        uint32_t acc = 0;
-        unsigned bits = 0;
-        for (size_t i = 0; i < n; i++) {
-                int v = b64_value((unsigned char) s[i]);
-                if (v < 0) {
-                        free(out);
-                        return -EINVAL;
-                }
-                acc = (acc << 6) | (uint32_t) v;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[o++] = (char) ((acc >> bits) & 0xff);
-                }
-        }
-        out[o] = 0;
-        *ret = out;
-        *ret_len = o;
-        return 0;
+        _cleanup_free_ char *b = NULL;
+        size_t len;
+        return base64_encode(p, n, true, &b, &len) < 0 ? NULL : json_stringn(b, len);
 }
 
 /* ---- reading answers: ProtoJSON, where a field at its zero value may be absent ---- */
@@ -370,9 +317,12 @@ int cli_json_bytes(const json_t *o, const char *camel, const char *snake, char *
         const json_t *v = cli_json_field(o, camel, snake);
         if (v && !json_is_string(v))
                 return -EINVAL;
-        if (!v)
-                return cli_base64_decode("", 0, ret, ret_len);
-        return cli_base64_decode(json_string_value(v), json_string_length(v), ret, ret_len);
+        void *p;
+        int r = v ? base64_decode(json_string_value(v), json_string_length(v), &p, ret_len)
+                  : base64_decode("", 0, &p, ret_len);
+        if (r == 0)
+                *ret = p;
+        return r;
 }
 
 /* A SessionEnd by name (with or without its prefix) or number; absent: 0 (open). */
@@ -477,9 +427,9 @@ static void describe_details(const json_t *details, const char *message, char *b
                         continue;
                 const char *slash = strrchr(type, '/');
                 type = slash ? slash + 1 : type;
-                _cleanup_free_ char *raw = NULL;
+                _cleanup_free_ void *raw = NULL;
                 size_t raw_len;
-                if (cli_base64_decode(json_string_value(value), json_string_length(value), &raw, &raw_len) < 0)
+                if (base64_decode(json_string_value(value), json_string_length(value), &raw, &raw_len) < 0)
                         continue;
                 uint64_t reason;
                 char detail[PLIM_END_DETAIL_MAX];

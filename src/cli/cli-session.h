@@ -60,9 +60,6 @@ int cli_write_out(FILE *f, const char *p, size_t n);
 
 /* Standard base64 with padding as a new JSON string; NULL when out of memory or too long. */
 json_t *cli_json_base64(const char *p, size_t n);
-/* Base64 as ProtoJSON writes it (standard or URL-safe, padded or not) into a new NUL-terminated
- * buffer. Returns 0, -EINVAL or -ENOMEM. */
-int cli_base64_decode(const char *s, size_t n, char **ret, size_t *ret_len);
 
 /* Fields of a ProtoJSON object, by their camelCase or snake_case name (snake may be NULL); an
  * absent or null field reads as its zero value. Each returns 0 or -EINVAL (wrong type). */

@@ -5,13 +5,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base64.h"
 #include "macro.h"
 #include "sbx-record.h"
 
@@ -140,17 +140,6 @@ int plim_json_dump(json_t *o, char **ret, size_t *ret_len) {
         return 0;
 }
 
-/* Standard base64 without padding of n bytes into dst (size at least 4 * ((n + 2) / 3) + 1), as
- * Connect writes error detail values. Returns the length. */
-static size_t base64_unpadded(char *dst, const void *p, size_t n) {
-        int len = EVP_EncodeBlock((unsigned char *) dst, (const unsigned char *) p, (int) n);
-        size_t k = len > 0 ? (size_t) len : 0;
-        while (k > 0 && dst[k - 1] == '=')
-                k--;
-        dst[k] = '\0';
-        return k;
-}
-
 static int add_detail(json_t *details, const char *type, const char *value) {
         return json_array_append_new(details, json_pack("{s:s, s:s}", "type", type, "value", value));
 }
@@ -179,8 +168,9 @@ int plim_error_json(const plim_error *f, char **ret, size_t *ret_len) {
                 plim_pb_string(&b, 2, f->session_end_detail);
                 if (b.err < 0)
                         goto oom;
-                base64_unpadded(b64, pb, b.len);
-                if (add_detail(details, "plimsoll.v1.SessionEnded", b64) < 0)
+                /* Connect writes detail values as base64 without padding. */
+                if (base64_encode_to(b64, sizeof(b64), pb, b.len, false, NULL) < 0 ||
+                    add_detail(details, "plimsoll.v1.SessionEnded", b64) < 0)
                         goto oom;
         }
         if (f->unanswered[0] && add_detail(details, "plimsoll.v1.UnansweredCall", f->unanswered) < 0)
@@ -427,66 +417,6 @@ int plim_get_bool(const json_t *o, const char *camel, const char *snake, bool *r
         return 0;
 }
 
-static int b64_value(char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+' || c == '-')
-                return 62;
-        if (c == '/' || c == '_')
-                return 63;
-        return -1;
-}
-
-int plim_base64_decode(const char *s, size_t n, void **ret, size_t *ret_len) {
-        size_t pad = 0;
-        while (pad < 2 && n > 0 && s[n - 1] == '=') {
-                n--;
-                pad++;
-        }
-        /* n digits carry n * 6 bits: n % 4 == 1 cannot be bytes; padding must complete a quantum. */
-        if (n % 4 == 1 || (pad > 0 && (n + pad) % 4 != 0) || n > SIZE_MAX / 2)
-                return -EINVAL;
-        size_t full = (n + 3) / 4 * 4;
-        _cleanup_free_ char *norm = malloc(full + 1);
-        uint8_t *out = malloc(full / 4 * 3 + 1);
-        if (!norm || !out) {
-                free(out);
-                return -ENOMEM;
-        }
-        for (size_t i = 0; i < n; i++) {
-                int v = b64_value(s[i]);
-                if (v < 0) {
-                        free(out);
-                        return -EINVAL;
-                }
-                norm[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[v];
-        }
-        memset(norm + n, '=', full - n);
-        norm[full] = '\0';
-        size_t len = 0;
-        if (full > 0) {
-                if (full > INT32_MAX) {
-                        free(out);
-                        return -EINVAL;
-                }
-                int k = EVP_DecodeBlock(out, (const unsigned char *) norm, (int) full);
-                if (k < 0) {
-                        free(out);
-                        return -EINVAL;
-                }
-                /* EVP_DecodeBlock counts the padding's bytes too: drop them. */
-                len = (size_t) k - (full - n == 2 ? 2 : full - n == 1 ? 1 : 0);
-        }
-        out[len] = '\0';
-        *ret = out;
-        *ret_len = len;
-        return 0;
-}
-
 int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, void **ret,
                    size_t *ret_len, plim_error *f) {
         json_t *v;
@@ -505,7 +435,7 @@ int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const 
         /* Bound before decoding: 4 digits per 3 bytes. */
         if (json_string_length(v) / 4 > max / 3 + 1)
                 goto big;
-        int q = plim_base64_decode(json_string_value(v), json_string_length(v), &buf, &len);
+        int q = base64_decode(json_string_value(v), json_string_length(v), &buf, &len);
         if (q == -ENOMEM)
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         if (q < 0)
@@ -1217,15 +1147,9 @@ oom:
 /* ---- answers ---- */
 
 json_t *plim_json_base64(const void *p, size_t n) {
-        if (n > (size_t) INT32_MAX / 2)
-                return NULL;
-        char *b = malloc(4 * ((n + 2) / 3) + 1);
-        if (!b)
-                return NULL;
-        int len = EVP_EncodeBlock((unsigned char *) b, (const unsigned char *) p, (int) n);
-        json_t *s = len >= 0 ? json_stringn(b, (size_t) len) : NULL;
-        free(b);
-        return s;
+        _cleanup_free_ char *b = NULL;
+        size_t len;
+        return base64_encode(p, n, true, &b, &len) < 0 ? NULL : json_stringn(b, len);
 }
 
 json_t *plim_json_int64_string(int64_t v) {
@@ -1623,12 +1547,12 @@ int plim_unanswered_error(const plim_request *r, const plim_evidence *ev, const 
         plim_pb_init(&b, outer, sizeof(outer));
         if (a.err == 0)
                 plim_pb_bytes(&b, 1, inner, a.len);
-        if (a.err < 0 || b.err < 0 || 4 * ((b.len + 2) / 3) >= sizeof(f->unanswered)) {
+        if (a.err < 0 || b.err < 0 ||
+            base64_encode_to(f->unanswered, sizeof(f->unanswered), outer, b.len, false, NULL) < 0) {
                 plim_call_record_done(&c);
                 return -ENOBUFS;
         }
         c.request = json_incref(r->root);
-        base64_unpadded(f->unanswered, outer, b.len);
         *ret_record = c;
         return 0;
 }

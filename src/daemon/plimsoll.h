@@ -419,9 +419,6 @@ int plim_get_session_id(const json_t *o, const char **ret, plim_error *f);
 int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, void **ret,
                    size_t *ret_len, plim_error *f);
 
-/* Decode base64 as plim_get_bytes() accepts it. Returns 0 with a new buffer, -EINVAL or -ENOMEM. */
-int plim_base64_decode(const char *s, size_t n, void **ret, size_t *ret_len);
-
 /* New JSON values: standard padded base64 of bytes, an int64 as a decimal string. NULL on
  * failure. */
 json_t *plim_json_base64(const void *p, size_t n);
