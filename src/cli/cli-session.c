@@ -30,6 +30,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "protojson.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -259,101 +260,46 @@ int cli_write_out(FILE *f, const char *p, size_t n) {
         return fwrite(p, 1, n, f) == n && fflush(f) == 0 ? 0 : -EIO;
 }
 
-/* Standard base64 with padding (a new string), NULL when out of memory or too long. */
-json_t *cli_json_base64(const char *p, size_t n) {
-        _cleanup_free_ char *b = NULL;
-        size_t len;
-        return base64_encode(p, n, true, &b, &len) < 0 ? NULL : json_stringn(b, len);
-}
-
-/* ---- reading answers: ProtoJSON, where a field at its zero value may be absent ---- */
-
-const json_t *cli_json_field(const json_t *o, const char *camel, const char *snake) {
-        const json_t *v = json_object_get(o, camel);
-        if (!v && snake)
-                v = json_object_get(o, snake);
-        return v && !json_is_null(v) ? v : NULL;
-}
-
-/* An integer as a JSON number or a decimal string; absent: 0. Returns 0 or -EINVAL. */
-int cli_json_int(const json_t *o, const char *camel, const char *snake, int64_t *ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
+/* A SessionEnd by name (with or without its prefix) or number; absent: 0 (open). */
+static int get_session_end(const json_t *o, const char *camel, const char *snake, unsigned *ret, hull_error *e) {
+        json_t *v;
+        const char *s;
+        int r = pj_field(o, camel, snake, &v, e);
+        if (r < 0)
+                return r;
         if (!v) {
                 *ret = 0;
                 return 0;
         }
-        if (json_is_integer(v)) {
-                *ret = json_integer_value(v);
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            (size_t) json_integer_value(v) < ELEMENTSOF(session_ends)) {
+                *ret = (unsigned) json_integer_value(v);
                 return 0;
         }
-        if (!json_is_string(v))
-                return -EINVAL;
-        const char *s = json_string_value(v);
-        bool neg = s[0] == '-';
-        uint64_t u;
-        if (parse_uint64(s + neg, 0, neg ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX, &u) < 0)
-                return -EINVAL;
-        *ret = neg ? (int64_t) (0 - u) : (int64_t) u;
-        return 0;
-}
-
-int cli_json_bool(const json_t *o, const char *camel, const char *snake, bool *ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        if (v && !json_is_boolean(v))
-                return -EINVAL;
-        *ret = v && json_is_true(v);
-        return 0;
-}
-
-int cli_json_string(const json_t *o, const char *camel, const char *snake, const char **ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        if (v && !json_is_string(v))
-                return -EINVAL;
-        *ret = v ? json_string_value(v) : "";
-        return 0;
-}
-
-int cli_json_bytes(const json_t *o, const char *camel, const char *snake, char **ret, size_t *ret_len) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        if (v && !json_is_string(v))
-                return -EINVAL;
-        void *p;
-        int r = v ? base64_decode(json_string_value(v), json_string_length(v), &p, ret_len)
-                  : base64_decode("", 0, &p, ret_len);
-        if (r == 0)
-                *ret = p;
-        return r;
-}
-
-/* A SessionEnd by name (with or without its prefix) or number; absent: 0 (open). */
-static int get_session_end(const json_t *o, const char *camel, const char *snake, unsigned *ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        *ret = 0;
-        if (!v)
-                return 0;
-        if (json_is_integer(v)) {
-                json_int_t n = json_integer_value(v);
-                if (n < 0 || (size_t) n >= ELEMENTSOF(session_ends))
-                        return -EINVAL;
-                *ret = (unsigned) n;
-                return 0;
+        if ((s = json_string_value(v))) {
+                if (strncmp(s, SESSION_END_PREFIX, strlen(SESSION_END_PREFIX)) == 0)
+                        s += strlen(SESSION_END_PREFIX);
+                for (size_t i = 0; i < ELEMENTSOF(session_ends); i++)
+                        if (strcmp(s, session_ends[i]) == 0) {
+                                *ret = (unsigned) i;
+                                return 0;
+                        }
         }
-        if (!json_is_string(v))
-                return -EINVAL;
-        const char *s = json_string_value(v);
-        if (strncmp(s, SESSION_END_PREFIX, strlen(SESSION_END_PREFIX)) == 0)
-                s += strlen(SESSION_END_PREFIX);
-        for (size_t i = 0; i < ELEMENTSOF(session_ends); i++)
-                if (strcmp(s, session_ends[i]) == 0) {
-                        *ret = (unsigned) i;
-                        return 0;
-                }
+        if (e) {
+                hull_err(e, 0, "%s is not a SessionEnd name or number", camel);
+                e->err = -EINVAL;
+        }
         return -EINVAL;
 }
 
 static int bad_answer(const char *what) {
         cli_error(CMD, "the daemon's answer is malformed: %s", what);
         return CLI_EXIT_FAILURE;
+}
+
+/* What a ProtoJSON reader found wrong with an answer. */
+static int bad_field(const hull_error *e) {
+        return bad_answer(e->msg);
 }
 
 static int print_json(const json_t *o) {
@@ -592,10 +538,13 @@ static int sub_open(cli_client *c, const session_args *a) {
                 return r;
         const char *id, *fp;
         char want[SHA256_HEX_SIZE];
-        if (cli_json_string(ans, "sessionId", "session_id", &id) < 0 || !cli_session_id_is_valid(id))
+        hull_error e = {0};
+        if (pj_string(ans, "sessionId", "session_id", NULL, SIZE_MAX, &id, NULL, &e) < 0)
+                return bad_field(&e);
+        if (!cli_session_id_is_valid(id))
                 return bad_answer("sessionId is not 1 to 64 lowercase hex digits");
-        if (cli_json_string(ans, "session", NULL, &fp) < 0 || sha256_hex(id, strlen(id), want) < 0 ||
-            strcmp(fp, want) != 0) {
+        if (pj_string(ans, "session", NULL, NULL, SIZE_MAX, &fp, NULL, &e) < 0 ||
+            sha256_hex(id, strlen(id), want) < 0 || strcmp(fp, want) != 0) {
                 /* The fingerprint must be the ID's SHA-256, or the run records cannot be tied to it. */
                 json_auto_t *closed = NULL;
                 cli_error(CMD, "the daemon's session fingerprint is not the SHA-256 of the session ID; closing it");
@@ -610,15 +559,15 @@ static int sub_open(cli_client *c, const session_args *a) {
 
 /* stdout, stderr, their truncation flags: written raw, a note for each truncated stream. */
 static int print_streams(const json_t *o, const char *what) {
-        _cleanup_free_ char *out = NULL, *err = NULL;
+        _cleanup_free_ void *out = NULL, *err = NULL;
         size_t out_len, err_len;
         bool out_trunc, err_trunc;
-        if (cli_json_bytes(o, "stdout", NULL, &out, &out_len) < 0 ||
-            cli_json_bytes(o, "stderr", NULL, &err, &err_len) < 0)
-                return bad_answer("stdout or stderr is not base64");
-        if (cli_json_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc) < 0 ||
-            cli_json_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc) < 0)
-                return bad_answer("stdoutTruncated or stderrTruncated is not a boolean");
+        hull_error e = {0};
+        if (pj_bytes(o, "stdout", NULL, NULL, PLIM_ANSWER_MAX, &out, &out_len, &e) < 0 ||
+            pj_bytes(o, "stderr", NULL, NULL, PLIM_ANSWER_MAX, &err, &err_len, &e) < 0 ||
+            pj_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc, &e) < 0 ||
+            pj_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc, &e) < 0)
+                return bad_field(&e);
         if (cli_write_out(stdout, out, out_len) < 0 || cli_write_out(stderr, err, err_len) < 0)
                 return CLI_EXIT_FAILURE;
         if (out_trunc)
@@ -699,9 +648,10 @@ static int sub_exec(cli_client *c, const session_args *a) {
                 return r;
         int64_t exit_code;
         bool timed_out;
-        if (cli_json_int(ans, "exitCode", "exit_code", &exit_code) < 0 ||
-            cli_json_bool(ans, "timedOut", "timed_out", &timed_out) < 0)
-                return bad_answer("exitCode or timedOut");
+        hull_error e = {0};
+        if (pj_int(ans, "exitCode", "exit_code", INT64_MIN, INT64_MAX, NULL, &exit_code, &e) < 0 ||
+            pj_bool(ans, "timedOut", "timed_out", &timed_out, &e) < 0)
+                return bad_field(&e);
         if (a->json) {
                 r = print_json(ans);
                 return r ? r : ran_status(exit_code, timed_out);
@@ -790,19 +740,21 @@ static int sub_cell(cli_client *c, const session_args *a) {
         r = cli_call(c, PATH_SESSION_RUN, req, call_ms(a), &ans);
         if (r != 0)
                 return r;
-        const json_t *run = cli_json_field(ans, "run", NULL), *res = run ? cli_json_field(run, "cell", NULL) : NULL;
+        json_t *run = NULL, *res = NULL;
         unsigned ended;
         const char *detail;
         int64_t exit_code;
         bool timed_out;
+        hull_error e = {0};
+        if (pj_field(ans, "run", NULL, &run, &e) < 0 || (run && pj_field(run, "cell", NULL, &res, &e) < 0))
+                return bad_field(&e);
         if (!json_is_object(run) || !json_is_object(res))
                 return bad_answer("it carries no run.cell result");
-        if (get_session_end(ans, "ended", NULL, &ended) < 0 ||
-            cli_json_string(ans, "endDetail", "end_detail", &detail) < 0)
-                return bad_answer("ended or endDetail");
-        if (cli_json_int(res, "exitCode", "exit_code", &exit_code) < 0 ||
-            cli_json_bool(res, "timedOut", "timed_out", &timed_out) < 0)
-                return bad_answer("cell.exitCode or cell.timedOut");
+        if (get_session_end(ans, "ended", NULL, &ended, &e) < 0 ||
+            pj_string(ans, "endDetail", "end_detail", NULL, SIZE_MAX, &detail, NULL, &e) < 0 ||
+            pj_int(res, "exitCode", "exit_code", INT64_MIN, INT64_MAX, NULL, &exit_code, &e) < 0 ||
+            pj_bool(res, "timedOut", "timed_out", &timed_out, &e) < 0)
+                return bad_field(&e);
         if (a->json)
                 r = print_json(ans);
         else
@@ -841,11 +793,13 @@ static int sub_read(cli_client *c, const session_args *a) {
                                  SESSION_CLI_CALL_MS_DEFAULT, &ans);
                 if (r)
                         return r;
-                _cleanup_free_ char *data = NULL;
+                _cleanup_free_ void *data = NULL;
                 size_t len;
                 bool eof;
-                if (cli_json_bytes(ans, "content", NULL, &data, &len) < 0 || cli_json_bool(ans, "eof", NULL, &eof) < 0)
-                        return bad_answer("content or eof");
+                hull_error e = {0};
+                if (pj_bytes(ans, "content", NULL, NULL, PLIM_ANSWER_MAX, &data, &len, &e) < 0 ||
+                    pj_bool(ans, "eof", NULL, &eof, &e) < 0)
+                        return bad_field(&e);
                 if (cli_write_out(stdout, data, len) < 0) {
                         cli_error(CMD, "cannot write to stdout");
                         return CLI_EXIT_FAILURE;
@@ -870,7 +824,7 @@ static int sub_write(cli_client *c, const session_args *a) {
                 cli_error(CMD, "cannot read %s: %s", strcmp(src, "-") ? src : "stdin", strerror(-r));
                 return CLI_EXIT_FAILURE;
         }
-        json_t *b = cli_json_base64(data, len);
+        json_t *b = pj_new_bytes(data, len);
         json_t *req = b ? json_pack("{s:s, s:s, s:o}", "sessionId", a->pos[0], "path", a->pos[1], "content", b) : NULL;
         if (!req)
                 return bad_answer("out of memory");
@@ -879,8 +833,9 @@ static int sub_write(cli_client *c, const session_args *a) {
         if (r)
                 return r;
         int64_t bytes;
-        if (cli_json_int(ans, "bytes", NULL, &bytes) < 0)
-                return bad_answer("bytes");
+        hull_error e = {0};
+        if (pj_int(ans, "bytes", NULL, 0, INT64_MAX, NULL, &bytes, &e) < 0)
+                return bad_field(&e);
         if (a->json)
                 return print_json(ans);
         printf("wrote %" PRId64 " bytes to %s\n", bytes, a->pos[1]);
@@ -899,15 +854,17 @@ static int sub_persist(cli_client *c, const session_args *a) {
                          &ans);
         if (r)
                 return r;
-        _cleanup_free_ char *tar = NULL;
+        _cleanup_free_ void *tar = NULL;
         size_t len;
         int64_t bytes;
         const char *digest;
         char got[SHA256_HEX_SIZE];
-        if (cli_json_bytes(ans, "archive", NULL, &tar, &len) < 0 || cli_json_int(ans, "bytes", NULL, &bytes) < 0 ||
-            cli_json_string(ans, "sha256", NULL, &digest) < 0)
-                return bad_answer("archive, bytes or sha256");
-        if (bytes < 0 || (uint64_t) bytes != len)
+        hull_error e = {0};
+        if (pj_bytes(ans, "archive", NULL, NULL, PLIM_ANSWER_MAX, &tar, &len, &e) < 0 ||
+            pj_int(ans, "bytes", NULL, 0, INT64_MAX, NULL, &bytes, &e) < 0 ||
+            pj_string(ans, "sha256", NULL, NULL, SIZE_MAX, &digest, NULL, &e) < 0)
+                return bad_field(&e);
+        if ((uint64_t) bytes != len)
                 return bad_answer("bytes is not the archive's length");
         if (sha256_hex(tar, len, got) < 0 || strcmp(got, digest) != 0)
                 return bad_answer("sha256 is not the archive's digest");
@@ -944,10 +901,12 @@ static int sub_close(cli_client *c, const session_args *a) {
         int64_t calls;
         unsigned ended;
         char want[SHA256_HEX_SIZE];
-        if (cli_json_string(ans, "session", NULL, &fp) < 0 ||
-            cli_json_string(ans, "lastRecordSha256", "last_record_sha256", &last) < 0 ||
-            cli_json_int(ans, "calls", NULL, &calls) < 0 || get_session_end(ans, "ended", NULL, &ended) < 0)
-                return bad_answer("session, calls, lastRecordSha256 or ended");
+        hull_error e = {0};
+        if (pj_string(ans, "session", NULL, NULL, SIZE_MAX, &fp, NULL, &e) < 0 ||
+            pj_string(ans, "lastRecordSha256", "last_record_sha256", NULL, SIZE_MAX, &last, NULL, &e) < 0 ||
+            pj_int(ans, "calls", NULL, 0, INT64_MAX, NULL, &calls, &e) < 0 ||
+            get_session_end(ans, "ended", NULL, &ended, &e) < 0)
+                return bad_field(&e);
         if (sha256_hex(a->pos[0], strlen(a->pos[0]), want) < 0 || strcmp(fp, want) != 0)
                 return bad_answer("the session fingerprint is not the SHA-256 of the session ID");
         if (a->json)
@@ -961,9 +920,10 @@ static int sub_list(cli_client *c, const session_args *a) {
         int r = cli_call(c, PATH_LIST, json_object(), SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
-        const json_t *sessions = cli_json_field(ans, "sessions", NULL);
-        if (sessions && !json_is_array(sessions))
-                return bad_answer("sessions is not a list");
+        json_t *sessions;
+        hull_error e = {0};
+        if (pj_array(ans, "sessions", NULL, NULL, SIZE_MAX, &sessions, &e) < 0)
+                return bad_field(&e);
         if (a->json)
                 return print_json(ans);
         struct timespec now;
@@ -975,12 +935,16 @@ static int sub_list(cli_client *c, const session_args *a) {
                 const char *id, *owner;
                 int64_t calls, expires, idle;
                 char idle_s[32], left_s[32];
-                if (!json_is_object(s) || cli_json_string(s, "sessionId", "session_id", &id) < 0 ||
-                    !cli_session_id_is_valid(id) || cli_json_string(s, "owner", NULL, &owner) < 0 ||
-                    cli_json_int(s, "calls", NULL, &calls) < 0 ||
-                    cli_json_int(s, "expiresUnixMs", "expires_unix_ms", &expires) < 0 ||
-                    cli_json_int(s, "idleTimeoutMs", "idle_timeout_ms", &idle) < 0)
-                        return bad_answer("a session of the list");
+                if (!json_is_object(s))
+                        return bad_answer("a session of the list is not an object");
+                if (pj_string(s, "sessionId", "session_id", "sessions[].", SIZE_MAX, &id, NULL, &e) < 0 ||
+                    pj_string(s, "owner", NULL, "sessions[].", SIZE_MAX, &owner, NULL, &e) < 0 ||
+                    pj_int(s, "calls", NULL, 0, INT64_MAX, NULL, &calls, &e) < 0 ||
+                    pj_int(s, "expiresUnixMs", "expires_unix_ms", 0, INT64_MAX, NULL, &expires, &e) < 0 ||
+                    pj_int(s, "idleTimeoutMs", "idle_timeout_ms", 0, INT64_MAX, NULL, &idle, &e) < 0)
+                        return bad_field(&e);
+                if (!cli_session_id_is_valid(id))
+                        return bad_answer("a session of the list has a sessionId that is not 1 to 64 hex digits");
                 format_ms(idle > 0 ? (uint64_t) idle : 0, idle_s, sizeof(idle_s));
                 if (expires > now_ms) {
                         char d[28];

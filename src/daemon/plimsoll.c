@@ -13,6 +13,7 @@
 
 #include "base64.h"
 #include "macro.h"
+#include "protojson.h"
 #include "sbx-record.h"
 
 #define NOTHING_RAN "; nothing ran"
@@ -293,180 +294,51 @@ int plim_body_parse(const char *body, size_t len, json_t **ret, plim_error *f) {
         return -1;
 }
 
-/* Look a field up by its ProtoJSON name or its proto name; null counts as absent. */
+/* The ProtoJSON readers (src/shared/protojson) with plimsoll's refusal: what they say is wrong,
+ * as invalid_argument + request (nothing ran); internal when memory ran out. */
+static int plim_from_pj(const hull_error *e, plim_error *f) {
+        if (e->err == -ENOMEM)
+                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
+        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "%s" NOTHING_RAN, e->msg);
+}
+
 static int field(const json_t *o, const char *camel, const char *snake, json_t **ret, plim_error *f) {
-        json_t *a = json_object_get(o, camel), *b = strcmp(camel, snake) ? json_object_get(o, snake) : NULL;
-        if (json_is_null(a))
-                a = NULL;
-        if (json_is_null(b))
-                b = NULL;
-        if (a && b)
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s is given twice (as %s and %s)" NOTHING_RAN, camel, camel, snake);
-        *ret = a ? a : b;
-        return 0;
+        hull_error e;
+        return pj_field(o, camel, snake, ret, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
 int plim_get_string(const json_t *o, const char *camel, const char *snake, const char *where, size_t max,
                     const char **ret, size_t *ret_len, plim_error *f) {
-        json_t *v;
-        if (field(o, camel, snake, &v, f) < 0)
-                return -1;
-        if (!v) {
-                *ret = "";
-                if (ret_len)
-                        *ret_len = 0;
-                return 0;
-        }
-        if (!json_is_string(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s must be a string" NOTHING_RAN, where, camel);
-        size_t n = json_string_length(v);
-        if (n > max)
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s is %zu bytes, over the limit of %zu" NOTHING_RAN, where, camel, n, max);
-        if (!ret_len && memchr(json_string_value(v), '\0', n))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s contains a NUL character" NOTHING_RAN, where, camel);
-        *ret = json_string_value(v);
-        if (ret_len)
-                *ret_len = n;
-        return 0;
+        hull_error e;
+        return pj_string(o, camel, snake, where, max, ret, ret_len, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
-/* A ProtoJSON integer: a JSON integer or a decimal string, within [min, max]. */
 int plim_get_int(const json_t *o, const char *camel, const char *snake, int64_t min, int64_t max, bool *ret_present,
                  int64_t *ret, plim_error *f) {
-        json_t *v;
-        int64_t x;
-        if (field(o, camel, snake, &v, f) < 0)
-                return -1;
-        *ret_present = v != NULL;
-        if (!v) {
-                *ret = 0;
-                return 0;
-        }
-        if (json_is_integer(v))
-                x = json_integer_value(v);
-        else if (json_is_string(v)) {
-                /* By its length, not strlen: "3\u0000x" is not 3. */
-                const char *s = json_string_value(v);
-                size_t n = json_string_length(v), i = s[0] == '-';
-                char *end;
-                if (i == n || n > 20)
-                        goto bad;
-                for (; i < n; i++)
-                        if (s[i] < '0' || s[i] > '9')
-                                goto bad;
-                errno = 0;
-                x = strtoll(s, &end, 10);
-                if (errno || end != s + n)
-                        goto bad;
-        } else
-                goto bad;
-        if (x < min || x > max)
-                goto bad;
-        *ret = x;
-        return 0;
-bad:
-        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                         "%s must be an integer from %" PRId64 " to %" PRId64 NOTHING_RAN, camel, min, max);
+        hull_error e;
+        return pj_int(o, camel, snake, min, max, ret_present, ret, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
 int plim_get_uint64(const json_t *o, const char *camel, const char *snake, uint64_t *ret, plim_error *f) {
-        json_t *v;
-        uint64_t x;
-        if (field(o, camel, snake, &v, f) < 0)
-                return -1;
-        if (!v) {
-                *ret = 0;
-                return 0;
-        }
-        if (json_is_integer(v) && json_integer_value(v) >= 0)
-                x = (uint64_t) json_integer_value(v);
-        else if (json_is_string(v)) {
-                const char *s = json_string_value(v);
-                size_t n = json_string_length(v);
-                char *end;
-                if (n == 0 || n > 20)
-                        goto bad;
-                for (size_t i = 0; i < n; i++)
-                        if (s[i] < '0' || s[i] > '9')
-                                goto bad;
-                errno = 0;
-                x = strtoull(s, &end, 10);
-                if (errno || end != s + n)
-                        goto bad;
-        } else
-                goto bad;
-        *ret = x;
-        return 0;
-bad:
-        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                         "%s must be an integer from 0 to %" PRIu64 NOTHING_RAN, camel, UINT64_MAX);
+        hull_error e;
+        return pj_uint64(o, camel, snake, ret, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
 int plim_get_bool(const json_t *o, const char *camel, const char *snake, bool *ret, plim_error *f) {
-        json_t *v;
-        if (field(o, camel, snake, &v, f) < 0)
-                return -1;
-        if (v && !json_is_boolean(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s must be true or false" NOTHING_RAN, camel);
-        *ret = v && json_is_true(v);
-        return 0;
+        hull_error e;
+        return pj_bool(o, camel, snake, ret, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
 int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, void **ret,
                    size_t *ret_len, plim_error *f) {
-        json_t *v;
-        void *buf;
-        size_t len;
-        if (field(o, camel, snake, &v, f) < 0)
-                return -1;
-        if (!v) {
-                *ret = NULL;
-                *ret_len = 0;
-                return 0;
-        }
-        if (!json_is_string(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s must be a base64 string" NOTHING_RAN, where, camel);
-        /* Bound before decoding: 4 digits per 3 bytes. */
-        if (json_string_length(v) / 4 > max / 3 + 1)
-                goto big;
-        int q = base64_decode(json_string_value(v), json_string_length(v), &buf, &len);
-        if (q == -ENOMEM)
-                return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
-        if (q < 0)
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s is not base64 (standard or URL-safe, padded or not)" NOTHING_RAN, where, camel);
-        if (len > max) {
-                free(buf);
-                goto big;
-        }
-        *ret = buf;
-        *ret_len = len;
-        return 0;
-big:
-        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                         "%s%s is over the limit of %zu bytes" NOTHING_RAN, where, camel, max);
+        hull_error e;
+        return pj_bytes(o, camel, snake, where, max, ret, ret_len, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
 static int get_array(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, json_t **ret,
                      plim_error *f) {
-        json_t *v;
-        if (field(o, camel, snake, &v, f) < 0)
-                return -1;
-        if (v && !json_is_array(v))
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s must be an array" NOTHING_RAN, where, camel);
-        if (v && json_array_size(v) > max)
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "%s%s has %zu entries, over the limit of %zu" NOTHING_RAN, where, camel,
-                                 json_array_size(v), max);
-        *ret = v;
-        return 0;
+        hull_error e;
+        return pj_array(o, camel, snake, where, max, ret, &e) < 0 ? plim_from_pj(&e, f) : 0;
 }
 
 static bool is_trace_char(char c) {
@@ -1146,25 +1018,6 @@ oom:
 
 /* ---- answers ---- */
 
-json_t *plim_json_base64(const void *p, size_t n) {
-        _cleanup_free_ char *b = NULL;
-        size_t len;
-        return base64_encode(p, n, true, &b, &len) < 0 ? NULL : json_stringn(b, len);
-}
-
-json_t *plim_json_int64_string(int64_t v) {
-        char buf[sizeof("-9223372036854775808")];
-        snprintf(buf, sizeof(buf), "%" PRId64, v);
-        return json_string(buf);
-}
-
-json_t *plim_json_uint64_string(uint64_t v) {
-        char buf[sizeof("18446744073709551615")];
-        snprintf(buf, sizeof(buf), "%" PRIu64, v);
-        return json_string(buf);
-}
-
-/* Set o[key] = v, taking v; false (and v released) on failure or when v is NULL. */
 static bool set(json_t *o, const char *key, json_t *v) {
         return v && json_object_set_new(o, key, v) == 0;
 }

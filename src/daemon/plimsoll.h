@@ -13,6 +13,7 @@
 #include "broker-msg.h"
 #include "limits.h"
 #include "macro.h"
+#include "protojson.h"
 #include "sbx-record.h"
 
 #define PLIM_PROTOCOL 3U
@@ -420,10 +421,16 @@ int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const 
                    size_t *ret_len, plim_error *f);
 
 /* New JSON values: standard padded base64 of bytes, an int64 as a decimal string. NULL on
- * failure. */
-json_t *plim_json_base64(const void *p, size_t n);
-json_t *plim_json_int64_string(int64_t v);
-json_t *plim_json_uint64_string(uint64_t v);
+ * failure. (src/shared/protojson's writers.) */
+static inline json_t *plim_json_base64(const void *p, size_t n) {
+        return pj_new_bytes(p, n);
+}
+static inline json_t *plim_json_int64_string(int64_t v) {
+        return pj_new_int64(v);
+}
+static inline json_t *plim_json_uint64_string(uint64_t v) {
+        return pj_new_uint64(v);
+}
 
 /* json_dumps(o) compactly, then json_decref(o) (o may be NULL: -ENOMEM). */
 int plim_json_dump(json_t *o, char **ret, size_t *ret_len);
