@@ -222,9 +222,10 @@
 #define SESSION_CLI_IDLE_MS_MIN 1000U                     /* --idle: the protocol's floor */
 /* a write's content: its base64 and the rest fit the daemon's body bound */
 #define SESSION_CLI_WRITE_MAX ((SERVE_BODY_MAX / 4U) * 3U - (64U << 10))
-#define SESSION_CLI_ERROR_SHOWN 200U /* bytes of a non-JSON error body quoted */
-#define SESSION_CLI_DETAILS_MAX 8U   /* Connect error details looked at */
-#define SESSION_CLI_LIST_MAX 4096U   /* sessions printed by hull session list */
+#define SESSION_CLI_ERROR_SHOWN 200U       /* bytes of a non-JSON error body quoted */
+#define SESSION_CLI_DETAILS_MAX 8U         /* Connect error details looked at */
+#define SESSION_CLI_LIST_MAX 4096U         /* sessions printed by hull session list */
+#define SESSION_CLI_READ_CHUNK (64U << 10) /* bytes read at a time from a local file or stdin */
 
 /* The sandbox broker (src/daemon/broker.c) */
 #define BRK_REQUEST_MAX (16U << 20) /* one encoded run request */
@@ -266,15 +267,17 @@
 #define HD_PREVIEW_CHARS 800U                /* characters of a text/json preview */
 #define HD_PREVIEW_ROWS 5U                   /* rows of a table preview */
 #define HD_PREVIEW_CELL_CHARS 80U            /* characters of one cell in a preview */
-#define HD_IO_CHUNK (1U << 20)               /* bytes per read()/write() when copying */
-#define HD_JSON_DEPTH_MAX 100000U            /* nesting of JSON the scanner accepts (bit stack) */
-#define HD_SHAPE_KEYS_MAX 20U                /* keys listed per object in a shape */
-#define HD_SHAPE_KEY_BYTES 128U              /* bytes of one key shown in a shape */
-#define HD_SHAPE_LEVELS 2U                   /* levels of nesting a shape describes below the top */
-#define HD_SHAPE_NODES_MAX 512U              /* shape nodes of one scan */
-#define HD_TABLE_COLUMNS_MAX 1000U           /* columns of a table (ingested or adopted) */
-#define HD_COLUMN_NAME_MAX 256U              /* bytes of a column name */
-#define HD_FIELD_MAX (16ULL << 20)           /* bytes of one CSV field or JSON record */
+/* a table preview's CSV: header and rows, every cell at its longest (4-byte characters, quoted) */
+#define HD_PREVIEW_TABLE_BYTES ((HD_PREVIEW_ROWS + 2U) * HD_TABLE_COLUMNS_MAX * (HD_PREVIEW_CELL_CHARS * 8U + 8U))
+#define HD_IO_CHUNK (1U << 20)     /* bytes per read()/write() when copying */
+#define HD_JSON_DEPTH_MAX 100000U  /* nesting of JSON the scanner accepts (bit stack) */
+#define HD_SHAPE_KEYS_MAX 20U      /* keys listed per object in a shape */
+#define HD_SHAPE_KEY_BYTES 128U    /* bytes of one key shown in a shape */
+#define HD_SHAPE_LEVELS 2U         /* levels of nesting a shape describes below the top */
+#define HD_SHAPE_NODES_MAX 512U    /* shape nodes of one scan */
+#define HD_TABLE_COLUMNS_MAX 1000U /* columns of a table (ingested or adopted) */
+#define HD_COLUMN_NAME_MAX 256U    /* bytes of a column name */
+#define HD_FIELD_MAX (16ULL << 20) /* bytes of one CSV field or JSON record */
 /* sqlite3_hard_heap_limit64 of the handle store's SQLite (process-wide, handles only) */
 #define HD_SQLITE_HEAP_MAX (1ULL << 30)
 #define HD_SQLITE_CACHE_KIB 65536U            /* page cache of one connection (PRAGMA cache_size) */

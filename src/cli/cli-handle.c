@@ -20,6 +20,7 @@
 #include "cli-handle.h"
 #include "cli-session.h"
 #include "cli.h"
+#include "dynbuf.h"
 #include "limits.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -335,15 +336,21 @@ static int print_aligned(const json_t *columns, const json_t *rows, const char *
                         }
                         size_t n = strlen(t);
                         if (utf8_width(t, n) > HANDLE_CLI_CELL_WIDTH) {
-                                size_t k = utf8_prefix_bytes(t, n, HANDLE_CLI_CELL_WIDTH - 1);
-                                char *cut = realloc(t, k + 4);
-                                if (!cut) {
+                                /* Its first characters and "…". */
+                                _cleanup_dynbuf_ dynbuf cut;
+                                dynbuf_init(&cut, n + 3);
+                                if (dynbuf_add(&cut, t, utf8_prefix_bytes(t, n, HANDLE_CLI_CELL_WIDTH - 1)) < 0 ||
+                                    dynbuf_add(&cut, "\xe2\x80\xa6", 3) < 0) {
                                         free(t);
                                         r = out_of_memory();
                                         break;
                                 }
-                                t = cut;
-                                memcpy(t + k, "\xe2\x80\xa6", 4); /* "…" and NUL */
+                                free(t);
+                                t = dynbuf_take(&cut, NULL);
+                                if (!t) {
+                                        r = out_of_memory();
+                                        break;
+                                }
                         }
                         cells[i * ncol + j] = t;
                         right[i * ncol + j] = i > 0 && json_is_number(v);

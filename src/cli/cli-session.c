@@ -209,20 +209,15 @@ int cli_read_input(const char *path, size_t max, char **ret, size_t *ret_len) {
                 return negative_errno();
         if (S_ISDIR(st.st_mode))
                 return -EISDIR;
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 0;
+        /* One byte more than max may be held: reading it says the input is too big. */
+        _cleanup_dynbuf_ dynbuf b;
+        dynbuf_init(&b, max + 1);
         for (;;) {
-                if (len + 1 >= cap) {
-                        if (cap > max + 1)
-                                return -EFBIG;
-                        size_t ncap = cap ? MIN(cap * 2, max + 2) : MIN((size_t) 65536, max + 2);
-                        char *b = realloc(buf, ncap);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                        cap = ncap;
-                }
-                ssize_t k = read(fd, buf + len, cap - len - 1);
+                size_t want = MIN((size_t) SESSION_CLI_READ_CHUNK, b.max - b.len);
+                int r = dynbuf_reserve(&b, want);
+                if (r < 0)
+                        return r;
+                ssize_t k = read(fd, b.buf + b.len, want);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -230,13 +225,14 @@ int cli_read_input(const char *path, size_t max, char **ret, size_t *ret_len) {
                 }
                 if (k == 0)
                         break;
-                len += (size_t) k;
-                if (len > max)
+                dynbuf_advance(&b, (size_t) k);
+                if (b.len > max)
                         return -EFBIG;
         }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
+        char *p = dynbuf_take(&b, ret_len);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
         return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dynbuf.h"
 #include "macro.h"
 
 #define SHOWN_SIZE (WS_PATH_SHOWN_MAX + 4)
@@ -1405,13 +1406,17 @@ static void archive_entry_freep(struct archive_entry **en) {
 }
 
 typedef struct tar_sink {
-        int fd; /* -1: memory */
-        char *buf;
-        size_t len, cap;
+        int fd;       /* -1: into mem */
+        dynbuf mem;   /* the archive when fd is -1; its maximum is max */
+        uint64_t len; /* bytes written */
         uint64_t max;
         bool over; /* the cap was hit */
         int err;   /* the write error, negative */
 } tar_sink;
+
+static void tar_sink_done(tar_sink *s) {
+        dynbuf_free(&s->mem);
+}
 
 static la_ssize_t tar_sink_write(struct archive *a, void *data, const void *buf, size_t n) {
         tar_sink *s = data;
@@ -1427,22 +1432,10 @@ static la_ssize_t tar_sink_write(struct archive *a, void *data, const void *buf,
                         archive_set_error(a, -r, "write failed");
                         return -1;
                 }
-        } else {
-                if (s->len + n > s->cap) {
-                        size_t cap = s->cap ? s->cap : 65536;
-                        while (cap < s->len + n)
-                                cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-                        cap = (size_t) MIN((uint64_t) cap, s->max);
-                        char *b = realloc(s->buf, cap);
-                        if (!b) {
-                                s->err = -ENOMEM;
-                                archive_set_error(a, ENOMEM, "out of memory");
-                                return -1;
-                        }
-                        s->buf = b;
-                        s->cap = cap;
-                }
-                memcpy(s->buf + s->len, buf, n);
+        } else if (dynbuf_add(&s->mem, buf, n) < 0) {
+                s->err = -ENOMEM;
+                archive_set_error(a, ENOMEM, "out of memory");
+                return -1;
         }
         s->len += n;
         return (la_ssize_t) n;
@@ -1570,6 +1563,7 @@ static int persist(int root_fd, tar_sink *sink, const ws_tar_limits *lim, ws_tar
         if (lim->bytes_max > WS_TAR_BYTES_MAX || lim->entries_max > WS_TAR_ENTRIES_MAX)
                 return ws_fail(e, -EINVAL, "use smaller limits", "workspace: a persist limit is over its maximum");
         sink->max = lim->bytes_max ? lim->bytes_max : WS_TAR_BYTES_DEFAULT;
+        dynbuf_init(&sink->mem, (size_t) sink->max);
         if (!ws_archive_load(e))
                 return -ENOSYS;
         _cleanup_free_ persist_ctx *p = calloc(1, sizeof(*p));
@@ -1617,14 +1611,14 @@ int ws_persist_fd(int root_fd, int out_fd, const ws_tar_limits *lim, ws_tar_stat
 
 int ws_persist_mem(int root_fd, const ws_tar_limits *lim, void **ret_buf, size_t *ret_len, ws_tar_stats *ret_stats,
                    hull_error *e) {
-        tar_sink sink = {.fd = -1};
+        _cleanup_(tar_sink_done) tar_sink sink = {.fd = -1};
         int r = persist(root_fd, &sink, lim, ret_stats, e);
-        if (r < 0) {
-                free(sink.buf);
+        if (r < 0)
                 return r;
-        }
-        *ret_buf = sink.buf;
-        *ret_len = sink.len;
+        void *p = dynbuf_take(&sink.mem, ret_len);
+        if (!p)
+                return hull_err(e, -ENOMEM, "workspace: persist");
+        *ret_buf = p;
         return 0;
 }
 
