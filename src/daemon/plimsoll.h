@@ -2,7 +2,9 @@
  * procedure routing, the request-ID rule, Connect errors with NotDispatched details, parsing and
  * bounding of Run requests, the protocol gate, the floor and software-rule checks, the broker
  * plan of a run, and the Describe and Run answers with their v2 run records. Pure: bytes in,
- * structures and bytes out, no I/O (see shared/reference/plimsoll-protocol.md). */
+ * structures and bytes out, no I/O (see shared/reference/plimsoll-protocol.md). Three files:
+ * plimsoll.c (errors, routing, IDs, the protobuf writer), plimsoll-parse.c (requests, admission,
+ * the plan), plimsoll-answer.c (answers, records, the chain). */
 #pragma once
 
 #include <jansson.h>
