@@ -1,5 +1,7 @@
-// cell.js: hull's JavaScript cell driver. The host runs it as `/usr/bin/node -e <this source>`
-// inside a session's sandbox.
+// cell.js: hull's JavaScript cell driver. The host runs it inside a session's sandbox as
+// `/usr/bin/node -e <runtime/boot.js>` with fd 0 a sealed memfd holding this source: boot.js reads
+// it, puts /dev/null on fd 0, names the process hull-node (process.title: ps shows that, not the
+// source) and runs this in the same context.
 //
 //   fd 0 /dev/null; fd 1, fd 2 the session's output pipes; fd 3 the control socket.
 //   Frames on fd 3, both ways: u32 little-endian length N (1..64 MiB), then N bytes of UTF-8 JSON.

@@ -1,7 +1,10 @@
-# cell.py: hull's Python cell driver. The host runs it as `/usr/bin/python3 -c <this source>
-# [<hull.py source>]` inside a session's sandbox, or the zygote exec()s it into a fresh namespace
-# and calls main(3, <hull.py compiled>). The module `hull` (runtime/hull.py), when given, is
-# installed in sys.modules and its load, save, emit and publish are predefined in the namespace.
+# cell.py: hull's Python cell driver. The host runs it inside a session's sandbox as
+# `/usr/bin/python3 -c <runtime/boot.py>` with fd 0 a sealed memfd holding this source and
+# hull.py's, NUL-separated (boot.py reads them, puts /dev/null on fd 0 and runs this as __main__
+# with hull.py's source in sys.argv[1]), or the zygote exec()s it into a fresh namespace and calls
+# main(3, <hull.py compiled>). The module `hull` (runtime/hull.py), when given, is installed in
+# sys.modules and its load, save, emit and publish are predefined in the namespace. Either way
+# the process shows as hull-python in ps (its name and its command line, rewritten in place).
 #
 #   fd 0 /dev/null; fd 1, fd 2 the session's output pipes; fd 3 the control socket.
 #   Frames on fd 3, both ways: u32 little-endian length N (1..64 MiB), then N bytes of UTF-8 JSON.
@@ -209,9 +212,27 @@ class Driver:
             send_frame(self.fd, {"done": {"status": status}})
 
 
+def retitle(name):
+    """Show as name in ps: the process's name (comm) and its command line, rewritten in place as
+    setproctitle(3) does (the name, NULs, and a last byte that is not NUL, so the kernel shows
+    the area up to its first NUL). Best effort: nothing depends on it."""
+    try:
+        import ctypes
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48 and 49)
+        title = name.encode()
+        if start and end - start > len(title) + 1:
+            ctypes.memmove(start, title + b"\0" * (end - start - len(title) - 1) + b" ", end - start)
+        ctypes.CDLL(None).prctl(15, ctypes.c_char_p(title[:15]), 0, 0, 0)  # PR_SET_NAME
+    except (ImportError, OSError, ValueError, IndexError, AttributeError):
+        pass
+
+
 def main(fd=3, hull=None):
     """Serve cells on fd; hull is runtime/hull.py's source or code object (None: no module)."""
     os.set_inheritable(fd, False)
+    retitle("hull-python")
     # What an interactive interpreter has: ^C is KeyboardInterrupt, a closed pipe is an error.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_IGN)

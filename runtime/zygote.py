@@ -1,6 +1,10 @@
 # zygote.py: hull serve's Python zygote. Run on the host (not sandboxed) as
-#   /usr/bin/python3 -c <this source> <cell.py source> [<hull.py source>]
-# with OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1 and fd 3 a SOCK_SEQPACKET socket.
+#   hull-zygote -c <runtime/boot.py>     (argv[0] hull-zygote, the program /usr/bin/python3)
+# with fd 0 a sealed memfd holding this source, cell.py's and hull.py's, NUL-separated (boot.py
+# reads them, puts /dev/null on fd 0 and runs this with sys.argv[1:] = [cell.py, hull.py]), with
+# OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1 and fd 3 a SOCK_SEQPACKET socket. It
+# shows as hull-zygote in ps (its command line rewritten in place, as cell.py's retitle does);
+# each interpreter it forks shows as hull-python.
 #
 # It imports numpy and pandas once, says {"ready":{"numpy":V|null,"pandas":V|null,"threads":N}}
 # on fd 3, then serves one spawn request per message until EOF (exit 0):
@@ -39,6 +43,7 @@ SYS_CAPSET = 126
 SYS_CLOSE_RANGE = 436
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
+PR_SET_NAME = 15
 PR_GET_SECCOMP = 21
 PR_SET_SECCOMP = 22
 PR_CAPBSET_DROP = 24
@@ -348,6 +353,22 @@ def run_b(req, fds, cell_code, hull_code):
 
 
 # ---- the zygote ---------------------------------------------------------------------------------
+def retitle(name):
+    """Show as name in ps, as cell.py's retitle does: the process's name and its command line,
+    rewritten in place (the name, NULs, a last byte that is not NUL). Best effort."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (fields 48 and 49)
+        title = name.encode()
+        if start and end - start > len(title) + 1:
+            ctypes.memmove(start, title + b"\0" * (end - start - len(title) - 1) + b" ", end - start)
+        comm = ctypes.create_string_buffer(title[:15])
+        libc.prctl(PR_SET_NAME, ctypes.addressof(comm), 0, 0, 0)
+    except (OSError, ValueError, IndexError):
+        pass
+
+
 def reap():
     while True:
         try:
@@ -375,6 +396,7 @@ def preimport(tree):
 
 def zygote():
     prctl("prctl-pdeathsig", PR_SET_PDEATHSIG, signal.SIGKILL)
+    retitle("hull-zygote")
     sock = socket.socket(fileno=3)
     if os.uname().machine != "x86_64":
         msg = "hull zygote: unsupported architecture %s (x86_64 only)" % os.uname().machine
@@ -382,7 +404,7 @@ def zygote():
         sock.send(json.dumps({"error": {"step": "arch", "errno": 0, "message": msg}}).encode())
         return 1
     if len(sys.argv) < 2:
-        sys.stderr.write("hull zygote: usage: python3 -c ZYGOTE CELL_SOURCE\n")
+        sys.stderr.write("hull zygote: usage: python3 -c BOOT with ZYGOTE\\0CELL[\\0HULL] on fd 0\n")
         return 1
     cell_src = sys.argv[1]
     cell_tree = ast.parse(cell_src, "<hull-cell>")

@@ -7,7 +7,15 @@ set -u
 
 TEST_TMP=$(mktemp -d /tmp/hull-test.XXXXXX)
 chmod 755 "$TEST_TMP"
-trap 'rm -rf "$TEST_TMP"' EXIT
+# pids: the test's background processes (daemons, fakes); SIGKILLed and reaped at exit.
+pids=()
+lib_cleanup() {
+        local p
+        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+        for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+        rm -rf "$TEST_TMP"
+}
+trap lib_cleanup EXIT
 
 pass() { printf 'ok - %s\n' "$1"; }
 fail() { printf 'not ok - %s: %s\n' "$1" "$2"; }
@@ -22,4 +30,35 @@ check() {
 # json_get FILE KEY: print a top-level field of a one-object JSON file (uses Debian's python3).
 json_get() {
         /usr/bin/python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(json.dumps(v) if isinstance(v,(bool,type(None))) else v)' "$1" "$2"
+}
+
+# start_server LOG [ARGS...]: start `hull serve --listen 127.0.0.1:0 ARGS` in the background, its
+# output (its log) in LOG, and wait for it to listen: at most SERVE_START_S seconds (default 30; the
+# machine may be busy), less if it exits first. Sets SERVER_PID (also added to pids), ADDR
+# (127.0.0.1:PORT) and URL (http://ADDR). Returns 1, ADDR and URL empty, when it did not start.
+start_server() {
+        local log=$1 i
+        shift
+        "$HULL" serve --listen 127.0.0.1:0 "$@" >"$log" 2>&1 &
+        SERVER_PID=$!
+        pids+=("$SERVER_PID")
+        ADDR="" URL=""
+        for i in $(seq 1 $((${SERVE_START_S:-30} * 20))); do
+                grep -q 'event=listening' "$log" && break
+                kill -0 "$SERVER_PID" 2>/dev/null || break
+                sleep 0.05
+        done
+        ADDR=$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$log" | head -1 | cut -d= -f2)
+        [ -n "$ADDR" ] || return 1
+        URL=http://$ADDR
+}
+
+# stop_server [SIGNAL [SECONDS]]: send SIGNAL (default TERM) to SERVER_PID, wait at most SECONDS
+# (default 30) for it to exit, then SIGKILL it. Returns its exit status (137 when it was killed).
+stop_server() {
+        local sig=${1:-TERM} secs=${2:-30} i
+        kill -"$sig" "$SERVER_PID" 2>/dev/null
+        for i in $(seq 1 $((secs * 10))); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID"
 }

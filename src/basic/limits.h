@@ -9,6 +9,10 @@
 /* Growable buffers (src/basic/dynbuf): each takes its own maximum at init */
 #define DYNBUF_INITIAL 256U /* first allocation; doubles from there */
 
+/* base64 (src/shared/base64): pieces handed to OpenSSL, whose calls count in int */
+#define BASE64_ENCODE_CHUNK (48U << 10) /* bytes per EVP_EncodeBlock call (3 | it) */
+#define BASE64_DECODE_CHUNK 4096U       /* characters per EVP_DecodeBlock call (4 | it; on the stack) */
+
 /* hull exec: defaults */
 #define SBX_DEFAULT_TIMEOUT_MS 30000ULL
 #define SBX_DEFAULT_MEMORY_BYTES (512ULL << 20)
@@ -218,9 +222,10 @@
 #define SESSION_CLI_IDLE_MS_MIN 1000U                     /* --idle: the protocol's floor */
 /* a write's content: its base64 and the rest fit the daemon's body bound */
 #define SESSION_CLI_WRITE_MAX ((SERVE_BODY_MAX / 4U) * 3U - (64U << 10))
-#define SESSION_CLI_ERROR_SHOWN 200U /* bytes of a non-JSON error body quoted */
-#define SESSION_CLI_DETAILS_MAX 8U   /* Connect error details looked at */
-#define SESSION_CLI_LIST_MAX 4096U   /* sessions printed by hull session list */
+#define SESSION_CLI_ERROR_SHOWN 200U       /* bytes of a non-JSON error body quoted */
+#define SESSION_CLI_DETAILS_MAX 8U         /* Connect error details looked at */
+#define SESSION_CLI_LIST_MAX 4096U         /* sessions printed by hull session list */
+#define SESSION_CLI_READ_CHUNK (64U << 10) /* bytes read at a time from a local file or stdin */
 
 /* The sandbox broker (src/daemon/broker.c) */
 #define BRK_REQUEST_MAX (16U << 20) /* one encoded run request */
@@ -262,15 +267,17 @@
 #define HD_PREVIEW_CHARS 800U                /* characters of a text/json preview */
 #define HD_PREVIEW_ROWS 5U                   /* rows of a table preview */
 #define HD_PREVIEW_CELL_CHARS 80U            /* characters of one cell in a preview */
-#define HD_IO_CHUNK (1U << 20)               /* bytes per read()/write() when copying */
-#define HD_JSON_DEPTH_MAX 100000U            /* nesting of JSON the scanner accepts (bit stack) */
-#define HD_SHAPE_KEYS_MAX 20U                /* keys listed per object in a shape */
-#define HD_SHAPE_KEY_BYTES 128U              /* bytes of one key shown in a shape */
-#define HD_SHAPE_LEVELS 2U                   /* levels of nesting a shape describes below the top */
-#define HD_SHAPE_NODES_MAX 512U              /* shape nodes of one scan */
-#define HD_TABLE_COLUMNS_MAX 1000U           /* columns of a table (ingested or adopted) */
-#define HD_COLUMN_NAME_MAX 256U              /* bytes of a column name */
-#define HD_FIELD_MAX (16ULL << 20)           /* bytes of one CSV field or JSON record */
+/* a table preview's CSV: header and rows, every cell at its longest (4-byte characters, quoted) */
+#define HD_PREVIEW_TABLE_BYTES ((HD_PREVIEW_ROWS + 2U) * HD_TABLE_COLUMNS_MAX * (HD_PREVIEW_CELL_CHARS * 8U + 8U))
+#define HD_IO_CHUNK (1U << 20)     /* bytes per read()/write() when copying */
+#define HD_JSON_DEPTH_MAX 100000U  /* nesting of JSON the scanner accepts (bit stack) */
+#define HD_SHAPE_KEYS_MAX 20U      /* keys listed per object in a shape */
+#define HD_SHAPE_KEY_BYTES 128U    /* bytes of one key shown in a shape */
+#define HD_SHAPE_LEVELS 2U         /* levels of nesting a shape describes below the top */
+#define HD_SHAPE_NODES_MAX 512U    /* shape nodes of one scan */
+#define HD_TABLE_COLUMNS_MAX 1000U /* columns of a table (ingested or adopted) */
+#define HD_COLUMN_NAME_MAX 256U    /* bytes of a column name */
+#define HD_FIELD_MAX (16ULL << 20) /* bytes of one CSV field or JSON record */
 /* SQLite memory of one store operation (a put, summary, inspect or query): its own budget
  * (src/shared/sqlite-mem.h), never a process-wide limit */
 #define HD_SQLITE_MEM_DEFAULT (256ULL << 20)

@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "cli.h"
 #include "limits.h"
 #include "macro.h"
@@ -97,12 +97,11 @@ static int json_set_output(json_t *o, const char *name, const char *buf, size_t 
                         return -ENOMEM;
                 repaired = json_stringn(fixed, flen);
                 /* Not text: the exact bytes travel as base64 beside the repaired string. */
-                b64 = malloc(4 * ((len + 2) / 3) + 1);
-                if (!b64)
+                size_t n;
+                if (base64_encode(buf, len, true, &b64, &n) < 0)
                         return -ENOMEM;
-                int n = EVP_EncodeBlock((unsigned char *) b64, (const unsigned char *) buf, (int) len);
                 snprintf(key, sizeof(key), "%s_base64", name);
-                if (json_object_set_new(o, key, json_stringn(b64, (size_t) n)) < 0)
+                if (json_object_set_new(o, key, json_stringn(b64, n)) < 0)
                         return -ENOMEM;
                 s = TAKE_PTR(repaired);
         }

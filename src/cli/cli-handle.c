@@ -2,7 +2,8 @@
  * session of a running `hull serve` (/hull.v1.Handles/..., issue 4). Each subcommand is one or a
  * few POSTs through cli-session's client (the same connection options, request IDs and error
  * reporting as `hull session`); answers are the handle store's JSON (hd-store.h), read
- * defensively: 64-bit integers as numbers or strings, absent fields as their zero value. */
+ * defensively with src/shared/protojson: 64-bit integers as numbers or strings, absent fields as
+ * their zero value. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -19,9 +20,11 @@
 #include "cli-handle.h"
 #include "cli-session.h"
 #include "cli.h"
+#include "dynbuf.h"
 #include "limits.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "protojson.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -123,6 +126,18 @@ static void sub_help(const handle_sub *s);
 static int bad_answer(const char *what) {
         cli_error(CMD, "the daemon's answer is malformed: %s", what);
         return CLI_EXIT_FAILURE;
+}
+
+/* What a ProtoJSON reader found wrong with an answer. */
+static int bad_field(const hull_error *e) {
+        return bad_answer(e->msg);
+}
+
+/* A field of an answer by either spelling, or NULL: absent, null, or (malformed) given twice. */
+static json_t *field(const json_t *o, const char *camel, const char *snake) {
+        json_t *v = NULL;
+        (void) pj_field(o, camel, snake, &v, NULL);
+        return v;
 }
 
 static int out_of_memory(void) {
@@ -321,15 +336,21 @@ static int print_aligned(const json_t *columns, const json_t *rows, const char *
                         }
                         size_t n = strlen(t);
                         if (utf8_width(t, n) > HANDLE_CLI_CELL_WIDTH) {
-                                size_t k = utf8_prefix_bytes(t, n, HANDLE_CLI_CELL_WIDTH - 1);
-                                char *cut = realloc(t, k + 4);
-                                if (!cut) {
+                                /* Its first characters and "…". */
+                                _cleanup_dynbuf_ dynbuf cut;
+                                dynbuf_init(&cut, n + 3);
+                                if (dynbuf_add(&cut, t, utf8_prefix_bytes(t, n, HANDLE_CLI_CELL_WIDTH - 1)) < 0 ||
+                                    dynbuf_add(&cut, "\xe2\x80\xa6", 3) < 0) {
                                         free(t);
                                         r = out_of_memory();
                                         break;
                                 }
-                                t = cut;
-                                memcpy(t + k, "\xe2\x80\xa6", 4); /* "…" and NUL */
+                                free(t);
+                                t = dynbuf_take(&cut, NULL);
+                                if (!t) {
+                                        r = out_of_memory();
+                                        break;
+                                }
                         }
                         cells[i * ncol + j] = t;
                         right[i * ncol + j] = i > 0 && json_is_number(v);
@@ -359,12 +380,21 @@ static int print_aligned(const json_t *columns, const json_t *rows, const char *
 static int print_summary(const json_t *s) {
         const char *id, *kind, *source, *path, *table, *preview;
         int64_t bytes, n_rows, n_cols;
-        if (!json_is_object(s) || cli_json_string(s, "id", NULL, &id) < 0 || !id[0] ||
-            cli_json_string(s, "kind", NULL, &kind) < 0 || cli_json_string(s, "source", NULL, &source) < 0 ||
-            cli_json_string(s, "path", NULL, &path) < 0 || cli_json_string(s, "table", NULL, &table) < 0 ||
-            cli_json_string(s, "preview", NULL, &preview) < 0 || cli_json_int(s, "bytes", NULL, &bytes) < 0 ||
-            cli_json_int(s, "n_rows", "nRows", &n_rows) < 0 || cli_json_int(s, "n_cols", "nCols", &n_cols) < 0)
-                return bad_answer("a handle's summary (id, kind, source, path, bytes, n_rows, n_cols)");
+        hull_error e = {0};
+        if (!json_is_object(s))
+                return bad_answer("a handle's summary is not an object");
+        if (pj_string(s, "id", NULL, NULL, SIZE_MAX, &id, NULL, &e) < 0 ||
+            pj_string(s, "kind", NULL, NULL, SIZE_MAX, &kind, NULL, &e) < 0 ||
+            pj_string(s, "source", NULL, NULL, SIZE_MAX, &source, NULL, &e) < 0 ||
+            pj_string(s, "path", NULL, NULL, SIZE_MAX, &path, NULL, &e) < 0 ||
+            pj_string(s, "table", NULL, NULL, SIZE_MAX, &table, NULL, &e) < 0 ||
+            pj_string(s, "preview", NULL, NULL, SIZE_MAX, &preview, NULL, &e) < 0 ||
+            pj_int(s, "bytes", NULL, INT64_MIN, INT64_MAX, NULL, &bytes, &e) < 0 ||
+            pj_int(s, "n_rows", "nRows", INT64_MIN, INT64_MAX, NULL, &n_rows, &e) < 0 ||
+            pj_int(s, "n_cols", "nCols", INT64_MIN, INT64_MAX, NULL, &n_cols, &e) < 0)
+                return bad_field(&e);
+        if (!id[0])
+                return bad_answer("a handle's summary has no id");
         printf("id       %s\nkind     %s\nsource   %s\nbytes    %" PRId64 "\npath     %s\n", id, kind,
                source[0] ? source : "-", bytes, path[0] ? path : "-");
         if (strcmp(kind, "table") == 0) {
@@ -373,7 +403,7 @@ static int print_summary(const json_t *s) {
                 sql_ident(table[0] ? table : "data", qtable, sizeof(qtable));
                 printf("rows     %" PRId64 " rows \xc3\x97 %" PRId64 " columns\nquery as %s.%s\n", n_rows, n_cols, qid,
                        qtable);
-                const json_t *schema = cli_json_field(s, "schema", NULL);
+                const json_t *schema = field(s, "schema", NULL);
                 if (json_is_object(schema)) {
                         const char *col;
                         const json_t *type;
@@ -387,7 +417,7 @@ static int print_summary(const json_t *s) {
                         putchar('\n');
                 }
         }
-        const json_t *shape = cli_json_field(s, "shape", NULL);
+        const json_t *shape = field(s, "shape", NULL);
         if (shape) {
                 _cleanup_free_ char *d = json_dumps(shape, JSON_COMPACT);
                 printf("shape    %s\n", d ? d : "?");
@@ -413,16 +443,17 @@ static int list_handles(cli_client *c, const char *session, json_t **ret, const 
         int r = cli_call(c, PATH_LIST, json_pack("{s:s}", "sessionId", session), SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
-        const json_t *h = cli_json_field(ans, "handles", NULL);
-        if (h && !json_is_array(h)) {
+        json_t *h;
+        hull_error e = {0};
+        if (pj_array(ans, "handles", NULL, NULL, SIZE_MAX, &h, &e) < 0) {
                 json_decref(ans);
-                return bad_answer("handles is not a list");
+                return bad_field(&e);
         }
         for (size_t i = 0; h && i < json_array_size(h); i++) {
                 const char *id, *kind;
                 const json_t *s = json_array_get(h, i);
-                if (!json_is_object(s) || cli_json_string(s, "id", NULL, &id) < 0 || !id[0] ||
-                    cli_json_string(s, "kind", NULL, &kind) < 0) {
+                if (!json_is_object(s) || pj_string(s, "id", NULL, NULL, SIZE_MAX, &id, NULL, NULL) < 0 || !id[0] ||
+                    pj_string(s, "kind", NULL, NULL, SIZE_MAX, &kind, NULL, NULL) < 0) {
                         json_decref(ans);
                         return bad_answer("a handle of the list has no id or kind");
                 }
@@ -454,8 +485,7 @@ static int fill_table_shapes(cli_client *c, const char *session, const json_t *h
         for (size_t i = 0; i < json_array_size(handles); i++) {
                 json_t *s = json_array_get(handles, i);
                 const char *id = json_string_value(json_object_get(s, "id"));
-                if (strcmp(json_string_value(json_object_get(s, "kind")), "table") != 0 ||
-                    cli_json_field(s, "n_rows", "nRows"))
+                if (strcmp(json_string_value(json_object_get(s, "kind")), "table") != 0 || field(s, "n_rows", "nRows"))
                         continue;
                 if (asked++ >= HANDLE_CLI_SHAPES_MAX)
                         break;
@@ -465,8 +495,7 @@ static int fill_table_shapes(cli_client *c, const char *session, const json_t *h
                         ret = CLI_EXIT_FAILURE;
                         continue;
                 }
-                const json_t *rows = cli_json_field(sum, "n_rows", "nRows"),
-                             *cols = cli_json_field(sum, "n_cols", "nCols");
+                const json_t *rows = field(sum, "n_rows", "nRows"), *cols = field(sum, "n_cols", "nCols");
                 if (rows && cols) {
                         json_object_set(s, "n_rows", (json_t *) rows);
                         json_object_set(s, "n_cols", (json_t *) cols);
@@ -493,13 +522,17 @@ static int sub_list(cli_client *c, const handle_args *a) {
                 const char *id, *kind, *source;
                 int64_t bytes, n_rows, n_cols;
                 char shape[48] = "-";
-                if (cli_json_string(s, "id", NULL, &id) < 0 || cli_json_string(s, "kind", NULL, &kind) < 0 ||
-                    cli_json_string(s, "source", NULL, &source) < 0 || cli_json_int(s, "bytes", NULL, &bytes) < 0 ||
-                    cli_json_int(s, "n_rows", "nRows", &n_rows) < 0 || cli_json_int(s, "n_cols", "nCols", &n_cols) < 0)
-                        return bad_answer("a handle of the list (bytes, source, n_rows, n_cols)");
-                if (strcmp(kind, "table") == 0 && cli_json_field(s, "n_rows", "nRows"))
+                hull_error e = {0};
+                if (pj_string(s, "id", NULL, "handles[].", SIZE_MAX, &id, NULL, &e) < 0 ||
+                    pj_string(s, "kind", NULL, "handles[].", SIZE_MAX, &kind, NULL, &e) < 0 ||
+                    pj_string(s, "source", NULL, "handles[].", SIZE_MAX, &source, NULL, &e) < 0 ||
+                    pj_int(s, "bytes", NULL, INT64_MIN, INT64_MAX, NULL, &bytes, &e) < 0 ||
+                    pj_int(s, "n_rows", "nRows", INT64_MIN, INT64_MAX, NULL, &n_rows, &e) < 0 ||
+                    pj_int(s, "n_cols", "nCols", INT64_MIN, INT64_MAX, NULL, &n_cols, &e) < 0)
+                        return bad_field(&e);
+                if (strcmp(kind, "table") == 0 && field(s, "n_rows", "nRows"))
                         snprintf(shape, sizeof(shape), "%" PRId64 "x%" PRId64, n_rows, n_cols);
-                _cleanup_free_ char *src = cell_text(cli_json_field(s, "source", NULL), false);
+                _cleanup_free_ char *src = cell_text(field(s, "source", NULL), false);
                 printf("%-*s  %-6s  %10" PRId64 "  %-12s  %s\n", (int) w, id, kind, bytes, shape,
                        src && src[0] && strcmp(src, "NULL") ? src : "-");
         }
@@ -570,10 +603,10 @@ static int sub_inspect(cli_client *c, const handle_args *a) {
         r = print_summary(ans);
         if (r)
                 return r;
-        const json_t *columns = cli_json_field(ans, "columns", NULL);
+        const json_t *columns = field(ans, "columns", NULL);
         const char *const parts[] = {"head", "tail"};
         for (size_t i = 0; i < ELEMENTSOF(parts); i++) {
-                const json_t *rows = cli_json_field(ans, parts[i], NULL);
+                const json_t *rows = field(ans, parts[i], NULL);
                 if (!rows)
                         continue;
                 if (!json_is_array(rows) || !json_is_array(columns))
@@ -583,7 +616,7 @@ static int sub_inspect(cli_client *c, const handle_args *a) {
                 if (r)
                         return r;
         }
-        const json_t *stats = cli_json_field(ans, "stats", NULL);
+        const json_t *stats = field(ans, "stats", NULL);
         if (stats) {
                 if (!json_is_object(stats))
                         return bad_answer("stats is not an object");
@@ -591,7 +624,7 @@ static int sub_inspect(cli_client *c, const handle_args *a) {
                 if (r)
                         return r;
                 bool cut;
-                if (cli_json_bool(ans, "stats_truncated", "statsTruncated", &cut) == 0 && cut)
+                if (pj_bool(ans, "stats_truncated", "statsTruncated", &cut, NULL) == 0 && cut)
                         printf("  (stats cover the first %u columns)\n", HD_STATS_COLUMNS_MAX);
         } else if (a->stats && json_is_array(columns))
                 cli_error(CMD, "the daemon sent no stats (only tables have them)");
@@ -671,11 +704,11 @@ static int sub_query(cli_client *c, const handle_args *a) {
                 return r;
         if (a->json)
                 return print_json(ans);
-        const json_t *handle = cli_json_field(ans, "handle", NULL);
+        const json_t *handle = field(ans, "handle", NULL);
         if (handle) {
                 /* Too big to answer inline: the result is a new table handle. */
                 const char *id;
-                if (cli_json_string(handle, "id", NULL, &id) < 0 || !id[0])
+                if (pj_string(handle, "id", NULL, NULL, SIZE_MAX, &id, NULL, NULL) < 0 || !id[0])
                         return bad_answer("the result's handle has no id");
                 cli_error(CMD,
                           "the result is too large to print: it is the new table handle %s (see 'hull handle "
@@ -684,7 +717,7 @@ static int sub_query(cli_client *c, const handle_args *a) {
                 r = print_summary(handle);
                 return r ? r : finish_stdout();
         }
-        const json_t *columns = cli_json_field(ans, "columns", NULL), *rows = cli_json_field(ans, "rows", NULL);
+        const json_t *columns = field(ans, "columns", NULL), *rows = field(ans, "rows", NULL);
         if (!json_is_array(columns) || (rows && !json_is_array(rows)))
                 return bad_answer("columns or rows is not a list");
         for (size_t i = 0; i < json_array_size(columns); i++)
@@ -765,17 +798,24 @@ static int read_slice(const json_t *ans, bool binary, uint64_t offset, uint64_t 
         int64_t got_offset, length, total;
         bool eof;
         const char *digest = "";
-        if (cli_json_int(ans, "offset", NULL, &got_offset) < 0 || cli_json_int(ans, "length", NULL, &length) < 0 ||
-            cli_json_int(ans, "total_bytes", "totalBytes", &total) < 0 || cli_json_bool(ans, "eof", NULL, &eof) < 0 ||
-            (binary && cli_json_string(ans, "sha256", NULL, &digest) < 0))
-                return bad_answer("offset, length, total_bytes, eof or sha256");
+        hull_error e = {0};
+        if (pj_int(ans, "offset", NULL, INT64_MIN, INT64_MAX, NULL, &got_offset, &e) < 0 ||
+            pj_int(ans, "length", NULL, INT64_MIN, INT64_MAX, NULL, &length, &e) < 0 ||
+            pj_int(ans, "total_bytes", "totalBytes", INT64_MIN, INT64_MAX, NULL, &total, &e) < 0 ||
+            pj_bool(ans, "eof", NULL, &eof, &e) < 0 ||
+            (binary && pj_string(ans, "sha256", NULL, NULL, SIZE_MAX, &digest, NULL, &e) < 0))
+                return bad_field(&e);
         _cleanup_free_ char *data = NULL;
         size_t n;
         if (binary) {
-                if (cli_json_bytes(ans, "content", NULL, &data, &n) < 0)
-                        return bad_answer("content is not base64");
+                void *p;
+                if (pj_bytes(ans, "content", NULL, NULL, PLIM_ANSWER_MAX, &p, &n, &e) < 0)
+                        return bad_field(&e);
+                if (!p && !(p = strdup("")))
+                        return out_of_memory();
+                data = p;
         } else {
-                const json_t *text = cli_json_field(ans, "text", NULL);
+                const json_t *text = field(ans, "text", NULL);
                 if (text && !json_is_string(text))
                         return bad_answer("text is not a string");
                 n = text ? json_string_length(text) : 0;
@@ -921,7 +961,7 @@ static int sub_add(cli_client *c, const handle_args *a) {
                 cli_error(CMD, "cannot read %s: %s", std ? "stdin" : file, strerror(-r));
                 return CLI_EXIT_FAILURE;
         }
-        json_t *b = cli_json_base64(data, len);
+        json_t *b = pj_new_bytes(data, len);
         json_t *req =
                 b ? json_pack("{s:s, s:s, s:s, s:o}", "sessionId", a->pos[0], "inputId", id, "name", name, "content", b)
                   : NULL;
@@ -933,11 +973,11 @@ static int sub_add(cli_client *c, const handle_args *a) {
                 return r;
         if (a->json)
                 return print_json(ans);
-        const json_t *s = cli_json_field(ans, "handle", NULL);
+        const json_t *s = field(ans, "handle", NULL);
         const char *got;
         if (!s)
                 s = ans;
-        if (cli_json_string(s, "id", NULL, &got) < 0 || !handle_id_is_valid(got))
+        if (pj_string(s, "id", NULL, NULL, SIZE_MAX, &got, NULL, NULL) < 0 || !handle_id_is_valid(got))
                 return bad_answer("the new handle has no valid id");
         printf("%s\n", got);
         return finish_stdout();

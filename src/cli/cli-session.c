@@ -10,7 +10,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,12 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "cli-session.h"
 #include "cli.h"
+#include "dynbuf.h"
 #include "http-client.h"
 #include "limits.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "protojson.h"
 #include "sha256.h"
 #include "utf8.h"
 
@@ -207,20 +209,15 @@ int cli_read_input(const char *path, size_t max, char **ret, size_t *ret_len) {
                 return negative_errno();
         if (S_ISDIR(st.st_mode))
                 return -EISDIR;
-        _cleanup_free_ char *buf = NULL;
-        size_t len = 0, cap = 0;
+        /* One byte more than max may be held: reading it says the input is too big. */
+        _cleanup_dynbuf_ dynbuf b;
+        dynbuf_init(&b, max + 1);
         for (;;) {
-                if (len + 1 >= cap) {
-                        if (cap > max + 1)
-                                return -EFBIG;
-                        size_t ncap = cap ? MIN(cap * 2, max + 2) : MIN((size_t) 65536, max + 2);
-                        char *b = realloc(buf, ncap);
-                        if (!b)
-                                return -ENOMEM;
-                        buf = b;
-                        cap = ncap;
-                }
-                ssize_t k = read(fd, buf + len, cap - len - 1);
+                size_t want = MIN((size_t) SESSION_CLI_READ_CHUNK, b.max - b.len);
+                int r = dynbuf_reserve(&b, want);
+                if (r < 0)
+                        return r;
+                ssize_t k = read(fd, b.buf + b.len, want);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -228,13 +225,14 @@ int cli_read_input(const char *path, size_t max, char **ret, size_t *ret_len) {
                 }
                 if (k == 0)
                         break;
-                len += (size_t) k;
-                if (len > max)
+                dynbuf_advance(&b, (size_t) k);
+                if (b.len > max)
                         return -EFBIG;
         }
-        buf[len] = 0;
-        *ret = TAKE_PTR(buf);
-        *ret_len = len;
+        char *p = dynbuf_take(&b, ret_len);
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
         return 0;
 }
 
@@ -258,151 +256,46 @@ int cli_write_out(FILE *f, const char *p, size_t n) {
         return fwrite(p, 1, n, f) == n && fflush(f) == 0 ? 0 : -EIO;
 }
 
-/* Standard base64 with padding (a new string), NULL when out of memory or too long. */
-json_t *cli_json_base64(const char *p, size_t n) {
-        if (n > (size_t) INT32_MAX / 4 * 3 - 3)
-                return NULL;
-        _cleanup_free_ char *b = malloc(4 * ((n + 2) / 3) + 1);
-        if (!b)
-                return NULL;
-        int k = EVP_EncodeBlock((unsigned char *) b, (const unsigned char *) p, (int) n);
-        return k < 0 ? NULL : json_stringn(b, (size_t) k);
-}
-
-static int b64_value(unsigned char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+' || c == '-')
-                return 62;
-        if (c == '/' || c == '_')
-                return 63;
-        return -1;
-}
-
-/* Base64 as ProtoJSON writes it: standard or URL-safe, padded or not. Returns 0 with a new
- * NUL-terminated buffer, -EINVAL or -ENOMEM. */
-int cli_base64_decode(const char *s, size_t n, char **ret, size_t *ret_len) {
-        if (n % 4 == 0 && n > 0 && s[n - 1] == '=') {
-                n--;
-                if (s[n - 1] == '=')
-                        n--;
-        }
-        if (n % 4 == 1)
-                return -EINVAL;
-        size_t out_len = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0), o = 0;
-        char *out = malloc(out_len + 1);
-        if (!out)
-                return -ENOMEM;
-        uint32_t acc = 0;
-        unsigned bits = 0;
-        for (size_t i = 0; i < n; i++) {
-                int v = b64_value((unsigned char) s[i]);
-                if (v < 0) {
-                        free(out);
-                        return -EINVAL;
-                }
-                acc = (acc << 6) | (uint32_t) v;
-                bits += 6;
-                if (bits >= 8) {
-                        bits -= 8;
-                        out[o++] = (char) ((acc >> bits) & 0xff);
-                }
-        }
-        out[o] = 0;
-        *ret = out;
-        *ret_len = o;
-        return 0;
-}
-
-/* ---- reading answers: ProtoJSON, where a field at its zero value may be absent ---- */
-
-const json_t *cli_json_field(const json_t *o, const char *camel, const char *snake) {
-        const json_t *v = json_object_get(o, camel);
-        if (!v && snake)
-                v = json_object_get(o, snake);
-        return v && !json_is_null(v) ? v : NULL;
-}
-
-/* An integer as a JSON number or a decimal string; absent: 0. Returns 0 or -EINVAL. */
-int cli_json_int(const json_t *o, const char *camel, const char *snake, int64_t *ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
+/* A SessionEnd by name (with or without its prefix) or number; absent: 0 (open). */
+static int get_session_end(const json_t *o, const char *camel, const char *snake, unsigned *ret, hull_error *e) {
+        json_t *v;
+        const char *s;
+        int r = pj_field(o, camel, snake, &v, e);
+        if (r < 0)
+                return r;
         if (!v) {
                 *ret = 0;
                 return 0;
         }
-        if (json_is_integer(v)) {
-                *ret = json_integer_value(v);
+        if (json_is_integer(v) && json_integer_value(v) >= 0 &&
+            (size_t) json_integer_value(v) < ELEMENTSOF(session_ends)) {
+                *ret = (unsigned) json_integer_value(v);
                 return 0;
         }
-        if (!json_is_string(v))
-                return -EINVAL;
-        const char *s = json_string_value(v);
-        bool neg = s[0] == '-';
-        uint64_t u;
-        if (parse_uint64(s + neg, 0, neg ? (uint64_t) INT64_MAX + 1 : (uint64_t) INT64_MAX, &u) < 0)
-                return -EINVAL;
-        *ret = neg ? (int64_t) (0 - u) : (int64_t) u;
-        return 0;
-}
-
-int cli_json_bool(const json_t *o, const char *camel, const char *snake, bool *ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        if (v && !json_is_boolean(v))
-                return -EINVAL;
-        *ret = v && json_is_true(v);
-        return 0;
-}
-
-int cli_json_string(const json_t *o, const char *camel, const char *snake, const char **ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        if (v && !json_is_string(v))
-                return -EINVAL;
-        *ret = v ? json_string_value(v) : "";
-        return 0;
-}
-
-int cli_json_bytes(const json_t *o, const char *camel, const char *snake, char **ret, size_t *ret_len) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        if (v && !json_is_string(v))
-                return -EINVAL;
-        if (!v)
-                return cli_base64_decode("", 0, ret, ret_len);
-        return cli_base64_decode(json_string_value(v), json_string_length(v), ret, ret_len);
-}
-
-/* A SessionEnd by name (with or without its prefix) or number; absent: 0 (open). */
-static int get_session_end(const json_t *o, const char *camel, const char *snake, unsigned *ret) {
-        const json_t *v = cli_json_field(o, camel, snake);
-        *ret = 0;
-        if (!v)
-                return 0;
-        if (json_is_integer(v)) {
-                json_int_t n = json_integer_value(v);
-                if (n < 0 || (size_t) n >= ELEMENTSOF(session_ends))
-                        return -EINVAL;
-                *ret = (unsigned) n;
-                return 0;
+        if ((s = json_string_value(v))) {
+                if (strncmp(s, SESSION_END_PREFIX, strlen(SESSION_END_PREFIX)) == 0)
+                        s += strlen(SESSION_END_PREFIX);
+                for (size_t i = 0; i < ELEMENTSOF(session_ends); i++)
+                        if (strcmp(s, session_ends[i]) == 0) {
+                                *ret = (unsigned) i;
+                                return 0;
+                        }
         }
-        if (!json_is_string(v))
-                return -EINVAL;
-        const char *s = json_string_value(v);
-        if (strncmp(s, SESSION_END_PREFIX, strlen(SESSION_END_PREFIX)) == 0)
-                s += strlen(SESSION_END_PREFIX);
-        for (size_t i = 0; i < ELEMENTSOF(session_ends); i++)
-                if (strcmp(s, session_ends[i]) == 0) {
-                        *ret = (unsigned) i;
-                        return 0;
-                }
+        if (e) {
+                hull_err(e, 0, "%s is not a SessionEnd name or number", camel);
+                e->err = -EINVAL;
+        }
         return -EINVAL;
 }
 
 static int bad_answer(const char *what) {
         cli_error(CMD, "the daemon's answer is malformed: %s", what);
         return CLI_EXIT_FAILURE;
+}
+
+/* What a ProtoJSON reader found wrong with an answer. */
+static int bad_field(const hull_error *e) {
+        return bad_answer(e->msg);
 }
 
 static int print_json(const json_t *o) {
@@ -476,9 +369,9 @@ static void describe_details(const json_t *details, const char *message, char *b
                         continue;
                 const char *slash = strrchr(type, '/');
                 type = slash ? slash + 1 : type;
-                _cleanup_free_ char *raw = NULL;
+                _cleanup_free_ void *raw = NULL;
                 size_t raw_len;
-                if (cli_base64_decode(json_string_value(value), json_string_length(value), &raw, &raw_len) < 0)
+                if (base64_decode(json_string_value(value), json_string_length(value), &raw, &raw_len) < 0)
                         continue;
                 uint64_t reason;
                 char detail[PLIM_END_DETAIL_MAX];
@@ -641,10 +534,13 @@ static int sub_open(cli_client *c, const session_args *a) {
                 return r;
         const char *id, *fp;
         char want[SHA256_HEX_SIZE];
-        if (cli_json_string(ans, "sessionId", "session_id", &id) < 0 || !cli_session_id_is_valid(id))
+        hull_error e = {0};
+        if (pj_string(ans, "sessionId", "session_id", NULL, SIZE_MAX, &id, NULL, &e) < 0)
+                return bad_field(&e);
+        if (!cli_session_id_is_valid(id))
                 return bad_answer("sessionId is not 1 to 64 lowercase hex digits");
-        if (cli_json_string(ans, "session", NULL, &fp) < 0 || sha256_hex(id, strlen(id), want) < 0 ||
-            strcmp(fp, want) != 0) {
+        if (pj_string(ans, "session", NULL, NULL, SIZE_MAX, &fp, NULL, &e) < 0 ||
+            sha256_hex(id, strlen(id), want) < 0 || strcmp(fp, want) != 0) {
                 /* The fingerprint must be the ID's SHA-256, or the run records cannot be tied to it. */
                 json_auto_t *closed = NULL;
                 cli_error(CMD, "the daemon's session fingerprint is not the SHA-256 of the session ID; closing it");
@@ -659,15 +555,15 @@ static int sub_open(cli_client *c, const session_args *a) {
 
 /* stdout, stderr, their truncation flags: written raw, a note for each truncated stream. */
 static int print_streams(const json_t *o, const char *what) {
-        _cleanup_free_ char *out = NULL, *err = NULL;
+        _cleanup_free_ void *out = NULL, *err = NULL;
         size_t out_len, err_len;
         bool out_trunc, err_trunc;
-        if (cli_json_bytes(o, "stdout", NULL, &out, &out_len) < 0 ||
-            cli_json_bytes(o, "stderr", NULL, &err, &err_len) < 0)
-                return bad_answer("stdout or stderr is not base64");
-        if (cli_json_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc) < 0 ||
-            cli_json_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc) < 0)
-                return bad_answer("stdoutTruncated or stderrTruncated is not a boolean");
+        hull_error e = {0};
+        if (pj_bytes(o, "stdout", NULL, NULL, PLIM_ANSWER_MAX, &out, &out_len, &e) < 0 ||
+            pj_bytes(o, "stderr", NULL, NULL, PLIM_ANSWER_MAX, &err, &err_len, &e) < 0 ||
+            pj_bool(o, "stdoutTruncated", "stdout_truncated", &out_trunc, &e) < 0 ||
+            pj_bool(o, "stderrTruncated", "stderr_truncated", &err_trunc, &e) < 0)
+                return bad_field(&e);
         if (cli_write_out(stdout, out, out_len) < 0 || cli_write_out(stderr, err, err_len) < 0)
                 return CLI_EXIT_FAILURE;
         if (out_trunc)
@@ -677,27 +573,53 @@ static int print_streams(const json_t *o, const char *what) {
         return 0;
 }
 
+/* Append word w as /bin/sh reads it back as one word: as it is when it is only
+ * [A-Za-z0-9_@%+=:,./-] (the set of Python's shlex.quote), else in single quotes, each ' in it
+ * written '"'"'. Returns 0 or the errors of dynbuf_add. */
+static int shell_quote_add(dynbuf *b, const char *w) {
+        static const char safe[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-";
+        size_t n = strlen(w);
+        if (n > 0 && strspn(w, safe) == n)
+                return dynbuf_add(b, w, n);
+        int r = dynbuf_add(b, "'", 1);
+        for (const char *p = w; r >= 0;) {
+                const char *q = strchrnul(p, '\'');
+                r = dynbuf_add(b, p, (size_t) (q - p));
+                if (r < 0 || !*q)
+                        break;
+                r = dynbuf_add_str(b, "'\"'\"'");
+                p = q + 1;
+        }
+        return r < 0 ? r : dynbuf_add(b, "'", 1);
+}
+
+/* The command line of exec: one argument is a command line for the shell, as it is; several are
+ * one command's words, each quoted so that the shell hands them over unchanged. */
+static int exec_command(const session_args *a, dynbuf *b) {
+        if (a->n_pos == 2)
+                return dynbuf_add_str(b, a->pos[1]);
+        for (size_t i = 1; i < a->n_pos; i++) {
+                int r = i > 1 ? dynbuf_add(b, " ", 1) : 0;
+                if (r < 0 || (r = shell_quote_add(b, a->pos[i])) < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int sub_exec(cli_client *c, const session_args *a) {
         const char *id = a->pos[0];
-        size_t len = 0;
-        for (size_t i = 1; i < a->n_pos; i++)
-                len += strlen(a->pos[i]) + 1;
-        if (len - 1 > HULL_API_COMMAND_MAX)
-                return usage_error("the command is over %u bytes", HULL_API_COMMAND_MAX);
-        _cleanup_free_ char *cmd = malloc(len);
-        if (!cmd)
+        _cleanup_dynbuf_ dynbuf b;
+        dynbuf_init(&b, HULL_API_COMMAND_MAX);
+        int r = exec_command(a, &b);
+        if (r == -E2BIG)
+                return usage_error("the command is over %u bytes%s", HULL_API_COMMAND_MAX,
+                                   a->n_pos > 2 ? " (its words quoted for the shell)" : "");
+        if (r < 0)
                 return bad_answer("out of memory");
-        cmd[0] = 0;
-        for (size_t i = 1, o = 0; i < a->n_pos; i++) {
-                size_t k = strlen(a->pos[i]);
-                memcpy(cmd + o, a->pos[i], k);
-                o += k;
-                cmd[o] = i + 1 < a->n_pos ? ' ' : 0;
-                o++;
-        }
+        const char *cmd = b.buf ? b.buf : "";
         if (!cmd[0])
                 return usage_error("the command is empty%s", "");
-        if (!utf8_is_valid(cmd, strlen(cmd)))
+        if (!utf8_is_valid(cmd, b.len))
                 return usage_error("the command is not UTF-8%s", "");
 
         json_t *req = json_pack("{s:s, s:s}", "sessionId", id, "command", cmd);
@@ -717,14 +639,15 @@ static int sub_exec(cli_client *c, const session_args *a) {
                 json_object_set_new(req, "env", env);
         }
         json_auto_t *ans = NULL;
-        int r = cli_call(c, PATH_EXEC, req, call_ms(a), &ans);
+        r = cli_call(c, PATH_EXEC, req, call_ms(a), &ans);
         if (r != 0)
                 return r;
         int64_t exit_code;
         bool timed_out;
-        if (cli_json_int(ans, "exitCode", "exit_code", &exit_code) < 0 ||
-            cli_json_bool(ans, "timedOut", "timed_out", &timed_out) < 0)
-                return bad_answer("exitCode or timedOut");
+        hull_error e = {0};
+        if (pj_int(ans, "exitCode", "exit_code", INT64_MIN, INT64_MAX, NULL, &exit_code, &e) < 0 ||
+            pj_bool(ans, "timedOut", "timed_out", &timed_out, &e) < 0)
+                return bad_field(&e);
         if (a->json) {
                 r = print_json(ans);
                 return r ? r : ran_status(exit_code, timed_out);
@@ -813,19 +736,21 @@ static int sub_cell(cli_client *c, const session_args *a) {
         r = cli_call(c, PATH_SESSION_RUN, req, call_ms(a), &ans);
         if (r != 0)
                 return r;
-        const json_t *run = cli_json_field(ans, "run", NULL), *res = run ? cli_json_field(run, "cell", NULL) : NULL;
+        json_t *run = NULL, *res = NULL;
         unsigned ended;
         const char *detail;
         int64_t exit_code;
         bool timed_out;
+        hull_error e = {0};
+        if (pj_field(ans, "run", NULL, &run, &e) < 0 || (run && pj_field(run, "cell", NULL, &res, &e) < 0))
+                return bad_field(&e);
         if (!json_is_object(run) || !json_is_object(res))
                 return bad_answer("it carries no run.cell result");
-        if (get_session_end(ans, "ended", NULL, &ended) < 0 ||
-            cli_json_string(ans, "endDetail", "end_detail", &detail) < 0)
-                return bad_answer("ended or endDetail");
-        if (cli_json_int(res, "exitCode", "exit_code", &exit_code) < 0 ||
-            cli_json_bool(res, "timedOut", "timed_out", &timed_out) < 0)
-                return bad_answer("cell.exitCode or cell.timedOut");
+        if (get_session_end(ans, "ended", NULL, &ended, &e) < 0 ||
+            pj_string(ans, "endDetail", "end_detail", NULL, SIZE_MAX, &detail, NULL, &e) < 0 ||
+            pj_int(res, "exitCode", "exit_code", INT64_MIN, INT64_MAX, NULL, &exit_code, &e) < 0 ||
+            pj_bool(res, "timedOut", "timed_out", &timed_out, &e) < 0)
+                return bad_field(&e);
         if (a->json)
                 r = print_json(ans);
         else
@@ -864,11 +789,13 @@ static int sub_read(cli_client *c, const session_args *a) {
                                  SESSION_CLI_CALL_MS_DEFAULT, &ans);
                 if (r)
                         return r;
-                _cleanup_free_ char *data = NULL;
+                _cleanup_free_ void *data = NULL;
                 size_t len;
                 bool eof;
-                if (cli_json_bytes(ans, "content", NULL, &data, &len) < 0 || cli_json_bool(ans, "eof", NULL, &eof) < 0)
-                        return bad_answer("content or eof");
+                hull_error e = {0};
+                if (pj_bytes(ans, "content", NULL, NULL, PLIM_ANSWER_MAX, &data, &len, &e) < 0 ||
+                    pj_bool(ans, "eof", NULL, &eof, &e) < 0)
+                        return bad_field(&e);
                 if (cli_write_out(stdout, data, len) < 0) {
                         cli_error(CMD, "cannot write to stdout");
                         return CLI_EXIT_FAILURE;
@@ -893,7 +820,7 @@ static int sub_write(cli_client *c, const session_args *a) {
                 cli_error(CMD, "cannot read %s: %s", strcmp(src, "-") ? src : "stdin", strerror(-r));
                 return CLI_EXIT_FAILURE;
         }
-        json_t *b = cli_json_base64(data, len);
+        json_t *b = pj_new_bytes(data, len);
         json_t *req = b ? json_pack("{s:s, s:s, s:o}", "sessionId", a->pos[0], "path", a->pos[1], "content", b) : NULL;
         if (!req)
                 return bad_answer("out of memory");
@@ -902,8 +829,9 @@ static int sub_write(cli_client *c, const session_args *a) {
         if (r)
                 return r;
         int64_t bytes;
-        if (cli_json_int(ans, "bytes", NULL, &bytes) < 0)
-                return bad_answer("bytes");
+        hull_error e = {0};
+        if (pj_int(ans, "bytes", NULL, 0, INT64_MAX, NULL, &bytes, &e) < 0)
+                return bad_field(&e);
         if (a->json)
                 return print_json(ans);
         printf("wrote %" PRId64 " bytes to %s\n", bytes, a->pos[1]);
@@ -922,15 +850,17 @@ static int sub_persist(cli_client *c, const session_args *a) {
                          &ans);
         if (r)
                 return r;
-        _cleanup_free_ char *tar = NULL;
+        _cleanup_free_ void *tar = NULL;
         size_t len;
         int64_t bytes;
         const char *digest;
         char got[SHA256_HEX_SIZE];
-        if (cli_json_bytes(ans, "archive", NULL, &tar, &len) < 0 || cli_json_int(ans, "bytes", NULL, &bytes) < 0 ||
-            cli_json_string(ans, "sha256", NULL, &digest) < 0)
-                return bad_answer("archive, bytes or sha256");
-        if (bytes < 0 || (uint64_t) bytes != len)
+        hull_error e = {0};
+        if (pj_bytes(ans, "archive", NULL, NULL, PLIM_ANSWER_MAX, &tar, &len, &e) < 0 ||
+            pj_int(ans, "bytes", NULL, 0, INT64_MAX, NULL, &bytes, &e) < 0 ||
+            pj_string(ans, "sha256", NULL, NULL, SIZE_MAX, &digest, NULL, &e) < 0)
+                return bad_field(&e);
+        if ((uint64_t) bytes != len)
                 return bad_answer("bytes is not the archive's length");
         if (sha256_hex(tar, len, got) < 0 || strcmp(got, digest) != 0)
                 return bad_answer("sha256 is not the archive's digest");
@@ -967,10 +897,12 @@ static int sub_close(cli_client *c, const session_args *a) {
         int64_t calls;
         unsigned ended;
         char want[SHA256_HEX_SIZE];
-        if (cli_json_string(ans, "session", NULL, &fp) < 0 ||
-            cli_json_string(ans, "lastRecordSha256", "last_record_sha256", &last) < 0 ||
-            cli_json_int(ans, "calls", NULL, &calls) < 0 || get_session_end(ans, "ended", NULL, &ended) < 0)
-                return bad_answer("session, calls, lastRecordSha256 or ended");
+        hull_error e = {0};
+        if (pj_string(ans, "session", NULL, NULL, SIZE_MAX, &fp, NULL, &e) < 0 ||
+            pj_string(ans, "lastRecordSha256", "last_record_sha256", NULL, SIZE_MAX, &last, NULL, &e) < 0 ||
+            pj_int(ans, "calls", NULL, 0, INT64_MAX, NULL, &calls, &e) < 0 ||
+            get_session_end(ans, "ended", NULL, &ended, &e) < 0)
+                return bad_field(&e);
         if (sha256_hex(a->pos[0], strlen(a->pos[0]), want) < 0 || strcmp(fp, want) != 0)
                 return bad_answer("the session fingerprint is not the SHA-256 of the session ID");
         if (a->json)
@@ -984,9 +916,10 @@ static int sub_list(cli_client *c, const session_args *a) {
         int r = cli_call(c, PATH_LIST, json_object(), SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
-        const json_t *sessions = cli_json_field(ans, "sessions", NULL);
-        if (sessions && !json_is_array(sessions))
-                return bad_answer("sessions is not a list");
+        json_t *sessions;
+        hull_error e = {0};
+        if (pj_array(ans, "sessions", NULL, NULL, SIZE_MAX, &sessions, &e) < 0)
+                return bad_field(&e);
         if (a->json)
                 return print_json(ans);
         struct timespec now;
@@ -998,12 +931,16 @@ static int sub_list(cli_client *c, const session_args *a) {
                 const char *id, *owner;
                 int64_t calls, expires, idle;
                 char idle_s[32], left_s[32];
-                if (!json_is_object(s) || cli_json_string(s, "sessionId", "session_id", &id) < 0 ||
-                    !cli_session_id_is_valid(id) || cli_json_string(s, "owner", NULL, &owner) < 0 ||
-                    cli_json_int(s, "calls", NULL, &calls) < 0 ||
-                    cli_json_int(s, "expiresUnixMs", "expires_unix_ms", &expires) < 0 ||
-                    cli_json_int(s, "idleTimeoutMs", "idle_timeout_ms", &idle) < 0)
-                        return bad_answer("a session of the list");
+                if (!json_is_object(s))
+                        return bad_answer("a session of the list is not an object");
+                if (pj_string(s, "sessionId", "session_id", "sessions[].", SIZE_MAX, &id, NULL, &e) < 0 ||
+                    pj_string(s, "owner", NULL, "sessions[].", SIZE_MAX, &owner, NULL, &e) < 0 ||
+                    pj_int(s, "calls", NULL, 0, INT64_MAX, NULL, &calls, &e) < 0 ||
+                    pj_int(s, "expiresUnixMs", "expires_unix_ms", 0, INT64_MAX, NULL, &expires, &e) < 0 ||
+                    pj_int(s, "idleTimeoutMs", "idle_timeout_ms", 0, INT64_MAX, NULL, &idle, &e) < 0)
+                        return bad_field(&e);
+                if (!cli_session_id_is_valid(id))
+                        return bad_answer("a session of the list has a sessionId that is not 1 to 64 hex digits");
                 format_ms(idle > 0 ? (uint64_t) idle : 0, idle_s, sizeof(idle_s));
                 if (expires > now_ms) {
                         char d[28];
@@ -1035,8 +972,10 @@ static const session_sub subs[] = {
          sub_open},
         {"exec", BIT(OPT_JSON) | BIT(OPT_TIMEOUT) | BIT(OPT_ENV), 2, SIZE_MAX,
          "exec ID [--timeout DUR] [--env K=V]... [--json] -- COMMAND...",
-         "Run COMMAND (its words joined by spaces, or one string) with /bin/sh -c in the session's\n"
-         "workspace. The working directory and exported variables carry over to the next exec.\n"
+         "Run COMMAND with /bin/sh -c in the session's workspace: one argument is a command line for\n"
+         "the shell ('cd /tmp && ls *.csv'); several are one command's words, handed over as they are\n"
+         "(each quoted for the shell). The working directory and exported variables carry over to\n"
+         "the next exec.\n"
          "Its stdout and stderr are written as they are; the exit status is the command's (124: it\n"
          "timed out).\n\n"
          "  --timeout DUR      stop it after DUR (default 30s, at most 5m)\n"

@@ -1,6 +1,6 @@
 /* cli-session.h: `hull session`, a client of hull serve's sessions (cli-session.c), and what the
  * other clients of hull serve (cli-handle.c) share with it: the connection, one call with its
- * request ID and error reporting, and readers of ProtoJSON answers. */
+ * request ID and error reporting. Answers are read with src/shared/protojson. */
 #pragma once
 
 #include <jansson.h>
@@ -57,17 +57,3 @@ int cli_read_input(const char *path, size_t max, char **ret, size_t *ret_len);
 int cli_write_all_fd(int fd, const char *p, size_t n);
 /* fwrite and fflush: 0 or -EIO. */
 int cli_write_out(FILE *f, const char *p, size_t n);
-
-/* Standard base64 with padding as a new JSON string; NULL when out of memory or too long. */
-json_t *cli_json_base64(const char *p, size_t n);
-/* Base64 as ProtoJSON writes it (standard or URL-safe, padded or not) into a new NUL-terminated
- * buffer. Returns 0, -EINVAL or -ENOMEM. */
-int cli_base64_decode(const char *s, size_t n, char **ret, size_t *ret_len);
-
-/* Fields of a ProtoJSON object, by their camelCase or snake_case name (snake may be NULL); an
- * absent or null field reads as its zero value. Each returns 0 or -EINVAL (wrong type). */
-const json_t *cli_json_field(const json_t *o, const char *camel, const char *snake);
-int cli_json_int(const json_t *o, const char *camel, const char *snake, int64_t *ret); /* number or decimal string */
-int cli_json_bool(const json_t *o, const char *camel, const char *snake, bool *ret);
-int cli_json_string(const json_t *o, const char *camel, const char *snake, const char **ret);
-int cli_json_bytes(const json_t *o, const char *camel, const char *snake, char **ret, size_t *ret_len); /* base64 */

@@ -523,11 +523,11 @@ static int dump_with_record(json_t *o, const json_t *record, char **ret, size_t 
 int hull_api_exec_answer(const ss_output *s, char **ret, size_t *ret_len) {
         json_t *o = json_object();
         if (!o || !set(o, "exitCode", json_integer(s->exit_code)) || !set(o, "timedOut", json_boolean(s->timed_out)) ||
-            !set(o, "stdout", plim_json_base64(s->out, s->out_len)) ||
-            !set(o, "stderr", plim_json_base64(s->err, s->err_len)) ||
+            !set(o, "stdout", pj_new_bytes(s->out, s->out_len)) ||
+            !set(o, "stderr", pj_new_bytes(s->err, s->err_len)) ||
             !set(o, "stdoutTruncated", json_boolean(s->out_truncated)) ||
             !set(o, "stderrTruncated", json_boolean(s->err_truncated)) ||
-            !set(o, "durationMs", plim_json_uint64_string(s->wall_us / 1000))) {
+            !set(o, "durationMs", pj_new_uint64(s->wall_us / 1000))) {
                 json_decref(o);
                 return -ENOMEM;
         }
@@ -535,13 +535,13 @@ int hull_api_exec_answer(const ss_output *s, char **ret, size_t *ret_len) {
 }
 
 int hull_api_read_answer(const ws_read_result *r, char **ret, size_t *ret_len) {
-        return plim_json_dump(json_pack("{s:o, s:o, s:b}", "content", plim_json_base64(r->data, r->len), "size",
-                                        plim_json_uint64_string(r->size), "eof", r->eof),
+        return plim_json_dump(json_pack("{s:o, s:o, s:b}", "content", pj_new_bytes(r->data, r->len), "size",
+                                        pj_new_uint64(r->size), "eof", r->eof),
                               ret, ret_len);
 }
 
 int hull_api_write_answer(uint64_t bytes, const json_t *record, char **ret, size_t *ret_len) {
-        return dump_with_record(json_pack("{s:o}", "bytes", plim_json_uint64_string(bytes)), record, ret, ret_len);
+        return dump_with_record(json_pack("{s:o}", "bytes", pj_new_uint64(bytes)), record, ret, ret_len);
 }
 
 int hull_api_edit_answer(const json_t *record, char **ret, size_t *ret_len) {
@@ -587,25 +587,25 @@ int hull_api_persist_answer(const void *archive, size_t len, char **ret, size_t 
         int q = sha256_hex(archive, len, hex);
         if (q < 0)
                 return q;
-        return plim_json_dump(json_pack("{s:o, s:o, s:s}", "archive", plim_json_base64(archive, len), "bytes",
-                                        plim_json_uint64_string(len), "sha256", hex),
+        return plim_json_dump(json_pack("{s:o, s:o, s:s}", "archive", pj_new_bytes(archive, len), "bytes",
+                                        pj_new_uint64(len), "sha256", hex),
                               ret, ret_len);
 }
 
 int hull_api_hydrate_answer(const ws_tar_stats *s, const json_t *record, char **ret, size_t *ret_len) {
-        return dump_with_record(json_pack("{s:o, s:o}", "files", plim_json_uint64_string(s->files), "bytes",
-                                          plim_json_uint64_string(s->bytes)),
-                                record, ret, ret_len);
+        return dump_with_record(
+                json_pack("{s:o, s:o}", "files", pj_new_uint64(s->files), "bytes", pj_new_uint64(s->bytes)), record,
+                ret, ret_len);
 }
 
 int hull_api_list_answer(const hull_api_session_info *s, size_t n, char **ret, size_t *ret_len) {
         json_t *list = json_array();
         for (size_t i = 0; list && i < n; i++) {
                 json_t *x = json_pack("{s:s, s:s, s:o, s:o, s:I, s:o, s:s}", "sessionId", s[i].session_id, "session",
-                                      s[i].fingerprint, "openedUnixMs", plim_json_uint64_string(s[i].opened_unix_ms),
-                                      "expiresUnixMs", plim_json_uint64_string(s[i].expires_unix_ms), "idleTimeoutMs",
-                                      (json_int_t) s[i].idle_timeout_ms, "calls", plim_json_uint64_string(s[i].calls),
-                                      "owner", s[i].owner ? s[i].owner : "");
+                                      s[i].fingerprint, "openedUnixMs", pj_new_uint64(s[i].opened_unix_ms),
+                                      "expiresUnixMs", pj_new_uint64(s[i].expires_unix_ms), "idleTimeoutMs",
+                                      (json_int_t) s[i].idle_timeout_ms, "calls", pj_new_uint64(s[i].calls), "owner",
+                                      s[i].owner ? s[i].owner : "");
                 if (json_array_append_new(list, x) < 0) {
                         json_decref(list);
                         return -ENOMEM;

@@ -2,7 +2,9 @@
  * procedure routing, the request-ID rule, Connect errors with NotDispatched details, parsing and
  * bounding of Run requests, the protocol gate, the floor and software-rule checks, the broker
  * plan of a run, and the Describe and Run answers with their v2 run records. Pure: bytes in,
- * structures and bytes out, no I/O (see shared/reference/plimsoll-protocol.md). */
+ * structures and bytes out, no I/O (see shared/reference/plimsoll-protocol.md). Three files:
+ * plimsoll.c (errors, routing, IDs, the protobuf writer), plimsoll-parse.c (requests, admission,
+ * the plan), plimsoll-answer.c (answers, records, the chain). */
 #pragma once
 
 #include <jansson.h>
@@ -13,6 +15,7 @@
 #include "broker-msg.h"
 #include "limits.h"
 #include "macro.h"
+#include "protojson.h"
 #include "sbx-record.h"
 
 #define PLIM_PROTOCOL 3U
@@ -420,14 +423,17 @@ int plim_get_session_id(const json_t *o, const char **ret, plim_error *f);
 int plim_get_bytes(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, void **ret,
                    size_t *ret_len, plim_error *f);
 
-/* Decode base64 as plim_get_bytes() accepts it. Returns 0 with a new buffer, -EINVAL or -ENOMEM. */
-int plim_base64_decode(const char *s, size_t n, void **ret, size_t *ret_len);
-
 /* New JSON values: standard padded base64 of bytes, an int64 as a decimal string. NULL on
- * failure. */
-json_t *plim_json_base64(const void *p, size_t n);
-json_t *plim_json_int64_string(int64_t v);
-json_t *plim_json_uint64_string(uint64_t v);
+ * failure. (src/shared/protojson's writers.) */
+static inline json_t *plim_json_base64(const void *p, size_t n) {
+        return pj_new_bytes(p, n);
+}
+static inline json_t *plim_json_int64_string(int64_t v) {
+        return pj_new_int64(v);
+}
+static inline json_t *plim_json_uint64_string(uint64_t v) {
+        return pj_new_uint64(v);
+}
 
 /* json_dumps(o) compactly, then json_decref(o) (o may be NULL: -ENOMEM). */
 int plim_json_dump(json_t *o, char **ret, size_t *ret_len);

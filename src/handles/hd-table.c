@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "dlib-sqlite3.h"
+#include "dynbuf.h"
 #include "hd-csv.h"
 #include "hd-internal.h"
 #include "hd-json.h"
@@ -254,23 +255,13 @@ static int step_insert(sqlite3 *db, sqlite3_stmt *st, hull_error *e) {
         return rc == SQLITE_DONE ? 0 : sql_fail(db, rc, NULL, e, "cannot insert a row");
 }
 
-typedef struct scratch {
-        char *p;
-        size_t cap;
-} scratch;
-
-static char *scratch_get(scratch *s, size_t n) {
-        if (n + 1 > s->cap) {
-                size_t cap = MAX(n + 1, (size_t) 4096);
-                char *p = realloc(s->p, cap);
-                if (!p)
-                        return NULL;
-                s->p = p, s->cap = cap;
-        }
-        return s->p;
+/* Room for n bytes and a NUL in s, what it held dropped; NULL when out of memory. */
+static char *scratch_get(dynbuf *s, size_t n) {
+        dynbuf_reset(s);
+        return dynbuf_reserve(s, n) < 0 ? NULL : s->buf;
 }
 
-static int bind_cell(sqlite3_stmt *st, int idx, hd_type col, const char *p, size_t n, bool copy, scratch *sc) {
+static int bind_cell(sqlite3_stmt *st, int idx, hd_type col, const char *p, size_t n, bool copy, dynbuf *sc) {
         if (n == 0)
                 return sqlite3_bind_null(st, idx);
         switch (col) {
@@ -354,7 +345,11 @@ static int ingest_delimited(sqlite3 *db, const char *buf, size_t len, char delim
                 return k;
         /* pass 2: rows */
         c = header_end;
-        scratch sc = {0}, esc = {0};
+        /* Scratch for one cell: a number to parse, an escaped field undone (never longer than the
+         * input). */
+        _cleanup_dynbuf_ dynbuf sc, esc;
+        dynbuf_init(&sc, len);
+        dynbuf_init(&esc, len);
         for (k = 0;;) {
                 nf = hd_csv_next(&c, f, cs.n, &line, NULL);
                 if (nf <= 0)
@@ -383,8 +378,6 @@ static int ingest_delimited(sqlite3 *db, const char *buf, size_t len, char delim
                 if (k < 0)
                         break;
         }
-        free(sc.p);
-        free(esc.p);
         (void) unesc;
         return k;
 }
@@ -814,8 +807,9 @@ int hd_table_check(int dir_fd, const char *name, uint64_t size, hull_error *e) {
         return table_load_info(db, &b, true, &t, e);
 }
 
-/* One row as CSV into buf (bounded cells). */
-static void csv_cell(char **buf, size_t *len, size_t *cap, const char *p, size_t n) {
+/* One cell as CSV: at most HD_PREVIEW_CELL_CHARS characters (then "…"), quoted when it holds a
+ * comma, a quote or a line break. Returns 0 or the errors of dynbuf_add. */
+static int csv_cell(dynbuf *b, const char *p, size_t n) {
         size_t cut = 0, chars = 0;
         while (cut < n && chars < HD_PREVIEW_CELL_CHARS) {
                 unsigned char c = (unsigned char) p[cut];
@@ -824,43 +818,36 @@ static void csv_cell(char **buf, size_t *len, size_t *cap, const char *p, size_t
         }
         cut = MIN(cut, n);
         bool quote = memchr(p, ',', cut) || memchr(p, '"', cut) || memchr(p, '\n', cut) || memchr(p, '\r', cut);
-        size_t need = *len + cut * 2 + 8;
-        if (need > *cap) {
-                size_t nc = MAX(need, *cap * 2);
-                char *b = realloc(*buf, nc);
-                if (!b)
-                        return;
-                *buf = b, *cap = nc;
+        int r = quote ? dynbuf_add(b, "\"", 1) : 0;
+        for (size_t i = 0; r >= 0 && i < cut;) {
+                const char *q = memchr(p + i, '"', cut - i);
+                size_t k = q ? (size_t) (q - (p + i)) + 1 : cut - i;
+                r = dynbuf_add(b, p + i, k);
+                if (r >= 0 && q)
+                        r = dynbuf_add(b, "\"", 1); /* a quote is doubled */
+                i += k;
         }
-        char *o = *buf + *len;
-        if (quote)
-                *o++ = '"';
-        for (size_t i = 0; i < cut; i++) {
-                *o++ = p[i];
-                if (p[i] == '"')
-                        *o++ = '"';
-        }
-        if (cut < n) {
-                memcpy(o, "\xe2\x80\xa6", 3); /* … */
-                o += 3;
-        }
-        if (quote)
-                *o++ = '"';
-        *len = (size_t) (o - *buf);
+        if (r >= 0 && cut < n)
+                r = dynbuf_add(b, "\xe2\x80\xa6", 3); /* … */
+        if (r >= 0 && quote)
+                r = dynbuf_add(b, "\"", 1);
+        return r;
 }
 
 static int preview(sqlite3 *db, budget *b, const table_info *t, json_t *summary, hull_error *e) {
-        size_t len = 0, cap = 1024;
-        _cleanup_free_ char *buf = malloc(cap);
-        if (!buf)
-                return hull_err(e, -ENOMEM, "handles: cannot preview");
+        _cleanup_dynbuf_ dynbuf csv;
+        dynbuf_init(&csv, HD_PREVIEW_TABLE_BYTES);
+        int r = 0;
         size_t i;
         json_t *c;
         json_array_foreach(t->columns, i, c) {
-                if (i)
-                        csv_cell(&buf, &len, &cap, ",", 0), buf[len++] = ',';
-                csv_cell(&buf, &len, &cap, json_string_value(c), json_string_length(c));
+                if (r >= 0 && i)
+                        r = dynbuf_add(&csv, ",", 1);
+                if (r >= 0)
+                        r = csv_cell(&csv, json_string_value(c), json_string_length(c));
         }
+        if (r < 0)
+                return hull_err(e, r, "handles: cannot preview");
         char sql[HD_COLUMN_NAME_MAX * 2 + 64];
         snprintf(sql, sizeof(sql), "SELECT * FROM %s LIMIT %u", t->qname, HD_PREVIEW_ROWS);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -868,42 +855,33 @@ static int preview(sqlite3 *db, budget *b, const table_info *t, json_t *summary,
         if (rc != SQLITE_OK)
                 return sql_fail(db, rc, b, e, "the table cannot be read");
         unsigned shown = 0;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while (r >= 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
                 shown++;
-                csv_cell(&buf, &len, &cap, "\n", 0);
-                buf[len++] = '\n';
-                for (int j = 0; j < sqlite3_column_count(st); j++) {
-                        if (j) {
-                                csv_cell(&buf, &len, &cap, "", 0);
-                                buf[len++] = ',';
-                        }
+                r = dynbuf_add(&csv, "\n", 1);
+                for (int j = 0; r >= 0 && j < sqlite3_column_count(st); j++) {
+                        if (j)
+                                r = dynbuf_add(&csv, ",", 1);
                         int type = sqlite3_column_type(st, j);
-                        if (type == SQLITE_NULL)
+                        if (r < 0 || type == SQLITE_NULL)
                                 continue;
                         if (type == SQLITE_BLOB) {
                                 char bl[48];
                                 snprintf(bl, sizeof(bl), "<blob, %d bytes>", sqlite3_column_bytes(st, j));
-                                csv_cell(&buf, &len, &cap, bl, strlen(bl));
+                                r = csv_cell(&csv, bl, strlen(bl));
                                 continue;
                         }
                         const char *p = (const char *) sqlite3_column_text(st, j);
-                        csv_cell(&buf, &len, &cap, p ? p : "", (size_t) sqlite3_column_bytes(st, j));
+                        r = csv_cell(&csv, p ? p : "", (size_t) sqlite3_column_bytes(st, j));
                 }
         }
+        if (r < 0)
+                return hull_err(e, r, "handles: cannot preview");
         if (rc != SQLITE_DONE)
                 return sql_fail(db, rc, b, e, "the table cannot be read");
-        if ((int64_t) shown < t->n_rows) {
-                char more[80];
-                int m = snprintf(more, sizeof(more), "\n... (%u of %" PRId64 " rows)", shown, t->n_rows);
-                csv_cell(&buf, &len, &cap, "", 0);
-                if (len + (size_t) m + 1 <= cap) {
-                        memcpy(buf + len, more, (size_t) m);
-                        len += (size_t) m;
-                } else {
-                        csv_cell(&buf, &len, &cap, more, (size_t) m);
-                }
-        }
-        json_object_set_new(summary, "preview", text_json(buf, len));
+        if ((int64_t) shown < t->n_rows &&
+            (r = dynbuf_addf(&csv, "\n... (%u of %" PRId64 " rows)", shown, t->n_rows)) < 0)
+                return hull_err(e, r, "handles: cannot preview");
+        json_object_set_new(summary, "preview", text_json(csv.buf ? csv.buf : "", csv.len));
         return 0;
 }
 

@@ -32,7 +32,7 @@ static int operation_index(const char *op, hull_error *e) {
 /* A uint64 field (a JSON integer or a decimal string). */
 static int uint64_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
         uint64_t x = 0;
-        int r = pj_uint64(v, what, &x, e);
+        int r = rec_pj_uint64(v, what, &x, e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, name, x);
@@ -44,33 +44,33 @@ static int digest_finish(rec_encoder *enc, char ret[REC_DIGEST_HEX_SIZE], hull_e
         return r < 0 ? rec_fail(e, r, "run records: the digest failed") : 0;
 }
 
-static const pj_field exec_fields[] = {{"command", NULL}, {"env", NULL}, {"timeoutMs", "timeout_ms"}};
-static const pj_field env_fields[] = {{"name", NULL}, {"value", NULL}};
-static const pj_field write_fields[] = {{"path", NULL}, {"content", NULL}, {"append", NULL}};
-static const pj_field edit_fields[] = {{"path", NULL}, {"oldText", "old_text"}, {"newText", "new_text"}};
-static const pj_field hydrate_fields[] = {{"archive", NULL}};
-static const pj_field input_fields[] = {{"inputId", "input_id"}, {"name", NULL}, {"bytes", NULL}, {"sha256", NULL}};
+static const rec_pj_field exec_fields[] = {{"command", NULL}, {"env", NULL}, {"timeoutMs", "timeout_ms"}};
+static const rec_pj_field env_fields[] = {{"name", NULL}, {"value", NULL}};
+static const rec_pj_field write_fields[] = {{"path", NULL}, {"content", NULL}, {"append", NULL}};
+static const rec_pj_field edit_fields[] = {{"path", NULL}, {"oldText", "old_text"}, {"newText", "new_text"}};
+static const rec_pj_field hydrate_fields[] = {{"archive", NULL}};
+static const rec_pj_field input_fields[] = {{"inputId", "input_id"}, {"name", NULL}, {"bytes", NULL}, {"sha256", NULL}};
 
 static int exec_request(rec_encoder *enc, const json_t *q, hull_error *e) {
-        int r = pj_check_message(q, "the exec request", exec_fields, ELEMENTSOF(exec_fields), e);
+        int r = rec_pj_check_message(q, "the exec request", exec_fields, ELEMENTSOF(exec_fields), e);
         if (r >= 0)
-                r = pj_string_field(enc, "command", pj_get(q, &exec_fields[0]), "request.command", e);
+                r = rec_pj_string_field(enc, "command", rec_pj_get(q, &exec_fields[0]), "request.command", e);
         if (r >= 0)
-                r = pj_int_field(enc, "timeout_ms", pj_get(q, &exec_fields[2]), "request.timeoutMs", INT64_MIN,
-                                 INT64_MAX, e);
-        const json_t *env = pj_get(q, &exec_fields[1]);
+                r = rec_pj_int_field(enc, "timeout_ms", rec_pj_get(q, &exec_fields[2]), "request.timeoutMs", INT64_MIN,
+                                     INT64_MAX, e);
+        const json_t *env = rec_pj_get(q, &exec_fields[1]);
         if (r >= 0)
-                r = pj_array(env, "request.env", e);
+                r = rec_pj_array(env, "request.env", e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, "env", json_array_size(env));
         for (size_t i = 0; r >= 0 && i < json_array_size(env); i++) {
                 const json_t *kv = json_array_get(env, i);
-                r = pj_check_message(kv, "an env entry", env_fields, ELEMENTSOF(env_fields), e);
+                r = rec_pj_check_message(kv, "an env entry", env_fields, ELEMENTSOF(env_fields), e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "env_name", pj_get(kv, &env_fields[0]), "env.name", e);
+                        r = rec_pj_string_field(enc, "env_name", rec_pj_get(kv, &env_fields[0]), "env.name", e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "env_value", pj_get(kv, &env_fields[1]), "env.value", e);
+                        r = rec_pj_string_field(enc, "env_value", rec_pj_get(kv, &env_fields[1]), "env.value", e);
         }
         return r;
 }
@@ -90,38 +90,45 @@ int rec_hull_request_digest(const char *operation, const json_t *request, char r
                 r = exec_request(&enc, request, e);
                 break;
         case OP_WRITE:
-                r = pj_check_message(request, "the write request", write_fields, ELEMENTSOF(write_fields), e);
+                r = rec_pj_check_message(request, "the write request", write_fields, ELEMENTSOF(write_fields), e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "path", pj_get(request, &write_fields[0]), "request.path", e);
+                        r = rec_pj_string_field(&enc, "path", rec_pj_get(request, &write_fields[0]), "request.path", e);
                 if (r >= 0)
-                        r = pj_bytes_field(&enc, "content", pj_get(request, &write_fields[1]), "request.content", e);
+                        r = rec_pj_bytes_field(&enc, "content", rec_pj_get(request, &write_fields[1]),
+                                               "request.content", e);
                 if (r >= 0)
-                        r = pj_bool_field(&enc, "append", pj_get(request, &write_fields[2]), "request.append", e);
+                        r = rec_pj_bool_field(&enc, "append", rec_pj_get(request, &write_fields[2]), "request.append",
+                                              e);
                 break;
         case OP_EDIT:
-                r = pj_check_message(request, "the edit request", edit_fields, ELEMENTSOF(edit_fields), e);
+                r = rec_pj_check_message(request, "the edit request", edit_fields, ELEMENTSOF(edit_fields), e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "path", pj_get(request, &edit_fields[0]), "request.path", e);
+                        r = rec_pj_string_field(&enc, "path", rec_pj_get(request, &edit_fields[0]), "request.path", e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "old_text", pj_get(request, &edit_fields[1]), "request.oldText", e);
+                        r = rec_pj_string_field(&enc, "old_text", rec_pj_get(request, &edit_fields[1]),
+                                                "request.oldText", e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "new_text", pj_get(request, &edit_fields[2]), "request.newText", e);
+                        r = rec_pj_string_field(&enc, "new_text", rec_pj_get(request, &edit_fields[2]),
+                                                "request.newText", e);
                 break;
         case OP_HYDRATE:
-                r = pj_check_message(request, "the hydrate request", hydrate_fields, ELEMENTSOF(hydrate_fields), e);
+                r = rec_pj_check_message(request, "the hydrate request", hydrate_fields, ELEMENTSOF(hydrate_fields), e);
                 if (r >= 0)
-                        r = pj_bytes_field(&enc, "archive", pj_get(request, &hydrate_fields[0]), "request.archive", e);
+                        r = rec_pj_bytes_field(&enc, "archive", rec_pj_get(request, &hydrate_fields[0]),
+                                               "request.archive", e);
                 break;
         case OP_ADD_INPUT:
-                r = pj_check_message(request, "the add_input request", input_fields, ELEMENTSOF(input_fields), e);
+                r = rec_pj_check_message(request, "the add_input request", input_fields, ELEMENTSOF(input_fields), e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "input_id", pj_get(request, &input_fields[0]), "request.inputId", e);
+                        r = rec_pj_string_field(&enc, "input_id", rec_pj_get(request, &input_fields[0]),
+                                                "request.inputId", e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "name", pj_get(request, &input_fields[1]), "request.name", e);
+                        r = rec_pj_string_field(&enc, "name", rec_pj_get(request, &input_fields[1]), "request.name", e);
                 if (r >= 0)
-                        r = uint64_field(&enc, "bytes", pj_get(request, &input_fields[2]), "request.bytes", e);
+                        r = uint64_field(&enc, "bytes", rec_pj_get(request, &input_fields[2]), "request.bytes", e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "sha256", pj_get(request, &input_fields[3]), "request.sha256", e);
+                        r = rec_pj_string_field(&enc, "sha256", rec_pj_get(request, &input_fields[3]), "request.sha256",
+                                                e);
                 break;
         default:
                 r = rec_fail(e, -EINVAL, "unknown operation");
@@ -129,7 +136,7 @@ int rec_hull_request_digest(const char *operation, const json_t *request, char r
         return r < 0 ? r : digest_finish(&enc, ret, e);
 }
 
-static const pj_field output_fields[] = {
+static const rec_pj_field output_fields[] = {
         {"exitCode", "exit_code"},
         {"timedOut", "timed_out"},
         {"stdout", NULL},
@@ -138,29 +145,31 @@ static const pj_field output_fields[] = {
         {"stderrTruncated", "stderr_truncated"},
         {"durationMs", "duration_ms"}, /* type-checked, not hashed */
 };
-static const pj_field bytes_fields[] = {{"bytes", NULL}};
-static const pj_field edited_fields[] = {{"replaced", NULL}};
-static const pj_field hydrated_fields[] = {{"files", NULL}, {"bytes", NULL}};
-static const pj_field added_fields[] = {{"handle", NULL}, {"bytes", NULL}, {"sha256", NULL}};
+static const rec_pj_field bytes_fields[] = {{"bytes", NULL}};
+static const rec_pj_field edited_fields[] = {{"replaced", NULL}};
+static const rec_pj_field hydrated_fields[] = {{"files", NULL}, {"bytes", NULL}};
+static const rec_pj_field added_fields[] = {{"handle", NULL}, {"bytes", NULL}, {"sha256", NULL}};
 
 static int exec_result(rec_encoder *enc, const json_t *o, hull_error *e) {
         uint64_t ms;
-        int r = pj_check_message(o, "the exec result", output_fields, ELEMENTSOF(output_fields), e);
+        int r = rec_pj_check_message(o, "the exec result", output_fields, ELEMENTSOF(output_fields), e);
         if (r >= 0)
-                r = pj_int_field(enc, "exit_code", pj_get(o, &output_fields[0]), "result.exitCode", INT32_MIN,
-                                 INT32_MAX, e);
+                r = rec_pj_int_field(enc, "exit_code", rec_pj_get(o, &output_fields[0]), "result.exitCode", INT32_MIN,
+                                     INT32_MAX, e);
         if (r >= 0)
-                r = pj_bool_field(enc, "timed_out", pj_get(o, &output_fields[1]), "result.timedOut", e);
+                r = rec_pj_bool_field(enc, "timed_out", rec_pj_get(o, &output_fields[1]), "result.timedOut", e);
         if (r >= 0)
-                r = pj_bytes_field(enc, "stdout", pj_get(o, &output_fields[2]), "result.stdout", e);
+                r = rec_pj_bytes_field(enc, "stdout", rec_pj_get(o, &output_fields[2]), "result.stdout", e);
         if (r >= 0)
-                r = pj_bytes_field(enc, "stderr", pj_get(o, &output_fields[3]), "result.stderr", e);
+                r = rec_pj_bytes_field(enc, "stderr", rec_pj_get(o, &output_fields[3]), "result.stderr", e);
         if (r >= 0)
-                r = pj_bool_field(enc, "stdout_truncated", pj_get(o, &output_fields[4]), "result.stdoutTruncated", e);
+                r = rec_pj_bool_field(enc, "stdout_truncated", rec_pj_get(o, &output_fields[4]),
+                                      "result.stdoutTruncated", e);
         if (r >= 0)
-                r = pj_bool_field(enc, "stderr_truncated", pj_get(o, &output_fields[5]), "result.stderrTruncated", e);
+                r = rec_pj_bool_field(enc, "stderr_truncated", rec_pj_get(o, &output_fields[5]),
+                                      "result.stderrTruncated", e);
         if (r >= 0)
-                r = pj_uint64(pj_get(o, &output_fields[6]), "result.durationMs", &ms, e);
+                r = rec_pj_uint64(rec_pj_get(o, &output_fields[6]), "result.durationMs", &ms, e);
         return r;
 }
 
@@ -178,31 +187,33 @@ int rec_hull_result_digest(const char *operation, const json_t *result, char ret
                 r = exec_result(&enc, result, e);
                 break;
         case OP_WRITE:
-                r = pj_check_message(result, "the write result", bytes_fields, ELEMENTSOF(bytes_fields), e);
+                r = rec_pj_check_message(result, "the write result", bytes_fields, ELEMENTSOF(bytes_fields), e);
                 if (r >= 0)
-                        r = uint64_field(&enc, "bytes", pj_get(result, &bytes_fields[0]), "result.bytes", e);
+                        r = uint64_field(&enc, "bytes", rec_pj_get(result, &bytes_fields[0]), "result.bytes", e);
                 break;
         case OP_EDIT:
-                r = pj_check_message(result, "the edit result", edited_fields, ELEMENTSOF(edited_fields), e);
+                r = rec_pj_check_message(result, "the edit result", edited_fields, ELEMENTSOF(edited_fields), e);
                 if (r >= 0)
-                        r = pj_int_field(&enc, "replaced", pj_get(result, &edited_fields[0]), "result.replaced", 0,
-                                         INT64_MAX, e);
+                        r = rec_pj_int_field(&enc, "replaced", rec_pj_get(result, &edited_fields[0]), "result.replaced",
+                                             0, INT64_MAX, e);
                 break;
         case OP_HYDRATE:
-                r = pj_check_message(result, "the hydrate result", hydrated_fields, ELEMENTSOF(hydrated_fields), e);
+                r = rec_pj_check_message(result, "the hydrate result", hydrated_fields, ELEMENTSOF(hydrated_fields), e);
                 if (r >= 0)
-                        r = uint64_field(&enc, "files", pj_get(result, &hydrated_fields[0]), "result.files", e);
+                        r = uint64_field(&enc, "files", rec_pj_get(result, &hydrated_fields[0]), "result.files", e);
                 if (r >= 0)
-                        r = uint64_field(&enc, "bytes", pj_get(result, &hydrated_fields[1]), "result.bytes", e);
+                        r = uint64_field(&enc, "bytes", rec_pj_get(result, &hydrated_fields[1]), "result.bytes", e);
                 break;
         case OP_ADD_INPUT:
-                r = pj_check_message(result, "the add_input result", added_fields, ELEMENTSOF(added_fields), e);
+                r = rec_pj_check_message(result, "the add_input result", added_fields, ELEMENTSOF(added_fields), e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "handle", pj_get(result, &added_fields[0]), "result.handle", e);
+                        r = rec_pj_string_field(&enc, "handle", rec_pj_get(result, &added_fields[0]), "result.handle",
+                                                e);
                 if (r >= 0)
-                        r = uint64_field(&enc, "bytes", pj_get(result, &added_fields[1]), "result.bytes", e);
+                        r = uint64_field(&enc, "bytes", rec_pj_get(result, &added_fields[1]), "result.bytes", e);
                 if (r >= 0)
-                        r = pj_string_field(&enc, "sha256", pj_get(result, &added_fields[2]), "result.sha256", e);
+                        r = rec_pj_string_field(&enc, "sha256", rec_pj_get(result, &added_fields[2]), "result.sha256",
+                                                e);
                 break;
         default:
                 r = rec_fail(e, -EINVAL, "unknown operation");

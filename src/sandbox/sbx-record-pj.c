@@ -62,7 +62,7 @@ const char *short_digest(const char *s, size_t len, char buf[PRINTABLE_SIZE]) {
 
 /* Refuse what is not an object, field names the message does not define, names with a NUL, and
  * a field given under both of its spellings. */
-int pj_check_message(const json_t *msg, const char *what, const pj_field *fields, size_t n, hull_error *e) {
+int rec_pj_check_message(const json_t *msg, const char *what, const rec_pj_field *fields, size_t n, hull_error *e) {
         char pb[PRINTABLE_SIZE];
         if (!json_is_object(msg))
                 return rec_fail(e, -EINVAL, "%s is not a JSON object", what);
@@ -84,14 +84,14 @@ int pj_check_message(const json_t *msg, const char *what, const pj_field *fields
 }
 
 /* The field's value, or NULL when absent or JSON null (the field's zero value). */
-const json_t *pj_get(const json_t *msg, const pj_field *f) {
+const json_t *rec_pj_get(const json_t *msg, const rec_pj_field *f) {
         const json_t *v = json_object_get(msg, f->camel);
         if (!v && f->snake)
                 v = json_object_get(msg, f->snake);
         return json_is_null(v) ? NULL : v;
 }
 
-int pj_string(const json_t *v, const char *what, const char **ret, size_t *ret_len, hull_error *e) {
+int rec_pj_string(const json_t *v, const char *what, const char **ret, size_t *ret_len, hull_error *e) {
         if (!v) {
                 *ret = "";
                 *ret_len = 0;
@@ -118,7 +118,7 @@ static bool is_decimal(const char *s, size_t len, bool allow_minus) {
 }
 
 /* An integer field: a JSON integer, an integral JSON number, or a decimal string; in [min, max]. */
-int pj_int(const json_t *v, const char *what, int64_t min, int64_t max, int64_t *ret, hull_error *e) {
+int rec_pj_int(const json_t *v, const char *what, int64_t min, int64_t max, int64_t *ret, hull_error *e) {
         int64_t x;
         if (!v)
                 x = 0;
@@ -147,7 +147,7 @@ int pj_int(const json_t *v, const char *what, int64_t min, int64_t max, int64_t 
         return 0;
 }
 
-int pj_uint64(const json_t *v, const char *what, uint64_t *ret, hull_error *e) {
+int rec_pj_uint64(const json_t *v, const char *what, uint64_t *ret, hull_error *e) {
         if (!v) {
                 *ret = 0;
                 return 0;
@@ -172,14 +172,14 @@ int pj_uint64(const json_t *v, const char *what, uint64_t *ret, hull_error *e) {
                 return 0;
         }
         int64_t x = 0;
-        int r = pj_int(v, what, 0, INT64_MAX, &x, e);
+        int r = rec_pj_int(v, what, 0, INT64_MAX, &x, e);
         if (r < 0)
                 return r;
         *ret = (uint64_t) x;
         return 0;
 }
 
-int pj_bool(const json_t *v, const char *what, bool *ret, hull_error *e) {
+int rec_pj_bool(const json_t *v, const char *what, bool *ret, hull_error *e) {
         if (!v) {
                 *ret = false;
                 return 0;
@@ -222,7 +222,7 @@ static bool is_json_number(const char *s, size_t len) {
 }
 
 /* A double: a JSON number, "NaN", "Infinity", "-Infinity", or a number in a string. */
-int pj_double(const json_t *v, const char *what, double *ret, hull_error *e) {
+int rec_pj_double(const json_t *v, const char *what, double *ret, hull_error *e) {
         if (!v)
                 *ret = 0.0;
         else if (json_is_integer(v))
@@ -257,7 +257,7 @@ static const char *const project_outcomes[] = {
 };
 
 /* The ProjectOutcome enum: a known name or any int32 number (proto3 enums are open). */
-int pj_outcome(const json_t *v, const char *what, int64_t *ret, hull_error *e) {
+int rec_pj_outcome(const json_t *v, const char *what, int64_t *ret, hull_error *e) {
         char pb[PRINTABLE_SIZE];
         if (json_is_string(v)) {
                 for (size_t i = 0; i < ELEMENTSOF(project_outcomes); i++)
@@ -271,11 +271,11 @@ int pj_outcome(const json_t *v, const char *what, int64_t *ret, hull_error *e) {
         }
         if (v && !json_is_integer(v))
                 return rec_fail(e, -EINVAL, "%s is not an enum name or number", what);
-        return pj_int(v, what, INT32_MIN, INT32_MAX, ret, e);
+        return rec_pj_int(v, what, INT32_MIN, INT32_MAX, ret, e);
 }
 
 /* A repeated field: NULL (empty) or an array. */
-int pj_array(const json_t *v, const char *what, hull_error *e) {
+int rec_pj_array(const json_t *v, const char *what, hull_error *e) {
         if (v && !json_is_array(v))
                 return rec_fail(e, -EINVAL, "%s is not an array", what);
         return 0;
@@ -323,7 +323,7 @@ static int b64_measure(const char *s, size_t len, size_t *ret_chars, size_t *ret
 }
 
 /* A bytes field: decoded from base64 straight into the digest, without a copy. */
-int pj_bytes_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
+int rec_pj_bytes_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
         size_t chars, bytes;
         if (!v) {
                 rec_field(enc, name, "", 0);
@@ -354,29 +354,29 @@ int pj_bytes_field(rec_encoder *enc, const char *name, const json_t *v, const ch
         return 0;
 }
 
-int pj_string_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
+int rec_pj_string_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
         const char *s = "";
         size_t len = 0;
-        int r = pj_string(v, what, &s, &len, e);
+        int r = rec_pj_string(v, what, &s, &len, e);
         if (r < 0)
                 return r;
         rec_field(enc, name, s, len);
         return 0;
 }
 
-int pj_int_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, int64_t min, int64_t max,
-                 hull_error *e) {
+int rec_pj_int_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, int64_t min, int64_t max,
+                     hull_error *e) {
         int64_t x = 0;
-        int r = pj_int(v, what, min, max, &x, e);
+        int r = rec_pj_int(v, what, min, max, &x, e);
         if (r < 0)
                 return r;
         rec_field_int(enc, name, x);
         return 0;
 }
 
-int pj_bool_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
+int rec_pj_bool_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
         bool b = false;
-        int r = pj_bool(v, what, &b, e);
+        int r = rec_pj_bool(v, what, &b, e);
         if (r < 0)
                 return r;
         rec_field_bool(enc, name, b);
@@ -384,15 +384,15 @@ int pj_bool_field(rec_encoder *enc, const char *name, const json_t *v, const cha
 }
 
 /* A repeated double as one field: the 8-byte big-endian bits of each, concatenated. */
-int pj_doubles_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
-        int r = pj_array(v, what, e);
+int rec_pj_doubles_field(rec_encoder *enc, const char *name, const json_t *v, const char *what, hull_error *e) {
+        int r = rec_pj_array(v, what, e);
         if (r < 0)
                 return r;
         size_t n = json_array_size(v);
         double d = 0;
         rec_field_begin(enc, name, (uint64_t) n * 8);
         for (size_t i = 0; i < n; i++) {
-                r = pj_double(json_array_get(v, i), what, &d, e);
+                r = rec_pj_double(json_array_get(v, i), what, &d, e);
                 if (r < 0)
                         return r;
                 rec_field_write_double(enc, d);
@@ -401,16 +401,16 @@ int pj_doubles_field(rec_encoder *enc, const char *name, const json_t *v, const 
 }
 
 /* A repeated string: the count, then one field per element. */
-int pj_strings_group(rec_encoder *enc, const char *count_name, const char *name, const json_t *v, const char *what,
-                     hull_error *e) {
-        int r = pj_array(v, what, e);
+int rec_pj_strings_group(rec_encoder *enc, const char *count_name, const char *name, const json_t *v, const char *what,
+                         hull_error *e) {
+        int r = rec_pj_array(v, what, e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, count_name, json_array_size(v));
         for (size_t i = 0; i < json_array_size(v); i++) {
                 if (!json_is_string(json_array_get(v, i)))
                         return rec_fail(e, -EINVAL, "%s has an element that is not a string", what);
-                r = pj_string_field(enc, name, json_array_get(v, i), what, e);
+                r = rec_pj_string_field(enc, name, json_array_get(v, i), what, e);
                 if (r < 0)
                         return r;
         }
@@ -418,8 +418,8 @@ int pj_strings_group(rec_encoder *enc, const char *count_name, const char *name,
 }
 
 /* advice[] is never hashed; it only has to be a list of objects. */
-int pj_advice(const json_t *v, const char *what, hull_error *e) {
-        int r = pj_array(v, what, e);
+int rec_pj_advice(const json_t *v, const char *what, hull_error *e) {
+        int r = rec_pj_array(v, what, e);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < json_array_size(v); i++)

@@ -126,7 +126,7 @@ int rec_encoder_finish(rec_encoder *enc, char ret[REC_DIGEST_HEX_SIZE]) {
 /* ---- requests ---- */
 
 enum { RQ_PROTOCOL, RQ_FLOOR, RQ_TRACE, RQ_TIMEOUT, RQ_RULE, RQ_SESSION, RQ_JS, RQ_PROJECT, RQ_MODULE, RQ_CELL, RQ__N };
-static const pj_field request_fields[RQ__N] = {
+static const rec_pj_field request_fields[RQ__N] = {
         [RQ_PROTOCOL] = {"protocol", NULL},
         [RQ_FLOOR] = {"minimumIsolation", "minimum_isolation"},
         [RQ_TRACE] = {"traceId", "trace_id"},
@@ -140,19 +140,19 @@ static const pj_field request_fields[RQ__N] = {
 };
 
 enum { RULE_MODE, RULE_IDENTITIES, RULE__N };
-static const pj_field rule_fields[RULE__N] = {
+static const rec_pj_field rule_fields[RULE__N] = {
         [RULE_MODE] = {"mode", NULL},
         [RULE_IDENTITIES] = {"identities", NULL},
 };
 
 enum { JS_CODE, JS_GRANT, JS__N };
-static const pj_field js_fields[JS__N] = {
+static const rec_pj_field js_fields[JS__N] = {
         [JS_CODE] = {"code", NULL},
         [JS_GRANT] = {"grantProfile", "grant_profile"},
 };
 
 enum { PR_FILES, PR_STEPS, PR_ARTIFACTS, PR_GRANT, PR__N };
-static const pj_field project_fields[PR__N] = {
+static const rec_pj_field project_fields[PR__N] = {
         [PR_FILES] = {"files", NULL},
         [PR_STEPS] = {"steps", NULL},
         [PR_ARTIFACTS] = {"artifacts", NULL},
@@ -160,13 +160,13 @@ static const pj_field project_fields[PR__N] = {
 };
 
 enum { FILE_PATH, FILE_CONTENT, FILE__N };
-static const pj_field file_fields[FILE__N] = {
+static const rec_pj_field file_fields[FILE__N] = {
         [FILE_PATH] = {"path", NULL},
         [FILE_CONTENT] = {"content", NULL},
 };
 
 enum { MOD_MODEL, MOD_ROWS, MOD_END, MOD_STEP, MOD__N };
-static const pj_field module_fields[MOD__N] = {
+static const rec_pj_field module_fields[MOD__N] = {
         [MOD_MODEL] = {"model", NULL},
         [MOD_ROWS] = {"rows", NULL},
         [MOD_END] = {"endTime", "end_time"},
@@ -174,12 +174,12 @@ static const pj_field module_fields[MOD__N] = {
 };
 
 enum { ROW_VALUES, ROW__N };
-static const pj_field row_fields[ROW__N] = {
+static const rec_pj_field row_fields[ROW__N] = {
         [ROW_VALUES] = {"values", NULL},
 };
 
 enum { CELL_LANGUAGE, CELL_CODE, CELL_FILES, CELL__N };
-static const pj_field cell_fields[CELL__N] = {
+static const rec_pj_field cell_fields[CELL__N] = {
         [CELL_LANGUAGE] = {"language", NULL},
         [CELL_CODE] = {"code", NULL},
         [CELL_FILES] = {"files", NULL},
@@ -189,10 +189,10 @@ static const char *const kinds[] = {"javascript", "project", "module", "cell"};
 
 /* Which one of the oneof keys first..first+3 (javascript, project, module, cell) is set: 0 for
  * none, 1..4 for the kind, -EINVAL for more than one. */
-static int find_kind(const json_t *msg, const pj_field *fields, size_t first, const char *what, hull_error *e) {
+static int find_kind(const json_t *msg, const rec_pj_field *fields, size_t first, const char *what, hull_error *e) {
         int kind = 0;
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
-                if (pj_get(msg, &fields[first + i])) {
+                if (rec_pj_get(msg, &fields[first + i])) {
                         if (kind)
                                 return rec_fail(e, -EINVAL, "%s has more than one of javascript, project, module, cell",
                                                 what);
@@ -202,19 +202,20 @@ static int find_kind(const json_t *msg, const pj_field *fields, size_t first, co
 }
 
 static int encode_files(rec_encoder *enc, const json_t *files, const char *what, hull_error *e) {
-        int r = pj_array(files, what, e);
+        int r = rec_pj_array(files, what, e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, "files", json_array_size(files));
         for (size_t i = 0; i < json_array_size(files); i++) {
                 const json_t *f = json_array_get(files, i);
-                r = pj_check_message(f, "a file of the request", file_fields, FILE__N, e);
+                r = rec_pj_check_message(f, "a file of the request", file_fields, FILE__N, e);
                 if (r < 0)
                         return r;
-                r = pj_string_field(enc, "file_path", pj_get(f, &file_fields[FILE_PATH]), "file path", e);
+                r = rec_pj_string_field(enc, "file_path", rec_pj_get(f, &file_fields[FILE_PATH]), "file path", e);
                 if (r < 0)
                         return r;
-                r = pj_string_field(enc, "file_content", pj_get(f, &file_fields[FILE_CONTENT]), "file content", e);
+                r = rec_pj_string_field(enc, "file_content", rec_pj_get(f, &file_fields[FILE_CONTENT]), "file content",
+                                        e);
                 if (r < 0)
                         return r;
         }
@@ -225,68 +226,69 @@ static int encode_request_payload(rec_encoder *enc, int kind, const json_t *p, h
         int r;
         switch (kind) {
         case 1:
-                r = pj_check_message(p, "request.javascript", js_fields, JS__N, e);
+                r = rec_pj_check_message(p, "request.javascript", js_fields, JS__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "code", pj_get(p, &js_fields[JS_CODE]), "javascript.code", e);
+                        r = rec_pj_string_field(enc, "code", rec_pj_get(p, &js_fields[JS_CODE]), "javascript.code", e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "grant_profile", pj_get(p, &js_fields[JS_GRANT]),
-                                            "javascript.grantProfile", e);
+                        r = rec_pj_string_field(enc, "grant_profile", rec_pj_get(p, &js_fields[JS_GRANT]),
+                                                "javascript.grantProfile", e);
                 return r;
         case 2:
-                r = pj_check_message(p, "request.project", project_fields, PR__N, e);
+                r = rec_pj_check_message(p, "request.project", project_fields, PR__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "grant_profile", pj_get(p, &project_fields[PR_GRANT]),
-                                            "project.grantProfile", e);
+                        r = rec_pj_string_field(enc, "grant_profile", rec_pj_get(p, &project_fields[PR_GRANT]),
+                                                "project.grantProfile", e);
                 if (r >= 0)
-                        r = encode_files(enc, pj_get(p, &project_fields[PR_FILES]), "project.files", e);
+                        r = encode_files(enc, rec_pj_get(p, &project_fields[PR_FILES]), "project.files", e);
                 if (r >= 0)
-                        r = pj_strings_group(enc, "steps", "step_command", pj_get(p, &project_fields[PR_STEPS]),
-                                             "project.steps", e);
+                        r = rec_pj_strings_group(enc, "steps", "step_command", rec_pj_get(p, &project_fields[PR_STEPS]),
+                                                 "project.steps", e);
                 if (r >= 0)
-                        r = pj_strings_group(enc, "artifacts", "artifact_path",
-                                             pj_get(p, &project_fields[PR_ARTIFACTS]), "project.artifacts", e);
+                        r = rec_pj_strings_group(enc, "artifacts", "artifact_path",
+                                                 rec_pj_get(p, &project_fields[PR_ARTIFACTS]), "project.artifacts", e);
                 return r;
         case 3: {
                 double end_time, step;
-                r = pj_check_message(p, "request.module", module_fields, MOD__N, e);
+                r = rec_pj_check_message(p, "request.module", module_fields, MOD__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "model", pj_get(p, &module_fields[MOD_MODEL]), "module.model", e);
+                        r = rec_pj_string_field(enc, "model", rec_pj_get(p, &module_fields[MOD_MODEL]), "module.model",
+                                                e);
                 if (r >= 0)
-                        r = pj_double(pj_get(p, &module_fields[MOD_END]), "module.endTime", &end_time, e);
+                        r = rec_pj_double(rec_pj_get(p, &module_fields[MOD_END]), "module.endTime", &end_time, e);
                 if (r >= 0)
-                        r = pj_double(pj_get(p, &module_fields[MOD_STEP]), "module.step", &step, e);
+                        r = rec_pj_double(rec_pj_get(p, &module_fields[MOD_STEP]), "module.step", &step, e);
                 if (r < 0)
                         return r;
                 rec_field_begin(enc, "end_time", 8);
                 rec_field_write_double(enc, end_time);
                 rec_field_begin(enc, "step", 8);
                 rec_field_write_double(enc, step);
-                const json_t *rows = pj_get(p, &module_fields[MOD_ROWS]);
-                r = pj_array(rows, "module.rows", e);
+                const json_t *rows = rec_pj_get(p, &module_fields[MOD_ROWS]);
+                r = rec_pj_array(rows, "module.rows", e);
                 if (r < 0)
                         return r;
                 rec_field_uint(enc, "rows", json_array_size(rows));
                 for (size_t i = 0; i < json_array_size(rows); i++) {
                         const json_t *row = json_array_get(rows, i);
-                        r = pj_check_message(row, "a row of module.rows", row_fields, ROW__N, e);
+                        r = rec_pj_check_message(row, "a row of module.rows", row_fields, ROW__N, e);
                         if (r < 0)
                                 return r;
-                        r = pj_doubles_field(enc, "row_values", pj_get(row, &row_fields[ROW_VALUES]),
-                                             "module.rows[].values", e);
+                        r = rec_pj_doubles_field(enc, "row_values", rec_pj_get(row, &row_fields[ROW_VALUES]),
+                                                 "module.rows[].values", e);
                         if (r < 0)
                                 return r;
                 }
                 return 0;
         }
         case 4:
-                r = pj_check_message(p, "request.cell", cell_fields, CELL__N, e);
+                r = rec_pj_check_message(p, "request.cell", cell_fields, CELL__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "language", pj_get(p, &cell_fields[CELL_LANGUAGE]), "cell.language",
-                                            e);
+                        r = rec_pj_string_field(enc, "language", rec_pj_get(p, &cell_fields[CELL_LANGUAGE]),
+                                                "cell.language", e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "code", pj_get(p, &cell_fields[CELL_CODE]), "cell.code", e);
+                        r = rec_pj_string_field(enc, "code", rec_pj_get(p, &cell_fields[CELL_CODE]), "cell.code", e);
                 if (r >= 0)
-                        r = encode_files(enc, pj_get(p, &cell_fields[CELL_FILES]), "cell.files", e);
+                        r = encode_files(enc, rec_pj_get(p, &cell_fields[CELL_FILES]), "cell.files", e);
                 return r;
         default:
                 return 0;
@@ -308,26 +310,27 @@ static int request_digest(const json_t *req, char ret[REC_DIGEST_HEX_SIZE], requ
         int64_t protocol = 0, timeout = 0;
         int r;
 
-        r = pj_check_message(req, "the request", request_fields, RQ__N, e);
+        r = rec_pj_check_message(req, "the request", request_fields, RQ__N, e);
         if (r < 0)
                 return r;
-        r = pj_int(pj_get(req, &request_fields[RQ_PROTOCOL]), "request.protocol", 0, UINT32_MAX, &protocol, e);
+        r = rec_pj_int(rec_pj_get(req, &request_fields[RQ_PROTOCOL]), "request.protocol", 0, UINT32_MAX, &protocol, e);
         if (r < 0)
                 return r;
-        r = pj_int(pj_get(req, &request_fields[RQ_TIMEOUT]), "request.timeoutMs", INT32_MIN, INT32_MAX, &timeout, e);
+        r = rec_pj_int(rec_pj_get(req, &request_fields[RQ_TIMEOUT]), "request.timeoutMs", INT32_MIN, INT32_MAX,
+                       &timeout, e);
         if (r < 0)
                 return r;
-        r = pj_string(pj_get(req, &request_fields[RQ_TRACE]), "request.traceId", &s, &len, e);
+        r = rec_pj_string(rec_pj_get(req, &request_fields[RQ_TRACE]), "request.traceId", &s, &len, e);
         if (r >= 0)
-                r = pj_string(pj_get(req, &request_fields[RQ_SESSION]), "request.sessionId", &s, &len, e);
+                r = rec_pj_string(rec_pj_get(req, &request_fields[RQ_SESSION]), "request.sessionId", &s, &len, e);
         if (r >= 0)
-                r = pj_string(pj_get(req, &request_fields[RQ_FLOOR]), "request.minimumIsolation", &info->floor,
-                              &info->floor_len, e);
+                r = rec_pj_string(rec_pj_get(req, &request_fields[RQ_FLOOR]), "request.minimumIsolation", &info->floor,
+                                  &info->floor_len, e);
         if (r < 0)
                 return r;
-        const json_t *rule = pj_get(req, &request_fields[RQ_RULE]);
+        const json_t *rule = rec_pj_get(req, &request_fields[RQ_RULE]);
         if (rule) {
-                r = pj_check_message(rule, "request.softwareRule", rule_fields, RULE__N, e);
+                r = rec_pj_check_message(rule, "request.softwareRule", rule_fields, RULE__N, e);
                 if (r < 0)
                         return r;
         }
@@ -342,18 +345,18 @@ static int request_digest(const json_t *req, char ret[REC_DIGEST_HEX_SIZE], requ
         rec_field(&enc, "minimum_isolation", info->floor, info->floor_len);
         rec_field_int(&enc, "timeout_ms", timeout);
         if (protocol >= 2) {
-                r = pj_string_field(&enc, "software_mode", rule ? pj_get(rule, &rule_fields[RULE_MODE]) : NULL,
-                                    "softwareRule.mode", e);
+                r = rec_pj_string_field(&enc, "software_mode", rule ? rec_pj_get(rule, &rule_fields[RULE_MODE]) : NULL,
+                                        "softwareRule.mode", e);
                 if (r >= 0)
-                        r = pj_strings_group(&enc, "software_identities", "software_identity",
-                                             rule ? pj_get(rule, &rule_fields[RULE_IDENTITIES]) : NULL,
-                                             "softwareRule.identities", e);
+                        r = rec_pj_strings_group(&enc, "software_identities", "software_identity",
+                                                 rule ? rec_pj_get(rule, &rule_fields[RULE_IDENTITIES]) : NULL,
+                                                 "softwareRule.identities", e);
                 if (r < 0)
                         return r;
         }
         rec_field_str(&enc, "kind", kind ? kinds[kind - 1] : "");
         if (kind) {
-                r = encode_request_payload(&enc, kind, pj_get(req, &request_fields[RQ_JS + (size_t) kind - 1]), e);
+                r = encode_request_payload(&enc, kind, rec_pj_get(req, &request_fields[RQ_JS + (size_t) kind - 1]), e);
                 if (r < 0)
                         return r;
         }
@@ -386,7 +389,7 @@ enum {
         RS_CELL,
         RS__N
 };
-static const pj_field response_fields[RS__N] = {
+static const rec_pj_field response_fields[RS__N] = {
         [RS_SANDBOX] = {"sandbox", NULL},
         [RS_ISOLATION] = {"isolation", NULL},
         [RS_DURATION] = {"durationMs", "duration_ms"},
@@ -423,10 +426,10 @@ enum {
 #define F_STDOUT_TRUNC { "stdoutTruncated", "stdout_truncated" }
 #define F_STDERR_TRUNC { "stderrTruncated", "stderr_truncated" }
 /* clang-format on */
-static const pj_field js_result_fields[] = {
+static const rec_pj_field js_result_fields[] = {
         F_STDOUT, F_STDERR, F_EXIT, F_TIMED_OUT, F_STDOUT_TRUNC, F_STDERR_TRUNC, {"advice", NULL},
 };
-static const pj_field cell_result_fields[] = {
+static const rec_pj_field cell_result_fields[] = {
         F_STDOUT,
         F_STDERR,
         F_EXIT,
@@ -436,11 +439,11 @@ static const pj_field cell_result_fields[] = {
         {"interpreterStarted", "interpreter_started"},
         {"interpreterEnded", "interpreter_ended"},
 };
-static const pj_field step_result_fields[] = {
+static const rec_pj_field step_result_fields[] = {
         {"command", NULL}, F_STDOUT,       F_STDERR, F_EXIT, F_TIMED_OUT, {"durationMs", "duration_ms"},
         F_STDOUT_TRUNC,    F_STDERR_TRUNC,
 };
-static const pj_field output_fields[OUT__N] = {
+static const rec_pj_field output_fields[OUT__N] = {
         [OUT_STDOUT] = F_STDOUT,
         [OUT_STDERR] = F_STDERR,
         [OUT_EXIT] = F_EXIT,
@@ -455,7 +458,7 @@ static const pj_field output_fields[OUT__N] = {
 };
 
 enum { PRR_STEPS, PRR_OUTCOME, PRR_ARTIFACTS, PRR_DETAIL, PRR_TRUNC, PRR_ADVICE, PRR__N };
-static const pj_field project_result_fields[PRR__N] = {
+static const rec_pj_field project_result_fields[PRR__N] = {
         [PRR_STEPS] = {"steps", NULL},
         [PRR_OUTCOME] = {"outcome", NULL},
         [PRR_ARTIFACTS] = {"artifacts", NULL},
@@ -465,14 +468,14 @@ static const pj_field project_result_fields[PRR__N] = {
 };
 
 enum { MR_RUNS, MR_WIDTH, MR_OUTCOME, MR_DETAIL, MR_STDOUT, MR_STDERR, MR__N };
-static const pj_field module_result_fields[MR__N] = {
+static const rec_pj_field module_result_fields[MR__N] = {
         [MR_RUNS] = {"runs", NULL},       [MR_WIDTH] = {"width", NULL},
         [MR_OUTCOME] = {"outcome", NULL}, [MR_DETAIL] = {"outcomeDetail", "outcome_detail"},
         [MR_STDOUT] = {"stdout", NULL},   [MR_STDERR] = {"stderr", NULL},
 };
 
 enum { RUN_STATUS, RUN_OUTPUTS, RUN__N };
-static const pj_field run_fields[RUN__N] = {
+static const rec_pj_field run_fields[RUN__N] = {
         [RUN_STATUS] = {"status", NULL},
         [RUN_OUTPUTS] = {"outputs", NULL},
 };
@@ -484,76 +487,78 @@ static int encode_outputs(rec_encoder *enc, const json_t *m, bool step, hull_err
         char name[REC_FIELD_NAME_MAX];
         int r;
 #define NAME(s) (snprintf(name, sizeof(name), "%s%s", p, s), name)
-        r = pj_int_field(enc, NAME("exit_code"), pj_get(m, &output_fields[OUT_EXIT]), "result exitCode", INT32_MIN,
-                         INT32_MAX, e);
+        r = rec_pj_int_field(enc, NAME("exit_code"), rec_pj_get(m, &output_fields[OUT_EXIT]), "result exitCode",
+                             INT32_MIN, INT32_MAX, e);
         if (r >= 0)
-                r = pj_bool_field(enc, NAME("timed_out"), pj_get(m, &output_fields[OUT_TIMED_OUT]), "result timedOut",
-                                  e);
+                r = rec_pj_bool_field(enc, NAME("timed_out"), rec_pj_get(m, &output_fields[OUT_TIMED_OUT]),
+                                      "result timedOut", e);
         if (r >= 0)
-                r = pj_bytes_field(enc, NAME("stdout"), pj_get(m, &output_fields[OUT_STDOUT]), "result stdout", e);
+                r = rec_pj_bytes_field(enc, NAME("stdout"), rec_pj_get(m, &output_fields[OUT_STDOUT]), "result stdout",
+                                       e);
         if (r >= 0)
-                r = pj_bytes_field(enc, NAME("stderr"), pj_get(m, &output_fields[OUT_STDERR]), "result stderr", e);
+                r = rec_pj_bytes_field(enc, NAME("stderr"), rec_pj_get(m, &output_fields[OUT_STDERR]), "result stderr",
+                                       e);
         if (r >= 0)
-                r = pj_bool_field(enc, NAME("stdout_truncated"), pj_get(m, &output_fields[OUT_STDOUT_TRUNC]),
-                                  "result stdoutTruncated", e);
+                r = rec_pj_bool_field(enc, NAME("stdout_truncated"), rec_pj_get(m, &output_fields[OUT_STDOUT_TRUNC]),
+                                      "result stdoutTruncated", e);
         if (r >= 0)
-                r = pj_bool_field(enc, NAME("stderr_truncated"), pj_get(m, &output_fields[OUT_STDERR_TRUNC]),
-                                  "result stderrTruncated", e);
+                r = rec_pj_bool_field(enc, NAME("stderr_truncated"), rec_pj_get(m, &output_fields[OUT_STDERR_TRUNC]),
+                                      "result stderrTruncated", e);
 #undef NAME
         return r;
 }
 
 static int encode_project_result(rec_encoder *enc, const json_t *m, hull_error *e) {
         int64_t outcome = 0;
-        int r = pj_check_message(m, "result.project", project_result_fields, PRR__N, e);
+        int r = rec_pj_check_message(m, "result.project", project_result_fields, PRR__N, e);
         if (r >= 0)
-                r = pj_outcome(pj_get(m, &project_result_fields[PRR_OUTCOME]), "project.outcome", &outcome, e);
+                r = rec_pj_outcome(rec_pj_get(m, &project_result_fields[PRR_OUTCOME]), "project.outcome", &outcome, e);
         if (r >= 0)
-                r = pj_advice(pj_get(m, &project_result_fields[PRR_ADVICE]), "project.advice", e);
+                r = rec_pj_advice(rec_pj_get(m, &project_result_fields[PRR_ADVICE]), "project.advice", e);
         if (r < 0)
                 return r;
         rec_field_int(enc, "outcome", outcome);
-        r = pj_string_field(enc, "outcome_detail", pj_get(m, &project_result_fields[PRR_DETAIL]),
-                            "project.outcomeDetail", e);
+        r = rec_pj_string_field(enc, "outcome_detail", rec_pj_get(m, &project_result_fields[PRR_DETAIL]),
+                                "project.outcomeDetail", e);
         if (r >= 0)
-                r = pj_bool_field(enc, "artifacts_truncated", pj_get(m, &project_result_fields[PRR_TRUNC]),
-                                  "project.artifactsTruncated", e);
-        const json_t *steps = pj_get(m, &project_result_fields[PRR_STEPS]);
+                r = rec_pj_bool_field(enc, "artifacts_truncated", rec_pj_get(m, &project_result_fields[PRR_TRUNC]),
+                                      "project.artifactsTruncated", e);
+        const json_t *steps = rec_pj_get(m, &project_result_fields[PRR_STEPS]);
         if (r >= 0)
-                r = pj_array(steps, "project.steps", e);
+                r = rec_pj_array(steps, "project.steps", e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, "steps", json_array_size(steps));
         for (size_t i = 0; i < json_array_size(steps); i++) {
                 const json_t *s = json_array_get(steps, i);
                 int64_t duration;
-                r = pj_check_message(s, "a step of result.project", step_result_fields, ELEMENTSOF(step_result_fields),
-                                     e);
+                r = rec_pj_check_message(s, "a step of result.project", step_result_fields,
+                                         ELEMENTSOF(step_result_fields), e);
                 if (r >= 0)
-                        r = pj_int(pj_get(s, &output_fields[OUT_DURATION]), "step durationMs", INT64_MIN, INT64_MAX,
-                                   &duration, e);
+                        r = rec_pj_int(rec_pj_get(s, &output_fields[OUT_DURATION]), "step durationMs", INT64_MIN,
+                                       INT64_MAX, &duration, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "step_command", pj_get(s, &output_fields[OUT_COMMAND]), "step command",
-                                            e);
+                        r = rec_pj_string_field(enc, "step_command", rec_pj_get(s, &output_fields[OUT_COMMAND]),
+                                                "step command", e);
                 if (r >= 0)
                         r = encode_outputs(enc, s, true, e);
                 if (r < 0)
                         return r;
         }
-        const json_t *arts = pj_get(m, &project_result_fields[PRR_ARTIFACTS]);
-        r = pj_array(arts, "project.artifacts", e);
+        const json_t *arts = rec_pj_get(m, &project_result_fields[PRR_ARTIFACTS]);
+        r = rec_pj_array(arts, "project.artifacts", e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, "artifacts", json_array_size(arts));
         for (size_t i = 0; i < json_array_size(arts); i++) {
                 const json_t *a = json_array_get(arts, i);
-                r = pj_check_message(a, "an artifact of result.project", file_fields, FILE__N, e);
+                r = rec_pj_check_message(a, "an artifact of result.project", file_fields, FILE__N, e);
                 if (r >= 0)
-                        r = pj_string_field(enc, "artifact_path", pj_get(a, &file_fields[FILE_PATH]), "artifact path",
-                                            e);
+                        r = rec_pj_string_field(enc, "artifact_path", rec_pj_get(a, &file_fields[FILE_PATH]),
+                                                "artifact path", e);
                 if (r >= 0)
-                        r = pj_bytes_field(enc, "artifact_content", pj_get(a, &file_fields[FILE_CONTENT]),
-                                           "artifact content", e);
+                        r = rec_pj_bytes_field(enc, "artifact_content", rec_pj_get(a, &file_fields[FILE_CONTENT]),
+                                               "artifact content", e);
                 if (r < 0)
                         return r;
         }
@@ -562,36 +567,38 @@ static int encode_project_result(rec_encoder *enc, const json_t *m, hull_error *
 
 static int encode_module_result(rec_encoder *enc, const json_t *m, hull_error *e) {
         int64_t outcome = 0;
-        int r = pj_check_message(m, "result.module", module_result_fields, MR__N, e);
+        int r = rec_pj_check_message(m, "result.module", module_result_fields, MR__N, e);
         if (r >= 0)
-                r = pj_outcome(pj_get(m, &module_result_fields[MR_OUTCOME]), "module.outcome", &outcome, e);
+                r = rec_pj_outcome(rec_pj_get(m, &module_result_fields[MR_OUTCOME]), "module.outcome", &outcome, e);
         if (r < 0)
                 return r;
         rec_field_int(enc, "outcome", outcome);
-        r = pj_string_field(enc, "outcome_detail", pj_get(m, &module_result_fields[MR_DETAIL]), "module.outcomeDetail",
-                            e);
+        r = rec_pj_string_field(enc, "outcome_detail", rec_pj_get(m, &module_result_fields[MR_DETAIL]),
+                                "module.outcomeDetail", e);
         if (r >= 0)
-                r = pj_int_field(enc, "width", pj_get(m, &module_result_fields[MR_WIDTH]), "module.width", INT32_MIN,
-                                 INT32_MAX, e);
+                r = rec_pj_int_field(enc, "width", rec_pj_get(m, &module_result_fields[MR_WIDTH]), "module.width",
+                                     INT32_MIN, INT32_MAX, e);
         if (r >= 0)
-                r = pj_bytes_field(enc, "stdout", pj_get(m, &module_result_fields[MR_STDOUT]), "module.stdout", e);
+                r = rec_pj_bytes_field(enc, "stdout", rec_pj_get(m, &module_result_fields[MR_STDOUT]), "module.stdout",
+                                       e);
         if (r >= 0)
-                r = pj_bytes_field(enc, "stderr", pj_get(m, &module_result_fields[MR_STDERR]), "module.stderr", e);
-        const json_t *runs = pj_get(m, &module_result_fields[MR_RUNS]);
+                r = rec_pj_bytes_field(enc, "stderr", rec_pj_get(m, &module_result_fields[MR_STDERR]), "module.stderr",
+                                       e);
+        const json_t *runs = rec_pj_get(m, &module_result_fields[MR_RUNS]);
         if (r >= 0)
-                r = pj_array(runs, "module.runs", e);
+                r = rec_pj_array(runs, "module.runs", e);
         if (r < 0)
                 return r;
         rec_field_uint(enc, "runs", json_array_size(runs));
         for (size_t i = 0; i < json_array_size(runs); i++) {
                 const json_t *run = json_array_get(runs, i);
-                r = pj_check_message(run, "a run of result.module", run_fields, RUN__N, e);
+                r = rec_pj_check_message(run, "a run of result.module", run_fields, RUN__N, e);
                 if (r >= 0)
-                        r = pj_int_field(enc, "run_status", pj_get(run, &run_fields[RUN_STATUS]), "run status",
-                                         INT32_MIN, INT32_MAX, e);
+                        r = rec_pj_int_field(enc, "run_status", rec_pj_get(run, &run_fields[RUN_STATUS]), "run status",
+                                             INT32_MIN, INT32_MAX, e);
                 if (r >= 0)
-                        r = pj_doubles_field(enc, "run_outputs", pj_get(run, &run_fields[RUN_OUTPUTS]), "run outputs",
-                                             e);
+                        r = rec_pj_doubles_field(enc, "run_outputs", rec_pj_get(run, &run_fields[RUN_OUTPUTS]),
+                                                 "run outputs", e);
                 if (r < 0)
                         return r;
         }
@@ -605,22 +612,23 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
         int64_t duration;
         int r;
 
-        r = pj_check_message(res, "the result", response_fields, RS__N, e);
+        r = rec_pj_check_message(res, "the result", response_fields, RS__N, e);
         if (r < 0)
                 return r;
-        r = pj_string(pj_get(res, &response_fields[RS_SANDBOX]), "result.sandbox", &s, &len, e);
+        r = rec_pj_string(rec_pj_get(res, &response_fields[RS_SANDBOX]), "result.sandbox", &s, &len, e);
         if (r >= 0)
-                r = pj_string(pj_get(res, &response_fields[RS_ISOLATION]), "result.isolation", &s, &len, e);
+                r = rec_pj_string(rec_pj_get(res, &response_fields[RS_ISOLATION]), "result.isolation", &s, &len, e);
         if (r >= 0)
-                r = pj_string(pj_get(res, &response_fields[RS_SOFTWARE]), "result.softwareIdentity", &s, &len, e);
+                r = rec_pj_string(rec_pj_get(res, &response_fields[RS_SOFTWARE]), "result.softwareIdentity", &s, &len,
+                                  e);
         if (r >= 0)
-                r = pj_string(pj_get(res, &response_fields[RS_ENVIRONMENT]), "result.environment", &s, &len, e);
+                r = rec_pj_string(rec_pj_get(res, &response_fields[RS_ENVIRONMENT]), "result.environment", &s, &len, e);
         if (r >= 0)
-                r = pj_int(pj_get(res, &response_fields[RS_DURATION]), "result.durationMs", INT64_MIN, INT64_MAX,
-                           &duration, e);
+                r = rec_pj_int(rec_pj_get(res, &response_fields[RS_DURATION]), "result.durationMs", INT64_MIN,
+                               INT64_MAX, &duration, e);
         if (r < 0)
                 return r;
-        const json_t *record = pj_get(res, &response_fields[RS_RECORD]);
+        const json_t *record = rec_pj_get(res, &response_fields[RS_RECORD]);
         if (record && !json_is_object(record))
                 return rec_fail(e, -EINVAL, "result.record is not a JSON object");
         int kind = find_kind(res, response_fields, RS_JS, "the result", e);
@@ -628,7 +636,7 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
                 return kind;
         if (kind == 0)
                 return rec_fail(e, -EINVAL, "the result has none of javascript, project, module, cell");
-        const json_t *m = pj_get(res, &response_fields[RS_JS + (size_t) kind - 1]);
+        const json_t *m = rec_pj_get(res, &response_fields[RS_JS + (size_t) kind - 1]);
 
         r = rec_encoder_init(&enc, "plimsoll.run-result.v1");
         if (r < 0)
@@ -636,9 +644,9 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
         rec_field_str(&enc, "kind", kinds[kind - 1]);
         switch (kind) {
         case 1:
-                r = pj_check_message(m, "result.javascript", js_result_fields, ELEMENTSOF(js_result_fields), e);
+                r = rec_pj_check_message(m, "result.javascript", js_result_fields, ELEMENTSOF(js_result_fields), e);
                 if (r >= 0)
-                        r = pj_advice(pj_get(m, &output_fields[OUT_ADVICE]), "javascript.advice", e);
+                        r = rec_pj_advice(rec_pj_get(m, &output_fields[OUT_ADVICE]), "javascript.advice", e);
                 if (r >= 0)
                         r = encode_outputs(&enc, m, false, e);
                 break;
@@ -649,15 +657,15 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
                 r = encode_module_result(&enc, m, e);
                 break;
         default:
-                r = pj_check_message(m, "result.cell", cell_result_fields, ELEMENTSOF(cell_result_fields), e);
+                r = rec_pj_check_message(m, "result.cell", cell_result_fields, ELEMENTSOF(cell_result_fields), e);
                 if (r >= 0)
                         r = encode_outputs(&enc, m, false, e);
                 if (r >= 0)
-                        r = pj_bool_field(&enc, "interpreter_started", pj_get(m, &output_fields[OUT_STARTED]),
-                                          "cell.interpreterStarted", e);
+                        r = rec_pj_bool_field(&enc, "interpreter_started", rec_pj_get(m, &output_fields[OUT_STARTED]),
+                                              "cell.interpreterStarted", e);
                 if (r >= 0)
-                        r = pj_bool_field(&enc, "interpreter_ended", pj_get(m, &output_fields[OUT_ENDED]),
-                                          "cell.interpreterEnded", e);
+                        r = rec_pj_bool_field(&enc, "interpreter_ended", rec_pj_get(m, &output_fields[OUT_ENDED]),
+                                              "cell.interpreterEnded", e);
                 break;
         }
         if (r < 0)
@@ -695,7 +703,7 @@ enum {
         RC_UNANSWERED,
         RC__N
 };
-static const pj_field record_fields[RC__N] = {
+static const rec_pj_field record_fields[RC__N] = {
         [RC_VERSION] = {"version", NULL},
         [RC_REQUEST] = {"requestSha256", "request_sha256"},
         [RC_RESULT] = {"resultSha256", "result_sha256"},
@@ -735,23 +743,23 @@ static int record_parse(const json_t *rec, record_view *v, hull_error *e) {
                                       RC_ENVIRONMENT, RC_POLICY,   RC_SESSION,  RC_PREVIOUS,
                                       RC_RECORD,      RC_SOFTWARE, RC_RULE,     RC_UNANSWERED};
         char what[REC_FIELD_NAME_MAX];
-        int r = pj_check_message(rec, "the record", record_fields, RC__N, e);
+        int r = rec_pj_check_message(rec, "the record", record_fields, RC__N, e);
         if (r < 0)
                 return r;
         *v = (record_view){};
-        r = pj_int(pj_get(rec, &record_fields[RC_VERSION]), "record.version", 0, UINT32_MAX, &v->version, e);
+        r = rec_pj_int(rec_pj_get(rec, &record_fields[RC_VERSION]), "record.version", 0, UINT32_MAX, &v->version, e);
         if (r >= 0)
-                r = pj_int(pj_get(rec, &record_fields[RC_STARTED]), "record.startedUnixMs", INT64_MIN, INT64_MAX,
-                           &v->started, e);
+                r = rec_pj_int(rec_pj_get(rec, &record_fields[RC_STARTED]), "record.startedUnixMs", INT64_MIN,
+                               INT64_MAX, &v->started, e);
         if (r >= 0)
-                r = pj_int(pj_get(rec, &record_fields[RC_ENDED]), "record.endedUnixMs", INT64_MIN, INT64_MAX, &v->ended,
-                           e);
+                r = rec_pj_int(rec_pj_get(rec, &record_fields[RC_ENDED]), "record.endedUnixMs", INT64_MIN, INT64_MAX,
+                               &v->ended, e);
         if (r >= 0)
-                r = pj_uint64(pj_get(rec, &record_fields[RC_SEQUENCE]), "record.sequence", &v->sequence, e);
+                r = rec_pj_uint64(rec_pj_get(rec, &record_fields[RC_SEQUENCE]), "record.sequence", &v->sequence, e);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(strings); i++) {
                 snprintf(what, sizeof(what), "record.%s", record_fields[strings[i]].camel);
-                r = pj_string(pj_get(rec, &record_fields[strings[i]]), what, &v->s[strings[i]].p, &v->s[strings[i]].n,
-                              e);
+                r = rec_pj_string(rec_pj_get(rec, &record_fields[strings[i]]), what, &v->s[strings[i]].p,
+                                  &v->s[strings[i]].n, e);
         }
         if (r < 0)
                 return r;
@@ -844,17 +852,17 @@ int rec_software_rule_id(const json_t *rule, char ret[REC_RULE_ID_SIZE], hull_er
         if (json_is_null(rule))
                 rule = NULL;
         if (rule) {
-                int r = pj_check_message(rule, "the software rule", rule_fields, RULE__N, e);
+                int r = rec_pj_check_message(rule, "the software rule", rule_fields, RULE__N, e);
                 if (r < 0)
                         return r;
                 const char *mode;
                 size_t mode_len;
-                r = pj_string(pj_get(rule, &rule_fields[RULE_MODE]), "softwareRule.mode", &mode, &mode_len, e);
+                r = rec_pj_string(rec_pj_get(rule, &rule_fields[RULE_MODE]), "softwareRule.mode", &mode, &mode_len, e);
                 if (r < 0)
                         return r;
         }
-        const json_t *ids = rule ? pj_get(rule, &rule_fields[RULE_IDENTITIES]) : NULL;
-        int r = pj_array(ids, "softwareRule.identities", e);
+        const json_t *ids = rule ? rec_pj_get(rule, &rule_fields[RULE_IDENTITIES]) : NULL;
+        int r = rec_pj_array(ids, "softwareRule.identities", e);
         if (r < 0)
                 return r;
         size_t n = json_array_size(ids);
@@ -1120,16 +1128,16 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
 
 static int entry_shape(const json_t *entry, const json_t **ret_record, const json_t **ret_request,
                        const json_t **ret_result, const char **ret_operation, hull_error *e) {
-        static const pj_field entry_fields[] = {
+        static const rec_pj_field entry_fields[] = {
                 {"record", NULL}, {"request", NULL}, {"result", NULL}, {"operation", NULL}};
         char pb[PRINTABLE_SIZE];
-        int r = pj_check_message(entry, "the log entry", entry_fields, ELEMENTSOF(entry_fields), e);
+        int r = rec_pj_check_message(entry, "the log entry", entry_fields, ELEMENTSOF(entry_fields), e);
         if (r < 0)
                 return r;
-        *ret_record = pj_get(entry, &entry_fields[0]);
-        *ret_request = pj_get(entry, &entry_fields[1]);
-        *ret_result = pj_get(entry, &entry_fields[2]);
-        const json_t *op = pj_get(entry, &entry_fields[3]);
+        *ret_record = rec_pj_get(entry, &entry_fields[0]);
+        *ret_request = rec_pj_get(entry, &entry_fields[1]);
+        *ret_result = rec_pj_get(entry, &entry_fields[2]);
+        const json_t *op = rec_pj_get(entry, &entry_fields[3]);
         *ret_operation = NULL;
         if (op && (!json_is_string(op) || !rec_hull_operation_is_valid(json_string_value(op))))
                 return rec_fail(e, -EINVAL, "the log entry's operation %s is not one of hull's record kinds",
@@ -1294,7 +1302,7 @@ static bool is_connect_code(str_view v) {
 
 /* Compare a string field of a RunResponse envelope with the record's. */
 static int envelope_matches(const json_t *res, int rs, const record_view *v, int rc, hull_error *e) {
-        const json_t *f = pj_get(res, &response_fields[rs]);
+        const json_t *f = rec_pj_get(res, &response_fields[rs]);
         if (!f)
                 return 0;
         if (json_string_length(f) != v->s[rc].n || memcmp(json_string_value(f), v->s[rc].p, v->s[rc].n) != 0)
@@ -1421,7 +1429,7 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
                         return rec_fail(e, -EBADMSG, "softwareRuleId '%s' is not the request's rule ('%s')",
                                         printable(v.s[RC_RULE].p, v.s[RC_RULE].n, pb),
                                         printable(rule_id, strlen(rule_id), pb2));
-                const json_t *ids = info.rule ? pj_get(info.rule, &rule_fields[RULE_IDENTITIES]) : NULL;
+                const json_t *ids = info.rule ? rec_pj_get(info.rule, &rule_fields[RULE_IDENTITIES]) : NULL;
                 bool in_rule = json_array_size(ids) == 0;
                 for (size_t i = 0; !in_rule && i < json_array_size(ids); i++) {
                         const json_t *id = json_array_get(ids, i);
@@ -1456,7 +1464,7 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
                         r = envelope_matches(result, RS_SOFTWARE, &v, RC_SOFTWARE, e);
                 if (r < 0)
                         return r;
-                const json_t *inner = pj_get(result, &response_fields[RS_RECORD]);
+                const json_t *inner = rec_pj_get(result, &response_fields[RS_RECORD]);
                 if (inner && !json_equal((json_t *) inner, (json_t *) record))
                         return rec_fail(e, -EBADMSG, "the response's record differs from the logged record");
         }

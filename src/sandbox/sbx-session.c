@@ -81,6 +81,23 @@ static int recv_report(int sock, sbx_report *rep, int *ret_fd) {
         return 0;
 }
 
+/* ---- the interpreters' sources ---- */
+
+/* A sealed memfd at offset 0 holding the n sources NUL-separated: what runtime/boot.py and
+ * boot.js read from their fd 0, so no source is on a command line (ps, /proc/PID/cmdline). */
+static int sources_memfd(const char *const *src, size_t n, hull_error *e) {
+        _cleanup_close_ int fd = memfd_create("hull-runtime", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "cell: cannot create a memfd for the runtime's sources");
+        for (size_t i = 0; i < n; i++)
+                if ((i > 0 && loop_write(fd, "", 1) < 0) || loop_write(fd, src[i], strlen(src[i])) < 0)
+                        return hull_err(e, -EIO, "cell: cannot write the runtime's sources");
+        if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0 ||
+            lseek(fd, 0, SEEK_SET) < 0)
+                return hull_err(e, negative_errno(), "cell: cannot seal the runtime's sources");
+        return TAKE_FD(fd);
+}
+
 /* ---- the box ---- */
 
 static int make_bpf_memfd(const sbx_seccomp *filter, hull_error *e) {
@@ -755,12 +772,11 @@ static int zygote_spawn(sbx_session *s, int cell_fd, int out_w, int err_w, hull_
 static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
         sbx_interp *in = &s->interp[lang];
         _cleanup_close_pair_ int cs[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
-        _cleanup_close_ int null_fd = -1;
         int r;
 
         interp_close(in);
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
-            pipe2(errp, O_CLOEXEC) < 0 || (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+            pipe2(errp, O_CLOEXEC) < 0)
                 return hull_err(e, negative_errno(), "cell: cannot create the interpreter's pipes");
         if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0)
                 return hull_err(e, negative_errno(), "cell: cannot set up pipes");
@@ -797,14 +813,21 @@ static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
                 }
         }
         {
+                /* The driver's sources reach it on fd 0 (boot.py or boot.js replaces that with
+                 * /dev/null before the driver runs). */
+                const char *py_src[] = {hull_runtime_cell_py, hull_runtime_hull_py};
+                const char *js_src[] = {hull_runtime_cell_js};
+                _cleanup_close_ int src_fd =
+                        lang == SBX_LANG_PYTHON ? sources_memfd(py_src, 2, e) : sources_memfd(js_src, 1, e);
+                if (src_fd < 0)
+                        return src_fd;
                 char **env = NULL;
                 r = sbx_env_build(NULL, "/workspace", &env);
                 if (r < 0)
                         return hull_err(e, r, "cell: cannot build the environment");
-                char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_cell_py,
-                              (char *) hull_runtime_hull_py, NULL};
-                char *js[] = {(char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_cell_js, NULL};
-                int fds[4] = {null_fd, outp[1], errp[1], cs[1]};
+                char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_boot_py, NULL};
+                char *js[] = {(char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_boot_js, NULL};
+                int fds[4] = {src_fd, outp[1], errp[1], cs[1]};
                 r = ctl_send(s, SBX_CTL_START, 0, lang == SBX_LANG_PYTHON ? py : js, env, fds, 4, -1);
                 sbx_env_free(env);
                 if (r < 0)
@@ -1009,14 +1032,17 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
                 return hull_err(e, -ENOENT, "zygote: %s is not installed", PYTHON_BIN);
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return hull_err(e, negative_errno(), "zygote: cannot create its socket");
+        /* Its sources on its fd 0 (boot.py puts /dev/null there), not on its command line. */
+        const char *src[] = {hull_runtime_zygote_py, hull_runtime_cell_py, hull_runtime_hull_py};
+        _cleanup_close_ int src_fd = sources_memfd(src, ELEMENTSOF(src), e);
+        if (src_fd < 0)
+                return src_fd;
         pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0)
                 return hull_err(e, negative_errno(), "zygote: fork");
         if (pid == 0) {
-                char *argv[] = {(char *) "hull-zygote",          (char *) "-c",
-                                (char *) hull_runtime_zygote_py, (char *) hull_runtime_cell_py,
-                                (char *) hull_runtime_hull_py,   NULL};
+                char *argv[] = {(char *) "hull-zygote", (char *) "-c", (char *) hull_runtime_boot_py, NULL};
                 char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1",
                                 (char *) "MKL_NUM_THREADS=1",      (char *) "PATH=/usr/bin:/bin",
                                 (char *) "LANG=C.UTF-8",           NULL};
@@ -1026,8 +1052,7 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
                  * forked from here would inherit it. */
                 if (setsid() < 0)
                         _exit(1);
-                int null_fd = open("/dev/null", O_RDWR);
-                if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(sp[1], 3) < 0)
+                if (dup2(src_fd, 0) < 0 || dup2(sp[1], 3) < 0)
                         _exit(1);
                 /* stdout and stderr stay hull serve's: a traceback of the zygote is visible. */
                 if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)

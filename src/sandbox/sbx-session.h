@@ -17,7 +17,9 @@
  *
  * Interpreters (cells) speak a framed JSON protocol on their own socket: runtime/cell.py and
  * runtime/cell.js; python may be forked from hull serve's zygote (runtime/zygote.py), which
- * keeps numpy and pandas imported and enters the session's namespaces after the fork. */
+ * keeps numpy and pandas imported and enters the session's namespaces after the fork. Their
+ * sources reach them on fd 0, a sealed memfd read by runtime/boot.py or boot.js, never on a
+ * command line; in ps they are hull-zygote, hull-python and hull-node. */
 #pragma once
 
 #include <stdbool.h>

@@ -295,9 +295,9 @@ static int read_binary(ss_session *s, const char *id, const char *path, uint64_t
                 if (sha256_final_hex(&c, hex) < 0)
                         return hull_err(e, -EIO, "handle %s: cannot hash", id);
         }
-        json_t *content = ss_json_base64(buf, n);
-        *ret = content ? json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}", "id", id, "offset", ss_json_uint64(off), "length",
-                                   ss_json_uint64(n), "total_bytes", ss_json_uint64(size), "eof", off + n >= size,
+        json_t *content = pj_new_bytes(buf, n);
+        *ret = content ? json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}", "id", id, "offset", pj_new_uint64(off), "length",
+                                   pj_new_uint64(n), "total_bytes", pj_new_uint64(size), "eof", off + n >= size,
                                    "content", content)
                        : NULL;
         if (*ret && hex[0])
@@ -456,9 +456,9 @@ int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, 
                 return r;
         input_link(s, input_id, clean, json_string_value(json_object_get(sum, "path")));
         json_auto_t *request = json_pack("{s:s, s:s, s:o, s:s}", "inputId", input_id, "name", clean, "bytes",
-                                         ss_json_uint64(size), "sha256", hex);
+                                         pj_new_uint64(size), "sha256", hex);
         json_auto_t *result =
-                json_pack("{s:s, s:o, s:s}", "handle", input_id, "bytes", ss_json_uint64(size), "sha256", hex);
+                json_pack("{s:s, s:o, s:s}", "handle", input_id, "bytes", pj_new_uint64(size), "sha256", hex);
         ss_record_or_log(m, s, "add_input", request, result, started, ret_record);
         *ret_summary = sum;
         return 0;

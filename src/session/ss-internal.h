@@ -7,6 +7,7 @@
 
 #include "dynbuf.h"
 #include "hd-store.h"
+#include "protojson.h"
 #include "ss.h"
 
 struct ss_session {
@@ -67,11 +68,6 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
 /* Make the call's exchange directory when the session has a store; "" otherwise or on failure
  * (logged). rel has HD_EXCHANGE_REL_SIZE bytes. (ss-handles.c) */
 void ss_exchange_make(ss_manager *m, ss_session *s, char *rel);
-
-/* New JSON values: standard padded base64 of bytes, a uint64 as a decimal string. NULL on
- * failure. (ss-record.c) */
-json_t *ss_json_base64(const void *p, size_t n);
-json_t *ss_json_uint64(uint64_t v);
 
 /* Make and append the record of one of hull's operations (version 2 with result, or 3 with
  * unanswered set to a Connect code when result is NULL), chained; *ret_record (may be NULL) gets

@@ -79,9 +79,9 @@ static void record_unanswered(ss_manager *m, ss_session *s, const char *operatio
 
 static json_t *output_json(const ss_output *o) {
         return json_pack("{s:i, s:b, s:o, s:o, s:b, s:b, s:o}", "exitCode", o->exit_code, "timedOut", o->timed_out,
-                         "stdout", ss_json_base64(o->out, o->out_len), "stderr", ss_json_base64(o->err, o->err_len),
+                         "stdout", pj_new_bytes(o->out, o->out_len), "stderr", pj_new_bytes(o->err, o->err_len),
                          "stdoutTruncated", o->out_truncated, "stderrTruncated", o->err_truncated, "durationMs",
-                         ss_json_uint64(o->wall_us / 1000));
+                         pj_new_uint64(o->wall_us / 1000));
 }
 
 /* ---- exec ---- */
@@ -278,8 +278,8 @@ int ss_write(ss_manager *m, ss_session *s, const char *path, const void *content
         if (r < 0) /* the file is as it was */
                 return r;
         json_auto_t *request =
-                json_pack("{s:s, s:o, s:b}", "path", path, "content", ss_json_base64(content, len), "append", append);
-        json_auto_t *result = json_pack("{s:o}", "bytes", ss_json_uint64(len));
+                json_pack("{s:s, s:o, s:b}", "path", path, "content", pj_new_bytes(content, len), "append", append);
+        json_auto_t *result = json_pack("{s:o}", "bytes", pj_new_uint64(len));
         ss_record_or_log(m, s, "write", request, result, started, ret_record);
         return 0;
 }
@@ -332,13 +332,13 @@ int ss_hydrate(ss_manager *m, ss_session *s, const void *archive, size_t len, ws
         ss_fs_enter(s);
         int r = ws_hydrate_mem(s->sx.ws_fd, archive, len, &lim, &st, e);
         ss_fs_leave();
-        json_auto_t *request = json_pack("{s:o}", "archive", ss_json_base64(archive, len));
+        json_auto_t *request = json_pack("{s:o}", "archive", pj_new_bytes(archive, len));
         if (r < 0) { /* entries before the refused one stay: the workspace may have changed */
                 record_unanswered(m, s, "hydrate", request, r, started);
                 return r;
         }
         json_auto_t *result =
-                json_pack("{s:o, s:o}", "files", ss_json_uint64(st.files), "bytes", ss_json_uint64(st.bytes));
+                json_pack("{s:o, s:o}", "files", pj_new_uint64(st.files), "bytes", pj_new_uint64(st.bytes));
         ss_record_or_log(m, s, "hydrate", request, result, started, ret_record);
         *ret_stats = st;
         return 0;

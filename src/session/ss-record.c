@@ -5,27 +5,11 @@
  * rules of their own (ss_record_cell: plimsoll's cell kind, protocol 3). */
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ss-internal.h"
 #include "time-util.h"
-
-json_t *ss_json_base64(const void *p, size_t n) {
-        if (n > (size_t) INT32_MAX / 4 * 3 - 3)
-                return NULL;
-        size_t cap = (n + 2) / 3 * 4 + 1;
-        _cleanup_free_ char *b = malloc(cap);
-        if (!b)
-                return NULL;
-        int len = EVP_EncodeBlock((unsigned char *) b, (const unsigned char *) p, (int) n);
-        return len < 0 ? NULL : json_stringn(b, (size_t) len);
-}
-
-json_t *ss_json_uint64(uint64_t v) {
-        return json_sprintf("%" PRIu64, v);
-}
 
 int ss_record_append(ss_manager *m, ss_session *s, const char *operation, const json_t *record, const json_t *request,
                      const json_t *result) {
@@ -114,18 +98,17 @@ int ss_record_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, const ss
         json_auto_t *files = json_array();
         for (size_t i = 0; files && i < a->n_files; i++)
                 if (json_array_append_new(files, json_pack("{s:s, s:o}", "path", a->files[i].path, "content",
-                                                           ss_json_base64(a->files[i].content, a->files[i].len))) < 0)
+                                                           pj_new_bytes(a->files[i].content, a->files[i].len))) < 0)
                         return hull_err(e, -ENOMEM, "out of memory");
         json_auto_t *request =
                 files ? json_pack("{s:i, s:{s:s, s:s%, s:O}}", "protocol", 3, "cell", "language",
                                   sbx_lang_to_string(a->lang), "code", a->code, a->code_len, "files", files)
                       : NULL;
-        json_auto_t *result =
-                json_pack("{s:{s:o, s:o, s:i, s:b, s:b, s:b, s:b, s:b}}", "cell", "stdout",
-                          ss_json_base64(o->o.out, o->o.out_len), "stderr", ss_json_base64(o->o.err, o->o.err_len),
-                          "exitCode", o->o.exit_code, "timedOut", o->o.timed_out, "stdoutTruncated", o->o.out_truncated,
-                          "stderrTruncated", o->o.err_truncated, "interpreterStarted", o->interpreter_started,
-                          "interpreterEnded", o->interpreter_ended);
+        json_auto_t *result = json_pack(
+                "{s:{s:o, s:o, s:i, s:b, s:b, s:b, s:b, s:b}}", "cell", "stdout", pj_new_bytes(o->o.out, o->o.out_len),
+                "stderr", pj_new_bytes(o->o.err, o->o.err_len), "exitCode", o->o.exit_code, "timedOut", o->o.timed_out,
+                "stdoutTruncated", o->o.out_truncated, "stderrTruncated", o->o.err_truncated, "interpreterStarted",
+                o->interpreter_started, "interpreterEnded", o->interpreter_ended);
         if (!request || !result)
                 return hull_err(e, -ENOMEM, "out of memory");
         int r = rec_request_digest(request, req_sha, e);

@@ -148,12 +148,67 @@ class Session:
             self.proc.wait()
 
 
-def start_driver(argv, env=None):
-    """Start a driver as the host does: fd 0 /dev/null, 1 and 2 pipes, 3 a stream socket."""
+def sources_fd(*sources):
+    """The host's sealed memfd of sources, NUL-separated, at offset 0 (close-on-exec, >= 10)."""
+    fd = os.memfd_create("hull-runtime", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.write(fd, "\0".join(sources).encode())
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return high(fd)
+
+
+def runtime(rt, name):
+    with open(os.path.join(rt, name)) as f:
+        return f.read()
+
+
+def start_python(rt, hull=True, env=None):
+    """cell.py as the host starts a cold one: python3 -c boot.py, cell.py and hull.py on fd 0."""
+    srcs = [runtime(rt, "cell.py")] + ([runtime(rt, "hull.py")] if hull else [])
+    return start_driver(["/usr/bin/python3", "-c", runtime(rt, "boot.py")], env, sources_fd(*srcs))
+
+
+def start_node(rt):
+    """cell.js as the host starts it: node -e boot.js, cell.js on fd 0."""
+    return start_driver(["/usr/bin/node", "-e", runtime(rt, "boot.js")], None, sources_fd(runtime(rt, "cell.js")))
+
+
+def process_title(pid):
+    """(/proc/PID/cmdline without its trailing NULs, /proc/PID/comm)."""
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        cmdline = f.read().rstrip(b"\0")
+    with open("/proc/%d/comm" % pid) as f:
+        return cmdline, f.read().strip()
+
+
+def check_title(what, pid, name, sources):
+    """ps shows name: the command line and comm say it, and no line of the sources is in it."""
+    cmdline, comm = process_title(pid)
+    check("%s: ps shows %s (its command line and its name)" % (what, name),
+          cmdline == name.encode() and comm == name, (cmdline[:200], comm))
+    leaked = [l for src in sources for l in src.splitlines() if len(l.strip()) > 12 and l.strip().encode() in cmdline]
+    check("%s: nothing of the sources is on the command line" % what, not leaked and len(cmdline) < 64, leaked[:3])
+
+
+def fds_of(pid):
+    """{fd: link} of a process."""
+    d = "/proc/%d/fd" % pid
+    out = {}
+    for n in os.listdir(d):
+        try:
+            out[int(n)] = os.readlink(os.path.join(d, n))
+        except OSError:
+            pass
+    return out
+
+
+def start_driver(argv, env=None, stdin=None):
+    """Start a driver as the host does: fd 0 stdin (the sources' memfd; else /dev/null), 1 and 2
+    pipes, 3 a stream socket."""
     host, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    null = high(os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC))
+    null = stdin if stdin is not None else high(os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC))
     out_w, err_w = high(out_w), high(err_w)
     cfd = high(os.dup(child.fileno()))
     child.close()
@@ -199,13 +254,16 @@ def proc_exit(s, timeout=10.0):
 
 # ---------------------------------------------------------------------------------------------
 def test_python(rt):
-    src = open(os.path.join(rt, "cell.py")).read()
-    s = start_driver(["/usr/bin/python3", "-c", src])
+    s = start_python(rt)
     try:
         h = s.read_frame(15)
         check("python: hello frame names the language, pid and version",
               h and h.get("hello", {}).get("language") == "python" and h["hello"].get("pid") == s.pid
               and h["hello"].get("version", "").startswith("3."), h)
+        check_title("python", s.pid, "hull-python", [runtime(rt, "cell.py"), runtime(rt, "hull.py")])
+        fds = fds_of(s.pid)
+        check("python: fd 0 is /dev/null once started (the sources' memfd is closed)",
+              fds.get(0) == "/dev/null" and not any("memfd:" in l for l in fds.values()), fds)
         st, out, err, _ = s.cell("x = 41")
         check("python: an assignment runs with status 0 and prints nothing", (st, out, err) == (0, "", ""),
               (st, out, err))
@@ -250,6 +308,8 @@ def test_python(rt):
         st, out, err, _ = s.cell("import os; os.system('ls -l /proc/self/fd')")
         check("python: fd 3 is not inherited by a subprocess", st == 0 and "0 ->" in out and not re.search(r"\b3 -> socket:", out),
               (st, out, err))
+        check("python: a subprocess gets /dev/null on fd 0 and no memfd", "0 -> /dev/null" in out and "memfd:" not in out,
+              out)
         st, out, err, _ = s.cell("os.set_inheritable(3, True); os.system('ls -l /proc/self/fd');"
                                  " os.set_inheritable(3, False)")
         check("python: (control) the fd check sees an inherited socket", re.search(r"\b3 -> socket:", out), out)
@@ -283,7 +343,7 @@ def test_python(rt):
         not_ok("python: driver session", repr(e))
     finally:
         s.close()
-    s = start_driver(["/usr/bin/python3", "-c", src])
+    s = start_python(rt)
     try:
         s.read_frame(15)
         s.ctl.setblocking(True)
@@ -292,7 +352,7 @@ def test_python(rt):
         check("python: a zero frame length exits 2", rc == 2, rc)
     finally:
         s.close()
-    s = start_driver(["/usr/bin/python3", "-c", src])
+    s = start_python(rt)
     try:
         s.read_frame(15)
         s.ctl.setblocking(True)
@@ -304,13 +364,16 @@ def test_python(rt):
 
 
 def test_js(rt):
-    src = open(os.path.join(rt, "cell.js")).read()
-    s = start_driver(["/usr/bin/node", "-e", src])
+    s = start_node(rt)
     try:
         h = s.read_frame(15)
         check("js: hello frame names the language, pid and version",
               h and h.get("hello", {}).get("language") == "javascript" and h["hello"].get("pid") == s.pid
               and h["hello"].get("version", "")[:1].isdigit(), h)
+        check_title("js", s.pid, "hull-node", [runtime(rt, "cell.js")])
+        fds = fds_of(s.pid)
+        check("js: fd 0 is /dev/null once started (the sources' memfd is closed)",
+              fds.get(0) == "/dev/null" and not any("memfd:" in l for l in fds.values()), fds)
         st, out, err, _ = s.cell("console.log('hi', {a: 1}, 2)")
         check("js: console.log formats like node", (st, out, err) == (0, "hi { a: 1 } 2\n", ""), (st, out, err))
         st, out, err, _ = s.cell("console.error('bad %d', 5); console.warn('w')")
@@ -388,7 +451,7 @@ def test_js(rt):
         not_ok("js: driver session", repr(e))
     finally:
         s.close()
-    s = start_driver(["/usr/bin/node", "-e", src])
+    s = start_node(rt)
     try:
         s.read_frame(15)
         s.ctl.setblocking(True)
@@ -451,16 +514,20 @@ class Zygote:
         cfd = high(os.dup(child.fileno()))
         child.close()
         null = high(os.open("/dev/null", os.O_RDWR | os.O_CLOEXEC))
+        src = sources_fd(zsrc, csrc, hsrc)
+        self.sources = [zsrc, csrc, hsrc]
         self.log = open("/tmp/hull-zygote-test.%d.log" % os.getpid(), "w+b")
         env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1"}
         self.t0 = time.monotonic()
-        argv = ["/usr/bin/python3", "-c", zsrc, csrc, hsrc]
-        self.pid = os.posix_spawn(argv[0], argv, env, file_actions=[
-            (os.POSIX_SPAWN_DUP2, null, 0), (os.POSIX_SPAWN_DUP2, null, 1),
+        # As sbx_zygote_start does: argv[0] hull-zygote, the sources on fd 0.
+        argv = ["hull-zygote", "-c", runtime(rt, "boot.py")]
+        self.pid = os.posix_spawn("/usr/bin/python3", argv, env, file_actions=[
+            (os.POSIX_SPAWN_DUP2, src, 0), (os.POSIX_SPAWN_DUP2, null, 1),
             (os.POSIX_SPAWN_DUP2, self.log.fileno(), 2), (os.POSIX_SPAWN_DUP2, cfd, 3)])
         os.close(cfd)
         os.close(null)
+        os.close(src)
         self.rc = None
 
     def recv(self, timeout):
@@ -591,6 +658,10 @@ def test_zygote(rt):
         r = ready.get("ready", {})
         check("zygote: ready names numpy, pandas and one thread",
               r.get("numpy") and r.get("pandas") and r.get("threads") == 1, (ready, z.stderr()))
+        check_title("zygote", z.pid, "hull-zygote", z.sources)
+        fds = fds_of(z.pid)
+        check("zygote: fd 0 is /dev/null once started (the sources' memfd is closed)",
+              fds.get(0) == "/dev/null" and not any("memfd:" in l for l in fds.values()), fds)
 
         cg = make_cgroup()
         cgfds = []
@@ -632,6 +703,8 @@ def test_zygote(rt):
         check("zygote: no fds but 0-3", info["extra_fds"] == [], info["extra_fds"])
         check("zygote: the pid is the hello pid", info["pid"] == h["hello"]["pid"], (info["pid"], h))
         b_host = [b for a in children(z.pid) for b in children(a)]
+        if len(b_host) == 1:
+            check_title("zygote: the interpreter", b_host[0], "hull-python", z.sources)
         nspid = None
         if len(b_host) == 1:
             with open("/proc/%d/status" % b_host[0]) as f:
@@ -794,7 +867,6 @@ def test_hull(rt):
     import shutil
     import sqlite3
     import tempfile
-    csrc = open(os.path.join(rt, "cell.py")).read()
     hsrc = open(os.path.join(rt, "hull.py")).read()
     top = tempfile.mkdtemp(prefix="hull-module-test.")
     store, ws = os.path.join(top, "handles"), os.path.join(top, "workspace")
@@ -811,7 +883,7 @@ def test_hull(rt):
         os.mkdir(d, 0o700)
         return d
 
-    s = start_driver(["/usr/bin/python3", "-c", csrc, hsrc], env)
+    s = start_python(rt, True, env)
     try:
         s.read_frame(15)
 
@@ -998,7 +1070,7 @@ t_save
         s.close()
 
     # without the source, the driver runs as before
-    s = start_driver(["/usr/bin/python3", "-c", csrc], env)
+    s = start_python(rt, False, env)
     try:
         s.read_frame(15)
         st, out, err, _ = s.cell("import sys\n('hull' in sys.modules, 'load' in dir())")

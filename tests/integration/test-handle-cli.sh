@@ -6,12 +6,6 @@
 source "$(dirname "$0")/../lib.sh"
 
 PY=/usr/bin/python3
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-        rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
 unset HULL_URL HULL_TOKEN
 # checkv NAME CMD...: check, and on failure show the last out and err files as comments.
 checkv() {
@@ -268,19 +262,11 @@ serve_opts=()
 if "$HULL" serve --help 2>/dev/null | grep -q -- '--handles-dir'; then
         serve_opts=(--handles-dir "$TEST_TMP/handles")
 fi
-"$HULL" serve --listen 127.0.0.1:0 --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP" "${serve_opts[@]}" 2>"$LOG" &
-SERVER_PID=$!
-pids+=("$SERVER_PID")
-for i in $(seq 1 100); do
-        grep -q 'event=listening' "$LOG" && break
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-done
-export HULL_URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
-if [ "$HULL_URL" = "http://" ]; then
+if ! start_server "$LOG" --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP" "${serve_opts[@]}"; then
         fail "hull serve starts" "$(cat "$LOG")"
         exit 1
 fi
+export HULL_URL=$URL
 HH() { "$HULL" handle "$@"; }
 
 ID=$("$HULL" session open --owner ci 2>"$TEST_TMP/err"); rc=$?
@@ -340,7 +326,6 @@ checkv "an unknown session is not_found (1)" sh -c "[ $rc -eq 1 ] && grep -q '^h
 "$HULL" session close "$ID" >/dev/null 2>&1
 HH list "$ID" >/dev/null 2>"$TEST_TMP/err"; rc=$?
 checkv "list after close fails (1)" sh -c "[ $rc -eq 1 ] && ! grep -q unimplemented '$TEST_TMP/err'"
-kill -TERM "$SERVER_PID"
-wait "$SERVER_PID"; rc=$?
+stop_server; rc=$?
 checkv "hull serve exits 0" test "$rc" -eq 0
 checkv "hull serve logged no error" sh -c "! grep -q 'level=error' '$LOG'"

@@ -20,21 +20,13 @@ PORT_FILE=$TEST_TMP/port
 LOG=$TEST_TMP/serve.log
 HANDLES=$TEST_TMP/handles
 mkdir -p "$TEST_TMP/audit"
-"$HULL" serve --listen 127.0.0.1:0 --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES" >"$LOG" 2>&1 &
-SERVER_PID=$!
-trap 'kill $SERVER_PID 2>/dev/null; wait $SERVER_PID 2>/dev/null; rm -rf "$TEST_TMP"' EXIT
-URL=""
-for i in $(seq 1 100); do
-        URL=$(grep -o 'addr=127.0.0.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
-        [ -n "$URL" ] && break
-        sleep 0.05
-done
-if [ -z "$URL" ]; then
+if ! start_server "$LOG" --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES"; then
         fail "hull serve starts" "$(cat "$LOG")"
         exit 1
 fi
+FIRST_PID=$SERVER_PID
 
-timeout 600 /usr/bin/python3 - "$URL" "$HANDLES" <<'EOF'
+timeout 600 /usr/bin/python3 - "$ADDR" "$HANDLES" <<'EOF'
 import base64, hashlib, http.client, json, os, sys, time
 
 url, handles_root = sys.argv[1], sys.argv[2]
@@ -225,15 +217,8 @@ rc=$?
 
 # ---- one caller cannot take every session, whatever owners it names ----
 LOG2=$TEST_TMP/serve2.log
-"$HULL" serve --listen 127.0.0.1:0 --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES" --max-sessions-per-caller 2 >"$LOG2" 2>&1 &
-PID2=$!
-URL2=""
-for i in $(seq 1 100); do
-        URL2=$(grep -o 'addr=127.0.0.1:[0-9]*' "$LOG2" | head -1 | cut -d= -f2)
-        [ -n "$URL2" ] && break
-        sleep 0.05
-done
-out=$(timeout 60 /usr/bin/python3 - "$URL2" <<'EOF2'
+start_server "$LOG2" --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES" --max-sessions-per-caller 2
+out=$(timeout 60 /usr/bin/python3 - "$ADDR" <<'EOF2'
 import http.client, json, sys
 host, port = sys.argv[1].split(":")
 c = http.client.HTTPConnection(host, int(port), timeout=30)
@@ -249,6 +234,7 @@ EOF2
 )
 check "the per-caller cap: a third session under a third owner is resource_exhausted" \
         sh -c "echo \"$out\" | grep -q \"(200, ''), (200, ''), (429, 'resource_exhausted')\""
-kill $PID2 2>/dev/null
-wait $PID2 2>/dev/null
+stop_server
+SERVER_PID=$FIRST_PID
+stop_server
 check "hull serve logged no error" sh -c "! grep 'level=error' '$LOG'"

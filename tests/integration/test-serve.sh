@@ -6,33 +6,11 @@ source "$(dirname "$0")/../lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 client() { "$PY" "$here/serve_client.py" "$@"; }
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-        rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
 
 if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
         skip "hull serve" "the sandbox cannot run here: $(head -c 200 "$TEST_TMP/err")"
         exit 77
 fi
-
-# start_server LOG ARGS...: start hull serve on a free port; sets SERVER_PID and URL.
-start_server() {
-        local log=$1 i
-        shift
-        "$HULL" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
-        SERVER_PID=$!
-        pids+=("$SERVER_PID")
-        for i in $(seq 1 100); do
-                grep -q 'event=listening' "$log" && break
-                kill -0 "$SERVER_PID" 2>/dev/null || break
-                sleep 0.05
-        done
-        URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$log" | head -1 | cut -d= -f2)
-        [ "$URL" != "http://" ]
-}
 
 # ---- the CLI ----
 check "--help lists serve and token" sh -c "'$HULL' --help | grep -q '^  serve' && '$HULL' --help | grep -q '^  token'"
@@ -85,8 +63,7 @@ WORK_A=$(grep -o 'work=[^ ]*' "$LOG_A" | head -1 | cut -d= -f2)
 client slow "$URL" 1.731 >"$TEST_TMP/slow.out" 2>&1 &
 slow_pid=$!
 for i in $(seq 1 100); do pgrep -f 'sleep 1\.731' >/dev/null && break; sleep 0.05; done
-kill -TERM "$A_PID"
-wait "$A_PID"; rc=$?
+stop_server TERM; rc=$?
 wait "$slow_pid"; slow_rc=$?
 cat "$TEST_TMP/slow.out"
 check "SIGTERM: the run in flight finished and was answered" sh -c "[ $slow_rc -eq 0 ] && grep -q '^ok - in flight at SIGTERM: it finished' '$TEST_TMP/slow.out'"
@@ -105,8 +82,7 @@ if start_server "$LOG_C" --max-runs 1 --queue 4 --shutdown-grace 1; then
         client hardening "$URL" "$SERVER_PID"
         check "hardening: no error was logged" sh -c "! grep -q 'level=error' '$LOG_C'"
         check "hardening: a client gone is logged" grep -q 'event=run-cancelled id=[^ ]* reason=client-gone' "$LOG_C"
-        kill -TERM "$SERVER_PID"
-        wait "$SERVER_PID"; rc=$?
+        stop_server; rc=$?
         check "hardening: hull serve exits 0" test "$rc" -eq 0
 else
         fail "hull serve starts with --max-runs 1 --queue 4" "$(cat "$LOG_C")"
@@ -122,8 +98,7 @@ if start_server "$LOG_B" --tokens "$TOKENS" --max-runs 1 --queue 0 --shutdown-gr
         client cancelled "$URL" "$good" 30.917 &
         cancelled_pid=$!
         for i in $(seq 1 100); do pgrep -f 'sleep 30\.917' >/dev/null && break; sleep 0.05; done
-        kill -INT "$SERVER_PID"
-        wait "$SERVER_PID"; rc=$?
+        stop_server INT; rc=$?
         wait "$cancelled_pid"
         check "SIGINT: exits 0 after stopping the run left" test "$rc" -eq 0
         check "SIGINT: the stopped run's sandbox is gone" sh -c "! pgrep -f 'sleep 30\.917' >/dev/null"

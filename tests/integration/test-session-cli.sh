@@ -5,12 +5,6 @@
 source "$(dirname "$0")/../lib.sh"
 
 PY=/usr/bin/python3
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-        rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
 unset HULL_URL HULL_TOKEN
 ID0=0123456789abcdef0123456789abcdef
 
@@ -153,11 +147,21 @@ if [ -s "$TEST_TMP/fake.port" ]; then
         HULL_TOKEN=other-token-xxxxxxxxxxxxxxxxxxxxxxxxxxxxx "$HULL" session --url "$FAKE" --token-file "$TEST_TMP/token" list >/dev/null 2>&1
         check "fake: --token-file wins over HULL_TOKEN" test "$(last_request 'r["headers"]["Authorization"]')" = "Bearer $TOKEN"
         "$HULL" session --url "$FAKE" exec "$FID" --timeout 2.5s --env A=1 --env B=x=y -- echo '$A' 'two words' >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
-        check "fake: exec sends the words joined, timeoutMs and env" \
-                test "$(last_request 'r["body"]')" = '{"sessionId": "'$FID'", "command": "echo $A two words", "timeoutMs": 2500, "env": {"A": "1", "B": "x=y"}}'
+        check "fake: exec sends the words quoted, timeoutMs and env" \
+                test "$(last_request 'r["body"]')" = '{"sessionId": "'$FID'", "command": "echo '"'\$A' 'two words'"'", "timeoutMs": 2500, "env": {"A": "1", "B": "x=y"}}'
         check "fake: exec exits with exitCode given as a string" test "$rc" -eq 3
         check "fake: exec writes stdout raw (URL-safe base64, unpadded, not UTF-8)" sh -c "printf 'out\\377\\n' | cmp -s - '$TEST_TMP/out'"
         check "fake: exec writes stderr raw and notes the truncated stdout" sh -c "grep -qx err '$TEST_TMP/err' && grep -q 'stdout was cut' '$TEST_TMP/err'"
+        # Words a shell would split, expand or end: each must come back as one word, unchanged.
+        WORDS=(printf '<%s>\n' 'a b' "it's" 'say "hi"' ';' 'echo $HOME' 'back\slash\\' $'new\nline' '' "'" '*' '&&' 'ünï')
+        "$HULL" session --url "$FAKE" exec "$FID" -- "${WORDS[@]}" >/dev/null 2>&1
+        last_request 'r["body"]["command"]' >"$TEST_TMP/sent"
+        "$PY" -c 'import shlex,sys; print(shlex.join(sys.argv[1:]))' "${WORDS[@]}" >"$TEST_TMP/want"
+        check "fake: exec quotes each word as shlex.join does" cmp -s "$TEST_TMP/want" "$TEST_TMP/sent"
+        check "fake: the quoted command splits back into the same words" \
+                "$PY" -c 'import shlex,sys; assert shlex.split(open(sys.argv[1]).read().rstrip("\n")) == sys.argv[2:]' "$TEST_TMP/sent" "${WORDS[@]}"
+        "$HULL" session --url "$FAKE" exec "$FID" -- 'echo 1 2 3; echo x' >/dev/null 2>&1
+        check "fake: exec of one argument sends it as the command line" test "$(last_request 'r["body"]["command"]')" = 'echo 1 2 3; echo x'
         out=$("$HULL" session --url "$FAKE" close "$FID"); rc=$?
         check "fake: close prints fingerprint, calls, last, ended" test "$out" = "closed $(printf %s "$FID" | sha256sum | cut -d' ' -f1) calls=2 last=$(printf 'ab%.0s' $(seq 1 32)) ended=CLOSED"
         out=$("$HULL" session --url "$FAKE" list); rc=$?
@@ -199,19 +203,11 @@ if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
 fi
 SOCK=$TEST_TMP/hull.sock
 LOG=$TEST_TMP/serve.log
-"$HULL" serve --listen 127.0.0.1:0 --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP" 2>"$LOG" &
-SERVER_PID=$!
-pids+=("$SERVER_PID")
-for i in $(seq 1 100); do
-        grep -q 'event=listening' "$LOG" && break
-        kill -0 "$SERVER_PID" 2>/dev/null || break
-        sleep 0.05
-done
-export HULL_URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
-if [ "$HULL_URL" = "http://" ]; then
+if ! start_server "$LOG" --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP"; then
         fail "hull serve starts" "$(cat "$LOG")"
         exit 1
 fi
+export HULL_URL=$URL
 S() { "$HULL" session "$@"; }
 
 ID=$(S open --owner ci 2>"$TEST_TMP/err"); rc=$?
@@ -228,6 +224,14 @@ check "exec 'cd /tmp && export A=1' exits 0" test "$rc" -eq 0
 out=$(S exec "$ID" 'pwd; echo $A' 2>"$TEST_TMP/err"); rc=$?
 check "the next exec keeps the working directory and the exported variable" test "$rc:$out" = "0:/tmp
 1"
+out=$(S exec "$ID" -- sh -c 'echo 1 2 3; echo x' 2>"$TEST_TMP/err"); rc=$?
+check "exec -- sh -c 'echo 1 2 3; echo x' runs the script as one argument" test "$rc:$out" = "0:1 2 3
+x"
+WORDS=('<%s>\n' 'a b' "it's" 'say "hi"' ';' 'echo $HOME' '$(id)' 'back\slash\\' $'new\nline' '' "'" '*' '&&' 'ünï')
+S exec "$ID" -- printf "${WORDS[@]}" >"$TEST_TMP/got" 2>"$TEST_TMP/err"; rc=$?
+printf "${WORDS[@]}" >"$TEST_TMP/want"
+check "exec hands every word over unchanged (spaces, quotes, ;, \$, backslashes, a newline, an empty one)" \
+        sh -c "[ $rc -eq 0 ] && cmp -s '$TEST_TMP/want' '$TEST_TMP/got'"
 S exec "$ID" -- 'exit 7' 2>/dev/null; rc=$?
 check "exec exits with the command's status" test "$rc" -eq 7
 S exec "$ID" --timeout 1s -- sleep 5 2>"$TEST_TMP/err"; rc=$?
@@ -265,6 +269,12 @@ S cell "$ID" --file b="$TEST_TMP/bin" 1 >/dev/null 2>"$TEST_TMP/err"; rc=$?
 check "cell --file refuses a file that is not UTF-8 (2)" sh -c "[ $rc -eq 2 ] && grep -q 'not UTF-8' '$TEST_TMP/err'"
 out=$(S cell "$ID" --javascript 'let y = 6 * 7; console.log(y)' 2>"$TEST_TMP/err"); rc=$?
 check "a javascript cell" test "$rc:$out" = "0:42"
+# ps shows what each process is, and no interpreter's source is on a command line.
+zpid=$(pgrep -P "$SERVER_PID" -x hull-zygote | head -1)
+check "hull serve's zygote is hull-zygote in ps, its command line that name alone" \
+        sh -c "[ -n '$zpid' ] && [ \"\$(tr -d '\\0' </proc/$zpid/cmdline)\" = hull-zygote ]"
+out=$(S cell "$ID" "open('/proc/self/cmdline', 'rb').read().rstrip(b'\\0').decode()" 2>"$TEST_TMP/err"); rc=$?
+check "a python interpreter's command line is hull-python" test "$rc:$out" = "0:'hull-python'"
 S cell "$ID" --json '1+1' >"$TEST_TMP/cell.json" 2>"$TEST_TMP/err"; rc=$?
 check "cell --json prints the whole answer with its record" sh -c "[ $rc -eq 0 ] && '$PY' -c 'import json,sys; a=json.load(open(sys.argv[1])); assert a[\"run\"][\"record\"][\"recordSha256\"]' '$TEST_TMP/cell.json'"
 
@@ -295,7 +305,6 @@ check "a second close answers without error or fails cleanly" sh -c "[ $rc -eq 0
 S exec ffffffffffffffffffffffffffffffff -- true 2>"$TEST_TMP/err"; rc=$?
 check "an unknown session is not_found (1)" sh -c "[ $rc -eq 1 ] && grep -q 'not_found' '$TEST_TMP/err'"
 
-kill -TERM "$SERVER_PID"
-wait "$SERVER_PID"; rc=$?
+stop_server; rc=$?
 check "hull serve exits 0" test "$rc" -eq 0
 check "hull serve logged no error" sh -c "! grep -q 'level=error' '$LOG'"

@@ -12,13 +12,6 @@ source "$(dirname "$0")/../lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
 client() { timeout 400 "$PY" "$here/sessions_client.py" "$@"; }
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-        for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-        rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
 
 check "sessions_client.py and plimsoll_record.py compile" "$PY" -m py_compile "$here/sessions_client.py" \
         "$here/plimsoll_record.py" "$here/serve_client.py"
@@ -28,29 +21,12 @@ if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
         exit 77
 fi
 
-# start_server LOG ARGS...: hull serve on a free port; sets SERVER_PID and URL. Waits at most 10 s.
-start_server() {
-        local log=$1 i
-        shift
-        "$HULL" serve --listen 127.0.0.1:0 "$@" 2>"$log" &
-        SERVER_PID=$!
-        pids+=("$SERVER_PID")
-        for i in $(seq 1 200); do
-                grep -q 'event=listening' "$log" && break
-                kill -0 "$SERVER_PID" 2>/dev/null || break
-                sleep 0.05
-        done
-        URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$log" | head -1 | cut -d= -f2)
-        [ "$URL" != "http://" ]
-}
-# stop_server NAME: SIGTERM, at most 30 s, then SIGKILL; exit 0 expected, no descendant left.
-stop_server() {
-        local name=$1 i rc left
+# stop_checked NAME: stop_server (SIGTERM, at most 30 s, then SIGKILL); exit 0 expected, no
+# descendant left.
+stop_checked() {
+        local name=$1 rc left
         "$PY" "$here/sessions_client.py" procs "$SERVER_PID" >"$TEST_TMP/procs-$name"
-        kill -TERM "$SERVER_PID" 2>/dev/null
-        for i in $(seq 1 300); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$SERVER_PID" 2>/dev/null
-        wait "$SERVER_PID"; rc=$?
+        stop_server TERM 30; rc=$?
         check "$name: hull serve exits 0 on SIGTERM with sessions" test "$rc" -eq 0
         left=$("$PY" "$here/sessions_client.py" alive "$TEST_TMP/procs-$name")
         check "$name: none of its $(wc -l <"$TEST_TMP/procs-$name") descendants outlives it" test -z "$left"
@@ -150,7 +126,7 @@ EOF
         check "A: no error was logged" sh -c "! grep 'level=error' '$LOG_A'"
         grep 'level=error' "$LOG_A" | head -5 | cut -c1-400 | sed 's/^/# /'
         client hold "$URL"
-        stop_server "A"
+        stop_checked "A"
         check "A: the work directory is empty after the shutdown" \
                 sh -c "[ -z \"\$(ls -A '$TEST_TMP/work-a' 2>/dev/null)\" ]"
 else
@@ -161,7 +137,7 @@ fi
 LOG_B=$TEST_TMP/serve-b.log
 if start_server "$LOG_B" --session-idle 1s; then
         client idle "$URL" "$SERVER_PID"
-        stop_server "B"
+        stop_checked "B"
 else
         fail "B: hull serve starts with --session-idle 1s" "$(head -c 400 "$LOG_B")"
 fi
@@ -170,7 +146,7 @@ fi
 LOG_C=$TEST_TMP/serve-c.log
 if start_server "$LOG_C" --session-lifetime 2s --no-zygote; then
         client lifetime "$URL"
-        stop_server "C"
+        stop_checked "C"
 else
         fail "C: hull serve starts with --session-lifetime 2s --no-zygote" "$(head -c 400 "$LOG_C")"
 fi
@@ -181,7 +157,7 @@ if start_server "$LOG_D" --max-sessions-per-owner 2 --max-sessions 4; then
         client owner "$URL"
         client hold "$URL"
         client hold "$URL"
-        stop_server "D"
+        stop_checked "D"
 else
         fail "D: hull serve starts with --max-sessions-per-owner 2 --max-sessions 4" "$(head -c 400 "$LOG_D")"
 fi
@@ -195,7 +171,7 @@ LOG_F=$TEST_TMP/serve-f.log
 if start_server "$LOG_F" --tokens "$TOKENS" --max-sessions-per-owner 1; then
         client principals "$URL" "$alice" "$bob" "$scopeless"
         check "F: no token is ever logged" sh -c "! grep -qe '$alice' -e '$bob' '$LOG_F'"
-        stop_server "F"
+        stop_checked "F"
 else
         fail "F: hull serve starts with --tokens --max-sessions-per-owner 1" "$(head -c 400 "$LOG_F")"
 fi

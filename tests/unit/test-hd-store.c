@@ -115,6 +115,18 @@ static void test_tables(hd_store *s) {
         CHECK(p && strncmp(p, "id,price,ok,day,name,empty\n1,2.5,1,2024-01-01,\"a, \"\"b\"\"\",\n", 55) == 0);
         CHECK(p && strstr(p, "\n... (5 of 6 rows)") != NULL);
         json_decref(sum);
+        /* a long cell is cut at HD_PREVIEW_CELL_CHARS characters, then "…"; a quoted one stays quoted */
+        {
+                char longcsv[400], want[200];
+                memset(want, 0, sizeof(want));
+                memset(want, 'x', HD_PREVIEW_CELL_CHARS);
+                snprintf(longcsv, sizeof(longcsv), "a,b\n%s%s,\"q,\"\"%s\"\n", want, "yyyyyyyyyy", "z");
+                CHECK_EQ_INT(hd_put(s, NULL, HD_FORMAT_CSV, "csv", longcsv, strlen(longcsv), &sum, &e), 0);
+                char expect[300];
+                snprintf(expect, sizeof(expect), "a,b\n%s\xe2\x80\xa6,\"q,\"\"z\"", want);
+                CHECK_EQ_STR(str(sum, "preview"), expect);
+                json_decref(sum);
+        }
         /* ragged */
         const char *ragged = "a,b,c,d,e\n1,2,3,4,5\n1,2,3,4\n";
         CHECK_EQ_INT(hd_put(s, NULL, HD_FORMAT_CSV, "csv", ragged, strlen(ragged), NULL, &e), -EBADMSG);

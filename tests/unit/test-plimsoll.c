@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "broker-msg.h"
 #include "macro.h"
 #include "plimsoll.h"
@@ -974,7 +975,7 @@ static void test_session_answers(void) {
         const char *b64 = json_string_value(json_object_get(json_array_get(d, 0), "value"));
         void *pb = NULL;
         size_t pblen = 0;
-        CHECK(b64 && plim_base64_decode(b64, strlen(b64), &pb, &pblen) == 0);
+        CHECK(b64 && base64_decode(b64, strlen(b64), &pb, &pblen) == 0);
         const uint8_t *inner = NULL;
         size_t inner_n = 0;
         uint64_t v = 0;
@@ -1027,33 +1028,6 @@ static void test_describe_sessions(void) {
         free(s);
 }
 
-static void test_base64(void) {
-        static const struct {
-                const char *in, *out;
-                size_t len;
-        } good[] = {
-                {"", "", 0},       {"QQ==", "A", 1},   {"QQ", "A", 1},         {"QUI=", "AB", 2},
-                {"QUI", "AB", 2},  {"QUJD", "ABC", 3}, {"-_8", "\xfb\xff", 2}, {"+/8=", "\xfb\xff", 2},
-                {"AA==", "\0", 1},
-        };
-        for (size_t i = 0; i < ELEMENTSOF(good); i++) {
-                void *p = NULL;
-                size_t n = 99;
-                int q = plim_base64_decode(good[i].in, strlen(good[i].in), &p, &n);
-                TEST_RESULT(q == 0 && n == good[i].len && memcmp(p, good[i].out, n) == 0,
-                            "base64 \"%s\" decodes (%zu bytes)", good[i].in, n);
-                free(p);
-        }
-        static const char *const bad[] = {
-                "Q", "QQ=", "QQ===", "Q===", "QQ==QQ==", "QQ =", " QQ==", "QQ\n", "Q!==", "QUJD="};
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                void *p = NULL;
-                size_t n;
-                TEST_RESULT(plim_base64_decode(bad[i], strlen(bad[i]), &p, &n) == -EINVAL, "base64 \"%s\" refused",
-                            bad[i]);
-        }
-}
-
 int main(void) {
         test_request_id();
         test_errors();
@@ -1071,6 +1045,5 @@ int main(void) {
         test_session_errors();
         test_session_answers();
         test_describe_sessions();
-        test_base64();
         return test_done();
 }

@@ -134,6 +134,15 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
                 0);
         CHECK(contains(c.out, c.out_len, "(True, True, 'hull')"));
         sbx_cell_result_done(&c);
+        /* ps names it, no source is on its command line, and the memfd its sources came in is
+         * gone from fd 0. */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON,
+                          "import os\n(open('/proc/self/cmdline', 'rb').read().rstrip(b'\\0'), "
+                          "open('/proc/self/comm').read().strip(), os.readlink('/proc/self/fd/0'))",
+                          20000, &c),
+                     0);
+        CHECK(contains(c.out, c.out_len, "(b'hull-python', 'hull-python', '/dev/null')\n"));
+        sbx_cell_result_done(&c);
         /* A session of its own: no controlling terminal of hull's to open through /dev/tty. */
         CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "import os\nos.getsid(0) == os.getpid()", 20000, &c), 0);
         CHECK(contains(c.out, c.out_len, "True\n"));
@@ -175,6 +184,15 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
         sbx_cell_result_done(&c);
         CHECK_EQ_INT(cell(s, SBX_LANG_JAVASCRIPT, "console.log('y=' + y)", 20000, &c), 0);
         CHECK(contains(c.out, c.out_len, "y=6\n"));
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT(
+                cell(s, SBX_LANG_JAVASCRIPT,
+                     "const fs = require('fs');\n[fs.readFileSync('/proc/self/cmdline', 'latin1').replace(/\\0+$/, "
+                     "''), "
+                     "fs.readFileSync('/proc/self/comm', 'utf8').trim(), fs.readlinkSync('/proc/self/fd/0')].join(' ')",
+                     20000, &c),
+                0);
+        CHECK(contains(c.out, c.out_len, "'hull-node hull-node /dev/null'\n"));
         sbx_cell_result_done(&c);
         CHECK_EQ_INT(cell(s, SBX_LANG_JAVASCRIPT, "throw new Error('boom')", 20000, &c), 0);
         CHECK_EQ_INT(c.exit_code, 1);
@@ -241,6 +259,18 @@ int main(void) {
         CHECK(zfd >= 0);
         if (zfd >= 0) {
                 CHECK_EQ_INT(sbx_zygote_wait_ready(zfd, SBX_ZYGOTE_READY_MS, &e), 0);
+                {
+                        /* ps shows hull-zygote: its command line holds no source. */
+                        char path[64], buf[4096];
+                        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int) zpid);
+                        FILE *f = fopen(path, "re");
+                        size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+                        if (f)
+                                fclose(f);
+                        while (n > 0 && buf[n - 1] == '\0')
+                                n--;
+                        CHECK(n == strlen("hull-zygote") && memcmp(buf, "hull-zygote", n) == 0);
+                }
                 CHECK_EQ_INT(open_session(&box, &s, zfd), 0);
                 if (box.pid > 0) {
                         uint64_t t0 = sbx_now_us();
