@@ -78,6 +78,15 @@ int dynbuf_addf(dynbuf *b, const char *fmt, ...) {
         return r;
 }
 
+void dynbuf_consume(dynbuf *b, size_t n) {
+        n = MIN(n, b->len);
+        if (n == 0)
+                return;
+        memmove(b->buf, b->buf + n, b->len - n);
+        b->len -= n;
+        b->buf[b->len] = '\0';
+}
+
 void dynbuf_reset(dynbuf *b) {
         b->len = 0;
         if (b->buf)

@@ -36,6 +36,9 @@ int dynbuf_reserve(dynbuf *b, size_t n);
 /* Count n bytes written after dynbuf_reserve(b, m) with n <= m. */
 void dynbuf_advance(dynbuf *b, size_t n);
 
+/* Drop the first n bytes (at most len), moving the rest to the front. */
+void dynbuf_consume(dynbuf *b, size_t n);
+
 /* Forget the bytes, keep the allocation. */
 void dynbuf_reset(dynbuf *b);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dynbuf.h"
 #include "limits.h"
 #include "macro.h"
 #include "sbx-record.h"
@@ -51,14 +52,18 @@ void cli_verify_help(void) {
 typedef struct line_reader {
         int fd;
         size_t max;
-        char *buf;
-        size_t cap, start, end, scanned; /* data is buf[start, end); no '\n' in [start, scanned) */
+        dynbuf b;              /* what was read and not yet handed out (from start) */
+        size_t start, scanned; /* the next line starts at start; no '\n' in [start, scanned) */
         bool eof, skipping;
 } line_reader;
 
+static void line_reader_init(line_reader *lr, int fd, size_t max) {
+        *lr = (line_reader){.fd = fd, .max = max};
+        dynbuf_init(&lr->b, max + 1 + REC_LOG_READ_CHUNK);
+}
+
 static void line_reader_done(line_reader *lr) {
-        free(lr->buf);
-        lr->buf = NULL;
+        dynbuf_free(&lr->b);
 }
 
 /* Next line without its newline: 1 with *ret and *ret_len (valid until the next call) and
@@ -66,11 +71,13 @@ static void line_reader_done(line_reader *lr) {
  * (skipped whole), or a negative errno from read(). */
 static int line_next(line_reader *lr, const char **ret, size_t *ret_len, bool *ret_newline) {
         for (;;) {
-                char *nl = lr->scanned < lr->end ? memchr(lr->buf + lr->scanned, '\n', lr->end - lr->scanned) : NULL;
+                char *buf = lr->b.buf;
+                size_t end = lr->b.len;
+                char *nl = lr->scanned < end ? memchr(buf + lr->scanned, '\n', end - lr->scanned) : NULL;
                 if (nl) {
-                        size_t len = (size_t) (nl - (lr->buf + lr->start));
-                        const char *line = lr->buf + lr->start;
-                        lr->start = lr->scanned = (size_t) (nl - lr->buf) + 1;
+                        size_t len = (size_t) (nl - (buf + lr->start));
+                        const char *line = buf + lr->start;
+                        lr->start = lr->scanned = (size_t) (nl - buf) + 1;
                         if (lr->skipping) {
                                 lr->skipping = false;
                                 return -E2BIG;
@@ -80,43 +87,35 @@ static int line_next(line_reader *lr, const char **ret, size_t *ret_len, bool *r
                         *ret_newline = true;
                         return 1;
                 }
-                lr->scanned = lr->end;
-                if (lr->end - lr->start > lr->max) { /* too long: drop what we have, find its end */
+                lr->scanned = end;
+                if (end - lr->start > lr->max) { /* too long: drop what we have, find its end */
                         lr->skipping = true;
-                        lr->start = lr->end = lr->scanned = 0;
+                        dynbuf_reset(&lr->b);
+                        lr->start = lr->scanned = 0;
                 }
                 if (lr->eof) {
                         if (lr->skipping) {
                                 lr->skipping = false;
-                                lr->start = lr->end;
+                                lr->start = lr->b.len;
                                 return -E2BIG;
                         }
-                        if (lr->start == lr->end)
+                        if (lr->start == lr->b.len)
                                 return 0;
-                        *ret = lr->buf + lr->start;
-                        *ret_len = lr->end - lr->start;
+                        *ret = lr->b.buf + lr->start;
+                        *ret_len = lr->b.len - lr->start;
                         *ret_newline = false;
-                        lr->start = lr->scanned = lr->end;
+                        lr->start = lr->scanned = lr->b.len;
                         return 1;
                 }
                 if (lr->start > 0) { /* keep the partial line at the front */
-                        memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
-                        lr->end -= lr->start;
+                        dynbuf_consume(&lr->b, lr->start);
                         lr->scanned -= lr->start;
                         lr->start = 0;
                 }
-                if (lr->cap - lr->end < REC_LOG_READ_CHUNK) {
-                        size_t cap = lr->cap ? lr->cap * 2 : 4 * REC_LOG_READ_CHUNK;
-                        cap = MIN(cap, lr->max + 1 + REC_LOG_READ_CHUNK);
-                        if (cap > lr->cap) {
-                                char *p = realloc(lr->buf, cap);
-                                if (!p)
-                                        return -ENOMEM;
-                                lr->buf = p;
-                                lr->cap = cap;
-                        }
-                }
-                ssize_t n = read(lr->fd, lr->buf + lr->end, MIN(lr->cap - lr->end, (size_t) REC_LOG_READ_CHUNK));
+                int r = dynbuf_reserve(&lr->b, REC_LOG_READ_CHUNK);
+                if (r < 0)
+                        return r == -E2BIG ? -ENOMEM : r;
+                ssize_t n = read(lr->fd, lr->b.buf + lr->b.len, REC_LOG_READ_CHUNK);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -124,7 +123,7 @@ static int line_next(line_reader *lr, const char **ret, size_t *ret_len, bool *r
                 }
                 if (n == 0)
                         lr->eof = true;
-                lr->end += (size_t) n;
+                dynbuf_advance(&lr->b, (size_t) n);
         }
 }
 
@@ -260,7 +259,8 @@ int cli_verify_main(int argc, char **argv) {
 
         verify_state s = {.name = name};
         rec_chain chain;
-        _cleanup_(line_reader_done) line_reader lr = {.fd = fd, .max = REC_LOG_LINE_MAX};
+        _cleanup_(line_reader_done) line_reader lr;
+        line_reader_init(&lr, fd, REC_LOG_LINE_MAX);
         size_t lineno = 0;
         rec_chain_init(&chain);
         for (;;) {

@@ -25,6 +25,11 @@ static void test_basic(void) {
         CHECK_EQ_INT(dynbuf_addf(&b, "%s", "y"), -E2BIG);
         CHECK_EQ_INT(b.len, 16);
         CHECK_EQ_STR(b.buf, "hello 42!1234567");
+        dynbuf_consume(&b, 6);
+        CHECK_EQ_STR(b.buf, "42!1234567");
+        dynbuf_consume(&b, 100);
+        CHECK_EQ_INT(b.len, 0);
+        CHECK_EQ_INT(dynbuf_add_str(&b, "again"), 0);
         dynbuf_reset(&b);
         CHECK_EQ_INT(b.len, 0);
         CHECK_EQ_STR(b.buf, "");
