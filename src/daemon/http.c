@@ -303,7 +303,8 @@ static void *run_thread(void *arg) {
         uint64_t ended = now_unix_ms();
         if (r == -ECANCELED) {
                 dlog_log(cfg->log, DLOG_INFO, "event=run-cancelled id=%s reason=client-gone", x->id);
-                plim_fail(&f, PLIM_CODE_CANCELED, PLIM_REASON_NONE, "the client went away; the run was stopped");
+                plim_fail(&f, PLIM_CODE_CANCELED, PLIM_REASON_NONE,
+                          "the caller hung up; the run was stopped, or never started");
                 metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
         } else if (r < 0) {
                 dlog_log(cfg->log, DLOG_ERROR, "event=run-lost id=%s error=\"%s\"", x->id,
