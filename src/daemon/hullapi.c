@@ -305,8 +305,8 @@ int hull_api_list_parse(const char *body, size_t len, hull_api_request *ret, pli
 }
 
 /* A handle id as the store accepts it. */
-static int handle_id(const json_t *o, const char *camel, const char **ret, plim_error *f) {
-        if (required_string(o, camel, camel, HULL_API_HANDLE_ID_MAX, ret, f) < 0)
+static int handle_id(const json_t *o, const char *camel, const char *snake, const char **ret, plim_error *f) {
+        if (required_string(o, camel, snake, HULL_API_HANDLE_ID_MAX, ret, f) < 0)
                 return -1;
         const char *id = *ret;
         bool ok = (id[0] >= 'A' && id[0] <= 'Z') || (id[0] >= 'a' && id[0] <= 'z') || (id[0] >= '0' && id[0] <= '9');
@@ -322,9 +322,9 @@ static int handle_id(const json_t *o, const char *camel, const char **ret, plim_
 int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, hull_api_request *ret, plim_error *f) {
         static const char *const list_names[] = {"sessionId"};
         static const char *const inspect_names[] = {"id", "head", "tail", "stats"};
-        static const char *const query_names[] = {"sql", "handles", "maxRows"};
+        static const char *const query_names[] = {"sql", "handles", "maxRows", "max_rows"};
         static const char *const read_names[] = {"id", "offset", "limit"};
-        static const char *const add_names[] = {"inputId", "name", "content"};
+        static const char *const add_names[] = {"inputId", "input_id", "name", "content"};
         hull_api_request r;
         bool present;
         int64_t v = 0;
@@ -336,7 +336,7 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
         case HULL_API_HANDLES_INSPECT:
                 q = begin(p, body, len, inspect_names, ELEMENTSOF(inspect_names), &r, f);
                 if (q == 0)
-                        q = handle_id(r.root, "id", &r.handles.id, f);
+                        q = handle_id(r.root, "id", "id", &r.handles.id, f);
                 if (q == 0 &&
                     (q = plim_get_int(r.root, "head", "head", 0, HULL_API_INSPECT_ROWS_MAX, &present, &v, f)) == 0)
                         r.handles.head = (uint32_t) v;
@@ -364,7 +364,7 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
                                 for (size_t i = 0; q == 0 && i < json_array_size(a); i++) {
                                         json_t *holder = json_pack("{s:O}", "handle", json_array_get(a, i));
                                         const char *id = NULL;
-                                        q = holder ? handle_id(holder, "handle", &id, f)
+                                        q = holder ? handle_id(holder, "handle", "handle", &id, f)
                                                    : plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
                                                                "out of memory" NOTHING_RAN);
                                         if (q == 0) {
@@ -383,7 +383,7 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
         case HULL_API_HANDLES_READ:
                 q = begin(p, body, len, read_names, ELEMENTSOF(read_names), &r, f);
                 if (q == 0)
-                        q = handle_id(r.root, "id", &r.handles.id, f);
+                        q = handle_id(r.root, "id", "id", &r.handles.id, f);
                 if (q == 0)
                         q = plim_get_uint64(r.root, "offset", "offset", &r.handles.offset, f);
                 if (q == 0)
@@ -392,7 +392,7 @@ int hull_api_handles_parse(hull_api_procedure p, const char *body, size_t len, h
         case HULL_API_HANDLES_ADD_INPUT:
                 q = begin(p, body, len, add_names, ELEMENTSOF(add_names), &r, f);
                 if (q == 0)
-                        q = handle_id(r.root, "inputId", &r.handles.input_id, f);
+                        q = handle_id(r.root, "inputId", "input_id", &r.handles.input_id, f);
                 if (q == 0)
                         q = required_string(r.root, "name", "name", HULL_API_INPUT_NAME_MAX, &r.handles.name, f);
                 if (q == 0)
