@@ -18,8 +18,8 @@ static void hull_thread(http_req *r) {
         hs_answer ans;
         size_t len;
         const char *body = http_req_body(r, &len);
-        hs_rpc(a->cfg.sessions, PLIM_PROC_NONE, hull_api_procedure_from_path(http_req_path(r)), http_req_principal(r),
-               body, len, http_req_received_unix_ms(r), http_req_fd(r), &ans);
+        hs_rpc(a->cfg.sessions, PLIM_PROC_NONE, (hull_api_procedure) http_req_tag(r), http_req_principal(r), body, len,
+               http_req_received_unix_ms(r), http_req_fd(r), &ans);
         http_req_body_release(r);
         api_connect_session_answer(r, &ans);
 }
@@ -40,20 +40,27 @@ static void do_procedure(http_req *r) {
         }
 }
 
-#define PROCEDURE(service, method)                                                                                     \
+#define PROCEDURE(service, method, proc)                                                                               \
         {                                                                                                              \
                 .methods = HTTP_POST, .pattern = "{base...}" service method, .scope = AUTH_SCOPE_CODE_RUN,             \
-                .body_max = SERVE_BODY_MAX, .head = api_connect_head, .handler = do_procedure,                         \
+                .body_max = SERVE_BODY_MAX, .head = api_connect_head, .handler = do_procedure, .tag = (proc),          \
         }
 
 static const http_route routes[] = {
-        PROCEDURE(HULL_API_WORKSPACE_PATH, "Exec"),    PROCEDURE(HULL_API_WORKSPACE_PATH, "Read"),
-        PROCEDURE(HULL_API_WORKSPACE_PATH, "Write"),   PROCEDURE(HULL_API_WORKSPACE_PATH, "Edit"),
-        PROCEDURE(HULL_API_WORKSPACE_PATH, "Glob"),    PROCEDURE(HULL_API_WORKSPACE_PATH, "Grep"),
-        PROCEDURE(HULL_API_WORKSPACE_PATH, "Persist"), PROCEDURE(HULL_API_WORKSPACE_PATH, "Hydrate"),
-        PROCEDURE(HULL_API_SESSIONS_PATH, "List"),     PROCEDURE(HULL_API_HANDLES_PATH, "List"),
-        PROCEDURE(HULL_API_HANDLES_PATH, "Inspect"),   PROCEDURE(HULL_API_HANDLES_PATH, "Query"),
-        PROCEDURE(HULL_API_HANDLES_PATH, "Read"),      PROCEDURE(HULL_API_HANDLES_PATH, "AddInput"),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Exec", HULL_API_EXEC),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Read", HULL_API_READ),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Write", HULL_API_WRITE),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Edit", HULL_API_EDIT),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Glob", HULL_API_GLOB),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Grep", HULL_API_GREP),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Persist", HULL_API_PERSIST),
+        PROCEDURE(HULL_API_WORKSPACE_PATH, "Hydrate", HULL_API_HYDRATE),
+        PROCEDURE(HULL_API_SESSIONS_PATH, "List", HULL_API_SESSIONS_LIST),
+        PROCEDURE(HULL_API_HANDLES_PATH, "List", HULL_API_HANDLES_LIST),
+        PROCEDURE(HULL_API_HANDLES_PATH, "Inspect", HULL_API_HANDLES_INSPECT),
+        PROCEDURE(HULL_API_HANDLES_PATH, "Query", HULL_API_HANDLES_QUERY),
+        PROCEDURE(HULL_API_HANDLES_PATH, "Read", HULL_API_HANDLES_READ),
+        PROCEDURE(HULL_API_HANDLES_PATH, "AddInput", HULL_API_HANDLES_ADD_INPUT),
 };
 
 int api_hull_new(const api_hull_config *cfg, api_hull **ret) {

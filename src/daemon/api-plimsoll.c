@@ -297,8 +297,8 @@ static void session_thread(http_req *r) {
         hs_answer ans;
         size_t len;
         const char *body = http_req_body(r, &len);
-        hs_rpc(a->cfg.sessions, plim_procedure_from_path(http_req_path(r)), HULL_API_NONE, http_req_principal(r), body,
-               len, http_req_received_unix_ms(r), http_req_fd(r), &ans);
+        hs_rpc(a->cfg.sessions, (plim_procedure) http_req_tag(r), HULL_API_NONE, http_req_principal(r), body, len,
+               http_req_received_unix_ms(r), http_req_fd(r), &ans);
         http_req_body_release(r);
         api_connect_session_answer(r, &ans);
 }
@@ -309,7 +309,7 @@ static void do_session(http_req *r) {
                 plim_error f;
                 size_t len;
                 const char *body = http_req_body(r, &len);
-                plim_session_refuse(body, len, plim_procedure_from_path(http_req_path(r)), &f);
+                plim_session_refuse(body, len, (plim_procedure) http_req_tag(r), &f);
                 api_connect_error(r, &f, f.before_handler ? "request" : NULL, 0);
                 return;
         }
@@ -318,16 +318,18 @@ static void do_session(http_req *r) {
                        "no thread for the call; retry later" NOTHING_RAN);
 }
 
-#define PROCEDURE(method, max, fn)                                                                                     \
+#define PROCEDURE(method, proc, max, fn)                                                                               \
         {                                                                                                              \
                 .methods = HTTP_POST, .pattern = "{base...}" PLIM_SERVICE_PATH method, .scope = AUTH_SCOPE_CODE_RUN,   \
-                .body_max = (max), .head = api_connect_head, .handler = (fn),                                          \
+                .body_max = (max), .head = api_connect_head, .handler = (fn), .tag = (proc),                           \
         }
 
 static const http_route routes[] = {
-        PROCEDURE("Describe", PLIM_DESCRIBE_BODY_MAX, do_describe), PROCEDURE("Run", SERVE_BODY_MAX, do_run),
-        PROCEDURE("OpenSession", SERVE_BODY_MAX, do_session),       PROCEDURE("SessionRun", SERVE_BODY_MAX, do_session),
-        PROCEDURE("CloseSession", SERVE_BODY_MAX, do_session),
+        PROCEDURE("Describe", PLIM_PROC_DESCRIBE, PLIM_DESCRIBE_BODY_MAX, do_describe),
+        PROCEDURE("Run", PLIM_PROC_RUN, SERVE_BODY_MAX, do_run),
+        PROCEDURE("OpenSession", PLIM_PROC_OPEN_SESSION, SERVE_BODY_MAX, do_session),
+        PROCEDURE("SessionRun", PLIM_PROC_SESSION_RUN, SERVE_BODY_MAX, do_session),
+        PROCEDURE("CloseSession", PLIM_PROC_CLOSE_SESSION, SERVE_BODY_MAX, do_session),
 };
 
 int api_plimsoll_new(const api_plimsoll_config *cfg, api_plimsoll **ret) {

@@ -738,6 +738,10 @@ int http_req_fd(const http_req *r) {
         return ci ? (int) ci->connect_fd : -1;
 }
 
+int http_req_tag(const http_req *r) {
+        return r->route ? r->route->tag : 0;
+}
+
 void *http_req_data(const http_req *r) {
         return r->table ? r->table->data : r->srv->cfg.fallback_data;
 }

@@ -93,6 +93,7 @@ typedef struct http_route {
          * 1 once it answered. NULL: none. */
         int (*head)(http_req *r);
         http_handler_fn *handler; /* once the body is in */
+        int tag;                  /* the table's own: tells its routes apart (a procedure, say) */
 } http_route;
 
 typedef struct http_config {
@@ -155,6 +156,8 @@ const char *http_req_principal(const http_req *r);
 uint64_t http_req_received_unix_ms(const http_req *r);
 /* The connection's socket, to watch for a hang-up while a spawned thread works (sock_hung_up). */
 int http_req_fd(const http_req *r);
+/* The tag of r's route (0 without one). */
+int http_req_tag(const http_req *r);
 /* The route table's data (or the fallback's). */
 void *http_req_data(const http_req *r);
 /* The log line's id (default "n<seq>"): the caller's request ID, say (cleaned, cut). */
