@@ -606,13 +606,18 @@ static bool shut_down(serve_state *st) {
         return true;
 }
 
-/* End what was started, in reverse. Returns status, or CLI_EXIT_FAILURE when the server could
- * not be stopped. */
+/* End what was started, in reverse, and return status (the process exits at once when the
+ * server cannot be stopped under calls in flight). */
 static int serve_teardown(serve_state *st, int status) {
         if (st->srv) {
                 http_quiesce(st->srv);
-                if (http_stop(st->srv) < 0)
-                        status = CLI_EXIT_FAILURE;
+                if (http_stop(st->srv) < 0) { /* threads use what follows: free nothing */
+                        dlog_log(&st->log, DLOG_ERROR,
+                                 "event=stop-failed msg=\"calls in flight; exiting without waiting\"");
+                        if (st->work_root_made)
+                                (void) rm_rf_at(AT_FDCWD, st->work_root);
+                        _exit(CLI_EXIT_FAILURE);
+                }
         }
         api_ops_free(st->ops);
         api_hull_free(st->hull);

@@ -94,6 +94,7 @@ typedef struct http_conn {
         conn_phase phase;
         uint64_t since_us; /* when the phase's deadline started: the head's wait */
         bool cut;          /* shut down by us; gone once libmicrohttpd notices */
+        unsigned served;   /* requests completed on it (then a late head is mostly an idle keep-alive) */
         struct http_conn *prev, *next;
 } http_conn;
 
@@ -428,13 +429,16 @@ static const http_route *route_find(http_server *s, http_req *r, const http_tabl
 
 /* ---- connections and the watchdog ---- */
 
+/* Set c's phase; restart: a request completed, the next head's deadline starts now. */
 static void conn_set_phase(http_server *s, http_conn *c, conn_phase phase, bool restart) {
         if (!c)
                 return;
         pthread_mutex_lock(&s->lock);
         c->phase = phase;
-        if (restart)
+        if (restart) {
                 c->since_us = now_mono_us();
+                c->served++;
+        }
         pthread_mutex_unlock(&s->lock);
 }
 
@@ -452,9 +456,10 @@ static void cut_locked(http_server *s, http_conn *c, const char *why, uint64_t m
         char addr[INET6_ADDRSTRLEN + 16];
         c->cut = true;
         (void) shutdown(c->fd, SHUT_RDWR);
-        dlog_log(s->cfg.log, ms ? DLOG_INFO : DLOG_DEBUG, "event=connection-cut reason=%s addr=%s phase=%s%s", why,
-                 addr_key_string(&c->key, addr, sizeof(addr)), c->phase == PHASE_HEAD ? "head" : "body",
-                 ms ? "" : " msg=\"too many incomplete connections\"");
+        /* An idle keep-alive connection cut at the head's deadline is routine: debug, as evictions. */
+        dlog_log(s->cfg.log, ms && !c->served ? DLOG_INFO : DLOG_DEBUG,
+                 "event=connection-cut reason=%s addr=%s phase=%s%s", why, addr_key_string(&c->key, addr, sizeof(addr)),
+                 c->phase == PHASE_HEAD ? "head" : "body", ms ? "" : " msg=\"too many incomplete connections\"");
 }
 
 /* A new connection: past the bounds on incomplete connections (of its address, of all), the
@@ -1259,7 +1264,7 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
          * all of it before it reads, gets the answer; a much larger one is refused at once. */
         const char *cl = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, NULL);
         uint64_t clen;
-        if (cl && parse_uint64(cl, 0, UINT64_MAX, &clen) == 0 && clen > rt->body_max &&
+        if (cl && parse_uint64(cl, 0, UINT64_MAX, &clen) == 0 &&
             clen > MAX(rt->body_max, (size_t) SERVE_BODY_DISCARD_MAX)) {
                 http_refuse(r, HTTP_REFUSAL_TOO_LARGE, "the body is over %zu bytes", rt->body_max);
                 return queue(r);
