@@ -1192,10 +1192,62 @@ static void auth_note(http_req *r, const auth_token *who) {
                 p += snprintf(p, 3, "%02x", who->digest[i]);
 }
 
-/* The first call: the head is complete. Every check that needs only the head. */
+/* Refusals before a route is known: a NUL in the URI or a header, a folded header, no route for
+ * the path, or not for the method. Returns true once r is refused. */
+static bool refuse_unrouted(http_req *r, const char *method, const char *version, unsigned allowed) {
+        if (r->bad_uri || !head_is_whole(r, method, version)) {
+                http_refuse(r, HTTP_REFUSAL_BAD_HEAD,
+                            r->bad_uri ? "the path or the query holds a NUL byte (%%00)"
+                                       : "a header holds a NUL byte or is folded over lines");
+                return true;
+        }
+        if (!r->route && allowed) {
+                char allow[64] = "";
+                static const char *const names[] = {"GET", "HEAD", "POST", "PUT", "DELETE"};
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        if (allowed & (1U << i))
+                                snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+                                         allow[0] ? ", " : "", names[i]);
+                (void) http_answer_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+                http_refuse(r, HTTP_REFUSAL_METHOD, "this path takes %s", allow);
+                return true;
+        }
+        if (!r->route) {
+                http_refuse(r, HTTP_REFUSAL_NOT_FOUND, "no such path on hull serve");
+                return true;
+        }
+        return false;
+}
+
+/* The route's scope, when the server has tokens: the caller becomes the token's principal.
+ * Returns true once r is refused. */
+static bool refuse_unauthorized(http_req *r) {
+        const auth_tokens *tokens = r->srv->cfg.tokens;
+        const char *scope = r->route->scope;
+        unsigned n;
+        if (!scope || !tokens || tokens->n == 0)
+                return false;
+        const char *h = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &n);
+        const auth_token *who = NULL;
+        auth_verdict v = n > 1 ? AUTH_MALFORMED : auth_check(tokens, h, scope, &who);
+        if (v == AUTH_NO_SCOPE) {
+                http_refuse(r, HTTP_REFUSAL_FORBIDDEN, "the token lacks the scope %s", scope);
+                return true;
+        }
+        if (v != AUTH_OK) {
+                http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED, "%s: send Authorization: Bearer <token>",
+                            auth_verdict_to_string(v));
+                return true;
+        }
+        if (who)
+                auth_note(r, who);
+        return false;
+}
+
+/* The first call: the head is complete. Every check that needs only the head, in order. */
 static enum MHD_Result on_head(http_req *r, const char *url, const char *method, const char *version) {
         http_server *s = r->srv;
-        unsigned allowed = 0, n;
+        unsigned allowed = 0;
 
         r->method = method;
         r->state = REQ_BODY;
@@ -1215,45 +1267,9 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
         if (api && api->begin)
                 api->begin(r);
 
-        if (r->bad_uri || !head_is_whole(r, method, version)) {
-                http_refuse(r, HTTP_REFUSAL_BAD_HEAD,
-                            r->bad_uri ? "the path or the query holds a NUL byte (%%00)"
-                                       : "a header holds a NUL byte or is folded over lines");
+        if (refuse_unrouted(r, method, version, allowed) || refuse_unauthorized(r))
                 return queue(r);
-        }
-        if (!r->route && allowed) {
-                char allow[64] = "";
-                static const char *const names[] = {"GET", "HEAD", "POST", "PUT", "DELETE"};
-                for (size_t i = 0; i < ELEMENTSOF(names); i++)
-                        if (allowed & (1U << i))
-                                snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
-                                         allow[0] ? ", " : "", names[i]);
-                (void) http_answer_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-                http_refuse(r, HTTP_REFUSAL_METHOD, "this path takes %s", allow);
-                return queue(r);
-        }
-        if (!r->route) {
-                http_refuse(r, HTTP_REFUSAL_NOT_FOUND, "no such path on hull serve");
-                return queue(r);
-        }
-
         const http_route *rt = r->route;
-        if (rt->scope && s->cfg.tokens && s->cfg.tokens->n > 0) {
-                const char *h = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &n);
-                const auth_token *who = NULL;
-                auth_verdict v = n > 1 ? AUTH_MALFORMED : auth_check(s->cfg.tokens, h, rt->scope, &who);
-                if (v == AUTH_NO_SCOPE) {
-                        http_refuse(r, HTTP_REFUSAL_FORBIDDEN, "the token lacks the scope %s", rt->scope);
-                        return queue(r);
-                }
-                if (v != AUTH_OK) {
-                        http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED, "%s: send Authorization: Bearer <token>",
-                                    auth_verdict_to_string(v));
-                        return queue(r);
-                }
-                if (who)
-                        auth_note(r, who);
-        }
         if (atomic_load(&s->stopping) && !rt->during_shutdown) {
                 http_refuse(r, HTTP_REFUSAL_STOPPING, "hull serve is shutting down; retry elsewhere");
                 return queue(r);
