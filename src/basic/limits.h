@@ -112,21 +112,38 @@
 #define WS_TAR_ENTRIES_DEFAULT 100000ULL
 #define WS_TAR_ENTRIES_MAX 1000000ULL
 
-/* hull serve: HTTP (src/daemon/http.c) */
+/* hull serve: HTTP (src/daemon/http-server.c) */
 #define SERVE_DEFAULT_PORT 8750U
 #define SERVE_HTTP_THREADS 2U                     /* libmicrohttpd polling threads */
 #define SERVE_CONNECTIONS_MAX 256U                /* open connections per listener */
 #define SERVE_CONNECTION_MEMORY_BYTES (64U << 10) /* per connection: request line and headers */
-#define SERVE_CONNECTION_IDLE_S 10U               /* an idle connection (no byte in) is closed after this */
+#define SERVE_CONNECTION_IDLE_S 10U               /* an idle connection (no byte in or out) is closed after this */
 #define SERVE_CONNECTIONS_PER_IP_MAX 64U          /* open TCP connections from one address */
-#define SERVE_REQUEST_RECEIVE_MS 30000U           /* a request's headers and body must be in by then */
-#define SERVE_BODIES_BUDGET_BYTES (64U << 20)     /* request-body buffers held at once, all connections */
+/* a request's head (request line and headers) must be in this long after the connection's start
+ * or its previous request's end, bytes trickling or not */
+#define SERVE_HEAD_RECEIVE_MS 10000U
+#define SERVE_REQUEST_RECEIVE_MS 30000U /* ... and its whole body by then */
+/* connections of one address (a unix socket's: of one uid) that are still sending a request's
+ * head or body, or idle between requests; one more closes the oldest of them (a head first) */
+#define SERVE_INCOMPLETE_PER_ADDR_MAX 16U
+#define SERVE_INCOMPLETE_MAX 128U             /* the same across every address: the rest of the slots are a reserve */
+#define SERVE_HTTP_TICK_MS 250U               /* the watchdog: deadlines, event-stream keep-alives and hang-ups */
+#define SERVE_BODIES_BUDGET_BYTES (64U << 20) /* request-body buffers held at once, all connections */
 #define SERVE_LISTEN_BACKLOG 1024U
-#define SERVE_BODY_MAX (8U << 20)      /* request body bytes */
-#define SERVE_BODY_INITIAL (16U << 10) /* first allocation of a body; doubles up to the max */
-/* an over-long body up to this is read and refused; beyond, refused unread (the connection closes) */
+#define SERVE_BODY_MAX (8U << 20) /* request body bytes of an API procedure */
+/* an over-long body declared up to this (or the route's bound, if larger) is read and refused;
+ * beyond, refused unread; a chunked one is read to its end (within SERVE_REQUEST_RECEIVE_MS) */
 #define SERVE_BODY_DISCARD_MAX (16U << 20)
-#define SERVE_SHUTDOWN_GRACE_MS 30000U /* SIGTERM: how long in-flight runs may finish */
+#define SERVE_PATH_MAX 2048U                 /* a path the routes are matched against; longer has no route */
+#define SERVE_ROUTES_MAX 64U                 /* routes of one server */
+#define SERVE_ROUTE_PARAMS_MAX 8U            /* {name}s of one route pattern */
+#define SERVE_ANSWER_HEADERS_MAX 8U          /* headers a request's answer gets besides the content type */
+#define SERVE_HEADER_VALUE_MAX 1024U         /* a header value kept for an answer */
+#define SERVE_SSE_QUEUE_DEFAULT (256U << 10) /* an event stream's frames waiting to be sent */
+#define SERVE_SSE_QUEUE_MAX (8U << 20)
+#define SERVE_SSE_KEEPALIVE_MS 15000U     /* a comment on an event stream that sent nothing this long */
+#define SERVE_SSE_BLOCK_BYTES (16U << 10) /* an event stream's preferred write (libmicrohttpd's block size) */
+#define SERVE_SHUTDOWN_GRACE_MS 30000U    /* SIGTERM: how long in-flight runs may finish */
 #define SERVE_SHUTDOWN_GRACE_MS_MAX 600000U
 #define SERVE_SHUTDOWN_CANCEL_MS 10000U /* then: how long cancelled runs may take to end */
 #define SERVE_LOG_LINE_MAX 1024U        /* one log line, truncated beyond */

@@ -59,3 +59,8 @@ ssize_t sock_recv_fds(int sock, void *buf, size_t len, int flags, int *fds, size
                 *ret_truncated = (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0;
         return n;
 }
+
+bool sock_fd_hung_up(int fd) {
+        struct pollfd p = {.fd = fd, .events = SOCK_HANGUP_EVENTS};
+        return fd >= 0 && poll(&p, 1, 0) > 0 && sock_hung_up(p.revents);
+}

@@ -23,7 +23,10 @@
 #include "cli.h"
 #include "dlog.h"
 #include "fs-util.h"
-#include "http.h"
+#include "api-hull.h"
+#include "api-ops.h"
+#include "api-plimsoll.h"
+#include "http-server.h"
 #include "limits.h"
 #include "macro.h"
 #include "metrics.h"
@@ -214,19 +217,57 @@ static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *
         return 0;
 }
 
-int cli_serve_main(int argc, char **argv) {
-        const char *listen = NULL, *socket_path = NULL, *tokens_path = NULL, *work_dir = NULL;
-        uint64_t max_runs = SERVE_DEFAULT_RUNS, queue = SERVE_RUN_QUEUE_MAX, memory = SBX_DEFAULT_MEMORY_BYTES;
-        uint64_t pids = SBX_DEFAULT_PIDS, grace_ms = SERVE_SHUTDOWN_GRACE_MS;
-        bool use_cgroups = true, zygote = true;
-        uint64_t max_sessions = SERVE_DEFAULT_SESSIONS, per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER,
-                 per_caller = SERVE_DEFAULT_SESSIONS_PER_CALLER;
-        uint64_t lifetime_ms = SERVE_SESSION_LIFETIME_MS, idle_ms = SERVE_SESSION_IDLE_MS,
-                 session_memory = SERVE_SESSION_MEMORY_BYTES;
-        const char *audit_dir = NULL, *handles_dir = NULL;
-        dlog log = {.level = DLOG_INFO, .fd = STDERR_FILENO};
-        int c;
+/* What the options say. */
+typedef struct serve_opts {
+        const char *listen, *socket_path, *tokens_path, *work_dir, *audit_dir, *handles_dir;
+        uint64_t max_runs, queue, memory, pids, grace_ms;
+        bool use_cgroups, zygote;
+        uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
+        dlog_level log_level;
+} serve_opts;
 
+/* Everything hull serve runs; serve_teardown() ends what was started, in reverse. */
+typedef struct serve_state {
+        serve_opts o;
+        char listen_default[SERVE_SHORT_STR_MAX];
+        dlog log;
+        metrics m;
+        auth_tokens tokens;
+        plim_evidence ev;
+        struct sockaddr_storage listen;
+        socklen_t listen_len;
+        int sfd; /* SIGTERM, SIGINT */
+        char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX], handles_path[SBX_PATH_MAX];
+        bool work_root_made;
+        int zygote_fd;
+        pid_t zygote_pid;
+        brk_broker *broker;
+        hs_manager *sessions;
+        api_plimsoll *plimsoll;
+        api_hull *hull;
+        api_ops *ops;
+        http_server *srv;
+} serve_state;
+
+/* Returns -1 to go on, or the exit status (help, a usage error). */
+static int parse_options(int argc, char **argv, serve_opts *o) {
+        int c;
+        *o = (serve_opts){
+                .max_runs = SERVE_DEFAULT_RUNS,
+                .queue = SERVE_RUN_QUEUE_MAX,
+                .memory = SBX_DEFAULT_MEMORY_BYTES,
+                .pids = SBX_DEFAULT_PIDS,
+                .grace_ms = SERVE_SHUTDOWN_GRACE_MS,
+                .use_cgroups = true,
+                .zygote = true,
+                .max_sessions = SERVE_DEFAULT_SESSIONS,
+                .per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER,
+                .per_caller = SERVE_DEFAULT_SESSIONS_PER_CALLER,
+                .lifetime_ms = SERVE_SESSION_LIFETIME_MS,
+                .idle_ms = SERVE_SESSION_IDLE_MS,
+                .session_memory = SERVE_SESSION_MEMORY_BYTES,
+                .log_level = DLOG_INFO,
+        };
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
@@ -235,90 +276,90 @@ int cli_serve_main(int argc, char **argv) {
                         cli_serve_help();
                         return CLI_EXIT_OK;
                 case OPT_LISTEN:
-                        listen = optarg;
+                        o->listen = optarg;
                         break;
                 case OPT_SOCKET:
                         if (optarg[0] == '\0')
                                 return usage_error("--socket wants a path%s", "");
-                        socket_path = optarg;
+                        o->socket_path = optarg;
                         break;
                 case OPT_TOKENS:
-                        tokens_path = optarg;
+                        o->tokens_path = optarg;
                         break;
                 case OPT_MAX_RUNS:
-                        if (parse_uint64(optarg, 1, SERVE_RUNS_MAX, &max_runs) < 0)
+                        if (parse_uint64(optarg, 1, SERVE_RUNS_MAX, &o->max_runs) < 0)
                                 return usage_error("--max-runs wants a whole number from 1 to 64, got '%s'", optarg);
                         break;
                 case OPT_QUEUE:
-                        if (parse_uint64(optarg, 0, SERVE_RUN_QUEUE_MAX, &queue) < 0)
+                        if (parse_uint64(optarg, 0, SERVE_RUN_QUEUE_MAX, &o->queue) < 0)
                                 return usage_error("--queue wants a whole number from 0 to 16, got '%s'", optarg);
                         break;
                 case OPT_MEMORY:
-                        if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &memory) < 0)
+                        if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &o->memory) < 0)
                                 return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'",
                                                    optarg);
                         break;
                 case OPT_PIDS:
-                        if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &pids) < 0)
+                        if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &o->pids) < 0)
                                 return usage_error("--pids wants a whole number from 1 to 65536, got '%s'", optarg);
                         break;
                 case OPT_NO_CGROUP:
-                        use_cgroups = false;
+                        o->use_cgroups = false;
                         break;
                 case OPT_WORK_DIR: {
                         struct stat st;
                         if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
                                 return usage_error(
                                         "--work-dir '%s' is not an existing directory given by absolute path", optarg);
-                        work_dir = optarg;
+                        o->work_dir = optarg;
                         break;
                 }
                 case OPT_GRACE:
-                        if (parse_duration_ms(optarg, 0, SERVE_SHUTDOWN_GRACE_MS_MAX, &grace_ms) < 0)
+                        if (parse_duration_ms(optarg, 0, SERVE_SHUTDOWN_GRACE_MS_MAX, &o->grace_ms) < 0)
                                 return usage_error("--shutdown-grace wants seconds from 0 to 600, got '%s'", optarg);
                         break;
                 case OPT_LOG_LEVEL:
-                        if (dlog_level_from_string(optarg, &log.level) < 0)
+                        if (dlog_level_from_string(optarg, &o->log_level) < 0)
                                 return usage_error("--log-level wants error, warn, info or debug, got '%s'", optarg);
                         break;
                 case OPT_MAX_SESSIONS:
-                        if (parse_uint64(optarg, 0, SERVE_SESSIONS_MAX, &max_sessions) < 0)
+                        if (parse_uint64(optarg, 0, SERVE_SESSIONS_MAX, &o->max_sessions) < 0)
                                 return usage_error("--max-sessions wants a whole number from 0 to %u, got '%s'",
                                                    SERVE_SESSIONS_MAX, optarg);
                         break;
                 case OPT_MAX_PER_OWNER:
-                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &per_owner) < 0)
+                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &o->per_owner) < 0)
                                 return usage_error(
                                         "--max-sessions-per-owner wants a whole number from 1 to %u, got '%s'",
                                         SERVE_SESSIONS_MAX, optarg);
                         break;
                 case OPT_SESSION_LIFETIME:
-                        if (parse_duration_ms(optarg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &lifetime_ms) < 0)
+                        if (parse_duration_ms(optarg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &o->lifetime_ms) < 0)
                                 return usage_error(
                                         "--session-lifetime wants a duration from 1s to 12h such as 30m, got '%s'",
                                         optarg);
                         break;
                 case OPT_SESSION_IDLE:
-                        if (parse_duration_ms(optarg, 100, SERVE_SESSION_LIFETIME_MS_MAX, &idle_ms) < 0)
+                        if (parse_duration_ms(optarg, 100, SERVE_SESSION_LIFETIME_MS_MAX, &o->idle_ms) < 0)
                                 return usage_error(
                                         "--session-idle wants a duration from 100ms to 12h such as 5m, got '%s'",
                                         optarg);
                         break;
                 case OPT_SESSION_MEMORY:
-                        if (parse_size(optarg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &session_memory) < 0)
+                        if (parse_size(optarg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &o->session_memory) < 0)
                                 return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'",
                                                    optarg);
                         break;
                 case OPT_AUDIT_DIR:
                         if (optarg[0] != '/')
                                 return usage_error("--audit-dir wants an absolute path, got '%s'", optarg);
-                        audit_dir = optarg;
+                        o->audit_dir = optarg;
                         break;
                 case OPT_NO_ZYGOTE:
-                        zygote = false;
+                        o->zygote = false;
                         break;
                 case OPT_MAX_PER_CALLER:
-                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &per_caller) < 0)
+                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &o->per_caller) < 0)
                                 return usage_error(
                                         "--max-sessions-per-caller wants a whole number from 1 to %u, got '%s'",
                                         SERVE_SESSIONS_MAX, optarg);
@@ -326,7 +367,7 @@ int cli_serve_main(int argc, char **argv) {
                 case OPT_HANDLES_DIR:
                         if (optarg[0] != '/')
                                 return usage_error("--handles-dir wants an absolute path, got '%s'", optarg);
-                        handles_dir = optarg;
+                        o->handles_dir = optarg;
                         break;
                 case '?':
                 default:
@@ -336,232 +377,298 @@ int cli_serve_main(int argc, char **argv) {
         }
         if (optind < argc)
                 return usage_error("unexpected argument '%s'", argv[optind]);
+        return -1;
+}
 
-        http_config hc = {.socket_path = socket_path, .max_runs = (unsigned) max_runs, .queue_max = (unsigned) queue};
-        char default_listen[SERVE_SHORT_STR_MAX];
-        snprintf(default_listen, sizeof(default_listen), "127.0.0.1:%u", SERVE_DEFAULT_PORT);
-        if (!listen)
-                listen = default_listen;
-        if (http_listen_parse(listen, &hc.listen, &hc.listen_len) < 0)
-                return usage_error("--listen wants HOST:PORT with an IP address (IPv6 in brackets), got '%s'", listen);
-
-        auth_tokens tokens = {0};
+/* The address, the tokens and the rule that ties them; what Describe states. Returns -1 to go
+ * on, or the exit status. */
+static int check_options(serve_state *st) {
+        const serve_opts *o = &st->o;
         hull_error e = {0};
-        if (tokens_path) {
-                if (auth_tokens_load(tokens_path, &tokens, &e) < 0) {
+        snprintf(st->listen_default, sizeof(st->listen_default), "127.0.0.1:%u", SERVE_DEFAULT_PORT);
+        if (!st->o.listen)
+                st->o.listen = st->listen_default;
+        if (http_listen_parse(o->listen, &st->listen, &st->listen_len) < 0)
+                return usage_error("--listen wants HOST:PORT with an IP address (IPv6 in brackets), got '%s'",
+                                   o->listen);
+        if (o->tokens_path) {
+                if (auth_tokens_load(o->tokens_path, &st->tokens, &e) < 0) {
                         cli_report("serve", &e);
                         return CLI_EXIT_FAILURE;
                 }
-                if (tokens.n == 0) {
-                        cli_error("serve", "%s holds no token (add one with 'hull token new --tokens %s')", tokens_path,
-                                  tokens_path);
+                if (st->tokens.n == 0) {
+                        cli_error("serve", "%s holds no token (add one with 'hull token new --tokens %s')",
+                                  o->tokens_path, o->tokens_path);
                         return CLI_EXIT_FAILURE;
                 }
         }
-        if (tokens.n == 0 && !http_addr_is_loopback((const struct sockaddr *) &hc.listen)) {
+        if (st->tokens.n == 0 && !http_addr_is_loopback((const struct sockaddr *) &st->listen)) {
                 cli_error("serve",
                           "refusing to listen on %s without tokens: anyone who reaches it could run code "
                           "(pass --tokens FILE; make one with 'hull token new --tokens FILE')",
-                          listen);
+                          o->listen);
                 return CLI_EXIT_USAGE;
         }
-        hc.tokens = &tokens;
-
-        plim_evidence ev = {
+        st->ev = (plim_evidence){
                 .sandbox = "hull",
                 .isolation = "container",
                 .javascript = access("/usr/bin/node", X_OK) == 0,
                 .python = access("/usr/bin/python3", X_OK) == 0,
-                .memory_bytes = memory,
-                .pids = pids,
-                .sessions = max_sessions > 0,
-                .session_lifetime_ms = lifetime_ms,
-                .session_idle_timeout_ms = idle_ms,
-                .max_sessions_per_owner = (uint32_t) per_owner,
-                .max_sessions_per_caller = (uint32_t) per_caller,
+                .memory_bytes = o->memory,
+                .pids = o->pids,
+                .sessions = o->max_sessions > 0,
+                .session_lifetime_ms = o->lifetime_ms,
+                .session_idle_timeout_ms = o->idle_ms,
+                .max_sessions_per_owner = (uint32_t) o->per_owner,
+                .max_sessions_per_caller = (uint32_t) o->per_caller,
         };
-        ev.session_python = ev.python;
-        ev.session_javascript = ev.javascript;
-        metrics m;
-        metrics_init(&m);
-        hc.evidence = &ev;
-        hc.log = &log;
-        hc.metrics = &m;
+        st->ev.session_python = st->ev.python;
+        st->ev.session_javascript = st->ev.javascript;
+        return -1;
+}
 
-        /* Signals arrive on a signalfd; every thread started later inherits the blocked mask. */
+/* Signals arrive on a signalfd; every thread started later inherits the blocked mask. */
+static int setup_signals(serve_state *st, hull_error *e) {
         sigset_t stop;
         sigemptyset(&stop);
         sigaddset(&stop, SIGTERM);
         sigaddset(&stop, SIGINT);
         signal(SIGPIPE, SIG_IGN);
-        _cleanup_close_ int sfd = -1;
-        if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || (sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-                cli_error("serve", "cannot set up signal handling: %s", strerror(errno));
-                auth_tokens_done(&tokens);
-                return CLI_EXIT_FAILURE;
-        }
+        if (sigprocmask(SIG_BLOCK, &stop, NULL) < 0 || (st->sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                return hull_err(e, negative_errno(), "serve: cannot set up signal handling");
+        return 0;
+}
 
-        char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX] = "", handles_path[SBX_PATH_MAX] = "";
-        int status = CLI_EXIT_FAILURE;
-        int zygote_fd = -1;
-        pid_t zygote_pid = -1;
-        hs_manager *sessions = NULL;
-        brk_broker *broker = NULL;
-        http_server *srv = NULL;
-        if (make_work_root(work_dir, work_root, sizeof(work_root), &e) < 0) {
-                cli_report("serve", &e);
-                auth_tokens_done(&tokens);
-                return CLI_EXIT_FAILURE;
-        }
-        brk_config bc = {.max_runs = (unsigned) max_runs,
-                         .queue_max = (unsigned) queue,
-                         .work_root = work_root,
-                         .use_cgroups = use_cgroups,
-                         .spare_memory_bytes = memory,
-                         .spare_pids = pids,
-                         .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES};
-        /* Sessions hold fds (control sockets, pipes, workspace and store fds, payloads being
-         * adopted): the soft limit goes up to the hard one. Sandboxed commands get their own. */
+/* The runs' work root, and with sessions the audit logs' and the handle stores' directories.
+ * Sessions hold fds (control sockets, pipes, workspace and store fds, payloads being adopted):
+ * the soft fd limit goes up to the hard one. Sandboxed commands get their own. */
+static int make_directories(serve_state *st, hull_error *e) {
+        const serve_opts *o = &st->o;
+        if (make_work_root(o->work_dir, st->work_root, sizeof(st->work_root), e) < 0)
+                return -1;
+        st->work_root_made = true;
+        if (o->max_sessions > 0 &&
+            (make_state_dir(o->audit_dir, "audit", 0700, st->audit_path, sizeof(st->audit_path), e) < 0 ||
+             make_state_dir(o->handles_dir, "handles", 0711, st->handles_path, sizeof(st->handles_path), e) < 0))
+                return -1;
         struct rlimit nofile;
         if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
                 nofile.rlim_cur = nofile.rlim_max;
                 (void) setrlimit(RLIMIT_NOFILE, &nofile);
         }
-        if (use_cgroups) {
+        return 0;
+}
+
+/* What is forked, while the process is still single-threaded: the stale cgroups swept first,
+ * then the zygote (a failure is a warning: python starts cold), then the broker. */
+static int start_children(serve_state *st, hull_error *e) {
+        const serve_opts *o = &st->o;
+        if (o->use_cgroups) {
                 unsigned swept = 0;
                 hull_error ce = {0};
                 if (sbx_cgroup_sweep_stale(&swept, &ce) == 0 && swept > 0)
-                        dlog_log(&log, DLOG_INFO, "event=stale-cgroups-removed count=%u", swept);
+                        dlog_log(&st->log, DLOG_INFO, "event=stale-cgroups-removed count=%u", swept);
         }
-        /* The zygote and the broker are forked before any thread exists. */
-        if (max_sessions > 0 && zygote && ev.python) {
-                zygote_fd = sbx_zygote_start(&zygote_pid, &e);
-                if (zygote_fd < 0) {
-                        dlog_log(&log, DLOG_WARN,
-                                 "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"", e.msg);
-                        zygote_fd = -1;
+        if (o->max_sessions > 0 && o->zygote && st->ev.python) {
+                hull_error ze = {0};
+                st->zygote_fd = sbx_zygote_start(&st->zygote_pid, &ze);
+                if (st->zygote_fd < 0) {
+                        dlog_log(&st->log, DLOG_WARN,
+                                 "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"",
+                                 ze.msg);
+                        st->zygote_fd = -1;
                 }
         }
-        if (brk_start(&bc, &broker, &e) < 0) {
-                cli_report("serve", &e);
-                goto out;
-        }
-        hc.broker = broker;
-        if (max_sessions > 0) {
-                if (make_state_dir(audit_dir, "audit", 0700, audit_path, sizeof(audit_path), &e) < 0 ||
-                    make_state_dir(handles_dir, "handles", 0711, handles_path, sizeof(handles_path), &e) < 0) {
-                        cli_report("serve", &e);
-                        goto out;
-                }
-                hs_config sc = {.broker = broker,
-                                .evidence = &ev,
-                                .log = &log,
-                                .metrics = &m,
-                                .zygote_fd = zygote_fd,
-                                .max_sessions = (unsigned) max_sessions,
-                                .max_per_owner = (unsigned) per_owner,
-                                .max_per_caller = (unsigned) per_caller,
-                                .lifetime_ms = lifetime_ms,
-                                .idle_ms = idle_ms,
-                                .memory_bytes = use_cgroups ? session_memory : 0,
-                                .pids = use_cgroups ? SERVE_SESSION_PIDS : 0,
-                                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
-                                .audit_dir = audit_path,
-                                .handles_dir = handles_path};
-                if (hs_new(&sc, &sessions, &e) < 0) {
-                        cli_report("serve", &e);
-                        goto out;
-                }
-                hc.sessions = sessions;
-        }
-        if (http_start(&hc, &srv, &e) < 0) {
-                cli_report("serve", &e);
-                goto out;
-        }
-        {
-                char where[SERVE_SHORT_STR_MAX];
-                snprintf(where, sizeof(where), "%s", listen);
-                char *colon = where[0] == '[' ? strstr(where, "]:") + 1 : strrchr(where, ':');
-                snprintf(colon + 1, sizeof(where) - (size_t) (colon + 1 - where), "%u", http_port(srv));
-                dlog_log(&log, DLOG_INFO,
-                         "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s "
-                         "protocol=%u work=%s",
-                         where, socket_path ? " socket=" : "", socket_path ? socket_path : "",
-                         tokens.n ? "bearer" : "open", tokens.n, (unsigned) max_runs, (unsigned) queue,
-                         ev.javascript ? "yes" : "no", ev.python ? "yes" : "no", PLIM_PROTOCOL, work_root);
-                if (tokens.n == 0)
-                        dlog_log(&log, DLOG_WARN, "event=open-mode msg=\"no tokens: every local caller may run code\"");
-        }
+        brk_config bc = {.max_runs = (unsigned) o->max_runs,
+                         .queue_max = (unsigned) o->queue,
+                         .work_root = st->work_root,
+                         .use_cgroups = o->use_cgroups,
+                         .spare_memory_bytes = o->memory,
+                         .spare_pids = o->pids,
+                         .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES};
+        return brk_start(&bc, &st->broker, e);
+}
 
-        /* Serve until a signal, or until the broker dies. */
-        bool broker_died = false, poll_failed = false;
+/* The session table and its reaper thread (with sessions on). */
+static int start_sessions(serve_state *st, hull_error *e) {
+        const serve_opts *o = &st->o;
+        if (o->max_sessions == 0)
+                return 0;
+        hs_config sc = {.broker = st->broker,
+                        .evidence = &st->ev,
+                        .log = &st->log,
+                        .metrics = &st->m,
+                        .zygote_fd = st->zygote_fd,
+                        .max_sessions = (unsigned) o->max_sessions,
+                        .max_per_owner = (unsigned) o->per_owner,
+                        .max_per_caller = (unsigned) o->per_caller,
+                        .lifetime_ms = o->lifetime_ms,
+                        .idle_ms = o->idle_ms,
+                        .memory_bytes = o->use_cgroups ? o->session_memory : 0,
+                        .pids = o->use_cgroups ? SERVE_SESSION_PIDS : 0,
+                        .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                        .audit_dir = st->audit_path,
+                        .handles_dir = st->handles_path};
+        return hs_new(&sc, &st->sessions, e);
+}
+
+/* The HTTP server: the route tables (plimsoll, hull's API, the operational routes), then the
+ * listeners. */
+static int start_server(serve_state *st, hull_error *e) {
+        const serve_opts *o = &st->o;
+        api_plimsoll_config pc = {.max_runs = (unsigned) o->max_runs,
+                                  .queue_max = (unsigned) o->queue,
+                                  .evidence = &st->ev,
+                                  .broker = st->broker,
+                                  .sessions = st->sessions,
+                                  .log = &st->log,
+                                  .metrics = &st->m};
+        api_hull_config hc = {.sessions = st->sessions, .log = &st->log, .metrics = &st->m};
+        api_ops_config oc = {.broker = st->broker, .metrics = &st->m};
+        if (api_plimsoll_new(&pc, &st->plimsoll) < 0 || api_hull_new(&hc, &st->hull) < 0 ||
+            api_ops_new(&oc, &st->ops) < 0)
+                return hull_err(e, -ENOMEM, "serve: out of memory");
+        http_config cfg = {.listen = st->listen,
+                           .listen_len = st->listen_len,
+                           .socket_path = o->socket_path,
+                           .tokens = &st->tokens,
+                           .fallback = &api_connect_api, /* a path nothing serves gets a Connect error */
+                           .fallback_data = st->plimsoll,
+                           .log = &st->log,
+                           .metrics = &st->m};
+        int r = http_new(&cfg, &st->srv, e);
+        if (r < 0)
+                return r;
+        if (api_plimsoll_register(st->plimsoll, st->srv) < 0 || api_hull_register(st->hull, st->srv) < 0 ||
+            api_ops_register(st->ops, st->srv) < 0)
+                return hull_err(e, -E2BIG, "serve: too many routes");
+        r = http_start(st->srv, e);
+        if (r < 0)
+                return r;
+        char where[SERVE_SHORT_STR_MAX];
+        snprintf(where, sizeof(where), "%s", o->listen);
+        char *colon = where[0] == '[' ? strstr(where, "]:") + 1 : strrchr(where, ':');
+        snprintf(colon + 1, sizeof(where) - (size_t) (colon + 1 - where), "%u", http_port(st->srv));
+        dlog_log(&st->log, DLOG_INFO,
+                 "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s "
+                 "protocol=%u work=%s",
+                 where, o->socket_path ? " socket=" : "", o->socket_path ? o->socket_path : "",
+                 st->tokens.n ? "bearer" : "open", st->tokens.n, (unsigned) o->max_runs, (unsigned) o->queue,
+                 st->ev.javascript ? "yes" : "no", st->ev.python ? "yes" : "no", PLIM_PROTOCOL, st->work_root);
+        if (st->tokens.n == 0)
+                dlog_log(&st->log, DLOG_WARN, "event=open-mode msg=\"no tokens: every local caller may run code\"");
+        return 0;
+}
+
+/* Serve until a signal (CLI_EXIT_OK), or until the broker dies or poll fails (CLI_EXIT_FAILURE). */
+static int serve_until_signal(serve_state *st) {
         for (;;) {
-                struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = brk_pidfd(broker), .events = POLLIN}};
+                struct pollfd p[2] = {{.fd = st->sfd, .events = POLLIN},
+                                      {.fd = brk_pidfd(st->broker), .events = POLLIN}};
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        dlog_log(&log, DLOG_ERROR, "event=poll-failed errno=%s msg=\"shutting down\"",
+                        dlog_log(&st->log, DLOG_ERROR, "event=poll-failed errno=%s msg=\"shutting down\"",
                                  strerrorname_np(errno));
-                        poll_failed = true;
-                        break;
+                        return CLI_EXIT_FAILURE;
                 }
                 if (p[1].revents) {
-                        dlog_log(&log, DLOG_ERROR, "event=broker-died msg=\"the sandbox broker ended; shutting down\"");
-                        broker_died = true;
-                        break;
+                        dlog_log(&st->log, DLOG_ERROR,
+                                 "event=broker-died msg=\"the sandbox broker ended; shutting down\"");
+                        return CLI_EXIT_FAILURE;
                 }
-                if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        if (read(sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
-                                dlog_log(&log, DLOG_INFO, "event=shutdown signal=%s in_flight=%u grace_ms=%" PRIu64,
-                                         sigabbrev_np((int) si.ssi_signo), http_busy(srv), grace_ms);
-                                break;
-                        }
+                struct signalfd_siginfo si;
+                if (p[0].revents && read(st->sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
+                        dlog_log(&st->log, DLOG_INFO, "event=shutdown signal=%s in_flight=%u grace_ms=%" PRIu64,
+                                 sigabbrev_np((int) si.ssi_signo), http_busy(st->srv), st->o.grace_ms);
+                        return CLI_EXIT_OK;
                 }
         }
+}
 
-        /* Stop accepting; end the sessions (their logs stay); let what is in flight finish; then
-         * cancel what is left. */
-        http_quiesce(srv);
-        hs_shutdown(sessions, SERVE_SHUTDOWN_CANCEL_MS);
+/* Stop accepting; end the sessions (their logs stay); let what is in flight finish; then cancel
+ * what is left, and stop the server. Returns false when calls are still in flight: their
+ * threads use the server and the broker, so neither may be freed (the caller exits at once). */
+static bool shut_down(serve_state *st) {
+        http_quiesce(st->srv);
+        hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
-        if (!wait_idle(srv, sfd, now_mono_ms() + grace_ms, &signalled)) {
-                dlog_log(&log, DLOG_WARN, "event=cancel-runs reason=%s in_flight=%u",
-                         signalled ? "second-signal" : "grace-over", http_busy(srv));
-                brk_cancel_all(broker);
+        if (!wait_idle(st->srv, st->sfd, now_mono_ms() + st->o.grace_ms, &signalled)) {
+                dlog_log(&st->log, DLOG_WARN, "event=cancel-runs reason=%s in_flight=%u",
+                         signalled ? "second-signal" : "grace-over", http_busy(st->srv));
+                brk_cancel_all(st->broker);
                 signalled = false;
-                wait_idle(srv, -1, now_mono_ms() + SERVE_SHUTDOWN_CANCEL_MS, &signalled);
+                wait_idle(st->srv, -1, now_mono_ms() + SERVE_SHUTDOWN_CANCEL_MS, &signalled);
         }
-        if (http_stop(srv) < 0) {
-                /* Run threads still use the server and the broker: neither may be freed under
-                 * them. Exit at once; the broker and its workers die with this process. */
-                dlog_log(&log, DLOG_ERROR, "event=stop-failed msg=\"runs still in flight; exiting without waiting\"");
-                (void) rm_rf_at(AT_FDCWD, work_root);
-                _exit(CLI_EXIT_FAILURE);
+        if (http_stop(st->srv) < 0)
+                return false;
+        st->srv = NULL;
+        return true;
+}
+
+/* End what was started, in reverse, and return status (the process exits at once when the
+ * server cannot be stopped under calls in flight). */
+static int serve_teardown(serve_state *st, int status) {
+        if (st->srv) {
+                http_quiesce(st->srv);
+                if (http_stop(st->srv) < 0) { /* threads use what follows: free nothing */
+                        dlog_log(&st->log, DLOG_ERROR,
+                                 "event=stop-failed msg=\"calls in flight; exiting without waiting\"");
+                        if (st->work_root_made)
+                                (void) rm_rf_at(AT_FDCWD, st->work_root);
+                        _exit(CLI_EXIT_FAILURE);
+                }
         }
-        srv = NULL;
-        status = broker_died || poll_failed ? CLI_EXIT_FAILURE : CLI_EXIT_OK;
-out:
-        if (srv) {
-                http_quiesce(srv);
-                if (http_stop(srv) < 0)
-                        status = CLI_EXIT_FAILURE;
-        }
-        hs_shutdown(sessions, SERVE_SHUTDOWN_CANCEL_MS);
-        hs_free(sessions);
-        safe_close(zygote_fd); /* EOF: the zygote exits */
-        if (zygote_pid > 0) {
-                _cleanup_close_ int zfd = (int) syscall(SYS_pidfd_open, zygote_pid, 0);
+        api_ops_free(st->ops);
+        api_hull_free(st->hull);
+        api_plimsoll_free(st->plimsoll);
+        hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
+        hs_free(st->sessions);
+        safe_close(st->zygote_fd); /* EOF: the zygote exits */
+        if (st->zygote_pid > 0) {
+                _cleanup_close_ int zfd = (int) syscall(SYS_pidfd_open, st->zygote_pid, 0);
                 struct pollfd zp = {.fd = zfd, .events = POLLIN};
                 if (zfd < 0 || poll(&zp, 1, BRK_STOP_GRACE_MS) <= 0)
-                        kill(zygote_pid, SIGKILL);
-                (void) waitpid(zygote_pid, NULL, 0);
+                        kill(st->zygote_pid, SIGKILL);
+                (void) waitpid(st->zygote_pid, NULL, 0);
         }
-        brk_stop(broker);
-        if (rm_rf_at(AT_FDCWD, work_root) < 0)
-                dlog_log(&log, DLOG_WARN, "event=cleanup msg=\"cannot remove the work directory\" path=%s", work_root);
-        auth_tokens_done(&tokens);
+        brk_stop(st->broker);
+        if (st->work_root_made && rm_rf_at(AT_FDCWD, st->work_root) < 0)
+                dlog_log(&st->log, DLOG_WARN, "event=cleanup msg=\"cannot remove the work directory\" path=%s",
+                         st->work_root);
+        auth_tokens_done(&st->tokens);
+        safe_close(st->sfd);
         if (status == CLI_EXIT_OK)
-                dlog_log(&log, DLOG_INFO, "event=stopped");
+                dlog_log(&st->log, DLOG_INFO, "event=stopped");
         return status;
+}
+
+int cli_serve_main(int argc, char **argv) {
+        serve_state st = {.sfd = -1, .zygote_fd = -1, .zygote_pid = -1};
+        hull_error e = {0};
+        int status = parse_options(argc, argv, &st.o);
+        if (status >= 0)
+                return status;
+        st.log = (dlog){.level = st.o.log_level, .fd = STDERR_FILENO};
+        metrics_init(&st.m);
+        status = check_options(&st);
+        if (status >= 0) {
+                auth_tokens_done(&st.tokens);
+                return status;
+        }
+        if (setup_signals(&st, &e) < 0 || make_directories(&st, &e) < 0 || start_children(&st, &e) < 0 ||
+            start_sessions(&st, &e) < 0 || start_server(&st, &e) < 0) {
+                cli_report("serve", &e);
+                return serve_teardown(&st, CLI_EXIT_FAILURE);
+        }
+        status = serve_until_signal(&st);
+        if (!shut_down(&st)) {
+                /* Calls still use the server and the broker: neither may be freed under them.
+                 * Exit at once; the broker and its workers die with this process. */
+                dlog_log(&st.log, DLOG_ERROR,
+                         "event=stop-failed msg=\"runs still in flight; exiting without waiting\"");
+                (void) rm_rf_at(AT_FDCWD, st.work_root);
+                _exit(CLI_EXIT_FAILURE);
+        }
+        return serve_teardown(&st, status);
 }

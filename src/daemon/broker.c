@@ -980,17 +980,17 @@ static int ctl_send(brk_broker *b, uint32_t type, int fd) {
         return r;
 }
 
-/* Wait until fd is readable (0), watch_fd's peer has hung up (-ECANCELED) or the deadline
- * passes (-ETIMEDOUT). watch_fd -1: fd alone. */
+/* Wait until fd is readable (0), watch_fd's peer has hung up (-ECANCELED; sock_hung_up: a
+ * half-close is not a hang-up) or the deadline passes (-ETIMEDOUT). watch_fd -1: fd alone. */
 static int wait_watched(int fd, int watch_fd, uint64_t deadline_ms) {
         for (;;) {
                 uint64_t now = now_mono_ms();
                 if (now >= deadline_ms)
                         return -ETIMEDOUT;
-                struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = watch_fd, .events = POLLRDHUP}};
+                struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = watch_fd, .events = SOCK_HANGUP_EVENTS}};
                 uint64_t left = deadline_ms - now;
                 int n = poll(p, 2, left > INT32_MAX ? INT32_MAX : (int) left);
-                if (n > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                if (n > 0 && sock_hung_up(p[1].revents))
                         return -ECANCELED;
                 if (n > 0)
                         return 0;
@@ -1023,7 +1023,7 @@ int brk_call(brk_broker *b, const sbx_plan *req, uint64_t wait_ms, int watch_fd,
         /* The first frame: "ready" (empty) from a worker, or the broker's refusal. */
         r = wait_watched(sv[0], watch_fd, deadline);
         if (r == -ECANCELED) /* closing our end takes the run out of the broker's queue */
-                return not_started(ret, "the caller went away before the run started");
+                return hull_err(e, -ECANCELED, "broker: the caller hung up before the run started; nothing ran");
         if (r == 0)
                 r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
         if (r == -ETIMEDOUT) /* closing our end (cleanup) takes the run out of the broker's queue */
@@ -1048,7 +1048,7 @@ int brk_call(brk_broker *b, const sbx_plan *req, uint64_t wait_ms, int watch_fd,
         free(TAKE_PTR(ans));
         r = wait_watched(sv[0], watch_fd, deadline);
         if (r == -ECANCELED) /* closing our end tells the worker to stop the run */
-                return hull_err(e, -ECANCELED, "broker: the caller went away; the run was stopped");
+                return hull_err(e, -ECANCELED, "broker: the caller hung up; the run was stopped");
         if (r == 0)
                 r = frame_recv(sv[0], BRK_RESULT_MAX, deadline, &ans, &ans_len);
         if (r == -EPIPE)

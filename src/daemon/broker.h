@@ -38,8 +38,10 @@ int brk_start(const brk_config *cfg, brk_broker **ret, hull_error *e);
  * Returns a negative errno with *e set only when the run may have started: -EPROTO (the worker
  * ended without a result), -ETIMEDOUT, -EBADMSG (a malformed result), -ENOMEM, -EINVAL (req
  * out of the message's bounds), -ECANCELED (see watch_fd).
- * watch_fd (or -1): the caller's connection; when its peer hangs up, the run is dropped from the
- * queue (NOT_STARTED) or, once started, stopped (-ECANCELED), and brk_call returns at once. */
+ * watch_fd (or -1): the caller's connection; when its peer hangs up (sock_hung_up(): a reset or a
+ * closed unix socket, not a half-close), the run is dropped from the queue or, once started,
+ * stopped, and brk_call returns -ECANCELED at once (e says which; never NOT_STARTED: a caller
+ * that hung up is not told to retry). */
 int brk_call(brk_broker *b, const sbx_plan *req, uint64_t wait_ms, int watch_fd, sbx_plan_result *ret, hull_error *e);
 
 /* Stop every run now: the broker sends its workers SIGTERM, they stop their sandboxes and

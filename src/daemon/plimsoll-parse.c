@@ -623,8 +623,17 @@ int plim_describe_parse(const char *body, size_t len, plim_error *f) {
         }
         if (plim_body_parse(body, len, &root, f) < 0)
                 return -1;
+        /* DescribeRequest {}: it is where a client learns the protocol number, so it need not
+         * state one; one that does passes the gate of the other procedures. Any other field is
+         * unknown. */
+        static const char *const fields[] = {"protocol"};
+        uint32_t protocol;
+        json_t *p = json_object_get(root, "protocol");
+        int q = p && !json_is_null(p) ? protocol_gate(root, &protocol, f) : 0;
+        if (q == 0)
+                q = plim_only_fields(root, "the request", fields, ELEMENTSOF(fields), f);
         json_decref(root);
-        return 0;
+        return q < 0 ? -1 : 0;
 }
 
 /* ---- admission ---- */

@@ -235,8 +235,10 @@ void plim_open_request_done(plim_open_request *r);
  * with *f. */
 int plim_close_parse(const char *body, size_t len, char ret_session_id[PLIM_SESSION_ID_MAX + 1], plim_error *f);
 
-/* For Describe: the body must be a JSON object (or empty) of at most PLIM_DESCRIBE_BODY_MAX
- * bytes (a longer one is refused unparsed). Returns 0 or -1 with *f. */
+/* For Describe: the body must be empty or a JSON object of at most PLIM_DESCRIBE_BODY_MAX bytes
+ * (a longer one is refused unparsed) with the rules of the other procedures: a `protocol` it
+ * states passes the protocol gate (absent is fine: Describe is where a client learns it), any
+ * other field is unknown (invalid_argument + request). Returns 0 or -1 with *f. */
 int plim_describe_parse(const char *body, size_t len, plim_error *f);
 
 /* What this daemon states about itself and checks requests against. */

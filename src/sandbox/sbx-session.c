@@ -453,7 +453,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                 int i_hangup = -1;
                 if (!have_exit && s->hangup_fd >= 0 && !interrupted) {
                         i_hangup = np;
-                        pfd[np++] = (struct pollfd){.fd = s->hangup_fd, .events = POLLRDHUP};
+                        pfd[np++] = (struct pollfd){.fd = s->hangup_fd, .events = SOCK_HANGUP_EVENTS};
                 }
                 uint64_t next = have_exit ? drain_until : (kill_at ? kill_at : deadline);
                 int n = poll(pfd, (nfds_t) np, next ? (int) ms_left(next) : -1);
@@ -487,7 +487,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
                                         have_error = true;
                                 }
                         }
-                        bool hung_up = i_hangup >= 0 && (pfd[i_hangup].revents & (POLLRDHUP | POLLHUP | POLLERR));
+                        bool hung_up = i_hangup >= 0 && sock_hung_up(pfd[i_hangup].revents);
                         if (hung_up || (i_cancel >= 0 && pfd[i_cancel].revents && cancel_ready(c->cancel_fd))) {
                                 interrupted = SIGTERM;
                                 if (!kill_at) {

@@ -108,8 +108,9 @@ typedef struct sbx_session {
         size_t n_cg_fds;
         int zygote_fd; /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
         int hangup_fd; /* the caller's connection during a call, or -1: when its peer hangs
-                        * up, sbx_session_run stops the command as cancel_fd would (cells
-                        * go on: their interpreter's state is worth more) */
+                        * up (sock_hung_up(): a reset or a closed unix socket; a half-close
+                        * is not one), sbx_session_run stops the command as cancel_fd would
+                        * (cells go on: their interpreter's state is worth more) */
         bool dead;     /* the control socket broke: every call fails */
         sbx_interp interp[_SBX_LANG_MAX];
         char warning[HULL_ERROR_MSG_MAX]; /* the last fallback taken, "" when none */

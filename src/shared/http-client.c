@@ -1,4 +1,4 @@
-/* http-client.c: one bounded HTTP POST over libcurl, loaded with dlopen() when a client is made.
+/* http-client.c: bounded HTTP requests over libcurl, loaded with dlopen() when a client is made.
  * The pointers have the types of the header's declarations, so a call through them is checked
  * like a direct one (the setopt values are passed with the exact type each option takes). */
 #include "http-client.h"
@@ -7,12 +7,17 @@
 #include <curl/curl.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "dynbuf.h"
+#include "fs-util.h"
 #include "macro.h"
 
 #define CURL_SONAME "libcurl.so.4"
@@ -82,62 +87,122 @@ void httpc_answer_done(httpc_answer *a) {
         *a = (httpc_answer){0};
 }
 
-/* What the callbacks fill while the exchange runs. */
+/* What the callbacks share while the exchange runs. */
 typedef struct transfer {
         const httpc_request *req;
         httpc_answer *a;
-        size_t cap;
-        bool too_big, no_memory;
+        dynbuf body;   /* collected when there is no on_data */
+        uint64_t seen; /* bytes of the answer's body */
+        bool too_big;  /* over answer_max */
+        int cb_error;  /* a callback's error (negative errno): it stopped the transfer */
+        bool cancelled;
 } transfer;
 
 static size_t on_body(char *p, size_t size, size_t n, void *userdata) {
         transfer *t = userdata;
         size_t len = size * n; /* curl promises size == 1 */
-        if (len > t->req->answer_max - t->a->body_len) {
+        if (t->req->answer_max && len > t->req->answer_max - MIN(t->seen, (uint64_t) t->req->answer_max)) {
                 t->too_big = true;
                 return 0;
         }
-        if (t->a->body_len + len + 1 > t->cap) {
-                size_t cap = t->cap ? t->cap : HTTPC_ANSWER_INITIAL;
-                while (cap < t->a->body_len + len + 1)
-                        cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-                cap = MIN(cap, t->req->answer_max + 1);
-                char *b = realloc(t->a->body, cap);
-                if (!b) {
-                        t->no_memory = true;
+        t->seen += len;
+        if (t->req->on_data) {
+                int r = t->req->on_data(t->req->userdata, p, len);
+                if (r < 0) {
+                        t->cb_error = r;
                         return 0;
                 }
-                t->a->body = b;
-                t->cap = cap;
+                return len;
         }
-        memcpy(t->a->body + t->a->body_len, p, len);
-        t->a->body_len += len;
-        t->a->body[t->a->body_len] = 0;
+        int r = dynbuf_add(&t->body, p, len);
+        if (r < 0) {
+                if (r == -E2BIG)
+                        t->too_big = true;
+                else
+                        t->cb_error = r;
+                return 0;
+        }
         return len;
+}
+
+/* A header line, its name and value trimmed into buffers; false when it is not one or too long. */
+static bool split_header(const char *p, size_t len, char *name, size_t name_size, char *value, size_t value_size) {
+        const char *colon = memchr(p, ':', len), *end = p + len;
+        if (!colon || colon == p || (size_t) (colon - p) >= name_size)
+                return false;
+        memcpy(name, p, (size_t) (colon - p));
+        name[colon - p] = '\0';
+        const char *v = colon + 1;
+        while (v < end && (*v == ' ' || *v == '\t'))
+                v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+                end--;
+        if ((size_t) (end - v) >= value_size)
+                return false;
+        memcpy(value, v, (size_t) (end - v));
+        value[end - v] = '\0';
+        return true;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
         transfer *t = userdata;
         size_t len = size * n;
+        char name[HTTPC_HEADER_VALUE_MAX], value[HTTPC_HEADER_VALUE_MAX];
         if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) { /* a new response (after an interim one) */
                 t->a->captured_count = 0;
                 t->a->captured[0] = 0;
                 return len;
         }
-        const char *name = t->req->capture_header;
-        size_t nl = name ? strlen(name) : 0;
-        if (!name || len <= nl || p[nl] != ':' || strncasecmp(p, name, nl) != 0)
+        if (!split_header(p, len, name, sizeof(name), value, sizeof(value))) {
+                const char *cn = t->req->capture_header; /* a captured header too long to keep counts */
+                if (cn && len > strlen(cn) && p[strlen(cn)] == ':' && strncasecmp(p, cn, strlen(cn)) == 0)
+                        t->a->captured_count++;
                 return len;
-        const char *v = p + nl + 1, *end = p + len;
-        while (v < end && (*v == ' ' || *v == '\t'))
-                v++;
-        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
-                end--;
-        if (t->a->captured_count++ == 0 && (size_t) (end - v) < sizeof(t->a->captured)) {
-                memcpy(t->a->captured, v, (size_t) (end - v));
-                t->a->captured[end - v] = 0;
+        }
+        if (t->req->capture_header && strcasecmp(name, t->req->capture_header) == 0 && t->a->captured_count++ == 0)
+                memcpy(t->a->captured, value, strlen(value) + 1);
+        if (t->req->on_header) {
+                int r = t->req->on_header(t->req->userdata, name, value);
+                if (r < 0) {
+                        t->cb_error = r;
+                        return 0;
+                }
         }
         return len;
+}
+
+static size_t on_read(char *buf, size_t size, size_t n, void *userdata) {
+        transfer *t = userdata;
+        const httpc_request *req = t->req;
+        ssize_t got;
+        if (req->body_from == HTTPC_BODY_CALLBACK)
+                got = req->body_read(req->userdata, buf, size * n);
+        else {
+                do
+                        got = read(req->body_fd, buf, size * n);
+                while (got < 0 && errno == EINTR);
+                if (got < 0)
+                        got = negative_errno();
+        }
+        if (got < 0) {
+                t->cb_error = (int) got;
+                return CURL_READFUNC_ABORT;
+        }
+        return (size_t) got;
+}
+
+/* libcurl's progress callback: a cancel from another thread. */
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
+        transfer *t = userdata;
+        const httpc_request *req = t->req;
+        bool stop = req->cancel && atomic_load(req->cancel);
+        if (!stop && req->cancel_fd > 0) {
+                struct pollfd p = {.fd = req->cancel_fd, .events = POLLIN};
+                stop = poll(&p, 1, 0) > 0;
+        }
+        if (stop)
+                t->cancelled = true;
+        return stop ? 1 : 0;
 }
 
 /* libcurl's error as an errno. Not a switch: CURLcode has a hundred values (-Wswitch-enum). */
@@ -161,6 +226,8 @@ static int errno_of(CURLcode cc) {
                 return -EFBIG;
         if (cc == CURLE_OUT_OF_MEMORY)
                 return -ENOMEM;
+        if (cc == CURLE_ABORTED_BY_CALLBACK)
+                return -ECANCELED;
         for (size_t i = 0; i < ELEMENTSOF(proto); i++)
                 if (cc == proto[i])
                         return -EPROTO;
@@ -171,32 +238,58 @@ static long ms_long(uint64_t ms) {
         return ms > (uint64_t) INT32_MAX ? (long) INT32_MAX : (long) ms;
 }
 
-int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
+static int append_header(httpc *c, struct curl_slist **list, const char *h) {
+        struct curl_slist *l = c->slist_append(*list, h);
+        if (!l)
+                return -ENOMEM;
+        *list = l;
+        return 0;
+}
+
+/* The body's length for libcurl: a callback's or fd's size, -1 for chunked. */
+static curl_off_t body_size_of(const httpc_request *req) {
+        struct stat st;
+        if (req->body_from == HTTPC_BODY_BUFFER)
+                return req->body ? (curl_off_t) req->body_len : 0;
+        if (req->body_size >= 0)
+                return (curl_off_t) req->body_size;
+        if (req->body_from == HTTPC_BODY_FD && fstat(req->body_fd, &st) == 0 && S_ISREG(st.st_mode)) {
+                off_t at = lseek(req->body_fd, 0, SEEK_CUR);
+                return at >= 0 && at <= st.st_size ? (curl_off_t) (st.st_size - at) : -1;
+        }
+        return -1;
+}
+
+int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
         httpc_answer a = {0};
         transfer t = {.req = req, .a = &a};
         struct curl_slist *headers = NULL;
         char errbuf[CURL_ERROR_SIZE] = "";
         const char *where = req->unix_socket ? req->unix_socket : req->url;
+        const char *method = req->method ? req->method : "POST";
+        bool has_body = req->body_from != HTTPC_BODY_BUFFER || req->body;
+        curl_off_t size = body_size_of(req);
         size_t n_headers = 0;
         int r = 0;
 
+        dynbuf_init(&t.body, req->answer_max);
         for (const char *const *h = req->headers; h && *h; h++) {
-                if (++n_headers > HTTPC_HEADERS_MAX)
+                if (++n_headers > HTTPC_HEADERS_MAX) {
+                        c->slist_free_all(headers);
                         return hull_err(e, -E2BIG, "http: more than %u request headers", HTTPC_HEADERS_MAX);
-                struct curl_slist *l = c->slist_append(headers, *h);
-                if (!l) {
+                }
+                if (append_header(c, &headers, *h) < 0) {
                         c->slist_free_all(headers);
                         return hull_err(e, -ENOMEM, "http: out of memory");
                 }
-                headers = l;
         }
-        /* No "Expect: 100-continue" round trip before a large body. */
-        struct curl_slist *l = c->slist_append(headers, "Expect:");
-        if (!l) {
+        /* No "Expect: 100-continue" round trip before a large body; a body of unknown length
+         * goes chunked. */
+        if (append_header(c, &headers, "Expect:") < 0 ||
+            (has_body && size < 0 && append_header(c, &headers, "Transfer-Encoding: chunked") < 0)) {
                 c->slist_free_all(headers);
                 return hull_err(e, -ENOMEM, "http: out of memory");
         }
-        headers = l;
 
         CURL *h = c->easy_init();
         if (!h) {
@@ -215,19 +308,47 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
         SET(CURLOPT_PROTOCOLS_STR, "http,https");
         SET(CURLOPT_USERAGENT, "hull/" HULL_VERSION);
         SET(CURLOPT_HTTPHEADER, headers);
-        SET(CURLOPT_POST, 1L);
-        SET(CURLOPT_POSTFIELDS, req->body);
-        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) req->body_len);
+        if (strcmp(method, "GET") == 0 && !has_body) {
+                SET(CURLOPT_HTTPGET, 1L);
+        } else if (strcmp(method, "HEAD") == 0) {
+                SET(CURLOPT_NOBODY, 1L);
+        } else if (strcmp(method, "PUT") == 0) {
+                SET(CURLOPT_UPLOAD, 1L);
+                SET(CURLOPT_INFILESIZE_LARGE, size);
+        } else if (has_body || strcmp(method, "POST") == 0) {
+                SET(CURLOPT_POST, 1L);
+                SET(CURLOPT_POSTFIELDSIZE_LARGE, size);
+                if (req->body_from == HTTPC_BODY_BUFFER) {
+                        SET(CURLOPT_POSTFIELDS, req->body ? req->body : "");
+                }
+                if (strcmp(method, "POST") != 0) {
+                        SET(CURLOPT_CUSTOMREQUEST, method);
+                }
+        } else {
+                SET(CURLOPT_CUSTOMREQUEST, method);
+        }
+        if (req->body_from != HTTPC_BODY_BUFFER) {
+                SET(CURLOPT_READFUNCTION, on_read);
+                SET(CURLOPT_READDATA, &t);
+        }
         SET(CURLOPT_CONNECTTIMEOUT_MS,
             ms_long(req->connect_timeout_ms ? req->connect_timeout_ms : HTTPC_CONNECT_TIMEOUT_MS));
         SET(CURLOPT_TIMEOUT_MS, ms_long(req->timeout_ms));
-        SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) req->answer_max);
+        if (req->answer_max) {
+                SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) req->answer_max);
+        }
         SET(CURLOPT_WRITEFUNCTION, on_body);
         SET(CURLOPT_WRITEDATA, &t);
         SET(CURLOPT_HEADERFUNCTION, on_header);
         SET(CURLOPT_HEADERDATA, &t);
-        if (req->unix_socket)
+        if (req->cancel || req->cancel_fd > 0) {
+                SET(CURLOPT_NOPROGRESS, 0L);
+                SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+                SET(CURLOPT_XFERINFODATA, &t);
+        }
+        if (req->unix_socket) {
                 SET(CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+        }
 #undef SET
         if (cc != CURLE_OK) {
                 r = hull_err(e, -EIO, "http: libcurl refused an option: %s", c->easy_strerror(cc));
@@ -239,8 +360,12 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
                 r = hull_err(e, -EFBIG, "http: the answer from %s is over %zu bytes", where, req->answer_max);
                 goto out;
         }
-        if (t.no_memory) {
-                r = hull_err(e, -ENOMEM, "http: out of memory for the answer from %s", where);
+        if (t.cancelled) {
+                r = hull_err(e, -ECANCELED, "http: the request to %s was cancelled", where);
+                goto out;
+        }
+        if (t.cb_error) {
+                r = hull_err(e, t.cb_error, "http: the transfer with %s was stopped", where);
                 goto out;
         }
         if (cc != CURLE_OK) {
@@ -263,7 +388,8 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
         a.status = status;
         if (ct && strlen(ct) < sizeof(a.content_type))
                 memcpy(a.content_type, ct, strlen(ct) + 1);
-        if (!a.body && !(a.body = calloc(1, 1))) {
+        a.body = dynbuf_take(&t.body, &a.body_len);
+        if (!a.body) {
                 r = hull_err(e, -ENOMEM, "http: out of memory");
                 goto out;
         }
@@ -272,6 +398,13 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
 out:
         c->easy_cleanup(h);
         c->slist_free_all(headers);
+        dynbuf_free(&t.body);
         httpc_answer_done(&a);
         return r;
+}
+
+int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
+        httpc_request post = *req;
+        post.method = "POST";
+        return httpc_perform(c, &post, ret, e);
 }

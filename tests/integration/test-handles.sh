@@ -144,7 +144,7 @@ check("Exec: a python script imports hull and saves a handle", st == 200 and r.g
 check("Exec: `python3 -m hull run` emits the script's last expression", out.strip().endswith(b"42"), out)
 
 # ---- a client that hangs up stops its Exec (the session goes on) ----
-import socket, subprocess
+import socket, struct, subprocess
 raw = socket.create_connection((host, int(port)))
 body = json.dumps({"sessionId": sid, "command": "sleep 97.531", "timeoutMs": 60000}).encode()
 raw.sendall(b"POST /hull.v1.Workspace/Exec HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
@@ -155,6 +155,9 @@ for i in range(100):
         break
     time.sleep(0.05)
 started = sleeping()
+# a hang-up is a reset (or a closed unix socket): SO_LINGER 0 makes close() send one. A clean
+# close over TCP cannot be told from a half-close (test-http-hostile.sh: that call goes on).
+raw.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 raw.close()
 gone = False
 for i in range(100):

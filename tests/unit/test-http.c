@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
+#include "http-server.h"
 #include "metrics.h"
 #include "test.h"
 

@@ -290,11 +290,39 @@ static void test_answers(void) {
         free(s);
 }
 
+/* Every field takes its lowerCamelCase or snake_case name, the Handles ones too (the hostile
+ * client found maxRows and inputId taking only one), never both. */
+static void test_handles(void) {
+        hull_api_request r;
+        plim_error f;
+        CHECK(hull_api_parse(HULL_API_HANDLES_QUERY, S ",\"sql\":\"SELECT 1\",\"maxRows\":5}",
+                             strlen(S ",\"sql\":\"SELECT 1\",\"maxRows\":5}"), &r, &f) == 0);
+        CHECK_EQ_INT(r.handles.max_rows, 5);
+        hull_api_request_done(&r);
+        CHECK(hull_api_parse(HULL_API_HANDLES_QUERY, S ",\"sql\":\"SELECT 1\",\"max_rows\":\"7\"}",
+                             strlen(S ",\"sql\":\"SELECT 1\",\"max_rows\":\"7\"}"), &r, &f) == 0);
+        CHECK_EQ_INT(r.handles.max_rows, 7);
+        hull_api_request_done(&r);
+        REFUSED(HULL_API_HANDLES_QUERY, S ",\"sql\":\"SELECT 1\",\"maxRows\":5,\"max_rows\":5}");
+        CHECK(hull_api_parse(
+                      HULL_API_HANDLES_ADD_INPUT, S ",\"input_id\":\"notes\",\"name\":\"n.txt\",\"content\":\"aGk=\"}",
+                      strlen(S ",\"input_id\":\"notes\",\"name\":\"n.txt\",\"content\":\"aGk=\"}"), &r, &f) == 0);
+        CHECK_EQ_STR(r.handles.input_id, "notes");
+        CHECK_EQ_INT(r.handles.content_len, 2);
+        hull_api_request_done(&r);
+        ACCEPTED(HULL_API_HANDLES_ADD_INPUT, S ",\"inputId\":\"notes\",\"name\":\"n.txt\",\"content\":\"aGk=\"}");
+        REFUSED(HULL_API_HANDLES_ADD_INPUT,
+                S ",\"inputId\":\"a\",\"input_id\":\"a\",\"name\":\"n\",\"content\":\"aGk=\"}");
+        REFUSED(HULL_API_HANDLES_ADD_INPUT, S ",\"input_id\":\"../x\",\"name\":\"n\",\"content\":\"aGk=\"}");
+        REFUSED(HULL_API_HANDLES_ADD_INPUT, S ",\"name\":\"n\",\"content\":\"aGk=\"}");
+}
+
 int main(void) {
         test_routing();
         test_common();
         test_exec();
         test_files();
         test_answers();
+        test_handles();
         return test_done();
 }

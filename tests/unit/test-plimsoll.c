@@ -238,6 +238,10 @@ static void test_parse_matches_record(void) {
         }
 }
 
+static int describe(const char *body, plim_error *f) {
+        return plim_describe_parse(body, strlen(body), f);
+}
+
 static void test_parse_rest(void) {
         plim_request r;
         plim_reason why;
@@ -292,6 +296,21 @@ static void test_parse_rest(void) {
         CHECK(plim_describe_parse("", 0, &f) == 0);
         CHECK(plim_describe_parse("{}", 2, &f) == 0);
         CHECK(plim_describe_parse("[]", 2, &f) < 0);
+        /* a DescribeRequest is {}: a protocol it states passes the gate, any other field is unknown */
+        CHECK(describe("{\"protocol\":3}", &f) == 0);
+        CHECK(describe("{\"protocol\":\"3\"}", &f) == 0);
+        CHECK(describe("{\"protocol\":4}", &f) < 0);
+        CHECK(f.code == PLIM_CODE_UNIMPLEMENTED && f.reason == PLIM_REASON_PROTOCOL);
+        CHECK(describe("{\"protocol\":0}", &f) < 0);
+        CHECK(f.code == PLIM_CODE_INVALID_ARGUMENT && f.reason == PLIM_REASON_PROTOCOL);
+        CHECK(describe("{\"protocol\":true}", &f) < 0);
+        CHECK(f.code == PLIM_CODE_INVALID_ARGUMENT && f.reason == PLIM_REASON_REQUEST);
+        CHECK(describe("{\"x\":1}", &f) < 0);
+        CHECK(f.code == PLIM_CODE_INVALID_ARGUMENT && f.reason == PLIM_REASON_REQUEST &&
+              strstr(f.message, "unknown field \"x\"") != NULL);
+        CHECK(describe("{\"protocol\":9,\"x\":1}", &f) < 0); /* the gate comes first */
+        CHECK(f.code == PLIM_CODE_UNIMPLEMENTED && f.reason == PLIM_REASON_PROTOCOL);
+        CHECK(describe("{\"protocol\":3,\"protocol\":3}", &f) < 0);
 }
 
 /* A body of many small values is refused before it is parsed (review 1.3: 8 MiB of {},{},...

@@ -1,0 +1,353 @@
+/* api-plimsoll.c: plimsoll's routes, and the Connect wording hull's API shares. */
+#include "api-plimsoll.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "hullapi.h"
+#include "macro.h"
+#include "time-util.h"
+
+#define NOTHING_RAN "; nothing ran"
+
+/* ---- Connect ---- */
+
+void api_connect_error(http_req *r, const plim_error *f, const char *not_dispatched, unsigned status_override) {
+        api_connect *c = http_req_data(r);
+        char *body;
+        size_t len;
+        metrics_refusal(c->metrics, f->reason);
+        http_req_note(r, "code=%s%s%s", plim_code_to_string(f->code), f->reason ? " not_dispatched=" : "",
+                      plim_reason_to_string(f->reason));
+        if (plim_error_json(f, &body, &len) < 0)
+                return; /* no answer: the connection closes */
+        if (not_dispatched && http_answer_header(r, PLIM_NOT_DISPATCHED_HEADER, not_dispatched) < 0) {
+                free(body);
+                return;
+        }
+        (void) http_answer(r, status_override ? status_override : plim_code_http_status(f->code), "application/json",
+                           body, len);
+}
+
+static void refuse(http_req *r, plim_code code, plim_reason reason, const char *not_dispatched,
+                   unsigned status_override, const char *msg) {
+        plim_error f;
+        plim_fail(&f, code, reason, "%s", msg);
+        api_connect_error(r, &f, not_dispatched, status_override);
+}
+
+static void connect_begin(http_req *r) {
+        unsigned n;
+        const char *rid = http_req_header(r, PLIM_REQUEST_ID_HEADER, &n);
+        if (rid && plim_request_id_is_valid(rid)) { /* echoed on every answer, errors included */
+                http_req_set_id(r, rid);
+                (void) http_answer_header(r, PLIM_REQUEST_ID_HEADER, rid);
+        }
+}
+
+static void connect_refuse(http_req *r, http_refusal why, unsigned status, const char *msg) {
+        char text[HULL_ERROR_MSG_MAX];
+        if (why == HTTP_REFUSAL_NOT_FOUND) {
+                const char *path = http_req_path(r);
+                bool known_service = plim_procedure_from_path(path) == PLIM_PROC_UNKNOWN ||
+                                     hull_api_procedure_from_path(path) == HULL_API_UNKNOWN;
+                msg = known_service ? "hull serve has no such procedure" : msg;
+        }
+        snprintf(text, sizeof(text), "%s" NOTHING_RAN, msg);
+        switch (why) {
+        case HTTP_REFUSAL_NOT_FOUND:
+                refuse(r, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "unsupported", 404, text);
+                return;
+        case HTTP_REFUSAL_METHOD:
+                refuse(r, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_REQUEST, "request", 405, text);
+                return;
+        case HTTP_REFUSAL_BAD_HEAD:
+        case HTTP_REFUSAL_TOO_LARGE: /* Connect's status for invalid_argument: 400 */
+                refuse(r, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0, text);
+                return;
+        case HTTP_REFUSAL_UNAUTHENTICATED:
+                refuse(r, PLIM_CODE_UNAUTHENTICATED, PLIM_REASON_PERMISSION, NULL, 0, text);
+                return;
+        case HTTP_REFUSAL_FORBIDDEN:
+                refuse(r, PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_PERMISSION, NULL, 0, text);
+                return;
+        case HTTP_REFUSAL_BUSY:
+                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0, text);
+                return;
+        case HTTP_REFUSAL_STOPPING:
+                refuse(r, PLIM_CODE_UNAVAILABLE, PLIM_REASON_CAPACITY, NULL, 0, text);
+                return;
+        case _HTTP_REFUSAL_MAX:
+                break;
+        }
+        refuse(r, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, NULL, status, text);
+}
+
+const http_api api_connect_api = {
+        .name = "connect",
+        .begin = connect_begin,
+        .refuse = connect_refuse,
+};
+
+int api_connect_head(http_req *r) {
+        unsigned n;
+        if (!plim_content_type_is_json(http_req_header(r, "Content-Type", NULL))) {
+                refuse(r, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0,
+                       "the body must be Content-Type: application/json" NOTHING_RAN);
+                return 1;
+        }
+        const char *enc = http_req_header(r, "Content-Encoding", &n);
+        if (n > 1 || (enc && strcasecmp(enc, "identity") != 0)) {
+                refuse(r, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0,
+                       "compressed bodies are not accepted (send Content-Encoding: identity)" NOTHING_RAN);
+                return 1;
+        }
+        return 0;
+}
+
+void api_connect_session_answer(http_req *r, hs_answer *a) {
+        api_connect *c = http_req_data(r);
+        if (a->ok)
+                (void) http_answer(r, 200, "application/json", TAKE_PTR(a->body), a->len);
+        else {
+                free(TAKE_PTR(a->body));
+                if (a->f.code == PLIM_CODE_INTERNAL && a->f.reason == PLIM_REASON_NONE && !a->f.unanswered[0]) {
+                        char clean[HULL_ERROR_MSG_MAX];
+                        dlog_log(c->log, DLOG_ERROR, "event=session-failed id=%s error=\"%s\"", http_req_id(r),
+                                 dlog_clean(a->f.message, clean, sizeof(clean)));
+                }
+                api_connect_error(r, &a->f, a->f.before_handler ? "request" : NULL, 0);
+        }
+        if (a->note[0])
+                http_req_note(r, "%s", a->note);
+}
+
+/* ---- plimsoll ---- */
+
+struct api_plimsoll {
+        api_connect connect; /* first: the Connect wording reads it */
+        api_plimsoll_config cfg;
+        http_server *srv;
+        atomic_uint admitted; /* runs admitted whose thread has not yet answered */
+};
+
+/* What a run carries from its handler to its thread. */
+typedef struct run_call {
+        plim_request req;
+        sbx_plan plan;
+} run_call;
+
+static void run_call_free(void *p) {
+        run_call *c = p;
+        plim_plan_done(&c->plan);
+        plim_request_done(&c->req);
+        free(c);
+}
+
+static metrics_outcome outcome_of(const plim_request *r, const sbx_plan_result *res) {
+        switch ((sbx_plan_outcome) res->outcome) {
+        case SBX_PLAN_COMPLETED:
+                for (uint32_t i = 0; i < res->n_steps; i++)
+                        if (res->steps[i].status != 0)
+                                return METRICS_RUN_FAILED;
+                return res->n_steps == (r->kind == PLIM_KIND_JAVASCRIPT ? 1 : r->n_steps) ? METRICS_RUN_OK
+                                                                                          : METRICS_RUN_FAILED;
+        case SBX_PLAN_TIMED_OUT:
+                return METRICS_RUN_TIMED_OUT;
+        case SBX_PLAN_SETUP_FAILED:
+                return METRICS_RUN_SETUP_FAILED;
+        case SBX_PLAN_CANCELLED:
+        case SBX_PLAN_ERROR:
+        case SBX_PLAN_NOT_STARTED:
+                break;
+        }
+        return METRICS_RUN_ERROR;
+}
+
+/* A run's thread: the broker runs it while the connection is suspended. */
+static void run_thread(http_req *r) {
+        api_plimsoll *a = http_req_data(r);
+        const api_plimsoll_config *cfg = &a->cfg;
+        run_call *c = http_req_ctx(r);
+        sbx_plan_result res = {0};
+        hull_error e = {0};
+        plim_error f = {0};
+        char *body = NULL, clean[HULL_ERROR_MSG_MAX];
+        size_t len = 0;
+        uint64_t t0 = now_mono_us();
+
+        /* The caller's socket is watched while the run lasts: a caller that hangs up gets its
+         * run dropped from the queue or stopped. */
+        int q = brk_call(cfg->broker, &c->plan, (uint64_t) c->req.effective_timeout_ms + BRK_RESULT_SLACK_MS,
+                         http_req_fd(r), &res, &e);
+        uint64_t ended = now_unix_ms();
+        if (q == -ECANCELED) {
+                /* Nobody reads this; whatever it says, it is never a status that asks to retry. */
+                dlog_log(cfg->log, DLOG_INFO, "event=run-cancelled id=%s reason=client-gone error=\"%s\"",
+                         http_req_id(r), dlog_clean(e.msg, clean, sizeof(clean)));
+                plim_fail(&f, PLIM_CODE_CANCELED, PLIM_REASON_NONE,
+                          "the caller hung up; the run was stopped, or never started");
+                metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
+        } else if (q < 0) {
+                dlog_log(cfg->log, DLOG_ERROR, "event=run-lost id=%s error=\"%s\"", http_req_id(r),
+                         dlog_clean(e.msg, clean, sizeof(clean)));
+                plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", http_req_id(r));
+                metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
+        } else {
+                q = plim_run_answer(&c->req, &res, cfg->evidence, http_req_received_unix_ms(r), ended, &body, &len, &f);
+                if (q == -ENOMEM)
+                        plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
+                if (res.outcome == SBX_PLAN_NOT_STARTED) {
+                        metrics_run_dropped(cfg->metrics);
+                        if (http_stopping(a->srv))
+                                f.code = PLIM_CODE_UNAVAILABLE;
+                } else
+                        metrics_run_ended(cfg->metrics, outcome_of(&c->req, &res), now_mono_us() - t0);
+                if (q < 0 && f.code == PLIM_CODE_INTERNAL) { /* the detail goes to the log only */
+                        dlog_log(cfg->log, DLOG_ERROR, "event=run-failed id=%s error=\"%s\"", http_req_id(r),
+                                 dlog_clean(f.message, clean, sizeof(clean)));
+                        plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", http_req_id(r));
+                }
+        }
+        if (q == 0) {
+                hs_audit_run(cfg->sessions, c->req.root, body, len);
+                http_req_note(r, "kind=%s outcome=%s run_ms=%" PRIu64, plim_kind_to_string(c->req.kind),
+                              res.outcome == SBX_PLAN_COMPLETED   ? "completed"
+                              : res.outcome == SBX_PLAN_TIMED_OUT ? "timed_out"
+                                                                  : "setup_failed",
+                              res.ended_unix_ms - res.started_unix_ms);
+                (void) http_answer(r, 200, "application/json", body, len);
+        } else
+                api_connect_error(r, &f, NULL, 0);
+        sbx_plan_result_done(&res);
+        atomic_fetch_sub(&a->admitted, 1);
+}
+
+static void do_run(http_req *r) {
+        api_plimsoll *a = http_req_data(r);
+        const api_plimsoll_config *cfg = &a->cfg;
+        plim_error f;
+        size_t len;
+
+        run_call *c = calloc(1, sizeof(*c));
+        if (!c) {
+                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                       "out of memory; retry later" NOTHING_RAN);
+                return;
+        }
+        http_req_set_ctx(r, c, run_call_free);
+        const char *body = http_req_body(r, &len);
+        int q = plim_run_parse(body, len, &c->req, &f);
+        http_req_body_release(r); /* the request keeps what it needs */
+        if (q < 0) {
+                api_connect_error(r, &f, f.before_handler ? "request" : NULL, 0);
+                return;
+        }
+        if (c->req.trace_id_dropped)
+                dlog_log(cfg->log, DLOG_INFO, "event=trace-id-dropped id=%s", http_req_id(r));
+        if (plim_run_admit(&c->req, cfg->evidence, &f) < 0) {
+                api_connect_error(r, &f, NULL, 0);
+                return;
+        }
+        if (atomic_fetch_add(&a->admitted, 1) >= cfg->max_runs + cfg->queue_max) {
+                atomic_fetch_sub(&a->admitted, 1);
+                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                       "every run slot and the queue are taken; retry later" NOTHING_RAN);
+                return;
+        }
+        if (plim_plan(&c->req, cfg->evidence, &c->plan) < 0) {
+                atomic_fetch_sub(&a->admitted, 1);
+                dlog_log(cfg->log, DLOG_ERROR, "event=run-refused id=%s error=\"out of memory for the run's plan\"",
+                         http_req_id(r));
+                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                       "out of memory; retry later" NOTHING_RAN);
+                return;
+        }
+        metrics_run_started(cfg->metrics);
+        if (http_req_spawn(r, run_thread) < 0) {
+                atomic_fetch_sub(&a->admitted, 1);
+                metrics_run_dropped(cfg->metrics);
+                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                       "no thread for the run; retry later" NOTHING_RAN);
+        }
+}
+
+static void do_describe(http_req *r) {
+        api_plimsoll *a = http_req_data(r);
+        plim_error f;
+        char *body;
+        size_t len;
+        const char *req = http_req_body(r, &len);
+        if (plim_describe_parse(req, len, &f) < 0) {
+                api_connect_error(r, &f, f.before_handler ? "request" : NULL, 0);
+                return;
+        }
+        if (plim_describe_json(a->cfg.evidence, &body, &len) == 0)
+                (void) http_answer(r, 200, "application/json", body, len);
+}
+
+/* A session procedure's thread: hs_rpc for the whole call. */
+static void session_thread(http_req *r) {
+        api_plimsoll *a = http_req_data(r);
+        hs_answer ans;
+        size_t len;
+        const char *body = http_req_body(r, &len);
+        hs_rpc(a->cfg.sessions, (plim_procedure) http_req_tag(r), HULL_API_NONE, http_req_principal(r), body, len,
+               http_req_received_unix_ms(r), http_req_fd(r), &ans);
+        http_req_body_release(r);
+        api_connect_session_answer(r, &ans);
+}
+
+static void do_session(http_req *r) {
+        api_plimsoll *a = http_req_data(r);
+        if (!a->cfg.sessions) {
+                plim_error f;
+                size_t len;
+                const char *body = http_req_body(r, &len);
+                plim_session_refuse(body, len, (plim_procedure) http_req_tag(r), &f);
+                api_connect_error(r, &f, f.before_handler ? "request" : NULL, 0);
+                return;
+        }
+        if (http_req_spawn(r, session_thread) < 0)
+                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                       "no thread for the call; retry later" NOTHING_RAN);
+}
+
+#define PROCEDURE(method, proc, max, fn)                                                                               \
+        {                                                                                                              \
+                .methods = HTTP_POST, .pattern = "{base...}" PLIM_SERVICE_PATH method, .scope = AUTH_SCOPE_CODE_RUN,   \
+                .body_max = (max), .head = api_connect_head, .handler = (fn), .tag = (proc),                           \
+        }
+
+static const http_route routes[] = {
+        PROCEDURE("Describe", PLIM_PROC_DESCRIBE, PLIM_DESCRIBE_BODY_MAX, do_describe),
+        PROCEDURE("Run", PLIM_PROC_RUN, SERVE_BODY_MAX, do_run),
+        PROCEDURE("OpenSession", PLIM_PROC_OPEN_SESSION, SERVE_BODY_MAX, do_session),
+        PROCEDURE("SessionRun", PLIM_PROC_SESSION_RUN, SERVE_BODY_MAX, do_session),
+        PROCEDURE("CloseSession", PLIM_PROC_CLOSE_SESSION, SERVE_BODY_MAX, do_session),
+};
+
+int api_plimsoll_new(const api_plimsoll_config *cfg, api_plimsoll **ret) {
+        api_plimsoll *a = calloc(1, sizeof(*a));
+        if (!a)
+                return -ENOMEM;
+        a->cfg = *cfg;
+        a->connect = (api_connect){.metrics = cfg->metrics, .log = cfg->log};
+        atomic_init(&a->admitted, 0);
+        *ret = a;
+        return 0;
+}
+
+int api_plimsoll_register(api_plimsoll *a, http_server *s) {
+        a->srv = s;
+        return http_add_routes(s, &api_connect_api, routes, ELEMENTSOF(routes), a);
+}
+
+void api_plimsoll_free(api_plimsoll *a) {
+        free(a);
+}

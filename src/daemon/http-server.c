@@ -1,0 +1,1588 @@
+/* http-server.c: libmicrohttpd glue: listeners, route tables, auth, bounded heads and bodies,
+ * answers whole or streamed, spawned threads, the watchdog, one log line per request.
+ *
+ * One request is an http_req. libmicrohttpd calls uri_log() when the request line is in (the
+ * request is made there, with the raw URI), on_request() once the head is complete (routing,
+ * auth and every check that needs only the head answer here, before any byte of the body is
+ * read), once per piece of the body (kept within the route's bound and a budget all connections
+ * share, or handed to the route's sink), and once when the body is complete (the handler runs).
+ * A handler that spawns a thread leaves its connection suspended; the thread leaves the answer
+ * in the request and resumes the connection, and the next on_request() queues it.
+ * on_completed() logs, counts and frees.
+ *
+ * libmicrohttpd calls on_request() only once a head is complete and cuts a connection only when
+ * no byte came for SERVE_CONNECTION_IDLE_S, so a head trickled a byte a second would never end.
+ * Each connection therefore has a socket context (http_conn) that records its phase and since
+ * when; a watchdog thread shuts down the sockets whose head or request is overdue, and a new
+ * connection closes the oldest incomplete one of its address (or of all) past the bounds. */
+#include "http-server.h"
+
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "dynbuf.h"
+#include "fs-util.h"
+#include "limits.h"
+#include "macro.h"
+#include "parse-util.h"
+#include "sock-util.h"
+#include "time-util.h"
+
+/* libmicrohttpd is loaded when hull serve starts instead of being linked: linked, every hull
+ * command (hull exec's start-up is benchmarked) would load it and GnuTLS with its ten
+ * dependencies, about 1 ms. The pointers have the types of the header's declarations. */
+#define MHD_SONAME "libmicrohttpd.so.12"
+typedef struct mhd_api {
+        void *handle;
+        __typeof__(MHD_start_daemon) *start_daemon;
+        __typeof__(MHD_stop_daemon) *stop_daemon;
+        __typeof__(MHD_quiesce_daemon) *quiesce_daemon;
+        __typeof__(MHD_get_daemon_info) *get_daemon_info;
+        __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+        __typeof__(MHD_create_response_from_callback) *create_response_from_callback;
+        __typeof__(MHD_add_response_header) *add_response_header;
+        __typeof__(MHD_queue_response) *queue_response;
+        __typeof__(MHD_destroy_response) *destroy_response;
+        __typeof__(MHD_get_connection_values) *get_connection_values;
+        __typeof__(MHD_get_connection_values_n) *get_connection_values_n;
+        __typeof__(MHD_suspend_connection) *suspend_connection;
+        __typeof__(MHD_resume_connection) *resume_connection;
+        __typeof__(MHD_get_connection_info) *get_connection_info;
+} mhd_api;
+
+typedef struct http_table {
+        const http_api *api;
+        const http_route *routes;
+        size_t n;
+        void *data;
+} http_table;
+
+/* Where a connection is: waiting for a head (from its start, or its previous request's end),
+ * receiving a body, or busy (handled, answered, streaming): only the first two are incomplete. */
+typedef enum conn_phase {
+        PHASE_HEAD,
+        PHASE_BODY,
+        PHASE_BUSY,
+} conn_phase;
+
+/* An address as the per-address bound counts it: IPv4 (mapped IPv6 too), IPv6, or a unix
+ * socket's peer uid. */
+typedef struct addr_key {
+        sa_family_t family;
+        uint8_t a[16];
+} addr_key;
+
+typedef struct http_conn {
+        int fd;
+        addr_key key;
+        conn_phase phase;
+        uint64_t since_us; /* when the phase's deadline started: the head's wait */
+        bool cut;          /* shut down by us; gone once libmicrohttpd notices */
+        unsigned served;   /* requests completed on it (then a late head is mostly an idle keep-alive) */
+        struct http_conn *prev, *next;
+} http_conn;
+
+struct http_server {
+        http_config cfg;
+        mhd_api mhd;
+        struct MHD_Daemon *tcp, *local;
+        char *socket_path; /* to unlink at stop */
+        http_table tables[SERVE_ROUTES_MAX];
+        size_t n_tables, n_routes;
+        atomic_uint requests;     /* requests not yet completed */
+        atomic_uint threads;      /* spawned threads not yet ended: the last thing each does is to
+                                   * decrement it, so at 0 none uses the server */
+        atomic_size_t body_bytes; /* request-body buffers held, across connections */
+        atomic_bool stopping;
+        atomic_uint_fast64_t seq; /* log ids of requests that got none */
+        /* The connections and the event streams, for the watchdog: lock guards both lists, every
+         * conn's phase and cut, and the stream list links. */
+        pthread_mutex_t lock;
+        http_conn *conns;
+        http_sse *streams;
+        pthread_t watchdog;
+        bool watchdog_running;
+        int watchdog_pipe[2]; /* written to at stop: the watchdog ends */
+};
+
+typedef enum req_state {
+        REQ_NEW,     /* the head is not complete yet */
+        REQ_BODY,    /* the body is arriving */
+        REQ_SPAWNED, /* a thread has it, the connection suspended */
+        REQ_DONE,    /* queued, or closed */
+} req_state;
+
+struct http_req {
+        http_server *srv;
+        struct MHD_Connection *conn;
+        http_conn *c;
+        req_state state;
+        const http_table *table;
+        const http_route *route; /* NULL: none */
+        const char *method;
+        char path[SERVE_PATH_MAX + 1]; /* percent-decoded, without the query; "" when over-long */
+        bool path_too_long;
+        bool bad_uri;        /* a %00 in the raw URI, or a raw NUL cut it */
+        const char *raw_uri; /* in libmicrohttpd's buffer, to check against the version */
+        size_t raw_uri_len;
+        /* the route's {name}s: names in the pattern, values copied into param_buf */
+        size_t n_params;
+        struct {
+                const char *name;
+                size_t len;
+        } param_names[SERVE_ROUTE_PARAMS_MAX];
+        const char *param_values[SERVE_ROUTE_PARAMS_MAX];
+        char param_buf[SERVE_PATH_MAX + SERVE_ROUTE_PARAMS_MAX];
+        char principal[SERVE_SHORT_STR_MAX];
+        uint64_t start_us, received_unix_ms;
+        char id[SERVE_SHORT_STR_MAX]; /* for the log */
+        char log_path[SERVE_SHORT_STR_MAX];
+        char note[SERVE_SHORT_STR_MAX]; /* extra log fields */
+        /* the body */
+        dynbuf body;
+        size_t body_accounted; /* of the budget: the buffer's allocation */
+        uint64_t body_seen;    /* bytes received, kept or not */
+        bool too_large, over_budget;
+        int body_error;
+        /* the answer */
+        struct {
+                char *name, *value;
+        } headers[SERVE_ANSWER_HEADERS_MAX];
+        size_t n_headers;
+        struct MHD_Response *answer;
+        unsigned answer_status;
+        unsigned status; /* what was queued; 0 until then */
+        http_sse *sse;   /* a reference, while the stream is the answer */
+        http_handler_fn *spawned;
+        void *ctx;
+        void (*ctx_free)(void *);
+};
+
+struct http_sse {
+        pthread_mutex_t lock;
+        pthread_cond_t room;
+        http_server *srv;
+        struct MHD_Connection *conn;
+        int fd;
+        dynbuf q;   /* frames; bytes before off are sent */
+        size_t off; /* the first unsent byte */
+        size_t queued_max;
+        uint64_t keepalive_us, last_us; /* a comment when nothing went since last_us + keepalive_us */
+        bool parked;                    /* the connection is suspended until a frame comes */
+        bool ended;                     /* no more frames: the producer closed it, or shutdown */
+        bool gone;                      /* the request is over (client gone, error, done) */
+        unsigned refs;                  /* the producer's, the response's, the request's */
+        bool listed;                    /* in the server's list (under its lock) */
+        struct http_sse *prev, *next;
+};
+
+/* ---- addresses ---- */
+
+int http_listen_parse(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len) {
+        char host[SERVE_SHORT_STR_MAX];
+        const char *colon, *hs = s;
+        size_t hl;
+        uint64_t port;
+
+        if (s[0] == '[') {
+                const char *close = strchr(s, ']');
+                if (!close || close[1] != ':')
+                        return -EINVAL;
+                hs = s + 1;
+                hl = (size_t) (close - hs);
+                colon = close + 1;
+        } else {
+                colon = strrchr(s, ':');
+                if (!colon)
+                        return -EINVAL;
+                hl = (size_t) (colon - s);
+        }
+        if (hl == 0 || hl >= sizeof(host) || parse_uint64(colon + 1, 0, 65535, &port) < 0)
+                return -EINVAL;
+        memcpy(host, hs, hl);
+        host[hl] = '\0';
+        struct sockaddr_storage ss = {0};
+        if (s[0] != '[') {
+                struct sockaddr_in *a = (struct sockaddr_in *) &ss;
+                a->sin_family = AF_INET;
+                a->sin_port = htons((uint16_t) port);
+                if (strcmp(host, "localhost") == 0)
+                        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+                else if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+                        return -EINVAL;
+                *ret_len = sizeof(*a);
+        } else {
+                struct sockaddr_in6 *a = (struct sockaddr_in6 *) &ss;
+                a->sin6_family = AF_INET6;
+                a->sin6_port = htons((uint16_t) port);
+                if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+                        return -EINVAL;
+                *ret_len = sizeof(*a);
+        }
+        *ret = ss;
+        return 0;
+}
+
+bool http_addr_is_loopback(const struct sockaddr *a) {
+        if (a->sa_family == AF_INET)
+                return (ntohl(((const struct sockaddr_in *) a)->sin_addr.s_addr) >> 24) == 127;
+        if (a->sa_family == AF_INET6) {
+                const struct in6_addr *x = &((const struct sockaddr_in6 *) a)->sin6_addr;
+                return IN6_IS_ADDR_LOOPBACK(x) || (IN6_IS_ADDR_V4MAPPED(x) && x->s6_addr[12] == 127);
+        }
+        return false;
+}
+
+static addr_key addr_key_of(const struct sockaddr *a, int fd) {
+        addr_key k = {.family = AF_UNSPEC};
+        if (a && a->sa_family == AF_INET) {
+                k.family = AF_INET;
+                memcpy(k.a, &((const struct sockaddr_in *) a)->sin_addr, 4);
+        } else if (a && a->sa_family == AF_INET6) {
+                const struct in6_addr *x = &((const struct sockaddr_in6 *) a)->sin6_addr;
+                if (IN6_IS_ADDR_V4MAPPED(x)) {
+                        k.family = AF_INET;
+                        memcpy(k.a, x->s6_addr + 12, 4);
+                } else {
+                        k.family = AF_INET6;
+                        memcpy(k.a, x->s6_addr, 16);
+                }
+        } else {
+                struct ucred cred;
+                socklen_t len = sizeof(cred);
+                k.family = AF_UNIX;
+                if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+                        memcpy(k.a, &cred.uid, sizeof(cred.uid));
+        }
+        return k;
+}
+
+static const char *addr_key_string(const addr_key *k, char *buf, size_t size) {
+        if (k->family == AF_INET || k->family == AF_INET6)
+                inet_ntop(k->family, k->a, buf, (socklen_t) size);
+        else {
+                uint32_t uid;
+                memcpy(&uid, k->a, sizeof(uid));
+                snprintf(buf, size, "unix-uid-%" PRIu32, uid);
+        }
+        return buf;
+}
+
+/* ---- routes ---- */
+
+static bool segment_is_clean(const char *s, size_t n) {
+        return n > 0 && !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
+}
+
+/* "{name}" (or "{name...}" when base) at p, ending at the segment's end; its name's bounds. */
+static bool is_param(const char *p, size_t n, bool base, size_t *ret_name_len) {
+        size_t extra = base ? 3 : 0;
+        if (n < 3 + extra || p[0] != '{' || p[n - 1] != '}' || (base && memcmp(p + n - 4, "...", 3) != 0))
+                return false;
+        size_t name_len = n - 2 - extra;
+        for (size_t i = 1; i <= name_len; i++) {
+                char c = p[i];
+                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+                        return false;
+        }
+        *ret_name_len = name_len;
+        return true;
+}
+
+static int add_param(http_params *p, const char *name, size_t name_len, const char *value, size_t value_len) {
+        if (p->n >= ELEMENTSOF(p->v))
+                return -EINVAL;
+        p->v[p->n].name = name;
+        p->v[p->n].name_len = name_len;
+        p->v[p->n].value = value;
+        p->v[p->n].value_len = value_len;
+        p->n++;
+        return 0;
+}
+
+/* pattern and path both start with '/' (or are ""): segment by segment. */
+static int match_segments(const char *pattern, const char *path, http_params *p) {
+        while (*pattern) {
+                if (*pattern != '/')
+                        return -EINVAL;
+                if (*path != '/')
+                        return 0;
+                pattern++;
+                path++;
+                size_t pn = strcspn(pattern, "/"), sn = strcspn(path, "/"), name_len;
+                if (pattern[0] == '{') {
+                        if (!is_param(pattern, pn, false, &name_len))
+                                return -EINVAL;
+                        if (sn == 0 || add_param(p, pattern + 1, name_len, path, sn) < 0)
+                                return sn == 0 ? 0 : -EINVAL;
+                } else if (pn != sn || memcmp(pattern, path, pn) != 0)
+                        return 0;
+                pattern += pn;
+                path += sn;
+        }
+        return *path == '\0';
+}
+
+int http_route_match(const char *pattern, const char *path, http_params *ret) {
+        http_params p = {0};
+        int r;
+        if (pattern[0] == '{') { /* a base: any number of clean segments first */
+                size_t bn = strcspn(pattern, "/"), name_len;
+                if (!is_param(pattern, bn, true, &name_len))
+                        return -EINVAL;
+                const char *rest = pattern + bn;
+                size_t k = 0;
+                for (const char *c = rest; *c; c++)
+                        k += *c == '/';
+                if (k == 0)
+                        return -EINVAL;
+                /* the last k segments of the path are the rest's */
+                const char *start = path + strlen(path);
+                for (size_t i = 0; i < k; i++) {
+                        while (start > path && start[-1] != '/')
+                                start--;
+                        if (start == path)
+                                return 0;
+                        start--;
+                }
+                for (const char *s = path; s < start;) {
+                        if (*s != '/')
+                                return 0;
+                        size_t n = strcspn(s + 1, "/");
+                        if (s + 1 + n > start || !segment_is_clean(s + 1, n))
+                                return 0;
+                        s += 1 + n;
+                }
+                if (add_param(&p, pattern + 1, name_len, path, (size_t) (start - path)) < 0)
+                        return -EINVAL;
+                r = match_segments(rest, start, &p);
+        } else if (pattern[0] != '/')
+                return -EINVAL;
+        else
+                r = match_segments(pattern, path, &p);
+        if (r > 0 && ret)
+                *ret = p;
+        return r;
+}
+
+/* The route for r's path and method (and its table); NULL with *ret_allowed the methods of the
+ * routes that have the path (0: none; else *ret_table is the first one's table). */
+static const http_route *route_find(http_server *s, http_req *r, const http_table **ret_table, unsigned *ret_allowed) {
+        unsigned bit = 0;
+        static const struct {
+                const char *name;
+                unsigned bit;
+        } methods[] = {{MHD_HTTP_METHOD_GET, HTTP_GET},
+                       {MHD_HTTP_METHOD_HEAD, HTTP_HEAD},
+                       {MHD_HTTP_METHOD_POST, HTTP_POST},
+                       {MHD_HTTP_METHOD_PUT, HTTP_PUT},
+                       {MHD_HTTP_METHOD_DELETE, HTTP_DELETE}};
+        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
+                if (strcmp(r->method, methods[i].name) == 0)
+                        bit = methods[i].bit;
+        *ret_allowed = 0;
+        if (r->path_too_long)
+                return NULL;
+        for (size_t t = 0; t < s->n_tables; t++)
+                for (size_t i = 0; i < s->tables[t].n; i++) {
+                        const http_route *rt = &s->tables[t].routes[i];
+                        http_params p;
+                        if (http_route_match(rt->pattern, r->path, &p) != 1)
+                                continue;
+                        if (!(rt->methods & bit)) { /* its API words the 405 */
+                                if (!*ret_allowed)
+                                        *ret_table = &s->tables[t];
+                                *ret_allowed |= rt->methods;
+                                continue;
+                        }
+                        char *b = r->param_buf; /* the values fit: they are parts of the path */
+                        for (size_t k = 0; k < p.n; k++) {
+                                r->param_names[k].name = p.v[k].name;
+                                r->param_names[k].len = p.v[k].name_len;
+                                memcpy(b, p.v[k].value, p.v[k].value_len);
+                                b[p.v[k].value_len] = '\0';
+                                r->param_values[k] = b;
+                                b += p.v[k].value_len + 1;
+                        }
+                        r->n_params = p.n;
+                        *ret_table = &s->tables[t];
+                        return rt;
+                }
+        return NULL;
+}
+
+/* ---- connections and the watchdog ---- */
+
+/* Set c's phase; restart: a request completed, the next head's deadline starts now. */
+static void conn_set_phase(http_server *s, http_conn *c, conn_phase phase, bool restart) {
+        if (!c)
+                return;
+        pthread_mutex_lock(&s->lock);
+        c->phase = phase;
+        if (restart) {
+                c->since_us = now_mono_us();
+                c->served++;
+        }
+        pthread_mutex_unlock(&s->lock);
+}
+
+static bool conn_cut(http_server *s, http_conn *c) {
+        if (!c)
+                return false;
+        pthread_mutex_lock(&s->lock);
+        bool cut = c->cut;
+        pthread_mutex_unlock(&s->lock);
+        return cut;
+}
+
+/* Shut c's socket down (under s->lock): libmicrohttpd sees the end and closes the connection. */
+static void cut_locked(http_server *s, http_conn *c, const char *why, uint64_t ms) {
+        char addr[INET6_ADDRSTRLEN + 16];
+        c->cut = true;
+        (void) shutdown(c->fd, SHUT_RDWR);
+        /* An idle keep-alive connection cut at the head's deadline is routine: debug, as evictions. */
+        dlog_log(s->cfg.log, ms && !c->served ? DLOG_INFO : DLOG_DEBUG,
+                 "event=connection-cut reason=%s addr=%s phase=%s%s", why, addr_key_string(&c->key, addr, sizeof(addr)),
+                 c->phase == PHASE_HEAD ? "head" : "body", ms ? "" : " msg=\"too many incomplete connections\"");
+}
+
+/* A new connection: past the bounds on incomplete connections (of its address, of all), the
+ * oldest incomplete one is cut, a head before a body. Under s->lock. */
+static void evict_locked(http_server *s, const http_conn *fresh) {
+        for (int pass = 0; pass < 2; pass++) {
+                unsigned n = 0;
+                http_conn *oldest[2] = {NULL, NULL}; /* head, body */
+                for (http_conn *c = s->conns; c; c = c->next) {
+                        if (c->cut || c->phase == PHASE_BUSY || c == fresh)
+                                continue;
+                        if (pass == 0 && memcmp(&c->key, &fresh->key, sizeof(c->key)) != 0)
+                                continue;
+                        n++;
+                        http_conn **o = &oldest[c->phase == PHASE_HEAD ? 0 : 1];
+                        if (!*o || c->since_us < (*o)->since_us)
+                                *o = c;
+                }
+                if (n >= (pass == 0 ? SERVE_INCOMPLETE_PER_ADDR_MAX : SERVE_INCOMPLETE_MAX)) {
+                        http_conn *victim = oldest[0] ? oldest[0] : oldest[1];
+                        if (victim)
+                                cut_locked(s, victim, pass == 0 ? "address-incomplete-max" : "incomplete-max", 0);
+                }
+        }
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code) {
+        http_server *s = cls;
+        if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+                http_conn *c = calloc(1, sizeof(*c)); /* without it, no deadlines: the idle timeout still holds */
+                if (!c)
+                        return;
+                const union MHD_ConnectionInfo *fi =
+                        s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                const union MHD_ConnectionInfo *ai =
+                        s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                c->fd = fi ? (int) fi->connect_fd : -1;
+                c->key = addr_key_of(ai ? ai->client_addr : NULL, c->fd);
+                c->phase = PHASE_HEAD;
+                c->since_us = now_mono_us();
+                pthread_mutex_lock(&s->lock);
+                evict_locked(s, c);
+                c->next = s->conns;
+                if (s->conns)
+                        s->conns->prev = c;
+                s->conns = c;
+                pthread_mutex_unlock(&s->lock);
+                *socket_context = c;
+        } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+                /* libmicrohttpd closes the socket after this: once unlinked, the watchdog cannot
+                 * shut down a reused fd */
+                http_conn *c = *socket_context;
+                if (!c)
+                        return;
+                pthread_mutex_lock(&s->lock);
+                if (c->prev)
+                        c->prev->next = c->next;
+                else
+                        s->conns = c->next;
+                if (c->next)
+                        c->next->prev = c->prev;
+                pthread_mutex_unlock(&s->lock);
+                free(c);
+                *socket_context = NULL;
+        }
+}
+
+static void sse_tick_locked(http_sse *x, uint64_t now);
+
+static void *watchdog_main(void *arg) {
+        http_server *s = arg;
+        for (;;) {
+                struct pollfd p = {.fd = s->watchdog_pipe[0], .events = POLLIN};
+                if (poll(&p, 1, SERVE_HTTP_TICK_MS) > 0)
+                        return NULL;
+                uint64_t now = now_mono_us();
+                pthread_mutex_lock(&s->lock);
+                for (http_conn *c = s->conns; c; c = c->next) {
+                        if (c->cut || c->phase == PHASE_BUSY)
+                                continue;
+                        uint64_t bound = c->phase == PHASE_HEAD ? SERVE_HEAD_RECEIVE_MS : SERVE_REQUEST_RECEIVE_MS;
+                        if (now - c->since_us > bound * 1000ULL)
+                                cut_locked(s, c, c->phase == PHASE_HEAD ? "head-too-slow" : "request-too-slow", bound);
+                }
+                for (http_sse *x = s->streams; x; x = x->next)
+                        sse_tick_locked(x, now);
+                pthread_mutex_unlock(&s->lock);
+        }
+}
+
+/* ---- answers ---- */
+
+unsigned http_refusal_status(http_refusal why) {
+        switch (why) {
+        case HTTP_REFUSAL_NOT_FOUND:
+                return 404;
+        case HTTP_REFUSAL_METHOD:
+                return 405;
+        case HTTP_REFUSAL_BAD_HEAD:
+                return 400;
+        case HTTP_REFUSAL_UNAUTHENTICATED:
+                return 401;
+        case HTTP_REFUSAL_FORBIDDEN:
+                return 403;
+        case HTTP_REFUSAL_TOO_LARGE:
+                return 413;
+        case HTTP_REFUSAL_BUSY:
+                return 429;
+        case HTTP_REFUSAL_STOPPING:
+                return 503;
+        case _HTTP_REFUSAL_MAX:
+                break;
+        }
+        return 500;
+}
+
+int http_answer_header(http_req *r, const char *name, const char *value) {
+        if (r->n_headers >= ELEMENTSOF(r->headers) || strlen(value) > SERVE_HEADER_VALUE_MAX)
+                return -E2BIG;
+        char *n = strdup(name), *v = strdup(value);
+        if (!n || !v) {
+                free(n);
+                free(v);
+                return -ENOMEM;
+        }
+        r->headers[r->n_headers].name = n;
+        r->headers[r->n_headers].value = v;
+        r->n_headers++;
+        return 0;
+}
+
+/* Add r's headers and the content type to a new response; NULL (and the response destroyed)
+ * on failure. */
+static struct MHD_Response *dress(http_req *r, struct MHD_Response *resp, const char *content_type) {
+        mhd_api *m = &r->srv->mhd;
+        if (!resp)
+                return NULL;
+        bool ok = !content_type || m->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
+        for (size_t i = 0; ok && i < r->n_headers; i++)
+                ok = m->add_response_header(resp, r->headers[i].name, r->headers[i].value) == MHD_YES;
+        if (!ok) {
+                m->destroy_response(resp);
+                return NULL;
+        }
+        return resp;
+}
+
+int http_answer(http_req *r, unsigned status, const char *content_type, char *body, size_t len) {
+        if (r->answer || r->sse) {
+                free(body);
+                return -EALREADY;
+        }
+        struct MHD_Response *resp = r->srv->mhd.create_response_from_buffer(
+                body ? len : 0, body ? body : (void *) "", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+        if (!resp) {
+                free(body);
+                return -ENOMEM;
+        }
+        resp = dress(r, resp, content_type);
+        if (!resp)
+                return -ENOMEM;
+        r->answer = resp;
+        r->answer_status = status;
+        return 0;
+}
+
+int http_answer_text(http_req *r, unsigned status, const char *text) {
+        char *b = strdup(text);
+        if (!b)
+                return -ENOMEM;
+        return http_answer(r, status, "text/plain; charset=utf-8", b, strlen(b));
+}
+
+static const http_api *api_of(const http_req *r) {
+        return r->table ? r->table->api : r->srv->cfg.fallback;
+}
+
+void http_refuse(http_req *r, http_refusal why, const char *fmt, ...) {
+        char msg[HULL_ERROR_MSG_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        const http_api *api = api_of(r);
+        unsigned status = http_refusal_status(why);
+        if (api && api->refuse)
+                api->refuse(r, why, status, msg);
+        if (!r->answer && !r->sse) {
+                char text[HULL_ERROR_MSG_MAX + 2];
+                snprintf(text, sizeof(text), "%s\n", msg);
+                (void) http_answer_text(r, status, text);
+        }
+}
+
+/* Queue what r's handler left; MHD_NO (the connection closes) when it left nothing. */
+static enum MHD_Result queue(http_req *r) {
+        struct MHD_Response *resp = TAKE_PTR(r->answer);
+        r->state = REQ_DONE;
+        if (!resp)
+                return MHD_NO;
+        r->status = r->answer_status;
+        enum MHD_Result q = r->srv->mhd.queue_response(r->conn, r->answer_status, resp);
+        r->srv->mhd.destroy_response(resp);
+        return q;
+}
+
+/* ---- the request ---- */
+
+const char *http_req_method(const http_req *r) {
+        return r->method;
+}
+
+const char *http_req_path(const http_req *r) {
+        return r->path;
+}
+
+const char *http_req_param(const http_req *r, const char *name) {
+        size_t n = strlen(name);
+        for (size_t i = 0; i < r->n_params; i++)
+                if (r->param_names[i].len == n && memcmp(r->param_names[i].name, name, n) == 0)
+                        return r->param_values[i];
+        return NULL;
+}
+
+typedef struct header_count {
+        const char *name;
+        unsigned n;
+        const char *value;
+} header_count;
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        header_count *c = cls;
+        if (key && strcasecmp(key, c->name) == 0) {
+                c->n++;
+                c->value = value;
+        }
+        return MHD_YES;
+}
+
+const char *http_req_header(const http_req *r, const char *name, unsigned *ret_count) {
+        header_count c = {.name = name};
+        r->srv->mhd.get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
+        if (ret_count)
+                *ret_count = c.n;
+        return c.n == 1 ? c.value : NULL;
+}
+
+typedef struct query_find {
+        const char *name;
+        const char *value;
+        bool found;
+} query_find;
+
+static enum MHD_Result find_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        query_find *q = cls;
+        if (!q->found && key && strcmp(key, q->name) == 0) {
+                q->found = true;
+                q->value = value ? value : "";
+        }
+        return MHD_YES;
+}
+
+const char *http_req_query(const http_req *r, const char *name) {
+        query_find q = {.name = name};
+        r->srv->mhd.get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, find_query, &q);
+        return q.found ? q.value : NULL;
+}
+
+const char *http_req_principal(const http_req *r) {
+        return r->principal;
+}
+
+uint64_t http_req_received_unix_ms(const http_req *r) {
+        return r->received_unix_ms;
+}
+
+int http_req_fd(const http_req *r) {
+        const union MHD_ConnectionInfo *ci =
+                r->srv->mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        return ci ? (int) ci->connect_fd : -1;
+}
+
+int http_req_tag(const http_req *r) {
+        return r->route ? r->route->tag : 0;
+}
+
+void *http_req_data(const http_req *r) {
+        return r->table ? r->table->data : r->srv->cfg.fallback_data;
+}
+
+void http_req_set_id(http_req *r, const char *id) {
+        dlog_clean(id, r->id, sizeof(r->id));
+}
+
+const char *http_req_id(const http_req *r) {
+        return r->id;
+}
+
+void http_req_note(http_req *r, const char *fmt, ...) {
+        size_t n = strlen(r->note);
+        if (n && n + 1 < sizeof(r->note))
+                r->note[n++] = ' ';
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->note + n, sizeof(r->note) - n, fmt, ap);
+        va_end(ap);
+}
+
+void http_req_set_ctx(http_req *r, void *ctx, void (*free_fn)(void *)) {
+        if (r->ctx_free)
+                r->ctx_free(r->ctx);
+        r->ctx = ctx;
+        r->ctx_free = free_fn;
+}
+
+void *http_req_ctx(const http_req *r) {
+        return r->ctx;
+}
+
+/* ---- bodies ---- */
+
+const char *http_req_body(const http_req *r, size_t *ret_len) {
+        *ret_len = r->body.len;
+        return r->body.buf ? r->body.buf : "";
+}
+
+void http_req_body_release(http_req *r) {
+        if (r->body_accounted)
+                atomic_fetch_sub(&r->srv->body_bytes, r->body_accounted);
+        r->body_accounted = 0;
+        dynbuf_free(&r->body);
+}
+
+int http_req_body_error(const http_req *r) {
+        return r->body_error;
+}
+
+/* Keep n more bytes within the budget all connections share. The budget counts allocations: it
+ * may be passed by one buffer's growth at a time per polling thread, never more. */
+static void body_keep(http_req *r, const char *p, size_t n) {
+        int q = dynbuf_add(&r->body, p, n);
+        if (q == 0 && r->body.cap > r->body_accounted) {
+                size_t more = r->body.cap - r->body_accounted;
+                r->body_accounted = r->body.cap;
+                if (atomic_fetch_add(&r->srv->body_bytes, more) + more > SERVE_BODIES_BUDGET_BYTES)
+                        q = -E2BIG;
+        }
+        if (q < 0) { /* over the budget (or out of memory): refused once the body is in */
+                r->over_budget = true;
+                http_req_body_release(r);
+        }
+}
+
+/* ---- threads ---- */
+
+static void *spawn_main(void *arg) {
+        http_req *r = arg;
+        http_server *s = r->srv;
+        struct MHD_Connection *conn = r->conn;
+        r->spawned(r);
+        /* From here on r belongs to libmicrohttpd again. */
+        s->mhd.resume_connection(conn);
+        /* Last: once threads is 0, http_stop may free s. */
+        atomic_fetch_sub(&s->threads, 1);
+        return NULL;
+}
+
+int http_req_spawn(http_req *r, http_handler_fn *fn) {
+        http_server *s = r->srv;
+        pthread_attr_t attr;
+        pthread_t t;
+        atomic_fetch_add(&s->threads, 1);
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, SERVE_RUN_THREAD_STACK);
+        r->spawned = fn;
+        r->state = REQ_SPAWNED;
+        s->mhd.suspend_connection(r->conn);
+        int q = pthread_create(&t, &attr, spawn_main, r);
+        pthread_attr_destroy(&attr);
+        if (q != 0) {
+                s->mhd.resume_connection(r->conn);
+                r->state = REQ_BODY;
+                r->spawned = NULL;
+                atomic_fetch_sub(&s->threads, 1);
+                return -EAGAIN;
+        }
+        return 0;
+}
+
+/* ---- server-sent events ---- */
+
+static void sse_unref(http_sse *x) {
+        pthread_mutex_lock(&x->lock);
+        bool last = --x->refs == 0;
+        pthread_mutex_unlock(&x->lock);
+        if (!last)
+                return;
+        dynbuf_free(&x->q);
+        pthread_cond_destroy(&x->room);
+        pthread_mutex_destroy(&x->lock);
+        free(x);
+}
+
+/* Wake a stream whose connection waits for a frame (under x->lock). */
+static void sse_wake_locked(http_sse *x) {
+        if (x->parked) {
+                x->parked = false;
+                x->srv->mhd.resume_connection(x->conn);
+        }
+}
+
+/* Room for n more bytes at the queue's end (under x->lock): the unsent bytes are moved to the
+ * front when that makes room. Returns where to write them (then dynbuf_advance), or NULL when
+ * they do not fit now (*ret_err: -EAGAIN, or -ENOMEM). */
+static char *sse_room_locked(http_sse *x, size_t n, int *ret_err) {
+        if (x->q.len - x->off + n > x->q.max) {
+                *ret_err = -EAGAIN;
+                return NULL;
+        }
+        if (x->off > 0 && x->q.len + n > x->q.max) {
+                memmove(x->q.buf, x->q.buf + x->off, x->q.len - x->off);
+                x->q.len -= x->off;
+                x->off = 0;
+        }
+        int r = dynbuf_reserve(&x->q, n);
+        if (r < 0) {
+                *ret_err = r;
+                return NULL;
+        }
+        return x->q.buf + x->q.len;
+}
+
+/* Queue bytes (under x->lock). Returns 0, -EAGAIN or -ENOMEM. */
+static int sse_put_locked(http_sse *x, const char *p, size_t n) {
+        int r = 0;
+        char *at = sse_room_locked(x, n, &r);
+        if (!at)
+                return r;
+        memcpy(at, p, n);
+        dynbuf_advance(&x->q, n);
+        x->queued_max = MAX(x->queued_max, x->q.len - x->off);
+        return 0;
+}
+
+static void sse_tick_locked(http_sse *x, uint64_t now) {
+        pthread_mutex_lock(&x->lock);
+        if (!x->gone && !x->ended) {
+                if (x->parked && sock_fd_hung_up(x->fd)) { /* nobody reads: end it */
+                        x->gone = true;
+                        pthread_cond_broadcast(&x->room);
+                        sse_wake_locked(x);
+                } else if (x->q.len == x->off && now - x->last_us >= x->keepalive_us) {
+                        static const char comment[] = ": keep-alive\n\n";
+                        if (sse_put_locked(x, comment, sizeof(comment) - 1) == 0) {
+                                x->last_us = now;
+                                sse_wake_locked(x);
+                        }
+                }
+        }
+        pthread_mutex_unlock(&x->lock);
+}
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
+        http_sse *x = cls;
+        ssize_t n;
+        pthread_mutex_lock(&x->lock);
+        size_t avail = x->q.len - x->off;
+        if (x->gone)
+                n = MHD_CONTENT_READER_END_WITH_ERROR;
+        else if (avail > 0) {
+                n = (ssize_t) MIN(avail, max);
+                memcpy(buf, x->q.buf + x->off, (size_t) n);
+                x->off += (size_t) n;
+                if (x->off == x->q.len) {
+                        dynbuf_reset(&x->q);
+                        x->off = 0;
+                }
+                x->last_us = now_mono_us();
+                pthread_cond_broadcast(&x->room);
+        } else if (x->ended)
+                n = MHD_CONTENT_READER_END_OF_STREAM;
+        else { /* nothing to send: wait, suspended, for the producer (or the watchdog) */
+                x->parked = true;
+                x->srv->mhd.suspend_connection(x->conn);
+                n = 0;
+        }
+        pthread_mutex_unlock(&x->lock);
+        return n;
+}
+
+static void sse_response_free(void *cls) {
+        sse_unref(cls);
+}
+
+int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_sse **ret) {
+        http_server *s = r->srv;
+        if (r->answer || r->sse)
+                return -EALREADY;
+        http_sse *x = calloc(1, sizeof(*x));
+        if (!x)
+                return -ENOMEM;
+        pthread_mutex_init(&x->lock, NULL);
+        pthread_cond_init(&x->room, NULL);
+        x->srv = s;
+        x->conn = r->conn;
+        x->fd = http_req_fd(r);
+        dynbuf_init(&x->q, MIN(queue_max ? queue_max : SERVE_SSE_QUEUE_DEFAULT, (size_t) SERVE_SSE_QUEUE_MAX));
+        x->keepalive_us = (keepalive_ms ? keepalive_ms : SERVE_SSE_KEEPALIVE_MS) * 1000ULL;
+        x->last_us = now_mono_us();
+        x->refs = 3; /* the producer's, the response's, the request's */
+        struct MHD_Response *resp = s->mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, SERVE_SSE_BLOCK_BYTES,
+                                                                         sse_read, x, sse_response_free);
+        if (!resp) {
+                x->refs = 1;
+                sse_unref(x);
+                return -ENOMEM;
+        }
+        resp = dress(r, resp, "text/event-stream; charset=utf-8");
+        if (!resp || s->mhd.add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache") != MHD_YES) {
+                if (resp)
+                        s->mhd.destroy_response(resp); /* frees the response's reference */
+                x->refs = 1;
+                sse_unref(x);
+                return -ENOMEM;
+        }
+        pthread_mutex_lock(&s->lock);
+        x->next = s->streams;
+        if (s->streams)
+                s->streams->prev = x;
+        s->streams = x;
+        x->listed = true;
+        if (atomic_load(&s->stopping))
+                x->ended = true;
+        pthread_mutex_unlock(&s->lock);
+        r->answer = resp;
+        r->answer_status = 200;
+        r->sse = x;
+        *ret = x;
+        return 0;
+}
+
+/* The bytes of one event: "event: EVENT\n" (when not NULL), "data: LINE\n" per line of data
+ * (split at LF, CRs dropped), and the blank line. Written at p when p is not NULL. */
+static size_t sse_frame(char *p, const char *event, const char *data, size_t len) {
+        size_t n = 0;
+#define PUT(s, k)                                                                                                      \
+        do {                                                                                                           \
+                if (p)                                                                                                 \
+                        memcpy(p + n, (s), (k));                                                                       \
+                n += (k);                                                                                              \
+        } while (0)
+        if (event) {
+                PUT("event: ", 7);
+                PUT(event, strlen(event));
+                PUT("\n", 1);
+        }
+        PUT("data: ", 6);
+        for (size_t i = 0; i < len; i++) {
+                if (data[i] == '\n')
+                        PUT("\ndata: ", 7);
+                else if (data[i] != '\r')
+                        PUT(data + i, 1);
+        }
+        PUT("\n\n", 2);
+#undef PUT
+        return n;
+}
+
+int http_sse_send(http_sse *x, const char *event, const char *data, size_t len) {
+        if (event && (!event[0] || strpbrk(event, "\r\n")))
+                return -EINVAL;
+        size_t n = sse_frame(NULL, event, data, len);
+        int r = 0;
+        pthread_mutex_lock(&x->lock);
+        if (x->gone || x->ended)
+                r = -EPIPE;
+        else if (n > x->q.max)
+                r = -E2BIG;
+        else {
+                char *at = sse_room_locked(x, n, &r); /* no allocation per frame: written in place */
+                if (at) {
+                        sse_frame(at, event, data, len);
+                        dynbuf_advance(&x->q, n);
+                        x->queued_max = MAX(x->queued_max, x->q.len - x->off);
+                        sse_wake_locked(x);
+                }
+        }
+        pthread_mutex_unlock(&x->lock);
+        return r;
+}
+
+int http_sse_wait(http_sse *x, size_t n, uint64_t timeout_ms) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        uint64_t ns = (uint64_t) until.tv_nsec + (timeout_ms % 1000) * 1000000ULL;
+        until.tv_sec += (time_t) (timeout_ms / 1000 + ns / 1000000000ULL);
+        until.tv_nsec = (long) (ns % 1000000000ULL);
+        int r = 0;
+        pthread_mutex_lock(&x->lock);
+        while (!x->gone && !x->ended && x->q.len - x->off + n > x->q.max && r == 0)
+                if (pthread_cond_timedwait(&x->room, &x->lock, &until) == ETIMEDOUT)
+                        r = -ETIMEDOUT;
+        if (x->gone || x->ended)
+                r = -EPIPE;
+        pthread_mutex_unlock(&x->lock);
+        return r;
+}
+
+size_t http_sse_queued_max(http_sse *x) {
+        pthread_mutex_lock(&x->lock);
+        size_t n = x->queued_max;
+        pthread_mutex_unlock(&x->lock);
+        return n;
+}
+
+void http_sse_close(http_sse *x) {
+        pthread_mutex_lock(&x->lock);
+        x->ended = true;
+        sse_wake_locked(x);
+        pthread_mutex_unlock(&x->lock);
+        sse_unref(x);
+}
+
+/* The request is over: its stream is gone. */
+static void sse_request_done(http_server *s, http_sse *x) {
+        pthread_mutex_lock(&s->lock);
+        if (x->listed) {
+                if (x->prev)
+                        x->prev->next = x->next;
+                else
+                        s->streams = x->next;
+                if (x->next)
+                        x->next->prev = x->prev;
+                x->listed = false;
+        }
+        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_lock(&x->lock);
+        x->gone = true;
+        x->parked = false; /* a completed request is not suspended */
+        pthread_cond_broadcast(&x->room);
+        pthread_mutex_unlock(&x->lock);
+        sse_unref(x);
+}
+
+/* ---- the head ---- */
+
+typedef struct head_walk {
+        const char *end; /* where the previous line's value ended */
+        bool broken;
+} head_walk;
+
+static enum MHD_Result walk_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                   const char *value, size_t value_size) {
+        head_walk *w = cls;
+        if (kind != MHD_HEADER_KIND || w->broken)
+                return MHD_YES;
+        /* the previous line ended in CR LF or LF, each replaced by a NUL */
+        bool next = key == w->end + 1 || (key == w->end + 2 && w->end[1] == '\0');
+        bool colon = value >= key + key_size + 1;
+        for (const char *p = key + key_size + 1; colon && p < value; p++)
+                colon = *p == ' ' || *p == '\t';
+        w->broken = !next || !colon;
+        w->end = value + value_size;
+        return MHD_YES;
+}
+
+/* Is the head whole: no NUL cut a value, no header was folded? libmicrohttpd 0.9.75 keeps every
+ * header as C strings where they were received (value sizes are their strlen), so a NUL
+ * inside a value hides the rest of it. Its parser leaves the head in place, delimiters replaced
+ * by NULs: each header line must start right after the previous line's end (one or two NULs),
+ * its value after the colon and blanks, and the blank line must end the head. A folded line is
+ * moved elsewhere by libmicrohttpd, so it fails too (RFC 9112 5.2 lets a server refuse it). */
+static bool head_is_whole(http_req *r, const char *method, const char *version) {
+        const union MHD_ConnectionInfo *ci =
+                r->srv->mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+        if (!ci || !version)
+                return false;
+        head_walk w = {.end = version + strlen(version)};
+        r->srv->mhd.get_connection_values_n(r->conn, MHD_HEADER_KIND, walk_header, &w);
+        const char *head_end = method + ci->header_size;
+        return !w.broken && head_end >= w.end + 2 && head_end <= w.end + 4;
+}
+
+/* ---- libmicrohttpd's callbacks ---- */
+
+static http_req *req_new(http_server *s, struct MHD_Connection *conn) {
+        http_req *r = calloc(1, sizeof(*r));
+        if (!r)
+                return NULL;
+        atomic_fetch_add(&s->requests, 1);
+        r->srv = s;
+        r->conn = conn;
+        r->start_us = now_mono_us();
+        r->received_unix_ms = now_unix_ms();
+        snprintf(r->principal, sizeof(r->principal), "local");
+        snprintf(r->id, sizeof(r->id), "n%" PRIuFAST64, atomic_fetch_add(&s->seq, 1) + 1);
+        const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        r->c = ci ? ci->socket_context : NULL;
+        return r;
+}
+
+/* The request line is in: make the request, with the raw URI (before libmicrohttpd decodes it,
+ * a "%00" would cut it silently). */
+static void *uri_log(void *cls, const char *uri, struct MHD_Connection *conn) {
+        http_server *s = cls;
+        http_req *r = req_new(s, conn);
+        if (r && uri) {
+                char path[SERVE_SHORT_STR_MAX];
+                r->raw_uri = uri;
+                r->raw_uri_len = strlen(uri);
+                r->bad_uri = strstr(uri, "%00") != NULL;
+                /* for the log until the head is in: the path as sent, without the query */
+                size_t n = MIN(strcspn(uri, "?"), sizeof(path) - 1);
+                memcpy(path, uri, n);
+                path[n] = '\0';
+                dlog_clean(path, r->log_path, sizeof(r->log_path));
+        }
+        return r;
+}
+
+static void auth_note(http_req *r, const auth_token *who) {
+        if (who->name[0])
+                http_req_note(r, "caller=%s", who->name);
+        /* Calls belong to the token that made them (its digest: two tokens may share a name). */
+        char *p = r->principal;
+        p += snprintf(p, sizeof(r->principal), "token:");
+        for (size_t i = 0; i < 16; i++)
+                p += snprintf(p, 3, "%02x", who->digest[i]);
+}
+
+/* Refusals before a route is known: a NUL in the URI or a header, a folded header, no route for
+ * the path, or not for the method. Returns true once r is refused. */
+static bool refuse_unrouted(http_req *r, const char *method, const char *version, unsigned allowed) {
+        if (r->bad_uri || !head_is_whole(r, method, version)) {
+                http_refuse(r, HTTP_REFUSAL_BAD_HEAD,
+                            r->bad_uri ? "the path or the query holds a NUL byte (%%00)"
+                                       : "a header holds a NUL byte or is folded over lines");
+                return true;
+        }
+        if (!r->route && allowed) {
+                char allow[64] = "";
+                static const char *const names[] = {"GET", "HEAD", "POST", "PUT", "DELETE"};
+                for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                        if (allowed & (1U << i))
+                                snprintf(allow + strlen(allow), sizeof(allow) - strlen(allow), "%s%s",
+                                         allow[0] ? ", " : "", names[i]);
+                (void) http_answer_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+                http_refuse(r, HTTP_REFUSAL_METHOD, "this path takes %s", allow);
+                return true;
+        }
+        if (!r->route) {
+                http_refuse(r, HTTP_REFUSAL_NOT_FOUND, "no such path on hull serve");
+                return true;
+        }
+        return false;
+}
+
+/* The route's scope, when the server has tokens: the caller becomes the token's principal.
+ * Returns true once r is refused. */
+static bool refuse_unauthorized(http_req *r) {
+        const auth_tokens *tokens = r->srv->cfg.tokens;
+        const char *scope = r->route->scope;
+        unsigned n;
+        if (!scope || !tokens || tokens->n == 0)
+                return false;
+        const char *h = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &n);
+        const auth_token *who = NULL;
+        auth_verdict v = n > 1 ? AUTH_MALFORMED : auth_check(tokens, h, scope, &who);
+        if (v == AUTH_NO_SCOPE) {
+                http_refuse(r, HTTP_REFUSAL_FORBIDDEN, "the token lacks the scope %s", scope);
+                return true;
+        }
+        if (v != AUTH_OK) {
+                http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED, "%s: send Authorization: Bearer <token>",
+                            auth_verdict_to_string(v));
+                return true;
+        }
+        if (who)
+                auth_note(r, who);
+        return false;
+}
+
+/* The first call: the head is complete. Every check that needs only the head, in order. */
+static enum MHD_Result on_head(http_req *r, const char *url, const char *method, const char *version) {
+        http_server *s = r->srv;
+        unsigned allowed = 0;
+
+        r->method = method;
+        r->state = REQ_BODY;
+        if (conn_cut(s, r->c)) /* the watchdog was first */
+                return MHD_NO;
+        conn_set_phase(s, r->c, PHASE_BODY, false);
+        if (strlen(url) > SERVE_PATH_MAX)
+                r->path_too_long = true;
+        else
+                memcpy(r->path, url, strlen(url) + 1);
+        dlog_clean(url, r->log_path, sizeof(r->log_path));
+        /* a raw NUL in the URI cut it: the version does not follow it */
+        if (r->raw_uri && version != r->raw_uri + r->raw_uri_len + 1)
+                r->bad_uri = true;
+        r->route = route_find(s, r, &r->table, &allowed);
+        const http_api *api = api_of(r);
+        if (api && api->begin)
+                api->begin(r);
+
+        if (refuse_unrouted(r, method, version, allowed) || refuse_unauthorized(r))
+                return queue(r);
+        const http_route *rt = r->route;
+        if (atomic_load(&s->stopping) && !rt->during_shutdown) {
+                http_refuse(r, HTTP_REFUSAL_STOPPING, "hull serve is shutting down; retry elsewhere");
+                return queue(r);
+        }
+        if (rt->head && rt->head(r) != 0)
+                return queue(r);
+        /* A body a little over the bound is read and dropped, so that the client, which sends
+         * all of it before it reads, gets the answer; a much larger one is refused at once. */
+        const char *cl = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, NULL);
+        uint64_t clen;
+        if (cl && parse_uint64(cl, 0, UINT64_MAX, &clen) == 0 &&
+            clen > MAX(rt->body_max, (size_t) SERVE_BODY_DISCARD_MAX)) {
+                http_refuse(r, HTTP_REFUSAL_TOO_LARGE, "the body is over %zu bytes", rt->body_max);
+                return queue(r);
+        }
+        dynbuf_init(&r->body, rt->body_max);
+        return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **req_cls) {
+        http_server *s = cls;
+        http_req *r = *req_cls;
+
+        if (!r) { /* no request line seen by uri_log (libmicrohttpd passes none without a URI) */
+                r = req_new(s, conn);
+                if (!r)
+                        return MHD_NO;
+                *req_cls = r;
+        }
+        switch (r->state) {
+        case REQ_NEW:
+                return on_head(r, url, method, version);
+        case REQ_SPAWNED: /* resumed by its thread */
+                return queue(r);
+        case REQ_DONE:
+                return MHD_NO;
+        case REQ_BODY:
+                break;
+        }
+        if (conn_cut(s, r->c))
+                return MHD_NO;
+        if (*upload_size > 0) {
+                size_t n = *upload_size;
+                *upload_size = 0;
+                r->body_seen += n;
+                if (r->too_large || r->body_seen > r->route->body_max) {
+                        /* dropped; refused once the body is in (a chunked body too: read to its
+                         * end within the request's deadline) */
+                        r->too_large = true;
+                        http_req_body_release(r);
+                } else if (r->route->sink) {
+                        if (r->body_error == 0) {
+                                int q = r->route->sink(r, upload, n);
+                                if (q < 0)
+                                        r->body_error = q;
+                        }
+                } else if (!r->over_budget)
+                        body_keep(r, upload, n);
+                return MHD_YES;
+        }
+        /* The body is complete. */
+        conn_set_phase(s, r->c, PHASE_BUSY, false);
+        if (r->too_large)
+                http_refuse(r, HTTP_REFUSAL_TOO_LARGE, "the body is over %zu bytes", r->route->body_max);
+        else if (r->over_budget)
+                http_refuse(r, HTTP_REFUSAL_BUSY, "the server holds too many request bodies at once; retry later");
+        else {
+                r->route->handler(r);
+                if (r->state == REQ_SPAWNED)
+                        return MHD_YES;
+        }
+        return queue(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls, enum MHD_RequestTerminationCode toe) {
+        http_server *s = cls;
+        http_req *r = *req_cls;
+        if (!r)
+                return;
+        *req_cls = NULL;
+        if (r->status)
+                metrics_http(s->cfg.metrics, r->status);
+        dlog_log(s->cfg.log, r->status >= 500 ? DLOG_WARN : DLOG_INFO,
+                 "event=request id=%s method=%s path=%s status=%u%s ms=%.1f%s%s", r->id, r->method ? r->method : "-",
+                 r->log_path[0] ? r->log_path : "-", r->status,
+                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=yes",
+                 (double) (now_mono_us() - r->start_us) / 1000.0, r->note[0] ? " " : "", r->note);
+        if (r->sse)
+                sse_request_done(s, r->sse);
+        if (r->answer)
+                s->mhd.destroy_response(r->answer);
+        if (r->ctx_free)
+                r->ctx_free(r->ctx);
+        for (size_t i = 0; i < r->n_headers; i++) {
+                free(r->headers[i].name);
+                free(r->headers[i].value);
+        }
+        http_req_body_release(r);
+        /* A keep-alive connection's next request has its own deadlines. */
+        conn_set_phase(s, r->c, PHASE_HEAD, true);
+        free(r);
+        atomic_fetch_sub(&s->requests, 1);
+}
+
+_printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
+        http_server *s = cls;
+        char msg[SERVE_LOG_LINE_MAX], clean[SERVE_LOG_LINE_MAX];
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        size_t n = strlen(msg);
+        while (n > 0 && msg[n - 1] == '\n')
+                msg[--n] = '\0';
+        for (char *p = msg; *p; p++)
+                if (*p == ' ')
+                        *p = '_';
+        dlog_log(s->cfg.log, DLOG_DEBUG, "event=libmicrohttpd msg=%s", dlog_clean(msg, clean, sizeof(clean)));
+}
+
+/* ---- start and stop ---- */
+
+static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_OPTION where, const void *value,
+                                       unsigned per_ip_max) {
+        return s->mhd.start_daemon(
+                MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0, NULL, NULL,
+                on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
+                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
+                MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+                (unsigned) SERVE_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+                (unsigned) SERVE_CONNECTION_IDLE_S, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG,
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+                MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+}
+
+/* A listening unix socket at path, mode 0600 before anyone can connect. A stale socket there
+ * is replaced; any other file is not. */
+static int unix_listener(const char *path, hull_error *e) {
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        struct stat st;
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return hull_err(e, -ENAMETOOLONG, "serve: the socket path %s is too long", path);
+        memcpy(sa.sun_path, path, strlen(path) + 1);
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return hull_err(e, -EEXIST, "serve: %s exists and is not a socket", path);
+                if (unlink(path) < 0)
+                        return hull_err(e, negative_errno(), "serve: cannot remove the old socket %s", path);
+        }
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "serve: cannot create a unix socket");
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return hull_err(e, negative_errno(), "serve: cannot bind %s", path);
+        if (chmod(path, 0600) < 0 || listen(fd, SERVE_LISTEN_BACKLOG) < 0) {
+                int r = negative_errno();
+                unlink(path);
+                return hull_err(e, r, "serve: cannot listen on %s", path);
+        }
+        return TAKE_FD(fd);
+}
+
+static int mhd_load(mhd_api *m, hull_error *e) {
+        m->handle = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+        if (!m->handle)
+                return hull_err_hint(e, -ENOENT, "install libmicrohttpd12 (scripts/install-deps.sh does)",
+                                     "serve: cannot load %s: %s", MHD_SONAME, dlerror());
+#define LOAD(f)                                                                                                        \
+        if (!(*(void **) &m->f = dlsym(m->handle, "MHD_" #f)))                                                         \
+                return hull_err(e, -ENOENT, "serve: %s lacks MHD_%s", MHD_SONAME, #f);
+        LOAD(start_daemon);
+        LOAD(stop_daemon);
+        LOAD(quiesce_daemon);
+        LOAD(get_daemon_info);
+        LOAD(create_response_from_buffer);
+        LOAD(create_response_from_callback);
+        LOAD(add_response_header);
+        LOAD(queue_response);
+        LOAD(destroy_response);
+        LOAD(get_connection_values);
+        LOAD(get_connection_values_n);
+        LOAD(suspend_connection);
+        LOAD(resume_connection);
+        LOAD(get_connection_info);
+#undef LOAD
+        return 0;
+}
+
+int http_new(const http_config *cfg, http_server **ret, hull_error *e) {
+        http_server *s = calloc(1, sizeof(*s));
+        if (!s)
+                return hull_err(e, -ENOMEM, "serve: out of memory");
+        s->cfg = *cfg;
+        s->watchdog_pipe[0] = s->watchdog_pipe[1] = -1;
+        pthread_mutex_init(&s->lock, NULL);
+        atomic_init(&s->requests, 0);
+        atomic_init(&s->threads, 0);
+        atomic_init(&s->body_bytes, 0);
+        atomic_init(&s->stopping, false);
+        atomic_init(&s->seq, 0);
+        int r = mhd_load(&s->mhd, e);
+        if (r < 0) {
+                http_stop(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+int http_add_routes(http_server *s, const http_api *api, const http_route *routes, size_t n, void *data) {
+        if (s->n_routes + n > SERVE_ROUTES_MAX || s->n_tables >= ELEMENTSOF(s->tables))
+                return -E2BIG;
+        s->tables[s->n_tables++] = (http_table){.api = api, .routes = routes, .n = n, .data = data};
+        s->n_routes += n;
+        return 0;
+}
+
+int http_start(http_server *s, hull_error *e) {
+        const http_config *cfg = &s->cfg;
+        if (pipe2(s->watchdog_pipe, O_CLOEXEC) < 0)
+                return hull_err(e, negative_errno(), "serve: cannot make the watchdog's pipe");
+        int q = pthread_create(&s->watchdog, NULL, watchdog_main, s);
+        if (q != 0)
+                return hull_err(e, -q, "serve: cannot start the watchdog thread");
+        s->watchdog_running = true;
+        if (cfg->socket_path) {
+                int fd = unix_listener(cfg->socket_path, e);
+                if (fd < 0)
+                        return fd;
+                s->socket_path = strdup(cfg->socket_path);
+                s->local = daemon_start(s, 0, MHD_OPTION_LISTEN_SOCKET, (const void *) (intptr_t) fd, 0);
+                if (!s->local || !s->socket_path) {
+                        if (!s->local)
+                                close(fd);
+                        return hull_err(e, -EIO, "serve: cannot serve on the unix socket %s", cfg->socket_path);
+                }
+        }
+        unsigned flags = cfg->listen.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0;
+        s->tcp = daemon_start(s, flags, MHD_OPTION_SOCK_ADDR, &cfg->listen, SERVE_CONNECTIONS_PER_IP_MAX);
+        if (!s->tcp) {
+                char host[INET6_ADDRSTRLEN] = "?";
+                const struct sockaddr *a = (const struct sockaddr *) &cfg->listen;
+                inet_ntop(a->sa_family,
+                          a->sa_family == AF_INET6 ? (const void *) &((const struct sockaddr_in6 *) a)->sin6_addr
+                                                   : (const void *) &((const struct sockaddr_in *) a)->sin_addr,
+                          host, sizeof(host));
+                return hull_err_hint(e, -EADDRINUSE, "pick another --listen address or stop what holds it",
+                                     "serve: cannot listen on %s port %u", host,
+                                     ntohs(a->sa_family == AF_INET6 ? ((const struct sockaddr_in6 *) a)->sin6_port
+                                                                    : ((const struct sockaddr_in *) a)->sin_port));
+        }
+        return 0;
+}
+
+unsigned http_port(http_server *s) {
+        const union MHD_DaemonInfo *i = s->tcp ? s->mhd.get_daemon_info(s->tcp, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+        return i ? i->port : 0;
+}
+
+void http_quiesce(http_server *s) {
+        atomic_store(&s->stopping, true);
+        struct MHD_Daemon *ds[2] = {s->tcp, s->local};
+        for (size_t i = 0; i < 2; i++)
+                if (ds[i]) {
+                        MHD_socket fd = s->mhd.quiesce_daemon(ds[i]);
+                        if (fd != MHD_INVALID_SOCKET)
+                                close(fd);
+                }
+        if (s->socket_path)
+                unlink(s->socket_path);
+        /* Event streams end: what is queued goes out, then the requests complete. */
+        pthread_mutex_lock(&s->lock);
+        for (http_sse *x = s->streams; x; x = x->next) {
+                pthread_mutex_lock(&x->lock);
+                x->ended = true;
+                pthread_cond_broadcast(&x->room);
+                sse_wake_locked(x);
+                pthread_mutex_unlock(&x->lock);
+        }
+        pthread_mutex_unlock(&s->lock);
+}
+
+bool http_stopping(http_server *s) {
+        return atomic_load(&s->stopping);
+}
+
+unsigned http_busy(http_server *s) {
+        /* A spawned thread's request is also a request: counted once, and still counted after
+         * its request completed until the thread has ended. */
+        unsigned requests = atomic_load(&s->requests), threads = atomic_load(&s->threads);
+        return MAX(requests, threads);
+}
+
+int http_stop(http_server *s) {
+        if (!s)
+                return 0;
+        if (atomic_load(&s->threads) > 0)
+                return -EBUSY;
+        if (s->tcp)
+                s->mhd.stop_daemon(s->tcp);
+        if (s->local)
+                s->mhd.stop_daemon(s->local);
+        if (s->watchdog_running) {
+                (void) loop_write(s->watchdog_pipe[1], "x", 1);
+                pthread_join(s->watchdog, NULL);
+        }
+        safe_close(s->watchdog_pipe[0]);
+        safe_close(s->watchdog_pipe[1]);
+        if (s->socket_path)
+                unlink(s->socket_path);
+        if (s->mhd.handle)
+                dlclose(s->mhd.handle);
+        pthread_mutex_destroy(&s->lock);
+        free(s->socket_path);
+        free(s);
+        return 0;
+}
