@@ -122,7 +122,8 @@
 /* a request's head (request line and headers) must be in this long after the connection's start
  * or its previous request's end, bytes trickling or not */
 #define SERVE_HEAD_RECEIVE_MS 10000U
-#define SERVE_REQUEST_RECEIVE_MS 30000U /* ... and its whole body by then */
+#define SERVE_REQUEST_RECEIVE_MS 30000U             /* ... and its whole body by then */
+#define SERVE_UPLOAD_RECEIVE_MS (30U * 60U * 1000U) /* a streamed upload (Handles/Upload) must be in by then */
 /* connections of one address (a unix socket's: of one uid) that are still sending a request's
  * head or body, or idle between requests; one more closes the oldest of them (a head first) */
 #define SERVE_INCOMPLETE_PER_ADDR_MAX 16U

@@ -92,9 +92,10 @@ typedef struct http_conn {
         int fd;
         addr_key key;
         conn_phase phase;
-        uint64_t since_us; /* when the phase's deadline started: the head's wait */
-        bool cut;          /* shut down by us; gone once libmicrohttpd notices */
-        unsigned served;   /* requests completed on it (then a late head is mostly an idle keep-alive) */
+        uint64_t since_us;   /* when the phase's deadline started: the head's wait */
+        uint64_t receive_ms; /* the request's deadline once its route is known */
+        bool cut;            /* shut down by us; gone once libmicrohttpd notices */
+        unsigned served;     /* requests completed on it (then a late head is mostly an idle keep-alive) */
         struct http_conn *prev, *next;
 } http_conn;
 
@@ -435,6 +436,7 @@ static void conn_set_phase(http_server *s, http_conn *c, conn_phase phase, bool 
                 return;
         pthread_mutex_lock(&s->lock);
         c->phase = phase;
+        c->receive_ms = SERVE_REQUEST_RECEIVE_MS;
         if (restart) {
                 c->since_us = now_mono_us();
                 c->served++;
@@ -541,7 +543,7 @@ static void *watchdog_main(void *arg) {
                 for (http_conn *c = s->conns; c; c = c->next) {
                         if (c->cut || c->phase == PHASE_BUSY)
                                 continue;
-                        uint64_t bound = c->phase == PHASE_HEAD ? SERVE_HEAD_RECEIVE_MS : SERVE_REQUEST_RECEIVE_MS;
+                        uint64_t bound = c->phase == PHASE_HEAD ? SERVE_HEAD_RECEIVE_MS : c->receive_ms;
                         if (now - c->since_us > bound * 1000ULL)
                                 cut_locked(s, c, c->phase == PHASE_HEAD ? "head-too-slow" : "request-too-slow", bound);
                 }
@@ -1273,6 +1275,11 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
         if (atomic_load(&s->stopping) && !rt->during_shutdown) {
                 http_refuse(r, HTTP_REFUSAL_STOPPING, "hull serve is shutting down; retry elsewhere");
                 return queue(r);
+        }
+        if (rt->receive_ms && r->c) {
+                pthread_mutex_lock(&s->lock);
+                r->c->receive_ms = rt->receive_ms;
+                pthread_mutex_unlock(&s->lock);
         }
         if (rt->head && rt->head(r) != 0)
                 return queue(r);

@@ -88,6 +88,8 @@ typedef struct http_route {
         http_sink_fn *sink;   /* NULL: the body is kept in memory (http_req_body), within the
                                * budget all connections share */
         bool during_shutdown; /* still served after http_quiesce (health checks) */
+        uint64_t receive_ms;  /* the whole request must be in by then; 0: SERVE_REQUEST_RECEIVE_MS (a
+                               * large upload's route allows more; the head's bound is the same) */
         /* After routing, auth and the bounds that need only the head, before any byte of the
          * body: checks of its own (content type...), and a sink's set-up. Returns 0 to go on, or
          * 1 once it answered. NULL: none. */

@@ -16,7 +16,9 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "macro.h"
+#include "sha256.h"
 #include "ss.h"
 #include "time-util.h"
 
@@ -122,6 +124,8 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 .tmp_bytes = cfg->tmp_bytes,
                 .audit_dir = cfg->audit_dir,
                 .handles_dir = cfg->handles_dir,
+                .handle_bytes_max = cfg->handle_bytes_max,
+                .store_bytes_max = cfg->store_bytes_max,
                 .provider = cfg->evidence->sandbox,
                 .isolation = cfg->evidence->isolation,
         };
@@ -700,6 +704,122 @@ void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const 
                 break;
         }
         plim_fail(&ret->f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "no such procedure; nothing ran");
+}
+
+/* ---- streamed uploads ---- */
+
+struct hs_upload {
+        hs_manager *m;
+        ss_session *s;
+        int fd;
+        sha256_ctx sha;
+        uint64_t bytes, max;
+        hd_format format;
+        char input_id[HULL_API_HANDLE_ID_MAX + 1];
+        char name[HULL_API_INPUT_NAME_MAX + 1];
+        char note[SERVE_SHORT_STR_MAX];
+};
+
+void hs_upload_free(hs_upload *u) {
+        if (!u)
+                return;
+        if (u->s)
+                ss_unref(u->m->core, u->s);
+        safe_close(u->fd);
+        sha256_done(&u->sha);
+        free(u);
+}
+
+int hs_upload_begin(hs_manager *m, const char *principal, const char *session_id, const char *input_id,
+                    const char *name, const char *format, hs_upload **ret, plim_error *f) {
+        hull_error e = {0};
+        if (!m || m->cfg.max_sessions == 0)
+                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
+                                 "sessions are off on this daemon; nothing changed");
+        if (!session_id || !session_id[0])
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "name the session: ?sessionId=...; nothing changed");
+        if (!input_id || !hd_id_is_valid(input_id))
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "inputId must match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}; nothing changed");
+        if (!name || !name[0] || strlen(name) > HULL_API_INPUT_NAME_MAX)
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "name (the file's name) must be 1 to %u bytes; nothing changed",
+                                 HULL_API_INPUT_NAME_MAX);
+        hd_format fmt = HD_FORMAT_BINARY;
+        if (format && format[0] && hull_api_input_format(format, &fmt) < 0)
+                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                 "format must be binary, csv, tsv, json (an array of objects) or jsonl; nothing "
+                                 "changed");
+        hs_upload *u = calloc(1, sizeof(*u));
+        if (!u)
+                return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                                 "out of memory; nothing changed");
+        u->m = m;
+        u->fd = -1;
+        u->format = fmt;
+        snprintf(u->input_id, sizeof(u->input_id), "%s", input_id);
+        snprintf(u->name, sizeof(u->name), "%s", name);
+        if (ss_lookup(m->core, session_id, principal, &u->s) < 0) {
+                hs_upload_free(u);
+                return plim_fail_session_not_found(f);
+        }
+        u->fd = ss_upload_file(m->core, u->s, &e);
+        if (u->fd < 0 || sha256_init(&u->sha) < 0) {
+                int r = u->fd;
+                hs_upload_free(u);
+                if (r == -EOPNOTSUPP)
+                        return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
+                                         "this hull serve keeps no handle store; nothing changed");
+                return fail_internal(f, m, "upload", &e);
+        }
+        u->max = ss_handle_bytes_max(m->core);
+        *ret = u;
+        return 0;
+}
+
+int hs_upload_write(hs_upload *u, const void *data, size_t n) {
+        if (u->bytes + n > u->max)
+                return -EFBIG;
+        int r = loop_write(u->fd, data, n);
+        if (r < 0)
+                return r;
+        if (sha256_update(&u->sha, data, n) < 0)
+                return -EIO;
+        u->bytes += n;
+        return 0;
+}
+
+void hs_upload_finish(hs_manager *m, hs_upload *u, int watch_fd, hs_answer *ret) {
+        char hex[SHA256_HEX_SIZE];
+        hull_error e = {0};
+        json_t *sum = NULL, *record = NULL;
+        *ret = (hs_answer){0};
+        if (sha256_final_hex(&u->sha, hex) < 0) {
+                fail_internal(&ret->f, m, "upload", &(hull_error){.msg = "cannot hash the upload"});
+                return;
+        }
+        int r = ss_call_begin(m->core, u->s, watch_fd, &e);
+        if (r < 0) {
+                fail_begin(&ret->f, m, u->s, r, &e);
+                return;
+        }
+        r = ss_handles_add_input_fd(m->core, u->s, u->input_id, u->name, u->format, u->fd, hex, &sum, &record, &e);
+        ss_call_end(m->core, u->s);
+        if (r < 0) {
+                fail_store(&ret->f, r, &e);
+                return;
+        }
+        if (record)
+                json_object_set_new(sum, "record", record);
+        if (plim_json_dump(sum, &ret->body, &ret->len) < 0) {
+                plim_fail(&ret->f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
+                return;
+        }
+        ret->ok = true;
+        ss_info info;
+        ss_session_info(m->core, u->s, &info);
+        snprintf(ret->note, sizeof(ret->note), "session=%.12s upload_bytes=%" PRIu64, info.fingerprint, u->bytes);
 }
 
 void hs_audit_run(hs_manager *m, const json_t *request, const char *answer, size_t len) {

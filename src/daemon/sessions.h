@@ -17,6 +17,8 @@
 #include "plimsoll.h"
 
 typedef struct hs_config {
+        uint64_t handle_bytes_max; /* one handle; 0: the core's default (--handle-max) */
+        uint64_t store_bytes_max;  /* a session's handles together; 0: the default (--session-handles-max) */
         brk_broker *broker;
         const plim_evidence *evidence;
         const dlog *log;
@@ -61,6 +63,24 @@ typedef struct hs_answer {
  * found by the caller that opened it. */
 void hs_rpc(hs_manager *m, plim_procedure proc, hull_api_procedure hproc, const char *principal, const char *body,
             size_t len, uint64_t received_unix_ms, int watch_fd, hs_answer *ret);
+
+/* ---- a streamed upload: /hull.v1.Handles/Upload ----
+ * The body goes to an anonymous file next to the session's store as it arrives (the sink, on a
+ * polling thread: a write and a hash per piece, never a wait for the session), then one call of
+ * the session adds it as an input (ss_handles_add_input_fd). */
+typedef struct hs_upload hs_upload;
+
+/* Before any byte of the body: the session (the caller's), the input's id, display name and
+ * format (binary, csv, tsv, json, jsonl; query arguments of the route). Returns 0 with *ret, or
+ * -1 with *f (a bad argument, no such session, no store). */
+int hs_upload_begin(hs_manager *m, const char *principal, const char *session_id, const char *input_id,
+                    const char *name, const char *format, hs_upload **ret, plim_error *f);
+/* A piece of the body. Returns 0, -EFBIG (over the largest handle) or an I/O error. */
+int hs_upload_write(hs_upload *u, const void *data, size_t n);
+/* The body is in: add it (one call of the session; watch_fd as hs_rpc's). The answer is the
+ * input's summary with its "record", or an error. */
+void hs_upload_finish(hs_manager *m, hs_upload *u, int watch_fd, hs_answer *ret);
+void hs_upload_free(hs_upload *u);
 
 /* Append a single run's record to the audit log (DIR/runs.jsonl): the request as received and
  * the answer as sent. Failures are logged, never fatal. Any thread. */
