@@ -83,12 +83,12 @@ static int recv_report(int sock, sbx_report *rep, int *ret_fd) {
 
 /* ---- the box ---- */
 
-static int make_bpf_memfd(const sbx_seccomp *filter, hull_error *e) {
+static int make_bpf_memfd(hull_error *e) {
         _cleanup_close_ int fd = memfd_create("hull-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return hull_err(e, negative_errno(), "session: cannot create a memfd for the seccomp programs");
-        const struct sock_fprog *progs[2] = {&filter->prog, &sbx_seccomp_guard};
-        for (size_t i = 0; i < 2; i++) {
+        const struct sock_fprog *progs[] = {&sbx_seccomp_filter};
+        for (size_t i = 0; i < ELEMENTSOF(progs); i++) {
                 uint32_t n = progs[i]->len;
                 if (write(fd, &n, sizeof(n)) != (ssize_t) sizeof(n) ||
                     write(fd, progs[i]->filter, n * sizeof(struct sock_filter)) !=
@@ -184,7 +184,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 r = hull_err(e, negative_errno(), "session: pidfd_open of the init");
                 goto fail;
         }
-        r = make_bpf_memfd(&L.filter, e);
+        r = make_bpf_memfd(e);
         if (r < 0)
                 goto fail;
         b.bpf_fd = r;
