@@ -21,6 +21,7 @@
 #include "auth.h"
 #include "broker.h"
 #include "cli.h"
+#include "dlib.h"
 #include "dlog.h"
 #include "fs-util.h"
 #include "http.h"
@@ -347,6 +348,11 @@ int cli_serve_main(int argc, char **argv) {
 
         auth_tokens tokens = {0};
         hull_error e = {0};
+        /* libcrypto: the tokens' digests, run records, handle digests, base64 */
+        if (dlib_load(DLIB_CRYPTO, &e) < 0) {
+                cli_report("serve", &e);
+                return CLI_EXIT_FAILURE;
+        }
         if (tokens_path) {
                 if (auth_tokens_load(tokens_path, &tokens, &e) < 0) {
                         cli_report("serve", &e);

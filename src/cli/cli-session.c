@@ -9,8 +9,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,8 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "cli-session.h"
 #include "cli.h"
+#include "dlib.h"
 #include "http-client.h"
 #include "limits.h"
 #include "macro.h"
@@ -114,7 +114,7 @@ typedef struct session_args {
 void cli_client_done(cli_client *c) {
         if (c->http)
                 httpc_free(c->http);
-        OPENSSL_cleanse(c->auth, sizeof(c->auth));
+        explicit_bzero(c->auth, sizeof(c->auth));
 }
 
 typedef struct session_sub {
@@ -262,10 +262,10 @@ int cli_write_out(FILE *f, const char *p, size_t n) {
 json_t *cli_json_base64(const char *p, size_t n) {
         if (n > (size_t) INT32_MAX / 4 * 3 - 3)
                 return NULL;
-        _cleanup_free_ char *b = malloc(4 * ((n + 2) / 3) + 1);
+        _cleanup_free_ char *b = malloc(BASE64_ENCODED_SIZE(n));
         if (!b)
                 return NULL;
-        int k = EVP_EncodeBlock((unsigned char *) b, (const unsigned char *) p, (int) n);
+        int k = base64_encode(p, n, b);
         return k < 0 ? NULL : json_stringn(b, (size_t) k);
 }
 
@@ -1189,13 +1189,13 @@ static int setup_token(cli_client *c, const char *token_file) {
                 ok = token[i] > 0x20 && token[i] < 0x7f;
         if (!ok) {
                 if (buf)
-                        OPENSSL_cleanse(buf, strlen(buf));
+                        explicit_bzero(buf, strlen(buf));
                 return conn_usage_error("the token from %s must be 1 to %u visible ASCII characters on one line", from,
                                         AUTH_TOKEN_MAX);
         }
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %.*s", (int) len, token);
         if (buf)
-                OPENSSL_cleanse(buf, strlen(buf));
+                explicit_bzero(buf, strlen(buf));
         return 0;
 }
 
@@ -1214,7 +1214,8 @@ int cli_client_setup(cli_client *c, const char *cmd, const char *url, const char
         if (r)
                 return r;
         hull_error e = {0};
-        if (httpc_new(&c->http, &e) < 0) {
+        /* libcrypto for the fingerprints, digests and base64 the answers are checked with */
+        if (dlib_load(DLIB_CRYPTO, &e) < 0 || httpc_new(&c->http, &e) < 0) {
                 cli_report(cmd, &e);
                 return CLI_EXIT_FAILURE;
         }

@@ -5,13 +5,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base64.h"
 #include "macro.h"
 #include "sbx-record.h"
 
@@ -143,7 +143,7 @@ int plim_json_dump(json_t *o, char **ret, size_t *ret_len) {
 /* Standard base64 without padding of n bytes into dst (size at least 4 * ((n + 2) / 3) + 1), as
  * Connect writes error detail values. Returns the length. */
 static size_t base64_unpadded(char *dst, const void *p, size_t n) {
-        int len = EVP_EncodeBlock((unsigned char *) dst, (const unsigned char *) p, (int) n);
+        int len = base64_encode(p, n, dst);
         size_t k = len > 0 ? (size_t) len : 0;
         while (k > 0 && dst[k - 1] == '=')
                 k--;
@@ -473,10 +473,10 @@ int plim_base64_decode(const char *s, size_t n, void **ret, size_t *ret_len) {
                         free(out);
                         return -EINVAL;
                 }
-                int k = EVP_DecodeBlock(out, (const unsigned char *) norm, (int) full);
+                int k = base64_decode_block(norm, full, out);
                 if (k < 0) {
                         free(out);
-                        return -EINVAL;
+                        return k;
                 }
                 /* EVP_DecodeBlock counts the padding's bytes too: drop them. */
                 len = (size_t) k - (full - n == 2 ? 2 : full - n == 1 ? 1 : 0);
@@ -1219,10 +1219,10 @@ oom:
 json_t *plim_json_base64(const void *p, size_t n) {
         if (n > (size_t) INT32_MAX / 2)
                 return NULL;
-        char *b = malloc(4 * ((n + 2) / 3) + 1);
+        char *b = malloc(BASE64_ENCODED_SIZE(n));
         if (!b)
                 return NULL;
-        int len = EVP_EncodeBlock((unsigned char *) b, (const unsigned char *) p, (int) n);
+        int len = base64_encode(p, n, b);
         json_t *s = len >= 0 ? json_stringn(b, (size_t) len) : NULL;
         free(b);
         return s;
