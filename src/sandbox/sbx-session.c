@@ -101,7 +101,7 @@ static int make_bpf_memfd(hull_error *e) {
 }
 
 static int open_cgroup_fds(sbx_session_box *b, hull_error *e) {
-        char paths[3][SBX_PATH_MAX];
+        char paths[3][SBX_CGROUP_TASKS_PATH_MAX];
         if (!b->have_cg)
                 return 0;
         int n = sbx_cgroup_tasks_paths(&b->cg, "", paths, ELEMENTSOF(paths), e);
