@@ -4,8 +4,10 @@
  * every round), after a few warm-up rounds. Each run is timed with CLOCK_MONOTONIC around
  * posix_spawn() + wait4(), with stdin, stdout and stderr on /dev/null; every run must exit 0.
  * --gap MS sleeps (untimed) before every run, to time lone starts from an idle machine.
- * Prints per command n, min, median, p95 (nearest rank), max in ms, the median user and system
- * CPU of the whole process tree, and the ratio of medians (and of minimums) to a baseline row.
+ * Prints per command n, min, median, p95 (nearest rank), max in ms, the median user, system and
+ * total CPU of the whole process tree (the driver is a subreaper, so descendants a launcher leaves
+ * behind, such as bwrap's pid 1, are reaped and counted), and the ratios of the medians (and of
+ * the minimums) of wall time and of CPU to a baseline row.
  *
  * Memory mode (--mem): start each command (e.g. one that runs `sleep 2`), wait --settle
  * seconds, then read Pss/Rss from /proc/PID/smaps_rollup of the spawned launcher and of each of
@@ -33,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -56,7 +59,7 @@ typedef struct cmd {
         char *path; /* argv[0] resolved */
         fd_open fds[MAX_FDS];
         size_t n_fds;
-        int64_t *wall_ns, *user_ns, *sys_ns;
+        int64_t *wall_ns, *user_ns, *sys_ns, *cpu_ns;
         size_t n;
 } cmd;
 
@@ -155,6 +158,7 @@ static void parse_cmds(int argc, char **argv, int i, size_t rounds) {
                 c->wall_ns = xcalloc(rounds, sizeof(int64_t));
                 c->user_ns = xcalloc(rounds, sizeof(int64_t));
                 c->sys_ns = xcalloc(rounds, sizeof(int64_t));
+                c->cpu_ns = xcalloc(rounds, sizeof(int64_t));
                 if (i < argc)
                         i++; /* "::" */
         }
@@ -209,18 +213,38 @@ _Noreturn static void fail_run(const cmd *c, int st, size_t round, bool warmup) 
         die("%s: aborted (the rerun ended with %s)", c->label, what);
 }
 
+/* Reap what the run left to us (we are a subreaper in timing mode): bwrap's outer process exits
+ * without reaping its pid 1, which then comes to us. Their CPU is the run's too. Untimed: the
+ * run's wall time ended when the spawned process did. */
+static void reap_orphans(int64_t *user_ns, int64_t *sys_ns) {
+        struct rusage ru;
+        int st;
+        for (;;) {
+                pid_t p = wait4(-1, &st, 0, &ru);
+                if (p < 0 && errno == EINTR)
+                        continue;
+                if (p < 0)
+                        return; /* ECHILD: nothing left */
+                *user_ns += tv_ns(ru.ru_utime);
+                *sys_ns += tv_ns(ru.ru_stime);
+        }
+}
+
 static void run_once(cmd *c, size_t round, bool record) {
         struct rusage ru;
         int64_t t0 = now_ns();
         pid_t pid = spawn(c, true);
         int st = wait_child(pid, &ru);
         int64_t t1 = now_ns();
+        int64_t user = tv_ns(ru.ru_utime), sys = tv_ns(ru.ru_stime);
+        reap_orphans(&user, &sys);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
                 fail_run(c, st, round, !record);
         if (record) {
                 c->wall_ns[c->n] = t1 - t0;
-                c->user_ns[c->n] = tv_ns(ru.ru_utime);
-                c->sys_ns[c->n] = tv_ns(ru.ru_stime);
+                c->user_ns[c->n] = user;
+                c->sys_ns[c->n] = sys;
+                c->cpu_ns[c->n] = user + sys;
                 c->n++;
         }
 }
@@ -328,27 +352,34 @@ static void timing(size_t rounds, size_t warmup, bool shuffle, const char *basel
         }
 
         stats bs = base ? compute(base->wall_ns, base->n) : (stats){0};
+        stats bc = base ? compute(base->cpu_ns, base->n) : (stats){0};
         int w = (int) label_width();
-        printf("\n| %-*s | %4s | %7s | %7s | %7s | %7s | %8s | %8s | %8s | %8s |\n", w, "command", "n", "min", "median",
-               "p95", "max", "cpu usr", "cpu sys", base ? "med/base" : "", base ? "min/base" : "");
+        printf("\n| %-*s | %4s | %7s | %7s | %7s | %7s | %8s | %8s | %8s | %8s | %8s | %8s |\n", w, "command", "n",
+               "min", "median", "p95", "max", "cpu usr", "cpu sys", "cpu", base ? "med/base" : "",
+               base ? "min/base" : "", base ? "cpu/base" : "");
         printf("|-");
         for (int k = 0; k < w; k++)
                 putchar('-');
-        printf("-|-----:|--------:|--------:|--------:|--------:|---------:|---------:|---------:|---------:|\n");
+        printf("-|-----:|--------:|--------:|--------:|--------:|---------:|---------:|---------:|---------:|---------:"
+               "|"
+               "---------:|\n");
         for (size_t i = 0; i < n_cmds; i++) {
                 cmd *c = &cmds[i];
                 stats s = compute(c->wall_ns, c->n);
-                stats u = compute(c->user_ns, c->n), y = compute(c->sys_ns, c->n);
-                printf("| %-*s | %4zu | %7.2f | %7.2f | %7.2f | %7.2f | %8.2f | %8.2f |", w, c->label, c->n, s.min,
-                       s.median, s.p95, s.max, u.median, y.median);
+                stats u = compute(c->user_ns, c->n), y = compute(c->sys_ns, c->n), t = compute(c->cpu_ns, c->n);
+                printf("| %-*s | %4zu | %7.2f | %7.2f | %7.2f | %7.2f | %8.2f | %8.2f | %8.2f |", w, c->label, c->n,
+                       s.min, s.median, s.p95, s.max, u.median, y.median, t.median);
                 if (base)
-                        printf(" %8.2f | %8.2f |\n", s.median / bs.median, s.min / bs.min);
+                        printf(" %8.2f | %8.2f | %8.2f |\n", s.median / bs.median, s.min / bs.min,
+                               bc.median > 0 ? t.median / bc.median : 0.0);
                 else
-                        printf(" %8s | %8s |\n", "", "");
+                        printf(" %8s | %8s | %8s |\n", "", "", "");
         }
         printf("\n# times in ms; min/median/p95 (nearest rank)/max of wall time from posix_spawn to wait4;\n"
-               "# cpu usr/sys: median user and system CPU of the spawned process and its reaped descendants;\n"
-               "# med/base, min/base: ratio of this row's median (minimum) to the baseline row's%s%s.\n",
+               "# cpu usr/sys/cpu: median user, system and total CPU of the spawned process and every\n"
+               "#   descendant (the driver is a subreaper: orphans such as bwrap's pid 1 are reaped and counted);\n"
+               "# med/base, min/base, cpu/base: ratio of this row's median (minimum) wall time, and median CPU,\n"
+               "#   to the baseline row's%s%s.\n",
                base ? ": " : "", base ? base->label : " (none given)");
 }
 
@@ -607,6 +638,8 @@ int main(int argc, char **argv) {
         fflush(stdout);
         if (mem)
                 memory((size_t) rounds, settle, payload);
+        else if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+                die("cannot become a subreaper: %s", strerror(errno));
         else
                 timing((size_t) rounds, (size_t) warmup, shuffle, baseline, raw, gap_ms);
         return 0;

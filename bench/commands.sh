@@ -11,7 +11,8 @@
 # from an fd into its tmpfs, as hull writes them); /proc; /dev with devpts and a 64M /dev/shm
 # tmpfs; a 64M /tmp tmpfs; a tmpfs /workspace (512M, hull's default memory limit) as the working
 # directory; a read-only root; hostname "hull"; uid/gid 1000; a new session; no capabilities;
-# and hull's own seccomp program (written by bench/seccomp-bpf.c from sbx_seccomp_build()).
+# and hull's own seccomp program (written by bench/seccomp-bpf.c from sbx_seccomp_filter, the one
+# program hull installs).
 # What bwrap does not do: cgroups (compare with `hull exec --no-cgroup`) and hull's output
 # capture (bwrap's payload writes straight to the inherited fds).
 

@@ -10,7 +10,9 @@
 #
 # Environment: ROUNDS_TRUE, ROUNDS_PY, ROUNDS_LONE, WARMUP (default 10), MEM_REPS (default 3),
 # SEED (default: from the clock), BUILD (default build), PARTS (default "true python lone mem"),
-# SESSIONS (default 1; 0 skips bench/sessions.sh, the `hull serve` sessions benchmark, run last).
+# SESSIONS (default 1; 0 skips bench/sessions.sh, the `hull serve` sessions benchmark, run last),
+# BASE_HULL (another hull binary, e.g. one built from an older commit: its rows run beside the
+# current ones, "before" and "after" in one interleaved run).
 # The output is also written to $BUILD/bench-exec.log. Needs root (cgroups). See
 # docs/BENCHMARKS.md.
 set -euo pipefail
@@ -35,7 +37,7 @@ ninja -C "$BUILD" >/dev/null
 cc -O2 -Wall -Wextra -o "$BUILD/bench-exec" bench/bench-exec.c -lm
 # hull's own seccomp program, for bwrap --seccomp (the same filter hull installs).
 cc -O2 -Wall -D_GNU_SOURCE -Isrc/basic -Isrc/sandbox -o "$BUILD/seccomp-bpf" bench/seccomp-bpf.c \
-        "$BUILD/libsandbox.a" "$BUILD/libbasic.a" -lseccomp -lcap
+        "$BUILD/libsandbox.a" "$BUILD/libbasic.a" -lcap
 
 DRIVER="$top/$BUILD/bench-exec"
 
@@ -43,14 +45,21 @@ DRIVER="$top/$BUILD/bench-exec"
 # A private copy of hull: a rebuild during the run must not swap the binary under the driver.
 cp "$BUILD/hull" "$D/hull"
 HULL="$D/hull"
+if [ -n "${BASE_HULL:-}" ]; then
+        cp "$BASE_HULL" "$D/hull-base"
+fi
 
 # Groups for the driver: LABEL [--fd=N:PATH]... ARGV..., separated by "::".
 rows() { # $1: short name of the payload; rest: the payload's argv. hull, hull --no-cgroup, bwrap.
         local name=$1
         shift
         printf '%s\0' "hull $name" "$HULL" exec -- "$@" "::" \
-                "hull --no-cgroup $name" "$HULL" exec --no-cgroup -- "$@" "::" \
-                "bwrap $name" "${BWRAP_FDS[@]}" "${BWRAP[@]}" "$@"
+                "hull --no-cgroup $name" "$HULL" exec --no-cgroup -- "$@" "::"
+        if [ -n "${BASE_HULL:-}" ]; then
+                printf '%s\0' "base hull $name" "$D/hull-base" exec -- "$@" "::" \
+                        "base hull --no-cgroup $name" "$D/hull-base" exec --no-cgroup -- "$@" "::"
+        fi
+        printf '%s\0' "bwrap $name" "${BWRAP_FDS[@]}" "${BWRAP[@]}" "$@"
 }
 unshare_row() {
         local name=$1
@@ -63,6 +72,7 @@ exec > >(tee "$BUILD/bench-exec.log") 2>&1
 echo "# hull start-up benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "# host: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')), kernel $(uname -r), $(. /etc/os-release && echo "$PRETTY_NAME")"
 echo "# hull $(git describe --always --dirty 2>/dev/null) (binary sha256 $(sha256sum "$HULL" | cut -c1-12), copied to $HULL), $(bwrap --version), $(unshare --version | head -1)"
+[ -n "${BASE_HULL:-}" ] && echo "# base hull: $BASE_HULL (binary sha256 $(sha256sum "$BASE_HULL" | cut -c1-12))"
 echo "# cgroups: $(grep -E '^[0-9]+:(memory|pids):' /proc/self/cgroup | tr '\n' ' ')"
 echo
 

@@ -1,6 +1,7 @@
-/* seccomp-bpf.c: write hull's own seccomp program (sbx_seccomp_build(), the filter the container
- * tier installs) as raw BPF to a file, so `bwrap --seccomp FD` can run with the same filter in
- * the benchmark. Linked against build/libsandbox.a; see bench/run.sh.
+/* seccomp-bpf.c: write hull's own seccomp program (sbx_seccomp_filter, the one program the
+ * container tier installs, compiled into hull at build time) as raw BPF to a file, so
+ * `bwrap --seccomp FD` can run with the same filter in the benchmark. Linked against
+ * build/libsandbox.a; see bench/run.sh.
  *
  *   seccomp-bpf OUTPUT */
 #include <stdio.h>
@@ -8,22 +9,16 @@
 #include "sbx-seccomp.h"
 
 int main(int argc, char **argv) {
-        sbx_seccomp s = {0};
-        hull_error e = {0};
+        const struct sock_fprog *p = &sbx_seccomp_filter;
         if (argc != 2) {
                 fprintf(stderr, "usage: seccomp-bpf OUTPUT\n");
                 return 2;
         }
-        if (sbx_seccomp_build(&s, &e) < 0) {
-                fprintf(stderr, "seccomp-bpf: %s\n", e.msg);
-                return 1;
-        }
         FILE *f = fopen(argv[1], "we");
-        if (!f || fwrite(s.prog.filter, sizeof(s.prog.filter[0]), s.prog.len, f) != s.prog.len || fclose(f) != 0) {
+        if (!f || fwrite(p->filter, sizeof(p->filter[0]), p->len, f) != p->len || fclose(f) != 0) {
                 perror("seccomp-bpf: write");
                 return 1;
         }
-        fprintf(stderr, "seccomp-bpf: %u instructions -> %s\n", s.prog.len, argv[1]);
-        sbx_seccomp_done(&s);
+        fprintf(stderr, "seccomp-bpf: %u instructions -> %s\n", p->len, argv[1]);
         return 0;
 }

@@ -39,19 +39,24 @@
 #define SBX_NOFILE_MAX 65536U
 
 /* Sandbox construction */
-#define SBX_KILL_GRACE_MS 1000U     /* SIGTERM to SIGKILL on timeout */
-#define SBX_START_TIMEOUT_MS 10000  /* a sandbox that takes longer to start has failed */
-#define SBX_DRAIN_GRACE_MS 200U     /* output still read after the sandbox ended */
-#define SBX_ROOTFS_ENTRIES_MAX 64U  /* top-level entries of --rootfs */
-#define SBX_PATH_MAX 4096U          /* any path hull builds or accepts */
-#define SBX_NAME_MAX 256U           /* one path component (NAME_MAX + 1) */
-#define SBX_SHORT_STR_MAX 128U      /* a mount-option string, an id-map line, a cgroup value */
-#define FS_RM_DEPTH_MAX 4096U       /* directory depth rm_rf_at descends */
-#define SBX_ETC_FILE_MAX 2048U      /* one generated /etc file */
-#define SBX_CHILD_MSG_MAX 200U      /* what a failing child tells its parent */
-#define SBX_CGROUP_FILE_MAX 65536U  /* bytes read from one cgroup or /proc file */
-#define SBX_CGROUP_RMDIR_TRIES 22U  /* cgroup removal retries, backing off 1..128 ms (~2 s) */
-#define SBX_SANDBOX_UID 1000U       /* uid and gid inside the sandbox */
+#define SBX_KILL_GRACE_MS 1000U    /* SIGTERM to SIGKILL on timeout */
+#define SBX_START_TIMEOUT_MS 10000 /* a sandbox that takes longer to start has failed */
+#define SBX_DRAIN_GRACE_MS 200U    /* output still read after the sandbox ended */
+#define SBX_ROOTFS_ENTRIES_MAX 64U /* top-level entries of --rootfs */
+#define SBX_PATH_MAX 4096U         /* any path hull builds or accepts */
+#define SBX_NAME_MAX 256U          /* one path component (NAME_MAX + 1) */
+#define SBX_SHORT_STR_MAX 128U     /* a mount-option string, an id-map line, a cgroup value */
+#define FS_RM_DEPTH_MAX 4096U      /* directory depth rm_rf_at descends */
+#define SBX_ETC_FILE_MAX 2048U     /* one generated /etc file */
+#define SBX_CHILD_MSG_MAX 200U     /* what a failing child tells its parent */
+#define SBX_CGROUP_FILE_MAX 65536U /* bytes read from one cgroup or /proc file */
+/* a sandbox's cgroup directory, /sys/fs/cgroup/... (deeper is refused: pass --no-cgroup). Not
+ * SBX_PATH_MAX: the struct holding four is zeroed and copied on hull exec's path, and every
+ * stack page that touches is a page fault */
+#define SBX_CGROUP_PATH_MAX 1024U
+#define SBX_CGROUP_TASKS_PATH_MAX (SBX_CGROUP_PATH_MAX + 64U) /* OLDROOT + a cgroup dir + "/tasks" */
+#define SBX_CGROUP_RMDIR_TRIES 22U                            /* cgroup removal retries, backing off 1..128 ms (~2 s) */
+#define SBX_SANDBOX_UID 1000U                                 /* uid and gid inside the sandbox */
 #define SBX_ROOT_HOST_UID 65534U    /* host uid the sandbox user maps to when hull runs as root */
 #define SBX_READ_CHUNK 65536U       /* bytes per read() of captured output */
 #define SBX_EXEC_STACK_BYTES 65536U /* stack of the sandboxed command between clone and execve */

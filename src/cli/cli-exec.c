@@ -14,6 +14,7 @@
 
 #include "base64.h"
 #include "cli.h"
+#include "dlib.h"
 #include "limits.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -98,8 +99,9 @@ static int json_set_output(json_t *o, const char *name, const char *buf, size_t 
                 repaired = json_stringn(fixed, flen);
                 /* Not text: the exact bytes travel as base64 beside the repaired string. */
                 size_t n;
-                if (base64_encode(buf, len, true, &b64, &n) < 0)
-                        return -ENOMEM;
+                int r = base64_encode(buf, len, true, &b64, &n);
+                if (r < 0)
+                        return r;
                 snprintf(key, sizeof(key), "%s_base64", name);
                 if (json_object_set_new(o, key, json_stringn(b64, n)) < 0)
                         return -ENOMEM;
@@ -121,11 +123,17 @@ static int print_json(const sbx_result *r) {
                           (json_int_t) r->out_dropped, "stderr_dropped_bytes", (json_int_t) r->err_dropped, "wall_ms",
                           (double) r->wall_us / 1000.0, "cpu_user_ms", (double) r->cpu_user_us / 1000.0, "cpu_sys_ms",
                           (double) r->cpu_sys_us / 1000.0, "peak_memory_bytes", (json_int_t) r->peak_memory_bytes);
-        if (!o || json_set_output(o, "stdout", r->out, r->out_len) < 0 ||
-            json_set_output(o, "stderr", r->err, r->err_len) < 0) {
+        int k = o ? json_set_output(o, "stdout", r->out, r->out_len) : -ENOMEM;
+        if (k >= 0)
+                k = json_set_output(o, "stderr", r->err, r->err_len);
+        if (k < 0) {
                 json_decref(o);
-                cli_error("exec", "out of memory while printing the result");
-                return -ENOMEM;
+                hull_error e = {0};
+                if (k == -ENOSYS && dlib_load(DLIB_CRYPTO, &e) < 0) /* base64 of binary output */
+                        cli_report("exec", &e);
+                else
+                        cli_error("exec", "out of memory while printing the result");
+                return k;
         }
         if ((r->warning[0] && json_object_set_new(o, "warning", json_string(r->warning)) < 0) ||
             json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r))) < 0) {

@@ -21,6 +21,7 @@
 #include "auth.h"
 #include "broker.h"
 #include "cli.h"
+#include "dlib.h"
 #include "dlog.h"
 #include "fs-util.h"
 #include "api-hull.h"
@@ -391,6 +392,11 @@ static int check_options(serve_state *st) {
         if (http_listen_parse(o->listen, &st->listen, &st->listen_len) < 0)
                 return usage_error("--listen wants HOST:PORT with an IP address (IPv6 in brackets), got '%s'",
                                    o->listen);
+        /* libcrypto: the tokens' digests, run records, handle digests, base64 */
+        if (dlib_load(DLIB_CRYPTO, &e) < 0) {
+                cli_report("serve", &e);
+                return CLI_EXIT_FAILURE;
+        }
         if (o->tokens_path) {
                 if (auth_tokens_load(o->tokens_path, &st->tokens, &e) < 0) {
                         cli_report("serve", &e);

@@ -9,7 +9,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include "base64.h"
 #include "cli-session.h"
 #include "cli.h"
+#include "dlib.h"
 #include "dynbuf.h"
 #include "http-client.h"
 #include "limits.h"
@@ -116,7 +116,7 @@ typedef struct session_args {
 void cli_client_done(cli_client *c) {
         if (c->http)
                 httpc_free(c->http);
-        OPENSSL_cleanse(c->auth, sizeof(c->auth));
+        explicit_bzero(c->auth, sizeof(c->auth));
 }
 
 typedef struct session_sub {
@@ -1128,13 +1128,13 @@ static int setup_token(cli_client *c, const char *token_file) {
                 ok = token[i] > 0x20 && token[i] < 0x7f;
         if (!ok) {
                 if (buf)
-                        OPENSSL_cleanse(buf, strlen(buf));
+                        explicit_bzero(buf, strlen(buf));
                 return conn_usage_error("the token from %s must be 1 to %u visible ASCII characters on one line", from,
                                         AUTH_TOKEN_MAX);
         }
         snprintf(c->auth, sizeof(c->auth), "Authorization: Bearer %.*s", (int) len, token);
         if (buf)
-                OPENSSL_cleanse(buf, strlen(buf));
+                explicit_bzero(buf, strlen(buf));
         return 0;
 }
 
@@ -1153,7 +1153,8 @@ int cli_client_setup(cli_client *c, const char *cmd, const char *url, const char
         if (r)
                 return r;
         hull_error e = {0};
-        if (httpc_new(&c->http, &e) < 0) {
+        /* libcrypto for the fingerprints, digests and base64 the answers are checked with */
+        if (dlib_load(DLIB_CRYPTO, &e) < 0 || httpc_new(&c->http, &e) < 0) {
                 cli_report(cmd, &e);
                 return CLI_EXIT_FAILURE;
         }

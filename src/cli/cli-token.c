@@ -4,13 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <openssl/crypto.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "auth.h"
+#include "dlib.h"
 #include "cli.h"
 #include "macro.h"
 
@@ -103,6 +103,11 @@ int cli_token_main(int argc, char **argv) {
                 return usage_error("unexpected argument '%s'", argv[optind]);
 
         char token[AUTH_NEW_TOKEN_SIZE], digest[65], line[65 + AUTH_SCOPES_MAX + AUTH_NAME_MAX + 4];
+        hull_error e = {0};
+        if (dlib_load(DLIB_CRYPTO, &e) < 0) { /* for the digest */
+                cli_report("token", &e);
+                return CLI_EXIT_FAILURE;
+        }
         int r = auth_token_new(token, digest);
         if (r < 0) {
                 cli_error("token", "cannot make a token: %s", strerror(-r));
@@ -112,7 +117,7 @@ int cli_token_main(int argc, char **argv) {
         if (path) {
                 r = append_line(path, line);
                 if (r < 0) {
-                        OPENSSL_cleanse(token, sizeof(token));
+                        explicit_bzero(token, sizeof(token));
                         cli_error("token", "cannot append to %s: %s", path,
                                   r == -EINVAL ? "not a regular file" : strerror(-r));
                         return CLI_EXIT_FAILURE;
@@ -122,6 +127,6 @@ int cli_token_main(int argc, char **argv) {
                         scope, name ? ", name " : "", name ? name : "");
         } else
                 printf("%s\n# the line for the tokens file (hull serve --tokens FILE):\n%s", token, line);
-        OPENSSL_cleanse(token, sizeof(token));
+        explicit_bzero(token, sizeof(token));
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }

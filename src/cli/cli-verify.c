@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dlib.h"
 #include "dynbuf.h"
 #include "limits.h"
 #include "macro.h"
@@ -252,6 +253,11 @@ int cli_verify_main(int argc, char **argv) {
         if (argc - optind > 1)
                 return usage_error("one log at a time, not also '%s'", argv[optind + 1]);
 
+        hull_error e = {0};
+        if (dlib_load(DLIB_CRYPTO, &e) < 0) { /* every digest is SHA-256 */
+                cli_report("verify", &e);
+                return CLI_EXIT_FAILURE;
+        }
         char name[SBX_PATH_MAX + 32];
         _cleanup_close_ int fd = open_log(argv[optind], name, sizeof(name));
         if (fd < 0)

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dlib-crypto.h"
 #include "macro.h"
 #include "sha256.h"
 
@@ -210,15 +210,16 @@ auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, 
 
         uint8_t d[SHA256_DIGEST_SIZE];
         if (digest_of(tok, n, d) < 0) {
-                OPENSSL_cleanse(d, sizeof(d));
+                explicit_bzero(d, sizeof(d));
                 return AUTH_UNKNOWN;
         }
-        /* Compare with every entry, whatever matched, so the time says nothing. */
+        /* Compare with every entry, whatever matched, so the time says nothing (libcrypto is
+         * loaded: the digest was made with it). */
         const auth_token *found = NULL;
         for (size_t i = 0; i < t->n; i++)
                 if (CRYPTO_memcmp(t->v[i].digest, d, sizeof(d)) == 0)
                         found = &t->v[i];
-        OPENSSL_cleanse(d, sizeof(d)); /* the digest is as good as the token against this daemon */
+        explicit_bzero(d, sizeof(d)); /* the digest is as good as the token against this daemon */
         if (!found)
                 return AUTH_UNKNOWN;
         if (ret_who)
@@ -259,6 +260,6 @@ int auth_token_new(char token[static AUTH_NEW_TOKEN_SIZE], char digest_hex[stati
                 token[5 + 2 * i + 1] = hex[rnd[i] & 15];
         }
         token[AUTH_NEW_TOKEN_SIZE - 1] = '\0';
-        OPENSSL_cleanse(rnd, sizeof(rnd));
+        explicit_bzero(rnd, sizeof(rnd));
         return sha256_hex(token, AUTH_NEW_TOKEN_SIZE - 1, digest_hex);
 }

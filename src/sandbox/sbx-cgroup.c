@@ -87,11 +87,16 @@ static bool is_mount_of(const char *path, long magic) {
         return statfs(path, &sf) == 0 && sf.f_type == magic;
 }
 
-/* The caller's own directory in the hierarchy of controller (v1) or in v2 (controller NULL). */
+/* The caller's own directory in the hierarchy of controller (v1) or in v2 (controller NULL). The
+ * buffers of cgroup and /proc files are on the heap: each page of stack hull exec touches is a
+ * page fault, and those cost 10-20 us each in a VM. */
 static int own_dir(const char *mount, const char *controller, char *ret, size_t size, hull_error *e) {
-        char text[SBX_CGROUP_FILE_MAX], rel[SBX_PATH_MAX];
+        char rel[SBX_PATH_MAX];
         size_t len;
-        int r = read_file("/proc/self/cgroup", text, sizeof(text), &len);
+        _cleanup_free_ char *text = malloc(SBX_CGROUP_FILE_MAX);
+        if (!text)
+                return hull_err(e, -ENOMEM, "cgroup: out of memory");
+        int r = read_file("/proc/self/cgroup", text, SBX_CGROUP_FILE_MAX, &len);
         if (r < 0)
                 return hull_err(e, r, "cgroup: cannot read /proc/self/cgroup");
         r = sbx_cgroup_parse_self(text, len, controller, rel, sizeof(rel));
@@ -122,7 +127,8 @@ static int set_limit(const char *dir, const char *file, const char *value, hull_
 
 static int join_path(char *ret, size_t size, const char *dir, const char *name, hull_error *e) {
         if ((size_t) snprintf(ret, size, "%s/%s", dir, name) >= size)
-                return hull_err(e, -ENAMETOOLONG, "cgroup: path too long: %s/%s", dir, name);
+                return hull_err_hint(e, -ENAMETOOLONG, "pass --no-cgroup to run without cgroup limits",
+                                     "cgroup: path too long (at most %zu bytes): %s/%s", size - 1, dir, name);
         return 0;
 }
 
@@ -277,7 +283,7 @@ int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e) {
         return 0;
 }
 
-int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max,
+int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_CGROUP_TASKS_PATH_MAX], size_t max,
                            hull_error *e) {
         const char *dirs[] = {cg->memory, cg->pids, cg->cpu};
         size_t n = 0;
@@ -288,7 +294,8 @@ int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][
                         continue;
                 if (n >= max)
                         return hull_err(e, -E2BIG, "cgroup: too many hierarchies");
-                if ((size_t) snprintf(ret[n], SBX_PATH_MAX, "%s%s/tasks", prefix, dirs[i]) >= SBX_PATH_MAX)
+                if ((size_t) snprintf(ret[n], SBX_CGROUP_TASKS_PATH_MAX, "%s%s/tasks", prefix, dirs[i]) >=
+                    SBX_CGROUP_TASKS_PATH_MAX)
                         return hull_err(e, -ENAMETOOLONG, "cgroup: path too long: %s", dirs[i]);
                 n++;
         }
@@ -311,11 +318,12 @@ int sbx_cgroup_attach(const sbx_cgroup *cg, pid_t pid, hull_error *e) {
 
 /* Value of "key N" in a flat-keyed cgroup file, or 0. */
 static uint64_t read_keyed(const char *dir, const char *file, const char *key) {
-        char path[SBX_PATH_MAX], text[SBX_CGROUP_FILE_MAX];
+        char path[SBX_PATH_MAX];
         size_t len, klen = strlen(key);
         if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, file) >= sizeof(path))
                 return 0;
-        if (read_file(path, text, sizeof(text), &len) < 0)
+        _cleanup_free_ char *text = malloc(SBX_CGROUP_FILE_MAX);
+        if (!text || read_file(path, text, SBX_CGROUP_FILE_MAX, &len) < 0)
                 return 0;
         for (char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
                 if (strncmp(p, key, klen) == 0 && p[klen] == ' ')

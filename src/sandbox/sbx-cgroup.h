@@ -17,13 +17,13 @@ typedef struct sbx_cgroup_limits {
 } sbx_cgroup_limits;
 
 typedef struct sbx_cgroup {
-        bool v2;                      /* one unified directory instead of per-controller ones */
-        bool made;                    /* the directories exist (destroy removes them) */
-        bool handed;                  /* v1: `tasks` files were chowned to the sandbox user */
-        char memory[SBX_PATH_MAX];    /* v1 memory dir, or the v2 dir; "" when not used */
-        char pids[SBX_PATH_MAX];      /* v1 only */
-        char cpu[SBX_PATH_MAX];       /* v1 only */
-        char v2_parent[SBX_PATH_MAX]; /* v2: our own cgroup, whose children get the controllers */
+        bool v2;                             /* one unified directory instead of per-controller ones */
+        bool made;                           /* the directories exist (destroy removes them) */
+        bool handed;                         /* v1: `tasks` files were chowned to the sandbox user */
+        char memory[SBX_CGROUP_PATH_MAX];    /* v1 memory dir, or the v2 dir; "" when not used */
+        char pids[SBX_CGROUP_PATH_MAX];      /* v1 only */
+        char cpu[SBX_CGROUP_PATH_MAX];       /* v1 only */
+        char v2_parent[SBX_CGROUP_PATH_MAX]; /* v2: our own cgroup, whose children get the controllers */
         sbx_cgroup_limits lim;
 } sbx_cgroup;
 
@@ -57,7 +57,7 @@ int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e);
 /* v1: fill ret[0..n) with prefix + the path of each planned `tasks` file and return n; 0 on v2,
  * where the parent moves the process with sbx_cgroup_attach(). A path that does not fit is an
  * error (never a silently missing limit). Returns n or a negative errno with *e set. */
-int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_PATH_MAX], size_t max,
+int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_CGROUP_TASKS_PATH_MAX], size_t max,
                            hull_error *e);
 
 /* Move pid into the cgroup(s) from outside (v2). Returns 0 or a negative errno with *e set. */

@@ -1,6 +1,7 @@
 /* sbx-container.c: the container tier. The parent prepares everything (fds, paths, /etc files,
- * the seccomp program, capability sets); the child made by clone() only executes the plan with
- * system calls: no allocation, no logging, any failure reported over a pipe, then _exit.
+ * capability sets; the seccomp program is compiled into hull); the child made by clone() only
+ * executes the plan with system calls: no allocation, no logging, any failure reported over a
+ * pipe, then _exit.
  *
  * The child becomes pid 1 of new user, pid, mount, net, ipc, uts and cgroup namespaces. It
  * builds a tmpfs root on a staging mount, binds the host's /usr (or a --rootfs) read-only,
@@ -51,14 +52,19 @@ typedef enum entry_kind {
         ENTRY_FILE,
 } entry_kind;
 
-/* One top-level entry of the new root (or of /etc) copied from the host or the rootfs. */
+/* One top-level entry of the new root (or of /etc) copied from the host or the rootfs. Its
+ * strings live in the plan's arena (plan_strdup): packed there, the dozen entries of a host root
+ * touch one page instead of one each, and every page of the plan the parent writes is a page
+ * fault, 10-20 us in a VM. The child has the plan at the same address, so the pointers hold. */
 typedef struct root_entry {
         entry_kind kind;
-        char name[SBX_NAME_MAX];   /* relative to the new root, e.g. "lib64" or "etc/ld.so.cache" */
-        char source[SBX_PATH_MAX]; /* bind source, or the link target */
-        dev_t dev;                 /* what the parent saw at source (binds), checked after */
+        const char *name;   /* relative to the new root, e.g. "lib64" or "etc/ld.so.cache" */
+        const char *source; /* bind source, or the link target; NULL for ENTRY_MKDIR */
+        dev_t dev;          /* what the parent saw at source (binds), checked after */
         ino_t ino;
 } root_entry;
+
+#define ROOT_ENTRIES_MAX (SBX_ROOTFS_ENTRIES_MAX + 16)
 
 typedef struct etc_file {
         const char *name;
@@ -75,22 +81,22 @@ typedef struct child_plan {
         char handles_src[SBX_PATH_MAX]; /* OLDROOT + the handle store's real path, or "" */
         dev_t handles_dev;
         ino_t handles_ino;
-        root_entry entries[SBX_ROOTFS_ENTRIES_MAX + 16];
+        root_entry entries[ROOT_ENTRIES_MAX];
         size_t n_entries;
+        char strings[ROOT_ENTRIES_MAX * (SBX_NAME_MAX + SBX_PATH_MAX)]; /* the entries' names and sources */
+        size_t strings_len;
         bool host_etc; /* generate /etc files (host mode) */
         etc_file etc[4];
         char tmp_opts[SBX_SHORT_STR_MAX], shm_opts[SBX_SHORT_STR_MAX];
         uid_t uid;
         gid_t gid;
-        char cgroup_tasks[3][SBX_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
+        char cgroup_tasks[3][SBX_CGROUP_TASKS_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
         size_t n_cgroup_tasks;
         bool set_groups;
         /* capset(2) data, built in the parent: libcap's cap_set_proc() is not async-signal-safe
          * by contract, the raw call with ready data is. */
         struct __user_cap_data_struct caps_full[_LINUX_CAPABILITY_U32S_3], caps_none[_LINUX_CAPABILITY_U32S_3];
         int last_cap;
-        struct sock_fprog seccomp; /* received from the parent, see child_receive_go */
-        struct sock_filter bpf[BPF_MAXINSNS];
         char *const *argv;
         char *const *envp;
         struct rlimit nofile, fsize;
@@ -297,18 +303,11 @@ static int read_full(int fd, void *buf, size_t len) {
         return (size_t) n == len ? 0 : -EPIPE;
 }
 
-/* The parent's second message, once the cgroups exist and the filter is compiled: "c", the
- * instruction count, the BPF instructions. */
+/* The parent's second message, once the cgroups exist: "c". */
 static void child_receive_go(child_plan *p) {
         char c;
-        uint32_t n;
         if (read_full(p->sync_fd, &c, 1) < 0 || c != 'c')
                 _exit(SBX_EXIT_SETUP); /* the parent gave up and reports why */
-        if (read_full(p->sync_fd, &n, sizeof(n)) < 0 || n == 0 || n > ELEMENTSOF(p->bpf))
-                sbx_child_fail(p->report_fd, "seccomp: receive the filter", -EPROTO);
-        TRY_R("seccomp: receive the filter", read_full(p->sync_fd, p->bpf, n * sizeof(p->bpf[0])));
-        p->seccomp.len = (unsigned short) n;
-        p->seccomp.filter = p->bpf;
         close(p->sync_fd);
 }
 
@@ -349,8 +348,8 @@ static void child_drop_privileges(const child_plan *p) {
         TRY("caps: clear the ambient set", prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
         TRY("caps: clear every capability", capset_raw(p->caps_none));
         TRY("no_new_privs", prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-        TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &p->seccomp, 0, 0));
-        TRY("seccomp: install the guard", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sbx_seccomp_guard, 0, 0));
+        /* compiled at build time; this copy of hull's memory holds it */
+        TRY("seccomp: install the filter", prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &sbx_seccomp_filter, 0, 0));
 }
 
 static int command_main(void *arg) {
@@ -721,7 +720,7 @@ _noreturn_ static void child_main(child_plan *p) {
         TRY("user: raise capabilities for setup", capset_raw(p->caps_full));
         TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
 
-        /* The parent makes the cgroups and compiles the filter while we build the root. */
+        /* The parent makes the cgroups while we build the root. */
         child_build_root(p);
         child_receive_go(p);
         child_join_cgroups(p);
@@ -788,24 +787,9 @@ static void child_error(int rep_fd, hull_error *e) {
                 }
 }
 
-/* The message child_receive_go() waits for; smaller than the pipe's capacity, so it never blocks
- * for long. */
-static int send_go(int fd, const sbx_seccomp *f) {
-        uint32_t n = f->prog.len;
-        char head[1 + sizeof(n)] = {'c'};
-        memcpy(head + 1, &n, sizeof(n));
-        if (send(fd, head, sizeof(head), MSG_NOSIGNAL) != (ssize_t) sizeof(head))
-                return -EPIPE;
-        size_t len = n * sizeof(struct sock_filter);
-        for (size_t done = 0; done < len;) {
-                ssize_t w = send(fd, (const char *) f->prog.filter + done, len - done, MSG_NOSIGNAL);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return w < 0 ? negative_errno() : -EPIPE;
-                done += (size_t) w;
-        }
-        return 0;
+/* The message child_receive_go() waits for. */
+static int send_go(int fd) {
+        return send(fd, "c", 1, MSG_NOSIGNAL) == 1 ? 0 : -EPIPE;
 }
 
 static int write_proc(pid_t pid, const char *file, const char *content) {
@@ -824,6 +808,24 @@ static int oldroot_path(const char *host_path, char *ret, size_t size, hull_erro
         return 0;
 }
 
+/* Room for a string of at most max bytes (NUL included) at the end of the plan's arena; commit
+ * it with plan_commit(). Each entry gets SBX_NAME_MAX + SBX_PATH_MAX, so it never runs out. */
+static char *plan_room(child_plan *p, size_t max) {
+        return p->strings_len + max <= sizeof(p->strings) ? p->strings + p->strings_len : NULL;
+}
+
+static const char *plan_commit(child_plan *p, const char *s) {
+        p->strings_len += strlen(s) + 1;
+        return s;
+}
+
+static const char *plan_strdup(child_plan *p, const char *s, size_t max) {
+        char *room = plan_room(p, max);
+        if (!room || (size_t) snprintf(room, max, "%s", s) >= max)
+                return NULL;
+        return plan_commit(p, room);
+}
+
 /* Describe a host (or rootfs) path as a root entry: links are recreated, dirs and files bound. */
 static int plan_entry(child_plan *p, const char *name, const char *host_path, bool must_exist, hull_error *e) {
         struct stat st;
@@ -835,25 +837,37 @@ static int plan_entry(child_plan *p, const char *name, const char *host_path, bo
                         return 0;
                 return hull_err(e, negative_errno(), "mount: cannot inspect %s", host_path);
         }
-        root_entry *en = &p->entries[p->n_entries];
-        if ((size_t) snprintf(en->name, sizeof(en->name), "%s", name) >= sizeof(en->name))
-                return hull_err(e, -ENAMETOOLONG, "mount: name too long: %s", name);
-        if (S_ISLNK(st.st_mode)) {
-                ssize_t n = readlink(host_path, en->source, sizeof(en->source) - 1);
-                if (n < 0)
-                        return hull_err(e, negative_errno(), "mount: cannot read link %s", host_path);
-                en->source[n] = '\0';
-                en->kind = ENTRY_SYMLINK;
-        } else if (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)) {
-                r = oldroot_path(host_path, en->source, sizeof(en->source), e);
-                if (r < 0)
-                        return r;
-                en->kind = S_ISDIR(st.st_mode) ? ENTRY_DIR : ENTRY_FILE;
-                en->dev = st.st_dev;
-                en->ino = st.st_ino;
-        } else
+        if (!S_ISLNK(st.st_mode) && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return 0; /* sockets, devices and fifos are never bound */
-        p->n_entries++;
+        size_t mark = p->strings_len;
+        root_entry en = {.name = plan_strdup(p, name, SBX_NAME_MAX)};
+        if (!en.name)
+                return hull_err(e, -ENAMETOOLONG, "mount: name too long: %s", name);
+        char *src = plan_room(p, SBX_PATH_MAX);
+        if (!src) { /* cannot happen: the arena holds a name and a path per entry */
+                p->strings_len = mark;
+                return hull_err(e, -E2BIG, "mount: too many root entries");
+        }
+        if (S_ISLNK(st.st_mode)) {
+                ssize_t n = readlink(host_path, src, SBX_PATH_MAX - 1);
+                if (n < 0) {
+                        p->strings_len = mark;
+                        return hull_err(e, negative_errno(), "mount: cannot read link %s", host_path);
+                }
+                src[n] = '\0';
+                en.kind = ENTRY_SYMLINK;
+        } else {
+                r = oldroot_path(host_path, src, SBX_PATH_MAX, e);
+                if (r < 0) {
+                        p->strings_len = mark;
+                        return r;
+                }
+                en.kind = S_ISDIR(st.st_mode) ? ENTRY_DIR : ENTRY_FILE;
+                en.dev = st.st_dev;
+                en.ino = st.st_ino;
+        }
+        en.source = plan_commit(p, src);
+        p->entries[p->n_entries++] = en;
         return 0;
 }
 
@@ -949,7 +963,6 @@ void sbx_launch_done(sbx_launch *l) {
         l->rep_fd = safe_close(l->rep_fd);
         sbx_env_free(l->env);
         l->env = NULL;
-        sbx_seccomp_done(&l->filter);
 }
 
 void sbx_launch_child_error(int rep_fd, hull_error *e) {
@@ -962,7 +975,6 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
         _cleanup_close_ int wd_fd = -1;
         char **env = NULL;
-        sbx_seccomp filter = {0};
         sbx_cgroup cg = {0};
         char map[SBX_SHORT_STR_MAX];
         int r;
@@ -1093,9 +1105,9 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         syncp[0] = safe_close(syncp[0]);
         repp[1] = safe_close(repp[1]);
 
-        /* Map the sandbox user and let the child build its root ("m"). Meanwhile make the cgroups
-         * and compile the seccomp filter, then send both ("c"): on v1 the child joins its cgroups
-         * itself, on v2 it has been moved. */
+        /* Map the sandbox user and let the child build its root ("m"). Meanwhile make the cgroups,
+         * then say so ("c"): on v1 the child joins its cgroups itself, on v2 it has been moved. The
+         * seccomp filter needs no message: it is compiled into hull, so the child has it. */
         r = 0;
         if (!p->set_groups && (r = write_proc(pid, "setgroups", "deny")) < 0)
                 hull_err(e, r, "user: cannot deny setgroups");
@@ -1116,9 +1128,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 if (r >= 0 && p->n_cgroup_tasks == 0)
                         r = sbx_cgroup_attach(&cg, pid, e);
         }
-        if (r >= 0)
-                r = sbx_seccomp_build(&filter, e);
-        if (r >= 0 && (r = send_go(syncp[1], &filter)) < 0)
+        if (r >= 0 && (r = send_go(syncp[1])) < 0)
                 hull_err(e, r, "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
         /* Once the child is in its v1 cgroups, take the `tasks` files back from the sandbox
@@ -1138,14 +1148,12 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 .host_uid = host_uid,
                 .host_gid = host_gid,
                 .cg = cg,
-                .filter = filter,
                 .env = env,
         };
         return 0;
 out:
         (void) sbx_cgroup_destroy(&cg, NULL);
         sbx_env_free(env);
-        sbx_seccomp_done(&filter);
         return r;
 }
 

@@ -120,7 +120,6 @@ typedef struct sbx_launch {
         uid_t host_uid;
         gid_t host_gid;
         sbx_cgroup cg;
-        sbx_seccomp filter;
         char **env;
 } sbx_launch;
 

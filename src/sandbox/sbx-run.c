@@ -128,7 +128,10 @@ int sbx_open_stdin(const char *path, hull_error *e) {
         _cleanup_close_ int mem = memfd_create("hull-stdin", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (mem < 0)
                 return hull_err(e, negative_errno(), "exec: cannot create a memfd for --stdin");
-        char buf[SBX_READ_CHUNK];
+        /* on the heap: a 64 KiB frame would put every call below it on fresh stack pages */
+        _cleanup_free_ char *buf = malloc(SBX_READ_CHUNK);
+        if (!buf)
+                return hull_err(e, -ENOMEM, "exec: out of memory");
         uint64_t total = 0;
         for (;;) {
                 ssize_t n = read(src, buf, sizeof(buf));
@@ -259,13 +262,13 @@ int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, 
 
 /* ---- parent side ---- */
 
-static int drain(int *fd, capture *c) {
-        char buf[SBX_READ_CHUNK];
+/* buf: SBX_READ_CHUNK bytes, on the heap (see own_dir in sbx-cgroup.c: stack pages are faults). */
+static int drain(int *fd, capture *c, char *buf) {
         for (;;) {
-                ssize_t n = read(*fd, buf, sizeof(buf));
+                ssize_t n = read(*fd, buf, SBX_READ_CHUNK);
                 if (n > 0) {
                         capture_append(c, buf, (size_t) n);
-                        if ((size_t) n < sizeof(buf))
+                        if ((size_t) n < SBX_READ_CHUNK)
                                 return 0;
                         continue;
                 }
@@ -311,15 +314,17 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
         uint64_t deadline = a->timeout_ms ? a->start_us + a->timeout_ms * 1000ULL : 0, kill_at = 0;
         bool reaped = false;
         uint64_t drain_until = 0;
+        _cleanup_free_ char *buf = malloc(SBX_READ_CHUNK);
 
-        if (pidfd < 0) {
-                int r = negative_errno();
+        if (pidfd < 0 || !buf) {
+                int r = pidfd < 0 ? negative_errno() : -ENOMEM;
                 kill(a->kill_target, SIGKILL);
                 waitpid(a->pid, NULL, 0);
                 safe_close(out_fd);
                 safe_close(err_fd);
                 safe_close(rep_fd);
-                return hull_err(e, r, "supervise: cannot open a pidfd for the sandbox");
+                return hull_err(e, r, "supervise: %s",
+                                pidfd < 0 ? "cannot open a pidfd for the sandbox" : "out of memory");
         }
         int fds[3] = {out_fd, err_fd, rep_fd};
         for (size_t i = 0; i < 3; i++)
@@ -372,9 +377,9 @@ int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_s
                         safe_close(rep_fd);
                         return hull_err(e, r, "supervise: poll failed");
                 }
-                if (p[0].revents && drain(&out_fd, out) < 0)
+                if (p[0].revents && drain(&out_fd, out, buf) < 0)
                         out_fd = safe_close(out_fd);
-                if (p[1].revents && drain(&err_fd, err) < 0)
+                if (p[1].revents && drain(&err_fd, err, buf) < 0)
                         err_fd = safe_close(err_fd);
                 if (p[2].revents)
                         read_reports(&rep_fd, &o);

@@ -1,7 +1,10 @@
 /* sbx-seccomp.c: which system calls a sandboxed process may not make, and how that list becomes
  * BPF. The policy is a deny list over the native ABI (EPERM), with clone3 answering ENOSYS so
  * libc falls back to clone(), whose namespace flags are filtered by argument. Any syscall made
- * through another ABI (int 0x80 for i386, the x32 bit) kills the whole process. */
+ * through another ABI (int 0x80 for i386, the x32 bit) kills the whole process.
+ *
+ * Compiled at build time (sbx-seccomp-gen.c, run by meson) into the program hull embeds; hull
+ * itself does not link this file or libseccomp. */
 #include "sbx-seccomp.h"
 
 #include <errno.h>
@@ -20,6 +23,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "limits.h"
 #include "macro.h"
 
 /* Calls with no legitimate use inside a sandbox; each fails with EPERM. Every name must resolve
@@ -122,6 +126,11 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
                         return hull_err(e, -ENOSYS,
                                         "seccomp: libseccomp cannot name %s on this architecture (update libseccomp)",
                                         denied_syscalls[i]);
+                if ((unsigned) nr >= SBX_SECCOMP_FIRST_UNVETTED)
+                        return hull_err(e, -EINVAL,
+                                        "seccomp: the guard answers %s (%d) before the policy does: raise "
+                                        "SBX_SECCOMP_FIRST_UNVETTED",
+                                        denied_syscalls[i], nr);
                 r = seccomp_rule_add(ctx, eperm, nr, 0);
                 if (r < 0 && r != -EEXIST)
                         return hull_err(e, r, "seccomp: cannot deny %s", denied_syscalls[i]);
@@ -130,6 +139,9 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
                 int nr = seccomp_syscall_resolve_name(denied_legacy_syscalls[i]);
                 if (nr < 0)
                         continue;
+                if ((unsigned) nr >= SBX_SECCOMP_FIRST_UNVETTED)
+                        return hull_err(e, -EINVAL, "seccomp: the guard answers %s (%d) before the policy does",
+                                        denied_legacy_syscalls[i], nr);
                 r = seccomp_rule_add(ctx, eperm, nr, 0);
                 if (r < 0 && r != -EEXIST)
                         return hull_err(e, r, "seccomp: cannot deny %s", denied_legacy_syscalls[i]);
@@ -198,28 +210,24 @@ static int add_rules(scmp_filter_ctx ctx, hull_error *e) {
 #error "hull's seccomp guard needs this architecture's AUDIT_ARCH"
 #endif
 
-/* The guard: system calls numbered from SBX_SECCOMP_FIRST_UNVETTED up get ENOSYS. They are newer
- * than this policy (and than the libseccomp the filter is compiled with, which cannot name
- * them), so none runs unvetted; libc falls back from ENOSYS. libseccomp cannot express a range,
- * hence these eight instructions. Syscalls of other ABIs (another arch, or the x32 bit) pass
- * here and are killed by the main filter. */
-static const struct sock_filter guard_insns[] = {
+/* The guard, in front of libseccomp's program: system calls of the native ABI numbered from
+ * SBX_SECCOMP_FIRST_UNVETTED up get ENOSYS. They are newer than this policy (and than the
+ * libseccomp the filter is compiled with, which cannot name them), so none runs unvetted; libc
+ * falls back from ENOSYS. libseccomp cannot express a range, hence these instructions. Every
+ * other syscall (another arch, the x32 bit, a number below the line) jumps to the first
+ * instruction of libseccomp's program, which loads what it needs again; BPF jumps only forward,
+ * so that program is unchanged by what comes before it. One program, not two: each filter
+ * costs the kernel a JIT compile and its action cache at install. */
+static const struct sock_filter guard_insns[SBX_SECCOMP_GUARD_INSNS] = {
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GUARD_ARCH, 1, 0),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GUARD_ARCH, 0, 4), /* another arch: to the policy */
         BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U /* __X32_SYSCALL_BIT */, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000U /* __X32_SYSCALL_BIT */, 2, 0), /* to the policy */
         BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, SBX_SECCOMP_FIRST_UNVETTED, 0, 1),
         BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA)),
-        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 };
 
-const struct sock_fprog sbx_seccomp_guard = {
-        .len = ELEMENTSOF(guard_insns),
-        .filter = (struct sock_filter *) guard_insns,
-};
-
-int sbx_seccomp_build(sbx_seccomp *ret, hull_error *e) {
+int sbx_seccomp_compile(sbx_seccomp *ret, hull_error *e) {
         _cleanup_(seccomp_releasep) scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
         _cleanup_close_ int fd = -1;
         int r;
@@ -233,6 +241,12 @@ int sbx_seccomp_build(sbx_seccomp *ret, hull_error *e) {
         r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0); /* the child sets no_new_privs itself */
         if (r < 0)
                 return hull_err(e, r, "seccomp: cannot configure the filter");
+        /* A binary tree over the syscall numbers: the calls whose rule reads arguments (open,
+         * openat, chmod, clone, ioctl...), which the kernel's action cache cannot answer, take
+         * about log2(rules) comparisons instead of a walk down the whole list. */
+        r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+        if (r < 0)
+                return hull_err(e, r, "seccomp: cannot ask for a binary tree");
         r = add_rules(ctx, e);
         if (r < 0)
                 return r;
@@ -246,17 +260,18 @@ int sbx_seccomp_build(sbx_seccomp *ret, hull_error *e) {
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return hull_err(e, negative_errno(), "seccomp: cannot stat the exported BPF");
-        size_t len = (size_t) st.st_size;
-        if (len == 0 || len % sizeof(struct sock_filter) != 0 || len / sizeof(struct sock_filter) > BPF_MAXINSNS)
+        size_t len = (size_t) st.st_size, n = len / sizeof(struct sock_filter);
+        if (len == 0 || len % sizeof(struct sock_filter) != 0 || n + SBX_SECCOMP_GUARD_INSNS > BPF_MAXINSNS)
                 return hull_err(e, -EINVAL, "seccomp: exported BPF has an invalid size %zu", len);
-        _cleanup_free_ struct sock_filter *insns = malloc(len);
+        _cleanup_free_ struct sock_filter *insns = malloc((n + SBX_SECCOMP_GUARD_INSNS) * sizeof(*insns));
         if (!insns)
                 return hull_err(e, -ENOMEM, "seccomp: out of memory");
-        ssize_t n = pread(fd, insns, len, 0);
-        if (n < 0 || (size_t) n != len)
-                return hull_err(e, n < 0 ? negative_errno() : -EIO, "seccomp: cannot read the exported BPF");
+        memcpy(insns, guard_insns, sizeof(guard_insns));
+        ssize_t got = pread(fd, insns + SBX_SECCOMP_GUARD_INSNS, len, 0);
+        if (got < 0 || (size_t) got != len)
+                return hull_err(e, got < 0 ? negative_errno() : -EIO, "seccomp: cannot read the exported BPF");
 
-        ret->prog.len = (unsigned short) (len / sizeof(struct sock_filter));
+        ret->prog.len = (unsigned short) (n + SBX_SECCOMP_GUARD_INSNS);
         ret->prog.filter = TAKE_PTR(insns);
         return 0;
 }

@@ -100,12 +100,12 @@ static int sources_memfd(const char *const *src, size_t n, hull_error *e) {
 
 /* ---- the box ---- */
 
-static int make_bpf_memfd(const sbx_seccomp *filter, hull_error *e) {
+static int make_bpf_memfd(hull_error *e) {
         _cleanup_close_ int fd = memfd_create("hull-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return hull_err(e, negative_errno(), "session: cannot create a memfd for the seccomp programs");
-        const struct sock_fprog *progs[2] = {&filter->prog, &sbx_seccomp_guard};
-        for (size_t i = 0; i < 2; i++) {
+        const struct sock_fprog *progs[] = {&sbx_seccomp_filter};
+        for (size_t i = 0; i < ELEMENTSOF(progs); i++) {
                 uint32_t n = progs[i]->len;
                 if (write(fd, &n, sizeof(n)) != (ssize_t) sizeof(n) ||
                     write(fd, progs[i]->filter, n * sizeof(struct sock_filter)) !=
@@ -118,7 +118,7 @@ static int make_bpf_memfd(const sbx_seccomp *filter, hull_error *e) {
 }
 
 static int open_cgroup_fds(sbx_session_box *b, hull_error *e) {
-        char paths[3][SBX_PATH_MAX];
+        char paths[3][SBX_CGROUP_TASKS_PATH_MAX];
         if (!b->have_cg)
                 return 0;
         int n = sbx_cgroup_tasks_paths(&b->cg, "", paths, ELEMENTSOF(paths), e);
@@ -201,7 +201,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 r = hull_err(e, negative_errno(), "session: pidfd_open of the init");
                 goto fail;
         }
-        r = make_bpf_memfd(&L.filter, e);
+        r = make_bpf_memfd(e);
         if (r < 0)
                 goto fail;
         b.bpf_fd = r;

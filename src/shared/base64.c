@@ -1,9 +1,10 @@
-/* base64.c: base64 through OpenSSL's EVP_EncodeBlock and EVP_DecodeBlock, in pieces (they count in
+/* base64.c: base64 through OpenSSL's EVP_EncodeBlock and EVP_DecodeBlock (libcrypto loaded on first
+ * use, dlib-crypto.h), in pieces (they count in
  * int), with the strict reading of base64.h: every character is checked before any is decoded. */
 #include "base64.h"
+#include "dlib-crypto.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,8 @@ int base64_encode_to(char *dst, size_t size, const void *p, size_t n, bool pad, 
         size_t need = base64_encoded_len(n);
         if (need == SIZE_MAX || size <= need)
                 return -ENOBUFS;
+        if (!dlib_crypto_load(NULL))
+                return -ENOSYS;
         const unsigned char *in = p;
         size_t o = 0;
         for (size_t i = 0; i < n; i += BASE64_ENCODE_CHUNK) {
@@ -52,7 +55,11 @@ int base64_encode(const void *p, size_t n, bool pad, char **ret, size_t *ret_len
         if (!b)
                 return -ENOMEM;
         size_t len;
-        (void) base64_encode_to(b, need + 1, p, n, pad, &len);
+        int r = base64_encode_to(b, need + 1, p, n, pad, &len);
+        if (r < 0) {
+                free(b);
+                return r;
+        }
         *ret = b;
         if (ret_len)
                 *ret_len = len;
@@ -86,6 +93,8 @@ int base64_decode(const char *s, size_t n, void **ret, size_t *ret_len) {
         for (size_t i = 0; i < n; i++)
                 if (sextet((unsigned char) s[i]) < 0)
                         return -EINVAL;
+        if (!dlib_crypto_load(NULL))
+                return -ENOSYS;
         /* EVP_DecodeBlock writes 3 bytes for every 4 characters, the padding's included. */
         size_t len = base64_decoded_max(n);
         _cleanup_free_ uint8_t *out = malloc(len + 3);

@@ -16,15 +16,16 @@ size_t base64_decoded_max(size_t n);
 
 /* Encode the n bytes at p into dst (size bytes) as standard base64, with its '=' padding when pad
  * is true, NUL-terminated. Returns 0 with the length (NUL not counted) in *ret_len (may be NULL),
- * or -ENOBUFS when dst is shorter than base64_encoded_len(n) + 1 (dst then unchanged). */
+ * or -ENOBUFS when dst is shorter than base64_encoded_len(n) + 1 (dst then unchanged), -ENOSYS
+ * when libcrypto cannot be loaded (dlib_load(DLIB_CRYPTO, e) says why). */
 int base64_encode_to(char *dst, size_t size, const void *p, size_t n, bool pad, size_t *ret_len);
 
-/* The same into a new NUL-terminated buffer the caller frees. Returns 0, -ENOMEM, or -E2BIG when
- * the length overflows. */
+/* The same into a new NUL-terminated buffer the caller frees. Returns 0, -ENOMEM, -ENOSYS, or
+ * -E2BIG when the length overflows. */
 int base64_encode(const void *p, size_t n, bool pad, char **ret, size_t *ret_len);
 
 /* Decode the n characters at s (no NUL needed): the standard or the URL-safe alphabet (a mix of
  * the two is read too, as ProtoJSON parsers do), padded with '=' to a multiple of 4 or not padded
  * at all. Returns 0 with a new buffer (the caller frees) of *ret_len bytes followed by a NUL that
- * is not counted, -EINVAL when s is not base64 so written, or -ENOMEM. */
+ * is not counted, -EINVAL when s is not base64 so written, -ENOMEM, or -ENOSYS. */
 int base64_decode(const char *s, size_t n, void **ret, size_t *ret_len);

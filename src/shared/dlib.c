@@ -2,6 +2,7 @@
 #define DLIB_NO_MACROS
 #include "dlib.h"
 #include "dlib-archive.h"
+#include "dlib-crypto.h"
 #include "dlib-curl.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
@@ -22,6 +23,7 @@ static const char *const sqlite3_symbols[] = {DLIB_SQLITE3_FUNCS(NAME)};
 static const char *const archive_symbols[] = {DLIB_ARCHIVE_FUNCS(NAME)};
 static const char *const microhttpd_symbols[] = {DLIB_MICROHTTPD_FUNCS(NAME)};
 static const char *const curl_symbols[] = {DLIB_CURL_FUNCS(NAME)};
+static const char *const crypto_symbols[] = {DLIB_CRYPTO_FUNCS(NAME)};
 #undef NAME
 
 /* A table is filled as an array of pointers: each struct is exactly its list's pointers. */
@@ -29,6 +31,7 @@ _Static_assert(sizeof(dlib_sqlite3) == ELEMENTSOF(sqlite3_symbols) * sizeof(void
 _Static_assert(sizeof(dlib_archive) == ELEMENTSOF(archive_symbols) * sizeof(void *), "dlib_archive layout");
 _Static_assert(sizeof(dlib_microhttpd) == ELEMENTSOF(microhttpd_symbols) * sizeof(void *), "dlib_microhttpd layout");
 _Static_assert(sizeof(dlib_curl) == ELEMENTSOF(curl_symbols) * sizeof(void *), "dlib_curl layout");
+_Static_assert(sizeof(dlib_crypto) == ELEMENTSOF(crypto_symbols) * sizeof(void *), "dlib_crypto layout");
 
 static const dlib_info infos[_DLIB_MAX] = {
         [DLIB_SQLITE3] = {"sqlite", "libsqlite3.so.0", "libsqlite3-0", sqlite3_symbols, ELEMENTSOF(sqlite3_symbols),
@@ -38,6 +41,7 @@ static const dlib_info infos[_DLIB_MAX] = {
         [DLIB_MICROHTTPD] = {"libmicrohttpd", "libmicrohttpd.so.12", "libmicrohttpd12", microhttpd_symbols,
                              ELEMENTSOF(microhttpd_symbols)},
         [DLIB_CURL] = {"libcurl", "libcurl.so.4", "libcurl4", curl_symbols, ELEMENTSOF(curl_symbols)},
+        [DLIB_CRYPTO] = {"libcrypto", "libcrypto.so.3", "libssl3", crypto_symbols, ELEMENTSOF(crypto_symbols)},
 };
 
 /* The process-wide cache of loaded tables (the accepted exception to "no global mutable
@@ -46,6 +50,7 @@ dlib_sqlite3 dlib_sqlite3_api;
 dlib_archive dlib_archive_api;
 dlib_microhttpd dlib_microhttpd_api;
 dlib_curl dlib_curl_api;
+dlib_crypto dlib_crypto_api;
 
 typedef struct dlib_state {
         void *table;
@@ -60,6 +65,7 @@ static dlib_state states[_DLIB_MAX] = {
         [DLIB_ARCHIVE] = {&dlib_archive_api, sizeof(dlib_archive_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_MICROHTTPD] = {&dlib_microhttpd_api, sizeof(dlib_microhttpd_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_CURL] = {&dlib_curl_api, sizeof(dlib_curl_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_CRYPTO] = {&dlib_crypto_api, sizeof(dlib_crypto_api), PTHREAD_ONCE_INIT, false, {0}},
 };
 
 const dlib_info *dlib_info_get(dlib_id id) {
@@ -129,11 +135,12 @@ static void load_microhttpd(void) {
 static void load_curl(void) {
         load_one(DLIB_CURL);
 }
+static void load_crypto(void) {
+        load_one(DLIB_CRYPTO);
+}
 static void (*const loaders[_DLIB_MAX])(void) = {
-        [DLIB_SQLITE3] = load_sqlite3,
-        [DLIB_ARCHIVE] = load_archive,
-        [DLIB_MICROHTTPD] = load_microhttpd,
-        [DLIB_CURL] = load_curl,
+        [DLIB_SQLITE3] = load_sqlite3, [DLIB_ARCHIVE] = load_archive, [DLIB_MICROHTTPD] = load_microhttpd,
+        [DLIB_CURL] = load_curl,       [DLIB_CRYPTO] = load_crypto,
 };
 
 int dlib_load(dlib_id id, hull_error *e) {

@@ -1,16 +1,15 @@
 /* sha256.c: SHA-256 through libcrypto's SHA256_* functions, the one hash run records are built on.
+ * libcrypto is loaded on the first sha256_init() (dlib-crypto.h says why it is not linked).
  *
- * Not EVP: EVP_sha256() brings OpenSSL's provider machinery, and since hull links libcrypto
- * statically, that machinery (about 3 MB of code and 17,000 relocations) would load with every
- * hull command and double `hull exec`'s launcher memory. These functions are deprecated in
- * OpenSSL 3.0 but kept, and use the same SHA-NI assembly. */
-#define OPENSSL_SUPPRESS_DEPRECATED 1
+ * Not EVP: EVP_sha256() needs OpenSSL's provider machinery set up (configuration, the default
+ * provider, fetch and cache), a cost for every process that hashes once; these functions are
+ * deprecated in OpenSSL 3.0 but kept, and use the same SHA-NI assembly. */
 #include "sha256.h"
+#include "dlib-crypto.h"
 
 #include <errno.h>
-#include <openssl/crypto.h>
-#include <openssl/sha.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "macro.h"
 
@@ -22,6 +21,9 @@ static SHA256_CTX *state(sha256_ctx *c) {
 }
 
 int sha256_init(sha256_ctx *c) {
+        c->started = false;
+        if (!dlib_crypto_load(NULL))
+                return -ENOSYS;
         c->started = SHA256_Init(state(c)) == 1;
         return c->started ? 0 : -EIO;
 }
@@ -50,7 +52,7 @@ int sha256_final_hex(sha256_ctx *c, char ret[SHA256_HEX_SIZE]) {
 }
 
 void sha256_done(sha256_ctx *c) {
-        OPENSSL_cleanse(c->state, sizeof(c->state));
+        explicit_bzero(c->state, sizeof(c->state));
         c->started = false;
 }
 

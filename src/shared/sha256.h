@@ -18,8 +18,9 @@ typedef struct sha256_ctx {
         bool started;                                       /* between sha256_init and _done */
 } sha256_ctx;
 
-/* Start a digest. Returns 0, or -EIO when OpenSSL refuses. Nothing is allocated; sha256_done()
- * is still safe (and wipes the state). */
+/* Start a digest. Returns 0, -ENOSYS when libcrypto cannot be loaded (dlib_load(DLIB_CRYPTO, e)
+ * says why), or -EIO when OpenSSL refuses. Nothing is allocated; sha256_done() is still safe
+ * (and wipes the state). */
 int sha256_init(sha256_ctx *c);
 
 /* Hash n more bytes. Returns 0 or -EIO (also when c was never initialised). */

@@ -28,7 +28,7 @@ _Static_assert(sizeof(block) % _Alignof(max_align_t) == 0, "the header keeps mal
 
 /* The budget of the scope open on this thread: per-thread by design (an operation runs on one
  * thread), written only by sqlmem_begin and sqlmem_end of that thread. */
-static _Thread_local sqlmem_budget *current;
+static _Thread_local sqlmem_budget *current __attribute__((tls_model("initial-exec")));
 
 static bool charge(sqlmem_budget *b, uint64_t n) {
         uint64_t old = atomic_fetch_add(&b->state, n);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dlib-archive.h"
+#include "dlib-crypto.h"
 #include "dlib-curl.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
@@ -53,10 +54,14 @@ int main(void) {
         CHECK_EQ_STR(dlib_info_get(DLIB_ARCHIVE)->package, "libarchive13");
         CHECK_EQ_STR(dlib_info_get(DLIB_MICROHTTPD)->package, "libmicrohttpd12");
         CHECK_EQ_STR(dlib_info_get(DLIB_CURL)->package, "libcurl4");
+        CHECK_EQ_STR(dlib_info_get(DLIB_CRYPTO)->package, "libssl3");
 
         /* calls by the usual names go through the tables */
         CHECK(strncmp(sqlite3_libversion(), "3.", 2) == 0);
         CHECK_EQ_STR(curl_easy_strerror(CURLE_OK), "No error");
+        unsigned char b64[9];
+        CHECK_EQ_INT(EVP_EncodeBlock(b64, (const unsigned char *) "hull", 4), 8);
+        CHECK_EQ_STR((const char *) b64, "aHVsbA==");
         struct archive *a = archive_read_new();
         CHECK(a != NULL);
         CHECK_EQ_INT(archive_read_support_format_tar(a), ARCHIVE_OK);
