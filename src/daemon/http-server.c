@@ -16,13 +16,12 @@
  * when; a watchdog thread shuts down the sockets whose head or request is overdue, and a new
  * connection closes the oldest incomplete one of its address (or of all) past the bounds. */
 #include "http-server.h"
+#include "dlib-microhttpd.h"
 
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -44,27 +43,7 @@
 #include "sock-util.h"
 #include "time-util.h"
 
-/* libmicrohttpd is loaded when hull serve starts instead of being linked: linked, every hull
- * command (hull exec's start-up is benchmarked) would load it and GnuTLS with its ten
- * dependencies, about 1 ms. The pointers have the types of the header's declarations. */
-#define MHD_SONAME "libmicrohttpd.so.12"
-typedef struct mhd_api {
-        void *handle;
-        __typeof__(MHD_start_daemon) *start_daemon;
-        __typeof__(MHD_stop_daemon) *stop_daemon;
-        __typeof__(MHD_quiesce_daemon) *quiesce_daemon;
-        __typeof__(MHD_get_daemon_info) *get_daemon_info;
-        __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
-        __typeof__(MHD_create_response_from_callback) *create_response_from_callback;
-        __typeof__(MHD_add_response_header) *add_response_header;
-        __typeof__(MHD_queue_response) *queue_response;
-        __typeof__(MHD_destroy_response) *destroy_response;
-        __typeof__(MHD_get_connection_values) *get_connection_values;
-        __typeof__(MHD_get_connection_values_n) *get_connection_values_n;
-        __typeof__(MHD_suspend_connection) *suspend_connection;
-        __typeof__(MHD_resume_connection) *resume_connection;
-        __typeof__(MHD_get_connection_info) *get_connection_info;
-} mhd_api;
+/* libmicrohttpd is loaded when the server is made (src/shared/dlib-microhttpd.h says why). */
 
 typedef struct http_table {
         const http_api *api;
@@ -101,7 +80,6 @@ typedef struct http_conn {
 
 struct http_server {
         http_config cfg;
-        mhd_api mhd;
         struct MHD_Daemon *tcp, *local;
         char *socket_path; /* to unlink at stop */
         http_table tables[SERVE_ROUTES_MAX];
@@ -495,10 +473,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 http_conn *c = calloc(1, sizeof(*c)); /* without it, no deadlines: the idle timeout still holds */
                 if (!c)
                         return;
-                const union MHD_ConnectionInfo *fi =
-                        s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-                const union MHD_ConnectionInfo *ai =
-                        s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+                const union MHD_ConnectionInfo *fi = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+                const union MHD_ConnectionInfo *ai = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
                 c->fd = fi ? (int) fi->connect_fd : -1;
                 c->key = addr_key_of(ai ? ai->client_addr : NULL, c->fd);
                 c->phase = PHASE_HEAD;
@@ -597,14 +573,13 @@ int http_answer_header(http_req *r, const char *name, const char *value) {
 /* Add r's headers and the content type to a new response; NULL (and the response destroyed)
  * on failure. */
 static struct MHD_Response *dress(http_req *r, struct MHD_Response *resp, const char *content_type) {
-        mhd_api *m = &r->srv->mhd;
         if (!resp)
                 return NULL;
-        bool ok = !content_type || m->add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
+        bool ok = !content_type || MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
         for (size_t i = 0; ok && i < r->n_headers; i++)
-                ok = m->add_response_header(resp, r->headers[i].name, r->headers[i].value) == MHD_YES;
+                ok = MHD_add_response_header(resp, r->headers[i].name, r->headers[i].value) == MHD_YES;
         if (!ok) {
-                m->destroy_response(resp);
+                MHD_destroy_response(resp);
                 return NULL;
         }
         return resp;
@@ -615,7 +590,7 @@ int http_answer(http_req *r, unsigned status, const char *content_type, char *bo
                 free(body);
                 return -EALREADY;
         }
-        struct MHD_Response *resp = r->srv->mhd.create_response_from_buffer(
+        struct MHD_Response *resp = MHD_create_response_from_buffer(
                 body ? len : 0, body ? body : (void *) "", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
         if (!resp) {
                 free(body);
@@ -664,8 +639,8 @@ static enum MHD_Result queue(http_req *r) {
         if (!resp)
                 return MHD_NO;
         r->status = r->answer_status;
-        enum MHD_Result q = r->srv->mhd.queue_response(r->conn, r->answer_status, resp);
-        r->srv->mhd.destroy_response(resp);
+        enum MHD_Result q = MHD_queue_response(r->conn, r->answer_status, resp);
+        MHD_destroy_response(resp);
         return q;
 }
 
@@ -704,7 +679,7 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
 
 const char *http_req_header(const http_req *r, const char *name, unsigned *ret_count) {
         header_count c = {.name = name};
-        r->srv->mhd.get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
+        MHD_get_connection_values(r->conn, MHD_HEADER_KIND, count_header, &c);
         if (ret_count)
                 *ret_count = c.n;
         return c.n == 1 ? c.value : NULL;
@@ -727,7 +702,7 @@ static enum MHD_Result find_query(void *cls, enum MHD_ValueKind kind, const char
 
 const char *http_req_query(const http_req *r, const char *name) {
         query_find q = {.name = name};
-        r->srv->mhd.get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, find_query, &q);
+        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, find_query, &q);
         return q.found ? q.value : NULL;
 }
 
@@ -740,8 +715,7 @@ uint64_t http_req_received_unix_ms(const http_req *r) {
 }
 
 int http_req_fd(const http_req *r) {
-        const union MHD_ConnectionInfo *ci =
-                r->srv->mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         return ci ? (int) ci->connect_fd : -1;
 }
 
@@ -824,7 +798,7 @@ static void *spawn_main(void *arg) {
         struct MHD_Connection *conn = r->conn;
         r->spawned(r);
         /* From here on r belongs to libmicrohttpd again. */
-        s->mhd.resume_connection(conn);
+        MHD_resume_connection(conn);
         /* Last: once threads is 0, http_stop may free s. */
         atomic_fetch_sub(&s->threads, 1);
         return NULL;
@@ -840,11 +814,11 @@ int http_req_spawn(http_req *r, http_handler_fn *fn) {
         pthread_attr_setstacksize(&attr, SERVE_RUN_THREAD_STACK);
         r->spawned = fn;
         r->state = REQ_SPAWNED;
-        s->mhd.suspend_connection(r->conn);
+        MHD_suspend_connection(r->conn);
         int q = pthread_create(&t, &attr, spawn_main, r);
         pthread_attr_destroy(&attr);
         if (q != 0) {
-                s->mhd.resume_connection(r->conn);
+                MHD_resume_connection(r->conn);
                 r->state = REQ_BODY;
                 r->spawned = NULL;
                 atomic_fetch_sub(&s->threads, 1);
@@ -871,7 +845,7 @@ static void sse_unref(http_sse *x) {
 static void sse_wake_locked(http_sse *x) {
         if (x->parked) {
                 x->parked = false;
-                x->srv->mhd.resume_connection(x->conn);
+                MHD_resume_connection(x->conn);
         }
 }
 
@@ -947,7 +921,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
                 n = MHD_CONTENT_READER_END_OF_STREAM;
         else { /* nothing to send: wait, suspended, for the producer (or the watchdog) */
                 x->parked = true;
-                x->srv->mhd.suspend_connection(x->conn);
+                MHD_suspend_connection(x->conn);
                 n = 0;
         }
         pthread_mutex_unlock(&x->lock);
@@ -974,17 +948,17 @@ int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_s
         x->keepalive_us = (keepalive_ms ? keepalive_ms : SERVE_SSE_KEEPALIVE_MS) * 1000ULL;
         x->last_us = now_mono_us();
         x->refs = 3; /* the producer's, the response's, the request's */
-        struct MHD_Response *resp = s->mhd.create_response_from_callback(MHD_SIZE_UNKNOWN, SERVE_SSE_BLOCK_BYTES,
-                                                                         sse_read, x, sse_response_free);
+        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SERVE_SSE_BLOCK_BYTES, sse_read,
+                                                                      x, sse_response_free);
         if (!resp) {
                 x->refs = 1;
                 sse_unref(x);
                 return -ENOMEM;
         }
         resp = dress(r, resp, "text/event-stream; charset=utf-8");
-        if (!resp || s->mhd.add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache") != MHD_YES) {
+        if (!resp || MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache") != MHD_YES) {
                 if (resp)
-                        s->mhd.destroy_response(resp); /* frees the response's reference */
+                        MHD_destroy_response(resp); /* frees the response's reference */
                 x->refs = 1;
                 sse_unref(x);
                 return -ENOMEM;
@@ -1137,12 +1111,11 @@ static enum MHD_Result walk_header(void *cls, enum MHD_ValueKind kind, const cha
  * its value after the colon and blanks, and the blank line must end the head. A folded line is
  * moved elsewhere by libmicrohttpd, so it fails too (RFC 9112 5.2 lets a server refuse it). */
 static bool head_is_whole(http_req *r, const char *method, const char *version) {
-        const union MHD_ConnectionInfo *ci =
-                r->srv->mhd.get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
         if (!ci || !version)
                 return false;
         head_walk w = {.end = version + strlen(version)};
-        r->srv->mhd.get_connection_values_n(r->conn, MHD_HEADER_KIND, walk_header, &w);
+        MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, walk_header, &w);
         const char *head_end = method + ci->header_size;
         return !w.broken && head_end >= w.end + 2 && head_end <= w.end + 4;
 }
@@ -1160,7 +1133,7 @@ static http_req *req_new(http_server *s, struct MHD_Connection *conn) {
         r->received_unix_ms = now_unix_ms();
         snprintf(r->principal, sizeof(r->principal), "local");
         snprintf(r->id, sizeof(r->id), "n%" PRIuFAST64, atomic_fetch_add(&s->seq, 1) + 1);
-        const union MHD_ConnectionInfo *ci = s->mhd.get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
         r->c = ci ? ci->socket_context : NULL;
         return r;
 }
@@ -1368,7 +1341,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
         if (r->sse)
                 sse_request_done(s, r->sse);
         if (r->answer)
-                s->mhd.destroy_response(r->answer);
+                MHD_destroy_response(r->answer);
         if (r->ctx_free)
                 r->ctx_free(r->ctx);
         for (size_t i = 0; i < r->n_headers; i++) {
@@ -1399,16 +1372,16 @@ _printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_OPTION where, const void *value,
                                        unsigned per_ip_max) {
-        return s->mhd.start_daemon(
-                MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0, NULL, NULL,
-                on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
-                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
-                MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-                (unsigned) SERVE_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
-                (unsigned) SERVE_CONNECTION_IDLE_S, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG,
-                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-                MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+        return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0,
+                                NULL, NULL, on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
+                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
+                                MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
+                                (unsigned) SERVE_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+                                (unsigned) SERVE_CONNECTION_IDLE_S, MHD_OPTION_LISTEN_BACKLOG_SIZE,
+                                (unsigned) SERVE_LISTEN_BACKLOG, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+                                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
+                                MHD_OPTION_END);
 }
 
 /* A listening unix socket at path, mode 0600 before anyone can connect. A stale socket there
@@ -1438,32 +1411,6 @@ static int unix_listener(const char *path, hull_error *e) {
         return TAKE_FD(fd);
 }
 
-static int mhd_load(mhd_api *m, hull_error *e) {
-        m->handle = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (!m->handle)
-                return hull_err_hint(e, -ENOENT, "install libmicrohttpd12 (scripts/install-deps.sh does)",
-                                     "serve: cannot load %s: %s", MHD_SONAME, dlerror());
-#define LOAD(f)                                                                                                        \
-        if (!(*(void **) &m->f = dlsym(m->handle, "MHD_" #f)))                                                         \
-                return hull_err(e, -ENOENT, "serve: %s lacks MHD_%s", MHD_SONAME, #f);
-        LOAD(start_daemon);
-        LOAD(stop_daemon);
-        LOAD(quiesce_daemon);
-        LOAD(get_daemon_info);
-        LOAD(create_response_from_buffer);
-        LOAD(create_response_from_callback);
-        LOAD(add_response_header);
-        LOAD(queue_response);
-        LOAD(destroy_response);
-        LOAD(get_connection_values);
-        LOAD(get_connection_values_n);
-        LOAD(suspend_connection);
-        LOAD(resume_connection);
-        LOAD(get_connection_info);
-#undef LOAD
-        return 0;
-}
-
 int http_new(const http_config *cfg, http_server **ret, hull_error *e) {
         http_server *s = calloc(1, sizeof(*s));
         if (!s)
@@ -1476,7 +1423,7 @@ int http_new(const http_config *cfg, http_server **ret, hull_error *e) {
         atomic_init(&s->body_bytes, 0);
         atomic_init(&s->stopping, false);
         atomic_init(&s->seq, 0);
-        int r = mhd_load(&s->mhd, e);
+        int r = dlib_load(DLIB_MICROHTTPD, e);
         if (r < 0) {
                 http_stop(s);
                 return r;
@@ -1531,7 +1478,7 @@ int http_start(http_server *s, hull_error *e) {
 }
 
 unsigned http_port(http_server *s) {
-        const union MHD_DaemonInfo *i = s->tcp ? s->mhd.get_daemon_info(s->tcp, MHD_DAEMON_INFO_BIND_PORT) : NULL;
+        const union MHD_DaemonInfo *i = s->tcp ? MHD_get_daemon_info(s->tcp, MHD_DAEMON_INFO_BIND_PORT) : NULL;
         return i ? i->port : 0;
 }
 
@@ -1540,7 +1487,7 @@ void http_quiesce(http_server *s) {
         struct MHD_Daemon *ds[2] = {s->tcp, s->local};
         for (size_t i = 0; i < 2; i++)
                 if (ds[i]) {
-                        MHD_socket fd = s->mhd.quiesce_daemon(ds[i]);
+                        MHD_socket fd = MHD_quiesce_daemon(ds[i]);
                         if (fd != MHD_INVALID_SOCKET)
                                 close(fd);
                 }
@@ -1575,9 +1522,9 @@ int http_stop(http_server *s) {
         if (atomic_load(&s->threads) > 0)
                 return -EBUSY;
         if (s->tcp)
-                s->mhd.stop_daemon(s->tcp);
+                MHD_stop_daemon(s->tcp);
         if (s->local)
-                s->mhd.stop_daemon(s->local);
+                MHD_stop_daemon(s->local);
         if (s->watchdog_running) {
                 (void) loop_write(s->watchdog_pipe[1], "x", 1);
                 pthread_join(s->watchdog, NULL);
@@ -1586,8 +1533,6 @@ int http_stop(http_server *s) {
         safe_close(s->watchdog_pipe[1]);
         if (s->socket_path)
                 unlink(s->socket_path);
-        if (s->mhd.handle)
-                dlclose(s->mhd.handle);
         pthread_mutex_destroy(&s->lock);
         free(s->socket_path);
         free(s);

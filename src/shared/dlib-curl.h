@@ -18,11 +18,13 @@
 
 #define DLIB_CURL_FUNCS(X)                                                                                             \
         X(curl_easy_cleanup)                                                                                           \
+        X(curl_easy_escape)                                                                                            \
         X(curl_easy_getinfo)                                                                                           \
         X(curl_easy_init)                                                                                              \
         X(curl_easy_perform)                                                                                           \
         X(curl_easy_setopt)                                                                                            \
         X(curl_easy_strerror)                                                                                          \
+        X(curl_free)                                                                                                   \
         X(curl_global_cleanup)                                                                                         \
         X(curl_global_init)                                                                                            \
         X(curl_slist_append)                                                                                           \
@@ -53,6 +55,8 @@ static inline const dlib_curl *dlib_curl_load(hull_error *e) {
 #define curl_easy_setopt (dlib_curl_api.curl_easy_setopt)
 #define curl_easy_strerror (dlib_curl_api.curl_easy_strerror)
 #define curl_global_cleanup (dlib_curl_api.curl_global_cleanup)
+#define curl_easy_escape (dlib_curl_api.curl_easy_escape)
+#define curl_free (dlib_curl_api.curl_free)
 #define curl_global_init (dlib_curl_api.curl_global_init)
 #define curl_slist_append (dlib_curl_api.curl_slist_append)
 #define curl_slist_free_all (dlib_curl_api.curl_slist_free_all)

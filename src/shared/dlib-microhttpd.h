@@ -16,9 +16,11 @@
 #define DLIB_MICROHTTPD_FUNCS(X)                                                                                       \
         X(MHD_add_response_header)                                                                                     \
         X(MHD_create_response_from_buffer)                                                                             \
+        X(MHD_create_response_from_callback)                                                                           \
         X(MHD_destroy_response)                                                                                        \
         X(MHD_get_connection_info)                                                                                     \
         X(MHD_get_connection_values)                                                                                   \
+        X(MHD_get_connection_values_n)                                                                                 \
         X(MHD_get_daemon_info)                                                                                         \
         X(MHD_queue_response)                                                                                          \
         X(MHD_quiesce_daemon)                                                                                          \
@@ -44,9 +46,11 @@ static inline const dlib_microhttpd *dlib_microhttpd_load(hull_error *e) {
 #ifndef DLIB_NO_MACROS
 #define MHD_add_response_header (dlib_microhttpd_api.MHD_add_response_header)
 #define MHD_create_response_from_buffer (dlib_microhttpd_api.MHD_create_response_from_buffer)
+#define MHD_create_response_from_callback (dlib_microhttpd_api.MHD_create_response_from_callback)
 #define MHD_destroy_response (dlib_microhttpd_api.MHD_destroy_response)
 #define MHD_get_connection_info (dlib_microhttpd_api.MHD_get_connection_info)
 #define MHD_get_connection_values (dlib_microhttpd_api.MHD_get_connection_values)
+#define MHD_get_connection_values_n (dlib_microhttpd_api.MHD_get_connection_values_n)
 #define MHD_get_daemon_info (dlib_microhttpd_api.MHD_get_daemon_info)
 #define MHD_queue_response (dlib_microhttpd_api.MHD_queue_response)
 #define MHD_quiesce_daemon (dlib_microhttpd_api.MHD_quiesce_daemon)

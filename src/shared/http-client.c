@@ -1,11 +1,9 @@
-/* http-client.c: bounded HTTP requests over libcurl, loaded with dlopen() when a client is made.
- * The pointers have the types of the header's declarations, so a call through them is checked
- * like a direct one (the setopt values are passed with the exact type each option takes). */
+/* http-client.c: bounded HTTP requests over libcurl, loaded when a client is made
+ * (src/shared/dlib-curl.h). The pointers have the types of the header's declarations, so a call
+ * through them is checked like a direct one (the setopt values are passed with the exact type
+ * each option takes). */
 #include "http-client.h"
 
-#define CURL_DISABLE_TYPECHECK 1 /* the typecheck macros would shadow nothing we call by name */
-#include <curl/curl.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -16,55 +14,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dlib-curl.h"
 #include "dynbuf.h"
 #include "fs-util.h"
 #include "macro.h"
 
-#define CURL_SONAME "libcurl.so.4"
-
 struct httpc {
-        void *handle;
         bool global_done; /* curl_global_init succeeded: curl_global_cleanup at free */
-        __typeof__(curl_global_init) *global_init;
-        __typeof__(curl_global_cleanup) *global_cleanup;
-        __typeof__(curl_easy_init) *easy_init;
-        __typeof__(curl_easy_setopt) *easy_setopt;
-        __typeof__(curl_easy_perform) *easy_perform;
-        __typeof__(curl_easy_getinfo) *easy_getinfo;
-        __typeof__(curl_easy_cleanup) *easy_cleanup;
-        __typeof__(curl_easy_strerror) *easy_strerror;
-        __typeof__(curl_slist_append) *slist_append;
-        __typeof__(curl_slist_free_all) *slist_free_all;
 };
 
 int httpc_new(httpc **ret, hull_error *e) {
         httpc *c = calloc(1, sizeof(*c));
         if (!c)
                 return hull_err(e, -ENOMEM, "http: out of memory");
-        c->handle = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
-        if (!c->handle) {
-                int r = hull_err_hint(e, -ENOENT, "install libcurl4 (scripts/install-deps.sh does)",
-                                      "http: cannot load %s: %s", CURL_SONAME, dlerror());
+        int r = dlib_load(DLIB_CURL, e);
+        if (r < 0) {
                 free(c);
                 return r;
         }
-#define LOAD(f)                                                                                                        \
-        if (!(*(void **) &c->f = dlsym(c->handle, "curl_" #f))) {                                                      \
-                httpc_free(c);                                                                                         \
-                return hull_err(e, -ENOENT, "http: %s lacks curl_%s", CURL_SONAME, #f);                                \
-        }
-        LOAD(global_init);
-        LOAD(global_cleanup);
-        LOAD(easy_init);
-        LOAD(easy_setopt);
-        LOAD(easy_perform);
-        LOAD(easy_getinfo);
-        LOAD(easy_cleanup);
-        LOAD(easy_strerror);
-        LOAD(slist_append);
-        LOAD(slist_free_all);
-#undef LOAD
-        if (c->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
                 httpc_free(c);
                 return hull_err(e, -EIO, "http: libcurl failed to initialise");
         }
@@ -77,7 +45,7 @@ void httpc_free(httpc *c) {
         if (!c)
                 return;
         if (c->global_done)
-                c->global_cleanup();
+                curl_global_cleanup();
         /* libcurl may have loaded libraries (OpenSSL) that keep exit handlers: never unload it. */
         free(c);
 }
@@ -239,7 +207,7 @@ static long ms_long(uint64_t ms) {
 }
 
 static int append_header(httpc *c, struct curl_slist **list, const char *h) {
-        struct curl_slist *l = c->slist_append(*list, h);
+        struct curl_slist *l = curl_slist_append(*list, h);
         if (!l)
                 return -ENOMEM;
         *list = l;
@@ -275,11 +243,11 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         dynbuf_init(&t.body, req->answer_max);
         for (const char *const *h = req->headers; h && *h; h++) {
                 if (++n_headers > HTTPC_HEADERS_MAX) {
-                        c->slist_free_all(headers);
+                        curl_slist_free_all(headers);
                         return hull_err(e, -E2BIG, "http: more than %u request headers", HTTPC_HEADERS_MAX);
                 }
                 if (append_header(c, &headers, *h) < 0) {
-                        c->slist_free_all(headers);
+                        curl_slist_free_all(headers);
                         return hull_err(e, -ENOMEM, "http: out of memory");
                 }
         }
@@ -287,19 +255,19 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
          * goes chunked. */
         if (append_header(c, &headers, "Expect:") < 0 ||
             (has_body && size < 0 && append_header(c, &headers, "Transfer-Encoding: chunked") < 0)) {
-                c->slist_free_all(headers);
+                curl_slist_free_all(headers);
                 return hull_err(e, -ENOMEM, "http: out of memory");
         }
 
-        CURL *h = c->easy_init();
+        CURL *h = curl_easy_init();
         if (!h) {
-                c->slist_free_all(headers);
+                curl_slist_free_all(headers);
                 return hull_err(e, -ENOMEM, "http: cannot make a libcurl handle");
         }
         CURLcode cc = CURLE_OK;
 #define SET(opt, val)                                                                                                  \
         if (cc == CURLE_OK)                                                                                            \
-                cc = c->easy_setopt(h, opt, val);
+                cc = curl_easy_setopt(h, opt, val);
         SET(CURLOPT_URL, req->url);
         SET(CURLOPT_ERRORBUFFER, errbuf);
         SET(CURLOPT_NOSIGNAL, 1L);
@@ -351,11 +319,11 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         }
 #undef SET
         if (cc != CURLE_OK) {
-                r = hull_err(e, -EIO, "http: libcurl refused an option: %s", c->easy_strerror(cc));
+                r = hull_err(e, -EIO, "http: libcurl refused an option: %s", curl_easy_strerror(cc));
                 goto out;
         }
 
-        cc = c->easy_perform(h);
+        cc = curl_easy_perform(h);
         if (t.too_big || cc == CURLE_FILESIZE_EXCEEDED) {
                 r = hull_err(e, -EFBIG, "http: the answer from %s is over %zu bytes", where, req->answer_max);
                 goto out;
@@ -371,7 +339,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         if (cc != CURLE_OK) {
                 /* hull_err appends the errno's text after the parenthesis. */
                 r = errno_of(cc);
-                const char *why = errbuf[0] ? errbuf : c->easy_strerror(cc);
+                const char *why = errbuf[0] ? errbuf : curl_easy_strerror(cc);
                 if (r == -ETIMEDOUT)
                         r = hull_err(e, r, "http: %s did not answer in time (%s)", where, why);
                 else
@@ -380,8 +348,8 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         }
         long status = 0;
         char *ct = NULL;
-        if (c->easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
-            c->easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK) {
+        if (curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
+            curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK) {
                 r = hull_err(e, -EIO, "http: libcurl lost the answer's status");
                 goto out;
         }
@@ -396,8 +364,8 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         *ret = a;
         a = (httpc_answer){0};
 out:
-        c->easy_cleanup(h);
-        c->slist_free_all(headers);
+        curl_easy_cleanup(h);
+        curl_slist_free_all(headers);
         dynbuf_free(&t.body);
         httpc_answer_done(&a);
         return r;
@@ -407,4 +375,14 @@ int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error
         httpc_request post = *req;
         post.method = "POST";
         return httpc_perform(c, &post, ret, e);
+}
+
+int httpc_escape(httpc *c, const char *s, char **ret) {
+        (void) c; /* a client exists: libcurl is loaded */
+        char *q = curl_easy_escape(NULL, s, 0);
+        if (!q)
+                return -ENOMEM;
+        *ret = strdup(q);
+        curl_free(q);
+        return *ret ? 0 : -ENOMEM;
 }

@@ -91,3 +91,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
 
 /* The same with the method POST, whatever req says. */
 int httpc_post(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e);
+
+/* s percent-encoded for a URL's query (every byte but RFC 3986's unreserved ones). Returns 0 with
+ * a new string (the caller frees) or -ENOMEM. */
+int httpc_escape(httpc *c, const char *s, char **ret);
