@@ -34,7 +34,7 @@
 #define PATH_INSPECT "/hull.v1.Handles/Inspect"
 #define PATH_QUERY "/hull.v1.Handles/Query"
 #define PATH_READ "/hull.v1.Handles/Read"
-#define PATH_ADD_INPUT "/hull.v1.Handles/AddInput"
+#define PATH_UPLOAD "/hull.v1.Handles/Upload"
 
 /* What one call may carry or ask for: the handle store's bounds (hd-store.h), which the daemon
  * passes on, and the request body's. */
@@ -43,9 +43,8 @@ _Static_assert(HD_ID_MAX == HULL_API_HANDLE_ID_MAX, "the store and the daemon ag
 #define HANDLE_CLI_ROWS_MAX HD_INSPECT_ROWS_MAX /* --head, --tail: the store refuses more */
 #define HANDLE_CLI_QUERY_HANDLES_MAX HD_QUERY_HANDLES_MAX
 #define HANDLE_CLI_SQL_MAX HD_SQLITE_SQL_MAX
-/* An upload: its base64 and the other fields fit one request body (the bound of `hull session
- * write`); the daemon takes up to 6 MiB of content, which a body cannot carry. */
-#define HANDLE_CLI_ADD_MAX SESSION_CLI_WRITE_MAX
+/* An upload streams as it is read: the daemon bounds its size (--handle-max) and its time. */
+#define HANDLE_CLI_UPLOAD_MS SERVE_UPLOAD_RECEIVE_MS
 #define HANDLE_CLI_NAME_MAX HULL_API_INPUT_NAME_MAX
 #define HANDLE_CLI_LIST_MAX 100000U /* handles printed by list (a store holds at most HD_HANDLES_MAX) */
 #define HANDLE_CLI_CELL_WIDTH 40U   /* characters of one cell in aligned text */
@@ -68,6 +67,7 @@ enum {
         OPT_OUTPUT,
         OPT_NAME,
         OPT_INPUT_ID,
+        OPT_FORMAT,
 };
 #define BIT(o) (1U << ((o) -OPT_URL))
 #define GLOBAL_OPTS (BIT(OPT_URL) | BIT(OPT_UNIX) | BIT(OPT_TOKEN_FILE) | BIT(OPT_INSECURE))
@@ -90,6 +90,7 @@ static const struct option options[] = {
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"name", required_argument, NULL, OPT_NAME},
         {"input-id", required_argument, NULL, OPT_INPUT_ID},
+        {"format", required_argument, NULL, OPT_FORMAT},
         {},
 };
 
@@ -101,7 +102,7 @@ typedef struct handle_args {
         uint64_t head, tail, max_rows, offset, limit;
         const char *handles[HANDLE_CLI_QUERY_HANDLES_MAX];
         size_t n_handles;
-        const char *output, *name, *input_id;
+        const char *output, *name, *input_id, *format;
         char **pos;
         size_t n_pos;
 } handle_args;
@@ -933,6 +934,22 @@ static void id_from_name(const char *name, char *buf, size_t size) {
                 snprintf(buf, size, "input");
 }
 
+/* An input's format: --format, else from the file's extension (.csv, .tsv/.tab, .json,
+ * .jsonl/.ndjson), else binary. */
+static const char *input_format(const handle_args *a, const char *name) {
+        static const struct {
+                const char *ext, *format;
+        } by_ext[] = {{".csv", "csv"},   {".tsv", "tsv"},     {".tab", "tsv"},
+                      {".json", "json"}, {".jsonl", "jsonl"}, {".ndjson", "jsonl"}};
+        if (a->format)
+                return a->format;
+        const char *dot = strrchr(name, '.');
+        for (size_t i = 0; dot && i < ELEMENTSOF(by_ext); i++)
+                if (strcasecmp(dot, by_ext[i].ext) == 0)
+                        return by_ext[i].format;
+        return "binary";
+}
+
 static int sub_add(cli_client *c, const handle_args *a) {
         const char *file = a->pos[1];
         bool std = strcmp(file, "-") == 0;
@@ -945,39 +962,44 @@ static int sub_add(cli_client *c, const handle_args *a) {
                 if (!name[0] || strlen(name) > HANDLE_CLI_NAME_MAX || !utf8_is_valid(name, strlen(name)))
                         return usage_error("the file name '%s' cannot name the input: pass --name NAME", file);
         }
+        const char *format = input_format(a, name);
+        if (strcmp(format, "binary") != 0 && strcmp(format, "csv") != 0 && strcmp(format, "tsv") != 0 &&
+            strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0)
+                return usage_error("--format wants binary, csv, tsv, json (an array of objects) or jsonl, not '%s'",
+                                   format);
         char id[HANDLE_CLI_ID_MAX + 1];
         if (a->input_id)
                 snprintf(id, sizeof(id), "%s", a->input_id);
         else
                 id_from_name(name, id, sizeof(id));
 
-        _cleanup_free_ char *data = NULL;
-        size_t len;
-        int r = cli_read_input(std ? NULL : file, HANDLE_CLI_ADD_MAX, &data, &len);
-        if (r == -EFBIG)
-                return usage_error("%s is over %u bytes, the most one upload carries", std ? "stdin" : file,
-                                   (unsigned) HANDLE_CLI_ADD_MAX);
-        if (r < 0) {
-                cli_error(CMD, "cannot read %s: %s", std ? "stdin" : file, strerror(-r));
+        /* The file streams to the daemon as it is read: no size limit here but the daemon's. */
+        _cleanup_close_ int fd = std ? -1 : open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        struct stat st;
+        if (!std && (fd < 0 || fstat(fd, &st) < 0)) {
+                cli_error(CMD, "cannot open %s: %m", file);
                 return CLI_EXIT_FAILURE;
         }
-        json_t *b = pj_new_bytes(data, len);
-        json_t *req =
-                b ? json_pack("{s:s, s:s, s:s, s:o}", "sessionId", a->pos[0], "inputId", id, "name", name, "content", b)
-                  : NULL;
-        if (!req)
+        if (!std && !S_ISREG(st.st_mode)) {
+                cli_error(CMD, "%s is not a regular file", file);
+                return CLI_EXIT_FAILURE;
+        }
+        _cleanup_free_ char *q_sid = NULL, *q_id = NULL, *q_name = NULL;
+        if (cli_escape(c, a->pos[0], &q_sid) < 0 || cli_escape(c, id, &q_id) < 0 || cli_escape(c, name, &q_name) < 0)
                 return out_of_memory();
+        char path[HTTPC_URL_MAX];
+        if ((size_t) snprintf(path, sizeof(path), PATH_UPLOAD "?sessionId=%s&inputId=%s&name=%s&format=%s", q_sid, q_id,
+                              q_name, format) >= sizeof(path))
+                return usage_error("the name '%s' is too long", name);
         json_auto_t *ans = NULL;
-        r = cli_call(c, PATH_ADD_INPUT, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
+        int r = cli_upload(c, path, std ? STDIN_FILENO : fd, std ? -1 : (int64_t) st.st_size, HANDLE_CLI_UPLOAD_MS,
+                           &ans);
         if (r)
                 return r;
         if (a->json)
                 return print_json(ans);
-        const json_t *s = field(ans, "handle", NULL);
         const char *got;
-        if (!s)
-                s = ans;
-        if (pj_string(s, "id", NULL, NULL, SIZE_MAX, &got, NULL, NULL) < 0 || !handle_id_is_valid(got))
+        if (pj_string(ans, "id", NULL, NULL, SIZE_MAX, &got, NULL, NULL) < 0 || !handle_id_is_valid(got))
                 return bad_answer("the new handle has no valid id");
         printf("%s\n", got);
         return finish_stdout();
@@ -1018,10 +1040,14 @@ static const handle_sub subs[] = {
          "  --limit N          at most N bytes (default: to the end)\n"
          "  -o, --output FILE  write FILE instead (created beside it, renamed over it once complete)\n",
          sub_get},
-        {"add", BIT(OPT_JSON) | BIT(OPT_NAME) | BIT(OPT_INPUT_ID), false, 2, "a session ID and a file",
-         "add SESSION FILE|- [--name NAME] [--input-id ID] [--json]",
-         "Upload a local file (at most about 6M) into the session as an input: a read-only binary\n"
-         "handle under inputs/. Prints its id. Adding the same input ID again returns the first.\n\n"
+        {"add", BIT(OPT_JSON) | BIT(OPT_NAME) | BIT(OPT_INPUT_ID) | BIT(OPT_FORMAT), false, 2,
+         "a session ID and a file", "add SESSION FILE|- [--format F] [--name NAME] [--input-id ID] [--json]",
+         "Upload a local file (any size the daemon allows: --handle-max, 1 GiB by default) into the\n"
+         "session as an input, streamed as it is read: a read-only handle under inputs/, binary, or a\n"
+         "table when the file is CSV, TSV or JSON (types inferred over every row). Prints its id.\n"
+         "Adding the same file under the same input ID again returns the first.\n\n"
+         "  --format F         binary, csv, tsv, json (an array of objects) or jsonl (default: from the\n"
+         "                     extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; else binary)\n"
          "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
          "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n",
          sub_add},
@@ -1166,6 +1192,9 @@ static int parse_options(int argc, char **argv, const handle_sub *sub, handle_ar
                                         "--input-id wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
                                         optarg);
                         a->input_id = optarg;
+                        break;
+                case OPT_FORMAT:
+                        a->format = optarg;
                         break;
                 case '?':
                 default:

@@ -59,6 +59,8 @@ enum {
         OPT_AUDIT_DIR,
         OPT_NO_ZYGOTE,
         OPT_HANDLES_DIR,
+        OPT_HANDLE_MAX,
+        OPT_SESSION_HANDLES_MAX,
         OPT_MAX_PER_CALLER,
 };
 
@@ -83,6 +85,8 @@ static const struct option options[] = {
         {"audit-dir", required_argument, NULL, OPT_AUDIT_DIR},
         {"no-zygote", no_argument, NULL, OPT_NO_ZYGOTE},
         {"handles-dir", required_argument, NULL, OPT_HANDLES_DIR},
+        {"handle-max", required_argument, NULL, OPT_HANDLE_MAX},
+        {"session-handles-max", required_argument, NULL, OPT_SESSION_HANDLES_MAX},
         {"max-sessions-per-caller", required_argument, NULL, OPT_MAX_PER_CALLER},
         {},
 };
@@ -118,7 +122,10 @@ void cli_serve_help(void) {
                "  --handles-dir DIR        each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the "
                "sandbox\n"
                "                           at /handles (default /var/lib/hull/handles as root, else\n"
-               "                           ~/.local/state/hull/handles)\n\n"
+               "                           ~/.local/state/hull/handles)\n"
+               "  --handle-max SIZE        the largest handle (a table: its SQLite file; an upload, a save)\n"
+               "                           (default 1G)\n"
+               "  --session-handles-max SIZE  a session's handles together (default 8G)\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
@@ -224,6 +231,7 @@ typedef struct serve_opts {
         uint64_t max_runs, queue, memory, pids, grace_ms;
         bool use_cgroups, zygote;
         uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
+        uint64_t handle_max, session_handles_max;
         dlog_level log_level;
 } serve_opts;
 
@@ -370,6 +378,17 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                                 return usage_error("--handles-dir wants an absolute path, got '%s'", optarg);
                         o->handles_dir = optarg;
                         break;
+                case OPT_HANDLE_MAX:
+                        if (parse_size(optarg, 1ULL << 20, HD_MAX_SPILL_MAX, &o->handle_max) < 0)
+                                return usage_error("--handle-max wants a size from 1M to 1T such as 2G, got '%s'",
+                                                   optarg);
+                        break;
+                case OPT_SESSION_HANDLES_MAX:
+                        if (parse_size(optarg, 1ULL << 20, HD_MAX_SPILL_MAX, &o->session_handles_max) < 0)
+                                return usage_error(
+                                        "--session-handles-max wants a size from 1M to 1T such as 20G, got '%s'",
+                                        optarg);
+                        break;
                 case '?':
                 default:
                         /* getopt has moved past the offending argument. */
@@ -378,6 +397,11 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
         }
         if (optind < argc)
                 return usage_error("unexpected argument '%s'", argv[optind]);
+        if ((o->handle_max ? o->handle_max : HD_MAX_SPILL_DEFAULT) >
+            (o->session_handles_max ? o->session_handles_max : SS_STORE_BYTES_DEFAULT))
+                return usage_error("--handle-max is larger than a session's handles together "
+                                   "(--session-handles-max)%s",
+                                   "");
         return -1;
 }
 
@@ -514,7 +538,9 @@ static int start_sessions(serve_state *st, hull_error *e) {
                         .pids = o->use_cgroups ? SERVE_SESSION_PIDS : 0,
                         .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
                         .audit_dir = st->audit_path,
-                        .handles_dir = st->handles_path};
+                        .handles_dir = st->handles_path,
+                        .handle_bytes_max = o->handle_max,
+                        .store_bytes_max = o->session_handles_max};
         return hs_new(&sc, &st->sessions, e);
 }
 

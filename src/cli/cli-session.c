@@ -398,18 +398,10 @@ static void describe_details(const json_t *details, const char *message, char *b
 
 /* ---- one call ---- */
 
-/* POST req (consumed) to path. On a bound 200 answer with a JSON object, return 0 with *ret.
- * Anything else is printed (one line) and CLI_EXIT_FAILURE returned. */
-int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, json_t **ret) {
-        _cleanup_free_ char *body = NULL;
-        if (req)
-                body = json_dumps(req, JSON_COMPACT);
-        json_decref(req);
-        if (!body) {
-                cli_error(c->cmd, "out of memory");
-                return CLI_EXIT_FAILURE;
-        }
-
+/* POST a body (hr's body fields, with its content type) to path with a fresh request ID. On a
+ * bound 200 answer with a JSON object, return 0 with *ret. Anything else is printed (one line)
+ * and CLI_EXIT_FAILURE returned. */
+static int call(cli_client *c, const char *path, const char *content_type, httpc_request hr, json_t **ret) {
         uint8_t rnd[16];
         char id[2 * sizeof(rnd) + 1], id_header[sizeof(id) + sizeof(REQUEST_ID_HEADER) + 2];
         if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd)) {
@@ -425,19 +417,16 @@ int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, jso
                 cli_error(c->cmd, "the URL is too long");
                 return CLI_EXIT_FAILURE;
         }
-        const char *headers[] = {"Content-Type: application/json", "Connect-Protocol-Version: 1", id_header,
-                                 c->auth[0] ? c->auth : NULL, NULL};
-        httpc_request hr = {
-                .url = url,
-                .unix_socket = c->unix_path,
-                .headers = headers,
-                .body = body,
-                .body_len = strlen(body),
-                .connect_timeout_ms = HTTPC_CONNECT_TIMEOUT_MS,
-                .timeout_ms = call_ms + HTTPC_TIMEOUT_SLACK_MS,
-                .answer_max = PLIM_ANSWER_MAX,
-                .capture_header = REQUEST_ID_HEADER,
-        };
+        char ct_header[HTTPC_HEADER_VALUE_MAX + 16];
+        snprintf(ct_header, sizeof(ct_header), "Content-Type: %s", content_type);
+        const char *headers[] = {ct_header, "Connect-Protocol-Version: 1", id_header, c->auth[0] ? c->auth : NULL,
+                                 NULL};
+        hr.url = url;
+        hr.unix_socket = c->unix_path;
+        hr.headers = headers;
+        hr.connect_timeout_ms = HTTPC_CONNECT_TIMEOUT_MS;
+        hr.answer_max = PLIM_ANSWER_MAX;
+        hr.capture_header = REQUEST_ID_HEADER;
         httpc_answer a;
         hull_error e = {0};
         int r = httpc_post(c->http, &hr, &a, &e);
@@ -499,6 +488,29 @@ int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, jso
         }
         *ret = o;
         return 0;
+}
+
+int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, json_t **ret) {
+        _cleanup_free_ char *body = req ? json_dumps(req, JSON_COMPACT) : NULL;
+        json_decref(req);
+        if (!body) {
+                cli_error(c->cmd, "out of memory");
+                return CLI_EXIT_FAILURE;
+        }
+        httpc_request hr = {.body = body, .body_len = strlen(body), .timeout_ms = call_ms + HTTPC_TIMEOUT_SLACK_MS};
+        return call(c, path, "application/json", hr, ret);
+}
+
+int cli_upload(cli_client *c, const char *path, int fd, int64_t size, uint64_t call_ms, json_t **ret) {
+        httpc_request hr = {.body_from = HTTPC_BODY_FD,
+                            .body_fd = fd,
+                            .body_size = size,
+                            .timeout_ms = call_ms + HTTPC_TIMEOUT_SLACK_MS};
+        return call(c, path, "application/octet-stream", hr, ret);
+}
+
+int cli_escape(cli_client *c, const char *s, char **ret) {
+        return httpc_escape(c->http, s, ret);
 }
 
 /* ---- the subcommands ---- */

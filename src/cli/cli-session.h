@@ -48,6 +48,13 @@ int cli_client_setup(cli_client *c, const char *cmd, const char *url, const char
  * returned. */
 int cli_call(cli_client *c, const char *path, json_t *req, uint64_t call_ms, json_t **ret);
 
+/* The same with a raw body read from fd (size bytes, or -1: to its end, sent chunked) as
+ * application/octet-stream: a streamed upload (path may carry a query string). */
+int cli_upload(cli_client *c, const char *path, int fd, int64_t size, uint64_t call_ms, json_t **ret);
+
+/* s percent-encoded for a query argument. Returns 0 with a new string or -ENOMEM. */
+int cli_escape(cli_client *c, const char *s, char **ret);
+
 /* 1 to PLIM_SESSION_ID_MAX lowercase hex digits. */
 bool cli_session_id_is_valid(const char *s);
 

@@ -71,9 +71,9 @@ usage "add from stdin without --name" add "$ID0" -
 usage "add --input-id with a slash" add "$ID0" "$TEST_TMP/in.csv" --input-id a/b
 usage "add --name with a newline" add "$ID0" "$TEST_TMP/in.csv" --name "$(printf 'a\nb')"
 usage "a URL that is not http(s)" --url ftp://127.0.0.1 list "$ID0"
-head -c $((6 << 20)) /dev/zero >"$TEST_TMP/big"
-"$HULL" handle add "$ID0" "$TEST_TMP/big" --url http://127.0.0.1:1 >/dev/null 2>"$TEST_TMP/err"; rc=$?
-check "add of a file over the body limit is refused before any call (2)" sh -c "[ $rc -eq 2 ] && grep -q 'the most one upload carries' '$TEST_TMP/err'"
+usage "add --format of an unknown kind" add "$ID0" "$TEST_TMP/in.csv" --format xlsx
+"$HULL" handle add "$ID0" /nonexistent/file.csv --url http://127.0.0.1:1 >/dev/null 2>"$TEST_TMP/err"; rc=$?
+check "add of a missing file fails (1) naming it, before any call" sh -c "[ $rc -eq 1 ] && grep -q 'cannot open /nonexistent/file.csv' '$TEST_TMP/err'"
 "$HULL" handle --url http://192.0.2.1:8750 list "$ID0" 2>"$TEST_TMP/err"; rc=$?
 check "cleartext http to a host that is not loopback is refused (2)" sh -c "[ $rc -eq 2 ] && grep -q '^hull: handle: refusing cleartext http' '$TEST_TMP/err'"
 
@@ -87,7 +87,7 @@ check "a missing unix socket: exit 1, naming it" sh -c "[ $rc -eq 1 ] && grep -q
 
 # ---- a fake daemon: the requests as sent, answers shaped like the store's ----
 cat >"$TEST_TMP/fake.py" <<'EOF'
-import base64, hashlib, http.server, json, sys
+import base64, hashlib, http.server, json, sys, urllib.parse
 log, modefile = sys.argv[1], sys.argv[2]
 TEXT = "héllo\n" * 3000  # 21,000 bytes: answered in pieces of at most 8,000
 RAW = b"\x00\xffbin"
@@ -101,7 +101,33 @@ SUMS = [
 class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            raw = b""
+            while True:
+                n = int(self.rfile.readline().split(b";")[0], 16)
+                chunk = self.rfile.read(n + 2)[:n]
+                if n == 0:
+                    break
+                raw += chunk
+        else:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if "?" in self.path:  # the streamed upload: the arguments in the query, the bytes raw
+            path, query = self.path.split("?", 1)
+            q = dict(urllib.parse.parse_qsl(query, keep_blank_values=True))
+            with open(log, "a") as f:
+                f.write(json.dumps({"path": path, "query": q, "type": self.headers.get("Content-Type"),
+                                    "bytes": base64.b64encode(raw).decode()}) + "\n")
+            ans = {"id": q["inputId"], "kind": "table" if q.get("format") in ("csv", "tsv") else "binary",
+                   "source": "input " + q["name"], "bytes": len(raw), "path": q["inputId"] + ".bin"}
+            data = json.dumps(ans).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Plimsoll-Request-Id", self.headers.get("Plimsoll-Request-Id", ""))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        body = json.loads(raw)
         mode = open(modefile).read().strip()
         with open(log, "a") as f:
             f.write(json.dumps({"path": self.path, "body": body}) + "\n")
@@ -231,11 +257,17 @@ us,2"
 
         out=$(F add "$ID0" "$TEST_TMP/in.csv" 2>"$TEST_TMP/err"); rc=$?
         check "fake: add prints the new handle's id (made from the file name)" test "$rc:$out" = "0:in.csv"
-        check "fake: add sends inputId, name and the content in base64" test "$(last_request 'r["body"]')" = '{"content": "'$(base64 -w0 <"$TEST_TMP/in.csv")'", "inputId": "in.csv", "name": "in.csv", "sessionId": "'$ID0'"}'
-        out=$(printf 'x' | F add "$ID0" - --name 'my file (1).txt' 2>"$TEST_TMP/err"); rc=$?
-        check "fake: add from stdin: the id made from --name" test "$rc:$out" = "0:my_file__1_.txt"
-        out=$(F add "$ID0" "$TEST_TMP/in.csv" --input-id up-1 --name data.csv); rc=$?
-        check "fake: add --input-id --name" test "$rc:$out:$(last_request 'r["body"]["name"]')" = "0:up-1:data.csv"
+        check "fake: add streams the file's bytes to Handles/Upload, the arguments in the query (csv from the extension)" \
+                test "$(last_request '[r["path"], r["query"], r["type"], r["bytes"]]')" = '["/hull.v1.Handles/Upload", {"format": "csv", "inputId": "in.csv", "name": "in.csv", "sessionId": "'$ID0'"}, "application/octet-stream", "'$(base64 -w0 <"$TEST_TMP/in.csv")'"]'
+        out=$(printf 'x\0y' | F add "$ID0" - --name 'my file (1)&x=2.txt' 2>"$TEST_TMP/err"); rc=$?
+        check "fake: add from stdin (chunked): the id made from --name, the name escaped in the query" \
+                test "$rc:$out:$(last_request '[r["query"]["name"], r["query"]["format"], r["bytes"]]')" = '0:my_file__1__x_2.txt:["my file (1)&x=2.txt", "binary", "eAB5"]'
+        out=$(F add "$ID0" "$TEST_TMP/in.csv" --input-id up-1 --name data.bin --format tsv); rc=$?
+        check "fake: add --input-id --name --format" test "$rc:$out:$(last_request 'r["query"]["name"] + r["query"]["format"]')" = "0:up-1:data.bintsv"
+        head -c $((6 << 20)) /dev/urandom >"$TEST_TMP/big"
+        out=$(F add "$ID0" "$TEST_TMP/big" 2>"$TEST_TMP/err"); rc=$?
+        check "fake: add of a 6 MiB file (over any one request body of the JSON API) streams it whole" \
+                test "$rc:$(last_request 'len(__import__("base64").b64decode(r["bytes"]))')" = "0:$((6 << 20))"
 
         echo notfound >"$MODE"
         F inspect "$ID0" zz >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
@@ -258,9 +290,9 @@ if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
 fi
 SOCK=$TEST_TMP/hull.sock
 LOG=$TEST_TMP/serve.log
-serve_opts=()
+serve_opts=(--handle-max 20M)
 if "$HULL" serve --help 2>/dev/null | grep -q -- '--handles-dir'; then
-        serve_opts=(--handles-dir "$TEST_TMP/handles")
+        serve_opts+=(--handles-dir "$TEST_TMP/handles")
 fi
 if ! start_server "$LOG" --socket "$SOCK" --audit-dir "$TEST_TMP/audit" --work-dir "$TEST_TMP" "${serve_opts[@]}"; then
         fail "hull serve starts" "$(cat "$LOG")"
@@ -302,17 +334,52 @@ HH get "$ID" sales >/dev/null 2>"$TEST_TMP/err"; rc=$?
 checkv "get of a table points to query/inspect (1)" sh -c "[ $rc -eq 1 ] && grep -q 'is a table' '$TEST_TMP/err'"
 
 printf 'city,n\nParis,1\nOslo,2\n' >"$TEST_TMP/cities.csv"
-HH add "$ID" "$TEST_TMP/cities.csv" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
-checkv "add uploads a local CSV and prints its id" test "$rc:$(cat "$TEST_TMP/out")" = "0:cities.csv"
-out=$(HH add "$ID" "$TEST_TMP/cities.csv" 2>"$TEST_TMP/err"); rc=$?
+HH add "$ID" "$TEST_TMP/cities.csv" --format binary >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+checkv "add --format binary uploads a local CSV as bytes and prints its id" test "$rc:$(cat "$TEST_TMP/out")" = "0:cities.csv"
+out=$(HH add "$ID" "$TEST_TMP/cities.csv" --format binary 2>"$TEST_TMP/err"); rc=$?
 checkv "add again is idempotent (the same id)" test "$rc:$out" = "0:cities.csv"
 HH list "$ID" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
 checkv "list shows the input as binary" sh -c "[ $rc -eq 0 ] && grep -qE '^cities.csv +binary +22 ' '$TEST_TMP/out'"
 HH get "$ID" cities.csv -o "$TEST_TMP/cities.back" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
 checkv "get of the input gives back its bytes (checked against the daemon's SHA-256)" sh -c "[ $rc -eq 0 ] && cmp -s '$TEST_TMP/cities.csv' '$TEST_TMP/cities.back'"
 printf 'city,n\nParis,1\nOslo,3\n' >"$TEST_TMP/cities2.csv"
-HH add "$ID" "$TEST_TMP/cities2.csv" --input-id cities.csv --name cities.csv >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+HH add "$ID" "$TEST_TMP/cities2.csv" --input-id cities.csv --name cities.csv --format binary >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
 checkv "add of other bytes under the same input ID is refused (1)" sh -c "[ $rc -eq 1 ] && grep -q 'already exists' '$TEST_TMP/err'"
+# A CSV becomes a table: streamed, typed over every row, queried at once.
+"$PY" -c '
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("region,qty,price\n")
+    for i in range(300000):
+        f.write("%s,%d,%.2f\n" % (("north", "south", "east")[i % 3], i % 7, i * 0.25))
+' "$TEST_TMP/sales.csv"
+HH add "$ID" "$TEST_TMP/sales.csv" --input-id sales300k >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+checkv "add of a 300,000-row CSV makes a table handle" test "$rc:$(cat "$TEST_TMP/out")" = "0:sales300k"
+out=$(HH query "$ID" "SELECT region, count(*), sum(qty) FROM sales300k.data GROUP BY 1 ORDER BY 1" --handle sales300k 2>"$TEST_TMP/err"); rc=$?
+want=$("$PY" -c '
+import csv, sys, collections
+n, q = collections.Counter(), collections.Counter()
+for r in csv.DictReader(open(sys.argv[1])):
+    n[r["region"]] += 1
+    q[r["region"]] += int(r["qty"])
+print("region,count(*),sum(qty)")
+for k in sorted(n):
+    print("%s,%d,%d" % (k, n[k], q[k]))
+' "$TEST_TMP/sales.csv")
+checkv "the table answers SQL over every row (types inferred: qty integer)" test "$rc:$out" = "0:$want"
+out=$(HH inspect "$ID" sales300k --json 2>"$TEST_TMP/err"); rc=$?
+checkv "its schema: region text, qty integer, price real; its source names the upload's digest" "$PY" -c '
+import json, sys, hashlib
+s = json.loads(sys.argv[1])
+assert s["schema"] == {"region": "text", "qty": "integer", "price": "real"}, s["schema"]
+assert hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest() in s["source"], s["source"]
+' "$out" "$TEST_TMP/sales.csv"
+head -c $((25 << 20)) /dev/urandom >"$TEST_TMP/huge.bin"
+HH add "$ID" "$TEST_TMP/huge.bin" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+checkv "an upload over --handle-max (20M here) is refused (1), saying which bound" sh -c "[ $rc -eq 1 ] && grep -q 'resource_exhausted: .*--handle-max' '$TEST_TMP/err' && ! HH inspect '$ID' huge.bin >/dev/null 2>&1"
+printf 'a,b\n1,2\n3\n' >"$TEST_TMP/ragged.csv"
+HH add "$ID" "$TEST_TMP/ragged.csv" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+checkv "a ragged CSV is refused (1) naming its line; nothing is kept" sh -c "[ $rc -eq 1 ] && grep -q 'line 3' '$TEST_TMP/err' && ! HH inspect '$ID' ragged.csv >/dev/null 2>&1"
 out=$(HH --unix "$SOCK" list "$ID" --json 2>"$TEST_TMP/err"); rc=$?
 checkv "list --json over the unix socket" bash -c "[ $rc -eq 0 ] && grep -q '\"id\": *\"cities.csv\"' <<<'$out'"
 
