@@ -50,7 +50,11 @@ int cli_usage_error(const char *cmd, int status, const char *fmt, ...) {
 }
 
 void cli_report(const char *cmd, const hull_error *e) {
-        cli_error(cmd, "%s", e->msg[0] ? e->msg : "unknown error");
+        const char *msg = e->msg[0] ? e->msg : "unknown error";
+        size_t n = strlen(cmd);
+        if (strncmp(msg, cmd, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ') /* "serve: serve: ..." */
+                msg += n + 2;
+        cli_error(cmd, "%s", msg);
 }
 
 static void main_help(void) {

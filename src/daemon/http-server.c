@@ -15,8 +15,7 @@
  * Each connection therefore has a socket context (http_conn) that records its phase and since
  * when; a watchdog thread shuts down the sockets whose head or request is overdue, and a new
  * connection closes the oldest incomplete one of its address (or of all) past the bounds. */
-#include "http-server.h"
-#include "dlib-microhttpd.h"
+#include "http-server-internal.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -44,133 +43,6 @@
 #include "time-util.h"
 
 /* libmicrohttpd is loaded when the server is made (src/shared/dlib-microhttpd.h says why). */
-
-typedef struct http_table {
-        const http_api *api;
-        const http_route *routes;
-        size_t n;
-        void *data;
-} http_table;
-
-/* Where a connection is: waiting for a head (from its start, or its previous request's end),
- * receiving a body, or busy (handled, answered, streaming): only the first two are incomplete. */
-typedef enum conn_phase {
-        PHASE_HEAD,
-        PHASE_BODY,
-        PHASE_BUSY,
-} conn_phase;
-
-/* An address as the per-address bound counts it: IPv4 (mapped IPv6 too), IPv6, or a unix
- * socket's peer uid. */
-typedef struct addr_key {
-        sa_family_t family;
-        uint8_t a[16];
-} addr_key;
-
-typedef struct http_conn {
-        int fd;
-        addr_key key;
-        conn_phase phase;
-        uint64_t since_us;   /* when the phase's deadline started: the head's wait */
-        uint64_t receive_ms; /* the request's deadline once its route is known */
-        bool cut;            /* shut down by us; gone once libmicrohttpd notices */
-        unsigned served;     /* requests completed on it (then a late head is mostly an idle keep-alive) */
-        struct http_conn *prev, *next;
-} http_conn;
-
-struct http_server {
-        http_config cfg;
-        struct MHD_Daemon *tcp, *local;
-        char *socket_path; /* to unlink at stop */
-        http_table tables[SERVE_ROUTES_MAX];
-        size_t n_tables, n_routes;
-        atomic_uint requests;     /* requests not yet completed */
-        atomic_uint threads;      /* spawned threads not yet ended: the last thing each does is to
-                                   * decrement it, so at 0 none uses the server */
-        atomic_size_t body_bytes; /* request-body buffers held, across connections */
-        atomic_bool stopping;
-        atomic_uint_fast64_t seq; /* log ids of requests that got none */
-        /* The connections and the event streams, for the watchdog: lock guards both lists, every
-         * conn's phase and cut, and the stream list links. */
-        pthread_mutex_t lock;
-        http_conn *conns;
-        http_sse *streams;
-        pthread_t watchdog;
-        bool watchdog_running;
-        int watchdog_pipe[2]; /* written to at stop: the watchdog ends */
-};
-
-typedef enum req_state {
-        REQ_NEW,     /* the head is not complete yet */
-        REQ_BODY,    /* the body is arriving */
-        REQ_SPAWNED, /* a thread has it, the connection suspended */
-        REQ_DONE,    /* queued, or closed */
-} req_state;
-
-struct http_req {
-        http_server *srv;
-        struct MHD_Connection *conn;
-        http_conn *c;
-        req_state state;
-        const http_table *table;
-        const http_route *route; /* NULL: none */
-        const char *method;
-        char path[SERVE_PATH_MAX + 1]; /* percent-decoded, without the query; "" when over-long */
-        bool path_too_long;
-        bool bad_uri;        /* a %00 in the raw URI, or a raw NUL cut it */
-        const char *raw_uri; /* in libmicrohttpd's buffer, to check against the version */
-        size_t raw_uri_len;
-        /* the route's {name}s: names in the pattern, values copied into param_buf */
-        size_t n_params;
-        struct {
-                const char *name;
-                size_t len;
-        } param_names[SERVE_ROUTE_PARAMS_MAX];
-        const char *param_values[SERVE_ROUTE_PARAMS_MAX];
-        char param_buf[SERVE_PATH_MAX + SERVE_ROUTE_PARAMS_MAX];
-        char principal[SERVE_SHORT_STR_MAX];
-        uint64_t start_us, received_unix_ms;
-        char id[SERVE_SHORT_STR_MAX]; /* for the log */
-        char log_path[SERVE_SHORT_STR_MAX];
-        char note[SERVE_SHORT_STR_MAX]; /* extra log fields */
-        /* the body */
-        dynbuf body;
-        size_t body_accounted; /* of the budget: the buffer's allocation */
-        uint64_t body_seen;    /* bytes received, kept or not */
-        bool too_large, over_budget;
-        int body_error;
-        /* the answer */
-        struct {
-                char *name, *value;
-        } headers[SERVE_ANSWER_HEADERS_MAX];
-        size_t n_headers;
-        struct MHD_Response *answer;
-        unsigned answer_status;
-        unsigned status; /* what was queued; 0 until then */
-        http_sse *sse;   /* a reference, while the stream is the answer */
-        http_handler_fn *spawned;
-        void *ctx;
-        void (*ctx_free)(void *);
-};
-
-struct http_sse {
-        pthread_mutex_t lock;
-        pthread_cond_t room;
-        http_server *srv;
-        struct MHD_Connection *conn;
-        int fd;
-        dynbuf q;   /* frames; bytes before off are sent */
-        size_t off; /* the first unsent byte */
-        size_t queued_max;
-        uint64_t keepalive_us, last_us; /* a comment when nothing went since last_us + keepalive_us */
-        bool parked;                    /* the connection is suspended until a frame comes */
-        bool ended;                     /* no more frames: the producer closed it, or shutdown */
-        bool gone;                      /* the request is over (client gone, error, done) */
-        unsigned refs;                  /* the producer's, the response's, the request's */
-        bool listed;                    /* in the server's list (under its lock) */
-        struct http_sse *prev, *next;
-};
-
 /* ---- addresses ---- */
 
 int http_listen_parse(const char *s, struct sockaddr_storage *ret, socklen_t *ret_len) {
@@ -261,149 +133,6 @@ static const char *addr_key_string(const addr_key *k, char *buf, size_t size) {
                 snprintf(buf, size, "unix-uid-%" PRIu32, uid);
         }
         return buf;
-}
-
-/* ---- routes ---- */
-
-static bool segment_is_clean(const char *s, size_t n) {
-        return n > 0 && !(n == 1 && s[0] == '.') && !(n == 2 && s[0] == '.' && s[1] == '.');
-}
-
-/* "{name}" (or "{name...}" when base) at p, ending at the segment's end; its name's bounds. */
-static bool is_param(const char *p, size_t n, bool base, size_t *ret_name_len) {
-        size_t extra = base ? 3 : 0;
-        if (n < 3 + extra || p[0] != '{' || p[n - 1] != '}' || (base && memcmp(p + n - 4, "...", 3) != 0))
-                return false;
-        size_t name_len = n - 2 - extra;
-        for (size_t i = 1; i <= name_len; i++) {
-                char c = p[i];
-                if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-                        return false;
-        }
-        *ret_name_len = name_len;
-        return true;
-}
-
-static int add_param(http_params *p, const char *name, size_t name_len, const char *value, size_t value_len) {
-        if (p->n >= ELEMENTSOF(p->v))
-                return -EINVAL;
-        p->v[p->n].name = name;
-        p->v[p->n].name_len = name_len;
-        p->v[p->n].value = value;
-        p->v[p->n].value_len = value_len;
-        p->n++;
-        return 0;
-}
-
-/* pattern and path both start with '/' (or are ""): segment by segment. */
-static int match_segments(const char *pattern, const char *path, http_params *p) {
-        while (*pattern) {
-                if (*pattern != '/')
-                        return -EINVAL;
-                if (*path != '/')
-                        return 0;
-                pattern++;
-                path++;
-                size_t pn = strcspn(pattern, "/"), sn = strcspn(path, "/"), name_len;
-                if (pattern[0] == '{') {
-                        if (!is_param(pattern, pn, false, &name_len))
-                                return -EINVAL;
-                        if (sn == 0 || add_param(p, pattern + 1, name_len, path, sn) < 0)
-                                return sn == 0 ? 0 : -EINVAL;
-                } else if (pn != sn || memcmp(pattern, path, pn) != 0)
-                        return 0;
-                pattern += pn;
-                path += sn;
-        }
-        return *path == '\0';
-}
-
-int http_route_match(const char *pattern, const char *path, http_params *ret) {
-        http_params p = {0};
-        int r;
-        if (pattern[0] == '{') { /* a base: any number of clean segments first */
-                size_t bn = strcspn(pattern, "/"), name_len;
-                if (!is_param(pattern, bn, true, &name_len))
-                        return -EINVAL;
-                const char *rest = pattern + bn;
-                size_t k = 0;
-                for (const char *c = rest; *c; c++)
-                        k += *c == '/';
-                if (k == 0)
-                        return -EINVAL;
-                /* the last k segments of the path are the rest's */
-                const char *start = path + strlen(path);
-                for (size_t i = 0; i < k; i++) {
-                        while (start > path && start[-1] != '/')
-                                start--;
-                        if (start == path)
-                                return 0;
-                        start--;
-                }
-                for (const char *s = path; s < start;) {
-                        if (*s != '/')
-                                return 0;
-                        size_t n = strcspn(s + 1, "/");
-                        if (s + 1 + n > start || !segment_is_clean(s + 1, n))
-                                return 0;
-                        s += 1 + n;
-                }
-                if (add_param(&p, pattern + 1, name_len, path, (size_t) (start - path)) < 0)
-                        return -EINVAL;
-                r = match_segments(rest, start, &p);
-        } else if (pattern[0] != '/')
-                return -EINVAL;
-        else
-                r = match_segments(pattern, path, &p);
-        if (r > 0 && ret)
-                *ret = p;
-        return r;
-}
-
-/* The route for r's path and method (and its table); NULL with *ret_allowed the methods of the
- * routes that have the path (0: none; else *ret_table is the first one's table). */
-static const http_route *route_find(http_server *s, http_req *r, const http_table **ret_table, unsigned *ret_allowed) {
-        unsigned bit = 0;
-        static const struct {
-                const char *name;
-                unsigned bit;
-        } methods[] = {{MHD_HTTP_METHOD_GET, HTTP_GET},
-                       {MHD_HTTP_METHOD_HEAD, HTTP_HEAD},
-                       {MHD_HTTP_METHOD_POST, HTTP_POST},
-                       {MHD_HTTP_METHOD_PUT, HTTP_PUT},
-                       {MHD_HTTP_METHOD_DELETE, HTTP_DELETE}};
-        for (size_t i = 0; i < ELEMENTSOF(methods); i++)
-                if (strcmp(r->method, methods[i].name) == 0)
-                        bit = methods[i].bit;
-        *ret_allowed = 0;
-        if (r->path_too_long)
-                return NULL;
-        for (size_t t = 0; t < s->n_tables; t++)
-                for (size_t i = 0; i < s->tables[t].n; i++) {
-                        const http_route *rt = &s->tables[t].routes[i];
-                        http_params p;
-                        if (http_route_match(rt->pattern, r->path, &p) != 1)
-                                continue;
-                        if (!(rt->methods & bit)) { /* its API words the 405 */
-                                if (!*ret_allowed)
-                                        *ret_table = &s->tables[t];
-                                *ret_allowed |= rt->methods;
-                                continue;
-                        }
-                        char *b = r->param_buf; /* the values fit: they are parts of the path */
-                        for (size_t k = 0; k < p.n; k++) {
-                                r->param_names[k].name = p.v[k].name;
-                                r->param_names[k].len = p.v[k].name_len;
-                                memcpy(b, p.v[k].value, p.v[k].value_len);
-                                b[p.v[k].value_len] = '\0';
-                                r->param_values[k] = b;
-                                b += p.v[k].value_len + 1;
-                        }
-                        r->n_params = p.n;
-                        *ret_table = &s->tables[t];
-                        return rt;
-                }
-        return NULL;
 }
 
 /* ---- connections and the watchdog ---- */
@@ -506,8 +235,6 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         }
 }
 
-static void sse_tick_locked(http_sse *x, uint64_t now);
-
 static void *watchdog_main(void *arg) {
         http_server *s = arg;
         for (;;) {
@@ -524,7 +251,7 @@ static void *watchdog_main(void *arg) {
                                 cut_locked(s, c, c->phase == PHASE_HEAD ? "head-too-slow" : "request-too-slow", bound);
                 }
                 for (http_sse *x = s->streams; x; x = x->next)
-                        sse_tick_locked(x, now);
+                        http_sse_tick_locked(x, now);
                 pthread_mutex_unlock(&s->lock);
         }
 }
@@ -572,7 +299,7 @@ int http_answer_header(http_req *r, const char *name, const char *value) {
 
 /* Add r's headers and the content type to a new response; NULL (and the response destroyed)
  * on failure. */
-static struct MHD_Response *dress(http_req *r, struct MHD_Response *resp, const char *content_type) {
+struct MHD_Response *http_dress(http_req *r, struct MHD_Response *resp, const char *content_type) {
         if (!resp)
                 return NULL;
         bool ok = !content_type || MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) == MHD_YES;
@@ -596,7 +323,7 @@ int http_answer(http_req *r, unsigned status, const char *content_type, char *bo
                 free(body);
                 return -ENOMEM;
         }
-        resp = dress(r, resp, content_type);
+        resp = http_dress(r, resp, content_type);
         if (!resp)
                 return -ENOMEM;
         r->answer = resp;
@@ -827,261 +554,6 @@ int http_req_spawn(http_req *r, http_handler_fn *fn) {
         return 0;
 }
 
-/* ---- server-sent events ---- */
-
-static void sse_unref(http_sse *x) {
-        pthread_mutex_lock(&x->lock);
-        bool last = --x->refs == 0;
-        pthread_mutex_unlock(&x->lock);
-        if (!last)
-                return;
-        dynbuf_free(&x->q);
-        pthread_cond_destroy(&x->room);
-        pthread_mutex_destroy(&x->lock);
-        free(x);
-}
-
-/* Wake a stream whose connection waits for a frame (under x->lock). */
-static void sse_wake_locked(http_sse *x) {
-        if (x->parked) {
-                x->parked = false;
-                MHD_resume_connection(x->conn);
-        }
-}
-
-/* Room for n more bytes at the queue's end (under x->lock): the unsent bytes are moved to the
- * front when that makes room. Returns where to write them (then dynbuf_advance), or NULL when
- * they do not fit now (*ret_err: -EAGAIN, or -ENOMEM). */
-static char *sse_room_locked(http_sse *x, size_t n, int *ret_err) {
-        if (x->q.len - x->off + n > x->q.max) {
-                *ret_err = -EAGAIN;
-                return NULL;
-        }
-        if (x->off > 0 && x->q.len + n > x->q.max) {
-                memmove(x->q.buf, x->q.buf + x->off, x->q.len - x->off);
-                x->q.len -= x->off;
-                x->off = 0;
-        }
-        int r = dynbuf_reserve(&x->q, n);
-        if (r < 0) {
-                *ret_err = r;
-                return NULL;
-        }
-        return x->q.buf + x->q.len;
-}
-
-/* Queue bytes (under x->lock). Returns 0, -EAGAIN or -ENOMEM. */
-static int sse_put_locked(http_sse *x, const char *p, size_t n) {
-        int r = 0;
-        char *at = sse_room_locked(x, n, &r);
-        if (!at)
-                return r;
-        memcpy(at, p, n);
-        dynbuf_advance(&x->q, n);
-        x->queued_max = MAX(x->queued_max, x->q.len - x->off);
-        return 0;
-}
-
-static void sse_tick_locked(http_sse *x, uint64_t now) {
-        pthread_mutex_lock(&x->lock);
-        if (!x->gone && !x->ended) {
-                if (x->parked && sock_fd_hung_up(x->fd)) { /* nobody reads: end it */
-                        x->gone = true;
-                        pthread_cond_broadcast(&x->room);
-                        sse_wake_locked(x);
-                } else if (x->q.len == x->off && now - x->last_us >= x->keepalive_us) {
-                        static const char comment[] = ": keep-alive\n\n";
-                        if (sse_put_locked(x, comment, sizeof(comment) - 1) == 0) {
-                                x->last_us = now;
-                                sse_wake_locked(x);
-                        }
-                }
-        }
-        pthread_mutex_unlock(&x->lock);
-}
-
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
-        http_sse *x = cls;
-        ssize_t n;
-        pthread_mutex_lock(&x->lock);
-        size_t avail = x->q.len - x->off;
-        if (x->gone)
-                n = MHD_CONTENT_READER_END_WITH_ERROR;
-        else if (avail > 0) {
-                n = (ssize_t) MIN(avail, max);
-                memcpy(buf, x->q.buf + x->off, (size_t) n);
-                x->off += (size_t) n;
-                if (x->off == x->q.len) {
-                        dynbuf_reset(&x->q);
-                        x->off = 0;
-                }
-                x->last_us = now_mono_us();
-                pthread_cond_broadcast(&x->room);
-        } else if (x->ended)
-                n = MHD_CONTENT_READER_END_OF_STREAM;
-        else { /* nothing to send: wait, suspended, for the producer (or the watchdog) */
-                x->parked = true;
-                MHD_suspend_connection(x->conn);
-                n = 0;
-        }
-        pthread_mutex_unlock(&x->lock);
-        return n;
-}
-
-static void sse_response_free(void *cls) {
-        sse_unref(cls);
-}
-
-int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_sse **ret) {
-        http_server *s = r->srv;
-        if (r->answer || r->sse)
-                return -EALREADY;
-        http_sse *x = calloc(1, sizeof(*x));
-        if (!x)
-                return -ENOMEM;
-        pthread_mutex_init(&x->lock, NULL);
-        pthread_cond_init(&x->room, NULL);
-        x->srv = s;
-        x->conn = r->conn;
-        x->fd = http_req_fd(r);
-        dynbuf_init(&x->q, MIN(queue_max ? queue_max : SERVE_SSE_QUEUE_DEFAULT, (size_t) SERVE_SSE_QUEUE_MAX));
-        x->keepalive_us = (keepalive_ms ? keepalive_ms : SERVE_SSE_KEEPALIVE_MS) * 1000ULL;
-        x->last_us = now_mono_us();
-        x->refs = 3; /* the producer's, the response's, the request's */
-        struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SERVE_SSE_BLOCK_BYTES, sse_read,
-                                                                      x, sse_response_free);
-        if (!resp) {
-                x->refs = 1;
-                sse_unref(x);
-                return -ENOMEM;
-        }
-        resp = dress(r, resp, "text/event-stream; charset=utf-8");
-        if (!resp || MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache") != MHD_YES) {
-                if (resp)
-                        MHD_destroy_response(resp); /* frees the response's reference */
-                x->refs = 1;
-                sse_unref(x);
-                return -ENOMEM;
-        }
-        pthread_mutex_lock(&s->lock);
-        x->next = s->streams;
-        if (s->streams)
-                s->streams->prev = x;
-        s->streams = x;
-        x->listed = true;
-        if (atomic_load(&s->stopping))
-                x->ended = true;
-        pthread_mutex_unlock(&s->lock);
-        r->answer = resp;
-        r->answer_status = 200;
-        r->sse = x;
-        *ret = x;
-        return 0;
-}
-
-/* The bytes of one event: "event: EVENT\n" (when not NULL), "data: LINE\n" per line of data
- * (split at LF, CRs dropped), and the blank line. Written at p when p is not NULL. */
-static size_t sse_frame(char *p, const char *event, const char *data, size_t len) {
-        size_t n = 0;
-#define PUT(s, k)                                                                                                      \
-        do {                                                                                                           \
-                if (p)                                                                                                 \
-                        memcpy(p + n, (s), (k));                                                                       \
-                n += (k);                                                                                              \
-        } while (0)
-        if (event) {
-                PUT("event: ", 7);
-                PUT(event, strlen(event));
-                PUT("\n", 1);
-        }
-        PUT("data: ", 6);
-        for (size_t i = 0; i < len; i++) {
-                if (data[i] == '\n')
-                        PUT("\ndata: ", 7);
-                else if (data[i] != '\r')
-                        PUT(data + i, 1);
-        }
-        PUT("\n\n", 2);
-#undef PUT
-        return n;
-}
-
-int http_sse_send(http_sse *x, const char *event, const char *data, size_t len) {
-        if (event && (!event[0] || strpbrk(event, "\r\n")))
-                return -EINVAL;
-        size_t n = sse_frame(NULL, event, data, len);
-        int r = 0;
-        pthread_mutex_lock(&x->lock);
-        if (x->gone || x->ended)
-                r = -EPIPE;
-        else if (n > x->q.max)
-                r = -E2BIG;
-        else {
-                char *at = sse_room_locked(x, n, &r); /* no allocation per frame: written in place */
-                if (at) {
-                        sse_frame(at, event, data, len);
-                        dynbuf_advance(&x->q, n);
-                        x->queued_max = MAX(x->queued_max, x->q.len - x->off);
-                        sse_wake_locked(x);
-                }
-        }
-        pthread_mutex_unlock(&x->lock);
-        return r;
-}
-
-int http_sse_wait(http_sse *x, size_t n, uint64_t timeout_ms) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        uint64_t ns = (uint64_t) until.tv_nsec + (timeout_ms % 1000) * 1000000ULL;
-        until.tv_sec += (time_t) (timeout_ms / 1000 + ns / 1000000000ULL);
-        until.tv_nsec = (long) (ns % 1000000000ULL);
-        int r = 0;
-        pthread_mutex_lock(&x->lock);
-        while (!x->gone && !x->ended && x->q.len - x->off + n > x->q.max && r == 0)
-                if (pthread_cond_timedwait(&x->room, &x->lock, &until) == ETIMEDOUT)
-                        r = -ETIMEDOUT;
-        if (x->gone || x->ended)
-                r = -EPIPE;
-        pthread_mutex_unlock(&x->lock);
-        return r;
-}
-
-size_t http_sse_queued_max(http_sse *x) {
-        pthread_mutex_lock(&x->lock);
-        size_t n = x->queued_max;
-        pthread_mutex_unlock(&x->lock);
-        return n;
-}
-
-void http_sse_close(http_sse *x) {
-        pthread_mutex_lock(&x->lock);
-        x->ended = true;
-        sse_wake_locked(x);
-        pthread_mutex_unlock(&x->lock);
-        sse_unref(x);
-}
-
-/* The request is over: its stream is gone. */
-static void sse_request_done(http_server *s, http_sse *x) {
-        pthread_mutex_lock(&s->lock);
-        if (x->listed) {
-                if (x->prev)
-                        x->prev->next = x->next;
-                else
-                        s->streams = x->next;
-                if (x->next)
-                        x->next->prev = x->prev;
-                x->listed = false;
-        }
-        pthread_mutex_unlock(&s->lock);
-        pthread_mutex_lock(&x->lock);
-        x->gone = true;
-        x->parked = false; /* a completed request is not suspended */
-        pthread_cond_broadcast(&x->room);
-        pthread_mutex_unlock(&x->lock);
-        sse_unref(x);
-}
-
 /* ---- the head ---- */
 
 typedef struct head_walk {
@@ -1237,7 +709,7 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
         /* a raw NUL in the URI cut it: the version does not follow it */
         if (r->raw_uri && version != r->raw_uri + r->raw_uri_len + 1)
                 r->bad_uri = true;
-        r->route = route_find(s, r, &r->table, &allowed);
+        r->route = http_route_find(s, r, &r->table, &allowed);
         const http_api *api = api_of(r);
         if (api && api->begin)
                 api->begin(r);
@@ -1339,7 +811,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                  toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " aborted=yes",
                  (double) (now_mono_us() - r->start_us) / 1000.0, r->note[0] ? " " : "", r->note);
         if (r->sse)
-                sse_request_done(s, r->sse);
+                http_sse_request_done(s, r->sse);
         if (r->answer)
                 MHD_destroy_response(r->answer);
         if (r->ctx_free)
@@ -1499,7 +971,7 @@ void http_quiesce(http_server *s) {
                 pthread_mutex_lock(&x->lock);
                 x->ended = true;
                 pthread_cond_broadcast(&x->room);
-                sse_wake_locked(x);
+                http_sse_wake_locked(x);
                 pthread_mutex_unlock(&x->lock);
         }
         pthread_mutex_unlock(&s->lock);
