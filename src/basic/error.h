@@ -15,5 +15,9 @@ typedef struct hull_error {
  * "...")` reports and returns in one step. */
 int hull_err(hull_error *e, int err, const char *fmt, ...) _printf_(3, 4);
 
+/* Like hull_err without the strerror suffix: for messages that describe data (a malformed field,
+ * a digest that does not match), not a failed call. */
+int hull_fail(hull_error *e, int err, const char *fmt, ...) _printf_(3, 4);
+
 /* Like hull_err, with a hint appended in parentheses after the reason. */
 int hull_err_hint(hull_error *e, int err, const char *hint, const char *fmt, ...) _printf_(4, 5);

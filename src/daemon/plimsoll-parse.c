@@ -646,15 +646,24 @@ static int tier_rank(const char *t) {
         return -1;
 }
 
-int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f) {
-        if (r->minimum_isolation[0] && tier_rank(ev->isolation) < tier_rank(r->minimum_isolation))
+/* What every request is checked for: its floor against our tier, and a software rule, which
+ * hull cannot meet. */
+static int admit_floor_and_rule(const char *minimum_isolation, bool has_software_rule, const plim_evidence *ev,
+                                plim_error *f) {
+        if (minimum_isolation[0] && tier_rank(ev->isolation) < tier_rank(minimum_isolation))
                 return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION,
                                  "the request's floor is %s and this daemon's tier is %s" NOTHING_RAN,
-                                 r->minimum_isolation, ev->isolation);
-        if (r->has_software_rule)
+                                 minimum_isolation, ev->isolation);
+        if (has_software_rule)
                 return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,
                                  "hull serve cannot establish a software identity for its sandbox (it runs the "
                                  "host's /usr), so no software rule can be met" NOTHING_RAN);
+        return 0;
+}
+
+int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f) {
+        if (admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, ev, f) < 0)
+                return -1;
         if (r->grant_profile && r->grant_profile[0])
                 return plim_fail(f, PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_PERMISSION,
                                  "grant profiles are not available on this daemon" NOTHING_RAN);
@@ -674,15 +683,7 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
         if (!ev->sessions)
                 return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
                                  "this daemon offers no sessions (Describe says supportsSessions false)" NOTHING_RAN);
-        if (r->minimum_isolation[0] && tier_rank(ev->isolation) < tier_rank(r->minimum_isolation))
-                return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION,
-                                 "the request's floor is %s and this daemon's tier is %s" NOTHING_RAN,
-                                 r->minimum_isolation, ev->isolation);
-        if (r->has_software_rule)
-                return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,
-                                 "hull serve cannot establish a software identity for its sandbox (it runs the "
-                                 "host's /usr), so no software rule can be met" NOTHING_RAN);
-        return 0;
+        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, ev, f);
 }
 
 /* ---- the plan ---- */

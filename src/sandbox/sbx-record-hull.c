@@ -26,7 +26,7 @@ static int operation_index(const char *op, hull_error *e) {
         for (size_t i = 0; i < ELEMENTSOF(operations); i++)
                 if (strcmp(op, operations[i]) == 0)
                         return (int) i;
-        return rec_fail(e, -EINVAL, "'%s' is not one of hull's record kinds", printable(op, strlen(op), pb));
+        return hull_fail(e, -EINVAL, "'%s' is not one of hull's record kinds", printable(op, strlen(op), pb));
 }
 
 /* A uint64 field (a JSON integer or a decimal string). */
@@ -41,7 +41,7 @@ static int uint64_field(rec_encoder *enc, const char *name, const json_t *v, con
 
 static int digest_finish(rec_encoder *enc, char ret[REC_DIGEST_HEX_SIZE], hull_error *e) {
         int r = rec_encoder_finish(enc, ret);
-        return r < 0 ? rec_fail(e, r, "run records: the digest failed") : 0;
+        return r < 0 ? hull_fail(e, r, "run records: the digest failed") : 0;
 }
 
 static const rec_pj_field exec_fields[] = {{"command", NULL}, {"env", NULL}, {"timeoutMs", "timeout_ms"}};
@@ -83,7 +83,7 @@ int rec_hull_request_digest(const char *operation, const json_t *request, char r
         _cleanup_(rec_encoder_done) rec_encoder enc = {};
         int r = rec_encoder_init(&enc, REQUEST_DOMAIN);
         if (r < 0)
-                return rec_fail(e, r, "run records: cannot start a SHA-256 digest");
+                return hull_fail(e, r, "run records: cannot start a SHA-256 digest");
         rec_field_str(&enc, "operation", operation);
         switch (op) {
         case OP_EXEC:
@@ -131,7 +131,7 @@ int rec_hull_request_digest(const char *operation, const json_t *request, char r
                                                 e);
                 break;
         default:
-                r = rec_fail(e, -EINVAL, "unknown operation");
+                r = hull_fail(e, -EINVAL, "unknown operation");
         }
         return r < 0 ? r : digest_finish(&enc, ret, e);
 }
@@ -180,7 +180,7 @@ int rec_hull_result_digest(const char *operation, const json_t *result, char ret
         _cleanup_(rec_encoder_done) rec_encoder enc = {};
         int r = rec_encoder_init(&enc, RESULT_DOMAIN);
         if (r < 0)
-                return rec_fail(e, r, "run records: cannot start a SHA-256 digest");
+                return hull_fail(e, r, "run records: cannot start a SHA-256 digest");
         rec_field_str(&enc, "operation", operation);
         switch (op) {
         case OP_EXEC:
@@ -216,7 +216,7 @@ int rec_hull_result_digest(const char *operation, const json_t *result, char ret
                                                 e);
                 break;
         default:
-                r = rec_fail(e, -EINVAL, "unknown operation");
+                r = hull_fail(e, -EINVAL, "unknown operation");
         }
         return r < 0 ? r : digest_finish(&enc, ret, e);
 }

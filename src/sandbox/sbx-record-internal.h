@@ -15,9 +15,6 @@ typedef struct rec_pj_field {
         const char *camel, *snake;
 } rec_pj_field;
 
-/* Like hull_err, without the strerror suffix: these messages describe data, not a failed call. */
-int rec_fail(hull_error *e, int err, const char *fmt, ...) _printf_(3, 4);
-
 /* A short, printable copy of untrusted text for an error message (no control bytes, at most 40
  * bytes then "..."), and a digest shown as its first 16 hex digits. */
 #define PRINTABLE_SIZE 48

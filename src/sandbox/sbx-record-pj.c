@@ -15,18 +15,6 @@
 
 /* ---- errors ---- */
 
-/* Like hull_err, without the strerror suffix: these messages describe data, not a failed call. */
-int rec_fail(hull_error *e, int err, const char *fmt, ...) {
-        if (e) {
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-                va_end(ap);
-                e->err = err;
-        }
-        return err;
-}
-
 /* A short, printable copy of untrusted text for an error message: no control bytes, no
  * newlines, at most 40 bytes (then "..."). */
 const char *printable(const char *s, size_t len, char buf[PRINTABLE_SIZE]) {
@@ -65,20 +53,20 @@ const char *short_digest(const char *s, size_t len, char buf[PRINTABLE_SIZE]) {
 int rec_pj_check_message(const json_t *msg, const char *what, const rec_pj_field *fields, size_t n, hull_error *e) {
         char pb[PRINTABLE_SIZE];
         if (!json_is_object(msg))
-                return rec_fail(e, -EINVAL, "%s is not a JSON object", what);
+                return hull_fail(e, -EINVAL, "%s is not a JSON object", what);
         for (void *it = json_object_iter((json_t *) msg); it; it = json_object_iter_next((json_t *) msg, it)) {
                 const char *key = json_object_iter_key(it);
                 size_t klen = json_object_iter_key_len(it), i;
                 if (strlen(key) != klen)
-                        return rec_fail(e, -EINVAL, "%s has a field name containing a NUL byte", what);
+                        return hull_fail(e, -EINVAL, "%s has a field name containing a NUL byte", what);
                 for (i = 0; i < n; i++)
                         if (strcmp(key, fields[i].camel) == 0 || (fields[i].snake && strcmp(key, fields[i].snake) == 0))
                                 break;
                 if (i == n)
-                        return rec_fail(e, -EINVAL, "%s has an unknown field '%s'", what, printable(key, klen, pb));
+                        return hull_fail(e, -EINVAL, "%s has an unknown field '%s'", what, printable(key, klen, pb));
                 if (fields[i].snake && strcmp(key, fields[i].snake) == 0 && json_object_get(msg, fields[i].camel))
-                        return rec_fail(e, -EINVAL, "%s has both '%s' and '%s'", what, fields[i].camel,
-                                        fields[i].snake);
+                        return hull_fail(e, -EINVAL, "%s has both '%s' and '%s'", what, fields[i].camel,
+                                         fields[i].snake);
         }
         return 0;
 }
@@ -98,7 +86,7 @@ int rec_pj_string(const json_t *v, const char *what, const char **ret, size_t *r
                 return 0;
         }
         if (!json_is_string(v))
-                return rec_fail(e, -EINVAL, "%s is not a string", what);
+                return hull_fail(e, -EINVAL, "%s is not a string", what);
         *ret = json_string_value(v);
         *ret_len = json_string_length(v);
         return 0;
@@ -127,22 +115,22 @@ int rec_pj_int(const json_t *v, const char *what, int64_t min, int64_t max, int6
         else if (json_is_real(v)) {
                 double d = json_real_value(v);
                 if (!(d >= -0x1p63 && d < 0x1p63) || (double) (int64_t) d != d)
-                        return rec_fail(e, -EINVAL, "%s is not an integer", what);
+                        return hull_fail(e, -EINVAL, "%s is not an integer", what);
                 x = (int64_t) d;
         } else if (json_is_string(v)) {
                 const char *s = json_string_value(v);
                 size_t len = json_string_length(v);
                 if (len > 24 || !is_decimal(s, len, true))
-                        return rec_fail(e, -EINVAL, "%s is not an integer", what);
+                        return hull_fail(e, -EINVAL, "%s is not an integer", what);
                 errno = 0;
                 long long ll = strtoll(s, NULL, 10);
                 if (errno == ERANGE)
-                        return rec_fail(e, -EINVAL, "%s is out of range", what);
+                        return hull_fail(e, -EINVAL, "%s is out of range", what);
                 x = ll;
         } else
-                return rec_fail(e, -EINVAL, "%s is not an integer", what);
+                return hull_fail(e, -EINVAL, "%s is not an integer", what);
         if (x < min || x > max)
-                return rec_fail(e, -EINVAL, "%s is out of range (%" PRId64 ")", what, x);
+                return hull_fail(e, -EINVAL, "%s is out of range (%" PRId64 ")", what, x);
         *ret = x;
         return 0;
 }
@@ -156,18 +144,18 @@ int rec_pj_uint64(const json_t *v, const char *what, uint64_t *ret, hull_error *
                 const char *s = json_string_value(v);
                 size_t len = json_string_length(v);
                 if (len > 24 || !is_decimal(s, len, false))
-                        return rec_fail(e, -EINVAL, "%s is not an unsigned integer", what);
+                        return hull_fail(e, -EINVAL, "%s is not an unsigned integer", what);
                 errno = 0;
                 unsigned long long ull = strtoull(s, NULL, 10);
                 if (errno == ERANGE)
-                        return rec_fail(e, -EINVAL, "%s is out of range", what);
+                        return hull_fail(e, -EINVAL, "%s is out of range", what);
                 *ret = ull;
                 return 0;
         }
         if (json_is_real(v)) {
                 double d = json_real_value(v);
                 if (!(d >= 0 && d < 0x1p64) || (double) (uint64_t) d != d)
-                        return rec_fail(e, -EINVAL, "%s is not an unsigned integer", what);
+                        return hull_fail(e, -EINVAL, "%s is not an unsigned integer", what);
                 *ret = (uint64_t) d;
                 return 0;
         }
@@ -185,7 +173,7 @@ int rec_pj_bool(const json_t *v, const char *what, bool *ret, hull_error *e) {
                 return 0;
         }
         if (!json_is_boolean(v))
-                return rec_fail(e, -EINVAL, "%s is not true or false", what);
+                return hull_fail(e, -EINVAL, "%s is not true or false", what);
         *ret = json_is_true(v);
         return 0;
 }
@@ -242,12 +230,12 @@ int rec_pj_double(const json_t *v, const char *what, double *ret, hull_error *e)
                         errno = 0;
                         double d = strtod(s, NULL);
                         if (errno == ERANGE && isinf(d))
-                                return rec_fail(e, -EINVAL, "%s is out of range", what);
+                                return hull_fail(e, -EINVAL, "%s is out of range", what);
                         *ret = d;
                 } else
-                        return rec_fail(e, -EINVAL, "%s is not a number", what);
+                        return hull_fail(e, -EINVAL, "%s is not a number", what);
         } else
-                return rec_fail(e, -EINVAL, "%s is not a number", what);
+                return hull_fail(e, -EINVAL, "%s is not a number", what);
         return 0;
 }
 
@@ -266,18 +254,18 @@ int rec_pj_outcome(const json_t *v, const char *what, int64_t *ret, hull_error *
                                 *ret = (int64_t) i;
                                 return 0;
                         }
-                return rec_fail(e, -EINVAL, "%s has an unknown value '%s'", what,
-                                printable(json_string_value(v), json_string_length(v), pb));
+                return hull_fail(e, -EINVAL, "%s has an unknown value '%s'", what,
+                                 printable(json_string_value(v), json_string_length(v), pb));
         }
         if (v && !json_is_integer(v))
-                return rec_fail(e, -EINVAL, "%s is not an enum name or number", what);
+                return hull_fail(e, -EINVAL, "%s is not an enum name or number", what);
         return rec_pj_int(v, what, INT32_MIN, INT32_MAX, ret, e);
 }
 
 /* A repeated field: NULL (empty) or an array. */
 int rec_pj_array(const json_t *v, const char *what, hull_error *e) {
         if (v && !json_is_array(v))
-                return rec_fail(e, -EINVAL, "%s is not an array", what);
+                return hull_fail(e, -EINVAL, "%s is not an array", what);
         return 0;
 }
 
@@ -330,10 +318,10 @@ int rec_pj_bytes_field(rec_encoder *enc, const char *name, const json_t *v, cons
                 return 0;
         }
         if (!json_is_string(v))
-                return rec_fail(e, -EINVAL, "%s is not a base64 string", what);
+                return hull_fail(e, -EINVAL, "%s is not a base64 string", what);
         const char *s = json_string_value(v);
         if (b64_measure(s, json_string_length(v), &chars, &bytes) < 0)
-                return rec_fail(e, -EINVAL, "%s is not valid base64", what);
+                return hull_fail(e, -EINVAL, "%s is not valid base64", what);
         rec_field_begin(enc, name, bytes);
         uint8_t out[REC_B64_DECODE_CHUNK];
         size_t o = 0;
@@ -409,7 +397,7 @@ int rec_pj_strings_group(rec_encoder *enc, const char *count_name, const char *n
         rec_field_uint(enc, count_name, json_array_size(v));
         for (size_t i = 0; i < json_array_size(v); i++) {
                 if (!json_is_string(json_array_get(v, i)))
-                        return rec_fail(e, -EINVAL, "%s has an element that is not a string", what);
+                        return hull_fail(e, -EINVAL, "%s has an element that is not a string", what);
                 r = rec_pj_string_field(enc, name, json_array_get(v, i), what, e);
                 if (r < 0)
                         return r;
@@ -424,6 +412,6 @@ int rec_pj_advice(const json_t *v, const char *what, hull_error *e) {
                 return r;
         for (size_t i = 0; i < json_array_size(v); i++)
                 if (!json_is_object(json_array_get(v, i)))
-                        return rec_fail(e, -EINVAL, "%s has an element that is not an object", what);
+                        return hull_fail(e, -EINVAL, "%s has an element that is not an object", what);
         return 0;
 }

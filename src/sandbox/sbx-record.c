@@ -194,8 +194,8 @@ static int find_kind(const json_t *msg, const rec_pj_field *fields, size_t first
         for (size_t i = 0; i < ELEMENTSOF(kinds); i++)
                 if (rec_pj_get(msg, &fields[first + i])) {
                         if (kind)
-                                return rec_fail(e, -EINVAL, "%s has more than one of javascript, project, module, cell",
-                                                what);
+                                return hull_fail(e, -EINVAL,
+                                                 "%s has more than one of javascript, project, module, cell", what);
                         kind = (int) i + 1;
                 }
         return kind;
@@ -340,7 +340,7 @@ static int request_digest(const json_t *req, char ret[REC_DIGEST_HEX_SIZE], requ
 
         r = rec_encoder_init(&enc, protocol >= 2 ? "plimsoll.run-request.v2" : "plimsoll.run-request.v1");
         if (r < 0)
-                return rec_fail(e, r, "run records: cannot start a SHA-256 digest");
+                return hull_fail(e, r, "run records: cannot start a SHA-256 digest");
         rec_field_uint(&enc, "protocol", (uint64_t) protocol);
         rec_field(&enc, "minimum_isolation", info->floor, info->floor_len);
         rec_field_int(&enc, "timeout_ms", timeout);
@@ -362,7 +362,7 @@ static int request_digest(const json_t *req, char ret[REC_DIGEST_HEX_SIZE], requ
         }
         r = rec_encoder_finish(&enc, ret);
         if (r < 0)
-                return rec_fail(e, r, "run records: the request digest failed");
+                return hull_fail(e, r, "run records: the request digest failed");
         info->protocol = (uint32_t) protocol;
         info->kind = kind;
         info->rule = rule;
@@ -630,17 +630,17 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
                 return r;
         const json_t *record = rec_pj_get(res, &response_fields[RS_RECORD]);
         if (record && !json_is_object(record))
-                return rec_fail(e, -EINVAL, "result.record is not a JSON object");
+                return hull_fail(e, -EINVAL, "result.record is not a JSON object");
         int kind = find_kind(res, response_fields, RS_JS, "the result", e);
         if (kind < 0)
                 return kind;
         if (kind == 0)
-                return rec_fail(e, -EINVAL, "the result has none of javascript, project, module, cell");
+                return hull_fail(e, -EINVAL, "the result has none of javascript, project, module, cell");
         const json_t *m = rec_pj_get(res, &response_fields[RS_JS + (size_t) kind - 1]);
 
         r = rec_encoder_init(&enc, "plimsoll.run-result.v1");
         if (r < 0)
-                return rec_fail(e, r, "run records: cannot start a SHA-256 digest");
+                return hull_fail(e, r, "run records: cannot start a SHA-256 digest");
         rec_field_str(&enc, "kind", kinds[kind - 1]);
         switch (kind) {
         case 1:
@@ -672,7 +672,7 @@ static int result_digest(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *
                 return r;
         r = rec_encoder_finish(&enc, ret);
         if (r < 0)
-                return rec_fail(e, r, "run records: the result digest failed");
+                return hull_fail(e, r, "run records: the result digest failed");
         *ret_kind = kind;
         return 0;
 }
@@ -764,7 +764,7 @@ static int record_parse(const json_t *rec, record_view *v, hull_error *e) {
         if (r < 0)
                 return r;
         if (v->version < 1 || v->version > 3)
-                return rec_fail(e, -EINVAL, "record version %" PRId64 " is not 1, 2 or 3", v->version);
+                return hull_fail(e, -EINVAL, "record version %" PRId64 " is not 1, 2 or 3", v->version);
         return 0;
 }
 
@@ -774,7 +774,7 @@ static int record_view_digest(const record_view *v, char ret[REC_DIGEST_HEX_SIZE
         snprintf(domain, sizeof(domain), "plimsoll.run-record.v%" PRId64, v->version);
         int r = rec_encoder_init(&enc, domain);
         if (r < 0)
-                return rec_fail(e, r, "run records: cannot start a SHA-256 digest");
+                return hull_fail(e, r, "run records: cannot start a SHA-256 digest");
 #define S(name, i) rec_field(&enc, name, v->s[i].p, v->s[i].n)
         S("request_sha256", RC_REQUEST);
         S("result_sha256", RC_RESULT);
@@ -796,7 +796,7 @@ static int record_view_digest(const record_view *v, char ret[REC_DIGEST_HEX_SIZE
 #undef S
         r = rec_encoder_finish(&enc, ret);
         if (r < 0)
-                return rec_fail(e, r, "run records: the record digest failed");
+                return hull_fail(e, r, "run records: the record digest failed");
         return 0;
 }
 
@@ -821,12 +821,12 @@ int rec_record_new(const rec_record *v, json_t **ret, char ret_sha256[REC_DIGEST
             json_object_set_new(o, "previousSha256", json_string(v->previous_sha256)) < 0 ||
             json_object_set_new(o, "softwareIdentity", json_string(v->software_identity)) < 0 ||
             json_object_set_new(o, "softwareRuleId", json_string(v->software_rule_id)) < 0)
-                return rec_fail(e, -ENOMEM, "run records: out of memory");
+                return hull_fail(e, -ENOMEM, "run records: out of memory");
         int r = rec_record_digest(o, sha, e);
         if (r < 0)
                 return r;
         if (json_object_set_new(o, "recordSha256", json_string(sha)) < 0)
-                return rec_fail(e, -ENOMEM, "run records: out of memory");
+                return hull_fail(e, -ENOMEM, "run records: out of memory");
         memcpy(ret_sha256, sha, sizeof(sha));
         *ret = TAKE_PTR(o);
         return 0;
@@ -867,17 +867,17 @@ int rec_software_rule_id(const json_t *rule, char ret[REC_RULE_ID_SIZE], hull_er
                 return r;
         size_t n = json_array_size(ids);
         if (n > REC_SOFTWARE_IDENTITIES_MAX)
-                return rec_fail(e, -EINVAL, "the software rule has %zu identities, more than %u", n,
-                                REC_SOFTWARE_IDENTITIES_MAX);
+                return hull_fail(e, -EINVAL, "the software rule has %zu identities, more than %u", n,
+                                 REC_SOFTWARE_IDENTITIES_MAX);
         const char *sorted[REC_SOFTWARE_IDENTITIES_MAX];
         for (size_t i = 0; i < n; i++) {
                 const json_t *id = json_array_get(ids, i);
                 if (!json_is_string(id))
-                        return rec_fail(e, -EINVAL, "softwareRule.identities has an element that is not a string");
+                        return hull_fail(e, -EINVAL, "softwareRule.identities has an element that is not a string");
                 size_t len = json_string_length(id);
                 if (len == 0 || len > REC_SOFTWARE_IDENTITY_MAX || strlen(json_string_value(id)) != len)
-                        return rec_fail(e, -EINVAL, "a software identity must be 1 to %u bytes without NUL",
-                                        REC_SOFTWARE_IDENTITY_MAX);
+                        return hull_fail(e, -EINVAL, "a software identity must be 1 to %u bytes without NUL",
+                                         REC_SOFTWARE_IDENTITY_MAX);
                 sorted[i] = json_string_value(id);
         }
         qsort(sorted, n, sizeof(sorted[0]), cmp_strp);
@@ -905,7 +905,7 @@ int rec_software_rule_id(const json_t *rule, char ret[REC_RULE_ID_SIZE], hull_er
         if (r >= 0)
                 r = sha256_final_hex(&sha, hex);
         if (r < 0)
-                return rec_fail(e, r, "run records: the software rule digest failed");
+                return hull_fail(e, r, "run records: the software rule digest failed");
         snprintf(ret, REC_RULE_ID_SIZE, "approved:sha256:%s", hex);
         return 0;
 }
@@ -982,15 +982,15 @@ int rec_chain_push(rec_chain *c, const json_t *record, hull_error *e) {
         if (r >= 0) {
                 const str_view session = v.s[RC_SESSION], previous = v.s[RC_PREVIOUS];
                 if (!digest_or_empty(session))
-                        r = rec_fail(e, -EINVAL, "record.session is not a SHA-256 fingerprint");
+                        r = hull_fail(e, -EINVAL, "record.session is not a SHA-256 fingerprint");
                 else if (!digest_or_empty(previous))
-                        r = rec_fail(e, -EINVAL, "record.previousSha256 is not a SHA-256 digest");
+                        r = hull_fail(e, -EINVAL, "record.previousSha256 is not a SHA-256 digest");
                 else if (session.n == 0 && (v.sequence != 0 || previous.n != 0))
-                        r = rec_fail(e, -EINVAL,
-                                     "a record without a session has sequence %" PRIu64 " or a previousSha256",
-                                     v.sequence);
+                        r = hull_fail(e, -EINVAL,
+                                      "a record without a session has sequence %" PRIu64 " or a previousSha256",
+                                      v.sequence);
                 else if (session.n != 0 && v.sequence == 0)
-                        r = rec_fail(e, -EINVAL, "a record of a session has sequence 0");
+                        r = hull_fail(e, -EINVAL, "a record of a session has sequence 0");
         }
         if (r < 0) {
                 chain_break(c, index, REC_BREAK_MALFORMED);
@@ -1008,9 +1008,9 @@ int rec_chain_push(rec_chain *c, const json_t *record, hull_error *e) {
 
         if (!view_eq(v.s[RC_RECORD], digest)) {
                 char pb[PRINTABLE_SIZE];
-                rec_fail(e, -EBADMSG,
-                         "record digest mismatch (tampered?): recordSha256 is %s, its fields give %.16s...",
-                         short_digest(v.s[RC_RECORD].p, v.s[RC_RECORD].n, pb), digest);
+                hull_fail(e, -EBADMSG,
+                          "record digest mismatch (tampered?): recordSha256 is %s, its fields give %.16s...",
+                          short_digest(v.s[RC_RECORD].p, v.s[RC_RECORD].n, pb), digest);
                 return 1;
         }
         return 0;
@@ -1103,7 +1103,7 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
         for (size_t i = 0; i < n; i++) {
                 int r = rec_chain_push(ret, records[i], &err);
                 if (r < 0 && r != -EINVAL)
-                        return rec_fail(e, r, "%s", err.msg);
+                        return hull_fail(e, r, "%s", err.msg);
                 if (r != 0 && first == SIZE_MAX) {
                         first = i;
                         if (e)
@@ -1140,36 +1140,36 @@ static int entry_shape(const json_t *entry, const json_t **ret_record, const jso
         const json_t *op = rec_pj_get(entry, &entry_fields[3]);
         *ret_operation = NULL;
         if (op && (!json_is_string(op) || !rec_hull_operation_is_valid(json_string_value(op))))
-                return rec_fail(e, -EINVAL, "the log entry's operation %s is not one of hull's record kinds",
-                                json_is_string(op) ? printable(json_string_value(op), json_string_length(op), pb)
-                                                   : "(not a string)");
+                return hull_fail(e, -EINVAL, "the log entry's operation %s is not one of hull's record kinds",
+                                 json_is_string(op) ? printable(json_string_value(op), json_string_length(op), pb)
+                                                    : "(not a string)");
         if (op)
                 *ret_operation = json_string_value(op);
         if (!json_is_object(*ret_record))
-                return rec_fail(e, -EINVAL, "the log entry has no record object");
+                return hull_fail(e, -EINVAL, "the log entry has no record object");
         if (!json_is_object(*ret_request))
-                return rec_fail(e, -EINVAL, "the log entry has no request object");
+                return hull_fail(e, -EINVAL, "the log entry has no request object");
         if (*ret_result && !json_is_object(*ret_result))
-                return rec_fail(e, -EINVAL, "the log entry's result is not an object");
+                return hull_fail(e, -EINVAL, "the log entry's result is not an object");
         return 0;
 }
 
 int rec_log_entry_new(const char *operation, const json_t *record, const json_t *request, const json_t *result,
                       json_t **ret, hull_error *e) {
         if (!json_is_object(record) || !json_is_object(request) || (result && !json_is_object(result)))
-                return rec_fail(e, -EINVAL, "run records: a log entry needs a record and a request object");
+                return hull_fail(e, -EINVAL, "run records: a log entry needs a record and a request object");
         if (operation && !rec_hull_operation_is_valid(operation))
-                return rec_fail(e, -EINVAL, "run records: '%s' is not one of hull's record kinds", operation);
+                return hull_fail(e, -EINVAL, "run records: '%s' is not one of hull's record kinds", operation);
         json_auto_t *req = json_deep_copy(request);
         json_auto_t *o = json_object();
         if (!req || !o)
-                return rec_fail(e, -ENOMEM, "run records: out of memory");
+                return hull_fail(e, -ENOMEM, "run records: out of memory");
         (void) json_object_del(req, "sessionId");
         (void) json_object_del(req, "session_id");
         if (json_object_set_new(o, "record", json_deep_copy(record)) < 0 || json_object_set(o, "request", req) < 0 ||
             (result && json_object_set_new(o, "result", json_deep_copy(result)) < 0) ||
             (operation && json_object_set_new(o, "operation", json_string(operation)) < 0))
-                return rec_fail(e, -ENOMEM, "run records: out of memory");
+                return hull_fail(e, -ENOMEM, "run records: out of memory");
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -1214,20 +1214,20 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
         if (r < 0)
                 return r;
         if (json_object_get(request, "sessionId") || json_object_get(request, "session_id"))
-                return rec_fail(e, -EINVAL, "run records: a log entry must not hold the session ID (a capability)");
+                return hull_fail(e, -EINVAL, "run records: a log entry must not hold the session ID (a capability)");
         _cleanup_free_ char *line = json_dumps(entry, JSON_COMPACT | JSON_ENSURE_ASCII);
         if (!line)
-                return rec_fail(e, -ENOMEM, "run records: cannot serialise the log entry");
+                return hull_fail(e, -ENOMEM, "run records: cannot serialise the log entry");
         size_t len = strlen(line);
         if (len > REC_LOG_LINE_MAX)
-                return rec_fail(e, -E2BIG, "run records: the log entry is %zu bytes, more than %llu", len,
-                                (unsigned long long) REC_LOG_LINE_MAX);
+                return hull_fail(e, -E2BIG, "run records: the log entry is %zu bytes, more than %llu", len,
+                                 (unsigned long long) REC_LOG_LINE_MAX);
         int q = rec_json_prescan(line, len, REC_JSON_DEPTH_MAX, REC_LOG_LINE_VALUES_MAX);
         if (q == -ELOOP)
-                return rec_fail(e, -EINVAL, "run records: the log entry nests deeper than %u", REC_JSON_DEPTH_MAX);
+                return hull_fail(e, -EINVAL, "run records: the log entry nests deeper than %u", REC_JSON_DEPTH_MAX);
         if (q < 0)
-                return rec_fail(e, -E2BIG, "run records: the log entry holds more than %u JSON values",
-                                REC_LOG_LINE_VALUES_MAX);
+                return hull_fail(e, -E2BIG, "run records: the log entry holds more than %u JSON values",
+                                 REC_LOG_LINE_VALUES_MAX);
         line[len++] = '\n'; /* replaces the NUL; the length is what is written */
 
         _cleanup_close_ int fd =
@@ -1238,7 +1238,7 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
         if (fstat(fd, &st) < 0)
                 return hull_err(e, negative_errno(), "run records: cannot stat the audit log '%s'", path);
         if (!S_ISREG(st.st_mode))
-                return rec_fail(e, -EINVAL, "run records: the audit log '%s' is not a regular file", path);
+                return hull_fail(e, -EINVAL, "run records: the audit log '%s' is not a regular file", path);
         for (size_t done = 0; done < len;) {
                 ssize_t n = write(fd, line + done, len - done);
                 if (n < 0) {
@@ -1259,18 +1259,19 @@ int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e
         const char *operation;
         json_error_t jerr;
         if (len > REC_LOG_LINE_MAX)
-                return rec_fail(e, -E2BIG, "the line is longer than %llu bytes", (unsigned long long) REC_LOG_LINE_MAX);
+                return hull_fail(e, -E2BIG, "the line is longer than %llu bytes",
+                                 (unsigned long long) REC_LOG_LINE_MAX);
         /* Counted before parsing: each value costs the parser far more than its bytes (review
          * 2.3: one 60 MiB line of {} took 4.8 GB). */
         int q = rec_json_prescan(line, len, REC_JSON_DEPTH_MAX, REC_LOG_LINE_VALUES_MAX);
         if (q == -ELOOP)
-                return rec_fail(e, -EINVAL, "the line nests deeper than %u", REC_JSON_DEPTH_MAX);
+                return hull_fail(e, -EINVAL, "the line nests deeper than %u", REC_JSON_DEPTH_MAX);
         if (q < 0)
-                return rec_fail(e, -E2BIG, "the line holds more than %u JSON values", REC_LOG_LINE_VALUES_MAX);
+                return hull_fail(e, -E2BIG, "the line holds more than %u JSON values", REC_LOG_LINE_VALUES_MAX);
         json_auto_t *j = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
         if (!j)
-                return rec_fail(e, -EINVAL, "not valid JSON (truncated or garbage?): %s at column %d",
-                                printable(jerr.text, strlen(jerr.text), pb), jerr.column);
+                return hull_fail(e, -EINVAL, "not valid JSON (truncated or garbage?): %s at column %d",
+                                 printable(jerr.text, strlen(jerr.text), pb), jerr.column);
         int r = entry_shape(j, &record, &request, &result, &operation, e);
         if (r < 0)
                 return r;
@@ -1306,8 +1307,8 @@ static int envelope_matches(const json_t *res, int rs, const record_view *v, int
         if (!f)
                 return 0;
         if (json_string_length(f) != v->s[rc].n || memcmp(json_string_value(f), v->s[rc].p, v->s[rc].n) != 0)
-                return rec_fail(e, -EBADMSG, "the response's %s differs from the record's %s",
-                                response_fields[rs].camel, record_fields[rc].camel);
+                return hull_fail(e, -EBADMSG, "the response's %s differs from the record's %s",
+                                 response_fields[rs].camel, record_fields[rc].camel);
         return 0;
 }
 
@@ -1321,35 +1322,35 @@ static int hull_entry_check(const char *operation, const record_view *v, const j
         if (r < 0)
                 return r;
         if (!view_eq(v->s[RC_REQUEST], digest))
-                return rec_fail(e, -EBADMSG,
-                                "request digest mismatch (tampered?): the record states %s, the %s request gives "
-                                "%.16s...",
-                                short_digest(v->s[RC_REQUEST].p, v->s[RC_REQUEST].n, pb), operation, digest);
+                return hull_fail(e, -EBADMSG,
+                                 "request digest mismatch (tampered?): the record states %s, the %s request gives "
+                                 "%.16s...",
+                                 short_digest(v->s[RC_REQUEST].p, v->s[RC_REQUEST].n, pb), operation, digest);
         if (v->version == 1)
-                return rec_fail(e, -EBADMSG, "a version 1 record for hull's %s (hull's kinds have 2 or 3)", operation);
+                return hull_fail(e, -EBADMSG, "a version 1 record for hull's %s (hull's kinds have 2 or 3)", operation);
         if (v->s[RC_SESSION].n == 0)
-                return rec_fail(e, -EBADMSG, "a %s record outside a session", operation);
+                return hull_fail(e, -EBADMSG, "a %s record outside a session", operation);
         if (v->version == 3) {
                 if (result || v->s[RC_RESULT].n != 0)
-                        return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a result");
+                        return hull_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a result");
                 if (!is_connect_code(v->s[RC_UNANSWERED]))
-                        return rec_fail(e, -EBADMSG,
-                                        "a version 3 record whose unanswered '%s' is not a Connect error code",
-                                        printable(v->s[RC_UNANSWERED].p, v->s[RC_UNANSWERED].n, pb));
+                        return hull_fail(e, -EBADMSG,
+                                         "a version 3 record whose unanswered '%s' is not a Connect error code",
+                                         printable(v->s[RC_UNANSWERED].p, v->s[RC_UNANSWERED].n, pb));
                 return 0;
         }
         if (v->s[RC_UNANSWERED].n != 0)
-                return rec_fail(e, -EBADMSG, "a version 2 record names unanswered, which its digest does not cover");
+                return hull_fail(e, -EBADMSG, "a version 2 record names unanswered, which its digest does not cover");
         if (!result)
-                return rec_fail(e, -EBADMSG, "a version 2 %s record without a result", operation);
+                return hull_fail(e, -EBADMSG, "a version 2 %s record without a result", operation);
         r = rec_hull_result_digest(operation, result, digest, e);
         if (r < 0)
                 return r;
         if (!view_eq(v->s[RC_RESULT], digest))
-                return rec_fail(e, -EBADMSG,
-                                "result digest mismatch (tampered?): the record states %s, the %s result gives "
-                                "%.16s...",
-                                short_digest(v->s[RC_RESULT].p, v->s[RC_RESULT].n, pb), operation, digest);
+                return hull_fail(e, -EBADMSG,
+                                 "result digest mismatch (tampered?): the record states %s, the %s result gives "
+                                 "%.16s...",
+                                 short_digest(v->s[RC_RESULT].p, v->s[RC_RESULT].n, pb), operation, digest);
         return 0;
 }
 
@@ -1373,62 +1374,63 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
         if (r < 0)
                 return r;
         if (!view_eq(v.s[RC_REQUEST], digest))
-                return rec_fail(e, -EBADMSG,
-                                "request digest mismatch (tampered?): the record states %s, the request gives %.16s...",
-                                short_digest(v.s[RC_REQUEST].p, v.s[RC_REQUEST].n, pb), digest);
+                return hull_fail(
+                        e, -EBADMSG,
+                        "request digest mismatch (tampered?): the record states %s, the request gives %.16s...",
+                        short_digest(v.s[RC_REQUEST].p, v.s[RC_REQUEST].n, pb), digest);
         if (info.protocol >= 2 && v.version == 1)
-                return rec_fail(e, -EBADMSG,
-                                "a version 1 record for a protocol %" PRIu32
-                                " request (version 1 is for protocol 1 only)",
-                                info.protocol);
+                return hull_fail(e, -EBADMSG,
+                                 "a version 1 record for a protocol %" PRIu32
+                                 " request (version 1 is for protocol 1 only)",
+                                 info.protocol);
         if (info.protocol < 2 && v.version != 1)
-                return rec_fail(e, -EBADMSG, "a version %" PRId64 " record for a protocol %" PRIu32 " request",
-                                v.version, info.protocol);
+                return hull_fail(e, -EBADMSG, "a version %" PRId64 " record for a protocol %" PRIu32 " request",
+                                 v.version, info.protocol);
 
         if (v.version == 3) {
                 if (result)
-                        return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a result");
+                        return hull_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a result");
                 if (v.s[RC_RESULT].n != 0)
-                        return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a resultSha256");
+                        return hull_fail(e, -EBADMSG, "a version 3 record (an unanswered call) with a resultSha256");
                 if (!is_connect_code(v.s[RC_UNANSWERED]))
-                        return rec_fail(e, -EBADMSG,
-                                        "a version 3 record whose unanswered '%s' is not a Connect error code",
-                                        printable(v.s[RC_UNANSWERED].p, v.s[RC_UNANSWERED].n, pb));
+                        return hull_fail(e, -EBADMSG,
+                                         "a version 3 record whose unanswered '%s' is not a Connect error code",
+                                         printable(v.s[RC_UNANSWERED].p, v.s[RC_UNANSWERED].n, pb));
                 if (v.s[RC_SESSION].n == 0)
-                        return rec_fail(e, -EBADMSG, "a version 3 record (an unanswered call) outside a session");
+                        return hull_fail(e, -EBADMSG, "a version 3 record (an unanswered call) outside a session");
         } else {
                 if (v.s[RC_UNANSWERED].n != 0)
-                        return rec_fail(e, -EBADMSG,
-                                        "a version %" PRId64
-                                        " record names unanswered '%s', which its digest does not cover",
-                                        v.version, printable(v.s[RC_UNANSWERED].p, v.s[RC_UNANSWERED].n, pb));
+                        return hull_fail(e, -EBADMSG,
+                                         "a version %" PRId64
+                                         " record names unanswered '%s', which its digest does not cover",
+                                         v.version, printable(v.s[RC_UNANSWERED].p, v.s[RC_UNANSWERED].n, pb));
                 if (!result)
-                        return rec_fail(e, -EBADMSG, "a version %" PRId64 " record without a result", v.version);
+                        return hull_fail(e, -EBADMSG, "a version %" PRId64 " record without a result", v.version);
                 r = result_digest(result, digest, &kind, e);
                 if (r < 0)
                         return r;
                 if (!view_eq(v.s[RC_RESULT], digest))
-                        return rec_fail(
+                        return hull_fail(
                                 e, -EBADMSG,
                                 "result digest mismatch (tampered?): the record states %s, the result gives %.16s...",
                                 short_digest(v.s[RC_RESULT].p, v.s[RC_RESULT].n, pb), digest);
                 if (kind != info.kind)
-                        return rec_fail(e, -EBADMSG, "a %s result for a %s request", kinds[kind - 1],
-                                        info.kind ? kinds[info.kind - 1] : "payload-less");
+                        return hull_fail(e, -EBADMSG, "a %s result for a %s request", kinds[kind - 1],
+                                         info.kind ? kinds[info.kind - 1] : "payload-less");
         }
 
         if (v.version == 1) {
                 if (v.s[RC_SOFTWARE].n != 0 || v.s[RC_RULE].n != 0)
-                        return rec_fail(e, -EBADMSG,
-                                        "a version 1 record carries software fields, which its digest does not cover");
+                        return hull_fail(e, -EBADMSG,
+                                         "a version 1 record carries software fields, which its digest does not cover");
         } else {
                 r = rec_software_rule_id(info.rule, rule_id, e);
                 if (r < 0)
                         return r;
                 if (!view_eq(v.s[RC_RULE], rule_id))
-                        return rec_fail(e, -EBADMSG, "softwareRuleId '%s' is not the request's rule ('%s')",
-                                        printable(v.s[RC_RULE].p, v.s[RC_RULE].n, pb),
-                                        printable(rule_id, strlen(rule_id), pb2));
+                        return hull_fail(e, -EBADMSG, "softwareRuleId '%s' is not the request's rule ('%s')",
+                                         printable(v.s[RC_RULE].p, v.s[RC_RULE].n, pb),
+                                         printable(rule_id, strlen(rule_id), pb2));
                 const json_t *ids = info.rule ? rec_pj_get(info.rule, &rule_fields[RULE_IDENTITIES]) : NULL;
                 bool in_rule = json_array_size(ids) == 0;
                 for (size_t i = 0; !in_rule && i < json_array_size(ids); i++) {
@@ -1437,21 +1439,21 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
                                   memcmp(json_string_value(id), v.s[RC_SOFTWARE].p, v.s[RC_SOFTWARE].n) == 0;
                 }
                 if (!in_rule)
-                        return rec_fail(e, -EBADMSG, "softwareIdentity '%s' is not in the request's software rule",
-                                        printable(v.s[RC_SOFTWARE].p, v.s[RC_SOFTWARE].n, pb));
+                        return hull_fail(e, -EBADMSG, "softwareIdentity '%s' is not in the request's software rule",
+                                         printable(v.s[RC_SOFTWARE].p, v.s[RC_SOFTWARE].n, pb));
         }
 
         if (info.floor_len != 0) {
                 int floor = tier_rank(info.floor, info.floor_len),
                     tier = tier_rank(v.s[RC_ISOLATION].p, v.s[RC_ISOLATION].n);
                 if (floor <= 0)
-                        return rec_fail(e, -EBADMSG,
-                                        "the request's minimumIsolation '%s' is not a floor a daemon accepts",
-                                        printable(info.floor, info.floor_len, pb));
+                        return hull_fail(e, -EBADMSG,
+                                         "the request's minimumIsolation '%s' is not a floor a daemon accepts",
+                                         printable(info.floor, info.floor_len, pb));
                 if (tier < floor)
-                        return rec_fail(e, -EBADMSG, "the record's isolation '%s' is below the request's floor '%s'",
-                                        printable(v.s[RC_ISOLATION].p, v.s[RC_ISOLATION].n, pb),
-                                        printable(info.floor, info.floor_len, pb2));
+                        return hull_fail(e, -EBADMSG, "the record's isolation '%s' is below the request's floor '%s'",
+                                         printable(v.s[RC_ISOLATION].p, v.s[RC_ISOLATION].n, pb),
+                                         printable(info.floor, info.floor_len, pb2));
         }
 
         if (result) {
@@ -1466,7 +1468,7 @@ int rec_entry_check(const json_t *entry, hull_error *e) {
                         return r;
                 const json_t *inner = rec_pj_get(result, &response_fields[RS_RECORD]);
                 if (inner && !json_equal((json_t *) inner, (json_t *) record))
-                        return rec_fail(e, -EBADMSG, "the response's record differs from the logged record");
+                        return hull_fail(e, -EBADMSG, "the response's record differs from the logged record");
         }
         return 0;
 }

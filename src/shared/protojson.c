@@ -12,18 +12,7 @@
 #include "base64.h"
 #include "macro.h"
 
-/* A message without hull_err's ": strerror" tail: these are about a field, not a system call. */
-static int pj_fail(hull_error *e, int err, const char *fmt, ...) _printf_(3, 4);
-static int pj_fail(hull_error *e, int err, const char *fmt, ...) {
-        if (e) {
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-                va_end(ap);
-                e->err = err;
-        }
-        return err;
-}
+/* Messages are hull_fail's (no ": strerror" tail): they are about a field, not a system call. */
 
 int pj_field(const json_t *o, const char *camel, const char *snake, json_t **ret, hull_error *e) {
         json_t *a = json_object_get(o, camel);
@@ -33,7 +22,7 @@ int pj_field(const json_t *o, const char *camel, const char *snake, json_t **ret
         if (json_is_null(b))
                 b = NULL;
         if (a && b)
-                return pj_fail(e, -EINVAL, "%s is given twice (as %s and %s)", camel, camel, snake);
+                return hull_fail(e, -EINVAL, "%s is given twice (as %s and %s)", camel, camel, snake);
         *ret = a ? a : b;
         return 0;
 }
@@ -52,12 +41,12 @@ int pj_string(const json_t *o, const char *camel, const char *snake, const char 
                 return 0;
         }
         if (!json_is_string(v))
-                return pj_fail(e, -EINVAL, "%s%s must be a string", where, camel);
+                return hull_fail(e, -EINVAL, "%s%s must be a string", where, camel);
         size_t n = json_string_length(v);
         if (n > max)
-                return pj_fail(e, -E2BIG, "%s%s is %zu bytes, over the limit of %zu", where, camel, n, max);
+                return hull_fail(e, -E2BIG, "%s%s is %zu bytes, over the limit of %zu", where, camel, n, max);
         if (!ret_len && memchr(json_string_value(v), '\0', n))
-                return pj_fail(e, -EINVAL, "%s%s contains a NUL character", where, camel);
+                return hull_fail(e, -EINVAL, "%s%s contains a NUL character", where, camel);
         *ret = json_string_value(v);
         if (ret_len)
                 *ret_len = n;
@@ -110,7 +99,7 @@ int pj_int(const json_t *o, const char *camel, const char *snake, int64_t min, i
         *ret = x;
         return 0;
 bad:
-        return pj_fail(e, -EINVAL, "%s must be an integer from %" PRId64 " to %" PRId64, camel, min, max);
+        return hull_fail(e, -EINVAL, "%s must be an integer from %" PRId64 " to %" PRId64, camel, min, max);
 }
 
 int pj_uint64(const json_t *o, const char *camel, const char *snake, uint64_t *ret, hull_error *e) {
@@ -124,7 +113,7 @@ int pj_uint64(const json_t *o, const char *camel, const char *snake, uint64_t *r
                         x = (uint64_t) json_integer_value(v);
                 else if (!json_is_string(v) ||
                          !parse_decimal(json_string_value(v), json_string_length(v), false, &(int64_t){0}, &x))
-                        return pj_fail(e, -EINVAL, "%s must be an integer from 0 to %" PRIu64, camel, UINT64_MAX);
+                        return hull_fail(e, -EINVAL, "%s must be an integer from 0 to %" PRIu64, camel, UINT64_MAX);
         }
         *ret = x;
         return 0;
@@ -136,7 +125,7 @@ int pj_bool(const json_t *o, const char *camel, const char *snake, bool *ret, hu
         if (r < 0)
                 return r;
         if (v && !json_is_boolean(v))
-                return pj_fail(e, -EINVAL, "%s must be true or false", camel);
+                return hull_fail(e, -EINVAL, "%s must be true or false", camel);
         *ret = v && json_is_true(v);
         return 0;
 }
@@ -156,15 +145,15 @@ int pj_bytes(const json_t *o, const char *camel, const char *snake, const char *
                 return 0;
         }
         if (!json_is_string(v))
-                return pj_fail(e, -EINVAL, "%s%s must be a base64 string", where, camel);
+                return hull_fail(e, -EINVAL, "%s%s must be a base64 string", where, camel);
         /* Bound before decoding: 4 digits per 3 bytes. */
         if (json_string_length(v) / 4 > max / 3 + 1)
                 goto big;
         r = base64_decode(json_string_value(v), json_string_length(v), &buf, &len);
         if (r == -ENOMEM)
-                return pj_fail(e, r, "out of memory");
+                return hull_fail(e, r, "out of memory");
         if (r < 0)
-                return pj_fail(e, -EINVAL, "%s%s is not base64 (standard or URL-safe, padded or not)", where, camel);
+                return hull_fail(e, -EINVAL, "%s%s is not base64 (standard or URL-safe, padded or not)", where, camel);
         if (len > max) {
                 free(buf);
                 goto big;
@@ -173,7 +162,7 @@ int pj_bytes(const json_t *o, const char *camel, const char *snake, const char *
         *ret_len = len;
         return 0;
 big:
-        return pj_fail(e, -E2BIG, "%s%s is over the limit of %zu bytes", where, camel, max);
+        return hull_fail(e, -E2BIG, "%s%s is over the limit of %zu bytes", where, camel, max);
 }
 
 int pj_array(const json_t *o, const char *camel, const char *snake, const char *where, size_t max, json_t **ret,
@@ -184,10 +173,10 @@ int pj_array(const json_t *o, const char *camel, const char *snake, const char *
                 return r;
         where = where ? where : "";
         if (v && !json_is_array(v))
-                return pj_fail(e, -EINVAL, "%s%s must be an array", where, camel);
+                return hull_fail(e, -EINVAL, "%s%s must be an array", where, camel);
         if (v && json_array_size(v) > max)
-                return pj_fail(e, -E2BIG, "%s%s has %zu entries, over the limit of %zu", where, camel,
-                               json_array_size(v), max);
+                return hull_fail(e, -E2BIG, "%s%s has %zu entries, over the limit of %zu", where, camel,
+                                 json_array_size(v), max);
         *ret = v;
         return 0;
 }
