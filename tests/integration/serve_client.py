@@ -496,13 +496,24 @@ def auth(url, token, scopeless):
     check("/healthz needs no token", a.status == 200)
     # --max-runs 1 --queue 0: a second run while one runs is shed, marked capacity
     slow = []
-    th = threading.Thread(target=lambda: slow.append(run_js(c, "setTimeout(() => console.log(1), 1500)")[1]))
+    th = threading.Thread(target=lambda: slow.append(run_js(c, "setTimeout(() => console.log(1), 3000)")[1]))
     th.start()
-    time.sleep(0.5)
+    wait_in_flight(c, 1)
     a = c.call("Run", {"protocol": 3, "javascript": {"code": "1"}})
     expect_error("at capacity: resource_exhausted + capacity", a, 429, "resource_exhausted", "capacity")
     th.join()
     check("the run that held the slot answers", slow and slow[0].status == 200 and slow[0].bound())
+
+
+def wait_in_flight(c, n, seconds=10):
+    """Until /metrics says n runs are in flight (a loaded machine may take a while to admit one)."""
+    until = time.time() + seconds
+    while time.time() < until:
+        a = c.raw("GET", "/metrics", rid=False)
+        if re.search(rb"^hull_runs_in_flight %d$" % n, a.body, re.M):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def slow(url, seconds):
@@ -632,7 +643,7 @@ def hardening(url, pid):
     th = threading.Thread(target=lambda: first.append(
         c.call("Run", {"protocol": 3, "timeoutMs": 30000, "project": {"steps": ["sleep 17"]}}, timeout=60)))
     th.start()
-    time.sleep(0.5)
+    wait_in_flight(c, 1)
     req = {"protocol": 3, "timeoutMs": 3000, "project": {"steps": ["sleep 2; echo queued"]}}
     res = verify_run("a queued run", req, c.call("Run", req, timeout=60), "project")
     if res:

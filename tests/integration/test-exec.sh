@@ -68,10 +68,12 @@ out=$(SECRET_HOST_VAR=leak hexec --env FOO=bar --env PATH=/usr/bin:/bin -- sh -c
 check "environment is scrubbed, --env applies" test "$out" = "bar:none:/usr/bin:/bin:/workspace"
 
 # ---- work directory ----
-before=$(ls /tmp | grep -c '^hull-exec\.' || true)
-out=$(hexec -- sh -c 'echo x > /workspace/f; mkdir -p d/e; chmod 000 d; grep " /workspace " /proc/mounts | cut -d" " -f3'); rc=$?
-after=$(ls /tmp | grep -c '^hull-exec\.' || true)
-check "without --workdir, /workspace is a private tmpfs that leaves nothing on the host" sh -c "[ $rc -eq 0 ] && [ '$out' = tmpfs ] && [ $before -eq $after ]"
+# A file with a name of this run's own: it must be nowhere on the host afterwards (counting
+# /tmp's entries instead would count other runs' on a shared machine).
+mark=hull-exec-leftover-$$-$RANDOM
+out=$(hexec -- sh -c "echo x > /workspace/$mark; mkdir -p d/e; chmod 000 d; grep ' /workspace ' /proc/mounts | cut -d' ' -f3"); rc=$?
+found=$(find /tmp /var/tmp -xdev -maxdepth 4 -name "$mark" 2>/dev/null | head -1)
+check "without --workdir, /workspace is a private tmpfs that leaves nothing on the host" sh -c "[ $rc -eq 0 ] && [ '$out' = tmpfs ] && [ -z '$found' ]"
 hexec --memory 32M --json -- sh -c 'head -c 100000000 /dev/zero > /workspace/big' >"$J"
 check "the /workspace tmpfs is bounded by --memory" sh -c "grep -q '\"exit_code\":1' '$J' || grep -q '\"oom_killed\":true' '$J'"
 before=$(ls /tmp | grep -c '^hull-exec\.' || true)
@@ -124,20 +126,54 @@ sleep 0.2
 check "a background process dies with its command" sh -c "! pgrep -f '^sleep 7202$'"
 # A cgroup left behind is one with no process in it, still there a second later: another hull
 # (a concurrent run, a daemon, one in another pid namespace whose PID means nothing here) has
-# processes in its cgroups, or removes them within that second.
+# processes in its cgroups, or removes them within that second. "No process" must hold whatever
+# pid namespace this test runs in (cgroup.procs lists only the processes it can see): v2 says it
+# in cgroup.events (populated), v1's pids controller in pids.current; a hierarchy with neither
+# counts through the pids one (the same name there).
+cgroup_populated() {
+        local d=$1 name
+        if [ -r "$d/cgroup.events" ]; then
+                grep -qx 'populated 1' "$d/cgroup.events"
+                return
+        fi
+        if [ -r "$d/pids.current" ]; then
+                [ "$(cat "$d/pids.current")" -gt 0 ]
+                return
+        fi
+        name=$(basename "$d")
+        for p in $(find /sys/fs/cgroup/pids -maxdepth 3 -type d -name "$name" 2>/dev/null); do
+                [ "$(cat "$p/pids.current" 2>/dev/null || echo 0)" -gt 0 ] && return 0
+        done
+        find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | grep -q .
+}
 empty_hull_cgroups() {
         local d
         for d in $(find /sys/fs/cgroup -maxdepth 4 -type d -name 'hull-*' 2>/dev/null); do
                 [ -d "$d" ] || continue
-                find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | grep -q . || echo "$d"
+                cgroup_populated "$d" || echo "$d"
         done
 }
 # The check itself sees an empty cgroup (as root, where one can be made).
 probe_cg=$(find /sys/fs/cgroup -maxdepth 2 -name cgroup.procs -path '*/pids/*' -printf '%h\n' 2>/dev/null | head -1)
 [ -n "$probe_cg" ] || probe_cg=/sys/fs/cgroup
 if [ "$(id -u)" -eq 0 ] && mkdir "$probe_cg/hull-0-leftover-check" 2>/dev/null; then
-        check "the leftover check sees an empty hull cgroup" sh -c "$(declare -f empty_hull_cgroups); empty_hull_cgroups | grep -q hull-0-leftover-check"
+        check "the leftover check sees an empty hull cgroup" bash -c "$(declare -f cgroup_populated empty_hull_cgroups); empty_hull_cgroups | grep -q hull-0-leftover-check"
         rmdir "$probe_cg/hull-0-leftover-check"
+fi
+# ... and a live hull's cgroups are not, even seen from another pid namespace (a fresh root's
+# tests while a hull runs on the host).
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
+        "$HULL" exec --timeout 30 -- sleep 20 >/dev/null 2>&1 &
+        live=$!
+        for i in $(seq 1 100); do
+                [ -n "$(find /sys/fs/cgroup -maxdepth 4 -type d -name "hull-$live-*" 2>/dev/null)" ] && break
+                sleep 0.05
+        done
+        inner=$(unshare --pid --fork --mount-proc bash -c "$(declare -f cgroup_populated empty_hull_cgroups); empty_hull_cgroups" 2>&1)
+        check "a live hull's cgroups, seen from another pid namespace, are not leftovers" \
+                sh -c "[ -n \"\$(find /sys/fs/cgroup -maxdepth 4 -type d -name 'hull-$live-*')\" ] && ! printf '%s' '$inner' | grep -q 'hull-$live-'"
+        kill "$live" 2>/dev/null
+        wait "$live" 2>/dev/null
 fi
 left=0
 first=$(empty_hull_cgroups)
