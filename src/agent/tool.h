@@ -1,0 +1,81 @@
+/* tool.h: what an agent tool is. The loop (agent.h) offers tools to the model as JSON schemas,
+ * validates each call's arguments against its schema (a clear error result to the model on bad
+ * arguments), applies the tool's permission policy, claims the session for the call (tools that
+ * need the sandbox), runs it with a deadline, and passes what it returns through the spill
+ * middleware (big or structured values become handles, the model sees their summary).
+ *
+ * Tools are implemented in src/tools/ (the built-ins: bash, read, write, edit, glob, grep,
+ * run_python, the handle tools, publish_file, web_fetch, web_search), later by MCP servers
+ * (src/mcp/) and by a client (the /v1 API's custom tools). The loop knows them only through
+ * this interface; nothing in src/agent includes src/tools. */
+#pragma once
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "limits.h"
+
+typedef struct ss_manager ss_manager;
+typedef struct ss_session ss_session;
+
+typedef enum tool_policy {
+        TOOL_ALWAYS_ALLOW,
+        TOOL_ALWAYS_ASK, /* the turn pauses until a decision comes (a y/n prompt, an API event) */
+        TOOL_DENY,       /* never runs; the model gets an error result saying so */
+        _TOOL_POLICY_MAX,
+} tool_policy;
+
+const char *tool_policy_to_string(tool_policy p); /* "always_allow", "always_ask", "deny" */
+int tool_policy_from_string(const char *s);       /* a tool_policy, or -EINVAL */
+
+/* What a running tool may use. Everything is borrowed from the loop for the call. */
+typedef struct tool_ctx {
+        ss_manager *ss;            /* the session the agent works in; the loop holds its call claim */
+        ss_session *session;       /* for tools with needs_session; NULL otherwise */
+        const atomic_bool *cancel; /* the turn was interrupted: end soon with -ECANCELED */
+        uint64_t deadline_mono_ms; /* the call must end by now_mono_ms() == this */
+        /* A long call says how it goes (shown by --verbose, stored as hull.tool_progress;
+         * rate-limited by the loop). */
+        void (*progress)(void *ud, const char *note);
+        void *progress_ud;
+        const void *env; /* the tool's own configuration (tool_def.env), e.g. the egress policy */
+} tool_ctx;
+
+/* What a tool hands back. Exactly one of text and value is set on success. */
+typedef struct tool_output {
+        char *text;    /* for the model as is (small, already shaped); malloc'd */
+        json_t *value; /* a structured result: the spill middleware keeps it inline when its
+                        * JSON is at most the spill threshold, else stores it as a handle */
+        bool is_error; /* the call failed in a way the model should see and adapt to */
+        /* Handles the tool made itself (their summaries), announced as hull.handle_created. */
+        json_t *handles;
+        /* A body the tool wants kept as a handle whatever its size (web_fetch's JSON and CSV):
+         * its bytes, format name ("json", "csv", "text", "binary") and source; the model sees
+         * the summary instead of text/value. NULL: none. */
+        char *spill_data;
+        size_t spill_len;
+        const char *spill_format;
+        char *spill_source;
+} tool_output;
+void tool_output_done(tool_output *o);
+
+typedef struct tool_def {
+        const char *name;         /* [a-zA-Z0-9_-]{1,64} */
+        const char *description;  /* for the model */
+        const char *input_schema; /* a JSON Schema object, as JSON text (validated by the loop:
+                                   * type, properties, required, additionalProperties, enum,
+                                   * minimum/maximum, items, of the kinds string, integer,
+                                   * number, boolean, array, object) */
+        tool_policy default_policy;
+        uint64_t timeout_ms; /* the call's deadline; 0: AGENT_TOOL_TIMEOUT_MS */
+        bool needs_session;  /* runs in the session sandbox: the loop claims it around the call */
+        /* Run the call. input is validated against input_schema. Returns 0 with *ret (also for
+         * a failure the model should see: ret->is_error), or a negative errno with *e: the loop
+         * turns it into an error result for the model (and ends the turn only for -ECANCELED). */
+        int (*run)(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e);
+        const void *env; /* handed to run as c->env */
+} tool_def;
