@@ -27,6 +27,7 @@
 #include "api-hull.h"
 #include "api-ops.h"
 #include "api-plimsoll.h"
+#include "home.h"
 #include "http-server.h"
 #include "limits.h"
 #include "macro.h"
@@ -117,12 +118,12 @@ void cli_serve_help(void) {
                "  --session-idle DUR       ... or when unused this long (default 5m); DUR: 90s, 5m, 1h, 500ms\n"
                "  --session-memory SIZE    memory of each session, its /workspace included (default 1G)\n"
                "  --audit-dir DIR          each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
-               "                           (default /var/lib/hull/audit as root, else ~/.local/state/hull/audit)\n"
+               "                           (default $HULL_HOME/audit; HULL_HOME: /var/lib/hull as root, else\n"
+               "                           ~/.local/state/hull)\n"
                "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n"
                "  --handles-dir DIR        each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the "
                "sandbox\n"
-               "                           at /handles (default /var/lib/hull/handles as root, else\n"
-               "                           ~/.local/state/hull/handles)\n"
+               "                           at /handles (default $HULL_HOME/handles)\n"
                "  --handle-max SIZE        the largest handle (a table: its SQLite file; an upload, a save)\n"
                "                           (default 1G)\n"
                "  --session-handles-max SIZE  a session's handles together (default 8G)\n\n"
@@ -171,58 +172,27 @@ static int make_work_root(const char *parent, char *buf, size_t size, hull_error
         return 0;
 }
 
-/* A state directory (audit logs, handle stores): given, or DEFAULT-ROOT/leaf as root, else
- * ~/.local/state/hull/leaf; made when missing. The handle stores' directory must be searchable
- * by the sandbox user (mode 0711, its parents too), the audit logs' need not (0700). */
+/* A state directory (audit logs, handle stores): given, or $HULL_HOME/leaf (src/shared/home.h);
+ * made when missing. The handle stores' directory must be reachable by the sandbox user (home.h
+ * checks it), the audit logs' need not (0700). */
 static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *buf, size_t size, hull_error *e) {
-        if (dir)
-                snprintf(buf, size, "%s", dir);
-        else if (geteuid() == 0)
-                snprintf(buf, size, "/var/lib/hull/%s", leaf);
-        else {
-                const char *home = getenv("HOME");
-                if (!home || home[0] != '/')
-                        return hull_err_hint(e, -EINVAL, "pass --audit-dir and --handles-dir",
-                                             "serve: no HOME for the default state directory");
-                if ((size_t) snprintf(buf, size, "%s/.local/state/hull/%s", home, leaf) >= size)
+        char home[SBX_PATH_MAX];
+        int r;
+
+        if (dir) {
+                if ((size_t) snprintf(buf, size, "%s", dir) >= size)
+                        return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
+        } else {
+                r = home_resolve(home, e);
+                if (r < 0)
+                        return r;
+                r = home_mkdir(home, 0711, mode == 0711, e);
+                if (r < 0)
+                        return r;
+                if ((size_t) snprintf(buf, size, "%s/%s", home, leaf) >= size)
                         return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
         }
-        for (char *p = buf + 1;; p++) {
-                if (*p == '/' || *p == '\0') {
-                        char c = *p;
-                        *p = '\0';
-                        int r = mkdir(buf, c == '\0' ? mode : 0711);
-                        *p = c;
-                        if (r < 0 && errno != EEXIST)
-                                return hull_err_hint(e, negative_errno(), "pass another directory",
-                                                     "serve: cannot create %s", buf);
-                        if (c == '\0')
-                                break;
-                }
-        }
-        if (mode == 0711 && chmod(buf, 0711) < 0)
-                return hull_err(e, negative_errno(), "serve: cannot set the mode of %s", buf);
-        if (!dir && mode == 0711 && geteuid() == 0)
-                (void) chmod("/var/lib/hull", 0711); /* ours; an older hull made it 0700 */
-        /* As root, the sandbox user (another uid) must be able to reach it: the session's init
-         * binds it from inside its user namespace. */
-        if (mode == 0711 && geteuid() == 0) {
-                char part[SBX_PATH_MAX];
-                snprintf(part, sizeof(part), "%s", buf);
-                for (char *p = part + strlen(part); p > part; p = strrchr(part, '/')) {
-                        struct stat st;
-                        *p = '\0';
-                        const char *dirpath = part[0] ? part : "/";
-                        if (stat(dirpath, &st) == 0 && !(st.st_mode & S_IXOTH))
-                                return hull_err_hint(
-                                        e, -EACCES, "run 'chmod o+x' on it, or pass --handles-dir elsewhere",
-                                        "serve: the sandbox user cannot reach %s: %s is not searchable by others", buf,
-                                        dirpath);
-                        if (!part[0])
-                                break;
-                }
-        }
-        return 0;
+        return home_mkdir(buf, mode, mode == 0711, e);
 }
 
 /* What the options say. */

@@ -1,0 +1,361 @@
+/* settings.c: see settings.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "settings.h"
+
+#define DEFAULT_MODEL_ANTHROPIC "claude-sonnet-4-6"
+#define DEFAULT_MODEL_OPENAI "gpt-5.4"
+
+static void free_strv(char **v, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                free(v[i]);
+        free(v);
+}
+
+void settings_done(settings *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_policies; i++)
+                free(s->policies[i].tool);
+        free(s->policies);
+        free_strv(s->allow_hosts, s->n_allow_hosts);
+        free_strv(s->allow_cidrs, s->n_allow_cidrs);
+        free(s->search_api_key);
+        free(s->search_base_url);
+        free(s->s_base_url);
+        free(s->s_api_key);
+        free(s->s_model);
+        free_strv(s->s_headers, s->n_s_headers);
+        json_decref(s->file);
+        *s = (settings){0};
+}
+
+/* The environment's value of name: the process's, then the .env's; NULL or "" is none. */
+static const char *env_get(const dotenv *env, const char *name) {
+        const char *v = getenv(name);
+        if (v && v[0])
+                return v;
+        v = dotenv_get(env, name);
+        return v && v[0] ? v : NULL;
+}
+
+static const char *file_str(const json_t *file, const char *key) {
+        const json_t *v = json_object_get(file, key);
+        return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
+}
+
+/* The file's shape, strictly: a typo in a key must not silently do nothing. */
+static int check_file(const json_t *f, const char *path, hull_error *e) {
+        static const struct {
+                const char *key;
+                json_type type;
+        } keys[] = {
+                {"provider", JSON_STRING},
+                {"model", JSON_STRING},
+                {"base_url", JSON_STRING},
+                {"api_key", JSON_STRING},
+                {"headers", JSON_OBJECT},
+                {"stream", JSON_TRUE},
+                {"max_output_tokens", JSON_INTEGER},
+                {"max_turns", JSON_INTEGER},
+                {"max_tool_calls", JSON_INTEGER},
+                {"context_tokens", JSON_INTEGER},
+                {"tools", JSON_OBJECT},
+                {"web", JSON_OBJECT},
+                {"search", JSON_OBJECT},
+        };
+        const char *key;
+        json_t *v;
+
+        if (!json_is_object(f))
+                return hull_fail(e, -EINVAL, "%s: expected a JSON object", path);
+        json_object_foreach((json_t *) f, key, v) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(keys); i++)
+                        if (strcmp(key, keys[i].key) == 0)
+                                break;
+                if (i == ELEMENTSOF(keys))
+                        return hull_fail(e, -EINVAL, "%s: unknown key \"%.64s\" (see docs/AGENT.md for the keys)", path,
+                                         key);
+                bool ok = keys[i].type == JSON_TRUE      ? json_is_boolean(v)
+                          : keys[i].type == JSON_INTEGER ? json_is_integer(v) && json_integer_value(v) > 0
+                                                         : json_typeof(v) == keys[i].type;
+                if (!ok)
+                        return hull_fail(e, -EINVAL, "%s: \"%s\" must be %s", path, key,
+                                         keys[i].type == JSON_STRING    ? "a string"
+                                         : keys[i].type == JSON_OBJECT  ? "an object"
+                                         : keys[i].type == JSON_INTEGER ? "a positive integer"
+                                                                        : "true or false");
+        }
+        json_object_foreach(json_object_get(f, "headers"), key, v) if (!json_is_string(v)) return hull_fail(
+                e, -EINVAL, "%s: headers.%.64s must be a string", path, key);
+        json_object_foreach(json_object_get(f, "tools"), key, v) if (
+                !json_is_string(v) ||
+                tool_policy_from_string(json_string_value(v)) <
+                        0) return hull_fail(e, -EINVAL,
+                                            "%s: tools.%.64s must be \"always_allow\", \"always_ask\" or \"deny\"",
+                                            path, key);
+        json_object_foreach(json_object_get(f, "web"), key, v) {
+                if (strcmp(key, "max_bytes") == 0) {
+                        if (!json_is_integer(v) || json_integer_value(v) <= 0)
+                                return hull_fail(e, -EINVAL, "%s: web.max_bytes must be a positive integer", path);
+                        continue;
+                }
+                if (strcmp(key, "allow_hosts") != 0 && strcmp(key, "allow_cidrs") != 0)
+                        return hull_fail(e, -EINVAL,
+                                         "%s: unknown key \"web.%.64s\" (allow_hosts, allow_cidrs, max_bytes)", path,
+                                         key);
+                size_t i;
+                json_t *x;
+                if (!json_is_array(v))
+                        return hull_fail(e, -EINVAL, "%s: web.%s must be an array of strings", path, key);
+                json_array_foreach(v, i, x) if (!json_is_string(x) || !json_string_length(x)) return hull_fail(
+                        e, -EINVAL, "%s: web.%s[%zu] must be a non-empty string", path, key, i);
+        }
+        json_object_foreach(
+                json_object_get(f, "search"), key,
+                v) if ((strcmp(key, "api_key") != 0 && strcmp(key, "base_url") != 0) ||
+                       !json_is_string(
+                               v)) return hull_fail(e, -EINVAL,
+                                                    "%s: search.%.64s: expected \"api_key\" or \"base_url\", a string",
+                                                    path, key);
+        return 0;
+}
+
+static int load_file(const char *path, json_t **ret, hull_error *e) {
+        json_error_t je;
+        FILE *fp;
+        json_t *j;
+
+        *ret = NULL;
+        if (!path)
+                return 0;
+        fp = fopen(path, "re");
+        if (!fp) {
+                if (errno == ENOENT)
+                        return 0;
+                return hull_err(e, -errno, "%s: cannot open it", path);
+        }
+        j = json_loadf(fp, JSON_REJECT_DUPLICATES, &je);
+        fclose(fp);
+        if (!j)
+                return hull_fail(e, -EINVAL, "%s: line %d: %s", path, je.line, je.text);
+        int r = check_file(j, path, e);
+        if (r < 0) {
+                json_decref(j);
+                return r;
+        }
+        *ret = j;
+        return 0;
+}
+
+static int strv_from_json(const json_t *a, char ***ret, size_t *ret_n) {
+        size_t i, n = json_array_size(a);
+        json_t *x;
+        char **v;
+
+        if (!n)
+                return 0;
+        v = calloc(n, sizeof(*v));
+        if (!v)
+                return -ENOMEM;
+        json_array_foreach(a, i, x) {
+                v[i] = strdup(json_string_value(x));
+                if (!v[i]) {
+                        free_strv(v, i);
+                        return -ENOMEM;
+                }
+        }
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+static bool is_official(const char *base_url, const char *host) {
+        const char *p;
+        if (!base_url)
+                return true;
+        p = strstr(base_url, "://");
+        if (!p)
+                return false;
+        p += 3;
+        size_t n = strlen(host);
+        return strncmp(p, host, n) == 0 && (p[n] == '/' || p[n] == '\0' || p[n] == ':');
+}
+
+static int dup_into(char **dst, const char *v) {
+        if (!v)
+                return 0;
+        *dst = strdup(v);
+        return *dst ? 0 : -ENOMEM;
+}
+
+int settings_load(const settings_flags *f, const char *config_path, const dotenv *env, settings *ret, hull_error *e) {
+        static const settings_flags none = {.stream = -1};
+        _cleanup_(settings_done) settings s = {0};
+        const char *provider, *provider_from = NULL, *key = NULL, *base, *model;
+        const char *okey, *akey;
+        int api, r;
+
+        if (!f)
+                f = &none;
+        r = load_file(config_path, &s.file, e);
+        if (r < 0)
+                return r;
+
+        /* the provider */
+        provider = f->provider, provider_from = "--provider";
+        if (!provider)
+                provider = env_get(env, "HULL_PROVIDER"), provider_from = "HULL_PROVIDER";
+        if (!provider)
+                provider = file_str(s.file, "provider"), provider_from = config_path;
+        okey = env_get(env, "OPENAI_API_KEY");
+        akey = env_get(env, "ANTHROPIC_API_KEY");
+        base = f->base_url ? f->base_url : env_get(env, "HULL_BASE_URL");
+        if (provider) {
+                api = model_api_from_string(provider);
+                if (api < 0)
+                        return hull_fail(e, -EINVAL, "%s: unknown provider \"%.64s\" (openai or anthropic)",
+                                         provider_from, provider);
+        } else if (akey && okey && !f->api_key && !env_get(env, "HULL_API_KEY") && !file_str(s.file, "api_key"))
+                return hull_fail(e, -EINVAL,
+                                 "both ANTHROPIC_API_KEY and OPENAI_API_KEY are set: choose one with --provider or "
+                                 "HULL_PROVIDER");
+        else if (akey && !okey)
+                api = MODEL_API_ANTHROPIC;
+        else if (okey && !akey)
+                api = MODEL_API_OPENAI;
+        else if (base || file_str(s.file, "base_url") || env_get(env, "OPENAI_BASE_URL"))
+                api = MODEL_API_OPENAI; /* a local OpenAI-compatible server */
+        else if (env_get(env, "ANTHROPIC_BASE_URL"))
+                api = MODEL_API_ANTHROPIC;
+        else
+                return hull_fail(
+                        e, -EINVAL,
+                        "no model provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
+                        "HULL_BASE_URL for a local OpenAI-compatible server (or try `hull mock-model` offline)");
+        s.model.api = (model_api) api;
+
+        /* the base URL */
+        if (!base)
+                base = env_get(env, api == MODEL_API_OPENAI ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL");
+        if (!base)
+                base = file_str(s.file, "base_url");
+        if (base && strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0)
+                return hull_fail(e, -EINVAL, "the base URL \"%.128s\" is not an http:// or https:// URL", base);
+        if (dup_into(&s.s_base_url, base) < 0)
+                return -ENOMEM;
+
+        /* the key */
+        if (f->api_key)
+                key = f->api_key, s.key_source = "--api-key";
+        else if ((key = env_get(env, api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY")))
+                s.key_source = api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+        else if ((key = env_get(env, "HULL_API_KEY")))
+                s.key_source = "HULL_API_KEY";
+        else if ((key = file_str(s.file, "api_key")))
+                s.key_source = "config.json";
+        if (!key && !base)
+                return hull_fail(e, -EINVAL, "no API key for %s: set %s (or pass --api-key)", model_api_to_string(api),
+                                 api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+        if (dup_into(&s.s_api_key, key) < 0)
+                return -ENOMEM;
+
+        /* the model */
+        model = f->model ? f->model : env_get(env, "HULL_MODEL");
+        if (!model)
+                model = file_str(s.file, "model");
+        if (!model) {
+                bool official = api == MODEL_API_OPENAI ? is_official(base, "api.openai.com")
+                                                        : is_official(base, "api.anthropic.com");
+                if (!official)
+                        return hull_fail(e, -EINVAL, "no model named for %.128s: pass --model or set HULL_MODEL", base);
+                model = api == MODEL_API_OPENAI ? DEFAULT_MODEL_OPENAI : DEFAULT_MODEL_ANTHROPIC;
+        }
+        if (dup_into(&s.s_model, model) < 0)
+                return -ENOMEM;
+
+        /* headers: the file's, then the flags' */
+        const json_t *fh = json_object_get(s.file, "headers");
+        size_t nh = json_object_size(fh) + f->n_headers;
+        if (nh) {
+                const char *hk;
+                json_t *hv;
+                s.s_headers = calloc(nh + 1, sizeof(char *));
+                if (!s.s_headers)
+                        return -ENOMEM;
+                json_object_foreach((json_t *) fh, hk, hv) if (asprintf(&s.s_headers[s.n_s_headers++], "%s: %s", hk,
+                                                                        json_string_value(hv)) < 0) return -ENOMEM;
+                for (size_t i = 0; i < f->n_headers; i++) {
+                        if (!strchr(f->headers[i], ':'))
+                                return hull_fail(e, -EINVAL, "--header \"%.64s\": expected \"Name: value\"",
+                                                 f->headers[i]);
+                        if (dup_into(&s.s_headers[s.n_s_headers++], f->headers[i]) < 0)
+                                return -ENOMEM;
+                }
+        }
+
+        s.model.base_url = s.s_base_url;
+        s.model.api_key = s.s_api_key;
+        s.model.model = s.s_model;
+        s.model.headers = (const char *const *) s.s_headers;
+        s.model.n_headers = s.n_s_headers;
+        s.model.compat = -1;
+        s.model.stream = f->stream >= 0 ? f->stream
+                         : json_is_boolean(json_object_get(s.file, "stream"))
+                                 ? json_is_true(json_object_get(s.file, "stream"))
+                                 : true;
+        s.model.max_output_tokens =
+                (uint32_t) (f->max_output_tokens
+                                    ? f->max_output_tokens
+                                    : (uint64_t) json_integer_value(json_object_get(s.file, "max_output_tokens")));
+        s.model.max_retries = MODEL_RETRIES_DEFAULT;
+        s.max_turns = (unsigned) json_integer_value(json_object_get(s.file, "max_turns"));
+        s.max_tool_calls = (unsigned) json_integer_value(json_object_get(s.file, "max_tool_calls"));
+        s.context_tokens = (uint64_t) json_integer_value(json_object_get(s.file, "context_tokens"));
+
+        /* tools, web, search */
+        const json_t *tools = json_object_get(s.file, "tools");
+        if (json_object_size(tools)) {
+                const char *tk;
+                json_t *tv;
+                s.policies = calloc(json_object_size(tools), sizeof(*s.policies));
+                if (!s.policies)
+                        return -ENOMEM;
+                json_object_foreach((json_t *) tools, tk, tv) {
+                        s.policies[s.n_policies].tool = strdup(tk);
+                        if (!s.policies[s.n_policies].tool)
+                                return -ENOMEM;
+                        s.policies[s.n_policies++].policy =
+                                (tool_policy) tool_policy_from_string(json_string_value(tv));
+                }
+        }
+        const json_t *web = json_object_get(s.file, "web");
+        if (strv_from_json(json_object_get(web, "allow_hosts"), &s.allow_hosts, &s.n_allow_hosts) < 0 ||
+            strv_from_json(json_object_get(web, "allow_cidrs"), &s.allow_cidrs, &s.n_allow_cidrs) < 0)
+                return -ENOMEM;
+        s.web_max_bytes = (uint64_t) json_integer_value(json_object_get(web, "max_bytes"));
+        const json_t *search = json_object_get(s.file, "search");
+        const char *skey = env_get(env, "TAVILY_API_KEY"), *sbase = env_get(env, "HULL_SEARCH_BASE_URL");
+        if (!skey)
+                skey = file_str(search, "api_key");
+        if (!sbase)
+                sbase = file_str(search, "base_url");
+        if (dup_into(&s.search_api_key, skey) < 0 || dup_into(&s.search_base_url, sbase) < 0)
+                return -ENOMEM;
+
+        *ret = s;
+        s = (settings){0};
+        return 0;
+}
+
+tool_policy settings_policy_for(const settings *s, const char *tool, tool_policy def) {
+        for (size_t i = 0; s && i < s->n_policies; i++)
+                if (strcmp(s->policies[i].tool, tool) == 0)
+                        return s->policies[i].policy;
+        return def;
+}

@@ -1,0 +1,71 @@
+/* settings.h: where an agent's configuration comes from, for `hull run`, `hull chat` and (later)
+ * `hull serve`: command-line flags first, then the environment (the process's, then a `.env` in
+ * the working directory, read for lookups only, never exported), then the configuration file
+ * $HULL_HOME/config.json. Each value is taken from the first place that has it.
+ *
+ * Environment: HULL_PROVIDER (openai | anthropic), HULL_MODEL, HULL_BASE_URL (also the SDKs'
+ * OPENAI_BASE_URL / ANTHROPIC_BASE_URL), OPENAI_API_KEY, ANTHROPIC_API_KEY, HULL_API_KEY (either
+ * provider), TAVILY_API_KEY (web_search), HULL_SEARCH_BASE_URL.
+ *
+ * config.json (every key optional; an unknown key is an error naming it):
+ *   {"provider": "anthropic", "model": "claude-sonnet-4-6", "base_url": "https://...",
+ *    "api_key": "...", "headers": {"Name": "value"}, "stream": true, "max_output_tokens": 8192,
+ *    "max_turns": 50, "max_tool_calls": 200, "context_tokens": 128000,
+ *    "tools": {"bash": "always_ask", "web_fetch": "deny"},
+ *    "web": {"allow_hosts": ["intranet.corp"], "allow_cidrs": ["10.1.0.0/16"], "max_bytes": 10000000},
+ *    "search": {"api_key": "...", "base_url": "https://api.tavily.com"}}
+ *
+ * The provider, when nothing names it, follows the key that is set (an error when both are);
+ * with only a base URL (a local server) it is openai. The model, when nothing names it, is the
+ * provider's default for its official endpoint, and must be named for any other. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dotenv.h"
+#include "error.h"
+#include "model.h"
+#include "tool.h"
+
+typedef struct settings_flags {
+        const char *provider, *model, *base_url, *api_key; /* NULL: not given */
+        const char *const *headers;                        /* "Name: value" lines */
+        size_t n_headers;
+        int stream;                 /* -1: not given */
+        uint64_t max_output_tokens; /* 0: not given */
+} settings_flags;
+
+typedef struct settings_policy {
+        char *tool;
+        tool_policy policy;
+} settings_policy;
+
+typedef struct settings {
+        model_config model;     /* points into the strings below */
+        const char *key_source; /* where the API key came from ("OPENAI_API_KEY", "--api-key", ...) */
+        unsigned max_turns, max_tool_calls;
+        uint64_t context_tokens;
+        settings_policy *policies; /* per tool, from the file's "tools" */
+        size_t n_policies;
+        char **allow_hosts, **allow_cidrs; /* web_fetch's allowlist */
+        size_t n_allow_hosts, n_allow_cidrs;
+        uint64_t web_max_bytes;                 /* 0: the tool's default */
+        char *search_api_key, *search_base_url; /* web_search: offered only with a key */
+
+        /* owned */
+        char *s_base_url, *s_api_key, *s_model, **s_headers;
+        size_t n_s_headers;
+        json_t *file;
+} settings;
+
+void settings_done(settings *s);
+
+/* Resolve the settings. config_path: the configuration file (a missing file is no file), NULL:
+ * none. env: the .env's assignments (NULL: none). Returns 0 with *ret, or -EINVAL with *e saying
+ * what is missing or wrong and where it came from. */
+int settings_load(const settings_flags *f, const char *config_path, const dotenv *env, settings *ret, hull_error *e);
+
+/* The policy the settings give tool (or def when they give none). */
+tool_policy settings_policy_for(const settings *s, const char *tool, tool_policy def);

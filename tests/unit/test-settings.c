@@ -1,0 +1,168 @@
+/* test-settings.c: flags before the environment before .env before config.json; the provider
+ * inferred from the key that is set; clear errors for what is missing, ambiguous or misspelt. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "settings.h"
+#include "test.h"
+
+static const char *const vars[] = {"HULL_PROVIDER",      "HULL_MODEL",          "HULL_BASE_URL",     "OPENAI_BASE_URL",
+                                   "ANTHROPIC_BASE_URL", "OPENAI_API_KEY",      "ANTHROPIC_API_KEY", "HULL_API_KEY",
+                                   "TAVILY_API_KEY",     "HULL_SEARCH_BASE_URL"};
+
+static void clear_env(void) {
+        for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+                unsetenv(vars[i]);
+}
+
+static char cfg_path[64];
+
+static void write_cfg(const char *text) {
+        FILE *f = fopen(cfg_path, "w");
+        fputs(text, f);
+        fclose(f);
+}
+
+static dotenv *env_of(const char *text) {
+        dotenv *d = NULL;
+        hull_error e;
+        if (dotenv_parse(text, strlen(text), &d, &e) < 0)
+                return NULL;
+        return d;
+}
+
+static void test_inference(void) {
+        settings s = {0};
+        hull_error e = {0};
+
+        clear_env();
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), -EINVAL);
+        TEST_RESULT(strstr(e.msg, "ANTHROPIC_API_KEY") && strstr(e.msg, "mock-model"), "nothing set: %s", e.msg);
+
+        setenv("ANTHROPIC_API_KEY", "sk-ant", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), 0);
+        CHECK(s.model.api == MODEL_API_ANTHROPIC);
+        CHECK_EQ_STR(s.model.api_key, "sk-ant");
+        CHECK_EQ_STR(s.key_source, "ANTHROPIC_API_KEY");
+        CHECK_EQ_STR(s.model.model, "claude-sonnet-4-6"); /* official endpoint: a default model */
+        CHECK(s.model.base_url == NULL && s.model.stream);
+        settings_done(&s);
+
+        setenv("OPENAI_API_KEY", "sk-oai", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), -EINVAL);
+        TEST_RESULT(strstr(e.msg, "both") && strstr(e.msg, "HULL_PROVIDER"), "both keys: %s", e.msg);
+        setenv("HULL_PROVIDER", "openai", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), 0);
+        CHECK(s.model.api == MODEL_API_OPENAI);
+        CHECK_EQ_STR(s.model.api_key, "sk-oai");
+        settings_done(&s);
+        setenv("HULL_PROVIDER", "gemini", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), -EINVAL);
+        TEST_RESULT(strstr(e.msg, "HULL_PROVIDER") && strstr(e.msg, "gemini"), "unknown provider: %s", e.msg);
+
+        /* a local server: no key needed, but a model must be named */
+        clear_env();
+        setenv("HULL_BASE_URL", "http://127.0.0.1:11434/v1", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), -EINVAL);
+        TEST_RESULT(strstr(e.msg, "--model") && strstr(e.msg, "127.0.0.1:11434"), "no model: %s", e.msg);
+        setenv("HULL_MODEL", "qwen3", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), 0);
+        CHECK(s.model.api == MODEL_API_OPENAI && s.model.api_key == NULL);
+        CHECK_EQ_STR(s.model.base_url, "http://127.0.0.1:11434/v1");
+        settings_done(&s);
+        setenv("HULL_BASE_URL", "ftp://x", 1);
+        CHECK_EQ_INT(settings_load(NULL, NULL, NULL, &s, &e), -EINVAL);
+        CHECK(strstr(e.msg, "http://") != NULL);
+        clear_env();
+}
+
+static void test_precedence(void) {
+        settings s = {0};
+        hull_error e = {0};
+        dotenv *env = env_of("OPENAI_API_KEY=sk-dotenv\nHULL_MODEL=from-dotenv\n");
+
+        clear_env();
+        write_cfg("{\"provider\":\"openai\",\"model\":\"from-file\",\"api_key\":\"sk-file\","
+                  "\"headers\":{\"X-Org\":\"o1\"},\"stream\":false,\"max_turns\":7,"
+                  "\"tools\":{\"bash\":\"always_ask\"},\"web\":{\"allow_hosts\":[\"intranet.corp\"],"
+                  "\"allow_cidrs\":[\"10.1.0.0/16\"]},\"search\":{\"api_key\":\"tv-file\"}}");
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0);
+        CHECK_EQ_STR(s.model.model, "from-file");
+        CHECK_EQ_STR(s.model.api_key, "sk-file");
+        CHECK_EQ_STR(s.key_source, "config.json");
+        CHECK(!s.model.stream && s.max_turns == 7);
+        CHECK(s.model.n_headers == 1 && strcmp(s.model.headers[0], "X-Org: o1") == 0);
+        CHECK(settings_policy_for(&s, "bash", TOOL_ALWAYS_ALLOW) == TOOL_ALWAYS_ASK);
+        CHECK(settings_policy_for(&s, "read", TOOL_ALWAYS_ALLOW) == TOOL_ALWAYS_ALLOW);
+        CHECK(s.n_allow_hosts == 1 && strcmp(s.allow_hosts[0], "intranet.corp") == 0);
+        CHECK(s.n_allow_cidrs == 1 && strcmp(s.allow_cidrs[0], "10.1.0.0/16") == 0);
+        CHECK_EQ_STR(s.search_api_key, "tv-file");
+        settings_done(&s);
+
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, env, &s, &e), 0); /* .env over the file */
+        CHECK_EQ_STR(s.model.model, "from-dotenv");
+        CHECK_EQ_STR(s.model.api_key, "sk-dotenv");
+        settings_done(&s);
+
+        setenv("HULL_MODEL", "from-env", 1); /* the environment over .env */
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, env, &s, &e), 0);
+        CHECK_EQ_STR(s.model.model, "from-env");
+        settings_done(&s);
+
+        const char *hdr[] = {"X-Flag: f"};
+        settings_flags f = {.model = "from-flag", .api_key = "sk-flag", .stream = 1, .headers = hdr, .n_headers = 1};
+        CHECK_EQ_INT(settings_load(&f, cfg_path, env, &s, &e), 0); /* flags over everything */
+        CHECK_EQ_STR(s.model.model, "from-flag");
+        CHECK_EQ_STR(s.key_source, "--api-key");
+        CHECK(s.model.stream && s.model.n_headers == 2 && strcmp(s.model.headers[1], "X-Flag: f") == 0);
+        settings_done(&s);
+        const char *bad_hdr[] = {"no colon"};
+        f.headers = bad_hdr;
+        CHECK_EQ_INT(settings_load(&f, cfg_path, env, &s, &e), -EINVAL);
+        dotenv_free(env);
+        clear_env();
+}
+
+static void test_file_errors(void) {
+        static const struct {
+                const char *text, *want;
+        } bad[] = {
+                {"{\"modle\":\"x\"}", "unknown key \"modle\""},
+                {"{\"model\":5}", "\"model\" must be a string"},
+                {"{\"stream\":\"yes\"}", "true or false"},
+                {"{\"max_turns\":0}", "positive integer"},
+                {"{\"tools\":{\"bash\":\"sometimes\"}}", "tools.bash"},
+                {"{\"web\":{\"allow_hostz\":[]}}", "web.allow_hostz"},
+                {"{\"web\":{\"allow_hosts\":[1]}}", "allow_hosts[0]"},
+                {"{\"model\":\"a\",\"model\":\"b\"}", "line 1"},
+                {"[1]", "JSON object"},
+                {"{", "line"},
+        };
+        setenv("OPENAI_API_KEY", "k", 1);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                settings s = {0};
+                hull_error e = {0};
+                write_cfg(bad[i].text);
+                int r = settings_load(NULL, cfg_path, NULL, &s, &e);
+                TEST_RESULT(r == -EINVAL && strstr(e.msg, bad[i].want) && strstr(e.msg, cfg_path), "refused %s: %s",
+                            bad[i].text, e.msg);
+        }
+        unlink(cfg_path);
+        settings s = {0};
+        hull_error e = {0};
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0); /* a missing file is no file */
+        settings_done(&s);
+        clear_env();
+}
+
+int main(void) {
+        snprintf(cfg_path, sizeof(cfg_path), "/tmp/test-settings.%d.json", (int) getpid());
+        test_inference();
+        test_precedence();
+        test_file_errors();
+        unlink(cfg_path);
+        return test_done();
+}
