@@ -275,6 +275,7 @@
 #define REC_SOFTWARE_IDENTITIES_MAX 32U    /* identities of a software rule */
 #define REC_SOFTWARE_IDENTITY_MAX 256U     /* bytes of one identity */
 #define REC_VERIFY_PROBLEMS_MAX 100U       /* problems hull verify prints; the rest are only counted */
+#define VERIFY_LOGS_MAX 64U                /* session logs of one run or chat directory hull verify checks */
 #define REC_FIELD_NAME_MAX 64U             /* a digest field's name, a field's path in a message, a domain */
 #define REC_B64_DECODE_CHUNK 3072U         /* bytes decoded from base64 per write into a digest (3 | it) */
 

@@ -1,6 +1,7 @@
 /* cli-verify.c: `hull verify PATH`: read an audit log of run records (JSON lines), recompute
  * every request, result and record digest and the session chain, and print each problem on one
  * line, naming the first break of the chain; or one summary line when everything holds. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -34,7 +35,9 @@ static const struct option options[] = {
 void cli_verify_help(void) {
         printf("Usage: hull verify [--calls N] [--last DIGEST] PATH\n\n"
                "Check an audit log of run records: PATH is the log (JSON lines) or a directory\n"
-               "holding .hull/records.jsonl or records.jsonl. Every request, result and record\n"
+               "holding .hull/records.jsonl or records.jsonl, or the session logs .hull/session-*.jsonl\n"
+               "(the directory of a kept hull run or hull chat: each log is checked). Every request,\n"
+               "result and record\n"
                "digest is recomputed, and the records must form one session's chain: the same\n"
                "session, sequence 1, 2, 3... with no gap, each naming the record before it.\n\n"
                "Options:\n"
@@ -214,55 +217,8 @@ static void verify_line(verify_state *s, rec_chain *chain, size_t lineno, const 
                 problem(s, lineno, e.msg);
 }
 
-int cli_verify_main(int argc, char **argv) {
-        uint64_t want_calls = 0;
-        bool have_calls = false;
-        const char *want_last = NULL;
-        int c;
-
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-                switch (c) {
-                case 'h':
-                        cli_verify_help();
-                        return CLI_EXIT_OK;
-                case OPT_CALLS: {
-                        char *end;
-                        errno = 0;
-                        unsigned long long v = strtoull(optarg, &end, 10);
-                        if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' || optarg[0] == '+' ||
-                            optarg[0] == ' ')
-                                return usage_error("--calls wants a count, not '%s'", optarg);
-                        want_calls = v;
-                        have_calls = true;
-                        break;
-                }
-                case OPT_LAST:
-                        if (!sha256_hex_is_valid(optarg, strlen(optarg)))
-                                return usage_error("--last wants a record digest (64 lowercase hex digits), not '%s'",
-                                                   optarg);
-                        want_last = optarg;
-                        break;
-                default:
-                        return usage_error("unknown option '%s'", argv[optind - 1]);
-                }
-        }
-        if (optind >= argc)
-                return usage_error("%s", "no log given");
-        if (argc - optind > 1)
-                return usage_error("one log at a time, not also '%s'", argv[optind + 1]);
-
-        hull_error e = {0};
-        if (dlib_load(DLIB_CRYPTO, &e) < 0) { /* every digest is SHA-256 */
-                cli_report("verify", &e);
-                return CLI_EXIT_FAILURE;
-        }
-        char name[SBX_PATH_MAX + 32];
-        _cleanup_close_ int fd = open_log(argv[optind], name, sizeof(name));
-        if (fd < 0)
-                return CLI_EXIT_FAILURE;
-
+/* Check one log (fd, shown as name). Returns the exit status. */
+static int verify_log(int fd, const char *name, bool have_calls, uint64_t want_calls, const char *want_last) {
         verify_state s = {.name = name};
         rec_chain chain;
         _cleanup_(line_reader_done) line_reader lr;
@@ -334,4 +290,100 @@ int cli_verify_main(int argc, char **argv) {
         else
                 printf("ok: %zu records, session %s, last %s\n", lineno, chain.session, chain.last);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+/* The session logs of a directory that holds no records.jsonl: DIR/.hull/session-*.jsonl (what
+ * hull run and hull chat keep), sorted. Returns how many (0: none, or PATH is no such directory). */
+static size_t session_logs(const char *path, char logs[VERIFY_LOGS_MAX][SBX_PATH_MAX + 32]) {
+        char sub[SBX_PATH_MAX + 32];
+        struct dirent **names = NULL;
+        struct stat st;
+        size_t n_logs = 0;
+
+        if (stat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+                return 0;
+        snprintf(sub, sizeof(sub), "%s/records.jsonl", path);
+        if (access(sub, F_OK) == 0)
+                return 0;
+        snprintf(sub, sizeof(sub), "%s/.hull/records.jsonl", path);
+        if (access(sub, F_OK) == 0)
+                return 0;
+        snprintf(sub, sizeof(sub), "%s/.hull", path);
+        int n = scandir(sub, &names, NULL, alphasort);
+        for (int i = 0; i < n; i++) {
+                const char *d = names[i]->d_name;
+                size_t len = strlen(d);
+                if (n_logs < VERIFY_LOGS_MAX && strncmp(d, "session-", 8) == 0 && len > 14 &&
+                    strcmp(d + len - 6, ".jsonl") == 0)
+                        snprintf(logs[n_logs++], SBX_PATH_MAX + 32, "%.*s/%s", (int) (SBX_PATH_MAX - 80), sub, d);
+                free(names[i]);
+        }
+        free(names);
+        return n_logs;
+}
+
+int cli_verify_main(int argc, char **argv) {
+        uint64_t want_calls = 0;
+        bool have_calls = false;
+        const char *want_last = NULL;
+        int c;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+                switch (c) {
+                case 'h':
+                        cli_verify_help();
+                        return CLI_EXIT_OK;
+                case OPT_CALLS: {
+                        char *end;
+                        errno = 0;
+                        unsigned long long v = strtoull(optarg, &end, 10);
+                        if (errno != 0 || end == optarg || *end != '\0' || optarg[0] == '-' || optarg[0] == '+' ||
+                            optarg[0] == ' ')
+                                return usage_error("--calls wants a count, not '%s'", optarg);
+                        want_calls = v;
+                        have_calls = true;
+                        break;
+                }
+                case OPT_LAST:
+                        if (!sha256_hex_is_valid(optarg, strlen(optarg)))
+                                return usage_error("--last wants a record digest (64 lowercase hex digits), not '%s'",
+                                                   optarg);
+                        want_last = optarg;
+                        break;
+                default:
+                        return usage_error("unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind >= argc)
+                return usage_error("%s", "no log given");
+        if (argc - optind > 1)
+                return usage_error("one log at a time, not also '%s'", argv[optind + 1]);
+
+        hull_error e = {0};
+        if (dlib_load(DLIB_CRYPTO, &e) < 0) { /* every digest is SHA-256 */
+                cli_report("verify", &e);
+                return CLI_EXIT_FAILURE;
+        }
+        /* a directory of hull run or hull chat: one log per session, .hull/session-*.jsonl */
+        char logs[VERIFY_LOGS_MAX][SBX_PATH_MAX + 32];
+        size_t n_logs = session_logs(argv[optind], logs);
+        if (n_logs > 0) {
+                if (have_calls || want_last)
+                        return usage_error("--calls and --last check one log: name it (%s)", logs[0]);
+                int status = CLI_EXIT_OK;
+                for (size_t i = 0; i < n_logs; i++) {
+                        char name[SBX_PATH_MAX + 32];
+                        _cleanup_close_ int fd = open_log(logs[i], name, sizeof(name));
+                        if (fd < 0 || verify_log(fd, name, false, 0, NULL) != CLI_EXIT_OK)
+                                status = CLI_EXIT_FAILURE;
+                }
+                return status;
+        }
+        char name[SBX_PATH_MAX + 32];
+        _cleanup_close_ int fd = open_log(argv[optind], name, sizeof(name));
+        if (fd < 0)
+                return CLI_EXIT_FAILURE;
+        return verify_log(fd, name, have_calls, want_calls, want_last);
 }

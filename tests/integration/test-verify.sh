@@ -112,6 +112,18 @@ check "a garbage line is one problem, not also a chain break" test "$(grep -c 'l
 "$HULL" verify "$T" 2>"$E" >/dev/null
 check "a rewritten previousSha256 is also named as a chain break" grep -q "line 4: wrong previous record" "$E"
 
+# ---- a kept hull run or hull chat: one log per session in .hull/session-*.jsonl ----
+mkdir -p "$TEST_TMP/chat/.hull"
+cp "$L" "$TEST_TMP/chat/.hull/session-aaaa.jsonl"
+cp "$L" "$TEST_TMP/chat/.hull/session-bbbb.jsonl"
+out=$("$HULL" verify "$TEST_TMP/chat" 2>"$E"); rc=$?
+check "a directory of session logs verifies each" sh -c "[ $rc -eq 0 ] && [ \$(printf '%s\n' \"$out\" | grep -c '^ok: 9 records') -eq 2 ]"
+"$HULL" verify --calls 9 "$TEST_TMP/chat" 2>"$E" >/dev/null; rc=$?
+check "--calls with several session logs is a usage error naming one" sh -c "[ $rc -eq 2 ] && grep -q 'session-aaaa.jsonl' '$E'"
+"$PY" "$GEN" tamper field "$L" "$TEST_TMP/chat/.hull/session-bbbb.jsonl" >/dev/null
+"$HULL" verify "$TEST_TMP/chat" 2>"$E" >/dev/null; rc=$?
+check "a tampered session log of the directory fails, naming it" sh -c "[ $rc -eq 1 ] && grep -q 'session-bbbb.jsonl line 4' '$E' && ! grep -q 'session-aaaa' '$E'"
+
 # ---- hostile input: bounded, never a crash ----
 "$PY" "$GEN" tamper field "$L" "$TEST_TMP/field.jsonl" >/dev/null
 { head -n 2 "$L"; head -c $((64 * 1024 * 1024 + 10)) /dev/zero | tr '\0' 'a'; echo; tail -n +3 "$TEST_TMP/field.jsonl"; } >"$T"
