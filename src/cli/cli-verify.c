@@ -313,9 +313,14 @@ static size_t session_logs(const char *path, char logs[VERIFY_LOGS_MAX][SBX_PATH
         for (int i = 0; i < n; i++) {
                 const char *d = names[i]->d_name;
                 size_t len = strlen(d);
+                size_t sub_len = strlen(sub);
                 if (n_logs < VERIFY_LOGS_MAX && strncmp(d, "session-", 8) == 0 && len > 14 &&
-                    strcmp(d + len - 6, ".jsonl") == 0)
-                        snprintf(logs[n_logs++], SBX_PATH_MAX + 32, "%.*s/%s", (int) (SBX_PATH_MAX - 80), sub, d);
+                    strcmp(d + len - 6, ".jsonl") == 0 && sub_len + 1 + len < SBX_PATH_MAX + 32) {
+                        char *out = logs[n_logs++];
+                        memcpy(out, sub, sub_len);
+                        out[sub_len] = '/';
+                        memcpy(out + sub_len + 1, d, len + 1);
+                }
                 free(names[i]);
         }
         free(names);
