@@ -1,5 +1,5 @@
-/* fuzz-ws-path.c: the workspace path validator, its normalizer and the glob matcher on
- * arbitrary bytes. Whatever is accepted must be relative, NUL-free and without "..", and
+/* fuzz-ws-path.c: the workspace path validator, its normalizer, the resolver of a model's paths
+ * and the glob matcher on arbitrary bytes. Whatever is accepted must be relative, NUL-free and without "..", and
  * normalizing must be idempotent. Input: PATTERN '\n' PATH (or the whole input as a path). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +37,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
         } else if (e.err >= 0 || !e.msg[0])
                 abort(); /* a refusal always explains itself */
+
+        /* the resolver: what it accepts is a path the checker accepts, in canonical form */
+        if (ws_path_resolve(p, size, norm, sizeof(norm), &e) == 0) {
+                size_t n = strlen(norm);
+                if (ws_path_check(norm, n, NULL) != 0 || ws_path_normalize(norm, n, again, sizeof(again), NULL) != 0 ||
+                    strcmp(norm, again) != 0 || has_dotdot(norm, n))
+                        abort();
+        } else if (e.err >= 0 || !e.msg[0])
+                abort();
 
         /* the glob matcher: PATTERN\nPATH, both NUL-terminated copies */
         const char *nl = memchr(p, '\n', size);

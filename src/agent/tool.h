@@ -37,6 +37,10 @@ typedef struct tool_ctx {
         ss_manager *ss;            /* the session the agent works in; the loop holds its call claim */
         ss_session *session;       /* for tools with needs_session; NULL otherwise */
         const atomic_bool *cancel; /* the turn was interrupted: end soon with -ECANCELED */
+        /* The same as an fd for poll(): readable once the call must stop (the interrupt, or its
+         * deadline passed by AGENT_TOOL_GRACE_MS); hand it to ss_exec/ss_cell as their cancel_fd.
+         * -1: none. */
+        int cancel_fd;
         uint64_t deadline_mono_ms; /* the call must end by now_mono_ms() == this */
         /* A long call says how it goes (shown by --verbose, stored as hull.tool_progress;
          * rate-limited by the loop). */

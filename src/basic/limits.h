@@ -375,3 +375,41 @@
 #define AGENT_SPILL_BYTES_DEFAULT 8192U /* a tool value over this (as JSON) becomes a handle */
 #define DOTENV_BYTES_MAX (64U << 10)    /* a .env file */
 #define DOTENV_ENTRIES_MAX 256U         /* assignments in one .env */
+
+/* the loop's own bounds (src/agent/agent.c, schema.c) */
+#define AGENT_TOOL_GRACE_MS 2000U               /* a tool past its deadline is cancelled this much later */
+#define AGENT_WATCH_TICK_MS 50U                 /* how often a running tool's watcher looks at the interrupt */
+#define AGENT_TOOL_TEXT_MAX (64U << 10)         /* bytes of a tool's text shown as it is (more: a text handle) */
+#define AGENT_SHORT_FORM_CHARS 300U             /* characters of a tool result kept when it is elided */
+#define AGENT_ERROR_TEXT_MAX 2048U              /* bytes of an error result's text */
+#define AGENT_MANUAL_MAX (64U << 10)            /* bytes of the system prompt before the user's instructions */
+#define AGENT_INSTRUCTIONS_MAX (1U << 20)       /* bytes of the user's instructions */
+#define AGENT_USER_TEXT_MAX (8U << 20)          /* bytes of one user message */
+#define AGENT_TOOLS_MAX 256U                    /* tools offered to the model (the /v1 API's bound) */
+#define AGENT_CONVERSATION_MESSAGES_MAX 100000U /* messages of a conversation continued by agent_new */
+#define SCHEMA_DEPTH_MAX 32U                    /* nesting of a tool's input schema */
+#define SCHEMA_ERRORS_MAX 16U                   /* problems listed for one tool call; the rest counted */
+#define SCHEMA_ERRORS_BYTES_MAX 8192U           /* bytes of those lines */
+#define SCHEMA_PATH_MAX 256U                    /* bytes of a field's path in a problem ("input.a.b[3]") */
+#define SCHEMA_SHOWN_MAX 64U                    /* bytes of a key or name quoted in a problem */
+#define SCHEMA_ENUM_SHOWN_MAX 512U              /* bytes of the allowed values listed */
+
+/* the built-in tools (src/tools/) */
+#define TOOL_BASH_TIMEOUT_MS_DEFAULT 120000ULL /* a bash call without a timeout of its own */
+#define TOOL_BASH_TIMEOUT_MS_MAX 600000ULL     /* what a bash call may ask for */
+#define TOOL_PYTHON_TIMEOUT_MS 300000ULL       /* a run_python call */
+#define TOOL_OUTPUT_BYTES 16384U               /* per stream of a command or cell: half head, half tail */
+#define TOOL_FILES_TIMEOUT_MS 60000ULL         /* read, write, edit, glob, grep, the handle tools */
+#define TOOL_READ_LINES_DEFAULT 2000U          /* lines read shows without a limit */
+#define TOOL_READ_LINES_MAX 100000U
+#define TOOL_READ_CHARS_MAX 50000U        /* characters read shows at most (then a note to narrow) */
+#define TOOL_READ_LINE_CHARS 2000U        /* characters of one line shown */
+#define TOOL_READ_CHUNK (256U << 10)      /* bytes per ss_read */
+#define TOOL_READ_SCAN_MAX (256ULL << 20) /* bytes read skips to reach an offset */
+#define TOOL_BINARY_PROBE 8192U           /* bytes checked for a NUL (a binary file) */
+#define TOOL_GLOB_SHOWN_MAX 200U          /* paths glob lists */
+#define TOOL_GREP_SHOWN_DEFAULT 100U      /* lines or files grep lists without head_limit */
+#define TOOL_GREP_SHOWN_MAX 1000U
+#define TOOL_HANDLE_ROWS_DEFAULT 20U     /* rows inspect_handle shows without rows */
+#define TOOL_HANDLE_TEXT_MAX (48U << 10) /* bytes of a handle tool's answer */
+#define TOOL_HANDLES_LISTED_MAX 20U      /* handle ids named in an error */

@@ -172,8 +172,9 @@ typedef struct hd_query_opts {
 } hd_query_opts;
 
 /* Run one read-only SQL statement over table handles ids[0..n_ids) (1 to HD_QUERY_HANDLES_MAX),
- * each attached read-only under its id as schema name: SELECT region, sum(x) FROM h3.data GROUP
- * BY 1 (quote ids that are not plain identifiers: "my-data".data). An authorizer allows only
+ * each attached read-only under its id as schema name, its table named by the id alone too (a
+ * temporary view): SELECT region, sum(x) FROM sales GROUP BY 1, or FROM sales.data (quote ids
+ * that are not plain identifiers: "my-data", "my-data".data). An authorizer allows only
  * reading (SELECT, reads, recursive CTEs, functions other than load_extension and a few
  * others); ATTACH, DETACH, writes, transactions and PRAGMAs are denied, and the statement must
  * be read-only and alone. Returns 0 and *ret:

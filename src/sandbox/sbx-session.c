@@ -288,6 +288,7 @@ static void interp_close(sbx_interp *in) {
         in->out_fd = safe_close(in->out_fd);
         in->err_fd = safe_close(in->err_fd);
         in->running = false;
+        in->hello_pending = false;
         in->pid = 0;
 }
 
@@ -769,20 +770,83 @@ static int zygote_spawn(sbx_session *s, int cell_fd, int out_w, int err_w, hull_
         return r < 0 ? hull_err(e, r, "cell: cannot reach the zygote") : 0;
 }
 
-static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
+/* Start a cold interpreter in the sandbox (the init starts it). wait: until its hello; otherwise
+ * it is running with its hello pending (its pid from the init's report, so sweeps spare it), and
+ * the next cell waits for what is left of its start. */
+static int interp_cold(sbx_session *s, sbx_lang lang, bool wait, hull_error *e) {
         sbx_interp *in = &s->interp[lang];
         _cleanup_close_pair_ int cs[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
         int r;
 
-        interp_close(in);
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
             pipe2(errp, O_CLOEXEC) < 0)
                 return hull_err(e, negative_errno(), "cell: cannot create the interpreter's pipes");
         if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0)
                 return hull_err(e, negative_errno(), "cell: cannot set up pipes");
+        /* The driver's sources reach it on fd 0 (boot.py or boot.js replaces that with /dev/null
+         * before the driver runs). */
+        const char *py_src[] = {hull_runtime_cell_py, hull_runtime_hull_py};
+        const char *js_src[] = {hull_runtime_cell_js};
+        _cleanup_close_ int src_fd =
+                lang == SBX_LANG_PYTHON ? sources_memfd(py_src, 2, e) : sources_memfd(js_src, 1, e);
+        if (src_fd < 0)
+                return src_fd;
+        char **env = NULL;
+        r = sbx_env_build(NULL, "/workspace", &env);
+        if (r < 0)
+                return hull_err(e, r, "cell: cannot build the environment");
+        char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_boot_py, NULL};
+        char *js[] = {(char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_boot_js, NULL};
+        int fds[4] = {src_fd, outp[1], errp[1], cs[1]};
+        r = ctl_send(s, SBX_CTL_START, 0, lang == SBX_LANG_PYTHON ? py : js, env, fds, 4, -1);
+        sbx_env_free(env);
+        if (r < 0)
+                return hull_err(e, r, "cell: cannot reach the sandbox's init");
+        cs[1] = safe_close(cs[1]);
+        sbx_report rep;
+        r = ctl_wait(s, SBX_REPORT_STARTED, SBX_START_TIMEOUT_MS, &rep, e);
+        if (r < 0)
+                return r;
+        if (wait) {
+                in->sock = cs[0];
+                r = interp_hello(in, e);
+                in->sock = -1;
+                if (r < 0) {
+                        /* It may still run: make sure it does not. */
+                        hull_error ignore;
+                        (void) sweep(s, -1, &ignore);
+                        return r;
+                }
+        } else {
+                if (rep.exit_code < 2 || rep.exit_code > 4194304) {
+                        hull_error ignore;
+                        (void) sweep(s, -1, &ignore);
+                        return hull_err(e, -EPROTO, "cell: the init's report of the interpreter is malformed");
+                }
+                in->pid = (pid_t) rep.exit_code;
+                in->hello_pending = true;
+        }
+        in->from_zygote = false;
+        in->sock = TAKE_FD(cs[0]);
+        in->out_fd = TAKE_FD(outp[0]);
+        in->err_fd = TAKE_FD(errp[0]);
+        in->running = true;
+        return 0;
+}
 
+static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
+        sbx_interp *in = &s->interp[lang];
+        int r;
+
+        interp_close(in);
         bool zygote = lang == SBX_LANG_PYTHON && s->zygote_fd >= 0 && s->pidfd >= 0 && s->bpf_fd >= 0;
         if (zygote) {
+                _cleanup_close_pair_ int cs[2] = {-1, -1}, outp[2] = {-1, -1}, errp[2] = {-1, -1};
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
+                    pipe2(errp, O_CLOEXEC) < 0)
+                        return hull_err(e, negative_errno(), "cell: cannot create the interpreter's pipes");
+                if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0)
+                        return hull_err(e, negative_errno(), "cell: cannot set up pipes");
                 hull_error ze = {0};
                 r = zygote_spawn(s, cs[1], outp[1], errp[1], &ze);
                 if (r >= 0) {
@@ -793,67 +857,31 @@ static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
                 }
                 if (r >= 0) {
                         in->from_zygote = true;
-                        goto started;
+                        in->sock = TAKE_FD(cs[0]);
+                        in->out_fd = TAKE_FD(outp[0]);
+                        in->err_fd = TAKE_FD(errp[0]);
+                        in->running = true;
+                        return 0;
                 }
                 /* Isolation does not depend on the zygote: start a cold interpreter in the
                  * sandbox instead, and say so. */
                 snprintf(s->warning, sizeof(s->warning), "%.400s; started a new interpreter instead", ze.msg);
-                if (cs[1] < 0) {
-                        safe_close(cs[0]);
-                        safe_close(outp[0]);
-                        safe_close(errp[0]);
-                        safe_close(outp[1]);
-                        safe_close(errp[1]);
-                        cs[0] = outp[0] = errp[0] = outp[1] = errp[1] = -1;
-                        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cs) < 0 || pipe2(outp, O_CLOEXEC) < 0 ||
-                            pipe2(errp, O_CLOEXEC) < 0)
-                                return hull_err(e, negative_errno(), "cell: cannot create the interpreter's pipes");
-                        if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0)
-                                return hull_err(e, negative_errno(), "cell: cannot set up pipes");
-                }
         }
-        {
-                /* The driver's sources reach it on fd 0 (boot.py or boot.js replaces that with
-                 * /dev/null before the driver runs). */
-                const char *py_src[] = {hull_runtime_cell_py, hull_runtime_hull_py};
-                const char *js_src[] = {hull_runtime_cell_js};
-                _cleanup_close_ int src_fd =
-                        lang == SBX_LANG_PYTHON ? sources_memfd(py_src, 2, e) : sources_memfd(js_src, 1, e);
-                if (src_fd < 0)
-                        return src_fd;
-                char **env = NULL;
-                r = sbx_env_build(NULL, "/workspace", &env);
-                if (r < 0)
-                        return hull_err(e, r, "cell: cannot build the environment");
-                char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_boot_py, NULL};
-                char *js[] = {(char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_boot_js, NULL};
-                int fds[4] = {src_fd, outp[1], errp[1], cs[1]};
-                r = ctl_send(s, SBX_CTL_START, 0, lang == SBX_LANG_PYTHON ? py : js, env, fds, 4, -1);
-                sbx_env_free(env);
-                if (r < 0)
-                        return hull_err(e, r, "cell: cannot reach the sandbox's init");
-                cs[1] = safe_close(cs[1]);
-                sbx_report rep;
-                r = ctl_wait(s, SBX_REPORT_STARTED, SBX_START_TIMEOUT_MS, &rep, e);
-                if (r < 0)
-                        return r;
-                in->sock = cs[0];
-                r = interp_hello(in, e);
-                in->sock = -1;
-                if (r < 0) {
-                        /* It may still run: make sure it does not. */
-                        hull_error ignore;
-                        (void) sweep(s, -1, &ignore);
-                        return r;
-                }
-                in->from_zygote = false;
-        }
-started:
-        in->sock = TAKE_FD(cs[0]);
-        in->out_fd = TAKE_FD(outp[0]);
-        in->err_fd = TAKE_FD(errp[0]);
-        in->running = true;
-        return 0;
+        return interp_cold(s, lang, true, e);
+}
+
+int sbx_session_warm(sbx_session *s, sbx_lang lang, hull_error *e) {
+        if (lang < 0 || lang >= _SBX_LANG_MAX)
+                return hull_err(e, -EINVAL, "cell: unknown language");
+        if (s->dead)
+                return hull_err(e, -EPIPE, "session: the sandbox has ended");
+        if (s->interp[lang].running)
+                return 0;
+        interp_close(&s->interp[lang]);
+        /* The zygote's fork is quick and its pid comes only with the hello: start it whole. */
+        if (lang == SBX_LANG_PYTHON && s->zygote_fd >= 0 && s->pidfd >= 0 && s->bpf_fd >= 0)
+                return interp_start(s, lang, e);
+        return interp_cold(s, lang, false, e);
 }
 
 void sbx_cell_result_done(sbx_cell_result *r) {
@@ -889,6 +917,17 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                 r = interp_start(s, lang, e);
                 if (r < 0)
                         return r;
+                ret->interpreter_started = true;
+        } else if (in->hello_pending) { /* warmed (sbx_session_warm): what is left of its start */
+                in->hello_pending = false;
+                r = interp_hello(in, e);
+                if (r < 0) {
+                        hull_error ignore;
+                        (void) sweep(s, -1, &ignore);
+                        r = interp_start(s, lang, e);
+                        if (r < 0)
+                                return r;
+                }
                 ret->interpreter_started = true;
         }
         if (capture_init(&out, output_bytes ? output_bytes : SBX_DEFAULT_OUTPUT_BYTES) < 0 ||

@@ -97,6 +97,7 @@ typedef struct sbx_interp {
         int sock;           /* framed control socket */
         int out_fd, err_fd; /* read ends of its stdout and stderr (non-blocking) */
         bool from_zygote;
+        bool hello_pending; /* started by sbx_session_warm; the next cell reads its hello */
 } sbx_interp;
 
 typedef struct sbx_session {
@@ -160,6 +161,11 @@ int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len
 int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange,
                        uint64_t timeout_ms, uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e);
 void sbx_cell_result_done(sbx_cell_result *r);
+
+/* Start the interpreter of lang when none runs, without waiting for it to be ready (a cold one:
+ * the init's report is awaited, its hello is not); the next cell waits for what is left. One
+ * started from the zygote is started whole (a fork: quick). Returns 0 or a negative errno. */
+int sbx_session_warm(sbx_session *s, sbx_lang lang, hull_error *e);
 
 /* ---- the zygote ---- */
 

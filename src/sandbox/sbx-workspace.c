@@ -143,6 +143,73 @@ int ws_path_normalize(const char *path, size_t len, char *ret, size_t size, hull
         return 0;
 }
 
+/* The one refusal of a path outside the workspace: it names only what was given, so it reads the
+ * same whether or not anything is at that path on the host. */
+static int outside(hull_error *e, const char *path, size_t len) {
+        char q[SHOWN_SIZE];
+        return ws_fail(e, -EPERM,
+                       "use a path relative to /workspace, e.g. 'data.csv', or an absolute one under /workspace",
+                       "workspace: path '%s' is outside /workspace", show(path, len, q));
+}
+
+int ws_path_resolve(const char *path, size_t len, char *ret, size_t size, hull_error *e) {
+        static const char prefix[] = "/workspace";
+        const size_t plen = sizeof(prefix) - 1;
+        char q[SHOWN_SIZE];
+        if (!path || len == 0)
+                return ws_fail(e, -EINVAL, "use '.' for the workspace root", "workspace: empty path");
+        if (memchr(path, '\0', len))
+                return ws_fail(e, -EINVAL, "remove it", "workspace: path '%s' contains a NUL byte",
+                               show(path, strnlen(path, len), q));
+        if (len > WS_PATH_MAX + plen + 1)
+                return ws_fail(e, -ENAMETOOLONG, "use a shorter path",
+                               "workspace: path of %zu bytes is too long (at most %u)", len, WS_PATH_MAX);
+        size_t blank = 0;
+        while (blank < len && (path[blank] == ' ' || path[blank] == '\t' || path[blank] == '\n' || path[blank] == '\r'))
+                blank++;
+        if (blank == len)
+                return ws_fail(e, -EINVAL, "use '.' for the workspace root", "workspace: blank path");
+        size_t i = 0;
+        if (path[0] == '/') {
+                if (len < plen || memcmp(path, prefix, plen) != 0 || (len > plen && path[plen] != '/'))
+                        return outside(e, path, len);
+                i = plen;
+        }
+        /* Components onto a stack in ret, ".." popping one: lexical, as the jail never follows a
+         * link (a link on the way is refused when the path is opened). */
+        if (size < 2)
+                return ws_fail(e, -ENOBUFS, NULL, "workspace: no room to resolve a path");
+        size_t o = 0;
+        while (i < len) {
+                size_t j = i;
+                while (j < len && path[j] != '/')
+                        j++;
+                size_t n = j - i;
+                if (n == 2 && path[i] == '.' && path[i + 1] == '.') {
+                        if (o == 0)
+                                return outside(e, path, len);
+                        while (o > 0 && ret[o - 1] != '/')
+                                o--;
+                        if (o > 0)
+                                o--; /* the slash before the popped name */
+                } else if (n > 0 && !(n == 1 && path[i] == '.')) {
+                        if (o + (o > 0) + n + 1 > size)
+                                return ws_fail(e, -ENOBUFS, NULL, "workspace: no room to resolve a path");
+                        if (o > 0)
+                                ret[o++] = '/';
+                        memcpy(ret + o, path + i, n);
+                        o += n;
+                }
+                i = j + 1;
+        }
+        if (o == 0)
+                ret[o++] = '.';
+        ret[o] = '\0';
+        /* what is left is what the jail's checker accepts (length, depth, names) */
+        int r = ws_path_check(ret, o, e);
+        return r < 0 ? r : 0;
+}
+
 /* openat2 below dir_fd, never through a link; retried when a concurrent rename made the kernel
  * give up (EAGAIN). Returns the fd or a negative errno. */
 int ws_open_beneath(int dir_fd, const char *path, int flags, mode_t mode) {

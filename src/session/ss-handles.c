@@ -74,8 +74,15 @@ static uint64_t summary_bytes(const json_t *sum) {
         return (uint64_t) json_integer_value(json_object_get(sum, "bytes"));
 }
 
+/* A handle the call made: its summary to the call's list (best effort), the reference dropped. */
+static void made_add(json_t *made, json_t *sum) {
+        if (made && sum)
+                json_array_append(made, sum);
+        json_decref(sum);
+}
+
 /* Adopt the handles the call saved, within the session's total. */
-static void adopt_saved(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
+static void adopt_saved(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, json_t *made) {
         for (size_t i = 0; i < x->n_handles; i++) {
                 json_t *sum = NULL;
                 hull_error ae = {0};
@@ -91,12 +98,13 @@ static void adopt_saved(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *
                         note(n, "[hull] handle %s was not saved: %s", x->handles[i].id, ae.msg);
                 else /* what was really stored: the file may have grown after it was opened */
                         *used += summary_bytes(sum);
-                json_decref(sum);
+                made_add(made, sum);
         }
 }
 
 /* An emit over the inline bound becomes a json handle; a small one goes to the call's stdout. */
-static void deliver_emit(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, dynbuf *out) {
+static void deliver_emit(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, dynbuf *out,
+                         json_t *made) {
         if (x->emit_too_large && *used + x->emit_size > m->cfg.store_bytes_max) {
                 note(n,
                      "[hull] the emitted value (over 1 MiB) was not kept: the session's handles would exceed %llu "
@@ -112,54 +120,57 @@ static void deliver_emit(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t 
                              json_string_value(json_object_get(sum, "id")));
                         *used += summary_bytes(sum);
                 }
-                json_decref(sum);
+                made_add(made, sum);
         } else if (x->emit && out->len + x->emit_len + 1 <= out->max) {
                 (void) dynbuf_add(out, x->emit, x->emit_len);
                 (void) dynbuf_add(out, "\n", 1);
         }
 }
 
-/* Each publish request: the file, from the sandbox user's view (the jail, a regular file,
- * capped), becomes a binary handle. */
-static void deliver_publishes(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n) {
+/* Publish path (normalized, under outputs/): the file, from the sandbox user's view (the jail, a
+ * regular file, capped), becomes a binary handle. *used: the session's handle bytes so far. */
+static int publish_one(ss_manager *m, ss_session *s, const char *path, const char *source, uint64_t *used,
+                       json_t **ret_summary, hull_error *e) {
+        hull_error pe = {0};
+        ss_fs_enter(s);
+        int fd = ws_open(s->sx.ws_fd, path, O_RDONLY | O_NONBLOCK, 0, &pe);
+        ss_fs_leave();
+        if (fd < 0) {
+                *e = pe;
+                return fd;
+        }
+        _cleanup_close_ int owned = fd;
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > m->cfg.handle_bytes_max)
+                return hull_fail(e, -EINVAL, "%s is not a regular file of at most %llu bytes", path,
+                                 (unsigned long long) m->cfg.handle_bytes_max);
+        if (*used + (uint64_t) st.st_size > m->cfg.store_bytes_max)
+                return hull_fail(e, -EFBIG, "the session's handles would exceed %llu bytes",
+                                 (unsigned long long) m->cfg.store_bytes_max);
+        int r = hd_adopt_fd(s->store, fd, NULL, HD_FORMAT_BINARY, source, ret_summary, e);
+        if (r >= 0)
+                *used += summary_bytes(*ret_summary);
+        return r;
+}
+
+/* Each publish request of the call. */
+static void deliver_publishes(ss_manager *m, ss_session *s, hd_exchange *x, uint64_t *used, dynbuf *n, json_t *made) {
         for (size_t i = 0; i < x->n_publish; i++) {
                 hull_error pe = {0};
-                ss_fs_enter(s);
-                int fd = ws_open(s->sx.ws_fd, x->publish[i].path, O_RDONLY | O_NONBLOCK, 0, &pe);
-                ss_fs_leave();
-                struct stat st;
-                if (fd >= 0 &&
-                    (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > HD_EXCHANGE_PAYLOAD_MAX)) {
-                        hull_err(&pe, -EINVAL, "%s is not a regular file of at most %llu bytes", x->publish[i].path,
-                                 (unsigned long long) HD_EXCHANGE_PAYLOAD_MAX);
-                        fd = safe_close(fd);
-                }
-                if (fd >= 0 && *used + (uint64_t) st.st_size > m->cfg.store_bytes_max) {
-                        hull_err(&pe, -EFBIG, "the session's handles would exceed %llu bytes",
-                                 (unsigned long long) m->cfg.store_bytes_max);
-                        fd = safe_close(fd);
-                }
-                if (fd < 0) {
-                        note(n, "[hull] %s was not published: %s", x->publish[i].path, pe.msg);
-                        continue;
-                }
                 char source[HD_SOURCE_MAX];
                 snprintf(source, sizeof(source), "published %s%s%s", x->publish[i].path,
                          x->publish[i].description[0] ? ": " : "", x->publish[i].description);
                 json_t *sum = NULL;
-                if (hd_adopt_fd(s->store, fd, NULL, HD_FORMAT_BINARY, source, &sum, &pe) < 0)
+                if (publish_one(m, s, x->publish[i].path, source, used, &sum, &pe) < 0)
                         note(n, "[hull] %s was not published: %s", x->publish[i].path, pe.msg);
-                else {
+                else
                         note(n, "[hull] published %s as handle %s", x->publish[i].path,
                              json_string_value(json_object_get(sum, "id")));
-                        *used += summary_bytes(sum);
-                }
-                json_decref(sum);
-                safe_close(fd);
+                made_add(made, sum);
         }
 }
 
-void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *err, dynbuf *out) {
+void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *err, dynbuf *out, json_t *made) {
         hd_exchange x;
         hull_error e = {0};
         hd_exchange_limits lim = {
@@ -179,9 +190,9 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
         else {
                 /* The store's size only when something is to be stored (it walks every handle). */
                 uint64_t used = x.n_handles || x.emit_too_large || x.n_publish ? store_bytes(s) : 0;
-                adopt_saved(m, s, &x, &used, err);
-                deliver_emit(m, s, &x, &used, err, out);
-                deliver_publishes(m, s, &x, &used, err);
+                adopt_saved(m, s, &x, &used, err, made);
+                deliver_emit(m, s, &x, &used, err, out, made);
+                deliver_publishes(m, s, &x, &used, err, made);
         }
         for (size_t i = 0; i < x.n_errors; i++)
                 note(err, "[hull] %s", x.errors[i]);
@@ -320,16 +331,38 @@ int ss_handles_read(ss_manager *m, ss_session *s, const char *id, uint64_t offse
         return hd_read(s->store, id, offset, limit, ret, e);
 }
 
-/* A display name from an upload: its last path segment, without control characters. */
+/* Bidirectional and zero-width format characters (U+200B-U+200F, U+202A-U+202E, U+2066-U+2069):
+ * invisible, they make a name read as another. Returns the length of the one at c, or 0. */
+static size_t format_char(const unsigned char *c) {
+        if (c[0] != 0xe2 || !c[1] || !c[2])
+                return 0;
+        if (c[1] == 0x80 && ((c[2] >= 0x8b && c[2] <= 0x8f) || (c[2] >= 0xaa && c[2] <= 0xae)))
+                return 3;
+        if (c[1] == 0x81 && c[2] >= 0xa6 && c[2] <= 0xa9)
+                return 3;
+        return 0;
+}
+
+/* A display name from an upload or a publish: its last path segment, without control and format
+ * characters, trimmed; "file" when nothing is left. */
 static void clean_name(const char *name, char *ret, size_t size) {
         const char *base = name;
         for (const char *c = name; *c; c++)
                 if (*c == '/' || *c == '\\')
                         base = c + 1;
         size_t k = 0;
-        for (const char *c = base; *c && k + 1 < size; c++)
-                if ((unsigned char) *c >= 0x20 && *c != 0x7f)
+        for (const char *c = base; *c && k + 1 < size;) {
+                size_t f = format_char((const unsigned char *) c);
+                if (f) {
+                        c += f;
+                        continue;
+                }
+                if ((unsigned char) *c >= 0x20 && *c != 0x7f && !(k == 0 && *c == ' '))
                         ret[k++] = *c;
+                c++;
+        }
+        while (k > 0 && ret[k - 1] == ' ')
+                k--;
         ret[k] = '\0';
         if (k == 0 || strcmp(ret, ".") == 0 || strcmp(ret, "..") == 0)
                 snprintf(ret, size, "file");
@@ -470,4 +503,54 @@ int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, con
         if (fd < 0 || loop_write(fd, content, len) < 0)
                 return hull_err(e, fd < 0 ? negative_errno() : -EIO, "cannot hold the upload");
         return ss_handles_add_input_fd(m, s, input_id, name, format, fd, NULL, ret_summary, ret_record, e);
+}
+
+int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char *source, const void *data, size_t len,
+                     json_t **ret_summary, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        if (format == HD_FORMAT_SQLITE || format < 0 || format >= _HD_FORMAT_MAX)
+                return hull_err(e, -EINVAL, "handles: a spilled result is json, text, binary, csv, tsv or json lines");
+        if ((uint64_t) len > m->cfg.handle_bytes_max)
+                return hull_err_hint(e, -EFBIG, "paginate or filter at the source and ask for less",
+                                     "handles: the result of %zu bytes is over the limit of %llu for one handle", len,
+                                     (unsigned long long) m->cfg.handle_bytes_max);
+        if (store_bytes(s) + len > m->cfg.store_bytes_max)
+                return hull_err_hint(e, -EFBIG, "query and drop data first",
+                                     "handles: the session's handles would exceed %llu bytes",
+                                     (unsigned long long) m->cfg.store_bytes_max);
+        return hd_put(s->store, NULL, format, source, data, len, ret_summary, e);
+}
+
+int ss_publish(ss_manager *m, ss_session *s, const char *path, const char *name, const char *description,
+               json_t **ret_summary, hull_error *e) {
+        char norm[WS_PATH_MAX + 1], clean[WS_NAME_MAX + 1];
+        if (!s->store)
+                return no_store(e);
+        int r = ws_path_resolve(path, strlen(path), norm, sizeof(norm), e);
+        if (r < 0)
+                return r;
+        /* Only deliverables: nothing else of the workspace (the exchange directory, inputs, code)
+         * is published; the refusal names only the path given. */
+        if (strncmp(norm, "outputs/", 8) != 0 || norm[8] == '\0')
+                return hull_fail(e, -EPERM,
+                                 "publish: '%.200s' is not a file under outputs/ (write the deliverable "
+                                 "there first, e.g. outputs/report.csv)",
+                                 norm);
+        const char *base = strrchr(norm, '/') + 1;
+        clean_name(name && name[0] ? name : base, clean, sizeof(clean));
+        if (strcmp(clean, "file") == 0 && (!name || !name[0]))
+                snprintf(clean, sizeof(clean), "%s", base);
+        /* the store cuts the source to HD_SOURCE_MAX bytes (the description goes last) */
+        _cleanup_free_ char *source = NULL;
+        if (asprintf(&source, "published %s as %s%s%.*s", norm, clean, description && description[0] ? ": " : "",
+                     (int) HD_SOURCE_MAX, description ? description : "") < 0)
+                return hull_err(e, -ENOMEM, "publish: out of memory");
+        uint64_t used = store_bytes(s);
+        json_t *sum = NULL;
+        r = publish_one(m, s, norm, source, &used, &sum, e);
+        if (r < 0)
+                return r;
+        *ret_summary = sum;
+        return 0;
 }

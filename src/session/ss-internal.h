@@ -62,8 +62,9 @@ void ss_log(const ss_manager *m, dlog_level lvl, const char *fmt, ...) _printf_(
 
 /* After a call that had the exchange directory rel: adopt what the hull module saved, keep a
  * large emit as a handle, deliver publish requests as binary handles; notes (what happened, what
- * was refused) go to err, inline emits to out. The directory is removed. (ss-handles.c) */
-void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *err, dynbuf *out);
+ * was refused) go to err, inline emits to out, the summaries of the handles made to the array made
+ * (or NULL). The directory is removed. (ss-handles.c) */
+void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *err, dynbuf *out, json_t *made);
 
 /* Make the call's exchange directory when the session has a store; "" otherwise or on failure
  * (logged). rel has HD_EXCHANGE_REL_SIZE bytes. (ss-handles.c) */

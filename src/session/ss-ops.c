@@ -15,6 +15,7 @@ void ss_output_done(ss_output *o) {
         free(o->out);
         free(o->err);
         json_decref(o->record);
+        json_decref(o->handles);
         *o = (ss_output){0};
 }
 
@@ -120,7 +121,8 @@ int ss_exec(ss_manager *m, ss_session *s, const ss_exec_args *a, ss_output *ret,
         sbx_result sr = {0};
         if (r == 0) {
                 ss_fs_enter(s);
-                r = sbx_session_shell(&s->sx, a->command, env, a->timeout_ms, a->output_bytes, -1, &sr, e);
+                r = sbx_session_shell(&s->sx, a->command, env, a->timeout_ms, a->output_bytes,
+                                      a->cancel_fd > 0 ? a->cancel_fd : -1, &sr, e);
                 ss_fs_leave();
         } else
                 hull_err(e, r, "out of memory");
@@ -130,8 +132,9 @@ int ss_exec(ss_manager *m, ss_session *s, const ss_exec_args *a, ss_output *ret,
         _cleanup_dynbuf_ dynbuf errs, outs;
         dynbuf_init(&errs, HS_NOTES_MAX);
         dynbuf_init(&outs, HD_EXCHANGE_EMIT_INLINE_MAX + 1);
+        json_auto_t *made = json_array();
         if (xrel[0] && !s->sx.dead)
-                ss_exchange_collect(m, s, xrel, &errs, &outs);
+                ss_exchange_collect(m, s, xrel, &errs, &outs, made);
         if (r < 0) {
                 record_unanswered(m, s, "exec", request, r, started);
                 return r;
@@ -148,6 +151,8 @@ int ss_exec(ss_manager *m, ss_session *s, const ss_exec_args *a, ss_output *ret,
         sbx_result_done(&sr);
         output_append(&ret->out, &ret->out_len, &outs);
         output_append(&ret->err, &ret->err_len, &errs);
+        if (json_array_size(made) > 0)
+                ret->handles = TAKE_PTR(made);
         json_auto_t *result = output_json(ret);
         ss_record_or_log(m, s, "exec", request, result, started, &ret->record);
         return 0;
@@ -174,12 +179,13 @@ int ss_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, ss_cell_output 
                 snprintf(xpath, sizeof(xpath), "/workspace/%s", xrel);
         sbx_cell_result cell = {0};
         int r = sbx_session_cell_x(&s->sx, a->lang, a->code, a->code_len, xpath[0] ? xpath : NULL, a->timeout_ms,
-                                   a->output_bytes, -1, &cell, e);
+                                   a->output_bytes, a->cancel_fd > 0 ? a->cancel_fd : -1, &cell, e);
         _cleanup_dynbuf_ dynbuf errs, outs;
         dynbuf_init(&errs, HS_NOTES_MAX);
         dynbuf_init(&outs, HD_EXCHANGE_EMIT_INLINE_MAX + 1);
+        json_auto_t *made = json_array();
         if (xrel[0] && !s->sx.dead)
-                ss_exchange_collect(m, s, xrel, &errs, &outs);
+                ss_exchange_collect(m, s, xrel, &errs, &outs, made);
         if (s->sx.warning[0]) {
                 char clean[HULL_ERROR_MSG_MAX];
                 ss_log(m, DLOG_WARN, "event=zygote-fallback session=%.12s error=\"%s\"", s->chain.session,
@@ -204,6 +210,8 @@ int ss_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, ss_cell_output 
         sbx_cell_result_done(&cell);
         output_append(&ret->o.out, &ret->o.out_len, &outs);
         output_append(&ret->o.err, &ret->o.err_len, &errs);
+        if (json_array_size(made) > 0)
+                ret->o.handles = TAKE_PTR(made);
         if (!a->no_record) {
                 hull_error re = {0};
                 if (ss_record_cell(m, s, a, ret, started, &ret->o.record, &re) < 0)
@@ -211,6 +219,17 @@ int ss_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, ss_cell_output 
                                s->chain.session, re.msg);
         }
         return 0;
+}
+
+int ss_warm(ss_manager *m, ss_session *s, sbx_lang lang, hull_error *e) {
+        int r = sbx_session_warm(&s->sx, lang, e);
+        if (s->sx.warning[0]) {
+                char clean[HULL_ERROR_MSG_MAX];
+                ss_log(m, DLOG_WARN, "event=zygote-fallback session=%.12s error=\"%s\"", s->chain.session,
+                       dlog_clean(s->sx.warning, clean, sizeof(clean)));
+                s->sx.warning[0] = '\0';
+        }
+        return r;
 }
 
 /* ---- plans ---- */

@@ -234,6 +234,9 @@ typedef struct ss_output {
         bool out_truncated, err_truncated;
         uint64_t wall_us;
         json_t *record;
+        /* Summaries of the handles the call made through the hull module (saved, a large emit,
+         * published), in order; NULL when it made none. */
+        json_t *handles;
 } ss_output;
 void ss_output_done(ss_output *o);
 
@@ -247,6 +250,7 @@ typedef struct ss_exec_args {
         size_t n_env;
         uint64_t timeout_ms;
         uint64_t output_bytes; /* per stream, head and tail */
+        int cancel_fd;         /* readable: stop the command now (an agent's interrupt); 0 or -1: none */
 } ss_exec_args;
 
 /* Run a shell command (hull's record kind "exec"). With a handle store, `import hull` works and
@@ -267,6 +271,8 @@ typedef struct ss_cell_args {
         uint64_t timeout_ms;
         uint64_t output_bytes;
         bool no_record; /* the caller records the call itself (ss_record_append) */
+        int cancel_fd;  /* readable: stop the cell now, killing its interpreter (an agent's interrupt);
+                         * 0 or -1: none */
 } ss_cell_args;
 
 typedef struct ss_cell_output {
@@ -277,6 +283,12 @@ typedef struct ss_cell_output {
 /* Run code in the session's persistent interpreter of its language (a record of plimsoll's cell
  * kind unless no_record). -EINVAL with nothing run when a file cannot be written. */
 int ss_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, ss_cell_output *ret, hull_error *e);
+
+/* Start the session's interpreter of lang, if none runs, without waiting for it to be ready:
+ * the next cell of that language waits for what is left of its start (`hull run` warms python
+ * while its first model request is in flight). Returns 0, or a negative errno with *e (the
+ * interpreter is then started by the next cell as usual). */
+int ss_warm(ss_manager *m, ss_session *s, sbx_lang lang, hull_error *e);
 
 /* Carry out a plan (javascript or project payloads) in the session; the caller records it.
  * scratch (or NULL): a file the plan writes at the workspace's top, removed after it ran. */
@@ -326,6 +338,26 @@ int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, con
  * ss_upload_file's); sha256 (hex, or NULL: computed here) is the file's. */
 int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
                             int fd, const char *sha256, json_t **ret_summary, json_t **ret_record, hull_error *e);
+/* Keep len bytes of the host's (a tool's result) as a new handle "hN": format says what they are
+ * (HD_FORMAT_JSON, _TEXT, _BINARY, or a table from _CSV, _TSV, _JSON_ARRAY, _JSON_LINES), source
+ * where they came from (at most HD_SOURCE_MAX bytes). Within the session's bounds: one handle
+ * (-EFBIG, ss_handle_bytes_max) and all of them (-EFBIG). Returns 0 with *ret_summary, or
+ * hd_put's errors. Not recorded: the operation that produced the bytes is. */
+int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char *source, const void *data, size_t len,
+                     json_t **ret_summary, hull_error *e);
+
+/* Publish a file of the workspace (the deliverable a user asked for): path relative to the
+ * workspace and already resolved (ws_path_resolve), under outputs/; the file is opened through the
+ * jail as the sandbox user (a regular file, no link anywhere on the way, at most the largest
+ * handle) and its bytes, copied from that open file, become a binary handle whose source says
+ * "published PATH as NAME: DESCRIPTION" (name: the display name, cleaned to its last segment
+ * without control characters; NULL: the file's name; description may be NULL). The same path as
+ * the hull module's publish(). A refusal reads the same whether or not the path exists outside
+ * outputs/. Returns 0 with *ret_summary, or -EPERM (not under outputs/), -ENOENT, -EINVAL (not a
+ * regular file), -ELOOP (a link), -EFBIG, with *e. */
+int ss_publish(ss_manager *m, ss_session *s, const char *path, const char *name, const char *description,
+               json_t **ret_summary, hull_error *e);
+
 /* An anonymous file (O_TMPFILE) next to the session's store, for an upload to stream into before
  * ss_handles_add_input_fd: it takes no call slot and disappears when closed. Returns the fd,
  * -EOPNOTSUPP without a store, or another negative errno with *e. Any time. */

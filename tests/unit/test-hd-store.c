@@ -420,6 +420,32 @@ static void test_query(void) {
         CHECK_EQ_STR(d, "{\"columns\":[\"name\",\"total\"],\"rows\":[[\"America\",2],[\"Europe\",4]],\"n_rows\":2}");
         free(d);
         json_decref(r);
+        /* The tables by their ids alone, as a model writes them (the schema form above still works) */
+        r = NULL;
+        k = hd_query(s,
+                     "SELECT n.name, sum(a.x) AS total FROM qa a JOIN \"q-b\" n USING (region) GROUP BY 1 ORDER BY 1",
+                     ids, 2, NULL, &r, &e);
+        CHECK_EQ_INT(k, 0);
+        if (k < 0)
+                printf("# %s\n", e.msg);
+        d = json_dumps(r, JSON_COMPACT);
+        CHECK_EQ_STR(d, "{\"columns\":[\"name\",\"total\"],\"rows\":[[\"America\",2],[\"Europe\",4]],\"n_rows\":2}");
+        free(d);
+        json_decref(r);
+        r = NULL;
+        CHECK_EQ_INT(hd_query(s, "SELECT count(*) FROM qa JOIN qa.data USING (region)", ids, 1, NULL, &r, &e), 0);
+        CHECK_EQ_INT(json_integer_value(json_array_get(json_array_get(json_object_get(r, "rows"), 0), 0)), 5);
+        json_decref(r);
+        /* the views are only for reading: no write goes through them either */
+        static const char *const view_writes[] = {
+                "INSERT INTO qa VALUES ('x', 1)", "DELETE FROM qa",      "DROP VIEW qa",
+                "CREATE TEMP VIEW v AS SELECT 1", "UPDATE qa SET x = 0",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(view_writes); i++) {
+                r = NULL;
+                k = hd_query(s, view_writes[i], ids, 1, NULL, &r, &e);
+                TEST_RESULT(k < 0 && !r, "refused: %s (%d: %s)", view_writes[i], k, e.msg);
+        }
         static const char *const writes[] = {
                 "INSERT INTO qa.data VALUES ('x', 1)",
                 "DELETE FROM qa.data",

@@ -150,6 +150,83 @@ static void test_path_check(void) {
         CHECK_EQ_INT(ws_path_normalize("abc", 3, norm, 3, &e), -ENOBUFS);
 }
 
+/* ws_path_resolve: sheath's path-jail vectors (../shared/reference/sheath-harness.md §8.1), the
+ * absolute /workspace form a model echoes, and one message for every escape. */
+static void test_path_resolve(int root) {
+        hull_error e = {0}, e2 = {0};
+        char out[WS_PATH_MAX + 1];
+        static const struct {
+                const char *in, *want;
+        } ok[] = {
+                {"data.csv", "data.csv"},                 /* 1 */
+                {"sub/dir/data.csv", "sub/dir/data.csv"}, /* 2 */
+                {".", "."},                               /* 3 */
+                {"sub/../data.csv", "data.csv"},          /* 4 */
+                {"/workspace/data.csv", "data.csv"},      /* 5: absolute inside the root */
+                {"/workspace", "."},
+                {"/workspace/", "."},
+                {"/workspace/a/./b//c/", "a/b/c"},
+                {"a/b/../../c", "c"},
+                {"a/..", "."},
+                {"./x", "x"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
+                int r = ws_path_resolve(ok[i].in, strlen(ok[i].in), out, sizeof(out), &e);
+                CHECK_EQ_INT(r, 0);
+                if (r == 0)
+                        CHECK_EQ_STR(out, ok[i].want);
+        }
+        /* 6-8: escapes, one message whatever is (or is not) on the host at the path */
+        static const char *const escapes[] = {"../escape.txt",
+                                              "sub/../../escape.txt",
+                                              "/etc/passwd",
+                                              "/workspace/../etc/passwd",
+                                              "/workspacex/a",
+                                              "..",
+                                              "/",
+                                              "/tmp"};
+        for (size_t i = 0; i < ELEMENTSOF(escapes); i++) {
+                CHECK_EQ_INT(ws_path_resolve(escapes[i], strlen(escapes[i]), out, sizeof(out), &e), -EPERM);
+                CHECK(msg_has(&e, "is outside /workspace"));
+        }
+        char exists_path[256], missing_path[256];
+        snprintf(exists_path, sizeof(exists_path), "%s/secret", outside);
+        snprintf(missing_path, sizeof(missing_path), "%s/sekret", outside);
+        CHECK_EQ_INT(ws_path_resolve(exists_path, strlen(exists_path), out, sizeof(out), &e), -EPERM);
+        CHECK_EQ_INT(ws_path_resolve(missing_path, strlen(missing_path), out, sizeof(out), &e2), -EPERM);
+        /* the same words but for the path itself */
+        CHECK(strstr(e.msg, "/secret' is outside /workspace") && strstr(e2.msg, "/sekret' is outside /workspace"));
+        CHECK_EQ_INT(strlen(e.msg), strlen(e2.msg));
+        /* 10, 11: empty and blank */
+        CHECK_EQ_INT(ws_path_resolve("", 0, out, sizeof(out), &e), -EINVAL);
+        CHECK_EQ_INT(ws_path_resolve("   ", 3, out, sizeof(out), &e), -EINVAL);
+        CHECK(msg_has(&e, "blank path"));
+        CHECK_EQ_INT(ws_path_resolve("a\0b", 3, out, sizeof(out), &e), -EINVAL);
+        CHECK_EQ_INT(ws_path_resolve("abc", 3, out, 2, &e), -ENOBUFS);
+        /* 9: a link inside the root to a directory outside it: resolved lexically, refused on open */
+        char target[256];
+        snprintf(target, sizeof(target), "%s", outside);
+        CHECK_EQ_INT(symlinkat(target, root, "resolve-link"), 0);
+        CHECK_EQ_INT(ws_path_resolve("/workspace/resolve-link/secret", 30, out, sizeof(out), &e), 0);
+        CHECK_EQ_STR(out, "resolve-link/secret");
+        CHECK_EQ_INT(ws_open(root, out, O_RDONLY, 0, &e), -ELOOP);
+        CHECK(msg_has(&e, "symbolic link"));
+        /* a link to a missing target gives the same answer as one to an existing one */
+        CHECK_EQ_INT(symlinkat("/nonexistent-hull-dir", root, "resolve-link2"), 0);
+        CHECK_EQ_INT(ws_open(root, "resolve-link2/secret", O_RDONLY, 0, &e2), -ELOOP);
+        unlinkat(root, "resolve-link", 0);
+        unlinkat(root, "resolve-link2", 0);
+        /* a result deeper than the checker allows is refused like any other path */
+        char deep[2 * WS_PATH_DEPTH_MAX + 8];
+        size_t o = 0;
+        for (unsigned i = 0; i <= WS_PATH_DEPTH_MAX; i++) {
+                deep[o++] = 'd';
+                deep[o++] = '/';
+        }
+        deep[o] = '\0';
+        CHECK_EQ_INT(ws_path_resolve(deep, o, out, sizeof(out), &e), -ENAMETOOLONG);
+}
+
 static void test_open(int root) {
         hull_error e = {0};
         char p[256];
@@ -1034,6 +1111,7 @@ int main(void) {
         int root = fresh_ws("ws");
 
         test_path_check();
+        test_path_resolve(root);
         test_open(root);
         test_read(root);
         test_write(root);

@@ -8,8 +8,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fs-util.h"
@@ -284,6 +287,168 @@ static void test_bounds(const ss_config *base) {
         CHECK_EQ_INT(ss_new(&cfg, &m, &e), -EINVAL);
 }
 
+/* Writes 1 to an eventfd after a delay: another thread's interrupt. */
+typedef struct later {
+        int fd;
+        unsigned ms;
+} later;
+
+static void *write_later(void *ud) {
+        later *l = ud;
+        usleep(l->ms * 1000);
+        uint64_t one = 1;
+        (void) !write(l->fd, &one, sizeof(one));
+        return NULL;
+}
+
+static double since_ms(const struct timespec *t0) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* What the agent's tools need of the core: a warmed interpreter, a call stopped by its cancel
+ * fd, the handles a call made, a host value kept as a handle, a published file. */
+static void test_for_tools(const ss_config *base) {
+        ss_config cfg = *base;
+        cfg.audit_dir = NULL;
+        ss_manager *m = NULL;
+        ss_session *s = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(ss_new(&cfg, &m, &e), 0);
+        if (!m)
+                return;
+        ss_open_opts o = {.principal = "carol"};
+        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
+        if (!s || ss_call_begin(m, s, -1, &e) < 0) {
+                ss_free(m);
+                return;
+        }
+        /* warm: returns before python is ready; the first cell waits for the rest */
+        CHECK_EQ_INT(ss_warm(m, s, SBX_LANG_PYTHON, &e), 0);
+        CHECK_EQ_INT(ss_warm(m, s, SBX_LANG_PYTHON, &e), 0); /* already running: nothing to do */
+        ss_output out = {0};
+        ss_exec_args ex = {.command = "echo between", .timeout_ms = 10000, .output_bytes = 4096};
+        CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0); /* a call in between spares the warming interpreter */
+        ss_output_done(&out);
+        ss_cell_output co = {0};
+        const char *code = "x = 41\nsave('t1', {'a': [1, 2]})\nx + 1";
+        ss_cell_args ca = {.lang = SBX_LANG_PYTHON,
+                           .code = code,
+                           .code_len = strlen(code),
+                           .timeout_ms = 30000,
+                           .output_bytes = 1 << 16};
+        CHECK_EQ_INT(ss_cell(m, s, &ca, &co, &e), 0);
+        CHECK(co.interpreter_started);
+        CHECK(contains(co.o.out, co.o.out_len, "42"));
+        CHECK_EQ_INT(json_array_size(co.o.handles), 1);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(co.o.handles, 0), "id")), "t1");
+        ss_output_done(&co.o);
+        /* the same interpreter: its state stays */
+        ca.code = "x";
+        ca.code_len = 1;
+        CHECK_EQ_INT(ss_cell(m, s, &ca, &co, &e), 0);
+        CHECK(!co.interpreter_started && contains(co.o.out, co.o.out_len, "41"));
+        CHECK(co.o.handles == NULL);
+        ss_output_done(&co.o);
+
+        /* a command and a cell stopped by their cancel fd long before their deadline */
+        int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        later l = {.fd = efd, .ms = 300};
+        pthread_t th;
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pthread_create(&th, NULL, write_later, &l);
+        ex = (ss_exec_args){.command = "sleep 60", .timeout_ms = 60000, .output_bytes = 4096, .cancel_fd = efd};
+        CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
+        pthread_join(th, NULL);
+        TEST_RESULT(since_ms(&t0) < 20000, "the cancelled command ended after %.0f ms", since_ms(&t0));
+        CHECK(!out.timed_out && out.exit_code != 0);
+        ss_output_done(&out);
+        uint64_t v;
+        (void) !read(efd, &v, sizeof(v));
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pthread_create(&th, NULL, write_later, &l);
+        ca = (ss_cell_args){.lang = SBX_LANG_PYTHON,
+                            .code = "import time\ntime.sleep(60)",
+                            .code_len = strlen("import time\ntime.sleep(60)"),
+                            .timeout_ms = 60000,
+                            .output_bytes = 4096,
+                            .cancel_fd = efd};
+        CHECK_EQ_INT(ss_cell(m, s, &ca, &co, &e), 0);
+        pthread_join(th, NULL);
+        TEST_RESULT(since_ms(&t0) < 20000, "the cancelled cell ended after %.0f ms", since_ms(&t0));
+        CHECK(co.interpreter_ended);
+        ss_output_done(&co.o);
+        close(efd);
+
+        /* a handle saved by python run from the shell is reported too */
+        ex = (ss_exec_args){.command = "python3 -c \"import hull; hull.save('t2', 'some text')\"",
+                            .timeout_ms = 30000,
+                            .output_bytes = 4096};
+        CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
+        CHECK_EQ_INT(json_array_size(out.handles), 1);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(out.handles, 0), "kind")), "text");
+        ss_output_done(&out);
+
+        /* a host value as a handle */
+        json_t *sum = NULL;
+        CHECK_EQ_INT(ss_handles_spill(m, s, HD_FORMAT_JSON, "tool x", "{\"k\": [1, 2, 3]}", 16, &sum, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "json");
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "source")), "tool x");
+        json_decref(sum);
+        sum = NULL;
+        CHECK_EQ_INT(ss_handles_spill(m, s, HD_FORMAT_CSV, "fetch", "a,b\n1,2\n", 8, &sum, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "table");
+        json_decref(sum);
+        sum = NULL;
+        CHECK_EQ_INT(ss_handles_spill(m, s, HD_FORMAT_JSON, "bad", "{", 1, &sum, &e), -EBADMSG);
+        CHECK_EQ_INT(ss_handles_spill(m, s, HD_FORMAT_SQLITE, "x", "x", 1, &sum, &e), -EINVAL);
+
+        /* publish */
+        json_t *rec = NULL;
+        CHECK_EQ_INT(ss_write(m, s, "outputs/r.csv", "a,b\n1,2\n", 8, false, &rec, &e), 0);
+        json_decref(rec);
+        rec = NULL;
+        CHECK_EQ_INT(ss_write(m, s, "data.csv", "x\n", 2, false, &rec, &e), 0);
+        json_decref(rec);
+        CHECK_EQ_INT(
+                ss_publish(m, s, "/workspace/outputs/r.csv", "../../evil\x1b\xe2\x80\xae.csv", "the report", &sum, &e),
+                0);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "binary");
+        CHECK_EQ_INT(json_integer_value(json_object_get(sum, "bytes")), 8);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "source")),
+                     "published outputs/r.csv as evil.csv: the report");
+        json_decref(sum);
+        sum = NULL;
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/r.csv", NULL, NULL, &sum, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "source")), "published outputs/r.csv as r.csv");
+        json_decref(sum);
+        sum = NULL;
+        CHECK_EQ_INT(ss_publish(m, s, "data.csv", NULL, NULL, &sum, &e), -EPERM); /* not a deliverable */
+        CHECK(strstr(e.msg, "not a file under outputs/") != NULL);
+        CHECK_EQ_INT(ss_publish(m, s, "/etc/hosts", NULL, NULL, &sum, &e), -EPERM);
+        CHECK(strstr(e.msg, "is outside /workspace") != NULL);
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/../../x", NULL, NULL, &sum, &e), -EPERM);
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/none.csv", NULL, NULL, &sum, &e), -ENOENT);
+        ex = (ss_exec_args){.command = "ln -s /etc/passwd outputs/l && ln -s r.csv outputs/in && mkfifo outputs/f && "
+                                       "mkdir outputs/d",
+                            .timeout_ms = 10000,
+                            .output_bytes = 4096};
+        CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
+        CHECK_EQ_INT(out.exit_code, 0);
+        ss_output_done(&out);
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/l", NULL, NULL, &sum, &e), -ELOOP);
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/in", NULL, NULL, &sum, &e), -ELOOP); /* even to a file inside */
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/f", NULL, NULL, &sum, &e), -EINVAL);
+        CHECK_EQ_INT(ss_publish(m, s, "outputs/d", NULL, NULL, &sum, &e), -EINVAL);
+        CHECK(sum == NULL);
+        ss_call_end(m, s);
+        ss_unref(m, s);
+        ss_shutdown(m, 1000);
+        ss_free(m);
+}
+
 int main(void) {
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {
                 printf("skip - the session core makes real sandboxes: it needs root and /usr/bin/python3\n");
@@ -324,6 +489,7 @@ int main(void) {
                 ss_free(m);
         }
         test_bounds(&cfg);
+        test_for_tools(&cfg);
         (void) rm_rf_at(AT_FDCWD, tmp);
         return test_done();
 }

@@ -1,0 +1,176 @@
+/* spill.c: the spill middleware between a tool and the model. Big or structured results are kept
+ * out of the conversation: stored as a handle of the session (through the session core, which
+ * keeps them within the session's bounds), and the model sees the handle's summary, derived by
+ * the store from the bytes. Small results pass as they are. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent-internal.h"
+#include "dynbuf.h"
+#include "ss.h"
+#include "utf8.h"
+
+static int claim(ss_manager *ss, ss_session *s, bool *claimed, hull_error *e) {
+        if (*claimed)
+                return 0;
+        if (!ss || !s)
+                return hull_fail(e, -EOPNOTSUPP, "this agent has no session to keep handles in");
+        int r = ss_call_begin(ss, s, -1, e);
+        if (r >= 0)
+                *claimed = true;
+        return r;
+}
+
+static hd_format format_of(const char *name) {
+        static const struct {
+                const char *name;
+                hd_format f;
+        } map[] = {
+                {"json", HD_FORMAT_JSON},
+                {"text", HD_FORMAT_TEXT},
+                {"binary", HD_FORMAT_BINARY},
+                {"csv", HD_FORMAT_CSV},
+                {"tsv", HD_FORMAT_TSV},
+                {"jsonl", HD_FORMAT_JSON_LINES},
+                {"json_lines", HD_FORMAT_JSON_LINES},
+                {"json_array", HD_FORMAT_JSON_ARRAY},
+        };
+        for (size_t i = 0; name && i < ELEMENTSOF(map); i++)
+                if (strcmp(name, map[i].name) == 0)
+                        return map[i].f;
+        return HD_FORMAT_BINARY;
+}
+
+/* A value that is already a handle's summary is shown as it is, never stored again. */
+static bool is_summary(const json_t *v) {
+        return json_is_object(v) && json_is_string(json_object_get(v, "id")) &&
+               json_is_string(json_object_get(v, "kind")) && json_is_string(json_object_get(v, "path"));
+}
+
+static void set_text(call_result *res, char *text) {
+        free(res->text);
+        res->text = text;
+}
+
+/* What the model reads instead of a stored result. */
+static char *handle_text(const json_t *sum, size_t len, const char *format) {
+        const char *id = json_string_value(json_object_get(sum, "id"));
+        _cleanup_free_ char *dump = json_dumps(sum, JSON_COMPACT);
+        char *t = NULL;
+        if (asprintf(&t,
+                     "The result (%zu bytes of %s) was kept as handle %s instead of being shown here. Its "
+                     "summary:\n%s\nLook closer with the handle tools, or load(\"%s\") in code.",
+                     len, format, id ? id : "?", dump ? dump : "{}", id ? id : "?") < 0)
+                return NULL;
+        return t;
+}
+
+/* No store to keep a big result in: the start of it, and why the rest is missing. */
+static char *cut_text(const char *data, size_t len, const char *tool, const char *why) {
+        size_t keep = len;
+        if (keep > AGENT_TOOL_TEXT_MAX) {
+                keep = AGENT_TOOL_TEXT_MAX;
+                while (keep > 0 && ((unsigned char) data[keep] & 0xc0) == 0x80)
+                        keep--;
+        }
+        _cleanup_free_ char *head = NULL;
+        size_t hl;
+        if (utf8_make_valid(data, keep, &head, &hl) < 0)
+                return NULL;
+        char *t = NULL;
+        if (asprintf(&t, "%s\n[... %s returned %zu bytes; only the first %zu are shown: %s]", head, tool, len, keep,
+                     why) < 0)
+                return NULL;
+        return t;
+}
+
+/* Keep data as a handle; on success the model's text is its summary. */
+static void keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const char *source, hd_format f,
+                 const char *fname, const char *data, size_t len, call_result *res) {
+        hull_error e = {0};
+        json_t *sum = NULL;
+        char src[HD_SOURCE_MAX + 1];
+        snprintf(src, sizeof(src), "%s", source && source[0] ? source : tool);
+        int r = claim(ss, s, claimed, &e);
+        if (r == -EOPNOTSUPP || (r >= 0 && (r = ss_handles_spill(ss, s, f, src, data, len, &sum, &e)) == -EOPNOTSUPP)) {
+                bool textual = f != HD_FORMAT_BINARY && memchr(data, '\0', len) == NULL;
+                set_text(res,
+                         textual ? cut_text(data, len, tool, "this agent has no handle store to keep the rest") : NULL);
+                if (!textual && asprintf(&res->text,
+                                         "%s returned %zu bytes of %s, but this agent has no handle store "
+                                         "to keep them",
+                                         tool, len, fname) < 0)
+                        res->text = NULL;
+                return;
+        }
+        if (r < 0) {
+                set_text(res, NULL);
+                if (asprintf(&res->text, "%s's result (%zu bytes) could not be kept as a handle: %s", tool, len,
+                             e.msg) < 0)
+                        res->text = NULL;
+                res->is_error = true;
+                return;
+        }
+        set_text(res, handle_text(sum, len, fname));
+        json_array_append_new(res->handles, sum);
+}
+
+void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_bytes, const char *tool,
+                 const tool_output *out, call_result *res) {
+        uint64_t threshold = spill_bytes ? spill_bytes : AGENT_SPILL_BYTES_DEFAULT;
+        res->is_error = out->is_error;
+        res->handles = json_is_array(out->handles) ? json_deep_copy(out->handles) : json_array();
+        if (out->spill_data) {
+                keep(ss, s, claimed, tool, out->spill_source, format_of(out->spill_format),
+                     out->spill_format ? out->spill_format : "binary", out->spill_data, out->spill_len, res);
+        } else if (out->value) {
+                size_t len = 0;
+                _cleanup_free_ char *dump = json_dumps(out->value, JSON_COMPACT | JSON_ENCODE_ANY);
+                if (dump)
+                        len = strlen(dump);
+                if (!dump)
+                        set_text(res, strdup("(the result could not be serialized)"));
+                else if ((uint64_t) len <= threshold || is_summary(out->value))
+                        set_text(res, TAKE_PTR(dump));
+                else
+                        keep(ss, s, claimed, tool, tool, HD_FORMAT_JSON, "json", dump, len, res);
+        } else if (out->text) {
+                size_t len = strlen(out->text);
+                if (len <= AGENT_TOOL_TEXT_MAX)
+                        set_text(res, strdup(out->text));
+                else {
+                        _cleanup_free_ char *fixed = NULL;
+                        size_t fl = 0;
+                        if (utf8_make_valid(out->text, len, &fixed, &fl) == 0)
+                                keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", fixed, fl, res);
+                }
+        } else
+                set_text(res, strdup("(no output)"));
+}
+
+char *spill_short_form(const char *text, const json_t *handles) {
+        size_t len = strlen(text), chars = 0, cut = 0;
+        while (cut < len && chars < AGENT_SHORT_FORM_CHARS) {
+                cut++;
+                while (cut < len && ((unsigned char) text[cut] & 0xc0) == 0x80)
+                        cut++;
+                chars++;
+        }
+        if (cut == len && json_array_size(handles) == 0)
+                return NULL; /* short already */
+        _cleanup_dynbuf_ dynbuf b;
+        dynbuf_init(&b, AGENT_SHORT_FORM_CHARS * 4 + 1024);
+        (void) dynbuf_add(&b, text, cut);
+        (void) dynbuf_addf(&b, "\n[... elided to keep the context small: the result had %zu bytes", len);
+        size_t i;
+        const json_t *h;
+        json_array_foreach(handles, i, h) {
+                (void) dynbuf_addf(&b, "%s%s",
+                                   i ? ", " : "; its handles: ", json_string_value(json_object_get(h, "id")) ?: "?");
+        }
+        (void) dynbuf_add_str(&b, "; call the tool again if you need it]");
+        return dynbuf_take(&b, NULL);
+}
