@@ -49,7 +49,7 @@ static int dispatch(sse_decoder *d, sse_handler h, void *ud) {
 
 /* The line in d->line is complete. */
 static int end_line(sse_decoder *d, sse_handler h, void *ud) {
-        const char *p = d->line.buf;
+        const char *p = d->line.buf ? d->line.buf : "";
         size_t n = d->line.len, field_len = n;
         const char *value = p + n;
         int r = 0;
