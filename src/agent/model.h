@@ -67,7 +67,7 @@ typedef struct model_config {
         uint64_t request_timeout_ms;   /* one HTTP exchange; 0: MODEL_REQUEST_TIMEOUT_MS */
         uint64_t idle_timeout_ms;      /* a stream silent this long is cut; 0: MODEL_IDLE_TIMEOUT_MS */
         uint64_t connect_timeout_ms;   /* 0: MODEL_CONNECT_TIMEOUT_MS */
-        unsigned max_retries;          /* retries after the first try; MODEL_RETRIES_DEFAULT is 2 */
+        unsigned max_retries;          /* retries after the first try (0: none); MODEL_RETRIES_DEFAULT is 2 */
 } model_config;
 
 /* What went wrong with a model call, as a loop or a user needs to know it. */
@@ -99,6 +99,9 @@ typedef struct model_failure {
         char api_type[MODEL_SHORT_STR_MAX];    /* the API's error type/code ("invalid_request_error"), "" */
 } model_failure;
 
+/* In Anthropic's terms for both APIs: input_tokens are those not read from or written to the
+ * prompt cache (OpenAI's prompt_tokens less its cached_tokens, which are cache_read); the whole
+ * prompt is input + cache_read + cache_creation. */
 typedef struct model_usage {
         bool known; /* the API reported usage */
         uint64_t input_tokens, output_tokens;
@@ -135,8 +138,9 @@ void model_response_done(model_response *r);
 typedef struct model_call_opts {
         const atomic_bool *cancel; /* set by another thread: the call ends with MODEL_FAIL_CANCELED */
         uint64_t deadline_mono_ms; /* now_mono_ms() by which the call, retries included, must end; 0: none */
-        /* Streamed answers, as they come (all optional; never called for a non-streamed answer).
-         * A callback returning a negative errno stops the call with it. */
+        /* Streamed answers, as they come (all optional; never called for a non-streamed request;
+         * a streaming request answered with one JSON document gets its text and calls once, at
+         * the end). A callback returning a negative errno stops the call with it (no retry). */
         int (*on_text)(void *ud, const char *text, size_t len);
         int (*on_tool_use)(void *ud, const char *id, const char *name); /* a call starts */
         /* Before each retry: the failure that caused it and the wait. */
@@ -173,7 +177,8 @@ static inline void model_client_freep(model_client **c) {
  *   "model: http://127.0.0.1:9/v1 is unreachable: connection refused (is the server running?)"
  * -ECANCELED, -ETIMEDOUT, -ECONNREFUSED, -EPROTO (malformed or cut answer), -EACCES (auth),
  * -ENOENT (not found), -E2BIG (context), -EAGAIN (rate limited, overloaded after retries),
- * -EIO (server), -EINVAL (request refused). */
+ * -EIO (server), -EINVAL (request refused, or a conversation not in the neutral form), -EDQUOT
+ * (billing), -ENOMEM, or a callback's own error. */
 int model_call(model_client *c, const model_request *r, const model_call_opts *o, model_response *ret,
                model_failure *ret_fail, hull_error *e);
 

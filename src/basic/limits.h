@@ -238,7 +238,7 @@
 #define HTTPC_ANSWER_INITIAL (64U << 10)                  /* first allocation of an answer; doubles up to its max */
 #define HTTPC_HEADER_VALUE_MAX 256U                       /* a response header kept (request ID, content type) */
 #define HTTPC_URL_MAX 2048U                               /* --url and the URL built from it */
-#define HTTPC_HEADERS_MAX 8U                              /* request headers we send */
+#define HTTPC_HEADERS_MAX 32U                             /* request headers we send (model providers: extra ones) */
 #define SESSION_CLI_TOKEN_FILE_MAX 4096U                  /* bytes of a --token-file */
 #define SESSION_CLI_CALL_MS_DEFAULT 30000U                /* a call without --timeout (PLIM_DEFAULT_TIMEOUT_MS) */
 #define SESSION_CLI_LIFETIME_MS_MAX (12U * 3600U * 1000U) /* --lifetime: plimsoll's 12 h ceiling */
@@ -364,6 +364,7 @@
 #define MODEL_STREAM_EVENT_MAX (16U << 20)  /* one server-sent event (a whole tool call fits) */
 #define MODEL_STREAM_BYTES_MAX (256U << 20) /* one streamed answer in all */
 #define MODEL_BLOCKS_MAX 1024U              /* content blocks (or tool calls) of one answer */
+#define MODEL_ERROR_QUOTE_MAX 240U          /* bytes of an API's error message quoted in a failure's line */
 #define BUS_ID_MAX 48U                      /* bytes of an event id, NUL included */
 #define BUS_SUBSCRIBERS_MAX 64U
 #define BUS_PROGRESS_MS 1000U                  /* hull.tool_progress at most this often per call */

@@ -18,6 +18,7 @@
 #include "dynbuf.h"
 #include "fs-util.h"
 #include "macro.h"
+#include "time-util.h"
 
 struct httpc {
         bool global_done; /* curl_global_init succeeded: curl_global_cleanup at free */
@@ -59,16 +60,44 @@ void httpc_answer_done(httpc_answer *a) {
 typedef struct transfer {
         const httpc_request *req;
         httpc_answer *a;
+        CURL *h;
         dynbuf body;   /* collected when there is no on_data */
         uint64_t seen; /* bytes of the answer's body */
         bool too_big;  /* over answer_max */
         int cb_error;  /* a callback's error (negative errno): it stopped the transfer */
         bool cancelled;
+        bool responded;                    /* on_response was called */
+        bool idle;                         /* stopped by idle_timeout_ms */
+        uint64_t last_byte_ms;             /* when a byte last moved (now_mono_ms) */
+        curl_off_t last_dlnow, last_ulnow; /* the progress callback's counts at its last call */
 } transfer;
+
+/* The final response's status and type to the caller, once. */
+static int respond(transfer *t) {
+        long status = 0;
+        char *ct = NULL;
+        if (t->responded)
+                return 0;
+        t->responded = true;
+        if (!t->req->on_response)
+                return 0;
+        if (curl_easy_getinfo(t->h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
+            curl_easy_getinfo(t->h, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK)
+                return -EIO;
+        return t->req->on_response(t->req->userdata, status, ct ? ct : "");
+}
 
 static size_t on_body(char *p, size_t size, size_t n, void *userdata) {
         transfer *t = userdata;
         size_t len = size * n; /* curl promises size == 1 */
+        t->last_byte_ms = now_mono_ms();
+        if (!t->responded) {
+                int r = respond(t);
+                if (r < 0) {
+                        t->cb_error = r;
+                        return 0;
+                }
+        }
         if (t->req->answer_max && len > t->req->answer_max - MIN(t->seen, (uint64_t) t->req->answer_max)) {
                 t->too_big = true;
                 return 0;
@@ -115,6 +144,7 @@ static bool split_header(const char *p, size_t len, char *name, size_t name_size
 static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
         transfer *t = userdata;
         size_t len = size * n;
+        t->last_byte_ms = now_mono_ms();
         char name[HTTPC_HEADER_VALUE_MAX], value[HTTPC_HEADER_VALUE_MAX];
         if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) { /* a new response (after an interim one) */
                 t->a->captured_count = 0;
@@ -159,7 +189,7 @@ static size_t on_read(char *buf, size_t size, size_t n, void *userdata) {
         return (size_t) got;
 }
 
-/* libcurl's progress callback: a cancel from another thread. */
+/* libcurl's progress callback: a cancel from another thread, a transfer gone idle. */
 static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
         transfer *t = userdata;
         const httpc_request *req = t->req;
@@ -168,9 +198,23 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
                 struct pollfd p = {.fd = req->cancel_fd, .events = POLLIN};
                 stop = poll(&p, 1, 0) > 0;
         }
-        if (stop)
+        if (stop) {
                 t->cancelled = true;
-        return stop ? 1 : 0;
+                return 1;
+        }
+        if (req->idle_timeout_ms) {
+                uint64_t now = now_mono_ms();
+                if (dlnow != t->last_dlnow || ulnow != t->last_ulnow) {
+                        t->last_dlnow = dlnow;
+                        t->last_ulnow = ulnow;
+                        t->last_byte_ms = now;
+                }
+                if (now - t->last_byte_ms >= req->idle_timeout_ms) {
+                        t->idle = true;
+                        return 1;
+                }
+        }
+        return 0;
 }
 
 /* libcurl's error as an errno. Not a switch: CURLcode has a hundred values (-Wswitch-enum). */
@@ -230,7 +274,7 @@ static curl_off_t body_size_of(const httpc_request *req) {
 
 int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
         httpc_answer a = {0};
-        transfer t = {.req = req, .a = &a};
+        transfer t = {.req = req, .a = &a, .last_byte_ms = now_mono_ms()};
         struct curl_slist *headers = NULL;
         char errbuf[CURL_ERROR_SIZE] = "";
         const char *where = req->unix_socket ? req->unix_socket : req->url;
@@ -264,6 +308,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
                 curl_slist_free_all(headers);
                 return hull_err(e, -ENOMEM, "http: cannot make a libcurl handle");
         }
+        t.h = h;
         CURLcode cc = CURLE_OK;
 #define SET(opt, val)                                                                                                  \
         if (cc == CURLE_OK)                                                                                            \
@@ -309,7 +354,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         SET(CURLOPT_WRITEDATA, &t);
         SET(CURLOPT_HEADERFUNCTION, on_header);
         SET(CURLOPT_HEADERDATA, &t);
-        if (req->cancel || req->cancel_fd > 0) {
+        if (req->cancel || req->cancel_fd > 0 || req->idle_timeout_ms) {
                 SET(CURLOPT_NOPROGRESS, 0L);
                 SET(CURLOPT_XFERINFOFUNCTION, on_progress);
                 SET(CURLOPT_XFERINFODATA, &t);
@@ -330,6 +375,11 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         }
         if (t.cancelled) {
                 r = hull_err(e, -ECANCELED, "http: the request to %s was cancelled", where);
+                goto out;
+        }
+        if (t.idle) {
+                r = hull_fail(e, -ETIME, "http: %s sent nothing for %llu ms", where,
+                              (unsigned long long) req->idle_timeout_ms);
                 goto out;
         }
         if (t.cb_error) {
@@ -356,6 +406,11 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         a.status = status;
         if (ct && strlen(ct) < sizeof(a.content_type))
                 memcpy(a.content_type, ct, strlen(ct) + 1);
+        r = respond(&t); /* a body-less answer */
+        if (r < 0) {
+                r = hull_err(e, r, "http: the transfer with %s was stopped", where);
+                goto out;
+        }
         a.body = dynbuf_take(&t.body, &a.body_len);
         if (!a.body) {
                 r = hull_err(e, -ENOMEM, "http: out of memory");

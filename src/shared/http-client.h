@@ -59,6 +59,11 @@ typedef struct httpc_request {
         /* Each response header (an interim 1xx answer's too), name and value trimmed (a value over
          * HTTPC_HEADER_VALUE_MAX is skipped): return 0 or a negative errno to stop. */
         int (*on_header)(void *userdata, const char *name, const char *value);
+        /* Once, with the final response's status and content type ("" when none), before the
+         * first byte of its body goes to on_data (for a body-less answer: before httpc_perform
+         * returns 0), so that a caller knows what the bytes are before it reads them (an error
+         * document, not a stream): return 0 or a negative errno to stop. */
+        int (*on_response)(void *userdata, long status, const char *content_type);
         /* Another thread stops the transfer (-ECANCELED) by setting *cancel or making cancel_fd
          * readable (0: none; stdin is never one); libcurl looks at them at least once a second
          * (its progress callback), more often while bytes flow. */
@@ -66,8 +71,12 @@ typedef struct httpc_request {
         int cancel_fd;
         uint64_t connect_timeout_ms; /* 0: HTTPC_CONNECT_TIMEOUT_MS */
         uint64_t timeout_ms;         /* the whole exchange; 0: no limit */
-        size_t answer_max;           /* bytes of the answer's body kept (or streamed); 0 with on_data: no bound */
-        const char *capture_header;  /* a response header to capture (case-insensitive); NULL: none */
+        /* No byte moving (the answer's head or body arriving, the request's body leaving) for
+         * this long stops the transfer with -ETIME (a stalled stream); checked about once a
+         * second. 0: no limit. */
+        uint64_t idle_timeout_ms;
+        size_t answer_max;          /* bytes of the answer's body kept (or streamed); 0 with on_data: no bound */
+        const char *capture_header; /* a response header to capture (case-insensitive); NULL: none */
 } httpc_request;
 
 typedef struct httpc_answer {
@@ -84,8 +93,8 @@ void httpc_answer_done(httpc_answer *a);
 /* Make the request. Any HTTP status is a success (the caller reads a != 200 as an error answer).
  * Returns 0 with *ret (release with httpc_answer_done), or -ECONNREFUSED (nothing listens
  * there), -EHOSTUNREACH (name or address not resolved or reached), -ETIMEDOUT (connect or whole
- * exchange), -EFBIG (the answer is over answer_max), -E2BIG (too many headers), -ECANCELED (see
- * cancel), a callback's own error, -EPROTO (TLS or HTTP failure), -ENOMEM, -EIO, each with a
+ * exchange), -ETIME (idle_timeout_ms without a byte), -EFBIG (the answer is over answer_max), -E2BIG (too many
+ * headers), -ECANCELED (see cancel), a callback's own error, -EPROTO (TLS or HTTP failure), -ENOMEM, -EIO, each with a
  * message in *e that names the URL (or the socket) and libcurl's reason. */
 int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e);
 

@@ -30,7 +30,8 @@ static void sleep_ms(unsigned ms) {
 
 typedef struct producer {
         http_sse *s;
-        unsigned n; /* events; 0: until the client is gone */
+        unsigned n;   /* events; 0: until the client is gone */
+        unsigned gap; /* ms between events */
 } producer;
 
 static void *produce(void *arg) {
@@ -42,7 +43,7 @@ static void *produce(void *arg) {
                 r = http_sse_send(p->s, "tick", data, strlen(data));
                 atomic_store(&P.last_send_ms, tl_now_ms());
                 if (r == 0)
-                        sleep_ms(100);
+                        sleep_ms(p->gap);
         }
         atomic_store(&P.producer_result, r);
         http_sse_close(p->s);
@@ -52,7 +53,7 @@ static void *produce(void *arg) {
 }
 
 static void stream(http_req *r) {
-        const char *n = http_req_query(r, "n");
+        const char *n = http_req_query(r, "n"), *gap = http_req_query(r, "gap");
         producer *p = calloc(1, sizeof(*p));
         pthread_t t;
         if (!p || http_answer_sse(r, 0, 0, &p->s) < 0) {
@@ -61,6 +62,7 @@ static void stream(http_req *r) {
                 return;
         }
         p->n = n ? (unsigned) strtoul(n, NULL, 10) : 0;
+        p->gap = gap ? (unsigned) strtoul(gap, NULL, 10) : 100;
         atomic_store(&P.producer_done, false);
         if (pthread_create(&t, NULL, produce, p) == 0)
                 pthread_detach(t);
@@ -147,12 +149,27 @@ typedef struct seen {
         int fail_after;                /* return an error once this many events came (0: never) */
         unsigned header_a, header_b;
         char value_b[64];
+        unsigned responses; /* on_response calls */
+        long status;
+        char type[64];
+        bool data_before_response;
+        bool refuse; /* on_response fails */
 } seen;
+
+static int on_response(void *userdata, long status, const char *content_type) {
+        seen *s = userdata;
+        s->responses++;
+        s->status = status;
+        snprintf(s->type, sizeof(s->type), "%s", content_type);
+        return s->refuse ? -EBADMSG : 0;
+}
 
 static int on_data(void *userdata, const char *p, size_t n) {
         seen *s = userdata;
         if (s->pieces++ == 0)
                 s->first_ms = tl_now_ms();
+        if (s->responses == 0)
+                s->data_before_response = true;
         size_t k = MIN(n, sizeof(s->text) - 1 - s->len);
         memcpy(s->text + s->len, p, k);
         s->len += k;
@@ -262,8 +279,16 @@ int main(void) {
         /* a streamed answer, piece by piece, while the server still writes it */
         s = (seen){0};
         snprintf(url, sizeof(url), "%s/stream?n=5", base);
-        CHECK(httpc_perform(c, &(httpc_request){.method = "GET", .url = url, .on_data = on_data, .userdata = &s}, &a,
-                            &e) == 0);
+        CHECK(httpc_perform(c,
+                            &(httpc_request){.method = "GET",
+                                             .url = url,
+                                             .on_data = on_data,
+                                             .on_response = on_response,
+                                             .userdata = &s},
+                            &a, &e) == 0);
+        /* the status and type came once, before the body */
+        CHECK(s.responses == 1 && s.status == 200 && strncmp(s.type, "text/event-stream", 17) == 0);
+        CHECK(!s.data_before_response);
         CHECK(a.status == 200 && a.body_len == 0 && strncmp(a.content_type, "text/event-stream", 17) == 0);
         httpc_answer_done(&a);
         CHECK_EQ_INT(s.events, 5);
@@ -302,6 +327,56 @@ int main(void) {
         close(pfd[0]);
         close(pfd[1]);
         wait_producer();
+
+        /* a stream silent for longer than the idle timeout: -ETIME after its first event */
+        s = (seen){0};
+        snprintf(url, sizeof(url), "%s/stream?n=3&gap=4000", base);
+        t0 = tl_now_ms();
+        r = httpc_perform(
+                c,
+                &(httpc_request){
+                        .method = "GET", .url = url, .on_data = on_data, .userdata = &s, .idle_timeout_ms = 1000},
+                &a, &e);
+        TEST_RESULT(r == -ETIME && s.events == 1, "an idle stream is cut: %d (%s) after %" PRIu64 " ms, %u events", r,
+                    e.msg, tl_now_ms() - t0, s.events);
+        wait_producer();
+        /* ... but not one whose events keep coming, however long it takes in all */
+        s = (seen){0};
+        snprintf(url, sizeof(url), "%s/stream?n=4&gap=500", base);
+        r = httpc_perform(
+                c,
+                &(httpc_request){
+                        .method = "GET", .url = url, .on_data = on_data, .userdata = &s, .idle_timeout_ms = 1800},
+                &a, &e);
+        TEST_RESULT(r == 0 && s.events == 4, "a slow stream that keeps sending is not idle: %d (%s), %u events", r,
+                    e.msg, s.events);
+        if (r == 0)
+                httpc_answer_done(&a);
+        wait_producer();
+
+        /* on_response with a whole answer; its error stops the exchange before the body */
+        snprintf(url, sizeof(url), "%s/thing", base);
+        s = (seen){0};
+        CHECK(httpc_perform(c,
+                            &(httpc_request){.method = "GET",
+                                             .url = url,
+                                             .answer_max = 1024,
+                                             .on_response = on_response,
+                                             .userdata = &s},
+                            &a, &e) == 0);
+        CHECK(s.responses == 1 && s.status == 200 && strcmp(a.body, "GET thing\n") == 0);
+        httpc_answer_done(&a);
+        s = (seen){.refuse = true};
+        CHECK_EQ_INT(httpc_perform(c,
+                                   &(httpc_request){.method = "GET",
+                                                    .url = url,
+                                                    .on_data = on_data,
+                                                    .on_response = on_response,
+                                                    .userdata = &s},
+                                   &a, &e),
+                     -EBADMSG);
+        CHECK(s.responses == 1 && s.pieces == 0);
+        snprintf(url, sizeof(url), "%s/stream", base);
 
         /* the data callback's own error stops the transfer and comes back */
         s = (seen){.fail_after = 3};
