@@ -237,6 +237,7 @@
 #define HTTPC_TIMEOUT_SLACK_MS 30000U                     /* a call may take its own timeout plus this */
 #define HTTPC_ANSWER_INITIAL (64U << 10)                  /* first allocation of an answer; doubles up to its max */
 #define HTTPC_HEADER_VALUE_MAX 256U                       /* a response header kept (request ID, content type) */
+#define HTTPC_HEADER_LINE_MAX (8U << 10)                  /* a header value given to on_header (a Location) */
 #define HTTPC_URL_MAX 2048U                               /* --url and the URL built from it */
 #define HTTPC_HEADERS_MAX 8U                              /* request headers we send */
 #define SESSION_CLI_TOKEN_FILE_MAX 4096U                  /* bytes of a --token-file */
