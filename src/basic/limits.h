@@ -348,28 +348,59 @@
 #define HD_EXCHANGE_REL_SIZE 25U                   /* ".hull/x-" + 16 hex digits + NUL */
 
 /* ---- the agent (src/agent): model providers, the loop, the status bus ---- */
-#define MODEL_MAX_OUTPUT_TOKENS_DEFAULT 8192U  /* the output cap sent with each request */
-#define MODEL_REQUEST_TIMEOUT_MS 600000ULL     /* one HTTP exchange with a model (the SDKs' 600 s) */
-#define MODEL_IDLE_TIMEOUT_MS 300000ULL        /* a stream silent this long is cut (reasoning models think) */
+#define MODEL_MAX_OUTPUT_TOKENS_DEFAULT 8192U /* the output cap sent with each request */
+#define MODEL_REQUEST_TIMEOUT_MS 600000ULL    /* one HTTP exchange with a model (the SDKs' 600 s) */
+#define MODEL_IDLE_TIMEOUT_MS 300000ULL       /* a stream silent this long is cut (reasoning models think) */
 #define MODEL_CONNECT_TIMEOUT_MS 10000ULL
-#define MODEL_RETRIES_DEFAULT 2U               /* retries after the first try (the SDKs': 3 requests in all) */
+#define MODEL_RETRIES_DEFAULT 2U /* retries after the first try (the SDKs': 3 requests in all) */
 #define MODEL_RETRIES_MAX 10U
-#define MODEL_BACKOFF_FIRST_MS 500U            /* then doubling ... */
-#define MODEL_BACKOFF_MAX_MS 8000U             /* ... up to this, with up to 25% jitter */
-#define MODEL_RETRY_AFTER_MAX_MS 60000U        /* a server's retry-after is obeyed up to this */
-#define MODEL_REQUEST_ID_MAX 128U              /* bytes of a request id kept */
-#define MODEL_SHORT_STR_MAX 64U                /* a stop reason, an error type, a model name */
-#define MODEL_ERROR_BODY_MAX (64U << 10)       /* an error answer's body read */
-#define MODEL_ANSWER_MAX (32U << 20)           /* a non-streamed answer's body */
-#define MODEL_STREAM_EVENT_MAX (16U << 20)     /* one server-sent event (a whole tool call fits) */
-#define MODEL_STREAM_BYTES_MAX (256U << 20)    /* one streamed answer in all */
-#define MODEL_BLOCKS_MAX 1024U                 /* content blocks (or tool calls) of one answer */
-#define BUS_ID_MAX 48U                         /* bytes of an event id, NUL included */
+#define MODEL_BACKOFF_FIRST_MS 500U         /* then doubling ... */
+#define MODEL_BACKOFF_MAX_MS 8000U          /* ... up to this, with up to 25% jitter */
+#define MODEL_RETRY_AFTER_MAX_MS 60000U     /* a server's retry-after is obeyed up to this */
+#define MODEL_REQUEST_ID_MAX 128U           /* bytes of a request id kept */
+#define MODEL_SHORT_STR_MAX 64U             /* a stop reason, an error type, a model name */
+#define MODEL_ERROR_BODY_MAX (64U << 10)    /* an error answer's body read */
+#define MODEL_ANSWER_MAX (32U << 20)        /* a non-streamed answer's body */
+#define MODEL_STREAM_EVENT_MAX (16U << 20)  /* one server-sent event (a whole tool call fits) */
+#define MODEL_STREAM_BYTES_MAX (256U << 20) /* one streamed answer in all */
+#define MODEL_BLOCKS_MAX 1024U              /* content blocks (or tool calls) of one answer */
+#define BUS_ID_MAX 48U                      /* bytes of an event id, NUL included */
 #define BUS_SUBSCRIBERS_MAX 64U
 #define BUS_PROGRESS_MS 1000U                  /* hull.tool_progress at most this often per call */
 #define AGENT_MAX_TURNS_DEFAULT 50U            /* model requests in one turn */
 #define AGENT_MAX_TOOL_CALLS_DEFAULT 200U      /* tool calls in one turn */
 #define AGENT_CONTEXT_TOKENS_DEFAULT 128000ULL /* the context budget (estimated) */
 #define AGENT_WALL_MS_DEFAULT (30ULL * 60 * 1000)
-#define AGENT_TOOL_TIMEOUT_MS 120000ULL        /* a tool call without a deadline of its own */
-#define AGENT_SPILL_BYTES_DEFAULT 8192U        /* a tool value over this (as JSON) becomes a handle */
+#define AGENT_TOOL_TIMEOUT_MS 120000ULL /* a tool call without a deadline of its own */
+#define AGENT_SPILL_BYTES_DEFAULT 8192U /* a tool value over this (as JSON) becomes a handle */
+
+/* ---- the egress guard and the web tools (src/shared/egress, webfetch, html-text;
+ * src/tools/tool-web.c) ---- */
+#define EGRESS_ADDRS_MAX 32U                   /* addresses of one host checked (and connected to); more: refused */
+#define EGRESS_ALLOW_MAX 256U                  /* allowlist entries (host names and CIDRs) */
+#define EGRESS_HOST_MAX 253U                   /* bytes of a host name (DNS's own bound) */
+#define EGRESS_URL_MAX 8192U                   /* bytes of a URL fetched (as given, and each redirect's) */
+#define EGRESS_ADDR_STR_MAX 64U                /* an address as text, NUL included (INET6_ADDRSTRLEN is 46) */
+#define EGRESS_RESOLVE_MS_DEFAULT 10000U       /* a name's resolution when the caller's deadline is later */
+#define WEBFETCH_REDIRECTS_MAX 5U              /* redirects followed, each one checked again */
+#define WEBFETCH_MAX_BYTES_DEFAULT 10000000ULL /* a body's cap (sheath's fetch.max_bytes) */
+#define WEBFETCH_MAX_BYTES_MAX (100ULL << 20)  /* what web_fetch's max_bytes may ask for */
+#define WEBFETCH_TIMEOUT_MS_DEFAULT 30000U     /* one fetch, every hop included */
+#define WEBFETCH_CONNECT_TIMEOUT_MS 10000U     /* one hop's connection (within the fetch's deadline) */
+#define WEBFETCH_SNIFF_BYTES 8192U             /* a body with a non-text type is text when these are UTF-8 */
+#define WEBFETCH_INLINE_TEXT_MAX 4096U         /* text (after HTML conversion) answered inline; longer: a text handle */
+#define WEBFETCH_ERROR_SHOWN 300U              /* bytes of an error answer's body quoted to the model */
+#define HTML_TEXT_MAX_DEFAULT (16U << 20)      /* bytes of text one page gives (html_to_text without a max) */
+#define HTML_TEXT_INPUT_MAX (32U << 20)        /* bytes of HTML parsed (libxml2's tree takes ~30x); more: cut */
+#define HTML_TEXT_TITLE_MAX 1024U              /* bytes of a title */
+#define HTML_TEXT_HREF_MAX 2048U               /* bytes of a link's href shown after its text */
+#define HTML_TEXT_LINK_NEST_MAX 16U            /* links inside links followed for their href */
+#define HTML_TEXT_PREFIX_MAX 64U               /* a line's prefix (list indentation, "- ", "### ") */
+#define HTML_TEXT_LIST_DEPTH_MAX 8U            /* list nesting shown as indentation */
+#define WEBSEARCH_RESULTS_DEFAULT 5U
+#define WEBSEARCH_RESULTS_MAX 20U
+#define WEBSEARCH_SNIPPET_CHARS 500U    /* characters of one result's content (sheath's 500) */
+#define WEBSEARCH_FIELD_CHARS 2000U     /* characters of a title, URL or the answer */
+#define WEBSEARCH_QUERY_MAX 2000U       /* bytes of a query */
+#define WEBSEARCH_ANSWER_MAX (4U << 20) /* bytes of the provider's answer read */
+#define WEBSEARCH_TIMEOUT_MS_DEFAULT 20000U
