@@ -574,3 +574,93 @@ int tool_web_search_def(const tool_web_config *cfg, tool_def *ret, hull_error *e
         };
         return 0;
 }
+
+/* ---- the web tools from plain settings ---- */
+
+struct tool_web {
+        egress_policy *egress;
+        tool_web_config cfg; /* its strings are the ones below */
+        char *search_api_key;
+        char *search_base_url;
+        bool search;
+};
+
+void tool_web_free(tool_web *w) {
+        egress_policy_free(w->egress);
+        free(w->search_api_key);
+        free(w->search_base_url);
+        free(w);
+}
+
+int tool_web_new(const char *const *allow_hosts, size_t n_hosts, const char *const *allow_cidrs, size_t n_cidrs,
+                 uint64_t max_bytes, const char *search_api_key, const char *search_base_url, tool_web **ret,
+                 hull_error *e) {
+        if (n_hosts > EGRESS_ALLOW_MAX || n_cidrs > EGRESS_ALLOW_MAX - n_hosts)
+                return hull_fail(e, -EINVAL, "web: the egress allowlist has %zu entries, more than %u",
+                                 n_hosts + n_cidrs, EGRESS_ALLOW_MAX);
+        if (max_bytes > WEBFETCH_MAX_BYTES_MAX)
+                return hull_fail(e, -EINVAL, "web: web_fetch's max_bytes %" PRIu64 " is over %llu (100 MiB)", max_bytes,
+                                 (unsigned long long) WEBFETCH_MAX_BYTES_MAX);
+        /* each list holds what its name says: a CIDR among the hosts or a name among the CIDRs
+         * is a mistake worth naming, although the policy would take either */
+        for (size_t i = 0; i < n_cidrs; i++) {
+                egress_cidr c;
+                if (!allow_cidrs[i] || egress_cidr_parse(allow_cidrs[i], &c) < 0)
+                        return hull_fail(e, -EINVAL,
+                                         "web: egress allow_cidrs entry '%.64s' is not a CIDR (examples: "
+                                         "10.1.0.0/16, fd00::/8; host bits must be zero)",
+                                         allow_cidrs[i] ? allow_cidrs[i] : "");
+        }
+        for (size_t i = 0; i < n_hosts; i++)
+                if (!allow_hosts[i] || strchr(allow_hosts[i], '/'))
+                        return hull_fail(e, -EINVAL,
+                                         "web: egress allow_hosts entry '%.64s' is not a host name (a CIDR goes in "
+                                         "allow_cidrs)",
+                                         allow_hosts[i] ? allow_hosts[i] : "");
+        _cleanup_free_ const char **allow = calloc(n_hosts + n_cidrs + 1, sizeof(*allow));
+        tool_web *w = calloc(1, sizeof(*w));
+        if (!allow || !w) {
+                free(w);
+                return hull_err(e, -ENOMEM, "web: out of memory");
+        }
+        for (size_t i = 0; i < n_hosts; i++)
+                allow[i] = allow_hosts[i];
+        for (size_t i = 0; i < n_cidrs; i++)
+                allow[n_hosts + i] = allow_cidrs[i];
+        int r = egress_policy_new(allow, n_hosts + n_cidrs, NULL, NULL, &w->egress, e);
+        if (r < 0) {
+                tool_web_free(w);
+                return r;
+        }
+        if ((search_api_key && !(w->search_api_key = strdup(search_api_key))) ||
+            (search_base_url && !(w->search_base_url = strdup(search_base_url)))) {
+                tool_web_free(w);
+                return hull_err(e, -ENOMEM, "web: out of memory");
+        }
+        w->cfg = (tool_web_config){
+                .egress = w->egress,
+                .fetch_max_bytes = max_bytes,
+                .search_base_url = w->search_base_url,
+                .search_api_key = w->search_api_key,
+        };
+        tool_def d;
+        r = tool_web_search_def(&w->cfg, &d, e); /* the settings checked now, not at the first call */
+        if (r < 0 && r != -ENOENT) {
+                tool_web_free(w);
+                return r;
+        }
+        w->search = r == 0;
+        *ret = w;
+        return 0;
+}
+
+size_t tool_web_defs(const tool_web *w, tool_def defs[static 2]) {
+        hull_error e = {0};
+        size_t n = 0;
+        /* both were checked by tool_web_new: neither fails here */
+        if (tool_web_fetch_def(&w->cfg, &defs[n], &e) == 0)
+                n++;
+        if (w->search && tool_web_search_def(&w->cfg, &defs[n], &e) == 0)
+                n++;
+        return n;
+}

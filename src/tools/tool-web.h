@@ -22,6 +22,7 @@
 #include "egress.h"
 #include "error.h"
 #include "http-client.h"
+#include "macro.h"
 #include "tool.h"
 
 /* The tools' configuration: their tool_def.env. Borrowed by the definitions for their life. */
@@ -58,3 +59,32 @@ int tool_web_fetch_def(const tool_web_config *cfg, tool_def *ret, hull_error *e)
  * tool is not offered: not an error to show), or -EINVAL with *e (an unknown provider, a base
  * URL that is not http(s)). */
 int tool_web_search_def(const tool_web_config *cfg, tool_def *ret, hull_error *e);
+
+/* ---- the web tools from plain settings (what a CLI such as hull run calls) ---- */
+
+/* An owner of the egress policy and the configuration the definitions point to. */
+typedef struct tool_web tool_web;
+
+/* Build the web tools' settings. allow_hosts: n_hosts host names (or addresses) a fetch may
+ * reach although they resolve to internal addresses; allow_cidrs: n_cidrs CIDRs (or bare
+ * addresses) likewise; both empty by default, at most EGRESS_ALLOW_MAX in all; the cloud
+ * metadata endpoints stay denied whatever they say. max_bytes: web_fetch's body cap when a call
+ * gives none (0: WEBFETCH_MAX_BYTES_DEFAULT; at most WEBFETCH_MAX_BYTES_MAX). search_api_key:
+ * NULL or "" and web_search is not offered; search_base_url: NULL for Tavily's
+ * (https://api.tavily.com). Every string is copied. Returns 0 and *ret (free with
+ * tool_web_free, after the last use of its definitions), or -EINVAL with *e (an allowlist entry
+ * that is not what its list holds, max_bytes over the bound, a base URL that is not http(s)),
+ * -ENOMEM. */
+int tool_web_new(const char *const *allow_hosts, size_t n_hosts, const char *const *allow_cidrs, size_t n_cidrs,
+                 uint64_t max_bytes, const char *search_api_key, const char *search_base_url, tool_web **ret,
+                 hull_error *e);
+void tool_web_free(tool_web *w);
+static inline void tool_web_freep(tool_web **w) {
+        if (*w)
+                tool_web_free(*w);
+}
+#define _cleanup_tool_web_ _cleanup_(tool_web_freep)
+
+/* The definitions (they borrow w): defs[0] web_fetch, then defs[1] web_search when a key was
+ * given. Returns how many (1 or 2). */
+size_t tool_web_defs(const tool_web *w, tool_def defs[static 2]);

@@ -377,6 +377,52 @@ int main(void) {
         CHECK(o.is_error && atomic_load(&search_requests) == before);
         tool_output_done(&o);
 
+        /* built from plain settings (what hull run calls): web_fetch alone by default, and refusing
+         * loopback; the allowlist by CIDR or by host, the default cap and web_search with a key */
+        tool_web *w = NULL;
+        tool_def defs[2];
+        CHECK_EQ_INT(tool_web_new(NULL, 0, NULL, 0, 0, NULL, NULL, &w, &e), 0);
+        CHECK(w && tool_web_defs(w, defs) == 1 && strcmp(defs[0].name, "web_fetch") == 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", base);
+        CHECK_EQ_INT(call(&defs[0], input, NULL, &o, &e), 0);
+        CHECK(o.is_error && strstr(str(o.value, "error"), "blocked internal address 127.0.0.1"));
+        tool_output_done(&o);
+        tool_web_free(w);
+        const char *cidrs[] = {"127.0.0.0/8"}, *hosts[] = {"localhost"};
+        w = NULL;
+        CHECK_EQ_INT(tool_web_new(NULL, 0, cidrs, 1, 100, "tvly-test", search_base, &w, &e), 0);
+        CHECK(w && tool_web_defs(w, defs) == 2 && strcmp(defs[1].name, "web_search") == 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\"}", base);
+        CHECK_EQ_INT(call(&defs[0], input, NULL, &o, &e), 0);
+        CHECK(!o.is_error && o.value && json_is_true(json_object_get(o.value, "truncated")) &&
+              num(o.value, "full_bytes") == 20000);
+        tool_output_done(&o);
+        CHECK_EQ_INT(call(&defs[1], "{\"query\": \"q\"}", NULL, &o, &e), 0);
+        CHECK(!o.is_error && json_array_size(json_object_get(o.value, "results")) == WEBSEARCH_RESULTS_DEFAULT);
+        tool_output_done(&o);
+        tool_web_free(w);
+        w = NULL;
+        CHECK_EQ_INT(tool_web_new(hosts, 1, NULL, 0, 0, "", NULL, &w, &e), 0);
+        CHECK(w && tool_web_defs(w, defs) == 1);
+        snprintf(input, sizeof(input), "{\"url\": \"http://localhost:%u/plain.txt\"}", http_port(srv));
+        CHECK_EQ_INT(call(&defs[0], input, NULL, &o, &e), 0);
+        CHECK(!o.is_error || strstr(str(o.value, "error"), "could not resolve")); /* no localhost entry: not ours */
+        if (!o.is_error)
+                CHECK(num(o.value, "status") == 200);
+        tool_output_done(&o);
+        tool_web_free(w);
+        /* each list holds what its name says; bounds and the base URL checked at once */
+        w = NULL;
+        CHECK_EQ_INT(tool_web_new(NULL, 0, hosts, 1, 0, NULL, NULL, &w, &e), -EINVAL);
+        CHECK(w == NULL && strstr(e.msg, "allow_cidrs entry 'localhost' is not a CIDR"));
+        CHECK_EQ_INT(tool_web_new(cidrs, 1, NULL, 0, 0, NULL, NULL, &w, &e), -EINVAL);
+        CHECK(strstr(e.msg, "allow_hosts entry '127.0.0.0/8' is not a host name"));
+        const char *bad_host[] = {"in valid"};
+        CHECK_EQ_INT(tool_web_new(bad_host, 1, NULL, 0, 0, NULL, NULL, &w, &e), -EINVAL);
+        CHECK_EQ_INT(tool_web_new(NULL, 0, NULL, 0, WEBFETCH_MAX_BYTES_MAX + 1, NULL, NULL, &w, &e), -EINVAL);
+        CHECK_EQ_INT(tool_web_new(NULL, 0, NULL, 0, 0, "k", "ftp://x/", &w, &e), -EINVAL);
+        CHECK(w == NULL);
+
         egress_policy_free(lo);
         egress_policy_free(none);
         CHECK_EQ_INT(http_stop(srv), 0);
