@@ -15,6 +15,9 @@ packages=(
         # data handles: SQLite's headers at build time (libsqlite3.so.0 is loaded when a handle is
         # used); the sqlite3 shell is the ingest benchmark's peer and builds test databases
         libsqlite3-dev sqlite3
+        # web_fetch's HTML to text: libxml2's headers at build time (libxml2.so.2 is loaded when a
+        # page is converted)
+        libxml2-dev
         # sanitizers and fuzzing; the format check of the test suite
         clang libclang-rt-14-dev clang-format
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv

@@ -59,7 +59,10 @@ typedef struct tool_output {
         json_t *handles;
         /* A body the tool wants kept as a handle whatever its size (web_fetch's JSON and CSV):
          * its bytes, format name ("json", "csv", "text", "binary") and source; the model sees
-         * the summary instead of text/value. NULL: none. */
+         * the summary instead of text/value. NULL: none. With spill_data, value may also be set:
+         * an object of facts about the body (web_fetch: status, content type, final URL,
+         * truncated); the model then sees that object with the handle's summary added to it as
+         * its member "handle". */
         char *spill_data;
         size_t spill_len;
         const char *spill_format;

@@ -237,6 +237,7 @@
 #define HTTPC_TIMEOUT_SLACK_MS 30000U                     /* a call may take its own timeout plus this */
 #define HTTPC_ANSWER_INITIAL (64U << 10)                  /* first allocation of an answer; doubles up to its max */
 #define HTTPC_HEADER_VALUE_MAX 256U                       /* a response header kept (request ID, content type) */
+#define HTTPC_HEADER_LINE_MAX (8U << 10)                  /* a header value given to on_header (a Location) */
 #define HTTPC_URL_MAX 2048U                               /* --url and the URL built from it */
 #define HTTPC_HEADERS_MAX 32U                             /* request headers we send (model providers: extra ones) */
 #define SESSION_CLI_TOKEN_FILE_MAX 4096U                  /* bytes of a --token-file */
@@ -414,3 +415,34 @@
 #define TOOL_HANDLE_ROWS_DEFAULT 20U     /* rows inspect_handle shows without rows */
 #define TOOL_HANDLE_TEXT_MAX (48U << 10) /* bytes of a handle tool's answer */
 #define TOOL_HANDLES_LISTED_MAX 20U      /* handle ids named in an error */
+
+/* ---- the egress guard and the web tools (src/shared/egress, webfetch, html-text;
+ * src/tools/tool-web.c) ---- */
+#define EGRESS_ADDRS_MAX 32U                   /* addresses of one host checked (and connected to); more: refused */
+#define EGRESS_ALLOW_MAX 256U                  /* allowlist entries (host names and CIDRs) */
+#define EGRESS_HOST_MAX 253U                   /* bytes of a host name (DNS's own bound) */
+#define EGRESS_URL_MAX 8192U                   /* bytes of a URL fetched (as given, and each redirect's) */
+#define EGRESS_ADDR_STR_MAX 64U                /* an address as text, NUL included (INET6_ADDRSTRLEN is 46) */
+#define EGRESS_RESOLVE_MS_DEFAULT 10000U       /* a name's resolution when the caller's deadline is later */
+#define WEBFETCH_REDIRECTS_MAX 5U              /* redirects followed, each one checked again */
+#define WEBFETCH_MAX_BYTES_DEFAULT 10000000ULL /* a body's cap (sheath's fetch.max_bytes) */
+#define WEBFETCH_MAX_BYTES_MAX (100ULL << 20)  /* what web_fetch's max_bytes may ask for */
+#define WEBFETCH_TIMEOUT_MS_DEFAULT 30000U     /* one fetch, every hop included */
+#define WEBFETCH_CONNECT_TIMEOUT_MS 10000U     /* one hop's connection (within the fetch's deadline) */
+#define WEBFETCH_SNIFF_BYTES 8192U             /* a body with a non-text type is text when these are UTF-8 */
+#define WEBFETCH_INLINE_TEXT_MAX 4096U         /* text (after HTML conversion) answered inline; longer: a text handle */
+#define WEBFETCH_ERROR_SHOWN 300U              /* bytes of an error answer's body quoted to the model */
+#define HTML_TEXT_MAX_DEFAULT (16U << 20)      /* bytes of text one page gives (html_to_text without a max) */
+#define HTML_TEXT_INPUT_MAX (32U << 20)        /* bytes of HTML parsed (libxml2's tree takes ~30x); more: cut */
+#define HTML_TEXT_TITLE_MAX 1024U              /* bytes of a title */
+#define HTML_TEXT_HREF_MAX 2048U               /* bytes of a link's href shown after its text */
+#define HTML_TEXT_LINK_NEST_MAX 16U            /* links inside links followed for their href */
+#define HTML_TEXT_PREFIX_MAX 64U               /* a line's prefix (list indentation, "- ", "### ") */
+#define HTML_TEXT_LIST_DEPTH_MAX 8U            /* list nesting shown as indentation */
+#define WEBSEARCH_RESULTS_DEFAULT 5U
+#define WEBSEARCH_RESULTS_MAX 20U
+#define WEBSEARCH_SNIPPET_CHARS 500U    /* characters of one result's content (sheath's 500) */
+#define WEBSEARCH_FIELD_CHARS 2000U     /* characters of a title, URL or the answer */
+#define WEBSEARCH_QUERY_MAX 2000U       /* bytes of a query */
+#define WEBSEARCH_ANSWER_MAX (4U << 20) /* bytes of the provider's answer read */
+#define WEBSEARCH_TIMEOUT_MS_DEFAULT 20000U

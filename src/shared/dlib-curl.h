@@ -1,5 +1,5 @@
-/* dlib-curl.h: libcurl (libcurl.so.4) through the loader (dlib.h), for hull session's HTTP
- * client.
+/* dlib-curl.h: libcurl (libcurl.so.4) through the loader (dlib.h), for the HTTP client
+ * (src/shared/http-client) and the egress guard's URL parsing (src/shared/egress).
  *
  * Why not linked: hull would gain a DT_NEEDED on libcurl and, through it, OpenSSL's shared
  * libraries and a dozen more, mapped by every hull command.
@@ -28,7 +28,13 @@
         X(curl_global_cleanup)                                                                                         \
         X(curl_global_init)                                                                                            \
         X(curl_slist_append)                                                                                           \
-        X(curl_slist_free_all)
+        X(curl_slist_free_all)                                                                                         \
+        X(curl_url)                                                                                                    \
+        X(curl_url_cleanup)                                                                                            \
+        X(curl_url_dup)                                                                                                \
+        X(curl_url_get)                                                                                                \
+        X(curl_url_set)                                                                                                \
+        X(curl_url_strerror)
 
 typedef struct dlib_curl {
 #define X(f) __typeof__(f) *f;
@@ -60,4 +66,11 @@ static inline const dlib_curl *dlib_curl_load(hull_error *e) {
 #define curl_global_init (dlib_curl_api.curl_global_init)
 #define curl_slist_append (dlib_curl_api.curl_slist_append)
 #define curl_slist_free_all (dlib_curl_api.curl_slist_free_all)
+/* the URL API (the egress guard parses and joins URLs with it) */
+#define curl_url (dlib_curl_api.curl_url)
+#define curl_url_cleanup (dlib_curl_api.curl_url_cleanup)
+#define curl_url_dup (dlib_curl_api.curl_url_dup)
+#define curl_url_get (dlib_curl_api.curl_url_get)
+#define curl_url_set (dlib_curl_api.curl_url_set)
+#define curl_url_strerror (dlib_curl_api.curl_url_strerror)
 #endif

@@ -6,6 +6,7 @@
 #include "dlib-curl.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
+#include "dlib-xml2.h"
 #include "sqlite-mem.h"
 
 #include <dlfcn.h>
@@ -24,6 +25,7 @@ static const char *const archive_symbols[] = {DLIB_ARCHIVE_FUNCS(NAME)};
 static const char *const microhttpd_symbols[] = {DLIB_MICROHTTPD_FUNCS(NAME)};
 static const char *const curl_symbols[] = {DLIB_CURL_FUNCS(NAME)};
 static const char *const crypto_symbols[] = {DLIB_CRYPTO_FUNCS(NAME)};
+static const char *const xml2_symbols[] = {DLIB_XML2_FUNCS(NAME)};
 #undef NAME
 
 /* A table is filled as an array of pointers: each struct is exactly its list's pointers. */
@@ -32,6 +34,13 @@ _Static_assert(sizeof(dlib_archive) == ELEMENTSOF(archive_symbols) * sizeof(void
 _Static_assert(sizeof(dlib_microhttpd) == ELEMENTSOF(microhttpd_symbols) * sizeof(void *), "dlib_microhttpd layout");
 _Static_assert(sizeof(dlib_curl) == ELEMENTSOF(curl_symbols) * sizeof(void *), "dlib_curl layout");
 _Static_assert(sizeof(dlib_crypto) == ELEMENTSOF(crypto_symbols) * sizeof(void *), "dlib_crypto layout");
+_Static_assert(sizeof(dlib_xml2) == ELEMENTSOF(xml2_symbols) * sizeof(void *), "dlib_xml2 layout");
+
+/* libxml2 wants its parser initialised once, before parsers run on several threads. */
+static int xml2_init(hull_error *e) {
+        dlib_xml2_api.xmlInitParser();
+        return 0;
+}
 
 static const dlib_info infos[_DLIB_MAX] = {
         [DLIB_SQLITE3] = {"sqlite", "libsqlite3.so.0", "libsqlite3-0", sqlite3_symbols, ELEMENTSOF(sqlite3_symbols),
@@ -42,6 +51,7 @@ static const dlib_info infos[_DLIB_MAX] = {
                              ELEMENTSOF(microhttpd_symbols)},
         [DLIB_CURL] = {"libcurl", "libcurl.so.4", "libcurl4", curl_symbols, ELEMENTSOF(curl_symbols)},
         [DLIB_CRYPTO] = {"libcrypto", "libcrypto.so.3", "libssl3", crypto_symbols, ELEMENTSOF(crypto_symbols)},
+        [DLIB_XML2] = {"libxml2", "libxml2.so.2", "libxml2", xml2_symbols, ELEMENTSOF(xml2_symbols), xml2_init},
 };
 
 /* The process-wide cache of loaded tables (the accepted exception to "no global mutable
@@ -51,6 +61,7 @@ dlib_archive dlib_archive_api;
 dlib_microhttpd dlib_microhttpd_api;
 dlib_curl dlib_curl_api;
 dlib_crypto dlib_crypto_api;
+dlib_xml2 dlib_xml2_api;
 
 typedef struct dlib_state {
         void *table;
@@ -66,6 +77,7 @@ static dlib_state states[_DLIB_MAX] = {
         [DLIB_MICROHTTPD] = {&dlib_microhttpd_api, sizeof(dlib_microhttpd_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_CURL] = {&dlib_curl_api, sizeof(dlib_curl_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_CRYPTO] = {&dlib_crypto_api, sizeof(dlib_crypto_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_XML2] = {&dlib_xml2_api, sizeof(dlib_xml2_api), PTHREAD_ONCE_INIT, false, {0}},
 };
 
 const dlib_info *dlib_info_get(dlib_id id) {
@@ -138,9 +150,12 @@ static void load_curl(void) {
 static void load_crypto(void) {
         load_one(DLIB_CRYPTO);
 }
+static void load_xml2(void) {
+        load_one(DLIB_XML2);
+}
 static void (*const loaders[_DLIB_MAX])(void) = {
         [DLIB_SQLITE3] = load_sqlite3, [DLIB_ARCHIVE] = load_archive, [DLIB_MICROHTTPD] = load_microhttpd,
-        [DLIB_CURL] = load_curl,       [DLIB_CRYPTO] = load_crypto,
+        [DLIB_CURL] = load_curl,       [DLIB_CRYPTO] = load_crypto,   [DLIB_XML2] = load_xml2,
 };
 
 int dlib_load(dlib_id id, hull_error *e) {

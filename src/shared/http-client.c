@@ -61,10 +61,11 @@ typedef struct transfer {
         const httpc_request *req;
         httpc_answer *a;
         CURL *h;
-        dynbuf body;   /* collected when there is no on_data */
-        uint64_t seen; /* bytes of the answer's body */
-        bool too_big;  /* over answer_max */
-        int cb_error;  /* a callback's error (negative errno): it stopped the transfer */
+        dynbuf body;    /* collected when there is no on_data */
+        uint64_t seen;  /* bytes of the answer's body */
+        bool too_big;   /* over answer_max */
+        bool truncated; /* answer_truncate: cut at answer_max */
+        int cb_error;   /* a callback's error (negative errno): it stopped the transfer */
         bool cancelled;
         bool responded;                    /* on_response was called */
         bool idle;                         /* stopped by idle_timeout_ms */
@@ -98,8 +99,16 @@ static size_t on_body(char *p, size_t size, size_t n, void *userdata) {
                         return 0;
                 }
         }
-        if (t->req->answer_max && len > t->req->answer_max - MIN(t->seen, (uint64_t) t->req->answer_max)) {
-                t->too_big = true;
+        size_t room = t->req->answer_max ? t->req->answer_max - MIN(t->seen, (uint64_t) t->req->answer_max) : 0;
+        if (t->req->answer_max && len > room) {
+                if (!t->req->answer_truncate) {
+                        t->too_big = true;
+                        return 0;
+                }
+                /* keep what fits, then stop the transfer: a success with a truncated body */
+                if (room > 0 && on_body(p, 1, room, userdata) != room)
+                        return 0;
+                t->truncated = true;
                 return 0;
         }
         t->seen += len;
@@ -145,7 +154,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
         transfer *t = userdata;
         size_t len = size * n;
         t->last_byte_ms = now_mono_ms();
-        char name[HTTPC_HEADER_VALUE_MAX], value[HTTPC_HEADER_VALUE_MAX];
+        char name[HTTPC_HEADER_VALUE_MAX], value[HTTPC_HEADER_LINE_MAX];
         if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) { /* a new response (after an interim one) */
                 t->a->captured_count = 0;
                 t->a->captured[0] = 0;
@@ -157,7 +166,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *userdata) {
                         t->a->captured_count++;
                 return len;
         }
-        if (t->req->capture_header && strcasecmp(name, t->req->capture_header) == 0 && t->a->captured_count++ == 0)
+        if (t->req->capture_header && strcasecmp(name, t->req->capture_header) == 0 && t->a->captured_count++ == 0 &&
+            strlen(value) < sizeof(t->a->captured))
                 memcpy(t->a->captured, value, strlen(value) + 1);
         if (t->req->on_header) {
                 int r = t->req->on_header(t->req->userdata, name, value);
@@ -215,6 +225,12 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
                 }
         }
         return 0;
+}
+
+/* A pinned request resolves no name itself: libcurl asks here before it would (the names of
+ * httpc_request.resolve are found in its cache and never come here). */
+static int refuse_resolve(void *resolver_state, void *reserved, void *userdata) {
+        return 1;
 }
 
 /* libcurl's error as an errno. Not a switch: CURLcode has a hundred values (-Wswitch-enum). */
@@ -275,7 +291,7 @@ static curl_off_t body_size_of(const httpc_request *req) {
 int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
         httpc_answer a = {0};
         transfer t = {.req = req, .a = &a, .last_byte_ms = now_mono_ms()};
-        struct curl_slist *headers = NULL;
+        struct curl_slist *headers = NULL, *pins = NULL;
         char errbuf[CURL_ERROR_SIZE] = "";
         const char *where = req->unix_socket ? req->unix_socket : req->url;
         const char *method = req->method ? req->method : "POST";
@@ -303,9 +319,17 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
                 return hull_err(e, -ENOMEM, "http: out of memory");
         }
 
+        for (const char *const *p = req->resolve; p && *p; p++)
+                if (append_header(c, &pins, *p) < 0) {
+                        curl_slist_free_all(headers);
+                        curl_slist_free_all(pins);
+                        return hull_err(e, -ENOMEM, "http: out of memory");
+                }
+
         CURL *h = curl_easy_init();
         if (!h) {
                 curl_slist_free_all(headers);
+                curl_slist_free_all(pins);
                 return hull_err(e, -ENOMEM, "http: cannot make a libcurl handle");
         }
         t.h = h;
@@ -347,8 +371,12 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         SET(CURLOPT_CONNECTTIMEOUT_MS,
             ms_long(req->connect_timeout_ms ? req->connect_timeout_ms : HTTPC_CONNECT_TIMEOUT_MS));
         SET(CURLOPT_TIMEOUT_MS, ms_long(req->timeout_ms));
-        if (req->answer_max) {
+        if (req->answer_max && !req->answer_truncate) {
                 SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) req->answer_max);
+        }
+        if (req->resolve) {
+                SET(CURLOPT_RESOLVE, pins);
+                SET(CURLOPT_RESOLVER_START_FUNCTION, refuse_resolve);
         }
         SET(CURLOPT_WRITEFUNCTION, on_body);
         SET(CURLOPT_WRITEDATA, &t);
@@ -382,6 +410,8 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
                               (unsigned long long) req->idle_timeout_ms);
                 goto out;
         }
+        if (t.truncated)
+                cc = CURLE_OK; /* the write callback stopped it on purpose */
         if (t.cb_error) {
                 r = hull_err(e, t.cb_error, "http: the transfer with %s was stopped", where);
                 goto out;
@@ -404,6 +434,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
                 goto out;
         }
         a.status = status;
+        a.truncated = t.truncated;
         if (ct && strlen(ct) < sizeof(a.content_type))
                 memcpy(a.content_type, ct, strlen(ct) + 1);
         r = respond(&t); /* a body-less answer */
@@ -421,6 +452,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
 out:
         curl_easy_cleanup(h);
         curl_slist_free_all(headers);
+        curl_slist_free_all(pins);
         dynbuf_free(&t.body);
         httpc_answer_done(&a);
         return r;

@@ -56,8 +56,9 @@ typedef struct httpc_request {
          * negative errno to stop the transfer (httpc_perform returns it). answer_max still bounds
          * the bytes (0: no bound). */
         int (*on_data)(void *userdata, const char *p, size_t n);
-        /* Each response header (an interim 1xx answer's too), name and value trimmed (a value over
-         * HTTPC_HEADER_VALUE_MAX is skipped): return 0 or a negative errno to stop. */
+        /* Each response header (an interim 1xx answer's too), name and value trimmed (a name over
+         * HTTPC_HEADER_VALUE_MAX or a value over HTTPC_HEADER_LINE_MAX is skipped): return 0 or a
+         * negative errno to stop. */
         int (*on_header)(void *userdata, const char *name, const char *value);
         /* Once, with the final response's status and content type ("" when none), before the
          * first byte of its body goes to on_data (for a body-less answer: before httpc_perform
@@ -77,6 +78,14 @@ typedef struct httpc_request {
         uint64_t idle_timeout_ms;
         size_t answer_max;          /* bytes of the answer's body kept (or streamed); 0 with on_data: no bound */
         const char *capture_header; /* a response header to capture (case-insensitive); NULL: none */
+        /* Names pinned to addresses (CURLOPT_RESOLVE): "HOST:PORT:ADDR[,ADDR...]" entries (an
+         * IPv6 ADDR in brackets), NULL-ended. The request then resolves no name itself: a host
+         * that is not listed fails with -EHOSTUNREACH (the egress guard connects only to the
+         * addresses it checked). NULL: names resolved as usual. */
+        const char *const *resolve;
+        /* Past answer_max, keep the first answer_max bytes and end the transfer: a success with
+         * httpc_answer.truncated (a capped download) instead of -EFBIG. */
+        bool answer_truncate;
 } httpc_request;
 
 typedef struct httpc_answer {
@@ -86,6 +95,7 @@ typedef struct httpc_answer {
         char content_type[HTTPC_HEADER_VALUE_MAX]; /* "" when absent */
         unsigned captured_count;                   /* how often capture_header came */
         char captured[HTTPC_HEADER_VALUE_MAX];     /* its first value, trimmed ("" none or too long) */
+        bool truncated;                            /* answer_truncate cut the body at answer_max */
 } httpc_answer;
 
 void httpc_answer_done(httpc_answer *a);

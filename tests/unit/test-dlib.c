@@ -11,6 +11,7 @@
 #include "dlib-curl.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
+#include "dlib-xml2.h"
 #include "test.h"
 
 static void check_complete(dlib_id id) {
@@ -55,6 +56,7 @@ int main(void) {
         CHECK_EQ_STR(dlib_info_get(DLIB_MICROHTTPD)->package, "libmicrohttpd12");
         CHECK_EQ_STR(dlib_info_get(DLIB_CURL)->package, "libcurl4");
         CHECK_EQ_STR(dlib_info_get(DLIB_CRYPTO)->package, "libssl3");
+        CHECK_EQ_STR(dlib_info_get(DLIB_XML2)->package, "libxml2");
 
         /* calls by the usual names go through the tables */
         CHECK(strncmp(sqlite3_libversion(), "3.", 2) == 0);
@@ -67,6 +69,10 @@ int main(void) {
         CHECK_EQ_INT(archive_read_support_format_tar(a), ARCHIVE_OK);
         CHECK_EQ_INT(archive_read_free(a), ARCHIVE_OK);
         CHECK(dlib_microhttpd_load(NULL) == &dlib_microhttpd_api);
+        htmlDocPtr doc = htmlReadMemory("<p>hull", 7, NULL, "UTF-8", HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING);
+        CHECK(doc != NULL);
+        if (doc)
+                xmlFreeDoc(doc);
 
         /* loaded once: every thread gets the same table */
         pthread_t t[4];
