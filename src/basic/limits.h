@@ -347,28 +347,28 @@
 #define HD_EXCHANGE_REL_SIZE 25U                   /* ".hull/x-" + 16 hex digits + NUL */
 
 /* ---- the agent (src/agent): model providers, the loop, the status bus ---- */
-#define MODEL_MAX_OUTPUT_TOKENS_DEFAULT 8192U  /* the output cap sent with each request */
-#define MODEL_REQUEST_TIMEOUT_MS 600000ULL     /* one HTTP exchange with a model (the SDKs' 600 s) */
-#define MODEL_IDLE_TIMEOUT_MS 300000ULL        /* a stream silent this long is cut (reasoning models think) */
+#define MODEL_MAX_OUTPUT_TOKENS_DEFAULT 8192U /* the output cap sent with each request */
+#define MODEL_REQUEST_TIMEOUT_MS 600000ULL    /* one HTTP exchange with a model (the SDKs' 600 s) */
+#define MODEL_IDLE_TIMEOUT_MS 300000ULL       /* a stream silent this long is cut (reasoning models think) */
 #define MODEL_CONNECT_TIMEOUT_MS 10000ULL
-#define MODEL_RETRIES_DEFAULT 2U               /* retries after the first try (the SDKs': 3 requests in all) */
+#define MODEL_RETRIES_DEFAULT 2U /* retries after the first try (the SDKs': 3 requests in all) */
 #define MODEL_RETRIES_MAX 10U
-#define MODEL_BACKOFF_FIRST_MS 500U            /* then doubling ... */
-#define MODEL_BACKOFF_MAX_MS 8000U             /* ... up to this, with up to 25% jitter */
-#define MODEL_RETRY_AFTER_MAX_MS 60000U        /* a server's retry-after is obeyed up to this */
-#define MODEL_REQUEST_ID_MAX 128U              /* bytes of a request id kept */
-#define MODEL_SHORT_STR_MAX 64U                /* a stop reason, an error type, a model name */
-#define MODEL_ERROR_BODY_MAX (64U << 10)       /* an error answer's body read */
-#define MODEL_ANSWER_MAX (32U << 20)           /* a non-streamed answer's body */
-#define MODEL_STREAM_EVENT_MAX (16U << 20)     /* one server-sent event (a whole tool call fits) */
-#define MODEL_STREAM_BYTES_MAX (256U << 20)    /* one streamed answer in all */
-#define MODEL_BLOCKS_MAX 1024U                 /* content blocks (or tool calls) of one answer */
-#define BUS_ID_MAX 48U                         /* bytes of an event id, NUL included */
+#define MODEL_BACKOFF_FIRST_MS 500U         /* then doubling ... */
+#define MODEL_BACKOFF_MAX_MS 8000U          /* ... up to this, with up to 25% jitter */
+#define MODEL_RETRY_AFTER_MAX_MS 60000U     /* a server's retry-after is obeyed up to this */
+#define MODEL_REQUEST_ID_MAX 128U           /* bytes of a request id kept */
+#define MODEL_SHORT_STR_MAX 64U             /* a stop reason, an error type, a model name */
+#define MODEL_ERROR_BODY_MAX (64U << 10)    /* an error answer's body read */
+#define MODEL_ANSWER_MAX (32U << 20)        /* a non-streamed answer's body */
+#define MODEL_STREAM_EVENT_MAX (16U << 20)  /* one server-sent event (a whole tool call fits) */
+#define MODEL_STREAM_BYTES_MAX (256U << 20) /* one streamed answer in all */
+#define MODEL_BLOCKS_MAX 1024U              /* content blocks (or tool calls) of one answer */
+#define BUS_ID_MAX 48U                      /* bytes of an event id, NUL included */
 #define BUS_SUBSCRIBERS_MAX 64U
 #define BUS_PROGRESS_MS 1000U                  /* hull.tool_progress at most this often per call */
 #define AGENT_MAX_TURNS_DEFAULT 50U            /* model requests in one turn */
 #define AGENT_MAX_TOOL_CALLS_DEFAULT 200U      /* tool calls in one turn */
 #define AGENT_CONTEXT_TOKENS_DEFAULT 128000ULL /* the context budget (estimated) */
 #define AGENT_WALL_MS_DEFAULT (30ULL * 60 * 1000)
-#define AGENT_TOOL_TIMEOUT_MS 120000ULL        /* a tool call without a deadline of its own */
-#define AGENT_SPILL_BYTES_DEFAULT 8192U        /* a tool value over this (as JSON) becomes a handle */
+#define AGENT_TOOL_TIMEOUT_MS 120000ULL /* a tool call without a deadline of its own */
+#define AGENT_SPILL_BYTES_DEFAULT 8192U /* a tool value over this (as JSON) becomes a handle */
