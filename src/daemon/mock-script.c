@@ -332,7 +332,7 @@ static int parse_call(const pctx *pc, json_t *v, size_t i, mock_call *c) {
                 if ((r = get_pieces(pc, args, field, &c->arguments, &c->pieces)) < 0)
                         return r;
         } else {
-                c->arguments = json_dumps(input ? input : json_object(), JSON_COMPACT | JSON_PRESERVE_ORDER);
+                c->arguments = input ? json_dumps(input, JSON_COMPACT | JSON_PRESERVE_ORDER) : strdup("{}");
                 if (!c->arguments)
                         return -ENOMEM;
         }
