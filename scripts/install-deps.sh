@@ -34,6 +34,14 @@ for p in "${packages[@]}"; do
                 missing+=("$p")
         fi
 done
+# The conformance suite (tests/conformance) installs the official model SDKs with npm. A node
+# from elsewhere (NodeSource's nodejs ships its own npm) is kept; only where no npm is found are
+# Debian's nodejs and npm installed (Debian's nodejs 18 runs the pinned SDKs).
+if ! command -v npm >/dev/null 2>&1; then
+        for p in nodejs npm; do
+                [[ " ${missing[*]} " == *" $p "* ]] || missing+=("$p")
+        done
+fi
 if [ ${#missing[@]} -eq 0 ]; then
         exit 0
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run-tests.sh BUILD_DIR: run every test against one build and print "N passed, N failed, N skipped".
 #   unit tests (BUILD/test-*), fuzz corpora replay, the banned-call check, and the shell suites in
-#   tests/integration and tests/security, which drive the built hull.
+#   tests/integration, tests/security and tests/conformance, which drive the built hull.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
@@ -52,7 +52,7 @@ else run "banned calls" echo "not ok - banned libc calls in src/"; fi
 if out=$("$top/scripts/check-format.sh" 2>&1); then run "format" echo "ok - every C file is as .clang-format has it"
 else run "format" echo "not ok - C files not formatted: $(tr '\n' ' ' <<<"$out")"; fi
 
-for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh; do
+for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh "$top"/tests/conformance/test-*.sh; do
         [ -f "$s" ] || continue
         run "$(basename "$(dirname "$s")")/$(basename "$s")" env HULL="$build/hull" BUILD="$build" bash "$s"
 done

@@ -446,3 +446,22 @@
 #define WEBSEARCH_QUERY_MAX 2000U       /* bytes of a query */
 #define WEBSEARCH_ANSWER_MAX (4U << 20) /* bytes of the provider's answer read */
 #define WEBSEARCH_TIMEOUT_MS_DEFAULT 20000U
+
+/* ---- hull mock-model (src/daemon/mock-*.c): a scripted model server for tests ---- */
+#define MOCK_DEFAULT_PORT 8751U             /* --listen's default, on loopback */
+#define MOCK_SCRIPT_BYTES_MAX (16U << 20)   /* a script file */
+#define MOCK_STEPS_MAX 4096U                /* steps of one script */
+#define MOCK_STEP_TIMES_MAX 1000000U        /* requests one step answers ("times") */
+#define MOCK_CALLS_MAX 128U                 /* tool calls of one step */
+#define MOCK_PIECES_MAX 65536U              /* pieces of one text or arguments given as a list */
+#define MOCK_STEP_HEADERS_MAX 4U            /* extra answer headers of one step */
+#define MOCK_MODELS_MAX 64U                 /* "models" a script knows */
+#define MOCK_DELAY_MS_MAX 600000ULL         /* any scripted delay */
+#define MOCK_DELTA_BYTES_DEFAULT 16U        /* a streamed text or arguments piece, unless scripted */
+#define MOCK_WRITE_DELAY_MS_DEFAULT 2U      /* between the writes of a fragmented event */
+#define MOCK_REQUEST_BODY_MAX (16U << 20)   /* a model request's body */
+#define MOCK_RECORDS_MAX 10000U             /* requests kept for GET /_mock/requests (the oldest go) */
+#define MOCK_RECORDS_BYTES_MAX (128U << 20) /* ... and their bytes */
+#define MOCK_STREAM_QUEUE_BYTES (8U << 20)  /* an answer stream's queue (an event larger is refused) */
+#define MOCK_STREAM_STALL_MS 60000ULL       /* a client that reads nothing this long loses its stream */
+#define MOCK_SHUTDOWN_MS 10000ULL           /* SIGTERM: streams in flight may end for this long */

@@ -31,3 +31,6 @@ void cli_serve_help(void);
 
 int cli_token_main(int argc, char **argv);
 void cli_token_help(void);
+
+int cli_mock_model_main(int argc, char **argv);
+void cli_mock_model_help(void);

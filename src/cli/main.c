@@ -28,6 +28,8 @@ static const cli_command commands[] = {
         {"token", "make a bearer token for hull serve", cli_token_main, cli_token_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
+        {"mock-model", "a scripted model server (OpenAI and Anthropic formats) for offline tests", cli_mock_model_main,
+         cli_mock_model_help},
 };
 
 void cli_error(const char *cmd, const char *fmt, ...) {
@@ -65,7 +67,7 @@ static void main_help(void) {
                "Commands:\n",
                HULL_VERSION);
         for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-                printf("  %-8s %s\n", commands[i].name, commands[i].summary);
+                printf("  %-10s %s\n", commands[i].name, commands[i].summary);
         printf("\nRun 'hull COMMAND --help' for a command's options.\n"
                "Exit status: 0 on success, 1 on failure, 2 on a usage error; 'hull exec' passes on\n"
                "the command's status and uses 124 (timeout), 125 (hull or the sandbox failed) and\n"

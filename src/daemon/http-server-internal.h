@@ -132,6 +132,7 @@ struct http_sse {
         bool parked;                    /* the connection is suspended until a frame comes */
         bool ended;                     /* no more frames: the producer closed it, or shutdown */
         bool gone;                      /* the request is over (client gone, error, done) */
+        bool abort;                     /* ended by http_sse_abort: cut, not ended */
         unsigned refs;                  /* the producer's, the response's, the request's */
         bool listed;                    /* in the server's list (under its lock) */
         struct http_sse *prev, *next;

@@ -412,6 +412,23 @@ const char *http_req_header(const http_req *r, const char *name, unsigned *ret_c
         return c.n == 1 ? c.value : NULL;
 }
 
+typedef struct header_each {
+        void (*fn)(void *data, const char *name, const char *value);
+        void *data;
+} header_each;
+
+static enum MHD_Result each_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        header_each *h = cls;
+        if (key)
+                h->fn(h->data, key, value ? value : "");
+        return MHD_YES;
+}
+
+void http_req_each_header(const http_req *r, void (*fn)(void *data, const char *name, const char *value), void *data) {
+        header_each h = {.fn = fn, .data = data};
+        MHD_get_connection_values(r->conn, MHD_HEADER_KIND, each_header, &h);
+}
+
 typedef struct query_find {
         const char *name;
         const char *value;

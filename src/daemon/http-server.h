@@ -171,6 +171,9 @@ void http_req_note(http_req *r, const char *fmt, ...) _printf_(2, 3);
 void http_req_set_ctx(http_req *r, void *ctx, void (*free_fn)(void *));
 void *http_req_ctx(const http_req *r);
 
+/* Call fn for each header of r's request, in the order received (names as sent). */
+void http_req_each_header(const http_req *r, void (*fn)(void *data, const char *name, const char *value), void *data);
+
 /* A buffered body: its bytes (NUL-terminated, not counted; "" when none) and length. */
 const char *http_req_body(const http_req *r, size_t *ret_len);
 /* Give the body's memory (and its share of the budget) back once it is parsed. */
@@ -205,8 +208,11 @@ unsigned http_refusal_status(http_refusal why);
  * producer closes it or the client goes. */
 typedef struct http_sse http_sse;
 
+#define HTTP_SSE_NO_KEEPALIVE UINT64_MAX
+
 /* Answer r with 200, text/event-stream. queue_max: bytes of frames waiting at most (0:
- * SERVE_SSE_QUEUE_DEFAULT, at most SERVE_SSE_QUEUE_MAX); keepalive_ms 0: SERVE_SSE_KEEPALIVE_MS.
+ * SERVE_SSE_QUEUE_DEFAULT, at most SERVE_SSE_QUEUE_MAX); keepalive_ms 0: SERVE_SSE_KEEPALIVE_MS,
+ * HTTP_SSE_NO_KEEPALIVE: none (a silent stream stays silent).
  * Returns 0 with *ret, the producer's handle (end it with http_sse_close, exactly once), or
  * -ENOMEM, -EALREADY. */
 int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_sse **ret);
@@ -215,13 +221,22 @@ int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_s
  * http_sse_wait), -EPIPE (the client is gone or the stream was ended), -E2BIG (the frame alone is
  * over the queue), -EINVAL (a bad event name), -ENOMEM. */
 int http_sse_send(http_sse *s, const char *event, const char *data, size_t len);
+/* Queue bytes as they are: the producer frames its events itself (or breaks the framing on
+ * purpose, as a test server does). The errors of http_sse_send but -EINVAL. */
+int http_sse_send_raw(http_sse *s, const void *p, size_t n);
 /* Wait until n bytes fit the queue, the stream is gone, or timeout_ms. Returns 0, -EPIPE or
  * -ETIMEDOUT. */
 int http_sse_wait(http_sse *s, size_t n, uint64_t timeout_ms);
+/* Wait until every queued byte went to the connection (so the next one goes in a write of its
+ * own), the stream is gone, or timeout_ms. Returns 0, -EPIPE or -ETIMEDOUT. */
+int http_sse_drain(http_sse *s, uint64_t timeout_ms);
 /* The most bytes the queue held at once (for tests and metrics). */
 size_t http_sse_queued_max(http_sse *s);
 /* End the stream once what is queued is sent, and give the handle up. */
 void http_sse_close(http_sse *s);
+/* Like http_sse_close, but the answer is cut instead of ended: once what is queued is sent, the
+ * connection is closed without the end of the chunked body (a server that died mid-stream). */
+void http_sse_abort(http_sse *s);
 
 /* ---- pure helpers (fuzzed) ---- */
 

@@ -75,7 +75,7 @@ void http_sse_tick_locked(http_sse *x, uint64_t now) {
                         x->gone = true;
                         pthread_cond_broadcast(&x->room);
                         http_sse_wake_locked(x);
-                } else if (x->q.len == x->off && now - x->last_us >= x->keepalive_us) {
+                } else if (x->q.len == x->off && x->keepalive_us != UINT64_MAX && now - x->last_us >= x->keepalive_us) {
                         static const char comment[] = ": keep-alive\n\n";
                         if (sse_put_locked(x, comment, sizeof(comment) - 1) == 0) {
                                 x->last_us = now;
@@ -104,7 +104,7 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
                 x->last_us = now_mono_us();
                 pthread_cond_broadcast(&x->room);
         } else if (x->ended)
-                n = MHD_CONTENT_READER_END_OF_STREAM;
+                n = x->abort ? MHD_CONTENT_READER_END_WITH_ERROR : MHD_CONTENT_READER_END_OF_STREAM;
         else { /* nothing to send: wait, suspended, for the producer (or the watchdog) */
                 x->parked = true;
                 MHD_suspend_connection(x->conn);
@@ -131,7 +131,10 @@ int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_s
         x->conn = r->conn;
         x->fd = http_req_fd(r);
         dynbuf_init(&x->q, MIN(queue_max ? queue_max : SERVE_SSE_QUEUE_DEFAULT, (size_t) SERVE_SSE_QUEUE_MAX));
-        x->keepalive_us = (keepalive_ms ? keepalive_ms : SERVE_SSE_KEEPALIVE_MS) * 1000ULL;
+        x->keepalive_us =
+                keepalive_ms == HTTP_SSE_NO_KEEPALIVE
+                        ? UINT64_MAX
+                        : MIN(keepalive_ms ? keepalive_ms : SERVE_SSE_KEEPALIVE_MS, UINT64_MAX / 2000) * 1000ULL;
         x->last_us = now_mono_us();
         x->refs = 3; /* the producer's, the response's, the request's */
         struct MHD_Response *resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, SERVE_SSE_BLOCK_BYTES, sse_read,
@@ -215,6 +218,19 @@ int http_sse_send(http_sse *x, const char *event, const char *data, size_t len) 
         return r;
 }
 
+int http_sse_send_raw(http_sse *x, const void *p, size_t n) {
+        int r;
+        pthread_mutex_lock(&x->lock);
+        if (x->gone || x->ended)
+                r = -EPIPE;
+        else if (n > x->q.max)
+                r = -E2BIG;
+        else if ((r = sse_put_locked(x, p, n)) == 0)
+                http_sse_wake_locked(x);
+        pthread_mutex_unlock(&x->lock);
+        return r;
+}
+
 int http_sse_wait(http_sse *x, size_t n, uint64_t timeout_ms) {
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
@@ -232,6 +248,10 @@ int http_sse_wait(http_sse *x, size_t n, uint64_t timeout_ms) {
         return r;
 }
 
+int http_sse_drain(http_sse *x, uint64_t timeout_ms) {
+        return http_sse_wait(x, x->q.max, timeout_ms);
+}
+
 size_t http_sse_queued_max(http_sse *x) {
         pthread_mutex_lock(&x->lock);
         size_t n = x->queued_max;
@@ -239,12 +259,21 @@ size_t http_sse_queued_max(http_sse *x) {
         return n;
 }
 
-void http_sse_close(http_sse *x) {
+static void sse_end(http_sse *x, bool abort) {
         pthread_mutex_lock(&x->lock);
         x->ended = true;
+        x->abort = abort;
         http_sse_wake_locked(x);
         pthread_mutex_unlock(&x->lock);
         sse_unref(x);
+}
+
+void http_sse_close(http_sse *x) {
+        sse_end(x, false);
+}
+
+void http_sse_abort(http_sse *x) {
+        sse_end(x, true);
 }
 
 /* The request is over: its stream is gone. */

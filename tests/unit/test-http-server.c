@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http-server.h"
 #include "http-testlib.h"
@@ -69,6 +70,7 @@ static void sleep_ms(unsigned ms) {
 typedef struct producer {
         http_sse *s;
         char mode[16];
+        char probe[64]; /* raw: the X-Probe header, found by http_req_each_header */
 } producer;
 
 static void *produce(void *arg) {
@@ -122,6 +124,20 @@ static void *produce(void *arg) {
                         else
                                 r = http_sse_send(s, NULL, "y", 1);
                 }
+        } else if (strcmp(p->mode, "raw") == 0) {
+                /* bytes as they are, each piece in a write of its own, then the stream cut */
+                char ev[96];
+                int n = snprintf(ev, sizeof(ev), "data: %s\r\n\r\n", p->probe);
+                for (int i = 0; i < n && r == 0; i += 3) {
+                        r = http_sse_send_raw(s, ev + i, (size_t) MIN(3, n - i));
+                        if (r == 0)
+                                r = http_sse_drain(s, 20000);
+                }
+                T.producer_result = r;
+                http_sse_abort(s);
+                free(p);
+                t_set(&T.producer_done);
+                return NULL;
         }
         T.producer_result = r;
         http_sse_close(s);
@@ -136,6 +152,12 @@ static void hello(http_req *r) {
         http_answer_text(r, 200, "hello\n");
 }
 
+static void find_probe(void *data, const char *name, const char *value) {
+        producer *p = data;
+        if (strcasecmp(name, "X-Probe") == 0)
+                snprintf(p->probe, sizeof(p->probe), "%s", value);
+}
+
 static void events(http_req *r) {
         const char *mode = http_req_query(r, "mode"), *ka = http_req_query(r, "keepalive");
         producer *p = calloc(1, sizeof(*p));
@@ -143,7 +165,10 @@ static void events(http_req *r) {
         pthread_t t;
         size_t queue = mode && strcmp(mode, "flood") == 0 ? 64U << 10 : 0;
         T.queue_bound = queue;
-        if (!p || !mode || http_answer_sse(r, queue, ka ? strtoull(ka, NULL, 10) : 0, &s) < 0) {
+        uint64_t keepalive = ka && strcmp(ka, "off") == 0 ? HTTP_SSE_NO_KEEPALIVE : ka ? strtoull(ka, NULL, 10) : 0;
+        if (p)
+                http_req_each_header(r, find_probe, p);
+        if (!p || !mode || http_answer_sse(r, queue, keepalive, &s) < 0) {
                 free(p);
                 http_answer_text(r, 500, "no stream\n");
                 return;
@@ -617,6 +642,28 @@ static void test_sse(unsigned port) {
         TEST_RESULT(a && k && b && a < k && k < b, "keep-alive comments between the events");
         CHECK(strstr(out, "\r\n0\r\n\r\n") != NULL);
         t_wait(&T.producer_done, 5000);
+
+        /* no keep-alive asked for: a quiet stream stays quiet */
+        static const char silent[] =
+                "GET /items/2/events?mode=quiet&keepalive=off HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        T.producer_done = false;
+        tl_exchange(port, silent, sizeof(silent) - 1, out, sizeof(out));
+        TEST_RESULT(strstr(out, "data: a\n\n") && strstr(out, "data: b\n\n") && !strstr(out, ": keep-alive"),
+                    "HTTP_SSE_NO_KEEPALIVE: no comment in 1.2 s of silence");
+        t_wait(&T.producer_done, 5000);
+
+        /* raw bytes (a header's value, found by http_req_each_header), then a cut: no chunked end */
+        static const char raw[] = "GET /items/4/events?mode=raw HTTP/1.1\r\nHost: x\r\nX-Probe: probe-42\r\n"
+                                  "Connection: close\r\n\r\n";
+        T.producer_done = false;
+        tl_exchange(port, raw, sizeof(raw) - 1, out, sizeof(out));
+        CHECK(t_wait(&T.producer_done, 10000));
+        CHECK_EQ_INT(T.producer_result, 0);
+        const char *body = strstr(out, "\r\n\r\n");
+        /* chunked: each 3-byte write is a chunk of its own ("3\r\ndat\r\n") */
+        TEST_RESULT(body && strstr(body, "\r\n3\r\ndat\r\n3\r\na: \r\n3\r\npro\r\n") != NULL,
+                    "http_sse_send_raw: the bytes as they are, each drained piece a chunk of its own");
+        TEST_RESULT(!strstr(out, "\r\n0\r\n\r\n"), "http_sse_abort: the connection closed without the chunked end");
 
         /* a client that resets while the stream waits: the producer is told within a few ticks */
         static const char gone[] = "GET /items/3/events?mode=gone HTTP/1.1\r\nHost: x\r\n\r\n";

@@ -1,0 +1,216 @@
+# test-mock-model.sh: hull mock-model as a command: its usage and script errors, --listen with a
+# free port and the URL as the first line, --record, GET /_mock/requests, the 404 and 405 in each
+# API's envelope, --api-key, "then", streams cut into single-byte writes and cut off, SIGTERM and
+# SIGINT in the middle of a slow stream. (The official SDKs drive it in tests/conformance.)
+source "$(dirname "$0")/../lib.sh"
+
+PY=/usr/bin/python3
+CLIENT="$(cd "$(dirname "$0")" && pwd)/mock_client.py"
+E=$TEST_TMP/err
+O=$TEST_TMP/out
+
+# mock_start SCRIPT-JSON [ARGS...]: start hull mock-model on a free port; sets MOCK_PID, MURL.
+mock_start() {
+        local script=$1 i
+        shift
+        printf '%s' "$script" >"$TEST_TMP/script.json"
+        : >"$TEST_TMP/mock.out"
+        "$HULL" mock-model --script "$TEST_TMP/script.json" --listen 127.0.0.1:0 "$@" \
+                >"$TEST_TMP/mock.out" 2>"$TEST_TMP/mock.err" &
+        MOCK_PID=$!
+        pids+=("$MOCK_PID")
+        MURL=""
+        for i in $(seq 1 600); do
+                MURL=$(head -1 "$TEST_TMP/mock.out" | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p')
+                [ -n "$MURL" ] && return 0
+                kill -0 "$MOCK_PID" 2>/dev/null || return 1
+                sleep 0.05
+        done
+        return 1
+}
+
+# mock_stop [SIGNAL]: signal it and wait (30 s at most); returns its exit status.
+mock_stop() {
+        local i
+        kill -"${1:-TERM}" "$MOCK_PID" 2>/dev/null
+        for i in $(seq 1 300); do kill -0 "$MOCK_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$MOCK_PID" 2>/dev/null
+        wait "$MOCK_PID"
+}
+
+post() { "$PY" "$CLIENT" post "$MURL" "$@"; }
+raw() { "$PY" "$CLIENT" raw "$MURL" "$@"; }
+# expect NAME FILE PY-EXPR: pass when the Python expression holds over what post or raw printed to
+# FILE: s (the status), h (headers, lower-case), t (the body as text), b (the body as JSON, or None),
+# and for raw r (sizes: the chunks, ended: the chunked end came).
+expect() {
+        if "$PY" - "$2" "$3" <<'PYEOF'; then pass "$1"; else fail "$1" "got: $(head -c 400 "$2")"; fi
+import json, sys
+text = open(sys.argv[1]).read()
+first, _, rest = text.partition("\n")
+if first.strip().isdigit():
+    s = int(first); d = json.loads(rest); h = d["headers"]; t = d["body"]; r = None
+else:
+    r = json.loads(first); s = r["status"]; h = {}; t = r["body"]
+try:
+    b = json.loads(t)
+except ValueError:
+    b = None
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PYEOF
+}
+
+# ---- usage ----
+check "--help lists mock-model" sh -c "'$HULL' --help | grep -q '^  mock-model '"
+check "mock-model --help shows the usage" sh -c "'$HULL' mock-model --help | grep -q 'Usage: hull mock-model --script FILE'"
+for bad in "" "--script" "--bogus" "--script x extra" "--script x --listen nowhere" "--script x --listen 10.1.2.3:0" \
+        "--script x --log-level loud"; do
+        # shellcheck disable=SC2086
+        "$HULL" mock-model $bad >"$O" 2>"$E"; rc=$?
+        if [ "$rc" -eq 2 ] && [ "$(wc -l <"$E")" -eq 1 ] && grep -q '^hull: mock-model: ' "$E" && [ ! -s "$O" ]; then
+                pass "usage error '$bad': one line, exit 2"
+        else
+                fail "usage error '$bad': one line, exit 2" "rc=$rc err=$(cat "$E")"
+        fi
+done
+"$HULL" mock-model --script x --listen 0.0.0.0:0 2>"$E"
+check "beyond loopback it wants --api-key" grep -q 'without --api-key' "$E"
+
+# ---- bad scripts: one line naming the file, the step and the field; nothing listens ----
+bad_script() { # NAME CONTENT WANT
+        printf '%s' "$2" >"$TEST_TMP/bad.json"
+        "$HULL" mock-model --script "$TEST_TMP/bad.json" --listen 127.0.0.1:0 >"$O" 2>"$E"; rc=$?
+        if [ "$rc" -eq 1 ] && [ "$(wc -l <"$E")" -eq 1 ] && grep -qF -- "$3" "$E" && [ ! -s "$O" ]; then
+                pass "bad script: $1"
+        else
+                fail "bad script: $1" "rc=$rc err=$(cat "$E") out=$(cat "$O")"
+        fi
+}
+"$HULL" mock-model --script "$TEST_TMP/none.json" >"$O" 2>"$E"; rc=$?
+check "a missing script: exit 1, says which" sh -c "[ $rc -eq 1 ] && grep -q 'cannot open the script .*none.json: No such file' '$E'"
+bad_script "not JSON (line and column)" '{"steps": [' "bad.json: not JSON: line 1 column"
+bad_script "no steps" '{"steps": []}' "bad.json: steps: must be a list of 1 to"
+bad_script "a step's field" '{"steps": [{"text": "a"}, {"tool_calls": [{"input": {}}]}]}' \
+        "bad.json: step 2: tool_calls[0].name: must be a non-empty string"
+bad_script "an unknown field (a typo)" '{"steps": [{"text": "a", "delay": 5}]}' "bad.json: step 1: delay: unknown field"
+bad_script "an error with text" '{"steps": [{"text": "a", "error": {"status": 500}}]}' \
+        "step 1: error: an error step answers with the error alone"
+bad_script "a bad status" '{"steps": [{"error": {"status": 302}}]}' "step 1: error: status must be 200"
+mkdir -p "$TEST_TMP/dir.json"
+"$HULL" mock-model --script "$TEST_TMP/dir.json" >"$O" 2>"$E"; rc=$?
+check "a directory as the script: exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'not a regular file' '$E'"
+
+# ---- serving ----
+SCRIPT='{"models": ["m1", "claude-x"], "then": "error", "steps": [
+  {"text": "one"},
+  {"tool_calls": [{"name": "read", "input": {"path": "a"}}], "usage": {"input_tokens": 3, "output_tokens": 2}},
+  {"text": "Grüße, 世界", "writes": "byte", "write_delay_ms": 1},
+  {"text": "cut short", "delta_bytes": 2, "cut": {"after_events": 2, "mid_line": true}}]}'
+if mock_start "$SCRIPT" --record "$TEST_TMP/rec.jsonl"; then
+        pass "--listen 127.0.0.1:0: the first line is 'listening on http://127.0.0.1:PORT'"
+        check "the port is a real one" sh -c "! echo '$MURL' | grep -q ':0$'"
+
+        post /v1/chat/completions '{"model": "m1", "messages": []}' >"$O"
+        expect "POST /v1/chat/completions: 200 application/json with content-length and x-request-id" "$O" \
+                "s == 200 and h['content-type'] == 'application/json' and h['x-request-id'].startswith('req_mock') and int(h['content-length']) == len(t.encode())"
+        expect "... the first step's text" "$O" "b['choices'][0]['message']['content'] == 'one'"
+
+        post /v1/messages '{"model": "claude-x", "max_tokens": 5, "messages": []}' anthropic-version:2023-06-01 >"$O"
+        expect "POST /v1/messages: the second step, as Anthropic's tool_use, with request-id" "$O" \
+                "b['content'][0]['input'] == {'path': 'a'} and b['usage']['output_tokens'] == 2 and h['request-id'].startswith('req_mock')"
+
+        raw /v1/chat/completions '{"model": "m1", "messages": [], "stream": true}' >"$O"
+        expect "writes: byte: a 200 stream whose every chunk is one byte, ended by [DONE]" "$O" \
+                "s == 200 and len(r['sizes']) > 100 and set(r['sizes']) == {1} and r['ended'] and t.endswith('data: [DONE]\\n\\n')"
+        expect "... which carries the text whole (UTF-8 split across writes)" "$O" \
+                "''.join(json.loads(l[6:])['choices'][0]['delta'].get('content') or '' for l in t.split('\\n') if l.startswith('data: {')) == 'Grüße, 世界'"
+
+        raw /v1/chat/completions '{"model": "m1", "messages": [], "stream": true}' >"$O"
+        expect "cut mid-line: two events, then half a data: line, no chunked end" "$O" \
+                "t.count('\\n\\n') == 2 and t.rsplit('\\n\\n', 1)[1].startswith('data: {') and '\\n' not in t.rsplit('\\n\\n', 1)[1] and not r['ended']"
+
+        post /v1/chat/completions '{"model": "m1", "messages": []}' >"$O"
+        expect "then: error: a 500 once the steps are used up, in OpenAI's envelope" "$O" \
+                "s == 500 and 'steps are used up' in b['error']['message']"
+
+        post /v1/chat/completions '{"model": "gpt-other", "messages": []}' >"$O"
+        expect "a model the script does not list: 404 model_not_found" "$O" "s == 404 and b['error']['code'] == 'model_not_found'"
+        post /v1/chat/completions 'not json' >"$O"
+        expect "a body that is not JSON: 400 invalid_request_error" "$O" "s == 400 and b['error']['type'] == 'invalid_request_error'"
+        post /v1/messages '{"model": "claude-x", "messages": []}' anthropic-version:2023-06-01 >"$O"
+        check "Anthropic without max_tokens: 400" sh -c "[ \"\$(head -1 '$O')\" = 400 ] && grep -q 'max_tokens: Field required' '$O'"
+
+        post /v1/nope '{}' >"$O"
+        expect "an unknown path: 404 in OpenAI's envelope (all four keys)" "$O" \
+                "s == 404 and sorted(b['error']) == ['code', 'message', 'param', 'type'] and b['error']['code'] is None"
+        post /v1/nope '{}' anthropic-version:2023-06-01 >"$O"
+        expect "an unknown path from an Anthropic client: 404 not_found_error with request_id" "$O" \
+                "s == 404 and b['type'] == 'error' and b['error']['type'] == 'not_found_error' and b['request_id'].startswith('req_')"
+        "$PY" -c "import urllib.request,sys
+try: urllib.request.urlopen('$MURL/v1/chat/completions', timeout=30)
+except urllib.error.HTTPError as e: print(e.code, e.headers.get('Allow'), 'invalid_request_error' in e.read().decode())" >"$O" 2>&1
+        check "GET on a model route: 405 with Allow, in the envelope" grep -qx '405 POST True' "$O"
+
+        "$PY" -c "import json,urllib.request; print(json.dumps(json.load(urllib.request.urlopen('$MURL/_mock/requests', timeout=30))))" >"$TEST_TMP/reqs.json"
+        n_lines=$(wc -l <"$TEST_TMP/rec.jsonl")
+        check "GET /_mock/requests: every request so far, the same as --record's lines ($n_lines)" "$PY" -c "
+import json,sys
+a=json.load(open('$TEST_TMP/reqs.json')); b=[json.loads(l) for l in open('$TEST_TMP/rec.jsonl')]
+sys.exit(0 if a == b and len(a) == 11 else 1)"
+        check "a record holds method, path, headers and the body as JSON" "$PY" -c "
+import json,sys
+r=[json.loads(l) for l in open('$TEST_TMP/rec.jsonl')][1]
+ok = r['method'] == 'POST' and r['path'] == '/v1/messages' and r['headers']['anthropic-version'] == '2023-06-01' \
+  and r['body'] == {'model': 'claude-x', 'max_tokens': 5, 'messages': []} and r['step'] == 2 and r['api'] == 'anthropic'
+sys.exit(0 if ok else 1)"
+        mock_stop TERM; rc=$?
+        check "SIGTERM: exit 0" test "$rc" -eq 0
+else
+        fail "--listen 127.0.0.1:0: the first line is 'listening on http://127.0.0.1:PORT'" "$(cat "$TEST_TMP/mock.err")"
+fi
+
+# ---- --api-key ----
+if mock_start '{"steps": [{"text": "k"}]}' --api-key sekret; then
+        post /v1/chat/completions '{"model": "m", "messages": []}' "Authorization:Bearer wrong" >"$O"
+        expect "--api-key: a wrong key, OpenAI: 401 invalid_api_key" "$O" "s == 401 and b['error']['code'] == 'invalid_api_key'"
+        post /v1/messages '{"model": "m", "max_tokens": 1, "messages": []}' anthropic-version:2026-10-21 >"$O"
+        expect "--api-key: no key, Anthropic: 401 authentication_error" "$O" "s == 401 and b['error']['type'] == 'authentication_error'"
+        post /v1/messages '{"model": "m", "max_tokens": 1, "messages": []}' anthropic-version:2026-10-21 x-api-key:sekret >"$O"
+        check "--api-key: x-api-key accepted" sh -c "[ \"\$(head -1 '$O')\" = 200 ]"
+        post /v1/chat/completions '{"model": "m", "messages": []}' "Authorization:Bearer sekret" >"$O"
+        check "--api-key: the Bearer key accepted" sh -c "[ \"\$(head -1 '$O')\" = 200 ]"
+        "$PY" -c "import urllib.request
+try: urllib.request.urlopen('$MURL/_mock/requests', timeout=30); print('open')
+except urllib.error.HTTPError as e: print(e.code)" >"$O" 2>&1
+        check "--api-key: GET /_mock/requests wants the key too" grep -qx 401 "$O"
+        mock_stop INT; rc=$?
+        check "SIGINT: exit 0" test "$rc" -eq 0
+else
+        fail "--api-key: the mock starts" "$(cat "$TEST_TMP/mock.err")"
+fi
+
+# ---- a signal in the middle of a slow stream and of a delayed answer ----
+if mock_start '{"steps": [{"text": "abcdef", "delta_bytes": 1, "event_delay_ms": 600000}, {"text": "late", "delay_ms": 600000}]}'; then
+        # requests_at_least N: wait (20 s at most) until the mock recorded N requests
+        requests_at_least() {
+                local i
+                for i in $(seq 1 200); do
+                        "$PY" -c "import urllib.request,json,sys; sys.exit(0 if len(json.load(urllib.request.urlopen('$MURL/_mock/requests', timeout=30))) >= $1 else 1)" && return 0
+                        sleep 0.1
+                done
+                return 1
+        }
+        raw /v1/chat/completions '{"model": "m", "messages": [], "stream": true}' >"$TEST_TMP/slow1" 2>&1 &
+        c1=$!
+        pids+=("$c1")
+        requests_at_least 1 # the stream has the first step
+        post /v1/chat/completions '{"model": "m", "messages": []}' >"$TEST_TMP/slow2" 2>&1 &
+        c2=$!
+        pids+=("$c2")
+        requests_at_least 2
+        mock_stop TERM; rc=$?
+        check "SIGTERM with a stream and a delayed answer in flight: exit 0" test "$rc" -eq 0
+        wait "$c1" "$c2" 2>/dev/null
+        if grep -q 'chat.completion.chunk' "$TEST_TMP/slow1"; then pass "... the stream had begun (its first event came)"
+        else fail "... the stream had begun (its first event came)" "$(head -c 600 "$TEST_TMP/slow1")"; fi
+fi
