@@ -18,6 +18,9 @@ packages=(
         # web_fetch's HTML to text: libxml2's headers at build time (libxml2.so.2 is loaded when a
         # page is converted)
         libxml2-dev
+        # hull chat's line editing and history: libedit's headers at build time (libedit.so.2 is
+        # loaded when a chat runs on a terminal)
+        libedit-dev
         # sanitizers and fuzzing; the format check of the test suite
         clang libclang-rt-14-dev clang-format
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv

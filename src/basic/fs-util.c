@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -118,4 +119,9 @@ int loop_write(int fd, const void *buf, size_t len) {
                 len -= (size_t) n;
         }
         return 0;
+}
+
+int path_join(char *buf, size_t size, const char *dir, const char *name) {
+        int n = snprintf(buf, size, "%s/%s", dir, name);
+        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }

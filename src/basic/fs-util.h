@@ -1,6 +1,7 @@
 /* fs-util.h: directory helpers that never follow symbolic links. */
 #pragma once
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Read up to len bytes, retrying short reads and EINTR, stopping early only at end of file.
@@ -18,3 +19,7 @@ int write_string_file(const char *path, const char *value);
  * symbolic link and never leaving the tree: links are unlinked, not traversed. Directories the
  * owner locked (mode 000) are opened up first. Returns 0 or the first negative errno. */
 int rm_rf_at(int dirfd, const char *name);
+
+/* DIR/NAME into buf (size bytes). Returns 0, or -ENAMETOOLONG when it does not fit (buf then
+ * holds a cut string that must not be used). */
+int path_join(char *buf, size_t size, const char *dir, const char *name);

@@ -34,3 +34,9 @@ void cli_token_help(void);
 
 int cli_mock_model_main(int argc, char **argv);
 void cli_mock_model_help(void);
+
+int cli_run_main(int argc, char **argv);
+void cli_run_help(void);
+
+int cli_chat_main(int argc, char **argv);
+void cli_chat_help(void);

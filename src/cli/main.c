@@ -22,6 +22,9 @@ typedef struct cli_command {
 } cli_command;
 
 static const cli_command commands[] = {
+        {"run", "give a model a task and a sandbox session to do it in (one shot)", cli_run_main, cli_run_help},
+        {"chat", "a conversation with a model that works in a sandbox session, resumable", cli_chat_main,
+         cli_chat_help},
         {"exec", "run one command in a fresh sandbox", cli_exec_main, cli_exec_help},
         {"verify", "check an audit log of run records and its chain", cli_verify_main, cli_verify_help},
         {"serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help},

@@ -4,6 +4,7 @@
 #include "dlib-archive.h"
 #include "dlib-crypto.h"
 #include "dlib-curl.h"
+#include "dlib-edit.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
 #include "dlib-xml2.h"
@@ -26,6 +27,7 @@ static const char *const microhttpd_symbols[] = {DLIB_MICROHTTPD_FUNCS(NAME)};
 static const char *const curl_symbols[] = {DLIB_CURL_FUNCS(NAME)};
 static const char *const crypto_symbols[] = {DLIB_CRYPTO_FUNCS(NAME)};
 static const char *const xml2_symbols[] = {DLIB_XML2_FUNCS(NAME)};
+static const char *const edit_symbols[] = {DLIB_EDIT_FUNCS(NAME)};
 #undef NAME
 
 /* A table is filled as an array of pointers: each struct is exactly its list's pointers. */
@@ -35,6 +37,7 @@ _Static_assert(sizeof(dlib_microhttpd) == ELEMENTSOF(microhttpd_symbols) * sizeo
 _Static_assert(sizeof(dlib_curl) == ELEMENTSOF(curl_symbols) * sizeof(void *), "dlib_curl layout");
 _Static_assert(sizeof(dlib_crypto) == ELEMENTSOF(crypto_symbols) * sizeof(void *), "dlib_crypto layout");
 _Static_assert(sizeof(dlib_xml2) == ELEMENTSOF(xml2_symbols) * sizeof(void *), "dlib_xml2 layout");
+_Static_assert(sizeof(dlib_edit) == ELEMENTSOF(edit_symbols) * sizeof(void *), "dlib_edit layout");
 
 /* libxml2 wants its parser initialised once, before parsers run on several threads. */
 static int xml2_init(hull_error *e) {
@@ -52,6 +55,7 @@ static const dlib_info infos[_DLIB_MAX] = {
         [DLIB_CURL] = {"libcurl", "libcurl.so.4", "libcurl4", curl_symbols, ELEMENTSOF(curl_symbols)},
         [DLIB_CRYPTO] = {"libcrypto", "libcrypto.so.3", "libssl3", crypto_symbols, ELEMENTSOF(crypto_symbols)},
         [DLIB_XML2] = {"libxml2", "libxml2.so.2", "libxml2", xml2_symbols, ELEMENTSOF(xml2_symbols), xml2_init},
+        [DLIB_EDIT] = {"libedit", "libedit.so.2", "libedit2", edit_symbols, ELEMENTSOF(edit_symbols)},
 };
 
 /* The process-wide cache of loaded tables (the accepted exception to "no global mutable
@@ -62,6 +66,7 @@ dlib_microhttpd dlib_microhttpd_api;
 dlib_curl dlib_curl_api;
 dlib_crypto dlib_crypto_api;
 dlib_xml2 dlib_xml2_api;
+dlib_edit dlib_edit_api;
 
 typedef struct dlib_state {
         void *table;
@@ -78,6 +83,7 @@ static dlib_state states[_DLIB_MAX] = {
         [DLIB_CURL] = {&dlib_curl_api, sizeof(dlib_curl_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_CRYPTO] = {&dlib_crypto_api, sizeof(dlib_crypto_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_XML2] = {&dlib_xml2_api, sizeof(dlib_xml2_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_EDIT] = {&dlib_edit_api, sizeof(dlib_edit_api), PTHREAD_ONCE_INIT, false, {0}},
 };
 
 const dlib_info *dlib_info_get(dlib_id id) {
@@ -153,9 +159,13 @@ static void load_crypto(void) {
 static void load_xml2(void) {
         load_one(DLIB_XML2);
 }
+static void load_edit(void) {
+        load_one(DLIB_EDIT);
+}
 static void (*const loaders[_DLIB_MAX])(void) = {
         [DLIB_SQLITE3] = load_sqlite3, [DLIB_ARCHIVE] = load_archive, [DLIB_MICROHTTPD] = load_microhttpd,
         [DLIB_CURL] = load_curl,       [DLIB_CRYPTO] = load_crypto,   [DLIB_XML2] = load_xml2,
+        [DLIB_EDIT] = load_edit,
 };
 
 int dlib_load(dlib_id id, hull_error *e) {

@@ -27,6 +27,7 @@ typedef enum dlib_id {
         DLIB_CURL,
         DLIB_CRYPTO,
         DLIB_XML2,
+        DLIB_EDIT,
         _DLIB_MAX,
 } dlib_id;
 

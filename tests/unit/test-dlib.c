@@ -11,6 +11,7 @@
 #include "dlib-curl.h"
 #include "dlib-microhttpd.h"
 #include "dlib-sqlite3.h"
+#include "dlib-edit.h"
 #include "dlib-xml2.h"
 #include "test.h"
 
@@ -57,6 +58,7 @@ int main(void) {
         CHECK_EQ_STR(dlib_info_get(DLIB_CURL)->package, "libcurl4");
         CHECK_EQ_STR(dlib_info_get(DLIB_CRYPTO)->package, "libssl3");
         CHECK_EQ_STR(dlib_info_get(DLIB_XML2)->package, "libxml2");
+        CHECK_EQ_STR(dlib_info_get(DLIB_EDIT)->package, "libedit2");
 
         /* calls by the usual names go through the tables */
         CHECK(strncmp(sqlite3_libversion(), "3.", 2) == 0);

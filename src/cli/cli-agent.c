@@ -1,0 +1,561 @@
+/* cli-agent.c: see cli-agent.h. The process is single-threaded while it clones (the zygote, then
+ * the session's init); the model's HTTP transfers and the tools run after that, in this thread. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli-agent.h"
+#include "cli-tools.h"
+#include "cli.h"
+#include "dotenv.h"
+#include "fs-util.h"
+#include "home.h"
+#include "limits.h"
+#include "macro.h"
+#include "sbx-session.h"
+#include "ss.h"
+#include "time-util.h"
+
+struct cli_agent {
+        cli_agent_opts o;
+        settings st;
+        dotenv *env;
+        char id[CLI_AGENT_ID_MAX];
+        char dir[SBX_PATH_MAX];
+        int zygote_fd;
+        pid_t zygote_pid;
+        ss_manager *ss;
+        ss_session *s;
+        model_client *model;
+        bus *bus;
+        cli_tools *tools;
+        agent *agent;
+        FILE *transcript;
+        /* the terminal */
+        bool streamed;     /* answer text was streamed since the last model request started */
+        bool line_open;    /* the last thing printed on stdout did not end a line */
+        unsigned requests; /* model requests so far */
+        uint64_t request_started_ms;
+};
+
+const char *cli_agent_id(const cli_agent *a) {
+        return a->id;
+}
+
+const char *cli_agent_dir(const cli_agent *a) {
+        return a->dir;
+}
+
+/* ---- showing the bus ---- */
+
+static const char *str_of(const json_t *o, const char *key) {
+        const char *s = json_string_value(json_object_get(o, key));
+        return s ? s : "";
+}
+
+/* One line of a tool call's input for people: the field a person recognises, else the JSON. */
+static void input_line(const char *name, const json_t *input, char *buf, size_t size) {
+        static const char *const keys[] = {"command", "file_path", "path", "pattern",  "url",
+                                           "query",   "sql",       "code", "handle_id"};
+        const char *v = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(keys) && !v; i++)
+                v = json_string_value(json_object_get(input, keys[i]));
+        _cleanup_free_ char *dumped = NULL;
+        if (!v)
+                v = dumped = json_dumps(input, JSON_COMPACT);
+        size_t o = 0;
+        for (const char *p = v ? v : ""; *p && o + 4 < size; p++)
+                buf[o++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
+        if (v && strlen(v) > o)
+                memcpy(buf + (o > size - 4 ? size - 4 : o), "...", 4), o = 0;
+        else
+                buf[o] = '\0';
+        (void) name;
+}
+
+static void end_line(cli_agent *a) {
+        if (a->line_open) {
+                fputc('\n', stdout);
+                fflush(stdout);
+                a->line_open = false;
+        }
+}
+
+static void show(void *ud, const json_t *ev, bool persisted) {
+        cli_agent *a = ud;
+        const char *type = str_of(ev, "type");
+        char line[CLI_AGENT_LINE_MAX];
+
+        if (persisted && a->transcript) {
+                if (json_dumpf(ev, a->transcript, JSON_COMPACT) == 0)
+                        fputc('\n', a->transcript);
+                fflush(a->transcript);
+        }
+        if (strcmp(type, "hull.text_delta") == 0) {
+                if (a->o.print_answer) {
+                        const char *t = str_of(ev, "text");
+                        fputs(t, stdout);
+                        fflush(stdout);
+                        if (*t)
+                                a->line_open = t[strlen(t) - 1] != '\n';
+                }
+                a->streamed = true;
+                return;
+        }
+        if (strcmp(type, "agent.message") == 0) {
+                if (a->o.print_answer && !a->streamed) {
+                        const json_t *c;
+                        size_t i;
+                        json_array_foreach(json_object_get(ev, "content"), i, c) {
+                                const char *t = str_of(c, "text");
+                                fputs(t, stdout);
+                                if (*t)
+                                        a->line_open = t[strlen(t) - 1] != '\n';
+                        }
+                        fflush(stdout);
+                }
+                return;
+        }
+        if (strcmp(type, "span.model_request_start") == 0) {
+                a->streamed = false;
+                a->requests++;
+                a->request_started_ms = now_mono_ms();
+                if (a->o.verbose)
+                        fprintf(stderr, "hull: model request %u\n", a->requests);
+                return;
+        }
+        if (!a->o.verbose && !a->o.compact && strcmp(type, "session.error") != 0)
+                return;
+        if (strcmp(type, "span.model_request_end") == 0) {
+                const json_t *u = json_object_get(ev, "model_usage");
+                if (a->o.verbose)
+                        fprintf(stderr,
+                                "hull: model answered in %" PRIu64 " ms (%" PRId64 " tokens in, %" PRId64 " out)%s\n",
+                                now_mono_ms() - a->request_started_ms,
+                                (int64_t) json_integer_value(json_object_get(u, "input_tokens")),
+                                (int64_t) json_integer_value(json_object_get(u, "output_tokens")),
+                                json_is_true(json_object_get(ev, "is_error")) ? " with an error" : "");
+        } else if (strcmp(type, "agent.tool_use") == 0) {
+                input_line(str_of(ev, "name"), json_object_get(ev, "input"), line, sizeof(line));
+                end_line(a);
+                fprintf(stderr, "hull: %s %s%s\n", str_of(ev, "name"), line,
+                        strcmp(str_of(ev, "evaluated_permission"), "deny") == 0 ? " (denied by policy)" : "");
+        } else if (strcmp(type, "hull.tool_progress") == 0) {
+                fprintf(stderr, "hull:   ... %" PRId64 " s%s%s\n",
+                        (int64_t) json_integer_value(json_object_get(ev, "elapsed_ms")) / 1000,
+                        json_object_get(ev, "note") ? ": " : "", str_of(ev, "note"));
+        } else if (strcmp(type, "agent.tool_result") == 0) {
+                const json_t *c = json_array_get(json_object_get(ev, "content"), 0);
+                const char *t = str_of(c, "text");
+                size_t n = strcspn(t, "\n");
+                bool err = json_is_true(json_object_get(ev, "is_error"));
+                fprintf(stderr, "hull:   %s in %" PRId64 " ms%s%.*s%s\n", err ? "failed" : "done",
+                        (int64_t) json_integer_value(json_object_get(ev, "hull_duration_ms")),
+                        err || a->o.verbose ? ": " : "", err || a->o.verbose ? (int) (n > 160 ? 160 : n) : 0, t,
+                        (err || a->o.verbose) && (n > 160 || t[n]) ? " ..." : "");
+        } else if (strcmp(type, "hull.handle_created") == 0) {
+                const json_t *h = json_object_get(ev, "handle");
+                fprintf(stderr, "hull:   handle %s (%s, %" PRId64 " bytes)\n", str_of(h, "id"), str_of(h, "kind"),
+                        (int64_t) json_integer_value(json_object_get(h, "bytes")));
+        } else if (strcmp(type, "agent.thread_context_compacted") == 0) {
+                fprintf(stderr, "hull: context budget: %" PRId64 " older tool results replaced by their summaries\n",
+                        (int64_t) json_integer_value(json_object_get(ev, "hull_elided")));
+        } else if (strcmp(type, "session.error") == 0) {
+                const json_t *err = json_object_get(ev, "error");
+                const char *retry = str_of(json_object_get(err, "retry_status"), "type");
+                end_line(a);
+                if (strcmp(retry, "retrying") == 0 && !a->o.verbose)
+                        return; /* the final error, if any, is printed by the command */
+                fprintf(stderr, "hull: %s%s\n", str_of(err, "message"),
+                        strcmp(retry, "retrying") == 0 ? " (retrying)" : "");
+        }
+}
+
+/* ---- asking on the terminal ---- */
+
+static agent_decision decide(void *ud, const char *tool_use_id, const char *name, const json_t *input,
+                             char **ret_message) {
+        cli_agent *a = ud;
+        char line[CLI_AGENT_LINE_MAX], answer[16];
+
+        if (a->o.yes)
+                return AGENT_ALLOW;
+        FILE *tty = fopen("/dev/tty", "r+e");
+        if (!tty) {
+                *ret_message = strdup("denied: nobody can be asked (no terminal); the user may run hull with --yes, "
+                                      "or set the tool's policy in config.json");
+                return AGENT_DENY;
+        }
+        input_line(name, input, line, sizeof(line));
+        end_line(a);
+        fprintf(tty, "hull: allow %s %s? [y/N] ", name, line);
+        fflush(tty);
+        bool yes = fgets(answer, sizeof(answer), tty) && (answer[0] == 'y' || answer[0] == 'Y');
+        fclose(tty);
+        if (!yes)
+                *ret_message = strdup("denied by the user");
+        (void) tool_use_id;
+        return yes ? AGENT_ALLOW : AGENT_DENY;
+}
+
+/* ---- the directory ---- */
+
+static int make_id(char ret[CLI_AGENT_ID_MAX]) {
+        uint8_t rnd[3];
+        time_t t = time(NULL);
+        struct tm tm;
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t) sizeof(rnd))
+                return -EIO;
+        gmtime_r(&t, &tm);
+        snprintf(ret, CLI_AGENT_ID_MAX, "%04d%02d%02d-%02d%02d%02d-%02x%02x%02x", tm.tm_year + 1900, tm.tm_mon + 1,
+                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, rnd[0], rnd[1], rnd[2]);
+        return 0;
+}
+
+static bool id_is_valid(const char *id) {
+        size_t n = strlen(id);
+        if (n == 0 || n >= CLI_AGENT_ID_MAX || id[0] == '.')
+                return false;
+        for (const char *p = id; *p; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+                      *p == '_' || *p == '.'))
+                        return false;
+        return true;
+}
+
+/* DIR/NAME into ret, or -ENAMETOOLONG with *e. */
+static int join(char ret[SBX_PATH_MAX], const char *dir, const char *name, hull_error *e) {
+        if (path_join(ret, SBX_PATH_MAX, dir, name) < 0)
+                return hull_fail(e, -ENAMETOOLONG, "the path %.64s.../%.64s is too long (a shorter HULL_HOME?)", dir,
+                                 name);
+        return 0;
+}
+
+static int write_file_at(const char *dir, const char *name, const char *data, size_t len, hull_error *e) {
+        char path[SBX_PATH_MAX], tmp[SBX_PATH_MAX], tmp_name[SBX_PATH_MAX];
+        int r = join(path, dir, name, e);
+        if (r < 0)
+                return r;
+        if ((size_t) snprintf(tmp_name, sizeof(tmp_name), ".%s.tmp", name) >= sizeof(tmp_name))
+                return hull_fail(e, -ENAMETOOLONG, "the name %.64s is too long", name);
+        r = join(tmp, dir, tmp_name, e);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return hull_err(e, -errno, "cannot write %s", tmp);
+        r = loop_write(fd, data, len);
+        if (r < 0)
+                return hull_err(e, r, "cannot write %s", tmp);
+        if (rename(tmp, path) < 0)
+                return hull_err(e, -errno, "cannot rename %s", tmp);
+        return 0;
+}
+
+/* ---- open ---- */
+
+static int start_engine(cli_agent *a, hull_error *e) {
+        char audit[SBX_PATH_MAX], handles[SBX_PATH_MAX];
+        int r;
+
+        r = home_dir(a->dir, ".hull", 0700, false, audit, e);
+        if (r < 0)
+                return r;
+        r = home_dir(a->dir, "handles", 0711, true, handles, e);
+        if (r < 0)
+                return r;
+        /* the zygote first: numpy and pandas load while the rest starts (a failure: cold python) */
+        a->zygote_fd = -1;
+        if (access("/usr/bin/python3", X_OK) == 0) {
+                hull_error ze = {0};
+                a->zygote_fd = sbx_zygote_start(&a->zygote_pid, &ze);
+                if (a->zygote_fd < 0 && a->o.verbose)
+                        fprintf(stderr, "hull: python starts cold: %s\n", ze.msg);
+        }
+        ss_config cfg = {
+                .box = ss_box_local(!a->o.no_cgroup && geteuid() == 0),
+                .zygote_fd = a->zygote_fd,
+                .max_sessions = 1,
+                .max_per_owner = 1,
+                .lifetime_ms = SERVE_SESSION_LIFETIME_MS_MAX,
+                .idle_ms = SERVE_SESSION_LIFETIME_MS_MAX,
+                .memory_bytes = SERVE_SESSION_MEMORY_BYTES,
+                .pids = SERVE_SESSION_PIDS,
+                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                .audit_dir = audit,
+                .handles_dir = handles,
+                .provider = "hull",
+                .isolation = "container",
+                .no_reaper = true,
+        };
+        r = ss_new(&cfg, &a->ss, e);
+        if (r < 0)
+                return r;
+        ss_open_opts oo = {.principal = "cli", .owner = ""};
+        return ss_open(a->ss, &oo, &a->s, e);
+}
+
+int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
+        _cleanup_free_ cli_agent *a = calloc(1, sizeof(*a));
+        char home[SBX_PATH_MAX], config[SBX_PATH_MAX], parent[SBX_PATH_MAX];
+        _cleanup_(json_decrefp) json_t *conversation = NULL;
+        int r;
+
+        if (!a)
+                return -ENOMEM;
+        a->o = *o;
+        a->zygote_fd = -1;
+        r = dotenv_load(".env", &a->env, e);
+        if (r < 0)
+                goto fail;
+        r = home_resolve(home, e);
+        if (r < 0)
+                goto fail;
+        r = home_mkdir(home, 0711, true, e);
+        if (r < 0)
+                goto fail;
+        r = join(config, home, "config.json", e);
+        if (r < 0)
+                goto fail;
+        r = settings_load(&o->flags, config, a->env, &a->st, e);
+        if (r < 0)
+                goto fail;
+        r = home_dir(home, o->kind == CLI_AGENT_RUN ? "runs" : "chats", 0711, true, parent, e);
+        if (r < 0)
+                goto fail;
+        if (o->resume_id) {
+                if (!id_is_valid(o->resume_id)) {
+                        r = hull_fail(e, -EINVAL, "'%.64s' is not a conversation id (hull chat --list shows them)",
+                                      o->resume_id);
+                        goto fail;
+                }
+                snprintf(a->id, sizeof(a->id), "%s", o->resume_id);
+                char path[SBX_PATH_MAX];
+                r = join(a->dir, parent, a->id, e);
+                if (r >= 0)
+                        r = join(path, a->dir, "conversation.json", e);
+                if (r < 0)
+                        goto fail;
+                json_error_t je;
+                conversation = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+                if (!conversation) {
+                        r = hull_fail(e, access(a->dir, F_OK) == 0 ? -EINVAL : -ENOENT,
+                                      access(a->dir, F_OK) == 0
+                                              ? "conversation %s cannot be read: %s"
+                                              : "no conversation %s (hull chat --list shows them)%.0s",
+                                      a->id, je.text);
+                        goto fail;
+                }
+        } else {
+                r = make_id(a->id);
+                if (r < 0) {
+                        r = hull_err(e, r, "cannot make an id");
+                        goto fail;
+                }
+                r = join(a->dir, parent, a->id, e);
+                if (r < 0)
+                        goto fail;
+                if (mkdir(a->dir, 0711) < 0) {
+                        r = hull_err(e, -errno, "cannot create %s", a->dir);
+                        goto fail;
+                }
+        }
+        r = start_engine(a, e);
+        if (r < 0)
+                goto fail;
+        r = cli_tools_warm(a->ss, a->s, e);
+        if (r < 0)
+                goto fail;
+        if (o->resume_id) {
+                r = cli_tools_restore(a->ss, a->s, a->dir, e);
+                if (r < 0)
+                        goto fail;
+        }
+        r = model_client_new(&a->st.model, &a->model, e);
+        if (r < 0)
+                goto fail;
+        r = bus_new(NULL, NULL, &a->bus);
+        if (r < 0)
+                goto fail;
+        char tpath[SBX_PATH_MAX];
+        r = join(tpath, a->dir, "transcript.jsonl", e);
+        if (r < 0)
+                goto fail;
+        int tfd = open(tpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (tfd >= 0)
+                a->transcript = fdopen(tfd, "a");
+        if (!a->transcript) {
+                r = hull_err(e, -errno, "cannot write %s", tpath);
+                if (tfd >= 0)
+                        close(tfd);
+                goto fail;
+        }
+        r = bus_subscribe(a->bus, show, a);
+        if (r < 0)
+                goto fail;
+        r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
+        if (r < 0)
+                goto fail;
+        agent_config ac = {
+                .model = a->model,
+                .bus = a->bus,
+                .instructions = o->instructions,
+                .tools = cli_tools_defs(a->tools),
+                .policies = cli_tools_policies(a->tools),
+                .n_tools = cli_tools_count(a->tools),
+                .ss = a->ss,
+                .session = a->s,
+                .max_turns = o->max_turns ? o->max_turns : a->st.max_turns,
+                .max_tool_calls = a->st.max_tool_calls,
+                .context_tokens = a->st.context_tokens,
+                .wall_ms = o->wall_ms,
+                .decide = decide,
+                .decide_ud = a,
+        };
+        r = agent_new(&ac, conversation, &a->agent, e);
+        if (r < 0)
+                goto fail;
+        *ret = TAKE_PTR(a);
+        return 0;
+fail:
+        cli_agent_close(TAKE_PTR(a), true, NULL);
+        return r;
+}
+
+/* ---- inputs ---- */
+
+static hd_format format_of(const char *name) {
+        static const struct {
+                const char *ext;
+                hd_format f;
+        } by_ext[] = {{".csv", HD_FORMAT_CSV},          {".tsv", HD_FORMAT_TSV},
+                      {".tab", HD_FORMAT_TSV},          {".json", HD_FORMAT_JSON_ARRAY},
+                      {".jsonl", HD_FORMAT_JSON_LINES}, {".ndjson", HD_FORMAT_JSON_LINES}};
+        size_t n = strlen(name);
+        for (size_t i = 0; i < ELEMENTSOF(by_ext); i++) {
+                size_t k = strlen(by_ext[i].ext);
+                if (n > k && strcasecmp(name + n - k, by_ext[i].ext) == 0)
+                        return by_ext[i].f;
+        }
+        return HD_FORMAT_BINARY;
+}
+
+/* An input id from the file name: its stem, letters, digits and _ (sales-2024.csv -> sales_2024),
+ * made unique among the session's handles. */
+static void input_id_of(cli_agent *a, const char *name, char ret[HD_EXCHANGE_ID_MAX]) {
+        char stem[HD_EXCHANGE_ID_MAX - 8];
+        size_t o = 0;
+        for (const char *p = name; *p && *p != '.' && o + 1 < sizeof(stem); p++)
+                stem[o++] =
+                        (char) ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ? *p
+                                                                                                                 : '_');
+        stem[o] = '\0';
+        if (o == 0 || !((stem[0] >= 'a' && stem[0] <= 'z') || (stem[0] >= 'A' && stem[0] <= 'Z')))
+                snprintf(stem, sizeof(stem), "input");
+        _cleanup_(json_decrefp) json_t *list = NULL;
+        ss_handles_list(a->ss, a->s, &list, NULL);
+        for (unsigned n = 1;; n++) {
+                if (n == 1)
+                        snprintf(ret, HD_EXCHANGE_ID_MAX, "%s", stem);
+                else
+                        snprintf(ret, HD_EXCHANGE_ID_MAX, "%s_%u", stem, n);
+                bool taken = false;
+                size_t i;
+                json_t *h;
+                json_array_foreach(list, i, h) taken = taken || strcmp(str_of(h, "id"), ret) == 0;
+                if (!taken)
+                        return;
+        }
+}
+
+int cli_agent_add_input(cli_agent *a, const char *path, json_t **ret_summary, hull_error *e) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        char id[HD_EXCHANGE_ID_MAX];
+        struct stat st;
+        int r;
+
+        if (fd < 0)
+                return hull_err(e, -errno, "--input %s: cannot open it", path);
+        if (fstat(fd, &st) < 0)
+                return hull_err(e, -errno, "--input %s: cannot stat it", path);
+        if (!S_ISREG(st.st_mode))
+                return hull_fail(e, -EINVAL, "--input %s: not a regular file", path);
+        const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        r = ss_call_begin(a->ss, a->s, -1, e);
+        if (r < 0)
+                return r;
+        input_id_of(a, name, id);
+        json_t *record = NULL;
+        r = ss_handles_add_input_fd(a->ss, a->s, id, name, format_of(name), fd, NULL, ret_summary, &record, e);
+        json_decref(record);
+        ss_call_end(a->ss, a->s);
+        if (r < 0 && e) {
+                char msg[HULL_ERROR_MSG_MAX];
+                memcpy(msg, e->msg, sizeof(msg));
+                hull_fail(e, r, "--input %.200s: %.280s", path, msg);
+        }
+        return r;
+}
+
+json_t *cli_agent_handles(cli_agent *a) {
+        json_t *list = NULL;
+        if (ss_call_begin(a->ss, a->s, -1, NULL) < 0)
+                return json_array();
+        ss_handles_list(a->ss, a->s, &list, NULL);
+        ss_call_end(a->ss, a->s);
+        return list ? list : json_array();
+}
+
+/* ---- turns ---- */
+
+int cli_agent_turn(cli_agent *a, const char *text, agent_turn_result *ret, hull_error *e) {
+        int r = agent_turn(a->agent, text, a->o.interrupt, ret, e);
+        end_line(a);
+        return r;
+}
+
+/* ---- close ---- */
+
+int cli_agent_close(cli_agent *a, bool keep, hull_error *e) {
+        int r = 0;
+
+        if (!a)
+                return 0;
+        if (keep && a->agent) {
+                _cleanup_free_ char *conv = json_dumps(agent_conversation(a->agent), JSON_COMPACT);
+                if (conv)
+                        r = write_file_at(a->dir, "conversation.json", conv, strlen(conv), e);
+        }
+        if (keep && a->s && r >= 0)
+                r = cli_tools_save(a->ss, a->s, a->dir, e);
+        agent_free(a->agent);
+        cli_tools_free(a->tools);
+        if (a->s) {
+                ss_close_info ci;
+                ss_close(a->ss, a->s, &ci);
+                ss_unref(a->ss, a->s);
+        }
+        if (a->ss) {
+                ss_shutdown(a->ss, 5000);
+                ss_free(a->ss);
+        }
+        if (a->zygote_fd >= 0)
+                close(a->zygote_fd);
+        if (a->transcript)
+                fclose(a->transcript);
+        bus_free(a->bus);
+        model_client_free(a->model);
+        if (!keep && a->dir[0])
+                (void) rm_rf_at(AT_FDCWD, a->dir);
+        settings_done(&a->st);
+        dotenv_free(a->env);
+        free(a);
+        return r;
+}

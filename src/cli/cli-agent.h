@@ -1,0 +1,61 @@
+/* cli-agent.h: what `hull run` and `hull chat` share: an agent with its own session engine in
+ * this process (no daemon), its directory under $HULL_HOME (runs/<id>/ or chats/<id>/: the
+ * workspace, the handles, the run records, the transcript, the conversation), the status bus
+ * shown on the terminal (the answer streamed on stdout; --verbose: every step on stderr), and a
+ * y/n prompt for always_ask tools. */
+#pragma once
+
+#include <jansson.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent.h"
+#include "error.h"
+#include "settings.h"
+
+typedef enum cli_agent_kind {
+        CLI_AGENT_RUN,  /* $HULL_HOME/runs/<id>/ */
+        CLI_AGENT_CHAT, /* $HULL_HOME/chats/<id>/ */
+} cli_agent_kind;
+
+typedef struct cli_agent_opts {
+        cli_agent_kind kind;
+        const char *resume_id;         /* chat: continue this conversation; NULL: a new one */
+        settings_flags flags;          /* --provider, --model, --base-url, --api-key, --header, --no-stream */
+        const char *const *tool_names; /* --tool: only these (NULL: every built-in) */
+        size_t n_tool_names;
+        const char *instructions; /* after hull's manual; NULL: none */
+        unsigned max_turns;       /* 0: the settings' or the default */
+        uint64_t wall_ms;         /* per turn; 0: the default */
+        bool verbose;             /* every step on stderr */
+        bool compact;             /* tool calls as one line each on stderr (chat) */
+        bool print_answer;        /* stream the answer's text to stdout */
+        bool yes;                 /* approve always_ask calls without asking */
+        bool no_cgroup;
+        const atomic_bool *interrupt; /* set by the caller's SIGINT handler */
+} cli_agent_opts;
+
+typedef struct cli_agent cli_agent;
+
+/* Resolve the settings, make the directory, start the session engine and the session (warming
+ * its interpreter), the model client and the agent. Returns 0 with *ret, or a negative errno
+ * with *e (CLI_EXIT_USAGE-worthy errors are -EINVAL). */
+int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e);
+
+/* Hand a file in as an input handle (a CSV, TSV, JSON or JSON-lines file becomes a table). The
+ * summary (a new reference) goes to *ret_summary. */
+int cli_agent_add_input(cli_agent *a, const char *path, json_t **ret_summary, hull_error *e);
+
+/* One turn. The result is the agent's (agent_turn_result_done); *e holds the line of an error
+ * stop. */
+int cli_agent_turn(cli_agent *a, const char *text, agent_turn_result *ret, hull_error *e);
+
+const char *cli_agent_id(const cli_agent *a);
+const char *cli_agent_dir(const cli_agent *a);
+/* The session's handles (a new reference), [] when there are none. */
+json_t *cli_agent_handles(cli_agent *a);
+
+/* End the session; keep: save the workspace, the conversation and the records in the directory
+ * (else it is removed). Returns 0 or a negative errno with *e; frees a either way. */
+int cli_agent_close(cli_agent *a, bool keep, hull_error *e);

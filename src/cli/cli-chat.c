@@ -1,0 +1,298 @@
+/* cli-chat.c: `hull chat [ID]`: a conversation with the agent in the terminal. Each line is a
+ * turn; the answer streams as it comes, tool calls show as one line each with their progress;
+ * Ctrl-C interrupts the turn (not the program); Ctrl-D or /exit ends the chat, which is kept
+ * under $HULL_HOME/chats/<id>/ (workspace, handles, records, transcript) and continued with
+ * `hull chat ID`. On a terminal, lines are read with libedit (editing, history in
+ * $HULL_HOME/chats/history); otherwise (a pipe) plain lines from stdin. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli-agent.h"
+#include "cli.h"
+#include "dlib-edit.h"
+#include "fs-util.h"
+#include "home.h"
+#include "limits.h"
+#include "macro.h"
+#include "parse-util.h"
+
+enum {
+        OPT_TOOL = 0x100,
+        OPT_MODEL,
+        OPT_PROVIDER,
+        OPT_BASE_URL,
+        OPT_API_KEY,
+        OPT_HEADER,
+        OPT_NO_STREAM,
+        OPT_VERBOSE,
+        OPT_YES,
+        OPT_INSTRUCTIONS,
+        OPT_LIST,
+        OPT_NO_CGROUP,
+};
+
+static const struct option options[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"tool", required_argument, NULL, OPT_TOOL},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"provider", required_argument, NULL, OPT_PROVIDER},
+        {"base-url", required_argument, NULL, OPT_BASE_URL},
+        {"api-key", required_argument, NULL, OPT_API_KEY},
+        {"header", required_argument, NULL, OPT_HEADER},
+        {"no-stream", no_argument, NULL, OPT_NO_STREAM},
+        {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"yes", no_argument, NULL, OPT_YES},
+        {"instructions", required_argument, NULL, OPT_INSTRUCTIONS},
+        {"list", no_argument, NULL, OPT_LIST},
+        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
+        {},
+};
+
+void cli_chat_help(void) {
+        printf("Usage: hull chat [OPTIONS] [ID]\n\n"
+               "Talk with the agent in the terminal: each line you type is a turn; the agent answers\n"
+               "with the tools of `hull run` in a sandbox session of its own. Ctrl-C interrupts a\n"
+               "turn; Ctrl-D or /exit ends the chat, which is kept and continued with `hull chat ID`\n"
+               "(its workspace, handles and conversation as they were).\n\n"
+               "Options:\n"
+               "  --list              the kept chats, newest last\n"
+               "  --tool NAME         offer only these tools (repeatable)\n"
+               "  --model M, --provider P, --base-url URL, --api-key KEY, --header 'N: V', --no-stream,\n"
+               "  --instructions TEXT, --yes, --no-cgroup   as for hull run\n"
+               "  --verbose           every step on stderr\n\n"
+               "In the chat: /exit ends it, /id prints its id, /handles lists its handles.\n");
+}
+
+#define usage_error(...) cli_usage_error("chat", CLI_EXIT_USAGE, __VA_ARGS__)
+
+static atomic_bool interrupted;
+
+static void on_sigint(int sig) {
+        (void) sig;
+        atomic_store(&interrupted, true);
+}
+
+static int list_chats(void) {
+        char home[SBX_PATH_MAX], dir[SBX_PATH_MAX];
+        hull_error e = {0};
+        struct dirent **names = NULL;
+
+        if (home_resolve(home, &e) < 0) {
+                cli_report("chat", &e);
+                return CLI_EXIT_FAILURE;
+        }
+        if (path_join(dir, sizeof(dir), home, "chats") < 0) {
+                cli_error("chat", "HULL_HOME %s is too long", home);
+                return CLI_EXIT_FAILURE;
+        }
+        int n = scandir(dir, &names, NULL, alphasort);
+        if (n < 0) {
+                if (errno != ENOENT) {
+                        cli_error("chat", "cannot list %s: %s", dir, strerror(errno));
+                        return CLI_EXIT_FAILURE;
+                }
+                return CLI_EXIT_OK;
+        }
+        for (int i = 0; i < n; i++) {
+                char conv[SBX_PATH_MAX + NAME_MAX + 32];
+                snprintf(conv, sizeof(conv), "%s/%s/conversation.json", dir, names[i]->d_name);
+                if (names[i]->d_name[0] != '.' && access(conv, F_OK) == 0)
+                        printf("%s\n", names[i]->d_name);
+                free(names[i]);
+        }
+        free(names);
+        return CLI_EXIT_OK;
+}
+
+/* A line of input: libedit on a terminal, else stdin. NULL at the end. */
+typedef struct reader {
+        bool edit;
+        char history[SBX_PATH_MAX];
+        char *line;
+        size_t cap;
+} reader;
+
+static void reader_init(reader *r) {
+        hull_error e = {0};
+        char home[SBX_PATH_MAX];
+        r->edit = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && dlib_edit_load(&e);
+        if (r->edit && home_resolve(home, &e) == 0) {
+                if (path_join(r->history, sizeof(r->history), home, "chats/history") < 0)
+                        r->history[0] = '\0';
+                using_history();
+                stifle_history((int) CLI_CHAT_HISTORY_MAX);
+                (void) read_history(r->history);
+        }
+}
+
+static char *reader_next(reader *r) {
+        if (r->edit) {
+                free(r->line);
+                r->line = readline("> ");
+                if (r->line && strlen(r->line) > CLI_CHAT_LINE_MAX) {
+                        fprintf(stderr, "hull: chat: a message over %u bytes was not sent\n", CLI_CHAT_LINE_MAX);
+                        r->line[0] = '\0';
+                }
+                if (r->line && r->line[0]) {
+                        add_history(r->line);
+                        if (r->history[0])
+                                (void) write_history(r->history);
+                }
+                return r->line;
+        }
+        ssize_t n;
+        while ((n = getline(&r->line, &r->cap, stdin)) > (ssize_t) CLI_CHAT_LINE_MAX)
+                fprintf(stderr, "hull: chat: a message of %zd bytes is over the %u-byte bound: it was not sent\n", n,
+                        CLI_CHAT_LINE_MAX);
+        if (n < 0)
+                return NULL;
+        if (n > 0 && r->line[n - 1] == '\n')
+                r->line[n - 1] = '\0';
+        return r->line;
+}
+
+int cli_chat_main(int argc, char **argv) {
+        const char *tools[CLI_RUN_INPUTS_MAX], *headers[CLI_RUN_INPUTS_MAX + 1];
+        size_t n_tools = 0, n_headers = 0;
+        cli_agent_opts o = {.kind = CLI_AGENT_CHAT, .flags = {.stream = -1}, .print_answer = true, .compact = true};
+        int c, idx;
+
+        while ((c = getopt_long(argc, argv, "+h", options, &idx)) != -1) {
+                switch (c) {
+                case 'h':
+                        cli_chat_help();
+                        return CLI_EXIT_OK;
+                case OPT_LIST:
+                        return list_chats();
+                case OPT_TOOL:
+                case OPT_HEADER: {
+                        size_t *n = c == OPT_TOOL ? &n_tools : &n_headers;
+                        const char **list = c == OPT_TOOL ? tools : headers;
+                        if (*n >= CLI_RUN_INPUTS_MAX)
+                                return usage_error("at most %u --%s options", CLI_RUN_INPUTS_MAX, options[idx].name);
+                        list[(*n)++] = optarg;
+                        break;
+                }
+                case OPT_MODEL:
+                        o.flags.model = optarg;
+                        break;
+                case OPT_PROVIDER:
+                        if (model_api_from_string(optarg) < 0)
+                                return usage_error("--provider wants openai or anthropic, not '%s'", optarg);
+                        o.flags.provider = optarg;
+                        break;
+                case OPT_BASE_URL:
+                        o.flags.base_url = optarg;
+                        break;
+                case OPT_API_KEY:
+                        o.flags.api_key = optarg;
+                        break;
+                case OPT_NO_STREAM:
+                        o.flags.stream = 0;
+                        break;
+                case OPT_VERBOSE:
+                        o.verbose = true;
+                        break;
+                case OPT_YES:
+                        o.yes = true;
+                        break;
+                case OPT_INSTRUCTIONS:
+                        o.instructions = optarg;
+                        break;
+                case OPT_NO_CGROUP:
+                        o.no_cgroup = true;
+                        break;
+                default:
+                        return usage_error("unknown option '%s'", argv[optind - 1]);
+                }
+        }
+        if (optind + 1 < argc)
+                return usage_error("one conversation id at most, not also '%s'", argv[optind + 1]);
+        o.resume_id = optind < argc ? argv[optind] : NULL;
+        headers[n_headers] = NULL;
+        o.flags.headers = n_headers ? headers : NULL;
+        o.flags.n_headers = n_headers;
+        o.tool_names = n_tools ? tools : NULL;
+        o.n_tool_names = n_tools;
+        o.interrupt = &interrupted;
+
+        /* Ctrl-C interrupts a turn; no SA_RESTART, so a read in progress returns */
+        struct sigaction sa = {.sa_handler = on_sigint};
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+
+        hull_error e = {0};
+        cli_agent *a = NULL;
+        int r = cli_agent_open(&o, &a, &e);
+        if (r < 0) {
+                cli_report("chat", &e);
+                return r == -EINVAL || r == -ENOENT ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+        }
+        fprintf(stderr, "hull: chat %s%s (Ctrl-D or /exit ends it)\n", cli_agent_id(a),
+                o.resume_id ? " continued" : "");
+
+        reader rd = {0};
+        reader_init(&rd);
+        int status = CLI_EXIT_OK;
+        for (;;) {
+                atomic_store(&interrupted, false);
+                if (!rd.edit && isatty(STDERR_FILENO) && isatty(STDIN_FILENO)) {
+                        fputs("> ", stderr);
+                        fflush(stderr);
+                }
+                char *line = reader_next(&rd);
+                if (!line) {
+                        if (atomic_load(&interrupted)) { /* Ctrl-C at the prompt: a fresh line */
+                                clearerr(stdin);
+                                fputc('\n', stderr);
+                                continue;
+                        }
+                        break;
+                }
+                line += strspn(line, " \t");
+                if (!line[0])
+                        continue;
+                if (strcmp(line, "/exit") == 0 || strcmp(line, "/quit") == 0)
+                        break;
+                if (strcmp(line, "/id") == 0) {
+                        printf("%s\n", cli_agent_id(a));
+                        continue;
+                }
+                if (strcmp(line, "/handles") == 0) {
+                        _cleanup_(json_decrefp) json_t *h = cli_agent_handles(a);
+                        size_t i;
+                        json_t *x;
+                        json_array_foreach(h, i, x) printf("%s  %s  %s\n", json_string_value(json_object_get(x, "id")),
+                                                           json_string_value(json_object_get(x, "kind")),
+                                                           json_string_value(json_object_get(x, "source")) ?: "");
+                        continue;
+                }
+                agent_turn_result res = {0};
+                r = cli_agent_turn(a, line, &res, &e);
+                if (r < 0)
+                        cli_report("chat", &e);
+                else if (res.stop == AGENT_STOP_INTERRUPTED)
+                        fprintf(stderr, "hull: interrupted\n");
+                else if (res.stop == AGENT_STOP_ERROR || res.stop == AGENT_STOP_CONTEXT)
+                        cli_report("chat", &e);
+                else if (res.stop != AGENT_STOP_END_TURN)
+                        cli_error("chat", "the turn ended without an answer: %s", agent_stop_to_string(res.stop));
+                agent_turn_result_done(&res);
+        }
+        free(rd.line);
+        fprintf(stderr, "hull: chat %s kept: continue it with `hull chat %s`\n", cli_agent_id(a), cli_agent_id(a));
+        r = cli_agent_close(a, true, &e);
+        if (r < 0) {
+                cli_report("chat", &e);
+                status = CLI_EXIT_FAILURE;
+        }
+        return status;
+}

@@ -1,0 +1,168 @@
+/* cli-tools.c: see cli-tools.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli-tools.h"
+#include "dynbuf.h"
+#include "fs-util.h"
+#include "limits.h"
+#include "macro.h"
+#include "sbx-workspace.h"
+#include "tool-web.h"
+#include "tools-sandbox.h"
+
+struct cli_tools {
+        tool_web *web;
+        tool_def web_defs[2];
+        size_t n_web;
+        const tool_def *defs[CLI_TOOLS_MAX];
+        tool_policy policies[CLI_TOOLS_MAX];
+        size_t n;
+};
+
+void cli_tools_free(cli_tools *t) {
+        if (!t)
+                return;
+        tool_web_free(t->web);
+        free(t);
+}
+
+const tool_def *const *cli_tools_defs(const cli_tools *t) {
+        return t->defs;
+}
+
+const tool_policy *cli_tools_policies(const cli_tools *t) {
+        return t->policies;
+}
+
+size_t cli_tools_count(const cli_tools *t) {
+        return t->n;
+}
+
+/* The tool called name, or NULL. */
+static const tool_def *find_tool(const cli_tools *t, const char *name) {
+        for (size_t i = 0; tools_sandbox[i]; i++)
+                if (strcmp(tools_sandbox[i]->name, name) == 0)
+                        return tools_sandbox[i];
+        for (size_t i = 0; i < t->n_web; i++)
+                if (strcmp(t->web_defs[i].name, name) == 0)
+                        return &t->web_defs[i];
+        return NULL;
+}
+
+static void add_tool(cli_tools *t, const tool_def *d) {
+        for (size_t i = 0; i < t->n; i++)
+                if (t->defs[i] == d)
+                        return;
+        if (t->n < CLI_TOOLS_MAX)
+                t->defs[t->n++] = d;
+}
+
+int cli_tools_new(const settings *st, const char *const *names, size_t n_names, cli_tools **ret, hull_error *e) {
+        _cleanup_(cli_tools_freep) cli_tools *t = calloc(1, sizeof(*t));
+        char known[512];
+        size_t o = 0;
+        int r;
+
+        if (!t)
+                return hull_err(e, -ENOMEM, "tools: out of memory");
+        r = tool_web_new((const char *const *) st->allow_hosts, st->n_allow_hosts,
+                         (const char *const *) st->allow_cidrs, st->n_allow_cidrs, st->web_max_bytes,
+                         st->search_api_key, st->search_base_url, &t->web, e);
+        if (r < 0)
+                return r;
+        t->n_web = tool_web_defs(t->web, t->web_defs);
+        known[0] = '\0';
+        for (size_t i = 0; tools_sandbox[i] && o < sizeof(known); i++)
+                o += (size_t) snprintf(known + o, sizeof(known) - o, "%s, ", tools_sandbox[i]->name);
+        if (o < sizeof(known))
+                snprintf(known + o, sizeof(known) - o, "web_fetch, web_search");
+        if (!names) {
+                for (size_t i = 0; tools_sandbox[i]; i++)
+                        add_tool(t, tools_sandbox[i]);
+                for (size_t i = 0; i < t->n_web; i++)
+                        add_tool(t, &t->web_defs[i]);
+        } else
+                for (size_t k = 0; k < n_names; k++) {
+                        const tool_def *d = find_tool(t, names[k]);
+                        if (!d && strcmp(names[k], "web_search") == 0)
+                                return hull_fail(e, -EINVAL,
+                                                 "--tool web_search: no search key is configured (set TAVILY_API_KEY, "
+                                                 "or search.api_key in $HULL_HOME/config.json; see docs/AGENT.md)");
+                        if (!d)
+                                return hull_fail(e, -EINVAL, "--tool %.64s: no such tool (hull's tools: %s)", names[k],
+                                                 known);
+                        add_tool(t, d);
+                }
+        for (size_t i = 0; i < t->n; i++)
+                t->policies[i] = settings_policy_for(st, t->defs[i]->name, t->defs[i]->default_policy);
+        *ret = TAKE_PTR(t);
+        return 0;
+}
+
+int cli_tools_warm(ss_manager *m, ss_session *s, hull_error *e) {
+        hull_error we = {0};
+        int r = ss_call_begin(m, s, -1, e);
+        if (r < 0)
+                return r;
+        (void) ss_warm(m, s, SBX_LANG_PYTHON, &we); /* a failure: the first cell starts it */
+        ss_call_end(m, s);
+        return 0;
+}
+
+int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e) {
+        _cleanup_free_ void *tar = NULL;
+        size_t len = 0;
+        _cleanup_close_ int dfd = -1, wfd = -1;
+        int r;
+
+        r = ss_call_begin(m, s, -1, e);
+        if (r < 0)
+                return r;
+        r = ss_persist(m, s, WS_TAR_BYTES_DEFAULT, &tar, &len, e);
+        ss_call_end(m, s);
+        if (r < 0)
+                return r;
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return hull_err(e, -errno, "cannot open %s", dir);
+        (void) rm_rf_at(dfd, "workspace");
+        if (mkdirat(dfd, "workspace", 0700) < 0)
+                return hull_err(e, -errno, "cannot create %s/workspace", dir);
+        wfd = openat(dfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (wfd < 0)
+                return hull_err(e, -errno, "cannot open %s/workspace", dir);
+        r = ws_hydrate_mem(wfd, tar, len, NULL, NULL, e);
+        if (r < 0)
+                return r;
+        return 0;
+}
+
+int cli_tools_restore(ss_manager *m, ss_session *s, const char *dir, hull_error *e) {
+        _cleanup_free_ void *tar = NULL;
+        size_t len = 0;
+        char path[SBX_PATH_MAX];
+        int r;
+
+        if (path_join(path, sizeof(path), dir, "workspace") < 0)
+                return hull_fail(e, -ENAMETOOLONG, "the path %.64s.../workspace is too long", dir);
+        _cleanup_close_ int wfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (wfd < 0)
+                return errno == ENOENT ? 0 : hull_err(e, -errno, "cannot open %s", path);
+        r = ws_persist_mem(wfd, NULL, &tar, &len, NULL, e);
+        if (r < 0)
+                return r;
+        r = ss_call_begin(m, s, -1, e);
+        if (r < 0)
+                return r;
+        json_t *record = NULL;
+        r = ss_hydrate(m, s, tar, len, NULL, &record, e);
+        json_decref(record);
+        ss_call_end(m, s);
+        return r;
+}

@@ -1,0 +1,37 @@
+/* cli-tools.h: the tools `hull run` and `hull chat` offer (the sandbox tools of src/tools/ and,
+ * from the settings, web_fetch and web_search), with their permission policies, and what the CLI
+ * does with the session around them: warm its interpreter while the first model request is in
+ * flight, save its workspace into the run's directory and restore it for a resumed chat. */
+#pragma once
+
+#include <stddef.h>
+
+#include "error.h"
+#include "settings.h"
+#include "ss.h"
+#include "tool.h"
+
+typedef struct cli_tools cli_tools;
+
+/* The tools named (names: n of them, each a built-in's name; NULL: every built-in, web_search
+ * only when a search key is configured), their policies from the settings. Returns 0 with *ret,
+ * or -EINVAL with *e naming an unknown tool (and listing the known ones) or a tool that cannot be
+ * offered (web_search without a key; an allowlist entry that is not a host or CIDR). */
+int cli_tools_new(const settings *st, const char *const *names, size_t n, cli_tools **ret, hull_error *e);
+void cli_tools_free(cli_tools *t);
+static inline void cli_tools_freep(cli_tools **t) {
+        cli_tools_free(*t);
+}
+const tool_def *const *cli_tools_defs(const cli_tools *t);
+const tool_policy *cli_tools_policies(const cli_tools *t);
+size_t cli_tools_count(const cli_tools *t);
+
+/* Start the session's python without waiting for it. Failures only make the first cell slower:
+ * returns 0, or a negative errno with *e only when the session is gone. */
+int cli_tools_warm(ss_manager *m, ss_session *s, hull_error *e);
+
+/* Copy the session's workspace into DIR/workspace (created; an existing one is replaced). */
+int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e);
+
+/* Put DIR/workspace (when there is one) back into the session's workspace. */
+int cli_tools_restore(ss_manager *m, ss_session *s, const char *dir, hull_error *e);
