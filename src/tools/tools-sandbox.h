@@ -24,8 +24,11 @@ extern const tool_def tool_query_handle;
 extern const tool_def tool_read_handle;
 extern const tool_def tool_publish_file;
 
-/* All of the above, in the order hull offers them; NULL-terminated. */
+/* All of the above, in the order hull offers them; NULL-terminated. A CLI offers them as
+ * agent_config.tools = tools_sandbox, .n_tools = tools_sandbox_n (or copies them into its own
+ * array, with web_fetch and web_search, and sets a policy per tool). */
 extern const tool_def *const tools_sandbox[];
+extern const size_t tools_sandbox_n;
 
 /* The built-in sandbox tool of that name, or NULL. */
 const tool_def *tools_sandbox_find(const char *name);

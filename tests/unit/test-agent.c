@@ -456,7 +456,7 @@ static void test_manual(void) {
               !strstr(p, "web_fetch"));
         CHECK(has(p, "# The user's instructions\n\nBe brief."));
         free(p);
-        p = agent_system_prompt(tools_sandbox, 11, NULL);
+        p = agent_system_prompt(tools_sandbox, tools_sandbox_n, NULL);
         CHECK(has(p, "run_python") && has(p, "query_handle runs one read-only SQLite query") &&
               has(p, "publish_file") && has(p, "The file tools read, write, edit, glob and grep"));
         CHECK(p && !strstr(p, "web_") && !strstr(p, "instructions\n"));

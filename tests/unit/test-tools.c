@@ -317,7 +317,8 @@ static void test_handles(void) {
         CHECK_OK(&tool_query_handle, "{\"sql\": \"SELECT 'sales' AS s -- not a table here\\n FROM \\\"my-data\\\"\"}",
                  "\"rows\":[[\"sales\"]]");
         CHECK_ERR(&tool_query_handle, "{\"sql\": \"SELECT * FROM salse\"}", "no such table: salse");
-        CHECK_ERR(&tool_query_handle, "{\"sql\": \"SELECT * FROM salse\"}", "the table handles are: squares, sales, my-data");
+        CHECK_ERR(&tool_query_handle, "{\"sql\": \"SELECT * FROM salse\"}",
+                  "the table handles are: squares, sales, my-data");
         CHECK_ERR(&tool_query_handle, "{\"sql\": \"DELETE FROM sales\"}", "query_handle:");
         json_t *h = NULL;
         char *text = NULL;
@@ -369,6 +370,7 @@ int main(void) {
                 json_decref(s);
         }
         CHECK_EQ_INT(n, 11);
+        CHECK_EQ_INT(tools_sandbox_n, n);
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {
                 printf("skip - the tools run in real sandboxes: they need root and /usr/bin/python3\n");
                 test_done();
