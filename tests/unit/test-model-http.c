@@ -372,8 +372,9 @@ static void test_openai(bool stream) {
         server_start(&s);
         call(&s, (model_config){.api = MODEL_API_OPENAI, .api_key = "sk-test", .stream = stream, .compat = -1},
              (model_call_opts){0}, &o);
+        _cleanup_free_ char *got = o.a.message ? json_dumps(o.a.message, JSON_COMPACT) : NULL;
         TEST_RESULT(o.r == 0 && json_equal(o.a.message, want), "openai %s: %s (%s)", stream ? "streamed" : "whole",
-                    o.e.msg, o.a.message ? json_dumps(o.a.message, JSON_COMPACT) : "");
+                    o.e.msg, got ? got : "");
         CHECK(o.a.stop == MODEL_STOP_TOOL_USE && o.a.usage.input_tokens == 61 && o.a.usage.output_tokens == 18);
         CHECK_EQ_STR(o.a.request_id, "req_oa1");
         CHECK_EQ_STR(o.a.model, "gpt-5.4");
@@ -636,7 +637,8 @@ static void test_failures(void) {
         check_fail(MODEL_API_OPENAI, "400 Bad Request", "",
                    "{\"object\":\"error\",\"message\":\"Unexpected message role.\",\"type\":\"BadRequestError\","
                    "\"param\":null,\"code\":400}",
-                   false, -EINVAL, MODEL_FAIL_BAD_REQUEST, "refused the request: 400 BadRequestError: Unexpected message role.");
+                   false, -EINVAL, MODEL_FAIL_BAD_REQUEST,
+                   "refused the request: 400 BadRequestError: Unexpected message role.");
         check_fail(MODEL_API_OPENAI, "403 Forbidden", "", "{\"error\":\"key not allowed\"}", false, -EACCES,
                    MODEL_FAIL_AUTH, "key not allowed");
         check_fail(MODEL_API_OPENAI, "422 Unprocessable Entity", "", "{\"detail\":\"extra_forbidden\"}", false, -EINVAL,
