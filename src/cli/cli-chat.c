@@ -165,7 +165,7 @@ int cli_chat_main(int argc, char **argv) {
         cli_agent_opts o = {.kind = CLI_AGENT_CHAT, .flags = {.stream = -1}, .print_answer = true, .compact = true};
         int c, idx;
 
-        while ((c = getopt_long(argc, argv, "+h", options, &idx)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", options, &idx)) != -1) {
                 switch (c) {
                 case 'h':
                         cli_chat_help();

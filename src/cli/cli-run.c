@@ -113,7 +113,7 @@ int cli_run_main(int argc, char **argv) {
         uint64_t v;
         int c, idx;
 
-        while ((c = getopt_long(argc, argv, "+h", options, &idx)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", options, &idx)) != -1) {
                 switch (c) {
                 case 'h':
                         cli_run_help();

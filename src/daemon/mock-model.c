@@ -19,6 +19,7 @@
 #include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
+#include "mock-template.h"
 #include "time-util.h"
 #include "utf8.h"
 
@@ -45,6 +46,7 @@ struct mock_server {
 typedef struct mreq {
         mock_server *m;
         uint64_t seq;
+        uint64_t received_at_us; /* CLOCK_REALTIME, when its head was in */
         mock_api api;
         const mock_step *step; /* the step answering it (NULL: none) */
         mock_answer answer;    /* kept for a delayed answer */
@@ -54,6 +56,12 @@ static void mreq_free(void *p) {
         mreq *q = p;
         mock_answer_done(&q->answer);
         free(q);
+}
+
+static uint64_t now_unix_us(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * 1000000ULL + (uint64_t) ts.tv_nsec / 1000ULL;
 }
 
 static const char *api_name(mock_api api) {
@@ -101,9 +109,9 @@ static void header_into(void *data, const char *name, const char *value) {
 
 /* What a request was: method, path, headers, the body (JSON as parsed, else text, else null). */
 static json_t *record_new(http_req *r, const mreq *q, json_t *body_json, const char *body, size_t len) {
-        json_t *rec = json_pack("{s:I, s:I, s:s, s:s, s:s}", "seq", (json_int_t) q->seq, "time_ms",
-                                (json_int_t) now_unix_ms(), "api", api_name(q->api), "method", http_req_method(r),
-                                "path", http_req_path(r));
+        json_t *rec = json_pack("{s:I, s:I, s:I, s:s, s:s, s:s}", "seq", (json_int_t) q->seq, "time_ms",
+                                (json_int_t) now_unix_ms(), "received_at_us", (json_int_t) q->received_at_us, "api",
+                                api_name(q->api), "method", http_req_method(r), "path", http_req_path(r));
         json_t *headers = json_object();
         if (!rec || !headers) {
                 json_decref(rec);
@@ -338,6 +346,24 @@ static bool key_ok(http_req *r, const mock_server *m, mock_api api) {
         return x && strcmp(x, key) == 0;
 }
 
+/* The answer of st to rq, its placeholders replaced from the request's tool results. */
+static int render(const mock_step *st, const mock_request *rq, const json_t *req, mock_answer *ret) {
+        if (!st->templated)
+                return mock_render(st, rq, ret);
+        mock_results res;
+        int r = mock_results_of(rq->api, req, &res);
+        if (r < 0)
+                return r;
+        mock_step x;
+        r = mock_step_expand(st, &res, &x);
+        if (r == 0) {
+                r = mock_render(&x, rq, ret);
+                mock_step_expanded_done(&x);
+        }
+        mock_results_done(&res);
+        return r;
+}
+
 static void do_model(http_req *r) {
         mreq *q = http_req_ctx(r);
         mock_server *m = q->m;
@@ -423,8 +449,13 @@ static void do_model(http_req *r) {
                            .seq = q->seq,
                            .now = (int64_t) (now_unix_ms() / 1000),
                            .body_bytes = len};
-        if (mock_render(q->step, &rq, &q->answer) < 0) {
-                answer_error(r, q, rec, MOCK_ERR_SERVER, 500, "hull mock-model: out of memory", false);
+        int rr = render(q->step, &rq, req, &q->answer);
+        if (rr < 0) {
+                answer_error(r, q, rec, MOCK_ERR_SERVER, 500,
+                             rr == -E2BIG ? "hull mock-model: the step's text or input with its placeholders "
+                                            "replaced is too large"
+                                          : "hull mock-model: out of memory",
+                             false);
                 return;
         }
         json_object_set_new(rec, "stream", json_boolean(q->answer.stream));
@@ -474,6 +505,7 @@ static void mock_begin(http_req *r) {
         if (!q)
                 return;
         q->m = m;
+        q->received_at_us = now_unix_us();
         q->seq = atomic_fetch_add(&m->seq, 1) + 1;
         int tag = http_req_tag(r);
         if (tag == TAG_OPENAI || tag == TAG_ANTHROPIC)

@@ -13,6 +13,7 @@
 
 #include "dynbuf.h"
 #include "macro.h"
+#include "mock-template.h"
 
 /* ---- parsing ---- */
 
@@ -461,6 +462,28 @@ static int parse_headers(const pctx *pc, json_t *v, mock_step *st) {
         return 0;
 }
 
+/* The placeholders of a text or arguments (and of its pieces, each of which must hold its own
+ * whole): checked, and st->templated set when there are any. */
+static int check_template(const pctx *pc, const char *field, const char *whole, const mock_strs *pieces,
+                          mock_step *st) {
+        hull_error e = {0};
+        int n = mock_template_check(whole, &e);
+        if (n < 0)
+                return bad(pc, field, "%s", e.msg);
+        int in_pieces = 0;
+        for (size_t i = 0; i < pieces->n; i++) {
+                int k = mock_template_check(pieces->v[i], &e);
+                if (k < 0)
+                        return bad(pc, field, "piece %zu: %s", i, e.msg);
+                in_pieces += k;
+        }
+        if (pieces->n > 0 && in_pieces != n)
+                return bad(pc, field, "a placeholder ({{...}}) is cut between two pieces: keep each in one piece");
+        if (n > 0)
+                st->templated = true;
+        return 0;
+}
+
 static int parse_step(pctx *pc, json_t *v, mock_step *st) {
         static const char *const keys[] = {"times",        "text",        "tool_calls",     "finish_reason",
                                            "stop_reason",  "id",          "model",          "created",
@@ -496,8 +519,15 @@ static int parse_step(pctx *pc, json_t *v, mock_step *st) {
                         st->n_calls++;
                         if ((r = parse_call(pc, c, i, &st->calls[i])) < 0)
                                 return r;
+                        char field[64];
+                        snprintf(field, sizeof(field), "tool_calls[%zu].%s", i,
+                                 json_object_get(c, "arguments") ? "arguments" : "input");
+                        if ((r = check_template(pc, field, st->calls[i].arguments, &st->calls[i].pieces, st)) < 0)
+                                return r;
                 }
         }
+        if ((r = check_template(pc, "text", st->text, &st->pieces, st)) < 0)
+                return r;
         json_t *x;
         if ((r = get_uint(pc, v, "times", 1, MOCK_STEP_TIMES_MAX, &times)) < 0 ||
             (r = get_str(pc, v, "finish_reason", true, &st->finish_reason)) < 0 ||

@@ -121,6 +121,7 @@ typedef struct mock_step {
         mock_eol eol;
         mock_header headers[MOCK_STEP_HEADERS_MAX];
         size_t n_headers;
+        bool templated; /* its text or a call's input quotes tool results (mock-template.h) */
 } mock_step;
 
 typedef struct mock_script {

@@ -96,6 +96,8 @@ bad_script "an unknown field (a typo)" '{"steps": [{"text": "a", "delay": 5}]}' 
 bad_script "an error with text" '{"steps": [{"text": "a", "error": {"status": 500}}]}' \
         "step 1: error: an error step answers with the error alone"
 bad_script "a bad status" '{"steps": [{"error": {"status": 302}}]}' "step 1: error: status must be 200"
+bad_script "a malformed placeholder" '{"steps": [{"text": "a"}, {"text": "{{tool_result:0}}"}]}' \
+        'step 2: text: "{{tool_result:0}}" is not a placeholder: write {{last_tool_result}}'
 mkdir -p "$TEST_TMP/dir.json"
 "$HULL" mock-model --script "$TEST_TMP/dir.json" >"$O" 2>"$E"; rc=$?
 check "a directory as the script: exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'not a regular file' '$E'"
@@ -213,4 +215,39 @@ if mock_start '{"steps": [{"text": "abcdef", "delta_bytes": 1, "event_delay_ms":
         wait "$c1" "$c2" 2>/dev/null
         if grep -q 'chat.completion.chunk' "$TEST_TMP/slow1"; then pass "... the stream had begun (its first event came)"
         else fail "... the stream had begun (its first event came)" "$(head -c 600 "$TEST_TMP/slow1")"; fi
+fi
+
+# ---- templates: the request's tool results quoted in the answer; received_at_us in the record ----
+T='{"steps": [{"text": ["Line 2: ", "{{last_tool_result|line:2|trim}}", "."], "delta_bytes": 2, "times": 2},
+  {"tool_calls": [{"name": "w", "input": {"c": "{{tool_result:1}}", "l": "{{last_tool_result}}"}}], "delta_bytes": 3, "times": 2}]}'
+OA_MSGS='[{"role": "user", "content": "go"}, {"role": "tool", "tool_call_id": "c1", "content": "a\n  b \"q\" \\ é  \nc"},
+  {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]}]'
+AN_MSGS='[{"role": "user", "content": "go"}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+  "content": "a\n  b \"q\" \\ é  \nc"}, {"type": "tool_result", "tool_use_id": "t2", "content": "x\ny"}]}]'
+before_us=$("$PY" -c 'import time; print(time.time_ns() // 1000)')
+if mock_start "$T" --record "$TEST_TMP/rec-t.jsonl"; then
+        post /v1/chat/completions "{\"model\": \"m\", \"messages\": $OA_MSGS}" >"$O"
+        expect "templates: OpenAI whole: {{last_tool_result|line:2|trim}} is the last tool message's line 2" "$O" \
+                "s == 200 and b['choices'][0]['message']['content'] == 'Line 2: y.'"
+        raw /v1/messages "{\"model\": \"m\", \"max_tokens\": 9, \"stream\": true, \"messages\": $AN_MSGS}" \
+                anthropic-version:2023-06-01 >"$O"
+        expect "templates: Anthropic streamed: the last tool_result's line 2, in 2-byte deltas" "$O" \
+                "''.join(json.loads(l[6:])['delta'].get('text', '') for l in t.split('\\n') if l.startswith('data: {') and json.loads(l[6:])['type'] == 'content_block_delta') == 'Line 2: y.'"
+        raw /v1/chat/completions "{\"model\": \"m\", \"stream\": true, \"messages\": $OA_MSGS}" >"$O"
+        expect "templates: OpenAI streamed call: the arguments' pieces concatenate to JSON with the results escaped" "$O" \
+                "json.loads(''.join(tc['function'].get('arguments', '') for l in t.split('\\n') if l.startswith('data: {') for c in json.loads(l[6:])['choices'] for tc in c['delta'].get('tool_calls', []))) == {'c': 'a\\n  b \"q\" \\\\ é  \\nc', 'l': 'x\\ny'}"
+        post /v1/messages "{\"model\": \"m\", \"max_tokens\": 9, \"messages\": $AN_MSGS}" anthropic-version:2023-06-01 >"$O"
+        expect "templates: Anthropic whole call: the input with {{tool_result:1}} and {{last_tool_result}}" "$O" \
+                "s == 200 and b['content'][0]['input'] == {'c': 'a\\n  b \"q\" \\\\ é  \\nc', 'l': 'x\\ny'}"
+        mock_stop TERM
+        after_us=$("$PY" -c 'import time; print(time.time_ns() // 1000)')
+        check "received_at_us: every record's, in microseconds between the start and the end, in request order" "$PY" -c "
+import json,sys
+r=[json.loads(l) for l in open('$TEST_TMP/rec-t.jsonl')]
+u=[x['received_at_us'] for x in r]
+ok = len(r) == 4 and all(isinstance(x, int) for x in u) and $before_us <= u[0] and u == sorted(u) and u[-1] <= $after_us \\
+  and all(x['received_at_us'] <= x['time_ms'] * 1000 + 999 for x in r)
+sys.exit(0 if ok else 1)"
+else
+        fail "templates: the mock starts" "$(cat "$TEST_TMP/mock.err")"
 fi
