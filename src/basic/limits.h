@@ -391,5 +391,5 @@
 #define MOCK_STREAM_QUEUE_BYTES (8U << 20)  /* an answer stream's queue (an event larger is refused) */
 #define MOCK_STREAM_STALL_MS 60000ULL       /* a client that reads nothing this long loses its stream */
 #define MOCK_SHUTDOWN_MS 10000ULL           /* SIGTERM: streams in flight may end for this long */
-#define MOCK_TEMPLATE_BYTES_MAX (16U << 20) /* a text or input with its placeholders replaced */
+#define MOCK_TEMPLATE_BYTES_MAX (16U << 20) /* a step with its placeholders replaced */
 #define MOCK_TEMPLATE_NUMBER_MAX 999999999U /* N of {{tool_result:N}}, K of |line:K */
