@@ -465,14 +465,14 @@
 #define MOCK_STREAM_QUEUE_BYTES (8U << 20)  /* an answer stream's queue (an event larger is refused) */
 #define MOCK_STREAM_STALL_MS 60000ULL       /* a client that reads nothing this long loses its stream */
 #define MOCK_SHUTDOWN_MS 10000ULL           /* SIGTERM: streams in flight may end for this long */
+#define MOCK_TEMPLATE_BYTES_MAX (16U << 20) /* a step with its placeholders replaced */
+#define MOCK_TEMPLATE_NUMBER_MAX 999999999U /* N of {{tool_result:N}}, K of |line:K */
 
 /* hull run and hull chat (src/cli/cli-agent.c, cli-run.c, cli-chat.c, cli-tools.c) */
-#define CLI_AGENT_ID_MAX 40U                /* bytes of a run's or chat's id, NUL included */
-#define CLI_AGENT_LINE_MAX 160U             /* bytes of a tool call's input shown on one line */
-#define CLI_RUN_INPUTS_MAX 64U              /* --input files */
-#define CLI_RUN_TURNS_MAX 1000U             /* --max-turns */
-#define CLI_TOOLS_MAX 32U                   /* tools one run offers */
-#define CLI_CHAT_LINE_MAX (1U << 20)        /* bytes of one message typed or piped to hull chat */
-#define CLI_CHAT_HISTORY_MAX 1000U          /* lines kept in $HULL_HOME/chats/history */
-#define MOCK_TEMPLATE_BYTES_MAX (16U << 20) /* a text or input with its placeholders replaced */
-#define MOCK_TEMPLATE_NUMBER_MAX 999999999U /* N of {{tool_result:N}}, K of |line:K */
+#define CLI_AGENT_ID_MAX 40U         /* bytes of a run's or chat's id, NUL included */
+#define CLI_AGENT_LINE_MAX 160U      /* bytes of a tool call's input shown on one line */
+#define CLI_RUN_INPUTS_MAX 64U       /* --input files */
+#define CLI_RUN_TURNS_MAX 1000U      /* --max-turns */
+#define CLI_TOOLS_MAX 32U            /* tools one run offers */
+#define CLI_CHAT_LINE_MAX (1U << 20) /* bytes of one message typed or piped to hull chat */
+#define CLI_CHAT_HISTORY_MAX 1000U   /* lines kept in $HULL_HOME/chats/history */

@@ -524,6 +524,15 @@ static int parse_step(pctx *pc, json_t *v, mock_step *st) {
                                  json_object_get(c, "arguments") ? "arguments" : "input");
                         if ((r = check_template(pc, field, st->calls[i].arguments, &st->calls[i].pieces, st)) < 0)
                                 return r;
+                        json_t *input = json_object_get(c, "input");
+                        if (input && json_object_get(c, "arguments")) { /* the input as given, too */
+                                _cleanup_free_ char *dump = json_dumps(input, JSON_COMPACT);
+                                snprintf(field, sizeof(field), "tool_calls[%zu].input", i);
+                                if (!dump)
+                                        return -ENOMEM;
+                                if ((r = check_template(pc, field, dump, &(mock_strs){0}, st)) < 0)
+                                        return r;
+                        }
                 }
         }
         if ((r = check_template(pc, "text", st->text, &st->pieces, st)) < 0)

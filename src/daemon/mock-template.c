@@ -252,11 +252,21 @@ int mock_template_expand(const char *s, const mock_results *res, bool json, char
 
 /* ---- a step's answer ---- */
 
-/* v with every string (keys too) expanded; NULL: out of memory or too big (*err says). */
-static json_t *expand_json(const json_t *v, const mock_results *res, int *err) {
+/* n more bytes of a step's expansion, out of *left. */
+static int spend(size_t *left, size_t n) {
+        if (n > *left)
+                return -E2BIG;
+        *left -= n;
+        return 0;
+}
+
+/* v with every string (keys too) expanded, their bytes spent out of *left; NULL: out of memory
+ * or too big (*err says). */
+static json_t *expand_json(const json_t *v, const mock_results *res, size_t *left, int *err) {
         if (json_is_string(v)) {
                 _cleanup_free_ char *t = NULL;
-                if ((*err = mock_template_expand(json_string_value(v), res, false, &t)) < 0)
+                if ((*err = mock_template_expand(json_string_value(v), res, false, &t)) < 0 ||
+                    (*err = spend(left, strlen(t))) < 0)
                         return NULL;
                 json_t *s = json_string(t);
                 if (!s)
@@ -275,7 +285,8 @@ static json_t *expand_json(const json_t *v, const mock_results *res, int *err) {
                 json_object_foreach((json_t *) v, key, x) {
                         _cleanup_free_ char *k = NULL;
                         json_t *c = NULL;
-                        if ((*err = mock_template_expand(key, res, false, &k)) < 0 || !(c = expand_json(x, res, err)) ||
+                        if ((*err = mock_template_expand(key, res, false, &k)) < 0 ||
+                            (*err = spend(left, strlen(k))) < 0 || !(c = expand_json(x, res, left, err)) ||
                             json_object_set_new(copy, k, c) < 0) {
                                 *err = *err < 0 ? *err : -ENOMEM;
                                 json_decref(copy);
@@ -284,7 +295,7 @@ static json_t *expand_json(const json_t *v, const mock_results *res, int *err) {
                 }
         else if (json_is_array(v))
                 json_array_foreach(v, i, x) {
-                        json_t *c = expand_json(x, res, err);
+                        json_t *c = expand_json(x, res, left, err);
                         if (!c || json_array_append_new(copy, c) < 0) {
                                 *err = *err < 0 ? *err : -ENOMEM;
                                 json_decref(copy);
@@ -328,9 +339,12 @@ int mock_step_expand(const mock_step *st, const mock_results *res, mock_step *re
         x.pieces = (mock_strs){0};
         x.calls = NULL;
         x.n_calls = 0;
+        size_t left = MOCK_TEMPLATE_BYTES_MAX; /* for the whole step */
         int r = mock_template_expand(st->text, res, false, &x.text);
         if (r == 0)
                 r = expand_strs(&st->pieces, res, false, &x.pieces, &x.text);
+        if (r == 0)
+                r = spend(&left, strlen(x.text));
         if (r == 0 && st->n_calls > 0 && !(x.calls = calloc(st->n_calls, sizeof(mock_call))))
                 r = -ENOMEM;
         for (size_t i = 0; r == 0 && i < st->n_calls; i++) {
@@ -344,7 +358,9 @@ int mock_step_expand(const mock_step *st, const mock_results *res, mock_step *re
                 if (r == 0)
                         r = expand_strs(&st->calls[i].pieces, res, true, &c->pieces, &c->arguments);
                 if (r == 0)
-                        c->input = expand_json(st->calls[i].input, res, &r);
+                        r = spend(&left, strlen(c->arguments));
+                if (r == 0)
+                        c->input = expand_json(st->calls[i].input, res, &left, &r);
         }
         if (r < 0) {
                 mock_step_expanded_done(&x);

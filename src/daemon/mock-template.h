@@ -35,6 +35,7 @@ int mock_template_check(const char *s, hull_error *e);
 int mock_template_expand(const char *s, const mock_results *res, bool json, char **ret);
 
 /* *ret: st with its text, pieces and tool calls expanded from res (the rest shared with st).
- * Returns 0 (mock_step_expanded_done(ret) when done), -E2BIG or -ENOMEM. */
+ * Returns 0 (mock_step_expanded_done(ret) when done), -E2BIG when the text, the arguments and the
+ * inputs' strings come to more than MOCK_TEMPLATE_BYTES_MAX, or -ENOMEM. */
 int mock_step_expand(const mock_step *st, const mock_results *res, mock_step *ret);
 void mock_step_expanded_done(mock_step *st);

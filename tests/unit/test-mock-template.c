@@ -135,6 +135,18 @@ static void test_check(void) {
         t = "{\"steps\":[{\"text\":[\"{{last_tool\",\"_result}}\"]}]}";
         CHECK_EQ_INT(mock_script_parse(t, strlen(t), &s, &e), -EINVAL);
         CHECK(strstr(e.msg, "step 1: text: ") != NULL);
+        t = "{\"steps\":[{\"tool_calls\":[{\"name\":\"w\",\"arguments\":\"{}\",\"input\":{\"p\":\"{{tool_result:x}}\"}}"
+            "]}]}";
+        CHECK_EQ_INT(mock_script_parse(t, strlen(t), &s, &e), -EINVAL);
+        CHECK(strstr(e.msg, "step 1: tool_calls[0].input: ") != NULL);
+        t = "{\"steps\":[{\"tool_calls\":[{\"name\":\"w\",\"arguments\":\"{}\",\"input\":{\"p\":\"{{tool_result:1}}\"}}"
+            "]}]}";
+        CHECK_EQ_INT(mock_script_parse(t, strlen(t), &s, &e), 0);
+        if (s) {
+                CHECK(s->steps[0].templated);
+                mock_script_free(s);
+                s = NULL;
+        }
         t = "{\"steps\":[{\"text\":\"a\"},{\"text\":[\"x {{last_tool_result}}\",\"y\"]}]}";
         CHECK_EQ_INT(mock_script_parse(t, strlen(t), &s, &e), 0);
         if (s) {
@@ -217,10 +229,44 @@ static void test_render(void) {
         mock_script_free(s);
 }
 
+/* The whole step's expansion is bounded: 17 copies of a 1 MiB result are too many. */
+static void test_too_big(void) {
+        char *big = malloc((1U << 20) + 1);
+        CHECK(big != NULL);
+        if (!big)
+                return;
+        memset(big, 'a', 1U << 20);
+        big[1U << 20] = '\0';
+        char *v[] = {big};
+        const mock_results r = {.all = {.v = v, .n = 1}, .last = big};
+        char text[17 * 21 + 1] = "";
+        for (int i = 0; i < 17; i++)
+                strncat(text, "{{last_tool_result}}", sizeof(text) - strlen(text) - 1);
+        mock_step st = {.text = text}, x;
+        CHECK_EQ_INT(mock_step_expand(&st, &r, &x), -E2BIG);
+        text[15 * 20] = '\0'; /* 15 MiB: fits */
+        CHECK_EQ_INT(mock_step_expand(&st, &r, &x), 0);
+        CHECK_EQ_INT(strlen(x.text), 15U << 20);
+        mock_step_expanded_done(&x);
+        /* spread over a call's input strings too */
+        json_t *in = json_object();
+        for (int i = 0; i < 17; i++) {
+                char k[8];
+                snprintf(k, sizeof(k), "k%d", i);
+                json_object_set_new(in, k, json_string("{{tool_result:1}}"));
+        }
+        mock_call call = {.name = (char *) "w", .arguments = (char *) "{}", .input = in};
+        mock_step st2 = {.text = (char *) "", .calls = &call, .n_calls = 1};
+        CHECK_EQ_INT(mock_step_expand(&st2, &r, &x), -E2BIG);
+        json_decref(in);
+        free(big);
+}
+
 int main(void) {
         test_results();
         test_expand();
         test_check();
         test_render();
+        test_too_big();
         return test_done();
 }
