@@ -124,8 +124,21 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
         res->is_error = out->is_error;
         res->handles = json_is_array(out->handles) ? json_deep_copy(out->handles) : json_array();
         if (out->spill_data) {
+                size_t had = json_array_size(res->handles);
                 keep(ss, s, claimed, tool, out->spill_source, format_of(out->spill_format),
                      out->spill_format ? out->spill_format : "binary", out->spill_data, out->spill_len, res);
+                /* facts about the body (tool.h): shown with the handle's summary as "handle" */
+                if (json_is_object(out->value) && json_array_size(res->handles) > had) {
+                        json_t *facts = json_deep_copy(out->value);
+                        if (facts &&
+                            json_object_set(facts, "handle",
+                                            json_array_get(res->handles, json_array_size(res->handles) - 1)) == 0) {
+                                char *dump = json_dumps(facts, JSON_COMPACT);
+                                if (dump)
+                                        set_text(res, dump);
+                        }
+                        json_decref(facts);
+                }
         } else if (out->value) {
                 size_t len = 0;
                 _cleanup_free_ char *dump = json_dumps(out->value, JSON_COMPACT | JSON_ENCODE_ANY);

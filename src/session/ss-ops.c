@@ -208,7 +208,12 @@ int ss_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, ss_cell_output 
                                 .interpreter_started = cell.interpreter_started,
                                 .interpreter_ended = cell.interpreter_ended};
         sbx_cell_result_done(&cell);
+        size_t before = ret->o.out_len;
         output_append(&ret->o.out, &ret->o.out_len, &outs);
+        if (ret->o.out_len > before) {
+                ret->emit_at = before;
+                ret->emit_len = ret->o.out_len - before;
+        }
         output_append(&ret->o.err, &ret->o.err_len, &errs);
         if (json_array_size(made) > 0)
                 ret->o.handles = TAKE_PTR(made);

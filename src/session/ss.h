@@ -278,6 +278,10 @@ typedef struct ss_cell_args {
 typedef struct ss_cell_output {
         ss_output o;
         bool interpreter_started, interpreter_ended;
+        /* The emitted value (python's emit(), at most HD_EXCHANGE_EMIT_INLINE_MAX bytes of JSON)
+         * as the cell appended it to o.out: emit_len bytes from emit_at, its JSON and a newline.
+         * emit_len 0: none (a bigger one is a handle of o.handles). */
+        size_t emit_at, emit_len;
 } ss_cell_output;
 
 /* Run code in the session's persistent interpreter of its language (a record of plimsoll's cell

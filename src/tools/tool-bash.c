@@ -98,8 +98,17 @@ static int python_run(const tool_ctx *c, const json_t *input, tool_output *ret, 
                 return r;
         _cleanup_dynbuf_ dynbuf b;
         tool_buf_init(&b);
-        tool_add_stream(&b, NULL, out.o.out, out.o.out_len, out.o.out_truncated, TOOL_OUTPUT_BYTES / 2);
+        /* stdout, then the emitted value the cell appended to it: shown inline when small, else
+         * kept as a handle by the spill middleware (the model then sees this text and the
+         * handle's summary) */
+        size_t out_len = out.emit_len ? out.emit_at : out.o.out_len;
+        const char *emitted = out.emit_len ? out.o.out + out.emit_at : NULL;
+        size_t emitted_len = out.emit_len ? out.emit_len - 1 : 0; /* without its newline */
+        tool_add_stream(&b, NULL, out.o.out, out_len, out.o.out_truncated, TOOL_OUTPUT_BYTES / 2);
         tool_add_stream(&b, "[stderr]", out.o.err, out.o.err_len, out.o.err_truncated, TOOL_OUTPUT_BYTES / 2);
+        bool spill_value = emitted && emitted_len > AGENT_SPILL_BYTES_DEFAULT;
+        if (emitted && !spill_value)
+                tool_add_stream(&b, "[emitted value]", emitted, emitted_len, false, 0);
         if (was_interrupted(c))
                 (void) dynbuf_add_str(&b, "[interrupted by the user: the interpreter was stopped, its variables are "
                                           "gone]");
@@ -113,11 +122,30 @@ static int python_run(const tool_ctx *c, const json_t *input, tool_output *ret, 
                                           "variables of this one]");
         else if (out.o.exit_code != 0)
                 (void) dynbuf_add_str(&b, "[the code raised an exception]");
-        else if (b.len == 0)
+        else if (b.len == 0 && !spill_value)
                 (void) dynbuf_add_str(&b, "[done; no output: end with an expression or print() to see a value]");
         tool_add_handles(&b, out.o.handles);
         ret->handles = TAKE_PTR(out.o.handles);
         bool failed = out.o.exit_code != 0 || out.o.timed_out;
+        if (spill_value) {
+                ret->spill_data = malloc(emitted_len + 1);
+                if (ret->spill_data) {
+                        memcpy(ret->spill_data, emitted, emitted_len);
+                        ret->spill_data[emitted_len] = '\0';
+                }
+                ret->spill_source = strdup("run_python: the emitted value");
+                if (!ret->spill_data || !ret->spill_source) {
+                        ss_output_done(&out.o);
+                        return hull_err(e, -ENOMEM, "run_python: out of memory");
+                }
+                ret->spill_len = emitted_len;
+                ret->spill_format = "json";
+                _cleanup_free_ char *text = dynbuf_take(&b, NULL);
+                ret->value = json_pack("{s:s}", "output", text ? text : "");
+                ret->is_error = failed;
+                ss_output_done(&out.o);
+                return ret->value ? 0 : hull_err(e, -ENOMEM, "run_python: out of memory");
+        }
         ss_output_done(&out.o);
         return tool_text(ret, &b, failed);
 }

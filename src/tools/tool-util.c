@@ -100,6 +100,8 @@ void tool_add_stream(dynbuf *b, const char *header, const char *data, size_t len
                 (void) dynbuf_add_str(b, "\n");
         if (header)
                 (void) dynbuf_addf(b, "%s\n", header);
+        if (half > 0 && len > 2 * half)
+                truncated = true; /* more than the caller's bound: shown as head and tail */
         if (!truncated || half == 0 || half >= len) {
                 tool_add_bytes(b, data, len);
         } else {
