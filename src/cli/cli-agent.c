@@ -131,7 +131,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                         fprintf(stderr, "hull: model request %u\n", a->requests);
                 return;
         }
-        if (!a->o.verbose && !a->o.compact && strcmp(type, "session.error") != 0)
+        if (!a->o.verbose && !a->o.compact)
                 return;
         if (strcmp(type, "span.model_request_end") == 0) {
                 const json_t *u = json_object_get(ev, "model_usage");
@@ -171,8 +171,8 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 const json_t *err = json_object_get(ev, "error");
                 const char *retry = str_of(json_object_get(err, "retry_status"), "type");
                 end_line(a);
-                if (strcmp(retry, "retrying") == 0 && !a->o.verbose)
-                        return; /* the final error, if any, is printed by the command */
+                if (strcmp(retry, "retrying") != 0)
+                        return; /* the final error is printed by the command */
                 fprintf(stderr, "hull: %s%s\n", str_of(err, "message"),
                         strcmp(retry, "retrying") == 0 ? " (retrying)" : "");
         }
