@@ -173,6 +173,7 @@
 #define SERVE_SESSION_PIDS 512U
 #define HS_NOTES_MAX (64U << 10)            /* [hull] notes added to a call's stderr */
 #define SS_STORE_BYTES_DEFAULT (8ULL << 30) /* all handles of one session (host disk, outside its cgroup) */
+#define SS_COPY_CHUNK (1U << 20)            /* bytes per copy_file_range of a handle exported or seeded */
 
 /* hull serve: bearer tokens (src/daemon/auth.c) */
 #define AUTH_TOKENS_MAX 1024U           /* lines of a tokens file */

@@ -262,13 +262,19 @@ static int write_file_at(const char *dir, const char *name, const char *data, si
 /* ---- open ---- */
 
 static int start_engine(cli_agent *a, hull_error *e) {
-        char audit[SBX_PATH_MAX], handles[SBX_PATH_MAX];
+        char audit[SBX_PATH_MAX], stores[SBX_PATH_MAX], kept[SBX_PATH_MAX], manifest[SBX_PATH_MAX];
         int r;
 
         r = home_dir(a->dir, ".hull", 0700, false, audit, e);
         if (r < 0)
                 return r;
-        r = home_dir(a->dir, "handles", 0711, true, handles, e);
+        /* the live stores in .stores (removed at the end); the handles kept in handles/ */
+        r = home_dir(a->dir, ".stores", 0711, true, stores, e);
+        if (r < 0)
+                return r;
+        r = join(kept, a->dir, "handles", e);
+        if (r >= 0)
+                r = join(manifest, kept, "_manifest.json", e);
         if (r < 0)
                 return r;
         /* the zygote first: numpy and pandas load while the rest starts (a failure: cold python) */
@@ -290,7 +296,7 @@ static int start_engine(cli_agent *a, hull_error *e) {
                 .pids = SERVE_SESSION_PIDS,
                 .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
                 .audit_dir = audit,
-                .handles_dir = handles,
+                .handles_dir = stores,
                 .provider = "hull",
                 .isolation = "container",
                 .no_reaper = true,
@@ -298,7 +304,7 @@ static int start_engine(cli_agent *a, hull_error *e) {
         r = ss_new(&cfg, &a->ss, e);
         if (r < 0)
                 return r;
-        ss_open_opts oo = {.principal = "cli", .owner = ""};
+        ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};
         return ss_open(a->ss, &oo, &a->s, e);
 }
 
@@ -554,6 +560,11 @@ int cli_agent_close(cli_agent *a, bool keep, hull_error *e) {
         model_client_free(a->model);
         if (!keep && a->dir[0])
                 (void) rm_rf_at(AT_FDCWD, a->dir);
+        else if (a->dir[0]) {
+                char stores[SBX_PATH_MAX];
+                if (path_join(stores, sizeof(stores), a->dir, ".stores") == 0)
+                        (void) rm_rf_at(AT_FDCWD, stores);
+        }
         settings_done(&a->st);
         dotenv_free(a->env);
         free(a);

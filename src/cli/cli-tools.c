@@ -121,16 +121,26 @@ int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e)
         _cleanup_close_ int dfd = -1, wfd = -1;
         int r;
 
+        char handles[SBX_PATH_MAX];
+        if (path_join(handles, sizeof(handles), dir, "handles") < 0)
+                return hull_fail(e, -ENAMETOOLONG, "the path %.64s.../handles is too long", dir);
+        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return hull_err(e, -errno, "cannot open %s", dir);
+        if (mkdirat(dfd, "handles", 0711) < 0 && errno != EEXIST)
+                return hull_err(e, -errno, "cannot create %s", handles);
         r = ss_call_begin(m, s, -1, e);
         if (r < 0)
                 return r;
         r = ss_persist(m, s, WS_TAR_BYTES_DEFAULT, &tar, &len, e);
+        if (r >= 0) {
+                r = ss_handles_export(m, s, handles, e);
+                if (r == -EOPNOTSUPP)
+                        r = 0;
+        }
         ss_call_end(m, s);
         if (r < 0)
                 return r;
-        dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
-                return hull_err(e, -errno, "cannot open %s", dir);
         (void) rm_rf_at(dfd, "workspace");
         if (mkdirat(dfd, "workspace", 0700) < 0)
                 return hull_err(e, -errno, "cannot create %s/workspace", dir);
@@ -161,7 +171,8 @@ int cli_tools_restore(ss_manager *m, ss_session *s, const char *dir, hull_error 
         if (r < 0)
                 return r;
         json_t *record = NULL;
-        r = ss_hydrate(m, s, tar, len, NULL, &record, e);
+        ws_tar_stats stats;
+        r = ss_hydrate(m, s, tar, len, &stats, &record, e);
         json_decref(record);
         ss_call_end(m, s);
         return r;

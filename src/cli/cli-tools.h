@@ -30,7 +30,8 @@ size_t cli_tools_count(const cli_tools *t);
  * returns 0, or a negative errno with *e only when the session is gone. */
 int cli_tools_warm(ss_manager *m, ss_session *s, hull_error *e);
 
-/* Copy the session's workspace into DIR/workspace (created; an existing one is replaced). */
+/* Copy the session's workspace into DIR/workspace (an existing one is replaced) and its handles
+ * into DIR/handles (ss_handles_export), where cli-agent.c starts a resumed session from. */
 int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e);
 
 /* Put DIR/workspace (when there is one) back into the session's workspace. */

@@ -2,6 +2,7 @@
  * saved, emitted and published, adopted into the store after the call) and the operations on the
  * store (list, inspect, query, read, add an input). The store is hull's own: these run with the
  * daemon's ids; only what the sandbox wrote is read as the sandbox user, through the jail. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -553,4 +554,57 @@ int ss_publish(ss_manager *m, ss_session *s, const char *path, const char *name,
                 return r;
         *ret_summary = sum;
         return 0;
+}
+
+/* ---- export: the handles kept beyond the session ---- */
+
+static int copy_one(int from_fd, int to_fd, const char *name, hull_error *e) {
+        _cleanup_close_ int in = openat(from_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (in < 0 || fstat(in, &st) < 0)
+                return hull_err(e, negative_errno(), "handles: cannot open %s", name);
+        if (!S_ISREG(st.st_mode))
+                return 0; /* only files are handles */
+        if (unlinkat(to_fd, name, 0) < 0 && errno != ENOENT)
+                return hull_err(e, negative_errno(), "handles: cannot replace %s", name);
+        _cleanup_close_ int out = openat(to_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        if (out < 0)
+                return hull_err(e, negative_errno(), "handles: cannot create %s", name);
+        for (off_t left = st.st_size; left > 0;) {
+                ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t) MIN(left, (off_t) SS_COPY_CHUNK), 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return hull_err(e, n < 0 ? negative_errno() : -EIO, "handles: cannot copy %s", name);
+                left -= n;
+        }
+        return 0;
+}
+
+int ss_store_copy(int from_fd, int to_fd, hull_error *e) {
+        int dfd = fcntl(from_fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return hull_err(e, negative_errno(), "handles: cannot read the store");
+        DIR *d = fdopendir(dfd);
+        if (!d) {
+                safe_close(dfd);
+                return hull_err(e, negative_errno(), "handles: cannot read the store");
+        }
+        rewinddir(d);
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (de = readdir(d)))
+                if (de->d_name[0] != '.' && strcmp(de->d_name, "hull.py") != 0)
+                        r = copy_one(from_fd, to_fd, de->d_name, e);
+        closedir(d);
+        return r;
+}
+
+int ss_handles_export(ss_manager *m, ss_session *s, const char *dir, hull_error *e) {
+        if (!s->store)
+                return hull_fail(e, -EOPNOTSUPP, "this session keeps no handles");
+        _cleanup_close_ int to = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (to < 0)
+                return hull_err(e, negative_errno(), "handles: cannot open %s", dir);
+        return ss_store_copy(s->store_fd, to, e);
 }

@@ -60,6 +60,11 @@ void ss_fs_leave(void);
 /* A line for the log (no-op without one). */
 void ss_log(const ss_manager *m, dlog_level lvl, const char *fmt, ...) _printf_(3, 4);
 
+/* Copy the regular files of the directory from_fd (not hull.py, not dot files, no link
+ * followed) into to_fd, mode 0444, replacing files of the same names. 0 or a negative errno.
+ * (ss-handles.c) */
+int ss_store_copy(int from_fd, int to_fd, hull_error *e);
+
 /* After a call that had the exchange directory rel: adopt what the hull module saved, keep a
  * large emit as a handle, deliver publish requests as binary handles; notes (what happened, what
  * was refused) go to err, inline emits to out, the summaries of the handles made to the array made

@@ -458,7 +458,7 @@ void ss_free(ss_manager *m) {
 
 /* A fresh directory below the stores' named by the fingerprint (mode 0755: the sandbox user reads
  * it through the read-only bind at /handles), and the store in it. */
-static int store_open(ss_manager *m, ss_session *s, hull_error *e) {
+static int store_open(ss_manager *m, ss_session *s, const char *seed, hull_error *e) {
         if ((size_t) snprintf(s->store_path, sizeof(s->store_path), "%s/%s", m->stores_dir, s->chain.session) >=
             sizeof(s->store_path)) {
                 s->store_path[0] = '\0';
@@ -480,6 +480,14 @@ static int store_open(ss_manager *m, ss_session *s, hull_error *e) {
         if (mod < 0 || loop_write(mod, hull_runtime_hull_py, hull_runtime_hull_py_len) < 0)
                 return hull_err(e, mod < 0 ? negative_errno() : -EIO,
                                 "cannot write the hull module into the handle store");
+        if (seed) {
+                _cleanup_close_ int from = open(seed, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (from < 0)
+                        return hull_err(e, negative_errno(), "cannot open the handles to start from, %s", seed);
+                int r = ss_store_copy(from, s->store_fd, e);
+                if (r < 0)
+                        return r;
+        }
         hd_store_opts opts = {.max_spill_bytes = m->cfg.handle_bytes_max};
         return hd_store_open(s->store_fd, &opts, &s->store, e);
 }
@@ -528,7 +536,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
         if (r >= 0 && (r = rec_fingerprint(s->id, strlen(s->id), s->chain.session)) < 0)
                 hull_err(e, r, "cannot make the session's fingerprint");
         if (r >= 0 && m->cfg.handles_dir)
-                r = store_open(m, s, e);
+                r = store_open(m, s, o->handles_from, e);
         if (r >= 0) {
                 ss_box_spec spec = {.memory_bytes = m->cfg.memory_bytes,
                                     .pids = m->cfg.pids,

@@ -153,6 +153,10 @@ typedef struct ss_open_opts {
         const char *rule_id;   /* the software rule every record of the session carries; "" none */
         uint64_t lifetime_ms;  /* 0: the manager's; may only shorten it */
         uint64_t idle_ms;      /* 0: the manager's; may only shorten it (at least SERVE_SESSION_IDLE_MS_MIN) */
+        /* A directory ss_handles_export wrote: the new session's store starts with its handles
+         * (the same ids; each file is checked against the digest its manifest recorded when it
+         * is used, so a changed file reads as tampered). NULL: an empty store. */
+        const char *handles_from;
 } ss_open_opts;
 
 /* Open a session. At the owner's cap, its least recently used session without a call in flight
@@ -349,6 +353,11 @@ int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, 
  * hd_put's errors. Not recorded: the operation that produced the bytes is. */
 int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char *source, const void *data, size_t len,
                      json_t **ret_summary, hull_error *e);
+
+/* Copy the session's handles (their files and manifest) into dir, a directory that exists
+ * (files of the same names are replaced), for a later ss_open_opts.handles_from. Inside a call.
+ * Returns 0, -EOPNOTSUPP without a store, or another negative errno with *e. */
+int ss_handles_export(ss_manager *m, ss_session *s, const char *dir, hull_error *e);
 
 /* Publish a file of the workspace (the deliverable a user asked for): path relative to the
  * workspace and already resolved (ws_path_resolve), under outputs/; the file is opened through the

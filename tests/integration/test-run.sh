@@ -231,9 +231,12 @@ mock_stop
 # ---- inputs ----
 printf 'region,amount\nnorth,10\nsouth,32\nnorth,5\n' >"$TEST_TMP/sales.csv"
 mock_start '{"steps":[{"tool_calls":[{"name":"query_handle","input":{"sql":"SELECT region, sum(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"}}]},{"text":"{{last_tool_result}}"}]}'
-run_hull anthropic "top region? data: sales.csv" --input "$TEST_TMP/sales.csv" --json
+run_hull anthropic "top region? data: sales.csv" --input "$TEST_TMP/sales.csv" --json --keep
 pyexpect "run --input: a CSV is a table handle the model can query by its id" \
         'rc == 0 and "south" in j["answer"] and "32" in j["answer"] and any(h["id"] == "sales" and h["kind"] == "table" for h in j["handles"]) and "sales" in json.dumps(reqs[0]["body"]["messages"][0])'
+dir=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["dir"] or "")' "$O" 2>/dev/null)
+check "run --keep: the handles are kept (files and manifest)" test -s "$dir/handles/_manifest.json" -a -s "$dir/handles/sales.sqlite"
+check "run --keep: the live stores are gone" test ! -e "$dir/.stores"
 mock_stop
 
 # ---- the command's own errors ----
