@@ -6,6 +6,8 @@
 #   ./build.sh run [CMD [ARG...]]   hull's main job: run a command in a fresh sandbox
 #   ./build.sh check                the whole suite on the normal build and under ASan+UBSan
 #   ./build.sh build | asan | test | fuzz [SECONDS] | bench | clean
+#   ./build.sh eval [--mock] [TASK...]  the eval tasks (evals/) against the configured model, or
+#                                   offline against hull mock-model's scripted answers
 #
 # Every command is idempotent. BUILD and ASAN_BUILD name the build directories (build,
 # build-asan).
@@ -60,10 +62,14 @@ bench)
         build
         BUILD=$BUILD exec bench/run.sh
         ;;
+eval)
+        build
+        exec /usr/bin/python3 evals/run.py --hull "./$BUILD/hull" "$@"
+        ;;
 clean) rm -rf "$BUILD" "$ASAN_BUILD" build-fuzz ;;
--h | --help | help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
 *)
-        echo "build.sh: unknown command '$cmd' (try: run, check, build, asan, test, fuzz, bench, clean)" >&2
+        echo "build.sh: unknown command '$cmd' (try: run, check, build, asan, test, fuzz, bench, eval, clean)" >&2
         exit 2
         ;;
 esac

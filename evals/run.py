@@ -184,11 +184,12 @@ def main():
     ap.add_argument("--hull", default=os.path.join(HERE, "..", "build", "hull"))
     ap.add_argument("--mock", action="store_true", help="scripted answers from hull mock-model (offline)")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
+    ap.add_argument("--tasks-dir", default=os.path.join(HERE, "tasks"), help="where the tasks are (default: evals/tasks)")
     ap.add_argument("tasks", nargs="*")
     args = ap.parse_args()
     if not os.access(args.hull, os.X_OK):
         sys.exit("evals: no hull at %s (build it: ./build.sh build, or pass --hull)" % args.hull)
-    ids = sorted(d for d in os.listdir(os.path.join(HERE, "tasks")) if not d.startswith("."))
+    ids = sorted(d for d in os.listdir(args.tasks_dir) if not d.startswith("."))
     unknown = [t for t in args.tasks if t not in ids]
     if unknown:
         sys.exit("evals: no task %s (tasks: %s)" % (", ".join(unknown), ", ".join(ids)))
@@ -206,7 +207,7 @@ def main():
     passed = failed = 0
     try:
         for i, tid in enumerate(t for t in ids if not args.tasks or t in args.tasks):
-            tdir = os.path.join(HERE, "tasks", tid)
+            tdir = os.path.join(args.tasks_dir, tid)
             with open(os.path.join(tdir, "task.json")) as f:
                 task = json.load(f)
             runs = [(None, True)]
