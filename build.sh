@@ -67,7 +67,7 @@ eval)
         exec /usr/bin/python3 evals/run.py --hull "./$BUILD/hull" "$@"
         ;;
 clean) rm -rf "$BUILD" "$ASAN_BUILD" build-fuzz ;;
--h | --help | help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help | help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' ;;
 *)
         echo "build.sh: unknown command '$cmd' (try: run, check, build, asan, test, fuzz, bench, eval, clean)" >&2
         exit 2
