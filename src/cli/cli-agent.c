@@ -373,10 +373,10 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
                         goto fail;
                 }
         }
-        r = start_engine(a, e);
+        r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
         if (r < 0)
                 goto fail;
-        r = cli_tools_warm(a->ss, a->s, e);
+        r = start_engine(a, e);
         if (r < 0)
                 goto fail;
         if (o->resume_id) {
@@ -384,6 +384,8 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
                 if (r < 0)
                         goto fail;
         }
+        /* python warms up while the first model request is in flight */
+        cli_tools_warm_start(a->tools, a->ss, a->s);
         r = model_client_new(&a->st.model, &a->model, e);
         if (r < 0)
                 goto fail;
@@ -404,9 +406,6 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
                 goto fail;
         }
         r = bus_subscribe(a->bus, show, a);
-        if (r < 0)
-                goto fail;
-        r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
         if (r < 0)
                 goto fail;
         agent_config ac = {
@@ -494,6 +493,7 @@ int cli_agent_add_input(cli_agent *a, const char *path, json_t **ret_summary, hu
         if (!S_ISREG(st.st_mode))
                 return hull_fail(e, -EINVAL, "--input %s: not a regular file", path);
         const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        cli_tools_warm_wait(a->tools);
         r = ss_call_begin(a->ss, a->s, -1, e);
         if (r < 0)
                 return r;
@@ -512,6 +512,7 @@ int cli_agent_add_input(cli_agent *a, const char *path, json_t **ret_summary, hu
 
 json_t *cli_agent_handles(cli_agent *a) {
         json_t *list = NULL;
+        cli_tools_warm_wait(a->tools);
         if (ss_call_begin(a->ss, a->s, -1, NULL) < 0)
                 return json_array();
         ss_handles_list(a->ss, a->s, &list, NULL);
@@ -534,6 +535,7 @@ int cli_agent_close(cli_agent *a, bool keep, hull_error *e) {
 
         if (!a)
                 return 0;
+        cli_tools_warm_wait(a->tools);
         if (keep && a->agent) {
                 _cleanup_free_ char *conv = json_dumps(agent_conversation(a->agent), JSON_COMPACT);
                 if (conv)

@@ -1,5 +1,6 @@
 /* cli-tools.c: see cli-tools.h. */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,18 +17,67 @@
 #include "tool-web.h"
 #include "tools-sandbox.h"
 
+/* A tool as offered: the real one, run once the warm-up is over. */
+typedef struct wrapped {
+        cli_tools *t;
+        const tool_def *orig;
+} wrapped;
+
 struct cli_tools {
         tool_web *web;
         tool_def web_defs[2];
         size_t n_web;
-        const tool_def *defs[CLI_TOOLS_MAX];
+        const tool_def *defs[CLI_TOOLS_MAX]; /* what the agent gets: &offered[i] */
+        tool_def offered[CLI_TOOLS_MAX];
+        wrapped wraps[CLI_TOOLS_MAX];
         tool_policy policies[CLI_TOOLS_MAX];
         size_t n;
+        /* the warm-up: python started in a thread while the first model request is in flight */
+        ss_manager *warm_m;
+        ss_session *warm_s;
+        pthread_t warm_thread;
+        bool warming;
 };
+
+static void *warm_main(void *arg) {
+        cli_tools *t = arg;
+        hull_error e = {0};
+        if (ss_call_begin(t->warm_m, t->warm_s, -1, &e) >= 0) {
+                (void) ss_warm(t->warm_m, t->warm_s, SBX_LANG_PYTHON, &e); /* a failure: the first cell starts it */
+                ss_call_end(t->warm_m, t->warm_s);
+        }
+        return NULL;
+}
+
+void cli_tools_warm_start(cli_tools *t, ss_manager *m, ss_session *s) {
+        if (t->warming)
+                return;
+        t->warm_m = m;
+        t->warm_s = s;
+        t->warming = pthread_create(&t->warm_thread, NULL, warm_main, t) == 0;
+        if (!t->warming) /* no thread: warm now */
+                (void) warm_main(t);
+}
+
+void cli_tools_warm_wait(cli_tools *t) {
+        if (t && t->warming) {
+                pthread_join(t->warm_thread, NULL);
+                t->warming = false;
+        }
+}
+
+static int run_warmed(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+        const wrapped *w = c->env;
+        cli_tools_warm_wait(w->t);
+        tool_ctx inner = *c;
+        inner.env = w->orig->env;
+        return w->orig->run(&inner, input, ret, e);
+}
 
 void cli_tools_free(cli_tools *t) {
         if (!t)
                 return;
+        cli_tools_warm_wait(t);
         tool_web_free(t->web);
         free(t);
 }
@@ -57,10 +107,16 @@ static const tool_def *find_tool(const cli_tools *t, const char *name) {
 
 static void add_tool(cli_tools *t, const tool_def *d) {
         for (size_t i = 0; i < t->n; i++)
-                if (t->defs[i] == d)
+                if (t->wraps[i].orig == d)
                         return;
-        if (t->n < CLI_TOOLS_MAX)
-                t->defs[t->n++] = d;
+        if (t->n >= CLI_TOOLS_MAX)
+                return;
+        size_t i = t->n++;
+        t->wraps[i] = (wrapped){.t = t, .orig = d};
+        t->offered[i] = *d;
+        t->offered[i].run = run_warmed;
+        t->offered[i].env = &t->wraps[i];
+        t->defs[i] = &t->offered[i];
 }
 
 int cli_tools_new(const settings *st, const char *const *names, size_t n_names, cli_tools **ret, hull_error *e) {
@@ -102,16 +158,6 @@ int cli_tools_new(const settings *st, const char *const *names, size_t n_names, 
         for (size_t i = 0; i < t->n; i++)
                 t->policies[i] = settings_policy_for(st, t->defs[i]->name, t->defs[i]->default_policy);
         *ret = TAKE_PTR(t);
-        return 0;
-}
-
-int cli_tools_warm(ss_manager *m, ss_session *s, hull_error *e) {
-        hull_error we = {0};
-        int r = ss_call_begin(m, s, -1, e);
-        if (r < 0)
-                return r;
-        (void) ss_warm(m, s, SBX_LANG_PYTHON, &we); /* a failure: the first cell starts it */
-        ss_call_end(m, s);
         return 0;
 }
 

@@ -26,9 +26,13 @@ const tool_def *const *cli_tools_defs(const cli_tools *t);
 const tool_policy *cli_tools_policies(const cli_tools *t);
 size_t cli_tools_count(const cli_tools *t);
 
-/* Start the session's python without waiting for it. Failures only make the first cell slower:
- * returns 0, or a negative errno with *e only when the session is gone. */
-int cli_tools_warm(ss_manager *m, ss_session *s, hull_error *e);
+/* Start the session's python in a thread of its own, so that it warms up while the first model
+ * request is in flight; every tool of t, and cli_tools_warm_wait, wait for it to be over. Failures
+ * only make the first cell slower. Call it once the session is open (the thread that opened it
+ * stays: the session's init dies with it). */
+void cli_tools_warm_start(cli_tools *t, ss_manager *m, ss_session *s);
+/* Wait for the warm-up (if any) to end: before any other use of the session. */
+void cli_tools_warm_wait(cli_tools *t);
 
 /* Copy the session's workspace into DIR/workspace (an existing one is replaced) and its handles
  * into DIR/handles (ss_handles_export), where cli-agent.c starts a resumed session from. */
