@@ -124,6 +124,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 return;
         }
         if (strcmp(type, "span.model_request_start") == 0) {
+                end_line(a); /* the text of the request before (it asked for tools) ends its line */
                 a->streamed = false;
                 a->requests++;
                 a->request_started_ms = now_mono_ms();
