@@ -449,6 +449,91 @@ static void test_for_tools(const ss_config *base) {
         ss_free(m);
 }
 
+/* A session's handles kept beyond it (ss_handles_export) and a new session started from them
+ * (handles_from): the same ids and data; a kept file changed afterwards reads as tampered. And a
+ * cell's emitted value found within its stdout (emit_at, emit_len). */
+static void test_export(const ss_config *base) {
+        ss_config cfg = *base;
+        cfg.audit_dir = NULL;
+        ss_manager *m = NULL;
+        ss_session *s = NULL, *t = NULL, *u = NULL;
+        hull_error e = {0};
+        char kept[256];
+        snprintf(kept, sizeof(kept), "%s/kept", tmp);
+        CHECK(mkdir(kept, 0711) == 0);
+        CHECK_EQ_INT(ss_new(&cfg, &m, &e), 0);
+        if (!m)
+                return;
+        ss_open_opts o = {.principal = "dave"};
+        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
+        if (!s || ss_call_begin(m, s, -1, &e) < 0) {
+                ss_free(m);
+                return;
+        }
+        json_t *sum = NULL;
+        CHECK_EQ_INT(ss_handles_spill(m, s, HD_FORMAT_CSV, "fetch", "a,b\n1,2\n3,4\n", 12, &sum, &e), 0);
+        char id[64];
+        snprintf(id, sizeof(id), "%s", json_string_value(json_object_get(sum, "id")) ?: "");
+        json_decref(sum);
+        ss_cell_args ca = {.lang = SBX_LANG_PYTHON,
+                           .code = "print('before')\nemit({'n': 7})",
+                           .code_len = strlen("print('before')\nemit({'n': 7})"),
+                           .timeout_ms = 60000,
+                           .output_bytes = 4096};
+        ss_cell_output co = {0};
+        CHECK_EQ_INT(ss_cell(m, s, &ca, &co, &e), 0);
+        CHECK(co.emit_len > 0 && co.emit_at + co.emit_len == co.o.out_len);
+        CHECK(co.emit_len > 0 && strncmp(co.o.out + co.emit_at, "{\"n\": 7}\n", co.emit_len) == 0);
+        CHECK(strncmp(co.o.out, "before\n", co.emit_at) == 0);
+        ss_output_done(&co.o);
+        CHECK_EQ_INT(ss_handles_export(m, s, kept, &e), 0);
+        ss_call_end(m, s);
+        ss_close_info ci;
+        ss_close(m, s, &ci);
+        ss_unref(m, s);
+
+        ss_open_opts o2 = {.principal = "dave", .handles_from = kept};
+        CHECK_EQ_INT(ss_open(m, &o2, &t, &e), 0);
+        if (t && ss_call_begin(m, t, -1, &e) == 0) {
+                json_t *rows = NULL;
+                char sql[128];
+                snprintf(sql, sizeof(sql), "SELECT sum(b) AS s FROM \"%s\"", id);
+                CHECK_EQ_INT(ss_handles_query(m, t, sql, NULL, 0, 10, &rows, &e), 0);
+                char *d = rows ? json_dumps(rows, JSON_COMPACT) : NULL;
+                CHECK(d && strstr(d, "6") != NULL);
+                free(d);
+                json_decref(rows);
+                ss_call_end(m, t);
+                ss_close(m, t, &ci);
+        }
+        if (t)
+                ss_unref(m, t);
+
+        /* a kept file changed: the new session refuses to use it */
+        char path[512];
+        snprintf(path, sizeof(path), "%s/%s.sqlite", kept, id);
+        FILE *f = fopen(path, "r+");
+        CHECK(f != NULL);
+        if (f) {
+                fseek(f, 200, SEEK_SET);
+                fputc('X', f);
+                fclose(f);
+        }
+        CHECK_EQ_INT(ss_open(m, &o2, &u, &e), 0);
+        if (u && ss_call_begin(m, u, -1, &e) == 0) {
+                json_t *got = NULL;
+                ss_inspect_opts io = {0};
+                CHECK(ss_handles_inspect(m, u, id, &io, &got, &e) < 0);
+                CHECK(strstr(e.msg, "tampered") != NULL);
+                json_decref(got);
+                ss_call_end(m, u);
+        }
+        if (u)
+                ss_unref(m, u);
+        ss_shutdown(m, 1000);
+        ss_free(m);
+}
+
 int main(void) {
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {
                 printf("skip - the session core makes real sandboxes: it needs root and /usr/bin/python3\n");
@@ -490,6 +575,7 @@ int main(void) {
         }
         test_bounds(&cfg);
         test_for_tools(&cfg);
+        test_export(&cfg);
         (void) rm_rf_at(AT_FDCWD, tmp);
         return test_done();
 }
