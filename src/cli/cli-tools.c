@@ -173,7 +173,7 @@ int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e)
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return hull_err(e, -errno, "cannot open %s", dir);
-        if (mkdirat(dfd, "handles", 0711) < 0 && errno != EEXIST)
+        if (mkdirat(dfd, "handles", 0700) < 0 && errno != EEXIST)
                 return hull_err(e, -errno, "cannot create %s", handles);
         r = ss_call_begin(m, s, -1, e);
         if (r < 0)
