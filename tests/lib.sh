@@ -62,3 +62,32 @@ stop_server() {
         kill -KILL "$SERVER_PID" 2>/dev/null
         wait "$SERVER_PID"
 }
+
+# mock_start SCRIPT-JSON [ARGS...]: start hull mock-model on a free port; sets MOCK_PID, MURL.
+mock_start() {
+        local script=$1 i
+        shift
+        printf '%s' "$script" >"$TEST_TMP/script.json"
+        : >"$TEST_TMP/mock.out"
+        "$HULL" mock-model --script "$TEST_TMP/script.json" --listen 127.0.0.1:0 "$@" \
+                >"$TEST_TMP/mock.out" 2>"$TEST_TMP/mock.err" &
+        MOCK_PID=$!
+        pids+=("$MOCK_PID")
+        MURL=""
+        for i in $(seq 1 600); do
+                MURL=$(head -1 "$TEST_TMP/mock.out" | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p')
+                [ -n "$MURL" ] && return 0
+                kill -0 "$MOCK_PID" 2>/dev/null || return 1
+                sleep 0.05
+        done
+        return 1
+}
+
+# mock_stop [SIGNAL]: signal it and wait (30 s at most); returns its exit status.
+mock_stop() {
+        local i
+        kill -"${1:-TERM}" "$MOCK_PID" 2>/dev/null
+        for i in $(seq 1 300); do kill -0 "$MOCK_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$MOCK_PID" 2>/dev/null
+        wait "$MOCK_PID"
+}

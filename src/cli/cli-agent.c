@@ -20,6 +20,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "sbx-session.h"
+#include "parse-util.h"
 #include "ss.h"
 #include "time-util.h"
 
@@ -51,6 +52,77 @@ const char *cli_agent_id(const cli_agent *a) {
 
 const char *cli_agent_dir(const cli_agent *a) {
         return a->dir;
+}
+
+/* ---- the shared options ---- */
+
+int cli_agent_option(const char *cmd, int c, const char *arg, cli_agent_args *args, cli_agent_opts *o) {
+        uint64_t v;
+        switch (c) {
+        case CLI_AGENT_OPT_TOOL:
+        case CLI_AGENT_OPT_HEADER: {
+                bool tool = c == CLI_AGENT_OPT_TOOL;
+                size_t *n = tool ? &args->n_tools : &args->n_headers;
+                if (*n >= CLI_RUN_INPUTS_MAX)
+                        return cli_usage_error(cmd, -1, "at most %u --%s options", CLI_RUN_INPUTS_MAX,
+                                               tool ? "tool" : "header");
+                if (!arg[0])
+                        return cli_usage_error(cmd, -1, "--%s wants a value", tool ? "tool" : "header");
+                (tool ? args->tools : args->headers)[(*n)++] = arg;
+                return 1;
+        }
+        case CLI_AGENT_OPT_MODEL:
+                o->flags.model = arg;
+                return 1;
+        case CLI_AGENT_OPT_PROVIDER:
+                if (model_api_from_string(arg) < 0)
+                        return cli_usage_error(cmd, -1, "--provider wants openai or anthropic, not '%s'", arg);
+                o->flags.provider = arg;
+                return 1;
+        case CLI_AGENT_OPT_BASE_URL:
+                o->flags.base_url = arg;
+                return 1;
+        case CLI_AGENT_OPT_API_KEY:
+                o->flags.api_key = arg;
+                return 1;
+        case CLI_AGENT_OPT_NO_STREAM:
+                o->flags.stream = 0;
+                return 1;
+        case CLI_AGENT_OPT_VERBOSE:
+                o->verbose = true;
+                return 1;
+        case CLI_AGENT_OPT_YES:
+                o->yes = true;
+                return 1;
+        case CLI_AGENT_OPT_MAX_TURNS:
+                if (parse_uint64(arg, 1, CLI_RUN_TURNS_MAX, &v) < 0)
+                        return cli_usage_error(cmd, -1, "--max-turns wants a count from 1 to %u, not '%s'",
+                                               CLI_RUN_TURNS_MAX, arg);
+                o->max_turns = (unsigned) v;
+                return 1;
+        case CLI_AGENT_OPT_TIMEOUT:
+                if (parse_duration_ms(arg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &v) < 0)
+                        return cli_usage_error(cmd, -1,
+                                               "--timeout wants a duration from 1s to 12h (90s, 10m), not '%s'", arg);
+                o->wall_ms = v;
+                return 1;
+        case CLI_AGENT_OPT_INSTRUCTIONS:
+                o->instructions = arg;
+                return 1;
+        case CLI_AGENT_OPT_NO_CGROUP:
+                o->no_cgroup = true;
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+void cli_agent_args_done(cli_agent_args *args, cli_agent_opts *o) {
+        args->headers[args->n_headers] = NULL;
+        o->flags.headers = args->n_headers ? args->headers : NULL;
+        o->flags.n_headers = args->n_headers;
+        o->tool_names = args->n_tools ? args->tools : NULL;
+        o->n_tool_names = args->n_tools;
 }
 
 /* ---- showing the bus ---- */

@@ -5,6 +5,7 @@
  * y/n prompt for always_ask tools. */
 #pragma once
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 
 #include "agent.h"
 #include "error.h"
+#include "limits.h"
 #include "settings.h"
 
 typedef enum cli_agent_kind {
@@ -35,6 +37,49 @@ typedef struct cli_agent_opts {
         bool no_cgroup;
         const atomic_bool *interrupt; /* set by the caller's SIGINT handler */
 } cli_agent_opts;
+
+/* The options hull run and hull chat share: their getopt entries and their parsing. */
+enum {
+        CLI_AGENT_OPT_TOOL = 0x200,
+        CLI_AGENT_OPT_MODEL,
+        CLI_AGENT_OPT_PROVIDER,
+        CLI_AGENT_OPT_BASE_URL,
+        CLI_AGENT_OPT_API_KEY,
+        CLI_AGENT_OPT_HEADER,
+        CLI_AGENT_OPT_NO_STREAM,
+        CLI_AGENT_OPT_VERBOSE,
+        CLI_AGENT_OPT_YES,
+        CLI_AGENT_OPT_MAX_TURNS,
+        CLI_AGENT_OPT_TIMEOUT,
+        CLI_AGENT_OPT_INSTRUCTIONS,
+        CLI_AGENT_OPT_NO_CGROUP,
+};
+#define CLI_AGENT_OPTIONS                                                                                              \
+        {"tool", required_argument, NULL, CLI_AGENT_OPT_TOOL},                                                         \
+                {"model", required_argument, NULL, CLI_AGENT_OPT_MODEL},                                               \
+                {"provider", required_argument, NULL, CLI_AGENT_OPT_PROVIDER},                                         \
+                {"base-url", required_argument, NULL, CLI_AGENT_OPT_BASE_URL},                                         \
+                {"api-key", required_argument, NULL, CLI_AGENT_OPT_API_KEY},                                           \
+                {"header", required_argument, NULL, CLI_AGENT_OPT_HEADER},                                             \
+                {"no-stream", no_argument, NULL, CLI_AGENT_OPT_NO_STREAM},                                             \
+                {"verbose", no_argument, NULL, CLI_AGENT_OPT_VERBOSE}, {"yes", no_argument, NULL, CLI_AGENT_OPT_YES},  \
+                {"max-turns", required_argument, NULL, CLI_AGENT_OPT_MAX_TURNS},                                       \
+                {"timeout", required_argument, NULL, CLI_AGENT_OPT_TIMEOUT},                                           \
+                {"instructions", required_argument, NULL, CLI_AGENT_OPT_INSTRUCTIONS}, {                               \
+                "no-cgroup", no_argument, NULL, CLI_AGENT_OPT_NO_CGROUP                                                \
+        }
+
+typedef struct cli_agent_args {
+        const char *tools[CLI_RUN_INPUTS_MAX];
+        const char *headers[CLI_RUN_INPUTS_MAX + 1];
+        size_t n_tools, n_headers;
+} cli_agent_args;
+
+/* One getopt result c (with optarg) of the shared options, into o and args: 1 when it was one of
+ * them, 0 when it was not, -1 after a usage error was printed (for cmd, "run" or "chat"). */
+int cli_agent_option(const char *cmd, int c, const char *arg, cli_agent_args *args, cli_agent_opts *o);
+/* After parsing: o's lists point into args. */
+void cli_agent_args_done(cli_agent_args *args, cli_agent_opts *o);
 
 typedef struct cli_agent cli_agent;
 

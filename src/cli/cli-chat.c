@@ -25,34 +25,13 @@
 #include "parse-util.h"
 
 enum {
-        OPT_TOOL = 0x100,
-        OPT_MODEL,
-        OPT_PROVIDER,
-        OPT_BASE_URL,
-        OPT_API_KEY,
-        OPT_HEADER,
-        OPT_NO_STREAM,
-        OPT_VERBOSE,
-        OPT_YES,
-        OPT_INSTRUCTIONS,
-        OPT_LIST,
-        OPT_NO_CGROUP,
+        OPT_LIST = 0x100,
 };
 
 static const struct option options[] = {
         {"help", no_argument, NULL, 'h'},
-        {"tool", required_argument, NULL, OPT_TOOL},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"provider", required_argument, NULL, OPT_PROVIDER},
-        {"base-url", required_argument, NULL, OPT_BASE_URL},
-        {"api-key", required_argument, NULL, OPT_API_KEY},
-        {"header", required_argument, NULL, OPT_HEADER},
-        {"no-stream", no_argument, NULL, OPT_NO_STREAM},
-        {"verbose", no_argument, NULL, OPT_VERBOSE},
-        {"yes", no_argument, NULL, OPT_YES},
-        {"instructions", required_argument, NULL, OPT_INSTRUCTIONS},
         {"list", no_argument, NULL, OPT_LIST},
-        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
+        CLI_AGENT_OPTIONS,
         {},
 };
 
@@ -66,7 +45,8 @@ void cli_chat_help(void) {
                "  --list              the kept chats, newest last\n"
                "  --tool NAME         offer only these tools (repeatable)\n"
                "  --model M, --provider P, --base-url URL, --api-key KEY, --header 'N: V', --no-stream,\n"
-               "  --instructions TEXT, --yes, --no-cgroup   as for hull run\n"
+               "  --instructions TEXT, --yes, --max-turns N, --timeout DUR (per turn), --no-cgroup\n"
+               "                      as for hull run\n"
                "  --verbose           every step on stderr\n\n"
                "In the chat: /exit ends it, /id prints its id, /handles lists its handles.\n");
 }
@@ -160,56 +140,22 @@ static char *reader_next(reader *r) {
 }
 
 int cli_chat_main(int argc, char **argv) {
-        const char *tools[CLI_RUN_INPUTS_MAX], *headers[CLI_RUN_INPUTS_MAX + 1];
-        size_t n_tools = 0, n_headers = 0;
+        cli_agent_args args = {0};
         cli_agent_opts o = {.kind = CLI_AGENT_CHAT, .flags = {.stream = -1}, .print_answer = true, .compact = true};
         int c, idx;
 
         while ((c = getopt_long(argc, argv, "h", options, &idx)) != -1) {
+                int k = cli_agent_option("chat", c, optarg, &args, &o);
+                if (k < 0)
+                        return CLI_EXIT_USAGE;
+                if (k > 0)
+                        continue;
                 switch (c) {
                 case 'h':
                         cli_chat_help();
                         return CLI_EXIT_OK;
                 case OPT_LIST:
                         return list_chats();
-                case OPT_TOOL:
-                case OPT_HEADER: {
-                        size_t *n = c == OPT_TOOL ? &n_tools : &n_headers;
-                        const char **list = c == OPT_TOOL ? tools : headers;
-                        if (*n >= CLI_RUN_INPUTS_MAX)
-                                return usage_error("at most %u --%s options", CLI_RUN_INPUTS_MAX, options[idx].name);
-                        list[(*n)++] = optarg;
-                        break;
-                }
-                case OPT_MODEL:
-                        o.flags.model = optarg;
-                        break;
-                case OPT_PROVIDER:
-                        if (model_api_from_string(optarg) < 0)
-                                return usage_error("--provider wants openai or anthropic, not '%s'", optarg);
-                        o.flags.provider = optarg;
-                        break;
-                case OPT_BASE_URL:
-                        o.flags.base_url = optarg;
-                        break;
-                case OPT_API_KEY:
-                        o.flags.api_key = optarg;
-                        break;
-                case OPT_NO_STREAM:
-                        o.flags.stream = 0;
-                        break;
-                case OPT_VERBOSE:
-                        o.verbose = true;
-                        break;
-                case OPT_YES:
-                        o.yes = true;
-                        break;
-                case OPT_INSTRUCTIONS:
-                        o.instructions = optarg;
-                        break;
-                case OPT_NO_CGROUP:
-                        o.no_cgroup = true;
-                        break;
                 default:
                         return usage_error("unknown option '%s'", argv[optind - 1]);
                 }
@@ -217,11 +163,7 @@ int cli_chat_main(int argc, char **argv) {
         if (optind + 1 < argc)
                 return usage_error("one conversation id at most, not also '%s'", argv[optind + 1]);
         o.resume_id = optind < argc ? argv[optind] : NULL;
-        headers[n_headers] = NULL;
-        o.flags.headers = n_headers ? headers : NULL;
-        o.flags.n_headers = n_headers;
-        o.tool_names = n_tools ? tools : NULL;
-        o.n_tool_names = n_tools;
+        cli_agent_args_done(&args, &o);
         o.interrupt = &interrupted;
 
         /* Ctrl-C interrupts a turn; no SA_RESTART, so a read in progress returns */

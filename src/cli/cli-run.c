@@ -19,41 +19,16 @@
 
 enum {
         OPT_INPUT = 0x100,
-        OPT_TOOL,
-        OPT_MODEL,
-        OPT_PROVIDER,
-        OPT_BASE_URL,
-        OPT_API_KEY,
-        OPT_HEADER,
-        OPT_NO_STREAM,
         OPT_KEEP,
-        OPT_VERBOSE,
         OPT_JSON,
-        OPT_YES,
-        OPT_MAX_TURNS,
-        OPT_TIMEOUT,
-        OPT_INSTRUCTIONS,
-        OPT_NO_CGROUP,
 };
 
 static const struct option options[] = {
         {"help", no_argument, NULL, 'h'},
         {"input", required_argument, NULL, OPT_INPUT},
-        {"tool", required_argument, NULL, OPT_TOOL},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"provider", required_argument, NULL, OPT_PROVIDER},
-        {"base-url", required_argument, NULL, OPT_BASE_URL},
-        {"api-key", required_argument, NULL, OPT_API_KEY},
-        {"header", required_argument, NULL, OPT_HEADER},
-        {"no-stream", no_argument, NULL, OPT_NO_STREAM},
         {"keep", no_argument, NULL, OPT_KEEP},
-        {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"json", no_argument, NULL, OPT_JSON},
-        {"yes", no_argument, NULL, OPT_YES},
-        {"max-turns", required_argument, NULL, OPT_MAX_TURNS},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"instructions", required_argument, NULL, OPT_INSTRUCTIONS},
-        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
+        CLI_AGENT_OPTIONS,
         {},
 };
 
@@ -106,76 +81,35 @@ static json_t *usage_json(const model_usage *u) {
 }
 
 int cli_run_main(int argc, char **argv) {
-        const char *inputs[CLI_RUN_INPUTS_MAX], *tools[CLI_RUN_INPUTS_MAX], *headers[CLI_RUN_INPUTS_MAX + 1];
-        size_t n_inputs = 0, n_tools = 0, n_headers = 0;
+        const char *inputs[CLI_RUN_INPUTS_MAX];
+        size_t n_inputs = 0;
+        cli_agent_args args = {0};
         cli_agent_opts o = {.kind = CLI_AGENT_RUN, .flags = {.stream = -1}, .print_answer = true};
         bool keep = false, json = false;
-        uint64_t v;
         int c, idx;
 
         while ((c = getopt_long(argc, argv, "h", options, &idx)) != -1) {
+                int k = cli_agent_option("run", c, optarg, &args, &o);
+                if (k < 0)
+                        return CLI_EXIT_USAGE;
+                if (k > 0)
+                        continue;
                 switch (c) {
                 case 'h':
                         cli_run_help();
                         return CLI_EXIT_OK;
                 case OPT_INPUT:
-                case OPT_TOOL:
-                case OPT_HEADER: {
-                        size_t *n = c == OPT_INPUT ? &n_inputs : c == OPT_TOOL ? &n_tools : &n_headers;
-                        const char **list = c == OPT_INPUT ? inputs : c == OPT_TOOL ? tools : headers;
-                        if (*n >= CLI_RUN_INPUTS_MAX)
-                                return usage_error("at most %u --%s options", CLI_RUN_INPUTS_MAX, options[idx].name);
+                        if (n_inputs >= CLI_RUN_INPUTS_MAX)
+                                return usage_error("at most %u --input options", CLI_RUN_INPUTS_MAX);
                         if (!optarg[0])
-                                return usage_error("--%s wants a value", options[idx].name);
-                        list[(*n)++] = optarg;
-                        break;
-                }
-                case OPT_MODEL:
-                        o.flags.model = optarg;
-                        break;
-                case OPT_PROVIDER:
-                        if (model_api_from_string(optarg) < 0)
-                                return usage_error("--provider wants openai or anthropic, not '%s'", optarg);
-                        o.flags.provider = optarg;
-                        break;
-                case OPT_BASE_URL:
-                        o.flags.base_url = optarg;
-                        break;
-                case OPT_API_KEY:
-                        o.flags.api_key = optarg;
-                        break;
-                case OPT_NO_STREAM:
-                        o.flags.stream = 0;
+                                return usage_error("%s", "--input wants a file");
+                        inputs[n_inputs++] = optarg;
                         break;
                 case OPT_KEEP:
                         keep = true;
                         break;
-                case OPT_VERBOSE:
-                        o.verbose = true;
-                        break;
                 case OPT_JSON:
                         json = true;
-                        break;
-                case OPT_YES:
-                        o.yes = true;
-                        break;
-                case OPT_MAX_TURNS:
-                        if (parse_uint64(optarg, 1, CLI_RUN_TURNS_MAX, &v) < 0)
-                                return usage_error("--max-turns wants a count from 1 to %u, not '%s'",
-                                                   CLI_RUN_TURNS_MAX, optarg);
-                        o.max_turns = (unsigned) v;
-                        break;
-                case OPT_TIMEOUT:
-                        if (parse_duration_ms(optarg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &v) < 0)
-                                return usage_error("--timeout wants a duration from 1s to 12h (90s, 10m), not '%s'",
-                                                   optarg);
-                        o.wall_ms = v;
-                        break;
-                case OPT_INSTRUCTIONS:
-                        o.instructions = optarg;
-                        break;
-                case OPT_NO_CGROUP:
-                        o.no_cgroup = true;
                         break;
                 default:
                         return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -188,11 +122,7 @@ int cli_run_main(int argc, char **argv) {
         const char *task = argv[optind];
         if (!task[0] || strspn(task, " \t\n") == strlen(task))
                 return usage_error("%s", "the task is empty");
-        headers[n_headers] = NULL;
-        o.flags.headers = n_headers ? headers : NULL;
-        o.flags.n_headers = n_headers;
-        o.tool_names = n_tools ? tools : NULL;
-        o.n_tool_names = n_tools;
+        cli_agent_args_done(&args, &o);
         o.print_answer = !json;
         o.interrupt = &interrupted;
 

@@ -10,27 +10,11 @@ unset OPENAI_API_KEY ANTHROPIC_API_KEY HULL_API_KEY HULL_MODEL HULL_BASE_URL HUL
         ANTHROPIC_BASE_URL TAVILY_API_KEY 2>/dev/null
 cd "$TEST_TMP" || exit 1
 
-mock_start() {
-        local i
-        printf '%s' "$1" >"$TEST_TMP/script.json"
-        : >"$TEST_TMP/mock.out"
+# mock SCRIPT-JSON [ARGS...]: hull mock-model (tests/lib.sh's mock_start) with its requests
+# recorded in $TEST_TMP/requests.jsonl.
+mock() {
         : >"$TEST_TMP/requests.jsonl"
-        "$HULL" mock-model --script "$TEST_TMP/script.json" --listen 127.0.0.1:0 --record "$TEST_TMP/requests.jsonl" \
-                --log-level error >"$TEST_TMP/mock.out" 2>"$TEST_TMP/mock.err" &
-        MOCK_PID=$!
-        pids+=("$MOCK_PID")
-        MURL=""
-        for i in $(seq 1 600); do
-                MURL=$(head -1 "$TEST_TMP/mock.out" | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p')
-                [ -n "$MURL" ] && return 0
-                kill -0 "$MOCK_PID" 2>/dev/null || return 1
-                sleep 0.05
-        done
-        return 1
-}
-mock_stop() {
-        kill -TERM "$MOCK_PID" 2>/dev/null
-        wait "$MOCK_PID" 2>/dev/null
+        mock_start "$1" --record "$TEST_TMP/requests.jsonl" --log-level error "${@:2}"
 }
 
 O=$TEST_TMP/out
@@ -54,7 +38,7 @@ sys.exit(0 if eval(sys.argv[4]) else 1)
 PYEOF
 }
 
-mock_start '{"steps":[
+mock '{"steps":[
  {"text":"Writing it.","tool_calls":[{"name":"bash","input":{"command":"echo remembered > note.txt; cat note.txt"}}]},
  {"text":"first answer: {{last_tool_result|line:1}}"},
  {"tool_calls":[{"name":"run_python","input":{"code":"emit([{\"k\": i} for i in range(3000)])"}}]},
@@ -80,7 +64,7 @@ pyexpect "chat ID: continued with its messages, its workspace and its handles" \
 mock_stop
 
 # Ctrl-C ends the turn in flight, not the chat: the next line is answered
-mock_start '{"steps":[
+mock '{"steps":[
  {"tool_calls":[{"name":"bash","input":{"command":"sleep 100"}}]},
  {"text":"after the interrupt"}]}'
 mkfifo "$TEST_TMP/in"

@@ -12,30 +12,11 @@ unset OPENAI_API_KEY ANTHROPIC_API_KEY HULL_API_KEY HULL_MODEL HULL_BASE_URL HUL
         ANTHROPIC_BASE_URL TAVILY_API_KEY 2>/dev/null
 cd "$TEST_TMP" || exit 1 # no .env of the caller's
 
-# mock_start SCRIPT-JSON [ARGS...]: hull mock-model on a free port; sets MOCK_PID and MURL.
-mock_start() {
-        local i
-        printf '%s' "$1" >"$TEST_TMP/script.json"
-        shift
-        : >"$TEST_TMP/mock.out"
+# mock SCRIPT-JSON [ARGS...]: hull mock-model (tests/lib.sh's mock_start) with its requests
+# recorded in $TEST_TMP/requests.jsonl.
+mock() {
         : >"$TEST_TMP/requests.jsonl"
-        "$HULL" mock-model --script "$TEST_TMP/script.json" --listen 127.0.0.1:0 --record "$TEST_TMP/requests.jsonl" \
-                --log-level error "$@" >"$TEST_TMP/mock.out" 2>"$TEST_TMP/mock.err" &
-        MOCK_PID=$!
-        pids+=("$MOCK_PID")
-        MURL=""
-        for i in $(seq 1 600); do
-                MURL=$(head -1 "$TEST_TMP/mock.out" | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p')
-                [ -n "$MURL" ] && return 0
-                kill -0 "$MOCK_PID" 2>/dev/null || return 1
-                sleep 0.05
-        done
-        return 1
-}
-
-mock_stop() {
-        kill -TERM "$MOCK_PID" 2>/dev/null
-        wait "$MOCK_PID" 2>/dev/null
+        mock_start "$1" --record "$TEST_TMP/requests.jsonl" --log-level error "${@:2}"
 }
 
 # run_hull API [HULL-RUN-ARGS...]: hull run against the mock in API's format; stdout in $O,
@@ -95,7 +76,7 @@ for api in openai anthropic; do
         for mode in streamed whole; do
                 flag=()
                 [ $mode = whole ] && flag=(--no-stream)
-                mock_start "$SPILL" || { fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"; continue; }
+                mock "$SPILL" || { fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"; continue; }
                 run_hull $api "how many rows?" --json "${flag[@]}"
                 pyexpect "run $api $mode: exit 0 with the answer" \
                         'rc == 0 and j and j["stop"] == "end_turn" and j["answer"].startswith("The table has 5000 rows: ") and "made 5000 rows" in j["answer"]'
@@ -114,7 +95,7 @@ done
 
 # the answer streamed on stdout as it comes, the steps on stderr with --verbose; a run that
 # succeeded without --keep leaves nothing behind
-mock_start "$SPILL"
+mock "$SPILL"
 before=$(ls -A "$HULL_HOME/runs" 2>/dev/null | wc -l)
 run_hull anthropic "how many rows?" --verbose
 after=$(ls -A "$HULL_HOME/runs" 2>/dev/null | wc -l)
@@ -124,7 +105,7 @@ pyexpect "run: the answer on stdout, the steps on stderr with --verbose" \
 mock_stop
 
 # ---- what the model gets wrong is an error result it can act on, never a crash ----
-mock_start '{"steps":[
+mock '{"steps":[
  {"tool_calls":[{"name":"run_python","input":{"cod":"print(1)"}}]},
  {"tool_calls":[{"name":"no_such_tool","input":{"x":1}}]},
  {"tool_calls":[{"name":"bash","arguments":"{\"command\": \"echo hi\""}]},
@@ -133,7 +114,7 @@ run_hull openai "try" --json
 pyexpect "run: bad arguments, an unknown tool and broken JSON arguments are error results, the run goes on" \
         'rc == 0 and j["answer"] == "gave up" and len(reqs) == 4 and "unknown field" in tool_results(reqs[1])[0][0] and "code" in tool_results(reqs[1])[0][0] and "unknown tool" in tool_results(reqs[2])[1][0] and "bash" in tool_results(reqs[2])[1][0] and "JSON" in tool_results(reqs[3])[2][0]'
 mock_stop
-mock_start '{"steps":[
+mock '{"steps":[
  {"tool_calls":[{"name":"read","input":{"file_path":"/etc/passwd"}}]},
  {"tool_calls":[{"name":"write","input":{"file_path":"../../outside.txt","content":"x"}}]},
  {"text":"done"}]}'
@@ -143,31 +124,31 @@ pyexpect "run: paths outside /workspace are refused as error results" \
 mock_stop
 
 # ---- a tool past its deadline is stopped and reported ----
-mock_start '{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"sleep 60","timeout":1000}}]},{"text":"{{last_tool_result|line:1}}"}]}'
+mock '{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"sleep 60","timeout":1000}}]},{"text":"{{last_tool_result|line:1}}"}]}'
 run_hull openai "sleep" --json
 pyexpect "run: a tool past its deadline is stopped and the model told" \
         'rc == 0 and "timed out" in j["answer"] and secs < 30'
 mock_stop
 
 # ---- provider faults ----
-mock_start '{"steps":[{"error":{"kind":"rate_limit","retry_after_ms":10},"times":2},{"text":"after the storm"}]}'
+mock '{"steps":[{"error":{"kind":"rate_limit","retry_after_ms":10},"times":2},{"text":"after the storm"}]}'
 run_hull anthropic "hi" --json
 pyexpect "run: 429 twice, then success (retried, honouring retry-after-ms)" \
         'rc == 0 and j["answer"] == "after the storm" and len(reqs) == 3'
 mock_stop
 for api in openai anthropic; do
-        mock_start '{"steps":[{"text":"never"}]}' --api-key right-key
+        mock '{"steps":[{"text":"never"}]}' --api-key right-key
         KEY=wrong-key run_hull $api "hi"
         pyexpect "run $api: a wrong key is one clear line, exit 1, no retry" \
                 'rc == 1 and "key" in e.lower() and len(e.strip().splitlines()) <= 2 and "Traceback" not in e and len(reqs) == 1'
         mock_stop
 done
-mock_start '{"steps":[{"text":"this answer is cut off somewhere in the middle","cut":{"after_events":3,"mid_line":true}}]}'
+mock '{"steps":[{"text":"this answer is cut off somewhere in the middle","cut":{"after_events":3,"mid_line":true}}]}'
 run_hull openai "hi"
 pyexpect "run: a stream cut in the middle is a clear error, exit 1" \
         'rc == 1 and "hull: run:" in e and secs < 60'
 mock_stop
-mock_start '{"steps":[{"error":{"kind":"model_not_found"}}]}'
+mock '{"steps":[{"error":{"kind":"model_not_found"}}]}'
 run_hull anthropic "hi"
 pyexpect "run: an unknown model is one clear line" 'rc == 1 and "model" in e.lower() and "mock-model" in e'
 mock_stop
@@ -177,7 +158,7 @@ pyexpect "run: an endpoint that is not there is one clear line" 'rc == 1 and "12
 
 # ---- the context budget: older results elided first, then a clear stop ----
 printf '{"context_tokens": 5000}' >"$HULL_HOME/config.json"
-mock_start '{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"head -c 6000 /dev/zero | tr \"\\\\0\" a"}}]}]}'
+mock '{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"head -c 6000 /dev/zero | tr \"\\\\0\" a"}}]}]}'
 run_hull openai "fill it" --json
 pyexpect "run: past the context budget, old results are elided, then the run stops with a clear error" \
         'rc == 1 and j["stop"] == "context" and "context" in j["error"] and len(reqs) >= 2'
@@ -193,14 +174,14 @@ rm -f "$HULL_HOME/config.json"
 # ---- always_ask: approved with --yes, denied when nobody can be asked ----
 printf '{"tools": {"bash": "always_ask"}}' >"$HULL_HOME/config.json"
 ASK='{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"echo ran-it > proof.txt; echo ran-it"}}]},{"text":"{{last_tool_result}}"}]}'
-mock_start "$ASK"
+mock "$ASK"
 run_hull anthropic "do it" --json --yes --keep
 pyexpect "run: an always_ask tool approved (--yes) runs" 'rc == 0 and "ran-it" in j["answer"]'
 dir=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["dir"] or "")' "$O" 2>/dev/null)
 check "run --keep: the workspace is kept" grep -q ran-it "$dir/workspace/proof.txt"
 check "run --keep: hull verify checks the run's records" "$HULL" verify "$dir"
 mock_stop
-mock_start "$ASK"
+mock "$ASK"
 HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=m setsid -w timeout 120 "$HULL" run "do it" --json \
         >"$O" 2>"$E" </dev/null
 RC=$? SECS=0
@@ -208,14 +189,14 @@ pyexpect "run: an always_ask tool nobody can approve is denied, and the model to
         'rc == 0 and "denied" in j["answer"] and tool_results(reqs[1])[0][0].startswith("denied") is not None and "ran-it" not in j["answer"]'
 mock_stop
 printf '{"tools": {"bash": "deny"}}' >"$HULL_HOME/config.json"
-mock_start "$ASK"
+mock "$ASK"
 run_hull openai "do it" --json
 pyexpect "run: a denied tool does not run" 'rc == 0 and "ran-it" not in j["answer"] and "den" in j["answer"]'
 mock_stop
 rm -f "$HULL_HOME/config.json"
 
 # ---- an interrupt ends the run and the command in flight ----
-mock_start '{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"sleep 100"}}]},{"text":"never"}]}'
+mock '{"steps":[{"tool_calls":[{"name":"bash","input":{"command":"sleep 100"}}]},{"text":"never"}]}'
 HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=m "$HULL" run "wait" >"$O" 2>"$E" </dev/null &
 runpid=$!
 for i in $(seq 1 200); do grep -q '"tool_calls"' "$TEST_TMP/requests.jsonl" 2>/dev/null && [ "$(wc -l <"$TEST_TMP/requests.jsonl")" -ge 1 ] && break; sleep 0.05; done
@@ -230,7 +211,7 @@ mock_stop
 
 # ---- inputs ----
 printf 'region,amount\nnorth,10\nsouth,32\nnorth,5\n' >"$TEST_TMP/sales.csv"
-mock_start '{"steps":[{"tool_calls":[{"name":"query_handle","input":{"sql":"SELECT region, sum(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"}}]},{"text":"{{last_tool_result}}"}]}'
+mock '{"steps":[{"tool_calls":[{"name":"query_handle","input":{"sql":"SELECT region, sum(amount) AS total FROM sales GROUP BY region ORDER BY total DESC"}}]},{"text":"{{last_tool_result}}"}]}'
 run_hull anthropic "top region? data: sales.csv" --input "$TEST_TMP/sales.csv" --json --keep
 pyexpect "run --input: a CSV is a table handle the model can query by its id" \
         'rc == 0 and "south" in j["answer"] and "32" in j["answer"] and any(h["id"] == "sales" and h["kind"] == "table" for h in j["handles"]) and "sales" in json.dumps(reqs[0]["body"]["messages"][0])'
