@@ -449,6 +449,10 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
         if (r < 0)
                 goto fail;
+        /* the model client (libcurl loaded) before the zygote, whose imports take a CPU from here on */
+        r = model_client_new(&a->st.model, &a->model, e);
+        if (r < 0)
+                goto fail;
         r = start_engine(a, e);
         if (r < 0)
                 goto fail;
@@ -459,9 +463,6 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         }
         /* python warms up while the first model request is in flight */
         cli_tools_warm_start(a->tools, a->ss, a->s);
-        r = model_client_new(&a->st.model, &a->model, e);
-        if (r < 0)
-                goto fail;
         r = bus_new(NULL, NULL, &a->bus);
         if (r < 0)
                 goto fail;
