@@ -84,7 +84,7 @@ n = int(sys.argv[1])
 call = {"tool_calls": [{"name": "run_python", "input": {"code": "x = 1"}}]}
 print(json.dumps({"then": "error", "steps": [call, {"text": "done"}] * n}))' "$turns")
         start_mock turn "$steps"
-        "$DRIVER" turn --base-url "$url/v1" -r "$TURN_ROUNDS" -w "$TURN_WARMUP"
+        "$DRIVER" turn --base-url "$url/v1" --record "$D/turn.jsonl" -r "$TURN_ROUNDS" -w "$TURN_WARMUP"
 fi
 if [[ " $PARTS " == *" start "* ]]; then
         start_mock start '{"steps": [{"text": "ok"}]}'

@@ -144,6 +144,9 @@ typedef struct clock_sub {
         uint64_t model_start, model_ns;
         uint64_t tool_use, tool_result;
         unsigned model_requests;
+        /* CLOCK_REALTIME at each span.model_request_start, to set beside the mock's received_at_us */
+        uint64_t *real_starts;
+        size_t n_real, cap_real;
 } clock_sub;
 
 static void on_event(void *ud, const json_t *ev, bool persisted) {
@@ -152,9 +155,11 @@ static void on_event(void *ud, const json_t *ev, bool persisted) {
         const char *t = json_string_value(json_object_get(ev, "type"));
         if (!persisted || !t)
                 return;
-        if (strcmp(t, "span.model_request_start") == 0)
+        if (strcmp(t, "span.model_request_start") == 0) {
                 c->model_start = now;
-        else if (strcmp(t, "span.model_request_end") == 0) {
+                if (c->real_starts && c->n_real < c->cap_real)
+                        c->real_starts[c->n_real++] = real_us();
+        } else if (strcmp(t, "span.model_request_end") == 0) {
                 c->model_ns += now - c->model_start;
                 c->model_requests++;
         } else if (strcmp(t, "agent.tool_use") == 0)
@@ -184,7 +189,9 @@ static int timed_run(const tool_ctx *c, const json_t *input, tool_output *ret, h
 
 #define CELL_CODE "x = 1"
 
-static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
+static int next_record(const char *path, long *off, uint64_t *ret_us);
+
+static int part_turn(const char *base_url, const char *record, unsigned rounds, unsigned warmup) {
         _cleanup_(world_close) world w = {0};
         hull_error e = {0};
         if (world_open(&w, true) < 0)
@@ -202,9 +209,12 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
                 fprintf(stderr, "bench-agent: model client: %s\n", e.msg);
                 return 1;
         }
+        size_t total = (size_t) rounds + warmup;
         clock_sub clk = {0};
-        if (bus_subscribe(b, on_event, &clk) < 0)
+        uint64_t *real_starts = calloc(2 * total, sizeof(uint64_t));
+        if (!real_starts || bus_subscribe(b, on_event, &clk) < 0)
                 return 1;
+        size_t n_real = 0;
         /* every sandbox tool, as hull run offers them, run_python timed */
         wrapped wr = {.real = &tool_run_python};
         tool_def py = tool_run_python;
@@ -215,7 +225,6 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
         for (size_t i = 0; i < tools_sandbox_n && n < ELEMENTSOF(tools); i++)
                 tools[n++] = strcmp(tools_sandbox[i]->name, "run_python") == 0 ? &py : tools_sandbox[i];
 
-        size_t total = (size_t) rounds + warmup;
         double *turn = calloc(rounds, sizeof(double)), *model = calloc(rounds, sizeof(double)),
                *tool = calloc(rounds, sizeof(double)), *cell = calloc(rounds, sizeof(double)),
                *over = calloc(rounds, sizeof(double)), *loop_tool = calloc(rounds, sizeof(double));
@@ -232,7 +241,7 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
                                         fprintf(stderr, "bench-agent: agent_new: %s\n", e.msg);
                                         return 1;
                                 }
-                                clk = (clock_sub){0};
+                                clk = (clock_sub){.real_starts = real_starts + n_real, .cap_real = 2 * total - n_real};
                                 wr.run_ns = 0;
                                 unsigned runs = wr.runs;
                                 agent_turn_result res = {0};
@@ -251,6 +260,7 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
                                         return 1;
                                 }
                                 agent_turn_result_done(&res);
+                                n_real += clk.n_real;
                                 t_turn = (double) (t1 - t0) / 1e6;
                                 t_model = (double) clk.model_ns / 1e6;
                                 t_tool = (double) wr.run_ns / 1e6;
@@ -289,6 +299,22 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
                 loop_tool[k] = t_span - t_tool;
                 over[k] = t_turn - t_model - t_tool;
         }
+        /* the mock's received_at_us of each request beside the span's start: hull's own part of
+         * the model time (encoding the request, libcurl, sending its head) */
+        double *client = NULL;
+        if (record && n_real == 2 * total && (client = calloc(rounds, sizeof(double)))) {
+                long off = 0;
+                for (size_t j = 0; j < n_real; j++) {
+                        uint64_t got = 0;
+                        if (next_record(record, &off, &got) < 0) {
+                                free(client);
+                                client = NULL;
+                                break;
+                        }
+                        if (j / 2 >= warmup)
+                                client[j / 2 - warmup] += ((double) got - (double) real_starts[j]) / 1e3;
+                }
+        }
         printf("## agent turn overhead: %u rounds after %u warm-up rounds (turn and cell alternating)\n\n", rounds,
                warmup);
         header();
@@ -297,6 +323,9 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
         row("  run_python's run (the sandbox call)", tool, rounds);
         row("  **overhead = turn - model - tool run**", over, rounds);
         row("  of which: tool_use -> tool_result less the run", loop_tool, rounds);
+        if (client)
+                row("  model time's first part: span start -> the mock has the request's head (2 requests)", client,
+                    rounds);
         row("direct ss_cell `" CELL_CODE "`", cell, rounds);
         printf("\n");
         free(turn);
@@ -305,6 +334,8 @@ static int part_turn(const char *base_url, unsigned rounds, unsigned warmup) {
         free(cell);
         free(over);
         free(loop_tool);
+        free(client);
+        free(real_starts);
         return 0;
 }
 
@@ -609,7 +640,7 @@ static int part_spill(uint64_t mb, bool loop) {
 }
 
 static int usage(void) {
-        fprintf(stderr, "usage: bench-agent turn --base-url URL [-r ROUNDS] [-w WARMUP]\n"
+        fprintf(stderr, "usage: bench-agent turn --base-url URL [--record FILE] [-r ROUNDS] [-w WARMUP]\n"
                         "       bench-agent start --hull PATH --record FILE [-r ROUNDS] [-w WARMUP]\n"
                         "       bench-agent spill [--mb N] --mode loop|direct\n");
         return 2;
@@ -664,7 +695,8 @@ int main(int argc, char **argv) {
         }
         signal(SIGPIPE, SIG_IGN);
         if (strcmp(part, "turn") == 0 && base_url)
-                return part_turn(base_url, have_rounds ? (unsigned) rounds : 200, have_warmup ? (unsigned) warmup : 20);
+                return part_turn(base_url, record, have_rounds ? (unsigned) rounds : 200,
+                                 have_warmup ? (unsigned) warmup : 20);
         if (strcmp(part, "start") == 0 && hull && record)
                 return part_start(hull, record, have_rounds ? (unsigned) rounds : 30,
                                   have_warmup ? (unsigned) warmup : 3);
