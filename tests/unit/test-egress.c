@@ -12,6 +12,7 @@
  * answer changes after the check: the internal server sees nothing, while an unpinned request
  * for the same name does reach it), the body cap, the deadline. */
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -490,17 +491,32 @@ static void test_urls(void) {
         CHECK_EQ_INT(egress_url_join("http://a.example/", "http://[::1", &j, &e), -EINVAL);
         egress_policy_free(p);
 
-        /* the default resolver: a real name (from /etc/hosts), and a deadline already past */
+        /* the default resolver: a real name (from /etc/hosts), and a deadline already past. A
+         * minimal root (debootstrap --variant=minbase) may have no /etc/hosts: then the system
+         * itself does not know "localhost", and the checks that need it are skipped. */
         egress_addr a[EGRESS_ADDRS_MAX];
         size_t n = 0;
-        CHECK_EQ_INT(egress_resolve_default(NULL, "localhost", now_mono_ms() + 10000, a, EGRESS_ADDRS_MAX, &n, &e), 0);
-        CHECK(n >= 1 && egress_addr_classify(&a[0]) == EGRESS_LOOPBACK);
+        struct addrinfo *ai = NULL, hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+        bool have_localhost = getaddrinfo("localhost", NULL, &hints, &ai) == 0;
+        if (ai)
+                freeaddrinfo(ai);
+        if (have_localhost) {
+                CHECK_EQ_INT(
+                        egress_resolve_default(NULL, "localhost", now_mono_ms() + 10000, a, EGRESS_ADDRS_MAX, &n, &e),
+                        0);
+                CHECK(n >= 1 && egress_addr_classify(&a[0]) == EGRESS_LOOPBACK);
+        } else
+                printf("skip - the default resolver finds localhost: this system does not resolve it (no /etc/hosts "
+                       "entry)\n");
         CHECK_EQ_INT(egress_resolve_default(NULL, "localhost", now_mono_ms() - 1, a, EGRESS_ADDRS_MAX, &n, &e),
                      -ETIMEDOUT);
         CHECK_EQ_INT(egress_resolve_default(NULL, "no-such-host.invalid", now_mono_ms() + 10000, a, EGRESS_ADDRS_MAX,
                                             &n, &e),
                      -EHOSTUNREACH);
-        egress_policy *real = policy(NULL, 0, NULL);
+        egress_policy *real = have_localhost ? policy(NULL, 0, NULL) : NULL;
+        if (!have_localhost)
+                printf("skip - a URL naming localhost is refused as loopback: this system does not resolve "
+                       "localhost\n");
         if (real) {
                 egress_target tt = {0};
                 e = (hull_error){0};
