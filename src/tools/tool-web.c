@@ -586,6 +586,8 @@ struct tool_web {
 };
 
 void tool_web_free(tool_web *w) {
+        if (!w)
+                return;
         egress_policy_free(w->egress);
         free(w->search_api_key);
         free(w->search_base_url);
