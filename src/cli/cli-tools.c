@@ -1,6 +1,7 @@
 /* cli-tools.c: see cli-tools.h. */
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,12 +38,17 @@ struct cli_tools {
         ss_session *warm_s;
         pthread_t warm_thread;
         bool warming;
+        sem_t claimed; /* posted once the warm-up holds the session's claim (or gave up on it) */
 };
 
 static void *warm_main(void *arg) {
         cli_tools *t = arg;
         hull_error e = {0};
-        if (ss_call_begin(t->warm_m, t->warm_s, -1, &e) >= 0) {
+        int r = ss_call_begin(t->warm_m, t->warm_s, -1, &e);
+        /* The claim is taken before cli_tools_warm_start returns: a tool call of the main thread
+         * claims after it, and waits for this thread (never the other way round). */
+        sem_post(&t->claimed);
+        if (r >= 0) {
                 (void) ss_warm(t->warm_m, t->warm_s, SBX_LANG_PYTHON, &e); /* a failure: the first cell starts it */
                 ss_call_end(t->warm_m, t->warm_s);
         }
@@ -54,14 +60,22 @@ void cli_tools_warm_start(cli_tools *t, ss_manager *m, ss_session *s) {
                 return;
         t->warm_m = m;
         t->warm_s = s;
+        if (sem_init(&t->claimed, 0, 0) < 0)
+                return; /* not warmed: the first cell starts python */
         t->warming = pthread_create(&t->warm_thread, NULL, warm_main, t) == 0;
-        if (!t->warming) /* no thread: warm now */
+        if (!t->warming) { /* no thread: warm now */
                 (void) warm_main(t);
+                sem_destroy(&t->claimed);
+                return;
+        }
+        while (sem_wait(&t->claimed) < 0 && errno == EINTR)
+                ;
 }
 
 void cli_tools_warm_wait(cli_tools *t) {
         if (t && t->warming) {
                 pthread_join(t->warm_thread, NULL);
+                sem_destroy(&t->claimed);
                 t->warming = false;
         }
 }
@@ -161,20 +175,44 @@ int cli_tools_new(const settings *st, const char *const *names, size_t n_names, 
         return 0;
 }
 
+/* A fresh directory tmp (mode 0700) in dfd, and its fd. */
+static int fresh_dir(int dfd, const char *tmp, const char *dir, hull_error *e) {
+        (void) rm_rf_at(dfd, tmp);
+        if (mkdirat(dfd, tmp, 0700) < 0)
+                return hull_err(e, -errno, "cannot create %s/%s", dir, tmp);
+        int fd = openat(dfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd >= 0 ? fd : hull_err(e, -errno, "cannot open %s/%s", dir, tmp);
+}
+
+/* Put the directory tmp in the place of name (whose old content goes), in one rename. */
+static int swap_in(int dfd, const char *tmp, const char *name, const char *dir, hull_error *e) {
+        if (renameat2(dfd, tmp, dfd, name, RENAME_EXCHANGE) == 0) {
+                (void) rm_rf_at(dfd, tmp);
+                return 0;
+        }
+        if (errno == ENOENT && renameat(dfd, tmp, dfd, name) == 0)
+                return 0;
+        return hull_err(e, -errno, "cannot put %s/%s in place", dir, name);
+}
+
 int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e) {
+        /* what persisted must hydrate back: the whole snapshot's bound for one file too */
+        static const ws_tar_limits lim = {.bytes_max = WS_TAR_BYTES_DEFAULT, .file_bytes_max = WS_TAR_BYTES_DEFAULT};
         _cleanup_free_ void *tar = NULL;
         size_t len = 0;
-        _cleanup_close_ int dfd = -1, wfd = -1;
+        _cleanup_close_ int dfd = -1, wfd = -1, hfd = -1;
         int r;
 
-        char handles[SBX_PATH_MAX];
-        if (path_join(handles, sizeof(handles), dir, "handles") < 0)
-                return hull_fail(e, -ENAMETOOLONG, "the path %.64s.../handles is too long", dir);
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0)
                 return hull_err(e, -errno, "cannot open %s", dir);
-        if (mkdirat(dfd, "handles", 0700) < 0 && errno != EEXIST)
-                return hull_err(e, -errno, "cannot create %s", handles);
+        /* both written beside the old ones, then swapped in: a failure keeps what was there */
+        hfd = fresh_dir(dfd, ".handles.new", dir, e);
+        if (hfd < 0)
+                return hfd;
+        char handles[SBX_PATH_MAX];
+        if (path_join(handles, sizeof(handles), dir, ".handles.new") < 0)
+                return hull_fail(e, -ENAMETOOLONG, "the path %.64s.../handles is too long", dir);
         r = ss_call_begin(m, s, -1, e);
         if (r < 0)
                 return r;
@@ -186,17 +224,24 @@ int cli_tools_save(ss_manager *m, ss_session *s, const char *dir, hull_error *e)
         }
         ss_call_end(m, s);
         if (r < 0)
-                return r;
-        (void) rm_rf_at(dfd, "workspace");
-        if (mkdirat(dfd, "workspace", 0700) < 0)
-                return hull_err(e, -errno, "cannot create %s/workspace", dir);
-        wfd = openat(dfd, "workspace", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (wfd < 0)
-                return hull_err(e, -errno, "cannot open %s/workspace", dir);
-        r = ws_hydrate_mem(wfd, tar, len, NULL, NULL, e);
+                goto fail;
+        wfd = fresh_dir(dfd, ".workspace.new", dir, e);
+        if (wfd < 0) {
+                r = wfd;
+                goto fail;
+        }
+        r = ws_hydrate_mem(wfd, tar, len, &lim, NULL, e);
         if (r < 0)
-                return r;
-        return 0;
+                goto fail;
+        r = swap_in(dfd, ".workspace.new", "workspace", dir, e);
+        if (r >= 0)
+                r = swap_in(dfd, ".handles.new", "handles", dir, e);
+        if (r >= 0)
+                return 0;
+fail:
+        (void) rm_rf_at(dfd, ".workspace.new");
+        (void) rm_rf_at(dfd, ".handles.new");
+        return r;
 }
 
 int cli_tools_restore(ss_manager *m, ss_session *s, const char *dir, hull_error *e) {
