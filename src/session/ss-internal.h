@@ -60,8 +60,9 @@ void ss_fs_leave(void);
 /* A line for the log (no-op without one). */
 void ss_log(const ss_manager *m, dlog_level lvl, const char *fmt, ...) _printf_(3, 4);
 
-/* Copy the regular files of the directory from_fd (not hull.py, not dot files, no link
- * followed) into to_fd, mode 0444, replacing files of the same names. 0 or a negative errno.
+/* Copy the store's files of the directory from_fd (regular files named <id>.json, .txt,
+ * .sqlite, .bin and _manifest.json; no link followed, anything else left out) into to_fd, mode
+ * 0444, replacing files of the same names. 0 or a negative errno.
  * (ss-handles.c) */
 int ss_store_copy(int from_fd, int to_fd, hull_error *e);
 
