@@ -470,10 +470,12 @@
 #define MOCK_TEMPLATE_NUMBER_MAX 999999999U /* N of {{tool_result:N}}, K of |line:K */
 
 /* hull run and hull chat (src/cli/cli-agent.c, cli-run.c, cli-chat.c, cli-tools.c) */
-#define CLI_AGENT_ID_MAX 40U         /* bytes of a run's or chat's id, NUL included */
-#define CLI_AGENT_LINE_MAX 160U      /* bytes of a tool call's input shown on one line */
-#define CLI_RUN_INPUTS_MAX 64U       /* --input files */
-#define CLI_RUN_TURNS_MAX 1000U      /* --max-turns */
-#define CLI_TOOLS_MAX 32U            /* tools one run offers */
-#define CLI_CHAT_LINE_MAX (1U << 20) /* bytes of one message typed or piped to hull chat */
-#define CLI_CHAT_HISTORY_MAX 1000U   /* lines kept in $HULL_HOME/chats/history */
+#define CLI_AGENT_ID_MAX 40U                    /* bytes of a run's or chat's id, NUL included */
+#define CLI_AGENT_LINE_MAX 160U                 /* bytes of a tool call's input shown on one line */
+#define CLI_RUN_INPUTS_MAX 64U                  /* --input files */
+#define CLI_RUN_TURNS_MAX 1000U                 /* --max-turns */
+#define CLI_TOOLS_MAX 32U                       /* tools one run offers */
+#define CLI_CHAT_LINE_MAX (1U << 20)            /* bytes of one message typed or piped to hull chat */
+#define CLI_CHAT_HISTORY_MAX 1000U              /* lines kept in $HULL_HOME/chats/history */
+#define CLI_CONVERSATION_BYTES_MAX (256U << 20) /* a kept conversation.json */
+#define CLI_APPROVAL_SHOWN_MAX (64U << 10)      /* bytes of a tool input shown when asking to allow it */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -39,6 +40,8 @@ struct cli_agent {
         cli_tools *tools;
         agent *agent;
         FILE *transcript;
+        int dir_fd;   /* the directory, locked (flock) while this process uses it */
+        bool created; /* this process made the directory (a new run or chat) */
         /* the terminal */
         bool streamed;     /* answer text was streamed since the last model request started */
         bool line_open;    /* the last thing printed on stdout did not end a line */
@@ -132,8 +135,49 @@ static const char *str_of(const json_t *o, const char *key) {
         return s ? s : "";
 }
 
-/* One line of a tool call's input for people: the field a person recognises, else the JSON. */
-static void input_line(const char *name, const json_t *input, char *buf, size_t size) {
+/* The length of a sequence at p that must not reach a terminal as it is: a control character
+ * (C0, DEL; keep_lines: not \n and \t), a C1 control (U+0080-U+009F) or a bidi or zero-width
+ * format character (U+200B-U+200F, U+202A-U+202E, U+2066-U+2069), which could move the cursor,
+ * rewrite what was shown or reorder it. 0: p may be shown. */
+static size_t unsafe_len(const unsigned char *p, size_t left, bool keep_lines) {
+        if (p[0] < 0x20 || p[0] == 0x7f)
+                return keep_lines && (p[0] == '\n' || p[0] == '\t') ? 0 : 1;
+        if (left >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+                return 2;
+        if (left >= 3 && p[0] == 0xe2 && p[1] == 0x80 &&
+            ((p[2] >= 0x8b && p[2] <= 0x8f) || (p[2] >= 0xaa && p[2] <= 0xae)))
+                return 3;
+        if (left >= 3 && p[0] == 0xe2 && p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)
+                return 3;
+        return 0;
+}
+
+/* Write n bytes of untrusted text (the model's, a tool's) to f, what could drive the terminal
+ * shown as '?' when f is a terminal (or always, with force). */
+static void term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool force) {
+        if (!force && !isatty(fileno(f))) {
+                fwrite(t, 1, n, f);
+                return;
+        }
+        const unsigned char *p = (const unsigned char *) t;
+        size_t start = 0;
+        for (size_t i = 0; i < n;) {
+                size_t k = unsafe_len(p + i, n - i, keep_lines);
+                if (!k) {
+                        i++;
+                        continue;
+                }
+                fwrite(t + start, 1, i - start, f);
+                fputc('?', f);
+                i += k;
+                start = i;
+        }
+        fwrite(t + start, 1, n - start, f);
+}
+
+/* One line of a tool call's input for people: the field a person recognises, else the JSON; cut
+ * at size bytes, line ends as spaces, what could drive a terminal as '?'. */
+static void input_line(const json_t *input, char *buf, size_t size) {
         static const char *const keys[] = {"command", "file_path", "path", "pattern",  "url",
                                            "query",   "sql",       "code", "handle_id"};
         const char *v = NULL;
@@ -142,14 +186,23 @@ static void input_line(const char *name, const json_t *input, char *buf, size_t 
         _cleanup_free_ char *dumped = NULL;
         if (!v)
                 v = dumped = json_dumps(input, JSON_COMPACT);
-        size_t o = 0;
-        for (const char *p = v ? v : ""; *p && o + 4 < size; p++)
-                buf[o++] = (*p == '\n' || *p == '\r' || *p == '\t') ? ' ' : *p;
-        if (v && strlen(v) > o)
-                memcpy(buf + (o > size - 4 ? size - 4 : o), "...", 4), o = 0;
-        else
+        if (!v)
+                v = "";
+        const unsigned char *p = (const unsigned char *) v;
+        size_t n = strlen(v), o = 0, i = 0;
+        while (i < n && o + 4 < size) {
+                size_t k = unsafe_len(p + i, n - i, false);
+                buf[o++] = k ? (p[i] == '\n' || p[i] == '\t' ? ' ' : '?') : v[i];
+                i += k ? k : 1;
+        }
+        if (i < n) { /* cut: never inside a character */
+                while (o > 0 && ((unsigned char) buf[o - 1] & 0xc0) == 0x80)
+                        o--;
+                if (o > 0 && ((unsigned char) buf[o - 1] & 0xc0) == 0xc0)
+                        o--;
+                memcpy(buf + o, "...", 4);
+        } else
                 buf[o] = '\0';
-        (void) name;
 }
 
 static void end_line(cli_agent *a) {
@@ -173,7 +226,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
         if (strcmp(type, "hull.text_delta") == 0) {
                 if (a->o.print_answer) {
                         const char *t = str_of(ev, "text");
-                        fputs(t, stdout);
+                        term_write(stdout, t, strlen(t), true, false);
                         fflush(stdout);
                         if (*t)
                                 a->line_open = t[strlen(t) - 1] != '\n';
@@ -187,7 +240,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                         size_t i;
                         json_array_foreach(json_object_get(ev, "content"), i, c) {
                                 const char *t = str_of(c, "text");
-                                fputs(t, stdout);
+                                term_write(stdout, t, strlen(t), true, false);
                                 if (*t)
                                         a->line_open = t[strlen(t) - 1] != '\n';
                         }
@@ -216,7 +269,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                                 (int64_t) json_integer_value(json_object_get(u, "output_tokens")),
                                 json_is_true(json_object_get(ev, "is_error")) ? " with an error" : "");
         } else if (strcmp(type, "agent.tool_use") == 0) {
-                input_line(str_of(ev, "name"), json_object_get(ev, "input"), line, sizeof(line));
+                input_line(json_object_get(ev, "input"), line, sizeof(line));
                 end_line(a);
                 fprintf(stderr, "hull: %s %s%s\n", str_of(ev, "name"), line,
                         strcmp(str_of(ev, "evaluated_permission"), "deny") == 0 ? " (denied by policy)" : "");
@@ -229,10 +282,17 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 const char *t = str_of(c, "text");
                 size_t n = strcspn(t, "\n");
                 bool err = json_is_true(json_object_get(ev, "is_error"));
-                fprintf(stderr, "hull:   %s in %" PRId64 " ms%s%.*s%s\n", err ? "failed" : "done",
-                        (int64_t) json_integer_value(json_object_get(ev, "hull_duration_ms")),
-                        err || a->o.verbose ? ": " : "", err || a->o.verbose ? (int) (n > 160 ? 160 : n) : 0, t,
-                        (err || a->o.verbose) && (n > 160 || t[n]) ? " ..." : "");
+                bool show_text = err || a->o.verbose;
+                fprintf(stderr, "hull:   %s in %" PRId64 " ms%s", err ? "failed" : "done",
+                        (int64_t) json_integer_value(json_object_get(ev, "hull_duration_ms")), show_text ? ": " : "");
+                if (show_text) {
+                        size_t shown = n > CLI_AGENT_LINE_MAX ? CLI_AGENT_LINE_MAX : n;
+                        while (shown > 0 && shown < n && ((unsigned char) t[shown] & 0xc0) == 0x80)
+                                shown--;
+                        term_write(stderr, t, shown, false, true);
+                        fputs(shown < n || t[n] ? " ..." : "", stderr);
+                }
+                fputc('\n', stderr);
         } else if (strcmp(type, "hull.handle_created") == 0) {
                 const json_t *h = json_object_get(ev, "handle");
                 fprintf(stderr, "hull:   handle %s (%s, %" PRId64 " bytes)\n", str_of(h, "id"), str_of(h, "kind"),
@@ -246,8 +306,9 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 end_line(a);
                 if (strcmp(retry, "retrying") != 0)
                         return; /* the final error is printed by the command */
-                fprintf(stderr, "hull: %s%s\n", str_of(err, "message"),
-                        strcmp(retry, "retrying") == 0 ? " (retrying)" : "");
+                fputs("hull: ", stderr);
+                term_write(stderr, str_of(err, "message"), strlen(str_of(err, "message")), false, true);
+                fputs(" (retrying)\n", stderr);
         }
 }
 
@@ -256,7 +317,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
 static agent_decision decide(void *ud, const char *tool_use_id, const char *name, const json_t *input,
                              char **ret_message) {
         cli_agent *a = ud;
-        char line[CLI_AGENT_LINE_MAX], answer[16];
+        char answer[16];
 
         if (a->o.yes)
                 return AGENT_ALLOW;
@@ -266,9 +327,17 @@ static agent_decision decide(void *ud, const char *tool_use_id, const char *name
                                       "or set the tool's policy in config.json");
                 return AGENT_DENY;
         }
-        input_line(name, input, line, sizeof(line));
+        /* the whole input, as JSON with every non-ASCII character escaped: what is approved is
+         * what is shown */
+        _cleanup_free_ char *all = json_dumps(input, JSON_COMPACT | JSON_ENSURE_ASCII);
+        size_t len = all ? strlen(all) : 0;
         end_line(a);
-        fprintf(tty, "hull: allow %s %s? [y/N] ", name, line);
+        fprintf(tty, "hull: %s wants to run with this input:\n", name);
+        term_write(tty, all ? all : "{}", len > CLI_APPROVAL_SHOWN_MAX ? CLI_APPROVAL_SHOWN_MAX : len, false, true);
+        if (len > CLI_APPROVAL_SHOWN_MAX)
+                fprintf(tty, "\n[... %zu more bytes not shown: answer N unless you trust all of it]",
+                        len - CLI_APPROVAL_SHOWN_MAX);
+        fprintf(tty, "\nhull: allow %s? [y/N] ", name);
         fflush(tty);
         bool yes = fgets(answer, sizeof(answer), tty) && (answer[0] == 'y' || answer[0] == 'Y');
         fclose(tty);
@@ -279,6 +348,14 @@ static agent_decision decide(void *ud, const char *tool_use_id, const char *name
 }
 
 /* ---- the directory ---- */
+
+typedef enum close_mode {
+        CLOSE_KEEP,    /* save the workspace, the handles and the conversation */
+        CLOSE_REMOVE,  /* remove the directory */
+        CLOSE_DISCARD, /* a failed open: save nothing; remove the directory if this process made it */
+} close_mode;
+
+static int close_all(cli_agent *a, close_mode mode, hull_error *e);
 
 static int make_id(char ret[CLI_AGENT_ID_MAX]) {
         uint8_t rnd[3];
@@ -325,10 +402,48 @@ static int write_file_at(const char *dir, const char *name, const char *data, si
         if (fd < 0)
                 return hull_err(e, -errno, "cannot write %s", tmp);
         r = loop_write(fd, data, len);
-        if (r < 0)
-                return hull_err(e, r, "cannot write %s", tmp);
-        if (rename(tmp, path) < 0)
-                return hull_err(e, -errno, "cannot rename %s", tmp);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlink(tmp);
+                return hull_err(e, r, "cannot write %s", path);
+        }
+        return 0;
+}
+
+/* ---- the directory ---- */
+
+/* Hold the directory for this process: a second hull chat of the same conversation would share
+ * its live store and overwrite its files. */
+static int lock_dir(cli_agent *a, hull_error *e) {
+        a->dir_fd = open(a->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (a->dir_fd < 0)
+                return hull_err(e, -errno, "cannot open %s", a->dir);
+        if (flock(a->dir_fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK
+                               ? hull_fail(e, -EBUSY, "%s is in use by another hull process (one at a time)", a->id)
+                               : hull_err(e, -errno, "cannot lock %s", a->dir);
+        return 0;
+}
+
+/* A kept conversation.json: a regular file (no link followed, no FIFO), bounded, JSON. */
+static int load_conversation(const char *path, const char *id, json_t **ret, hull_error *e) {
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+                return hull_fail(e, errno == ENOENT ? -ENOENT : -EINVAL, "conversation %s cannot be read: %s", id,
+                                 strerror(errno));
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > CLI_CONVERSATION_BYTES_MAX)
+                return hull_fail(e, -EINVAL,
+                                 "conversation %s: conversation.json is not a regular file of at most %u MiB", id,
+                                 CLI_CONVERSATION_BYTES_MAX >> 20);
+        json_error_t je;
+        json_t *c = json_loadfd(fd, JSON_REJECT_DUPLICATES, &je);
+        if (!c)
+                return hull_fail(e, -EINVAL, "conversation %s cannot be read: line %d: %s", id, je.line, je.text);
+        *ret = c;
         return 0;
 }
 
@@ -391,6 +506,7 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
                 return -ENOMEM;
         a->o = *o;
         a->zygote_fd = -1;
+        a->dir_fd = -1;
         r = dotenv_load(".env", &a->env, e);
         if (r < 0)
                 goto fail;
@@ -404,6 +520,14 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         if (r < 0)
                 goto fail;
         r = settings_load(&o->flags, config, a->env, &a->st, e);
+        if (r < 0)
+                goto fail;
+        /* what can fail on the user's settings fails before a directory is made */
+        r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
+        if (r < 0)
+                goto fail;
+        /* the model client (libcurl loaded) before the zygote, whose imports take a CPU from here on */
+        r = model_client_new(&a->st.model, &a->model, e);
         if (r < 0)
                 goto fail;
         r = home_dir(home, o->kind == CLI_AGENT_RUN ? "runs" : "chats", 0711, true, parent, e);
@@ -422,16 +546,16 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
                         r = join(path, a->dir, "conversation.json", e);
                 if (r < 0)
                         goto fail;
-                json_error_t je;
-                conversation = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-                if (!conversation) {
-                        r = hull_fail(e, access(a->dir, F_OK) == 0 ? -EINVAL : -ENOENT,
-                                      access(a->dir, F_OK) == 0
-                                              ? "conversation %s cannot be read: %s"
-                                              : "no conversation %s (hull chat --list shows them)%.0s",
-                                      a->id, je.text);
+                if (access(a->dir, F_OK) < 0) {
+                        r = hull_fail(e, -ENOENT, "no conversation %s (hull chat --list shows them)", a->id);
                         goto fail;
                 }
+                r = lock_dir(a, e);
+                if (r < 0)
+                        goto fail;
+                r = load_conversation(path, a->id, &conversation, e);
+                if (r < 0)
+                        goto fail;
         } else {
                 r = make_id(a->id);
                 if (r < 0) {
@@ -445,14 +569,11 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
                         r = hull_err(e, -errno, "cannot create %s", a->dir);
                         goto fail;
                 }
+                a->created = true;
+                r = lock_dir(a, e);
+                if (r < 0)
+                        goto fail;
         }
-        r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
-        if (r < 0)
-                goto fail;
-        /* the model client (libcurl loaded) before the zygote, whose imports take a CPU from here on */
-        r = model_client_new(&a->st.model, &a->model, e);
-        if (r < 0)
-                goto fail;
         r = start_engine(a, e);
         if (r < 0)
                 goto fail;
@@ -504,7 +625,7 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         *ret = TAKE_PTR(a);
         return 0;
 fail:
-        cli_agent_close(TAKE_PTR(a), true, NULL);
+        close_all(TAKE_PTR(a), CLOSE_DISCARD, NULL);
         return r;
 }
 
@@ -604,19 +725,26 @@ int cli_agent_turn(cli_agent *a, const char *text, agent_turn_result *ret, hull_
 
 /* ---- close ---- */
 
-int cli_agent_close(cli_agent *a, bool keep, hull_error *e) {
+int cli_agent_checkpoint(cli_agent *a, hull_error *e) {
+        if (!a->agent)
+                return 0;
+        _cleanup_free_ char *conv = json_dumps(agent_conversation(a->agent), JSON_COMPACT);
+        if (!conv)
+                return hull_err(e, -ENOMEM, "cannot write the conversation: out of memory");
+        return write_file_at(a->dir, "conversation.json", conv, strlen(conv), e);
+}
+
+static int close_all(cli_agent *a, close_mode mode, hull_error *e) {
         int r = 0;
 
         if (!a)
                 return 0;
         cli_tools_warm_wait(a->tools);
-        if (keep && a->agent) {
-                _cleanup_free_ char *conv = json_dumps(agent_conversation(a->agent), JSON_COMPACT);
-                if (conv)
-                        r = write_file_at(a->dir, "conversation.json", conv, strlen(conv), e);
-        }
-        if (keep && a->s && r >= 0)
+        /* the workspace and the handles first, the conversation that refers to them last */
+        if (mode == CLOSE_KEEP && a->s)
                 r = cli_tools_save(a->ss, a->s, a->dir, e);
+        if (mode == CLOSE_KEEP && r >= 0)
+                r = cli_agent_checkpoint(a, e);
         agent_free(a->agent);
         cli_tools_free(a->tools);
         if (a->s) {
@@ -634,15 +762,17 @@ int cli_agent_close(cli_agent *a, bool keep, hull_error *e) {
                 fclose(a->transcript);
         bus_free(a->bus);
         model_client_free(a->model);
-        if (!keep && a->dir[0])
+        if (a->dir[0] && (mode == CLOSE_REMOVE || (mode == CLOSE_DISCARD && a->created)))
                 (void) rm_rf_at(AT_FDCWD, a->dir);
-        else if (a->dir[0]) {
-                char stores[SBX_PATH_MAX];
-                if (path_join(stores, sizeof(stores), a->dir, ".stores") == 0)
-                        (void) rm_rf_at(AT_FDCWD, stores);
-        }
+        else if (a->dir[0] && a->dir_fd >= 0)
+                (void) rm_rf_at(a->dir_fd, ".stores"); /* the live store: its handles were exported */
+        safe_close(a->dir_fd);
         settings_done(&a->st);
         dotenv_free(a->env);
         free(a);
         return r;
+}
+
+int cli_agent_close(cli_agent *a, bool keep, hull_error *e) {
+        return close_all(a, keep ? CLOSE_KEEP : CLOSE_REMOVE, e);
 }

@@ -101,6 +101,9 @@ const char *cli_agent_dir(const cli_agent *a);
 /* The session's handles (a new reference), [] when there are none. */
 json_t *cli_agent_handles(cli_agent *a);
 
+/* Write conversation.json now (hull chat, after each turn). */
+int cli_agent_checkpoint(cli_agent *a, hull_error *e);
+
 /* End the session; keep: save the workspace, the conversation and the records in the directory
  * (else it is removed). Returns 0 or a negative errno with *e; frees a either way. */
 int cli_agent_close(cli_agent *a, bool keep, hull_error *e);

@@ -53,10 +53,13 @@ void cli_chat_help(void) {
 
 #define usage_error(...) cli_usage_error("chat", CLI_EXIT_USAGE, __VA_ARGS__)
 
-static atomic_bool interrupted;
+static atomic_bool interrupted, quit;
 
-static void on_sigint(int sig) {
-        (void) sig;
+/* SIGINT ends the turn in flight; SIGTERM and SIGHUP (the terminal closed) end the turn and then
+ * the chat, which is saved as at /exit. */
+static void on_signal(int sig) {
+        if (sig != SIGINT)
+                atomic_store(&quit, true);
         atomic_store(&interrupted, true);
 }
 
@@ -96,8 +99,8 @@ static int list_chats(void) {
 typedef struct reader {
         bool edit;
         char history[SBX_PATH_MAX];
-        char *line;
-        size_t cap;
+        char *line; /* libedit's */
+        char *buf;  /* a pipe's: CLI_CHAT_LINE_MAX bytes, a newline, a NUL */
 } reader;
 
 static void reader_init(reader *r) {
@@ -128,15 +131,25 @@ static char *reader_next(reader *r) {
                 }
                 return r->line;
         }
-        ssize_t n;
-        while ((n = getline(&r->line, &r->cap, stdin)) > (ssize_t) CLI_CHAT_LINE_MAX)
-                fprintf(stderr, "hull: chat: a message of %zd bytes is over the %u-byte bound: it was not sent\n", n,
-                        CLI_CHAT_LINE_MAX);
-        if (n < 0)
+        if (!r->buf && !(r->buf = malloc(CLI_CHAT_LINE_MAX + 2)))
                 return NULL;
-        if (n > 0 && r->line[n - 1] == '\n')
-                r->line[n - 1] = '\0';
-        return r->line;
+        for (;;) {
+                if (!fgets(r->buf, CLI_CHAT_LINE_MAX + 2, stdin))
+                        return NULL;
+                size_t n = strlen(r->buf);
+                if (n > 0 && r->buf[n - 1] == '\n') {
+                        r->buf[n - 1] = '\0';
+                        return r->buf;
+                }
+                if (n <= CLI_CHAT_LINE_MAX)
+                        return r->buf; /* the last line, without its newline */
+                int ch;                /* too long: the rest of the line is read and dropped, never held */
+                while ((ch = getchar()) != EOF && ch != '\n')
+                        ;
+                fprintf(stderr, "hull: chat: a message over %u bytes was not sent\n", CLI_CHAT_LINE_MAX);
+                if (ch == EOF)
+                        return NULL;
+        }
 }
 
 int cli_chat_main(int argc, char **argv) {
@@ -166,10 +179,12 @@ int cli_chat_main(int argc, char **argv) {
         cli_agent_args_done(&args, &o);
         o.interrupt = &interrupted;
 
-        /* Ctrl-C interrupts a turn; no SA_RESTART, so a read in progress returns */
-        struct sigaction sa = {.sa_handler = on_sigint};
+        /* no SA_RESTART, so a read in progress returns */
+        struct sigaction sa = {.sa_handler = on_signal};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
 
         hull_error e = {0};
         cli_agent *a = NULL;
@@ -190,7 +205,9 @@ int cli_chat_main(int argc, char **argv) {
                         fputs("> ", stderr);
                         fflush(stderr);
                 }
-                char *line = reader_next(&rd);
+                char *line = atomic_load(&quit) ? NULL : reader_next(&rd);
+                if (atomic_load(&quit))
+                        break;
                 if (!line) {
                         if (atomic_load(&interrupted)) { /* Ctrl-C at the prompt: a fresh line */
                                 clearerr(stdin);
@@ -212,9 +229,10 @@ int cli_chat_main(int argc, char **argv) {
                         _cleanup_(json_decrefp) json_t *h = cli_agent_handles(a);
                         size_t i;
                         json_t *x;
-                        json_array_foreach(h, i, x) printf("%s  %s  %s\n", json_string_value(json_object_get(x, "id")),
-                                                           json_string_value(json_object_get(x, "kind")),
-                                                           json_string_value(json_object_get(x, "source")) ?: "");
+                        json_array_foreach(h, i, x)
+                                printf("%s  %s  %s\n", json_string_value(json_object_get(x, "id")) ?: "",
+                                       json_string_value(json_object_get(x, "kind")) ?: "",
+                                       json_string_value(json_object_get(x, "source")) ?: "");
                         continue;
                 }
                 agent_turn_result res = {0};
@@ -228,8 +246,13 @@ int cli_chat_main(int argc, char **argv) {
                 else if (res.stop != AGENT_STOP_END_TURN)
                         cli_error("chat", "the turn ended without an answer: %s", agent_stop_to_string(res.stop));
                 agent_turn_result_done(&res);
+                if (cli_agent_checkpoint(a, &e) < 0) /* the conversation so far, whatever comes next */
+                        cli_report("chat", &e);
+                if (atomic_load(&quit))
+                        break;
         }
         free(rd.line);
+        free(rd.buf);
         fprintf(stderr, "hull: chat %s kept: continue it with `hull chat %s`\n", cli_agent_id(a), cli_agent_id(a));
         r = cli_agent_close(a, true, &e);
         if (r < 0) {

@@ -126,7 +126,8 @@ int cli_run_main(int argc, char **argv) {
         o.print_answer = !json;
         o.interrupt = &interrupted;
 
-        struct sigaction sa = {.sa_handler = on_sigint};
+        /* the first one ends the turn in flight; a second (while hull saves or cleans up) ends hull */
+        struct sigaction sa = {.sa_handler = on_sigint, .sa_flags = SA_RESETHAND};
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);

@@ -75,6 +75,15 @@ exec 7>"$TEST_TMP/in"
 printf 'wait forever\n' >&7
 for i in $(seq 1 400); do grep -q 'hull: bash' "$E" && break; sleep 0.05; done
 sleep 1
+busy_id=$(sed -n 's/^hull: chat \([A-Za-z0-9_.-]*\) (Ctrl-D.*/\1/p' "$E" | head -1)
+HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=mock-model timeout 60 "$HULL" chat "$busy_id" \
+        </dev/null >"$TEST_TMP/out2" 2>"$TEST_TMP/err2"
+rc2=$?
+if [ $rc2 -eq 1 ] && grep -q "in use by another hull" "$TEST_TMP/err2"; then
+        pass "chat: a conversation open in another hull chat is refused, not shared"
+else
+        fail "chat: a conversation open in another hull chat is refused, not shared" "rc=$rc2 $(cat "$TEST_TMP/err2")"
+fi
 t0=$(date +%s)
 kill -INT $chatpid
 for i in $(seq 1 300); do grep -q 'interrupted' "$E" && break; sleep 0.05; done
@@ -85,6 +94,24 @@ RC=$?
 secs=$(($(date +%s) - t0))
 pyexpect "chat: SIGINT ends the turn, not the chat; the next line is answered" \
         'rc == 0 and "interrupted" in e and "after the interrupt" in o and '"$secs"' < 30'
+mock_stop
+
+# SIGTERM (or SIGHUP) ends the chat as /exit does: the conversation is kept
+mock '{"steps":[{"text":"hello there"}]}'
+mkfifo "$TEST_TMP/in3"
+HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=mock-model "$HULL" chat <"$TEST_TMP/in3" >"$O" 2>"$E" &
+chatpid=$!
+pids+=("$chatpid")
+exec 7>"$TEST_TMP/in3"
+printf 'hi\n' >&7
+for i in $(seq 1 400); do grep -q 'hello there' "$O" && break; sleep 0.05; done
+kill -TERM $chatpid
+wait $chatpid
+RC=$?
+exec 7>&-
+tid=$(sed -n 's/^hull: chat \([A-Za-z0-9_.-]*\) (Ctrl-D.*/\1/p' "$E" | head -1)
+pyexpect "chat: SIGTERM ends the chat and keeps it" \
+        'rc == 0 and "kept" in e and os.path.exists(os.environ["HULL_HOME"] + "/chats/'"$tid"'/conversation.json")'
 mock_stop
 
 HULL_PROVIDER=anthropic HULL_BASE_URL=http://127.0.0.1:9 HULL_API_KEY=k HULL_MODEL=m "$HULL" chat no-such-chat </dev/null >"$O" 2>"$E"

@@ -236,6 +236,13 @@ pyexpect "run: a missing --input file is named" 'rc == 2 and "missing.csv" in e'
 "$HULL" run "x" >"$O" 2>"$E"
 RC=$? SECS=0
 pyexpect "run: no provider configured says what to set" 'rc == 2 and "ANTHROPIC_API_KEY" in e and "OPENAI_API_KEY" in e'
+before=$(ls -A "$HULL_HOME/runs" 2>/dev/null | wc -l)
+printf '{"web": {"allow_cidrs": ["corp.example"]}}' >"$HULL_HOME/config.json"
+HULL_PROVIDER=openai HULL_BASE_URL=http://127.0.0.1:9/v1 HULL_MODEL=m "$HULL" run "x" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "run: an allowlist entry in the wrong list is a clear error, before anything starts" \
+        'rc == 2 and "corp.example" in e and "Segmentation" not in e'
+check "run: a run that could not start leaves no directory" test "$(ls -A "$HULL_HOME/runs" 2>/dev/null | wc -l)" -eq "$before"
 printf '{"modle": "x"}' >"$HULL_HOME/config.json"
 "$HULL" run "x" >"$O" 2>"$E"
 RC=$? SECS=0
