@@ -138,6 +138,12 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
                                         set_text(res, dump);
                         }
                         json_decref(facts);
+                } else if (json_is_object(out->value)) {
+                        /* not kept: the facts still go with the reason, so nothing else is lost */
+                        _cleanup_free_ char *dump = json_dumps(out->value, JSON_COMPACT);
+                        char *t = NULL;
+                        if (dump && asprintf(&t, "%s\n%s", res->text ? res->text : "", dump) >= 0)
+                                set_text(res, t);
                 }
         } else if (out->value) {
                 size_t len = 0;
