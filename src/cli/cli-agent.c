@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -739,6 +740,18 @@ static int close_all(cli_agent *a, close_mode mode, hull_error *e) {
 
         if (!a)
                 return 0;
+        bool closed = false;
+        if (mode != CLOSE_KEEP) {
+                /* Nothing more runs in the session: a warm-up still waiting for the zygote's imports
+                 * ends now (its socket to the zygote closes) instead of holding up the exit. */
+                if (a->zygote_fd >= 0 && a->zygote_pid > 0)
+                        (void) kill(a->zygote_pid, SIGKILL);
+                if (a->s) {
+                        ss_close_info ci;
+                        ss_close(a->ss, a->s, &ci);
+                        closed = true;
+                }
+        }
         cli_tools_warm_wait(a->tools);
         /* the workspace and the handles first, the conversation that refers to them last */
         if (mode == CLOSE_KEEP && a->s)
@@ -749,7 +762,8 @@ static int close_all(cli_agent *a, close_mode mode, hull_error *e) {
         cli_tools_free(a->tools);
         if (a->s) {
                 ss_close_info ci;
-                ss_close(a->ss, a->s, &ci);
+                if (!closed)
+                        ss_close(a->ss, a->s, &ci);
                 ss_unref(a->ss, a->s);
         }
         if (a->ss) {
