@@ -44,6 +44,7 @@ struct cli_agent {
         int dir_fd;   /* the directory, locked (flock) while this process uses it */
         bool created; /* this process made the directory (a new run or chat) */
         /* the terminal */
+        bool stdout_tty;   /* stdout is a terminal: the answer's text goes without control characters */
         bool streamed;     /* answer text was streamed since the last model request started */
         bool line_open;    /* the last thing printed on stdout did not end a line */
         unsigned requests; /* model requests so far */
@@ -153,10 +154,10 @@ static size_t unsafe_len(const unsigned char *p, size_t left, bool keep_lines) {
         return 0;
 }
 
-/* Write n bytes of untrusted text (the model's, a tool's) to f, what could drive the terminal
- * shown as '?' when f is a terminal (or always, with force). */
-static void term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool force) {
-        if (!force && !isatty(fileno(f))) {
+/* Write n bytes of untrusted text (the model's, a tool's) to f, what could drive a terminal
+ * shown as '?' (when sanitize: f is or may be a terminal). */
+static void term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool sanitize) {
+        if (!sanitize) {
                 fwrite(t, 1, n, f);
                 return;
         }
@@ -227,7 +228,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
         if (strcmp(type, "hull.text_delta") == 0) {
                 if (a->o.print_answer) {
                         const char *t = str_of(ev, "text");
-                        term_write(stdout, t, strlen(t), true, false);
+                        term_write(stdout, t, strlen(t), true, a->stdout_tty);
                         fflush(stdout);
                         if (*t)
                                 a->line_open = t[strlen(t) - 1] != '\n';
@@ -241,7 +242,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                         size_t i;
                         json_array_foreach(json_object_get(ev, "content"), i, c) {
                                 const char *t = str_of(c, "text");
-                                term_write(stdout, t, strlen(t), true, false);
+                                term_write(stdout, t, strlen(t), true, a->stdout_tty);
                                 if (*t)
                                         a->line_open = t[strlen(t) - 1] != '\n';
                         }
@@ -370,15 +371,9 @@ static int make_id(char ret[CLI_AGENT_ID_MAX]) {
         return 0;
 }
 
+/* A conversation's id as hull makes them (a handle id's characters), short enough to keep. */
 static bool id_is_valid(const char *id) {
-        size_t n = strlen(id);
-        if (n == 0 || n >= CLI_AGENT_ID_MAX || id[0] == '.')
-                return false;
-        for (const char *p = id; *p; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' ||
-                      *p == '_' || *p == '.'))
-                        return false;
-        return true;
+        return strlen(id) < CLI_AGENT_ID_MAX && hd_id_is_valid(id);
 }
 
 /* DIR/NAME into ret, or -ENAMETOOLONG with *e. */
@@ -508,6 +503,7 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         a->o = *o;
         a->zygote_fd = -1;
         a->dir_fd = -1;
+        a->stdout_tty = isatty(STDOUT_FILENO);
         r = dotenv_load(".env", &a->env, e);
         if (r < 0)
                 goto fail;

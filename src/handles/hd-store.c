@@ -60,6 +60,18 @@ static const char *const kind_ext[_HD_KIND_MAX] = {
         [HD_KIND_BINARY] = "bin",
 };
 
+bool hd_store_owns_name(const char *name) {
+        if (strcmp(name, MANIFEST) == 0)
+                return true;
+        const char *dot = strrchr(name, '.');
+        if (!dot || dot == name)
+                return false;
+        for (int k = 0; k < _HD_KIND_MAX; k++)
+                if (strcmp(dot + 1, kind_ext[k]) == 0)
+                        return true;
+        return false;
+}
+
 const char *hd_kind_to_string(hd_kind k) {
         return k >= 0 && k < _HD_KIND_MAX ? kind_names[k] : NULL;
 }

@@ -92,6 +92,11 @@ hd_kind hd_format_kind(hd_format f);
 /* Does id match [A-Za-z0-9][A-Za-z0-9_.-]{0,63}? Pure. */
 bool hd_id_is_valid(const char *id);
 
+/* Is name one the store gives its files: _manifest.json, or <id>.<the extension of a kind>?
+ * (What a copy of a store takes: hull.py, temporaries and anything else are not the store's.)
+ * Pure. */
+bool hd_store_owns_name(const char *name);
+
 typedef struct hd_store_opts {
         uint64_t spill_threshold_bytes; /* 0: HD_SPILL_THRESHOLD_DEFAULT */
         uint64_t max_spill_bytes;       /* 0: HD_MAX_SPILL_DEFAULT; at most HD_MAX_SPILL_MAX; also

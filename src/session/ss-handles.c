@@ -558,20 +558,6 @@ int ss_publish(ss_manager *m, ss_session *s, const char *path, const char *name,
 
 /* ---- export: the handles kept beyond the session ---- */
 
-/* A name the store gives its files: <id>.json, .txt, .sqlite, .bin, and _manifest.json. */
-static bool store_file_name(const char *name) {
-        static const char *const exts[] = {".json", ".txt", ".sqlite", ".bin"};
-        size_t n = strlen(name);
-        if (strcmp(name, "_manifest.json") == 0)
-                return true;
-        for (size_t i = 0; i < ELEMENTSOF(exts); i++) {
-                size_t k = strlen(exts[i]);
-                if (n > k && strcmp(name + n - k, exts[i]) == 0)
-                        return true;
-        }
-        return false;
-}
-
 static int copy_one(int from_fd, int to_fd, const char *name, hull_error *e) {
         _cleanup_close_ int in = openat(from_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         struct stat st;
@@ -610,7 +596,7 @@ int ss_store_copy(int from_fd, int to_fd, hull_error *e) {
         int r = 0;
         struct dirent *de;
         while (r >= 0 && (de = readdir(d)))
-                if (de->d_name[0] != '.' && store_file_name(de->d_name))
+                if (de->d_name[0] != '.' && hd_store_owns_name(de->d_name))
                         r = copy_one(from_fd, to_fd, de->d_name, e);
         closedir(d);
         return r;

@@ -177,6 +177,11 @@ static void test_ids(hd_store *s) {
                 TEST_RESULT(hd_put(s, bad[i], HD_FORMAT_TEXT, "t", "x", 1, NULL, &e) == -EINVAL,
                             "bad id \"%s\" refused", bad[i]);
         CHECK(hd_id_is_valid("A.b-c_9"));
+        CHECK(hd_store_owns_name("_manifest.json"));
+        CHECK(hd_store_owns_name("h1.json") && hd_store_owns_name("sales.sqlite") && hd_store_owns_name("n.txt") &&
+              hd_store_owns_name("b.bin"));
+        CHECK(!hd_store_owns_name("hull.py") && !hd_store_owns_name(".sqlite") && !hd_store_owns_name("x") &&
+              !hd_store_owns_name("x.csv"));
         CHECK_EQ_INT(hd_put(s, "sales", HD_FORMAT_TEXT, "t", "x", 1, NULL, &e), -EEXIST);
         CHECK(strstr(e.msg, "handle sales already exists") != NULL);
         json_t *sum = NULL;
