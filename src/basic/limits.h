@@ -479,3 +479,28 @@
 #define CLI_CHAT_HISTORY_MAX 1000U              /* lines kept in $HULL_HOME/chats/history */
 #define CLI_CONVERSATION_BYTES_MAX (256U << 20) /* a kept conversation.json */
 #define CLI_APPROVAL_SHOWN_MAX (64U << 10)      /* bytes of a tool input shown when asking to allow it */
+
+/* hull's own state (src/store/) */
+#define STORE_ID_MAX 64U                   /* bytes of a resource's, event's or key's id, NUL included */
+#define STORE_NAME_MAX 128U                /* bytes of a key's name, NUL included */
+#define STORE_TIME_MAX 32U                 /* an RFC 3339 time, NUL included */
+#define STORE_KEY_HINT_MAX 16U             /* the first characters of a key kept to tell keys apart */
+#define STORE_CURSOR_MAX 128U              /* a page cursor, NUL included */
+#define STORE_PAGE_DEFAULT 20U             /* items of a list page unless limit says */
+#define STORE_PAGE_MAX 1000U               /* the largest limit of a resource list */
+#define STORE_EVENTS_PAGE_MAX 1000U        /* the largest limit of an events list */
+#define STORE_BUSY_TIMEOUT_MS 5000U        /* SQLite's busy timeout */
+#define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
+
+/* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
+#define V1_ERROR_CODE_MAX 64U      /* error.details.error_code, NUL included */
+#define V1_ERROR_MSG_MAX 512U      /* error.message, NUL included */
+#define V1_EVENTS_PER_SEND_MAX 50U /* events of one POST .../events (and initial_events) */
+#define V1_TOOLS_MAX 256U          /* tools of an agent, all toolsets together */
+#define V1_MCP_SERVERS_MAX 20U     /* mcp_servers of an agent */
+#define V1_METADATA_KEYS_MAX 16U   /* keys of a metadata object */
+#define V1_METADATA_KEY_MAX 64U    /* bytes of a metadata key */
+#define V1_METADATA_VALUE_MAX 512U /* bytes of a metadata value */
+#define V1_NAME_MAX 256U           /* bytes of a name or title */
+#define V1_TEXT_MAX (1U << 20)     /* bytes of a system prompt, description, message text */
+#define V1_BODY_MAX (8U << 20)     /* a request body */

@@ -1,0 +1,156 @@
+/* store.h: hull's own state in SQLite ($HULL_HOME/hull.db): the only module that sees sqlite3*
+ * for it. Agents (every version kept), environments, sessions, each session's append-only event
+ * log, API keys (their digests only) and the conversation of each session. The database is opened
+ * in WAL mode with synchronous=NORMAL and a busy timeout, and brought to the newest schema by
+ * numbered migrations (each in one transaction; user_version says which ran). A function that
+ * returns 0 after a write has committed it: an event appended is durable against a crash of the
+ * process before the caller answers.
+ *
+ * Resources are JSON objects as the /v1 API shows them, stored whole beside the columns the
+ * lists filter and sort on. The store checks only what its columns need ("id", "created_at",
+ * "version", "status", "archived_at", "agent"); their meaning is the caller's.
+ *
+ * Thread-safe: one connection behind a mutex; every call is short. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "limits.h"
+
+typedef struct store store;
+
+/* Open (creating it, mode 0600) and migrate the database at path. Returns 0 with *ret, or a
+ * negative errno with *e (SQLite cannot be loaded: -ENOSYS; a newer schema than this hull knows:
+ * -EPROTO; a file that is not a database: -EINVAL). */
+int store_open(const char *path, store **ret, hull_error *e);
+void store_close(store *s);
+static inline void store_closep(store **s) {
+        if (*s)
+                store_close(*s);
+}
+#define _cleanup_store_ _cleanup_(store_closep)
+
+/* The schema version this hull migrates to, and the one of an open database. */
+int store_schema_version(void);
+int store_user_version(store *s);
+
+typedef enum store_kind {
+        STORE_AGENT, /* versioned: every version is a row; "version" counts from 1 */
+        STORE_ENVIRONMENT,
+        STORE_SESSION,
+        _STORE_KIND_MAX,
+} store_kind;
+
+/* ---- resources ----
+ * obj must hold "id" (a string of at most STORE_ID_MAX bytes) and "created_at" (RFC 3339 UTC,
+ * as from store_now_rfc3339); "archived_at" (null or a string) decides whether it is archived.
+ * Agents: "version" (integer >= 1). Sessions: "status" (string) and "agent" ({"id","version"}). */
+
+/* Insert a new resource (an agent: its version 1). -EEXIST when the id exists. */
+int store_insert(store *s, store_kind k, const json_t *obj, hull_error *e);
+
+/* The resource (a new reference): the newest version of an agent when version is 0, else that
+ * version. -ENOENT when there is none. */
+int store_get(store *s, store_kind k, const char *id, int64_t version, json_t **ret, hull_error *e);
+
+/* Replace a resource by obj (same id). For an agent this adds a version: obj's "version" must be
+ * the newest + 1, else -ESTALE (someone else updated it first; nothing is written). -ENOENT when
+ * there is none. */
+int store_update(store *s, store_kind k, const json_t *obj, hull_error *e);
+
+/* Delete a resource (every version of an agent; a session's events and conversation too).
+ * -ENOENT when there is none. */
+int store_delete(store *s, store_kind k, const char *id, hull_error *e);
+
+/* A list query. Pages are opaque cursors (at most STORE_CURSOR_MAX - 1 bytes, [A-Za-z0-9_-]). */
+typedef struct store_list_q {
+        unsigned limit;   /* 1..STORE_PAGE_MAX (0: STORE_PAGE_DEFAULT) */
+        const char *page; /* a cursor from an earlier answer of the same query, or NULL */
+        bool descending;  /* by created_at then id; false: oldest first */
+        bool include_archived;
+        const char *created_gt, *created_gte, *created_lt, *created_lte; /* RFC 3339 or NULL */
+        /* sessions only */
+        const char *agent_id;        /* NULL: any */
+        int64_t agent_version;       /* 0: any */
+        const char *const *statuses; /* n_statuses of them; 0: any */
+        size_t n_statuses;
+        /* agents only: every version of this agent, oldest first (the other filters ignored) */
+        const char *versions_of;
+} store_list_q;
+
+typedef struct store_page {
+        json_t *data;                     /* array of the objects (a new reference) */
+        char next_page[STORE_CURSOR_MAX]; /* "" when there is no next page */
+        char prev_page[STORE_CURSOR_MAX]; /* "" when there is no previous page */
+} store_page;
+void store_page_done(store_page *p);
+
+/* -EINVAL with *e for a cursor that is not one of this query's. */
+int store_list(store *s, store_kind k, const store_list_q *q, store_page *ret, hull_error *e);
+
+/* ---- a session's events ----
+ * Each event is a JSON object with "id" (unique in the store), "type" and "processed_at"; the
+ * store gives it the session's next sequence number (1, 2, ...). */
+
+/* Append n events to the session's log in one transaction; *ret_first_seq (may be NULL) gets
+ * the first one's sequence number (the others follow). -ENOENT when the session does not
+ * exist, -EEXIST when an id is taken (nothing written). */
+int store_events_append(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
+                        hull_error *e);
+
+typedef struct store_events_q {
+        unsigned limit;           /* 1..STORE_EVENTS_PAGE_MAX (0: STORE_PAGE_DEFAULT) */
+        const char *page;         /* a cursor from an earlier answer, or NULL */
+        bool descending;          /* false: oldest first (by sequence) */
+        int64_t after_seq;        /* only events with a larger sequence number (0: all) */
+        const char *const *types; /* n_types of them; 0: any */
+        size_t n_types;
+        const char *created_gt, *created_gte, *created_lt, *created_lte; /* on processed_at */
+} store_events_q;
+
+/* A page of events (store_page.data: the event objects; prev_page unused). *ret_seqs (may be
+ * NULL; malloc'd, one per event) gets their sequence numbers. */
+int store_events_list(store *s, const char *session_id, const store_events_q *q, store_page *ret, int64_t **ret_seqs,
+                      hull_error *e);
+
+/* The session's last sequence number (0 when it has no event). */
+int store_events_last_seq(store *s, const char *session_id, int64_t *ret, hull_error *e);
+
+/* The sequence number of the event with this id in this session; -ENOENT when none. */
+int store_events_seq_of(store *s, const char *session_id, const char *event_id, int64_t *ret, hull_error *e);
+
+/* ---- a session's conversation (the model messages, model.h's form) ---- */
+int store_conversation_put(store *s, const char *session_id, const json_t *messages, hull_error *e);
+/* *ret: a new reference, or NULL when none was stored. */
+int store_conversation_get(store *s, const char *session_id, json_t **ret, hull_error *e);
+
+/* ---- API keys: only the SHA-256 digest (hex) of a key is stored ---- */
+typedef struct store_key {
+        char id[STORE_ID_MAX]; /* "key_..." */
+        char name[STORE_NAME_MAX];
+        char digest_hex[65];
+        char created_at[STORE_TIME_MAX];
+        char hint[STORE_KEY_HINT_MAX]; /* the key's first characters, to tell keys apart */
+} store_key;
+
+/* -EEXIST for a digest already stored. */
+int store_key_add(store *s, const store_key *k, hull_error *e);
+/* All keys, oldest first (malloc'd). */
+int store_key_list(store *s, store_key **ret, size_t *ret_n, hull_error *e);
+/* -ENOENT when none. */
+int store_key_delete(store *s, const char *id, hull_error *e);
+/* Is there a key with this digest? 1 yes, 0 no, or a negative errno. */
+int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, hull_error *e);
+/* How many keys there are. */
+int store_key_count(store *s, size_t *ret, hull_error *e);
+
+/* Sessions whose "status" is one of statuses (for the start-up's recovery of cut turns): their
+ * ids, a new array. */
+int store_sessions_with_status(store *s, const char *const *statuses, size_t n, json_t **ret, hull_error *e);
+
+/* Now, RFC 3339 UTC with milliseconds ("2026-12-02T10:00:00.123Z"). */
+void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
