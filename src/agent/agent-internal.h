@@ -13,6 +13,7 @@ typedef struct call_result {
         bool is_error;    /* the call failed */
         json_t *handles;  /* summaries of the handles it made (announced as hull.handle_created) */
         char *short_form; /* what the result becomes when the context budget elides it; NULL: derived */
+        bool client;      /* a client tool's result: the client's event announced it, not agent.tool_result */
 } call_result;
 
 /* The spill middleware: shape what a tool returned into what the model sees. A value whose JSON

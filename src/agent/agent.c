@@ -62,6 +62,9 @@ struct agent {
         char wait_event[BUS_ID_MAX];
         int decision; /* -1: none yet, else AGENT_ALLOW or AGENT_DENY */
         char *deny_message;
+        bool wait_client; /* the call is a client tool's: its result comes by agent_supply */
+        char *supplied;   /* ... that result */
+        bool supplied_error;
 };
 
 static const char *const stop_names[_AGENT_STOP_MAX] = {
@@ -299,7 +302,7 @@ static int tools_load(agent *a, hull_error *e) {
                 return hull_err(e, -ENOMEM, "agent: out of memory");
         for (size_t i = 0; i < c->n_tools; i++) {
                 const tool_def *d = c->tools[i];
-                if (!d || !name_ok(d->name) || !d->run || !d->input_schema)
+                if (!d || !name_ok(d->name) || (!d->run && !d->client) || !d->input_schema)
                         return hull_fail(e, -EINVAL,
                                          "agent: tool %zu has no valid name ([a-zA-Z0-9_-]{1,64}), schema "
                                          "or function",
@@ -368,6 +371,8 @@ static void calls_clear(agent *a) {
         a->decision = -1;
         free(a->deny_message);
         a->deny_message = NULL;
+        a->wait_client = false;
+        free(TAKE_PTR(a->supplied));
 }
 
 void agent_free(agent *a) {
@@ -830,7 +835,7 @@ static void answer(agent *a, const char *call_id, const char *event_id, call_res
                         json_object_set_new(ev, "tool_use_id", json_string(event_id));
                 emit(a, ev, NULL);
         }
-        if (event_id[0])
+        if (event_id[0] && !res->client)
                 emit(a,
                      json_pack("{s:s, s:s, s:[{s:s, s:o}], s:b, s:I, s:o}", "type", "agent.tool_result", "tool_use_id",
                                event_id, "content", "type", "text", "text", content, "is_error", res->is_error,
@@ -873,7 +878,12 @@ static int one_call(agent *a, const json_t *call, bool last) {
         if (a->waiting) { /* resumed: the call was announced and is decided */
                 snprintf(event_id, sizeof(event_id), "%s", a->wait_event);
                 a->waiting = false;
-                if (a->decision == AGENT_ALLOW && t)
+                if (a->wait_client) {
+                        a->wait_client = false;
+                        res.text = TAKE_PTR(a->supplied);
+                        res.is_error = a->supplied_error;
+                        res.client = true;
+                } else if (a->decision == AGENT_ALLOW && t)
                         run_tool(a, t, input, event_id, &res);
                 else
                         result_error(&res, "the user denied this call of %s%s%s", name,
@@ -885,8 +895,12 @@ static int one_call(agent *a, const json_t *call, bool last) {
         }
         a->tool_calls++;
         tool_policy policy = t ? t->policy : TOOL_DENY;
-        json_t *ev = json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input", input,
-                               "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
+        bool client = t && t->def->client;
+        json_t *ev =
+                client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name, "input",
+                                   input, "hull_call_id", call_id)
+                       : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input", input,
+                                   "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
         emit(a, ev, event_id);
 
         const char *input_error = str_of(call, "input_error");
@@ -906,6 +920,15 @@ static int one_call(agent *a, const json_t *call, bool last) {
         else if (schema_validate(t->schema, input, "input", &problems) < 0)
                 result_error(&res, "invalid arguments for %s; it did not run:\n%s", name,
                              problems ? problems : "out of memory");
+        else if (client && event_id[0]) {
+                a->waiting = true;
+                a->wait_client = true;
+                a->decision = -1;
+                free(TAKE_PTR(a->supplied));
+                snprintf(a->wait_event, sizeof(a->wait_event), "%s", event_id);
+                return AGENT_STOP_REQUIRES_ACTION;
+        } else if (client)
+                result_error(&res, "%s could not be handed to the client (out of memory)", name);
         else if (policy == TOOL_DENY)
                 result_error(&res, "the tool %s is not allowed here (its permission policy is deny); do without it",
                              name);
@@ -1106,12 +1129,26 @@ int agent_turn(agent *a, const char *user_text, const atomic_bool *interrupt, ag
 }
 
 int agent_decide(agent *a, const char *tool_use_id, bool allow, const char *deny_message, hull_error *e) {
-        if (!a || !tool_use_id || !a->waiting || strcmp(a->wait_event, tool_use_id) != 0)
+        if (!a || !tool_use_id || !a->waiting || a->wait_client || strcmp(a->wait_event, tool_use_id) != 0)
                 return hull_fail(e, -ENOENT, "agent: no tool call %.64s waits for a decision",
                                  tool_use_id ? tool_use_id : "(none)");
         a->decision = allow ? AGENT_ALLOW : AGENT_DENY;
         free(a->deny_message);
         a->deny_message = !allow && deny_message ? strndup(deny_message, AGENT_ERROR_TEXT_MAX) : NULL;
+        return 0;
+}
+
+int agent_supply(agent *a, const char *tool_use_id, const char *text, bool is_error, hull_error *e) {
+        if (!a || !tool_use_id || !a->waiting || !a->wait_client || strcmp(a->wait_event, tool_use_id) != 0)
+                return hull_fail(e, -ENOENT, "agent: no custom tool call %.64s waits for its result",
+                                 tool_use_id ? tool_use_id : "(none)");
+        char *copy = strdup(text ? text : "");
+        if (!copy)
+                return hull_err(e, -ENOMEM, "agent: out of memory");
+        free(a->supplied);
+        a->supplied = copy;
+        a->supplied_error = is_error;
+        a->decision = AGENT_ALLOW;
         return 0;
 }
 

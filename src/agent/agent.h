@@ -12,7 +12,9 @@
  * An always_ask tool pauses the turn: decide() answers at once (a terminal's y/n prompt) or
  * defers; a deferred call ends the turn with stop "requires_action" and the ids of the
  * agent.tool_use events awaiting a decision; agent_decide() records each decision and
- * agent_resume() continues the turn (the /v1 API's user.tool_confirmation).
+ * agent_resume() continues the turn (the /v1 API's user.tool_confirmation). A client tool
+ * (tool_def.client) pauses the same way: agent_supply() gives its result
+ * (user.custom_tool_result).
  *
  * Single-threaded: one thread drives an agent; another may only set *interrupt. */
 #pragma once
@@ -104,6 +106,9 @@ int agent_turn(agent *a, const char *user_text, const atomic_bool *interrupt, ag
 /* A decision for a call awaiting one (tool_use_id: its agent.tool_use event id). -ENOENT when no
  * such call waits. */
 int agent_decide(agent *a, const char *tool_use_id, bool allow, const char *deny_message, hull_error *e);
+/* The result of a client tool's call awaiting one (tool_use_id: its agent.custom_tool_use event
+ * id): text for the model, and whether it is an error. -ENOENT when no such call waits. */
+int agent_supply(agent *a, const char *tool_use_id, const char *text, bool is_error, hull_error *e);
 /* Continue a turn that stopped with requires_action once every pending call has a decision
  * (-EAGAIN otherwise). */
 int agent_resume(agent *a, const atomic_bool *interrupt, agent_turn_result *ret, hull_error *e);

@@ -100,7 +100,7 @@ int bus_emit(bus *b, json_t *event, char ret_id[BUS_ID_MAX]) {
         pthread_mutex_lock(&b->lock);
         if (b->make_id) {
                 id[0] = '\0';
-                b->make_id(b->make_id_ud, id);
+                b->make_id(b->make_id_ud, event, id);
                 id[BUS_ID_MAX - 1] = '\0';
         } else
                 snprintf(id, sizeof(id), "evt_%" PRIu64, ++b->seq);

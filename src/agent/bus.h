@@ -54,9 +54,9 @@ typedef struct bus bus;
 /* A subscriber: event is borrowed for the call. persisted: false for ephemeral events. */
 typedef void (*bus_fn)(void *ud, const json_t *event, bool persisted);
 
-/* An id maker: write a new unique id (at most BUS_ID_MAX - 1 bytes) to ret. NULL in bus_new: the
+/* An id maker: write a new unique id for event (at most BUS_ID_MAX - 1 bytes) to ret. NULL in bus_new: the
  * bus's own, "evt_" and a sequence number. */
-typedef void (*bus_id_fn)(void *ud, char ret[BUS_ID_MAX]);
+typedef void (*bus_id_fn)(void *ud, const json_t *event, char ret[BUS_ID_MAX]);
 
 int bus_new(bus_id_fn make_id, void *make_id_ud, bus **ret);
 void bus_free(bus *b);

@@ -80,6 +80,10 @@ typedef struct tool_def {
         tool_policy default_policy;
         uint64_t timeout_ms; /* the call's deadline; 0: AGENT_TOOL_TIMEOUT_MS */
         bool needs_session;  /* runs in the session sandbox: the loop claims it around the call */
+        /* A tool the client runs (the /v1 API's custom tools): the loop never calls run; a call
+         * is announced as agent.custom_tool_use and ends the turn with requires_action until
+         * agent_supply() gives its result. */
+        bool client;
         /* Run the call. input is validated against input_schema. Returns 0 with *ret (also for
          * a failure the model should see: ret->is_error), or a negative errno with *e: the loop
          * turns it into an error result for the model (and ends the turn only for -ECANCELED). */

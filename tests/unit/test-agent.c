@@ -909,6 +909,44 @@ static void test_permissions(world *w) {
         agent_turn_result_done(&res);
         agent_free(a);
         model_client_free(m);
+
+        /* a client tool (the /v1 API's custom tools): announced, the turn pauses, the client's
+         * result goes to the model; never run here */
+        tool_def client_echo = echo_tool;
+        client_echo.run = NULL;
+        client_echo.client = true;
+        const tool_def *ctools[] = {&client_echo};
+        m = fake_new(steps, 2, &f);
+        cfg = (agent_config){0};
+        a = make(w, m, ctools, 1, &cfg);
+        CHECK_EQ_INT(agent_turn(a, "go", NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_REQUIRES_ACTION);
+        json_t *cu = event(&w->rec, "agent.custom_tool_use", 0);
+        CHECK(cu != NULL);
+        CHECK_EQ_STR(str(cu, "name"), "echo");
+        CHECK_EQ_STR(json_string_value(json_array_get(res.pending, 0)), str(cu, "id"));
+        snprintf(first, sizeof(first), "%s", str(cu, "id"));
+        agent_turn_result_done(&res);
+        CHECK_EQ_INT(agent_decide(a, first, true, NULL, &e), -ENOENT); /* not a confirmation */
+        CHECK_EQ_INT(agent_supply(a, "evt_nope", "x", false, &e), -ENOENT);
+        CHECK_EQ_INT(agent_resume(a, NULL, &res, &e), -EAGAIN);
+        CHECK_EQ_INT(agent_supply(a, first, "from the client", false, &e), 0);
+        CHECK_EQ_INT(agent_resume(a, NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_REQUIRES_ACTION); /* the second call */
+        snprintf(second, sizeof(second), "%s", json_string_value(json_array_get(res.pending, 0)));
+        agent_turn_result_done(&res);
+        CHECK_EQ_INT(agent_supply(a, second, "it broke", true, &e), 0);
+        CHECK_EQ_INT(agent_resume(a, NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_END_TURN);
+        CHECK(has(result_text(agent_conversation(a), 0, &err), "from the client"));
+        CHECK(!err);
+        CHECK(has(result_text(agent_conversation(a), 1, &err), "it broke"));
+        CHECK(err);
+        CHECK_EQ_INT(count(&w->rec, "agent.tool_result"), 0);
+        CHECK(shape_ok(agent_conversation(a)));
+        agent_turn_result_done(&res);
+        agent_free(a);
+        model_client_free(m);
 }
 
 static void test_bounds(world *w) {
