@@ -189,14 +189,19 @@ static bool has_scope(const char *scopes, const char *want) {
         return false;
 }
 
-auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, const auth_token **ret_who) {
+/* The token of a credential header value: "Bearer <token>" (bearer) or the bare token
+ * (x-api-key). */
+static auth_verdict token_of(const char *h, bool bearer_form, const char **ret, size_t *ret_n) {
         static const char bearer[] = "Bearer";
         if (!h)
                 return AUTH_MISSING;
-        if (strncasecmp(h, bearer, sizeof(bearer) - 1) != 0 ||
-            (h[sizeof(bearer) - 1] != ' ' && h[sizeof(bearer) - 1] != '\t'))
-                return AUTH_MALFORMED;
-        const char *tok = h + sizeof(bearer) - 1;
+        const char *tok = h;
+        if (bearer_form) {
+                if (strncasecmp(h, bearer, sizeof(bearer) - 1) != 0 ||
+                    (h[sizeof(bearer) - 1] != ' ' && h[sizeof(bearer) - 1] != '\t'))
+                        return AUTH_MALFORMED;
+                tok = h + sizeof(bearer) - 1;
+        }
         while (*tok == ' ' || *tok == '\t')
                 tok++;
         size_t n = 0;
@@ -205,9 +210,34 @@ auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, 
         for (const char *rest = tok + n; *rest; rest++)
                 if (*rest != ' ' && *rest != '\t')
                         return AUTH_MALFORMED; /* a second field or a byte outside visible ASCII */
+        if (n == 0)
+                return AUTH_MALFORMED;
+        *ret = tok;
+        *ret_n = n;
+        return AUTH_OK;
+}
+
+auth_verdict auth_credential(const char *authorization, const char *x_api_key, const char **ret, size_t *ret_n) {
+        const char *a = NULL, *k = NULL;
+        size_t an = 0, kn = 0;
+        auth_verdict va = token_of(authorization, true, &a, &an);
+        auth_verdict vk = token_of(x_api_key, false, &k, &kn);
+        if (va == AUTH_MALFORMED || vk == AUTH_MALFORMED)
+                return AUTH_MALFORMED;
+        if (va == AUTH_OK && vk == AUTH_OK && (an != kn || memcmp(a, k, an) != 0))
+                return AUTH_CONFLICT;
+        if (va == AUTH_MISSING && vk == AUTH_MISSING)
+                return AUTH_MISSING;
+        *ret = va == AUTH_OK ? a : k;
+        *ret_n = va == AUTH_OK ? an : kn;
+        return AUTH_OK;
+}
+
+auth_verdict auth_check_token(const auth_tokens *t, const char *tok, size_t n, const char *scope,
+                              const auth_token **ret_who, uint8_t ret_digest[static 32]) {
+        memset(ret_digest, 0, 32); /* no key has this digest */
         if (n < AUTH_TOKEN_MIN || n > AUTH_TOKEN_MAX)
                 return AUTH_UNKNOWN;
-
         uint8_t d[SHA256_DIGEST_SIZE];
         if (digest_of(tok, n, d) < 0) {
                 explicit_bzero(d, sizeof(d));
@@ -216,15 +246,28 @@ auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, 
         /* Compare with every entry, whatever matched, so the time says nothing (libcrypto is
          * loaded: the digest was made with it). */
         const auth_token *found = NULL;
-        for (size_t i = 0; i < t->n; i++)
+        for (size_t i = 0; t && i < t->n; i++)
                 if (CRYPTO_memcmp(t->v[i].digest, d, sizeof(d)) == 0)
                         found = &t->v[i];
+        memcpy(ret_digest, d, sizeof(d));
         explicit_bzero(d, sizeof(d)); /* the digest is as good as the token against this daemon */
         if (!found)
                 return AUTH_UNKNOWN;
         if (ret_who)
                 *ret_who = found;
         return has_scope(found->scopes, scope) ? AUTH_OK : AUTH_NO_SCOPE;
+}
+
+auth_verdict auth_check(const auth_tokens *t, const char *h, const char *scope, const auth_token **ret_who) {
+        const char *tok;
+        size_t n;
+        auth_verdict v = token_of(h, true, &tok, &n);
+        if (v != AUTH_OK)
+                return v;
+        uint8_t d[SHA256_DIGEST_SIZE];
+        v = auth_check_token(t, tok, n, scope, ret_who, d);
+        explicit_bzero(d, sizeof(d));
+        return v;
 }
 
 const char *auth_verdict_to_string(auth_verdict v) {
@@ -234,7 +277,9 @@ const char *auth_verdict_to_string(auth_verdict v) {
         case AUTH_MISSING:
                 return "no bearer token";
         case AUTH_MALFORMED:
-                return "a malformed Authorization header";
+                return "a malformed Authorization or x-api-key header";
+        case AUTH_CONFLICT:
+                return "Authorization and x-api-key name different keys";
         case AUTH_UNKNOWN:
                 return "an unknown token";
         case AUTH_NO_SCOPE:

@@ -39,7 +39,19 @@ typedef enum auth_verdict {
         AUTH_MALFORMED, /* not "Bearer <one visible-ASCII token>" */
         AUTH_UNKNOWN,   /* no token with this digest */
         AUTH_NO_SCOPE,  /* a known token without the scope */
+        AUTH_CONFLICT,  /* Authorization and x-api-key carry different tokens */
 } auth_verdict;
+
+/* The token a request presents: "Authorization: Bearer T" or "x-api-key: T" (either header value
+ * may be NULL; both with the same token is fine). AUTH_OK with *ret pointing into the header (n
+ * bytes), AUTH_MISSING, AUTH_MALFORMED or AUTH_CONFLICT. */
+auth_verdict auth_credential(const char *authorization, const char *x_api_key, const char **ret, size_t *ret_n);
+
+/* Look a presented token up in t (may be NULL or empty) for scope; its SHA-256 digest goes to
+ * ret_digest whatever the verdict (AUTH_UNKNOWN without a digest when n is out of bounds), for
+ * a second source of keys (hull.db's). */
+auth_verdict auth_check_token(const auth_tokens *t, const char *tok, size_t n, const char *scope,
+                              const auth_token **ret_who, uint8_t ret_digest[static 32]);
 
 /* Check an Authorization header value (NULL when absent) for a token holding scope (or "*").
  * On AUTH_OK and AUTH_NO_SCOPE, *ret_who (if not NULL) points at the token's entry. */

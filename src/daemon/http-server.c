@@ -683,23 +683,40 @@ static bool refuse_unrouted(http_req *r, const char *method, const char *version
         return false;
 }
 
-/* The route's scope, when the server has tokens: the caller becomes the token's principal.
- * Returns true once r is refused. */
+/* The route's scope, when the server has tokens or keys: the caller becomes the token's (or
+ * key's) principal. Returns true once r is refused. */
 static bool refuse_unauthorized(http_req *r) {
         const auth_tokens *tokens = r->srv->cfg.tokens;
+        const http_keys *keys = r->srv->cfg.keys;
         const char *scope = r->route->scope;
-        unsigned n;
-        if (!scope || !tokens || tokens->n == 0)
+        if (!scope || ((!tokens || tokens->n == 0) && (!keys || keys->count(keys->ud) == 0)))
                 return false;
-        const char *h = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &n);
+        unsigned na, nk;
+        const char *ha = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &na);
+        const char *hk = http_req_header(r, "x-api-key", &nk);
+        const char *tok = NULL;
+        size_t n = 0;
         const auth_token *who = NULL;
-        auth_verdict v = n > 1 ? AUTH_MALFORMED : auth_check(tokens, h, scope, &who);
+        uint8_t digest[32];
+        auth_verdict v = na > 1 || nk > 1 ? AUTH_MALFORMED : auth_credential(ha, hk, &tok, &n);
+        if (v == AUTH_OK)
+                v = auth_check_token(tokens, tok, n, scope, &who, digest);
+        if (v == AUTH_UNKNOWN && keys) {
+                char id[AUTH_NAME_MAX + 1];
+                if (keys->find(keys->ud, digest, id) == 1) {
+                        v = AUTH_OK;
+                        snprintf(r->principal, sizeof(r->principal), "key:%s", id);
+                }
+        }
+        explicit_bzero(digest, sizeof(digest));
         if (v == AUTH_NO_SCOPE) {
                 http_refuse(r, HTTP_REFUSAL_FORBIDDEN, "the token lacks the scope %s", scope);
                 return true;
         }
         if (v != AUTH_OK) {
-                http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED, "%s: send Authorization: Bearer <token>",
+                http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED,
+                            "%s: send Authorization: Bearer <key> or x-api-key: <key> (make one with 'hull key "
+                            "create')",
                             auth_verdict_to_string(v));
                 return true;
         }

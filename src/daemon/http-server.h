@@ -47,7 +47,7 @@ typedef enum http_refusal {
         HTTP_REFUSAL_NOT_FOUND,       /* no route for the path (404) */
         HTTP_REFUSAL_METHOD,          /* a route has the path, not the method (405; Allow is set) */
         HTTP_REFUSAL_BAD_HEAD,        /* a NUL in the path, the query or a header; a folded header (400) */
-        HTTP_REFUSAL_UNAUTHENTICATED, /* no, malformed or unknown bearer token (401) */
+        HTTP_REFUSAL_UNAUTHENTICATED, /* no, malformed or unknown credential (401) */
         HTTP_REFUSAL_FORBIDDEN,       /* the token lacks the route's scope (403) */
         HTTP_REFUSAL_TOO_LARGE,       /* the body is over the route's bound (413) */
         HTTP_REFUSAL_BUSY,            /* the bodies' budget is out, or no thread: retry later (429) */
@@ -98,11 +98,22 @@ typedef struct http_route {
         int tag;                  /* the table's own: tells its routes apart (a procedure, say) */
 } http_route;
 
+/* A second source of keys beside the tokens file: hull.db's API keys, which hold every scope. */
+typedef struct http_keys {
+        /* How many keys exist now (> 0: every route with a scope needs a credential). */
+        size_t (*count)(void *ud);
+        /* 1 when a key with this SHA-256 digest exists (its id, for the principal, in ret_id), 0
+         * when not. */
+        int (*find)(void *ud, const uint8_t digest[static 32], char ret_id[static AUTH_NAME_MAX + 1]);
+        void *ud;
+} http_keys;
+
 typedef struct http_config {
         struct sockaddr_storage listen; /* TCP address */
         socklen_t listen_len;
         const char *socket_path;   /* also listen on this unix socket (mode 0600); NULL: no */
-        const auth_tokens *tokens; /* NULL or empty: no auth (loopback only; the caller checks) */
+        const auth_tokens *tokens; /* NULL or empty (and no keys): no auth (loopback only; the caller checks) */
+        const http_keys *keys;     /* NULL: none. A credential is "Authorization: Bearer K" or "x-api-key: K" */
         const http_api *fallback;  /* words refusals of requests without a route */
         void *fallback_data;       /* http_req_data() for those */
         const dlog *log;
@@ -153,7 +164,7 @@ const char *http_req_query(const http_req *r, const char *name);
  * (may be NULL) says how often it came. */
 const char *http_req_header(const http_req *r, const char *name, unsigned *ret_count);
 /* Who is calling: "token:<first 16 bytes of its digest in hex>" on a route with a scope when
- * the server has tokens, else "local". */
+ * the server has tokens or keys (a key of hull.db: "key:<its id>"), else "local". */
 const char *http_req_principal(const http_req *r);
 uint64_t http_req_received_unix_ms(const http_req *r);
 /* The connection's socket, to watch for a hang-up while a spawned thread works (sock_hung_up). */

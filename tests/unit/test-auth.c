@@ -76,8 +76,33 @@ static void test_new(void) {
         CHECK(!auth_scopes_are_valid("code run"));
 }
 
+/* One credential from Authorization: Bearer or x-api-key; both must agree. */
+static void test_credential(void) {
+        const char *t;
+        size_t n;
+        CHECK_EQ_INT(auth_credential("Bearer abc", NULL, &t, &n), AUTH_OK);
+        CHECK(n == 3 && strncmp(t, "abc", 3) == 0);
+        CHECK_EQ_INT(auth_credential(NULL, " xyz ", &t, &n), AUTH_OK);
+        CHECK(n == 3 && strncmp(t, "xyz", 3) == 0);
+        CHECK_EQ_INT(auth_credential("Bearer abc", "abc", &t, &n), AUTH_OK);
+        CHECK_EQ_INT(auth_credential("Bearer abc", "abd", &t, &n), AUTH_CONFLICT);
+        CHECK_EQ_INT(auth_credential(NULL, NULL, &t, &n), AUTH_MISSING);
+        CHECK_EQ_INT(auth_credential("Basic abc", NULL, &t, &n), AUTH_MALFORMED);
+        CHECK_EQ_INT(auth_credential(NULL, "a b", &t, &n), AUTH_MALFORMED);
+        CHECK_EQ_INT(auth_credential(NULL, "", &t, &n), AUTH_MALFORMED);
+        /* a token not in the table: unknown, with its digest for the second source */
+        char tok[AUTH_NEW_TOKEN_SIZE], hex[65], dhex[65];
+        uint8_t d[32];
+        CHECK(auth_token_new(tok, hex) == 0);
+        CHECK_EQ_INT(auth_check_token(NULL, tok, strlen(tok), "v1", NULL, d), AUTH_UNKNOWN);
+        for (size_t i = 0; i < 32; i++)
+                snprintf(dhex + 2 * i, 3, "%02x", d[i]);
+        CHECK_EQ_STR(dhex, hex);
+}
+
 int main(void) {
         test_parse();
         test_new();
+        test_credential();
         return test_done();
 }
