@@ -493,14 +493,15 @@
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
 /* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
-#define V1_ERROR_CODE_MAX 64U      /* error.details.error_code, NUL included */
-#define V1_ERROR_MSG_MAX 512U      /* error.message, NUL included */
-#define V1_EVENTS_PER_SEND_MAX 50U /* events of one POST .../events (and initial_events) */
-#define V1_TOOLS_MAX 256U          /* tools of an agent, all toolsets together */
-#define V1_MCP_SERVERS_MAX 20U     /* mcp_servers of an agent */
-#define V1_METADATA_KEYS_MAX 16U   /* keys of a metadata object */
-#define V1_METADATA_KEY_MAX 64U    /* bytes of a metadata key */
-#define V1_METADATA_VALUE_MAX 512U /* bytes of a metadata value */
-#define V1_NAME_MAX 256U           /* bytes of a name or title */
-#define V1_TEXT_MAX (1U << 20)     /* bytes of a system prompt, description, message text */
-#define V1_BODY_MAX (8U << 20)     /* a request body */
+#define V1_ERROR_CODE_MAX 64U       /* error.details.error_code, NUL included */
+#define V1_ERROR_MSG_MAX 512U       /* error.message, NUL included */
+#define V1_EVENTS_PER_SEND_MAX 50U  /* events of one POST .../events (and initial_events) */
+#define V1_TOOLS_MAX 256U           /* tools of an agent, all toolsets together */
+#define V1_MCP_SERVERS_MAX 20U      /* mcp_servers of an agent */
+#define V1_METADATA_KEYS_MAX 16U    /* keys of a metadata object */
+#define V1_METADATA_KEY_MAX 64U     /* bytes of a metadata key */
+#define V1_METADATA_VALUE_MAX 512U  /* bytes of a metadata value */
+#define V1_NAME_MAX 256U            /* bytes of a name or title */
+#define V1_TEXT_MAX (1U << 20)      /* bytes of a system prompt, description, message text */
+#define V1_BODY_MAX (8U << 20)      /* a request body */
+#define SERVE_MODEL_HEADERS_MAX 16U /* hull serve --model-header */

@@ -450,6 +450,18 @@ const char *http_req_query(const http_req *r, const char *name) {
         return q.found ? q.value : NULL;
 }
 
+static enum MHD_Result each_query(void *cls, enum MHD_ValueKind kind, const char *key, const char *value) {
+        header_each *h = cls;
+        if (key)
+                h->fn(h->data, key, value ? value : "");
+        return MHD_YES;
+}
+
+void http_req_each_query(const http_req *r, void (*fn)(void *data, const char *name, const char *value), void *data) {
+        header_each h = {.fn = fn, .data = data};
+        MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, each_query, &h);
+}
+
 const char *http_req_principal(const http_req *r) {
         return r->principal;
 }

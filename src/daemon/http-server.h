@@ -160,6 +160,9 @@ const char *http_req_path(const http_req *r);   /* percent-decoded, without the 
 const char *http_req_param(const http_req *r, const char *name);
 /* A query-string argument, percent-decoded; NULL when absent ("" when given without a value). */
 const char *http_req_query(const http_req *r, const char *name);
+/* Call fn for each query-string argument in order (names and values percent-decoded; a
+ * repeated name once per value). */
+void http_req_each_query(const http_req *r, void (*fn)(void *data, const char *name, const char *value), void *data);
 /* The value of the one header called name (any case); NULL when absent or repeated; *ret_count
  * (may be NULL) says how often it came. */
 const char *http_req_header(const http_req *r, const char *name, unsigned *ret_count);
@@ -227,6 +230,9 @@ typedef struct http_sse http_sse;
  * Returns 0 with *ret, the producer's handle (end it with http_sse_close, exactly once), or
  * -ENOMEM, -EALREADY. */
 int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_sse **ret);
+/* What the keep-alive sends (a whole frame, static: "event: ping\ndata: {}\n\n"); the default is
+ * a comment. */
+void http_sse_set_keepalive(http_sse *s, const char *frame);
 /* Queue one event: "event: EVENT" (when not NULL; one line, no CR or LF) and data as "data:"
  * lines (split at LF). Returns 0, -EAGAIN (the queue is full: the client reads slowly; wait with
  * http_sse_wait), -EPIPE (the client is gone or the stream was ended), -E2BIG (the frame alone is

@@ -77,7 +77,8 @@ void http_sse_tick_locked(http_sse *x, uint64_t now) {
                         http_sse_wake_locked(x);
                 } else if (x->q.len == x->off && x->keepalive_us != UINT64_MAX && now - x->last_us >= x->keepalive_us) {
                         static const char comment[] = ": keep-alive\n\n";
-                        if (sse_put_locked(x, comment, sizeof(comment) - 1) == 0) {
+                        const char *k = x->keepalive_frame ? x->keepalive_frame : comment;
+                        if (sse_put_locked(x, k, strlen(k)) == 0) {
                                 x->last_us = now;
                                 http_sse_wake_locked(x);
                         }
@@ -116,6 +117,12 @@ static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max) {
 
 static void sse_response_free(void *cls) {
         sse_unref(cls);
+}
+
+void http_sse_set_keepalive(http_sse *s, const char *frame) {
+        pthread_mutex_lock(&s->lock);
+        s->keepalive_frame = frame;
+        pthread_mutex_unlock(&s->lock);
 }
 
 int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_sse **ret) {

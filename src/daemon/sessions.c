@@ -152,6 +152,10 @@ void hs_free(hs_manager *m) {
         free(m);
 }
 
+ss_manager *hs_core(hs_manager *m) {
+        return m ? m->core : NULL;
+}
+
 unsigned hs_open_count(hs_manager *m) {
         return ss_open_count(m->core);
 }

@@ -15,6 +15,7 @@
 #include "hullapi.h"
 #include "metrics.h"
 #include "plimsoll.h"
+#include "ss.h"
 
 typedef struct hs_config {
         uint64_t handle_bytes_max; /* one handle; 0: the core's default (--handle-max) */
@@ -46,6 +47,9 @@ void hs_free(hs_manager *m);
 
 /* Sessions open now. */
 unsigned hs_open_count(hs_manager *m);
+
+/* The session core under the table (the /v1 API's sessions open their sandboxes in it). */
+ss_manager *hs_core(hs_manager *m);
 
 /* What a procedure answered: 200 with body (JSON, the caller frees), or an error in f. */
 typedef struct hs_answer {
