@@ -782,8 +782,8 @@ static int agent_set(json_t *a, const char *key, const json_t *v, const char *pa
         } else if (eq(key, "metadata")) {
                 if (json_is_null(v))
                         nv = json_object();
-                else if ((r = v1_metadata_check(v, p, e)) >= 0)
-                        nv = json_deep_copy(v);
+                else /* as a patch on nothing: a null or "" value is no key */
+                        r = v1_metadata_patch(NULL, v, p, &nv, e);
         } else if (eq(key, "multiagent")) {
                 r = parse_multiagent(v, p, &nv, e);
         } else if (eq(key, "execution_identity")) {
@@ -1036,8 +1036,8 @@ static int env_set(json_t *env, const char *key, const json_t *v, bool update, v
                         r = v1_metadata_patch(json_object_get(env, "metadata"), v, "metadata", &nv, e);
                 } else if (json_is_null(v))
                         nv = json_object();
-                else if ((r = v1_metadata_check(v, "metadata", e)) >= 0)
-                        nv = json_deep_copy(v);
+                else
+                        r = v1_metadata_patch(NULL, v, "metadata", &nv, e);
         } else if (eq(key, "scope")) {
                 json_auto_t *w = json_pack("{s:O}", "scope", v);
                 const char *s;
@@ -1439,7 +1439,8 @@ int v1_session_parse(const json_t *body, v1_session_req *ret, v1_err *e) {
         if (!a)
                 return v1_fail(e, 400, NULL, "agent: required (an agent id, or {\"type\":\"agent\",\"id\":...})");
         if (json_is_string(a)) {
-                if (json_string_length(a) == 0 || json_string_length(a) > V1_NAME_MAX)
+                if (json_string_length(a) == 0 || json_string_length(a) > V1_NAME_MAX ||
+                    strlen(json_string_value(a)) != json_string_length(a))
                         return v1_fail(e, 400, NULL, "agent: an agent id of 1 to %u bytes", V1_NAME_MAX);
                 req.agent_id = json_string_value(a);
         } else {
@@ -1474,8 +1475,9 @@ int v1_session_parse(const json_t *body, v1_session_req *ret, v1_err *e) {
         json_auto_t *scratch = NULL;
         if ((v = json_object_get(body, "title")) && (r = parse_title(v, &scratch, e)) < 0)
                 return r;
+        json_decref(TAKE_PTR(scratch));
         if ((v = json_object_get(body, "metadata")) && !json_is_null(v) &&
-            (r = v1_metadata_check(v, "metadata", e)) < 0)
+            (r = v1_metadata_patch(NULL, v, "metadata", &scratch, e)) < 0)
                 return r;
         json_decref(TAKE_PTR(scratch));
         if ((v = json_object_get(body, "resources")) && !json_is_null(v) &&
@@ -1534,11 +1536,9 @@ int v1_session_create(const json_t *body, const v1_session_req *req, const json_
         if ((v = json_object_get(body, "resources")) && !json_is_null(v) &&
             (r = parse_resources(v, "resources", &resources, e)) < 0)
                 return r;
-        if ((v = json_object_get(body, "metadata")) && !json_is_null(v)) {
-                if ((r = v1_metadata_check(v, "metadata", e)) < 0)
-                        return r;
-                metadata = json_deep_copy(v);
-        }
+        if ((v = json_object_get(body, "metadata")) && !json_is_null(v) &&
+            (r = v1_metadata_patch(NULL, v, "metadata", &metadata, e)) < 0)
+                return r;
         json_auto_t *s = json_pack(
                 "{s:s, s:s, s:s, s:O?, s:s, s:O, s:o?, s:[], s:o?, s:O?, s:[], "
                 "s:{s:i, s:i}, s:{s:i, s:i, s:i, s:{s:i, s:i}}, s:s, s:s, s:n}",

@@ -127,7 +127,7 @@ static void test_agent_create(void) {
                   "\"mcp_servers\":[{\"type\":\"url\",\"name\":\"gh\",\"url\":\"https://mcp.example/gh\"}],"
                   "\"skills\":[{\"type\":\"anthropic\",\"skill_id\":\"xlsx\",\"version\":\"latest\"},{\"type\":"
                   "\"custom\",\"skill_id\":\"skill_1\"}],"
-                  "\"metadata\":{\"team\":\"a\"},\"multiagent\":null,"
+                  "\"metadata\":{\"team\":\"a\",\"gone\":\"\"},\"multiagent\":null,"
                   "\"execution_identity\":{\"type\":\"aws_role\",\"role_arn\":\"arn:aws:iam::1:role/x\"}}");
         CHECK_EQ_INT(v1_agent_create(full, "agent_2", NOW, &a, &e), 0);
         CHECK(same(at(a, "model"), "{\"id\":\"m\",\"effort\":{\"type\":\"high\"},\"speed\":\"fast\","
@@ -146,6 +146,7 @@ static void test_agent_create(void) {
         CHECK(at(a, "skills.1.version") == NULL);
         CHECK_EQ_STR(str_at(a, "execution_identity.role_arn"), "arn:aws:iam::1:role/x");
         CHECK_EQ_STR(str_at(a, "metadata.team"), "a");
+        CHECK_EQ_INT(json_object_size(at(a, "metadata")), 1); /* "" is no value */
         /* The same round trip with mcp tools, custom tools and skills. */
         json_auto_t *back2 = json_pack("{s:O, s:O, s:O, s:O}", "tools", at(a, "tools"), "mcp_servers",
                                        at(a, "mcp_servers"), "skills", at(a, "skills"), "model", at(a, "model"));
