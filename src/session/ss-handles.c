@@ -140,7 +140,7 @@ static int publish_one(ss_manager *m, ss_session *s, const char *path, const cha
                 *e = pe;
                 return fd;
         }
-        _cleanup_close_ int owned = fd;
+        _cleanup_close_ _unused_ int owned = fd; /* closed on every return below */
         struct stat st;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t) st.st_size > m->cfg.handle_bytes_max)
                 return hull_fail(e, -EINVAL, "%s is not a regular file of at most %llu bytes", path,
