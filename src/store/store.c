@@ -1241,6 +1241,35 @@ int store_events_list(store *s, const char *session_id, const store_events_q *q,
         return 0;
 }
 
+int store_events_set_processed(store *s, const char *session_id, const char *event_id, const char *processed_at,
+                               hull_error *e) {
+        int r = id_check("session", session_id, e);
+        if (r < 0 || (r = id_check("event", event_id, e)) < 0)
+                return r;
+        int64_t ms;
+        if (store_time_ms(processed_at, &ms) < 0)
+                return hull_fail(e, -EINVAL, "store: event %s: processed_at must be an RFC 3339 time", event_id);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = prep(s,
+                 "UPDATE events SET processed_ms = ?3, body = json_set(body, '$.processed_at', ?4)"
+                 " WHERE session_id = ?1 AND id = ?2",
+                 &st, e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, session_id);
+        rc = rc ?: bind_text(st, 2, event_id);
+        rc = rc ?: sqlite3_bind_int64(st, 3, ms);
+        rc = rc ?: bind_text(st, 4, processed_at);
+        if (rc)
+                return bind_fail(s, rc, e);
+        if ((r = step_done(s, st, "cannot update an event", e)) < 0)
+                return r;
+        if (sqlite3_changes(s->db) == 0)
+                return hull_fail(e, -ENOENT, "store: no event %s in session %s", event_id, session_id);
+        return 0;
+}
+
 int store_events_last_seq(store *s, const char *session_id, int64_t *ret, hull_error *e) {
         int r = id_check("session", session_id, e);
         if (r < 0)

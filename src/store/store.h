@@ -117,6 +117,12 @@ typedef struct store_events_q {
 int store_events_list(store *s, const char *session_id, const store_events_q *q, store_page *ret, int64_t **ret_seqs,
                       hull_error *e);
 
+/* Set the "processed_at" of an event appended while queued (null then), in its body and in the
+ * column the created_* filters read. -ENOENT when the session has no event with this id,
+ * -EINVAL when processed_at is not an RFC 3339 time. */
+int store_events_set_processed(store *s, const char *session_id, const char *event_id, const char *processed_at,
+                               hull_error *e);
+
 /* The session's last sequence number (0 when it has no event). */
 int store_events_last_seq(store *s, const char *session_id, int64_t *ret, hull_error *e);
 

@@ -627,6 +627,27 @@ static void test_events(store *s) {
         eq = (store_events_q){.limit = STORE_EVENTS_PAGE_MAX + 1};
         CHECK_EQ_INT(store_events_list(s, "sess_ev", &eq, &p, NULL, &e), -EINVAL);
 
+        /* a queued event processed later: its body and the created_* filters see the time */
+        e = (hull_error){0};
+        CHECK_EQ_INT(store_events_set_processed(s, "sess_ev", "sevt_3", "2026-01-01T00:00:03.500Z", &e), 0);
+        CHECK_EQ_INT(store_events_set_processed(s, "sess_ev", "sevt_9", "2026-01-01T00:00:03Z", &e), -ENOENT);
+        CHECK_EQ_INT(store_events_set_processed(s, "sess_none", "sevt_3", "2026-01-01T00:00:03Z", &e), -ENOENT);
+        CHECK_EQ_INT(store_events_set_processed(s, "sess_ev", "sevt_3", "soon", &e), -EINVAL);
+        eq = (store_events_q){.created_gt = "2026-01-01T00:00:03Z", .created_lt = "2026-01-01T00:00:04Z"};
+        seqs = NULL;
+        CHECK_EQ_INT(store_events_list(s, "sess_ev", &eq, &p, &seqs, &e), 0);
+        CHECK_EQ_INT(json_array_size(p.data), 1);
+        if (json_array_size(p.data) == 1) {
+                json_t *ev3 = json_array_get(p.data, 0);
+                CHECK_EQ_INT(seqs[0], 3);
+                CHECK_EQ_STR(json_string_value(json_object_get(ev3, "processed_at")), "2026-01-01T00:00:03.500Z");
+                CHECK_EQ_STR(json_string_value(json_object_get(ev3, "type")), "agent.message");
+                /* the keys keep their order */
+                CHECK_EQ_STR(json_object_iter_key(json_object_iter(ev3)), "id");
+        }
+        free(seqs);
+        store_page_done(&p);
+
         /* the conversation */
         json_t *got = (json_t *) 1;
         CHECK_EQ_INT(store_conversation_get(s, "sess_ev", &got, &e), 0);
