@@ -117,6 +117,12 @@ typedef struct store_events_q {
 int store_events_list(store *s, const char *session_id, const store_events_q *q, store_page *ret, int64_t **ret_seqs,
                       hull_error *e);
 
+/* Set the "processed_at" of an event appended while queued (null then), in its body and in the
+ * column the created_* filters read. -ENOENT when the session has no event with this id,
+ * -EINVAL when processed_at is not an RFC 3339 time. */
+int store_events_set_processed(store *s, const char *session_id, const char *event_id, const char *processed_at,
+                               hull_error *e);
+
 /* The session's last sequence number (0 when it has no event). */
 int store_events_last_seq(store *s, const char *session_id, int64_t *ret, hull_error *e);
 
@@ -154,3 +160,8 @@ int store_sessions_with_status(store *s, const char *const *statuses, size_t n, 
 
 /* Now, RFC 3339 UTC with milliseconds ("2026-12-02T10:00:00.123Z"). */
 void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
+
+/* An RFC 3339 time ("2026-12-02T10:00:00Z", fractions and offsets too) as Unix milliseconds, as
+ * the store reads "created_at", "processed_at" and the created_* filters. Pure. Returns 0, or
+ * -EINVAL when s is not one (NULL included). */
+int store_time_ms(const char *s, int64_t *ret);
