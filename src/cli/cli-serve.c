@@ -38,7 +38,13 @@
 #include "sbx-cgroup.h"
 #include "sbx-session.h"
 #include "sessions.h"
+#include "settings.h"
+#include "sha256.h"
+#include "store.h"
 #include "time-util.h"
+#include "v1-run.h"
+#include "api-v1.h"
+#include "dotenv.h"
 
 enum {
         OPT_LISTEN = 0x100,
@@ -63,6 +69,12 @@ enum {
         OPT_HANDLE_MAX,
         OPT_SESSION_HANDLES_MAX,
         OPT_MAX_PER_CALLER,
+        OPT_MODEL,
+        OPT_PROVIDER,
+        OPT_BASE_URL,
+        OPT_MODEL_API_KEY,
+        OPT_MODEL_HEADER,
+        OPT_DB,
 };
 
 static const struct option options[] = {
@@ -89,6 +101,13 @@ static const struct option options[] = {
         {"handle-max", required_argument, NULL, OPT_HANDLE_MAX},
         {"session-handles-max", required_argument, NULL, OPT_SESSION_HANDLES_MAX},
         {"max-sessions-per-caller", required_argument, NULL, OPT_MAX_PER_CALLER},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"provider", required_argument, NULL, OPT_PROVIDER},
+        {"base-url", required_argument, NULL, OPT_BASE_URL},
+        {"api-key", required_argument, NULL, OPT_MODEL_API_KEY},
+        {"model-api-key", required_argument, NULL, OPT_MODEL_API_KEY},
+        {"model-header", required_argument, NULL, OPT_MODEL_HEADER},
+        {"db", required_argument, NULL, OPT_DB},
         {},
 };
 
@@ -127,6 +146,17 @@ void cli_serve_help(void) {
                "  --handle-max SIZE        the largest handle (a table: its SQLite file; an upload, a save)\n"
                "                           (default 1G)\n"
                "  --session-handles-max SIZE  a session's handles together (default 8G)\n\n"
+               "The agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n"
+               "  --db PATH                hull's state (default $HULL_HOME/hull.db)\n"
+               "  --model ID               the model every agent uses (default: each agent's model id goes to\n"
+               "                           the provider); like hull run, also HULL_MODEL or config.json\n"
+               "  --provider NAME          openai or anthropic (or HULL_PROVIDER, config.json)\n"
+               "  --base-url URL           the model server (or HULL_BASE_URL, OPENAI_BASE_URL, ...)\n"
+               "  --model-api-key KEY      the model server's key (or OPENAI_API_KEY, ANTHROPIC_API_KEY);\n"
+               "                           --api-key is the same\n"
+               "  --model-header 'N: V'    an extra header on every model request (repeatable)\n"
+               "  /v1 keys: 'hull key create' (or POST /v1/api-keys); HULL_SERVE_KEY adds one at start.\n"
+               "  Until a key exists (in hull.db or --tokens), loopback callers need none.\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
@@ -203,6 +233,9 @@ typedef struct serve_opts {
         uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
         uint64_t handle_max, session_handles_max;
         dlog_level log_level;
+        const char *db_path;
+        settings_flags model;
+        const char *model_headers[SERVE_MODEL_HEADERS_MAX];
 } serve_opts;
 
 /* Everything hull serve runs; serve_teardown() ends what was started, in reverse. */
@@ -226,6 +259,16 @@ typedef struct serve_state {
         api_hull *hull;
         api_ops *ops;
         http_server *srv;
+        /* the agent API */
+        char db_path[SBX_PATH_MAX];
+        store *db;
+        settings settings;
+        bool have_settings;
+        char settings_error[HULL_ERROR_MSG_MAX];
+        dotenv *env;
+        v1_engine *engine;
+        api_v1 *v1;
+        http_keys keys;
 } serve_state;
 
 /* Returns -1 to go on, or the exit status (help, a usage error). */
@@ -247,10 +290,34 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                 .session_memory = SERVE_SESSION_MEMORY_BYTES,
                 .log_level = DLOG_INFO,
         };
+        o->model.stream = -1;
         optind = 1;
         opterr = 0;
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
                 switch (c) {
+                case OPT_MODEL:
+                        o->model.model = optarg;
+                        break;
+                case OPT_PROVIDER:
+                        o->model.provider = optarg;
+                        break;
+                case OPT_BASE_URL:
+                        o->model.base_url = optarg;
+                        break;
+                case OPT_MODEL_API_KEY:
+                        o->model.api_key = optarg;
+                        break;
+                case OPT_MODEL_HEADER:
+                        if (o->model.n_headers >= SERVE_MODEL_HEADERS_MAX)
+                                return usage_error("--model-header is given more than %u times",
+                                                   SERVE_MODEL_HEADERS_MAX);
+                        o->model_headers[o->model.n_headers++] = optarg;
+                        break;
+                case OPT_DB:
+                        if (optarg[0] != '/')
+                                return usage_error("--db wants an absolute path, got '%s'", optarg);
+                        o->db_path = optarg;
+                        break;
                 case 'h':
                         cli_serve_help();
                         return CLI_EXIT_OK;
@@ -375,6 +442,71 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
         return -1;
 }
 
+/* hull's state (hull.db), where /v1 keeps agents, sessions, events and keys; HULL_SERVE_KEY's
+ * key added when it is not there yet. */
+static int open_store(serve_state *st, hull_error *e) {
+        if (st->o.db_path)
+                snprintf(st->db_path, sizeof(st->db_path), "%s", st->o.db_path);
+        else {
+                char home[SBX_PATH_MAX];
+                int r = home_resolve(home, e);
+                if (r >= 0)
+                        r = home_mkdir(home, 0711, true, e);
+                if (r < 0)
+                        return r;
+                if ((size_t) snprintf(st->db_path, sizeof(st->db_path), "%s/hull.db", home) >= sizeof(st->db_path))
+                        return hull_err(e, -ENAMETOOLONG, "serve: the path of hull.db is too long");
+        }
+        int r = store_open(st->db_path, &st->db, e);
+        if (r < 0)
+                return r;
+        const char *k = getenv("HULL_SERVE_KEY");
+        if (k && k[0]) {
+                size_t n = strlen(k);
+                if (n < AUTH_TOKEN_MIN || n > AUTH_TOKEN_MAX)
+                        return hull_fail(e, -EINVAL, "serve: HULL_SERVE_KEY must be %u to %u characters",
+                                         AUTH_TOKEN_MIN, AUTH_TOKEN_MAX);
+                store_key key = {0};
+                if (sha256_hex(k, n, key.digest_hex) < 0)
+                        return hull_fail(e, -EIO, "serve: cannot hash HULL_SERVE_KEY");
+                if (store_key_find(st->db, key.digest_hex, &key, e) == 0) {
+                        v1_id_new("key_", key.id);
+                        snprintf(key.name, sizeof(key.name), "HULL_SERVE_KEY");
+                        store_now_rfc3339(key.created_at);
+                        snprintf(key.hint, sizeof(key.hint), "%.9s...", k);
+                        r = store_key_add(st->db, &key, e);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        st->keys = api_v1_keys(st->db);
+        return 0;
+}
+
+static bool serve_has_keys(serve_state *st) {
+        return st->db && st->keys.count && st->keys.count(st->keys.ud) > 0;
+}
+
+/* The model settings of the agent API, as hull run resolves them; without any, /v1 still
+ * serves and each turn ends with a session.error saying what is missing. */
+static void load_settings(serve_state *st) {
+        hull_error e = {0};
+        char home[SBX_PATH_MAX], config[SBX_PATH_MAX];
+        settings_flags f = st->o.model;
+        f.headers = st->o.model_headers;
+        if (!f.model) /* each agent names its model; this one only satisfies the settings */
+                f.model = "the-agents-model";
+        if (dotenv_load(".env", &st->env, &e) < 0 || home_resolve(home, &e) < 0 ||
+            (size_t) snprintf(config, sizeof(config), "%s/config.json", home) >= sizeof(config) ||
+            settings_load(&f, config, st->env, &st->settings, &e) < 0) {
+                snprintf(st->settings_error, sizeof(st->settings_error), "%s", e.msg[0] ? e.msg : "no settings");
+                dlog_log(&st->log, DLOG_WARN, "event=v1-no-model error=\"%s\" msg=\"agent turns will fail\"",
+                         st->settings_error);
+                return;
+        }
+        st->have_settings = true;
+}
+
 /* The address, the tokens and the rule that ties them; what Describe states. Returns -1 to go
  * on, or the exit status. */
 static int check_options(serve_state *st) {
@@ -387,7 +519,7 @@ static int check_options(serve_state *st) {
                 return usage_error("--listen wants HOST:PORT with an IP address (IPv6 in brackets), got '%s'",
                                    o->listen);
         /* libcrypto: the tokens' digests, run records, handle digests, base64 */
-        if (dlib_load(DLIB_CRYPTO, &e) < 0) {
+        if (dlib_load(DLIB_CRYPTO, &e) < 0 || open_store(st, &e) < 0) {
                 cli_report("serve", &e);
                 return CLI_EXIT_FAILURE;
         }
@@ -402,10 +534,11 @@ static int check_options(serve_state *st) {
                         return CLI_EXIT_FAILURE;
                 }
         }
-        if (st->tokens.n == 0 && !http_addr_is_loopback((const struct sockaddr *) &st->listen)) {
+        if (st->tokens.n == 0 && !http_addr_is_loopback((const struct sockaddr *) &st->listen) && !serve_has_keys(st)) {
                 cli_error("serve",
-                          "refusing to listen on %s without tokens: anyone who reaches it could run code "
-                          "(pass --tokens FILE; make one with 'hull token new --tokens FILE')",
+                          "refusing to listen on %s without tokens or keys: anyone who reaches it could run code "
+                          "(make a key with 'hull key create', or pass --tokens FILE from 'hull token new --tokens "
+                          "FILE')",
                           o->listen);
                 return CLI_EXIT_USAGE;
         }
@@ -527,22 +660,34 @@ static int start_server(serve_state *st, hull_error *e) {
                                   .metrics = &st->m};
         api_hull_config hc = {.sessions = st->sessions, .log = &st->log, .metrics = &st->m};
         api_ops_config oc = {.broker = st->broker, .metrics = &st->m};
+        load_settings(st);
+        v1_engine_config vc = {.store = st->db,
+                               .settings = st->have_settings ? &st->settings : NULL,
+                               .settings_error = st->settings_error,
+                               .force_model = o->model.model != NULL,
+                               .ss = hs_core(st->sessions),
+                               .log = &st->log};
+        int r = v1_engine_new(&vc, &st->engine, e);
+        if (r < 0)
+                return r;
+        api_v1_config vac = {.store = st->db, .engine = st->engine, .log = &st->log};
         if (api_plimsoll_new(&pc, &st->plimsoll) < 0 || api_hull_new(&hc, &st->hull) < 0 ||
-            api_ops_new(&oc, &st->ops) < 0)
+            api_ops_new(&oc, &st->ops) < 0 || api_v1_new(&vac, &st->v1) < 0)
                 return hull_err(e, -ENOMEM, "serve: out of memory");
         http_config cfg = {.listen = st->listen,
                            .listen_len = st->listen_len,
                            .socket_path = o->socket_path,
                            .tokens = &st->tokens,
+                           .keys = &st->keys,
                            .fallback = &api_connect_api, /* a path nothing serves gets a Connect error */
                            .fallback_data = st->plimsoll,
                            .log = &st->log,
                            .metrics = &st->m};
-        int r = http_new(&cfg, &st->srv, e);
+        r = http_new(&cfg, &st->srv, e);
         if (r < 0)
                 return r;
         if (api_plimsoll_register(st->plimsoll, st->srv) < 0 || api_hull_register(st->hull, st->srv) < 0 ||
-            api_ops_register(st->ops, st->srv) < 0)
+            api_ops_register(st->ops, st->srv) < 0 || api_v1_register(st->v1, st->srv) < 0)
                 return hull_err(e, -E2BIG, "serve: too many routes");
         r = http_start(st->srv, e);
         if (r < 0)
@@ -555,10 +700,13 @@ static int start_server(serve_state *st, hull_error *e) {
                  "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s "
                  "protocol=%u work=%s",
                  where, o->socket_path ? " socket=" : "", o->socket_path ? o->socket_path : "",
-                 st->tokens.n ? "bearer" : "open", st->tokens.n, (unsigned) o->max_runs, (unsigned) o->queue,
-                 st->ev.javascript ? "yes" : "no", st->ev.python ? "yes" : "no", PLIM_PROTOCOL, st->work_root);
-        if (st->tokens.n == 0)
-                dlog_log(&st->log, DLOG_WARN, "event=open-mode msg=\"no tokens: every local caller may run code\"");
+                 st->tokens.n || serve_has_keys(st) ? "bearer" : "open", st->tokens.n, (unsigned) o->max_runs,
+                 (unsigned) o->queue, st->ev.javascript ? "yes" : "no", st->ev.python ? "yes" : "no", PLIM_PROTOCOL,
+                 st->work_root);
+        if (st->tokens.n == 0 && !serve_has_keys(st))
+                dlog_log(&st->log, DLOG_WARN,
+                         "event=open-mode msg=\"no tokens or keys: every local caller may run code\" db=%s",
+                         st->db_path);
         return 0;
 }
 
@@ -593,6 +741,7 @@ static int serve_until_signal(serve_state *st) {
  * threads use the server and the broker, so neither may be freed (the caller exits at once). */
 static bool shut_down(serve_state *st) {
         http_quiesce(st->srv);
+        v1_engine_shutdown(st->engine, st->o.grace_ms);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
         if (!wait_idle(st->srv, st->sfd, now_mono_ms() + st->o.grace_ms, &signalled)) {
@@ -624,6 +773,9 @@ static int serve_teardown(serve_state *st, int status) {
         api_ops_free(st->ops);
         api_hull_free(st->hull);
         api_plimsoll_free(st->plimsoll);
+        api_v1_free(st->v1);
+        v1_engine_shutdown(st->engine, SERVE_SHUTDOWN_CANCEL_MS);
+        v1_engine_free(st->engine);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         hs_free(st->sessions);
         safe_close(st->zygote_fd); /* EOF: the zygote exits */
@@ -639,6 +791,11 @@ static int serve_teardown(serve_state *st, int status) {
                 dlog_log(&st->log, DLOG_WARN, "event=cleanup msg=\"cannot remove the work directory\" path=%s",
                          st->work_root);
         auth_tokens_done(&st->tokens);
+        if (st->have_settings)
+                settings_done(&st->settings);
+        dotenv_free(st->env);
+        if (st->db)
+                store_close(st->db);
         safe_close(st->sfd);
         if (status == CLI_EXIT_OK)
                 dlog_log(&st->log, DLOG_INFO, "event=stopped");
@@ -656,6 +813,8 @@ int cli_serve_main(int argc, char **argv) {
         status = check_options(&st);
         if (status >= 0) {
                 auth_tokens_done(&st.tokens);
+                if (st.db)
+                        store_close(st.db);
                 return status;
         }
         if (setup_signals(&st, &e) < 0 || make_directories(&st, &e) < 0 || start_children(&st, &e) < 0 ||

@@ -262,7 +262,7 @@ static void query_arg(void *data, const char *name, const char *value) {
                 if (strcmp(base, fields[i].name) == 0) {
                         const char **slot = (const char **) ((char *) q + fields[i].off);
                         if (*slot && !q->bad[0])
-                                snprintf(q->bad, sizeof(q->bad), "%s (given twice)", base);
+                                snprintf(q->bad, sizeof(q->bad), "%.40s (given twice)", base);
                         *slot = value;
                 }
 }

@@ -389,13 +389,15 @@ static int live_get(v1_engine *g, const char *id, live **ret, v1_err *err) {
 static void make_id(void *ud, const json_t *event, char ret[BUS_ID_MAX]) {
         live *l = ud;
         const char *type = json_string_value(json_object_get(event, "type"));
+        char id[STORE_ID_MAX];
         pthread_mutex_lock(&l->lock);
         if (type && strcmp(type, "agent.message") == 0 && l->preview_id[0]) {
-                snprintf(ret, BUS_ID_MAX, "%s", l->preview_id);
+                snprintf(id, sizeof(id), "%s", l->preview_id);
                 l->preview_id[0] = '\0';
         } else
-                v1_id_new("sevt_", ret);
+                v1_id_new("sevt_", id);
         pthread_mutex_unlock(&l->lock);
+        snprintf(ret, BUS_ID_MAX, "%.*s", BUS_ID_MAX - 1, id); /* "sevt_" and 26: it fits */
 }
 
 static void on_bus(void *ud, const json_t *event, bool persisted) {
