@@ -512,3 +512,8 @@
 #define V1_NAME_MAX 256U           /* bytes of a name or title */
 #define V1_TEXT_MAX (1U << 20)     /* bytes of a system prompt, description, message text */
 #define V1_BODY_MAX (8U << 20)     /* a request body */
+#define V1_FIELD_PATH_MAX 128U     /* bytes of a field's path in an error message ("tools[1].configs[0].name") */
+#define V1_SKILLS_MAX 20U          /* skills of an agent */
+#define V1_RESOURCES_MAX 100U      /* resources of a session */
+#define V1_PACKAGES_MAX 256U       /* entries of one package list of an environment, or of allowed_hosts */
+#define V1_CONTENT_BLOCKS_MAX 256U /* content blocks of one event */

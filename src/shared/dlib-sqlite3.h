@@ -22,6 +22,7 @@
         X(sqlite3_bind_null)                                                                                           \
         X(sqlite3_bind_text)                                                                                           \
         X(sqlite3_busy_timeout)                                                                                        \
+        X(sqlite3_changes)                                                                                             \
         X(sqlite3_close_v2)                                                                                            \
         X(sqlite3_column_blob)                                                                                         \
         X(sqlite3_column_bytes)                                                                                        \
@@ -41,6 +42,7 @@
         X(sqlite3_extended_errcode)                                                                                    \
         X(sqlite3_finalize)                                                                                            \
         X(sqlite3_free)                                                                                                \
+        X(sqlite3_get_autocommit)                                                                                      \
         X(sqlite3_initialize)                                                                                          \
         X(sqlite3_libversion)                                                                                          \
         X(sqlite3_limit)                                                                                               \
@@ -79,6 +81,7 @@ static inline const dlib_sqlite3 *dlib_sqlite3_load(hull_error *e) {
 #define sqlite3_bind_null (dlib_sqlite3_api.sqlite3_bind_null)
 #define sqlite3_bind_text (dlib_sqlite3_api.sqlite3_bind_text)
 #define sqlite3_busy_timeout (dlib_sqlite3_api.sqlite3_busy_timeout)
+#define sqlite3_changes (dlib_sqlite3_api.sqlite3_changes)
 #define sqlite3_close_v2 (dlib_sqlite3_api.sqlite3_close_v2)
 #define sqlite3_column_blob (dlib_sqlite3_api.sqlite3_column_blob)
 #define sqlite3_column_bytes (dlib_sqlite3_api.sqlite3_column_bytes)
@@ -98,6 +101,7 @@ static inline const dlib_sqlite3 *dlib_sqlite3_load(hull_error *e) {
 #define sqlite3_extended_errcode (dlib_sqlite3_api.sqlite3_extended_errcode)
 #define sqlite3_finalize (dlib_sqlite3_api.sqlite3_finalize)
 #define sqlite3_free (dlib_sqlite3_api.sqlite3_free)
+#define sqlite3_get_autocommit (dlib_sqlite3_api.sqlite3_get_autocommit)
 #define sqlite3_initialize (dlib_sqlite3_api.sqlite3_initialize)
 #define sqlite3_libversion (dlib_sqlite3_api.sqlite3_libversion)
 #define sqlite3_limit (dlib_sqlite3_api.sqlite3_limit)

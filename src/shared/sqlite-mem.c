@@ -154,7 +154,17 @@ int sqlmem_begin(sqlmem_scope *s, uint64_t max) {
         return 0;
 }
 
+void sqlmem_begin_unbounded(sqlmem_scope *s) {
+        *s = (sqlmem_scope){.outer = current, .unbounded = true};
+        current = NULL;
+}
+
 void sqlmem_end(sqlmem_scope *s) {
+        if (s->unbounded) {
+                current = s->outer;
+                s->unbounded = false;
+                return;
+        }
         sqlmem_budget *b = s->budget;
         if (!b)
                 return;

@@ -18,7 +18,10 @@
  * - A budget lives until its scope has ended and every block charged to it is freed, so a block
  *   SQLite keeps past the scope is still credited correctly.
  *
- * Scopes nest: a scope opened while one is active on the thread shares the outer budget. */
+ * Scopes nest: a scope opened while one is active on the thread shares the outer budget, except
+ * an unbounded one (sqlmem_begin_unbounded), which charges nobody until it ends: work that must
+ * never be refused (hull.db, src/store/) opens one, so a budget some caller up the stack left
+ * open cannot fail it. */
 #pragma once
 
 #include <stdbool.h>
@@ -33,6 +36,7 @@ typedef struct sqlmem_scope {
         sqlmem_budget *budget; /* NULL before sqlmem_begin and after sqlmem_end */
         sqlmem_budget *outer;  /* the thread's budget before this scope (restored at the end) */
         bool nested;           /* the budget is the outer scope's */
+        bool unbounded;        /* an unbounded scope, not yet ended (budget is NULL) */
 } sqlmem_scope;
 
 /* The loader's hook for libsqlite3 (dlib.c): install the accounting allocator and initialise
@@ -44,6 +48,10 @@ int sqlmem_install(hull_error *e);
  * sqlmem_end(s); inside another scope, share its budget instead (max is ignored). Returns 0 or
  * -ENOMEM (nothing changed). */
 int sqlmem_begin(sqlmem_scope *s, uint64_t max);
+
+/* Charge this thread's SQLite allocations to nobody (never refused) until sqlmem_end(s), even
+ * inside another scope, whose budget is current again after. Cannot fail. */
+void sqlmem_begin_unbounded(sqlmem_scope *s);
 
 /* End the scope: the thread's previous budget is current again. Safe on a scope never begun or
  * already ended. Must run on the thread that began it. */

@@ -154,3 +154,8 @@ int store_sessions_with_status(store *s, const char *const *statuses, size_t n, 
 
 /* Now, RFC 3339 UTC with milliseconds ("2026-12-02T10:00:00.123Z"). */
 void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
+
+/* An RFC 3339 time ("2026-12-02T10:00:00Z", fractions and offsets too) as Unix milliseconds, as
+ * the store reads "created_at", "processed_at" and the created_* filters. Pure. Returns 0, or
+ * -EINVAL when s is not one (NULL included). */
+int store_time_ms(const char *s, int64_t *ret);

@@ -78,6 +78,16 @@ int main(void) {
         sqlmem_end(&inner);
         CHECK(inner.budget == NULL);
         sqlmem_end(&inner); /* twice is harmless */
+        /* an unbounded scope inside it charges nobody, and the budget is back after it */
+        uint64_t before = sqlmem_used(&s);
+        sqlmem_scope free_scope;
+        sqlmem_begin_unbounded(&free_scope);
+        CHECK_EQ_INT(blob(db, 8 * MIB), SQLITE_OK);
+        CHECK(!sqlmem_refused(&free_scope));
+        CHECK_EQ_INT(sqlmem_used(&s), before);
+        sqlmem_end(&free_scope);
+        sqlmem_end(&free_scope); /* twice is harmless */
+        CHECK_EQ_INT(blob(db, 8 * MIB), SQLITE_NOMEM);
         /* the connection outlives the scope and is closed on another thread: its blocks credit
          * the ended budget, which is freed with the last one (ASan watches) */
         sqlmem_end(&s);
