@@ -28,13 +28,9 @@ static const cli_command commands[] = {
         {"exec", "run one command in a fresh sandbox", cli_exec_main, cli_exec_help},
         {"verify", "check an audit log of run records and its chain", cli_verify_main, cli_verify_help},
         {"serve", "the daemon: the plimsoll sandbox protocol over HTTP", cli_serve_main, cli_serve_help},
-#ifdef HULL_HAVE_STORE
         {"init", "a starter config.json and agent in $HULL_HOME, and the next steps", cli_init_main, cli_init_help},
-#endif
         {"token", "make a bearer token for hull serve's --tokens file", cli_token_main, cli_token_help},
-#ifdef HULL_HAVE_STORE
         {"key", "create, list and delete the API keys of hull serve's /v1 API", cli_key_main, cli_key_help},
-#endif
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
         {"mock-model", "a scripted model server (OpenAI and Anthropic formats) for offline tests", cli_mock_model_main,
