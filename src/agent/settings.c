@@ -75,6 +75,8 @@ static int check_file(const json_t *f, const char *path, hull_error *e) {
                 return hull_fail(e, -EINVAL, "%s: expected a JSON object", path);
         json_object_foreach((json_t *) f, key, v) {
                 size_t i;
+                if (strncmp(key, "//", 2) == 0) /* a comment (JSON has none): "//", "// model", ... */
+                        continue;
                 for (i = 0; i < ELEMENTSOF(keys); i++)
                         if (strcmp(key, keys[i].key) == 0)
                                 break;

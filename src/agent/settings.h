@@ -7,7 +7,8 @@
  * OPENAI_BASE_URL / ANTHROPIC_BASE_URL), OPENAI_API_KEY, ANTHROPIC_API_KEY, HULL_API_KEY (either
  * provider), TAVILY_API_KEY (web_search), HULL_SEARCH_BASE_URL.
  *
- * config.json (every key optional; an unknown key is an error naming it):
+ * config.json (every key optional; an unknown key is an error naming it; a top-level key that starts
+ * with "//" is a comment and ignored, as `hull init` writes them):
  *   {"provider": "anthropic", "model": "claude-sonnet-4-6", "base_url": "https://...",
  *    "api_key": "...", "headers": {"Name": "value"}, "stream": true, "max_output_tokens": 8192,
  *    "max_turns": 50, "max_tool_calls": 200, "context_tokens": 128000,

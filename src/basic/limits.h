@@ -480,6 +480,14 @@
 #define CLI_CONVERSATION_BYTES_MAX (256U << 20) /* a kept conversation.json */
 #define CLI_APPROVAL_SHOWN_MAX (64U << 10)      /* bytes of a tool input shown when asking to allow it */
 
+/* hull chat --server (src/cli/cli-chat-remote.c), a client of the /v1 API */
+#define CLI_REMOTE_ID_MAX 128U                /* bytes of an agent's, environment's, session's or event's id */
+#define CLI_REMOTE_CALL_MS 60000U             /* one call (create, send) */
+#define CLI_REMOTE_EVENT_MAX (16U << 20)      /* one event of the stream on the wire */
+#define CLI_REMOTE_ERROR_BODY_MAX (64U << 10) /* a refused stream's answer kept to show it */
+#define CLI_REMOTE_STREAM_IDLE_MS 90000U      /* no byte (the server pings every 15 s): the stream is dead */
+#define CLI_REMOTE_TOOL_USES_MAX 4096U        /* tool calls of a chat remembered to ask about */
+
 /* hull's own state (src/store/) */
 #define STORE_ID_MAX 64U                   /* bytes of a resource's, event's or key's id, NUL included */
 #define STORE_NAME_MAX 128U                /* bytes of a key's name, NUL included */

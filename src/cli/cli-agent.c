@@ -156,7 +156,7 @@ static size_t unsafe_len(const unsigned char *p, size_t left, bool keep_lines) {
 
 /* Write n bytes of untrusted text (the model's, a tool's) to f, what could drive a terminal
  * shown as '?' (when sanitize: f is or may be a terminal). */
-static void term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool sanitize) {
+void cli_term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool sanitize) {
         if (!sanitize) {
                 fwrite(t, 1, n, f);
                 return;
@@ -179,7 +179,7 @@ static void term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool s
 
 /* One line of a tool call's input for people: the field a person recognises, else the JSON; cut
  * at size bytes, line ends as spaces, what could drive a terminal as '?'. */
-static void input_line(const json_t *input, char *buf, size_t size) {
+void cli_input_line(const json_t *input, char *buf, size_t size) {
         static const char *const keys[] = {"command", "file_path", "path", "pattern",  "url",
                                            "query",   "sql",       "code", "handle_id"};
         const char *v = NULL;
@@ -228,7 +228,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
         if (strcmp(type, "hull.text_delta") == 0) {
                 if (a->o.print_answer) {
                         const char *t = str_of(ev, "text");
-                        term_write(stdout, t, strlen(t), true, a->stdout_tty);
+                        cli_term_write(stdout, t, strlen(t), true, a->stdout_tty);
                         fflush(stdout);
                         if (*t)
                                 a->line_open = t[strlen(t) - 1] != '\n';
@@ -242,7 +242,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                         size_t i;
                         json_array_foreach(json_object_get(ev, "content"), i, c) {
                                 const char *t = str_of(c, "text");
-                                term_write(stdout, t, strlen(t), true, a->stdout_tty);
+                                cli_term_write(stdout, t, strlen(t), true, a->stdout_tty);
                                 if (*t)
                                         a->line_open = t[strlen(t) - 1] != '\n';
                         }
@@ -271,7 +271,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                                 (int64_t) json_integer_value(json_object_get(u, "output_tokens")),
                                 json_is_true(json_object_get(ev, "is_error")) ? " with an error" : "");
         } else if (strcmp(type, "agent.tool_use") == 0) {
-                input_line(json_object_get(ev, "input"), line, sizeof(line));
+                cli_input_line(json_object_get(ev, "input"), line, sizeof(line));
                 end_line(a);
                 fprintf(stderr, "hull: %s %s%s\n", str_of(ev, "name"), line,
                         strcmp(str_of(ev, "evaluated_permission"), "deny") == 0 ? " (denied by policy)" : "");
@@ -291,7 +291,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                         size_t shown = n > CLI_AGENT_LINE_MAX ? CLI_AGENT_LINE_MAX : n;
                         while (shown > 0 && shown < n && ((unsigned char) t[shown] & 0xc0) == 0x80)
                                 shown--;
-                        term_write(stderr, t, shown, false, true);
+                        cli_term_write(stderr, t, shown, false, true);
                         fputs(shown < n || t[n] ? " ..." : "", stderr);
                 }
                 fputc('\n', stderr);
@@ -309,7 +309,7 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 if (strcmp(retry, "retrying") != 0)
                         return; /* the final error is printed by the command */
                 fputs("hull: ", stderr);
-                term_write(stderr, str_of(err, "message"), strlen(str_of(err, "message")), false, true);
+                cli_term_write(stderr, str_of(err, "message"), strlen(str_of(err, "message")), false, true);
                 fputs(" (retrying)\n", stderr);
         }
 }
@@ -335,7 +335,7 @@ static agent_decision decide(void *ud, const char *tool_use_id, const char *name
         size_t len = all ? strlen(all) : 0;
         end_line(a);
         fprintf(tty, "hull: %s wants to run with this input:\n", name);
-        term_write(tty, all ? all : "{}", len > CLI_APPROVAL_SHOWN_MAX ? CLI_APPROVAL_SHOWN_MAX : len, false, true);
+        cli_term_write(tty, all ? all : "{}", len > CLI_APPROVAL_SHOWN_MAX ? CLI_APPROVAL_SHOWN_MAX : len, false, true);
         if (len > CLI_APPROVAL_SHOWN_MAX)
                 fprintf(tty, "\n[... %zu more bytes not shown: answer N unless you trust all of it]",
                         len - CLI_APPROVAL_SHOWN_MAX);

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "agent.h"
 #include "error.h"
@@ -107,3 +108,11 @@ int cli_agent_checkpoint(cli_agent *a, hull_error *e);
 /* End the session; keep: save the workspace, the conversation and the records in the directory
  * (else it is removed). Returns 0 or a negative errno with *e; frees a either way. */
 int cli_agent_close(cli_agent *a, bool keep, hull_error *e);
+
+/* Write n bytes of untrusted text (a model's, a tool's) to f; when sanitize (f is or may be a
+ * terminal), what could drive a terminal is shown as '?' (line ends kept when keep_lines). */
+void cli_term_write(FILE *f, const char *t, size_t n, bool keep_lines, bool sanitize);
+
+/* One line of a tool call's input for people (the field a person recognises, else the JSON), cut
+ * at size bytes, safe for a terminal. */
+void cli_input_line(const json_t *input, char *buf, size_t size);

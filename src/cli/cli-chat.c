@@ -3,7 +3,8 @@
  * Ctrl-C interrupts the turn (not the program); Ctrl-D or /exit ends the chat, which is kept
  * under $HULL_HOME/chats/<id>/ (workspace, handles, records, transcript) and continued with
  * `hull chat ID`. On a terminal, lines are read with libedit (editing, history in
- * $HULL_HOME/chats/history); otherwise (a pipe) plain lines from stdin. */
+ * $HULL_HOME/chats/history); otherwise (a pipe) plain lines from stdin. With --server, the chat
+ * is with an agent of a /v1 API instead (cli-chat-remote.c). */
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
@@ -48,7 +49,9 @@ void cli_chat_help(void) {
                "  --instructions TEXT, --yes, --max-turns N, --timeout DUR (per turn), --no-cgroup\n"
                "                      as for hull run\n"
                "  --verbose           every step on stderr\n\n"
-               "In the chat: /exit ends it, /id prints its id, /handles lists its handles.\n");
+               "In the chat: /exit ends it, /id prints its id, /handles lists its handles.\n\n"
+               "hull chat --server URL AGENT_ID talks with an agent of hull serve's /v1 API instead\n"
+               "(see 'hull chat --server URL --help').\n");
 }
 
 #define usage_error(...) cli_usage_error("chat", CLI_EXIT_USAGE, __VA_ARGS__)
@@ -157,6 +160,9 @@ int cli_chat_main(int argc, char **argv) {
         cli_agent_opts o = {.kind = CLI_AGENT_CHAT, .flags = {.stream = -1}, .print_answer = true, .compact = true};
         int c, idx;
 
+        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+                if (strcmp(argv[i], "--server") == 0 || strncmp(argv[i], "--server=", 9) == 0)
+                        return cli_chat_remote_main(argc, argv); /* a client of the /v1 API */
         while ((c = getopt_long(argc, argv, "h", options, &idx)) != -1) {
                 int k = cli_agent_option("chat", c, optarg, &args, &o);
                 if (k < 0)

@@ -37,7 +37,9 @@ void cli_token_help(void) {
                "                  '*' grants every scope)\n"
                "  --name NAME     a name for the logs, [A-Za-z0-9._:-]{1,64}\n"
                "  --tokens FILE   append the line to FILE (created 0600) and print only the token\n\n"
-               "Without --tokens, the token is printed, then the line to add to the tokens file.\n",
+               "Without --tokens, the token is printed, then the line to add to the tokens file.\n\n"
+               "The /v1 API (Claude Managed Agents compatible) checks the keys of 'hull key create', kept\n"
+               "in $HULL_HOME/hull.db; hull serve accepts those keys and these tokens alike.\n",
                AUTH_SCOPE_CODE_RUN);
 }
 

@@ -40,3 +40,13 @@ void cli_run_help(void);
 
 int cli_chat_main(int argc, char **argv);
 void cli_chat_help(void);
+
+/* hull chat --server (cli-chat-remote.c): argv as hull chat got it. */
+int cli_chat_remote_main(int argc, char **argv);
+void cli_chat_remote_help(void);
+
+int cli_key_main(int argc, char **argv);
+void cli_key_help(void);
+
+int cli_init_main(int argc, char **argv);
+void cli_init_help(void);

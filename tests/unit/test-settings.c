@@ -150,9 +150,15 @@ static void test_file_errors(void) {
                 TEST_RESULT(r == -EINVAL && strstr(e.msg, bad[i].want) && strstr(e.msg, cfg_path), "refused %s: %s",
                             bad[i].text, e.msg);
         }
-        unlink(cfg_path);
         settings s = {0};
         hull_error e = {0};
+        write_cfg("{\"//\":\"a comment\",\"// model\":\"another\",\"model\":\"m\"}"); /* comments ignored */
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0);
+        CHECK_EQ_STR(s.model.model, "m");
+        settings_done(&s);
+        write_cfg("{\"/ model\":\"x\"}"); /* not a comment */
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), -EINVAL);
+        unlink(cfg_path);
         CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0); /* a missing file is no file */
         settings_done(&s);
         clear_env();
