@@ -60,7 +60,7 @@ void cli_chat_remote_help(void) {
                "the server: continue it with --session ID).\n\n"
                "Options:\n"
                "  --server URL       the server (http://127.0.0.1:8750 for a local hull serve)\n"
-               "  --api-key KEY      the API key (default $HULL_API_KEY; 'hull key create' makes one)\n"
+               "  --api-key KEY      the API key (default $HULL_SERVE_KEY; 'hull key create' makes one)\n"
                "  --session ID       continue this session instead of making one (AGENT_ID is then optional)\n"
                "  --environment ID   make the session in this environment\n"
                "  --yes              allow every tool call that asks, without asking\n"
@@ -651,7 +651,7 @@ int cli_chat_remote_main(int argc, char **argv) {
         if (!server || !server[0])
                 return usage_error("--server wants the server's URL%s", "");
         if (!key || !key[0])
-                key = getenv("HULL_API_KEY");
+                key = getenv("HULL_SERVE_KEY");
         if (key && key[0]) {
                 size_t n = strlen(key);
                 bool ok = n <= AUTH_TOKEN_MAX;

@@ -3,13 +3,13 @@
 # stderr, an always_ask call approved and denied from the next piped line, --session continuing a
 # session, SIGINT sent as user.interrupt (the turn ends, the chat goes on), the server's error
 # envelopes printed clearly (an unknown agent, a missing or wrong API key), --api-key and
-# $HULL_API_KEY.
+# $HULL_SERVE_KEY.
 source "$(dirname "$0")/../lib.sh"
 
 PY=/usr/bin/python3
 export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"
-unset OPENAI_API_KEY ANTHROPIC_API_KEY HULL_API_KEY HULL_MODEL HULL_BASE_URL HULL_PROVIDER OPENAI_BASE_URL \
+unset OPENAI_API_KEY ANTHROPIC_API_KEY HULL_API_KEY HULL_SERVE_KEY HULL_MODEL HULL_BASE_URL HULL_PROVIDER OPENAI_BASE_URL \
         ANTHROPIC_BASE_URL HULL_TOKEN 2>/dev/null
 cd "$TEST_TMP" || exit 1
 O=$TEST_TMP/out
@@ -119,8 +119,8 @@ if [ -n "$KEY" ]; then
         pyexpect "chat --server with a wrong key: 401" 'rc == 1 and "401" in e'
         chat $'hello\n' --api-key "$KEY" "$AGENT"
         pyexpect "chat --server --api-key: works" 'rc == 0 and "with a key" in o'
-        HULL_API_KEY=$KEY chat $'hello\n' "$AGENT"
-        pyexpect "chat --server with \$HULL_API_KEY: works" 'rc == 0 and "with a key" in o'
+        HULL_SERVE_KEY=$KEY chat $'hello\n' "$AGENT"
+        pyexpect "chat --server with \$HULL_SERVE_KEY: works" 'rc == 0 and "with a key" in o'
 else
         fail "hull key create makes a key" "no key printed"
 fi
