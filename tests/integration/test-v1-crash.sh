@@ -101,10 +101,12 @@ LAST_SEQ=$("$PY" -c '
 import json, sys
 ids = [int(json.loads(l)["id"]) for l in open(sys.argv[1]) if json.loads(l).get("event") not in (None, "ping")]
 print(ids[-1] if ids else 0)' "$SSE1")
-check "crash: the subscriber's seqs before the kill were 1..N, gap-free" "$PY" -c '
+pycheck "crash: the subscriber's seqs before the kill were 1..N, gap-free" '
 import json, sys
 ids = [int(json.loads(l)["id"]) for l in open(sys.argv[1]) if json.loads(l).get("event") not in (None, "ping")]
-sys.exit(0 if ids and ids == list(range(1, len(ids) + 1)) else 1)' "$SSE1"
+ok = ids and ids == list(range(1, len(ids) + 1))
+ok or print("seqs:", ids)
+sys.exit(0 if ok else 1)' "$SSE1"
 
 if ! serve_v1 "$TEST_TMP/serve2.log"; then
         fail "crash: hull serve restarts on the same HULL_HOME" "$(tail -5 "$TEST_TMP/serve2.log")"
@@ -114,19 +116,22 @@ pass "crash: hull serve restarts on the same HULL_HOME"
 wait_idle "$SESSION" 90
 expect "crash: after the restart the session is idle" "s == 200 and b['status'] == 'idle'"
 events_json "$SESSION" >"$TEST_TMP/after.json" 2>"$TEST_TMP/v1.err"
-check "crash: every acknowledged event is stored" "$PY" -c '
+pycheck "crash: every acknowledged event is stored" '
 import json, sys
 acked = [l.strip() for l in open(sys.argv[1]) if l.strip()]
 stored = [e["id"] for e in json.load(open(sys.argv[2]))]
 missing = [a for a in acked if a not in stored]
-print("missing:", missing) if missing else None
+missing and print("acknowledged but not stored:", missing, "stored:", stored)
+acked or print("nothing was acknowledged")
 sys.exit(0 if acked and not missing else 1)' "$ACK" "$TEST_TMP/after.json"
-check "crash: the stored events start with what the subscriber saw, in its order, no duplicate" "$PY" -c '
+pycheck "crash: the stored events start with what the subscriber saw, in its order, no duplicate" '
 import json, sys
 seen = [json.loads(json.loads(l)["data"])["id"] for l in open(sys.argv[1]) if json.loads(l).get("event") not in (None, "ping")]
 stored = [e["id"] for e in json.load(open(sys.argv[2]))]
-sys.exit(0 if stored[:len(seen)] == seen and len(stored) == len(set(stored)) else 1)' "$SSE1" "$TEST_TMP/after.json"
-check "crash: the cut turn ends with a session.error, then session.status_idle" "$PY" -c '
+ok = stored[:len(seen)] == seen and len(stored) == len(set(stored))
+ok or print("seen:", seen, "stored:", stored)
+sys.exit(0 if ok else 1)' "$SSE1" "$TEST_TMP/after.json"
+pycheck "crash: the cut turn ends with a session.error, then session.status_idle" '
 import json, sys
 n = int(sys.argv[2])
 after = [e for e in json.load(open(sys.argv[1]))[n:] if not e["type"].startswith("span.")]
@@ -134,6 +139,7 @@ types = [e["type"] for e in after]
 err = types.index("session.error") if "session.error" in types else -1
 e = after[err]["error"] if err >= 0 else {}
 ok = err >= 0 and "session.status_idle" in types[err:] and "agent.message" not in types and isinstance(e.get("message"), str) and e.get("type")
+ok or print("events after the last one seen before the kill:", [(x["type"], x.get("error")) for x in after])
 sys.exit(0 if ok else 1)' "$TEST_TMP/after.json" "$LAST_SEQ"
 
 # a stream resumed at the last seq seen before the kill, then a new message
@@ -154,7 +160,7 @@ fi
 kill "$SSE_PID" 2>/dev/null
 wait "$SSE_PID" 2>/dev/null
 events_json "$SESSION" >"$TEST_TMP/final.json" 2>"$TEST_TMP/v1.err"
-check "crash: the resumed stream has seq LAST+1.. with no gap and no duplicate, each the stored event" "$PY" -c '
+pycheck "crash: the resumed stream has seq LAST+1.. with no gap and no duplicate, each the stored event" '
 import json, sys
 last = int(sys.argv[3])
 fr = [json.loads(l) for l in open(sys.argv[1])]
@@ -162,20 +168,25 @@ fr = [x for x in fr if x.get("event") not in (None, "ping")]
 stored = json.load(open(sys.argv[2]))
 got = [(int(x["id"]), x["event"], json.loads(x["data"])["id"]) for x in fr]
 want = [(i + 1, e["type"], e["id"]) for i, e in enumerate(stored)][last:last + len(got)]
-sys.exit(0 if got and got == want and got[0][0] == last + 1 else 1)' "$SSE2" "$TEST_TMP/final.json" "$LAST_SEQ"
-check "crash: the new turn's user.message is the one acknowledged, and it ends in end_turn" "$PY" -c '
+ok = got and got == want and got[0][0] == last + 1
+ok or print("resumed after", last, "got:", got, "stored from there:", want)
+sys.exit(0 if ok else 1)' "$SSE2" "$TEST_TMP/final.json" "$LAST_SEQ"
+pycheck "crash: the new turn's user.message is the one acknowledged, and it ends in end_turn" '
 import json, sys
 ev = json.load(open(sys.argv[1]))
 users = [i for i, e in enumerate(ev) if e["type"] == "user.message"]
 last = ev[users[-1]:]
 msgs = [e for e in last if e["type"] == "agent.message"]
 ok = ev[users[-1]]["id"] == sys.argv[2] and msgs and msgs[-1]["content"][0]["text"] == "after the restart" and last[-1]["type"] == "session.status_idle" and last[-1]["stop_reason"]["type"] == "end_turn"
+ok or print("acknowledged", sys.argv[2], "; the last turn:", last)
 sys.exit(0 if ok else 1)' "$TEST_TMP/final.json" "$T3"
-check "crash: the model request after the restart carries the conversation from before the kill" "$PY" -c '
+pycheck "crash: the model request after the restart carries the conversation from before the kill" '
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 body = json.dumps(reqs[-1]["body"]["messages"])
-sys.exit(0 if len(reqs) >= 3 and "first question" in body and "first answer" in body and "third question" in body else 1)' "$TEST_TMP/requests.jsonl"
+ok = len(reqs) >= 3 and "first question" in body and "first answer" in body and "third question" in body
+ok or print(len(reqs), "model requests; the messages of the last:", body[:500])
+sys.exit(0 if ok else 1)' "$TEST_TMP/requests.jsonl"
 check "crash: no sanitizer report in either hull serve's log" sh -c "! grep -Eq 'AddressSanitizer|runtime error:' '$TEST_TMP/serve1.log' '$TEST_TMP/serve2.log'"
 stop_server TERM 30
 check "crash: hull serve ends cleanly on SIGTERM after the restart" test "$?" -eq 0

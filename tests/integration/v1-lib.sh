@@ -32,6 +32,14 @@ sys.exit(0 if eval(sys.argv[2]) else 1)
 PYEOF
 }
 
+# pycheck NAME CODE [ARG...]: pass when the Python CODE (ARGs in sys.argv[1:]) exits 0; else fail
+# with what it printed (say why before exiting 1) and the end of its traceback, if any.
+pycheck() {
+        local name=$1 code=$2 out
+        shift 2
+        if out=$("$PY" -c "$code" "$@" 2>&1); then pass "$name"; else fail "$name" "$(printf '%s' "$out" | tail -c 700 | tr '\n' ' ')"; fi
+}
+
 # ENVELOPE STATUS TYPE: the expression of an error answer: that status, JSON, the envelope
 # {type:"error", error:{type, message}, request_id} and x-should-retry: false.
 envelope() {

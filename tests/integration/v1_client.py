@@ -2,7 +2,8 @@
 """v1_client.py: a small client of hull serve's /v1 API for test-v1-crash.sh and test-v1-bad-input.sh.
 
   v1_client.py call METHOD URL [BODY|@FILE|-] [NAME:VALUE ...]
-      -> "STATUS" on one line, then {"headers": {...lower-case...}, "body": "..."} on the next.
+      -> "STATUS" on one line, then {"headers": {...lower-case...}, "body": "..."} on the next
+         (an SSE answer's body is left unread: "").
          The /v1 headers (anthropic-version 2026-10-21, anthropic-beta managed-agents-2026-04-01,
          content-type application/json, and x-api-key $V1_KEY when set) are added unless given;
          NAME: with an empty value leaves that header out.
@@ -43,7 +44,10 @@ def request(method, url, body, hdrs, timeout=120):
     req = urllib.request.Request(url, data=data, method=method, headers=hdrs)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as res:
-            return res.status, {k.lower(): v for k, v in res.headers.items()}, res.read()
+            hdrs = {k.lower(): v for k, v in res.headers.items()}
+            if hdrs.get("content-type", "").startswith("text/event-stream"):
+                return res.status, hdrs, b""  # a stream: its head is the answer (it would not end)
+            return res.status, hdrs, res.read()
     except urllib.error.HTTPError as e:
         return e.code, {k.lower(): v for k, v in e.headers.items()}, e.read()
 
