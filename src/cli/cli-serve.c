@@ -679,7 +679,7 @@ static int start_server(serve_state *st, hull_error *e) {
                            .socket_path = o->socket_path,
                            .tokens = &st->tokens,
                            .keys = &st->keys,
-                           .fallback = &api_connect_api, /* a path nothing serves gets a Connect error */
+                           .fallback = &api_v1_fallback_api, /* a path nothing serves: a Connect error (or /v1's) */
                            .fallback_data = st->plimsoll,
                            .log = &st->log,
                            .metrics = &st->m};

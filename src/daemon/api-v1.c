@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api-plimsoll.h"
 #include "auth.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -153,6 +154,34 @@ static void v1_refuse(http_req *r, http_refusal why, unsigned status, const char
 }
 
 static const http_api v1_api = {.name = "v1", .begin = v1_begin, .refuse = v1_refuse};
+
+/* Paths no route serves: under /v1, worded as this API words its errors; elsewhere as plimsoll's
+ * Connect protocol does. */
+static bool is_v1_path(http_req *r) {
+        const char *p = http_req_path(r);
+        return strncmp(p, "/v1/", 4) == 0 || strcmp(p, "/v1") == 0;
+}
+
+static void fallback_begin(http_req *r) {
+        if (is_v1_path(r))
+                v1_begin(r);
+        else if (api_connect_api.begin)
+                api_connect_api.begin(r);
+}
+
+static void fallback_refuse(http_req *r, http_refusal why, unsigned status, const char *msg) {
+        if (is_v1_path(r)) {
+                if (why == HTTP_REFUSAL_NOT_FOUND)
+                        answer_error(r, 404, NULL, "",
+                                     "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
+                                     "/events and /events/stream) and /v1/api-keys");
+                else
+                        v1_refuse(r, why, status, msg);
+        } else if (api_connect_api.refuse)
+                api_connect_api.refuse(r, why, status, msg);
+}
+
+const http_api api_v1_fallback_api = {.name = "fallback", .begin = fallback_begin, .refuse = fallback_refuse};
 
 /* ---- what a request brings ---- */
 

@@ -29,5 +29,9 @@ int api_v1_new(const api_v1_config *cfg, api_v1 **ret);
 int api_v1_register(api_v1 *a, http_server *s);
 void api_v1_free(api_v1 *a);
 
+/* The server's fallback API: refusals of paths under /v1 without a route in this API's envelope,
+ * the others as plimsoll's (api_connect_api). */
+extern const http_api api_v1_fallback_api;
+
 /* hull.db's API keys as the HTTP server's second source of keys (http_config.keys). */
 http_keys api_v1_keys(store *s);
