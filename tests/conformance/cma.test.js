@@ -94,9 +94,12 @@ function userMessage(text) {
   return { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] };
 }
 
-// The events of a turn without spans (and without the user.message echo at its start).
+// The events of a turn without spans, the usage report (session.usage, cma-api.md §5.3: the
+// turn's tokens, which SDK 0.x filters out anyway), hull's own progress events (hull.*), and the
+// user.message echo at its start.
 function gist(events) {
-  return events.filter((e) => !e.type.startsWith('span.') && e.type !== 'user.message');
+  return events.filter((e) => !e.type.startsWith('span.') && !e.type.startsWith('hull.') &&
+    e.type !== 'session.usage' && e.type !== 'user.message');
 }
 
 function checkEventIds(events, what) {
