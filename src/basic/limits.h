@@ -123,6 +123,7 @@
 #define SERVE_CONNECTIONS_MAX 256U                /* open connections per listener */
 #define SERVE_CONNECTION_MEMORY_BYTES (64U << 10) /* per connection: request line and headers */
 #define SERVE_CONNECTION_IDLE_S 10U               /* an idle connection (no byte in or out) is closed after this */
+#define SERVE_CONNECTIONS_LIMIT 16384U            /* --max-connections at most */
 #define SERVE_CONNECTIONS_PER_IP_MAX 64U          /* open TCP connections from one address */
 /* a request's head (request line and headers) must be in this long after the connection's start
  * or its previous request's end, bytes trickling or not */

@@ -75,6 +75,8 @@ enum {
         OPT_MODEL_API_KEY,
         OPT_MODEL_HEADER,
         OPT_DB,
+        OPT_MAX_CONNECTIONS,
+        OPT_MAX_PER_ADDRESS,
 };
 
 static const struct option options[] = {
@@ -108,13 +110,17 @@ static const struct option options[] = {
         {"model-api-key", required_argument, NULL, OPT_MODEL_API_KEY},
         {"model-header", required_argument, NULL, OPT_MODEL_HEADER},
         {"db", required_argument, NULL, OPT_DB},
+        {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
+        {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDRESS},
         {},
 };
 
 void cli_serve_help(void) {
         printf("Usage: hull serve [OPTIONS]\n\n"
                "Serve the plimsoll sandbox protocol 3 (Connect, JSON) over HTTP/1.1: Describe and Run\n"
-               "(javascript, project) under /plimsoll.v1.SandboxService/, plus /healthz, /readyz, /metrics.\n\n"
+               "(javascript, project) under /plimsoll.v1.SandboxService/; the agent API under /v1/ (agents,\n"
+               "environments, sessions and their events: Claude Managed Agents compatible); /healthz, /readyz,\n"
+               "/metrics.\n\n"
                "Options:\n"
                "  --listen HOST:PORT       TCP address (default 127.0.0.1:%u; PORT 0 picks a free one)\n"
                "  --socket PATH            also listen on a unix socket (mode 0600)\n"
@@ -127,7 +133,9 @@ void cli_serve_help(void) {
                "  --no-cgroup              run without cgroup limits (memory, pids)\n"
                "  --work-dir DIR           where runs' work directories are made (default $TMPDIR or /tmp)\n"
                "  --shutdown-grace SECONDS how long in-flight runs may finish after SIGTERM (default %u)\n"
-               "  --log-level LEVEL        error, warn, info (default) or debug; one line per event on stderr\n\n"
+               "  --log-level LEVEL        error, warn, info (default) or debug; one line per event on stderr\n"
+               "  --max-connections N      open TCP connections at once (default %u; event streams hold one each)\n"
+               "  --max-connections-per-address N  ... of one client address (default %u)\n\n"
                "Sessions (OpenSession, SessionRun, CloseSession, /hull.v1.Workspace/*, /hull.v1.Sessions/List):\n"
                "  --max-sessions N         sessions open at once (default %u, at most %u; 0 turns sessions off)\n"
                "  --max-sessions-per-owner N  per caller and owner; one more ends the least recently used\n"
@@ -160,8 +168,9 @@ void cli_serve_help(void) {
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
                SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
-               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX,
-               SERVE_DEFAULT_SESSIONS_PER_OWNER, SERVE_DEFAULT_SESSIONS_PER_CALLER);
+               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_CONNECTIONS_MAX, SERVE_CONNECTIONS_PER_IP_MAX,
+               SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER,
+               SERVE_DEFAULT_SESSIONS_PER_CALLER);
 }
 
 #define usage_error(...) cli_usage_error("serve", CLI_EXIT_USAGE, __VA_ARGS__)
@@ -234,6 +243,7 @@ typedef struct serve_opts {
         uint64_t handle_max, session_handles_max;
         dlog_level log_level;
         const char *db_path;
+        uint64_t max_connections, max_per_address;
         settings_flags model;
         const char *model_headers[SERVE_MODEL_HEADERS_MAX];
 } serve_opts;
@@ -312,6 +322,17 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                                 return usage_error("--model-header is given more than %u times",
                                                    SERVE_MODEL_HEADERS_MAX);
                         o->model_headers[o->model.n_headers++] = optarg;
+                        break;
+                case OPT_MAX_CONNECTIONS:
+                        if (parse_uint64(optarg, 16, SERVE_CONNECTIONS_LIMIT, &o->max_connections) < 0)
+                                return usage_error("--max-connections wants a whole number from 16 to %u, got '%s'",
+                                                   SERVE_CONNECTIONS_LIMIT, optarg);
+                        break;
+                case OPT_MAX_PER_ADDRESS:
+                        if (parse_uint64(optarg, 1, SERVE_CONNECTIONS_LIMIT, &o->max_per_address) < 0)
+                                return usage_error(
+                                        "--max-connections-per-address wants a whole number from 1 to %u, got '%s'",
+                                        SERVE_CONNECTIONS_LIMIT, optarg);
                         break;
                 case OPT_DB:
                         if (optarg[0] != '/')
@@ -679,6 +700,8 @@ static int start_server(serve_state *st, hull_error *e) {
                            .socket_path = o->socket_path,
                            .tokens = &st->tokens,
                            .keys = &st->keys,
+                           .max_connections = (unsigned) o->max_connections,
+                           .max_per_address = (unsigned) o->max_per_address,
                            .fallback = &api_v1_fallback_api, /* a path nothing serves: a Connect error (or /v1's) */
                            .fallback_data = st->plimsoll,
                            .log = &st->log,

@@ -889,17 +889,16 @@ _printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 /* ---- start and stop ---- */
 
 static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_OPTION where, const void *value,
-                                       unsigned per_ip_max) {
+                                       unsigned per_ip_max, unsigned max) {
         return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0,
                                 NULL, NULL, on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
                                 MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-                                (unsigned) SERVE_CONNECTIONS_MAX, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-                                (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
-                                (unsigned) SERVE_CONNECTION_IDLE_S, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-                                (unsigned) SERVE_LISTEN_BACKLOG, MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-                                MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
-                                MHD_OPTION_END);
+                                max, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SERVE_CONNECTION_MEMORY_BYTES,
+                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) SERVE_CONNECTION_IDLE_S,
+                                MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG,
+                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
+                                MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
 }
 
 /* A listening unix socket at path, mode 0600 before anyone can connect. A stale socket there
@@ -971,7 +970,8 @@ int http_start(http_server *s, hull_error *e) {
                 if (fd < 0)
                         return fd;
                 s->socket_path = strdup(cfg->socket_path);
-                s->local = daemon_start(s, 0, MHD_OPTION_LISTEN_SOCKET, (const void *) (intptr_t) fd, 0);
+                s->local = daemon_start(s, 0, MHD_OPTION_LISTEN_SOCKET, (const void *) (intptr_t) fd, 0,
+                                        (unsigned) SERVE_CONNECTIONS_MAX);
                 if (!s->local || !s->socket_path) {
                         if (!s->local)
                                 close(fd);
@@ -979,7 +979,9 @@ int http_start(http_server *s, hull_error *e) {
                 }
         }
         unsigned flags = cfg->listen.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0;
-        s->tcp = daemon_start(s, flags, MHD_OPTION_SOCK_ADDR, &cfg->listen, SERVE_CONNECTIONS_PER_IP_MAX);
+        s->tcp = daemon_start(s, flags, MHD_OPTION_SOCK_ADDR, &cfg->listen,
+                              cfg->max_per_address ? cfg->max_per_address : SERVE_CONNECTIONS_PER_IP_MAX,
+                              cfg->max_connections ? cfg->max_connections : SERVE_CONNECTIONS_MAX);
         if (!s->tcp) {
                 char host[INET6_ADDRSTRLEN] = "?";
                 const struct sockaddr *a = (const struct sockaddr *) &cfg->listen;

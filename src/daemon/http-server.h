@@ -113,6 +113,8 @@ typedef struct http_config {
         socklen_t listen_len;
         const char *socket_path;   /* also listen on this unix socket (mode 0600); NULL: no */
         const auth_tokens *tokens; /* NULL or empty (and no keys): no auth (loopback only; the caller checks) */
+        unsigned max_connections;  /* open connections of the TCP listener; 0: SERVE_CONNECTIONS_MAX */
+        unsigned max_per_address;  /* ... of one address; 0: SERVE_CONNECTIONS_PER_IP_MAX */
         const http_keys *keys;     /* NULL: none. A credential is "Authorization: Bearer K" or "x-api-key: K" */
         const http_api *fallback;  /* words refusals of requests without a route */
         void *fallback_data;       /* http_req_data() for those */
