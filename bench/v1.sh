@@ -89,18 +89,21 @@ for _ in $(seq 1 600); do
 done
 [ -n "$MURL" ] || die "hull mock-model did not start: $(cat "$D/mock.err")"
 
-"$HULL" serve --listen 127.0.0.1:0 --log-level warn --provider anthropic --base-url "$MURL" --api-key k \
-        --model mock-model >"$D/serve.log" 2>&1 &
+# a free port (hull serve logs its address at info, and info logs a line per request: warn here)
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ADDR=127.0.0.1:$PORT
+"$HULL" serve --listen "$ADDR" --log-level warn --provider anthropic --base-url "$MURL" --api-key k \
+        --model mock-model --max-connections $((SUBSCRIBERS + 64)) --max-connections-per-address 256 \
+        >"$D/serve.log" 2>&1 &
 SPID=$!
 pids+=("$SPID")
-ADDR=""
+up=""
 for _ in $(seq 1 600); do
-        ADDR=$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$D/serve.log" | head -1 | cut -d= -f2 || true)
-        [ -n "$ADDR" ] && break
+        curl -sf -o /dev/null "http://$ADDR/healthz" && up=1 && break
         kill -0 "$SPID" 2>/dev/null || break
         sleep 0.05
 done
-[ -n "$ADDR" ] || die "hull serve did not start (does it take --provider/--model yet? the /v1 server is the lead's): $(tail -3 "$D/serve.log")"
+[ -n "$up" ] || die "hull serve did not start: $(tail -3 "$D/serve.log")"
 URL=http://$ADDR
 H=(-H 'anthropic-version: 2023-06-01' -H 'anthropic-beta: managed-agents-2026-04-01')
 code=$(curl -s -o /dev/null -w '%{http_code}' "${H[@]}" "$URL/v1/agents")

@@ -148,6 +148,7 @@
 #define SERVE_HEADER_VALUE_MAX 1024U         /* a header value kept for an answer */
 #define SERVE_SSE_QUEUE_DEFAULT (256U << 10) /* an event stream's frames waiting to be sent */
 #define SERVE_SSE_QUEUE_MAX (8U << 20)
+#define SERVE_SSE_FRAME_MAX (64U << 20)   /* one frame, taken alone by an empty queue however large */
 #define SERVE_SSE_KEEPALIVE_MS 15000U     /* a comment on an event stream that sent nothing this long */
 #define SERVE_SSE_BLOCK_BYTES (16U << 10) /* an event stream's preferred write (libmicrohttpd's block size) */
 #define SERVE_SHUTDOWN_GRACE_MS 30000U    /* SIGTERM: how long in-flight runs may finish */
@@ -464,7 +465,7 @@
 #define MOCK_REQUEST_BODY_MAX (16U << 20)   /* a model request's body */
 #define MOCK_RECORDS_MAX 10000U             /* requests kept for GET /_mock/requests (the oldest go) */
 #define MOCK_RECORDS_BYTES_MAX (128U << 20) /* ... and their bytes */
-#define MOCK_STREAM_QUEUE_BYTES (8U << 20)  /* an answer stream's queue (an event larger is refused) */
+#define MOCK_STREAM_QUEUE_BYTES (8U << 20)  /* an answer stream's queue (an event larger goes alone) */
 #define MOCK_STREAM_STALL_MS 60000ULL       /* a client that reads nothing this long loses its stream */
 #define MOCK_SHUTDOWN_MS 10000ULL           /* SIGTERM: streams in flight may end for this long */
 #define MOCK_TEMPLATE_BYTES_MAX (16U << 20) /* a step with its placeholders replaced */
@@ -502,20 +503,22 @@
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
 /* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
-#define V1_ERROR_CODE_MAX 64U       /* error.details.error_code, NUL included */
-#define V1_ERROR_MSG_MAX 512U       /* error.message, NUL included */
-#define V1_EVENTS_PER_SEND_MAX 50U  /* events of one POST .../events (and initial_events) */
-#define V1_TOOLS_MAX 256U           /* tools of an agent, all toolsets together */
-#define V1_MCP_SERVERS_MAX 20U      /* mcp_servers of an agent */
-#define V1_METADATA_KEYS_MAX 16U    /* keys of a metadata object */
-#define V1_METADATA_KEY_MAX 64U     /* bytes of a metadata key */
-#define V1_METADATA_VALUE_MAX 512U  /* bytes of a metadata value */
-#define V1_NAME_MAX 256U            /* bytes of a name or title */
-#define V1_TEXT_MAX (1U << 20)      /* bytes of a system prompt, description, message text */
-#define V1_BODY_MAX (8U << 20)      /* a request body */
-#define V1_FIELD_PATH_MAX 128U      /* bytes of a field's path in an error message ("tools[1].configs[0].name") */
-#define V1_SKILLS_MAX 20U           /* skills of an agent */
-#define V1_RESOURCES_MAX 100U       /* resources of a session */
-#define V1_PACKAGES_MAX 256U        /* entries of one package list of an environment, or of allowed_hosts */
-#define V1_CONTENT_BLOCKS_MAX 256U  /* content blocks of one event */
-#define SERVE_MODEL_HEADERS_MAX 16U /* hull serve --model-header */
+#define V1_ERROR_CODE_MAX 64U            /* error.details.error_code, NUL included */
+#define V1_ERROR_MSG_MAX 512U            /* error.message, NUL included */
+#define V1_EVENTS_PER_SEND_MAX 50U       /* events of one POST .../events (and initial_events) */
+#define V1_TOOLS_MAX 256U                /* tools of an agent, all toolsets together */
+#define V1_MCP_SERVERS_MAX 20U           /* mcp_servers of an agent */
+#define V1_METADATA_KEYS_MAX 16U         /* keys of a metadata object */
+#define V1_METADATA_KEY_MAX 64U          /* bytes of a metadata key */
+#define V1_METADATA_VALUE_MAX 512U       /* bytes of a metadata value */
+#define V1_NAME_MAX 256U                 /* bytes of a name or title */
+#define V1_TEXT_MAX (1U << 20)           /* bytes of a system prompt, description, message text */
+#define V1_BODY_MAX (8U << 20)           /* a request body */
+#define V1_FIELD_PATH_MAX 128U           /* bytes of a field's path in an error message ("tools[1].configs[0].name") */
+#define V1_SKILLS_MAX 20U                /* skills of an agent */
+#define V1_RESOURCES_MAX 100U            /* resources of a session */
+#define V1_PACKAGES_MAX 256U             /* entries of one package list of an environment, or of allowed_hosts */
+#define V1_CONTENT_BLOCKS_MAX 256U       /* content blocks of one event */
+#define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
+#define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
+#define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */

@@ -800,7 +800,7 @@ static void events_stream(api_v1 *a, http_req *r) {
         }
         http_sse *sse = NULL;
         (void) http_answer_header(r, "cache-control", "no-cache");
-        if (http_answer_sse(r, after >= 0 ? SERVE_SSE_QUEUE_MAX / 4 : 0, 0, &sse) < 0) {
+        if (http_answer_sse(r, V1_STREAM_QUEUE_BYTES, 0, &sse) < 0) {
                 failf(r, 500, "", "the stream could not start");
                 return;
         }

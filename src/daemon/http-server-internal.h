@@ -129,6 +129,7 @@ struct http_sse {
         size_t off; /* the first unsent byte */
         size_t queued_max;
         uint64_t keepalive_us, last_us; /* a comment when nothing went since last_us + keepalive_us */
+        size_t max;                     /* the queue's bound (a frame alone may be larger: SERVE_SSE_FRAME_MAX) */
         const char *keepalive_frame;    /* what goes out then (static); NULL: a comment */
         bool parked;                    /* the connection is suspended until a frame comes */
         bool ended;                     /* no more frames: the producer closed it, or shutdown */

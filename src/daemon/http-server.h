@@ -236,14 +236,15 @@ int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_s
  * a comment. */
 void http_sse_set_keepalive(http_sse *s, const char *frame);
 /* Queue one event: "event: EVENT" (when not NULL; one line, no CR or LF) and data as "data:"
- * lines (split at LF). Returns 0, -EAGAIN (the queue is full: the client reads slowly; wait with
- * http_sse_wait), -EPIPE (the client is gone or the stream was ended), -E2BIG (the frame alone is
- * over the queue), -EINVAL (a bad event name), -ENOMEM. */
+ * lines (split at LF). A frame larger than the queue's bound goes in when the queue is empty.
+ * Returns 0, -EAGAIN (no room now: the client reads slowly; wait with http_sse_wait), -EPIPE (the
+ * client is gone or the stream was ended), -E2BIG (the frame is over SERVE_SSE_FRAME_MAX), -EINVAL
+ * (a bad event name), -ENOMEM. */
 int http_sse_send(http_sse *s, const char *event, const char *data, size_t len);
 /* Queue bytes as they are: the producer frames its events itself (or breaks the framing on
  * purpose, as a test server does). The errors of http_sse_send but -EINVAL. */
 int http_sse_send_raw(http_sse *s, const void *p, size_t n);
-/* Wait until n bytes fit the queue, the stream is gone, or timeout_ms. Returns 0, -EPIPE or
+/* Wait until n bytes fit the queue (or it is empty), the stream is gone, or timeout_ms. Returns 0, -EPIPE or
  * -ETIMEDOUT. */
 int http_sse_wait(http_sse *s, size_t n, uint64_t timeout_ms);
 /* Wait until every queued byte went to the connection (so the next one goes in a write of its

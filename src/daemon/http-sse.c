@@ -39,11 +39,11 @@ void http_sse_wake_locked(http_sse *x) {
  * front when that makes room. Returns where to write them (then dynbuf_advance), or NULL when
  * they do not fit now (*ret_err: -EAGAIN, or -ENOMEM). */
 static char *sse_room_locked(http_sse *x, size_t n, int *ret_err) {
-        if (x->q.len - x->off + n > x->q.max) {
+        if (x->q.len - x->off + n > x->max && x->q.len > x->off) { /* an empty queue takes any frame */
                 *ret_err = -EAGAIN;
                 return NULL;
         }
-        if (x->off > 0 && x->q.len + n > x->q.max) {
+        if (x->off > 0 && x->q.len + n > x->max) {
                 memmove(x->q.buf, x->q.buf + x->off, x->q.len - x->off);
                 x->q.len -= x->off;
                 x->off = 0;
@@ -137,7 +137,8 @@ int http_answer_sse(http_req *r, size_t queue_max, uint64_t keepalive_ms, http_s
         x->srv = s;
         x->conn = r->conn;
         x->fd = http_req_fd(r);
-        dynbuf_init(&x->q, MIN(queue_max ? queue_max : SERVE_SSE_QUEUE_DEFAULT, (size_t) SERVE_SSE_QUEUE_MAX));
+        x->max = MIN(queue_max ? queue_max : SERVE_SSE_QUEUE_DEFAULT, (size_t) SERVE_SSE_QUEUE_MAX);
+        dynbuf_init(&x->q, SERVE_SSE_FRAME_MAX);
         x->keepalive_us =
                 keepalive_ms == HTTP_SSE_NO_KEEPALIVE
                         ? UINT64_MAX
@@ -210,7 +211,7 @@ int http_sse_send(http_sse *x, const char *event, const char *data, size_t len) 
         pthread_mutex_lock(&x->lock);
         if (x->gone || x->ended)
                 r = -EPIPE;
-        else if (n > x->q.max)
+        else if (n > SERVE_SSE_FRAME_MAX)
                 r = -E2BIG;
         else {
                 char *at = sse_room_locked(x, n, &r); /* no allocation per frame: written in place */
@@ -230,7 +231,7 @@ int http_sse_send_raw(http_sse *x, const void *p, size_t n) {
         pthread_mutex_lock(&x->lock);
         if (x->gone || x->ended)
                 r = -EPIPE;
-        else if (n > x->q.max)
+        else if (n > SERVE_SSE_FRAME_MAX)
                 r = -E2BIG;
         else if ((r = sse_put_locked(x, p, n)) == 0)
                 http_sse_wake_locked(x);
@@ -246,7 +247,7 @@ int http_sse_wait(http_sse *x, size_t n, uint64_t timeout_ms) {
         until.tv_nsec = (long) (ns % 1000000000ULL);
         int r = 0;
         pthread_mutex_lock(&x->lock);
-        while (!x->gone && !x->ended && x->q.len - x->off + n > x->q.max && r == 0)
+        while (!x->gone && !x->ended && x->q.len > x->off && x->q.len - x->off + n > x->max && r == 0)
                 if (pthread_cond_timedwait(&x->room, &x->lock, &until) == ETIMEDOUT)
                         r = -ETIMEDOUT;
         if (x->gone || x->ended)
@@ -256,7 +257,7 @@ int http_sse_wait(http_sse *x, size_t n, uint64_t timeout_ms) {
 }
 
 int http_sse_drain(http_sse *x, uint64_t timeout_ms) {
-        return http_sse_wait(x, x->q.max, timeout_ms);
+        return http_sse_wait(x, x->max, timeout_ms);
 }
 
 size_t http_sse_queued_max(http_sse *x) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "agent.h"
 #include "bus.h"
@@ -25,10 +26,11 @@ typedef struct sub {
         http_sse *sse;
         bool deltas;
         bool live;      /* caught up: gets every new event as it is logged */
-        int64_t sent;   /* the last sequence number it was sent (while catching up) */
+        int64_t sent;   /* the last sequence number it was sent */
         struct live *l; /* the pump's */
         bool pumped;    /* a pump thread owns it: unlinked, it is only marked dead */
         bool dead;
+        size_t need; /* bytes the frame that did not fit needs */
 } sub;
 
 typedef struct live {
@@ -75,6 +77,7 @@ struct v1_engine {
         pthread_mutex_t lock; /* the table */
         live *lives;
         bool stopping;
+        atomic_uint pumps; /* pump threads alive (each holds a session) */
 };
 
 static const char ping_frame[] = "event: ping\ndata: {\"type\":\"ping\"}\n\n";
@@ -145,17 +148,29 @@ static void subs_sweep(live *l, bool (*drop)(sub *s, void *ud), void *ud) {
 }
 
 typedef struct fan {
+        live *l;
         const char *buf;
         size_t len;
+        int64_t seq;
         bool deltas_only;
 } fan;
+
+static void lag(live *l, sub *s);
 
 static bool fan_one(sub *s, void *ud) {
         fan *f = ud;
         if (!s->live || (f->deltas_only && !s->deltas))
                 return false;
         int r = http_sse_send_raw(s->sse, f->buf, f->len);
-        return r < 0; /* gone, or too slow for its queue: it resumes with Last-Event-ID */
+        if (r == -EAGAIN && f->seq > 0) { /* too slow for now: it catches up from the log */
+                s->live = false;
+                s->need = f->len;
+                lag(f->l, s);
+                return s->dead; /* no thread for it: it loses its stream */
+        }
+        if (r == 0 && f->seq > 0)
+                s->sent = f->seq;
+        return r < 0 && r != -EAGAIN; /* gone (a preview that does not fit is only skipped) */
 }
 
 /* Send one event to every live subscriber (under l->lock). seq 0: a preview, not logged. */
@@ -167,7 +182,7 @@ static void fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only) {
         const char *type = json_string_value(json_object_get(ev, "type"));
         if (!type || frame(&b, seq, type, ev) < 0)
                 return;
-        fan f = {.buf = b.buf, .len = b.len, .deltas_only = deltas_only};
+        fan f = {.l = l, .buf = b.buf, .len = b.len, .seq = seq, .deltas_only = deltas_only};
         subs_sweep(l, fan_one, &f);
 }
 
@@ -238,17 +253,18 @@ static int log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *
         if (r < 0)
                 return r;
         l->last_seq = first + (int64_t) n - 1;
+        /* the session object first: whoever sees session.status_idle and asks finds it idle */
         bool changed = false;
-        for (size_t i = 0; i < n; i++) {
-                fanout(l, first + (int64_t) i, evs[i], false);
+        for (size_t i = 0; i < n; i++)
                 changed |= follow(l, evs[i], now);
-        }
         if (changed) {
                 hull_error ue = {0};
                 if (store_update(l->g->cfg.store, STORE_SESSION, l->obj, &ue) < 0)
                         dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"",
                                  l->id, ue.msg);
         }
+        for (size_t i = 0; i < n; i++)
+                fanout(l, first + (int64_t) i, evs[i], false);
         return 0;
 }
 
@@ -295,6 +311,7 @@ static void live_free(live *l) {
         if (l->box && l->g->cfg.ss) {
                 ss_close_info ci;
                 ss_close(l->g->cfg.ss, l->box, &ci);
+                ss_unref(l->g->cfg.ss, l->box);
         }
         if (l->web)
                 tool_web_free(l->web);
@@ -548,13 +565,8 @@ static int tools_build(live *l, const json_t *agent_obj, hull_error *e) {
 
 /* Is the sandbox still there? (Its idle time or lifetime may have ended it.) */
 static bool box_alive(live *l) {
-        ss_session *s = NULL;
-        if (!l->box)
-                return false;
-        if (ss_lookup(l->g->cfg.ss, l->box_id, l->principal, &s) < 0)
-                return false;
-        ss_unref(l->g->cfg.ss, s);
-        return true;
+        char detail[PLIM_END_DETAIL_MAX];
+        return l->box && ss_end_state(l->g->cfg.ss, l->box, detail) == SS_END_NONE;
 }
 
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
@@ -907,6 +919,7 @@ static int catch_up_locked(live *l, sub *s) {
                         }
                         int r = http_sse_send_raw(s->sse, b.buf, b.len);
                         if (r == -EAGAIN) {
+                                s->need = b.len;
                                 res = 0;
                                 break;
                         }
@@ -929,13 +942,21 @@ static bool is_sub(sub *s, void *ud) {
         return s == ud;
 }
 
+/* A subscriber behind the log, fed from the store as it reads; one that reads nothing for
+ * V1_STREAM_STALL_MS loses its stream (it resumes with Last-Event-ID). */
 static void *pump_main(void *arg) {
         sub *s = arg;
         live *l = s->l;
+        uint64_t progress = now_mono_ms();
         for (;;) {
-                int w = http_sse_wait(s->sse, SERVE_SSE_QUEUE_DEFAULT / 2, 1000);
+                int w = http_sse_wait(s->sse, s->need, 1000);
                 pthread_mutex_lock(&l->lock);
-                int r = s->dead || w == -EPIPE || l->deleted ? -1 : catch_up_locked(l, s);
+                int64_t before = s->sent;
+                int r = s->dead || w == -EPIPE || l->deleted || l->g->stopping ? -1 : catch_up_locked(l, s);
+                if (r == 0 && (w == 0 || s->sent != before))
+                        progress = now_mono_ms();
+                else if (r == 0 && now_mono_ms() - progress >= V1_STREAM_STALL_MS)
+                        r = -1;
                 if (r == 1) {
                         s->live = true;
                         s->pumped = false; /* the list's now */
@@ -949,8 +970,32 @@ static void *pump_main(void *arg) {
                 if (r != 0)
                         break;
         }
+        v1_engine *g = l->g;
         live_unref(l);
+        atomic_fetch_sub(&g->pumps, 1);
         return NULL;
+}
+
+/* Give s a pump (under l->lock); without a thread it loses its stream. */
+static void lag(live *l, sub *s) {
+        pthread_t t;
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+        pthread_mutex_lock(&l->g->lock);
+        l->refs++;
+        pthread_mutex_unlock(&l->g->lock);
+        s->pumped = true;
+        atomic_fetch_add(&l->g->pumps, 1);
+        if (pthread_create(&t, &a, pump_main, s) != 0) {
+                atomic_fetch_sub(&l->g->pumps, 1);
+                s->pumped = false;
+                s->dead = true; /* swept below by its caller's sweep or the next */
+                pthread_mutex_lock(&l->g->lock);
+                l->refs--;
+                pthread_mutex_unlock(&l->g->lock);
+        }
+        pthread_attr_destroy(&a);
 }
 
 int v1_engine_subscribe(v1_engine *g, const char *session_id, int64_t after_seq, bool deltas, http_sse *sse,
@@ -983,22 +1028,9 @@ int v1_engine_subscribe(v1_engine *g, const char *session_id, int64_t after_seq,
         else if (r < 0)
                 subs_sweep(l, is_sub, s);
         else { /* the rest of the history as the client reads: a pump of its own */
-                pthread_t t;
-                pthread_attr_t a;
-                pthread_attr_init(&a);
-                pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-                pthread_mutex_lock(&g->lock);
-                l->refs++;
-                pthread_mutex_unlock(&g->lock);
-                s->pumped = true;
-                if (pthread_create(&t, &a, pump_main, s) != 0) {
-                        s->pumped = false;
+                lag(l, s);
+                if (s->dead)
                         subs_sweep(l, is_sub, s);
-                        pthread_mutex_lock(&g->lock);
-                        l->refs--;
-                        pthread_mutex_unlock(&g->lock);
-                }
-                pthread_attr_destroy(&a);
         }
         pthread_mutex_unlock(&l->lock);
         return 0;
@@ -1225,10 +1257,16 @@ void v1_engine_shutdown(v1_engine *g, uint64_t wait_ms) {
         for (live *l = list; l; l = l->next)
                 l->refs--;
         pthread_mutex_unlock(&g->lock);
+        while (atomic_load(&g->pumps) > 0 && now_mono_ms() < deadline + 2000) { /* their streams ended */
+                struct timespec ts = {0, 10 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+        }
 }
 
 void v1_engine_free(v1_engine *g) {
         if (!g)
+                return;
+        if (atomic_load(&g->pumps) > 0) /* a pump still holds a session: leave it all (the process exits) */
                 return;
         live *l = g->lives;
         while (l) {

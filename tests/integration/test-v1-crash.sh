@@ -189,4 +189,6 @@ ok or print(len(reqs), "model requests; the messages of the last:", body[:500])
 sys.exit(0 if ok else 1)' "$TEST_TMP/requests.jsonl"
 check "crash: no sanitizer report in either hull serve's log" sh -c "! grep -Eq 'AddressSanitizer|runtime error:' '$TEST_TMP/serve1.log' '$TEST_TMP/serve2.log'"
 stop_server TERM 30
-check "crash: hull serve ends cleanly on SIGTERM after the restart" test "$?" -eq 0
+rc=$?
+[ "$rc" -eq 0 ] || tail -25 "$TEST_TMP/serve2.log" >&2
+check "crash: hull serve ends cleanly on SIGTERM after the restart" test "$rc" -eq 0
