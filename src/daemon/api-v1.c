@@ -658,15 +658,16 @@ static void session_create(api_v1 *a, http_req *r) {
 
 static void session_get(api_v1 *a, http_req *r) {
         const char *id = http_req_param(r, "id");
-        json_t *obj = NULL;
+        char *body = NULL;
+        size_t len = 0;
         hull_error e = {0};
-        int rr = store_get(a->cfg.store, STORE_SESSION, id, 0, &obj, &e);
+        int rr = store_get_raw(a->cfg.store, STORE_SESSION, id, 0, &body, &len, &e);
         if (rr == -ENOENT)
                 failf(r, 404, "session_not_found", "no session %.64s (GET /v1/sessions lists them)", id);
         else if (rr < 0)
                 answer_store_error(r, rr, &e, "session", id);
-        else
-                answer_json(r, 200, obj);
+        else /* stored as this API answers it */
+                (void) http_answer(r, 200, "application/json", body, len);
 }
 
 static void session_update(api_v1 *a, http_req *r, int tag) {

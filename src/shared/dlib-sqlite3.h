@@ -23,6 +23,7 @@
         X(sqlite3_bind_text)                                                                                           \
         X(sqlite3_busy_timeout)                                                                                        \
         X(sqlite3_changes)                                                                                             \
+        X(sqlite3_clear_bindings)                                                                                      \
         X(sqlite3_close_v2)                                                                                            \
         X(sqlite3_column_blob)                                                                                         \
         X(sqlite3_column_bytes)                                                                                        \
@@ -82,6 +83,7 @@ static inline const dlib_sqlite3 *dlib_sqlite3_load(hull_error *e) {
 #define sqlite3_bind_text (dlib_sqlite3_api.sqlite3_bind_text)
 #define sqlite3_busy_timeout (dlib_sqlite3_api.sqlite3_busy_timeout)
 #define sqlite3_changes (dlib_sqlite3_api.sqlite3_changes)
+#define sqlite3_clear_bindings (dlib_sqlite3_api.sqlite3_clear_bindings)
 #define sqlite3_close_v2 (dlib_sqlite3_api.sqlite3_close_v2)
 #define sqlite3_column_blob (dlib_sqlite3_api.sqlite3_column_blob)
 #define sqlite3_column_bytes (dlib_sqlite3_api.sqlite3_column_bytes)

@@ -6,6 +6,7 @@
  * than one statement run in one BEGIN IMMEDIATE transaction. SQL is constant text (a list's
  * fragments chosen from constants), every value from outside is bound. */
 #include "store.h"
+#include "time-util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +24,24 @@
 #include "macro.h"
 #include "sqlite-mem.h"
 
+/* The statements of the hot paths (a GET of a resource, a key's lookup), prepared once. */
+enum {
+        CACHED_GET_AGENT,
+        CACHED_GET_ENVIRONMENT,
+        CACHED_GET_SESSION,
+        CACHED_KEY_FIND,
+        CACHED_KEY_COUNT,
+        _CACHED_MAX,
+};
+
 struct store {
         pthread_mutex_t lock;
         sqlite3 *db;
+        sqlite3_stmt *cached[_CACHED_MAX];
+        /* how many keys there are, as read at keys_at_ms (0: not read yet); this process's own
+         * changes forget it at once */
+        size_t keys;
+        uint64_t keys_at_ms;
 };
 
 /* ---- the schema: migrations[i] brings user_version i to i + 1, in one transaction ---- */
@@ -138,6 +154,25 @@ static int prep(store *s, const char *sql, sqlite3_stmt **ret, hull_error *e) {
         if (rc != SQLITE_OK)
                 return sql_fail(s->db, rc, "cannot prepare a statement", e);
         return 0;
+}
+
+/* A cached statement (under the lock): prepared on first use; give it back with stmt_resetp. */
+static int prep_cached(store *s, unsigned slot, const char *sql, sqlite3_stmt **ret, hull_error *e) {
+        if (!s->cached[slot]) {
+                int r = prep(s, sql, &s->cached[slot], e);
+                if (r < 0)
+                        return r;
+        }
+        *ret = s->cached[slot];
+        return 0;
+}
+
+/* The end of a cached statement's use: its read transaction ends, its values go. */
+static void stmt_resetp(sqlite3_stmt **p) {
+        if (*p) {
+                sqlite3_reset(*p);
+                sqlite3_clear_bindings(*p);
+        }
 }
 
 static int bind_text(sqlite3_stmt *st, int i, const char *v) {
@@ -466,6 +501,9 @@ void store_close(store *s) {
                 return;
         sqlmem_scope mem;
         sqlmem_begin_unbounded(&mem);
+        for (size_t i = 0; i < _CACHED_MAX; i++)
+                if (s->cached[i])
+                        sqlite3_finalize(s->cached[i]);
         sqlite3_close_v2(s->db);
         sqlmem_end(&mem);
         pthread_mutex_destroy(&s->lock);
@@ -535,7 +573,8 @@ int store_insert(store *s, store_kind k, const json_t *obj, hull_error *e) {
         return insert_row(s, k, &c, body, false, e);
 }
 
-int store_get(store *s, store_kind k, const char *id, int64_t version, json_t **ret, hull_error *e) {
+static int get(store *s, store_kind k, const char *id, int64_t version, json_t **ret, char **ret_raw, size_t *ret_len,
+               hull_error *e) {
         int r = kind_check(k, e);
         if (r < 0 || (r = id_check(kinds[k].name, id, e)) < 0)
                 return r;
@@ -546,9 +585,14 @@ int store_get(store *s, store_kind k, const char *id, int64_t version, json_t **
                 [STORE_ENVIRONMENT] = "SELECT body FROM environments WHERE id = ?1",
                 [STORE_SESSION] = "SELECT body FROM sessions WHERE id = ?1",
         };
+        static const unsigned slot[_STORE_KIND_MAX] = {
+                [STORE_AGENT] = CACHED_GET_AGENT,
+                [STORE_ENVIRONMENT] = CACHED_GET_ENVIRONMENT,
+                [STORE_SESSION] = CACHED_GET_SESSION,
+        };
         LOCKED(s);
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        r = prep(s, sql[k], &st, e);
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        r = prep_cached(s, slot[k], sql[k], &st, e);
         if (r < 0)
                 return r;
         int rc = bind_text(st, 1, id);
@@ -564,7 +608,28 @@ int store_get(store *s, store_kind k, const char *id, int64_t version, json_t **
         }
         if (rc != SQLITE_ROW)
                 return sql_fail(s->db, rc, "cannot read", e);
-        return load_column(st, 0, kinds[k].name, ret, e);
+        if (ret)
+                return load_column(st, 0, kinds[k].name, ret, e);
+        const char *p = (const char *) sqlite3_column_text(st, 0);
+        int n = sqlite3_column_bytes(st, 0);
+        if (!p)
+                return hull_fail(e, -EBADMSG, "store: %s: stored body is missing (hull.db is damaged)", kinds[k].name);
+        char *copy = malloc((size_t) n + 1);
+        if (!copy)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        memcpy(copy, p, (size_t) n);
+        copy[n] = '\0';
+        *ret_raw = copy;
+        *ret_len = (size_t) n;
+        return 0;
+}
+
+int store_get(store *s, store_kind k, const char *id, int64_t version, json_t **ret, hull_error *e) {
+        return get(s, k, id, version, ret, NULL, NULL, e);
+}
+
+int store_get_raw(store *s, store_kind k, const char *id, int64_t version, char **ret, size_t *ret_len, hull_error *e) {
+        return get(s, k, id, version, NULL, ret, ret_len, e);
 }
 
 static int update_agent(store *s, const cols *c, const char *body, hull_error *e) {
@@ -1378,6 +1443,7 @@ int store_key_add(store *s, const store_key *k, hull_error *e) {
         if (!hex)
                 return hull_fail(e, -EINVAL, "store: a key's digest must be 64 lowercase hex digits");
         LOCKED(s);
+        s->keys_at_ms = 0; /* the count is read again */
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         r = prep(s, "INSERT INTO api_keys (id, name, digest, created_at, hint) VALUES (?1, ?2, ?3, ?4, ?5)", &st, e);
         if (r < 0)
@@ -1446,6 +1512,7 @@ int store_key_delete(store *s, const char *id, hull_error *e) {
         if (r < 0)
                 return r;
         LOCKED(s);
+        s->keys_at_ms = 0; /* the count is read again */
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         r = prep(s, "DELETE FROM api_keys WHERE id = ?1", &st, e);
         if (r < 0)
@@ -1462,8 +1529,9 @@ int store_key_delete(store *s, const char *id, hull_error *e) {
 
 int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, hull_error *e) {
         LOCKED(s);
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep(s, "SELECT id, name, digest, created_at, hint FROM api_keys WHERE digest = ?1", &st, e);
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = prep_cached(s, CACHED_KEY_FIND,
+                            "SELECT id, name, digest, created_at, hint FROM api_keys WHERE digest = ?1", &st, e);
         if (r < 0)
                 return r;
         char d[65];
@@ -1483,11 +1551,21 @@ int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, h
 
 int store_key_count(store *s, size_t *ret, hull_error *e) {
         LOCKED(s);
-        int64_t n;
-        int r = query_int(s, "SELECT count(*) FROM api_keys", &n, e);
+        uint64_t now = now_mono_ms();
+        if (s->keys_at_ms && now - s->keys_at_ms < STORE_KEY_COUNT_TTL_MS) {
+                *ret = s->keys;
+                return 0;
+        }
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = prep_cached(s, CACHED_KEY_COUNT, "SELECT count(*) FROM api_keys", &st, e);
         if (r < 0)
                 return r;
-        *ret = (size_t) n;
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return sql_fail(s->db, rc, "cannot count the keys", e);
+        s->keys = (size_t) sqlite3_column_int64(st, 0);
+        s->keys_at_ms = now ? now : 1;
+        *ret = s->keys;
         return 0;
 }
 

@@ -57,6 +57,10 @@ int store_insert(store *s, store_kind k, const json_t *obj, hull_error *e);
  * version. -ENOENT when there is none. */
 int store_get(store *s, store_kind k, const char *id, int64_t version, json_t **ret, hull_error *e);
 
+/* The same as its stored JSON text (malloc'd, NUL-terminated; *ret_len bytes): what a GET answers
+ * without parsing it. */
+int store_get_raw(store *s, store_kind k, const char *id, int64_t version, char **ret, size_t *ret_len, hull_error *e);
+
 /* Replace a resource by obj (same id). For an agent this adds a version: obj's "version" must be
  * the newest + 1, else -ESTALE (someone else updated it first; nothing is written). -ENOENT when
  * there is none. */
@@ -151,7 +155,8 @@ int store_key_list(store *s, store_key **ret, size_t *ret_n, hull_error *e);
 int store_key_delete(store *s, const char *id, hull_error *e);
 /* Is there a key with this digest? 1 yes, 0 no, or a negative errno. */
 int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, hull_error *e);
-/* How many keys there are. */
+/* How many keys there are (read again after this store changed them, or after
+ * STORE_KEY_COUNT_TTL_MS: a key another process adds counts within that time). */
 int store_key_count(store *s, size_t *ret, hull_error *e);
 
 /* Sessions whose "status" is one of statuses (for the start-up's recovery of cut turns): their
