@@ -700,6 +700,7 @@ int model_client_new(const model_config *cfg, model_client **ret, hull_error *e)
                         e->err = -ENOENT; /* its message names the package to install */
                 return -ENOENT;
         }
+        httpc_keep_connections(p->http); /* one endpoint, asked turn after turn */
         r = model_client_wrap(&provider_ops, p, ret);
         if (r < 0) {
                 provider_free(p);

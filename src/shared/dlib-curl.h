@@ -22,6 +22,7 @@
         X(curl_easy_getinfo)                                                                                           \
         X(curl_easy_init)                                                                                              \
         X(curl_easy_perform)                                                                                           \
+        X(curl_easy_reset)                                                                                             \
         X(curl_easy_setopt)                                                                                            \
         X(curl_easy_strerror)                                                                                          \
         X(curl_free)                                                                                                   \
@@ -58,6 +59,7 @@ static inline const dlib_curl *dlib_curl_load(hull_error *e) {
 #define curl_easy_getinfo (dlib_curl_api.curl_easy_getinfo)
 #define curl_easy_init (dlib_curl_api.curl_easy_init)
 #define curl_easy_perform (dlib_curl_api.curl_easy_perform)
+#define curl_easy_reset (dlib_curl_api.curl_easy_reset)
 #define curl_easy_setopt (dlib_curl_api.curl_easy_setopt)
 #define curl_easy_strerror (dlib_curl_api.curl_easy_strerror)
 #define curl_global_cleanup (dlib_curl_api.curl_global_cleanup)

@@ -22,7 +22,13 @@
 
 struct httpc {
         bool global_done; /* curl_global_init succeeded: curl_global_cleanup at free */
+        bool keep;        /* httpc_keep_connections: one handle for every request */
+        CURL *kept;       /* ... its connections and DNS cache stay between requests */
 };
+
+void httpc_keep_connections(httpc *c) {
+        c->keep = true;
+}
 
 int httpc_new(httpc **ret, hull_error *e) {
         httpc *c = calloc(1, sizeof(*c));
@@ -45,6 +51,8 @@ int httpc_new(httpc **ret, hull_error *e) {
 void httpc_free(httpc *c) {
         if (!c)
                 return;
+        if (c->kept)
+                curl_easy_cleanup(c->kept);
         if (c->global_done)
                 curl_global_cleanup();
         /* libcurl may have loaded libraries (OpenSSL) that keep exit handlers: never unload it. */
@@ -326,7 +334,12 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
                         return hull_err(e, -ENOMEM, "http: out of memory");
                 }
 
-        CURL *h = curl_easy_init();
+        CURL *h = c->keep && c->kept ? c->kept : curl_easy_init();
+        if (h && c->keep) {
+                if (h == c->kept)
+                        curl_easy_reset(h); /* the options go; the open connections stay */
+                c->kept = h;
+        }
         if (!h) {
                 curl_slist_free_all(headers);
                 curl_slist_free_all(pins);
@@ -450,7 +463,8 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
         *ret = a;
         a = (httpc_answer){0};
 out:
-        curl_easy_cleanup(h);
+        if (h != c->kept)
+                curl_easy_cleanup(h);
         curl_slist_free_all(headers);
         curl_slist_free_all(pins);
         dynbuf_free(&t.body);

@@ -30,6 +30,11 @@ static inline void httpc_freep(httpc **c) {
 }
 #define _cleanup_httpc_ _cleanup_(httpc_freep)
 
+/* Keep connections open between requests (a model's endpoint, asked again and again): every
+ * request of c then goes through one libcurl handle, whose connections and DNS answers it
+ * reuses. Not for requests whose addresses are pinned per request (web_fetch). */
+void httpc_keep_connections(httpc *c);
+
 /* Where a request's body comes from. */
 typedef enum httpc_body_from {
         HTTPC_BODY_BUFFER,   /* body, body_len (none when body is NULL) */
