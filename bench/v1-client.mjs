@@ -128,10 +128,10 @@ async function fanout(base, session, nsubs, nturns) {
   const subs = [];
   const refused = [];
   const opening = [];
-  // opened in batches of 64 (hull serve cuts the oldest of more than 128 connections still
+  // opened in batches of 32 (hull serve cuts the oldest of more than 128 connections still
   // sending their request head at once: its defence against slow clients)
   for (let i = 0; i < nsubs; i++) {
-    if (i > 0 && i % 64 === 0) await Promise.all(opening);
+    if (i > 0 && i % 32 === 0) await Promise.all(opening);
     const s = { seqs: [], lat: [], ended: false };
     subs.push(s);
     opening.push(subscribe(base, session, `127.0.0.${1 + (i % addrs)}`, (ev) => {
