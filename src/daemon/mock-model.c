@@ -50,11 +50,16 @@ typedef struct mreq {
         mock_api api;
         const mock_step *step; /* the step answering it (NULL: none) */
         mock_answer answer;    /* kept for a delayed answer */
+        /* the body as received when it parsed as one line of JSON: the record carries it as it
+         * is (dumping what was parsed again costs as much as the parse) */
+        char *raw;
+        size_t raw_len;
 } mreq;
 
 static void mreq_free(void *p) {
         mreq *q = p;
         mock_answer_done(&q->answer);
+        free(q->raw);
         free(q);
 }
 
@@ -120,7 +125,9 @@ static json_t *record_new(http_req *r, const mreq *q, json_t *body_json, const c
         }
         http_req_each_header(r, header_into, headers);
         json_object_set_new(rec, "headers", headers);
-        if (body_json)
+        if (body_json && q->raw)
+                ; /* spliced in by record_commit */
+        else if (body_json)
                 json_object_set(rec, "body", body_json);
         else if (len > 0) {
                 _cleanup_free_ char *text = NULL;
@@ -144,6 +151,24 @@ static void record_commit(mock_server *m, json_t *rec, unsigned status, const mr
         if (!line)
                 return;
         size_t n = strlen(line);
+        if (q->raw && n >= 2 && line[n - 1] == '}') { /* ...,"body":<the body as received>} */
+                char *whole = malloc(n + q->raw_len + 16);
+                if (!whole) {
+                        free(line);
+                        return;
+                }
+                memcpy(whole, line, n - 1);
+                size_t k = n - 1;
+                memcpy(whole + k, ",\"body\":", 8);
+                k += 8;
+                memcpy(whole + k, q->raw, q->raw_len);
+                k += q->raw_len;
+                whole[k++] = '}';
+                whole[k] = '\0';
+                free(line);
+                line = whole;
+                n = k;
+        }
         pthread_mutex_lock(&m->lock);
         if (m->cfg.record_fd >= 0) {
                 line[n] = '\n'; /* one write per line: flushed as it comes, whole */
@@ -371,6 +396,11 @@ static void do_model(http_req *r) {
         const char *body = http_req_body(r, &len);
         json_t *parsed = json_loadb(body, len, JSON_DECODE_ANY, NULL);
         _cleanup_(json_decrefp) json_t *req = json_is_object(parsed) ? parsed : NULL;
+        if (req && !memchr(body, '\n', len) && !memchr(body, '\r', len) && (q->raw = malloc(len + 1))) {
+                memcpy(q->raw, body, len);
+                q->raw[len] = '\0';
+                q->raw_len = len;
+        }
         json_t *rec = record_new(r, q, req, body, len);
         if (!req)
                 json_decref(parsed);
