@@ -245,7 +245,7 @@ static int log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *
                         v1_id_new("sevt_", id);
                         json_object_set_new(evs[i], "id", json_string(id));
                 }
-                if (!json_is_string(json_object_get(evs[i], "processed_at")))
+                if (!json_object_get(evs[i], "processed_at")) /* null: queued behind the turn that runs */
                         json_object_set_new(evs[i], "processed_at", json_string(now));
         }
         int64_t first = 0;
@@ -707,6 +707,28 @@ static void drop_paused_locked(live *l, const char *why) {
         l->resume_ready = true;
 }
 
+/* The events of a message that waited for the turn before it: processed now. */
+static void mark_processed_locked(live *l, const json_t *ids) {
+        char now[STORE_TIME_MAX];
+        now_time(now);
+        size_t i;
+        json_t *id;
+        json_array_foreach(ids, i, id) {
+                hull_error e = {0};
+                if (store_events_set_processed(l->g->cfg.store, l->id, json_string_value(id), now, &e) < 0)
+                        dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-processed-at-not-set session=%s error=\"%s\"",
+                                 l->id, e.msg);
+        }
+}
+
+/* Forget the messages that waited (each marked processed: nothing will answer it). */
+static void drop_queue_locked(live *l) {
+        size_t i;
+        json_t *entry;
+        json_array_foreach(l->queue, i, entry) mark_processed_locked(l, json_object_get(entry, "queued"));
+        json_array_clear(l->queue);
+}
+
 static void *worker_main(void *arg) {
         live *l = arg;
         v1_engine *g = l->g;
@@ -719,7 +741,9 @@ static void *worker_main(void *arg) {
                 if (resume)
                         l->resume_ready = false;
                 else if (json_array_size(l->queue) > 0) {
-                        text = strdup(json_string_value(json_array_get(l->queue, 0)));
+                        json_t *entry = json_array_get(l->queue, 0);
+                        text = strdup(json_string_value(json_object_get(entry, "text")));
+                        mark_processed_locked(l, json_object_get(entry, "queued"));
                         json_array_remove(l->queue, 0);
                         atomic_store(&l->interrupt, false);
                         if (!text)
@@ -775,7 +799,7 @@ static void kick_locked(live *l) {
         l->running = true;
         if (pthread_create(&l->worker, NULL, worker_main, l) != 0) {
                 l->running = false;
-                json_array_clear(l->queue);
+                drop_queue_locked(l);
                 log_failure_locked(l, "unknown_error", "no thread could be started for the turn; try again", false);
                 return;
         }
@@ -843,6 +867,15 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 if (r >= 0 && !(evs[i] = json_deep_copy(json_array_get(events, i))))
                         r = v1_fail(err, 500, "", "out of memory");
         }
+        /* a message behind a running turn (or another message) waits: processed_at null till then */
+        bool waits = l->running || json_array_size(l->queue) > 0;
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                const char *type = json_string_value(json_object_get(evs[i], "type"));
+                bool msg = strcmp(type, "user.message") == 0;
+                if ((msg || strcmp(type, "system.message") == 0) && waits)
+                        json_object_set_new(evs[i], "processed_at", json_null());
+                waits |= msg;
+        }
         hull_error e = {0};
         if (r >= 0 && log_append_locked(l, evs, n, &e) < 0)
                 r = store_fail(err, &e);
@@ -854,25 +887,29 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                         _cleanup_free_ char *text = v1_user_message_text(ev);
                         if (!text)
                                 continue;
-                        if (type[0] == 's') { /* it goes with the message before it */
-                                size_t q = json_array_size(l->queue);
-                                const char *prev = q ? json_string_value(json_array_get(l->queue, q - 1)) : NULL;
+                        bool queued = json_is_null(json_object_get(ev, "processed_at"));
+                        json_t *id = json_object_get(ev, "id");
+                        size_t q = json_array_size(l->queue);
+                        json_t *last = q ? json_array_get(l->queue, q - 1) : NULL;
+                        if (type[0] == 's' && last) { /* it goes with the message before it */
+                                const char *prev = json_string_value(json_object_get(last, "text"));
                                 _cleanup_free_ char *joined = NULL;
-                                if (asprintf(&joined, "%s%s[system] %s", prev ? prev : "", prev ? "\n\n" : "", text) >=
-                                    0) {
-                                        if (prev)
-                                                json_array_set_new(l->queue, q - 1, json_string(joined));
-                                        else
-                                                json_array_append_new(l->queue, json_string(joined));
-                                }
+                                if (asprintf(&joined, "%s\n\n[system] %s", prev ? prev : "", text) >= 0)
+                                        json_object_set_new(last, "text", json_string(joined));
+                                if (queued)
+                                        json_array_append(json_object_get(last, "queued"), id);
                                 continue;
                         }
-                        if (!l->running)
+                        if (!l->running && type[0] == 'u')
                                 drop_paused_locked(l, "the user sent a new message instead");
-                        json_array_append_new(l->queue, json_string(text));
+                        json_t *entry = json_pack("{s:s, s:[]}", "text", text, "queued");
+                        if (entry && queued)
+                                json_array_append(json_object_get(entry, "queued"), id);
+                        if (entry)
+                                json_array_append_new(l->queue, entry);
                 } else if (strcmp(type, "user.interrupt") == 0) {
                         atomic_store(&l->interrupt, true);
-                        json_array_clear(l->queue);
+                        drop_queue_locked(l); /* what waited is not answered: the interrupt ends it */
                         if (!l->running && l->ask_id[0])
                                 drop_paused_locked(l, "the user interrupted the turn");
                 } else if (l->ask_id[0] && !l->running && apply_locked(l, ev) == 0)

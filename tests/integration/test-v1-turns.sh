@@ -17,7 +17,9 @@ SCRIPT='{"then": "repeat", "steps": [
   {"text": "python said: {{last_tool_result}}"},
   {"text": ["streamed ", "answer ", "in pieces"]},
   {"error": {"kind": "server"}, "times": 3},
-  {"text": "back again"}
+  {"text": "back again"},
+  {"text": "slow answer", "delay_ms": 2000},
+  {"text": "the queued one"}
 ]}'
 if ! mock_start "$SCRIPT" --log-level error; then
         fail "turns: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
@@ -98,6 +100,29 @@ v1 POST "$S" "$(user_message "and now")"
 wait_idle "$SESSION" 60 || fail "turns: the session takes the next message" "still running"
 last_turn "turns: after the failure the next turn answers" \
         'any(e["type"] == "agent.message" and e["content"][0]["text"] == "back again" for e in ev)'
+
+# a message sent while a turn runs waits: its processed_at is null until its turn starts
+v1 POST "$S" "$(user_message "slow")"
+sleep 0.5
+v1 POST "$S" "$(user_message "queued")"
+expect "turns: a message behind a running turn is stored with processed_at null" \
+        "s == 200 and b['data'][0]['processed_at'] is None"
+Q=$(field data | "$PY" -c 'import ast,sys; print(ast.literal_eval(sys.stdin.read())[0]["id"])')
+for _ in $(seq 1 100); do
+        events_json "$SESSION" >"$TEST_TMP/events.json"
+        "$PY" -c 'import json,sys; ev=json.load(open(sys.argv[1])); sys.exit(0 if sum(e["type"] == "session.status_idle" for e in ev) >= 7 else 1)' "$TEST_TMP/events.json" && break
+        sleep 0.2
+done
+wait_idle "$SESSION" 60 || fail "turns: the queued turn idles" "still running"
+events_json "$SESSION" >"$TEST_TMP/events.json"
+pycheck "turns: the queued message got its processed_at when its turn started, and was answered" '
+import json, sys
+ev = json.load(open(sys.argv[1]))
+q = [e for e in ev if e["id"] == sys.argv[2]][0]
+k = [e["id"] for e in ev].index(sys.argv[2])
+after = ev[k + 1:]
+ok = isinstance(q["processed_at"], str) and any(e["type"] == "agent.message" and e["content"][0]["text"] == "the queued one" for e in after)
+print(q, [e["type"] for e in after]); sys.exit(0 if ok else 1)' "$TEST_TMP/events.json" "$Q"
 
 # a subscriber that never reads while 8 MB of events go by (eight 1 MB messages; each turn stops
 # at once: the message alone is over the context budget), beside one that reads: the turns go on,
