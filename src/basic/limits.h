@@ -504,22 +504,23 @@
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
 /* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
-#define V1_ERROR_CODE_MAX 64U            /* error.details.error_code, NUL included */
-#define V1_ERROR_MSG_MAX 512U            /* error.message, NUL included */
-#define V1_EVENTS_PER_SEND_MAX 50U       /* events of one POST .../events (and initial_events) */
-#define V1_TOOLS_MAX 256U                /* tools of an agent, all toolsets together */
-#define V1_MCP_SERVERS_MAX 20U           /* mcp_servers of an agent */
-#define V1_METADATA_KEYS_MAX 16U         /* keys of a metadata object */
-#define V1_METADATA_KEY_MAX 64U          /* bytes of a metadata key */
-#define V1_METADATA_VALUE_MAX 512U       /* bytes of a metadata value */
-#define V1_NAME_MAX 256U                 /* bytes of a name or title */
-#define V1_TEXT_MAX (1U << 20)           /* bytes of a system prompt, description, message text */
-#define V1_BODY_MAX (8U << 20)           /* a request body */
-#define V1_FIELD_PATH_MAX 128U           /* bytes of a field's path in an error message ("tools[1].configs[0].name") */
-#define V1_SKILLS_MAX 20U                /* skills of an agent */
-#define V1_RESOURCES_MAX 100U            /* resources of a session */
-#define V1_PACKAGES_MAX 256U             /* entries of one package list of an environment, or of allowed_hosts */
-#define V1_CONTENT_BLOCKS_MAX 256U       /* content blocks of one event */
+#define V1_ERROR_CODE_MAX 64U      /* error.details.error_code, NUL included */
+#define V1_ERROR_MSG_MAX 512U      /* error.message, NUL included */
+#define V1_EVENTS_PER_SEND_MAX 50U /* events of one POST .../events (and initial_events) */
+#define V1_TOOLS_MAX 256U          /* tools of an agent, all toolsets together */
+#define V1_MCP_SERVERS_MAX 20U     /* mcp_servers of an agent */
+#define V1_METADATA_KEYS_MAX 16U   /* keys of a metadata object */
+#define V1_METADATA_KEY_MAX 64U    /* bytes of a metadata key */
+#define V1_METADATA_VALUE_MAX 512U /* bytes of a metadata value */
+#define V1_NAME_MAX 256U           /* bytes of a name or title */
+#define V1_TEXT_MAX (1U << 20)     /* bytes of a system prompt, description, message text */
+#define V1_BODY_MAX (8U << 20)     /* a request body */
+#define V1_FIELD_PATH_MAX 128U     /* bytes of a field's path in an error message ("tools[1].configs[0].name") */
+#define V1_SKILLS_MAX 20U          /* skills of an agent */
+#define V1_RESOURCES_MAX 100U      /* resources of a session */
+#define V1_PACKAGES_MAX 256U       /* entries of one package list of an environment, or of allowed_hosts */
+#define V1_CONTENT_BLOCKS_MAX 256U /* content blocks of one event */
+#define V1_AGENTS_KEPT_MAX 64U     /* sessions whose agent stays in memory between turns (the rest: from the store) */
 #define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
 #define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */

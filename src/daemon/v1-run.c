@@ -53,6 +53,7 @@ typedef struct live {
         bool ask_client;           /* ... a custom tool's (else a confirmation) */
         json_t *stash;             /* confirmations and results that came before the pause */
         uint64_t turn_started_ms;
+        uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
         bool deleted;
         /* the agent (the worker's while it runs, else under lock) */
         agent *agent;
@@ -592,12 +593,12 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
         if (l->agent) { /* the sandbox ended: a new one, the conversation goes on */
                 conv = json_incref((json_t *) agent_conversation(l->agent));
                 agent_free(TAKE_PTR(l->agent));
-                if (l->box) {
-                        ss_unref(g->cfg.ss, TAKE_PTR(l->box));
-                        l->box_id[0] = '\0';
-                }
         } else if ((r = store_conversation_get(g->cfg.store, l->id, &conv, e)) < 0)
                 return r;
+        if (l->box && !box_alive(l)) {
+                ss_unref(g->cfg.ss, TAKE_PTR(l->box));
+                l->box_id[0] = '\0';
+        }
         if (!l->defs && tools_build(l, agent_obj, e) < 0)
                 return -1;
         if (!l->model) {
@@ -616,8 +617,8 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                 if (r < 0 || bus_subscribe(l->bus, on_bus, l) < 0)
                         return hull_err(e, r < 0 ? r : -ENOMEM, "the session's status bus cannot start");
         }
-        if (l->needs_box && g->cfg.ss) {
-                ss_open_opts o = {.principal = l->principal, .owner = "v1"};
+        if (l->needs_box && g->cfg.ss && !l->box) {
+                ss_open_opts o = {.principal = l->principal, .owner = ""}; /* no per-owner eviction */
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 if (r < 0)
                         return r;
@@ -721,6 +722,35 @@ static void mark_processed_locked(live *l, const json_t *ids) {
         }
 }
 
+/* Past V1_AGENTS_KEPT_MAX sessions holding an agent in memory, the one idle longest (no turn,
+ * no pause) lets its agent and model client go; its conversation is in the store, and its next
+ * turn makes them again. Never under a session's lock. */
+static void evict(v1_engine *g, live *self) {
+        live *victim = NULL;
+        unsigned n = 0;
+        pthread_mutex_lock(&g->lock);
+        for (live *l = g->lives; l; l = l->next) {
+                if (!l->agent)
+                        continue;
+                n++;
+                if (l != self && !l->running && !l->ask_id[0] && (!victim || l->used_ms < victim->used_ms))
+                        victim = l;
+        }
+        if (n <= V1_AGENTS_KEPT_MAX || !victim) {
+                pthread_mutex_unlock(&g->lock);
+                return;
+        }
+        victim->refs++;
+        pthread_mutex_unlock(&g->lock);
+        pthread_mutex_lock(&victim->lock);
+        if (!victim->running && !victim->ask_id[0] && victim->agent) {
+                agent_free(TAKE_PTR(victim->agent));
+                model_client_free(TAKE_PTR(victim->model));
+        }
+        pthread_mutex_unlock(&victim->lock);
+        live_unref(victim);
+}
+
 /* Forget the messages that waited (each marked processed: nothing will answer it). */
 static void drop_queue_locked(live *l) {
         size_t i;
@@ -784,7 +814,9 @@ static void *worker_main(void *arg) {
                 agent_turn_result_done(&res);
         }
         l->running = false;
+        l->used_ms = now_mono_ms();
         pthread_mutex_unlock(&l->lock);
+        evict(g, l);
         return NULL;
 }
 
