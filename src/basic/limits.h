@@ -523,3 +523,7 @@
 #define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
 #define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */
+
+/* MCP (src/mcp/): the JSON-RPC messages of the Model Context Protocol */
+#define MCP_MESSAGE_MAX (10U << 20) /* one message (a stdio line, an HTTP body): the TypeScript SDK's cap */
+#define MCP_METHOD_MAX 256U         /* bytes of a method name */
