@@ -476,7 +476,7 @@
 #define CLI_AGENT_LINE_MAX 160U                 /* bytes of a tool call's input shown on one line */
 #define CLI_RUN_INPUTS_MAX 64U                  /* --input files */
 #define CLI_RUN_TURNS_MAX 1000U                 /* --max-turns */
-#define CLI_TOOLS_MAX 32U                       /* tools one run offers */
+#define CLI_TOOLS_MAX 256U                      /* tools one run offers (MCP servers' included) */
 #define CLI_CHAT_LINE_MAX (1U << 20)            /* bytes of one message typed or piped to hull chat */
 #define CLI_CHAT_HISTORY_MAX 1000U              /* lines kept in $HULL_HOME/chats/history */
 #define CLI_CONVERSATION_BYTES_MAX (256U << 20) /* a kept conversation.json */
@@ -525,5 +525,19 @@
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */
 
 /* MCP (src/mcp/): the JSON-RPC messages of the Model Context Protocol */
-#define MCP_MESSAGE_MAX (10U << 20) /* one message (a stdio line, an HTTP body): the TypeScript SDK's cap */
-#define MCP_METHOD_MAX 256U         /* bytes of a method name */
+#define MCP_MESSAGE_MAX (10U << 20)         /* one message (a stdio line, an HTTP body): the TypeScript SDK's cap */
+#define MCP_METHOD_MAX 256U                 /* bytes of a method name */
+#define MCP_SERVERS_MAX 16U                 /* --mcp servers of one run */
+#define MCP_SERVER_NAME_MAX 32U             /* bytes of a server's name (it prefixes its tools' names), NUL excluded */
+#define MCP_ARGV_MAX 256U                   /* arguments of a stdio server's command */
+#define MCP_ENV_MAX 64U                     /* extra environment entries of a stdio server */
+#define MCP_INIT_TIMEOUT_MS 60000ULL        /* a server that has not answered initialize by then failed */
+#define MCP_REQUEST_TIMEOUT_MS 60000ULL     /* any other request without a deadline of its own */
+#define MCP_CLOSE_GRACE_MS 2000U            /* stdin closed, then SIGTERM, then SIGKILL, this far apart */
+#define MCP_STDERR_TAIL 1024U               /* bytes of a server's stderr kept to explain its failure */
+#define MCP_READ_CHUNK 65536U               /* bytes per read() of a server's output */
+#define MCP_TOOLS_MAX 256U                  /* tools listed from one server */
+#define MCP_LIST_PAGES_MAX 100U             /* pages of one tools/list */
+#define MCP_TOOL_DESCRIPTION_MAX (8U << 10) /* bytes of a tool's description offered to the model */
+#define MCP_SCHEMA_MAX (64U << 10)          /* bytes of a tool's input schema */
+#define MCP_QUOTE_MAX 120U                  /* bytes of a server's output quoted in an error */
