@@ -372,6 +372,7 @@
 #define BUS_ID_MAX 48U                      /* bytes of an event id, NUL included */
 #define BUS_SUBSCRIBERS_MAX 64U
 #define BUS_PROGRESS_MS 1000U                  /* hull.tool_progress at most this often per call */
+#define BUS_NOTE_MAX 512U                      /* bytes of a progress note kept for the next event */
 #define AGENT_MAX_TURNS_DEFAULT 50U            /* model requests in one turn */
 #define AGENT_MAX_TOOL_CALLS_DEFAULT 200U      /* tool calls in one turn */
 #define AGENT_CONTEXT_TOKENS_DEFAULT 128000ULL /* the context budget (estimated) */

@@ -201,11 +201,14 @@ static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, 
         for (size_t i = 0; i < t->n_mcp; i++)
                 if (strcmp(mcp_client_name(t->mcp[i]), name) == 0)
                         return hull_fail(e, -EINVAL, "--mcp: two servers are named %s", name);
-        if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0)
-                return hull_fail(e, -EOPNOTSUPP,
-                                 "--mcp %s: MCP over HTTP is not supported yet (give the command that starts the "
-                                 "server over stdio)",
-                                 name);
+        if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0) {
+                mcp_http_config hc = {.name = name, .url = eq + 1, .on_message = on_message, .on_message_ud = ud};
+                int k = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
+                if (k < 0)
+                        return k;
+                t->n_mcp++;
+                return 0;
+        }
         wordexp_t we;
         int r = wordexp(eq + 1, &we, WRDE_NOCMD);
         if (r != 0)

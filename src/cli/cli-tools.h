@@ -24,8 +24,8 @@ static inline void cli_tools_freep(cli_tools **t) {
         cli_tools_free(*t);
 }
 /* Start the MCP servers of specs (n of them, each "NAME=COMMAND ARGS...": the command line split
- * as a shell would, without command substitution; NAME=http(s)://... is refused: not supported
- * yet), list their tools and offer them too, named NAME__TOOL, with their policies from the
+ * as a shell would, without command substitution; or NAME=http(s)://...: a Streamable HTTP
+ * server connected to), list their tools and offer them too, named NAME__TOOL, with their policies from the
  * settings (default always_allow). on_message (may be NULL) gets their log messages. The servers
  * run outside the sandbox, as hull's user, until cli_tools_free. Returns 0, or a negative errno
  * with *e (-EINVAL for a malformed spec; a server that does not start or answer). */

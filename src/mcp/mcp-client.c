@@ -15,8 +15,10 @@
 #include <unistd.h>
 
 #include "dynbuf.h"
+#include "http-client.h"
 #include "macro.h"
 #include "mcp-jsonrpc.h"
+#include "sse.h"
 #include "time-util.h"
 
 #ifndef HULL_VERSION
@@ -52,6 +54,13 @@ struct mcp_client {
         mcp_msg reply; /* its answer, once here (reply.root != NULL) */
         const mcp_call_opts *wait_opts;
         const char *what; /* "initialize", "tools/call echo": for messages */
+        /* Streamable HTTP (http != NULL): POSTs on http; the answers to the server's requests,
+         * notifications and DELETE on side (usable from inside http's callbacks) */
+        httpc *http, *side;
+        char *url;
+        char **headers; /* the caller's "Name: value" lines */
+        size_t n_headers;
+        char session_id[HTTPC_HEADER_VALUE_MAX];
 };
 
 bool mcp_server_name_valid(const char *name) {
@@ -228,9 +237,12 @@ static void kill_group(mcp_client *c, int sig) {
                 (void) kill(c->pid, sig);
 }
 
+static void http_close(mcp_client *c);
+
 void mcp_client_free(mcp_client *c) {
         if (!c)
                 return;
+        http_close(c);
         c->in_fd = safe_close(c->in_fd);
         if (c->pid > 0 && !reap(c, MCP_CLOSE_GRACE_MS)) {
                 kill_group(c, SIGTERM);
@@ -351,6 +363,14 @@ static int queue(mcp_client *c, json_t *msg, hull_error *e) {
         return 0;
 }
 
+static int post_pending(mcp_client *c, hull_error *e);
+
+/* Send one message now (HTTP: a POST of its own) or queue it for the server's stdin. */
+static int send_msg(mcp_client *c, json_t *msg, hull_error *e) {
+        int r = queue(c, msg, e);
+        return r < 0 || !c->http ? r : post_pending(c, e);
+}
+
 /* Write what is queued, as far as the pipe takes it now. */
 static int flush(mcp_client *c, hull_error *e) {
         while (c->outq.len > 0) {
@@ -407,9 +427,9 @@ static int on_line(void *ud, const char *line, size_t len) {
                 json_t *answer = strcmp(m.method, "ping") == 0
                                          ? mcp_result_new(m.id, NULL)
                                          : mcp_error_new(m.id, MCP_ERR_METHOD_NOT_FOUND, "Method not found", NULL);
-                r = queue(c, answer, NULL);
+                r = send_msg(c, answer, NULL);
                 mcp_msg_done(&m);
-                return r < 0 ? r : 0;
+                return r == -ENOMEM ? r : 0;
         }
         case MCP_MSG_NOTIFICATION:
                 if (strcmp(m.method, "notifications/progress") == 0)
@@ -454,6 +474,226 @@ static int read_stdout(mcp_client *c, hull_error *e) {
         }
 }
 
+/* Wait for the reply to the request queued for stdin: 0 once it is in c->reply, -ETIMEDOUT,
+ * -ECANCELED, or the connection's error. */
+static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, hull_error *e) {
+        for (;;) {
+                int r = flush(c, e);
+                if (r < 0)
+                        return r;
+                if (c->reply.root)
+                        return 0;
+                uint64_t now = now_mono_ms();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                struct pollfd pf[4] = {
+                        {.fd = c->out_fd, .events = POLLIN},
+                        {.fd = c->err_fd, .events = POLLIN},
+                        {.fd = c->outq.len ? c->in_fd : -1, .events = POLLOUT},
+                        {.fd = cancel_fd, .events = POLLIN},
+                };
+                int k = poll(pf, 4, (int) MIN(deadline - now, 1000ULL));
+                if (k < 0 && errno != EINTR)
+                        return broke(c, e, -errno, "poll failed: %m");
+                if (k <= 0)
+                        continue;
+                if (pf[1].revents)
+                        drain_stderr(c);
+                if (pf[0].revents) {
+                        r = read_stdout(c, e);
+                        if (r < 0)
+                                return r;
+                }
+                if (pf[3].revents)
+                        return -ECANCELED;
+        }
+}
+
+/* ---- Streamable HTTP ---- */
+
+/* One POST's answer as it arrives. */
+typedef struct http_answer {
+        mcp_client *c;
+        long status;
+        bool sse;
+        bool got_reply; /* the awaited reply came: the transfer is stopped */
+        bool init;      /* the initialize POST: its Mcp-Session-Id is kept */
+        sse_decoder dec;
+        dynbuf body; /* a JSON answer, or an error's body (bounded) */
+} http_answer;
+
+#define HTTP_STOP (-ECHILD) /* on_data's "got it, stop": never an error of libcurl's */
+
+static int http_on_response(void *ud, long status, const char *content_type) {
+        http_answer *a = ud;
+        size_t n = strcspn(content_type, "; \t");
+        a->status = status;
+        a->sse = n == strlen("text/event-stream") && strncasecmp(content_type, "text/event-stream", n) == 0;
+        return 0;
+}
+
+static int http_on_header(void *ud, const char *name, const char *value) {
+        http_answer *a = ud;
+        if (a->init && strcasecmp(name, "Mcp-Session-Id") == 0) {
+                size_t n = strlen(value);
+                bool visible = n > 0 && n < sizeof(a->c->session_id);
+                for (size_t i = 0; i < n && visible; i++)
+                        visible = value[i] >= 0x21 && value[i] <= 0x7e;
+                if (!visible)
+                        return -EPROTO; /* the spec: visible ASCII only */
+                memcpy(a->c->session_id, value, n + 1);
+        }
+        return 0;
+}
+
+static int http_on_event(void *ud, const sse_event *ev) {
+        http_answer *a = ud;
+        if (ev->data_len == 0)
+                return 0; /* the priming event (an id only) or a keep-alive */
+        if (ev->name_len && strcmp(ev->name, "message") != 0)
+                return 0;
+        return on_line(a->c, ev->data, ev->data_len);
+}
+
+static int http_on_data(void *ud, const char *p, size_t n) {
+        http_answer *a = ud;
+        if (a->status / 100 == 2 && a->sse) {
+                int r = sse_feed(&a->dec, p, n, http_on_event, a);
+                if (r < 0)
+                        return r;
+                if (a->c->reply.root) {
+                        a->got_reply = true;
+                        return HTTP_STOP;
+                }
+                return 0;
+        }
+        return dynbuf_add(&a->body, p, n) == -ENOMEM ? -ENOMEM : 0; /* past the bound: the rest is dropped */
+}
+
+/* POST body (one JSON-RPC message) on h; the answer's messages are dispatched as they come (the
+ * reply awaited goes to c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) stops it. */
+static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint64_t timeout_ms, int cancel_fd,
+                     bool init, http_answer *a, hull_error *e) {
+        char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
+        const char *headers[HTTPC_HEADERS_MAX + 1];
+        size_t n = 0;
+        headers[n++] = "Content-Type: application/json";
+        headers[n++] = "Accept: application/json, text/event-stream";
+        if (!init && c->session_id[0]) {
+                snprintf(sid, sizeof(sid), "Mcp-Session-Id: %s", c->session_id);
+                headers[n++] = sid;
+        }
+        if (!init && c->version[0]) {
+                snprintf(ver, sizeof(ver), "MCP-Protocol-Version: %s", c->version);
+                headers[n++] = ver;
+        }
+        for (size_t i = 0; i < c->n_headers && n < HTTPC_HEADERS_MAX; i++)
+                headers[n++] = c->headers[i];
+        headers[n] = NULL;
+        *a = (http_answer){.c = c, .init = init};
+        sse_init(&a->dec, (size_t) MCP_MESSAGE_MAX + 1024);
+        dynbuf_init(&a->body, MCP_MESSAGE_MAX);
+        httpc_request req = {
+                .method = "POST",
+                .url = c->url,
+                .headers = headers,
+                .body = body,
+                .body_len = len,
+                .on_data = http_on_data,
+                .on_response = http_on_response,
+                .on_header = http_on_header,
+                .userdata = a,
+                .cancel_fd = cancel_fd > 0 ? cancel_fd : 0,
+                .timeout_ms = timeout_ms ? timeout_ms : 1,
+        };
+        httpc_answer ans = {0};
+        int r = httpc_perform(h, &req, &ans, e);
+        if (r == HTTP_STOP && a->got_reply)
+                r = 0;
+        httpc_answer_done(&ans);
+        if (r < 0)
+                return r;
+        if (a->status / 100 != 2) {
+                char q[MCP_QUOTE_MAX + 4];
+                r = hull_fail(e, a->status == 401 || a->status == 403 ? -EACCES : -EREMOTEIO,
+                              "mcp: %s: POST %s: HTTP %ld%s%s", c->name, c->url, a->status, a->body.len ? ": " : "",
+                              quote(a->body.buf ? a->body.buf : "", a->body.len, q));
+                if (a->status == 404 && c->session_id[0])
+                        r = broke(c, e, -ENOTCONN, "the server ended the session (HTTP 404 for session %s)",
+                                  c->session_id);
+                return r;
+        }
+        if (!a->sse && a->body.len > 0) {
+                /* one JSON-RPC message as application/json */
+                r = on_line(c, a->body.buf, a->body.len);
+                if (r < 0)
+                        return broke(c, e, r, "(already broken)");
+        } else if (a->sse && !a->got_reply) {
+                r = sse_finish(&a->dec);
+                if (r < 0)
+                        return broke(c, e, r == -E2BIG ? -E2BIG : -EPROTO,
+                                     "the server's event stream is malformed or has a message over %u bytes",
+                                     MCP_MESSAGE_MAX);
+        }
+        return 0;
+}
+
+static void http_answer_done(http_answer *a) {
+        sse_done(&a->dec);
+        dynbuf_free(&a->body);
+}
+
+/* POST the messages queued (answers to the server's requests, notifications), one each, on the
+ * side client: the server answers 202. */
+static int post_pending(mcp_client *c, hull_error *e) {
+        int r = 0;
+        while (c->outq.len > 0) {
+                char *nl = memchr(c->outq.buf, '\n', c->outq.len);
+                size_t n = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
+                http_answer a;
+                int k = http_post(c, c->side, c->outq.buf, n, 10000, 0, false, &a, e);
+                http_answer_done(&a);
+                if (k < 0 && r == 0)
+                        r = k;
+                dynbuf_consume(&c->outq, MIN(n + 1, c->outq.len));
+        }
+        return r;
+}
+
+/* POST the request queued and wait for its reply: 0 once it is in c->reply, -ETIMEDOUT,
+ * -ECANCELED, or the exchange's error. */
+static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init, hull_error *e) {
+        _cleanup_free_ char *body = NULL;
+        size_t len = 0;
+        char *nl = memchr(c->outq.buf, '\n', c->outq.len);
+        len = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
+        body = strndup(c->outq.buf, len);
+        dynbuf_consume(&c->outq, MIN(len + 1, c->outq.len));
+        if (!body)
+                return broke(c, e, -ENOMEM, "out of memory");
+        uint64_t now = now_mono_ms();
+        if (now >= deadline)
+                return -ETIMEDOUT;
+        http_answer a;
+        hull_error pe = {0};
+        int r = http_post(c, c->http, body, len, deadline - now, cancel_fd, init, &a, &pe);
+        http_answer_done(&a);
+        if (r == -ETIMEDOUT || r == -ECANCELED)
+                return r;
+        if (r < 0) {
+                if (strncmp(pe.msg, "mcp: ", 5) == 0) {
+                        if (e)
+                                *e = pe;
+                        return r;
+                }
+                return hull_fail(e, r, "mcp: %s: %s: %s", c->name, c->what ? c->what : "a request", pe.msg);
+        }
+        if (!c->reply.root)
+                return hull_fail(e, -EPROTO, "mcp: %s: %s: the server ended its answer without the reply", c->name,
+                                 c->what ? c->what : "a request");
+        return 0;
+}
+
 /* Send a request and wait for its answer (in *ret: a result or an error). */
 static int roundtrip(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *o, const char *what,
                      mcp_msg *ret, hull_error *e) {
@@ -487,42 +727,8 @@ static int roundtrip(mcp_client *c, const char *method, json_t *params, const mc
         c->wait_id = id;
         c->wait_opts = o;
         c->what = what;
-        for (;;) {
-                r = flush(c, e);
-                if (r < 0)
-                        break;
-                if (c->reply.root)
-                        break;
-                uint64_t now = now_mono_ms();
-                if (now >= deadline) {
-                        r = -ETIMEDOUT;
-                        break;
-                }
-                struct pollfd pf[4] = {
-                        {.fd = c->out_fd, .events = POLLIN},
-                        {.fd = c->err_fd, .events = POLLIN},
-                        {.fd = c->outq.len ? c->in_fd : -1, .events = POLLOUT},
-                        {.fd = cancel_fd, .events = POLLIN},
-                };
-                int k = poll(pf, 4, (int) MIN(deadline - now, 1000ULL));
-                if (k < 0 && errno != EINTR) {
-                        r = broke(c, e, -errno, "poll failed: %m");
-                        break;
-                }
-                if (k <= 0)
-                        continue;
-                if (pf[1].revents)
-                        drain_stderr(c);
-                if (pf[0].revents) {
-                        r = read_stdout(c, e);
-                        if (r < 0)
-                                break;
-                }
-                if (pf[3].revents) {
-                        r = -ECANCELED;
-                        break;
-                }
-        }
+        r = c->http ? http_wait(c, deadline, cancel_fd, strcmp(method, "initialize") == 0, e)
+                    : stdio_wait(c, deadline, cancel_fd, e);
         c->waiting = false;
         c->wait_opts = NULL;
         c->what = NULL;
@@ -532,7 +738,7 @@ static int roundtrip(mcp_client *c, const char *method, json_t *params, const mc
                 json_t *rid = json_integer(id);
                 json_t *p = json_pack("{s:o, s:s}", "requestId", rid, "reason",
                                       r == -ETIMEDOUT ? "timed out" : "cancelled by hull's user");
-                if (queue(c, mcp_notification_new("notifications/cancelled", p), NULL) == 0)
+                if (send_msg(c, mcp_notification_new("notifications/cancelled", p), NULL) == 0 && !c->http)
                         (void) flush(c, NULL);
                 if (r == -ETIMEDOUT)
                         return hull_fail(e, r, "mcp: %s: %s: no answer in time", c->name, what);
@@ -605,8 +811,8 @@ static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
         if (ins)
                 c->instructions = strdup(ins);
         json_decref(res);
-        r = queue(c, mcp_notification_new("notifications/initialized", NULL), e);
-        return r < 0 ? r : flush(c, e);
+        r = send_msg(c, mcp_notification_new("notifications/initialized", NULL), e);
+        return r < 0 || c->http ? r : flush(c, e);
 }
 
 int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *e) {
@@ -634,6 +840,93 @@ int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *
         int r = spawn(c, cfg, e);
         if (r < 0)
                 return r;
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* End the HTTP session (DELETE, as the spec asks) and free what the transport holds. */
+static void http_close(mcp_client *c) {
+        if (c->http && c->session_id[0] && c->broken.err == 0) {
+                char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
+                const char *headers[HTTPC_HEADERS_MAX + 1];
+                size_t n = 0;
+                snprintf(sid, sizeof(sid), "Mcp-Session-Id: %s", c->session_id);
+                snprintf(ver, sizeof(ver), "MCP-Protocol-Version: %s", c->version);
+                headers[n++] = sid;
+                headers[n++] = ver;
+                for (size_t i = 0; i < c->n_headers && n < HTTPC_HEADERS_MAX; i++)
+                        headers[n++] = c->headers[i];
+                headers[n] = NULL;
+                httpc_request req = {.method = "DELETE",
+                                     .url = c->url,
+                                     .headers = headers,
+                                     .timeout_ms = MCP_CLOSE_GRACE_MS,
+                                     .answer_max = 4096,
+                                     .answer_truncate = true};
+                httpc_answer a = {0};
+                if (httpc_perform(c->side ? c->side : c->http, &req, &a, NULL) == 0)
+                        httpc_answer_done(&a);
+        }
+        if (c->http)
+                httpc_free(c->http);
+        if (c->side)
+                httpc_free(c->side);
+        c->http = c->side = NULL;
+        for (size_t i = 0; i < c->n_headers; i++)
+                free(c->headers[i]);
+        free(c->headers);
+        free(c->url);
+        c->headers = NULL;
+        c->url = NULL;
+        c->n_headers = 0;
+}
+
+int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error *e) {
+        if (!mcp_server_name_valid(cfg->name))
+                return hull_fail(e, -EINVAL, "mcp: '%.40s' is not a server name (letters, digits, _ and -, at most %u)",
+                                 cfg->name ? cfg->name : "", MCP_SERVER_NAME_MAX);
+        if (!cfg->url || (strncmp(cfg->url, "http://", 7) != 0 && strncmp(cfg->url, "https://", 8) != 0) ||
+            strlen(cfg->url) > HTTPC_URL_MAX)
+                return hull_fail(e, -EINVAL, "mcp: %s: the URL must be http:// or https://, at most %u bytes",
+                                 cfg->name, HTTPC_URL_MAX);
+        size_t nh = 0;
+        while (cfg->headers && cfg->headers[nh])
+                nh++;
+        if (nh > HTTPC_HEADERS_MAX - 4)
+                return hull_fail(e, -E2BIG, "mcp: %s: more than %u headers", cfg->name, HTTPC_HEADERS_MAX - 4);
+        _cleanup_mcp_client_ mcp_client *c = calloc(1, sizeof(*c));
+        if (!c)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        c->in_fd = c->out_fd = c->err_fd = -1;
+        c->status = -1;
+        snprintf(c->name, sizeof(c->name), "%s", cfg->name);
+        quote(cfg->url, strlen(cfg->url), c->command);
+        mcp_framer_init(&c->framer, MCP_MESSAGE_MAX);
+        dynbuf_init(&c->outq, (size_t) MCP_MESSAGE_MAX * 4);
+        c->on_message = cfg->on_message;
+        c->on_message_ud = cfg->on_message_ud;
+        c->url = strdup(cfg->url);
+        c->headers = calloc(nh + 1, sizeof(*c->headers));
+        if (!c->url || !c->headers)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        for (size_t i = 0; i < nh; i++) {
+                if (!strchr(cfg->headers[i], ':') || strpbrk(cfg->headers[i], "\r\n"))
+                        return hull_fail(e, -EINVAL, "mcp: %s: a header must be one 'Name: value' line", c->name);
+                c->headers[i] = strdup(cfg->headers[i]);
+                if (!c->headers[i])
+                        return hull_err(e, -ENOMEM, "mcp: out of memory");
+                c->n_headers++;
+        }
+        int r = httpc_new(&c->http, e);
+        if (r >= 0)
+                r = httpc_new(&c->side, e);
+        if (r < 0)
+                return r;
+        httpc_keep_connections(c->http);
+        httpc_keep_connections(c->side);
         r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
         if (r < 0)
                 return r;

@@ -53,6 +53,25 @@ bool mcp_server_name_valid(const char *name);
  * message. Nothing is left running on failure. */
 int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *e);
 
+typedef struct mcp_http_config {
+        const char *name;           /* as mcp_stdio_config's */
+        const char *url;            /* the MCP endpoint, http:// or https:// (e.g. http://127.0.0.1:3001/mcp) */
+        const char *const *headers; /* "Name: value" lines sent with every request (Authorization),
+                                     * NULL-terminated; NULL: none */
+        uint64_t init_timeout_ms;   /* initialize; 0: MCP_INIT_TIMEOUT_MS */
+        mcp_message_fn on_message;
+        void *on_message_ud;
+} mcp_http_config;
+
+/* Connect to a Streamable HTTP server (2025-11-25, §5): every message a POST (Accept: JSON and
+ * SSE; Mcp-Session-Id from the initialize answer and MCP-Protocol-Version on every later
+ * request; the caller's headers), the answer read as one JSON message or as an event stream
+ * whose messages are handled like stdio's lines until the reply comes (the server's requests
+ * answered with POSTs of their own). No GET stream: log messages come only on a request's
+ * stream. Closed with DELETE. The errors of mcp_client_spawn, and libcurl's (-ECONNREFUSED,
+ * -EHOSTUNREACH), -EACCES for HTTP 401 and 403, -EREMOTEIO for another HTTP error status. */
+int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error *e);
+
 /* Close the server's stdin, wait MCP_CLOSE_GRACE_MS for it to exit, then SIGTERM its process
  * group, wait again, then SIGKILL; reap it; free c. NULL is fine. */
 void mcp_client_free(mcp_client *c);

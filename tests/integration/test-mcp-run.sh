@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test-mcp-run.sh: `hull run --mcp 'NAME=COMMAND ARGS...'` end to end against `hull mock-model`:
 # the scripted model calls @modelcontextprotocol/server-filesystem's tools on a temporary
-# directory (read, write, a big file kept as a handle) and server-everything's (progress notes
-# and a log message reach the transcript); a server that fails to start, a malformed --mcp and an
-# HTTP URL are clear errors; no server is left running. The servers come from tests/conformance's
+# directory (read, write, a big file kept as a handle) and server-everything's over stdio
+# (progress notes and a log message reach the transcript) and over Streamable HTTP on loopback; a
+# server that fails to start, an HTTP server that is not there and a malformed --mcp are clear
+# errors; no server is left running. The servers come from tests/conformance's
 # lockfile (npm-deps.sh).
 source "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../conformance/npm-deps.sh"
@@ -120,6 +121,29 @@ pyexpect "mcp run: its log message reaches the bus as hull.mcp_message" \
         'any(ev["type"] == "hull.mcp_message" and ev["source"] == "mcp:ev" and ev["level"] for ev in transcript())'
 mock_stop
 
+# ---- server-everything over Streamable HTTP, on loopback ----
+PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
+EVH=$!
+pids+=("$EVH")
+for i in $(seq 1 600); do
+        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" 2>/dev/null && break
+        sleep 0.05
+done
+mock '{"steps":[
+ {"tool_calls":[{"name":"evh__trigger-long-running-operation","input":{"duration":3,"steps":6}}]},
+ {"tool_calls":[{"name":"evh__get-sum","input":{"a":20,"b":22}}]},
+ {"text":"{{last_tool_result}}"}]}'
+run_hull openai "sum" --json --keep --mcp "evh=http://127.0.0.1:$PORT/mcp"
+pyexpect "mcp run: a Streamable HTTP server's tools answer" 'rc == 0 and j["answer"] == "The sum of 20 and 22 is 42."'
+pyexpect "mcp run: its progress (on the POST's event stream) reaches the bus" \
+        'any(ev["type"] == "hull.tool_progress" and ev.get("note", "").startswith("mcp:evh: ") for ev in transcript())'
+mock_stop
+kill -INT "$EVH" 2>/dev/null
+for i in $(seq 1 100); do kill -0 "$EVH" 2>/dev/null || break; sleep 0.1; done
+kill -KILL "$EVH" 2>/dev/null
+wait "$EVH" 2>/dev/null
+
 # ---- failures are clear errors, quickly ----
 mock '{"steps":[{"text":"never asked"}]}'
 run_hull openai "x" --mcp 'bad=sh -c "echo no such config >&2; exit 5"'
@@ -131,7 +155,7 @@ pyexpect "mcp run: a command that does not exist is named" \
 run_hull openai "x" --mcp "just-a-command"
 pyexpect "mcp run: --mcp without NAME= is a usage error" 'rc == 2 and "NAME=COMMAND" in e'
 run_hull openai "x" --mcp "web=http://127.0.0.1:1/mcp"
-pyexpect "mcp run: an HTTP server is refused as not supported yet" 'rc == 1 and "not supported yet" in e'
+pyexpect "mcp run: an HTTP server that is not there is a clear error" 'rc == 1 and "mcp: web" in e and "127.0.0.1:1" in e and len(reqs) == 0'
 run_hull openai "x" --mcp 'inj=echo $(id)'
 pyexpect "mcp run: a command substitution in --mcp is refused" 'rc == 2 and "command substitution" in e'
 mock_stop

@@ -19,6 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "limits.h"
@@ -457,6 +463,138 @@ static void test_everything(const char *ev) {
         free(big);
 }
 
+/* ---- server-everything over Streamable HTTP ---- */
+
+extern char **environ;
+
+/* A free loopback port (bound and closed: the server takes it right after). */
+static int free_port(void) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t len = sizeof(sa);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 ||
+            getsockname(fd, (struct sockaddr *) &sa, &len) < 0) {
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        close(fd);
+        return ntohs(sa.sin_port);
+}
+
+static bool port_open(int port) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {
+                .sin_family = AF_INET, .sin_port = htons((uint16_t) port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        bool ok = fd >= 0 && connect(fd, (struct sockaddr *) &sa, sizeof(sa)) == 0;
+        if (fd >= 0)
+                close(fd);
+        return ok;
+}
+
+static void test_everything_http(const char *ev) {
+        int port = free_port();
+        char port_env[32], url[64];
+        snprintf(port_env, sizeof(port_env), "PORT=%d", port);
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", port);
+        size_t n = 0;
+        while (environ[n])
+                n++;
+        char **envp = calloc(n + 2, sizeof(*envp));
+        memcpy(envp, environ, n * sizeof(*envp));
+        envp[n] = port_env;
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+        char *const argv[] = {(char *) ev, (char *) "streamableHttp", NULL};
+        pid_t pid = 0;
+        int r = port > 0 ? posix_spawn(&pid, ev, &fa, NULL, argv, envp) : -1;
+        posix_spawn_file_actions_destroy(&fa);
+        free(envp);
+        bool up = false;
+        for (int i = 0; r == 0 && i < 600 && !up; i++) {
+                up = port_open(port);
+                if (!up)
+                        usleep(50000);
+        }
+        TEST_RESULT(up, "server-everything listens over Streamable HTTP on 127.0.0.1:%d", port);
+        if (up) {
+                const char *headers[] = {"X-Test: hull", NULL};
+                mcp_http_config cfg = {.name = "evh", .url = url, .headers = headers};
+                mcp_client *c = NULL;
+                hull_error e = {0};
+                r = mcp_client_connect(&cfg, &c, &e);
+                TEST_RESULT(r == 0, "hull connects and initializes over HTTP (%d %s)", r, e.msg);
+                if (r == 0) {
+                        CHECK_EQ_STR(mcp_client_protocol_version(c), "2025-11-25");
+                        json_t *tools = NULL, *res = NULL;
+                        r = mcp_client_list_tools(c, NULL, &tools, &e);
+                        TEST_RESULT(r == 0 && json_array_size(tools) >= 12, "tools/list over HTTP (%d, %zu: %s)", r,
+                                    json_array_size(tools), e.msg);
+                        json_decref(tools);
+                        json_t *args = json_pack("{s:i, s:i}", "a", 2, "b", 3);
+                        r = mcp_client_call_tool(c, "get-sum", args, NULL, &res, &e);
+                        TEST_RESULT(r == 0 && first_text(res) &&
+                                            strcmp(first_text(res), "The sum of 2 and 3 is 5.") == 0,
+                                    "get-sum over HTTP (%d %s)", r, r == 0 ? first_text(res) : e.msg);
+                        json_decref(res);
+                        json_decref(args);
+                        seen s = {0};
+                        mcp_call_opts o = {.cancel_fd = -1, .progress = on_progress, .progress_ud = &s};
+                        args = json_pack("{s:i, s:i}", "duration", 2, "steps", 4);
+                        r = mcp_client_call_tool(c, "trigger-long-running-operation", args, &o, &res, &e);
+                        TEST_RESULT(r == 0 && s.progress == 4 && s.last == 4,
+                                    "progress arrives on the POST's event stream (%d, %u: %s)", r, s.progress, e.msg);
+                        json_decref(res);
+                        json_decref(args);
+                        int fds[2];
+                        later l;
+                        args = json_pack("{s:i, s:i}", "duration", 10, "steps", 10);
+                        CHECK_EQ_INT(later_start(&l, 1500, fds), 0);
+                        mcp_call_opts co = {.cancel_fd = fds[0]};
+                        uint64_t t0 = now_mono_ms();
+                        r = mcp_client_call_tool(c, "trigger-long-running-operation", args, &co, &res, &e);
+                        uint64_t took = now_mono_ms() - t0;
+                        pthread_join(l.t, NULL);
+                        close(fds[0]);
+                        close(fds[1]);
+                        TEST_RESULT(r == -ECANCELED && took < 8000, "a cancelled call over HTTP ends (%d %s, %llu ms)",
+                                    r, e.msg, (unsigned long long) took);
+                        json_decref(args);
+                        args = json_pack("{s:s}", "message", "after");
+                        r = mcp_client_call_tool(c, "echo", args, NULL, &res, &e);
+                        TEST_RESULT(r == 0 && first_text(res) && strcmp(first_text(res), "Echo: after") == 0,
+                                    "the session still answers (%d %s)", r, e.msg);
+                        json_decref(res);
+                        json_decref(args);
+                        mcp_client_free(c);
+                }
+                /* nothing listens on a closed port: a clear error */
+                char dead[64];
+                int p2 = free_port();
+                snprintf(dead, sizeof(dead), "http://127.0.0.1:%d/mcp", p2);
+                mcp_http_config bad = {.name = "gone", .url = dead};
+                r = mcp_client_connect(&bad, &c, &e);
+                TEST_RESULT(r == -ECONNREFUSED, "a server that is not there: %d %s", r, e.msg);
+                mcp_http_config wrong = {.name = "wrong", .url = url};
+                char wrong_url[96];
+                snprintf(wrong_url, sizeof(wrong_url), "http://127.0.0.1:%d/nope", port);
+                wrong.url = wrong_url;
+                r = mcp_client_connect(&wrong, &c, &e);
+                TEST_RESULT(r == -EREMOTEIO && strstr(e.msg, "HTTP 404"), "a wrong endpoint: %d %s", r, e.msg);
+        }
+        if (pid > 0) {
+                kill(pid, SIGINT);
+                int st;
+                for (int i = 0; i < 100 && waitpid(pid, &st, WNOHANG) == 0; i++)
+                        usleep(50000);
+                kill(pid, SIGKILL);
+                waitpid(pid, &st, 0);
+        }
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         if (access("/usr/bin/python3", X_OK) == 0) {
@@ -467,9 +605,10 @@ int main(void) {
                 printf("skip - fake MCP servers: no /usr/bin/python3\n");
         test_results();
         const char *ev = getenv("MCP_EVERYTHING");
-        if (ev && ev[0])
+        if (ev && ev[0]) {
                 test_everything(ev);
-        else
+                test_everything_http(ev);
+        } else
                 printf("skip - server-everything: MCP_EVERYTHING is not set (tests/integration/test-mcp-client.sh "
                        "sets it)\n");
         return test_done();
