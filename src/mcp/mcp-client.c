@@ -409,6 +409,10 @@ static int on_line(void *ud, const char *line, size_t len) {
         hull_error pe = {0};
         char q[MCP_QUOTE_MAX + 4];
         int r = mcp_msg_parse(line, len, &m, &pe);
+        if (r < 0 && c->http)
+                return broke(c, NULL, -EPROTO,
+                             "the server answered with something that is not a JSON-RPC message (%s): '%s'",
+                             pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), quote(line, len, q));
         if (r < 0)
                 return broke(c, NULL, -EPROTO,
                              "the server wrote a line that is not a JSON-RPC message on its stdout (%s): '%s' (an MCP "
@@ -680,6 +684,11 @@ static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init,
         http_answer_done(&a);
         if (r == -ETIMEDOUT || r == -ECANCELED)
                 return r;
+        if (r < 0 && c->broken.err) { /* the stream carried something that is not JSON-RPC */
+                if (e)
+                        *e = c->broken;
+                return c->broken.err;
+        }
         if (r < 0) {
                 if (strncmp(pe.msg, "mcp: ", 5) == 0) {
                         if (e)

@@ -201,7 +201,7 @@ static int run_mcp(const tool_ctx *c, const json_t *input, tool_output *ret, hul
         int r = mcp_client_call_tool(t->client, t->tool, input, &o, &res, e);
         if (r == -EREMOTEIO) {
                 /* the server refused the call: the model reads why and may adapt */
-                *ret = (tool_output){.text = strdup(e->msg), .is_error = true};
+                *ret = (tool_output){.text = strdup(e ? e->msg : "the MCP server refused the call"), .is_error = true};
                 return ret->text ? 0 : -ENOMEM;
         }
         if (r < 0)

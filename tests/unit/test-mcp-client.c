@@ -5,14 +5,18 @@
  * progress and log messages, cancellation (notifications/cancelled sent, the late answer
  * ignored), a deadline; and servers that fail: one that cannot start, exits at start, writes
  * garbage, never answers, writes an oversized line (each a clear error well within its deadline,
- * nothing left running). Results to tool outputs (text, structured content, an image as a binary
- * to keep, resource links and embedded resources, isError).
+ * nothing left running); misbehaving HTTP endpoints (tests/unit/data/mcp-fake-http.py: an event
+ * stream or a JSON answer that is not JSON-RPC, one that never answers, a 401). Results to tool
+ * outputs (text, structured content, an image as a binary to keep, resource links and embedded
+ * resources, isError).
  *
  * Against @modelcontextprotocol/server-everything over stdio when MCP_EVERYTHING names its
  * binary (tests/integration/test-mcp-client.sh installs it from tests/conformance's lockfile and
  * runs this with it): list, echo, get-sum, trigger-long-running-operation with progress notes
  * through the tool's context, get-tiny-image as a binary, cancellation and a deadline mid-call,
- * a big result (get-env with a big variable) handed on as text for the spill middleware. */
+ * a big result (get-env with a big variable) handed on as text for the spill middleware; and its
+ * streamableHttp mode on loopback (session, get-sum, progress on the POST's event stream, a
+ * cancellation, a refused connection, a wrong endpoint). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -595,12 +599,70 @@ static void test_everything_http(const char *ev) {
         }
 }
 
+/* Misbehaving HTTP endpoints (tests/unit/data/mcp-fake-http.py): each a clear error, in time. */
+static void test_http_failures(void) {
+        char portfile[] = "/tmp/hull-mcp-http-XXXXXX";
+        int fd = mkstemp(portfile);
+        if (fd < 0)
+                return;
+        close(fd);
+        unlink(portfile);
+        pid_t pid = fork();
+        if (pid == 0) {
+                execl("/usr/bin/python3", "python3", TEST_DATA_DIR "/mcp-fake-http.py", portfile, (char *) NULL);
+                _exit(127);
+        }
+        int port = 0;
+        for (int i = 0; i < 600 && port <= 0; i++) {
+                FILE *f = fopen(portfile, "r");
+                if (f) {
+                        if (fscanf(f, "%d", &port) != 1)
+                                port = 0;
+                        fclose(f);
+                }
+                if (port <= 0)
+                        usleep(50000);
+        }
+        TEST_RESULT(port > 0, "the fake HTTP endpoint listens");
+        static const struct {
+                const char *path;
+                uint64_t init_ms;
+                int want;
+                const char *says;
+        } cases[] = {
+                {"/garbage", 0, -EPROTO, "not a JSON-RPC message"},
+                {"/json", 0, -EPROTO, "not a JSON-RPC message (invalid message: \"jsonrpc\" is not \"2.0\")"},
+                {"/hang", 1500, -ETIMEDOUT, "did not answer initialize within 1500 ms"},
+                {"/401", 0, -EACCES, "HTTP 401"},
+        };
+        for (size_t i = 0; port > 0 && i < ELEMENTSOF(cases); i++) {
+                char url[96];
+                snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, cases[i].path);
+                mcp_http_config cfg = {.name = "web", .url = url, .init_timeout_ms = cases[i].init_ms};
+                mcp_client *c = NULL;
+                hull_error e = {0};
+                uint64_t t0 = now_mono_ms();
+                int r = mcp_client_connect(&cfg, &c, &e);
+                uint64_t took = now_mono_ms() - t0;
+                TEST_RESULT(r == cases[i].want && strstr(e.msg, cases[i].says) && took < 20000,
+                            "HTTP %s: %d \"%s\" in %llu ms", cases[i].path, r, e.msg, (unsigned long long) took);
+                if (r == 0)
+                        mcp_client_free(c);
+        }
+        if (pid > 0) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+        }
+        unlink(portfile);
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         if (access("/usr/bin/python3", X_OK) == 0) {
                 test_fake_protocol();
                 test_fake_versions();
                 test_failures();
+                test_http_failures();
         } else
                 printf("skip - fake MCP servers: no /usr/bin/python3\n");
         test_results();
