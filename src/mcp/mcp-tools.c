@@ -56,6 +56,16 @@ void mcp_tool_name(const char *server, const char *tool, char ret[NAME_MAX_TOOL 
         snprintf(ret + o, NAME_MAX_TOOL + 1 - o, "_%08x", h);
 }
 
+/* The length of at most max bytes of s that does not end inside a UTF-8 character. */
+static size_t utf8_cut(const char *s, size_t max) {
+        size_t n = strlen(s);
+        if (n <= max)
+                return n;
+        while (max > 0 && ((unsigned char) s[max] & 0xc0) == 0x80)
+                max--;
+        return max;
+}
+
 /* ---- results ---- */
 
 static void add_line(dynbuf *b, const char *s, size_t n) {
@@ -256,9 +266,9 @@ static int describe(mcp_tool *t, const json_t *tool, hull_error *e) {
         dynbuf_init(&d, MCP_TOOL_DESCRIPTION_MAX + MCP_SCHEMA_MAX + 256);
         (void) dynbuf_addf(&d, "[MCP server %s] ", server);
         if (title && (!desc || !strstr(desc, title)))
-                (void) dynbuf_addf(&d, "%.200s: ", title);
+                (void) dynbuf_addf(&d, "%.*s: ", (int) utf8_cut(title, 200), title);
         if (desc)
-                (void) dynbuf_add(&d, desc, MIN(strlen(desc), (size_t) MCP_TOOL_DESCRIPTION_MAX));
+                (void) dynbuf_add(&d, desc, utf8_cut(desc, MCP_TOOL_DESCRIPTION_MAX));
         if (!understood && strlen(dumped) <= MCP_SCHEMA_MAX)
                 (void) dynbuf_addf(&d, "\nIts input, as the server's JSON Schema: %s", dumped);
         t->description = dynbuf_take(&d, NULL);
@@ -297,7 +307,8 @@ int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hul
                                                          "mcp: %s: two tools are named %s once made safe (%.64s and "
                                                          "%.64s)",
                                                          mcp_client_name(clients[k]), t->name, s->tools[j].tool, name);
-                        snprintf(t->source, sizeof(t->source), "mcp:%s/%.64s", mcp_client_name(clients[k]), name);
+                        snprintf(t->source, sizeof(t->source), "mcp:%s/%.*s", mcp_client_name(clients[k]),
+                                 (int) utf8_cut(name, 64), name);
                         t->tool = strdup(name);
                         s->n++;
                         if (!t->tool)

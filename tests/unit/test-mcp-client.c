@@ -36,6 +36,7 @@
 #include "mcp-tools.h"
 #include "test.h"
 #include "time-util.h"
+#include "utf8.h"
 
 #define FAKE TEST_DATA_DIR "/mcp-fake-server.py"
 
@@ -191,6 +192,10 @@ static void test_fake_protocol(void) {
                 CHECK(strstr(d->input_schema, "$schema") == NULL && strstr(d->input_schema, "\"required\""));
                 CHECK(strstr(d->description, "[MCP server fake] Echoes") == d->description);
                 CHECK_EQ_STR(mcp_toolset_def(ts, 6)->name, "fake__odd_name_with_chars");
+                const char *long_desc = mcp_toolset_def(ts, 1)->description;
+                TEST_RESULT(strlen(long_desc) <= MCP_TOOL_DESCRIPTION_MAX + 64 &&
+                                    utf8_is_valid(long_desc, strlen(long_desc)),
+                            "a long description is cut at a character's end (%zu bytes)", strlen(long_desc));
                 seen ns = {0};
                 tool_ctx ctx = {.cancel_fd = -1,
                                 .deadline_mono_ms = now_mono_ms() + 30000,

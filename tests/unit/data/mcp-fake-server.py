@@ -36,6 +36,7 @@ TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in
 TOOLS[0]["inputSchema"] = {"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
                            "properties": {"message": {"type": "string"}}, "required": ["message"]}
 TOOLS[0]["description"] = "Echoes"
+TOOLS[1]["description"] = "a" + "\u00e9" * 5000  # 10000 bytes of UTF-8: cut, never inside a character
 
 for line in sys.stdin:
     line = line.strip()
