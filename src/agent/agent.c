@@ -653,6 +653,9 @@ typedef struct watcher {
         uint64_t started_ms, cancel_at_ms, last_progress_ms;
         bus *bus;
         const char *tool_use_id;
+        /* a tool's note that came too soon after the last event: it goes with the next one
+         * (a note stream in step with the watcher's ticks would otherwise never be shown) */
+        char pending[BUS_NOTE_MAX];
 } watcher;
 
 static void progress_locked(watcher *w, uint64_t now, const char *note) {
@@ -675,8 +678,10 @@ static void *watch_main(void *ud) {
                         (void) !write(w->efd, &one, sizeof(one));
                         w->fired = true;
                 }
-                if (now - w->last_progress_ms >= BUS_PROGRESS_MS)
-                        progress_locked(w, now, NULL);
+                if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
+                        progress_locked(w, now, w->pending[0] ? w->pending : NULL);
+                        w->pending[0] = '\0';
+                }
                 struct timespec ts;
                 clock_gettime(CLOCK_MONOTONIC, &ts);
                 ts.tv_nsec += (long) AGENT_WATCH_TICK_MS * 1000000L;
@@ -694,8 +699,11 @@ static void tool_progress(void *ud, const char *note) {
         watcher *w = ud;
         pthread_mutex_lock(&w->lock);
         uint64_t now = now_mono_ms();
-        if (now - w->last_progress_ms >= BUS_PROGRESS_MS)
+        if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
                 progress_locked(w, now, note);
+                w->pending[0] = '\0';
+        } else if (note)
+                snprintf(w->pending, sizeof(w->pending), "%s", note);
         pthread_mutex_unlock(&w->lock);
 }
 

@@ -21,7 +21,10 @@
  *                               "text","text"}], "is_error", "hull_duration_ms",
  *                               "hull_handles":[ids made by the call]}
  *   hull.tool_progress         {"tool_use_id", "elapsed_ms", "note"?}   a long call still runs
- *                               (at most one per BUS_PROGRESS_MS per call)
+ *                               (at most one per BUS_PROGRESS_MS per call; an MCP tool's
+                               note: "mcp:SERVER: 2/4 ...")
+ *   hull.mcp_message           {"source":"mcp:SERVER", "level", "logger"?, "data"}  an MCP
+ *                               server's notifications/message (src/cli emits it)
  *   hull.handle_created        {"handle": the handle's summary, "tool_use_id"?}
  *   agent.thread_context_compacted {"hull_elided": tool results replaced by their summaries}
  *   session.error              {"error":{"type", "message", "retry_status":{"type":"retrying"|

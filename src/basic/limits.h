@@ -372,6 +372,7 @@
 #define BUS_ID_MAX 48U                      /* bytes of an event id, NUL included */
 #define BUS_SUBSCRIBERS_MAX 64U
 #define BUS_PROGRESS_MS 1000U                  /* hull.tool_progress at most this often per call */
+#define BUS_NOTE_MAX 512U                      /* bytes of a progress note kept for the next event */
 #define AGENT_MAX_TURNS_DEFAULT 50U            /* model requests in one turn */
 #define AGENT_MAX_TOOL_CALLS_DEFAULT 200U      /* tool calls in one turn */
 #define AGENT_CONTEXT_TOKENS_DEFAULT 128000ULL /* the context budget (estimated) */
@@ -476,7 +477,7 @@
 #define CLI_AGENT_LINE_MAX 160U                 /* bytes of a tool call's input shown on one line */
 #define CLI_RUN_INPUTS_MAX 64U                  /* --input files */
 #define CLI_RUN_TURNS_MAX 1000U                 /* --max-turns */
-#define CLI_TOOLS_MAX 32U                       /* tools one run offers */
+#define CLI_TOOLS_MAX 256U                      /* tools one run offers (MCP servers' included) */
 #define CLI_CHAT_LINE_MAX (1U << 20)            /* bytes of one message typed or piped to hull chat */
 #define CLI_CHAT_HISTORY_MAX 1000U              /* lines kept in $HULL_HOME/chats/history */
 #define CLI_CONVERSATION_BYTES_MAX (256U << 20) /* a kept conversation.json */
@@ -524,3 +525,21 @@
 #define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
 #define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */
+
+/* MCP (src/mcp/): the JSON-RPC messages of the Model Context Protocol */
+#define MCP_MESSAGE_MAX (10U << 20)         /* one message (a stdio line, an HTTP body): the TypeScript SDK's cap */
+#define MCP_METHOD_MAX 256U                 /* bytes of a method name */
+#define MCP_SERVERS_MAX 16U                 /* --mcp servers of one run */
+#define MCP_SERVER_NAME_MAX 32U             /* bytes of a server's name (it prefixes its tools' names), NUL excluded */
+#define MCP_ARGV_MAX 256U                   /* arguments of a stdio server's command */
+#define MCP_ENV_MAX 64U                     /* extra environment entries of a stdio server */
+#define MCP_INIT_TIMEOUT_MS 60000ULL        /* a server that has not answered initialize by then failed */
+#define MCP_REQUEST_TIMEOUT_MS 60000ULL     /* any other request without a deadline of its own */
+#define MCP_CLOSE_GRACE_MS 2000U            /* stdin closed, then SIGTERM, then SIGKILL, this far apart */
+#define MCP_STDERR_TAIL 1024U               /* bytes of a server's stderr kept to explain its failure */
+#define MCP_READ_CHUNK 65536U               /* bytes per read() of a server's output */
+#define MCP_TOOLS_MAX 256U                  /* tools listed from one server */
+#define MCP_LIST_PAGES_MAX 100U             /* pages of one tools/list */
+#define MCP_TOOL_DESCRIPTION_MAX (8U << 10) /* bytes of a tool's description offered to the model */
+#define MCP_SCHEMA_MAX (64U << 10)          /* bytes of a tool's input schema */
+#define MCP_QUOTE_MAX 120U                  /* bytes of a server's output quoted in an error */

@@ -117,6 +117,15 @@ int cli_agent_option(const char *cmd, int c, const char *arg, cli_agent_args *ar
         case CLI_AGENT_OPT_NO_CGROUP:
                 o->no_cgroup = true;
                 return 1;
+        case CLI_AGENT_OPT_MCP: {
+                const char *eq = strchr(arg, '=');
+                if (args->n_mcp >= MCP_SERVERS_MAX)
+                        return cli_usage_error(cmd, -1, "at most %u --mcp options", MCP_SERVERS_MAX);
+                if (!eq || eq == arg || !eq[1])
+                        return cli_usage_error(cmd, -1, "--mcp wants NAME=COMMAND [ARGS...], not '%s'", arg);
+                args->mcp[args->n_mcp++] = arg;
+                return 1;
+        }
         default:
                 return 0;
         }
@@ -128,6 +137,8 @@ void cli_agent_args_done(cli_agent_args *args, cli_agent_opts *o) {
         o->flags.n_headers = args->n_headers;
         o->tool_names = args->n_tools ? args->tools : NULL;
         o->n_tool_names = args->n_tools;
+        o->mcp_specs = args->n_mcp ? args->mcp : NULL;
+        o->n_mcp_specs = args->n_mcp;
 }
 
 /* ---- showing the bus ---- */
@@ -295,6 +306,15 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                         fputs(shown < n || t[n] ? " ..." : "", stderr);
                 }
                 fputc('\n', stderr);
+        } else if (strcmp(type, "hull.mcp_message") == 0 && a->o.verbose) {
+                const json_t *d = json_object_get(ev, "data");
+                _cleanup_free_ char *dumped = json_is_string(d) ? NULL : json_dumps(d, JSON_COMPACT | JSON_ENCODE_ANY);
+                const char *t = json_is_string(d) ? json_string_value(d) : dumped ? dumped : "";
+                size_t n = strlen(t);
+                end_line(a);
+                fprintf(stderr, "hull: %s %s: ", str_of(ev, "source"), str_of(ev, "level"));
+                cli_term_write(stderr, t, n > CLI_AGENT_LINE_MAX ? CLI_AGENT_LINE_MAX : n, false, true);
+                fputc('\n', stderr);
         } else if (strcmp(type, "hull.handle_created") == 0) {
                 const json_t *h = json_object_get(ev, "handle");
                 fprintf(stderr, "hull:   handle %s (%s, %" PRId64 " bytes)\n", str_of(h, "id"), str_of(h, "kind"),
@@ -312,6 +332,21 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 cli_term_write(stderr, str_of(err, "message"), strlen(str_of(err, "message")), false, true);
                 fputs(" (retrying)\n", stderr);
         }
+}
+
+/* An MCP server's log message (notifications/message): hull.mcp_message on the bus. */
+static void mcp_message(void *ud, const char *server, const char *level, const char *logger, const json_t *data) {
+        cli_agent *a = ud;
+        char source[MCP_SERVER_NAME_MAX + 8];
+        if (!a->bus)
+                return;
+        snprintf(source, sizeof(source), "mcp:%s", server);
+        json_t *ev = json_pack("{s:s, s:s, s:s, s:O?}", "type", "hull.mcp_message", "source", source, "level", level,
+                               "data", data);
+        if (ev && logger)
+                json_object_set_new(ev, "logger", json_string(logger));
+        if (ev)
+                (void) bus_emit(a->bus, ev, NULL);
 }
 
 /* ---- asking on the terminal ---- */
@@ -523,6 +558,13 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
         if (r < 0)
                 goto fail;
+        if (o->n_mcp_specs > 0) {
+                /* a server gone while hull writes to it is an EPIPE, not the end of hull */
+                signal(SIGPIPE, SIG_IGN);
+                r = cli_tools_add_mcp(a->tools, &a->st, o->mcp_specs, o->n_mcp_specs, mcp_message, a, e);
+                if (r < 0)
+                        goto fail;
+        }
         /* the model client (libcurl loaded) before the zygote, whose imports take a CPU from here on */
         r = model_client_new(&a->st.model, &a->model, e);
         if (r < 0)

@@ -28,6 +28,8 @@ typedef struct cli_agent_opts {
         settings_flags flags;          /* --provider, --model, --base-url, --api-key, --header, --no-stream */
         const char *const *tool_names; /* --tool: only these (NULL: every built-in) */
         size_t n_tool_names;
+        const char *const *mcp_specs; /* --mcp NAME=COMMAND ARGS...: MCP servers whose tools are offered too */
+        size_t n_mcp_specs;
         const char *instructions; /* after hull's manual; NULL: none */
         unsigned max_turns;       /* 0: the settings' or the default */
         uint64_t wall_ms;         /* per turn; 0: the default */
@@ -54,6 +56,7 @@ enum {
         CLI_AGENT_OPT_TIMEOUT,
         CLI_AGENT_OPT_INSTRUCTIONS,
         CLI_AGENT_OPT_NO_CGROUP,
+        CLI_AGENT_OPT_MCP,
 };
 #define CLI_AGENT_OPTIONS                                                                                              \
         {"tool", required_argument, NULL, CLI_AGENT_OPT_TOOL},                                                         \
@@ -66,14 +69,16 @@ enum {
                 {"verbose", no_argument, NULL, CLI_AGENT_OPT_VERBOSE}, {"yes", no_argument, NULL, CLI_AGENT_OPT_YES},  \
                 {"max-turns", required_argument, NULL, CLI_AGENT_OPT_MAX_TURNS},                                       \
                 {"timeout", required_argument, NULL, CLI_AGENT_OPT_TIMEOUT},                                           \
-                {"instructions", required_argument, NULL, CLI_AGENT_OPT_INSTRUCTIONS}, {                               \
+                {"instructions", required_argument, NULL, CLI_AGENT_OPT_INSTRUCTIONS},                                 \
+                {"mcp", required_argument, NULL, CLI_AGENT_OPT_MCP}, {                                                 \
                 "no-cgroup", no_argument, NULL, CLI_AGENT_OPT_NO_CGROUP                                                \
         }
 
 typedef struct cli_agent_args {
         const char *tools[CLI_RUN_INPUTS_MAX];
         const char *headers[CLI_RUN_INPUTS_MAX + 1];
-        size_t n_tools, n_headers;
+        const char *mcp[MCP_SERVERS_MAX];
+        size_t n_tools, n_headers, n_mcp;
 } cli_agent_args;
 
 /* One getopt result c (with optarg) of the shared options, into o and args: 1 when it was one of

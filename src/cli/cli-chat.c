@@ -45,6 +45,8 @@ void cli_chat_help(void) {
                "Options:\n"
                "  --list              the kept chats, newest last\n"
                "  --tool NAME         offer only these tools (repeatable)\n"
+               "  --mcp 'NAME=CMD ARGS'  start the MCP server CMD (over stdio, outside the sandbox)\n"
+               "                      and offer its tools too, as NAME__TOOL (repeatable)\n"
                "  --model M, --provider P, --base-url URL, --api-key KEY, --header 'N: V', --no-stream,\n"
                "  --instructions TEXT, --yes, --max-turns N, --timeout DUR (per turn), --no-cgroup\n"
                "                      as for hull run\n"

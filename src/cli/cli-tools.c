@@ -8,12 +8,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wordexp.h>
 
 #include "cli-tools.h"
 #include "dynbuf.h"
 #include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
+#include "mcp-tools.h"
 #include "sbx-workspace.h"
 #include "tool-web.h"
 #include "tools-sandbox.h"
@@ -33,6 +35,10 @@ struct cli_tools {
         wrapped wraps[CLI_TOOLS_MAX];
         tool_policy policies[CLI_TOOLS_MAX];
         size_t n;
+        /* MCP servers (--mcp) and their tools */
+        mcp_client *mcp[MCP_SERVERS_MAX];
+        size_t n_mcp;
+        mcp_toolset *mcp_tools;
         /* the warm-up: python started in a thread while the first model request is in flight */
         ss_manager *warm_m;
         ss_session *warm_s;
@@ -93,6 +99,9 @@ void cli_tools_free(cli_tools *t) {
                 return;
         cli_tools_warm_wait(t);
         tool_web_free(t->web);
+        mcp_toolset_free(t->mcp_tools);
+        for (size_t i = 0; i < t->n_mcp; i++)
+                mcp_client_free(t->mcp[i]);
         free(t);
 }
 
@@ -172,6 +181,86 @@ int cli_tools_new(const settings *st, const char *const *names, size_t n_names, 
         for (size_t i = 0; i < t->n; i++)
                 t->policies[i] = settings_policy_for(st, t->defs[i]->name, t->defs[i]->default_policy);
         *ret = TAKE_PTR(t);
+        return 0;
+}
+
+/* One --mcp spec: NAME=COMMAND ARGS... started. */
+static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, void *ud, hull_error *e) {
+        char name[MCP_SERVER_NAME_MAX + 1];
+        const char *eq = strchr(spec, '=');
+        size_t nl = eq ? (size_t) (eq - spec) : 0;
+        if (!eq || nl == 0 || nl > MCP_SERVER_NAME_MAX)
+                return hull_fail(e, -EINVAL,
+                                 "--mcp %.64s: want NAME=COMMAND [ARGS...] with a NAME of 1 to %u letters, "
+                                 "digits, _ and -",
+                                 spec, MCP_SERVER_NAME_MAX);
+        memcpy(name, spec, nl);
+        name[nl] = '\0';
+        if (!mcp_server_name_valid(name))
+                return hull_fail(e, -EINVAL, "--mcp: '%s' is not a server name (letters, digits, _ and -)", name);
+        for (size_t i = 0; i < t->n_mcp; i++)
+                if (strcmp(mcp_client_name(t->mcp[i]), name) == 0)
+                        return hull_fail(e, -EINVAL, "--mcp: two servers are named %s", name);
+        if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0) {
+                mcp_http_config hc = {.name = name, .url = eq + 1, .on_message = on_message, .on_message_ud = ud};
+                int k = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
+                if (k < 0)
+                        return k;
+                t->n_mcp++;
+                return 0;
+        }
+        wordexp_t we;
+        int r = wordexp(eq + 1, &we, WRDE_NOCMD);
+        if (r != 0)
+                return hull_fail(e, -EINVAL,
+                                 "--mcp %s: the command cannot be split into words (%s); quote as in a shell, "
+                                 "without $(...) or `...`",
+                                 name,
+                                 r == WRDE_CMDSUB    ? "it has a command substitution"
+                                 : r == WRDE_BADCHAR ? "an unquoted | & ; < > ( ) { } or newline"
+                                 : r == WRDE_SYNTAX  ? "unbalanced quotes"
+                                                     : "out of memory");
+        if (we.we_wordc == 0) {
+                wordfree(&we);
+                return hull_fail(e, -EINVAL, "--mcp %s: no command", name);
+        }
+        mcp_stdio_config cfg = {
+                .name = name, .argv = (const char *const *) we.we_wordv, .on_message = on_message, .on_message_ud = ud};
+        r = mcp_client_spawn(&cfg, &t->mcp[t->n_mcp], e);
+        wordfree(&we);
+        if (r < 0)
+                return r;
+        t->n_mcp++;
+        return 0;
+}
+
+int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n, mcp_message_fn on_message,
+                      void *ud, hull_error *e) {
+        if (n == 0)
+                return 0;
+        if (n > MCP_SERVERS_MAX || t->n_mcp > 0)
+                return hull_fail(e, -EINVAL, "--mcp: at most %u servers, given at once", MCP_SERVERS_MAX);
+        for (size_t i = 0; i < n; i++) {
+                int r = start_mcp(t, specs[i], on_message, ud, e);
+                if (r < 0)
+                        return r;
+        }
+        int r = mcp_toolset_new(t->mcp, t->n_mcp, &t->mcp_tools, e);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < mcp_toolset_count(t->mcp_tools); i++) {
+                const tool_def *d = mcp_toolset_def(t->mcp_tools, i);
+                for (size_t j = 0; j < t->n; j++)
+                        if (strcmp(t->defs[j]->name, d->name) == 0)
+                                return hull_fail(e, -EINVAL, "--mcp: the tool %s is offered twice", d->name);
+                if (t->n >= CLI_TOOLS_MAX)
+                        return hull_fail(e, -E2BIG, "--mcp: more than %u tools in all", CLI_TOOLS_MAX);
+                /* not wrapped: an MCP tool does not use the session, so it need not wait for its warm-up */
+                size_t k = t->n++;
+                t->offered[k] = *d;
+                t->defs[k] = &t->offered[k];
+                t->policies[k] = settings_policy_for(st, d->name, d->default_policy);
+        }
         return 0;
 }
 

@@ -1,0 +1,1012 @@
+/* mcp-client.c: see mcp-client.h. */
+#include "mcp-client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "dynbuf.h"
+#include "http-client.h"
+#include "macro.h"
+#include "mcp-jsonrpc.h"
+#include "sse.h"
+#include "time-util.h"
+
+#ifndef HULL_VERSION
+#define HULL_VERSION "0.0.0"
+#endif
+
+extern char **environ;
+
+#define MCP_PROTOCOL_LATEST "2025-11-25"
+static const char *const accepted_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+struct mcp_client {
+        char name[MCP_SERVER_NAME_MAX + 1];
+        char command[MCP_QUOTE_MAX + 4]; /* argv[0], for messages */
+        pid_t pid;                       /* the server (the leader of its process group); 0 once reaped */
+        pid_t pgid;                      /* its process group (its pid, kept after the reaping) */
+        int status;                      /* its wait status once reaped */
+        int in_fd, out_fd, err_fd;       /* its stdin (we write), stdout, stderr (we read); -1 when closed */
+        mcp_framer framer;
+        dynbuf outq; /* bytes waiting to go to its stdin */
+        int64_t next_id;
+        char tail[MCP_STDERR_TAIL]; /* the last bytes of its stderr (a ring) */
+        size_t tail_len, tail_at;
+        hull_error broken; /* set once the connection failed */
+        char version[16];
+        json_t *server_info;
+        char *instructions;
+        mcp_message_fn on_message;
+        void *on_message_ud;
+        /* the request being waited for */
+        int64_t wait_id;
+        bool waiting;
+        mcp_msg reply; /* its answer, once here (reply.root != NULL) */
+        const mcp_call_opts *wait_opts;
+        const char *what; /* "initialize", "tools/call echo": for messages */
+        /* Streamable HTTP (http != NULL): POSTs on http; the answers to the server's requests,
+         * notifications and DELETE on side (usable from inside http's callbacks) */
+        httpc *http, *side;
+        char *url;
+        char **headers; /* the caller's "Name: value" lines */
+        size_t n_headers;
+        char session_id[HTTPC_HEADER_VALUE_MAX];
+};
+
+bool mcp_server_name_valid(const char *name) {
+        size_t n = name ? strlen(name) : 0;
+        if (n == 0 || n > MCP_SERVER_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++) {
+                char ch = name[i];
+                if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+                      ch == '-'))
+                        return false;
+        }
+        return true;
+}
+
+const char *mcp_client_name(const mcp_client *c) {
+        return c->name;
+}
+
+const char *mcp_client_protocol_version(const mcp_client *c) {
+        return c->version;
+}
+
+const json_t *mcp_client_server_info(const mcp_client *c) {
+        return c->server_info;
+}
+
+const char *mcp_client_instructions(const mcp_client *c) {
+        return c->instructions;
+}
+
+void mcp_client_on_message(mcp_client *c, mcp_message_fn fn, void *ud) {
+        c->on_message = fn;
+        c->on_message_ud = ud;
+}
+
+bool mcp_client_alive(const mcp_client *c, hull_error *e) {
+        if (c->broken.err == 0)
+                return true;
+        if (e)
+                *e = c->broken;
+        return false;
+}
+
+/* ---- quoting what a server wrote ---- */
+
+/* At most MCP_QUOTE_MAX bytes of p, control bytes and non-ASCII as '?', into buf. */
+static const char *quote(const char *p, size_t n, char buf[MCP_QUOTE_MAX + 4]) {
+        size_t o = 0;
+        for (size_t i = 0; i < n && o < MCP_QUOTE_MAX; i++)
+                buf[o++] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
+        if (n > MCP_QUOTE_MAX) {
+                memcpy(buf + o, "...", 3);
+                o += 3;
+        }
+        buf[o] = '\0';
+        return buf;
+}
+
+/* The last line of stderr with text in it (for an error message), or "". */
+static const char *stderr_last_line(const mcp_client *c, char buf[MCP_QUOTE_MAX + 4]) {
+        char lin[MCP_STDERR_TAIL];
+        size_t n = c->tail_len;
+        /* unroll the ring: the oldest byte is at tail_at when it is full */
+        size_t start = c->tail_len < sizeof(c->tail) ? 0 : c->tail_at;
+        for (size_t i = 0; i < n; i++)
+                lin[i] = c->tail[(start + i) % sizeof(c->tail)];
+        while (n > 0 && (lin[n - 1] == '\n' || lin[n - 1] == '\r' || lin[n - 1] == ' '))
+                n--;
+        size_t b = n;
+        while (b > 0 && lin[b - 1] != '\n')
+                b--;
+        return quote(lin + b, n - b, buf);
+}
+
+/* Mark the connection failed (the first failure stays) and return its error. */
+static int broke(mcp_client *c, hull_error *e, int err, const char *fmt, ...) _printf_(4, 5);
+static int broke(mcp_client *c, hull_error *e, int err, const char *fmt, ...) {
+        if (c->broken.err == 0) {
+                char msg[HULL_ERROR_MSG_MAX];
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(msg, sizeof(msg), fmt, ap);
+                va_end(ap);
+                hull_fail(&c->broken, err, "mcp: %s: %s", c->name, msg);
+        }
+        if (e)
+                *e = c->broken;
+        return c->broken.err;
+}
+
+/* ---- the process ---- */
+
+static void keep_stderr(mcp_client *c, const char *p, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                c->tail[c->tail_at] = p[i];
+                c->tail_at = (c->tail_at + 1) % sizeof(c->tail);
+                if (c->tail_len < sizeof(c->tail))
+                        c->tail_len++;
+        }
+}
+
+/* Read what stderr has now (non-blocking). */
+static void drain_stderr(mcp_client *c) {
+        char buf[4096];
+        while (c->err_fd >= 0) {
+                ssize_t k = read(c->err_fd, buf, sizeof(buf));
+                if (k > 0) {
+                        keep_stderr(c, buf, (size_t) k);
+                        continue;
+                }
+                if (k == 0 || (errno != EINTR && errno != EAGAIN))
+                        c->err_fd = safe_close(c->err_fd);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                break;
+        }
+}
+
+/* Reap the server if it has exited, waiting at most wait_ms for it (reading its stderr
+ * meanwhile). Returns true once reaped. */
+static bool reap(mcp_client *c, uint64_t wait_ms) {
+        uint64_t until = now_mono_ms() + wait_ms;
+        while (c->pid > 0) {
+                int st;
+                pid_t p = waitpid(c->pid, &st, WNOHANG);
+                if (p == c->pid || (p < 0 && errno == ECHILD)) {
+                        c->status = p == c->pid ? st : 0;
+                        c->pid = 0;
+                        break;
+                }
+                uint64_t now = now_mono_ms();
+                if (now >= until)
+                        return false;
+                struct pollfd pf = {.fd = c->err_fd, .events = POLLIN};
+                (void) poll(&pf, c->err_fd >= 0 ? 1 : 0, (int) MIN(until - now, 20ULL));
+                drain_stderr(c);
+                /* stdout is not read here any more: what is left there is dropped */
+                if (c->out_fd >= 0) {
+                        char buf[4096];
+                        while (read(c->out_fd, buf, sizeof(buf)) > 0)
+                                ;
+                }
+        }
+        drain_stderr(c);
+        return true;
+}
+
+/* "exited with status 1", "was killed by signal 9" */
+static const char *exit_text(const mcp_client *c, char buf[64]) {
+        if (c->pid > 0)
+                snprintf(buf, 64, "closed its stdout");
+        else if (WIFEXITED(c->status))
+                snprintf(buf, 64, "exited with status %d", WEXITSTATUS(c->status));
+        else if (WIFSIGNALED(c->status))
+                snprintf(buf, 64, "was killed by signal %d", WTERMSIG(c->status));
+        else
+                snprintf(buf, 64, "ended");
+        return buf;
+}
+
+/* The server is gone (EOF on stdout, EPIPE on stdin): its status and the end of its stderr. */
+static int server_gone(mcp_client *c, hull_error *e) {
+        char how[64], last[MCP_QUOTE_MAX + 4];
+        (void) reap(c, 1000);
+        stderr_last_line(c, last);
+        return broke(c, e, -EPIPE, "the server %s%s%s%s%s", exit_text(c, how), c->what ? " while hull waited for " : "",
+                     c->what ? c->what : "", last[0] ? "; its stderr ended with: " : " (it wrote nothing on stderr)",
+                     last);
+}
+
+static void kill_group(mcp_client *c, int sig) {
+        if (c->pid > 0 && kill(-c->pgid, sig) < 0 && errno == ESRCH)
+                (void) kill(c->pid, sig);
+}
+
+static void http_close(mcp_client *c);
+
+void mcp_client_free(mcp_client *c) {
+        if (!c)
+                return;
+        http_close(c);
+        c->in_fd = safe_close(c->in_fd);
+        if (c->pid > 0 && !reap(c, MCP_CLOSE_GRACE_MS)) {
+                kill_group(c, SIGTERM);
+                if (!reap(c, MCP_CLOSE_GRACE_MS)) {
+                        kill_group(c, SIGKILL);
+                        (void) reap(c, 5000);
+                        if (c->pid > 0) /* cannot happen unless the kernel is stuck: block */
+                                (void) waitpid(c->pid, NULL, 0);
+                }
+        }
+        /* the rest of its process group (the children of a wrapper such as npx) goes with it */
+        if (c->pgid > 0 && kill(-c->pgid, 0) == 0) {
+                (void) kill(-c->pgid, SIGTERM);
+                uint64_t until = now_mono_ms() + MCP_CLOSE_GRACE_MS;
+                while (kill(-c->pgid, 0) == 0 && now_mono_ms() < until)
+                        (void) poll(NULL, 0, 20);
+                (void) kill(-c->pgid, SIGKILL);
+        }
+        safe_close(c->out_fd);
+        safe_close(c->err_fd);
+        mcp_framer_done(&c->framer);
+        dynbuf_free(&c->outq);
+        mcp_msg_done(&c->reply);
+        json_decref(c->server_info);
+        free(c->instructions);
+        free(c);
+}
+
+static int set_nonblock(int fd) {
+        int fl = fcntl(fd, F_GETFL);
+        return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+static int spawn(mcp_client *c, const mcp_stdio_config *cfg, hull_error *e) {
+        int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t at;
+        char **envp = NULL;
+        size_t n_env = 0, n_extra = 0;
+        int r;
+
+        while (environ[n_env])
+                n_env++;
+        while (cfg->env && cfg->env[n_extra])
+                n_extra++;
+        if (n_extra > MCP_ENV_MAX)
+                return hull_fail(e, -E2BIG, "mcp: %s: more than %u environment entries", c->name, MCP_ENV_MAX);
+        envp = calloc(n_env + n_extra + 1, sizeof(*envp));
+        if (!envp)
+                return hull_err(e, -ENOMEM, "mcp: %s: out of memory", c->name);
+        memcpy(envp, environ, n_env * sizeof(*envp));
+        for (size_t i = 0; i < n_extra; i++)
+                envp[n_env + i] = (char *) cfg->env[i];
+
+        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+                r = hull_err(e, -errno, "mcp: %s: cannot make pipes", c->name);
+                goto out;
+        }
+        posix_spawn_file_actions_init(&fa);
+        posix_spawnattr_init(&at);
+        sigset_t def, none;
+        sigemptyset(&def);
+        sigaddset(&def, SIGPIPE);
+        sigaddset(&def, SIGINT);
+        sigaddset(&def, SIGTERM);
+        sigaddset(&def, SIGCHLD);
+        sigemptyset(&none);
+        posix_spawnattr_setsigdefault(&at, &def);
+        posix_spawnattr_setsigmask(&at, &none);
+        /* a process group of its own: the terminal's ^C goes to hull, which ends the server itself */
+        posix_spawnattr_setpgroup(&at, 0);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+        posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
+        posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
+        if (cfg->cwd)
+                posix_spawn_file_actions_addchdir_np(&fa, cfg->cwd);
+        pid_t pid;
+        r = -posix_spawnp(&pid, cfg->argv[0], &fa, &at, (char *const *) cfg->argv, envp);
+        posix_spawn_file_actions_destroy(&fa);
+        posix_spawnattr_destroy(&at);
+        if (r < 0) {
+                if (cfg->cwd && (r == -ENOENT || r == -ENOTDIR) && access(cfg->cwd, X_OK) < 0)
+                        r = hull_err(e, r, "mcp: %s: cannot start '%s' in %s", c->name, c->command, cfg->cwd);
+                else
+                        r = hull_err_hint(e, r, "is it installed and on PATH?", "mcp: %s: cannot start '%s'", c->name,
+                                          c->command);
+                goto out;
+        }
+        c->pid = c->pgid = pid;
+        c->in_fd = TAKE_FD(in[1]);
+        c->out_fd = TAKE_FD(out[0]);
+        c->err_fd = TAKE_FD(err[0]);
+        if (set_nonblock(c->in_fd) < 0 || set_nonblock(c->out_fd) < 0 || set_nonblock(c->err_fd) < 0)
+                r = hull_err(e, -errno, "mcp: %s: cannot set up the pipes", c->name);
+out:
+        safe_close(in[0]);
+        safe_close(in[1]);
+        safe_close(out[0]);
+        safe_close(out[1]);
+        safe_close(err[0]);
+        safe_close(err[1]);
+        free(envp);
+        return r;
+}
+
+/* ---- messages ---- */
+
+static int queue(mcp_client *c, json_t *msg, hull_error *e) {
+        if (!msg)
+                return broke(c, e, -ENOMEM, "out of memory");
+        int r = mcp_msg_write(msg, &c->outq);
+        json_decref(msg);
+        if (r < 0)
+                return r == -E2BIG ? hull_fail(e, r, "mcp: %s: a request over %u bytes cannot be sent", c->name,
+                                               MCP_MESSAGE_MAX)
+                                   : broke(c, e, r, "out of memory");
+        return 0;
+}
+
+static int post_pending(mcp_client *c, hull_error *e);
+
+/* Send one message now (HTTP: a POST of its own) or queue it for the server's stdin. */
+static int send_msg(mcp_client *c, json_t *msg, hull_error *e) {
+        int r = queue(c, msg, e);
+        return r < 0 || !c->http ? r : post_pending(c, e);
+}
+
+/* Write what is queued, as far as the pipe takes it now. */
+static int flush(mcp_client *c, hull_error *e) {
+        while (c->outq.len > 0) {
+                if (c->in_fd < 0)
+                        return server_gone(c, e);
+                ssize_t k = write(c->in_fd, c->outq.buf, c->outq.len);
+                if (k > 0) {
+                        dynbuf_consume(&c->outq, (size_t) k);
+                        continue;
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EAGAIN)
+                        return 0;
+                return server_gone(c, e);
+        }
+        return 0;
+}
+
+static void on_progress(mcp_client *c, const json_t *params) {
+        const mcp_call_opts *o = c->wait_opts;
+        const json_t *tok = json_object_get(params, "progressToken");
+        if (!o || !o->progress || !json_is_integer(tok) || json_integer_value(tok) != c->wait_id)
+                return; /* not the call's (or a cancelled one's: late progress is dropped) */
+        const json_t *p = json_object_get(params, "progress"), *t = json_object_get(params, "total");
+        if (!json_is_number(p))
+                return;
+        o->progress(o->progress_ud, json_number_value(p), json_is_number(t) ? json_number_value(t) : 0,
+                    json_string_value(json_object_get(params, "message")));
+}
+
+/* One line from the server's stdout. */
+static int on_line(void *ud, const char *line, size_t len) {
+        mcp_client *c = ud;
+        mcp_msg m = {0};
+        hull_error pe = {0};
+        char q[MCP_QUOTE_MAX + 4];
+        int r = mcp_msg_parse(line, len, &m, &pe);
+        if (r < 0 && c->http)
+                return broke(c, NULL, -EPROTO,
+                             "the server answered with something that is not a JSON-RPC message (%s): '%s'",
+                             pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), quote(line, len, q));
+        if (r < 0)
+                return broke(c, NULL, -EPROTO,
+                             "the server wrote a line that is not a JSON-RPC message on its stdout (%s): '%s' (an MCP "
+                             "stdio server must write nothing else there)",
+                             pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), quote(line, len, q));
+        switch (m.kind) {
+        case MCP_MSG_RESULT:
+        case MCP_MSG_ERROR:
+                if (c->waiting && !c->reply.root && m.id && json_is_integer(m.id) &&
+                    json_integer_value(m.id) == c->wait_id) {
+                        c->reply = m;
+                        return 0;
+                }
+                break; /* a cancelled request's late answer, or an id-less error: nothing waits for it */
+        case MCP_MSG_REQUEST: {
+                json_t *answer = strcmp(m.method, "ping") == 0
+                                         ? mcp_result_new(m.id, NULL)
+                                         : mcp_error_new(m.id, MCP_ERR_METHOD_NOT_FOUND, "Method not found", NULL);
+                r = send_msg(c, answer, NULL);
+                mcp_msg_done(&m);
+                return r == -ENOMEM ? r : 0;
+        }
+        case MCP_MSG_NOTIFICATION:
+                if (strcmp(m.method, "notifications/progress") == 0)
+                        on_progress(c, m.params);
+                else if (strcmp(m.method, "notifications/message") == 0 && c->on_message) {
+                        const char *level = json_string_value(json_object_get(m.params, "level"));
+                        c->on_message(c->on_message_ud, c->name, level ? level : "info",
+                                      json_string_value(json_object_get(m.params, "logger")),
+                                      json_object_get(m.params, "data"));
+                }
+                break;
+        }
+        mcp_msg_done(&m);
+        return 0;
+}
+
+/* Read what stdout has now and handle its lines. */
+static int read_stdout(mcp_client *c, hull_error *e) {
+        char buf[MCP_READ_CHUNK];
+        for (;;) {
+                ssize_t k = read(c->out_fd, buf, sizeof(buf));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EAGAIN)
+                        return 0;
+                if (k <= 0) {
+                        c->out_fd = safe_close(c->out_fd);
+                        return server_gone(c, e);
+                }
+                int r = mcp_framer_feed(&c->framer, buf, (size_t) k, on_line, c);
+                if (r == -E2BIG)
+                        return broke(c, e, -E2BIG,
+                                     "the server wrote a message over %u bytes on its stdout (hull's limit for one "
+                                     "message)",
+                                     MCP_MESSAGE_MAX);
+                if (r < 0)
+                        return broke(c, e, r, "cannot read the server's output");
+                if (c->broken.err)
+                        return broke(c, e, c->broken.err, "(already broken)");
+                if (c->reply.root)
+                        return 0;
+        }
+}
+
+/* Wait for the reply to the request queued for stdin: 0 once it is in c->reply, -ETIMEDOUT,
+ * -ECANCELED, or the connection's error. */
+static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, hull_error *e) {
+        for (;;) {
+                int r = flush(c, e);
+                if (r < 0)
+                        return r;
+                if (c->reply.root)
+                        return 0;
+                uint64_t now = now_mono_ms();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                struct pollfd pf[4] = {
+                        {.fd = c->out_fd, .events = POLLIN},
+                        {.fd = c->err_fd, .events = POLLIN},
+                        {.fd = c->outq.len ? c->in_fd : -1, .events = POLLOUT},
+                        {.fd = cancel_fd, .events = POLLIN},
+                };
+                int k = poll(pf, 4, (int) MIN(deadline - now, 1000ULL));
+                if (k < 0 && errno != EINTR)
+                        return broke(c, e, -errno, "poll failed: %m");
+                if (k <= 0)
+                        continue;
+                if (pf[1].revents)
+                        drain_stderr(c);
+                if (pf[0].revents) {
+                        r = read_stdout(c, e);
+                        if (r < 0)
+                                return r;
+                }
+                if (pf[3].revents)
+                        return -ECANCELED;
+        }
+}
+
+/* ---- Streamable HTTP ---- */
+
+/* One POST's answer as it arrives. */
+typedef struct http_answer {
+        mcp_client *c;
+        long status;
+        bool sse;
+        bool got_reply; /* the awaited reply came: the transfer is stopped */
+        bool init;      /* the initialize POST: its Mcp-Session-Id is kept */
+        sse_decoder dec;
+        dynbuf body; /* a JSON answer, or an error's body (bounded) */
+} http_answer;
+
+#define HTTP_STOP (-ECHILD) /* on_data's "got it, stop": never an error of libcurl's */
+
+static int http_on_response(void *ud, long status, const char *content_type) {
+        http_answer *a = ud;
+        size_t n = strcspn(content_type, "; \t");
+        a->status = status;
+        a->sse = n == strlen("text/event-stream") && strncasecmp(content_type, "text/event-stream", n) == 0;
+        return 0;
+}
+
+static int http_on_header(void *ud, const char *name, const char *value) {
+        http_answer *a = ud;
+        if (a->init && strcasecmp(name, "Mcp-Session-Id") == 0) {
+                size_t n = strlen(value);
+                bool visible = n > 0 && n < sizeof(a->c->session_id);
+                for (size_t i = 0; i < n && visible; i++)
+                        visible = value[i] >= 0x21 && value[i] <= 0x7e;
+                if (!visible)
+                        return -EPROTO; /* the spec: visible ASCII only */
+                memcpy(a->c->session_id, value, n + 1);
+        }
+        return 0;
+}
+
+static int http_on_event(void *ud, const sse_event *ev) {
+        http_answer *a = ud;
+        if (ev->data_len == 0)
+                return 0; /* the priming event (an id only) or a keep-alive */
+        if (ev->name_len && strcmp(ev->name, "message") != 0)
+                return 0;
+        return on_line(a->c, ev->data, ev->data_len);
+}
+
+static int http_on_data(void *ud, const char *p, size_t n) {
+        http_answer *a = ud;
+        if (a->status / 100 == 2 && a->sse) {
+                int r = sse_feed(&a->dec, p, n, http_on_event, a);
+                if (r < 0)
+                        return r;
+                if (a->c->reply.root) {
+                        a->got_reply = true;
+                        return HTTP_STOP;
+                }
+                return 0;
+        }
+        return dynbuf_add(&a->body, p, n) == -ENOMEM ? -ENOMEM : 0; /* past the bound: the rest is dropped */
+}
+
+/* POST body (one JSON-RPC message) on h; the answer's messages are dispatched as they come (the
+ * reply awaited goes to c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) stops it. */
+static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint64_t timeout_ms, int cancel_fd,
+                     bool init, http_answer *a, hull_error *e) {
+        char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
+        const char *headers[HTTPC_HEADERS_MAX + 1];
+        size_t n = 0;
+        headers[n++] = "Content-Type: application/json";
+        headers[n++] = "Accept: application/json, text/event-stream";
+        if (!init && c->session_id[0]) {
+                snprintf(sid, sizeof(sid), "Mcp-Session-Id: %s", c->session_id);
+                headers[n++] = sid;
+        }
+        if (!init && c->version[0]) {
+                snprintf(ver, sizeof(ver), "MCP-Protocol-Version: %s", c->version);
+                headers[n++] = ver;
+        }
+        for (size_t i = 0; i < c->n_headers && n < HTTPC_HEADERS_MAX; i++)
+                headers[n++] = c->headers[i];
+        headers[n] = NULL;
+        *a = (http_answer){.c = c, .init = init};
+        sse_init(&a->dec, (size_t) MCP_MESSAGE_MAX + 1024);
+        dynbuf_init(&a->body, MCP_MESSAGE_MAX);
+        httpc_request req = {
+                .method = "POST",
+                .url = c->url,
+                .headers = headers,
+                .body = body,
+                .body_len = len,
+                .on_data = http_on_data,
+                .on_response = http_on_response,
+                .on_header = http_on_header,
+                .userdata = a,
+                .cancel_fd = cancel_fd > 0 ? cancel_fd : 0,
+                .timeout_ms = timeout_ms ? timeout_ms : 1,
+        };
+        httpc_answer ans = {0};
+        int r = httpc_perform(h, &req, &ans, e);
+        if (r == HTTP_STOP && a->got_reply)
+                r = 0;
+        httpc_answer_done(&ans);
+        if (r < 0)
+                return r;
+        if (a->status / 100 != 2) {
+                char q[MCP_QUOTE_MAX + 4];
+                r = hull_fail(e, a->status == 401 || a->status == 403 ? -EACCES : -EREMOTEIO,
+                              "mcp: %s: POST %s: HTTP %ld%s%s", c->name, c->url, a->status, a->body.len ? ": " : "",
+                              quote(a->body.buf ? a->body.buf : "", a->body.len, q));
+                if (a->status == 404 && c->session_id[0])
+                        r = broke(c, e, -ENOTCONN, "the server ended the session (HTTP 404 for session %s)",
+                                  c->session_id);
+                return r;
+        }
+        if (!a->sse && a->body.len > 0) {
+                /* one JSON-RPC message as application/json */
+                r = on_line(c, a->body.buf, a->body.len);
+                if (r < 0)
+                        return broke(c, e, r, "(already broken)");
+        } else if (a->sse && !a->got_reply) {
+                r = sse_finish(&a->dec);
+                if (r < 0)
+                        return broke(c, e, r == -E2BIG ? -E2BIG : -EPROTO,
+                                     "the server's event stream is malformed or has a message over %u bytes",
+                                     MCP_MESSAGE_MAX);
+        }
+        return 0;
+}
+
+static void http_answer_done(http_answer *a) {
+        sse_done(&a->dec);
+        dynbuf_free(&a->body);
+}
+
+/* POST the messages queued (answers to the server's requests, notifications), one each, on the
+ * side client: the server answers 202. */
+static int post_pending(mcp_client *c, hull_error *e) {
+        int r = 0;
+        while (c->outq.len > 0) {
+                char *nl = memchr(c->outq.buf, '\n', c->outq.len);
+                size_t n = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
+                http_answer a;
+                int k = http_post(c, c->side, c->outq.buf, n, 10000, 0, false, &a, e);
+                http_answer_done(&a);
+                if (k < 0 && r == 0)
+                        r = k;
+                dynbuf_consume(&c->outq, MIN(n + 1, c->outq.len));
+        }
+        return r;
+}
+
+/* POST the request queued and wait for its reply: 0 once it is in c->reply, -ETIMEDOUT,
+ * -ECANCELED, or the exchange's error. */
+static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init, hull_error *e) {
+        _cleanup_free_ char *body = NULL;
+        size_t len = 0;
+        char *nl = memchr(c->outq.buf, '\n', c->outq.len);
+        len = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
+        body = strndup(c->outq.buf, len);
+        dynbuf_consume(&c->outq, MIN(len + 1, c->outq.len));
+        if (!body)
+                return broke(c, e, -ENOMEM, "out of memory");
+        uint64_t now = now_mono_ms();
+        if (now >= deadline)
+                return -ETIMEDOUT;
+        http_answer a;
+        hull_error pe = {0};
+        int r = http_post(c, c->http, body, len, deadline - now, cancel_fd, init, &a, &pe);
+        http_answer_done(&a);
+        if (r == -ETIMEDOUT || r == -ECANCELED)
+                return r;
+        if (r < 0 && c->broken.err) { /* the stream carried something that is not JSON-RPC */
+                if (e)
+                        *e = c->broken;
+                return c->broken.err;
+        }
+        if (r < 0) {
+                if (strncmp(pe.msg, "mcp: ", 5) == 0) {
+                        if (e)
+                                *e = pe;
+                        return r;
+                }
+                return hull_fail(e, r, "mcp: %s: %s: %s", c->name, c->what ? c->what : "a request", pe.msg);
+        }
+        if (!c->reply.root)
+                return hull_fail(e, -EPROTO, "mcp: %s: %s: the server ended its answer without the reply", c->name,
+                                 c->what ? c->what : "a request");
+        return 0;
+}
+
+/* Send a request and wait for its answer (in *ret: a result or an error). */
+static int roundtrip(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *o, const char *what,
+                     mcp_msg *ret, hull_error *e) {
+        uint64_t deadline = o && o->deadline_mono_ms ? o->deadline_mono_ms : now_mono_ms() + MCP_REQUEST_TIMEOUT_MS;
+        int cancel_fd = o ? o->cancel_fd : -1;
+        int r;
+
+        if (c->broken.err) {
+                json_decref(params);
+                if (e)
+                        *e = c->broken;
+                return c->broken.err;
+        }
+        int64_t id = c->next_id++;
+        if (o && o->progress) {
+                if (!params)
+                        params = json_object();
+                json_t *meta = params ? json_object() : NULL;
+                if (!meta || json_object_set_new(params, "_meta", meta) < 0 ||
+                    json_object_set_new(meta, "progressToken", json_integer(id)) < 0) {
+                        json_decref(params);
+                        return broke(c, e, -ENOMEM, "out of memory");
+                }
+        }
+        json_t *jid = json_integer(id);
+        r = queue(c, mcp_request_new(jid, method, params), e);
+        json_decref(jid);
+        if (r < 0)
+                return r;
+        c->waiting = true;
+        c->wait_id = id;
+        c->wait_opts = o;
+        c->what = what;
+        r = c->http ? http_wait(c, deadline, cancel_fd, strcmp(method, "initialize") == 0, e)
+                    : stdio_wait(c, deadline, cancel_fd, e);
+        c->waiting = false;
+        c->wait_opts = NULL;
+        c->what = NULL;
+        if (r == -ETIMEDOUT || r == -ECANCELED) {
+                /* Tell the server to stop; its late answer and progress are ignored (the id is not
+                 * waited for any more). A server that does not read its stdin is not waited for. */
+                json_t *rid = json_integer(id);
+                json_t *p = json_pack("{s:o, s:s}", "requestId", rid, "reason",
+                                      r == -ETIMEDOUT ? "timed out" : "cancelled by hull's user");
+                if (send_msg(c, mcp_notification_new("notifications/cancelled", p), NULL) == 0 && !c->http)
+                        (void) flush(c, NULL);
+                if (r == -ETIMEDOUT)
+                        return hull_fail(e, r, "mcp: %s: %s: no answer in time", c->name, what);
+                return hull_fail(e, r, "mcp: %s: %s: cancelled", c->name, what);
+        }
+        if (r < 0)
+                return r;
+        *ret = c->reply;
+        c->reply = (mcp_msg){0};
+        return 0;
+}
+
+/* A request whose answer must be a result: its object (a new reference) in *ret. */
+static int request_result(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *o, const char *what,
+                          json_t **ret, hull_error *e) {
+        mcp_msg m = {0};
+        int r = roundtrip(c, method, params, o, what, &m, e);
+        if (r < 0)
+                return r;
+        if (m.kind == MCP_MSG_ERROR) {
+                char q[MCP_QUOTE_MAX + 4];
+                r = hull_fail(e, -EREMOTEIO, "mcp: %s: %s: error %lld: %s", c->name, what, (long long) m.error_code,
+                              quote(m.error_msg, strlen(m.error_msg), q));
+                mcp_msg_done(&m);
+                return r;
+        }
+        *ret = json_incref(m.result);
+        mcp_msg_done(&m);
+        return 0;
+}
+
+int mcp_client_request(mcp_client *c, const char *method, json_t *params, const mcp_call_opts *o, json_t **ret,
+                       hull_error *e) {
+        return request_result(c, method, params, o, method, ret, e);
+}
+
+/* ---- the lifecycle ---- */
+
+static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
+        json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST, "capabilities",
+                                   "clientInfo", "name", "hull", "version", HULL_VERSION);
+        mcp_call_opts o = {.deadline_mono_ms = now_mono_ms() + timeout_ms, .cancel_fd = -1};
+        json_t *res = NULL;
+        int r = request_result(c, "initialize", params, &o, "initialize", &res, e);
+        if (r == -ETIMEDOUT) {
+                char last[MCP_QUOTE_MAX + 4];
+                stderr_last_line(c, last);
+                return broke(c, e, r, "the server did not answer initialize within %llu ms%s%s",
+                             (unsigned long long) timeout_ms, last[0] ? "; its stderr ended with: " : "", last);
+        }
+        if (r < 0)
+                return r;
+        const char *v = json_string_value(json_object_get(res, "protocolVersion"));
+        bool ok = false;
+        for (size_t i = 0; v && i < ELEMENTSOF(accepted_versions); i++)
+                ok = ok || strcmp(v, accepted_versions[i]) == 0;
+        if (!ok) {
+                char q[MCP_QUOTE_MAX + 4];
+                r = broke(c, e, -EPROTO,
+                          "the server answered initialize with protocol version '%s'; hull speaks 2025-11-25, "
+                          "2025-06-18 and 2025-03-26",
+                          v ? quote(v, strlen(v), q) : "(none)");
+                json_decref(res);
+                return r;
+        }
+        snprintf(c->version, sizeof(c->version), "%s", v);
+        json_t *info = json_object_get(res, "serverInfo");
+        c->server_info = json_is_object(info) ? json_incref(info) : json_object();
+        const char *ins = json_string_value(json_object_get(res, "instructions"));
+        if (ins)
+                c->instructions = strdup(ins);
+        json_decref(res);
+        r = send_msg(c, mcp_notification_new("notifications/initialized", NULL), e);
+        return r < 0 || c->http ? r : flush(c, e);
+}
+
+int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *e) {
+        if (!mcp_server_name_valid(cfg->name))
+                return hull_fail(e, -EINVAL, "mcp: '%.40s' is not a server name (letters, digits, _ and -, at most %u)",
+                                 cfg->name ? cfg->name : "", MCP_SERVER_NAME_MAX);
+        size_t argc = 0;
+        while (cfg->argv && cfg->argv[argc])
+                argc++;
+        if (argc == 0 || !cfg->argv[0][0])
+                return hull_fail(e, -EINVAL, "mcp: %s: no command to start", cfg->name);
+        if (argc > MCP_ARGV_MAX)
+                return hull_fail(e, -E2BIG, "mcp: %s: more than %u arguments", cfg->name, MCP_ARGV_MAX);
+        _cleanup_mcp_client_ mcp_client *c = calloc(1, sizeof(*c));
+        if (!c)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        c->in_fd = c->out_fd = c->err_fd = -1;
+        c->status = -1;
+        snprintf(c->name, sizeof(c->name), "%s", cfg->name);
+        quote(cfg->argv[0], strlen(cfg->argv[0]), c->command);
+        mcp_framer_init(&c->framer, MCP_MESSAGE_MAX);
+        dynbuf_init(&c->outq, (size_t) MCP_MESSAGE_MAX * 4);
+        c->on_message = cfg->on_message;
+        c->on_message_ud = cfg->on_message_ud;
+        int r = spawn(c, cfg, e);
+        if (r < 0)
+                return r;
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* End the HTTP session (DELETE, as the spec asks) and free what the transport holds. */
+static void http_close(mcp_client *c) {
+        if (c->http && c->session_id[0] && c->broken.err == 0) {
+                char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
+                const char *headers[HTTPC_HEADERS_MAX + 1];
+                size_t n = 0;
+                snprintf(sid, sizeof(sid), "Mcp-Session-Id: %s", c->session_id);
+                snprintf(ver, sizeof(ver), "MCP-Protocol-Version: %s", c->version);
+                headers[n++] = sid;
+                headers[n++] = ver;
+                for (size_t i = 0; i < c->n_headers && n < HTTPC_HEADERS_MAX; i++)
+                        headers[n++] = c->headers[i];
+                headers[n] = NULL;
+                httpc_request req = {.method = "DELETE",
+                                     .url = c->url,
+                                     .headers = headers,
+                                     .timeout_ms = MCP_CLOSE_GRACE_MS,
+                                     .answer_max = 4096,
+                                     .answer_truncate = true};
+                httpc_answer a = {0};
+                if (httpc_perform(c->side ? c->side : c->http, &req, &a, NULL) == 0)
+                        httpc_answer_done(&a);
+        }
+        if (c->http)
+                httpc_free(c->http);
+        if (c->side)
+                httpc_free(c->side);
+        c->http = c->side = NULL;
+        for (size_t i = 0; i < c->n_headers; i++)
+                free(c->headers[i]);
+        free(c->headers);
+        free(c->url);
+        c->headers = NULL;
+        c->url = NULL;
+        c->n_headers = 0;
+}
+
+int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error *e) {
+        if (!mcp_server_name_valid(cfg->name))
+                return hull_fail(e, -EINVAL, "mcp: '%.40s' is not a server name (letters, digits, _ and -, at most %u)",
+                                 cfg->name ? cfg->name : "", MCP_SERVER_NAME_MAX);
+        if (!cfg->url || (strncmp(cfg->url, "http://", 7) != 0 && strncmp(cfg->url, "https://", 8) != 0) ||
+            strlen(cfg->url) > HTTPC_URL_MAX)
+                return hull_fail(e, -EINVAL, "mcp: %s: the URL must be http:// or https://, at most %u bytes",
+                                 cfg->name, HTTPC_URL_MAX);
+        size_t nh = 0;
+        while (cfg->headers && cfg->headers[nh])
+                nh++;
+        if (nh > HTTPC_HEADERS_MAX - 4)
+                return hull_fail(e, -E2BIG, "mcp: %s: more than %u headers", cfg->name, HTTPC_HEADERS_MAX - 4);
+        _cleanup_mcp_client_ mcp_client *c = calloc(1, sizeof(*c));
+        if (!c)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        c->in_fd = c->out_fd = c->err_fd = -1;
+        c->status = -1;
+        snprintf(c->name, sizeof(c->name), "%s", cfg->name);
+        quote(cfg->url, strlen(cfg->url), c->command);
+        mcp_framer_init(&c->framer, MCP_MESSAGE_MAX);
+        dynbuf_init(&c->outq, (size_t) MCP_MESSAGE_MAX * 4);
+        c->on_message = cfg->on_message;
+        c->on_message_ud = cfg->on_message_ud;
+        c->url = strdup(cfg->url);
+        c->headers = calloc(nh + 1, sizeof(*c->headers));
+        if (!c->url || !c->headers)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        for (size_t i = 0; i < nh; i++) {
+                if (!strchr(cfg->headers[i], ':') || strpbrk(cfg->headers[i], "\r\n"))
+                        return hull_fail(e, -EINVAL, "mcp: %s: a header must be one 'Name: value' line", c->name);
+                c->headers[i] = strdup(cfg->headers[i]);
+                if (!c->headers[i])
+                        return hull_err(e, -ENOMEM, "mcp: out of memory");
+                c->n_headers++;
+        }
+        int r = httpc_new(&c->http, e);
+        if (r >= 0)
+                r = httpc_new(&c->side, e);
+        if (r < 0)
+                return r;
+        httpc_keep_connections(c->http);
+        httpc_keep_connections(c->side);
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+/* ---- tools ---- */
+
+int mcp_client_list_tools(mcp_client *c, const mcp_call_opts *o, json_t **ret, hull_error *e) {
+        _cleanup_(json_decrefp) json_t *all = json_array();
+        _cleanup_free_ char *cursor = NULL;
+        if (!all)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        for (unsigned page = 0;; page++) {
+                if (page >= MCP_LIST_PAGES_MAX)
+                        return hull_fail(e, -EPROTO,
+                                         "mcp: %s: tools/list: more than %u pages (a cursor that never ends?)", c->name,
+                                         MCP_LIST_PAGES_MAX);
+                json_t *params = cursor ? json_pack("{s:s}", "cursor", cursor) : NULL;
+                json_t *res = NULL;
+                int r = request_result(c, "tools/list", params, o, "tools/list", &res, e);
+                if (r < 0)
+                        return r;
+                json_t *tools = json_object_get(res, "tools");
+                if (!json_is_array(tools)) {
+                        json_decref(res);
+                        return hull_fail(e, -EPROTO, "mcp: %s: tools/list: the answer has no \"tools\" array", c->name);
+                }
+                size_t i;
+                json_t *t;
+                json_array_foreach(tools, i, t) {
+                        if (!json_is_string(json_object_get(t, "name")) ||
+                            !json_is_object(json_object_get(t, "inputSchema")))
+                                continue;
+                        if (json_array_size(all) >= MCP_TOOLS_MAX) {
+                                json_decref(res);
+                                return hull_fail(e, -E2BIG, "mcp: %s: tools/list: more than %u tools", c->name,
+                                                 MCP_TOOLS_MAX);
+                        }
+                        json_array_append(all, t);
+                }
+                const char *next = json_string_value(json_object_get(res, "nextCursor"));
+                if (next && cursor && strcmp(next, cursor) == 0) {
+                        json_decref(res);
+                        return hull_fail(e, -EPROTO, "mcp: %s: tools/list: the server gave the same cursor twice",
+                                         c->name);
+                }
+                free(cursor);
+                cursor = next ? strdup(next) : NULL;
+                json_decref(res);
+                if (next && !cursor)
+                        return hull_err(e, -ENOMEM, "mcp: out of memory");
+                if (!next)
+                        break;
+        }
+        *ret = TAKE_PTR(all);
+        return 0;
+}
+
+int mcp_client_call_tool(mcp_client *c, const char *tool, const json_t *arguments, const mcp_call_opts *o, json_t **ret,
+                         hull_error *e) {
+        char what[MCP_QUOTE_MAX + 16];
+        char q[MCP_QUOTE_MAX + 4];
+        snprintf(what, sizeof(what), "tools/call %s", quote(tool, strlen(tool), q));
+        json_t *params = json_pack("{s:s}", "name", tool);
+        if (params && arguments && json_object_set_new(params, "arguments", json_deep_copy(arguments)) < 0) {
+                json_decref(params);
+                params = NULL;
+        }
+        if (!params)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        return request_result(c, "tools/call", params, o, what, ret, e);
+}
