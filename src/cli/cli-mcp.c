@@ -58,7 +58,8 @@ void cli_mcp_help(void) {
                "its stdin and stdout. One sandbox session is opened for the connection and kept until\n"
                "stdin ends: /workspace persists between calls, run_python keeps its variables, save()\n"
                "and load() keep data as handles that query_handle can query with SQL.\n\n"
-               "Tools: run_python, bash, read, write, edit, glob, grep, inspect_handle, query_handle.\n\n"
+               "Tools: run_python, bash, read, write, edit, glob, grep, inspect_handle, query_handle,\n"
+               "and run_javascript (a persistent Node.js context) when /usr/bin/node is there.\n\n"
                "Options:\n"
                "  --home DIR     keep the state (the audit log) in DIR/mcp/<id>/ instead of $HULL_HOME\n"
                "  --no-cgroup    no memory and process limits for the session\n\n"
@@ -241,14 +242,19 @@ int cli_mcp_main(int argc, char **argv) {
         if (optind < argc)
                 return usage_error("no arguments are taken, not '%s'", argv[optind]);
 
-        const tool_def *tools[ELEMENTSOF(offered)];
+        const tool_def *tools[ELEMENTSOF(offered) + 1];
+        size_t n_tools = 0;
         for (size_t i = 0; i < ELEMENTSOF(offered); i++) {
-                tools[i] = tools_sandbox_find(offered[i]);
-                if (!tools[i]) {
+                tools[n_tools] = tools_sandbox_find(offered[i]);
+                if (!tools[n_tools]) {
                         cli_error("mcp", "the tool %s is missing from this build", offered[i]);
                         return CLI_EXIT_FAILURE;
                 }
+                n_tools++;
         }
+        /* the session's javascript cell runs the host's node (the sandbox sees the host's /usr) */
+        if (access("/usr/bin/node", X_OK) == 0)
+                tools[n_tools++] = &tool_run_javascript;
 
         hull_error e = {0};
         int in_fd = -1, out_fd = -1;
@@ -294,7 +300,7 @@ int cli_mcp_main(int argc, char **argv) {
                 .ss = st.ss,
                 .session = st.s,
                 .tools = tools,
-                .n_tools = ELEMENTSOF(tools),
+                .n_tools = n_tools,
                 .name = "hull",
                 .version = HULL_VERSION,
                 .instructions = instructions,

@@ -1,6 +1,7 @@
 /* mcp-server.h: hull as a Model Context Protocol server over stdio (`hull mcp`): a client (Claude
  * Desktop, Claude Code, any MCP host) calls hull's sandbox tools (run_python, bash, read, write,
- * edit, glob, grep, the handle tools) in one session that lives as long as the connection.
+ * edit, glob, grep, the handle tools, run_javascript) in one session that lives as long as the
+ * connection.
  *
  * The wire is mcp-jsonrpc's: one JSON-RPC message per line on in_fd and out_fd; nothing else is
  * ever written to out_fd. Answered: initialize (protocol versions 2025-11-25, 2025-06-18,

@@ -108,6 +108,20 @@ async function main() {
     same(text(l).trim(), '35', "load('sales') summed");
   });
 
+  await step('mcp: run_javascript keeps its context between calls (when node is there)', async () => {
+    const { tools } = await client.listTools();
+    if (!tools.some((t) => t.name === 'run_javascript')) {
+      check(!fs.existsSync('/usr/bin/node'), 'run_javascript is not offered though /usr/bin/node is there');
+      return;
+    }
+    let r = await client.callTool({ name: 'run_javascript', arguments: { code: 'let total = 40; process.cwd()' } }, undefined, CALL);
+    check(!r.isError && /\/workspace/.test(text(r)), `first call: ${text(r)}`);
+    r = await client.callTool({ name: 'run_javascript', arguments: { code: 'total + 2' } }, undefined, CALL);
+    same(text(r).trim(), '42', 'total + 2');
+    r = await client.callTool({ name: 'run_javascript', arguments: { code: "throw new Error('boom')" } }, undefined, CALL);
+    check(r.isError === true && /boom/.test(text(r)), `a throw: ${text(r)}`);
+  });
+
   await step('mcp: write, read, edit, glob and grep a file of the workspace', async () => {
     let r = await client.callTool({ name: 'write', arguments: { file_path: 'notes/a.txt', content: 'alpha\nbeta\n' } }, undefined, CALL);
     check(!r.isError, `write: ${text(r)}`);
