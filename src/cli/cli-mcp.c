@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -105,6 +107,9 @@ typedef struct mcp_state {
         pid_t zygote_pid;
         ss_manager *ss;
         ss_session *s;
+        pthread_t warm; /* python's warm-up */
+        bool warming;
+        sem_t claimed; /* posted once the warm-up holds the session's claim (or gave up on it) */
 } mcp_state;
 
 /* The state's directory, the manager and the session, while this process is single-threaded. */
@@ -181,6 +186,19 @@ static int open_session(mcp_state *st, const char *home_opt, bool no_cgroup, hul
         return join(st->audit, audit_dir, name, e);
 }
 
+/* The warm-up: the session's claim is taken (and st->claimed posted) before the server starts, so
+ * the first tool call waits for this thread, never the other way round. */
+static void *warm_main(void *ud) {
+        mcp_state *st = ud;
+        int r = ss_call_begin(st->ss, st->s, -1, NULL);
+        sem_post(&st->claimed);
+        if (r >= 0) {
+                (void) ss_warm(st->ss, st->s, SBX_LANG_PYTHON, NULL); /* a failure: the first cell starts it */
+                ss_call_end(st->ss, st->s);
+        }
+        return NULL;
+}
+
 static void close_session(mcp_state *st) {
         /* a warm-up still waiting for the zygote's imports ends now */
         if (st->zygote_fd >= 0 && st->zygote_pid > 0)
@@ -188,8 +206,13 @@ static void close_session(mcp_state *st) {
         if (st->s) {
                 ss_close_info ci;
                 ss_close(st->ss, st->s, &ci);
-                ss_unref(st->ss, st->s);
         }
+        if (st->warming) { /* ended with the session and the zygote, if it still waited */
+                pthread_join(st->warm, NULL);
+                sem_destroy(&st->claimed);
+        }
+        if (st->s)
+                ss_unref(st->ss, st->s);
         if (st->ss) {
                 ss_shutdown(st->ss, 5000);
                 ss_free(st->ss);
@@ -279,10 +302,16 @@ int cli_mcp_main(int argc, char **argv) {
                 close(out_fd);
                 return CLI_EXIT_FAILURE;
         }
-        /* python starts while the client initializes (the first cell waits for what is left) */
-        if (ss_call_begin(st.ss, st.s, -1, NULL) >= 0) {
-                (void) ss_warm(st.ss, st.s, SBX_LANG_PYTHON, NULL);
-                ss_call_end(st.ss, st.s);
+        /* python starts on a thread while the client initializes: the thread holds the session's
+         * claim until the interpreter is forked from the zygote (which waits for its imports), and
+         * the first tool call waits for that claim */
+        if (sem_init(&st.claimed, 0, 0) == 0) {
+                st.warming = pthread_create(&st.warm, NULL, warm_main, &st) == 0;
+                if (st.warming)
+                        while (sem_wait(&st.claimed) < 0 && errno == EINTR)
+                                ;
+                else
+                        sem_destroy(&st.claimed);
         }
         fprintf(stderr, "hull: mcp: serving on stdio; the session's audit log: %s\n", st.audit);
 
