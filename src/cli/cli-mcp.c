@@ -279,6 +279,9 @@ int cli_mcp_main(int argc, char **argv) {
         if (access("/usr/bin/node", X_OK) == 0)
                 tools[n_tools++] = &tool_run_javascript;
 
+        if (isatty(STDIN_FILENO))
+                fprintf(stderr, "hull: mcp: stdin is a terminal: this command speaks JSON-RPC to an MCP client, which "
+                                "starts it (see 'hull mcp --help'); Ctrl-D ends it\n");
         hull_error e = {0};
         int in_fd = -1, out_fd = -1;
         if (take_stdio(&in_fd, &out_fd, &e) < 0) {
