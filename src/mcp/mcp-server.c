@@ -142,11 +142,17 @@ static int on_line(void *ud, const char *line, size_t len) {
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
+                /* JSON but not a valid message: a JSON-RPC 2.0 request with a valid id (its params
+                 * wrong) gets its id back; anything else is answered without one */
+                _cleanup_(json_decrefp) json_t *raw = r == -EINVAL ? json_loadb(line, len, 0, NULL) : NULL;
+                const char *version = json_string_value(json_object_get(raw, "jsonrpc"));
+                bool request =
+                        json_is_object(raw) && json_object_get(raw, "method") && version && strcmp(version, "2.0") == 0;
+                json_t *id = request ? json_object_get(raw, "id") : NULL;
                 logf_(s, DLOG_WARN, "event=mcp_bad_message error=%d", r);
-                return send_error(s, NULL, r == -EBADMSG ? MCP_ERR_PARSE : MCP_ERR_INVALID_REQUEST, "%s", e.msg) ==
-                                       -EPIPE
-                               ? -EPIPE
-                               : 0;
+                r = send_error(s, mcp_id_valid(id) ? id : NULL, r == -EBADMSG ? MCP_ERR_PARSE : MCP_ERR_INVALID_REQUEST,
+                               "%s", e.msg);
+                return r == -EPIPE ? r : 0;
         }
         switch (m.kind) {
         case MCP_MSG_NOTIFICATION:

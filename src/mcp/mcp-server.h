@@ -7,7 +7,8 @@
  * ever written to out_fd. Answered: initialize (protocol versions 2025-11-25, 2025-06-18,
  * 2025-03-26; another asked gets 2025-11-25), ping, tools/list, tools/call;
  * notifications/initialized and notifications/cancelled are heard, other notifications ignored.
- * A message that is not JSON, or not JSON-RPC, is answered with -32700 or -32600 (no id); an
+ * A message that is not JSON, or not JSON-RPC, is answered with -32700 or -32600 (without an id,
+ * unless it is a JSON-RPC 2.0 request with a valid id and something else wrong); an
  * unknown method with -32601; tools/call without a known tool's name with -32602. A call whose
  * arguments do not match the tool's schema, or that fails, is an isError result saying why (the
  * model can correct itself). The server serves on after any of these.

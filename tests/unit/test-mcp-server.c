@@ -305,6 +305,18 @@ static void test_calls_and_errors(void) {
         CHECK(!json_object_get(m, "id"));
         json_decref(m);
 
+        /* a request with a valid id but params that are not an object: -32600 with its id */
+        send_line(&c, "{\"jsonrpc\":\"2.0\",\"id\":77,\"method\":\"tools/call\",\"params\":[1]}");
+        m = next(&c, 30000);
+        CHECK_EQ_INT(error_code(m), MCP_ERR_INVALID_REQUEST);
+        CHECK_EQ_INT(json_integer_value(json_object_get(m, "id")), 77);
+        json_decref(m);
+        send_line(&c, "{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}");
+        m = next(&c, 30000);
+        CHECK_EQ_INT(error_code(m), MCP_ERR_INVALID_REQUEST);
+        CHECK(!json_object_get(m, "id"));
+        json_decref(m);
+
         /* a result too big to show, and no store to keep it in: its start and why */
         send_line(&c, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":{\"name\":\"big\"}}");
         m = answer(&c, 8, NULL);
