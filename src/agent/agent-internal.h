@@ -7,22 +7,5 @@
 
 #include "agent.h"
 
-/* What a tool call hands back to the model. */
-typedef struct call_result {
-        char *text;       /* for the model; malloc'd */
-        bool is_error;    /* the call failed */
-        json_t *handles;  /* summaries of the handles it made (announced as hull.handle_created) */
-        char *short_form; /* what the result becomes when the context budget elides it; NULL: derived */
-        bool client;      /* a client tool's result: the client's event announced it, not agent.tool_result */
-} call_result;
-
-/* The spill middleware: shape what a tool returned into what the model sees. A value whose JSON
- * is over spill_bytes (0: AGENT_SPILL_BYTES_DEFAULT), a text over AGENT_TOOL_TEXT_MAX, or a
- * spill_* body becomes a handle of the session (claimed through *claimed when not yet), and the
- * model sees its summary; without a store it sees the start of the result and why. (spill.c) */
-void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_bytes, const char *tool,
-                 const tool_output *out, call_result *res);
-
-/* A result's short form for the context budget: its first AGENT_SHORT_FORM_CHARS characters and
- * a note (with the ids of its handles). malloc'd; NULL when out of memory. (spill.c) */
-char *spill_short_form(const char *text, const json_t *handles);
+/* The spill middleware (call_result, spill_shape, spill_short_form) is public: spill.h. */
+#include "spill.h"

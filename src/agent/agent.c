@@ -742,13 +742,6 @@ static void watch_stop(watcher *w) {
         w->efd = safe_close(w->efd);
 }
 
-static void call_result_done(call_result *c) {
-        free(c->text);
-        free(c->short_form);
-        json_decref(c->handles);
-        *c = (call_result){0};
-}
-
 static int result_error(call_result *c, const char *fmt, ...) _printf_(2, 3);
 static int result_error(call_result *c, const char *fmt, ...) {
         va_list ap;

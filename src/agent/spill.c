@@ -170,6 +170,13 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
                 set_text(res, strdup("(no output)"));
 }
 
+void call_result_done(call_result *c) {
+        free(c->text);
+        free(c->short_form);
+        json_decref(c->handles);
+        *c = (call_result){0};
+}
+
 char *spill_short_form(const char *text, const json_t *handles) {
         size_t len = strlen(text), chars = 0, cut = 0;
         while (cut < len && chars < AGENT_SHORT_FORM_CHARS) {

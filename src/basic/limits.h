@@ -504,6 +504,11 @@
 #define STORE_KEY_COUNT_TTL_MS 250U        /* how long "how many keys" is believed (another process may add one) */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
+/* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
+#define MCP_SERVER_QUEUE_MAX 64U   /* requests read while a call runs, waiting their turn (then reading waits) */
+#define MCP_PROGRESS_MS 1000U      /* notifications/progress at most this often per call */
+#define MCP_SERVER_TICK_MS 200U    /* how often the reader and the server look at the stop flag */
+#define MCP_READ_CHUNK (64U << 10) /* bytes read from stdin at once */
 /* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
 #define V1_ERROR_CODE_MAX 64U      /* error.details.error_code, NUL included */
 #define V1_ERROR_MSG_MAX 512U      /* error.message, NUL included */

@@ -50,3 +50,6 @@ void cli_key_help(void);
 
 int cli_init_main(int argc, char **argv);
 void cli_init_help(void);
+
+int cli_mcp_main(int argc, char **argv);
+void cli_mcp_help(void);

@@ -33,6 +33,8 @@ static const cli_command commands[] = {
         {"key", "create, list and delete the API keys of hull serve's /v1 API", cli_key_main, cli_key_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
+        {"mcp", "serve hull's sandbox tools to an MCP client (Claude Desktop, Claude Code) over stdio", cli_mcp_main,
+         cli_mcp_help},
         {"mock-model", "a scripted model server (OpenAI and Anthropic formats) for offline tests", cli_mock_model_main,
          cli_mock_model_help},
 };

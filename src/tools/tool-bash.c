@@ -1,8 +1,8 @@
 /* tool-bash.c: the tools that run code in the session's sandbox: bash (ss_exec: /bin/sh -c, the
- * directory and exported variables carried from call to call) and run_python (ss_cell: the
+ * directory and exported variables carried from call to call), run_python (ss_cell: the
  * session's persistent interpreter, with the hull module's load, save, emit and publish
- * predefined). Both answer with the head and tail of stdout and stderr, how the code ended, and
- * the handles it made. */
+ * predefined) and run_javascript (ss_cell: the session's persistent Node.js context). Both answer with the head and
+ * tail of stdout and stderr, how the code ended, and the handles it made. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -76,17 +76,22 @@ const tool_def tool_bash = {
         .run = bash_run,
 };
 
-static int python_run(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+/* What differs between the languages of the session's persistent interpreters. */
+typedef struct cell_lang {
+        sbx_lang lang;
+        const char *tool;      /* the tool's name */
+        const char *from_file; /* how to run code kept in a file */
+} cell_lang;
+
+static int cell_run(const cell_lang *l, const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
         const json_t *code = json_object_get(input, "code");
         if (!json_is_string(code) || json_string_length(code) == 0)
-                return tool_error(ret, "run_python: code is empty");
+                return tool_error(ret, "%s: code is empty", l->tool);
         if (json_string_length(code) > SBX_CELL_CODE_MAX)
-                return tool_error(ret,
-                                  "run_python: the code is longer than %u bytes; write it to a file and run it "
-                                  "with exec(open(path).read())",
-                                  SBX_CELL_CODE_MAX);
+                return tool_error(ret, "%s: the code is longer than %u bytes; write it to a file and run it with %s",
+                                  l->tool, SBX_CELL_CODE_MAX, l->from_file);
         uint64_t timeout = tool_time_left(c, TOOL_PYTHON_TIMEOUT_MS);
-        ss_cell_args a = {.lang = SBX_LANG_PYTHON,
+        ss_cell_args a = {.lang = l->lang,
                           .code = json_string_value(code),
                           .code_len = json_string_length(code),
                           .timeout_ms = timeout,
@@ -136,7 +141,7 @@ static int python_run(const tool_ctx *c, const json_t *input, tool_output *ret, 
                 ret->spill_source = strdup("run_python: the emitted value");
                 if (!ret->spill_data || !ret->spill_source) {
                         ss_output_done(&out.o);
-                        return hull_err(e, -ENOMEM, "run_python: out of memory");
+                        return hull_err(e, -ENOMEM, "%s: out of memory", l->tool);
                 }
                 ret->spill_len = emitted_len;
                 ret->spill_format = "json";
@@ -144,10 +149,20 @@ static int python_run(const tool_ctx *c, const json_t *input, tool_output *ret, 
                 ret->value = json_pack("{s:s}", "output", text ? text : "");
                 ret->is_error = failed;
                 ss_output_done(&out.o);
-                return ret->value ? 0 : hull_err(e, -ENOMEM, "run_python: out of memory");
+                return ret->value ? 0 : hull_err(e, -ENOMEM, "%s: out of memory", l->tool);
         }
         ss_output_done(&out.o);
         return tool_text(ret, &b, failed);
+}
+
+static int python_run(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+        static const cell_lang python = {SBX_LANG_PYTHON, "run_python", "exec(open(path).read())"};
+        return cell_run(&python, c, input, ret, e);
+}
+
+static int javascript_run(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+        static const cell_lang javascript = {SBX_LANG_JAVASCRIPT, "run_javascript", "require(path)"};
+        return cell_run(&javascript, c, input, ret, e);
 }
 
 const tool_def tool_run_python = {
@@ -163,4 +178,18 @@ const tool_def tool_run_python = {
         .timeout_ms = TOOL_PYTHON_TIMEOUT_MS + 10000,
         .needs_session = true,
         .run = python_run,
+};
+
+const tool_def tool_run_javascript = {
+        .name = "run_javascript",
+        .description = "Run JavaScript code in the session's persistent Node.js context (variables stay between calls; "
+                       "working directory /workspace; require() works, top-level await too). The value of a final "
+                       "expression is shown. Answers with stdout, stderr and how the code ended.",
+        .input_schema = "{\"type\": \"object\", \"properties\": {"
+                        "\"code\": {\"type\": \"string\", \"minLength\": 1, \"description\": \"The JavaScript code "
+                        "to run\"}}, \"required\": [\"code\"], \"additionalProperties\": false}",
+        .default_policy = TOOL_ALWAYS_ALLOW,
+        .timeout_ms = TOOL_PYTHON_TIMEOUT_MS + 10000,
+        .needs_session = true,
+        .run = javascript_run,
 };

@@ -23,6 +23,8 @@ extern const tool_def tool_inspect_handle;
 extern const tool_def tool_query_handle;
 extern const tool_def tool_read_handle;
 extern const tool_def tool_publish_file;
+/* Not among tools_sandbox (the agent's toolset): offered by hull mcp. */
+extern const tool_def tool_run_javascript;
 
 /* All of the above, in the order hull offers them; NULL-terminated. A CLI offers them as
  * agent_config.tools = tools_sandbox, .n_tools = tools_sandbox_n (or copies them into its own

@@ -1,0 +1,623 @@
+/* mcp-server.c: see mcp-server.h. Two threads share the connection: the reader (stdin: framing,
+ * parsing, ping, cancellation, the queue) and the caller of mcp_server_run (the calls, one at a
+ * time); a watcher thread per call turns its deadline, the client's cancellation and a stop into
+ * the tool's cancel fd and sends progress. Every message goes out whole, under one lock. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dynbuf.h"
+#include "fs-util.h"
+#include "limits.h"
+#include "macro.h"
+#include "mcp-jsonrpc.h"
+#include "mcp-server.h"
+#include "schema.h"
+#include "spill.h"
+#include "ss.h"
+#include "time-util.h"
+
+#define MCP_LATEST_VERSION "2025-11-25"
+
+static const char *const versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
+
+bool mcp_server_version_supported(const char *version) {
+        for (size_t i = 0; version && i < ELEMENTSOF(versions); i++)
+                if (strcmp(version, versions[i]) == 0)
+                        return true;
+        return false;
+}
+
+typedef struct server {
+        const mcp_server_config *c;
+        json_t **schemas; /* the tools' input schemas, parsed */
+        int in_fd, out_fd;
+
+        pthread_mutex_t lock; /* the queue, the input's state and the call in flight */
+        pthread_cond_t cond;  /* signalled when the queue or the input's state changes */
+        mcp_msg queue[MCP_SERVER_QUEUE_MAX];
+        size_t head, n;
+        bool eof, quit;
+        int read_error;
+        hull_error read_e;
+        json_t *current_id; /* the request whose call runs, or NULL */
+        int call_efd;       /* that call's cancel fd */
+        bool cancelled;     /* the client cancelled it: no answer */
+        atomic_bool interrupt;
+
+        pthread_mutex_t out_lock;
+        dynbuf out;
+        int out_error;
+} server;
+
+static bool stopping(const server *s) {
+        return s->c->stop && atomic_load(s->c->stop);
+}
+
+/* ---- output ---- */
+
+/* Send msg (stolen) as one line. Returns 0 or the output's (sticky) error. */
+static int send_msg(server *s, json_t *msg) {
+        int r;
+        if (!msg)
+                return -ENOMEM;
+        pthread_mutex_lock(&s->out_lock);
+        r = s->out_error;
+        if (r >= 0) {
+                dynbuf_reset(&s->out);
+                r = mcp_msg_write(msg, &s->out);
+                if (r >= 0) {
+                        r = loop_write(s->out_fd, s->out.buf, s->out.len);
+                        if (r < 0)
+                                s->out_error = r;
+                }
+        }
+        pthread_mutex_unlock(&s->out_lock);
+        json_decref(msg);
+        return r;
+}
+
+static int send_error(server *s, json_t *id, int64_t code, const char *fmt, ...) _printf_(4, 5);
+static int send_error(server *s, json_t *id, int64_t code, const char *fmt, ...) {
+        char msg[HULL_ERROR_MSG_MAX];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        return send_msg(s, mcp_error_new(id, code, msg, NULL));
+}
+
+static void logf_(server *s, dlog_level lvl, const char *fmt, ...) _printf_(3, 4);
+static void logf_(server *s, dlog_level lvl, const char *fmt, ...) {
+        char line[SERVE_LOG_LINE_MAX];
+        va_list ap;
+        if (!s->c->log)
+                return;
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof(line), fmt, ap);
+        va_end(ap);
+        dlog_log(s->c->log, lvl, "%s", line);
+}
+
+/* ---- the reader ---- */
+
+static void cancel_request(server *s, const json_t *params) {
+        const json_t *id = json_object_get(params, "requestId");
+        if (!mcp_id_valid(id))
+                return;
+        pthread_mutex_lock(&s->lock);
+        if (s->current_id && mcp_id_equal(s->current_id, id)) {
+                uint64_t one = 1;
+                s->cancelled = true;
+                atomic_store(&s->interrupt, true);
+                if (s->call_efd >= 0)
+                        (void) !write(s->call_efd, &one, sizeof(one));
+        } else
+                for (size_t i = 0; i < s->n; i++) {
+                        mcp_msg *m = &s->queue[(s->head + i) % MCP_SERVER_QUEUE_MAX];
+                        if (!mcp_id_equal(m->id, id))
+                                continue;
+                        mcp_msg_done(m);
+                        for (size_t k = i; k + 1 < s->n; k++)
+                                s->queue[(s->head + k) % MCP_SERVER_QUEUE_MAX] =
+                                        s->queue[(s->head + k + 1) % MCP_SERVER_QUEUE_MAX];
+                        s->n--;
+                        break;
+                }
+        pthread_mutex_unlock(&s->lock);
+}
+
+static int on_line(void *ud, const char *line, size_t len) {
+        server *s = ud;
+        mcp_msg m = {0};
+        hull_error e = {0};
+        int r = mcp_msg_parse(line, len, &m, &e);
+        if (r == -ENOMEM)
+                return r;
+        if (r < 0) {
+                /* JSON but not a valid message: a JSON-RPC 2.0 request with a valid id (its params
+                 * wrong) gets its id back; anything else is answered without one */
+                _cleanup_(json_decrefp) json_t *raw = r == -EINVAL ? json_loadb(line, len, 0, NULL) : NULL;
+                const char *version = json_string_value(json_object_get(raw, "jsonrpc"));
+                bool request =
+                        json_is_object(raw) && json_object_get(raw, "method") && version && strcmp(version, "2.0") == 0;
+                json_t *id = request ? json_object_get(raw, "id") : NULL;
+                logf_(s, DLOG_WARN, "event=mcp_bad_message error=%d", r);
+                r = send_error(s, mcp_id_valid(id) ? id : NULL, r == -EBADMSG ? MCP_ERR_PARSE : MCP_ERR_INVALID_REQUEST,
+                               "%s", e.msg);
+                return r == -EPIPE ? r : 0;
+        }
+        switch (m.kind) {
+        case MCP_MSG_NOTIFICATION:
+                if (strcmp(m.method, "notifications/cancelled") == 0)
+                        cancel_request(s, m.params);
+                mcp_msg_done(&m);
+                return 0;
+        case MCP_MSG_RESULT:
+        case MCP_MSG_ERROR: /* this server asks nothing: a stray answer */
+                mcp_msg_done(&m);
+                return 0;
+        case MCP_MSG_REQUEST:
+                break;
+        }
+        if (strcmp(m.method, "ping") == 0) { /* at once, even while a call runs */
+                r = send_msg(s, mcp_result_new(m.id, json_object()));
+                mcp_msg_done(&m);
+                return r == -EPIPE ? r : 0;
+        }
+        pthread_mutex_lock(&s->lock);
+        while (s->n >= MCP_SERVER_QUEUE_MAX && !s->quit && !stopping(s)) {
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_sec += 1;
+                (void) pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+        }
+        if (s->n >= MCP_SERVER_QUEUE_MAX) {
+                pthread_mutex_unlock(&s->lock);
+                mcp_msg_done(&m);
+                return -ECANCELED;
+        }
+        s->queue[(s->head + s->n) % MCP_SERVER_QUEUE_MAX] = m;
+        s->n++;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+}
+
+static void *reader_main(void *ud) {
+        server *s = ud;
+        _cleanup_free_ char *buf = malloc(MCP_READ_CHUNK);
+        mcp_framer f;
+        int r = 0;
+
+        mcp_framer_init(&f, MCP_MESSAGE_MAX);
+        if (!buf)
+                r = -ENOMEM;
+        while (r >= 0) {
+                pthread_mutex_lock(&s->lock);
+                bool quit = s->quit;
+                pthread_mutex_unlock(&s->lock);
+                if (quit || stopping(s))
+                        break;
+                struct pollfd p = {.fd = s->in_fd, .events = POLLIN};
+                int k = poll(&p, 1, MCP_SERVER_TICK_MS);
+                if (k < 0 && errno != EINTR) {
+                        r = -errno;
+                        break;
+                }
+                if (k <= 0)
+                        continue;
+                ssize_t n = read(s->in_fd, buf, MCP_READ_CHUNK);
+                if (n < 0 && (errno == EINTR || errno == EAGAIN))
+                        continue;
+                if (n < 0) {
+                        r = -errno;
+                        break;
+                }
+                if (n == 0) {
+                        if (mcp_framer_finish(&f) == 1)
+                                logf_(s, DLOG_WARN, "event=mcp_input_cut note=the_last_line_had_no_end");
+                        break;
+                }
+                r = mcp_framer_feed(&f, buf, (size_t) n, on_line, s);
+        }
+        mcp_framer_done(&f);
+        pthread_mutex_lock(&s->lock);
+        s->eof = true;
+        if (r < 0 && r != -ECANCELED) {
+                s->read_error = r;
+                if (r == -E2BIG)
+                        hull_fail(&s->read_e, r,
+                                  "mcp: a message from the client is over %u MiB: the connection is over",
+                                  MCP_MESSAGE_MAX >> 20);
+                else if (r == -EPIPE)
+                        hull_fail(&s->read_e, r, "mcp: the client's end of stdout closed");
+                else
+                        hull_err(&s->read_e, r, "mcp: cannot read stdin");
+        }
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
+}
+
+/* ---- one call's watcher ---- */
+
+typedef struct watcher {
+        server *s;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        pthread_t thread;
+        bool stop, started, fired;
+        int efd;
+        uint64_t started_ms, cancel_at_ms, last_progress_ms;
+        const json_t *token; /* the request's progressToken, or NULL */
+        double last_progress;
+        char note[AGENT_ERROR_TEXT_MAX];
+} watcher;
+
+static void progress_locked(watcher *w, uint64_t now) {
+        double p = (double) (now - w->started_ms) / 1000.0;
+        if (p <= w->last_progress)
+                return;
+        char msg[AGENT_ERROR_TEXT_MAX + 64];
+        snprintf(msg, sizeof(msg), "running for %" PRIu64 " s%s%s", (now - w->started_ms) / 1000,
+                 w->note[0] ? ": " : "", w->note);
+        json_t *params = json_pack("{s:O, s:f, s:s}", "progressToken", w->token, "progress", p, "message", msg);
+        if (params)
+                (void) send_msg(w->s, mcp_notification_new("notifications/progress", params));
+        w->last_progress = p;
+        w->last_progress_ms = now;
+}
+
+static void *watch_main(void *ud) {
+        watcher *w = ud;
+        pthread_mutex_lock(&w->lock);
+        while (!w->stop) {
+                uint64_t now = now_mono_ms();
+                if (!w->fired && (stopping(w->s) || atomic_load(&w->s->interrupt) || now >= w->cancel_at_ms)) {
+                        uint64_t one = 1;
+                        if (stopping(w->s))
+                                atomic_store(&w->s->interrupt, true);
+                        (void) !write(w->efd, &one, sizeof(one));
+                        w->fired = true;
+                }
+                if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
+                        progress_locked(w, now);
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += (long) AGENT_WATCH_TICK_MS * 1000000L;
+                if (ts.tv_nsec >= 1000000000L) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000L;
+                }
+                (void) pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+        }
+        pthread_mutex_unlock(&w->lock);
+        return NULL;
+}
+
+/* A tool's own note on how it goes: sent with the next progress (at once if one is due). */
+static void tool_progress(void *ud, const char *note) {
+        watcher *w = ud;
+        pthread_mutex_lock(&w->lock);
+        snprintf(w->note, sizeof(w->note), "%s", note ? note : "");
+        uint64_t now = now_mono_ms();
+        if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
+                progress_locked(w, now);
+        pthread_mutex_unlock(&w->lock);
+}
+
+static int watch_start(watcher *w, server *s, const json_t *token, uint64_t deadline_ms) {
+        pthread_condattr_t ca;
+        *w = (watcher){.s = s, .efd = -1, .token = token, .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS};
+        w->started_ms = w->last_progress_ms = now_mono_ms();
+        w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+        if (w->efd < 0)
+                return -errno;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_mutex_init(&w->lock, NULL);
+        pthread_cond_init(&w->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_lock(&s->lock);
+        s->call_efd = w->efd;
+        if (s->cancelled) { /* cancelled before it started */
+                uint64_t one = 1;
+                (void) !write(w->efd, &one, sizeof(one));
+        }
+        pthread_mutex_unlock(&s->lock);
+        int r = pthread_create(&w->thread, NULL, watch_main, w);
+        w->started = r == 0;
+        return -r;
+}
+
+static void watch_stop(watcher *w) {
+        if (w->started) {
+                pthread_mutex_lock(&w->lock);
+                w->stop = true;
+                pthread_cond_signal(&w->cond);
+                pthread_mutex_unlock(&w->lock);
+                pthread_join(w->thread, NULL);
+        }
+        if (w->efd >= 0) {
+                pthread_mutex_lock(&w->s->lock);
+                w->s->call_efd = -1;
+                pthread_mutex_unlock(&w->s->lock);
+                pthread_mutex_destroy(&w->lock);
+                pthread_cond_destroy(&w->cond);
+        }
+        w->efd = safe_close(w->efd);
+}
+
+/* ---- the methods ---- */
+
+static json_t *text_content(const char *text, bool is_error) {
+        return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text", "text", text ? text : "", "isError",
+                         is_error);
+}
+
+static int do_initialize(server *s, const mcp_msg *m) {
+        const char *asked = json_string_value(json_object_get(m->params, "protocolVersion"));
+        const char *version = mcp_server_version_supported(asked) ? asked : MCP_LATEST_VERSION;
+        const json_t *ci = json_object_get(m->params, "clientInfo");
+        char name[64], ver[64];
+        logf_(s, DLOG_INFO, "event=mcp_initialize client=%s client_version=%s asked=%s protocol=%s",
+              dlog_clean(json_string_value(json_object_get(ci, "name")) ?: "?", name, sizeof(name)),
+              dlog_clean(json_string_value(json_object_get(ci, "version")) ?: "?", ver, sizeof(ver)),
+              asked ? (mcp_server_version_supported(asked) ? asked : "other") : "none", version);
+        json_t *res = json_pack("{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}}", "protocolVersion", version, "capabilities",
+                                "tools", "listChanged", false, "serverInfo", "name", s->c->name, "title", "hull",
+                                "version", s->c->version);
+        if (res && s->c->instructions)
+                json_object_set_new(res, "instructions", json_string(s->c->instructions));
+        return send_msg(s, mcp_result_new(m->id, res));
+}
+
+static int do_tools_list(server *s, const mcp_msg *m) {
+        json_t *tools = json_array();
+        for (size_t i = 0; tools && i < s->c->n_tools; i++) {
+                const tool_def *d = s->c->tools[i];
+                json_array_append_new(tools, json_pack("{s:s, s:s, s:O}", "name", d->name, "description",
+                                                       d->description, "inputSchema", s->schemas[i]));
+        }
+        return send_msg(s, mcp_result_new(m->id, json_pack("{s:o}", "tools", tools)));
+}
+
+static size_t find_tool(server *s, const char *name) {
+        for (size_t i = 0; name && i < s->c->n_tools; i++)
+                if (strcmp(s->c->tools[i]->name, name) == 0)
+                        return i;
+        return SIZE_MAX;
+}
+
+/* Run tool i the way the agent loop does; *res is what the client reads. */
+static void run_tool(server *s, size_t i, const json_t *input, const json_t *token, call_result *res) {
+        const tool_def *d = s->c->tools[i];
+        uint64_t started = now_mono_ms();
+        uint64_t deadline = started + (d->timeout_ms ? d->timeout_ms : AGENT_TOOL_TIMEOUT_MS);
+        hull_error ce = {0}, te = {0};
+        bool claimed = false;
+        int r;
+
+        if (d->needs_session) {
+                r = ss_call_begin(s->c->ss, s->c->session, -1, &ce);
+                if (r < 0) {
+                        res->is_error = true;
+                        if (asprintf(&res->text, "%s could not run: %s", d->name, ce.msg) < 0)
+                                res->text = NULL;
+                        return;
+                }
+                claimed = true;
+        }
+        watcher w;
+        tool_output out = {0};
+        r = watch_start(&w, s, token, deadline);
+        if (r >= 0) {
+                tool_ctx ctx = {.ss = s->c->ss,
+                                .session = d->needs_session ? s->c->session : NULL,
+                                .cancel = &s->interrupt,
+                                .cancel_fd = w.efd,
+                                .deadline_mono_ms = deadline,
+                                .progress = tool_progress,
+                                .progress_ud = &w,
+                                .env = d->env};
+                r = d->run(&ctx, input, &out, &te);
+        } else
+                hull_err(&te, r, "mcp: cannot watch the tool call");
+        watch_stop(&w);
+        uint64_t now = now_mono_ms();
+        if (r < 0) {
+                int k;
+                res->is_error = true;
+                if (atomic_load(&s->interrupt))
+                        k = asprintf(&res->text, "%s was cancelled", d->name);
+                else if (r == -ETIMEDOUT || now >= deadline)
+                        k = asprintf(&res->text, "%s timed out after %" PRIu64 " ms%s%s", d->name, now - started,
+                                     te.msg[0] ? ": " : "", te.msg);
+                else
+                        k = asprintf(&res->text, "%s failed: %s", d->name, te.msg[0] ? te.msg : "unknown error");
+                if (k < 0)
+                        res->text = NULL;
+        } else
+                spill_shape(s->c->ss, s->c->session, &claimed, 0, d->name, &out, res);
+        if (claimed)
+                ss_call_end(s->c->ss, s->c->session);
+        tool_output_done(&out);
+}
+
+static int do_tools_call(server *s, const mcp_msg *m) {
+        const char *name = json_string_value(json_object_get(m->params, "name"));
+        const json_t *args = json_object_get(m->params, "arguments");
+        const json_t *token = json_object_get(json_object_get(m->params, "_meta"), "progressToken");
+        _cleanup_(json_decrefp) json_t *empty = NULL;
+        _cleanup_free_ char *problems = NULL;
+        call_result res = {0};
+        char names[1024];
+        size_t o = 0;
+
+        if (!name)
+                return send_error(s, m->id, MCP_ERR_INVALID_PARAMS, "tools/call wants params.name, a tool's name");
+        size_t i = find_tool(s, name);
+        if (i == SIZE_MAX) {
+                names[0] = '\0';
+                for (size_t k = 0; k < s->c->n_tools && o + 1 < sizeof(names); k++) {
+                        int n = snprintf(names + o, sizeof(names) - o, "%s%s", k ? ", " : "", s->c->tools[k]->name);
+                        if (n < 0)
+                                break;
+                        o += (size_t) n;
+                }
+                return send_error(s, m->id, MCP_ERR_INVALID_PARAMS, "unknown tool \"%.64s\"; the tools are: %s", name,
+                                  names);
+        }
+        if (args && !json_is_object(args))
+                return send_error(s, m->id, MCP_ERR_INVALID_PARAMS, "tools/call: params.arguments must be an object");
+        if (!args)
+                args = empty = json_object();
+        if (!mcp_id_valid(token))
+                token = NULL;
+        uint64_t started = now_mono_ms();
+        if (schema_validate(s->schemas[i], args, "arguments", &problems) < 0) {
+                res.is_error = true;
+                if (asprintf(&res.text, "invalid arguments for %s; it did not run:\n%s", name,
+                             problems ? problems : "out of memory") < 0)
+                        res.text = NULL;
+        } else
+                run_tool(s, i, args, token, &res);
+
+        pthread_mutex_lock(&s->lock);
+        bool cancelled = s->cancelled;
+        pthread_mutex_unlock(&s->lock);
+        logf_(s, DLOG_INFO, "event=mcp_call tool=%s ms=%" PRIu64 " is_error=%s handles=%zu%s", name,
+              now_mono_ms() - started, res.is_error ? "true" : "false", json_array_size(res.handles),
+              cancelled ? " cancelled=true" : "");
+        int r = 0;
+        if (!cancelled) { /* a cancelled request is not answered */
+                json_t *result =
+                        text_content(res.text ? res.text : "(the result was lost: out of memory)", res.is_error);
+                if (result && json_array_size(res.handles))
+                        json_object_set_new(result, "structuredContent", json_pack("{s:O}", "handles", res.handles));
+                r = send_msg(s, mcp_result_new(m->id, result));
+                if (r == -E2BIG)
+                        r = send_error(s, m->id, MCP_ERR_INTERNAL, "%s: the result is too large to send", name);
+        }
+        call_result_done(&res);
+        return r;
+}
+
+static int handle(server *s, const mcp_msg *m) {
+        if (strcmp(m->method, "initialize") == 0)
+                return do_initialize(s, m);
+        if (strcmp(m->method, "tools/list") == 0)
+                return do_tools_list(s, m);
+        if (strcmp(m->method, "tools/call") == 0)
+                return do_tools_call(s, m);
+        if (strcmp(m->method, "resources/list") == 0 || strcmp(m->method, "prompts/list") == 0)
+                return send_error(s, m->id, MCP_ERR_METHOD_NOT_FOUND,
+                                  "Method not found: %.64s (hull offers tools only)", m->method);
+        return send_error(s, m->id, MCP_ERR_METHOD_NOT_FOUND, "Method not found: %.64s", m->method);
+}
+
+/* ---- the server ---- */
+
+static int serve(server *s, hull_error *e) {
+        pthread_t reader;
+        int r = pthread_create(&reader, NULL, reader_main, s);
+        if (r != 0)
+                return hull_err(e, -r, "mcp: cannot start the reader thread");
+        for (;;) {
+                mcp_msg m;
+                pthread_mutex_lock(&s->lock);
+                while (s->n == 0 && !s->eof && !stopping(s)) {
+                        struct timespec ts;
+                        clock_gettime(CLOCK_REALTIME, &ts);
+                        ts.tv_nsec += (long) MCP_SERVER_TICK_MS * 1000000L;
+                        if (ts.tv_nsec >= 1000000000L) {
+                                ts.tv_sec++;
+                                ts.tv_nsec -= 1000000000L;
+                        }
+                        (void) pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+                }
+                if (s->n == 0 || stopping(s)) {
+                        pthread_mutex_unlock(&s->lock);
+                        break;
+                }
+                m = s->queue[s->head];
+                s->head = (s->head + 1) % MCP_SERVER_QUEUE_MAX;
+                s->n--;
+                s->current_id = m.id;
+                s->cancelled = false;
+                atomic_store(&s->interrupt, false);
+                pthread_cond_broadcast(&s->cond);
+                pthread_mutex_unlock(&s->lock);
+
+                r = handle(s, &m);
+
+                pthread_mutex_lock(&s->lock);
+                s->current_id = NULL;
+                pthread_mutex_unlock(&s->lock);
+                mcp_msg_done(&m);
+                pthread_mutex_lock(&s->out_lock);
+                bool broken = s->out_error < 0;
+                pthread_mutex_unlock(&s->out_lock);
+                if (broken)
+                        break;
+        }
+        pthread_mutex_lock(&s->lock);
+        s->quit = true;
+        pthread_cond_broadcast(&s->cond);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(reader, NULL);
+
+        pthread_mutex_lock(&s->out_lock);
+        int out_error = s->out_error;
+        pthread_mutex_unlock(&s->out_lock);
+        if (out_error < 0)
+                return hull_err(e, out_error, "mcp: cannot write to stdout");
+        if (s->read_error < 0) {
+                if (e)
+                        *e = s->read_e;
+                return s->read_error;
+        }
+        return 0;
+}
+
+int mcp_server_run(const mcp_server_config *c, int in_fd, int out_fd, hull_error *e) {
+        server s = {.c = c, .in_fd = in_fd, .out_fd = out_fd, .call_efd = -1};
+        _cleanup_free_ json_t **schemas = calloc(c->n_tools ? c->n_tools : 1, sizeof(json_t *));
+        int r = 0;
+
+        if (!schemas)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        for (size_t i = 0; i < c->n_tools && r >= 0; i++) {
+                json_error_t je;
+                schemas[i] = json_loads(c->tools[i]->input_schema, 0, &je);
+                if (!schemas[i])
+                        r = hull_fail(e, -EINVAL, "mcp: the schema of %s is not JSON: %s", c->tools[i]->name, je.text);
+                else
+                        r = schema_check(schemas[i], e);
+        }
+        if (r >= 0) {
+                s.schemas = schemas;
+                dynbuf_init(&s.out, MCP_MESSAGE_MAX + 1);
+                pthread_mutex_init(&s.lock, NULL);
+                pthread_mutex_init(&s.out_lock, NULL);
+                pthread_cond_init(&s.cond, NULL);
+                r = serve(&s, e);
+                for (size_t i = 0; i < s.n; i++)
+                        mcp_msg_done(&s.queue[(s.head + i) % MCP_SERVER_QUEUE_MAX]);
+                pthread_cond_destroy(&s.cond);
+                pthread_mutex_destroy(&s.out_lock);
+                pthread_mutex_destroy(&s.lock);
+                dynbuf_free(&s.out);
+        }
+        for (size_t i = 0; i < c->n_tools; i++)
+                json_decref(schemas[i]);
+        return r;
+}

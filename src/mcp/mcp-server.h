@@ -1,0 +1,59 @@
+/* mcp-server.h: hull as a Model Context Protocol server over stdio (`hull mcp`): a client (Claude
+ * Desktop, Claude Code, any MCP host) calls hull's sandbox tools (run_python, bash, read, write,
+ * edit, glob, grep, the handle tools, run_javascript) in one session that lives as long as the
+ * connection.
+ *
+ * The wire is mcp-jsonrpc's: one JSON-RPC message per line on in_fd and out_fd; nothing else is
+ * ever written to out_fd. Answered: initialize (protocol versions 2025-11-25, 2025-06-18,
+ * 2025-03-26; another asked gets 2025-11-25), ping, tools/list, tools/call;
+ * notifications/initialized and notifications/cancelled are heard, other notifications ignored.
+ * A message that is not JSON, or not JSON-RPC, is answered with -32700 or -32600 (without an id,
+ * unless it is a JSON-RPC 2.0 request with a valid id and something else wrong); an
+ * unknown method with -32601; tools/call without a known tool's name with -32602. A call whose
+ * arguments do not match the tool's schema, or that fails, is an isError result saying why (the
+ * model can correct itself). The server serves on after any of these.
+ *
+ * Calls run one at a time, in the order they came, the way the agent loop runs them: arguments
+ * validated against the tool's schema (schema.h), the session claimed (ss_call_begin), the tool's
+ * deadline and the client's cancellation turned into the tool's cancel fd, the result shaped by
+ * the spill middleware (spill.h: big results become handles). A reader thread keeps reading while
+ * a call runs: it answers ping at once, hears notifications/cancelled (the call in flight is
+ * stopped and not answered; a queued one is dropped) and queues the rest (at most
+ * MCP_SERVER_QUEUE_MAX; the reader then waits). A request that carried _meta.progressToken gets
+ * notifications/progress every MCP_PROGRESS_MS while its call runs (progress: seconds elapsed).
+ *
+ * The operations the tools run record themselves in the session's audit log (ss.h: exec, cell,
+ * write, edit); the server adds no records of its own.
+ *
+ * Threads: mcp_server_run is called from the thread that opened the session (its init is that
+ * thread's child); it starts the reader thread and, per call, a watcher thread. */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dlog.h"
+#include "error.h"
+#include "tool.h"
+
+typedef struct mcp_server_config {
+        ss_manager *ss;      /* the session's manager */
+        ss_session *session; /* the session every call runs in (borrowed) */
+        const tool_def *const *tools;
+        size_t n_tools;
+        const char *name, *version; /* serverInfo */
+        const char *instructions;   /* initialize's instructions (for the model), or NULL */
+        /* Set (by a signal handler) to end: the call in flight is cancelled, nothing more is read. */
+        const atomic_bool *stop;
+        const dlog *log; /* stderr lines; NULL: none */
+} mcp_server_config;
+
+/* Is version one this server speaks? */
+bool mcp_server_version_supported(const char *version);
+
+/* Serve until in_fd reaches its end (the calls already read are answered first), out_fd breaks,
+ * or *stop is set. Returns 0 on the end of the input or a stop, or a negative errno with *e: the
+ * input broke (-E2BIG: a line over MCP_MESSAGE_MAX; -EIO), the output broke (-EPIPE), or a thread
+ * could not be started. */
+int mcp_server_run(const mcp_server_config *c, int in_fd, int out_fd, hull_error *e);
