@@ -505,10 +505,9 @@
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
-#define MCP_SERVER_QUEUE_MAX 64U   /* requests read while a call runs, waiting their turn (then reading waits) */
-#define MCP_PROGRESS_MS 1000U      /* notifications/progress at most this often per call */
-#define MCP_SERVER_TICK_MS 200U    /* how often the reader and the server look at the stop flag */
-#define MCP_READ_CHUNK (64U << 10) /* bytes read from stdin at once */
+#define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */
+#define MCP_PROGRESS_MS 1000U    /* notifications/progress at most this often per call */
+#define MCP_SERVER_TICK_MS 200U  /* how often the reader and the server look at the stop flag */
 /* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
 #define V1_ERROR_CODE_MAX 64U      /* error.details.error_code, NUL included */
 #define V1_ERROR_MSG_MAX 512U      /* error.message, NUL included */
@@ -542,7 +541,7 @@
 #define MCP_REQUEST_TIMEOUT_MS 60000ULL     /* any other request without a deadline of its own */
 #define MCP_CLOSE_GRACE_MS 2000U            /* stdin closed, then SIGTERM, then SIGKILL, this far apart */
 #define MCP_STDERR_TAIL 1024U               /* bytes of a server's stderr kept to explain its failure */
-#define MCP_READ_CHUNK 65536U               /* bytes per read() of a server's output */
+#define MCP_READ_CHUNK 65536U               /* bytes per read() of a peer's output (a server's, hull mcp's stdin) */
 #define MCP_TOOLS_MAX 256U                  /* tools listed from one server */
 #define MCP_LIST_PAGES_MAX 100U             /* pages of one tools/list */
 #define MCP_TOOL_DESCRIPTION_MAX (8U << 10) /* bytes of a tool's description offered to the model */
