@@ -30,6 +30,7 @@ static const char *const offered[] = {
 
 #define MCP_ERR_SERVER (-32000)
 #define MCP_ERR_SESSION (-32001)
+#define MCP_ERR_CANCELLED (-32800) /* LSP's RequestCancelled */
 
 typedef struct entry {
         char id[PLIM_SESSION_ID_MAX + 1];
@@ -205,9 +206,14 @@ static int collect_send(void *ud, json_t *msg) {
         return 0;
 }
 
-static void answer_collected(http_req *r, collect *c) {
+/* The collected answer of request id; none: the client cancelled it (notifications/cancelled),
+ * and the POST still needs an answer. */
+static void answer_collected(http_req *r, collect *c, json_t *id) {
         if (!c->answer) {
-                failf(r, 500, MCP_ERR_INTERNAL, "the request got no answer (out of memory?)");
+                http_req_note(r, "cancelled=true");
+                answer_msg(r, 200,
+                           mcp_error_new(id, MCP_ERR_CANCELLED, "the request was cancelled (notifications/cancelled)",
+                                         NULL));
                 return;
         }
         answer_msg(r, 200, TAKE_PTR(c->answer));
@@ -386,7 +392,7 @@ static void init_thread(http_req *r) {
         }
         dlog_log(a->cfg.log, DLOG_INFO, "event=mcp_session_open id=%s principal=%s", en->id, en->principal);
         (void) http_answer_header(r, "Mcp-Session-Id", en->id);
-        answer_collected(r, &c);
+        answer_collected(r, &c, j->m.id);
 }
 
 /* ---- a call ---- */
@@ -395,7 +401,7 @@ static void call_thread(http_req *r) {
         job *j = http_req_ctx(r);
         collect c = {0};
         (void) mcp_conn_request(j->en->conn, &j->m, collect_send, &c);
-        answer_collected(r, &c);
+        answer_collected(r, &c, j->m.id);
 }
 
 /* An event-stream answer: each message one "message" event. */
@@ -572,7 +578,7 @@ static void handle(http_req *r) {
         if (strcmp(j->m.method, "tools/call") != 0) { /* does not block: answered here */
                 collect c = {0};
                 (void) mcp_conn_request(j->en->conn, &j->m, collect_send, &c);
-                answer_collected(r, &c);
+                answer_collected(r, &c, j->m.id);
                 job_free(j);
                 return;
         }

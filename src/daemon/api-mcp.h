@@ -8,7 +8,8 @@
  * hull serve stopped). A request is answered with application/json, or with text/event-stream
  * when the client accepts it and a tools/call carries _meta.progressToken (its progress
  * notifications, then its answer); a notification or a response is answered 202 (a
- * notifications/cancelled stops the call it names). DELETE /mcp ends the session (200); GET is
+ * notifications/cancelled stops the call it names; its POST, which needs an answer,
+ * gets error -32800 as JSON, or its stream ends without one). DELETE /mcp ends the session (200); GET is
  * 405 (no server-initiated stream). MCP-Protocol-Version, when sent, must be one the server
  * speaks (400); Content-Type must be application/json (415); an Origin header must name a
  * loopback host (403: DNS rebinding). The route needs the code:run scope when the server has

@@ -3,7 +3,8 @@
 # Content-Type 415, MCP-Protocol-Version 400, Origin 403, a body that is not JSON 400, a body
 # over the bound 413, no session id 400, an unknown one 404; initialize's Mcp-Session-Id, a
 # notification 202, a second initialize 400, JSON or event-stream answers by Accept and
-# progressToken, DELETE then 404, a session ended by the core's idle timeout, and hull serve
+# progressToken, a call cancelled by notifications/cancelled (-32800) with the session serving on,
+# DELETE then 404, a session ended by the core's idle timeout, and hull serve
 # stopping with a session open. (The SDK's client: tests/conformance/test-hull-mcp-http.sh.)
 source "$(dirname "$0")/../lib.sh"
 
@@ -74,6 +75,22 @@ s=$(post bad "${J[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","id":4,"method":"tools/cal
 check "an unknown tool: 200 with a -32602 error" sh -c "[ $s = 200 ] && grep -q -- '-32602' '$TEST_TMP/bad.b'"
 s=$(post meth "${J[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","id":5,"method":"resources/list"}')
 check "an unknown method: 200 with a -32601 error" sh -c "[ $s = 200 ] && grep -q -- '-32601' '$TEST_TMP/meth.b'"
+LONG='{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"import time\ntime.sleep(60)"}}}'
+t0=$(date +%s)
+post long "${J[@]}" "${S[@]}" -d "$LONG" >"$TEST_TMP/long.s" &
+cpid=$!
+# the cancellation is sent until the call's POST ends (one sent before the call starts is ignored)
+s=
+for i in $(seq 1 80); do
+        sleep 0.5
+        s=$(post cancel "${J[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}')
+        kill -0 $cpid 2>/dev/null || break
+done
+wait $cpid
+t1=$(date +%s)
+check "notifications/cancelled: 202; the call stops and its POST gets -32800 at once" sh -c "[ $s = 202 ] && [ \$(cat '$TEST_TMP/long.s') = 200 ] && grep -q -- '-32800' '$TEST_TMP/long.b' && [ $((t1 - t0)) -lt 50 ]"
+s=$(post after_cancel "${J[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"print(5*5)"}}}')
+check "the session serves on after a cancelled call" sh -c "[ $s = 200 ] && grep -q '25' '$TEST_TMP/after_cancel.b'"
 s=$(post del -X DELETE "${S[@]}")
 check "DELETE: 200" test "$s" = 200
 s=$(post after "${J[@]}" "${S[@]}" -d "$LIST")
