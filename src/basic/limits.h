@@ -508,6 +508,12 @@
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */
 #define MCP_PROGRESS_MS 1000U    /* notifications/progress at most this often per call */
 #define MCP_SERVER_TICK_MS 200U  /* how often the reader and the server look at the stop flag */
+/* hull serve's /mcp (src/daemon/api-mcp.c) */
+#define MCP_HTTP_SESSIONS_MAX 64U        /* MCP sessions open at once (each holds a sandbox session) */
+#define MCP_HTTP_BODY_MAX (8U << 20)     /* a POST's body: one JSON-RPC message */
+#define MCP_HTTP_SSE_QUEUE (256U << 10)  /* an SSE answer's frames waiting to be sent */
+#define MCP_HTTP_SSE_WAIT_MS 30000U      /* how long a frame waits for room before the stream is given up */
+#define MCP_HTTP_SHUTDOWN_WAIT_MS 10000U /* how long hull serve's stop waits for SSE answers in flight */
 /* the /v1 API (src/daemon/v1-*.c, api-v1.c) */
 #define V1_ERROR_CODE_MAX 64U      /* error.details.error_code, NUL included */
 #define V1_ERROR_MSG_MAX 512U      /* error.message, NUL included */

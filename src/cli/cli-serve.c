@@ -25,6 +25,7 @@
 #include "dlog.h"
 #include "fs-util.h"
 #include "api-hull.h"
+#include "api-mcp.h"
 #include "api-ops.h"
 #include "api-plimsoll.h"
 #include "home.h"
@@ -119,8 +120,9 @@ void cli_serve_help(void) {
         printf("Usage: hull serve [OPTIONS]\n\n"
                "Serve the plimsoll sandbox protocol 3 (Connect, JSON) over HTTP/1.1: Describe and Run\n"
                "(javascript, project) under /plimsoll.v1.SandboxService/; the agent API under /v1/ (agents,\n"
-               "environments, sessions and their events: Claude Managed Agents compatible); /healthz, /readyz,\n"
-               "/metrics.\n\n"
+               "environments, sessions and their events: Claude Managed Agents compatible); the MCP server\n"
+               "(hull mcp's tools over Streamable HTTP, one sandbox session per MCP session) at /mcp;\n"
+               "/healthz, /readyz, /metrics.\n\n"
                "Options:\n"
                "  --listen HOST:PORT       TCP address (default 127.0.0.1:%u; PORT 0 picks a free one)\n"
                "  --socket PATH            also listen on a unix socket (mode 0600)\n"
@@ -172,6 +174,10 @@ void cli_serve_help(void) {
                SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER,
                SERVE_DEFAULT_SESSIONS_PER_CALLER);
 }
+
+#ifndef HULL_VERSION
+#define HULL_VERSION "0.0.0"
+#endif
 
 #define usage_error(...) cli_usage_error("serve", CLI_EXIT_USAGE, __VA_ARGS__)
 
@@ -279,6 +285,7 @@ typedef struct serve_state {
         v1_engine *engine;
         api_v1 *v1;
         http_keys keys;
+        api_mcp *mcp; /* /mcp */
 } serve_state;
 
 /* Returns -1 to go on, or the exit status (help, a usage error). */
@@ -692,6 +699,14 @@ static int start_server(serve_state *st, hull_error *e) {
         if (r < 0)
                 return r;
         api_v1_config vac = {.store = st->db, .engine = st->engine, .log = &st->log};
+        api_mcp_config mcc = {.ss = hs_core(st->sessions),
+                              .javascript = st->ev.session_javascript,
+                              .audit_dir = st->audit_path[0] ? st->audit_path : NULL,
+                              .version = HULL_VERSION,
+                              .log = &st->log};
+        r = api_mcp_new(&mcc, &st->mcp, e);
+        if (r < 0)
+                return r;
         if (api_plimsoll_new(&pc, &st->plimsoll) < 0 || api_hull_new(&hc, &st->hull) < 0 ||
             api_ops_new(&oc, &st->ops) < 0 || api_v1_new(&vac, &st->v1) < 0)
                 return hull_err(e, -ENOMEM, "serve: out of memory");
@@ -710,7 +725,8 @@ static int start_server(serve_state *st, hull_error *e) {
         if (r < 0)
                 return r;
         if (api_plimsoll_register(st->plimsoll, st->srv) < 0 || api_hull_register(st->hull, st->srv) < 0 ||
-            api_ops_register(st->ops, st->srv) < 0 || api_v1_register(st->v1, st->srv) < 0)
+            api_ops_register(st->ops, st->srv) < 0 || api_v1_register(st->v1, st->srv) < 0 ||
+            api_mcp_register(st->mcp, st->srv) < 0)
                 return hull_err(e, -E2BIG, "serve: too many routes");
         r = http_start(st->srv, e);
         if (r < 0)
@@ -764,6 +780,7 @@ static int serve_until_signal(serve_state *st) {
  * threads use the server and the broker, so neither may be freed (the caller exits at once). */
 static bool shut_down(serve_state *st) {
         http_quiesce(st->srv);
+        api_mcp_shutdown(st->mcp, st->o.grace_ms);
         v1_engine_shutdown(st->engine, st->o.grace_ms);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
@@ -797,6 +814,7 @@ static int serve_teardown(serve_state *st, int status) {
         api_hull_free(st->hull);
         api_plimsoll_free(st->plimsoll);
         api_v1_free(st->v1);
+        api_mcp_free(st->mcp);
         v1_engine_shutdown(st->engine, SERVE_SHUTDOWN_CANCEL_MS);
         v1_engine_free(st->engine);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);

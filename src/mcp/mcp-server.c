@@ -35,7 +35,8 @@ bool mcp_server_version_supported(const char *version) {
         return false;
 }
 
-typedef struct server {
+struct mcp_conn {
+        mcp_server_config cfg; /* a copy */
         const mcp_server_config *c;
         json_t **schemas; /* the tools' input schemas, parsed */
         int in_fd, out_fd;
@@ -52,10 +53,20 @@ typedef struct server {
         bool cancelled;     /* the client cancelled it: no answer */
         atomic_bool interrupt;
 
-        pthread_mutex_t out_lock;
+        pthread_mutex_t call_lock; /* calls run one at a time */
+
+        pthread_mutex_t out_lock; /* stdio's output */
         dynbuf out;
         int out_error;
-} server;
+};
+
+typedef struct mcp_conn server;
+
+/* Where one request's messages go (its answer, its progress). */
+typedef struct outlet {
+        mcp_send_fn *send;
+        void *ud;
+} outlet;
 
 static bool stopping(const server *s) {
         return s->c->stop && atomic_load(s->c->stop);
@@ -63,11 +74,17 @@ static bool stopping(const server *s) {
 
 /* ---- output ---- */
 
-/* Send msg (stolen) as one line. Returns 0 or the output's (sticky) error. */
-static int send_msg(server *s, json_t *msg) {
-        int r;
+/* Send msg (stolen) through o. */
+static int send_msg(const outlet *o, json_t *msg) {
         if (!msg)
                 return -ENOMEM;
+        return o->send(o->ud, msg);
+}
+
+/* stdio's outlet: msg (stolen) as one line. Returns 0 or the output's (sticky) error. */
+static int stdio_send(void *ud, json_t *msg) {
+        server *s = ud;
+        int r;
         pthread_mutex_lock(&s->out_lock);
         r = s->out_error;
         if (r >= 0) {
@@ -84,8 +101,8 @@ static int send_msg(server *s, json_t *msg) {
         return r;
 }
 
-static int send_error(server *s, json_t *id, int64_t code, const char *fmt, ...) _printf_(4, 5);
-static int send_error(server *s, json_t *id, int64_t code, const char *fmt, ...) {
+static int send_error(const outlet *s, json_t *id, int64_t code, const char *fmt, ...) _printf_(4, 5);
+static int send_error(const outlet *s, json_t *id, int64_t code, const char *fmt, ...) {
         char msg[HULL_ERROR_MSG_MAX];
         va_list ap;
         va_start(ap, fmt);
@@ -136,6 +153,7 @@ static void cancel_request(server *s, const json_t *params) {
 
 static int on_line(void *ud, const char *line, size_t len) {
         server *s = ud;
+        const outlet so = {stdio_send, s};
         mcp_msg m = {0};
         hull_error e = {0};
         int r = mcp_msg_parse(line, len, &m, &e);
@@ -150,8 +168,8 @@ static int on_line(void *ud, const char *line, size_t len) {
                         json_is_object(raw) && json_object_get(raw, "method") && version && strcmp(version, "2.0") == 0;
                 json_t *id = request ? json_object_get(raw, "id") : NULL;
                 logf_(s, DLOG_WARN, "event=mcp_bad_message error=%d", r);
-                r = send_error(s, mcp_id_valid(id) ? id : NULL, r == -EBADMSG ? MCP_ERR_PARSE : MCP_ERR_INVALID_REQUEST,
-                               "%s", e.msg);
+                r = send_error(&so, mcp_id_valid(id) ? id : NULL,
+                               r == -EBADMSG ? MCP_ERR_PARSE : MCP_ERR_INVALID_REQUEST, "%s", e.msg);
                 return r == -EPIPE ? r : 0;
         }
         switch (m.kind) {
@@ -168,7 +186,7 @@ static int on_line(void *ud, const char *line, size_t len) {
                 break;
         }
         if (strcmp(m.method, "ping") == 0) { /* at once, even while a call runs */
-                r = send_msg(s, mcp_result_new(m.id, json_object()));
+                r = send_msg(&so, mcp_result_new(m.id, json_object()));
                 mcp_msg_done(&m);
                 return r == -EPIPE ? r : 0;
         }
@@ -251,6 +269,7 @@ static void *reader_main(void *ud) {
 
 typedef struct watcher {
         server *s;
+        const outlet *o;
         pthread_mutex_t lock;
         pthread_cond_t cond;
         pthread_t thread;
@@ -271,7 +290,7 @@ static void progress_locked(watcher *w, uint64_t now) {
                  w->note[0] ? ": " : "", w->note);
         json_t *params = json_pack("{s:O, s:f, s:s}", "progressToken", w->token, "progress", p, "message", msg);
         if (params)
-                (void) send_msg(w->s, mcp_notification_new("notifications/progress", params));
+                (void) send_msg(w->o, mcp_notification_new("notifications/progress", params));
         w->last_progress = p;
         w->last_progress_ms = now;
 }
@@ -314,9 +333,9 @@ static void tool_progress(void *ud, const char *note) {
         pthread_mutex_unlock(&w->lock);
 }
 
-static int watch_start(watcher *w, server *s, const json_t *token, uint64_t deadline_ms) {
+static int watch_start(watcher *w, server *s, const outlet *o, const json_t *token, uint64_t deadline_ms) {
         pthread_condattr_t ca;
-        *w = (watcher){.s = s, .efd = -1, .token = token, .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS};
+        *w = (watcher){.s = s, .o = o, .efd = -1, .token = token, .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS};
         w->started_ms = w->last_progress_ms = now_mono_ms();
         w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
         if (w->efd < 0)
@@ -363,7 +382,7 @@ static json_t *text_content(const char *text, bool is_error) {
                          is_error);
 }
 
-static int do_initialize(server *s, const mcp_msg *m) {
+static int do_initialize(server *s, const mcp_msg *m, const outlet *o) {
         const char *asked = json_string_value(json_object_get(m->params, "protocolVersion"));
         const char *version = mcp_server_version_supported(asked) ? asked : MCP_LATEST_VERSION;
         const json_t *ci = json_object_get(m->params, "clientInfo");
@@ -377,17 +396,17 @@ static int do_initialize(server *s, const mcp_msg *m) {
                                 "version", s->c->version);
         if (res && s->c->instructions)
                 json_object_set_new(res, "instructions", json_string(s->c->instructions));
-        return send_msg(s, mcp_result_new(m->id, res));
+        return send_msg(o, mcp_result_new(m->id, res));
 }
 
-static int do_tools_list(server *s, const mcp_msg *m) {
+static int do_tools_list(server *s, const mcp_msg *m, const outlet *o) {
         json_t *tools = json_array();
         for (size_t i = 0; tools && i < s->c->n_tools; i++) {
                 const tool_def *d = s->c->tools[i];
                 json_array_append_new(tools, json_pack("{s:s, s:s, s:O}", "name", d->name, "description",
                                                        d->description, "inputSchema", s->schemas[i]));
         }
-        return send_msg(s, mcp_result_new(m->id, json_pack("{s:o}", "tools", tools)));
+        return send_msg(o, mcp_result_new(m->id, json_pack("{s:o}", "tools", tools)));
 }
 
 static size_t find_tool(server *s, const char *name) {
@@ -398,7 +417,7 @@ static size_t find_tool(server *s, const char *name) {
 }
 
 /* Run tool i the way the agent loop does; *res is what the client reads. */
-static void run_tool(server *s, size_t i, const json_t *input, const json_t *token, call_result *res) {
+static void run_tool(server *s, size_t i, const json_t *input, const json_t *token, const outlet *o, call_result *res) {
         const tool_def *d = s->c->tools[i];
         uint64_t started = now_mono_ms();
         uint64_t deadline = started + (d->timeout_ms ? d->timeout_ms : AGENT_TOOL_TIMEOUT_MS);
@@ -418,7 +437,7 @@ static void run_tool(server *s, size_t i, const json_t *input, const json_t *tok
         }
         watcher w;
         tool_output out = {0};
-        r = watch_start(&w, s, token, deadline);
+        r = watch_start(&w, s, o, token, deadline);
         if (r >= 0) {
                 tool_ctx ctx = {.ss = s->c->ss,
                                 .session = d->needs_session ? s->c->session : NULL,
@@ -452,7 +471,7 @@ static void run_tool(server *s, size_t i, const json_t *input, const json_t *tok
         tool_output_done(&out);
 }
 
-static int do_tools_call(server *s, const mcp_msg *m) {
+static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
         const char *name = json_string_value(json_object_get(m->params, "name"));
         const json_t *args = json_object_get(m->params, "arguments");
         const json_t *token = json_object_get(json_object_get(m->params, "_meta"), "progressToken");
@@ -460,24 +479,24 @@ static int do_tools_call(server *s, const mcp_msg *m) {
         _cleanup_free_ char *problems = NULL;
         call_result res = {0};
         char names[1024];
-        size_t o = 0;
+        size_t off = 0;
 
         if (!name)
-                return send_error(s, m->id, MCP_ERR_INVALID_PARAMS, "tools/call wants params.name, a tool's name");
+                return send_error(o, m->id, MCP_ERR_INVALID_PARAMS, "tools/call wants params.name, a tool's name");
         size_t i = find_tool(s, name);
         if (i == SIZE_MAX) {
                 names[0] = '\0';
-                for (size_t k = 0; k < s->c->n_tools && o + 1 < sizeof(names); k++) {
-                        int n = snprintf(names + o, sizeof(names) - o, "%s%s", k ? ", " : "", s->c->tools[k]->name);
+                for (size_t k = 0; k < s->c->n_tools && off + 1 < sizeof(names); k++) {
+                        int n = snprintf(names + off, sizeof(names) - off, "%s%s", k ? ", " : "", s->c->tools[k]->name);
                         if (n < 0)
                                 break;
-                        o += (size_t) n;
+                        off += (size_t) n;
                 }
-                return send_error(s, m->id, MCP_ERR_INVALID_PARAMS, "unknown tool \"%.64s\"; the tools are: %s", name,
+                return send_error(o, m->id, MCP_ERR_INVALID_PARAMS, "unknown tool \"%.64s\"; the tools are: %s", name,
                                   names);
         }
         if (args && !json_is_object(args))
-                return send_error(s, m->id, MCP_ERR_INVALID_PARAMS, "tools/call: params.arguments must be an object");
+                return send_error(o, m->id, MCP_ERR_INVALID_PARAMS, "tools/call: params.arguments must be an object");
         if (!args)
                 args = empty = json_object();
         if (!mcp_id_valid(token))
@@ -489,7 +508,7 @@ static int do_tools_call(server *s, const mcp_msg *m) {
                              problems ? problems : "out of memory") < 0)
                         res.text = NULL;
         } else
-                run_tool(s, i, args, token, &res);
+                run_tool(s, i, args, token, o, &res);
 
         pthread_mutex_lock(&s->lock);
         bool cancelled = s->cancelled;
@@ -503,25 +522,53 @@ static int do_tools_call(server *s, const mcp_msg *m) {
                         text_content(res.text ? res.text : "(the result was lost: out of memory)", res.is_error);
                 if (result && json_array_size(res.handles))
                         json_object_set_new(result, "structuredContent", json_pack("{s:O}", "handles", res.handles));
-                r = send_msg(s, mcp_result_new(m->id, result));
+                r = send_msg(o, mcp_result_new(m->id, result));
                 if (r == -E2BIG)
-                        r = send_error(s, m->id, MCP_ERR_INTERNAL, "%s: the result is too large to send", name);
+                        r = send_error(o, m->id, MCP_ERR_INTERNAL, "%s: the result is too large to send", name);
         }
         call_result_done(&res);
         return r;
 }
 
-static int handle(server *s, const mcp_msg *m) {
+/* A call: one at a time; the call in flight is the one notifications/cancelled can stop. */
+static int call(server *s, const mcp_msg *m, const outlet *o) {
+        pthread_mutex_lock(&s->call_lock);
+        pthread_mutex_lock(&s->lock);
+        s->current_id = m->id;
+        s->cancelled = false;
+        atomic_store(&s->interrupt, false);
+        pthread_mutex_unlock(&s->lock);
+        int r = do_tools_call(s, m, o);
+        pthread_mutex_lock(&s->lock);
+        s->current_id = NULL;
+        pthread_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->call_lock);
+        return r;
+}
+
+static int handle(server *s, const mcp_msg *m, const outlet *o) {
         if (strcmp(m->method, "initialize") == 0)
-                return do_initialize(s, m);
+                return do_initialize(s, m, o);
+        if (strcmp(m->method, "ping") == 0)
+                return send_msg(o, mcp_result_new(m->id, json_object()));
         if (strcmp(m->method, "tools/list") == 0)
-                return do_tools_list(s, m);
+                return do_tools_list(s, m, o);
         if (strcmp(m->method, "tools/call") == 0)
-                return do_tools_call(s, m);
+                return call(s, m, o);
         if (strcmp(m->method, "resources/list") == 0 || strcmp(m->method, "prompts/list") == 0)
-                return send_error(s, m->id, MCP_ERR_METHOD_NOT_FOUND,
+                return send_error(o, m->id, MCP_ERR_METHOD_NOT_FOUND,
                                   "Method not found: %.64s (hull offers tools only)", m->method);
-        return send_error(s, m->id, MCP_ERR_METHOD_NOT_FOUND, "Method not found: %.64s", m->method);
+        return send_error(o, m->id, MCP_ERR_METHOD_NOT_FOUND, "Method not found: %.64s", m->method);
+}
+
+int mcp_conn_request(mcp_conn *c, const mcp_msg *m, mcp_send_fn *send, void *ud) {
+        const outlet o = {send, ud};
+        return handle(c, m, &o);
+}
+
+void mcp_conn_notify(mcp_conn *c, const mcp_msg *m) {
+        if (m->kind == MCP_MSG_NOTIFICATION && strcmp(m->method, "notifications/cancelled") == 0)
+                cancel_request(c, m->params);
 }
 
 /* ---- the server ---- */
@@ -551,17 +598,10 @@ static int serve(server *s, hull_error *e) {
                 m = s->queue[s->head];
                 s->head = (s->head + 1) % MCP_SERVER_QUEUE_MAX;
                 s->n--;
-                s->current_id = m.id;
-                s->cancelled = false;
-                atomic_store(&s->interrupt, false);
                 pthread_cond_broadcast(&s->cond);
                 pthread_mutex_unlock(&s->lock);
 
-                r = handle(s, &m);
-
-                pthread_mutex_lock(&s->lock);
-                s->current_id = NULL;
-                pthread_mutex_unlock(&s->lock);
+                (void) mcp_conn_request(s, &m, stdio_send, s);
                 mcp_msg_done(&m);
                 pthread_mutex_lock(&s->out_lock);
                 bool broken = s->out_error < 0;
@@ -588,36 +628,78 @@ static int serve(server *s, hull_error *e) {
         return 0;
 }
 
-int mcp_server_run(const mcp_server_config *c, int in_fd, int out_fd, hull_error *e) {
-        server s = {.c = c, .in_fd = in_fd, .out_fd = out_fd, .call_efd = -1};
-        _cleanup_free_ json_t **schemas = calloc(c->n_tools ? c->n_tools : 1, sizeof(json_t *));
+/* The connection's state: the config copied, the schemas parsed. */
+static int conn_init(server *s, const mcp_server_config *c, hull_error *e) {
         int r = 0;
-
-        if (!schemas)
+        *s = (server){.cfg = *c, .call_efd = -1};
+        s->c = &s->cfg;
+        s->schemas = calloc(c->n_tools ? c->n_tools : 1, sizeof(json_t *));
+        if (!s->schemas)
                 return hull_err(e, -ENOMEM, "mcp: out of memory");
         for (size_t i = 0; i < c->n_tools && r >= 0; i++) {
                 json_error_t je;
-                schemas[i] = json_loads(c->tools[i]->input_schema, 0, &je);
-                if (!schemas[i])
+                s->schemas[i] = json_loads(c->tools[i]->input_schema, 0, &je);
+                if (!s->schemas[i])
                         r = hull_fail(e, -EINVAL, "mcp: the schema of %s is not JSON: %s", c->tools[i]->name, je.text);
                 else
-                        r = schema_check(schemas[i], e);
+                        r = schema_check(s->schemas[i], e);
         }
-        if (r >= 0) {
-                s.schemas = schemas;
-                dynbuf_init(&s.out, MCP_MESSAGE_MAX + 1);
-                pthread_mutex_init(&s.lock, NULL);
-                pthread_mutex_init(&s.out_lock, NULL);
-                pthread_cond_init(&s.cond, NULL);
-                r = serve(&s, e);
-                for (size_t i = 0; i < s.n; i++)
-                        mcp_msg_done(&s.queue[(s.head + i) % MCP_SERVER_QUEUE_MAX]);
-                pthread_cond_destroy(&s.cond);
-                pthread_mutex_destroy(&s.out_lock);
-                pthread_mutex_destroy(&s.lock);
-                dynbuf_free(&s.out);
+        if (r < 0) {
+                for (size_t i = 0; i < c->n_tools; i++)
+                        json_decref(s->schemas[i]);
+                free(s->schemas);
+                s->schemas = NULL;
+                return r;
         }
-        for (size_t i = 0; i < c->n_tools; i++)
-                json_decref(schemas[i]);
+        dynbuf_init(&s->out, MCP_MESSAGE_MAX + 1);
+        pthread_mutex_init(&s->lock, NULL);
+        pthread_mutex_init(&s->call_lock, NULL);
+        pthread_mutex_init(&s->out_lock, NULL);
+        pthread_cond_init(&s->cond, NULL);
+        return 0;
+}
+
+static void conn_done(server *s) {
+        for (size_t i = 0; i < s->n; i++)
+                mcp_msg_done(&s->queue[(s->head + i) % MCP_SERVER_QUEUE_MAX]);
+        pthread_cond_destroy(&s->cond);
+        pthread_mutex_destroy(&s->out_lock);
+        pthread_mutex_destroy(&s->call_lock);
+        pthread_mutex_destroy(&s->lock);
+        dynbuf_free(&s->out);
+        for (size_t i = 0; i < s->c->n_tools; i++)
+                json_decref(s->schemas[i]);
+        free(s->schemas);
+}
+
+int mcp_conn_new(const mcp_server_config *c, mcp_conn **ret, hull_error *e) {
+        server *s = malloc(sizeof(*s));
+        if (!s)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        int r = conn_init(s, c, e);
+        if (r < 0) {
+                free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
+void mcp_conn_free(mcp_conn *c) {
+        if (!c)
+                return;
+        conn_done(c);
+        free(c);
+}
+
+int mcp_server_run(const mcp_server_config *c, int in_fd, int out_fd, hull_error *e) {
+        server s;
+        int r = conn_init(&s, c, e);
+        if (r < 0)
+                return r;
+        s.in_fd = in_fd;
+        s.out_fd = out_fd;
+        r = serve(&s, e);
+        conn_done(&s);
         return r;
 }

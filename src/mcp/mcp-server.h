@@ -35,6 +35,7 @@
 
 #include "dlog.h"
 #include "error.h"
+#include "mcp-jsonrpc.h"
 #include "tool.h"
 
 typedef struct mcp_server_config {
@@ -57,3 +58,28 @@ bool mcp_server_version_supported(const char *version);
  * input broke (-E2BIG: a line over MCP_MESSAGE_MAX; -EIO), the output broke (-EPIPE), or a thread
  * could not be started. */
 int mcp_server_run(const mcp_server_config *c, int in_fd, int out_fd, hull_error *e);
+
+/* ---- one connection over any transport (hull serve's /mcp: one per MCP session) ----
+ * The same methods as mcp_server_run, one parsed message at a time: the transport frames, parses
+ * and routes (a request to mcp_conn_request, a notification to mcp_conn_notify). Requests may
+ * come from several threads at once; tools/call runs one at a time (a second waits for the
+ * first). c->session must outlive the connection. */
+typedef struct mcp_conn mcp_conn;
+
+/* Where one request's messages go: its progress notifications, then its answer (msg is stolen,
+ * a whole JSON-RPC message). Returns 0 or a negative errno (-E2BIG: the message is too large;
+ * the answer is then replaced by an error). Called from the requesting thread and the call's
+ * watcher thread, one message at a time. */
+typedef int mcp_send_fn(void *ud, json_t *msg);
+
+/* A connection (the config is copied; what it points to must outlive it). Returns 0 with *ret,
+ * or a negative errno with *e (a tool's schema is bad, no memory). */
+int mcp_conn_new(const mcp_server_config *c, mcp_conn **ret, hull_error *e);
+/* Free it: no request may be in it. NULL: nothing. */
+void mcp_conn_free(mcp_conn *c);
+/* Answer request m (MCP_MSG_REQUEST) through send: initialize, ping, tools/list, tools/call (runs
+ * the tool: blocks for the call), other methods -32601. Returns 0 or send's error. */
+int mcp_conn_request(mcp_conn *c, const mcp_msg *m, mcp_send_fn *send, void *ud);
+/* A notification: notifications/cancelled stops the call it names (not answered then); others
+ * are ignored. */
+void mcp_conn_notify(mcp_conn *c, const mcp_msg *m);

@@ -3,7 +3,9 @@
  * no name, arguments that are not an object or not what the schema says), malformed lines
  * answered without an id, ping while a call runs, progress, cancellation (the call stopped and
  * never answered), a tool's deadline, a result too big to show, the end of the input, a stop,
- * and a line over MCP_MESSAGE_MAX. */
+ * and a line over MCP_MESSAGE_MAX; then a connection without a transport (mcp_conn: a ping
+ * answered while a call runs on another thread, the call cancelled and not answered, a result its
+ * transport cannot carry turned into an error). */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -457,6 +459,121 @@ static void test_end_and_stop(void) {
         dynbuf_free(&c.buf);
 }
 
+/* ---- a connection without a transport (hull serve's /mcp uses it) ---- */
+
+typedef struct sink {
+        pthread_mutex_t lock;
+        json_t *msgs;    /* what was sent, in order */
+        bool refuse_big; /* answer -E2BIG to a result, as a transport with a bound does */
+} sink;
+
+static int sink_send(void *ud, json_t *msg) {
+        sink *k = ud;
+        if (k->refuse_big && json_object_get(msg, "result")) {
+                json_decref(msg);
+                return -E2BIG;
+        }
+        pthread_mutex_lock(&k->lock);
+        json_array_append_new(k->msgs, msg);
+        pthread_mutex_unlock(&k->lock);
+        return 0;
+}
+
+static void parse(const char *line, mcp_msg *m) {
+        hull_error e = {0};
+        CHECK(mcp_msg_parse(line, strlen(line), m, &e) >= 0);
+}
+
+typedef struct call_arg {
+        mcp_conn *mc;
+        sink *k;
+        mcp_msg m;
+        int r;
+} call_arg;
+
+static void *call_main(void *ud) {
+        call_arg *a = ud;
+        a->r = mcp_conn_request(a->mc, &a->m, sink_send, a->k);
+        return NULL;
+}
+
+static void test_conn(void) {
+        mcp_server_config cfg = {.tools = tools, .n_tools = ELEMENTSOF(tools), .name = "hull", .version = "test"};
+        mcp_conn *mc = NULL;
+        hull_error e = {0};
+        sink a = {.msgs = json_array()}, b = {.msgs = json_array()};
+        mcp_msg m;
+        pthread_mutex_init(&a.lock, NULL);
+        pthread_mutex_init(&b.lock, NULL);
+        CHECK_EQ_INT(mcp_conn_new(&cfg, &mc, &e), 0);
+
+        parse("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", &m);
+        CHECK_EQ_INT(mcp_conn_request(mc, &m, sink_send, &b), 0);
+        mcp_msg_done(&m);
+        CHECK_EQ_INT(json_array_size(b.msgs), 1);
+        CHECK_EQ_INT(json_array_size(json_object_get(json_object_get(json_array_get(b.msgs, 0), "result"), "tools")),
+                     ELEMENTSOF(tools));
+
+        /* a call on another thread with progress; a ping answered while it runs; cancelled */
+        call_arg ca = {.mc = mc, .k = &a};
+        parse("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"wait\","
+              "\"arguments\":{\"ms\":600000},\"_meta\":{\"progressToken\":7}}}",
+              &ca.m);
+        pthread_t t;
+        CHECK_EQ_INT(pthread_create(&t, NULL, call_main, &ca), 0);
+        uint64_t t0 = now_mono_ms();
+        for (;;) { /* until the first progress: the call runs */
+                pthread_mutex_lock(&a.lock);
+                size_t n = json_array_size(a.msgs);
+                pthread_mutex_unlock(&a.lock);
+                if (n > 0 || now_mono_ms() - t0 > 60000)
+                        break;
+                usleep(20 * 1000);
+        }
+        parse("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", &m);
+        CHECK_EQ_INT(mcp_conn_request(mc, &m, sink_send, &b), 0);
+        mcp_msg_done(&m);
+        CHECK_EQ_INT(json_array_size(b.msgs), 2);
+        CHECK(json_is_object(json_object_get(json_array_get(b.msgs, 1), "result")));
+        parse("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":2}}", &m);
+        mcp_conn_notify(mc, &m);
+        mcp_msg_done(&m);
+        pthread_join(t, NULL);
+        mcp_msg_done(&ca.m);
+        CHECK_EQ_INT(ca.r, 0);
+        CHECK(now_mono_ms() - t0 < 300000);
+        size_t i;
+        json_t *v;
+        bool answered = false;
+        json_array_foreach(a.msgs, i, v) {
+                if (json_object_get(v, "id"))
+                        answered = true;
+                else
+                        CHECK_EQ_STR(json_string_value(json_object_get(v, "method")), "notifications/progress");
+        }
+        CHECK(json_array_size(a.msgs) >= 1);
+        CHECK(!answered); /* a cancelled call is not answered */
+
+        /* a transport that cannot carry the result gets an error instead */
+        sink big = {.msgs = json_array(), .refuse_big = true};
+        pthread_mutex_init(&big.lock, NULL);
+        parse("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\","
+              "\"arguments\":{\"text\":\"hi\"}}}",
+              &m);
+        CHECK_EQ_INT(mcp_conn_request(mc, &m, sink_send, &big), 0);
+        mcp_msg_done(&m);
+        CHECK_EQ_INT(json_array_size(big.msgs), 1);
+        CHECK_EQ_INT(error_code(json_array_get(big.msgs, 0)), MCP_ERR_INTERNAL);
+
+        mcp_conn_free(mc);
+        json_decref(a.msgs);
+        json_decref(b.msgs);
+        json_decref(big.msgs);
+        pthread_mutex_destroy(&a.lock);
+        pthread_mutex_destroy(&b.lock);
+        pthread_mutex_destroy(&big.lock);
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         CHECK(mcp_server_version_supported("2025-11-25"));
@@ -466,5 +583,6 @@ int main(void) {
         test_calls_and_errors();
         test_progress_ping_cancel();
         test_end_and_stop();
+        test_conn();
         return test_done();
 }
