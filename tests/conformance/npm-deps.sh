@@ -26,5 +26,10 @@ npm_ready() {
                 return 1
         fi
         export NODE_PATH=$dest/node_modules
+        # Debian 12's Node.js is 18: the Web Crypto global that the MCP SDK's Streamable HTTP
+        # server uses (globalThis.crypto) is behind a flag there, on by default from Node 19.
+        case $(node --version) in
+        v18.*) export NODE_OPTIONS="${NODE_OPTIONS:+$NODE_OPTIONS }--experimental-global-webcrypto" ;;
+        esac
         return 0
 }
