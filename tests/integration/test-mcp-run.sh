@@ -107,6 +107,21 @@ for api in openai anthropic; do
         mock_stop
 done
 
+# ---- hull chat --mcp: two turns, the server kept between them ----
+mock '{"steps":[
+ {"tool_calls":[{"name":"fs__write_file","input":{"path":"'"$ROOT"'/chat.txt","content":"from the chat"}}]},
+ {"text":"wrote it"},
+ {"tool_calls":[{"name":"fs__read_text_file","input":{"path":"'"$ROOT"'/chat.txt"}}]},
+ {"text":["read: ","{{last_tool_result}}"]}]}'
+t0=$(date +%s)
+printf 'write it\nread it\n' | HULL_PROVIDER=anthropic HULL_BASE_URL=$MURL HULL_API_KEY=k HULL_MODEL=mock-model \
+        timeout 120 "$HULL" chat --mcp "fs=$FS $ROOT" >"$O" 2>"$E"
+RC=$? SECS=$(($(date +%s) - t0))
+pyexpect "mcp chat: both turns use the server's tools" \
+        'rc == 0 and "wrote it" in o and "read: from the chat" in o and len(reqs) == 4'
+rm -f "$ROOT/chat.txt"
+mock_stop
+
 # ---- server-everything: progress and a log message reach the transcript ----
 mock '{"steps":[
  {"tool_calls":[{"name":"ev__toggle-simulated-logging","input":{}}]},
