@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # test-mcp-run.sh: `hull run --mcp 'NAME=COMMAND ARGS...'` end to end against `hull mock-model`:
 # the scripted model calls @modelcontextprotocol/server-filesystem's tools on a temporary
-# directory (read, write, a big file kept as a handle) and server-everything's over stdio
-# (progress notes and a log message reach the transcript) and over Streamable HTTP on loopback;
-# hull chat --mcp over two turns; a
-# server that fails to start, an HTTP server that is not there and a malformed --mcp are clear
-# errors; no server is left running. The servers come from tests/conformance's
-# lockfile (npm-deps.sh).
+# directory (read, write, a big file kept as a handle), server-everything's over stdio (progress
+# notes and a log message reach the transcript) and over Streamable HTTP on loopback; hull chat
+# --mcp over two turns; a server that fails to start, an HTTP server that is not there and a
+# malformed --mcp are clear errors; no server is left running. The servers come from
+# tests/conformance's lockfile (npm-deps.sh).
 source "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../conformance/npm-deps.sh"
 npm_ready "hull run --mcp" || exit 0
