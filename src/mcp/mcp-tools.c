@@ -321,6 +321,8 @@ int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hul
                                 .description = t->description,
                                 .input_schema = t->schema,
                                 .default_policy = TOOL_ALWAYS_ALLOW,
+                                .mcp_server = mcp_client_name(clients[k]),
+                                .mcp_tool = t->tool,
                                 .run = run_mcp,
                                 .env = t,
                         };
