@@ -93,8 +93,8 @@ for api in openai anthropic; do
         run_hull $api "read the files" --json --mcp "fs=$FS $ROOT"
         pyexpect "mcp run $api: exit 0 with the answer built from the server's result" \
                 'rc == 0 and j and j["stop"] == "end_turn" and j["answer"].endswith("First line: alpha")'
-        pyexpect "mcp run $api: the server's tools are offered as fs__TOOL beside hull's own" \
-                '"fs__read_text_file" in tool_names(reqs[0]) and "fs__write_file" in tool_names(reqs[0]) and "bash" in tool_names(reqs[0])'
+        pyexpect "mcp run $api: the server's tools are offered as fs__TOOL beside hull's own (no resource tools: it declares no resources)" \
+                '"fs__read_text_file" in tool_names(reqs[0]) and "fs__write_file" in tool_names(reqs[0]) and "bash" in tool_names(reqs[0]) and "fs__read_resource" not in tool_names(reqs[0])'
         pyexpect "mcp run $api: read_text_file's text reached the model" \
                 'tool_results(reqs[1])[0][0] == "alpha\nbeta\n" and tool_results(reqs[1])[0][1] in (None, False)'
         pyexpect "mcp run $api: write_file wrote the file outside the sandbox, where the server runs" \
@@ -120,6 +120,22 @@ RC=$? SECS=$(($(date +%s) - t0))
 pyexpect "mcp chat: both turns use the server's tools" \
         'rc == 0 and "wrote it" in o and "read: from the chat" in o and len(reqs) == 4'
 rm -f "$ROOT/chat.txt"
+mock_stop
+
+# ---- server-everything's resources, offered as ev__list_resources and ev__read_resource ----
+mock '{"steps":[
+ {"tool_calls":[{"name":"ev__list_resources","input":{}}]},
+ {"tool_calls":[{"name":"ev__read_resource","input":{"uri":"demo://resource/static/document/architecture.md"}}]},
+ {"tool_calls":[{"name":"ev__read_resource","input":{"uri":"demo://resource/dynamic/blob/1"}}]},
+ {"tool_calls":[{"name":"ev__read_resource","input":{"uri":"demo://no/such/resource"}}]},
+ {"text":"done"}]}'
+run_hull anthropic "resources" --json --keep --mcp "ev=$EV stdio"
+pyexpect "mcp run: a server with resources gets NAME__list_resources and NAME__read_resource" \
+        'rc == 0 and "ev__list_resources" in tool_names(reqs[0]) and "ev__read_resource" in tool_names(reqs[0])'
+pyexpect "mcp run: resources/list answers with the server's resources" \
+        'any(ev["type"] == "agent.mcp_tool_result" and "demo://resource/static/document/architecture.md" in ev["content"][0]["text"] for ev in transcript())'
+pyexpect "mcp run: resources/read gives a text resource's text, a blob as a handle, a missing one as an error" \
+        '[ev["content"][0]["text"] for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][1].startswith("[resource <demo://resource/static/document/architecture.md>]\n") and len([ev for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][1]["content"][0]["text"]) > 200 and any(ev["type"] == "hull.handle_created" and ev["handle"]["kind"] == "binary" and ev["handle"]["source"] == "mcp:ev/resources/read" for ev in transcript()) and [ev for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][3]["is_error"] and "not found" in [ev for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][3]["content"][0]["text"]'
 mock_stop
 
 # ---- server-everything: progress and a log message reach the transcript ----
