@@ -602,6 +602,7 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
                 /* what the agent's config says; "auto" asks (hull cannot tell what an MCP tool does) */
                 const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
                 l->policies[l->n_defs++] = p && strcmp(p, "always_allow") == 0 ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK;
+                l->needs_box = true; /* a big result becomes a handle, kept in the session's sandbox */
         }
         return 0;
 }

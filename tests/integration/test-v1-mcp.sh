@@ -3,7 +3,10 @@
 # @modelcontextprotocol/server-everything over Streamable HTTP on loopback, with hull mock-model
 # calling everything__echo: the call is announced as agent.mcp_tool_use (always_ask, the
 # default), waits for user.tool_confirmation, runs, is answered as agent.mcp_tool_result and its
-# result reaches the model; an agent whose server is not there ends its turn with a session.error
+# result reaches the model; trigger-long-running-operation's progress reaches the session's events
+# as hull.tool_progress, and a user.interrupt cancels it (the connection serves the next turn); a
+# result over 100 KB (get-env, with a big variable in the server's environment) becomes a handle
+# in the session's sandbox; an agent whose server is not there ends its turn with a session.error
 # of type mcp_connection_failed_error naming the server, then idles, in a bounded time.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/v1-lib.sh"
@@ -19,7 +22,8 @@ export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"
 
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-HOST=127.0.0.1 PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
+# MCP_BIG: get-env's answer is over 100 KB
+MCP_BIG=$(head -c 100000 /dev/zero | tr '\0' b) HOST=127.0.0.1 PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
 EVH=$!
 pids+=("$EVH")
 for _ in $(seq 1 600); do
@@ -30,6 +34,11 @@ done
 : >"$TEST_TMP/requests.jsonl"
 SCRIPT='{"steps": [
   {"tool_calls": [{"name": "everything__echo", "input": {"message": "hello over mcp"}, "id": "toolu_mcp1"}]},
+  {"text": "{{last_tool_result}}"},
+  {"tool_calls": [{"name": "everything__trigger-long-running-operation", "input": {"duration": 60, "steps": 60}, "id": "toolu_long"}]},
+  {"tool_calls": [{"name": "everything__echo", "input": {"message": "after the interrupt"}, "id": "toolu_mcp2"}]},
+  {"text": "{{last_tool_result}}"},
+  {"tool_calls": [{"name": "everything__get-env", "input": {}, "id": "toolu_env"}]},
   {"text": "{{last_tool_result}}"}
 ]}'
 if ! mock_start "$SCRIPT" --record "$TEST_TMP/requests.jsonl" --log-level error; then
@@ -41,10 +50,13 @@ if ! serve_v1 "$TEST_TMP/serve.log"; then
         exit 1
 fi
 
-# new_session NAME URL: an agent with that MCP server (its toolset's defaults), a session; SESSION
+# new_session NAME URL [POLICY]: an agent with that MCP server (its toolset's default policy, or
+# POLICY), a session; SESSION
 new_session() {
-        v1 POST /v1/agents "{\"name\": \"mcp\", \"model\": \"$MODEL\", \"mcp_servers\": [{\"type\": \"url\", \"name\": \"$1\", \"url\": \"$2\"}], \"tools\": [{\"type\": \"mcp_toolset\", \"mcp_server_name\": \"$1\"}]}"
-        expect "v1 mcp: an agent with mcp_servers ($1)" "s == 200 and b['tools'][0]['default_config']['permission_policy']['type'] == 'always_ask'"
+        local dc=""
+        [ -n "${3:-}" ] && dc=", \"default_config\": {\"permission_policy\": {\"type\": \"$3\"}}"
+        v1 POST /v1/agents "{\"name\": \"mcp\", \"model\": \"$MODEL\", \"mcp_servers\": [{\"type\": \"url\", \"name\": \"$1\", \"url\": \"$2\"}], \"tools\": [{\"type\": \"mcp_toolset\", \"mcp_server_name\": \"$1\"$dc}]}"
+        expect "v1 mcp: an agent with mcp_servers ($1 ${3:-default})" "s == 200 and b['tools'][0]['default_config']['permission_policy']['type'] == '${3:-always_ask}'"
         local agent env
         agent=$(field id)
         v1 POST /v1/environments '{"name": "t"}'
@@ -73,7 +85,8 @@ ev = json.load(open(sys.argv[1]))
 types = [e["type"] for e in ev]
 ok = eval(sys.argv[2])
 if not ok:
-    print("types:", types, "events:", json.dumps(ev)[-2500:])
+    print("events:", json.dumps(ev)[-1500:], "types:", types, "handles:",
+          [{k: v for k, v in e["handle"].items() if k != "preview"} for e in ev if e["type"] == "hull.handle_created"])
 sys.exit(0 if ok else 1)' "$TEST_TMP/events.json" "$2" "${@:3}"
 }
 
@@ -101,6 +114,34 @@ evcheck "v1 mcp: agent.mcp_tool_result links back to the call and carries the se
         'any(e["type"] == "agent.mcp_tool_result" and e["mcp_tool_use_id"] == sys.argv[3] and not e["is_error"] and "Echo: hello over mcp" in e["content"][0]["text"] for e in ev) and "agent.tool_result" not in types' "$USE"
 evcheck "v1 mcp: the result reached the model (its answer repeats it)" \
         'any(e["type"] == "agent.message" and "Echo: hello over mcp" in e["content"][0]["text"] for e in ev)'
+
+# ---- an interrupt mid-call: the call is cancelled, the connection serves the next turn ----
+new_session everything "http://127.0.0.1:$PORT/mcp" always_allow
+v1 POST "/v1/sessions/$SESSION/events" "$(user_message "take long")"
+events_until 120 'any(e["type"] == "hull.tool_progress" and e.get("note", "").startswith("mcp:") for e in ev)' ||
+        fail "v1 mcp: the long operation's progress reaches the session's events" "$(tail -c 1500 "$TEST_TMP/events.json")"
+evcheck "v1 mcp: its progress notes are hull.tool_progress tagged mcp:everything, linked to the call" \
+        'any(e["type"] == "hull.tool_progress" and e.get("note", "").startswith("mcp:everything: ") and e["tool_use_id"] == [u["id"] for u in ev if u["type"] == "agent.mcp_tool_use"][0] for e in ev)'
+t0=$(date +%s)
+v1 POST "/v1/sessions/$SESSION/events" '{"events": [{"type": "user.interrupt"}]}'
+expect "v1 mcp: the interrupt is taken" "s == 200"
+events_until 60 'ev[-1]["type"] == "session.status_idle"' ||
+        fail "v1 mcp: the interrupted turn idles" "$(tail -c 1500 "$TEST_TMP/events.json")"
+t1=$(date +%s)
+# a hang check, not a speed check: the operation wanted 60 s
+check "v1 mcp: the interrupt ended the 60 s call well before its end ($((t1 - t0)) s)" test $((t1 - t0)) -lt 45
+v1 POST "/v1/sessions/$SESSION/events" "$(user_message "echo again")"
+events_until 120 'ev[-1]["type"] == "session.status_idle" and sum(1 for e in ev if e["type"] == "agent.mcp_tool_result") >= 2' ||
+        fail "v1 mcp: the turn after the interrupt ends" "$(tail -c 1500 "$TEST_TMP/events.json")"
+evcheck "v1 mcp: the connection serves the next turn" \
+        'any(e["type"] == "agent.mcp_tool_result" and "Echo: after the interrupt" in e["content"][0]["text"] and not e["is_error"] for e in ev)'
+
+# ---- a big result ----
+v1 POST "/v1/sessions/$SESSION/events" "$(user_message "the environment")"
+events_until 120 'ev[-1]["type"] == "session.status_idle" and sum(1 for e in ev if e["type"] == "agent.mcp_tool_result") >= 3' ||
+        fail "v1 mcp: the big result's turn ends" "$(tail -c 1500 "$TEST_TMP/events.json")"
+evcheck "v1 mcp: a result over 100 KB becomes a handle in the session's sandbox; the model gets its summary" \
+        'any(e["type"] == "hull.handle_created" and e["handle"]["source"] == "everything__get-env" and e["handle"]["bytes"] > 100000 for e in ev) and 0 < len([e for e in ev if e["type"] == "agent.mcp_tool_result"][-1]["content"][0]["text"]) < 8000'
 
 # ---- an unreachable server ----
 DEAD=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
