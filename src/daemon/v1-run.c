@@ -589,8 +589,11 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
                 return 0;
         if (mcp_toolset_new(l->mcps, l->n_mcps, &l->mcp_set, e) < 0) {
                 *ret_type = "mcp_connection_failed_error";
-                /* the message names the server; which one is not known here */
-                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", mcp_client_name(l->mcps[0]));
+                /* the server whose connection broke; else (an error answer) the message names it */
+                size_t k = 0;
+                while (k + 1 < l->n_mcps && mcp_client_alive(l->mcps[k], NULL))
+                        k++;
+                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", mcp_client_name(l->mcps[k]));
                 return -1;
         }
         for (size_t k = 0; k < mcp_toolset_count(l->mcp_set) && l->n_defs < cap - 1; k++) {
