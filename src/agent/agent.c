@@ -838,9 +838,11 @@ static void answer(agent *a, const char *call_id, const char *event_id, call_res
         }
         if (event_id[0] && !res->client)
                 emit(a,
-                     json_pack("{s:s, s:s, s:[{s:s, s:o}], s:b, s:I, s:o}", "type", "agent.tool_result", "tool_use_id",
-                               event_id, "content", "type", "text", "text", content, "is_error", res->is_error,
-                               "hull_duration_ms", (json_int_t) duration_ms, "hull_handles", ids),
+                     json_pack("{s:s, s:s, s:[{s:s, s:o}], s:b, s:I, s:o}", "type",
+                               res->mcp_server ? "agent.mcp_tool_result" : "agent.tool_result",
+                               res->mcp_server ? "mcp_tool_use_id" : "tool_use_id", event_id, "content", "type", "text",
+                               "text", content, "is_error", res->is_error, "hull_duration_ms", (json_int_t) duration_ms,
+                               "hull_handles", ids),
                      NULL);
         else {
                 json_decref(content);
@@ -897,11 +899,14 @@ static int one_call(agent *a, const json_t *call, bool last) {
         a->tool_calls++;
         tool_policy policy = t ? t->policy : TOOL_DENY;
         bool client = t && t->def->client;
-        json_t *ev =
-                client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name, "input",
-                                   input, "hull_call_id", call_id)
-                       : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input", input,
-                                   "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
+        const char *mcp = t ? t->def->mcp_server : NULL;
+        json_t *ev = client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name, "input",
+                                        input, "hull_call_id", call_id)
+                     : mcp  ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:s}", "type", "agent.mcp_tool_use", "name",
+                                       t->def->mcp_tool ? t->def->mcp_tool : name, "input", input, "mcp_server_name",
+                                        mcp, "evaluated_permission", permission_name(policy), "hull_call_id", call_id)
+                            : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input",
+                                        input, "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
         emit(a, ev, event_id);
 
         const char *input_error = str_of(call, "input_error");
@@ -954,6 +959,7 @@ static int one_call(agent *a, const json_t *call, bool last) {
         } else
                 run_tool(a, t, input, event_id, &res);
 done:
+        res.mcp_server = t ? t->def->mcp_server : NULL;
         answer(a, call_id, event_id, &res, now_mono_ms() - started);
         call_result_done(&res);
         return -1;
@@ -968,6 +974,8 @@ static void calls_close(agent *a, const char *why) {
                         snprintf(event_id, sizeof(event_id), "%s", a->wait_event);
                 call_result res = {0};
                 result_error(&res, "%s did not run: %s", str_of(call, "name"), why);
+                const agent_tool *t = find_tool(a, str_of(call, "name"));
+                res.mcp_server = t ? t->def->mcp_server : NULL;
                 answer(a, str_of(call, "id"), event_id, &res, 0);
                 call_result_done(&res);
         }

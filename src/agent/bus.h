@@ -20,6 +20,9 @@
  *   agent.tool_result          {"tool_use_id": the agent.tool_use event's id, "content":[{"type":
  *                               "text","text"}], "is_error", "hull_duration_ms",
  *                               "hull_handles":[ids made by the call]}
+ *   agent.mcp_tool_use         an MCP server's tool (tool_def.mcp_server): agent.tool_use's fields
+ *                               with "name" the server's own tool name and "mcp_server_name"
+ *   agent.mcp_tool_result      agent.tool_result's fields, "mcp_tool_use_id" for "tool_use_id"
  *   hull.tool_progress         {"tool_use_id", "elapsed_ms", "note"?}   a long call still runs
  *                               (at most one per BUS_PROGRESS_MS per call; an MCP tool's
                                note: "mcp:SERVER: 2/4 ...")

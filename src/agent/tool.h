@@ -84,6 +84,11 @@ typedef struct tool_def {
          * is announced as agent.custom_tool_use and ends the turn with requires_action until
          * agent_supply() gives its result. */
         bool client;
+        /* A tool of an MCP server (src/mcp): its calls are announced as agent.mcp_tool_use with
+         * "mcp_server_name" = mcp_server and "name" = mcp_tool (the server's own name for it), and
+         * answered as agent.mcp_tool_result ("mcp_tool_use_id"). NULL: a hull tool. */
+        const char *mcp_server;
+        const char *mcp_tool;
         /* Run the call. input is validated against input_schema. Returns 0 with *ret (also for
          * a failure the model should see: ret->is_error), or a negative errno with *e: the loop
          * turns it into an error result for the model (and ends the turn only for -ECANCELED). */

@@ -281,16 +281,17 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                                 (int64_t) json_integer_value(json_object_get(u, "input_tokens")),
                                 (int64_t) json_integer_value(json_object_get(u, "output_tokens")),
                                 json_is_true(json_object_get(ev, "is_error")) ? " with an error" : "");
-        } else if (strcmp(type, "agent.tool_use") == 0) {
+        } else if (strcmp(type, "agent.tool_use") == 0 || strcmp(type, "agent.mcp_tool_use") == 0) {
                 cli_input_line(json_object_get(ev, "input"), line, sizeof(line));
                 end_line(a);
-                fprintf(stderr, "hull: %s %s%s\n", str_of(ev, "name"), line,
+                const char *srv = str_of(ev, "mcp_server_name");
+                fprintf(stderr, "hull: %s%s%s %s%s\n", srv, srv[0] ? "/" : "", str_of(ev, "name"), line,
                         strcmp(str_of(ev, "evaluated_permission"), "deny") == 0 ? " (denied by policy)" : "");
         } else if (strcmp(type, "hull.tool_progress") == 0) {
                 fprintf(stderr, "hull:   ... %" PRId64 " s%s%s\n",
                         (int64_t) json_integer_value(json_object_get(ev, "elapsed_ms")) / 1000,
                         json_object_get(ev, "note") ? ": " : "", str_of(ev, "note"));
-        } else if (strcmp(type, "agent.tool_result") == 0) {
+        } else if (strcmp(type, "agent.tool_result") == 0 || strcmp(type, "agent.mcp_tool_result") == 0) {
                 const json_t *c = json_array_get(json_object_get(ev, "content"), 0);
                 const char *t = str_of(c, "text");
                 size_t n = strcspn(t, "\n");

@@ -13,6 +13,8 @@
 #include "bus.h"
 #include "dynbuf.h"
 #include "macro.h"
+#include "mcp-client.h"
+#include "mcp-tools.h"
 #include "model.h"
 #include "time-util.h"
 #include "tool-web.h"
@@ -65,6 +67,11 @@ typedef struct live {
         tool_policy *policies;
         size_t n_defs;
         json_t *schemas; /* the custom tools' input schemas as text (kept for defs) */
+        /* the agent's MCP servers: connected when its tools are built, closed with the session */
+        mcp_client *mcps[V1_MCP_SERVERS_MAX];
+        size_t n_mcps;
+        mcp_toolset *mcp_set;
+        char mcp_failed[V1_NAME_MAX + 1]; /* the server that could not be reached ("" none) */
         bool needs_box;
         ss_session *box;
         char box_id[PLIM_SESSION_ID_MAX + 1];
@@ -282,20 +289,41 @@ static void log_server_locked(live *l, json_t *const *evs, size_t n) {
                 json_decref(evs[i]);
 }
 
-/* A turn that could not run: session.error, then idle. */
-static void log_failure_locked(live *l, const char *type, const char *msg, bool running) {
+/* A turn that could not run: session.error (naming the MCP server when server is not NULL), then
+ * idle. */
+static void log_failure_server_locked(live *l, const char *type, const char *msg, bool running, const char *server) {
         json_t *evs[3];
         size_t n = 0;
         if (!running)
                 evs[n++] = json_pack("{s:s}", "type", "session.status_running");
         evs[n++] = json_pack("{s:s, s:{s:s, s:s, s:{s:s}}}", "type", "session.error", "error", "type", type, "message",
                              msg, "retry_status", "type", "terminal");
+        if (evs[n - 1] && server)
+                json_object_set_new(json_object_get(evs[n - 1], "error"), "mcp_server_name", json_string(server));
         evs[n++] = json_pack("{s:s, s:{s:s}, s:n}", "type", "session.status_idle", "stop_reason", "type", "end_turn",
                              "stop_details");
         log_server_locked(l, evs, n);
 }
 
+static void log_failure_locked(live *l, const char *type, const char *msg, bool running) {
+        log_failure_server_locked(l, type, msg, running, NULL);
+}
+
 /* ---- the table ---- */
+
+/* The tools, built by tools_build, and the MCP connections with them. */
+static void tools_drop(live *l) {
+        mcp_toolset_free(TAKE_PTR(l->mcp_set));
+        for (size_t i = 0; i < l->n_mcps; i++)
+                mcp_client_free(TAKE_PTR(l->mcps[i]));
+        l->n_mcps = 0;
+        free(TAKE_PTR(l->defs));
+        free(TAKE_PTR(l->def_ptrs));
+        free(TAKE_PTR(l->policies));
+        json_decref(TAKE_PTR(l->schemas));
+        l->n_defs = 0;
+        l->needs_box = false;
+}
 
 static void live_free(live *l) {
         while (l->subs) {
@@ -316,10 +344,7 @@ static void live_free(live *l) {
         }
         if (l->web)
                 tool_web_free(l->web);
-        free(l->defs);
-        free(l->def_ptrs);
-        free(l->policies);
-        json_decref(l->schemas);
+        tools_drop(l);
         json_decref(l->obj);
         json_decref(l->queue);
         json_decref(l->stash);
@@ -427,7 +452,7 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
         if (persisted) {
                 json_t *copy = json_deep_copy(event);
                 if (strcmp(type, "agent.custom_tool_use") == 0 ||
-                    (strcmp(type, "agent.tool_use") == 0 &&
+                    ((strcmp(type, "agent.tool_use") == 0 || strcmp(type, "agent.mcp_tool_use") == 0) &&
                      strcmp(json_string_value(json_object_get(event, "evaluated_permission")) ?: "", "ask") == 0)) {
                         snprintf(l->ask_id, sizeof(l->ask_id), "%s", json_string_value(json_object_get(event, "id")));
                         l->ask_client = type[6] == 'c';
@@ -514,7 +539,79 @@ static int add_builtin(live *l, const char *name, const json_t *cfg, hull_error 
         return 0;
 }
 
-static int tools_build(live *l, const json_t *agent_obj, hull_error *e) {
+/* The toolset config of an MCP server's tool: its entry in the mcp_toolset's configs, else the
+ * toolset's default_config; NULL when the agent has no mcp_toolset for the server. */
+static const json_t *mcp_config(const json_t *tools, const char *server, const char *tool) {
+        size_t i;
+        json_t *ts;
+        json_array_foreach(tools, i, ts) {
+                if (strcmp(json_string_value(json_object_get(ts, "type")) ?: "", "mcp_toolset") != 0 ||
+                    strcmp(json_string_value(json_object_get(ts, "mcp_server_name")) ?: "", server) != 0)
+                        continue;
+                size_t j;
+                json_t *c;
+                json_array_foreach(json_object_get(ts, "configs"), j,
+                                   c) if (strcmp(json_string_value(json_object_get(c, "name")) ?: "", tool) ==
+                                          0) return c;
+                return json_object_get(ts, "default_config");
+        }
+        return NULL;
+}
+
+/* Connect to the agent's MCP servers (Streamable HTTP) and add their enabled tools to l->defs.
+ * Returns 0, or -1 with *e, *ret_type and l->mcp_failed (the server that failed). */
+static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **ret_type, hull_error *e) {
+        const json_t *servers = json_object_get(agent_obj, "mcp_servers");
+        const json_t *tools = json_object_get(agent_obj, "tools");
+        size_t i;
+        json_t *srv;
+        json_array_foreach(servers, i, srv) {
+                const char *name = json_string_value(json_object_get(srv, "name"));
+                const char *url = json_string_value(json_object_get(srv, "url"));
+                if (!name || !url || l->n_mcps >= V1_MCP_SERVERS_MAX)
+                        continue;
+                mcp_http_config hc = {.name = name, .url = url};
+                if (!mcp_server_name_valid(name)) {
+                        *ret_type = "mcp_connection_failed_error";
+                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
+                        return hull_fail(e, -EINVAL,
+                                         "mcp: the server name '%.64s' cannot prefix tool names (hull takes letters, "
+                                         "digits, '_' and '-', at most %u bytes): rename it in the agent",
+                                         name, MCP_SERVER_NAME_MAX);
+                }
+                if (mcp_client_connect(&hc, &l->mcps[l->n_mcps], e) < 0) {
+                        *ret_type = "mcp_connection_failed_error";
+                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
+                        return -1;
+                }
+                l->n_mcps++;
+        }
+        if (l->n_mcps == 0)
+                return 0;
+        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->mcp_set, e) < 0) {
+                *ret_type = "mcp_connection_failed_error";
+                /* the server whose connection broke; else (an error answer) the message names it */
+                size_t k = 0;
+                while (k + 1 < l->n_mcps && mcp_client_alive(l->mcps[k], NULL))
+                        k++;
+                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", mcp_client_name(l->mcps[k]));
+                return -1;
+        }
+        for (size_t k = 0; k < mcp_toolset_count(l->mcp_set) && l->n_defs < cap - 1; k++) {
+                const tool_def *d = mcp_toolset_def(l->mcp_set, k);
+                const json_t *cfg = mcp_config(tools, d->mcp_server, d->mcp_tool);
+                if (!cfg || !json_is_true(json_object_get(cfg, "enabled")))
+                        continue;
+                l->defs[l->n_defs] = *d;
+                /* what the agent's config says; "auto" asks (hull cannot tell what an MCP tool does) */
+                const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
+                l->policies[l->n_defs++] = p && strcmp(p, "always_allow") == 0 ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK;
+                l->needs_box = true; /* a big result becomes a handle, kept in the session's sandbox */
+        }
+        return 0;
+}
+
+static int tools_build(live *l, const json_t *agent_obj, const char **ret_type, hull_error *e) {
         const json_t *tools = json_object_get(agent_obj, "tools");
         size_t cap = V1_TOOLS_MAX + 8;
         l->defs = calloc(cap, sizeof(*l->defs));
@@ -557,8 +654,10 @@ static int tools_build(live *l, const json_t *agent_obj, hull_error *e) {
                         };
                         l->policies[l->n_defs++] = TOOL_ALWAYS_ALLOW;
                 }
-                /* mcp_toolset: MCP servers are not connected yet (their calls are not offered) */
+                /* mcp_toolset: below, once its server is connected */
         }
+        if (mcp_build(l, agent_obj, cap, ret_type, e) < 0)
+                return -1;
         for (size_t k = 0; k < l->n_defs; k++)
                 l->def_ptrs[k] = &l->defs[k];
         return 0;
@@ -599,8 +698,10 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                 ss_unref(g->cfg.ss, TAKE_PTR(l->box));
                 l->box_id[0] = '\0';
         }
-        if (!l->defs && tools_build(l, agent_obj, e) < 0)
+        if (!l->defs && tools_build(l, agent_obj, ret_type, e) < 0) {
+                tools_drop(l); /* the next turn tries again */
                 return -1;
+        }
         if (!l->model) {
                 model_config mc = g->cfg.settings->model;
                 const char *mid = json_string_value(json_object_get(json_object_get(agent_obj, "model"), "id"));
@@ -799,7 +900,8 @@ static void *worker_main(void *arg) {
                 if (r < 0) {
                         char msg[HULL_ERROR_MSG_MAX + 64];
                         snprintf(msg, sizeof(msg), "the turn could not run: %s", e.msg);
-                        log_failure_locked(l, etype, msg, false);
+                        log_failure_server_locked(l, etype, msg, false, l->mcp_failed[0] ? l->mcp_failed : NULL);
+                        l->mcp_failed[0] = '\0';
                         agent_turn_result_done(&res);
                         continue;
                 }
@@ -1136,12 +1238,7 @@ int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, j
                                 hull_error ce = {0};
                                 (void) store_conversation_put(g->cfg.store, l->id, conv, &ce);
                                 agent_free(TAKE_PTR(l->agent));
-                                free(TAKE_PTR(l->defs));
-                                free(TAKE_PTR(l->def_ptrs));
-                                free(TAKE_PTR(l->policies));
-                                json_decref(TAKE_PTR(l->schemas));
-                                l->n_defs = 0;
-                                l->needs_box = false;
+                                tools_drop(l); /* and its MCP connections: the new servers are connected then */
                         }
                 }
         }

@@ -45,6 +45,7 @@ struct mcp_client {
         hull_error broken; /* set once the connection failed */
         char version[16];
         json_t *server_info;
+        json_t *capabilities; /* the server's, from initialize */
         char *instructions;
         mcp_message_fn on_message;
         void *on_message_ud;
@@ -86,6 +87,10 @@ const char *mcp_client_protocol_version(const mcp_client *c) {
 
 const json_t *mcp_client_server_info(const mcp_client *c) {
         return c->server_info;
+}
+
+const json_t *mcp_client_capabilities(const mcp_client *c) {
+        return c->capabilities;
 }
 
 const char *mcp_client_instructions(const mcp_client *c) {
@@ -267,6 +272,7 @@ void mcp_client_free(mcp_client *c) {
         dynbuf_free(&c->outq);
         mcp_msg_done(&c->reply);
         json_decref(c->server_info);
+        json_decref(c->capabilities);
         free(c->instructions);
         free(c);
 }
@@ -816,6 +822,8 @@ static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
         snprintf(c->version, sizeof(c->version), "%s", v);
         json_t *info = json_object_get(res, "serverInfo");
         c->server_info = json_is_object(info) ? json_incref(info) : json_object();
+        json_t *caps = json_object_get(res, "capabilities");
+        c->capabilities = json_is_object(caps) ? json_incref(caps) : json_object();
         const char *ins = json_string_value(json_object_get(res, "instructions"));
         if (ins)
                 c->instructions = strdup(ins);

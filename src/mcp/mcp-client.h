@@ -87,6 +87,7 @@ const char *mcp_client_name(const mcp_client *c);
 const char *mcp_client_protocol_version(const mcp_client *c); /* as negotiated */
 const json_t *mcp_client_server_info(const mcp_client *c);    /* the server's serverInfo ({} when none) */
 const char *mcp_client_instructions(const mcp_client *c);     /* the server's instructions; NULL: none */
+const json_t *mcp_client_capabilities(const mcp_client *c);   /* the server's capabilities ({} when none) */
 /* False once the connection failed (the server exited, hung, wrote garbage); *e (may be NULL)
  * then gets the failure again. */
 bool mcp_client_alive(const mcp_client *c, hull_error *e);

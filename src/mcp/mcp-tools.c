@@ -14,8 +14,15 @@
 
 #define NAME_MAX_TOOL 64U
 
+typedef enum mcp_tool_kind {
+        MCP_KIND_TOOL,           /* tools/call */
+        MCP_KIND_LIST_RESOURCES, /* resources/list, offered as SERVER__list_resources */
+        MCP_KIND_READ_RESOURCE,  /* resources/read, offered as SERVER__read_resource */
+} mcp_tool_kind;
+
 typedef struct mcp_tool {
         mcp_client *client;
+        mcp_tool_kind kind;
         char *tool; /* the server's name for it */
         char name[NAME_MAX_TOOL + 1];
         char *description;
@@ -200,6 +207,38 @@ static void on_progress(void *ud, double progress, double total, const char *mes
         p->c->progress(p->c->progress_ud, note);
 }
 
+/* resources/list or resources/read for the model: the list as a value (a handle when big); the
+ * contents read as a CallToolResult's embedded resources (text, or a blob kept as a handle). */
+static int run_resources(const mcp_tool *t, const json_t *input, const mcp_call_opts *o, json_t **ret, hull_error *e) {
+        bool list = t->kind == MCP_KIND_LIST_RESOURCES;
+        const char *arg = json_string_value(json_object_get(input, list ? "cursor" : "uri"));
+        json_t *params = arg ? json_pack("{s:s}", list ? "cursor" : "uri", arg) : NULL;
+        if (arg && !params)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        _cleanup_(json_decrefp) json_t *res = NULL;
+        int r = mcp_client_request(t->client, list ? "resources/list" : "resources/read", params, o, &res, e);
+        if (r < 0)
+                return r;
+        json_t *content = json_array();
+        if (!content)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        if (list) {
+                /* structuredContent alone: the model gets the value (a handle when big) */
+                json_t *found = json_object_get(res, "resources");
+                const char *next = json_string_value(json_object_get(res, "nextCursor"));
+                json_t *arr = json_is_array(found) ? json_incref(found) : json_array();
+                *ret = json_pack("{s:o, s:{s:o, s:s*}}", "content", content, "structuredContent", "resources", arr,
+                                 "nextCursor", next);
+        } else {
+                size_t i;
+                json_t *c;
+                json_array_foreach(json_object_get(res, "contents"), i, c)
+                        json_array_append_new(content, json_pack("{s:s, s:O}", "type", "resource", "resource", c));
+                *ret = json_pack("{s:o}", "content", content);
+        }
+        return *ret ? 0 : hull_err(e, -ENOMEM, "mcp: out of memory");
+}
+
 static int run_mcp(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
         const mcp_tool *t = c->env;
         progress_ctx p = {.c = c, .t = t};
@@ -208,7 +247,8 @@ static int run_mcp(const tool_ctx *c, const json_t *input, tool_output *ret, hul
                            .progress = on_progress,
                            .progress_ud = &p};
         _cleanup_(json_decrefp) json_t *res = NULL;
-        int r = mcp_client_call_tool(t->client, t->tool, input, &o, &res, e);
+        int r = t->kind == MCP_KIND_TOOL ? mcp_client_call_tool(t->client, t->tool, input, &o, &res, e)
+                                         : run_resources(t, input, &o, &res, e);
         if (r == -EREMOTEIO) {
                 /* the server refused the call: the model reads why and may adapt */
                 *ret = (tool_output){.text = strdup(e ? e->msg : "the MCP server refused the call"), .is_error = true};
@@ -278,6 +318,63 @@ static int describe(mcp_tool *t, const json_t *tool, hull_error *e) {
         return 0;
 }
 
+static tool_def def_of(const mcp_tool *t) {
+        return (tool_def){
+                .name = t->name,
+                .description = t->description,
+                .input_schema = t->schema,
+                .default_policy = TOOL_ALWAYS_ALLOW,
+                .mcp_server = mcp_client_name(t->client),
+                .mcp_tool = t->tool,
+                .run = run_mcp,
+                .env = t,
+        };
+}
+
+/* SERVER__list_resources or SERVER__read_resource, unless the server has a tool of that name. */
+static int add_resource_tool(mcp_toolset *s, mcp_client *c, mcp_tool_kind kind, hull_error *e) {
+        bool list = kind == MCP_KIND_LIST_RESOURCES;
+        const char *name = list ? "list_resources" : "read_resource";
+        const char *server = mcp_client_name(c);
+        char full[NAME_MAX_TOOL + 1];
+        mcp_tool_name(server, name, full);
+        for (size_t j = 0; j < s->n; j++)
+                if (strcmp(s->tools[j].name, full) == 0)
+                        return 0;
+        if (s->n >= AGENT_TOOLS_MAX)
+                return hull_fail(e, -E2BIG, "mcp: the servers offer more than %u tools", AGENT_TOOLS_MAX);
+        mcp_tool *t = &s->tools[s->n];
+        *t = (mcp_tool){.client = c, .kind = kind};
+        snprintf(t->name, sizeof(t->name), "%s", full);
+        snprintf(t->source, sizeof(t->source), "mcp:%s/%s", server, list ? "resources/list" : "resources/read");
+        t->tool = strdup(name);
+        s->n++;
+        _cleanup_dynbuf_ dynbuf d;
+        dynbuf_init(&d, MCP_TOOL_DESCRIPTION_MAX);
+        int r;
+        if (list) {
+                r = dynbuf_addf(&d,
+                                "List the resources of the MCP server %s (resources/list): their "
+                                "uri, name, description and mimeType; nextCursor, when there are "
+                                "more, goes back as cursor. Read one with %s__read_resource.",
+                                server, server);
+                t->schema = strdup("{\"type\":\"object\",\"properties\":{\"cursor\":{\"type\":\"string\"}},"
+                                   "\"additionalProperties\":false}");
+        } else {
+                r = dynbuf_addf(&d,
+                                "Read a resource of the MCP server %s by its uri (resources/read; "
+                                "%s__list_resources lists them). Binary contents are kept as a handle.",
+                                server, server);
+                t->schema = strdup("{\"type\":\"object\",\"properties\":{\"uri\":{\"type\":\"string\"}},"
+                                   "\"required\":[\"uri\"],\"additionalProperties\":false}");
+        }
+        t->description = r < 0 ? NULL : dynbuf_take(&d, NULL);
+        if (!t->tool || !t->description || !t->schema)
+                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        s->defs[s->n - 1] = def_of(t);
+        return 0;
+}
+
 int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hull_error *e) {
         _cleanup_(mcp_toolset_freep) mcp_toolset *s = calloc(1, sizeof(*s));
         if (!s)
@@ -316,14 +413,14 @@ int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hul
                         r = describe(t, tool, e);
                         if (r < 0)
                                 return r;
-                        s->defs[s->n - 1] = (tool_def){
-                                .name = t->name,
-                                .description = t->description,
-                                .input_schema = t->schema,
-                                .default_policy = TOOL_ALWAYS_ALLOW,
-                                .run = run_mcp,
-                                .env = t,
-                        };
+                        s->defs[s->n - 1] = def_of(t);
+                }
+                if (json_is_object(json_object_get(mcp_client_capabilities(clients[k]), "resources"))) {
+                        int r2 = add_resource_tool(s, clients[k], MCP_KIND_LIST_RESOURCES, e);
+                        if (r2 >= 0)
+                                r2 = add_resource_tool(s, clients[k], MCP_KIND_READ_RESOURCE, e);
+                        if (r2 < 0)
+                                return r2;
                 }
         }
         *ret = TAKE_PTR(s);

@@ -5,6 +5,12 @@
  * the loop's validator does not understand is replaced by {"type":"object"}, the original quoted
  * in the description, and the server validates).
  *
+ * A server that declares the resources capability also gets two tools of hull's: SERVER__list_resources
+ * ({cursor?}: resources/list, its {resources, nextCursor?} as a value) and SERVER__read_resource
+ * ({uri}: resources/read, its contents shaped like a result's embedded resources: text as text, a
+ * blob kept as a handle), unless the server has tools of those names. Their tool_def.mcp_tool is
+ * "list_resources" / "read_resource".
+ *
  * A call goes to the server with the loop's deadline and cancel fd; notifications/progress
  * becomes the call's progress note ("mcp:SERVER: 2/4 ..."). The CallToolResult becomes the
  * tool's output, so that a big one spills into a handle like any tool's:

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # test-mcp-run.sh: `hull run --mcp 'NAME=COMMAND ARGS...'` end to end against `hull mock-model`:
 # the scripted model calls @modelcontextprotocol/server-filesystem's tools on a temporary
-# directory (read, write, a big file kept as a handle) and server-everything's over stdio
-# (progress notes and a log message reach the transcript) and over Streamable HTTP on loopback; a
-# server that fails to start, an HTTP server that is not there and a malformed --mcp are clear
-# errors; no server is left running. The servers come from tests/conformance's
-# lockfile (npm-deps.sh).
+# directory (read, write, a big file kept as a handle), server-everything's over stdio (progress
+# notes and a log message reach the transcript) and over Streamable HTTP on loopback; hull chat
+# --mcp over two turns; a server that fails to start, an HTTP server that is not there and a
+# malformed --mcp are clear errors; no server is left running. The servers come from
+# tests/conformance's lockfile (npm-deps.sh).
 source "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../conformance/npm-deps.sh"
 npm_ready "hull run --mcp" || exit 0
@@ -17,6 +17,7 @@ if [ ! -x "$FS" ] || [ ! -x "$EV" ]; then
 fi
 
 PY=/usr/bin/python3
+export HULL_TEST_MARK=$TEST_TMP # every MCP server this test starts inherits it
 export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"
 unset OPENAI_API_KEY ANTHROPIC_API_KEY HULL_API_KEY HULL_MODEL HULL_BASE_URL HULL_PROVIDER OPENAI_BASE_URL \
@@ -93,8 +94,8 @@ for api in openai anthropic; do
         run_hull $api "read the files" --json --mcp "fs=$FS $ROOT"
         pyexpect "mcp run $api: exit 0 with the answer built from the server's result" \
                 'rc == 0 and j and j["stop"] == "end_turn" and j["answer"].endswith("First line: alpha")'
-        pyexpect "mcp run $api: the server's tools are offered as fs__TOOL beside hull's own" \
-                '"fs__read_text_file" in tool_names(reqs[0]) and "fs__write_file" in tool_names(reqs[0]) and "bash" in tool_names(reqs[0])'
+        pyexpect "mcp run $api: the server's tools are offered as fs__TOOL beside hull's own (no resource tools: it declares no resources)" \
+                '"fs__read_text_file" in tool_names(reqs[0]) and "fs__write_file" in tool_names(reqs[0]) and "bash" in tool_names(reqs[0]) and "fs__read_resource" not in tool_names(reqs[0])'
         pyexpect "mcp run $api: read_text_file's text reached the model" \
                 'tool_results(reqs[1])[0][0] == "alpha\nbeta\n" and tool_results(reqs[1])[0][1] in (None, False)'
         pyexpect "mcp run $api: write_file wrote the file outside the sandbox, where the server runs" \
@@ -106,6 +107,37 @@ for api in openai anthropic; do
         rm -f "$ROOT/new.txt"
         mock_stop
 done
+
+# ---- hull chat --mcp: two turns, the server kept between them ----
+mock '{"steps":[
+ {"tool_calls":[{"name":"fs__write_file","input":{"path":"'"$ROOT"'/chat.txt","content":"from the chat"}}]},
+ {"text":"wrote it"},
+ {"tool_calls":[{"name":"fs__read_text_file","input":{"path":"'"$ROOT"'/chat.txt"}}]},
+ {"text":["read: ","{{last_tool_result}}"]}]}'
+t0=$(date +%s)
+printf 'write it\nread it\n' | HULL_PROVIDER=anthropic HULL_BASE_URL=$MURL HULL_API_KEY=k HULL_MODEL=mock-model \
+        timeout 120 "$HULL" chat --mcp "fs=$FS $ROOT" >"$O" 2>"$E"
+RC=$? SECS=$(($(date +%s) - t0))
+pyexpect "mcp chat: both turns use the server's tools" \
+        'rc == 0 and "wrote it" in o and "read: from the chat" in o and len(reqs) == 4'
+rm -f "$ROOT/chat.txt"
+mock_stop
+
+# ---- server-everything's resources, offered as ev__list_resources and ev__read_resource ----
+mock '{"steps":[
+ {"tool_calls":[{"name":"ev__list_resources","input":{}}]},
+ {"tool_calls":[{"name":"ev__read_resource","input":{"uri":"demo://resource/static/document/architecture.md"}}]},
+ {"tool_calls":[{"name":"ev__read_resource","input":{"uri":"demo://resource/dynamic/blob/1"}}]},
+ {"tool_calls":[{"name":"ev__read_resource","input":{"uri":"demo://no/such/resource"}}]},
+ {"text":"done"}]}'
+run_hull anthropic "resources" --json --keep --mcp "ev=$EV stdio"
+pyexpect "mcp run: a server with resources gets NAME__list_resources and NAME__read_resource" \
+        'rc == 0 and "ev__list_resources" in tool_names(reqs[0]) and "ev__read_resource" in tool_names(reqs[0])'
+pyexpect "mcp run: resources/list answers with the server's resources" \
+        'any(ev["type"] == "agent.mcp_tool_result" and "demo://resource/static/document/architecture.md" in ev["content"][0]["text"] for ev in transcript())'
+pyexpect "mcp run: resources/read gives a text resource's text, a blob as a handle, a missing one as an error" \
+        '[ev["content"][0]["text"] for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][1].startswith("[resource <demo://resource/static/document/architecture.md>]\n") and len([ev for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][1]["content"][0]["text"]) > 200 and any(ev["type"] == "hull.handle_created" and ev["handle"]["kind"] == "binary" and ev["handle"]["source"] == "mcp:ev/resources/read" for ev in transcript()) and [ev for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][3]["is_error"] and "not found" in [ev for ev in transcript() if ev["type"] == "agent.mcp_tool_result"][3]["content"][0]["text"]'
+mock_stop
 
 # ---- server-everything: progress and a log message reach the transcript ----
 mock '{"steps":[
@@ -162,5 +194,22 @@ mock_stop
 
 # ---- nothing left running ----
 sleep 1
-left=$(pgrep -f "[m]cp-server-(filesystem|everything)" | wc -l)
+# (only this test's: the servers inherit HULL_TEST_MARK; other tests may run servers meanwhile)
+left=$("$PY" - "$TEST_TMP" <<'PYEOF'
+import os, sys
+mark = ("HULL_TEST_MARK=" + sys.argv[1]).encode()
+n = 0
+for pid in os.listdir("/proc"):
+    if not pid.isdigit():
+        continue
+    try:
+        cmd = open("/proc/%s/cmdline" % pid, "rb").read()
+        env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
+    except OSError:
+        continue
+    if mark in env and b"mcp-server-" in cmd:
+        n += 1
+print(n)
+PYEOF
+)
 check "mcp run: no MCP server is left running" test "$left" -eq 0

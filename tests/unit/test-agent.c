@@ -949,6 +949,55 @@ static void test_permissions(world *w) {
         model_client_free(m);
 }
 
+/* An MCP server's tool (tool_def.mcp_server): announced as agent.mcp_tool_use with the server's
+ * name and its own tool name, confirmed by that event's id, answered as agent.mcp_tool_result. */
+static void test_mcp_events(world *w) {
+        static const step steps[] = {
+                {.content = "[{\"type\":\"tool_use\",\"id\":\"m1\",\"name\":\"srv__echo\",\"input\":{\"text\":\"a\"}}]",
+                 .stop = MODEL_STOP_TOOL_USE},
+                {.content = "[{\"type\":\"text\",\"text\":\"done\"}]", .stop = MODEL_STOP_END},
+        };
+        tool_def mcp_echo = echo_tool;
+        mcp_echo.name = "srv__echo";
+        mcp_echo.mcp_server = "srv";
+        mcp_echo.mcp_tool = "echo";
+        const tool_def *tools[] = {&mcp_echo};
+        tool_policy ask[] = {TOOL_ALWAYS_ASK};
+        agent_turn_result res = {0};
+        hull_error e = {0};
+        fake *f = NULL;
+        model_client *m = fake_new(steps, 2, &f);
+        agent_config cfg = {.policies = ask};
+        agent *a = make(w, m, tools, 1, &cfg);
+        echo_runs = 0;
+        CHECK_EQ_INT(agent_turn(a, "go", NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_REQUIRES_ACTION);
+        json_t *use = event(&w->rec, "agent.mcp_tool_use", 0);
+        CHECK(use != NULL);
+        CHECK_EQ_INT(count(&w->rec, "agent.tool_use"), 0);
+        CHECK_EQ_STR(str(use, "name"), "echo");
+        CHECK_EQ_STR(str(use, "mcp_server_name"), "srv");
+        CHECK_EQ_STR(str(use, "evaluated_permission"), "ask");
+        char id[BUS_ID_MAX];
+        snprintf(id, sizeof(id), "%s", str(use, "id"));
+        CHECK_EQ_STR(json_string_value(json_array_get(res.pending, 0)), id);
+        agent_turn_result_done(&res);
+        CHECK_EQ_INT(agent_decide(a, id, true, NULL, &e), 0);
+        CHECK_EQ_INT(agent_resume(a, NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_END_TURN);
+        CHECK_EQ_INT(echo_runs, 1);
+        json_t *result = event(&w->rec, "agent.mcp_tool_result", 0);
+        CHECK(result != NULL);
+        CHECK_EQ_INT(count(&w->rec, "agent.tool_result"), 0);
+        CHECK_EQ_STR(str(result, "mcp_tool_use_id"), id);
+        CHECK_EQ_STR(str(json_array_get(json_object_get(result, "content"), 0), "text"), "echo: a");
+        CHECK(!json_is_true(json_object_get(result, "is_error")));
+        CHECK(shape_ok(agent_conversation(a)));
+        agent_turn_result_done(&res);
+        agent_free(a);
+        model_client_free(m);
+}
+
 static void test_bounds(world *w) {
         static const step loop_steps[] = {
                 {.content = "[{\"type\":\"tool_use\",\"id\":\"l1\",\"name\":\"echo\",\"input\":{\"text\":\"1\"}},"
@@ -1260,6 +1309,7 @@ int main(void) {
         test_progress(&w);
         test_context(&w);
         test_permissions(&w);
+        test_mcp_events(&w);
         test_bounds(&w);
         test_interrupt(&w);
         test_pause_and_failures(&w);
