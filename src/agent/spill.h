@@ -12,11 +12,11 @@
 
 /* What a tool call hands back to its reader. */
 typedef struct call_result {
-        char *text;       /* for the reader; malloc'd */
-        bool is_error;    /* the call failed */
-        json_t *handles;  /* summaries of the handles it made (announced as hull.handle_created) */
-        char *short_form; /* what the result becomes when the context budget elides it; NULL: derived */
-        bool client;      /* a client tool's result: the client's event announced it, not agent.tool_result */
+        char *text;             /* for the reader; malloc'd */
+        bool is_error;          /* the call failed */
+        json_t *handles;        /* summaries of the handles it made (announced as hull.handle_created) */
+        char *short_form;       /* what the result becomes when the context budget elides it; NULL: derived */
+        bool client;            /* a client tool's result: the client's event announced it, not agent.tool_result */
         const char *mcp_server; /* an MCP tool's: answered as agent.mcp_tool_result (tool_def.mcp_server) */
 } call_result;
 
