@@ -4,6 +4,15 @@
 # exits as meson reads it: 1 when a line says "not ok" or the test failed without saying so,
 # 77 (skipped) when nothing passed and something was skipped, 0 otherwise.
 set -u
+# A test that names no HULL_HOME gets a fresh one of its own: nothing a test does may depend on,
+# or change, the machine's own state directory (/var/lib/hull as root), which another hull may
+# have made at another schema version.
+if [ -z "${HULL_HOME:-}" ]; then
+        test_home=$(mktemp -d "${TMPDIR:-/tmp}/hull-test-home.XXXXXX") || exit 1
+        trap 'rm -rf "$test_home"' EXIT
+        chmod 0711 "$test_home"
+        export HULL_HOME=$test_home
+fi
 out=$("$@" 2>&1)
 rc=$?
 printf '%s\n' "$out"
