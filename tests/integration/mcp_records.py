@@ -22,6 +22,7 @@ hull, home = sys.argv[1], sys.argv[2]
 proc = subprocess.Popen([hull, "mcp", "--home", home], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                         stderr=open(os.path.join(home, "stderr.log"), "wb"))
 buf = b""
+seen_ids = []  # the id of every message read
 
 
 def result(name, ok, why=""):
@@ -48,7 +49,9 @@ def read_msg(timeout):
             return None
         buf += chunk
     line, buf = buf.split(b"\n", 1)
-    return json.loads(line)
+    m = json.loads(line)
+    seen_ids.append(m.get("id"))
+    return m
 
 
 def call(i, method, params=None, timeout=120.0):
@@ -123,6 +126,29 @@ result("a bad query is an error answer", r.get("isError") is True, text(r))
 r = tool("read", {"file_path": 5})  # refused by the schema: never ran, not recorded
 result("bad arguments never run", r.get("isError") is True and "did not run" in text(r), text(r))
 answered.pop()
+# A read-only call the client cancels while it runs is not answered, and is on the record as
+# version 3 ("canceled"). The grep is slow on purpose (a backtracking pattern over 40000 lines:
+# it runs into its time budget); it is cancelled once its first progress shows it running.
+r = tool("bash", {"command": "mkdir big && for i in $(seq 200); do yes aaaaaaaaaaaaaaaaaaaaaaaaaaaa! | "
+                             "head -n 200 > big/f$i.txt; done; echo made"})
+result("bash makes the slow grep's files", "made" in text(r), text(r))
+next_id[0] += 1
+gid = next_id[0]
+send({"jsonrpc": "2.0", "id": gid, "method": "tools/call",
+      "params": {"name": "grep", "arguments": {"pattern": "(a|aa)+$", "path": "big"}, "_meta": {"progressToken": "g"}}})
+first = None
+end = time.time() + 120
+while time.time() < end:
+    first = read_msg(end - time.time())
+    if first is None or first.get("method") == "notifications/progress" or first.get("id") == gid:
+        break
+result("the slow grep reports progress", (first or {}).get("method") == "notifications/progress", json.dumps(first))
+send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": gid, "reason": "test"}})
+cancelled_args = {"pattern": "(a|aa)+$", "path": "big"}
+r = tool("glob", {"pattern": "*.txt"})
+result("the session serves on after the cancelled grep", "notes.txt" in text(r), text(r))
+answered.pop()  # checked below with the others: remembered apart
+glob_after = ({"pattern": "*.txt"}, r)
 r = tool("write", {"file_path": "out.txt", "content": "w"})
 result("write still records itself", not r.get("isError"), text(r))
 
@@ -133,6 +159,7 @@ except subprocess.TimeoutExpired:
     proc.kill()
     rc = "hung"
 result("hull mcp ends cleanly", rc == 0, "exit %s" % rc)
+result("the cancelled grep got no answer", gid not in seen_ids, "it was answered")
 
 logs = glob.glob(os.path.join(home, "mcp", "*", "audit", "session-*.jsonl"))
 if len(logs) != 1:
@@ -144,8 +171,20 @@ entries = [json.loads(line) for line in open(log, encoding="utf-8")]
 ops = [e.get("operation") or "cell" for e in entries]
 result("every call that ran is on the record, in order",
        ops == ["exec", "cell", "read", "read", "glob", "grep", "inspect_handle", "query_handle", "read", "read",
-               "query_handle", "write"], str(ops))
+               "query_handle", "exec", "grep", "glob", "write"], str(ops))
 reads = [e for e in entries if e.get("operation") in READ_ONLY]
+# the cancelled grep and the glob after it, apart from the answered calls before them
+if len(reads) >= 2:
+    cut, after = reads[-2], reads[-1]
+    reads = reads[:-2]
+    rec = cut["record"]
+    result("the cancelled grep's record: version 3, canceled, its arguments, no result",
+           rec.get("version") == 3 and rec.get("unanswered") == "canceled" and not rec.get("resultSha256")
+           and "result" not in cut and cut["request"] == cancelled_args
+           and rec.get("requestSha256") == record.hull_request_digest("grep", cancelled_args)
+           and rec.get("recordSha256") == record.record_digest(rec), json.dumps(cut)[:400])
+    answered.append(("glob",) + glob_after)
+    reads.append(after)
 result("one record per read-only call", len(reads) == len(answered), "%d records, %d calls" % (len(reads),
                                                                                             len(answered)))
 for (name, args, res), e in zip(answered, reads):
