@@ -441,7 +441,7 @@ static bool record_call(server *s, const tool_def *d, const json_t *input, const
                                    res->is_error, "handles", ids);
         hull_error e = {0};
         if (!cancelled && !result)
-                hull_fail(&e, -ENOMEM, "out of memory");
+                hull_fail(&e, -ENOMEM, "the answer could not be made JSON (not UTF-8, or out of memory)");
         else if (ss_record_read_only(s->c->ss, s->c->session, d->record_kind, input, result,
                                      cancelled ? "canceled" : NULL, started_unix_ms, NULL, &e) >= 0)
                 return cancelled;
