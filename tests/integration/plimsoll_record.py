@@ -7,9 +7,11 @@ each other. Standard library only.
   plimsoll_record.py chain OUT N          write an audit log of N chained session calls to OUT
   plimsoll_record.py tamper KIND IN OUT   write a copy of the log IN with one kind of tampering;
                                           print the line number the verifier must name
-  plimsoll_record.py verify LOG           check an audit log (every digest, the chain) as hull
-                                          verify does; print each problem, then "ok: N records"
-                                          or "LOG: N problems"; exit 0 or 1
+  plimsoll_record.py verify LOG           check an audit log's digests (request, result, record)
+                                          and its chain, as hull verify does (not its rule, floor
+                                          and envelope checks); print each problem, then "ok: N
+                                          records, session S, last D" or "LOG: N problems"; exit
+                                          0 or 1
 """
 import base64
 import hashlib
@@ -465,9 +467,9 @@ def tamper(kind, src, dst):
 
 
 def verify(path):
-    """Check an audit log as hull verify does, from the spec alone: each line's request, result
-    and record digests, and the chain (one session, sequence 1, 2, 3..., each naming the record
-    before it). Prints each problem and a summary; returns the exit status."""
+    """Check an audit log from the spec alone: each line's request, result and record digests,
+    and the chain (one session, sequence 1, 2, 3..., each naming the record before it; a log of
+    single runs has no chain). Prints each problem and a summary; returns the exit status."""
     problems = []
     session, previous, n = None, "", 0
     with open(path, "rb") as fh:
