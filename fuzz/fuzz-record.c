@@ -33,6 +33,15 @@ static void digests(const json_t *j) {
         check_message(&e);
         (void) rec_software_rule_id(j, rule, &e);
         check_message(&e);
+        static const char *const read_only[] = {"read", "glob", "grep", "inspect_handle", "query_handle"};
+        for (size_t i = 0; i < sizeof(read_only) / sizeof(read_only[0]); i++) {
+                if (rec_hull_request_digest(read_only[i], j, hex, &e) == 0 && strlen(hex) != 64)
+                        abort();
+                check_message(&e);
+                if (rec_hull_result_digest(read_only[i], j, hex, &e) == 0 && strlen(hex) != 64)
+                        abort();
+                check_message(&e);
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -80,6 +80,11 @@ typedef struct tool_def {
         tool_policy default_policy;
         uint64_t timeout_ms; /* the call's deadline; 0: AGENT_TOOL_TIMEOUT_MS */
         bool needs_session;  /* runs in the session sandbox: the loop claims it around the call */
+        /* A call that changes nothing: a face that puts every call on the record (hull mcp)
+         * appends one record of this read-only kind of hull's (sbx-record.h: "read", "glob",
+         * "grep", "inspect_handle", "query_handle") per call: the arguments as received, the
+         * answer. NULL: the operations the tool runs record themselves (or it has no session). */
+        const char *record_kind;
         /* A tool the client runs (the /v1 API's custom tools): the loop never calls run; a call
          * is announced as agent.custom_tool_use and ends the turn with requires_action until
          * agent_supply() gives its result. */

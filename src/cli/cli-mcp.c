@@ -65,9 +65,9 @@ void cli_mcp_help(void) {
                "Options:\n"
                "  --home DIR     keep the state (the audit log) in DIR/mcp/<id>/ instead of $HULL_HOME\n"
                "  --no-cgroup    no memory and process limits for the session\n\n"
-               "Logs go to stderr; every call that runs code or changes a file is recorded in the\n"
-               "session's audit log (its path is logged, and given to the client in the instructions;\n"
-               "'hull verify PATH' checks it).\n\n"
+               "Logs go to stderr; every tool call (reads, globs, greps and handle queries too) is\n"
+               "recorded in the session's audit log (its path is logged, and given to the client in\n"
+               "the instructions; 'hull verify PATH' checks it).\n\n"
                "Claude Code:    claude mcp add hull -- hull mcp\n"
                "Claude Desktop: \"mcpServers\": {\"hull\": {\"command\": \"hull\", \"args\": [\"mcp\"]}}\n");
 }
@@ -324,7 +324,7 @@ int cli_mcp_main(int argc, char **argv) {
                  "persist between calls, and run_python keeps its variables and imports. In run_python, save(id, "
                  "obj) keeps a value (a pandas DataFrame becomes a table) as a data handle and load(id) gives it "
                  "back; inspect_handle describes a handle and query_handle runs SQL over table handles. Paths are "
-                 "confined to /workspace. Every call that runs code or changes a file is recorded in the session's "
+                 "confined to /workspace. Every tool call (reads included) is recorded in the session's "
                  "audit log on the host: %s (hull verify checks it).",
                  st.audit);
         dlog log = {.level = DLOG_INFO, .fd = STDERR_FILENO};

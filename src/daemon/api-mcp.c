@@ -344,8 +344,8 @@ static void init_thread(http_req *r) {
                             "/workspace persist between calls, and run_python keeps its variables and imports. In "
                             "run_python, save(id, obj) keeps a value (a pandas DataFrame becomes a table) as a data "
                             "handle and load(id) gives it back; inspect_handle describes a handle and query_handle "
-                            "runs SQL over table handles. Paths are confined to /workspace. Every call that runs "
-                            "code or changes a file is recorded in the session's audit log on the host: "
+                            "runs SQL over table handles. Paths are confined to /workspace. Every tool call (reads "
+                            "included) is recorded in the session's audit log on the host: "
                             "%s/session-%s.jsonl (hull verify checks it).",
                             a->cfg.audit_dir ? a->cfg.audit_dir : "(none)", info.fingerprint) < 0) {
                 if (en)

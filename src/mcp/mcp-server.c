@@ -416,10 +416,48 @@ static size_t find_tool(server *s, const char *name) {
         return SIZE_MAX;
 }
 
-/* Run tool i the way the agent loop does; *res is what the client reads. */
-static void run_tool(server *s, size_t i, const json_t *input, const json_t *token, const outlet *o, call_result *res) {
+/* What a call answers when its result could not be kept (out of memory). */
+#define LOST_TEXT "(the result was lost: out of memory)"
+
+/* A read-only call on the record (tool_def.record_kind), inside its claim: its arguments as
+ * received and the answer it is about to get, or, when the client cancelled it, nothing answered
+ * (version 3, "canceled"). The record settles it: a cancellation that comes later does not stop
+ * the answer. Returns whether it was cancelled. A record that cannot be made is logged. */
+static bool record_call(server *s, const tool_def *d, const json_t *input, const call_result *res,
+                        uint64_t started_unix_ms) {
+        pthread_mutex_lock(&s->lock);
+        bool cancelled = s->cancelled;
+        pthread_mutex_unlock(&s->lock);
+        json_auto_t *ids = json_array(), *result = NULL;
+        size_t k;
+        json_t *h;
+        json_array_foreach(res->handles, k, h) {
+                const json_t *id = json_object_get(h, "id");
+                if (ids && json_is_string(id))
+                        json_array_append(ids, (json_t *) id);
+        }
+        if (!cancelled && ids)
+                result = json_pack("{s:s, s:b, s:O}", "text", res->text ? res->text : LOST_TEXT, "isError",
+                                   res->is_error, "handles", ids);
+        hull_error e = {0};
+        if (!cancelled && !result)
+                hull_fail(&e, -ENOMEM, "the answer could not be made JSON (not UTF-8, or out of memory)");
+        else if (ss_record_read_only(s->c->ss, s->c->session, d->record_kind, input, result,
+                                     cancelled ? "canceled" : NULL, started_unix_ms, NULL, &e) >= 0)
+                return cancelled;
+        char clean[HULL_ERROR_MSG_MAX];
+        logf_(s, DLOG_ERROR, "event=mcp_record_failed tool=%s error=\"%s\"", d->name,
+              dlog_clean(e.msg, clean, sizeof(clean)));
+        return cancelled;
+}
+
+/* Run tool i the way the agent loop does; *res is what the client reads. Returns true when the
+ * call was put on the record (record_call), with *ret_cancelled what the record says. */
+static bool run_tool(server *s, size_t i, const json_t *input, const json_t *token, const outlet *o, call_result *res,
+                     bool *ret_cancelled) {
         const tool_def *d = s->c->tools[i];
-        uint64_t started = now_mono_ms();
+        uint64_t started = now_mono_ms(), started_unix = now_unix_ms();
+        bool recorded = false;
         uint64_t deadline = started + (d->timeout_ms ? d->timeout_ms : AGENT_TOOL_TIMEOUT_MS);
         hull_error ce = {0}, te = {0};
         bool claimed = false;
@@ -431,7 +469,7 @@ static void run_tool(server *s, size_t i, const json_t *input, const json_t *tok
                         res->is_error = true;
                         if (asprintf(&res->text, "%s could not run: %s", d->name, ce.msg) < 0)
                                 res->text = NULL;
-                        return;
+                        return false;
                 }
                 claimed = true;
         }
@@ -466,9 +504,14 @@ static void run_tool(server *s, size_t i, const json_t *input, const json_t *tok
                         res->text = NULL;
         } else
                 spill_shape(s->c->ss, s->c->session, &claimed, 0, d->name, &out, res);
+        if (claimed && d->record_kind) {
+                *ret_cancelled = record_call(s, d, input, res, started_unix);
+                recorded = true;
+        }
         if (claimed)
                 ss_call_end(s->c->ss, s->c->session);
         tool_output_done(&out);
+        return recorded;
 }
 
 static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
@@ -502,24 +545,26 @@ static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
         if (!mcp_id_valid(token))
                 token = NULL;
         uint64_t started = now_mono_ms();
+        bool cancelled = false, settled = false;
         if (schema_validate(s->schemas[i], args, "arguments", &problems) < 0) {
                 res.is_error = true;
                 if (asprintf(&res.text, "invalid arguments for %s; it did not run:\n%s", name,
                              problems ? problems : "out of memory") < 0)
                         res.text = NULL;
         } else
-                run_tool(s, i, args, token, o, &res);
+                settled = run_tool(s, i, args, token, o, &res, &cancelled);
 
-        pthread_mutex_lock(&s->lock);
-        bool cancelled = s->cancelled;
-        pthread_mutex_unlock(&s->lock);
+        if (!settled) {
+                pthread_mutex_lock(&s->lock);
+                cancelled = s->cancelled;
+                pthread_mutex_unlock(&s->lock);
+        }
         logf_(s, DLOG_INFO, "event=mcp_call tool=%s ms=%" PRIu64 " is_error=%s handles=%zu%s", name,
               now_mono_ms() - started, res.is_error ? "true" : "false", json_array_size(res.handles),
               cancelled ? " cancelled=true" : "");
         int r = 0;
         if (!cancelled) { /* a cancelled request is not answered */
-                json_t *result =
-                        text_content(res.text ? res.text : "(the result was lost: out of memory)", res.is_error);
+                json_t *result = text_content(res.text ? res.text : LOST_TEXT, res.is_error);
                 if (result && json_array_size(res.handles))
                         json_object_set_new(result, "structuredContent", json_pack("{s:O}", "handles", res.handles));
                 r = send_msg(o, mcp_result_new(m->id, result));

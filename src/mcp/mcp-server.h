@@ -22,8 +22,11 @@
  * MCP_SERVER_QUEUE_MAX; the reader then waits). A request that carried _meta.progressToken gets
  * notifications/progress every MCP_PROGRESS_MS while its call runs (progress: seconds elapsed).
  *
- * The operations the tools run record themselves in the session's audit log (ss.h: exec, cell,
- * write, edit); the server adds no records of its own.
+ * Every call that ran is on the session's record: the operations the tools run record
+ * themselves in the session's audit log (ss.h: exec, cell, write, edit), and a call of a
+ * read-only tool (tool_def.record_kind: read, glob, grep, inspect_handle, query_handle) gets one
+ * record from the server (ss_record_read_only): its arguments as received and what it answered,
+ * or, cancelled by the client, a version 3 record ("canceled") and no answer.
  *
  * Threads: mcp_server_run is called from the thread that opened the session (its init is that
  * thread's child); it starts the reader thread and, per call, a watcher thread. */

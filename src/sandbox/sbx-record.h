@@ -86,11 +86,15 @@ int rec_record_new(const rec_record *v, json_t **ret, char ret_sha256[REC_DIGEST
 
 /* ---- hull's record kinds ----
  * The workspace operations plimsoll has no message for: "exec", "write", "edit", "hydrate",
- * "add_input". Their records are RunRecords (version 2, or 3 unanswered) whose request and
- * result digests follow hull's rules (domains hull.workspace-request.v1 and
- * hull.workspace-result.v1; fields in docs/API.md). The audit log marks their entries with
- * "operation". */
+ * "add_input"; and the read-only tool calls hull mcp answers: "read", "glob", "grep",
+ * "inspect_handle", "query_handle" (request: the call's arguments as received, each given one
+ * hashed; result: what the call answered, {text, isError, handles: [ids]}). Their records are
+ * RunRecords (version 2, or 3 unanswered) whose request and result digests follow hull's rules
+ * (domains hull.workspace-request.v1 and hull.workspace-result.v1; fields in docs/API.md). The
+ * audit log marks their entries with "operation". */
 bool rec_hull_operation_is_valid(const char *operation);
+/* One of the read-only kinds (read, glob, grep, inspect_handle, query_handle)? */
+bool rec_hull_operation_is_read_only(const char *operation);
 /* The digests of one operation's request and result as ProtoJSON messages. Returns 0 with the hex
  * digest, or -EINVAL (an unknown operation, a malformed message) with *e. */
 int rec_hull_request_digest(const char *operation, const json_t *request, char ret[REC_DIGEST_HEX_SIZE], hull_error *e);

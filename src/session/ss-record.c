@@ -1,8 +1,9 @@
 /* ss-record.c: a session's chain of run records and its audit log. Every record, whoever made
  * it, goes through ss_record_append: it must be the chain's next, it is appended to
  * session-<fingerprint>.jsonl in the audit directory, and the chain advances. The core makes the
- * records of hull's own kinds (ss_record_hull) and of cells run for faces that have no record
- * rules of their own (ss_record_cell: plimsoll's cell kind, protocol 3). */
+ * records of hull's own kinds (ss_record_hull; ss_record_read_only for a face's read-only calls)
+ * and of cells run for faces that have no record rules of their own (ss_record_cell: plimsoll's
+ * cell kind, protocol 3). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -90,6 +91,17 @@ int ss_record_hull(ss_manager *m, ss_session *s, const char *operation, const js
                 return r;
         return record_chained(m, s, operation, req_sha, res_sha, unanswered, request, result, started_unix_ms,
                               ret_record, e);
+}
+
+int ss_record_read_only(ss_manager *m, ss_session *s, const char *operation, const json_t *request,
+                        const json_t *result, const char *unanswered, uint64_t started_unix_ms, json_t **ret_record,
+                        hull_error *e) {
+        if (!operation || !rec_hull_operation_is_read_only(operation))
+                return hull_fail(e, -EINVAL, "run records: '%s' is not one of hull's read-only kinds",
+                                 operation ? operation : "(none)");
+        if (!unanswered && !result)
+                return hull_fail(e, -EINVAL, "run records: an answered %s call needs its result", operation);
+        return ss_record_hull(m, s, operation, request, result, unanswered, started_unix_ms, ret_record, e);
 }
 
 int ss_record_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, const ss_cell_output *o,

@@ -15,7 +15,9 @@
  * chained record to the session's audit log: exec, cell, write, edit, hydrate and add-input
  * record themselves (hull's record kinds, and plimsoll's cell kind for cells); a face with its
  * own record rules (plimsoll's SessionRun) asks ss_cell/ss_plan not to record and appends its
- * record with ss_record_append.
+ * record with ss_record_append. Reads change nothing and record nothing themselves; a face that
+ * puts its read-only calls on the record (hull mcp) appends one per call with
+ * ss_record_read_only.
  *
  * Errors are negative errno values with a user-facing line in *e:
  *   -ENOENT      no such session for this caller (ss_lookup), or a file that is not there;
@@ -221,6 +223,17 @@ const char *ss_rule_id(ss_session *s);
  * next). A log that cannot be written is logged, not fatal. Returns 0 or -EINVAL. */
 int ss_record_append(ss_manager *m, ss_session *s, const char *operation, const json_t *record, const json_t *request,
                      const json_t *result);
+
+/* Inside a call: the record of a read-only tool call a face answered (hull's read-only kinds:
+ * "read", "glob", "grep", "inspect_handle", "query_handle"; docs/API.md "hull's record kinds"):
+ * request is the call's arguments as received, result what it answered ({"text", "isError",
+ * "handles": [ids]}), or NULL with unanswered (a Connect code, e.g. "canceled") for a call that
+ * ran and was not answered (version 3). started_unix_ms: when the call began. Appended like
+ * every record; *ret_record (or NULL) gets it. Returns 0, or -EINVAL (not a read-only kind, a
+ * malformed message) or -ENOMEM with *e. */
+int ss_record_read_only(ss_manager *m, ss_session *s, const char *operation, const json_t *request,
+                        const json_t *result, const char *unanswered, uint64_t started_unix_ms, json_t **ret_record,
+                        hull_error *e);
 
 /* Inside a call: the last record appended during it (borrowed, valid until ss_call_end), NULL
  * when none was. A face answers it with a failed operation that may have run (version 3). */

@@ -170,6 +170,7 @@ const tool_def tool_read = {
         .default_policy = TOOL_ALWAYS_ALLOW,
         .timeout_ms = TOOL_FILES_TIMEOUT_MS,
         .needs_session = true,
+        .record_kind = "read",
         .run = read_run,
 };
 
@@ -379,6 +380,7 @@ const tool_def tool_glob = {
         .default_policy = TOOL_ALWAYS_ALLOW,
         .timeout_ms = TOOL_FILES_TIMEOUT_MS,
         .needs_session = true,
+        .record_kind = "glob",
         .run = glob_run,
 };
 
@@ -478,5 +480,6 @@ const tool_def tool_grep = {
         .default_policy = TOOL_ALWAYS_ALLOW,
         .timeout_ms = TOOL_FILES_TIMEOUT_MS,
         .needs_session = true,
+        .record_kind = "grep",
         .run = grep_run,
 };

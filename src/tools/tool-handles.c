@@ -103,6 +103,7 @@ const tool_def tool_inspect_handle = {
         .default_policy = TOOL_ALWAYS_ALLOW,
         .timeout_ms = TOOL_FILES_TIMEOUT_MS,
         .needs_session = true,
+        .record_kind = "inspect_handle",
         .run = inspect_run,
 };
 
@@ -236,6 +237,7 @@ const tool_def tool_query_handle = {
         .default_policy = TOOL_ALWAYS_ALLOW,
         .timeout_ms = TOOL_FILES_TIMEOUT_MS,
         .needs_session = true,
+        .record_kind = "query_handle",
         .run = query_run,
 };
 

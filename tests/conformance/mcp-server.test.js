@@ -212,6 +212,10 @@ async function main() {
     check(lines.length >= 8, `${lines.length} records`);
     const out = execFileSync(HULL, ['verify', m[1]], { encoding: 'utf8' });
     check(/^ok: /.test(out), out);
+    // every call on the record, the read-only ones too (hull's read-only kinds)
+    const ops = new Set(lines.map((l) => JSON.parse(l).operation));
+    for (const op of ['read', 'glob', 'grep', 'inspect_handle', 'query_handle', 'write', 'edit', 'exec'])
+      check(ops.has(op), `no ${op} record in the audit log`);
   });
 
   fs.rmSync(home, { recursive: true, force: true });

@@ -7,6 +7,11 @@ each other. Standard library only.
   plimsoll_record.py chain OUT N          write an audit log of N chained session calls to OUT
   plimsoll_record.py tamper KIND IN OUT   write a copy of the log IN with one kind of tampering;
                                           print the line number the verifier must name
+  plimsoll_record.py verify LOG           check an audit log's digests (request, result, record)
+                                          and its chain, as hull verify does (not its rule, floor
+                                          and envelope checks); print each problem, then "ok: N
+                                          records, session S, last D" or "LOG: N problems"; exit
+                                          0 or 1
 """
 import base64
 import hashlib
@@ -158,10 +163,44 @@ def record_digest(rec):
     return digest("plimsoll.run-record.v%d" % version, f)
 
 
+# hull's read-only kinds: the tool call's arguments, in this order, each hashed only when given.
+READ_ONLY_ARGS = {
+    "read": [("file_path", str), ("offset", int), ("limit", int)],
+    "glob": [("pattern", str), ("path", str)],
+    "grep": [("pattern", str), ("path", str), ("glob", str), ("-i", bool), ("output_mode", str),
+             ("head_limit", int)],
+    "inspect_handle": [("handle_id", str), ("rows", int), ("stats", bool)],
+    "query_handle": [("sql", str), ("max_rows", int)],
+}
+
+
+def read_only_args(op, req):
+    names = [n for n, _ in READ_ONLY_ARGS[op]]
+    unknown = [k for k in req if k not in names]
+    if unknown:
+        raise ValueError("the %s request has an unknown field %r" % (op, unknown[0]))
+    f = []
+    for name, t in READ_ONLY_ARGS[op]:
+        v = req.get(name)
+        if v is None:  # not given: not hashed
+            continue
+        if t is int:
+            if isinstance(v, bool) or not isinstance(v, (int, float, str)) or \
+                    (isinstance(v, float) and v != int(v)):
+                raise ValueError("%s.%s is not an integer" % (op, name))
+            v = int(v)
+        elif not isinstance(v, t):
+            raise ValueError("%s.%s is not a %s" % (op, name, t.__name__))
+        f.append((name, v))
+    return f
+
+
 def hull_request_digest(op, req):
     """hull's record kinds (docs/API.md "hull's record kinds"): the request digest."""
     f = [("operation", op)]
-    if op == "exec":
+    if op in READ_ONLY_ARGS:
+        f += read_only_args(op, req)
+    elif op == "exec":
         env = get(req, "env", [])
         f += [("command", get(req, "command", "")), ("timeout_ms", int(get(req, "timeoutMs", 0))),
               ("env", len(env))]
@@ -186,7 +225,15 @@ def hull_request_digest(op, req):
 def hull_result_digest(op, res):
     """hull's record kinds: the result digest."""
     f = [("operation", op)]
-    if op == "exec":
+    if op in READ_ONLY_ARGS:
+        unknown = [k for k in res if k not in ("text", "isError", "is_error", "handles")]
+        if unknown:
+            raise ValueError("the %s result has an unknown field %r" % (op, unknown[0]))
+        handles = get(res, "handles", [])
+        f += [("text", get(res, "text", "")), ("is_error", bool(get(res, "isError", False))),
+              ("handles", len(handles))]
+        f += [("handle", h) for h in handles]
+    elif op == "exec":
         f += [("exit_code", int(get(res, "exitCode", 0))), ("timed_out", bool(get(res, "timedOut", False))),
               ("stdout", b64(get(res, "stdout", ""))), ("stderr", b64(get(res, "stderr", ""))),
               ("stdout_truncated", bool(get(res, "stdoutTruncated", False))),
@@ -235,7 +282,9 @@ def report(name, got, want):
 
 def hull_call(n, session, previous, rule):
     """The n-th call of a session as one of hull's record kinds (every fifth call)."""
-    op = ["exec", "write", "edit", "hydrate", "add_input"][(n // 5 - 1) % 5]
+    ops = ["exec", "write", "edit", "hydrate", "add_input", "read", "glob", "grep", "inspect_handle",
+           "query_handle"]
+    op = ops[(n // 5 - 1) % len(ops)]
     req, res = {
         "exec": ({"command": "echo %d; exit 3" % n, "env": [{"name": "N", "value": str(n)}], "timeoutMs": 30000},
                  {"exitCode": 3, "timedOut": False, "stdout": base64.b64encode(b"%d\n" % n).decode(),
@@ -246,6 +295,18 @@ def hull_call(n, session, previous, rule):
         "hydrate": ({"archive": base64.b64encode(b"\x00" * 1024).decode()}, {"files": "2", "bytes": "10"}),
         "add_input": ({"inputId": "sales-%d" % n, "name": "sales.csv", "bytes": "5", "sha256": "a" * 64},
                       {"handle": "sales-%d" % n, "bytes": "5", "sha256": "a" * 64}),
+        "read": ({"file_path": "/workspace/notes-%d.txt" % n, "offset": 2},
+                 {"text": "     2\tb\u00e9 %d\n" % n, "isError": False, "handles": []}),
+        "glob": ({"pattern": "**/*.csv"}, {"text": "/workspace/data/a%d.csv\n" % n, "isError": False,
+                                            "handles": []}),
+        "grep": ({"pattern": "x+", "path": "src", "-i": True, "output_mode": "content", "head_limit": 5.0},
+                 {"text": "no matches for x+ (%d files searched)" % n, "isError": False, "handles": []}),
+        "inspect_handle": ({"handle_id": "t%d" % n, "rows": 0, "stats": False},
+                           {"text": "inspect_handle: there is no handle t%d; the handles are: none" % n,
+                            "isError": True, "handles": []}),
+        "query_handle": ({"sql": "SELECT * FROM t WHERE s = 'a\u0000b'", "max_rows": 10},
+                         {"text": "The result has %d rows: it was kept as the table handle h2." % n,
+                          "isError": False, "handles": ["h2"]}),
     }[op]
     rec = {"version": 2, "requestSha256": hull_request_digest(op, req), "resultSha256": hull_result_digest(op, res),
            "provider": "hull", "isolation": "container", "environment": "", "policy": "", "softwareIdentity": "",
@@ -405,12 +466,79 @@ def tamper(kind, src, dst):
     print(k)
 
 
+def verify(path):
+    """Check an audit log from the spec alone: each line's request, result and record digests,
+    and the chain (one session, sequence 1, 2, 3..., each naming the record before it; a log of
+    single runs has no chain). Prints each problem and a summary; returns the exit status."""
+    problems = []
+    session, previous, n = None, "", 0
+    with open(path, "rb") as fh:
+        raw = fh.read()
+    lines = raw.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    for i, line in enumerate(lines, 1):
+        def bad(what):
+            problems.append("%s line %d: %s" % (path, i, what))
+        try:
+            e = json.loads(line)
+            rec, req, res, op = e["record"], e["request"], e.get("result"), e.get("operation")
+            version = int(get(rec, "version", 0))
+        except (ValueError, KeyError, TypeError) as x:
+            bad("not a log entry: %s" % x)
+            break
+        n += 1
+        try:
+            if record_digest(rec) != get(rec, "recordSha256", ""):
+                bad("record digest mismatch")
+            want_req = hull_request_digest(op, req) if op else request_digest(req)
+            if want_req != get(rec, "requestSha256", ""):
+                bad("request digest mismatch")
+            if version == 3:
+                if res is not None or get(rec, "resultSha256", "") or not get(rec, "unanswered", ""):
+                    bad("a version 3 record with a result or without unanswered")
+            else:
+                if res is None:
+                    bad("a version %d record without a result" % version)
+                else:
+                    want_res = hull_result_digest(op, res) if op else result_digest(res)
+                    if want_res != get(rec, "resultSha256", ""):
+                        bad("result digest mismatch")
+        except (ValueError, KeyError, TypeError) as x:
+            bad("malformed: %s" % x)
+        s = get(rec, "session", "")
+        if session is None:
+            session = s
+        if s != session:
+            bad("wrong session")
+            break
+        if s:
+            if int(get(rec, "sequence", 0)) != n:
+                bad("sequence %s where %d was expected" % (get(rec, "sequence", 0), n))
+                break
+            if get(rec, "previousSha256", "") != previous:
+                bad("wrong previous record")
+                break
+        previous = get(rec, "recordSha256", "")
+    if n == 0 and not problems:
+        problems.append("%s: no records" % path)
+    for p in problems:
+        print(p)
+    if problems:
+        print("%s: %d problems" % (path, len(problems)))
+        return 1
+    print("ok: %d records, session %s, last %s" % (n, session, previous))
+    return 0
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else ""
     if cmd == "golden" and len(sys.argv) == 3:
         sys.exit(golden(sys.argv[2]))
     elif cmd == "chain" and len(sys.argv) == 4:
         chain(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "verify" and len(sys.argv) == 3:
+        sys.exit(verify(sys.argv[2]))
     elif cmd == "tamper" and len(sys.argv) == 5:
         tamper(sys.argv[2], sys.argv[3], sys.argv[4])
     else:

@@ -91,8 +91,14 @@ t1=$(date +%s)
 check "notifications/cancelled: 202; the call stops and its POST gets -32800 at once" sh -c "[ $s = 202 ] && [ \$(cat '$TEST_TMP/long.s') = 200 ] && grep -q -- '-32800' '$TEST_TMP/long.b' && [ $((t1 - t0)) -lt 50 ]"
 s=$(post after_cancel "${J[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"print(5*5)"}}}')
 check "the session serves on after a cancelled call" sh -c "[ $s = 200 ] && grep -q '25' '$TEST_TMP/after_cancel.b'"
+s=$(post glob "${J[@]}" "${S[@]}" -d '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"glob","arguments":{"pattern":"*"}}}')
+check "a read-only call (glob): 200 with its answer" sh -c "[ $s = 200 ] && grep -q '\"id\":9,\"result\"' '$TEST_TMP/glob.b'"
 s=$(post del -X DELETE "${S[@]}")
 check "DELETE: 200" test "$s" = 200
+# every call that ran is on the record, the read-only one too (the log the instructions name)
+alog=$(/usr/bin/python3 -c 'import json,re,sys; print(re.search(r"audit log on the host: (\S+\.jsonl)", json.load(open(sys.argv[1]))["result"]["instructions"]).group(1))' "$TEST_TMP/init.b")
+check "the /mcp session's audit log holds the glob call's record and verifies" \
+        sh -c "/usr/bin/python3 -c 'import json,sys; sys.exit(not any(e.get(\"operation\") == \"glob\" and e[\"request\"] == {\"pattern\": \"*\"} for e in map(json.loads, open(sys.argv[1]))))' '$alog' && '$HULL' verify '$alog' >/dev/null"
 s=$(post after "${J[@]}" "${S[@]}" -d "$LIST")
 check "the deleted session: 404" test "$s" = 404
 s=$(post del2 -X DELETE "${S[@]}")

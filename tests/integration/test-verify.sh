@@ -48,11 +48,13 @@ check "the summary names the session and the last record" \
 check "a valid chain prints nothing on stderr" test ! -s "$E"
 check "the log holds a cell, javascript, a project, hull's exec and an unanswered call" \
         sh -c "grep -q '\"cell\"' '$L' && grep -q '\"project\"' '$L' && grep -q '\"operation\":\"exec\"' '$L' && grep -q '\"version\":3' '$L'"
-# A longer chain holds every one of hull's record kinds (every fifth call).
-read -r session30 last30 < <("$PY" "$GEN" chain "$TEST_TMP/long.jsonl" 30)
+# A longer chain holds every one of hull's record kinds, the read-only ones too (every fifth call).
+read -r session50 last50 < <("$PY" "$GEN" chain "$TEST_TMP/long.jsonl" 50)
 out=$("$HULL" verify "$TEST_TMP/long.jsonl" 2>"$E"); rc=$?
 check "a chain with every one of hull's record kinds verifies" \
-        sh -c "[ $rc -eq 0 ] && [ \"\$1\" = 'ok: 30 records, session $session30, last $last30' ] && [ \$(grep -o '\"operation\":\"[a-z_]*\"' '$TEST_TMP/long.jsonl' | sort -u | wc -l) -eq 5 ]" _ "$out"
+        sh -c "[ $rc -eq 0 ] && [ \"\$1\" = 'ok: 50 records, session $session50, last $last50' ] && [ \$(grep -o '\"operation\":\"[a-z_]*\"' '$TEST_TMP/long.jsonl' | sort -u | wc -l) -eq 10 ]" _ "$out"
+out2=$("$PY" "$GEN" verify "$TEST_TMP/long.jsonl"); rc=$?
+check "plimsoll_record.py's own verify agrees" sh -c "[ $rc -eq 0 ] && [ \"\$1\" = \"\$2\" ]" _ "$out" "$out2"
 "$HULL" verify --calls 9 --last "$last" "$L" >/dev/null; rc=$?
 check "--calls and --last matching the close verify" test "$rc" -eq 0
 "$HULL" verify --calls 10 "$L" >/dev/null 2>"$E"; rc=$?

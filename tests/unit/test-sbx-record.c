@@ -703,6 +703,143 @@ static void test_entry_check(void) {
         json_decref(t);
 }
 
+/* hull's read-only kinds: digests of a given operation's request or result. */
+static const char *hull_digest(bool request, const char *op, const char *text) {
+        static char outs[2][HULL_ERROR_MSG_MAX + 8];
+        static unsigned which;
+        char *out = outs[which++ % 2];
+        json_auto_t *j = parse(text);
+        hull_error e = {};
+        char hex[REC_DIGEST_HEX_SIZE];
+        if (!j)
+                return "bad test JSON";
+        int r = request ? rec_hull_request_digest(op, j, hex, &e) : rec_hull_result_digest(op, j, hex, &e);
+        snprintf(out, sizeof(outs[0]), "%s%s", r < 0 ? "error: " : "", r < 0 ? e.msg : hex);
+        return out;
+}
+#define HREQ(op, text) hull_digest(true, op, text)
+#define HRES(op, text) hull_digest(false, op, text)
+
+/* The vectors were computed by tests/integration/plimsoll_record.py (independent of this code);
+ * the first two are docs/API.md's example. */
+static void test_read_only_kinds(void) {
+        CHECK(rec_hull_operation_is_read_only("read") && rec_hull_operation_is_read_only("query_handle"));
+        CHECK(!rec_hull_operation_is_read_only("exec") && !rec_hull_operation_is_read_only("write") &&
+              !rec_hull_operation_is_read_only("bash") && !rec_hull_operation_is_read_only(""));
+        CHECK(rec_hull_operation_is_valid("grep") && rec_hull_operation_is_valid("inspect_handle"));
+
+        CHECK_EQ_STR(HREQ("read", "{\"file_path\":\"a.txt\"}"),
+                     "c6ba0efb62b611f59fab08ba68189b2dc60bbcbab21248c266de32d5baf9052e");
+        CHECK_EQ_STR(HRES("read", "{\"text\":\"     1\\thello\\n\",\"isError\":false,\"handles\":[]}"),
+                     "318b3386bcf1a730a3f591f4e75e782f29ccb12525ac3f757c9cc5b40393ccc1");
+        /* a result's zero values may be left out, and is_error spelled so */
+        CHECK_EQ_STR(HRES("read", "{\"text\":\"     1\\thello\\n\",\"is_error\":false}"),
+                     "318b3386bcf1a730a3f591f4e75e782f29ccb12525ac3f757c9cc5b40393ccc1");
+        /* an argument left out, or null, is not hashed; given as 0 it is */
+        CHECK_EQ_STR(HREQ("read", "{\"file_path\":\"a.txt\",\"offset\":null}"),
+                     "c6ba0efb62b611f59fab08ba68189b2dc60bbcbab21248c266de32d5baf9052e");
+        CHECK_EQ_STR(HREQ("read", "{\"file_path\":\"a.txt\",\"offset\":0}"),
+                     "7ae56a136faa30f90d300493eaf3d4939f6f9157360441395b80f0bc36dd4334");
+        /* the table's order, whatever the object's; an integer as 5, 5.0 or "5" */
+        static const char *const greps[] = {
+                "{\"pattern\":\"x+\",\"path\":\"src\",\"glob\":\"*.py\",\"-i\":true,\"output_mode\":\"content\","
+                "\"head_limit\":5}",
+                "{\"head_limit\":5.0,\"output_mode\":\"content\",\"-i\":true,\"glob\":\"*.py\",\"path\":\"src\","
+                "\"pattern\":\"x+\"}",
+                "{\"pattern\":\"x+\",\"path\":\"src\",\"glob\":\"*.py\",\"-i\":true,\"output_mode\":\"content\","
+                "\"head_limit\":\"5\"}",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(greps); i++)
+                CHECK_EQ_STR(HREQ("grep", greps[i]),
+                             "fdccb3045d5b1c6b07f7b528a7d23a4c7ee9cd0c898daa8dbbd8ace93a811813");
+        CHECK_EQ_STR(HREQ("inspect_handle", "{\"handle_id\":\"sales\",\"rows\":0,\"stats\":true}"),
+                     "17994bcfc714ac64c993f3ef71a3d05e91861fb04bdd146c7225dd650c09a5a1");
+        CHECK_EQ_STR(HREQ("query_handle", "{\"sql\":\"SELECT 1 -- \\u0000 \\u00e9\",\"max_rows\":10}"),
+                     "01612f5715f98027c2f392e736282bec605c86405ca14311a3b3f5dd0c573160");
+        CHECK_EQ_STR(HREQ("glob", "{\"pattern\":\"**/*.csv\"}"),
+                     "c2c5893bd4c9cd6b4d1f404e134506a6a93267670989b072ac88b7bbe577232f");
+        CHECK_EQ_STR(HRES("query_handle", "{\"text\":\"kept as h2\",\"isError\":false,\"handles\":[\"h2\"]}"),
+                     "32ba8aa108cc32a22e12857abad10118b4423a8dd68aad32e3a67de663e930a5");
+        CHECK_EQ_STR(HRES("glob", "{\"text\":\"glob: bad\",\"isError\":true,\"handles\":[]}"),
+                     "22c86f80ab32adf2e388ee5daf74f1a293329380eefde6bef2c02a8d6d9c9528");
+        /* the same messages under another kind hash apart */
+        CHECK(strcmp(HRES("grep", "{\"text\":\"glob: bad\",\"isError\":true,\"handles\":[]}"),
+                     "22c86f80ab32adf2e388ee5daf74f1a293329380eefde6bef2c02a8d6d9c9528") != 0);
+
+        /* refused, each with a reason */
+        CHECK(strstr(HREQ("read", "{\"file_path\":\"a\",\"mode\":1}"), "the read request has an unknown field 'mode'"));
+        CHECK(strstr(HREQ("read", "{\"filePath\":\"a\"}"), "unknown field 'filePath'"));
+        CHECK(strstr(HREQ("read", "{\"file_path\":5}"), "request.file_path is not a string"));
+        CHECK(strstr(HREQ("read", "{\"file_path\":\"a\",\"offset\":1.5}"), "request.offset is not an integer"));
+        CHECK(strstr(HREQ("read", "{\"file_path\":\"a\",\"limit\":true}"), "request.limit is not an integer"));
+        CHECK(strstr(HREQ("inspect_handle", "{\"handle_id\":\"a\",\"stats\":\"yes\"}"),
+                     "request.stats is not true or false"));
+        CHECK(strstr(HREQ("grep", "[]"), "the grep request is not a JSON object"));
+        CHECK(strstr(HRES("read", "{\"text\":\"a\",\"handles\":[1]}"), "not a string"));
+        CHECK(strstr(HRES("read", "{\"text\":7}"), "result.text is not a string"));
+        CHECK(strstr(HRES("glob", "{\"text\":\"a\",\"structuredContent\":{}}"), "unknown field"));
+}
+
+/* A read-only kind's log entry: checked by hull's rules, a changed byte named. */
+static void test_read_only_entry(void) {
+        char req_sha[REC_DIGEST_HEX_SIZE], res_sha[REC_DIGEST_HEX_SIZE], sha[REC_DIGEST_HEX_SIZE];
+        json_auto_t *req = parse("{\"pattern\":\"*.csv\",\"path\":\"data\"}");
+        json_auto_t *res = parse("{\"text\":\"/workspace/data/a.csv\\n\",\"isError\":false,\"handles\":[]}");
+        hull_error e = {};
+        CHECK(rec_hull_request_digest("glob", req, req_sha, &e) == 0);
+        CHECK(rec_hull_result_digest("glob", res, res_sha, &e) == 0);
+        rec_record v = {.version = 2,
+                        .request_sha256 = req_sha,
+                        .result_sha256 = res_sha,
+                        .provider = "hull",
+                        .isolation = "container",
+                        .environment = "",
+                        .policy = "",
+                        .started_unix_ms = 1790000000000,
+                        .ended_unix_ms = 1790000000004,
+                        .session = SESSION_A,
+                        .sequence = 1,
+                        .previous_sha256 = "",
+                        .record_sha256 = "",
+                        .software_identity = "",
+                        .software_rule_id = "",
+                        .unanswered = ""};
+        json_auto_t *rec = NULL;
+        CHECK(rec_record_new(&v, &rec, sha, &e) == 0);
+        json_auto_t *entry = NULL;
+        CHECK(rec_log_entry_new("glob", rec, req, res, &entry, &e) == 0);
+        CHECK_EQ_STR(entry_check(entry), "ok");
+
+        json_t *t = json_deep_copy(entry);
+        json_object_set_new(json_object_get(t, "result"), "text", json_string("/workspace/data/b.csv\n"));
+        CHECK(strstr(entry_check(t), "result digest mismatch (tampered?)") &&
+              strstr(entry_check(t), "the glob result gives"));
+        json_decref(t);
+        t = json_deep_copy(entry);
+        json_object_del(json_object_get(t, "request"), "path");
+        CHECK(strstr(entry_check(t), "request digest mismatch (tampered?)") &&
+              strstr(entry_check(t), "the glob request gives"));
+        json_decref(t);
+        /* read as another read-only kind, its request does not even parse */
+        t = json_deep_copy(entry);
+        json_object_set_new(t, "operation", json_string("read"));
+        CHECK(strstr(entry_check(t), "the read request has an unknown field 'pattern'"));
+        json_decref(t);
+        /* a cancelled call: version 3, "canceled", no result */
+        v.version = 3;
+        v.result_sha256 = "";
+        v.unanswered = "canceled";
+        json_decref(rec);
+        rec = NULL;
+        CHECK(rec_record_new(&v, &rec, sha, &e) == 0);
+        t = NULL;
+        CHECK(rec_log_entry_new("glob", rec, req, NULL, &t, &e) == 0);
+        CHECK_EQ_STR(entry_check(t), "ok");
+        json_object_set(t, "result", res);
+        CHECK(strstr(entry_check(t), "with a result"));
+        json_decref(t);
+}
+
 static const char *parse_line(const char *line) {
         static char out[HULL_ERROR_MSG_MAX];
         json_t *j = NULL;
@@ -838,6 +975,8 @@ int main(void) {
         test_rule_id();
         test_chain();
         test_entry_check();
+        test_read_only_kinds();
+        test_read_only_entry();
         test_log();
         return test_done();
 }

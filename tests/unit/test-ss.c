@@ -18,6 +18,7 @@
 #include "fs-util.h"
 #include "ss.h"
 #include "test.h"
+#include "time-util.h"
 
 static char tmp[64];
 
@@ -130,6 +131,23 @@ static void test_session(ss_manager *m) {
         CHECK_EQ_INT(ss_read(m, s, "data/a.csv", 0, 100, &rr, &e), 0);
         CHECK(rr.len == 12 && memcmp(rr.data, "x,y\n1,2\n5,\0\n", 12) == 0);
         ws_read_result_done(&rr);
+        /* A face's read-only call on the record (hull mcp's): the arguments and the answer; one the
+         * client cancelled, version 3 without a result; neither a kind that is not read-only nor a
+         * malformed message is appended. */
+        json_t *args = json_pack("{s:s, s:i}", "file_path", "data/a.csv", "limit", 2);
+        json_t *answer = json_pack("{s:s, s:b, s:[]}", "text", "     1\tx,y\n", "isError", false, "handles");
+        rec = NULL;
+        CHECK_EQ_INT(ss_record_read_only(m, s, "read", args, answer, NULL, now_unix_ms(), &rec, &e), 0);
+        CHECK_EQ_STR(op_of(rec), "6");
+        json_decref(rec);
+        CHECK_EQ_INT(ss_record_read_only(m, s, "read", args, NULL, "canceled", now_unix_ms(), NULL, &e), 0);
+        CHECK_EQ_INT(ss_record_read_only(m, s, "write", args, answer, NULL, now_unix_ms(), NULL, &e), -EINVAL);
+        CHECK(strstr(e.msg, "not one of hull's read-only kinds") != NULL);
+        CHECK_EQ_INT(ss_record_read_only(m, s, "glob", args, answer, NULL, now_unix_ms(), NULL, &e), -EINVAL);
+        CHECK(strstr(e.msg, "the glob request has an unknown field") != NULL);
+        CHECK_EQ_INT(ss_record_read_only(m, s, "read", args, NULL, NULL, now_unix_ms(), NULL, &e), -EINVAL);
+        json_decref(args);
+        json_decref(answer);
 
         ss_cell_output co = {0};
         ss_file files[] = {{"in.txt", "41", 2}};
@@ -194,7 +212,7 @@ static void test_session(ss_manager *m) {
         ss_close_info ci;
         ss_close(m, s, &ci);
         CHECK_EQ_INT(ci.ended, SS_END_CLOSED);
-        CHECK_EQ_INT(ci.calls, 8); /* exec, exec, write, write (append), edit, cell, add_input twice */
+        CHECK_EQ_INT(ci.calls, 10); /* exec, exec, write, write (append), edit, read twice, cell, add_input twice */
         CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), -ESHUTDOWN);
         ss_unref(m, s);
 
@@ -226,8 +244,8 @@ static void test_session(ss_manager *m) {
         free(tar);
 
         unsigned kinds = 0;
-        CHECK_EQ_INT(check_log(info.fingerprint, ci.calls, ci.last_sha256, &kinds), 8);
-        CHECK_EQ_INT(kinds, 7); /* all but the cell, which is plimsoll's kind */
+        CHECK_EQ_INT(check_log(info.fingerprint, ci.calls, ci.last_sha256, &kinds), 10);
+        CHECK_EQ_INT(kinds, 9); /* all but the cell, which is plimsoll's kind */
 }
 
 /* The bounds a session's handles live in: one handle, and all of them. */
