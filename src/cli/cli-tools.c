@@ -234,12 +234,63 @@ static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, 
         return 0;
 }
 
+/* One server of config.json's "mcp" started (its entry checked by settings.c). */
+static int start_mcp_file(cli_tools *t, const settings_mcp *m, mcp_message_fn on_message, void *ud, hull_error *e) {
+        int r;
+        if (m->url) {
+                mcp_http_config hc = {.name = m->name,
+                                      .url = m->url,
+                                      .headers = (const char *const *) m->headers,
+                                      .on_message = on_message,
+                                      .on_message_ud = ud};
+                r = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
+        } else {
+                mcp_stdio_config cfg = {.name = m->name,
+                                        .argv = (const char *const *) m->argv,
+                                        .env = (const char *const *) m->env,
+                                        .cwd = m->cwd,
+                                        .on_message = on_message,
+                                        .on_message_ud = ud};
+                r = mcp_client_spawn(&cfg, &t->mcp[t->n_mcp], e);
+        }
+        if (r < 0)
+                return r;
+        t->n_mcp++;
+        return 0;
+}
+
+/* Whether a --mcp spec names the server name ("NAME=..."). */
+static bool spec_names(const char *spec, const char *name) {
+        size_t n = strlen(name);
+        return strncmp(spec, name, n) == 0 && spec[n] == '=';
+}
+
 int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n, mcp_message_fn on_message,
                       void *ud, hull_error *e) {
-        if (n == 0)
+        size_t n_file = 0;
+        for (size_t i = 0; i < st->n_mcp; i++) {
+                bool replaced = false;
+                for (size_t k = 0; k < n && !replaced; k++)
+                        replaced = spec_names(specs[k], st->mcp[i].name);
+                n_file += !replaced;
+        }
+        if (n + n_file == 0)
                 return 0;
-        if (n > MCP_SERVERS_MAX || t->n_mcp > 0)
-                return hull_fail(e, -EINVAL, "--mcp: at most %u servers, given at once", MCP_SERVERS_MAX);
+        if (n + n_file > MCP_SERVERS_MAX || t->n_mcp > 0)
+                return hull_fail(e, -EINVAL,
+                                 "--mcp: at most %u servers in all (config.json's \"mcp\" and --mcp), given at once",
+                                 MCP_SERVERS_MAX);
+        /* the file's servers first, in its order, but for those a --mcp of the same name replaces */
+        for (size_t i = 0; i < st->n_mcp; i++) {
+                bool replaced = false;
+                for (size_t k = 0; k < n && !replaced; k++)
+                        replaced = spec_names(specs[k], st->mcp[i].name);
+                if (replaced)
+                        continue;
+                int r = start_mcp_file(t, &st->mcp[i], on_message, ud, e);
+                if (r < 0)
+                        return r;
+        }
         for (size_t i = 0; i < n; i++) {
                 int r = start_mcp(t, specs[i], on_message, ud, e);
                 if (r < 0)

@@ -23,7 +23,8 @@ void cli_tools_free(cli_tools *t);
 static inline void cli_tools_freep(cli_tools **t) {
         cli_tools_free(*t);
 }
-/* Start the MCP servers of specs (n of them, each "NAME=COMMAND ARGS...": the command line split
+/* Start the MCP servers of config.json's "mcp" (st->mcp, in the file's order; one that a spec names
+ * is left to the spec) and of specs (n of them, each "NAME=COMMAND ARGS...": the command line split
  * as a shell would, without command substitution; or NAME=http(s)://...: a Streamable HTTP
  * server connected to), list their tools and offer them too, named NAME__TOOL, with their policies from the
  * settings (default always_allow). on_message (may be NULL) gets their log messages. The servers

@@ -171,6 +171,39 @@ pyexpect "mcp run: a Streamable HTTP server's tools answer" 'rc == 0 and j["answ
 pyexpect "mcp run: its progress (on the POST's event stream) reaches the bus" \
         'any(ev["type"] == "hull.tool_progress" and ev.get("note", "").startswith("mcp:evh: ") for ev in transcript())'
 mock_stop
+
+# ---- the same servers from config.json's "mcp" (stdio with args, env and cwd; HTTP with headers) ----
+cat >"$HULL_HOME/config.json" <<CFGEOF
+{"mcp": {"ev": {"command": "$EV", "args": ["stdio"], "env": {"HULL_CFG_MARK": "from-config"}},
+         "fs": {"type": "stdio", "command": "$FS", "args": ["."], "cwd": "$ROOT"},
+         "evh": {"url": "http://127.0.0.1:$PORT/mcp", "headers": {"X-Hull-Test": "1"}}}}
+CFGEOF
+mock '{"steps":[
+ {"tool_calls":[{"name":"ev__get-env","input":{}}]},
+ {"tool_calls":[{"name":"fs__list_allowed_directories","input":{}}]},
+ {"tool_calls":[{"name":"evh__get-sum","input":{"a":1,"b":2}}]},
+ {"text":"{{last_tool_result}}"}]}'
+run_hull anthropic "config" --json
+pyexpect "mcp config: the servers of config.json's \"mcp\" are offered (stdio and HTTP)" \
+        'rc == 0 and {"ev__get-env", "fs__list_allowed_directories", "evh__get-sum"} <= set(tool_names(reqs[0])) and j["answer"] == "The sum of 1 and 2 is 3."'
+pyexpect "mcp config: a stdio server gets the entry's env" '"from-config" in tool_results(reqs[1])[0][0]'
+pyexpect "mcp config: a stdio server runs in the entry's cwd (server-filesystem's \".\" is that directory)" \
+        'os.path.realpath(root) in tool_results(reqs[2])[1][0]'
+mock_stop
+mock '{"steps":[
+ {"tool_calls":[{"name":"ev__get-env","input":{}}]},
+ {"text":"done"}]}'
+run_hull anthropic "flag wins" --json --mcp "ev=$EV stdio"
+pyexpect "mcp config: a --mcp of the same name replaces the file's entry, the others stay" \
+        'rc == 0 and "ev__get-env" in tool_names(reqs[0]) and "fs__list_allowed_directories" in tool_names(reqs[0]) and "from-config" not in tool_results(reqs[1])[0][0] and "HULL_TEST_MARK" in tool_results(reqs[1])[0][0]'
+mock_stop
+printf '{"mcp": {"ev": {"command": "%s", "argz": ["stdio"]}}}\n' "$EV" >"$HULL_HOME/config.json"
+run_hull anthropic "x" --json
+pyexpect "mcp config: a bad entry is an error naming its key" 'rc != 0 and "mcp.ev.argz" in e and "config.json" in e'
+printf '{"mcp": {"two words": {"url": "http://127.0.0.1:1/"}}}\n' >"$HULL_HOME/config.json"
+run_hull anthropic "x" --json
+pyexpect "mcp config: a bad server name is an error naming it" 'rc != 0 and "mcp.two words" in e'
+rm -f "$HULL_HOME/config.json"
 kill -INT "$EVH" 2>/dev/null
 for i in $(seq 1 100); do kill -0 "$EVH" 2>/dev/null || break; sleep 0.1; done
 kill -KILL "$EVH" 2>/dev/null
