@@ -61,6 +61,7 @@ struct mcp_client {
         char *url;
         char **headers; /* the caller's "Name: value" lines */
         size_t n_headers;
+        char **resolve; /* the caller's pins, NULL-terminated; NULL: none */
         char session_id[HTTPC_HEADER_VALUE_MAX];
 };
 
@@ -615,6 +616,7 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
                 .userdata = a,
                 .cancel_fd = cancel_fd > 0 ? cancel_fd : 0,
                 .timeout_ms = timeout_ms ? timeout_ms : 1,
+                .resolve = (const char *const *) c->resolve,
         };
         httpc_answer ans = {0};
         int r = httpc_perform(h, &req, &ans, e);
@@ -882,7 +884,8 @@ static void http_close(mcp_client *c) {
                                      .headers = headers,
                                      .timeout_ms = MCP_CLOSE_GRACE_MS,
                                      .answer_max = 4096,
-                                     .answer_truncate = true};
+                                     .answer_truncate = true,
+                                     .resolve = (const char *const *) c->resolve};
                 httpc_answer a = {0};
                 if (httpc_perform(c->side ? c->side : c->http, &req, &a, NULL) == 0)
                         httpc_answer_done(&a);
@@ -895,6 +898,10 @@ static void http_close(mcp_client *c) {
         for (size_t i = 0; i < c->n_headers; i++)
                 free(c->headers[i]);
         free(c->headers);
+        for (size_t i = 0; c->resolve && c->resolve[i]; i++)
+                free(c->resolve[i]);
+        free(c->resolve);
+        c->resolve = NULL;
         free(c->url);
         c->headers = NULL;
         c->url = NULL;
@@ -936,6 +943,17 @@ int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error 
                 if (!c->headers[i])
                         return hull_err(e, -ENOMEM, "mcp: out of memory");
                 c->n_headers++;
+        }
+        size_t np = 0;
+        while (cfg->resolve && cfg->resolve[np])
+                np++;
+        if (np) {
+                c->resolve = calloc(np + 1, sizeof(*c->resolve));
+                if (!c->resolve)
+                        return hull_err(e, -ENOMEM, "mcp: out of memory");
+                for (size_t i = 0; i < np; i++)
+                        if (!(c->resolve[i] = strdup(cfg->resolve[i])))
+                                return hull_err(e, -ENOMEM, "mcp: out of memory");
         }
         int r = httpc_new(&c->http, e);
         if (r >= 0)

@@ -58,6 +58,9 @@ typedef struct mcp_http_config {
         const char *url;            /* the MCP endpoint, http:// or https:// (e.g. http://127.0.0.1:3001/mcp) */
         const char *const *headers; /* "Name: value" lines sent with every request (Authorization),
                                      * NULL-terminated; NULL: none */
+        const char *const *resolve; /* names pinned to addresses for every request (httpc_request.resolve:
+                                     * "HOST:PORT:ADDR,...", e.g. egress_target_pin's), NULL-terminated;
+                                     * NULL: names resolved as usual */
         uint64_t init_timeout_ms;   /* initialize; 0: MCP_INIT_TIMEOUT_MS */
         mcp_message_fn on_message;
         void *on_message_ud;

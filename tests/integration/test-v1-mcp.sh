@@ -20,6 +20,8 @@ fi
 
 export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"
+# /v1 MCP URLs pass the egress guard: the operator admits loopback, where the test's server is
+printf '{"web": {"allow_cidrs": ["127.0.0.0/8"]}}\n' >"$HULL_HOME/config.json"
 
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # MCP_BIG: get-env's answer is over 100 KB
@@ -151,6 +153,19 @@ events_until 90 'any(e["type"] == "session.status_idle" for e in ev)' ||
         fail "v1 mcp: a turn with an unreachable server ends" "$(tail -c 1500 "$TEST_TMP/events.json")"
 evcheck "v1 mcp: an unreachable server is a terminal mcp_connection_failed_error naming it, then idle" \
         '[e for e in ev if e["type"] == "session.error"][0]["error"]["type"] == "mcp_connection_failed_error" and [e for e in ev if e["type"] == "session.error"][0]["error"]["mcp_server_name"] == "gone" and [e for e in ev if e["type"] == "session.error"][0]["error"]["retry_status"]["type"] == "terminal" and "127.0.0.1:" in [e for e in ev if e["type"] == "session.error"][0]["error"]["message"] and types[-1] == "session.status_idle"'
+
+# ---- the egress guard: an internal address the operator did not admit, a metadata endpoint ----
+for url in "http://10.255.255.1:9/mcp|blocked internal address 10.255.255.1 (private)|web.allow_cidrs" \
+        "http://169.254.169.254/mcp|blocked cloud metadata endpoint 169.254.169.254|"; do
+        IFS='|' read -r U WANT HINT <<<"$url"
+        new_session guarded "$U"
+        t0=$(date +%s)
+        v1 POST "/v1/sessions/$SESSION/events" "$(user_message "echo it")"
+        events_until 60 'any(e["type"] == "session.status_idle" for e in ev)' ||
+                fail "v1 mcp: a turn with a refused URL ends" "$(tail -c 1500 "$TEST_TMP/events.json")"
+        evcheck "v1 mcp: $U is refused by the egress guard as mcp_connection_failed_error saying why" \
+                '[e for e in ev if e["type"] == "session.error"][0]["error"]["type"] == "mcp_connection_failed_error" and [e for e in ev if e["type"] == "session.error"][0]["error"]["mcp_server_name"] == "guarded" and sys.argv[3] in [e for e in ev if e["type"] == "session.error"][0]["error"]["message"] and sys.argv[4] in [e for e in ev if e["type"] == "session.error"][0]["error"]["message"] and types[-1] == "session.status_idle"' "$WANT" "$HINT"
+done
 
 stop_server
 mock_stop
