@@ -553,3 +553,4 @@
 #define MCP_TOOL_DESCRIPTION_MAX (8U << 10) /* bytes of a tool's description offered to the model */
 #define MCP_SCHEMA_MAX (64U << 10)          /* bytes of a tool's input schema */
 #define MCP_QUOTE_MAX 120U                  /* bytes of a server's output quoted in an error */
+#define MCP_CANCEL_POLL_MS 100U             /* how often a stdio wait looks at its cancel flag */

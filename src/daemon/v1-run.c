@@ -597,7 +597,7 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
                 const char *url = json_string_value(json_object_get(srv, "url"));
                 if (!name || !url || l->n_mcps >= V1_MCP_SERVERS_MAX)
                         continue;
-                mcp_http_config hc = {.name = name, .url = url};
+                mcp_http_config hc = {.name = name, .url = url, .cancel = &l->interrupt};
                 if (!mcp_server_name_valid(name)) {
                         *ret_type = "mcp_connection_failed_error";
                         snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
@@ -627,7 +627,7 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
         }
         if (l->n_mcps == 0)
                 return 0;
-        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->mcp_set, e) < 0) {
+        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->interrupt, &l->mcp_set, e) < 0) {
                 *ret_type = "mcp_connection_failed_error";
                 /* the server whose connection broke; else (an error answer) the message names it */
                 size_t k = 0;
@@ -936,6 +936,17 @@ static void *worker_main(void *arg) {
                                          "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id, ce.msg);
                 }
                 pthread_mutex_lock(&l->lock);
+                if (r < 0 && (r == -ECANCELED || e.err == -ECANCELED) && atomic_load(&l->interrupt)) {
+                        /* interrupted while the agent's MCP servers were connecting: no error, the
+                         * turn just ends (the next one connects again) */
+                        json_t *evs[2] = {json_pack("{s:s}", "type", "session.status_running"),
+                                          json_pack("{s:s, s:{s:s}, s:n}", "type", "session.status_idle", "stop_reason",
+                                                    "type", "end_turn", "stop_details")};
+                        log_server_locked(l, evs, 2);
+                        l->mcp_failed[0] = '\0';
+                        agent_turn_result_done(&res);
+                        continue;
+                }
                 if (r < 0) {
                         char msg[HULL_ERROR_MSG_MAX + 64];
                         snprintf(msg, sizeof(msg), "the turn could not run: %s", e.msg);

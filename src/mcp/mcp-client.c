@@ -487,13 +487,15 @@ static int read_stdout(mcp_client *c, hull_error *e) {
 
 /* Wait for the reply to the request queued for stdin: 0 once it is in c->reply, -ETIMEDOUT,
  * -ECANCELED, or the connection's error. */
-static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, hull_error *e) {
+static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atomic_bool *cancel, hull_error *e) {
         for (;;) {
                 int r = flush(c, e);
                 if (r < 0)
                         return r;
                 if (c->reply.root)
                         return 0;
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
                 uint64_t now = now_mono_ms();
                 if (now >= deadline)
                         return -ETIMEDOUT;
@@ -503,7 +505,8 @@ static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, hull_erro
                         {.fd = c->outq.len ? c->in_fd : -1, .events = POLLOUT},
                         {.fd = cancel_fd, .events = POLLIN},
                 };
-                int k = poll(pf, 4, (int) MIN(deadline - now, 1000ULL));
+                /* a flag is looked at between polls (a signal handler's also wakes poll: EINTR) */
+                int k = poll(pf, 4, (int) MIN(deadline - now, cancel ? (uint64_t) MCP_CANCEL_POLL_MS : 1000ULL));
                 if (k < 0 && errno != EINTR)
                         return broke(c, e, -errno, "poll failed: %m");
                 if (k <= 0)
@@ -584,7 +587,7 @@ static int http_on_data(void *ud, const char *p, size_t n) {
 /* POST body (one JSON-RPC message) on h; the answer's messages are dispatched as they come (the
  * reply awaited goes to c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) stops it. */
 static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint64_t timeout_ms, int cancel_fd,
-                     bool init, http_answer *a, hull_error *e) {
+                     const atomic_bool *cancel, bool init, http_answer *a, hull_error *e) {
         char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
         const char *headers[HTTPC_HEADERS_MAX + 1];
         size_t n = 0;
@@ -614,6 +617,7 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
                 .on_response = http_on_response,
                 .on_header = http_on_header,
                 .userdata = a,
+                .cancel = cancel,
                 .cancel_fd = cancel_fd > 0 ? cancel_fd : 0,
                 .timeout_ms = timeout_ms ? timeout_ms : 1,
                 .resolve = (const char *const *) c->resolve,
@@ -663,7 +667,7 @@ static int post_pending(mcp_client *c, hull_error *e) {
                 char *nl = memchr(c->outq.buf, '\n', c->outq.len);
                 size_t n = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
                 http_answer a;
-                int k = http_post(c, c->side, c->outq.buf, n, 10000, 0, false, &a, e);
+                int k = http_post(c, c->side, c->outq.buf, n, 10000, 0, NULL, false, &a, e);
                 http_answer_done(&a);
                 if (k < 0 && r == 0)
                         r = k;
@@ -674,7 +678,8 @@ static int post_pending(mcp_client *c, hull_error *e) {
 
 /* POST the request queued and wait for its reply: 0 once it is in c->reply, -ETIMEDOUT,
  * -ECANCELED, or the exchange's error. */
-static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init, hull_error *e) {
+static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atomic_bool *cancel, bool init,
+                     hull_error *e) {
         _cleanup_free_ char *body = NULL;
         size_t len = 0;
         char *nl = memchr(c->outq.buf, '\n', c->outq.len);
@@ -688,7 +693,7 @@ static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init,
                 return -ETIMEDOUT;
         http_answer a;
         hull_error pe = {0};
-        int r = http_post(c, c->http, body, len, deadline - now, cancel_fd, init, &a, &pe);
+        int r = http_post(c, c->http, body, len, deadline - now, cancel_fd, cancel, init, &a, &pe);
         http_answer_done(&a);
         if (r == -ETIMEDOUT || r == -ECANCELED)
                 return r;
@@ -744,11 +749,16 @@ static int roundtrip(mcp_client *c, const char *method, json_t *params, const mc
         c->wait_id = id;
         c->wait_opts = o;
         c->what = what;
-        r = c->http ? http_wait(c, deadline, cancel_fd, strcmp(method, "initialize") == 0, e)
-                    : stdio_wait(c, deadline, cancel_fd, e);
+        const atomic_bool *cancel = o ? o->cancel : NULL;
+        bool init = strcmp(method, "initialize") == 0;
+        r = c->http ? http_wait(c, deadline, cancel_fd, cancel, init, e)
+                    : stdio_wait(c, deadline, cancel_fd, cancel, e);
         c->waiting = false;
         c->wait_opts = NULL;
         c->what = NULL;
+        if ((r == -ETIMEDOUT || r == -ECANCELED) && init) /* initialize is never cancelled: the caller drops c */
+                return hull_fail(e, r, "mcp: %s: initialize: %s", c->name,
+                                 r == -ETIMEDOUT ? "no answer in time" : "interrupted");
         if (r == -ETIMEDOUT || r == -ECANCELED) {
                 /* Tell the server to stop; its late answer and progress are ignored (the id is not
                  * waited for any more). A server that does not read its stdin is not waited for. */
@@ -794,10 +804,10 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
 
 /* ---- the lifecycle ---- */
 
-static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
+static int initialize(mcp_client *c, uint64_t timeout_ms, const atomic_bool *cancel, hull_error *e) {
         json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST, "capabilities",
                                    "clientInfo", "name", "hull", "version", HULL_VERSION);
-        mcp_call_opts o = {.deadline_mono_ms = now_mono_ms() + timeout_ms, .cancel_fd = -1};
+        mcp_call_opts o = {.deadline_mono_ms = now_mono_ms() + timeout_ms, .cancel_fd = -1, .cancel = cancel};
         json_t *res = NULL;
         int r = request_result(c, "initialize", params, &o, "initialize", &res, e);
         if (r == -ETIMEDOUT) {
@@ -806,6 +816,8 @@ static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
                 return broke(c, e, r, "the server did not answer initialize within %llu ms%s%s",
                              (unsigned long long) timeout_ms, last[0] ? "; its stderr ended with: " : "", last);
         }
+        if (r == -ECANCELED)
+                return broke(c, e, r, "initialize was interrupted before the server answered");
         if (r < 0)
                 return r;
         const char *v = json_string_value(json_object_get(res, "protocolVersion"));
@@ -859,7 +871,7 @@ int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *
         int r = spawn(c, cfg, e);
         if (r < 0)
                 return r;
-        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, cfg->cancel, e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);
@@ -962,7 +974,7 @@ int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error 
                 return r;
         httpc_keep_connections(c->http);
         httpc_keep_connections(c->side);
-        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, cfg->cancel, e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,8 @@ typedef struct mcp_stdio_config {
         const char *const *env;    /* "K=V" entries added to hull's environment, NULL-terminated; NULL: none */
         const char *cwd;           /* the server's working directory; NULL: hull's */
         uint64_t init_timeout_ms;  /* the start and initialize; 0: MCP_INIT_TIMEOUT_MS */
+        const atomic_bool *cancel; /* set (another thread, a signal handler): initialize gives up at
+                                    * once, -ECANCELED; NULL: only the deadline ends it */
         mcp_message_fn on_message; /* may be NULL: log messages are dropped */
         void *on_message_ud;
 } mcp_stdio_config;
@@ -50,7 +53,8 @@ bool mcp_server_name_valid(const char *name);
  * "mcp: NAME: cannot start 'CMD': No such file or directory", "mcp: NAME: the server exited
  * (status 1) before answering initialize; its stderr ended with: ...", -ETIMEDOUT, -EPROTO for a
  * server that is not speaking MCP or speaks a version hull does not, -E2BIG for an oversized
- * message. Nothing is left running on failure. */
+ * message, -ECANCELED when cfg->cancel was set ("mcp: NAME: initialize was interrupted"). Nothing
+ * is left running on failure. */
 int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *e);
 
 typedef struct mcp_http_config {
@@ -62,6 +66,7 @@ typedef struct mcp_http_config {
                                      * "HOST:PORT:ADDR,...", e.g. egress_target_pin's), NULL-terminated;
                                      * NULL: names resolved as usual */
         uint64_t init_timeout_ms;   /* initialize; 0: MCP_INIT_TIMEOUT_MS */
+        const atomic_bool *cancel;  /* as mcp_stdio_config's */
         mcp_message_fn on_message;
         void *on_message_ud;
 } mcp_http_config;
@@ -99,6 +104,7 @@ bool mcp_client_alive(const mcp_client *c, hull_error *e);
 typedef struct mcp_call_opts {
         uint64_t deadline_mono_ms; /* 0: now + MCP_REQUEST_TIMEOUT_MS */
         int cancel_fd;             /* readable: give up (-ECANCELED); -1: none */
+        const atomic_bool *cancel; /* set: give up (-ECANCELED); NULL: none */
         /* notifications/progress of this call (progress increases; total <= 0 when unknown;
          * message may be NULL). NULL: no progressToken is sent. */
         void (*progress)(void *ud, double progress, double total, const char *message);

@@ -214,6 +214,18 @@ mock '{"steps":[{"text":"never asked"}]}'
 run_hull openai "x" --mcp 'bad=sh -c "echo no such config >&2; exit 5"'
 pyexpect "mcp run: a server that exits at start fails the run with its status and stderr" \
         'rc == 1 and "mcp: bad: the server exited with status 5" in e and "no such config" in e and len(reqs) == 0 and secs < 60'
+# Ctrl-C while a server does not answer initialize (60 s by default): hull ends at once, 130
+t0=$(date +%s)
+HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=mock-model \
+        timeout 120 "$HULL" run "x" --mcp 'slow=sh -c "exec sleep 100"' >"$O" 2>"$E" </dev/null &
+HP=$!
+sleep 2
+kill -INT "$HP"
+wait "$HP"
+RC=$? SECS=$(($(date +%s) - t0))
+# a hang check, not a speed check: without the interrupt hull waits 60 s
+pyexpect "mcp run: Ctrl-C while a server starts ends hull (130) and says so" \
+        'rc == 130 and "mcp: slow: initialize was interrupted" in e and len(reqs) == 0 and secs < 40'
 run_hull openai "x" --mcp "nope=/nonexistent/mcp-server"
 pyexpect "mcp run: a command that does not exist is named" \
         'rc == 1 and "cannot start" in e and "/nonexistent/mcp-server" in e and len(reqs) == 0'
