@@ -554,3 +554,7 @@
 #define MCP_SCHEMA_MAX (64U << 10)          /* bytes of a tool's input schema */
 #define MCP_QUOTE_MAX 120U                  /* bytes of a server's output quoted in an error */
 #define MCP_CANCEL_POLL_MS 100U             /* how often a stdio wait looks at its cancel flag */
+#define MCP_EVENT_ID_MAX 256U               /* bytes of an SSE event id kept to resume a stream */
+#define MCP_RESUME_TRIES 3U                 /* resumptions in a row that bring no new event, then an error */
+#define MCP_RESUME_DELAY_MS 1000U      /* the wait before the n-th resumption: n times this (or the server's retry) */
+#define MCP_RESUME_DELAY_MAX_MS 10000U /* the longest wait before a resumption (a server's retry included) */

@@ -584,15 +584,23 @@ static int http_on_data(void *ud, const char *p, size_t n) {
         return dynbuf_add(&a->body, p, n) == -ENOMEM ? -ENOMEM : 0; /* past the bound: the rest is dropped */
 }
 
-/* POST body (one JSON-RPC message) on h; the answer's messages are dispatched as they come (the
- * reply awaited goes to c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) stops it. */
-static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint64_t timeout_ms, int cancel_fd,
-                     const atomic_bool *cancel, bool init, http_answer *a, hull_error *e) {
-        char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
+/* POST body (one JSON-RPC message) on h, or (body NULL) GET the event stream that resumes after
+ * last_event_id; the answer's messages are dispatched as they come (the reply awaited goes to
+ * c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) and cancel stop it. */
+static int http_send(mcp_client *c, httpc *h, const char *body, size_t len, const char *last_event_id,
+                     uint64_t timeout_ms, int cancel_fd, const atomic_bool *cancel, bool init, http_answer *a,
+                     hull_error *e) {
+        char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64], lei[MCP_EVENT_ID_MAX + 32];
         const char *headers[HTTPC_HEADERS_MAX + 1];
         size_t n = 0;
-        headers[n++] = "Content-Type: application/json";
-        headers[n++] = "Accept: application/json, text/event-stream";
+        if (body) {
+                headers[n++] = "Content-Type: application/json";
+                headers[n++] = "Accept: application/json, text/event-stream";
+        } else {
+                headers[n++] = "Accept: text/event-stream";
+                snprintf(lei, sizeof(lei), "Last-Event-ID: %s", last_event_id);
+                headers[n++] = lei;
+        }
         if (!init && c->session_id[0]) {
                 snprintf(sid, sizeof(sid), "Mcp-Session-Id: %s", c->session_id);
                 headers[n++] = sid;
@@ -608,7 +616,7 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
         sse_init(&a->dec, (size_t) MCP_MESSAGE_MAX + 1024);
         dynbuf_init(&a->body, MCP_MESSAGE_MAX);
         httpc_request req = {
-                .method = "POST",
+                .method = body ? "POST" : "GET",
                 .url = c->url,
                 .headers = headers,
                 .body = body,
@@ -632,8 +640,8 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
         if (a->status / 100 != 2) {
                 char q[MCP_QUOTE_MAX + 4];
                 r = hull_fail(e, a->status == 401 || a->status == 403 ? -EACCES : -EREMOTEIO,
-                              "mcp: %s: POST %s: HTTP %ld%s%s", c->name, c->url, a->status, a->body.len ? ": " : "",
-                              quote(a->body.buf ? a->body.buf : "", a->body.len, q));
+                              "mcp: %s: %s %s: HTTP %ld%s%s", c->name, body ? "POST" : "GET", c->url, a->status,
+                              a->body.len ? ": " : "", quote(a->body.buf ? a->body.buf : "", a->body.len, q));
                 if (a->status == 404 && c->session_id[0])
                         r = broke(c, e, -ENOTCONN, "the server ended the session (HTTP 404 for session %s)",
                                   c->session_id);
@@ -667,7 +675,7 @@ static int post_pending(mcp_client *c, hull_error *e) {
                 char *nl = memchr(c->outq.buf, '\n', c->outq.len);
                 size_t n = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
                 http_answer a;
-                int k = http_post(c, c->side, c->outq.buf, n, 10000, 0, NULL, false, &a, e);
+                int k = http_send(c, c->side, c->outq.buf, n, NULL, 10000, 0, NULL, false, &a, e);
                 http_answer_done(&a);
                 if (k < 0 && r == 0)
                         r = k;
@@ -676,8 +684,62 @@ static int post_pending(mcp_client *c, hull_error *e) {
         return r;
 }
 
+/* The error of an exchange that failed (pe) as the request's. */
+static int http_fail(mcp_client *c, int r, const hull_error *pe, hull_error *e) {
+        if (c->broken.err) { /* the stream carried something that is not JSON-RPC */
+                if (e)
+                        *e = c->broken;
+                return c->broken.err;
+        }
+        if (strncmp(pe->msg, "mcp: ", 5) == 0) {
+                if (e)
+                        *e = *pe;
+                return r;
+        }
+        return hull_fail(e, r, "mcp: %s: %s: %s", c->name, c->what ? c->what : "a request", pe->msg);
+}
+
+/* Whether an answer that ended (r: how) without the reply may be resumed: an event stream the
+ * server accepted, with an event id seen, cut or ended early (not by hull: no deadline or cancel). */
+static bool http_resumable(const mcp_client *c, const http_answer *a, int r, const char *last_id) {
+        return !c->reply.root && c->broken.err == 0 && a->sse && a->status / 100 == 2 && last_id[0] &&
+               r != -ETIMEDOUT && r != -ECANCELED && r != -ENOMEM;
+}
+
+/* Sleep ms, or less when the deadline, cancel_fd or cancel comes first: 0, -ETIMEDOUT, -ECANCELED. */
+static int http_pause(uint64_t ms, uint64_t deadline, int cancel_fd, const atomic_bool *cancel) {
+        uint64_t until = now_mono_ms() + ms;
+        if (until >= deadline)
+                return -ETIMEDOUT;
+        for (;;) {
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                uint64_t now = now_mono_ms();
+                if (now >= until)
+                        return 0;
+                struct pollfd pf = {.fd = cancel_fd, .events = POLLIN};
+                int k = poll(&pf, 1, (int) MIN(until - now, (uint64_t) MCP_CANCEL_POLL_MS));
+                if (k > 0 && pf.revents)
+                        return -ECANCELED;
+        }
+}
+
+/* Keep the stream's last event id (and the server's retry) from an answer. */
+static void http_keep_id(const http_answer *a, char last_id[MCP_EVENT_ID_MAX + 1], long *retry_ms, bool *progressed) {
+        const char *id = sse_last_id(&a->dec);
+        if (id && id[0] && strlen(id) <= MCP_EVENT_ID_MAX && strcmp(id, last_id) != 0) {
+                memcpy(last_id, id, strlen(id) + 1);
+                *progressed = true;
+        }
+        if (a->dec.retry_ms >= 0)
+                *retry_ms = a->dec.retry_ms;
+}
+
 /* POST the request queued and wait for its reply: 0 once it is in c->reply, -ETIMEDOUT,
- * -ECANCELED, or the exchange's error. */
+ * -ECANCELED, or the exchange's error. An event stream that breaks before the reply is resumed
+ * (2025-11-25, transports: resumability and redelivery): a GET with Last-Event-ID (the last event
+ * id seen) and the session's headers, after the server's retry (or MCP_RESUME_DELAY_MS), at most
+ * MCP_RESUME_TRIES times in a row without a new event; the server replays what followed. */
 static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atomic_bool *cancel, bool init,
                      hull_error *e) {
         _cleanup_free_ char *body = NULL;
@@ -693,23 +755,53 @@ static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atom
                 return -ETIMEDOUT;
         http_answer a;
         hull_error pe = {0};
-        int r = http_post(c, c->http, body, len, deadline - now, cancel_fd, cancel, init, &a, &pe);
+        char last_id[MCP_EVENT_ID_MAX + 1] = "";
+        long retry_ms = -1;
+        bool progressed = false;
+        int r = http_send(c, c->http, body, len, NULL, deadline - now, cancel_fd, cancel, init, &a, &pe);
+        http_keep_id(&a, last_id, &retry_ms, &progressed);
+        bool resume = http_resumable(c, &a, r, last_id);
         http_answer_done(&a);
+        unsigned tries = 0;
+        while (resume) {
+                if (tries++ >= MCP_RESUME_TRIES)
+                        return hull_fail(e, r < 0 ? r : -EPROTO,
+                                         "mcp: %s: %s: the server's event stream broke before the reply, and %u "
+                                         "resumptions from event '%s' (GET with Last-Event-ID) brought nothing new%s%s",
+                                         c->name, c->what ? c->what : "a request", MCP_RESUME_TRIES, last_id,
+                                         r < 0 ? ": " : "", r < 0 ? pe.msg : "");
+                uint64_t delay = retry_ms >= 0 ? (uint64_t) retry_ms : (uint64_t) MCP_RESUME_DELAY_MS * tries;
+                int k = http_pause(MIN(delay, (uint64_t) MCP_RESUME_DELAY_MAX_MS), deadline, cancel_fd, cancel);
+                if (k < 0)
+                        return k;
+                progressed = false;
+                pe = (hull_error){0};
+                now = now_mono_ms();
+                r = http_send(c, c->http, NULL, 0, last_id, deadline > now ? deadline - now : 1, cancel_fd, cancel,
+                              false, &a, &pe);
+                http_keep_id(&a, last_id, &retry_ms, &progressed);
+                bool again = http_resumable(c, &a, r, last_id);
+                bool refused = r < 0 && a.status / 100 != 2 && a.status != 0;
+                http_answer_done(&a);
+                if (c->reply.root)
+                        return 0;
+                if (r == -ETIMEDOUT || r == -ECANCELED)
+                        return r;
+                if (refused || (r == 0 && !again))
+                        return hull_fail(e, r < 0 ? r : -EPROTO,
+                                         "mcp: %s: %s: the server's event stream broke before the reply and cannot be "
+                                         "resumed from event '%s'%s%s",
+                                         c->name, c->what ? c->what : "a request", last_id, r < 0 ? ": " : "",
+                                         r < 0 ? pe.msg : " (the GET answer is not an event stream)");
+                if (!again)
+                        return http_fail(c, r, &pe, e);
+                if (progressed)
+                        tries = 0; /* new events came: the stream lives, only this connection broke */
+        }
         if (r == -ETIMEDOUT || r == -ECANCELED)
                 return r;
-        if (r < 0 && c->broken.err) { /* the stream carried something that is not JSON-RPC */
-                if (e)
-                        *e = c->broken;
-                return c->broken.err;
-        }
-        if (r < 0) {
-                if (strncmp(pe.msg, "mcp: ", 5) == 0) {
-                        if (e)
-                                *e = pe;
-                        return r;
-                }
-                return hull_fail(e, r, "mcp: %s: %s: %s", c->name, c->what ? c->what : "a request", pe.msg);
-        }
+        if (r < 0)
+                return http_fail(c, r, &pe, e);
         if (!c->reply.root)
                 return hull_fail(e, -EPROTO, "mcp: %s: %s: the server ended its answer without the reply", c->name,
                                  c->what ? c->what : "a request");

@@ -75,8 +75,11 @@ typedef struct mcp_http_config {
  * SSE; Mcp-Session-Id from the initialize answer and MCP-Protocol-Version on every later
  * request; the caller's headers), the answer read as one JSON message or as an event stream
  * whose messages are handled like stdio's lines until the reply comes (the server's requests
- * answered with POSTs of their own). No GET stream: log messages come only on a request's
- * stream. Closed with DELETE. The errors of mcp_client_spawn, and libcurl's (-ECONNREFUSED,
+ * answered with POSTs of their own). A stream that breaks or ends before the reply is resumed
+ * (resumability and redelivery): a GET with Last-Event-ID, the last event id seen, and the
+ * session's headers, after the server's retry (else MCP_RESUME_DELAY_MS times the attempt), at
+ * most MCP_RESUME_TRIES times in a row without a new event, then an error. No standing GET
+ * stream: log messages come only on a request's stream. Closed with DELETE. The errors of mcp_client_spawn, and libcurl's (-ECONNREFUSED,
  * -EHOSTUNREACH), -EACCES for HTTP 401 and 403, -EREMOTEIO for another HTTP error status. */
 int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error *e);
 
