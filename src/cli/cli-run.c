@@ -141,8 +141,8 @@ int cli_run_main(int argc, char **argv) {
                 cli_report("run", &e);
                 /* Ctrl-C while an MCP server was starting: interrupted, like a turn */
                 return r == -ECANCELED && atomic_load(&interrupted) ? 130
-                       : r == -EINVAL                              ? CLI_EXIT_USAGE
-                                                                   : CLI_EXIT_FAILURE;
+                       : r == -EINVAL                               ? CLI_EXIT_USAGE
+                                                                    : CLI_EXIT_FAILURE;
         }
 
         /* the inputs, described to the model after the task */

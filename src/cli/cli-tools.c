@@ -203,8 +203,11 @@ static int start_mcp(cli_tools *t, const char *spec, const atomic_bool *interrup
                 if (strcmp(mcp_client_name(t->mcp[i]), name) == 0)
                         return hull_fail(e, -EINVAL, "--mcp: two servers are named %s", name);
         if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0) {
-                mcp_http_config hc = {
-                        .name = name, .url = eq + 1, .cancel = interrupt, .on_message = on_message, .on_message_ud = ud};
+                mcp_http_config hc = {.name = name,
+                                      .url = eq + 1,
+                                      .cancel = interrupt,
+                                      .on_message = on_message,
+                                      .on_message_ud = ud};
                 int k = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
                 if (k < 0)
                         return k;

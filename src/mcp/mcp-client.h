@@ -79,8 +79,8 @@ typedef struct mcp_http_config {
  * (resumability and redelivery): a GET with Last-Event-ID, the last event id seen, and the
  * session's headers, after the server's retry (else MCP_RESUME_DELAY_MS times the attempt), at
  * most MCP_RESUME_TRIES times in a row without a new event, then an error. No standing GET
- * stream: log messages come only on a request's stream. Closed with DELETE. The errors of mcp_client_spawn, and libcurl's (-ECONNREFUSED,
- * -EHOSTUNREACH), -EACCES for HTTP 401 and 403, -EREMOTEIO for another HTTP error status. */
+ * stream: log messages come only on a request's stream. Closed with DELETE. The errors of mcp_client_spawn, and
+ * libcurl's (-ECONNREFUSED, -EHOSTUNREACH), -EACCES for HTTP 401 and 403, -EREMOTEIO for another HTTP error status. */
 int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error *e);
 
 /* Close the server's stdin, wait MCP_CLOSE_GRACE_MS for it to exit, then SIGTERM its process

@@ -375,8 +375,7 @@ static int add_resource_tool(mcp_toolset *s, mcp_client *c, mcp_tool_kind kind, 
         return 0;
 }
 
-int mcp_toolset_new(mcp_client *const *clients, size_t n, const atomic_bool *cancel, mcp_toolset **ret,
-                    hull_error *e) {
+int mcp_toolset_new(mcp_client *const *clients, size_t n, const atomic_bool *cancel, mcp_toolset **ret, hull_error *e) {
         _cleanup_(mcp_toolset_freep) mcp_toolset *s = calloc(1, sizeof(*s));
         if (!s)
                 return hull_err(e, -ENOMEM, "mcp: out of memory");
