@@ -217,9 +217,12 @@ pyexpect "mcp run: a server that exits at start fails the run with its status an
 # Ctrl-C while a server does not answer initialize (60 s by default): hull ends at once, 130
 t0=$(date +%s)
 HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=mock-model \
-        timeout 120 "$HULL" run "x" --mcp 'slow=sh -c "exec sleep 100"' >"$O" 2>"$E" </dev/null &
+        timeout --foreground 120 "$HULL" run "x" --mcp "slow=sh -c 'touch $TEST_TMP/slow.started; exec sleep 100'" \
+        >"$O" 2>"$E" </dev/null & # --foreground: timeout passes the SIGINT on once, not to its group too
 HP=$!
-sleep 2
+# once the server runs, hull waits for its initialize answer
+for _ in $(seq 1 600); do [ -e "$TEST_TMP/slow.started" ] && break; sleep 0.1; done
+sleep 0.5
 kill -INT "$HP"
 wait "$HP"
 RC=$? SECS=$(($(date +%s) - t0))
@@ -252,7 +255,7 @@ for pid in os.listdir("/proc"):
         env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
     except OSError:
         continue
-    if mark in env and b"mcp-server-" in cmd:
+    if mark in env and (b"mcp-server-" in cmd or cmd == b"sleep\x00100\x00"):
         n += 1
 print(n)
 PYEOF
