@@ -2,6 +2,7 @@
  * error) must be the same whether the bytes come in one piece, split at any one position, or a
  * byte at a time; no event's data is over the bound. */
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +20,9 @@ static int on_event(void *ud, const sse_event *ev) {
         if (ev->data_len > EVENT_MAX || ev->name_len > EVENT_MAX || ev->data[ev->data_len] || ev->name[ev->name_len])
                 abort();
         /* Lengths first, so that no event's bytes can pass for another's. */
-        if (dynbuf_addf(&l->out, "%zu:%zu:", ev->name_len, ev->data_len) < 0 ||
-            dynbuf_add(&l->out, ev->name, ev->name_len) < 0 || dynbuf_add(&l->out, ev->data, ev->data_len) < 0)
+        if (dynbuf_addf(&l->out, "%zu:%zu:%zd:", ev->name_len, ev->data_len, ev->id ? (ssize_t) ev->id_len : -1) < 0 ||
+            dynbuf_add(&l->out, ev->name, ev->name_len) < 0 || dynbuf_add(&l->out, ev->data, ev->data_len) < 0 ||
+            (ev->id && dynbuf_add(&l->out, ev->id, ev->id_len) < 0))
                 abort();
         return 0;
 }
@@ -39,6 +41,10 @@ static char *run(const uint8_t *data, size_t size, const size_t *cuts, size_t n_
                 at = to;
         }
         *ret_end = r == 0 ? sse_finish(&d) : r;
+        /* the stream's last event id and retry: the same whatever the split */
+        const char *id = sse_last_id(&d);
+        if (r == 0 && (dynbuf_addf(&l.out, "|%ld|%s", d.retry_ms, id ? id : "(none)") < 0))
+                abort();
         sse_done(&d);
         char *s = dynbuf_take(&l.out, NULL);
         if (!s)

@@ -25,6 +25,7 @@
 #include "ss.h"
 #include "time-util.h"
 #include "utf8.h"
+#include "watch.h"
 
 typedef struct agent_tool {
         const tool_def *def;
@@ -640,17 +641,11 @@ static int ask_model(agent *a, hull_error *e) {
 
 /* ---- one tool call ---- */
 
-/* The watcher of a running tool: it turns the interrupt (an atomic flag) and the deadline into
- * an fd the tool can poll, and says the call still runs (hull.tool_progress). */
+/* The watch of a running tool (watch.h) turns the interrupt and the deadline into an fd the tool
+ * can poll; its ticks say the call still runs (hull.tool_progress). */
 typedef struct watcher {
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        bool stop, started;
-        pthread_t thread;
-        int efd;
-        bool fired;
-        const atomic_bool *interrupt;
-        uint64_t started_ms, cancel_at_ms, last_progress_ms;
+        watch w;
+        uint64_t started_ms, last_progress_ms;
         bus *bus;
         const char *tool_use_id;
         /* a tool's note that came too soon after the last event: it goes with the next one
@@ -668,78 +663,34 @@ static void progress_locked(watcher *w, uint64_t now, const char *note) {
         w->last_progress_ms = now;
 }
 
-static void *watch_main(void *ud) {
+static void watch_tick(void *ud, uint64_t now) {
         watcher *w = ud;
-        pthread_mutex_lock(&w->lock);
-        while (!w->stop) {
-                uint64_t now = now_mono_ms();
-                if (!w->fired && ((w->interrupt && atomic_load(w->interrupt)) || now >= w->cancel_at_ms)) {
-                        uint64_t one = 1;
-                        (void) !write(w->efd, &one, sizeof(one));
-                        w->fired = true;
-                }
-                if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
-                        progress_locked(w, now, w->pending[0] ? w->pending : NULL);
-                        w->pending[0] = '\0';
-                }
-                struct timespec ts;
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += (long) AGENT_WATCH_TICK_MS * 1000000L;
-                if (ts.tv_nsec >= 1000000000L) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000000000L;
-                }
-                (void) pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+        if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
+                progress_locked(w, now, w->pending[0] ? w->pending : NULL);
+                w->pending[0] = '\0';
         }
-        pthread_mutex_unlock(&w->lock);
-        return NULL;
 }
 
 static void tool_progress(void *ud, const char *note) {
         watcher *w = ud;
-        pthread_mutex_lock(&w->lock);
+        watch_lock(&w->w);
         uint64_t now = now_mono_ms();
         if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
                 progress_locked(w, now, note);
                 w->pending[0] = '\0';
         } else if (note)
                 snprintf(w->pending, sizeof(w->pending), "%s", note);
-        pthread_mutex_unlock(&w->lock);
+        watch_unlock(&w->w);
 }
 
-static int watch_start(watcher *w, agent *a, const char *tool_use_id, uint64_t deadline_ms) {
-        pthread_condattr_t ca;
-        *w = (watcher){.efd = -1,
-                       .interrupt = a->interrupt,
-                       .started_ms = now_mono_ms(),
-                       .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS,
-                       .bus = a->cfg.bus,
-                       .tool_use_id = tool_use_id};
+static int watcher_start(watcher *w, agent *a, const char *tool_use_id, uint64_t deadline_ms) {
+        *w = (watcher){.started_ms = now_mono_ms(), .bus = a->cfg.bus, .tool_use_id = tool_use_id};
         w->last_progress_ms = w->started_ms;
-        w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (w->efd < 0)
-                return -errno;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_mutex_init(&w->lock, NULL);
-        pthread_cond_init(&w->cond, &ca);
-        pthread_condattr_destroy(&ca);
-        int r = pthread_create(&w->thread, NULL, watch_main, w);
-        w->started = r == 0;
-        return -r;
-}
-
-static void watch_stop(watcher *w) {
-        if (w->started) {
-                pthread_mutex_lock(&w->lock);
-                w->stop = true;
-                pthread_cond_signal(&w->cond);
-                pthread_mutex_unlock(&w->lock);
-                pthread_join(w->thread, NULL);
-                pthread_mutex_destroy(&w->lock);
-                pthread_cond_destroy(&w->cond);
-        }
-        w->efd = safe_close(w->efd);
+        watch_config c = {.interrupt = a->interrupt,
+                          .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS,
+                          .tick = watch_tick,
+                          .ud = w};
+        return watch_start(&w->w, &c);
 }
 
 static int result_error(call_result *c, const char *fmt, ...) _printf_(2, 3);
@@ -778,12 +729,12 @@ static void run_tool(agent *a, agent_tool *t, const json_t *input, const char *e
         watcher w;
         tool_output out = {0};
         hull_error te = {0};
-        int r = watch_start(&w, a, event_id, deadline);
+        int r = watcher_start(&w, a, event_id, deadline);
         if (r >= 0) {
                 tool_ctx ctx = {.ss = a->cfg.ss,
                                 .session = d->needs_session ? a->cfg.session : NULL,
                                 .cancel = a->interrupt ? a->interrupt : &a->never,
-                                .cancel_fd = w.efd,
+                                .cancel_fd = w.w.efd,
                                 .deadline_mono_ms = deadline,
                                 .progress = tool_progress,
                                 .progress_ud = &w,
@@ -791,7 +742,7 @@ static void run_tool(agent *a, agent_tool *t, const json_t *input, const char *e
                 r = d->run(&ctx, input, &out, &te);
         } else
                 hull_err(&te, r, "agent: cannot watch the tool call");
-        watch_stop(&w);
+        watch_stop(&w.w);
         uint64_t now = now_mono_ms();
         if (r < 0) {
                 if (interrupted(a))

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "macro.h"
 #include "settings.h"
 
@@ -30,6 +31,16 @@ void settings_done(settings *s) {
         free(s->s_api_key);
         free(s->s_model);
         free_strv(s->s_headers, s->n_s_headers);
+        for (size_t i = 0; i < s->n_mcp; i++) {
+                free(s->mcp[i].argv); /* its strings are the file's */
+                for (size_t j = 0; s->mcp[i].env && s->mcp[i].env[j]; j++)
+                        free(s->mcp[i].env[j]);
+                for (size_t j = 0; s->mcp[i].headers && s->mcp[i].headers[j]; j++)
+                        free(s->mcp[i].headers[j]);
+                free(s->mcp[i].env);
+                free(s->mcp[i].headers);
+        }
+        free(s->mcp);
         json_decref(s->file);
         *s = (settings){0};
 }
@@ -46,6 +57,109 @@ static const char *env_get(const dotenv *env, const char *name) {
 static const char *file_str(const json_t *file, const char *key) {
         const json_t *v = json_object_get(file, key);
         return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
+}
+
+/* A server's name as hull takes it: it prefixes its tools' names (mcp-client.h's rule). */
+static bool mcp_name_ok(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > MCP_SERVER_NAME_MAX)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' && name[i] <= 'Z') ||
+                      (name[i] >= '0' && name[i] <= '9') || name[i] == '_' || name[i] == '-'))
+                        return false;
+        return true;
+}
+
+/* Whether every member of o is a string. */
+static bool object_of_strings(const json_t *o) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *) o, k, x) if (!json_is_string(x)) return false;
+        return true;
+}
+
+/* One entry of "mcp": {"command", "args"?, "env"?, "cwd"?} (stdio) or {"url", "headers"?}
+ * (Streamable HTTP), with an optional "type" ("stdio" or "http") that must agree. */
+static int check_mcp_entry(const char *name, const json_t *v, const char *path, hull_error *e) {
+        static const char *const keys[] = {"type", "command", "args", "env", "cwd", "url", "headers"};
+        const char *key;
+        json_t *x;
+        if (!mcp_name_ok(name))
+                return hull_fail(e, -EINVAL,
+                                 "%s: mcp.%.64s: a server name is 1 to %u letters, digits, _ and - (it prefixes its "
+                                 "tools' names)",
+                                 path, name, MCP_SERVER_NAME_MAX);
+        if (!json_is_object(v))
+                return hull_fail(e, -EINVAL,
+                                 "%s: mcp.%s must be an object: {\"command\": ..., \"args\": [...]} or {\"url\": ...}",
+                                 path, name);
+        json_object_foreach((json_t *) v, key, x) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(keys); i++)
+                        if (strcmp(key, keys[i]) == 0)
+                                break;
+                if (i == ELEMENTSOF(keys))
+                        return hull_fail(
+                                e, -EINVAL,
+                                "%s: unknown key \"mcp.%s.%.64s\" (type, command, args, env, cwd, url, headers)", path,
+                                name, key);
+        }
+        const json_t *cmd = json_object_get(v, "command"), *url = json_object_get(v, "url");
+        const json_t *type = json_object_get(v, "type"), *args = json_object_get(v, "args");
+        if (!cmd == !url)
+                return hull_fail(e, -EINVAL,
+                                 "%s: mcp.%s: give either \"command\" (a stdio server) or \"url\" (over HTTP)", path,
+                                 name);
+        if (type && (!json_is_string(type) ||
+                     (strcmp(json_string_value(type), "stdio") != 0 && strcmp(json_string_value(type), "http") != 0)))
+                return hull_fail(e, -EINVAL, "%s: mcp.%s.type must be \"stdio\" or \"http\"", path, name);
+        if (type && strcmp(json_string_value(type), cmd ? "stdio" : "http") != 0)
+                return hull_fail(e, -EINVAL, "%s: mcp.%s.type is \"%s\" but the entry has %s", path, name,
+                                 json_string_value(type), cmd ? "a \"command\"" : "a \"url\"");
+        if (cmd) {
+                if (!json_is_string(cmd) || !json_string_length(cmd))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.command must be a non-empty string", path, name);
+                if (json_object_get(v, "headers"))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.headers: only a server with a \"url\" takes headers",
+                                         path, name);
+                if (args && !json_is_array(args))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.args must be an array of strings", path, name);
+                if (json_array_size(args) + 1 > MCP_ARGV_MAX)
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.args: more than %u arguments", path, name,
+                                         MCP_ARGV_MAX - 1);
+                size_t i;
+                json_array_foreach(args, i, x) if (!json_is_string(x)) return hull_fail(
+                        e, -EINVAL, "%s: mcp.%s.args[%zu] must be a string", path, name, i);
+                const json_t *env = json_object_get(v, "env"), *cwd = json_object_get(v, "cwd");
+                if (env && (!json_is_object(env) || !object_of_strings(env)))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.env must be an object of strings", path, name);
+                if (json_object_size(env) > MCP_ENV_MAX)
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.env: more than %u variables", path, name, MCP_ENV_MAX);
+                json_object_foreach((json_t *) env, key, x) if (!key[0] || strchr(key, '=')) return hull_fail(
+                        e, -EINVAL, "%s: mcp.%s.env: \"%.64s\" is not a variable name", path, name, key);
+                if (cwd && (!json_is_string(cwd) || !json_string_length(cwd)))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.cwd must be a non-empty string", path, name);
+                return 0;
+        }
+        for (size_t i = 0; i < 3; i++)
+                if (json_object_get(v, keys[2 + i]))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.%s: only a server with a \"command\" takes it", path,
+                                         name, keys[2 + i]);
+        const char *u = json_string_value(url);
+        if (!u || (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0))
+                return hull_fail(e, -EINVAL, "%s: mcp.%s.url must be an http:// or https:// URL", path, name);
+        const json_t *h = json_object_get(v, "headers");
+        if (h && (!json_is_object(h) || !object_of_strings(h)))
+                return hull_fail(e, -EINVAL, "%s: mcp.%s.headers must be an object of strings", path, name);
+        json_object_foreach(
+                (json_t *) h, key,
+                x) if (!key[0] || strpbrk(key, ": \r\n") ||
+                       strpbrk(json_string_value(x), "\r\n")) return hull_fail(e, -EINVAL,
+                                                                               "%s: mcp.%s.headers.%.64s: not a header "
+                                                                               "name and one-line value",
+                                                                               path, name, key);
+        return 0;
 }
 
 /* The file's shape, strictly: a typo in a key must not silently do nothing. */
@@ -67,6 +181,7 @@ static int check_file(const json_t *f, const char *path, hull_error *e) {
                 {"tools", JSON_OBJECT},
                 {"web", JSON_OBJECT},
                 {"search", JSON_OBJECT},
+                {"mcp", JSON_OBJECT},
         };
         const char *key;
         json_t *v;
@@ -125,6 +240,13 @@ static int check_file(const json_t *f, const char *path, hull_error *e) {
                                v)) return hull_fail(e, -EINVAL,
                                                     "%s: search.%.64s: expected \"api_key\" or \"base_url\", a string",
                                                     path, key);
+        if (json_object_size(json_object_get(f, "mcp")) > MCP_SERVERS_MAX)
+                return hull_fail(e, -EINVAL, "%s: mcp: more than %u servers", path, MCP_SERVERS_MAX);
+        json_object_foreach(json_object_get(f, "mcp"), key, v) {
+                int r = check_mcp_entry(key, v, path, e);
+                if (r < 0)
+                        return r;
+        }
         return 0;
 }
 
@@ -194,6 +316,62 @@ static int dup_into(char **dst, const char *v) {
                 return 0;
         *dst = strdup(v);
         return *dst ? 0 : -ENOMEM;
+}
+
+/* a, sep and b as one new string in *ret (left NULL on failure). */
+static int join3(char **ret, const char *a, const char *sep, const char *b) {
+        size_t na = strlen(a), ns = strlen(sep), nb = strlen(b);
+        char *p = malloc(na + ns + nb + 1);
+        if (!p)
+                return -ENOMEM;
+        memcpy(p, a, na);
+        memcpy(p + na, sep, ns);
+        memcpy(p + na + ns, b, nb + 1);
+        *ret = p;
+        return 0;
+}
+
+/* The file's "mcp" (checked by check_file) as s->mcp: the strings point into s->file. */
+static int mcp_from_file(settings *s, const json_t *mcp) {
+        const char *name, *k;
+        json_t *v, *x;
+        if (!json_object_size(mcp))
+                return 0;
+        s->mcp = calloc(json_object_size(mcp), sizeof(*s->mcp));
+        if (!s->mcp)
+                return -ENOMEM;
+        json_object_foreach((json_t *) mcp, name, v) {
+                settings_mcp *m = &s->mcp[s->n_mcp++];
+                const json_t *args = json_object_get(v, "args"), *env = json_object_get(v, "env"),
+                             *hdr = json_object_get(v, "headers");
+                size_t i;
+                m->name = name;
+                m->url = json_string_value(json_object_get(v, "url"));
+                m->cwd = json_string_value(json_object_get(v, "cwd"));
+                if (m->url) {
+                        m->headers = calloc(json_object_size(hdr) + 1, sizeof(*m->headers));
+                        if (!m->headers)
+                                return -ENOMEM;
+                        i = 0;
+                        json_object_foreach((json_t *) hdr, k, x) {
+                                if (join3(&m->headers[i++], k, ": ", json_string_value(x)) < 0)
+                                        return -ENOMEM;
+                        }
+                        continue;
+                }
+                m->argv = calloc(json_array_size(args) + 2, sizeof(*m->argv));
+                m->env = calloc(json_object_size(env) + 1, sizeof(*m->env));
+                if (!m->argv || !m->env)
+                        return -ENOMEM;
+                m->argv[0] = (char *) json_string_value(json_object_get(v, "command"));
+                json_array_foreach(args, i, x) m->argv[i + 1] = (char *) json_string_value(x);
+                i = 0;
+                json_object_foreach((json_t *) env, k, x) {
+                        if (join3(&m->env[i++], k, "=", json_string_value(x)) < 0)
+                                return -ENOMEM;
+                }
+        }
+        return 0;
 }
 
 int settings_load(const settings_flags *f, const char *config_path, const dotenv *env, settings *ret, hull_error *e) {
@@ -349,6 +527,10 @@ int settings_load(const settings_flags *f, const char *config_path, const dotenv
                 sbase = file_str(search, "base_url");
         if (dup_into(&s.search_api_key, skey) < 0 || dup_into(&s.search_base_url, sbase) < 0)
                 return -ENOMEM;
+
+        r = mcp_from_file(&s, json_object_get(s.file, "mcp"));
+        if (r < 0)
+                return r;
 
         *ret = s;
         s = (settings){0};

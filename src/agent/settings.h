@@ -14,7 +14,13 @@
  *    "max_turns": 50, "max_tool_calls": 200, "context_tokens": 128000,
  *    "tools": {"bash": "always_ask", "web_fetch": "deny"},
  *    "web": {"allow_hosts": ["intranet.corp"], "allow_cidrs": ["10.1.0.0/16"], "max_bytes": 10000000},
- *    "search": {"api_key": "...", "base_url": "https://api.tavily.com"}}
+ *    "search": {"api_key": "...", "base_url": "https://api.tavily.com"},
+ *    "mcp": {"files": {"command": "npx", "args": ["-y", "..."], "env": {"K": "V"}, "cwd": "/srv"},
+ *            "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ..."}}}}
+ * "mcp" is the MCP servers of hull run and hull chat (the shape of Claude Desktop's and VS Code's
+ * configurations; an optional "type", "stdio" or "http", must agree with the entry); a --mcp flag
+ * of the same name takes the place of an entry. An entry's name and every member are checked here:
+ * a bad one is an error naming "mcp.NAME.KEY".
  *
  * The provider, when nothing names it, follows the key that is set (an error when both are);
  * with only a base URL (a local server) it is openai. The model, when nothing names it, is the
@@ -43,6 +49,17 @@ typedef struct settings_policy {
         tool_policy policy;
 } settings_policy;
 
+/* One MCP server of the file's "mcp". Strings point into settings.file or are owned (env,
+ * headers). */
+typedef struct settings_mcp {
+        const char *name;
+        const char *url; /* Streamable HTTP; NULL: stdio */
+        char **argv;     /* stdio: the command and its arguments, NULL-terminated */
+        char **env;      /* stdio: "K=V", NULL-terminated */
+        const char *cwd; /* stdio: NULL: hull's */
+        char **headers;  /* HTTP: "Name: value", NULL-terminated */
+} settings_mcp;
+
 typedef struct settings {
         model_config model;     /* points into the strings below */
         const char *key_source; /* where the API key came from ("OPENAI_API_KEY", "--api-key", ...) */
@@ -54,6 +71,8 @@ typedef struct settings {
         size_t n_allow_hosts, n_allow_cidrs;
         uint64_t web_max_bytes;                 /* 0: the tool's default */
         char *search_api_key, *search_base_url; /* web_search: offered only with a key */
+        settings_mcp *mcp;                      /* the file's MCP servers, in its order */
+        size_t n_mcp;
 
         /* owned */
         char *s_base_url, *s_api_key, *s_model, **s_headers;

@@ -507,6 +507,7 @@
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */
 #define MCP_PROGRESS_MS 1000U    /* notifications/progress at most this often per call */
+#define MCP_OFFER_MAX 10U        /* the tools hull mcp and /mcp offer (mcp-offer.c), run_javascript included */
 #define MCP_SERVER_TICK_MS 200U  /* how often the reader and the server look at the stop flag */
 /* hull serve's /mcp (src/daemon/api-mcp.c) */
 #define MCP_HTTP_SESSIONS_MAX 64U        /* MCP sessions open at once (each holds a sandbox session) */
@@ -553,3 +554,8 @@
 #define MCP_TOOL_DESCRIPTION_MAX (8U << 10) /* bytes of a tool's description offered to the model */
 #define MCP_SCHEMA_MAX (64U << 10)          /* bytes of a tool's input schema */
 #define MCP_QUOTE_MAX 120U                  /* bytes of a server's output quoted in an error */
+#define MCP_CANCEL_POLL_MS 100U             /* how often a stdio wait looks at its cancel flag */
+#define MCP_EVENT_ID_MAX 256U               /* bytes of an SSE event id kept to resume a stream */
+#define MCP_RESUME_TRIES 3U                 /* resumptions in a row that bring no new event, then an error */
+#define MCP_RESUME_DELAY_MS 1000U      /* the wait before the n-th resumption: n times this (or the server's retry) */
+#define MCP_RESUME_DELAY_MAX_MS 10000U /* the longest wait before a resumption (a server's retry included) */

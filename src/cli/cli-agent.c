@@ -559,10 +559,10 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
         if (r < 0)
                 goto fail;
-        if (o->n_mcp_specs > 0) {
+        if (o->n_mcp_specs > 0 || a->st.n_mcp > 0) {
                 /* a server gone while hull writes to it is an EPIPE, not the end of hull */
                 signal(SIGPIPE, SIG_IGN);
-                r = cli_tools_add_mcp(a->tools, &a->st, o->mcp_specs, o->n_mcp_specs, mcp_message, a, e);
+                r = cli_tools_add_mcp(a->tools, &a->st, o->mcp_specs, o->n_mcp_specs, o->interrupt, mcp_message, a, e);
                 if (r < 0)
                         goto fail;
         }

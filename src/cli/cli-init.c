@@ -69,7 +69,12 @@ static const char config_text[] =
         "  \"// api_key\": \"keep keys out of this file: set ANTHROPIC_API_KEY or OPENAI_API_KEY in the environment "
         "or in ./.env (\\\"api_key\\\": \\\"...\\\" works too)\",\n"
         "  \"// tools\": \"\\\"tools\\\": {\\\"bash\\\": \\\"always_ask\\\", \\\"web_fetch\\\": \\\"deny\\\"} sets "
-        "hull run's and hull chat's tool policies (a /v1 agent has its own)\"\n"
+        "hull run's and hull chat's tool policies (a /v1 agent has its own)\",\n"
+        "  \"// mcp\": \"\\\"mcp\\\": {\\\"fs\\\": {\\\"command\\\": \\\"npx\\\", \\\"args\\\": [\\\"-y\\\", "
+        "\\\"@modelcontextprotocol/server-filesystem\\\", \\\".\\\"], \\\"cwd\\\": \\\"/home/me/notes\\\"}, "
+        "\\\"remote\\\": {\\\"url\\\": \\\"https://mcp.example.com/mcp\\\", \\\"headers\\\": "
+        "{\\\"Authorization\\\": \\\"Bearer ...\\\"}}} gives hull run and hull chat MCP servers (env too; "
+        "a --mcp flag of the same name wins)\"\n"
         "}\n";
 
 /* Write config_text to path: a new file, or (force) in place of the one there, whose bytes are

@@ -27,6 +27,7 @@
 #include "home.h"
 #include "limits.h"
 #include "macro.h"
+#include "mcp-offer.h"
 #include "mcp-server.h"
 #include "sbx-session.h"
 #include "ss.h"
@@ -46,11 +47,6 @@ static const struct option options[] = {
         {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
         {"home", required_argument, NULL, OPT_HOME},
         {},
-};
-
-/* What the server offers, in this order. */
-static const char *const offered[] = {
-        "run_python", "bash", "read", "write", "edit", "glob", "grep", "inspect_handle", "query_handle",
 };
 
 void cli_mcp_help(void) {
@@ -265,19 +261,15 @@ int cli_mcp_main(int argc, char **argv) {
         if (optind < argc)
                 return usage_error("no arguments are taken, not '%s'", argv[optind]);
 
-        const tool_def *tools[ELEMENTSOF(offered) + 1];
+        const tool_def *tools[MCP_OFFER_MAX];
         size_t n_tools = 0;
-        for (size_t i = 0; i < ELEMENTSOF(offered); i++) {
-                tools[n_tools] = tools_sandbox_find(offered[i]);
-                if (!tools[n_tools]) {
-                        cli_error("mcp", "the tool %s is missing from this build", offered[i]);
-                        return CLI_EXIT_FAILURE;
-                }
-                n_tools++;
-        }
+        hull_error te = {0};
         /* the session's javascript cell runs the host's node (the sandbox sees the host's /usr) */
-        if (access("/usr/bin/node", X_OK) == 0)
-                tools[n_tools++] = &tool_run_javascript;
+        if (mcp_offer_tools(tools_sandbox_find, access("/usr/bin/node", X_OK) == 0 ? &tool_run_javascript : NULL, tools,
+                            &n_tools, &te) < 0) {
+                cli_report("mcp", &te);
+                return CLI_EXIT_FAILURE;
+        }
 
         if (isatty(STDIN_FILENO))
                 fprintf(stderr, "hull: mcp: stdin is a terminal: this command speaks JSON-RPC to an MCP client, which "

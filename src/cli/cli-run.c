@@ -139,7 +139,10 @@ int cli_run_main(int argc, char **argv) {
         int r = cli_agent_open(&o, &a, &e);
         if (r < 0) {
                 cli_report("run", &e);
-                return r == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+                /* Ctrl-C while an MCP server was starting: interrupted, like a turn */
+                return r == -ECANCELED && atomic_load(&interrupted) ? 130
+                       : r == -EINVAL                               ? CLI_EXIT_USAGE
+                                                                    : CLI_EXIT_FAILURE;
         }
 
         /* the inputs, described to the model after the task */

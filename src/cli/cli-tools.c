@@ -185,7 +185,8 @@ int cli_tools_new(const settings *st, const char *const *names, size_t n_names, 
 }
 
 /* One --mcp spec: NAME=COMMAND ARGS... started. */
-static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, void *ud, hull_error *e) {
+static int start_mcp(cli_tools *t, const char *spec, const atomic_bool *interrupt, mcp_message_fn on_message, void *ud,
+                     hull_error *e) {
         char name[MCP_SERVER_NAME_MAX + 1];
         const char *eq = strchr(spec, '=');
         size_t nl = eq ? (size_t) (eq - spec) : 0;
@@ -202,7 +203,11 @@ static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, 
                 if (strcmp(mcp_client_name(t->mcp[i]), name) == 0)
                         return hull_fail(e, -EINVAL, "--mcp: two servers are named %s", name);
         if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0) {
-                mcp_http_config hc = {.name = name, .url = eq + 1, .on_message = on_message, .on_message_ud = ud};
+                mcp_http_config hc = {.name = name,
+                                      .url = eq + 1,
+                                      .cancel = interrupt,
+                                      .on_message = on_message,
+                                      .on_message_ud = ud};
                 int k = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
                 if (k < 0)
                         return k;
@@ -224,8 +229,11 @@ static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, 
                 wordfree(&we);
                 return hull_fail(e, -EINVAL, "--mcp %s: no command", name);
         }
-        mcp_stdio_config cfg = {
-                .name = name, .argv = (const char *const *) we.we_wordv, .on_message = on_message, .on_message_ud = ud};
+        mcp_stdio_config cfg = {.name = name,
+                                .argv = (const char *const *) we.we_wordv,
+                                .cancel = interrupt,
+                                .on_message = on_message,
+                                .on_message_ud = ud};
         r = mcp_client_spawn(&cfg, &t->mcp[t->n_mcp], e);
         wordfree(&we);
         if (r < 0)
@@ -234,18 +242,72 @@ static int start_mcp(cli_tools *t, const char *spec, mcp_message_fn on_message, 
         return 0;
 }
 
-int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n, mcp_message_fn on_message,
-                      void *ud, hull_error *e) {
-        if (n == 0)
+/* One server of config.json's "mcp" started (its entry checked by settings.c). */
+static int start_mcp_file(cli_tools *t, const settings_mcp *m, const atomic_bool *interrupt, mcp_message_fn on_message,
+                          void *ud, hull_error *e) {
+        int r;
+        if (m->url) {
+                mcp_http_config hc = {.name = m->name,
+                                      .url = m->url,
+                                      .headers = (const char *const *) m->headers,
+                                      .cancel = interrupt,
+                                      .on_message = on_message,
+                                      .on_message_ud = ud};
+                r = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
+        } else {
+                mcp_stdio_config cfg = {.name = m->name,
+                                        .argv = (const char *const *) m->argv,
+                                        .env = (const char *const *) m->env,
+                                        .cwd = m->cwd,
+                                        .cancel = interrupt,
+                                        .on_message = on_message,
+                                        .on_message_ud = ud};
+                r = mcp_client_spawn(&cfg, &t->mcp[t->n_mcp], e);
+        }
+        if (r < 0)
+                return r;
+        t->n_mcp++;
+        return 0;
+}
+
+/* Whether a --mcp spec names the server name ("NAME=..."). */
+static bool spec_names(const char *spec, const char *name) {
+        size_t n = strlen(name);
+        return strncmp(spec, name, n) == 0 && spec[n] == '=';
+}
+
+int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n,
+                      const atomic_bool *interrupt, mcp_message_fn on_message, void *ud, hull_error *e) {
+        size_t n_file = 0;
+        for (size_t i = 0; i < st->n_mcp; i++) {
+                bool replaced = false;
+                for (size_t k = 0; k < n && !replaced; k++)
+                        replaced = spec_names(specs[k], st->mcp[i].name);
+                n_file += !replaced;
+        }
+        if (n + n_file == 0)
                 return 0;
-        if (n > MCP_SERVERS_MAX || t->n_mcp > 0)
-                return hull_fail(e, -EINVAL, "--mcp: at most %u servers, given at once", MCP_SERVERS_MAX);
-        for (size_t i = 0; i < n; i++) {
-                int r = start_mcp(t, specs[i], on_message, ud, e);
+        if (n + n_file > MCP_SERVERS_MAX || t->n_mcp > 0)
+                return hull_fail(e, -EINVAL,
+                                 "--mcp: at most %u servers in all (config.json's \"mcp\" and --mcp), given at once",
+                                 MCP_SERVERS_MAX);
+        /* the file's servers first, in its order, but for those a --mcp of the same name replaces */
+        for (size_t i = 0; i < st->n_mcp; i++) {
+                bool replaced = false;
+                for (size_t k = 0; k < n && !replaced; k++)
+                        replaced = spec_names(specs[k], st->mcp[i].name);
+                if (replaced)
+                        continue;
+                int r = start_mcp_file(t, &st->mcp[i], interrupt, on_message, ud, e);
                 if (r < 0)
                         return r;
         }
-        int r = mcp_toolset_new(t->mcp, t->n_mcp, &t->mcp_tools, e);
+        for (size_t i = 0; i < n; i++) {
+                int r = start_mcp(t, specs[i], interrupt, on_message, ud, e);
+                if (r < 0)
+                        return r;
+        }
+        int r = mcp_toolset_new(t->mcp, t->n_mcp, interrupt, &t->mcp_tools, e);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < mcp_toolset_count(t->mcp_tools); i++) {

@@ -23,14 +23,16 @@ void cli_tools_free(cli_tools *t);
 static inline void cli_tools_freep(cli_tools **t) {
         cli_tools_free(*t);
 }
-/* Start the MCP servers of specs (n of them, each "NAME=COMMAND ARGS...": the command line split
+/* Start the MCP servers of config.json's "mcp" (st->mcp, in the file's order; one that a spec names
+ * is left to the spec) and of specs (n of them, each "NAME=COMMAND ARGS...": the command line split
  * as a shell would, without command substitution; or NAME=http(s)://...: a Streamable HTTP
  * server connected to), list their tools and offer them too, named NAME__TOOL, with their policies from the
- * settings (default always_allow). on_message (may be NULL) gets their log messages. The servers
+ * settings (default always_allow). interrupt (may be NULL; set by a signal handler) ends the waits
+ * for their initialize and tools/list: -ECANCELED. on_message (may be NULL) gets their log messages. The servers
  * run outside the sandbox, as hull's user, until cli_tools_free. Returns 0, or a negative errno
  * with *e (-EINVAL for a malformed spec; a server that does not start or answer). */
-int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n, mcp_message_fn on_message,
-                      void *ud, hull_error *e);
+int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n,
+                      const atomic_bool *interrupt, mcp_message_fn on_message, void *ud, hull_error *e);
 
 const tool_def *const *cli_tools_defs(const cli_tools *t);
 const tool_policy *cli_tools_policies(const cli_tools *t);

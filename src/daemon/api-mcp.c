@@ -20,13 +20,9 @@
 #include "limits.h"
 #include "macro.h"
 #include "mcp-jsonrpc.h"
+#include "mcp-offer.h"
 #include "mcp-server.h"
 #include "tools-sandbox.h"
-
-/* What /mcp offers, in this order (hull mcp's list; run_javascript added when there). */
-static const char *const offered[] = {
-        "run_python", "bash", "read", "write", "edit", "glob", "grep", "inspect_handle", "query_handle",
-};
 
 #define MCP_ERR_SERVER (-32000)
 #define MCP_ERR_SESSION (-32001)
@@ -44,7 +40,7 @@ typedef struct entry {
 
 struct api_mcp {
         api_mcp_config cfg;
-        const tool_def *tools[ELEMENTSOF(offered) + 1];
+        const tool_def *tools[MCP_OFFER_MAX]; /* hull mcp's (mcp-offer.h) */
         size_t n_tools;
 
         pthread_mutex_t lock; /* the table, stopping, workers */
@@ -604,16 +600,12 @@ int api_mcp_new(const api_mcp_config *cfg, api_mcp **ret, hull_error *e) {
         if (!a)
                 return hull_err(e, -ENOMEM, "mcp: out of memory");
         a->cfg = *cfg;
-        for (size_t i = 0; i < ELEMENTSOF(offered); i++) {
-                a->tools[a->n_tools] = tools_sandbox_find(offered[i]);
-                if (!a->tools[a->n_tools]) {
-                        free(a);
-                        return hull_fail(e, -ENOENT, "mcp: the tool %s is missing from this build", offered[i]);
-                }
-                a->n_tools++;
+        int r = mcp_offer_tools(tools_sandbox_find, cfg->javascript ? &tool_run_javascript : NULL, a->tools,
+                                &a->n_tools, e);
+        if (r < 0) {
+                free(a);
+                return r;
         }
-        if (cfg->javascript)
-                a->tools[a->n_tools++] = &tool_run_javascript;
         pthread_mutex_init(&a->lock, NULL);
         pthread_cond_init(&a->cond, NULL);
         *ret = a;

@@ -12,6 +12,7 @@
 #include "agent.h"
 #include "bus.h"
 #include "dynbuf.h"
+#include "egress.h"
 #include "macro.h"
 #include "mcp-client.h"
 #include "mcp-tools.h"
@@ -558,6 +559,32 @@ static const json_t *mcp_config(const json_t *tools, const char *server, const c
         return NULL;
 }
 
+/* An agent's MCP server URL through the egress guard, as web_fetch's URLs are (an agent's author
+ * names it, not the operator): no loopback, private, link-local or other internal address unless
+ * the operator's allowlist (config.json's web.allow_hosts / web.allow_cidrs) admits it, never a
+ * cloud metadata endpoint. *ret: the URL to use and the addresses checked (pinned by mcp_build). */
+static int mcp_egress(const settings *st, const char *name, const char *url, egress_target *ret, hull_error *e) {
+        const char *allow[EGRESS_ALLOW_MAX];
+        size_t n = 0;
+        for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
+                allow[n++] = st->allow_hosts[i];
+        for (size_t i = 0; st && i < st->n_allow_cidrs && n < EGRESS_ALLOW_MAX; i++)
+                allow[n++] = st->allow_cidrs[i];
+        _cleanup_egress_policy_ egress_policy *p = NULL;
+        hull_error why = {0};
+        int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
+        if (r < 0)
+                return hull_fail(e, r, "mcp: %s: cannot check the URL: %s", name, why.msg);
+        r = egress_check_url(p, url, now_mono_ms() + MCP_INIT_TIMEOUT_MS, ret, &why);
+        if (r < 0)
+                return hull_fail(e, r, "mcp: %s: %.200s refused: %s%s", name, url, why.msg,
+                                 r == -EACCES && !strstr(why.msg, "metadata")
+                                         ? " (hull serve's operator may admit it with web.allow_cidrs or "
+                                           "web.allow_hosts in $HULL_HOME/config.json)"
+                                         : "");
+        return 0;
+}
+
 /* Connect to the agent's MCP servers (Streamable HTTP) and add their enabled tools to l->defs.
  * Returns 0, or -1 with *e, *ret_type and l->mcp_failed (the server that failed). */
 static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **ret_type, hull_error *e) {
@@ -570,7 +597,7 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
                 const char *url = json_string_value(json_object_get(srv, "url"));
                 if (!name || !url || l->n_mcps >= V1_MCP_SERVERS_MAX)
                         continue;
-                mcp_http_config hc = {.name = name, .url = url};
+                mcp_http_config hc = {.name = name, .url = url, .cancel = &l->interrupt};
                 if (!mcp_server_name_valid(name)) {
                         *ret_type = "mcp_connection_failed_error";
                         snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
@@ -579,7 +606,19 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
                                          "digits, '_' and '-', at most %u bytes): rename it in the agent",
                                          name, MCP_SERVER_NAME_MAX);
                 }
-                if (mcp_client_connect(&hc, &l->mcps[l->n_mcps], e) < 0) {
+                egress_target t = {0};
+                char pin[EGRESS_PIN_MAX];
+                const char *pins[2] = {pin, NULL};
+                int r = mcp_egress(l->g->cfg.settings, name, url, &t, e);
+                if (r >= 0 && !t.literal && egress_target_pin(&t, pin) < 0)
+                        r = hull_fail(e, -ENAMETOOLONG, "mcp: %s: the URL's host name is too long", name);
+                if (r >= 0) {
+                        hc.url = t.url;
+                        hc.resolve = t.literal ? NULL : pins;
+                        r = mcp_client_connect(&hc, &l->mcps[l->n_mcps], e);
+                }
+                egress_target_done(&t);
+                if (r < 0) {
                         *ret_type = "mcp_connection_failed_error";
                         snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
                         return -1;
@@ -588,7 +627,7 @@ static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **
         }
         if (l->n_mcps == 0)
                 return 0;
-        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->mcp_set, e) < 0) {
+        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->interrupt, &l->mcp_set, e) < 0) {
                 *ret_type = "mcp_connection_failed_error";
                 /* the server whose connection broke; else (an error answer) the message names it */
                 size_t k = 0;
@@ -897,6 +936,17 @@ static void *worker_main(void *arg) {
                                          "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id, ce.msg);
                 }
                 pthread_mutex_lock(&l->lock);
+                if (r < 0 && (r == -ECANCELED || e.err == -ECANCELED) && atomic_load(&l->interrupt)) {
+                        /* interrupted while the agent's MCP servers were connecting: no error, the
+                         * turn just ends (the next one connects again) */
+                        json_t *evs[2] = {json_pack("{s:s}", "type", "session.status_running"),
+                                          json_pack("{s:s, s:{s:s}, s:n}", "type", "session.status_idle", "stop_reason",
+                                                    "type", "end_turn", "stop_details")};
+                        log_server_locked(l, evs, 2);
+                        l->mcp_failed[0] = '\0';
+                        agent_turn_result_done(&res);
+                        continue;
+                }
                 if (r < 0) {
                         char msg[HULL_ERROR_MSG_MAX + 64];
                         snprintf(msg, sizeof(msg), "the turn could not run: %s", e.msg);

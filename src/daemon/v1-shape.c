@@ -578,6 +578,12 @@ static int parse_mcp_servers(const json_t *v, const char *path, json_t **ret, v1
                     (r = get_str(s, "name", p, V1_NAME_MAX, F_REQUIRED | F_NONEMPTY, &name, e)) < 0 ||
                     (r = get_str(s, "url", p, V1_TEXT_MAX, F_REQUIRED | F_NONEMPTY, &url, e)) < 0)
                         return r;
+                /* the name prefixes the server's tool names (SERVER__TOOL), which the providers limit */
+                if (strlen(name) > MCP_SERVER_NAME_MAX || !tool_name_ok(name))
+                        return v1_fail(e, 400, NULL,
+                                       "%s.name: '%.64s' is not a server name hull takes (1 to %u letters, digits, "
+                                       "'_' and '-': it prefixes the server's tool names)",
+                                       p, name, MCP_SERVER_NAME_MAX);
                 if (strncmp(url, "https://", 8) != 0 && strncmp(url, "http://", 7) != 0)
                         return v1_fail(e, 400, NULL, "%s.url: must be an http:// or https:// URL", p);
                 if (json_object_get(seen, name))

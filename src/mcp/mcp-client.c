@@ -61,6 +61,7 @@ struct mcp_client {
         char *url;
         char **headers; /* the caller's "Name: value" lines */
         size_t n_headers;
+        char **resolve; /* the caller's pins, NULL-terminated; NULL: none */
         char session_id[HTTPC_HEADER_VALUE_MAX];
 };
 
@@ -486,13 +487,15 @@ static int read_stdout(mcp_client *c, hull_error *e) {
 
 /* Wait for the reply to the request queued for stdin: 0 once it is in c->reply, -ETIMEDOUT,
  * -ECANCELED, or the connection's error. */
-static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, hull_error *e) {
+static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atomic_bool *cancel, hull_error *e) {
         for (;;) {
                 int r = flush(c, e);
                 if (r < 0)
                         return r;
                 if (c->reply.root)
                         return 0;
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
                 uint64_t now = now_mono_ms();
                 if (now >= deadline)
                         return -ETIMEDOUT;
@@ -502,7 +505,8 @@ static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, hull_erro
                         {.fd = c->outq.len ? c->in_fd : -1, .events = POLLOUT},
                         {.fd = cancel_fd, .events = POLLIN},
                 };
-                int k = poll(pf, 4, (int) MIN(deadline - now, 1000ULL));
+                /* a flag is looked at between polls (a signal handler's also wakes poll: EINTR) */
+                int k = poll(pf, 4, (int) MIN(deadline - now, cancel ? (uint64_t) MCP_CANCEL_POLL_MS : 1000ULL));
                 if (k < 0 && errno != EINTR)
                         return broke(c, e, -errno, "poll failed: %m");
                 if (k <= 0)
@@ -580,15 +584,23 @@ static int http_on_data(void *ud, const char *p, size_t n) {
         return dynbuf_add(&a->body, p, n) == -ENOMEM ? -ENOMEM : 0; /* past the bound: the rest is dropped */
 }
 
-/* POST body (one JSON-RPC message) on h; the answer's messages are dispatched as they come (the
- * reply awaited goes to c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) stops it. */
-static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint64_t timeout_ms, int cancel_fd,
-                     bool init, http_answer *a, hull_error *e) {
-        char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64];
+/* POST body (one JSON-RPC message) on h, or (body NULL) GET the event stream that resumes after
+ * last_event_id; the answer's messages are dispatched as they come (the reply awaited goes to
+ * c->reply). timeout_ms bounds the exchange, cancel_fd (-1: none) and cancel stop it. */
+static int http_send(mcp_client *c, httpc *h, const char *body, size_t len, const char *last_event_id,
+                     uint64_t timeout_ms, int cancel_fd, const atomic_bool *cancel, bool init, http_answer *a,
+                     hull_error *e) {
+        char sid[HTTPC_HEADER_VALUE_MAX + 32], ver[64], lei[MCP_EVENT_ID_MAX + 32];
         const char *headers[HTTPC_HEADERS_MAX + 1];
         size_t n = 0;
-        headers[n++] = "Content-Type: application/json";
-        headers[n++] = "Accept: application/json, text/event-stream";
+        if (body) {
+                headers[n++] = "Content-Type: application/json";
+                headers[n++] = "Accept: application/json, text/event-stream";
+        } else {
+                headers[n++] = "Accept: text/event-stream";
+                snprintf(lei, sizeof(lei), "Last-Event-ID: %s", last_event_id);
+                headers[n++] = lei;
+        }
         if (!init && c->session_id[0]) {
                 snprintf(sid, sizeof(sid), "Mcp-Session-Id: %s", c->session_id);
                 headers[n++] = sid;
@@ -604,7 +616,7 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
         sse_init(&a->dec, (size_t) MCP_MESSAGE_MAX + 1024);
         dynbuf_init(&a->body, MCP_MESSAGE_MAX);
         httpc_request req = {
-                .method = "POST",
+                .method = body ? "POST" : "GET",
                 .url = c->url,
                 .headers = headers,
                 .body = body,
@@ -613,8 +625,10 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
                 .on_response = http_on_response,
                 .on_header = http_on_header,
                 .userdata = a,
+                .cancel = cancel,
                 .cancel_fd = cancel_fd > 0 ? cancel_fd : 0,
                 .timeout_ms = timeout_ms ? timeout_ms : 1,
+                .resolve = (const char *const *) c->resolve,
         };
         httpc_answer ans = {0};
         int r = httpc_perform(h, &req, &ans, e);
@@ -626,8 +640,8 @@ static int http_post(mcp_client *c, httpc *h, const char *body, size_t len, uint
         if (a->status / 100 != 2) {
                 char q[MCP_QUOTE_MAX + 4];
                 r = hull_fail(e, a->status == 401 || a->status == 403 ? -EACCES : -EREMOTEIO,
-                              "mcp: %s: POST %s: HTTP %ld%s%s", c->name, c->url, a->status, a->body.len ? ": " : "",
-                              quote(a->body.buf ? a->body.buf : "", a->body.len, q));
+                              "mcp: %s: %s %s: HTTP %ld%s%s", c->name, body ? "POST" : "GET", c->url, a->status,
+                              a->body.len ? ": " : "", quote(a->body.buf ? a->body.buf : "", a->body.len, q));
                 if (a->status == 404 && c->session_id[0])
                         r = broke(c, e, -ENOTCONN, "the server ended the session (HTTP 404 for session %s)",
                                   c->session_id);
@@ -661,7 +675,7 @@ static int post_pending(mcp_client *c, hull_error *e) {
                 char *nl = memchr(c->outq.buf, '\n', c->outq.len);
                 size_t n = nl ? (size_t) (nl - c->outq.buf) : c->outq.len;
                 http_answer a;
-                int k = http_post(c, c->side, c->outq.buf, n, 10000, 0, false, &a, e);
+                int k = http_send(c, c->side, c->outq.buf, n, NULL, 10000, 0, NULL, false, &a, e);
                 http_answer_done(&a);
                 if (k < 0 && r == 0)
                         r = k;
@@ -670,9 +684,64 @@ static int post_pending(mcp_client *c, hull_error *e) {
         return r;
 }
 
+/* The error of an exchange that failed (pe) as the request's. */
+static int http_fail(mcp_client *c, int r, const hull_error *pe, hull_error *e) {
+        if (c->broken.err) { /* the stream carried something that is not JSON-RPC */
+                if (e)
+                        *e = c->broken;
+                return c->broken.err;
+        }
+        if (strncmp(pe->msg, "mcp: ", 5) == 0) {
+                if (e)
+                        *e = *pe;
+                return r;
+        }
+        return hull_fail(e, r, "mcp: %s: %s: %s", c->name, c->what ? c->what : "a request", pe->msg);
+}
+
+/* Whether an answer that ended (r: how) without the reply may be resumed: an event stream the
+ * server accepted, with an event id seen, cut or ended early (not by hull: no deadline or cancel). */
+static bool http_resumable(const mcp_client *c, const http_answer *a, int r, const char *last_id) {
+        return !c->reply.root && c->broken.err == 0 && a->sse && a->status / 100 == 2 && last_id[0] &&
+               r != -ETIMEDOUT && r != -ECANCELED && r != -ENOMEM;
+}
+
+/* Sleep ms, or less when the deadline, cancel_fd or cancel comes first: 0, -ETIMEDOUT, -ECANCELED. */
+static int http_pause(uint64_t ms, uint64_t deadline, int cancel_fd, const atomic_bool *cancel) {
+        uint64_t until = now_mono_ms() + ms;
+        if (until >= deadline)
+                return -ETIMEDOUT;
+        for (;;) {
+                if (cancel && atomic_load(cancel))
+                        return -ECANCELED;
+                uint64_t now = now_mono_ms();
+                if (now >= until)
+                        return 0;
+                struct pollfd pf = {.fd = cancel_fd, .events = POLLIN};
+                int k = poll(&pf, 1, (int) MIN(until - now, (uint64_t) MCP_CANCEL_POLL_MS));
+                if (k > 0 && pf.revents)
+                        return -ECANCELED;
+        }
+}
+
+/* Keep the stream's last event id (and the server's retry) from an answer. */
+static void http_keep_id(const http_answer *a, char last_id[MCP_EVENT_ID_MAX + 1], long *retry_ms, bool *progressed) {
+        const char *id = sse_last_id(&a->dec);
+        if (id && id[0] && strlen(id) <= MCP_EVENT_ID_MAX && strcmp(id, last_id) != 0) {
+                memcpy(last_id, id, strlen(id) + 1);
+                *progressed = true;
+        }
+        if (a->dec.retry_ms >= 0)
+                *retry_ms = a->dec.retry_ms;
+}
+
 /* POST the request queued and wait for its reply: 0 once it is in c->reply, -ETIMEDOUT,
- * -ECANCELED, or the exchange's error. */
-static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init, hull_error *e) {
+ * -ECANCELED, or the exchange's error. An event stream that breaks before the reply is resumed
+ * (2025-11-25, transports: resumability and redelivery): a GET with Last-Event-ID (the last event
+ * id seen) and the session's headers, after the server's retry (or MCP_RESUME_DELAY_MS), at most
+ * MCP_RESUME_TRIES times in a row without a new event; the server replays what followed. */
+static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atomic_bool *cancel, bool init,
+                     hull_error *e) {
         _cleanup_free_ char *body = NULL;
         size_t len = 0;
         char *nl = memchr(c->outq.buf, '\n', c->outq.len);
@@ -686,23 +755,53 @@ static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, bool init,
                 return -ETIMEDOUT;
         http_answer a;
         hull_error pe = {0};
-        int r = http_post(c, c->http, body, len, deadline - now, cancel_fd, init, &a, &pe);
+        char last_id[MCP_EVENT_ID_MAX + 1] = "";
+        long retry_ms = -1;
+        bool progressed = false;
+        int r = http_send(c, c->http, body, len, NULL, deadline - now, cancel_fd, cancel, init, &a, &pe);
+        http_keep_id(&a, last_id, &retry_ms, &progressed);
+        bool resume = http_resumable(c, &a, r, last_id);
         http_answer_done(&a);
+        unsigned tries = 0;
+        while (resume) {
+                if (tries++ >= MCP_RESUME_TRIES)
+                        return hull_fail(e, r < 0 ? r : -EPROTO,
+                                         "mcp: %s: %s: the server's event stream broke before the reply, and %u "
+                                         "resumptions from event '%s' (GET with Last-Event-ID) brought nothing new%s%s",
+                                         c->name, c->what ? c->what : "a request", MCP_RESUME_TRIES, last_id,
+                                         r < 0 ? ": " : "", r < 0 ? pe.msg : "");
+                uint64_t delay = retry_ms >= 0 ? (uint64_t) retry_ms : (uint64_t) MCP_RESUME_DELAY_MS * tries;
+                int k = http_pause(MIN(delay, (uint64_t) MCP_RESUME_DELAY_MAX_MS), deadline, cancel_fd, cancel);
+                if (k < 0)
+                        return k;
+                progressed = false;
+                pe = (hull_error){0};
+                now = now_mono_ms();
+                r = http_send(c, c->http, NULL, 0, last_id, deadline > now ? deadline - now : 1, cancel_fd, cancel,
+                              false, &a, &pe);
+                http_keep_id(&a, last_id, &retry_ms, &progressed);
+                bool again = http_resumable(c, &a, r, last_id);
+                bool refused = r < 0 && a.status / 100 != 2 && a.status != 0;
+                http_answer_done(&a);
+                if (c->reply.root)
+                        return 0;
+                if (r == -ETIMEDOUT || r == -ECANCELED)
+                        return r;
+                if (refused || (r == 0 && !again))
+                        return hull_fail(e, r < 0 ? r : -EPROTO,
+                                         "mcp: %s: %s: the server's event stream broke before the reply and cannot be "
+                                         "resumed from event '%s'%s%s",
+                                         c->name, c->what ? c->what : "a request", last_id, r < 0 ? ": " : "",
+                                         r < 0 ? pe.msg : " (the GET answer is not an event stream)");
+                if (!again)
+                        return http_fail(c, r, &pe, e);
+                if (progressed)
+                        tries = 0; /* new events came: the stream lives, only this connection broke */
+        }
         if (r == -ETIMEDOUT || r == -ECANCELED)
                 return r;
-        if (r < 0 && c->broken.err) { /* the stream carried something that is not JSON-RPC */
-                if (e)
-                        *e = c->broken;
-                return c->broken.err;
-        }
-        if (r < 0) {
-                if (strncmp(pe.msg, "mcp: ", 5) == 0) {
-                        if (e)
-                                *e = pe;
-                        return r;
-                }
-                return hull_fail(e, r, "mcp: %s: %s: %s", c->name, c->what ? c->what : "a request", pe.msg);
-        }
+        if (r < 0)
+                return http_fail(c, r, &pe, e);
         if (!c->reply.root)
                 return hull_fail(e, -EPROTO, "mcp: %s: %s: the server ended its answer without the reply", c->name,
                                  c->what ? c->what : "a request");
@@ -742,11 +841,16 @@ static int roundtrip(mcp_client *c, const char *method, json_t *params, const mc
         c->wait_id = id;
         c->wait_opts = o;
         c->what = what;
-        r = c->http ? http_wait(c, deadline, cancel_fd, strcmp(method, "initialize") == 0, e)
-                    : stdio_wait(c, deadline, cancel_fd, e);
+        const atomic_bool *cancel = o ? o->cancel : NULL;
+        bool init = strcmp(method, "initialize") == 0;
+        r = c->http ? http_wait(c, deadline, cancel_fd, cancel, init, e)
+                    : stdio_wait(c, deadline, cancel_fd, cancel, e);
         c->waiting = false;
         c->wait_opts = NULL;
         c->what = NULL;
+        if ((r == -ETIMEDOUT || r == -ECANCELED) && init) /* initialize is never cancelled: the caller drops c */
+                return hull_fail(e, r, "mcp: %s: initialize: %s", c->name,
+                                 r == -ETIMEDOUT ? "no answer in time" : "interrupted");
         if (r == -ETIMEDOUT || r == -ECANCELED) {
                 /* Tell the server to stop; its late answer and progress are ignored (the id is not
                  * waited for any more). A server that does not read its stdin is not waited for. */
@@ -792,10 +896,10 @@ int mcp_client_request(mcp_client *c, const char *method, json_t *params, const 
 
 /* ---- the lifecycle ---- */
 
-static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
+static int initialize(mcp_client *c, uint64_t timeout_ms, const atomic_bool *cancel, hull_error *e) {
         json_t *params = json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion", MCP_PROTOCOL_LATEST, "capabilities",
                                    "clientInfo", "name", "hull", "version", HULL_VERSION);
-        mcp_call_opts o = {.deadline_mono_ms = now_mono_ms() + timeout_ms, .cancel_fd = -1};
+        mcp_call_opts o = {.deadline_mono_ms = now_mono_ms() + timeout_ms, .cancel_fd = -1, .cancel = cancel};
         json_t *res = NULL;
         int r = request_result(c, "initialize", params, &o, "initialize", &res, e);
         if (r == -ETIMEDOUT) {
@@ -804,6 +908,8 @@ static int initialize(mcp_client *c, uint64_t timeout_ms, hull_error *e) {
                 return broke(c, e, r, "the server did not answer initialize within %llu ms%s%s",
                              (unsigned long long) timeout_ms, last[0] ? "; its stderr ended with: " : "", last);
         }
+        if (r == -ECANCELED)
+                return broke(c, e, r, "initialize was interrupted before the server answered");
         if (r < 0)
                 return r;
         const char *v = json_string_value(json_object_get(res, "protocolVersion"));
@@ -857,7 +963,7 @@ int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *
         int r = spawn(c, cfg, e);
         if (r < 0)
                 return r;
-        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, cfg->cancel, e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);
@@ -882,7 +988,8 @@ static void http_close(mcp_client *c) {
                                      .headers = headers,
                                      .timeout_ms = MCP_CLOSE_GRACE_MS,
                                      .answer_max = 4096,
-                                     .answer_truncate = true};
+                                     .answer_truncate = true,
+                                     .resolve = (const char *const *) c->resolve};
                 httpc_answer a = {0};
                 if (httpc_perform(c->side ? c->side : c->http, &req, &a, NULL) == 0)
                         httpc_answer_done(&a);
@@ -895,6 +1002,10 @@ static void http_close(mcp_client *c) {
         for (size_t i = 0; i < c->n_headers; i++)
                 free(c->headers[i]);
         free(c->headers);
+        for (size_t i = 0; c->resolve && c->resolve[i]; i++)
+                free(c->resolve[i]);
+        free(c->resolve);
+        c->resolve = NULL;
         free(c->url);
         c->headers = NULL;
         c->url = NULL;
@@ -937,6 +1048,17 @@ int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error 
                         return hull_err(e, -ENOMEM, "mcp: out of memory");
                 c->n_headers++;
         }
+        size_t np = 0;
+        while (cfg->resolve && cfg->resolve[np])
+                np++;
+        if (np) {
+                c->resolve = calloc(np + 1, sizeof(*c->resolve));
+                if (!c->resolve)
+                        return hull_err(e, -ENOMEM, "mcp: out of memory");
+                for (size_t i = 0; i < np; i++)
+                        if (!(c->resolve[i] = strdup(cfg->resolve[i])))
+                                return hull_err(e, -ENOMEM, "mcp: out of memory");
+        }
         int r = httpc_new(&c->http, e);
         if (r >= 0)
                 r = httpc_new(&c->side, e);
@@ -944,7 +1066,7 @@ int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error 
                 return r;
         httpc_keep_connections(c->http);
         httpc_keep_connections(c->side);
-        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, e);
+        r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, cfg->cancel, e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(c);

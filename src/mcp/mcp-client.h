@@ -20,6 +20,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,8 @@ typedef struct mcp_stdio_config {
         const char *const *env;    /* "K=V" entries added to hull's environment, NULL-terminated; NULL: none */
         const char *cwd;           /* the server's working directory; NULL: hull's */
         uint64_t init_timeout_ms;  /* the start and initialize; 0: MCP_INIT_TIMEOUT_MS */
+        const atomic_bool *cancel; /* set (another thread, a signal handler): initialize gives up at
+                                    * once, -ECANCELED; NULL: only the deadline ends it */
         mcp_message_fn on_message; /* may be NULL: log messages are dropped */
         void *on_message_ud;
 } mcp_stdio_config;
@@ -50,7 +53,8 @@ bool mcp_server_name_valid(const char *name);
  * "mcp: NAME: cannot start 'CMD': No such file or directory", "mcp: NAME: the server exited
  * (status 1) before answering initialize; its stderr ended with: ...", -ETIMEDOUT, -EPROTO for a
  * server that is not speaking MCP or speaks a version hull does not, -E2BIG for an oversized
- * message. Nothing is left running on failure. */
+ * message, -ECANCELED when cfg->cancel was set ("mcp: NAME: initialize was interrupted"). Nothing
+ * is left running on failure. */
 int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *e);
 
 typedef struct mcp_http_config {
@@ -58,7 +62,11 @@ typedef struct mcp_http_config {
         const char *url;            /* the MCP endpoint, http:// or https:// (e.g. http://127.0.0.1:3001/mcp) */
         const char *const *headers; /* "Name: value" lines sent with every request (Authorization),
                                      * NULL-terminated; NULL: none */
+        const char *const *resolve; /* names pinned to addresses for every request (httpc_request.resolve:
+                                     * "HOST:PORT:ADDR,...", e.g. egress_target_pin's), NULL-terminated;
+                                     * NULL: names resolved as usual */
         uint64_t init_timeout_ms;   /* initialize; 0: MCP_INIT_TIMEOUT_MS */
+        const atomic_bool *cancel;  /* as mcp_stdio_config's */
         mcp_message_fn on_message;
         void *on_message_ud;
 } mcp_http_config;
@@ -67,9 +75,12 @@ typedef struct mcp_http_config {
  * SSE; Mcp-Session-Id from the initialize answer and MCP-Protocol-Version on every later
  * request; the caller's headers), the answer read as one JSON message or as an event stream
  * whose messages are handled like stdio's lines until the reply comes (the server's requests
- * answered with POSTs of their own). No GET stream: log messages come only on a request's
- * stream. Closed with DELETE. The errors of mcp_client_spawn, and libcurl's (-ECONNREFUSED,
- * -EHOSTUNREACH), -EACCES for HTTP 401 and 403, -EREMOTEIO for another HTTP error status. */
+ * answered with POSTs of their own). A stream that breaks or ends before the reply is resumed
+ * (resumability and redelivery): a GET with Last-Event-ID, the last event id seen, and the
+ * session's headers, after the server's retry (else MCP_RESUME_DELAY_MS times the attempt), at
+ * most MCP_RESUME_TRIES times in a row without a new event, then an error. No standing GET
+ * stream: log messages come only on a request's stream. Closed with DELETE. The errors of mcp_client_spawn, and
+ * libcurl's (-ECONNREFUSED, -EHOSTUNREACH), -EACCES for HTTP 401 and 403, -EREMOTEIO for another HTTP error status. */
 int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error *e);
 
 /* Close the server's stdin, wait MCP_CLOSE_GRACE_MS for it to exit, then SIGTERM its process
@@ -96,6 +107,7 @@ bool mcp_client_alive(const mcp_client *c, hull_error *e);
 typedef struct mcp_call_opts {
         uint64_t deadline_mono_ms; /* 0: now + MCP_REQUEST_TIMEOUT_MS */
         int cancel_fd;             /* readable: give up (-ECANCELED); -1: none */
+        const atomic_bool *cancel; /* set: give up (-ECANCELED); NULL: none */
         /* notifications/progress of this call (progress increases; total <= 0 when unknown;
          * message may be NULL). NULL: no progressToken is sent. */
         void (*progress)(void *ud, double progress, double total, const char *message);

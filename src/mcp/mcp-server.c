@@ -23,6 +23,7 @@
 #include "spill.h"
 #include "ss.h"
 #include "time-util.h"
+#include "watch.h"
 
 #define MCP_LATEST_VERSION "2025-11-25"
 
@@ -265,17 +266,13 @@ static void *reader_main(void *ud) {
         return NULL;
 }
 
-/* ---- one call's watcher ---- */
+/* ---- one call's watcher (watch.h) ---- */
 
 typedef struct watcher {
+        watch w;
         server *s;
         const outlet *o;
-        pthread_mutex_t lock;
-        pthread_cond_t cond;
-        pthread_t thread;
-        bool stop, started, fired;
-        int efd;
-        uint64_t started_ms, cancel_at_ms, last_progress_ms;
+        uint64_t started_ms, last_progress_ms;
         const json_t *token; /* the request's progressToken, or NULL */
         double last_progress;
         char note[AGENT_ERROR_TEXT_MAX];
@@ -295,84 +292,60 @@ static void progress_locked(watcher *w, uint64_t now) {
         w->last_progress_ms = now;
 }
 
-static void *watch_main(void *ud) {
+/* hull stopping ends the call as an interrupt does */
+static bool watch_should_fire(void *ud) {
         watcher *w = ud;
-        pthread_mutex_lock(&w->lock);
-        while (!w->stop) {
-                uint64_t now = now_mono_ms();
-                if (!w->fired && (stopping(w->s) || atomic_load(&w->s->interrupt) || now >= w->cancel_at_ms)) {
-                        uint64_t one = 1;
-                        if (stopping(w->s))
-                                atomic_store(&w->s->interrupt, true);
-                        (void) !write(w->efd, &one, sizeof(one));
-                        w->fired = true;
-                }
-                if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
-                        progress_locked(w, now);
-                struct timespec ts;
-                clock_gettime(CLOCK_MONOTONIC, &ts);
-                ts.tv_nsec += (long) AGENT_WATCH_TICK_MS * 1000000L;
-                if (ts.tv_nsec >= 1000000000L) {
-                        ts.tv_sec++;
-                        ts.tv_nsec -= 1000000000L;
-                }
-                (void) pthread_cond_timedwait(&w->cond, &w->lock, &ts);
-        }
-        pthread_mutex_unlock(&w->lock);
-        return NULL;
+        if (!stopping(w->s))
+                return false;
+        atomic_store(&w->s->interrupt, true);
+        return true;
+}
+
+static void watch_tick(void *ud, uint64_t now) {
+        watcher *w = ud;
+        if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
+                progress_locked(w, now);
 }
 
 /* A tool's own note on how it goes: sent with the next progress (at once if one is due). */
 static void tool_progress(void *ud, const char *note) {
         watcher *w = ud;
-        pthread_mutex_lock(&w->lock);
+        watch_lock(&w->w);
         snprintf(w->note, sizeof(w->note), "%s", note ? note : "");
         uint64_t now = now_mono_ms();
         if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
                 progress_locked(w, now);
-        pthread_mutex_unlock(&w->lock);
+        watch_unlock(&w->w);
 }
 
-static int watch_start(watcher *w, server *s, const outlet *o, const json_t *token, uint64_t deadline_ms) {
-        pthread_condattr_t ca;
-        *w = (watcher){.s = s, .o = o, .efd = -1, .token = token, .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS};
+static int watcher_start(watcher *w, server *s, const outlet *o, const json_t *token, uint64_t deadline_ms) {
+        *w = (watcher){.s = s, .o = o, .token = token};
         w->started_ms = w->last_progress_ms = now_mono_ms();
-        w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-        if (w->efd < 0)
-                return -errno;
-        pthread_condattr_init(&ca);
-        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-        pthread_mutex_init(&w->lock, NULL);
-        pthread_cond_init(&w->cond, &ca);
-        pthread_condattr_destroy(&ca);
+        watch_config c = {.interrupt = &s->interrupt,
+                          .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS,
+                          .should_fire = watch_should_fire,
+                          .tick = watch_tick,
+                          .ud = w};
+        int r = watch_start(&w->w, &c);
+        if (w->w.efd < 0)
+                return r;
         pthread_mutex_lock(&s->lock);
-        s->call_efd = w->efd;
+        s->call_efd = w->w.efd;
         if (s->cancelled) { /* cancelled before it started */
                 uint64_t one = 1;
-                (void) !write(w->efd, &one, sizeof(one));
+                (void) !write(w->w.efd, &one, sizeof(one));
         }
         pthread_mutex_unlock(&s->lock);
-        int r = pthread_create(&w->thread, NULL, watch_main, w);
-        w->started = r == 0;
-        return -r;
+        return r;
 }
 
-static void watch_stop(watcher *w) {
-        if (w->started) {
-                pthread_mutex_lock(&w->lock);
-                w->stop = true;
-                pthread_cond_signal(&w->cond);
-                pthread_mutex_unlock(&w->lock);
-                pthread_join(w->thread, NULL);
-        }
-        if (w->efd >= 0) {
+static void watcher_stop(watcher *w) {
+        if (w->w.efd >= 0) {
                 pthread_mutex_lock(&w->s->lock);
                 w->s->call_efd = -1;
                 pthread_mutex_unlock(&w->s->lock);
-                pthread_mutex_destroy(&w->lock);
-                pthread_cond_destroy(&w->cond);
         }
-        w->efd = safe_close(w->efd);
+        watch_stop(&w->w);
 }
 
 /* ---- the methods ---- */
@@ -475,12 +448,12 @@ static bool run_tool(server *s, size_t i, const json_t *input, const json_t *tok
         }
         watcher w;
         tool_output out = {0};
-        r = watch_start(&w, s, o, token, deadline);
+        r = watcher_start(&w, s, o, token, deadline);
         if (r >= 0) {
                 tool_ctx ctx = {.ss = s->c->ss,
                                 .session = d->needs_session ? s->c->session : NULL,
                                 .cancel = &s->interrupt,
-                                .cancel_fd = w.efd,
+                                .cancel_fd = w.w.efd,
                                 .deadline_mono_ms = deadline,
                                 .progress = tool_progress,
                                 .progress_ud = &w,
@@ -488,7 +461,7 @@ static bool run_tool(server *s, size_t i, const json_t *input, const json_t *tok
                 r = d->run(&ctx, input, &out, &te);
         } else
                 hull_err(&te, r, "mcp: cannot watch the tool call");
-        watch_stop(&w);
+        watcher_stop(&w);
         uint64_t now = now_mono_ms();
         if (r < 0) {
                 int k;

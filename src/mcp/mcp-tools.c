@@ -375,7 +375,7 @@ static int add_resource_tool(mcp_toolset *s, mcp_client *c, mcp_tool_kind kind, 
         return 0;
 }
 
-int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hull_error *e) {
+int mcp_toolset_new(mcp_client *const *clients, size_t n, const atomic_bool *cancel, mcp_toolset **ret, hull_error *e) {
         _cleanup_(mcp_toolset_freep) mcp_toolset *s = calloc(1, sizeof(*s));
         if (!s)
                 return hull_err(e, -ENOMEM, "mcp: out of memory");
@@ -385,7 +385,8 @@ int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hul
                 return hull_err(e, -ENOMEM, "mcp: out of memory");
         for (size_t k = 0; k < n; k++) {
                 _cleanup_(json_decrefp) json_t *list = NULL;
-                int r = mcp_client_list_tools(clients[k], NULL, &list, e);
+                mcp_call_opts o = {.cancel_fd = -1, .cancel = cancel};
+                int r = mcp_client_list_tools(clients[k], &o, &list, e);
                 if (r < 0)
                         return r;
                 size_t i;

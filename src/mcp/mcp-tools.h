@@ -34,9 +34,10 @@
 typedef struct mcp_toolset mcp_toolset;
 
 /* The tools of the n clients (borrowed: they must outlive the set). Lists each server's tools
- * (with the deadline of MCP_REQUEST_TIMEOUT_MS). Returns 0 with *ret, or a negative errno with *e
+ * (with the deadline of MCP_REQUEST_TIMEOUT_MS; cancel, when not NULL, set by another thread or
+ * a signal handler, ends the wait: -ECANCELED). Returns 0 with *ret, or a negative errno with *e
  * (a server's list failed; two tools with the same name; more than AGENT_TOOLS_MAX tools). */
-int mcp_toolset_new(mcp_client *const *clients, size_t n, mcp_toolset **ret, hull_error *e);
+int mcp_toolset_new(mcp_client *const *clients, size_t n, const atomic_bool *cancel, mcp_toolset **ret, hull_error *e);
 void mcp_toolset_free(mcp_toolset *s);
 static inline void mcp_toolset_freep(mcp_toolset **s) {
         mcp_toolset_free(*s);

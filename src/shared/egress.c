@@ -530,6 +530,24 @@ void egress_target_done(egress_target *t) {
         *t = (egress_target){0};
 }
 
+int egress_target_pin(const egress_target *t, char buf[static EGRESS_PIN_MAX]) {
+        size_t len = 0;
+        int n = snprintf(buf, EGRESS_PIN_MAX, "%s:%u:", t->host, t->port);
+        if (n < 0 || (size_t) n >= EGRESS_PIN_MAX)
+                return -ENAMETOOLONG;
+        len = (size_t) n;
+        for (size_t i = 0; i < t->n_addrs; i++) {
+                char a[EGRESS_ADDR_STR_MAX];
+                egress_addr_to_string(&t->addrs[i], a);
+                n = snprintf(buf + len, EGRESS_PIN_MAX - len, t->addrs[i].family == AF_INET6 ? "%s[%s]" : "%s%s",
+                             i ? "," : "", a);
+                if (n < 0 || (size_t) n >= EGRESS_PIN_MAX - len)
+                        return -ENAMETOOLONG;
+                len += (size_t) n;
+        }
+        return 0;
+}
+
 static void curl_urlp(CURLU **u) {
         if (*u)
                 curl_url_cleanup(*u);

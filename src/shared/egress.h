@@ -149,6 +149,15 @@ typedef struct egress_target {
 } egress_target;
 void egress_target_done(egress_target *t);
 
+/* The bytes of an egress_target_pin (a NUL included). */
+#define EGRESS_PIN_MAX (EGRESS_HOST_MAX + 8 + EGRESS_ADDRS_MAX * (EGRESS_ADDR_STR_MAX + 3))
+
+/* t's checked addresses as a libcurl CURLOPT_RESOLVE entry ("HOST:PORT:ADDR[,ADDR...]", an IPv6
+ * ADDR in brackets) in buf, for httpc_request.resolve: the request then connects to those
+ * addresses only. Meaningless for a literal host (t->literal: nothing to resolve). Returns 0, or
+ * -ENAMETOOLONG. Pure. */
+int egress_target_pin(const egress_target *t, char buf[static EGRESS_PIN_MAX]);
+
 /* Check url against p: its form (see above), then its host's addresses (resolved with p's
  * resolver by deadline_mono_ms). Returns 0 and *ret (release with egress_target_done), or a
  * negative errno with *e, every message starting "egress: ": -EINVAL (not a URL, another

@@ -10,12 +10,17 @@ void sse_init(sse_decoder *d, size_t event_max) {
         dynbuf_init(&d->line, event_max);
         dynbuf_init(&d->data, event_max);
         dynbuf_init(&d->name, event_max);
+        dynbuf_init(&d->id, event_max);
+        dynbuf_init(&d->last_id, event_max);
+        d->retry_ms = -1;
 }
 
 void sse_done(sse_decoder *d) {
         dynbuf_free(&d->line);
         dynbuf_free(&d->data);
         dynbuf_free(&d->name);
+        dynbuf_free(&d->id);
+        dynbuf_free(&d->last_id);
         sse_init(d, d->event_max);
 }
 
@@ -32,7 +37,16 @@ static void forget_event(sse_decoder *d) {
 }
 
 static int dispatch(sse_decoder *d, sse_handler h, void *ud) {
+        /* the event's end sets the stream's last event ID from the buffer, dispatched or not */
+        if (d->has_id) {
+                dynbuf_reset(&d->last_id);
+                if (dynbuf_add(&d->last_id, d->id.buf ? d->id.buf : "", d->id.len) < 0)
+                        return -ENOMEM;
+                d->has_last_id = true;
+        }
         sse_event ev = {
+                .id = d->has_last_id ? (d->last_id.buf ? d->last_id.buf : "") : NULL,
+                .id_len = d->last_id.len,
                 .name = d->name.buf ? d->name.buf : "",
                 .name_len = d->name.len,
                 .data = d->data.buf ? d->data.buf : "",
@@ -78,8 +92,23 @@ static int end_line(sse_decoder *d, sse_handler h, void *ud) {
                 dynbuf_reset(&d->name);
                 r = dynbuf_add(&d->name, value, value_len);
                 d->has_name = true;
+        } else if (field_len == 2 && memcmp(p, "id", 2) == 0) {
+                if (!memchr(value, '\0', value_len)) { /* the spec: an id with a NUL is ignored */
+                        dynbuf_reset(&d->id);
+                        r = dynbuf_add(&d->id, value, value_len);
+                        d->has_id = true;
+                }
+        } else if (field_len == 5 && memcmp(p, "retry", 5) == 0) {
+                long ms = 0;
+                bool digits = value_len > 0 && value_len <= 9;
+                for (size_t i = 0; i < value_len && digits; i++) {
+                        digits = value[i] >= '0' && value[i] <= '9';
+                        ms = ms * 10 + (value[i] - '0');
+                }
+                if (digits)
+                        d->retry_ms = ms;
         }
-        /* id, retry and unknown fields: ignored. */
+        /* unknown fields: ignored. */
         dynbuf_reset(&d->line);
         return r;
 }
@@ -128,4 +157,8 @@ int sse_finish(sse_decoder *d) {
         if (d->error)
                 return d->error;
         return d->line.len > 0 || d->has_data || d->has_name ? 1 : 0; /* a cut comment is no loss */
+}
+
+const char *sse_last_id(const sse_decoder *d) {
+        return d->has_last_id ? (d->last_id.buf ? d->last_id.buf : "") : NULL;
 }

@@ -7,10 +7,12 @@
  * The format: lines end with "\n", "\r\n" or "\r"; an empty line ends an event. A line starting
  * with ':' is a comment. "field:value" has the value after the first ':', one leading space
  * stripped; a line without ':' is a field with an empty value. "event" sets the event's name;
- * each "data" appends a line to its data (several joined with "\n"); "id", "retry" and any other
- * field are ignored. An event is dispatched only at the empty line that ends it, and only if it
- * had a "data" or an "event" line. Bytes are passed through as they are (no UTF-8 check: the
- * consumer parses the data as JSON). */
+ * each "data" appends a line to its data (several joined with "\n"); "id" sets the last event ID
+ * buffer (one with a NUL is ignored), which persists across events and becomes the stream's last
+ * event ID at each event's end (sse_last_id: what a client resumes from with Last-Event-ID);
+ * "retry" (ASCII digits only) sets retry_ms; any other field is ignored. An event is dispatched only at the empty line
+ * that ends it, and only if it had a "data" or an "event" line. Bytes are passed through as they are (no UTF-8 check:
+ * the consumer parses the data as JSON). */
 #pragma once
 
 #include <stdbool.h>
@@ -23,6 +25,8 @@ typedef struct sse_event {
         size_t name_len;
         const char *data; /* the data lines joined with "\n", "" when none; NUL-terminated */
         size_t data_len;
+        const char *id; /* the stream's last event ID with this event; NULL when no id was seen */
+        size_t id_len;
 } sse_event;
 
 /* Called for each event; ev and its strings are valid only during the call. Returns 0 to go on,
@@ -30,9 +34,13 @@ typedef struct sse_event {
 typedef int (*sse_handler)(void *ud, const sse_event *ev);
 
 typedef struct sse_decoder {
-        dynbuf line;         /* the current line, without its end */
-        dynbuf data;         /* the pending event's data */
-        dynbuf name;         /* the pending event's name */
+        dynbuf line;    /* the current line, without its end */
+        dynbuf data;    /* the pending event's data */
+        dynbuf name;    /* the pending event's name */
+        dynbuf id;      /* the last event ID buffer (the latest "id" field) */
+        dynbuf last_id; /* the stream's last event ID (the buffer at the last event's end) */
+        long retry_ms;  /* the latest "retry" field's value; -1: none */
+        bool has_id, has_last_id;
         size_t event_bytes;  /* bytes of the pending event seen, line ends included */
         size_t event_max;    /* their bound */
         unsigned long count; /* events dispatched */
@@ -57,3 +65,7 @@ int sse_feed(sse_decoder *d, const void *p, size_t n, sse_handler h, void *ud);
  * line) was pending without the empty line that ends it (the SDKs drop it, and so does this:
  * the caller decides whether the stream was cut), or the sticky error. */
 int sse_finish(sse_decoder *d);
+
+/* The stream's last event ID so far (set at the end of an event that carried or followed an
+ * "id" field), NUL-terminated; NULL when none. Valid until the next sse_feed or sse_done. */
+const char *sse_last_id(const sse_decoder *d);

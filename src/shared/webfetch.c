@@ -15,9 +15,6 @@
 /* At most this many bytes of a URL quoted in a message. */
 #define SHOWN 200
 
-/* "HOST:PORT:ADDR,[ADDR6],..." for every address checked. */
-#define PIN_MAX (EGRESS_HOST_MAX + 8 + EGRESS_ADDRS_MAX * (EGRESS_ADDR_STR_MAX + 3))
-
 void webfetch_result_done(webfetch_result *r) {
         if (!r)
                 return;
@@ -47,24 +44,6 @@ static int on_header(void *userdata, const char *name, const char *value) {
                         return -ENOMEM;
         } else if (strcasecmp(name, "Content-Length") == 0)
                 h->content_length = parse_uint64(value, 0, INT64_MAX, &v) == 0 ? (int64_t) v : -1;
-        return 0;
-}
-
-static int make_pin(const egress_target *t, char *buf, size_t size) {
-        size_t len = 0;
-        int n = snprintf(buf, size, "%s:%u:", t->host, t->port);
-        if (n < 0 || (size_t) n >= size)
-                return -ENAMETOOLONG;
-        len = (size_t) n;
-        for (size_t i = 0; i < t->n_addrs; i++) {
-                char a[EGRESS_ADDR_STR_MAX];
-                egress_addr_to_string(&t->addrs[i], a);
-                n = snprintf(buf + len, size - len, t->addrs[i].family == AF_INET6 ? "%s[%s]" : "%s%s", i ? "," : "",
-                             a);
-                if (n < 0 || (size_t) n >= size - len)
-                        return -ENAMETOOLONG;
-                len += (size_t) n;
-        }
         return 0;
 }
 
@@ -111,9 +90,9 @@ int webfetch(httpc *c, const egress_policy *p, const webfetch_request *req, webf
                         return r;
                 }
 
-                char pin[PIN_MAX];
+                char pin[EGRESS_PIN_MAX];
                 const char *pins[2] = {pin, NULL};
-                if (!t.literal && make_pin(&t, pin, sizeof(pin)) < 0) {
+                if (!t.literal && egress_target_pin(&t, pin) < 0) {
                         egress_target_done(&t);
                         return hull_fail(e, -EINVAL, "egress: the host name of %.*s is too long", SHOWN, url);
                 }

@@ -171,6 +171,39 @@ pyexpect "mcp run: a Streamable HTTP server's tools answer" 'rc == 0 and j["answ
 pyexpect "mcp run: its progress (on the POST's event stream) reaches the bus" \
         'any(ev["type"] == "hull.tool_progress" and ev.get("note", "").startswith("mcp:evh: ") for ev in transcript())'
 mock_stop
+
+# ---- the same servers from config.json's "mcp" (stdio with args, env and cwd; HTTP with headers) ----
+cat >"$HULL_HOME/config.json" <<CFGEOF
+{"mcp": {"ev": {"command": "$EV", "args": ["stdio"], "env": {"HULL_CFG_MARK": "from-config"}},
+         "fs": {"type": "stdio", "command": "$FS", "args": ["."], "cwd": "$ROOT"},
+         "evh": {"url": "http://127.0.0.1:$PORT/mcp", "headers": {"X-Hull-Test": "1"}}}}
+CFGEOF
+mock '{"steps":[
+ {"tool_calls":[{"name":"ev__get-env","input":{}}]},
+ {"tool_calls":[{"name":"fs__list_allowed_directories","input":{}}]},
+ {"tool_calls":[{"name":"evh__get-sum","input":{"a":1,"b":2}}]},
+ {"text":"{{last_tool_result}}"}]}'
+run_hull anthropic "config" --json
+pyexpect "mcp config: the servers of config.json's \"mcp\" are offered (stdio and HTTP)" \
+        'rc == 0 and {"ev__get-env", "fs__list_allowed_directories", "evh__get-sum"} <= set(tool_names(reqs[0])) and j["answer"] == "The sum of 1 and 2 is 3."'
+pyexpect "mcp config: a stdio server gets the entry's env" '"from-config" in tool_results(reqs[1])[0][0]'
+pyexpect "mcp config: a stdio server runs in the entry's cwd (server-filesystem's \".\" is that directory)" \
+        'os.path.realpath(root) in tool_results(reqs[2])[1][0]'
+mock_stop
+mock '{"steps":[
+ {"tool_calls":[{"name":"ev__get-env","input":{}}]},
+ {"text":"done"}]}'
+run_hull anthropic "flag wins" --json --mcp "ev=$EV stdio"
+pyexpect "mcp config: a --mcp of the same name replaces the file's entry, the others stay" \
+        'rc == 0 and "ev__get-env" in tool_names(reqs[0]) and "fs__list_allowed_directories" in tool_names(reqs[0]) and "from-config" not in tool_results(reqs[1])[0][0] and "HULL_TEST_MARK" in tool_results(reqs[1])[0][0]'
+mock_stop
+printf '{"mcp": {"ev": {"command": "%s", "argz": ["stdio"]}}}\n' "$EV" >"$HULL_HOME/config.json"
+run_hull anthropic "x" --json
+pyexpect "mcp config: a bad entry is an error naming its key" 'rc != 0 and "mcp.ev.argz" in e and "config.json" in e'
+printf '{"mcp": {"two words": {"url": "http://127.0.0.1:1/"}}}\n' >"$HULL_HOME/config.json"
+run_hull anthropic "x" --json
+pyexpect "mcp config: a bad server name is an error naming it" 'rc != 0 and "mcp.two words" in e'
+rm -f "$HULL_HOME/config.json"
 kill -INT "$EVH" 2>/dev/null
 for i in $(seq 1 100); do kill -0 "$EVH" 2>/dev/null || break; sleep 0.1; done
 kill -KILL "$EVH" 2>/dev/null
@@ -181,6 +214,21 @@ mock '{"steps":[{"text":"never asked"}]}'
 run_hull openai "x" --mcp 'bad=sh -c "echo no such config >&2; exit 5"'
 pyexpect "mcp run: a server that exits at start fails the run with its status and stderr" \
         'rc == 1 and "mcp: bad: the server exited with status 5" in e and "no such config" in e and len(reqs) == 0 and secs < 60'
+# Ctrl-C while a server does not answer initialize (60 s by default): hull ends at once, 130
+t0=$(date +%s)
+HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=mock-model \
+        timeout --foreground 120 "$HULL" run "x" --mcp "slow=sh -c 'touch $TEST_TMP/slow.started; exec sleep 100'" \
+        >"$O" 2>"$E" </dev/null & # --foreground: timeout passes the SIGINT on once, not to its group too
+HP=$!
+# once the server runs, hull waits for its initialize answer
+for _ in $(seq 1 600); do [ -e "$TEST_TMP/slow.started" ] && break; sleep 0.1; done
+sleep 0.5
+kill -INT "$HP"
+wait "$HP"
+RC=$? SECS=$(($(date +%s) - t0))
+# a hang check, not a speed check: without the interrupt hull waits 60 s
+pyexpect "mcp run: Ctrl-C while a server starts ends hull (130) and says so" \
+        'rc == 130 and "mcp: slow: initialize was interrupted" in e and len(reqs) == 0 and secs < 40'
 run_hull openai "x" --mcp "nope=/nonexistent/mcp-server"
 pyexpect "mcp run: a command that does not exist is named" \
         'rc == 1 and "cannot start" in e and "/nonexistent/mcp-server" in e and len(reqs) == 0'
@@ -207,7 +255,7 @@ for pid in os.listdir("/proc"):
         env = open("/proc/%s/environ" % pid, "rb").read().split(b"\0")
     except OSError:
         continue
-    if mark in env and b"mcp-server-" in cmd:
+    if mark in env and (b"mcp-server-" in cmd or cmd == b"sleep\x00100\x00"):
         n += 1
 print(n)
 PYEOF

@@ -20,6 +20,8 @@ fi
 
 export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"
+# /v1 MCP URLs pass the egress guard: the operator admits loopback, where the test's server is
+printf '{"web": {"allow_cidrs": ["127.0.0.0/8"]}}\n' >"$HULL_HOME/config.json"
 
 PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # MCP_BIG: get-env's answer is over 100 KB
@@ -151,6 +153,40 @@ events_until 90 'any(e["type"] == "session.status_idle" for e in ev)' ||
         fail "v1 mcp: a turn with an unreachable server ends" "$(tail -c 1500 "$TEST_TMP/events.json")"
 evcheck "v1 mcp: an unreachable server is a terminal mcp_connection_failed_error naming it, then idle" \
         '[e for e in ev if e["type"] == "session.error"][0]["error"]["type"] == "mcp_connection_failed_error" and [e for e in ev if e["type"] == "session.error"][0]["error"]["mcp_server_name"] == "gone" and [e for e in ev if e["type"] == "session.error"][0]["error"]["retry_status"]["type"] == "terminal" and "127.0.0.1:" in [e for e in ev if e["type"] == "session.error"][0]["error"]["message"] and types[-1] == "session.status_idle"'
+
+# ---- an interrupt while a server does not answer initialize: the turn ends, without an error ----
+"$PY" "$(dirname "$0")/../unit/data/mcp-fake-http.py" "$TEST_TMP/fake.port" >/dev/null 2>&1 &
+FAKE=$!
+pids+=("$FAKE")
+for _ in $(seq 1 600); do [ -s "$TEST_TMP/fake.port" ] && break; sleep 0.05; done
+new_session slow "http://127.0.0.1:$(cat "$TEST_TMP/fake.port")/hang" always_allow
+v1 POST "/v1/sessions/$SESSION/events" "$(user_message "echo it")"
+sleep 2 # the turn is connecting: /hang answers nothing for 30 s, initialize waits up to 60 s
+t0=$(date +%s)
+v1 POST "/v1/sessions/$SESSION/events" '{"events": [{"type": "user.interrupt"}]}'
+expect "v1 mcp: the interrupt during initialize is taken" "s == 200"
+events_until 60 'any(e["type"] == "session.status_idle" for e in ev)' ||
+        fail "v1 mcp: the turn interrupted while connecting idles" "$(tail -c 1500 "$TEST_TMP/events.json")"
+t1=$(date +%s)
+# a hang check, not a speed check: without the interrupt the wait lasts 30 s (the fake's sleep)
+check "v1 mcp: the interrupt cut the initialize wait ($((t1 - t0)) s)" test $((t1 - t0)) -lt 20
+evcheck "v1 mcp: an interrupted connect ends the turn as end_turn, with no session.error" \
+        'types[-1] == "session.status_idle" and ev[-1]["stop_reason"]["type"] == "end_turn" and "session.error" not in types'
+kill "$FAKE" 2>/dev/null
+wait "$FAKE" 2>/dev/null
+
+# ---- the egress guard: an internal address the operator did not admit, a metadata endpoint ----
+for url in "http://10.255.255.1:9/mcp|blocked internal address 10.255.255.1 (private)|web.allow_cidrs" \
+        "http://169.254.169.254/mcp|blocked cloud metadata endpoint 169.254.169.254|"; do
+        IFS='|' read -r U WANT HINT <<<"$url"
+        new_session guarded "$U"
+        t0=$(date +%s)
+        v1 POST "/v1/sessions/$SESSION/events" "$(user_message "echo it")"
+        events_until 60 'any(e["type"] == "session.status_idle" for e in ev)' ||
+                fail "v1 mcp: a turn with a refused URL ends" "$(tail -c 1500 "$TEST_TMP/events.json")"
+        evcheck "v1 mcp: $U is refused by the egress guard as mcp_connection_failed_error saying why" \
+                '[e for e in ev if e["type"] == "session.error"][0]["error"]["type"] == "mcp_connection_failed_error" and [e for e in ev if e["type"] == "session.error"][0]["error"]["mcp_server_name"] == "guarded" and sys.argv[3] in [e for e in ev if e["type"] == "session.error"][0]["error"]["message"] and sys.argv[4] in [e for e in ev if e["type"] == "session.error"][0]["error"]["message"] and types[-1] == "session.status_idle"' "$WANT" "$HINT"
+done
 
 stop_server
 mock_stop

@@ -460,6 +460,13 @@ static void test_urls(void) {
         egress_target t = {0};
         CHECK_EQ_INT(egress_check_url(p, "https://public.example/", now_mono_ms() + 5000, &t, &e), 0);
         CHECK(!t.literal && t.port == 443 && t.n_addrs == 1 && strcmp(t.host, "public.example") == 0);
+        char pin[EGRESS_PIN_MAX];
+        CHECK_EQ_INT(egress_target_pin(&t, pin), 0);
+        CHECK_EQ_STR(pin, "public.example:443:93.184.216.34");
+        CHECK_EQ_INT(egress_addr_parse("2606:2800:220:1::1", &t.addrs[1]), 0);
+        t.n_addrs = 2;
+        CHECK_EQ_INT(egress_target_pin(&t, pin), 0);
+        CHECK_EQ_STR(pin, "public.example:443:93.184.216.34,[2606:2800:220:1::1]");
         egress_target_done(&t);
         CHECK_EQ_INT(
                 egress_check_url(p, "http://[2606:2800:220:1:248:1893:25c8:1946]:81/", now_mono_ms() + 5000, &t, &e),

@@ -29,6 +29,7 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 #include "limits.h"
@@ -97,6 +98,20 @@ static int later_start(later *l, unsigned ms, int ret_fds[2]) {
         l->fd = ret_fds[1];
         l->ms = ms;
         return -pthread_create(&l->t, NULL, later_main, l);
+}
+
+/* Set a flag after ms (a thread), as a signal handler or user.interrupt does. */
+typedef struct flag_later {
+        atomic_bool *flag;
+        unsigned ms;
+        pthread_t t;
+} flag_later;
+
+static void *flag_later_main(void *ud) {
+        flag_later *l = ud;
+        usleep(l->ms * 1000);
+        atomic_store(l->flag, true);
+        return NULL;
 }
 
 /* ---- against the fake server ---- */
@@ -184,7 +199,7 @@ static void test_fake_protocol(void) {
 
         /* the tools as agent tools */
         mcp_toolset *ts = NULL;
-        r = mcp_toolset_new(&c, 1, &ts, &e);
+        r = mcp_toolset_new(&c, 1, NULL, &ts, &e);
         TEST_RESULT(r == 0 && mcp_toolset_count(ts) == 7, "the toolset has the 7 tools (%d %s)", r, e.msg);
         if (r == 0) {
                 const tool_def *d = mcp_toolset_def(ts, 0);
@@ -261,6 +276,23 @@ static void test_failures(void) {
                 "'x' * (11 << 20)); sys.stdout.flush(); time.sleep(30)",
                 NULL};
         failing("a server that writes an oversized message", big, 0, -E2BIG, "a message over 10485760 bytes");
+        /* an interrupt cuts the initialize wait (the deadline is a minute away) */
+        atomic_bool stop = false;
+        flag_later fl = {.flag = &stop, .ms = 500};
+        mcp_stdio_config cfg = {.name = "slow", .argv = silent, .init_timeout_ms = 60000, .cancel = &stop};
+        mcp_client *c = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(pthread_create(&fl.t, NULL, flag_later_main, &fl), 0);
+        uint64_t t0 = now_mono_ms();
+        int r = mcp_client_spawn(&cfg, &c, &e);
+        uint64_t took = now_mono_ms() - t0;
+        pthread_join(fl.t, NULL);
+        TEST_RESULT(r == -ECANCELED && !c && strstr(e.msg, "mcp: slow: initialize was interrupted") && took < 20000,
+                    "an interrupt ends a stdio initialize that is not answered (%d \"%s\" in %llu ms)", r, e.msg,
+                    (unsigned long long) took);
+        /* set before the start: nothing waits */
+        r = mcp_client_spawn(&cfg, &c, &e);
+        TEST_RESULT(r == -ECANCELED && !c, "an interrupt already set: the start gives up at once (%d %s)", r, e.msg);
         /* the sleepers above were ended: nothing of theirs is left (free waits for them) */
         FILE *p = popen("pgrep -f '[e]xec sleep 30|[t]ime.sleep\\(30\\)' | wc -l", "r");
         char n[16] = "";
@@ -353,7 +385,7 @@ static void test_everything(const char *ev) {
         CHECK_EQ_STR(json_string_value(json_object_get(mcp_client_server_info(c), "name")), "mcp-servers/everything");
 
         mcp_toolset *ts = NULL;
-        r = mcp_toolset_new(&c, 1, &ts, &e);
+        r = mcp_toolset_new(&c, 1, NULL, &ts, &e);
         TEST_RESULT(r == 0 && mcp_toolset_count(ts) >= 12, "its tools are listed (%d, %zu tools: %s)", r,
                     mcp_toolset_count(ts), e.msg);
         const tool_def *echo = NULL, *sum = NULL, *longop = NULL, *image = NULL, *env = NULL;
@@ -604,6 +636,90 @@ static void test_everything_http(const char *ev) {
         }
 }
 
+/* The lines of PORTFILE.log (the fake's GETs) as a JSON array. */
+static json_t *get_log(const char *portfile) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s.log", portfile);
+        json_t *all = json_array();
+        FILE *f = fopen(path, "re");
+        char line[4096];
+        while (f && fgets(line, sizeof(line), f))
+                json_array_append_new(all, json_loads(line, 0, NULL));
+        if (f)
+                fclose(f);
+        unlink(path);
+        return all;
+}
+
+/* A tools/call whose event stream breaks after its first progress event is resumed with a GET
+ * carrying Last-Event-ID and the session: the replayed progress and the result arrive once. */
+static void test_http_resume(int port, const char *portfile) {
+        static const char *const paths[] = {"/resume", "/resume-eof"};
+        for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+                char url[96];
+                snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, paths[i]);
+                mcp_http_config cfg = {.name = "res", .url = url};
+                mcp_client *c = NULL;
+                hull_error e = {0};
+                int r = mcp_client_connect(&cfg, &c, &e);
+                TEST_RESULT(r == 0, "%s: connects (%d %s)", paths[i], r, e.msg);
+                if (r < 0)
+                        continue;
+                seen s = {0};
+                mcp_call_opts o = {.cancel_fd = -1, .progress = on_progress, .progress_ud = &s};
+                json_t *res = NULL;
+                r = mcp_client_call_tool(c, "slow", NULL, &o, &res, &e);
+                TEST_RESULT(r == 0 && first_text(res) && strcmp(first_text(res), "resumed result") == 0,
+                            "%s: the call's result arrives through the resumed stream (%d %s)", paths[i], r,
+                            r == 0 ? first_text(res) : e.msg);
+                TEST_RESULT(s.progress == 2 && s.last == 2, "%s: each progress event arrives once (%u, last %g)",
+                            paths[i], s.progress, s.last);
+                json_decref(res);
+                mcp_client_free(c);
+                json_t *log = get_log(portfile);
+                json_t *g = json_array_get(log, 0);
+                TEST_RESULT(
+                        json_array_size(log) == 1 &&
+                                strcmp(json_string_value(json_object_get(g, "last_event_id")) ?: "", "s2") == 0 &&
+                                strcmp(json_string_value(json_object_get(g, "session")) ?: "", "fake-session-1") == 0 &&
+                                strcmp(json_string_value(json_object_get(g, "accept")) ?: "", "text/event-stream") == 0,
+                        "%s: one GET, with Last-Event-ID s2, the session's id and Accept: text/event-stream (%zu)",
+                        paths[i], json_array_size(log));
+                json_decref(log);
+        }
+        static const struct {
+                const char *path;
+                size_t gets;
+                const char *says;
+        } bad[] = {
+                {"/resume-dead", MCP_RESUME_TRIES,
+                 "resumptions from event 's2' (GET with Last-Event-ID) brought nothing"},
+                {"/resume-405", 1, "cannot be resumed from event 's2': mcp: res: GET"},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char url[96];
+                snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, bad[i].path);
+                mcp_http_config cfg = {.name = "res", .url = url};
+                mcp_client *c = NULL;
+                hull_error e = {0};
+                int r = mcp_client_connect(&cfg, &c, &e);
+                if (r < 0) {
+                        TEST_RESULT(false, "%s: connects (%d %s)", bad[i].path, r, e.msg);
+                        continue;
+                }
+                json_t *res = NULL;
+                uint64_t t0 = now_mono_ms();
+                r = mcp_client_call_tool(c, "slow", NULL, NULL, &res, &e);
+                uint64_t took = now_mono_ms() - t0;
+                json_t *log = get_log(portfile);
+                TEST_RESULT(r < 0 && strstr(e.msg, bad[i].says) && json_array_size(log) == bad[i].gets && took < 30000,
+                            "%s: a clear error after %zu GETs (%d \"%s\", %zu GETs, %llu ms)", bad[i].path, bad[i].gets,
+                            r, e.msg, json_array_size(log), (unsigned long long) took);
+                json_decref(log);
+                mcp_client_free(c);
+        }
+}
+
 /* Misbehaving HTTP endpoints (tests/unit/data/mcp-fake-http.py): each a clear error, in time. */
 static void test_http_failures(void) {
         char portfile[] = "/tmp/hull-mcp-http-XXXXXX";
@@ -653,6 +769,25 @@ static void test_http_failures(void) {
                             "HTTP %s: %d \"%s\" in %llu ms", cases[i].path, r, e.msg, (unsigned long long) took);
                 if (r == 0)
                         mcp_client_free(c);
+        }
+        if (port > 0)
+                test_http_resume(port, portfile);
+        if (port > 0) { /* an interrupt cuts the initialize wait over HTTP too */
+                char url[96];
+                snprintf(url, sizeof(url), "http://127.0.0.1:%d/hang", port);
+                atomic_bool stop = false;
+                flag_later fl = {.flag = &stop, .ms = 500};
+                mcp_http_config cfg = {.name = "slow", .url = url, .init_timeout_ms = 60000, .cancel = &stop};
+                mcp_client *c = NULL;
+                hull_error e = {0};
+                CHECK_EQ_INT(pthread_create(&fl.t, NULL, flag_later_main, &fl), 0);
+                uint64_t t0 = now_mono_ms();
+                int r = mcp_client_connect(&cfg, &c, &e);
+                uint64_t took = now_mono_ms() - t0;
+                pthread_join(fl.t, NULL);
+                TEST_RESULT(r == -ECANCELED && !c && strstr(e.msg, "initialize was interrupted") && took < 20000,
+                            "an interrupt ends an HTTP initialize that is not answered (%d \"%s\" in %llu ms)", r,
+                            e.msg, (unsigned long long) took);
         }
         if (pid > 0) {
                 kill(pid, SIGKILL);

@@ -138,6 +138,23 @@ static void test_file_errors(void) {
                 {"{\"web\":{\"allow_hostz\":[]}}", "web.allow_hostz"},
                 {"{\"web\":{\"allow_hosts\":[1]}}", "allow_hosts[0]"},
                 {"{\"model\":\"a\",\"model\":\"b\"}", "line 1"},
+                {"{\"mcp\":[]}", "\"mcp\" must be an object"},
+                {"{\"mcp\":{\"a b\":{\"command\":\"x\"}}}", "mcp.a b: a server name"},
+                {"{\"mcp\":{\"s\":\"npx\"}}", "mcp.s must be an object"},
+                {"{\"mcp\":{\"s\":{}}}", "mcp.s: give either"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"url\":\"http://h/\"}}}", "mcp.s: give either"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"argz\":[]}}}", "mcp.s.argz"},
+                {"{\"mcp\":{\"s\":{\"command\":\"\"}}}", "mcp.s.command"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"args\":[\"a\",2]}}}", "mcp.s.args[1]"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"args\":\"a\"}}}", "mcp.s.args must"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"env\":{\"K\":1}}}}", "mcp.s.env"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"cwd\":7}}}", "mcp.s.cwd"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"headers\":{}}}}", "mcp.s.headers"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"type\":\"http\"}}}", "mcp.s.type"},
+                {"{\"mcp\":{\"s\":{\"url\":\"ftp://h/\"}}}", "mcp.s.url"},
+                {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"args\":[]}}}", "mcp.s.args"},
+                {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"headers\":{\"A\":\"x\\ny\"}}}}", "mcp.s.headers.A"},
+                {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"type\":\"sse\"}}}", "mcp.s.type"},
                 {"[1]", "JSON object"},
                 {"{", "line"},
         };
@@ -155,6 +172,28 @@ static void test_file_errors(void) {
         write_cfg("{\"//\":\"a comment\",\"// model\":\"another\",\"model\":\"m\"}"); /* comments ignored */
         CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0);
         CHECK_EQ_STR(s.model.model, "m");
+        settings_done(&s);
+        /* MCP servers: a stdio one and an HTTP one, in the file's order */
+        write_cfg("{\"mcp\":{\"fs\":{\"type\":\"stdio\",\"command\":\"npx\",\"args\":[\"-y\",\"srv\"],"
+                  "\"env\":{\"K\":\"v=1\"},\"cwd\":\"/srv\"},\"web\":{\"url\":\"https://h/mcp\","
+                  "\"headers\":{\"Authorization\":\"Bearer t\"}}}}");
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0);
+        CHECK(s.n_mcp == 2);
+        if (s.n_mcp == 2) {
+                CHECK_EQ_STR(s.mcp[0].name, "fs");
+                CHECK(s.mcp[0].url == NULL && s.mcp[0].headers == NULL);
+                CHECK_EQ_STR(s.mcp[0].argv[0], "npx");
+                CHECK_EQ_STR(s.mcp[0].argv[1], "-y");
+                CHECK_EQ_STR(s.mcp[0].argv[2], "srv");
+                CHECK(s.mcp[0].argv[3] == NULL);
+                CHECK_EQ_STR(s.mcp[0].env[0], "K=v=1");
+                CHECK(s.mcp[0].env[1] == NULL);
+                CHECK_EQ_STR(s.mcp[0].cwd, "/srv");
+                CHECK_EQ_STR(s.mcp[1].name, "web");
+                CHECK_EQ_STR(s.mcp[1].url, "https://h/mcp");
+                CHECK_EQ_STR(s.mcp[1].headers[0], "Authorization: Bearer t");
+                CHECK(s.mcp[1].headers[1] == NULL && s.mcp[1].argv == NULL);
+        }
         settings_done(&s);
         write_cfg("{\"/ model\":\"x\"}"); /* not a comment */
         CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), -EINVAL);

@@ -185,7 +185,40 @@ static void test_splits(void) {
         free(whole);
 }
 
+static int ids_event(void *ud, const sse_event *ev) {
+        dynbuf *b = ud;
+        dynbuf_addf(b, "[%s]", ev->id ? ev->id : "-");
+        return 0;
+}
+
+/* id and retry: the last event ID persists across events and is the stream's at each event's
+ * end (what a client resumes from); a cut event's id does not count; retry takes digits only. */
+static void test_ids(void) {
+        sse_decoder d;
+        dynbuf b;
+        dynbuf_init(&b, 4096);
+        sse_init(&d, 4096);
+        CHECK(sse_last_id(&d) == NULL && d.retry_ms == -1);
+        const char *text = "data: a\n\n"                     /* no id yet */
+                           "id: p1\ndata:\n\n"               /* a priming event: an id, empty data */
+                           "event: message\ndata: b\n\n"     /* the id persists */
+                           "retry: 1500\nid: 7\ndata: c\n\n" /* both */
+                           "retry: 12x\n\n"                  /* not digits: ignored */
+                           "id: e\0f\ndata: d\n\n"           /* a NUL: ignored */
+                           "id: cut\ndata: e\n";             /* cut before its end */
+        CHECK_EQ_INT(sse_feed(&d, text, strlen(text) + 1 + strlen("f\ndata: d\n\nid: cut\ndata: e\n"), ids_event, &b),
+                     0);
+        CHECK_EQ_STR(b.buf, "[-][p1][p1][7][7]");
+        CHECK_EQ_STR(sse_last_id(&d), "7");
+        CHECK(d.retry_ms == 1500);
+        CHECK_EQ_INT(sse_finish(&d), 1);
+        sse_done(&d);
+        CHECK(sse_last_id(&d) == NULL);
+        dynbuf_free(&b);
+}
+
 int main(void) {
+        test_ids();
         test_format();
         test_bound();
         test_handler_error();

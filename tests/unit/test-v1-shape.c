@@ -248,6 +248,18 @@ static void test_agent_bad(void) {
                 {"{\"name\":\"a\",\"model\":\"m\",\"mcp_servers\":[{\"type\":\"url\",\"name\":\"gh\",\"url\":"
                  "\"ftp://x\"}]}",
                  400, "", "mcp_servers[0].url: must be an http:// or https:// URL"},
+                {"{\"name\":\"a\",\"model\":\"m\",\"mcp_servers\":[{\"type\":\"url\",\"name\":\"git hub\",\"url\":"
+                 "\"https://x\"}]}",
+                 400, "", "mcp_servers[0].name: 'git hub' is not a server name"},
+                {"{\"name\":\"a\",\"model\":\"m\",\"mcp_servers\":[{\"type\":\"url\",\"name\":\"gh\",\"url\":"
+                 "\"https://x\"},{\"type\":\"url\",\"name\":\"g.h\",\"url\":\"https://y\"}]}",
+                 400, "", "mcp_servers[1].name: 'g.h' is not a server name"},
+                {"{\"name\":\"a\",\"model\":\"m\",\"mcp_servers\":[{\"type\":\"url\",\"name\":"
+                 "\"a23456789012345678901234567890123\",\"url\":\"https://x\"}]}",
+                 400, "", "mcp_servers[0].name: 'a23456789012345678901234567890123' is not a server name"},
+                {"{\"name\":\"a\",\"model\":\"m\",\"mcp_servers\":[{\"type\":\"url\",\"name\":\"gh\",\"url\":"
+                 "\"https://x\"},{\"type\":\"url\",\"name\":\"gh\",\"url\":\"https://y\"}]}",
+                 400, "", "mcp_servers[1].name: a second server named 'gh'"},
                 {"{\"name\":\"a\",\"model\":\"m\",\"mcp_servers\":[{\"type\":\"stdio\",\"name\":\"gh\",\"url\":"
                  "\"https://x\"}]}",
                  400, "", "mcp_servers[0].type: unknown value 'stdio' (one of url)"},
@@ -377,6 +389,9 @@ static void test_agent_update(void) {
 
         static const char *const bad[][2] = {
                 {"{\"name\":null}", "name: cannot be cleared"},
+                {"{\"mcp_servers\":[{\"type\":\"url\",\"name\":\"s/1\",\"url\":\"https://s\"}],\"tools\":[{\"type\":"
+                 "\"mcp_toolset\",\"mcp_server_name\":\"s/1\"}]}",
+                 "mcp_servers[0].name: 's/1' is not a server name"},
                 {"{\"model\":null}", "model: cannot be cleared"},
                 {"{\"version\":\"1\"}", "version: must be an integer"},
                 {"{\"id\":\"agent_2\"}", "id: unknown field"},
