@@ -26,6 +26,7 @@
 #include "fs-util.h"
 #include "api-hull.h"
 #include "api-mcp.h"
+#include "api-console.h"
 #include "api-ops.h"
 #include "api-plimsoll.h"
 #include "home.h"
@@ -726,7 +727,7 @@ static int start_server(serve_state *st, hull_error *e) {
                 return r;
         if (api_plimsoll_register(st->plimsoll, st->srv) < 0 || api_hull_register(st->hull, st->srv) < 0 ||
             api_ops_register(st->ops, st->srv) < 0 || api_v1_register(st->v1, st->srv) < 0 ||
-            api_mcp_register(st->mcp, st->srv) < 0)
+            api_mcp_register(st->mcp, st->srv) < 0 || api_console_register(st->srv) < 0)
                 return hull_err(e, -E2BIG, "serve: too many routes");
         r = http_start(st->srv, e);
         if (r < 0)
