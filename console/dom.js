@@ -19,7 +19,8 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
-export function append(el, children) {
+// append(el, child, [child, ...], ...): nodes, strings and arrays of them.
+export function append(el, ...children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
     el.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);

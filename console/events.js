@@ -298,10 +298,15 @@ export function turnsOf(model) {
       const s = starts.get(e.model_request_start_id);
       if (s) cur.bars.push({ kind: 'model', label: `model request${e.is_error ? ' (error)' : ''}`, start: ms(s.processed_at), end: t });
     } else if (USE_TYPES.has(e.type)) {
+      // the time the tool ran: hull_duration_ms before its result (a wait for Allow is not the
+      // tool's); without it, from the call to the result
       const j = model.joined.get(e.id);
-      const end = j && j.result ? ms(j.result.processed_at) : NaN;
-      cur.bars.push({ kind: 'tool', label: `tool ${e.name}`, start: t, end });
-    } else if (e.type === 'session.status_idle') {
+      const res = j && j.result;
+      const end = res ? ms(res.processed_at) : NaN;
+      const start = res && typeof res.hull_duration_ms === 'number' ? end - res.hull_duration_ms : t;
+      cur.bars.push({ kind: 'tool', label: `tool ${e.name}${j && j.decision && j.decision.result === 'deny' ? ' (denied)' : ''}`, start, end });
+    } else if (e.type === 'session.status_idle' && !(e.stop_reason && e.stop_reason.type === 'requires_action')) {
+      // a pause for a decision is part of its turn
       cur.end = t;
       cur = null;
     }
@@ -320,11 +325,13 @@ export function renderTimeline(model) {
       h('h3', {}, `Turn ${i + 1} · ${fmtMs(end - turn.start)}${Number.isFinite(turn.end) ? '' : ' (running)'}`),
       h('div', { class: 'axis', 'aria-hidden': 'true' }, h('span', {}, '0'), h('span', {}, fmtMs(span / 2)), h('span', {}, fmtMs(span))),
       h('ol', { class: 'bars' }, turn.bars.map((b) => {
-        const bEnd = Number.isFinite(b.end) ? b.end : end;
-        const d = bEnd - b.start;
+        const bEnd = Math.min(Number.isFinite(b.end) ? b.end : end, end);
+        const bStart = Math.min(Math.max(b.start, turn.start), bEnd);
+        const d = bEnd - bStart;
         const bar = h('span', { class: `bar ${b.kind}` });
-        bar.style.marginLeft = `${((b.start - turn.start) / span) * 100}%`;
-        bar.style.width = `${Math.max((d / span) * 100, 0.5)}%`;
+        const left = ((bStart - turn.start) / span) * 100;
+        bar.style.marginLeft = `${left}%`;
+        bar.style.width = `${Math.min(Math.max((d / span) * 100, 0.5), 100 - left)}%`;
         return h('li', { class: 'bar-row', 'data-kind': b.kind },
           h('span', { class: 'bar-label' }, `${b.label} · ${fmtMs(d)}${Number.isFinite(b.end) ? '' : ' (running)'}`),
           h('span', { class: 'track' }, bar));

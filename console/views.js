@@ -435,7 +435,7 @@ export function sessionView(main, { id, go }) {
     h('div', { class: 'session-head' },
       h('p', { class: 'meta' }, statusEl, ' ', agentEl, ' · ', usageEl, ' · ', streamEl),
       h('div', { class: 'actions' }, interrupt, archive)),
-    out, t.list, Object.values(t.panels));
+    out, t.list, ...Object.values(t.panels));
   t.show('events');
   let lastTimeline = 0;
   model.onChange(() => {
