@@ -698,7 +698,10 @@ static int start_server(serve_state *st, hull_error *e) {
         int r = v1_engine_new(&vc, &st->engine, e);
         if (r < 0)
                 return r;
-        api_v1_config vac = {.store = st->db, .engine = st->engine, .log = &st->log};
+        api_v1_config vac = {.store = st->db,
+                             .engine = st->engine,
+                             .log = &st->log,
+                             .audit_dir = st->audit_path[0] ? st->audit_path : NULL};
         api_mcp_config mcc = {.ss = hs_core(st->sessions),
                               .javascript = st->ev.session_javascript,
                               .audit_dir = st->audit_path[0] ? st->audit_path : NULL,

@@ -20,6 +20,7 @@ typedef struct api_v1_config {
         store *store;
         v1_engine *engine;
         const dlog *log;
+        const char *audit_dir; /* where the sessions' audit logs are (hull's extensions); NULL: none */
 } api_v1_config;
 
 typedef struct api_v1 api_v1;
