@@ -547,6 +547,9 @@
 #define V1_HANDLE_SUMMARY_MAX 240U             /* bytes of a handle's one-line summary */
 #define AGUI_ID_MAX 129U                       /* an AG-UI runId or message id, NUL included */
 #define AGUI_MESSAGES_MAX 10000U               /* messages of one RunAgentInput */
+#define AGUI_QUEUE_MAX 10000U                  /* watched events waiting for an AG-UI stream's worker */
+#define AGUI_SSE_QUEUE_BYTES (1U << 20)        /* an AG-UI stream's frames waiting */
+#define AGUI_SEND_WAIT_MS 30000U               /* an AG-UI frame waits this long for room, then the stream ends */
 
 /* MCP (src/mcp/): the JSON-RPC messages of the Model Context Protocol */
 #define MCP_MESSAGE_MAX (10U << 20)         /* one message (a stdio line, an HTTP body): the TypeScript SDK's cap */

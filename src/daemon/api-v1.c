@@ -894,24 +894,47 @@ static json_t *handle_json(const json_t *sum) {
         return o;
 }
 
-/* The state of the session's sandbox as the extensions name it, and its store when open. */
-static json_t *sandbox_state(api_v1 *a, const char *id, ss_session *box) {
-        if (box) {
-                ss_info info;
-                ss_session_info(v1_engine_ss(a->cfg.engine), box, &info);
-                return json_pack("{s:s, s:s}", "state", "open", "fingerprint", info.fingerprint);
-        }
-        json_auto_t *boxes = NULL;
-        hull_error e = {0};
-        if (store_sandbox_list(a->cfg.store, id, &boxes, &e) < 0 || json_array_size(boxes) == 0)
-                return json_pack("{s:s}", "state", "none");
-        return json_pack("{s:s, s:O}", "state", "closed", "fingerprint",
-                         json_object_get(json_array_get(boxes, json_array_size(boxes) - 1), "fingerprint"));
-}
-
 static void box_unrefp(api_v1 *a, ss_session **box) {
         if (*box)
                 ss_unref(v1_engine_ss(a->cfg.engine), *box);
+}
+
+int api_v1_handles(store *st, v1_engine *g, const char *id, json_t **ret_data, json_t **ret_sandbox, hull_error *e) {
+        ss_session *box = NULL;
+        (void) v1_engine_sandbox(g, id, &box);
+        ss_manager *ss = v1_engine_ss(g);
+        json_auto_t *data = json_array(), *full = NULL;
+        if (!data)
+                return hull_err(e, -ENOMEM, "out of memory");
+        if (box) {
+                int rr = ss_handles_list(ss, box, &full, e);
+                if (rr < 0 && rr != -EOPNOTSUPP) {
+                        ss_unref(ss, box);
+                        return hull_fail(e, rr, "the session's handles could not be read: %s", e->msg);
+                }
+                size_t i;
+                json_t *sum;
+                json_array_foreach(full, i, sum) json_array_append_new(data, handle_json(sum));
+        }
+        json_t *state = NULL;
+        if (box) {
+                ss_info info;
+                ss_session_info(ss, box, &info);
+                state = json_pack("{s:s, s:s}", "state", "open", "fingerprint", info.fingerprint);
+                ss_unref(ss, box);
+        } else {
+                json_auto_t *boxes = NULL;
+                hull_error se = {0};
+                if (store_sandbox_list(st, id, &boxes, &se) < 0 || json_array_size(boxes) == 0)
+                        state = json_pack("{s:s}", "state", "none");
+                else
+                        state = json_pack(
+                                "{s:s, s:O}", "state", "closed", "fingerprint",
+                                json_object_get(json_array_get(boxes, json_array_size(boxes) - 1), "fingerprint"));
+        }
+        *ret_data = TAKE_PTR(data);
+        *ret_sandbox = state;
+        return 0;
 }
 
 static void handles_list(http_req *r) {
@@ -919,25 +942,13 @@ static void handles_list(http_req *r) {
         const char *id = http_req_param(r, "id");
         if (refuse_session(a, r, id))
                 return;
-        ss_session *box = NULL;
-        (void) v1_engine_sandbox(a->cfg.engine, id, &box);
-        ss_manager *ss = v1_engine_ss(a->cfg.engine);
-        json_auto_t *data = json_array(), *full = NULL;
+        json_t *data = NULL, *state = NULL;
         hull_error e = {0};
-        if (box) {
-                int rr = ss_handles_list(ss, box, &full, &e);
-                if (rr < 0 && rr != -EOPNOTSUPP) {
-                        box_unrefp(a, &box);
-                        failf(r, 500, "", "the session's handles could not be read: %s", e.msg);
-                        return;
-                }
-                size_t i;
-                json_t *sum;
-                json_array_foreach(full, i, sum) json_array_append_new(data, handle_json(sum));
+        if (api_v1_handles(a->cfg.store, a->cfg.engine, id, &data, &state, &e) < 0) {
+                failf(r, 500, "", "%s", e.msg);
+                return;
         }
-        json_t *state = sandbox_state(a, id, box);
-        box_unrefp(a, &box);
-        answer_json(r, 200, json_pack("{s:O, s:b, s:o}", "data", data, "has_more", false, "sandbox", state));
+        answer_json(r, 200, json_pack("{s:o, s:b, s:o}", "data", data, "has_more", false, "sandbox", state));
 }
 
 static void answer_handle_error(http_req *r, int rr, const hull_error *e, const char *name) {
