@@ -163,18 +163,21 @@ static void *worker_main(void *ud) {
         while (!gone && !j->run.ended) {
                 json_array_clear(out);
                 pthread_mutex_lock(&j->lock);
-                while (json_array_size(j->queue) == 0 && !j->overflow) {
+                if (json_array_size(j->queue) == 0 && !j->overflow) { /* wake every second to see a stop */
                         struct timespec until;
                         clock_gettime(CLOCK_REALTIME, &until);
                         until.tv_sec += 1;
                         (void) pthread_cond_timedwait(&j->cond, &j->lock, &until);
-                        if (v1_engine_stopping(a->cfg.engine))
-                                break;
                 }
                 json_auto_t *evs = TAKE_PTR(j->queue);
                 j->queue = json_array();
                 bool overflow = j->overflow;
                 pthread_mutex_unlock(&j->lock);
+                if (!evs) {
+                        agui_fail(&j->run, "out_of_memory", "hull serve ran out of memory", out);
+                        (void) send_all(j, out);
+                        break;
+                }
                 size_t i;
                 json_t *ev;
                 json_array_foreach(evs, i, ev) {

@@ -1476,16 +1476,21 @@ void v1_engine_free(v1_engine *g) {
 
 int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret) {
         char box_id[PLIM_SESSION_ID_MAX + 1] = "", principal[STORE_ID_MAX + 8] = "";
-        pthread_mutex_lock(&g->lock);
-        for (live *l = g->lives; l; l = l->next)
+        live *found = NULL;
+        pthread_mutex_lock(&g->lock); /* never with a session's lock held: the table's lock goes first alone */
+        for (live *l = g->lives; l && !found; l = l->next)
                 if (strcmp(l->id, session_id) == 0) {
-                        pthread_mutex_lock(&l->lock);
-                        snprintf(box_id, sizeof(box_id), "%s", l->box_id);
-                        snprintf(principal, sizeof(principal), "%s", l->principal);
-                        pthread_mutex_unlock(&l->lock);
-                        break;
+                        l->refs++;
+                        found = l;
                 }
         pthread_mutex_unlock(&g->lock);
+        if (found) {
+                pthread_mutex_lock(&found->lock);
+                snprintf(box_id, sizeof(box_id), "%s", found->box_id);
+                snprintf(principal, sizeof(principal), "%s", found->principal);
+                pthread_mutex_unlock(&found->lock);
+                live_unref(found);
+        }
         ss_session *box = NULL;
         if (box_id[0] && g->cfg.ss && ss_lookup(g->cfg.ss, box_id, principal, &box) == 0) {
                 char detail[PLIM_END_DETAIL_MAX];
