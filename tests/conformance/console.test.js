@@ -276,20 +276,29 @@ async function main() {
     });
 
     await step('a dropped event stream resumes with nothing missing or doubled', async () => {
+      // Chromium's offline emulation refuses new connections but leaves a response that is
+      // already streaming alone: the page's hook cuts the stream (an aborted fetch, so hull serve
+      // sees the hang-up) while offline keeps the page from reconnecting until the turn is over.
       const cdp = await page.createCDPSession();
+      const offline = (on) => cdp.send('Network.emulateNetworkConditions', { offline: on, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
       const before = await page.evaluate(() => window.hullConsole.stream.connects);
       allowNet = /ERR_INTERNET_DISCONNECTED|ERR_NETWORK|net::/;
       await cdp.send('Network.enable');
-      await cdp.send('Network.emulateNetworkConditions', { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
-      await page.waitForFunction(() => document.querySelector('.stream-state').dataset.state === 'reconnecting');
-      // the turn runs while the page is cut off
-      await api('POST', `/v1/sessions/${sessionId}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'while down' }] }] });
-      for (let i = 0; i < 600; i++) {
-        const s = await api('GET', `/v1/sessions/${sessionId}`);
-        if (s.status === 'idle' && i > 2) break;
-        await sleep(100);
+      try {
+        await offline(true);
+        await page.evaluate(() => window.hullConsole.stream.drop());
+        await page.waitForFunction(() => document.querySelector('.stream-state').dataset.state === 'reconnecting');
+        // the turn runs while the page is cut off
+        await api('POST', `/v1/sessions/${sessionId}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'while down' }] }] });
+        for (let i = 0; i < 600; i++) {
+          const s = await api('GET', `/v1/sessions/${sessionId}`);
+          if (s.status === 'idle' && i > 2) break;
+          await sleep(100);
+        }
+        check(!(await text()).includes('written while the stream was down.'), 'the page saw nothing while cut off');
+      } finally {
+        await offline(false);
       }
-      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
       await page.waitForFunction((n) => window.hullConsole.stream.connects > n && document.querySelector('.stream-state').dataset.state === 'live', {}, before);
       await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent .text')].some((t) => t.textContent === 'written while the stream was down.'));
       allowNet = null;
