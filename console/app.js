@@ -39,6 +39,10 @@ function route() {
   else if (parts[0] === 'sessions' && parts[1]) r = views.sessionView(main, { id: parts[1], go });
   else r = views.sessionsList(main, { query, go });
   if (typeof r === 'function') end = r;
+  // "interactive": the view drawn with its data (bench/console.sh reads this mark)
+  Promise.resolve(r).finally(() => {
+    if (!performance.getEntriesByName('hull-console-ready').length) performance.mark('hull-console-ready');
+  });
   document.title = `hull · ${parts[0] || 'sessions'}`;
 }
 

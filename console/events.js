@@ -198,7 +198,11 @@ function renderItem(model, it, actions) {
     }
     case 'session.error': node = h('div', { class: 'error-row', role: 'note' }, `error: ${(e.error && (e.error.message || e.error.type)) || pretty(e.error)}`); break;
     case 'user.interrupt': node = h('div', { class: 'status-row' }, 'you interrupted'); break;
-    case 'hull.handle_created': node = h('div', { class: 'status-row' }, `handle created: ${(e.handle && e.handle.name) || ''}`); break;
+    case 'hull.handle_created': {
+      const hd = e.handle || {};
+      node = h('div', { class: 'status-row' }, `handle ${hd.id || hd.name || ''} created${hd.summary ? `: ${hd.summary}` : ''}`);
+      break;
+    }
     default:
       node = h('details', { class: 'card other' }, h('summary', {}, e.type), h('pre', { class: 'code' }, pretty(e)));
   }

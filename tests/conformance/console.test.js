@@ -33,7 +33,7 @@ const SCRIPT = {
     { tool_calls: [{ name: 'bash', input: { command: 'echo never' }, id: 'toolu_bash2' }] },
     { text: 'denied, fine.' },
     // turn 4: a table handle whose cell is a plant
-    { tool_calls: [{ name: 'run_python', id: 'toolu_py1', input: { code: "save('cities', [{'city': '<script>window.__xss = 4</script>', 'n': 1}, {'city': 'Oslo', 'n': 2}, {'city': 'Lima', 'n': 3}])\nprint('saved')" } }] },
+    { tool_calls: [{ name: 'run_python', id: 'toolu_py1', input: { code: "save('cities', [{'city': '<script>window.__xss = 4</script>', 'n': 1}, {'city': 'Oslo', 'n': 2}, {'city': 'Lima', 'n': 3}])\nsave('doc', {'items': [1, 2, 3], 'note': '<img src=z onerror=\"window.__xss = 5\">'})\nprint('saved')" } }] },
     { text: 'saved the table.' },
     // turn 5: a slow answer, interrupted
     { text: 'far too late', delay_ms: 120000 },
@@ -203,7 +203,7 @@ async function main() {
       check(/Denied/.test(card), `the card says denied: ${card.slice(0, 200)}`);
     });
 
-    await step('a table handle (run_python) in the Handles tab, its first rows as a table, the plant as text', async () => {
+    await step('handles (run_python): a table\'s first rows as a table, a JSON handle\'s shape, the plants as text', async () => {
       await sendMsg('make a table');
       await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent .text')].some((t) => t.textContent === 'saved the table.'));
       await page.click('#tab-handles');
@@ -214,6 +214,11 @@ async function main() {
       check(rows.length === 3 && rows[0][0] === '<script>window.__xss = 4</script>' && rows[1][0] === 'Oslo', `rows: ${JSON.stringify(rows)}`);
       check(await page.evaluate(() => window.__xss === undefined), 'the handle\'s plant did not run');
       await shot('handles');
+      await page.evaluate(() => [...document.querySelectorAll('.handles button')].find((b) => b.textContent === 'doc').click());
+      await page.waitForSelector('pre.shape');
+      const j = await page.evaluate(() => [document.querySelector('pre.shape').textContent, document.querySelector('.handle-view').innerText]);
+      check(/items/.test(j[0]) && j[1].includes('<img src=z onerror=') && await page.evaluate(() => window.__xss === undefined && !document.querySelector('main img')),
+        `a JSON handle's shape, its text as text: ${j[1].slice(0, 300)}`);
     });
 
     await step('the timeline: each turn\'s model requests and tool calls as bars', async () => {
