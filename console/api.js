@@ -95,10 +95,11 @@ export class SSEParser {
   push(chunk) {
     this.buf += chunk.replace(/\r\n?/g, '\n');
     const frames = [];
+    let pos = 0; // the buffer is cut once, after the loop: a replay of thousands of frames in one chunk stays linear
     let i;
-    while ((i = this.buf.indexOf('\n\n')) >= 0) {
-      const block = this.buf.slice(0, i);
-      this.buf = this.buf.slice(i + 2);
+    while ((i = this.buf.indexOf('\n\n', pos)) >= 0) {
+      const block = this.buf.slice(pos, i);
+      pos = i + 2;
       const f = { id: null, event: 'message', data: '' };
       const data = [];
       for (const line of block.split('\n')) {
@@ -115,6 +116,7 @@ export class SSEParser {
       f.data = data.join('\n');
       frames.push(f);
     }
+    this.buf = this.buf.slice(pos);
     return frames;
   }
 }

@@ -1,8 +1,8 @@
 // app.js: hull's web console: the router (the location's hash: #/sessions/ID opens a session, so
 // a reload or a shared link opens it), sign-in when hull serve asks for a key, the pages of
 // views.js. No framework, no build step: ES modules as the browser runs them.
-import { api, key, onUnauthorized } from './api.js';
-import { h, fill, clear } from './dom.js';
+import { key, onUnauthorized } from './api.js';
+import { clear } from './dom.js';
 import * as views from './views.js';
 
 const main = document.getElementById('main');
@@ -60,14 +60,6 @@ signout.addEventListener('click', () => {
 
 window.addEventListener('hashchange', route);
 
-(async () => {
-  // Does hull serve want a key? (It does once one exists.)
-  try {
-    await api('GET', '/v1/agents?limit=1', undefined, { quiet: true });
-  } catch (e) {
-    if (e.status === 401) needKey = true;
-    else if (e.status === 0) fill(main, h('p', { class: 'error', role: 'alert' }, e.message));
-  }
-  document.body.dataset.ready = '1';
-  route();
-})();
+// Whether hull serve wants a key (it does once one exists) is learnt from the first view's own
+// requests: a 401 sends the page to the sign-in form (onUnauthorized), no round trip first.
+route();

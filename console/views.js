@@ -205,15 +205,15 @@ export async function sessionsList(main, { query, go }) {
       h('button', { type: 'submit' }, 'Filter')),
     box);
   try {
-    const agents = await listAll('/v1/agents');
-    append(agentSel, agents.map((a) => h('option', { value: a.id, selected: query.get('agent') === a.id }, `${a.name} (${a.id})`)));
-    append(startSel, agents.map((a) => h('option', { value: a.id }, `${a.name} v${a.version}`)));
-    if (!agents.length) fill(out, h('p', {}, 'No agent yet: ', h('a', { href: '#/agents/new' }, 'make one'), ' first.'));
     const q = [];
     if (query.get('status')) q.push(`statuses%5B%5D=${enc(query.get('status'))}`);
     if (query.get('agent')) q.push(`agent_id=${enc(query.get('agent'))}`);
     if (query.get('archived') === '1') q.push('include_archived=true');
-    const d = await api('GET', `/v1/sessions?limit=100${q.length ? `&${q.join('&')}` : ''}`);
+    const [agents, d] = await Promise.all([listAll('/v1/agents'),
+      api('GET', `/v1/sessions?limit=100${q.length ? `&${q.join('&')}` : ''}`)]);
+    append(agentSel, agents.map((a) => h('option', { value: a.id, selected: query.get('agent') === a.id }, `${a.name} (${a.id})`)));
+    append(startSel, agents.map((a) => h('option', { value: a.id }, `${a.name} v${a.version}`)));
+    if (!agents.length) fill(out, h('p', {}, 'No agent yet: ', h('a', { href: '#/agents/new' }, 'make one'), ' first.'));
     const sessions = d.data || [];
     if (!sessions.length) return fill(box, h('p', { class: 'muted' }, 'No session matches.'));
     fill(box, h('table', { class: 'list' },
