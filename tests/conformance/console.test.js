@@ -1,12 +1,13 @@
 // console.test.js: hull's web console in a real Chromium (Debian's /usr/bin/chromium, driven by
 // puppeteer-core) against a real `hull serve` whose model is `hull mock-model`: sign in with a
 // key, create an agent, start a session, send a message and watch the answer stream, a tool
-// card, Allow an always_ask tool and Deny another, interrupt a turn, reload and see the history,
-// a dropped event stream resumed with nothing missing or doubled, a handle's table preview, the
-// timeline, the run records' chain (and a tampered record shown broken), XSS plants in model
+// card, Allow an always_ask tool and Deny another, a custom tool's result typed in, interrupt a
+// turn, reload and see the history, a dropped event stream resumed with nothing missing or
+// doubled, a handle's table preview and a JSON handle's shape, the timeline, the run records' chain (and a tampered record shown broken), XSS plants in model
 // text, tool output and a handle shown as text, the 390 px layout without horizontal scroll, and
 // no console error. One "ok - console: STEP" line per step; after a failed step the rest are
-// reported as not run. CONSOLE_SCREENSHOTS=DIR saves the main views as PNG there.
+// reported as not run (CONSOLE_KEEP_GOING=1 runs them anyway). CONSOLE_SCREENSHOTS=DIR saves the
+// main views as PNG there; CONSOLE_WAIT_MS bounds each wait (60000).
 'use strict';
 const fs = require('node:fs');
 const os = require('node:os');
@@ -39,7 +40,9 @@ const SCRIPT = {
     { text: 'far too late', delay_ms: 120000 },
     // turn 6: while the stream is cut
     { text: ['written ', 'while ', 'the stream ', 'was down.'], delay_ms: 1500, event_delay_ms: 200 },
-    { text: 'anything else.' },
+    // turn 7: a custom tool, its result typed in the page
+    { tool_calls: [{ name: 'get_weather', input: { city: 'Oslo' }, id: 'toolu_custom1' }] },
+    { text: 'The page said: {{last_tool_result}}' },
   ],
 };
 const TOOLS = [
@@ -48,6 +51,8 @@ const TOOLS = [
       { name: 'bash', enabled: true, permission_policy: { type: 'always_ask' } }] },
   { type: 'hull_toolset_20261201', default_config: { enabled: false },
     configs: [{ name: 'run_python', enabled: true, permission_policy: { type: 'always_allow' } }] },
+  { type: 'custom', name: 'get_weather', description: 'The weather in a city.',
+    input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
 ];
 
 let failed = null;
@@ -323,6 +328,14 @@ async function main() {
       const t = await text();
       check(t.includes('hello') && t.includes('end of answer.') && t.includes('written while the stream was down.'), 'the history is there');
       await shot('session');
+    });
+
+    await step('a custom tool: its result entered by hand reaches the model', async () => {
+      await sendMsg('weather?');
+      await page.waitForSelector('details.card.tool[data-tool="get_weather"] form.custom-result textarea');
+      await page.type('details.card.tool[data-tool="get_weather"] form.custom-result textarea', 'sunny, 21 C');
+      await page.click('details.card.tool[data-tool="get_weather"] form.custom-result button[type=submit]');
+      await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent .text')].some((t) => t.textContent === 'The page said: sunny, 21 C'));
     });
 
     await step('the sessions list: status and usage; a status filter', async () => {
