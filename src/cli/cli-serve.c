@@ -807,10 +807,10 @@ static int serve_until_signal(serve_state *st) {
  * what is left, and stop the server. Returns false when calls are still in flight: their
  * threads use the server and the broker, so neither may be freed (the caller exits at once). */
 static bool shut_down(serve_state *st) {
+        api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS); /* its streams' last event, before they end */
         http_quiesce(st->srv);
         api_mcp_shutdown(st->mcp, st->o.grace_ms);
         v1_engine_shutdown(st->engine, st->o.grace_ms);
-        api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
         if (!wait_idle(st->srv, st->sfd, now_mono_ms() + st->o.grace_ms, &signalled)) {

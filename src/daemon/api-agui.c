@@ -153,6 +153,14 @@ static void add_snapshot(job *j, json_t *out) {
                 json_array_append_new(out, ev);
 }
 
+/* Is hull serve stopping (this API first, before the server ends every stream; or the engine)? */
+static bool stopping(api_agui *a) {
+        pthread_mutex_lock(&a->lock);
+        bool st = a->stopping;
+        pthread_mutex_unlock(&a->lock);
+        return st || v1_engine_stopping(a->cfg.engine);
+}
+
 static void *worker_main(void *ud) {
         job *j = ud;
         api_agui *a = j->a;
@@ -192,7 +200,7 @@ static void *worker_main(void *ud) {
                                   "the client read the stream too slowly and events were lost; the turn goes on "
                                   "(GET /v1/sessions/ID/events has them all)",
                                   out);
-                else if (!j->run.ended && json_array_size(evs) == 0 && v1_engine_stopping(a->cfg.engine))
+                else if (!j->run.ended && json_array_size(evs) == 0 && stopping(a))
                         agui_fail(&j->run, "shutting_down", "hull serve is shutting down", out);
                 gone = send_all(j, out) < 0;
         }

@@ -24,7 +24,8 @@ typedef struct api_agui api_agui;
 int api_agui_new(const api_agui_config *cfg, api_agui **ret);
 /* Add POST /agui to s (before http_start). Returns 0 or -E2BIG. */
 int api_agui_register(api_agui *a, http_server *s);
-/* No new run; wait (at most wait_ms) for the streams running (they end when their turn does: the
- * engine's shutdown ends the turns first). */
+/* No new run; each stream running ends with RUN_ERROR shutting_down (its turn goes on until the
+ * engine stops it); wait (at most wait_ms) for them. Before the server ends every stream
+ * (http_quiesce), so that the clients get that last event. */
 void api_agui_shutdown(api_agui *a, uint64_t wait_ms);
 void api_agui_free(api_agui *a);

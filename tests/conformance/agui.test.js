@@ -43,6 +43,12 @@ function agui(name, script, agentBody, fn) {
           timer = setTimeout(() => { reject(new Error(`the case took over ${CASE_S} s`)); srv.kill(); }, CASE_S * 1000);
         }),
       ]);
+      // hull serve ends cleanly on SIGTERM (under ASan: no sanitizer report)
+      const s = srv;
+      srv = null;
+      const how = await s.stop(true);
+      const bad = s.log().split('\n').filter((l) => /Sanitizer|runtime error/.test(l));
+      check(how.code === 0 && bad.length === 0, `hull serve ended ${JSON.stringify(how)} ${bad.slice(0, 3).join(' / ')}`);
     } catch (e) {
       if (srv) e.message += ` | hull serve log: ${srv.log().split('\n').filter((l) => /level=(error|warn)/.test(l)).slice(-3).join(' / ')}`;
       throw e;

@@ -159,3 +159,4 @@ expect_error "console-api: ... but anthropic-version (400)" 400 invalid_request_
 
 stop_server
 mock_stop
+check "console-api: no sanitizer report in hull serve's log" sh -c "! grep -Eq 'Sanitizer|runtime error:' '$TEST_TMP/serve.log'"
