@@ -381,6 +381,16 @@ async function main() {
     await step('no JavaScript console error', async () => {
       check(errors.length === 0, `errors: ${JSON.stringify(errors.slice(0, 5))}`);
     });
+
+    await step('hull serve ends cleanly, no sanitizer report in its log', async () => {
+      await browser.close();
+      browser = null;
+      const how = await srv.stop(true);
+      const log = srv.log();
+      srv = null;
+      check(how.code === 0, `hull serve's exit: ${JSON.stringify(how)}`);
+      check(!/AddressSanitizer|LeakSanitizer|runtime error:/.test(log), `a sanitizer report: ${log.slice(log.search(/AddressSanitizer|LeakSanitizer|runtime error:/), 600)}`);
+    });
   } catch (e) {
     failures++;
     console.log(`not ok - console: set-up: ${String((e && e.stack) || e).split('\n').slice(0, 3).join(' | ')}`);
