@@ -29,6 +29,8 @@ packages=(
         nodejs
         # benchmark peers
         bubblewrap hyperfine
+        # the web console's browser tests (tests/conformance/console.test.js, puppeteer-core)
+        chromium
 )
 
 missing=()

@@ -536,6 +536,21 @@
 #define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
 #define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */
+/* hull's /v1 extensions for the console (handles, records) and AG-UI (POST /agui) */
+#define STORE_THREAD_ID_MAX 129U               /* an AG-UI threadId, NUL included */
+#define V1_HANDLE_ROWS_DEFAULT 20U             /* a table handle's preview rows unless ?rows says */
+#define V1_HANDLE_ROWS_MAX HD_INSPECT_ROWS_MAX /* ... at most (the store's inspect bound) */
+#define V1_HANDLE_JSON_PREVIEW_BYTES 4096U     /* a json handle's text preview */
+#define V1_HANDLE_TEXT_PREVIEW_BYTES 1024U     /* a text handle's preview */
+#define V1_RECORDS_PAGE_MAX 1000U              /* records of one GET .../records page */
+#define V1_RECORDS_PAGE_BYTES (16U << 20)      /* raw lines of one page (at least one line) */
+#define V1_AUDIT_LOG_ANSWER_MAX (256U << 20)   /* an audit log GET .../audit_log and .../records read */
+#define V1_HANDLE_SUMMARY_MAX 240U             /* bytes of a handle's one-line summary */
+#define AGUI_ID_MAX 129U                       /* an AG-UI runId or message id, NUL included */
+#define AGUI_MESSAGES_MAX 10000U               /* messages of one RunAgentInput */
+#define AGUI_QUEUE_MAX 10000U                  /* watched events waiting for an AG-UI stream's worker */
+#define AGUI_SSE_QUEUE_BYTES (1U << 20)        /* an AG-UI stream's frames waiting */
+#define AGUI_SEND_WAIT_MS 30000U               /* an AG-UI frame waits this long for room, then the stream ends */
 
 /* MCP (src/mcp/): the JSON-RPC messages of the Model Context Protocol */
 #define MCP_MESSAGE_MAX (10U << 20)         /* one message (a stdio line, an HTTP body): the TypeScript SDK's cap */

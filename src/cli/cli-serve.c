@@ -25,7 +25,9 @@
 #include "dlog.h"
 #include "fs-util.h"
 #include "api-hull.h"
+#include "api-agui.h"
 #include "api-mcp.h"
+#include "api-console.h"
 #include "api-ops.h"
 #include "api-plimsoll.h"
 #include "home.h"
@@ -76,6 +78,8 @@ enum {
         OPT_MODEL_API_KEY,
         OPT_MODEL_HEADER,
         OPT_DB,
+        OPT_AGUI_AGENT,
+        OPT_AGUI_ENVIRONMENT,
         OPT_MAX_CONNECTIONS,
         OPT_MAX_PER_ADDRESS,
 };
@@ -111,6 +115,8 @@ static const struct option options[] = {
         {"model-api-key", required_argument, NULL, OPT_MODEL_API_KEY},
         {"model-header", required_argument, NULL, OPT_MODEL_HEADER},
         {"db", required_argument, NULL, OPT_DB},
+        {"agui-agent", required_argument, NULL, OPT_AGUI_AGENT},
+        {"agui-environment", required_argument, NULL, OPT_AGUI_ENVIRONMENT},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
         {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDRESS},
         {},
@@ -166,6 +172,9 @@ void cli_serve_help(void) {
                "                           --api-key is the same\n"
                "  --model-header 'N: V'    an extra header on every model request (repeatable)\n"
                "  /v1 keys: 'hull key create' (or POST /v1/api-keys); HULL_SERVE_KEY adds one at start.\n"
+               "  --agui-agent ID          AG-UI (POST /agui): a new thread's agent unless forwardedProps.agent_id\n"
+               "                           names one\n"
+               "  --agui-environment ID    ... and its environment (default: the newest one)\n"
                "  Until a key exists (in hull.db or --tokens), loopback callers need none.\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
@@ -249,6 +258,7 @@ typedef struct serve_opts {
         uint64_t handle_max, session_handles_max;
         dlog_level log_level;
         const char *db_path;
+        const char *agui_agent, *agui_environment;
         uint64_t max_connections, max_per_address;
         settings_flags model;
         const char *model_headers[SERVE_MODEL_HEADERS_MAX];
@@ -285,7 +295,8 @@ typedef struct serve_state {
         v1_engine *engine;
         api_v1 *v1;
         http_keys keys;
-        api_mcp *mcp; /* /mcp */
+        api_mcp *mcp;   /* /mcp */
+        api_agui *agui; /* /agui */
 } serve_state;
 
 /* Returns -1 to go on, or the exit status (help, a usage error). */
@@ -340,6 +351,12 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                                 return usage_error(
                                         "--max-connections-per-address wants a whole number from 1 to %u, got '%s'",
                                         SERVE_CONNECTIONS_LIMIT, optarg);
+                        break;
+                case OPT_AGUI_AGENT:
+                        o->agui_agent = optarg;
+                        break;
+                case OPT_AGUI_ENVIRONMENT:
+                        o->agui_environment = optarg;
                         break;
                 case OPT_DB:
                         if (optarg[0] != '/')
@@ -698,7 +715,10 @@ static int start_server(serve_state *st, hull_error *e) {
         int r = v1_engine_new(&vc, &st->engine, e);
         if (r < 0)
                 return r;
-        api_v1_config vac = {.store = st->db, .engine = st->engine, .log = &st->log};
+        api_v1_config vac = {.store = st->db,
+                             .engine = st->engine,
+                             .log = &st->log,
+                             .audit_dir = st->audit_path[0] ? st->audit_path : NULL};
         api_mcp_config mcc = {.ss = hs_core(st->sessions),
                               .javascript = st->ev.session_javascript,
                               .audit_dir = st->audit_path[0] ? st->audit_path : NULL,
@@ -707,6 +727,13 @@ static int start_server(serve_state *st, hull_error *e) {
         r = api_mcp_new(&mcc, &st->mcp, e);
         if (r < 0)
                 return r;
+        api_agui_config agc = {.store = st->db,
+                               .engine = st->engine,
+                               .agent_id = o->agui_agent,
+                               .environment_id = o->agui_environment,
+                               .log = &st->log};
+        if (api_agui_new(&agc, &st->agui) < 0)
+                return hull_err(e, -ENOMEM, "serve: out of memory");
         if (api_plimsoll_new(&pc, &st->plimsoll) < 0 || api_hull_new(&hc, &st->hull) < 0 ||
             api_ops_new(&oc, &st->ops) < 0 || api_v1_new(&vac, &st->v1) < 0)
                 return hull_err(e, -ENOMEM, "serve: out of memory");
@@ -726,7 +753,8 @@ static int start_server(serve_state *st, hull_error *e) {
                 return r;
         if (api_plimsoll_register(st->plimsoll, st->srv) < 0 || api_hull_register(st->hull, st->srv) < 0 ||
             api_ops_register(st->ops, st->srv) < 0 || api_v1_register(st->v1, st->srv) < 0 ||
-            api_mcp_register(st->mcp, st->srv) < 0)
+            api_mcp_register(st->mcp, st->srv) < 0 || api_agui_register(st->agui, st->srv) < 0 ||
+            api_console_register(st->srv) < 0)
                 return hull_err(e, -E2BIG, "serve: too many routes");
         r = http_start(st->srv, e);
         if (r < 0)
@@ -779,6 +807,7 @@ static int serve_until_signal(serve_state *st) {
  * what is left, and stop the server. Returns false when calls are still in flight: their
  * threads use the server and the broker, so neither may be freed (the caller exits at once). */
 static bool shut_down(serve_state *st) {
+        api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS); /* its streams' last event, before they end */
         http_quiesce(st->srv);
         api_mcp_shutdown(st->mcp, st->o.grace_ms);
         v1_engine_shutdown(st->engine, st->o.grace_ms);
@@ -816,6 +845,8 @@ static int serve_teardown(serve_state *st, int status) {
         api_v1_free(st->v1);
         api_mcp_free(st->mcp);
         v1_engine_shutdown(st->engine, SERVE_SHUTDOWN_CANCEL_MS);
+        api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS);
+        api_agui_free(st->agui);
         v1_engine_free(st->engine);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         hs_free(st->sessions);

@@ -8,8 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "api-plimsoll.h"
 #include "auth.h"
+#include "dynbuf.h"
+#include "fs-util.h"
+#include "hd-store.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "sha256.h"
@@ -43,6 +50,10 @@ enum {
         T_KEY_CREATE,
         T_KEY_LIST,
         T_KEY_DELETE,
+        T_HANDLES_LIST, /* hull's extensions (no anthropic-beta) */
+        T_HANDLE_GET,
+        T_RECORDS,
+        T_AUDIT_LOG,
 };
 
 #define V1_BETA "managed-agents-2026-04-01"
@@ -231,6 +242,7 @@ static bool refuse_headers(http_req *r, bool beta) {
 #define QUERY_LIST_MAX 16U
 typedef struct query {
         const char *limit, *page, *order, *include_archived, *version, *agent_id, *agent_version, *last_event_id;
+        const char *rows, *sandbox; /* hull's extensions */
         const char *created_gt, *created_gte, *created_lt, *created_lte;
         const char *list[QUERY_LIST_MAX]; /* statuses[], types[], event_deltas[] */
         size_t n_list;
@@ -282,6 +294,8 @@ static void query_arg(void *data, const char *name, const char *value) {
                 {"agent_id", offsetof(query, agent_id)},
                 {"agent_version", offsetof(query, agent_version)},
                 {"last_event_id", offsetof(query, last_event_id)},
+                {"rows", offsetof(query, rows)},
+                {"sandbox", offsetof(query, sandbox)},
                 {"created_at[gt]", offsetof(query, created_gt)},
                 {"created_at[gte]", offsetof(query, created_gte)},
                 {"created_at[lt]", offsetof(query, created_lt)},
@@ -809,6 +823,361 @@ static void events_stream(api_v1 *a, http_req *r) {
         (void) v1_engine_subscribe(a->cfg.engine, id, after, deltas, sse, &err);
 }
 
+/* ---- hull's extensions: a session's handles, its run records and audit logs ---- */
+
+/* One line about a handle, from its summary (derived from its bytes by the store). */
+static json_t *handle_line(const json_t *sum) {
+        const char *id = json_string_value(json_object_get(sum, "id")) ?: "?";
+        const char *kind = json_string_value(json_object_get(sum, "kind")) ?: "?";
+        json_int_t bytes = json_integer_value(json_object_get(sum, "bytes"));
+        dynbuf b;
+        dynbuf_init(&b, V1_HANDLE_SUMMARY_MAX * 4);
+        int r = dynbuf_addf(&b, "%s %s: ", kind, id);
+        if (strcmp(kind, "table") == 0) {
+                json_int_t rows = json_integer_value(json_object_get(sum, "n_rows"));
+                json_int_t cols = json_integer_value(json_object_get(sum, "n_cols"));
+                r = r
+                            ?: dynbuf_addf(&b, "%" JSON_INTEGER_FORMAT " rows × %" JSON_INTEGER_FORMAT " columns (",
+                                           rows, cols);
+                const char *k;
+                json_t *v;
+                bool first = true;
+                json_object_foreach((json_t *) json_object_get(sum, "schema"), k, v) {
+                        if (b.len > V1_HANDLE_SUMMARY_MAX)
+                                break;
+                        r = r ?: dynbuf_addf(&b, "%s%s %s", first ? "" : ", ", k, json_string_value(v) ?: "?");
+                        first = false;
+                }
+                r = r ?: dynbuf_add_str(&b, ")");
+        } else if (strcmp(kind, "json") == 0) {
+                _cleanup_free_ char *shape = json_dumps(json_object_get(sum, "shape"), JSON_COMPACT);
+                r = r ?: dynbuf_addf(&b, "%" JSON_INTEGER_FORMAT " bytes, %.200s", bytes, shape ? shape : "?");
+        } else if (strcmp(kind, "text") == 0) {
+                const char *pv = json_string_value(json_object_get(sum, "preview")) ?: "";
+                r = r ?: dynbuf_addf(&b, "%" JSON_INTEGER_FORMAT " bytes: ", bytes);
+                for (size_t i = 0; !r && pv[i] && b.len < V1_HANDLE_SUMMARY_MAX; i++)
+                        r = dynbuf_add(&b, (unsigned char) pv[i] < 0x20 ? " " : &pv[i], 1);
+        } else
+                r = r ?: dynbuf_addf(&b, "%" JSON_INTEGER_FORMAT " bytes", bytes);
+        if (r < 0) {
+                dynbuf_free(&b);
+                return NULL;
+        }
+        /* cut at a character boundary */
+        size_t n = b.len > V1_HANDLE_SUMMARY_MAX ? V1_HANDLE_SUMMARY_MAX : b.len;
+        while (n > 0 && n < b.len && ((unsigned char) b.buf[n] & 0xC0) == 0x80)
+                n--;
+        json_t *s = json_stringn((const char *) b.buf, n); /* NULL if not UTF-8: no summary */
+        dynbuf_free(&b);
+        return s;
+}
+
+/* A handle as the extensions show it, from the store's summary (or the manifest's entry and an
+ * error, for one that cannot be read). */
+static json_t *handle_json(const json_t *sum) {
+        json_t *o = json_object();
+        if (!o)
+                return NULL;
+        json_object_set(o, "name", json_object_get(sum, "id"));
+        json_object_set(o, "type", json_object_get(sum, "kind"));
+        const json_t *err = json_object_get(sum, "error");
+        if (err)
+                json_object_set(o, "error", (json_t *) err);
+        else
+                json_object_set_new(o, "summary", handle_line(sum));
+        json_object_set(o, "bytes", json_object_get(sum, "bytes"));
+        if (json_object_get(sum, "n_rows")) {
+                json_object_set(o, "rows", json_object_get(sum, "n_rows"));
+                json_object_set(o, "columns", json_object_get(sum, "n_cols"));
+        }
+        json_object_set(o, "source", json_object_get(sum, "source"));
+        return o;
+}
+
+static void box_unrefp(api_v1 *a, ss_session **box) {
+        if (*box)
+                ss_unref(v1_engine_ss(a->cfg.engine), *box);
+}
+
+int api_v1_handles(store *st, v1_engine *g, const char *id, json_t **ret_data, json_t **ret_sandbox, hull_error *e) {
+        ss_session *box = NULL;
+        (void) v1_engine_sandbox(g, id, &box);
+        ss_manager *ss = v1_engine_ss(g);
+        json_auto_t *data = json_array(), *full = NULL;
+        if (!data)
+                return hull_err(e, -ENOMEM, "out of memory");
+        if (box) {
+                int rr = ss_handles_list(ss, box, &full, e);
+                if (rr < 0 && rr != -EOPNOTSUPP) {
+                        ss_unref(ss, box);
+                        return hull_fail(e, rr, "the session's handles could not be read: %s", e->msg);
+                }
+                size_t i;
+                json_t *sum;
+                json_array_foreach(full, i, sum) json_array_append_new(data, handle_json(sum));
+        }
+        json_t *state = NULL;
+        if (box) {
+                ss_info info;
+                ss_session_info(ss, box, &info);
+                state = json_pack("{s:s, s:s}", "state", "open", "fingerprint", info.fingerprint);
+                ss_unref(ss, box);
+        } else {
+                json_auto_t *boxes = NULL;
+                hull_error se = {0};
+                if (store_sandbox_list(st, id, &boxes, &se) < 0 || json_array_size(boxes) == 0)
+                        state = json_pack("{s:s}", "state", "none");
+                else
+                        state = json_pack(
+                                "{s:s, s:O}", "state", "closed", "fingerprint",
+                                json_object_get(json_array_get(boxes, json_array_size(boxes) - 1), "fingerprint"));
+        }
+        *ret_data = TAKE_PTR(data);
+        *ret_sandbox = state;
+        return 0;
+}
+
+static void handles_list(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        const char *id = http_req_param(r, "id");
+        if (refuse_session(a, r, id))
+                return;
+        json_t *data = NULL, *state = NULL;
+        hull_error e = {0};
+        if (api_v1_handles(a->cfg.store, a->cfg.engine, id, &data, &state, &e) < 0) {
+                failf(r, 500, "", "%s", e.msg);
+                return;
+        }
+        answer_json(r, 200, json_pack("{s:o, s:b, s:o}", "data", data, "has_more", false, "sandbox", state));
+}
+
+static void answer_handle_error(http_req *r, int rr, const hull_error *e, const char *name) {
+        if (rr == -ENOENT)
+                failf(r, 404, "handle_not_found",
+                      "the session's sandbox has no handle %.64s (GET .../handles lists them)", name);
+        else if (rr == -EBADMSG)
+                failf(r, 409, "handle_tampered", "%s", e->msg);
+        else
+                failf(r, 500, "", "handle %.64s could not be read: %s", name, e->msg);
+}
+
+static void handle_get(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        const char *id = http_req_param(r, "id"), *name = http_req_param(r, "name");
+        static const char *const allowed[] = {"rows", NULL};
+        query q;
+        uint64_t rows = V1_HANDLE_ROWS_DEFAULT;
+        if (refuse_query(r, &q, allowed, NULL) || refuse_int(r, "rows", q.rows, 1, V1_HANDLE_ROWS_MAX, &rows) ||
+            refuse_session(a, r, id))
+                return;
+        ss_session *box = NULL;
+        (void) v1_engine_sandbox(a->cfg.engine, id, &box);
+        if (!box) {
+                failf(r, 404, "handle_not_found",
+                      "session %.64s has no sandbox open now, so no handle %.64s (a turn that uses a tool opens one)",
+                      id, name);
+                return;
+        }
+        ss_manager *ss = v1_engine_ss(a->cfg.engine);
+        hull_error e = {0};
+        json_auto_t *sum = NULL, *more = NULL;
+        ss_inspect_opts io = {.head = (uint32_t) rows};
+        int rr = hd_id_is_valid(name) ? ss_handles_inspect(ss, box, name, &io, &sum, &e) : -ENOENT;
+        const char *kind = json_string_value(json_object_get(sum, "kind")) ?: "";
+        if (rr >= 0 && (strcmp(kind, "json") == 0 || strcmp(kind, "text") == 0))
+                rr = ss_handles_read(ss, box, name, 0,
+                                     strcmp(kind, "json") == 0 ? V1_HANDLE_JSON_PREVIEW_BYTES
+                                                               : V1_HANDLE_TEXT_PREVIEW_BYTES,
+                                     &more, &e);
+        box_unrefp(a, &box);
+        if (rr < 0) {
+                answer_handle_error(r, rr, &e, name);
+                return;
+        }
+        json_t *o = handle_json(sum), *pv = NULL;
+        if (!o) {
+                failf(r, 500, "", "out of memory");
+                return;
+        }
+        if (strcmp(kind, "table") == 0) {
+                json_t *cols = json_array();
+                size_t i;
+                json_t *c;
+                json_array_foreach(json_object_get(sum, "columns"), i, c) json_array_append_new(
+                        cols, json_pack("{s:O, s:O?}", "name", c, "type",
+                                        json_object_get(json_object_get(sum, "schema"), json_string_value(c))));
+                json_t *head = json_object_get(sum, "head");
+                pv = json_pack("{s:o, s:O, s:b}", "columns", cols, "rows", head ? head : json_array(), "truncated",
+                               json_integer_value(json_object_get(sum, "n_rows")) > (json_int_t) json_array_size(head));
+        } else if (strcmp(kind, "json") == 0)
+                pv = json_pack("{s:O?, s:O, s:b}", "shape", json_object_get(sum, "shape"), "text",
+                               json_object_get(more, "text"), "truncated", !json_is_true(json_object_get(more, "eof")));
+        else if (strcmp(kind, "text") == 0)
+                pv = json_pack("{s:O, s:b}", "text", json_object_get(more, "text"), "truncated",
+                               !json_is_true(json_object_get(more, "eof")));
+        if (pv)
+                json_object_set_new(o, "preview", pv);
+        answer_json(r, 200, o);
+}
+
+/* ---- run records ---- */
+
+/* An audit log of the directory hull serve writes them in, whole (malloc'd), or -ENOENT. */
+static int log_read(api_v1 *a, const char *fingerprint, char **ret, size_t *ret_len, hull_error *e) {
+        if (!a->cfg.audit_dir)
+                return -ENOENT;
+        char name[REC_DIGEST_HEX_SIZE + 32];
+        snprintf(name, sizeof(name), "session-%s.jsonl", fingerprint);
+        _cleanup_close_ int dfd = open(a->cfg.audit_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int fd = dfd < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? -ENOENT : hull_err(e, negative_errno(), "cannot open the audit log %s", name);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return hull_fail(e, -EINVAL, "the audit log %s is not a regular file", name);
+        if ((uint64_t) st.st_size > V1_AUDIT_LOG_ANSWER_MAX)
+                return hull_fail(e, -EFBIG,
+                                 "the audit log %s is %" PRIu64
+                                 " bytes, more than hull serves over HTTP (%u MiB); read it in %s",
+                                 name, (uint64_t) st.st_size, V1_AUDIT_LOG_ANSWER_MAX >> 20, a->cfg.audit_dir);
+        size_t n = (size_t) st.st_size;
+        _cleanup_free_ char *buf = malloc(n + 1);
+        if (!buf)
+                return hull_fail(e, -ENOMEM, "out of memory");
+        ssize_t k = loop_read(fd, buf, n); /* a line appended meanwhile is for the next read */
+        if (k < 0)
+                return hull_err(e, (int) k, "cannot read the audit log %s", name);
+        buf[k] = '\0';
+        *ret_len = (size_t) k;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+/* Is fp one of the session's sandboxes? Its index in boxes, or -1. */
+static ssize_t box_index(const json_t *boxes, const char *fp) {
+        size_t i;
+        json_t *b;
+        json_array_foreach(boxes, i, b) if (strcmp(json_string_value(json_object_get(b, "fingerprint")) ?: "", fp) ==
+                                            0) return (ssize_t) i;
+        return -1;
+}
+
+static void records_list(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        const char *id = http_req_param(r, "id");
+        static const char *const allowed[] = {"limit", "page", NULL};
+        query q;
+        uint64_t limit = V1_RECORDS_PAGE_MAX, start = 0;
+        if (refuse_query(r, &q, allowed, NULL) || refuse_int(r, "limit", q.limit, 1, V1_RECORDS_PAGE_MAX, &limit) ||
+            refuse_session(a, r, id))
+                return;
+        if (q.page && q.page[0] && parse_uint64(q.page, 0, UINT32_MAX, &start) < 0) {
+                failf(r, 400, "", "page '%.40s' is not a cursor of this route (give next_page as it came)", q.page);
+                return;
+        }
+        json_auto_t *boxes = NULL;
+        hull_error e = {0};
+        int rr = store_sandbox_list(a->cfg.store, id, &boxes, &e);
+        if (rr < 0) {
+                answer_store_error(r, rr, &e, "session", id);
+                return;
+        }
+        json_auto_t *data = json_array();
+        uint64_t index = 0, bytes = 0;
+        bool more = false;
+        size_t i;
+        json_t *b;
+        json_array_foreach(boxes, i, b) {
+                const char *fp = json_string_value(json_object_get(b, "fingerprint"));
+                _cleanup_free_ char *log = NULL;
+                size_t len = 0;
+                rr = log_read(a, fp, &log, &len, &e);
+                if (rr == -ENOENT) {
+                        json_object_set_new(b, "records", json_integer(0));
+                        continue;
+                }
+                if (rr < 0) {
+                        failf(r, 500, "", "%s", e.msg);
+                        return;
+                }
+                json_int_t n = 0;
+                for (char *p = log, *end = log + len; p < end;) {
+                        char *nl = memchr(p, '\n', (size_t) (end - p));
+                        size_t ll = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                        if (!nl) /* a line still being written (or cut by a crash): not yet a record */
+                                break;
+                        n++;
+                        if (index++ >= start && !more) {
+                                if (json_array_size(data) >= limit ||
+                                    (json_array_size(data) > 0 && bytes + ll > V1_RECORDS_PAGE_BYTES))
+                                        more = true;
+                                else {
+                                        json_t *entry = json_loadb(p, ll, JSON_REJECT_DUPLICATES, NULL);
+                                        json_array_append_new(data, json_pack("{s:s, s:I, s:s%, s:o?}", "sandbox", fp,
+                                                                              "line", n, "raw", p, ll, "entry", entry));
+                                        bytes += ll;
+                                }
+                        }
+                        p += ll + 1;
+                }
+                json_object_set_new(b, "records", json_integer(n));
+        }
+        char next[32];
+        snprintf(next, sizeof(next), "%" PRIu64, start + json_array_size(data));
+        answer_json(r, 200,
+                    json_pack("{s:O, s:O, s:b, s:s?}", "data", data, "sandboxes", boxes, "has_more", more, "next_page",
+                              more ? next : NULL));
+}
+
+static void audit_log(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        const char *id = http_req_param(r, "id");
+        static const char *const allowed[] = {"sandbox", NULL};
+        query q;
+        if (refuse_query(r, &q, allowed, NULL) || refuse_session(a, r, id))
+                return;
+        json_auto_t *boxes = NULL;
+        hull_error e = {0};
+        int rr = store_sandbox_list(a->cfg.store, id, &boxes, &e);
+        if (rr < 0) {
+                answer_store_error(r, rr, &e, "session", id);
+                return;
+        }
+        const char *fp = NULL;
+        if (q.sandbox) {
+                if (box_index(boxes, q.sandbox) < 0) {
+                        failf(r, 404, "audit_log_not_found",
+                              "sandbox %.64s is not one of session %.64s's (GET .../records lists them)", q.sandbox,
+                              id);
+                        return;
+                }
+                fp = q.sandbox;
+        } else if (json_array_size(boxes) > 0)
+                fp = json_string_value(
+                        json_object_get(json_array_get(boxes, json_array_size(boxes) - 1), "fingerprint"));
+        if (!fp) {
+                failf(r, 404, "audit_log_not_found", "session %.64s has opened no sandbox, so it has no run records",
+                      id);
+                return;
+        }
+        char *log = NULL;
+        size_t len = 0;
+        rr = log_read(a, fp, &log, &len, &e);
+        if (rr == -ENOENT) {
+                failf(r, 404, "audit_log_not_found", "the audit log of sandbox %.64s is not there%s", fp,
+                      a->cfg.audit_dir ? " (nothing was recorded yet)" : " (hull serve keeps no audit logs)");
+                return;
+        }
+        if (rr < 0) {
+                failf(r, rr == -EFBIG ? 413 : 500, "", "%s", e.msg);
+                return;
+        }
+        char disp[REC_DIGEST_HEX_SIZE + 64];
+        snprintf(disp, sizeof(disp), "attachment; filename=\"session-%s.jsonl\"", fp);
+        (void) http_answer_header(r, "content-disposition", disp);
+        (void) http_answer(r, 200, "application/x-ndjson", log, len);
+}
+
 /* ---- API keys ---- */
 
 static json_t *key_json(const store_key *k) {
@@ -894,6 +1263,15 @@ static void handle(http_req *r) {
         bool keys = tag >= T_KEY_CREATE;
         if (refuse_headers(r, !keys))
                 return;
+        if (tag >= T_HANDLES_LIST) { /* they read files: on a thread of their own */
+                http_handler_fn *fn = tag == T_HANDLES_LIST ? handles_list
+                                      : tag == T_HANDLE_GET ? handle_get
+                                      : tag == T_RECORDS    ? records_list
+                                                            : audit_log;
+                if (http_req_spawn(r, fn) < 0)
+                        failf(r, 503, "", "no thread could be made for the request; retry");
+                return;
+        }
         /* routes without a query of their own take none (but beta) */
         static const char *const none[] = {NULL};
         static const char *const sess_list[] = {
@@ -1044,6 +1422,10 @@ static const http_route routes[] = {
         ROUTE(HTTP_POST, "/v1/api-keys", T_KEY_CREATE, V1_BODY_MAX),
         ROUTE(HTTP_GET, "/v1/api-keys", T_KEY_LIST, 0),
         ROUTE(HTTP_DELETE, "/v1/api-keys/{id}", T_KEY_DELETE, 0),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/handles", T_HANDLES_LIST, 0),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/handles/{name}", T_HANDLE_GET, 0),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/records", T_RECORDS, 0),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/audit_log", T_AUDIT_LOG, 0),
 };
 
 int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {

@@ -20,6 +20,7 @@ typedef struct api_v1_config {
         store *store;
         v1_engine *engine;
         const dlog *log;
+        const char *audit_dir; /* where the sessions' audit logs are (hull's extensions); NULL: none */
 } api_v1_config;
 
 typedef struct api_v1 api_v1;
@@ -32,6 +33,11 @@ void api_v1_free(api_v1 *a);
 /* The server's fallback API: refusals of paths under /v1 without a route in this API's envelope,
  * the others as plimsoll's (api_connect_api). */
 extern const http_api api_v1_fallback_api;
+
+/* A session's handles as GET /v1/sessions/{id}/handles lists them (*ret_data, an array) and its
+ * sandbox's state (*ret_sandbox: {"state": "open"|"closed"|"none", "fingerprint"?}), new
+ * references. For AG-UI's STATE_SNAPSHOT too. */
+int api_v1_handles(store *st, v1_engine *g, const char *id, json_t **ret_data, json_t **ret_sandbox, hull_error *e);
 
 /* hull.db's API keys as the HTTP server's second source of keys (http_config.keys). */
 http_keys api_v1_keys(store *s);

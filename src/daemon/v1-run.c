@@ -36,6 +36,13 @@ typedef struct sub {
         size_t need; /* bytes the frame that did not fit needs */
 } sub;
 
+struct v1_watch {
+        struct v1_watch *next;
+        v1_watch_fn *fn;
+        void *ud;
+        struct live *l; /* a reference */
+};
+
 typedef struct live {
         struct live *next;
         v1_engine *g;
@@ -45,6 +52,7 @@ typedef struct live {
         json_t *obj;          /* the session object, as stored */
         int64_t last_seq;     /* the log's last sequence number */
         sub *subs;
+        v1_watch *watches;
         /* the turn */
         bool running; /* a worker exists */
         bool joinable;
@@ -184,6 +192,8 @@ static bool fan_one(sub *s, void *ud) {
 
 /* Send one event to every live subscriber (under l->lock). seq 0: a preview, not logged. */
 static void fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only) {
+        for (v1_watch *w = l->watches; w; w = w->next)
+                w->fn(w->ud, seq, ev);
         if (!l->subs)
                 return;
         _cleanup_dynbuf_ dynbuf b;
@@ -734,8 +744,10 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
         } else if ((r = store_conversation_get(g->cfg.store, l->id, &conv, e)) < 0)
                 return r;
         if (l->box && !box_alive(l)) {
-                ss_unref(g->cfg.ss, TAKE_PTR(l->box));
+                pthread_mutex_lock(&l->lock);
                 l->box_id[0] = '\0';
+                pthread_mutex_unlock(&l->lock);
+                ss_unref(g->cfg.ss, TAKE_PTR(l->box));
         }
         if (!l->defs && tools_build(l, agent_obj, ret_type, e) < 0) {
                 tools_drop(l); /* the next turn tries again */
@@ -764,7 +776,16 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                         return r;
                 ss_info info;
                 ss_session_info(g->cfg.ss, l->box, &info);
+                pthread_mutex_lock(&l->lock);
                 snprintf(l->box_id, sizeof(l->box_id), "%s", info.id);
+                pthread_mutex_unlock(&l->lock);
+                /* its audit log is found again by this (GET .../records); not fatal */
+                char now[STORE_TIME_MAX];
+                hull_error se = {0};
+                now_time(now);
+                if (store_sandbox_add(g->cfg.store, l->id, info.fingerprint, now, &se) < 0)
+                        dlog_log(g->cfg.log, DLOG_WARN, "event=v1-sandbox-not-kept session=%s error=\"%s\"", l->id,
+                                 se.msg);
         }
         agent_config ac = {
                 .model = l->model,
@@ -1501,4 +1522,79 @@ void v1_engine_free(v1_engine *g) {
         }
         pthread_mutex_destroy(&g->lock);
         free(g);
+}
+
+int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret) {
+        char box_id[PLIM_SESSION_ID_MAX + 1] = "", principal[STORE_ID_MAX + 8] = "";
+        live *found = NULL;
+        pthread_mutex_lock(&g->lock); /* never with a session's lock held: the table's lock goes first alone */
+        for (live *l = g->lives; l && !found; l = l->next)
+                if (strcmp(l->id, session_id) == 0) {
+                        l->refs++;
+                        found = l;
+                }
+        pthread_mutex_unlock(&g->lock);
+        if (found) {
+                pthread_mutex_lock(&found->lock);
+                snprintf(box_id, sizeof(box_id), "%s", found->box_id);
+                snprintf(principal, sizeof(principal), "%s", found->principal);
+                pthread_mutex_unlock(&found->lock);
+                live_unref(found);
+        }
+        ss_session *box = NULL;
+        if (box_id[0] && g->cfg.ss && ss_lookup(g->cfg.ss, box_id, principal, &box) == 0) {
+                char detail[PLIM_END_DETAIL_MAX];
+                if (ss_end_state(g->cfg.ss, box, detail) != SS_END_NONE)
+                        ss_unref(g->cfg.ss, TAKE_PTR(box));
+        }
+        *ret = box;
+        return 0;
+}
+
+ss_manager *v1_engine_ss(v1_engine *g) {
+        return g->cfg.ss;
+}
+
+int v1_engine_watch(v1_engine *g, const char *session_id, v1_watch_fn *fn, void *ud, int64_t *ret_last_seq,
+                    json_t **ret_session, v1_watch **ret, v1_err *err) {
+        live *l = NULL;
+        int r = live_get(g, session_id, &l, err);
+        if (r < 0)
+                return r;
+        v1_watch *w = calloc(1, sizeof(*w));
+        if (!w) {
+                live_unref(l);
+                return v1_fail(err, 500, "", "out of memory");
+        }
+        *w = (v1_watch){.fn = fn, .ud = ud, .l = l};
+        pthread_mutex_lock(&l->lock);
+        w->next = l->watches;
+        l->watches = w;
+        *ret_last_seq = l->last_seq;
+        *ret_session = json_deep_copy(l->obj);
+        pthread_mutex_unlock(&l->lock);
+        *ret = w;
+        return 0;
+}
+
+void v1_engine_unwatch(v1_watch *w) {
+        if (!w)
+                return;
+        live *l = w->l;
+        pthread_mutex_lock(&l->lock);
+        for (v1_watch **p = &l->watches; *p; p = &(*p)->next)
+                if (*p == w) {
+                        *p = w->next;
+                        break;
+                }
+        pthread_mutex_unlock(&l->lock);
+        live_unref(l);
+        free(w);
+}
+
+bool v1_engine_stopping(v1_engine *g) {
+        pthread_mutex_lock(&g->lock);
+        bool stopping = g->stopping;
+        pthread_mutex_unlock(&g->lock);
+        return stopping;
 }

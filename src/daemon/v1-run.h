@@ -78,5 +78,24 @@ int v1_engine_archive(v1_engine *g, const char *session_id, json_t **ret, v1_err
  * closed, and the store forgets it. */
 int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err);
 
+/* The session's sandbox while it is open (hull's /v1 extensions read its handles): *ret a
+ * reference (ss_unref with v1_engine_ss), or NULL when none is open now. Returns 0. */
+int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret);
+ss_manager *v1_engine_ss(v1_engine *g);
+
+/* A watcher of one session's events (AG-UI): fn gets every event as it is logged (seq > 0) and
+ * the agent.message previews (seq 0: event_start, event_delta), under the session's lock: it
+ * must only copy what it needs and return (never block, never call the engine). */
+typedef struct v1_watch v1_watch;
+typedef void v1_watch_fn(void *ud, int64_t seq, const json_t *ev);
+/* Start watching: *ret_last_seq the log's last sequence number then (what fn gets comes after
+ * it), *ret_session a copy of the session object then. 404 for an unknown session. */
+int v1_engine_watch(v1_engine *g, const char *session_id, v1_watch_fn *fn, void *ud, int64_t *ret_last_seq,
+                    json_t **ret_session, v1_watch **ret, v1_err *err);
+/* Stop: fn is not called any more once this returns. */
+void v1_engine_unwatch(v1_watch *w);
+/* Is the engine shutting down? */
+bool v1_engine_stopping(v1_engine *g);
+
 /* Sessions with a worker now (for the metrics and the shutdown). */
 unsigned v1_engine_running(v1_engine *g);

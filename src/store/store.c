@@ -68,6 +68,12 @@ static const char *const migrations[] = {
         " REFERENCES sessions (id) ON DELETE CASCADE, body TEXT NOT NULL);"
         "CREATE TABLE api_keys (id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,"
         " created_at TEXT NOT NULL, hint TEXT NOT NULL);",
+        /* 2: the sandboxes each session opened (their audit logs are named by the fingerprint),
+         * and the AG-UI threads' sessions. */
+        "CREATE TABLE session_sandboxes (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+        " fingerprint TEXT NOT NULL, opened_at TEXT NOT NULL, PRIMARY KEY (session_id, fingerprint));"
+        "CREATE TABLE agui_threads (thread_id TEXT NOT NULL PRIMARY KEY,"
+        " session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE);",
 };
 
 int store_schema_version(void) {
@@ -1598,5 +1604,122 @@ int store_sessions_with_status(store *s, const char *const *statuses, size_t n, 
                         return hull_fail(e, -EBADMSG, "store: a stored session id is not text (hull.db is damaged)");
         }
         *ret = TAKE_PTR(ids);
+        return 0;
+}
+
+/* ---- the sandboxes of a session; AG-UI threads ---- */
+
+int store_sandbox_add(store *s, const char *session_id, const char *fingerprint, const char *opened_at, hull_error *e) {
+        int r = id_check("session", session_id, e);
+        if (r < 0)
+                return r;
+        if (!fingerprint || strlen(fingerprint) != 64 || strspn(fingerprint, "0123456789abcdef") != 64)
+                return hull_fail(e, -EINVAL, "store: a sandbox's fingerprint must be 64 lowercase hex digits");
+        int64_t ms;
+        if (store_time_ms(opened_at, &ms) < 0 || strlen(opened_at) >= STORE_TIME_MAX)
+                return hull_fail(e, -EINVAL, "store: a sandbox's opened_at must be an RFC 3339 time");
+        LOCKED(s);
+        if ((r = session_exists(s, session_id, e)) < 0)
+                return r;
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = prep(s,
+                 "INSERT INTO session_sandboxes (session_id, fingerprint, opened_at) VALUES (?1, ?2, ?3)"
+                 " ON CONFLICT DO NOTHING",
+                 &st, e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, session_id);
+        rc = rc ?: bind_text(st, 2, fingerprint);
+        rc = rc ?: bind_text(st, 3, opened_at);
+        if (rc)
+                return bind_fail(s, rc, e);
+        return step_done(s, st, "cannot keep a session's sandbox", e);
+}
+
+int store_sandbox_list(store *s, const char *session_id, json_t **ret, hull_error *e) {
+        int r = id_check("session", session_id, e);
+        if (r < 0)
+                return r;
+        _cleanup_(json_decrefp) json_t *arr = json_array();
+        if (!arr)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        LOCKED(s);
+        if ((r = session_exists(s, session_id, e)) < 0)
+                return r;
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = prep(s, "SELECT fingerprint, opened_at FROM session_sandboxes WHERE session_id = ?1 ORDER BY rowid", &st,
+                 e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, session_id);
+        if (rc)
+                return bind_fail(s, rc, e);
+        for (;;) {
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW)
+                        return sql_fail(s->db, rc, "cannot list a session's sandboxes", e);
+                const char *fp = (const char *) sqlite3_column_text(st, 0);
+                const char *at = (const char *) sqlite3_column_text(st, 1);
+                if (!fp || !at ||
+                    json_array_append_new(arr, json_pack("{s:s, s:s}", "fingerprint", fp, "opened_at", at)) < 0)
+                        return hull_fail(e, -EBADMSG, "store: a stored sandbox is not text (hull.db is damaged)");
+        }
+        *ret = TAKE_PTR(arr);
+        return 0;
+}
+
+static int thread_check(const char *thread_id, hull_error *e) {
+        size_t n = thread_id ? strnlen(thread_id, STORE_THREAD_ID_MAX) : 0;
+        if (n == 0 || n >= STORE_THREAD_ID_MAX)
+                return hull_fail(e, -EINVAL, "store: a thread id must be 1 to %u bytes", STORE_THREAD_ID_MAX - 1);
+        return 0;
+}
+
+int store_thread_get(store *s, const char *thread_id, char ret[static STORE_ID_MAX], hull_error *e) {
+        int r = thread_check(thread_id, e);
+        if (r < 0)
+                return r;
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = prep(s, "SELECT session_id FROM agui_threads WHERE thread_id = ?1", &st, e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, thread_id);
+        if (rc)
+                return bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return -ENOENT;
+        if (rc != SQLITE_ROW)
+                return sql_fail(s->db, rc, "cannot read a thread", e);
+        const char *id = (const char *) sqlite3_column_text(st, 0);
+        if (!id || strlen(id) >= STORE_ID_MAX)
+                return hull_fail(e, -EBADMSG, "store: a stored thread's session is not an id (hull.db is damaged)");
+        snprintf(ret, STORE_ID_MAX, "%s", id);
+        return 0;
+}
+
+int store_thread_put(store *s, const char *thread_id, const char *session_id, hull_error *e) {
+        int r = thread_check(thread_id, e);
+        if (r < 0 || (r = id_check("session", session_id, e)) < 0)
+                return r;
+        LOCKED(s);
+        if ((r = session_exists(s, session_id, e)) < 0)
+                return r;
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = prep(s, "INSERT INTO agui_threads (thread_id, session_id) VALUES (?1, ?2)", &st, e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, thread_id);
+        rc = rc ?: bind_text(st, 2, session_id);
+        if (rc)
+                return bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if ((rc & 0xff) == SQLITE_CONSTRAINT)
+                return hull_fail(e, -EEXIST, "store: thread %.64s has a session already", thread_id);
+        if (rc != SQLITE_DONE)
+                return sql_fail(s->db, rc, "cannot keep a thread", e);
         return 0;
 }

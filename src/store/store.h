@@ -163,6 +163,21 @@ int store_key_count(store *s, size_t *ret, hull_error *e);
  * ids, a new array. */
 int store_sessions_with_status(store *s, const char *const *statuses, size_t n, json_t **ret, hull_error *e);
 
+/* ---- the sandboxes a session opened (hull's extension: their audit logs) ---- */
+
+/* Remember that the session opened a sandbox of this fingerprint (64 lowercase hex digits) at
+ * opened_at (RFC 3339); the same one again is not an error. -ENOENT without the session. */
+int store_sandbox_add(store *s, const char *session_id, const char *fingerprint, const char *opened_at, hull_error *e);
+/* The session's sandboxes, oldest first: a new array of {"fingerprint","opened_at"}. */
+int store_sandbox_list(store *s, const char *session_id, json_t **ret, hull_error *e);
+
+/* ---- AG-UI threads: each is one session (deleted with it) ---- */
+
+/* The session of thread_id (1 to STORE_THREAD_ID_MAX - 1 bytes) into ret; -ENOENT when none. */
+int store_thread_get(store *s, const char *thread_id, char ret[static STORE_ID_MAX], hull_error *e);
+/* Map thread_id to session_id; -EEXIST when the thread has one, -ENOENT without the session. */
+int store_thread_put(store *s, const char *thread_id, const char *session_id, hull_error *e);
+
 /* Now, RFC 3339 UTC with milliseconds ("2026-12-02T10:00:00.123Z"). */
 void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
 

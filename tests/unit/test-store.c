@@ -869,6 +869,47 @@ static void test_budget(store *s) {
         json_decref(ev);
 }
 
+static void test_sandboxes_and_agui(store *s) {
+        hull_error e = {0};
+        json_auto_t *sess = session_obj("sess_box", 1, "idle", "agent_x", 1, false);
+        CHECK_EQ_INT(store_insert(s, STORE_SESSION, sess, &e), 0);
+        char fp1[65], fp2[65];
+        memset(fp1, 'a', 64);
+        fp1[64] = '\0';
+        memset(fp2, '1', 64);
+        fp2[64] = '\0';
+        json_t *boxes = NULL;
+        CHECK_EQ_INT(store_sandbox_list(s, "sess_box", &boxes, &e), 0);
+        CHECK_EQ_INT(json_array_size(boxes), 0);
+        json_decref(boxes);
+        CHECK_EQ_INT(store_sandbox_add(s, "sess_box", fp2, "2026-01-01T00:00:01.000Z", &e), 0);
+        CHECK_EQ_INT(store_sandbox_add(s, "sess_box", fp1, "2026-01-01T00:00:02.000Z", &e), 0);
+        CHECK_EQ_INT(store_sandbox_add(s, "sess_box", fp1, "2026-01-01T00:00:03.000Z", &e), 0); /* again: no error */
+        CHECK_EQ_INT(store_sandbox_add(s, "sess_none", fp1, "2026-01-01T00:00:02.000Z", &e), -ENOENT);
+        CHECK_EQ_INT(store_sandbox_add(s, "sess_box", "ABC", "2026-01-01T00:00:02.000Z", &e), -EINVAL);
+        CHECK_EQ_INT(store_sandbox_add(s, "sess_box", fp1, "yesterday", &e), -EINVAL);
+        CHECK_EQ_INT(store_sandbox_list(s, "sess_box", &boxes, &e), 0);
+        CHECK_EQ_INT(json_array_size(boxes), 2); /* in the order opened */
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(boxes, 0), "fingerprint")), fp2);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(boxes, 1), "opened_at")),
+                     "2026-01-01T00:00:02.000Z");
+        json_decref(boxes);
+        CHECK_EQ_INT(store_sandbox_list(s, "sess_none", &boxes, &e), -ENOENT);
+
+        char sid[STORE_ID_MAX] = "";
+        CHECK_EQ_INT(store_thread_get(s, "thread-1", sid, &e), -ENOENT);
+        CHECK_EQ_INT(store_thread_put(s, "thread-1", "sess_box", &e), 0);
+        CHECK_EQ_INT(store_thread_put(s, "thread-1", "sess_box", &e), -EEXIST);
+        CHECK_EQ_INT(store_thread_put(s, "thread-2", "sess_none", &e), -ENOENT);
+        CHECK_EQ_INT(store_thread_put(s, "", "sess_box", &e), -EINVAL);
+        CHECK_EQ_INT(store_thread_get(s, "thread-1", sid, &e), 0);
+        CHECK_EQ_STR(sid, "sess_box");
+        /* deleted with the session */
+        CHECK_EQ_INT(store_delete(s, STORE_SESSION, "sess_box", &e), 0);
+        CHECK_EQ_INT(store_thread_get(s, "thread-1", sid, &e), -ENOENT);
+        CHECK_EQ_INT(store_sandbox_list(s, "sess_box", &boxes, &e), -ENOENT);
+}
+
 int main(void) {
         hull_error e = {0};
         if (!dlib_sqlite3_load(&e)) {
@@ -888,6 +929,7 @@ int main(void) {
         test_events(s);
         test_keys(s);
         test_threads(s);
+        test_sandboxes_and_agui(s);
         test_budget(s);
         store_close(s);
         test_durability();
