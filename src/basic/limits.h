@@ -553,3 +553,14 @@
 #define MCP_TOOL_DESCRIPTION_MAX (8U << 10) /* bytes of a tool's description offered to the model */
 #define MCP_SCHEMA_MAX (64U << 10)          /* bytes of a tool's input schema */
 #define MCP_QUOTE_MAX 120U                  /* bytes of a server's output quoted in an error */
+
+/* Environments (src/env/, issue 13) */
+#define ENV_NAME_MAX 64U                         /* bytes of an environment's name, NUL included */
+#define ENV_PACKAGES_MAX 256U                    /* packages of one manager in one spec */
+#define ENV_PACKAGE_MAX 214U                     /* bytes of one package spec ("name=version"), npm's name bound */
+#define ENV_HOSTS_MAX 256U                       /* allowed_hosts of one spec */
+#define ENV_HOST_MAX 254U                        /* bytes of one allowed host, NUL included */
+#define ENV_SPEC_TEXT_MAX (1U << 20)             /* bytes of a spec's JSON text */
+#define ENV_BUILD_TIMEOUT_MS (30ULL * 60 * 1000) /* one layer build */
+#define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
+#define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */

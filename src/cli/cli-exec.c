@@ -16,6 +16,9 @@
 #include "cli.h"
 #include "dlib.h"
 #include "limits.h"
+#include "cli-env.h"
+#include "cli-key.h"
+#include "env-layer.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "sbx.h"
@@ -37,6 +40,7 @@ enum {
         OPT_NO_CGROUP,
         OPT_REQUIRE_ISOLATION,
         OPT_NO_WARN,
+        OPT_ENVIRONMENT,
 };
 
 static const struct option options[] = {
@@ -56,6 +60,7 @@ static const struct option options[] = {
         {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
         {"require-isolation", no_argument, NULL, OPT_REQUIRE_ISOLATION},
         {"no-isolation-warning", no_argument, NULL, OPT_NO_WARN},
+        {"environment", required_argument, NULL, OPT_ENVIRONMENT},
         {},
 };
 
@@ -73,6 +78,9 @@ void cli_exec_help(void) {
                "                            fresh temporary directory, removed afterwards\n"
                "  --rootfs DIR              prepared root filesystem instead of the host's /usr\n"
                "  --env K=V                 set a variable (repeatable); the environment is scrubbed\n"
+               "  --env NAME, --environment NAME\n"
+               "                            run in environment NAME (hull env): its layer's packages at\n"
+               "                            /env and on PATH, built first when missing\n"
                "  --stdin FILE              feed FILE on stdin (default: empty)\n"
                "  --output-limit SIZE       bytes kept per stream, first and last half (default 1M)\n"
                "  --json                    print one JSON object with the whole result\n"
@@ -191,6 +199,8 @@ int cli_exec_main(int argc, char **argv) {
         _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
         size_t n_env = 0;
         bool json = false, require_isolation = false, no_warn = false;
+        const char *environment = NULL;
+        char layer[SBX_PATH_MAX] = "";
         const char *explicit_limits = NULL, *explicit_container = NULL; /* options the process tier lacks */
         int c, r;
 
@@ -256,6 +266,10 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 }
                 case OPT_ENV:
+                        if (!strchr(optarg, '=') && env_name_is_valid(optarg)) {
+                                environment = optarg; /* --env NAME: an environment (hull env) */
+                                break;
+                        }
                         if (parse_env_assignment(optarg, SBX_ENV_ENTRY_MAX) < 0)
                                 return usage_error(
                                         "--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'",
@@ -263,6 +277,11 @@ int cli_exec_main(int argc, char **argv) {
                         if (n_env >= SBX_ENV_MAX)
                                 return usage_error("too many --env options (at most 128)%s", "");
                         env[n_env++] = optarg;
+                        break;
+                case OPT_ENVIRONMENT:
+                        if (!env_name_is_valid(optarg))
+                                return usage_error("--environment wants an environment's name, got '%s'", optarg);
+                        environment = optarg;
                         break;
                 case OPT_STDIN: {
                         struct stat st;
@@ -305,6 +324,36 @@ int cli_exec_main(int argc, char **argv) {
                         cli_error("warning",
                                   "--tier process is not isolation: the command runs with your user's rights, "
                                   "only limited and scrubbed (silence with --no-isolation-warning)");
+        }
+        if (environment) {
+                /* Its layer at /env, built first when missing; its variables before --env's. */
+                hull_error ee = {0};
+                char home[SBX_PATH_MAX];
+                _cleanup_(env_spec_done) env_spec es = {0};
+                if (spec.tier == SBX_TIER_PROCESS)
+                        return usage_error("--env %s needs the container tier (--tier container)", environment);
+                if (cli_home(NULL, home, &ee) < 0 || cli_env_layer(home, environment, true, layer, &es, &ee) < 0) {
+                        cli_report("exec", &ee);
+                        return SBX_EXIT_SETUP;
+                }
+                if (es.net != ENV_NET_NONE) {
+                        cli_error("exec", "environment %s wants %s networking, which this hull does not enforce yet",
+                                  environment, env_net_to_string(es.net));
+                        return SBX_EXIT_SETUP;
+                }
+                if (layer[0]) {
+                        char *const *lv = env_layer_sandbox_env();
+                        size_t nl = 0;
+                        while (lv[nl])
+                                nl++;
+                        if (n_env + nl > SBX_ENV_MAX)
+                                return usage_error("too many --env options with environment %s", environment);
+                        memmove(env + nl, env, n_env * sizeof(*env));
+                        for (size_t i = 0; i < nl; i++)
+                                env[i] = lv[i];
+                        n_env += nl;
+                        spec.layer_dir = layer;
+                }
         }
         spec.argv = argv + optind;
         spec.env = env;

@@ -108,6 +108,8 @@ typedef struct child_plan {
         int exempt[SBX_SESSION_INTERP_MAX]; /* interpreters: spared by sweeps */
         size_t n_exempt;
         char *cargv[SBX_SESSION_ARGS_MAX + 1], *cenvp[SBX_SESSION_ENV_MAX + 1];
+        char *const *senv; /* K=V of the session (an environment's layer): over every call's own */
+        size_t n_senv;
         int c_fds[4]; /* stdin, stdout, stderr, interpreter socket */
         int c_nfds;
         _Alignas(16) char msg[SBX_CTL_MSG_MAX];
@@ -503,7 +505,23 @@ static bool init_parse_args(child_plan *p, const sbx_ctl_head *h, const char *pa
         if (off != len)
                 return false;
         p->cargv[h->argc] = NULL;
-        p->cenvp[h->envc] = NULL;
+        size_t envc = h->envc;
+        for (size_t i = 0; i < p->n_senv; i++) {
+                const char *kv = p->senv[i];
+                size_t k = 0;
+                while (kv[k] && kv[k] != '=')
+                        k++;
+                size_t j = 0;
+                for (; j < envc; j++)
+                        if (strncmp(p->cenvp[j], kv, k + 1) == 0)
+                                break;
+                if (j == envc && envc >= SBX_SESSION_ENV_MAX)
+                        return false;
+                p->cenvp[j] = (char *) kv;
+                if (j == envc)
+                        envc++;
+        }
+        p->cenvp[envc] = NULL;
         return true;
 }
 
@@ -1034,6 +1052,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 r = plan_host_root(p, e);
                 plan_etc(p);
         }
+        if (r >= 0 && spec->layer_dir) /* plan_entry() records dev/ino: checked after the bind */
+                r = plan_entry(p, "env", spec->layer_dir, true, e);
         if (r < 0)
                 return r;
         snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes,
@@ -1067,6 +1087,10 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (ctl_fd >= 0) {
                 p->session = true;
                 p->ctl_fd = p->in_fd = p->out_fd = p->err_fd = ctl_fd;
+                /* The caller's strings: the child has them at the same address (no CLONE_VM). */
+                p->senv = spec->env;
+                for (p->n_senv = 0; spec->env && spec->env[p->n_senv]; p->n_senv++)
+                        ;
         } else {
                 p->in_fd = in_fd;
                 p->out_fd = out_fd;

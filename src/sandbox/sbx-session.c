@@ -156,6 +156,8 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 .use_cgroups = spec->use_cgroups,
                 .cancel_fd = -1,
                 .handles_dir = spec->handles_dir,
+                .layer_dir = spec->layer_dir,
+                .env = spec->env,
         };
         /* The container plan sizes the /workspace tmpfs by memory_bytes, which is also the
          * memory cgroup's limit (tmpfs pages are charged to it). */
