@@ -29,6 +29,9 @@ packages=(
         nodejs
         # benchmark peers
         bubblewrap hyperfine
+        # the limited network's tests and benchmark: the client in the sandbox and the test's
+        # throwaway certificate
+        curl openssl
 )
 
 missing=()
