@@ -30,6 +30,7 @@ enum {
         OPT_JSON,
         OPT_VERSION,
         OPT_NO_CHECK,
+        OPT_SPEC,
 };
 
 static const struct option options[] = {
@@ -46,6 +47,7 @@ static const struct option options[] = {
         {"json", no_argument, NULL, OPT_JSON},
         {"version", required_argument, NULL, OPT_VERSION},
         {"no-check", no_argument, NULL, OPT_NO_CHECK},
+        {"spec", required_argument, NULL, OPT_SPEC},
         {},
 };
 
@@ -57,6 +59,7 @@ void cli_env_help(void) {
                "       hull env list [--json]\n"
                "       hull env show NAME [--version N]\n"
                "       hull env build NAME [--no-check]\n"
+               "       hull env build --file SPEC.json | --spec JSON [--no-check]   (a spec's layer, no name)\n"
                "       hull env check NAME\n"
                "       hull env rm NAME\n"
                "       hull env gc\n\n"
@@ -139,14 +142,17 @@ int cli_env_layer(const char *home, const char *name, bool build, char ret_layer
                     (r = env_layer_path(home, digest, ret_layer, e)) < 0)
                         return r;
                 if (!env_layer_exists(home, digest)) {
-                        env_build_info info;
+                        env_build_info info = {0};
                         if (!build)
                                 return hull_fail(e, -ENOENT,
                                                  "env: the layer of %s is not built (run 'hull env build %s')", name,
                                                  name);
                         fprintf(stderr, "hull: env: building the layer of %s (%.12s)...\n", name, digest);
-                        if ((r = env_layer_build(home, &spec, &info, e)) < 0)
+                        if ((r = env_layer_build(home, &spec, &info, e)) < 0) {
+                                if (info.log[0]) /* what the failed step said */
+                                        fprintf(stderr, "%s\n", info.log);
                                 return r;
+                        }
                 }
         }
         if (ret_spec) {
@@ -356,7 +362,7 @@ static int env_gc(store *db, const char *home) {
 
 int cli_env_main(int argc, char **argv) {
         static const char *const subs[] = {"create", "list", "show", "build", "check", "rm", "gc"};
-        const char *home_dir = NULL, *file = NULL;
+        const char *home_dir = NULL, *file = NULL, *spec_text = NULL;
         _cleanup_(env_spec_done) env_spec spec = {0};
         bool json = false, check = true, have_net = false, flags = false;
         int64_t version = 0;
@@ -413,6 +419,9 @@ int cli_env_main(int argc, char **argv) {
                 case OPT_FILE:
                         file = optarg;
                         break;
+                case OPT_SPEC:
+                        spec_text = optarg;
+                        break;
                 case OPT_HOME:
                         home_dir = optarg;
                         break;
@@ -436,7 +445,10 @@ int cli_env_main(int argc, char **argv) {
                 if (r < 0)
                         return usage_error("%s", e.msg + (strncmp(e.msg, "env: ", 5) == 0 ? 5 : 0));
         }
-        bool wants_name = strcmp(sub, "list") != 0 && strcmp(sub, "gc") != 0;
+        bool wants_name = strcmp(sub, "list") != 0 && strcmp(sub, "gc") != 0 &&
+                          !(strcmp(sub, "build") == 0 && (file || spec_text));
+        if (spec_text && (strcmp(sub, "build") != 0 || file))
+                return usage_error("--spec goes with build, without --file%s", "");
         if (wants_name && optind + 1 != argc)
                 return usage_error("%s wants one environment NAME", sub);
         if (!wants_name && optind != argc)
@@ -447,7 +459,7 @@ int cli_env_main(int argc, char **argv) {
                         "'%s' is not an environment name (1 to %u of a-z, 0-9, '.', '_', '-', starting with a "
                         "letter or digit)",
                         name, ENV_NAME_MAX - 1);
-        if (strcmp(sub, "create") != 0 && (flags || file))
+        if (strcmp(sub, "create") != 0 && (flags || (file && strcmp(sub, "build") != 0)))
                 return usage_error("package and networking options go with create%s", "");
         if (file && flags)
                 return usage_error("--file holds the whole spec: give it without --apt, --npm, --pip or --net%s", "");
@@ -479,6 +491,27 @@ int cli_env_main(int argc, char **argv) {
                 return env_list(db, home, json);
         if (strcmp(sub, "show") == 0)
                 return env_show(db, home, name, version);
+        if (strcmp(sub, "build") == 0 && !name) {
+                /* A spec's layer without a name: what hull serve runs for a /v1 environment. */
+                _cleanup_free_ char *text = NULL;
+                size_t len = 0;
+                env_build_info info = {0};
+                store_close(TAKE_PTR(db));
+                if (file ? read_file(file, &text, &len, &e) < 0 : (len = strlen(spec_text), false)) {
+                        env_report(&e);
+                        return CLI_EXIT_FAILURE;
+                }
+                if (env_spec_parse(file ? text : spec_text, len, &spec, &e) < 0 ||
+                    env_layer_build(home, &spec, &info, &e) < 0) {
+                        env_report(&e);
+                        if (e.err != -EINVAL && info.log[0])
+                                fprintf(stderr, "%s\n", info.log);
+                        return CLI_EXIT_FAILURE;
+                }
+                printf("layer %s\n", info.built ? "built" : "already built");
+                fflush(stdout);
+                return check && env_spec_has_packages(&spec) ? env_check_run(home, "the spec", &spec) : CLI_EXIT_OK;
+        }
         if (strcmp(sub, "build") == 0) {
                 store_close(TAKE_PTR(db));
                 return env_build(home, name, check);

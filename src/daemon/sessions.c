@@ -42,7 +42,8 @@ static int broker_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_err
         brk_session_spec s = {.memory_bytes = spec->memory_bytes,
                               .pids = spec->pids,
                               .tmp_bytes = spec->tmp_bytes,
-                              .handles_dir = spec->handles_dir};
+                              .handles_dir = spec->handles_dir,
+                              .layer_dir = spec->layer_dir};
         int r = brk_session_open(ctx, &s, bs, e);
         if (r < 0) {
                 free(bs);

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "env-layer.h"
 #include "sbx-cgroup.h"
 #include "ss.h"
 
@@ -20,6 +21,8 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .pids = spec->pids,
                                .tmp_bytes = spec->tmp_bytes,
                                .handles_dir = spec->handles_dir,
+                               .layer_dir = spec->layer_dir,
+                               .env = spec->layer_dir ? env_layer_sandbox_env() : NULL,
                                .use_cgroups = ctx != NULL};
         int r = sbx_session_start(&ss, b, e);
         if (r < 0) {

@@ -73,6 +73,7 @@ typedef enum ss_end {
 typedef struct ss_box_spec {
         uint64_t memory_bytes, pids, tmp_bytes;
         const char *handles_dir; /* bound read-only at /handles; NULL: none */
+        const char *layer_dir;   /* an environment's layer, bound read-only at /env; NULL: none */
 } ss_box_spec;
 
 /* A session's sandbox as its provider hands it over. */
@@ -157,6 +158,10 @@ typedef struct ss_open_opts {
          * (the same ids; each file is checked against the digest its manifest recorded when it
          * is used, so a changed file reads as tampered). NULL: an empty store. */
         const char *handles_from;
+        /* An environment's layer (src/env/env-layer.h): bound read-only at /env, its variables
+         * (env_layer_sandbox_env) in every call; its python interpreters start cold (the zygote's
+         * have no PYTHONPATH). NULL: none. */
+        const char *layer_dir;
 } ss_open_opts;
 
 /* Open a session. At the owner's cap, its least recently used session without a call in flight
