@@ -537,7 +537,7 @@ static int start_engine(cli_agent *a, hull_error *e) {
                 char home[SBX_PATH_MAX];
                 _cleanup_(env_spec_done) env_spec es = {0};
                 if ((r = home_resolve(home, e)) < 0 ||
-                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, e)) < 0)
+                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, e)) < 0)
                         return r;
                 if (es.net != ENV_NET_NONE)
                         fprintf(stderr,

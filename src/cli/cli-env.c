@@ -119,7 +119,7 @@ static int spec_of(const json_t *obj, env_spec *ret, hull_error *e) {
 }
 
 int cli_env_layer(const char *home, const char *name, bool build, char ret_layer[SBX_PATH_MAX], env_spec *ret_spec,
-                  hull_error *e) {
+                  bool *ret_built, hull_error *e) {
         _cleanup_store_ store *db = NULL;
         _cleanup_(json_decrefp) json_t *obj = NULL;
         _cleanup_(env_spec_done) env_spec spec = {0};
@@ -153,6 +153,8 @@ int cli_env_layer(const char *home, const char *name, bool build, char ret_layer
                                         fprintf(stderr, "%s\n", info.log);
                                 return r;
                         }
+                        if (ret_built)
+                                *ret_built = info.built;
                 }
         }
         if (ret_spec) {
@@ -275,27 +277,18 @@ static int env_build(const char *home, const char *name, bool check) {
         hull_error e = {0};
         _cleanup_(env_spec_done) env_spec s = {0};
         char layer[SBX_PATH_MAX];
+        bool built = false;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (cli_env_layer(home, name, false, layer, &s, &e) < 0 && e.err != -ENOENT) {
+        if (cli_env_layer(home, name, true, layer, &s, &built, &e) < 0) {
                 env_report(&e);
                 return CLI_EXIT_FAILURE;
         }
-        if (e.err == -ENOENT) {
-                /* Not built: cli_env_layer said so; the spec again, then build. */
-                e = (hull_error){0};
-                if (cli_env_layer(home, name, true, layer, NULL, &e) < 0) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                if (cli_env_layer(home, name, false, layer, &s, &e) < 0) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                clock_gettime(CLOCK_MONOTONIC, &t1);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (built)
                 printf("%s: layer built in %.1f s: %s\n", name,
                        (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9, layer);
-        } else if (layer[0])
+        else if (layer[0])
                 printf("%s: layer already built: %s\n", name, layer);
         else
                 printf("%s: no packages, no layer\n", name);
@@ -520,7 +513,7 @@ int cli_env_main(int argc, char **argv) {
                 _cleanup_(env_spec_done) env_spec s = {0};
                 char layer[SBX_PATH_MAX];
                 store_close(TAKE_PTR(db));
-                if (cli_env_layer(home, name, false, layer, &s, &e) < 0) {
+                if (cli_env_layer(home, name, false, layer, &s, NULL, &e) < 0) {
                         env_report(&e);
                         return CLI_EXIT_FAILURE;
                 }
