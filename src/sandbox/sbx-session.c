@@ -758,7 +758,7 @@ static int interp_hello(sbx_interp *in, hull_error *e) {
 
 static int zygote_spawn(sbx_session *s, int cell_fd, int out_w, int err_w, hull_error *e) {
         char **env = NULL;
-        int r = sbx_env_build(NULL, "/workspace", s->net_proxy_env, &env);
+        int r = sbx_env_build(s->env, "/workspace", s->net_proxy_env, &env);
         if (r < 0)
                 return hull_err(e, r, "cell: cannot build the environment");
         json_t *envj = json_array();

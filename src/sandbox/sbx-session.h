@@ -123,6 +123,9 @@ typedef struct sbx_session {
                              * is not one), sbx_session_run stops the command as cancel_fd would
                              * (cells go on: their interpreter's state is worth more) */
         bool dead;          /* the control socket broke: every call fails */
+        char *const *env;   /* the session's own K=V (an environment's layer: sbx_session_spec.env),
+                             * borrowed, or NULL: what interpreters forked from the zygote get (the
+                             * init adds them to every RUN and START itself) */
         bool net_proxy_env; /* the box is SBX_NET_LIMITED: every call and interpreter gets
                              * HTTP_PROXY and the rest (set it after sbx_session_init) */
         sbx_interp interp[_SBX_LANG_MAX];

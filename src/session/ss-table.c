@@ -24,6 +24,7 @@
 
 #include "fs-util.h"
 #include "runtime-embed.h"
+#include "env-layer.h"
 #include "ss-internal.h"
 #include "time-util.h"
 
@@ -551,7 +552,9 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                 return r;
         }
         sbx_session_init(&s->sx, s->box.ctl_fd, s->box.ws_fd, s->box.pidfd, s->box.bpf_fd, s->box.cg_fds,
-                         s->box.n_cg_fds, o->layer_dir ? -1 : m->cfg.zygote_fd);
+                         s->box.n_cg_fds, m->cfg.zygote_fd);
+        if (o->layer_dir)
+                s->sx.env = env_layer_sandbox_env(); /* for interpreters forked from the zygote */
         snprintf(s->principal, sizeof(s->principal), "%s", o->principal);
         snprintf(s->owner, sizeof(s->owner), "%s", o->owner ? o->owner : "");
         snprintf(s->rule_id, sizeof(s->rule_id), "%s", o->rule_id ? o->rule_id : "");

@@ -159,8 +159,8 @@ typedef struct ss_open_opts {
          * is used, so a changed file reads as tampered). NULL: an empty store. */
         const char *handles_from;
         /* An environment's layer (src/env/env-layer.h): bound read-only at /env, its variables
-         * (env_layer_sandbox_env) in every call; its python interpreters start cold (the zygote's
-         * have no PYTHONPATH). NULL: none. */
+         * (env_layer_sandbox_env) in every call and interpreter (the zygote's forks put its
+         * PYTHONPATH on sys.path). NULL: none. */
         const char *layer_dir;
 } ss_open_opts;
 

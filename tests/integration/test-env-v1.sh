@@ -15,9 +15,9 @@ if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
 fi
 
 SCRIPT='{"steps": [
-  {"tool_calls": [{"name": "run_python", "input": {"code": "import os\nprint(\"isnum\", os.path.isfile(\"/env/npm/node_modules/is-number/index.js\"), os.environ.get(\"NODE_PATH\"))"}, "id": "toolu_p1"}]},
+  {"tool_calls": [{"name": "run_python", "input": {"code": "import os, sys\nprint(\"isnum\", os.path.isfile(\"/env/npm/node_modules/is-number/index.js\"), os.environ.get(\"NODE_PATH\"), \"/env/pip\" in sys.path)"}, "id": "toolu_p1"}]},
   {"text": "python said: {{last_tool_result}}"},
-  {"tool_calls": [{"name": "run_python", "input": {"code": "import os\nprint(\"isnum\", os.path.isfile(\"/env/npm/node_modules/is-number/index.js\"), os.environ.get(\"NODE_PATH\"))"}, "id": "toolu_p2"}]},
+  {"tool_calls": [{"name": "run_python", "input": {"code": "import os, sys\nprint(\"isnum\", os.path.isfile(\"/env/npm/node_modules/is-number/index.js\"), os.environ.get(\"NODE_PATH\"), \"/env/pip\" in sys.path)"}, "id": "toolu_p2"}]},
   {"text": "python said: {{last_tool_result}}"}
 ]}'
 if ! mock_start "$SCRIPT" --log-level error; then
@@ -59,13 +59,13 @@ sys.exit(0 if ok else 1)' "$TEST_TMP/events.json" "$2"
 }
 
 turn "$ENV" "env-v1: first session"
-check_events "env-v1: the first turn builds the layer and the session sees it at /env with NODE_PATH" \
-        'any(e["type"] == "agent.tool_result" and "isnum True /env/npm/node_modules" in json.dumps(e["content"]) for e in ev)'
+check_events "env-v1: the first turn builds the layer and the session sees it at /env (NODE_PATH, and PYTHONPATH on the python cell's sys.path)" \
+        'any(e["type"] == "agent.tool_result" and "isnum True /env/npm/node_modules True" in json.dumps(e["content"]) for e in ev)'
 layers=$(ls "$HULL_HOME/layers" | grep -c '^[0-9a-f]\{64\}$')
 stamp=$(stat -c %Y.%i "$HULL_HOME"/layers/*/meta/spec.json 2>/dev/null)
 turn "$ENV" "env-v1: second session"
 check_events "env-v1: a second session of the environment uses the layer" \
-        'any(e["type"] == "agent.tool_result" and "isnum True /env/npm/node_modules" in json.dumps(e["content"]) for e in ev)'
+        'any(e["type"] == "agent.tool_result" and "isnum True /env/npm/node_modules True" in json.dumps(e["content"]) for e in ev)'
 if [ "$layers" = 1 ] && [ "$(stat -c %Y.%i "$HULL_HOME"/layers/*/meta/spec.json)" = "$stamp" ]; then
         pass "env-v1: one layer, not rebuilt"
 else
