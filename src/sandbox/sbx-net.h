@@ -110,7 +110,7 @@ typedef struct sbx_net_req {
 int sbx_net_req_parse(const char *buf, size_t len, sbx_net_req *ret);
 
 /* The head to send upstream for an HTTP request: "METHOD TARGET HTTP/1.x", its header lines but
- * the hop-by-hop ones (Connection, Proxy-*, Keep-Alive, TE, Trailer, Upgrade), then
+ * the hop-by-hop ones (Connection, Keep-Alive, TE, Trailer, Upgrade, and every Proxy-*), then
  * "Connection: close", at most SBX_NET_HEAD_MAX + 64 bytes into out (size bytes). Returns the
  * length, or -E2BIG. Pure. */
 int sbx_net_req_rewrite(const char *buf, const sbx_net_req *req, char *out, size_t size);
