@@ -750,8 +750,27 @@ int sbx_net_proxy_start(int listen_fd, const sbx_net_policy *policy, sbx_net_pro
                         goto fail;
                 }
         }
-        const char *loop[] = {"127.0.0.0/8", "::1"};
-        r = egress_policy_new(loop, policy->allow_loopback ? ELEMENTSOF(loop) : 0, NULL, NULL, &p->egress, e);
+        /* The egress guard's allowlist: loopback for tests, the operator's CIDRs. */
+        const char *guard[SBX_NET_ALLOW_MAX];
+        size_t n_guard = 0;
+        if (policy->allow_loopback) {
+                guard[n_guard++] = "127.0.0.0/8";
+                guard[n_guard++] = "::1";
+        }
+        for (char *const *a = policy->allow_cidrs; a && *a; a++) {
+                egress_cidr cidr;
+                if (egress_cidr_parse(*a, &cidr) < 0) {
+                        r = hull_err_hint(e, -EINVAL, "give an address or a CIDR such as 10.8.0.0/16",
+                                          "net: '%s' is not an address or a CIDR", *a);
+                        goto fail;
+                }
+                if (n_guard >= ELEMENTSOF(guard)) {
+                        r = hull_err(e, -E2BIG, "net: more than %u allowed CIDRs", SBX_NET_ALLOW_MAX - 2);
+                        goto fail;
+                }
+                guard[n_guard++] = *a;
+        }
+        r = egress_policy_new(guard, n_guard, NULL, NULL, &p->egress, e);
         if (r < 0)
                 goto fail;
         if (policy->hosts_file && (r = load_hosts(p, policy->hosts_file, e)) < 0)

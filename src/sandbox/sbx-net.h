@@ -49,6 +49,10 @@ typedef struct sbx_net_policy {
         bool allow_loopback;         /* TESTING ONLY: loopback addresses pass the egress guard
                                       * (tests run their servers on 127.0.0.1); the metadata
                                       * addresses and the rest stay denied */
+        char *const *allow_cidrs;    /* NULL-terminated (or NULL): addresses or CIDRs ("10.8.0.0/16",
+                                      * "203.0.113.80") the egress guard lets through although
+                                      * they are internal: the operator's own mirror or gateway.
+                                      * The metadata addresses stay refused */
         const char *hosts_file;      /* TESTING ONLY: "ADDRESS NAME..." lines the proxy
                                       * consults before DNS; NULL: DNS only */
         int log_fd;                  /* one line per connection is written here (dup'ed by the
