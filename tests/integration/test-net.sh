@@ -243,7 +243,7 @@ fi
 # The whole containment suite with every probe in a limited sandbox (its lines renamed).
 SEC=$(dirname "$0")/../security/test-containment.sh
 if [ "$(id -u)" -eq 0 ] && [ -x "$PROBE_BIN" ]; then
-        HULL_CONTAINMENT_NET=limited bash "$SEC" 2>&1 | sed -E 's/^(ok|not ok|skip) - containment: /\1 - net limited: containment: /'
+        HULL_CONTAINMENT_NET=limited bash "$SEC" | sed -E 's/^(ok|not ok|skip) - containment: /\1 - net limited: containment: /'
         rc=${PIPESTATUS[0]}
         [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || fail "net limited: the containment suite" "exit $rc"
 fi
