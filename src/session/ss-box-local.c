@@ -20,7 +20,9 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .pids = spec->pids,
                                .tmp_bytes = spec->tmp_bytes,
                                .handles_dir = spec->handles_dir,
-                               .use_cgroups = ctx != NULL};
+                               .use_cgroups = ctx != NULL,
+                               .net = spec->net,
+                               .net_policy = spec->net_policy};
         int r = sbx_session_start(&ss, b, e);
         if (r < 0) {
                 free(b);
