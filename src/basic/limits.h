@@ -85,7 +85,7 @@
 #define SBX_NET_HEAD_MS 30000U         /* a client that has not sent its whole head by then is dropped */
 #define SBX_NET_CONNECT_MS 15000U      /* connecting upstream (all addresses together) */
 #define SBX_NET_IDLE_MS 300000U        /* a connection with no byte either way this long is closed */
-#define SBX_NET_BUF_BYTES (128U << 10) /* relay buffer per direction per connection */
+#define SBX_NET_BUF_BYTES (256U << 10) /* relay pipe per direction per connection */
 #define SBX_NET_ALLOW_MAX 256U         /* allowed_hosts entries, package registries included */
 #define SBX_NET_HOSTS_FILE_MAX (64U << 10) /* the testing hosts file (bytes) */
 #define SBX_NET_SOURCES_MAX (1U << 20)     /* one apt source list, npmrc or pip.conf read */

@@ -533,17 +533,27 @@ static int start_engine(cli_agent *a, hull_error *e) {
                 return r;
         ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};
         char layer[SBX_PATH_MAX] = "";
+        _cleanup_(env_spec_done) env_spec es = {0};
+        char *hosts[ENV_HOSTS_MAX + 1] = {0};
+        sbx_net_policy policy = {.allowed_hosts = hosts, .log_fd = -1};
         if (a->o.environment) {
                 char home[SBX_PATH_MAX];
-                _cleanup_(env_spec_done) env_spec es = {0};
                 if ((r = home_resolve(home, e)) < 0 ||
                     (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, e)) < 0)
                         return r;
-                if (es.net != ENV_NET_NONE)
-                        fprintf(stderr,
-                                "hull: warning: environment %s's %s networking is not applied to agent sessions yet: "
-                                "they have none\n",
-                                a->o.environment, env_net_to_string(es.net));
+                if (es.net == ENV_NET_UNRESTRICTED)
+                        return hull_fail(e, -EOPNOTSUPP,
+                                         "environment %s wants unrestricted networking, which hull does not offer yet "
+                                         "(use limited with allowed_hosts)",
+                                         a->o.environment);
+                if (es.net == ENV_NET_LIMITED) {
+                        /* The environment's policy; the session's proxy copies it. */
+                        for (size_t i = 0; i < es.n_allowed_hosts && i < ENV_HOSTS_MAX; i++)
+                                hosts[i] = es.allowed_hosts[i];
+                        policy.allow_package_managers = es.allow_package_managers;
+                        oo.net = SBX_NET_LIMITED;
+                        oo.net_policy = &policy;
+                }
                 oo.layer_dir = layer[0] ? layer : NULL;
         }
         return ss_open(a->ss, &oo, &a->s, e);

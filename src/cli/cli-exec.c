@@ -48,6 +48,7 @@ enum {
         OPT_NET_LOOPBACK,
         OPT_NET_HOSTS,
         OPT_NET_LOG,
+        OPT_NET_CIDR,
 };
 
 static const struct option options[] = {
@@ -74,6 +75,7 @@ static const struct option options[] = {
         {"net-allow-loopback", no_argument, NULL, OPT_NET_LOOPBACK},
         {"net-hosts", required_argument, NULL, OPT_NET_HOSTS},
         {"net-log", required_argument, NULL, OPT_NET_LOG},
+        {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
         {},
 };
 
@@ -106,6 +108,8 @@ void cli_exec_help(void) {
                "                            an address (repeatable)\n"
                "  --allow-package-managers  limited: also the apt, npm and PyPI registries this host uses\n"
                "  --net-log FILE            limited: append a line per connection to FILE (default stderr)\n"
+               "  --net-allow-cidr CIDR     limited: let the egress guard pass these internal addresses\n"
+               "                            (your own mirror or gateway; metadata stays refused)\n"
                "  --net-allow-loopback      TESTING ONLY: let the proxy reach 127.0.0.0/8 and ::1\n"
                "  --net-hosts FILE          TESTING ONLY: 'ADDRESS NAME...' lines the proxy reads before DNS\n\n"
                "Exit status: the command's; 124 on timeout; 125 when hull or the sandbox failed\n"
@@ -225,8 +229,9 @@ int cli_exec_main(int argc, char **argv) {
         _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
         size_t n_env = 0;
         _cleanup_free_ char **allow = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
-        size_t n_allow = 0;
-        sbx_net_policy net = {.allowed_hosts = allow, .log_fd = STDERR_FILENO};
+        _cleanup_free_ char **cidrs = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
+        size_t n_allow = 0, n_cidrs = 0;
+        sbx_net_policy net = {.allowed_hosts = allow, .allow_cidrs = cidrs, .log_fd = STDERR_FILENO};
         const char *net_log = NULL, *net_option = NULL;
         _cleanup_close_ int log_fd = -1;
         bool json = false, require_isolation = false, no_warn = false;
@@ -236,7 +241,7 @@ int cli_exec_main(int argc, char **argv) {
         const char *explicit_limits = NULL, *explicit_container = NULL; /* options the process tier lacks */
         int c, r;
 
-        if (!env || !allow) {
+        if (!env || !allow || !cidrs) {
                 cli_error("exec", "out of memory");
                 return SBX_EXIT_SETUP;
         }
@@ -358,6 +363,13 @@ int cli_exec_main(int argc, char **argv) {
                 case OPT_NET_HOSTS:
                         net.hosts_file = optarg;
                         net_option = "--net-hosts";
+                        break;
+                case OPT_NET_CIDR:
+                        if (n_cidrs >= SBX_NET_ALLOW_MAX - 2)
+                                return usage_error("too many --net-allow-cidr options (at most %u)",
+                                                   SBX_NET_ALLOW_MAX - 2);
+                        cidrs[n_cidrs++] = optarg;
+                        net_option = "--net-allow-cidr";
                         break;
                 case OPT_NET_LOG:
                         net_log = optarg;

@@ -223,11 +223,11 @@ int sbx_net_req_parse(const char *buf, size_t len, sbx_net_req *ret) {
 }
 
 static bool hop_by_hop(const char *name, size_t len) {
-        static const char *const names[] = {
-                "connection", "proxy-connection", "proxy-authorization", "proxy-authenticate", "keep-alive", "te",
-                "trailer",    "upgrade"};
+        static const char *const names[] = {"connection", "keep-alive", "te", "trailer", "upgrade"};
         while (len > 0 && (name[len - 1] == ' ' || name[len - 1] == '\t'))
                 len--;
+        if (len >= 6 && strncasecmp(name, "proxy-", 6) == 0)
+                return true; /* every Proxy-* header was meant for this proxy */
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (strlen(names[i]) == len && strncasecmp(names[i], name, len) == 0)
                         return true;

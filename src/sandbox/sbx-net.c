@@ -378,18 +378,54 @@ static int connect_one(conn *c, const egress_addr *a, uint64_t deadline) {
         return TAKE_FD(fd);
 }
 
-/* Bytes waiting in one direction. */
+/* One direction of a relay: the bytes in flight sit in a pipe (splice(2): socket to pipe to
+ * socket, no copy through this process), at most cap of them. */
 typedef struct pipe_buf {
-        char *data;
-        size_t off, len;
+        int r, w;
+        size_t len, cap;
         bool eof;  /* the reading side ended */
         bool shut; /* and the writing side was told (shutdown SHUT_WR) */
         uint64_t *count;
 } pipe_buf;
 
-/* Read from `from` into b; 0, or -1 when the connection is over. */
+static int pipe_buf_open(pipe_buf *b, uint64_t *count) {
+        int fds[2];
+        *b = (pipe_buf){.r = -1, .w = -1, .count = count};
+        if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
+                return -errno;
+        b->r = fds[0];
+        b->w = fds[1];
+        int cap = fcntl(b->w, F_SETPIPE_SZ, (int) SBX_NET_BUF_BYTES);
+        if (cap < 0)
+                cap = fcntl(b->w, F_GETPIPE_SZ);
+        if (cap <= 0)
+                return -errno;
+        b->cap = (size_t) cap;
+        return 0;
+}
+
+static void pipe_buf_close(pipe_buf *b) {
+        b->r = safe_close(b->r);
+        b->w = safe_close(b->w);
+}
+
+/* Bytes the proxy itself puts in flight (a rewritten head, what followed the head); they fit:
+ * the pipe is empty and holds at least a page more than a head. */
+static int pipe_buf_put(pipe_buf *b, const char *data, size_t len) {
+        while (len > 0) {
+                ssize_t k = write(b->w, data, len);
+                if (k <= 0)
+                        return k < 0 ? -errno : -EIO;
+                b->len += (size_t) k;
+                data += k;
+                len -= (size_t) k;
+        }
+        return 0;
+}
+
+/* Read from `from` into the pipe; 0, or -1 when the connection is over. */
 static int pump_in(int from, pipe_buf *b) {
-        ssize_t k = recv(from, b->data + b->len, SBX_NET_BUF_BYTES - b->len, MSG_DONTWAIT);
+        ssize_t k = splice(from, NULL, b->w, NULL, b->cap - b->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (k > 0) {
                 b->len += (size_t) k;
                 return 0;
@@ -402,42 +438,33 @@ static int pump_in(int from, pipe_buf *b) {
 }
 
 static int pump_out(int to, pipe_buf *b) {
-        ssize_t k = send(to, b->data + b->off, b->len - b->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t k = splice(b->r, NULL, to, NULL, b->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (k < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -1;
-        b->off += (size_t) k;
+        b->len -= (size_t) k;
         *b->count += (uint64_t) k;
-        if (b->off == b->len)
-                b->off = b->len = 0;
         return 0;
 }
 
 /* Relay until both directions are done, an error, the idle timeout or the stop. */
-static void relay(conn *c, char *buf_up, char *buf_down) {
-        pipe_buf up = {.data = buf_up, .count = &c->bytes_up}, down = {.data = buf_down, .count = &c->bytes_down};
-        /* What the client sent after its head goes first. */
-        if (c->got > c->req.head_len && c->req.kind == SBX_NET_REQ_CONNECT) {
-                up.len = c->got - c->req.head_len;
-                memcpy(up.data, c->head + c->req.head_len, up.len);
-        }
+static void relay(conn *c, pipe_buf *up, pipe_buf *down) {
         for (;;) {
-                if (up.eof && up.len == 0 && !up.shut) {
+                if (up->eof && up->len == 0 && !up->shut) {
                         (void) shutdown(c->up, SHUT_WR);
-                        up.shut = true;
+                        up->shut = true;
                 }
-                if (down.eof && down.len == 0 && !down.shut) {
+                if (down->eof && down->len == 0 && !down->shut) {
                         (void) shutdown(c->fd, SHUT_WR);
-                        down.shut = true;
+                        down->shut = true;
                 }
-                if (up.shut && down.shut)
+                if (up->shut && down->shut)
                         return;
                 struct pollfd pfd[3] = {
                         {.fd = c->fd,
-                         .events = (short) ((!up.eof && up.len < SBX_NET_BUF_BYTES ? POLLIN : 0) |
-                                            (down.len > down.off ? POLLOUT : 0))},
+                         .events = (short) ((!up->eof && up->len < up->cap ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
                         {.fd = c->up,
-                         .events = (short) ((!down.eof && down.len < SBX_NET_BUF_BYTES ? POLLIN : 0) |
-                                            (up.len > up.off ? POLLOUT : 0))},
+                         .events = (short) ((!down->eof && down->len < down->cap ? POLLIN : 0) |
+                                            (up->len ? POLLOUT : 0))},
                         {.fd = c->p->stop_fd, .events = POLLIN},
                 };
                 int n = poll(pfd, 3, SBX_NET_IDLE_MS);
@@ -447,15 +474,14 @@ static void relay(conn *c, char *buf_up, char *buf_down) {
                         return;
                 if ((pfd[0].revents & (POLLERR | POLLNVAL)) || (pfd[1].revents & (POLLERR | POLLNVAL)))
                         return;
-                if ((pfd[0].revents & (POLLIN | POLLHUP)) && !up.eof && up.len < SBX_NET_BUF_BYTES &&
-                    pump_in(c->fd, &up) < 0)
+                if ((pfd[0].revents & (POLLIN | POLLHUP)) && !up->eof && up->len < up->cap && pump_in(c->fd, up) < 0)
                         return;
-                if ((pfd[1].revents & (POLLIN | POLLHUP)) && !down.eof && down.len < SBX_NET_BUF_BYTES &&
-                    pump_in(c->up, &down) < 0)
+                if ((pfd[1].revents & (POLLIN | POLLHUP)) && !down->eof && down->len < down->cap &&
+                    pump_in(c->up, down) < 0)
                         return;
-                if (up.len > up.off && pump_out(c->up, &up) < 0)
+                if (up->len && pump_out(c->up, up) < 0)
                         return;
-                if (down.len > down.off && pump_out(c->fd, &down) < 0)
+                if (down->len && pump_out(c->fd, down) < 0)
                         return;
         }
 }
@@ -518,33 +544,41 @@ static void serve(conn *c) {
         }
         int one = 1;
         (void) setsockopt(c->up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        _cleanup_free_ char *bufs = malloc(2 * (size_t) SBX_NET_BUF_BYTES);
-        if (!bufs) {
-                refuse(c, 502, "out of memory");
+        pipe_buf up, down;
+        if (pipe_buf_open(&up, &c->bytes_up) < 0 || pipe_buf_open(&down, &c->bytes_down) < 0) {
+                pipe_buf_close(&up);
+                refuse(c, 502, "cannot make the relay's pipes");
                 return;
         }
+        size_t rest = c->got - c->req.head_len;
         if (c->req.kind == SBX_NET_REQ_CONNECT) {
                 static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-                if (loop_write(c->fd, ok, sizeof(ok) - 1) < 0)
-                        return;
+                /* a fresh socket's send buffer takes it whole */
+                if (send(c->fd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t) sizeof(ok) - 1)
+                        goto out;
         } else {
-                /* The rewritten head, then whatever followed it (a body), upstream first. */
-                char *out = bufs;
-                int k = sbx_net_req_rewrite(c->head, &c->req, out, SBX_NET_BUF_BYTES);
+                /* The rewritten head goes first. */
+                char out[SBX_NET_HEAD_MAX + 64];
+                int k = sbx_net_req_rewrite(c->head, &c->req, out, sizeof(out));
                 if (k < 0) {
                         refuse(c, 431, "the request head is too large");
-                        return;
+                        goto out;
                 }
-                size_t rest = c->got - c->req.head_len;
-                if (loop_write(c->up, out, (size_t) k) < 0 ||
-                    (rest > 0 && loop_write(c->up, c->head + c->req.head_len, rest) < 0)) {
-                        proxy_log(p, c, true, "the destination closed");
-                        return;
+                if (pipe_buf_put(&up, out, (size_t) k) < 0) {
+                        refuse(c, 502, "cannot forward the request");
+                        goto out;
                 }
-                c->bytes_up += (uint64_t) k + rest;
         }
-        relay(c, bufs, bufs + SBX_NET_BUF_BYTES);
+        /* Then whatever the client sent after its head. */
+        if (rest > 0 && pipe_buf_put(&up, c->head + c->req.head_len, rest) < 0) {
+                refuse(c, 502, "cannot forward the request");
+                goto out;
+        }
+        relay(c, &up, &down);
         proxy_log(p, c, true, NULL);
+out:
+        pipe_buf_close(&up);
+        pipe_buf_close(&down);
 }
 
 static void *conn_main(void *arg) {
@@ -716,8 +750,27 @@ int sbx_net_proxy_start(int listen_fd, const sbx_net_policy *policy, sbx_net_pro
                         goto fail;
                 }
         }
-        const char *loop[] = {"127.0.0.0/8", "::1"};
-        r = egress_policy_new(loop, policy->allow_loopback ? ELEMENTSOF(loop) : 0, NULL, NULL, &p->egress, e);
+        /* The egress guard's allowlist: loopback for tests, the operator's CIDRs. */
+        const char *guard[SBX_NET_ALLOW_MAX];
+        size_t n_guard = 0;
+        if (policy->allow_loopback) {
+                guard[n_guard++] = "127.0.0.0/8";
+                guard[n_guard++] = "::1";
+        }
+        for (char *const *a = policy->allow_cidrs; a && *a; a++) {
+                egress_cidr cidr;
+                if (egress_cidr_parse(*a, &cidr) < 0) {
+                        r = hull_err_hint(e, -EINVAL, "give an address or a CIDR such as 10.8.0.0/16",
+                                          "net: '%s' is not an address or a CIDR", *a);
+                        goto fail;
+                }
+                if (n_guard >= ELEMENTSOF(guard)) {
+                        r = hull_err(e, -E2BIG, "net: more than %u allowed CIDRs", SBX_NET_ALLOW_MAX - 2);
+                        goto fail;
+                }
+                guard[n_guard++] = *a;
+        }
+        r = egress_policy_new(guard, n_guard, NULL, NULL, &p->egress, e);
         if (r < 0)
                 goto fail;
         if (policy->hosts_file && (r = load_hosts(p, policy->hosts_file, e)) < 0)

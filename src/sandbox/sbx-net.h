@@ -49,6 +49,10 @@ typedef struct sbx_net_policy {
         bool allow_loopback;         /* TESTING ONLY: loopback addresses pass the egress guard
                                       * (tests run their servers on 127.0.0.1); the metadata
                                       * addresses and the rest stay denied */
+        char *const *allow_cidrs;    /* NULL-terminated (or NULL): addresses or CIDRs ("10.8.0.0/16",
+                                      * "203.0.113.80") the egress guard lets through although
+                                      * they are internal: the operator's own mirror or gateway.
+                                      * The metadata addresses stay refused */
         const char *hosts_file;      /* TESTING ONLY: "ADDRESS NAME..." lines the proxy
                                       * consults before DNS; NULL: DNS only */
         int log_fd;                  /* one line per connection is written here (dup'ed by the
@@ -110,7 +114,7 @@ typedef struct sbx_net_req {
 int sbx_net_req_parse(const char *buf, size_t len, sbx_net_req *ret);
 
 /* The head to send upstream for an HTTP request: "METHOD TARGET HTTP/1.x", its header lines but
- * the hop-by-hop ones (Connection, Proxy-*, Keep-Alive, TE, Trailer, Upgrade), then
+ * the hop-by-hop ones (Connection, Keep-Alive, TE, Trailer, Upgrade, and every Proxy-*), then
  * "Connection: close", at most SBX_NET_HEAD_MAX + 64 bytes into out (size bytes). Returns the
  * length, or -E2BIG. Pure. */
 int sbx_net_req_rewrite(const char *buf, const sbx_net_req *req, char *out, size_t size);

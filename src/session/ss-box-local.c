@@ -23,7 +23,9 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .handles_dir = spec->handles_dir,
                                .layer_dir = spec->layer_dir,
                                .env = spec->layer_dir ? env_layer_sandbox_env() : NULL,
-                               .use_cgroups = ctx != NULL};
+                               .use_cgroups = ctx != NULL,
+                               .net = spec->net,
+                               .net_policy = spec->net_policy};
         int r = sbx_session_start(&ss, b, e);
         if (r < 0) {
                 free(b);

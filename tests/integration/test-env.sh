@@ -100,6 +100,24 @@ else
         fail "second session" "$(tail -c 600 "$TEST_TMP/e")"
 fi
 
+# ---- an environment's limited networking in a session: its calls go through the proxy ----
+"$HULL" env create limitednet --net limited --allow-host example.invalid >/dev/null 2>&1
+SCRIPT='{"steps":[
+ {"tool_calls":[{"name":"bash","input":{"command":"echo proxy=$HTTPS_PROXY"}}]},
+ {"text":["done: ","{{last_tool_result|line:1}}"]}]}'
+: >"$TEST_TMP/requests.jsonl"
+if mock_start "$SCRIPT" --record "$TEST_TMP/requests.jsonl" --log-level error; then
+        HULL_PROVIDER=anthropic HULL_BASE_URL=$MURL HULL_API_KEY=test-key HULL_MODEL=mock-model \
+                timeout 300 "$HULL" run --env limitednet --json "use the tools" >"$TEST_TMP/o" 2>"$TEST_TMP/e" </dev/null
+        mock_stop
+fi
+if grep -q "proxy=http://127.0.0.1:" "$TEST_TMP/requests.jsonl"; then
+        pass "a session of an environment with limited networking gets the proxy"
+else
+        fail "limited env session" "$(tail -c 600 "$TEST_TMP/o") $(tail -c 600 "$TEST_TMP/e")"
+fi
+"$HULL" env rm limitednet >/dev/null 2>&1
+
 # ---- a spec change builds a new layer; gc removes the old one ----
 "$HULL" env create demo --apt "$APT_PKG" --npm is-number@7.0.0 --npm left-pad@1.3.0 >"$TEST_TMP/o" 2>&1
 DIGEST2=$("$HULL" env show demo | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["digest"])')

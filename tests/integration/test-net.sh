@@ -175,6 +175,16 @@ if grep -q '^HTTP/1.1 400 ' "$OUT" && grep -q '^HTTP/1.1 431 ' "$OUT" &&
         pass "net: a malformed request (400) and an oversized head (431) are refused and logged"
 else fail "net: a malformed request (400) and an oversized head (431) are refused and logged" "$(why) log=[$(cat "$LOG")]"; fi
 
+: >"$LOG"
+sbx cidr "${LIMITED[@]}" --allow-host '*.test' --net-allow-cidr 127.0.0.1/32 --net-allow-cidr 169.254.0.0/16 -- \
+        "curl -sS --max-time 10 http://allowed.test:$HP/index.html; curl -sS --max-time 10 http://meta.test/"
+if [ "$(head -n 1 "$OUT")" = "$TOKEN" ] && grep -q "net allowed HTTP allowed\.test:$HP addr=127\.0\.0\.1" "$LOG" &&
+        grep -q "net refused HTTP meta\.test:80 .*blocked cloud metadata endpoint 169\.254\.169\.254" "$LOG"; then
+        pass "net: --net-allow-cidr lets an internal address through, never the metadata one"
+else fail "net: --net-allow-cidr lets an internal address through, never the metadata one" "$(why) log=[$(cat "$LOG")]"; fi
+out=$("$HULL" exec --net limited --net-allow-cidr 10.0.0.0/33 -- /bin/true 2>&1); rc=$?
+check "net: a malformed --net-allow-cidr is refused" test "$rc" -eq 125 -a -n "$(echo "$out" | grep -- "'10.0.0.0/33' is not an address or a CIDR")"
+
 # ---- none and the options ---------------------------------------------------------------------
 
 sbx none -- "env | grep -ci proxy; curl -sS --max-time 5 -x http://127.0.0.1:3128 http://allowed.test:$HP/; echo rc=\$?"
@@ -228,4 +238,12 @@ if [ -x "$PROBE_BIN" ] && [ "$(id -u)" -eq 0 ]; then
         expect "net: limited: the host's services on 127.0.0.1 and its own address are unreachable (probe)" "$CONTAINED"
 else
         skip "net: limited: containment probes" "needs root and the probe ($PROBE_BIN)"
+fi
+
+# The whole containment suite with every probe in a limited sandbox (its lines renamed).
+SEC=$(dirname "$0")/../security/test-containment.sh
+if [ "$(id -u)" -eq 0 ] && [ -x "$PROBE_BIN" ]; then
+        HULL_CONTAINMENT_NET=limited bash "$SEC" | sed -E 's/^(ok|not ok|skip) - containment: /\1 - net limited: containment: /'
+        rc=${PIPESTATUS[0]}
+        [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || fail "net limited: the containment suite" "exit $rc"
 fi
