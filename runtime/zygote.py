@@ -321,6 +321,10 @@ def run_b(req, fds, cell_code, hull_code):
         for e in req["env"]:
             k, v = e.split("=", 1)
             os.environ[k] = v
+        # sys.path was set when the zygote started: an environment's layer adds its own now.
+        for p in reversed(os.environ.get("PYTHONPATH", "").split(":")):
+            if p and p not in sys.path:
+                sys.path.insert(0, p)
         for sig in signal.valid_signals():
             if sig in (signal.SIGKILL, signal.SIGSTOP):
                 continue

@@ -31,6 +31,9 @@ packages=(
         bubblewrap hyperfine
         # the web console's browser tests (tests/conformance/console.test.js, puppeteer-core)
         chromium
+        # the limited network's tests and benchmark: the client in the sandbox and the test's
+        # throwaway certificate
+        curl openssl
 )
 
 missing=()

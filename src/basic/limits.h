@@ -76,6 +76,21 @@
 #define SBX_INTERP_START_MS 15000U      /* an interpreter that says nothing for this long failed */
 #define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
+/* a limited sandbox's network (src/sandbox/sbx-net.c) */
+#define SBX_NET_PROXY_PORT 3128U                  /* the proxy's port on the sandbox's own 127.0.0.1 */
+#define SBX_NET_PROXY_URL "http://127.0.0.1:3128" /* what HTTP_PROXY and the rest say */
+#define SBX_NET_CONNS_MAX 64U          /* connections through one sandbox's proxy at once; more wait in the backlog */
+#define SBX_NET_BACKLOG 64U            /* listen() backlog of the proxy's socket */
+#define SBX_NET_HEAD_MAX 16384U        /* a request head (request line and headers) */
+#define SBX_NET_HEAD_MS 30000U         /* a client that has not sent its whole head by then is dropped */
+#define SBX_NET_CONNECT_MS 15000U      /* connecting upstream (all addresses together) */
+#define SBX_NET_IDLE_MS 300000U        /* a connection with no byte either way this long is closed */
+#define SBX_NET_BUF_BYTES (256U << 10) /* relay pipe per direction per connection */
+#define SBX_NET_ALLOW_MAX 256U         /* allowed_hosts entries, package registries included */
+#define SBX_NET_HOSTS_FILE_MAX (64U << 10) /* the testing hosts file (bytes) */
+#define SBX_NET_SOURCES_MAX (1U << 20)     /* one apt source list, npmrc or pip.conf read */
+#define SBX_NET_SOURCE_FILES_MAX 64U       /* files of /etc/apt/sources.list.d read */
+#define SBX_NET_LOG_LINE_MAX 512U          /* one line of the connection log */
 
 /* Workspace operations (src/sandbox/sbx-workspace) */
 #define WS_PATH_MAX 4095U      /* bytes of a path relative to the workspace root */
@@ -574,3 +589,14 @@
 #define MCP_RESUME_TRIES 3U                 /* resumptions in a row that bring no new event, then an error */
 #define MCP_RESUME_DELAY_MS 1000U      /* the wait before the n-th resumption: n times this (or the server's retry) */
 #define MCP_RESUME_DELAY_MAX_MS 10000U /* the longest wait before a resumption (a server's retry included) */
+
+/* Environments (src/env/, issue 13) */
+#define ENV_NAME_MAX 64U                         /* bytes of an environment's name, NUL included */
+#define ENV_PACKAGES_MAX 256U                    /* packages of one manager in one spec */
+#define ENV_PACKAGE_MAX 214U                     /* bytes of one package spec ("name=version"), npm's name bound */
+#define ENV_HOSTS_MAX 256U                       /* allowed_hosts of one spec */
+#define ENV_HOST_MAX 254U                        /* bytes of one allowed host, NUL included */
+#define ENV_SPEC_TEXT_MAX (1U << 20)             /* bytes of a spec's JSON text */
+#define ENV_BUILD_TIMEOUT_MS (30ULL * 60 * 1000) /* one layer build */
+#define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
+#define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */

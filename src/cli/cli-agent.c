@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dotenv.h"
 #include "fs-util.h"
+#include "cli-env.h"
 #include "home.h"
 #include "limits.h"
 #include "macro.h"
@@ -116,6 +117,12 @@ int cli_agent_option(const char *cmd, int c, const char *arg, cli_agent_args *ar
                 return 1;
         case CLI_AGENT_OPT_NO_CGROUP:
                 o->no_cgroup = true;
+                return 1;
+        case CLI_AGENT_OPT_ENV:
+                if (!env_name_is_valid(arg))
+                        return cli_usage_error(cmd, -1, "--env wants an environment's name (hull env list), not '%s'",
+                                               arg);
+                o->environment = arg;
                 return 1;
         case CLI_AGENT_OPT_MCP: {
                 const char *eq = strchr(arg, '=');
@@ -525,6 +532,30 @@ static int start_engine(cli_agent *a, hull_error *e) {
         if (r < 0)
                 return r;
         ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};
+        char layer[SBX_PATH_MAX] = "";
+        _cleanup_(env_spec_done) env_spec es = {0};
+        char *hosts[ENV_HOSTS_MAX + 1] = {0};
+        sbx_net_policy policy = {.allowed_hosts = hosts, .log_fd = -1};
+        if (a->o.environment) {
+                char home[SBX_PATH_MAX];
+                if ((r = home_resolve(home, e)) < 0 ||
+                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, e)) < 0)
+                        return r;
+                if (es.net == ENV_NET_UNRESTRICTED)
+                        return hull_fail(e, -EOPNOTSUPP,
+                                         "environment %s wants unrestricted networking, which hull does not offer yet "
+                                         "(use limited with allowed_hosts)",
+                                         a->o.environment);
+                if (es.net == ENV_NET_LIMITED) {
+                        /* The environment's policy; the session's proxy copies it. */
+                        for (size_t i = 0; i < es.n_allowed_hosts && i < ENV_HOSTS_MAX; i++)
+                                hosts[i] = es.allowed_hosts[i];
+                        policy.allow_package_managers = es.allow_package_managers;
+                        oo.net = SBX_NET_LIMITED;
+                        oo.net_policy = &policy;
+                }
+                oo.layer_dir = layer[0] ? layer : NULL;
+        }
         return ss_open(a->ss, &oo, &a->s, e);
 }
 

@@ -38,6 +38,7 @@ typedef struct cli_agent_opts {
         bool print_answer;        /* stream the answer's text to stdout */
         bool yes;                 /* approve always_ask calls without asking */
         bool no_cgroup;
+        const char *environment;      /* --env NAME: the session sees that environment's layer (hull env) */
         const atomic_bool *interrupt; /* set by the caller's SIGINT handler */
 } cli_agent_opts;
 
@@ -57,6 +58,7 @@ enum {
         CLI_AGENT_OPT_INSTRUCTIONS,
         CLI_AGENT_OPT_NO_CGROUP,
         CLI_AGENT_OPT_MCP,
+        CLI_AGENT_OPT_ENV,
 };
 #define CLI_AGENT_OPTIONS                                                                                              \
         {"tool", required_argument, NULL, CLI_AGENT_OPT_TOOL},                                                         \
@@ -70,7 +72,8 @@ enum {
                 {"max-turns", required_argument, NULL, CLI_AGENT_OPT_MAX_TURNS},                                       \
                 {"timeout", required_argument, NULL, CLI_AGENT_OPT_TIMEOUT},                                           \
                 {"instructions", required_argument, NULL, CLI_AGENT_OPT_INSTRUCTIONS},                                 \
-                {"mcp", required_argument, NULL, CLI_AGENT_OPT_MCP}, {                                                 \
+                {"mcp", required_argument, NULL, CLI_AGENT_OPT_MCP},                                                   \
+                {"env", required_argument, NULL, CLI_AGENT_OPT_ENV}, {                                                 \
                 "no-cgroup", no_argument, NULL, CLI_AGENT_OPT_NO_CGROUP                                                \
         }
 

@@ -46,6 +46,7 @@ void cli_chat_help(void) {
                "  --list              the kept chats, newest last\n"
                "  --tool NAME         offer only these tools (repeatable)\n"
                "  --mcp 'NAME=CMD ARGS'  start the MCP server CMD (over stdio, outside the sandbox)\n"
+               "  --env NAME             the session sees environment NAME's packages (hull env)\n"
                "                      and offer its tools too, as NAME__TOOL (repeatable)\n"
                "  --model M, --provider P, --base-url URL, --api-key KEY, --header 'N: V', --no-stream,\n"
                "  --instructions TEXT, --yes, --max-turns N, --timeout DUR (per turn), --no-cgroup\n"

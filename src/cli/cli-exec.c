@@ -1,6 +1,7 @@
 /* cli-exec.c: `hull exec`: parse and validate the options, run the sandbox, report the result
  * as the command's own output and exit status, or as one JSON object with --json. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -16,6 +17,9 @@
 #include "cli.h"
 #include "dlib.h"
 #include "limits.h"
+#include "cli-env.h"
+#include "cli-key.h"
+#include "env-layer.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "sbx.h"
@@ -37,6 +41,14 @@ enum {
         OPT_NO_CGROUP,
         OPT_REQUIRE_ISOLATION,
         OPT_NO_WARN,
+        OPT_ENVIRONMENT,
+        OPT_NET,
+        OPT_ALLOW_HOST,
+        OPT_ALLOW_PKG,
+        OPT_NET_LOOPBACK,
+        OPT_NET_HOSTS,
+        OPT_NET_LOG,
+        OPT_NET_CIDR,
 };
 
 static const struct option options[] = {
@@ -56,6 +68,14 @@ static const struct option options[] = {
         {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
         {"require-isolation", no_argument, NULL, OPT_REQUIRE_ISOLATION},
         {"no-isolation-warning", no_argument, NULL, OPT_NO_WARN},
+        {"environment", required_argument, NULL, OPT_ENVIRONMENT},
+        {"net", required_argument, NULL, OPT_NET},
+        {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
+        {"allow-package-managers", no_argument, NULL, OPT_ALLOW_PKG},
+        {"net-allow-loopback", no_argument, NULL, OPT_NET_LOOPBACK},
+        {"net-hosts", required_argument, NULL, OPT_NET_HOSTS},
+        {"net-log", required_argument, NULL, OPT_NET_LOG},
+        {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
         {},
 };
 
@@ -73,12 +93,25 @@ void cli_exec_help(void) {
                "                            fresh temporary directory, removed afterwards\n"
                "  --rootfs DIR              prepared root filesystem instead of the host's /usr\n"
                "  --env K=V                 set a variable (repeatable); the environment is scrubbed\n"
+               "  --env NAME, --environment NAME\n"
+               "                            run in environment NAME (hull env): its layer's packages at\n"
+               "                            /env and on PATH, built first when missing\n"
                "  --stdin FILE              feed FILE on stdin (default: empty)\n"
                "  --output-limit SIZE       bytes kept per stream, first and last half (default 1M)\n"
                "  --json                    print one JSON object with the whole result\n"
                "  --no-cgroup               run without cgroup limits (memory, pids, cpus)\n"
                "  --require-isolation       refuse any tier that is not isolation\n"
-               "  --no-isolation-warning    silence the process tier's warning\n\n"
+               "  --no-isolation-warning    silence the process tier's warning\n"
+               "  --net none|limited        network (default none: loopback only); limited: only\n"
+               "                            through hull's proxy (HTTP_PROXY is set) to allowed hosts\n"
+               "  --allow-host PATTERN      limited: a host the sandbox may reach: NAME, *.SUFFIX or\n"
+               "                            an address (repeatable)\n"
+               "  --allow-package-managers  limited: also the apt, npm and PyPI registries this host uses\n"
+               "  --net-log FILE            limited: append a line per connection to FILE (default stderr)\n"
+               "  --net-allow-cidr CIDR     limited: let the egress guard pass these internal addresses\n"
+               "                            (your own mirror or gateway; metadata stays refused)\n"
+               "  --net-allow-loopback      TESTING ONLY: let the proxy reach 127.0.0.0/8 and ::1\n"
+               "  --net-hosts FILE          TESTING ONLY: 'ADDRESS NAME...' lines the proxy reads before DNS\n\n"
                "Exit status: the command's; 124 on timeout; 125 when hull or the sandbox failed\n"
                "(the reason is printed); 128+N when the command was killed by signal N.\n");
 }
@@ -135,7 +168,12 @@ static int print_json(const sbx_result *r) {
                         cli_error("exec", "out of memory while printing the result");
                 return k;
         }
-        if ((r->warning[0] && json_object_set_new(o, "warning", json_string(r->warning)) < 0) ||
+        if ((r->net.allowed + r->net.refused > 0 &&
+             json_object_set_new(o, "net",
+                                 json_pack("{s:I,s:I,s:I,s:I}", "allowed", (json_int_t) r->net.allowed, "refused",
+                                           (json_int_t) r->net.refused, "bytes_up", (json_int_t) r->net.bytes_up,
+                                           "bytes_down", (json_int_t) r->net.bytes_down)) < 0) ||
+            (r->warning[0] && json_object_set_new(o, "warning", json_string(r->warning)) < 0) ||
             json_object_set_new(o, "exit_status", json_integer(sbx_result_exit_status(r))) < 0) {
                 json_decref(o);
                 return -ENOMEM;
@@ -190,11 +228,20 @@ int cli_exec_main(int argc, char **argv) {
         };
         _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
         size_t n_env = 0;
+        _cleanup_free_ char **allow = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
+        _cleanup_free_ char **cidrs = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
+        size_t n_allow = 0, n_cidrs = 0;
+        sbx_net_policy net = {.allowed_hosts = allow, .allow_cidrs = cidrs, .log_fd = STDERR_FILENO};
+        const char *net_log = NULL, *net_option = NULL;
+        _cleanup_close_ int log_fd = -1;
         bool json = false, require_isolation = false, no_warn = false;
+        const char *environment = NULL;
+        _cleanup_(env_spec_done) env_spec es = {0}; /* its spec: allow[] borrows its hosts */
+        char layer[SBX_PATH_MAX] = "";
         const char *explicit_limits = NULL, *explicit_container = NULL; /* options the process tier lacks */
         int c, r;
 
-        if (!env) {
+        if (!env || !allow || !cidrs) {
                 cli_error("exec", "out of memory");
                 return SBX_EXIT_SETUP;
         }
@@ -256,6 +303,10 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 }
                 case OPT_ENV:
+                        if (!strchr(optarg, '=') && env_name_is_valid(optarg)) {
+                                environment = optarg; /* --env NAME: an environment (hull env) */
+                                break;
+                        }
                         if (parse_env_assignment(optarg, SBX_ENV_ENTRY_MAX) < 0)
                                 return usage_error(
                                         "--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'",
@@ -263,6 +314,11 @@ int cli_exec_main(int argc, char **argv) {
                         if (n_env >= SBX_ENV_MAX)
                                 return usage_error("too many --env options (at most 128)%s", "");
                         env[n_env++] = optarg;
+                        break;
+                case OPT_ENVIRONMENT:
+                        if (!env_name_is_valid(optarg))
+                                return usage_error("--environment wants an environment's name, got '%s'", optarg);
+                        environment = optarg;
                         break;
                 case OPT_STDIN: {
                         struct stat st;
@@ -282,6 +338,42 @@ int cli_exec_main(int argc, char **argv) {
                         break;
                 case OPT_NO_WARN:
                         no_warn = true;
+                        break;
+                case OPT_NET:
+                        if (sbx_net_mode_from_string(optarg, &spec.net) < 0 || spec.net == SBX_NET_UNRESTRICTED)
+                                return usage_error("--net must be 'none' or 'limited', not '%s'", optarg);
+                        break;
+                case OPT_ALLOW_HOST:
+                        if (!sbx_net_pattern_valid(optarg))
+                                return usage_error("--allow-host wants a host name, *.suffix or an address, not '%s'",
+                                                   optarg);
+                        if (n_allow >= SBX_NET_ALLOW_MAX)
+                                return usage_error("too many --allow-host options (at most %u)", SBX_NET_ALLOW_MAX);
+                        allow[n_allow++] = optarg;
+                        net_option = "--allow-host";
+                        break;
+                case OPT_ALLOW_PKG:
+                        net.allow_package_managers = true;
+                        net_option = "--allow-package-managers";
+                        break;
+                case OPT_NET_LOOPBACK:
+                        net.allow_loopback = true;
+                        net_option = "--net-allow-loopback";
+                        break;
+                case OPT_NET_HOSTS:
+                        net.hosts_file = optarg;
+                        net_option = "--net-hosts";
+                        break;
+                case OPT_NET_CIDR:
+                        if (n_cidrs >= SBX_NET_ALLOW_MAX - 2)
+                                return usage_error("too many --net-allow-cidr options (at most %u)",
+                                                   SBX_NET_ALLOW_MAX - 2);
+                        cidrs[n_cidrs++] = optarg;
+                        net_option = "--net-allow-cidr";
+                        break;
+                case OPT_NET_LOG:
+                        net_log = optarg;
+                        net_option = "--net-log";
                         break;
                 case '?':
                 default:
@@ -306,6 +398,60 @@ int cli_exec_main(int argc, char **argv) {
                                   "--tier process is not isolation: the command runs with your user's rights, "
                                   "only limited and scrubbed (silence with --no-isolation-warning)");
         }
+        if (environment) {
+                /* Its layer at /env, built first when missing; its variables before --env's. */
+                hull_error ee = {0};
+                char home[SBX_PATH_MAX];
+                if (spec.tier == SBX_TIER_PROCESS)
+                        return usage_error("--env %s needs the container tier (--tier container)", environment);
+                if (cli_home(NULL, home, &ee) < 0 ||
+                    cli_env_layer(home, environment, true, layer, &es, NULL, &ee) < 0) {
+                        cli_report("exec", &ee);
+                        return SBX_EXIT_SETUP;
+                }
+                if (es.net == ENV_NET_UNRESTRICTED) {
+                        cli_error("exec",
+                                  "environment %s wants unrestricted networking, which this hull does not "
+                                  "offer yet (use limited with allowed_hosts)",
+                                  environment);
+                        return SBX_EXIT_SETUP;
+                }
+                if (es.net == ENV_NET_LIMITED) {
+                        /* The environment's policy, with what --allow-host added. */
+                        for (size_t i = 0; i < es.n_allowed_hosts; i++) {
+                                if (n_allow >= SBX_NET_ALLOW_MAX)
+                                        return usage_error("too many allowed hosts with environment %s", environment);
+                                allow[n_allow++] = es.allowed_hosts[i];
+                        }
+                        net.allow_package_managers = net.allow_package_managers || es.allow_package_managers;
+                        spec.net = SBX_NET_LIMITED;
+                }
+                if (layer[0]) {
+                        char *const *lv = env_layer_sandbox_env();
+                        size_t nl = 0;
+                        while (lv[nl])
+                                nl++;
+                        if (n_env + nl > SBX_ENV_MAX)
+                                return usage_error("too many --env options with environment %s", environment);
+                        memmove(env + nl, env, n_env * sizeof(*env));
+                        for (size_t i = 0; i < nl; i++)
+                                env[i] = lv[i];
+                        n_env += nl;
+                        spec.layer_dir = layer;
+                }
+        }
+        if (net_option && spec.net != SBX_NET_LIMITED)
+                return usage_error("%s needs --net limited", net_option);
+        if (spec.net == SBX_NET_LIMITED && spec.tier != SBX_TIER_CONTAINER)
+                return usage_error("--net limited needs the container tier (--tier container)%s", "");
+        if (net_log) {
+                log_fd = open(net_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+                if (log_fd < 0)
+                        return usage_error("--net-log '%s' cannot be opened: %s", net_log, strerror(errno));
+                net.log_fd = log_fd;
+        }
+        if (spec.net == SBX_NET_LIMITED)
+                spec.net_policy = &net;
         spec.argv = argv + optind;
         spec.env = env;
         spec.stream_output = !json;

@@ -42,6 +42,7 @@ void cli_run_help(void) {
                "                      (an array of objects) or .jsonl file becomes a table\n"
                "  --tool NAME         offer only these tools (repeatable; default: all built-ins)\n"
                "  --mcp 'NAME=CMD ARGS'  start the MCP server CMD (over stdio, outside the sandbox)\n"
+               "  --env NAME             the session sees environment NAME's packages (hull env)\n"
                "                      and offer its tools too, as NAME__TOOL (repeatable)\n"
                "  --model M           the model (env HULL_MODEL)\n"
                "  --provider P        openai or anthropic (env HULL_PROVIDER; default: the one whose key\n"

@@ -45,6 +45,9 @@ void cli_chat_help(void);
 int cli_chat_remote_main(int argc, char **argv);
 void cli_chat_remote_help(void);
 
+int cli_env_main(int argc, char **argv);
+void cli_env_help(void);
+
 int cli_key_main(int argc, char **argv);
 void cli_key_help(void);
 

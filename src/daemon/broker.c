@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "env-layer.h"
 #include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
@@ -54,6 +55,7 @@ typedef struct keeper_req {
         uint32_t magic;
         uint64_t memory_bytes, pids, millicpus, tmp_bytes;
         char handles_dir[SBX_PATH_MAX]; /* "" for none */
+        char layer_dir[SBX_PATH_MAX];   /* "" for none */
 } keeper_req;
 
 typedef struct keeper_reply {
@@ -509,12 +511,15 @@ static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
             req.magic != KEEPER_MAGIC)
                 return;
         req.handles_dir[sizeof(req.handles_dir) - 1] = '\0';
+        req.layer_dir[sizeof(req.layer_dir) - 1] = '\0';
         sbx_session_spec spec = {.memory_bytes = req.memory_bytes,
                                  .pids = req.pids,
                                  .millicpus = req.millicpus,
                                  .tmp_bytes = req.tmp_bytes,
                                  .use_cgroups = cfg->use_cgroups,
-                                 .handles_dir = req.handles_dir[0] ? req.handles_dir : NULL};
+                                 .handles_dir = req.handles_dir[0] ? req.handles_dir : NULL,
+                                 .layer_dir = req.layer_dir[0] ? req.layer_dir : NULL,
+                                 .env = req.layer_dir[0] ? env_layer_sandbox_env() : NULL};
         int r = sbx_session_start(&spec, &box, &e);
         if (r < 0) {
                 rep.err = r;
@@ -1104,6 +1109,9 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (spec->handles_dir && (size_t) snprintf(req.handles_dir, sizeof(req.handles_dir), "%s", spec->handles_dir) >=
                                          sizeof(req.handles_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the handle store path is too long");
+        if (spec->layer_dir &&
+            (size_t) snprintf(req.layer_dir, sizeof(req.layer_dir), "%s", spec->layer_dir) >= sizeof(req.layer_dir))
+                return hull_err(e, -ENAMETOOLONG, "session: the layer path is too long");
         keeper_reply rep;
         int r;
 

@@ -69,6 +69,7 @@ typedef struct brk_session_spec {
         uint64_t millicpus;
         uint64_t tmp_bytes;
         const char *handles_dir; /* bound read-only at /handles; NULL: none */
+        const char *layer_dir;   /* an environment's layer, bound read-only at /env; NULL: none */
 } brk_session_spec;
 
 typedef struct brk_session {

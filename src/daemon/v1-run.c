@@ -6,13 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/random.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "agent.h"
 #include "bus.h"
 #include "dynbuf.h"
 #include "egress.h"
+#include "env-layer.h"
+#include "home.h"
 #include "macro.h"
 #include "mcp-client.h"
 #include "mcp-tools.h"
@@ -718,6 +722,70 @@ static bool box_alive(live *l) {
         return l->box && ss_end_state(l->g->cfg.ss, l->box, detail) == SS_END_NONE;
 }
 
+/* The layer of the session's /v1 environment when its config lists packages: its directory into
+ * layer ("" when it has none), built first when missing by `hull env build --spec` (a child
+ * process: hull serve's threads do not fork, posix_spawn execs at once), which the flock of
+ * env-layer makes the only build of that spec. Returns 0 or a negative errno with *e. */
+static int env_layer_of(live *l, char layer[SBX_PATH_MAX], hull_error *e) {
+        v1_engine *g = l->g;
+        char eid[V1_NAME_MAX + 1], home[SBX_PATH_MAX], digest[ENV_DIGEST_HEX];
+        _cleanup_(json_decrefp) json_t *env = NULL, *pk = NULL;
+        _cleanup_(env_spec_done) env_spec s = {0};
+        int r;
+        layer[0] = '\0';
+        pthread_mutex_lock(&l->lock);
+        snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
+        pthread_mutex_unlock(&l->lock);
+        if (!eid[0] || !g->cfg.store)
+                return 0;
+        if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
+                return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
+        json_t *packages = json_object_get(json_object_get(env, "config"), "packages");
+        if (!packages || json_is_null(packages))
+                return 0;
+        pk = json_pack("{s:O}", "packages", packages);
+        if (!pk)
+                return hull_err(e, -ENOMEM, "out of memory");
+        hull_error pe = {0};
+        if ((r = env_spec_from_json(pk, &s, &pe)) < 0)
+                return hull_fail(e, r, "environment %.64s: %s", eid, pe.msg);
+        if (!env_spec_has_packages(&s))
+                return 0;
+        if ((r = home_resolve(home, e)) < 0 || (r = env_layer_digest(&s, digest, e)) < 0 ||
+            (r = env_layer_path(home, digest, layer, e)) < 0)
+                return r;
+        if (env_layer_exists(home, digest))
+                return 0;
+        _cleanup_free_ char *text = json_dumps(pk, JSON_COMPACT);
+        if (!text)
+                return hull_err(e, -ENOMEM, "out of memory");
+        char *argv[] = {(char *) "hull",
+                        (char *) "env",
+                        (char *) "build",
+                        (char *) "--home",
+                        home,
+                        (char *) "--spec",
+                        text,
+                        NULL};
+        extern char **environ;
+        pid_t pid;
+        int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+        if (err != 0)
+                return hull_err(e, -err, "environment %.64s: cannot start the build of its packages", eid);
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return hull_err(e, negative_errno(), "environment %.64s: waiting for its build", eid);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !env_layer_exists(home, digest)) {
+                layer[0] = '\0';
+                return hull_fail(e, -EIO,
+                                 "environment %.64s: its packages could not be installed (hull serve's log has the "
+                                 "build's output; try 'hull env build --spec' with the environment's packages)",
+                                 eid);
+        }
+        return 0;
+}
+
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
  * or -1 with *e and *ret_type (the session.error's type). */
 static int agent_ready(live *l, const char **ret_type, hull_error *e) {
@@ -771,6 +839,10 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
         }
         if (l->needs_box && g->cfg.ss && !l->box) {
                 ss_open_opts o = {.principal = l->principal, .owner = ""}; /* no per-owner eviction */
+                char layer[SBX_PATH_MAX];
+                if ((r = env_layer_of(l, layer, e)) < 0)
+                        return r;
+                o.layer_dir = layer[0] ? layer : NULL;
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 if (r < 0)
                         return r;

@@ -16,6 +16,7 @@
 #include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,6 +94,7 @@ typedef struct child_plan {
         char cgroup_tasks[3][SBX_CGROUP_TASKS_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
         size_t n_cgroup_tasks;
         bool set_groups;
+        bool net_proxy; /* limited network: make the proxy's listening socket and hand it over */
         /* capset(2) data, built in the parent: libcap's cap_set_proc() is not async-signal-safe
          * by contract, the raw call with ready data is. */
         struct __user_cap_data_struct caps_full[_LINUX_CAPABILITY_U32S_3], caps_none[_LINUX_CAPABILITY_U32S_3];
@@ -108,6 +110,8 @@ typedef struct child_plan {
         int exempt[SBX_SESSION_INTERP_MAX]; /* interpreters: spared by sweeps */
         size_t n_exempt;
         char *cargv[SBX_SESSION_ARGS_MAX + 1], *cenvp[SBX_SESSION_ENV_MAX + 1];
+        char *const *senv; /* K=V of the session (an environment's layer): over every call's own */
+        size_t n_senv;
         int c_fds[4]; /* stdin, stdout, stderr, interpreter socket */
         int c_nfds;
         _Alignas(16) char msg[SBX_CTL_MSG_MAX];
@@ -341,6 +345,33 @@ static void child_setup_net(const child_plan *p) {
         close(fd);
 }
 
+/* Limited network: listen on 127.0.0.1:SBX_NET_PROXY_PORT in the sandbox's namespace and send
+ * the socket to the parent over the set-up socket; the sandbox keeps no copy. */
+static void child_hand_over_proxy(const child_plan *p) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SBX_NET_PROXY_PORT)};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                sbx_child_fail(p->report_fd, "net: socket for the proxy", -errno);
+        if (bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                sbx_child_fail(p->report_fd, "net: bind the proxy's socket", -errno);
+        if (listen(fd, SBX_NET_BACKLOG) < 0)
+                sbx_child_fail(p->report_fd, "net: listen on the proxy's socket", -errno);
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        memset(cbuf, 0, sizeof(cbuf));
+        char byte = 'n';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(p->sync_fd, &mh, MSG_NOSIGNAL) != 1)
+                sbx_child_fail(p->report_fd, "net: hand the proxy's socket over", -errno);
+        close(fd);
+}
+
 static void child_drop_privileges(const child_plan *p) {
         for (int c = 0; c <= p->last_cap; c++)
                 if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
@@ -503,7 +534,23 @@ static bool init_parse_args(child_plan *p, const sbx_ctl_head *h, const char *pa
         if (off != len)
                 return false;
         p->cargv[h->argc] = NULL;
-        p->cenvp[h->envc] = NULL;
+        size_t envc = h->envc;
+        for (size_t i = 0; i < p->n_senv; i++) {
+                const char *kv = p->senv[i];
+                size_t k = 0;
+                while (kv[k] && kv[k] != '=')
+                        k++;
+                size_t j = 0;
+                for (; j < envc; j++)
+                        if (strncmp(p->cenvp[j], kv, k + 1) == 0)
+                                break;
+                if (j == envc && envc >= SBX_SESSION_ENV_MAX)
+                        return false;
+                p->cenvp[j] = (char *) kv;
+                if (j == envc)
+                        envc++;
+        }
+        p->cenvp[envc] = NULL;
         return true;
 }
 
@@ -719,13 +766,15 @@ _noreturn_ static void child_main(child_plan *p) {
         TRY("user: setresuid", setresuid(p->uid, p->uid, p->uid));
         TRY("user: raise capabilities for setup", capset_raw(p->caps_full));
         TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
+        child_setup_net(p);
+        if (p->net_proxy)
+                child_hand_over_proxy(p);
 
         /* The parent makes the cgroups while we build the root. */
         child_build_root(p);
         child_receive_go(p);
         child_join_cgroups(p);
         child_enter_root(p);
-        child_setup_net(p);
         TRY("uts: set the hostname", sethostname("hull", 4));
         TRY("chdir /workspace", chdir("/workspace"));
         child_drop_privileges(p);
@@ -785,6 +834,30 @@ static void child_error(int rep_fd, hull_error *e) {
                         hull_err(e, rep.err, "%s", rep.what);
                         return;
                 }
+}
+
+/* Limited network: the proxy's listening socket from child_hand_over_proxy(). Returns the fd or
+ * a negative errno with *e. */
+static int receive_proxy_fd(int sync_fd, hull_error *e) {
+        struct pollfd pfd = {.fd = sync_fd, .events = POLLIN};
+        int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
+        if (n <= 0)
+                return hull_err(e, n == 0 ? -ETIMEDOUT : negative_errno(),
+                                "net: the sandbox did not hand over the proxy's socket");
+        char byte = 0;
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t k = recvmsg(sync_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        int fd = -1;
+        for (struct cmsghdr *c = k == 1 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (fd < 0 || byte != 'n' || (mh.msg_flags & MSG_CTRUNC)) {
+                safe_close(fd);
+                return hull_err(e, -EPROTO, "net: the sandbox did not hand over the proxy's socket");
+        }
+        return fd;
 }
 
 /* The message child_receive_go() waits for. */
@@ -961,6 +1034,7 @@ static void plan_freep(child_plan **p) {
 
 void sbx_launch_done(sbx_launch *l) {
         l->rep_fd = safe_close(l->rep_fd);
+        l->net_fd = safe_close(l->net_fd);
         sbx_env_free(l->env);
         l->env = NULL;
 }
@@ -973,7 +1047,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                          sbx_launch *ret, hull_error *e) {
         _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
         _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
-        _cleanup_close_ int wd_fd = -1;
+        _cleanup_close_ int wd_fd = -1, net_fd = -1;
         char **env = NULL;
         sbx_cgroup cg = {0};
         char map[SBX_SHORT_STR_MAX];
@@ -1027,6 +1101,10 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         p->uid = SBX_SANDBOX_UID;
         p->gid = SBX_SANDBOX_UID;
         p->set_groups = geteuid() == 0;
+        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
+                return hull_err_hint(e, -EOPNOTSUPP, "use --net none or --net limited",
+                                     "net: the %s network mode is not available", sbx_net_mode_to_string(spec->net));
+        p->net_proxy = spec->net == SBX_NET_LIMITED;
 
         if (spec->rootfs)
                 r = plan_rootfs(p, spec->rootfs, e);
@@ -1034,6 +1112,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 r = plan_host_root(p, e);
                 plan_etc(p);
         }
+        if (r >= 0 && spec->layer_dir) /* plan_entry() records dev/ino: checked after the bind */
+                r = plan_entry(p, "env", spec->layer_dir, true, e);
         if (r < 0)
                 return r;
         snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes,
@@ -1050,7 +1130,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 p->caps_full[c / 32].permitted |= 1U << (c % 32);
         }
 
-        r = sbx_env_build(spec->env, "/workspace", &env);
+        r = sbx_env_build(spec->env, "/workspace", spec->net == SBX_NET_LIMITED, &env);
         if (r < 0)
                 return hull_err(e, r, "exec: cannot build the environment");
         p->argv = spec->argv;
@@ -1067,6 +1147,10 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (ctl_fd >= 0) {
                 p->session = true;
                 p->ctl_fd = p->in_fd = p->out_fd = p->err_fd = ctl_fd;
+                /* The caller's strings: the child has them at the same address (no CLONE_VM). */
+                p->senv = spec->env;
+                for (p->n_senv = 0; spec->env && spec->env[p->n_senv]; p->n_senv++)
+                        ;
         } else {
                 p->in_fd = in_fd;
                 p->out_fd = out_fd;
@@ -1128,6 +1212,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 if (r >= 0 && p->n_cgroup_tasks == 0)
                         r = sbx_cgroup_attach(&cg, pid, e);
         }
+        if (r >= 0 && p->net_proxy && (r = receive_proxy_fd(syncp[1], e)) >= 0)
+                net_fd = r;
         if (r >= 0 && (r = send_go(syncp[1])) < 0)
                 hull_err(e, r, "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
@@ -1149,6 +1235,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 .host_gid = host_gid,
                 .cg = cg,
                 .env = env,
+                .net_fd = TAKE_FD(net_fd),
         };
         return 0;
 out:
@@ -1160,7 +1247,8 @@ out:
 int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e) {
         _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         _cleanup_close_ int in_fd = -1;
-        sbx_launch L = {.rep_fd = -1};
+        sbx_launch L = {.rep_fd = -1, .net_fd = -1};
+        sbx_net_proxy *proxy = NULL;
         bool launched = false;
         capture out = {0}, err = {0};
         int r;
@@ -1186,6 +1274,15 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         outp[1] = safe_close(outp[1]);
         errp[1] = safe_close(errp[1]);
         in_fd = safe_close(in_fd);
+        if (L.net_fd >= 0) {
+                sbx_net_policy none = {.log_fd = -1};
+                r = sbx_net_proxy_start(TAKE_FD(L.net_fd), spec->net_policy ? spec->net_policy : &none, &proxy, e);
+                if (r < 0) {
+                        kill(L.pid, SIGKILL);
+                        waitpid(L.pid, NULL, 0);
+                        goto out;
+                }
+        }
 
         sbx_supervise_args a = {
                 .pid = L.pid,
@@ -1230,6 +1327,12 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
                         ret->peak_memory_bytes = st.peak_memory_bytes;
         }
 out:
+        if (proxy) {
+                sbx_net_proxy_stats ns;
+                sbx_net_proxy_stop(proxy, &ns);
+                if (r >= 0)
+                        ret->net = ns;
+        }
         if (launched) {
                 if (r >= 0) {
                         hull_error w = {0};

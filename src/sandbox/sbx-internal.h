@@ -73,9 +73,10 @@ int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, 
  * could reopen it for writing. Returns the fd (O_CLOEXEC) or a negative errno with *e set. */
 int sbx_open_stdin(const char *path, hull_error *e);
 
-/* Build the scrubbed environment: fixed defaults overridden by extra (K=V), NULL-terminated.
+/* Build the scrubbed environment: fixed defaults (with net_proxy, HTTP_PROXY and the rest
+ * pointing at a limited sandbox's proxy) overridden by extra (K=V), NULL-terminated.
  * Returns 0 or -ENOMEM; free the result with sbx_env_free(). */
-int sbx_env_build(char *const *extra, const char *home, char ***ret);
+int sbx_env_build(char *const *extra, const char *home, bool net_proxy, char ***ret);
 void sbx_env_free(char **env);
 
 typedef struct sbx_supervise_args {
@@ -121,6 +122,7 @@ typedef struct sbx_launch {
         gid_t host_gid;
         sbx_cgroup cg;
         char **env;
+        int net_fd; /* limited network: the proxy's listening socket in the sandbox, or -1 */
 } sbx_launch;
 
 /* Plan, clone and set up a container. Without ctl_fd (-1) its init runs spec->argv with the

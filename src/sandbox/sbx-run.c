@@ -83,11 +83,23 @@ static int env_set(char **env, size_t *n, const char *kv) {
         return 0;
 }
 
-int sbx_env_build(char *const *extra, const char *home, char ***ret) {
+/* A limited sandbox's proxy (sbx-net.h), inside its own network namespace. */
+static const char *const proxy_env[] = {
+        "HTTP_PROXY=" SBX_NET_PROXY_URL,
+        "HTTPS_PROXY=" SBX_NET_PROXY_URL,
+        "http_proxy=" SBX_NET_PROXY_URL,
+        "https_proxy=" SBX_NET_PROXY_URL,
+        "ALL_PROXY=" SBX_NET_PROXY_URL,
+        "all_proxy=" SBX_NET_PROXY_URL,
+        "NO_PROXY=",
+        "no_proxy=",
+};
+
+int sbx_env_build(char *const *extra, const char *home, bool net_proxy, char ***ret) {
         size_t n_extra = 0;
         for (; extra && extra[n_extra]; n_extra++)
                 ;
-        size_t cap = ELEMENTSOF(default_env) + 1 + n_extra + 1;
+        size_t cap = ELEMENTSOF(default_env) + ELEMENTSOF(proxy_env) + 1 + n_extra + 1;
         _cleanup_(sbx_env_freep) char **env = calloc(cap, sizeof(char *));
         size_t n = 0;
         char homebuf[SBX_PATH_MAX + 8];
@@ -100,6 +112,9 @@ int sbx_env_build(char *const *extra, const char *home, char ***ret) {
                 return -ENAMETOOLONG;
         if (env_set(env, &n, homebuf) < 0)
                 return -ENOMEM;
+        for (size_t i = 0; net_proxy && i < ELEMENTSOF(proxy_env); i++)
+                if (env_set(env, &n, proxy_env[i]) < 0)
+                        return -ENOMEM;
         for (size_t i = 0; i < n_extra; i++)
                 if (env_set(env, &n, extra[i]) < 0)
                         return -ENOMEM;
@@ -468,7 +483,7 @@ int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, 
         capture out = {0}, err = {0};
         int r;
 
-        r = sbx_env_build(spec->env, workdir, &env);
+        r = sbx_env_build(spec->env, workdir, false, &env);
         if (r < 0)
                 return hull_err(e, r, "process: cannot build the environment");
         in_fd = sbx_open_stdin(spec->stdin_path, e);
@@ -553,6 +568,10 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
         if (spec->output_bytes < SBX_OUTPUT_BYTES_MIN)
                 return hull_err(e, -EINVAL, "exec: output limit below %llu bytes",
                                 (unsigned long long) SBX_OUTPUT_BYTES_MIN);
+        if (spec->net != SBX_NET_NONE && spec->tier != SBX_TIER_CONTAINER)
+                return hull_err_hint(e, -EINVAL, "use --tier container",
+                                     "exec: the process tier has the host's network: --net %s needs the container tier",
+                                     sbx_net_mode_to_string(spec->net));
 
         /* The container tier without --workdir mounts a tmpfs at /workspace; the process tier
          * needs a real directory on the host. */

@@ -140,7 +140,7 @@ static int open_cgroup_fds(sbx_session_box *b, hull_error *e) {
 
 int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e) {
         _cleanup_close_pair_ int ctlp[2] = {-1, -1};
-        sbx_launch L = {.rep_fd = -1};
+        sbx_launch L = {.rep_fd = -1, .net_fd = -1};
         sbx_session_box b = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
         hull_error ignore;
         int r;
@@ -156,6 +156,10 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 .use_cgroups = spec->use_cgroups,
                 .cancel_fd = -1,
                 .handles_dir = spec->handles_dir,
+                .layer_dir = spec->layer_dir,
+                .env = spec->env,
+                .net = spec->net,
+                .net_policy = spec->net_policy,
         };
         /* The container plan sizes the /workspace tmpfs by memory_bytes, which is also the
          * memory cgroup's limit (tmpfs pages are charged to it). */
@@ -208,6 +212,12 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
         r = open_cgroup_fds(&b, e);
         if (r < 0)
                 goto fail;
+        if (L.net_fd >= 0) {
+                sbx_net_policy none = {.log_fd = -1};
+                r = sbx_net_proxy_start(TAKE_FD(L.net_fd), spec->net_policy ? spec->net_policy : &none, &b.proxy, e);
+                if (r < 0)
+                        goto fail;
+        }
         sbx_launch_done(&L);
         *ret = b;
         return 0;
@@ -240,6 +250,10 @@ int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_erro
                 b->pid = -1;
         }
         b->pidfd = safe_close(b->pidfd);
+        if (b->proxy) {
+                sbx_net_proxy_stop(b->proxy, &info.net);
+                b->proxy = NULL;
+        }
         if (b->have_cg) {
                 sbx_cgroup_stats st;
                 sbx_cgroup_read_stats(&b->cg, &st);
@@ -399,7 +413,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         *ret = (sbx_result){.tier = "container"};
         if (s->dead)
                 return hull_err(e, -EPIPE, "session: the sandbox has ended");
-        r = sbx_env_build(c->env, "/workspace", &env);
+        r = sbx_env_build(c->env, "/workspace", s->net_proxy_env, &env);
         if (r < 0)
                 return hull_err(e, r, "session: cannot build the environment");
         if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
@@ -744,7 +758,7 @@ static int interp_hello(sbx_interp *in, hull_error *e) {
 
 static int zygote_spawn(sbx_session *s, int cell_fd, int out_w, int err_w, hull_error *e) {
         char **env = NULL;
-        int r = sbx_env_build(NULL, "/workspace", &env);
+        int r = sbx_env_build(s->env, "/workspace", s->net_proxy_env, &env);
         if (r < 0)
                 return hull_err(e, r, "cell: cannot build the environment");
         json_t *envj = json_array();
@@ -792,7 +806,7 @@ static int interp_cold(sbx_session *s, sbx_lang lang, bool wait, hull_error *e) 
         if (src_fd < 0)
                 return src_fd;
         char **env = NULL;
-        r = sbx_env_build(NULL, "/workspace", &env);
+        r = sbx_env_build(NULL, "/workspace", s->net_proxy_env, &env);
         if (r < 0)
                 return hull_err(e, r, "cell: cannot build the environment");
         char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_boot_py, NULL};

@@ -38,7 +38,14 @@ typedef struct sbx_session_spec {
         uint64_t millicpus;
         uint64_t tmp_bytes;      /* /tmp and /dev/shm */
         const char *handles_dir; /* host directory bound read-only at /handles, or NULL */
+        const char *layer_dir;   /* an environment's layer, bound read-only at /env, or NULL */
+        char *const *env;        /* K=V for every call and interpreter (over the defaults, under a
+                                  * call's own), NULL-terminated, or NULL; borrowed (the init
+                                  * has its own copy from the clone) */
         bool use_cgroups;
+        sbx_net_mode net;                 /* SBX_NET_NONE or SBX_NET_LIMITED (sbx-net.h) */
+        const sbx_net_policy *net_policy; /* limited: borrowed; its log_fd gets a line per
+                                           * connection (e.g. a file in the session's directory) */
 } sbx_session_spec;
 
 /* The session as its owner holds it. */
@@ -54,6 +61,8 @@ typedef struct sbx_session_box {
         gid_t host_gid;
         sbx_cgroup cg;
         bool have_cg;
+        sbx_net_proxy *proxy; /* limited: the proxy's threads in the owner's process, stopped
+                               * by sbx_session_box_end; NULL otherwise */
 } sbx_session_box;
 
 /* Start a session: the container set-up of `hull exec`, then the init waits for calls. Must be
@@ -66,6 +75,7 @@ typedef struct sbx_session_end_info {
         bool init_died;  /* the init ended on its own (not by sbx_session_box_end) */
         int init_status; /* its wait status */
         uint64_t peak_memory_bytes;
+        sbx_net_proxy_stats net; /* limited: the proxy's totals */
 } sbx_session_end_info;
 
 /* End a session: SIGKILL the init (a no-op when it already ended), reap it, read the cgroup
@@ -107,12 +117,17 @@ typedef struct sbx_session {
         int bpf_fd;
         int cg_fds[3];
         size_t n_cg_fds;
-        int zygote_fd; /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
-        int hangup_fd; /* the caller's connection during a call, or -1: when its peer hangs
-                        * up (sock_hung_up(): a reset or a closed unix socket; a half-close
-                        * is not one), sbx_session_run stops the command as cancel_fd would
-                        * (cells go on: their interpreter's state is worth more) */
-        bool dead;     /* the control socket broke: every call fails */
+        int zygote_fd;      /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
+        int hangup_fd;      /* the caller's connection during a call, or -1: when its peer hangs
+                             * up (sock_hung_up(): a reset or a closed unix socket; a half-close
+                             * is not one), sbx_session_run stops the command as cancel_fd would
+                             * (cells go on: their interpreter's state is worth more) */
+        bool dead;          /* the control socket broke: every call fails */
+        char *const *env;   /* the session's own K=V (an environment's layer: sbx_session_spec.env),
+                             * borrowed, or NULL: what interpreters forked from the zygote get (the
+                             * init adds them to every RUN and START itself) */
+        bool net_proxy_env; /* the box is SBX_NET_LIMITED: every call and interpreter gets
+                             * HTTP_PROXY and the rest (set it after sbx_session_init) */
         sbx_interp interp[_SBX_LANG_MAX];
         char warning[HULL_ERROR_MSG_MAX]; /* the last fallback taken, "" when none */
 } sbx_session;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "sbx-net.h"
 
 typedef enum sbx_tier {
         SBX_TIER_CONTAINER,
@@ -28,6 +29,7 @@ typedef struct sbx_spec {
         const char *workdir;     /* host directory bound at /workspace (container) or cwd */
         const char *rootfs;      /* container: prepared root instead of the host's /usr; NULL */
         const char *handles_dir; /* container: host directory bound read-only at /handles; NULL */
+        const char *layer_dir;   /* container: an environment's layer (env-layer.h), bound read-only at /env; NULL */
         const char *stdin_path;  /* NULL: stdin is empty (/dev/null) */
         uint64_t timeout_ms;     /* 0: none */
         uint64_t memory_bytes;   /* 0: no memory cgroup */
@@ -40,6 +42,10 @@ typedef struct sbx_spec {
                                   * and 2 as it arrives (see out_head_len) */
         int cancel_fd;           /* a signalfd (or -1): a signal on it stops the run like a
                                   * timeout and is reported in interrupted_signal */
+        sbx_net_mode net;        /* container: SBX_NET_NONE (loopback only) or
+                                  * SBX_NET_LIMITED (see sbx-net.h); the process tier
+                                  * refuses anything but none */
+        const sbx_net_policy *net_policy; /* limited: what the proxy lets through; borrowed */
 } sbx_spec;
 
 typedef struct sbx_result {
@@ -57,6 +63,7 @@ typedef struct sbx_result {
         uint64_t out_dropped, err_dropped;
         uint64_t wall_us, cpu_user_us, cpu_sys_us;
         uint64_t peak_memory_bytes;       /* cgroup peak when known, else max RSS */
+        sbx_net_proxy_stats net;          /* limited: the proxy's totals; zero otherwise */
         const char *tier;                 /* "container" or "process" */
         char warning[HULL_ERROR_MSG_MAX]; /* something went wrong after the command ran (e.g. a
                                            * cgroup left behind); "" when all went well */

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "env-layer.h"
 #include "sbx-cgroup.h"
 #include "ss.h"
 
@@ -20,7 +21,11 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .pids = spec->pids,
                                .tmp_bytes = spec->tmp_bytes,
                                .handles_dir = spec->handles_dir,
-                               .use_cgroups = ctx != NULL};
+                               .layer_dir = spec->layer_dir,
+                               .env = spec->layer_dir ? env_layer_sandbox_env() : NULL,
+                               .use_cgroups = ctx != NULL,
+                               .net = spec->net,
+                               .net_policy = spec->net_policy};
         int r = sbx_session_start(&ss, b, e);
         if (r < 0) {
                 free(b);

@@ -24,6 +24,7 @@
 
 #include "fs-util.h"
 #include "runtime-embed.h"
+#include "env-layer.h"
 #include "ss-internal.h"
 #include "time-util.h"
 
@@ -541,7 +542,10 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                 ss_box_spec spec = {.memory_bytes = m->cfg.memory_bytes,
                                     .pids = m->cfg.pids,
                                     .tmp_bytes = m->cfg.tmp_bytes,
-                                    .handles_dir = s->store_path[0] ? s->store_path : NULL};
+                                    .handles_dir = s->store_path[0] ? s->store_path : NULL,
+                                    .layer_dir = o->layer_dir,
+                                    .net = o->net,
+                                    .net_policy = o->net_policy};
                 r = m->cfg.box.open(m->cfg.box.ctx, &spec, &s->box, e);
                 s->have_box = r >= 0;
         }
@@ -551,6 +555,9 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
         }
         sbx_session_init(&s->sx, s->box.ctl_fd, s->box.ws_fd, s->box.pidfd, s->box.bpf_fd, s->box.cg_fds,
                          s->box.n_cg_fds, m->cfg.zygote_fd);
+        if (o->layer_dir)
+                s->sx.env = env_layer_sandbox_env(); /* for interpreters forked from the zygote */
+        s->sx.net_proxy_env = o->net == SBX_NET_LIMITED;
         snprintf(s->principal, sizeof(s->principal), "%s", o->principal);
         snprintf(s->owner, sizeof(s->owner), "%s", o->owner ? o->owner : "");
         snprintf(s->rule_id, sizeof(s->rule_id), "%s", o->rule_id ? o->rule_id : "");

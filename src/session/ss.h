@@ -74,7 +74,10 @@ typedef enum ss_end {
 
 typedef struct ss_box_spec {
         uint64_t memory_bytes, pids, tmp_bytes;
-        const char *handles_dir; /* bound read-only at /handles; NULL: none */
+        const char *handles_dir;          /* bound read-only at /handles; NULL: none */
+        sbx_net_mode net;                 /* SBX_NET_NONE or SBX_NET_LIMITED (sbx-net.h) */
+        const sbx_net_policy *net_policy; /* limited: borrowed for the call */
+        const char *layer_dir;            /* an environment's layer, bound read-only at /env; NULL: none */
 } ss_box_spec;
 
 /* A session's sandbox as its provider hands it over. */
@@ -159,6 +162,14 @@ typedef struct ss_open_opts {
          * (the same ids; each file is checked against the digest its manifest recorded when it
          * is used, so a changed file reads as tampered). NULL: an empty store. */
         const char *handles_from;
+        /* The sandbox's network (sbx-net.h): SBX_NET_NONE (the default) or SBX_NET_LIMITED with
+         * its policy (borrowed for the call; the provider's proxy copies it). */
+        sbx_net_mode net;
+        const sbx_net_policy *net_policy;
+        /* An environment's layer (src/env/env-layer.h): bound read-only at /env, its variables
+         * (env_layer_sandbox_env) in every call and interpreter (the zygote's forks put its
+         * PYTHONPATH on sys.path). NULL: none. */
+        const char *layer_dir;
 } ss_open_opts;
 
 /* Open a session. At the owner's cap, its least recently used session without a call in flight

@@ -74,6 +74,9 @@ static const char *const migrations[] = {
         " fingerprint TEXT NOT NULL, opened_at TEXT NOT NULL, PRIMARY KEY (session_id, fingerprint));"
         "CREATE TABLE agui_threads (thread_id TEXT NOT NULL PRIMARY KEY,"
         " session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE);",
+        /* 3: hull's named environments (hull env): every version a row; latest marks the newest. */
+        "CREATE TABLE env_specs (name TEXT NOT NULL, version INTEGER NOT NULL, latest INTEGER NOT NULL,"
+        " created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
 };
 
 int store_schema_version(void) {
@@ -1721,5 +1724,157 @@ int store_thread_put(store *s, const char *thread_id, const char *session_id, hu
                 return hull_fail(e, -EEXIST, "store: thread %.64s has a session already", thread_id);
         if (rc != SQLITE_DONE)
                 return sql_fail(s->db, rc, "cannot keep a thread", e);
+        return 0;
+}
+
+/* ---- hull's named environments ---- */
+
+static int env_row(sqlite3_stmt *st, int col, json_t **ret, hull_error *e) {
+        const char *body = (const char *) sqlite3_column_text(st, col);
+        json_error_t je;
+        json_t *o = body ? json_loads(body, 0, &je) : NULL;
+        if (!json_is_object(o)) {
+                json_decref(o);
+                return hull_fail(e, -EBADMSG, "store: an environment's stored body is not a JSON object");
+        }
+        *ret = o;
+        return 0;
+}
+
+int store_env_put(store *s, const char *name, const json_t *spec, const char *digest, json_t **ret, hull_error *e) {
+        int r;
+        if ((r = text_check("name", name, STORE_NAME_MAX, false, e)) < 0)
+                return r;
+        LOCKED(s);
+        _cleanup_tx_ tx t = {0};
+        if ((r = tx_begin(s, &t, e)) < 0)
+                return r;
+        int64_t newest = 0;
+        _cleanup_(json_decrefp) json_t *cur = NULL;
+        {
+                _cleanup_stmt_ sqlite3_stmt *st = NULL;
+                if ((r = prep(s, "SELECT version, body FROM env_specs WHERE name = ?1 AND latest = 1", &st, e)) < 0)
+                        return r;
+                int rc = bind_text(st, 1, name);
+                if (rc)
+                        return bind_fail(s, rc, e);
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_ROW) {
+                        newest = sqlite3_column_int64(st, 0);
+                        if ((r = env_row(st, 1, &cur, e)) < 0)
+                                return r;
+                } else if (rc != SQLITE_DONE)
+                        return sql_fail(s->db, rc, "cannot read an environment", e);
+        }
+        /* The same spec again is no new version. */
+        if (cur && json_equal(json_object_get(cur, "spec"), (json_t *) spec)) {
+                *ret = TAKE_PTR(cur);
+                return 0;
+        }
+        char now[STORE_TIME_MAX];
+        int64_t now_ms = 0;
+        store_now_rfc3339(now);
+        (void) store_time_ms(now, &now_ms);
+        _cleanup_(json_decrefp) json_t *o =
+                json_pack("{s:s,s:I,s:s,s:s,s:O}", "name", name, "version", (json_int_t) (newest + 1), "created_at",
+                          now, "digest", digest ? digest : "", "spec", (json_t *) spec);
+        _cleanup_free_ char *body = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        if (!body)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        {
+                _cleanup_stmt_ sqlite3_stmt *st = NULL;
+                if ((r = prep(s, "UPDATE env_specs SET latest = 0 WHERE name = ?1 AND latest = 1", &st, e)) < 0)
+                        return r;
+                int rc = bind_text(st, 1, name);
+                if (rc)
+                        return bind_fail(s, rc, e);
+                if ((r = step_done(s, st, "cannot update an environment", e)) < 0)
+                        return r;
+        }
+        {
+                _cleanup_stmt_ sqlite3_stmt *st = NULL;
+                if ((r = prep(s,
+                              "INSERT INTO env_specs (name, version, latest, created_ms, body)"
+                              " VALUES (?1, ?2, 1, ?3, ?4)",
+                              &st, e)) < 0)
+                        return r;
+                int rc = bind_text(st, 1, name);
+                rc = rc ?: sqlite3_bind_int64(st, 2, newest + 1);
+                rc = rc ?: sqlite3_bind_int64(st, 3, now_ms);
+                rc = rc ?: bind_text(st, 4, body);
+                if (rc)
+                        return bind_fail(s, rc, e);
+                if ((r = step_done(s, st, "cannot store an environment", e)) < 0)
+                        return r;
+        }
+        if ((r = tx_commit(&t, e)) < 0)
+                return r;
+        *ret = TAKE_PTR(o);
+        return 0;
+}
+
+int store_env_get(store *s, const char *name, int64_t version, json_t **ret, hull_error *e) {
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep(s,
+                     version > 0 ? "SELECT body FROM env_specs WHERE name = ?1 AND version = ?2"
+                                 : "SELECT body FROM env_specs WHERE name = ?1 AND latest = 1",
+                     &st, e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, name);
+        if (!rc && version > 0)
+                rc = sqlite3_bind_int64(st, 2, version);
+        if (rc)
+                return bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return hull_fail(e, -ENOENT, "store: no environment %.64s", name);
+        if (rc != SQLITE_ROW)
+                return sql_fail(s->db, rc, "cannot read an environment", e);
+        return env_row(st, 0, ret, e);
+}
+
+int store_env_list(store *s, bool all_versions, json_t **ret, hull_error *e) {
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep(s,
+                     all_versions ? "SELECT body FROM env_specs ORDER BY name, version"
+                                  : "SELECT body FROM env_specs WHERE latest = 1 ORDER BY name",
+                     &st, e);
+        if (r < 0)
+                return r;
+        _cleanup_(json_decrefp) json_t *a = json_array();
+        if (!a)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        for (;;) {
+                int rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW)
+                        return sql_fail(s->db, rc, "cannot list environments", e);
+                json_t *o;
+                if ((r = env_row(st, 0, &o, e)) < 0)
+                        return r;
+                if (json_array_append_new(a, o) < 0)
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+        }
+        *ret = TAKE_PTR(a);
+        return 0;
+}
+
+int store_env_delete(store *s, const char *name, hull_error *e) {
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep(s, "DELETE FROM env_specs WHERE name = ?1", &st, e);
+        if (r < 0)
+                return r;
+        int rc = bind_text(st, 1, name);
+        if (rc)
+                return bind_fail(s, rc, e);
+        if ((r = step_done(s, st, "cannot delete an environment", e)) < 0)
+                return r;
+        if (sqlite3_changes(s->db) == 0)
+                return hull_fail(e, -ENOENT, "store: no environment %.64s", name);
         return 0;
 }

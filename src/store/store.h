@@ -177,6 +177,19 @@ int store_sandbox_list(store *s, const char *session_id, json_t **ret, hull_erro
 int store_thread_get(store *s, const char *thread_id, char ret[static STORE_ID_MAX], hull_error *e);
 /* Map thread_id to session_id; -EEXIST when the thread has one, -ENOENT without the session. */
 int store_thread_put(store *s, const char *thread_id, const char *session_id, hull_error *e);
+/* ---- hull's named environments (hull env): every change a new version ----
+ * Each version is an object {"name", "version" (1, 2, ...), "created_at", "digest" (the layer's,
+ * "" when it has no packages), "spec" (env-spec.h's JSON form)}. */
+
+/* Store spec as the next version of name (version 1 when new); the same spec as the newest
+ * version adds nothing. *ret: the newest version's object (a new reference). */
+int store_env_put(store *s, const char *name, const json_t *spec, const char *digest, json_t **ret, hull_error *e);
+/* The newest version (version 0) or that version. -ENOENT when there is none. */
+int store_env_get(store *s, const char *name, int64_t version, json_t **ret, hull_error *e);
+/* The newest version of each environment by name, or every version of every one (a new array). */
+int store_env_list(store *s, bool all_versions, json_t **ret, hull_error *e);
+/* Delete every version. -ENOENT when there is none. */
+int store_env_delete(store *s, const char *name, hull_error *e);
 
 /* Now, RFC 3339 UTC with milliseconds ("2026-12-02T10:00:00.123Z"). */
 void store_now_rfc3339(char ret[static STORE_TIME_MAX]);

@@ -4,6 +4,8 @@
 # and, where the attempt aims at the host, the host's state afterwards.
 # Needs root (the sandbox maps to host uid 65534 and some checks set up root-owned files).
 # Never run the probe under --tier process: it is no isolation.
+# HULL_CONTAINMENT_NET=limited runs every probe in a sandbox with --net limited (the proxy's
+# socket inside; tests/integration/test-net.sh runs the suite so); unset: the default, none.
 . "$(dirname "$0")/../lib.sh"
 
 T=10 # --timeout of every sandboxed run, seconds
@@ -62,6 +64,11 @@ run_probe() {
         while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
         shift
         OUT=$TEST_TMP/$tag.out ERR=$TEST_TMP/$tag.err
+        case ${HULL_CONTAINMENT_NET:-none} in
+        none) ;;
+        limited) opts+=(--net limited --allow-host localhost --net-log "$TEST_TMP/net.log") ;;
+        *) fail "containment: HULL_CONTAINMENT_NET" "unknown mode ${HULL_CONTAINMENT_NET}"; exit 1 ;;
+        esac
         timeout -k 5 $((T + 20)) "$HULL" exec --timeout "${TIMEOUT:-$T}" --workdir "$W" \
                 --env HULL_HOST_PIDNS="$HOST_PIDNS" --env HULL_HOST_USERNS="$HOST_USERNS" \
                 "${opts[@]}" -- /workspace/probe "$@" >"$OUT" 2>"$ERR"

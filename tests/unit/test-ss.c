@@ -552,6 +552,48 @@ static void test_export(const ss_config *base) {
         ss_free(m);
 }
 
+/* A limited network through the session core: the proxy runs beside the session, every call
+ * gets HTTP_PROXY, and a host not on the list is refused (and counted in the log). */
+static void test_net(const ss_config *base) {
+        ss_config cfg = *base;
+        ss_manager *m = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(ss_new(&cfg, &m, &e), 0);
+        if (!m)
+                return;
+        int logp[2];
+        CHECK(pipe2(logp, O_CLOEXEC) == 0);
+        char *allow[] = {(char *) "allowed.invalid", NULL};
+        sbx_net_policy pol = {.allowed_hosts = allow, .log_fd = logp[1]};
+        ss_open_opts o = {.principal = "net", .owner = "net", .net = SBX_NET_LIMITED, .net_policy = &pol};
+        ss_session *s = NULL;
+        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
+        close(logp[1]);
+        if (s) {
+                CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), 0);
+                ss_output out = {0};
+                ss_exec_args ex = {.command = "echo \"$HTTPS_PROXY\"; curl -s -o /dev/null -w '%{http_code}\\n' "
+                                              "http://blocked.invalid/ 2>&1",
+                                   .timeout_ms = 20000,
+                                   .output_bytes = 4096};
+                CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
+                CHECK(contains(out.out, out.out_len, "http://127.0.0.1:3128\n403\n"));
+                ss_output_done(&out);
+                ss_call_end(m, s);
+                ss_unref(m, s);
+        }
+        ss_shutdown(m, 1000);
+        ss_free(m);
+        char buf[512];
+        ssize_t n = read(logp[0], buf, sizeof(buf) - 1);
+        CHECK(n > 0);
+        if (n > 0) {
+                buf[n] = '\0';
+                CHECK(strstr(buf, "net refused HTTP blocked.invalid:80") != NULL);
+        }
+        close(logp[0]);
+}
+
 int main(void) {
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {
                 printf("skip - the session core makes real sandboxes: it needs root and /usr/bin/python3\n");
@@ -594,6 +636,10 @@ int main(void) {
         test_bounds(&cfg);
         test_for_tools(&cfg);
         test_export(&cfg);
+        if (access("/usr/bin/curl", X_OK) == 0)
+                test_net(&cfg);
+        else
+                printf("skip - a limited session: needs /usr/bin/curl\n");
         (void) rm_rf_at(AT_FDCWD, tmp);
         return test_done();
 }

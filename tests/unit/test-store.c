@@ -910,6 +910,43 @@ static void test_sandboxes_and_agui(store *s) {
         CHECK_EQ_INT(store_sandbox_list(s, "sess_box", &boxes, &e), -ENOENT);
 }
 
+/* hull env's named environments: a new spec is a new version, the same spec none, rm removes all. */
+static void test_env_specs(store *s) {
+        hull_error e = {0};
+        json_t *o = NULL, *a = NULL;
+        json_t *spec1 = json_pack("{s:{s:[s]}}", "packages", "apt", "jq");
+        json_t *spec2 = json_pack("{s:{s:[s,s]}}", "packages", "apt", "jq", "hello");
+        CHECK_EQ_INT(store_env_get(s, "data", 0, &o, &e), -ENOENT);
+        CHECK_EQ_INT(store_env_put(s, "data", spec1, "d1", &o, &e), 0);
+        CHECK(json_integer_value(json_object_get(o, "version")) == 1);
+        json_decref(o);
+        CHECK_EQ_INT(store_env_put(s, "data", spec1, "d1", &o, &e), 0);
+        TEST_RESULT(json_integer_value(json_object_get(o, "version")) == 1, "the same spec is no new version");
+        json_decref(o);
+        CHECK_EQ_INT(store_env_put(s, "data", spec2, "d2", &o, &e), 0);
+        CHECK(json_integer_value(json_object_get(o, "version")) == 2);
+        json_decref(o);
+        CHECK_EQ_INT(store_env_put(s, "other", spec1, "d1", &o, &e), 0);
+        json_decref(o);
+        CHECK_EQ_INT(store_env_get(s, "data", 0, &o, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(o, "digest")), "d2");
+        json_decref(o);
+        CHECK_EQ_INT(store_env_get(s, "data", 1, &o, &e), 0);
+        CHECK(json_equal(json_object_get(o, "spec"), spec1));
+        json_decref(o);
+        CHECK_EQ_INT(store_env_list(s, false, &a, &e), 0);
+        CHECK(json_array_size(a) == 2);
+        json_decref(a);
+        CHECK_EQ_INT(store_env_list(s, true, &a, &e), 0);
+        CHECK(json_array_size(a) == 3);
+        json_decref(a);
+        CHECK_EQ_INT(store_env_delete(s, "data", &e), 0);
+        CHECK_EQ_INT(store_env_delete(s, "data", &e), -ENOENT);
+        CHECK_EQ_INT(store_env_get(s, "data", 1, &o, &e), -ENOENT);
+        json_decref(spec1);
+        json_decref(spec2);
+}
+
 int main(void) {
         hull_error e = {0};
         if (!dlib_sqlite3_load(&e)) {
@@ -928,6 +965,7 @@ int main(void) {
         test_lists(s);
         test_events(s);
         test_keys(s);
+        test_env_specs(s);
         test_threads(s);
         test_sandboxes_and_agui(s);
         test_budget(s);

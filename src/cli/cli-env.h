@@ -1,0 +1,15 @@
+/* cli-env.h: what hull env shares with hull exec and hull run: an environment's layer. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "env-spec.h"
+#include "error.h"
+#include "limits.h"
+
+/* The environment NAME of HOME's hull.db: its layer's directory into ret_layer ("" when it has
+ * no packages), built first when build is set and it is missing (else -ENOENT; *ret_built, may
+ * be NULL, says whether this call built it), and its spec into *ret_spec (may be NULL; free with
+ * env_spec_done). Returns 0 or a negative errno with *e. */
+int cli_env_layer(const char *home, const char *name, bool build, char ret_layer[SBX_PATH_MAX], env_spec *ret_spec,
+                  bool *ret_built, hull_error *e);

@@ -1,0 +1,349 @@
+/* test-sbx-net.c: a limited sandbox's network: the request parser and its rewrite, host
+ * patterns, apt's source lists, the package registries of this host, the proxy on a listener of
+ * the test's own (loopback, with the testing override), stopped with a connection open, and a
+ * session started with SBX_NET_LIMITED (as root). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "macro.h"
+#include "sbx-net.h"
+#include "sbx-session.h"
+#include "test.h"
+
+static int parse(const char *s, sbx_net_req *r) {
+        return sbx_net_req_parse(s, strlen(s), r);
+}
+
+static void test_parse(void) {
+        sbx_net_req r;
+        CHECK_EQ_INT(parse("CONNECT Example.COM:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", &r), 0);
+        CHECK_EQ_INT(r.kind, SBX_NET_REQ_CONNECT);
+        CHECK_EQ_STR(r.host, "example.com");
+        CHECK_EQ_INT(r.port, 443);
+        CHECK_EQ_INT(r.head_len, strlen("CONNECT Example.COM:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"));
+        CHECK_EQ_INT(parse("CONNECT [::1]:8443 HTTP/1.0\n\n", &r), 0);
+        CHECK_EQ_STR(r.host, "::1");
+        CHECK_EQ_INT(r.port, 8443);
+        CHECK_EQ_INT(parse("CONNECT 10.0.0.1:22 HTTP/1.1\r\n\r\nextra", &r), 0);
+        CHECK_EQ_STR(r.host, "10.0.0.1");
+        CHECK_EQ_INT(r.head_len, strlen("CONNECT 10.0.0.1:22 HTTP/1.1\r\n\r\n"));
+
+        const char *get =
+                "GET http://a.example:8080/x?y=1 HTTP/1.1\r\nHost: a.example\r\nProxy-Connection: keep-alive\r\n"
+                "Connection: keep-alive\r\nAccept: */*\r\n folded\r\nProxy-Authorization: Basic x\r\n "
+                "dropped-fold\r\n\r\nBODY";
+        CHECK_EQ_INT(parse(get, &r), 0);
+        CHECK_EQ_INT(r.kind, SBX_NET_REQ_HTTP);
+        CHECK_EQ_STR(r.host, "a.example");
+        CHECK_EQ_INT(r.port, 8080);
+        char out[1024];
+        int n = sbx_net_req_rewrite(get, &r, out, sizeof(out));
+        CHECK(n > 0);
+        if (n > 0) {
+                out[n] = '\0';
+                CHECK_EQ_STR(out, "GET /x?y=1 HTTP/1.1\r\nHost: a.example\r\nAccept: */*\r\n folded\r\nConnection: "
+                                  "close\r\n\r\n");
+        }
+        CHECK_EQ_INT(sbx_net_req_rewrite(get, &r, out, 20), -E2BIG);
+        CHECK_EQ_INT(parse("GET http://b.example HTTP/1.0\r\n\r\n", &r), 0);
+        CHECK_EQ_INT(r.port, 80);
+        n = sbx_net_req_rewrite("GET http://b.example HTTP/1.0\r\n\r\n", &r, out, sizeof(out));
+        CHECK(n > 0);
+        if (n > 0) {
+                out[n] = '\0';
+                CHECK_EQ_STR(out, "GET / HTTP/1.0\r\nConnection: close\r\n\r\n");
+        }
+
+        /* incomplete, too large, refused */
+        CHECK_EQ_INT(parse("CONNECT a.example:443 HTTP/1.1\r\n", &r), -EAGAIN);
+        CHECK_EQ_INT(parse("", &r), -EAGAIN);
+        char *big = malloc(SBX_NET_HEAD_MAX + 10);
+        if (big) {
+                memset(big, 'a', SBX_NET_HEAD_MAX + 9);
+                big[SBX_NET_HEAD_MAX + 9] = '\0';
+                CHECK_EQ_INT(parse(big, &r), -E2BIG);
+                free(big);
+        }
+        const char *bad[] = {
+                "GET /relative HTTP/1.1\r\n\r\n",
+                "GET https://a.example/ HTTP/1.1\r\n\r\n",
+                "GET ftp://a.example/ HTTP/1.1\r\n\r\n",
+                "GET http://user:pw@a.example/ HTTP/1.1\r\n\r\n",
+                "CONNECT a.example HTTP/1.1\r\n\r\n",
+                "CONNECT a.example:0 HTTP/1.1\r\n\r\n",
+                "CONNECT a.example:65536 HTTP/1.1\r\n\r\n",
+                "CONNECT a.example:44x HTTP/1.1\r\n\r\n",
+                "CONNECT a..example:443 HTTP/1.1\r\n\r\n",
+                "CONNECT [a.example]:443 HTTP/1.1\r\n\r\n",
+                "CONNECT 127.1:443 HTTP/1.1\r\n\r\n",
+                "CONNECT 2130706433:443 HTTP/1.1\r\n\r\n",
+                "CONNECT 0x7f000001:443 HTTP/1.1\r\n\r\n",
+                "CONNECT a.example:443 HTTP/2.0\r\n\r\n",
+                "CONNECT a.example:443\r\n\r\n",
+                "connect a.example:443 HTTP/1.1\r\n\r\n",
+                "CONNECT a.example:443 HTTP/1.1\r\nno colon here\r\n\r\n",
+                "CONNECT a_b!.example:443 HTTP/1.1\r\n\r\n",
+                "CONNECT  a.example:443 HTTP/1.1\r\n\r\n",
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int k = parse(bad[i], &r);
+                if (k != -EINVAL)
+                        printf("# accepted: %s\n", bad[i]);
+                CHECK_EQ_INT(k, -EINVAL);
+        }
+        CHECK_EQ_INT(sbx_net_req_parse("CONNECT a:1 HTTP/1.1\r\n\0\r\n\r\n", 27, &r), -EINVAL);
+}
+
+static void test_patterns(void) {
+        CHECK(sbx_net_host_matches("example.com", "EXAMPLE.com"));
+        CHECK(sbx_net_host_matches("example.com.", "example.com"));
+        CHECK(sbx_net_host_matches("example.com", "example.com."));
+        CHECK(!sbx_net_host_matches("example.com", "www.example.com"));
+        CHECK(!sbx_net_host_matches("example.com", "badexample.com"));
+        CHECK(sbx_net_host_matches("*.example.com", "www.example.com"));
+        CHECK(sbx_net_host_matches("*.example.com", "a.b.example.com"));
+        CHECK(!sbx_net_host_matches("*.example.com", "example.com"));
+        CHECK(!sbx_net_host_matches("*.example.com", "badexample.com"));
+        CHECK(sbx_net_host_matches("10.1.2.3", "10.1.2.3"));
+        CHECK(sbx_net_host_matches("::1", "0:0::1"));
+        CHECK(!sbx_net_host_matches("10.1.2.3", "10.1.2.4"));
+        CHECK(!sbx_net_host_matches("*.2.3", "10.1.2.3")); /* an address never matches a name pattern */
+        CHECK(!sbx_net_host_matches("*.", "a"));
+        CHECK(sbx_net_pattern_valid("example.com"));
+        CHECK(sbx_net_pattern_valid("*.example.com"));
+        CHECK(sbx_net_pattern_valid("10.0.0.1"));
+        CHECK(sbx_net_pattern_valid("fd00::1"));
+        CHECK(!sbx_net_pattern_valid(""));
+        CHECK(!sbx_net_pattern_valid("*"));
+        CHECK(!sbx_net_pattern_valid("*."));
+        CHECK(!sbx_net_pattern_valid("a.*.example"));
+        CHECK(!sbx_net_pattern_valid("http://example.com"));
+        CHECK(!sbx_net_pattern_valid("bad host"));
+        CHECK(!sbx_net_pattern_valid(".example"));
+}
+
+static void test_apt(void) {
+        const char *text =
+                "# comment\n"
+                "deb http://deb.debian.org/debian bookworm main\n"
+                "deb [arch=amd64 signed-by=/x.gpg] https://user:pw@Download.Example.com:8443/apt stable main\n"
+                "deb-src http://deb.debian.org/debian bookworm main\n"
+                "deb cdrom:[Debian]/ bookworm main\n"
+                "\n"
+                "Types: deb\n"
+                "URIs: http://security.debian.org/debian-security https://mirror.example.net/d\n"
+                "  http://cont.example.org/x\n"
+                "Suites: bookworm-security\n"
+                "URIs:file:///srv/local\n";
+        char *hosts[17] = {0};
+        size_t n = 0;
+        CHECK_EQ_INT(sbx_net_apt_hosts(text, strlen(text), hosts, &n, 16), 0);
+        CHECK_EQ_INT(n, 5);
+        const char *want[] = {"deb.debian.org", "download.example.com", "security.debian.org", "mirror.example.net",
+                              "cont.example.org"};
+        for (size_t i = 0; i < ELEMENTSOF(want) && i < n; i++)
+                CHECK_EQ_STR(hosts[i], want[i]);
+        for (size_t i = 0; i < n; i++)
+                free(hosts[i]);
+        n = 0;
+        CHECK_EQ_INT(sbx_net_apt_hosts(text, strlen(text), hosts, &n, 2), -E2BIG);
+        for (size_t i = 0; i < n; i++)
+                free(hosts[i]);
+
+        char **pkg = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), 0);
+        bool npm = false, pypi = false;
+        size_t count = 0;
+        for (char **h = pkg; h && *h; h++, count++) {
+                CHECK(sbx_net_pattern_valid(*h));
+                npm |= strstr(*h, "npm") != NULL || access("/etc/npmrc", F_OK) == 0;
+                pypi |= strcmp(*h, "pypi.org") == 0 || access("/etc/pip.conf", F_OK) == 0;
+                printf("# package registry: %s\n", *h);
+        }
+        CHECK(count >= 3);
+        CHECK(npm);
+        CHECK(pypi);
+        sbx_net_hosts_free(pkg);
+}
+
+/* A TCP listener on 127.0.0.1 with an ephemeral port; *port gets it. */
+static int listener(unsigned *port) {
+        struct sockaddr_in sa = {.sin_family = AF_INET};
+        socklen_t sl = sizeof(sa);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+            getsockname(fd, (struct sockaddr *) &sa, &sl) < 0)
+                return -1;
+        *port = ntohs(sa.sin_port);
+        return fd;
+}
+
+static int dial(unsigned port) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port)};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -1;
+        return fd;
+}
+
+static ssize_t read_some(int fd, char *buf, size_t size) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0)
+                return -1;
+        return read(fd, buf, size);
+}
+
+static bool fcntl_closed(int fd) {
+        return fcntl(fd, F_GETFD) < 0 && errno == EBADF;
+}
+
+static void test_proxy(void) {
+        unsigned proxy_port = 0, dest_port = 0;
+        int lp = listener(&proxy_port), dest = listener(&dest_port);
+        int logp[2];
+        CHECK(lp >= 0 && dest >= 0 && pipe(logp) == 0);
+        if (lp < 0 || dest < 0)
+                return;
+        char *allow[] = {(char *) "localhost", NULL};
+        sbx_net_policy pol = {.allowed_hosts = allow, .allow_loopback = true, .log_fd = logp[1]};
+        sbx_net_proxy *p = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(sbx_net_proxy_start(lp, &pol, &p, &e), 0);
+        close(logp[1]);
+        if (!p)
+                return;
+
+        /* refused: not listed */
+        char buf[4096], req[256];
+        int c = dial(proxy_port);
+        snprintf(req, sizeof(req), "CONNECT other.invalid:%u HTTP/1.1\r\n\r\n", dest_port);
+        CHECK(c >= 0 && write(c, req, strlen(req)) == (ssize_t) strlen(req));
+        ssize_t n = read_some(c, buf, sizeof(buf) - 1);
+        CHECK(n > 12 && memcmp(buf, "HTTP/1.1 403", 12) == 0);
+        close(c);
+
+        /* allowed: a tunnel to the destination, both ways */
+        c = dial(proxy_port);
+        snprintf(req, sizeof(req), "CONNECT localhost:%u HTTP/1.1\r\nHost: x\r\n\r\nhello", dest_port);
+        CHECK(c >= 0 && write(c, req, strlen(req)) == (ssize_t) strlen(req));
+        n = read_some(c, buf, sizeof(buf) - 1);
+        CHECK(n > 12 && memcmp(buf, "HTTP/1.1 200", 12) == 0);
+        struct pollfd pd = {.fd = dest, .events = POLLIN};
+        CHECK(poll(&pd, 1, 10000) == 1);
+        int up = accept4(dest, NULL, NULL, SOCK_CLOEXEC);
+        CHECK(up >= 0);
+        n = read_some(up, buf, sizeof(buf) - 1);
+        CHECK(n == 5 && memcmp(buf, "hello", 5) == 0);
+        CHECK(write(up, "world!", 6) == 6);
+        n = read_some(c, buf, sizeof(buf) - 1);
+        CHECK(n == 6 && memcmp(buf, "world!", 6) == 0);
+
+        /* Stopped with that connection open: it ends, the threads are joined. */
+        sbx_net_proxy_stats st;
+        sbx_net_proxy_stop(p, &st);
+        CHECK_EQ_INT(st.refused, 1);
+        CHECK_EQ_INT(st.allowed, 1);
+        CHECK_EQ_INT(st.bytes_up, 5);
+        CHECK_EQ_INT(st.bytes_down, 6);
+        n = read_some(c, buf, sizeof(buf));
+        CHECK(n == 0 || (n < 0 && errno == ECONNRESET));
+        close(c);
+        close(up);
+        close(dest);
+        n = read(logp[0], buf, sizeof(buf) - 1);
+        CHECK(n > 0);
+        if (n > 0) {
+                buf[n] = '\0';
+                printf("# log: %s", buf);
+                CHECK(strstr(buf, "net refused CONNECT other.invalid:") &&
+                      strstr(buf, "reason=not on the allowed hosts"));
+                CHECK(strstr(buf, "net allowed CONNECT localhost:") && strstr(buf, "addr=127.0.0.1 up=5 down=6"));
+        }
+        close(logp[0]);
+
+        /* a bad pattern is refused at start, and the listener is closed */
+        int lp2 = listener(&proxy_port);
+        char *bad[] = {(char *) "not a host", NULL};
+        sbx_net_policy badpol = {.allowed_hosts = bad, .log_fd = -1};
+        CHECK_EQ_INT(sbx_net_proxy_start(lp2, &badpol, &p, &e), -EINVAL);
+        CHECK(strstr(e.msg, "not a host") != NULL);
+        CHECK(fcntl_closed(lp2));
+}
+
+static void test_session(void) {
+        if (geteuid() != 0) {
+                printf("skip - a limited session: needs root\n");
+                return;
+        }
+        int logp[2];
+        CHECK(pipe(logp) == 0);
+        char *allow[] = {(char *) "allowed.invalid", NULL};
+        sbx_net_policy pol = {.allowed_hosts = allow, .log_fd = logp[1]};
+        sbx_session_spec spec = {.memory_bytes = 256ULL << 20,
+                                 .pids = 64,
+                                 .tmp_bytes = 16ULL << 20,
+                                 .use_cgroups = true,
+                                 .net = SBX_NET_LIMITED,
+                                 .net_policy = &pol};
+        sbx_session_box box;
+        hull_error e = {0};
+        int r = sbx_session_start(&spec, &box, &e);
+        close(logp[1]);
+        CHECK_EQ_INT(r, 0);
+        if (r < 0) {
+                printf("# %s\n", e.msg);
+                return;
+        }
+        CHECK(box.proxy != NULL);
+        sbx_session s;
+        sbx_session_init(&s, box.ctl_fd, box.ws_fd, box.pidfd, box.bpf_fd, box.cg_fds, box.n_cg_fds, -1);
+        s.net_proxy_env = true;
+        sbx_result res;
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c",
+                        (char *) "echo \"$HTTPS_PROXY\"; /usr/bin/python3 -c 'import socket; "
+                                 "s=socket.create_connection((\"127.0.0.1\",3128)); "
+                                 "s.sendall(b\"CONNECT blocked.invalid:443 HTTP/1.1\\r\\n\\r\\n\"); "
+                                 "print(s.recv(64).split(b\"\\r\\n\")[0].decode())'",
+                        NULL};
+        sbx_session_call call = {.argv = argv, .timeout_ms = 20000, .output_bytes = 4096, .cancel_fd = -1};
+        CHECK_EQ_INT(sbx_session_run(&s, &call, &res, &e), 0);
+        CHECK(res.out && strstr(res.out, "http://127.0.0.1:3128\n") != NULL);
+        CHECK(res.out && strstr(res.out, "HTTP/1.1 403") != NULL);
+        if (res.out)
+                printf("# session: %s", res.out);
+        sbx_result_done(&res);
+        sbx_session_done(&s);
+        sbx_session_end_info info;
+        CHECK_EQ_INT(sbx_session_box_end(&box, &info, &e), 0);
+        CHECK_EQ_INT(info.net.refused, 1);
+        char buf[1024];
+        ssize_t n = read(logp[0], buf, sizeof(buf) - 1);
+        CHECK(n > 0);
+        if (n > 0) {
+                buf[n] = '\0';
+                CHECK(strstr(buf, "net refused CONNECT blocked.invalid:443") != NULL);
+        }
+        close(logp[0]);
+}
+
+int main(void) {
+        signal(SIGPIPE, SIG_IGN);
+        test_parse();
+        test_patterns();
+        test_apt();
+        test_proxy();
+        test_session();
+        return test_done();
+}
