@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-agui.sh: hull serve's AG-UI endpoint (POST /agui) driven by the official `@ag-ui/client`
+# test-agui-client.sh: hull serve's AG-UI endpoint (POST /agui) driven by the official `@ag-ui/client`
 # from npm, every event checked against `@ag-ui/core`'s schemas (agui.test.js against a real
 # `hull serve` whose model is `hull mock-model`; the packages installed by npm-deps.sh).
 . "$(dirname "$0")/../lib.sh"

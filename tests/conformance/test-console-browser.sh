@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test-console.sh: hull's web console in Debian's Chromium, driven by puppeteer-core from npm
+# test-console-browser.sh: hull's web console in Debian's Chromium, driven by puppeteer-core from npm
 # (console.test.js against a real hull serve and hull mock-model; puppeteer-core installed by
 # npm-deps.sh from the committed lockfile, never a downloaded browser).
 . "$(dirname "$0")/../lib.sh"
