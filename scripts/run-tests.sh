@@ -25,11 +25,17 @@ count_output() { # count TAP-ish lines of a test's output; $2 is its exit code
 }
 
 run() { # run NAME CMD...: show the output, then count it
-        local name=$1 out rc
+        local name=$1 out rc home=""
         shift
         echo "# $name"
-        out=$("$@" 2>&1)
+        # A test that names no HULL_HOME gets a fresh one of its own: nothing a test does may
+        # depend on, or change, the machine's own state directory (/var/lib/hull as root).
+        if [ -z "${HULL_HOME:-}" ]; then
+                home=$(mktemp -d "${TMPDIR:-/tmp}/hull-test-home.XXXXXX") && chmod 0711 "$home" || home=""
+        fi
+        out=$(if [ -n "$home" ]; then export HULL_HOME=$home; fi; "$@" 2>&1)
         rc=$?
+        [ -n "$home" ] && rm -rf "$home"
         printf '%s\n' "$out" | grep -vE '^[0-9]+ passed, [0-9]+ failed' | sed 's/^/    /'
         count_output "$out" "$rc" "$name"
 }
