@@ -90,6 +90,7 @@
 #define SBX_NET_HOSTS_FILE_MAX (64U << 10) /* the testing hosts file (bytes) */
 #define SBX_NET_SOURCES_MAX (1U << 20)     /* one apt source list, npmrc or pip.conf read */
 #define SBX_NET_SOURCE_FILES_MAX 64U       /* files of /etc/apt/sources.list.d read */
+#define SBX_NET_PINS_MAX 256U              /* pinned (name, address) pairs of the package registries */
 #define SBX_NET_LOG_LINE_MAX 512U          /* one line of the connection log */
 
 /* Workspace operations (src/sandbox/sbx-workspace) */
@@ -600,3 +601,4 @@
 #define ENV_BUILD_TIMEOUT_MS (30ULL * 60 * 1000) /* one layer build */
 #define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
 #define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */
+#define ENV_BUILD_TMP_BYTES (512ULL << 20)       /* the build sandbox's /tmp */

@@ -75,7 +75,7 @@ void cli_env_help(void) {
                "  check   the preflight: each apt package's programs on PATH, each npm package\n"
                "          require()-able, each pip package importable; says what failed and why\n"
                "  rm      delete every version, and the layers no environment names any more\n"
-               "  gc      delete the layers no environment names\n\n"
+               "  gc      delete the layers no environment names and what failed builds left\n\n"
                "Packages: apt 'jq' or 'jq=1.6-2.1'; npm 'is-number' or 'is-number@7.0.0'; pip\n"
                "'requests' or 'requests==2.31.0'. A spec file is JSON: {\"packages\": {\"apt\": [...],\n"
                "\"npm\": [...], \"pip\": [...]}, \"networking\": {\"type\": \"limited\", \"allowed_hosts\": [...],\n"

@@ -15,11 +15,13 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "auth.h"
 #include "broker.h"
+#include "cli-env.h"
 #include "cli.h"
 #include "dlib.h"
 #include "dlog.h"
@@ -667,6 +669,72 @@ static int start_children(serve_state *st, hull_error *e) {
         return brk_start(&bc, &st->broker, e);
 }
 
+/* OpenSession's hullEnvironment (hs_config.env_resolve): the environment's layer, built first
+ * when missing by `hull env build` in a child (hull serve's threads never fork: posix_spawn execs
+ * at once; the flock of env-layer makes it the only build of that spec), and its network. */
+static int serve_env_resolve(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
+                             sbx_net_policy *ret_policy, hull_error *e) {
+        char home[SBX_PATH_MAX];
+        _cleanup_(env_spec_done) env_spec es = {0};
+        (void) ctx;
+        int r = home_resolve(home, e);
+        if (r < 0)
+                return r;
+        r = cli_env_layer(home, name, false, ret_layer, &es, NULL, e);
+        if (r == -ENOENT && strstr(e->msg, "is not built")) {
+                char *argv[] = {(char *) "hull",
+                                (char *) "env",
+                                (char *) "build",
+                                (char *) "--home",
+                                home,
+                                (char *) name,
+                                (char *) "--no-check",
+                                NULL};
+                extern char **environ;
+                pid_t pid;
+                int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
+                if (err != 0)
+                        return hull_err(e, -err, "environment %s: cannot start the build of its layer", name);
+                int st;
+                while (waitpid(pid, &st, 0) < 0)
+                        if (errno != EINTR)
+                                return hull_err(e, negative_errno(), "environment %s: waiting for its build", name);
+                r = cli_env_layer(home, name, false, ret_layer, &es, NULL, e);
+                if (r == -ENOENT)
+                        return hull_fail(e, -EIO,
+                                         "environment %s: its layer could not be built (hull serve's log has the "
+                                         "build's output; try 'hull env build %s')",
+                                         name, name);
+        }
+        if (r < 0)
+                return r;
+        *ret_net = SBX_NET_NONE;
+        *ret_policy = (sbx_net_policy){.log_fd = -1};
+        if (es.net == ENV_NET_UNRESTRICTED)
+                return hull_fail(e, -EOPNOTSUPP,
+                                 "environment %s wants unrestricted networking, which hull does not offer yet (use "
+                                 "limited with allowed_hosts)",
+                                 name);
+        if (es.net == ENV_NET_LIMITED) {
+                /* The policy's strings outlive es: serve_env_done frees them. */
+                char **hosts = calloc(es.n_allowed_hosts + 1, sizeof(char *));
+                if (!hosts)
+                        return hull_err(e, -ENOMEM, "out of memory");
+                for (size_t i = 0; i < es.n_allowed_hosts; i++)
+                        hosts[i] = TAKE_PTR(es.allowed_hosts[i]);
+                ret_policy->allowed_hosts = hosts;
+                ret_policy->allow_package_managers = es.allow_package_managers;
+                *ret_net = SBX_NET_LIMITED;
+        }
+        return 0;
+}
+
+static void serve_env_done(void *ctx, sbx_net_policy *policy) {
+        (void) ctx;
+        sbx_net_hosts_free((char **) policy->allowed_hosts);
+        policy->allowed_hosts = NULL;
+}
+
 /* The session table and its reaper thread (with sessions on). */
 static int start_sessions(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
@@ -688,7 +756,9 @@ static int start_sessions(serve_state *st, hull_error *e) {
                         .audit_dir = st->audit_path,
                         .handles_dir = st->handles_path,
                         .handle_bytes_max = o->handle_max,
-                        .store_bytes_max = o->session_handles_max};
+                        .store_bytes_max = o->session_handles_max,
+                        .env_resolve = serve_env_resolve,
+                        .env_done = serve_env_done};
         return hs_new(&sc, &st->sessions, e);
 }
 

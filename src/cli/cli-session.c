@@ -100,6 +100,7 @@ typedef struct session_args {
         const char *url, *unix_path, *token_file;
         bool insecure, json, force;
         const char *owner;
+        const char *environment; /* open --env NAME: hull's extension hullEnvironment */
         bool has_lifetime, has_idle, has_timeout, has_limit;
         uint64_t lifetime_ms, idle_ms, timeout_ms, offset, limit;
         const char *languages[PLIM_LANGUAGES_MAX];
@@ -530,6 +531,8 @@ static int sub_open(cli_client *c, const session_args *a) {
                 return bad_answer("out of memory");
         if (a->owner)
                 json_object_set_new(req, "owner", json_string(a->owner));
+        if (a->environment)
+                json_object_set_new(req, "hullEnvironment", json_string(a->environment));
         if (a->has_lifetime)
                 json_object_set_new(req, "lifetimeMs", json_integer((json_int_t) a->lifetime_ms));
         if (a->has_idle)
@@ -973,11 +976,13 @@ static int sub_list(cli_client *c, const session_args *a) {
 #define CONNECTION_HELP CLI_CONNECTION_HELP
 
 static const session_sub subs[] = {
-        {"open", BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE), 0, 0,
-         "open [--owner O] [--lifetime DUR] [--idle DUR] [--language python|javascript]... [--json]",
+        {"open", BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE) | BIT(OPT_ENV),
+         0, 0, "open [--owner O] [--env NAME] [--lifetime DUR] [--idle DUR] [--language python|javascript]... [--json]",
          "Open a session: one sandbox kept for many calls. Prints its ID, a capability: whoever has it\n"
          "can use the session. With --json, the whole answer (fingerprint, isolation, expiry).\n\n"
          "  --owner O          who the session is for, [A-Za-z0-9._:-]{1,64}\n"
+         "  --env NAME         the environment (hull env) whose packages (its layer, built first when\n"
+         "                     missing) and network the session gets\n"
          "  --lifetime DUR     end it after DUR (may only shorten the daemon's; at most 12h)\n"
          "  --idle DUR         end it after DUR without a call (at least 1s)\n"
          "  --language L       warm an interpreter: python or javascript (repeatable)\n",
@@ -1251,6 +1256,17 @@ static int parse_options(int argc, char **argv, const session_sub *sub, session_
                         a->has_timeout = true;
                         break;
                 case OPT_ENV: {
+                        if (sub && strcmp(sub->name, "open") == 0) {
+                                /* open --env NAME: an environment of `hull env` (checked by hull serve) */
+                                if (!optarg[0] || strlen(optarg) >= ENV_NAME_MAX || strchr(optarg, '='))
+                                        return usage_error("open --env wants an environment's name (see 'hull env "
+                                                           "list'), got '%s'",
+                                                           optarg);
+                                if (a->environment)
+                                        return usage_error("open --env is given twice%s", "");
+                                a->environment = optarg;
+                                break;
+                        }
                         const char *eq = strchr(optarg, '=');
                         if (parse_env_assignment(optarg, HULL_API_ENV_NAME_MAX + 1 + HULL_API_ENV_VALUE_MAX) < 0 ||
                             !eq || (size_t) (eq - optarg) > HULL_API_ENV_NAME_MAX ||

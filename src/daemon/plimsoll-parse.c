@@ -540,7 +540,7 @@ int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_e
         static const char *const fields[] = {
                 "protocol",    "minimumIsolation", "minimum_isolation", "traceId",      "trace_id",      "lifetimeMs",
                 "lifetime_ms", "idleTimeoutMs",    "idle_timeout_ms",   "softwareRule", "software_rule", "languages",
-                "owner"};
+                "owner",       "hullEnvironment",  "hull_environment"};
 
         if (plim_body_parse(body, len, &r.root, f) < 0)
                 return -1;
@@ -558,7 +558,7 @@ int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_e
         if (parse_software_rule(r.root, &r.has_software_rule, f) < 0 || rule_id(r.root, r.software_rule_id, f) < 0 ||
             parse_languages(r.root, &r, f) < 0)
                 goto fail;
-        size_t n;
+        size_t n = 0;
         if (plim_get_string(r.root, "owner", "owner", "", SIZE_MAX, &r.owner, &n, f) < 0)
                 goto fail;
         if (json_object_get(r.root, "owner") && !json_is_null(json_object_get(r.root, "owner"))) {
@@ -571,6 +571,27 @@ int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_e
                         goto fail;
                 }
         }
+        /* hull's extension: the `hull env` environment whose layer and network the session gets. */
+        n = 0;
+        if (plim_get_string(r.root, "hullEnvironment", "hull_environment", "", SIZE_MAX, &r.environment, &n, f) < 0)
+                goto fail;
+        if (r.environment && n > 0) { /* "" is ProtoJSON's zero value: no environment */
+                bool ok = n < ENV_NAME_MAX;
+                for (size_t i = 0; ok && i < n; i++) {
+                        char c = r.environment[i];
+                        ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                             (i > 0 && (c == '.' || c == '_' || c == '-'));
+                }
+                if (!ok) {
+                        plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                  "hullEnvironment must be an environment's name: 1 to %u characters of "
+                                  "[a-z0-9._-] (see 'hull env list')" NOTHING_RAN,
+                                  ENV_NAME_MAX - 1);
+                        goto fail;
+                }
+        }
+        if (!r.environment)
+                r.environment = "";
         *ret = r;
         return 0;
 fail:

@@ -220,12 +220,15 @@ typedef struct plim_open_request {
         char software_rule_id[REC_RULE_ID_SIZE]; /* every call of the session must carry this rule */
         bool python, javascript;                 /* languages[]: the warm-pool hint */
         const char *owner;                       /* "" when absent */
+        const char *environment;                 /* hull's extension hullEnvironment: a `hull env` name, "" when
+                                                  * absent ([a-z0-9._-], 1 to ENV_NAME_MAX - 1 bytes) */
 } plim_open_request;
 
 /* Parse an OpenSessionRequest with the bounds and order of plim_run_parse(): the protocol gate,
  * unknown fields, floor, traceId, lifetimeMs and idleTimeoutMs (uint32), softwareRule (the Run
  * rules), languages[] (at most PLIM_LANGUAGES_MAX of "python"/"javascript", no repeat), owner
- * ([A-Za-z0-9._:-]{1,PLIM_OWNER_MAX}); a bad value is invalid_argument + request. Returns 0 with
+ * ([A-Za-z0-9._:-]{1,PLIM_OWNER_MAX}), hull's extension hullEnvironment (an environment's
+ * name); a bad value is invalid_argument + request. Returns 0 with
  * *ret (free with plim_open_request_done) or -1 with *f. */
 int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_error *f);
 void plim_open_request_done(plim_open_request *r);

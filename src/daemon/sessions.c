@@ -264,6 +264,9 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         plim_error *f = &ret->f;
         hull_error e = {0};
         ss_session *s = NULL;
+        char layer[SBX_PATH_MAX] = "";
+        sbx_net_policy policy = {.log_fd = -1};
+        bool have_policy = false;
 
         if (plim_open_parse(body, len, &req, f) < 0)
                 return;
@@ -274,8 +277,28 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                           .rule_id = req.software_rule_id,
                           .lifetime_ms = req.lifetime_ms,
                           .idle_ms = req.idle_timeout_ms};
-        int r = ss_open(m->core, &o, &s, &e);
-        if (r == -EUSERS)
+        int r;
+        if (req.environment[0]) { /* hull's extension: an environment's layer and network */
+                if (!m->cfg.env_resolve) {
+                        plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,
+                                  "this hull serve has no environments (hull.db); nothing ran");
+                        goto out;
+                }
+                r = m->cfg.env_resolve(m->cfg.env_ctx, req.environment, layer, &o.net, &policy, &e);
+                if (r < 0) {
+                        plim_fail(f, r == -ENOENT ? PLIM_CODE_INVALID_ARGUMENT : PLIM_CODE_FAILED_PRECONDITION,
+                                  r == -ENOENT ? PLIM_REASON_REQUEST : PLIM_REASON_ENVIRONMENT, "%s; nothing ran",
+                                  e.msg);
+                        goto out;
+                }
+                have_policy = true;
+                o.layer_dir = layer[0] ? layer : NULL;
+                o.net_policy = o.net == SBX_NET_LIMITED ? &policy : NULL;
+        }
+        r = ss_open(m->core, &o, &s, &e);
+        if (r == -EOPNOTSUPP) /* a network mode the keepers do not carry (yet) */
+                plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT, "%s; nothing ran", e.msg);
+        else if (r == -EUSERS)
                 plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, "%s; nothing ran", e.msg);
         else if (r == -EAGAIN)
                 plim_fail(f, PLIM_CODE_UNAVAILABLE, PLIM_REASON_CAPACITY, "%s; nothing ran", e.msg);
@@ -296,6 +319,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         ret->ok = true;
         snprintf(ret->note, sizeof(ret->note), "session=%.12s", info.fingerprint);
 out:
+        if (have_policy && m->cfg.env_done)
+                m->cfg.env_done(m->cfg.env_ctx, &policy);
         ss_unref(m->core, s);
         plim_open_request_done(&req);
 }

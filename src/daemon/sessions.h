@@ -32,6 +32,14 @@ typedef struct hs_config {
         uint64_t memory_bytes, pids, tmp_bytes;
         const char *audit_dir;   /* where session-<fingerprint>.jsonl files go; NULL: no logs */
         const char *handles_dir; /* each session's handle store is a directory below; NULL: none */
+        /* OpenSession's hullEnvironment: the environment NAME's layer (ret_layer, "" when it has
+         * no packages; built first when missing) and network (*ret_net, and *ret_policy, whose
+         * strings live until env_done(env_ctx, ret_policy)). NULL: OpenSession refuses a
+         * hullEnvironment. Returns 0 or a negative errno with *e (-ENOENT: no such environment). */
+        int (*env_resolve)(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
+                           sbx_net_policy *ret_policy, hull_error *e);
+        void (*env_done)(void *ctx, sbx_net_policy *policy);
+        void *env_ctx;
 } hs_config;
 
 typedef struct hs_manager hs_manager;

@@ -1,7 +1,8 @@
 /* env-layer.c: building, checking and collecting layers (see env-layer.h). The steps are small
- * shell scripts run by the sandbox engine: the build in the process tier (apt and npm reach the
- * registries the host is configured for; the container tier has no network until the limited
- * mode of issue 13 lands), the preflight in the container tier with the layer at /env. */
+ * shell scripts run by the sandbox engine: the build's resolution on the host in the process
+ * tier (apt reads the host's lists; no network), its downloads and installs in the container
+ * tier with networking limited to the host's package registries (env_layer_build_run), the
+ * preflight in the container tier with the layer at /env. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "fs-util.h"
 #include "home.h"
 #include "macro.h"
+#include "sbx-net.h"
 #include "sbx.h"
 #include "sha256.h"
 
@@ -45,46 +48,78 @@ char *const *env_layer_sandbox_env(void) {
         return sandbox_env;
 }
 
-/* The build, run with the layer's build directory as its working directory. HULL_APT, HULL_NPM
- * and HULL_PIP hold the package specs (checked by env-spec: no spaces, no shell characters
- * that matter unquoted, none starting with '-'). Each step says which manager failed. */
-static const char build_script[] =
+/* The build's first half, on the host in the process tier (no network needed): apt resolves the
+ * packages against the host's sources and lists and prints the URI, size and SHA-256 of each
+ * .deb the host lacks (meta/apt-uris); a package the host has gets dpkg-query's file list.
+ * HULL_APT, HULL_NPM and HULL_PIP hold the package specs (checked by env-spec: no spaces, none
+ * starting with '-'). A failing step prints "hull-env-step: MANAGER: what". */
+static const char resolve_script[] =
         "set -u\n"
-        "mkdir -p root meta\n"
+        "mkdir -p meta\n"
         "fail() { echo \"hull-env-step: $1\" >&2; exit 3; }\n"
         "if [ -n \"$HULL_APT\" ]; then\n"
         "  command -v apt-get >/dev/null || fail 'apt: apt-get is not installed on the host'\n"
         "  mkdir -p .apt/archives/partial\n"
-        "  apt-get -q -y --no-install-recommends -o Debug::NoLocking=1 -o APT::Sandbox::User=root \\\n"
+        "  apt-get -qq -y --no-install-recommends -o Debug::NoLocking=1 -o Acquire::ForceHash=SHA256 \\\n"
         "    -o Dir::Cache=\"$PWD/.apt\" -o Dir::Cache::pkgcache= -o Dir::Cache::srcpkgcache= \\\n"
-        "    install --download-only $HULL_APT >&2 || fail 'apt: apt-get could not resolve or download the packages'\n"
-        "  for d in .apt/archives/*.deb; do\n"
-        "    [ -e \"$d\" ] || continue\n"
-        "    dpkg-deb -x \"$d\" root || fail \"apt: dpkg-deb cannot unpack $d\"\n"
-        "    p=$(dpkg-deb -f \"$d\" Package) || fail \"apt: dpkg-deb cannot read $d\"\n"
-        "    dpkg-deb -c \"$d\" | awk '{print $6}' | sed 's|^\\.||' > \"meta/apt-$p.list\"\n"
-        "  done\n"
+        "    --print-uris install $HULL_APT > meta/apt-uris || fail 'apt: apt-get could not resolve the packages'\n"
         "  rm -rf .apt\n"
         "  for s in $HULL_APT; do\n"
         "    p=${s%%=*}\n"
-        "    [ -e \"meta/apt-$p.list\" ] && continue\n"
-        "    dpkg-query -L \"$p\" > \"meta/apt-$p.list\" 2>/dev/null || fail \"apt: $p was neither downloaded nor is "
-        "it installed on the host\"\n"
+        "    grep -q \"/${p}_[^/]*\\.deb'\" meta/apt-uris && continue\n"
+        "    dpkg-query -L \"$p\" > \"meta/apt-$p.list\" 2>/dev/null || fail \"apt: $p is neither to be downloaded nor "
+        "installed on the host\"\n"
         "  done\n"
+        "fi\n";
+
+/* The second half, in a container sandbox whose network is limited to the host's package
+ * registries (sbx-net.h), with the build directory at /workspace: each .deb downloaded through
+ * the proxy, checked against the SHA-256 of the signed package lists and unpacked with dpkg-deb
+ * -x (no maintainer script runs); npm install --prefix; pip install --target. */
+static const char build_script[] =
+        "set -u\n"
+        "cd /workspace\n"
+        "mkdir -p root meta\n"
+        "fail() { echo \"hull-env-step: $1\" >&2; exit 3; }\n"
+        "if [ -s meta/apt-uris ]; then\n"
+        "  mkdir -p .debs\n"
+        "  while read -r uri file size hash; do\n"
+        "    uri=${uri#\\'}; uri=${uri%\\'}\n"
+        "    case $file in */*|.*|'') fail \"apt: a strange file name from apt: $file\";; esac\n"
+        "    if command -v curl >/dev/null; then\n"
+        "      curl -fsS --retry 2 -o \".debs/$file\" \"$uri\" >&2 || fail \"apt: cannot download $uri\"\n"
+        "    else\n"
+        "      python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' "
+        "\"$uri\" \".debs/$file\" >&2 || fail \"apt: cannot download $uri\"\n"
+        "    fi\n"
+        "    case $hash in\n"
+        "      SHA256:*) echo \"${hash#SHA256:}  .debs/$file\" | sha256sum -c --quiet - >&2 || fail \"apt: $file does "
+        "not match the SHA-256 of the package lists\";;\n"
+        "      *) fail \"apt: no SHA-256 for $file\";;\n"
+        "    esac\n"
+        "    dpkg-deb -x \".debs/$file\" root || fail \"apt: dpkg-deb cannot unpack $file\"\n"
+        "    p=$(dpkg-deb -f \".debs/$file\" Package) || fail \"apt: dpkg-deb cannot read $file\"\n"
+        "    dpkg-deb -c \".debs/$file\" | awk '{print $6}' | sed 's|^\\.||' > \"meta/apt-$p.list\"\n"
+        "    rm -f \".debs/$file\"\n"
+        "  done < meta/apt-uris\n"
+        "  rm -rf .debs\n"
         "fi\n"
+        "for s in $HULL_APT; do\n"
+        "  p=${s%%=*}\n"
+        "  [ -e \"meta/apt-$p.list\" ] || fail \"apt: $p was not among the downloaded packages\"\n"
+        "done\n"
         "if [ -n \"$HULL_NPM\" ]; then\n"
         "  command -v npm >/dev/null || fail 'npm: npm is not installed on the host'\n"
         "  mkdir -p npm\n"
-        "  npm_config_cache=\"$PWD/.npm-cache\" npm install --prefix \"$PWD/npm\" --no-audit --no-fund "
+        "  npm_config_cache=/workspace/.npm-cache npm install --prefix /workspace/npm --no-audit --no-fund "
         "--no-update-notifier --no-package-lock --omit=dev $HULL_NPM >&2 || fail 'npm: npm install failed'\n"
         "  rm -rf .npm-cache npm/package.json\n"
         "fi\n"
         "if [ -n \"$HULL_PIP\" ]; then\n"
         "  python3 -m pip --version >/dev/null 2>&1 || fail 'pip: python3 -m pip is not installed on the host'\n"
-        "  python3 -m pip install --disable-pip-version-check --no-input --timeout 15 --retries 0 "
-        "--target \"$PWD/pip\" $HULL_PIP >&2 || fail 'pip: pip install failed (is PyPI reachable from this host?)'\n"
-        "fi\n"
-        "rm -rf .home\n";
+        "  python3 -m pip install --disable-pip-version-check --no-input --no-cache-dir --timeout 15 --retries 0 "
+        "--target /workspace/pip $HULL_PIP >&2 || fail 'pip: pip install failed (is PyPI reachable from this host?)'\n"
+        "fi\n";
 
 /* The preflight, in the container tier with the layer at /env. HULL_APT, HULL_NPM and HULL_PIP
  * hold the package names. One line per package. */
@@ -186,12 +221,11 @@ static int script_env_add(script_env *se, const char *kv) {
         return 0;
 }
 
-/* The package variables, and for a build the host's proxy and CA settings, which apt and npm
- * need to reach the registries the host is configured for. */
+/* The package variables, and for a build the settings apt, npm and pip need that the sandbox's
+ * own proxy variables do not give: the CA bundle of a TLS-inspecting network, a registry. */
 static int script_env_make(const env_spec *s, bool build, script_env *se) {
-        static const char *const pass[] = {
-                "http_proxy", "https_proxy",         "no_proxy",      "HTTP_PROXY",    "HTTPS_PROXY",
-                "NO_PROXY",   "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "PIP_INDEX_URL", "npm_config_registry"};
+        static const char *const pass[] = {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "PIP_INDEX_URL",
+                                           "npm_config_registry"};
         int r;
         for (int pm = 0; pm < _ENV_PM_MAX; pm++) {
                 char *v;
@@ -210,14 +244,6 @@ static int script_env_make(const env_spec *s, bool build, script_env *se) {
                 if (!v || (size_t) snprintf(kv, sizeof(kv), "%s=%s", pass[i], v) >= sizeof(kv))
                         continue;
                 if ((r = script_env_add(se, kv)) < 0)
-                        return r;
-        }
-        if (build) {
-                /* npm and pip read their configuration (registry, CA) from the host user's files. */
-                const char *home = getenv("HOME");
-                char kv[SBX_ENV_ENTRY_MAX];
-                if (home && (size_t) snprintf(kv, sizeof(kv), "npm_config_userconfig=%s/.npmrc", home) < sizeof(kv) &&
-                    (r = script_env_add(se, kv)) < 0)
                         return r;
         }
         return 0;
@@ -241,6 +267,123 @@ static int write_new(const char *path, const char *data, size_t len) {
         return loop_write(fd, data, len);
 }
 
+/* The resolution, on the host in the process tier with the build directory as its working
+ * directory: it only reads the host's apt configuration and lists (no network). */
+static int run_resolve(const char *dir, char *const *env, sbx_result *ret, hull_error *e) {
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) resolve_script, NULL};
+        sbx_spec spec = {
+                .tier = SBX_TIER_PROCESS,
+                .argv = argv,
+                .env = env,
+                .workdir = dir,
+                .timeout_ms = ENV_BUILD_TIMEOUT_MS,
+                .output_bytes = ENV_BUILD_OUTPUT_BYTES,
+                .cancel_fd = -1,
+        };
+        return sbx_run(&spec, ret, e);
+}
+
+int env_layer_build_run(const char *dir, const char *script, char *const *env, int log_fd, sbx_result *ret,
+                        hull_error *e) {
+        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) script, NULL};
+        sbx_net_policy policy = {.allow_package_managers = true, .pin_package_hosts = true, .log_fd = log_fd};
+        sbx_spec spec = {
+                .tier = SBX_TIER_CONTAINER,
+                .argv = argv,
+                .env = env,
+                .workdir = dir,
+                .timeout_ms = ENV_BUILD_TIMEOUT_MS,
+                .output_bytes = ENV_BUILD_OUTPUT_BYTES,
+                .tmp_bytes = ENV_BUILD_TMP_BYTES,
+                .cancel_fd = -1,
+                .net = SBX_NET_LIMITED,
+                .net_policy = &policy,
+        };
+        hull_error why = {0};
+        int r = sbx_run(&spec, ret, &why);
+        if (r < 0)
+                /* Never the process tier instead: a build runs the packages' own scripts. */
+                return hull_fail(e, r,
+                                 "env: a layer is built only in a container sandbox with networking limited to the "
+                                 "package registries, and that sandbox cannot start here: %s",
+                                 why.msg);
+        return 0;
+}
+
+/* chown every file below dir (and dir), never following a link. */
+static int lchown_tree_at(int dfd, const char *name, uid_t uid, gid_t gid, unsigned depth) {
+        struct stat st;
+        if (depth > FS_RM_DEPTH_MAX)
+                return -ELOOP;
+        if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return negative_errno();
+        if (!S_ISDIR(st.st_mode))
+                return 0;
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                int r = negative_errno();
+                close(fd);
+                return r;
+        }
+        int r = 0;
+        for (struct dirent *de; r >= 0 && (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = lchown_tree_at(dirfd(d), de->d_name, uid, gid, depth + 1);
+        closedir(d);
+        return r;
+}
+
+static int lchown_tree(const char *dir, uid_t uid, gid_t gid) {
+        int r = lchown_tree_at(AT_FDCWD, dir, uid, gid, 0);
+        if (r < 0)
+                errno = -r;
+        return r;
+}
+
+/* Open and flock(LOCK_EX) the lock file at path, again if gc removed it meanwhile (the file we
+ * hold must still be the one at the path, or two builds could hold two files). */
+static int lock_digest(const char *path, int *ret, hull_error *e) {
+        for (unsigned tries = 0; tries < 64; tries++) {
+                _cleanup_close_ int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                struct stat a, b;
+                if (fd < 0)
+                        return hull_err(e, negative_errno(), "env: cannot open the lock %s", path);
+                if (flock(fd, LOCK_EX) < 0)
+                        return hull_err(e, negative_errno(), "env: cannot lock %s", path);
+                if (fstat(fd, &a) < 0)
+                        return hull_err(e, negative_errno(), "env: cannot stat the lock %s", path);
+                if (stat(path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+                        *ret = TAKE_FD(fd);
+                        return 0;
+                }
+        }
+        return hull_fail(e, -EBUSY, "env: the lock %s keeps being removed", path);
+}
+
+/* The memfd log (from its start) into a new file path. */
+static int copy_log(int fd, const char *path) {
+        char buf[16384];
+        _cleanup_close_ int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (out < 0)
+                return negative_errno();
+        for (off_t off = 0;;) {
+                ssize_t n = pread(fd, buf, sizeof(buf), off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return negative_errno();
+                if (n == 0)
+                        return 0;
+                int r = loop_write(out, buf, (size_t) n);
+                if (r < 0)
+                        return r;
+                off += n;
+        }
+}
+
 static int layers_dir(const char *home, char ret[SBX_PATH_MAX], hull_error *e) {
         return home_dir(home, "layers", 0711, true, ret, e);
 }
@@ -257,11 +400,9 @@ int env_layer_build(const char *home, const env_spec *s, env_build_info *ret, hu
         if ((size_t) snprintf(lock, sizeof(lock), "%s/.lock-%s", dir, digest) >= sizeof(lock) ||
             (size_t) snprintf(tmp, sizeof(tmp), "%s/.build-%s-%d", dir, digest, (int) getpid()) >= sizeof(tmp))
                 return hull_fail(e, -ENAMETOOLONG, "env: %.200s: the path is too long", dir);
-        _cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (lfd < 0)
-                return hull_err(e, negative_errno(), "env: cannot open the lock %s", lock);
-        if (flock(lfd, LOCK_EX) < 0)
-                return hull_err(e, negative_errno(), "env: cannot lock %s", lock);
+        _cleanup_close_ int lfd = -1;
+        if ((r = lock_digest(lock, &lfd, e)) < 0)
+                return r;
         if (env_layer_exists(home, digest)) {
                 *ret = info;
                 return 0; /* made before, or by the build we waited for */
@@ -278,19 +419,31 @@ int env_layer_build(const char *home, const env_spec *s, env_build_info *ret, hu
                 (void) rm_rf_at(dfd, tmp_name);
                 return hull_err(e, r, "env: cannot build the build's environment");
         }
-        char *argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) build_script, NULL};
-        sbx_spec spec = {
-                .tier = SBX_TIER_PROCESS,
-                .argv = argv,
-                .env = se.v,
-                .workdir = tmp,
-                .timeout_ms = ENV_BUILD_TIMEOUT_MS,
-                .output_bytes = ENV_BUILD_OUTPUT_BYTES,
-                .cancel_fd = -1,
-        };
+        /* Resolve on the host, fetch and unpack in a sandbox limited to the registries, then give
+         * the files back to root (as root the sandbox user is SBX_ROOT_HOST_UID on the host). */
+        bool root = geteuid() == 0;
         sbx_result res = {0};
-        r = sbx_run(&spec, &res, e);
+        /* The proxy's log of the build's connections: kept outside the build directory (the
+         * sandbox writes there) and copied into meta/net.log afterwards. */
+        _cleanup_close_ int net_log = memfd_create("hull-env-net-log", MFD_CLOEXEC);
+        if (net_log < 0) {
+                r = hull_err(e, negative_errno(), "env: cannot make the build's network log");
+                (void) rm_rf_at(dfd, tmp_name);
+                return r;
+        }
+        r = run_resolve(tmp, se.v, &res, e);
+        if (r >= 0 && res.exited && res.exit_code == 0) {
+                sbx_result_done(&res);
+                res = (sbx_result){0};
+                if (root && lchown_tree(tmp, SBX_ROOT_HOST_UID, SBX_ROOT_HOST_UID) < 0)
+                        r = hull_err(e, negative_errno(), "env: cannot hand %s to the sandbox user", tmp);
+                else
+                        r = env_layer_build_run(tmp, build_script, se.v, net_log, &res, e);
+        }
+        if (r >= 0 && root && lchown_tree(tmp, 0, 0) < 0)
+                r = hull_err(e, negative_errno(), "env: cannot give %s back to root", tmp);
         if (r < 0) {
+                sbx_result_done(&res);
                 (void) rm_rf_at(dfd, tmp_name);
                 return r;
         }
@@ -319,9 +472,11 @@ int env_layer_build(const char *home, const env_spec *s, env_build_info *ret, hu
         if (r >= 0 && (size_t) snprintf(p, sizeof(p), "%s/meta/build.log", tmp) < sizeof(p))
                 r = write_new(p, res.err ? res.err : "", res.err_len);
         sbx_result_done(&res);
+        if (r >= 0 && (size_t) snprintf(p, sizeof(p), "%s/meta/net.log", tmp) < sizeof(p))
+                r = copy_log(net_log, p);
         if (r < 0) {
                 (void) rm_rf_at(dfd, tmp_name);
-                return hull_err(e, r, "env: cannot write the layer's meta/spec.json");
+                return hull_err(e, r, "env: cannot write the layer's meta/spec.json, build.log and net.log");
         }
         if (chmod(tmp, 0755) < 0 || rename(tmp, final) < 0) {
                 r = hull_err(e, negative_errno(), "env: cannot move the layer into place at %s", final);
@@ -402,9 +557,11 @@ int env_layer_gc(const char *home, const char *const *keep, size_t n_keep, size_
                 return hull_err(e, negative_errno(), "env: cannot list %s", dir);
         for (struct dirent *de; (de = readdir(d));) {
                 const char *digest = de->d_name;
-                bool build = strncmp(digest, ".build-", 7) == 0;
+                bool build = strncmp(digest, ".build-", 7) == 0, lock_only = strncmp(digest, ".lock-", 6) == 0;
                 if (build)
                         digest += 7;
+                else if (lock_only)
+                        digest += 6;
                 char name[SBX_NAME_MAX];
                 snprintf(name, sizeof(name), "%.64s", digest);
                 if (!is_digest(name) || (!build && strlen(digest) != 64))
@@ -412,15 +569,24 @@ int env_layer_gc(const char *home, const char *const *keep, size_t n_keep, size_
                 bool kept = false;
                 for (size_t i = 0; i < n_keep && !kept; i++)
                         kept = strcmp(keep[i], name) == 0;
-                if (kept && !build)
+                if (kept && !build && !lock_only)
                         continue;
-                /* Under the digest's lock: never under a build that is running. */
+                if (lock_only && env_layer_exists(home, name))
+                        continue; /* goes with its layer (below), or stays with it */
+                /* Under the digest's lock: never under a build that is running. A lock file is
+                 * opened, never made, here: a build re-checks that its locked file is still the
+                 * one at the path (lock_digest). */
                 char lock[SBX_PATH_MAX];
                 if ((size_t) snprintf(lock, sizeof(lock), "%s/.lock-%s", dir, name) >= sizeof(lock))
                         continue;
-                _cleanup_close_ int lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+                _cleanup_close_ int lfd = open(lock, O_RDWR | (lock_only ? 0 : O_CREAT) | O_CLOEXEC | O_NOFOLLOW, 0600);
                 if (lfd < 0 || flock(lfd, LOCK_EX | LOCK_NB) < 0)
                         continue;
+                if (lock_only) {
+                        /* A build that failed or was killed left it; no layer, no build now. */
+                        (void) unlinkat(dfd, de->d_name, 0);
+                        continue;
+                }
                 if ((r = rm_rf_at(dfd, de->d_name)) < 0) {
                         r = hull_err(e, r, "env: cannot remove %s/%s", dir, de->d_name);
                         break;
@@ -428,7 +594,8 @@ int env_layer_gc(const char *home, const char *const *keep, size_t n_keep, size_
                 if (!build) {
                         removed++;
                         (void) unlinkat(dfd, lock + strlen(dir) + 1, 0);
-                }
+                } else if (!env_layer_exists(home, name))
+                        (void) unlinkat(dfd, lock + strlen(dir) + 1, 0);
         }
         closedir(d);
         if (r < 0)

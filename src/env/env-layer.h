@@ -15,7 +15,11 @@
  *
  * A build runs in a temporary directory $HULL_HOME/layers/.build-DIGEST-PID that is renamed into
  * place only when every step succeeded, under an exclusive flock of $HULL_HOME/layers/
- * .lock-DIGEST: a failed build leaves nothing, two builds of one spec make one layer. */
+ * .lock-DIGEST: a failed build leaves nothing, two builds of one spec make one layer. apt
+ * resolves on the host (the URI and SHA-256 of each .deb the host lacks, from its signed lists);
+ * the downloads (checked against those hashes), dpkg-deb -x, npm install and pip install run in
+ * a container sandbox whose network is limited to the package registries (env_layer_build_run);
+ * meta/net.log keeps the proxy's line for each connection. */
 #pragma once
 
 #include <stdbool.h>
@@ -24,6 +28,7 @@
 #include "env-spec.h"
 #include "error.h"
 #include "limits.h"
+#include "sbx.h"
 
 #define ENV_LAYER_MOUNT "/env" /* where a layer is in the sandbox */
 #define ENV_DIGEST_HEX 65U     /* 64 lowercase hex digits and a NUL */
@@ -47,13 +52,23 @@ typedef struct env_build_info {
  * ret->log; then no layer directory exists. */
 int env_layer_build(const char *home, const env_spec *s, env_build_info *ret, hull_error *e);
 
+/* Run script (sh -c) in the build's sandbox: the container tier with dir bound writable at
+ * /workspace (as root, dir must belong to SBX_ROOT_HOST_UID), the rest as in any sandbox, and
+ * networking limited to the host's package registries, pinned to the addresses their names
+ * resolve to now (sbx_net_policy.pin_package_hosts); log_fd (or -1) gets the proxy's lines.
+ * Never falls back to the process tier: -errno with *e when the container tier cannot run. */
+int env_layer_build_run(const char *dir, const char *script, char *const *env, int log_fd, sbx_result *ret,
+                        hull_error *e);
+
 /* The preflight: in a sandbox with the layer of s, every apt package's programs on PATH (or,
  * without programs, its python module importable), every npm package require()-able, every pip
  * package importable. Returns 0 with *ret_report (malloc'd: one line per package, "ok apt jq"
  * or "FAILED npm x: why") and *ret_ok, or a negative errno with *e when it could not run. */
 int env_layer_check(const char *home, const env_spec *s, char **ret_report, bool *ret_ok, hull_error *e);
 
-/* Remove every layer (and stale build directory) of HOME/layers whose digest is not in keep.
+/* Remove every layer of HOME/layers whose digest is not in keep, and the leftovers of failed or
+ * killed builds (.build-DIGEST-PID directories, .lock-DIGEST files without a layer) that no
+ * running build holds (each under its digest's lock, taken with LOCK_NB).
  * *ret_removed (may be NULL): how many layers went. Returns 0 or a negative errno with *e. */
 int env_layer_gc(const char *home, const char *const *keep, size_t n_keep, size_t *ret_removed, hull_error *e);
 

@@ -219,6 +219,9 @@ struct sbx_net_proxy {
         egress_policy *egress;
         host_entry *hosts; /* the testing hosts file */
         size_t n_hosts;
+        host_entry *pins; /* the package registries, resolved when the proxy started */
+        size_t n_pins;
+        egress_policy *egress_pinned; /* the guard for a pinned name: also its addresses */
         int log_fd;
         sbx_net_proxy_stats stats;
 };
@@ -326,10 +329,12 @@ static bool host_allowed(const sbx_net_proxy *p, const char *host) {
         return false;
 }
 
-/* The destination's addresses: the literal, the testing hosts file, or DNS. */
-static int resolve(conn *c, egress_addr *addrs, size_t *n, hull_error *e) {
+/* The destination's addresses: the literal, the testing hosts file, the pinned registries
+ * (*ret_pinned), or DNS. */
+static int resolve(conn *c, egress_addr *addrs, size_t *n, bool *ret_pinned, hull_error *e) {
         sbx_net_proxy *p = c->p;
         *n = 0;
+        *ret_pinned = false;
         if (egress_addr_parse(c->req.host, &addrs[0]) == 0) {
                 *n = 1;
                 return 0;
@@ -339,6 +344,13 @@ static int resolve(conn *c, egress_addr *addrs, size_t *n, hull_error *e) {
                         addrs[(*n)++] = p->hosts[i].addr;
         if (*n > 0)
                 return 0;
+        for (size_t i = 0; i < p->n_pins && *n < EGRESS_ADDRS_MAX; i++)
+                if (strcmp(p->pins[i].name, c->req.host) == 0)
+                        addrs[(*n)++] = p->pins[i].addr;
+        if (*n > 0) {
+                *ret_pinned = true;
+                return 0;
+        }
         return egress_resolve_default(NULL, c->req.host, now_mono_ms() + SBX_NET_CONNECT_MS, addrs, EGRESS_ADDRS_MAX, n,
                                       e);
 }
@@ -491,6 +503,7 @@ static void serve(conn *c) {
         hull_error e = {0};
         egress_addr addrs[EGRESS_ADDRS_MAX];
         size_t n = 0;
+        bool pinned = false;
         int r = read_head(c);
         if (r == -ECANCELED || r == -ECONNRESET)
                 return;
@@ -514,12 +527,12 @@ static void serve(conn *c) {
                                                                  : "not on the allowed hosts");
                 return;
         }
-        r = resolve(c, addrs, &n, &e);
+        r = resolve(c, addrs, &n, &pinned, &e);
         if (r < 0) {
                 refuse(c, 502, e.msg[0] ? e.msg : "could not resolve");
                 return;
         }
-        r = egress_check_addrs(p->egress, c->req.host, addrs, n, &e);
+        r = egress_check_addrs(pinned ? p->egress_pinned : p->egress, c->req.host, addrs, n, &e);
         if (r < 0) {
                 refuse(c, 403, e.msg);
                 return;
@@ -699,6 +712,47 @@ static int load_hosts(sbx_net_proxy *p, const char *path, hull_error *e) {
         return 0;
 }
 
+/* Whether a registry's address may be pinned: what the operator's configuration may legitimately
+ * point at (public, private, CGNAT, reserved), never what no registry is (loopback, link-local,
+ * metadata, unspecified, broadcast, multicast). */
+static bool pinnable(const egress_addr *a) {
+        egress_addr v4;
+        egress_class c = egress_addr_classify(egress_addr_embedded(a, &v4) != EGRESS_EMBED_NONE ? &v4 : a);
+        return c == EGRESS_PUBLIC || c == EGRESS_PRIVATE || c == EGRESS_CGNAT || c == EGRESS_RESERVED;
+}
+
+/* Resolve each registry name now and keep its pinnable addresses; a name that does not resolve
+ * is not pinned (a connection to it resolves then, under the plain guard). *guard gets the
+ * pinned addresses as text (n_guard entries already there, at most max). */
+static int pin_hosts(sbx_net_proxy *p, char **names, char (*text)[EGRESS_ADDR_STR_MAX], const char **guard,
+                     size_t *n_guard, size_t max, hull_error *e) {
+        p->pins = calloc(SBX_NET_PINS_MAX, sizeof(host_entry));
+        if (!p->pins)
+                return hull_err(e, -ENOMEM, "net: out of memory");
+        for (char **h = names; h && *h; h++) {
+                egress_addr addrs[EGRESS_ADDRS_MAX];
+                size_t n = 0;
+                hull_error ignored = {0};
+                if (strlen(*h) > EGRESS_HOST_MAX || egress_resolve_default(NULL, *h, now_mono_ms() + SBX_NET_CONNECT_MS,
+                                                                           addrs, EGRESS_ADDRS_MAX, &n, &ignored) < 0)
+                        continue;
+                for (size_t i = 0; i < n; i++) {
+                        if (!pinnable(&addrs[i]))
+                                continue;
+                        if (p->n_pins >= SBX_NET_PINS_MAX || *n_guard >= max)
+                                return hull_fail(e, -E2BIG, "net: the package registries have more than %u addresses",
+                                                 SBX_NET_PINS_MAX);
+                        host_entry *pe = &p->pins[p->n_pins];
+                        snprintf(pe->name, sizeof(pe->name), "%s", *h);
+                        pe->addr = addrs[i];
+                        egress_addr_to_string(&addrs[i], text[p->n_pins]);
+                        guard[(*n_guard)++] = text[p->n_pins];
+                        p->n_pins++;
+                }
+        }
+        return 0;
+}
+
 static void proxy_free(sbx_net_proxy *p) {
         safe_close(p->listen_fd);
         safe_close(p->stop_fd);
@@ -706,7 +760,10 @@ static void proxy_free(sbx_net_proxy *p) {
         sbx_net_hosts_free(p->allow);
         if (p->egress)
                 egress_policy_free(p->egress);
+        if (p->egress_pinned)
+                egress_policy_free(p->egress_pinned);
         free(p->hosts);
+        free(p->pins);
         pthread_mutex_destroy(&p->lock);
         pthread_cond_destroy(&p->cond);
         free(p);
@@ -714,6 +771,7 @@ static void proxy_free(sbx_net_proxy *p) {
 
 int sbx_net_proxy_start(int listen_fd, const sbx_net_policy *policy, sbx_net_proxy **ret, hull_error *e) {
         _cleanup_close_ int lfd = listen_fd;
+        _cleanup_(sbx_net_hosts_freep) char **pkg = NULL;
         sbx_net_proxy *p = calloc(1, sizeof(*p));
         size_t n = 0;
         int r;
@@ -739,12 +797,10 @@ int sbx_net_proxy_start(int listen_fd, const sbx_net_policy *policy, sbx_net_pro
                 }
         }
         if (policy->allow_package_managers) {
-                char **pkg = NULL;
                 if ((r = sbx_net_package_hosts(&pkg, e)) < 0)
                         goto fail;
                 for (char **h = pkg; *h && r >= 0; h++)
                         r = add_host(p->allow, &n, *h);
-                sbx_net_hosts_free(pkg);
                 if (r < 0) {
                         r = hull_err(e, r, "net: more than %u allowed hosts", SBX_NET_ALLOW_MAX);
                         goto fail;
@@ -773,6 +829,20 @@ int sbx_net_proxy_start(int listen_fd, const sbx_net_policy *policy, sbx_net_pro
         r = egress_policy_new(guard, n_guard, NULL, NULL, &p->egress, e);
         if (r < 0)
                 goto fail;
+        if (policy->allow_package_managers && policy->pin_package_hosts) {
+                /* The plain guard's list, then the pinned addresses. */
+                _cleanup_free_ const char **pguard = calloc(n_guard + SBX_NET_PINS_MAX, sizeof(char *));
+                _cleanup_free_ char(*text)[EGRESS_ADDR_STR_MAX] = calloc(SBX_NET_PINS_MAX, EGRESS_ADDR_STR_MAX);
+                size_t n_pguard = n_guard;
+                if (!pguard || !text) {
+                        r = hull_err(e, -ENOMEM, "net: out of memory");
+                        goto fail;
+                }
+                memcpy(pguard, guard, n_guard * sizeof(char *));
+                if ((r = pin_hosts(p, pkg, text, pguard, &n_pguard, n_guard + SBX_NET_PINS_MAX, e)) < 0 ||
+                    (r = egress_policy_new(pguard, n_pguard, NULL, NULL, &p->egress_pinned, e)) < 0)
+                        goto fail;
+        }
         if (policy->hosts_file && (r = load_hosts(p, policy->hosts_file, e)) < 0)
                 goto fail;
         if (policy->log_fd >= 0 && (p->log_fd = fcntl(policy->log_fd, F_DUPFD_CLOEXEC, 3)) < 0) {

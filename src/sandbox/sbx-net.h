@@ -46,6 +46,14 @@ typedef struct sbx_net_policy {
                                       * ".suffix", not the suffix itself), or an address
                                       * ("10.1.2.3", "::1") that a CONNECT may name literally */
         bool allow_package_managers; /* also the hosts of sbx_net_package_hosts() */
+        bool pin_package_hosts;      /* with allow_package_managers: the registries' names are
+                                      * resolved once, on the host, when the proxy starts, and a
+                                      * connection to such a name goes only to those addresses,
+                                      * which the egress guard admits although internal or
+                                      * reserved (the operator configured those registries: a
+                                      * mirror or a gateway may sit there). Loopback, link-local,
+                                      * metadata, unspecified, broadcast and multicast addresses
+                                      * are never pinned (they stay refused). Layer builds set it */
         bool allow_loopback;         /* TESTING ONLY: loopback addresses pass the egress guard
                                       * (tests run their servers on 127.0.0.1); the metadata
                                       * addresses and the rest stay denied */
@@ -67,6 +75,9 @@ typedef struct sbx_net_policy {
  * sbx_net_hosts_free) or a negative errno with *e. */
 int sbx_net_package_hosts(char ***ret, hull_error *e);
 void sbx_net_hosts_free(char **hosts);
+static inline void sbx_net_hosts_freep(char ***hosts) {
+        sbx_net_hosts_free(*hosts);
+}
 
 /* ---- pure parts (fuzzed) ---- */
 

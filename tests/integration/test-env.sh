@@ -61,6 +61,19 @@ else
         fail "env build" "$(cat "$TEST_TMP/o" "$TEST_TMP/e" | tail -20)"
 fi
 if ! ls -d "$LAYERS"/.build-* >/dev/null 2>&1; then pass "no build directory is left"; else fail "build dirs" "$(ls -a "$LAYERS")"; fi
+# The build ran in a sandbox whose network is the limited proxy: its log names the registries.
+NPM_HOST=$(npm config get registry 2>/dev/null | sed -E 's|^[a-z]+://([^/:]+).*|\1|')
+if grep -q "net allowed CONNECT ${NPM_HOST:-registry.npmjs.org}:443 " "$LAYERS/$DIGEST/meta/net.log" &&
+        grep -q "net allowed HTTP.*:80 " "$LAYERS/$DIGEST/meta/net.log" && ! grep -q "net refused" "$LAYERS/$DIGEST/meta/net.log"; then
+        pass "the build fetched through the limited proxy: its log shows the apt and npm registries"
+else
+        fail "build through the proxy" "$(cat "$LAYERS/$DIGEST/meta/net.log" 2>&1)"
+fi
+if [ "$(stat -c %u "$LAYERS/$DIGEST/root" "$LAYERS/$DIGEST/npm/node_modules/is-number" | sort -u)" = "$(id -u)" ]; then
+        pass "the layer's files belong to hull's user after the sandboxed build"
+else
+        fail "layer owner" "$(stat -c '%u %n' "$LAYERS/$DIGEST/root" "$LAYERS/$DIGEST/npm/node_modules/is-number")"
+fi
 STAMP=$(stat -c %Y.%i "$LAYERS/$DIGEST/meta/spec.json" 2>/dev/null)
 "$HULL" env check demo >"$TEST_TMP/o" 2>&1
 if [ $? = 0 ] && grep -q "every package is there" "$TEST_TMP/o"; then pass "env check passes"; else fail "env check" "$(cat "$TEST_TMP/o")"; fi
@@ -118,6 +131,60 @@ else
 fi
 "$HULL" env rm limitednet >/dev/null 2>&1
 
+# ---- hull serve's sessions: OpenSession's hullEnvironment (hull session open --env) ----
+if start_server "$TEST_TMP/serve.log" --work-dir "$TEST_TMP"; then
+        export HULL_URL=$URL
+        SID=$("$HULL" session open --env demo 2>"$TEST_TMP/e")
+        out=$([ -n "$SID" ] && "$HULL" session exec "$SID" -- "$PROBE >/dev/null && echo probe-ok; node -e 'console.log(require(\"is-number\")(7))'" 2>&1)
+        if [ "$out" = "probe-ok
+true" ]; then
+                pass "hull session open --env: the session's calls run the package's program and require the npm package"
+        else
+                fail "session open --env" "sid=$SID out=$out err=$(cat "$TEST_TMP/e")"
+        fi
+        [ -n "$SID" ] && "$HULL" session close "$SID" >/dev/null 2>&1
+        SID=$("$HULL" session open 2>/dev/null)
+        out=$([ -n "$SID" ] && "$HULL" session exec "$SID" -- "command -v $APT_PKG || echo absent" 2>&1)
+        if [ "$out" = absent ]; then pass "a session without --env has no layer"; else fail "session without env" "$out"; fi
+        [ -n "$SID" ] && "$HULL" session close "$SID" >/dev/null 2>&1
+        "$HULL" session open --env nosuch >"$TEST_TMP/o" 2>"$TEST_TMP/e"
+        rc=$?
+        if [ $rc != 0 ] && grep -q "no environment nosuch" "$TEST_TMP/e" && [ ! -s "$TEST_TMP/o" ]; then
+                pass "OpenSession naming a missing environment is refused, naming it"
+        else
+                fail "missing env session" "rc=$rc $(cat "$TEST_TMP/o" "$TEST_TMP/e")"
+        fi
+        printf '{"protocol": 3, "hullEnvironment": "Bad Name"}' >"$TEST_TMP/req.json"
+        code=$(curl -s -o "$TEST_TMP/o" -w '%{http_code}' -H 'Content-Type: application/json' \
+                --data-binary @"$TEST_TMP/req.json" "$URL/plimsoll.v1.SandboxService/OpenSession")
+        if [ "$code" = 400 ] && grep -q "hullEnvironment must be an environment's name" "$TEST_TMP/o"; then
+                pass "a malformed hullEnvironment is invalid_argument"
+        else
+                fail "bad hullEnvironment" "code=$code $(cat "$TEST_TMP/o")"
+        fi
+        # A limited environment: its session gets the proxy where hull serve's keepers carry a
+        # network, and a clear refusal where they do not (yet).
+        "$HULL" env create limitednet2 --net limited --allow-host example.invalid >/dev/null 2>&1
+        SID=$("$HULL" session open --env limitednet2 2>"$TEST_TMP/e")
+        if [ -n "$SID" ]; then
+                out=$("$HULL" session exec "$SID" -- 'echo proxy=$HTTPS_PROXY' 2>&1)
+                "$HULL" session close "$SID" >/dev/null 2>&1
+        else
+                out=
+        fi
+        if [ "$out" = "proxy=http://127.0.0.1:3128" ] ||
+                { [ -z "$SID" ] && grep -q "network mode is not wired through hull serve" "$TEST_TMP/e"; }; then
+                pass "a limited environment's session: the proxy, or a clear refusal ($( [ -n "$SID" ] && echo proxy || echo refused))"
+        else
+                fail "limited env session via serve" "sid=$SID out=$out err=$(cat "$TEST_TMP/e")"
+        fi
+        "$HULL" env rm limitednet2 >/dev/null 2>&1
+        stop_server
+        unset HULL_URL
+else
+        fail "hull serve starts" "$(tail -5 "$TEST_TMP/serve.log")"
+fi
+
 # ---- a spec change builds a new layer; gc removes the old one ----
 "$HULL" env create demo --apt "$APT_PKG" --npm is-number@7.0.0 --npm left-pad@1.3.0 >"$TEST_TMP/o" 2>&1
 DIGEST2=$("$HULL" env show demo | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["digest"])')
@@ -133,6 +200,27 @@ if [ ! -e "$LAYERS/$DIGEST" ] && [ -d "$LAYERS/$DIGEST2" ] && grep -q "^1 layer 
 else
         fail "gc" "$(cat "$TEST_TMP/o"; ls "$LAYERS")"
 fi
+
+# ---- gc removes what failed or killed builds left, unless a build holds its lock ----
+STALE=$(printf 'a%.0s' $(seq 64))
+HELD=$(printf 'b%.0s' $(seq 64))
+touch "$LAYERS/.lock-$STALE" "$LAYERS/.lock-$HELD"
+mkdir -p "$LAYERS/.build-$STALE-99999/root" "$LAYERS/.build-$HELD-99998/root"
+flock -o "$LAYERS/.lock-$HELD" sleep 60 &
+holder=$!
+for _ in $(seq 50); do flock -n "$LAYERS/.lock-$HELD" true 2>/dev/null || break; sleep 0.1; done
+"$HULL" env gc >"$TEST_TMP/o" 2>&1
+if [ ! -e "$LAYERS/.lock-$STALE" ] && [ ! -e "$LAYERS/.build-$STALE-99999" ] &&
+        [ -e "$LAYERS/.lock-$HELD" ] && [ -d "$LAYERS/.build-$HELD-99998" ] && [ -d "$LAYERS/$DIGEST2" ] &&
+        [ -e "$LAYERS/.lock-$DIGEST2" ]; then
+        pass "gc removes a dead build's .build-* and .lock-*, keeps a held build's and the named layer's"
+else
+        fail "gc leftovers" "$(ls -a "$LAYERS")"
+fi
+kill "$holder" 2>/dev/null
+wait "$holder" 2>/dev/null
+"$HULL" env gc >/dev/null 2>&1
+if [ ! -e "$LAYERS/.lock-$HELD" ] && [ ! -e "$LAYERS/.build-$HELD-99998" ]; then pass "once the lock is free gc removes those too"; else fail "gc after unlock" "$(ls -a "$LAYERS")"; fi
 
 # ---- two builds of one spec at once make one layer ----
 "$HULL" env create twin-a --npm is-number@7.0.0 >/dev/null 2>&1

@@ -46,6 +46,8 @@ usage "open --owner with a space" open --owner 'a b'
 usage "open --lifetime over 12h" open --lifetime 13h
 usage "open --idle under 1s" open --idle 500ms
 usage "open --language ruby" open --language ruby
+usage "open --env with a =" open --env A=B
+usage "open --env twice" open --env a --env b
 usage "cell --python --javascript" cell "$ID0" --python --javascript 1
 usage "cell --file with an absolute path" cell "$ID0" --file /etc/x=/dev/null 1
 usage "cell --file with a .. segment" cell "$ID0" --file a/../b=/dev/null 1

@@ -674,6 +674,16 @@ static void test_open_close_parse(void) {
         CHECK(plim_open_admit(&o, &ev, &f) < 0 && f.code == PLIM_CODE_UNIMPLEMENTED &&
               f.reason == PLIM_REASON_UNSUPPORTED);
         plim_open_request_done(&o);
+        /* hull's extension: an environment's name */
+        CHECK(open_code("{\"protocol\":3,\"hullEnvironment\":\"data-1.x_y\"}", &why, &o) == -1);
+        CHECK_EQ_STR(o.environment, "data-1.x_y");
+        plim_open_request_done(&o);
+        CHECK(open_code("{\"protocol\":3,\"hull_environment\":\"d\"}", &why, &o) == -1);
+        CHECK_EQ_STR(o.environment, "d");
+        plim_open_request_done(&o);
+        CHECK(open_code("{\"protocol\":3}", &why, &o) == -1);
+        CHECK_EQ_STR(o.environment, "");
+        plim_open_request_done(&o);
         CHECK(open_code("{\"protocol\":3,\"minimumIsolation\":\"vm\"}", &why, &o) == -1);
         CHECK(plim_open_admit(&o, &sev, &f) < 0 && f.reason == PLIM_REASON_ISOLATION);
         plim_open_request_done(&o);
@@ -698,6 +708,14 @@ static void test_open_close_parse(void) {
                 {"{\"protocol\":3,\"owner\":\"0123456789012345678901234567890123456789012345678901234567890123x\"}",
                  PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
                 {"{\"protocol\":3,\"owner\":1}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"hullEnvironment\":\"Data\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"hullEnvironment\":\"-x\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"hullEnvironment\":\"a/b\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"hullEnvironment\":\"a\\u0000\"}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"hullEnvironment\":7}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
+                {"{\"protocol\":3,\"hullEnvironment\":"
+                 "\"0123456789012345678901234567890123456789012345678901234567890123\"}",
+                 PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
                 {"{\"protocol\":3,\"lifetimeMs\":-1}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
                 {"{\"protocol\":3,\"idleTimeoutMs\":4294967296}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
                 {"{\"protocol\":3,\"idleTimeoutMs\":true}", PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST},
