@@ -85,7 +85,7 @@ PYEOF
 WWW=$TEST_TMP/www
 mkdir "$WWW"
 printf 'hello from the host' >"$WWW/hello.txt"
-(cd "$WWW" && exec "$PY" -m http.server --bind 127.0.0.1 0 >"$TEST_TMP/www.out" 2>&1) &
+(cd "$WWW" && exec "$PY" -u -m http.server --bind 127.0.0.1 0 >"$TEST_TMP/www.out" 2>&1) &
 WWW_PID=$!
 pids+=("$WWW_PID")
 PORT=""
