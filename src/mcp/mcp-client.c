@@ -310,6 +310,15 @@ static int sandbox_argv(mcp_client *c, const mcp_stdio_config *cfg, sandbox_cmd 
                 return hull_err_hint(e, -errno, "give the entry an existing \"cwd\" (or \"workdir\")",
                                      "mcp: %s: sandbox: the server's directory %s", c->name,
                                      cfg->cwd ? cfg->cwd : "(the current one)");
+        /* a whole home (or the root) read-write to the server is never what was meant */
+        const char *home = getenv("HOME");
+        _cleanup_free_ char *real_home = home && home[0] ? realpath(home, NULL) : NULL;
+        if (strcmp(dir, "/") == 0 || (real_home && strcmp(dir, real_home) == 0))
+                return hull_fail(e, -EINVAL,
+                                 "mcp: %s: sandbox: the server's directory would be %s, all of it writable by the "
+                                 "server; give it a directory of its own (the entry's \"workdir\" or \"cwd\", or "
+                                 "run hull from that directory)",
+                                 c->name, dir);
         used = strlen(dir) + 1;
         ret->argv = calloc(16 + 2 * n_hosts + 2 * n_env + n_argv + 1, sizeof(*ret->argv));
         ret->strings = malloc(used + names);

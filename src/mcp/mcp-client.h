@@ -41,7 +41,7 @@ typedef void (*mcp_message_fn)(void *ud, const char *server, const char *level, 
  * name with --pass-env, never on a command line) beside the sandbox's defaults and, with hosts
  * allowed, the proxy variables; no network at all unless allow_hosts or allow_package_managers,
  * then only through hull's proxy to those (sbx-net.h). The spawned process is hull exec: killing
- * its process group ends the sandbox. */
+ * its process group ends the sandbox. A directory that is / or $HOME is refused (-EINVAL). */
 typedef struct mcp_sandbox {
         const char *exe;                /* hull's binary; NULL: /proc/self/exe */
         const char *const *allow_hosts; /* NULL-terminated, or NULL: none */

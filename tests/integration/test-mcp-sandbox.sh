@@ -218,6 +218,12 @@ echo "$RC" >"$TEST_TMP/rc")
 RC=$(cat "$TEST_TMP/rc")
 pyexpect "mcp sandbox: a command the sandbox cannot find is a clear error" \
         'rc != 0 and "mcp: p" in e and "no-such-server-cmd" in e'
+mkdir "$TEST_TMP/h"
+(cd "$TEST_TMP/h" && HOME=$TEST_TMP/h run_hull "x" --mcp "p=python3 probe.py" --mcp-sandbox p
+echo "$RC" >"$TEST_TMP/rc")
+RC=$(cat "$TEST_TMP/rc")
+pyexpect "mcp sandbox: the home directory as the server's workspace is refused" \
+        'rc != 0 and "mcp: p: sandbox" in e and "directory of its own" in e and len(reqs) == 0'
 mock_stop
 
 # ---- nothing left running ----
