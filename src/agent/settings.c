@@ -39,6 +39,7 @@ void settings_done(settings *s) {
                         free(s->mcp[i].headers[j]);
                 free(s->mcp[i].env);
                 free(s->mcp[i].headers);
+                free(s->mcp[i].allow_hosts); /* its strings are the file's */
         }
         free(s->mcp);
         json_decref(s->file);
@@ -79,10 +80,63 @@ static bool object_of_strings(const json_t *o) {
         return true;
 }
 
+/* A variable's name as hull exec --pass-env takes it: a letter or '_', then letters, digits, '_'. */
+static bool var_name_ok(const char *s) {
+        if (!s[0] || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        for (; *s; s++)
+                if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+                        return false;
+        return true;
+}
+
+/* A stdio entry's "sandbox": absent, a boolean, or {"allow_hosts": [...], "allow_package_managers":
+ * bool, "workdir": "DIR", "net_allow_loopback": bool}. */
+static int check_mcp_sandbox(const char *name, const json_t *sb, const json_t *env, const char *path, hull_error *e) {
+        static const char *const keys[] = {"allow_hosts", "allow_package_managers", "workdir", "net_allow_loopback"};
+        const char *key;
+        json_t *x;
+        if (!sb || json_is_false(sb))
+                return 0;
+        if (!json_is_true(sb) && !json_is_object(sb))
+                return hull_fail(e, -EINVAL,
+                                 "%s: mcp.%s.sandbox must be true, false or {\"allow_hosts\": [...], "
+                                 "\"allow_package_managers\": false, \"workdir\": \"DIR\"}",
+                                 path, name);
+        json_object_foreach((json_t *) env, key, x) if (!var_name_ok(key)) return hull_fail(
+                e, -EINVAL, "%s: mcp.%s.env: \"%.64s\" is not a variable name a sandbox takes (letters, digits, _)",
+                path, name, key);
+        json_object_foreach((json_t *) sb, key, x) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(keys); i++)
+                        if (strcmp(key, keys[i]) == 0)
+                                break;
+                if (i == ELEMENTSOF(keys))
+                        return hull_fail(e, -EINVAL,
+                                         "%s: unknown key \"mcp.%s.sandbox.%.64s\" (allow_hosts, "
+                                         "allow_package_managers, workdir, net_allow_loopback)",
+                                         path, name, key);
+                if (i == 0) {
+                        size_t k;
+                        json_t *h;
+                        if (!json_is_array(x) || json_array_size(x) > SBX_NET_ALLOW_MAX)
+                                return hull_fail(e, -EINVAL,
+                                                 "%s: mcp.%s.sandbox.allow_hosts must be an array of at most %u "
+                                                 "host names",
+                                                 path, name, SBX_NET_ALLOW_MAX);
+                        json_array_foreach(x, k, h) if (!json_is_string(h) || !json_string_length(h)) return hull_fail(
+                                e, -EINVAL, "%s: mcp.%s.sandbox.allow_hosts[%zu] must be a host name", path, name, k);
+                } else if (i == 2 ? !json_is_string(x) || !json_string_length(x) : !json_is_boolean(x))
+                        return hull_fail(e, -EINVAL, "%s: mcp.%s.sandbox.%s must be %s", path, name, key,
+                                         i == 2 ? "a directory" : "true or false");
+        }
+        return 0;
+}
+
 /* One entry of "mcp": {"command", "args"?, "env"?, "cwd"?} (stdio) or {"url", "headers"?}
  * (Streamable HTTP), with an optional "type" ("stdio" or "http") that must agree. */
 static int check_mcp_entry(const char *name, const json_t *v, const char *path, hull_error *e) {
-        static const char *const keys[] = {"type", "command", "args", "env", "cwd", "url", "headers"};
+        static const char *const keys[] = {"type", "command", "args", "env", "cwd", "url", "headers", "sandbox"};
         const char *key;
         json_t *x;
         if (!mcp_name_ok(name))
@@ -100,10 +154,10 @@ static int check_mcp_entry(const char *name, const json_t *v, const char *path, 
                         if (strcmp(key, keys[i]) == 0)
                                 break;
                 if (i == ELEMENTSOF(keys))
-                        return hull_fail(
-                                e, -EINVAL,
-                                "%s: unknown key \"mcp.%s.%.64s\" (type, command, args, env, cwd, url, headers)", path,
-                                name, key);
+                        return hull_fail(e, -EINVAL,
+                                         "%s: unknown key \"mcp.%s.%.64s\" (type, command, args, env, cwd, sandbox, "
+                                         "url, headers)",
+                                         path, name, key);
         }
         const json_t *cmd = json_object_get(v, "command"), *url = json_object_get(v, "url");
         const json_t *type = json_object_get(v, "type"), *args = json_object_get(v, "args");
@@ -140,8 +194,11 @@ static int check_mcp_entry(const char *name, const json_t *v, const char *path, 
                         e, -EINVAL, "%s: mcp.%s.env: \"%.64s\" is not a variable name", path, name, key);
                 if (cwd && (!json_is_string(cwd) || !json_string_length(cwd)))
                         return hull_fail(e, -EINVAL, "%s: mcp.%s.cwd must be a non-empty string", path, name);
-                return 0;
+                return check_mcp_sandbox(name, json_object_get(v, "sandbox"), env, path, e);
         }
+        if (json_object_get(v, "sandbox"))
+                return hull_fail(e, -EINVAL, "%s: mcp.%s.sandbox: only a server with a \"command\" takes it", path,
+                                 name);
         for (size_t i = 0; i < 3; i++)
                 if (json_object_get(v, keys[2 + i]))
                         return hull_fail(e, -EINVAL, "%s: mcp.%s.%s: only a server with a \"command\" takes it", path,
@@ -358,6 +415,17 @@ static int mcp_from_file(settings *s, const json_t *mcp) {
                                         return -ENOMEM;
                         }
                         continue;
+                }
+                const json_t *sb = json_object_get(v, "sandbox"), *hosts = json_object_get(sb, "allow_hosts");
+                m->sandbox = json_is_true(sb) || json_is_object(sb);
+                m->allow_package_managers = json_is_true(json_object_get(sb, "allow_package_managers"));
+                m->net_allow_loopback = json_is_true(json_object_get(sb, "net_allow_loopback"));
+                m->workdir = json_string_value(json_object_get(sb, "workdir"));
+                if (json_array_size(hosts)) {
+                        m->allow_hosts = calloc(json_array_size(hosts) + 1, sizeof(*m->allow_hosts));
+                        if (!m->allow_hosts)
+                                return -ENOMEM;
+                        json_array_foreach(hosts, i, x) m->allow_hosts[i] = (char *) json_string_value(x);
                 }
                 m->argv = calloc(json_array_size(args) + 2, sizeof(*m->argv));
                 m->env = calloc(json_object_size(env) + 1, sizeof(*m->env));

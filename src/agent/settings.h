@@ -16,11 +16,15 @@
  *    "web": {"allow_hosts": ["intranet.corp"], "allow_cidrs": ["10.1.0.0/16"], "max_bytes": 10000000},
  *    "search": {"api_key": "...", "base_url": "https://api.tavily.com"},
  *    "mcp": {"files": {"command": "npx", "args": ["-y", "..."], "env": {"K": "V"}, "cwd": "/srv"},
- *            "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ..."}}}}
+ *            "remote": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ..."}},
+ *            "boxed": {"command": "node", "args": ["server.js"], "sandbox": {"allow_hosts": ["api.example.com"],
+ *                      "allow_package_managers": false, "workdir": "/srv/boxed"}}}}
  * "mcp" is the MCP servers of hull run and hull chat (the shape of Claude Desktop's and VS Code's
  * configurations; an optional "type", "stdio" or "http", must agree with the entry); a --mcp flag
  * of the same name takes the place of an entry. An entry's name and every member are checked here:
- * a bad one is an error naming "mcp.NAME.KEY".
+ * a bad one is an error naming "mcp.NAME.KEY". A stdio entry's "sandbox" (true, or an object of
+ * allow_hosts, allow_package_managers, workdir and the testing-only net_allow_loopback) runs it
+ * inside a hull sandbox (mcp-client.h's mcp_sandbox); false or absent: outside, as configured.
  *
  * The provider, when nothing names it, follows the key that is set (an error when both are);
  * with only a base URL (a local server) it is openai. The model, when nothing names it, is the
@@ -58,6 +62,12 @@ typedef struct settings_mcp {
         char **env;      /* stdio: "K=V", NULL-terminated */
         const char *cwd; /* stdio: NULL: hull's */
         char **headers;  /* HTTP: "Name: value", NULL-terminated */
+        /* stdio, "sandbox": true or {...}: run inside a hull sandbox (mcp-client.h's mcp_sandbox) */
+        bool sandbox;
+        char **allow_hosts;          /* "sandbox.allow_hosts", NULL-terminated; strings are the file's */
+        bool allow_package_managers; /* "sandbox.allow_package_managers" */
+        bool net_allow_loopback;     /* "sandbox.net_allow_loopback": TESTING ONLY */
+        const char *workdir;         /* "sandbox.workdir": the server's directory (else cwd) */
 } settings_mcp;
 
 typedef struct settings {

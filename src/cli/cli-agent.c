@@ -133,6 +133,16 @@ int cli_agent_option(const char *cmd, int c, const char *arg, cli_agent_args *ar
                 args->mcp[args->n_mcp++] = arg;
                 return 1;
         }
+        case CLI_AGENT_OPT_MCP_SANDBOX:
+                if (args->n_mcp_sandbox >= MCP_SERVERS_MAX)
+                        return cli_usage_error(cmd, -1, "at most %u --mcp-sandbox options", MCP_SERVERS_MAX);
+                if (!mcp_server_name_valid(arg))
+                        return cli_usage_error(cmd, -1,
+                                               "--mcp-sandbox wants a server's NAME (of --mcp or config.json), "
+                                               "not '%s'",
+                                               arg);
+                args->mcp_sandbox[args->n_mcp_sandbox++] = arg;
+                return 1;
         default:
                 return 0;
         }
@@ -146,6 +156,8 @@ void cli_agent_args_done(cli_agent_args *args, cli_agent_opts *o) {
         o->n_tool_names = args->n_tools;
         o->mcp_specs = args->n_mcp ? args->mcp : NULL;
         o->n_mcp_specs = args->n_mcp;
+        o->mcp_sandboxed = args->n_mcp_sandbox ? args->mcp_sandbox : NULL;
+        o->n_mcp_sandboxed = args->n_mcp_sandbox;
 }
 
 /* ---- showing the bus ---- */
@@ -590,10 +602,11 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
         if (r < 0)
                 goto fail;
-        if (o->n_mcp_specs > 0 || a->st.n_mcp > 0) {
+        if (o->n_mcp_specs > 0 || a->st.n_mcp > 0 || o->n_mcp_sandboxed > 0) {
                 /* a server gone while hull writes to it is an EPIPE, not the end of hull */
                 signal(SIGPIPE, SIG_IGN);
-                r = cli_tools_add_mcp(a->tools, &a->st, o->mcp_specs, o->n_mcp_specs, o->interrupt, mcp_message, a, e);
+                r = cli_tools_add_mcp(a->tools, &a->st, o->mcp_specs, o->n_mcp_specs, o->mcp_sandboxed,
+                                      o->n_mcp_sandboxed, o->interrupt, mcp_message, a, e);
                 if (r < 0)
                         goto fail;
         }

@@ -30,6 +30,8 @@ typedef struct cli_agent_opts {
         size_t n_tool_names;
         const char *const *mcp_specs; /* --mcp NAME=COMMAND ARGS...: MCP servers whose tools are offered too */
         size_t n_mcp_specs;
+        const char *const *mcp_sandboxed; /* --mcp-sandbox NAME: these stdio servers run inside a sandbox */
+        size_t n_mcp_sandboxed;
         const char *instructions; /* after hull's manual; NULL: none */
         unsigned max_turns;       /* 0: the settings' or the default */
         uint64_t wall_ms;         /* per turn; 0: the default */
@@ -59,6 +61,7 @@ enum {
         CLI_AGENT_OPT_NO_CGROUP,
         CLI_AGENT_OPT_MCP,
         CLI_AGENT_OPT_ENV,
+        CLI_AGENT_OPT_MCP_SANDBOX,
 };
 #define CLI_AGENT_OPTIONS                                                                                              \
         {"tool", required_argument, NULL, CLI_AGENT_OPT_TOOL},                                                         \
@@ -73,6 +76,7 @@ enum {
                 {"timeout", required_argument, NULL, CLI_AGENT_OPT_TIMEOUT},                                           \
                 {"instructions", required_argument, NULL, CLI_AGENT_OPT_INSTRUCTIONS},                                 \
                 {"mcp", required_argument, NULL, CLI_AGENT_OPT_MCP},                                                   \
+                {"mcp-sandbox", required_argument, NULL, CLI_AGENT_OPT_MCP_SANDBOX},                                   \
                 {"env", required_argument, NULL, CLI_AGENT_OPT_ENV}, {                                                 \
                 "no-cgroup", no_argument, NULL, CLI_AGENT_OPT_NO_CGROUP                                                \
         }
@@ -81,7 +85,8 @@ typedef struct cli_agent_args {
         const char *tools[CLI_RUN_INPUTS_MAX];
         const char *headers[CLI_RUN_INPUTS_MAX + 1];
         const char *mcp[MCP_SERVERS_MAX];
-        size_t n_tools, n_headers, n_mcp;
+        const char *mcp_sandbox[MCP_SERVERS_MAX];
+        size_t n_tools, n_headers, n_mcp, n_mcp_sandbox;
 } cli_agent_args;
 
 /* One getopt result c (with optarg) of the shared options, into o and args: 1 when it was one of

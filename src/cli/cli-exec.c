@@ -49,6 +49,8 @@ enum {
         OPT_NET_HOSTS,
         OPT_NET_LOG,
         OPT_NET_CIDR,
+        OPT_STDIO,
+        OPT_PASS_ENV,
 };
 
 static const struct option options[] = {
@@ -76,6 +78,8 @@ static const struct option options[] = {
         {"net-hosts", required_argument, NULL, OPT_NET_HOSTS},
         {"net-log", required_argument, NULL, OPT_NET_LOG},
         {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
+        {"stdio", no_argument, NULL, OPT_STDIO},
+        {"pass-env", required_argument, NULL, OPT_PASS_ENV},
         {},
 };
 
@@ -96,7 +100,12 @@ void cli_exec_help(void) {
                "  --env NAME, --environment NAME\n"
                "                            run in environment NAME (hull env): its layer's packages at\n"
                "                            /env and on PATH, built first when missing\n"
+               "  --pass-env NAME           set NAME to its value in hull's own environment (repeatable;\n"
+               "                            keeps a secret off the command line)\n"
                "  --stdin FILE              feed FILE on stdin (default: empty)\n"
+               "  --stdio                   hand our stdin, stdout and stderr (pipes, sockets, a terminal\n"
+               "                            or /dev/null) to the command, live: nothing is captured, no\n"
+               "                            --timeout unless given (a stdio server, e.g. MCP's)\n"
                "  --output-limit SIZE       bytes kept per stream, first and last half (default 1M)\n"
                "  --json                    print one JSON object with the whole result\n"
                "  --no-cgroup               run without cgroup limits (memory, pids, cpus)\n"
@@ -117,6 +126,28 @@ void cli_exec_help(void) {
 }
 
 #define usage_error(...) cli_usage_error("exec", SBX_EXIT_SETUP, __VA_ARGS__)
+
+/* Our own environment's "NAME=VALUE" entry for name (the last one, when a caller appended its
+ * own after what it inherited), or NULL. */
+static char *environ_entry(const char *name) {
+        extern char **environ;
+        size_t n = strlen(name);
+        char *found = NULL;
+        for (char **p = environ; p && *p; p++)
+                if (strncmp(*p, name, n) == 0 && (*p)[n] == '=')
+                        found = *p;
+        return found;
+}
+
+/* A variable's name: a letter or '_', then letters, digits and '_'. */
+static bool env_name_ok(const char *s) {
+        if (!s[0] || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+                        return false;
+        return true;
+}
 
 static int json_set_output(json_t *o, const char *name, const char *buf, size_t len) {
         char key[SBX_SHORT_STR_MAX];
@@ -239,6 +270,8 @@ int cli_exec_main(int argc, char **argv) {
         _cleanup_(env_spec_done) env_spec es = {0}; /* its spec: allow[] borrows its hosts */
         char layer[SBX_PATH_MAX] = "";
         const char *explicit_limits = NULL, *explicit_container = NULL; /* options the process tier lacks */
+        bool stdio = false, timeout_given = false;
+        const char *capture_option = NULL; /* an option --stdio has no use for */
         int c, r;
 
         if (!env || !allow || !cidrs) {
@@ -259,6 +292,7 @@ int cli_exec_main(int argc, char **argv) {
                 case OPT_TIMEOUT:
                         if (parse_duration_ms(optarg, 1, SBX_TIMEOUT_MS_MAX, &spec.timeout_ms) < 0)
                                 return usage_error("--timeout wants seconds between 0.001 and 86400, got '%s'", optarg);
+                        timeout_given = true;
                         break;
                 case OPT_MEMORY:
                         if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &spec.memory_bytes) < 0)
@@ -285,6 +319,7 @@ int cli_exec_main(int argc, char **argv) {
                 case OPT_OUTPUT_LIMIT:
                         if (parse_size(optarg, SBX_OUTPUT_BYTES_MIN, SBX_OUTPUT_BYTES_MAX, &spec.output_bytes) < 0)
                                 return usage_error("--output-limit wants a size between 64 and 256M, got '%s'", optarg);
+                        capture_option = "--output-limit";
                         break;
                 case OPT_WORKDIR: {
                         struct stat st;
@@ -325,11 +360,31 @@ int cli_exec_main(int argc, char **argv) {
                         if (stat(optarg, &st) < 0 || !S_ISREG(st.st_mode))
                                 return usage_error("--stdin '%s' is not a regular file", optarg);
                         spec.stdin_path = optarg;
+                        capture_option = "--stdin";
                         break;
                 }
                 case OPT_JSON:
                         json = true;
+                        capture_option = "--json";
                         break;
+                case OPT_STDIO:
+                        stdio = true;
+                        break;
+                case OPT_PASS_ENV: {
+                        if (!env_name_ok(optarg))
+                                return usage_error("--pass-env wants a variable's name (letters, digits and '_'), got "
+                                                   "'%s'",
+                                                   optarg);
+                        char *entry = environ_entry(optarg);
+                        if (!entry)
+                                break; /* not set here: not set in the sandbox either */
+                        if (parse_env_assignment(entry, SBX_ENV_ENTRY_MAX) < 0)
+                                return usage_error("--pass-env %s: the value is longer than 8192 bytes", optarg);
+                        if (n_env >= SBX_ENV_MAX)
+                                return usage_error("too many --env options (at most 128)%s", "");
+                        env[n_env++] = entry;
+                        break;
+                }
                 case OPT_NO_CGROUP:
                         spec.use_cgroups = false;
                         break;
@@ -383,6 +438,12 @@ int cli_exec_main(int argc, char **argv) {
         }
         if (optind >= argc)
                 return usage_error("no command given%s", "");
+        if (stdio && capture_option)
+                return usage_error("--stdio hands over stdin and stdout: %s has no use with it", capture_option);
+        if (stdio && spec.tier != SBX_TIER_CONTAINER)
+                return usage_error("--stdio needs the container tier (--tier container)%s", "");
+        if (stdio && !timeout_given)
+                spec.timeout_ms = 0; /* a server lives as long as its client */
         if ((size_t) (argc - optind) > SBX_ARGV_MAX)
                 return usage_error("too many arguments for the command (at most 4096)%s", "");
         if (spec.tier == SBX_TIER_PROCESS) {
@@ -455,6 +516,7 @@ int cli_exec_main(int argc, char **argv) {
         spec.argv = argv + optind;
         spec.env = env;
         spec.stream_output = !json;
+        spec.stdio = stdio;
         signal(SIGPIPE, SIG_IGN);
 
         /* Ctrl-C, SIGTERM and SIGHUP stop the sandbox like a timeout, so hull still reaps it,

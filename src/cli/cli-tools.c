@@ -185,8 +185,8 @@ int cli_tools_new(const settings *st, const char *const *names, size_t n_names, 
 }
 
 /* One --mcp spec: NAME=COMMAND ARGS... started. */
-static int start_mcp(cli_tools *t, const char *spec, const atomic_bool *interrupt, mcp_message_fn on_message, void *ud,
-                     hull_error *e) {
+static int start_mcp(cli_tools *t, const char *spec, bool sandboxed, const atomic_bool *interrupt,
+                     mcp_message_fn on_message, void *ud, hull_error *e) {
         char name[MCP_SERVER_NAME_MAX + 1];
         const char *eq = strchr(spec, '=');
         size_t nl = eq ? (size_t) (eq - spec) : 0;
@@ -203,6 +203,11 @@ static int start_mcp(cli_tools *t, const char *spec, const atomic_bool *interrup
                 if (strcmp(mcp_client_name(t->mcp[i]), name) == 0)
                         return hull_fail(e, -EINVAL, "--mcp: two servers are named %s", name);
         if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0) {
+                if (sandboxed)
+                        return hull_fail(e, -EINVAL,
+                                         "--mcp-sandbox %s: %s is a server over HTTP; only a stdio server (a "
+                                         "command) runs in a sandbox",
+                                         name, name);
                 mcp_http_config hc = {.name = name,
                                       .url = eq + 1,
                                       .cancel = interrupt,
@@ -229,8 +234,10 @@ static int start_mcp(cli_tools *t, const char *spec, const atomic_bool *interrup
                 wordfree(&we);
                 return hull_fail(e, -EINVAL, "--mcp %s: no command", name);
         }
+        mcp_sandbox sb = {0}; /* --mcp-sandbox alone: no network */
         mcp_stdio_config cfg = {.name = name,
                                 .argv = (const char *const *) we.we_wordv,
+                                .sandbox = sandboxed ? &sb : NULL,
                                 .cancel = interrupt,
                                 .on_message = on_message,
                                 .on_message_ud = ud};
@@ -243,9 +250,17 @@ static int start_mcp(cli_tools *t, const char *spec, const atomic_bool *interrup
 }
 
 /* One server of config.json's "mcp" started (its entry checked by settings.c). */
-static int start_mcp_file(cli_tools *t, const settings_mcp *m, const atomic_bool *interrupt, mcp_message_fn on_message,
-                          void *ud, hull_error *e) {
+static int start_mcp_file(cli_tools *t, const settings_mcp *m, bool sandboxed, const atomic_bool *interrupt,
+                          mcp_message_fn on_message, void *ud, hull_error *e) {
+        mcp_sandbox sb = {.allow_hosts = (const char *const *) m->allow_hosts,
+                          .allow_package_managers = m->allow_package_managers,
+                          .allow_loopback = m->net_allow_loopback};
         int r;
+        if (m->url && sandboxed)
+                return hull_fail(e, -EINVAL,
+                                 "--mcp-sandbox %s: %s is a server over HTTP; only a stdio server (a command) runs in "
+                                 "a sandbox",
+                                 m->name, m->name);
         if (m->url) {
                 mcp_http_config hc = {.name = m->name,
                                       .url = m->url,
@@ -258,7 +273,8 @@ static int start_mcp_file(cli_tools *t, const settings_mcp *m, const atomic_bool
                 mcp_stdio_config cfg = {.name = m->name,
                                         .argv = (const char *const *) m->argv,
                                         .env = (const char *const *) m->env,
-                                        .cwd = m->cwd,
+                                        .cwd = m->sandbox && m->workdir ? m->workdir : m->cwd,
+                                        .sandbox = m->sandbox || sandboxed ? &sb : NULL,
                                         .cancel = interrupt,
                                         .on_message = on_message,
                                         .on_message_ud = ud};
@@ -276,9 +292,30 @@ static bool spec_names(const char *spec, const char *name) {
         return strncmp(spec, name, n) == 0 && spec[n] == '=';
 }
 
+/* Whether --mcp-sandbox named name. */
+static bool named(const char *const *names, size_t n, const char *name) {
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(names[i], name) == 0)
+                        return true;
+        return false;
+}
+
 int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n,
-                      const atomic_bool *interrupt, mcp_message_fn on_message, void *ud, hull_error *e) {
+                      const char *const *sandboxed, size_t n_sandboxed, const atomic_bool *interrupt,
+                      mcp_message_fn on_message, void *ud, hull_error *e) {
         size_t n_file = 0;
+        for (size_t k = 0; k < n_sandboxed; k++) {
+                bool found = false;
+                for (size_t i = 0; i < st->n_mcp && !found; i++)
+                        found = strcmp(st->mcp[i].name, sandboxed[k]) == 0;
+                for (size_t i = 0; i < n && !found; i++)
+                        found = spec_names(specs[i], sandboxed[k]);
+                if (!found)
+                        return hull_fail(e, -EINVAL,
+                                         "--mcp-sandbox %s: no MCP server of that name (give it with --mcp %s=COMMAND "
+                                         "or in config.json's \"mcp\")",
+                                         sandboxed[k], sandboxed[k]);
+        }
         for (size_t i = 0; i < st->n_mcp; i++) {
                 bool replaced = false;
                 for (size_t k = 0; k < n && !replaced; k++)
@@ -298,12 +335,17 @@ int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs
                         replaced = spec_names(specs[k], st->mcp[i].name);
                 if (replaced)
                         continue;
-                int r = start_mcp_file(t, &st->mcp[i], interrupt, on_message, ud, e);
+                int r = start_mcp_file(t, &st->mcp[i], named(sandboxed, n_sandboxed, st->mcp[i].name), interrupt,
+                                       on_message, ud, e);
                 if (r < 0)
                         return r;
         }
         for (size_t i = 0; i < n; i++) {
-                int r = start_mcp(t, specs[i], interrupt, on_message, ud, e);
+                char name[MCP_SERVER_NAME_MAX + 1] = "";
+                const char *eq = strchr(specs[i], '=');
+                if (eq && (size_t) (eq - specs[i]) <= MCP_SERVER_NAME_MAX)
+                        memcpy(name, specs[i], (size_t) (eq - specs[i]));
+                int r = start_mcp(t, specs[i], named(sandboxed, n_sandboxed, name), interrupt, on_message, ud, e);
                 if (r < 0)
                         return r;
         }

@@ -29,10 +29,14 @@ static inline void cli_tools_freep(cli_tools **t) {
  * server connected to), list their tools and offer them too, named NAME__TOOL, with their policies from the
  * settings (default always_allow). interrupt (may be NULL; set by a signal handler) ends the waits
  * for their initialize and tools/list: -ECANCELED. on_message (may be NULL) gets their log messages. The servers
- * run outside the sandbox, as hull's user, until cli_tools_free. Returns 0, or a negative errno
- * with *e (-EINVAL for a malformed spec; a server that does not start or answer). */
+ * run outside the sandbox, as hull's user, until cli_tools_free; but a stdio server named in
+ * sandboxed (n_sandboxed names, --mcp-sandbox) or whose config.json entry has "sandbox" runs inside
+ * one (mcp-client.h's mcp_sandbox; the entry's sandbox settings, else no network). Returns 0, or
+ * a negative errno with *e (-EINVAL for a malformed spec, a sandboxed name that is no stdio
+ * server; a server that does not start or answer). */
 int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n,
-                      const atomic_bool *interrupt, mcp_message_fn on_message, void *ud, hull_error *e);
+                      const char *const *sandboxed, size_t n_sandboxed, const atomic_bool *interrupt,
+                      mcp_message_fn on_message, void *ud, hull_error *e);
 
 const tool_def *const *cli_tools_defs(const cli_tools *t);
 const tool_policy *cli_tools_policies(const cli_tools *t);

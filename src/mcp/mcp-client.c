@@ -283,7 +283,84 @@ static int set_nonblock(int fd) {
         return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
 }
 
+/* `hull exec --stdio` around a sandboxed server's command: argv's strings are static, cfg's, or
+ * in strings (the work directory, the names of env's entries). */
+typedef struct sandbox_cmd {
+        const char **argv;
+        char *strings;
+} sandbox_cmd;
+
+static int sandbox_argv(mcp_client *c, const mcp_stdio_config *cfg, sandbox_cmd *ret, hull_error *e) {
+        const mcp_sandbox *sb = cfg->sandbox;
+        size_t n_argv = 0, n_hosts = 0, n_env = 0, n = 0, used = 0;
+        while (cfg->argv[n_argv])
+                n_argv++;
+        while (sb->allow_hosts && sb->allow_hosts[n_hosts])
+                n_hosts++;
+        while (cfg->env && cfg->env[n_env])
+                n_env++;
+        if (n_hosts > SBX_NET_ALLOW_MAX)
+                return hull_fail(e, -E2BIG, "mcp: %s: sandbox: more than %u allowed hosts", c->name, SBX_NET_ALLOW_MAX);
+        size_t names = 0;
+        for (size_t i = 0; i < n_env; i++)
+                names += strcspn(cfg->env[i], "=") + 1;
+        /* the server's directory, absolute: hull exec checks it and binds it at /workspace */
+        _cleanup_free_ char *dir = realpath(cfg->cwd ? cfg->cwd : ".", NULL);
+        if (!dir)
+                return hull_err_hint(e, -errno, "give the entry an existing \"cwd\" (or \"workdir\")",
+                                     "mcp: %s: sandbox: the server's directory %s", c->name,
+                                     cfg->cwd ? cfg->cwd : "(the current one)");
+        /* a whole home (or the root) read-write to the server is never what was meant */
+        const char *home = getenv("HOME");
+        _cleanup_free_ char *real_home = home && home[0] ? realpath(home, NULL) : NULL;
+        if (strcmp(dir, "/") == 0 || (real_home && strcmp(dir, real_home) == 0))
+                return hull_fail(e, -EINVAL,
+                                 "mcp: %s: sandbox: the server's directory would be %s, all of it writable by the "
+                                 "server; give it a directory of its own (the entry's \"workdir\" or \"cwd\", or "
+                                 "run hull from that directory)",
+                                 c->name, dir);
+        used = strlen(dir) + 1;
+        ret->argv = calloc(16 + 2 * n_hosts + 2 * n_env + n_argv + 1, sizeof(*ret->argv));
+        ret->strings = malloc(used + names);
+        if (!ret->argv || !ret->strings)
+                return hull_err(e, -ENOMEM, "mcp: %s: out of memory", c->name);
+        memcpy(ret->strings, dir, used);
+        const char **a = ret->argv;
+        a[n++] = sb->exe ? sb->exe : "/proc/self/exe";
+        a[n++] = "exec";
+        a[n++] = "--stdio";
+        a[n++] = "--require-isolation";
+        a[n++] = "--workdir";
+        a[n++] = ret->strings;
+        a[n++] = "--net";
+        a[n++] = n_hosts || sb->allow_package_managers ? "limited" : "none";
+        for (size_t i = 0; i < n_hosts; i++) {
+                a[n++] = "--allow-host";
+                a[n++] = sb->allow_hosts[i];
+        }
+        if (sb->allow_package_managers)
+                a[n++] = "--allow-package-managers";
+        if (sb->allow_loopback && (n_hosts || sb->allow_package_managers))
+                a[n++] = "--net-allow-loopback";
+        /* by name only: the values reach hull exec in its environment (spawn adds env's entries) */
+        for (size_t i = 0; i < n_env; i++) {
+                const char *eq = strchr(cfg->env[i], '=');
+                size_t k = eq ? (size_t) (eq - cfg->env[i]) : strlen(cfg->env[i]);
+                memcpy(ret->strings + used, cfg->env[i], k);
+                ret->strings[used + k] = '\0';
+                a[n++] = "--pass-env";
+                a[n++] = ret->strings + used;
+                used += k + 1;
+        }
+        a[n++] = "--";
+        for (size_t i = 0; i < n_argv; i++)
+                a[n++] = cfg->argv[i];
+        a[n] = NULL;
+        return 0;
+}
+
 static int spawn(mcp_client *c, const mcp_stdio_config *cfg, hull_error *e) {
+        sandbox_cmd sb = {0};
         int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
         posix_spawn_file_actions_t fa;
         posix_spawnattr_t at;
@@ -304,6 +381,13 @@ static int spawn(mcp_client *c, const mcp_stdio_config *cfg, hull_error *e) {
         for (size_t i = 0; i < n_extra; i++)
                 envp[n_env + i] = (char *) cfg->env[i];
 
+        const char *const *argv = cfg->argv;
+        if (cfg->sandbox) {
+                r = sandbox_argv(c, cfg, &sb, e);
+                if (r < 0)
+                        goto out;
+                argv = sb.argv;
+        }
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
                 r = hull_err(e, -errno, "mcp: %s: cannot make pipes", c->name);
                 goto out;
@@ -328,7 +412,7 @@ static int spawn(mcp_client *c, const mcp_stdio_config *cfg, hull_error *e) {
         if (cfg->cwd)
                 posix_spawn_file_actions_addchdir_np(&fa, cfg->cwd);
         pid_t pid;
-        r = -posix_spawnp(&pid, cfg->argv[0], &fa, &at, (char *const *) cfg->argv, envp);
+        r = -posix_spawnp(&pid, argv[0], &fa, &at, (char *const *) argv, envp);
         posix_spawn_file_actions_destroy(&fa);
         posix_spawnattr_destroy(&at);
         if (r < 0) {
@@ -353,6 +437,8 @@ out:
         safe_close(err[0]);
         safe_close(err[1]);
         free(envp);
+        free(sb.argv);
+        free(sb.strings);
         return r;
 }
 

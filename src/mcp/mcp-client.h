@@ -1,6 +1,7 @@
 /* mcp-client.h: a client of one MCP server over stdio (shared/reference/mcp.md §2-§4, §6, §8-§11):
  * the server is spawned as a child process with pipes on its stdin, stdout and stderr (in a process
- * group of its own, OUTSIDE any sandbox: it runs with hull's privileges, as configured), and
+ * group of its own, OUTSIDE any sandbox: it runs with hull's privileges, as configured; or, with
+ * cfg->sandbox, inside one: see mcp_sandbox), and
  * initialized (protocol version 2025-11-25 asked; 2025-11-25, 2025-06-18 or 2025-03-26 accepted;
  * client capabilities {}); then its tools are listed (every page) and called.
  *
@@ -34,15 +35,30 @@ typedef struct mcp_client mcp_client;
  * be NULL) and data (any JSON) are borrowed for the call. */
 typedef void (*mcp_message_fn)(void *ud, const char *server, const char *level, const char *logger, const json_t *data);
 
+/* A stdio server run inside a hull sandbox (`hull exec --stdio`, sbx.h's stdio): the container
+ * tier, the server's directory (cwd, else hull's) read-write at /workspace and its working
+ * directory, the host's /usr read-only, nothing else of the host; only env's entries (passed by
+ * name with --pass-env, never on a command line) beside the sandbox's defaults and, with hosts
+ * allowed, the proxy variables; no network at all unless allow_hosts or allow_package_managers,
+ * then only through hull's proxy to those (sbx-net.h). The spawned process is hull exec: killing
+ * its process group ends the sandbox. A directory that is / or $HOME is refused (-EINVAL). */
+typedef struct mcp_sandbox {
+        const char *exe;                /* hull's binary; NULL: /proc/self/exe */
+        const char *const *allow_hosts; /* NULL-terminated, or NULL: none */
+        bool allow_package_managers;    /* the apt, npm and PyPI registries this host uses */
+        bool allow_loopback;            /* TESTING ONLY: hull exec --net-allow-loopback */
+} mcp_sandbox;
+
 typedef struct mcp_stdio_config {
-        const char *name;          /* the server's name for hull: [a-zA-Z0-9_-]{1,MCP_SERVER_NAME_MAX} */
-        const char *const *argv;   /* the command (looked up in PATH) and its arguments, NULL-terminated */
-        const char *const *env;    /* "K=V" entries added to hull's environment, NULL-terminated; NULL: none */
-        const char *cwd;           /* the server's working directory; NULL: hull's */
-        uint64_t init_timeout_ms;  /* the start and initialize; 0: MCP_INIT_TIMEOUT_MS */
-        const atomic_bool *cancel; /* set (another thread, a signal handler): initialize gives up at
-                                    * once, -ECANCELED; NULL: only the deadline ends it */
-        mcp_message_fn on_message; /* may be NULL: log messages are dropped */
+        const char *name;           /* the server's name for hull: [a-zA-Z0-9_-]{1,MCP_SERVER_NAME_MAX} */
+        const char *const *argv;    /* the command (looked up in PATH) and its arguments, NULL-terminated */
+        const char *const *env;     /* "K=V" entries added to hull's environment, NULL-terminated; NULL: none */
+        const char *cwd;            /* the server's working directory; NULL: hull's */
+        const mcp_sandbox *sandbox; /* NULL: the server runs outside any sandbox, as hull's user */
+        uint64_t init_timeout_ms;   /* the start and initialize; 0: MCP_INIT_TIMEOUT_MS */
+        const atomic_bool *cancel;  /* set (another thread, a signal handler): initialize gives up at
+                                     * once, -ECANCELED; NULL: only the deadline ends it */
+        mcp_message_fn on_message;  /* may be NULL: log messages are dropped */
         void *on_message_ud;
 } mcp_stdio_config;
 

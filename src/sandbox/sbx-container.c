@@ -1253,16 +1253,32 @@ int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret
         capture out = {0}, err = {0};
         int r;
 
-        in_fd = sbx_open_stdin(spec->stdin_path, e);
-        if (in_fd < 0)
-                return in_fd;
-        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
-                return hull_err(e, negative_errno(), "exec: cannot create pipes");
-        if (capture_init(&out, spec->output_bytes) < 0 || capture_init(&err, spec->output_bytes) < 0) {
+        if (spec->stdio) {
+                /* Our own fds, dup'ed: the launch closes nothing of ours, the supervisor reads
+                 * nothing (out_fd, err_fd stay -1 on its side). */
+                for (int fd = 0; fd < 3; fd++) {
+                        r = sbx_stdio_fd_ok(fd, e);
+                        if (r < 0)
+                                return r;
+                }
+                in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+                outp[1] = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+                errp[1] = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+                if (in_fd < 0 || outp[1] < 0 || errp[1] < 0)
+                        return hull_err(e, negative_errno(), "exec: cannot duplicate stdin, stdout and stderr");
+        } else {
+                in_fd = sbx_open_stdin(spec->stdin_path, e);
+                if (in_fd < 0)
+                        return in_fd;
+                if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+                        return hull_err(e, negative_errno(), "exec: cannot create pipes");
+        }
+        size_t keep = spec->stdio ? SBX_OUTPUT_BYTES_MIN : spec->output_bytes; /* stdio: nothing is kept */
+        if (capture_init(&out, keep) < 0 || capture_init(&err, keep) < 0) {
                 r = hull_err(e, -ENOMEM, "exec: cannot allocate output buffers");
                 goto out;
         }
-        if (spec->stream_output) {
+        if (spec->stream_output && !spec->stdio) {
                 capture_set_tee(&out, STDOUT_FILENO);
                 capture_set_tee(&err, STDERR_FILENO);
         }

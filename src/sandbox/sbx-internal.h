@@ -73,6 +73,10 @@ int sbx_child_exec(char *const *argv, char *const *envp, int in_fd, int out_fd, 
  * could reopen it for writing. Returns the fd (O_CLOEXEC) or a negative errno with *e set. */
 int sbx_open_stdin(const char *path, hull_error *e);
 
+/* Whether our fd (0, 1 or 2) may be handed to a sandbox as is (sbx_spec.stdio): a pipe, a socket,
+ * a terminal or /dev/null; 0, or -EINVAL with *e naming the fd and what to do. */
+int sbx_stdio_fd_ok(int fd, hull_error *e);
+
 /* Build the scrubbed environment: fixed defaults (with net_proxy, HTTP_PROXY and the rest
  * pointing at a limited sandbox's proxy) overridden by extra (K=V), NULL-terminated.
  * Returns 0 or -ENOMEM; free the result with sbx_env_free(). */

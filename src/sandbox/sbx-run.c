@@ -175,6 +175,22 @@ int sbx_open_stdin(const char *path, hull_error *e) {
         return TAKE_FD(mem);
 }
 
+int sbx_stdio_fd_ok(int fd, hull_error *e) {
+        static const char *const names[] = {"stdin", "stdout", "stderr"};
+        struct stat st, null;
+        if (fstat(fd, &st) < 0)
+                return hull_err_hint(e, negative_errno(), "give it a pipe (or </dev/null)",
+                                     "exec: --stdio: %s is closed", names[fd]);
+        if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || isatty(fd))
+                return 0;
+        if (S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && S_ISCHR(null.st_mode) && st.st_rdev == null.st_rdev)
+                return 0;
+        return hull_err_hint(e, -EINVAL, "connect it through a pipe, e.g. CMD | hull exec --stdio ... | cat",
+                             "exec: --stdio: %s is a %s, which the sandbox could reopen through /proc/self/fd; "
+                             "only pipes, sockets, terminals and /dev/null are handed over",
+                             names[fd], S_ISREG(st.st_mode) ? "regular file" : "file that is not a pipe");
+}
+
 /* ---- child side: async-signal-safe only ---- */
 
 static size_t child_strlen(const char *s) {
@@ -568,6 +584,8 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
         if (spec->output_bytes < SBX_OUTPUT_BYTES_MIN)
                 return hull_err(e, -EINVAL, "exec: output limit below %llu bytes",
                                 (unsigned long long) SBX_OUTPUT_BYTES_MIN);
+        if (spec->stdio && spec->tier != SBX_TIER_CONTAINER)
+                return hull_err_hint(e, -EINVAL, "use --tier container", "exec: --stdio needs the container tier");
         if (spec->net != SBX_NET_NONE && spec->tier != SBX_TIER_CONTAINER)
                 return hull_err_hint(e, -EINVAL, "use --tier container",
                                      "exec: the process tier has the host's network: --net %s needs the container tier",

@@ -46,6 +46,12 @@ typedef struct sbx_spec {
                                   * SBX_NET_LIMITED (see sbx-net.h); the process tier
                                   * refuses anything but none */
         const sbx_net_policy *net_policy; /* limited: what the proxy lets through; borrowed */
+        bool stdio;                       /* container: the command's stdin, stdout and stderr are our own
+                                           * fds 0, 1 and 2, live (nothing captured or buffered:
+                                           * stdin_path, stream_output and output_bytes do not apply;
+                                           * out/err of the result stay empty). Each must be a pipe, a
+                                           * socket, a terminal or /dev/null (a file could be reopened
+                                           * for writing through /proc/self/fd): else -EINVAL */
 } sbx_spec;
 
 typedef struct sbx_result {

@@ -292,3 +292,53 @@ if [ "$(id -u)" -eq 0 ]; then
         "$HULL" exec --rootfs "$locked" -- /bin/true 2>"$TEST_TMP/err"; rc=$?
         check "an unreadable --rootfs entry fails with 125 naming it" sh -c "[ $rc -eq 125 ] && grep -q 'mount: cannot bind read-only $locked/sub: Permission denied' '$TEST_TMP/err'"
 fi
+
+# ---- --stdio: the caller's pipes handed to the command, live ----
+printf 'one\ntwo\n' | "$HULL" exec --stdio -- cat 2>&1 | cat >"$TEST_TMP/o"; rc=${PIPESTATUS[1]}
+check "--stdio: stdin reaches the command and its output comes back; EOF ends cat, exit 0" \
+        sh -c "[ $rc -eq 0 ] && [ \"\$(cat '$TEST_TMP/o')\" = 'one
+two' ]"
+echo x | "$HULL" exec --stdio -- sh -c 'cat >/dev/null; echo to-stderr >&2; exit 7' 2>&1 | cat >"$TEST_TMP/o"
+rc=${PIPESTATUS[1]}
+check "--stdio: stderr is passed too and the exit status is the command's" \
+        sh -c "[ $rc -eq 7 ] && [ \"\$(cat '$TEST_TMP/o')\" = to-stderr ]"
+# live: each line comes back before the next is written (nothing is buffered or captured); then
+# SIGTERM to hull exec ends it and the sandboxed command (128+15)
+HULL="$HULL" /usr/bin/python3 - >"$TEST_TMP/live" 2>&1 <<'PYEOF'
+import os, select, signal, subprocess, sys
+def start(argv):
+    return subprocess.Popen([os.environ["HULL"], "exec", "--stdio", "--"] + argv, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def line_back(p, s):
+    p.stdin.write(s)
+    p.stdin.flush()
+    r, _, _ = select.select([p.stdout], [], [], 60)
+    return bool(r) and p.stdout.readline() == s
+p = start(["cat"])
+ok = all(line_back(p, b"line %d\n" % i) for i in range(3))
+p.stdin.close()
+rc = p.wait(60)
+print("live" if ok and rc == 0 and p.stdout.read() == b"" else "not live rc=%s" % rc)
+p = start(["sh", "-c", "trap 'echo term >&2; exit 9' TERM; while read l; do echo \"$l\"; done"])
+ok = line_back(p, b"before\n")
+p.send_signal(signal.SIGTERM)
+try:
+    rc = p.wait(60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = None
+print("stopped" if ok and rc == 128 + signal.SIGTERM else "not stopped ok=%s rc=%s" % (ok, rc))
+PYEOF
+check "--stdio: a line written comes back before stdin is closed, and EOF ends the sandbox" grep -qx live "$TEST_TMP/live"
+check "--stdio: SIGTERM to hull exec stops the sandboxed command, status 143" grep -qx stopped "$TEST_TMP/live"
+echo | FOO_SECRET=s3 "$HULL" exec --stdio --pass-env FOO_SECRET --pass-env UNSET_VAR -- \
+        sh -c 'echo "$FOO_SECRET ${UNSET_VAR-unset}"' 2>&1 | cat >"$TEST_TMP/o"
+check "--pass-env: a variable of hull's environment by name; an unset one stays unset" grep -qx "s3 unset" "$TEST_TMP/o"
+"$HULL" exec --stdio -- cat <"$TEST_TMP/live" 2>"$TEST_TMP/err" | cat; rc=${PIPESTATUS[0]}
+check "--stdio refuses a regular file as stdin (it could be reopened through /proc)" \
+        sh -c "[ $rc -eq 125 ] && grep -q 'stdin is a regular file' '$TEST_TMP/err'"
+for opt in "--json" "--stdin $TEST_TMP/live" "--output-limit 1M" "--tier process --no-isolation-warning"; do
+        # shellcheck disable=SC2086
+        echo | "$HULL" exec --stdio $opt -- true 2>&1 | cat >"$TEST_TMP/err"; rc=${PIPESTATUS[1]}
+        check "--stdio refuses $opt" sh -c "[ $rc -eq 125 ] && grep -q -- '--stdio' '$TEST_TMP/err'"
+done

@@ -155,6 +155,17 @@ static void test_file_errors(void) {
                 {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"args\":[]}}}", "mcp.s.args"},
                 {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"headers\":{\"A\":\"x\\ny\"}}}}", "mcp.s.headers.A"},
                 {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"type\":\"sse\"}}}", "mcp.s.type"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"sandbox\":1}}}", "mcp.s.sandbox must be"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"sandbox\":{\"hosts\":[]}}}}", "mcp.s.sandbox.hosts"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"sandbox\":{\"allow_hosts\":\"h\"}}}}",
+                 "mcp.s.sandbox.allow_hosts must"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"sandbox\":{\"allow_hosts\":[\"\"]}}}}",
+                 "mcp.s.sandbox.allow_hosts[0]"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"sandbox\":{\"workdir\":false}}}}", "mcp.s.sandbox.workdir"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"sandbox\":{\"allow_package_managers\":\"y\"}}}}",
+                 "mcp.s.sandbox.allow_package_managers"},
+                {"{\"mcp\":{\"s\":{\"command\":\"x\",\"env\":{\"A-B\":\"v\"},\"sandbox\":true}}}", "mcp.s.env"},
+                {"{\"mcp\":{\"s\":{\"url\":\"http://h/\",\"sandbox\":true}}}", "mcp.s.sandbox"},
                 {"[1]", "JSON object"},
                 {"{", "line"},
         };
@@ -193,6 +204,24 @@ static void test_file_errors(void) {
                 CHECK_EQ_STR(s.mcp[1].url, "https://h/mcp");
                 CHECK_EQ_STR(s.mcp[1].headers[0], "Authorization: Bearer t");
                 CHECK(s.mcp[1].headers[1] == NULL && s.mcp[1].argv == NULL);
+                CHECK(!s.mcp[0].sandbox && !s.mcp[1].sandbox);
+        }
+        settings_done(&s);
+        /* "sandbox": true, or its settings */
+        write_cfg("{\"mcp\":{\"a\":{\"command\":\"x\",\"sandbox\":true},\"b\":{\"command\":\"y\",\"sandbox\":"
+                  "{\"allow_hosts\":[\"h.example\",\"*.x.example\"],\"allow_package_managers\":true,"
+                  "\"workdir\":\"/w\"}},\"c\":{\"command\":\"z\",\"sandbox\":false}}}");
+        CHECK_EQ_INT(settings_load(NULL, cfg_path, NULL, &s, &e), 0);
+        CHECK(s.n_mcp == 3);
+        if (s.n_mcp == 3) {
+                CHECK(s.mcp[0].sandbox && !s.mcp[0].allow_hosts && !s.mcp[0].allow_package_managers);
+                CHECK(s.mcp[0].workdir == NULL && !s.mcp[0].net_allow_loopback);
+                CHECK(s.mcp[1].sandbox && s.mcp[1].allow_package_managers);
+                CHECK_EQ_STR(s.mcp[1].allow_hosts[0], "h.example");
+                CHECK_EQ_STR(s.mcp[1].allow_hosts[1], "*.x.example");
+                CHECK(s.mcp[1].allow_hosts[2] == NULL);
+                CHECK_EQ_STR(s.mcp[1].workdir, "/w");
+                CHECK(!s.mcp[2].sandbox);
         }
         settings_done(&s);
         write_cfg("{\"/ model\":\"x\"}"); /* not a comment */
