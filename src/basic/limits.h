@@ -277,6 +277,8 @@
 #define BRK_ARGS_MAX 16U /* arguments of one step */
 #define BRK_ARTIFACTS_MAX 128U
 #define BRK_DETAIL_MAX 512U        /* bytes of a result's detail line */
+#define BRK_NET_CIDRS_MAX 32U      /* a session's allow_cidrs carried to its keeper */
+#define BRK_NET_CIDR_TEXT 64U      /* bytes of one of them, as text */
 #define BRK_IO_TIMEOUT_MS 10000U   /* a worker waits this long for its request */
 #define BRK_RESULT_SLACK_MS 15000U /* the daemon waits the run's timeout plus this */
 #define BRK_QUEUE_WAIT_MS 120000U  /* a queued run not started by then is dropped, not run */
