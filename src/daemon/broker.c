@@ -1151,9 +1151,8 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (spec->layer_dir &&
             (size_t) snprintf(rq->layer_dir, sizeof(rq->layer_dir), "%s", spec->layer_dir) >= sizeof(rq->layer_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the layer path is too long");
-        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
-                return hull_err_hint(e, -EOPNOTSUPP, "use none or limited",
-                                     "session: the %s network mode is not offered", sbx_net_mode_to_string(spec->net));
+        if (spec->net >= _SBX_NET_MODE_MAX)
+                return hull_err(e, -EINVAL, "session: no such network mode");
         if (spec->net == SBX_NET_LIMITED) {
                 const sbx_net_policy *pol = spec->net_policy;
                 if (!pol)
