@@ -34,6 +34,8 @@ packages=(
         # the limited network's tests and benchmark: the client in the sandbox and the test's
         # throwaway certificate
         curl openssl
+        # the unrestricted network mode (pasta), and its test's network namespace and veth pair
+        passt iproute2
 )
 
 missing=()

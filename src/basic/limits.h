@@ -87,11 +87,13 @@
 #define SBX_NET_IDLE_MS 300000U        /* a connection with no byte either way this long is closed */
 #define SBX_NET_BUF_BYTES (256U << 10) /* relay pipe per direction per connection */
 #define SBX_NET_ALLOW_MAX 256U         /* allowed_hosts entries, package registries included */
-#define SBX_NET_HOSTS_FILE_MAX (64U << 10) /* the testing hosts file (bytes) */
-#define SBX_NET_SOURCES_MAX (1U << 20)     /* one apt source list, npmrc or pip.conf read */
-#define SBX_NET_SOURCE_FILES_MAX 64U       /* files of /etc/apt/sources.list.d read */
-#define SBX_NET_PINS_MAX 256U              /* pinned (name, address) pairs of the package registries */
-#define SBX_NET_LOG_LINE_MAX 512U          /* one line of the connection log */
+#define SBX_NET_HOSTS_FILE_MAX (64U << 10)  /* the testing hosts file (bytes) */
+#define SBX_NET_SOURCES_MAX (1U << 20)      /* one apt source list, npmrc or pip.conf read */
+#define SBX_NET_SOURCE_FILES_MAX 64U        /* files of /etc/apt/sources.list.d read */
+#define SBX_NET_PINS_MAX 256U               /* pinned (name, address) pairs of the package registries */
+#define SBX_NET_LOG_LINE_MAX 512U           /* one line of the connection log */
+#define SBX_NET_PASTA_START_MS 10000U       /* pasta sets an unrestricted sandbox's network up */
+#define SBX_NET_PASTA_PATH "/usr/bin/pasta" /* Debian's passt package */
 
 /* Workspace operations (src/sandbox/sbx-workspace) */
 #define WS_PATH_MAX 4095U      /* bytes of a path relative to the workspace root */
@@ -278,6 +280,8 @@
 #define BRK_ARGS_MAX 16U /* arguments of one step */
 #define BRK_ARTIFACTS_MAX 128U
 #define BRK_DETAIL_MAX 512U        /* bytes of a result's detail line */
+#define BRK_NET_CIDRS_MAX 32U      /* a session's allow_cidrs carried to its keeper */
+#define BRK_NET_CIDR_TEXT 64U      /* bytes of one of them, as text */
 #define BRK_IO_TIMEOUT_MS 10000U   /* a worker waits this long for its request */
 #define BRK_RESULT_SLACK_MS 15000U /* the daemon waits the run's timeout plus this */
 #define BRK_QUEUE_WAIT_MS 120000U  /* a queued run not started by then is dropped, not run */

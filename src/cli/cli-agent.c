@@ -553,11 +553,8 @@ static int start_engine(cli_agent *a, hull_error *e) {
                 if ((r = home_resolve(home, e)) < 0 ||
                     (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, e)) < 0)
                         return r;
-                if (es.net == ENV_NET_UNRESTRICTED)
-                        return hull_fail(e, -EOPNOTSUPP,
-                                         "environment %s wants unrestricted networking, which hull does not offer yet "
-                                         "(use limited with allowed_hosts)",
-                                         a->o.environment);
+                if (es.net == ENV_NET_UNRESTRICTED) /* pasta (sbx-net.h) */
+                        oo.net = SBX_NET_UNRESTRICTED;
                 if (es.net == ENV_NET_LIMITED) {
                         /* The environment's policy; the session's proxy copies it. */
                         for (size_t i = 0; i < es.n_allowed_hosts && i < ENV_HOSTS_MAX; i++)

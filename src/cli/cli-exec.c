@@ -111,8 +111,10 @@ void cli_exec_help(void) {
                "  --no-cgroup               run without cgroup limits (memory, pids, cpus)\n"
                "  --require-isolation       refuse any tier that is not isolation\n"
                "  --no-isolation-warning    silence the process tier's warning\n"
-               "  --net none|limited        network (default none: loopback only); limited: only\n"
-               "                            through hull's proxy (HTTP_PROXY is set) to allowed hosts\n"
+               "  --net none|limited|unrestricted  network (default none: loopback only); limited: only\n"
+               "                            through hull's proxy (HTTP_PROXY is set) to allowed hosts;\n"
+               "                            unrestricted: through pasta (passt), but not the host's\n"
+               "                            loopback nor 169.254.0.0/16 (metadata)\n"
                "  --allow-host PATTERN      limited: a host the sandbox may reach: NAME, *.SUFFIX or\n"
                "                            an address (repeatable)\n"
                "  --allow-package-managers  limited: also the apt, npm and PyPI registries this host uses\n"
@@ -395,8 +397,9 @@ int cli_exec_main(int argc, char **argv) {
                         no_warn = true;
                         break;
                 case OPT_NET:
-                        if (sbx_net_mode_from_string(optarg, &spec.net) < 0 || spec.net == SBX_NET_UNRESTRICTED)
-                                return usage_error("--net must be 'none' or 'limited', not '%s'", optarg);
+                        if (sbx_net_mode_from_string(optarg, &spec.net) < 0)
+                                return usage_error("--net must be 'none', 'limited' or 'unrestricted', not '%s'",
+                                                   optarg);
                         break;
                 case OPT_ALLOW_HOST:
                         if (!sbx_net_pattern_valid(optarg))
@@ -470,13 +473,8 @@ int cli_exec_main(int argc, char **argv) {
                         cli_report("exec", &ee);
                         return SBX_EXIT_SETUP;
                 }
-                if (es.net == ENV_NET_UNRESTRICTED) {
-                        cli_error("exec",
-                                  "environment %s wants unrestricted networking, which this hull does not "
-                                  "offer yet (use limited with allowed_hosts)",
-                                  environment);
-                        return SBX_EXIT_SETUP;
-                }
+                if (es.net == ENV_NET_UNRESTRICTED)
+                        spec.net = SBX_NET_UNRESTRICTED;
                 if (es.net == ENV_NET_LIMITED) {
                         /* The environment's policy, with what --allow-host added. */
                         for (size_t i = 0; i < es.n_allowed_hosts; i++) {
@@ -503,8 +501,9 @@ int cli_exec_main(int argc, char **argv) {
         }
         if (net_option && spec.net != SBX_NET_LIMITED)
                 return usage_error("%s needs --net limited", net_option);
-        if (spec.net == SBX_NET_LIMITED && spec.tier != SBX_TIER_CONTAINER)
-                return usage_error("--net limited needs the container tier (--tier container)%s", "");
+        if (spec.net != SBX_NET_NONE && spec.tier != SBX_TIER_CONTAINER)
+                return usage_error("--net %s needs the container tier (--tier container)",
+                                   sbx_net_mode_to_string(spec.net));
         if (net_log) {
                 log_fd = open(net_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
                 if (log_fd < 0)

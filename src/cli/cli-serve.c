@@ -32,6 +32,7 @@
 #include "api-console.h"
 #include "api-ops.h"
 #include "api-plimsoll.h"
+#include "egress.h"
 #include "home.h"
 #include "http-server.h"
 #include "limits.h"
@@ -84,6 +85,8 @@ enum {
         OPT_AGUI_ENVIRONMENT,
         OPT_MAX_CONNECTIONS,
         OPT_MAX_PER_ADDRESS,
+        OPT_NET_CIDR,
+        OPT_NET_LOOPBACK,
 };
 
 static const struct option options[] = {
@@ -121,6 +124,8 @@ static const struct option options[] = {
         {"agui-environment", required_argument, NULL, OPT_AGUI_ENVIRONMENT},
         {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
         {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDRESS},
+        {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
+        {"net-allow-loopback", no_argument, NULL, OPT_NET_LOOPBACK},
         {},
 };
 
@@ -163,7 +168,10 @@ void cli_serve_help(void) {
                "                           at /handles (default $HULL_HOME/handles)\n"
                "  --handle-max SIZE        the largest handle (a table: its SQLite file; an upload, a save)\n"
                "                           (default 1G)\n"
-               "  --session-handles-max SIZE  a session's handles together (default 8G)\n\n"
+               "  --session-handles-max SIZE  a session's handles together (default 8G)\n"
+               "  --net-allow-cidr CIDR    limited networking: let the egress guard pass this internal range\n"
+               "                           (a mirror, a gateway; metadata addresses stay refused; repeatable)\n"
+               "  --net-allow-loopback     TESTING ONLY: limited networking may reach 127.0.0.0/8 and ::1\n\n"
                "The agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n"
                "  --db PATH                hull's state (default $HULL_HOME/hull.db)\n"
                "  --model ID               the model every agent uses (default: each agent's model id goes to\n"
@@ -264,6 +272,9 @@ typedef struct serve_opts {
         uint64_t max_connections, max_per_address;
         settings_flags model;
         const char *model_headers[SERVE_MODEL_HEADERS_MAX];
+        char *net_cidrs[BRK_NET_CIDRS_MAX + 1]; /* NULL-terminated */
+        size_t n_net_cidrs;
+        bool net_allow_loopback; /* TESTING ONLY */
 } serve_opts;
 
 /* Everything hull serve runs; serve_teardown() ends what was started, in reverse. */
@@ -442,6 +453,17 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                         if (parse_size(optarg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &o->session_memory) < 0)
                                 return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'",
                                                    optarg);
+                        break;
+                case OPT_NET_CIDR:
+                        if (o->n_net_cidrs >= BRK_NET_CIDRS_MAX || strlen(optarg) >= BRK_NET_CIDR_TEXT ||
+                            egress_cidr_parse(optarg, &(egress_cidr){0}) < 0)
+                                return usage_error(
+                                        "--net-allow-cidr: at most %u, each a CIDR such as 10.8.0.0/16 (got '%s')",
+                                        BRK_NET_CIDRS_MAX, optarg);
+                        o->net_cidrs[o->n_net_cidrs++] = optarg;
+                        break;
+                case OPT_NET_LOOPBACK:
+                        o->net_allow_loopback = true;
                         break;
                 case OPT_AUDIT_DIR:
                         if (optarg[0] != '/')
@@ -781,7 +803,10 @@ static int start_server(serve_state *st, hull_error *e) {
                                .settings_error = st->settings_error,
                                .force_model = o->model.model != NULL,
                                .ss = hs_core(st->sessions),
-                               .log = &st->log};
+                               .log = &st->log,
+                               .netlog_dir = st->audit_path[0] ? st->audit_path : NULL,
+                               .net_allow_cidrs = o->net_cidrs,
+                               .net_allow_loopback = o->net_allow_loopback};
         int r = v1_engine_new(&vc, &st->engine, e);
         if (r < 0)
                 return r;

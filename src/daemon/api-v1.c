@@ -54,6 +54,7 @@ enum {
         T_HANDLE_GET,
         T_RECORDS,
         T_AUDIT_LOG,
+        T_NETWORK_LOG,
 };
 
 #define V1_BETA "managed-agents-2026-04-01"
@@ -1022,12 +1023,12 @@ static void handle_get(http_req *r) {
 
 /* ---- run records ---- */
 
-/* An audit log of the directory hull serve writes them in, whole (malloc'd), or -ENOENT. */
-static int log_read(api_v1 *a, const char *fingerprint, char **ret, size_t *ret_len, hull_error *e) {
+/* A file of the directory hull serve writes audit logs in (name: an audit log
+ * "session-<fingerprint>.jsonl", or a network log "network-<session id>.log"), whole (malloc'd),
+ * or -ENOENT. */
+static int log_read(api_v1 *a, const char *name, char **ret, size_t *ret_len, hull_error *e) {
         if (!a->cfg.audit_dir)
                 return -ENOENT;
-        char name[REC_DIGEST_HEX_SIZE + 32];
-        snprintf(name, sizeof(name), "session-%s.jsonl", fingerprint);
         _cleanup_close_ int dfd = open(a->cfg.audit_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int fd = dfd < 0 ? -1 : openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
@@ -1160,9 +1161,10 @@ static void audit_log(http_req *r) {
                       id);
                 return;
         }
-        char *log = NULL;
+        char *log = NULL, name[REC_DIGEST_HEX_SIZE + 32];
         size_t len = 0;
-        rr = log_read(a, fp, &log, &len, &e);
+        snprintf(name, sizeof(name), "session-%s.jsonl", fp);
+        rr = log_read(a, name, &log, &len, &e);
         if (rr == -ENOENT) {
                 failf(r, 404, "audit_log_not_found", "the audit log of sandbox %.64s is not there%s", fp,
                       a->cfg.audit_dir ? " (nothing was recorded yet)" : " (hull serve keeps no audit logs)");
@@ -1176,6 +1178,31 @@ static void audit_log(http_req *r) {
         snprintf(disp, sizeof(disp), "attachment; filename=\"session-%s.jsonl\"", fp);
         (void) http_answer_header(r, "content-disposition", disp);
         (void) http_answer(r, 200, "application/x-ndjson", log, len);
+}
+
+/* GET /v1/sessions/{id}/network_log: the connection log of the limited network of the
+ * session's sandboxes (one line per connection, as sbx-net.h writes them), text/plain. */
+static void network_log(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        const char *id = http_req_param(r, "id");
+        query q;
+        if (refuse_query(r, &q, (const char *const[]){NULL}, NULL) || refuse_session(a, r, id))
+                return;
+        char name[STORE_ID_MAX + 32];
+        snprintf(name, sizeof(name), "network-%s.log", id);
+        char *log = NULL;
+        size_t len = 0;
+        hull_error e = {0};
+        int rr = log_read(a, name, &log, &len, &e);
+        if (rr == -ENOENT) { /* no limited network (yet), or no log kept: an empty log */
+                (void) http_answer(r, 200, "text/plain; charset=utf-8", NULL, 0);
+                return;
+        }
+        if (rr < 0) {
+                failf(r, rr == -EFBIG ? 413 : 500, "", "%s", e.msg);
+                return;
+        }
+        (void) http_answer(r, 200, "text/plain; charset=utf-8", log, len);
 }
 
 /* ---- API keys ---- */
@@ -1267,7 +1294,8 @@ static void handle(http_req *r) {
                 http_handler_fn *fn = tag == T_HANDLES_LIST ? handles_list
                                       : tag == T_HANDLE_GET ? handle_get
                                       : tag == T_RECORDS    ? records_list
-                                                            : audit_log;
+                                      : tag == T_AUDIT_LOG  ? audit_log
+                                                            : network_log;
                 if (http_req_spawn(r, fn) < 0)
                         failf(r, 503, "", "no thread could be made for the request; retry");
                 return;
@@ -1426,6 +1454,7 @@ static const http_route routes[] = {
         ROUTE(HTTP_GET, "/v1/sessions/{id}/handles/{name}", T_HANDLE_GET, 0),
         ROUTE(HTTP_GET, "/v1/sessions/{id}/records", T_RECORDS, 0),
         ROUTE(HTTP_GET, "/v1/sessions/{id}/audit_log", T_AUDIT_LOG, 0),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/network_log", T_NETWORK_LOG, 0),
 };
 
 int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {

@@ -56,6 +56,12 @@ typedef struct keeper_req {
         uint64_t memory_bytes, pids, millicpus, tmp_bytes;
         char handles_dir[SBX_PATH_MAX]; /* "" for none */
         char layer_dir[SBX_PATH_MAX];   /* "" for none */
+        uint32_t net;                   /* sbx_net_mode */
+        uint32_t allow_package_managers, allow_loopback;
+        uint32_t n_hosts, n_cidrs;
+        uint32_t has_log; /* the log's fd rides along */
+        char hosts[SBX_NET_ALLOW_MAX][EGRESS_HOST_MAX + 1];
+        char cidrs[BRK_NET_CIDRS_MAX][BRK_NET_CIDR_TEXT];
 } keeper_req;
 
 typedef struct keeper_reply {
@@ -501,25 +507,51 @@ answer:
 /* ---- a session's keeper ---- */
 
 static void keeper_run(const brk_config *cfg, int fd, int term_fd) {
-        keeper_req req;
+        _cleanup_free_ keeper_req *req = calloc(1, sizeof(*req));
         keeper_reply rep = {.magic = KEEPER_MAGIC};
         sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
         hull_error e = {0};
+        int fds_in[SOCK_FDS_MAX], truncated = 0;
+        size_t n_in = 0;
 
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, BRK_IO_TIMEOUT_MS) <= 0 || recv(fd, &req, sizeof(req), 0) != (ssize_t) sizeof(req) ||
-            req.magic != KEEPER_MAGIC)
+        if (!req || poll(&p, 1, BRK_IO_TIMEOUT_MS) <= 0)
                 return;
-        req.handles_dir[sizeof(req.handles_dir) - 1] = '\0';
-        req.layer_dir[sizeof(req.layer_dir) - 1] = '\0';
-        sbx_session_spec spec = {.memory_bytes = req.memory_bytes,
-                                 .pids = req.pids,
-                                 .millicpus = req.millicpus,
-                                 .tmp_bytes = req.tmp_bytes,
+        ssize_t got = sock_recv_fds(fd, req, sizeof(*req), 0, fds_in, ELEMENTSOF(fds_in), &n_in, &truncated);
+        _cleanup_close_ int log_fd = n_in > 0 ? fds_in[0] : -1;
+        for (size_t i = 1; i < n_in; i++)
+                safe_close(fds_in[i]);
+        if (got != (ssize_t) sizeof(*req) || truncated || req->magic != KEEPER_MAGIC ||
+            n_in != (req->has_log ? 1U : 0U) || req->net >= _SBX_NET_MODE_MAX || req->n_hosts > SBX_NET_ALLOW_MAX ||
+            req->n_cidrs > BRK_NET_CIDRS_MAX)
+                return;
+        req->handles_dir[sizeof(req->handles_dir) - 1] = '\0';
+        req->layer_dir[sizeof(req->layer_dir) - 1] = '\0';
+        /* the policy: pointers into req, NULL-terminated lists */
+        char *hosts[SBX_NET_ALLOW_MAX + 1] = {0}, *cidrs[BRK_NET_CIDRS_MAX + 1] = {0};
+        for (uint32_t i = 0; i < req->n_hosts; i++) {
+                req->hosts[i][EGRESS_HOST_MAX] = '\0';
+                hosts[i] = req->hosts[i];
+        }
+        for (uint32_t i = 0; i < req->n_cidrs; i++) {
+                req->cidrs[i][BRK_NET_CIDR_TEXT - 1] = '\0';
+                cidrs[i] = req->cidrs[i];
+        }
+        sbx_net_policy policy = {.allowed_hosts = hosts,
+                                 .allow_package_managers = req->allow_package_managers != 0,
+                                 .allow_loopback = req->allow_loopback != 0,
+                                 .allow_cidrs = cidrs,
+                                 .log_fd = log_fd};
+        sbx_session_spec spec = {.memory_bytes = req->memory_bytes,
+                                 .pids = req->pids,
+                                 .millicpus = req->millicpus,
+                                 .tmp_bytes = req->tmp_bytes,
                                  .use_cgroups = cfg->use_cgroups,
-                                 .handles_dir = req.handles_dir[0] ? req.handles_dir : NULL,
-                                 .layer_dir = req.layer_dir[0] ? req.layer_dir : NULL,
-                                 .env = req.layer_dir[0] ? env_layer_sandbox_env() : NULL};
+                                 .handles_dir = req->handles_dir[0] ? req->handles_dir : NULL,
+                                 .layer_dir = req->layer_dir[0] ? req->layer_dir : NULL,
+                                 .env = req->layer_dir[0] ? env_layer_sandbox_env() : NULL,
+                                 .net = (sbx_net_mode) req->net,
+                                 .net_policy = req->net == SBX_NET_LIMITED ? &policy : NULL};
         int r = sbx_session_start(&spec, &box, &e);
         if (r < 0) {
                 rep.err = r;
@@ -1101,19 +1133,47 @@ void brk_stop(brk_broker *b) {
 
 int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *ret, hull_error *e) {
         _cleanup_close_pair_ int sv[2] = {-1, -1};
-        keeper_req req = {.magic = KEEPER_MAGIC,
-                          .memory_bytes = spec->memory_bytes,
-                          .pids = spec->pids,
-                          .millicpus = spec->millicpus,
-                          .tmp_bytes = spec->tmp_bytes};
-        if (spec->handles_dir && (size_t) snprintf(req.handles_dir, sizeof(req.handles_dir), "%s", spec->handles_dir) >=
-                                         sizeof(req.handles_dir))
+        _cleanup_free_ keeper_req *rq = calloc(1, sizeof(*rq));
+        keeper_reply rep;
+        int r, log_fd = -1;
+
+        if (!rq)
+                return hull_err(e, -ENOMEM, "session: out of memory");
+        *rq = (keeper_req){.magic = KEEPER_MAGIC,
+                           .memory_bytes = spec->memory_bytes,
+                           .pids = spec->pids,
+                           .millicpus = spec->millicpus,
+                           .tmp_bytes = spec->tmp_bytes,
+                           .net = (uint32_t) spec->net};
+        if (spec->handles_dir && (size_t) snprintf(rq->handles_dir, sizeof(rq->handles_dir), "%s", spec->handles_dir) >=
+                                         sizeof(rq->handles_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the handle store path is too long");
         if (spec->layer_dir &&
-            (size_t) snprintf(req.layer_dir, sizeof(req.layer_dir), "%s", spec->layer_dir) >= sizeof(req.layer_dir))
+            (size_t) snprintf(rq->layer_dir, sizeof(rq->layer_dir), "%s", spec->layer_dir) >= sizeof(rq->layer_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the layer path is too long");
-        keeper_reply rep;
-        int r;
+        if (spec->net >= _SBX_NET_MODE_MAX)
+                return hull_err(e, -EINVAL, "session: no such network mode");
+        if (spec->net == SBX_NET_LIMITED) {
+                const sbx_net_policy *pol = spec->net_policy;
+                if (!pol)
+                        return hull_err(e, -EINVAL, "session: a limited network needs a policy");
+                for (char *const *h = pol->allowed_hosts; h && *h; h++) {
+                        if (rq->n_hosts >= SBX_NET_ALLOW_MAX || strlen(*h) > EGRESS_HOST_MAX)
+                                return hull_err(e, -E2BIG, "session: more than %u allowed hosts, or one too long",
+                                                SBX_NET_ALLOW_MAX);
+                        memcpy(rq->hosts[rq->n_hosts++], *h, strlen(*h) + 1);
+                }
+                for (char *const *c = pol->allow_cidrs; c && *c; c++) {
+                        if (rq->n_cidrs >= BRK_NET_CIDRS_MAX || strlen(*c) >= BRK_NET_CIDR_TEXT)
+                                return hull_err(e, -E2BIG, "session: more than %u allowed CIDRs, or one too long",
+                                                BRK_NET_CIDRS_MAX);
+                        memcpy(rq->cidrs[rq->n_cidrs++], *c, strlen(*c) + 1);
+                }
+                rq->allow_package_managers = pol->allow_package_managers;
+                rq->allow_loopback = pol->allow_loopback;
+                log_fd = pol->log_fd;
+                rq->has_log = log_fd >= 0;
+        }
 
         *ret = (brk_session){.keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1};
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
@@ -1122,8 +1182,9 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (r < 0)
                 return hull_err(e, r, "session: the sandbox broker is gone");
         sv[1] = safe_close(sv[1]);
-        if (send(sv[0], &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t) sizeof(req))
-                return hull_err(e, negative_errno(), "session: the sandbox broker refused the session");
+        r = sock_send_fds(sv[0], rq, sizeof(*rq), &log_fd, log_fd >= 0 ? 1 : 0, MSG_NOSIGNAL);
+        if (r < 0)
+                return hull_err(e, r, "session: the sandbox broker refused the session");
         r = wait_watched(sv[0], -1, now_mono_ms() + SBX_START_TIMEOUT_MS + BRK_IO_TIMEOUT_MS);
         if (r < 0)
                 return hull_err(e, r, "session: no answer from the sandbox broker");

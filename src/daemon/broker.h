@@ -12,6 +12,7 @@
 
 #include "broker-msg.h"
 #include "error.h"
+#include "sbx-net.h"
 
 typedef struct brk_config {
         unsigned max_runs;     /* workers at once, 1..SERVE_RUNS_MAX */
@@ -70,6 +71,12 @@ typedef struct brk_session_spec {
         uint64_t tmp_bytes;
         const char *handles_dir; /* bound read-only at /handles; NULL: none */
         const char *layer_dir;   /* an environment's layer, bound read-only at /env; NULL: none */
+        sbx_net_mode net;        /* SBX_NET_NONE or SBX_NET_LIMITED */
+        /* limited: the policy, borrowed for the call. The keeper gets a copy (at most
+         * SBX_NET_ALLOW_MAX allowed_hosts and BRK_NET_CIDRS_MAX allow_cidrs; hosts_file is not
+         * carried) and its log_fd over SCM_RIGHTS; it runs the proxy's threads itself (it never
+         * forks after the sandbox started). */
+        const sbx_net_policy *net_policy;
 } brk_session_spec;
 
 typedef struct brk_session {

@@ -36,10 +36,6 @@ struct hs_manager {
 /* ---- sandboxes from the broker ---- */
 
 static int broker_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_error *e) {
-        if (spec->net != SBX_NET_NONE) /* fail closed until the keepers carry a policy */
-                return hull_err_hint(e, -EOPNOTSUPP, "hull serve's sessions have no network yet",
-                                     "session: the %s network mode is not wired through hull serve's keepers",
-                                     sbx_net_mode_to_string(spec->net));
         brk_session *bs = calloc(1, sizeof(*bs));
         if (!bs)
                 return hull_err(e, -ENOMEM, "session: out of memory");
@@ -47,7 +43,9 @@ static int broker_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_err
                               .pids = spec->pids,
                               .tmp_bytes = spec->tmp_bytes,
                               .handles_dir = spec->handles_dir,
-                              .layer_dir = spec->layer_dir};
+                              .layer_dir = spec->layer_dir,
+                              .net = spec->net,
+                              .net_policy = spec->net_policy};
         int r = brk_session_open(ctx, &s, bs, e);
         if (r < 0) {
                 free(bs);

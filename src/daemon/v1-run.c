@@ -1,5 +1,6 @@
 /* v1-run.c: see v1-run.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,6 +11,7 @@
 #include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "bus.h"
@@ -21,6 +23,7 @@
 #include "mcp-client.h"
 #include "mcp-tools.h"
 #include "model.h"
+#include "sbx-net.h"
 #include "time-util.h"
 #include "tool-web.h"
 #include "tools-sandbox.h"
@@ -786,6 +789,76 @@ static int env_layer_of(live *l, char layer[SBX_PATH_MAX], hull_error *e) {
         return 0;
 }
 
+/* The network of the session's sandbox from its /v1 environment's config.networking: limited
+ * gives *pol (hosts into hosts, the operator's CIDRs and loopback override) and *ret_log_fd, the
+ * proxy's log (netlog_dir/network-<id>.log, appended to; -1 without a netlog_dir); anything else
+ * (no environment, unrestricted: not offered, see docs/SECURITY.md) none. Returns 0 or a
+ * negative errno with *e. */
+static int env_net_of(live *l, sbx_net_mode *ret_mode, sbx_net_policy *pol, char **hosts, int *ret_log_fd,
+                      hull_error *e) {
+        v1_engine *g = l->g;
+        char eid[V1_NAME_MAX + 1];
+        _cleanup_(json_decrefp) json_t *env = NULL;
+        int r;
+        *ret_mode = SBX_NET_NONE;
+        *ret_log_fd = -1;
+        pthread_mutex_lock(&l->lock);
+        snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
+        pthread_mutex_unlock(&l->lock);
+        if (!eid[0] || !g->cfg.store)
+                return 0;
+        if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
+                return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
+        const json_t *net = json_object_get(json_object_get(env, "config"), "networking");
+        const char *type = json_string_value(json_object_get(net, "type"));
+        if (!type || strcmp(type, "limited") != 0)
+                return 0;
+        size_t i, n = 0;
+        json_t *h;
+        json_array_foreach(json_object_get(net, "allowed_hosts"), i, h) {
+                const char *s = json_string_value(h);
+                if (!s || !sbx_net_pattern_valid(s))
+                        return hull_fail(e, -EINVAL,
+                                         "environment %.64s: networking.allowed_hosts[%zu] '%.64s' is not a host name, "
+                                         "'*.suffix' or an address",
+                                         eid, i, s ?: "");
+                if (n >= SBX_NET_ALLOW_MAX)
+                        return hull_fail(e, -E2BIG, "environment %.64s: more than %u allowed_hosts", eid,
+                                         SBX_NET_ALLOW_MAX);
+                hosts[n++] = (char *) s; /* env is gone on return: copied below */
+        }
+        hosts[n] = NULL;
+        for (size_t k = 0; k < n; k++)
+                if (!(hosts[k] = strdup(hosts[k]))) {
+                        for (size_t j = 0; j < k; j++)
+                                free(hosts[j]);
+                        hosts[0] = NULL;
+                        return hull_err(e, -ENOMEM, "out of memory");
+                }
+        *pol = (sbx_net_policy){.allowed_hosts = hosts,
+                                .allow_package_managers = json_is_true(json_object_get(net, "allow_package_managers")),
+                                .allow_loopback = g->cfg.net_allow_loopback,
+                                .allow_cidrs = g->cfg.net_allow_cidrs,
+                                .log_fd = -1};
+        if (g->cfg.netlog_dir) {
+                char path[SBX_PATH_MAX];
+                if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >=
+                    sizeof(path))
+                        return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
+                int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
+                *ret_log_fd = fd;
+        }
+        *ret_mode = SBX_NET_LIMITED;
+        return 0;
+}
+
+static void hosts_free(char **hosts) {
+        for (size_t i = 0; hosts[i]; i++)
+                free(hosts[i]);
+}
+
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
  * or -1 with *e and *ret_type (the session.error's type). */
 static int agent_ready(live *l, const char **ret_type, hull_error *e) {
@@ -843,7 +916,19 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                 if ((r = env_layer_of(l, layer, e)) < 0)
                         return r;
                 o.layer_dir = layer[0] ? layer : NULL;
+                char *hosts[SBX_NET_ALLOW_MAX + 1] = {0};
+                sbx_net_policy pol;
+                _cleanup_close_ int log_fd = -1;
+                if ((r = env_net_of(l, &o.net, &pol, hosts, &log_fd, e)) < 0) {
+                        hosts_free(hosts);
+                        return r;
+                }
+                if (o.net == SBX_NET_LIMITED) {
+                        pol.log_fd = log_fd; /* the keeper gets its own copy */
+                        o.net_policy = &pol;
+                }
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
+                hosts_free(hosts);
                 if (r < 0)
                         return r;
                 ss_info info;

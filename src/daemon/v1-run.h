@@ -42,6 +42,13 @@ typedef struct v1_engine_config {
         bool force_model;
         ss_manager *ss; /* where sandboxes open; NULL: a tool that needs one fails */
         const dlog *log;
+        /* A session whose environment's config.networking is limited gets a limited network
+         * (sbx-net.h) with its allowed_hosts and allow_package_managers; its proxy logs to
+         * netlog_dir/network-<session id>.log (NULL: no log). The operator's part of the policy:
+         * net_allow_cidrs (NULL-terminated, or NULL) and net_allow_loopback (TESTING ONLY). */
+        const char *netlog_dir;
+        char *const *net_allow_cidrs;
+        bool net_allow_loopback;
 } v1_engine_config;
 
 /* Start the engine: recover the turns a crash cut. The pointed-to parts of cfg must outlive it. */

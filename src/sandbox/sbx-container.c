@@ -15,6 +15,8 @@
 #include <inttypes.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
@@ -95,6 +97,8 @@ typedef struct child_plan {
         size_t n_cgroup_tasks;
         bool set_groups;
         bool net_proxy; /* limited network: make the proxy's listening socket and hand it over */
+        bool net_pasta; /* unrestricted: unreachable routes for the metadata addresses (pasta
+                         * gives the namespace its interface) */
         /* capset(2) data, built in the parent: libcap's cap_set_proc() is not async-signal-safe
          * by contract, the raw call with ready data is. */
         struct __user_cap_data_struct caps_full[_LINUX_CAPABILITY_U32S_3], caps_none[_LINUX_CAPABILITY_U32S_3];
@@ -343,6 +347,65 @@ static void child_setup_net(const child_plan *p) {
         if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
                 sbx_child_fail(p->report_fd, "net: bring loopback up", -errno);
         close(fd);
+}
+
+/* Unrestricted network: an unreachable route for dst/bits (family AF_INET or AF_INET6) in the
+ * sandbox's namespace, over rtnetlink without allocating. Returns 0 or a negative errno. */
+static int child_unreachable_route(int family, const void *dst, unsigned bits) {
+        struct {
+                struct nlmsghdr nh;
+                struct rtmsg rt;
+                struct rtattr rta;
+                unsigned char addr[16];
+        } req;
+        size_t alen = family == AF_INET ? 4 : 16;
+        memset(&req, 0, sizeof(req));
+        req.nh.nlmsg_len = (uint32_t) (NLMSG_LENGTH(sizeof(struct rtmsg)) + RTA_LENGTH(alen));
+        req.nh.nlmsg_type = RTM_NEWROUTE;
+        req.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL | NLM_F_ACK;
+        req.nh.nlmsg_seq = 1;
+        req.rt.rtm_family = (unsigned char) family;
+        req.rt.rtm_dst_len = (unsigned char) bits;
+        req.rt.rtm_table = RT_TABLE_MAIN;
+        req.rt.rtm_protocol = RTPROT_STATIC;
+        req.rt.rtm_scope = RT_SCOPE_UNIVERSE;
+        req.rt.rtm_type = RTN_UNREACHABLE;
+        req.rta.rta_type = RTA_DST;
+        req.rta.rta_len = (unsigned short) RTA_LENGTH(alen);
+        memcpy(req.addr, dst, alen);
+        int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+        if (fd < 0)
+                return -errno;
+        struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
+        int r = 0;
+        if (sendto(fd, &req, req.nh.nlmsg_len, 0, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                r = -errno;
+        else {
+                union {
+                        struct nlmsghdr nh;
+                        char buf[256];
+                } ans;
+                ssize_t n = recv(fd, &ans, sizeof(ans), 0);
+                if (n < 0)
+                        r = -errno;
+                else if ((size_t) n < NLMSG_LENGTH(sizeof(struct nlmsgerr)) || ans.nh.nlmsg_type != NLMSG_ERROR)
+                        r = -EPROTO;
+                else
+                        r = ((struct nlmsgerr *) NLMSG_DATA(&ans.nh))->error;
+        }
+        close(fd);
+        return r;
+}
+
+static void child_block_metadata(const child_plan *p) {
+        static const unsigned char v4[4] = {169, 254, 0, 0};
+        static const unsigned char v6[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
+        int r = child_unreachable_route(AF_INET, v4, 16);
+        if (r < 0)
+                sbx_child_fail(p->report_fd, "net: route 169.254.0.0/16 to nowhere", r);
+        r = child_unreachable_route(AF_INET6, v6, 128);
+        if (r < 0 && r != -EAFNOSUPPORT) /* no IPv6 at all: nothing to block */
+                sbx_child_fail(p->report_fd, "net: route fd00:ec2::254 to nowhere", r);
 }
 
 /* Limited network: listen on 127.0.0.1:SBX_NET_PROXY_PORT in the sandbox's namespace and send
@@ -769,6 +832,8 @@ _noreturn_ static void child_main(child_plan *p) {
         child_setup_net(p);
         if (p->net_proxy)
                 child_hand_over_proxy(p);
+        if (p->net_pasta)
+                child_block_metadata(p);
 
         /* The parent makes the cgroups while we build the root. */
         child_build_root(p);
@@ -1033,6 +1098,8 @@ static void plan_freep(child_plan **p) {
 }
 
 void sbx_launch_done(sbx_launch *l) {
+        sbx_net_pasta_stop(l->pasta_pid);
+        l->pasta_pid = 0;
         l->rep_fd = safe_close(l->rep_fd);
         l->net_fd = safe_close(l->net_fd);
         sbx_env_free(l->env);
@@ -1048,6 +1115,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
         _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
         _cleanup_close_ int wd_fd = -1, net_fd = -1;
+        pid_t pasta_pid = 0;
         char **env = NULL;
         sbx_cgroup cg = {0};
         char map[SBX_SHORT_STR_MAX];
@@ -1101,10 +1169,10 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         p->uid = SBX_SANDBOX_UID;
         p->gid = SBX_SANDBOX_UID;
         p->set_groups = geteuid() == 0;
-        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
-                return hull_err_hint(e, -EOPNOTSUPP, "use --net none or --net limited",
-                                     "net: the %s network mode is not available", sbx_net_mode_to_string(spec->net));
+        if (spec->net >= _SBX_NET_MODE_MAX)
+                return hull_err(e, -EINVAL, "net: no such network mode");
         p->net_proxy = spec->net == SBX_NET_LIMITED;
+        p->net_pasta = spec->net == SBX_NET_UNRESTRICTED;
 
         if (spec->rootfs)
                 r = plan_rootfs(p, spec->rootfs, e);
@@ -1214,6 +1282,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         }
         if (r >= 0 && p->net_proxy && (r = receive_proxy_fd(syncp[1], e)) >= 0)
                 net_fd = r;
+        if (r >= 0 && p->net_pasta)
+                r = sbx_net_pasta_start(pid, &pasta_pid, e);
         if (r >= 0 && (r = send_go(syncp[1])) < 0)
                 hull_err(e, r, "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
@@ -1224,6 +1294,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (r < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
+                sbx_net_pasta_stop(pasta_pid);
                 child_error(repp[0], e); /* the child's own reason, when it failed first */
                 goto out;
         }
@@ -1236,6 +1307,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 .cg = cg,
                 .env = env,
                 .net_fd = TAKE_FD(net_fd),
+                .pasta_pid = pasta_pid,
         };
         return 0;
 out:

@@ -126,7 +126,8 @@ typedef struct sbx_launch {
         gid_t host_gid;
         sbx_cgroup cg;
         char **env;
-        int net_fd; /* limited network: the proxy's listening socket in the sandbox, or -1 */
+        int net_fd;      /* limited network: the proxy's listening socket in the sandbox, or -1 */
+        pid_t pasta_pid; /* unrestricted: pasta (sbx_net_pasta_stop), 0: none */
 } sbx_launch;
 
 /* Plan, clone and set up a container. Without ctl_fd (-1) its init runs spec->argv with the

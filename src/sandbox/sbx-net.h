@@ -12,7 +12,17 @@
  *   whatever the name resolves to), connects and relays. Every connection is one log line.
  *   HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy (and an empty NO_PROXY) point programs at
  *   it; a program that ignores them has no route anywhere.
- * - unrestricted: not offered yet (see docs/SECURITY.md); sbx_run refuses it.
+ * - unrestricted: Debian's pasta (package passt, SBX_NET_PASTA_PATH) gives the namespace a tap
+ *   interface with the host's address and default route and relays its TCP, UDP and ICMP
+ *   through the host's own sockets. It runs as a child of the process that launched the sandbox
+ *   (sbx_net_pasta_start: pasta joins the sandbox's user and network namespaces before the
+ *   command starts; it dies with its parent and is killed when the sandbox ends), without port
+ *   forwarding either way (-t/-u/-T/-U none) and without mapping the gateway's address to the
+ *   host's loopback (--no-map-gw): the host's 127.0.0.1 is not reachable (the sandbox's own
+ *   loopback is its own). The sandbox's init adds, before pasta starts, unreachable routes for
+ *   169.254.0.0/16 (the metadata address among them) and fd00:ec2::254. The host's other
+ *   addresses (e.g. a docker bridge) are reachable like any other address: see
+ *   docs/SECURITY.md.
  *
  * A destination given as an address (CONNECT 10.0.0.1:443) is refused unless allowed_hosts
  * names that very address; the egress guard still applies to it.
@@ -24,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "limits.h"
@@ -31,7 +42,7 @@
 typedef enum sbx_net_mode {
         SBX_NET_NONE,         /* loopback only */
         SBX_NET_LIMITED,      /* only through hull's proxy, to the policy's hosts */
-        SBX_NET_UNRESTRICTED, /* reserved: refused by sbx_run and sbx_session_start */
+        SBX_NET_UNRESTRICTED, /* pasta: anywhere but the host's loopback and the metadata addresses */
         _SBX_NET_MODE_MAX,
 } sbx_net_mode;
 
@@ -129,6 +140,16 @@ int sbx_net_req_parse(const char *buf, size_t len, sbx_net_req *ret);
  * "Connection: close", at most SBX_NET_HEAD_MAX + 64 bytes into out (size bytes). Returns the
  * length, or -E2BIG. Pure. */
 int sbx_net_req_rewrite(const char *buf, const sbx_net_req *req, char *out, size_t size);
+
+/* ---- pasta (unrestricted mode) ---- */
+
+/* Start pasta for the network namespace of child (a sandbox being set up, its uid map written),
+ * from a single-threaded process (it forks), and wait until the namespace has its default route
+ * (at most SBX_NET_PASTA_START_MS). Returns 0 with *ret (pasta's pid: stop it with
+ * sbx_net_pasta_stop), or a negative errno with *e (-ENOENT: pasta is not installed). */
+int sbx_net_pasta_start(pid_t child, pid_t *ret, hull_error *e);
+/* SIGKILL pasta and reap it; pid <= 0: nothing. */
+void sbx_net_pasta_stop(pid_t pid);
 
 /* ---- the proxy (limited mode) ---- */
 

@@ -218,6 +218,8 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 if (r < 0)
                         goto fail;
         }
+        b.pasta_pid = L.pasta_pid; /* the box's now: sbx_session_box_end stops it */
+        L.pasta_pid = 0;
         sbx_launch_done(&L);
         *ret = b;
         return 0;
@@ -250,6 +252,8 @@ int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_erro
                 b->pid = -1;
         }
         b->pidfd = safe_close(b->pidfd);
+        sbx_net_pasta_stop(b->pasta_pid);
+        b->pasta_pid = 0;
         if (b->proxy) {
                 sbx_net_proxy_stop(b->proxy, &info.net);
                 b->proxy = NULL;

@@ -43,7 +43,7 @@ typedef struct sbx_session_spec {
                                   * call's own), NULL-terminated, or NULL; borrowed (the init
                                   * has its own copy from the clone) */
         bool use_cgroups;
-        sbx_net_mode net;                 /* SBX_NET_NONE or SBX_NET_LIMITED (sbx-net.h) */
+        sbx_net_mode net;                 /* none, limited or unrestricted (sbx-net.h) */
         const sbx_net_policy *net_policy; /* limited: borrowed; its log_fd gets a line per
                                            * connection (e.g. a file in the session's directory) */
 } sbx_session_spec;
@@ -63,6 +63,8 @@ typedef struct sbx_session_box {
         bool have_cg;
         sbx_net_proxy *proxy; /* limited: the proxy's threads in the owner's process, stopped
                                * by sbx_session_box_end; NULL otherwise */
+        pid_t pasta_pid;      /* unrestricted: pasta, a child of the owner, killed by
+                               * sbx_session_box_end; 0 otherwise */
 } sbx_session_box;
 
 /* Start a session: the container set-up of `hull exec`, then the init waits for calls. Must be

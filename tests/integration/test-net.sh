@@ -200,8 +200,8 @@ out=$("$HULL" exec --allow-host allowed.test -- /bin/true 2>&1); rc=$?
 check "net: --allow-host without --net limited is refused" test "$rc" -eq 125 -a -n "$(echo "$out" | grep -- '--allow-host needs --net limited')"
 out=$("$HULL" exec --net limited --allow-host 'bad host!' -- /bin/true 2>&1); rc=$?
 check "net: a malformed --allow-host is refused" test "$rc" -eq 125 -a -n "$(echo "$out" | grep -- "not 'bad host!'")"
-out=$("$HULL" exec --net unrestricted -- /bin/true 2>&1); rc=$?
-check "net: --net unrestricted is not offered" test "$rc" -eq 125 -a -n "$(echo "$out" | grep -- "must be 'none' or 'limited'")"
+out=$("$HULL" exec --net everything -- /bin/true 2>&1); rc=$?
+check "net: an unknown --net mode is refused" test "$rc" -eq 125 -a -n "$(echo "$out" | grep -- "must be 'none', 'limited' or 'unrestricted'")"
 out=$("$HULL" exec --tier process --no-isolation-warning --net limited -- /bin/true 2>&1); rc=$?
 check "net: --net limited needs the container tier" test "$rc" -eq 125 -a -n "$(echo "$out" | grep -- 'needs the container tier')"
 

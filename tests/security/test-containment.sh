@@ -5,7 +5,8 @@
 # Needs root (the sandbox maps to host uid 65534 and some checks set up root-owned files).
 # Never run the probe under --tier process: it is no isolation.
 # HULL_CONTAINMENT_NET=limited runs every probe in a sandbox with --net limited (the proxy's
-# socket inside; tests/integration/test-net.sh runs the suite so); unset: the default, none.
+# socket inside; tests/integration/test-net.sh runs the suite so), HULL_CONTAINMENT_NET=unrestricted
+# with --net unrestricted (pasta; tests/integration/test-net-unrestricted.sh); unset: none.
 . "$(dirname "$0")/../lib.sh"
 
 T=10 # --timeout of every sandboxed run, seconds
@@ -67,6 +68,7 @@ run_probe() {
         case ${HULL_CONTAINMENT_NET:-none} in
         none) ;;
         limited) opts+=(--net limited --allow-host localhost --net-log "$TEST_TMP/net.log") ;;
+        unrestricted) opts+=(--net unrestricted) ;;
         *) fail "containment: HULL_CONTAINMENT_NET" "unknown mode ${HULL_CONTAINMENT_NET}"; exit 1 ;;
         esac
         timeout -k 5 $((T + 20)) "$HULL" exec --timeout "${TIMEOUT:-$T}" --workdir "$W" \
@@ -230,8 +232,12 @@ else
 fi
 attempt "connect to host unix sockets (abstract and by path)" "$CONTAINED" \
         connect-unix "@hull-canary-$TOKEN" "$TEST_TMP/host.sock"
-attempt "only the loopback interface is visible" "$CONTAINED" netifs \
-        $(ls /sys/class/net 2>/dev/null)
+if [ "${HULL_CONTAINMENT_NET:-none}" = unrestricted ]; then
+        skip "containment: only the loopback interface is visible" "unrestricted has pasta's tap interface by design"
+else
+        attempt "only the loopback interface is visible" "$CONTAINED" netifs \
+                $(ls /sys/class/net 2>/dev/null)
+fi
 
 attempt "see or signal the host test shell and listener by pid" "$CONTAINED" \
         signal-host "$SHELL_PID" "$LISTENER_PID"
