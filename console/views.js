@@ -357,8 +357,8 @@ async function recordsPanel(panel, id) {
   const result = await recmod.verifyRecords(records);
   const verdict = result.broken
     ? h('p', { class: 'chain broken', role: 'alert' }, `Chain broken: ${result.verdicts.filter((v) => !v.ok).length} of ${records.length} records do not check.`)
-    : h('p', { class: 'chain ok', role: 'status' }, `Chain verified: ${records.length} records in ${result.chains} sandbox${result.chains > 1 ? 'es' : ''}, every digest recomputed here.`);
-  fill(panel, verdict, h('p', {}, download, ' ', h('span', { class: 'hint' }, 'hull verify FILE checks the request and result digests too.')),
+    : h('p', { class: 'chain ok', role: 'status' }, `Chain verified: ${records.length} records in ${result.chains} sandbox${result.chains > 1 ? 'es' : ''}, every record's digest recomputed here.`);
+  fill(panel, verdict, h('p', {}, download, ' ', h('span', { class: 'hint' }, 'This page recomputes each record\'s own digest and the chain; the request and result digests (a changed byte of code or output) only hull verify FILE checks, on the downloaded log.')),
     h('div', { class: 'table-wrap' }, h('table', { class: 'list records' },
       h('caption', { class: 'sr-only' }, 'Run records'),
       h('thead', {}, h('tr', {}, ['#', 'Operation', 'Started', 'Record digest', 'Check'].map((t) => h('th', { scope: 'col' }, t)))),
