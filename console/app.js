@@ -9,7 +9,6 @@ const main = document.getElementById('main');
 const signout = document.getElementById('signout');
 let end = null;
 let needKey = false;
-let opened = 0; // routes taken: a session view that loads its modules draws only if still current
 
 function go(hash) {
   if (location.hash === hash) route();
@@ -17,7 +16,6 @@ function go(hash) {
 }
 
 function route() {
-  opened++;
   if (end) {
     try { end(); } catch { /* a view's end never stops the next */ }
     end = null;
@@ -38,21 +36,12 @@ function route() {
   if (parts[0] === 'agents' && parts[1] === 'new') r = views.agentEdit(main, { go });
   else if (parts[0] === 'agents' && parts[1]) r = views.agentEdit(main, { id: parts[1], go });
   else if (parts[0] === 'agents') r = views.agentsList(main, { go });
-  else if (parts[0] === 'sessions' && parts[1]) {
-    const at = ++opened;
-    r = views.loadSessionModules().then(() => {
-      if (at !== opened) return; // another view came first
-      end = views.sessionView(main, { id: parts[1], go });
-    });
-  }
+  else if (parts[0] === 'sessions' && parts[1]) r = views.sessionView(main, { id: parts[1], go });
   else r = views.sessionsList(main, { query, go });
   if (typeof r === 'function') end = r;
-  // "interactive": the view drawn with its data (bench/console.sh reads this mark); then the
-  // session's modules are fetched while the page is idle, so opening one waits for none
+  // "interactive": the view drawn with its data (bench/console.sh reads this mark)
   Promise.resolve(r).finally(() => {
-    if (performance.getEntriesByName('hull-console-ready').length) return;
-    performance.mark('hull-console-ready');
-    setTimeout(() => { views.loadSessionModules().catch(() => {}); }, 0);
+    if (!performance.getEntriesByName('hull-console-ready').length) performance.mark('hull-console-ready');
   });
   document.title = `hull · ${parts[0] || 'sessions'}`;
 }

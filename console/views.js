@@ -3,14 +3,8 @@
 // fills `main` and returns a function that ends what it started (a stream).
 import { api, raw, key, enc, listAll, EventStream, ApiError } from './api.js';
 import { h, fill, clear, append, pretty, fmtTime, fmtInt, announce } from './dom.js';
-
-// A session's modules (its event model, timeline and record check) load when a session opens:
-// the first load's lists do without them (docs/BENCHMARKS.md), and app.js warms them after.
-let evmod = null;
-let recmod = null;
-export async function loadSessionModules() {
-  if (!evmod) [evmod, recmod] = await Promise.all([import('./events.js'), import('./records.js')]);
-}
+import { SessionModel, EventList, renderTimeline, textOf } from './events.js';
+import { verifyRecords } from './records.js';
 
 export const DEFAULT_TOOLS = [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }];
 
@@ -354,7 +348,7 @@ async function recordsPanel(panel, id) {
     }
   } }, 'Download audit log');
   if (!records.length) return fill(panel, h('p', { class: 'muted' }, 'No run record yet (a turn whose tools run in the sandbox makes them).'), download);
-  const result = await recmod.verifyRecords(records);
+  const result = await verifyRecords(records);
   const verdict = result.broken
     ? h('p', { class: 'chain broken', role: 'alert' }, `Chain broken: ${result.verdicts.filter((v) => !v.ok).length} of ${records.length} records do not check.`)
     : h('p', { class: 'chain ok', role: 'status' }, `Chain verified: ${records.length} records in ${result.chains} sandbox${result.chains > 1 ? 'es' : ''}, every record's digest recomputed here.`);
@@ -375,7 +369,7 @@ async function recordsPanel(panel, id) {
 }
 
 export function sessionView(main, { id, go }) {
-  const model = new evmod.SessionModel();
+  const model = new SessionModel();
   const title = heading(main, `Session ${id}`);
   const statusEl = h('span', {}, statusBadge(null));
   const usageEl = h('span', { class: 'usage' });
@@ -440,12 +434,12 @@ export function sessionView(main, { id, go }) {
     msg.value = '';
     await send([{ type: 'user.message', content: [{ type: 'text', text }] }]);
   } }, h('label', { for: 'composer', class: 'sr-only' }, 'Message'), msg, h('button', { class: 'primary', type: 'submit' }, 'Send'));
-  const list = new evmod.EventList(model, actions);
+  const list = new EventList(model, actions);
   let current = 'events';
   const t = tabs(['events', 'handles', 'timeline', 'records'], (name) => {
     current = name;
     if (name === 'handles') handlesPanel(t.panels.handles, id);
-    if (name === 'timeline') fill(t.panels.timeline, evmod.renderTimeline(model));
+    if (name === 'timeline') fill(t.panels.timeline, renderTimeline(model));
     if (name === 'records') recordsPanel(t.panels.records, id);
   });
   append(t.panels.events, list.el, composer);
@@ -460,7 +454,7 @@ export function sessionView(main, { id, go }) {
     showStatus();
     if (current === 'timeline' && Date.now() - lastTimeline > 500) {
       lastTimeline = Date.now();
-      fill(t.panels.timeline, evmod.renderTimeline(model));
+      fill(t.panels.timeline, renderTimeline(model));
     }
   });
   const stream = new EventStream(id, {
@@ -494,4 +488,4 @@ export function sessionView(main, { id, go }) {
   };
 }
 
-export { clear };
+export { clear, textOf };
