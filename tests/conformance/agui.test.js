@@ -177,6 +177,15 @@ async function main() {
     const evs = await v1('GET', `/v1/sessions/${last.session_id}/events?limit=1000`);
     same(evs.data.filter((e) => e.type === 'user.message').map((e) => e.content[0].text), ['make a table', 'and again'],
       'both runs in one session');
+    // a frontend tool named like one of the agent's own tools is refused, saying which
+    const clash = await fetch(`${srv.url}/agui`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ threadId: 'thread-clash', runId: 'r1', messages: [{ id: 'm', role: 'user', content: 'hi' }],
+        tools: [{ name: 'run_python', description: 'mine' }], context: [], state: {}, forwardedProps: { agent_id: agentId } }),
+    });
+    const cb = await clash.json();
+    check(clash.status === 400 && /run_python/.test(cb.error.message) && /already exists/.test(cb.error.message),
+      `a clashing frontend tool: ${clash.status} ${JSON.stringify(cb)}`);
   });
 
   await agui('a tool that asks: RUN_FINISHED with an interrupt, then a resumed run', {
