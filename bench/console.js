@@ -31,7 +31,7 @@ async function main() {
   const api = async (method, p, body) => (await fetch(`${srv.url}${p}`, { method, headers: v1Headers(), body: body && JSON.stringify(body) })).json();
   try {
     // ---- first load: a fresh profile each time (nothing cached), the sessions list as the view ----
-    const bytes = [], tti = [], assets = [], scriptMs = [];
+    const bytes = [], tti = [], assets = [], scriptMs = [], crit = [], filesIn = [], apiSent = [], apiIn = [];
     for (let i = 0; i < (PARTS.includes('load') ? LOADS : 0); i++) {
       const ctx = await browser.createBrowserContext();
       const page = await ctx.newPage();
@@ -43,6 +43,15 @@ async function main() {
       await page.goto(srv.url, { waitUntil: 'load' });
       await page.waitForFunction(() => performance.getEntriesByName('hull-console-ready').length > 0);
       const t = await page.evaluate(() => performance.getEntriesByName('hull-console-ready')[0].startTime);
+      // the critical path: what came in before the mark (index.html is the navigation, not a resource)
+      const cp = await page.evaluate(() => {
+        const mark = performance.getEntriesByName('hull-console-ready')[0].startTime;
+        const r = performance.getEntriesByType('resource').filter((e) => e.responseEnd <= mark);
+        const files = r.filter((e) => e.name.includes('/console/')), apis = r.filter((e) => e.name.includes('/v1/'));
+        return { n: r.length + 1, files: Math.max(0, ...files.map((e) => e.responseEnd)),
+          sent: apis.length ? Math.min(...apis.map((e) => e.startTime)) : 0, api: Math.max(0, ...apis.map((e) => e.responseEnd)) };
+      });
+      crit.push(cp.n); filesIn.push(cp.files); apiSent.push(cp.sent); apiIn.push(cp.api);
       await sleep(200);
       const m = await page.metrics();
       bytes.push(total);
@@ -52,6 +61,7 @@ async function main() {
       await ctx.close();
     }
     if (PARTS.includes('load')) console.log(`first load: ${LOADS} loads, transferred ${(median(bytes) / 1024).toFixed(1)} KiB (median, headers and the API's answers included; max ${(max(bytes) / 1024).toFixed(1)}), ${median(assets)} requests, interactive at ${median(tti).toFixed(0)} ms (median; max ${max(tti).toFixed(0)}), script ${median(scriptMs).toFixed(0)} ms`);
+    if (PARTS.includes('load')) console.log(`first load, before interactive (medians): ${median(crit)} requests, the console's files in at ${median(filesIn).toFixed(0)} ms, the /v1 requests sent at ${median(apiSent).toFixed(0)} ms and answered at ${median(apiIn).toFixed(0)} ms`);
 
     // ---- a session of about 5,000 events ----
     if (!PARTS.includes('session')) return;

@@ -110,6 +110,26 @@ export async function agentEdit(main, { id, go }) {
   const system = h('textarea', { rows: 4, value: agent ? agent.system || '' : '' });
   const tools = h('textarea', { rows: 8, class: 'mono', spellcheck: 'false', value: pretty(agent ? agent.tools || [] : DEFAULT_TOOLS) });
   const version = h('p', { class: 'version', 'aria-live': 'polite' }, agent ? `Version ${agent.version}` : '');
+  const save = h('button', { class: 'primary', type: 'submit' }, isNew ? 'Create agent' : 'Save (new version)');
+  const archive = isNew ? null : h('button', { type: 'button', class: 'danger', onclick: async () => {
+    if (!confirm(`Archive agent ${agent.name}? Its sessions stay; no new session can use it.`)) return;
+    try {
+      agent = await api('POST', `/v1/agents/${enc(id)}/archive`, {});
+      fill(out, h('p', { class: 'ok' }, 'Archived.'));
+      announce(`Agent ${agent.name} archived`);
+      showArchived();
+    } catch (e) {
+      fill(out, errorBox(e));
+    }
+  } }, 'Archive');
+  // an archived agent is read only: no new version, no second archive
+  function showArchived() {
+    if (!agent || !agent.archived_at) return;
+    version.textContent = `Version ${agent.version} · archived ${fmtTime(agent.archived_at)}`;
+    save.disabled = true;
+    archive.disabled = true;
+    archive.textContent = 'Archived';
+  }
   const form = h('form', { class: 'panel', onsubmit: async (ev) => {
     ev.preventDefault();
     let t;
@@ -141,18 +161,10 @@ export async function agentEdit(main, { id, go }) {
   field('System prompt', system),
   field('Tools (JSON)', tools, 'Toolsets and custom tools as the Managed Agents API takes them; a permission_policy of always_ask makes a tool wait for Allow / Deny.'),
   h('div', { class: 'actions' },
-    h('button', { class: 'primary', type: 'submit' }, isNew ? 'Create agent' : 'Save (new version)'),
-    isNew ? null : h('button', { type: 'button', class: 'danger', onclick: async () => {
-      if (!confirm(`Archive agent ${agent.name}? Its sessions stay; no new session can use it.`)) return;
-      try {
-        agent = await api('POST', `/v1/agents/${enc(id)}/archive`, {});
-        fill(out, h('p', { class: 'ok' }, 'Archived.'));
-      } catch (e) {
-        fill(out, errorBox(e));
-      }
-    } }, 'Archive')),
+    save, archive),
   out);
   main.appendChild(form);
+  showArchived();
   const versions = h('div', {});
   if (!isNew) main.appendChild(h('section', { 'aria-label': 'Versions' }, h('h2', {}, 'Versions'), versions));
   async function loadVersions() {
@@ -339,8 +351,8 @@ async function recordsPanel(panel, id) {
   const result = await verifyRecords(records);
   const verdict = result.broken
     ? h('p', { class: 'chain broken', role: 'alert' }, `Chain broken: ${result.verdicts.filter((v) => !v.ok).length} of ${records.length} records do not check.`)
-    : h('p', { class: 'chain ok', role: 'status' }, `Chain verified: ${records.length} records in ${result.chains} sandbox${result.chains > 1 ? 'es' : ''}, every digest recomputed here.`);
-  fill(panel, verdict, h('p', {}, download, ' ', h('span', { class: 'hint' }, 'hull verify FILE checks the request and result digests too.')),
+    : h('p', { class: 'chain ok', role: 'status' }, `Chain verified: ${records.length} records in ${result.chains} sandbox${result.chains > 1 ? 'es' : ''}, every record's digest recomputed here.`);
+  fill(panel, verdict, h('p', {}, download, ' ', h('span', { class: 'hint' }, 'This page recomputes each record\'s own digest and the chain; the request and result digests (a changed byte of code or output) only hull verify FILE checks, on the downloaded log.')),
     h('div', { class: 'table-wrap' }, h('table', { class: 'list records' },
       h('caption', { class: 'sr-only' }, 'Run records'),
       h('thead', {}, h('tr', {}, ['#', 'Operation', 'Started', 'Record digest', 'Check'].map((t) => h('th', { scope: 'col' }, t)))),

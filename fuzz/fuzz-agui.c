@@ -23,6 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else {
                 if (!in.thread_id || !in.run_id || json_array_size(in.events) == 0)
                         abort();
+                json_t *merged = NULL;
+                if (agui_tools_merge(in.tools, NULL, in.tools, &merged) == 0 && merged &&
+                    json_array_size(merged) != json_array_size(in.tools))
+                        abort();
+                json_decref(merged);
                 agui_input_done(&in);
         }
 
@@ -30,6 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 return 0;
         agui_run run;
         agui_run_init(&run, "t", "r");
+        json_auto_t *fe = json_pack("[{s:s, s:s}]", "type", "custom", "name", "fe");
+        agui_run_frontend(&run, fe);
         json_auto_t *out = json_array();
         agui_started(&run, out);
         size_t i;
@@ -43,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 ended |= (f & AGUI_ENDED) != 0;
         }
         agui_fail(&run, "x", "y", out);
+        agui_run_done(&run);
         json_array_foreach(out, i, ev) if (!json_is_string(json_object_get(ev, "type"))) abort();
         return 0;
 }

@@ -567,6 +567,7 @@
 #define V1_AUDIT_LOG_ANSWER_MAX (256U << 20)   /* an audit log GET .../audit_log and .../records read */
 #define V1_HANDLE_SUMMARY_MAX 240U             /* bytes of a handle's one-line summary */
 #define AGUI_ID_MAX 129U                       /* an AG-UI runId or message id, NUL included */
+#define AGUI_TOOL_NAME_MAX 64U                 /* a frontend tool's name (a /v1 custom tool's) */
 #define AGUI_MESSAGES_MAX 10000U               /* messages of one RunAgentInput */
 #define AGUI_QUEUE_MAX 10000U                  /* watched events waiting for an AG-UI stream's worker */
 #define AGUI_SSE_QUEUE_BYTES (1U << 20)        /* an AG-UI stream's frames waiting */

@@ -107,6 +107,102 @@ static int user_text(const json_t *m, size_t idx, json_t **ret, char msg[static 
         return *ret ? 0 : bad(msg, "messages[%zu].content is not UTF-8", idx);
 }
 
+/* A frontend tool {name, description, parameters?} → a /v1 custom tool appended to out. */
+static int frontend_tool(const json_t *v, size_t idx, json_t *out, char msg[static V1_ERROR_MSG_MAX]) {
+        const json_t *name = json_object_get(v, "name"), *params = json_object_get(v, "parameters");
+        if (!json_is_object(v) || !json_is_string(name) || !json_is_string(json_object_get(v, "description")))
+                return bad(msg, "tools[%zu] must be an object with a string name and description", idx);
+        if (!id_ok(name, AGUI_TOOL_NAME_MAX + 1, "_-"))
+                return bad(msg, "tools[%zu].name '%.64s' is not a tool name hull takes (1 to %u of a-z A-Z 0-9 _ -)",
+                           idx, json_string_value(name), AGUI_TOOL_NAME_MAX);
+        const json_t *ptype = json_object_get(params, "type");
+        if (params && !(json_is_object(params) &&
+                        (!ptype || (json_is_string(ptype) && strcmp(json_string_value(ptype), "object") == 0))))
+                return bad(msg, "tools[%zu].parameters must be a JSON Schema object with type \"object\"", idx);
+        json_t *schema = params ? json_deep_copy(params) : json_object();
+        if (schema && !ptype)
+                json_object_set_new(schema, "type", json_string("object"));
+        json_t *t = schema ? json_pack("{s:s, s:O, s:O, s:o}", "type", "custom", "name", name, "description",
+                                       json_object_get(v, "description"), "input_schema", schema)
+                           : NULL;
+        if (!t || json_array_append_new(out, t) < 0)
+                return bad(msg, "out of memory");
+        return 0;
+}
+
+static const char *role_of(const json_t *m) {
+        return json_string_value(json_object_get(m, "role")) ?: "";
+}
+
+static bool last_is_tool(const json_t *msgs) {
+        size_t n = json_array_size(msgs);
+        return n > 0 && strcmp(role_of(json_array_get(msgs, n - 1)), "tool") == 0;
+}
+
+/* The trailing role "tool" messages (after the last other message) → user.custom_tool_result. */
+static int tool_results(const json_t *msgs, json_t *events, char msg[static V1_ERROR_MSG_MAX]) {
+        size_t n = json_array_size(msgs), first = n;
+        while (first > 0 && strcmp(role_of(json_array_get(msgs, first - 1)), "tool") == 0)
+                first--;
+        if (n - first > V1_EVENTS_PER_SEND_MAX)
+                return bad(msg, "messages ends with %zu tool results, more than %u", n - first, V1_EVENTS_PER_SEND_MAX);
+        for (size_t i = first; i < n; i++) {
+                const json_t *m = json_array_get(msgs, i), *call = json_object_get(m, "toolCallId"),
+                             *c = json_object_get(m, "content"), *err = json_object_get(m, "error");
+                if (!id_ok(call, STORE_ID_MAX, "_-"))
+                        return bad(msg,
+                                   "messages[%zu].toolCallId must be the id of a tool call of the run before "
+                                   "(TOOL_CALL_START's toolCallId)",
+                                   i);
+                if (!json_is_string(c) || (err && !json_is_string(err)))
+                        return bad(msg, "messages[%zu]: a tool message's content (and error) must be strings", i);
+                const char *text = json_string_length(c) > 0 ? json_string_value(c) : json_string_value(err);
+                json_t *ev =
+                        json_pack("{s:s, s:O, s:[{s:s, s:s}]}", "type", "user.custom_tool_result", "custom_tool_use_id",
+                                  call, "content", "type", "text", "text", text && text[0] ? text : "(no output)");
+                if (ev && err)
+                        json_object_set_new(ev, "is_error", json_true());
+                if (!ev || json_array_append_new(events, ev) < 0)
+                        return bad(msg, "out of memory");
+        }
+        return 0;
+}
+
+/* The context block before the user's text (API.md: "AG-UI context"). */
+static int with_context(const json_t *ctx, json_t **text, char msg[static V1_ERROR_MSG_MAX]) {
+        _cleanup_dynbuf_ dynbuf b;
+        dynbuf_init(&b, V1_TEXT_MAX);
+        static const char head[] = "<agui_context>\n", tail[] = "</agui_context>\n\n";
+        int r = dynbuf_add(&b, head, sizeof(head) - 1);
+        size_t i;
+        const json_t *v;
+        json_array_foreach(ctx, i, v) {
+                const json_t *d = json_object_get(v, "description"), *val = json_object_get(v, "value");
+                if (r >= 0)
+                        r = dynbuf_add(&b, "- ", 2);
+                if (r >= 0)
+                        r = dynbuf_add(&b, json_string_value(d), json_string_length(d));
+                if (r >= 0)
+                        r = dynbuf_add(&b, ": ", 2);
+                if (r >= 0)
+                        r = dynbuf_add(&b, json_string_value(val), json_string_length(val));
+                if (r >= 0)
+                        r = dynbuf_add(&b, "\n", 1);
+        }
+        if (r >= 0)
+                r = dynbuf_add(&b, tail, sizeof(tail) - 1);
+        if (r >= 0)
+                r = dynbuf_add(&b, json_string_value(*text), json_string_length(*text));
+        if (r < 0)
+                return bad(msg, "context and the message are over %u bytes together", V1_TEXT_MAX);
+        json_t *t = json_stringn((const char *) b.buf, b.len);
+        if (!t)
+                return bad(msg, "context is not UTF-8");
+        json_decref(*text);
+        *text = t;
+        return 0;
+}
+
 int agui_input_parse(const json_t *body, agui_input *ret, char msg[static V1_ERROR_MSG_MAX]) {
         if (!json_is_object(body))
                 return bad(msg, "the body must be an AG-UI RunAgentInput object");
@@ -127,22 +223,22 @@ int agui_input_parse(const json_t *body, agui_input *ret, char msg[static V1_ERR
         const json_t *v;
         if (tools && !json_is_array(tools))
                 return bad(msg, "tools must be an array of {name, description, parameters?}");
-        json_array_foreach(tools, i, v) if (!json_is_object(v) || !json_is_string(json_object_get(v, "name")) ||
-                                            !json_is_string(json_object_get(
-                                                    v, "description"))) return bad(msg,
-                                                                                   "tools[%zu] must be an object with "
-                                                                                   "a string name and description",
-                                                                                   i);
+        if (json_array_size(tools) > V1_TOOLS_MAX)
+                return bad(msg, "tools holds %zu tools, more than %u", json_array_size(tools), V1_TOOLS_MAX);
+        json_auto_t *custom = tools ? json_array() : NULL;
+        if (tools && !custom)
+                return bad(msg, "out of memory");
+        json_array_foreach(tools, i, v) {
+                if ((r = frontend_tool(v, i, custom, msg)) < 0)
+                        return r;
+        }
         if (ctx && !json_is_array(ctx))
                 return bad(msg, "context must be an array of {description, value}");
-        json_array_foreach(
-                ctx, i,
-                v) if (!json_is_object(v) || !json_is_string(json_object_get(v, "description")) ||
-                       !json_is_string(json_object_get(
-                               v,
-                               "value"))) return bad(msg,
-                                                     "context[%zu] must be an object with string description and value",
-                                                     i);
+        json_array_foreach(ctx, i, v) {
+                if (!json_is_object(v) || !json_is_string(json_object_get(v, "description")) ||
+                    !json_is_string(json_object_get(v, "value")))
+                        return bad(msg, "context[%zu] must be an object with string description and value", i);
+        }
         const json_t *fp = json_object_get(body, "forwardedProps");
         const char *agent = NULL, *env = NULL;
         if (json_is_object(fp)) {
@@ -189,15 +285,24 @@ int agui_input_parse(const json_t *body, agui_input *ret, char msg[static V1_ERR
                 if (!ev || json_array_append_new(events, ev) < 0)
                         return bad(msg, "out of memory");
         }
+        if (json_array_size(events) == 0 || last_is_tool(msgs)) {
+                if ((r = tool_results(msgs, events, msg)) < 0)
+                        return r;
+        }
         if (json_array_size(events) == 0) {
                 size_t n = json_array_size(msgs);
                 const json_t *last = n ? json_array_get(msgs, n - 1) : NULL;
                 if (!last || strcmp(json_string_value(json_object_get(last, "role")), "user") != 0)
-                        return bad(msg, "the last of messages must be the user's new message (role \"user\"): hull "
-                                        "keeps the thread's history and runs the agent on it");
+                        return bad(msg, "the last of messages must be the user's new message (role \"user\"), or "
+                                        "the results of the client's tools (role \"tool\"): hull keeps the thread's "
+                                        "history and runs the agent on it");
                 json_t *text = NULL;
                 if ((r = user_text(last, n - 1, &text, msg)) < 0)
                         return r;
+                if (json_array_size(ctx) > 0 && (r = with_context(ctx, &text, msg)) < 0) {
+                        json_decref(text);
+                        return r;
+                }
                 json_t *ev = json_pack("{s:s, s:[{s:s, s:o}]}", "type", "user.message", "content", "type", "text",
                                        "text", text);
                 if (!ev || json_array_append_new(events, ev) < 0)
@@ -207,12 +312,53 @@ int agui_input_parse(const json_t *body, agui_input *ret, char msg[static V1_ERR
                             .run_id = json_string_value(run),
                             .agent_id = agent,
                             .environment_id = env,
-                            .events = TAKE_PTR(events)};
+                            .events = TAKE_PTR(events),
+                            .tools = TAKE_PTR(custom)};
         return 0;
 }
 
 void agui_input_done(agui_input *in) {
         json_decref(TAKE_PTR(in->events));
+        json_decref(TAKE_PTR(in->tools));
+}
+
+static bool is_custom(const json_t *t) {
+        const char *type = json_string_value(json_object_get(t, "type"));
+        return type && strcmp(type, "custom") == 0;
+}
+
+/* Is a custom tool named name among tools? */
+static bool has_custom(const json_t *tools, const char *name) {
+        size_t i;
+        const json_t *t;
+        json_array_foreach(tools, i, t) {
+                const char *n = json_string_value(json_object_get(t, "name"));
+                if (is_custom(t) && n && strcmp(n, name) == 0)
+                        return true;
+        }
+        return false;
+}
+
+int agui_tools_merge(const json_t *session_tools, const json_t *agent_tools, const json_t *frontend, json_t **ret) {
+        json_auto_t *out = json_array();
+        if (!out)
+                return -ENOMEM;
+        size_t i;
+        const json_t *t;
+        json_array_foreach(session_tools, i, t) {
+                const char *n = json_string_value(json_object_get(t, "name"));
+                if (is_custom(t) && !(n && has_custom(agent_tools, n)))
+                        continue; /* an earlier run's frontend tool */
+                if (json_array_append(out, (json_t *) t) < 0)
+                        return -ENOMEM;
+        }
+        json_array_foreach(frontend, i, t) {
+                if (json_array_append(out, (json_t *) t) < 0)
+                        return -ENOMEM;
+        }
+        bool same = session_tools ? json_equal(out, session_tools) : json_array_size(out) == 0;
+        *ret = same ? NULL : TAKE_PTR(out);
+        return 0;
 }
 
 /* ---- the events ---- */
@@ -221,6 +367,24 @@ void agui_run_init(agui_run *r, const char *thread_id, const char *run_id) {
         *r = (agui_run){0};
         snprintf(r->thread_id, sizeof(r->thread_id), "%s", thread_id);
         snprintf(r->run_id, sizeof(r->run_id), "%s", run_id);
+}
+
+void agui_run_frontend(agui_run *r, const json_t *tools) {
+        size_t i;
+        const json_t *t;
+        json_array_foreach(tools, i, t) {
+                const char *n = json_string_value(json_object_get(t, "name"));
+                if (!n)
+                        continue;
+                if (!r->frontend && !(r->frontend = json_object()))
+                        return;
+                json_object_set_new(r->frontend, n, json_true());
+        }
+}
+
+void agui_run_done(agui_run *r) {
+        json_decref(TAKE_PTR(r->frontend));
+        json_decref(TAKE_PTR(r->fe_calls));
 }
 
 static void add(json_t *out, json_t *ev) {
@@ -304,7 +468,8 @@ static void finish(agui_run *r, const json_t *idle, json_t *out) {
                 json_t *ints = json_array();
                 size_t i;
                 const json_t *id;
-                json_array_foreach(json_object_get(stop, "event_ids"), i, id) if (json_is_string(id))
+                json_array_foreach(json_object_get(stop, "event_ids"), i,
+                                   id) if (json_is_string(id) && !json_object_get(r->fe_calls, json_string_value(id)))
                         json_array_append_new(ints, json_pack("{s:O, s:s, s:O}", "id", id, "reason",
                                                               strcmp(json_string_value(id), r->last_custom) == 0
                                                                       ? "custom_tool_result"
@@ -366,7 +531,11 @@ unsigned agui_translate(agui_run *r, const json_t *ev, json_t *out) {
                 if (!id[0])
                         return 0;
                 text_end(r, out);
-                if (type[6] == 'c')
+                if (type[6] == 'c' && json_object_get(r->frontend, str(ev, "name"))) {
+                        /* the client's own tool: it runs it and answers in the next run */
+                        if (r->fe_calls || (r->fe_calls = json_object()))
+                                json_object_set_new(r->fe_calls, id, json_true());
+                } else if (type[6] == 'c')
                         snprintf(r->last_custom, sizeof(r->last_custom), "%s", id);
                 char name[2 * V1_NAME_MAX + 4];
                 if (type[6] == 'm')

@@ -22,6 +22,9 @@ typedef struct agui_input {
          * user.message, or the resume entries' user.tool_confirmation (resolved: allow,
          * cancelled: deny) and user.custom_tool_result (a resolved entry with a payload). */
         json_t *events;
+        /* tools (the client's own, "frontend" tools) as /v1 custom tools ({type:"custom", name,
+         * description, input_schema}), a new array; NULL when the body has no tools. */
+        json_t *tools;
 } agui_input;
 void agui_input_done(agui_input *in);
 
@@ -32,6 +35,12 @@ void agui_input_done(agui_input *in);
  * 0 with *ret, or -EINVAL with one sentence in msg (what was wrong, naming the field, and what
  * to do). */
 int agui_input_parse(const json_t *body, agui_input *ret, char msg[static V1_ERROR_MSG_MAX]);
+
+/* The tools a thread's session gets for a run with frontend tools: session_tools (the session's
+ * agent.tools now) less the custom tools that are not agent_tools' (the agent version's own: what
+ * an earlier run added), plus frontend (agui_input.tools). *ret a new array, or NULL when that is
+ * session_tools already. Returns 0 or -ENOMEM. */
+int agui_tools_merge(const json_t *session_tools, const json_t *agent_tools, const json_t *frontend, json_t **ret);
 
 /* One run's translation state. */
 typedef struct agui_run {
@@ -44,11 +53,17 @@ typedef struct agui_run {
         char error_type[64];            /* a session.error seen in this run ("" none) */
         char error_msg[V1_ERROR_MSG_MAX];
         bool interrupted; /* a user.interrupt came */
+        json_t *frontend; /* the run's frontend tool names (an object name → true; NULL none) */
+        json_t *fe_calls; /* the ids of this run's calls of them (an object id → true; NULL none) */
         int64_t input_tokens, output_tokens;
         bool ended;
 } agui_run;
 
 void agui_run_init(agui_run *r, const char *thread_id, const char *run_id);
+/* The run's frontend tools (agui_input.tools): a call of one ends the run with RUN_FINISHED and
+ * no interrupt (the client runs the tool and answers with a role "tool" message). */
+void agui_run_frontend(agui_run *r, const json_t *tools);
+void agui_run_done(agui_run *r);
 
 enum {
         AGUI_ENDED = 1 << 0, /* RUN_FINISHED or RUN_ERROR was added: the stream ends */

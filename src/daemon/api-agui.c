@@ -100,6 +100,7 @@ static void job_free(job *j) {
         if (!j)
                 return;
         v1_engine_unwatch(j->watch);
+        agui_run_done(&j->run);
         json_decref(j->queue);
         pthread_mutex_destroy(&j->lock);
         pthread_cond_destroy(&j->cond);
@@ -321,6 +322,40 @@ static bool refuse_thread(api_agui *a, http_req *r, const agui_input *in, char s
         return false;
 }
 
+/* The run's frontend tools made the session's own custom tools (the agent version's tools less
+ * an earlier run's frontend tools, plus these): an update of the session (session.updated) when
+ * they changed. Returns true once r is answered (refused). */
+static bool refuse_tools(api_agui *a, http_req *r, const char *sid, const json_t *sess, const json_t *frontend) {
+        const json_t *snap = json_object_get(sess, "agent");
+        const char *agent_id = json_string_value(json_object_get(snap, "id"));
+        json_int_t version = json_integer_value(json_object_get(snap, "version"));
+        json_auto_t *agent = NULL, *tools = NULL, *body = NULL, *updated = NULL;
+        hull_error e = {0};
+        if (!agent_id || store_get(a->cfg.store, STORE_AGENT, agent_id, version, &agent, &e) < 0) {
+                answer_error(r, 500, "api_error", "", "the thread's agent could not be read: %s",
+                             e.msg[0] ? e.msg : "no agent");
+                return true;
+        }
+        if (agui_tools_merge(json_object_get(snap, "tools"), json_object_get(agent, "tools"), frontend, &tools) < 0) {
+                answer_error(r, 500, "api_error", "", "out of memory");
+                return true;
+        }
+        if (!tools)
+                return false;
+        v1_err err = {0};
+        body = json_pack("{s:{s:O}}", "agent", "tools", tools);
+        if (!body || v1_engine_update(a->cfg.engine, sid, body, &updated, &err) < 0) {
+                if (!body)
+                        answer_error(r, 500, "api_error", "", "out of memory");
+                else
+                        answer_error(r, err.status ? err.status : 500, err.type[0] ? err.type : "api_error", err.code,
+                                     "tools: the client's tools could not be given to the session: %s", err.msg);
+                return true;
+        }
+        dlog_log(a->cfg.log, DLOG_INFO, "event=agui-tools session=%s tools=%zu", sid, json_array_size(frontend));
+        return false;
+}
+
 /* ---- the route ---- */
 
 static void handle(http_req *r) {
@@ -383,6 +418,11 @@ static void handle(http_req *r) {
                              in.thread_id, sid, status, sid);
                 return;
         }
+        if (in.tools && !resume && refuse_tools(a, r, sid, sess, in.tools)) {
+                job_free(j);
+                return;
+        }
+        agui_run_frontend(&j->run, in.tools);
         batch = json_pack("{s:O}", "events", in.events);
         if (!batch || v1_events_parse(batch, &checked, &err) < 0 ||
             v1_engine_send(a->cfg.engine, sid, checked, &echo, &err) < 0) {

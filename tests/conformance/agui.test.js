@@ -2,7 +2,9 @@
 // (HttpAgent), unchanged, against a real `hull serve` whose model is `hull mock-model`: a run with a
 // tool call (run_python saving a table handle) and a streamed text answer, a second run on the same
 // thread (the same /v1 session), a tool that needs a confirmation (RUN_FINISHED with an interrupt,
-// then a run that resumes it), and bad input. Every event received must validate against
+// then a run that resumes it), a frontend tool (RunAgentInput.tools, as CopilotKit's
+// useCopilotAction sends it) called by the model and answered by the client with a role "tool"
+// message, with `context` reaching the model, and bad input. Every event received must validate against
 // @ag-ui/core's EventSchemas and come in a valid order (RUN_STARTED first, RUN_FINISHED or RUN_ERROR
 // last, TEXT_MESSAGE_* and TOOL_CALL_* nested per id; the client's own verifier runs too).
 'use strict';
@@ -38,7 +40,7 @@ function agui(name, script, agentBody, fn) {
       const agent = await v1('POST', '/v1/agents', { name: 'agui', model: MODEL, ...agentBody });
       await v1('POST', '/v1/environments', { name: 'agui' });
       await Promise.race([
-        fn({ srv, key, v1, agentId: agent.id }),
+        fn({ srv, key, v1, agentId: agent.id, mock }),
         new Promise((_, reject) => {
           timer = setTimeout(() => { reject(new Error(`the case took over ${CASE_S} s`)); srv.kill(); }, CASE_S * 1000);
         }),
@@ -175,6 +177,15 @@ async function main() {
     const evs = await v1('GET', `/v1/sessions/${last.session_id}/events?limit=1000`);
     same(evs.data.filter((e) => e.type === 'user.message').map((e) => e.content[0].text), ['make a table', 'and again'],
       'both runs in one session');
+    // a frontend tool named like one of the agent's own tools is refused, saying which
+    const clash = await fetch(`${srv.url}/agui`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ threadId: 'thread-clash', runId: 'r1', messages: [{ id: 'm', role: 'user', content: 'hi' }],
+        tools: [{ name: 'run_python', description: 'mine' }], context: [], state: {}, forwardedProps: { agent_id: agentId } }),
+    });
+    const cb = await clash.json();
+    check(clash.status === 400 && /run_python/.test(cb.error.message) && /already exists/.test(cb.error.message),
+      `a clashing frontend tool: ${clash.status} ${JSON.stringify(cb)}`);
   });
 
   await agui('a tool that asks: RUN_FINISHED with an interrupt, then a resumed run', {
@@ -203,6 +214,62 @@ async function main() {
     same(ev2[ev2.length - 1].type, 'RUN_FINISHED', 'the resumed run ends');
   });
 
+  await agui('a frontend tool: offered to the model, called, answered by the client, the turn goes on', {
+    then: 'repeat',
+    steps: [
+      { tool_calls: [{ name: 'pickColor', input: { hint: 'sea' }, id: 'toolu_fe1' }] },
+      { text: 'you chose {{last_tool_result}}' },
+      { text: 'no tools now' },
+    ],
+  }, {}, async ({ srv, key, v1, agentId, mock }) => {
+    const pickColor = {
+      name: 'pickColor', description: 'Ask the user to pick a color',
+      parameters: { type: 'object', properties: { hint: { type: 'string' } }, required: ['hint'] },
+    };
+    const context = [{ description: 'the page', value: 'the palette editor' }];
+    const agent = new HttpAgent({ url: `${srv.url}/agui`, headers: { 'x-api-key': key }, threadId: 'thread-fe' });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'choose a color' });
+    const ev = await run(agent, { tools: [pickColor], context, forwardedProps: { agent_id: agentId } });
+    const { types, calls } = checkEvents(ev);
+    const start = ev.find((e) => e.type === 'TOOL_CALL_START');
+    check(start && start.toolCallName === 'pickColor', `TOOL_CALL_START names pickColor: ${JSON.stringify(ev)}`);
+    same([...calls.values()], ['ended'], 'one call, left for the client to answer');
+    same(JSON.parse(ev.filter((e) => e.type === 'TOOL_CALL_ARGS').map((e) => e.delta).join('')), { hint: 'sea' },
+      'the call arguments');
+    const fin = ev[ev.length - 1];
+    check(fin.type === 'RUN_FINISHED' && !fin.outcome, `RUN_FINISHED without an interrupt: ${JSON.stringify(fin)} ${types}`);
+    same(agent.pendingInterrupts.length, 0, "the client's pending interrupts");
+    // the model was offered the tool, and the context came with the user's message
+    const reqs = await mock.requests();
+    const first = JSON.stringify(reqs[0].body);
+    const tools0 = JSON.stringify(reqs[0].body.tools || []);
+    check(/pickColor/.test(tools0) && /Ask the user to pick a color/.test(tools0), `the model's tools: ${tools0.slice(0, 800)}`);
+    check(/<agui_context>.*the page: the palette editor.*<\/agui_context>.*choose a color/.test(first),
+      `the context before the message: ${first.slice(0, 800)}`);
+    // the client answers its tool (as CopilotKit does after running the action): the turn goes on
+    agent.addMessage({ id: 't1', role: 'tool', toolCallId: start.toolCallId, content: 'teal' });
+    const ev2 = await run(agent, { tools: [pickColor], context });
+    checkEvents(ev2, [start.toolCallId]);
+    same(textOf(ev2), 'you chose teal', 'the answer after the tool result');
+    same(ev2[ev2.length - 1].type, 'RUN_FINISHED', 'the run ends');
+    const sid = ev.find((e) => e.type === 'STATE_SNAPSHOT').snapshot.session_id;
+    const evs = await v1('GET', `/v1/sessions/${sid}/events?limit=1000`);
+    const res = evs.data.find((e) => e.type === 'user.custom_tool_result');
+    check(res && res.custom_tool_use_id === start.toolCallId && res.content[0].text === 'teal',
+      `the tool message became user.custom_tool_result: ${JSON.stringify(res)}`);
+    // a later run without the tool: the session's tools follow the client's (a session.updated)
+    agent.addMessage({ id: 'u2', role: 'user', content: 'again' });
+    const ev3 = await run(agent, { tools: [] });
+    checkEvents(ev3);
+    same(textOf(ev3), 'no tools now', 'the third answer');
+    const last = JSON.stringify((await mock.requests()).slice(-1)[0].body.tools || []);
+    check(!/pickColor/.test(last), `the tool is gone from the model's tools: ${last.slice(0, 600)}`);
+    const sess = await v1('GET', `/v1/sessions/${sid}`);
+    check(!JSON.stringify(sess.agent.tools).includes('pickColor'), `the session's tools: ${JSON.stringify(sess.agent.tools)}`);
+    const own = JSON.stringify((await v1('GET', `/v1/agents/${agentId}`)).tools);
+    check(!own.includes('pickColor'), `the agent itself is unchanged: ${own}`);
+  });
+
   await agui('bad input: clear 400s, 401 without the key, 404 for an unknown agent', { steps: [{ text: 'x' }] }, {},
     async ({ srv, key, agentId }) => {
       const post = async (body, headers = { 'x-api-key': key }) => {
@@ -225,6 +292,9 @@ async function main() {
         [input({ messages: [{ id: 'm', role: 'user', content: [{ type: 'image', url: 'x' }] }] }), 400, /text parts/],
         [input({ messages: [{ id: 'm', role: 'wizard' }] }), 400, /role/],
         [input({ tools: [{ name: 'x' }] }), 400, /tools\[0\]/],
+        [input({ tools: [{ name: 'has space', description: 'd' }] }), 400, /tools\[0\]\.name/],
+        [input({ tools: [{ name: 'x', description: 'd', parameters: { type: 'string' } }] }), 400, /parameters/],
+        [input({ messages: [{ id: 'm', role: 'tool', toolCallId: 'a b', content: 'x' }] }), 400, /toolCallId/],
         [input({ forwardedProps: {} }), 400, /agent/],
         [input({ forwardedProps: { agent_id: 'agent_nosuch' } }), 404, /agent_nosuch/],
       ];

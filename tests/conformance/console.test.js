@@ -378,6 +378,31 @@ async function main() {
       check(s.archived_at, 'archived on the server');
     });
 
+    await step('archive an agent from its page: read only after, gone from the lists', async () => {
+      const a = await api('POST', '/v1/agents', { name: 'agent to archive', model: 'claude-sonnet-4-6' });
+      check(a && /^agent_/.test(a.id), `an agent made: ${JSON.stringify(a)}`);
+      const buttons = () => [...document.querySelectorAll('form .actions button')].map((b) => [b.textContent, b.disabled]);
+      await page.goto(`${srv.url}/#/agents/${encodeURIComponent(a.id)}`);
+      await page.waitForFunction(() => [...document.querySelectorAll('form .actions button')].some((b) => b.textContent === 'Archive' && !b.disabled));
+      await page.evaluate(() => [...document.querySelectorAll('form .actions button')].find((b) => b.textContent === 'Archive').click());
+      await page.waitForFunction(() => [...document.querySelectorAll('form .actions button')].some((b) => b.textContent === 'Archived' && b.disabled));
+      const after = await page.evaluate(buttons);
+      check(after.every(([, disabled]) => disabled), `save and archive disabled: ${JSON.stringify(after)}`);
+      check(/archived/.test(await page.evaluate(() => document.querySelector('.version').textContent)), 'the version line says archived');
+      const got = await api('GET', `/v1/agents/${a.id}`);
+      check(typeof got.archived_at === 'string', `archived on the server: ${JSON.stringify(got)}`);
+      await page.reload();
+      await page.waitForFunction(() => [...document.querySelectorAll('form .actions button')].some((b) => b.textContent === 'Archived' && b.disabled));
+      await page.goto(`${srv.url}/#/agents`);
+      await page.waitForSelector('table.list');
+      const list = await text();
+      check(!list.includes('agent to archive') && list.includes('console agent'), `the agents list: ${list.slice(0, 300)}`);
+      await page.goto(`${srv.url}/#/sessions`);
+      await page.waitForFunction(() => document.querySelectorAll('form.start select option').length >= 1);
+      const offered = await page.evaluate(() => [...document.querySelectorAll('form.start select option')].map((o) => o.textContent));
+      check(!offered.some((t) => t.includes('agent to archive')), `a new session cannot use it: ${offered}`);
+    });
+
     await step('no JavaScript console error', async () => {
       check(errors.length === 0, `errors: ${JSON.stringify(errors.slice(0, 5))}`);
     });

@@ -2,7 +2,9 @@
  * text parts, resume entries as confirmations and custom tool results) and refused (each bad
  * field named), and session events translated: previews streamed as TEXT_MESSAGE_CONTENT with
  * the rest at the agent.message, tool calls as START/ARGS/END then RESULT, handles asking for a
- * snapshot, the end of a turn as RUN_FINISHED (interrupt, cancelled, usage) or RUN_ERROR. */
+ * snapshot, the end of a turn as RUN_FINISHED (interrupt, cancelled, usage) or RUN_ERROR; frontend
+ * tools as /v1 custom tools (merged into a session's tools), context before the user's text, tool
+ * messages as custom tool results, and a frontend call ending the run without an interrupt. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +90,8 @@ static void test_input(void) {
         refused("{\"threadId\":\"t\",\"runId\":\"\",\"messages\":[]}", "runId");
         refused("{\"threadId\":\"t\",\"runId\":\"r\"}", "messages");
         refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[]}", "last of messages");
-        refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"m\",\"role\":\"tool\",\"content\":\"x\"}]"
+        refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"m\",\"role\":\"system\",\"content\":\"x\"}"
+                "]"
                 "}",
                 "last of messages");
         refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"m\",\"role\":\"wizard\"}]}", "role");
@@ -239,9 +242,99 @@ static void test_ends(void) {
         CHECK_EQ_INT(json_array_size(failed), 1);
 }
 
+static void test_frontend(void) {
+        char msg[V1_ERROR_MSG_MAX];
+        json_auto_t *b = J("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"u\",\"role\":\"user\","
+                           "\"content\":\"hi\"}],\"tools\":[{\"name\":\"pick\",\"description\":\"d\"},"
+                           "{\"name\":\"go\",\"description\":\"e\",\"parameters\":{\"type\":\"object\","
+                           "\"properties\":{\"x\":{\"type\":\"string\"}}}}],"
+                           "\"context\":[{\"description\":\"page\",\"value\":\"editor\"}],\"state\":{\"a\":1}}");
+        agui_input in = {0};
+        CHECK_EQ_INT(agui_input_parse(b, &in, msg), 0);
+        CHECK_EQ_INT(json_array_size(in.tools), 2);
+        json_t *t0 = json_array_get(in.tools, 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(t0, "type")), "custom");
+        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(t0, "input_schema"), "type")), "object");
+        CHECK(json_object_get(
+                      json_object_get(json_object_get(json_array_get(in.tools, 1), "input_schema"), "properties"),
+                      "x") != NULL);
+        const char *text = json_string_value(
+                json_object_get(json_array_get(json_object_get(json_array_get(in.events, 0), "content"), 0), "text"));
+        CHECK_EQ_STR(text, "<agui_context>\n- page: editor\n</agui_context>\n\nhi");
+
+        /* merge: the agent's own custom tool stays, an earlier run's frontend tool goes */
+        json_auto_t *agent = J("[{\"type\":\"agent_toolset_20260401\"},{\"type\":\"custom\",\"name\":\"own\"}]");
+        json_auto_t *sess = J("[{\"type\":\"agent_toolset_20260401\"},{\"type\":\"custom\",\"name\":\"own\"},"
+                              "{\"type\":\"custom\",\"name\":\"old\"}]");
+        json_t *merged = NULL;
+        CHECK_EQ_INT(agui_tools_merge(sess, agent, in.tools, &merged), 0);
+        CHECK_EQ_INT(json_array_size(merged), 4);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(merged, 1), "name")), "own");
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(merged, 2), "name")), "pick");
+        json_t *again = NULL;
+        CHECK_EQ_INT(agui_tools_merge(merged, agent, in.tools, &again), 0);
+        CHECK(again == NULL); /* unchanged: no update */
+        json_decref(merged);
+        CHECK_EQ_INT(agui_tools_merge(agent, agent, NULL, &again), 0);
+        CHECK(again == NULL);
+
+        /* the run: a frontend call ends it without an interrupt; the agent's own custom tool asks */
+        agui_run r;
+        unsigned f;
+        agui_run_init(&r, "t", "r");
+        agui_run_frontend(&r, in.tools);
+        json_auto_t *out = translate(&r,
+                                     "[{\"type\":\"agent.custom_tool_use\",\"id\":\"sevt_p\",\"name\":\"pick\","
+                                     "\"input\":{}},{\"type\":\"session.status_idle\",\"stop_reason\":{\"type\":"
+                                     "\"requires_action\",\"event_ids\":[\"sevt_p\"]}}]",
+                                     &f);
+        CHECK(f & AGUI_ENDED);
+        CHECK_EQ_STR(type_at(out, 0), "TOOL_CALL_START");
+        CHECK_EQ_STR(str_at(out, 0, "toolCallName"), "pick");
+        json_t *fin = json_array_get(out, json_array_size(out) - 1);
+        CHECK_EQ_STR(json_string_value(json_object_get(fin, "type")), "RUN_FINISHED");
+        CHECK(json_object_get(fin, "outcome") == NULL);
+        agui_run_done(&r);
+        agui_input_done(&in);
+
+        /* tool messages (the trailing ones) → custom tool results */
+        json_auto_t *tb = J("{\"threadId\":\"t\",\"runId\":\"r2\",\"messages\":[{\"id\":\"u\",\"role\":\"user\","
+                            "\"content\":\"hi\"},{\"id\":\"a\",\"role\":\"assistant\",\"toolCalls\":[]},"
+                            "{\"id\":\"m1\",\"role\":\"tool\",\"toolCallId\":\"sevt_p\",\"content\":\"teal\"},"
+                            "{\"id\":\"m2\",\"role\":\"tool\",\"toolCallId\":\"sevt_q\",\"content\":\"\","
+                            "\"error\":\"no\"}]}");
+        CHECK_EQ_INT(agui_input_parse(tb, &in, msg), 0);
+        CHECK_EQ_INT(json_array_size(in.events), 2);
+        CHECK(in.tools == NULL);
+        json_t *e0 = json_array_get(in.events, 0), *e1 = json_array_get(in.events, 1);
+        CHECK_EQ_STR(json_string_value(json_object_get(e0, "type")), "user.custom_tool_result");
+        CHECK_EQ_STR(json_string_value(json_object_get(e0, "custom_tool_use_id")), "sevt_p");
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(json_object_get(e0, "content"), 0), "text")),
+                     "teal");
+        CHECK(json_object_get(e0, "is_error") == NULL);
+        CHECK(json_is_true(json_object_get(e1, "is_error")));
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(json_object_get(e1, "content"), 0), "text")),
+                     "no");
+        agui_input_done(&in);
+
+        refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"u\",\"role\":\"user\",\"content\":"
+                "\"hi\"}],\"tools\":[{\"name\":\"a.b\",\"description\":\"d\"}]}",
+                "tools[0].name");
+        refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"u\",\"role\":\"user\",\"content\":"
+                "\"hi\"}],\"tools\":[{\"name\":\"a\",\"description\":\"d\",\"parameters\":[]}]}",
+                "tools[0].parameters");
+        refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"m\",\"role\":\"tool\",\"content\":"
+                "\"x\"}]}",
+                "messages[0].toolCallId");
+        refused("{\"threadId\":\"t\",\"runId\":\"r\",\"messages\":[{\"id\":\"m\",\"role\":\"tool\",\"toolCallId\":"
+                "\"c\",\"content\":{}}]}",
+                "messages[0]: a tool message");
+}
+
 int main(void) {
         test_input();
         test_turn();
         test_ends();
+        test_frontend();
         return test_done();
 }
