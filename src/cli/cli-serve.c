@@ -87,6 +87,7 @@ enum {
         OPT_MAX_PER_ADDRESS,
         OPT_NET_CIDR,
         OPT_NET_LOOPBACK,
+        OPT_NET_UNRESTRICTED,
 };
 
 static const struct option options[] = {
@@ -126,6 +127,7 @@ static const struct option options[] = {
         {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDRESS},
         {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
         {"net-allow-loopback", no_argument, NULL, OPT_NET_LOOPBACK},
+        {"allow-unrestricted-network", no_argument, NULL, OPT_NET_UNRESTRICTED},
         {},
 };
 
@@ -171,7 +173,10 @@ void cli_serve_help(void) {
                "  --session-handles-max SIZE  a session's handles together (default 8G)\n"
                "  --net-allow-cidr CIDR    limited networking: let the egress guard pass this internal range\n"
                "                           (a mirror, a gateway; metadata addresses stay refused; repeatable)\n"
-               "  --net-allow-loopback     TESTING ONLY: limited networking may reach 127.0.0.0/8 and ::1\n\n"
+               "  --net-allow-loopback     TESTING ONLY: limited networking may reach 127.0.0.0/8 and ::1\n"
+               "  --allow-unrestricted-network  a /v1 environment whose networking is unrestricted (the\n"
+               "                           default of Managed Agents) gets a real network (pasta); without\n"
+               "                           this its sessions have none\n\n"
                "The agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n"
                "  --db PATH                hull's state (default $HULL_HOME/hull.db)\n"
                "  --model ID               the model every agent uses (default: each agent's model id goes to\n"
@@ -275,6 +280,7 @@ typedef struct serve_opts {
         char *net_cidrs[BRK_NET_CIDRS_MAX + 1]; /* NULL-terminated */
         size_t n_net_cidrs;
         bool net_allow_loopback; /* TESTING ONLY */
+        bool allow_unrestricted;
 } serve_opts;
 
 /* Everything hull serve runs; serve_teardown() ends what was started, in reverse. */
@@ -461,6 +467,9 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                                         "--net-allow-cidr: at most %u, each a CIDR such as 10.8.0.0/16 (got '%s')",
                                         BRK_NET_CIDRS_MAX, optarg);
                         o->net_cidrs[o->n_net_cidrs++] = optarg;
+                        break;
+                case OPT_NET_UNRESTRICTED:
+                        o->allow_unrestricted = true;
                         break;
                 case OPT_NET_LOOPBACK:
                         o->net_allow_loopback = true;
@@ -806,7 +815,8 @@ static int start_server(serve_state *st, hull_error *e) {
                                .log = &st->log,
                                .netlog_dir = st->audit_path[0] ? st->audit_path : NULL,
                                .net_allow_cidrs = o->net_cidrs,
-                               .net_allow_loopback = o->net_allow_loopback};
+                               .net_allow_loopback = o->net_allow_loopback,
+                               .allow_unrestricted = o->allow_unrestricted};
         int r = v1_engine_new(&vc, &st->engine, e);
         if (r < 0)
                 return r;

@@ -811,6 +811,10 @@ static int env_net_of(live *l, sbx_net_mode *ret_mode, sbx_net_policy *pol, char
                 return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
         const json_t *net = json_object_get(json_object_get(env, "config"), "networking");
         const char *type = json_string_value(json_object_get(net, "type"));
+        if (type && g->cfg.allow_unrestricted && strcmp(type, "unrestricted") == 0) {
+                *ret_mode = SBX_NET_UNRESTRICTED;
+                return 0;
+        }
         if (!type || strcmp(type, "limited") != 0)
                 return 0;
         size_t i, n = 0;

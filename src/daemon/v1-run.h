@@ -49,6 +49,10 @@ typedef struct v1_engine_config {
         const char *netlog_dir;
         char *const *net_allow_cidrs;
         bool net_allow_loopback;
+        /* An environment whose networking is unrestricted (CMA's default) gets a real network
+         * (pasta, sbx-net.h) only when the operator allowed it (hull serve
+         * --allow-unrestricted-network); else its sessions have none, as with networking none. */
+        bool allow_unrestricted;
 } v1_engine_config;
 
 /* Start the engine: recover the turns a crash cut. The pointed-to parts of cfg must outlive it. */

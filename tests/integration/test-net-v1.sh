@@ -34,14 +34,14 @@ SCRIPT='{"steps": [
   {"text": "done"},
   {"tool_calls": [{"name": "run_python", "input": {"code": "'"$CODE"'"}, "id": "toolu_p1"}]},
   {"text": "done"},
-  {"tool_calls": [{"name": "run_python", "input": {"code": "'"$CODE"'"}, "id": "toolu_b1"}]},
+  {"tool_calls": [{"name": "bash", "input": {"command": "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d \" \" | tr \"\\n\" \" \"; echo; curl -sS -m 5 --noproxy \"*\" http://127.0.0.1:'"$PORT"'/hello.txt; echo rc=$?"}, "id": "toolu_u1"}]},
   {"text": "done"}
 ]}'
 if ! mock_start "$SCRIPT" --log-level error; then
         fail "net-v1: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
 fi
-if ! serve_v1 "$TEST_TMP/serve.log" --net-allow-loopback; then
+if ! serve_v1 "$TEST_TMP/serve.log" --net-allow-loopback --allow-unrestricted-network; then
         fail "net-v1: hull serve starts" "$(tail -5 "$TEST_TMP/serve.log")"
         exit 1
 fi
@@ -94,12 +94,26 @@ expect "net-v1: its network log is empty" "s == 200 and t == ''"
 v1 GET "/v1/sessions/sesn_nosuch/network_log"
 expect "net-v1: an unknown session's network log is a 404" "s == 404"
 
-# a bad allowed host: the turn's session.error says which
+# a bad allowed host: the turn's session.error says which (the sandbox fails before any model call)
 v1 POST /v1/environments '{"name": "bad", "config": {"type": "cloud", "networking": {"type": "limited", "allowed_hosts": ["bad host!"]}}}'
 BAD=$(field id)
 turn "$BAD" "net-v1: bad allowed host"
 pycheck "net-v1: an allowed host that is not a name ends the turn with a session.error naming it" \
         'import json,sys; ev=json.load(open(sys.argv[1])); sys.exit(0 if any(e["type"] == "session.error" and "allowed_hosts[0]" in json.dumps(e) for e in ev) else (print([e["type"] for e in ev], json.dumps(ev)[:800]), 1)[1])' "$TEST_TMP/events.json"
+# unrestricted (hull serve --allow-unrestricted-network): the sandbox has pasta's interface
+# beside lo, and the host's loopback stays out of reach
+if [ -x /usr/bin/pasta ]; then
+        v1 POST /v1/environments '{"name": "open", "config": {"type": "cloud", "networking": {"type": "unrestricted"}}}'
+        OPEN=$(field id)
+        turn "$OPEN" "net-v1: unrestricted session"
+        R=$(results)
+        pycheck "net-v1: an unrestricted environment's sandbox has a network interface beside lo (pasta)" \
+                'import json,sys; r=json.loads(sys.argv[1]); c=json.loads(r[0]) if r else None; t=c if isinstance(c, str) else "".join(b.get("text", "") for b in (c or []) if isinstance(b, dict)); n=t.split("\n")[0].split(); sys.exit(0 if "lo" in n and any(x != "lo" for x in n) else (print(n, r), 1)[1])' "$R"
+        pycheck "net-v1: ... and the host's loopback is not reachable from it" \
+                'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if r and "hello-through-the-proxy" not in r[0] and "rc=0" not in r[0] else (print(r), 1)[1])' "$R"
+else
+        fail "net-v1: unrestricted session" "no /usr/bin/pasta (scripts/install-deps.sh installs passt)"
+fi
 v1 GET /v1/agents
 expect "net-v1: hull serve goes on" "s == 200"
 if grep -q "ERROR: AddressSanitizer\|runtime error:" "$TEST_TMP/serve.log"; then
