@@ -49,6 +49,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         buf[size] = '\0';
         check_req(buf, size);
 
+        static char resolv[SBX_ETC_FILE_MAX];
+        size_t ns = sbx_net_resolv_conf(buf, size, resolv, sizeof(resolv));
+        if (ns > 3 || strlen(resolv) >= sizeof(resolv) || (ns == 0 && resolv[0]))
+                abort();
+
         size_t n = 0;
         int k = sbx_net_apt_hosts(buf, size, hosts, &n, 64);
         if (k < 0 && k != -E2BIG && k != -ENOMEM)

@@ -88,8 +88,8 @@ typedef struct child_plan {
         size_t n_entries;
         char strings[ROOT_ENTRIES_MAX * (SBX_NAME_MAX + SBX_PATH_MAX)]; /* the entries' names and sources */
         size_t strings_len;
-        bool host_etc; /* generate /etc files (host mode) */
-        etc_file etc[4];
+        bool host_etc;   /* generate /etc files (host mode) */
+        etc_file etc[5]; /* [4]: resolv.conf, only in unrestricted networking (name NULL else) */
         char tmp_opts[SBX_SHORT_STR_MAX], shm_opts[SBX_SHORT_STR_MAX];
         uid_t uid;
         gid_t gid;
@@ -255,7 +255,8 @@ static void child_build_root(const child_plan *p) {
                                             en->source + sizeof(OLDROOT) - 1, -ESTALE);
         }
         for (size_t i = 0; p->host_etc && i < ELEMENTSOF(p->etc); i++)
-                TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, 0644, p->etc[i].content));
+                if (p->etc[i].name)
+                        TRY_R("mount: generated /etc file", write_new_file(p->etc[i].name, 0644, p->etc[i].content));
 
         /* procfs must be mounted while the host's /proc is still visible. */
         TRY("mount: /proc", mkdir("proc", 0555));
@@ -1075,7 +1076,9 @@ static int plan_rootfs(child_plan *p, const char *rootfs, hull_error *e) {
         return r;
 }
 
-static void plan_etc(child_plan *p) {
+/* dns: the sandbox has a real network (unrestricted): names resolve through the host's
+ * nameservers that pasta can reach (sbx_net_resolv_conf), else from /etc/hosts only. */
+static void plan_etc(child_plan *p, bool dns) {
         p->etc[0].name = "etc/passwd";
         snprintf(p->etc[0].content, sizeof(p->etc[0].content),
                  "root:x:0:0:root:/root:/usr/sbin/nologin\n"
@@ -1090,7 +1093,19 @@ static void plan_etc(child_plan *p) {
                  "127.0.0.1\tlocalhost hull\n::1\tlocalhost ip6-localhost ip6-loopback\n");
         p->etc[3].name = "etc/nsswitch.conf";
         snprintf(p->etc[3].content, sizeof(p->etc[3].content),
-                 "passwd: files\ngroup: files\nshadow: files\nhosts: files\n");
+                 "passwd: files\ngroup: files\nshadow: files\nhosts: files%s\n", dns ? " dns" : "");
+        p->etc[4].name = NULL;
+        if (dns) {
+                char text[SBX_ETC_FILE_MAX];
+                size_t len = 0;
+                _cleanup_close_ int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+                if (fd >= 0) {
+                        ssize_t k = read(fd, text, sizeof(text));
+                        len = k > 0 ? (size_t) k : 0;
+                }
+                p->etc[4].name = "etc/resolv.conf";
+                sbx_net_resolv_conf(text, len, p->etc[4].content, sizeof(p->etc[4].content));
+        }
 }
 
 static void plan_freep(child_plan **p) {
@@ -1178,7 +1193,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 r = plan_rootfs(p, spec->rootfs, e);
         else {
                 r = plan_host_root(p, e);
-                plan_etc(p);
+                plan_etc(p, spec->net == SBX_NET_UNRESTRICTED);
         }
         if (r >= 0 && spec->layer_dir) /* plan_entry() records dev/ino: checked after the bind */
                 r = plan_entry(p, "env", spec->layer_dir, true, e);

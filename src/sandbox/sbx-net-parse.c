@@ -1,6 +1,7 @@
 /* sbx-net-parse.c: the pure parts of a limited sandbox's network (see sbx-net.h): the proxy's
  * request head and its rewrite, host patterns, and the hosts of apt's source lists. No I/O. */
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -398,6 +399,57 @@ int sbx_net_apt_hosts(const char *text, size_t len, char **hosts, size_t *n, siz
                         }
         }
         return 0;
+}
+
+size_t sbx_net_resolv_conf(const char *text, size_t len, char *out, size_t size) {
+        static const char key[] = "nameserver";
+        size_t n = 0, used = 0;
+        if (size == 0)
+                return 0;
+        out[0] = '\0';
+        for (size_t at = 0; at < len && n < 3;) {
+                const char *line = text + at;
+                const char *nl = memchr(line, '\n', len - at);
+                size_t ll = nl ? (size_t) (nl - line) : len - at;
+                at += ll + 1;
+                if (ll <= sizeof(key) || memcmp(line, key, sizeof(key) - 1) != 0 ||
+                    (line[sizeof(key) - 1] != ' ' && line[sizeof(key) - 1] != '\t'))
+                        continue;
+                size_t a = sizeof(key) - 1;
+                while (a < ll && (line[a] == ' ' || line[a] == '\t'))
+                        a++;
+                size_t b = a;
+                while (b < ll && line[b] != ' ' && line[b] != '\t' && line[b] != '\r' && line[b] != '#' &&
+                       line[b] != ';')
+                        b++;
+                char addr[INET6_ADDRSTRLEN];
+                if (b == a || b - a >= sizeof(addr))
+                        continue;
+                memcpy(addr, line + a, b - a);
+                addr[b - a] = '\0';
+                unsigned char bin[16];
+                bool usable;
+                if (inet_pton(AF_INET, addr, bin) == 1)
+                        usable = bin[0] != 127 && bin[0] != 0 && !(bin[0] == 169 && bin[1] == 254) && bin[0] < 224;
+                else if (inet_pton(AF_INET6, addr, bin) == 1) {
+                        static const unsigned char zero[15] = {0};
+                        bool lo_or_any = memcmp(bin, zero, 15) == 0 && bin[15] <= 1;
+                        bool mapped = memcmp(bin, zero, 10) == 0 && bin[10] == 0xff && bin[11] == 0xff;
+                        usable =
+                                !lo_or_any && !mapped && bin[0] != 0xff && !(bin[0] == 0xfe && (bin[1] & 0xc0) == 0x80);
+                } else
+                        continue;
+                if (!usable)
+                        continue;
+                int w = snprintf(out + used, size - used, "nameserver %s\n", addr);
+                if (w < 0 || (size_t) w >= size - used) {
+                        out[used] = '\0';
+                        break;
+                }
+                used += (size_t) w;
+                n++;
+        }
+        return n;
 }
 
 bool sbx_net_uri_host(const char *s, size_t len, char out[static EGRESS_HOST_MAX + 1]) {

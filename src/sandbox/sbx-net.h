@@ -105,6 +105,13 @@ bool sbx_net_pattern_valid(const char *pattern);
  * Only http and https URIs count. Returns 0, or -ENOMEM / -E2BIG. */
 int sbx_net_apt_hosts(const char *text, size_t len, char **hosts, size_t *n, size_t max);
 
+/* An unrestricted sandbox's /etc/resolv.conf from the host's (text, len bytes): each
+ * "nameserver ADDR" whose address is reachable through pasta (not loopback, link-local,
+ * unspecified or multicast; at most 3, as glibc reads) as "nameserver ADDR\n", into out (size
+ * bytes, NUL-terminated; "" when none is left: names then do not resolve). Pure. Returns the
+ * number of nameservers written. */
+size_t sbx_net_resolv_conf(const char *text, size_t len, char *out, size_t size);
+
 /* The host of an http or https URI (s, len bytes; userinfo and port dropped), lowercase, into
  * out. Returns false when s is not such a URI. Pure. */
 bool sbx_net_uri_host(const char *s, size_t len, char out[static EGRESS_HOST_MAX + 1]);

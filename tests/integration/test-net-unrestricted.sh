@@ -53,6 +53,22 @@ else
         fail "net unrestricted: metadata address" "$out $(head -c 300 "$TEST_TMP/exec.err")"
 fi
 
+# names resolve through the host's nameservers pasta can reach (none of them loopback: the
+# sandbox cannot reach those); without a network there is no resolv.conf and nsswitch says files
+want=$(grep -E '^nameserver[[:space:]]' /etc/resolv.conf 2>/dev/null | awk '{print $2}' | grep -vE '^(127\.|::1$|0\.0\.0\.0$|169\.254\.|fe80:|::ffff:127\.)' | head -3 | tr '\n' ' ')
+out=$(timeout -k 5 60 "$HULL" exec --timeout "$T" --net unrestricted -- sh -c 'grep hosts: /etc/nsswitch.conf; awk "{print \$2}" /etc/resolv.conf | tr "\n" " "' 2>&1)
+if printf '%s' "$out" | grep -q '^hosts: files dns$' && [ "$(printf '%s' "$out" | tail -1)" = "$want" ]; then
+        pass "net unrestricted: /etc/resolv.conf holds the host's reachable nameservers ($want), nsswitch asks dns"
+else
+        fail "net unrestricted: resolv.conf" "got '$out', want nameservers '$want'"
+fi
+out=$(timeout -k 5 60 "$HULL" exec --timeout "$T" -- sh -c 'grep hosts: /etc/nsswitch.conf; test -e /etc/resolv.conf && echo has-resolv' 2>&1)
+if [ "$out" = "hosts: files" ]; then
+        pass "net unrestricted: ... and a sandbox without a network has none"
+else
+        fail "net unrestricted: resolv.conf without network" "$out"
+fi
+
 # an environment that says unrestricted: hull exec --env applies it
 export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"

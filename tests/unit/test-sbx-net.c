@@ -338,8 +338,29 @@ static void test_session(void) {
         close(logp[0]);
 }
 
+/* An unrestricted sandbox's resolv.conf: the host's nameservers pasta can reach, at most 3. */
+static void test_resolv(void) {
+        char out[256];
+        const char *text = "# comment\nsearch example.org\nnameserver 127.0.0.53\nnameserver\t10.1.2.3 # x\n"
+                           "nameserver ::1\nnameserver 169.254.169.254\nnameserver fe80::1\n"
+                           "nameserver 2001:db8::53\noptions edns0\nnameserver not-an-address\n"
+                           "nameserver 192.0.2.9\nnameserver 198.51.100.1\n";
+        CHECK_EQ_INT(sbx_net_resolv_conf(text, strlen(text), out, sizeof(out)), 3);
+        CHECK_EQ_STR(out, "nameserver 10.1.2.3\nnameserver 2001:db8::53\nnameserver 192.0.2.9\n");
+        const char *lo = "nameserver 127.0.0.53\nnameserver ::ffff:127.0.0.1\nnameserver 0.0.0.0\n";
+        CHECK_EQ_INT(sbx_net_resolv_conf(lo, strlen(lo), out, sizeof(out)), 0);
+        TEST_RESULT(out[0] == '\0', "only loopback nameservers: an empty resolv.conf");
+        char tiny[24];
+        CHECK_EQ_INT(sbx_net_resolv_conf(text, strlen(text), tiny, sizeof(tiny)), 1);
+        CHECK_EQ_STR(tiny, "nameserver 10.1.2.3\n");
+        const char *unterminated = "nameserver 10.9.8.7";
+        CHECK_EQ_INT(sbx_net_resolv_conf(unterminated, strlen(unterminated), out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "nameserver 10.9.8.7\n");
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
+        test_resolv();
         test_parse();
         test_patterns();
         test_apt();
