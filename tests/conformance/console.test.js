@@ -242,7 +242,12 @@ async function main() {
 
     await step('the run records\' chain verified in the page', async () => {
       await page.click('#tab-records');
-      await page.waitForSelector('.chain');
+      try {
+        await page.waitForSelector('.chain');
+      } catch (e) { // say what the panel shows instead, and what the page logged
+        const shown = await page.evaluate(() => (document.querySelector('#panel-records') || {}).textContent || '');
+        throw new Error(`no verdict; the records panel shows: ${shown.slice(0, 300)}; page errors: ${errors.join(' / ').slice(0, 600)}`);
+      }
       const v = await page.evaluate(() => document.querySelector('.chain').textContent);
       check(/^Chain verified: \d+ records/.test(v), `the verdict: ${v}`);
       await shot('records');
