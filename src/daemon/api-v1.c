@@ -1092,7 +1092,9 @@ static void records_list(http_req *r) {
                 const char *fp = json_string_value(json_object_get(b, "fingerprint"));
                 _cleanup_free_ char *log = NULL;
                 size_t len = 0;
-                rr = log_read(a, fp, &log, &len, &e);
+                char name[REC_DIGEST_HEX_SIZE + 32];
+                snprintf(name, sizeof(name), "session-%s.jsonl", fp);
+                rr = log_read(a, name, &log, &len, &e);
                 if (rr == -ENOENT) {
                         json_object_set_new(b, "records", json_integer(0));
                         continue;
