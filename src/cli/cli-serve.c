@@ -803,7 +803,9 @@ static int start_server(serve_state *st, hull_error *e) {
                                   .broker = st->broker,
                                   .sessions = st->sessions,
                                   .log = &st->log,
-                                  .metrics = &st->m};
+                                  .metrics = &st->m,
+                                  .env_resolve = serve_env_resolve,
+                                  .env_done = serve_env_done};
         api_hull_config hc = {.sessions = st->sessions, .log = &st->log, .metrics = &st->m};
         api_ops_config oc = {.broker = st->broker, .metrics = &st->m};
         load_settings(st);
