@@ -225,9 +225,42 @@ no-env" ]; then pass "a Run without hullEnvironment has no layer and no /env"; e
         else
                 fail "Run limited env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"
         fi
+        # An unrestricted environment: refused unless hull serve allows it (then pasta, below).
+        "$HULL" env create openwide --net unrestricted >/dev/null 2>&1
+        run_env '{"protocol": 3, "hullEnvironment": "openwide", "project": {"steps": ["true"]}}'
+        if [ "$code" = 400 ] && grep -q '"failed_precondition"' "$TEST_TMP/o" && grep -q "allow-unrestricted-network" "$TEST_TMP/o"; then
+                pass "a Run in an unrestricted environment is failed_precondition without --allow-unrestricted-network"
+        else
+                fail "Run unrestricted refused" "code=$code $(cat "$TEST_TMP/o")"
+        fi
         "$HULL" env rm limitednet2 >/dev/null 2>&1
         stop_server
         unset HULL_URL
+        if ! command -v pasta >/dev/null; then
+                skip "a Run in an unrestricted environment gets pasta's network" "no pasta (apt install passt)"
+        elif start_server "$TEST_TMP/serve2.log" --work-dir "$TEST_TMP" --allow-unrestricted-network; then
+                # pasta gives the sandbox an interface beside lo; none has only lo.
+                run_env '{"protocol": 3, "hullEnvironment": "openwide", "project": {"steps": ["tail -n +3 /proc/net/dev | grep -vc \"^ *lo:\""]}}'
+                n1=$out code1=$code
+                run_env '{"protocol": 3, "project": {"steps": ["tail -n +3 /proc/net/dev | grep -vc \"^ *lo:\""]}}'
+                if [ "$code1" = 200 ] && [ "$n1" -ge 1 ] 2>/dev/null && [ "$code" = 200 ] && [ "$out" = 0 ]; then
+                        pass "a Run in an unrestricted environment gets pasta's network (with --allow-unrestricted-network; none without the field)"
+                else
+                        fail "Run unrestricted" "code=$code1 n=$n1; without: code=$code n=$out $(head -c 600 "$TEST_TMP/o") $(tail -5 "$TEST_TMP/serve2.log")"
+                fi
+                SID=$(HULL_URL=$URL "$HULL" session open --env openwide 2>"$TEST_TMP/e")
+                out=$([ -n "$SID" ] && HULL_URL=$URL "$HULL" session exec "$SID" -- 'tail -n +3 /proc/net/dev | grep -vc "^ *lo:"' 2>&1)
+                [ -n "$SID" ] && HULL_URL=$URL "$HULL" session close "$SID" >/dev/null 2>&1
+                if [ "$out" -ge 1 ] 2>/dev/null; then
+                        pass "OpenSession of an unrestricted environment gets pasta's network (with --allow-unrestricted-network)"
+                else
+                        fail "session unrestricted" "sid=$SID out=$out err=$(cat "$TEST_TMP/e")"
+                fi
+                stop_server
+        else
+                fail "hull serve --allow-unrestricted-network starts" "$(tail -5 "$TEST_TMP/serve2.log")"
+        fi
+        "$HULL" env rm openwide >/dev/null 2>&1
 else
         fail "hull serve starts" "$(tail -5 "$TEST_TMP/serve.log")"
 fi
