@@ -176,7 +176,8 @@ void cli_serve_help(void) {
                "  --net-allow-loopback     TESTING ONLY: limited networking may reach 127.0.0.0/8 and ::1\n"
                "  --allow-unrestricted-network  a /v1 environment whose networking is unrestricted (the\n"
                "                           default of Managed Agents) gets a real network (pasta); without\n"
-               "                           this its sessions have none\n\n"
+               "                           this its sessions have none; a plimsoll hullEnvironment that\n"
+               "                           is unrestricted gets pasta too, and is refused without it\n\n"
                "The agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n"
                "  --db PATH                hull's state (default $HULL_HOME/hull.db)\n"
                "  --model ID               the model every agent uses (default: each agent's model id goes to\n"
@@ -705,9 +706,9 @@ static int start_children(serve_state *st, hull_error *e) {
  * at once; the flock of env-layer makes it the only build of that spec), and its network. */
 static int serve_env_resolve(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
                              sbx_net_policy *ret_policy, hull_error *e) {
+        const serve_opts *o = ctx;
         char home[SBX_PATH_MAX];
         _cleanup_(env_spec_done) env_spec es = {0};
-        (void) ctx;
         int r = home_resolve(home, e);
         if (r < 0)
                 return r;
@@ -741,11 +742,17 @@ static int serve_env_resolve(void *ctx, const char *name, char ret_layer[SBX_PAT
                 return r;
         *ret_net = SBX_NET_NONE;
         *ret_policy = (sbx_net_policy){.log_fd = -1};
-        if (es.net == ENV_NET_UNRESTRICTED)
-                return hull_fail(e, -EOPNOTSUPP,
-                                 "environment %s wants unrestricted networking, which hull does not offer yet (use "
-                                 "limited with allowed_hosts)",
-                                 name);
+        if (es.net == ENV_NET_UNRESTRICTED) {
+                /* pasta's network, started where the sandbox is (a keeper or a run's worker), only
+                 * when the operator allows it, as for /v1 */
+                if (!o->allow_unrestricted)
+                        return hull_fail(e, -EOPNOTSUPP,
+                                         "environment %s wants unrestricted networking, which this hull serve does "
+                                         "not allow (start it with --allow-unrestricted-network, or use limited with "
+                                         "allowed_hosts)",
+                                         name);
+                *ret_net = SBX_NET_UNRESTRICTED;
+        }
         if (es.net == ENV_NET_LIMITED) {
                 /* The policy's strings outlive es: serve_env_done frees them. */
                 char **hosts = calloc(es.n_allowed_hosts + 1, sizeof(char *));
@@ -789,7 +796,8 @@ static int start_sessions(serve_state *st, hull_error *e) {
                         .handle_bytes_max = o->handle_max,
                         .store_bytes_max = o->session_handles_max,
                         .env_resolve = serve_env_resolve,
-                        .env_done = serve_env_done};
+                        .env_done = serve_env_done,
+                        .env_ctx = &st->o};
         return hs_new(&sc, &st->sessions, e);
 }
 
@@ -803,7 +811,10 @@ static int start_server(serve_state *st, hull_error *e) {
                                   .broker = st->broker,
                                   .sessions = st->sessions,
                                   .log = &st->log,
-                                  .metrics = &st->m};
+                                  .metrics = &st->m,
+                                  .env_resolve = serve_env_resolve,
+                                  .env_done = serve_env_done,
+                                  .env_ctx = &st->o};
         api_hull_config hc = {.sessions = st->sessions, .log = &st->log, .metrics = &st->m};
         api_ops_config oc = {.broker = st->broker, .metrics = &st->m};
         load_settings(st);

@@ -169,6 +169,43 @@ static metrics_outcome outcome_of(const plim_request *r, const sbx_plan_result *
         return METRICS_RUN_ERROR;
 }
 
+/* Run's hullEnvironment: OpenSession's resolution (the layer, built first when missing, and the
+ * network), copied into the plan (the plan owns its copies). Returns 0 or -1 with *f. */
+static int run_environment(const api_plimsoll_config *cfg, run_call *c, plim_error *f) {
+        char layer[SBX_PATH_MAX] = "";
+        sbx_net_mode net = SBX_NET_NONE;
+        sbx_net_policy policy = {.log_fd = -1};
+        hull_error e = {0};
+        if (!cfg->env_resolve)
+                return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,
+                                 "this hull serve has no environments (hull.db); nothing ran");
+        int r = cfg->env_resolve(cfg->env_ctx, c->req.environment, layer, &net, &policy, &e);
+        if (r < 0)
+                return plim_fail(f, r == -ENOENT ? PLIM_CODE_INVALID_ARGUMENT : PLIM_CODE_FAILED_PRECONDITION,
+                                 r == -ENOENT ? PLIM_REASON_REQUEST : PLIM_REASON_ENVIRONMENT, "%s; nothing ran",
+                                 e.msg);
+        sbx_plan *p = &c->plan;
+        p->net = (uint32_t) net;
+        p->net_allow_package_managers = policy.allow_package_managers;
+        size_t n = 0;
+        for (char *const *h = policy.allowed_hosts; h && *h; h++)
+                n++;
+        bool ok = n <= SBX_NET_ALLOW_MAX;
+        if (ok && layer[0])
+                ok = (p->layer_dir = strdup(layer)) != NULL;
+        if (ok && n > 0)
+                ok = (p->net_hosts = calloc(n + 1, sizeof(char *))) != NULL;
+        for (size_t i = 0; ok && i < n; i++, p->n_net_hosts++)
+                ok = (p->net_hosts[i] = strdup(policy.allowed_hosts[i])) != NULL;
+        if (cfg->env_done)
+                cfg->env_done(cfg->env_ctx, &policy);
+        if (!ok)
+                return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
+                                 "environment %s: out of memory, or more than %u allowed hosts" NOTHING_RAN,
+                                 c->req.environment, SBX_NET_ALLOW_MAX);
+        return 0;
+}
+
 /* A run's thread: the broker runs it while the connection is suspended. */
 static void run_thread(http_req *r) {
         api_plimsoll *a = http_req_data(r);
@@ -183,6 +220,12 @@ static void run_thread(http_req *r) {
 
         /* The caller's socket is watched while the run lasts: a caller that hangs up gets its
          * run dropped from the queue or stopped. */
+        if (c->req.environment[0] && run_environment(cfg, c, &f) < 0) {
+                api_connect_error(r, &f, NULL, 0);
+                metrics_run_dropped(cfg->metrics);
+                atomic_fetch_sub(&a->admitted, 1);
+                return;
+        }
         int q = brk_call(cfg->broker, &c->plan, (uint64_t) c->req.effective_timeout_ms + BRK_RESULT_SLACK_MS,
                          http_req_fd(r), &res, &e);
         uint64_t ended = now_unix_ms();

@@ -9,10 +9,11 @@
 
 #include "limits.h"
 #include "macro.h"
+#include "sbx-net.h"
 
 #define REQUEST_MAGIC 0x51524248U /* "HBRQ" */
 #define RESULT_MAGIC 0x53524248U  /* "HBRS" */
-#define MSG_VERSION 1U
+#define MSG_VERSION 2U
 
 /* ---- writer: a first pass with p == NULL only counts, the second fills ---- */
 
@@ -85,6 +86,12 @@ static int request_check(const sbx_plan *r) {
         for (uint32_t i = 0; i < r->n_artifacts; i++)
                 if (!sbx_plan_path_is_clean(r->artifacts[i], strlen(r->artifacts[i])))
                         return -EINVAL;
+        if (r->net >= _SBX_NET_MODE_MAX || r->n_net_hosts > SBX_NET_ALLOW_MAX ||
+            (r->layer_dir && strlen(r->layer_dir) >= SBX_PATH_MAX))
+                return -EINVAL;
+        for (uint32_t i = 0; i < r->n_net_hosts; i++)
+                if (strlen(r->net_hosts[i]) > EGRESS_HOST_MAX)
+                        return -EINVAL;
         return 0;
 }
 
@@ -113,6 +120,12 @@ static void request_fill(writer *w, const void *msg) {
         put_u32(w, r->n_artifacts);
         for (uint32_t i = 0; i < r->n_artifacts; i++)
                 put_str(w, r->artifacts[i]);
+        put_str(w, r->layer_dir ? r->layer_dir : "");
+        put_u32(w, r->net);
+        put_u32(w, r->net_allow_package_managers ? 1 : 0);
+        put_u32(w, r->n_net_hosts);
+        for (uint32_t i = 0; i < r->n_net_hosts; i++)
+                put_str(w, r->net_hosts[i]);
 }
 
 int brk_plan_encode(const sbx_plan *r, char **ret, size_t *ret_len) {
@@ -297,6 +310,26 @@ int brk_plan_decode(const void *buf, size_t len, sbx_plan *ret) {
         m.artifacts = get_array(&rd, n, sizeof(char *));
         for (uint32_t i = 0; i < n && !rd.err; i++, m.n_artifacts++)
                 m.artifacts[i] = get_path(&rd);
+
+        size_t llen = 0;
+        m.layer_dir = get_blob(&rd, &llen, true);
+        if (!rd.err && llen >= SBX_PATH_MAX)
+                rd.err = -EBADMSG;
+        if (!rd.err && llen == 0)
+                free(TAKE_PTR(m.layer_dir));
+        m.net = get_u32(&rd);
+        uint32_t apm = get_u32(&rd);
+        if (!rd.err && (m.net >= _SBX_NET_MODE_MAX || apm > 1))
+                rd.err = -EBADMSG;
+        m.net_allow_package_managers = apm == 1;
+        n = get_count(&rd, 0, SBX_NET_ALLOW_MAX);
+        m.net_hosts = get_array(&rd, n + 1, sizeof(char *));
+        for (uint32_t i = 0; i < n && !rd.err; i++, m.n_net_hosts++) {
+                size_t hlen = 0;
+                m.net_hosts[i] = get_blob(&rd, &hlen, true);
+                if (!rd.err && hlen > EGRESS_HOST_MAX)
+                        rd.err = -EBADMSG;
+        }
 
         if (!rd.err && rd.left != 0)
                 rd.err = -EBADMSG;

@@ -351,6 +351,11 @@ static void remove_run_dir(worker *w) {
 
 static void run_steps(worker *w, const sbx_plan *req, sbx_plan_result *res) {
         uint64_t deadline = now_mono_ms() + req->timeout_ms;
+        /* An environment's network: limited runs through a proxy that sbx_run starts in this
+         * process (the worker), never in the daemon. */
+        sbx_net_policy policy = {.allowed_hosts = req->net_hosts,
+                                 .allow_package_managers = req->net_allow_package_managers,
+                                 .log_fd = -1};
         res->outcome = SBX_PLAN_COMPLETED;
         for (uint32_t i = 0; i < req->n_steps; i++) {
                 uint64_t now = now_mono_ms();
@@ -368,8 +373,11 @@ static void run_steps(worker *w, const sbx_plan *req, sbx_plan_result *res) {
                 sbx_spec spec = {
                         .tier = SBX_TIER_CONTAINER,
                         .argv = req->steps[i].argv,
-                        .env = (char *const[]){NULL},
+                        .env = req->layer_dir ? env_layer_sandbox_env() : (char *const[]){NULL},
                         .workdir = w->dir,
+                        .layer_dir = req->layer_dir,
+                        .net = (sbx_net_mode) req->net,
+                        .net_policy = req->net == SBX_NET_LIMITED ? &policy : NULL,
                         .timeout_ms = deadline - now,
                         .memory_bytes = req->memory_bytes,
                         .pids = req->pids,
@@ -437,7 +445,9 @@ static void run_in_box(worker *w, sbx_session_box *box, const sbx_plan *req, sbx
 }
 
 static bool box_fits(const brk_config *cfg, const sbx_plan *req) {
-        return req->memory_bytes == cfg->spare_memory_bytes && req->pids == cfg->spare_pids &&
+        /* the spare sandbox has no layer and no network: an environment's run gets its own */
+        return !req->layer_dir && req->net == SBX_NET_NONE && req->memory_bytes == cfg->spare_memory_bytes &&
+               req->pids == cfg->spare_pids &&
                (req->tmp_bytes ? req->tmp_bytes : SBX_DEFAULT_TMP_BYTES) == cfg->spare_tmp_bytes;
 }
 

@@ -449,6 +449,30 @@ void plim_request_done(plim_request *r) {
         *r = (plim_request){0};
 }
 
+/* hull's extension hullEnvironment (or hull_environment): the `hull env` environment whose layer
+ * and network the run or session gets; "" (ProtoJSON's zero value) or absent: none. */
+static int parse_environment(const json_t *root, const char **ret, plim_error *f) {
+        const char *s = NULL;
+        size_t n = 0;
+        if (plim_get_string(root, "hullEnvironment", "hull_environment", "", SIZE_MAX, &s, &n, f) < 0)
+                return -1;
+        if (s && n > 0) {
+                bool ok = n < ENV_NAME_MAX;
+                for (size_t i = 0; ok && i < n; i++) {
+                        char c = s[i];
+                        ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                             (i > 0 && (c == '.' || c == '_' || c == '-'));
+                }
+                if (!ok)
+                        return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                                         "hullEnvironment must be an environment's name: 1 to %u characters of "
+                                         "[a-z0-9._-] (see 'hull env list')" NOTHING_RAN,
+                                         ENV_NAME_MAX - 1);
+        }
+        *ret = s ? s : "";
+        return 0;
+}
+
 /* A RunRequest or (session) a SessionRunRequest: the same envelope and rules, in the same order. */
 static int parse_run(const char *body, size_t len, bool session, plim_request *ret, plim_error *f) {
         plim_request r = {0};
@@ -464,18 +488,40 @@ static int parse_run(const char *body, size_t len, bool session, plim_request *r
                           "Run takes no sessionId: a call in a session is a SessionRun" NOTHING_RAN);
                 goto fail;
         }
-        static const char *const fields[] = {"protocol",      "minimumIsolation", "minimum_isolation", "traceId",
-                                             "trace_id",      "timeoutMs",        "timeout_ms",        "softwareRule",
-                                             "software_rule", "javascript",       "project",           "module",
-                                             "cell",          "sessionId",        "session_id"};
-        /* Run knows every field but the last two. */
-        if (plim_only_fields(r.root, "the request", fields, ELEMENTSOF(fields) - (session ? 0 : 2), f) < 0)
+        static const char *const fields[] = {"protocol",
+                                             "minimumIsolation",
+                                             "minimum_isolation",
+                                             "traceId",
+                                             "trace_id",
+                                             "timeoutMs",
+                                             "timeout_ms",
+                                             "softwareRule",
+                                             "software_rule",
+                                             "javascript",
+                                             "project",
+                                             "module",
+                                             "cell",
+                                             "sessionId",
+                                             "session_id",
+                                             "hullEnvironment",
+                                             "hull_environment"};
+        /* SessionRun knows every field but the last two (hull's extension hullEnvironment: the
+         * session has its environment); Run knows them all (a sessionId was refused above). */
+        if (plim_only_fields(r.root, "the request", fields, ELEMENTSOF(fields) - (session ? 2 : 0), f) < 0)
                 goto fail;
         if (session && plim_get_session_id(r.root, &r.session_id, f) < 0)
                 goto fail;
         if (parse_floor(r.root, &r.minimum_isolation, f) < 0 ||
             parse_trace(r.root, &r.trace_id, &r.trace_id_dropped, f) < 0)
                 goto fail;
+        if (!session) {
+                const char *env;
+                if (parse_environment(r.root, &env, f) < 0)
+                        goto fail;
+                memcpy(r.environment, env, strlen(env) + 1); /* bounded by parse_environment */
+                (void) json_object_del(r.root, "hullEnvironment");
+                (void) json_object_del(r.root, "hull_environment");
+        }
         if (plim_get_int(r.root, "timeoutMs", "timeout_ms", INT32_MIN, INT32_MAX, &present, &timeout, f) < 0)
                 goto fail;
         r.timeout_ms = (int32_t) timeout;
@@ -571,27 +617,8 @@ int plim_open_parse(const char *body, size_t len, plim_open_request *ret, plim_e
                         goto fail;
                 }
         }
-        /* hull's extension: the `hull env` environment whose layer and network the session gets. */
-        n = 0;
-        if (plim_get_string(r.root, "hullEnvironment", "hull_environment", "", SIZE_MAX, &r.environment, &n, f) < 0)
+        if (parse_environment(r.root, &r.environment, f) < 0)
                 goto fail;
-        if (r.environment && n > 0) { /* "" is ProtoJSON's zero value: no environment */
-                bool ok = n < ENV_NAME_MAX;
-                for (size_t i = 0; ok && i < n; i++) {
-                        char c = r.environment[i];
-                        ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                             (i > 0 && (c == '.' || c == '_' || c == '-'));
-                }
-                if (!ok) {
-                        plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                  "hullEnvironment must be an environment's name: 1 to %u characters of "
-                                  "[a-z0-9._-] (see 'hull env list')" NOTHING_RAN,
-                                  ENV_NAME_MAX - 1);
-                        goto fail;
-                }
-        }
-        if (!r.environment)
-                r.environment = "";
         *ret = r;
         return 0;
 fail:
@@ -715,6 +742,10 @@ void plim_plan_done(sbx_plan *p) {
                 free(p->steps[i].argv);
         free(p->steps);
         free(p->artifacts);
+        free(p->layer_dir); /* the environment's, owned (api-plimsoll's run_environment) */
+        for (uint32_t i = 0; p->net_hosts && i < p->n_net_hosts; i++)
+                free(p->net_hosts[i]);
+        free(p->net_hosts);
         *p = (sbx_plan){0};
 }
 

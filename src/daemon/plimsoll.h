@@ -179,6 +179,10 @@ typedef struct plim_request {
         size_t n_artifacts;
         char request_sha256[REC_DIGEST_HEX_SIZE]; /* the record's digest of the request */
         char software_rule_id[REC_RULE_ID_SIZE];  /* the record's softwareRuleId */
+        /* Run: hull's extension hullEnvironment, a `hull env` name ([a-z0-9._-], 1 to ENV_NAME_MAX - 1
+         * bytes); "" when absent and always for SessionRun. Not plimsoll's: the parser takes it out
+         * of root, so the record (its digests) is the plimsoll request's. */
+        char environment[ENV_NAME_MAX];
 } plim_request;
 
 /* Parse and bound a Run request body: strict JSON (duplicate keys refused), at most
@@ -272,7 +276,8 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
 
 /* The broker request for an admitted run: javascript writes main.mjs and runs
  * `/usr/bin/node main.mjs`; a project writes its files and runs each step as `sh -c STEP`,
- * stopping at the first failing one. Strings are borrowed from r; free with plim_plan_done.
+ * stopping at the first failing one. Strings are borrowed from r; free with plim_plan_done (which
+ * also frees the plan's own layer_dir and net_hosts, the caller's, set after plim_plan).
  * Returns 0 or -ENOMEM. */
 int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret);
 void plim_plan_done(sbx_plan *p);

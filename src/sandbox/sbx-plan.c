@@ -56,6 +56,10 @@ void sbx_plan_done(sbx_plan *r) {
         for (uint32_t i = 0; r->artifacts && i < r->n_artifacts; i++)
                 free(r->artifacts[i]);
         free(r->artifacts);
+        free(r->layer_dir);
+        for (uint32_t i = 0; r->net_hosts && i < r->n_net_hosts; i++)
+                free(r->net_hosts[i]);
+        free(r->net_hosts);
         *r = (sbx_plan){0};
 }
 

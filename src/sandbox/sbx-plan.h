@@ -40,6 +40,14 @@ typedef struct sbx_plan {
         uint32_t n_steps; /* >= 1 */
         char **artifacts; /* relative, clean paths */
         uint32_t n_artifacts;
+        /* An environment's (hull's extension hullEnvironment on Run): every step's sandbox gets
+         * the layer read-only at /env with its variables, and the network (sbx_net_mode: none,
+         * limited through a proxy the running process starts) */
+        char *layer_dir; /* NULL: none */
+        uint32_t net;    /* sbx_net_mode */
+        bool net_allow_package_managers;
+        char **net_hosts; /* limited: the allowed hosts, NULL-terminated (NULL: none) */
+        uint32_t n_net_hosts;
 } sbx_plan;
 
 typedef enum sbx_plan_outcome {

@@ -162,6 +162,46 @@ true" ]; then
         else
                 fail "bad hullEnvironment" "code=$code $(cat "$TEST_TMP/o")"
         fi
+        # ---- plimsoll's one-shot Run: the same hullEnvironment ----
+        # run_env BODY: POST a RunRequest; the status in $code, the answer in $TEST_TMP/o; $out is
+        # the project's steps' stdout, decoded, one line per step.
+        run_env() {
+                printf '%s' "$1" >"$TEST_TMP/req.json"
+                code=$(curl -s -o "$TEST_TMP/o" -w '%{http_code}' -H 'Content-Type: application/json' \
+                        --max-time 900 --data-binary @"$TEST_TMP/req.json" "$URL/plimsoll.v1.SandboxService/Run")
+                out=$("$PY" -c 'import base64,json,sys
+try:
+    for s in json.load(open(sys.argv[1]))["project"]["steps"]:
+        sys.stdout.write(base64.b64decode(s.get("stdout", "")).decode())
+except Exception:
+    pass' "$TEST_TMP/o")
+        }
+        STEPS="[\"$PROBE >/dev/null && echo probe-ok\", \"node -e 'console.log(require(\\\"is-number\\\")(7))'\", \"test -d /env && echo has-env || echo no-env\"]"
+        run_env "{\"protocol\": 3, \"hullEnvironment\": \"demo\", \"project\": {\"steps\": $STEPS}}"
+        if [ "$code" = 200 ] && [ "$out" = "probe-ok
+true
+has-env" ]; then
+                pass "Run with hullEnvironment: the steps run the package's program, require the npm package, see /env"
+        else
+                fail "Run hullEnvironment" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"
+        fi
+        run_env "{\"protocol\": 3, \"hull_environment\": \"demo\", \"project\": {\"steps\": [\"$PROBE >/dev/null && echo probe-ok\"]}}"
+        if [ "$code" = 200 ] && [ "$out" = probe-ok ]; then pass "Run with hull_environment (snake case) gets the layer too"; else fail "Run hull_environment" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
+        run_env "{\"protocol\": 3, \"project\": {\"steps\": [\"command -v $APT_PKG || echo absent\", \"test -d /env && echo has-env || echo no-env\"]}}"
+        if [ "$code" = 200 ] && [ "$out" = "absent
+no-env" ]; then pass "a Run without hullEnvironment has no layer and no /env"; else fail "Run without env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
+        run_env '{"protocol": 3, "hullEnvironment": "nosuch", "project": {"steps": ["true"]}}'
+        if [ "$code" = 400 ] && grep -q '"invalid_argument"' "$TEST_TMP/o" && grep -q "no environment nosuch" "$TEST_TMP/o"; then
+                pass "a Run naming a missing environment is invalid_argument naming it"
+        else
+                fail "Run missing env" "code=$code $(cat "$TEST_TMP/o")"
+        fi
+        run_env '{"protocol": 3, "hullEnvironment": "Bad Name", "project": {"steps": ["true"]}}'
+        if [ "$code" = 400 ] && grep -q "hullEnvironment must be an environment's name" "$TEST_TMP/o"; then
+                pass "a Run with a malformed hullEnvironment is invalid_argument naming the field"
+        else
+                fail "Run bad hullEnvironment" "code=$code $(cat "$TEST_TMP/o")"
+        fi
         # A limited environment: its session gets the proxy where hull serve's keepers carry a
         # network, and a clear refusal where they do not (yet).
         "$HULL" env create limitednet2 --net limited --allow-host example.invalid >/dev/null 2>&1
@@ -178,9 +218,49 @@ true" ]; then
         else
                 fail "limited env session via serve" "sid=$SID out=$out err=$(cat "$TEST_TMP/e")"
         fi
+        # A limited environment's Run: the proxy, started by the broker's worker that runs the steps.
+        run_env '{"protocol": 3, "hullEnvironment": "limitednet2", "project": {"steps": ["echo proxy=$HTTPS_PROXY"]}}'
+        if [ "$code" = 200 ] && [ "$out" = "proxy=http://127.0.0.1:3128" ]; then
+                pass "a Run in a limited environment gets the proxy"
+        else
+                fail "Run limited env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"
+        fi
+        # An unrestricted environment: refused unless hull serve allows it (then pasta, below).
+        "$HULL" env create openwide --net unrestricted >/dev/null 2>&1
+        run_env '{"protocol": 3, "hullEnvironment": "openwide", "project": {"steps": ["true"]}}'
+        if [ "$code" = 400 ] && grep -q '"failed_precondition"' "$TEST_TMP/o" && grep -q "allow-unrestricted-network" "$TEST_TMP/o"; then
+                pass "a Run in an unrestricted environment is failed_precondition without --allow-unrestricted-network"
+        else
+                fail "Run unrestricted refused" "code=$code $(cat "$TEST_TMP/o")"
+        fi
         "$HULL" env rm limitednet2 >/dev/null 2>&1
         stop_server
         unset HULL_URL
+        if ! command -v pasta >/dev/null; then
+                skip "a Run in an unrestricted environment gets pasta's network" "no pasta (apt install passt)"
+        elif start_server "$TEST_TMP/serve2.log" --work-dir "$TEST_TMP" --allow-unrestricted-network; then
+                # pasta gives the sandbox an interface beside lo; none has only lo.
+                run_env '{"protocol": 3, "hullEnvironment": "openwide", "project": {"steps": ["tail -n +3 /proc/net/dev | grep -vc \"^ *lo:\""]}}'
+                n1=$out code1=$code
+                run_env '{"protocol": 3, "project": {"steps": ["tail -n +3 /proc/net/dev | grep -vc \"^ *lo:\""]}}'
+                if [ "$code1" = 200 ] && [ "$n1" -ge 1 ] 2>/dev/null && [ "$code" = 200 ] && [ "$out" = 0 ]; then
+                        pass "a Run in an unrestricted environment gets pasta's network (with --allow-unrestricted-network; none without the field)"
+                else
+                        fail "Run unrestricted" "code=$code1 n=$n1; without: code=$code n=$out $(head -c 600 "$TEST_TMP/o") $(tail -5 "$TEST_TMP/serve2.log")"
+                fi
+                SID=$(HULL_URL=$URL "$HULL" session open --env openwide 2>"$TEST_TMP/e")
+                out=$([ -n "$SID" ] && HULL_URL=$URL "$HULL" session exec "$SID" -- 'tail -n +3 /proc/net/dev | grep -vc "^ *lo:"' 2>&1)
+                [ -n "$SID" ] && HULL_URL=$URL "$HULL" session close "$SID" >/dev/null 2>&1
+                if [ "$out" -ge 1 ] 2>/dev/null; then
+                        pass "OpenSession of an unrestricted environment gets pasta's network (with --allow-unrestricted-network)"
+                else
+                        fail "session unrestricted" "sid=$SID out=$out err=$(cat "$TEST_TMP/e")"
+                fi
+                stop_server
+        else
+                fail "hull serve --allow-unrestricted-network starts" "$(tail -5 "$TEST_TMP/serve2.log")"
+        fi
+        "$HULL" env rm openwide >/dev/null 2>&1
 else
         fail "hull serve starts" "$(tail -5 "$TEST_TMP/serve.log")"
 fi

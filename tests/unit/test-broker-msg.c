@@ -9,6 +9,7 @@
 #include "broker-msg.h"
 #include "limits.h"
 #include "macro.h"
+#include "sbx-net.h"
 #include "test.h"
 
 static void test_paths(void) {
@@ -100,6 +101,44 @@ static void test_request(void) {
         bad = r;
         bad.n_files = BRK_FILES_MAX + 1;
         CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
+        bad = r;
+        bad.net = _SBX_NET_MODE_MAX;
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
+}
+
+/* An environment's run: the layer and the network travel to the worker; none stays none. */
+static void test_request_environment(void) {
+        char *argv0[] = {(char *) "jq", (char *) "--version", NULL};
+        sbx_plan_step steps[] = {{argv0, 2}};
+        char *hosts[] = {(char *) "example.org", (char *) "*.example.net", NULL};
+        sbx_plan r = {.timeout_ms = 1,
+                      .steps = steps,
+                      .n_steps = 1,
+                      .layer_dir = (char *) "/var/lib/hull/layers/abc",
+                      .net = SBX_NET_LIMITED,
+                      .net_allow_package_managers = true,
+                      .net_hosts = hosts,
+                      .n_net_hosts = 2};
+        char *buf;
+        size_t len;
+        sbx_plan d;
+        CHECK(brk_plan_encode(&r, &buf, &len) == 0);
+        CHECK(brk_plan_decode(buf, len, &d) == 0);
+        CHECK_EQ_STR(d.layer_dir, "/var/lib/hull/layers/abc");
+        CHECK(d.net == SBX_NET_LIMITED && d.net_allow_package_managers && d.n_net_hosts == 2 && d.net_hosts[2] == NULL);
+        CHECK_EQ_STR(d.net_hosts[1], "*.example.net");
+        sbx_plan_done(&d);
+        unsigned refused = 0;
+        for (size_t n = 0; n < len; n++)
+                refused += brk_plan_decode(buf, n, &d) == -EBADMSG;
+        TEST_RESULT(refused == len, "all %zu truncations refused (%u)", len, refused);
+        free(buf);
+        sbx_plan none = {.timeout_ms = 1, .steps = steps, .n_steps = 1};
+        CHECK(brk_plan_encode(&none, &buf, &len) == 0);
+        CHECK(brk_plan_decode(buf, len, &d) == 0);
+        CHECK(d.layer_dir == NULL && d.net == SBX_NET_NONE && d.n_net_hosts == 0 && !d.net_allow_package_managers);
+        sbx_plan_done(&d);
+        free(buf);
 }
 
 static void test_result(void) {
@@ -164,6 +203,7 @@ static void test_result(void) {
 int main(void) {
         test_paths();
         test_request();
+        test_request_environment();
         test_result();
         return test_done();
 }

@@ -1065,6 +1065,49 @@ static void test_describe_sessions(void) {
         free(s);
 }
 
+/* hull's extension on Run: hullEnvironment names the environment whose layer and network the
+ * run gets, with OpenSession's rules; SessionRun refuses it (the session has its environment). */
+static void test_run_environment(void) {
+        plim_request r;
+        plim_reason why;
+        plim_error f;
+        CHECK(parse_code("{\"protocol\":3,\"hullEnvironment\":\"data-1.x_y\",\"javascript\":{\"code\":\"1\"}}", &why,
+                         &r) == -1);
+        CHECK_EQ_STR(r.environment, "data-1.x_y");
+        plim_request_done(&r);
+        CHECK(parse_code("{\"protocol\":3,\"hull_environment\":\"d\",\"javascript\":{\"code\":\"1\"}}", &why, &r) ==
+              -1);
+        CHECK_EQ_STR(r.environment, "d");
+        plim_request_done(&r);
+        CHECK(parse_code("{\"protocol\":3,\"hullEnvironment\":\"\",\"javascript\":{\"code\":\"1\"}}", &why, &r) == -1);
+        CHECK_EQ_STR(r.environment, "");
+        plim_request_done(&r);
+        CHECK(parse_code("{\"protocol\":3,\"javascript\":{\"code\":\"1\"}}", &why, &r) == -1);
+        CHECK_EQ_STR(r.environment, "");
+        plim_request_done(&r);
+        static const char *const bad[] = {"\"Data\"",
+                                          "\"-x\"",
+                                          "\"a/b\"",
+                                          "\"a\\u0000\"",
+                                          "7",
+                                          "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                                          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaa\""};
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char text[512];
+                snprintf(text, sizeof(text), "{\"protocol\":3,\"hullEnvironment\":%s,\"javascript\":{\"code\":\"1\"}}",
+                         bad[i]);
+                int q = plim_run_parse(text, strlen(text), &r, &f);
+                TEST_RESULT(q < 0 && f.code == PLIM_CODE_INVALID_ARGUMENT && f.reason == PLIM_REASON_REQUEST &&
+                                    strstr(f.message, "hullEnvironment"),
+                            "Run with hullEnvironment %s refused naming the field (%s)", bad[i],
+                            q < 0 ? f.message : "parsed");
+        }
+        const char *sr = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"hullEnvironment\":\"d\","
+                         "\"cell\":{\"language\":\"python\",\"code\":\"1\"}}";
+        CHECK(plim_session_run_parse(sr, strlen(sr), &r, &f) < 0 && f.code == PLIM_CODE_INVALID_ARGUMENT &&
+              strstr(f.message, "hullEnvironment"));
+}
+
 int main(void) {
         test_request_id();
         test_errors();
@@ -1077,6 +1120,7 @@ int main(void) {
         test_describe();
         test_body_bounds();
         test_session_run_parse();
+        test_run_environment();
         test_open_close_parse();
         test_protobuf();
         test_session_errors();
