@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -223,6 +224,7 @@ struct sbx_net_proxy {
         size_t n_pins;
         egress_policy *egress_pinned; /* the guard for a pinned name: also its addresses */
         int log_fd;
+        bool log_full; /* the log reached SBX_NET_LOG_MAX and said so */
         sbx_net_proxy_stats stats;
 };
 
@@ -261,9 +263,21 @@ static void proxy_log(sbx_net_proxy *p, const conn *c, bool allowed, const char 
                 p->stats.refused++;
         p->stats.bytes_up += c->bytes_up;
         p->stats.bytes_down += c->bytes_down;
-        pthread_mutex_unlock(&p->lock);
-        if (p->log_fd >= 0 && n > 0)
+        /* A log that is a file (or memfd) stops at SBX_NET_LOG_MAX bytes with one line saying so;
+         * later connections are still counted in the stats. Written under the lock so lines
+         * never interleave. */
+        struct stat st;
+        bool write_it = p->log_fd >= 0 && n > 0 && !p->log_full;
+        if (write_it && fstat(p->log_fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            (uint64_t) st.st_size + (uint64_t) n > SBX_NET_LOG_MAX) {
+                p->log_full = true;
+                n = snprintf(line, sizeof(line),
+                             "%s net log-full: this log reached %u bytes; later connections are not logged\n", ts,
+                             SBX_NET_LOG_MAX);
+        }
+        if (write_it)
                 (void) loop_write(p->log_fd, line, (size_t) n);
+        pthread_mutex_unlock(&p->lock);
 }
 
 /* Wait for events on fd (or the stop) until deadline_ms (monotonic). 1 ready, 0 timeout,

@@ -11,9 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "limits.h"
 #include "macro.h"
 #include "sbx-net.h"
 #include "sbx-session.h"
@@ -282,6 +285,49 @@ static void test_proxy(void) {
         CHECK(fcntl_closed(lp2));
 }
 
+/* A log that is a file stops at SBX_NET_LOG_MAX with one "log-full" line; the stats go on. */
+static void test_log_bound(void) {
+        unsigned proxy_port = 0;
+        int lp = listener(&proxy_port);
+        int logfd = memfd_create("netlog", MFD_CLOEXEC);
+        CHECK(lp >= 0 && logfd >= 0);
+        if (lp < 0 || logfd < 0)
+                return;
+        CHECK(ftruncate(logfd, SBX_NET_LOG_MAX - 250) == 0 && lseek(logfd, 0, SEEK_END) > 0);
+        char *allow[] = {(char *) "localhost", NULL};
+        sbx_net_policy pol = {.allowed_hosts = allow, .allow_loopback = true, .log_fd = logfd};
+        sbx_net_proxy *p = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(sbx_net_proxy_start(lp, &pol, &p, &e), 0);
+        if (!p)
+                return;
+        char buf[4096];
+        for (int i = 0; i < 3; i++) { /* each refused, each long enough to pass the bound */
+                int c = dial(proxy_port);
+                const char *req = "CONNECT a-rather-long-name-that-is-not-on-the-list.invalid:443 HTTP/1.1\r\n\r\n";
+                CHECK(c >= 0 && write(c, req, strlen(req)) == (ssize_t) strlen(req));
+                ssize_t n = read_some(c, buf, sizeof(buf) - 1);
+                CHECK(n > 12 && memcmp(buf, "HTTP/1.1 403", 12) == 0);
+                close(c);
+        }
+        sbx_net_proxy_stats st;
+        sbx_net_proxy_stop(p, &st);
+        CHECK_EQ_INT(st.refused, 3);
+        struct stat sb;
+        CHECK(fstat(logfd, &sb) == 0 && sb.st_size > SBX_NET_LOG_MAX - 250 && sb.st_size < SBX_NET_LOG_MAX + 200);
+        ssize_t n = pread(logfd, buf, sizeof(buf) - 1, SBX_NET_LOG_MAX - 250);
+        CHECK(n > 0);
+        if (n > 0) {
+                buf[n] = '\0';
+                printf("# tail: %s", buf);
+                /* the first line fits, the second would not: log-full instead, then nothing */
+                char *first = strstr(buf, " net refused CONNECT a-rather-long-name");
+                char *full = strstr(buf, " net log-full: ");
+                CHECK(first != NULL && full != NULL && first < full && strstr(full + 1, " net ") == NULL);
+        }
+        close(logfd);
+}
+
 static void test_session(void) {
         if (geteuid() != 0) {
                 printf("skip - a limited session: needs root\n");
@@ -365,6 +411,7 @@ int main(void) {
         test_patterns();
         test_apt();
         test_proxy();
+        test_log_bound();
         test_session();
         return test_done();
 }
