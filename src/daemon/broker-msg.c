@@ -137,7 +137,8 @@ int brk_plan_encode(const sbx_plan *r, char **ret, size_t *ret_len) {
 
 static int result_check(const sbx_plan_result *r) {
         if (r->n_steps > BRK_STEPS_MAX || r->n_artifacts > BRK_ARTIFACTS_MAX ||
-            (r->detail && strlen(r->detail) > BRK_DETAIL_MAX))
+            (r->detail && strlen(r->detail) > BRK_DETAIL_MAX) || r->net_log_len > SERVE_NET_LOG_ANSWER_MAX ||
+            (r->net_log && memchr(r->net_log, '\0', r->net_log_len)))
                 return -EINVAL;
         for (uint32_t i = 0; i < r->n_steps; i++)
                 if (!blob_fits(r->steps[i].out_len) || !blob_fits(r->steps[i].err_len))
@@ -173,6 +174,9 @@ static void result_fill(writer *w, const void *msg) {
                 put_str(w, r->artifacts[i].path);
                 put_blob(w, r->artifacts[i].data, r->artifacts[i].len);
         }
+        put_u32(w, r->net_log ? 1 : 0);
+        if (r->net_log)
+                put_blob(w, r->net_log, r->net_log_len);
 }
 
 int brk_plan_result_encode(const sbx_plan_result *r, char **ret, size_t *ret_len) {
@@ -379,6 +383,14 @@ int brk_plan_result_decode(const void *buf, size_t len, sbx_plan_result *ret) {
         for (uint32_t i = 0; i < n && !rd.err; i++, m.n_artifacts++) {
                 m.artifacts[i].path = get_path(&rd);
                 m.artifacts[i].data = get_blob(&rd, &m.artifacts[i].len, false);
+        }
+        uint32_t has_log = get_u32(&rd);
+        if (!rd.err && has_log > 1)
+                rd.err = -EBADMSG;
+        if (has_log == 1) {
+                m.net_log = get_blob(&rd, &m.net_log_len, true);
+                if (!rd.err && m.net_log_len > SERVE_NET_LOG_ANSWER_MAX)
+                        rd.err = -EBADMSG;
         }
 
         if (!rd.err && rd.left != 0)

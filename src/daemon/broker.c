@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -38,6 +39,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "sbx.h"
+#include "sbx-net.h"
 #include "sbx-session.h"
 #include "sock-util.h"
 #include "sbx-workspace.h"
@@ -349,13 +351,13 @@ static void remove_run_dir(worker *w) {
         (void) rm_rf_at(AT_FDCWD, w->dir);
 }
 
-static void run_steps(worker *w, const sbx_plan *req, sbx_plan_result *res) {
+static void run_steps_logged(worker *w, const sbx_plan *req, sbx_plan_result *res, int log_fd) {
         uint64_t deadline = now_mono_ms() + req->timeout_ms;
         /* An environment's network: limited runs through a proxy that sbx_run starts in this
-         * process (the worker), never in the daemon. */
+         * process (the worker), never in the daemon; its connections go to log_fd. */
         sbx_net_policy policy = {.allowed_hosts = req->net_hosts,
                                  .allow_package_managers = req->net_allow_package_managers,
-                                 .log_fd = -1};
+                                 .log_fd = log_fd};
         res->outcome = SBX_PLAN_COMPLETED;
         for (uint32_t i = 0; i < req->n_steps; i++) {
                 uint64_t now = now_mono_ms();
@@ -408,6 +410,32 @@ static void run_steps(worker *w, const sbx_plan *req, sbx_plan_result *res) {
                 }
                 if ((req->flags & SBX_PLAN_STOP_ON_FAILURE) && s->status != 0)
                         return;
+        }
+}
+
+/* The steps; with a limited network, its connection log (a memfd each step's proxy appends to,
+ * complete once the step's proxy stopped) goes into the result, whole lines, bounded. */
+static void run_steps(worker *w, const sbx_plan *req, sbx_plan_result *res) {
+        if (req->net != SBX_NET_LIMITED) {
+                run_steps_logged(w, req, res, -1);
+                return;
+        }
+        _cleanup_close_ int log_fd = memfd_create("hull-net-log", MFD_CLOEXEC);
+        run_steps_logged(w, req, res, log_fd);
+        static const char cut[] = "- net log-cut: later connections of this run are not in its answer\n";
+        uint64_t off = 0;
+        bool more = false;
+        if (log_fd < 0 || sbx_net_log_read(log_fd, &off, SERVE_NET_LOG_ANSWER_MAX - sizeof(cut), &res->net_log,
+                                           &res->net_log_len, &more) < 0) {
+                res->net_log = strdup("- net log-lost: this run's connection log could not be kept\n");
+                res->net_log_len = res->net_log ? strlen(res->net_log) : 0;
+        } else if (more) { /* read at most max - sizeof(cut): the line fits the bound */
+                char *grown = realloc(res->net_log, res->net_log_len + sizeof(cut));
+                if (grown) {
+                        memcpy(grown + res->net_log_len, cut, sizeof(cut));
+                        res->net_log = grown;
+                        res->net_log_len += sizeof(cut) - 1;
+                }
         }
 }
 

@@ -286,6 +286,32 @@ static int run_response(const plim_request *r, const sbx_plan_result *res, const
         return 0;
 }
 
+/* hull's extension of a RunResponse, beside its record (outside every digest): a limited
+ * network's connection log, one string per line as sbx-net.h writes them (ASCII; any other byte
+ * shows as '?'). Nothing when log is NULL (no limited network). */
+static int add_net_log(json_t *run, const char *log, size_t len) {
+        if (!log)
+                return 0;
+        json_t *a = json_array();
+        if (!a || json_object_set_new(run, "hullNetworkLog", a) < 0)
+                return -ENOMEM;
+        for (size_t at = 0; at < len;) {
+                const char *nl = memchr(log + at, '\n', len - at);
+                size_t n = nl ? (size_t) (nl - (log + at)) : len - at;
+                char line[SBX_NET_LOG_LINE_MAX + 1];
+                size_t k = MIN(n, (size_t) SBX_NET_LOG_LINE_MAX);
+                for (size_t i = 0; i < k; i++) {
+                        unsigned char c = (unsigned char) log[at + i];
+                        line[i] = c >= 0x20 && c < 0x7f ? (char) c : '?';
+                }
+                line[k] = '\0';
+                if (k > 0 && json_array_append_new(a, json_string(line)) < 0)
+                        return -ENOMEM;
+                at += n + 1;
+        }
+        return 0;
+}
+
 int plim_run_answer(const plim_request *r, const sbx_plan_result *res, const plim_evidence *ev,
                     uint64_t received_unix_ms, uint64_t ended_unix_ms, char **ret, size_t *ret_len, plim_error *f) {
         char digest[REC_DIGEST_HEX_SIZE];
@@ -298,6 +324,10 @@ int plim_run_answer(const plim_request *r, const sbx_plan_result *res, const pli
         if (record_fill(r, o, ev, NULL, received_unix_ms, ended_unix_ms, digest, f) < 0) {
                 json_decref(o);
                 return -1;
+        }
+        if (add_net_log(o, res->net_log, res->net_log_len) < 0) {
+                json_decref(o);
+                return -ENOMEM;
         }
         return plim_json_dump(o, ret, ret_len);
 }
@@ -352,6 +382,11 @@ int plim_session_run_answer(const plim_request *r, const sbx_plan_result *res, c
         if (record_fill(r, run, ev, chain, received_unix_ms, ended_unix_ms, c.record_sha256, f) < 0) {
                 json_decref(run);
                 return -1;
+        }
+        if ((cell ? add_net_log(run, cell->net_log, cell->net_log_len)
+                  : add_net_log(run, res ? res->net_log : NULL, res ? res->net_log_len : 0)) < 0) {
+                json_decref(run);
+                return -ENOMEM;
         }
         c.record = json_incref(json_object_get(run, "record"));
         c.request = json_incref(r->root);

@@ -338,6 +338,8 @@ typedef struct plim_cell_result {
         bool interpreter_started; /* the interpreter was fresh for this cell */
         bool interpreter_ended;   /* it is gone after this cell */
         uint64_t wall_us;
+        const char *net_log; /* hull's extension: connection log lines (sbx_plan_result's); NULL none */
+        size_t net_log_len;
 } plim_cell_result;
 
 /* The SessionRunResponse {"run": RunResponse, "ended", "endDetail"} ("ended" and "endDetail"

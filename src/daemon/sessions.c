@@ -469,6 +469,19 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
         plim_chain chain;
         chain_of(s, &chain);
         bool is_cell = req.kind == PLIM_KIND_CELL;
+        /* hull's extension: a limited session's connections since the last call */
+        char *net_log = NULL;
+        size_t net_log_len = 0;
+        if (ss_net_log_take(s, SERVE_NET_LOG_ANSWER_MAX, &net_log, &net_log_len) < 0)
+                dlog_log(m->cfg.log, DLOG_ERROR, "event=net-log-unread session=%.12s", chain.session);
+        if (is_cell) {
+                cell.net_log = net_log;
+                cell.net_log_len = net_log_len;
+        } else {
+                free(res.net_log);
+                res.net_log = TAKE_PTR(net_log);
+                res.net_log_len = net_log_len;
+        }
         r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &cell : NULL, m->cfg.evidence, &chain,
                                     received, now_unix_ms(), why, detail, &ret->body, &ret->len, &rec, f);
         if (r == -ENOMEM)
@@ -488,6 +501,7 @@ out:
                 ss_call_end(m->core, s);
         ss_unref(m->core, s);
         ss_output_done(&co.o);
+        free((char *) cell.net_log);
         plim_call_record_done(&rec);
         sbx_plan_result_done(&res);
         plim_request_done(&req);

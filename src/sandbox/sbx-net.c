@@ -280,6 +280,40 @@ static void proxy_log(sbx_net_proxy *p, const conn *c, bool allowed, const char 
         pthread_mutex_unlock(&p->lock);
 }
 
+int sbx_net_log_read(int fd, uint64_t *offset, size_t max, char **ret, size_t *ret_len, bool *ret_more) {
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        uint64_t end = st.st_size > 0 ? (uint64_t) st.st_size : 0;
+        size_t want = end > *offset ? (size_t) MIN(end - *offset, (uint64_t) max) : 0;
+        _cleanup_free_ char *buf = malloc(want + 1);
+        if (!buf)
+                return -ENOMEM;
+        size_t got = 0;
+        while (got < want) {
+                ssize_t n = pread(fd, buf + got, want - got, (off_t) (*offset + got));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                got += (size_t) n;
+        }
+        size_t len = got;
+        while (len > 0 && buf[len - 1] != '\n')
+                len--;
+        for (size_t i = 0; i < len; i++) /* only the proxy writes it; still, never a NUL out */
+                if (buf[i] == '\0')
+                        buf[i] = '?';
+        buf[len] = '\0';
+        *ret_more = end > *offset && end - *offset > want; /* max cut it short */
+        *offset += len;
+        *ret_len = len;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}
+
 /* Wait for events on fd (or the stop) until deadline_ms (monotonic). 1 ready, 0 timeout,
  * -ECANCELED stopped, or a negative errno. */
 static int wait_fd(sbx_net_proxy *p, int fd, short events, uint64_t deadline_ms) {

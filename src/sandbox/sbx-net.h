@@ -175,3 +175,9 @@ int sbx_net_proxy_start(int listen_fd, const sbx_net_policy *policy, sbx_net_pro
 
 /* Stop accepting, end every connection, join the threads, free. *ret (or NULL) gets the totals. */
 void sbx_net_proxy_stop(sbx_net_proxy *p, sbx_net_proxy_stats *ret);
+
+/* Read a connection log (a file or memfd the proxy appends to) from *offset: at most max bytes,
+ * whole lines only. Returns 0 with *ret (malloc'ed, NUL-terminated, *ret_len bytes, possibly
+ * empty), *offset moved past what was taken and *ret_more true when max cut the read short (more
+ * is there for a later read); or a negative errno. A line still being written is left for later. */
+int sbx_net_log_read(int fd, uint64_t *offset, size_t max, char **ret, size_t *ret_len, bool *ret_more);

@@ -71,6 +71,7 @@ void sbx_plan_result_done(sbx_plan_result *r) {
         }
         free(r->steps);
         sbx_plan_files_free(r->artifacts, r->n_artifacts);
+        free(r->net_log);
         *r = (sbx_plan_result){0};
 }
 

@@ -87,6 +87,10 @@ typedef struct sbx_plan_result {
         uint32_t n_steps;
         sbx_plan_file *artifacts; /* those that existed and fit, in request order */
         uint32_t n_artifacts;
+        /* A limited network's connection log (sbx-net.h's lines, whole lines only, at most
+         * SERVE_NET_LOG_ANSWER_MAX bytes); NULL when the plan had no limited network. */
+        char *net_log;
+        size_t net_log_len;
 } sbx_plan_result;
 
 /* A path a request may name: at most PLIM_PATH_MAX bytes, relative, no empty, "." or ".."

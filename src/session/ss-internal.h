@@ -36,6 +36,8 @@ struct ss_session {
         hd_store *store; /* the session's handles; NULL without a store */
         int store_fd;
         char store_path[SBX_PATH_MAX];
+        int net_log_fd;       /* the connection log the session keeps (a memfd), or -1 */
+        uint64_t net_log_off; /* what ss_net_log_take handed out, under the call lock */
 };
 
 struct ss_manager {

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -85,6 +86,7 @@ static void session_free(ss_manager *m, ss_session *s) {
                 m->cfg.box.close(m->cfg.box.ctx, &s->box);
         hd_store_free(s->store);
         safe_close(s->store_fd);
+        safe_close(s->net_log_fd);
         if (s->store_path[0])
                 (void) rm_rf_at(AT_FDCWD, s->store_path);
         pthread_mutex_destroy(&s->call);
@@ -224,6 +226,15 @@ ss_end ss_end_state(ss_manager *m, ss_session *s, char detail[PLIM_END_DETAIL_MA
 
 void ss_chain_get(ss_session *s, ss_chain *ret) {
         *ret = s->chain;
+}
+
+int ss_net_log_take(ss_session *s, size_t max, char **ret, size_t *ret_len) {
+        bool more;
+        *ret = NULL;
+        *ret_len = 0;
+        if (s->net_log_fd < 0)
+                return 0;
+        return sbx_net_log_read(s->net_log_fd, &s->net_log_off, max, ret, ret_len, &more);
 }
 
 const char *ss_rule_id(ss_session *s) {
@@ -528,7 +539,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
         ss_session *s = calloc(1, sizeof(*s));
         if (!s)
                 return hull_err(e, -ENOMEM, "sessions: out of memory");
-        s->store_fd = -1;
+        s->store_fd = s->net_log_fd = -1;
         s->box = (ss_box){.end_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1};
         pthread_mutex_init(&s->call, NULL);
         int r = getrandom(rnd, sizeof(rnd), 0) == (ssize_t) sizeof(rnd) ? 0 : hull_err(e, -EIO, "no random id");
@@ -538,6 +549,16 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                 hull_err(e, r, "cannot make the session's fingerprint");
         if (r >= 0 && m->cfg.handles_dir)
                 r = store_open(m, s, o->handles_from, e);
+        sbx_net_policy kept; /* a limited policy without a log: the session keeps one */
+        const sbx_net_policy *policy = o->net_policy;
+        if (r >= 0 && o->net == SBX_NET_LIMITED && policy && policy->log_fd < 0) {
+                s->net_log_fd = memfd_create("hull-net-log", MFD_CLOEXEC);
+                if (s->net_log_fd < 0)
+                        r = hull_err(e, negative_errno(), "session: cannot make its connection log");
+                kept = *policy;
+                kept.log_fd = s->net_log_fd;
+                policy = &kept;
+        }
         if (r >= 0) {
                 ss_box_spec spec = {.memory_bytes = m->cfg.memory_bytes,
                                     .pids = m->cfg.pids,
@@ -545,7 +566,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                                     .handles_dir = s->store_path[0] ? s->store_path : NULL,
                                     .layer_dir = o->layer_dir,
                                     .net = o->net,
-                                    .net_policy = o->net_policy};
+                                    .net_policy = policy};
                 r = m->cfg.box.open(m->cfg.box.ctx, &spec, &s->box, e);
                 s->have_box = r >= 0;
         }

@@ -176,6 +176,24 @@ try:
 except Exception:
     pass' "$TEST_TMP/o")
         }
+        # session_run SID CODE: one python cell through plimsoll's SessionRun; prints "cell: " + its
+        # stdout lines, "net: " + each hullNetworkLog line, or "error: " + the answer.
+        session_run() {
+                "$PY" -c 'import json,sys; print(json.dumps({"protocol": 3, "sessionId": sys.argv[1], "cell": {"language": "python", "code": sys.argv[2]}}))' "$1" "$2" >"$TEST_TMP/sreq.json"
+                curl -s -o "$TEST_TMP/sans.json" -H 'Content-Type: application/json' --max-time 120 \
+                        --data-binary @"$TEST_TMP/sreq.json" "$URL/plimsoll.v1.SandboxService/SessionRun"
+                "$PY" -c 'import base64,json,sys
+a = json.load(open(sys.argv[1]))
+run = a.get("run")
+if not run:
+    print("error:", json.dumps(a)[:600]); sys.exit()
+for l in base64.b64decode(run["cell"].get("stdout", "")).decode().splitlines():
+    print("cell:", l)
+for l in run.get("hullNetworkLog", []):
+    print("net:", l)
+if "hullNetworkLog" not in run:
+    print("no-net-log")' "$TEST_TMP/sans.json" 2>&1
+        }
         STEPS="[\"$PROBE >/dev/null && echo probe-ok\", \"node -e 'console.log(require(\\\"is-number\\\")(7))'\", \"test -d /env && echo has-env || echo no-env\"]"
         run_env "{\"protocol\": 3, \"hullEnvironment\": \"demo\", \"project\": {\"steps\": $STEPS}}"
         if [ "$code" = 200 ] && [ "$out" = "probe-ok
@@ -189,7 +207,7 @@ has-env" ]; then
         if [ "$code" = 200 ] && [ "$out" = probe-ok ]; then pass "Run with hull_environment (snake case) gets the layer too"; else fail "Run hull_environment" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
         run_env "{\"protocol\": 3, \"project\": {\"steps\": [\"command -v $APT_PKG || echo absent\", \"test -d /env && echo has-env || echo no-env\"]}}"
         if [ "$code" = 200 ] && [ "$out" = "absent
-no-env" ]; then pass "a Run without hullEnvironment has no layer and no /env"; else fail "Run without env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
+no-env" ] && ! grep -q hullNetworkLog "$TEST_TMP/o"; then pass "a Run without hullEnvironment has no layer, no /env, no hullNetworkLog"; else fail "Run without env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
         run_env '{"protocol": 3, "hullEnvironment": "nosuch", "project": {"steps": ["true"]}}'
         if [ "$code" = 400 ] && grep -q '"invalid_argument"' "$TEST_TMP/o" && grep -q "no environment nosuch" "$TEST_TMP/o"; then
                 pass "a Run naming a missing environment is invalid_argument naming it"
@@ -208,7 +226,21 @@ no-env" ]; then pass "a Run without hullEnvironment has no layer and no /env"; e
         SID=$("$HULL" session open --env limitednet2 2>"$TEST_TMP/e")
         if [ -n "$SID" ]; then
                 out=$("$HULL" session exec "$SID" -- 'echo proxy=$HTTPS_PROXY' 2>&1)
+                # SessionRun's answers carry the session's connections since the call before
+                # (hullNetworkLog): a cell asks the proxy for a host not on the list, then one more
+                # call (a connection is logged when it ends, which may be just after the answer).
+                session_run "$SID" 'import socket
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT blocked.invalid:443 HTTP/1.1\r\n\r\n")
+print(s.recv(12).decode())' >"$TEST_TMP/sr1"
+                session_run "$SID" 'print("again")' >"$TEST_TMP/sr2"
                 "$HULL" session close "$SID" >/dev/null 2>&1
+                if grep -q '^cell: HTTP/1.1 403' "$TEST_TMP/sr1" && grep -q '^cell: again' "$TEST_TMP/sr2" &&
+                        cat "$TEST_TMP/sr1" "$TEST_TMP/sr2" | grep -q '^net: .* net refused CONNECT blocked.invalid:443 .*reason=not on the allowed hosts'; then
+                        pass "SessionRun in a limited environment: hullNetworkLog shows the refused connection"
+                else
+                        fail "SessionRun hullNetworkLog" "$(cat "$TEST_TMP/sr1" "$TEST_TMP/sr2")"
+                fi
         else
                 out=
         fi
@@ -219,11 +251,22 @@ no-env" ]; then pass "a Run without hullEnvironment has no layer and no /env"; e
                 fail "limited env session via serve" "sid=$SID out=$out err=$(cat "$TEST_TMP/e")"
         fi
         # A limited environment's Run: the proxy, started by the broker's worker that runs the steps.
-        run_env '{"protocol": 3, "hullEnvironment": "limitednet2", "project": {"steps": ["echo proxy=$HTTPS_PROXY"]}}'
-        if [ "$code" = 200 ] && [ "$out" = "proxy=http://127.0.0.1:3128" ]; then
+        run_env '{"protocol": 3, "hullEnvironment": "limitednet2", "project": {"steps": ["echo proxy=$HTTPS_PROXY", "python3 -c \"import socket; s = socket.create_connection((\u0027127.0.0.1\u0027, 3128)); s.sendall(b\u0027CONNECT blocked.invalid:443 HTTP/1.1\\\\r\\\\n\\\\r\\\\n\u0027); print(s.recv(12).decode())\""]}}'
+        if [ "$code" = 200 ] && [ "$out" = "proxy=http://127.0.0.1:3128
+HTTP/1.1 403" ]; then
                 pass "a Run in a limited environment gets the proxy"
         else
                 fail "Run limited env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"
+        fi
+        # Its answer carries the run's connection log (hullNetworkLog), whole: the worker's proxy
+        # stopped before the answer.
+        netlog=$("$PY" -c 'import json,sys
+for l in json.load(open(sys.argv[1])).get("hullNetworkLog", ["none"]): print(l)' "$TEST_TMP/o" 2>&1)
+        if [ "$(printf '%s\n' "$netlog" | grep -c .)" = 1 ] &&
+                printf '%s\n' "$netlog" | grep -q ' net refused CONNECT blocked.invalid:443 addr=- up=0 down=0 reason=not on the allowed hosts'; then
+                pass "a limited Run's answer has hullNetworkLog: the refused connection, one line"
+        else
+                fail "Run hullNetworkLog" "$netlog"
         fi
         # An unrestricted environment: refused unless hull serve allows it (then pasta, below).
         "$HULL" env create openwide --net unrestricted >/dev/null 2>&1

@@ -200,10 +200,44 @@ static void test_result(void) {
         CHECK(brk_plan_result_decode("HBRS", 4, &d) == -EBADMSG);
 }
 
+/* A limited run's connection log rides in the result; none stays none; bounded and NUL-free. */
+static void test_result_net_log(void) {
+        static const char log[] = "2026-12-02T07:00:00Z net refused CONNECT blocked.invalid:443 addr=- up=0 down=0\n";
+        sbx_plan_result r = {.outcome = SBX_PLAN_COMPLETED, .detail = (char *) "", .net_log = (char *) log,
+                             .net_log_len = sizeof(log) - 1};
+        char *buf;
+        size_t len;
+        sbx_plan_result d;
+        CHECK(brk_plan_result_encode(&r, &buf, &len) == 0);
+        CHECK(brk_plan_result_decode(buf, len, &d) == 0);
+        CHECK(d.net_log && d.net_log_len == sizeof(log) - 1 && strcmp(d.net_log, log) == 0);
+        sbx_plan_result_done(&d);
+        unsigned refused = 0;
+        for (size_t n = 0; n < len; n++)
+                refused += brk_plan_result_decode(buf, n, &d) == -EBADMSG;
+        TEST_RESULT(refused == len, "all %zu truncations refused (%u)", len, refused);
+        buf[len - (sizeof(log) - 1) - 8] = 2; /* the "has a log" word: 0 or 1 only */
+        CHECK(brk_plan_result_decode(buf, len, &d) == -EBADMSG);
+        free(buf);
+        r.net_log = NULL;
+        r.net_log_len = 0;
+        CHECK(brk_plan_result_encode(&r, &buf, &len) == 0);
+        CHECK(brk_plan_result_decode(buf, len, &d) == 0 && d.net_log == NULL);
+        sbx_plan_result_done(&d);
+        free(buf);
+        char nul[] = "a\0b\n";
+        r.net_log = nul;
+        r.net_log_len = 4;
+        CHECK(brk_plan_result_encode(&r, &buf, &len) == -EINVAL);
+        r.net_log_len = SERVE_NET_LOG_ANSWER_MAX + 1;
+        CHECK(brk_plan_result_encode(&r, &buf, &len) == -EINVAL);
+}
+
 int main(void) {
         test_paths();
         test_request();
         test_request_environment();
         test_result();
+        test_result_net_log();
         return test_done();
 }

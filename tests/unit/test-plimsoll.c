@@ -436,7 +436,32 @@ static void test_answer(void) {
         CHECK_EQ_STR(json_string_value(json_object_get(p, "outcome")), "PROJECT_OUTCOME_SETUP_FAILED");
         CHECK_EQ_STR(json_string_value(json_object_get(p, "outcomeDetail")), "cannot write a/b: Not a directory");
         CHECK(json_array_size(json_object_get(p, "steps")) == 0);
+        CHECK(json_object_get(j, "hullNetworkLog") == NULL); /* no limited network: no field */
         json_decref(j);
+
+        /* a limited run's connection log: hull's extension beside the record, outside its digests,
+         * one string per line, any byte that is not printable ASCII shown as '?' */
+        static const char netlog[] = "t net allowed CONNECT a.example:443 addr=1.2.3.4 up=1 down=2\n"
+                                     "t net refused HTTP b\xff\x01:80 addr=- up=0 down=0\n";
+        res.net_log = (char *) netlog;
+        res.net_log_len = sizeof(netlog) - 1;
+        char *s2 = NULL;
+        size_t n2 = 0;
+        CHECK(plim_run_answer(&r, &res, &ev, 1, 2, &s2, &n2, &f) == 0);
+        j = json_loads(s2 ? s2 : "", 0, NULL);
+        json_t *nl = json_object_get(j, "hullNetworkLog");
+        CHECK(json_array_size(nl) == 2);
+        CHECK_EQ_STR(json_string_value(json_array_get(nl, 0)),
+                     "t net allowed CONNECT a.example:443 addr=1.2.3.4 up=1 down=2");
+        CHECK_EQ_STR(json_string_value(json_array_get(nl, 1)), "t net refused HTTP b??:80 addr=- up=0 down=0");
+        /* the record is the same with or without it */
+        json_t *j1 = json_loads(s, 0, NULL);
+        CHECK(json_equal(json_object_get(j1, "record"), json_object_get(j, "record")));
+        json_decref(j1);
+        json_decref(j);
+        free(s2);
+        res.net_log = NULL;
+        res.net_log_len = 0;
         free(s);
         plim_request_done(&r);
 }
