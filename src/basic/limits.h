@@ -93,7 +93,6 @@
 #define SBX_NET_PINS_MAX 256U               /* pinned (name, address) pairs of the package registries */
 #define SBX_NET_LOG_LINE_MAX 512U           /* one line of the connection log */
 #define SBX_NET_LOG_MAX (4U << 20)          /* a connection log that is a file: then one "log-full" line */
-#define SERVE_NET_LOG_ANSWER_MAX (64U << 10) /* connection log lines in one plimsoll Run or SessionRun answer */
 #define SBX_NET_PASTA_START_MS 10000U       /* pasta sets an unrestricted sandbox's network up */
 #define SBX_NET_PASTA_PATH "/usr/bin/pasta" /* Debian's passt package */
 
@@ -139,6 +138,7 @@
 
 /* hull serve: HTTP (src/daemon/http-server.c) */
 #define SERVE_DEFAULT_PORT 8750U
+#define SERVE_NET_LOG_ANSWER_MAX (64U << 10)      /* connection log lines in a plimsoll Run/SessionRun answer */
 #define SERVE_HTTP_THREADS 2U                     /* libmicrohttpd polling threads */
 #define SERVE_CONNECTIONS_MAX 256U                /* open connections per listener */
 #define SERVE_CONNECTION_MEMORY_BYTES (64U << 10) /* per connection: request line and headers */

@@ -203,7 +203,9 @@ static void test_result(void) {
 /* A limited run's connection log rides in the result; none stays none; bounded and NUL-free. */
 static void test_result_net_log(void) {
         static const char log[] = "2026-12-02T07:00:00Z net refused CONNECT blocked.invalid:443 addr=- up=0 down=0\n";
-        sbx_plan_result r = {.outcome = SBX_PLAN_COMPLETED, .detail = (char *) "", .net_log = (char *) log,
+        sbx_plan_result r = {.outcome = SBX_PLAN_COMPLETED,
+                             .detail = (char *) "",
+                             .net_log = (char *) log,
                              .net_log_len = sizeof(log) - 1};
         char *buf;
         size_t len;
