@@ -743,6 +743,9 @@ static void run_tool(agent *a, agent_tool *t, const json_t *input, const char *e
         } else
                 hull_err(&te, r, "agent: cannot watch the tool call");
         watch_stop(&w.w);
+        /* A limited network's connections during the call (those that ended), while claimed. */
+        if (claimed && ss_net_log_take(a->cfg.session, SERVE_NET_LOG_ANSWER_MAX, &res->net_log, &res->net_log_len) < 0)
+                res->net_log = NULL;
         uint64_t now = now_mono_ms();
         if (r < 0) {
                 if (interrupted(a))
@@ -783,6 +786,13 @@ static void answer(agent *a, const char *call_id, const char *event_id, call_res
         json_array_foreach(res->handles, i, h) {
                 json_array_append(ids, json_object_get(h, "id"));
                 json_t *ev = json_pack("{s:s, s:O}", "type", "hull.handle_created", "handle", h);
+                if (ev && event_id[0])
+                        json_object_set_new(ev, "tool_use_id", json_string(event_id));
+                emit(a, ev, NULL);
+        }
+        if (res->net_log_len > 0) {
+                json_t *ev = json_pack("{s:s, s:o?}", "type", "hull.network", "connections",
+                                       ss_net_log_json(res->net_log, res->net_log_len));
                 if (ev && event_id[0])
                         json_object_set_new(ev, "tool_use_id", json_string(event_id));
                 emit(a, ev, NULL);

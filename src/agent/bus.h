@@ -29,6 +29,9 @@
  *   hull.mcp_message           {"source":"mcp:SERVER", "level", "logger"?, "data"}  an MCP
  *                               server's notifications/message (src/cli emits it)
  *   hull.handle_created        {"handle": the handle's summary, "tool_use_id"?}
+ *   hull.network               {"connections": [lines], "tool_use_id"?}  a limited network's
+ *                               connections that ended during a tool call (the proxy's log lines,
+ *                               sbx-net.h), when the session keeps its log (ss_net_log_take)
  *   agent.thread_context_compacted {"hull_elided": tool results replaced by their summaries}
  *   session.error              {"error":{"type", "message", "retry_status":{"type":"retrying"|
  *                               "exhausted"|"terminal"}}}  types as cma-api.md §5.3

@@ -173,6 +173,7 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
 void call_result_done(call_result *c) {
         free(c->text);
         free(c->short_form);
+        free(c->net_log);
         json_decref(c->handles);
         *c = (call_result){0};
 }

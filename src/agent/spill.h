@@ -18,6 +18,8 @@ typedef struct call_result {
         char *short_form;       /* what the result becomes when the context budget elides it; NULL: derived */
         bool client;            /* a client tool's result: the client's event announced it, not agent.tool_result */
         const char *mcp_server; /* an MCP tool's: answered as agent.mcp_tool_result (tool_def.mcp_server) */
+        char *net_log;          /* a limited session's connections during the call (ss_net_log_take); NULL none */
+        size_t net_log_len;
 } call_result;
 
 /* Free what res holds; *res is zeroed. */

@@ -335,6 +335,17 @@ static void show(void *ud, const json_t *ev, bool persisted) {
                 fprintf(stderr, "hull: %s %s: ", str_of(ev, "source"), str_of(ev, "level"));
                 cli_term_write(stderr, t, n > CLI_AGENT_LINE_MAX ? CLI_AGENT_LINE_MAX : n, false, true);
                 fputc('\n', stderr);
+        } else if (strcmp(type, "hull.network") == 0) {
+                size_t i;
+                const json_t *l;
+                end_line(a);
+                json_array_foreach(json_object_get(ev, "connections"), i, l) {
+                        const char *t = json_string_value(l) ? json_string_value(l) : "";
+                        size_t n = strlen(t);
+                        fputs("hull:   network: ", stderr);
+                        cli_term_write(stderr, t, n > CLI_AGENT_LINE_MAX ? CLI_AGENT_LINE_MAX : n, false, true);
+                        fputc('\n', stderr);
+                }
         } else if (strcmp(type, "hull.handle_created") == 0) {
                 const json_t *h = json_object_get(ev, "handle");
                 fprintf(stderr, "hull:   handle %s (%s, %" PRId64 " bytes)\n", str_of(h, "id"), str_of(h, "kind"),

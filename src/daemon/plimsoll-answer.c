@@ -14,6 +14,7 @@
 #include "parse-util.h"
 #include "plimsoll-internal.h"
 #include "sbx-record.h"
+#include "ss.h"
 
 /* ---- answers ---- */
 
@@ -287,29 +288,12 @@ static int run_response(const plim_request *r, const sbx_plan_result *res, const
 }
 
 /* hull's extension of a RunResponse, beside its record (outside every digest): a limited
- * network's connection log, one string per line as sbx-net.h writes them (ASCII; any other byte
- * shows as '?'). Nothing when log is NULL (no limited network). */
+ * network's connection log (ss_net_log_json). Nothing when log is NULL (no limited network). */
 static int add_net_log(json_t *run, const char *log, size_t len) {
         if (!log)
                 return 0;
-        json_t *a = json_array();
-        if (!a || json_object_set_new(run, "hullNetworkLog", a) < 0)
-                return -ENOMEM;
-        for (size_t at = 0; at < len;) {
-                const char *nl = memchr(log + at, '\n', len - at);
-                size_t n = nl ? (size_t) (nl - (log + at)) : len - at;
-                char line[SBX_NET_LOG_LINE_MAX + 1];
-                size_t k = MIN(n, (size_t) SBX_NET_LOG_LINE_MAX);
-                for (size_t i = 0; i < k; i++) {
-                        unsigned char c = (unsigned char) log[at + i];
-                        line[i] = c >= 0x20 && c < 0x7f ? (char) c : '?';
-                }
-                line[k] = '\0';
-                if (k > 0 && json_array_append_new(a, json_string(line)) < 0)
-                        return -ENOMEM;
-                at += n + 1;
-        }
-        return 0;
+        json_t *a = ss_net_log_json(log, len);
+        return a && json_object_set_new(run, "hullNetworkLog", a) == 0 ? 0 : -ENOMEM;
 }
 
 int plim_run_answer(const plim_request *r, const sbx_plan_result *res, const plim_evidence *ev,

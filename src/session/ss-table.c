@@ -237,6 +237,27 @@ int ss_net_log_take(ss_session *s, size_t max, char **ret, size_t *ret_len) {
         return sbx_net_log_read(s->net_log_fd, &s->net_log_off, max, ret, ret_len, &more);
 }
 
+json_t *ss_net_log_json(const char *log, size_t len) {
+        json_t *a = json_array();
+        for (size_t at = 0; a && at < len;) {
+                const char *nl = memchr(log + at, '\n', len - at);
+                size_t n = nl ? (size_t) (nl - (log + at)) : len - at;
+                char line[SBX_NET_LOG_LINE_MAX + 1];
+                size_t k = MIN(n, (size_t) SBX_NET_LOG_LINE_MAX);
+                for (size_t i = 0; i < k; i++) {
+                        unsigned char c = (unsigned char) log[at + i];
+                        line[i] = c >= 0x20 && c < 0x7f ? (char) c : '?';
+                }
+                line[k] = '\0';
+                if (k > 0 && json_array_append_new(a, json_string(line)) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+                at += n + 1;
+        }
+        return a;
+}
+
 const char *ss_rule_id(ss_session *s) {
         return s->rule_id;
 }

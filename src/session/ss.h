@@ -255,6 +255,11 @@ int ss_record_read_only(ss_manager *m, ss_session *s, const char *operation, con
  * next call's take. */
 int ss_net_log_take(ss_session *s, size_t max, char **ret, size_t *ret_len);
 
+/* A connection log's text (ss_net_log_take's, or a plimsoll Run's) as a JSON array of strings,
+ * one per non-empty line, at most SBX_NET_LOG_LINE_MAX bytes each, printable ASCII (any other
+ * byte shows as '?'). NULL when out of memory. */
+json_t *ss_net_log_json(const char *log, size_t len);
+
 /* Inside a call: the last record appended during it (borrowed, valid until ss_call_end), NULL
  * when none was. A face answers it with a failed operation that may have run (version 3). */
 const json_t *ss_call_record(ss_session *s);

@@ -115,19 +115,30 @@ fi
 
 # ---- an environment's limited networking in a session: its calls go through the proxy ----
 "$HULL" env create limitednet --net limited --allow-host example.invalid >/dev/null 2>&1
+# The second call asks the proxy for a host not on the list: its connection is on the status
+# feed (hull.network, shown by --verbose) after that call, or after the third (a connection is
+# logged when it ends).
 SCRIPT='{"steps":[
  {"tool_calls":[{"name":"bash","input":{"command":"echo proxy=$HTTPS_PROXY"}}]},
+ {"tool_calls":[{"name":"bash","input":{"command":"python3 -c \"import socket; s = socket.create_connection((\u0027127.0.0.1\u0027, 3128)); s.sendall(b\u0027CONNECT blocked.invalid:443 HTTP/1.1\\r\\n\\r\\n\u0027); print(s.recv(12).decode())\""}}]},
+ {"tool_calls":[{"name":"bash","input":{"command":"true"}}]},
  {"text":["done: ","{{last_tool_result|line:1}}"]}]}'
 : >"$TEST_TMP/requests.jsonl"
 if mock_start "$SCRIPT" --record "$TEST_TMP/requests.jsonl" --log-level error; then
         HULL_PROVIDER=anthropic HULL_BASE_URL=$MURL HULL_API_KEY=test-key HULL_MODEL=mock-model \
-                timeout 300 "$HULL" run --env limitednet --json "use the tools" >"$TEST_TMP/o" 2>"$TEST_TMP/e" </dev/null
+                timeout 300 "$HULL" run --env limitednet --verbose "use the tools" >"$TEST_TMP/o" 2>"$TEST_TMP/e" </dev/null
         mock_stop
 fi
 if grep -q "proxy=http://127.0.0.1:" "$TEST_TMP/requests.jsonl"; then
         pass "a session of an environment with limited networking gets the proxy"
 else
         fail "limited env session" "$(tail -c 600 "$TEST_TMP/o") $(tail -c 600 "$TEST_TMP/e")"
+fi
+if grep -q "HTTP/1.1 403" "$TEST_TMP/requests.jsonl" &&
+        grep -q '^hull:   network: .* net refused CONNECT blocked.invalid:443 .*reason=not on the allowed hosts' "$TEST_TMP/e"; then
+        pass "hull run: a limited session's connections are on the status feed (hull.network)"
+else
+        fail "hull.network on the feed" "$(tail -c 1200 "$TEST_TMP/e")"
 fi
 "$HULL" env rm limitednet >/dev/null 2>&1
 
