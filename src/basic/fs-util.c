@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <fcntl.h>
 #include <string.h>
@@ -11,10 +12,11 @@
 #include "limits.h"
 #include "macro.h"
 
-ssize_t loop_read(int fd, void *buf, size_t len) {
+static ssize_t loop_io(int fd, void *buf, size_t len, bool at, uint64_t off) {
         size_t done = 0;
         while (done < len) {
-                ssize_t n = read(fd, (char *) buf + done, len - done);
+                ssize_t n = at ? pread(fd, (char *) buf + done, len - done, (off_t) (off + done))
+                               : read(fd, (char *) buf + done, len - done);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)
@@ -24,6 +26,14 @@ ssize_t loop_read(int fd, void *buf, size_t len) {
                 done += (size_t) n;
         }
         return (ssize_t) done;
+}
+
+ssize_t loop_read(int fd, void *buf, size_t len) {
+        return loop_io(fd, buf, len, false, 0);
+}
+
+ssize_t loop_pread(int fd, void *buf, size_t len, uint64_t off) {
+        return loop_io(fd, buf, len, true, off);
 }
 
 int write_string_file(const char *path, const char *value) {

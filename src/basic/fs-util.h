@@ -2,11 +2,15 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Read up to len bytes, retrying short reads and EINTR, stopping early only at end of file.
  * Async-signal-safe. Returns the count or a negative errno. */
 ssize_t loop_read(int fd, void *buf, size_t len);
+
+/* loop_read at offset off (pread: the file offset does not move). */
+ssize_t loop_pread(int fd, void *buf, size_t len, uint64_t off);
 
 /* Write all len bytes, retrying short writes and EINTR. Returns 0 or a negative errno. */
 int loop_write(int fd, const void *buf, size_t len);

@@ -289,18 +289,10 @@ int sbx_net_log_read(int fd, uint64_t *offset, size_t max, char **ret, size_t *r
         _cleanup_free_ char *buf = malloc(want + 1);
         if (!buf)
                 return -ENOMEM;
-        size_t got = 0;
-        while (got < want) {
-                ssize_t n = pread(fd, buf + got, want - got, (off_t) (*offset + got));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                got += (size_t) n;
-        }
-        size_t len = got;
+        ssize_t got = loop_pread(fd, buf, want, *offset);
+        if (got < 0)
+                return (int) got;
+        size_t len = (size_t) got;
         while (len > 0 && buf[len - 1] != '\n')
                 len--;
         for (size_t i = 0; i < len; i++) /* only the proxy writes it; still, never a NUL out */

@@ -1,7 +1,9 @@
-/* test-fs-util.c: rm_rf_at removes a tree but never what its links point to. */
+/* test-fs-util.c: rm_rf_at removes a tree but never what its links point to; loop_pread. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +15,27 @@ static int exists(const char *p) {
         return lstat(p, &st) == 0;
 }
 
+/* loop_pread reads at an offset and leaves the file offset alone; a read past the end is short. */
+static void test_pread(void) {
+        char path[] = "/tmp/hull-test-pread.XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        if (fd < 0)
+                return;
+        unlink(path);
+        CHECK(write(fd, "0123456789", 10) == 10);
+        CHECK(lseek(fd, 2, SEEK_SET) == 2);
+        char buf[16] = "";
+        CHECK(loop_pread(fd, buf, 4, 5) == 4 && memcmp(buf, "5678", 4) == 0);
+        CHECK(loop_pread(fd, buf, 8, 7) == 3 && memcmp(buf, "789", 3) == 0);
+        CHECK(loop_pread(fd, buf, 4, 20) == 0);
+        CHECK(lseek(fd, 0, SEEK_CUR) == 2);
+        close(fd);
+        CHECK(loop_pread(fd, buf, 4, 0) == -EBADF);
+}
+
 int main(void) {
+        test_pread();
         char base[] = "/tmp/hull-test-fs.XXXXXX";
         char tree[512], outside[512], p[600];
         if (!mkdtemp(base))
