@@ -8,7 +8,7 @@ const PAGE = 150;
 const USE_TYPES = new Set(['agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use']);
 // Folded into the card of the tool call they belong to, or shown elsewhere (timeline, header).
 const FOLDED = new Set(['agent.tool_result', 'agent.mcp_tool_result', 'user.tool_confirmation', 'user.custom_tool_result',
-  'hull.tool_progress', 'span.model_request_start', 'span.model_request_end', 'session.usage']);
+  'hull.tool_progress', 'hull.network', 'span.model_request_start', 'span.model_request_end', 'session.usage']);
 
 function useIdOf(e) {
   switch (e.type) {
@@ -17,6 +17,7 @@ function useIdOf(e) {
     case 'user.tool_confirmation': return e.tool_use_id;
     case 'user.custom_tool_result': return e.custom_tool_use_id;
     case 'hull.tool_progress': return e.tool_use_id;
+    case 'hull.network': return e.tool_use_id;
     default: return null;
   }
 }
@@ -96,6 +97,7 @@ export class SessionModel {
       if (e.type === 'agent.tool_result' || e.type === 'agent.mcp_tool_result' || e.type === 'user.custom_tool_result') j.result = e;
       else if (e.type === 'user.tool_confirmation') j.decision = e;
       else if (e.type === 'hull.tool_progress') j.progress = e;
+      else if (e.type === 'hull.network') j.network = (j.network || []).concat(Array.isArray(e.connections) ? e.connections : []);
       this.joined.set(use, j);
       this.pending.delete(use);
       if (this.itemByKey.has(use)) this.changed.add(use);
@@ -157,6 +159,8 @@ function toolCard(model, e, actions) {
     h('div', { class: 'label' }, 'Input'),
     h('pre', { class: 'code' }, pretty(e.input)),
     res ? [h('div', { class: 'label' }, res.is_error ? 'Output (error)' : 'Output'), h('pre', { class: 'code' }, textOf(res.content))] : null,
+    j.network && j.network.length ? [h('div', { class: 'label' }, `Network (${j.network.length} connection${j.network.length === 1 ? '' : 's'})`),
+      h('pre', { class: 'code net-log' }, j.network.map(String).join('\n'))] : null,
     j.decision ? h('p', { class: 'decision' }, `${j.decision.result === 'allow' ? 'Allowed' : 'Denied'}${j.decision.deny_message ? `: ${j.decision.deny_message}` : ''}`) : null,
     j.progress && !res ? h('p', { class: 'muted' }, `running ${fmtMs(j.progress.elapsed_ms)}${j.progress.note ? ` · ${j.progress.note}` : ''}`) : null);
   if (pending && e.type !== 'agent.custom_tool_use') {

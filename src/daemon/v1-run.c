@@ -849,7 +849,8 @@ static int env_net_of(live *l, sbx_net_mode *ret_mode, sbx_net_policy *pol, char
                 if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >=
                     sizeof(path))
                         return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
-                int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                /* read too: the session core follows it for the turn's hull.network events */
+                int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (fd < 0)
                         return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
                 *ret_log_fd = fd;

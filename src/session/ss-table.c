@@ -570,9 +570,17 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                 hull_err(e, r, "cannot make the session's fingerprint");
         if (r >= 0 && m->cfg.handles_dir)
                 r = store_open(m, s, o->handles_from, e);
-        sbx_net_policy kept; /* a limited policy without a log: the session keeps one */
+        /* A limited network's log: the opener's when it is a file (read from where it ends now,
+         * through a copy of the fd), else one the session keeps (a memfd). */
+        sbx_net_policy kept;
         const sbx_net_policy *policy = o->net_policy;
-        if (r >= 0 && o->net == SBX_NET_LIMITED && policy && policy->log_fd < 0) {
+        struct stat st;
+        int fl = policy && policy->log_fd >= 0 ? fcntl(policy->log_fd, F_GETFL) : -1;
+        if (r >= 0 && o->net == SBX_NET_LIMITED && fl >= 0 && (fl & O_ACCMODE) == O_RDWR &&
+            fstat(policy->log_fd, &st) == 0 && S_ISREG(st.st_mode)) {
+                s->net_log_fd = fcntl(policy->log_fd, F_DUPFD_CLOEXEC, 3);
+                s->net_log_off = (uint64_t) st.st_size;
+        } else if (r >= 0 && o->net == SBX_NET_LIMITED && policy && policy->log_fd < 0) {
                 s->net_log_fd = memfd_create("hull-net-log", MFD_CLOEXEC);
                 if (s->net_log_fd < 0)
                         r = hull_err(e, negative_errno(), "session: cannot make its connection log");

@@ -163,9 +163,10 @@ typedef struct ss_open_opts {
          * is used, so a changed file reads as tampered). NULL: an empty store. */
         const char *handles_from;
         /* The sandbox's network (sbx-net.h): SBX_NET_NONE (the default) or SBX_NET_LIMITED with
-         * its policy (borrowed for the call; the provider's proxy copies it). A limited policy
-         * without a log_fd: the session keeps the connection log itself (a memfd, bounded by
-         * SBX_NET_LOG_MAX) and ss_net_log_take hands it out call by call. */
+         * its policy (borrowed for the call; the provider's proxy copies it). Its connection log
+         * is handed out call by call by ss_net_log_take: the policy's log_fd when that is a
+         * regular file open for reading and writing (from where it ends at open), else, without a log_fd, one the session
+         * keeps itself (a memfd; SBX_NET_LOG_MAX bounds both). */
         sbx_net_mode net;
         const sbx_net_policy *net_policy;
         /* An environment's layer (src/env/env-layer.h): bound read-only at /env, its variables
@@ -250,7 +251,7 @@ int ss_record_read_only(ss_manager *m, ss_session *s, const char *operation, con
 
 /* Inside a call: the connection log lines the session's proxy wrote since the last take (whole
  * lines, at most max bytes; the rest stays for the next take). 0 with *ret (malloc'ed) or with
- * *ret NULL when the session keeps no log (not limited, or its opener keeps it); a negative
+ * *ret NULL when there is no log to follow (not limited, or a log that is not a file); a negative
  * errno. A connection is logged when it ends: one that ends as the call answers may show in the
  * next call's take. */
 int ss_net_log_take(ss_session *s, size_t max, char **ret, size_t *ret_len);

@@ -81,6 +81,18 @@ v1 GET "/v1/sessions/$SESSION/network_log"
 expect "net-v1: the network log shows the allowed connection" \
         "s == 200 and h.get('content-type', '').startswith('text/plain') and 'net allowed HTTP 127.0.0.1:$PORT' in t"
 expect "net-v1: ... and the refused one" "s == 200 and 'net refused HTTP denied.example:80' in t"
+# The same connections as hull.network events, each naming a tool call of the turn (the call
+# during which the connection ended, or a later one).
+pycheck "net-v1: hull.network events carry the connections, tied to the turn's tool calls" \
+        'import json,sys
+ev = json.load(open(sys.argv[1]))
+uses = {e["id"] for e in ev if e["type"] == "agent.tool_use"}
+net = [e for e in ev if e["type"] == "hull.network"]
+lines = [l for e in net for l in e.get("connections", [])]
+ok = net and all(e.get("tool_use_id") in uses for e in net) and \
+    any("net allowed HTTP 127.0.0.1:'"$PORT"'" in l for l in lines) and \
+    any("net refused HTTP denied.example:80" in l for l in lines)
+sys.exit(0 if ok else (print(json.dumps(net)[:1200]), 1)[1])' "$TEST_TMP/events.json"
 
 # an environment without networking: the sandbox has none, and an empty log
 v1 POST /v1/environments '{"name": "plain", "config": {"type": "self_hosted"}}'
@@ -91,6 +103,8 @@ pycheck "net-v1: without limited networking nothing is reachable" \
         'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if len(r) >= 1 and "GOT hello" not in r[0] else (print(r), 1)[1])' "$R"
 v1 GET "/v1/sessions/$SESSION/network_log"
 expect "net-v1: its network log is empty" "s == 200 and t == ''"
+pycheck "net-v1: ... and it has no hull.network event" \
+        'import json,sys; sys.exit(1 if any(e["type"] == "hull.network" for e in json.load(open(sys.argv[1]))) else 0)' "$TEST_TMP/events.json"
 v1 GET "/v1/sessions/sesn_nosuch/network_log"
 expect "net-v1: an unknown session's network log is a 404" "s == 404"
 
