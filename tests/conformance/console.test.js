@@ -43,6 +43,11 @@ const SCRIPT = {
     // turn 7: a custom tool, its result typed in the page
     { tool_calls: [{ name: 'get_weather', input: { city: 'Oslo' }, id: 'toolu_custom1' }] },
     { text: 'The page said: {{last_tool_result}}' },
+    // turn 8, in a session of a limited environment: a connection the proxy refuses (logged when
+    // it ends: in this call's hull.network event or the next one's)
+    { tool_calls: [{ name: 'run_python', id: 'toolu_net1', input: { code: "import socket\ns = socket.create_connection(('127.0.0.1', 3128))\ns.sendall(b'CONNECT blocked.invalid:443 HTTP/1.1\\r\\n\\r\\n')\nprint(s.recv(12).decode())" } }] },
+    { tool_calls: [{ name: 'run_python', id: 'toolu_net2', input: { code: "print('again')" } }] },
+    { text: 'network done.' },
   ],
 };
 const TOOLS = [
@@ -341,6 +346,23 @@ async function main() {
       await page.type('details.card.tool[data-tool="get_weather"] form.custom-result textarea', 'sunny, 21 C');
       await page.click('details.card.tool[data-tool="get_weather"] form.custom-result button[type=submit]');
       await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent .text')].some((t) => t.textContent === 'The page said: sunny, 21 C'));
+    });
+
+    await step('a limited environment\'s session: the tool card lists its network connections', async () => {
+      const env = await api('POST', '/v1/environments', { name: 'console-limited', config: { type: 'cloud', networking: { type: 'limited', allowed_hosts: ['example.invalid'] } } });
+      check(env && /^env_/.test(env.id), `an environment made: ${JSON.stringify(env)}`);
+      const agents = await api('GET', '/v1/agents');
+      const agent = (agents.data || []).find((a) => a.name === 'console agent');
+      check(agent, 'the console agent is listed');
+      const s = await api('POST', '/v1/sessions', { agent: agent.id, environment_id: env.id });
+      check(s && /^sesn_/.test(s.id), `a session made: ${JSON.stringify(s)}`);
+      await api('POST', `/v1/sessions/${s.id}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'connect' }] }] });
+      await page.goto(`${srv.url}/#/sessions/${encodeURIComponent(s.id)}`);
+      await page.waitForFunction(() => [...document.querySelectorAll('.msg.agent .text')].some((t) => t.textContent === 'network done.'));
+      await page.waitForFunction(() => [...document.querySelectorAll('details.card.tool[data-tool="run_python"] pre.net-log')]
+        .some((p) => /net refused CONNECT blocked\.invalid:443 .*reason=not on the allowed hosts/.test(p.textContent)));
+      const label = await page.evaluate(() => [...document.querySelectorAll('details.card.tool .label')].map((l) => l.textContent).find((t) => /^Network/.test(t)));
+      check(/^Network \(1 connection\)$/.test(label || ''), `the card's network label: ${label}`);
     });
 
     await step('the sessions list: status and usage; a status filter', async () => {
