@@ -600,6 +600,7 @@
 
 /* Environments (src/env/, issue 13) */
 #define ENV_NAME_MAX 64U                         /* bytes of an environment's name, NUL included */
+#define ENV_DESC_MAX 256U                        /* an environment as run records name it, NUL included */
 #define ENV_PACKAGES_MAX 256U                    /* packages of one manager in one spec */
 #define ENV_PACKAGE_MAX 214U                     /* bytes of one package spec ("name=version"), npm's name bound */
 #define ENV_HOSTS_MAX 256U                       /* allowed_hosts of one spec */

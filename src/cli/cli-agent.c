@@ -558,12 +558,14 @@ static int start_engine(cli_agent *a, hull_error *e) {
         char layer[SBX_PATH_MAX] = "";
         _cleanup_(env_spec_done) env_spec es = {0};
         char *hosts[ENV_HOSTS_MAX + 1] = {0};
+        char desc[ENV_DESC_MAX];
         sbx_net_policy policy = {.allowed_hosts = hosts, .log_fd = -1};
         if (a->o.environment) {
                 char home[SBX_PATH_MAX];
                 if ((r = home_resolve(home, e)) < 0 ||
-                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, e)) < 0)
+                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, desc, e)) < 0)
                         return r;
+                oo.environment = desc; /* its records name it */
                 if (es.net == ENV_NET_UNRESTRICTED) /* pasta (sbx-net.h) */
                         oo.net = SBX_NET_UNRESTRICTED;
                 if (es.net == ENV_NET_LIMITED) {

@@ -119,7 +119,7 @@ static int spec_of(const json_t *obj, env_spec *ret, hull_error *e) {
 }
 
 int cli_env_layer(const char *home, const char *name, bool build, char ret_layer[SBX_PATH_MAX], env_spec *ret_spec,
-                  bool *ret_built, hull_error *e) {
+                  bool *ret_built, char *ret_desc, hull_error *e) {
         _cleanup_store_ store *db = NULL;
         _cleanup_(json_decrefp) json_t *obj = NULL;
         _cleanup_(env_spec_done) env_spec spec = {0};
@@ -136,7 +136,7 @@ int cli_env_layer(const char *home, const char *name, bool build, char ret_layer
                                  name);
         if (r < 0 || (r = spec_of(obj, &spec, e)) < 0)
                 return r;
-        ret_layer[0] = '\0';
+        ret_layer[0] = digest[0] = '\0';
         if (env_spec_has_packages(&spec)) {
                 if ((r = env_layer_digest(&spec, digest, e)) < 0 ||
                     (r = env_layer_path(home, digest, ret_layer, e)) < 0)
@@ -156,6 +156,12 @@ int cli_env_layer(const char *home, const char *name, bool build, char ret_layer
                         if (ret_built)
                                 *ret_built = info.built;
                 }
+        }
+        if (ret_desc) {
+                char version[24];
+                snprintf(version, sizeof(version), "%" PRId64, (int64_t) json_integer_value(json_object_get(obj, "version")));
+                if ((r = env_describe(name, version, digest, env_net_to_string(spec.net), ret_desc)) < 0)
+                        return hull_fail(e, r, "env: %s cannot be named in a run record", name);
         }
         if (ret_spec) {
                 *ret_spec = spec;
@@ -280,7 +286,7 @@ static int env_build(const char *home, const char *name, bool check) {
         bool built = false;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (cli_env_layer(home, name, true, layer, &s, &built, &e) < 0) {
+        if (cli_env_layer(home, name, true, layer, &s, &built, NULL, &e) < 0) {
                 env_report(&e);
                 return CLI_EXIT_FAILURE;
         }
@@ -513,7 +519,7 @@ int cli_env_main(int argc, char **argv) {
                 _cleanup_(env_spec_done) env_spec s = {0};
                 char layer[SBX_PATH_MAX];
                 store_close(TAKE_PTR(db));
-                if (cli_env_layer(home, name, false, layer, &s, NULL, &e) < 0) {
+                if (cli_env_layer(home, name, false, layer, &s, NULL, NULL, &e) < 0) {
                         env_report(&e);
                         return CLI_EXIT_FAILURE;
                 }

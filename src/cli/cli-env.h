@@ -9,7 +9,8 @@
 
 /* The environment NAME of HOME's hull.db: its layer's directory into ret_layer ("" when it has
  * no packages), built first when build is set and it is missing (else -ENOENT; *ret_built, may
- * be NULL, says whether this call built it), and its spec into *ret_spec (may be NULL; free with
- * env_spec_done). Returns 0 or a negative errno with *e. */
+ * be NULL, says whether this call built it), its spec into *ret_spec (may be NULL; free with
+ * env_spec_done) and, when ret_desc is not NULL, how run records name it (env_describe: its
+ * newest version, the layer's digest, the network). Returns 0 or a negative errno with *e. */
 int cli_env_layer(const char *home, const char *name, bool build, char ret_layer[SBX_PATH_MAX], env_spec *ret_spec,
-                  bool *ret_built, hull_error *e);
+                  bool *ret_built, char *ret_desc, hull_error *e);

@@ -469,7 +469,7 @@ int cli_exec_main(int argc, char **argv) {
                 if (spec.tier == SBX_TIER_PROCESS)
                         return usage_error("--env %s needs the container tier (--tier container)", environment);
                 if (cli_home(NULL, home, &ee) < 0 ||
-                    cli_env_layer(home, environment, true, layer, &es, NULL, &ee) < 0) {
+                    cli_env_layer(home, environment, true, layer, &es, NULL, NULL, &ee) < 0) {
                         cli_report("exec", &ee);
                         return SBX_EXIT_SETUP;
                 }

@@ -705,14 +705,14 @@ static int start_children(serve_state *st, hull_error *e) {
  * when missing by `hull env build` in a child (hull serve's threads never fork: posix_spawn execs
  * at once; the flock of env-layer makes it the only build of that spec), and its network. */
 static int serve_env_resolve(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
-                             sbx_net_policy *ret_policy, hull_error *e) {
+                             sbx_net_policy *ret_policy, char ret_desc[ENV_DESC_MAX], hull_error *e) {
         const serve_opts *o = ctx;
         char home[SBX_PATH_MAX];
         _cleanup_(env_spec_done) env_spec es = {0};
         int r = home_resolve(home, e);
         if (r < 0)
                 return r;
-        r = cli_env_layer(home, name, false, ret_layer, &es, NULL, e);
+        r = cli_env_layer(home, name, false, ret_layer, &es, NULL, ret_desc, e);
         if (r == -ENOENT && strstr(e->msg, "is not built")) {
                 char *argv[] = {(char *) "hull",
                                 (char *) "env",
@@ -731,7 +731,7 @@ static int serve_env_resolve(void *ctx, const char *name, char ret_layer[SBX_PAT
                 while (waitpid(pid, &st, 0) < 0)
                         if (errno != EINTR)
                                 return hull_err(e, negative_errno(), "environment %s: waiting for its build", name);
-                r = cli_env_layer(home, name, false, ret_layer, &es, NULL, e);
+                r = cli_env_layer(home, name, false, ret_layer, &es, NULL, ret_desc, e);
                 if (r == -ENOENT)
                         return hull_fail(e, -EIO,
                                          "environment %s: its layer could not be built (hull serve's log has the "

@@ -140,6 +140,7 @@ struct api_plimsoll {
 typedef struct run_call {
         plim_request req;
         sbx_plan plan;
+        char env_desc[ENV_DESC_MAX]; /* hullEnvironment: how its answer and record name it */
 } run_call;
 
 static void run_call_free(void *p) {
@@ -179,7 +180,7 @@ static int run_environment(const api_plimsoll_config *cfg, run_call *c, plim_err
         if (!cfg->env_resolve)
                 return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,
                                  "this hull serve has no environments (hull.db); nothing ran");
-        int r = cfg->env_resolve(cfg->env_ctx, c->req.environment, layer, &net, &policy, &e);
+        int r = cfg->env_resolve(cfg->env_ctx, c->req.environment, layer, &net, &policy, c->env_desc, &e);
         if (r < 0)
                 return plim_fail(f, r == -ENOENT ? PLIM_CODE_INVALID_ARGUMENT : PLIM_CODE_FAILED_PRECONDITION,
                                  r == -ENOENT ? PLIM_REASON_REQUEST : PLIM_REASON_ENVIRONMENT, "%s; nothing ran",
@@ -242,7 +243,9 @@ static void run_thread(http_req *r) {
                 plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", http_req_id(r));
                 metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
         } else {
-                q = plim_run_answer(&c->req, &res, cfg->evidence, http_req_received_unix_ms(r), ended, &body, &len, &f);
+                plim_evidence ev = *cfg->evidence; /* the environment's description, when it named one */
+                ev.environment = c->env_desc;
+                q = plim_run_answer(&c->req, &res, &ev, http_req_received_unix_ms(r), ended, &body, &len, &f);
                 if (q == -ENOMEM)
                         plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
                 if (res.outcome == SBX_PLAN_NOT_STARTED) {

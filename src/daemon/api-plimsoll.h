@@ -50,7 +50,7 @@ typedef struct api_plimsoll_config {
         /* Run's hullEnvironment (hull's extension): the hs_config.env_resolve and env_done of
          * OpenSession, called from the run's thread; NULL: a Run naming one is failed_precondition */
         int (*env_resolve)(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
-                           sbx_net_policy *ret_policy, hull_error *e);
+                           sbx_net_policy *ret_policy, char ret_desc[ENV_DESC_MAX], hull_error *e);
         void (*env_done)(void *ctx, sbx_net_policy *policy);
         void *env_ctx;
 } api_plimsoll_config;

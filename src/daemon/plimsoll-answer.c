@@ -161,7 +161,7 @@ static void record_init(plim_record *v, uint32_t version, const plim_request *r,
                 .result_sha256 = "",
                 .provider = ev->sandbox,
                 .isolation = ev->isolation,
-                .environment = "",
+                .environment = ev->environment ? ev->environment : "",
                 .policy = "",
                 .started_unix_ms = received,
                 .ended_unix_ms = ended,
@@ -278,7 +278,8 @@ static int run_response(const plim_request *r, const sbx_plan_result *res, const
         }
         json_t *o =
                 json_pack("{s:s, s:s, s:o, s:s, s:s}", "sandbox", ev->sandbox, "isolation", ev->isolation, "durationMs",
-                          plim_json_int64_string((int64_t) duration), "softwareIdentity", "", "environment", "");
+                          plim_json_int64_string((int64_t) duration), "softwareIdentity", "", "environment",
+                          ev->environment ? ev->environment : "");
         if (!o || !set(o, plim_kind_to_string(r->kind), result)) {
                 json_decref(o);
                 return -ENOMEM;

@@ -261,6 +261,9 @@ typedef struct plim_evidence {
         bool session_python, session_javascript; /* the languages a cell may use */
         uint64_t session_lifetime_ms, session_idle_timeout_ms;
         uint32_t max_sessions_per_caller, max_sessions_per_owner; /* 0: not stated */
+        /* RunResponse.environment and RunRecord.environment: a hullEnvironment's description
+         * (env_describe), set on a per-call copy; NULL: "". */
+        const char *environment;
 } plim_evidence;
 
 /* Check a parsed request against this daemon: the floor against our tier (failed_precondition

@@ -262,7 +262,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
         plim_error *f = &ret->f;
         hull_error e = {0};
         ss_session *s = NULL;
-        char layer[SBX_PATH_MAX] = "";
+        char layer[SBX_PATH_MAX] = "", desc[ENV_DESC_MAX] = "";
         sbx_net_policy policy = {.log_fd = -1};
         bool have_policy = false;
 
@@ -282,7 +282,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                                   "this hull serve has no environments (hull.db); nothing ran");
                         goto out;
                 }
-                r = m->cfg.env_resolve(m->cfg.env_ctx, req.environment, layer, &o.net, &policy, &e);
+                r = m->cfg.env_resolve(m->cfg.env_ctx, req.environment, layer, &o.net, &policy, desc, &e);
                 if (r < 0) {
                         plim_fail(f, r == -ENOENT ? PLIM_CODE_INVALID_ARGUMENT : PLIM_CODE_FAILED_PRECONDITION,
                                   r == -ENOENT ? PLIM_REASON_REQUEST : PLIM_REASON_ENVIRONMENT, "%s; nothing ran",
@@ -292,6 +292,7 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 have_policy = true;
                 o.layer_dir = layer[0] ? layer : NULL;
                 o.net_policy = o.net == SBX_NET_LIMITED ? &policy : NULL;
+                o.environment = desc; /* the session's records name it */
         }
         r = ss_open(m->core, &o, &s, &e);
         if (r == -EOPNOTSUPP) /* a network mode the keepers do not carry (yet) */
@@ -333,6 +334,14 @@ static void chain_of(ss_session *s, plim_chain *ret) {
         memcpy(ret->last_sha256, c.last_sha256, sizeof(ret->last_sha256));
 }
 
+/* The daemon's evidence as a call of s states it: with the session's environment (hullEnvironment),
+ * which its answers and records name. */
+static plim_evidence evidence_of(const hs_manager *m, ss_session *s) {
+        plim_evidence ev = *m->cfg.evidence;
+        ev.environment = ss_environment(s);
+        return ev;
+}
+
 /* The call's record (an answer's, or an UnansweredCall's), on the session's chain. */
 static void record_call(hs_manager *m, ss_session *s, const plim_call_record *rec) {
         if (ss_record_append(m->core, s, NULL, rec->record, rec->request, rec->result) < 0)
@@ -358,7 +367,8 @@ static void run_failed(hs_manager *m, ss_session *s, const plim_request *req, ui
                 plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE,
                           "the call failed: internal error (hull serve's log has the detail)");
         chain_of(s, &chain);
-        if (plim_unanswered_error(req, m->cfg.evidence, &chain, received, now_unix_ms(), f, &rec) == 0)
+        plim_evidence ev = evidence_of(m, s);
+        if (plim_unanswered_error(req, &ev, &chain, received, now_unix_ms(), f, &rec) == 0)
                 record_call(m, s, &rec);
         plim_call_record_done(&rec);
 }
@@ -482,13 +492,14 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                 res.net_log = TAKE_PTR(net_log);
                 res.net_log_len = net_log_len;
         }
-        r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &cell : NULL, m->cfg.evidence, &chain,
+        plim_evidence ev = evidence_of(m, s);
+        r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &cell : NULL, &ev, &chain,
                                     received, now_unix_ms(), why, detail, &ret->body, &ret->len, &rec, f);
         if (r == -ENOMEM)
                 plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         if (r < 0) {
                 if (f->reason == PLIM_REASON_NONE &&
-                    plim_unanswered_error(&req, m->cfg.evidence, &chain, received, now_unix_ms(), f, &rec) == 0)
+                    plim_unanswered_error(&req, &ev, &chain, received, now_unix_ms(), f, &rec) == 0)
                         record_call(m, s, &rec);
                 goto out;
         }

@@ -34,10 +34,11 @@ typedef struct hs_config {
         const char *handles_dir; /* each session's handle store is a directory below; NULL: none */
         /* OpenSession's hullEnvironment: the environment NAME's layer (ret_layer, "" when it has
          * no packages; built first when missing) and network (*ret_net, and *ret_policy, whose
-         * strings live until env_done(env_ctx, ret_policy)). NULL: OpenSession refuses a
+         * strings live until env_done(env_ctx, ret_policy)), and how its run records name it
+         * (ret_desc, env_describe's form). NULL: OpenSession refuses a
          * hullEnvironment. Returns 0 or a negative errno with *e (-ENOENT: no such environment). */
         int (*env_resolve)(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
-                           sbx_net_policy *ret_policy, hull_error *e);
+                           sbx_net_policy *ret_policy, char ret_desc[ENV_DESC_MAX], hull_error *e);
         void (*env_done)(void *ctx, sbx_net_policy *policy);
         void *env_ctx;
 } hs_config;

@@ -932,6 +932,15 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                         pol.log_fd = log_fd; /* the keeper gets its own copy */
                         o.net_policy = &pol;
                 }
+                /* the sandbox's records name its environment: the /v1 environment's id, the
+                 * layer's digest (its directory's name), the network */
+                char eid[V1_NAME_MAX + 1], desc[ENV_DESC_MAX];
+                pthread_mutex_lock(&l->lock);
+                snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
+                pthread_mutex_unlock(&l->lock);
+                const char *slash = strrchr(layer, '/');
+                if (eid[0] && env_describe(eid, NULL, slash ? slash + 1 : NULL, sbx_net_mode_to_string(o.net), desc) == 0)
+                        o.environment = desc;
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 hosts_free(hosts);
                 if (r < 0)

@@ -1,5 +1,7 @@
 /* env-spec.c: an environment's spec, parsed and checked (see env-spec.h). */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,26 @@ int env_pm_from_string(const char *s, env_pm *ret) {
 
 const char *env_net_to_string(env_net n) {
         return n >= 0 && n < _ENV_NET_MAX ? net_names[n] : NULL;
+}
+
+static bool desc_part_ok(const char *s, bool may_be_empty) {
+        if (!s || !s[0])
+                return may_be_empty;
+        for (const char *p = s; *p; p++)
+                if ((unsigned char) *p <= ' ' || *p == 0x7f)
+                        return false;
+        return true;
+}
+
+int env_describe(const char *name, const char *version, const char *digest, const char *net,
+                 char ret[ENV_DESC_MAX]) {
+        if (!desc_part_ok(name, false) || !desc_part_ok(version, true) || !desc_part_ok(digest, true) ||
+            !desc_part_ok(net, false))
+                return -EINVAL;
+        bool v = version && version[0], d = digest && digest[0];
+        int n = snprintf(ret, ENV_DESC_MAX, "hull-env:%s%s%s layer=%s%s net=%s", name, v ? "@" : "", v ? version : "",
+                         d ? "sha256:" : "none", d ? digest : "", net);
+        return n < 0 ? -EINVAL : (size_t) n >= ENV_DESC_MAX ? -ENAMETOOLONG : 0;
 }
 
 int env_net_from_string(const char *s, env_net *ret) {

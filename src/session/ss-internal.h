@@ -17,6 +17,7 @@ struct ss_session {
         char principal[SERVE_SHORT_STR_MAX];
         char owner[PLIM_OWNER_MAX + 1];
         char rule_id[REC_RULE_ID_SIZE];
+        char environment[ENV_DESC_MAX]; /* what its records name as their environment */
         uint64_t opened_unix_ms, expires_unix_ms, expires_mono_ms;
         uint64_t idle_ms;
         uint64_t last_used_mono_ms;

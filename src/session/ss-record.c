@@ -53,7 +53,7 @@ static int record_chained(ss_manager *m, ss_session *s, const char *operation, c
                 .result_sha256 = unanswered ? "" : result_sha,
                 .provider = m->cfg.provider ? m->cfg.provider : "hull",
                 .isolation = m->cfg.isolation ? m->cfg.isolation : "container",
-                .environment = "",
+                .environment = s->environment,
                 .policy = "",
                 .started_unix_ms = started_unix_ms,
                 .ended_unix_ms = now_unix_ms(),

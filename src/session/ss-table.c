@@ -258,6 +258,10 @@ json_t *ss_net_log_json(const char *log, size_t len) {
         return a;
 }
 
+const char *ss_environment(ss_session *s) {
+        return s->environment;
+}
+
 const char *ss_rule_id(ss_session *s) {
         return s->rule_id;
 }
@@ -611,6 +615,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
         snprintf(s->principal, sizeof(s->principal), "%s", o->principal);
         snprintf(s->owner, sizeof(s->owner), "%s", o->owner ? o->owner : "");
         snprintf(s->rule_id, sizeof(s->rule_id), "%s", o->rule_id ? o->rule_id : "");
+        snprintf(s->environment, sizeof(s->environment), "%s", o->environment ? o->environment : "");
         snprintf(s->log_name, sizeof(s->log_name), "session-%s.jsonl", s->chain.session);
         uint64_t lifetime = m->cfg.lifetime_ms, idle = m->cfg.idle_ms;
         if (o->lifetime_ms && o->lifetime_ms < lifetime)

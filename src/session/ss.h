@@ -173,6 +173,9 @@ typedef struct ss_open_opts {
          * (env_layer_sandbox_env) in every call and interpreter (the zygote's forks put its
          * PYTHONPATH on sys.path). NULL: none. */
         const char *layer_dir;
+        /* How the session's run records name its environment (RunRecord.environment, e.g.
+         * env_describe's "hull-env:NAME@VERSION layer=sha256:DIGEST net=MODE"); NULL: "". */
+        const char *environment;
 } ss_open_opts;
 
 /* Open a session. At the owner's cap, its least recently used session without a call in flight
@@ -230,6 +233,8 @@ typedef struct ss_chain {
 } ss_chain;
 void ss_chain_get(ss_session *s, ss_chain *ret);
 const char *ss_rule_id(ss_session *s);
+/* The environment its records name (ss_open_opts.environment; "" none). */
+const char *ss_environment(ss_session *s);
 
 /* Inside a call: append a record made by the caller (record, the request as received, the
  * result or NULL for a version 3 record; operation NULL for plimsoll's kinds, else hull's) to

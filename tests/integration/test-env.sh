@@ -143,7 +143,7 @@ fi
 "$HULL" env rm limitednet >/dev/null 2>&1
 
 # ---- hull serve's sessions: OpenSession's hullEnvironment (hull session open --env) ----
-if start_server "$TEST_TMP/serve.log" --work-dir "$TEST_TMP"; then
+if start_server "$TEST_TMP/serve.log" --work-dir "$TEST_TMP" --audit-dir "$TEST_TMP/audit"; then
         export HULL_URL=$URL
         SID=$("$HULL" session open --env demo 2>"$TEST_TMP/e")
         out=$([ -n "$SID" ] && "$HULL" session exec "$SID" -- "$PROBE >/dev/null && echo probe-ok; node -e 'console.log(require(\"is-number\")(7))'" 2>&1)
@@ -214,11 +214,22 @@ has-env" ]; then
         else
                 fail "Run hullEnvironment" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"
         fi
+        # The answer and its record name the environment: its version, its layer's digest, its network.
+        "$HULL" env show demo >"$TEST_TMP/show.json" 2>&1
+        want=$("$PY" -c 'import json,sys; s=json.load(open(sys.argv[1])); print("hull-env:demo@%d layer=sha256:%s net=none" % (s["version"], s["digest"]))' "$TEST_TMP/show.json" 2>&1)
+        got=$("$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); print(a["environment"] if a["environment"] == a["record"]["environment"] else "differ: %r %r" % (a["environment"], a["record"]["environment"]))' "$TEST_TMP/o" 2>&1)
+        if [ "$got" = "$want" ]; then
+                pass "a Run's answer and record name the environment (version, layer digest, network)"
+        else
+                fail "Run environment in the record" "got=$got want=$want"
+        fi
         run_env "{\"protocol\": 3, \"hull_environment\": \"demo\", \"project\": {\"steps\": [\"$PROBE >/dev/null && echo probe-ok\"]}}"
         if [ "$code" = 200 ] && [ "$out" = probe-ok ]; then pass "Run with hull_environment (snake case) gets the layer too"; else fail "Run hull_environment" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
         run_env "{\"protocol\": 3, \"project\": {\"steps\": [\"command -v $APT_PKG || echo absent\", \"test -d /env && echo has-env || echo no-env\"]}}"
         if [ "$code" = 200 ] && [ "$out" = "absent
-no-env" ] && ! grep -q hullNetworkLog "$TEST_TMP/o"; then pass "a Run without hullEnvironment has no layer, no /env, no hullNetworkLog"; else fail "Run without env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
+no-env" ] && ! grep -q hullNetworkLog "$TEST_TMP/o" &&
+                "$PY" -c 'import json,sys; a=json.load(open(sys.argv[1])); sys.exit(0 if a["environment"] == "" == a["record"]["environment"] else 1)' "$TEST_TMP/o"; then
+                pass "a Run without hullEnvironment has no layer, no /env, no hullNetworkLog, no environment in its record"; else fail "Run without env" "code=$code out=$out $(head -c 600 "$TEST_TMP/o")"; fi
         run_env '{"protocol": 3, "hullEnvironment": "nosuch", "project": {"steps": ["true"]}}'
         if [ "$code" = 400 ] && grep -q '"invalid_argument"' "$TEST_TMP/o" && grep -q "no environment nosuch" "$TEST_TMP/o"; then
                 pass "a Run naming a missing environment is invalid_argument naming it"
@@ -245,7 +256,18 @@ s = socket.create_connection(("127.0.0.1", 3128))
 s.sendall(b"CONNECT blocked.invalid:443 HTTP/1.1\r\n\r\n")
 print(s.recv(12).decode())' >"$TEST_TMP/sr1"
                 session_run "$SID" 'print("again")' >"$TEST_TMP/sr2"
+                env2=$("$PY" -c 'import json,sys; r=json.load(open(sys.argv[1]))["run"]; print(r["environment"] if r["environment"] == r["record"]["environment"] else "differ")' "$TEST_TMP/sans.json" 2>&1)
                 "$HULL" session close "$SID" >/dev/null 2>&1
+                # the session's audit log: every record names the environment, and hull verify agrees
+                log=$(grep -l '"environment":"hull-env:limitednet2@' "$TEST_TMP"/audit/session-*.jsonl 2>/dev/null | head -n 1)
+                if [ "$env2" = "hull-env:limitednet2@1 layer=none net=limited" ] && [ -n "$log" ] &&
+                        [ "$(grep -c . "$log")" -ge 3 ] &&
+                        [ "$(grep -c '"environment":"hull-env:limitednet2@1 layer=none net=limited"' "$log")" = "$(grep -c . "$log")" ] &&
+                        "$HULL" verify "$log" >"$TEST_TMP/verify" 2>&1; then
+                        pass "a limited session's records name its environment (answers and audit log), hull verify agrees"
+                else
+                        fail "session environment in the records" "env2=$env2 log=$log $(cat "$TEST_TMP/verify" 2>/dev/null) $(head -c 400 "$log" 2>/dev/null)"
+                fi
                 if grep -q '^cell: HTTP/1.1 403' "$TEST_TMP/sr1" && grep -q '^cell: again' "$TEST_TMP/sr2" &&
                         cat "$TEST_TMP/sr1" "$TEST_TMP/sr2" | grep -q '^net: .* net refused CONNECT blocked.invalid:443 .*reason=not on the allowed hosts'; then
                         pass "SessionRun in a limited environment: hullNetworkLog shows the refused connection"

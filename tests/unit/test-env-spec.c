@@ -158,10 +158,37 @@ static void test_names(void) {
         CHECK(env_name_is_valid(longname));
 }
 
+/* How run records name an environment. */
+static void test_describe(void) {
+        char d[ENV_DESC_MAX];
+        CHECK_EQ_INT(env_describe("demo", "3", "0ef63f1e", "limited", d), 0);
+        CHECK_EQ_STR(d, "hull-env:demo@3 layer=sha256:0ef63f1e net=limited");
+        CHECK_EQ_INT(env_describe("env_01abc", NULL, NULL, "none", d), 0);
+        CHECK_EQ_STR(d, "hull-env:env_01abc layer=none net=none");
+        CHECK_EQ_INT(env_describe("demo", "", "", "unrestricted", d), 0);
+        CHECK_EQ_STR(d, "hull-env:demo layer=none net=unrestricted");
+        CHECK_EQ_INT(env_describe("", "1", NULL, "none", d), -EINVAL);
+        CHECK_EQ_INT(env_describe("a b", "1", NULL, "none", d), -EINVAL);
+        CHECK_EQ_INT(env_describe("a", "1\n", NULL, "none", d), -EINVAL);
+        CHECK_EQ_INT(env_describe("a", "1", NULL, NULL, d), -EINVAL);
+        char longname[ENV_DESC_MAX + 1];
+        memset(longname, 'x', ENV_DESC_MAX);
+        longname[ENV_DESC_MAX] = '\0';
+        CHECK_EQ_INT(env_describe(longname, "1", NULL, "none", d), -ENAMETOOLONG);
+        /* the longest a hull env can make fits: a 63-byte name, a 20-digit version, a digest */
+        char name[ENV_NAME_MAX], digest[65];
+        memset(name, 'n', ENV_NAME_MAX - 1);
+        name[ENV_NAME_MAX - 1] = '\0';
+        memset(digest, 'f', 64);
+        digest[64] = '\0';
+        CHECK_EQ_INT(env_describe(name, "18446744073709551615", digest, "unrestricted", d), 0);
+}
+
 int main(void) {
         test_packages();
         test_json();
         test_refused();
         test_names();
+        test_describe();
         return test_done();
 }
