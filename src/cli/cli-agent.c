@@ -565,7 +565,7 @@ static int start_engine(cli_agent *a, hull_error *e) {
                 if ((r = home_resolve(home, e)) < 0 ||
                     (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, desc, e)) < 0)
                         return r;
-                oo.environment = desc; /* its records name it */
+                oo.environment = desc;              /* its records name it */
                 if (es.net == ENV_NET_UNRESTRICTED) /* pasta (sbx-net.h) */
                         oo.net = SBX_NET_UNRESTRICTED;
                 if (es.net == ENV_NET_LIMITED) {

@@ -159,7 +159,8 @@ int cli_env_layer(const char *home, const char *name, bool build, char ret_layer
         }
         if (ret_desc) {
                 char version[24];
-                snprintf(version, sizeof(version), "%" PRId64, (int64_t) json_integer_value(json_object_get(obj, "version")));
+                snprintf(version, sizeof(version), "%" PRId64,
+                         (int64_t) json_integer_value(json_object_get(obj, "version")));
                 if ((r = env_describe(name, version, digest, env_net_to_string(spec.net), ret_desc)) < 0)
                         return hull_fail(e, r, "env: %s cannot be named in a run record", name);
         }

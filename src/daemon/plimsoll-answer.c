@@ -276,10 +276,9 @@ static int run_response(const plim_request *r, const sbx_plan_result *res, const
                         result = project_result(r, res);
                 duration = res->ended_unix_ms >= res->started_unix_ms ? res->ended_unix_ms - res->started_unix_ms : 0;
         }
-        json_t *o =
-                json_pack("{s:s, s:s, s:o, s:s, s:s}", "sandbox", ev->sandbox, "isolation", ev->isolation, "durationMs",
-                          plim_json_int64_string((int64_t) duration), "softwareIdentity", "", "environment",
-                          ev->environment ? ev->environment : "");
+        json_t *o = json_pack("{s:s, s:s, s:o, s:s, s:s}", "sandbox", ev->sandbox, "isolation", ev->isolation,
+                              "durationMs", plim_json_int64_string((int64_t) duration), "softwareIdentity", "",
+                              "environment", ev->environment ? ev->environment : "");
         if (!o || !set(o, plim_kind_to_string(r->kind), result)) {
                 json_decref(o);
                 return -ENOMEM;

@@ -493,8 +493,8 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                 res.net_log_len = net_log_len;
         }
         plim_evidence ev = evidence_of(m, s);
-        r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &cell : NULL, &ev, &chain,
-                                    received, now_unix_ms(), why, detail, &ret->body, &ret->len, &rec, f);
+        r = plim_session_run_answer(&req, is_cell ? NULL : &res, is_cell ? &cell : NULL, &ev, &chain, received,
+                                    now_unix_ms(), why, detail, &ret->body, &ret->len, &rec, f);
         if (r == -ENOMEM)
                 plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
         if (r < 0) {

@@ -939,7 +939,8 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                 snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
                 pthread_mutex_unlock(&l->lock);
                 const char *slash = strrchr(layer, '/');
-                if (eid[0] && env_describe(eid, NULL, slash ? slash + 1 : NULL, sbx_net_mode_to_string(o.net), desc) == 0)
+                if (eid[0] &&
+                    env_describe(eid, NULL, slash ? slash + 1 : NULL, sbx_net_mode_to_string(o.net), desc) == 0)
                         o.environment = desc;
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 hosts_free(hosts);

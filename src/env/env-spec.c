@@ -46,8 +46,7 @@ static bool desc_part_ok(const char *s, bool may_be_empty) {
         return true;
 }
 
-int env_describe(const char *name, const char *version, const char *digest, const char *net,
-                 char ret[ENV_DESC_MAX]) {
+int env_describe(const char *name, const char *version, const char *digest, const char *net, char ret[ENV_DESC_MAX]) {
         if (!desc_part_ok(name, false) || !desc_part_ok(version, true) || !desc_part_ok(digest, true) ||
             !desc_part_ok(net, false))
                 return -EINVAL;

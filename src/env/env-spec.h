@@ -60,8 +60,7 @@ int env_net_from_string(const char *s, env_net *ret);
  * "hull-env:NAME[@VERSION] layer=sha256:DIGEST net=MODE", "layer=none" without a layer (digest
  * NULL or ""); version NULL or "" leaves "@VERSION" out. Pure. Returns 0, or -EINVAL (a part
  * holds a space or a control character, or is empty where needed) or -ENAMETOOLONG. */
-int env_describe(const char *name, const char *version, const char *digest, const char *net,
-                 char ret[ENV_DESC_MAX]);
+int env_describe(const char *name, const char *version, const char *digest, const char *net, char ret[ENV_DESC_MAX]);
 
 /* An environment's name: 1 to ENV_NAME_MAX - 1 bytes of [a-z0-9._-], starting with a letter or
  * digit. */
