@@ -165,8 +165,8 @@ typedef struct ss_open_opts {
         /* The sandbox's network (sbx-net.h): SBX_NET_NONE (the default) or SBX_NET_LIMITED with
          * its policy (borrowed for the call; the provider's proxy copies it). Its connection log
          * is handed out call by call by ss_net_log_take: the policy's log_fd when that is a
-         * regular file open for reading and writing (from where it ends at open), else, without a log_fd, one the
-         * session keeps itself (a memfd; SBX_NET_LOG_MAX bounds both). */
+         * regular file open for reading and writing (from where it ends at open), else, without
+         * a log_fd, one the session keeps itself (a memfd; SBX_NET_LOG_MAX bounds both). */
         sbx_net_mode net;
         const sbx_net_policy *net_policy;
         /* An environment's layer (src/env/env-layer.h): bound read-only at /env, its variables
