@@ -1,5 +1,6 @@
 /* test-sbx-net.c: a limited sandbox's network: the request parser and its rewrite, host
- * patterns, apt's source lists, the package registries of this host, the proxy on a listener of
+ * patterns, apt's source lists, the package registries of this host, pip's settings (pip.conf,
+ * $PIP_INDEX_URL) and the registries they name, the proxy on a listener of
  * the test's own (loopback, with the testing override), stopped with a connection open, and a
  * session started with SBX_NET_LIMITED (as root). */
 #include <arpa/inet.h>
@@ -404,12 +405,136 @@ static void test_resolv(void) {
         CHECK_EQ_STR(out, "nameserver 10.9.8.7\n");
 }
 
+static void test_pip_conf(void) {
+        char out[64];
+        const char *text = "[global]\n"
+                           "Index_URL : http://a.example/simple\n"
+                           "# index-url = http://commented.example/simple\n"
+                           "trusted-host = a.example\n"
+                           "[freeze]\n"
+                           "index-url = http://freeze.example/simple\n"
+                           "[global]\n"
+                           "extra-index-url =\n"
+                           "    http://b.example/simple\n"
+                           "\n"
+                           "  ; a comment inside the value\n"
+                           "\thttp://c.example/simple  \r\n"
+                           "[install]\n"
+                           "trusted-host=i.example\n";
+        size_t len = strlen(text);
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "index-url", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "http://a.example/simple");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "extra-index-url", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "http://b.example/simple http://c.example/simple");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "install", "trusted-host", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "i.example");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "install", "index-url", out, sizeof(out)), 0);
+        CHECK_EQ_STR(out, "");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "cert", out, sizeof(out)), 0);
+        const char *twice = "[global]\nindex-url = http://first/\nindex-url = http://second/\n  http://cont/";
+        CHECK_EQ_INT(sbx_net_pip_conf_value(twice, strlen(twice), "global", "index-url", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "http://second/ http://cont/");
+        const char *nosection = "index-url = http://outside/\n";
+        CHECK_EQ_INT(sbx_net_pip_conf_value(nosection, strlen(nosection), "global", "index-url", out, sizeof(out)), 0);
+        char tiny[8];
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "index-url", tiny, sizeof(tiny)), -E2BIG);
+
+        /* The host's setting: $PIP_..., else HOME's pip.conf ([install], then [global]). */
+        char home[] = "/tmp/test-sbx-net-home.XXXXXX", dir[128], conf[160];
+        CHECK(mkdtemp(home) != NULL);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(dir, sizeof(dir), "%s/.config/pip", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(conf, sizeof(conf), "%s/pip.conf", dir);
+        FILE *f = fopen(conf, "w");
+        CHECK(f != NULL);
+        if (f) {
+                fputs("[global]\nindex-url = http://10.213.70.2:8080/simple\ntrusted-host = 10.213.70.2\n"
+                      "extra-index-url = https://extra.example/simple http://Other.Example:81/x\n"
+                      "[install]\ntrusted-host = 10.213.70.2 extra.example\n",
+                      f);
+                fclose(f);
+        }
+        const char *old_home = getenv("HOME");
+        _cleanup_free_ char *saved_home = old_home ? strdup(old_home) : NULL;
+        const char *old_index = getenv("PIP_INDEX_URL");
+        _cleanup_free_ char *saved_index = old_index ? strdup(old_index) : NULL;
+        unsetenv("PIP_INDEX_URL");
+        unsetenv("PIP_EXTRA_INDEX_URL");
+        unsetenv("PIP_TRUSTED_HOST");
+        setenv("HOME", home, 1);
+        char v[SBX_NET_PIP_SETTING_MAX];
+        CHECK_EQ_INT(sbx_net_pip_setting("index-url", v, sizeof(v)), 1);
+        CHECK_EQ_STR(v, "http://10.213.70.2:8080/simple");
+        CHECK_EQ_INT(sbx_net_pip_setting("trusted-host", v, sizeof(v)), 1);
+        CHECK_EQ_STR(v, "10.213.70.2 extra.example");
+        CHECK_EQ_INT(sbx_net_pip_setting("trusted-host", tiny, sizeof(tiny)), -E2BIG);
+
+        char **pkg = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), 0);
+        bool index = false, extra = false, other = false, pypi = false;
+        for (char **h = pkg; h && *h; h++) {
+                index |= strcmp(*h, "10.213.70.2") == 0;
+                extra |= strcmp(*h, "extra.example") == 0;
+                other |= strcmp(*h, "other.example") == 0;
+                pypi |= strcmp(*h, "pypi.org") == 0 || strcmp(*h, "files.pythonhosted.org") == 0;
+        }
+        TEST_RESULT(index && extra && other, "HOME's pip.conf: its index and both extra indexes are registries");
+        TEST_RESULT(!pypi, "an index-url of pip.conf replaces PyPI");
+        sbx_net_hosts_free(pkg);
+
+        setenv("PIP_INDEX_URL", "https://env.example/simple", 1);
+        CHECK_EQ_INT(sbx_net_pip_setting("index-url", v, sizeof(v)), 1);
+        CHECK_EQ_STR(v, "https://env.example/simple");
+        pkg = NULL;
+        CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), 0);
+        index = extra = false;
+        for (char **h = pkg; h && *h; h++) {
+                index |= strcmp(*h, "env.example") == 0;
+                extra |= strcmp(*h, "10.213.70.2") == 0;
+        }
+        TEST_RESULT(index && !extra, "$PIP_INDEX_URL wins over pip.conf, for the registries too");
+        sbx_net_hosts_free(pkg);
+
+        /* An overlong setting is refused, naming it. */
+        char *big = malloc(SBX_NET_PIP_SETTING_MAX + 16);
+        CHECK(big != NULL);
+        if (big) {
+                memset(big, 'a', SBX_NET_PIP_SETTING_MAX + 15);
+                memcpy(big, "https://", 8);
+                big[SBX_NET_PIP_SETTING_MAX + 15] = '\0';
+                setenv("PIP_INDEX_URL", big, 1);
+                free(big);
+                pkg = NULL;
+                e = (hull_error){0};
+                CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), -E2BIG);
+                CHECK(strstr(e.msg, "index-url") != NULL);
+        }
+
+        unlink(conf);
+        rmdir(dir);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        rmdir(dir);
+        rmdir(home);
+        if (saved_index)
+                setenv("PIP_INDEX_URL", saved_index, 1);
+        else
+                unsetenv("PIP_INDEX_URL");
+        if (saved_home)
+                setenv("HOME", saved_home, 1);
+        else
+                unsetenv("HOME");
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         test_resolv();
         test_parse();
         test_patterns();
         test_apt();
+        test_pip_conf();
         test_proxy();
         test_log_bound();
         test_session();
