@@ -1,11 +1,14 @@
 /* test-sbx-net.c: a limited sandbox's network: the request parser and its rewrite, host
  * patterns, apt's source lists, the package registries of this host, pip's settings (pip.conf,
- * $PIP_INDEX_URL) and the registries they name, the proxy on a listener of
+ * $PIP_INDEX_URL) and the registries they name, a registry configured as an address pinned by
+ * the build's proxy (an address of this host's own), the proxy on a listener of
  * the test's own (loopback, with the testing override), stopped with a connection open, and a
  * session started with SBX_NET_LIMITED (as root). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -17,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress.h"
 #include "limits.h"
 #include "macro.h"
 #include "sbx-net.h"
@@ -528,6 +532,96 @@ static void test_pip_conf(void) {
                 unsetenv("HOME");
 }
 
+/* A registry configured as an address (pip's index-url = http://ADDR:PORT/simple) is pinned to
+ * it: the build's proxy (pin_package_hosts) connects to that literal although the egress guard
+ * refuses the address class (anything but loopback, which is never pinned); a proxy that does not
+ * pin refuses it unless the address is public. Needs a non-loopback IPv4 address of this host. */
+static void test_pinned_literal(void) {
+        struct ifaddrs *ifa = NULL;
+        struct sockaddr_in sa = {0};
+        bool found = false;
+        if (getifaddrs(&ifa) == 0) {
+                for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
+                        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK) ||
+                            !(i->ifa_flags & IFF_UP))
+                                continue;
+                        sa = *(struct sockaddr_in *) i->ifa_addr;
+                        const uint8_t *b = (const uint8_t *) &sa.sin_addr;
+                        found = b[0] != 127 && !(b[0] == 169 && b[1] == 254);
+                }
+                freeifaddrs(ifa);
+        }
+        if (!found) {
+                printf("skip - a registry configured as an address is pinned: no non-loopback IPv4 address\n");
+                return;
+        }
+        char addr[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &sa.sin_addr, addr, sizeof(addr));
+        sa.sin_port = 0;
+        socklen_t sl = sizeof(sa);
+        int dest = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHECK(dest >= 0 && bind(dest, (struct sockaddr *) &sa, sizeof(sa)) == 0 && listen(dest, 16) == 0 &&
+              getsockname(dest, (struct sockaddr *) &sa, &sl) == 0);
+        unsigned dest_port = ntohs(sa.sin_port);
+
+        char home[] = "/tmp/test-sbx-net-pin.XXXXXX", dir[128], conf[160], text[256];
+        CHECK(mkdtemp(home) != NULL);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(dir, sizeof(dir), "%s/.config/pip", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(conf, sizeof(conf), "%s/pip.conf", dir);
+        snprintf(text, sizeof(text), "[global]\nindex-url = http://%s:%u/simple\n", addr, dest_port);
+        FILE *f = fopen(conf, "w");
+        CHECK(f != NULL);
+        if (f) {
+                fputs(text, f);
+                fclose(f);
+        }
+        const char *old_home = getenv("HOME");
+        _cleanup_free_ char *saved_home = old_home ? strdup(old_home) : NULL;
+        setenv("HOME", home, 1);
+        unsetenv("PIP_INDEX_URL");
+
+        egress_addr ea;
+        bool public = egress_addr_parse(addr, &ea) == 0 && egress_addr_classify(&ea) == EGRESS_PUBLIC;
+        for (int pin = 1; pin >= 0; pin--) {
+                unsigned proxy_port = 0;
+                int lp = listener(&proxy_port);
+                sbx_net_policy pol = {.allow_package_managers = true, .pin_package_hosts = pin, .log_fd = -1};
+                sbx_net_proxy *p = NULL;
+                hull_error e = {0};
+                CHECK_EQ_INT(sbx_net_proxy_start(lp, &pol, &p, &e), 0);
+                if (!p)
+                        break;
+                char buf[512], req[128];
+                int c = dial(proxy_port);
+                snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\n\r\n", addr, dest_port);
+                CHECK(c >= 0 && write(c, req, strlen(req)) == (ssize_t) strlen(req));
+                ssize_t n = read_some(c, buf, sizeof(buf) - 1);
+                buf[n > 0 ? n : 0] = '\0';
+                printf("# %s %s: %.40s\n", pin ? "pinned" : "unpinned", addr, buf);
+                if (pin)
+                        TEST_RESULT(n > 12 && memcmp(buf, "HTTP/1.1 200", 12) == 0,
+                                    "the pinned build proxy connects to a registry configured as an address");
+                else if (!public)
+                        TEST_RESULT(n > 12 && memcmp(buf, "HTTP/1.1 403", 12) == 0,
+                                    "a proxy that does not pin refuses that address (the guard)");
+                close(c);
+                sbx_net_proxy_stop(p, NULL);
+        }
+        close(dest);
+        unlink(conf);
+        rmdir(dir);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        rmdir(dir);
+        rmdir(home);
+        if (saved_home)
+                setenv("HOME", saved_home, 1);
+        else
+                unsetenv("HOME");
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         test_resolv();
@@ -536,6 +630,7 @@ int main(void) {
         test_apt();
         test_pip_conf();
         test_proxy();
+        test_pinned_literal();
         test_log_bound();
         test_session();
         return test_done();
