@@ -1,7 +1,8 @@
 /* fuzz-net.c: a limited sandbox's pure parsers over arbitrary bytes: the proxy's request head
  * (a parsed head lies within the input, names a valid host and port, and its rewrite is one head
  * that parses as origin-form and carries no hop-by-hop header), apt's source lists (every host
- * found is a valid pattern that matches itself), and host patterns over the input's lines. */
+ * found is a valid pattern that matches itself), pip.conf values (NUL-terminated within their
+ * buffer, "" when not set), and host patterns over the input's lines. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,6 +64,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         abort();
                 free(hosts[i]);
                 hosts[i] = NULL;
+        }
+
+        static const char *const pip_keys[] = {"index-url", "extra-index-url", "trusted-host"};
+        for (size_t i = 0; i < 3; i++) {
+                char small[16], val[SBX_NET_PIP_SETTING_MAX];
+                for (int sec = 0; sec < 2; sec++) {
+                        const char *section = sec ? "install" : "global";
+                        int v = sbx_net_pip_conf_value(buf, size, section, pip_keys[i], val, sizeof(val));
+                        if ((v != 0 && v != 1 && v != -E2BIG) || strnlen(val, sizeof(val)) >= sizeof(val) ||
+                            (v == 0 && val[0]) || (v == 1 && (val[0] == ' ' || val[0] == '\t')))
+                                abort();
+                        v = sbx_net_pip_conf_value(buf, size, section, pip_keys[i], small, sizeof(small));
+                        if ((v != 0 && v != 1 && v != -E2BIG) || strnlen(small, sizeof(small)) >= sizeof(small))
+                                abort();
+                }
         }
 
         char *lines[LINES_MAX];

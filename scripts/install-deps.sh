@@ -25,6 +25,8 @@ packages=(
         clang libclang-rt-14-dev clang-format
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv
         python3 python3-numpy python3-pandas util-linux procps
+        # what builds an environment's pip packages (python3 -m pip install --target, issue 13)
+        python3-pip
         # what hull serve runs javascript payloads with (/usr/bin/node)
         nodejs
         # benchmark peers

@@ -90,6 +90,7 @@
 #define SBX_NET_HOSTS_FILE_MAX (64U << 10)  /* the testing hosts file (bytes) */
 #define SBX_NET_SOURCES_MAX (1U << 20)      /* one apt source list, npmrc or pip.conf read */
 #define SBX_NET_SOURCE_FILES_MAX 64U        /* files of /etc/apt/sources.list.d read */
+#define SBX_NET_PIP_SETTING_MAX 4096U       /* one pip setting (index-url, ...) read and passed to a build */
 #define SBX_NET_PINS_MAX 256U               /* pinned (name, address) pairs of the package registries */
 #define SBX_NET_LOG_LINE_MAX 512U           /* one line of the connection log */
 #define SBX_NET_LOG_MAX (4U << 20)          /* a connection log that is a file: then one "log-full" line */

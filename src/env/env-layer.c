@@ -75,7 +75,11 @@ static const char resolve_script[] =
 /* The second half, in a container sandbox whose network is limited to the host's package
  * registries (sbx-net.h), with the build directory at /workspace: each .deb downloaded through
  * the proxy, checked against the SHA-256 of the signed package lists and unpacked with dpkg-deb
- * -x (no maintainer script runs); npm install --prefix; pip install --target. */
+ * -x (no maintainer script runs); npm install --prefix; pip install --target (Debian 12's pip
+ * 23.0.1 skips PEP 668's externally-managed check for --target, as for --prefix and --root: it
+ * installs into no Python's own site-packages, so no --break-system-packages is needed or given).
+ * pip reads the host's index settings from PIP_INDEX_URL, PIP_EXTRA_INDEX_URL and
+ * PIP_TRUSTED_HOST (script_env_make). */
 static const char build_script[] =
         "set -u\n"
         "cd /workspace\n"
@@ -116,9 +120,11 @@ static const char build_script[] =
         "  rm -rf .npm-cache npm/package.json\n"
         "fi\n"
         "if [ -n \"$HULL_PIP\" ]; then\n"
-        "  python3 -m pip --version >/dev/null 2>&1 || fail 'pip: python3 -m pip is not installed on the host'\n"
+        "  python3 -m pip --version >/dev/null 2>&1 || fail 'pip: python3 -m pip is not installed on the host "
+        "(apt-get install python3-pip)'\n"
         "  python3 -m pip install --disable-pip-version-check --no-input --no-cache-dir --timeout 15 --retries 0 "
-        "--target /workspace/pip $HULL_PIP >&2 || fail 'pip: pip install failed (is PyPI reachable from this host?)'\n"
+        "--target /workspace/pip $HULL_PIP >&2 || fail 'pip: pip install failed (is the package on "
+        "the index, PyPI or the index-url of pip.conf, and the index reachable from this host?)'\n"
         "fi\n";
 
 /* The preflight, in the container tier with the layer at /env. HULL_APT, HULL_NPM and HULL_PIP
@@ -222,10 +228,15 @@ static int script_env_add(script_env *se, const char *kv) {
 }
 
 /* The package variables, and for a build the settings apt, npm and pip need that the sandbox's
- * own proxy variables do not give: the CA bundle of a TLS-inspecting network, a registry. */
+ * own proxy variables do not give: the CA bundle of a TLS-inspecting network, a registry. pip's
+ * index settings are the host's own (its environment, else its HOME's or /etc's pip.conf, as
+ * sbx_net_pip_setting reads them, the registries the build's proxy allows): the sandbox sees
+ * neither the host's environment nor its HOME. */
 static int script_env_make(const env_spec *s, bool build, script_env *se) {
-        static const char *const pass[] = {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "PIP_INDEX_URL",
-                                           "npm_config_registry"};
+        static const char *const pass[] = {"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "npm_config_registry"};
+        static const char *const pip[][2] = {{"index-url", "PIP_INDEX_URL="},
+                                             {"extra-index-url", "PIP_EXTRA_INDEX_URL="},
+                                             {"trusted-host", "PIP_TRUSTED_HOST="}};
         int r;
         for (int pm = 0; pm < _ENV_PM_MAX; pm++) {
                 char *v;
@@ -244,6 +255,15 @@ static int script_env_make(const env_spec *s, bool build, script_env *se) {
                 if (!v || (size_t) snprintf(kv, sizeof(kv), "%s=%s", pass[i], v) >= sizeof(kv))
                         continue;
                 if ((r = script_env_add(se, kv)) < 0)
+                        return r;
+        }
+        for (size_t i = 0; build && s->n_pkgs[ENV_PM_PIP] > 0 && i < ELEMENTSOF(pip); i++) {
+                char kv[SBX_ENV_ENTRY_MAX];
+                size_t l = strlen(pip[i][1]);
+                memcpy(kv, pip[i][1], l);
+                if ((r = sbx_net_pip_setting(pip[i][0], kv + l, sizeof(kv) - l)) < 0)
+                        return r;
+                if (r > 0 && (r = script_env_add(se, kv)) < 0)
                         return r;
         }
         return 0;
@@ -417,6 +437,11 @@ int env_layer_build(const char *home, const env_spec *s, env_build_info *ret, hu
 
         if ((r = script_env_make(s, true, &se)) < 0) {
                 (void) rm_rf_at(dfd, tmp_name);
+                if (r == -E2BIG)
+                        return hull_err_hint(e, r, "shorten it in pip.conf or the PIP_ variable",
+                                             "env: pip's index-url, extra-index-url or trusted-host is longer than %u "
+                                             "bytes",
+                                             SBX_ENV_ENTRY_MAX - 32);
                 return hull_err(e, r, "env: cannot build the build's environment");
         }
         /* Resolve on the host, fetch and unpack in a sandbox limited to the registries, then give

@@ -455,3 +455,79 @@ size_t sbx_net_resolv_conf(const char *text, size_t len, char *out, size_t size)
 bool sbx_net_uri_host(const char *s, size_t len, char out[static EGRESS_HOST_MAX + 1]) {
         return uri_host(s, len, out);
 }
+
+/* Whether a pip.conf key (k, kl bytes) names key: case-insensitive, '_' as '-' (as pip reads). */
+static bool conf_key_is(const char *k, size_t kl, const char *key) {
+        if (kl != strlen(key))
+                return false;
+        for (size_t i = 0; i < kl; i++)
+                if ((k[i] == '_' ? '-' : lower(k[i])) != key[i])
+                        return false;
+        return true;
+}
+
+/* Append s (len bytes, trimmed), space-separated, to out (used bytes of size). */
+static int conf_append(char *out, size_t size, size_t *used, const char *s, size_t len) {
+        while (len > 0 && (*s == ' ' || *s == '\t'))
+                s++, len--;
+        while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
+                len--;
+        if (len == 0)
+                return 0;
+        size_t sep = *used > 0 ? 1 : 0;
+        if (*used + sep + len >= size)
+                return -E2BIG;
+        if (sep)
+                out[(*used)++] = ' ';
+        memcpy(out + *used, s, len);
+        *used += len;
+        out[*used] = '\0';
+        return 0;
+}
+
+int sbx_net_pip_conf_value(const char *text, size_t len, const char *section, const char *key, char *out, size_t size) {
+        bool in_section = false, in_value = false, found = false;
+        size_t used = 0;
+        if (size == 0)
+                return -E2BIG;
+        out[0] = '\0';
+        for (size_t at = 0; at < len;) {
+                const char *line = text + at;
+                const char *nl = memchr(line, '\n', len - at);
+                size_t ll = nl ? (size_t) (nl - line) : len - at;
+                at += ll + 1;
+                size_t a = 0;
+                while (a < ll && (line[a] == ' ' || line[a] == '\t'))
+                        a++;
+                if (a == ll || line[a] == '\r' || line[a] == '#' || line[a] == ';')
+                        continue;        /* blank lines and comments end no value, as configparser reads */
+                if (a > 0 && in_value) { /* an indented continuation line */
+                        if (conf_append(out, size, &used, line + a, ll - a) < 0)
+                                return -E2BIG;
+                        continue;
+                }
+                in_value = false;
+                if (line[a] == '[') {
+                        const char *end = memchr(line + a, ']', ll - a);
+                        size_t sl = end ? (size_t) (end - (line + a + 1)) : 0;
+                        in_section = end && sl == strlen(section) && memcmp(line + a + 1, section, sl) == 0;
+                        continue;
+                }
+                size_t d = a;
+                while (d < ll && line[d] != '=' && line[d] != ':')
+                        d++;
+                if (d == ll || !in_section)
+                        continue;
+                size_t ke = d;
+                while (ke > a && (line[ke - 1] == ' ' || line[ke - 1] == '\t'))
+                        ke--;
+                if (!conf_key_is(line + a, ke - a, key))
+                        continue;
+                used = 0; /* the last one counts */
+                out[0] = '\0';
+                found = in_value = true;
+                if (conf_append(out, size, &used, line + d + 1, ll - d - 1) < 0)
+                        return -E2BIG;
+        }
+        return found ? 1 : 0;
+}

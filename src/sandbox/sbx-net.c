@@ -92,7 +92,7 @@ static int add_host(char **hosts, size_t *n, const char *host) {
         return 0;
 }
 
-/* The hosts of "KEY = URL" lines of an ini-like file (npmrc, pip.conf) whose key is one of keys
+/* The hosts of "KEY = URL" lines of an ini-like file (npmrc) whose key is one of keys
  * (or ends in ":registry" for npm's scoped registries). Returns how many were added, or a
  * negative errno. */
 static int add_config_hosts(const char *path, const char *const *keys, size_t n_keys, char **hosts, size_t *n) {
@@ -133,6 +133,54 @@ static int add_config_hosts(const char *path, const char *const *keys, size_t n_
         return added;
 }
 
+int sbx_net_pip_setting(const char *key, char *out, size_t size) {
+        static const char *const sections[] = {"install", "global"};
+        char var[64] = "PIP_", path[SBX_PATH_MAX];
+        size_t vl = 4;
+        for (const char *k = key; *k && vl + 1 < sizeof(var); k++)
+                var[vl++] = *k == '-' ? '_' : (char) (*k >= 'a' && *k <= 'z' ? *k - 'a' + 'A' : *k);
+        var[vl] = '\0';
+        const char *v = getenv(var);
+        if (v && *v) {
+                if (strlen(v) >= size)
+                        return -E2BIG;
+                memcpy(out, v, strlen(v) + 1);
+                return 1;
+        }
+        const char *home = getenv("HOME");
+        size_t hl = 0, el = 0;
+        _cleanup_free_ char *htext = home && path_join(path, sizeof(path), home, ".config/pip/pip.conf") >= 0
+                                             ? read_small_file(path, &hl)
+                                             : NULL;
+        _cleanup_free_ char *etext = read_small_file("/etc/pip.conf", &el);
+        for (size_t i = 0; i < ELEMENTSOF(sections); i++) {
+                int r = htext ? sbx_net_pip_conf_value(htext, hl, sections[i], key, out, size) : 0;
+                if (r == 0 && etext)
+                        r = sbx_net_pip_conf_value(etext, el, sections[i], key, out, size);
+                if (r != 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* Add the host of each whitespace-separated http(s) URI of value. Returns how many. */
+static int add_value_hosts(const char *value, char **hosts, size_t *n) {
+        int added = 0;
+        for (const char *p = value; *p;) {
+                p += strspn(p, " \t");
+                size_t l = strcspn(p, " \t");
+                char host[EGRESS_HOST_MAX + 1];
+                if (l > 0 && sbx_net_uri_host(p, l, host)) {
+                        int r = add_host(hosts, n, host);
+                        if (r < 0)
+                                return r;
+                        added++;
+                }
+                p += l;
+        }
+        return added;
+}
+
 static int add_apt_file(const char *path, char **hosts, size_t *n) {
         size_t len = 0;
         _cleanup_free_ char *text = read_small_file(path, &len);
@@ -143,10 +191,11 @@ static int add_apt_file(const char *path, char **hosts, size_t *n) {
 
 int sbx_net_package_hosts(char ***ret, hull_error *e) {
         static const char *const npm_keys[] = {"registry"};
-        static const char *const pip_keys[] = {"index-url", "extra-index-url"};
         char **hosts = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
         char path[SBX_PATH_MAX];
         size_t n = 0;
+        bool pip_long = false;
+        _cleanup_free_ char *pv = NULL;
         int r;
         if (!hosts)
                 return hull_err(e, -ENOMEM, "net: out of memory");
@@ -173,7 +222,7 @@ int sbx_net_package_hosts(char ***ret, hull_error *e) {
         }
         const char *home = getenv("HOME");
         int npm = add_config_hosts("/etc/npmrc", npm_keys, 1, hosts, &n);
-        int npm_home = 0, pip_home = 0;
+        int npm_home = 0;
         if (home && path_join(path, sizeof(path), home, ".npmrc") >= 0)
                 npm_home = add_config_hosts(path, npm_keys, 1, hosts, &n);
         if (npm < 0 || npm_home < 0) {
@@ -182,20 +231,35 @@ int sbx_net_package_hosts(char ***ret, hull_error *e) {
         }
         if (npm + npm_home == 0 && (r = add_host(hosts, &n, "registry.npmjs.org")) < 0)
                 goto fail;
-        int pip = add_config_hosts("/etc/pip.conf", pip_keys, 2, hosts, &n);
-        if (home && path_join(path, sizeof(path), home, ".config/pip/pip.conf") >= 0)
-                pip_home = add_config_hosts(path, pip_keys, 2, hosts, &n);
-        if (pip < 0 || pip_home < 0) {
-                r = pip < 0 ? pip : pip_home;
+        /* pip's index (else PyPI's two hosts) and extra indexes, as pip on this host would use them. */
+        if (!(pv = malloc(SBX_NET_PIP_SETTING_MAX))) {
+                r = -ENOMEM;
                 goto fail;
         }
-        if (pip + pip_home == 0 &&
+        int pip = sbx_net_pip_setting("index-url", pv, SBX_NET_PIP_SETTING_MAX);
+        pip_long = pip == -E2BIG;
+        if (pip > 0)
+                pip = add_value_hosts(pv, hosts, &n);
+        if (pip < 0) {
+                r = pip;
+                goto fail;
+        }
+        if (pip <= 0 &&
             ((r = add_host(hosts, &n, "pypi.org")) < 0 || (r = add_host(hosts, &n, "files.pythonhosted.org")) < 0))
+                goto fail;
+        pip_long = (r = sbx_net_pip_setting("extra-index-url", pv, SBX_NET_PIP_SETTING_MAX)) == -E2BIG;
+        if (r > 0)
+                r = add_value_hosts(pv, hosts, &n);
+        if (r < 0)
                 goto fail;
         *ret = hosts;
         return 0;
 fail:
         sbx_net_hosts_free(hosts);
+        if (r == -E2BIG && pip_long)
+                return hull_err_hint(e, r, "shorten it in pip.conf or $PIP_INDEX_URL / $PIP_EXTRA_INDEX_URL",
+                                     "net: pip's index-url or extra-index-url is longer than %u bytes",
+                                     SBX_NET_PIP_SETTING_MAX - 1);
         return hull_err(e, r, r == -E2BIG ? "net: more than %u package registries" : "net: out of memory",
                         SBX_NET_ALLOW_MAX);
 }
@@ -369,14 +433,21 @@ static bool host_allowed(const sbx_net_proxy *p, const char *host) {
         return false;
 }
 
-/* The destination's addresses: the literal, the testing hosts file, the pinned registries
- * (*ret_pinned), or DNS. */
+/* The destination's addresses: the literal (*ret_pinned when a registry is configured as that
+ * very address, e.g. index-url = http://10.1.2.3/simple), the testing hosts file, the pinned
+ * registries (*ret_pinned), or DNS. */
 static int resolve(conn *c, egress_addr *addrs, size_t *n, bool *ret_pinned, hull_error *e) {
         sbx_net_proxy *p = c->p;
         *n = 0;
         *ret_pinned = false;
         if (egress_addr_parse(c->req.host, &addrs[0]) == 0) {
                 *n = 1;
+                for (size_t i = 0; i < p->n_pins && !*ret_pinned; i++) {
+                        egress_addr named;
+                        *ret_pinned = egress_addr_parse(p->pins[i].name, &named) == 0 &&
+                                      named.family == addrs[0].family &&
+                                      memcmp(named.bytes, addrs[0].bytes, sizeof(named.bytes)) == 0;
+                }
                 return 0;
         }
         for (size_t i = 0; i < p->n_hosts && *n < EGRESS_ADDRS_MAX; i++)

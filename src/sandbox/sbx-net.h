@@ -81,10 +81,18 @@ typedef struct sbx_net_policy {
 /* The registries this host's package managers are configured for, computed outside any
  * sandbox: the hosts of the URIs in /etc/apt/sources.list and /etc/apt/sources.list.d/
  * (one-line .list and deb822 .sources files), npm's registry (registry= in /etc/npmrc and
- * $HOME/.npmrc, else registry.npmjs.org) and PyPI's (index-url in /etc/pip.conf, else pypi.org
- * and files.pythonhosted.org). Returns a NULL-terminated, deduplicated list (free with
- * sbx_net_hosts_free) or a negative errno with *e. */
+ * $HOME/.npmrc, else registry.npmjs.org) and pip's (the hosts of sbx_net_pip_setting's
+ * index-url, else pypi.org and files.pythonhosted.org, and of its extra-index-url). Returns a NULL-terminated,
+ * deduplicated list (free with sbx_net_hosts_free) or a negative errno with *e. */
 int sbx_net_package_hosts(char ***ret, hull_error *e);
+
+/* The host's effective pip setting key ("index-url", "extra-index-url", "trusted-host"), as pip
+ * on the host would use it for an install: $PIP_INDEX_URL (and so on) when set, else the value in
+ * [install] of $HOME/.config/pip/pip.conf, of /etc/pip.conf, then their [global] (pip's order). Into
+ * out (size bytes; several values space-separated). Returns 1, 0 when it is not set, or a negative
+ * errno (-E2BIG: longer than size). A build sandbox sees neither the host's HOME nor its
+ * environment: env-layer passes these to the sandbox's pip as PIP_* variables. */
+int sbx_net_pip_setting(const char *key, char *out, size_t size);
 void sbx_net_hosts_free(char **hosts);
 static inline void sbx_net_hosts_freep(char ***hosts) {
         sbx_net_hosts_free(*hosts);
@@ -111,6 +119,13 @@ int sbx_net_apt_hosts(const char *text, size_t len, char **hosts, size_t *n, siz
  * bytes, NUL-terminated; "" when none is left: names then do not resolve). Pure. Returns the
  * number of nameservers written. */
 size_t sbx_net_resolv_conf(const char *text, size_t len, char *out, size_t size);
+
+/* The value of key (lowercase, '-' between words) in section ("global", "install") of a pip.conf
+ * (text, len bytes), as pip reads it: "key = value" or "key: value" (the key case-insensitive, '_'
+ * as '-'; the last one counts), its indented continuation lines joined by single spaces, trimmed,
+ * into out (size bytes; "" when not set). Returns 1, 0 when the key is not set, -E2BIG when the
+ * value does not fit. Pure. */
+int sbx_net_pip_conf_value(const char *text, size_t len, const char *section, const char *key, char *out, size_t size);
 
 /* The host of an http or https URI (s, len bytes; userinfo and port dropped), lowercase, into
  * out. Returns false when s is not such a URI. Pure. */

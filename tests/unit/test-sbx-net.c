@@ -1,10 +1,14 @@
 /* test-sbx-net.c: a limited sandbox's network: the request parser and its rewrite, host
- * patterns, apt's source lists, the package registries of this host, the proxy on a listener of
+ * patterns, apt's source lists, the package registries of this host, pip's settings (pip.conf,
+ * $PIP_INDEX_URL) and the registries they name, a registry configured as an address pinned by
+ * the build's proxy (an address of this host's own), the proxy on a listener of
  * the test's own (loopback, with the testing override), stopped with a connection open, and a
  * session started with SBX_NET_LIMITED (as root). */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "egress.h"
 #include "limits.h"
 #include "macro.h"
 #include "sbx-net.h"
@@ -404,13 +409,228 @@ static void test_resolv(void) {
         CHECK_EQ_STR(out, "nameserver 10.9.8.7\n");
 }
 
+static void test_pip_conf(void) {
+        char out[64];
+        const char *text = "[global]\n"
+                           "Index_URL : http://a.example/simple\n"
+                           "# index-url = http://commented.example/simple\n"
+                           "trusted-host = a.example\n"
+                           "[freeze]\n"
+                           "index-url = http://freeze.example/simple\n"
+                           "[global]\n"
+                           "extra-index-url =\n"
+                           "    http://b.example/simple\n"
+                           "\n"
+                           "  ; a comment inside the value\n"
+                           "\thttp://c.example/simple  \r\n"
+                           "[install]\n"
+                           "trusted-host=i.example\n";
+        size_t len = strlen(text);
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "index-url", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "http://a.example/simple");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "extra-index-url", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "http://b.example/simple http://c.example/simple");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "install", "trusted-host", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "i.example");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "install", "index-url", out, sizeof(out)), 0);
+        CHECK_EQ_STR(out, "");
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "cert", out, sizeof(out)), 0);
+        const char *twice = "[global]\nindex-url = http://first/\nindex-url = http://second/\n  http://cont/";
+        CHECK_EQ_INT(sbx_net_pip_conf_value(twice, strlen(twice), "global", "index-url", out, sizeof(out)), 1);
+        CHECK_EQ_STR(out, "http://second/ http://cont/");
+        const char *nosection = "index-url = http://outside/\n";
+        CHECK_EQ_INT(sbx_net_pip_conf_value(nosection, strlen(nosection), "global", "index-url", out, sizeof(out)), 0);
+        char tiny[8];
+        CHECK_EQ_INT(sbx_net_pip_conf_value(text, len, "global", "index-url", tiny, sizeof(tiny)), -E2BIG);
+
+        /* The host's setting: $PIP_..., else HOME's pip.conf ([install], then [global]). */
+        char home[] = "/tmp/test-sbx-net-home.XXXXXX", dir[128], conf[160];
+        CHECK(mkdtemp(home) != NULL);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(dir, sizeof(dir), "%s/.config/pip", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(conf, sizeof(conf), "%s/pip.conf", dir);
+        FILE *f = fopen(conf, "w");
+        CHECK(f != NULL);
+        if (f) {
+                fputs("[global]\nindex-url = http://10.213.70.2:8080/simple\ntrusted-host = 10.213.70.2\n"
+                      "extra-index-url = https://extra.example/simple http://Other.Example:81/x\n"
+                      "[install]\ntrusted-host = 10.213.70.2 extra.example\n",
+                      f);
+                fclose(f);
+        }
+        const char *old_home = getenv("HOME");
+        _cleanup_free_ char *saved_home = old_home ? strdup(old_home) : NULL;
+        const char *old_index = getenv("PIP_INDEX_URL");
+        _cleanup_free_ char *saved_index = old_index ? strdup(old_index) : NULL;
+        unsetenv("PIP_INDEX_URL");
+        unsetenv("PIP_EXTRA_INDEX_URL");
+        unsetenv("PIP_TRUSTED_HOST");
+        setenv("HOME", home, 1);
+        char v[SBX_NET_PIP_SETTING_MAX];
+        CHECK_EQ_INT(sbx_net_pip_setting("index-url", v, sizeof(v)), 1);
+        CHECK_EQ_STR(v, "http://10.213.70.2:8080/simple");
+        CHECK_EQ_INT(sbx_net_pip_setting("trusted-host", v, sizeof(v)), 1);
+        CHECK_EQ_STR(v, "10.213.70.2 extra.example");
+        CHECK_EQ_INT(sbx_net_pip_setting("trusted-host", tiny, sizeof(tiny)), -E2BIG);
+
+        char **pkg = NULL;
+        hull_error e = {0};
+        CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), 0);
+        bool index = false, extra = false, other = false, pypi = false;
+        for (char **h = pkg; h && *h; h++) {
+                index |= strcmp(*h, "10.213.70.2") == 0;
+                extra |= strcmp(*h, "extra.example") == 0;
+                other |= strcmp(*h, "other.example") == 0;
+                pypi |= strcmp(*h, "pypi.org") == 0 || strcmp(*h, "files.pythonhosted.org") == 0;
+        }
+        TEST_RESULT(index && extra && other, "HOME's pip.conf: its index and both extra indexes are registries");
+        TEST_RESULT(!pypi, "an index-url of pip.conf replaces PyPI");
+        sbx_net_hosts_free(pkg);
+
+        setenv("PIP_INDEX_URL", "https://env.example/simple", 1);
+        CHECK_EQ_INT(sbx_net_pip_setting("index-url", v, sizeof(v)), 1);
+        CHECK_EQ_STR(v, "https://env.example/simple");
+        pkg = NULL;
+        CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), 0);
+        index = extra = false;
+        for (char **h = pkg; h && *h; h++) {
+                index |= strcmp(*h, "env.example") == 0;
+                extra |= strcmp(*h, "10.213.70.2") == 0;
+        }
+        TEST_RESULT(index && !extra, "$PIP_INDEX_URL wins over pip.conf, for the registries too");
+        sbx_net_hosts_free(pkg);
+
+        /* An overlong setting is refused, naming it. */
+        char *big = malloc(SBX_NET_PIP_SETTING_MAX + 16);
+        CHECK(big != NULL);
+        if (big) {
+                memset(big, 'a', SBX_NET_PIP_SETTING_MAX + 15);
+                memcpy(big, "https://", 8);
+                big[SBX_NET_PIP_SETTING_MAX + 15] = '\0';
+                setenv("PIP_INDEX_URL", big, 1);
+                free(big);
+                pkg = NULL;
+                e = (hull_error){0};
+                CHECK_EQ_INT(sbx_net_package_hosts(&pkg, &e), -E2BIG);
+                CHECK(strstr(e.msg, "index-url") != NULL);
+        }
+
+        unlink(conf);
+        rmdir(dir);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        rmdir(dir);
+        rmdir(home);
+        if (saved_index)
+                setenv("PIP_INDEX_URL", saved_index, 1);
+        else
+                unsetenv("PIP_INDEX_URL");
+        if (saved_home)
+                setenv("HOME", saved_home, 1);
+        else
+                unsetenv("HOME");
+}
+
+/* A registry configured as an address (pip's index-url = http://ADDR:PORT/simple) is pinned to
+ * it: the build's proxy (pin_package_hosts) connects to that literal although the egress guard
+ * refuses the address class (anything but loopback, which is never pinned); a proxy that does not
+ * pin refuses it unless the address is public. Needs a non-loopback IPv4 address of this host. */
+static void test_pinned_literal(void) {
+        struct ifaddrs *ifa = NULL;
+        struct sockaddr_in sa = {0};
+        bool found = false;
+        if (getifaddrs(&ifa) == 0) {
+                for (struct ifaddrs *i = ifa; i && !found; i = i->ifa_next) {
+                        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK) ||
+                            !(i->ifa_flags & IFF_UP))
+                                continue;
+                        sa = *(struct sockaddr_in *) i->ifa_addr;
+                        const uint8_t *b = (const uint8_t *) &sa.sin_addr;
+                        found = b[0] != 127 && !(b[0] == 169 && b[1] == 254);
+                }
+                freeifaddrs(ifa);
+        }
+        if (!found) {
+                printf("skip - a registry configured as an address is pinned: no non-loopback IPv4 address\n");
+                return;
+        }
+        char addr[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &sa.sin_addr, addr, sizeof(addr));
+        sa.sin_port = 0;
+        socklen_t sl = sizeof(sa);
+        int dest = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        CHECK(dest >= 0 && bind(dest, (struct sockaddr *) &sa, sizeof(sa)) == 0 && listen(dest, 16) == 0 &&
+              getsockname(dest, (struct sockaddr *) &sa, &sl) == 0);
+        unsigned dest_port = ntohs(sa.sin_port);
+
+        char home[] = "/tmp/test-sbx-net-pin.XXXXXX", dir[128], conf[160], text[256];
+        CHECK(mkdtemp(home) != NULL);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(dir, sizeof(dir), "%s/.config/pip", home);
+        CHECK(mkdir(dir, 0700) == 0);
+        snprintf(conf, sizeof(conf), "%s/pip.conf", dir);
+        snprintf(text, sizeof(text), "[global]\nindex-url = http://%s:%u/simple\n", addr, dest_port);
+        FILE *f = fopen(conf, "w");
+        CHECK(f != NULL);
+        if (f) {
+                fputs(text, f);
+                fclose(f);
+        }
+        const char *old_home = getenv("HOME");
+        _cleanup_free_ char *saved_home = old_home ? strdup(old_home) : NULL;
+        setenv("HOME", home, 1);
+        unsetenv("PIP_INDEX_URL");
+
+        egress_addr ea;
+        bool public = egress_addr_parse(addr, &ea) == 0 && egress_addr_classify(&ea) == EGRESS_PUBLIC;
+        for (int pin = 1; pin >= 0; pin--) {
+                unsigned proxy_port = 0;
+                int lp = listener(&proxy_port);
+                sbx_net_policy pol = {.allow_package_managers = true, .pin_package_hosts = pin, .log_fd = -1};
+                sbx_net_proxy *p = NULL;
+                hull_error e = {0};
+                CHECK_EQ_INT(sbx_net_proxy_start(lp, &pol, &p, &e), 0);
+                if (!p)
+                        break;
+                char buf[512], req[128];
+                int c = dial(proxy_port);
+                snprintf(req, sizeof(req), "CONNECT %s:%u HTTP/1.1\r\n\r\n", addr, dest_port);
+                CHECK(c >= 0 && write(c, req, strlen(req)) == (ssize_t) strlen(req));
+                ssize_t n = read_some(c, buf, sizeof(buf) - 1);
+                buf[n > 0 ? n : 0] = '\0';
+                printf("# %s %s: %.40s\n", pin ? "pinned" : "unpinned", addr, buf);
+                if (pin)
+                        TEST_RESULT(n > 12 && memcmp(buf, "HTTP/1.1 200", 12) == 0,
+                                    "the pinned build proxy connects to a registry configured as an address");
+                else if (!public)
+                        TEST_RESULT(n > 12 && memcmp(buf, "HTTP/1.1 403", 12) == 0,
+                                    "a proxy that does not pin refuses that address (the guard)");
+                close(c);
+                sbx_net_proxy_stop(p, NULL);
+        }
+        close(dest);
+        unlink(conf);
+        rmdir(dir);
+        snprintf(dir, sizeof(dir), "%s/.config", home);
+        rmdir(dir);
+        rmdir(home);
+        if (saved_home)
+                setenv("HOME", saved_home, 1);
+        else
+                unsetenv("HOME");
+}
+
 int main(void) {
         signal(SIGPIPE, SIG_IGN);
         test_resolv();
         test_parse();
         test_patterns();
         test_apt();
+        test_pip_conf();
         test_proxy();
+        test_pinned_literal();
         test_log_bound();
         test_session();
         return test_done();
