@@ -725,6 +725,13 @@ static bool box_alive(live *l) {
         return l->box && ss_end_state(l->g->cfg.ss, l->box, detail) == SS_END_NONE;
 }
 
+/* The session's environment_id into eid ("" when it has none). */
+static void env_id_of(live *l, char eid[V1_NAME_MAX + 1]) {
+        pthread_mutex_lock(&l->lock);
+        snprintf(eid, V1_NAME_MAX + 1, "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
+        pthread_mutex_unlock(&l->lock);
+}
+
 /* The layer of the session's /v1 environment when its config lists packages: its directory into
  * layer ("" when it has none), built first when missing by `hull env build --spec` (a child
  * process: hull serve's threads do not fork, posix_spawn execs at once), which the flock of
@@ -736,9 +743,7 @@ static int env_layer_of(live *l, char layer[SBX_PATH_MAX], hull_error *e) {
         _cleanup_(env_spec_done) env_spec s = {0};
         int r;
         layer[0] = '\0';
-        pthread_mutex_lock(&l->lock);
-        snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
-        pthread_mutex_unlock(&l->lock);
+        env_id_of(l, eid);
         if (!eid[0] || !g->cfg.store)
                 return 0;
         if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
@@ -802,9 +807,7 @@ static int env_net_of(live *l, sbx_net_mode *ret_mode, sbx_net_policy *pol, char
         int r;
         *ret_mode = SBX_NET_NONE;
         *ret_log_fd = -1;
-        pthread_mutex_lock(&l->lock);
-        snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
-        pthread_mutex_unlock(&l->lock);
+        env_id_of(l, eid);
         if (!eid[0] || !g->cfg.store)
                 return 0;
         if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
@@ -935,9 +938,7 @@ static int agent_ready(live *l, const char **ret_type, hull_error *e) {
                 /* the sandbox's records name its environment: the /v1 environment's id, the
                  * layer's digest (its directory's name), the network */
                 char eid[V1_NAME_MAX + 1], desc[ENV_DESC_MAX];
-                pthread_mutex_lock(&l->lock);
-                snprintf(eid, sizeof(eid), "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
-                pthread_mutex_unlock(&l->lock);
+                env_id_of(l, eid);
                 const char *slash = strrchr(layer, '/');
                 if (eid[0] &&
                     env_describe(eid, NULL, slash ? slash + 1 : NULL, sbx_net_mode_to_string(o.net), desc) == 0)
