@@ -13,5 +13,8 @@ for b in "$@"; do
         fi
         p=$((p + bp)) f=$((f + bf)) s=$((s + bs))
 done
+for b in "$@"; do # what failed, again, just above the count
+        [ -s "$b/test-failures" ] && { echo "## what failed on $b"; sed 's/^/    /' "$b/test-failures"; }
+done
 echo "$p passed, $f failed, $s skipped"
 [ "$f" -eq 0 ]

@@ -7,14 +7,22 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
 label=${2:-}
 passed=0 failed=0 skipped=0
+# Every failing line, named by its suite, is kept here and printed again at the end: the end of a
+# long run is what a CI log shows first.
+failures="$build/test-failures"
+: > "$failures"
 
 count_output() { # count TAP-ish lines of a test's output; $2 is its exit code
         local out=$1 rc=$2 name=$3 p f s
         p=$(grep -cE '^ok ' <<<"$out" || true)
         f=$(grep -cE '^not ok ' <<<"$out" || true)
         s=$(grep -cE '^skip ' <<<"$out" || true)
+        if [ "$f" -gt 0 ]; then
+                grep -E '^not ok ' <<<"$out" | cut -c1-400 | sed "s|^|$name: |" >> "$failures"
+        fi
         if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$f" -eq 0 ]; then # 77: stopped at a skip
                 echo "not ok - $name exited with status $rc"
+                echo "$name: not ok - exited with status $rc" >> "$failures"
                 f=1
         fi
         if [ "$rc" -eq 77 ] && [ "$s" -eq 0 ]; then
@@ -63,6 +71,10 @@ for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh "$to
         run "$(basename "$(dirname "$s")")/$(basename "$s")" env HULL="$build/hull" BUILD="$build" bash "$s"
 done
 
+if [ -s "$failures" ]; then
+        echo "${label:+$label: }what failed:" >&2
+        sed 's/^/    /' "$failures" >&2
+fi
 echo "${label:+$label: }$passed passed, $failed failed, $skipped skipped" >&2
 printf '%d %d %d\n' "$passed" "$failed" "$skipped" > "$build/test-counts"
 [ "$failed" -eq 0 ]
