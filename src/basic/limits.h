@@ -524,7 +524,6 @@
 #define STORE_PAGE_MAX 1000U               /* the largest limit of a resource list */
 #define STORE_EVENTS_PAGE_MAX 1000U        /* the largest limit of an events list */
 #define STORE_BUSY_TIMEOUT_MS 5000U        /* SQLite's busy timeout */
-#define STORE_KEY_COUNT_TTL_MS 250U        /* how long "how many keys" is believed (another process may add one) */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */

@@ -31,6 +31,7 @@ enum {
         CACHED_GET_SESSION,
         CACHED_KEY_FIND,
         CACHED_KEY_COUNT,
+        CACHED_DATA_VERSION,
         _CACHED_MAX,
 };
 
@@ -38,10 +39,12 @@ struct store {
         pthread_mutex_t lock;
         sqlite3 *db;
         sqlite3_stmt *cached[_CACHED_MAX];
-        /* how many keys there are, as read at keys_at_ms (0: not read yet); this process's own
-         * changes forget it at once */
+        /* how many keys there are, as read when PRAGMA data_version was keys_version (keys_known
+         * false: not read yet); this store's own changes forget it at once, another
+         * connection's commits change data_version */
         size_t keys;
-        uint64_t keys_at_ms;
+        int64_t keys_version;
+        bool keys_known;
 };
 
 /* ---- the schema: migrations[i] brings user_version i to i + 1, in one transaction ---- */
@@ -1452,7 +1455,7 @@ int store_key_add(store *s, const store_key *k, hull_error *e) {
         if (!hex)
                 return hull_fail(e, -EINVAL, "store: a key's digest must be 64 lowercase hex digits");
         LOCKED(s);
-        s->keys_at_ms = 0; /* the count is read again */
+        s->keys_known = false; /* the count is read again */
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         r = prep(s, "INSERT INTO api_keys (id, name, digest, created_at, hint) VALUES (?1, ?2, ?3, ?4, ?5)", &st, e);
         if (r < 0)
@@ -1521,7 +1524,7 @@ int store_key_delete(store *s, const char *id, hull_error *e) {
         if (r < 0)
                 return r;
         LOCKED(s);
-        s->keys_at_ms = 0; /* the count is read again */
+        s->keys_known = false; /* the count is read again */
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         r = prep(s, "DELETE FROM api_keys WHERE id = ?1", &st, e);
         if (r < 0)
@@ -1558,22 +1561,40 @@ int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, h
         return 1;
 }
 
+/* PRAGMA data_version: the same number until another connection (a `hull key create` beside the
+ * daemon) commits a change. */
+static int data_version(store *s, int64_t *ret, hull_error *e) {
+        _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = prep_cached(s, CACHED_DATA_VERSION, "PRAGMA data_version", &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return sql_fail(s->db, rc, "cannot read the data version", e);
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
 int store_key_count(store *s, size_t *ret, hull_error *e) {
         LOCKED(s);
-        uint64_t now = now_mono_ms();
-        if (s->keys_at_ms && now - s->keys_at_ms < STORE_KEY_COUNT_TTL_MS) {
+        int64_t version = 0;
+        int r = data_version(s, &version, e);
+        if (r < 0)
+                return r;
+        if (s->keys_known && version == s->keys_version) {
                 *ret = s->keys;
                 return 0;
         }
         _cleanup_(stmt_resetp) sqlite3_stmt *st = NULL;
-        int r = prep_cached(s, CACHED_KEY_COUNT, "SELECT count(*) FROM api_keys", &st, e);
+        r = prep_cached(s, CACHED_KEY_COUNT, "SELECT count(*) FROM api_keys", &st, e);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(st);
         if (rc != SQLITE_ROW)
                 return sql_fail(s->db, rc, "cannot count the keys", e);
         s->keys = (size_t) sqlite3_column_int64(st, 0);
-        s->keys_at_ms = now ? now : 1;
+        s->keys_version = version;
+        s->keys_known = true;
         *ret = s->keys;
         return 0;
 }

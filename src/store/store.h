@@ -155,8 +155,9 @@ int store_key_list(store *s, store_key **ret, size_t *ret_n, hull_error *e);
 int store_key_delete(store *s, const char *id, hull_error *e);
 /* Is there a key with this digest? 1 yes, 0 no, or a negative errno. */
 int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, hull_error *e);
-/* How many keys there are (read again after this store changed them, or after
- * STORE_KEY_COUNT_TTL_MS: a key another process adds counts within that time). */
+/* How many keys there are: read again after this store changed them, or after another process
+ * committed anything to the database (PRAGMA data_version), so a key `hull key create` adds
+ * beside a running daemon counts from its next request. */
 int store_key_count(store *s, size_t *ret, hull_error *e);
 
 /* Sessions whose "status" is one of statuses (for the start-up's recovery of cut turns): their

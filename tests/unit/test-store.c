@@ -715,6 +715,24 @@ static void test_keys(store *s) {
         CHECK_EQ_INT(store_key_find(s, k1.digest_hex, NULL, &e), 0);
         CHECK_EQ_INT(store_key_count(s, &n, &e), 0);
         CHECK_EQ_INT(n, 1);
+
+        /* A key another connection adds (`hull key create` beside a running daemon) counts at
+         * the very next call, as does one it deletes: no window where the daemon is still open. */
+        _cleanup_store_ store *other = NULL;
+        CHECK_EQ_INT(store_open(db_path, &other, &e), 0);
+        store_key k4 = key_of("key_4", "other", 'd', "2026-01-01T00:00:04.000Z");
+        CHECK_EQ_INT(store_key_count(s, &n, &e), 0);
+        CHECK_EQ_INT(n, 1);
+        CHECK_EQ_INT(store_key_add(other, &k4, &e), 0);
+        CHECK_EQ_INT(store_key_count(s, &n, &e), 0);
+        CHECK_EQ_INT(n, 2);
+        CHECK_EQ_INT(store_key_delete(other, "key_4", &e), 0);
+        CHECK_EQ_INT(store_key_delete(other, "key_2", &e), 0);
+        CHECK_EQ_INT(store_key_count(s, &n, &e), 0);
+        CHECK_EQ_INT(n, 0);
+        CHECK_EQ_INT(store_key_add(s, &k2, &e), 0);
+        CHECK_EQ_INT(store_key_count(s, &n, &e), 0);
+        CHECK_EQ_INT(n, 1);
 }
 
 /* ---- durability: a child that appends and dies without closing ---- */
