@@ -403,9 +403,11 @@ static void refuse(conn *c, int status, const char *why) {
                 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n"
                 "hull: %s\n",
                 status, text, strlen("hull: \n") + strlen(why), why);
+        /* Logged before the client hears it: a program that exits on the refusal, and the call
+         * that answers after it, find the line already there. */
+        proxy_log(c->p, c, false, why);
         if (n > 0 && n < (int) sizeof(buf))
                 (void) send(c->fd, buf, (size_t) n, MSG_NOSIGNAL | MSG_DONTWAIT);
-        proxy_log(c->p, c, false, why);
 }
 
 static int read_head(conn *c) {
