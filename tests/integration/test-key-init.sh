@@ -30,7 +30,7 @@ dump() { # the whole database as SQL text, or nothing without sqlite3
 }
 
 if ! "$HULL" help key >/dev/null 2>&1; then
-        skip "hull key" "hull key and hull init are not built here (they need src/store/store.c and src/daemon/v1-shape.c)"
+        skip "hull key" "hull key and hull init are not built here (they need src/store/store.c and src/service/v1-shape.c)"
         exit 0
 fi
 
