@@ -177,6 +177,8 @@
 #define SERVE_SHUTDOWN_CANCEL_MS 10000U /* then: how long cancelled runs may take to end */
 #define SERVE_LOG_LINE_MAX 1024U        /* one log line, truncated beyond */
 #define SERVE_METRICS_TEXT_MAX 16384U   /* the /metrics page */
+#define METRICS_FAMILIES_MAX 16U        /* metric families registered in one registry */
+#define METRICS_SERIES_MAX 128U         /* their series (label values, histogram buckets) together */
 #define SERVE_SHORT_STR_MAX 160U        /* a log field (path, note), an address, a field's name */
 #define SERVE_DEFAULT_RUNS 4U           /* runs at once (--max-runs) */
 #define SERVE_RUNS_MAX 64U

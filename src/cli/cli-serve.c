@@ -37,7 +37,7 @@
 #include "http-server.h"
 #include "limits.h"
 #include "macro.h"
-#include "metrics.h"
+#include "serve-metrics.h"
 #include "parse-util.h"
 #include "plimsoll.h"
 #include "sbx.h"
@@ -998,6 +998,7 @@ int cli_serve_main(int argc, char **argv) {
                 return status;
         st.log = (dlog){.level = st.o.log_level, .fd = STDERR_FILENO};
         metrics_init(&st.m);
+        (void) serve_metrics_register(&st.m); /* a fresh registry holds them all */
         status = check_options(&st);
         if (status >= 0) {
                 auth_tokens_done(&st.tokens);

@@ -929,6 +929,8 @@ static int unix_listener(const char *path, hull_error *e) {
 }
 
 int http_new(const http_config *cfg, http_server **ret, hull_error *e) {
+        if (cfg->metrics && metrics_http_register(cfg->metrics) < 0)
+                return hull_err(e, -E2BIG, "serve: the metrics registry is full");
         http_server *s = calloc(1, sizeof(*s));
         if (!s)
                 return hull_err(e, -ENOMEM, "serve: out of memory");

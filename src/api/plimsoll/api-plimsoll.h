@@ -12,7 +12,7 @@
 #include "broker.h"
 #include "dlog.h"
 #include "http-server.h"
-#include "metrics.h"
+#include "serve-metrics.h"
 #include "plimsoll.h"
 #include "sessions.h"
 
