@@ -288,8 +288,8 @@ int sqlt_env_put(store *base, const char *name, const json_t *spec, const char *
         _cleanup_(json_decrefp) json_t *cur = NULL;
         {
                 _cleanup_stmt_ sqlite3_stmt *st = NULL;
-                if ((r = sqlt_prep(s, "SELECT version, body FROM env_specs WHERE name = ?1 AND latest = 1", &st, e)) <
-                    0)
+                r = sqlt_prep(s, "SELECT version, body FROM env_specs WHERE name = ?1 AND latest = 1", &st, e);
+                if (r < 0)
                         return r;
                 int rc = sqlt_bind_text(st, 1, name);
                 if (rc)
