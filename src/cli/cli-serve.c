@@ -314,6 +314,7 @@ typedef struct serve_state {
         dotenv *env;
         v1_engine *engine;
         api_v1 *v1;
+        http_fallback fallbacks[1]; /* the server-wide fallback's prefixes: /v1 */
         http_keys keys;
         api_mcp *mcp;   /* /mcp */
         api_agui *agui; /* /agui */
@@ -860,10 +861,14 @@ static int start_server(serve_state *st, hull_error *e) {
                            .keys = &st->keys,
                            .max_connections = (unsigned) o->max_connections,
                            .max_per_address = (unsigned) o->max_per_address,
-                           .fallback = &api_v1_fallback_api, /* a path nothing serves: a Connect error (or /v1's) */
+                           /* a path nothing serves: a Connect error, or /v1's under /v1 */
+                           .fallback = &api_connect_api,
                            .fallback_data = st->plimsoll,
+                           .prefixed = st->fallbacks,
+                           .n_prefixed = ELEMENTSOF(st->fallbacks),
                            .log = &st->log,
                            .metrics = &st->m};
+        st->fallbacks[0] = (http_fallback){.prefix = "/v1", .api = &api_v1_fallback_api, .data = st->v1};
         r = http_new(&cfg, &st->srv, e);
         if (r < 0)
                 return r;
