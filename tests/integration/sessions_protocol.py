@@ -14,8 +14,8 @@ from sessions_common import (Session, Ws, cell, descendants, describe, details, 
     still_alive, tar_of, u64, wait_gone)  # noqa: E402
 
 
-def conformance(url, pid):
-    c = sc.Client(url)
+def conformance_describe(c):
+    """Describe states the session defaults and languages."""
     d = describe(c)
     check("Describe: supportsSessions true", d.get("supportsSessions") is True, repr(d)[:300])
     check("Describe: the session defaults (30 min lifetime, 5 min idle, 8 per owner)",
@@ -25,6 +25,9 @@ def conformance(url, pid):
     check("Describe: sessionEnvironment names python and javascript", "python" in langs and "javascript" in langs,
           repr(d.get("sessionEnvironment")))
 
+
+def conformance_warm_up(c, pid):
+    """A warm-up session; returns the daemon's descendants after it (the baseline)."""
     # a warm-up session, so that anything started once per daemon is there before the baseline
     warm = Session(c, "warm-up")
     warm.open(quiet=True)
@@ -34,13 +37,11 @@ def conformance(url, pid):
         warm.close("warm-up session closes")
     time.sleep(0.3)
     base = descendants(pid)
+    return base
 
-    # ---- the happy path: cells, payloads, files shared between them ----
-    s = Session(c, "main")
-    s.open(floor="container", owner="conformance-1", traceId="t-open", languages=["python", "javascript"])
-    if not s.sid:
-        bad("the session conformance runs", "OpenSession failed; nothing more can be checked")
-        return
+
+def conformance_happy_path(s, pid, base):
+    """Cells, payloads, files shared between them; returns the processes that appeared with the session."""
     a, run = s.run("python cell x = 41", cell("python", "x = 41"), timeoutMs=30000, traceId="t-1")
     so, se, rc, r = out_of(run, "cell")
     check("python cell 1: exit 0, nothing printed, a fresh interpreter",
@@ -99,7 +100,11 @@ def conformance(url, pid):
     a, run = s.run("python cell reads the project's file", cell("python", "open('proj.txt').read()"))
     check("python cell sees the project's file (and its state is still there)",
           out_of(run, "cell")[0] == b"'proj\\n'\n", repr(out_of(run, "cell")[3]))
+    return new
 
+
+def conformance_refusals(c, s):
+    """Refusals inside the session: marked, not counted."""
     # ---- refusals inside the session: marked, not counted ----
     V = "this daemon serves protocol 3 and the request states %d; nothing ran"
     n = s.calls
@@ -177,6 +182,9 @@ def conformance(url, pid):
     a, run = s.run("after the refusals, the chain continues", cell("python", "x"))
     check("after the refusals: the state is still there", out_of(run, "cell")[0] == b"41\n")
 
+
+def conformance_semantics(c, s):
+    """Timeouts, children that must not outlive their call, an interpreter that ends."""
     # ---- semantics ----
     a, run = s.run("python cell timeout", cell("python", "while True: pass"), timeoutMs=1500)
     so, se, rc, r = out_of(run, "cell")
@@ -226,6 +234,9 @@ def conformance(url, pid):
     a = c.call("SessionRun", s.request(cell("python", "1"), sessionId=s.sid.upper()))
     refusal("SessionRun naming the session in upper case: not_found + request", a, 404, "not_found", "request")
 
+
+def conformance_one_at_a_time(c, s):
+    """One call at a time, one waiter, a third is refused; the two that ran chain in order."""
     # one call at a time, one waiter, a third is refused
     t1 = []
     th1 = threading.Thread(target=lambda: t1.append(c.call("SessionRun", s.request(
@@ -264,6 +275,9 @@ def conformance(url, pid):
         if not p1 and not p2:
             s.calls, s.last = u64(rec2.get("sequence")) or s.calls + 2, rec2["recordSha256"]
 
+
+def conformance_close(c, s, new):
+    """A flood, payload timeouts, then the close and what it leaves."""
     check("Describe during a session: still answers", describe(c).get("protocol") == 3)
     a, run = s.run("python cell floods stdout", cell("python", "x = 41\nimport sys\nsys.stdout.write('z' * (3 << 20))\n7"))
     so, se, rc, r = out_of(run, "cell")
@@ -297,6 +311,9 @@ def conformance(url, pid):
           not still_alive(new), repr(still_alive(new) or new))
     print("# session %s: %d calls, last %s" % (s.fp, s.calls, s.last))
 
+
+def conformance_other_sessions(c):
+    """A wrong count caught by the close; two sessions side by side."""
     # a client that tracks a wrong count is caught by the close (check 9 can fail)
     s2 = Session(c, "second")
     s2.open()
@@ -324,6 +341,9 @@ def conformance(url, pid):
         p1.close("parallel 1 closes")
         p2.close("parallel 2 closes")
 
+
+def conformance_closed_while_busy(c):
+    """CloseSession while a call runs: whatever happens, the close and the call's answer agree."""
     # CloseSession while a call runs: whatever happens, the close and the call's answer agree
     k = Session(c, "closed while busy")
     k.open()
@@ -369,6 +389,9 @@ def conformance(url, pid):
               "close %r, call answer implies %r" % (j, want))
         check("closed while busy: the sleep is gone", wait_gone("'sleep 1\\.789'", 3))
 
+
+def conformance_short_sessions(c):
+    """OpenSession's idle and lifetime: shortened, never lengthened; sessions do not share files."""
     s3 = Session(c, "third")
     s3.open(idleTimeoutMs=60000, lifetimeMs=120000)
     if s3.sid:
@@ -387,6 +410,27 @@ def conformance(url, pid):
         check("OpenSession idleTimeoutMs longer than the daemon's is not granted",
               u64(s4.open_answer.get("idleTimeoutMs")) <= 300000, repr(s4.open_answer))
         s4.close("fourth session closes (no calls: calls 0, no last record)")
+
+
+def conformance(url, pid):
+    c = sc.Client(url)
+    conformance_describe(c)
+    base = conformance_warm_up(c, pid)
+
+    # ---- the happy path: cells, payloads, files shared between them ----
+    s = Session(c, "main")
+    s.open(floor="container", owner="conformance-1", traceId="t-open", languages=["python", "javascript"])
+    if not s.sid:
+        bad("the session conformance runs", "OpenSession failed; nothing more can be checked")
+        return
+    new = conformance_happy_path(s, pid, base)
+    conformance_refusals(c, s)
+    conformance_semantics(c, s)
+    conformance_one_at_a_time(c, s)
+    conformance_close(c, s, new)
+    conformance_other_sessions(c)
+    conformance_closed_while_busy(c)
+    conformance_short_sessions(c)
 
 
 def idle(url, pid):

@@ -14,55 +14,51 @@ from serve_client import b64, check, bad  # noqa: E402
 from sessions_common import Session, Ws, cell, pgrep, tar_of, u64, wait_gone, ws_refused  # noqa: E402
 
 
-def workspace(url, workroot):
-    c = sc.Client(url)
-    s = Session(c, "workspace")
-    s.open(owner="ws-test")
-    if not s.sid:
-        bad("the workspace checks run", "OpenSession failed")
-        return
-    w = Ws(c, s.sid, s)
-    tag = os.urandom(4).hex()
-    host_passwd = hashlib.sha256(open("/etc/passwd", "rb").read()).hexdigest()
+def ex(w, cmd, **kw):
+    """One Exec: the answer, its JSON, stdout and stderr decoded."""
+    a = w.call("Exec", command=cmd, **kw)
+    j = w.j(a)
+    return a, j, b64(j.get("stdout", "")), b64(j.get("stderr", ""))
 
-    def ex(cmd, **kw):
-        a = w.call("Exec", command=cmd, **kw)
-        j = w.j(a)
-        return a, j, b64(j.get("stdout", "")), b64(j.get("stderr", ""))
 
+def workspace_exec(w, tag):
+    """Exec: output, exit code, the cwd and env kept, a timeout, a flood, refusals."""
     # Exec
-    a, j, out, err = ex("echo hi; echo there >&2; exit 3")
+    a, j, out, err = ex(w, "echo hi; echo there >&2; exit 3")
     check("Exec: exit code, stdout, stderr", a.status == 200 and j.get("exitCode") == 3 and out == b"hi\n" and
           err == b"there\n" and not j.get("timedOut"), "status %d %r" % (a.status, a.body[:300]))
     check("Exec: durationMs is an int64 (string)", isinstance(j.get("durationMs"), str), repr(j.get("durationMs")))
-    a, j, out, err = ex("pwd")
+    a, j, out, err = ex(w, "pwd")
     top = out.strip()
-    a, j, out, err = ex("mkdir -p sub/deeper && cd sub/deeper && export HULL_T=kept-%s && FOO_LOCAL=x" % tag)
+    a, j, out, err = ex(w, "mkdir -p sub/deeper && cd sub/deeper && export HULL_T=kept-%s && FOO_LOCAL=x" % tag)
     check("Exec: cd and export", a.status == 200 and j.get("exitCode", 0) == 0, repr(a.body[:300]))
-    a, j, out, err = ex("pwd; echo \"$HULL_T\"")
+    a, j, out, err = ex(w, "pwd; echo \"$HULL_T\"")
     check("Exec: the cwd and exported variables persist to the next Exec",
           out == top + b"/sub/deeper\n" + ("kept-%s\n" % tag).encode(), repr(out))
-    a, j, out, err = ex("cd \"%s\"" % top.decode())
-    a, j, out, err = ex("echo \"$ONE:$TWO\"", env={"ONE": "1", "TWO": "two words"})
+    a, j, out, err = ex(w, "cd \"%s\"" % top.decode())
+    a, j, out, err = ex(w, "echo \"$ONE:$TWO\"", env={"ONE": "1", "TWO": "two words"})
     check("Exec: env is given to the command", out == b"1:two words\n", repr(a.body[:300]))
-    a, j, out, err = ex("echo \"[$ONE]\"")
+    a, j, out, err = ex(w, "echo \"[$ONE]\"")
     check("Exec: a call's env does not stick", out == b"[]\n", repr(out))
     t = time.monotonic()
-    a, j, out, err = ex("echo before; sleep 30", timeoutMs=800)
+    a, j, out, err = ex(w, "echo before; sleep 30", timeoutMs=800)
     took = time.monotonic() - t
     check("Exec: timeoutMs ends the command, timedOut (%.1f s)" % took,
           a.status == 200 and j.get("timedOut") is True and took < 10 and out == b"before\n", repr(a.body[:300]))
-    a, j, out, err = ex("echo alive")
+    a, j, out, err = ex(w, "echo alive")
     check("Exec: the shell works after a timeout", out == b"alive\n", repr(a.body[:300]))
-    a, j, out, err = ex("sleep 79.4321 >/dev/null 2>&1 & echo started")
+    a, j, out, err = ex(w, "sleep 79.4321 >/dev/null 2>&1 & echo started")
     check("Exec: a background process does not outlive its Exec", out == b"started\n" and
           wait_gone("'sleep 79\\.4321'", 3), "left %r" % pgrep("'sleep 79\\.4321'"))
-    a, j, out, err = ex("head -c 40000000 /dev/zero | tr '\\0' y")
+    a, j, out, err = ex(w, "head -c 40000000 /dev/zero | tr '\\0' y")
     check("Exec: a flood (40 MB) is cut and flagged", a.status == 200 and j.get("stdoutTruncated") is True and
           0 < len(out) < 40000000 and set(out) == {ord("y")}, "status %d len %d" % (a.status, len(out)))
     ws_refused("Exec: an empty command is refused", w.call("Exec", command=""), ("invalid_argument",))
     ws_refused("Exec: a bad env name is refused", w.call("Exec", command="true", env={"1X": "y"}), ("invalid_argument",))
 
+
+def workspace_files(w, tag):
+    """Write, Read and Edit; returns the binary content written to dir/bin.dat."""
     # Write / Read
     data = b"\x00bin\xffary\x00\n" + bytes(range(256))
     a = w.call("Write", path="dir/bin.dat", content=base64.b64encode(data).decode())
@@ -72,7 +68,7 @@ def workspace(url, workroot):
     j = w.j(a)
     check("Read: the same bytes back, size, eof", a.status == 200 and b64(j.get("content", "")) == data and
           u64(j.get("size")) == len(data) and j.get("eof") is True, repr(a.body[:300]))
-    a, j, out, err = ex("od -An -tx1 dir/bin.dat | head -1")
+    a, j, out, err = ex(w, "od -An -tx1 dir/bin.dat | head -1")
     check("Write: the sandbox sees the file written", out.split()[:4] == [b"00", b"62", b"69", b"6e"], repr(out))
     w.call("Write", path="digits.txt", content=base64.b64encode(b"0123456789").decode())
     a = w.call("Read", path="digits.txt", offset=2, limit=3)
@@ -99,7 +95,7 @@ def workspace(url, workroot):
           repr(a.body[:200]))
     a = w.call("Read", path="dir")
     check("Read: a directory is an error", a.status != 200 and w.j(a).get("code"), repr(a.body[:200]))
-    a, j, out, err = ex("mkfifo fifo")
+    a, j, out, err = ex(w, "mkfifo fifo")
     t = time.monotonic()
     a = w.call("Read", path="fifo", timeout=20)
     check("Read: a FIFO is refused without blocking", a.status != 200 and time.monotonic() - t < 5, repr(a.body[:200]))
@@ -119,7 +115,11 @@ def workspace(url, workroot):
           b64(w.j(a).get("content", "")) == "x foo Y\u00e9\u0000 z\n".encode(), repr(a.body[:200]))
     ws_refused("Edit: an empty oldText is refused", w.call("Edit", path="e.txt", oldText="", newText="q"),
                ("invalid_argument", "failed_precondition"))
+    return data
 
+
+def workspace_search(w):
+    """Glob and Grep, a catastrophic regex within its budget."""
     # Glob
     for p in ("g/a.py", "g/sub/b.py", "g/sub/deep/c.py", "g/c.txt", "g/.hidden.py"):
         w.call("Write", path=p, content="")
@@ -161,9 +161,12 @@ def workspace(url, workroot):
     took = time.monotonic() - t
     check("Grep: a catastrophic regex ends within its budget (%.1f s), budgetExceeded" % took,
           a.status == 200 and took < 8 and w.j(a).get("budgetExceeded") is True, "status %d %r" % (a.status, a.body[:300]))
-    a, j, out, err = ex("echo still")
+    a, j, out, err = ex(w, "echo still")
     check("Grep: the session serves after a catastrophic regex", out == b"still\n")
 
+
+def workspace_persist(w, data):
+    """Persist: the workspace as a tar; returns the archive."""
     # Persist
     a = w.call("Persist")
     j = w.j(a)
@@ -183,7 +186,11 @@ def workspace(url, workroot):
     check("Persist: a tar holding the files, byte for byte", got == data, repr(names[:20]))
     check("Persist: FIFOs are skipped", "fifo" not in names, repr(names[:30]))
     check("Persist: nothing from outside (no passwd content)", b"root:x:0:0" not in arc)
+    return arc
 
+
+def workspace_hydrate(c, s, w, arc, data, tag, host_passwd, workroot):
+    """Hydrate the archive into a second session; crafted archives refused; Sessions/List."""
     # Hydrate into a second session
     s2 = Session(c, "hydrated")
     s2.open(owner="ws-test")
@@ -251,6 +258,9 @@ def workspace(url, workroot):
         s2.close("the hydrated session closes")
         w.unbound += w2.unbound
 
+
+def workspace_escapes(c, w, tag, host_passwd, workroot):
+    """Paths and planted links that lead out: refused, nothing changed."""
     # path escapes: refused, nothing changed
     outside = "/tmp/hull-escape-%s" % tag
     for name, kw in [("Read '../x'", dict(proc="Read", path="../x")),
@@ -263,7 +273,7 @@ def workspace(url, workroot):
                      ("Grep path '/etc'", dict(proc="Grep", pattern="root", path="/etc"))]:
         proc = kw.pop("proc")
         ws_refused("escape refused: " + name, w.call(proc, **kw))
-    ex("ln -s /etc/passwd plink; ln -s / rootlink; ln -s /tmp tmplink; ln -s ../.. uplink")
+    ex(w, "ln -s /etc/passwd plink; ln -s / rootlink; ln -s /tmp tmplink; ln -s ../.. uplink")
     for name, kw in [("Read a planted link to /etc/passwd", dict(proc="Read", path="plink")),
                      ("Read through a link to /", dict(proc="Read", path="rootlink/etc/passwd")),
                      ("Read through a link to ../..", dict(proc="Read", path="uplink/etc/passwd")),
@@ -276,7 +286,7 @@ def workspace(url, workroot):
         ws_refused("symlink refused: " + name, w.call(proc, **kw))
     a = w.call("Write", path="plink", content=base64.b64encode(b"replaced").decode())
     if a.status == 200:
-        out = ex("test -L plink && echo still-a-link || cat plink")[2]
+        out = ex(w, "test -L plink && echo still-a-link || cat plink")[2]
         check("Write on a planted link: the link itself is replaced by a file, never written through",
               out == b"replaced", repr(out))
     else:
@@ -316,6 +326,9 @@ def workspace(url, workroot):
         s3.close("the links session closes")
     w.unbound += w3.unbound if s3.sid else 0
 
+
+def workspace_chain(c, s, w):
+    """What ran or changed the workspace is on the record; calls after the close."""
     # Workspace calls and the chain: what ran or changed the workspace is on the record
     check("every Exec, Write, Edit and Hydrate answer carries a verified record, chained with the session's calls",
           w.recorded >= 10 and not w.record_problems, "%d recorded; %s" % (w.recorded, w.record_problems[:3]))
@@ -341,3 +354,23 @@ def workspace(url, workroot):
     a = c.raw("POST", "/hull.v1.Workspace/Frobnicate", b"{}", [("Content-Type", "application/json")])
     check("an unknown Workspace method: 404", a.status == 404, repr(a.body[:200]))
     check("every Workspace answer carries the request ID back", w.unbound == 0, "%d unbound" % w.unbound)
+
+
+def workspace(url, workroot):
+    c = sc.Client(url)
+    s = Session(c, "workspace")
+    s.open(owner="ws-test")
+    if not s.sid:
+        bad("the workspace checks run", "OpenSession failed")
+        return
+    w = Ws(c, s.sid, s)
+    tag = os.urandom(4).hex()
+    host_passwd = hashlib.sha256(open("/etc/passwd", "rb").read()).hexdigest()
+
+    workspace_exec(w, tag)
+    data = workspace_files(w, tag)
+    workspace_search(w)
+    arc = workspace_persist(w, data)
+    workspace_hydrate(c, s, w, arc, data, tag, host_passwd, workroot)
+    workspace_escapes(c, w, tag, host_passwd, workroot)
+    workspace_chain(c, s, w)
