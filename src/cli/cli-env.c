@@ -360,6 +360,56 @@ static int env_gc(store *db, const char *home) {
         return CLI_EXIT_OK;
 }
 
+/* build without a NAME: the layer of the spec in file (or spec_text), what hull serve runs for a
+ * /v1 environment. Returns an exit status. */
+static int env_build_spec(const char *home, const char *file, const char *spec_text, bool check) {
+        _cleanup_(env_spec_done) env_spec spec = {0};
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        env_build_info info = {0};
+        hull_error e = {0};
+        if (file ? read_file(file, &text, &len, &e) < 0 : (len = strlen(spec_text), false)) {
+                env_report(&e);
+                return CLI_EXIT_FAILURE;
+        }
+        if (env_spec_parse(file ? text : spec_text, len, &spec, &e) < 0 ||
+            env_layer_build(home, &spec, &info, &e) < 0) {
+                env_report(&e);
+                if (e.err != -EINVAL && info.log[0])
+                        fprintf(stderr, "%s\n", info.log);
+                return CLI_EXIT_FAILURE;
+        }
+        printf("layer %s\n", info.built ? "built" : "already built");
+        fflush(stdout);
+        return check && env_spec_has_packages(&spec) ? env_check_run(home, "the spec", &spec) : CLI_EXIT_OK;
+}
+
+static int env_check(const char *home, const char *name) {
+        _cleanup_(env_spec_done) env_spec s = {0};
+        char layer[SBX_PATH_MAX];
+        hull_error e = {0};
+        if (cli_env_layer(home, name, false, layer, &s, NULL, NULL, &e) < 0) {
+                env_report(&e);
+                return CLI_EXIT_FAILURE;
+        }
+        return env_check_run(home, name, &s);
+}
+
+static int env_rm(store *db, const char *home, const char *name) {
+        hull_error e = {0};
+        int r = store_env_delete(db, name, &e);
+        if (r == -ENOENT) {
+                cli_error("env", "no environment %s ('hull env list' shows them)", name);
+                return CLI_EXIT_FAILURE;
+        }
+        if (r < 0) {
+                env_report(&e);
+                return CLI_EXIT_FAILURE;
+        }
+        fprintf(stderr, "hull: env: %s deleted\n", name);
+        return env_gc(db, home);
+}
+
 int cli_env_main(int argc, char **argv) {
         static const char *const subs[] = {"create", "list", "show", "build", "check", "rm", "gc"};
         const char *home_dir = NULL, *file = NULL, *spec_text = NULL;
@@ -492,52 +542,18 @@ int cli_env_main(int argc, char **argv) {
         if (strcmp(sub, "show") == 0)
                 return env_show(db, home, name, version);
         if (strcmp(sub, "build") == 0 && !name) {
-                /* A spec's layer without a name: what hull serve runs for a /v1 environment. */
-                _cleanup_free_ char *text = NULL;
-                size_t len = 0;
-                env_build_info info = {0};
                 store_close(TAKE_PTR(db));
-                if (file ? read_file(file, &text, &len, &e) < 0 : (len = strlen(spec_text), false)) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                if (env_spec_parse(file ? text : spec_text, len, &spec, &e) < 0 ||
-                    env_layer_build(home, &spec, &info, &e) < 0) {
-                        env_report(&e);
-                        if (e.err != -EINVAL && info.log[0])
-                                fprintf(stderr, "%s\n", info.log);
-                        return CLI_EXIT_FAILURE;
-                }
-                printf("layer %s\n", info.built ? "built" : "already built");
-                fflush(stdout);
-                return check && env_spec_has_packages(&spec) ? env_check_run(home, "the spec", &spec) : CLI_EXIT_OK;
+                return env_build_spec(home, file, spec_text, check);
         }
         if (strcmp(sub, "build") == 0) {
                 store_close(TAKE_PTR(db));
                 return env_build(home, name, check);
         }
         if (strcmp(sub, "check") == 0) {
-                _cleanup_(env_spec_done) env_spec s = {0};
-                char layer[SBX_PATH_MAX];
                 store_close(TAKE_PTR(db));
-                if (cli_env_layer(home, name, false, layer, &s, NULL, NULL, &e) < 0) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                return env_check_run(home, name, &s);
+                return env_check(home, name);
         }
-        if (strcmp(sub, "rm") == 0) {
-                r = store_env_delete(db, name, &e);
-                if (r == -ENOENT) {
-                        cli_error("env", "no environment %s ('hull env list' shows them)", name);
-                        return CLI_EXIT_FAILURE;
-                }
-                if (r < 0) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                fprintf(stderr, "hull: env: %s deleted\n", name);
-                return env_gc(db, home);
-        }
+        if (strcmp(sub, "rm") == 0)
+                return env_rm(db, home, name);
         return env_gc(db, home);
 }
