@@ -6,7 +6,7 @@
  * tool call as one line on stderr, a y/n question for a tool call waiting for confirmation
  * (user.tool_confirmation), Ctrl-C as user.interrupt; the turn ends at session.status_idle (not
  * requires_action). Two libcurl clients: one holds the stream on a thread of its own, the other
- * sends. */
+ * sends. The lines are read by the prompt loop hull chat shares (cli-prompt.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -21,7 +21,7 @@
 
 #include "cli-agent.h"
 #include "cli-prompt.h"
-#include "cli-session.h"
+#include "cli-client.h"
 #include "cli.h"
 #include "dynbuf.h"
 #include "http-client.h"
