@@ -23,6 +23,7 @@
 #include "fs-util.h"
 #include "macro.h"
 #include "runtime-embed.h"
+#include "sbx-container.h"
 #include "sbx-internal.h"
 #include "sbx-session.h"
 #include "sock-util.h"
