@@ -306,19 +306,13 @@ void sbx_launch_child_error(int rep_fd, hull_error *e) {
         child_error(rep_fd, e);
 }
 
-int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, int out_fd, int err_fd, int ctl_fd,
-                         sbx_launch *ret, hull_error *e) {
-        _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
-        _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
-        _cleanup_close_ int wd_fd = -1, net_fd = -1;
-        pid_t pasta_pid = 0;
-        char **env = NULL;
-        sbx_cgroup cg = {0};
-        char map[SBX_SHORT_STR_MAX];
+/* The parts of the child's plan that come from the spec and the host: the identity (*ret_uid,
+ * *ret_gid: who the sandbox user is outside), the work directory, the handle store, the root, the
+ * layer, /tmp and the capabilities. Returns 0 or a negative errno with *e. */
+static int plan_launch(child_plan *p, const sbx_spec *spec, const char *workdir, uid_t *ret_uid, gid_t *ret_gid,
+                       hull_error *e) {
+        _cleanup_close_ int wd_fd = -1;
         int r;
-
-        if (!p)
-                return hull_err(e, -ENOMEM, "exec: out of memory");
 
         /* Identity: the sandbox user is uid/gid 1000 inside; outside it is the caller, or, when
          * hull runs as root, the owner of the work directory unless that is root (then 65534). */
@@ -393,6 +387,30 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 p->caps_full[c / 32].effective |= 1U << (c % 32);
                 p->caps_full[c / 32].permitted |= 1U << (c % 32);
         }
+        *ret_uid = host_uid;
+        *ret_gid = host_gid;
+        return 0;
+}
+
+int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, int out_fd, int err_fd, int ctl_fd,
+                         sbx_launch *ret, hull_error *e) {
+        _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
+        _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
+        _cleanup_close_ int net_fd = -1;
+        pid_t pasta_pid = 0;
+        char **env = NULL;
+        sbx_cgroup cg = {0};
+        char map[SBX_SHORT_STR_MAX];
+        int r;
+
+        if (!p)
+                return hull_err(e, -ENOMEM, "exec: out of memory");
+
+        uid_t host_uid = 0;
+        gid_t host_gid = 0;
+        r = plan_launch(p, spec, workdir, &host_uid, &host_gid, e);
+        if (r < 0)
+                return r;
 
         r = sbx_env_build(spec->env, "/workspace", spec->net == SBX_NET_LIMITED, &env);
         if (r < 0)

@@ -928,6 +928,52 @@ int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len
         return sbx_session_cell_x(s, lang, code, len, NULL, timeout_ms, output_bytes, cancel_fd, ret, e);
 }
 
+/* After a cell: the interpreter killed (timed out or cancelled), found dead, or the cell done
+ * with status; in each case nothing it started outlives it and what reached the pipes is taken.
+ * Returns 0 or a negative errno with *e. */
+static int cell_end(sbx_session *s, sbx_lang lang, bool timed_out, bool ended, int status, capture *out, capture *err,
+                    sbx_cell_result *ret, hull_error *e) {
+        sbx_interp *in = &s->interp[lang];
+        int r;
+        if (timed_out) {
+                /* Kill the interpreter with everything else: the next cell starts a fresh one. */
+                r = sweep(s, lang, e);
+                if (in->out_fd >= 0)
+                        read_into(&in->out_fd, out, NULL);
+                if (in->err_fd >= 0)
+                        read_into(&in->err_fd, err, NULL);
+                interp_close(in);
+                if (r < 0)
+                        return r;
+                ret->exit_code = SBX_EXIT_TIMEOUT;
+                ret->timed_out = true;
+                ret->interpreter_ended = true;
+        } else if (ended) {
+                r = sweep(s, lang, e);
+                if (in->out_fd >= 0)
+                        read_into(&in->out_fd, out, NULL);
+                if (in->err_fd >= 0)
+                        read_into(&in->err_fd, err, NULL);
+                capture_append(err, interp_ended_note, sizeof(interp_ended_note) - 1);
+                interp_close(in);
+                if (r < 0)
+                        return r;
+                ret->exit_code = 1;
+                ret->interpreter_ended = true;
+        } else {
+                /* Nothing the cell started outlives it; then take what reached the pipes. */
+                r = sweep(s, -1, e);
+                if (in->out_fd >= 0)
+                        read_into(&in->out_fd, out, NULL);
+                if (in->err_fd >= 0)
+                        read_into(&in->err_fd, err, NULL);
+                if (r < 0)
+                        return r;
+                ret->exit_code = status;
+        }
+        return 0;
+}
+
 int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange,
                        uint64_t timeout_ms, uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e) {
         capture out = {0}, err = {0};
@@ -1038,42 +1084,9 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                                 ended = true;
                 }
         }
-        if (timed_out) {
-                /* Kill the interpreter with everything else: the next cell starts a fresh one. */
-                r = sweep(s, lang, e);
-                if (in->out_fd >= 0)
-                        read_into(&in->out_fd, &out, NULL);
-                if (in->err_fd >= 0)
-                        read_into(&in->err_fd, &err, NULL);
-                interp_close(in);
-                if (r < 0)
-                        goto out;
-                ret->exit_code = SBX_EXIT_TIMEOUT;
-                ret->timed_out = true;
-                ret->interpreter_ended = true;
-        } else if (ended) {
-                r = sweep(s, lang, e);
-                if (in->out_fd >= 0)
-                        read_into(&in->out_fd, &out, NULL);
-                if (in->err_fd >= 0)
-                        read_into(&in->err_fd, &err, NULL);
-                capture_append(&err, interp_ended_note, sizeof(interp_ended_note) - 1);
-                interp_close(in);
-                if (r < 0)
-                        goto out;
-                ret->exit_code = 1;
-                ret->interpreter_ended = true;
-        } else {
-                /* Nothing the cell started outlives it; then take what reached the pipes. */
-                r = sweep(s, -1, e);
-                if (in->out_fd >= 0)
-                        read_into(&in->out_fd, &out, NULL);
-                if (in->err_fd >= 0)
-                        read_into(&in->err_fd, &err, NULL);
-                if (r < 0)
-                        goto out;
-                ret->exit_code = status;
-        }
+        r = cell_end(s, lang, timed_out, ended, status, &out, &err, ret, e);
+        if (r < 0)
+                goto out;
         ret->wall_us = sbx_now_us() - start;
         ret->out_truncated = capture_dropped(&out) > 0;
         ret->err_truncated = capture_dropped(&err) > 0;
