@@ -2,10 +2,11 @@
  *
  *   ask the model (context budget first) -> its answer appended -> each tool call of the answer,
  *   in order: announced (agent.tool_use), checked (known tool, arguments, the schema), decided
- *   (policy, decide(), perhaps a pause for agent_decide/agent_resume), run (the session claimed,
- *   a watcher thread for the interrupt, the deadline and progress), shaped (spill.c: big values
- *   and bodies become handles), answered (agent.tool_result) -> the results appended as one user
- *   message -> ask again, until the model answers without a call or a bound ends the turn.
+ *   (policy, decide(), perhaps a pause for agent_decide/agent_resume), run and shaped by the
+ *   tool-call runner (tool-run.h: the session claimed, a watcher thread for the interrupt, the
+ *   deadline and progress, spill.c's handles for big values and bodies), answered
+ *   (agent.tool_result) -> the results appended as one user message -> ask again, until the
+ *   model answers without a call or a bound ends the turn.
  *
  * Whatever ends a turn, the conversation stays valid for both APIs: every tool_use of an
  * assistant message has its tool_result, first, in the next user message (calls that never ran
