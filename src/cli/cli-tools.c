@@ -120,8 +120,9 @@ size_t cli_tools_count(const cli_tools *t) {
 /* The tool called name, or NULL. */
 static const tool_def *find_tool(const cli_tools *t, const char *name) {
         const tool_catalog_entry *c = tool_catalog_find(name);
-        if (c && c->toolset != TOOL_TOOLSET_NONE && c->def)
-                return c->def;
+        const tool_def *d = tool_catalog_def(name);
+        if (c && c->toolset != TOOL_TOOLSET_NONE && d)
+                return d;
         for (size_t i = 0; i < t->n_web; i++)
                 if (strcmp(t->web_defs[i].name, name) == 0)
                         return &t->web_defs[i];

@@ -4,7 +4,11 @@
  * publish_file; run_javascript in none, offered by hull mcp only), its definition, whether it only
  * reads, and whether hull mcp (and hull serve's /mcp) offers it. Everything that lists, checks or
  * offers built-in tools by name asks here. The table's order is the toolsets' (the /v1 API shows
- * a toolset's tools in it). */
+ * a toolset's tools in it).
+ *
+ * Two objects: the facts (tool-catalog.c, in libtoolcatalog: no dependency, for parsers such as
+ * the /v1 shapes and their fuzz targets) and the definitions (tool-catalog-defs.c, in libtools:
+ * they bring the tools with them). */
 #pragma once
 
 #include <stdbool.h>
@@ -28,12 +32,11 @@ int tool_toolset_from_string(const char *s);
 typedef struct tool_catalog_entry {
         const char *name;
         tool_toolset toolset;
-        /* The definition; NULL for web_fetch and web_search, whose definitions carry the web
-         * configuration (tool-web.h: tool_web_defs). */
-        const tool_def *def;
         bool read_only;     /* it only reads: the /v1 "auto" permission policy runs it without asking */
         unsigned mcp_place; /* hull mcp offers it, at this place in its list (1: first); 0: not offered */
 } tool_catalog_entry;
+
+/* ---- the facts (tool-catalog.c) ---- */
 
 /* How many tools the catalog holds, and the i-th (NULL past the end), in the table's order. */
 size_t tool_catalog_count(void);
@@ -41,13 +44,17 @@ const tool_catalog_entry *tool_catalog_at(size_t i);
 
 /* The built-in tool called name, or NULL. */
 const tool_catalog_entry *tool_catalog_find(const char *name);
-/* Its definition (NULL: unknown, or web_fetch or web_search: see tool_catalog_entry.def). */
-const tool_def *tool_catalog_def(const char *name);
 /* Does the built-in tool called name only read? false for a name it does not know. */
 bool tool_catalog_is_read_only(const char *name);
 
 /* The names of toolset t's tools into ret, in the table's order, then NULL. Returns how many. */
 size_t tool_catalog_toolset_names(tool_toolset t, const char *ret[TOOL_CATALOG_MAX + 1]);
+
+/* ---- the definitions (tool-catalog-defs.c) ---- */
+
+/* The definition of the built-in tool called name; NULL when unknown, and for web_fetch and
+ * web_search, whose definitions carry the web configuration (tool-web.h: tool_web_defs). */
+const tool_def *tool_catalog_def(const char *name);
 
 /* The definitions of both toolsets' tools that have one (web_fetch and web_search not: tool-web.h
  * makes theirs), in the table's order: what hull run offers the model. Returns how many. */

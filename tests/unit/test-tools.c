@@ -391,7 +391,7 @@ static void test_catalog(void) {
         CHECK(!tool_catalog_is_read_only("bash") && !tool_catalog_is_read_only("web_fetch") &&
               !tool_catalog_is_read_only("nope") && !tool_catalog_is_read_only(NULL));
 
-        CHECK(tool_catalog_find("web_fetch") && !tool_catalog_find("web_fetch")->def);
+        CHECK(tool_catalog_find("web_fetch") && !tool_catalog_def("web_fetch"));
         CHECK(tool_catalog_def("run_javascript") == &tool_run_javascript);
         CHECK(tool_catalog_find("nope") == NULL && tool_catalog_at(tool_catalog_count()) == NULL);
         CHECK(tools_sandbox_find("run_javascript") == NULL);
@@ -409,7 +409,7 @@ static void test_catalog(void) {
 
         /* every definition's schema, run_javascript's too */
         for (size_t i = 0; i < tool_catalog_count(); i++) {
-                const tool_def *d = tool_catalog_at(i)->def;
+                const tool_def *d = tool_catalog_def(tool_catalog_at(i)->name);
                 if (!d)
                         continue;
                 json_t *s = json_loads(d->input_schema, 0, NULL);
