@@ -426,6 +426,7 @@
 #define SCHEMA_ENUM_SHOWN_MAX 512U              /* bytes of the allowed values listed */
 
 /* the built-in tools (src/tools/) */
+#define TOOL_CATALOG_MAX 16U                   /* built-in tools in the catalog (tool-catalog.c), every toolset's */
 #define TOOL_BASH_TIMEOUT_MS_DEFAULT 120000ULL /* a bash call without a timeout of its own */
 #define TOOL_BASH_TIMEOUT_MS_MAX 600000ULL     /* what a bash call may ask for */
 #define TOOL_PYTHON_TIMEOUT_MS 300000ULL       /* a run_python call */

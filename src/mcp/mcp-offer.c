@@ -1,27 +1,21 @@
-/* mcp-offer.c: see mcp-offer.h. */
+/* mcp-offer.c: see mcp-offer.h. The list is the catalog's (tool-catalog.h). */
 #include "mcp-offer.h"
 
 #include <errno.h>
+#include <string.h>
 
-#include "macro.h"
-
-static const char *const offered[] = {
-        "run_python", "bash", "read", "write", "edit", "glob", "grep", "inspect_handle", "query_handle",
-};
+#include "tool-catalog.h"
 
 int mcp_offer_tools(const tool_def *(*find)(const char *name), const tool_def *javascript,
                     const tool_def *ret[MCP_OFFER_MAX], size_t *ret_n, hull_error *e) {
-        const tool_def *tools[MCP_OFFER_MAX];
-        size_t n = 0;
-        _Static_assert(ELEMENTSOF(offered) + 1 <= MCP_OFFER_MAX, "MCP_OFFER_MAX holds the list");
-        for (size_t i = 0; i < ELEMENTSOF(offered); i++) {
-                tools[n] = find(offered[i]);
-                if (!tools[n])
-                        return hull_fail(e, -ENOENT, "mcp: the tool %s is missing from this build", offered[i]);
-                n++;
+        const tool_def *offer[MCP_OFFER_MAX], *tools[MCP_OFFER_MAX];
+        size_t n = tool_catalog_mcp_offer(javascript != NULL, offer);
+        for (size_t i = 0; i < n; i++) {
+                const char *name = offer[i]->name;
+                tools[i] = javascript && strcmp(name, javascript->name) == 0 ? javascript : find(name);
+                if (!tools[i])
+                        return hull_fail(e, -ENOENT, "mcp: the tool %s is missing from this build", name);
         }
-        if (javascript)
-                tools[n++] = javascript;
         for (size_t i = 0; i < n; i++)
                 ret[i] = tools[i];
         *ret_n = n;

@@ -1,7 +1,7 @@
-/* mcp-offer.h: what hull's MCP server offers, in one place for `hull mcp` (stdio, src/cli/cli-mcp.c)
- * and hull serve's /mcp (src/daemon/api-mcp.c): run_python, bash, read, write, edit, glob, grep,
- * inspect_handle, query_handle, in this order, then run_javascript when the caller has it. The
- * tool_defs live in src/tools, beside src/mcp: the caller finds them (tools_sandbox_find). */
+/* mcp-offer.h: what hull's MCP server offers, for hull serve's /mcp (src/daemon/api-mcp.c): the
+ * catalog's offer (tool-catalog.h: tool_catalog_mcp_offer, which `hull mcp` calls directly):
+ * run_python, bash, read, write, edit, glob, grep, inspect_handle, query_handle, in this order,
+ * then run_javascript when the caller has it. Kept until api-mcp.c asks the catalog itself. */
 #pragma once
 
 #include <stddef.h>
