@@ -16,6 +16,7 @@
 #include "api-v1.h"
 #include "macro.h"
 #include "time-util.h"
+#include "utf8.h"
 #include "v1-shape.h"
 
 struct api_agui {
@@ -49,13 +50,24 @@ static void answer_error(http_req *r, unsigned status, const char *type, const c
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        json_auto_t *body = json_pack("{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error", "type", type, "message",
-                                      msg, "request_id", http_req_id(r));
+        /* a "%.64s" may cut a character: valid UTF-8 first, or jansson refuses the string */
+        _cleanup_free_ char *text = NULL;
+        size_t text_len;
+        if (utf8_make_valid(msg, strlen(msg), &text, &text_len) < 0) {
+                (void) http_answer_text(r, 500, "out of memory\n");
+                return;
+        }
+        json_error_t je;
+        json_auto_t *body = json_pack_ex(&je, 0, "{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error", "type", type,
+                                         "message", text, "request_id", http_req_id(r));
         if (body && code && code[0])
                 json_object_set_new(json_object_get(body, "error"), "details", json_pack("{s:s}", "error_code", code));
         char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
-        if (!s) {
-                (void) http_answer_text(r, 500, "out of memory\n");
+        if (!s) { /* only what happened: out of memory, or what jansson said */
+                char why[JSON_ERROR_TEXT_LENGTH + 64];
+                snprintf(why, sizeof(why), "%s\n",
+                         body || json_error_code(&je) == json_error_out_of_memory ? "out of memory" : je.text);
+                (void) http_answer_text(r, 500, why);
                 return;
         }
         if (status >= 400 && status < 500 && status != 429)
