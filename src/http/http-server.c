@@ -701,7 +701,8 @@ static bool refuse_unauthorized(http_req *r) {
         const auth_tokens *tokens = r->srv->cfg.tokens;
         const http_keys *keys = r->srv->cfg.keys;
         const char *scope = r->route->scope;
-        if (!scope || ((!tokens || tokens->n == 0) && (!keys || keys->count(keys->ud) == 0)))
+        bool have_tokens = tokens && tokens->n > 0, have_keys = keys && keys->count(keys->ud) > 0;
+        if (!scope || (!have_tokens && !have_keys))
                 return false;
         unsigned na, nk;
         const char *ha = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &na);
@@ -726,10 +727,23 @@ static bool refuse_unauthorized(http_req *r) {
                 return true;
         }
         if (v != AUTH_OK) {
+                /* what the server checks against: its --tokens file, hull.db's /v1 keys, or both */
+                const char *make = have_tokens && have_keys
+                                           ? "make a token with 'hull token new --tokens FILE' or a key with 'hull key "
+                                             "create'"
+                                   : have_tokens
+                                           ? "make one with 'hull token new --tokens FILE', FILE the one hull serve "
+                                             "--tokens reads"
+                                           : "make one with 'hull key create'";
+                char what[96];
+                if (v == AUTH_UNKNOWN && n > 0 && n < AUTH_TOKEN_MIN)
+                        snprintf(what, sizeof(what), "a token of %zu characters, shorter than the minimum of %u", n,
+                                 AUTH_TOKEN_MIN);
+                else
+                        snprintf(what, sizeof(what), "%s", auth_verdict_to_string(v));
                 http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED,
-                            "%s: send Authorization: Bearer <key> or x-api-key: <key> (make one with 'hull key "
-                            "create')",
-                            auth_verdict_to_string(v));
+                            "%s: send Authorization: Bearer <%s> or x-api-key: <%s> (%s)", what,
+                            have_keys ? "key" : "token", have_keys ? "key" : "token", make);
                 return true;
         }
         if (who)

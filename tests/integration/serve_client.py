@@ -482,6 +482,14 @@ def auth(url, token, scopeless):
     expect_error("no token: unauthenticated + permission", a, 401, "unauthenticated", "permission")
     a = c.call("Describe", {}, token="hull_" + "0" * 64)
     expect_error("unknown token: unauthenticated + permission", a, 401, "unauthenticated", "permission")
+    msg = (a.json if isinstance(a.json, dict) else {}).get("message", "")
+    check("unknown token: 'hull token new' named (a tokens file), not 'hull key create'",
+          "hull token new" in msg and "hull key create" not in msg and "shorter" not in msg, msg)
+    a = c.call("Describe", {}, token="short-token")
+    expect_error("a token under 32 characters: unauthenticated + permission", a, 401, "unauthenticated", "permission")
+    msg = (a.json if isinstance(a.json, dict) else {}).get("message", "")
+    check("a token under 32 characters: said to be too short, 'hull token new' named",
+          "shorter than the minimum of 32" in msg and "hull token new" in msg and "hull key create" not in msg, msg)
     a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "Basic " + token)])
     expect_error("another scheme: unauthenticated", a, 401, "unauthenticated", "permission")
     a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "Bearer " + token + " x")])

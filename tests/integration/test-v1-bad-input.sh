@@ -254,3 +254,11 @@ v1 GET "/v1/sessions/$SESSION"
 expect "the daemon still serves /v1" "s == 200 and b['id'] == '$SESSION'"
 check "hull serve is still running" kill -0 "$SERVER_PID"
 check "no sanitizer report in hull serve's log" sh -c "! grep -Eq 'AddressSanitizer|runtime error:' '$TEST_TMP/serve.log'"
+
+# ---- a key too short, once /v1 keys are in use: said so, and 'hull key create' named ----
+v1 POST /v1/api-keys '{"name": "bad-input"}'
+expect "a key is made" "s == 200 and b['key'].startswith('hull_')"
+V1_KEY=abc123 v1 GET /v1/agents
+expect "a 6-character key: 401, said to be shorter than the minimum, 'hull key create' named" "$(envelope 401 authentication_error) and 'shorter than the minimum of 32' in b['error']['message'] and 'hull key create' in b['error']['message'] and 'hull token new' not in b['error']['message']"
+V1_KEY="hull_$(printf '0%.0s' $(seq 64))" v1 GET /v1/agents
+expect "an unknown key: 401, 'hull key create' named" "$(envelope 401 authentication_error) and 'unknown' in b['error']['message'] and 'shorter' not in b['error']['message'] and 'hull key create' in b['error']['message']"
