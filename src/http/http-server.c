@@ -751,6 +751,22 @@ static bool refuse_unauthorized(http_req *r) {
         return false;
 }
 
+/* Send a refusal made from the head alone. A client that sends its whole body before it reads
+ * (most do: an SDK's multipart upload to a route hull does not serve) would have its connection
+ * reset if the answer went out and the connection closed on an unread body, and see no answer:
+ * the body is read and dropped first, up to SERVE_BODY_DISCARD_MAX. A larger one is answered at
+ * once (then the connection closes), as is a client that waits for "100 Continue". */
+static enum MHD_Result queue_after_body(http_req *r) {
+        const char *cl = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, NULL);
+        uint64_t clen = 0;
+        bool chunked = http_req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING, NULL) != NULL;
+        bool body = chunked || (cl && parse_uint64(cl, 0, UINT64_MAX, &clen) == 0 && clen > 0);
+        if (!r->answer || !body || http_req_header(r, MHD_HTTP_HEADER_EXPECT, NULL) || clen > SERVE_BODY_DISCARD_MAX)
+                return queue(r);
+        r->drain = true;
+        return MHD_YES;
+}
+
 /* The first call: the head is complete. Every check that needs only the head, in order. */
 static enum MHD_Result on_head(http_req *r, const char *url, const char *method, const char *version) {
         http_server *s = r->srv;
@@ -775,11 +791,11 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
                 api->begin(r);
 
         if (refuse_unrouted(r, method, version, allowed) || refuse_unauthorized(r))
-                return queue(r);
+                return queue_after_body(r);
         const http_route *rt = r->route;
         if (atomic_load(&s->stopping) && !rt->during_shutdown) {
                 http_refuse(r, HTTP_REFUSAL_STOPPING, "hull serve is shutting down; retry elsewhere");
-                return queue(r);
+                return queue_after_body(r);
         }
         if (rt->receive_ms && r->c) {
                 pthread_mutex_lock(&s->lock);
@@ -787,7 +803,7 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
                 pthread_mutex_unlock(&s->lock);
         }
         if (rt->head && rt->head(r) != 0)
-                return queue(r);
+                return queue_after_body(r);
         /* A body a little over the bound is read and dropped, so that the client, which sends
          * all of it before it reads, gets the answer; a much larger one is refused at once. */
         const char *cl = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, NULL);
@@ -828,6 +844,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 size_t n = *upload_size;
                 *upload_size = 0;
                 r->body_seen += n;
+                if (r->drain) /* refused: dropped, answered at its end or past the bound */
+                        return r->body_seen > SERVE_BODY_DISCARD_MAX ? queue(r) : MHD_YES;
                 if (r->too_large || r->body_seen > r->route->body_max) {
                         /* dropped; refused once the body is in (a chunked body too: read to its
                          * end within the request's deadline) */
@@ -845,6 +863,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         /* The body is complete. */
         conn_set_phase(s, r->c, PHASE_BUSY, false);
+        if (r->drain)
+                return queue(r);
         if (r->too_large)
                 http_refuse(r, HTTP_REFUSAL_TOO_LARGE, "the body is over %zu bytes", r->route->body_max);
         else if (r->over_budget)
