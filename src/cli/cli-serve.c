@@ -190,7 +190,7 @@ void cli_serve_help(void) {
                "  /v1 keys: 'hull key create' (or POST /v1/api-keys); HULL_SERVE_KEY adds one at start.\n"
                "  --agui-agent ID          AG-UI (POST /agui): a new thread's agent unless forwardedProps.agent_id\n"
                "                           names one\n"
-               "  --agui-environment ID    ... and its environment (default: the newest one)\n"
+               "  --agui-environment ID    ... and its environment (default: the newest one, else one made: default)\n"
                "  Until a key exists (in hull.db or --tokens), loopback callers need none.\n\n"
                "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
                "shutdown, 1 on a failure, 2 on a usage error.\n",
