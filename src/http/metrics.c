@@ -1,4 +1,4 @@
-/* metrics.c: counters and the /metrics text. */
+/* metrics.c: the registry and the /metrics text. */
 #include "metrics.h"
 
 #include <errno.h>
@@ -7,63 +7,88 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "limits.h"
 #include "macro.h"
 
-static const unsigned statuses[] = {METRICS_STATUSES};
-static const double buckets_s[METRICS_N_BUCKETS] = {0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300};
-static const char *const outcomes[_METRICS_RUN_MAX] = {
-        [METRICS_RUN_OK] = "ok",
-        [METRICS_RUN_FAILED] = "failed",
-        [METRICS_RUN_TIMED_OUT] = "timed_out",
-        [METRICS_RUN_SETUP_FAILED] = "setup_failed",
-        [METRICS_RUN_ERROR] = "error",
-};
+static const unsigned statuses[] = {200, 400, 401, 403, 404, 405, 429, 500, 501, 503};
+static const char *const status_names[] = {"200", "400", "401", "403", "404",  "405",
+                                           "429", "500", "501", "503", "other"};
+_Static_assert(ELEMENTSOF(statuses) + 1 == ELEMENTSOF(status_names), "statuses and their names");
 
-_Static_assert(ELEMENTSOF(statuses) + 1 == METRICS_N_STATUSES, "METRICS_N_STATUSES");
+static const char http_family[] = "hull_http_requests_total";
 
 void metrics_init(metrics *m) {
-        for (size_t i = 0; i < _METRICS_RUN_MAX; i++)
-                atomic_init(&m->runs[i], 0);
-        atomic_init(&m->runs_in_flight, 0);
-        for (size_t i = 0; i <= METRICS_N_BUCKETS; i++)
-                atomic_init(&m->run_buckets[i], 0);
-        atomic_init(&m->run_us_sum, 0);
-        for (size_t i = 0; i < _PLIM_REASON_MAX; i++)
-                atomic_init(&m->refusals[i], 0);
-        for (size_t i = 0; i < METRICS_N_STATUSES; i++)
-                atomic_init(&m->http[i], 0);
+        *m = (metrics){0};
+        for (size_t i = 0; i < METRICS_SERIES_MAX; i++)
+                atomic_init(&m->v[i], 0);
+        for (size_t i = 0; i < METRICS_FAMILIES_MAX; i++)
+                atomic_init(&m->sum_us[i], 0);
 }
 
-void metrics_run_started(metrics *m) {
-        atomic_fetch_add(&m->runs_in_flight, 1);
+static size_t series_of(const metrics_desc *d) {
+        if (d->type == METRICS_HISTOGRAM)
+                return d->n_bounds + 1;
+        return d->label ? d->n_values : 1;
 }
 
-void metrics_run_ended(metrics *m, metrics_outcome o, uint64_t us) {
-        atomic_fetch_sub(&m->runs_in_flight, 1);
-        atomic_fetch_add(&m->runs[(unsigned) o < _METRICS_RUN_MAX ? o : METRICS_RUN_ERROR], 1);
+int metrics_find(const metrics *m, const char *name) {
+        for (size_t i = 0; i < m->n_fam; i++)
+                if (strcmp(m->fam[i].name, name) == 0)
+                        return (int) i;
+        return -ENOENT;
+}
+
+int metrics_register(metrics *m, const metrics_desc *d) {
+        int have = metrics_find(m, d->name);
+        if (have >= 0)
+                return have;
+        size_t n = series_of(d);
+        if (m->n_fam >= METRICS_FAMILIES_MAX || n > METRICS_SERIES_MAX - m->n_v)
+                return -E2BIG;
+        m->fam[m->n_fam] = *d;
+        m->first[m->n_fam] = m->n_v;
+        m->n_v += n;
+        return (int) m->n_fam++;
+}
+
+void metrics_add(metrics *m, int fam, size_t series, int64_t delta) {
+        if (!m || fam < 0 || (size_t) fam >= m->n_fam || series >= series_of(&m->fam[fam]))
+                return;
+        atomic_fetch_add(&m->v[m->first[fam] + series], delta);
+}
+
+void metrics_add_named(metrics *m, const char *name, size_t series, int64_t delta) {
+        if (m)
+                metrics_add(m, metrics_find(m, name), series, delta);
+}
+
+void metrics_observe(metrics *m, int fam, uint64_t us) {
+        if (!m || fam < 0 || (size_t) fam >= m->n_fam || m->fam[fam].type != METRICS_HISTOGRAM)
+                return;
+        const metrics_desc *d = &m->fam[fam];
         size_t b = 0;
-        while (b < METRICS_N_BUCKETS && (double) us / 1e6 > buckets_s[b])
+        while (b < d->n_bounds && (double) us / 1e6 > d->bounds_s[b])
                 b++;
-        atomic_fetch_add(&m->run_buckets[b], 1);
-        atomic_fetch_add(&m->run_us_sum, us);
+        atomic_fetch_add(&m->v[m->first[fam] + b], 1);
+        atomic_fetch_add(&m->sum_us[fam], us);
 }
 
-void metrics_run_dropped(metrics *m) {
-        atomic_fetch_sub(&m->runs_in_flight, 1);
-}
-
-void metrics_refusal(metrics *m, plim_reason r) {
-        if (r > PLIM_REASON_NONE && r < _PLIM_REASON_MAX)
-                atomic_fetch_add(&m->refusals[r], 1);
+int metrics_http_register(metrics *m) {
+        metrics_desc d = {.name = http_family,
+                          .help = "HTTP requests answered, by status.",
+                          .type = METRICS_COUNTER,
+                          .label = "code",
+                          .values = status_names,
+                          .n_values = ELEMENTSOF(status_names)};
+        return metrics_register(m, &d);
 }
 
 void metrics_http(metrics *m, unsigned status) {
         size_t i = 0;
         while (i < ELEMENTSOF(statuses) && statuses[i] != status)
                 i++;
-        atomic_fetch_add(&m->http[i], 1);
+        metrics_add_named(m, http_family, i, 1);
 }
 
 /* A bounded text buffer: appends past the end are dropped and reported by the final check. */
@@ -85,77 +110,41 @@ static void add(text *t, const char *fmt, ...) {
                 t->len += (size_t) n;
 }
 
-void metrics_session_opened(metrics *m) {
-        if (!m)
-                return;
-        atomic_fetch_add(&m->sessions_open, 1);
-        atomic_fetch_add(&m->sessions_opened, 1);
+static void render_histogram(text *t, metrics *m, size_t f) {
+        const metrics_desc *d = &m->fam[f];
+        uint64_t cum = 0;
+        for (size_t i = 0; i <= d->n_bounds; i++) {
+                cum += (uint64_t) atomic_load(&m->v[m->first[f] + i]);
+                if (i < d->n_bounds)
+                        add(t, "%s_bucket{le=\"%g\"} %" PRIu64 "\n", d->name, d->bounds_s[i], cum);
+                else
+                        add(t, "%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", d->name, cum);
+        }
+        add(t, "%s_sum %.6f\n%s_count %" PRIu64 "\n", d->name, (double) atomic_load(&m->sum_us[f]) / 1e6, d->name, cum);
 }
 
-void metrics_session_ended(metrics *m, plim_session_end why) {
-        if (!m)
-                return;
-        atomic_fetch_sub(&m->sessions_open, 1);
-        if ((size_t) why < ELEMENTSOF(m->sessions_ended))
-                atomic_fetch_add(&m->sessions_ended[why], 1);
-}
-
-void metrics_session_call(metrics *m) {
-        if (m)
-                atomic_fetch_add(&m->session_calls, 1);
-}
+static const char *const type_names[] = {
+        [METRICS_COUNTER] = "counter",
+        [METRICS_GAUGE] = "gauge",
+        [METRICS_HISTOGRAM] = "histogram",
+};
 
 int metrics_render(metrics *m, char **ret, size_t *ret_len) {
         text t = {.p = malloc(SERVE_METRICS_TEXT_MAX), .max = SERVE_METRICS_TEXT_MAX};
         if (!t.p)
                 return -ENOMEM;
-        add(&t,
-            "# HELP hull_runs_total Runs that hull serve carried out, by outcome.\n# TYPE hull_runs_total counter\n");
-        for (size_t i = 0; i < _METRICS_RUN_MAX; i++)
-                add(&t, "hull_runs_total{outcome=\"%s\"} %" PRIuFAST64 "\n", outcomes[i], atomic_load(&m->runs[i]));
-        add(&t,
-            "# HELP hull_runs_in_flight Runs admitted and not yet answered.\n# TYPE hull_runs_in_flight gauge\n"
-            "hull_runs_in_flight %" PRIdFAST64 "\n",
-            atomic_load(&m->runs_in_flight));
-        add(&t, "# HELP hull_run_duration_seconds Time from admission to answer of a run.\n"
-                "# TYPE hull_run_duration_seconds histogram\n");
-        uint64_t cum = 0;
-        for (size_t i = 0; i <= METRICS_N_BUCKETS; i++) {
-                cum += atomic_load(&m->run_buckets[i]);
-                if (i < METRICS_N_BUCKETS)
-                        add(&t, "hull_run_duration_seconds_bucket{le=\"%g\"} %" PRIu64 "\n", buckets_s[i], cum);
+        for (size_t f = 0; f < m->n_fam; f++) {
+                const metrics_desc *d = &m->fam[f];
+                add(&t, "# HELP %s %s\n# TYPE %s %s\n", d->name, d->help, d->name, type_names[d->type]);
+                if (d->type == METRICS_HISTOGRAM)
+                        render_histogram(&t, m, f);
+                else if (!d->label)
+                        add(&t, "%s %" PRIdFAST64 "\n", d->name, atomic_load(&m->v[m->first[f]]));
                 else
-                        add(&t, "hull_run_duration_seconds_bucket{le=\"+Inf\"} %" PRIu64 "\n", cum);
+                        for (size_t i = 0; i < d->n_values; i++)
+                                add(&t, "%s{%s=\"%s\"} %" PRIdFAST64 "\n", d->name, d->label,
+                                    d->values ? d->values[i] : d->value_name(i), atomic_load(&m->v[m->first[f] + i]));
         }
-        add(&t, "hull_run_duration_seconds_sum %.6f\nhull_run_duration_seconds_count %" PRIu64 "\n",
-            (double) atomic_load(&m->run_us_sum) / 1e6, cum);
-        add(&t, "# HELP hull_refusals_total Requests refused before anything ran, by reason.\n"
-                "# TYPE hull_refusals_total counter\n");
-        for (size_t i = 1; i < _PLIM_REASON_MAX; i++)
-                add(&t, "hull_refusals_total{reason=\"%s\"} %" PRIuFAST64 "\n", plim_reason_to_string((plim_reason) i),
-                    atomic_load(&m->refusals[i]));
-        add(&t, "# HELP hull_http_requests_total HTTP requests answered, by status.\n"
-                "# TYPE hull_http_requests_total counter\n");
-        for (size_t i = 0; i < METRICS_N_STATUSES; i++) {
-                if (i < ELEMENTSOF(statuses))
-                        add(&t, "hull_http_requests_total{code=\"%u\"} %" PRIuFAST64 "\n", statuses[i],
-                            atomic_load(&m->http[i]));
-                else
-                        add(&t, "hull_http_requests_total{code=\"other\"} %" PRIuFAST64 "\n", atomic_load(&m->http[i]));
-        }
-        add(&t,
-            "# HELP hull_sessions_open Sessions open now.\n# TYPE hull_sessions_open gauge\nhull_sessions_open "
-            "%" PRIdFAST64 "\n"
-            "# HELP hull_sessions_opened_total Sessions opened.\n# TYPE hull_sessions_opened_total counter\n"
-            "hull_sessions_opened_total %" PRIuFAST64 "\n"
-            "# HELP hull_session_calls_total Calls made in sessions (cells, runs, workspace operations).\n"
-            "# TYPE hull_session_calls_total counter\nhull_session_calls_total %" PRIuFAST64 "\n",
-            atomic_load(&m->sessions_open), atomic_load(&m->sessions_opened), atomic_load(&m->session_calls));
-        add(&t, "# HELP hull_sessions_ended_total Sessions that ended, by reason.\n# TYPE hull_sessions_ended_total "
-                "counter\n");
-        for (size_t i = 1; i < _PLIM_SESSION_END_MAX && i < ELEMENTSOF(m->sessions_ended); i++)
-                add(&t, "hull_sessions_ended_total{reason=\"%s\"} %" PRIuFAST64 "\n",
-                    plim_session_end_to_string((plim_session_end) i), atomic_load(&m->sessions_ended[i]));
         if (t.overflow) {
                 free(t.p);
                 return -ENOMEM;

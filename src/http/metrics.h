@@ -1,51 +1,69 @@
-/* metrics.h: hull serve's counters and their Prometheus text rendering. Every counter is an
- * atomic in one struct owned by the daemon; any thread may count. */
+/* metrics.h: a registry of counters, gauges and histograms, registered by name, and their
+ * Prometheus text rendering. It knows no protocol: the HTTP server registers its status counts,
+ * the service its runs and sessions (src/service/serve-metrics.h). Every value is an atomic in
+ * one struct owned by the daemon; families are registered at start-up, before any thread counts,
+ * and any thread may count after. */
 #pragma once
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "plimsoll.h"
+#include "limits.h"
 
-typedef enum metrics_outcome {
-        METRICS_RUN_OK,     /* ran and exited 0 (every step, for a project) */
-        METRICS_RUN_FAILED, /* ran and exited non-zero, or a step failed */
-        METRICS_RUN_TIMED_OUT,
-        METRICS_RUN_SETUP_FAILED, /* the project's files could not be written */
-        METRICS_RUN_ERROR,        /* the sandbox or the broker failed; cancelled at shutdown */
-        _METRICS_RUN_MAX,
-} metrics_outcome;
+typedef enum metrics_type {
+        METRICS_COUNTER,
+        METRICS_GAUGE,
+        METRICS_HISTOGRAM, /* of durations: observed in microseconds, rendered in seconds */
+} metrics_type;
 
-/* The statuses hull serve answers with; anything else is counted as "other". */
-#define METRICS_STATUSES 200, 400, 401, 403, 404, 405, 429, 500, 501, 503
-#define METRICS_N_STATUSES 11 /* the list above and "other" */
-#define METRICS_N_BUCKETS 13  /* latency histogram upper bounds, see metrics.c */
+/* A family. label names the one label its series differ by (NULL: one series); values are the
+ * label's values, one series each (for a counter or a gauge), or value_name(i) gives the i-th
+ * (for a table that only a function knows). A histogram has one series per
+ * bound in bounds_s (upper bounds in seconds, ascending) and +Inf. Every pointer must outlive the
+ * registry (string literals, static tables). */
+typedef struct metrics_desc {
+        const char *name, *help;
+        metrics_type type;
+        const char *label;
+        const char *const *values;
+        const char *(*value_name)(size_t i);
+        size_t n_values;
+        const double *bounds_s;
+        size_t n_bounds;
+} metrics_desc;
 
 typedef struct metrics {
-        atomic_uint_fast64_t runs[_METRICS_RUN_MAX];
-        atomic_int_fast64_t runs_in_flight;
-        atomic_uint_fast64_t run_buckets[METRICS_N_BUCKETS + 1]; /* the last is +Inf */
-        atomic_uint_fast64_t run_us_sum;
-        atomic_uint_fast64_t refusals[_PLIM_REASON_MAX]; /* by NotDispatched reason */
-        atomic_uint_fast64_t http[METRICS_N_STATUSES];
-        atomic_int_fast64_t sessions_open;
-        atomic_uint_fast64_t sessions_opened;
-        atomic_uint_fast64_t session_calls;
-        atomic_uint_fast64_t sessions_ended[16]; /* by plim_session_end */
+        metrics_desc fam[METRICS_FAMILIES_MAX];
+        size_t first[METRICS_FAMILIES_MAX]; /* each family's first series in v */
+        size_t n_fam, n_v;
+        atomic_int_fast64_t v[METRICS_SERIES_MAX];
+        atomic_uint_fast64_t sum_us[METRICS_FAMILIES_MAX]; /* a histogram's sum */
 } metrics;
 
+/* An empty registry. */
 void metrics_init(metrics *m);
-void metrics_run_started(metrics *m);
-/* A run ended after `us` microseconds with an outcome. */
-void metrics_run_ended(metrics *m, metrics_outcome o, uint64_t us);
-/* An admitted run the broker did not start (counted as a capacity refusal instead). */
-void metrics_run_dropped(metrics *m);
-void metrics_refusal(metrics *m, plim_reason r);
-void metrics_http(metrics *m, unsigned status);
-void metrics_session_opened(metrics *m);
-void metrics_session_ended(metrics *m, plim_session_end why);
-void metrics_session_call(metrics *m);
 
-/* The Prometheus text exposition (format 0.0.4). Returns 0 with a new buffer or -ENOMEM. */
+/* Register a family (at start-up, before any thread counts). Returns its index (>= 0), the index
+ * it already has when one of that name is registered, or -E2BIG when the registry is full. */
+int metrics_register(metrics *m, const metrics_desc *d);
+
+/* The family called name, or -ENOENT. */
+int metrics_find(const metrics *m, const char *name);
+
+/* Add delta to a series of a family (series: the label value's index; 0 without a label).
+ * An unknown family or series is ignored. Any thread. */
+void metrics_add(metrics *m, int fam, size_t series, int64_t delta);
+/* The same by name (what a module that registered by name calls). */
+void metrics_add_named(metrics *m, const char *name, size_t series, int64_t delta);
+/* Observe a duration in a histogram family. */
+void metrics_observe(metrics *m, int fam, uint64_t us);
+
+/* The HTTP statuses the server counts (anything else is "other"): registers
+ * hull_http_requests_total and returns its index (or -E2BIG); metrics_http counts one answer. */
+int metrics_http_register(metrics *m);
+void metrics_http(metrics *m, unsigned status);
+
+/* The Prometheus text exposition (format 0.0.4), families in the order they were registered.
+ * Returns 0 with a new buffer (the caller frees) or -ENOMEM. */
 int metrics_render(metrics *m, char **ret, size_t *ret_len);

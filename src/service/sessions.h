@@ -13,7 +13,7 @@
 #include "broker.h"
 #include "dlog.h"
 #include "hullapi.h"
-#include "metrics.h"
+#include "serve-metrics.h"
 #include "plimsoll.h"
 #include "ss.h"
 

@@ -1,16 +1,18 @@
-/* store.h: hull's own state in SQLite ($HULL_HOME/hull.db): the only module that sees sqlite3*
- * for it. Agents (every version kept), environments, sessions, each session's append-only event
- * log, API keys (their digests only) and the conversation of each session. The database is opened
- * in WAL mode with synchronous=NORMAL and a busy timeout, and brought to the newest schema by
- * numbered migrations (each in one transaction; user_version says which ran). A function that
- * returns 0 after a write has committed it: an event appended is durable against a crash of the
- * process before the caller answers.
+/* store.h: hull's own state, behind one interface whatever holds it. Today that is SQLite
+ * ($HULL_HOME/hull.db; store-sqlite*.c), the only module that sees sqlite3* for it; a backend
+ * implements store-backend.h's store_ops, and callers see only this header. Agents (every version
+ * kept), environments, sessions, each session's append-only event log, API keys (their digests
+ * only) and the conversation of each session. SQLite's database is opened in WAL mode with
+ * synchronous=NORMAL and a busy timeout, and brought to the newest schema by numbered migrations
+ * (each in one transaction; user_version says which ran). A function that returns 0 after a write
+ * has committed it: an event appended is durable against a crash of the process before the caller
+ * answers.
  *
  * Resources are JSON objects as the /v1 API shows them, stored whole beside the columns the
  * lists filter and sort on. The store checks only what its columns need ("id", "created_at",
  * "version", "status", "archived_at", "agent"); their meaning is the caller's.
  *
- * Thread-safe: one connection behind a mutex; every call is short. */
+ * Thread-safe (SQLite: one connection behind a mutex); every call is short. */
 #pragma once
 
 #include <jansson.h>
@@ -23,9 +25,11 @@
 
 typedef struct store store;
 
-/* Open (creating it, mode 0600) and migrate the database at path. Returns 0 with *ret, or a
- * negative errno with *e (SQLite cannot be loaded: -ENOSYS; a newer schema than this hull knows:
- * -EPROTO; a file that is not a database: -EINVAL). */
+/* Open (creating it, mode 0600) and migrate the database at path: a file path or "sqlite:PATH" is
+ * SQLite; "postgres://..." or "postgresql://..." is refused with -EPROTONOSUPPORT (no PostgreSQL
+ * backend is built in yet). Returns 0 with *ret (free with store_close), or a negative errno with
+ * *e (SQLite cannot be loaded: -ENOSYS; a newer schema than this hull knows: -EPROTO; a file that
+ * is not a database: -EINVAL). */
 int store_open(const char *path, store **ret, hull_error *e);
 void store_close(store *s);
 static inline void store_closep(store **s) {
@@ -34,7 +38,7 @@ static inline void store_closep(store **s) {
 }
 #define _cleanup_store_ _cleanup_(store_closep)
 
-/* The schema version this hull migrates to, and the one of an open database. */
+/* The schema version this hull migrates SQLite's database to, and the one of an open database. */
 int store_schema_version(void);
 int store_user_version(store *s);
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "http-server.h"
-#include "metrics.h"
+#include "serve-metrics.h"
 #include "test.h"
 
 static void test_listen(void) {
@@ -36,6 +36,10 @@ static void test_metrics(void) {
         char *s;
         size_t n;
         metrics_init(&m);
+        CHECK(serve_metrics_register(&m) == 0);
+        CHECK(metrics_http_register(&m) >= 0);
+        CHECK(serve_metrics_register(&m) == 0); /* again: the same families, none added */
+        CHECK(m.n_fam == 9);
         metrics_run_started(&m);
         metrics_run_started(&m);
         metrics_run_ended(&m, METRICS_RUN_OK, 42000);            /* 0.042 s: the 0.05 bucket */
@@ -57,6 +61,8 @@ static void test_metrics(void) {
         CHECK(strstr(s, "hull_refusals_total{reason=\"protocol\"} 1\n"));
         CHECK(strstr(s, "hull_http_requests_total{code=\"200\"} 1\n"));
         CHECK(strstr(s, "hull_http_requests_total{code=\"other\"} 1\n"));
+        CHECK(strstr(s, "# TYPE hull_runs_in_flight gauge\n"));
+        CHECK(strstr(s, "hull_sessions_ended_total{reason=\"SESSION_END_CLOSED\"} 0\n"));
         free(s);
 }
 

@@ -1,8 +1,11 @@
 /* test-store.c: hull.db: migrations (from empty, reopen, a newer schema and a file that is not a
- * database refused), resources (agent versions, -ESTALE, cascading deletes), every list filter
- * walked page by page both ways, cursors of another query refused, the event log (seqs, filters,
- * duplicates, unknown sessions), API keys, conversations, durability across a child that dies
- * without closing, concurrent appends, and no memory budget of the caller's applying. */
+ * database refused), a PostgreSQL URL refused while no such backend is built in, resources (agent versions, -ESTALE,
+ * cascading deletes), every list filter walked page by page both ways, cursors of another query refused, the event log
+ * (seqs, filters, duplicates, unknown sessions), API keys, conversations, durability across a child that dies without
+ * closing, concurrent appends, and no memory budget of the caller's applying.
+ *
+ * Everything after the migrations is backend-neutral: test_backend runs it against an empty store
+ * opened from each of urls[] in main (a path, sqlite:PATH; a later backend adds its URL). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,11 +23,13 @@
 #include "test.h"
 
 static char dir[64], db_path[128];
+/* The store the backend-neutral tests open (a path or URL). */
+static const char *url;
 
 static store *open_or_die(void) {
         store *s = NULL;
         hull_error e = {0};
-        if (store_open(db_path, &s, &e) < 0) {
+        if (store_open(url, &s, &e) < 0) {
                 printf("# open: %s\n", e.msg);
                 exit(1);
         }
@@ -112,6 +117,20 @@ static void test_open(void) {
         e = (hull_error){0};
         CHECK(store_open("/nonexistent-hull-dir/hull.db", &s, &e) < 0);
         CHECK(e.msg[0] != 0);
+}
+
+/* A PostgreSQL URL: a clear error, no file made, and the URL (its password) not repeated. */
+static void test_unsupported(void) {
+        static const char *const urls[] = {"postgres://hull:secret@localhost/hull", "postgresql://localhost/hull"};
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++) {
+                store *s = NULL;
+                hull_error e = {0};
+                CHECK_EQ_INT(store_open(urls[i], &s, &e), -EPROTONOSUPPORT);
+                CHECK(s == NULL);
+                TEST_RESULT(strstr(e.msg, "PostgreSQL is not built into this hull") != NULL, "%s: %s", urls[i], e.msg);
+                CHECK(strstr(e.msg, "secret") == NULL);
+        }
+        CHECK(access("postgres:", F_OK) < 0 && access("postgresql:", F_OK) < 0);
 }
 
 static void test_time(void) {
@@ -503,18 +522,12 @@ static void test_lists(store *s) {
 
 /* ---- events ---- */
 
-static void test_events(store *s) {
+/* sess_ev's five events appended in two batches; a taken id, no id, an unknown session. */
+static void events_append(store *s, json_t *evs[static 5]) {
         hull_error e = {0};
         json_t *sess = session_obj("sess_ev", 1, "idle", "agent_1", 1, false);
         CHECK_EQ_INT(store_insert(s, STORE_SESSION, sess, &e), 0);
         json_decref(sess);
-        json_t *evs[5] = {
-                event_obj("sevt_1", "user.message", "2026-01-01T00:00:01Z"),
-                event_obj("sevt_2", "session.status_running", "2026-01-01T00:00:02Z"),
-                event_obj("sevt_3", "agent.message", NULL),
-                event_obj("sevt_4", "agent.message", "2026-01-01T00:00:04Z"),
-                event_obj("sevt_5", "session.status_idle", "2026-01-01T00:00:05Z"),
-        };
         int64_t first = 0, seq = 0;
         CHECK_EQ_INT(store_events_last_seq(s, "sess_ev", &seq, &e), 0);
         CHECK_EQ_INT(seq, 0);
@@ -553,6 +566,13 @@ static void test_events(store *s) {
         json_t *conv = json_array();
         CHECK_EQ_INT(store_conversation_put(s, "sess_none", conv, &e), -ENOENT);
         json_decref(conv);
+}
+
+/* sess_ev's events listed: all, every filter a page at a time, cursors of another query refused. */
+static void events_list(store *s, json_t *evs[static 5]) {
+        hull_error e = {0};
+        store_events_q q = {0};
+        store_page p = {0};
 
         /* all, in order, with their seqs */
         int64_t *seqs = NULL;
@@ -626,6 +646,13 @@ static void test_events(store *s) {
         CHECK_EQ_INT(store_list(s, STORE_SESSION, &lq, &p, &e), -EINVAL);
         eq = (store_events_q){.limit = STORE_EVENTS_PAGE_MAX + 1};
         CHECK_EQ_INT(store_events_list(s, "sess_ev", &eq, &p, NULL, &e), -EINVAL);
+}
+
+/* An event of sess_ev processed later, and sess_ev's conversation. */
+static void events_later(store *s) {
+        hull_error e = {0};
+        store_page p = {0};
+        int64_t *seqs = NULL;
 
         /* a queued event processed later: its body and the created_* filters see the time */
         e = (hull_error){0};
@@ -633,7 +660,7 @@ static void test_events(store *s) {
         CHECK_EQ_INT(store_events_set_processed(s, "sess_ev", "sevt_9", "2026-01-01T00:00:03Z", &e), -ENOENT);
         CHECK_EQ_INT(store_events_set_processed(s, "sess_none", "sevt_3", "2026-01-01T00:00:03Z", &e), -ENOENT);
         CHECK_EQ_INT(store_events_set_processed(s, "sess_ev", "sevt_3", "soon", &e), -EINVAL);
-        eq = (store_events_q){.created_gt = "2026-01-01T00:00:03Z", .created_lt = "2026-01-01T00:00:04Z"};
+        store_events_q eq = {.created_gt = "2026-01-01T00:00:03Z", .created_lt = "2026-01-01T00:00:04Z"};
         seqs = NULL;
         CHECK_EQ_INT(store_events_list(s, "sess_ev", &eq, &p, &seqs, &e), 0);
         CHECK_EQ_INT(json_array_size(p.data), 1);
@@ -652,7 +679,7 @@ static void test_events(store *s) {
         json_t *got = (json_t *) 1;
         CHECK_EQ_INT(store_conversation_get(s, "sess_ev", &got, &e), 0);
         CHECK(got == NULL);
-        conv = json_pack("[{s:s, s:s}]", "role", "user", "content", "hello");
+        json_t *conv = json_pack("[{s:s, s:s}]", "role", "user", "content", "hello");
         CHECK_EQ_INT(store_conversation_put(s, "sess_ev", conv, &e), 0);
         json_array_append_new(conv, json_pack("{s:s, s:s}", "role", "assistant", "content", "hi"));
         CHECK_EQ_INT(store_conversation_put(s, "sess_ev", conv, &e), 0);
@@ -660,6 +687,19 @@ static void test_events(store *s) {
         CHECK(got && json_equal(got, conv));
         json_decref(got);
         json_decref(conv);
+}
+
+static void test_events(store *s) {
+        json_t *evs[5] = {
+                event_obj("sevt_1", "user.message", "2026-01-01T00:00:01Z"),
+                event_obj("sevt_2", "session.status_running", "2026-01-01T00:00:02Z"),
+                event_obj("sevt_3", "agent.message", NULL),
+                event_obj("sevt_4", "agent.message", "2026-01-01T00:00:04Z"),
+                event_obj("sevt_5", "session.status_idle", "2026-01-01T00:00:05Z"),
+        };
+        events_append(s, evs);
+        events_list(s, evs);
+        events_later(s);
         for (size_t i = 0; i < 5; i++)
                 json_decref(evs[i]);
 }
@@ -719,7 +759,7 @@ static void test_keys(store *s) {
         /* A key another connection adds (`hull key create` beside a running daemon) counts at
          * the very next call, as does one it deletes: no window where the daemon is still open. */
         _cleanup_store_ store *other = NULL;
-        CHECK_EQ_INT(store_open(db_path, &other, &e), 0);
+        CHECK_EQ_INT(store_open(url, &other, &e), 0);
         store_key k4 = key_of("key_4", "other", 'd', "2026-01-01T00:00:04.000Z");
         CHECK_EQ_INT(store_key_count(s, &n, &e), 0);
         CHECK_EQ_INT(n, 1);
@@ -745,7 +785,7 @@ static void append_in_child(unsigned from, unsigned n, bool kill_it) {
         if (pid == 0) {
                 close(pfd[0]);
                 store *s = NULL;
-                if (store_open(db_path, &s, NULL) < 0)
+                if (store_open(url, &s, NULL) < 0)
                         _exit(2);
                 for (unsigned i = 0; i < n; i++) {
                         char id[32];
@@ -965,6 +1005,23 @@ static void test_env_specs(store *s) {
         json_decref(spec2);
 }
 
+/* Every test a backend passes, against an empty store at u (a path or URL). */
+static void test_backend(const char *u) {
+        printf("# store at %s\n", u);
+        url = u;
+        store *s = open_or_die();
+        test_resources(s);
+        test_lists(s);
+        test_events(s);
+        test_keys(s);
+        test_env_specs(s);
+        test_threads(s);
+        test_sandboxes_and_agui(s);
+        test_budget(s);
+        store_close(s);
+        test_durability();
+}
+
 int main(void) {
         hull_error e = {0};
         if (!dlib_sqlite3_load(&e)) {
@@ -978,17 +1035,12 @@ int main(void) {
 
         test_time();
         test_open();
-        store *s = open_or_die();
-        test_resources(s);
-        test_lists(s);
-        test_events(s);
-        test_keys(s);
-        test_env_specs(s);
-        test_threads(s);
-        test_sandboxes_and_agui(s);
-        test_budget(s);
-        store_close(s);
-        test_durability();
+        test_unsupported();
+        char sqlite_url[160];
+        snprintf(sqlite_url, sizeof(sqlite_url), "sqlite:%s/url.db", dir);
+        const char *const urls[] = {db_path, sqlite_url};
+        for (size_t i = 0; i < ELEMENTSOF(urls); i++)
+                test_backend(urls[i]);
 
         rm_rf_at(AT_FDCWD, dir);
         return test_done();

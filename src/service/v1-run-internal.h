@@ -1,0 +1,118 @@
+/* v1-run-internal.h: what the files of the /v1 engine share (v1-run.c: the table, the log, the
+ * worker and the API's calls; v1-stream.c: subscribers and streams; v1-agent.c: an agent built
+ * for a session). Not for use outside src/service/v1-*.c. */
+#pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "agent.h"
+#include "bus.h"
+#include "mcp-client.h"
+#include "mcp-tools.h"
+#include "model.h"
+#include "tool-web.h"
+#include "v1-run.h"
+
+/* ---- a session at work ---- */
+
+typedef struct sub {
+        struct sub *next;
+        http_sse *sse;
+        bool deltas;
+        bool live;      /* caught up: gets every new event as it is logged */
+        int64_t sent;   /* the last sequence number it was sent */
+        struct live *l; /* the pump's */
+        bool pumped;    /* a pump thread owns it: unlinked, it is only marked dead */
+        bool dead;
+        size_t need; /* bytes the frame that did not fit needs */
+} sub;
+
+struct v1_watch {
+        struct v1_watch *next;
+        v1_watch_fn *fn;
+        void *ud;
+        struct live *l; /* a reference */
+};
+
+typedef struct live {
+        struct live *next;
+        v1_engine *g;
+        char id[STORE_ID_MAX];
+        unsigned refs;        /* the table's, and each user's (under g->lock) */
+        pthread_mutex_t lock; /* the log, the subscribers, the state below */
+        json_t *obj;          /* the session object, as stored */
+        int64_t last_seq;     /* the log's last sequence number */
+        sub *subs;
+        v1_watch *watches;
+        /* the turn */
+        bool running; /* a worker exists */
+        bool joinable;
+        pthread_t worker;
+        atomic_bool interrupt;
+        json_t *queue;             /* texts of user messages waiting for a turn */
+        bool resume_ready;         /* the paused call is decided: the worker resumes it */
+        char ask_id[STORE_ID_MAX]; /* the call the turn paused on ("" none) */
+        bool ask_client;           /* ... a custom tool's (else a confirmation) */
+        json_t *stash;             /* confirmations and results that came before the pause */
+        uint64_t turn_started_ms;
+        uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
+        bool deleted;
+        /* the agent (the worker's while it runs, else under lock) */
+        agent *agent;
+        bus *bus;
+        model_client *model;
+        tool_web *web;
+        tool_def *defs;
+        const tool_def **def_ptrs;
+        tool_policy *policies;
+        size_t n_defs;
+        json_t *schemas; /* the custom tools' input schemas as text (kept for defs) */
+        /* the agent's MCP servers: connected when its tools are built, closed with the session */
+        mcp_client *mcps[V1_MCP_SERVERS_MAX];
+        size_t n_mcps;
+        mcp_toolset *mcp_set;
+        char mcp_failed[V1_NAME_MAX + 1]; /* the server that could not be reached ("" none) */
+        bool needs_box;
+        ss_session *box;
+        char box_id[PLIM_SESSION_ID_MAX + 1];
+        char principal[STORE_ID_MAX + 8];
+        /* the agent.message being previewed */
+        char preview_id[STORE_ID_MAX];
+} live;
+
+struct v1_engine {
+        v1_engine_config cfg;
+        pthread_mutex_t lock; /* the table */
+        live *lives;
+        bool stopping;
+        atomic_uint pumps; /* pump threads alive (each holds a session) */
+};
+
+/* v1-run.c */
+void v1_now_time(char ret[static STORE_TIME_MAX]);
+int v1_store_fail(v1_err *err, const hull_error *e);
+int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err);
+void v1_live_unref(live *l);
+void v1_live_unrefp(live **l);
+void v1_log_server_locked(live *l, json_t *const *evs, size_t n);
+void v1_log_failure_server_locked(live *l, const char *type, const char *msg, bool running, const char *server);
+void v1_log_failure_locked(live *l, const char *type, const char *msg, bool running);
+int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e);
+
+/* v1-stream.c */
+/* Send one event to every live subscriber and watcher (under l->lock). seq 0: a preview, not
+ * logged. */
+void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only);
+/* Unlink and end the subscribers for which drop is true (under l->lock). */
+void v1_subs_sweep(live *l, bool (*drop)(sub *s, void *ud), void *ud);
+/* End a subscriber (cut: its stream is closed). */
+void v1_sub_free(sub *s, bool cut);
+
+/* v1-agent.c */
+/* Build the session's agent for a turn when it has none (under no lock: the worker's). */
+int v1_agent_ready(live *l, const char **ret_type, hull_error *e);
+/* Free the agent's tools and MCP connections. */
+void v1_tools_drop(live *l);
+/* Is the session's sandbox open and usable? */
+bool v1_box_alive(live *l);

@@ -1,0 +1,171 @@
+/* store-backend.h: what a backend of the store implements (struct store_ops), and the helpers
+ * every backend shares (store-util.c): the checks of a resource's columns, JSON in and out, list
+ * cursors and their pagination. Only src/store/ includes it; callers see store.h alone.
+ *
+ * The front (store.c) checks every argument, serialises what is written, and computes a list's
+ * filters and cursor digest before it calls a backend, so a backend only reads and writes rows:
+ * what it gets through struct store_ops is already valid. Each operation has the meaning and the
+ * errors of the store.h function of the same name. A backend allocates its own struct with a
+ * `store` first (its ops set) and frees it in close. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "store.h"
+
+/* What the columns need of a resource (read_cols), pointing into its JSON object. */
+typedef struct store_cols {
+        const char *id;
+        int64_t created_ms;
+        bool archived;
+        int64_t version; /* agents */
+        const char *status, *agent_id;
+        int64_t agent_version; /* sessions */
+} store_cols;
+
+/* What an event's columns need, pointing into its JSON object. */
+typedef struct store_event_cols {
+        const char *id, *type;
+        bool processed;
+        int64_t processed_ms;
+} store_event_cols;
+
+/* ---- lists ----
+ * A list is ordered by a key (created_ms then id, an agent's version, an event's seq). A cursor
+ * names one row's key, a direction and a digest of the query it came from (store-util.c). */
+
+typedef enum store_list_of {
+        STORE_LIST_OBJECTS,  /* the resources of .kind, by (created_ms, id) */
+        STORE_LIST_VERSIONS, /* every version of agent .versions_of, by version */
+        STORE_LIST_EVENTS,   /* the events of session .session_id, by seq */
+} store_list_of;
+
+enum { STORE_TIME_GT, STORE_TIME_GTE, STORE_TIME_LT, STORE_TIME_LTE, _STORE_TIME_MAX };
+
+/* A list query as the front checked it: the rows a backend selects, and the cursors' form. */
+typedef struct store_listing {
+        store_list_of of;
+        char tag;           /* its cursors' first byte */
+        bool bidirectional; /* prev_page too */
+        bool with_id;       /* ordered by (key, id), else by key */
+        bool descending;    /* the list's order */
+        const char *what;   /* in messages */
+        uint32_t digest;    /* of the query */
+        store_kind kind;    /* STORE_LIST_OBJECTS */
+        const char *versions_of, *session_id;
+        /* the filters, each ANDed */
+        bool include_archived; /* objects */
+        bool has_time[_STORE_TIME_MAX];
+        int64_t time_ms[_STORE_TIME_MAX]; /* on created_ms (objects), processed_ms (events) */
+        const char *agent_id;             /* sessions; NULL: any */
+        int64_t agent_version;            /* sessions; 0: any */
+        const char *in_set;               /* a JSON array of strings: the statuses (sessions) or types
+                                           * (events) to keep; NULL: any */
+        int64_t after_seq;                /* events; 0: all */
+} store_listing;
+
+typedef struct store_rowkey {
+        int64_t key;
+        char id[STORE_ID_MAX];
+} store_rowkey;
+
+/* A backend's fetch for store_paginate: up to want rows after (asc: above, else below) the anchor
+ * (or from the start), in that order, into out (may be NULL) and keys (may be NULL); *ret_n how
+ * many. Returns 0 or a negative errno with *e. */
+typedef int (*store_fetch_fn)(void *ctx, const store_rowkey *anchor, bool asc, unsigned want, json_t *out,
+                              store_rowkey *keys, size_t *ret_n, hull_error *e);
+
+/* A page of the listing l after page (a cursor, or NULL) by fetch: store_list's answer; *ret_keys
+ * (may be NULL; malloc'd) the rows' keys. -EINVAL with *e for a cursor that is not one of l's. */
+int store_paginate(const store_listing *l, const char *page, unsigned limit, store_fetch_fn fetch, void *ctx,
+                   store_page *ret, int64_t **ret_keys, hull_error *e);
+
+/* ---- the backend ---- */
+
+typedef struct store_ops {
+        const char *name; /* "sqlite" */
+        void (*close)(store *s);
+        int (*user_version)(store *s);
+
+        int (*insert)(store *s, store_kind k, const store_cols *c, const char *body, hull_error *e);
+        /* into *ret (parsed) when ret, else into *ret_raw and *ret_len */
+        int (*get)(store *s, store_kind k, const char *id, int64_t version, json_t **ret, char **ret_raw,
+                   size_t *ret_len, hull_error *e);
+        int (*update)(store *s, store_kind k, const store_cols *c, const char *body, hull_error *e);
+        int (*remove)(store *s, store_kind k, const char *id, hull_error *e);
+        /* -ENOENT without l->versions_of's agent or l->session_id's session; else store_paginate */
+        int (*list)(store *s, const store_listing *l, const char *page, unsigned limit, store_page *ret,
+                    int64_t **ret_keys, hull_error *e);
+        /* statuses: a JSON array of strings */
+        int (*sessions_with_status)(store *s, const char *statuses, json_t **ret, hull_error *e);
+
+        /* the events were checked by store_read_event (the backend reads them again) */
+        int (*events_append)(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
+                             hull_error *e);
+        int (*events_set_processed)(store *s, const char *session_id, const char *event_id, const char *processed_at,
+                                    int64_t processed_ms, hull_error *e);
+        int (*events_last_seq)(store *s, const char *session_id, int64_t *ret, hull_error *e);
+        int (*events_seq_of)(store *s, const char *session_id, const char *event_id, int64_t *ret, hull_error *e);
+        int (*conversation_put)(store *s, const char *session_id, const char *body, hull_error *e);
+        int (*conversation_get)(store *s, const char *session_id, json_t **ret, hull_error *e);
+
+        int (*key_add)(store *s, const store_key *k, hull_error *e);
+        int (*key_list)(store *s, store_key **ret, size_t *ret_n, hull_error *e);
+        int (*key_delete)(store *s, const char *id, hull_error *e);
+        int (*key_find)(store *s, const char digest_hex[static 65], store_key *ret, hull_error *e);
+        int (*key_count)(store *s, size_t *ret, hull_error *e);
+
+        int (*sandbox_add)(store *s, const char *session_id, const char *fingerprint, const char *opened_at,
+                           hull_error *e);
+        int (*sandbox_list)(store *s, const char *session_id, json_t **ret, hull_error *e);
+        int (*thread_get)(store *s, const char *thread_id, char ret[static STORE_ID_MAX], hull_error *e);
+        int (*thread_put)(store *s, const char *thread_id, const char *session_id, hull_error *e);
+
+        int (*env_put)(store *s, const char *name, const json_t *spec, const char *digest, json_t **ret, hull_error *e);
+        int (*env_get)(store *s, const char *name, int64_t version, json_t **ret, hull_error *e);
+        int (*env_list)(store *s, bool all_versions, json_t **ret, hull_error *e);
+        int (*env_delete)(store *s, const char *name, hull_error *e);
+} store_ops;
+
+/* The head of every backend's store. */
+struct store {
+        const store_ops *ops;
+};
+
+/* The backends. store_open picks one by the path or URL it is given. */
+
+/* SQLite at path (store-sqlite.c); the errors of store_open. */
+int store_sqlite_open(const char *path, store **ret, hull_error *e);
+/* The schema version the SQLite backend migrates to. */
+int store_sqlite_schema_version(void);
+
+/* ---- shared helpers (store-util.c); each returns 0 or a negative errno with *e ---- */
+
+/* A resource kind's name in messages ("agent") and its cursors' tag. */
+const char *store_kind_name(store_kind k);
+char store_kind_tag(store_kind k);
+
+/* -EINVAL unless k is a kind. */
+int store_kind_check(store_kind k, hull_error *e);
+/* -EINVAL unless id is a string of 1 to STORE_ID_MAX - 1 bytes; what names it ("session"). */
+int store_id_check(const char *what, const char *id, hull_error *e);
+/* -EINVAL unless v is up to max - 1 bytes (and not empty unless empty_ok); what: "a key's WHAT". */
+int store_text_check(const char *what, const char *v, size_t max, bool empty_ok, hull_error *e);
+/* -EINVAL unless thread_id is 1 to STORE_THREAD_ID_MAX - 1 bytes. */
+int store_thread_check(const char *thread_id, hull_error *e);
+/* The limit of a page: 0 is STORE_PAGE_DEFAULT; -EINVAL above max. */
+int store_limit_check(unsigned limit, unsigned max, unsigned *ret, hull_error *e);
+
+/* The columns of a resource of kind k (-EINVAL with *e when one is missing or wrong). */
+int store_read_cols(store_kind k, const json_t *obj, store_cols *c, hull_error *e);
+/* The columns of the i-th event of a batch (-EINVAL with *e). */
+int store_read_event(const json_t *ev, size_t i, store_event_cols *c, hull_error *e);
+
+/* o as compact JSON text (*ret malloc'd); -E2BIG above STORE_OBJECT_BYTES_MAX. */
+int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);
+/* n bytes of stored JSON text (p NULL: missing) parsed; -EBADMSG when it is not JSON. */
+int store_load(const char *p, size_t n, const char *what, json_t **ret, hull_error *e);

@@ -1,0 +1,169 @@
+/* store-sqlite-events.c: the SQLite backend's event log of each session (a sequence per session,
+ * the next one read and written in the append's transaction) and each session's conversation. */
+#include "store-sqlite-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int last_seq(sqlt_store *s, const char *session_id, int64_t *ret, hull_error *e) {
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_prep(s, "SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?1", &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, session_id);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc, "cannot read", e);
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
+                       hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r;
+        _cleanup_tx_ sqlt_tx t = {0};
+        if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = sqlt_session_exists(s, session_id, e)) < 0)
+                return r;
+        int64_t seq;
+        if ((r = last_seq(s, session_id, &seq, e)) < 0)
+                return r;
+        int64_t first = seq + 1;
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = sqlt_prep(
+                s, "INSERT INTO events (session_id, seq, id, type, processed_ms, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                &st, e);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                store_event_cols c;
+                if ((r = store_read_event(events[i], i, &c, e)) < 0)
+                        return r;
+                _cleanup_free_ char *body = NULL;
+                if ((r = store_dump(events[i], "an event", &body, e)) < 0)
+                        return r;
+                sqlite3_reset(st);
+                int rc = sqlt_bind_text(st, 1, session_id);
+                rc = rc ?: sqlite3_bind_int64(st, 2, first + (int64_t) i);
+                rc = rc ?: sqlt_bind_text(st, 3, c.id);
+                rc = rc ?: sqlt_bind_text(st, 4, c.type);
+                rc = rc ?: (c.processed ? sqlite3_bind_int64(st, 5, c.processed_ms) : sqlite3_bind_null(st, 5));
+                rc = rc ?: sqlt_bind_text(st, 6, body);
+                if (rc)
+                        return sqlt_bind_fail(s, rc, e);
+                rc = sqlite3_step(st);
+                if ((rc & 0xff) == SQLITE_CONSTRAINT)
+                        return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", c.id);
+                if (rc != SQLITE_DONE)
+                        return sqlt_fail(s->db, rc, "cannot append events", e);
+        }
+        sqlite3_finalize(TAKE_PTR(st));
+        if ((r = sqlt_tx_commit(&t, e)) < 0)
+                return r;
+        if (ret_first_seq)
+                *ret_first_seq = first;
+        return 0;
+}
+
+int sqlt_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
+                              int64_t processed_ms, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_prep(s,
+                          "UPDATE events SET processed_ms = ?3, body = json_set(body, '$.processed_at', ?4)"
+                          " WHERE session_id = ?1 AND id = ?2",
+                          &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, session_id);
+        rc = rc ?: sqlt_bind_text(st, 2, event_id);
+        rc = rc ?: sqlite3_bind_int64(st, 3, processed_ms);
+        rc = rc ?: sqlt_bind_text(st, 4, processed_at);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        if ((r = sqlt_step_done(s, st, "cannot update an event", e)) < 0)
+                return r;
+        if (sqlite3_changes(s->db) == 0)
+                return hull_fail(e, -ENOENT, "store: no event %s in session %s", event_id, session_id);
+        return 0;
+}
+
+int sqlt_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r;
+        if ((r = sqlt_session_exists(s, session_id, e)) < 0)
+                return r;
+        return last_seq(s, session_id, ret, e);
+}
+
+int sqlt_events_seq_of(store *base, const char *session_id, const char *event_id, int64_t *ret, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_prep(s, "SELECT seq FROM events WHERE session_id = ?1 AND id = ?2", &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, session_id);
+        rc = rc ?: sqlt_bind_text(st, 2, event_id);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return hull_fail(e, -ENOENT, "store: no event %s in session %s", event_id, session_id);
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc, "cannot read", e);
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+/* ---- conversations ---- */
+
+int sqlt_conversation_put(store *base, const char *session_id, const char *body, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r;
+        if ((r = sqlt_session_exists(s, session_id, e)) < 0)
+                return r;
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = sqlt_prep(s,
+                      "INSERT INTO conversations (session_id, body) VALUES (?1, ?2)"
+                      " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
+                      &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, session_id);
+        rc = rc ?: sqlt_bind_text(st, 2, body);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        return sqlt_step_done(s, st, "cannot keep a conversation", e);
+}
+
+int sqlt_conversation_get(store *base, const char *session_id, json_t **ret, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r;
+        if ((r = sqlt_session_exists(s, session_id, e)) < 0)
+                return r;
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        r = sqlt_prep(s, "SELECT body FROM conversations WHERE session_id = ?1", &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, session_id);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE) {
+                *ret = NULL;
+                return 0;
+        }
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc, "cannot read a conversation", e);
+        return sqlt_load_column(st, 0, "a conversation", ret, e);
+}

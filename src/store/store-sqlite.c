@@ -1,0 +1,359 @@
+/* store-sqlite.c: the SQLite backend of the store (store-backend.h): hull.db opened, set up (WAL,
+ * synchronous=NORMAL, foreign keys, a busy timeout) and migrated; the statement helpers, SQLite's
+ * results as errno, transactions, and the ops table. Its resources are in store-sqlite-objects.c,
+ * store-sqlite-events.c and store-sqlite-keys.c; what they share is store-sqlite-internal.h. */
+#include "store-sqlite-internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the schema: migrations[i] brings user_version i to i + 1, in one transaction ---- */
+
+static const char *const migrations[] = {
+        /* 1: agents (every version a row; latest marks the newest), environments, sessions, the
+         * events of each session (seq per session), conversations, API keys. */
+        "CREATE TABLE agents (id TEXT NOT NULL, version INTEGER NOT NULL, latest INTEGER NOT NULL,"
+        " created_ms INTEGER NOT NULL, archived INTEGER NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (id, version));"
+        "CREATE INDEX agents_list ON agents (latest, created_ms, id);"
+        "CREATE TABLE environments (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX environments_list ON environments (created_ms, id);"
+        "CREATE TABLE sessions (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, status TEXT NOT NULL, agent_id TEXT NOT NULL,"
+        " agent_version INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX sessions_list ON sessions (created_ms, id);"
+        "CREATE INDEX sessions_status ON sessions (status);"
+        "CREATE TABLE events (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+        " seq INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, type TEXT NOT NULL, processed_ms INTEGER,"
+        " body TEXT NOT NULL, PRIMARY KEY (session_id, seq));"
+        "CREATE TABLE conversations (session_id TEXT NOT NULL PRIMARY KEY"
+        " REFERENCES sessions (id) ON DELETE CASCADE, body TEXT NOT NULL);"
+        "CREATE TABLE api_keys (id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL UNIQUE,"
+        " created_at TEXT NOT NULL, hint TEXT NOT NULL);",
+        /* 2: the sandboxes each session opened (their audit logs are named by the fingerprint),
+         * and the AG-UI threads' sessions. */
+        "CREATE TABLE session_sandboxes (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+        " fingerprint TEXT NOT NULL, opened_at TEXT NOT NULL, PRIMARY KEY (session_id, fingerprint));"
+        "CREATE TABLE agui_threads (thread_id TEXT NOT NULL PRIMARY KEY,"
+        " session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE);",
+        /* 3: hull's named environments (hull env): every version a row; latest marks the newest. */
+        "CREATE TABLE env_specs (name TEXT NOT NULL, version INTEGER NOT NULL, latest INTEGER NOT NULL,"
+        " created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
+};
+
+int store_sqlite_schema_version(void) {
+        return (int) ELEMENTSOF(migrations);
+}
+
+/* ---- locking: the mutex, and no memory budget while it is held ---- */
+
+sqlt_guard sqlt_guard_take(sqlt_store *s) {
+        sqlt_guard g = {.s = s};
+        pthread_mutex_lock(&s->lock);
+        sqlmem_begin_unbounded(&g.mem);
+        return g;
+}
+
+void sqlt_guard_release(sqlt_guard *g) {
+        if (!g->s)
+                return;
+        sqlmem_end(&g->mem);
+        pthread_mutex_unlock(&g->s->lock);
+        g->s = NULL;
+}
+
+/* ---- SQLite's results as errno ---- */
+
+static int sql_errno(int rc) {
+        switch (rc & 0xff) {
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED:
+                return -EBUSY;
+        case SQLITE_NOMEM:
+                return -ENOMEM;
+        case SQLITE_FULL:
+                return -ENOSPC;
+        case SQLITE_READONLY:
+                return -EROFS;
+        case SQLITE_PERM:
+        case SQLITE_AUTH:
+                return -EACCES;
+        case SQLITE_CORRUPT:
+        case SQLITE_NOTADB:
+                return -EBADMSG;
+        case SQLITE_CONSTRAINT:
+                return -EEXIST;
+        case SQLITE_TOOBIG:
+                return -E2BIG;
+        default:
+                return -EIO;
+        }
+}
+
+int sqlt_fail(sqlite3 *db, int rc, const char *what, hull_error *e) {
+        int err = sql_errno(rc);
+        const char *msg = db ? sqlite3_errmsg(db) : "out of memory";
+        if (err == -EBUSY)
+                return hull_err_hint(e, err, "another process holds hull.db locked; try again", "store: %s: %s", what,
+                                     msg);
+        return hull_fail(e, err, "store: %s: %s", what, msg);
+}
+
+int sqlt_prep(sqlt_store *s, const char *sql, sqlite3_stmt **ret, hull_error *e) {
+        int rc = sqlite3_prepare_v2(s->db, sql, -1, ret, NULL);
+        if (rc != SQLITE_OK)
+                return sqlt_fail(s->db, rc, "cannot prepare a statement", e);
+        return 0;
+}
+
+/* A cached statement (under the lock): prepared on first use; give it back with sqlt_stmt_resetp. */
+int sqlt_prep_cached(sqlt_store *s, unsigned slot, const char *sql, sqlite3_stmt **ret, hull_error *e) {
+        if (!s->cached[slot]) {
+                int r = sqlt_prep(s, sql, &s->cached[slot], e);
+                if (r < 0)
+                        return r;
+        }
+        *ret = s->cached[slot];
+        return 0;
+}
+
+/* The end of a cached statement's use: its read transaction ends, its values go. */
+void sqlt_stmt_resetp(sqlite3_stmt **p) {
+        if (*p) {
+                sqlite3_reset(*p);
+                sqlite3_clear_bindings(*p);
+        }
+}
+
+int sqlt_bind_text(sqlite3_stmt *st, int i, const char *v) {
+        return v ? sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+}
+
+int sqlt_bind_fail(sqlt_store *s, int rc, hull_error *e) {
+        return sqlt_fail(s->db, rc, "cannot bind a value", e);
+}
+
+/* Run a statement that returns no row. */
+int sqlt_step_done(sqlt_store *s, sqlite3_stmt *st, const char *what, hull_error *e) {
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_DONE)
+                return sqlt_fail(s->db, rc, what, e);
+        return 0;
+}
+
+int sqlt_exec(sqlt_store *s, const char *sql, const char *what, hull_error *e) {
+        int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+                return sqlt_fail(s->db, rc, what, e);
+        return 0;
+}
+
+int sqlt_tx_begin(sqlt_store *s, sqlt_tx *t, hull_error *e) {
+        int r = sqlt_exec(s, "BEGIN IMMEDIATE", "cannot begin a transaction", e);
+        if (r < 0)
+                return r;
+        t->s = s;
+        return 0;
+}
+
+int sqlt_tx_commit(sqlt_tx *t, hull_error *e) {
+        sqlt_store *s = t->s;
+        t->s = NULL;
+        int r = sqlt_exec(s, "COMMIT", "cannot commit", e);
+        if (r < 0 && !sqlite3_get_autocommit(s->db))
+                sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return r;
+}
+
+void sqlt_tx_rollbackp(sqlt_tx *t) {
+        if (t->s && !sqlite3_get_autocommit(t->s->db))
+                sqlite3_exec(t->s->db, "ROLLBACK", NULL, NULL, NULL);
+        t->s = NULL;
+}
+
+int sqlt_load_column(sqlite3_stmt *st, int col, const char *what, json_t **ret, hull_error *e) {
+        const char *p = (const char *) sqlite3_column_text(st, col);
+        int n = sqlite3_column_bytes(st, col);
+        return store_load(p, (size_t) n, what, ret, e);
+}
+
+int sqlt_session_exists(sqlt_store *s, const char *session_id, hull_error *e) {
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_prep(s, "SELECT 1 FROM sessions WHERE id = ?1", &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, session_id);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc, "cannot read", e);
+        return 0;
+}
+
+/* ---- open ---- */
+
+static int query_int(sqlt_store *s, const char *sql, int64_t *ret, hull_error *e) {
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_prep(s, sql, &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc == SQLITE_DONE ? SQLITE_CORRUPT : rc, "cannot read a setting", e);
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+static int migrate(sqlt_store *s, const char *path, hull_error *e) {
+        for (;;) {
+                _cleanup_tx_ sqlt_tx t = {0};
+                int r = sqlt_tx_begin(s, &t, e);
+                if (r < 0)
+                        return r;
+                int64_t v;
+                r = query_int(s, "PRAGMA user_version", &v, e);
+                if (r < 0)
+                        return r;
+                if (v < 0 || v > store_sqlite_schema_version())
+                        return hull_fail(e, -EPROTO,
+                                         "store: %s has schema version %" PRId64
+                                         ", newer than this hull knows (%d): use a newer hull, or another HULL_HOME",
+                                         path, v, store_sqlite_schema_version());
+                if (v == store_sqlite_schema_version())
+                        return sqlt_tx_commit(&t, e);
+                char what[64], set[64];
+                snprintf(what, sizeof(what), "cannot migrate to schema version %" PRId64, v + 1);
+                r = sqlt_exec(s, migrations[v], what, e);
+                if (r < 0)
+                        return r;
+                snprintf(set, sizeof(set), "PRAGMA user_version = %" PRId64, v + 1);
+                r = sqlt_exec(s, set, what, e);
+                if (r < 0)
+                        return r;
+                r = sqlt_tx_commit(&t, e);
+                if (r < 0)
+                        return r;
+        }
+}
+
+static int setup(sqlt_store *s, const char *path, hull_error *e) {
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_DQS_DML, 0, NULL);
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_DQS_DDL, 0, NULL);
+        sqlite3_busy_timeout(s->db, (int) STORE_BUSY_TIMEOUT_MS);
+
+        /* The first statement that reads the file: a file that is not a database fails here. */
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_prep(s, "PRAGMA journal_mode = WAL", &st, e);
+        int rc = r < 0 ? SQLITE_ERROR : sqlite3_step(st);
+        if (r < 0 || rc != SQLITE_ROW) {
+                int code = r < 0 ? sqlite3_errcode(s->db) : rc;
+                if ((code & 0xff) == SQLITE_NOTADB)
+                        return hull_fail(e, -EINVAL,
+                                         "store: %s is not a SQLite database (move it away and hull makes a new one)",
+                                         path);
+                return r < 0 ? r : sqlt_fail(s->db, rc, "cannot use WAL mode", e);
+        }
+        const char *mode = (const char *) sqlite3_column_text(st, 0);
+        if (!mode || strcmp(mode, "wal") != 0)
+                return hull_fail(
+                        e, -EIO,
+                        "store: %s: SQLite cannot use WAL mode here (got \"%s\"; is it on a network file system?)",
+                        path, mode ? mode : "");
+        sqlite3_finalize(TAKE_PTR(st));
+        r = sqlt_exec(s, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON", "cannot set up hull.db", e);
+        if (r < 0)
+                return r;
+        return migrate(s, path, e);
+}
+
+static void sqlt_close(store *base) {
+        sqlt_store *s = sqlt_of(base);
+        sqlmem_scope mem;
+        sqlmem_begin_unbounded(&mem);
+        for (size_t i = 0; i < _CACHED_MAX; i++)
+                if (s->cached[i])
+                        sqlite3_finalize(s->cached[i]);
+        sqlite3_close_v2(s->db);
+        sqlmem_end(&mem);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+}
+
+static int sqlt_user_version(store *base) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int64_t v;
+        int r = query_int(s, "PRAGMA user_version", &v, NULL);
+        return r < 0 ? r : (int) v;
+}
+
+static const store_ops sqlt_ops = {
+        .name = "sqlite",
+        .close = sqlt_close,
+        .user_version = sqlt_user_version,
+        .insert = sqlt_insert,
+        .get = sqlt_get,
+        .update = sqlt_update,
+        .remove = sqlt_remove,
+        .list = sqlt_list,
+        .sessions_with_status = sqlt_sessions_with_status,
+        .events_append = sqlt_events_append,
+        .events_set_processed = sqlt_events_set_processed,
+        .events_last_seq = sqlt_events_last_seq,
+        .events_seq_of = sqlt_events_seq_of,
+        .conversation_put = sqlt_conversation_put,
+        .conversation_get = sqlt_conversation_get,
+        .key_add = sqlt_key_add,
+        .key_list = sqlt_key_list,
+        .key_delete = sqlt_key_delete,
+        .key_find = sqlt_key_find,
+        .key_count = sqlt_key_count,
+        .sandbox_add = sqlt_sandbox_add,
+        .sandbox_list = sqlt_sandbox_list,
+        .thread_get = sqlt_thread_get,
+        .thread_put = sqlt_thread_put,
+        .env_put = sqlt_env_put,
+        .env_get = sqlt_env_get,
+        .env_list = sqlt_env_list,
+        .env_delete = sqlt_env_delete,
+};
+
+int store_sqlite_open(const char *path, store **ret, hull_error *e) {
+        if (!dlib_sqlite3_load(e))
+                return -ENOSYS;
+        /* Made here first, so it is 0600 (SQLite gives its -wal and -shm files the same mode). */
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "store: cannot open %s", path);
+        safe_close(fd);
+
+        _cleanup_sqlmem_ sqlmem_scope mem;
+        sqlmem_begin_unbounded(&mem);
+        _cleanup_free_ sqlt_store *s = calloc(1, sizeof(*s));
+        if (!s)
+                return hull_err(e, -ENOMEM, "store: cannot open %s", path);
+        s->base.ops = &sqlt_ops;
+        int rc =
+                sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
+        _cleanup_db_ sqlite3 *db = s->db;
+        if (rc != SQLITE_OK)
+                return sqlt_fail(db, rc, "cannot open hull.db", e);
+        int r = setup(s, path, e);
+        if (r < 0)
+                return r;
+        pthread_mutex_init(&s->lock, NULL);
+        db = NULL;
+        *ret = &TAKE_PTR(s)->base;
+        return 0;
+}
