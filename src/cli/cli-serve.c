@@ -545,7 +545,12 @@ static const cli_option serve_options[] = {
          "AG-UI (POST /agui): a new thread's agent unless forwardedProps.agent_id\n"
          "names one",
          {0}},
-        {"agui-environment", "ID", set_agui_environment, "... and its environment (default: the newest one)", {0}},
+        {"agui-environment",
+         "ID",
+         set_agui_environment,
+         "... and its environment (default: the newest one; when there is\n"
+         "none, one made for it, named default)",
+         {0}},
         {NULL, NULL, NULL, "  Until a key exists (in hull.db or --tokens), loopback callers need none.\n", {0}},
 };
 

@@ -104,6 +104,7 @@ struct http_req {
         size_t body_accounted; /* of the budget: the buffer's allocation */
         uint64_t body_seen;    /* bytes received, kept or not */
         bool too_large, over_budget;
+        bool drain; /* refused from the head: the answer waits until the body is read and dropped */
         int body_error;
         /* the answer */
         struct {

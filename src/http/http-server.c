@@ -716,7 +716,8 @@ static bool refuse_unauthorized(http_req *r) {
         const auth_tokens *tokens = r->srv->cfg.tokens;
         const http_keys *keys = r->srv->cfg.keys;
         const char *scope = r->route->scope;
-        if (!scope || ((!tokens || tokens->n == 0) && (!keys || keys->count(keys->ud) == 0)))
+        bool have_tokens = tokens && tokens->n > 0, have_keys = keys && keys->count(keys->ud) > 0;
+        if (!scope || (!have_tokens && !have_keys))
                 return false;
         unsigned na, nk;
         const char *ha = http_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION, &na);
@@ -741,15 +742,44 @@ static bool refuse_unauthorized(http_req *r) {
                 return true;
         }
         if (v != AUTH_OK) {
+                /* what the server checks against: its --tokens file, hull.db's /v1 keys, or both */
+                const char *make = have_tokens && have_keys
+                                           ? "make a token with 'hull token new --tokens FILE' or a key with 'hull key "
+                                             "create'"
+                                   : have_tokens
+                                           ? "make one with 'hull token new --tokens FILE', FILE the one hull serve "
+                                             "--tokens reads"
+                                           : "make one with 'hull key create'";
+                char what[96];
+                if (v == AUTH_UNKNOWN && n > 0 && n < AUTH_TOKEN_MIN)
+                        snprintf(what, sizeof(what), "a token of %zu characters, shorter than the minimum of %u", n,
+                                 AUTH_TOKEN_MIN);
+                else
+                        snprintf(what, sizeof(what), "%s", auth_verdict_to_string(v));
                 http_refuse(r, HTTP_REFUSAL_UNAUTHENTICATED,
-                            "%s: send Authorization: Bearer <key> or x-api-key: <key> (make one with 'hull key "
-                            "create')",
-                            auth_verdict_to_string(v));
+                            "%s: send Authorization: Bearer <%s> or x-api-key: <%s> (%s)", what,
+                            have_keys ? "key" : "token", have_keys ? "key" : "token", make);
                 return true;
         }
         if (who)
                 auth_note(r, who);
         return false;
+}
+
+/* Send a refusal made from the head alone. A client that sends its whole body before it reads
+ * (most do: an SDK's multipart upload to a route hull does not serve) would have its connection
+ * reset if the answer went out and the connection closed on an unread body, and see no answer:
+ * the body is read and dropped first, up to SERVE_BODY_DISCARD_MAX. A larger one is answered at
+ * once (then the connection closes), as is a client that waits for "100 Continue". */
+static enum MHD_Result queue_after_body(http_req *r) {
+        const char *cl = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, NULL);
+        uint64_t clen = 0;
+        bool chunked = http_req_header(r, MHD_HTTP_HEADER_TRANSFER_ENCODING, NULL) != NULL;
+        bool body = chunked || (cl && parse_uint64(cl, 0, UINT64_MAX, &clen) == 0 && clen > 0);
+        if (!r->answer || !body || http_req_header(r, MHD_HTTP_HEADER_EXPECT, NULL) || clen > SERVE_BODY_DISCARD_MAX)
+                return queue(r);
+        r->drain = true;
+        return MHD_YES;
 }
 
 /* The first call: the head is complete. Every check that needs only the head, in order. */
@@ -776,11 +806,11 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
                 api->begin(r);
 
         if (refuse_unrouted(r, method, version, allowed) || refuse_unauthorized(r))
-                return queue(r);
+                return queue_after_body(r);
         const http_route *rt = r->route;
         if (atomic_load(&s->stopping) && !rt->during_shutdown) {
                 http_refuse(r, HTTP_REFUSAL_STOPPING, "hull serve is shutting down; retry elsewhere");
-                return queue(r);
+                return queue_after_body(r);
         }
         if (rt->receive_ms && r->c) {
                 pthread_mutex_lock(&s->lock);
@@ -788,7 +818,7 @@ static enum MHD_Result on_head(http_req *r, const char *url, const char *method,
                 pthread_mutex_unlock(&s->lock);
         }
         if (rt->head && rt->head(r) != 0)
-                return queue(r);
+                return queue_after_body(r);
         /* A body a little over the bound is read and dropped, so that the client, which sends
          * all of it before it reads, gets the answer; a much larger one is refused at once. */
         const char *cl = http_req_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH, NULL);
@@ -829,6 +859,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                 size_t n = *upload_size;
                 *upload_size = 0;
                 r->body_seen += n;
+                if (r->drain) /* refused: dropped, answered at its end or past the bound */
+                        return r->body_seen > SERVE_BODY_DISCARD_MAX ? queue(r) : MHD_YES;
                 if (r->too_large || r->body_seen > r->route->body_max) {
                         /* dropped; refused once the body is in (a chunked body too: read to its
                          * end within the request's deadline) */
@@ -846,6 +878,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         }
         /* The body is complete. */
         conn_set_phase(s, r->c, PHASE_BUSY, false);
+        if (r->drain)
+                return queue(r);
         if (r->too_large)
                 http_refuse(r, HTTP_REFUSAL_TOO_LARGE, "the body is over %zu bytes", r->route->body_max);
         else if (r->over_budget)

@@ -749,6 +749,14 @@ void plim_plan_done(sbx_plan *p) {
         *p = (sbx_plan){0};
 }
 
+/* Code written for `node -e` (plimsoll's clients send require('fs')) runs unchanged beside ES
+ * module imports: node first loads this module, which makes a global require (CommonJS, resolving
+ * from the work directory, as `node -e` does). A global, not a binding of the code's module, so
+ * code that makes its own `const require = createRequire(...)` still compiles. */
+#define PLIM_JS_REQUIRE_ARG                                                                                            \
+        "--import=data:text/javascript,import{createRequire}from\"node:module\";"                                      \
+        "globalThis.require=createRequire(process.cwd()+\"/\")"
+
 static char **argv_new(const char *a, const char *b, const char *c) {
         char **argv = calloc(4, sizeof(char *));
         if (argv) {
@@ -777,20 +785,22 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret) {
                 if (r->code_len <= PLIM_JS_EVAL_MAX) {
                         /* An ES module given on the command line: node's loader skips the entry
                          * file's resolution (about 3 ms of a 40 ms start). */
-                        char **argv = calloc(5, sizeof(char *));
+                        char **argv = calloc(6, sizeof(char *));
                         if (!argv)
                                 goto oom;
                         argv[0] = (char *) "/usr/bin/node";
                         argv[1] = (char *) "--input-type=module";
-                        argv[2] = (char *) "-e";
-                        argv[3] = (char *) r->code;
-                        p.steps[0] = (sbx_plan_step){.argv = argv, .argc = 4};
+                        argv[2] = (char *) PLIM_JS_REQUIRE_ARG;
+                        argv[3] = (char *) "-e";
+                        argv[4] = (char *) r->code;
+                        p.steps[0] = (sbx_plan_step){.argv = argv, .argc = 5};
                 } else {
-                        /* Over what one argument may hold (MAX_ARG_STRLEN): a file. */
+                        /* Over what one argument may hold (MAX_ARG_STRLEN): a file, the last argument. */
                         p.n_files = 1;
                         p.files[0] = (sbx_plan_file){
                                 .path = (char *) "main.mjs", .data = (char *) r->code, .len = r->code_len};
-                        p.steps[0] = (sbx_plan_step){.argv = argv_new("/usr/bin/node", "main.mjs", NULL), .argc = 2};
+                        p.steps[0] = (sbx_plan_step){.argv = argv_new("/usr/bin/node", PLIM_JS_REQUIRE_ARG, "main.mjs"),
+                                                     .argc = 3};
                         if (!p.steps[0].argv)
                                 goto oom;
                 }

@@ -383,7 +383,7 @@ static void private_js_name(sbx_plan *plan, char name[40]) {
         snprintf(name, 40, ".hull-run-%02x%02x%02x%02x%02x%02x%02x%02x.mjs", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
                  rnd[5], rnd[6], rnd[7]);
         plan->files[0].path = name;
-        plan->steps[0].argv[1] = name;
+        plan->steps[0].argv[plan->steps[0].argc - 1] = name; /* the file is node's last argument */
 }
 
 static int run_payload(hs_manager *m, ss_session *s, const plim_request *req, sbx_plan_result *res,
@@ -429,7 +429,7 @@ static int run_payload(hs_manager *m, ss_session *s, const plim_request *req, sb
                 private_js_name(&plan, js_name);
         int r = ss_plan(m->core, s, &plan, js_name[0] ? js_name : NULL, res, e);
         if (js_name[0])
-                plan.steps[0].argv[1] = NULL; /* borrowed; plim_plan_done frees the argv array */
+                plan.steps[0].argv[plan.steps[0].argc - 1] = NULL; /* borrowed; plim_plan_done frees the argv array */
         plim_plan_done(&plan);
         return r;
 }

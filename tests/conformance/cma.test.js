@@ -419,6 +419,16 @@ async function main() {
     }
   });
 
+  await cma('a route hull does not serve: files.upload (multipart, 64 KiB and 3 MiB) is NotFoundError 404 in the envelope, not a dropped connection',
+    { steps: [{ text: 'unused' }] }, async ({ client }) => {
+      for (const size of [64 << 10, 3 << 20]) {
+        const what = `beta.files.upload of ${size} bytes`;
+        const file = await sdk.toFile(Buffer.alloc(size, 'u'), 'data.bin');
+        const e = await rejects(client.beta.files.upload({ file }), Anthropic.NotFoundError, what);
+        checkEnvelope(e, 404, 'not_found_error', what);
+      }
+    });
+
   await cma('keys: a request without a key or with a wrong one is 401 AuthenticationError; keys made over the API work until deleted',
     { steps: [{ text: 'unused' }] }, async ({ client, srv, key }) => {
       same((await client.beta.agents.list({ limit: 1 })).data.length, 0, 'the key from hull key create works');

@@ -6,6 +6,8 @@ library only, loopback only, every connection bounded in count and time). One li
   hostile_client.py net URL               trickled heads, NUL bytes, a chunked flood, Describe's body
   hostile_client.py calls URL SOCK        half-closed Run calls over TCP and the unix socket
   hostile_client.py session URL SOCK      a half-closed Exec, a unix-socket hang-up, snake_case fields
+  hostile_client.py unserved URL          uploads to a route hull does not serve: the whole body
+                                          sent, then the 404 read (what an SDK's files.upload does)
 """
 import base64
 import json
@@ -230,6 +232,96 @@ def net(url):
     check("Describe stating protocol 3: 200", st == 200 and j.get("protocol") == 3, repr(j)[:200])
 
 
+# ---- unserved: uploads to a route hull does not serve ----
+
+BOUNDARY = "----hullUnservedBoundary"
+
+
+def multipart(size):
+    pre = ('--%s\r\nContent-Disposition: form-data; name="file"; filename="data.bin"\r\n'
+           'Content-Type: application/octet-stream\r\n\r\n' % BOUNDARY).encode()
+    return pre, ("\r\n--%s--\r\n" % BOUNDARY).encode()
+
+
+def upload(target, path, size, chunked=False, keep_alive=False, sock=None):
+    """POST a multipart body of size bytes of data to path the way an SDK does: all of it, then
+    read the answer. Returns (send error or None, status, headers, body, socket or None)."""
+    s = sock or connect(target, timeout=30)
+    pre, post = multipart(size)
+    head = ["POST %s HTTP/1.1" % path, "Host: x", "anthropic-version: 2023-06-01",
+            "anthropic-beta: files-api-2025-04-14", "Content-Type: multipart/form-data; boundary=" + BOUNDARY]
+    head.append("Transfer-Encoding: chunked" if chunked else "Content-Length: %d" % (len(pre) + size + len(post)))
+    if not keep_alive:
+        head.append("Connection: close")
+    frame = (lambda b: b"%x\r\n" % len(b) + b + b"\r\n") if chunked else (lambda b: b)
+    err = None
+    try:
+        s.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + frame(pre))
+        piece, sent = b"u" * (1 << 16), 0
+        while sent < size:
+            n = min(len(piece), size - sent)
+            s.sendall(frame(piece[:n]))
+            sent += n
+        s.sendall(frame(post) + (b"0\r\n\r\n" if chunked else b""))
+    except OSError as e:
+        err = e
+    st, h, body = read_answer(s, 30)
+    if keep_alive:
+        return err, st, h, body, s
+    s.close()
+    return err, st, h, body, None
+
+
+def is_v1_404(st, body):
+    try:
+        j = json.loads(body)
+    except (ValueError, TypeError):
+        return False
+    return st == 404 and j.get("type") == "error" and j.get("error", {}).get("type") == "not_found_error"
+
+
+def unserved(url):
+    target = addr(url)
+    for size in (64 << 10, 4 << 20, 15 << 20):
+        err, st, h, body, _ = upload(target, "/v1/files", size)
+        check("POST /v1/files, a multipart body of %d bytes sent whole: 404 in the /v1 envelope" % size,
+              err is None and is_v1_404(st, body), "send error %r, answer %d %r" % (err, st, body[:200]))
+    err, st, h, body, _ = upload(target, "/v1/files", 4 << 20, chunked=True)
+    check("POST /v1/files, a chunked multipart body of 4 MiB: 404 in the /v1 envelope",
+          err is None and is_v1_404(st, body), "send error %r, answer %d %r" % (err, st, body[:200]))
+    err, st, h, body, _ = upload(target, "/v2/uploads", 4 << 20)
+    j = {}
+    try:
+        j = json.loads(body)
+    except (ValueError, TypeError):
+        pass
+    check("POST /v2/uploads (outside /v1), 4 MiB: 404 in plimsoll's Connect envelope",
+          err is None and st == 404 and j.get("code") == "unimplemented", "send error %r, answer %d %r" %
+          (err, st, body[:200]))
+    # the body read and dropped: the connection serves the next request
+    err, st, h, body, s = upload(target, "/v1/files", 1 << 20, keep_alive=True)
+    ok1 = err is None and is_v1_404(st, body)
+    st2 = 0
+    if ok1 and h.get("connection", "").lower() != "close":
+        try:
+            s.sendall(request("GET", "/healthz"))
+            st2, _, _ = read_answer(s, 10)
+        except OSError:
+            pass
+    s.close()
+    check("a kept-alive connection: 404 for the upload, then /healthz answers on it", ok1 and st2 == 200,
+          "404 %s, then %d (connection: %s)" % (ok1, st2, h.get("connection")))
+    # over the bound (16 MiB): answered at once, before the body, then closed
+    s = connect(target, timeout=10)
+    pre, post = multipart(20 << 20)
+    s.sendall(("POST /v1/files HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=%s\r\n"
+               "Content-Length: %d\r\n\r\n" % (BOUNDARY, len(pre) + (20 << 20) + len(post))).encode())
+    st, h, body = read_answer(s, 10)
+    s.close()
+    check("a body declared over 16 MiB to an unserved route: the 404 comes before the body is sent",
+          is_v1_404(st, body), "%d %r" % (st, body[:200]))
+
+
 # ---- calls: a sandbox runs ----
 
 def run_body(tag):
@@ -303,7 +395,7 @@ def session(url, sock):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    commands = {("net", 2): net, ("calls", 3): calls, ("session", 3): session}
+    commands = {("net", 2): net, ("calls", 3): calls, ("session", 3): session, ("unserved", 2): unserved}
     f = commands.get((args[0] if args else "", len(args)))
     if not f:
         sys.exit(__doc__)

@@ -279,6 +279,28 @@ def conformance(url, sock):
     if res:
         check("javascript fresh work dir: nothing is left from the run before",
               b64(res["javascript"]["stdout"]) == b"false\n", repr(res["javascript"]))
+    # code written for `node -e` (plimsoll's clients send require('fs')) runs unchanged, beside import
+    for name, code, want in [
+            ("require('fs'), require('path'), require('node:os')",
+             "const fs = require('fs'), path = require('path'), os = require('node:os');\n"
+             "console.log(fs.existsSync('/'), path.join('a', 'b'), typeof os.platform())", b"true a/b string\n"),
+            ("require beside a static import",
+             "import { join } from 'node:path';\nconsole.log(join('x', require('node:os').platform()))", b"x/linux\n"),
+            ("a relative require of a work-directory file",
+             "require('fs').writeFileSync('lib.cjs', 'module.exports = 7');\nconsole.log(require('./lib.cjs') * 6)",
+             b"42\n"),
+            ("code that makes its own require",
+             "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\n"
+             "console.log(typeof require('fs').statSync)", b"function\n"),
+            ("require in code over 96 KiB (run from a file)",
+             "/*" + "x" * (100 << 10) + "*/\nconsole.log(typeof require('fs').readFileSync)", b"function\n")]:
+        req, a = run_js(c, code)
+        res = verify_run("javascript " + name, req, a, "javascript")
+        if res:
+            js = res["javascript"]
+            check("javascript %s: runs as with node -e" % name,
+                  b64(js.get("stdout", "")) == want and js.get("exitCode", 0) == 0,
+                  repr((b64(js.get("stdout", "")), b64(js.get("stderr", ""))[:400])))
 
     # project
     req = {"protocol": 3, "minimumIsolation": "container", "timeoutMs": 30000,
@@ -482,6 +504,14 @@ def auth(url, token, scopeless):
     expect_error("no token: unauthenticated + permission", a, 401, "unauthenticated", "permission")
     a = c.call("Describe", {}, token="hull_" + "0" * 64)
     expect_error("unknown token: unauthenticated + permission", a, 401, "unauthenticated", "permission")
+    msg = (a.json if isinstance(a.json, dict) else {}).get("message", "")
+    check("unknown token: 'hull token new' named (a tokens file), not 'hull key create'",
+          "hull token new" in msg and "hull key create" not in msg and "shorter" not in msg, msg)
+    a = c.call("Describe", {}, token="short-token")
+    expect_error("a token under 32 characters: unauthenticated + permission", a, 401, "unauthenticated", "permission")
+    msg = (a.json if isinstance(a.json, dict) else {}).get("message", "")
+    check("a token under 32 characters: said to be too short, 'hull token new' named",
+          "shorter than the minimum of 32" in msg and "hull token new" in msg and "hull key create" not in msg, msg)
     a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "Basic " + token)])
     expect_error("another scheme: unauthenticated", a, 401, "unauthenticated", "permission")
     a = c.call("Describe", {}, headers=[("Content-Type", "application/json"), ("Authorization", "Bearer " + token + " x")])

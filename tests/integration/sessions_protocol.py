@@ -86,6 +86,29 @@ def conformance_happy_path(s, pid, base):
                 "console.log(readFileSync('shared.txt', 'utf8')); writeFileSync('from-js.txt', 'js')"}})
     so, se, rc, r = out_of(run, "javascript")
     check("javascript payload: sees the cell's file", so == b"from-cell\n" and rc == 0, repr(r))
+    # code written for `node -e` runs unchanged in the session's cells and payloads: require (a
+    # workspace file relative to the work directory too) beside import
+    a, run = s.run("javascript cell writes req/lib.cjs", cell(
+        "javascript", "require('fs').mkdirSync('req'); require('fs').writeFileSync('req/lib.cjs', "
+                      "'module.exports = {v: 6}'); 1"))
+    a, run = s.run("javascript cell requires", cell(
+        "javascript", "[require('./req/lib.cjs').v * 7, require('path').join('a', 'b'), typeof require('node:os').cpus,"
+                      " require('fs').readFileSync('shared.txt', 'utf8')].join(' ')"))
+    so, se, rc, r = out_of(run, "cell")
+    check("javascript cell: require('fs'), require('path'), require('node:os'), require('./req/lib.cjs')",
+          so == b"'42 a/b function from-cell'\n" and rc == 0, repr((so, se[:300])))
+    for name, code in [
+            ("javascript payload with require and import",
+             "import { join } from 'node:path';\nconst os = require('node:os');\n"
+             "console.log(require('./req/lib.cjs').v * 7, join('a', 'b'), typeof os.cpus, require('fs').existsSync('shared.txt'))"),
+            ("javascript payload over 96 KiB with require",
+             "/*" + "x" * (100 << 10) + "*/\nconst os = require('node:os');\n"
+             "console.log(require('./req/lib.cjs').v * 7, require('path').join('a', 'b'), typeof os.cpus, "
+             "require('fs').existsSync('shared.txt'))")]:
+        a, run = s.run(name, {"javascript": {"code": code}})
+        so, se, rc, r = out_of(run, "javascript")
+        check(name + ": runs as with node -e", so == b"42 a/b function true\n" and rc == 0, repr((so, se[:300])))
+    a, run = s.run("javascript cell removes req/", cell("javascript", "require('fs').rmSync('req', {recursive: true}); 1"))
     a, run = s.run("project payload in the session", {"project": {
         "files": [{"path": "p/main.py", "content": "print(open('shared.txt').read() + open('from-js.txt').read())\n"}],
         "steps": ["python3 p/main.py", "echo proj > proj.txt"], "artifacts": ["proj.txt", "shared.txt"]}},

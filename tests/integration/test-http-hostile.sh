@@ -3,7 +3,8 @@
 # second (other clients still served; the head cut within its bound), a NUL in the path or a
 # header (refused, never cut short), a chunked body over 16 MiB (answered and logged),
 # Describe's body, half-closed clients (their calls run and are answered; only a real hang-up
-# stops a call), and snake_case field names.
+# stops a call), snake_case field names, and uploads to a route hull does not serve (the whole
+# body sent first, as SDKs do: the 404 is read, never a reset connection).
 source "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,6 +52,18 @@ rid=$(sed -n 's/^rid-chunked //p' "$TEST_TMP/net.out")
 check "the chunked body over 16 MiB is logged with its answer" \
         grep -qE "event=request id=$rid method=POST path=/plimsoll.v1.SandboxService/Run status=400 " "$LOG"
 check "a trickled head's cut is logged" grep -q 'event=connection-cut reason=head-too-slow addr=127.0.0.2' "$LOG"
+timeout 200 "$PY" "$here/hostile_client.py" unserved "$URL"; rc=$?
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "the hostile client (unserved)" "exited with status $rc (timeout or crash)"
+# curl's multipart upload (-F), with and without waiting for 100 Continue
+head -c $((3 << 20)) /dev/zero >"$TEST_TMP/upload.bin"
+for expect in "" "Expect:"; do
+        code=$(curl -s -m 30 -o "$TEST_TMP/upload.out" -w '%{http_code}' -H "$expect" -H 'anthropic-version: 2023-06-01' \
+                -F "file=@$TEST_TMP/upload.bin;filename=data.bin" "$URL/v1/files")
+        check "curl -F 3 MiB to /v1/files${expect:+ (no 100 Continue)}: 404 in the /v1 envelope" "$PY" -c '
+import json, sys
+j = json.load(open(sys.argv[2]))
+sys.exit(0 if sys.argv[1] == "404" and j["type"] == "error" and j["error"]["type"] == "not_found_error" else 1)' "$code" "$TEST_TMP/upload.out"
+done
 if [ "$sandbox" = yes ]; then
         timeout 200 "$PY" "$here/hostile_client.py" calls "$URL" "$SOCK"; rc=$?
         [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "the hostile client (calls)" "exited with status $rc"

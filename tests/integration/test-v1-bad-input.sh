@@ -114,6 +114,42 @@ expect_error "an unknown /v1 route: 404" 404 not_found_error
 v1 GET /v1/agents/..%2F..%2Fetc%2Fpasswd
 expect "an id with an encoded path: 404 (or 400), the envelope" "(s == 404 and b['error']['type'] == 'not_found_error' or s == 400 and b['error']['type'] == 'invalid_request_error') and b['request_id'] and h.get('x-should-retry') == 'false'"
 
+# ---- ids that are not UTF-8 once percent-decoded: 404 in the envelope on every route ----
+# (jansson refuses a string that is not UTF-8: the id quoted in a message once made every such
+# answer a 500 "out of memory")
+BAD=%ff%fe
+while read -r m p body; do
+        v1 "$m" "$p" "${body:--}" </dev/null
+        expect "$m $p (not UTF-8): 404 not_found_error in the envelope" "$(envelope 404 not_found_error) and 'out of memory' not in b['error']['message']"
+done <<EOF
+GET /v1/agents/$BAD
+POST /v1/agents/$BAD {}
+POST /v1/agents/$BAD/archive
+GET /v1/agents/$BAD/versions
+GET /v1/environments/$BAD
+POST /v1/environments/$BAD {}
+DELETE /v1/environments/$BAD
+POST /v1/environments/$BAD/archive
+GET /v1/sessions/$BAD
+POST /v1/sessions/$BAD {}
+DELETE /v1/sessions/$BAD
+POST /v1/sessions/$BAD/archive
+GET /v1/sessions/$BAD/events
+POST /v1/sessions/$BAD/events {"events":[{"type":"user.message","content":[{"type":"text","text":"hi"}]}]}
+GET /v1/sessions/$BAD/events/stream
+GET /v1/sessions/$BAD/handles
+GET /v1/sessions/$BAD/handles/$BAD
+GET /v1/sessions/$SESSION/handles/$BAD
+GET /v1/sessions/$BAD/records
+GET /v1/sessions/$BAD/audit_log
+GET /v1/sessions/$BAD/network_log
+DELETE /v1/api-keys/$BAD
+GET /v1/sessions/%0a%1b
+EOF
+# a message that cuts the client's text inside a character ("%.64s" of 63 bytes, then an é)
+v1 GET "/v1/sessions/$SESSION/handles/$(printf 'a%.0s' $(seq 63))%c3%a9"
+expect "a handle name cut inside a character in a message: 404 in the envelope" "$(envelope 404 not_found_error)"
+
 # ---- headers: anthropic-version, anthropic-beta ----
 v1 GET /v1/agents - "anthropic-version:"
 expect_error "no anthropic-version: 400" 400 invalid_request_error
@@ -218,3 +254,11 @@ v1 GET "/v1/sessions/$SESSION"
 expect "the daemon still serves /v1" "s == 200 and b['id'] == '$SESSION'"
 check "hull serve is still running" kill -0 "$SERVER_PID"
 check "no sanitizer report in hull serve's log" sh -c "! grep -Eq 'AddressSanitizer|runtime error:' '$TEST_TMP/serve.log'"
+
+# ---- a key too short, once /v1 keys are in use: said so, and 'hull key create' named ----
+v1 POST /v1/api-keys '{"name": "bad-input"}'
+expect "a key is made" "s == 200 and b['key'].startswith('hull_')"
+V1_KEY=abc123 v1 GET /v1/agents
+expect "a 6-character key: 401, said to be shorter than the minimum, 'hull key create' named" "$(envelope 401 authentication_error) and 'shorter than the minimum of 32' in b['error']['message'] and 'hull key create' in b['error']['message'] and 'hull token new' not in b['error']['message']"
+V1_KEY="hull_$(printf '0%.0s' $(seq 64))" v1 GET /v1/agents
+expect "an unknown key: 401, 'hull key create' named" "$(envelope 401 authentication_error) and 'unknown' in b['error']['message'] and 'shorter' not in b['error']['message'] and 'hull key create' in b['error']['message']"

@@ -401,10 +401,27 @@ static void test_auth(unsigned port) {
         static const char none[] = "POST /secret HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
         tl_exchange(port, none, sizeof(none) - 1, a, sizeof(a));
         CHECK_EQ_INT(tl_status(a), 401);
+        /* a token under the minimum is said to be too short; a tokens file's tokens come from
+         * 'hull token new' (this server has no /v1 keys: 'hull key create' would not help) */
+        static const char short_tok[] = "POST /secret HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc123\r\n"
+                                        "Content-Length: 0\r\nConnection: close\r\n\r\n";
+        tl_exchange(port, short_tok, sizeof(short_tok) - 1, a, sizeof(a));
+        CHECK_EQ_INT(tl_status(a), 401);
+        CHECK(strstr(a, "a token of 6 characters, shorter than the minimum of 32") != NULL);
+        CHECK(strstr(a, "hull token new") != NULL);
+        CHECK(strstr(a, "hull key create") == NULL);
         int n = snprintf(req, sizeof(req),
-                         "POST /secret HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 0\r\n"
+                         "POST /secret HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s0\r\nContent-Length: 0\r\n"
                          "Connection: close\r\n\r\n",
-                         OTHER);
+                         TOKEN);
+        tl_exchange(port, req, (size_t) n, a, sizeof(a));
+        CHECK_EQ_INT(tl_status(a), 401);
+        CHECK(strstr(a, "an unknown token") != NULL && strstr(a, "hull token new") != NULL);
+        CHECK(strstr(a, "shorter") == NULL && strstr(a, "hull key create") == NULL);
+        n = snprintf(req, sizeof(req),
+                     "POST /secret HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: 0\r\n"
+                     "Connection: close\r\n\r\n",
+                     OTHER);
         tl_exchange(port, req, (size_t) n, a, sizeof(a));
         CHECK_EQ_INT(tl_status(a), 403);
         n = snprintf(req, sizeof(req),

@@ -283,7 +283,11 @@ static void test_parse_rest(void) {
         CHECK(plim_plan(&r, &ev, &plan) == 0);
         CHECK_EQ_STR(plan.steps[0].argv[0], "/usr/bin/node");
         CHECK_EQ_STR(plan.steps[0].argv[1], "--input-type=module");
-        CHECK_EQ_STR(plan.steps[0].argv[3], "1");
+        CHECK(strncmp(plan.steps[0].argv[2], "--import=data:text/javascript,", 30) == 0); /* require, as in node -e */
+        CHECK(strstr(plan.steps[0].argv[2], "globalThis.require=createRequire(") != NULL);
+        CHECK_EQ_STR(plan.steps[0].argv[3], "-e");
+        CHECK_EQ_STR(plan.steps[0].argv[4], "1");
+        CHECK_EQ_INT(plan.steps[0].argc, 5);
         CHECK_EQ_INT(plan.n_files, 0);
         plim_plan_done(&plan);
         plim_request_done(&r);

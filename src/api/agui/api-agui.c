@@ -16,6 +16,7 @@
 #include "v1-run.h"
 #include "macro.h"
 #include "time-util.h"
+#include "utf8.h"
 #include "v1-shape.h"
 
 struct api_agui {
@@ -24,7 +25,11 @@ struct api_agui {
         pthread_cond_t cond;
         bool stopping;
         unsigned workers;
+        pthread_mutex_t env_lock; /* making the default environment: once, whatever runs at once */
 };
+
+/* The environment a new thread gets when it names none, none is configured and none exists. */
+#define AGUI_DEFAULT_ENVIRONMENT "default"
 
 typedef struct job {
         api_agui *a;
@@ -49,13 +54,24 @@ static void answer_error(http_req *r, unsigned status, const char *type, const c
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        json_auto_t *body = json_pack("{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error", "type", type, "message",
-                                      msg, "request_id", http_req_id(r));
+        /* a "%.64s" may cut a character: valid UTF-8 first, or jansson refuses the string */
+        _cleanup_free_ char *text = NULL;
+        size_t text_len;
+        if (utf8_make_valid(msg, strlen(msg), &text, &text_len) < 0) {
+                (void) http_answer_text(r, 500, "out of memory\n");
+                return;
+        }
+        json_error_t je;
+        json_auto_t *body = json_pack_ex(&je, 0, "{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error", "type", type,
+                                         "message", text, "request_id", http_req_id(r));
         if (body && code && code[0])
                 json_object_set_new(json_object_get(body, "error"), "details", json_pack("{s:s}", "error_code", code));
         char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
-        if (!s) {
-                (void) http_answer_text(r, 500, "out of memory\n");
+        if (!s) { /* only what happened: out of memory, or what jansson said */
+                char why[JSON_ERROR_TEXT_LENGTH + 64];
+                snprintf(why, sizeof(why), "%s\n",
+                         body || json_error_code(&je) == json_error_out_of_memory ? "out of memory" : je.text);
+                (void) http_answer_text(r, 500, why);
                 return;
         }
         if (status >= 400 && status < 500 && status != 429)
@@ -233,6 +249,37 @@ static int newest_environment(store *st, char ret[static STORE_ID_MAX]) {
         return id ? 0 : -ENOENT;
 }
 
+/* The newest environment into ret, or, when there is none, one made for the purpose: named
+ * "default", /v1's defaults (a cloud config, no packages, /v1's default networking). Made once:
+ * under env_lock the newest is looked for again, so runs that start at once share one. Returns 0,
+ * or a negative errno with *e saying why. */
+static int default_environment(api_agui *a, char ret[static STORE_ID_MAX], hull_error *e) {
+        if (newest_environment(a->cfg.store, ret) == 0)
+                return 0;
+        pthread_mutex_lock(&a->env_lock);
+        int r = newest_environment(a->cfg.store, ret);
+        if (r == -ENOENT) {
+                char id[STORE_ID_MAX], now[STORE_TIME_MAX];
+                v1_id_new("env_", id);
+                store_now_rfc3339(now);
+                json_auto_t *body = json_pack("{s:s, s:s, s:{s:s}}", "name", AGUI_DEFAULT_ENVIRONMENT, "description",
+                                              "made by hull serve for AG-UI threads that name no environment", "config",
+                                              "type", "cloud");
+                json_auto_t *obj = NULL;
+                v1_err err = {0};
+                if (!body)
+                        r = hull_fail(e, -ENOMEM, "out of memory");
+                else if ((r = v1_environment_create(body, id, now, &obj, &err)) < 0)
+                        r = hull_fail(e, r, "%s", err.msg[0] ? err.msg : "out of memory");
+                else if ((r = store_insert(a->cfg.store, STORE_ENVIRONMENT, obj, e)) >= 0) {
+                        snprintf(ret, STORE_ID_MAX, "%s", id);
+                        dlog_log(a->cfg.log, DLOG_INFO, "event=agui-default-environment environment=%s", id);
+                }
+        }
+        pthread_mutex_unlock(&a->env_lock);
+        return r;
+}
+
 /* The session of in's thread into sid, made when the thread is new. Returns true once r is
  * answered (refused). */
 static bool refuse_thread(api_agui *a, http_req *r, const agui_input *in, char sid[static STORE_ID_MAX]) {
@@ -255,11 +302,11 @@ static bool refuse_thread(api_agui *a, http_req *r, const agui_input *in, char s
         char env[STORE_ID_MAX];
         if (in->environment_id || a->cfg.environment_id)
                 snprintf(env, sizeof(env), "%s", in->environment_id ? in->environment_id : a->cfg.environment_id);
-        else if (newest_environment(a->cfg.store, env) < 0) {
-                answer_error(r, 400, "invalid_request_error", "agui_no_environment",
-                             "thread %s is new and there is no environment: create one (POST /v1/environments) or "
-                             "name one in forwardedProps.environment_id",
-                             in->thread_id);
+        else if (default_environment(a, env, &e) < 0) {
+                answer_error(r, 500, "api_error", "",
+                             "thread %s is new, names no environment and there is none; the default one could not "
+                             "be made: %s",
+                             in->thread_id, e.msg);
                 return true;
         }
         char title[V1_NAME_MAX];
@@ -476,6 +523,7 @@ int api_agui_new(const api_agui_config *cfg, api_agui **ret) {
                 return -ENOMEM;
         a->cfg = *cfg;
         pthread_mutex_init(&a->lock, NULL);
+        pthread_mutex_init(&a->env_lock, NULL);
         pthread_cond_init(&a->cond, NULL);
         *ret = a;
         return 0;
@@ -512,6 +560,7 @@ void api_agui_free(api_agui *a) {
         if (workers > 0) /* a worker still uses a: leave it (the process is ending) */
                 return;
         pthread_mutex_destroy(&a->lock);
+        pthread_mutex_destroy(&a->env_lock);
         pthread_cond_destroy(&a->cond);
         free(a);
 }

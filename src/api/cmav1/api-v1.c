@@ -20,6 +20,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "sha256.h"
+#include "utf8.h"
 
 struct api_v1 {
         api_v1_config cfg;
@@ -88,16 +89,29 @@ static const char *type_of_status(unsigned status) {
 }
 
 static void answer_error(http_req *r, unsigned status, const char *type, const char *code, const char *msg) {
-        json_auto_t *body = json_pack("{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error", "type",
-                                      type && type[0] ? type : type_of_status(status), "message", msg, "request_id",
-                                      http_req_id(r));
+        /* A message may quote what the client sent (an id from the path, percent-decoded to any
+         * bytes) or be cut inside a character by a "%.64s": made valid UTF-8 first, or jansson
+         * refuses the string and there is no JSON to answer with. */
+        _cleanup_free_ char *text = NULL;
+        size_t text_len;
+        if (utf8_make_valid(msg, strlen(msg), &text, &text_len) < 0) {
+                (void) http_answer_text(r, 500, "out of memory\n");
+                return;
+        }
+        json_error_t je;
+        json_auto_t *body = json_pack_ex(&je, 0, "{s:s, s:{s:s, s:s}, s:s}", "type", "error", "error", "type",
+                                         type && type[0] ? type : type_of_status(status), "message", text, "request_id",
+                                         http_req_id(r));
         if (body && code && code[0])
                 json_object_set_new(json_object_get(body, "error"), "details", json_pack("{s:s}", "error_code", code));
         if (status >= 400 && status < 500 && status != 429)
                 (void) http_answer_header(r, "x-should-retry", "false");
         char *s = body ? json_dumps(body, JSON_COMPACT) : NULL;
-        if (!s) {
-                (void) http_answer_text(r, 500, "out of memory\n");
+        if (!s) { /* only what happened: out of memory, or what jansson said */
+                char why[JSON_ERROR_TEXT_LENGTH + 64];
+                snprintf(why, sizeof(why), "%s\n",
+                         body || json_error_code(&je) == json_error_out_of_memory ? "out of memory" : je.text);
+                (void) http_answer_text(r, 500, why);
                 return;
         }
         http_req_note(r, "error=%s", code && code[0] ? code : type_of_status(status));
@@ -121,9 +135,10 @@ static void failf(http_req *r, unsigned status, const char *code, const char *fm
 /* Answer a JSON value (a reference is taken). */
 static void answer_json(http_req *r, unsigned status, json_t *v) {
         char *s = v ? json_dumps(v, JSON_COMPACT) : NULL;
+        bool built = v != NULL;
         json_decref(v);
-        if (!s) {
-                failf(r, 500, "", "out of memory");
+        if (!s) { /* no value: a json_pack failed, for want of memory or on a string that is not UTF-8 */
+                failf(r, 500, "", "%s", built ? "out of memory" : "internal error: the answer could not be made");
                 return;
         }
         (void) http_answer(r, status, "application/json", s, strlen(s));
@@ -1164,11 +1179,41 @@ static void key_delete(api_v1 *a, http_req *r) {
 
 /* ---- the dispatcher ---- */
 
+/* Could a path parameter name anything: UTF-8 text without a control character? The path is
+ * percent-decoded, so "%ff" or "%00"-free "%0a" reach here as raw bytes. */
+static bool param_is_text(const char *v) {
+        for (const char *p = v; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                        return false;
+        return utf8_is_valid(v, strlen(v));
+}
+
+/* A route's {id} or {name} that no resource can have: 404 in this API's envelope before it
+ * reaches the store, the engine or a message. Returns true once r is refused. */
+static bool refuse_malformed_params(http_req *r, int tag) {
+        const char *id = http_req_param(r, "id"), *name = http_req_param(r, "name");
+        if (id && !param_is_text(id)) {
+                const char *what = tag <= T_AGENT_VERSIONS ? "agent"
+                                   : tag <= T_ENV_ARCHIVE  ? "environment"
+                                   : tag == T_KEY_DELETE   ? "API key"
+                                                           : "session";
+                failf(r, 404, strcmp(what, "session") == 0 ? "session_not_found" : "",
+                      "no %s with that id: the id in the path is not printable UTF-8 text", what);
+                return true;
+        }
+        if (name && !param_is_text(name)) {
+                failf(r, 404, "handle_not_found",
+                      "no handle with that name: the name in the path is not printable UTF-8 text");
+                return true;
+        }
+        return false;
+}
+
 static void handle(http_req *r) {
         api_v1 *a = http_req_data(r);
         int tag = http_req_tag(r);
         bool keys = tag >= T_KEY_CREATE;
-        if (refuse_headers(r, !keys))
+        if (refuse_headers(r, !keys) || refuse_malformed_params(r, tag))
                 return;
         if (tag >= T_HANDLES_LIST) { /* they read files: on a thread of their own */
                 http_handler_fn *fn = tag == T_HANDLES_LIST ? handles_list

@@ -23,6 +23,7 @@
 #include "tool-catalog.h"
 #include "mcp-server.h"
 #include "tools-sandbox.h"
+#include "utf8.h"
 
 #define MCP_ERR_SERVER (-32000)
 #define MCP_ERR_SESSION (-32001)
@@ -141,9 +142,11 @@ unsigned api_mcp_open_count(api_mcp *a) {
 /* A JSON-RPC message as the answer (msg stolen). */
 static void answer_msg(http_req *r, unsigned status, json_t *msg) {
         char *s = msg ? json_dumps(msg, JSON_COMPACT) : NULL;
+        bool built = msg != NULL;
         json_decref(msg);
-        if (!s) {
-                (void) http_answer_text(r, 500, "out of memory\n");
+        if (!s) { /* no message: made for want of memory or from a string that is not UTF-8 */
+                (void) http_answer_text(r, 500,
+                                        built ? "out of memory\n" : "internal error: the answer could not be made\n");
                 return;
         }
         (void) http_answer(r, status, "application/json", s, strlen(s));
@@ -156,7 +159,10 @@ static void failf(http_req *r, unsigned status, int64_t code, const char *fmt, .
         va_start(ap, fmt);
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
-        json_t *m = mcp_error_new(NULL, code, msg, NULL);
+        _cleanup_free_ char *text = NULL; /* a message may quote the client, cut anywhere */
+        size_t text_len;
+        json_t *m =
+                utf8_make_valid(msg, strlen(msg), &text, &text_len) < 0 ? NULL : mcp_error_new(NULL, code, text, NULL);
         if (m)
                 json_object_set_new(m, "id", json_null());
         http_req_note(r, "mcp_error=%lld", (long long) code);
