@@ -26,11 +26,18 @@
 typedef struct store store;
 
 /* Open (creating it, mode 0600) and migrate the database at path: a file path or "sqlite:PATH" is
- * SQLite; "postgres://..." or "postgresql://..." is refused with -EPROTONOSUPPORT (no PostgreSQL
- * backend is built in yet). Returns 0 with *ret (free with store_close), or a negative errno with
- * *e (SQLite cannot be loaded: -ENOSYS; a newer schema than this hull knows: -EPROTO; a file that
- * is not a database: -EINVAL). */
+ * SQLite; "postgres://..." or "postgresql://..." is PostgreSQL (a libpq connection URI; the
+ * database must exist, its tables are made). Returns 0 with *ret (free with store_close), or a
+ * negative errno with *e (SQLite or libpq cannot be loaded: -ENOSYS; a newer schema than this hull
+ * knows: -EPROTO; a file that is not a database: -EINVAL; a PostgreSQL server that cannot be
+ * reached or refuses: -ECONNREFUSED). *e never holds the URL's password. */
 int store_open(const char *path, store **ret, hull_error *e);
+/* Whether url names PostgreSQL (postgres:// or postgresql://). */
+bool store_url_is_pg(const char *url);
+/* url for a log or a message: a PostgreSQL URL without its password and query; a path as is. */
+void store_url_describe(const char *url, char *buf, size_t size);
+/* The backend's name: "sqlite" or "postgresql". */
+const char *store_backend_name(store *s);
 void store_close(store *s);
 static inline void store_closep(store **s) {
         if (*s)
@@ -41,6 +48,8 @@ static inline void store_closep(store **s) {
 /* The schema version this hull migrates SQLite's database to, and the one of an open database. */
 int store_schema_version(void);
 int store_user_version(store *s);
+/* The schema version s's backend migrates to (the same number for both today). */
+int store_backend_schema_version(store *s);
 
 typedef enum store_kind {
         STORE_AGENT, /* versioned: every version is a row; "version" counts from 1 */
@@ -203,3 +212,21 @@ void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
  * the store reads "created_at", "processed_at" and the created_* filters. Pure. Returns 0, or
  * -EINVAL when s is not one (NULL included). */
 int store_time_ms(const char *s, int64_t *ret);
+
+/* ---- hull db ---- */
+
+/* 1 when s holds no row in any table, 0 when it does; a negative errno with *e. */
+int store_is_empty(store *s, hull_error *e);
+
+/* After each table: its name and the rows copied. */
+typedef void (*store_copy_progress_fn)(void *ud, const char *table, size_t rows);
+/* Every row of from into to (empty, else -ENOTEMPTY; the same schema version, else -EPROTO), table
+ * by table, parents first, a batch of STORE_COPY_BATCH rows a transaction: agents with every
+ * version, environments, sessions, events with their seqs, conversations, keys, sandboxes,
+ * threads, named environments. A failure leaves to partly written (copy again into a new one). */
+int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud, hull_error *e);
+
+/* What is wrong with s (*ret a JSON array of strings, one a problem; empty: nothing): a schema
+ * version not this hull's, a session whose seqs are not 1..N without a gap (or, on PostgreSQL,
+ * whose counter is not N). Returns 0 or a negative errno with *e. */
+int store_check(store *s, json_t **ret, hull_error *e);
