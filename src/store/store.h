@@ -1,18 +1,22 @@
-/* store.h: hull's own state, behind one interface whatever holds it. Today that is SQLite
- * ($HULL_HOME/hull.db; store-sqlite*.c), the only module that sees sqlite3* for it; a backend
- * implements store-backend.h's store_ops, and callers see only this header. Agents (every version
- * kept), environments, sessions, each session's append-only event log, API keys (their digests
- * only) and the conversation of each session. SQLite's database is opened in WAL mode with
- * synchronous=NORMAL and a busy timeout, and brought to the newest schema by numbered migrations
- * (each in one transaction; user_version says which ran). A function that returns 0 after a write
- * has committed it: an event appended is durable against a crash of the process before the caller
- * answers.
+/* store.h: hull's own state, behind one interface whatever holds it: SQLite ($HULL_HOME/hull.db;
+ * store-sqlite*.c) or PostgreSQL (a postgres:// URL; store-pg*.c), the only modules that see
+ * sqlite3* or PGconn* for it; a backend implements store-backend.h's store_ops, and callers see
+ * only this header. Agents (every version kept), environments, sessions, each session's
+ * append-only event log, API keys (their digests only) and the conversation of each session.
+ * SQLite's database is opened in WAL mode with synchronous=NORMAL and a busy timeout; both are
+ * brought to the newest schema by the same numbered migrations (each in one transaction; SQLite's
+ * user_version, PostgreSQL's schema_migrations say which ran). A function that returns 0 after a
+ * write has committed it: an event appended is durable against a crash of the process before the
+ * caller answers, and a session's events are numbered 1, 2, ... without a gap or a duplicate even
+ * when several processes append to it.
  *
  * Resources are JSON objects as the /v1 API shows them, stored whole beside the columns the
  * lists filter and sort on. The store checks only what its columns need ("id", "created_at",
  * "version", "status", "archived_at", "agent"); their meaning is the caller's.
  *
- * Thread-safe (SQLite: one connection behind a mutex); every call is short. */
+ * Thread-safe (each backend: one connection behind a mutex); every call is short. PostgreSQL's
+ * errors add -ECONNRESET (the connection was lost during the call: whether a write was done is
+ * unknown; the next call reconnects) and -ENOTCONN (no connection to be had). */
 #pragma once
 
 #include <jansson.h>
