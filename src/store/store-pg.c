@@ -126,16 +126,17 @@ static int exec_once(pg_store *s, const char *sql, int n, const char *const *v, 
         first_line(primary ? primary : PQerrorMessage(s->conn), why, sizeof(why));
         snprintf(s->sqlstate, sizeof(s->sqlstate), "%s", code ? code : "");
         first_line(detail, s->detail, sizeof(s->detail));
+        bool coded = code != NULL;
         if (res)
-                PQclear(res);
-        if (PQstatus(s->conn) != CONNECTION_OK || !code)
+                PQclear(res); /* code, primary and detail go with it: copied above */
+        if (PQstatus(s->conn) != CONNECTION_OK || !coded)
                 return hull_fail(e, -ECONNRESET,
                                  "store: %s: lost the connection to PostgreSQL (%s); whether it was done is unknown",
                                  what, why);
-        int err = sqlstate_errno(code);
+        int err = sqlstate_errno(s->sqlstate);
         if (err == -EBUSY)
                 return hull_err_hint(e, err, "another writer held the rows; try again", "store: %s: %s", what, why);
-        return hull_fail(e, err, "store: %s: %s (SQLSTATE %s)", what, why, code);
+        return hull_fail(e, err, "store: %s: %s (SQLSTATE %s)", what, why, s->sqlstate);
 }
 
 int pg_exec(pg_store *s, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
