@@ -145,9 +145,18 @@ int pg_exec(pg_store *s, const char *sql, int n, const char *const *v, const cha
         if (!s->in_tx && (r = reconnect(s, e)) < 0)
                 return r;
         /* A statement alone is its own transaction: one that lost a serialization race did
-         * nothing, so it runs again (a few times). In a transaction, the caller's -EBUSY. */
+         * nothing, so it runs again (a few times). In a transaction, the caller's -EBUSY. A read
+         * (SELECT) on a connection the server dropped (a restart, an idle timeout) runs again once
+         * on a new one; a write whose connection was lost may have committed, so it is the
+         * caller's -ECONNRESET, and the next call reconnects. */
+        bool read = strncmp(sql, "SELECT ", 7) == 0;
         for (unsigned attempt = 0;; attempt++) {
                 r = exec_once(s, sql, n, v, what, ret, e);
+                if (r == -ECONNRESET && read && !s->in_tx && attempt == 0) {
+                        if ((r = reconnect(s, e)) < 0)
+                                return r;
+                        continue;
+                }
                 if (r != -EBUSY || s->in_tx || attempt >= STORE_PG_RETRIES)
                         return r;
         }

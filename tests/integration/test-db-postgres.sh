@@ -65,6 +65,16 @@ types = [e["type"] for e in b]
 ok = a == b and "user.message" in types and "agent.message" in types and types[-1] == "session.status_idle"
 ok or print("before:", [e["type"] for e in a], "after:", types)
 sys.exit(0 if ok else 1)' "$TEST_TMP/before.json" "$TEST_TMP/after.json"
+# PostgreSQL drops hull's connection (as a restart of the server would): a read reconnects
+PSQL hull "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'hull'" >/dev/null
+v1 GET "/v1/sessions/$SESSION"
+expect "db-postgres: after PostgreSQL dropped the connection, a read reconnects" "s == 200 and b['status'] == 'idle'"
+PSQL hull "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'hull'" >/dev/null
+v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'lost')"
+printf "# a write on the dropped connection answered %s\n" "$(head -c 300 "$O" | tr "\n" " ")"
+v1 GET "/v1/sessions/$SESSION"
+expect "db-postgres: after a write on a dropped connection, the next call reconnects" "s == 200"
+wait_idle "$SESSION" 90
 v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'again')"
 expect "db-postgres: a message after the restart is sent" "s == 200"
 wait_idle "$SESSION" 90
