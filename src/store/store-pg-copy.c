@@ -16,7 +16,7 @@ int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, h
         _cleanup_res_ PGresult *res = NULL;
         {
                 PG_LOCKED(s);
-                int r = pg_exec(s, sql, 0, NULL, "cannot read a table", &res, e);
+                int r = pg_exec(pc, sql, 0, NULL, "cannot read a table", &res, e);
                 if (r < 0)
                         return r;
         }
@@ -78,11 +78,11 @@ int pg_rows_write(store *base, const store_table *t, json_t *rows, hull_error *e
         const char *v[] = {text};
         PG_LOCKED(s);
         _cleanup_pg_tx_ pg_tx tx = {0};
-        if ((r = pg_tx_begin(s, &tx, e)) < 0 || (r = pg_exec(s, sql, 1, v, "cannot copy rows", NULL, e)) < 0)
+        if ((r = pg_tx_begin(pc, &tx, e)) < 0 || (r = pg_exec(pc, sql, 1, v, "cannot copy rows", NULL, e)) < 0)
                 return r;
         /* the counter events_append takes the next seq from */
         if (strcmp(t->name, "events") == 0 &&
-            (r = pg_exec(s,
+            (r = pg_exec(pc,
                          "UPDATE sessions SET last_seq = m.last FROM (SELECT session_id, max(seq) AS last FROM events"
                          " WHERE session_id IN (SELECT r->>'session_id' FROM json_array_elements($1::json) r)"
                          " GROUP BY session_id) m WHERE sessions.id = m.session_id",
@@ -98,7 +98,7 @@ int pg_check(store *base, json_t **ret, hull_error *e) {
                 return hull_err(e, -ENOMEM, "store: out of memory");
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s,
+        int r = pg_exec(pc,
                         "SELECT s.id, s.last_seq, count(e.seq), coalesce(min(e.seq), 0), coalesce(max(e.seq), 0)"
                         " FROM sessions s LEFT JOIN events e ON e.session_id = s.id GROUP BY s.id, s.last_seq"
                         " HAVING count(e.seq) <> coalesce(max(e.seq), 0) OR coalesce(min(e.seq), 1) <> 1"

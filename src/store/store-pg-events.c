@@ -64,7 +64,7 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
         const char *v[] = {session_id, pg_int(nbuf, (int64_t) n), batch};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        r = pg_exec(s,
+        r = pg_exec(pc,
                     "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
                     "  RETURNING last_seq - $2::bigint AS first),"
                     " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
@@ -72,9 +72,9 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
                     "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
                     " SELECT first + 1 FROM s",
                     3, v, "cannot append events", &res, e);
-        if (r == -EEXIST && strcmp(s->sqlstate, "23505") == 0) {
+        if (r == -EEXIST && strcmp(pc->sqlstate, "23505") == 0) {
                 char id[STORE_ID_MAX];
-                taken_id(s->detail, id, sizeof(id));
+                taken_id(pc->detail, id, sizeof(id));
                 return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", id);
         }
         if (r < 0)
@@ -92,14 +92,14 @@ int pg_events_set_processed(store *base, const char *session_id, const char *eve
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         _cleanup_pg_tx_ pg_tx t = {0};
-        int r = pg_tx_begin(s, &t, e);
+        int r = pg_tx_begin(pc, &t, e);
         if (r < 0)
                 return r;
         _cleanup_(json_decrefp) json_t *ev = NULL;
         {
                 _cleanup_res_ PGresult *res = NULL;
                 const char *v[] = {session_id, event_id};
-                r = pg_exec(s, "SELECT body FROM events WHERE session_id = $1 AND id = $2 FOR UPDATE", 2, v,
+                r = pg_exec(pc, "SELECT body FROM events WHERE session_id = $1 AND id = $2 FOR UPDATE", 2, v,
                             "cannot read an event", &res, e);
                 if (r < 0)
                         return r;
@@ -115,7 +115,7 @@ int pg_events_set_processed(store *base, const char *session_id, const char *eve
                 return r;
         char ms[PG_INT_MAX];
         const char *v[] = {session_id, event_id, pg_int(ms, processed_ms), body};
-        if ((r = pg_exec(s, "UPDATE events SET processed_ms = $3, body = $4 WHERE session_id = $1 AND id = $2", 4, v,
+        if ((r = pg_exec(pc, "UPDATE events SET processed_ms = $3, body = $4 WHERE session_id = $1 AND id = $2", 4, v,
                          "cannot update an event", NULL, e)) < 0)
                 return r;
         return pg_tx_commit(&t, e);
@@ -126,7 +126,7 @@ int pg_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_e
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};
-        int r = pg_exec(s, "SELECT last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
+        int r = pg_exec(pc, "SELECT last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)
@@ -140,7 +140,7 @@ int pg_events_seq_of(store *base, const char *session_id, const char *event_id, 
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id, event_id};
-        int r = pg_exec(s, "SELECT seq FROM events WHERE session_id = $1 AND id = $2", 2, v, "cannot read", &res, e);
+        int r = pg_exec(pc, "SELECT seq FROM events WHERE session_id = $1 AND id = $2", 2, v, "cannot read", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)
@@ -156,7 +156,7 @@ int pg_conversation_put(store *base, const char *session_id, const char *body, h
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id, body};
-        int r = pg_exec(s,
+        int r = pg_exec(pc,
                         "INSERT INTO conversations (session_id, body)"
                         " SELECT id, $2 FROM sessions WHERE id = $1"
                         " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
@@ -173,7 +173,7 @@ int pg_conversation_get(store *base, const char *session_id, json_t **ret, hull_
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};
-        int r = pg_exec(s,
+        int r = pg_exec(pc,
                         "SELECT c.body FROM sessions s LEFT JOIN conversations c ON c.session_id = s.id"
                         " WHERE s.id = $1",
                         1, v, "cannot read a conversation", &res, e);

@@ -20,26 +20,40 @@
 #include "macro.h"
 #include "store-backend.h"
 
-typedef struct pg_store {
-        store base; /* first: a store * is a pg_store * */
-        pthread_mutex_t lock;
-        PGconn *conn;
-        bool in_tx; /* a transaction is open (no reconnect, no retry in it) */
-        /* the last failed statement's SQLSTATE and detail (under the lock) */
+/* One connection of the pool. */
+typedef struct pg_conn {
+        struct pg_store *owner;
+        PGconn *conn; /* NULL until first used (or out of memory then: connected on the next use) */
+        bool in_tx;   /* a transaction is open (no reconnect, no retry in it) */
+        /* the last failed statement's SQLSTATE and detail */
         char sqlstate[6];
         char detail[256];
+} pg_conn;
+
+typedef struct pg_store {
+        store base;           /* first: a store * is a pg_store * */
+        pthread_mutex_t lock; /* over busy and n_open */
+        pthread_cond_t freed;
+        char *url; /* to open more connections; never logged, wiped at close */
+        unsigned n_open;
+        bool busy[STORE_PG_CONNS];
+        pg_conn conns[STORE_PG_CONNS];
 } pg_store;
 
 static inline pg_store *pg_of(store *s) {
         return (pg_store *) s;
 }
 
-static inline void pg_unlockp(pg_store **p) {
+/* A free connection of s's pool, held by the caller alone until pg_release (never NULL: one is
+ * opened when none is free and the pool is not full, else the call waits for one). */
+pg_conn *pg_acquire(pg_store *s);
+void pg_release(pg_conn *pc);
+static inline void pg_releasep(pg_conn **p) {
         if (*p)
-                pthread_mutex_unlock(&(*p)->lock);
+                pg_release(*p);
 }
-/* Declared first in a function: the mutex is held until it returns. */
-#define PG_LOCKED(s) _cleanup_(pg_unlockp) _unused_ pg_store *_locked = (pthread_mutex_lock(&(s)->lock), (s))
+/* Declared first in a function: pc is a connection of s's pool, held until it returns. */
+#define PG_LOCKED(s) _cleanup_(pg_releasep) pg_conn *pc = pg_acquire(s)
 
 static inline void pg_clearp(PGresult **p) {
         if (*p)
@@ -55,8 +69,8 @@ const char *pg_int(char buf[static PG_INT_MAX], int64_t v);
  * (may be NULL: dropped; else PQclear it) holding its rows, or a negative errno with *e: a unique or
  * other constraint -EEXIST, the connection lost -ECONNRESET (none to be had: -ENOTCONN), a full disk
  * -ENOSPC, out of memory -ENOMEM, no permission -EACCES, a serialization failure or deadlock -EBUSY
- * (retried first when not in a transaction), else -EIO. s->sqlstate and s->detail say more. */
-int pg_exec(pg_store *s, const char *sql, int n, const char *const *v, const char *what, PGresult **ret, hull_error *e);
+ * (retried first when not in a transaction), else -EIO. pc->sqlstate and pc->detail say more. */
+int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret, hull_error *e);
 /* The number of rows the last statement of res changed. */
 int64_t pg_changes(PGresult *res);
 /* Row r, column c of res as an integer (0 when NULL). */
@@ -64,14 +78,14 @@ int64_t pg_get_int(PGresult *res, int r, int c);
 /* Row r, column c of res parsed as JSON (-EBADMSG when it is not). */
 int pg_load(PGresult *res, int r, int c, const char *what, json_t **ret, hull_error *e);
 /* -ENOENT with *e when there is no session of this id. */
-int pg_session_exists(pg_store *s, const char *session_id, hull_error *e);
+int pg_session_exists(pg_conn *pc, const char *session_id, hull_error *e);
 
 /* A transaction that rolls back unless committed. */
 typedef struct pg_tx {
-        pg_store *s;
+        pg_conn *pc;
 } pg_tx;
 
-int pg_tx_begin(pg_store *s, pg_tx *t, hull_error *e);
+int pg_tx_begin(pg_conn *pc, pg_tx *t, hull_error *e);
 int pg_tx_commit(pg_tx *t, hull_error *e);
 void pg_tx_rollbackp(pg_tx *t);
 #define _cleanup_pg_tx_ _cleanup_(pg_tx_rollbackp)

@@ -13,7 +13,7 @@ int pg_key_add(store *base, const store_key *k, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         const char *v[] = {k->id, k->name, k->digest_hex, k->created_at, k->hint};
-        int r = pg_exec(s, "INSERT INTO api_keys (id, name, digest, created_at, hint) VALUES ($1, $2, $3, $4, $5)", 5,
+        int r = pg_exec(pc, "INSERT INTO api_keys (id, name, digest, created_at, hint) VALUES ($1, $2, $3, $4, $5)", 5,
                         v, "cannot add a key", NULL, e);
         if (r == -EEXIST)
                 return hull_fail(e, -EEXIST, "store: that key (or key id %s) is already stored", k->id);
@@ -33,7 +33,7 @@ int pg_key_list(store *base, store_key **ret, size_t *ret_n, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s, "SELECT id, name, digest, created_at, hint FROM api_keys ORDER BY created_at, ord", 0, NULL,
+        int r = pg_exec(pc, "SELECT id, name, digest, created_at, hint FROM api_keys ORDER BY created_at, ord", 0, NULL,
                         "cannot list keys", &res, e);
         if (r < 0)
                 return r;
@@ -53,7 +53,7 @@ int pg_key_delete(store *base, const char *id, hull_error *e) {
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {id};
-        int r = pg_exec(s, "DELETE FROM api_keys WHERE id = $1", 1, v, "cannot delete a key", &res, e);
+        int r = pg_exec(pc, "DELETE FROM api_keys WHERE id = $1", 1, v, "cannot delete a key", &res, e);
         if (r < 0)
                 return r;
         if (pg_changes(res) == 0)
@@ -68,7 +68,7 @@ int pg_key_find(store *base, const char digest_hex[static 65], store_key *ret, h
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {d};
-        int r = pg_exec(s, "SELECT id, name, digest, created_at, hint FROM api_keys WHERE digest = $1", 1, v,
+        int r = pg_exec(pc, "SELECT id, name, digest, created_at, hint FROM api_keys WHERE digest = $1", 1, v,
                         "cannot find a key", &res, e);
         if (r < 0)
                 return r;
@@ -84,7 +84,7 @@ int pg_key_count(store *base, size_t *ret, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s, "SELECT count(*) FROM api_keys", 0, NULL, "cannot count the keys", &res, e);
+        int r = pg_exec(pc, "SELECT count(*) FROM api_keys", 0, NULL, "cannot count the keys", &res, e);
         if (r < 0)
                 return r;
         *ret = (size_t) pg_get_int(res, 0, 0);
@@ -96,11 +96,11 @@ int pg_key_count(store *base, size_t *ret, hull_error *e) {
 int pg_sandbox_add(store *base, const char *session_id, const char *fingerprint, const char *opened_at, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
-        int r = pg_session_exists(s, session_id, e);
+        int r = pg_session_exists(pc, session_id, e);
         if (r < 0)
                 return r;
         const char *v[] = {session_id, fingerprint, opened_at};
-        return pg_exec(s,
+        return pg_exec(pc,
                        "INSERT INTO session_sandboxes (session_id, fingerprint, opened_at) VALUES ($1, $2, $3)"
                        " ON CONFLICT DO NOTHING",
                        3, v, "cannot keep a session's sandbox", NULL, e);
@@ -112,12 +112,12 @@ int pg_sandbox_list(store *base, const char *session_id, json_t **ret, hull_erro
         if (!arr)
                 return hull_err(e, -ENOMEM, "store: out of memory");
         PG_LOCKED(s);
-        int r = pg_session_exists(s, session_id, e);
+        int r = pg_session_exists(pc, session_id, e);
         if (r < 0)
                 return r;
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};
-        r = pg_exec(s, "SELECT fingerprint, opened_at FROM session_sandboxes WHERE session_id = $1 ORDER BY ord", 1, v,
+        r = pg_exec(pc, "SELECT fingerprint, opened_at FROM session_sandboxes WHERE session_id = $1 ORDER BY ord", 1, v,
                     "cannot list a session's sandboxes", &res, e);
         if (r < 0)
                 return r;
@@ -134,7 +134,7 @@ int pg_thread_get(store *base, const char *thread_id, char ret[static STORE_ID_M
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {thread_id};
-        int r = pg_exec(s, "SELECT session_id FROM agui_threads WHERE thread_id = $1", 1, v, "cannot read a thread",
+        int r = pg_exec(pc, "SELECT session_id FROM agui_threads WHERE thread_id = $1", 1, v, "cannot read a thread",
                         &res, e);
         if (r < 0)
                 return r;
@@ -151,12 +151,12 @@ int pg_thread_get(store *base, const char *thread_id, char ret[static STORE_ID_M
 int pg_thread_put(store *base, const char *thread_id, const char *session_id, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
-        int r = pg_session_exists(s, session_id, e);
+        int r = pg_session_exists(pc, session_id, e);
         if (r < 0)
                 return r;
         const char *v[] = {thread_id, session_id};
-        r = pg_exec(s, "INSERT INTO agui_threads (thread_id, session_id) VALUES ($1, $2)", 2, v, "cannot keep a thread",
-                    NULL, e);
+        r = pg_exec(pc, "INSERT INTO agui_threads (thread_id, session_id) VALUES ($1, $2)", 2, v,
+                    "cannot keep a thread", NULL, e);
         if (r == -EEXIST)
                 return hull_fail(e, -EEXIST, "store: thread %.64s has a session already", thread_id);
         return r;
@@ -177,10 +177,10 @@ static int env_row(PGresult *res, int row, int col, json_t **ret, hull_error *e)
 
 /* The newest version (its row locked until the transaction ends, so two puts of one name take
  * turns) and its body (NULL: none yet). */
-static int env_newest(pg_store *s, const char *name, int64_t *ret, json_t **ret_cur, hull_error *e) {
+static int env_newest(pg_conn *pc, const char *name, int64_t *ret, json_t **ret_cur, hull_error *e) {
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {name};
-        int r = pg_exec(s, "SELECT version, body FROM env_specs WHERE name = $1 AND latest = 1 FOR UPDATE", 1, v,
+        int r = pg_exec(pc, "SELECT version, body FROM env_specs WHERE name = $1 AND latest = 1 FOR UPDATE", 1, v,
                         "cannot read an environment", &res, e);
         if (r < 0)
                 return r;
@@ -196,12 +196,12 @@ int pg_env_put(store *base, const char *name, const json_t *spec, const char *di
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         _cleanup_pg_tx_ pg_tx t = {0};
-        int r = pg_tx_begin(s, &t, e);
+        int r = pg_tx_begin(pc, &t, e);
         if (r < 0)
                 return r;
         int64_t newest = 0;
         _cleanup_(json_decrefp) json_t *cur = NULL;
-        if ((r = env_newest(s, name, &newest, &cur, e)) < 0)
+        if ((r = env_newest(pc, name, &newest, &cur, e)) < 0)
                 return r;
         /* The same spec again is no new version. */
         if (cur && json_equal(json_object_get(cur, "spec"), (json_t *) spec)) {
@@ -220,9 +220,9 @@ int pg_env_put(store *base, const char *name, const json_t *spec, const char *di
                 return hull_err(e, -ENOMEM, "store: out of memory");
         char vbuf[PG_INT_MAX], ms[PG_INT_MAX];
         const char *v[] = {name, pg_int(vbuf, newest + 1), pg_int(ms, now_ms), body};
-        if ((r = pg_exec(s, "UPDATE env_specs SET latest = 0 WHERE name = $1 AND latest = 1", 1, v,
+        if ((r = pg_exec(pc, "UPDATE env_specs SET latest = 0 WHERE name = $1 AND latest = 1", 1, v,
                          "cannot update an environment", NULL, e)) < 0 ||
-            (r = pg_exec(s,
+            (r = pg_exec(pc,
                          "INSERT INTO env_specs (name, version, latest, created_ms, body) VALUES ($1, $2, 1, $3, $4)",
                          4, v, "cannot store an environment", NULL, e)) < 0)
                 return r == -EEXIST ? hull_fail(e, -EBUSY,
@@ -242,7 +242,7 @@ int pg_env_get(store *base, const char *name, int64_t version, json_t **ret, hul
         const char *v[] = {name, pg_int(vbuf, version)};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s,
+        int r = pg_exec(pc,
                         version > 0 ? "SELECT body FROM env_specs WHERE name = $1 AND version = $2"
                                     : "SELECT body FROM env_specs WHERE name = $1 AND latest = 1",
                         version > 0 ? 2 : 1, v, "cannot read an environment", &res, e);
@@ -260,7 +260,7 @@ int pg_env_list(store *base, bool all_versions, json_t **ret, hull_error *e) {
                 return hull_err(e, -ENOMEM, "store: out of memory");
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s,
+        int r = pg_exec(pc,
                         all_versions ? "SELECT body FROM env_specs ORDER BY name, version"
                                      : "SELECT body FROM env_specs WHERE latest = 1 ORDER BY name",
                         0, NULL, "cannot list environments", &res, e);
@@ -282,7 +282,7 @@ int pg_env_delete(store *base, const char *name, hull_error *e) {
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {name};
-        int r = pg_exec(s, "DELETE FROM env_specs WHERE name = $1", 1, v, "cannot delete an environment", &res, e);
+        int r = pg_exec(pc, "DELETE FROM env_specs WHERE name = $1", 1, v, "cannot delete an environment", &res, e);
         if (r < 0)
                 return r;
         if (pg_changes(res) == 0)

@@ -11,7 +11,7 @@
 
 /* ---- resources ---- */
 
-static int insert_row(pg_store *s, store_kind k, const store_cols *c, const char *body, bool agent_version,
+static int insert_row(pg_conn *pc, store_kind k, const store_cols *c, const char *body, bool agent_version,
                       hull_error *e) {
         static const char *const sql[_STORE_KIND_MAX] = {
                 [STORE_AGENT] = "INSERT INTO agents (id, version, latest, created_ms, archived, body)"
@@ -32,7 +32,7 @@ static int insert_row(pg_store *s, store_kind k, const store_cols *c, const char
                 v[n++] = c->agent_id;
                 v[n++] = pg_int(v7, c->agent_version);
         }
-        int r = pg_exec(s, sql[k], n, v, "cannot insert", NULL, e);
+        int r = pg_exec(pc, sql[k], n, v, "cannot insert", NULL, e);
         if (r == -EEXIST && agent_version)
                 return hull_fail(e, -ESTALE,
                                  "store: agent %s already has version %" PRId64
@@ -46,7 +46,7 @@ static int insert_row(pg_store *s, store_kind k, const store_cols *c, const char
 int pg_insert(store *base, store_kind k, const store_cols *c, const char *body, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
-        return insert_row(s, k, c, body, false, e);
+        return insert_row(pc, k, c, body, false, e);
 }
 
 int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **ret, char **ret_raw, size_t *ret_len,
@@ -62,7 +62,7 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
         const char *v[] = {id, pg_int(vbuf, version)};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s, sql[k], k == STORE_AGENT ? 2 : 1, v, "cannot read", &res, e);
+        int r = pg_exec(pc, sql[k], k == STORE_AGENT ? 2 : 1, v, "cannot read", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0) {
@@ -88,15 +88,15 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
 
 /* The newest version's row locked (FOR UPDATE) until the transaction ends: two updates of one
  * agent take turns, and the second sees the first's version. */
-static int update_agent(pg_store *s, const store_cols *c, const char *body, hull_error *e) {
+static int update_agent(pg_conn *pc, const store_cols *c, const char *body, hull_error *e) {
         _cleanup_pg_tx_ pg_tx t = {0};
-        int r = pg_tx_begin(s, &t, e);
+        int r = pg_tx_begin(pc, &t, e);
         if (r < 0)
                 return r;
         {
                 _cleanup_res_ PGresult *res = NULL;
                 const char *v[] = {c->id};
-                r = pg_exec(s, "SELECT version FROM agents WHERE id = $1 AND latest = 1 FOR UPDATE", 1, v,
+                r = pg_exec(pc, "SELECT version FROM agents WHERE id = $1 AND latest = 1 FOR UPDATE", 1, v,
                             "cannot read", &res, e);
                 if (r < 0)
                         return r;
@@ -110,9 +110,9 @@ static int update_agent(pg_store *s, const store_cols *c, const char *body, hull
                                          c->id, newest, newest + 1, c->version);
         }
         const char *v[] = {c->id};
-        if ((r = pg_exec(s, "UPDATE agents SET latest = 0 WHERE id = $1 AND latest = 1", 1, v, "cannot update", NULL,
+        if ((r = pg_exec(pc, "UPDATE agents SET latest = 0 WHERE id = $1 AND latest = 1", 1, v, "cannot update", NULL,
                          e)) < 0 ||
-            (r = insert_row(s, STORE_AGENT, c, body, true, e)) < 0)
+            (r = insert_row(pc, STORE_AGENT, c, body, true, e)) < 0)
                 return r;
         return pg_tx_commit(&t, e);
 }
@@ -121,7 +121,7 @@ int pg_update(store *base, store_kind k, const store_cols *c, const char *body, 
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         if (k == STORE_AGENT)
-                return update_agent(s, c, body, e);
+                return update_agent(pc, c, body, e);
         static const char *const sql[_STORE_KIND_MAX] = {
                 [STORE_ENVIRONMENT] = "UPDATE environments SET created_ms = $2, archived = $3, body = $4 WHERE id = $1",
                 [STORE_SESSION] = "UPDATE sessions SET created_ms = $2, archived = $3, body = $4, status = $5,"
@@ -136,7 +136,7 @@ int pg_update(store *base, store_kind k, const store_cols *c, const char *body, 
                 v[n++] = pg_int(v7, c->agent_version);
         }
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s, sql[k], n, v, "cannot update", &res, e);
+        int r = pg_exec(pc, sql[k], n, v, "cannot update", &res, e);
         if (r < 0)
                 return r;
         if (pg_changes(res) == 0)
@@ -155,7 +155,7 @@ int pg_remove(store *base, store_kind k, const char *id, hull_error *e) {
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {id};
-        int r = pg_exec(s, sql[k], 1, v, "cannot delete", &res, e);
+        int r = pg_exec(pc, sql[k], 1, v, "cannot delete", &res, e);
         if (r < 0)
                 return r;
         if (pg_changes(res) == 0)
@@ -208,7 +208,7 @@ static void q_bind(query *q, const char *frag, const char *text, int64_t num) {
 #define q_int(q, f, i) q_bind(q, f, NULL, i)
 
 typedef struct sql_listing {
-        pg_store *s;
+        pg_conn *pc;
         const store_listing *l;
 } sql_listing;
 
@@ -292,7 +292,7 @@ static int fetch(void *ctx, const store_rowkey *anchor, bool asc, unsigned want,
         if (q.overflow)
                 return hull_fail(e, -E2BIG, "store: a %s list query is too long", l->what);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(sl->s, q.sql, (int) q.n, q.v, "cannot list", &res, e);
+        int r = pg_exec(sl->pc, q.sql, (int) q.n, q.v, "cannot list", &res, e);
         if (r < 0)
                 return r;
         size_t n = (size_t) PQntuples(res);
@@ -317,18 +317,18 @@ static int fetch(void *ctx, const store_rowkey *anchor, bool asc, unsigned want,
 int pg_list(store *base, const store_listing *l, const char *page, unsigned limit, store_page *ret, int64_t **ret_keys,
             hull_error *e) {
         pg_store *s = pg_of(base);
-        sql_listing sl = {.s = s, .l = l};
         PG_LOCKED(s);
+        sql_listing sl = {.pc = pc, .l = l};
         int r = 0;
         if (l->of == STORE_LIST_VERSIONS) {
                 _cleanup_res_ PGresult *res = NULL;
                 const char *v[] = {l->versions_of};
-                if ((r = pg_exec(s, "SELECT 1 FROM agents WHERE id = $1 LIMIT 1", 1, v, "cannot list", &res, e)) < 0)
+                if ((r = pg_exec(pc, "SELECT 1 FROM agents WHERE id = $1 LIMIT 1", 1, v, "cannot list", &res, e)) < 0)
                         return r;
                 if (PQntuples(res) == 0)
                         return hull_fail(e, -ENOENT, "store: no agent %s", l->versions_of);
         } else if (l->of == STORE_LIST_EVENTS)
-                r = pg_session_exists(s, l->session_id, e);
+                r = pg_session_exists(pc, l->session_id, e);
         if (r < 0)
                 return r;
         return store_paginate(l, page, limit, fetch, &sl, ret, ret_keys, e);
@@ -342,7 +342,7 @@ int pg_sessions_with_status(store *base, const char *set, json_t **ret, hull_err
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {set};
-        int r = pg_exec(s,
+        int r = pg_exec(pc,
                         "SELECT id FROM sessions WHERE status IN (SELECT json_array_elements_text($1::json))"
                         " ORDER BY created_ms, id",
                         1, v, "cannot list sessions", &res, e);

@@ -94,23 +94,74 @@ static int sqlstate_errno(const char *st) {
         return -EIO;
 }
 
+/* libpq prints notices (a table that exists) on stderr; the store says nothing. */
+static void no_notice(void *arg, const char *message) {
+        (void) arg;
+        (void) message;
+}
+
+/* A new connection to url (never NULL but out of memory; PQstatus says whether it is up). The url
+ * is expanded last, so what it says wins over these defaults. */
+static PGconn *connect_url(const char *url) {
+        char timeout[PG_INT_MAX];
+        const char *const keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
+        const char *const values[] = {pg_int(timeout, STORE_PG_CONNECT_TIMEOUT_S), "hull", "UTF8", url, NULL};
+        PGconn *conn = PQconnectdbParams(keys, values, 1);
+        if (conn)
+                PQsetNoticeProcessor(conn, no_notice, NULL);
+        return conn;
+}
+
+pg_conn *pg_acquire(pg_store *s) {
+        pthread_mutex_lock(&s->lock);
+        for (;;) {
+                for (unsigned i = 0; i < s->n_open; i++)
+                        if (!s->busy[i]) {
+                                s->busy[i] = true;
+                                pthread_mutex_unlock(&s->lock);
+                                return &s->conns[i];
+                        }
+                if (s->n_open < STORE_PG_CONNS) {
+                        unsigned i = s->n_open++;
+                        s->busy[i] = true;
+                        pthread_mutex_unlock(&s->lock);
+                        /* connected outside the lock; a failure is pg_exec's to report */
+                        s->conns[i].conn = connect_url(s->url);
+                        return &s->conns[i];
+                }
+                pthread_cond_wait(&s->freed, &s->lock);
+        }
+}
+
+void pg_release(pg_conn *pc) {
+        pg_store *s = pc->owner;
+        pthread_mutex_lock(&s->lock);
+        s->busy[pc - s->conns] = false;
+        pthread_cond_signal(&s->freed);
+        pthread_mutex_unlock(&s->lock);
+}
+
 /* Back after a lost connection, between calls (never inside a transaction). */
-static int reconnect(pg_store *s, hull_error *e) {
-        if (PQstatus(s->conn) == CONNECTION_OK)
+static int reconnect(pg_conn *pc, hull_error *e) {
+        if (pc->conn && PQstatus(pc->conn) == CONNECTION_OK)
                 return 0;
-        PQreset(s->conn);
-        if (PQstatus(s->conn) == CONNECTION_OK)
+        if (!pc->conn)
+                pc->conn = connect_url(pc->owner->url);
+        else
+                PQreset(pc->conn);
+        if (pc->conn && PQstatus(pc->conn) == CONNECTION_OK)
                 return 0;
         char why[256];
-        first_line(PQerrorMessage(s->conn), why, sizeof(why));
+        first_line(pc->conn ? PQerrorMessage(pc->conn) : "out of memory", why, sizeof(why));
+        store_redact(pc->owner->url, why, sizeof(why));
         return hull_fail(e, -ENOTCONN, "store: no connection to PostgreSQL: %s", why);
 }
 
-static int exec_once(pg_store *s, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
+static int exec_once(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
                      hull_error *e) {
-        s->sqlstate[0] = 0;
-        s->detail[0] = 0;
-        PGresult *res = PQexecParams(s->conn, sql, n, NULL, v, NULL, NULL, 0);
+        pc->sqlstate[0] = 0;
+        pc->detail[0] = 0;
+        PGresult *res = PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
         ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
                 if (ret)
@@ -123,26 +174,26 @@ static int exec_once(pg_store *s, const char *sql, int n, const char *const *v, 
         const char *code = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
         const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
         const char *detail = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL) : NULL;
-        first_line(primary ? primary : PQerrorMessage(s->conn), why, sizeof(why));
-        snprintf(s->sqlstate, sizeof(s->sqlstate), "%s", code ? code : "");
-        first_line(detail, s->detail, sizeof(s->detail));
+        first_line(primary ? primary : PQerrorMessage(pc->conn), why, sizeof(why));
+        snprintf(pc->sqlstate, sizeof(pc->sqlstate), "%s", code ? code : "");
+        first_line(detail, pc->detail, sizeof(pc->detail));
         bool coded = code != NULL;
         if (res)
                 PQclear(res); /* code, primary and detail go with it: copied above */
-        if (PQstatus(s->conn) != CONNECTION_OK || !coded)
+        if (PQstatus(pc->conn) != CONNECTION_OK || !coded)
                 return hull_fail(e, -ECONNRESET,
                                  "store: %s: lost the connection to PostgreSQL (%s); whether it was done is unknown",
                                  what, why);
-        int err = sqlstate_errno(s->sqlstate);
+        int err = sqlstate_errno(pc->sqlstate);
         if (err == -EBUSY)
                 return hull_err_hint(e, err, "another writer held the rows; try again", "store: %s: %s", what, why);
-        return hull_fail(e, err, "store: %s: %s (SQLSTATE %s)", what, why, s->sqlstate);
+        return hull_fail(e, err, "store: %s: %s (SQLSTATE %s)", what, why, pc->sqlstate);
 }
 
-int pg_exec(pg_store *s, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
+int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
             hull_error *e) {
         int r;
-        if (!s->in_tx && (r = reconnect(s, e)) < 0)
+        if (!pc->in_tx && (r = reconnect(pc, e)) < 0)
                 return r;
         /* A statement alone is its own transaction: one that lost a serialization race did
          * nothing, so it runs again (a few times). In a transaction, the caller's -EBUSY. A read
@@ -151,13 +202,14 @@ int pg_exec(pg_store *s, const char *sql, int n, const char *const *v, const cha
          * caller's -ECONNRESET, and the next call reconnects. */
         bool read = strncmp(sql, "SELECT ", 7) == 0;
         for (unsigned attempt = 0;; attempt++) {
-                r = exec_once(s, sql, n, v, what, ret, e);
-                if (r == -ECONNRESET && read && !s->in_tx && attempt == 0) {
-                        if ((r = reconnect(s, e)) < 0)
+                r = exec_once(pc, sql, n, v, what, ret, e);
+                if (r == -ECONNRESET && read && !pc->in_tx && attempt == 0) {
+                        PQreset(pc->conn); /* even if libpq has not seen it closed yet */
+                        if ((r = reconnect(pc, e)) < 0)
                                 return r;
                         continue;
                 }
-                if (r != -EBUSY || s->in_tx || attempt >= STORE_PG_RETRIES)
+                if (r != -EBUSY || pc->in_tx || attempt >= STORE_PG_RETRIES)
                         return r;
         }
 }
@@ -179,10 +231,10 @@ int pg_load(PGresult *res, int r, int c, const char *what, json_t **ret, hull_er
         return store_load(PQgetvalue(res, r, c), (size_t) PQgetlength(res, r, c), what, ret, e);
 }
 
-int pg_session_exists(pg_store *s, const char *session_id, hull_error *e) {
+int pg_session_exists(pg_conn *pc, const char *session_id, hull_error *e) {
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};
-        int r = pg_exec(s, "SELECT 1 FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
+        int r = pg_exec(pc, "SELECT 1 FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)
@@ -190,39 +242,39 @@ int pg_session_exists(pg_store *s, const char *session_id, hull_error *e) {
         return 0;
 }
 
-int pg_tx_begin(pg_store *s, pg_tx *t, hull_error *e) {
-        int r = pg_exec(s, "BEGIN", 0, NULL, "cannot begin a transaction", NULL, e);
+int pg_tx_begin(pg_conn *pc, pg_tx *t, hull_error *e) {
+        int r = pg_exec(pc, "BEGIN", 0, NULL, "cannot begin a transaction", NULL, e);
         if (r < 0)
                 return r;
-        s->in_tx = true;
-        t->s = s;
+        pc->in_tx = true;
+        t->pc = pc;
         return 0;
 }
 
 int pg_tx_commit(pg_tx *t, hull_error *e) {
-        pg_store *s = t->s;
-        t->s = NULL;
-        int r = pg_exec(s, "COMMIT", 0, NULL, "cannot commit", NULL, e);
-        if (r < 0 && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
-                PQclear(PQexec(s->conn, "ROLLBACK"));
-        s->in_tx = false;
+        pg_conn *pc = t->pc;
+        t->pc = NULL;
+        int r = pg_exec(pc, "COMMIT", 0, NULL, "cannot commit", NULL, e);
+        if (r < 0 && PQtransactionStatus(pc->conn) != PQTRANS_IDLE)
+                PQclear(PQexec(pc->conn, "ROLLBACK"));
+        pc->in_tx = false;
         return r;
 }
 
 void pg_tx_rollbackp(pg_tx *t) {
-        if (!t->s)
+        if (!t->pc)
                 return;
-        if (PQtransactionStatus(t->s->conn) != PQTRANS_IDLE)
-                PQclear(PQexec(t->s->conn, "ROLLBACK"));
-        t->s->in_tx = false;
-        t->s = NULL;
+        if (PQtransactionStatus(t->pc->conn) != PQTRANS_IDLE)
+                PQclear(PQexec(t->pc->conn, "ROLLBACK"));
+        t->pc->in_tx = false;
+        t->pc = NULL;
 }
 
 /* ---- open ---- */
 
-static int schema_version(pg_store *s, int64_t *ret, hull_error *e) {
+static int schema_version(pg_conn *pc, int64_t *ret, hull_error *e) {
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(s, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0, NULL,
+        int r = pg_exec(pc, "SELECT coalesce(max(version), 0) FROM schema_migrations", 0, NULL,
                         "cannot read the schema version", &res, e);
         if (r < 0)
                 return r;
@@ -232,20 +284,20 @@ static int schema_version(pg_store *s, int64_t *ret, hull_error *e) {
 
 /* Each migration in its own transaction, under a transaction-scoped advisory lock so that nodes
  * started together migrate one at a time; one that finds the work done does nothing. */
-static int migrate(pg_store *s, hull_error *e) {
+static int migrate(pg_conn *pc, hull_error *e) {
         for (;;) {
                 _cleanup_pg_tx_ pg_tx t = {0};
-                int r = pg_tx_begin(s, &t, e);
+                int r = pg_tx_begin(pc, &t, e);
                 if (r < 0 ||
-                    (r = pg_exec(s, "SELECT pg_advisory_xact_lock(7212055)", 0, NULL, "cannot lock the schema", NULL,
+                    (r = pg_exec(pc, "SELECT pg_advisory_xact_lock(7212055)", 0, NULL, "cannot lock the schema", NULL,
                                  e)) < 0 ||
-                    (r = pg_exec(s,
+                    (r = pg_exec(pc,
                                  "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER NOT NULL PRIMARY KEY,"
                                  " applied_at TIMESTAMPTZ NOT NULL DEFAULT now())",
                                  0, NULL, "cannot make schema_migrations", NULL, e)) < 0)
                         return r;
                 int64_t v;
-                if ((r = schema_version(s, &v, e)) < 0)
+                if ((r = schema_version(pc, &v, e)) < 0)
                         return r;
                 if (v < 0 || v > store_pg_schema_version())
                         return hull_fail(e, -EPROTO,
@@ -257,17 +309,17 @@ static int migrate(pg_store *s, hull_error *e) {
                 char what[64], n[PG_INT_MAX];
                 snprintf(what, sizeof(what), "cannot migrate to schema version %" PRId64, v + 1);
                 /* constant text of several statements: the simple protocol */
-                PGresult *res = PQexec(s->conn, migrations[v]);
+                PGresult *res = PQexec(pc->conn, migrations[v]);
                 ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
                 if (st != PGRES_COMMAND_OK) {
                         char why[256];
-                        first_line(res ? PQresultErrorMessage(res) : PQerrorMessage(s->conn), why, sizeof(why));
+                        first_line(res ? PQresultErrorMessage(res) : PQerrorMessage(pc->conn), why, sizeof(why));
                         PQclear(res);
                         return hull_fail(e, -EIO, "store: %s: %s", what, why);
                 }
                 PQclear(res);
                 const char *p[] = {pg_int(n, v + 1)};
-                if ((r = pg_exec(s, "INSERT INTO schema_migrations (version) VALUES ($1)", 1, p, what, NULL, e)) < 0 ||
+                if ((r = pg_exec(pc, "INSERT INTO schema_migrations (version) VALUES ($1)", 1, p, what, NULL, e)) < 0 ||
                     (r = pg_tx_commit(&t, e)) < 0)
                         return r;
         }
@@ -275,7 +327,12 @@ static int migrate(pg_store *s, hull_error *e) {
 
 static void pg_close(store *base) {
         pg_store *s = pg_of(base);
-        PQfinish(s->conn);
+        for (unsigned i = 0; i < s->n_open; i++)
+                if (s->conns[i].conn)
+                        PQfinish(s->conns[i].conn);
+        explicit_bzero(s->url, strlen(s->url));
+        free(s->url);
+        pthread_cond_destroy(&s->freed);
         pthread_mutex_destroy(&s->lock);
         free(s);
 }
@@ -284,7 +341,7 @@ static int pg_user_version(store *base) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         int64_t v;
-        int r = schema_version(s, &v, NULL);
+        int r = schema_version(pc, &v, NULL);
         return r < 0 ? r : (int) v;
 }
 
@@ -322,42 +379,40 @@ static const store_ops pg_ops = {
         .check = pg_check,
 };
 
-/* libpq prints notices (a table that exists) on stderr; the store says nothing. */
-static void no_notice(void *arg, const char *message) {
-        (void) arg;
-        (void) message;
-}
-
 int store_pg_open(const char *url, store **ret, hull_error *e) {
         if (!dlib_pq_load(e))
                 return -ENOSYS;
         _cleanup_free_ pg_store *s = calloc(1, sizeof(*s));
-        if (!s)
+        if (!s || !(s->url = strdup(url))) {
+                if (s)
+                        free(s->url);
                 return hull_err(e, -ENOMEM, "store: cannot open PostgreSQL");
-        s->base.ops = &pg_ops;
-        /* url is expanded last, so what it says wins over these defaults. */
-        char timeout[PG_INT_MAX];
-        const char *const keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
-        const char *const values[] = {pg_int(timeout, STORE_PG_CONNECT_TIMEOUT_S), "hull", "UTF8", url, NULL};
-        s->conn = PQconnectdbParams(keys, values, 1);
-        if (!s->conn)
-                return hull_fail(e, -ENOMEM, "store: cannot connect to PostgreSQL: out of memory");
-        if (PQstatus(s->conn) != CONNECTION_OK) {
-                char why[HULL_ERROR_MSG_MAX / 2];
-                first_line(PQerrorMessage(s->conn), why, sizeof(why));
-                store_redact(url, why, sizeof(why));
-                PQfinish(s->conn);
-                return hull_fail(e, -ECONNREFUSED, "store: cannot connect to PostgreSQL: %s", why);
         }
-        PQsetNoticeProcessor(s->conn, no_notice, NULL);
-        int r = pg_exec(s, "SET TIME ZONE 'UTC'", 0, NULL, "cannot set up the connection", NULL, e);
-        if (r >= 0)
-                r = migrate(s, e);
+        s->base.ops = &pg_ops;
+        for (unsigned i = 0; i < STORE_PG_CONNS; i++)
+                s->conns[i].owner = s;
+        pg_conn *pc = &s->conns[0];
+        s->n_open = 1;
+        pc->conn = connect_url(url);
+        int r = 0;
+        if (!pc->conn)
+                r = hull_fail(e, -ENOMEM, "store: cannot connect to PostgreSQL: out of memory");
+        else if (PQstatus(pc->conn) != CONNECTION_OK) {
+                char why[HULL_ERROR_MSG_MAX / 2];
+                first_line(PQerrorMessage(pc->conn), why, sizeof(why));
+                store_redact(url, why, sizeof(why));
+                r = hull_fail(e, -ECONNREFUSED, "store: cannot connect to PostgreSQL: %s", why);
+        } else
+                r = migrate(pc, e);
         if (r < 0) {
-                PQfinish(s->conn);
+                if (pc->conn)
+                        PQfinish(pc->conn);
+                explicit_bzero(s->url, strlen(s->url));
+                free(s->url);
                 return r;
         }
         pthread_mutex_init(&s->lock, NULL);
+        pthread_cond_init(&s->freed, NULL);
         *ret = &TAKE_PTR(s)->base;
         return 0;
 }

@@ -14,7 +14,8 @@
  * lists filter and sort on. The store checks only what its columns need ("id", "created_at",
  * "version", "status", "archived_at", "agent"); their meaning is the caller's.
  *
- * Thread-safe (each backend: one connection behind a mutex); every call is short. PostgreSQL's
+ * Thread-safe (SQLite: one connection behind a mutex; PostgreSQL: a small pool of connections,
+ * one held by each call); every call is short. PostgreSQL's
  * errors add -ECONNRESET (the connection was lost during the call: whether a write was done is
  * unknown; the next call reconnects) and -ENOTCONN (no connection to be had). */
 #pragma once
