@@ -1,6 +1,7 @@
 # tests/lib-pg.sh: a throwaway PostgreSQL cluster for a test, no network. Source it, then:
 #   pg_cluster_start || { skip ...; exit 77; }   # sets PG_DIR, PG_HOST (the socket directory)
 #   pg_createdb NAME                             # prints the database's URL
+#   pg_server_stop; pg_server_start              # a restart of the server
 #   pg_cluster_stop                              # also run by the EXIT trap, even on failure
 # The cluster is made with initdb in a temporary directory as the unprivileged postgres user
 # (PostgreSQL refuses to run as root), listens on a unix socket in that directory only
@@ -49,6 +50,11 @@ pg_cluster_start() {
                 echo "initdb failed: $(tail -3 "$PG_DIR/initdb.log")" >&2
                 return 1
         fi
+        pg_server_start
+}
+
+# Start (again) the cluster pg_cluster_start made; 1 with the reason on stderr.
+pg_server_start() {
         # fsync stays on: the tests check that an event is durable before the call returns.
         if ! pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 60 \
                         -o "-c listen_addresses='' -c unix_socket_directories='$PG_DIR' -c port=5432 -c max_connections=50" \
@@ -56,6 +62,11 @@ pg_cluster_start() {
                 echo "pg_ctl start failed: $(tail -3 "$PG_DIR/server.log" 2>/dev/null)" >&2
                 return 1
         fi
+}
+
+# Stop the server (the cluster stays, to start again): what a PostgreSQL restart looks like.
+pg_server_stop() {
+        pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w -t 60 stop >/dev/null 2>&1
 }
 
 # pg_createdb NAME: a new empty database; prints its URL (postgresql:///NAME?host=DIR&user=postgres).

@@ -75,6 +75,15 @@ printf "# a write on the dropped connection answered %s\n" "$(head -c 300 "$O" |
 v1 GET "/v1/sessions/$SESSION"
 expect "db-postgres: after a write on a dropped connection, the next call reconnects" "s == 200"
 wait_idle "$SESSION" 90
+# PostgreSQL stopped: an error (hull serve stays up), then, once it is back, the calls work again
+pg_server_stop
+v1 GET "/v1/sessions/$SESSION"
+# (the key count cannot be read either: /v1's auth fails closed with a 401)
+expect "db-postgres: while PostgreSQL is down a read fails" "s >= 400"
+check "db-postgres: ... and hull serve stays up" kill -0 "$SERVER_PID"
+pg_server_start 2>"$TEST_TMP/pg-start.err" || fail "db-postgres: the cluster starts again" "$(cat "$TEST_TMP/pg-start.err")"
+v1 GET "/v1/sessions/$SESSION"
+expect "db-postgres: once PostgreSQL is back, hull serve reconnects" "s == 200 and b['status'] == 'idle'"
 v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'again')"
 expect "db-postgres: a message after the restart is sent" "s == 200"
 wait_idle "$SESSION" 90
