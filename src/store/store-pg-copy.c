@@ -9,17 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, hull_error *e) {
-        pg_store *s = pg_of(base);
-        char sql[512];
-        snprintf(sql, sizeof(sql), "SELECT %s FROM %s ORDER BY %s", t->columns, t->name, t->order);
-        _cleanup_res_ PGresult *res = NULL;
-        {
-                PG_LOCKED(s);
-                int r = pg_exec(pc, sql, 0, NULL, "cannot read a table", &res, e);
-                if (r < 0)
-                        return r;
-        }
+/* The rows of res to fn, each as a JSON array; > 0 when fn stopped. */
+static int rows_to(const store_table *t, PGresult *res, store_row_fn fn, void *ud, hull_error *e) {
         size_t cols = strlen(t->types);
         for (int i = 0; i < PQntuples(res); i++) {
                 _cleanup_(json_decrefp) json_t *row = json_array();
@@ -34,9 +25,34 @@ int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, h
                 }
                 int r = fn(ud, row, e);
                 if (r != 0)
-                        return r < 0 ? r : 0;
+                        return r;
         }
         return 0;
+}
+
+/* Through a cursor, STORE_COPY_BATCH rows a round trip: a big table is never all in memory, and
+ * a reader that stops (is it empty?) reads one batch. */
+int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, hull_error *e) {
+        pg_store *s = pg_of(base);
+        char sql[512], fetch[64];
+        snprintf(sql, sizeof(sql), "DECLARE hull_rows NO SCROLL CURSOR FOR SELECT %s FROM %s ORDER BY %s", t->columns,
+                 t->name, t->order);
+        snprintf(fetch, sizeof(fetch), "FETCH %u FROM hull_rows", STORE_COPY_BATCH);
+        PG_LOCKED(s);
+        _cleanup_pg_tx_ pg_tx tx = {0};
+        int r = pg_tx_begin(pc, &tx, e);
+        if (r < 0 || (r = pg_exec(pc, sql, 0, NULL, "cannot read a table", NULL, e)) < 0)
+                return r;
+        for (;;) {
+                _cleanup_res_ PGresult *res = NULL;
+                if ((r = pg_exec(pc, fetch, 0, NULL, "cannot read a table", &res, e)) < 0)
+                        return r;
+                if (PQntuples(res) == 0)
+                        break;
+                if ((r = rows_to(t, res, fn, ud, e)) != 0)
+                        return r < 0 ? r : 0; /* the transaction (and cursor) rolled back */
+        }
+        return pg_tx_commit(&tx, e);
 }
 
 /* rows (arrays) as objects keyed by t's column names, for json_populate_recordset. */
