@@ -85,7 +85,43 @@ def check_layers(out):
     return n
 
 
-FUNC_START = re.compile(r"^[A-Za-z_].*\)\s*(?:_[a-z_]+\([^)]*\)\s*)*\{\s*$")
+STRIP = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|//.*$')
+
+
+def functions(lines):
+    """(first line, last line, name) of each function body at file scope: a "{" that opens at
+    depth 0 after a parameter list, to the "}" that closes it (strings, characters and comments
+    passed over)."""
+    depth, start, name, comment, head = 0, None, None, False, ""
+    for i, line in enumerate(lines, 1):
+        code = line
+        if comment:
+            if "*/" not in code:
+                continue
+            code, comment = code.split("*/", 1)[1], False
+        code = re.sub(r"/\*.*?\*/", "", STRIP.sub('""', code))
+        if "/*" in code:
+            code, comment = code.split("/*", 1)[0], True
+        if depth == 0 and not code.startswith((" ", "\t", "#")) and code.strip():
+            head = code if "(" in code else (head + code if head else "")
+        elif depth == 0 and head and code.strip():
+            head += code
+        for ch in code:
+            if ch == "{":
+                if depth == 0 and ")" in head and "=" not in head.split("(")[0]:
+                    m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", head)
+                    start, name = i, m.group(1) if m else "a function"
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    if start is not None:
+                        yield start, i, name
+                    start, head = None, ""
+                if depth < 0:
+                    depth = 0
+        if depth == 0 and code.rstrip().endswith(";"):
+            head = ""
 
 
 def check_sizes(out):
@@ -106,16 +142,9 @@ def check_sizes(out):
                     out.append(f"{rel}: {len(lines) - 1} lines (at most {FILE_MAX}: split it along its seams)")
                 if not f.endswith(".c"):
                     continue
-                start = None
-                for i, line in enumerate(lines, 1):
-                    if FUNC_START.match(line) and "=" not in line.split("(")[0]:
-                        start = (i, line)
-                    elif line.startswith("}") and start:
-                        if i - start[0] > FUNCTION_MAX and rel not in SIZE_EXEMPT:
-                            name = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(", start[1])
-                            out.append(f"{rel}:{start[0]}: {name.group(1) if name else 'a function'} is "
-                                       f"{i - start[0]} lines (at most {FUNCTION_MAX})")
-                        start = None
+                for start, end, name in functions(lines):
+                    if end - start > FUNCTION_MAX and rel not in SIZE_EXEMPT:
+                        out.append(f"{rel}:{start}: {name} is {end - start} lines (at most {FUNCTION_MAX})")
     return n
 
 

@@ -17,8 +17,8 @@
 #include "macro.h"
 #include "mcp-tools.h"
 #include "sbx-workspace.h"
+#include "tool-catalog.h"
 #include "tool-web.h"
-#include "tools-sandbox.h"
 
 /* A tool as offered: the real one, run once the warm-up is over. */
 typedef struct wrapped {
@@ -119,9 +119,10 @@ size_t cli_tools_count(const cli_tools *t) {
 
 /* The tool called name, or NULL. */
 static const tool_def *find_tool(const cli_tools *t, const char *name) {
-        for (size_t i = 0; tools_sandbox[i]; i++)
-                if (strcmp(tools_sandbox[i]->name, name) == 0)
-                        return tools_sandbox[i];
+        const tool_catalog_entry *c = tool_catalog_find(name);
+        const tool_def *d = tool_catalog_def(name);
+        if (c && c->toolset != TOOL_TOOLSET_NONE && d)
+                return d;
         for (size_t i = 0; i < t->n_web; i++)
                 if (strcmp(t->web_defs[i].name, name) == 0)
                         return &t->web_defs[i];
@@ -157,13 +158,16 @@ int cli_tools_new(const settings *st, const char *const *names, size_t n_names, 
                 return r;
         t->n_web = tool_web_defs(t->web, t->web_defs);
         known[0] = '\0';
-        for (size_t i = 0; tools_sandbox[i] && o < sizeof(known); i++)
-                o += (size_t) snprintf(known + o, sizeof(known) - o, "%s, ", tools_sandbox[i]->name);
-        if (o < sizeof(known))
-                snprintf(known + o, sizeof(known) - o, "web_fetch, web_search");
+        for (size_t i = 0; i < tool_catalog_count() && o < sizeof(known); i++) {
+                const tool_catalog_entry *c = tool_catalog_at(i);
+                if (c->toolset != TOOL_TOOLSET_NONE)
+                        o += (size_t) snprintf(known + o, sizeof(known) - o, "%s%s", o ? ", " : "", c->name);
+        }
         if (!names) {
-                for (size_t i = 0; tools_sandbox[i]; i++)
-                        add_tool(t, tools_sandbox[i]);
+                const tool_def *builtin[TOOL_CATALOG_MAX];
+                size_t n_builtin = tool_catalog_sandbox_defs(builtin);
+                for (size_t i = 0; i < n_builtin; i++)
+                        add_tool(t, builtin[i]);
                 for (size_t i = 0; i < t->n_web; i++)
                         add_tool(t, &t->web_defs[i]);
         } else

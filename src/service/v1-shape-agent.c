@@ -7,14 +7,17 @@
 #include <string.h>
 
 #include "macro.h"
+#include "tool-catalog.h"
 #include "v1-shape-internal.h"
 
 /* ---- agents: tools ---- */
 
-static const char *const AGENT_TOOLS[] = {"bash", "edit",      "read",       "write", "glob",
-                                          "grep", "web_fetch", "web_search", NULL};
-static const char *const HULL_TOOLS[] = {"run_python",  "inspect_handle", "query_handle",
-                                         "read_handle", "publish_file",   NULL};
+/* The tools of a built-in toolset type (src/tools/tool-catalog.h), NULL-terminated, into buf. */
+static const char *const *toolset_tools(const char *type, const char *buf[TOOL_CATALOG_MAX + 1]) {
+        int t = tool_toolset_from_string(type);
+        tool_catalog_toolset_names(t < 0 ? TOOL_TOOLSET_NONE : (tool_toolset) t, buf);
+        return buf;
+}
 static const char *const POLICIES[] = {"always_allow", "always_ask", "auto", NULL};
 static const char *const TOOLSET_TYPES[] = {"agent_toolset_20260401", "hull_toolset_20261201", "mcp_toolset", "custom",
                                             NULL};
@@ -239,10 +242,9 @@ static int parse_tools(const json_t *v, const char *path, json_t **ret, v1_err *
                                V1_TOOLS_MAX);
         json_array_foreach(v, i, ts) {
                 const json_t *t = json_object_get(ts, "type");
-                if (json_is_string(t) && (eq(json_string_value(t), "agent_toolset_20260401") ||
-                                          eq(json_string_value(t), "hull_toolset_20261201"))) {
-                        const char *const *set =
-                                eq(json_string_value(t), "agent_toolset_20260401") ? AGENT_TOOLS : HULL_TOOLS;
+                if (json_is_string(t) && tool_toolset_from_string(json_string_value(t)) >= 0) {
+                        const char *buf[TOOL_CATALOG_MAX + 1];
+                        const char *const *set = toolset_tools(json_string_value(t), buf);
                         for (size_t k = 0; set[k]; k++)
                                 if (json_object_set_new(names, set[k], json_true()) < 0)
                                         return -ENOMEM;
@@ -283,8 +285,8 @@ static int parse_tools(const json_t *v, const char *path, json_t **ret, v1_err *
                                 return v1_fail(e, 400, NULL, "%s.type: a second %s (one per agent)", p, type);
                         if (json_object_set_new(types, type, json_true()) < 0)
                                 return -ENOMEM;
-                        r = parse_toolset(ts, p, type, eq(type, "agent_toolset_20260401") ? AGENT_TOOLS : HULL_TOOLS,
-                                          scratch, &one, &n_tools, e);
+                        const char *buf[TOOL_CATALOG_MAX + 1];
+                        r = parse_toolset(ts, p, type, toolset_tools(type, buf), scratch, &one, &n_tools, e);
                 }
                 if (r < 0)
                         return r;

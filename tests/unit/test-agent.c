@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "agent-testlib.h"
+#include "tool-catalog.h"
 #include "test.h"
 
 /* ---- the cases ---- */
@@ -100,7 +101,9 @@ static void test_manual(void) {
               !strstr(p, "web_fetch"));
         CHECK(has(p, "# The user's instructions\n\nBe brief."));
         free(p);
-        p = agent_system_prompt(tools_sandbox, tools_sandbox_n, NULL);
+        const tool_def *builtin[TOOL_CATALOG_MAX];
+        size_t n_builtin = tool_catalog_sandbox_defs(builtin);
+        p = agent_system_prompt(builtin, n_builtin, NULL);
         CHECK(has(p, "run_python") && has(p, "query_handle runs one read-only SQLite query") &&
               has(p, "publish_file") && has(p, "The file tools read, write, edit, glob and grep"));
         CHECK(p && !strstr(p, "web_") && !strstr(p, "instructions\n"));
