@@ -21,6 +21,11 @@ packages=(
         # hull chat's line editing and history: libedit's headers at build time (libedit.so.2 is
         # loaded when a chat runs on a terminal)
         libedit-dev
+        # the store's PostgreSQL backend (hull serve --db postgres://..., hull db): libpq's headers at
+        # build time (libpq.so.5 is loaded only when a PostgreSQL URL is used); the server's
+        # binaries (/usr/lib/postgresql/15/bin: initdb, pg_ctl) for test-store-pg and
+        # test-db-postgres, which make their own throwaway cluster (see below)
+        libpq-dev postgresql
         # sanitizers and fuzzing; the format check of the test suite
         clang libclang-rt-14-dev clang-format
         # what the sandbox and its tests run: Debian's python3 with the data libraries, setpriv
@@ -64,3 +69,8 @@ fi
 echo "install-deps: installing ${missing[*]}"
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Debian's postgresql package makes a cluster "main" and starts it where an init system runs (port
+# 5432, its socket in /var/run/postgresql). hull's tests never use it and cannot collide with it:
+# each makes its own cluster with initdb in a temporary directory, listening on a unix socket in
+# that directory only (listen_addresses='', no TCP port), and stops and removes it at exit
+# (tests/lib-pg.sh). So "main" is left as the package leaves it, running or not.

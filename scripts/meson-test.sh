@@ -13,6 +13,9 @@ if [ -z "${HULL_HOME:-}" ]; then
         chmod 0711 "$test_home"
         export HULL_HOME=$test_home
 fi
+# Nor the machine's database: HULL_DB (hull serve's default database, maybe a PostgreSQL
+# server's) is the test's own to set.
+unset HULL_DB
 out=$("$@" 2>&1)
 rc=$?
 printf '%s\n' "$out"

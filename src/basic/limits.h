@@ -527,6 +527,10 @@
 #define STORE_PAGE_MAX 1000U               /* the largest limit of a resource list */
 #define STORE_EVENTS_PAGE_MAX 1000U        /* the largest limit of an events list */
 #define STORE_BUSY_TIMEOUT_MS 5000U        /* SQLite's busy timeout */
+#define STORE_PG_CONNECT_TIMEOUT_S 10      /* PostgreSQL: connecting, unless the URL says */
+#define STORE_PG_RETRIES 5U                /* PostgreSQL: a statement that lost a serialization race, again */
+#define STORE_PG_CONNS 4U                  /* PostgreSQL: connections of one store's pool, opened as needed */
+#define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */

@@ -27,18 +27,17 @@ enum {
         OPT_HOME = 0x100,
         OPT_FORCE,
         OPT_MODEL,
+        OPT_DB,
 };
 
 static const struct option options[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"home", required_argument, NULL, OPT_HOME},
-        {"force", no_argument, NULL, OPT_FORCE},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {},
+        {"help", no_argument, NULL, 'h'},        {"home", required_argument, NULL, OPT_HOME},
+        {"force", no_argument, NULL, OPT_FORCE}, {"model", required_argument, NULL, OPT_MODEL},
+        {"db", required_argument, NULL, OPT_DB}, {},
 };
 
 void cli_init_help(void) {
-        printf("Usage: hull init [--home DIR] [--force] [--model M]\n\n"
+        printf("Usage: hull init [--home DIR] [--force] [--model M] [--db DB]\n\n"
                "Set up $HULL_HOME for hull serve's /v1 API and hull run:\n"
                "  config.json  the model's settings, with commented examples (kept when it exists;\n"
                "               --force replaces it and saves the old one as config.json.bak)\n"
@@ -49,6 +48,8 @@ void cli_init_help(void) {
                "Options:\n"
                "  --home DIR   the state directory (default $HULL_HOME, see docs/AGENT.md)\n"
                "  --force      replace an existing config.json\n"
+               "  --db DB      the starter agent's database: a path, sqlite:PATH or postgres://...\n"
+               "               (default $HULL_DB, else $HULL_HOME/hull.db)\n"
                "  --model M    the starter agent's model (default $HULL_MODEL, config.json's model, else %s)\n",
                STARTER_NAME, STARTER_MODEL);
 }
@@ -239,8 +240,8 @@ static void next_steps(const char *home, const char *agent_id) {
 }
 
 int cli_init_main(int argc, char **argv) {
-        const char *home_dir = NULL, *model_flag = NULL;
-        bool force = false;
+        const char *home_dir = NULL, *model_flag = NULL, *db = NULL;
+        bool force = false, given = false;
         int c;
 
         opterr = 0;
@@ -254,6 +255,9 @@ int cli_init_main(int argc, char **argv) {
                         break;
                 case OPT_FORCE:
                         force = true;
+                        break;
+                case OPT_DB:
+                        db = optarg;
                         break;
                 case OPT_MODEL:
                         if (!optarg[0] || strlen(optarg) > V1_NAME_MAX)
@@ -298,18 +302,26 @@ int cli_init_main(int argc, char **argv) {
                 cli_error("init", "out of memory");
                 return CLI_EXIT_FAILURE;
         }
-        r = cli_store_open(home, &s, &e);
-        if (r >= 0)
-                r = starter_agent(s, model, agent_id, &made, &e);
+        r = cli_store_open_db(db, home, &s, &given, &e);
+        if (r < 0) {
+                cli_report("init", &e);
+                return given ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+        }
+        r = starter_agent(s, model, agent_id, &made, &e);
         if (r < 0) {
                 cli_report("init", &e);
                 return CLI_EXIT_FAILURE;
         }
-        if (made)
-                printf("made agent %s \"%s\" (model %s) in %s/hull.db\n", agent_id, STARTER_NAME, model, home);
+        /* where: a path, or a PostgreSQL URL without its password */
+        char where[SBX_PATH_MAX + 16];
+        if (given)
+                store_url_describe(db && db[0] ? db : getenv("HULL_DB"), where, sizeof(where));
         else
-                printf("kept agent %s \"%s\" in %s/hull.db (an agent of that name exists)\n", agent_id, STARTER_NAME,
-                       home);
+                snprintf(where, sizeof(where), "%s/hull.db", home);
+        if (made)
+                printf("made agent %s \"%s\" (model %s) in %s\n", agent_id, STARTER_NAME, model, where);
+        else
+                printf("kept agent %s \"%s\" in %s (an agent of that name exists)\n", agent_id, STARTER_NAME, where);
         next_steps(home, agent_id);
         return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }

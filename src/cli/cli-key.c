@@ -21,6 +21,7 @@ enum {
         OPT_NAME = 0x100,
         OPT_HOME,
         OPT_JSON,
+        OPT_DB,
 };
 
 static const struct option options[] = {
@@ -28,13 +29,14 @@ static const struct option options[] = {
         {"name", required_argument, NULL, OPT_NAME},
         {"home", required_argument, NULL, OPT_HOME},
         {"json", no_argument, NULL, OPT_JSON},
+        {"db", required_argument, NULL, OPT_DB},
         {},
 };
 
 void cli_key_help(void) {
-        printf("Usage: hull key create [--name NAME] [--home DIR]\n"
-               "       hull key list [--json] [--home DIR]\n"
-               "       hull key rm ID [--home DIR]\n\n"
+        printf("Usage: hull key create [--name NAME] [--home DIR] [--db DB]\n"
+               "       hull key list [--json] [--home DIR] [--db DB]\n"
+               "       hull key rm ID [--home DIR] [--db DB]\n\n"
                "The API keys of hull serve's /v1 API (the Claude Managed Agents compatible one), kept in\n"
                "$HULL_HOME/hull.db as their SHA-256 only. While no key exists, /v1 is open on loopback;\n"
                "once one does, every /v1 request needs 'x-api-key: KEY' or 'Authorization: Bearer KEY'.\n"
@@ -46,6 +48,8 @@ void cli_key_help(void) {
                "Options:\n"
                "  --name NAME  a name to tell the key apart (1 to %u printable characters)\n"
                "  --home DIR   the state directory (default $HULL_HOME, see docs/AGENT.md)\n"
+               "  --db DB      the database hull serve uses: a path, sqlite:PATH or postgres://...\n"
+               "               (default $HULL_DB, else $HULL_HOME/hull.db)\n"
                "  --json       list as a JSON array\n",
                STORE_NAME_MAX - 1);
 }
@@ -67,11 +71,38 @@ int cli_home(const char *dir, char home[static SBX_PATH_MAX], hull_error *e) {
         return home_mkdir(home, 0711, true, e);
 }
 
-int cli_store_open(const char *home, store **ret, hull_error *e) {
+int cli_db_check(const char *db, hull_error *e) {
+        if (store_url_is_pg(db))
+                return strlen(db) < SBX_PATH_MAX ? 0 : hull_fail(e, -EINVAL, "the database URL is too long");
+        const char *path = strncmp(db, "sqlite:", 7) == 0 ? db + 7 : db;
+        if (path[0] != '/')
+                return hull_fail(e, -EINVAL,
+                                 "the database must be an absolute path, sqlite:PATH or a postgres:// URL, "
+                                 "got '%.256s'",
+                                 db);
+        if (strlen(db) >= SBX_PATH_MAX)
+                return hull_fail(e, -ENAMETOOLONG, "the database path is over %u bytes", SBX_PATH_MAX - 1);
+        return 0;
+}
+
+int cli_store_open_db(const char *db, const char *home, store **ret, bool *ret_given, hull_error *e) {
+        if (!db || !db[0])
+                db = getenv("HULL_DB");
+        bool given = db && db[0];
+        if (ret_given)
+                *ret_given = given;
+        if (given) {
+                int r = cli_db_check(db, e);
+                return r < 0 ? r : store_open(db, ret, e);
+        }
         char path[SBX_PATH_MAX];
         if (path_join(path, sizeof(path), home, "hull.db") < 0)
                 return hull_fail(e, -ENAMETOOLONG, "%.256s/hull.db: the path is too long", home);
         return store_open(path, ret, e);
+}
+
+int cli_store_open(const char *home, store **ret, hull_error *e) {
+        return cli_store_open_db(NULL, home, ret, NULL, e);
 }
 
 int cli_random_id(const char *prefix, char ret[static STORE_ID_MAX]) {
@@ -181,8 +212,8 @@ static int key_rm(store *s, const char *id) {
 }
 
 int cli_key_main(int argc, char **argv) {
-        const char *name = NULL, *home_dir = NULL;
-        bool json = false;
+        const char *name = NULL, *home_dir = NULL, *db = NULL;
+        bool json = false, given = false;
         int c;
 
         if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -213,6 +244,9 @@ int cli_key_main(int argc, char **argv) {
                 case OPT_HOME:
                         home_dir = optarg;
                         break;
+                case OPT_DB:
+                        db = optarg;
+                        break;
                 case OPT_JSON:
                         if (strcmp(sub, "list") != 0)
                                 return usage_error("--json goes with 'list'%s", "");
@@ -242,10 +276,10 @@ int cli_key_main(int argc, char **argv) {
         if (strcmp(sub, "create") == 0)
                 r = dlib_load(DLIB_CRYPTO, &e); /* for the digest */
         if (r >= 0)
-                r = cli_store_open(home, &s, &e);
+                r = cli_store_open_db(db, home, &s, &given, &e);
         if (r < 0) {
                 cli_report("key", &e);
-                return CLI_EXIT_FAILURE;
+                return given ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
         }
         if (rm)
                 return key_rm(s, argv[optind]);

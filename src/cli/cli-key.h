@@ -2,6 +2,7 @@
  * from the command line, and the ids of what they make. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "error.h"
@@ -13,7 +14,16 @@
  * negative errno with *e. */
 int cli_home(const char *dir, char home[static SBX_PATH_MAX], hull_error *e);
 
-/* hull.db under home, opened (made and migrated when missing). */
+/* -EINVAL with *e unless db is a database hull serve --db and HULL_DB take: an absolute path,
+ * sqlite:PATH, or a postgres:// or postgresql:// URL (never repeated in *e: it may hold a
+ * password). */
+int cli_db_check(const char *db, hull_error *e);
+
+/* The database db names (--db; NULL: $HULL_DB when set, else hull.db under home), opened (made
+ * and migrated when missing). *ret_given (may be NULL) says whether --db or HULL_DB named it:
+ * then a failure is the caller's usage error (exit 2). Returns 0 or a negative errno with *e. */
+int cli_store_open_db(const char *db, const char *home, store **ret, bool *ret_given, hull_error *e);
+/* cli_store_open_db(NULL, home, ret, NULL, e). */
 int cli_store_open(const char *home, store **ret, hull_error *e);
 
 /* prefix and 24 random lowercase hex digits ("key_", "agent_"). Returns 0 or a negative errno. */

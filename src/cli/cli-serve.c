@@ -21,6 +21,7 @@
 #include "auth.h"
 #include "broker.h"
 #include "cli-env.h"
+#include "cli-key.h"
 #include "cli-options.h"
 #include "cli.h"
 #include "dlib.h"
@@ -159,6 +160,7 @@ typedef struct serve_state {
         http_server *srv;
         /* the agent API */
         char db_path[SBX_PATH_MAX];
+        bool db_given; /* by --db or HULL_DB: a failure to open it is a usage error */
         store *db;
         settings settings;
         bool have_settings;
@@ -227,8 +229,9 @@ static int set_agui_environment(void *ctx, const char *arg) {
 }
 
 static int set_db(void *ctx, const char *arg) {
-        if (arg[0] != '/')
-                return usage_error("--db wants an absolute path, got '%s'", arg);
+        hull_error e = {0};
+        if (cli_db_check(arg, &e) < 0)
+                return usage_error("--db: %s", e.msg);
         ((serve_opts *) ctx)->db_path = arg;
         return 0;
 }
@@ -517,7 +520,12 @@ static const cli_option serve_options[] = {
          NULL,
          "\nThe agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n",
          {0}},
-        {"db", "PATH", set_db, "hull's state (default $HULL_HOME/hull.db)", {0}},
+        {"db",
+         "DB",
+         set_db,
+         "hull's state: a path, sqlite:PATH or postgres://USER@HOST/NAME (default $HULL_DB, else "
+         "$HULL_HOME/hull.db)",
+         {0}},
         {"model",
          "ID",
          set_model,
@@ -612,9 +620,14 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
 /* hull's state (hull.db), where /v1 keeps agents, sessions, events and keys; HULL_SERVE_KEY's
  * key added when it is not there yet. */
 static int open_store(serve_state *st, hull_error *e) {
-        if (st->o.db_path)
-                snprintf(st->db_path, sizeof(st->db_path), "%s", st->o.db_path);
-        else {
+        const char *db = st->o.db_path ? st->o.db_path : getenv("HULL_DB");
+        st->db_given = db && db[0];
+        if (st->db_given) {
+                int r = cli_db_check(db, e);
+                if (r < 0)
+                        return r;
+                snprintf(st->db_path, sizeof(st->db_path), "%s", db);
+        } else {
                 char home[SBX_PATH_MAX];
                 int r = home_resolve(home, e);
                 if (r >= 0)
@@ -686,9 +699,14 @@ static int check_options(serve_state *st) {
                 return usage_error("--listen wants HOST:PORT with an IP address (IPv6 in brackets), got '%s'",
                                    o->listen);
         /* libcrypto: the tokens' digests, run records, handle digests, base64 */
-        if (dlib_load(DLIB_CRYPTO, &e) < 0 || open_store(st, &e) < 0) {
+        if (dlib_load(DLIB_CRYPTO, &e) < 0) {
                 cli_report("serve", &e);
                 return CLI_EXIT_FAILURE;
+        }
+        if (open_store(st, &e) < 0) {
+                /* one line, without the URL (its password): the store's message never holds it */
+                cli_report("serve", &e);
+                return st->db_given ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
         }
         if (o->tokens_path) {
                 if (auth_tokens_load(o->tokens_path, &st->tokens, &e) < 0) {
@@ -978,10 +996,12 @@ static int start_server(serve_state *st, hull_error *e) {
                  st->tokens.n || serve_has_keys(st) ? "bearer" : "open", st->tokens.n, (unsigned) o->max_runs,
                  (unsigned) o->queue, st->ev.javascript ? "yes" : "no", st->ev.python ? "yes" : "no", PLIM_PROTOCOL,
                  st->work_root);
-        if (st->tokens.n == 0 && !serve_has_keys(st))
+        if (st->tokens.n == 0 && !serve_has_keys(st)) {
+                char db[SBX_PATH_MAX];
+                store_url_describe(st->db_path, db, sizeof(db)); /* never its password */
                 dlog_log(&st->log, DLOG_WARN,
-                         "event=open-mode msg=\"no tokens or keys: every local caller may run code\" db=%s",
-                         st->db_path);
+                         "event=open-mode msg=\"no tokens or keys: every local caller may run code\" db=%s", db);
+        }
         return 0;
 }
 

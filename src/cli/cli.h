@@ -29,6 +29,9 @@ void cli_verify_help(void);
 int cli_serve_main(int argc, char **argv);
 void cli_serve_help(void);
 
+int cli_db_main(int argc, char **argv);
+void cli_db_help(void);
+
 int cli_token_main(int argc, char **argv);
 void cli_token_help(void);
 

@@ -6,6 +6,7 @@
 #include "dlib-curl.h"
 #include "dlib-edit.h"
 #include "dlib-microhttpd.h"
+#include "dlib-pq.h"
 #include "dlib-sqlite3.h"
 #include "dlib-xml2.h"
 #include "sqlite-mem.h"
@@ -28,6 +29,7 @@ static const char *const curl_symbols[] = {DLIB_CURL_FUNCS(NAME)};
 static const char *const crypto_symbols[] = {DLIB_CRYPTO_FUNCS(NAME)};
 static const char *const xml2_symbols[] = {DLIB_XML2_FUNCS(NAME)};
 static const char *const edit_symbols[] = {DLIB_EDIT_FUNCS(NAME)};
+static const char *const pq_symbols[] = {DLIB_PQ_FUNCS(NAME)};
 #undef NAME
 
 /* A table is filled as an array of pointers: each struct is exactly its list's pointers. */
@@ -38,6 +40,7 @@ _Static_assert(sizeof(dlib_curl) == ELEMENTSOF(curl_symbols) * sizeof(void *), "
 _Static_assert(sizeof(dlib_crypto) == ELEMENTSOF(crypto_symbols) * sizeof(void *), "dlib_crypto layout");
 _Static_assert(sizeof(dlib_xml2) == ELEMENTSOF(xml2_symbols) * sizeof(void *), "dlib_xml2 layout");
 _Static_assert(sizeof(dlib_edit) == ELEMENTSOF(edit_symbols) * sizeof(void *), "dlib_edit layout");
+_Static_assert(sizeof(dlib_pq) == ELEMENTSOF(pq_symbols) * sizeof(void *), "dlib_pq layout");
 
 /* libxml2 wants its parser initialised once, before parsers run on several threads. */
 static int xml2_init(hull_error *e) {
@@ -56,6 +59,7 @@ static const dlib_info infos[_DLIB_MAX] = {
         [DLIB_CRYPTO] = {"libcrypto", "libcrypto.so.3", "libssl3", crypto_symbols, ELEMENTSOF(crypto_symbols)},
         [DLIB_XML2] = {"libxml2", "libxml2.so.2", "libxml2", xml2_symbols, ELEMENTSOF(xml2_symbols), xml2_init},
         [DLIB_EDIT] = {"libedit", "libedit.so.2", "libedit2", edit_symbols, ELEMENTSOF(edit_symbols)},
+        [DLIB_PQ] = {"libpq", "libpq.so.5", "libpq5", pq_symbols, ELEMENTSOF(pq_symbols)},
 };
 
 /* The process-wide cache of loaded tables (the accepted exception to "no global mutable
@@ -67,6 +71,7 @@ dlib_curl dlib_curl_api;
 dlib_crypto dlib_crypto_api;
 dlib_xml2 dlib_xml2_api;
 dlib_edit dlib_edit_api;
+dlib_pq dlib_pq_api;
 
 typedef struct dlib_state {
         void *table;
@@ -84,6 +89,7 @@ static dlib_state states[_DLIB_MAX] = {
         [DLIB_CRYPTO] = {&dlib_crypto_api, sizeof(dlib_crypto_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_XML2] = {&dlib_xml2_api, sizeof(dlib_xml2_api), PTHREAD_ONCE_INIT, false, {0}},
         [DLIB_EDIT] = {&dlib_edit_api, sizeof(dlib_edit_api), PTHREAD_ONCE_INIT, false, {0}},
+        [DLIB_PQ] = {&dlib_pq_api, sizeof(dlib_pq_api), PTHREAD_ONCE_INIT, false, {0}},
 };
 
 const dlib_info *dlib_info_get(dlib_id id) {
@@ -162,10 +168,13 @@ static void load_xml2(void) {
 static void load_edit(void) {
         load_one(DLIB_EDIT);
 }
+static void load_pq(void) {
+        load_one(DLIB_PQ);
+}
 static void (*const loaders[_DLIB_MAX])(void) = {
         [DLIB_SQLITE3] = load_sqlite3, [DLIB_ARCHIVE] = load_archive, [DLIB_MICROHTTPD] = load_microhttpd,
         [DLIB_CURL] = load_curl,       [DLIB_CRYPTO] = load_crypto,   [DLIB_XML2] = load_xml2,
-        [DLIB_EDIT] = load_edit,
+        [DLIB_EDIT] = load_edit,       [DLIB_PQ] = load_pq,
 };
 
 int dlib_load(dlib_id id, hull_error *e) {

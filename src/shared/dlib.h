@@ -8,7 +8,7 @@
  * For each library this module holds its soname, the Debian package that provides it (named
  * in the error when it is missing), and one table of function pointers typed with __typeof__ of
  * the real declarations (dlib-sqlite3.h, dlib-archive.h, dlib-microhttpd.h, dlib-curl.h,
- * dlib-crypto.h, dlib-xml2.h), behind
+ * dlib-crypto.h, dlib-xml2.h, dlib-pq.h), behind
  * macros with the functions' usual names. A table is loaded once per process (pthread_once) and
  * never changes after; a library is never unloaded. Thread-safe.
  *
@@ -28,6 +28,7 @@ typedef enum dlib_id {
         DLIB_CRYPTO,
         DLIB_XML2,
         DLIB_EDIT,
+        DLIB_PQ,
         _DLIB_MAX,
 } dlib_id;
 

@@ -84,6 +84,24 @@ typedef int (*store_fetch_fn)(void *ctx, const store_rowkey *anchor, bool asc, u
 int store_paginate(const store_listing *l, const char *page, unsigned limit, store_fetch_fn fetch, void *ctx,
                    store_page *ret, int64_t **ret_keys, hull_error *e);
 
+/* ---- copy and check (hull db) ----
+ * A table as both backends hold it: its columns (the same names and order in each), one type
+ * letter a column (t text, i integer, n integer or NULL) and the order its rows are read in. */
+typedef struct store_table {
+        const char *name;    /* "events" */
+        const char *columns; /* "session_id, seq, id, type, processed_ms, body" */
+        const char *types;   /* "tittnt" */
+        const char *order;   /* PostgreSQL's order of its rows (SQLite's is rowid) */
+} store_table;
+
+/* Every table, parents before children (the order a copy writes them in). */
+extern const store_table store_tables[];
+extern const size_t store_n_tables;
+
+/* One row (a JSON array of its columns' values: strings, integers, null) to a reader; returns
+ * < 0 to fail (that errno is returned), > 0 to stop early, 0 for the next. */
+typedef int (*store_row_fn)(void *ud, json_t *row, hull_error *e);
+
 /* ---- the backend ---- */
 
 typedef struct store_ops {
@@ -129,6 +147,15 @@ typedef struct store_ops {
         int (*env_get)(store *s, const char *name, int64_t version, json_t **ret, hull_error *e);
         int (*env_list)(store *s, bool all_versions, json_t **ret, hull_error *e);
         int (*env_delete)(store *s, const char *name, hull_error *e);
+
+        /* every row of t in the order it was written (SQLite's rowid; PostgreSQL's keys or
+         * identity), to fn */
+        int (*rows_read)(store *s, const store_table *t, store_row_fn fn, void *ud, hull_error *e);
+        /* rows (a JSON array of rows as rows_read gives them) added in one transaction; a
+         * session's next seq follows its events' */
+        int (*rows_write)(store *s, const store_table *t, json_t *rows, hull_error *e);
+        /* the problems of the sequences (a JSON array of strings, one a problem; empty: none) */
+        int (*check)(store *s, json_t **ret, hull_error *e);
 } store_ops;
 
 /* The head of every backend's store. */
@@ -142,6 +169,19 @@ struct store {
 int store_sqlite_open(const char *path, store **ret, hull_error *e);
 /* The schema version the SQLite backend migrates to. */
 int store_sqlite_schema_version(void);
+/* The SQLite backend's copy and check (store-sqlite-copy.c): store_ops' rows_read, rows_write, check. */
+int sqlt_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, hull_error *e);
+int sqlt_rows_write(store *base, const store_table *t, json_t *rows, hull_error *e);
+int sqlt_check(store *base, json_t **ret, hull_error *e);
+/* PostgreSQL at url (postgres://... or postgresql://..., store-pg.c); the errors of store_open,
+ * and a server that cannot be reached: -ECONNREFUSED. */
+int store_pg_open(const char *url, store **ret, hull_error *e);
+/* The schema version the PostgreSQL backend migrates to (the same numbers as SQLite's). */
+int store_pg_schema_version(void);
+
+/* msg with every occurrence of url's password (its user:PASSWORD@ or password=) replaced by ***:
+ * for libpq's messages, which may quote a piece of the connection string. */
+void store_redact(const char *url, char *msg, size_t size);
 
 /* ---- shared helpers (store-util.c); each returns 0 or a negative errno with *e ---- */
 

@@ -327,6 +327,9 @@ static const store_ops sqlt_ops = {
         .env_get = sqlt_env_get,
         .env_list = sqlt_env_list,
         .env_delete = sqlt_env_delete,
+        .rows_read = sqlt_rows_read,
+        .rows_write = sqlt_rows_write,
+        .check = sqlt_check,
 };
 
 int store_sqlite_open(const char *path, store **ret, hull_error *e) {

@@ -371,3 +371,53 @@ int store_paginate(const store_listing *l, const char *page, unsigned limit, sto
         *ret = p;
         return 0;
 }
+
+/* ---- copy (hull db copy): the tables, parents first ---- */
+
+const store_table store_tables[] = {
+        {"agents", "id, version, latest, created_ms, archived, body", "tiiiit", "id, version"},
+        {"environments", "id, created_ms, archived, body", "tiit", "created_ms, id"},
+        {"sessions", "id, created_ms, archived, status, agent_id, agent_version, body", "tiittit", "created_ms, id"},
+        {"events", "session_id, seq, id, type, processed_ms, body", "tittnt", "session_id, seq"},
+        {"conversations", "session_id, body", "tt", "session_id"},
+        {"api_keys", "id, name, digest, created_at, hint", "ttttt", "ord"},
+        {"session_sandboxes", "session_id, fingerprint, opened_at", "ttt", "ord"},
+        {"agui_threads", "thread_id, session_id", "tt", "thread_id"},
+        {"env_specs", "name, version, latest, created_ms, body", "tiiit", "name, version"},
+};
+const size_t store_n_tables = ELEMENTSOF(store_tables);
+
+/* ---- a password kept out of messages ---- */
+
+static void replace_all(char *msg, size_t size, const char *secret, size_t n) {
+        if (n == 0)
+                return;
+        for (char *p = msg; (p = memmem(p, strlen(p), secret, n));) {
+                size_t tail = strlen(p + n);
+                if ((size_t) (p - msg) + 3 + tail >= size) {
+                        *p = '\0'; /* no room: cut the message there */
+                        return;
+                }
+                memmove(p + 3, p + n, tail + 1);
+                memcpy(p, "***", 3);
+                p += 3;
+        }
+}
+
+void store_redact(const char *url, char *msg, size_t size) {
+        if (!url || !msg || size == 0)
+                return;
+        const char *scheme = strstr(url, "://");
+        if (scheme) {
+                const char *auth = scheme + 3;
+                size_t end = strcspn(auth, "/?#");
+                const char *at = memrchr(auth, '@', end);
+                const char *colon = at ? memchr(auth, ':', (size_t) (at - auth)) : NULL;
+                if (colon)
+                        replace_all(msg, size, colon + 1, (size_t) (at - colon - 1));
+        }
+        for (const char *p = url; (p = strstr(p, "password="));) {
+                p += strlen("password=");
+                replace_all(msg, size, p, strcspn(p, "& "));
+        }
+}

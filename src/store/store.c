@@ -16,23 +16,46 @@
 #define TAG_VERSIONS 'v'
 #define TAG_EVENTS 'E'
 
-/* ---- open: a path or sqlite:PATH is SQLite; postgres:// is not built in yet ---- */
+/* ---- open: a path or sqlite:PATH is SQLite; postgres:// or postgresql:// is PostgreSQL ---- */
 
 static bool has_prefix(const char *s, const char *prefix) {
         return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+bool store_url_is_pg(const char *url) {
+        return url && (has_prefix(url, "postgres://") || has_prefix(url, "postgresql://"));
+}
+
 int store_open(const char *path, store **ret, hull_error *e) {
-        /* The URL is not repeated in the message: it may hold a password. */
-        if (path && (has_prefix(path, "postgres://") || has_prefix(path, "postgresql://")))
-                return hull_fail(e, -EPROTONOSUPPORT,
-                                 "store: PostgreSQL is not built into this hull yet (use a SQLite path, or "
-                                 "sqlite:PATH)");
+        /* The URL is never repeated in a message: it may hold a password. */
+        if (store_url_is_pg(path))
+                return store_pg_open(path, ret, e);
         if (path && has_prefix(path, "sqlite://"))
                 path += strlen("sqlite://");
         else if (path && has_prefix(path, "sqlite:"))
                 path += strlen("sqlite:");
         return store_sqlite_open(path, ret, e);
+}
+
+void store_url_describe(const char *url, char *buf, size_t size) {
+        if (!store_url_is_pg(url)) {
+                snprintf(buf, size, "%s", url ? url : "");
+                return;
+        }
+        /* scheme://[user[:password]@]rest: the password and the query (password=...) go */
+        const char *auth = strstr(url, "://") + 3;
+        size_t end = strcspn(auth, "/?#");
+        const char *at = memrchr(auth, '@', end);
+        const char *colon = at ? memchr(auth, ':', (size_t) (at - auth)) : NULL;
+        size_t rest = strcspn(at ? at : auth, "?");
+        if (colon)
+                snprintf(buf, size, "%.*s:***%.*s", (int) (colon - url), url, (int) rest, at);
+        else
+                snprintf(buf, size, "%.*s", (int) (auth - url) + (int) ((at ? at : auth) - auth) + (int) rest, url);
+}
+
+const char *store_backend_name(store *s) {
+        return s->ops->name;
 }
 
 void store_close(store *s) {
@@ -43,6 +66,10 @@ void store_close(store *s) {
 
 int store_schema_version(void) {
         return store_sqlite_schema_version();
+}
+
+int store_backend_schema_version(store *s) {
+        return strcmp(s->ops->name, "postgresql") == 0 ? store_pg_schema_version() : store_sqlite_schema_version();
 }
 
 int store_user_version(store *s) {
@@ -427,4 +454,90 @@ int store_env_list(store *s, bool all_versions, json_t **ret, hull_error *e) {
 
 int store_env_delete(store *s, const char *name, hull_error *e) {
         return s->ops->env_delete(s, name, e);
+}
+
+/* ---- hull db: copy and check ---- */
+
+static int found_row(void *ud, json_t *row, hull_error *e) {
+        (void) row;
+        (void) e;
+        *(bool *) ud = true;
+        return 1;
+}
+
+int store_is_empty(store *s, hull_error *e) {
+        for (size_t i = 0; i < store_n_tables; i++) {
+                bool any = false;
+                int r = s->ops->rows_read(s, &store_tables[i], found_row, &any, e);
+                if (r < 0)
+                        return r;
+                if (any)
+                        return 0;
+        }
+        return 1;
+}
+
+typedef struct copy_state {
+        store *to;
+        const store_table *t;
+        json_t *batch;
+        size_t rows;
+} copy_state;
+
+static int copy_flush(copy_state *c, hull_error *e) {
+        if (json_array_size(c->batch) == 0)
+                return 0;
+        int r = c->to->ops->rows_write(c->to, c->t, c->batch, e);
+        if (r < 0)
+                return r;
+        c->rows += json_array_size(c->batch);
+        json_array_clear(c->batch);
+        return 0;
+}
+
+static int copy_row(void *ud, json_t *row, hull_error *e) {
+        copy_state *c = ud;
+        if (json_array_append(c->batch, row) < 0)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        return json_array_size(c->batch) >= STORE_COPY_BATCH ? copy_flush(c, e) : 0;
+}
+
+int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud, hull_error *e) {
+        int r = store_is_empty(to, e);
+        if (r < 0)
+                return r;
+        if (r == 0)
+                return hull_fail(e, -ENOTEMPTY, "store: the target database is not empty (copy only into a new one)");
+        if (store_user_version(from) != store_user_version(to))
+                return hull_fail(e, -EPROTO,
+                                 "store: the databases' schema versions differ (%d and %d): open the "
+                                 "source with this hull first",
+                                 store_user_version(from), store_user_version(to));
+        _cleanup_(json_decrefp) json_t *batch = json_array();
+        if (!batch)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        for (size_t i = 0; i < store_n_tables; i++) {
+                copy_state c = {.to = to, .t = &store_tables[i], .batch = batch};
+                if ((r = from->ops->rows_read(from, c.t, copy_row, &c, e)) < 0 || (r = copy_flush(&c, e)) < 0)
+                        return r;
+                if (progress)
+                        progress(ud, c.t->name, c.rows);
+        }
+        return 0;
+}
+
+int store_check(store *s, json_t **ret, hull_error *e) {
+        _cleanup_(json_decrefp) json_t *problems = NULL;
+        int r = s->ops->check(s, &problems, e);
+        if (r < 0)
+                return r;
+        int v = store_user_version(s), want = store_backend_schema_version(s);
+        if (v != want) {
+                char line[160];
+                snprintf(line, sizeof(line), "schema version %d, not %d", v, want);
+                if (json_array_insert_new(problems, 0, json_string(line)) < 0)
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+        }
+        *ret = TAKE_PTR(problems);
+        return 0;
 }

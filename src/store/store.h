@@ -1,18 +1,23 @@
-/* store.h: hull's own state, behind one interface whatever holds it. Today that is SQLite
- * ($HULL_HOME/hull.db; store-sqlite*.c), the only module that sees sqlite3* for it; a backend
- * implements store-backend.h's store_ops, and callers see only this header. Agents (every version
- * kept), environments, sessions, each session's append-only event log, API keys (their digests
- * only) and the conversation of each session. SQLite's database is opened in WAL mode with
- * synchronous=NORMAL and a busy timeout, and brought to the newest schema by numbered migrations
- * (each in one transaction; user_version says which ran). A function that returns 0 after a write
- * has committed it: an event appended is durable against a crash of the process before the caller
- * answers.
+/* store.h: hull's own state, behind one interface whatever holds it: SQLite ($HULL_HOME/hull.db;
+ * store-sqlite*.c) or PostgreSQL (a postgres:// URL; store-pg*.c), the only modules that see
+ * sqlite3* or PGconn* for it; a backend implements store-backend.h's store_ops, and callers see
+ * only this header. Agents (every version kept), environments, sessions, each session's
+ * append-only event log, API keys (their digests only) and the conversation of each session.
+ * SQLite's database is opened in WAL mode with synchronous=NORMAL and a busy timeout; both are
+ * brought to the newest schema by the same numbered migrations (each in one transaction; SQLite's
+ * user_version, PostgreSQL's schema_migrations say which ran). A function that returns 0 after a
+ * write has committed it: an event appended is durable against a crash of the process before the
+ * caller answers, and a session's events are numbered 1, 2, ... without a gap or a duplicate even
+ * when several processes append to it.
  *
  * Resources are JSON objects as the /v1 API shows them, stored whole beside the columns the
  * lists filter and sort on. The store checks only what its columns need ("id", "created_at",
  * "version", "status", "archived_at", "agent"); their meaning is the caller's.
  *
- * Thread-safe (SQLite: one connection behind a mutex); every call is short. */
+ * Thread-safe (SQLite: one connection behind a mutex; PostgreSQL: a small pool of connections,
+ * one held by each call); every call is short. PostgreSQL's
+ * errors add -ECONNRESET (the connection was lost during the call: whether a write was done is
+ * unknown; the next call reconnects) and -ENOTCONN (no connection to be had). */
 #pragma once
 
 #include <jansson.h>
@@ -26,11 +31,18 @@
 typedef struct store store;
 
 /* Open (creating it, mode 0600) and migrate the database at path: a file path or "sqlite:PATH" is
- * SQLite; "postgres://..." or "postgresql://..." is refused with -EPROTONOSUPPORT (no PostgreSQL
- * backend is built in yet). Returns 0 with *ret (free with store_close), or a negative errno with
- * *e (SQLite cannot be loaded: -ENOSYS; a newer schema than this hull knows: -EPROTO; a file that
- * is not a database: -EINVAL). */
+ * SQLite; "postgres://..." or "postgresql://..." is PostgreSQL (a libpq connection URI; the
+ * database must exist, its tables are made). Returns 0 with *ret (free with store_close), or a
+ * negative errno with *e (SQLite or libpq cannot be loaded: -ENOSYS; a newer schema than this hull
+ * knows: -EPROTO; a file that is not a database: -EINVAL; a PostgreSQL server that cannot be
+ * reached or refuses: -ECONNREFUSED). *e never holds the URL's password. */
 int store_open(const char *path, store **ret, hull_error *e);
+/* Whether url names PostgreSQL (postgres:// or postgresql://). */
+bool store_url_is_pg(const char *url);
+/* url for a log or a message: a PostgreSQL URL without its password and query; a path as is. */
+void store_url_describe(const char *url, char *buf, size_t size);
+/* The backend's name: "sqlite" or "postgresql". */
+const char *store_backend_name(store *s);
 void store_close(store *s);
 static inline void store_closep(store **s) {
         if (*s)
@@ -41,6 +53,8 @@ static inline void store_closep(store **s) {
 /* The schema version this hull migrates SQLite's database to, and the one of an open database. */
 int store_schema_version(void);
 int store_user_version(store *s);
+/* The schema version s's backend migrates to (the same number for both today). */
+int store_backend_schema_version(store *s);
 
 typedef enum store_kind {
         STORE_AGENT, /* versioned: every version is a row; "version" counts from 1 */
@@ -203,3 +217,21 @@ void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
  * the store reads "created_at", "processed_at" and the created_* filters. Pure. Returns 0, or
  * -EINVAL when s is not one (NULL included). */
 int store_time_ms(const char *s, int64_t *ret);
+
+/* ---- hull db ---- */
+
+/* 1 when s holds no row in any table, 0 when it does; a negative errno with *e. */
+int store_is_empty(store *s, hull_error *e);
+
+/* After each table: its name and the rows copied. */
+typedef void (*store_copy_progress_fn)(void *ud, const char *table, size_t rows);
+/* Every row of from into to (empty, else -ENOTEMPTY; the same schema version, else -EPROTO), table
+ * by table, parents first, a batch of STORE_COPY_BATCH rows a transaction: agents with every
+ * version, environments, sessions, events with their seqs, conversations, keys, sandboxes,
+ * threads, named environments. A failure leaves to partly written (copy again into a new one). */
+int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud, hull_error *e);
+
+/* What is wrong with s (*ret a JSON array of strings, one a problem; empty: nothing): a schema
+ * version not this hull's, a session whose seqs are not 1..N without a gap (or, on PostgreSQL,
+ * whose counter is not N). Returns 0 or a negative errno with *e. */
+int store_check(store *s, json_t **ret, hull_error *e);

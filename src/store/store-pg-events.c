@@ -1,0 +1,189 @@
+/* store-pg-events.c: the PostgreSQL backend's event log of each session and each session's
+ * conversation.
+ *
+ * A session's seqs come from a counter on its row (sessions.last_seq), not from max(seq): the
+ * append is one statement that adds n to the counter and inserts the events numbered from its
+ * old value. The UPDATE takes the session row's lock until the statement commits, so appenders
+ * to one session (threads, processes, nodes) take turns on it, and each sees the counter as the
+ * one before committed it (READ COMMITTED re-reads an updated row): no two get the same seqs.
+ * One statement is one transaction, so a batch that fails (a duplicate id) leaves the counter
+ * as it was: no gap. This rather than SELECT ... FOR UPDATE on the session row then an INSERT,
+ * which locks the same way but takes three round trips (and a transaction) to the append's one;
+ * and rather than max(seq) + 1, which two appenders may read alike (one then fails on the key). */
+#include "store-pg-internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The batch as one JSON parameter: [{"i":0,"id":..,"type":..,"p":ms|null,"b":"<body>"}, ...]. */
+static int batch_json(json_t *const *events, size_t n, char **ret, hull_error *e) {
+        _cleanup_(json_decrefp) json_t *a = json_array();
+        if (!a)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        for (size_t i = 0; i < n; i++) {
+                store_event_cols c;
+                int r = store_read_event(events[i], i, &c, e);
+                if (r < 0)
+                        return r;
+                _cleanup_free_ char *body = NULL;
+                if ((r = store_dump(events[i], "an event", &body, e)) < 0)
+                        return r;
+                json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:s}", "i", (json_int_t) i, "id", c.id, "type", c.type, "p",
+                                      c.processed ? json_integer(c.processed_ms) : json_null(), "b", body);
+                if (!o || json_array_append_new(a, o) < 0)
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+        }
+        char *text = json_dumps(a, JSON_COMPACT);
+        if (!text)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        *ret = text;
+        return 0;
+}
+
+/* The id in a unique violation's detail: Key (id)=(sevt_2) already exists. */
+static void taken_id(const char *detail, char *buf, size_t size) {
+        const char *p = strstr(detail, "=(");
+        const char *q = p ? strstr(p, ") already exists") : NULL;
+        if (!p || !q)
+                snprintf(buf, size, "(one of the batch)");
+        else
+                snprintf(buf, size, "%.*s", (int) (q - p - 2 < (ptrdiff_t) size ? q - p - 2 : (ptrdiff_t) size - 1),
+                         p + 2);
+}
+
+int pg_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
+                     hull_error *e) {
+        pg_store *s = pg_of(base);
+        _cleanup_free_ char *batch = NULL;
+        int r = batch_json(events, n, &batch, e);
+        if (r < 0)
+                return r;
+        char nbuf[PG_INT_MAX];
+        const char *v[] = {session_id, pg_int(nbuf, (int64_t) n), batch};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        r = pg_exec(pc,
+                    "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
+                    "  RETURNING last_seq - $2::bigint AS first),"
+                    " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
+                    "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
+                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
+                    " SELECT first + 1 FROM s",
+                    3, v, "cannot append events", &res, e);
+        if (r == -EEXIST && strcmp(pc->sqlstate, "23505") == 0) {
+                char id[STORE_ID_MAX];
+                taken_id(pc->detail, id, sizeof(id));
+                return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", id);
+        }
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        if (ret_first_seq)
+                *ret_first_seq = pg_get_int(res, 0, 0);
+        return 0;
+}
+
+/* The body read (locked) and written back with processed_at set, its keys in their order. */
+int pg_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
+                            int64_t processed_ms, hull_error *e) {
+        pg_store *s = pg_of(base);
+        PG_LOCKED(s);
+        _cleanup_pg_tx_ pg_tx t = {0};
+        int r = pg_tx_begin(pc, &t, e);
+        if (r < 0)
+                return r;
+        _cleanup_(json_decrefp) json_t *ev = NULL;
+        {
+                _cleanup_res_ PGresult *res = NULL;
+                const char *v[] = {session_id, event_id};
+                r = pg_exec(pc, "SELECT body FROM events WHERE session_id = $1 AND id = $2 FOR UPDATE", 2, v,
+                            "cannot read an event", &res, e);
+                if (r < 0)
+                        return r;
+                if (PQntuples(res) == 0)
+                        return hull_fail(e, -ENOENT, "store: no event %s in session %s", event_id, session_id);
+                if ((r = pg_load(res, 0, 0, "an event", &ev, e)) < 0)
+                        return r;
+        }
+        if (!json_is_object(ev) || json_object_set_new(ev, "processed_at", json_string(processed_at)) < 0)
+                return hull_fail(e, -EBADMSG, "store: event %s: its stored body is not an object", event_id);
+        _cleanup_free_ char *body = NULL;
+        if ((r = store_dump(ev, "an event", &body, e)) < 0)
+                return r;
+        char ms[PG_INT_MAX];
+        const char *v[] = {session_id, event_id, pg_int(ms, processed_ms), body};
+        if ((r = pg_exec(pc, "UPDATE events SET processed_ms = $3, body = $4 WHERE session_id = $1 AND id = $2", 4, v,
+                         "cannot update an event", NULL, e)) < 0)
+                return r;
+        return pg_tx_commit(&t, e);
+}
+
+int pg_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_error *e) {
+        pg_store *s = pg_of(base);
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        const char *v[] = {session_id};
+        int r = pg_exec(pc, "SELECT last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        *ret = pg_get_int(res, 0, 0);
+        return 0;
+}
+
+int pg_events_seq_of(store *base, const char *session_id, const char *event_id, int64_t *ret, hull_error *e) {
+        pg_store *s = pg_of(base);
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        const char *v[] = {session_id, event_id};
+        int r = pg_exec(pc, "SELECT seq FROM events WHERE session_id = $1 AND id = $2", 2, v, "cannot read", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no event %s in session %s", event_id, session_id);
+        *ret = pg_get_int(res, 0, 0);
+        return 0;
+}
+
+/* ---- conversations ---- */
+
+int pg_conversation_put(store *base, const char *session_id, const char *body, hull_error *e) {
+        pg_store *s = pg_of(base);
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        const char *v[] = {session_id, body};
+        int r = pg_exec(pc,
+                        "INSERT INTO conversations (session_id, body)"
+                        " SELECT id, $2 FROM sessions WHERE id = $1"
+                        " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
+                        2, v, "cannot keep a conversation", &res, e);
+        if (r < 0)
+                return r;
+        if (pg_changes(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        return 0;
+}
+
+int pg_conversation_get(store *base, const char *session_id, json_t **ret, hull_error *e) {
+        pg_store *s = pg_of(base);
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        const char *v[] = {session_id};
+        int r = pg_exec(pc,
+                        "SELECT c.body FROM sessions s LEFT JOIN conversations c ON c.session_id = s.id"
+                        " WHERE s.id = $1",
+                        1, v, "cannot read a conversation", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        if (PQgetisnull(res, 0, 0)) {
+                *ret = NULL;
+                return 0;
+        }
+        return pg_load(res, 0, 0, "a conversation", ret, e);
+}
