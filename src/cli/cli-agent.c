@@ -555,28 +555,16 @@ static int start_engine(cli_agent *a, hull_error *e) {
         if (r < 0)
                 return r;
         ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};
-        char layer[SBX_PATH_MAX] = "";
-        _cleanup_(env_spec_done) env_spec es = {0};
-        char *hosts[ENV_HOSTS_MAX + 1] = {0};
-        char desc[ENV_DESC_MAX];
-        sbx_net_policy policy = {.allowed_hosts = hosts, .log_fd = -1};
+        _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
         if (a->o.environment) {
                 char home[SBX_PATH_MAX];
                 if ((r = home_resolve(home, e)) < 0 ||
-                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, desc, e)) < 0)
+                    (r = cli_env_resolve(home, a->o.environment, true, &env, NULL, e)) < 0)
                         return r;
-                oo.environment = desc;              /* its records name it */
-                if (es.net == ENV_NET_UNRESTRICTED) /* pasta (sbx-net.h) */
-                        oo.net = SBX_NET_UNRESTRICTED;
-                if (es.net == ENV_NET_LIMITED) {
-                        /* The environment's policy; the session's proxy copies it. */
-                        for (size_t i = 0; i < es.n_allowed_hosts && i < ENV_HOSTS_MAX; i++)
-                                hosts[i] = es.allowed_hosts[i];
-                        policy.allow_package_managers = es.allow_package_managers;
-                        oo.net = SBX_NET_LIMITED;
-                        oo.net_policy = &policy;
-                }
-                oo.layer_dir = layer[0] ? layer : NULL;
+                oo.environment = env.desc; /* its records name it */
+                oo.net = env.net;          /* unrestricted: pasta (sbx-net.h); limited: the session's proxy copies it */
+                oo.net_policy = env.net == SBX_NET_LIMITED ? &env.policy : NULL;
+                oo.layer_dir = env.layer[0] ? env.layer : NULL;
         }
         return ss_open(a->ss, &oo, &a->s, e);
 }

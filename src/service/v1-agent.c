@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
 #include <sys/random.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,7 +15,6 @@
 #include "bus.h"
 #include "dynbuf.h"
 #include "egress.h"
-#include "env-layer.h"
 #include "home.h"
 #include "macro.h"
 #include "mcp-client.h"
@@ -27,6 +24,7 @@
 #include "time-util.h"
 #include "tool-web.h"
 #include "tools-sandbox.h"
+#include "svc-env.h"
 #include "v1-run-internal.h"
 
 /* ---- the agent ---- */
@@ -317,139 +315,68 @@ static void env_id_of(live *l, char eid[V1_NAME_MAX + 1]) {
         pthread_mutex_unlock(&l->lock);
 }
 
-/* The layer of the session's /v1 environment when its config lists packages: its directory into
- * layer ("" when it has none), built first when missing by `hull env build --spec` (a child
- * process: hull serve's threads do not fork, posix_spawn execs at once), which the flock of
- * env-layer makes the only build of that spec. Returns 0 or a negative errno with *e. */
-static int env_layer_of(live *l, char layer[SBX_PATH_MAX], hull_error *e) {
+/* The session's /v1 environment (svc-env.h): its layer, built first when missing (the flock of
+ * env-layer makes it the only build of that spec; a failed step's output goes to hull serve's
+ * log), its network (unrestricted only when the operator allows it, see docs/SECURITY.md; limited
+ * with the operator's CIDRs and loopback rule) and its description. *ret_found: false without an
+ * environment. Returns 0 or a negative errno with *e. */
+static void env_building(void *ud, const char *name, const char *digest) {
+        (void) name;
+        (void) digest;
+        *(bool *) ud = true;
+}
+
+static int env_of(live *l, svc_env *ret, bool *ret_found, hull_error *e) {
         v1_engine *g = l->g;
-        char eid[V1_NAME_MAX + 1], home[SBX_PATH_MAX], digest[ENV_DIGEST_HEX];
-        _cleanup_(json_decrefp) json_t *env = NULL, *pk = NULL;
+        char eid[V1_NAME_MAX + 1], home[SBX_PATH_MAX] = "";
         _cleanup_(env_spec_done) env_spec s = {0};
+        env_build_info info = {0};
+        bool building = false;
         int r;
-        layer[0] = '\0';
         env_id_of(l, eid);
-        if (!eid[0] || !g->cfg.store)
-                return 0;
-        if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
-                return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
-        json_t *packages = json_object_get(json_object_get(env, "config"), "packages");
-        if (!packages || json_is_null(packages))
-                return 0;
-        pk = json_pack("{s:O}", "packages", packages);
-        if (!pk)
-                return hull_err(e, -ENOMEM, "out of memory");
-        hull_error pe = {0};
-        if ((r = env_spec_from_json(pk, &s, &pe)) < 0)
-                return hull_fail(e, r, "environment %.64s: %s", eid, pe.msg);
-        if (!env_spec_has_packages(&s))
-                return 0;
-        if ((r = home_resolve(home, e)) < 0 || (r = env_layer_digest(&s, digest, e)) < 0 ||
-            (r = env_layer_path(home, digest, layer, e)) < 0)
+        if ((r = svc_env_v1(g->cfg.store, eid, &s, ret_found, e)) < 0 || !*ret_found)
                 return r;
-        if (env_layer_exists(home, digest))
-                return 0;
-        _cleanup_free_ char *text = json_dumps(pk, JSON_COMPACT);
-        if (!text)
-                return hull_err(e, -ENOMEM, "out of memory");
-        char *argv[] = {(char *) "hull",
-                        (char *) "env",
-                        (char *) "build",
-                        (char *) "--home",
-                        home,
-                        (char *) "--spec",
-                        text,
-                        NULL};
-        extern char **environ;
-        pid_t pid;
-        int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
-        if (err != 0)
-                return hull_err(e, -err, "environment %.64s: cannot start the build of its packages", eid);
-        int st;
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return hull_err(e, negative_errno(), "environment %.64s: waiting for its build", eid);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !env_layer_exists(home, digest)) {
-                layer[0] = '\0';
+        if (env_spec_has_packages(&s) && (r = home_resolve(home, e)) < 0)
+                return r;
+        svc_env_opts o = {.home = home,
+                          .name = eid,
+                          .describe = true,
+                          .build = true,
+                          .rules = {.allow_cidrs = g->cfg.net_allow_cidrs,
+                                    .allow_loopback = g->cfg.net_allow_loopback,
+                                    .unrestricted = g->cfg.allow_unrestricted ? SVC_ENV_UNRESTRICTED_ALLOW
+                                                                              : SVC_ENV_UNRESTRICTED_NONE},
+                          .on_build = env_building,
+                          .ud = &building,
+                          .build_info = &info};
+        r = svc_env_resolve(&s, &o, ret, e);
+        if (r < 0 && building) {
+                dlog_log(g->cfg.log, DLOG_WARN, "event=v1-env-build-failed session=%s environment=%s error=\"%s\"",
+                         l->id, eid, e->msg);
+                if (info.log[0])
+                        fprintf(stderr, "%s\n", info.log);
                 return hull_fail(e, -EIO,
                                  "environment %.64s: its packages could not be installed (hull serve's log has the "
                                  "build's output; try 'hull env build --spec' with the environment's packages)",
                                  eid);
         }
-        return 0;
+        return r;
 }
 
-/* The network of the session's sandbox from its /v1 environment's config.networking: limited
- * gives *pol (hosts into hosts, the operator's CIDRs and loopback override) and *ret_log_fd, the
- * proxy's log (netlog_dir/network-<id>.log, appended to; -1 without a netlog_dir); anything else
- * (no environment, unrestricted: not offered, see docs/SECURITY.md) none. Returns 0 or a
- * negative errno with *e. */
-static int env_net_of(live *l, sbx_net_mode *ret_mode, sbx_net_policy *pol, char **hosts, int *ret_log_fd,
-                      hull_error *e) {
+/* The proxy's log of the session's limited network: netlog_dir/network-<id>.log, appended to
+ * (-1 without a netlog_dir). Returns an fd, -1, or a negative errno with *e. */
+static int net_log_open(live *l, hull_error *e) {
         v1_engine *g = l->g;
-        char eid[V1_NAME_MAX + 1];
-        _cleanup_(json_decrefp) json_t *env = NULL;
-        int r;
-        *ret_mode = SBX_NET_NONE;
-        *ret_log_fd = -1;
-        env_id_of(l, eid);
-        if (!eid[0] || !g->cfg.store)
-                return 0;
-        if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
-                return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
-        const json_t *net = json_object_get(json_object_get(env, "config"), "networking");
-        const char *type = json_string_value(json_object_get(net, "type"));
-        if (type && g->cfg.allow_unrestricted && strcmp(type, "unrestricted") == 0) {
-                *ret_mode = SBX_NET_UNRESTRICTED;
-                return 0;
-        }
-        if (!type || strcmp(type, "limited") != 0)
-                return 0;
-        size_t i, n = 0;
-        json_t *h;
-        json_array_foreach(json_object_get(net, "allowed_hosts"), i, h) {
-                const char *s = json_string_value(h);
-                if (!s || !sbx_net_pattern_valid(s))
-                        return hull_fail(e, -EINVAL,
-                                         "environment %.64s: networking.allowed_hosts[%zu] '%.64s' is not a host name, "
-                                         "'*.suffix' or an address",
-                                         eid, i, s ?: "");
-                if (n >= SBX_NET_ALLOW_MAX)
-                        return hull_fail(e, -E2BIG, "environment %.64s: more than %u allowed_hosts", eid,
-                                         SBX_NET_ALLOW_MAX);
-                hosts[n++] = (char *) s; /* env is gone on return: copied below */
-        }
-        hosts[n] = NULL;
-        for (size_t k = 0; k < n; k++)
-                if (!(hosts[k] = strdup(hosts[k]))) {
-                        for (size_t j = 0; j < k; j++)
-                                free(hosts[j]);
-                        hosts[0] = NULL;
-                        return hull_err(e, -ENOMEM, "out of memory");
-                }
-        *pol = (sbx_net_policy){.allowed_hosts = hosts,
-                                .allow_package_managers = json_is_true(json_object_get(net, "allow_package_managers")),
-                                .allow_loopback = g->cfg.net_allow_loopback,
-                                .allow_cidrs = g->cfg.net_allow_cidrs,
-                                .log_fd = -1};
-        if (g->cfg.netlog_dir) {
-                char path[SBX_PATH_MAX];
-                if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >=
-                    sizeof(path))
-                        return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
-                /* read too: the session core follows it for the turn's hull.network events */
-                int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (fd < 0)
-                        return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
-                *ret_log_fd = fd;
-        }
-        *ret_mode = SBX_NET_LIMITED;
-        return 0;
-}
-
-static void hosts_free(char **hosts) {
-        for (size_t i = 0; hosts[i]; i++)
-                free(hosts[i]);
+        char path[SBX_PATH_MAX];
+        if (!g->cfg.netlog_dir)
+                return -1;
+        if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >= sizeof(path))
+                return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
+        /* read too: the session core follows it for the turn's hull.network events */
+        int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
+        return fd;
 }
 
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
@@ -505,31 +432,25 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         }
         if (l->needs_box && g->cfg.ss && !l->box) {
                 ss_open_opts o = {.principal = l->principal, .owner = ""}; /* no per-owner eviction */
-                char layer[SBX_PATH_MAX];
-                if ((r = env_layer_of(l, layer, e)) < 0)
-                        return r;
-                o.layer_dir = layer[0] ? layer : NULL;
-                char *hosts[SBX_NET_ALLOW_MAX + 1] = {0};
-                sbx_net_policy pol;
+                _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
+                bool found;
                 _cleanup_close_ int log_fd = -1;
-                if ((r = env_net_of(l, &o.net, &pol, hosts, &log_fd, e)) < 0) {
-                        hosts_free(hosts);
+                if ((r = env_of(l, &env, &found, e)) < 0)
                         return r;
+                if (found) {
+                        o.layer_dir = env.layer[0] ? env.layer : NULL;
+                        o.net = env.net;
+                        if (env.net == SBX_NET_LIMITED) {
+                                if ((log_fd = net_log_open(l, e)) < -1)
+                                        return log_fd;
+                                env.policy.log_fd = log_fd; /* the keeper gets its own copy */
+                                o.net_policy = &env.policy;
+                        }
+                        /* the sandbox's records name its environment: the /v1 environment's id,
+                         * the layer's digest, the network */
+                        o.environment = env.desc;
                 }
-                if (o.net == SBX_NET_LIMITED) {
-                        pol.log_fd = log_fd; /* the keeper gets its own copy */
-                        o.net_policy = &pol;
-                }
-                /* the sandbox's records name its environment: the /v1 environment's id, the
-                 * layer's digest (its directory's name), the network */
-                char eid[V1_NAME_MAX + 1], desc[ENV_DESC_MAX];
-                env_id_of(l, eid);
-                const char *slash = strrchr(layer, '/');
-                if (eid[0] &&
-                    env_describe(eid, NULL, slash ? slash + 1 : NULL, sbx_net_mode_to_string(o.net), desc) == 0)
-                        o.environment = desc;
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
-                hosts_free(hosts);
                 if (r < 0)
                         return r;
                 ss_info info;
