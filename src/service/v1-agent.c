@@ -13,17 +13,10 @@
 
 #include "agent.h"
 #include "bus.h"
-#include "dynbuf.h"
-#include "egress.h"
 #include "home.h"
 #include "macro.h"
-#include "mcp-client.h"
-#include "mcp-tools.h"
 #include "model.h"
-#include "sbx-net.h"
-#include "time-util.h"
-#include "tool-web.h"
-#include "tools-sandbox.h"
+#include "svc-agent.h"
 #include "svc-env.h"
 #include "v1-run-internal.h"
 
@@ -103,163 +96,66 @@ static tool_policy policy_of(const json_t *cfg, const char *name) {
         return TOOL_ALWAYS_ALLOW;
 }
 
-/* One tool of a toolset, enabled in cfg. Returns 0, or -1 with *e. */
-static int add_builtin(live *l, const char *name, const json_t *cfg, hull_error *e) {
-        const settings *st = l->g->cfg.settings;
-        const tool_def *d = NULL;
-        if (strcmp(name, "web_fetch") == 0 || strcmp(name, "web_search") == 0) {
-                if (!l->web) {
-                        int r = tool_web_new((const char *const *) st->allow_hosts, st->n_allow_hosts,
-                                             (const char *const *) st->allow_cidrs, st->n_allow_cidrs,
-                                             st->web_max_bytes, st->search_api_key, st->search_base_url, &l->web, e);
-                        if (r < 0)
-                                return r;
-                }
-                tool_def w[2];
-                size_t n = tool_web_defs(l->web, w);
-                for (size_t i = 0; i < n; i++)
-                        if (strcmp(w[i].name, name) == 0) {
-                                l->defs[l->n_defs] = w[i];
-                                d = &l->defs[l->n_defs];
-                        }
-                if (!d) {
-                        dlog_log(l->g->cfg.log, DLOG_WARN,
-                                 "event=v1-tool-unavailable session=%s tool=%s msg=\"no search key configured\"", l->id,
-                                 name);
-                        return 0;
-                }
-        } else {
-                d = tools_sandbox_find(name);
-                if (!d)
-                        return 0; /* v1-shape admits only known names */
-                l->defs[l->n_defs] = *d;
-        }
-        l->policies[l->n_defs] = policy_of(cfg, name);
-        l->needs_box |= l->defs[l->n_defs].needs_session;
-        l->n_defs++;
-        return 0;
+/* An MCP tool's config: what the agent's config says; "auto" asks (hull cannot tell what an MCP
+ * tool does). */
+static svc_agent_rule mcp_rule_of(const json_t *cfg) {
+        const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
+        return (svc_agent_rule){.name = json_string_value(json_object_get(cfg, "name")),
+                                .enabled = json_is_true(json_object_get(cfg, "enabled")),
+                                .policy = p && strcmp(p, "always_allow") == 0 ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK};
 }
 
-/* The toolset config of an MCP server's tool: its entry in the mcp_toolset's configs, else the
- * toolset's default_config; NULL when the agent has no mcp_toolset for the server. */
-static const json_t *mcp_config(const json_t *tools, const char *server, const char *tool) {
+static void tool_skipped(void *ud, const char *tool, const char *why) {
+        live *l = ud;
+        dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-tool-unavailable session=%s tool=%s msg=\"%s\"", l->id, tool, why);
+}
+
+/* The recipe's parts of an agent object (strings borrowed from it): its toolsets' enabled
+ * built-ins and its custom tools, in order; its MCP servers, each with the rules of its
+ * mcp_toolset (the configs by tool name, default_config for the others; no mcp_toolset: none of
+ * its tools). */
+typedef struct v1_recipe {
+        svc_agent_tool tools[V1_TOOLS_MAX + 8];
+        svc_agent_mcp mcp[V1_MCP_SERVERS_MAX];
+        svc_agent_rule *rules[V1_MCP_SERVERS_MAX];
+} v1_recipe;
+
+static void v1_recipe_done(v1_recipe *v) {
+        for (size_t i = 0; i < V1_MCP_SERVERS_MAX; i++)
+                free(v->rules[i]);
+}
+
+static int mcp_of(const json_t *tools, size_t k, const char *name, v1_recipe *v, hull_error *e) {
         size_t i;
         json_t *ts;
+        svc_agent_mcp *m = &v->mcp[k];
         json_array_foreach(tools, i, ts) {
                 if (strcmp(json_string_value(json_object_get(ts, "type")) ?: "", "mcp_toolset") != 0 ||
-                    strcmp(json_string_value(json_object_get(ts, "mcp_server_name")) ?: "", server) != 0)
+                    strcmp(json_string_value(json_object_get(ts, "mcp_server_name")) ?: "", name) != 0)
                         continue;
+                const json_t *configs = json_object_get(ts, "configs");
+                const json_t *dflt = json_object_get(ts, "default_config");
+                if (json_array_size(configs) > 0 &&
+                    !(v->rules[k] = calloc(json_array_size(configs), sizeof(svc_agent_rule))))
+                        return hull_err(e, -ENOMEM, "out of memory");
                 size_t j;
                 json_t *c;
-                json_array_foreach(json_object_get(ts, "configs"), j,
-                                   c) if (strcmp(json_string_value(json_object_get(c, "name")) ?: "", tool) ==
-                                          0) return c;
-                return json_object_get(ts, "default_config");
-        }
-        return NULL;
-}
-
-/* An agent's MCP server URL through the egress guard, as web_fetch's URLs are (an agent's author
- * names it, not the operator): no loopback, private, link-local or other internal address unless
- * the operator's allowlist (config.json's web.allow_hosts / web.allow_cidrs) admits it, never a
- * cloud metadata endpoint. *ret: the URL to use and the addresses checked (pinned by mcp_build). */
-static int mcp_egress(const settings *st, const char *name, const char *url, egress_target *ret, hull_error *e) {
-        const char *allow[EGRESS_ALLOW_MAX];
-        size_t n = 0;
-        for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_hosts[i];
-        for (size_t i = 0; st && i < st->n_allow_cidrs && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_cidrs[i];
-        _cleanup_egress_policy_ egress_policy *p = NULL;
-        hull_error why = {0};
-        int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
-        if (r < 0)
-                return hull_fail(e, r, "mcp: %s: cannot check the URL: %s", name, why.msg);
-        r = egress_check_url(p, url, now_mono_ms() + MCP_INIT_TIMEOUT_MS, ret, &why);
-        if (r < 0)
-                return hull_fail(e, r, "mcp: %s: %.200s refused: %s%s", name, url, why.msg,
-                                 r == -EACCES && !strstr(why.msg, "metadata")
-                                         ? " (hull serve's operator may admit it with web.allow_cidrs or "
-                                           "web.allow_hosts in $HULL_HOME/config.json)"
-                                         : "");
-        return 0;
-}
-
-/* Connect to the agent's MCP servers (Streamable HTTP) and add their enabled tools to l->defs.
- * Returns 0, or -1 with *e, *ret_type and l->mcp_failed (the server that failed). */
-static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **ret_type, hull_error *e) {
-        const json_t *servers = json_object_get(agent_obj, "mcp_servers");
-        const json_t *tools = json_object_get(agent_obj, "tools");
-        size_t i;
-        json_t *srv;
-        json_array_foreach(servers, i, srv) {
-                const char *name = json_string_value(json_object_get(srv, "name"));
-                const char *url = json_string_value(json_object_get(srv, "url"));
-                if (!name || !url || l->n_mcps >= V1_MCP_SERVERS_MAX)
-                        continue;
-                mcp_http_config hc = {.name = name, .url = url, .cancel = &l->interrupt};
-                if (!mcp_server_name_valid(name)) {
-                        *ret_type = "mcp_connection_failed_error";
-                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
-                        return hull_fail(e, -EINVAL,
-                                         "mcp: the server name '%.64s' cannot prefix tool names (hull takes letters, "
-                                         "digits, '_' and '-', at most %u bytes): rename it in the agent",
-                                         name, MCP_SERVER_NAME_MAX);
+                json_array_foreach(configs, j, c) {
+                        svc_agent_rule rule = mcp_rule_of(c);
+                        if (rule.name)
+                                v->rules[k][m->n_rules++] = rule;
                 }
-                egress_target t = {0};
-                char pin[EGRESS_PIN_MAX];
-                const char *pins[2] = {pin, NULL};
-                int r = mcp_egress(l->g->cfg.settings, name, url, &t, e);
-                if (r >= 0 && !t.literal && egress_target_pin(&t, pin) < 0)
-                        r = hull_fail(e, -ENAMETOOLONG, "mcp: %s: the URL's host name is too long", name);
-                if (r >= 0) {
-                        hc.url = t.url;
-                        hc.resolve = t.literal ? NULL : pins;
-                        r = mcp_client_connect(&hc, &l->mcps[l->n_mcps], e);
-                }
-                egress_target_done(&t);
-                if (r < 0) {
-                        *ret_type = "mcp_connection_failed_error";
-                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
-                        return -1;
-                }
-                l->n_mcps++;
-        }
-        if (l->n_mcps == 0)
+                m->rules = v->rules[k];
+                if (dflt)
+                        m->others = mcp_rule_of(dflt);
                 return 0;
-        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->interrupt, &l->mcp_set, e) < 0) {
-                *ret_type = "mcp_connection_failed_error";
-                /* the server whose connection broke; else (an error answer) the message names it */
-                size_t k = 0;
-                while (k + 1 < l->n_mcps && mcp_client_alive(l->mcps[k], NULL))
-                        k++;
-                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", mcp_client_name(l->mcps[k]));
-                return -1;
-        }
-        for (size_t k = 0; k < mcp_toolset_count(l->mcp_set) && l->n_defs < cap - 1; k++) {
-                const tool_def *d = mcp_toolset_def(l->mcp_set, k);
-                const json_t *cfg = mcp_config(tools, d->mcp_server, d->mcp_tool);
-                if (!cfg || !json_is_true(json_object_get(cfg, "enabled")))
-                        continue;
-                l->defs[l->n_defs] = *d;
-                /* what the agent's config says; "auto" asks (hull cannot tell what an MCP tool does) */
-                const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
-                l->policies[l->n_defs++] = p && strcmp(p, "always_allow") == 0 ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK;
-                l->needs_box = true; /* a big result becomes a handle, kept in the session's sandbox */
         }
         return 0;
 }
 
-static int tools_build(live *l, const json_t *agent_obj, const char **ret_type, hull_error *e) {
+static int recipe_of(const json_t *agent_obj, svc_agent_recipe *r, v1_recipe *v, hull_error *e) {
         const json_t *tools = json_object_get(agent_obj, "tools");
-        size_t cap = V1_TOOLS_MAX + 8;
-        l->defs = calloc(cap, sizeof(*l->defs));
-        l->def_ptrs = calloc(cap, sizeof(*l->def_ptrs));
-        l->policies = calloc(cap, sizeof(*l->policies));
-        l->schemas = json_array();
-        if (!l->defs || !l->def_ptrs || !l->policies || !l->schemas)
-                return hull_err(e, -ENOMEM, "out of memory");
-        size_t i;
+        size_t i, cap = V1_TOOLS_MAX + 7;
         json_t *ts;
         json_array_foreach(tools, i, ts) {
                 const char *type = json_string_value(json_object_get(ts, "type"));
@@ -269,37 +165,61 @@ static int tools_build(live *l, const json_t *agent_obj, const char **ret_type, 
                         size_t j;
                         json_t *c;
                         json_array_foreach(json_object_get(ts, "configs"), j, c) {
-                                if (l->n_defs >= cap - 1)
-                                        break;
                                 const char *name = json_string_value(json_object_get(c, "name"));
-                                if (name && json_is_true(json_object_get(c, "enabled")) &&
-                                    add_builtin(l, name, c, e) < 0)
-                                        return -1;
+                                if (r->n_tools >= cap)
+                                        break;
+                                if (name && json_is_true(json_object_get(c, "enabled")))
+                                        v->tools[r->n_tools++] = (svc_agent_tool){
+                                                .rule = {.name = name, .enabled = true, .policy = policy_of(c, name)}};
                         }
-                } else if (strcmp(type, "custom") == 0 && l->n_defs < cap - 1) {
-                        char *schema = json_dumps(json_object_get(ts, "input_schema"), JSON_COMPACT);
-                        if (!schema || json_array_append_new(l->schemas, json_string(schema)) < 0) {
-                                free(schema);
-                                return hull_err(e, -ENOMEM, "out of memory");
-                        }
-                        free(schema);
-                        const json_t *kept = json_array_get(l->schemas, json_array_size(l->schemas) - 1);
-                        l->defs[l->n_defs] = (tool_def){
-                                .name = json_string_value(json_object_get(ts, "name")),
-                                .description = json_string_value(json_object_get(ts, "description")) ?: "",
-                                .input_schema = json_string_value(kept),
-                                .default_policy = TOOL_ALWAYS_ALLOW,
-                                .client = true,
+                } else if (strcmp(type, "custom") == 0 && r->n_tools < cap)
+                        v->tools[r->n_tools++] = (svc_agent_tool){
+                                .rule = {.name = json_string_value(json_object_get(ts, "name")), .enabled = true},
+                                .description = json_string_value(json_object_get(ts, "description")),
+                                .input_schema = json_object_get(ts, "input_schema") ?: json_null(),
                         };
-                        l->policies[l->n_defs++] = TOOL_ALWAYS_ALLOW;
-                }
-                /* mcp_toolset: below, once its server is connected */
+                /* mcp_toolset: with its server */
         }
-        if (mcp_build(l, agent_obj, cap, ret_type, e) < 0)
-                return -1;
-        for (size_t k = 0; k < l->n_defs; k++)
-                l->def_ptrs[k] = &l->defs[k];
+        json_t *srv;
+        json_array_foreach(json_object_get(agent_obj, "mcp_servers"), i, srv) {
+                const char *name = json_string_value(json_object_get(srv, "name"));
+                const char *url = json_string_value(json_object_get(srv, "url"));
+                if (!name || !url || r->n_mcp >= V1_MCP_SERVERS_MAX)
+                        continue;
+                v->mcp[r->n_mcp] = (svc_agent_mcp){.name = name, .url = url};
+                if (mcp_of(tools, r->n_mcp, name, v, e) < 0)
+                        return -ENOMEM;
+                r->n_mcp++;
+        }
+        r->tools = v->tools;
+        r->mcp = v->mcp;
         return 0;
+}
+
+/* The agent's tools and MCP servers (svc-agent.h) into l->tools. Returns 0, or -1 with *e,
+ * *ret_type and l->mcp_failed (the server that failed). */
+static int tools_build(live *l, const json_t *agent_obj, const svc_agent_recipe *base, const char **ret_type,
+                       hull_error *e) {
+        _cleanup_(v1_recipe_done) v1_recipe v = {0};
+        svc_agent_recipe r = *base;
+        const char *failed = NULL;
+        if (recipe_of(agent_obj, &r, &v, e) < 0)
+                return -1;
+        if (svc_agent_build(&r, &l->tools, &failed, e) < 0) {
+                if (failed) {
+                        *ret_type = "mcp_connection_failed_error";
+                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", failed);
+                }
+                return -1;
+        }
+        l->needs_box = l->tools->needs_session;
+        return 0;
+}
+
+/* The tools, built by tools_build, and the MCP connections with them. */
+void v1_tools_drop(live *l) {
+        svc_agent_free(TAKE_PTR(l->tools));
+        l->needs_box = false;
 }
 
 /* Is the sandbox still there? (Its idle time or lifetime may have ended it.) */
@@ -410,7 +330,16 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 pthread_mutex_unlock(&l->lock);
                 ss_unref(g->cfg.ss, TAKE_PTR(l->box));
         }
-        if (!l->defs && tools_build(l, agent_obj, ret_type, e) < 0) {
+        svc_agent_recipe rc = {
+                .st = g->cfg.settings,
+                .model = &g->cfg.settings->model,
+                .instructions = system,
+                .max_tools = V1_TOOLS_MAX + 7,
+                .on_skip = tool_skipped,
+                .on_skip_ud = l,
+                .cancel = &l->interrupt,
+        };
+        if (!l->tools && tools_build(l, agent_obj, &rc, ret_type, e) < 0) {
                 v1_tools_drop(l); /* the next turn tries again */
                 return -1;
         }
@@ -438,17 +367,15 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 if ((r = env_of(l, &env, &found, e)) < 0)
                         return r;
                 if (found) {
-                        o.layer_dir = env.layer[0] ? env.layer : NULL;
-                        o.net = env.net;
                         if (env.net == SBX_NET_LIMITED) {
                                 if ((log_fd = net_log_open(l, e)) < -1)
                                         return log_fd;
                                 env.policy.log_fd = log_fd; /* the keeper gets its own copy */
-                                o.net_policy = &env.policy;
                         }
                         /* the sandbox's records name its environment: the /v1 environment's id,
                          * the layer's digest, the network */
-                        o.environment = env.desc;
+                        rc.env = &env;
+                        svc_agent_open_opts(&rc, &o);
                 }
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 if (r < 0)
@@ -469,15 +396,9 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         agent_config ac = {
                 .model = l->model,
                 .bus = l->bus,
-                .instructions = system && system[0] ? system : NULL,
-                .tools = l->def_ptrs,
-                .policies = l->policies,
-                .n_tools = l->n_defs,
                 .ss = l->box ? g->cfg.ss : NULL,
                 .session = l->box,
-                .max_turns = g->cfg.settings->max_turns,
-                .max_tool_calls = g->cfg.settings->max_tool_calls,
-                .context_tokens = g->cfg.settings->context_tokens,
         };
+        svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);
 }
