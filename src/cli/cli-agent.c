@@ -644,7 +644,7 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         if (r < 0)
                 goto fail;
         /* the model client (libcurl loaded) before the zygote, whose imports take a CPU from here on */
-        r = model_client_new(&a->st.model, &a->model, e);
+        r = model_client_new(a->recipe.model, &a->model, e);
         if (r < 0)
                 goto fail;
         r = home_dir(home, o->kind == CLI_AGENT_RUN ? "runs" : "chats", 0711, true, parent, e);

@@ -271,7 +271,7 @@ static int tools_build(const svc_agent_recipe *r, svc_agent *a, hull_error *e) {
 int svc_agent_build(const svc_agent_recipe *r, svc_agent **ret, const char **ret_failed_mcp, hull_error *e) {
         _cleanup_(svc_agent_freep) svc_agent *a = calloc(1, sizeof(*a));
         const char *failed = NULL;
-        size_t cap = r->max_tools < SVC_AGENT_TOOLS_MAX ? r->max_tools : SVC_AGENT_TOOLS_MAX;
+        size_t cap = r->max_tools && r->max_tools < SVC_AGENT_TOOLS_MAX ? r->max_tools : SVC_AGENT_TOOLS_MAX;
         svc_agent_recipe rr = *r;
         int k;
         if (ret_failed_mcp)

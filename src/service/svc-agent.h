@@ -75,7 +75,7 @@ typedef struct svc_agent_recipe {
          * the settings' web allowlist is checked even when no web tool is offered; else such a tool is
          * left out (on_skip says why). */
         bool strict;
-        size_t max_tools; /* at most SVC_AGENT_TOOLS_MAX */
+        size_t max_tools; /* 0 or over SVC_AGENT_TOOLS_MAX: SVC_AGENT_TOOLS_MAX */
         void (*on_skip)(void *ud, const char *tool, const char *why);
         void *on_skip_ud;
         const atomic_bool *cancel; /* ends the MCP servers' start and initialize (-ECANCELED) */

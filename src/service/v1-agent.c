@@ -283,20 +283,22 @@ static int env_of(live *l, svc_env *ret, bool *ret_found, hull_error *e) {
         return r;
 }
 
-/* The proxy's log of the session's limited network: netlog_dir/network-<id>.log, appended to
- * (-1 without a netlog_dir). Returns an fd, -1, or a negative errno with *e. */
-static int net_log_open(live *l, hull_error *e) {
+/* The proxy's log of the session's limited network: netlog_dir/network-<id>.log, appended to,
+ * into *ret_fd (-1 without a netlog_dir). Returns 0 or a negative errno with *e. */
+static int net_log_open(live *l, int *ret_fd, hull_error *e) {
         v1_engine *g = l->g;
         char path[SBX_PATH_MAX];
+        *ret_fd = -1;
         if (!g->cfg.netlog_dir)
-                return -1;
+                return 0;
         if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >= sizeof(path))
                 return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
         /* read too: the session core follows it for the turn's hull.network events */
         int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
-        return fd;
+        *ret_fd = fd;
+        return 0;
 }
 
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
@@ -344,7 +346,7 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 return -1;
         }
         if (!l->model) {
-                model_config mc = g->cfg.settings->model;
+                model_config mc = *rc.model;
                 const char *mid = json_string_value(json_object_get(json_object_get(agent_obj, "model"), "id"));
                 if (!g->cfg.force_model && mid && mid[0])
                         mc.model = mid;
@@ -368,14 +370,15 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                         return r;
                 if (found) {
                         if (env.net == SBX_NET_LIMITED) {
-                                if ((log_fd = net_log_open(l, e)) < -1)
-                                        return log_fd;
+                                if ((r = net_log_open(l, &log_fd, e)) < 0)
+                                        return r;
                                 env.policy.log_fd = log_fd; /* the keeper gets its own copy */
                         }
                         /* the sandbox's records name its environment: the /v1 environment's id,
                          * the layer's digest, the network */
                         rc.env = &env;
                         svc_agent_open_opts(&rc, &o);
+                        rc.env = NULL; /* env goes with this block */
                 }
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 if (r < 0)
