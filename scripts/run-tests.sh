@@ -65,6 +65,10 @@ if "$top/scripts/check-banned.sh"; then run "banned calls" echo "ok - no banned 
 else run "banned calls" echo "not ok - banned libc calls in src/"; fi
 if out=$("$top/scripts/check-format.sh" 2>&1); then run "format" echo "ok - every C file is as .clang-format has it"
 else run "format" echo "not ok - C files not formatted: $(tr '\n' ' ' <<<"$out")"; fi
+for what in layers sizes; do # the layers' includes, the sizes of files and functions (scripts/check-tree.py)
+        if out=$(/usr/bin/python3 "$top/scripts/check-tree.py" "$what" 2>&1); then run "tree $what" echo "ok - $out"
+        else run "tree $what" echo "not ok - $(tr '\n' ';' <<<"$out")"; fi
+done
 
 for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh "$top"/tests/conformance/test-*.sh; do
         [ -f "$s" ] || continue

@@ -2,30 +2,28 @@
  *
  *   ask the model (context budget first) -> its answer appended -> each tool call of the answer,
  *   in order: announced (agent.tool_use), checked (known tool, arguments, the schema), decided
- *   (policy, decide(), perhaps a pause for agent_decide/agent_resume), run (the session claimed,
- *   a watcher thread for the interrupt, the deadline and progress), shaped (spill.c: big values
- *   and bodies become handles), answered (agent.tool_result) -> the results appended as one user
- *   message -> ask again, until the model answers without a call or a bound ends the turn.
+ *   (policy, decide(), perhaps a pause for agent_decide/agent_resume), run and shaped by the
+ *   tool-call runner (tool-run.h: the session claimed, a watcher thread for the interrupt, the
+ *   deadline and progress, spill.c's handles for big values and bodies), answered
+ *   (agent.tool_result) -> the results appended as one user message -> ask again, until the
+ *   model answers without a call or a bound ends the turn.
  *
  * Whatever ends a turn, the conversation stays valid for both APIs: every tool_use of an
  * assistant message has its tool_result, first, in the next user message (calls that never ran
  * get an error result saying why). */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "agent-internal.h"
 #include "dynbuf.h"
 #include "schema.h"
 #include "ss.h"
 #include "time-util.h"
+#include "tool-run.h"
 #include "utf8.h"
-#include "watch.h"
 
 typedef struct agent_tool {
         const tool_def *def;
@@ -40,7 +38,6 @@ struct agent {
         json_t *tools_json; /* [{name, description, input_schema}] as offered */
         char *system;
         json_t *messages;
-        atomic_bool never; /* the interrupt of a turn given none */
 
         /* the turn (kept across a requires_action pause) */
         bool in_turn;
@@ -155,10 +152,6 @@ static json_t *text_json(const char *s, size_t len) {
         _cleanup_free_ char *fixed = NULL;
         size_t n;
         return utf8_make_valid(s, len, &fixed, &n) < 0 ? NULL : json_stringn(fixed, n);
-}
-
-static uint64_t tool_timeout(const tool_def *d) {
-        return d->timeout_ms ? d->timeout_ms : AGENT_TOOL_TIMEOUT_MS;
 }
 
 static agent_tool *find_tool(agent *a, const char *name) {
@@ -342,7 +335,6 @@ int agent_new(const agent_config *cfg, const json_t *conversation, agent **ret, 
                 return hull_err(e, -ENOMEM, "agent: out of memory");
         a->cfg = *cfg;
         a->decision = -1;
-        atomic_init(&a->never, false);
         int r = tools_load(a, e);
         if (r < 0)
                 return r;
@@ -641,56 +633,21 @@ static int ask_model(agent *a, hull_error *e) {
 
 /* ---- one tool call ---- */
 
-/* The watch of a running tool (watch.h) turns the interrupt and the deadline into an fd the tool
- * can poll; its ticks say the call still runs (hull.tool_progress). */
-typedef struct watcher {
-        watch w;
-        uint64_t started_ms, last_progress_ms;
+/* The loop's progress sink (tool-run.h): hull.tool_progress on the bus. */
+typedef struct progress_sink {
         bus *bus;
         const char *tool_use_id;
-        /* a tool's note that came too soon after the last event: it goes with the next one
-         * (a note stream in step with the watcher's ticks would otherwise never be shown) */
-        char pending[BUS_NOTE_MAX];
-} watcher;
+} progress_sink;
 
-static void progress_locked(watcher *w, uint64_t now, const char *note) {
-        json_t *ev = json_pack("{s:s, s:s, s:I}", "type", "hull.tool_progress", "tool_use_id", w->tool_use_id,
-                               "elapsed_ms", (json_int_t) (now - w->started_ms));
+static bool progress_report(void *ud, uint64_t elapsed_ms, const char *note) {
+        progress_sink *p = ud;
+        json_t *ev = json_pack("{s:s, s:s, s:I}", "type", "hull.tool_progress", "tool_use_id", p->tool_use_id,
+                               "elapsed_ms", (json_int_t) elapsed_ms);
         if (ev && note)
                 json_object_set_new(ev, "note", text_json(note, strnlen(note, AGENT_ERROR_TEXT_MAX)));
         if (ev)
-                (void) bus_emit(w->bus, ev, NULL);
-        w->last_progress_ms = now;
-}
-
-static void watch_tick(void *ud, uint64_t now) {
-        watcher *w = ud;
-        if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
-                progress_locked(w, now, w->pending[0] ? w->pending : NULL);
-                w->pending[0] = '\0';
-        }
-}
-
-static void tool_progress(void *ud, const char *note) {
-        watcher *w = ud;
-        watch_lock(&w->w);
-        uint64_t now = now_mono_ms();
-        if (now - w->last_progress_ms >= BUS_PROGRESS_MS) {
-                progress_locked(w, now, note);
-                w->pending[0] = '\0';
-        } else if (note)
-                snprintf(w->pending, sizeof(w->pending), "%s", note);
-        watch_unlock(&w->w);
-}
-
-static int watcher_start(watcher *w, agent *a, const char *tool_use_id, uint64_t deadline_ms) {
-        *w = (watcher){.started_ms = now_mono_ms(), .bus = a->cfg.bus, .tool_use_id = tool_use_id};
-        w->last_progress_ms = w->started_ms;
-        watch_config c = {.interrupt = a->interrupt,
-                          .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS,
-                          .tick = watch_tick,
-                          .ud = w};
-        return watch_start(&w->w, &c);
+                (void) bus_emit(p->bus, ev, NULL);
+        return true;
 }
 
 static int result_error(call_result *c, const char *fmt, ...) _printf_(2, 3);
@@ -705,67 +662,29 @@ static int result_error(call_result *c, const char *fmt, ...) {
         return 0;
 }
 
-/* Run the tool (the session claimed when it needs one, the watcher around it) and shape what it
- * gives through the spill middleware. */
+/* Run the tool through the runner (tool-run.h): the session claimed when it needs one, the turn's
+ * interrupt and wall clock, progress on the bus, the result shaped by the spill middleware. */
 static void run_tool(agent *a, agent_tool *t, const json_t *input, const char *event_id, call_result *res) {
-        const tool_def *d = t->def;
-        uint64_t started = now_mono_ms(), timeout = tool_timeout(d);
-        uint64_t deadline = started + timeout;
-        if (a->deadline_ms && a->deadline_ms < deadline)
-                deadline = a->deadline_ms;
-        bool claimed = false;
-        hull_error ce = {0};
-        if (d->needs_session) {
-                if (!a->cfg.ss || !a->cfg.session) {
-                        result_error(res, "%s needs the session's sandbox, and this agent has none", d->name);
-                        return;
-                }
-                if (ss_call_begin(a->cfg.ss, a->cfg.session, -1, &ce) < 0) {
-                        result_error(res, "%s could not run: %s", d->name, ce.msg);
-                        return;
-                }
-                claimed = true;
-        }
-        watcher w;
-        tool_output out = {0};
-        hull_error te = {0};
-        int r = watcher_start(&w, a, event_id, deadline);
-        if (r >= 0) {
-                tool_ctx ctx = {.ss = a->cfg.ss,
-                                .session = d->needs_session ? a->cfg.session : NULL,
-                                .cancel = a->interrupt ? a->interrupt : &a->never,
-                                .cancel_fd = w.w.efd,
-                                .deadline_mono_ms = deadline,
-                                .progress = tool_progress,
-                                .progress_ud = &w,
-                                .env = d->env};
-                r = d->run(&ctx, input, &out, &te);
-        } else
-                hull_err(&te, r, "agent: cannot watch the tool call");
-        watch_stop(&w.w);
-        /* A limited network's connections during the call (those that ended), while claimed. */
-        if (claimed && ss_net_log_take(a->cfg.session, SERVE_NET_LOG_ANSWER_MAX, &res->net_log, &res->net_log_len) < 0)
-                res->net_log = NULL;
-        uint64_t now = now_mono_ms();
-        if (r < 0) {
-                if (interrupted(a))
-                        result_error(res, "%s was interrupted", d->name);
-                else if (r == -ETIMEDOUT || now >= deadline)
-                        result_error(res, "%s timed out after %" PRIu64 " ms%s%s", d->name, now - started,
-                                     te.msg[0] ? ": " : "", te.msg);
-                else
-                        result_error(res, "%s failed: %s", d->name, te.msg[0] ? te.msg : "unknown error");
-        } else
-                spill_shape(a->cfg.ss, a->cfg.session, &claimed, a->cfg.spill_bytes, d->name, &out, res);
-        if (claimed)
-                ss_call_end(a->cfg.ss, a->cfg.session);
-        tool_output_done(&out);
+        progress_sink p = {.bus = a->cfg.bus, .tool_use_id = event_id};
+        tool_run_ctx c = {.ss = a->cfg.ss,
+                          .session = a->cfg.session,
+                          .interrupt = a->interrupt,
+                          .deadline_mono_ms = a->deadline_ms,
+                          .spill_bytes = a->cfg.spill_bytes,
+                          .who = "agent",
+                          .stopped = "interrupted",
+                          .take_net_log = true,
+                          .progress = progress_report,
+                          .progress_ms = BUS_PROGRESS_MS,
+                          .notes = TOOL_RUN_NOTE_NEXT,
+                          .ud = &p};
+        tool_run_call(&c, t->def, input, res, NULL);
 }
 
 /* Answer the call: the result block in the conversation, agent.tool_result and a
  * hull.handle_created per handle on the bus. */
 static void answer(agent *a, const char *call_id, const char *event_id, call_result *res, uint64_t duration_ms) {
-        const char *text = res->text ? res->text : "(the result was lost: out of memory)";
+        const char *text = res->text ? res->text : TOOL_RUN_LOST_TEXT;
         json_t *content = text_json(text, strlen(text));
         if (!content)
                 content = json_string("(the result is not text)");
@@ -837,7 +756,6 @@ static int one_call(agent *a, const json_t *call, bool last) {
         char event_id[BUS_ID_MAX] = "";
         call_result res = {0};
         uint64_t started = now_mono_ms();
-        _cleanup_free_ char *problems = NULL; /* before the goto: a cleanup must never see garbage */
 
         if (a->waiting) { /* resumed: the call was announced and is decided */
                 snprintf(event_id, sizeof(event_id), "%s", a->wait_event);
@@ -884,10 +802,9 @@ static int one_call(agent *a, const json_t *call, bool last) {
         else if (input_error)
                 result_error(&res, "the arguments of this call of %s are not a JSON object (%s); it did not run", name,
                              input_error);
-        else if (schema_validate(t->schema, input, "input", &problems) < 0)
-                result_error(&res, "invalid arguments for %s; it did not run:\n%s", name,
-                             problems ? problems : "out of memory");
-        else if (client && event_id[0]) {
+        else if (tool_run_validate(t->schema, input, "input", name, &res) < 0) {
+                /* res says why */
+        } else if (client && event_id[0]) {
                 a->waiting = true;
                 a->wait_client = true;
                 a->decision = -1;

@@ -442,25 +442,19 @@ static int mcp_from_file(settings *s, const json_t *mcp) {
         return 0;
 }
 
-int settings_load(const settings_flags *f, const char *config_path, const dotenv *env, settings *ret, hull_error *e) {
-        static const settings_flags none = {.stream = -1};
-        _cleanup_(settings_done) settings s = {0};
+/* The model: provider, base URL, key, model and headers (the flags', the environment's, then
+ * the file's). Returns 0 or a negative errno (with *e for what the user set wrong). */
+static int load_model(settings *s, const settings_flags *f, const char *config_path, const dotenv *env, hull_error *e) {
         const char *provider, *provider_from = NULL, *key = NULL, *base, *model;
         const char *okey, *akey;
-        int api, r;
-
-        if (!f)
-                f = &none;
-        r = load_file(config_path, &s.file, e);
-        if (r < 0)
-                return r;
+        int api;
 
         /* the provider */
         provider = f->provider, provider_from = "--provider";
         if (!provider)
                 provider = env_get(env, "HULL_PROVIDER"), provider_from = "HULL_PROVIDER";
         if (!provider)
-                provider = file_str(s.file, "provider"), provider_from = config_path;
+                provider = file_str(s->file, "provider"), provider_from = config_path;
         okey = env_get(env, "OPENAI_API_KEY");
         akey = env_get(env, "ANTHROPIC_API_KEY");
         base = f->base_url ? f->base_url : env_get(env, "HULL_BASE_URL");
@@ -469,7 +463,7 @@ int settings_load(const settings_flags *f, const char *config_path, const dotenv
                 if (api < 0)
                         return hull_fail(e, -EINVAL, "%s: unknown provider \"%.64s\" (openai or anthropic)",
                                          provider_from, provider);
-        } else if (akey && okey && !f->api_key && !env_get(env, "HULL_API_KEY") && !file_str(s.file, "api_key"))
+        } else if (akey && okey && !f->api_key && !env_get(env, "HULL_API_KEY") && !file_str(s->file, "api_key"))
                 return hull_fail(e, -EINVAL,
                                  "both ANTHROPIC_API_KEY and OPENAI_API_KEY are set: choose one with --provider or "
                                  "HULL_PROVIDER");
@@ -477,7 +471,7 @@ int settings_load(const settings_flags *f, const char *config_path, const dotenv
                 api = MODEL_API_ANTHROPIC;
         else if (okey && !akey)
                 api = MODEL_API_OPENAI;
-        else if (base || file_str(s.file, "base_url") || env_get(env, "OPENAI_BASE_URL"))
+        else if (base || file_str(s->file, "base_url") || env_get(env, "OPENAI_BASE_URL"))
                 api = MODEL_API_OPENAI; /* a local OpenAI-compatible server */
         else if (env_get(env, "ANTHROPIC_BASE_URL"))
                 api = MODEL_API_ANTHROPIC;
@@ -486,37 +480,37 @@ int settings_load(const settings_flags *f, const char *config_path, const dotenv
                         e, -EINVAL,
                         "no model provider is configured: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or "
                         "HULL_BASE_URL for a local OpenAI-compatible server (or try `hull mock-model` offline)");
-        s.model.api = (model_api) api;
+        s->model.api = (model_api) api;
 
         /* the base URL */
         if (!base)
                 base = env_get(env, api == MODEL_API_OPENAI ? "OPENAI_BASE_URL" : "ANTHROPIC_BASE_URL");
         if (!base)
-                base = file_str(s.file, "base_url");
+                base = file_str(s->file, "base_url");
         if (base && strncmp(base, "http://", 7) != 0 && strncmp(base, "https://", 8) != 0)
                 return hull_fail(e, -EINVAL, "the base URL \"%.128s\" is not an http:// or https:// URL", base);
-        if (dup_into(&s.s_base_url, base) < 0)
+        if (dup_into(&s->s_base_url, base) < 0)
                 return -ENOMEM;
 
         /* the key */
         if (f->api_key)
-                key = f->api_key, s.key_source = "--api-key";
+                key = f->api_key, s->key_source = "--api-key";
         else if ((key = env_get(env, api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY")))
-                s.key_source = api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
+                s->key_source = api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
         else if ((key = env_get(env, "HULL_API_KEY")))
-                s.key_source = "HULL_API_KEY";
-        else if ((key = file_str(s.file, "api_key")))
-                s.key_source = "config.json";
+                s->key_source = "HULL_API_KEY";
+        else if ((key = file_str(s->file, "api_key")))
+                s->key_source = "config.json";
         if (!key && !base)
                 return hull_fail(e, -EINVAL, "no API key for %s: set %s (or pass --api-key)", model_api_to_string(api),
                                  api == MODEL_API_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
-        if (dup_into(&s.s_api_key, key) < 0)
+        if (dup_into(&s->s_api_key, key) < 0)
                 return -ENOMEM;
 
         /* the model */
         model = f->model ? f->model : env_get(env, "HULL_MODEL");
         if (!model)
-                model = file_str(s.file, "model");
+                model = file_str(s->file, "model");
         if (!model) {
                 bool official = api == MODEL_API_OPENAI ? is_official(base, "api.openai.com")
                                                         : is_official(base, "api.anthropic.com");
@@ -524,77 +518,100 @@ int settings_load(const settings_flags *f, const char *config_path, const dotenv
                         return hull_fail(e, -EINVAL, "no model named for %.128s: pass --model or set HULL_MODEL", base);
                 model = api == MODEL_API_OPENAI ? DEFAULT_MODEL_OPENAI : DEFAULT_MODEL_ANTHROPIC;
         }
-        if (dup_into(&s.s_model, model) < 0)
+        if (dup_into(&s->s_model, model) < 0)
                 return -ENOMEM;
 
         /* headers: the file's, then the flags' */
-        const json_t *fh = json_object_get(s.file, "headers");
+        const json_t *fh = json_object_get(s->file, "headers");
         size_t nh = json_object_size(fh) + f->n_headers;
         if (nh) {
                 const char *hk;
                 json_t *hv;
-                s.s_headers = calloc(nh + 1, sizeof(char *));
-                if (!s.s_headers)
+                s->s_headers = calloc(nh + 1, sizeof(char *));
+                if (!s->s_headers)
                         return -ENOMEM;
-                json_object_foreach((json_t *) fh, hk, hv) if (asprintf(&s.s_headers[s.n_s_headers++], "%s: %s", hk,
+                json_object_foreach((json_t *) fh, hk, hv) if (asprintf(&s->s_headers[s->n_s_headers++], "%s: %s", hk,
                                                                         json_string_value(hv)) < 0) return -ENOMEM;
                 for (size_t i = 0; i < f->n_headers; i++) {
                         if (!strchr(f->headers[i], ':'))
                                 return hull_fail(e, -EINVAL, "--header \"%.64s\": expected \"Name: value\"",
                                                  f->headers[i]);
-                        if (dup_into(&s.s_headers[s.n_s_headers++], f->headers[i]) < 0)
+                        if (dup_into(&s->s_headers[s->n_s_headers++], f->headers[i]) < 0)
                                 return -ENOMEM;
                 }
         }
 
-        s.model.base_url = s.s_base_url;
-        s.model.api_key = s.s_api_key;
-        s.model.model = s.s_model;
-        s.model.headers = (const char *const *) s.s_headers;
-        s.model.n_headers = s.n_s_headers;
-        s.model.compat = -1;
-        s.model.stream = f->stream >= 0 ? f->stream
-                         : json_is_boolean(json_object_get(s.file, "stream"))
-                                 ? json_is_true(json_object_get(s.file, "stream"))
-                                 : true;
-        s.model.max_output_tokens =
+        s->model.base_url = s->s_base_url;
+        s->model.api_key = s->s_api_key;
+        s->model.model = s->s_model;
+        s->model.headers = (const char *const *) s->s_headers;
+        s->model.n_headers = s->n_s_headers;
+        s->model.compat = -1;
+        s->model.stream = f->stream >= 0 ? f->stream
+                          : json_is_boolean(json_object_get(s->file, "stream"))
+                                  ? json_is_true(json_object_get(s->file, "stream"))
+                                  : true;
+        s->model.max_output_tokens =
                 (uint32_t) (f->max_output_tokens
                                     ? f->max_output_tokens
-                                    : (uint64_t) json_integer_value(json_object_get(s.file, "max_output_tokens")));
-        s.model.max_retries = MODEL_RETRIES_DEFAULT;
-        s.max_turns = (unsigned) json_integer_value(json_object_get(s.file, "max_turns"));
-        s.max_tool_calls = (unsigned) json_integer_value(json_object_get(s.file, "max_tool_calls"));
-        s.context_tokens = (uint64_t) json_integer_value(json_object_get(s.file, "context_tokens"));
+                                    : (uint64_t) json_integer_value(json_object_get(s->file, "max_output_tokens")));
+        s->model.max_retries = MODEL_RETRIES_DEFAULT;
+        return 0;
+}
 
-        /* tools, web, search */
-        const json_t *tools = json_object_get(s.file, "tools");
+/* Tool policies, web_fetch's limits and the search key. Returns 0 or -ENOMEM. */
+static int load_tools(settings *s, const dotenv *env) {
+        const json_t *tools = json_object_get(s->file, "tools");
         if (json_object_size(tools)) {
                 const char *tk;
                 json_t *tv;
-                s.policies = calloc(json_object_size(tools), sizeof(*s.policies));
-                if (!s.policies)
+                s->policies = calloc(json_object_size(tools), sizeof(*s->policies));
+                if (!s->policies)
                         return -ENOMEM;
                 json_object_foreach((json_t *) tools, tk, tv) {
-                        s.policies[s.n_policies].tool = strdup(tk);
-                        if (!s.policies[s.n_policies].tool)
+                        s->policies[s->n_policies].tool = strdup(tk);
+                        if (!s->policies[s->n_policies].tool)
                                 return -ENOMEM;
-                        s.policies[s.n_policies++].policy =
+                        s->policies[s->n_policies++].policy =
                                 (tool_policy) tool_policy_from_string(json_string_value(tv));
                 }
         }
-        const json_t *web = json_object_get(s.file, "web");
-        if (strv_from_json(json_object_get(web, "allow_hosts"), &s.allow_hosts, &s.n_allow_hosts) < 0 ||
-            strv_from_json(json_object_get(web, "allow_cidrs"), &s.allow_cidrs, &s.n_allow_cidrs) < 0)
+        const json_t *web = json_object_get(s->file, "web");
+        if (strv_from_json(json_object_get(web, "allow_hosts"), &s->allow_hosts, &s->n_allow_hosts) < 0 ||
+            strv_from_json(json_object_get(web, "allow_cidrs"), &s->allow_cidrs, &s->n_allow_cidrs) < 0)
                 return -ENOMEM;
-        s.web_max_bytes = (uint64_t) json_integer_value(json_object_get(web, "max_bytes"));
-        const json_t *search = json_object_get(s.file, "search");
+        s->web_max_bytes = (uint64_t) json_integer_value(json_object_get(web, "max_bytes"));
+        const json_t *search = json_object_get(s->file, "search");
         const char *skey = env_get(env, "TAVILY_API_KEY"), *sbase = env_get(env, "HULL_SEARCH_BASE_URL");
         if (!skey)
                 skey = file_str(search, "api_key");
         if (!sbase)
                 sbase = file_str(search, "base_url");
-        if (dup_into(&s.search_api_key, skey) < 0 || dup_into(&s.search_base_url, sbase) < 0)
+        if (dup_into(&s->search_api_key, skey) < 0 || dup_into(&s->search_base_url, sbase) < 0)
                 return -ENOMEM;
+        return 0;
+}
+
+int settings_load(const settings_flags *f, const char *config_path, const dotenv *env, settings *ret, hull_error *e) {
+        static const settings_flags none = {.stream = -1};
+        _cleanup_(settings_done) settings s = {0};
+        int r;
+
+        if (!f)
+                f = &none;
+        r = load_file(config_path, &s.file, e);
+        if (r < 0)
+                return r;
+        r = load_model(&s, f, config_path, env, e);
+        if (r < 0)
+                return r;
+        s.max_turns = (unsigned) json_integer_value(json_object_get(s.file, "max_turns"));
+        s.max_tool_calls = (unsigned) json_integer_value(json_object_get(s.file, "max_tool_calls"));
+        s.context_tokens = (uint64_t) json_integer_value(json_object_get(s.file, "context_tokens"));
+
+        r = load_tools(&s, env);
+        if (r < 0)
+                return r;
 
         r = mcp_from_file(&s, json_object_get(s.file, "mcp"));
         if (r < 0)

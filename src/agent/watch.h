@@ -1,5 +1,5 @@
-/* watch.h: the watcher of one running tool call, shared by the agent loop (agent.c) and hull
- * mcp's server (src/mcp/mcp-server.c). A thread that, every AGENT_WATCH_TICK_MS until
+/* watch.h: the watcher of one running tool call, the tool-call runner's (tool-run.c: the agent
+ * loop's and hull mcp's server's). A thread that, every AGENT_WATCH_TICK_MS until
  * watch_stop, makes an eventfd readable once (the tool's cancel_fd) when the call must end: the
  * interrupt flag set, the cancel time passed, or the caller's should_fire saying so; and calls
  * the caller's tick (its progress reports) under the watch's lock. A tool's own notes reach the

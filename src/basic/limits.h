@@ -426,6 +426,7 @@
 #define SCHEMA_ENUM_SHOWN_MAX 512U              /* bytes of the allowed values listed */
 
 /* the built-in tools (src/tools/) */
+#define TOOL_CATALOG_MAX 16U                   /* built-in tools in the catalog (tool-catalog.c), every toolset's */
 #define TOOL_BASH_TIMEOUT_MS_DEFAULT 120000ULL /* a bash call without a timeout of its own */
 #define TOOL_BASH_TIMEOUT_MS_MAX 600000ULL     /* what a bash call may ask for */
 #define TOOL_PYTHON_TIMEOUT_MS 300000ULL       /* a run_python call */
@@ -531,8 +532,8 @@
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */
 #define MCP_PROGRESS_MS 1000U    /* notifications/progress at most this often per call */
-#define MCP_OFFER_MAX 10U        /* the tools hull mcp and /mcp offer (mcp-offer.c), run_javascript included */
-#define MCP_SERVER_TICK_MS 200U  /* how often the reader and the server look at the stop flag */
+#define MCP_OFFER_MAX 10U /* the tools hull mcp and /mcp offer (tool_catalog_mcp_offer), run_javascript included */
+#define MCP_SERVER_TICK_MS 200U /* how often the reader and the server look at the stop flag */
 /* hull serve's /mcp (src/daemon/api-mcp.c) */
 #define MCP_HTTP_SESSIONS_MAX 64U        /* MCP sessions open at once (each holds a sandbox session) */
 #define MCP_HTTP_BODY_MAX (8U << 20)     /* a POST's body: one JSON-RPC message */

@@ -6,7 +6,7 @@
  * tool call as one line on stderr, a y/n question for a tool call waiting for confirmation
  * (user.tool_confirmation), Ctrl-C as user.interrupt; the turn ends at session.status_idle (not
  * requires_action). Two libcurl clients: one holds the stream on a thread of its own, the other
- * sends. */
+ * sends. The lines are read by the prompt loop hull chat shares (cli-prompt.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 #include "cli-agent.h"
-#include "cli-session.h"
+#include "cli-prompt.h"
+#include "cli-client.h"
 #include "cli.h"
 #include "dynbuf.h"
 #include "http-client.h"
@@ -70,14 +71,6 @@ void cli_chat_remote_help(void) {
 
 #define usage_error(...) cli_usage_error(CMD, CLI_EXIT_USAGE, __VA_ARGS__)
 
-static atomic_bool interrupted, quit;
-
-static void on_signal(int sig) {
-        if (sig != SIGINT)
-                atomic_store(&quit, true);
-        atomic_store(&interrupted, true);
-}
-
 /* An id the server gave or the user typed, safe in a URL path and a JSON string. */
 static bool id_is_valid(const char *s) {
         size_t n = strlen(s);
@@ -97,6 +90,7 @@ typedef struct remote {
         const char *stream_headers[6];
         char session_id[CLI_REMOTE_ID_MAX + 1];
         bool yes, stdout_tty;
+        int exit_status; /* the chat's: the last failed turn's status */
 
         /* the stream's thread */
         httpc *sh;
@@ -505,7 +499,7 @@ static int turn(remote *r, const char *text) {
         pthread_mutex_lock(&r->lock);
         r->turn_over = false;
         pthread_mutex_unlock(&r->lock);
-        atomic_store(&interrupted, false);
+        atomic_store(cli_prompt_interrupt(), false);
         int k = send_event(r, ev, "sending the message");
         if (k != 0)
                 return k;
@@ -534,15 +528,15 @@ static int turn(remote *r, const char *text) {
                 }
                 if (act && (k = answer_actions(r)) != 0)
                         return k;
-                if (atomic_load(&interrupted) && !interrupt_sent) {
+                if (atomic_load(cli_prompt_interrupt()) && !interrupt_sent) {
                         end_line(r);
                         fprintf(stderr, "hull: interrupting\n");
                         interrupt_sent = true;
                         k = send_event(r, json_pack("{s:s}", "type", "user.interrupt"), "sending the interrupt");
                         if (k != 0)
                                 return k;
-                        atomic_store(&interrupted, false);
-                } else if (atomic_load(&interrupted) && interrupt_sent) {
+                        atomic_store(cli_prompt_interrupt(), false);
+                } else if (atomic_load(cli_prompt_interrupt()) && interrupt_sent) {
                         fprintf(stderr, "hull: %s: left the turn running on the server\n", CMD);
                         return 0;
                 }
@@ -577,26 +571,25 @@ static int make_session(remote *r, const char *agent_id, const char *env_id) {
         return 0;
 }
 
-/* A line from stdin, at most CLI_CHAT_LINE_MAX bytes (a longer one is dropped with a note). NULL
- * at the end or on a signal. */
-static char *read_line(char *buf) {
-        for (;;) {
-                if (!fgets(buf, CLI_CHAT_LINE_MAX + 2, stdin))
-                        return NULL;
-                size_t n = strlen(buf);
-                if (n > 0 && buf[n - 1] == '\n') {
-                        buf[n - 1] = '\0';
-                        return buf;
-                }
-                if (n <= CLI_CHAT_LINE_MAX)
-                        return buf;
-                int ch;
-                while ((ch = getchar()) != EOF && ch != '\n')
-                        ;
-                fprintf(stderr, "hull: %s: a message over %u bytes was not sent\n", CMD, CLI_CHAT_LINE_MAX);
-                if (ch == EOF)
-                        return NULL;
+/* One line typed: /id, or a turn. A failed turn is the chat's exit status; the chat ends when the
+ * stream or the session is gone. */
+static int on_line(void *userdata, const char *line) {
+        remote *r = userdata;
+        if (strcmp(line, "/id") == 0) {
+                printf("%s\n", r->session_id);
+                fflush(stdout);
+                return CLI_PROMPT_GO_ON;
         }
+        int k = turn(r, line);
+        if (k != 0) {
+                r->exit_status = k;
+                pthread_mutex_lock(&r->lock);
+                bool gone = r->over || r->ended;
+                pthread_mutex_unlock(&r->lock);
+                if (gone)
+                        return CLI_PROMPT_END;
+        }
+        return CLI_PROMPT_GO_ON;
 }
 
 int cli_chat_remote_main(int argc, char **argv) {
@@ -695,61 +688,14 @@ int cli_chat_remote_main(int argc, char **argv) {
         if ((k = stream_open(&r)) != 0)
                 return k;
 
-        /* no SA_RESTART, so a read in progress returns */
-        struct sigaction sa = {.sa_handler = on_signal};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGHUP, &sa, NULL);
+        cli_prompt_signals();
         fprintf(stderr, "hull: chat: session %s on %s (Ctrl-D or /exit ends it)\n", r.session_id, r.c.base);
-
-        _cleanup_free_ char *buf = malloc(CLI_CHAT_LINE_MAX + 2);
-        if (!buf) {
+        if (cli_prompt_loop(CMD, on_line, &r) < 0) {
                 cli_error(CMD, "out of memory");
                 return CLI_EXIT_FAILURE;
-        }
-        int status = CLI_EXIT_OK;
-        for (;;) {
-                atomic_store(&interrupted, false);
-                if (isatty(STDERR_FILENO) && isatty(STDIN_FILENO)) {
-                        fputs("> ", stderr);
-                        fflush(stderr);
-                }
-                char *line = atomic_load(&quit) ? NULL : read_line(buf);
-                if (atomic_load(&quit))
-                        break;
-                if (!line) {
-                        if (atomic_load(&interrupted)) {
-                                clearerr(stdin);
-                                fputc('\n', stderr);
-                                continue;
-                        }
-                        break;
-                }
-                line += strspn(line, " \t");
-                if (!line[0])
-                        continue;
-                if (strcmp(line, "/exit") == 0 || strcmp(line, "/quit") == 0)
-                        break;
-                if (strcmp(line, "/id") == 0) {
-                        printf("%s\n", r.session_id);
-                        fflush(stdout);
-                        continue;
-                }
-                k = turn(&r, line);
-                if (k != 0) {
-                        status = k;
-                        pthread_mutex_lock(&r.lock);
-                        bool gone = r.over || r.ended;
-                        pthread_mutex_unlock(&r.lock);
-                        if (gone)
-                                break;
-                }
-                if (atomic_load(&quit))
-                        break;
         }
         end_line(&r);
         fprintf(stderr, "hull: chat: continue this session with `hull chat --server %s --session %s`\n", r.c.base,
                 r.session_id);
-        return status;
+        return r.exit_status;
 }

@@ -2,7 +2,7 @@
  * turn; the answer streams as it comes, tool calls show as one line each with their progress;
  * Ctrl-C interrupts the turn (not the program); Ctrl-D or /exit ends the chat, which is kept
  * under $HULL_HOME/chats/<id>/ (workspace, handles, records, transcript) and continued with
- * `hull chat ID`. On a terminal, lines are read with libedit (editing, history in
+ * `hull chat ID`. Lines are read by cli-prompt.c: with libedit on a terminal (editing, history in
  * $HULL_HOME/chats/history); otherwise (a pipe) plain lines from stdin. With --server, the chat
  * is with an agent of a /v1 API instead (cli-chat-remote.c). */
 #include <dirent.h>
@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "cli-agent.h"
+#include "cli-prompt.h"
 #include "cli.h"
-#include "dlib-edit.h"
 #include "fs-util.h"
 #include "home.h"
 #include "limits.h"
@@ -61,16 +61,6 @@ void cli_chat_help(void) {
 
 #define usage_error(...) cli_usage_error("chat", CLI_EXIT_USAGE, __VA_ARGS__)
 
-static atomic_bool interrupted, quit;
-
-/* SIGINT ends the turn in flight; SIGTERM and SIGHUP (the terminal closed) end the turn and then
- * the chat, which is saved as at /exit. */
-static void on_signal(int sig) {
-        if (sig != SIGINT)
-                atomic_store(&quit, true);
-        atomic_store(&interrupted, true);
-}
-
 static int list_chats(void) {
         char home[SBX_PATH_MAX], dir[SBX_PATH_MAX];
         hull_error e = {0};
@@ -103,61 +93,37 @@ static int list_chats(void) {
         return CLI_EXIT_OK;
 }
 
-/* A line of input: libedit on a terminal, else stdin. NULL at the end. */
-typedef struct reader {
-        bool edit;
-        char history[SBX_PATH_MAX];
-        char *line; /* libedit's */
-        char *buf;  /* a pipe's: CLI_CHAT_LINE_MAX bytes, a newline, a NUL */
-} reader;
-
-static void reader_init(reader *r) {
+/* One line typed: a command of the chat, or a turn. */
+static int on_line(void *userdata, const char *line) {
+        cli_agent *a = userdata;
         hull_error e = {0};
-        char home[SBX_PATH_MAX];
-        r->edit = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && dlib_edit_load(&e);
-        if (r->edit && home_resolve(home, &e) == 0) {
-                if (path_join(r->history, sizeof(r->history), home, "chats/history") < 0)
-                        r->history[0] = '\0';
-                using_history();
-                stifle_history((int) CLI_CHAT_HISTORY_MAX);
-                (void) read_history(r->history);
+        if (strcmp(line, "/id") == 0) {
+                printf("%s\n", cli_agent_id(a));
+                return CLI_PROMPT_GO_ON;
         }
-}
-
-static char *reader_next(reader *r) {
-        if (r->edit) {
-                free(r->line);
-                r->line = readline("> ");
-                if (r->line && strlen(r->line) > CLI_CHAT_LINE_MAX) {
-                        fprintf(stderr, "hull: chat: a message over %u bytes was not sent\n", CLI_CHAT_LINE_MAX);
-                        r->line[0] = '\0';
-                }
-                if (r->line && r->line[0]) {
-                        add_history(r->line);
-                        if (r->history[0])
-                                (void) write_history(r->history);
-                }
-                return r->line;
+        if (strcmp(line, "/handles") == 0) {
+                _cleanup_(json_decrefp) json_t *h = cli_agent_handles(a);
+                size_t i;
+                json_t *x;
+                json_array_foreach(h, i, x) printf("%s  %s  %s\n", json_string_value(json_object_get(x, "id")) ?: "",
+                                                   json_string_value(json_object_get(x, "kind")) ?: "",
+                                                   json_string_value(json_object_get(x, "source")) ?: "");
+                return CLI_PROMPT_GO_ON;
         }
-        if (!r->buf && !(r->buf = malloc(CLI_CHAT_LINE_MAX + 2)))
-                return NULL;
-        for (;;) {
-                if (!fgets(r->buf, CLI_CHAT_LINE_MAX + 2, stdin))
-                        return NULL;
-                size_t n = strlen(r->buf);
-                if (n > 0 && r->buf[n - 1] == '\n') {
-                        r->buf[n - 1] = '\0';
-                        return r->buf;
-                }
-                if (n <= CLI_CHAT_LINE_MAX)
-                        return r->buf; /* the last line, without its newline */
-                int ch;                /* too long: the rest of the line is read and dropped, never held */
-                while ((ch = getchar()) != EOF && ch != '\n')
-                        ;
-                fprintf(stderr, "hull: chat: a message over %u bytes was not sent\n", CLI_CHAT_LINE_MAX);
-                if (ch == EOF)
-                        return NULL;
-        }
+        agent_turn_result res = {0};
+        int r = cli_agent_turn(a, line, &res, &e);
+        if (r < 0)
+                cli_report("chat", &e);
+        else if (res.stop == AGENT_STOP_INTERRUPTED)
+                fprintf(stderr, "hull: interrupted\n");
+        else if (res.stop == AGENT_STOP_ERROR || res.stop == AGENT_STOP_CONTEXT)
+                cli_report("chat", &e);
+        else if (res.stop != AGENT_STOP_END_TURN)
+                cli_error("chat", "the turn ended without an answer: %s", agent_stop_to_string(res.stop));
+        agent_turn_result_done(&res);
+        if (cli_agent_checkpoint(a, &e) < 0) /* the conversation so far, whatever comes next */
+                cli_report("chat", &e);
+        return CLI_PROMPT_GO_ON;
 }
 
 int cli_chat_main(int argc, char **argv) {
@@ -188,14 +154,8 @@ int cli_chat_main(int argc, char **argv) {
                 return usage_error("one conversation id at most, not also '%s'", argv[optind + 1]);
         o.resume_id = optind < argc ? argv[optind] : NULL;
         cli_agent_args_done(&args, &o);
-        o.interrupt = &interrupted;
-
-        /* no SA_RESTART, so a read in progress returns */
-        struct sigaction sa = {.sa_handler = on_signal};
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGHUP, &sa, NULL);
+        o.interrupt = cli_prompt_interrupt();
+        cli_prompt_signals();
 
         hull_error e = {0};
         cli_agent *a = NULL;
@@ -207,63 +167,8 @@ int cli_chat_main(int argc, char **argv) {
         fprintf(stderr, "hull: chat %s%s (Ctrl-D or /exit ends it)\n", cli_agent_id(a),
                 o.resume_id ? " continued" : "");
 
-        reader rd = {0};
-        reader_init(&rd);
         int status = CLI_EXIT_OK;
-        for (;;) {
-                atomic_store(&interrupted, false);
-                if (!rd.edit && isatty(STDERR_FILENO) && isatty(STDIN_FILENO)) {
-                        fputs("> ", stderr);
-                        fflush(stderr);
-                }
-                char *line = atomic_load(&quit) ? NULL : reader_next(&rd);
-                if (atomic_load(&quit))
-                        break;
-                if (!line) {
-                        if (atomic_load(&interrupted)) { /* Ctrl-C at the prompt: a fresh line */
-                                clearerr(stdin);
-                                fputc('\n', stderr);
-                                continue;
-                        }
-                        break;
-                }
-                line += strspn(line, " \t");
-                if (!line[0])
-                        continue;
-                if (strcmp(line, "/exit") == 0 || strcmp(line, "/quit") == 0)
-                        break;
-                if (strcmp(line, "/id") == 0) {
-                        printf("%s\n", cli_agent_id(a));
-                        continue;
-                }
-                if (strcmp(line, "/handles") == 0) {
-                        _cleanup_(json_decrefp) json_t *h = cli_agent_handles(a);
-                        size_t i;
-                        json_t *x;
-                        json_array_foreach(h, i, x)
-                                printf("%s  %s  %s\n", json_string_value(json_object_get(x, "id")) ?: "",
-                                       json_string_value(json_object_get(x, "kind")) ?: "",
-                                       json_string_value(json_object_get(x, "source")) ?: "");
-                        continue;
-                }
-                agent_turn_result res = {0};
-                r = cli_agent_turn(a, line, &res, &e);
-                if (r < 0)
-                        cli_report("chat", &e);
-                else if (res.stop == AGENT_STOP_INTERRUPTED)
-                        fprintf(stderr, "hull: interrupted\n");
-                else if (res.stop == AGENT_STOP_ERROR || res.stop == AGENT_STOP_CONTEXT)
-                        cli_report("chat", &e);
-                else if (res.stop != AGENT_STOP_END_TURN)
-                        cli_error("chat", "the turn ended without an answer: %s", agent_stop_to_string(res.stop));
-                agent_turn_result_done(&res);
-                if (cli_agent_checkpoint(a, &e) < 0) /* the conversation so far, whatever comes next */
-                        cli_report("chat", &e);
-                if (atomic_load(&quit))
-                        break;
-        }
-        free(rd.line);
-        free(rd.buf);
+        (void) cli_prompt_loop("chat", on_line, a); /* out of memory ends the chat as the input's end does */
         fprintf(stderr, "hull: chat %s kept: continue it with `hull chat %s`\n", cli_agent_id(a), cli_agent_id(a));
         r = cli_agent_close(a, true, &e);
         if (r < 0) {

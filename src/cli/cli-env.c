@@ -356,14 +356,146 @@ static int env_gc(store *db, const char *home) {
         return CLI_EXIT_OK;
 }
 
-int cli_env_main(int argc, char **argv) {
-        static const char *const subs[] = {"create", "list", "show", "build", "check", "rm", "gc"};
-        const char *home_dir = NULL, *file = NULL, *spec_text = NULL;
+/* build without a NAME: the layer of the spec in file (or spec_text), what hull serve runs for a
+ * /v1 environment. Returns an exit status. */
+static int env_build_spec(const char *home, const char *file, const char *spec_text, bool check) {
         _cleanup_(env_spec_done) env_spec spec = {0};
-        bool json = false, check = true, have_net = false, flags = false;
-        int64_t version = 0;
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        env_build_info info = {0};
+        hull_error e = {0};
+        if (file ? read_file(file, &text, &len, &e) < 0 : (len = strlen(spec_text), false)) {
+                env_report(&e);
+                return CLI_EXIT_FAILURE;
+        }
+        if (env_spec_parse(file ? text : spec_text, len, &spec, &e) < 0 ||
+            env_layer_build(home, &spec, &info, &e) < 0) {
+                env_report(&e);
+                if (e.err != -EINVAL && info.log[0])
+                        fprintf(stderr, "%s\n", info.log);
+                return CLI_EXIT_FAILURE;
+        }
+        printf("layer %s\n", info.built ? "built" : "already built");
+        fflush(stdout);
+        return check && env_spec_has_packages(&spec) ? env_check_run(home, "the spec", &spec) : CLI_EXIT_OK;
+}
+
+static int env_check(const char *home, const char *name) {
+        _cleanup_(env_spec_done) env_spec s = {0};
+        char layer[SBX_PATH_MAX];
+        hull_error e = {0};
+        if (cli_env_layer(home, name, false, layer, &s, NULL, NULL, &e) < 0) {
+                env_report(&e);
+                return CLI_EXIT_FAILURE;
+        }
+        return env_check_run(home, name, &s);
+}
+
+static int env_rm(store *db, const char *home, const char *name) {
+        hull_error e = {0};
+        int r = store_env_delete(db, name, &e);
+        if (r == -ENOENT) {
+                cli_error("env", "no environment %s ('hull env list' shows them)", name);
+                return CLI_EXIT_FAILURE;
+        }
+        if (r < 0) {
+                env_report(&e);
+                return CLI_EXIT_FAILURE;
+        }
+        fprintf(stderr, "hull: env: %s deleted\n", name);
+        return env_gc(db, home);
+}
+
+/* What hull env's command line says. */
+typedef struct env_args {
+        const char *home_dir, *file, *spec_text;
+        env_spec spec; /* create's packages and networking */
+        bool json, check, have_net, flags;
+        int64_t version;
+} env_args;
+
+static void env_args_done(env_args *a) {
+        env_spec_done(&a->spec);
+}
+
+/* Parse the options after the subcommand. Returns 0 (with *ret_done after --help) or a usage
+ * error's status. */
+static int parse_env_options(int argc, char **argv, env_args *a, bool *ret_done) {
         hull_error e = {0};
         int c, r;
+
+        optind = 1;
+        opterr = 0;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                r = 0;
+                switch (c) {
+                case 'h':
+                        cli_env_help();
+                        *ret_done = true;
+                        return CLI_EXIT_OK;
+                case OPT_APT:
+                case OPT_NPM:
+                case OPT_PIP:
+                        r = env_spec_add_pkg(&a->spec,
+                                             c == OPT_APT   ? ENV_PM_APT
+                                             : c == OPT_NPM ? ENV_PM_NPM
+                                                            : ENV_PM_PIP,
+                                             optarg, &e);
+                        a->flags = true;
+                        break;
+                case OPT_NET:
+                        if (env_net_from_string(optarg, &a->spec.net) < 0)
+                                return usage_error("--net wants none, limited or unrestricted, got '%s'", optarg);
+                        a->have_net = a->flags = true;
+                        break;
+                case OPT_ALLOW_HOST:
+                        r = env_spec_add_host(&a->spec, optarg, &e);
+                        a->flags = true;
+                        break;
+                case OPT_ALLOW_PM:
+                        a->spec.allow_package_managers = a->flags = true;
+                        break;
+                case OPT_ALLOW_MCP:
+                        a->spec.allow_mcp_servers = a->flags = true;
+                        break;
+                case OPT_FILE:
+                        a->file = optarg;
+                        break;
+                case OPT_SPEC:
+                        a->spec_text = optarg;
+                        break;
+                case OPT_HOME:
+                        a->home_dir = optarg;
+                        break;
+                case OPT_JSON:
+                        a->json = true;
+                        break;
+                case OPT_VERSION: {
+                        uint64_t v;
+                        if (parse_uint64(optarg, 1, INT64_MAX, &v) < 0)
+                                return usage_error("--version wants a number from 1, got '%s'", optarg);
+                        a->version = (int64_t) v;
+                        break;
+                }
+                case OPT_NO_CHECK:
+                        a->check = false;
+                        break;
+                case '?':
+                default:
+                        return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
+                }
+                if (r < 0)
+                        return usage_error("%s", e.msg + (strncmp(e.msg, "env: ", 5) == 0 ? 5 : 0));
+        }
+        return 0;
+}
+
+int cli_env_main(int argc, char **argv) {
+        static const char *const subs[] = {"create", "list", "show", "build", "check", "rm", "gc"};
+        _cleanup_(env_args_done) env_args a = {.check = true};
+        hull_error e = {0};
+        bool done = false;
+        int r;
 
         if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
                 if (argc < 2)
@@ -379,71 +511,12 @@ int cli_env_main(int argc, char **argv) {
                 return usage_error("unknown subcommand '%s' (create, list, show, build, check, rm or gc)", sub);
         argc--;
         argv++;
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-                r = 0;
-                switch (c) {
-                case 'h':
-                        cli_env_help();
-                        return CLI_EXIT_OK;
-                case OPT_APT:
-                case OPT_NPM:
-                case OPT_PIP:
-                        r = env_spec_add_pkg(&spec,
-                                             c == OPT_APT   ? ENV_PM_APT
-                                             : c == OPT_NPM ? ENV_PM_NPM
-                                                            : ENV_PM_PIP,
-                                             optarg, &e);
-                        flags = true;
-                        break;
-                case OPT_NET:
-                        if (env_net_from_string(optarg, &spec.net) < 0)
-                                return usage_error("--net wants none, limited or unrestricted, got '%s'", optarg);
-                        have_net = flags = true;
-                        break;
-                case OPT_ALLOW_HOST:
-                        r = env_spec_add_host(&spec, optarg, &e);
-                        flags = true;
-                        break;
-                case OPT_ALLOW_PM:
-                        spec.allow_package_managers = flags = true;
-                        break;
-                case OPT_ALLOW_MCP:
-                        spec.allow_mcp_servers = flags = true;
-                        break;
-                case OPT_FILE:
-                        file = optarg;
-                        break;
-                case OPT_SPEC:
-                        spec_text = optarg;
-                        break;
-                case OPT_HOME:
-                        home_dir = optarg;
-                        break;
-                case OPT_JSON:
-                        json = true;
-                        break;
-                case OPT_VERSION: {
-                        uint64_t v;
-                        if (parse_uint64(optarg, 1, INT64_MAX, &v) < 0)
-                                return usage_error("--version wants a number from 1, got '%s'", optarg);
-                        version = (int64_t) v;
-                        break;
-                }
-                case OPT_NO_CHECK:
-                        check = false;
-                        break;
-                case '?':
-                default:
-                        return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
-                }
-                if (r < 0)
-                        return usage_error("%s", e.msg + (strncmp(e.msg, "env: ", 5) == 0 ? 5 : 0));
-        }
+        r = parse_env_options(argc, argv, &a, &done);
+        if (r || done)
+                return r;
         bool wants_name = strcmp(sub, "list") != 0 && strcmp(sub, "gc") != 0 &&
-                          !(strcmp(sub, "build") == 0 && (file || spec_text));
-        if (spec_text && (strcmp(sub, "build") != 0 || file))
+                          !(strcmp(sub, "build") == 0 && (a.file || a.spec_text));
+        if (a.spec_text && (strcmp(sub, "build") != 0 || a.file))
                 return usage_error("--spec goes with build, without --file%s", "");
         if (wants_name && optind + 1 != argc)
                 return usage_error("%s wants one environment NAME", sub);
@@ -455,85 +528,51 @@ int cli_env_main(int argc, char **argv) {
                         "'%s' is not an environment name (1 to %u of a-z, 0-9, '.', '_', '-', starting with a "
                         "letter or digit)",
                         name, ENV_NAME_MAX - 1);
-        if (strcmp(sub, "create") != 0 && (flags || (file && strcmp(sub, "build") != 0)))
+        if (strcmp(sub, "create") != 0 && (a.flags || (a.file && strcmp(sub, "build") != 0)))
                 return usage_error("package and networking options go with create%s", "");
-        if (file && flags)
+        if (a.file && a.flags)
                 return usage_error("--file holds the whole spec: give it without --apt, --npm, --pip or --net%s", "");
-        if (strcmp(sub, "create") == 0 && !file && !have_net && spec.net == ENV_NET_NONE &&
-            (spec.n_allowed_hosts || spec.allow_package_managers || spec.allow_mcp_servers))
-                spec.net = ENV_NET_LIMITED; /* --allow-host alone means limited */
-        if (strcmp(sub, "create") == 0 && !file && env_spec_check(&spec, &e) < 0)
+        if (strcmp(sub, "create") == 0 && !a.file && !a.have_net && a.spec.net == ENV_NET_NONE &&
+            (a.spec.n_allowed_hosts || a.spec.allow_package_managers || a.spec.allow_mcp_servers))
+                a.spec.net = ENV_NET_LIMITED; /* --allow-host alone means limited */
+        if (strcmp(sub, "create") == 0 && !a.file && env_spec_check(&a.spec, &e) < 0)
                 return usage_error("%s", e.msg + (strncmp(e.msg, "env: ", 5) == 0 ? 5 : 0));
 
         char home[SBX_PATH_MAX];
         _cleanup_store_ store *db = NULL;
-        if (cli_home(home_dir, home, &e) < 0 || cli_store_open(home, &db, &e) < 0) {
+        if (cli_home(a.home_dir, home, &e) < 0 || cli_store_open(home, &db, &e) < 0) {
                 env_report(&e);
                 return CLI_EXIT_FAILURE;
         }
         if (strcmp(sub, "create") == 0) {
-                if (file) {
+                if (a.file) {
                         _cleanup_free_ char *text = NULL;
                         size_t len = 0;
-                        env_spec_done(&spec);
-                        if (read_file(file, &text, &len, &e) < 0 || env_spec_parse(text, len, &spec, &e) < 0) {
+                        env_spec_done(&a.spec);
+                        if (read_file(a.file, &text, &len, &e) < 0 || env_spec_parse(text, len, &a.spec, &e) < 0) {
                                 env_report(&e);
                                 return CLI_EXIT_FAILURE;
                         }
                 }
-                return env_create(db, home, name, &spec);
+                return env_create(db, home, name, &a.spec);
         }
         if (strcmp(sub, "list") == 0)
-                return env_list(db, home, json);
+                return env_list(db, home, a.json);
         if (strcmp(sub, "show") == 0)
-                return env_show(db, home, name, version);
+                return env_show(db, home, name, a.version);
         if (strcmp(sub, "build") == 0 && !name) {
-                /* A spec's layer without a name: what hull serve runs for a /v1 environment. */
-                _cleanup_free_ char *text = NULL;
-                size_t len = 0;
-                env_build_info info = {0};
                 store_close(TAKE_PTR(db));
-                if (file ? read_file(file, &text, &len, &e) < 0 : (len = strlen(spec_text), false)) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                if (env_spec_parse(file ? text : spec_text, len, &spec, &e) < 0 ||
-                    env_layer_build(home, &spec, &info, &e) < 0) {
-                        env_report(&e);
-                        if (e.err != -EINVAL && info.log[0])
-                                fprintf(stderr, "%s\n", info.log);
-                        return CLI_EXIT_FAILURE;
-                }
-                printf("layer %s\n", info.built ? "built" : "already built");
-                fflush(stdout);
-                return check && env_spec_has_packages(&spec) ? env_check_run(home, "the spec", &spec) : CLI_EXIT_OK;
+                return env_build_spec(home, a.file, a.spec_text, a.check);
         }
         if (strcmp(sub, "build") == 0) {
                 store_close(TAKE_PTR(db));
-                return env_build(home, name, check);
+                return env_build(home, name, a.check);
         }
         if (strcmp(sub, "check") == 0) {
-                _cleanup_(env_spec_done) env_spec s = {0};
-                char layer[SBX_PATH_MAX];
                 store_close(TAKE_PTR(db));
-                if (cli_env_layer(home, name, false, layer, &s, NULL, NULL, &e) < 0) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                return env_check_run(home, name, &s);
+                return env_check(home, name);
         }
-        if (strcmp(sub, "rm") == 0) {
-                r = store_env_delete(db, name, &e);
-                if (r == -ENOENT) {
-                        cli_error("env", "no environment %s ('hull env list' shows them)", name);
-                        return CLI_EXIT_FAILURE;
-                }
-                if (r < 0) {
-                        env_report(&e);
-                        return CLI_EXIT_FAILURE;
-                }
-                fprintf(stderr, "hull: env: %s deleted\n", name);
-                return env_gc(db, home);
-        }
+        if (strcmp(sub, "rm") == 0)
+                return env_rm(db, home, name);
         return env_gc(db, home);
 }

@@ -2,7 +2,6 @@
  * as the command's own output and exit status, or as one JSON object with --json. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "base64.h"
+#include "cli-options.h"
 #include "cli.h"
 #include "dlib.h"
 #include "limits.h"
@@ -24,108 +24,6 @@
 #include "parse-util.h"
 #include "sbx.h"
 #include "utf8.h"
-
-enum {
-        OPT_TIER = 0x100,
-        OPT_TIMEOUT,
-        OPT_MEMORY,
-        OPT_PIDS,
-        OPT_CPUS,
-        OPT_TMP_SIZE,
-        OPT_WORKDIR,
-        OPT_ROOTFS,
-        OPT_ENV,
-        OPT_STDIN,
-        OPT_JSON,
-        OPT_OUTPUT_LIMIT,
-        OPT_NO_CGROUP,
-        OPT_REQUIRE_ISOLATION,
-        OPT_NO_WARN,
-        OPT_ENVIRONMENT,
-        OPT_NET,
-        OPT_ALLOW_HOST,
-        OPT_ALLOW_PKG,
-        OPT_NET_LOOPBACK,
-        OPT_NET_HOSTS,
-        OPT_NET_LOG,
-        OPT_NET_CIDR,
-        OPT_STDIO,
-        OPT_PASS_ENV,
-};
-
-static const struct option options[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"tier", required_argument, NULL, OPT_TIER},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"memory", required_argument, NULL, OPT_MEMORY},
-        {"pids", required_argument, NULL, OPT_PIDS},
-        {"cpus", required_argument, NULL, OPT_CPUS},
-        {"tmp-size", required_argument, NULL, OPT_TMP_SIZE},
-        {"workdir", required_argument, NULL, OPT_WORKDIR},
-        {"rootfs", required_argument, NULL, OPT_ROOTFS},
-        {"env", required_argument, NULL, OPT_ENV},
-        {"stdin", required_argument, NULL, OPT_STDIN},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT},
-        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
-        {"require-isolation", no_argument, NULL, OPT_REQUIRE_ISOLATION},
-        {"no-isolation-warning", no_argument, NULL, OPT_NO_WARN},
-        {"environment", required_argument, NULL, OPT_ENVIRONMENT},
-        {"net", required_argument, NULL, OPT_NET},
-        {"allow-host", required_argument, NULL, OPT_ALLOW_HOST},
-        {"allow-package-managers", no_argument, NULL, OPT_ALLOW_PKG},
-        {"net-allow-loopback", no_argument, NULL, OPT_NET_LOOPBACK},
-        {"net-hosts", required_argument, NULL, OPT_NET_HOSTS},
-        {"net-log", required_argument, NULL, OPT_NET_LOG},
-        {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
-        {"stdio", no_argument, NULL, OPT_STDIO},
-        {"pass-env", required_argument, NULL, OPT_PASS_ENV},
-        {},
-};
-
-void cli_exec_help(void) {
-        printf("Usage: hull exec [OPTIONS] -- CMD [ARG...]\n\n"
-               "Run CMD in a fresh sandbox and exit with its status.\n\n"
-               "Options:\n"
-               "  --tier container|process  isolation tier (default container; process is NOT isolation)\n"
-               "  --timeout SECONDS         wall-clock limit, decimals allowed (default 30)\n"
-               "  --memory SIZE             memory limit incl. tmpfs, e.g. 512M (default 512M)\n"
-               "  --pids N                  process limit (default 256)\n"
-               "  --cpus F                  CPU quota in CPUs, e.g. 0.5 (default none)\n"
-               "  --tmp-size SIZE           size of /tmp and /dev/shm (default 64M)\n"
-               "  --workdir DIR             host directory mounted at /workspace (kept); default a\n"
-               "                            fresh temporary directory, removed afterwards\n"
-               "  --rootfs DIR              prepared root filesystem instead of the host's /usr\n"
-               "  --env K=V                 set a variable (repeatable); the environment is scrubbed\n"
-               "  --env NAME, --environment NAME\n"
-               "                            run in environment NAME (hull env): its layer's packages at\n"
-               "                            /env and on PATH, built first when missing\n"
-               "  --pass-env NAME           set NAME to its value in hull's own environment (repeatable;\n"
-               "                            keeps a secret off the command line)\n"
-               "  --stdin FILE              feed FILE on stdin (default: empty)\n"
-               "  --stdio                   hand our stdin, stdout and stderr (pipes, sockets, a terminal\n"
-               "                            or /dev/null) to the command, live: nothing is captured, no\n"
-               "                            --timeout unless given (a stdio server, e.g. MCP's)\n"
-               "  --output-limit SIZE       bytes kept per stream, first and last half (default 1M)\n"
-               "  --json                    print one JSON object with the whole result\n"
-               "  --no-cgroup               run without cgroup limits (memory, pids, cpus)\n"
-               "  --require-isolation       refuse any tier that is not isolation\n"
-               "  --no-isolation-warning    silence the process tier's warning\n"
-               "  --net none|limited|unrestricted  network (default none: loopback only); limited: only\n"
-               "                            through hull's proxy (HTTP_PROXY is set) to allowed hosts;\n"
-               "                            unrestricted: through pasta (passt), but not the host's\n"
-               "                            loopback nor 169.254.0.0/16 (metadata)\n"
-               "  --allow-host PATTERN      limited: a host the sandbox may reach: NAME, *.SUFFIX or\n"
-               "                            an address (repeatable)\n"
-               "  --allow-package-managers  limited: also the apt, npm and PyPI registries this host uses\n"
-               "  --net-log FILE            limited: append a line per connection to FILE (default stderr)\n"
-               "  --net-allow-cidr CIDR     limited: let the egress guard pass these internal addresses\n"
-               "                            (your own mirror or gateway; metadata stays refused)\n"
-               "  --net-allow-loopback      TESTING ONLY: let the proxy reach 127.0.0.0/8 and ::1\n"
-               "  --net-hosts FILE          TESTING ONLY: 'ADDRESS NAME...' lines the proxy reads before DNS\n\n"
-               "Exit status: the command's; 124 on timeout; 125 when hull or the sandbox failed\n"
-               "(the reason is printed); 128+N when the command was killed by signal N.\n");
-}
 
 #define usage_error(...) cli_usage_error("exec", SBX_EXIT_SETUP, __VA_ARGS__)
 
@@ -248,278 +146,419 @@ static void print_plain(const sbx_result *r, uint64_t timeout_ms, uint64_t outpu
                           strsignal(r->term_signal));
 }
 
-int cli_exec_main(int argc, char **argv) {
-        sbx_spec spec = {
-                .tier = SBX_TIER_CONTAINER,
-                .timeout_ms = SBX_DEFAULT_TIMEOUT_MS,
-                .memory_bytes = SBX_DEFAULT_MEMORY_BYTES,
-                .pids = SBX_DEFAULT_PIDS,
-                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
-                .output_bytes = SBX_DEFAULT_OUTPUT_BYTES,
-                .use_cgroups = true,
-                .cancel_fd = -1,
-        };
-        _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
-        size_t n_env = 0;
-        _cleanup_free_ char **allow = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
-        _cleanup_free_ char **cidrs = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
-        size_t n_allow = 0, n_cidrs = 0;
-        sbx_net_policy net = {.allowed_hosts = allow, .allow_cidrs = cidrs, .log_fd = STDERR_FILENO};
-        const char *net_log = NULL, *net_option = NULL;
-        _cleanup_close_ int log_fd = -1;
-        bool json = false, require_isolation = false, no_warn = false;
-        const char *environment = NULL;
-        _cleanup_(env_spec_done) env_spec es = {0}; /* its spec: allow[] borrows its hosts */
-        char layer[SBX_PATH_MAX] = "";
-        const char *explicit_limits = NULL, *explicit_container = NULL; /* options the process tier lacks */
-        bool stdio = false, timeout_given = false;
-        const char *capture_option = NULL; /* an option --stdio has no use for */
-        int c, r;
+/* What the command line says; run_exec() turns it into the sandbox's spec. */
+typedef struct exec_cmd {
+        sbx_spec spec;
+        char **env; /* SBX_ENV_MAX + 1 entries */
+        size_t n_env;
+        char **allow, **cidrs; /* SBX_NET_ALLOW_MAX + 1 entries each */
+        size_t n_allow, n_cidrs;
+        sbx_net_policy net;
+        const char *net_log, *net_option;
+        bool json, require_isolation, no_warn, stdio, timeout_given;
+        const char *environment;
+        const char *explicit_limits, *explicit_container; /* options the process tier lacks */
+        const char *capture_option;                       /* an option --stdio has no use for */
+} exec_cmd;
 
-        if (!env || !allow || !cidrs) {
-                cli_error("exec", "out of memory");
+/* ---- the options: one setter each ---- */
+
+static int set_tier(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (sbx_tier_from_string(arg, &x->spec.tier) < 0)
+                return usage_error("--tier must be 'container' or 'process', not '%s'", arg);
+        return 0;
+}
+
+static int set_timeout(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (parse_duration_ms(arg, 1, SBX_TIMEOUT_MS_MAX, &x->spec.timeout_ms) < 0)
+                return usage_error("--timeout wants seconds between 0.001 and 86400, got '%s'", arg);
+        x->timeout_given = true;
+        return 0;
+}
+
+static int set_memory(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (parse_size(arg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &x->spec.memory_bytes) < 0)
+                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'", arg);
+        return 0;
+}
+
+static int set_pids(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (parse_uint64(arg, 1, SBX_PIDS_MAX, &x->spec.pids) < 0)
+                return usage_error("--pids wants a whole number between 1 and 65536, got '%s'", arg);
+        x->explicit_limits = "--pids";
+        return 0;
+}
+
+static int set_cpus(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (parse_cpus(arg, SBX_CPUS_MAX, &x->spec.millicpus) < 0 || x->spec.millicpus < SBX_MILLICPUS_MIN)
+                return usage_error("--cpus wants a number of CPUs from 0.01 up, such as 0.5 or 2, got '%s'", arg);
+        x->explicit_limits = "--cpus";
+        return 0;
+}
+
+static int set_tmp_size(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (parse_size(arg, 4096, SBX_TMP_BYTES_MAX, &x->spec.tmp_bytes) < 0)
+                return usage_error("--tmp-size wants a size such as 64M, got '%s'", arg);
+        x->explicit_container = "--tmp-size";
+        return 0;
+}
+
+static int set_output_limit(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (parse_size(arg, SBX_OUTPUT_BYTES_MIN, SBX_OUTPUT_BYTES_MAX, &x->spec.output_bytes) < 0)
+                return usage_error("--output-limit wants a size between 64 and 256M, got '%s'", arg);
+        x->capture_option = "--output-limit";
+        return 0;
+}
+
+static int set_workdir(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        struct stat st;
+        if (stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+                return usage_error("--workdir '%s' is not an existing directory", arg);
+        x->spec.workdir = arg;
+        return 0;
+}
+
+static int set_rootfs(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        struct stat st;
+        if (arg[0] != '/' || stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+                return usage_error("--rootfs '%s' is not an existing directory given by absolute path", arg);
+        x->spec.rootfs = arg;
+        x->explicit_container = "--rootfs";
+        return 0;
+}
+
+static int set_env(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (!strchr(arg, '=') && env_name_is_valid(arg)) {
+                x->environment = arg; /* --env NAME: an environment (hull env) */
+                return 0;
+        }
+        if (parse_env_assignment(arg, SBX_ENV_ENTRY_MAX) < 0)
+                return usage_error("--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'", arg);
+        if (x->n_env >= SBX_ENV_MAX)
+                return usage_error("too many --env options (at most 128)%s", "");
+        x->env[x->n_env++] = (char *) arg;
+        return 0;
+}
+
+static int set_environment(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (!env_name_is_valid(arg))
+                return usage_error("--environment wants an environment's name, got '%s'", arg);
+        x->environment = arg;
+        return 0;
+}
+
+static int set_stdin(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        struct stat st;
+        if (stat(arg, &st) < 0 || !S_ISREG(st.st_mode))
+                return usage_error("--stdin '%s' is not a regular file", arg);
+        x->spec.stdin_path = arg;
+        x->capture_option = "--stdin";
+        return 0;
+}
+
+static int set_json(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->json = true;
+        x->capture_option = "--json";
+        return 0;
+}
+
+static int set_stdio(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->stdio = true;
+        return 0;
+}
+
+static int set_pass_env(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (!env_name_ok(arg))
+                return usage_error("--pass-env wants a variable's name (letters, digits and '_'), got '%s'", arg);
+        char *entry = environ_entry(arg);
+        if (!entry)
+                return 0; /* not set here: not set in the sandbox either */
+        if (parse_env_assignment(entry, SBX_ENV_ENTRY_MAX) < 0)
+                return usage_error("--pass-env %s: the value is longer than 8192 bytes", arg);
+        if (x->n_env >= SBX_ENV_MAX)
+                return usage_error("too many --env options (at most 128)%s", "");
+        x->env[x->n_env++] = entry;
+        return 0;
+}
+
+static int set_no_cgroup(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->spec.use_cgroups = false;
+        return 0;
+}
+
+static int set_require_isolation(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->require_isolation = true;
+        return 0;
+}
+
+static int set_no_warn(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->no_warn = true;
+        return 0;
+}
+
+static int set_net(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (sbx_net_mode_from_string(arg, &x->spec.net) < 0)
+                return usage_error("--net must be 'none', 'limited' or 'unrestricted', not '%s'", arg);
+        return 0;
+}
+
+static int set_allow_host(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (!sbx_net_pattern_valid(arg))
+                return usage_error("--allow-host wants a host name, *.suffix or an address, not '%s'", arg);
+        if (x->n_allow >= SBX_NET_ALLOW_MAX)
+                return usage_error("too many --allow-host options (at most %u)", SBX_NET_ALLOW_MAX);
+        x->allow[x->n_allow++] = (char *) arg;
+        x->net_option = "--allow-host";
+        return 0;
+}
+
+static int set_allow_pkg(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->net.allow_package_managers = true;
+        x->net_option = "--allow-package-managers";
+        return 0;
+}
+
+static int set_net_loopback(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        (void) arg;
+        x->net.allow_loopback = true;
+        x->net_option = "--net-allow-loopback";
+        return 0;
+}
+
+static int set_net_hosts(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        x->net.hosts_file = arg;
+        x->net_option = "--net-hosts";
+        return 0;
+}
+
+static int set_net_cidr(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        if (x->n_cidrs >= SBX_NET_ALLOW_MAX - 2)
+                return usage_error("too many --net-allow-cidr options (at most %u)", SBX_NET_ALLOW_MAX - 2);
+        x->cidrs[x->n_cidrs++] = (char *) arg;
+        x->net_option = "--net-allow-cidr";
+        return 0;
+}
+
+static int set_net_log(void *ctx, const char *arg) {
+        exec_cmd *x = ctx;
+        x->net_log = arg;
+        x->net_option = "--net-log";
+        return 0;
+}
+
+static const cli_option exec_options[] = {
+        {"tier", "container|process", set_tier, "isolation tier (default container; process is NOT isolation)", {0}},
+        {"timeout", "SECONDS", set_timeout, "wall-clock limit, decimals allowed (default 30)", {0}},
+        {"memory", "SIZE", set_memory, "memory limit incl. tmpfs, e.g. 512M (default 512M)", {0}},
+        {"pids", "N", set_pids, "process limit (default 256)", {0}},
+        {"cpus", "F", set_cpus, "CPU quota in CPUs, e.g. 0.5 (default none)", {0}},
+        {"tmp-size", "SIZE", set_tmp_size, "size of /tmp and /dev/shm (default 64M)", {0}},
+        {"workdir",
+         "DIR",
+         set_workdir,
+         "host directory mounted at /workspace (kept); default a\n"
+         "fresh temporary directory, removed afterwards",
+         {0}},
+        {"rootfs", "DIR", set_rootfs, "prepared root filesystem instead of the host's /usr", {0}},
+        {"env", "K=V", set_env, "set a variable (repeatable); the environment is scrubbed", {0}},
+        {NULL,
+         NULL,
+         NULL,
+         "  --env NAME, --environment NAME\n"
+         "                            run in environment NAME (hull env): its layer's packages at\n"
+         "                            /env and on PATH, built first when missing\n",
+         {0}},
+        {"environment", "NAME", set_environment, NULL, {0}}, /* in the row above */
+        {"pass-env",
+         "NAME",
+         set_pass_env,
+         "set NAME to its value in hull's own environment (repeatable;\n"
+         "keeps a secret off the command line)",
+         {0}},
+        {"stdin", "FILE", set_stdin, "feed FILE on stdin (default: empty)", {0}},
+        {"stdio",
+         NULL,
+         set_stdio,
+         "hand our stdin, stdout and stderr (pipes, sockets, a terminal\n"
+         "or /dev/null) to the command, live: nothing is captured, no\n"
+         "--timeout unless given (a stdio server, e.g. MCP's)",
+         {0}},
+        {"output-limit", "SIZE", set_output_limit, "bytes kept per stream, first and last half (default 1M)", {0}},
+        {"json", NULL, set_json, "print one JSON object with the whole result", {0}},
+        {"no-cgroup", NULL, set_no_cgroup, "run without cgroup limits (memory, pids, cpus)", {0}},
+        {"require-isolation", NULL, set_require_isolation, "refuse any tier that is not isolation", {0}},
+        {"no-isolation-warning", NULL, set_no_warn, "silence the process tier's warning", {0}},
+        {"net",
+         "none|limited|unrestricted",
+         set_net,
+         "network (default none: loopback only); limited: only\n"
+         "through hull's proxy (HTTP_PROXY is set) to allowed hosts;\n"
+         "unrestricted: through pasta (passt), but not the host's\n"
+         "loopback nor 169.254.0.0/16 (metadata)",
+         {0}},
+        {"allow-host",
+         "PATTERN",
+         set_allow_host,
+         "limited: a host the sandbox may reach: NAME, *.SUFFIX or\n"
+         "an address (repeatable)",
+         {0}},
+        {"allow-package-managers",
+         NULL,
+         set_allow_pkg,
+         "limited: also the apt, npm and PyPI registries this host uses",
+         {0}},
+        {"net-log", "FILE", set_net_log, "limited: append a line per connection to FILE (default stderr)", {0}},
+        {"net-allow-cidr",
+         "CIDR",
+         set_net_cidr,
+         "limited: let the egress guard pass these internal addresses\n"
+         "(your own mirror or gateway; metadata stays refused)",
+         {0}},
+        {"net-allow-loopback", NULL, set_net_loopback, "TESTING ONLY: let the proxy reach 127.0.0.0/8 and ::1", {0}},
+        {"net-hosts", "FILE", set_net_hosts, "TESTING ONLY: 'ADDRESS NAME...' lines the proxy reads before DNS", {0}},
+};
+
+static const cli_options exec_cli = {
+        .cmd = "exec",
+        .usage_status = SBX_EXIT_SETUP,
+        .help = cli_exec_help,
+        .table = exec_options,
+        .n = ELEMENTSOF(exec_options),
+        .width = 25,
+};
+
+void cli_exec_help(void) {
+        printf("Usage: hull exec [OPTIONS] -- CMD [ARG...]\n\n"
+               "Run CMD in a fresh sandbox and exit with its status.\n\n"
+               "Options:\n");
+        cli_options_help(&exec_cli);
+        printf("\nExit status: the command's; 124 on timeout; 125 when hull or the sandbox failed\n"
+               "(the reason is printed); 128+N when the command was killed by signal N.\n");
+}
+
+/* ---- the run ---- */
+
+/* The environment (hull env) x names: its layer at /env, built first when missing; its variables
+ * before --env's; its network policy, with what --allow-host added. Returns 0 or an exit status. */
+static int apply_environment(exec_cmd *x, char layer[static SBX_PATH_MAX], env_spec *es) {
+        hull_error ee = {0};
+        char home[SBX_PATH_MAX];
+        if (x->spec.tier == SBX_TIER_PROCESS)
+                return usage_error("--env %s needs the container tier (--tier container)", x->environment);
+        if (cli_home(NULL, home, &ee) < 0 ||
+            cli_env_layer(home, x->environment, true, layer, es, NULL, NULL, &ee) < 0) {
+                cli_report("exec", &ee);
                 return SBX_EXIT_SETUP;
         }
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-                switch (c) {
-                case 'h':
-                        cli_exec_help();
-                        return 0;
-                case OPT_TIER:
-                        if (sbx_tier_from_string(optarg, &spec.tier) < 0)
-                                return usage_error("--tier must be 'container' or 'process', not '%s'", optarg);
-                        break;
-                case OPT_TIMEOUT:
-                        if (parse_duration_ms(optarg, 1, SBX_TIMEOUT_MS_MAX, &spec.timeout_ms) < 0)
-                                return usage_error("--timeout wants seconds between 0.001 and 86400, got '%s'", optarg);
-                        timeout_given = true;
-                        break;
-                case OPT_MEMORY:
-                        if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &spec.memory_bytes) < 0)
-                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'",
-                                                   optarg);
-                        break;
-                case OPT_PIDS:
-                        if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &spec.pids) < 0)
-                                return usage_error("--pids wants a whole number between 1 and 65536, got '%s'", optarg);
-                        explicit_limits = "--pids";
-                        break;
-                case OPT_CPUS:
-                        if (parse_cpus(optarg, SBX_CPUS_MAX, &spec.millicpus) < 0 || spec.millicpus < SBX_MILLICPUS_MIN)
-                                return usage_error(
-                                        "--cpus wants a number of CPUs from 0.01 up, such as 0.5 or 2, got '%s'",
-                                        optarg);
-                        explicit_limits = "--cpus";
-                        break;
-                case OPT_TMP_SIZE:
-                        if (parse_size(optarg, 4096, SBX_TMP_BYTES_MAX, &spec.tmp_bytes) < 0)
-                                return usage_error("--tmp-size wants a size such as 64M, got '%s'", optarg);
-                        explicit_container = "--tmp-size";
-                        break;
-                case OPT_OUTPUT_LIMIT:
-                        if (parse_size(optarg, SBX_OUTPUT_BYTES_MIN, SBX_OUTPUT_BYTES_MAX, &spec.output_bytes) < 0)
-                                return usage_error("--output-limit wants a size between 64 and 256M, got '%s'", optarg);
-                        capture_option = "--output-limit";
-                        break;
-                case OPT_WORKDIR: {
-                        struct stat st;
-                        if (stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
-                                return usage_error("--workdir '%s' is not an existing directory", optarg);
-                        spec.workdir = optarg;
-                        break;
+        if (es->net == ENV_NET_UNRESTRICTED)
+                x->spec.net = SBX_NET_UNRESTRICTED;
+        if (es->net == ENV_NET_LIMITED) {
+                for (size_t i = 0; i < es->n_allowed_hosts; i++) {
+                        if (x->n_allow >= SBX_NET_ALLOW_MAX)
+                                return usage_error("too many allowed hosts with environment %s", x->environment);
+                        x->allow[x->n_allow++] = es->allowed_hosts[i];
                 }
-                case OPT_ROOTFS: {
-                        struct stat st;
-                        if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
-                                return usage_error("--rootfs '%s' is not an existing directory given by absolute path",
-                                                   optarg);
-                        spec.rootfs = optarg;
-                        explicit_container = "--rootfs";
-                        break;
-                }
-                case OPT_ENV:
-                        if (!strchr(optarg, '=') && env_name_is_valid(optarg)) {
-                                environment = optarg; /* --env NAME: an environment (hull env) */
-                                break;
-                        }
-                        if (parse_env_assignment(optarg, SBX_ENV_ENTRY_MAX) < 0)
-                                return usage_error(
-                                        "--env wants NAME=VALUE with NAME made of letters, digits and '_', got '%s'",
-                                        optarg);
-                        if (n_env >= SBX_ENV_MAX)
-                                return usage_error("too many --env options (at most 128)%s", "");
-                        env[n_env++] = optarg;
-                        break;
-                case OPT_ENVIRONMENT:
-                        if (!env_name_is_valid(optarg))
-                                return usage_error("--environment wants an environment's name, got '%s'", optarg);
-                        environment = optarg;
-                        break;
-                case OPT_STDIN: {
-                        struct stat st;
-                        if (stat(optarg, &st) < 0 || !S_ISREG(st.st_mode))
-                                return usage_error("--stdin '%s' is not a regular file", optarg);
-                        spec.stdin_path = optarg;
-                        capture_option = "--stdin";
-                        break;
-                }
-                case OPT_JSON:
-                        json = true;
-                        capture_option = "--json";
-                        break;
-                case OPT_STDIO:
-                        stdio = true;
-                        break;
-                case OPT_PASS_ENV: {
-                        if (!env_name_ok(optarg))
-                                return usage_error("--pass-env wants a variable's name (letters, digits and '_'), got "
-                                                   "'%s'",
-                                                   optarg);
-                        char *entry = environ_entry(optarg);
-                        if (!entry)
-                                break; /* not set here: not set in the sandbox either */
-                        if (parse_env_assignment(entry, SBX_ENV_ENTRY_MAX) < 0)
-                                return usage_error("--pass-env %s: the value is longer than 8192 bytes", optarg);
-                        if (n_env >= SBX_ENV_MAX)
-                                return usage_error("too many --env options (at most 128)%s", "");
-                        env[n_env++] = entry;
-                        break;
-                }
-                case OPT_NO_CGROUP:
-                        spec.use_cgroups = false;
-                        break;
-                case OPT_REQUIRE_ISOLATION:
-                        require_isolation = true;
-                        break;
-                case OPT_NO_WARN:
-                        no_warn = true;
-                        break;
-                case OPT_NET:
-                        if (sbx_net_mode_from_string(optarg, &spec.net) < 0)
-                                return usage_error("--net must be 'none', 'limited' or 'unrestricted', not '%s'",
-                                                   optarg);
-                        break;
-                case OPT_ALLOW_HOST:
-                        if (!sbx_net_pattern_valid(optarg))
-                                return usage_error("--allow-host wants a host name, *.suffix or an address, not '%s'",
-                                                   optarg);
-                        if (n_allow >= SBX_NET_ALLOW_MAX)
-                                return usage_error("too many --allow-host options (at most %u)", SBX_NET_ALLOW_MAX);
-                        allow[n_allow++] = optarg;
-                        net_option = "--allow-host";
-                        break;
-                case OPT_ALLOW_PKG:
-                        net.allow_package_managers = true;
-                        net_option = "--allow-package-managers";
-                        break;
-                case OPT_NET_LOOPBACK:
-                        net.allow_loopback = true;
-                        net_option = "--net-allow-loopback";
-                        break;
-                case OPT_NET_HOSTS:
-                        net.hosts_file = optarg;
-                        net_option = "--net-hosts";
-                        break;
-                case OPT_NET_CIDR:
-                        if (n_cidrs >= SBX_NET_ALLOW_MAX - 2)
-                                return usage_error("too many --net-allow-cidr options (at most %u)",
-                                                   SBX_NET_ALLOW_MAX - 2);
-                        cidrs[n_cidrs++] = optarg;
-                        net_option = "--net-allow-cidr";
-                        break;
-                case OPT_NET_LOG:
-                        net_log = optarg;
-                        net_option = "--net-log";
-                        break;
-                case '?':
-                default:
-                        /* getopt has moved past the offending argument. */
-                        return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
-                }
+                x->net.allow_package_managers = x->net.allow_package_managers || es->allow_package_managers;
+                x->spec.net = SBX_NET_LIMITED;
         }
+        if (layer[0]) {
+                char *const *lv = env_layer_sandbox_env();
+                size_t nl = 0;
+                while (lv[nl])
+                        nl++;
+                if (x->n_env + nl > SBX_ENV_MAX)
+                        return usage_error("too many --env options with environment %s", x->environment);
+                memmove(x->env + nl, x->env, x->n_env * sizeof(*x->env));
+                for (size_t i = 0; i < nl; i++)
+                        x->env[i] = lv[i];
+                x->n_env += nl;
+                x->spec.layer_dir = layer;
+        }
+        return 0;
+}
+
+/* What the options say together, checked once all are read: the command, --stdio, the process
+ * tier. Returns 0 or a usage error's status. */
+static int check_options(exec_cmd *x, int argc, char **argv) {
         if (optind >= argc)
                 return usage_error("no command given%s", "");
-        if (stdio && capture_option)
-                return usage_error("--stdio hands over stdin and stdout: %s has no use with it", capture_option);
-        if (stdio && spec.tier != SBX_TIER_CONTAINER)
+        if (x->stdio && x->capture_option)
+                return usage_error("--stdio hands over stdin and stdout: %s has no use with it", x->capture_option);
+        if (x->stdio && x->spec.tier != SBX_TIER_CONTAINER)
                 return usage_error("--stdio needs the container tier (--tier container)%s", "");
-        if (stdio && !timeout_given)
-                spec.timeout_ms = 0; /* a server lives as long as its client */
+        if (x->stdio && !x->timeout_given)
+                x->spec.timeout_ms = 0; /* a server lives as long as its client */
         if ((size_t) (argc - optind) > SBX_ARGV_MAX)
                 return usage_error("too many arguments for the command (at most 4096)%s", "");
-        if (spec.tier == SBX_TIER_PROCESS) {
-                if (require_isolation)
+        if (x->spec.tier == SBX_TIER_PROCESS) {
+                if (x->require_isolation)
                         return usage_error("--require-isolation refuses --tier %s: it is not isolation", "process");
-                if (explicit_container)
-                        return usage_error("%s needs the container tier (--tier container)", explicit_container);
-                if (explicit_limits)
+                if (x->explicit_container)
+                        return usage_error("%s needs the container tier (--tier container)", x->explicit_container);
+                if (x->explicit_limits)
                         return usage_error("%s needs cgroups, which the process tier does not use (--tier container)",
-                                           explicit_limits);
-                if (!no_warn)
+                                           x->explicit_limits);
+                if (!x->no_warn)
                         cli_error("warning",
                                   "--tier process is not isolation: the command runs with your user's rights, "
                                   "only limited and scrubbed (silence with --no-isolation-warning)");
         }
-        if (environment) {
-                /* Its layer at /env, built first when missing; its variables before --env's. */
-                hull_error ee = {0};
-                char home[SBX_PATH_MAX];
-                if (spec.tier == SBX_TIER_PROCESS)
-                        return usage_error("--env %s needs the container tier (--tier container)", environment);
-                if (cli_home(NULL, home, &ee) < 0 ||
-                    cli_env_layer(home, environment, true, layer, &es, NULL, NULL, &ee) < 0) {
-                        cli_report("exec", &ee);
-                        return SBX_EXIT_SETUP;
-                }
-                if (es.net == ENV_NET_UNRESTRICTED)
-                        spec.net = SBX_NET_UNRESTRICTED;
-                if (es.net == ENV_NET_LIMITED) {
-                        /* The environment's policy, with what --allow-host added. */
-                        for (size_t i = 0; i < es.n_allowed_hosts; i++) {
-                                if (n_allow >= SBX_NET_ALLOW_MAX)
-                                        return usage_error("too many allowed hosts with environment %s", environment);
-                                allow[n_allow++] = es.allowed_hosts[i];
-                        }
-                        net.allow_package_managers = net.allow_package_managers || es.allow_package_managers;
-                        spec.net = SBX_NET_LIMITED;
-                }
-                if (layer[0]) {
-                        char *const *lv = env_layer_sandbox_env();
-                        size_t nl = 0;
-                        while (lv[nl])
-                                nl++;
-                        if (n_env + nl > SBX_ENV_MAX)
-                                return usage_error("too many --env options with environment %s", environment);
-                        memmove(env + nl, env, n_env * sizeof(*env));
-                        for (size_t i = 0; i < nl; i++)
-                                env[i] = lv[i];
-                        n_env += nl;
-                        spec.layer_dir = layer;
-                }
-        }
-        if (net_option && spec.net != SBX_NET_LIMITED)
-                return usage_error("%s needs --net limited", net_option);
-        if (spec.net != SBX_NET_NONE && spec.tier != SBX_TIER_CONTAINER)
-                return usage_error("--net %s needs the container tier (--tier container)",
-                                   sbx_net_mode_to_string(spec.net));
-        if (net_log) {
-                log_fd = open(net_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
-                if (log_fd < 0)
-                        return usage_error("--net-log '%s' cannot be opened: %s", net_log, strerror(errno));
-                net.log_fd = log_fd;
-        }
-        if (spec.net == SBX_NET_LIMITED)
-                spec.net_policy = &net;
-        spec.argv = argv + optind;
-        spec.env = env;
-        spec.stream_output = !json;
-        spec.stdio = stdio;
-        signal(SIGPIPE, SIG_IGN);
+        return 0;
+}
 
-        /* Ctrl-C, SIGTERM and SIGHUP stop the sandbox like a timeout, so hull still reaps it,
-         * removes its cgroups and reports. */
+/* The network's options, once the environment's policy is in: checked, --net-log opened into
+ * *log_fd. Returns 0 or a usage error's status. */
+static int check_net(exec_cmd *x, int *log_fd) {
+        if (x->net_option && x->spec.net != SBX_NET_LIMITED)
+                return usage_error("%s needs --net limited", x->net_option);
+        if (x->spec.net != SBX_NET_NONE && x->spec.tier != SBX_TIER_CONTAINER)
+                return usage_error("--net %s needs the container tier (--tier container)",
+                                   sbx_net_mode_to_string(x->spec.net));
+        if (x->net_log) {
+                *log_fd = open(x->net_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+                if (*log_fd < 0)
+                        return usage_error("--net-log '%s' cannot be opened: %s", x->net_log, strerror(errno));
+                x->net.log_fd = *log_fd;
+        }
+        if (x->spec.net == SBX_NET_LIMITED)
+                x->spec.net_policy = &x->net;
+        return 0;
+}
+
+/* Run the sandbox and report; Ctrl-C, SIGTERM and SIGHUP stop it like a timeout, so hull still
+ * reaps it, removes its cgroups and reports. Returns the exit status. */
+static int run_exec(exec_cmd *x) {
+        signal(SIGPIPE, SIG_IGN);
         sigset_t stop;
         sigemptyset(&stop);
         sigaddset(&stop, SIGINT);
@@ -531,25 +570,72 @@ int cli_exec_main(int argc, char **argv) {
                 if (sfd < 0) /* no way to hear them: let them act as usual */
                         sigprocmask(SIG_UNBLOCK, &stop, NULL);
         }
-        spec.cancel_fd = sfd;
+        x->spec.cancel_fd = sfd;
 
         sbx_result res;
         hull_error e = {0};
-        r = sbx_run(&spec, &res, &e);
-        if (r < 0) {
+        if (sbx_run(&x->spec, &res, &e) < 0) {
                 cli_report("exec", &e);
                 return SBX_EXIT_SETUP;
         }
-        if (json) {
+        if (x->json) {
                 if (print_json(&res) < 0) {
                         sbx_result_done(&res);
                         return SBX_EXIT_SETUP;
                 }
         } else
-                print_plain(&res, spec.timeout_ms, spec.output_bytes);
+                print_plain(&res, x->spec.timeout_ms, x->spec.output_bytes);
         if (res.warning[0])
                 cli_error("warning", "%s", res.warning);
         int status = sbx_result_exit_status(&res);
         sbx_result_done(&res);
         return status;
+}
+
+int cli_exec_main(int argc, char **argv) {
+        _cleanup_free_ char **env = calloc(SBX_ENV_MAX + 1, sizeof(char *));
+        _cleanup_free_ char **allow = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
+        _cleanup_free_ char **cidrs = calloc(SBX_NET_ALLOW_MAX + 1, sizeof(char *));
+        exec_cmd x = {
+                .spec =
+                        {
+                                .tier = SBX_TIER_CONTAINER,
+                                .timeout_ms = SBX_DEFAULT_TIMEOUT_MS,
+                                .memory_bytes = SBX_DEFAULT_MEMORY_BYTES,
+                                .pids = SBX_DEFAULT_PIDS,
+                                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                                .output_bytes = SBX_DEFAULT_OUTPUT_BYTES,
+                                .use_cgroups = true,
+                                .cancel_fd = -1,
+                        },
+                .env = env,
+                .allow = allow,
+                .cidrs = cidrs,
+                .net = {.allowed_hosts = allow, .allow_cidrs = cidrs, .log_fd = STDERR_FILENO},
+        };
+        _cleanup_close_ int log_fd = -1;
+        _cleanup_(env_spec_done) env_spec es = {0}; /* the environment's spec: allow[] borrows its hosts */
+        char layer[SBX_PATH_MAX] = "";
+        bool done;
+        int r;
+
+        if (!env || !allow || !cidrs) {
+                cli_error("exec", "out of memory");
+                return SBX_EXIT_SETUP;
+        }
+        r = cli_options_parse(&exec_cli, argc, argv, &x, &done);
+        if (r || done)
+                return r;
+        r = check_options(&x, argc, argv);
+        if (r)
+                return r;
+        if (x.environment && (r = apply_environment(&x, layer, &es)))
+                return r;
+        if ((r = check_net(&x, &log_fd)))
+                return r;
+        x.spec.argv = argv + optind;
+        x.spec.env = env;
+        x.spec.stream_output = !x.json;
+        x.spec.stdio = x.stdio;
+        return run_exec(&x);
 }

@@ -1,9 +1,9 @@
 /* cli-handle.c: `hull handle list|inspect|query|get|add`, a client of the data handles of a
  * session of a running `hull serve` (/hull.v1.Handles/..., issue 4). Each subcommand is one or a
- * few POSTs through cli-session's client (the same connection options, request IDs and error
- * reporting as `hull session`); answers are the handle store's JSON (hd-store.h), read
- * defensively with src/shared/protojson: 64-bit integers as numbers or strings, absent fields as
- * their zero value. */
+ * few POSTs through cli-client (the same connection options, request IDs and error reporting as
+ * `hull session`); answers are the handle store's JSON (hd-store.h), read defensively with
+ * src/shared/protojson: 64-bit integers as numbers or strings, absent fields as their zero
+ * value; tables are printed by cli-table. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,13 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cli-handle.h"
-#include "cli-session.h"
+#include "cli-client.h"
+#include "cli-table.h"
 #include "cli.h"
-#include "dynbuf.h"
 #include "limits.h"
 #include "macro.h"
 #include "parse-util.h"
@@ -47,16 +46,10 @@ _Static_assert(HD_ID_MAX == HULL_API_HANDLE_ID_MAX, "the store and the daemon ag
 #define HANDLE_CLI_UPLOAD_MS SERVE_UPLOAD_RECEIVE_MS
 #define HANDLE_CLI_NAME_MAX HULL_API_INPUT_NAME_MAX
 #define HANDLE_CLI_LIST_MAX 100000U /* handles printed by list (a store holds at most HD_HANDLES_MAX) */
-#define HANDLE_CLI_CELL_WIDTH 40U   /* characters of one cell in aligned text */
 #define HANDLE_CLI_SHAPES_MAX 64U   /* tables list inspects for their rows and columns when List omits them */
 
 enum {
-        OPT_URL = 0x100,
-        OPT_UNIX,
-        OPT_TOKEN_FILE,
-        OPT_INSECURE,
-        OPT_JSON,
-        OPT_HEAD,
+        OPT_HEAD = CLI_OPT_OWN,
         OPT_TAIL,
         OPT_STATS,
         OPT_CSV,
@@ -69,16 +62,11 @@ enum {
         OPT_INPUT_ID,
         OPT_FORMAT,
 };
-#define BIT(o) (1U << ((o) -OPT_URL))
-#define GLOBAL_OPTS (BIT(OPT_URL) | BIT(OPT_UNIX) | BIT(OPT_TOKEN_FILE) | BIT(OPT_INSECURE))
+#define BIT(o) CLI_OPT_BIT(o)
+#define OPT_JSON CLI_OPT_JSON
 
 static const struct option options[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"url", required_argument, NULL, OPT_URL},
-        {"unix", required_argument, NULL, OPT_UNIX},
-        {"token-file", required_argument, NULL, OPT_TOKEN_FILE},
-        {"insecure", no_argument, NULL, OPT_INSECURE},
-        {"json", no_argument, NULL, OPT_JSON},
+        CLI_CLIENT_OPTIONS,
         {"head", required_argument, NULL, OPT_HEAD},
         {"tail", required_argument, NULL, OPT_TAIL},
         {"stats", no_argument, NULL, OPT_STATS},
@@ -96,29 +84,21 @@ static const struct option options[] = {
 
 /* What the command line said. Strings point into argv. */
 typedef struct handle_args {
-        const char *url, *unix_path, *token_file;
-        bool insecure, json, stats, csv;
+        cli_client_args c; /* the connection, --json, the positional arguments */
+        bool stats, csv;
         bool has_head, has_tail, has_limit;
         uint64_t head, tail, max_rows, offset, limit;
         const char *handles[HANDLE_CLI_QUERY_HANDLES_MAX];
         size_t n_handles;
         const char *output, *name, *input_id, *format;
-        char **pos;
-        size_t n_pos;
 } handle_args;
 
 typedef struct handle_sub {
-        const char *name;
-        unsigned opts; /* the subcommand's own options, as BIT()s */
-        bool short_o;  /* takes -o FILE */
-        size_t n_pos;  /* positional arguments: the session ID and n_pos - 1 more */
+        cli_client_sub s; /* its name, options and help */
+        size_t n_pos;     /* positional arguments: the session ID and n_pos - 1 more */
         const char *pos_what;
-        const char *synopsis;
-        const char *help;
         int (*run)(cli_client *c, const handle_args *a);
 } handle_sub;
-
-static void sub_help(const handle_sub *s);
 
 #define usage_error(...) cli_usage_error(CMD, CLI_EXIT_USAGE, __VA_ARGS__)
 
@@ -200,181 +180,6 @@ static void sql_ident(const char *s, char *buf, size_t size) {
         }
         buf[o++] = '"';
         buf[o] = 0;
-}
-
-/* Characters (code points) of UTF-8 text. */
-static size_t utf8_width(const char *s, size_t n) {
-        size_t w = 0;
-        for (size_t i = 0; i < n; i++)
-                w += ((unsigned char) s[i] & 0xc0) != 0x80;
-        return w;
-}
-
-/* Bytes of the first max characters of s. */
-static size_t utf8_prefix_bytes(const char *s, size_t n, size_t max) {
-        size_t w = 0, i = 0;
-        for (; i < n; i++)
-                if (((unsigned char) s[i] & 0xc0) != 0x80 && w++ == max)
-                        break;
-        return i;
-}
-
-/* A real as the shortest text that reads back the same, with ".0" when it looks integral. */
-static void format_real(double d, char *buf, size_t size) {
-        snprintf(buf, size, "%.15g", d);
-        if (strtod(buf, NULL) != d)
-                snprintf(buf, size, "%.17g", d);
-        size_t n = strlen(buf);
-        if (strspn(buf, "-0123456789") == n && n + 2 < size)
-                memcpy(buf + n, ".0", 3);
-}
-
-/* One value of a row as text: a new string. For people (csv false): NULL for null, control
- * characters as '?'. For CSV: null is empty, quoted when it must be (RFC 4180). */
-static char *cell_text(const json_t *v, bool csv) {
-        char num[64];
-        const char *s;
-        size_t n;
-        _cleanup_free_ char *dumped = NULL;
-        if (!v || json_is_null(v)) {
-                s = csv ? "" : "NULL";
-                n = strlen(s);
-        } else if (json_is_true(v) || json_is_false(v)) {
-                s = json_is_true(v) ? "true" : "false";
-                n = strlen(s);
-        } else if (json_is_integer(v)) {
-                snprintf(num, sizeof(num), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-                s = num;
-                n = strlen(s);
-        } else if (json_is_real(v)) {
-                format_real(json_real_value(v), num, sizeof(num));
-                s = num;
-                n = strlen(s);
-        } else if (json_is_string(v)) {
-                s = json_string_value(v);
-                n = json_string_length(v);
-        } else {
-                dumped = json_dumps(v, JSON_COMPACT);
-                if (!dumped)
-                        return NULL;
-                s = dumped;
-                n = strlen(s);
-        }
-        if (!csv) {
-                char *t = strndup(s, n);
-                for (size_t i = 0; t && i < n; i++)
-                        if ((unsigned char) t[i] < 0x20 || t[i] == 0x7f)
-                                t[i] = '?';
-                return t;
-        }
-        bool quote = n > 0 && (strpbrk(s, ",\"\r\n") || memchr(s, 0, n) || s[0] == ' ' || s[n - 1] == ' ');
-        if (!quote)
-                return strndup(s, n);
-        char *t = malloc(2 * n + 3);
-        if (!t)
-                return NULL;
-        size_t o = 0;
-        t[o++] = '"';
-        for (size_t i = 0; i < n; i++) {
-                if (s[i] == '"')
-                        t[o++] = '"';
-                t[o++] = s[i];
-        }
-        t[o++] = '"';
-        t[o] = 0;
-        return t;
-}
-
-/* Print columns (names) and rows (arrays of values) as CSV with a header. */
-static int print_csv(const json_t *columns, const json_t *rows) {
-        size_t ncol = json_array_size(columns);
-        for (size_t j = 0; j < ncol; j++) {
-                _cleanup_free_ char *t = cell_text(json_array_get(columns, j), true);
-                if (!t)
-                        return out_of_memory();
-                printf("%s%s", j ? "," : "", t);
-        }
-        putchar('\n');
-        for (size_t i = 0; i < json_array_size(rows); i++) {
-                const json_t *row = json_array_get(rows, i);
-                if (!json_is_array(row))
-                        return bad_answer("a row is not a list");
-                for (size_t j = 0; j < MAX(ncol, json_array_size(row)); j++) {
-                        _cleanup_free_ char *t = cell_text(json_array_get(row, j), true);
-                        if (!t)
-                                return out_of_memory();
-                        printf("%s%s", j ? "," : "", t);
-                }
-                putchar('\n');
-        }
-        return 0;
-}
-
-/* Print a grid of cells (row-major, the first row the header) as aligned text, each line
- * indented; numbers right-aligned, cells cut at HANDLE_CLI_CELL_WIDTH characters. */
-static int print_aligned(const json_t *columns, const json_t *rows, const char *indent) {
-        size_t ncol = json_array_size(columns), nrow = json_array_size(rows) + 1;
-        if (ncol == 0)
-                return 0;
-        _cleanup_free_ size_t *width = calloc(ncol, sizeof(size_t));
-        _cleanup_free_ char **cells = calloc(nrow * ncol, sizeof(char *));
-        _cleanup_free_ bool *right = calloc(nrow * ncol, sizeof(bool));
-        int r = 0;
-        if (!width || !cells || !right)
-                return out_of_memory();
-        for (size_t i = 0; i < nrow && r == 0; i++) {
-                const json_t *row = i == 0 ? columns : json_array_get(rows, i - 1);
-                if (!json_is_array(row)) {
-                        r = bad_answer("a row is not a list");
-                        break;
-                }
-                for (size_t j = 0; j < ncol; j++) {
-                        const json_t *v = json_array_get(row, j);
-                        char *t = cell_text(v, false);
-                        if (!t) {
-                                r = out_of_memory();
-                                break;
-                        }
-                        size_t n = strlen(t);
-                        if (utf8_width(t, n) > HANDLE_CLI_CELL_WIDTH) {
-                                /* Its first characters and "…". */
-                                _cleanup_dynbuf_ dynbuf cut;
-                                dynbuf_init(&cut, n + 3);
-                                if (dynbuf_add(&cut, t, utf8_prefix_bytes(t, n, HANDLE_CLI_CELL_WIDTH - 1)) < 0 ||
-                                    dynbuf_add(&cut, "\xe2\x80\xa6", 3) < 0) {
-                                        free(t);
-                                        r = out_of_memory();
-                                        break;
-                                }
-                                free(t);
-                                t = dynbuf_take(&cut, NULL);
-                                if (!t) {
-                                        r = out_of_memory();
-                                        break;
-                                }
-                        }
-                        cells[i * ncol + j] = t;
-                        right[i * ncol + j] = i > 0 && json_is_number(v);
-                        right[j] = right[j] || right[i * ncol + j]; /* the header of a column with numbers */
-                        width[j] = MAX(width[j], utf8_width(t, strlen(t)));
-                }
-        }
-        for (size_t i = 0; i < nrow && r == 0; i++) {
-                fputs(indent, stdout);
-                for (size_t j = 0; j < ncol; j++) {
-                        const char *t = cells[i * ncol + j];
-                        size_t pad = width[j] - utf8_width(t, strlen(t));
-                        bool last = j + 1 == ncol;
-                        if (right[i * ncol + j])
-                                printf("%*s%s%s", (int) pad, "", t, last ? "" : "  ");
-                        else
-                                printf("%s%*s", t, last ? 0 : (int) pad + 2, "");
-                }
-                putchar('\n');
-        }
-        for (size_t i = 0; i < nrow * ncol; i++)
-                free(cells[i]);
-        return r;
 }
 
 /* A summary, one field a line; the preview indented below. */
@@ -508,12 +313,12 @@ static int fill_table_shapes(cli_client *c, const char *session, const json_t *h
 static int sub_list(cli_client *c, const handle_args *a) {
         json_auto_t *ans = NULL;
         const json_t *handles;
-        int r = list_handles(c, a->pos[0], &ans, &handles);
+        int r = list_handles(c, a->c.pos[0], &ans, &handles);
         if (r)
                 return r;
-        if (a->json)
+        if (a->c.json)
                 return print_json(ans);
-        int shapes = fill_table_shapes(c, a->pos[0], handles);
+        int shapes = fill_table_shapes(c, a->c.pos[0], handles);
         size_t w = 2;
         for (size_t i = 0; i < json_array_size(handles); i++)
                 w = MAX(w, strlen(json_string_value(json_object_get(json_array_get(handles, i), "id"))));
@@ -533,7 +338,7 @@ static int sub_list(cli_client *c, const handle_args *a) {
                         return bad_field(&e);
                 if (strcmp(kind, "table") == 0 && field(s, "n_rows", "nRows"))
                         snprintf(shape, sizeof(shape), "%" PRId64 "x%" PRId64, n_rows, n_cols);
-                _cleanup_free_ char *src = cell_text(field(s, "source", NULL), false);
+                _cleanup_free_ char *src = cli_cell_text(field(s, "source", NULL), false);
                 printf("%-*s  %-6s  %10" PRId64 "  %-12s  %s\n", (int) w, id, kind, bytes, shape,
                        src && src[0] && strcmp(src, "NULL") ? src : "-");
         }
@@ -582,11 +387,11 @@ static int print_stats(const json_t *columns, const json_t *stats) {
         else
                 json_object_foreach((json_t *) stats, col, st) json_array_append_new(rows, stats_row(col, st));
         fputs("stats\n", stdout);
-        return print_aligned(header, rows, "  ");
+        return cli_print_aligned(CMD, header, rows, "  ");
 }
 
 static int sub_inspect(cli_client *c, const handle_args *a) {
-        json_t *req = json_pack("{s:s, s:s}", "sessionId", a->pos[0], "id", a->pos[1]);
+        json_t *req = json_pack("{s:s, s:s}", "sessionId", a->c.pos[0], "id", a->c.pos[1]);
         if (!req)
                 return out_of_memory();
         if (a->has_head)
@@ -599,7 +404,7 @@ static int sub_inspect(cli_client *c, const handle_args *a) {
         int r = cli_call(c, PATH_INSPECT, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
-        if (a->json)
+        if (a->c.json)
                 return print_json(ans);
         r = print_summary(ans);
         if (r)
@@ -613,7 +418,7 @@ static int sub_inspect(cli_client *c, const handle_args *a) {
                 if (!json_is_array(rows) || !json_is_array(columns))
                         return bad_answer("columns, head or tail is not a list");
                 printf("%s (%zu row%s)\n", parts[i], json_array_size(rows), json_array_size(rows) == 1 ? "" : "s");
-                r = a->csv ? print_csv(columns, rows) : print_aligned(columns, rows, "  ");
+                r = a->csv ? cli_print_csv(CMD, columns, rows) : cli_print_aligned(CMD, columns, rows, "  ");
                 if (r)
                         return r;
         }
@@ -636,7 +441,7 @@ static int sub_query(cli_client *c, const handle_args *a) {
         /* The statement: the argument, or stdin for '-'. */
         _cleanup_free_ char *sql = NULL;
         size_t sql_len;
-        if (strcmp(a->pos[1], "-") == 0) {
+        if (strcmp(a->c.pos[1], "-") == 0) {
                 int r = cli_read_input(NULL, HANDLE_CLI_SQL_MAX, &sql, &sql_len);
                 if (r == -EFBIG)
                         return usage_error("the SQL on stdin is over %u bytes", HANDLE_CLI_SQL_MAX);
@@ -645,10 +450,10 @@ static int sub_query(cli_client *c, const handle_args *a) {
                         return CLI_EXIT_FAILURE;
                 }
         } else {
-                sql_len = strlen(a->pos[1]);
+                sql_len = strlen(a->c.pos[1]);
                 if (sql_len > HANDLE_CLI_SQL_MAX)
                         return usage_error("the SQL is over %u bytes", HANDLE_CLI_SQL_MAX);
-                if (!(sql = strdup(a->pos[1])))
+                if (!(sql = strdup(a->c.pos[1])))
                         return out_of_memory();
         }
         if (strspn(sql, " \t\r\n") == sql_len)
@@ -667,7 +472,7 @@ static int sub_query(cli_client *c, const handle_args *a) {
                  * SQL names. */
                 json_auto_t *list = NULL;
                 const json_t *handles;
-                int r = list_handles(c, a->pos[0], &list, &handles);
+                int r = list_handles(c, a->c.pos[0], &list, &handles);
                 if (r)
                         return r;
                 size_t tables = 0;
@@ -683,18 +488,18 @@ static int sub_query(cli_client *c, const handle_args *a) {
                                         json_array_append_new(ids, json_string(id));
                         }
                 if (tables == 0) {
-                        cli_error(CMD, "session %s has no table handle to query (see 'hull handle list')", a->pos[0]);
+                        cli_error(CMD, "session %s has no table handle to query (see 'hull handle list')", a->c.pos[0]);
                         return CLI_EXIT_FAILURE;
                 }
                 if (json_array_size(ids) > HANDLE_CLI_QUERY_HANDLES_MAX || json_array_size(ids) == 0) {
                         cli_error(CMD,
                                   "session %s has %zu table handles and a query attaches at most %u: name them with "
                                   "--handle",
-                                  a->pos[0], tables, HANDLE_CLI_QUERY_HANDLES_MAX);
+                                  a->c.pos[0], tables, HANDLE_CLI_QUERY_HANDLES_MAX);
                         return CLI_EXIT_FAILURE;
                 }
         }
-        json_t *req = json_pack("{s:s, s:s, s:O}", "sessionId", a->pos[0], "sql", sql, "handles", ids);
+        json_t *req = json_pack("{s:s, s:s, s:O}", "sessionId", a->c.pos[0], "sql", sql, "handles", ids);
         if (!req)
                 return out_of_memory();
         if (a->max_rows)
@@ -703,7 +508,7 @@ static int sub_query(cli_client *c, const handle_args *a) {
         int r = cli_call(c, PATH_QUERY, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
         if (r)
                 return r;
-        if (a->json)
+        if (a->c.json)
                 return print_json(ans);
         const json_t *handle = field(ans, "handle", NULL);
         if (handle) {
@@ -724,7 +529,7 @@ static int sub_query(cli_client *c, const handle_args *a) {
         for (size_t i = 0; i < json_array_size(columns); i++)
                 if (!json_is_string(json_array_get(columns, i)))
                         return bad_answer("a column name is not a string");
-        r = print_csv(columns, rows);
+        r = cli_print_csv(CMD, columns, rows);
         return r ? r : finish_stdout();
 }
 
@@ -840,16 +645,16 @@ static int read_slice(const json_t *ans, bool binary, uint64_t offset, uint64_t 
 }
 
 static int sub_get(cli_client *c, const handle_args *a) {
-        const char *id = a->pos[1];
+        const char *id = a->c.pos[1];
         /* The kind first: tables are not read as bytes. */
         json_auto_t *list = NULL;
         const json_t *handles;
-        int r = list_handles(c, a->pos[0], &list, &handles);
+        int r = list_handles(c, a->c.pos[0], &list, &handles);
         if (r)
                 return r;
         const json_t *s = find_handle(handles, id);
         if (!s) {
-                cli_error(CMD, "session %s has no handle '%s' (see 'hull handle list')", a->pos[0], id);
+                cli_error(CMD, "session %s has no handle '%s' (see 'hull handle list')", a->c.pos[0], id);
                 return CLI_EXIT_FAILURE;
         }
         const char *kind = json_string_value(json_object_get(s, "kind"));
@@ -857,7 +662,7 @@ static int sub_get(cli_client *c, const handle_args *a) {
                 cli_error(CMD,
                           "%s is a table: use 'hull handle inspect %s %s --head N' or 'hull handle query %s "
                           "\"SELECT ... FROM %s.data\"' (CSV)",
-                          id, a->pos[0], id, a->pos[0], id);
+                          id, a->c.pos[0], id, a->c.pos[0], id);
                 return CLI_EXIT_FAILURE;
         }
         bool binary = strcmp(kind, "binary") == 0;
@@ -880,7 +685,7 @@ static int sub_get(cli_client *c, const handle_args *a) {
                 /* Binary reads could go to HULL_API_BINARY_READ_MAX, but the daemon checks the limit
                  * against the store's text bound before it knows the kind. */
                 uint64_t ask = MIN(left, (uint64_t) HD_READ_MAX_BYTES);
-                json_t *req = json_pack("{s:s, s:s, s:I, s:I}", "sessionId", a->pos[0], "id", id, "offset",
+                json_t *req = json_pack("{s:s, s:s, s:I, s:I}", "sessionId", a->c.pos[0], "id", id, "offset",
                                         (json_int_t) offset, "limit", (json_int_t) ask);
                 json_auto_t *ans = NULL;
                 r = cli_call(c, PATH_READ, req, SESSION_CLI_CALL_MS_DEFAULT, &ans);
@@ -951,7 +756,7 @@ static const char *input_format(const handle_args *a, const char *name) {
 }
 
 static int sub_add(cli_client *c, const handle_args *a) {
-        const char *file = a->pos[1];
+        const char *file = a->c.pos[1];
         bool std = strcmp(file, "-") == 0;
         const char *name = a->name;
         if (!name) {
@@ -985,7 +790,7 @@ static int sub_add(cli_client *c, const handle_args *a) {
                 return CLI_EXIT_FAILURE;
         }
         _cleanup_free_ char *q_sid = NULL, *q_id = NULL, *q_name = NULL;
-        if (cli_escape(c, a->pos[0], &q_sid) < 0 || cli_escape(c, id, &q_id) < 0 || cli_escape(c, name, &q_name) < 0)
+        if (cli_escape(c, a->c.pos[0], &q_sid) < 0 || cli_escape(c, id, &q_id) < 0 || cli_escape(c, name, &q_name) < 0)
                 return out_of_memory();
         char path[HTTPC_URL_MAX];
         if ((size_t) snprintf(path, sizeof(path), PATH_UPLOAD "?sessionId=%s&inputId=%s&name=%s&format=%s", q_sid, q_id,
@@ -996,7 +801,7 @@ static int sub_add(cli_client *c, const handle_args *a) {
                            &ans);
         if (r)
                 return r;
-        if (a->json)
+        if (a->c.json)
                 return print_json(ans);
         const char *got;
         if (pj_string(ans, "id", NULL, NULL, SIZE_MAX, &got, NULL, NULL) < 0 || !handle_id_is_valid(got))
@@ -1008,57 +813,60 @@ static int sub_add(cli_client *c, const handle_args *a) {
 /* ---- usage ---- */
 
 static const handle_sub subs[] = {
-        {"list", BIT(OPT_JSON), false, 1, "a session ID", "list SESSION [--json]",
-         "List the session's data handles: id, kind (json, text, table, binary), size in bytes, rows x\n"
-         "columns of tables, and where each came from.\n",
+        {{"list", BIT(OPT_JSON), NULL, "list SESSION [--json]",
+          "List the session's data handles: id, kind (json, text, table, binary), size in bytes, rows x\n"
+          "columns of tables, and where each came from.\n"},
+         1,
+         "a session ID",
          sub_list},
-        {"inspect", BIT(OPT_JSON) | BIT(OPT_HEAD) | BIT(OPT_TAIL) | BIT(OPT_STATS) | BIT(OPT_CSV), false, 2,
-         "a session ID and a handle ID", "inspect SESSION ID [--head N] [--tail N] [--stats] [--csv] [--json]",
-         "Show a handle's summary (derived by hull from its bytes: kind, size, schema, preview), and for\n"
-         "a table its first or last rows and per-column statistics.\n\n"
-         "  --head N           the first N rows of a table (at most 100)\n"
-         "  --tail N           the last N rows of a table (at most 100)\n"
-         "  --stats            per column: count, nulls, min, max, mean, distinct (an estimate)\n"
-         "  --csv              rows as CSV instead of aligned text\n",
+        {{"inspect", BIT(OPT_JSON) | BIT(OPT_HEAD) | BIT(OPT_TAIL) | BIT(OPT_STATS) | BIT(OPT_CSV), NULL,
+          "inspect SESSION ID [--head N] [--tail N] [--stats] [--csv] [--json]",
+          "Show a handle's summary (derived by hull from its bytes: kind, size, schema, preview), and for\n"
+          "a table its first or last rows and per-column statistics.\n\n"
+          "  --head N           the first N rows of a table (at most 100)\n"
+          "  --tail N           the last N rows of a table (at most 100)\n"
+          "  --stats            per column: count, nulls, min, max, mean, distinct (an estimate)\n"
+          "  --csv              rows as CSV instead of aligned text\n"},
+         2,
+         "a session ID and a handle ID",
          sub_inspect},
-        {"query", BIT(OPT_JSON) | BIT(OPT_HANDLE) | BIT(OPT_MAX_ROWS), false, 2, "a session ID and an SQL statement",
-         "query SESSION SQL|- [--handle ID]... [--max-rows N] [--json]",
-         "Run one read-only SQL statement (SQLite; '-': read it from stdin) over table handles, each\n"
-         "attached under its id: SELECT region, sum(x) FROM sales.data GROUP BY 1 (quote ids that are\n"
-         "not plain identifiers: \"my-data\".data; 'inspect' shows the name). Prints the rows as CSV\n"
-         "with a header; a large result becomes a new table handle, whose summary is printed.\n\n"
-         "  --handle ID        attach this table handle (repeatable, at most 10; default: every table\n"
-         "                     handle of the session)\n"
-         "  --max-rows N       refuse a result of more than N rows\n",
+        {{"query", BIT(OPT_JSON) | BIT(OPT_HANDLE) | BIT(OPT_MAX_ROWS), NULL,
+          "query SESSION SQL|- [--handle ID]... [--max-rows N] [--json]",
+          "Run one read-only SQL statement (SQLite; '-': read it from stdin) over table handles, each\n"
+          "attached under its id: SELECT region, sum(x) FROM sales.data GROUP BY 1 (quote ids that are\n"
+          "not plain identifiers: \"my-data\".data; 'inspect' shows the name). Prints the rows as CSV\n"
+          "with a header; a large result becomes a new table handle, whose summary is printed.\n\n"
+          "  --handle ID        attach this table handle (repeatable, at most 10; default: every table\n"
+          "                     handle of the session)\n"
+          "  --max-rows N       refuse a result of more than N rows\n"},
+         2,
+         "a session ID and an SQL statement",
          sub_query},
-        {"get", BIT(OPT_OFFSET) | BIT(OPT_LIMIT) | BIT(OPT_OUTPUT), true, 2, "a session ID and a handle ID",
-         "get SESSION ID [--offset N] [--limit N] [-o FILE]",
-         "Write the bytes of a json, text or binary handle to stdout (or FILE), exactly; a binary one\n"
-         "read whole is checked against the daemon's SHA-256. Tables are read with 'query' or\n"
-         "'inspect'.\n\n"
-         "  --offset N         start at byte N (for text, moved forward to a character boundary)\n"
-         "  --limit N          at most N bytes (default: to the end)\n"
-         "  -o, --output FILE  write FILE instead (created beside it, renamed over it once complete)\n",
+        {{"get", BIT(OPT_OFFSET) | BIT(OPT_LIMIT) | BIT(OPT_OUTPUT),
+          "ho:", "get SESSION ID [--offset N] [--limit N] [-o FILE]",
+          "Write the bytes of a json, text or binary handle to stdout (or FILE), exactly; a binary one\n"
+          "read whole is checked against the daemon's SHA-256. Tables are read with 'query' or\n"
+          "'inspect'.\n\n"
+          "  --offset N         start at byte N (for text, moved forward to a character boundary)\n"
+          "  --limit N          at most N bytes (default: to the end)\n"
+          "  -o, --output FILE  write FILE instead (created beside it, renamed over it once complete)\n"},
+         2,
+         "a session ID and a handle ID",
          sub_get},
-        {"add", BIT(OPT_JSON) | BIT(OPT_NAME) | BIT(OPT_INPUT_ID) | BIT(OPT_FORMAT), false, 2,
-         "a session ID and a file", "add SESSION FILE|- [--format F] [--name NAME] [--input-id ID] [--json]",
-         "Upload a local file (any size the daemon allows: --handle-max, 1 GiB by default) into the\n"
-         "session as an input, streamed as it is read: a read-only handle under inputs/, binary, or a\n"
-         "table when the file is CSV, TSV or JSON (types inferred over every row). Prints its id.\n"
-         "Adding the same file under the same input ID again returns the first.\n\n"
-         "  --format F         binary, csv, tsv, json (an array of objects) or jsonl (default: from the\n"
-         "                     extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; else binary)\n"
-         "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
-         "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n",
+        {{"add", BIT(OPT_JSON) | BIT(OPT_NAME) | BIT(OPT_INPUT_ID) | BIT(OPT_FORMAT), NULL,
+          "add SESSION FILE|- [--format F] [--name NAME] [--input-id ID] [--json]",
+          "Upload a local file (any size the daemon allows: --handle-max, 1 GiB by default) into the\n"
+          "session as an input, streamed as it is read: a read-only handle under inputs/, binary, or a\n"
+          "table when the file is CSV, TSV or JSON (types inferred over every row). Prints its id.\n"
+          "Adding the same file under the same input ID again returns the first.\n\n"
+          "  --format F         binary, csv, tsv, json (an array of objects) or jsonl (default: from the\n"
+          "                     extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; else binary)\n"
+          "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
+          "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n"},
+         2,
+         "a session ID and a file",
          sub_add},
 };
-
-static const handle_sub *find_sub(const char *name) {
-        for (size_t i = 0; i < ELEMENTSOF(subs); i++)
-                if (strcmp(subs[i].name, name) == 0)
-                        return &subs[i];
-        return NULL;
-}
 
 void cli_handle_help(void) {
         printf("Usage: hull handle SUBCOMMAND SESSION [OPTIONS] [ARGS]\n\n"
@@ -1066,17 +874,12 @@ void cli_handle_help(void) {
                "model's context as typed files (json, text, table, binary) with a summary hull derives.\n\n"
                "Subcommands:\n");
         for (size_t i = 0; i < ELEMENTSOF(subs); i++)
-                printf("  hull handle %s\n", subs[i].synopsis);
+                printf("  hull handle %s\n", subs[i].s.synopsis);
         printf("\n" CLI_CONNECTION_HELP "\n"
                "SESSION is a session ID as 'hull session open' prints it; ID a handle id as 'list' shows it.\n"
                "Run 'hull handle SUBCOMMAND --help' for one subcommand.\n"
                "Exit status: 0 on success, 1 when the daemon refused or failed (its code and message are\n"
                "printed), 2 on a usage error.\n");
-}
-
-static void sub_help(const handle_sub *s) {
-        printf("Usage: hull handle %s\n\n%s\n" CLI_CONNECTION_HELP "%s", s->synopsis, s->help,
-               s->opts & BIT(OPT_JSON) ? "  --json             print the daemon's whole answer as JSON\n" : "");
 }
 
 /* ---- the command ---- */
@@ -1087,167 +890,119 @@ static int parse_count(const char *opt, const char *arg, uint64_t min, uint64_t 
         return 0;
 }
 
-/* Parse the options of sub (or the global ones when sub is NULL); getopt permutes, so the
- * positional arguments end at argv[optind..]. Returns 0 or an exit status (--help: 0 as well,
- * with *ret_done set). */
-static int parse_options(int argc, char **argv, const handle_sub *sub, handle_args *a, bool *ret_done) {
-        int c, idx = 0, r;
-        opterr = 0;
-        optind = 0;
-        while ((c = getopt_long(argc, argv, !sub ? "+h" : sub->short_o ? "ho:" : "h", options, &idx)) != -1) {
-                if (c == 'o')
-                        c = OPT_OUTPUT;
-                if (c >= OPT_URL && !(BIT(c) & (GLOBAL_OPTS | (sub ? sub->opts : 0)))) {
-                        if (!sub)
-                                return usage_error("option '--%s' goes after the subcommand", options[idx].name);
-                        return usage_error("'hull handle %s' takes no option '--%s'", sub->name, options[idx].name);
-                }
-                switch (c) {
-                case 'h':
-                        if (sub)
-                                sub_help(sub);
-                        else
-                                cli_handle_help();
-                        *ret_done = true;
-                        return CLI_EXIT_OK;
-                case OPT_URL:
-                        a->url = optarg;
-                        break;
-                case OPT_UNIX:
-                        if (!optarg[0] || strlen(optarg) >= sizeof(((struct sockaddr_un *) NULL)->sun_path))
-                                return usage_error("--unix wants a socket path of 1 to %zu bytes, got '%s'",
-                                                   sizeof(((struct sockaddr_un *) NULL)->sun_path) - 1, optarg);
-                        a->unix_path = optarg;
-                        break;
-                case OPT_TOKEN_FILE:
-                        a->token_file = optarg;
-                        break;
-                case OPT_INSECURE:
-                        a->insecure = true;
-                        break;
-                case OPT_JSON:
-                        a->json = true;
-                        break;
-                case OPT_STATS:
-                        a->stats = true;
-                        break;
-                case OPT_CSV:
-                        a->csv = true;
-                        break;
-                case OPT_HEAD:
-                        if ((r = parse_count("--head", optarg, 0, HANDLE_CLI_ROWS_MAX, &a->head)))
-                                return r;
-                        a->has_head = true;
-                        break;
-                case OPT_TAIL:
-                        if ((r = parse_count("--tail", optarg, 0, HANDLE_CLI_ROWS_MAX, &a->tail)))
-                                return r;
-                        a->has_tail = true;
-                        break;
-                case OPT_MAX_ROWS:
-                        if ((r = parse_count("--max-rows", optarg, 1, HD_QUERY_ROWS_MAX, &a->max_rows)))
-                                return r;
-                        break;
-                case OPT_HANDLE:
-                        if (!handle_id_is_valid(optarg))
-                                return usage_error(
-                                        "--handle wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
-                                        optarg);
-                        for (size_t i = 0; i < a->n_handles; i++)
-                                if (strcmp(a->handles[i], optarg) == 0)
-                                        return usage_error("--handle %s is given twice", optarg);
-                        if (a->n_handles >= HANDLE_CLI_QUERY_HANDLES_MAX)
-                                return usage_error("too many --handle options (a query attaches at most %u)",
-                                                   HANDLE_CLI_QUERY_HANDLES_MAX);
-                        a->handles[a->n_handles++] = optarg;
-                        break;
-                case OPT_OFFSET:
-                        if (parse_size(optarg, 0, INT64_MAX, &a->offset) < 0)
-                                return usage_error("--offset wants a byte offset such as 0 or 4096, got '%s'", optarg);
-                        break;
-                case OPT_LIMIT:
-                        if (parse_size(optarg, 1, INT64_MAX, &a->limit) < 0)
-                                return usage_error(
-                                        "--limit wants a byte count such as 4096 or 1M (at least 1), got '%s'", optarg);
-                        a->has_limit = true;
-                        break;
-                case OPT_OUTPUT:
-                        if (!optarg[0])
-                                return usage_error("-o wants a file name (or '-' for stdout)%s", "");
-                        a->output = optarg;
-                        break;
-                case OPT_NAME:
-                        if (!optarg[0] || strlen(optarg) > HANDLE_CLI_NAME_MAX ||
-                            !utf8_is_valid(optarg, strlen(optarg)))
-                                return usage_error("--name wants 1 to %u bytes of UTF-8, got '%s'", HANDLE_CLI_NAME_MAX,
-                                                   optarg);
-                        for (const char *p = optarg; *p; p++)
-                                if ((unsigned char) *p < 0x20 || *p == 0x7f)
-                                        return usage_error("--name may not hold control characters%s", "");
-                        a->name = optarg;
-                        break;
-                case OPT_INPUT_ID:
-                        if (!handle_id_is_valid(optarg))
-                                return usage_error(
-                                        "--input-id wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
-                                        optarg);
-                        a->input_id = optarg;
-                        break;
-                case OPT_FORMAT:
-                        a->format = optarg;
-                        break;
-                case '?':
-                default:
-                        return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
-                }
+/* One of handle's own options of subcommand sub (cli_client_cmd.own). Returns 0 or an exit
+ * status. */
+static int handle_option(void *args, const cli_client_sub *sub, int c, const char *arg) {
+        handle_args *a = args;
+        int r;
+        switch (c == 'o' ? OPT_OUTPUT : c) {
+        case OPT_STATS:
+                a->stats = true;
+                break;
+        case OPT_CSV:
+                a->csv = true;
+                break;
+        case OPT_HEAD:
+                if ((r = parse_count("--head", arg, 0, HANDLE_CLI_ROWS_MAX, &a->head)))
+                        return r;
+                a->has_head = true;
+                break;
+        case OPT_TAIL:
+                if ((r = parse_count("--tail", arg, 0, HANDLE_CLI_ROWS_MAX, &a->tail)))
+                        return r;
+                a->has_tail = true;
+                break;
+        case OPT_MAX_ROWS:
+                if ((r = parse_count("--max-rows", arg, 1, HD_QUERY_ROWS_MAX, &a->max_rows)))
+                        return r;
+                break;
+        case OPT_HANDLE:
+                if (!handle_id_is_valid(arg))
+                        return usage_error("--handle wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
+                                           arg);
+                for (size_t i = 0; i < a->n_handles; i++)
+                        if (strcmp(a->handles[i], arg) == 0)
+                                return usage_error("--handle %s is given twice", arg);
+                if (a->n_handles >= HANDLE_CLI_QUERY_HANDLES_MAX)
+                        return usage_error("too many --handle options (a query attaches at most %u)",
+                                           HANDLE_CLI_QUERY_HANDLES_MAX);
+                a->handles[a->n_handles++] = arg;
+                break;
+        case OPT_OFFSET:
+                if (parse_size(arg, 0, INT64_MAX, &a->offset) < 0)
+                        return usage_error("--offset wants a byte offset such as 0 or 4096, got '%s'", arg);
+                break;
+        case OPT_LIMIT:
+                if (parse_size(arg, 1, INT64_MAX, &a->limit) < 0)
+                        return usage_error("--limit wants a byte count such as 4096 or 1M (at least 1), got '%s'", arg);
+                a->has_limit = true;
+                break;
+        case OPT_OUTPUT:
+                if (!arg[0])
+                        return usage_error("-o wants a file name (or '-' for stdout)%s", "");
+                a->output = arg;
+                break;
+        case OPT_NAME:
+                if (!arg[0] || strlen(arg) > HANDLE_CLI_NAME_MAX || !utf8_is_valid(arg, strlen(arg)))
+                        return usage_error("--name wants 1 to %u bytes of UTF-8, got '%s'", HANDLE_CLI_NAME_MAX, arg);
+                for (const char *p = arg; *p; p++)
+                        if ((unsigned char) *p < 0x20 || *p == 0x7f)
+                                return usage_error("--name may not hold control characters%s", "");
+                a->name = arg;
+                break;
+        case OPT_INPUT_ID:
+                if (!handle_id_is_valid(arg))
+                        return usage_error("--input-id wants a handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63}, got '%s'",
+                                           arg);
+                a->input_id = arg;
+                break;
+        case OPT_FORMAT:
+                a->format = arg;
+                break;
+        default:
+                break;
         }
         return 0;
 }
 
 #define SUBCOMMANDS "list, inspect, query, get, add"
 
+static const cli_client_cmd handle_cmd = {
+        .name = CMD,
+        .subcommands = SUBCOMMANDS,
+        .options = options,
+        .subs = subs,
+        .n_subs = ELEMENTSOF(subs),
+        .sub_size = sizeof(subs[0]),
+        .help = cli_handle_help,
+        .own = handle_option,
+};
+
 int cli_handle_main(int argc, char **argv) {
         handle_args a = {0};
-        bool done = false;
-        int r;
-
-        if (argc < 2) {
-                cli_handle_help();
-                return CLI_EXIT_USAGE;
-        }
-        r = parse_options(argc, argv, NULL, &a, &done);
-        if (r || done)
+        const cli_client_sub *found;
+        int r = cli_client_parse(&handle_cmd, argc, argv, &a.c, &a, &found);
+        if (r || !found)
                 return r;
-        if (optind >= argc)
-                return usage_error("no subcommand given (" SUBCOMMANDS ")%s", "");
-        const handle_sub *sub = find_sub(argv[optind]);
-        if (!sub)
-                return usage_error("unknown subcommand '%s' (" SUBCOMMANDS ")", argv[optind]);
-        argc -= optind;
-        argv += optind;
-        r = parse_options(argc, argv, sub, &a, &done);
-        if (r || done)
-                return r;
-        a.pos = argv + optind;
-        a.n_pos = (size_t) (argc - optind);
-        if (a.n_pos < sub->n_pos)
-                return usage_error("'hull handle %s' wants %s", sub->name, sub->pos_what);
-        if (a.n_pos > sub->n_pos)
-                return usage_error("unexpected argument '%s'", a.pos[sub->n_pos]);
-        if (!cli_session_id_is_valid(a.pos[0]))
+        const handle_sub *sub = (const handle_sub *) found; /* its first member */
+        if (a.c.n_pos < sub->n_pos)
+                return usage_error("'hull handle %s' wants %s", sub->s.name, sub->pos_what);
+        if (a.c.n_pos > sub->n_pos)
+                return usage_error("unexpected argument '%s'", a.c.pos[sub->n_pos]);
+        if (!cli_session_id_is_valid(a.c.pos[0]))
                 return usage_error(
                         "'%s' is not a session ID (1 to 64 lowercase hex digits, as 'hull session open' prints)",
-                        a.pos[0]);
-        if ((sub->run == sub_inspect || sub->run == sub_get) && !handle_id_is_valid(a.pos[1]))
+                        a.c.pos[0]);
+        if ((sub->run == sub_inspect || sub->run == sub_get) && !handle_id_is_valid(a.c.pos[1]))
                 return usage_error("'%s' is not a handle id ([A-Za-z0-9][A-Za-z0-9_.-]{0,63}, as 'list' shows)",
-                                   a.pos[1]);
-        if (sub->run == sub_add && !a.pos[1][0])
+                                   a.c.pos[1]);
+        if (sub->run == sub_add && !a.c.pos[1][0])
                 return usage_error("the file's name is empty%s", "");
-        if (a.csv && a.json)
+        if (a.csv && a.c.json)
                 return usage_error("--csv and --json exclude each other%s", "");
 
         _cleanup_(cli_client_done) cli_client c = {0};
-        r = cli_client_setup(&c, CMD, a.url, a.unix_path, a.token_file, a.insecure);
+        r = cli_client_setup(&c, CMD, a.c.url, a.c.unix_path, a.c.token_file, a.c.insecure);
         if (r)
                 return r;
         return sub->run(&c, &a);

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli-key.h"
-#include "cli-session.h"
+#include "cli-client.h"
 #include "cli.h"
 #include "fs-util.h"
 #include "macro.h"

@@ -27,11 +27,10 @@
 #include "home.h"
 #include "limits.h"
 #include "macro.h"
-#include "mcp-offer.h"
 #include "mcp-server.h"
 #include "sbx-session.h"
 #include "ss.h"
-#include "tools-sandbox.h"
+#include "tool-catalog.h"
 
 #ifndef HULL_VERSION
 #define HULL_VERSION "0.0.0"
@@ -262,14 +261,8 @@ int cli_mcp_main(int argc, char **argv) {
                 return usage_error("no arguments are taken, not '%s'", argv[optind]);
 
         const tool_def *tools[MCP_OFFER_MAX];
-        size_t n_tools = 0;
-        hull_error te = {0};
         /* the session's javascript cell runs the host's node (the sandbox sees the host's /usr) */
-        if (mcp_offer_tools(tools_sandbox_find, access("/usr/bin/node", X_OK) == 0 ? &tool_run_javascript : NULL, tools,
-                            &n_tools, &te) < 0) {
-                cli_report("mcp", &te);
-                return CLI_EXIT_FAILURE;
-        }
+        size_t n_tools = tool_catalog_mcp_offer(access("/usr/bin/node", X_OK) == 0, tools);
 
         if (isatty(STDIN_FILENO))
                 fprintf(stderr, "hull: mcp: stdin is a terminal: this command speaks JSON-RPC to an MCP client, which "

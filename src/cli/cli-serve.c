@@ -4,7 +4,6 @@
  * cancel what is left, and exit 0. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +20,7 @@
 #include "auth.h"
 #include "broker.h"
 #include "cli-env.h"
+#include "cli-options.h"
 #include "cli.h"
 #include "dlib.h"
 #include "dlog.h"
@@ -51,154 +51,6 @@
 #include "v1-run.h"
 #include "api-v1.h"
 #include "dotenv.h"
-
-enum {
-        OPT_LISTEN = 0x100,
-        OPT_SOCKET,
-        OPT_TOKENS,
-        OPT_MAX_RUNS,
-        OPT_QUEUE,
-        OPT_MEMORY,
-        OPT_PIDS,
-        OPT_NO_CGROUP,
-        OPT_WORK_DIR,
-        OPT_GRACE,
-        OPT_LOG_LEVEL,
-        OPT_MAX_SESSIONS,
-        OPT_MAX_PER_OWNER,
-        OPT_SESSION_LIFETIME,
-        OPT_SESSION_IDLE,
-        OPT_SESSION_MEMORY,
-        OPT_AUDIT_DIR,
-        OPT_NO_ZYGOTE,
-        OPT_HANDLES_DIR,
-        OPT_HANDLE_MAX,
-        OPT_SESSION_HANDLES_MAX,
-        OPT_MAX_PER_CALLER,
-        OPT_MODEL,
-        OPT_PROVIDER,
-        OPT_BASE_URL,
-        OPT_MODEL_API_KEY,
-        OPT_MODEL_HEADER,
-        OPT_DB,
-        OPT_AGUI_AGENT,
-        OPT_AGUI_ENVIRONMENT,
-        OPT_MAX_CONNECTIONS,
-        OPT_MAX_PER_ADDRESS,
-        OPT_NET_CIDR,
-        OPT_NET_LOOPBACK,
-        OPT_NET_UNRESTRICTED,
-};
-
-static const struct option options[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"listen", required_argument, NULL, OPT_LISTEN},
-        {"socket", required_argument, NULL, OPT_SOCKET},
-        {"tokens", required_argument, NULL, OPT_TOKENS},
-        {"max-runs", required_argument, NULL, OPT_MAX_RUNS},
-        {"queue", required_argument, NULL, OPT_QUEUE},
-        {"memory", required_argument, NULL, OPT_MEMORY},
-        {"pids", required_argument, NULL, OPT_PIDS},
-        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
-        {"work-dir", required_argument, NULL, OPT_WORK_DIR},
-        {"shutdown-grace", required_argument, NULL, OPT_GRACE},
-        {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-        {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
-        {"max-sessions-per-owner", required_argument, NULL, OPT_MAX_PER_OWNER},
-        {"session-lifetime", required_argument, NULL, OPT_SESSION_LIFETIME},
-        {"session-idle", required_argument, NULL, OPT_SESSION_IDLE},
-        {"session-memory", required_argument, NULL, OPT_SESSION_MEMORY},
-        {"audit-dir", required_argument, NULL, OPT_AUDIT_DIR},
-        {"no-zygote", no_argument, NULL, OPT_NO_ZYGOTE},
-        {"handles-dir", required_argument, NULL, OPT_HANDLES_DIR},
-        {"handle-max", required_argument, NULL, OPT_HANDLE_MAX},
-        {"session-handles-max", required_argument, NULL, OPT_SESSION_HANDLES_MAX},
-        {"max-sessions-per-caller", required_argument, NULL, OPT_MAX_PER_CALLER},
-        {"model", required_argument, NULL, OPT_MODEL},
-        {"provider", required_argument, NULL, OPT_PROVIDER},
-        {"base-url", required_argument, NULL, OPT_BASE_URL},
-        {"api-key", required_argument, NULL, OPT_MODEL_API_KEY},
-        {"model-api-key", required_argument, NULL, OPT_MODEL_API_KEY},
-        {"model-header", required_argument, NULL, OPT_MODEL_HEADER},
-        {"db", required_argument, NULL, OPT_DB},
-        {"agui-agent", required_argument, NULL, OPT_AGUI_AGENT},
-        {"agui-environment", required_argument, NULL, OPT_AGUI_ENVIRONMENT},
-        {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
-        {"max-connections-per-address", required_argument, NULL, OPT_MAX_PER_ADDRESS},
-        {"net-allow-cidr", required_argument, NULL, OPT_NET_CIDR},
-        {"net-allow-loopback", no_argument, NULL, OPT_NET_LOOPBACK},
-        {"allow-unrestricted-network", no_argument, NULL, OPT_NET_UNRESTRICTED},
-        {},
-};
-
-void cli_serve_help(void) {
-        printf("Usage: hull serve [OPTIONS]\n\n"
-               "Serve the plimsoll sandbox protocol 3 (Connect, JSON) over HTTP/1.1: Describe and Run\n"
-               "(javascript, project) under /plimsoll.v1.SandboxService/; the agent API under /v1/ (agents,\n"
-               "environments, sessions and their events: Claude Managed Agents compatible); the MCP server\n"
-               "(hull mcp's tools over Streamable HTTP, one sandbox session per MCP session) at /mcp;\n"
-               "/healthz, /readyz, /metrics.\n\n"
-               "Options:\n"
-               "  --listen HOST:PORT       TCP address (default 127.0.0.1:%u; PORT 0 picks a free one)\n"
-               "  --socket PATH            also listen on a unix socket (mode 0600)\n"
-               "  --tokens FILE            bearer tokens: lines '<sha256 hex> <scope>[,...] [name]' (see\n"
-               "                           'hull token new'); required to listen beyond loopback\n"
-               "  --max-runs N             runs at once (default %u, at most %u)\n"
-               "  --queue N                admitted runs that wait for a slot (default %u); more are refused\n"
-               "  --memory SIZE            memory limit of each run, tmpfs included (default 512M)\n"
-               "  --pids N                 process limit of each run (default %u)\n"
-               "  --no-cgroup              run without cgroup limits (memory, pids)\n"
-               "  --work-dir DIR           where runs' work directories are made (default $TMPDIR or /tmp)\n"
-               "  --shutdown-grace SECONDS how long in-flight runs may finish after SIGTERM (default %u)\n"
-               "  --log-level LEVEL        error, warn, info (default) or debug; one line per event on stderr\n"
-               "  --max-connections N      open TCP connections at once (default %u; event streams hold one each)\n"
-               "  --max-connections-per-address N  ... of one client address (default %u)\n\n"
-               "Sessions (OpenSession, SessionRun, CloseSession, /hull.v1.Workspace/*, /hull.v1.Sessions/List):\n"
-               "  --max-sessions N         sessions open at once (default %u, at most %u; 0 turns sessions off)\n"
-               "  --max-sessions-per-owner N  per caller and owner; one more ends the least recently used\n"
-               "                           idle one (default %u)\n"
-               "  --max-sessions-per-caller N  per caller (token), whatever its owners (default %u)\n"
-               "  --session-lifetime DUR   a session ends this long after it opened (default 30m, at most 12h)\n"
-               "  --session-idle DUR       ... or when unused this long (default 5m); DUR: 90s, 5m, 1h, 500ms\n"
-               "  --session-memory SIZE    memory of each session, its /workspace included (default 1G)\n"
-               "  --audit-dir DIR          each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
-               "                           (default $HULL_HOME/audit; HULL_HOME: /var/lib/hull as root, else\n"
-               "                           ~/.local/state/hull)\n"
-               "  --no-zygote              start every python interpreter cold (no pre-imported numpy/pandas)\n"
-               "  --handles-dir DIR        each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the "
-               "sandbox\n"
-               "                           at /handles (default $HULL_HOME/handles)\n"
-               "  --handle-max SIZE        the largest handle (a table: its SQLite file; an upload, a save)\n"
-               "                           (default 1G)\n"
-               "  --session-handles-max SIZE  a session's handles together (default 8G)\n"
-               "  --net-allow-cidr CIDR    limited networking: let the egress guard pass this internal range\n"
-               "                           (a mirror, a gateway; metadata addresses stay refused; repeatable)\n"
-               "  --net-allow-loopback     TESTING ONLY: limited networking may reach 127.0.0.0/8 and ::1\n"
-               "  --allow-unrestricted-network  a /v1 environment whose networking is unrestricted (the\n"
-               "                           default of Managed Agents) gets a real network (pasta); without\n"
-               "                           this its sessions have none; a plimsoll hullEnvironment that\n"
-               "                           is unrestricted gets pasta too, and is refused without it\n\n"
-               "The agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n"
-               "  --db PATH                hull's state (default $HULL_HOME/hull.db)\n"
-               "  --model ID               the model every agent uses (default: each agent's model id goes to\n"
-               "                           the provider); like hull run, also HULL_MODEL or config.json\n"
-               "  --provider NAME          openai or anthropic (or HULL_PROVIDER, config.json)\n"
-               "  --base-url URL           the model server (or HULL_BASE_URL, OPENAI_BASE_URL, ...)\n"
-               "  --model-api-key KEY      the model server's key (or OPENAI_API_KEY, ANTHROPIC_API_KEY);\n"
-               "                           --api-key is the same\n"
-               "  --model-header 'N: V'    an extra header on every model request (repeatable)\n"
-               "  /v1 keys: 'hull key create' (or POST /v1/api-keys); HULL_SERVE_KEY adds one at start.\n"
-               "  --agui-agent ID          AG-UI (POST /agui): a new thread's agent unless forwardedProps.agent_id\n"
-               "                           names one\n"
-               "  --agui-environment ID    ... and its environment (default: the newest one)\n"
-               "  Until a key exists (in hull.db or --tokens), loopback callers need none.\n\n"
-               "Without --tokens every local caller may run code. Exit status: 0 after a graceful\n"
-               "shutdown, 1 on a failure, 2 on a usage error.\n",
-               SERVE_DEFAULT_PORT, SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX, SERVE_RUN_QUEUE_MAX, SBX_DEFAULT_PIDS,
-               SERVE_SHUTDOWN_GRACE_MS / 1000, SERVE_CONNECTIONS_MAX, SERVE_CONNECTIONS_PER_IP_MAX,
-               SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX, SERVE_DEFAULT_SESSIONS_PER_OWNER,
-               SERVE_DEFAULT_SESSIONS_PER_CALLER);
-}
 
 #ifndef HULL_VERSION
 #define HULL_VERSION "0.0.0"
@@ -314,14 +166,414 @@ typedef struct serve_state {
         dotenv *env;
         v1_engine *engine;
         api_v1 *v1;
+        http_fallback fallbacks[1]; /* the server-wide fallback's prefixes: /v1 */
         http_keys keys;
         api_mcp *mcp;   /* /mcp */
         api_agui *agui; /* /agui */
 } serve_state;
 
+/* ---- the options: one setter each ---- */
+
+static int set_model(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->model.model = arg;
+        return 0;
+}
+
+static int set_provider(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->model.provider = arg;
+        return 0;
+}
+
+static int set_base_url(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->model.base_url = arg;
+        return 0;
+}
+
+static int set_model_api_key(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->model.api_key = arg;
+        return 0;
+}
+
+static int set_model_header(void *ctx, const char *arg) {
+        serve_opts *o = ctx;
+        if (o->model.n_headers >= SERVE_MODEL_HEADERS_MAX)
+                return usage_error("--model-header is given more than %u times", SERVE_MODEL_HEADERS_MAX);
+        o->model_headers[o->model.n_headers++] = arg;
+        return 0;
+}
+
+static int set_max_connections(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 16, SERVE_CONNECTIONS_LIMIT, &((serve_opts *) ctx)->max_connections) < 0)
+                return usage_error("--max-connections wants a whole number from 16 to %u, got '%s'",
+                                   SERVE_CONNECTIONS_LIMIT, arg);
+        return 0;
+}
+
+static int set_max_per_address(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 1, SERVE_CONNECTIONS_LIMIT, &((serve_opts *) ctx)->max_per_address) < 0)
+                return usage_error("--max-connections-per-address wants a whole number from 1 to %u, got '%s'",
+                                   SERVE_CONNECTIONS_LIMIT, arg);
+        return 0;
+}
+
+static int set_agui_agent(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->agui_agent = arg;
+        return 0;
+}
+
+static int set_agui_environment(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->agui_environment = arg;
+        return 0;
+}
+
+static int set_db(void *ctx, const char *arg) {
+        if (arg[0] != '/')
+                return usage_error("--db wants an absolute path, got '%s'", arg);
+        ((serve_opts *) ctx)->db_path = arg;
+        return 0;
+}
+
+static int set_listen(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->listen = arg;
+        return 0;
+}
+
+static int set_socket(void *ctx, const char *arg) {
+        if (arg[0] == '\0')
+                return usage_error("--socket wants a path%s", "");
+        ((serve_opts *) ctx)->socket_path = arg;
+        return 0;
+}
+
+static int set_tokens(void *ctx, const char *arg) {
+        ((serve_opts *) ctx)->tokens_path = arg;
+        return 0;
+}
+
+static int set_max_runs(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 1, SERVE_RUNS_MAX, &((serve_opts *) ctx)->max_runs) < 0)
+                return usage_error("--max-runs wants a whole number from 1 to 64, got '%s'", arg);
+        return 0;
+}
+
+static int set_queue(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 0, SERVE_RUN_QUEUE_MAX, &((serve_opts *) ctx)->queue) < 0)
+                return usage_error("--queue wants a whole number from 0 to 16, got '%s'", arg);
+        return 0;
+}
+
+static int set_memory(void *ctx, const char *arg) {
+        if (parse_size(arg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &((serve_opts *) ctx)->memory) < 0)
+                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'", arg);
+        return 0;
+}
+
+static int set_pids(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 1, SBX_PIDS_MAX, &((serve_opts *) ctx)->pids) < 0)
+                return usage_error("--pids wants a whole number from 1 to 65536, got '%s'", arg);
+        return 0;
+}
+
+static int set_no_cgroup(void *ctx, const char *arg) {
+        (void) arg;
+        ((serve_opts *) ctx)->use_cgroups = false;
+        return 0;
+}
+
+static int set_work_dir(void *ctx, const char *arg) {
+        struct stat st;
+        if (arg[0] != '/' || stat(arg, &st) < 0 || !S_ISDIR(st.st_mode))
+                return usage_error("--work-dir '%s' is not an existing directory given by absolute path", arg);
+        ((serve_opts *) ctx)->work_dir = arg;
+        return 0;
+}
+
+static int set_grace(void *ctx, const char *arg) {
+        if (parse_duration_ms(arg, 0, SERVE_SHUTDOWN_GRACE_MS_MAX, &((serve_opts *) ctx)->grace_ms) < 0)
+                return usage_error("--shutdown-grace wants seconds from 0 to 600, got '%s'", arg);
+        return 0;
+}
+
+static int set_log_level(void *ctx, const char *arg) {
+        if (dlog_level_from_string(arg, &((serve_opts *) ctx)->log_level) < 0)
+                return usage_error("--log-level wants error, warn, info or debug, got '%s'", arg);
+        return 0;
+}
+
+static int set_max_sessions(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 0, SERVE_SESSIONS_MAX, &((serve_opts *) ctx)->max_sessions) < 0)
+                return usage_error("--max-sessions wants a whole number from 0 to %u, got '%s'", SERVE_SESSIONS_MAX,
+                                   arg);
+        return 0;
+}
+
+static int set_max_per_owner(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 1, SERVE_SESSIONS_MAX, &((serve_opts *) ctx)->per_owner) < 0)
+                return usage_error("--max-sessions-per-owner wants a whole number from 1 to %u, got '%s'",
+                                   SERVE_SESSIONS_MAX, arg);
+        return 0;
+}
+
+static int set_max_per_caller(void *ctx, const char *arg) {
+        if (parse_uint64(arg, 1, SERVE_SESSIONS_MAX, &((serve_opts *) ctx)->per_caller) < 0)
+                return usage_error("--max-sessions-per-caller wants a whole number from 1 to %u, got '%s'",
+                                   SERVE_SESSIONS_MAX, arg);
+        return 0;
+}
+
+static int set_session_lifetime(void *ctx, const char *arg) {
+        if (parse_duration_ms(arg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &((serve_opts *) ctx)->lifetime_ms) < 0)
+                return usage_error("--session-lifetime wants a duration from 1s to 12h such as 30m, got '%s'", arg);
+        return 0;
+}
+
+static int set_session_idle(void *ctx, const char *arg) {
+        if (parse_duration_ms(arg, 100, SERVE_SESSION_LIFETIME_MS_MAX, &((serve_opts *) ctx)->idle_ms) < 0)
+                return usage_error("--session-idle wants a duration from 100ms to 12h such as 5m, got '%s'", arg);
+        return 0;
+}
+
+static int set_session_memory(void *ctx, const char *arg) {
+        if (parse_size(arg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &((serve_opts *) ctx)->session_memory) < 0)
+                return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'", arg);
+        return 0;
+}
+
+static int set_net_cidr(void *ctx, const char *arg) {
+        serve_opts *o = ctx;
+        if (o->n_net_cidrs >= BRK_NET_CIDRS_MAX || strlen(arg) >= BRK_NET_CIDR_TEXT ||
+            egress_cidr_parse(arg, &(egress_cidr){0}) < 0)
+                return usage_error("--net-allow-cidr: at most %u, each a CIDR such as 10.8.0.0/16 (got '%s')",
+                                   BRK_NET_CIDRS_MAX, arg);
+        o->net_cidrs[o->n_net_cidrs++] = (char *) arg;
+        return 0;
+}
+
+static int set_net_unrestricted(void *ctx, const char *arg) {
+        (void) arg;
+        ((serve_opts *) ctx)->allow_unrestricted = true;
+        return 0;
+}
+
+static int set_net_loopback(void *ctx, const char *arg) {
+        (void) arg;
+        ((serve_opts *) ctx)->net_allow_loopback = true;
+        return 0;
+}
+
+static int set_audit_dir(void *ctx, const char *arg) {
+        if (arg[0] != '/')
+                return usage_error("--audit-dir wants an absolute path, got '%s'", arg);
+        ((serve_opts *) ctx)->audit_dir = arg;
+        return 0;
+}
+
+static int set_no_zygote(void *ctx, const char *arg) {
+        (void) arg;
+        ((serve_opts *) ctx)->zygote = false;
+        return 0;
+}
+
+static int set_handles_dir(void *ctx, const char *arg) {
+        if (arg[0] != '/')
+                return usage_error("--handles-dir wants an absolute path, got '%s'", arg);
+        ((serve_opts *) ctx)->handles_dir = arg;
+        return 0;
+}
+
+static int set_handle_max(void *ctx, const char *arg) {
+        if (parse_size(arg, 1ULL << 20, HD_MAX_SPILL_MAX, &((serve_opts *) ctx)->handle_max) < 0)
+                return usage_error("--handle-max wants a size from 1M to 1T such as 2G, got '%s'", arg);
+        return 0;
+}
+
+static int set_session_handles_max(void *ctx, const char *arg) {
+        if (parse_size(arg, 1ULL << 20, HD_MAX_SPILL_MAX, &((serve_opts *) ctx)->session_handles_max) < 0)
+                return usage_error("--session-handles-max wants a size from 1M to 1T such as 20G, got '%s'", arg);
+        return 0;
+}
+
+static const cli_option serve_options[] = {
+        {"listen",
+         "HOST:PORT",
+         set_listen,
+         "TCP address (default 127.0.0.1:%u; PORT 0 picks a free one)",
+         {SERVE_DEFAULT_PORT}},
+        {"socket", "PATH", set_socket, "also listen on a unix socket (mode 0600)", {0}},
+        {"tokens",
+         "FILE",
+         set_tokens,
+         "bearer tokens: lines '<sha256 hex> <scope>[,...] [name]' (see\n"
+         "'hull token new'); required to listen beyond loopback",
+         {0}},
+        {"max-runs", "N", set_max_runs, "runs at once (default %u, at most %u)", {SERVE_DEFAULT_RUNS, SERVE_RUNS_MAX}},
+        {"queue",
+         "N",
+         set_queue,
+         "admitted runs that wait for a slot (default %u); more are refused",
+         {SERVE_RUN_QUEUE_MAX}},
+        {"memory", "SIZE", set_memory, "memory limit of each run, tmpfs included (default 512M)", {0}},
+        {"pids", "N", set_pids, "process limit of each run (default %u)", {SBX_DEFAULT_PIDS}},
+        {"no-cgroup", NULL, set_no_cgroup, "run without cgroup limits (memory, pids)", {0}},
+        {"work-dir", "DIR", set_work_dir, "where runs' work directories are made (default $TMPDIR or /tmp)", {0}},
+        {"shutdown-grace",
+         "SECONDS",
+         set_grace,
+         "how long in-flight runs may finish after SIGTERM (default %u)",
+         {SERVE_SHUTDOWN_GRACE_MS / 1000}},
+        {"log-level",
+         "LEVEL",
+         set_log_level,
+         "error, warn, info (default) or debug; one line per event on stderr",
+         {0}},
+        {"max-connections",
+         "N",
+         set_max_connections,
+         "open TCP connections at once (default %u; event streams hold one each)",
+         {SERVE_CONNECTIONS_MAX}},
+        {"max-connections-per-address",
+         "N",
+         set_max_per_address,
+         "... of one client address (default %u)",
+         {SERVE_CONNECTIONS_PER_IP_MAX}},
+        {NULL,
+         NULL,
+         NULL,
+         "\nSessions (OpenSession, SessionRun, CloseSession, /hull.v1.Workspace/*, /hull.v1.Sessions/List):\n",
+         {0}},
+        {"max-sessions",
+         "N",
+         set_max_sessions,
+         "sessions open at once (default %u, at most %u; 0 turns sessions off)",
+         {SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX}},
+        {"max-sessions-per-owner",
+         "N",
+         set_max_per_owner,
+         "per caller and owner; one more ends the least recently used\n"
+         "idle one (default %u)",
+         {SERVE_DEFAULT_SESSIONS_PER_OWNER}},
+        {"max-sessions-per-caller",
+         "N",
+         set_max_per_caller,
+         "per caller (token), whatever its owners (default %u)",
+         {SERVE_DEFAULT_SESSIONS_PER_CALLER}},
+        {"session-lifetime",
+         "DUR",
+         set_session_lifetime,
+         "a session ends this long after it opened (default 30m, at most 12h)",
+         {0}},
+        {"session-idle",
+         "DUR",
+         set_session_idle,
+         "... or when unused this long (default 5m); DUR: 90s, 5m, 1h, 500ms",
+         {0}},
+        {"session-memory",
+         "SIZE",
+         set_session_memory,
+         "memory of each session, its /workspace included (default 1G)",
+         {0}},
+        {"audit-dir",
+         "DIR",
+         set_audit_dir,
+         "each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
+         "(default $HULL_HOME/audit; HULL_HOME: /var/lib/hull as root, else\n"
+         "~/.local/state/hull)",
+         {0}},
+        {"no-zygote", NULL, set_no_zygote, "start every python interpreter cold (no pre-imported numpy/pandas)", {0}},
+        {"handles-dir",
+         "DIR",
+         set_handles_dir,
+         "each session's handle store, DIR/serve-PID/<fingerprint>, read-only in the sandbox\n"
+         "at /handles (default $HULL_HOME/handles)",
+         {0}},
+        {"handle-max",
+         "SIZE",
+         set_handle_max,
+         "the largest handle (a table: its SQLite file; an upload, a save)\n"
+         "(default 1G)",
+         {0}},
+        {"session-handles-max", "SIZE", set_session_handles_max, "a session's handles together (default 8G)", {0}},
+        {"net-allow-cidr",
+         "CIDR",
+         set_net_cidr,
+         "limited networking: let the egress guard pass this internal range\n"
+         "(a mirror, a gateway; metadata addresses stay refused; repeatable)",
+         {0}},
+        {"net-allow-loopback",
+         NULL,
+         set_net_loopback,
+         "TESTING ONLY: limited networking may reach 127.0.0.0/8 and ::1",
+         {0}},
+        {"allow-unrestricted-network",
+         NULL,
+         set_net_unrestricted,
+         "a /v1 environment whose networking is unrestricted (the\n"
+         "default of Managed Agents) gets a real network (pasta); without\n"
+         "this its sessions have none; a plimsoll hullEnvironment that\n"
+         "is unrestricted gets pasta too, and is refused without it",
+         {0}},
+        {NULL,
+         NULL,
+         NULL,
+         "\nThe agent API (/v1: agents, environments, sessions, events; Claude Managed Agents compatible):\n",
+         {0}},
+        {"db", "PATH", set_db, "hull's state (default $HULL_HOME/hull.db)", {0}},
+        {"model",
+         "ID",
+         set_model,
+         "the model every agent uses (default: each agent's model id goes to\n"
+         "the provider); like hull run, also HULL_MODEL or config.json",
+         {0}},
+        {"provider", "NAME", set_provider, "openai or anthropic (or HULL_PROVIDER, config.json)", {0}},
+        {"base-url", "URL", set_base_url, "the model server (or HULL_BASE_URL, OPENAI_BASE_URL, ...)", {0}},
+        {"model-api-key",
+         "KEY",
+         set_model_api_key,
+         "the model server's key (or OPENAI_API_KEY, ANTHROPIC_API_KEY);\n"
+         "--api-key is the same",
+         {0}},
+        {"api-key", "KEY", set_model_api_key, NULL, {0}}, /* in the row above */
+        {"model-header", "'N: V'", set_model_header, "an extra header on every model request (repeatable)", {0}},
+        {NULL,
+         NULL,
+         NULL,
+         "  /v1 keys: 'hull key create' (or POST /v1/api-keys); HULL_SERVE_KEY adds one at start.\n",
+         {0}},
+        {"agui-agent",
+         "ID",
+         set_agui_agent,
+         "AG-UI (POST /agui): a new thread's agent unless forwardedProps.agent_id\n"
+         "names one",
+         {0}},
+        {"agui-environment", "ID", set_agui_environment, "... and its environment (default: the newest one)", {0}},
+        {NULL, NULL, NULL, "  Until a key exists (in hull.db or --tokens), loopback callers need none.\n", {0}},
+};
+
+static const cli_options serve_cli = {
+        .cmd = "serve",
+        .usage_status = CLI_EXIT_USAGE,
+        .help = cli_serve_help,
+        .table = serve_options,
+        .n = ELEMENTSOF(serve_options),
+        .width = 24,
+};
+
+void cli_serve_help(void) {
+        printf("Usage: hull serve [OPTIONS]\n\n"
+               "Serve the plimsoll sandbox protocol 3 (Connect, JSON) over HTTP/1.1: Describe and Run\n"
+               "(javascript, project) under /plimsoll.v1.SandboxService/; the agent API under /v1/ (agents,\n"
+               "environments, sessions and their events: Claude Managed Agents compatible); the MCP server\n"
+               "(hull mcp's tools over Streamable HTTP, one sandbox session per MCP session) at /mcp;\n"
+               "/healthz, /readyz, /metrics.\n\n"
+               "Options:\n");
+        cli_options_help(&serve_cli);
+        printf("\nWithout --tokens every local caller may run code. Exit status: 0 after a graceful\n"
+               "shutdown, 1 on a failure, 2 on a usage error.\n");
+}
+
 /* Returns -1 to go on, or the exit status (help, a usage error). */
 static int parse_options(int argc, char **argv, serve_opts *o) {
-        int c;
+        bool done;
         *o = (serve_opts){
                 .max_runs = SERVE_DEFAULT_RUNS,
                 .queue = SERVE_RUN_QUEUE_MAX,
@@ -339,178 +591,9 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                 .log_level = DLOG_INFO,
         };
         o->model.stream = -1;
-        optind = 1;
-        opterr = 0;
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-                switch (c) {
-                case OPT_MODEL:
-                        o->model.model = optarg;
-                        break;
-                case OPT_PROVIDER:
-                        o->model.provider = optarg;
-                        break;
-                case OPT_BASE_URL:
-                        o->model.base_url = optarg;
-                        break;
-                case OPT_MODEL_API_KEY:
-                        o->model.api_key = optarg;
-                        break;
-                case OPT_MODEL_HEADER:
-                        if (o->model.n_headers >= SERVE_MODEL_HEADERS_MAX)
-                                return usage_error("--model-header is given more than %u times",
-                                                   SERVE_MODEL_HEADERS_MAX);
-                        o->model_headers[o->model.n_headers++] = optarg;
-                        break;
-                case OPT_MAX_CONNECTIONS:
-                        if (parse_uint64(optarg, 16, SERVE_CONNECTIONS_LIMIT, &o->max_connections) < 0)
-                                return usage_error("--max-connections wants a whole number from 16 to %u, got '%s'",
-                                                   SERVE_CONNECTIONS_LIMIT, optarg);
-                        break;
-                case OPT_MAX_PER_ADDRESS:
-                        if (parse_uint64(optarg, 1, SERVE_CONNECTIONS_LIMIT, &o->max_per_address) < 0)
-                                return usage_error(
-                                        "--max-connections-per-address wants a whole number from 1 to %u, got '%s'",
-                                        SERVE_CONNECTIONS_LIMIT, optarg);
-                        break;
-                case OPT_AGUI_AGENT:
-                        o->agui_agent = optarg;
-                        break;
-                case OPT_AGUI_ENVIRONMENT:
-                        o->agui_environment = optarg;
-                        break;
-                case OPT_DB:
-                        if (optarg[0] != '/')
-                                return usage_error("--db wants an absolute path, got '%s'", optarg);
-                        o->db_path = optarg;
-                        break;
-                case 'h':
-                        cli_serve_help();
-                        return CLI_EXIT_OK;
-                case OPT_LISTEN:
-                        o->listen = optarg;
-                        break;
-                case OPT_SOCKET:
-                        if (optarg[0] == '\0')
-                                return usage_error("--socket wants a path%s", "");
-                        o->socket_path = optarg;
-                        break;
-                case OPT_TOKENS:
-                        o->tokens_path = optarg;
-                        break;
-                case OPT_MAX_RUNS:
-                        if (parse_uint64(optarg, 1, SERVE_RUNS_MAX, &o->max_runs) < 0)
-                                return usage_error("--max-runs wants a whole number from 1 to 64, got '%s'", optarg);
-                        break;
-                case OPT_QUEUE:
-                        if (parse_uint64(optarg, 0, SERVE_RUN_QUEUE_MAX, &o->queue) < 0)
-                                return usage_error("--queue wants a whole number from 0 to 16, got '%s'", optarg);
-                        break;
-                case OPT_MEMORY:
-                        if (parse_size(optarg, SBX_MEMORY_BYTES_MIN, SBX_MEMORY_BYTES_MAX, &o->memory) < 0)
-                                return usage_error("--memory wants a size of at least 4M such as 512M or 2G, got '%s'",
-                                                   optarg);
-                        break;
-                case OPT_PIDS:
-                        if (parse_uint64(optarg, 1, SBX_PIDS_MAX, &o->pids) < 0)
-                                return usage_error("--pids wants a whole number from 1 to 65536, got '%s'", optarg);
-                        break;
-                case OPT_NO_CGROUP:
-                        o->use_cgroups = false;
-                        break;
-                case OPT_WORK_DIR: {
-                        struct stat st;
-                        if (optarg[0] != '/' || stat(optarg, &st) < 0 || !S_ISDIR(st.st_mode))
-                                return usage_error(
-                                        "--work-dir '%s' is not an existing directory given by absolute path", optarg);
-                        o->work_dir = optarg;
-                        break;
-                }
-                case OPT_GRACE:
-                        if (parse_duration_ms(optarg, 0, SERVE_SHUTDOWN_GRACE_MS_MAX, &o->grace_ms) < 0)
-                                return usage_error("--shutdown-grace wants seconds from 0 to 600, got '%s'", optarg);
-                        break;
-                case OPT_LOG_LEVEL:
-                        if (dlog_level_from_string(optarg, &o->log_level) < 0)
-                                return usage_error("--log-level wants error, warn, info or debug, got '%s'", optarg);
-                        break;
-                case OPT_MAX_SESSIONS:
-                        if (parse_uint64(optarg, 0, SERVE_SESSIONS_MAX, &o->max_sessions) < 0)
-                                return usage_error("--max-sessions wants a whole number from 0 to %u, got '%s'",
-                                                   SERVE_SESSIONS_MAX, optarg);
-                        break;
-                case OPT_MAX_PER_OWNER:
-                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &o->per_owner) < 0)
-                                return usage_error(
-                                        "--max-sessions-per-owner wants a whole number from 1 to %u, got '%s'",
-                                        SERVE_SESSIONS_MAX, optarg);
-                        break;
-                case OPT_SESSION_LIFETIME:
-                        if (parse_duration_ms(optarg, 1000, SERVE_SESSION_LIFETIME_MS_MAX, &o->lifetime_ms) < 0)
-                                return usage_error(
-                                        "--session-lifetime wants a duration from 1s to 12h such as 30m, got '%s'",
-                                        optarg);
-                        break;
-                case OPT_SESSION_IDLE:
-                        if (parse_duration_ms(optarg, 100, SERVE_SESSION_LIFETIME_MS_MAX, &o->idle_ms) < 0)
-                                return usage_error(
-                                        "--session-idle wants a duration from 100ms to 12h such as 5m, got '%s'",
-                                        optarg);
-                        break;
-                case OPT_SESSION_MEMORY:
-                        if (parse_size(optarg, 64ULL << 20, SBX_MEMORY_BYTES_MAX, &o->session_memory) < 0)
-                                return usage_error("--session-memory wants a size of at least 64M such as 1G, got '%s'",
-                                                   optarg);
-                        break;
-                case OPT_NET_CIDR:
-                        if (o->n_net_cidrs >= BRK_NET_CIDRS_MAX || strlen(optarg) >= BRK_NET_CIDR_TEXT ||
-                            egress_cidr_parse(optarg, &(egress_cidr){0}) < 0)
-                                return usage_error(
-                                        "--net-allow-cidr: at most %u, each a CIDR such as 10.8.0.0/16 (got '%s')",
-                                        BRK_NET_CIDRS_MAX, optarg);
-                        o->net_cidrs[o->n_net_cidrs++] = optarg;
-                        break;
-                case OPT_NET_UNRESTRICTED:
-                        o->allow_unrestricted = true;
-                        break;
-                case OPT_NET_LOOPBACK:
-                        o->net_allow_loopback = true;
-                        break;
-                case OPT_AUDIT_DIR:
-                        if (optarg[0] != '/')
-                                return usage_error("--audit-dir wants an absolute path, got '%s'", optarg);
-                        o->audit_dir = optarg;
-                        break;
-                case OPT_NO_ZYGOTE:
-                        o->zygote = false;
-                        break;
-                case OPT_MAX_PER_CALLER:
-                        if (parse_uint64(optarg, 1, SERVE_SESSIONS_MAX, &o->per_caller) < 0)
-                                return usage_error(
-                                        "--max-sessions-per-caller wants a whole number from 1 to %u, got '%s'",
-                                        SERVE_SESSIONS_MAX, optarg);
-                        break;
-                case OPT_HANDLES_DIR:
-                        if (optarg[0] != '/')
-                                return usage_error("--handles-dir wants an absolute path, got '%s'", optarg);
-                        o->handles_dir = optarg;
-                        break;
-                case OPT_HANDLE_MAX:
-                        if (parse_size(optarg, 1ULL << 20, HD_MAX_SPILL_MAX, &o->handle_max) < 0)
-                                return usage_error("--handle-max wants a size from 1M to 1T such as 2G, got '%s'",
-                                                   optarg);
-                        break;
-                case OPT_SESSION_HANDLES_MAX:
-                        if (parse_size(optarg, 1ULL << 20, HD_MAX_SPILL_MAX, &o->session_handles_max) < 0)
-                                return usage_error(
-                                        "--session-handles-max wants a size from 1M to 1T such as 20G, got '%s'",
-                                        optarg);
-                        break;
-                case '?':
-                default:
-                        /* getopt has moved past the offending argument. */
-                        return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
-                }
-        }
+        int r = cli_options_parse(&serve_cli, argc, argv, o, &done);
+        if (r || done)
+                return r;
         if (optind < argc)
                 return usage_error("unexpected argument '%s'", argv[optind]);
         if ((o->handle_max ? o->handle_max : HD_MAX_SPILL_DEFAULT) >
@@ -844,10 +927,14 @@ static int start_server(serve_state *st, hull_error *e) {
                            .keys = &st->keys,
                            .max_connections = (unsigned) o->max_connections,
                            .max_per_address = (unsigned) o->max_per_address,
-                           .fallback = &api_v1_fallback_api, /* a path nothing serves: a Connect error (or /v1's) */
+                           /* a path nothing serves: a Connect error, or /v1's under /v1 */
+                           .fallback = &api_connect_api,
                            .fallback_data = st->plimsoll,
+                           .prefixed = st->fallbacks,
+                           .n_prefixed = ELEMENTSOF(st->fallbacks),
                            .log = &st->log,
                            .metrics = &st->m};
+        st->fallbacks[0] = (http_fallback){.prefix = "/v1", .api = &api_v1_fallback_api, .data = st->v1};
         r = http_new(&cfg, &st->srv, e);
         if (r < 0)
                 return r;

@@ -1,13 +1,9 @@
-/* hd-internal.h: what hd-store.c and hd-table.c share; not part of the public API. */
+/* hd-internal.h: file access below a store's directory (hd-dir.c), used by hd-store.c and the
+ * table code; not part of the public API. */
 #pragma once
 
-#include <jansson.h>
-#include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
-
-#include "error.h"
-#include "hd-store.h"
+#include <sys/types.h>
 
 /* openat2() below dir_fd, never through a link (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  * RESOLVE_NO_MAGICLINKS), O_CLOEXEC added. Returns the fd or a negative errno. */
@@ -15,26 +11,3 @@ int hd_openat(int dir_fd, const char *name, int flags, mode_t mode);
 
 /* The path SQLite opens for name below dir_fd ("/proc/self/fd/N/name"). */
 int hd_sqlite_path(int dir_fd, const char *name, char *buf, size_t size);
-
-/* Ingest buf[0..len) in format f (CSV, TSV, JSON_ARRAY, JSON_LINES) into a new SQLite file
- * name below dir_fd (created; removed on failure). */
-int hd_table_ingest(int dir_fd, const char *name, hd_format f, const char *buf, size_t len, hull_error *e);
-
-/* Check an SQLite file name below dir_fd of size bytes defensively (hd_adopt_fd's rules). */
-int hd_table_check(int dir_fd, const char *name, uint64_t size, hull_error *e);
-
-/* Add "table", "schema", "n_rows", "n_cols" and "preview" to summary from the SQLite file. */
-int hd_table_summary(int dir_fd, const char *name, json_t *summary, hull_error *e);
-
-/* Add "columns", "head", "tail" and "stats" for hd_inspect. */
-int hd_table_inspect(int dir_fd, const char *name, const hd_inspect_opts *o, json_t *out, hull_error *e);
-
-typedef struct hd_query_table {
-        const char *id;   /* schema name */
-        const char *name; /* file below dir_fd */
-} hd_query_table;
-
-/* Run sql over the tables; small results → *ret_inline; larger → written to the new SQLite
- * file out_name below dir_fd and *ret_inline = NULL. */
-int hd_table_query(int dir_fd, const char *sql, const hd_query_table *t, size_t n, uint64_t time_ms, uint64_t max_rows,
-                   uint64_t max_bytes, const char *out_name, json_t **ret_inline, hull_error *e);

@@ -1,10 +1,9 @@
 /* hd-store.c: the handle store: ids, the manifest, digests, puts, spills and reads. Tables
- * live in hd-table.c. See hd-store.h. */
+ * live in hd-table*.c (hd-table.h). See hd-store.h. */
 #include "hd-store.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
-#include <linux/openat2.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "fs-util.h"
 #include "hd-internal.h"
 #include "hd-json.h"
+#include "hd-table.h"
 #include "sha256.h"
 #include "sqlite-mem.h"
 #include "utf8.h"
@@ -131,27 +131,6 @@ static uint64_t seq_of(const char *id) {
                 n = n * 10 + (uint64_t) (*p - '0');
         }
         return n <= HD_SEQ_MAX ? n : 0;
-}
-
-int hd_openat(int dir_fd, const char *name, int flags, mode_t mode) {
-        struct open_how how = {
-                .flags = (uint64_t) (flags | O_CLOEXEC),
-                .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-        };
-        for (unsigned i = 0; i < 16; i++) {
-                long fd = syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
-                if (fd >= 0)
-                        return (int) fd;
-                if (errno != EAGAIN && errno != EINTR)
-                        return -errno;
-        }
-        return -EAGAIN;
-}
-
-int hd_sqlite_path(int dir_fd, const char *name, char *buf, size_t size) {
-        int n = snprintf(buf, size, "/proc/self/fd/%d/%s", dir_fd, name);
-        return n < 0 || (size_t) n >= size ? -ENAMETOOLONG : 0;
 }
 
 static void file_name(const hd_record *r, char buf[HD_ID_MAX + 16]) {

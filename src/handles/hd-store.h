@@ -58,6 +58,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "hd-types.h"
 #include "limits.h"
 
 typedef struct hd_store hd_store;
@@ -71,19 +72,7 @@ typedef enum hd_kind {
         _HD_KIND_INVALID = -EINVAL,
 } hd_kind;
 
-/* What bytes handed to the store are; the kind follows from it. */
-typedef enum hd_format {
-        HD_FORMAT_JSON,       /* kind json: validated, shape derived */
-        HD_FORMAT_TEXT,       /* kind text: must be UTF-8 (invalid bytes: -EILSEQ, store as binary) */
-        HD_FORMAT_BINARY,     /* kind binary: anything */
-        HD_FORMAT_CSV,        /* kind table: RFC 4180, a header row */
-        HD_FORMAT_TSV,        /* kind table: tab-separated, same quoting, a header row */
-        HD_FORMAT_JSON_ARRAY, /* kind table: a JSON array of objects (keys united, first-seen order) */
-        HD_FORMAT_JSON_LINES, /* kind table: one JSON object per line (blank lines skipped) */
-        HD_FORMAT_SQLITE,     /* kind table: an SQLite database, checked defensively */
-        _HD_FORMAT_MAX,
-        _HD_FORMAT_INVALID = -EINVAL,
-} hd_format;
+/* hd_format (what bytes handed to the store are) is in hd-types.h. */
 
 const char *hd_kind_to_string(hd_kind k);
 hd_kind hd_kind_from_string(const char *s); /* -EINVAL when unknown */
@@ -155,19 +144,13 @@ int hd_summary(hd_store *s, const char *id, json_t **ret, hull_error *e);
  * read). Returns 0 and *ret. */
 int hd_list(hd_store *s, json_t **ret, hull_error *e);
 
-typedef struct hd_inspect_opts {
-        unsigned head; /* first rows to show (tables; at most HD_INSPECT_ROWS_MAX) */
-        unsigned tail; /* last rows to show (tables; at most HD_INSPECT_ROWS_MAX) */
-        bool stats;    /* per-column statistics (tables) */
-} hd_inspect_opts;
-
 /* The summary plus, for tables, "columns" and "head"/"tail" rows (arrays of values) and with
  * stats "stats": {column: {count (non-NULL), nulls, min, max, mean (over integer and real values
  * only; null when none), distinct (a HyperLogLog estimate over every value, 2^HD_HLL_BITS
  * registers, about 3% error; exact below a few hundred)}} for the first HD_STATS_COLUMNS_MAX
  * columns ("stats_truncated": true beyond). One scan of the table, bounded by HD_INSPECT_MS.
- * For json and text, head/tail/stats are ignored (use hd_read). opts may be NULL. Returns 0 and
- * *ret, or hd_summary's errors, -EINVAL (too many rows asked), -ETIMEDOUT. */
+ * For json and text, head/tail/stats are ignored (use hd_read). opts (hd_inspect_opts, in
+ * hd-types.h) may be NULL. Returns 0 and *ret, or hd_summary's errors, -EINVAL (too many rows asked), -ETIMEDOUT. */
 int hd_inspect(hd_store *s, const char *id, const hd_inspect_opts *opts, json_t **ret, hull_error *e);
 
 typedef struct hd_query_opts {

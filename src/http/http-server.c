@@ -338,8 +338,22 @@ int http_answer_text(http_req *r, unsigned status, const char *text) {
         return http_answer(r, status, "text/plain; charset=utf-8", b, strlen(b));
 }
 
+/* The fallback that covers r's path: the first prefixed one that matches, else the default. */
+static const http_fallback *fallback_of(const http_req *r, http_fallback *def) {
+        const char *path = r->path;
+        for (size_t i = 0; i < r->srv->cfg.n_prefixed; i++) {
+                const http_fallback *f = &r->srv->cfg.prefixed[i];
+                size_t n = strlen(f->prefix);
+                if (strncmp(path, f->prefix, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+                        return f;
+        }
+        *def = (http_fallback){.prefix = "", .api = r->srv->cfg.fallback, .data = r->srv->cfg.fallback_data};
+        return def;
+}
+
 static const http_api *api_of(const http_req *r) {
-        return r->table ? r->table->api : r->srv->cfg.fallback;
+        http_fallback def;
+        return r->table ? r->table->api : fallback_of(r, &def)->api;
 }
 
 void http_refuse(http_req *r, http_refusal why, const char *fmt, ...) {
@@ -480,7 +494,8 @@ int http_req_tag(const http_req *r) {
 }
 
 void *http_req_data(const http_req *r) {
-        return r->table ? r->table->data : r->srv->cfg.fallback_data;
+        http_fallback def;
+        return r->table ? r->table->data : fallback_of(r, &def)->data;
 }
 
 void http_req_set_id(http_req *r, const char *id) {

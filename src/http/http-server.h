@@ -108,6 +108,14 @@ typedef struct http_keys {
         void *ud;
 } http_keys;
 
+/* A fallback for the paths under prefix ("/v1" covers "/v1" and "/v1/..."): the API that words
+ * refusals of requests there without a route (each face words its own errors). */
+typedef struct http_fallback {
+        const char *prefix;
+        const http_api *api;
+        void *data;
+} http_fallback;
+
 typedef struct http_config {
         struct sockaddr_storage listen; /* TCP address */
         socklen_t listen_len;
@@ -118,6 +126,9 @@ typedef struct http_config {
         const http_keys *keys;     /* NULL: none. A credential is "Authorization: Bearer K" or "x-api-key: K" */
         const http_api *fallback;  /* words refusals of requests without a route */
         void *fallback_data;       /* http_req_data() for those */
+        /* ... unless a prefix of these (the first that matches) covers the path */
+        const http_fallback *prefixed;
+        size_t n_prefixed;
         const dlog *log;
         metrics *metrics;
 } http_config;

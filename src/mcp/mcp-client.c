@@ -1,4 +1,6 @@
-/* mcp-client.c: see mcp-client.h. */
+/* mcp-client.c: see mcp-client.h. Messages and requests over a server's stdio or Streamable
+ * HTTP, the lifecycle and tools; the server's process (and quoting what it wrote) is
+ * mcp-client-proc.c. */
 #include "mcp-client.h"
 
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include "dynbuf.h"
 #include "http-client.h"
 #include "macro.h"
+#include "mcp-client-internal.h"
 #include "mcp-jsonrpc.h"
 #include "sse.h"
 #include "time-util.h"
@@ -25,46 +28,8 @@
 #define HULL_VERSION "0.0.0"
 #endif
 
-extern char **environ;
-
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 static const char *const accepted_versions[] = {"2025-11-25", "2025-06-18", "2025-03-26"};
-
-struct mcp_client {
-        char name[MCP_SERVER_NAME_MAX + 1];
-        char command[MCP_QUOTE_MAX + 4]; /* argv[0], for messages */
-        pid_t pid;                       /* the server (the leader of its process group); 0 once reaped */
-        pid_t pgid;                      /* its process group (its pid, kept after the reaping) */
-        int status;                      /* its wait status once reaped */
-        int in_fd, out_fd, err_fd;       /* its stdin (we write), stdout, stderr (we read); -1 when closed */
-        mcp_framer framer;
-        dynbuf outq; /* bytes waiting to go to its stdin */
-        int64_t next_id;
-        char tail[MCP_STDERR_TAIL]; /* the last bytes of its stderr (a ring) */
-        size_t tail_len, tail_at;
-        hull_error broken; /* set once the connection failed */
-        char version[16];
-        json_t *server_info;
-        json_t *capabilities; /* the server's, from initialize */
-        char *instructions;
-        mcp_message_fn on_message;
-        void *on_message_ud;
-        /* the request being waited for */
-        int64_t wait_id;
-        bool waiting;
-        mcp_msg reply; /* its answer, once here (reply.root != NULL) */
-        const mcp_call_opts *wait_opts;
-        const char *what; /* "initialize", "tools/call echo": for messages */
-        /* Streamable HTTP (http != NULL): POSTs on http; the answers to the server's requests,
-         * notifications and DELETE on side (usable from inside http's callbacks) */
-        httpc *http, *side;
-        char *url;
-        char **headers; /* the caller's "Name: value" lines */
-        size_t n_headers;
-        char **resolve; /* the caller's pins, NULL-terminated; NULL: none */
-        char session_id[HTTPC_HEADER_VALUE_MAX];
-};
-
 bool mcp_server_name_valid(const char *name) {
         size_t n = name ? strlen(name) : 0;
         if (n == 0 || n > MCP_SERVER_NAME_MAX)
@@ -111,138 +76,6 @@ bool mcp_client_alive(const mcp_client *c, hull_error *e) {
         return false;
 }
 
-/* ---- quoting what a server wrote ---- */
-
-/* At most MCP_QUOTE_MAX bytes of p, control bytes and non-ASCII as '?', into buf. */
-static const char *quote(const char *p, size_t n, char buf[MCP_QUOTE_MAX + 4]) {
-        size_t o = 0;
-        for (size_t i = 0; i < n && o < MCP_QUOTE_MAX; i++)
-                buf[o++] = (p[i] >= 0x20 && p[i] < 0x7f) ? p[i] : '?';
-        if (n > MCP_QUOTE_MAX) {
-                memcpy(buf + o, "...", 3);
-                o += 3;
-        }
-        buf[o] = '\0';
-        return buf;
-}
-
-/* The last line of stderr with text in it (for an error message), or "". */
-static const char *stderr_last_line(const mcp_client *c, char buf[MCP_QUOTE_MAX + 4]) {
-        char lin[MCP_STDERR_TAIL];
-        size_t n = c->tail_len;
-        /* unroll the ring: the oldest byte is at tail_at when it is full */
-        size_t start = c->tail_len < sizeof(c->tail) ? 0 : c->tail_at;
-        for (size_t i = 0; i < n; i++)
-                lin[i] = c->tail[(start + i) % sizeof(c->tail)];
-        while (n > 0 && (lin[n - 1] == '\n' || lin[n - 1] == '\r' || lin[n - 1] == ' '))
-                n--;
-        size_t b = n;
-        while (b > 0 && lin[b - 1] != '\n')
-                b--;
-        return quote(lin + b, n - b, buf);
-}
-
-/* Mark the connection failed (the first failure stays) and return its error. */
-static int broke(mcp_client *c, hull_error *e, int err, const char *fmt, ...) _printf_(4, 5);
-static int broke(mcp_client *c, hull_error *e, int err, const char *fmt, ...) {
-        if (c->broken.err == 0) {
-                char msg[HULL_ERROR_MSG_MAX];
-                va_list ap;
-                va_start(ap, fmt);
-                vsnprintf(msg, sizeof(msg), fmt, ap);
-                va_end(ap);
-                hull_fail(&c->broken, err, "mcp: %s: %s", c->name, msg);
-        }
-        if (e)
-                *e = c->broken;
-        return c->broken.err;
-}
-
-/* ---- the process ---- */
-
-static void keep_stderr(mcp_client *c, const char *p, size_t n) {
-        for (size_t i = 0; i < n; i++) {
-                c->tail[c->tail_at] = p[i];
-                c->tail_at = (c->tail_at + 1) % sizeof(c->tail);
-                if (c->tail_len < sizeof(c->tail))
-                        c->tail_len++;
-        }
-}
-
-/* Read what stderr has now (non-blocking). */
-static void drain_stderr(mcp_client *c) {
-        char buf[4096];
-        while (c->err_fd >= 0) {
-                ssize_t k = read(c->err_fd, buf, sizeof(buf));
-                if (k > 0) {
-                        keep_stderr(c, buf, (size_t) k);
-                        continue;
-                }
-                if (k == 0 || (errno != EINTR && errno != EAGAIN))
-                        c->err_fd = safe_close(c->err_fd);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                break;
-        }
-}
-
-/* Reap the server if it has exited, waiting at most wait_ms for it (reading its stderr
- * meanwhile). Returns true once reaped. */
-static bool reap(mcp_client *c, uint64_t wait_ms) {
-        uint64_t until = now_mono_ms() + wait_ms;
-        while (c->pid > 0) {
-                int st;
-                pid_t p = waitpid(c->pid, &st, WNOHANG);
-                if (p == c->pid || (p < 0 && errno == ECHILD)) {
-                        c->status = p == c->pid ? st : 0;
-                        c->pid = 0;
-                        break;
-                }
-                uint64_t now = now_mono_ms();
-                if (now >= until)
-                        return false;
-                struct pollfd pf = {.fd = c->err_fd, .events = POLLIN};
-                (void) poll(&pf, c->err_fd >= 0 ? 1 : 0, (int) MIN(until - now, 20ULL));
-                drain_stderr(c);
-                /* stdout is not read here any more: what is left there is dropped */
-                if (c->out_fd >= 0) {
-                        char buf[4096];
-                        while (read(c->out_fd, buf, sizeof(buf)) > 0)
-                                ;
-                }
-        }
-        drain_stderr(c);
-        return true;
-}
-
-/* "exited with status 1", "was killed by signal 9" */
-static const char *exit_text(const mcp_client *c, char buf[64]) {
-        if (c->pid > 0)
-                snprintf(buf, 64, "closed its stdout");
-        else if (WIFEXITED(c->status))
-                snprintf(buf, 64, "exited with status %d", WEXITSTATUS(c->status));
-        else if (WIFSIGNALED(c->status))
-                snprintf(buf, 64, "was killed by signal %d", WTERMSIG(c->status));
-        else
-                snprintf(buf, 64, "ended");
-        return buf;
-}
-
-/* The server is gone (EOF on stdout, EPIPE on stdin): its status and the end of its stderr. */
-static int server_gone(mcp_client *c, hull_error *e) {
-        char how[64], last[MCP_QUOTE_MAX + 4];
-        (void) reap(c, 1000);
-        stderr_last_line(c, last);
-        return broke(c, e, -EPIPE, "the server %s%s%s%s%s", exit_text(c, how), c->what ? " while hull waited for " : "",
-                     c->what ? c->what : "", last[0] ? "; its stderr ended with: " : " (it wrote nothing on stderr)",
-                     last);
-}
-
-static void kill_group(mcp_client *c, int sig) {
-        if (c->pid > 0 && kill(-c->pgid, sig) < 0 && errno == ESRCH)
-                (void) kill(c->pid, sig);
-}
-
 static void http_close(mcp_client *c);
 
 void mcp_client_free(mcp_client *c) {
@@ -250,11 +83,11 @@ void mcp_client_free(mcp_client *c) {
                 return;
         http_close(c);
         c->in_fd = safe_close(c->in_fd);
-        if (c->pid > 0 && !reap(c, MCP_CLOSE_GRACE_MS)) {
-                kill_group(c, SIGTERM);
-                if (!reap(c, MCP_CLOSE_GRACE_MS)) {
-                        kill_group(c, SIGKILL);
-                        (void) reap(c, 5000);
+        if (c->pid > 0 && !mcpc_reap(c, MCP_CLOSE_GRACE_MS)) {
+                mcpc_kill_group(c, SIGTERM);
+                if (!mcpc_reap(c, MCP_CLOSE_GRACE_MS)) {
+                        mcpc_kill_group(c, SIGKILL);
+                        (void) mcpc_reap(c, 5000);
                         if (c->pid > 0) /* cannot happen unless the kernel is stuck: block */
                                 (void) waitpid(c->pid, NULL, 0);
                 }
@@ -278,181 +111,17 @@ void mcp_client_free(mcp_client *c) {
         free(c);
 }
 
-static int set_nonblock(int fd) {
-        int fl = fcntl(fd, F_GETFL);
-        return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
-}
-
-/* `hull exec --stdio` around a sandboxed server's command: argv's strings are static, cfg's, or
- * in strings (the work directory, the names of env's entries). */
-typedef struct sandbox_cmd {
-        const char **argv;
-        char *strings;
-} sandbox_cmd;
-
-static int sandbox_argv(mcp_client *c, const mcp_stdio_config *cfg, sandbox_cmd *ret, hull_error *e) {
-        const mcp_sandbox *sb = cfg->sandbox;
-        size_t n_argv = 0, n_hosts = 0, n_env = 0, n = 0, used = 0;
-        while (cfg->argv[n_argv])
-                n_argv++;
-        while (sb->allow_hosts && sb->allow_hosts[n_hosts])
-                n_hosts++;
-        while (cfg->env && cfg->env[n_env])
-                n_env++;
-        if (n_hosts > SBX_NET_ALLOW_MAX)
-                return hull_fail(e, -E2BIG, "mcp: %s: sandbox: more than %u allowed hosts", c->name, SBX_NET_ALLOW_MAX);
-        size_t names = 0;
-        for (size_t i = 0; i < n_env; i++)
-                names += strcspn(cfg->env[i], "=") + 1;
-        /* the server's directory, absolute: hull exec checks it and binds it at /workspace */
-        _cleanup_free_ char *dir = realpath(cfg->cwd ? cfg->cwd : ".", NULL);
-        if (!dir)
-                return hull_err_hint(e, -errno, "give the entry an existing \"cwd\" (or \"workdir\")",
-                                     "mcp: %s: sandbox: the server's directory %s", c->name,
-                                     cfg->cwd ? cfg->cwd : "(the current one)");
-        /* a whole home (or the root) read-write to the server is never what was meant */
-        const char *home = getenv("HOME");
-        _cleanup_free_ char *real_home = home && home[0] ? realpath(home, NULL) : NULL;
-        if (strcmp(dir, "/") == 0 || (real_home && strcmp(dir, real_home) == 0))
-                return hull_fail(e, -EINVAL,
-                                 "mcp: %s: sandbox: the server's directory would be %s, all of it writable by the "
-                                 "server; give it a directory of its own (the entry's \"workdir\" or \"cwd\", or "
-                                 "run hull from that directory)",
-                                 c->name, dir);
-        used = strlen(dir) + 1;
-        ret->argv = calloc(16 + 2 * n_hosts + 2 * n_env + n_argv + 1, sizeof(*ret->argv));
-        ret->strings = malloc(used + names);
-        if (!ret->argv || !ret->strings)
-                return hull_err(e, -ENOMEM, "mcp: %s: out of memory", c->name);
-        memcpy(ret->strings, dir, used);
-        const char **a = ret->argv;
-        a[n++] = sb->exe ? sb->exe : "/proc/self/exe";
-        a[n++] = "exec";
-        a[n++] = "--stdio";
-        a[n++] = "--require-isolation";
-        a[n++] = "--workdir";
-        a[n++] = ret->strings;
-        a[n++] = "--net";
-        a[n++] = n_hosts || sb->allow_package_managers ? "limited" : "none";
-        for (size_t i = 0; i < n_hosts; i++) {
-                a[n++] = "--allow-host";
-                a[n++] = sb->allow_hosts[i];
-        }
-        if (sb->allow_package_managers)
-                a[n++] = "--allow-package-managers";
-        if (sb->allow_loopback && (n_hosts || sb->allow_package_managers))
-                a[n++] = "--net-allow-loopback";
-        /* by name only: the values reach hull exec in its environment (spawn adds env's entries) */
-        for (size_t i = 0; i < n_env; i++) {
-                const char *eq = strchr(cfg->env[i], '=');
-                size_t k = eq ? (size_t) (eq - cfg->env[i]) : strlen(cfg->env[i]);
-                memcpy(ret->strings + used, cfg->env[i], k);
-                ret->strings[used + k] = '\0';
-                a[n++] = "--pass-env";
-                a[n++] = ret->strings + used;
-                used += k + 1;
-        }
-        a[n++] = "--";
-        for (size_t i = 0; i < n_argv; i++)
-                a[n++] = cfg->argv[i];
-        a[n] = NULL;
-        return 0;
-}
-
-static int spawn(mcp_client *c, const mcp_stdio_config *cfg, hull_error *e) {
-        sandbox_cmd sb = {0};
-        int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
-        posix_spawn_file_actions_t fa;
-        posix_spawnattr_t at;
-        char **envp = NULL;
-        size_t n_env = 0, n_extra = 0;
-        int r;
-
-        while (environ[n_env])
-                n_env++;
-        while (cfg->env && cfg->env[n_extra])
-                n_extra++;
-        if (n_extra > MCP_ENV_MAX)
-                return hull_fail(e, -E2BIG, "mcp: %s: more than %u environment entries", c->name, MCP_ENV_MAX);
-        envp = calloc(n_env + n_extra + 1, sizeof(*envp));
-        if (!envp)
-                return hull_err(e, -ENOMEM, "mcp: %s: out of memory", c->name);
-        memcpy(envp, environ, n_env * sizeof(*envp));
-        for (size_t i = 0; i < n_extra; i++)
-                envp[n_env + i] = (char *) cfg->env[i];
-
-        const char *const *argv = cfg->argv;
-        if (cfg->sandbox) {
-                r = sandbox_argv(c, cfg, &sb, e);
-                if (r < 0)
-                        goto out;
-                argv = sb.argv;
-        }
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-                r = hull_err(e, -errno, "mcp: %s: cannot make pipes", c->name);
-                goto out;
-        }
-        posix_spawn_file_actions_init(&fa);
-        posix_spawnattr_init(&at);
-        sigset_t def, none;
-        sigemptyset(&def);
-        sigaddset(&def, SIGPIPE);
-        sigaddset(&def, SIGINT);
-        sigaddset(&def, SIGTERM);
-        sigaddset(&def, SIGCHLD);
-        sigemptyset(&none);
-        posix_spawnattr_setsigdefault(&at, &def);
-        posix_spawnattr_setsigmask(&at, &none);
-        /* a process group of its own: the terminal's ^C goes to hull, which ends the server itself */
-        posix_spawnattr_setpgroup(&at, 0);
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-        posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
-        posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
-        if (cfg->cwd)
-                posix_spawn_file_actions_addchdir_np(&fa, cfg->cwd);
-        pid_t pid;
-        r = -posix_spawnp(&pid, argv[0], &fa, &at, (char *const *) argv, envp);
-        posix_spawn_file_actions_destroy(&fa);
-        posix_spawnattr_destroy(&at);
-        if (r < 0) {
-                if (cfg->cwd && (r == -ENOENT || r == -ENOTDIR) && access(cfg->cwd, X_OK) < 0)
-                        r = hull_err(e, r, "mcp: %s: cannot start '%s' in %s", c->name, c->command, cfg->cwd);
-                else
-                        r = hull_err_hint(e, r, "is it installed and on PATH?", "mcp: %s: cannot start '%s'", c->name,
-                                          c->command);
-                goto out;
-        }
-        c->pid = c->pgid = pid;
-        c->in_fd = TAKE_FD(in[1]);
-        c->out_fd = TAKE_FD(out[0]);
-        c->err_fd = TAKE_FD(err[0]);
-        if (set_nonblock(c->in_fd) < 0 || set_nonblock(c->out_fd) < 0 || set_nonblock(c->err_fd) < 0)
-                r = hull_err(e, -errno, "mcp: %s: cannot set up the pipes", c->name);
-out:
-        safe_close(in[0]);
-        safe_close(in[1]);
-        safe_close(out[0]);
-        safe_close(out[1]);
-        safe_close(err[0]);
-        safe_close(err[1]);
-        free(envp);
-        free(sb.argv);
-        free(sb.strings);
-        return r;
-}
-
 /* ---- messages ---- */
 
 static int queue(mcp_client *c, json_t *msg, hull_error *e) {
         if (!msg)
-                return broke(c, e, -ENOMEM, "out of memory");
+                return mcpc_broke(c, e, -ENOMEM, "out of memory");
         int r = mcp_msg_write(msg, &c->outq);
         json_decref(msg);
         if (r < 0)
                 return r == -E2BIG ? hull_fail(e, r, "mcp: %s: a request over %u bytes cannot be sent", c->name,
                                                MCP_MESSAGE_MAX)
-                                   : broke(c, e, r, "out of memory");
+                                   : mcpc_broke(c, e, r, "out of memory");
         return 0;
 }
 
@@ -468,7 +137,7 @@ static int send_msg(mcp_client *c, json_t *msg, hull_error *e) {
 static int flush(mcp_client *c, hull_error *e) {
         while (c->outq.len > 0) {
                 if (c->in_fd < 0)
-                        return server_gone(c, e);
+                        return mcpc_server_gone(c, e);
                 ssize_t k = write(c->in_fd, c->outq.buf, c->outq.len);
                 if (k > 0) {
                         dynbuf_consume(&c->outq, (size_t) k);
@@ -478,7 +147,7 @@ static int flush(mcp_client *c, hull_error *e) {
                         continue;
                 if (k < 0 && errno == EAGAIN)
                         return 0;
-                return server_gone(c, e);
+                return mcpc_server_gone(c, e);
         }
         return 0;
 }
@@ -503,14 +172,15 @@ static int on_line(void *ud, const char *line, size_t len) {
         char q[MCP_QUOTE_MAX + 4];
         int r = mcp_msg_parse(line, len, &m, &pe);
         if (r < 0 && c->http)
-                return broke(c, NULL, -EPROTO,
-                             "the server answered with something that is not a JSON-RPC message (%s): '%s'",
-                             pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), quote(line, len, q));
+                return mcpc_broke(c, NULL, -EPROTO,
+                                  "the server answered with something that is not a JSON-RPC message (%s): '%s'",
+                                  pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), mcpc_quote(line, len, q));
         if (r < 0)
-                return broke(c, NULL, -EPROTO,
-                             "the server wrote a line that is not a JSON-RPC message on its stdout (%s): '%s' (an MCP "
-                             "stdio server must write nothing else there)",
-                             pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), quote(line, len, q));
+                return mcpc_broke(
+                        c, NULL, -EPROTO,
+                        "the server wrote a line that is not a JSON-RPC message on its stdout (%s): '%s' (an MCP "
+                        "stdio server must write nothing else there)",
+                        pe.msg + (strncmp(pe.msg, "mcp: ", 5) == 0 ? 5 : 0), mcpc_quote(line, len, q));
         switch (m.kind) {
         case MCP_MSG_RESULT:
         case MCP_MSG_ERROR:
@@ -554,18 +224,19 @@ static int read_stdout(mcp_client *c, hull_error *e) {
                         return 0;
                 if (k <= 0) {
                         c->out_fd = safe_close(c->out_fd);
-                        return server_gone(c, e);
+                        return mcpc_server_gone(c, e);
                 }
                 int r = mcp_framer_feed(&c->framer, buf, (size_t) k, on_line, c);
                 if (r == -E2BIG)
-                        return broke(c, e, -E2BIG,
-                                     "the server wrote a message over %u bytes on its stdout (hull's limit for one "
-                                     "message)",
-                                     MCP_MESSAGE_MAX);
+                        return mcpc_broke(
+                                c, e, -E2BIG,
+                                "the server wrote a message over %u bytes on its stdout (hull's limit for one "
+                                "message)",
+                                MCP_MESSAGE_MAX);
                 if (r < 0)
-                        return broke(c, e, r, "cannot read the server's output");
+                        return mcpc_broke(c, e, r, "cannot read the server's output");
                 if (c->broken.err)
-                        return broke(c, e, c->broken.err, "(already broken)");
+                        return mcpc_broke(c, e, c->broken.err, "(already broken)");
                 if (c->reply.root)
                         return 0;
         }
@@ -594,11 +265,11 @@ static int stdio_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const ato
                 /* a flag is looked at between polls (a signal handler's also wakes poll: EINTR) */
                 int k = poll(pf, 4, (int) MIN(deadline - now, cancel ? (uint64_t) MCP_CANCEL_POLL_MS : 1000ULL));
                 if (k < 0 && errno != EINTR)
-                        return broke(c, e, -errno, "poll failed: %m");
+                        return mcpc_broke(c, e, -errno, "poll failed: %m");
                 if (k <= 0)
                         continue;
                 if (pf[1].revents)
-                        drain_stderr(c);
+                        mcpc_drain_stderr(c);
                 if (pf[0].revents) {
                         r = read_stdout(c, e);
                         if (r < 0)
@@ -727,23 +398,23 @@ static int http_send(mcp_client *c, httpc *h, const char *body, size_t len, cons
                 char q[MCP_QUOTE_MAX + 4];
                 r = hull_fail(e, a->status == 401 || a->status == 403 ? -EACCES : -EREMOTEIO,
                               "mcp: %s: %s %s: HTTP %ld%s%s", c->name, body ? "POST" : "GET", c->url, a->status,
-                              a->body.len ? ": " : "", quote(a->body.buf ? a->body.buf : "", a->body.len, q));
+                              a->body.len ? ": " : "", mcpc_quote(a->body.buf ? a->body.buf : "", a->body.len, q));
                 if (a->status == 404 && c->session_id[0])
-                        r = broke(c, e, -ENOTCONN, "the server ended the session (HTTP 404 for session %s)",
-                                  c->session_id);
+                        r = mcpc_broke(c, e, -ENOTCONN, "the server ended the session (HTTP 404 for session %s)",
+                                       c->session_id);
                 return r;
         }
         if (!a->sse && a->body.len > 0) {
                 /* one JSON-RPC message as application/json */
                 r = on_line(c, a->body.buf, a->body.len);
                 if (r < 0)
-                        return broke(c, e, r, "(already broken)");
+                        return mcpc_broke(c, e, r, "(already broken)");
         } else if (a->sse && !a->got_reply) {
                 r = sse_finish(&a->dec);
                 if (r < 0)
-                        return broke(c, e, r == -E2BIG ? -E2BIG : -EPROTO,
-                                     "the server's event stream is malformed or has a message over %u bytes",
-                                     MCP_MESSAGE_MAX);
+                        return mcpc_broke(c, e, r == -E2BIG ? -E2BIG : -EPROTO,
+                                          "the server's event stream is malformed or has a message over %u bytes",
+                                          MCP_MESSAGE_MAX);
         }
         return 0;
 }
@@ -835,7 +506,7 @@ static int http_wait(mcp_client *c, uint64_t deadline, int cancel_fd, const atom
         body = strndup(c->outq.buf, len);
         dynbuf_consume(&c->outq, MIN(len + 1, c->outq.len));
         if (!body)
-                return broke(c, e, -ENOMEM, "out of memory");
+                return mcpc_broke(c, e, -ENOMEM, "out of memory");
         uint64_t now = now_mono_ms();
         if (now >= deadline)
                 return -ETIMEDOUT;
@@ -915,7 +586,7 @@ static int roundtrip(mcp_client *c, const char *method, json_t *params, const mc
                 if (!meta || json_object_set_new(params, "_meta", meta) < 0 ||
                     json_object_set_new(meta, "progressToken", json_integer(id)) < 0) {
                         json_decref(params);
-                        return broke(c, e, -ENOMEM, "out of memory");
+                        return mcpc_broke(c, e, -ENOMEM, "out of memory");
                 }
         }
         json_t *jid = json_integer(id);
@@ -966,7 +637,7 @@ static int request_result(mcp_client *c, const char *method, json_t *params, con
         if (m.kind == MCP_MSG_ERROR) {
                 char q[MCP_QUOTE_MAX + 4];
                 r = hull_fail(e, -EREMOTEIO, "mcp: %s: %s: error %lld: %s", c->name, what, (long long) m.error_code,
-                              quote(m.error_msg, strlen(m.error_msg), q));
+                              mcpc_quote(m.error_msg, strlen(m.error_msg), q));
                 mcp_msg_done(&m);
                 return r;
         }
@@ -990,12 +661,12 @@ static int initialize(mcp_client *c, uint64_t timeout_ms, const atomic_bool *can
         int r = request_result(c, "initialize", params, &o, "initialize", &res, e);
         if (r == -ETIMEDOUT) {
                 char last[MCP_QUOTE_MAX + 4];
-                stderr_last_line(c, last);
-                return broke(c, e, r, "the server did not answer initialize within %llu ms%s%s",
-                             (unsigned long long) timeout_ms, last[0] ? "; its stderr ended with: " : "", last);
+                mcpc_stderr_last_line(c, last);
+                return mcpc_broke(c, e, r, "the server did not answer initialize within %llu ms%s%s",
+                                  (unsigned long long) timeout_ms, last[0] ? "; its stderr ended with: " : "", last);
         }
         if (r == -ECANCELED)
-                return broke(c, e, r, "initialize was interrupted before the server answered");
+                return mcpc_broke(c, e, r, "initialize was interrupted before the server answered");
         if (r < 0)
                 return r;
         const char *v = json_string_value(json_object_get(res, "protocolVersion"));
@@ -1004,10 +675,10 @@ static int initialize(mcp_client *c, uint64_t timeout_ms, const atomic_bool *can
                 ok = ok || strcmp(v, accepted_versions[i]) == 0;
         if (!ok) {
                 char q[MCP_QUOTE_MAX + 4];
-                r = broke(c, e, -EPROTO,
-                          "the server answered initialize with protocol version '%s'; hull speaks 2025-11-25, "
-                          "2025-06-18 and 2025-03-26",
-                          v ? quote(v, strlen(v), q) : "(none)");
+                r = mcpc_broke(c, e, -EPROTO,
+                               "the server answered initialize with protocol version '%s'; hull speaks 2025-11-25, "
+                               "2025-06-18 and 2025-03-26",
+                               v ? mcpc_quote(v, strlen(v), q) : "(none)");
                 json_decref(res);
                 return r;
         }
@@ -1041,12 +712,12 @@ int mcp_client_spawn(const mcp_stdio_config *cfg, mcp_client **ret, hull_error *
         c->in_fd = c->out_fd = c->err_fd = -1;
         c->status = -1;
         snprintf(c->name, sizeof(c->name), "%s", cfg->name);
-        quote(cfg->argv[0], strlen(cfg->argv[0]), c->command);
+        mcpc_quote(cfg->argv[0], strlen(cfg->argv[0]), c->command);
         mcp_framer_init(&c->framer, MCP_MESSAGE_MAX);
         dynbuf_init(&c->outq, (size_t) MCP_MESSAGE_MAX * 4);
         c->on_message = cfg->on_message;
         c->on_message_ud = cfg->on_message_ud;
-        int r = spawn(c, cfg, e);
+        int r = mcpc_spawn(c, cfg, e);
         if (r < 0)
                 return r;
         r = initialize(c, cfg->init_timeout_ms ? cfg->init_timeout_ms : MCP_INIT_TIMEOUT_MS, cfg->cancel, e);
@@ -1117,7 +788,7 @@ int mcp_client_connect(const mcp_http_config *cfg, mcp_client **ret, hull_error 
         c->in_fd = c->out_fd = c->err_fd = -1;
         c->status = -1;
         snprintf(c->name, sizeof(c->name), "%s", cfg->name);
-        quote(cfg->url, strlen(cfg->url), c->command);
+        mcpc_quote(cfg->url, strlen(cfg->url), c->command);
         mcp_framer_init(&c->framer, MCP_MESSAGE_MAX);
         dynbuf_init(&c->outq, (size_t) MCP_MESSAGE_MAX * 4);
         c->on_message = cfg->on_message;
@@ -1216,7 +887,7 @@ int mcp_client_call_tool(mcp_client *c, const char *tool, const json_t *argument
                          hull_error *e) {
         char what[MCP_QUOTE_MAX + 16];
         char q[MCP_QUOTE_MAX + 4];
-        snprintf(what, sizeof(what), "tools/call %s", quote(tool, strlen(tool), q));
+        snprintf(what, sizeof(what), "tools/call %s", mcpc_quote(tool, strlen(tool), q));
         json_t *params = json_pack("{s:s}", "name", tool);
         if (params && arguments && json_object_set_new(params, "arguments", json_deep_copy(arguments)) < 0) {
                 json_decref(params);

@@ -1,7 +1,8 @@
 /* mcp-server.c: see mcp-server.h. Two threads share the connection: the reader (stdin: framing,
  * parsing, ping, cancellation, the queue) and the caller of mcp_server_run (the calls, one at a
- * time); a watcher thread per call turns its deadline, the client's cancellation and a stop into
- * the tool's cancel fd and sends progress. Every message goes out whole, under one lock. */
+ * time, through the tool-call runner, tool-run.h, whose watcher thread per call turns its
+ * deadline, the client's cancellation and a stop into the tool's cancel fd and sends progress).
+ * Every message goes out whole, under one lock. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,10 +20,8 @@
 #include "mcp-jsonrpc.h"
 #include "mcp-server.h"
 #include "schema.h"
-#include "spill.h"
-#include "ss.h"
 #include "time-util.h"
-#include "watch.h"
+#include "tool-run.h"
 
 #define MCP_LATEST_VERSION "2025-11-25"
 
@@ -266,86 +264,58 @@ static void *reader_main(void *ud) {
         return NULL;
 }
 
-/* ---- one call's watcher (watch.h) ---- */
+/* ---- one call's hooks (tool-run.h) ---- */
 
-typedef struct watcher {
-        watch w;
+/* What the runner tells this server of one call: progress for the request's token, hull
+ * stopping, the cancel fd notifications/cancelled writes to, and whether the client cancelled. */
+typedef struct call_hooks {
         server *s;
         const outlet *o;
-        uint64_t started_ms, last_progress_ms;
         const json_t *token; /* the request's progressToken, or NULL */
         double last_progress;
-        char note[AGENT_ERROR_TEXT_MAX];
-} watcher;
+} call_hooks;
 
-static void progress_locked(watcher *w, uint64_t now) {
-        double p = (double) (now - w->started_ms) / 1000.0;
-        if (p <= w->last_progress)
-                return;
-        char msg[AGENT_ERROR_TEXT_MAX + 64];
-        snprintf(msg, sizeof(msg), "running for %" PRIu64 " s%s%s", (now - w->started_ms) / 1000,
-                 w->note[0] ? ": " : "", w->note);
-        json_t *params = json_pack("{s:O, s:f, s:s}", "progressToken", w->token, "progress", p, "message", msg);
-        if (params)
-                (void) send_msg(w->o, mcp_notification_new("notifications/progress", params));
-        w->last_progress = p;
-        w->last_progress_ms = now;
-}
-
-/* hull stopping ends the call as an interrupt does */
-static bool watch_should_fire(void *ud) {
-        watcher *w = ud;
-        if (!stopping(w->s))
+static bool call_progress(void *ud, uint64_t elapsed_ms, const char *note) {
+        call_hooks *h = ud;
+        double p = (double) elapsed_ms / 1000.0;
+        if (p <= h->last_progress)
                 return false;
-        atomic_store(&w->s->interrupt, true);
+        char msg[AGENT_ERROR_TEXT_MAX + 64];
+        snprintf(msg, sizeof(msg), "running for %" PRIu64 " s%s%s", elapsed_ms / 1000, note && note[0] ? ": " : "",
+                 note ? note : "");
+        json_t *params = json_pack("{s:O, s:f, s:s}", "progressToken", h->token, "progress", p, "message", msg);
+        if (params)
+                (void) send_msg(h->o, mcp_notification_new("notifications/progress", params));
+        h->last_progress = p;
         return true;
 }
 
-static void watch_tick(void *ud, uint64_t now) {
-        watcher *w = ud;
-        if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
-                progress_locked(w, now);
+/* hull stopping ends the call as an interrupt does */
+static bool call_should_fire(void *ud) {
+        call_hooks *h = ud;
+        if (!stopping(h->s))
+                return false;
+        atomic_store(&h->s->interrupt, true);
+        return true;
 }
 
-/* A tool's own note on how it goes: sent with the next progress (at once if one is due). */
-static void tool_progress(void *ud, const char *note) {
-        watcher *w = ud;
-        watch_lock(&w->w);
-        snprintf(w->note, sizeof(w->note), "%s", note ? note : "");
-        uint64_t now = now_mono_ms();
-        if (w->token && now - w->last_progress_ms >= MCP_PROGRESS_MS)
-                progress_locked(w, now);
-        watch_unlock(&w->w);
-}
-
-static int watcher_start(watcher *w, server *s, const outlet *o, const json_t *token, uint64_t deadline_ms) {
-        *w = (watcher){.s = s, .o = o, .token = token};
-        w->started_ms = w->last_progress_ms = now_mono_ms();
-        watch_config c = {.interrupt = &s->interrupt,
-                          .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS,
-                          .should_fire = watch_should_fire,
-                          .tick = watch_tick,
-                          .ud = w};
-        int r = watch_start(&w->w, &c);
-        if (w->w.efd < 0)
-                return r;
-        pthread_mutex_lock(&s->lock);
-        s->call_efd = w->w.efd;
-        if (s->cancelled) { /* cancelled before it started */
+static void call_cancel_fd(void *ud, int fd) {
+        call_hooks *h = ud;
+        pthread_mutex_lock(&h->s->lock);
+        h->s->call_efd = fd;
+        if (fd >= 0 && h->s->cancelled) { /* cancelled before it started */
                 uint64_t one = 1;
-                (void) !write(w->w.efd, &one, sizeof(one));
+                (void) !write(fd, &one, sizeof(one));
         }
-        pthread_mutex_unlock(&s->lock);
-        return r;
+        pthread_mutex_unlock(&h->s->lock);
 }
 
-static void watcher_stop(watcher *w) {
-        if (w->w.efd >= 0) {
-                pthread_mutex_lock(&w->s->lock);
-                w->s->call_efd = -1;
-                pthread_mutex_unlock(&w->s->lock);
-        }
-        watch_stop(&w->w);
+static bool call_cancelled(void *ud) {
+        call_hooks *h = ud;
+        pthread_mutex_lock(&h->s->lock);
+        bool cancelled = h->s->cancelled;
+        pthread_mutex_unlock(&h->s->lock);
+        return cancelled;
 }
 
 /* ---- the methods ---- */
@@ -389,102 +359,37 @@ static size_t find_tool(server *s, const char *name) {
         return SIZE_MAX;
 }
 
-/* What a call answers when its result could not be kept (out of memory). */
-#define LOST_TEXT "(the result was lost: out of memory)"
-
-/* A read-only call on the record (tool_def.record_kind), inside its claim: its arguments as
- * received and the answer it is about to get, or, when the client cancelled it, nothing answered
- * (version 3, "canceled"). The record settles it: a cancellation that comes later does not stop
- * the answer. Returns whether it was cancelled. A record that cannot be made is logged. */
-static bool record_call(server *s, const tool_def *d, const json_t *input, const call_result *res,
-                        uint64_t started_unix_ms) {
-        pthread_mutex_lock(&s->lock);
-        bool cancelled = s->cancelled;
-        pthread_mutex_unlock(&s->lock);
-        json_auto_t *ids = json_array(), *result = NULL;
-        size_t k;
-        json_t *h;
-        json_array_foreach(res->handles, k, h) {
-                const json_t *id = json_object_get(h, "id");
-                if (ids && json_is_string(id))
-                        json_array_append(ids, (json_t *) id);
-        }
-        if (!cancelled && ids)
-                result = json_pack("{s:s, s:b, s:O}", "text", res->text ? res->text : LOST_TEXT, "isError",
-                                   res->is_error, "handles", ids);
-        hull_error e = {0};
-        if (!cancelled && !result)
-                hull_fail(&e, -ENOMEM, "the answer could not be made JSON (not UTF-8, or out of memory)");
-        else if (ss_record_read_only(s->c->ss, s->c->session, d->record_kind, input, result,
-                                     cancelled ? "canceled" : NULL, started_unix_ms, NULL, &e) >= 0)
-                return cancelled;
-        char clean[HULL_ERROR_MSG_MAX];
-        logf_(s, DLOG_ERROR, "event=mcp_record_failed tool=%s error=\"%s\"", d->name,
-              dlog_clean(e.msg, clean, sizeof(clean)));
-        return cancelled;
-}
-
-/* Run tool i the way the agent loop does; *res is what the client reads. Returns true when the
- * call was put on the record (record_call), with *ret_cancelled what the record says. */
+/* Run tool i through the runner (tool-run.h), the way the agent loop does; *res is what the client
+ * reads. Every read-only call goes on the record (tool_def.record_kind): returns true when it
+ * did, with *ret_cancelled what the record says (a cancellation that comes later does not stop the
+ * answer). A record that cannot be made is logged. */
 static bool run_tool(server *s, size_t i, const json_t *input, const json_t *token, const outlet *o, call_result *res,
                      bool *ret_cancelled) {
         const tool_def *d = s->c->tools[i];
-        uint64_t started = now_mono_ms(), started_unix = now_unix_ms();
-        bool recorded = false;
-        uint64_t deadline = started + (d->timeout_ms ? d->timeout_ms : AGENT_TOOL_TIMEOUT_MS);
-        hull_error ce = {0}, te = {0};
-        bool claimed = false;
-        int r;
-
-        if (d->needs_session) {
-                r = ss_call_begin(s->c->ss, s->c->session, -1, &ce);
-                if (r < 0) {
-                        res->is_error = true;
-                        if (asprintf(&res->text, "%s could not run: %s", d->name, ce.msg) < 0)
-                                res->text = NULL;
-                        return false;
-                }
-                claimed = true;
+        call_hooks h = {.s = s, .o = o, .token = token};
+        tool_run_ctx c = {.ss = s->c->ss,
+                          .session = s->c->session,
+                          .interrupt = &s->interrupt,
+                          .who = "mcp",
+                          .stopped = "cancelled",
+                          .record = true,
+                          .should_fire = call_should_fire,
+                          .cancel_fd = call_cancel_fd,
+                          .cancelled = call_cancelled,
+                          .progress = token ? call_progress : NULL,
+                          .progress_ms = MCP_PROGRESS_MS,
+                          .notes = TOOL_RUN_NOTE_KEEP,
+                          .ud = &h};
+        tool_run_record rec;
+        tool_run_call(&c, d, input, res, &rec);
+        if (rec.error < 0) {
+                char clean[HULL_ERROR_MSG_MAX];
+                logf_(s, DLOG_ERROR, "event=mcp_record_failed tool=%s error=\"%s\"", d->name,
+                      dlog_clean(rec.e.msg, clean, sizeof(clean)));
         }
-        watcher w;
-        tool_output out = {0};
-        r = watcher_start(&w, s, o, token, deadline);
-        if (r >= 0) {
-                tool_ctx ctx = {.ss = s->c->ss,
-                                .session = d->needs_session ? s->c->session : NULL,
-                                .cancel = &s->interrupt,
-                                .cancel_fd = w.w.efd,
-                                .deadline_mono_ms = deadline,
-                                .progress = tool_progress,
-                                .progress_ud = &w,
-                                .env = d->env};
-                r = d->run(&ctx, input, &out, &te);
-        } else
-                hull_err(&te, r, "mcp: cannot watch the tool call");
-        watcher_stop(&w);
-        uint64_t now = now_mono_ms();
-        if (r < 0) {
-                int k;
-                res->is_error = true;
-                if (atomic_load(&s->interrupt))
-                        k = asprintf(&res->text, "%s was cancelled", d->name);
-                else if (r == -ETIMEDOUT || now >= deadline)
-                        k = asprintf(&res->text, "%s timed out after %" PRIu64 " ms%s%s", d->name, now - started,
-                                     te.msg[0] ? ": " : "", te.msg);
-                else
-                        k = asprintf(&res->text, "%s failed: %s", d->name, te.msg[0] ? te.msg : "unknown error");
-                if (k < 0)
-                        res->text = NULL;
-        } else
-                spill_shape(s->c->ss, s->c->session, &claimed, 0, d->name, &out, res);
-        if (claimed && d->record_kind) {
-                *ret_cancelled = record_call(s, d, input, res, started_unix);
-                recorded = true;
-        }
-        if (claimed)
-                ss_call_end(s->c->ss, s->c->session);
-        tool_output_done(&out);
-        return recorded;
+        if (rec.made)
+                *ret_cancelled = rec.cancelled;
+        return rec.made;
 }
 
 static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
@@ -492,7 +397,6 @@ static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
         const json_t *args = json_object_get(m->params, "arguments");
         const json_t *token = json_object_get(json_object_get(m->params, "_meta"), "progressToken");
         _cleanup_(json_decrefp) json_t *empty = NULL;
-        _cleanup_free_ char *problems = NULL;
         call_result res = {0};
         char names[1024];
         size_t off = 0;
@@ -519,12 +423,7 @@ static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
                 token = NULL;
         uint64_t started = now_mono_ms();
         bool cancelled = false, settled = false;
-        if (schema_validate(s->schemas[i], args, "arguments", &problems) < 0) {
-                res.is_error = true;
-                if (asprintf(&res.text, "invalid arguments for %s; it did not run:\n%s", name,
-                             problems ? problems : "out of memory") < 0)
-                        res.text = NULL;
-        } else
+        if (tool_run_validate(s->schemas[i], args, "arguments", name, &res) >= 0)
                 settled = run_tool(s, i, args, token, o, &res, &cancelled);
 
         if (!settled) {
@@ -537,7 +436,7 @@ static int do_tools_call(server *s, const mcp_msg *m, const outlet *o) {
               cancelled ? " cancelled=true" : "");
         int r = 0;
         if (!cancelled) { /* a cancelled request is not answered */
-                json_t *result = text_content(res.text ? res.text : LOST_TEXT, res.is_error);
+                json_t *result = text_content(res.text ? res.text : TOOL_RUN_LOST_TEXT, res.is_error);
                 if (result && json_array_size(res.handles))
                         json_object_set_new(result, "structuredContent", json_pack("{s:O}", "handles", res.handles));
                 r = send_msg(o, mcp_result_new(m->id, result));

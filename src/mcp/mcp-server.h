@@ -13,14 +13,15 @@
  * arguments do not match the tool's schema, or that fails, is an isError result saying why (the
  * model can correct itself). The server serves on after any of these.
  *
- * Calls run one at a time, in the order they came, the way the agent loop runs them: arguments
- * validated against the tool's schema (schema.h), the session claimed (ss_call_begin), the tool's
- * deadline and the client's cancellation turned into the tool's cancel fd, the result shaped by
- * the spill middleware (spill.h: big results become handles). A reader thread keeps reading while
- * a call runs: it answers ping at once, hears notifications/cancelled (the call in flight is
- * stopped and not answered; a queued one is dropped) and queues the rest (at most
- * MCP_SERVER_QUEUE_MAX; the reader then waits). A request that carried _meta.progressToken gets
- * notifications/progress every MCP_PROGRESS_MS while its call runs (progress: seconds elapsed).
+ * Calls run one at a time, in the order they came, through the agent loop's tool-call runner
+ * (tool-run.h): arguments validated against the tool's schema (schema.h), the session claimed
+ * (ss_call_begin), the tool's deadline and the client's cancellation turned into the tool's
+ * cancel fd, the result shaped by the spill middleware (spill.h: big results become handles). A
+ * reader thread keeps reading while a call runs: it answers ping at once, hears
+ * notifications/cancelled (the call in flight is stopped and not answered; a queued one is
+ * dropped) and queues the rest (at most MCP_SERVER_QUEUE_MAX; the reader then waits). A request
+ * that carried _meta.progressToken gets notifications/progress every MCP_PROGRESS_MS while its
+ * call runs (progress: seconds elapsed).
  *
  * Every call that ran is on the session's record: the operations the tools run record
  * themselves in the session's audit log (ss.h: exec, cell, write, edit), and a call of a

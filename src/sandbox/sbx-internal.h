@@ -1,5 +1,6 @@
-/* sbx-internal.h: what the tiers share inside src/sandbox/: the child-to-parent report, the
- * async-signal-safe exec path, and the supervisor that captures output and enforces deadlines. */
+/* sbx-internal.h: what the tiers share inside src/sandbox/ (sbx-exec.c): the child-to-parent
+ * report, the async-signal-safe exec path, and the supervisor that captures output and enforces
+ * deadlines. The container tier's own entry points are in sbx-container.h. */
 #pragma once
 
 #include <stdbool.h>
@@ -82,6 +83,7 @@ int sbx_stdio_fd_ok(int fd, hull_error *e);
  * Returns 0 or -ENOMEM; free the result with sbx_env_free(). */
 int sbx_env_build(char *const *extra, const char *home, bool net_proxy, char ***ret);
 void sbx_env_free(char **env);
+void sbx_env_freep(char ***env); /* for _cleanup_ */
 
 typedef struct sbx_supervise_args {
         pid_t pid;               /* the process to wait for (container: its init) */
@@ -111,34 +113,6 @@ typedef struct sbx_supervise_out {
 int sbx_supervise(const sbx_supervise_args *a, capture *out, capture *err, sbx_supervise_out *ret, hull_error *e);
 
 uint64_t sbx_now_us(void);
-
-/* Tier entry points; the caller (sbx_run) has filled the common parts of *ret. workdir is NULL
- * for a container without --workdir (it gets a tmpfs). */
-int sbx_run_container(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
-int sbx_run_process(const sbx_spec *spec, const char *workdir, sbx_result *ret, hull_error *e);
-
-/* A started container (see sbx_container_launch). */
-typedef struct sbx_launch {
-        pid_t pid;
-        int rep_fd; /* read end of the set-up report pipe */
-        uint64_t start_us;
-        uid_t host_uid;
-        gid_t host_gid;
-        sbx_cgroup cg;
-        char **env;
-        int net_fd;      /* limited network: the proxy's listening socket in the sandbox, or -1 */
-        pid_t pasta_pid; /* unrestricted: pasta (sbx_net_pasta_stop), 0: none */
-} sbx_launch;
-
-/* Plan, clone and set up a container. Without ctl_fd (-1) its init runs spec->argv with the
- * given stdio; with ctl_fd it becomes a session init serving that socket. On success *ret holds
- * the running child; free its parts with sbx_launch_done (which removes nothing in the kernel:
- * cgroups stay until sbx_cgroup_destroy). On failure nothing is left behind. */
-int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, int out_fd, int err_fd, int ctl_fd,
-                         sbx_launch *ret, hull_error *e);
-void sbx_launch_done(sbx_launch *l);
-/* After a failed start, with the child dead: the child's own error from the report pipe. */
-void sbx_launch_child_error(int rep_fd, hull_error *e);
 
 /* Fill *ret from the supervisor's outcome and the captures (takes the captured bytes). */
 int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, capture *err, hull_error *e);

@@ -41,3 +41,39 @@ int rec_pj_doubles_field(rec_encoder *enc, const char *name, const json_t *v, co
 int rec_pj_strings_group(rec_encoder *enc, const char *count_name, const char *name, const json_t *v, const char *what,
                          hull_error *e);
 int rec_pj_advice(const json_t *v, const char *what, hull_error *e);
+
+/* ---- shared by the message digests (sbx-record.c) and the records, chain and log
+ * (sbx-record-chain.c) ---- */
+
+/* The fields of a software rule, of a result, and the four payload kinds by name. */
+enum { RULE_MODE, RULE_IDENTITIES, RULE__N };
+extern const rec_pj_field rec_rule_fields[RULE__N];
+enum {
+        RS_SANDBOX,
+        RS_ISOLATION,
+        RS_DURATION,
+        RS_RECORD,
+        RS_SOFTWARE,
+        RS_ENVIRONMENT,
+        RS_JS,
+        RS_PROJECT,
+        RS_MODULE,
+        RS_CELL,
+        RS__N
+};
+extern const rec_pj_field rec_response_fields[RS__N];
+extern const char *const rec_kinds[4]; /* javascript, project, module, cell */
+
+typedef struct rec_request_info {
+        uint32_t protocol;
+        int kind;           /* 0 none, 1..4 */
+        const json_t *rule; /* NULL when absent */
+        const char *floor;  /* minimumIsolation */
+        size_t floor_len;
+} rec_request_info;
+
+/* rec_request_digest, also filling *info. */
+int rec_request_digest_info(const json_t *req, char ret[REC_DIGEST_HEX_SIZE], rec_request_info *info, hull_error *e);
+
+/* rec_result_digest, also giving the payload's kind (1..4) in *ret_kind. */
+int rec_result_digest_kind(const json_t *res, char ret[REC_DIGEST_HEX_SIZE], int *ret_kind, hull_error *e);

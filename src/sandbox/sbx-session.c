@@ -23,6 +23,7 @@
 #include "fs-util.h"
 #include "macro.h"
 #include "runtime-embed.h"
+#include "sbx-container.h"
 #include "sbx-internal.h"
 #include "sbx-session.h"
 #include "sock-util.h"
@@ -404,14 +405,102 @@ static bool cancel_ready(int cancel_fd) {
         return poll(&p, 1, 0) > 0;
 }
 
+/* What sbx_session_run waits for: the call's end, its set-up error, and why it was stopped. */
+typedef struct run_wait {
+        sbx_report exit_rep, err_rep;
+        bool have_exit, have_error, timed_out;
+        int interrupted;
+} run_wait;
+
+/* Read the call's output into out and err until the init reports its end and the pipes are
+ * drained (*out_fd and *err_fd are closed at EOF), enforcing c's deadline and cancellation.
+ * Returns 0 and *w, or a negative errno with *e (-EPIPE: the sandbox ended; s->dead set). */
+static int run_wait_loop(sbx_session *s, const sbx_session_call *c, uint64_t start, int *out_fd, int *err_fd,
+                         capture *out, capture *err, run_wait *w, hull_error *e) {
+        uint64_t deadline = c->timeout_ms ? start + c->timeout_ms * 1000ULL : 0, kill_at = 0, drain_until = 0;
+        for (;;) {
+                if (w->have_exit && *out_fd < 0 && *err_fd < 0)
+                        break;
+                struct pollfd pfd[5];
+                int np = 0, i_out = -1, i_err = -1, i_ctl = -1, i_cancel = -1;
+                if (*out_fd >= 0) {
+                        i_out = np;
+                        pfd[np++] = (struct pollfd){.fd = *out_fd, .events = POLLIN};
+                }
+                if (*err_fd >= 0) {
+                        i_err = np;
+                        pfd[np++] = (struct pollfd){.fd = *err_fd, .events = POLLIN};
+                }
+                if (!w->have_exit) {
+                        i_ctl = np;
+                        pfd[np++] = (struct pollfd){.fd = s->ctl_fd, .events = POLLIN};
+                }
+                if (!w->have_exit && c->cancel_fd >= 0 && !w->interrupted) {
+                        i_cancel = np;
+                        pfd[np++] = (struct pollfd){.fd = c->cancel_fd, .events = POLLIN};
+                }
+                int i_hangup = -1;
+                if (!w->have_exit && s->hangup_fd >= 0 && !w->interrupted) {
+                        i_hangup = np;
+                        pfd[np++] = (struct pollfd){.fd = s->hangup_fd, .events = SOCK_HANGUP_EVENTS};
+                }
+                uint64_t next = w->have_exit ? drain_until : (kill_at ? kill_at : deadline);
+                int n = poll(pfd, (nfds_t) np, next ? (int) ms_left(next) : -1);
+                if (n < 0 && errno != EINTR)
+                        return hull_err(e, negative_errno(), "session: poll");
+                if (n > 0) {
+                        if (i_out >= 0 && pfd[i_out].revents)
+                                read_into(out_fd, out, NULL);
+                        if (i_err >= 0 && pfd[i_err].revents)
+                                read_into(err_fd, err, NULL);
+                        if (i_ctl >= 0 && pfd[i_ctl].revents) {
+                                sbx_report rep;
+                                int rr = recv_report(s->ctl_fd, &rep, NULL);
+                                if (rr == -EPIPE) {
+                                        s->dead = true;
+                                        return hull_err(e, -EPIPE, "session: the sandbox ended during the call");
+                                }
+                                if (rr < 0)
+                                        return hull_err(e, rr, "session: cannot read the init's answer");
+                                if (rep.kind == SBX_REPORT_EXIT) {
+                                        w->exit_rep = rep;
+                                        w->have_exit = true;
+                                        drain_until = sbx_now_us() + SBX_DRAIN_GRACE_MS * 1000ULL;
+                                } else if (rep.kind == SBX_REPORT_ERROR && !w->have_error) {
+                                        w->err_rep = rep;
+                                        w->have_error = true;
+                                }
+                        }
+                        bool hung_up = i_hangup >= 0 && sock_hung_up(pfd[i_hangup].revents);
+                        if (hung_up || (i_cancel >= 0 && pfd[i_cancel].revents && cancel_ready(c->cancel_fd))) {
+                                w->interrupted = SIGTERM;
+                                if (!kill_at) {
+                                        (void) ctl_send(s, SBX_CTL_SIGNAL, SIGTERM, NULL, NULL, NULL, 0, -1);
+                                        kill_at = sbx_now_us() + SBX_KILL_GRACE_MS * 1000ULL;
+                                }
+                        }
+                        continue;
+                }
+                uint64_t now = sbx_now_us();
+                if (w->have_exit && drain_until && now >= drain_until)
+                        break; /* something the sweep could not reach holds the pipe: stop reading */
+                if (!w->have_exit && kill_at && now >= kill_at) {
+                        (void) ctl_send(s, SBX_CTL_SIGNAL, SIGKILL, NULL, NULL, NULL, 0, -1);
+                        kill_at = now + SBX_START_TIMEOUT_MS * 1000ULL; /* the init answers with EXIT */
+                } else if (!w->have_exit && deadline && now >= deadline && !kill_at) {
+                        w->timed_out = true;
+                        (void) ctl_send(s, SBX_CTL_SIGNAL, SIGTERM, NULL, NULL, NULL, 0, -1);
+                        kill_at = now + SBX_KILL_GRACE_MS * 1000ULL;
+                }
+        }
+        return 0;
+}
+
 int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e) {
         _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1};
         _cleanup_close_ int null_fd = -1;
         char **env = NULL;
         capture out = {0}, err = {0};
-        sbx_report exit_rep = {0}, err_rep = {0};
-        bool have_exit = false, have_error = false, timed_out = false;
-        int interrupted = 0;
         int r;
 
         *ret = (sbx_result){.tier = "container"};
@@ -447,102 +536,25 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         errp[1] = safe_close(errp[1]);
         null_fd = safe_close(null_fd);
 
-        uint64_t deadline = c->timeout_ms ? start + c->timeout_ms * 1000ULL : 0, kill_at = 0, drain_until = 0;
-        for (;;) {
-                if (have_exit && outp[0] < 0 && errp[0] < 0)
-                        break;
-                struct pollfd pfd[5];
-                int np = 0, i_out = -1, i_err = -1, i_ctl = -1, i_cancel = -1;
-                if (outp[0] >= 0) {
-                        i_out = np;
-                        pfd[np++] = (struct pollfd){.fd = outp[0], .events = POLLIN};
-                }
-                if (errp[0] >= 0) {
-                        i_err = np;
-                        pfd[np++] = (struct pollfd){.fd = errp[0], .events = POLLIN};
-                }
-                if (!have_exit) {
-                        i_ctl = np;
-                        pfd[np++] = (struct pollfd){.fd = s->ctl_fd, .events = POLLIN};
-                }
-                if (!have_exit && c->cancel_fd >= 0 && !interrupted) {
-                        i_cancel = np;
-                        pfd[np++] = (struct pollfd){.fd = c->cancel_fd, .events = POLLIN};
-                }
-                int i_hangup = -1;
-                if (!have_exit && s->hangup_fd >= 0 && !interrupted) {
-                        i_hangup = np;
-                        pfd[np++] = (struct pollfd){.fd = s->hangup_fd, .events = SOCK_HANGUP_EVENTS};
-                }
-                uint64_t next = have_exit ? drain_until : (kill_at ? kill_at : deadline);
-                int n = poll(pfd, (nfds_t) np, next ? (int) ms_left(next) : -1);
-                if (n < 0 && errno != EINTR) {
-                        r = hull_err(e, negative_errno(), "session: poll");
-                        goto out;
-                }
-                if (n > 0) {
-                        if (i_out >= 0 && pfd[i_out].revents)
-                                read_into(&outp[0], &out, NULL);
-                        if (i_err >= 0 && pfd[i_err].revents)
-                                read_into(&errp[0], &err, NULL);
-                        if (i_ctl >= 0 && pfd[i_ctl].revents) {
-                                sbx_report rep;
-                                int rr = recv_report(s->ctl_fd, &rep, NULL);
-                                if (rr == -EPIPE) {
-                                        s->dead = true;
-                                        r = hull_err(e, -EPIPE, "session: the sandbox ended during the call");
-                                        goto out;
-                                }
-                                if (rr < 0) {
-                                        r = hull_err(e, rr, "session: cannot read the init's answer");
-                                        goto out;
-                                }
-                                if (rep.kind == SBX_REPORT_EXIT) {
-                                        exit_rep = rep;
-                                        have_exit = true;
-                                        drain_until = sbx_now_us() + SBX_DRAIN_GRACE_MS * 1000ULL;
-                                } else if (rep.kind == SBX_REPORT_ERROR && !have_error) {
-                                        err_rep = rep;
-                                        have_error = true;
-                                }
-                        }
-                        bool hung_up = i_hangup >= 0 && sock_hung_up(pfd[i_hangup].revents);
-                        if (hung_up || (i_cancel >= 0 && pfd[i_cancel].revents && cancel_ready(c->cancel_fd))) {
-                                interrupted = SIGTERM;
-                                if (!kill_at) {
-                                        (void) ctl_send(s, SBX_CTL_SIGNAL, SIGTERM, NULL, NULL, NULL, 0, -1);
-                                        kill_at = sbx_now_us() + SBX_KILL_GRACE_MS * 1000ULL;
-                                }
-                        }
-                        continue;
-                }
-                uint64_t now = sbx_now_us();
-                if (have_exit && drain_until && now >= drain_until)
-                        break; /* something the sweep could not reach holds the pipe: stop reading */
-                if (!have_exit && kill_at && now >= kill_at) {
-                        (void) ctl_send(s, SBX_CTL_SIGNAL, SIGKILL, NULL, NULL, NULL, 0, -1);
-                        kill_at = now + SBX_START_TIMEOUT_MS * 1000ULL; /* the init answers with EXIT */
-                } else if (!have_exit && deadline && now >= deadline && !kill_at) {
-                        timed_out = true;
-                        (void) ctl_send(s, SBX_CTL_SIGNAL, SIGTERM, NULL, NULL, NULL, 0, -1);
-                        kill_at = now + SBX_KILL_GRACE_MS * 1000ULL;
-                }
-        }
-        if (have_error && !have_exit) {
-                r = hull_err(e, err_rep.err, "session: %s", err_rep.what);
+        run_wait w = {0};
+        r = run_wait_loop(s, c, start, &outp[0], &errp[0], &out, &err, &w, e);
+        if (r < 0)
+                goto out;
+        if (w.have_error && !w.have_exit) {
+                r = hull_err(e, w.err_rep.err, "session: %s", w.err_rep.what);
                 goto out;
         }
-        if (have_error && strcmp(err_rep.what, SBX_STEP_EXEC) == 0) {
-                r = hull_err_hint(e, err_rep.err,
+        if (w.have_error && strcmp(w.err_rep.what, SBX_STEP_EXEC) == 0) {
+                r = hull_err_hint(e, w.err_rep.err,
                                   "the sandbox sees the host's /usr and the work directory at /workspace", "%s '%s'",
-                                  err_rep.what, c->argv[0]);
+                                  w.err_rep.what, c->argv[0]);
                 goto out;
         }
-        ret->exited = exit_rep.exited;
-        ret->exit_code = exit_rep.exit_code;
-        ret->term_signal = exit_rep.term_signal;
-        ret->timed_out = timed_out;
-        ret->interrupted_signal = interrupted;
+        ret->exited = w.exit_rep.exited;
+        ret->exit_code = w.exit_rep.exit_code;
+        ret->term_signal = w.exit_rep.term_signal;
+        ret->timed_out = w.timed_out;
+        ret->interrupted_signal = w.interrupted;
         ret->wall_us = sbx_now_us() - start;
         ret->out_total = out.total;
         ret->err_total = err.total;
@@ -916,6 +928,52 @@ int sbx_session_cell(sbx_session *s, sbx_lang lang, const char *code, size_t len
         return sbx_session_cell_x(s, lang, code, len, NULL, timeout_ms, output_bytes, cancel_fd, ret, e);
 }
 
+/* After a cell: the interpreter killed (timed out or cancelled), found dead, or the cell done
+ * with status; in each case nothing it started outlives it and what reached the pipes is taken.
+ * Returns 0 or a negative errno with *e. */
+static int cell_end(sbx_session *s, sbx_lang lang, bool timed_out, bool ended, int status, capture *out, capture *err,
+                    sbx_cell_result *ret, hull_error *e) {
+        sbx_interp *in = &s->interp[lang];
+        int r;
+        if (timed_out) {
+                /* Kill the interpreter with everything else: the next cell starts a fresh one. */
+                r = sweep(s, lang, e);
+                if (in->out_fd >= 0)
+                        read_into(&in->out_fd, out, NULL);
+                if (in->err_fd >= 0)
+                        read_into(&in->err_fd, err, NULL);
+                interp_close(in);
+                if (r < 0)
+                        return r;
+                ret->exit_code = SBX_EXIT_TIMEOUT;
+                ret->timed_out = true;
+                ret->interpreter_ended = true;
+        } else if (ended) {
+                r = sweep(s, lang, e);
+                if (in->out_fd >= 0)
+                        read_into(&in->out_fd, out, NULL);
+                if (in->err_fd >= 0)
+                        read_into(&in->err_fd, err, NULL);
+                capture_append(err, interp_ended_note, sizeof(interp_ended_note) - 1);
+                interp_close(in);
+                if (r < 0)
+                        return r;
+                ret->exit_code = 1;
+                ret->interpreter_ended = true;
+        } else {
+                /* Nothing the cell started outlives it; then take what reached the pipes. */
+                r = sweep(s, -1, e);
+                if (in->out_fd >= 0)
+                        read_into(&in->out_fd, out, NULL);
+                if (in->err_fd >= 0)
+                        read_into(&in->err_fd, err, NULL);
+                if (r < 0)
+                        return r;
+                ret->exit_code = status;
+        }
+        return 0;
+}
+
 int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t len, const char *exchange,
                        uint64_t timeout_ms, uint64_t output_bytes, int cancel_fd, sbx_cell_result *ret, hull_error *e) {
         capture out = {0}, err = {0};
@@ -1026,42 +1084,9 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                                 ended = true;
                 }
         }
-        if (timed_out) {
-                /* Kill the interpreter with everything else: the next cell starts a fresh one. */
-                r = sweep(s, lang, e);
-                if (in->out_fd >= 0)
-                        read_into(&in->out_fd, &out, NULL);
-                if (in->err_fd >= 0)
-                        read_into(&in->err_fd, &err, NULL);
-                interp_close(in);
-                if (r < 0)
-                        goto out;
-                ret->exit_code = SBX_EXIT_TIMEOUT;
-                ret->timed_out = true;
-                ret->interpreter_ended = true;
-        } else if (ended) {
-                r = sweep(s, lang, e);
-                if (in->out_fd >= 0)
-                        read_into(&in->out_fd, &out, NULL);
-                if (in->err_fd >= 0)
-                        read_into(&in->err_fd, &err, NULL);
-                capture_append(&err, interp_ended_note, sizeof(interp_ended_note) - 1);
-                interp_close(in);
-                if (r < 0)
-                        goto out;
-                ret->exit_code = 1;
-                ret->interpreter_ended = true;
-        } else {
-                /* Nothing the cell started outlives it; then take what reached the pipes. */
-                r = sweep(s, -1, e);
-                if (in->out_fd >= 0)
-                        read_into(&in->out_fd, &out, NULL);
-                if (in->err_fd >= 0)
-                        read_into(&in->err_fd, &err, NULL);
-                if (r < 0)
-                        goto out;
-                ret->exit_code = status;
-        }
+        r = cell_end(s, lang, timed_out, ended, status, &out, &err, ret, e);
+        if (r < 0)
+                goto out;
         ret->wall_us = sbx_now_us() - start;
         ret->out_truncated = capture_dropped(&out) > 0;
         ret->err_truncated = capture_dropped(&err) > 0;

@@ -8,7 +8,7 @@
 #include "macro.h"
 #include "svc-agent.h"
 #include "time-util.h"
-#include "tools-sandbox.h"
+#include "tool-catalog.h"
 
 void svc_agent_free(svc_agent *a) {
         if (!a)
@@ -72,7 +72,8 @@ static int web_start(const svc_agent_recipe *r, svc_agent *a, hull_error *e) {
 
 /* The built-in called name: a sandbox tool's, or web_fetch / web_search (in w, n_web of them). */
 static const tool_def *builtin(const char *name, const tool_def *w, size_t n_web) {
-        const tool_def *d = tools_sandbox_find(name);
+        const tool_catalog_entry *c = tool_catalog_find(name);
+        const tool_def *d = c && c->toolset != TOOL_TOOLSET_NONE ? tool_catalog_def(name) : NULL;
         for (size_t i = 0; !d && i < n_web; i++)
                 if (strcmp(w[i].name, name) == 0)
                         d = &w[i];
@@ -108,10 +109,11 @@ static int add_builtin(const svc_agent_recipe *r, svc_agent *a, const svc_agent_
         char known[512];
         size_t o = 0;
         known[0] = '\0';
-        for (size_t i = 0; tools_sandbox[i] && o < sizeof(known); i++)
-                o += (size_t) snprintf(known + o, sizeof(known) - o, "%s, ", tools_sandbox[i]->name);
-        if (o < sizeof(known))
-                snprintf(known + o, sizeof(known) - o, "web_fetch, web_search");
+        for (size_t i = 0; i < tool_catalog_count() && o < sizeof(known); i++) {
+                const tool_catalog_entry *c = tool_catalog_at(i);
+                if (c->toolset != TOOL_TOOLSET_NONE)
+                        o += (size_t) snprintf(known + o, sizeof(known) - o, "%s%s", o ? ", " : "", c->name);
+        }
         return hull_fail(e, -EINVAL, "--tool %.64s: no such tool (hull's tools: %s)", rule->name, known);
 }
 
@@ -246,8 +248,10 @@ static int tools_build(const svc_agent_recipe *r, svc_agent *a, hull_error *e) {
         if (r->all_builtins) {
                 tool_def w[2];
                 size_t n_web = tool_web_defs(a->web, w);
-                for (size_t i = 0; tools_sandbox[i]; i++)
-                        if ((k = offer(r, a, tools_sandbox[i], &r->all_rule, e)) < 0)
+                const tool_def *builtins[TOOL_CATALOG_MAX];
+                size_t n_builtins = tool_catalog_sandbox_defs(builtins);
+                for (size_t i = 0; i < n_builtins; i++)
+                        if ((k = offer(r, a, builtins[i], &r->all_rule, e)) < 0)
                                 return k;
                 /* the web tools' defs live in a->web: offered by name, as a listed built-in */
                 for (size_t i = 0; i < n_web; i++) {

@@ -17,6 +17,7 @@
 #include "macro.h"
 #include "model.h"
 #include "svc-agent.h"
+#include "tool-catalog.h"
 #include "svc-env.h"
 #include "v1-run-internal.h"
 
@@ -80,18 +81,12 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
         pthread_mutex_unlock(&l->lock);
 }
 
-static const char *const readonly_tools[] = {"read",           "glob",         "grep",       "web_search",
-                                             "inspect_handle", "query_handle", "read_handle"};
-
 static tool_policy policy_of(const json_t *cfg, const char *name) {
         const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
         if (p && strcmp(p, "always_ask") == 0)
                 return TOOL_ALWAYS_ASK;
         if (p && strcmp(p, "auto") == 0) { /* hull's judgement: what only reads runs, the rest asks */
-                for (size_t i = 0; i < ELEMENTSOF(readonly_tools); i++)
-                        if (strcmp(name, readonly_tools[i]) == 0)
-                                return TOOL_ALWAYS_ALLOW;
-                return TOOL_ALWAYS_ASK;
+                return tool_catalog_is_read_only(name) ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK;
         }
         return TOOL_ALWAYS_ALLOW;
 }

@@ -27,7 +27,6 @@
 #include "sbx-net.h"
 #include "time-util.h"
 #include "tool-web.h"
-#include "tools-sandbox.h"
 #include "v1-run-internal.h"
 
 void v1_id_new(const char *prefix, char ret[static STORE_ID_MAX]) {

@@ -110,3 +110,10 @@ bool v1_engine_stopping(v1_engine *g);
 
 /* Sessions with a worker now (for the metrics and the shutdown). */
 unsigned v1_engine_running(v1_engine *g);
+
+/* A session's handles as GET /v1/sessions/{id}/handles lists them (*ret_data, an array) and its
+ * sandbox's state (*ret_sandbox: {"state": "open"|"closed"|"none", "fingerprint"?}), new
+ * references. For AG-UI's STATE_SNAPSHOT too. */
+int v1_engine_handles(store *st, v1_engine *g, const char *id, json_t **ret_data, json_t **ret_sandbox, hull_error *e);
+/* One handle as those show it, from the store's summary (a new reference, NULL on ENOMEM). */
+json_t *v1_handle_json(const json_t *sum);

@@ -26,7 +26,6 @@
 #include "sbx-net.h"
 #include "time-util.h"
 #include "tool-web.h"
-#include "tools-sandbox.h"
 #include "v1-run-internal.h"
 
 static const char ping_frame[] = "event: ping\ndata: {\"type\":\"ping\"}\n\n";

@@ -1,6 +1,7 @@
 /* ss-internal.h: what the session core's files share: the manager and the session as they are,
  * and the helpers between the table (ss-table.c), the operations (ss-ops.c, ss-handles.c) and
- * the records (ss-record.c). Not a public interface. */
+ * the records (ss-record.c). Calls go one way: ss-ops.c and ss-table.c call ss-handles.c, which
+ * calls ss-record.c (as ss-ops.c does); every file calls ss-base.c. Not a public interface. */
 #pragma once
 
 #include <pthread.h>
@@ -56,11 +57,11 @@ struct ss_manager {
         ss_session *grave;             /* sessions without references, to free outside the lock */
 };
 
-/* Workspace files as the sandbox user (see sbx_session_fs_enter). */
+/* Workspace files as the sandbox user (see sbx_session_fs_enter). (ss-base.c) */
 void ss_fs_enter(const ss_session *s);
 void ss_fs_leave(void);
 
-/* A line for the log (no-op without one). */
+/* A line for the log (no-op without one). (ss-base.c) */
 void ss_log(const ss_manager *m, dlog_level lvl, const char *fmt, ...) _printf_(3, 4);
 
 /* Copy the store's files of the directory from_fd (regular files named <id>.json, .txt,

@@ -43,25 +43,6 @@ static const char *const end_names[] = {
         [SS_END_UNCLAIMED] = "SESSION_END_UNCLAIMED",
 };
 
-void ss_log(const ss_manager *m, dlog_level lvl, const char *fmt, ...) {
-        if (!m->cfg.log)
-                return;
-        char line[SERVE_LOG_LINE_MAX];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(line, sizeof(line), fmt, ap);
-        va_end(ap);
-        dlog_log(m->cfg.log, lvl, "%s", line);
-}
-
-void ss_fs_enter(const ss_session *s) {
-        sbx_session_fs_enter(s->box.host_uid, s->box.host_gid);
-}
-
-void ss_fs_leave(void) {
-        sbx_session_fs_leave();
-}
-
 /* ---- the table ---- */
 
 static unsigned open_count_locked(ss_manager *m) {

@@ -296,6 +296,71 @@ static curl_off_t body_size_of(const httpc_request *req) {
         return -1;
 }
 
+/* Set h's options for req: t's callbacks, the request headers and pins (kept by the caller until
+ * the transfer ends), errbuf for libcurl's message. Returns CURLE_OK or libcurl's refusal. */
+static CURLcode set_options(CURL *h, const httpc_request *req, transfer *t, struct curl_slist *headers,
+                            struct curl_slist *pins, char *errbuf, const char *method, bool has_body, curl_off_t size) {
+        CURLcode cc = CURLE_OK;
+#define SET(opt, val)                                                                                                  \
+        if (cc == CURLE_OK)                                                                                            \
+                cc = curl_easy_setopt(h, opt, val);
+        SET(CURLOPT_URL, req->url);
+        SET(CURLOPT_ERRORBUFFER, errbuf);
+        SET(CURLOPT_NOSIGNAL, 1L);
+        SET(CURLOPT_FOLLOWLOCATION, 0L);
+        SET(CURLOPT_PROXY, ""); /* never a proxy from the environment */
+        SET(CURLOPT_PROTOCOLS_STR, "http,https");
+        SET(CURLOPT_USERAGENT, "hull/" HULL_VERSION);
+        SET(CURLOPT_HTTPHEADER, headers);
+        if (strcmp(method, "GET") == 0 && !has_body) {
+                SET(CURLOPT_HTTPGET, 1L);
+        } else if (strcmp(method, "HEAD") == 0) {
+                SET(CURLOPT_NOBODY, 1L);
+        } else if (strcmp(method, "PUT") == 0) {
+                SET(CURLOPT_UPLOAD, 1L);
+                SET(CURLOPT_INFILESIZE_LARGE, size);
+        } else if (has_body || strcmp(method, "POST") == 0) {
+                SET(CURLOPT_POST, 1L);
+                SET(CURLOPT_POSTFIELDSIZE_LARGE, size);
+                if (req->body_from == HTTPC_BODY_BUFFER) {
+                        SET(CURLOPT_POSTFIELDS, req->body ? req->body : "");
+                }
+                if (strcmp(method, "POST") != 0) {
+                        SET(CURLOPT_CUSTOMREQUEST, method);
+                }
+        } else {
+                SET(CURLOPT_CUSTOMREQUEST, method);
+        }
+        if (req->body_from != HTTPC_BODY_BUFFER) {
+                SET(CURLOPT_READFUNCTION, on_read);
+                SET(CURLOPT_READDATA, t);
+        }
+        SET(CURLOPT_CONNECTTIMEOUT_MS,
+            ms_long(req->connect_timeout_ms ? req->connect_timeout_ms : HTTPC_CONNECT_TIMEOUT_MS));
+        SET(CURLOPT_TIMEOUT_MS, ms_long(req->timeout_ms));
+        if (req->answer_max && !req->answer_truncate) {
+                SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) req->answer_max);
+        }
+        if (req->resolve) {
+                SET(CURLOPT_RESOLVE, pins);
+                SET(CURLOPT_RESOLVER_START_FUNCTION, refuse_resolve);
+        }
+        SET(CURLOPT_WRITEFUNCTION, on_body);
+        SET(CURLOPT_WRITEDATA, t);
+        SET(CURLOPT_HEADERFUNCTION, on_header);
+        SET(CURLOPT_HEADERDATA, t);
+        if (req->cancel || req->cancel_fd > 0 || req->idle_timeout_ms) {
+                SET(CURLOPT_NOPROGRESS, 0L);
+                SET(CURLOPT_XFERINFOFUNCTION, on_progress);
+                SET(CURLOPT_XFERINFODATA, t);
+        }
+        if (req->unix_socket) {
+                SET(CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+        }
+#undef SET
+        return cc;
+}
+
 int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_error *e) {
         httpc_answer a = {0};
         transfer t = {.req = req, .a = &a, .last_byte_ms = now_mono_ms()};
@@ -346,64 +411,7 @@ int httpc_perform(httpc *c, const httpc_request *req, httpc_answer *ret, hull_er
                 return hull_err(e, -ENOMEM, "http: cannot make a libcurl handle");
         }
         t.h = h;
-        CURLcode cc = CURLE_OK;
-#define SET(opt, val)                                                                                                  \
-        if (cc == CURLE_OK)                                                                                            \
-                cc = curl_easy_setopt(h, opt, val);
-        SET(CURLOPT_URL, req->url);
-        SET(CURLOPT_ERRORBUFFER, errbuf);
-        SET(CURLOPT_NOSIGNAL, 1L);
-        SET(CURLOPT_FOLLOWLOCATION, 0L);
-        SET(CURLOPT_PROXY, ""); /* never a proxy from the environment */
-        SET(CURLOPT_PROTOCOLS_STR, "http,https");
-        SET(CURLOPT_USERAGENT, "hull/" HULL_VERSION);
-        SET(CURLOPT_HTTPHEADER, headers);
-        if (strcmp(method, "GET") == 0 && !has_body) {
-                SET(CURLOPT_HTTPGET, 1L);
-        } else if (strcmp(method, "HEAD") == 0) {
-                SET(CURLOPT_NOBODY, 1L);
-        } else if (strcmp(method, "PUT") == 0) {
-                SET(CURLOPT_UPLOAD, 1L);
-                SET(CURLOPT_INFILESIZE_LARGE, size);
-        } else if (has_body || strcmp(method, "POST") == 0) {
-                SET(CURLOPT_POST, 1L);
-                SET(CURLOPT_POSTFIELDSIZE_LARGE, size);
-                if (req->body_from == HTTPC_BODY_BUFFER) {
-                        SET(CURLOPT_POSTFIELDS, req->body ? req->body : "");
-                }
-                if (strcmp(method, "POST") != 0) {
-                        SET(CURLOPT_CUSTOMREQUEST, method);
-                }
-        } else {
-                SET(CURLOPT_CUSTOMREQUEST, method);
-        }
-        if (req->body_from != HTTPC_BODY_BUFFER) {
-                SET(CURLOPT_READFUNCTION, on_read);
-                SET(CURLOPT_READDATA, &t);
-        }
-        SET(CURLOPT_CONNECTTIMEOUT_MS,
-            ms_long(req->connect_timeout_ms ? req->connect_timeout_ms : HTTPC_CONNECT_TIMEOUT_MS));
-        SET(CURLOPT_TIMEOUT_MS, ms_long(req->timeout_ms));
-        if (req->answer_max && !req->answer_truncate) {
-                SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t) req->answer_max);
-        }
-        if (req->resolve) {
-                SET(CURLOPT_RESOLVE, pins);
-                SET(CURLOPT_RESOLVER_START_FUNCTION, refuse_resolve);
-        }
-        SET(CURLOPT_WRITEFUNCTION, on_body);
-        SET(CURLOPT_WRITEDATA, &t);
-        SET(CURLOPT_HEADERFUNCTION, on_header);
-        SET(CURLOPT_HEADERDATA, &t);
-        if (req->cancel || req->cancel_fd > 0 || req->idle_timeout_ms) {
-                SET(CURLOPT_NOPROGRESS, 0L);
-                SET(CURLOPT_XFERINFOFUNCTION, on_progress);
-                SET(CURLOPT_XFERINFODATA, &t);
-        }
-        if (req->unix_socket) {
-                SET(CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
-        }
-#undef SET
+        CURLcode cc = set_options(h, req, &t, headers, pins, errbuf, method, has_body, size);
         if (cc != CURLE_OK) {
                 r = hull_err(e, -EIO, "http: libcurl refused an option: %s", curl_easy_strerror(cc));
                 goto out;

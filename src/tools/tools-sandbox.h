@@ -23,14 +23,12 @@ extern const tool_def tool_inspect_handle;
 extern const tool_def tool_query_handle;
 extern const tool_def tool_read_handle;
 extern const tool_def tool_publish_file;
-/* Not among tools_sandbox (the agent's toolset): offered by hull mcp. */
+/* In no toolset: offered by hull mcp. */
 extern const tool_def tool_run_javascript;
 
-/* All of the above, in the order hull offers them; NULL-terminated. A CLI offers them as
- * agent_config.tools = tools_sandbox, .n_tools = tools_sandbox_n (or copies them into its own
- * array, with web_fetch and web_search, and sets a policy per tool). */
-extern const tool_def *const tools_sandbox[];
-extern const size_t tools_sandbox_n;
+/* The list of these, their toolsets and which hull mcp offers: tool-catalog.h. */
 
-/* The built-in sandbox tool of that name, or NULL. */
+/* The built-in tool of either toolset called name that has a definition (web_fetch, web_search
+ * and run_javascript not), or NULL. Kept for src/daemon/v1-run.c: tool_catalog_def is the same
+ * question. (tool-catalog.c) */
 const tool_def *tools_sandbox_find(const char *name);

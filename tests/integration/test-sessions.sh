@@ -14,6 +14,7 @@ PY=/usr/bin/python3
 client() { timeout 400 "$PY" "$here/sessions_client.py" "$@"; }
 
 check "sessions_client.py and plimsoll_record.py compile" "$PY" -m py_compile "$here/sessions_client.py" \
+        "$here/sessions_common.py" "$here/sessions_protocol.py" "$here/sessions_workspace.py" \
         "$here/plimsoll_record.py" "$here/serve_client.py"
 
 if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then

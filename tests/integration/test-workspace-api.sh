@@ -7,7 +7,8 @@ source "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
-check "sessions_client.py compiles" "$PY" -m py_compile "$here/sessions_client.py"
+check "sessions_client.py compiles" "$PY" -m py_compile "$here/sessions_client.py" "$here/sessions_common.py" \
+        "$here/sessions_workspace.py"
 if ! "$HULL" exec --timeout 10 -- true 2>"$TEST_TMP/err"; then
         skip "hull serve workspace API" "the sandbox cannot run here: $(head -c 200 "$TEST_TMP/err")"
         exit 77

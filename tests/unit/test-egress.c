@@ -379,44 +379,44 @@ static void url_case(const egress_policy *p, fake *f, const char *url, int want,
         egress_target_done(&t);
 }
 
-static void test_urls(void) {
-        fake f = {.entries = names, .n = ELEMENTSOF(names)};
-        egress_policy *p = policy(NULL, 0, &f);
-        CHECK(p != NULL);
-        if (!p)
-                return;
-        hull_error e = {0};
+/* egress_check_url on the forms of §8.4 and on other forms, refused. */
+static void urls_refused(const egress_policy *p, fake *f) {
         /* §8.4 */
-        url_case(p, &f, "http://127.0.0.1:8080/admin", -EACCES, "blocked internal address 127.0.0.1", 0);
-        url_case(p, &f, "http://93.184.216.34/", 0, "http://93.184.216.34/", 0);
-        url_case(p, &f, "file:///etc/passwd", -EINVAL, "scheme 'file' is not allowed", 0);
-        url_case(p, &f, "http://10.0.0.1/admin", -EACCES, "blocked by egress policy: blocked internal address 10.0.0.1",
+        url_case(p, f, "http://127.0.0.1:8080/admin", -EACCES, "blocked internal address 127.0.0.1", 0);
+        url_case(p, f, "http://93.184.216.34/", 0, "http://93.184.216.34/", 0);
+        url_case(p, f, "file:///etc/passwd", -EINVAL, "scheme 'file' is not allowed", 0);
+        url_case(p, f, "http://10.0.0.1/admin", -EACCES, "blocked by egress policy: blocked internal address 10.0.0.1",
                  0);
-        url_case(p, &f, "http://169.254.169.254/latest/meta-data/", -EACCES, "blocked cloud metadata endpoint", 0);
-        url_case(p, &f, "http://fail.example/", -EHOSTUNREACH, "could not resolve fail.example", 1);
-        url_case(p, &f, "http://idna.example/", -EHOSTUNREACH, "could not resolve idna.example", 1);
-        url_case(p, &f, "http://empty.example/", -EACCES, "no addresses for empty.example", 1);
-        url_case(p, &f, "http:///x", -EINVAL, "no host", 0);
-        url_case(p, &f, "http://mixed.example/", -EACCES, "127.0.0.1", 1);
-        url_case(p, &f, "http://public.example/a", 0, "http://public.example/a", 1);
-        url_case(p, &f, "https://public6.example/", 0, "https://public6.example/", 1);
-        url_case(p, &f, "http://metadata.google.internal/computeMetadata/v1/", -EACCES,
+        url_case(p, f, "http://169.254.169.254/latest/meta-data/", -EACCES, "blocked cloud metadata endpoint", 0);
+        url_case(p, f, "http://fail.example/", -EHOSTUNREACH, "could not resolve fail.example", 1);
+        url_case(p, f, "http://idna.example/", -EHOSTUNREACH, "could not resolve idna.example", 1);
+        url_case(p, f, "http://empty.example/", -EACCES, "no addresses for empty.example", 1);
+        url_case(p, f, "http:///x", -EINVAL, "no host", 0);
+        url_case(p, f, "http://mixed.example/", -EACCES, "127.0.0.1", 1);
+        url_case(p, f, "http://public.example/a", 0, "http://public.example/a", 1);
+        url_case(p, f, "https://public6.example/", 0, "https://public6.example/", 1);
+        url_case(p, f, "http://metadata.google.internal/computeMetadata/v1/", -EACCES,
                  "blocked cloud metadata endpoint 169.254.169.254 of metadata.google.internal", 1);
-        url_case(p, &f, "http://mapped.example/", -EACCES, "::ffff:10.0.0.1", 1);
+        url_case(p, f, "http://mapped.example/", -EACCES, "::ffff:10.0.0.1", 1);
         /* other forms refused */
-        url_case(p, &f, "http:/x", -EINVAL, "no host", 0);
-        url_case(p, &f, "gopher://public.example/", -EINVAL, "scheme 'gopher' is not allowed", 0);
-        url_case(p, &f, "ftp://public.example/", -EINVAL, "scheme 'ftp'", 0);
-        url_case(p, &f, "javascript:alert(1)", -EINVAL, "not a valid URL", 0);
-        url_case(p, &f, "data:text/html,hi", -EINVAL, "not a valid URL", 0);
-        url_case(p, &f, "public.example/page", -EINVAL, "is not a URL", 0);
-        url_case(p, &f, "", -EINVAL, "no URL", 0);
-        url_case(p, &f, "http://user:pw@public.example/", -EINVAL, "user name or password", 0);
-        url_case(p, &f, "http://public.example@127.0.0.1/", -EINVAL, "user name or password", 0);
-        url_case(p, &f, "http://public.example:0/", -EINVAL, "port", 0);
-        url_case(p, &f, "http://public.example:99999/", -EINVAL, "not a valid URL", 0);
-        url_case(p, &f, "http://[fe80::1%25eth0]/", -EINVAL, "zone", 0);
-        url_case(p, &f, "http://exa mple.com/", -EINVAL, "not a valid URL", 0);
+        url_case(p, f, "http:/x", -EINVAL, "no host", 0);
+        url_case(p, f, "gopher://public.example/", -EINVAL, "scheme 'gopher' is not allowed", 0);
+        url_case(p, f, "ftp://public.example/", -EINVAL, "scheme 'ftp'", 0);
+        url_case(p, f, "javascript:alert(1)", -EINVAL, "not a valid URL", 0);
+        url_case(p, f, "data:text/html,hi", -EINVAL, "not a valid URL", 0);
+        url_case(p, f, "public.example/page", -EINVAL, "is not a URL", 0);
+        url_case(p, f, "", -EINVAL, "no URL", 0);
+        url_case(p, f, "http://user:pw@public.example/", -EINVAL, "user name or password", 0);
+        url_case(p, f, "http://public.example@127.0.0.1/", -EINVAL, "user name or password", 0);
+        url_case(p, f, "http://public.example:0/", -EINVAL, "port", 0);
+        url_case(p, f, "http://public.example:99999/", -EINVAL, "not a valid URL", 0);
+        url_case(p, f, "http://[fe80::1%25eth0]/", -EINVAL, "zone", 0);
+        url_case(p, f, "http://exa mple.com/", -EINVAL, "not a valid URL", 0);
+}
+
+/* Odd spellings of internal addresses, refused without DNS, and normalised URLs. */
+static void urls_odd(const egress_policy *p, fake *f) {
+        hull_error e = {0};
         /* odd spellings of 127.0.0.1 (and of 192.168.0.1): libcurl's parser makes the dotted quad
          * it would connect to; that address is what is checked, with no DNS */
         static const char *const odd[] = {"http://2130706433/",
@@ -439,23 +439,27 @@ static void test_urls(void) {
         for (size_t i = 0; i < ELEMENTSOF(odd); i++) {
                 egress_target t = {0};
                 e = (hull_error){0};
-                unsigned before = atomic_load(&f.calls);
+                unsigned before = atomic_load(&f->calls);
                 int r = egress_check_url(p, odd[i], now_mono_ms() + 5000, &t, &e);
                 bool named = strstr(e.msg, "127.0.0.1") || strstr(e.msg, "::1") || strstr(e.msg, "7f00:1") ||
                              strstr(e.msg, "user name");
-                TEST_RESULT((r == -EACCES || r == -EINVAL) && named && atomic_load(&f.calls) == before,
+                TEST_RESULT((r == -EACCES || r == -EINVAL) && named && atomic_load(&f->calls) == before,
                             "%s refused without DNS (%s)", odd[i], e.msg);
         }
-        url_case(p, &f, "http://0300.0250.0.1/", -EACCES, "192.168.0.1 (private)", 0);
-        url_case(p, &f, "http://0/", -EACCES, "0.0.0.0 (unspecified)", 0);
-        url_case(p, &f, "http://4294967295/", -EACCES, "255.255.255.255 (broadcast)", 0);
-        url_case(p, &f, "http://[fd00:ec2::254]/", -EACCES, "blocked cloud metadata endpoint fd00:ec2::254", 0);
-        url_case(p, &f, "http://[::ffff:169.254.169.254]/", -EACCES, "blocked cloud metadata endpoint", 0);
-        url_case(p, &f, "http://0xa9fea9fe/", -EACCES, "blocked cloud metadata endpoint 169.254.169.254", 0);
+        url_case(p, f, "http://0300.0250.0.1/", -EACCES, "192.168.0.1 (private)", 0);
+        url_case(p, f, "http://0/", -EACCES, "0.0.0.0 (unspecified)", 0);
+        url_case(p, f, "http://4294967295/", -EACCES, "255.255.255.255 (broadcast)", 0);
+        url_case(p, f, "http://[fd00:ec2::254]/", -EACCES, "blocked cloud metadata endpoint fd00:ec2::254", 0);
+        url_case(p, f, "http://[::ffff:169.254.169.254]/", -EACCES, "blocked cloud metadata endpoint", 0);
+        url_case(p, f, "http://0xa9fea9fe/", -EACCES, "blocked cloud metadata endpoint 169.254.169.254", 0);
         /* normalised: the host lowercase, the fragment gone, spaces encoded */
-        url_case(p, &f, "http://PUBLIC.Example/A b?q=1#frag", 0, "http://public.example/A%20b?q=1", 1);
-        url_case(p, &f, "https://93.184.216.34:8443/x#y", 0, "https://93.184.216.34:8443/x", 0);
+        url_case(p, f, "http://PUBLIC.Example/A b?q=1#frag", 0, "http://public.example/A%20b?q=1", 1);
+        url_case(p, f, "https://93.184.216.34:8443/x#y", 0, "https://93.184.216.34:8443/x", 0);
+}
 
+/* The target (where to connect, its pin) and a redirect's Location joined. */
+static void urls_target(const egress_policy *p) {
+        hull_error e = {0};
         /* the target: where to connect */
         egress_target t = {0};
         CHECK_EQ_INT(egress_check_url(p, "https://public.example/", now_mono_ms() + 5000, &t, &e), 0);
@@ -496,8 +500,10 @@ static void test_urls(void) {
         char *j = NULL;
         CHECK_EQ_INT(egress_url_join("http://a.example/", "", &j, &e), -EINVAL);
         CHECK_EQ_INT(egress_url_join("http://a.example/", "http://[::1", &j, &e), -EINVAL);
-        egress_policy_free(p);
+}
 
+static void urls_default_resolver(void) {
+        hull_error e = {0};
         /* the default resolver: a real name (from /etc/hosts), and a deadline already past. A
          * minimal root (debootstrap --variant=minbase) may have no /etc/hosts: then the system
          * itself does not know "localhost", and the checks that need it are skipped. */
@@ -532,6 +538,19 @@ static void test_urls(void) {
                 printf("# %s\n", e.msg);
                 egress_policy_free(real);
         }
+}
+
+static void test_urls(void) {
+        fake f = {.entries = names, .n = ELEMENTSOF(names)};
+        egress_policy *p = policy(NULL, 0, &f);
+        CHECK(p != NULL);
+        if (!p)
+                return;
+        urls_refused(p, &f);
+        urls_odd(p, &f);
+        urls_target(p);
+        egress_policy_free(p);
+        urls_default_resolver();
 }
 
 /* ---- the live part ---- */
@@ -684,80 +703,62 @@ static fetched fetch(httpc *c, const egress_policy *p, const char *url, const we
         return f;
 }
 
-static void test_live(void) {
+/* What the live cases share: the client, the two servers' port and bases, the policies. */
+typedef struct live {
+        httpc *c;
+        unsigned port;
+        char pub_base[64], in_base[64];
+        egress_policy *p;         /* 127.0.0.2/32 allowed */
+        egress_policy *p_default; /* nothing allowed */
+        egress_policy *p_lo;      /* 127.0.0.1 allowed */
+} live;
+
+/* The client's own pins and answer_truncate. */
+static void live_pins(live *l) {
         hull_error e = {0};
-        httpc *c = NULL;
-        if (httpc_new(&c, &e) < 0) {
-                printf("skip - no libcurl: %s\n", e.msg);
-                return;
-        }
-        http_server *in = serve("127.0.0.1", 0, &internal_site, &e);
-        http_server *pub = in ? serve("127.0.0.2", internal_site.port, &public_site, &e) : NULL;
-        if (!in || !pub) {
-                printf("skip - no loopback servers (127.0.0.1 and 127.0.0.2 on one port): %s\n", e.msg);
-                if (in)
-                        http_stop(in);
-                httpc_free(c);
-                return;
-        }
-        unsigned port = internal_site.port;
-        char url[256], pub_base[64], in_base[64];
-        snprintf(pub_base, sizeof(pub_base), "http://127.0.0.2:%u", port);
-        snprintf(in_base, sizeof(in_base), "http://127.0.0.1:%u", port);
-
-        fake f = {.entries = names, .n = ELEMENTSOF(names)};
-        const char *allow_pub[] = {"127.0.0.2/32"};
-        egress_policy *p = policy(allow_pub, 1, &f);
-        egress_policy *p_default = policy(NULL, 0, &f);
-        const char *allow_lo[] = {"127.0.0.1"};
-        egress_policy *p_lo = policy(allow_lo, 1, &f);
-        CHECK(p && p_default && p_lo);
-        if (!p || !p_default || !p_lo)
-                goto out;
-
+        char url[256];
         /* the client's own pins: a listed name goes where it is pinned, an unlisted one resolves
          * nowhere (libcurl is not asked to look it up) */
-        {
-                char pin[64];
-                snprintf(pin, sizeof(pin), "pinned.test:%u:127.0.0.2", port);
-                const char *pins[] = {pin, NULL};
-                httpc_answer a = {0};
-                snprintf(url, sizeof(url), "http://pinned.test:%u/ok", port);
-                CHECK_EQ_INT(httpc_perform(
-                                     c,
-                                     &(httpc_request){.method = "GET", .url = url, .resolve = pins, .answer_max = 1024},
-                                     &a, &e),
-                             0);
-                CHECK(a.status == 200 && strcmp(a.body, "GET ok from public\n") == 0);
-                httpc_answer_done(&a);
-                snprintf(url, sizeof(url), "http://localhost:%u/ok", port);
-                e = (hull_error){0};
-                CHECK_EQ_INT(httpc_perform(
-                                     c,
-                                     &(httpc_request){.method = "GET", .url = url, .resolve = pins, .answer_max = 1024},
-                                     &a, &e),
-                             -EHOSTUNREACH);
-                printf("# %s\n", e.msg);
-                /* answer_truncate: the first bytes, a success */
-                snprintf(url, sizeof(url), "%s/big", pub_base);
-                CHECK_EQ_INT(
-                        httpc_perform(c,
-                                      &(httpc_request){
-                                              .method = "GET", .url = url, .answer_max = 1000, .answer_truncate = true},
-                                      &a, &e),
-                        0);
-                CHECK(a.status == 200 && a.truncated && a.body_len == 1000 && a.body[999] == 'b' && a.body[1000] == 0);
-                httpc_answer_done(&a);
-                CHECK_EQ_INT(
-                        httpc_perform(c, &(httpc_request){.method = "GET", .url = url, .answer_max = 1000}, &a, &e),
-                        -EFBIG);
-                reset(&public_site);
-                reset(&internal_site);
-        }
+        char pin[64];
+        snprintf(pin, sizeof(pin), "pinned.test:%u:127.0.0.2", l->port);
+        const char *pins[] = {pin, NULL};
+        httpc_answer a = {0};
+        snprintf(url, sizeof(url), "http://pinned.test:%u/ok", l->port);
+        CHECK_EQ_INT(httpc_perform(l->c,
+                                   &(httpc_request){.method = "GET", .url = url, .resolve = pins, .answer_max = 1024},
+                                   &a, &e),
+                     0);
+        CHECK(a.status == 200 && strcmp(a.body, "GET ok from public\n") == 0);
+        httpc_answer_done(&a);
+        snprintf(url, sizeof(url), "http://localhost:%u/ok", l->port);
+        e = (hull_error){0};
+        CHECK_EQ_INT(httpc_perform(l->c,
+                                   &(httpc_request){.method = "GET", .url = url, .resolve = pins, .answer_max = 1024},
+                                   &a, &e),
+                     -EHOSTUNREACH);
+        printf("# %s\n", e.msg);
+        /* answer_truncate: the first bytes, a success */
+        snprintf(url, sizeof(url), "%s/big", l->pub_base);
+        CHECK_EQ_INT(httpc_perform(
+                             l->c,
+                             &(httpc_request){.method = "GET", .url = url, .answer_max = 1000, .answer_truncate = true},
+                             &a, &e),
+                     0);
+        CHECK(a.status == 200 && a.truncated && a.body_len == 1000 && a.body[999] == 'b' && a.body[1000] == 0);
+        httpc_answer_done(&a);
+        CHECK_EQ_INT(httpc_perform(l->c, &(httpc_request){.method = "GET", .url = url, .answer_max = 1000}, &a, &e),
+                     -EFBIG);
+        reset(&public_site);
+        reset(&internal_site);
+}
 
+/* A direct 200 and followed redirects. */
+static void live_redirects(live *l) {
+        char url[256];
+        fetched x;
         /* a direct 200 */
-        snprintf(url, sizeof(url), "%s/ok", pub_base);
-        fetched x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/ok", l->pub_base);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK_EQ_INT(x.r, 0);
         CHECK(x.res.status == 200 && strcmp(x.res.body, "GET ok from public\n") == 0 && x.res.redirects == 0 &&
               strncmp(x.res.content_type, "text/plain", 10) == 0 && !x.res.truncated && strcmp(x.res.url, url) == 0);
@@ -765,12 +766,12 @@ static void test_live(void) {
 
         /* a relative Location joined, then checked: the requests are exactly /start then /next */
         reset(&public_site);
-        snprintf(url, sizeof(url), "%s/start", pub_base);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/start", l->pub_base);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == 0 && x.res.status == 200 && x.res.redirects == 1);
         CHECK_EQ_STR(public_site.paths, "GET /start ;GET /next ;");
         if (x.r == 0) {
-                snprintf(url, sizeof(url), "%s/next", pub_base);
+                snprintf(url, sizeof(url), "%s/next", l->pub_base);
                 CHECK_EQ_STR(x.res.url, url);
         }
         webfetch_result_done(&x.res);
@@ -793,49 +794,55 @@ static void test_live(void) {
         };
         for (size_t i = 0; i < ELEMENTSOF(codes); i++) {
                 reset(&public_site);
-                snprintf(url, sizeof(url), "%s/code/%s", pub_base, codes[i].code);
+                snprintf(url, sizeof(url), "%s/code/%s", l->pub_base, codes[i].code);
                 bool post = strcmp(codes[i].method, "GET") != 0;
                 webfetch_request t = {.method = codes[i].method,
                                       .body = post ? "q=1" : NULL,
                                       .body_len = post ? 3 : 0,
                                       .body_type = post ? "application/x-www-form-urlencoded" : NULL};
-                x = fetch(c, p, url, &t);
+                x = fetch(l->c, l->p, url, &t);
                 TEST_RESULT(x.r == 0 && x.res.status == 200 && x.res.redirects == 1 &&
                                     strcmp(public_site.paths, codes[i].want) == 0,
                             "%s after %s: %s (got %d %s)", codes[i].code, codes[i].method, codes[i].want, x.r,
                             x.r < 0 ? x.e.msg : public_site.paths);
                 webfetch_result_done(&x.res);
         }
+}
 
+/* Redirects refused or cut, and one followed through the resolver. */
+static void live_redirects_refused(live *l) {
+        const char *allow_pub[] = {"127.0.0.2/32"};
+        char url[256];
+        fetched x;
         /* a redirect to a denied address is refused, naming it; the internal server sees nothing */
         reset(&internal_site);
-        snprintf(url, sizeof(url), "%s/to?u=http://127.0.0.1:%u/admin", pub_base, port);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/to?u=http://127.0.0.1:%u/admin", l->pub_base, l->port);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK_EQ_INT(x.r, -EACCES);
         CHECK(strstr(x.e.msg, "redirect 1 from") && strstr(x.e.msg, "blocked internal address 127.0.0.1 (loopback)"));
         CHECK_EQ_INT(atomic_load(&internal_site.requests), 0);
         printf("# %s\n", x.e.msg);
         /* the same by a protocol-relative Location, and to a metadata endpoint */
-        snprintf(url, sizeof(url), "%s/to?u=//127.0.0.1:%u/admin", pub_base, port);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/to?u=//127.0.0.1:%u/admin", l->pub_base, l->port);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == -EACCES && strstr(x.e.msg, "127.0.0.1"));
-        snprintf(url, sizeof(url), "%s/to?u=http://169.254.169.254/latest/meta-data/", pub_base);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/to?u=http://169.254.169.254/latest/meta-data/", l->pub_base);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == -EACCES && strstr(x.e.msg, "blocked cloud metadata endpoint 169.254.169.254"));
-        snprintf(url, sizeof(url), "%s/to?u=file:///etc/passwd", pub_base);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/to?u=file:///etc/passwd", l->pub_base);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == -EINVAL && strstr(x.e.msg, "scheme 'file'"));
-        snprintf(url, sizeof(url), "%s/to?u=http://u:p@127.0.0.2:%u/ok", pub_base, port);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/to?u=http://u:p@127.0.0.2:%u/ok", l->pub_base, l->port);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == -EINVAL && strstr(x.e.msg, "user name or password"));
         CHECK_EQ_INT(atomic_load(&internal_site.requests), 0);
         /* a public redirect to a public URL is followed (here by name, through the resolver) */
-        snprintf(url, sizeof(url), "%s/to?u=http://pinned-by-fake.test:%u/ok", pub_base, port);
+        snprintf(url, sizeof(url), "%s/to?u=http://pinned-by-fake.test:%u/ok", l->pub_base, l->port);
         {
                 fake_entry e2[] = {{"pinned-by-fake.test", {"127.0.0.2", NULL}}};
                 fake f2 = {.entries = e2, .n = 1};
                 egress_policy *p2 = policy(allow_pub, 1, &f2);
-                x = fetch(c, p2, url, NULL);
+                x = fetch(l->c, p2, url, NULL);
                 CHECK(x.r == 0 && x.res.status == 200 && x.res.redirects == 1 && atomic_load(&f2.calls) == 1);
                 webfetch_result_done(&x.res);
                 egress_policy_free(p2);
@@ -843,31 +850,38 @@ static void test_live(void) {
 
         /* a loop: "too many redirects" after max_redirects + 1 requests */
         reset(&public_site);
-        snprintf(url, sizeof(url), "%s/loop", pub_base);
-        x = fetch(c, p, url, &(webfetch_request){.max_redirects = 3});
+        snprintf(url, sizeof(url), "%s/loop", l->pub_base);
+        x = fetch(l->c, l->p, url, &(webfetch_request){.max_redirects = 3});
         CHECK(x.r == -ELOOP && strstr(x.e.msg, "too many redirects"));
         CHECK_EQ_INT(atomic_load(&public_site.requests), 4);
-        x = fetch(c, p, url, NULL);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == -ELOOP && strstr(x.e.msg, "too many redirects (more than 5)"));
         /* a redirect without a Location; one with a long Location (1 KB) */
-        snprintf(url, sizeof(url), "%s/nolocation", pub_base);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/nolocation", l->pub_base);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == -EPROTO && strstr(x.e.msg, "without a Location"));
-        snprintf(url, sizeof(url), "%s/long", pub_base);
-        x = fetch(c, p, url, NULL);
+        snprintf(url, sizeof(url), "%s/long", l->pub_base);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK(x.r == 0 && x.res.status == 200 && x.res.redirects == 1 && strstr(x.res.url, "xxxxxxxxxx"));
         webfetch_result_done(&x.res);
+}
 
+/* A blocked first URL, the allowlist, and DNS rebinding. */
+static void live_blocked(live *l) {
+        const char *allow_pub[] = {"127.0.0.2/32"};
+        hull_error e = {0};
+        char url[256];
+        fetched x;
         /* a blocked first URL makes no request at all */
         reset(&internal_site);
-        snprintf(url, sizeof(url), "%s/ok", in_base);
-        x = fetch(c, p_default, url, NULL);
+        snprintf(url, sizeof(url), "%s/ok", l->in_base);
+        x = fetch(l->c, l->p_default, url, NULL);
         CHECK(x.r == -EACCES && strstr(x.e.msg, "blocked internal address 127.0.0.1 (loopback)"));
-        x = fetch(c, p, url, NULL);
+        x = fetch(l->c, l->p, url, NULL);
         CHECK_EQ_INT(x.r, -EACCES);
         CHECK_EQ_INT(atomic_load(&internal_site.requests), 0);
         /* the loopback server: refused by default, reached through the allowlist */
-        x = fetch(c, p_lo, url, NULL);
+        x = fetch(l->c, l->p_lo, url, NULL);
         CHECK(x.r == 0 && x.res.status == 200 && strcmp(x.res.body, "GET ok from internal\n") == 0);
         CHECK_EQ_INT(atomic_load(&internal_site.requests), 1);
         webfetch_result_done(&x.res);
@@ -880,63 +894,106 @@ static void test_live(void) {
                 egress_policy *p3 = policy(allow_pub, 1, &f3);
                 reset(&internal_site);
                 reset(&public_site);
-                snprintf(url, sizeof(url), "http://localhost:%u/ok", port);
-                x = fetch(c, p3, url, NULL);
+                snprintf(url, sizeof(url), "http://localhost:%u/ok", l->port);
+                x = fetch(l->c, p3, url, NULL);
                 CHECK(x.r == 0 && x.res.status == 200 && strcmp(x.res.body, "GET ok from public\n") == 0);
                 CHECK_EQ_INT(atomic_load(&internal_site.requests), 0);
                 CHECK_EQ_INT(atomic_load(&public_site.requests), 1);
                 CHECK_EQ_INT(atomic_load(&f3.calls), 1);
                 webfetch_result_done(&x.res);
                 /* the name's next answer (127.0.0.1) is checked like any other: refused */
-                x = fetch(c, p3, url, NULL);
+                x = fetch(l->c, p3, url, NULL);
                 CHECK(x.r == -EACCES && strstr(x.e.msg, "127.0.0.1 (loopback) of localhost"));
                 CHECK_EQ_INT(atomic_load(&internal_site.requests), 0);
                 /* the same name through a redirect: re-resolved, checked, refused */
                 fake f4 = {.entries = e3, .n = 1, .rebind_host = "localhost", .rebind_to = "127.0.0.1"};
                 egress_policy *p4 = policy(allow_pub, 1, &f4);
-                snprintf(url, sizeof(url), "http://localhost:%u/to?u=/ok", port);
-                x = fetch(c, p4, url, NULL);
+                snprintf(url, sizeof(url), "http://localhost:%u/to?u=/ok", l->port);
+                x = fetch(l->c, p4, url, NULL);
                 CHECK(x.r == -EACCES && strstr(x.e.msg, "redirect 1") && strstr(x.e.msg, "127.0.0.1"));
                 CHECK_EQ_INT(atomic_load(&internal_site.requests), 0);
                 /* the control: the same URL without the pin reaches the internal server, so the
                  * test above would see a request if the connection resolved the name again */
                 httpc_answer a = {0};
-                snprintf(url, sizeof(url), "http://localhost:%u/ok", port);
+                snprintf(url, sizeof(url), "http://localhost:%u/ok", l->port);
                 CHECK_EQ_INT(
-                        httpc_perform(c, &(httpc_request){.method = "GET", .url = url, .answer_max = 1024}, &a, &e), 0);
+                        httpc_perform(l->c, &(httpc_request){.method = "GET", .url = url, .answer_max = 1024}, &a, &e),
+                        0);
                 CHECK(a.status == 200 && strcmp(a.body, "GET ok from internal\n") == 0);
                 CHECK_EQ_INT(atomic_load(&internal_site.requests), 1);
                 httpc_answer_done(&a);
                 egress_policy_free(p4);
                 egress_policy_free(p3);
         }
+}
 
+/* The body cap, the deadline and a cancel. */
+static void live_limits(live *l) {
+        char url[256];
+        fetched x;
         /* the body cap: text cut at max_bytes, with the declared full size */
-        snprintf(url, sizeof(url), "%s/big", pub_base);
-        x = fetch(c, p, url, &(webfetch_request){.max_bytes = 1000});
+        snprintf(url, sizeof(url), "%s/big", l->pub_base);
+        x = fetch(l->c, l->p, url, &(webfetch_request){.max_bytes = 1000});
         CHECK(x.r == 0 && x.res.status == 200 && x.res.truncated && x.res.body_len == 1000 &&
               x.res.full_bytes == 100 << 10);
         webfetch_result_done(&x.res);
-        x = fetch(c, p, url, &(webfetch_request){.max_bytes = 200 << 10});
+        x = fetch(l->c, l->p, url, &(webfetch_request){.max_bytes = 200 << 10});
         CHECK(x.r == 0 && !x.res.truncated && x.res.body_len == 100 << 10 && x.res.full_bytes == -1);
         webfetch_result_done(&x.res);
 
         /* the deadline: one for the whole fetch (a redirect, then a slow answer) */
-        snprintf(url, sizeof(url), "%s/to?u=/slow", pub_base);
-        x = fetch(c, p, url, &(webfetch_request){.deadline_mono_ms = now_mono_ms() + 800});
+        snprintf(url, sizeof(url), "%s/to?u=/slow", l->pub_base);
+        x = fetch(l->c, l->p, url, &(webfetch_request){.deadline_mono_ms = now_mono_ms() + 800});
         CHECK_EQ_INT(x.r, -ETIMEDOUT);
         printf("# %s\n", x.e.msg);
-        x = fetch(c, p, url, &(webfetch_request){.deadline_mono_ms = now_mono_ms() - 1});
+        x = fetch(l->c, l->p, url, &(webfetch_request){.deadline_mono_ms = now_mono_ms() - 1});
         CHECK(x.r == -ETIMEDOUT && strstr(x.e.msg, "no time left"));
         /* a cancel */
         atomic_bool cancel = true;
-        x = fetch(c, p, url, &(webfetch_request){.cancel = &cancel});
+        x = fetch(l->c, l->p, url, &(webfetch_request){.cancel = &cancel});
         CHECK_EQ_INT(x.r, -ECANCELED);
+}
+
+static void test_live(void) {
+        hull_error e = {0};
+        httpc *c = NULL;
+        if (httpc_new(&c, &e) < 0) {
+                printf("skip - no libcurl: %s\n", e.msg);
+                return;
+        }
+        http_server *in = serve("127.0.0.1", 0, &internal_site, &e);
+        http_server *pub = in ? serve("127.0.0.2", internal_site.port, &public_site, &e) : NULL;
+        if (!in || !pub) {
+                printf("skip - no loopback servers (127.0.0.1 and 127.0.0.2 on one port): %s\n", e.msg);
+                if (in)
+                        http_stop(in);
+                httpc_free(c);
+                return;
+        }
+        live l = {.c = c, .port = internal_site.port};
+        snprintf(l.pub_base, sizeof(l.pub_base), "http://127.0.0.2:%u", l.port);
+        snprintf(l.in_base, sizeof(l.in_base), "http://127.0.0.1:%u", l.port);
+
+        fake f = {.entries = names, .n = ELEMENTSOF(names)};
+        const char *allow_pub[] = {"127.0.0.2/32"};
+        l.p = policy(allow_pub, 1, &f);
+        l.p_default = policy(NULL, 0, &f);
+        const char *allow_lo[] = {"127.0.0.1"};
+        l.p_lo = policy(allow_lo, 1, &f);
+        CHECK(l.p && l.p_default && l.p_lo);
+        if (!l.p || !l.p_default || !l.p_lo)
+                goto out;
+
+        live_pins(&l);
+        live_redirects(&l);
+        live_redirects_refused(&l);
+        live_blocked(&l);
+        live_limits(&l);
 
 out:
-        egress_policy_free(p);
-        egress_policy_free(p_default);
-        egress_policy_free(p_lo);
+        egress_policy_free(l.p);
+        egress_policy_free(l.p_default);
+        egress_policy_free(l.p_lo);
         /* the slow handler's thread: wait for it before stopping */
         for (int i = 0; i < 100 && (http_busy(pub) || http_busy(in)); i++) {
                 struct timespec ts = {.tv_nsec = 100 * 1000 * 1000};

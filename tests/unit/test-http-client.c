@@ -223,26 +223,11 @@ static void wait_producer(void) {
                 sleep_ms(20);
 }
 
-int main(void) {
-        signal(SIGPIPE, SIG_IGN);
+/* GET, POST, DELETE, the answer's headers and its bound. */
+static void test_requests(httpc *c, const char *base) {
         hull_error e = {0};
-        dlog log = {.level = getenv("TEST_HTTP_LOG") ? DLOG_DEBUG : DLOG_ERROR, .fd = 2};
-        metrics m;
-        metrics_init(&m);
-        http_config cfg = {.fallback = &api, .log = &log, .metrics = &m};
-        CHECK(http_listen_parse("127.0.0.1:0", &cfg.listen, &cfg.listen_len) == 0);
-        http_server *srv = NULL;
-        httpc *c = NULL;
-        if (http_new(&cfg, &srv, &e) < 0 || httpc_new(&c, &e) < 0) {
-                printf("skip - no libmicrohttpd or libcurl: %s\n", e.msg);
-                return 77;
-        }
-        CHECK(http_add_routes(srv, &api, routes, ELEMENTSOF(routes), NULL) == 0);
-        CHECK(http_start(srv, &e) == 0);
-        char base[64], url[128];
-        snprintf(base, sizeof(base), "http://127.0.0.1:%u", http_port(srv));
+        char url[128];
         httpc_answer a;
-
         /* GET, POST, DELETE; the answer's headers to the caller */
         snprintf(url, sizeof(url), "%s/thing", base);
         CHECK(httpc_perform(c, &(httpc_request){.method = "GET", .url = url, .answer_max = 1024}, &a, &e) == 0);
@@ -275,7 +260,14 @@ int main(void) {
         snprintf(url, sizeof(url), "%s/big", base);
         CHECK_EQ_INT(httpc_perform(c, &(httpc_request){.method = "GET", .url = url, .answer_max = 1000}, &a, &e),
                      -EFBIG);
+}
 
+/* A streamed answer, cancels by flag and by fd, an idle stream cut. */
+static void test_streams(httpc *c, const char *base) {
+        hull_error e = {0};
+        char url[128];
+        httpc_answer a;
+        seen s;
         /* a streamed answer, piece by piece, while the server still writes it */
         s = (seen){0};
         snprintf(url, sizeof(url), "%s/stream?n=5", base);
@@ -353,7 +345,15 @@ int main(void) {
         if (r == 0)
                 httpc_answer_done(&a);
         wait_producer();
+}
 
+/* The callbacks' errors stop the exchange. */
+static void test_callbacks(httpc *c, const char *base) {
+        hull_error e = {0};
+        char url[128];
+        httpc_answer a;
+        seen s;
+        int r;
         /* on_response with a whole answer; its error stops the exchange before the body */
         snprintf(url, sizeof(url), "%s/thing", base);
         s = (seen){0};
@@ -384,7 +384,13 @@ int main(void) {
         CHECK_EQ_INT(r, -EBADMSG);
         CHECK_EQ_INT(s.events, 3);
         wait_producer();
+}
 
+/* Streamed uploads from an fd and from a callback; a refused connection. */
+static void test_uploads(httpc *c, const char *base) {
+        hull_error e = {0};
+        char url[128];
+        httpc_answer a;
         /* a streamed upload from an fd (a regular file: its size is sent) */
         char path[] = "/tmp/test-http-client.XXXXXX";
         int fd = mkstemp(path);
@@ -434,6 +440,31 @@ int main(void) {
         CHECK_EQ_INT(httpc_perform(c, &(httpc_request){.method = "GET", .url = "http://127.0.0.1:1/", .answer_max = 10},
                                    &a, &e),
                      -ECONNREFUSED);
+}
+
+int main(void) {
+        signal(SIGPIPE, SIG_IGN);
+        hull_error e = {0};
+        dlog log = {.level = getenv("TEST_HTTP_LOG") ? DLOG_DEBUG : DLOG_ERROR, .fd = 2};
+        metrics m;
+        metrics_init(&m);
+        http_config cfg = {.fallback = &api, .log = &log, .metrics = &m};
+        CHECK(http_listen_parse("127.0.0.1:0", &cfg.listen, &cfg.listen_len) == 0);
+        http_server *srv = NULL;
+        httpc *c = NULL;
+        if (http_new(&cfg, &srv, &e) < 0 || httpc_new(&c, &e) < 0) {
+                printf("skip - no libmicrohttpd or libcurl: %s\n", e.msg);
+                return 77;
+        }
+        CHECK(http_add_routes(srv, &api, routes, ELEMENTSOF(routes), NULL) == 0);
+        CHECK(http_start(srv, &e) == 0);
+        char base[64];
+        snprintf(base, sizeof(base), "http://127.0.0.1:%u", http_port(srv));
+
+        test_requests(c, base);
+        test_streams(c, base);
+        test_callbacks(c, base);
+        test_uploads(c, base);
 
         httpc_free(c);
         http_quiesce(srv);

@@ -914,35 +914,19 @@ static json_t *load(const char *s) {
 
 /* Three calls of session SID: a cell, a javascript run, then one that may have run and got no
  * answer; every digest recomputed by tests/integration/plimsoll_record.py. */
-static void test_session_answers(void) {
-        plim_chain chain;
-        plim_request r1, r2;
+/* Call 1 of a session: a cell, its answer, record and log entry. */
+static void session_call1(plim_chain *chain, plim_request *r1) {
         plim_error f;
         plim_call_record c;
         char *s;
         size_t n;
         const char *t1 =
                 "{\"protocol\":3,\"sessionId\":\"" SID "\",\"cell\":{\"language\":\"python\",\"code\":\"x = 1\"}}";
-        const char *t2 = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"javascript\":{\"code\":\"console.log(6*7)\"}}";
-
-        CHECK(plim_chain_init(&chain, "XYZ") == -EINVAL);
-        CHECK(plim_chain_init(&chain, SID) == 0);
-        CHECK_EQ_STR(chain.session, FP);
-        CHECK(chain.calls == 0 && chain.last_sha256[0] == '\0');
-
-        /* OpenSession's answer */
-        CHECK(plim_open_answer(SID, &sev, 1700001800000ULL, 300000, &s, &n) == 0);
-        CHECK_EQ_STR(s, "{\"sessionId\":\"" SID "\",\"session\":\"" FP
-                        "\",\"sandbox\":\"hull\",\"isolation\":\"container\","
-                        "\"expiresUnixMs\":\"1700001800000\",\"idleTimeoutMs\":300000,\"softwareIdentity\":\"\"}");
-        free(s);
-        CHECK(plim_open_answer("nope", &sev, 1, 1, &s, &n) == -EINVAL);
-
         /* call 1: a cell */
-        CHECK(plim_session_run_parse(t1, strlen(t1), &r1, &f) == 0);
+        CHECK(plim_session_run_parse(t1, strlen(t1), r1, &f) == 0);
         plim_cell_result cell = {
                 .exit_code = 0, .out = "2\n", .out_len = 2, .err = "", .interpreter_started = true, .wall_us = 9000};
-        CHECK(plim_session_run_answer(&r1, NULL, &cell, &sev, &chain, 1700000000000ULL, 1700000000010ULL,
+        CHECK(plim_session_run_answer(r1, NULL, &cell, &sev, chain, 1700000000000ULL, 1700000000010ULL,
                                       PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n, &c, &f) == 0);
         json_t *j = load(s);
         json_t *run = json_object_get(j, "run"), *rec = json_object_get(run, "record");
@@ -970,14 +954,23 @@ static void test_session_answers(void) {
         TEST_RESULT(rec_entry_check(entry, &e) == 0, "call 1's log entry checks (%s)", e.msg);
         CHECK(json_object_get(json_object_get(entry, "request"), "sessionId") == NULL);
         json_decref(entry);
-        plim_chain_advance(&chain, &c);
-        CHECK_EQ_INT(chain.calls, 1);
+        plim_chain_advance(chain, &c);
+        CHECK_EQ_INT(chain->calls, 1);
         plim_call_record_done(&c);
         json_decref(j);
         free(s);
+}
 
+/* Call 2: javascript, the session ended after it; then plans that are not answers. */
+static void session_call2(plim_chain *chain, plim_request *r2) {
+        plim_error f;
+        plim_call_record c;
+        char *s;
+        size_t n;
+        json_t *j, *run, *rec;
+        const char *t2 = "{\"protocol\":3,\"sessionId\":\"" SID "\",\"javascript\":{\"code\":\"console.log(6*7)\"}}";
         /* call 2: javascript, the session ended after it */
-        CHECK(plim_session_run_parse(t2, strlen(t2), &r2, &f) == 0);
+        CHECK(plim_session_run_parse(t2, strlen(t2), r2, &f) == 0);
         sbx_step_result step = {
                 .status = 0, .flags = SBX_STEP_EXITED, .out = (char *) "42\n", .out_len = 3, .err = (char *) ""};
         sbx_plan_result res = {.outcome = SBX_PLAN_COMPLETED,
@@ -986,7 +979,7 @@ static void test_session_answers(void) {
                                .ended_unix_ms = 1700000000025ULL,
                                .steps = &step,
                                .n_steps = 1};
-        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 1700000000020ULL, 1700000000025ULL,
+        CHECK(plim_session_run_answer(r2, &res, NULL, &sev, chain, 1700000000020ULL, 1700000000025ULL,
                                       PLIM_SESSION_END_DISK_EXCEEDED, "1024 MiB used", &s, &n, &c, &f) == 0);
         j = load(s);
         run = json_object_get(j, "run");
@@ -999,25 +992,35 @@ static void test_session_answers(void) {
                      "d54992b22df1233f25ace48c557a13a62edd9234e7b118a297526ec1d3eeef8a");
         CHECK_EQ_STR(json_string_value(json_object_get(rec, "sequence")), "2");
         CHECK_EQ_STR(c.record_sha256, "1f5d916b563b16c894437580135a0b39cf75fa532d58f9c72bf9f5f5b5365fb2");
-        plim_chain_advance(&chain, &c);
+        plim_chain_advance(chain, &c);
         plim_call_record_done(&c);
         json_decref(j);
         free(s);
 
         /* not answers */
         res.outcome = SBX_PLAN_NOT_STARTED;
-        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n,
-                                      &c, &f) == -1);
+        CHECK(plim_session_run_answer(r2, &res, NULL, &sev, chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n, &c,
+                                      &f) == -1);
         CHECK(f.reason == PLIM_REASON_CAPACITY);
-        CHECK(plim_unanswered_error(&r2, &sev, &chain, 0, 0, &f, &c) == -EINVAL); /* nothing ran: not counted */
+        CHECK(plim_unanswered_error(r2, &sev, chain, 0, 0, &f, &c) == -EINVAL); /* nothing ran: not counted */
         res.outcome = SBX_PLAN_ERROR;
-        CHECK(plim_session_run_answer(&r2, &res, NULL, &sev, &chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n,
-                                      &c, &f) == -1);
+        CHECK(plim_session_run_answer(r2, &res, NULL, &sev, chain, 0, 0, PLIM_SESSION_END_UNSPECIFIED, NULL, &s, &n, &c,
+                                      &f) == -1);
         CHECK(f.code == PLIM_CODE_INTERNAL && f.reason == PLIM_REASON_NONE);
+}
 
+/* Call 3: unanswered (a deadline), a counted version 3 record, its error detail decoded. */
+static void session_call3(plim_chain *chain, plim_request *r1) {
+        plim_error f;
+        plim_call_record c;
+        char *s;
+        size_t n;
+        json_t *j;
+        json_t *entry = NULL;
+        hull_error e = {0};
         /* call 3: cell again, may have run, deadline: a counted version 3 record */
         plim_fail(&f, PLIM_CODE_DEADLINE_EXCEEDED, PLIM_REASON_NONE, "the call did not finish in time");
-        CHECK(plim_unanswered_error(&r1, &sev, &chain, 1700000000030ULL, 1700000000040ULL, &f, &c) == 0);
+        CHECK(plim_unanswered_error(r1, &sev, chain, 1700000000030ULL, 1700000000040ULL, &f, &c) == 0);
         CHECK_EQ_STR(c.record_sha256, "022f01277c2df69e255aab26871b60d94cb5628ce7e1ca0aa1ca5573a01003b7");
         CHECK_EQ_INT(c.sequence, 3);
         CHECK(c.result == NULL);
@@ -1059,9 +1062,33 @@ static void test_session_answers(void) {
         free(pb);
         json_decref(j);
         free(s);
-        plim_chain_advance(&chain, &c);
+        plim_chain_advance(chain, &c);
         plim_call_record_done(&c);
-        CHECK_EQ_INT(chain.calls, 3);
+        CHECK_EQ_INT(chain->calls, 3);
+}
+
+static void test_session_answers(void) {
+        plim_chain chain;
+        plim_request r1, r2;
+        char *s;
+        size_t n;
+
+        CHECK(plim_chain_init(&chain, "XYZ") == -EINVAL);
+        CHECK(plim_chain_init(&chain, SID) == 0);
+        CHECK_EQ_STR(chain.session, FP);
+        CHECK(chain.calls == 0 && chain.last_sha256[0] == '\0');
+
+        /* OpenSession's answer */
+        CHECK(plim_open_answer(SID, &sev, 1700001800000ULL, 300000, &s, &n) == 0);
+        CHECK_EQ_STR(s, "{\"sessionId\":\"" SID "\",\"session\":\"" FP
+                        "\",\"sandbox\":\"hull\",\"isolation\":\"container\","
+                        "\"expiresUnixMs\":\"1700001800000\",\"idleTimeoutMs\":300000,\"softwareIdentity\":\"\"}");
+        free(s);
+        CHECK(plim_open_answer("nope", &sev, 1, 1, &s, &n) == -EINVAL);
+
+        session_call1(&chain, &r1);
+        session_call2(&chain, &r2);
+        session_call3(&chain, &r1);
 
         /* CloseSession's answer */
         CHECK(plim_close_answer(chain.session, chain.calls, chain.last_sha256, PLIM_SESSION_END_CLOSED, &s, &n) == 0);

@@ -70,29 +70,9 @@ static int check_log(const char *fingerprint, uint64_t calls, const char *last, 
         return lines;
 }
 
-static void test_session(ss_manager *m) {
-        ss_session *s = NULL, *t = NULL;
+/* Two commands in the session's shell: output, exit code, env, the record; the cwd carries over. */
+static void session_exec(ss_manager *m, ss_session *s) {
         hull_error e = {0};
-        ss_open_opts o = {.principal = "alice", .owner = "agent"};
-        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
-        if (!s) {
-                printf("# open: %s\n", e.msg);
-                return;
-        }
-        ss_info info;
-        ss_session_info(m, s, &info);
-        CHECK_EQ_INT(strlen(info.id), 32);
-        CHECK_EQ_INT(ss_lookup(m, info.id, "alice", &t), 0);
-        ss_unref(m, t);
-        CHECK_EQ_INT(ss_lookup(m, info.id, "mallory", &t), -ENOENT); /* another caller's: not there */
-        CHECK_EQ_INT(ss_lookup(m, "00112233445566778899aabbccddeeff", "alice", &t), -ENOENT);
-        /* The cap per caller (1 here): a second session is refused, and nothing is lost. */
-        ss_session *u = NULL;
-        ss_open_opts o2 = {.principal = "alice", .owner = "other"};
-        CHECK_EQ_INT(ss_open(m, &o2, &u, &e), -EUSERS);
-        CHECK(strstr(e.msg, "this caller has 1 sessions open") != NULL);
-
-        CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), 0);
         ss_output out = {0};
         ss_env env[] = {{"GREETING", "hi"}};
         ss_exec_args ex = {.command = "mkdir -p sub && cd sub && echo $GREETING; echo err >&2; exit 3",
@@ -111,7 +91,11 @@ static void test_session(ss_manager *m) {
         CHECK_EQ_INT(ss_exec(m, s, &ex, &out, &e), 0);
         CHECK(contains(out.out, out.out_len, "/workspace/sub\n")); /* the shell's directory carries over */
         ss_output_done(&out);
+}
 
+/* Writes, edits and reads of workspace files, read-only calls on the record, a python cell. */
+static void session_files(ss_manager *m, ss_session *s) {
+        hull_error e = {0};
         json_t *rec = NULL;
         CHECK_EQ_INT(ss_write(m, s, "data/a.csv", "x,y\n1,2\n", 8, false, &rec, &e), 0);
         CHECK_EQ_STR(op_of(rec), "3");
@@ -163,11 +147,12 @@ static void test_session(ss_manager *m) {
         CHECK(co.interpreter_started);
         CHECK(co.o.record != NULL); /* recorded as plimsoll's cell kind */
         ss_output_done(&co.o);
+}
 
-        void *tar = NULL;
-        size_t tar_len = 0;
-        CHECK_EQ_INT(ss_persist(m, s, 1 << 20, &tar, &tar_len, &e), 0);
-
+/* Inputs as handles: idempotent, a CSV as a table queried with SQL, a bad one refused. */
+static void session_handles(ss_manager *m, ss_session *s) {
+        hull_error e = {0};
+        json_t *rec;
         json_t *sum = NULL;
         rec = NULL;
         CHECK_EQ_INT(
@@ -207,16 +192,14 @@ static void test_session(ss_manager *m) {
         CHECK_EQ_INT(ss_handles_list(m, s, &list, &e), 0);
         CHECK_EQ_INT(json_array_size(list), 2);
         json_decref(list);
-        ss_call_end(m, s);
+}
 
-        ss_close_info ci;
-        ss_close(m, s, &ci);
-        CHECK_EQ_INT(ci.ended, SS_END_CLOSED);
-        CHECK_EQ_INT(ci.calls, 10); /* exec, exec, write, write (append), edit, read twice, cell, add_input twice */
-        CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), -ESHUTDOWN);
-        ss_unref(m, s);
-
-        CHECK_EQ_INT(ss_open(m, &o2, &u, &e), 0);
+/* A second session of the caller hydrated from the first one's persisted workspace, twice. */
+static void session_hydrate(ss_manager *m, const ss_open_opts *o2, const void *tar, size_t tar_len) {
+        hull_error e = {0};
+        ss_session *u = NULL;
+        json_t *rec;
+        CHECK_EQ_INT(ss_open(m, o2, &u, &e), 0);
         if (u) {
                 ss_info ui;
                 ss_session_info(m, u, &ui);
@@ -241,6 +224,49 @@ static void test_session(ss_manager *m) {
                 CHECK_EQ_INT(kinds, 2);
                 ss_unref(m, u);
         }
+}
+
+static void test_session(ss_manager *m) {
+        ss_session *s = NULL, *t = NULL;
+        hull_error e = {0};
+        ss_open_opts o = {.principal = "alice", .owner = "agent"};
+        CHECK_EQ_INT(ss_open(m, &o, &s, &e), 0);
+        if (!s) {
+                printf("# open: %s\n", e.msg);
+                return;
+        }
+        ss_info info;
+        ss_session_info(m, s, &info);
+        CHECK_EQ_INT(strlen(info.id), 32);
+        CHECK_EQ_INT(ss_lookup(m, info.id, "alice", &t), 0);
+        ss_unref(m, t);
+        CHECK_EQ_INT(ss_lookup(m, info.id, "mallory", &t), -ENOENT); /* another caller's: not there */
+        CHECK_EQ_INT(ss_lookup(m, "00112233445566778899aabbccddeeff", "alice", &t), -ENOENT);
+        /* The cap per caller (1 here): a second session is refused, and nothing is lost. */
+        ss_session *u = NULL;
+        ss_open_opts o2 = {.principal = "alice", .owner = "other"};
+        CHECK_EQ_INT(ss_open(m, &o2, &u, &e), -EUSERS);
+        CHECK(strstr(e.msg, "this caller has 1 sessions open") != NULL);
+
+        CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), 0);
+        session_exec(m, s);
+        session_files(m, s);
+
+        void *tar = NULL;
+        size_t tar_len = 0;
+        CHECK_EQ_INT(ss_persist(m, s, 1 << 20, &tar, &tar_len, &e), 0);
+
+        session_handles(m, s);
+        ss_call_end(m, s);
+
+        ss_close_info ci;
+        ss_close(m, s, &ci);
+        CHECK_EQ_INT(ci.ended, SS_END_CLOSED);
+        CHECK_EQ_INT(ci.calls, 10); /* exec, exec, write, write (append), edit, read twice, cell, add_input twice */
+        CHECK_EQ_INT(ss_call_begin(m, s, -1, &e), -ESHUTDOWN);
+        ss_unref(m, s);
+
+        session_hydrate(m, &o2, tar, tar_len);
         free(tar);
 
         unsigned kinds = 0;

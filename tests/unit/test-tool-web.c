@@ -167,180 +167,152 @@ static json_int_t num(const json_t *v, const char *key) {
         return json_integer_value(json_object_get(v, key));
 }
 
-int main(void) {
+/* What the cases share: the loopback server's port and URLs, the tools made from it. */
+typedef struct web_ctx {
+        unsigned port;
+        char base[64], search_base[128];
+        tool_def fetch;         /* loopback allowed */
+        tool_def fetch_none;    /* nothing allowed */
+        tool_def search;        /* the fake Tavily, the right key */
+        tool_def search_badkey; /* the same, a key it refuses */
+} web_ctx;
+
+/* web_fetch on each kind of page: inline text, handles, cuts, a redirect. */
+static void test_fetch_pages(web_ctx *ctx) {
         hull_error e = {0};
-        dlog log = {.level = DLOG_ERROR, .fd = 2};
-        metrics m;
-        metrics_init(&m);
-        http_config cfg = {.fallback = &api, .log = &log, .metrics = &m};
-        http_server *srv = NULL;
-        CHECK(http_listen_parse("127.0.0.1:0", &cfg.listen, &cfg.listen_len) == 0);
-        if (http_new(&cfg, &srv, &e) < 0 || http_add_routes(srv, &api, routes, ELEMENTSOF(routes), NULL) < 0 ||
-            http_start(srv, &e) < 0) {
-                printf("skip - no loopback server: %s\n", e.msg);
-                return 77;
-        }
-        for (size_t i = 0; i + 2 < sizeof(long_content); i += 2)
-                memcpy(long_content + i, "\xc3\xa9", 2); /* 2047 characters of é */
-        char base[64], url[256], input[512];
-        snprintf(base, sizeof(base), "http://127.0.0.1:%u", http_port(srv));
-
-        const char *allow[] = {"127.0.0.1"};
-        egress_policy *lo = NULL, *none = NULL;
-        CHECK(egress_policy_new(allow, 1, NULL, NULL, &lo, &e) == 0);
-        CHECK(egress_policy_new(NULL, 0, NULL, NULL, &none, &e) == 0);
-        char search_base[128];
-        snprintf(search_base, sizeof(search_base), "%s/v1/", base);
-        tool_web_config wc = {.egress = lo, .search_api_key = "tvly-test", .search_base_url = search_base};
-        tool_web_config wc_none = {.egress = none};
-        tool_web_config wc_badkey = {.egress = lo, .search_api_key = "wrong", .search_base_url = search_base};
-        tool_def fetch, fetch_none, search, search_badkey, d;
-        CHECK(tool_web_fetch_def(&wc, &fetch, &e) == 0);
-        CHECK(tool_web_fetch_def(&wc_none, &fetch_none, &e) == 0);
-        CHECK(tool_web_search_def(&wc, &search, &e) == 0);
-        CHECK(tool_web_search_def(&wc_badkey, &search_badkey, &e) == 0);
-
-        /* the definitions: names, schemas that are JSON objects, web_search only with a key */
-        CHECK(strcmp(fetch.name, "web_fetch") == 0 && strcmp(search.name, "web_search") == 0);
-        json_t *schema = json_loads(fetch.input_schema, 0, NULL);
-        CHECK(json_is_object(schema) && json_is_object(json_object_get(json_object_get(schema, "properties"), "url")));
-        json_decref(schema);
-        schema = json_loads(search.input_schema, 0, NULL);
-        CHECK(json_is_object(schema) &&
-              json_integer_value(json_object_get(json_object_get(json_object_get(schema, "properties"), "max_results"),
-                                                 "maximum")) == WEBSEARCH_RESULTS_MAX);
-        json_decref(schema);
-        CHECK(!fetch.needs_session && fetch.default_policy == TOOL_ALWAYS_ALLOW && fetch.env == &wc);
-        CHECK_EQ_INT(tool_web_search_def(&wc_none, &d, &e), -ENOENT);
-        tool_web_config bad = {.egress = lo, .search_api_key = "k", .search_provider = "bing"};
-        CHECK_EQ_INT(tool_web_search_def(&bad, &d, &e), -EINVAL);
-        CHECK(strstr(e.msg, "unknown search provider 'bing'") != NULL);
-        bad = (tool_web_config){.egress = lo, .search_api_key = "k", .search_base_url = "ftp://x/"};
-        CHECK_EQ_INT(tool_web_search_def(&bad, &d, &e), -EINVAL);
-        CHECK_EQ_INT(tool_web_fetch_def(&(tool_web_config){0}, &d, &e), -EINVAL);
-        CHECK(tool_web_search_provider_find("tavily") != NULL && tool_web_search_provider_find("x") == NULL);
-
+        char url[256], input[512];
         tool_output o;
         /* a short page: inline text, title first, with status, content type and final URL */
         notes[0] = '\0';
-        snprintf(input, sizeof(input), "{\"url\": \"%s/short.html\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/short.html\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.value && !o.spill_data && num(o.value, "status") == 200);
         CHECK(str(o.value, "content_type") && strncmp(str(o.value, "content_type"), "text/html", 9) == 0);
-        snprintf(url, sizeof(url), "%s/short.html", base);
+        snprintf(url, sizeof(url), "%s/short.html", ctx->base);
         CHECK_EQ_STR(str(o.value, "url"), url);
         CHECK_EQ_STR(str(o.value, "title"), "Short page");
         CHECK_EQ_STR(str(o.value, "text"), "Short page\n\n# Hello\n\nA link (https://example.org/).");
-        snprintf(input, sizeof(input), "GET %s/short.html;", base);
+        snprintf(input, sizeof(input), "GET %s/short.html;", ctx->base);
         CHECK_EQ_STR(notes, input);
         tool_output_done(&o);
 
         /* a redirect: the final URL named, the hop in the progress notes */
         notes[0] = '\0';
-        snprintf(input, sizeof(input), "{\"url\": \"%s/redirect\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/redirect\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && str(o.value, "url") && strcmp(str(o.value, "url"), url) == 0);
         CHECK(strstr(notes, "redirect 1: ") != NULL);
         tool_output_done(&o);
 
         /* a long page: a text handle, the facts beside it */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/long.html\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/long.html\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.spill_data && strcmp(o.spill_format, "text") == 0 && o.spill_len > 4096);
         CHECK(o.spill_data && strncmp(o.spill_data, "Long\n\nParagraph 0 of the long page.\n\nParagraph 1", 48) == 0);
         CHECK(o.value && num(o.value, "status") == 200 && str(o.value, "title") && !json_object_get(o.value, "text"));
-        snprintf(url, sizeof(url), "%s/long.html", base);
+        snprintf(url, sizeof(url), "%s/long.html", ctx->base);
         CHECK_EQ_STR(o.spill_source, url);
         tool_output_done(&o);
 
         /* JSON: a json handle; JSON that is not: text, said */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/data.json\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/data.json\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.spill_data && strcmp(o.spill_format, "json") == 0 &&
               strncmp(o.spill_data, "{\"rows\"", 7) == 0 && num(o.value, "status") == 200);
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/bad.json\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/bad.json\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && !o.spill_data && str(o.value, "text") &&
               strcmp(str(o.value, "text"), "{\"rows\": [1, 2") == 0);
         CHECK(str(o.value, "note") && strstr(str(o.value, "note"), "not valid JSON"));
         tool_output_done(&o);
 
         /* CSV: a table handle; cut by max_bytes, the partial row dropped */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/data.csv\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/data.csv\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.spill_data && strcmp(o.spill_format, "csv") == 0 &&
               strcmp(o.spill_data, "region,sales\nnorth,10\nsouth,20\neast,30\n") == 0);
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/data.csv\", \"max_bytes\": 25}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/data.csv\", \"max_bytes\": 25}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.spill_data && strcmp(o.spill_data, "region,sales\nnorth,10\n") == 0 &&
               json_is_true(json_object_get(o.value, "truncated")) && num(o.value, "full_bytes") == 39);
         tool_output_done(&o);
 
         /* text: inline; long: a text handle; cut: truncated with the full size */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && str(o.value, "text") && strcmp(str(o.value, "text"), "plain words\n") == 0);
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.spill_data && o.spill_len == 20000 && strcmp(o.spill_format, "text") == 0);
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\", \"max_bytes\": 100}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\", \"max_bytes\": 100}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && str(o.value, "text") && strlen(str(o.value, "text")) == 100 &&
               json_is_true(json_object_get(o.value, "truncated")) && num(o.value, "full_bytes") == 20000);
         tool_output_done(&o);
         /* a generic type holding UTF-8 text: text */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/octet\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/octet\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && str(o.value, "text") && strcmp(str(o.value, "text"), "caf\xc3\xa9 au lait\n") == 0);
         tool_output_done(&o);
 
         /* binary: a binary handle; over max_bytes: an error, not a cut file */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/image.png\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/image.png\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.spill_data && o.spill_len == 3000 && strcmp(o.spill_format, "binary") == 0);
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/image.png\", \"max_bytes\": 1000}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/image.png\", \"max_bytes\": 1000}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(o.is_error && !o.spill_data && num(o.value, "status") == 200 && str(o.value, "error") &&
               strstr(str(o.value, "error"), "binary (image/png) and larger than max_bytes (1000 bytes"));
         tool_output_done(&o);
+}
 
+/* The errors web_fetch answers the model, and a cancel. */
+static void test_fetch_errors(web_ctx *ctx) {
+        hull_error e = {0};
+        tool_output o;
+        char url[256], input[512];
         /* errors the model sees: {status, error, url} */
-        snprintf(input, sizeof(input), "{\"url\": \"%s/missing\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/missing\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(o.is_error && num(o.value, "status") == 404 && str(o.value, "error") &&
               strstr(str(o.value, "error"), "HTTP 404") && str(o.value, "body") &&
               strcmp(str(o.value, "body"), "no such page here\n") == 0);
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/short.html\"}", base);
-        CHECK_EQ_INT(call(&fetch_none, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/short.html\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch_none, input, NULL, &o, &e), 0);
         CHECK(o.is_error && json_is_null(json_object_get(o.value, "status")) && str(o.value, "error") &&
               strstr(str(o.value, "error"), "blocked by egress policy: blocked internal address 127.0.0.1"));
-        snprintf(url, sizeof(url), "%s/short.html", base);
+        snprintf(url, sizeof(url), "%s/short.html", ctx->base);
         CHECK_EQ_STR(str(o.value, "url"), url);
         tool_output_done(&o);
-        CHECK_EQ_INT(call(&fetch, "{\"url\": \"file:///etc/passwd\"}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->fetch, "{\"url\": \"file:///etc/passwd\"}", NULL, &o, &e), 0);
         CHECK(o.is_error && strstr(str(o.value, "error"), "scheme 'file' is not allowed"));
         tool_output_done(&o);
-        CHECK_EQ_INT(call(&fetch, "{\"url\": \"http://169.254.169.254/latest/meta-data/\"}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->fetch, "{\"url\": \"http://169.254.169.254/latest/meta-data/\"}", NULL, &o, &e), 0);
         CHECK(o.is_error && strstr(str(o.value, "error"), "blocked cloud metadata endpoint"));
         tool_output_done(&o);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\", \"max_bytes\": 0}", base);
-        CHECK_EQ_INT(call(&fetch, input, NULL, &o, &e), 0);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\", \"max_bytes\": 0}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, NULL, &o, &e), 0);
         CHECK(o.is_error && strstr(str(o.value, "error"), "max_bytes must be"));
         tool_output_done(&o);
         /* a cancelled turn ends the call with -ECANCELED */
         atomic_bool cancel = true;
-        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", base);
-        CHECK_EQ_INT(call(&fetch, input, &cancel, &o, &e), -ECANCELED);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", ctx->base);
+        CHECK_EQ_INT(call(&ctx->fetch, input, &cancel, &o, &e), -ECANCELED);
         tool_output_done(&o);
+}
 
+/* web_search: the request as Tavily takes it, the answer clipped, errors. */
+static void test_search(web_ctx *ctx) {
+        hull_error e = {0};
+        tool_output o;
         /* web_search: the request as Tavily takes it, the answer clipped */
-        CHECK_EQ_INT(call(&search, "{\"query\": \"top regions\", \"max_results\": 3}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->search, "{\"query\": \"top regions\", \"max_results\": 3}", NULL, &o, &e), 0);
         CHECK(!o.is_error && o.value && str(o.value, "answer") &&
               strcmp(str(o.value, "answer"), "The short answer.") == 0);
         json_t *results = json_object_get(o.value, "results");
@@ -360,39 +332,45 @@ int main(void) {
         json_decref(sent);
         tool_output_done(&o);
         /* the default number of results */
-        CHECK_EQ_INT(call(&search, "{\"query\": \"q\"}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->search, "{\"query\": \"q\"}", NULL, &o, &e), 0);
         CHECK(json_array_size(json_object_get(o.value, "results")) == WEBSEARCH_RESULTS_DEFAULT);
         tool_output_done(&o);
         /* a refused key: an error result naming the provider's reason and what to check */
-        CHECK_EQ_INT(call(&search_badkey, "{\"query\": \"q\"}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->search_badkey, "{\"query\": \"q\"}", NULL, &o, &e), 0);
         CHECK(o.is_error && str(o.value, "error") &&
               strstr(str(o.value, "error"),
                      "HTTP 401: Unauthorized: missing or invalid API key. (check the search API key)"));
         tool_output_done(&o);
-        CHECK_EQ_INT(call(&search, "{\"query\": \"\"}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->search, "{\"query\": \"\"}", NULL, &o, &e), 0);
         CHECK(o.is_error && strstr(str(o.value, "error"), "query must be"));
         tool_output_done(&o);
         unsigned before = atomic_load(&search_requests);
-        CHECK_EQ_INT(call(&search, "{\"query\": \"q\", \"max_results\": 21}", NULL, &o, &e), 0);
+        CHECK_EQ_INT(call(&ctx->search, "{\"query\": \"q\", \"max_results\": 21}", NULL, &o, &e), 0);
         CHECK(o.is_error && atomic_load(&search_requests) == before);
         tool_output_done(&o);
+}
 
+/* The tools built from plain settings (what hull run calls), and their checks. */
+static void test_from_settings(web_ctx *ctx) {
+        hull_error e = {0};
+        tool_output o;
+        char input[512];
         /* built from plain settings (what hull run calls): web_fetch alone by default, and refusing
          * loopback; the allowlist by CIDR or by host, the default cap and web_search with a key */
         tool_web *w = NULL;
         tool_def defs[2];
         CHECK_EQ_INT(tool_web_new(NULL, 0, NULL, 0, 0, NULL, NULL, &w, &e), 0);
         CHECK(w && tool_web_defs(w, defs) == 1 && strcmp(defs[0].name, "web_fetch") == 0);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", base);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/plain.txt\"}", ctx->base);
         CHECK_EQ_INT(call(&defs[0], input, NULL, &o, &e), 0);
         CHECK(o.is_error && strstr(str(o.value, "error"), "blocked internal address 127.0.0.1"));
         tool_output_done(&o);
         tool_web_free(w);
         const char *cidrs[] = {"127.0.0.0/8"}, *hosts[] = {"localhost"};
         w = NULL;
-        CHECK_EQ_INT(tool_web_new(NULL, 0, cidrs, 1, 100, "tvly-test", search_base, &w, &e), 0);
+        CHECK_EQ_INT(tool_web_new(NULL, 0, cidrs, 1, 100, "tvly-test", ctx->search_base, &w, &e), 0);
         CHECK(w && tool_web_defs(w, defs) == 2 && strcmp(defs[1].name, "web_search") == 0);
-        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\"}", base);
+        snprintf(input, sizeof(input), "{\"url\": \"%s/long.txt\"}", ctx->base);
         CHECK_EQ_INT(call(&defs[0], input, NULL, &o, &e), 0);
         CHECK(!o.is_error && o.value && json_is_true(json_object_get(o.value, "truncated")) &&
               num(o.value, "full_bytes") == 20000);
@@ -404,14 +382,14 @@ int main(void) {
         w = NULL;
         CHECK_EQ_INT(tool_web_new(hosts, 1, NULL, 0, 0, "", NULL, &w, &e), 0);
         CHECK(w && tool_web_defs(w, defs) == 1);
-        snprintf(input, sizeof(input), "{\"url\": \"http://localhost:%u/plain.txt\"}", http_port(srv));
+        snprintf(input, sizeof(input), "{\"url\": \"http://localhost:%u/plain.txt\"}", ctx->port);
         CHECK_EQ_INT(call(&defs[0], input, NULL, &o, &e), 0);
         CHECK(!o.is_error || strstr(str(o.value, "error"), "could not resolve")); /* no localhost entry: not ours */
         if (!o.is_error)
                 CHECK(num(o.value, "status") == 200);
         tool_output_done(&o);
         tool_web_free(w);
-        /* each list holds what its name says; bounds and the base URL checked at once */
+        /* each list holds what its name says; bounds and the ctx->base URL checked at once */
         w = NULL;
         CHECK_EQ_INT(tool_web_new(NULL, 0, hosts, 1, 0, NULL, NULL, &w, &e), -EINVAL);
         CHECK(w == NULL && strstr(e.msg, "allow_cidrs entry 'localhost' is not a CIDR"));
@@ -422,6 +400,64 @@ int main(void) {
         CHECK_EQ_INT(tool_web_new(NULL, 0, NULL, 0, WEBFETCH_MAX_BYTES_MAX + 1, NULL, NULL, &w, &e), -EINVAL);
         CHECK_EQ_INT(tool_web_new(NULL, 0, NULL, 0, 0, "k", "ftp://x/", &w, &e), -EINVAL);
         CHECK(w == NULL);
+}
+
+int main(void) {
+        hull_error e = {0};
+        dlog log = {.level = DLOG_ERROR, .fd = 2};
+        metrics m;
+        metrics_init(&m);
+        http_config cfg = {.fallback = &api, .log = &log, .metrics = &m};
+        http_server *srv = NULL;
+        CHECK(http_listen_parse("127.0.0.1:0", &cfg.listen, &cfg.listen_len) == 0);
+        if (http_new(&cfg, &srv, &e) < 0 || http_add_routes(srv, &api, routes, ELEMENTSOF(routes), NULL) < 0 ||
+            http_start(srv, &e) < 0) {
+                printf("skip - no loopback server: %s\n", e.msg);
+                return 77;
+        }
+        for (size_t i = 0; i + 2 < sizeof(long_content); i += 2)
+                memcpy(long_content + i, "\xc3\xa9", 2); /* 2047 characters of é */
+        web_ctx ctx = {.port = http_port(srv)};
+        snprintf(ctx.base, sizeof(ctx.base), "http://127.0.0.1:%u", ctx.port);
+
+        const char *allow[] = {"127.0.0.1"};
+        egress_policy *lo = NULL, *none = NULL;
+        CHECK(egress_policy_new(allow, 1, NULL, NULL, &lo, &e) == 0);
+        CHECK(egress_policy_new(NULL, 0, NULL, NULL, &none, &e) == 0);
+        snprintf(ctx.search_base, sizeof(ctx.search_base), "%s/v1/", ctx.base);
+        tool_web_config wc = {.egress = lo, .search_api_key = "tvly-test", .search_base_url = ctx.search_base};
+        tool_web_config wc_none = {.egress = none};
+        tool_web_config wc_badkey = {.egress = lo, .search_api_key = "wrong", .search_base_url = ctx.search_base};
+        tool_def d;
+        CHECK(tool_web_fetch_def(&wc, &ctx.fetch, &e) == 0);
+        CHECK(tool_web_fetch_def(&wc_none, &ctx.fetch_none, &e) == 0);
+        CHECK(tool_web_search_def(&wc, &ctx.search, &e) == 0);
+        CHECK(tool_web_search_def(&wc_badkey, &ctx.search_badkey, &e) == 0);
+
+        /* the definitions: names, schemas that are JSON objects, web_search only with a key */
+        CHECK(strcmp(ctx.fetch.name, "web_fetch") == 0 && strcmp(ctx.search.name, "web_search") == 0);
+        json_t *schema = json_loads(ctx.fetch.input_schema, 0, NULL);
+        CHECK(json_is_object(schema) && json_is_object(json_object_get(json_object_get(schema, "properties"), "url")));
+        json_decref(schema);
+        schema = json_loads(ctx.search.input_schema, 0, NULL);
+        CHECK(json_is_object(schema) &&
+              json_integer_value(json_object_get(json_object_get(json_object_get(schema, "properties"), "max_results"),
+                                                 "maximum")) == WEBSEARCH_RESULTS_MAX);
+        json_decref(schema);
+        CHECK(!ctx.fetch.needs_session && ctx.fetch.default_policy == TOOL_ALWAYS_ALLOW && ctx.fetch.env == &wc);
+        CHECK_EQ_INT(tool_web_search_def(&wc_none, &d, &e), -ENOENT);
+        tool_web_config bad = {.egress = lo, .search_api_key = "k", .search_provider = "bing"};
+        CHECK_EQ_INT(tool_web_search_def(&bad, &d, &e), -EINVAL);
+        CHECK(strstr(e.msg, "unknown search provider 'bing'") != NULL);
+        bad = (tool_web_config){.egress = lo, .search_api_key = "k", .search_base_url = "ftp://x/"};
+        CHECK_EQ_INT(tool_web_search_def(&bad, &d, &e), -EINVAL);
+        CHECK_EQ_INT(tool_web_fetch_def(&(tool_web_config){0}, &d, &e), -EINVAL);
+        CHECK(tool_web_search_provider_find("tavily") != NULL && tool_web_search_provider_find("x") == NULL);
+
+        test_fetch_pages(&ctx);
+        test_fetch_errors(&ctx);
+        test_search(&ctx);
+        test_from_settings(&ctx);
 
         egress_policy_free(lo);
         egress_policy_free(none);

@@ -16,6 +16,7 @@
 #include "ss.h"
 #include "test.h"
 #include "time-util.h"
+#include "tool-catalog.h"
 #include "tools-sandbox.h"
 
 static ss_manager *M;
@@ -356,21 +357,91 @@ static void test_handles(void) {
         CHECK_ERR(&tool_publish_file, "{\"path\": \"outputs/fifo\"}", "not a regular file");
 }
 
+/* A NULL-terminated list as "a, b, c". */
+static void join(const char *const *v, char *buf, size_t size) {
+        size_t o = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; v[i] && o < size; i++)
+                o += (size_t) snprintf(buf + o, size - o, "%s%s", i ? ", " : "", v[i]);
+}
+
+/* The catalog (tool-catalog.h): the toolsets, the read-only tools, what hull mcp offers. */
+static void test_catalog(void) {
+        const char *names[TOOL_CATALOG_MAX + 1];
+        char list[512];
+        CHECK_EQ_INT(tool_catalog_toolset_names(TOOL_TOOLSET_AGENT, names), 8);
+        join(names, list, sizeof(list));
+        CHECK_EQ_STR(list, "bash, edit, read, write, glob, grep, web_fetch, web_search");
+        CHECK_EQ_INT(tool_catalog_toolset_names(TOOL_TOOLSET_HULL, names), 5);
+        join(names, list, sizeof(list));
+        CHECK_EQ_STR(list, "run_python, inspect_handle, query_handle, read_handle, publish_file");
+        CHECK_EQ_STR(tool_toolset_to_string(TOOL_TOOLSET_AGENT), "agent_toolset_20260401");
+        CHECK_EQ_INT(tool_toolset_from_string("hull_toolset_20261201"), TOOL_TOOLSET_HULL);
+        CHECK_EQ_INT(tool_toolset_from_string("mcp_toolset"), -EINVAL);
+        CHECK(tool_toolset_to_string(TOOL_TOOLSET_NONE) == NULL);
+
+        const char *const read_only[] = {"read",           "glob",         "grep",       "web_search",
+                                         "inspect_handle", "query_handle", "read_handle"};
+        size_t n_read_only = 0;
+        for (size_t i = 0; i < tool_catalog_count(); i++)
+                n_read_only += tool_catalog_at(i)->read_only;
+        CHECK_EQ_INT(n_read_only, ELEMENTSOF(read_only));
+        for (size_t i = 0; i < ELEMENTSOF(read_only); i++)
+                TEST_RESULT(tool_catalog_is_read_only(read_only[i]), "%s only reads", read_only[i]);
+        CHECK(!tool_catalog_is_read_only("bash") && !tool_catalog_is_read_only("web_fetch") &&
+              !tool_catalog_is_read_only("nope") && !tool_catalog_is_read_only(NULL));
+
+        CHECK(tool_catalog_find("web_fetch") && !tool_catalog_def("web_fetch"));
+        CHECK(tool_catalog_def("run_javascript") == &tool_run_javascript);
+        CHECK(tool_catalog_find("nope") == NULL && tool_catalog_at(tool_catalog_count()) == NULL);
+        CHECK(tools_sandbox_find("run_javascript") == NULL);
+
+        const tool_def *offer[MCP_OFFER_MAX];
+        const char *offer_names[MCP_OFFER_MAX + 1];
+        size_t n = tool_catalog_mcp_offer(false, offer);
+        for (size_t i = 0; i < n; i++)
+                offer_names[i] = offer[i]->name;
+        offer_names[n] = NULL;
+        join(offer_names, list, sizeof(list));
+        CHECK_EQ_STR(list, "run_python, bash, read, write, edit, glob, grep, inspect_handle, query_handle");
+        CHECK_EQ_INT(tool_catalog_mcp_offer(true, offer), 10);
+        CHECK(offer[9] == &tool_run_javascript && offer[0] == &tool_run_python);
+
+        /* every definition's schema, run_javascript's too */
+        for (size_t i = 0; i < tool_catalog_count(); i++) {
+                const tool_def *d = tool_catalog_def(tool_catalog_at(i)->name);
+                if (!d)
+                        continue;
+                json_t *s = json_loads(d->input_schema, 0, NULL);
+                hull_error e = {0};
+                TEST_RESULT(s && schema_check(s, &e) == 0 &&
+                                    strcmp(json_string_value(json_object_get(s, "type")), "object") == 0,
+                            "%s's schema is a valid object schema (%s)", d->name, e.msg);
+                CHECK_EQ_STR(d->name, tool_catalog_at(i)->name);
+                json_decref(s);
+        }
+}
+
 int main(void) {
         CHECK(tools_sandbox_find("bash") == &tool_bash);
         CHECK(tools_sandbox_find("query_handle") == &tool_query_handle);
         CHECK(tools_sandbox_find("web_fetch") == NULL);
+        const tool_def *sandbox[TOOL_CATALOG_MAX];
+        size_t n_sandbox = tool_catalog_sandbox_defs(sandbox);
         size_t n = 0;
-        for (; tools_sandbox[n]; n++) {
-                json_t *s = json_loads(tools_sandbox[n]->input_schema, 0, NULL);
+        for (; n < n_sandbox; n++) {
+                json_t *s = json_loads(sandbox[n]->input_schema, 0, NULL);
                 hull_error e = {0};
                 TEST_RESULT(s && schema_check(s, &e) == 0 &&
                                     strcmp(json_string_value(json_object_get(s, "type")), "object") == 0,
-                            "%s's schema is a valid object schema (%s)", tools_sandbox[n]->name, e.msg);
+                            "%s's schema is a valid object schema (%s)", sandbox[n]->name, e.msg);
+                TEST_RESULT(tools_sandbox_find(sandbox[n]->name) == sandbox[n], "%s is found by its name",
+                            sandbox[n]->name);
                 json_decref(s);
         }
         CHECK_EQ_INT(n, 11);
-        CHECK_EQ_INT(tools_sandbox_n, n);
+        CHECK_EQ_INT(n_sandbox, n);
+        test_catalog();
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {
                 printf("skip - the tools run in real sandboxes: they need root and /usr/bin/python3\n");
                 test_done();

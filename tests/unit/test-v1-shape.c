@@ -275,8 +275,10 @@ static void test_agent_bad(void) {
                  "multiagent.type: unknown value"},
         };
         check_bad("agent", agent_create, bad, ELEMENTSOF(bad));
+}
 
-        /* Bounds: metadata keys, key and value lengths, names, tools, servers. */
+/* Bounds: metadata keys, key and value lengths, names, tools, servers. */
+static void test_agent_bounds(void) {
         v1_err e;
         json_t *a = NULL;
         json_auto_t *b = J("{\"name\":\"a\",\"model\":\"m\",\"metadata\":{}}");
@@ -522,7 +524,7 @@ static int session_parse(const json_t *body, json_t **ret, v1_err *e) {
         return v1_session_parse(body, &req, e);
 }
 
-static void test_session(void) {
+static void test_session_create(void) {
         v1_err e;
         json_auto_t *agent = make_agent();
         v1_session_req req;
@@ -551,8 +553,13 @@ static void test_session(void) {
                       "\"ephemeral_1h_input_tokens\":0}},\"created_at\":\"" NOW "\",\"updated_at\":\"" NOW
                       "\",\"archived_at\":null}"));
         json_decref(s);
+}
 
-        /* Every field of the create body. */
+/* A session from a create body with every field, checked; a new reference. */
+static json_t *session_with_every_field(const json_t *agent) {
+        v1_err e;
+        v1_session_req req;
+        json_t *s = NULL;
         json_auto_t *b2 = J(
                 "{\"agent\":{\"type\":\"agent_with_overrides\",\"id\":\"agent_1\",\"version\":1,\"system\":\"over\","
                 "\"model\":{\"id\":\"m2\"},\"tools\":[{\"type\":\"custom\",\"name\":\"c\",\"description\":\"d\","
@@ -573,6 +580,13 @@ static void test_session(void) {
         CHECK_EQ_STR(str_at(s, "metadata.k"), "v");
         CHECK_EQ_STR(str_at(s, "resources.0.mount_path"), "/data/x");
         CHECK_EQ_STR(str_at(s, "budget.max_list_cost.amount"), "25.00");
+        return s;
+}
+
+static void test_session_update(void) {
+        v1_err e;
+        json_auto_t *agent = make_agent();
+        json_t *s = session_with_every_field(agent);
 
         /* Updates: title, metadata per key, budget; the changed fields alone. */
         json_t *next = NULL, *changed = NULL;
@@ -618,6 +632,13 @@ static void test_session(void) {
                             "session update %zu: %s", i, e.msg);
         }
         json_decref(s);
+}
+
+static void test_session_bad(void) {
+        v1_err e;
+        json_auto_t *agent = make_agent();
+        v1_session_req req;
+        json_t *s;
 
         /* Overrides that leave an mcp_toolset without its server are refused at create. */
         json_auto_t *b3 = J("{\"agent\":{\"type\":\"agent_with_overrides\",\"id\":\"agent_1\",\"tools\":[{\"type\":"
@@ -779,9 +800,12 @@ int main(void) {
         test_fail();
         test_agent_create();
         test_agent_bad();
+        test_agent_bounds();
         test_agent_update();
         test_environment();
-        test_session();
+        test_session_create();
+        test_session_update();
+        test_session_bad();
         test_events();
         return test_done();
 }

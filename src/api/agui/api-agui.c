@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "agui.h"
-#include "api-v1.h"
+#include "v1-run.h"
 #include "macro.h"
 #include "time-util.h"
 #include "v1-shape.h"
@@ -146,7 +146,7 @@ static int send_all(job *j, const json_t *evs) {
 static void add_snapshot(job *j, json_t *out) {
         json_t *data = NULL, *box = NULL;
         hull_error e = {0};
-        if (api_v1_handles(j->a->cfg.store, j->a->cfg.engine, j->session_id, &data, &box, &e) < 0)
+        if (v1_engine_handles(j->a->cfg.store, j->a->cfg.engine, j->session_id, &data, &box, &e) < 0)
                 return;
         json_t *ev = json_pack("{s:s, s:{s:s, s:o, s:o}}", "type", "STATE_SNAPSHOT", "snapshot", "session_id",
                                j->session_id, "handles", data, "sandbox", box);

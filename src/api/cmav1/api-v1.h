@@ -30,14 +30,9 @@ int api_v1_new(const api_v1_config *cfg, api_v1 **ret);
 int api_v1_register(api_v1 *a, http_server *s);
 void api_v1_free(api_v1 *a);
 
-/* The server's fallback API: refusals of paths under /v1 without a route in this API's envelope,
- * the others as plimsoll's (api_connect_api). */
+/* The server's fallback for the prefix /v1: refusals of paths under /v1 without a route, in this
+ * API's envelope. */
 extern const http_api api_v1_fallback_api;
-
-/* A session's handles as GET /v1/sessions/{id}/handles lists them (*ret_data, an array) and its
- * sandbox's state (*ret_sandbox: {"state": "open"|"closed"|"none", "fingerprint"?}), new
- * references. For AG-UI's STATE_SNAPSHOT too. */
-int api_v1_handles(store *st, v1_engine *g, const char *id, json_t **ret_data, json_t **ret_sandbox, hull_error *e);
 
 /* hull.db's API keys as the HTTP server's second source of keys (http_config.keys). */
 http_keys api_v1_keys(store *s);

@@ -4,7 +4,7 @@
  * each a Connect procedure (api_connect's wording) handed to hs_rpc on a thread of its own. */
 #pragma once
 
-#include "api-plimsoll.h"
+#include "api-connect.h"
 #include "http-server.h"
 #include "sessions.h"
 

@@ -20,7 +20,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "mcp-jsonrpc.h"
-#include "mcp-offer.h"
+#include "tool-catalog.h"
 #include "mcp-server.h"
 #include "tools-sandbox.h"
 
@@ -40,7 +40,7 @@ typedef struct entry {
 
 struct api_mcp {
         api_mcp_config cfg;
-        const tool_def *tools[MCP_OFFER_MAX]; /* hull mcp's (mcp-offer.h) */
+        const tool_def *tools[MCP_OFFER_MAX]; /* hull mcp's (tool_catalog_mcp_offer) */
         size_t n_tools;
 
         pthread_mutex_t lock; /* the table, stopping, workers */
@@ -600,12 +600,7 @@ int api_mcp_new(const api_mcp_config *cfg, api_mcp **ret, hull_error *e) {
         if (!a)
                 return hull_err(e, -ENOMEM, "mcp: out of memory");
         a->cfg = *cfg;
-        int r = mcp_offer_tools(tools_sandbox_find, cfg->javascript ? &tool_run_javascript : NULL, a->tools,
-                                &a->n_tools, e);
-        if (r < 0) {
-                free(a);
-                return r;
-        }
+        a->n_tools = tool_catalog_mcp_offer(cfg->javascript, a->tools);
         pthread_mutex_init(&a->lock, NULL);
         pthread_cond_init(&a->cond, NULL);
         *ret = a;

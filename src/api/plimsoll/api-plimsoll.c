@@ -1,4 +1,4 @@
-/* api-plimsoll.c: plimsoll's routes, and the Connect wording hull's API shares. */
+/* api-plimsoll.c: plimsoll's routes (the Connect wording is in src/api/connect). */
 #include "api-plimsoll.h"
 
 #include <errno.h>
@@ -9,123 +9,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api-connect.h"
 #include "hullapi.h"
 #include "macro.h"
 #include "time-util.h"
 
 #define NOTHING_RAN "; nothing ran"
-
-/* ---- Connect ---- */
-
-void api_connect_error(http_req *r, const plim_error *f, const char *not_dispatched, unsigned status_override) {
-        api_connect *c = http_req_data(r);
-        char *body;
-        size_t len;
-        metrics_refusal(c->metrics, f->reason);
-        http_req_note(r, "code=%s%s%s", plim_code_to_string(f->code), f->reason ? " not_dispatched=" : "",
-                      plim_reason_to_string(f->reason));
-        if (plim_error_json(f, &body, &len) < 0)
-                return; /* no answer: the connection closes */
-        if (not_dispatched && http_answer_header(r, PLIM_NOT_DISPATCHED_HEADER, not_dispatched) < 0) {
-                free(body);
-                return;
-        }
-        (void) http_answer(r, status_override ? status_override : plim_code_http_status(f->code), "application/json",
-                           body, len);
-}
-
-static void refuse(http_req *r, plim_code code, plim_reason reason, const char *not_dispatched,
-                   unsigned status_override, const char *msg) {
-        plim_error f;
-        plim_fail(&f, code, reason, "%s", msg);
-        api_connect_error(r, &f, not_dispatched, status_override);
-}
-
-static void connect_begin(http_req *r) {
-        unsigned n;
-        const char *rid = http_req_header(r, PLIM_REQUEST_ID_HEADER, &n);
-        if (rid && plim_request_id_is_valid(rid)) { /* echoed on every answer, errors included */
-                http_req_set_id(r, rid);
-                (void) http_answer_header(r, PLIM_REQUEST_ID_HEADER, rid);
-        }
-}
-
-static void connect_refuse(http_req *r, http_refusal why, unsigned status, const char *msg) {
-        char text[HULL_ERROR_MSG_MAX];
-        if (why == HTTP_REFUSAL_NOT_FOUND) {
-                const char *path = http_req_path(r);
-                bool known_service = plim_procedure_from_path(path) == PLIM_PROC_UNKNOWN ||
-                                     hull_api_procedure_from_path(path) == HULL_API_UNKNOWN;
-                msg = known_service ? "hull serve has no such procedure" : msg;
-        }
-        snprintf(text, sizeof(text), "%s" NOTHING_RAN, msg);
-        switch (why) {
-        case HTTP_REFUSAL_NOT_FOUND:
-                refuse(r, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED, "unsupported", 404, text);
-                return;
-        case HTTP_REFUSAL_METHOD:
-                refuse(r, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_REQUEST, "request", 405, text);
-                return;
-        case HTTP_REFUSAL_BAD_HEAD:
-        case HTTP_REFUSAL_TOO_LARGE: /* Connect's status for invalid_argument: 400 */
-                refuse(r, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0, text);
-                return;
-        case HTTP_REFUSAL_UNAUTHENTICATED:
-                refuse(r, PLIM_CODE_UNAUTHENTICATED, PLIM_REASON_PERMISSION, NULL, 0, text);
-                return;
-        case HTTP_REFUSAL_FORBIDDEN:
-                refuse(r, PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_PERMISSION, NULL, 0, text);
-                return;
-        case HTTP_REFUSAL_BUSY:
-                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0, text);
-                return;
-        case HTTP_REFUSAL_STOPPING:
-                refuse(r, PLIM_CODE_UNAVAILABLE, PLIM_REASON_CAPACITY, NULL, 0, text);
-                return;
-        case _HTTP_REFUSAL_MAX:
-                break;
-        }
-        refuse(r, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, NULL, status, text);
-}
-
-const http_api api_connect_api = {
-        .name = "connect",
-        .begin = connect_begin,
-        .refuse = connect_refuse,
-};
-
-int api_connect_head(http_req *r) {
-        unsigned n;
-        if (!plim_content_type_is_json(http_req_header(r, "Content-Type", NULL))) {
-                refuse(r, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0,
-                       "the body must be Content-Type: application/json" NOTHING_RAN);
-                return 1;
-        }
-        const char *enc = http_req_header(r, "Content-Encoding", &n);
-        if (n > 1 || (enc && strcasecmp(enc, "identity") != 0)) {
-                refuse(r, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST, "request", 0,
-                       "compressed bodies are not accepted (send Content-Encoding: identity)" NOTHING_RAN);
-                return 1;
-        }
-        return 0;
-}
-
-void api_connect_session_answer(http_req *r, hs_answer *a) {
-        api_connect *c = http_req_data(r);
-        if (a->ok)
-                (void) http_answer(r, 200, "application/json", TAKE_PTR(a->body), a->len);
-        else {
-                free(TAKE_PTR(a->body));
-                if (a->f.code == PLIM_CODE_INTERNAL && a->f.reason == PLIM_REASON_NONE && !a->f.unanswered[0]) {
-                        char clean[HULL_ERROR_MSG_MAX];
-                        dlog_log(c->log, DLOG_ERROR, "event=session-failed id=%s error=\"%s\"", http_req_id(r),
-                                 dlog_clean(a->f.message, clean, sizeof(clean)));
-                }
-                api_connect_error(r, &a->f, a->f.before_handler ? "request" : NULL, 0);
-        }
-        if (a->note[0])
-                http_req_note(r, "%s", a->note);
-}
 
 /* ---- plimsoll ---- */
 
@@ -282,8 +171,8 @@ static void do_run(http_req *r) {
 
         run_call *c = calloc(1, sizeof(*c));
         if (!c) {
-                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
-                       "out of memory; retry later" NOTHING_RAN);
+                api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                   "out of memory; retry later" NOTHING_RAN);
                 return;
         }
         http_req_set_ctx(r, c, run_call_free);
@@ -302,24 +191,24 @@ static void do_run(http_req *r) {
         }
         if (atomic_fetch_add(&a->admitted, 1) >= cfg->max_runs + cfg->queue_max) {
                 atomic_fetch_sub(&a->admitted, 1);
-                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
-                       "every run slot and the queue are taken; retry later" NOTHING_RAN);
+                api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                   "every run slot and the queue are taken; retry later" NOTHING_RAN);
                 return;
         }
         if (plim_plan(&c->req, cfg->evidence, &c->plan) < 0) {
                 atomic_fetch_sub(&a->admitted, 1);
                 dlog_log(cfg->log, DLOG_ERROR, "event=run-refused id=%s error=\"out of memory for the run's plan\"",
                          http_req_id(r));
-                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
-                       "out of memory; retry later" NOTHING_RAN);
+                api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                   "out of memory; retry later" NOTHING_RAN);
                 return;
         }
         metrics_run_started(cfg->metrics);
         if (http_req_spawn(r, run_thread) < 0) {
                 atomic_fetch_sub(&a->admitted, 1);
                 metrics_run_dropped(cfg->metrics);
-                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
-                       "no thread for the run; retry later" NOTHING_RAN);
+                api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                   "no thread for the run; retry later" NOTHING_RAN);
         }
 }
 
@@ -360,8 +249,8 @@ static void do_session(http_req *r) {
                 return;
         }
         if (http_req_spawn(r, session_thread) < 0)
-                refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
-                       "no thread for the call; retry later" NOTHING_RAN);
+                api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                   "no thread for the call; retry later" NOTHING_RAN);
 }
 
 #define PROCEDURE(method, proc, max, fn)                                                                               \

@@ -3,10 +3,7 @@
  * A single run is orchestrated here: parse, admission (--max-runs plus --queue), the run's
  * thread waiting in brk_call while its connection is suspended, the answer with its record, the
  * runs audit log. The session procedures go to hs_rpc on a thread of their own.
- *
- * Also the Connect wording that hull's own API shares (api_connect): errors as Connect JSON with
- * NotDispatched details and their header, the Plimsoll-Request-Id echo, the checks of a Connect
- * request's head. */
+ * The Connect wording it shares with hull's own API is src/api/connect. */
 #pragma once
 
 #include "broker.h"
@@ -15,28 +12,6 @@
 #include "serve-metrics.h"
 #include "plimsoll.h"
 #include "sessions.h"
-
-/* ---- Connect ---- */
-
-/* The data of a route table worded by api_connect_api starts with this. */
-typedef struct api_connect {
-        metrics *metrics;
-        const dlog *log;
-} api_connect;
-
-/* Connect errors for the server's refusals; the request-ID echo. */
-extern const http_api api_connect_api;
-
-/* A Connect procedure's head: Content-Type application/json, no Content-Encoding but identity.
- * Returns 0, or 1 once it refused. */
-int api_connect_head(http_req *r);
-
-/* Answer r with the Connect error f (its status, or status_override when not 0), the header
- * Plimsoll-Not-Dispatched: not_dispatched when not NULL; counted by reason; noted in the log. */
-void api_connect_error(http_req *r, const plim_error *f, const char *not_dispatched, unsigned status_override);
-
-/* Answer r with what a session procedure (hs_rpc) answered; takes a->body. */
-void api_connect_session_answer(http_req *r, hs_answer *a);
 
 /* ---- plimsoll ---- */
 
