@@ -14,23 +14,18 @@
 
 /* ---- a session at work ---- */
 
-typedef struct sub {
-        struct sub *next;
-        http_sse *sse;
-        bool deltas;
-        bool live;      /* caught up: gets every new event as it is logged */
-        int64_t sent;   /* the last sequence number it was sent */
-        struct live *l; /* the pump's */
-        bool pumped;    /* a pump thread owns it: unlinked, it is only marked dead */
-        bool dead;
-        size_t need; /* bytes the frame that did not fit needs */
-} sub;
-
+/* A watcher (v1_engine_watch). */
 struct v1_watch {
         struct v1_watch *next;
-        v1_watch_fn *fn;
+        const v1_watch_ops *ops;
         void *ud;
-        struct live *l; /* a reference */
+        bool deltas;
+        bool held;      /* the consumer's (v1_engine_unwatch ends it), with a reference to l */
+        bool live;      /* caught up: gets every new event as it is logged */
+        int64_t sent;   /* the last sequence number it was given */
+        struct live *l; /* the pump's */
+        bool pumped;    /* a pump thread owns it: ended, it is only marked dead */
+        bool dead;      /* ended (a held one: no more deliveries) */
 };
 
 typedef struct live {
@@ -41,7 +36,6 @@ typedef struct live {
         pthread_mutex_t lock; /* the log, the subscribers, the state below */
         json_t *obj;          /* the session object, as stored */
         int64_t last_seq;     /* the log's last sequence number */
-        sub *subs;
         v1_watch *watches;
         /* the turn */
         bool running; /* a worker exists */
@@ -92,13 +86,12 @@ void v1_log_failure_locked(live *l, const char *type, const char *msg, bool runn
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e);
 
 /* v1-stream.c */
-/* Send one event to every live subscriber and watcher (under l->lock). seq 0: a preview, not
- * logged. */
+/* Give one event to every caught-up watcher (under l->lock). seq 0: a preview, not logged; with
+ * deltas_only only to the watchers that asked for previews. */
 void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only);
-/* Unlink and end the subscribers for which drop is true (under l->lock). */
-void v1_subs_sweep(live *l, bool (*drop)(sub *s, void *ud), void *ud);
-/* End a subscriber (cut: its stream is closed). */
-void v1_sub_free(sub *s, bool cut);
+/* End every engine-owned watcher (under l->lock), after giving it last (when not NULL) whether
+ * it is caught up or not (session.deleted). Held watchers get last too and stay. */
+void v1_watches_end(live *l, const json_t *last);
 
 /* v1-agent.c */
 /* Build the session's agent for a turn when it has none (under no lock: the worker's). */

@@ -1,5 +1,5 @@
 /* v1-run.c: see v1-run.h. The table of live sessions, the log, the worker and the API's calls;
- * streams are in v1-stream.c, the agent in v1-agent.c. */
+ * watchers are in v1-stream.c, the agent in v1-agent.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -101,7 +101,7 @@ static bool follow(live *l, const json_t *ev, const char *now) {
 }
 
 /* Log events (each gets an id unless it has one, and its processed_at), then tell the
- * subscribers (under l->lock). Returns 0, or -1 with *e (nothing logged). */
+ * watchers (under l->lock). Returns 0, or -1 with *e (nothing logged). */
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
         char now[STORE_TIME_MAX];
         v1_now_time(now);
@@ -170,11 +170,7 @@ void v1_log_failure_locked(live *l, const char *type, const char *msg, bool runn
 /* ---- the table ---- */
 
 static void live_free(live *l) {
-        while (l->subs) {
-                sub *s = l->subs;
-                l->subs = s->next;
-                v1_sub_free(s, true);
-        }
+        v1_watches_end(l, NULL);
         if (l->agent)
                 agent_free(l->agent);
         if (l->bus)
@@ -683,10 +679,6 @@ int v1_engine_archive(v1_engine *g, const char *session_id, json_t **ret, v1_err
         return 0;
 }
 
-static bool any_sub(sub *s, void *ud) {
-        return true;
-}
-
 int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err) {
         _cleanup_(v1_live_unrefp) live *l = NULL;
         int r = v1_live_get(g, session_id, &l, err);
@@ -705,11 +697,8 @@ int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err) {
                 char now[STORE_TIME_MAX];
                 v1_now_time(now);
                 json_object_set_new(ev, "processed_at", json_string(now));
-                for (sub *s = l->subs; s; s = s->next)
-                        s->live = true;
-                v1_fanout(l, 0, ev, false);
         }
-        v1_subs_sweep(l, any_sub, NULL);
+        v1_watches_end(l, ev);
         bool joinable = l->joinable;
         l->joinable = false;
         pthread_mutex_unlock(&l->lock);
@@ -800,7 +789,7 @@ void v1_engine_shutdown(v1_engine *g, uint64_t wait_ms) {
         uint64_t deadline = now_mono_ms() + wait_ms;
         for (live *l = list; l; l = l->next) {
                 pthread_mutex_lock(&l->lock);
-                v1_subs_sweep(l, any_sub, NULL);
+                v1_watches_end(l, NULL);
                 bool running = l->running;
                 pthread_mutex_unlock(&l->lock);
                 while (running && now_mono_ms() < deadline) {

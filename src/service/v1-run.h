@@ -5,12 +5,13 @@
  * lifetime ran out).
  *
  * Every event a session gets goes one way: an id ("sevt_..."), its processed_at, an append to the
- * store (the session's next sequence number), then a frame to each subscriber
- * ("id: <seq>\nevent: <type>\ndata: <json>\n\n"), all under the session's lock, so a subscriber
- * that replays from a sequence number and then goes live sees every event once, in order. A
- * subscriber that reads too slowly for its queue loses its stream (it resumes with Last-Event-ID);
- * nothing waits for it. The session object's status, usage and stats follow the log
- * (session.status_running, session.status_idle, session.usage).
+ * store (the session's next sequence number), then to each watcher (v1_engine_watch: the /v1
+ * event stream, AG-UI), all under the session's lock, so a watcher that replays from a sequence
+ * number and then goes live sees every event once, in order. A watcher that takes events too
+ * slowly is caught up from the store by a thread of its own, or loses its stream when it takes
+ * nothing for V1_STREAM_STALL_MS (it resumes with Last-Event-ID); nothing waits for it. The session
+ * object's status, usage and stats follow the log (session.status_running, session.status_idle,
+ * session.usage).
  *
  * Start-up recovers turns a crash cut: a session stored as running gets a session.error
  * (unknown_error, terminal) and a session.status_idle, and is usable again.
@@ -24,7 +25,6 @@
 
 #include "dlog.h"
 #include "error.h"
-#include "http-server.h"
 #include "settings.h"
 #include "ss.h"
 #include "store.h"
@@ -72,12 +72,6 @@ void v1_id_new(const char *prefix, char ret[static STORE_ID_MAX]);
  * turn; user.interrupt ends the turn) and *ret_echo (a new array) is what was stored. */
 int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, json_t **ret_echo, v1_err *err);
 
-/* Stream a session's events to sse (an answer already made, given to the engine whatever
- * happens): from the event after sequence after_seq (0: the whole log), or live only (-1).
- * deltas: agent.message previews (event_start / event_delta) while the model writes. */
-int v1_engine_subscribe(v1_engine *g, const char *session_id, int64_t after_seq, bool deltas, http_sse *sse,
-                        v1_err *err);
-
 /* The session object with body's update applied (v1_session_update), stored, and a
  * session.updated event when something changed; *ret the object (a new reference). */
 int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, json_t **ret, v1_err *err);
@@ -94,16 +88,56 @@ int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err);
 int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret);
 ss_manager *v1_engine_ss(v1_engine *g);
 
-/* A watcher of one session's events (AG-UI): fn gets every event as it is logged (seq > 0) and
- * the agent.message previews (seq 0: event_start, event_delta), under the session's lock: it
- * must only copy what it needs and return (never block, never call the engine). */
+/* ---- watching a session's events ----
+ *
+ * A watcher is a consumer's ops and its ud. The engine gives it the session's events, each once
+ * and in order: the log from where it asked, then every event as it is logged (seq > 0) and, with
+ * deltas, the agent.message previews (seq 0: event_start, event_delta; never logged, never
+ * replayed). */
 typedef struct v1_watch v1_watch;
-typedef void v1_watch_fn(void *ud, int64_t seq, const json_t *ev);
-/* Start watching: *ret_last_seq the log's last sequence number then (what fn gets comes after
- * it), *ret_session a copy of the session object then. 404 for an unknown session. */
-int v1_engine_watch(v1_engine *g, const char *session_id, v1_watch_fn *fn, void *ud, int64_t *ret_last_seq,
-                    json_t **ret_session, v1_watch **ret, v1_err *err);
-/* Stop: fn is not called any more once this returns. */
+typedef struct v1_watch_ops {
+        /* One event: ev, and json_text (len bytes, NUL-terminated) its compact JSON, made once for
+         * every watcher. Called under the session's lock: copy what is needed and return, never
+         * block, never call the engine. Returns 0; -EAGAIN: no room now (a logged event comes
+         * again, from the log, once wait says there is room; a preview is dropped); -E2BIG: this
+         * event can never go to it (dropped when it comes live; a replay from the log ends the
+         * watch); any other negative errno: the consumer is gone (the watch ends). */
+        int (*deliver)(void *ud, int64_t seq, const json_t *ev, const char *json_text, size_t len);
+        /* Wait (on a thread of the engine's, under no lock) until there is room for what deliver
+         * refused with -EAGAIN. Returns 0, -ETIMEDOUT or -EPIPE (gone). NULL: the watch cannot lag
+         * (a logged event refused ends it). */
+        int (*wait)(void *ud, uint64_t timeout_ms);
+        /* The engine is done with ud: called exactly once per v1_engine_watch (also when it
+         * fails), and ud is not touched after. cut: the engine ended the watch (the session was
+         * deleted or its log could not be read, hull serve stops, the consumer was gone or too
+         * slow); false: v1_engine_unwatch. NULL: nothing to do. */
+        void (*close)(void *ud, bool cut);
+} v1_watch_ops;
+
+#define V1_WATCH_LIVE (-1) /* v1_watch_opts.after_seq: only what is logged from now on */
+
+typedef struct v1_watch_opts {
+        int64_t after_seq; /* the log after this sequence number (0: all of it), or V1_WATCH_LIVE */
+        bool deltas;       /* the agent.message previews too */
+} v1_watch_opts;
+
+/* Watch a session's events. ops must outlive the watch.
+ * With ret_watch NULL the engine owns the watch: it ends when the consumer is gone (deliver or
+ * wait say so), reads too slowly (nothing for V1_STREAM_STALL_MS), the session is deleted (after
+ * its session.deleted, sent to every such watcher) or the engine shuts down; each ends with
+ * close(ud, true). A watcher behind the log (a replay, or a slow reader) is caught up from the
+ * store by a thread of its own.
+ * With ret_watch the caller holds it (*ret_watch, end it with v1_engine_unwatch): it is never
+ * ended by the engine (it gets session.deleted and watches on) and never caught up by a thread (a
+ * logged event it refuses ends its deliveries).
+ * *ret_last_seq (may be NULL) the log's last sequence number and *ret_session (may be NULL) a
+ * copy of the session object, both as of the start.
+ * Returns 0 (an engine-owned watch of a deleted session, or while the engine stops, ends at once),
+ * or a negative errno with *err (status 404: an unknown session; 500: out of memory). */
+int v1_engine_watch(v1_engine *g, const char *session_id, const v1_watch_ops *ops, void *ud, const v1_watch_opts *opts,
+                    int64_t *ret_last_seq, json_t **ret_session, v1_watch **ret_watch, v1_err *err);
+/* Stop a held watch: deliver is not called any more once this returns, and close(ud, false) is
+ * called before it returns. NULL: nothing. */
 void v1_engine_unwatch(v1_watch *w);
 /* Is the engine shutting down? */
 bool v1_engine_stopping(v1_engine *g);

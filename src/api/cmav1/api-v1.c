@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api-v1-stream.h"
 #include "auth.h"
 #include "dynbuf.h"
 #include "fs-util.h"
@@ -805,7 +806,7 @@ static void events_stream(api_v1 *a, http_req *r) {
                 return;
         }
         v1_err err = {0};
-        (void) v1_engine_subscribe(a->cfg.engine, id, after, deltas, sse, &err);
+        (void) api_v1_stream(a->cfg.engine, id, after, deltas, sse, &err);
 }
 
 /* ---- hull's extensions: a session's handles, its run records and audit logs ---- */
