@@ -39,6 +39,7 @@ struct cli_agent {
         ss_session *s;
         model_client *model;
         bus *bus;
+        svc_agent_recipe recipe; /* its tools' lists are gone once built: the rest (svc_agent_config) */
         cli_tools *tools;
         agent *agent;
         FILE *transcript;
@@ -555,30 +556,60 @@ static int start_engine(cli_agent *a, hull_error *e) {
         if (r < 0)
                 return r;
         ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};
-        char layer[SBX_PATH_MAX] = "";
-        _cleanup_(env_spec_done) env_spec es = {0};
-        char *hosts[ENV_HOSTS_MAX + 1] = {0};
-        char desc[ENV_DESC_MAX];
-        sbx_net_policy policy = {.allowed_hosts = hosts, .log_fd = -1};
+        _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
         if (a->o.environment) {
                 char home[SBX_PATH_MAX];
                 if ((r = home_resolve(home, e)) < 0 ||
-                    (r = cli_env_layer(home, a->o.environment, true, layer, &es, NULL, desc, e)) < 0)
+                    (r = cli_env_resolve(home, a->o.environment, true, &env, NULL, e)) < 0)
                         return r;
-                oo.environment = desc;              /* its records name it */
-                if (es.net == ENV_NET_UNRESTRICTED) /* pasta (sbx-net.h) */
-                        oo.net = SBX_NET_UNRESTRICTED;
-                if (es.net == ENV_NET_LIMITED) {
-                        /* The environment's policy; the session's proxy copies it. */
-                        for (size_t i = 0; i < es.n_allowed_hosts && i < ENV_HOSTS_MAX; i++)
-                                hosts[i] = es.allowed_hosts[i];
-                        policy.allow_package_managers = es.allow_package_managers;
-                        oo.net = SBX_NET_LIMITED;
-                        oo.net_policy = &policy;
-                }
-                oo.layer_dir = layer[0] ? layer : NULL;
+                a->recipe.env = &env; /* its layer, its network, how its records name it */
+                svc_agent_open_opts(&a->recipe, &oo);
+                a->recipe.env = NULL;
         }
         return ss_open(a->ss, &oo, &a->s, e);
+}
+
+/* The agent's recipe (svc-agent.h): hull's tools (--tool: only those) and the MCP servers of
+ * config.json and --mcp, their policies from the settings; built into a->tools. */
+static int build_tools(cli_agent *a, hull_error *e) {
+        const cli_agent_opts *o = &a->o;
+        svc_agent_tool named[CLI_RUN_INPUTS_MAX];
+        _cleanup_(cli_mcp_list_done) cli_mcp_list ml = {0};
+        svc_agent *built = NULL;
+        int r;
+        for (size_t i = 0; i < o->n_tool_names && i < CLI_RUN_INPUTS_MAX; i++)
+                named[i] = (svc_agent_tool){.rule = {.name = o->tool_names[i], .enabled = true, .from_settings = true}};
+        r = cli_mcp_list_make(&a->st, o->mcp_specs, o->n_mcp_specs, o->mcp_sandboxed, o->n_mcp_sandboxed, &ml, e);
+        if (r < 0)
+                return r;
+        if (ml.n > 0) /* a server gone while hull writes to it is an EPIPE, not the end of hull */
+                signal(SIGPIPE, SIG_IGN);
+        a->recipe = (svc_agent_recipe){
+                .st = &a->st,
+                .model = &a->st.model,
+                .instructions = o->instructions,
+                .all_builtins = !o->tool_names,
+                .all_rule = {.enabled = true, .from_settings = true},
+                .tools = named,
+                .n_tools = o->tool_names ? o->n_tool_names : 0,
+                .mcp = ml.mcp,
+                .n_mcp = ml.n,
+                .strict = true,
+                .max_tools = CLI_TOOLS_MAX,
+                .cancel = o->interrupt,
+                .on_message = mcp_message,
+                .on_message_ud = a,
+                .max_turns = o->max_turns,
+                .wall_ms = o->wall_ms,
+        };
+        r = svc_agent_build(&a->recipe, &built, NULL, e);
+        a->recipe.tools = NULL; /* named and ml go now */
+        a->recipe.n_tools = 0;
+        a->recipe.mcp = NULL;
+        a->recipe.n_mcp = 0;
+        if (r < 0)
+                return r;
+        return cli_tools_new(built, &a->tools, e);
 }
 
 int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
@@ -609,19 +640,11 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         if (r < 0)
                 goto fail;
         /* what can fail on the user's settings fails before a directory is made */
-        r = cli_tools_new(&a->st, a->o.tool_names, a->o.n_tool_names, &a->tools, e);
+        r = build_tools(a, e);
         if (r < 0)
                 goto fail;
-        if (o->n_mcp_specs > 0 || a->st.n_mcp > 0 || o->n_mcp_sandboxed > 0) {
-                /* a server gone while hull writes to it is an EPIPE, not the end of hull */
-                signal(SIGPIPE, SIG_IGN);
-                r = cli_tools_add_mcp(a->tools, &a->st, o->mcp_specs, o->n_mcp_specs, o->mcp_sandboxed,
-                                      o->n_mcp_sandboxed, o->interrupt, mcp_message, a, e);
-                if (r < 0)
-                        goto fail;
-        }
         /* the model client (libcurl loaded) before the zygote, whose imports take a CPU from here on */
-        r = model_client_new(&a->st.model, &a->model, e);
+        r = model_client_new(a->recipe.model, &a->model, e);
         if (r < 0)
                 goto fail;
         r = home_dir(home, o->kind == CLI_AGENT_RUN ? "runs" : "chats", 0711, true, parent, e);
@@ -700,19 +723,15 @@ int cli_agent_open(const cli_agent_opts *o, cli_agent **ret, hull_error *e) {
         agent_config ac = {
                 .model = a->model,
                 .bus = a->bus,
-                .instructions = o->instructions,
-                .tools = cli_tools_defs(a->tools),
-                .policies = cli_tools_policies(a->tools),
-                .n_tools = cli_tools_count(a->tools),
                 .ss = a->ss,
                 .session = a->s,
-                .max_turns = o->max_turns ? o->max_turns : a->st.max_turns,
-                .max_tool_calls = a->st.max_tool_calls,
-                .context_tokens = a->st.context_tokens,
-                .wall_ms = o->wall_ms,
                 .decide = decide,
                 .decide_ud = a,
         };
+        svc_agent_config(&a->recipe, NULL, &ac);
+        ac.tools = cli_tools_defs(a->tools);
+        ac.policies = cli_tools_policies(a->tools);
+        ac.n_tools = cli_tools_count(a->tools);
         r = agent_new(&ac, conversation, &a->agent, e);
         if (r < 0)
                 goto fail;

@@ -16,6 +16,7 @@
 #include "env-spec.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "svc-env.h"
 
 enum {
         OPT_APT = 0x100,
@@ -118,56 +119,51 @@ static int spec_of(const json_t *obj, env_spec *ret, hull_error *e) {
         return env_spec_from_json(json_object_get(obj, "spec"), ret, e);
 }
 
-int cli_env_layer(const char *home, const char *name, bool build, char ret_layer[SBX_PATH_MAX], env_spec *ret_spec,
-                  bool *ret_built, char *ret_desc, hull_error *e) {
-        _cleanup_store_ store *db = NULL;
-        _cleanup_(json_decrefp) json_t *obj = NULL;
+static void note_build(void *ud, const char *name, const char *digest) {
+        (void) ud;
+        fprintf(stderr, "hull: env: building the layer of %s (%.12s)...\n", name, digest);
+}
+
+int cli_env_resolve(const char *home, const char *name, bool build, svc_env *ret, env_spec *ret_spec, hull_error *e) {
         _cleanup_(env_spec_done) env_spec spec = {0};
-        char digest[ENV_DIGEST_HEX];
+        int64_t version;
+        char v[24];
+        env_build_info info = {0};
         int r;
-        if (!env_name_is_valid(name))
-                return hull_fail(e, -EINVAL,
-                                 "env: '%.80s' is not an environment name ([a-z0-9._-], see 'hull env list')", name);
-        if ((r = cli_store_open(home, &db, e)) < 0)
+        if ((r = svc_env_named(home, name, &spec, &version, e)) < 0)
                 return r;
-        r = store_env_get(db, name, 0, &obj, e);
-        if (r == -ENOENT)
-                return hull_fail(e, r, "env: no environment %s (make one with 'hull env create %s --apt PKG')", name,
-                                 name);
-        if (r < 0 || (r = spec_of(obj, &spec, e)) < 0)
+        snprintf(v, sizeof(v), "%" PRId64, version);
+        svc_env_opts o = {.home = home,
+                          .name = name,
+                          .version = v,
+                          .describe = true,
+                          .build = build,
+                          .rules = {.unrestricted = SVC_ENV_UNRESTRICTED_ALLOW},
+                          .on_build = note_build,
+                          .build_info = &info};
+        if ((r = svc_env_resolve(&spec, &o, ret, e)) < 0) {
+                if (info.log[0]) /* what the failed step said */
+                        fprintf(stderr, "%s\n", info.log);
                 return r;
-        ret_layer[0] = digest[0] = '\0';
-        if (env_spec_has_packages(&spec)) {
-                if ((r = env_layer_digest(&spec, digest, e)) < 0 ||
-                    (r = env_layer_path(home, digest, ret_layer, e)) < 0)
-                        return r;
-                if (!env_layer_exists(home, digest)) {
-                        env_build_info info = {0};
-                        if (!build)
-                                return hull_fail(e, -ENOENT,
-                                                 "env: the layer of %s is not built (run 'hull env build %s')", name,
-                                                 name);
-                        fprintf(stderr, "hull: env: building the layer of %s (%.12s)...\n", name, digest);
-                        if ((r = env_layer_build(home, &spec, &info, e)) < 0) {
-                                if (info.log[0]) /* what the failed step said */
-                                        fprintf(stderr, "%s\n", info.log);
-                                return r;
-                        }
-                        if (ret_built)
-                                *ret_built = info.built;
-                }
-        }
-        if (ret_desc) {
-                char version[24];
-                snprintf(version, sizeof(version), "%" PRId64,
-                         (int64_t) json_integer_value(json_object_get(obj, "version")));
-                if ((r = env_describe(name, version, digest, env_net_to_string(spec.net), ret_desc)) < 0)
-                        return hull_fail(e, r, "env: %s cannot be named in a run record", name);
         }
         if (ret_spec) {
                 *ret_spec = spec;
                 spec = (env_spec){0};
         }
+        return 0;
+}
+
+int cli_env_layer(const char *home, const char *name, bool build, char ret_layer[SBX_PATH_MAX], env_spec *ret_spec,
+                  bool *ret_built, char *ret_desc, hull_error *e) {
+        _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
+        int r = cli_env_resolve(home, name, build, &env, ret_spec, e);
+        if (r < 0)
+                return r;
+        memcpy(ret_layer, env.layer, SBX_PATH_MAX);
+        if (ret_built)
+                *ret_built = env.built;
+        if (ret_desc)
+                memcpy(ret_desc, env.desc, ENV_DESC_MAX);
         return 0;
 }
 

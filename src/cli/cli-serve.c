@@ -14,7 +14,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +44,7 @@
 #include "sbx-cgroup.h"
 #include "sbx-session.h"
 #include "sessions.h"
+#include "svc-env.h"
 #include "settings.h"
 #include "sha256.h"
 #include "store.h"
@@ -808,68 +808,52 @@ static int start_children(serve_state *st, hull_error *e) {
 }
 
 /* OpenSession's hullEnvironment (hs_config.env_resolve): the environment's layer, built first
- * when missing by `hull env build` in a child (hull serve's threads never fork: posix_spawn execs
- * at once; the flock of env-layer makes it the only build of that spec), and its network. */
+ * when missing (svc-env.h; the flock of env-layer makes it the only build of that spec; a failed
+ * step's output goes to hull serve's log), and its network. */
+static void serve_env_building(void *ud, const char *name, const char *digest) {
+        *(bool *) ud = true;
+        fprintf(stderr, "hull: env: building the layer of %s (%.12s)...\n", name, digest);
+}
+
 static int serve_env_resolve(void *ctx, const char *name, char ret_layer[SBX_PATH_MAX], sbx_net_mode *ret_net,
                              sbx_net_policy *ret_policy, char ret_desc[ENV_DESC_MAX], hull_error *e) {
         const serve_opts *o = ctx;
-        char home[SBX_PATH_MAX];
+        char home[SBX_PATH_MAX], v[24];
         _cleanup_(env_spec_done) env_spec es = {0};
+        int64_t version;
+        env_build_info info = {0};
+        bool building = false;
+        svc_env env;
         int r = home_resolve(home, e);
-        if (r < 0)
+        if (r < 0 || (r = svc_env_named(home, name, &es, &version, e)) < 0)
                 return r;
-        r = cli_env_layer(home, name, false, ret_layer, &es, NULL, ret_desc, e);
-        if (r == -ENOENT && strstr(e->msg, "is not built")) {
-                char *argv[] = {(char *) "hull",
-                                (char *) "env",
-                                (char *) "build",
-                                (char *) "--home",
-                                home,
-                                (char *) name,
-                                (char *) "--no-check",
-                                NULL};
-                extern char **environ;
-                pid_t pid;
-                int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
-                if (err != 0)
-                        return hull_err(e, -err, "environment %s: cannot start the build of its layer", name);
-                int st;
-                while (waitpid(pid, &st, 0) < 0)
-                        if (errno != EINTR)
-                                return hull_err(e, negative_errno(), "environment %s: waiting for its build", name);
-                r = cli_env_layer(home, name, false, ret_layer, &es, NULL, ret_desc, e);
-                if (r == -ENOENT)
-                        return hull_fail(e, -EIO,
-                                         "environment %s: its layer could not be built (hull serve's log has the "
-                                         "build's output; try 'hull env build %s')",
-                                         name, name);
+        snprintf(v, sizeof(v), "%" PRId64, version);
+        svc_env_opts eo = {.home = home,
+                           .name = name,
+                           .version = v,
+                           .describe = true,
+                           .build = true,
+                           /* pasta's network, started where the sandbox is (a keeper or a run's
+                            * worker), only when the operator allows it, as for /v1 */
+                           .rules = {.unrestricted = o->allow_unrestricted ? SVC_ENV_UNRESTRICTED_ALLOW
+                                                                           : SVC_ENV_UNRESTRICTED_REFUSE},
+                           .on_build = serve_env_building,
+                           .ud = &building,
+                           .build_info = &info};
+        r = svc_env_resolve(&es, &eo, &env, e);
+        if (r < 0 && building) {
+                fprintf(stderr, "hull: env: %s\n%s%s", e->msg, info.log, info.log[0] ? "\n" : "");
+                return hull_fail(e, -EIO,
+                                 "environment %s: its layer could not be built (hull serve's log has the "
+                                 "build's output; try 'hull env build %s')",
+                                 name, name);
         }
         if (r < 0)
                 return r;
-        *ret_net = SBX_NET_NONE;
-        *ret_policy = (sbx_net_policy){.log_fd = -1};
-        if (es.net == ENV_NET_UNRESTRICTED) {
-                /* pasta's network, started where the sandbox is (a keeper or a run's worker), only
-                 * when the operator allows it, as for /v1 */
-                if (!o->allow_unrestricted)
-                        return hull_fail(e, -EOPNOTSUPP,
-                                         "environment %s wants unrestricted networking, which this hull serve does "
-                                         "not allow (start it with --allow-unrestricted-network, or use limited with "
-                                         "allowed_hosts)",
-                                         name);
-                *ret_net = SBX_NET_UNRESTRICTED;
-        }
-        if (es.net == ENV_NET_LIMITED) {
-                /* The policy's strings outlive es: serve_env_done frees them. */
-                char **hosts = calloc(es.n_allowed_hosts + 1, sizeof(char *));
-                if (!hosts)
-                        return hull_err(e, -ENOMEM, "out of memory");
-                for (size_t i = 0; i < es.n_allowed_hosts; i++)
-                        hosts[i] = TAKE_PTR(es.allowed_hosts[i]);
-                ret_policy->allowed_hosts = hosts;
-                ret_policy->allow_package_managers = es.allow_package_managers;
-                *ret_net = SBX_NET_LIMITED;
-        }
+        memcpy(ret_layer, env.layer, SBX_PATH_MAX);
+        memcpy(ret_desc, env.desc, ENV_DESC_MAX);
+        *ret_net = env.net;
+        *ret_policy = env.policy; /* its hosts outlive env: serve_env_done frees them */
         return 0;
 }
 

@@ -8,17 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <wordexp.h>
 
 #include "cli-tools.h"
 #include "dynbuf.h"
 #include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
-#include "mcp-tools.h"
 #include "sbx-workspace.h"
-#include "tool-catalog.h"
-#include "tool-web.h"
 
 /* A tool as offered: the real one, run once the warm-up is over. */
 typedef struct wrapped {
@@ -27,18 +23,11 @@ typedef struct wrapped {
 } wrapped;
 
 struct cli_tools {
-        tool_web *web;
-        tool_def web_defs[2];
-        size_t n_web;
+        svc_agent *built;                    /* the recipe's tools and MCP servers */
         const tool_def *defs[CLI_TOOLS_MAX]; /* what the agent gets: &offered[i] */
         tool_def offered[CLI_TOOLS_MAX];
         wrapped wraps[CLI_TOOLS_MAX];
-        tool_policy policies[CLI_TOOLS_MAX];
         size_t n;
-        /* MCP servers (--mcp) and their tools */
-        mcp_client *mcp[MCP_SERVERS_MAX];
-        size_t n_mcp;
-        mcp_toolset *mcp_tools;
         /* the warm-up: python started in a thread while the first model request is in flight */
         ss_manager *warm_m;
         ss_session *warm_s;
@@ -98,10 +87,7 @@ void cli_tools_free(cli_tools *t) {
         if (!t)
                 return;
         cli_tools_warm_wait(t);
-        tool_web_free(t->web);
-        mcp_toolset_free(t->mcp_tools);
-        for (size_t i = 0; i < t->n_mcp; i++)
-                mcp_client_free(t->mcp[i]);
+        svc_agent_free(t->built);
         free(t);
 }
 
@@ -110,88 +96,47 @@ const tool_def *const *cli_tools_defs(const cli_tools *t) {
 }
 
 const tool_policy *cli_tools_policies(const cli_tools *t) {
-        return t->policies;
+        return t->built->policies;
 }
 
 size_t cli_tools_count(const cli_tools *t) {
         return t->n;
 }
 
-/* The tool called name, or NULL. */
-static const tool_def *find_tool(const cli_tools *t, const char *name) {
-        const tool_catalog_entry *c = tool_catalog_find(name);
-        const tool_def *d = tool_catalog_def(name);
-        if (c && c->toolset != TOOL_TOOLSET_NONE && d)
-                return d;
-        for (size_t i = 0; i < t->n_web; i++)
-                if (strcmp(t->web_defs[i].name, name) == 0)
-                        return &t->web_defs[i];
-        return NULL;
-}
-
-static void add_tool(cli_tools *t, const tool_def *d) {
-        for (size_t i = 0; i < t->n; i++)
-                if (t->wraps[i].orig == d)
-                        return;
-        if (t->n >= CLI_TOOLS_MAX)
-                return;
-        size_t i = t->n++;
-        t->wraps[i] = (wrapped){.t = t, .orig = d};
-        t->offered[i] = *d;
-        t->offered[i].run = run_warmed;
-        t->offered[i].env = &t->wraps[i];
-        t->defs[i] = &t->offered[i];
-}
-
-int cli_tools_new(const settings *st, const char *const *names, size_t n_names, cli_tools **ret, hull_error *e) {
-        _cleanup_(cli_tools_freep) cli_tools *t = calloc(1, sizeof(*t));
-        char known[512];
-        size_t o = 0;
-        int r;
-
-        if (!t)
+int cli_tools_new(svc_agent *built, cli_tools **ret, hull_error *e) {
+        cli_tools *t = calloc(1, sizeof(*t));
+        if (!t) {
+                svc_agent_free(built);
                 return hull_err(e, -ENOMEM, "tools: out of memory");
-        r = tool_web_new((const char *const *) st->allow_hosts, st->n_allow_hosts,
-                         (const char *const *) st->allow_cidrs, st->n_allow_cidrs, st->web_max_bytes,
-                         st->search_api_key, st->search_base_url, &t->web, e);
-        if (r < 0)
-                return r;
-        t->n_web = tool_web_defs(t->web, t->web_defs);
-        known[0] = '\0';
-        for (size_t i = 0; i < tool_catalog_count() && o < sizeof(known); i++) {
-                const tool_catalog_entry *c = tool_catalog_at(i);
-                if (c->toolset != TOOL_TOOLSET_NONE)
-                        o += (size_t) snprintf(known + o, sizeof(known) - o, "%s%s", o ? ", " : "", c->name);
         }
-        if (!names) {
-                const tool_def *builtin[TOOL_CATALOG_MAX];
-                size_t n_builtin = tool_catalog_sandbox_defs(builtin);
-                for (size_t i = 0; i < n_builtin; i++)
-                        add_tool(t, builtin[i]);
-                for (size_t i = 0; i < t->n_web; i++)
-                        add_tool(t, &t->web_defs[i]);
-        } else
-                for (size_t k = 0; k < n_names; k++) {
-                        const tool_def *d = find_tool(t, names[k]);
-                        if (!d && strcmp(names[k], "web_search") == 0)
-                                return hull_fail(e, -EINVAL,
-                                                 "--tool web_search: no search key is configured (set TAVILY_API_KEY, "
-                                                 "or search.api_key in $HULL_HOME/config.json; see docs/AGENT.md)");
-                        if (!d)
-                                return hull_fail(e, -EINVAL, "--tool %.64s: no such tool (hull's tools: %s)", names[k],
-                                                 known);
-                        add_tool(t, d);
+        t->built = built;
+        for (size_t i = 0; i < built->n && i < CLI_TOOLS_MAX; i++) {
+                const tool_def *d = &built->defs[i];
+                t->offered[i] = *d;
+                /* not an MCP tool: it does not use the session, so it need not wait for its warm-up */
+                if (!d->mcp_server) {
+                        t->wraps[i] = (wrapped){.t = t, .orig = d};
+                        t->offered[i].run = run_warmed;
+                        t->offered[i].env = &t->wraps[i];
                 }
-        for (size_t i = 0; i < t->n; i++)
-                t->policies[i] = settings_policy_for(st, t->defs[i]->name, t->defs[i]->default_policy);
-        *ret = TAKE_PTR(t);
+                t->defs[i] = &t->offered[i];
+                t->n++;
+        }
+        *ret = t;
         return 0;
 }
 
-/* One --mcp spec: NAME=COMMAND ARGS... started. */
-static int start_mcp(cli_tools *t, const char *spec, bool sandboxed, const atomic_bool *interrupt,
-                     mcp_message_fn on_message, void *ud, hull_error *e) {
-        char name[MCP_SERVER_NAME_MAX + 1];
+void cli_mcp_list_done(cli_mcp_list *l) {
+        for (size_t i = 0; i < l->n; i++)
+                if (l->have_words[i])
+                        wordfree(&l->words[i]);
+        l->n = 0;
+}
+
+/* One --mcp spec: NAME=COMMAND ARGS... (split as a shell would) or NAME=http(s)://... */
+static int spec_entry(cli_mcp_list *l, const char *spec, bool sandboxed, hull_error *e) {
+        size_t k = l->n;
+        char *name = l->names[k];
         const char *eq = strchr(spec, '=');
         size_t nl = eq ? (size_t) (eq - spec) : 0;
         if (!eq || nl == 0 || nl > MCP_SERVER_NAME_MAX)
@@ -203,28 +148,21 @@ static int start_mcp(cli_tools *t, const char *spec, bool sandboxed, const atomi
         name[nl] = '\0';
         if (!mcp_server_name_valid(name))
                 return hull_fail(e, -EINVAL, "--mcp: '%s' is not a server name (letters, digits, _ and -)", name);
-        for (size_t i = 0; i < t->n_mcp; i++)
-                if (strcmp(mcp_client_name(t->mcp[i]), name) == 0)
+        for (size_t i = 0; i < l->n; i++)
+                if (strcmp(l->mcp[i].name, name) == 0)
                         return hull_fail(e, -EINVAL, "--mcp: two servers are named %s", name);
+        l->mcp[k] = (svc_agent_mcp){.name = name, .others = {.enabled = true, .from_settings = true}};
         if (strncmp(eq + 1, "http://", 7) == 0 || strncmp(eq + 1, "https://", 8) == 0) {
                 if (sandboxed)
                         return hull_fail(e, -EINVAL,
                                          "--mcp-sandbox %s: %s is a server over HTTP; only a stdio server (a "
                                          "command) runs in a sandbox",
                                          name, name);
-                mcp_http_config hc = {.name = name,
-                                      .url = eq + 1,
-                                      .cancel = interrupt,
-                                      .on_message = on_message,
-                                      .on_message_ud = ud};
-                int k = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
-                if (k < 0)
-                        return k;
-                t->n_mcp++;
+                l->mcp[k].url = eq + 1;
+                l->n++;
                 return 0;
         }
-        wordexp_t we;
-        int r = wordexp(eq + 1, &we, WRDE_NOCMD);
+        int r = wordexp(eq + 1, &l->words[k], WRDE_NOCMD);
         if (r != 0)
                 return hull_fail(e, -EINVAL,
                                  "--mcp %s: the command cannot be split into words (%s); quote as in a shell, "
@@ -234,59 +172,38 @@ static int start_mcp(cli_tools *t, const char *spec, bool sandboxed, const atomi
                                  : r == WRDE_BADCHAR ? "an unquoted | & ; < > ( ) { } or newline"
                                  : r == WRDE_SYNTAX  ? "unbalanced quotes"
                                                      : "out of memory");
-        if (we.we_wordc == 0) {
-                wordfree(&we);
+        l->have_words[k] = true;
+        l->n++;
+        if (l->words[k].we_wordc == 0)
                 return hull_fail(e, -EINVAL, "--mcp %s: no command", name);
-        }
-        mcp_sandbox sb = {0}; /* --mcp-sandbox alone: no network */
-        mcp_stdio_config cfg = {.name = name,
-                                .argv = (const char *const *) we.we_wordv,
-                                .sandbox = sandboxed ? &sb : NULL,
-                                .cancel = interrupt,
-                                .on_message = on_message,
-                                .on_message_ud = ud};
-        r = mcp_client_spawn(&cfg, &t->mcp[t->n_mcp], e);
-        wordfree(&we);
-        if (r < 0)
-                return r;
-        t->n_mcp++;
+        l->sandboxes[k] = (mcp_sandbox){0}; /* --mcp-sandbox alone: no network */
+        l->mcp[k].argv = (const char *const *) l->words[k].we_wordv;
+        l->mcp[k].sandbox = sandboxed ? &l->sandboxes[k] : NULL;
         return 0;
 }
 
-/* One server of config.json's "mcp" started (its entry checked by settings.c). */
-static int start_mcp_file(cli_tools *t, const settings_mcp *m, bool sandboxed, const atomic_bool *interrupt,
-                          mcp_message_fn on_message, void *ud, hull_error *e) {
-        mcp_sandbox sb = {.allow_hosts = (const char *const *) m->allow_hosts,
-                          .allow_package_managers = m->allow_package_managers,
-                          .allow_loopback = m->net_allow_loopback};
-        int r;
+/* One server of config.json's "mcp" (its entry checked by settings.c). */
+static int file_entry(cli_mcp_list *l, const settings_mcp *m, bool sandboxed, hull_error *e) {
+        size_t k = l->n;
         if (m->url && sandboxed)
                 return hull_fail(e, -EINVAL,
                                  "--mcp-sandbox %s: %s is a server over HTTP; only a stdio server (a command) runs in "
                                  "a sandbox",
                                  m->name, m->name);
+        l->sandboxes[k] = (mcp_sandbox){.allow_hosts = (const char *const *) m->allow_hosts,
+                                        .allow_package_managers = m->allow_package_managers,
+                                        .allow_loopback = m->net_allow_loopback};
+        l->mcp[k] = (svc_agent_mcp){.name = m->name, .others = {.enabled = true, .from_settings = true}};
         if (m->url) {
-                mcp_http_config hc = {.name = m->name,
-                                      .url = m->url,
-                                      .headers = (const char *const *) m->headers,
-                                      .cancel = interrupt,
-                                      .on_message = on_message,
-                                      .on_message_ud = ud};
-                r = mcp_client_connect(&hc, &t->mcp[t->n_mcp], e);
+                l->mcp[k].url = m->url;
+                l->mcp[k].headers = (const char *const *) m->headers;
         } else {
-                mcp_stdio_config cfg = {.name = m->name,
-                                        .argv = (const char *const *) m->argv,
-                                        .env = (const char *const *) m->env,
-                                        .cwd = m->sandbox && m->workdir ? m->workdir : m->cwd,
-                                        .sandbox = m->sandbox || sandboxed ? &sb : NULL,
-                                        .cancel = interrupt,
-                                        .on_message = on_message,
-                                        .on_message_ud = ud};
-                r = mcp_client_spawn(&cfg, &t->mcp[t->n_mcp], e);
+                l->mcp[k].argv = (const char *const *) m->argv;
+                l->mcp[k].env = (const char *const *) m->env;
+                l->mcp[k].cwd = m->sandbox && m->workdir ? m->workdir : m->cwd;
+                l->mcp[k].sandbox = m->sandbox || sandboxed ? &l->sandboxes[k] : NULL;
         }
-        if (r < 0)
-                return r;
-        t->n_mcp++;
+        l->n++;
         return 0;
 }
 
@@ -304,10 +221,10 @@ static bool named(const char *const *names, size_t n, const char *name) {
         return false;
 }
 
-int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n,
-                      const char *const *sandboxed, size_t n_sandboxed, const atomic_bool *interrupt,
-                      mcp_message_fn on_message, void *ud, hull_error *e) {
+int cli_mcp_list_make(const settings *st, const char *const *specs, size_t n, const char *const *sandboxed,
+                      size_t n_sandboxed, cli_mcp_list *ret, hull_error *e) {
         size_t n_file = 0;
+        *ret = (cli_mcp_list){0};
         for (size_t k = 0; k < n_sandboxed; k++) {
                 bool found = false;
                 for (size_t i = 0; i < st->n_mcp && !found; i++)
@@ -326,50 +243,29 @@ int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs
                         replaced = spec_names(specs[k], st->mcp[i].name);
                 n_file += !replaced;
         }
-        if (n + n_file == 0)
-                return 0;
-        if (n + n_file > MCP_SERVERS_MAX || t->n_mcp > 0)
+        if (n + n_file > MCP_SERVERS_MAX)
                 return hull_fail(e, -EINVAL,
                                  "--mcp: at most %u servers in all (config.json's \"mcp\" and --mcp), given at once",
                                  MCP_SERVERS_MAX);
         /* the file's servers first, in its order, but for those a --mcp of the same name replaces */
-        for (size_t i = 0; i < st->n_mcp; i++) {
+        int r = 0;
+        for (size_t i = 0; i < st->n_mcp && r >= 0; i++) {
                 bool replaced = false;
                 for (size_t k = 0; k < n && !replaced; k++)
                         replaced = spec_names(specs[k], st->mcp[i].name);
-                if (replaced)
-                        continue;
-                int r = start_mcp_file(t, &st->mcp[i], named(sandboxed, n_sandboxed, st->mcp[i].name), interrupt,
-                                       on_message, ud, e);
-                if (r < 0)
-                        return r;
+                if (!replaced)
+                        r = file_entry(ret, &st->mcp[i], named(sandboxed, n_sandboxed, st->mcp[i].name), e);
         }
-        for (size_t i = 0; i < n; i++) {
+        for (size_t i = 0; i < n && r >= 0; i++) {
                 char name[MCP_SERVER_NAME_MAX + 1] = "";
                 const char *eq = strchr(specs[i], '=');
                 if (eq && (size_t) (eq - specs[i]) <= MCP_SERVER_NAME_MAX)
                         memcpy(name, specs[i], (size_t) (eq - specs[i]));
-                int r = start_mcp(t, specs[i], named(sandboxed, n_sandboxed, name), interrupt, on_message, ud, e);
-                if (r < 0)
-                        return r;
+                r = spec_entry(ret, specs[i], named(sandboxed, n_sandboxed, name), e);
         }
-        int r = mcp_toolset_new(t->mcp, t->n_mcp, interrupt, &t->mcp_tools, e);
         if (r < 0)
-                return r;
-        for (size_t i = 0; i < mcp_toolset_count(t->mcp_tools); i++) {
-                const tool_def *d = mcp_toolset_def(t->mcp_tools, i);
-                for (size_t j = 0; j < t->n; j++)
-                        if (strcmp(t->defs[j]->name, d->name) == 0)
-                                return hull_fail(e, -EINVAL, "--mcp: the tool %s is offered twice", d->name);
-                if (t->n >= CLI_TOOLS_MAX)
-                        return hull_fail(e, -E2BIG, "--mcp: more than %u tools in all", CLI_TOOLS_MAX);
-                /* not wrapped: an MCP tool does not use the session, so it need not wait for its warm-up */
-                size_t k = t->n++;
-                t->offered[k] = *d;
-                t->defs[k] = &t->offered[k];
-                t->policies[k] = settings_policy_for(st, d->name, d->default_policy);
-        }
-        return 0;
+                cli_mcp_list_done(ret);
+        return r;
 }
 
 /* A fresh directory tmp (mode 0700) in dfd, and its fd. */

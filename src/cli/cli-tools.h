@@ -1,42 +1,52 @@
-/* cli-tools.h: the tools `hull run` and `hull chat` offer (the sandbox tools of src/tools/ and,
- * from the settings, web_fetch and web_search), with their permission policies, and what the CLI
- * does with the session around them: warm its interpreter while the first model request is in
+/* cli-tools.h: the tools `hull run` and `hull chat` offer, as their agent recipe (svc-agent.h)
+ * built them, and what the CLI does with the session around them: the MCP servers of --mcp and
+ * config.json as recipe entries, warm its interpreter while the first model request is in
  * flight, save its workspace into the run's directory and restore it for a resumed chat. */
 #pragma once
 
 #include <stddef.h>
+#include <wordexp.h>
 
 #include "error.h"
 #include "mcp-client.h"
 #include "settings.h"
 #include "ss.h"
+#include "svc-agent.h"
 #include "tool.h"
 
 typedef struct cli_tools cli_tools;
 
-/* The tools named (names: n of them, each a built-in's name; NULL: every built-in, web_search
- * only when a search key is configured), their policies from the settings. Returns 0 with *ret,
- * or -EINVAL with *e naming an unknown tool (and listing the known ones) or a tool that cannot be
- * offered (web_search without a key; an allowlist entry that is not a host or CIDR). */
-int cli_tools_new(const settings *st, const char *const *names, size_t n, cli_tools **ret, hull_error *e);
+/* The tools of a built recipe (svc-agent.h; taken: freed with t, also on error) as hull run and
+ * hull chat offer them: each of hull's tools waits for the session's warm-up first (an MCP
+ * server's tools do not use the session). Returns 0 with *ret, or -ENOMEM with *e. */
+int cli_tools_new(svc_agent *built, cli_tools **ret, hull_error *e);
 void cli_tools_free(cli_tools *t);
 static inline void cli_tools_freep(cli_tools **t) {
         cli_tools_free(*t);
 }
-/* Start the MCP servers of config.json's "mcp" (st->mcp, in the file's order; one that a spec names
- * is left to the spec) and of specs (n of them, each "NAME=COMMAND ARGS...": the command line split
- * as a shell would, without command substitution; or NAME=http(s)://...: a Streamable HTTP
- * server connected to), list their tools and offer them too, named NAME__TOOL, with their policies from the
- * settings (default always_allow). interrupt (may be NULL; set by a signal handler) ends the waits
- * for their initialize and tools/list: -ECANCELED. on_message (may be NULL) gets their log messages. The servers
- * run outside the sandbox, as hull's user, until cli_tools_free; but a stdio server named in
- * sandboxed (n_sandboxed names, --mcp-sandbox) or whose config.json entry has "sandbox" runs inside
- * one (mcp-client.h's mcp_sandbox; the entry's sandbox settings, else no network). Returns 0, or
- * a negative errno with *e (-EINVAL for a malformed spec, a sandboxed name that is no stdio
- * server; a server that does not start or answer). */
-int cli_tools_add_mcp(cli_tools *t, const settings *st, const char *const *specs, size_t n,
-                      const char *const *sandboxed, size_t n_sandboxed, const atomic_bool *interrupt,
-                      mcp_message_fn on_message, void *ud, hull_error *e);
+
+/* The MCP servers of config.json's "mcp" and of --mcp, as recipe entries (the strings borrow st
+ * and the specs; the commands' words are the list's). */
+typedef struct cli_mcp_list {
+        svc_agent_mcp mcp[MCP_SERVERS_MAX];
+        size_t n;
+        char names[MCP_SERVERS_MAX][MCP_SERVER_NAME_MAX + 1];
+        wordexp_t words[MCP_SERVERS_MAX];
+        bool have_words[MCP_SERVERS_MAX];
+        mcp_sandbox sandboxes[MCP_SERVERS_MAX];
+} cli_mcp_list;
+
+/* The servers of config.json's "mcp" (st->mcp, in the file's order; one that a spec names is left
+ * to the spec) and of specs (n of them, each "NAME=COMMAND ARGS...": the command line split as a
+ * shell would, without command substitution; or NAME=http(s)://...: a Streamable HTTP server),
+ * into *ret (free with cli_mcp_list_done). Their tools are offered named NAME__TOOL with their
+ * policies from the settings (default always_allow). A stdio server named in sandboxed
+ * (n_sandboxed names, --mcp-sandbox) or whose config.json entry has "sandbox" runs inside a
+ * sandbox (mcp-client.h's mcp_sandbox; the entry's sandbox settings, else no network). Returns
+ * 0, or -EINVAL with *e (a malformed spec, a sandboxed name that is no stdio server, too many). */
+int cli_mcp_list_make(const settings *st, const char *const *specs, size_t n, const char *const *sandboxed,
+                      size_t n_sandboxed, cli_mcp_list *ret, hull_error *e);
+void cli_mcp_list_done(cli_mcp_list *l);
 
 const tool_def *const *cli_tools_defs(const cli_tools *t);
 const tool_policy *cli_tools_policies(const cli_tools *t);

@@ -7,26 +7,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <spawn.h>
 #include <sys/random.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "bus.h"
-#include "dynbuf.h"
-#include "egress.h"
-#include "env-layer.h"
 #include "home.h"
 #include "macro.h"
-#include "mcp-client.h"
-#include "mcp-tools.h"
 #include "model.h"
-#include "sbx-net.h"
-#include "time-util.h"
-#include "tool-web.h"
+#include "svc-agent.h"
 #include "tool-catalog.h"
+#include "svc-env.h"
 #include "v1-run-internal.h"
 
 /* ---- the agent ---- */
@@ -99,163 +91,66 @@ static tool_policy policy_of(const json_t *cfg, const char *name) {
         return TOOL_ALWAYS_ALLOW;
 }
 
-/* One tool of a toolset, enabled in cfg. Returns 0, or -1 with *e. */
-static int add_builtin(live *l, const char *name, const json_t *cfg, hull_error *e) {
-        const settings *st = l->g->cfg.settings;
-        const tool_def *d = NULL;
-        if (strcmp(name, "web_fetch") == 0 || strcmp(name, "web_search") == 0) {
-                if (!l->web) {
-                        int r = tool_web_new((const char *const *) st->allow_hosts, st->n_allow_hosts,
-                                             (const char *const *) st->allow_cidrs, st->n_allow_cidrs,
-                                             st->web_max_bytes, st->search_api_key, st->search_base_url, &l->web, e);
-                        if (r < 0)
-                                return r;
-                }
-                tool_def w[2];
-                size_t n = tool_web_defs(l->web, w);
-                for (size_t i = 0; i < n; i++)
-                        if (strcmp(w[i].name, name) == 0) {
-                                l->defs[l->n_defs] = w[i];
-                                d = &l->defs[l->n_defs];
-                        }
-                if (!d) {
-                        dlog_log(l->g->cfg.log, DLOG_WARN,
-                                 "event=v1-tool-unavailable session=%s tool=%s msg=\"no search key configured\"", l->id,
-                                 name);
-                        return 0;
-                }
-        } else {
-                d = tool_catalog_def(name);
-                if (!d)
-                        return 0; /* v1-shape admits only known names */
-                l->defs[l->n_defs] = *d;
-        }
-        l->policies[l->n_defs] = policy_of(cfg, name);
-        l->needs_box |= l->defs[l->n_defs].needs_session;
-        l->n_defs++;
-        return 0;
+/* An MCP tool's config: what the agent's config says; "auto" asks (hull cannot tell what an MCP
+ * tool does). */
+static svc_agent_rule mcp_rule_of(const json_t *cfg) {
+        const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
+        return (svc_agent_rule){.name = json_string_value(json_object_get(cfg, "name")),
+                                .enabled = json_is_true(json_object_get(cfg, "enabled")),
+                                .policy = p && strcmp(p, "always_allow") == 0 ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK};
 }
 
-/* The toolset config of an MCP server's tool: its entry in the mcp_toolset's configs, else the
- * toolset's default_config; NULL when the agent has no mcp_toolset for the server. */
-static const json_t *mcp_config(const json_t *tools, const char *server, const char *tool) {
+static void tool_skipped(void *ud, const char *tool, const char *why) {
+        live *l = ud;
+        dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-tool-unavailable session=%s tool=%s msg=\"%s\"", l->id, tool, why);
+}
+
+/* The recipe's parts of an agent object (strings borrowed from it): its toolsets' enabled
+ * built-ins and its custom tools, in order; its MCP servers, each with the rules of its
+ * mcp_toolset (the configs by tool name, default_config for the others; no mcp_toolset: none of
+ * its tools). */
+typedef struct v1_recipe {
+        svc_agent_tool tools[V1_TOOLS_MAX + 8];
+        svc_agent_mcp mcp[V1_MCP_SERVERS_MAX];
+        svc_agent_rule *rules[V1_MCP_SERVERS_MAX];
+} v1_recipe;
+
+static void v1_recipe_done(v1_recipe *v) {
+        for (size_t i = 0; i < V1_MCP_SERVERS_MAX; i++)
+                free(v->rules[i]);
+}
+
+static int mcp_of(const json_t *tools, size_t k, const char *name, v1_recipe *v, hull_error *e) {
         size_t i;
         json_t *ts;
+        svc_agent_mcp *m = &v->mcp[k];
         json_array_foreach(tools, i, ts) {
                 if (strcmp(json_string_value(json_object_get(ts, "type")) ?: "", "mcp_toolset") != 0 ||
-                    strcmp(json_string_value(json_object_get(ts, "mcp_server_name")) ?: "", server) != 0)
+                    strcmp(json_string_value(json_object_get(ts, "mcp_server_name")) ?: "", name) != 0)
                         continue;
+                const json_t *configs = json_object_get(ts, "configs");
+                const json_t *dflt = json_object_get(ts, "default_config");
+                if (json_array_size(configs) > 0 &&
+                    !(v->rules[k] = calloc(json_array_size(configs), sizeof(svc_agent_rule))))
+                        return hull_err(e, -ENOMEM, "out of memory");
                 size_t j;
                 json_t *c;
-                json_array_foreach(json_object_get(ts, "configs"), j,
-                                   c) if (strcmp(json_string_value(json_object_get(c, "name")) ?: "", tool) ==
-                                          0) return c;
-                return json_object_get(ts, "default_config");
-        }
-        return NULL;
-}
-
-/* An agent's MCP server URL through the egress guard, as web_fetch's URLs are (an agent's author
- * names it, not the operator): no loopback, private, link-local or other internal address unless
- * the operator's allowlist (config.json's web.allow_hosts / web.allow_cidrs) admits it, never a
- * cloud metadata endpoint. *ret: the URL to use and the addresses checked (pinned by mcp_build). */
-static int mcp_egress(const settings *st, const char *name, const char *url, egress_target *ret, hull_error *e) {
-        const char *allow[EGRESS_ALLOW_MAX];
-        size_t n = 0;
-        for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_hosts[i];
-        for (size_t i = 0; st && i < st->n_allow_cidrs && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_cidrs[i];
-        _cleanup_egress_policy_ egress_policy *p = NULL;
-        hull_error why = {0};
-        int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
-        if (r < 0)
-                return hull_fail(e, r, "mcp: %s: cannot check the URL: %s", name, why.msg);
-        r = egress_check_url(p, url, now_mono_ms() + MCP_INIT_TIMEOUT_MS, ret, &why);
-        if (r < 0)
-                return hull_fail(e, r, "mcp: %s: %.200s refused: %s%s", name, url, why.msg,
-                                 r == -EACCES && !strstr(why.msg, "metadata")
-                                         ? " (hull serve's operator may admit it with web.allow_cidrs or "
-                                           "web.allow_hosts in $HULL_HOME/config.json)"
-                                         : "");
-        return 0;
-}
-
-/* Connect to the agent's MCP servers (Streamable HTTP) and add their enabled tools to l->defs.
- * Returns 0, or -1 with *e, *ret_type and l->mcp_failed (the server that failed). */
-static int mcp_build(live *l, const json_t *agent_obj, size_t cap, const char **ret_type, hull_error *e) {
-        const json_t *servers = json_object_get(agent_obj, "mcp_servers");
-        const json_t *tools = json_object_get(agent_obj, "tools");
-        size_t i;
-        json_t *srv;
-        json_array_foreach(servers, i, srv) {
-                const char *name = json_string_value(json_object_get(srv, "name"));
-                const char *url = json_string_value(json_object_get(srv, "url"));
-                if (!name || !url || l->n_mcps >= V1_MCP_SERVERS_MAX)
-                        continue;
-                mcp_http_config hc = {.name = name, .url = url, .cancel = &l->interrupt};
-                if (!mcp_server_name_valid(name)) {
-                        *ret_type = "mcp_connection_failed_error";
-                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
-                        return hull_fail(e, -EINVAL,
-                                         "mcp: the server name '%.64s' cannot prefix tool names (hull takes letters, "
-                                         "digits, '_' and '-', at most %u bytes): rename it in the agent",
-                                         name, MCP_SERVER_NAME_MAX);
+                json_array_foreach(configs, j, c) {
+                        svc_agent_rule rule = mcp_rule_of(c);
+                        if (rule.name)
+                                v->rules[k][m->n_rules++] = rule;
                 }
-                egress_target t = {0};
-                char pin[EGRESS_PIN_MAX];
-                const char *pins[2] = {pin, NULL};
-                int r = mcp_egress(l->g->cfg.settings, name, url, &t, e);
-                if (r >= 0 && !t.literal && egress_target_pin(&t, pin) < 0)
-                        r = hull_fail(e, -ENAMETOOLONG, "mcp: %s: the URL's host name is too long", name);
-                if (r >= 0) {
-                        hc.url = t.url;
-                        hc.resolve = t.literal ? NULL : pins;
-                        r = mcp_client_connect(&hc, &l->mcps[l->n_mcps], e);
-                }
-                egress_target_done(&t);
-                if (r < 0) {
-                        *ret_type = "mcp_connection_failed_error";
-                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", name);
-                        return -1;
-                }
-                l->n_mcps++;
-        }
-        if (l->n_mcps == 0)
+                m->rules = v->rules[k];
+                if (dflt)
+                        m->others = mcp_rule_of(dflt);
                 return 0;
-        if (mcp_toolset_new(l->mcps, l->n_mcps, &l->interrupt, &l->mcp_set, e) < 0) {
-                *ret_type = "mcp_connection_failed_error";
-                /* the server whose connection broke; else (an error answer) the message names it */
-                size_t k = 0;
-                while (k + 1 < l->n_mcps && mcp_client_alive(l->mcps[k], NULL))
-                        k++;
-                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", mcp_client_name(l->mcps[k]));
-                return -1;
-        }
-        for (size_t k = 0; k < mcp_toolset_count(l->mcp_set) && l->n_defs < cap - 1; k++) {
-                const tool_def *d = mcp_toolset_def(l->mcp_set, k);
-                const json_t *cfg = mcp_config(tools, d->mcp_server, d->mcp_tool);
-                if (!cfg || !json_is_true(json_object_get(cfg, "enabled")))
-                        continue;
-                l->defs[l->n_defs] = *d;
-                /* what the agent's config says; "auto" asks (hull cannot tell what an MCP tool does) */
-                const char *p = json_string_value(json_object_get(json_object_get(cfg, "permission_policy"), "type"));
-                l->policies[l->n_defs++] = p && strcmp(p, "always_allow") == 0 ? TOOL_ALWAYS_ALLOW : TOOL_ALWAYS_ASK;
-                l->needs_box = true; /* a big result becomes a handle, kept in the session's sandbox */
         }
         return 0;
 }
 
-static int tools_build(live *l, const json_t *agent_obj, const char **ret_type, hull_error *e) {
+static int recipe_of(const json_t *agent_obj, svc_agent_recipe *r, v1_recipe *v, hull_error *e) {
         const json_t *tools = json_object_get(agent_obj, "tools");
-        size_t cap = V1_TOOLS_MAX + 8;
-        l->defs = calloc(cap, sizeof(*l->defs));
-        l->def_ptrs = calloc(cap, sizeof(*l->def_ptrs));
-        l->policies = calloc(cap, sizeof(*l->policies));
-        l->schemas = json_array();
-        if (!l->defs || !l->def_ptrs || !l->policies || !l->schemas)
-                return hull_err(e, -ENOMEM, "out of memory");
-        size_t i;
+        size_t i, cap = V1_TOOLS_MAX + 7;
         json_t *ts;
         json_array_foreach(tools, i, ts) {
                 const char *type = json_string_value(json_object_get(ts, "type"));
@@ -265,37 +160,61 @@ static int tools_build(live *l, const json_t *agent_obj, const char **ret_type, 
                         size_t j;
                         json_t *c;
                         json_array_foreach(json_object_get(ts, "configs"), j, c) {
-                                if (l->n_defs >= cap - 1)
-                                        break;
                                 const char *name = json_string_value(json_object_get(c, "name"));
-                                if (name && json_is_true(json_object_get(c, "enabled")) &&
-                                    add_builtin(l, name, c, e) < 0)
-                                        return -1;
+                                if (r->n_tools >= cap)
+                                        break;
+                                if (name && json_is_true(json_object_get(c, "enabled")))
+                                        v->tools[r->n_tools++] = (svc_agent_tool){
+                                                .rule = {.name = name, .enabled = true, .policy = policy_of(c, name)}};
                         }
-                } else if (strcmp(type, "custom") == 0 && l->n_defs < cap - 1) {
-                        char *schema = json_dumps(json_object_get(ts, "input_schema"), JSON_COMPACT);
-                        if (!schema || json_array_append_new(l->schemas, json_string(schema)) < 0) {
-                                free(schema);
-                                return hull_err(e, -ENOMEM, "out of memory");
-                        }
-                        free(schema);
-                        const json_t *kept = json_array_get(l->schemas, json_array_size(l->schemas) - 1);
-                        l->defs[l->n_defs] = (tool_def){
-                                .name = json_string_value(json_object_get(ts, "name")),
-                                .description = json_string_value(json_object_get(ts, "description")) ?: "",
-                                .input_schema = json_string_value(kept),
-                                .default_policy = TOOL_ALWAYS_ALLOW,
-                                .client = true,
+                } else if (strcmp(type, "custom") == 0 && r->n_tools < cap)
+                        v->tools[r->n_tools++] = (svc_agent_tool){
+                                .rule = {.name = json_string_value(json_object_get(ts, "name")), .enabled = true},
+                                .description = json_string_value(json_object_get(ts, "description")),
+                                .input_schema = json_object_get(ts, "input_schema") ?: json_null(),
                         };
-                        l->policies[l->n_defs++] = TOOL_ALWAYS_ALLOW;
-                }
-                /* mcp_toolset: below, once its server is connected */
+                /* mcp_toolset: with its server */
         }
-        if (mcp_build(l, agent_obj, cap, ret_type, e) < 0)
-                return -1;
-        for (size_t k = 0; k < l->n_defs; k++)
-                l->def_ptrs[k] = &l->defs[k];
+        json_t *srv;
+        json_array_foreach(json_object_get(agent_obj, "mcp_servers"), i, srv) {
+                const char *name = json_string_value(json_object_get(srv, "name"));
+                const char *url = json_string_value(json_object_get(srv, "url"));
+                if (!name || !url || r->n_mcp >= V1_MCP_SERVERS_MAX)
+                        continue;
+                v->mcp[r->n_mcp] = (svc_agent_mcp){.name = name, .url = url};
+                if (mcp_of(tools, r->n_mcp, name, v, e) < 0)
+                        return -ENOMEM;
+                r->n_mcp++;
+        }
+        r->tools = v->tools;
+        r->mcp = v->mcp;
         return 0;
+}
+
+/* The agent's tools and MCP servers (svc-agent.h) into l->tools. Returns 0, or -1 with *e,
+ * *ret_type and l->mcp_failed (the server that failed). */
+static int tools_build(live *l, const json_t *agent_obj, const svc_agent_recipe *base, const char **ret_type,
+                       hull_error *e) {
+        _cleanup_(v1_recipe_done) v1_recipe v = {0};
+        svc_agent_recipe r = *base;
+        const char *failed = NULL;
+        if (recipe_of(agent_obj, &r, &v, e) < 0)
+                return -1;
+        if (svc_agent_build(&r, &l->tools, &failed, e) < 0) {
+                if (failed) {
+                        *ret_type = "mcp_connection_failed_error";
+                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", failed);
+                }
+                return -1;
+        }
+        l->needs_box = l->tools->needs_session;
+        return 0;
+}
+
+/* The tools, built by tools_build, and the MCP connections with them. */
+void v1_tools_drop(live *l) {
+        svc_agent_free(TAKE_PTR(l->tools));
+        l->needs_box = false;
 }
 
 /* Is the sandbox still there? (Its idle time or lifetime may have ended it.) */
@@ -311,139 +230,70 @@ static void env_id_of(live *l, char eid[V1_NAME_MAX + 1]) {
         pthread_mutex_unlock(&l->lock);
 }
 
-/* The layer of the session's /v1 environment when its config lists packages: its directory into
- * layer ("" when it has none), built first when missing by `hull env build --spec` (a child
- * process: hull serve's threads do not fork, posix_spawn execs at once), which the flock of
- * env-layer makes the only build of that spec. Returns 0 or a negative errno with *e. */
-static int env_layer_of(live *l, char layer[SBX_PATH_MAX], hull_error *e) {
+/* The session's /v1 environment (svc-env.h): its layer, built first when missing (the flock of
+ * env-layer makes it the only build of that spec; a failed step's output goes to hull serve's
+ * log), its network (unrestricted only when the operator allows it, see docs/SECURITY.md; limited
+ * with the operator's CIDRs and loopback rule) and its description. *ret_found: false without an
+ * environment. Returns 0 or a negative errno with *e. */
+static void env_building(void *ud, const char *name, const char *digest) {
+        (void) name;
+        (void) digest;
+        *(bool *) ud = true;
+}
+
+static int env_of(live *l, svc_env *ret, bool *ret_found, hull_error *e) {
         v1_engine *g = l->g;
-        char eid[V1_NAME_MAX + 1], home[SBX_PATH_MAX], digest[ENV_DIGEST_HEX];
-        _cleanup_(json_decrefp) json_t *env = NULL, *pk = NULL;
+        char eid[V1_NAME_MAX + 1], home[SBX_PATH_MAX] = "";
         _cleanup_(env_spec_done) env_spec s = {0};
+        env_build_info info = {0};
+        bool building = false;
         int r;
-        layer[0] = '\0';
         env_id_of(l, eid);
-        if (!eid[0] || !g->cfg.store)
-                return 0;
-        if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
-                return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
-        json_t *packages = json_object_get(json_object_get(env, "config"), "packages");
-        if (!packages || json_is_null(packages))
-                return 0;
-        pk = json_pack("{s:O}", "packages", packages);
-        if (!pk)
-                return hull_err(e, -ENOMEM, "out of memory");
-        hull_error pe = {0};
-        if ((r = env_spec_from_json(pk, &s, &pe)) < 0)
-                return hull_fail(e, r, "environment %.64s: %s", eid, pe.msg);
-        if (!env_spec_has_packages(&s))
-                return 0;
-        if ((r = home_resolve(home, e)) < 0 || (r = env_layer_digest(&s, digest, e)) < 0 ||
-            (r = env_layer_path(home, digest, layer, e)) < 0)
+        if ((r = svc_env_v1(g->cfg.store, eid, &s, ret_found, e)) < 0 || !*ret_found)
                 return r;
-        if (env_layer_exists(home, digest))
-                return 0;
-        _cleanup_free_ char *text = json_dumps(pk, JSON_COMPACT);
-        if (!text)
-                return hull_err(e, -ENOMEM, "out of memory");
-        char *argv[] = {(char *) "hull",
-                        (char *) "env",
-                        (char *) "build",
-                        (char *) "--home",
-                        home,
-                        (char *) "--spec",
-                        text,
-                        NULL};
-        extern char **environ;
-        pid_t pid;
-        int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, environ);
-        if (err != 0)
-                return hull_err(e, -err, "environment %.64s: cannot start the build of its packages", eid);
-        int st;
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return hull_err(e, negative_errno(), "environment %.64s: waiting for its build", eid);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || !env_layer_exists(home, digest)) {
-                layer[0] = '\0';
+        if (env_spec_has_packages(&s) && (r = home_resolve(home, e)) < 0)
+                return r;
+        svc_env_opts o = {.home = home,
+                          .name = eid,
+                          .describe = true,
+                          .build = true,
+                          .rules = {.allow_cidrs = g->cfg.net_allow_cidrs,
+                                    .allow_loopback = g->cfg.net_allow_loopback,
+                                    .unrestricted = g->cfg.allow_unrestricted ? SVC_ENV_UNRESTRICTED_ALLOW
+                                                                              : SVC_ENV_UNRESTRICTED_NONE},
+                          .on_build = env_building,
+                          .ud = &building,
+                          .build_info = &info};
+        r = svc_env_resolve(&s, &o, ret, e);
+        if (r < 0 && building) {
+                dlog_log(g->cfg.log, DLOG_WARN, "event=v1-env-build-failed session=%s environment=%s error=\"%s\"",
+                         l->id, eid, e->msg);
+                if (info.log[0])
+                        fprintf(stderr, "%s\n", info.log);
                 return hull_fail(e, -EIO,
                                  "environment %.64s: its packages could not be installed (hull serve's log has the "
                                  "build's output; try 'hull env build --spec' with the environment's packages)",
                                  eid);
         }
-        return 0;
+        return r;
 }
 
-/* The network of the session's sandbox from its /v1 environment's config.networking: limited
- * gives *pol (hosts into hosts, the operator's CIDRs and loopback override) and *ret_log_fd, the
- * proxy's log (netlog_dir/network-<id>.log, appended to; -1 without a netlog_dir); anything else
- * (no environment, unrestricted: not offered, see docs/SECURITY.md) none. Returns 0 or a
- * negative errno with *e. */
-static int env_net_of(live *l, sbx_net_mode *ret_mode, sbx_net_policy *pol, char **hosts, int *ret_log_fd,
-                      hull_error *e) {
+/* The proxy's log of the session's limited network: netlog_dir/network-<id>.log, appended to,
+ * into *ret_fd (-1 without a netlog_dir). Returns 0 or a negative errno with *e. */
+static int net_log_open(live *l, int *ret_fd, hull_error *e) {
         v1_engine *g = l->g;
-        char eid[V1_NAME_MAX + 1];
-        _cleanup_(json_decrefp) json_t *env = NULL;
-        int r;
-        *ret_mode = SBX_NET_NONE;
-        *ret_log_fd = -1;
-        env_id_of(l, eid);
-        if (!eid[0] || !g->cfg.store)
+        char path[SBX_PATH_MAX];
+        *ret_fd = -1;
+        if (!g->cfg.netlog_dir)
                 return 0;
-        if ((r = store_get(g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, e)) < 0)
-                return r == -ENOENT ? hull_fail(e, r, "environment %.64s no longer exists", eid) : r;
-        const json_t *net = json_object_get(json_object_get(env, "config"), "networking");
-        const char *type = json_string_value(json_object_get(net, "type"));
-        if (type && g->cfg.allow_unrestricted && strcmp(type, "unrestricted") == 0) {
-                *ret_mode = SBX_NET_UNRESTRICTED;
-                return 0;
-        }
-        if (!type || strcmp(type, "limited") != 0)
-                return 0;
-        size_t i, n = 0;
-        json_t *h;
-        json_array_foreach(json_object_get(net, "allowed_hosts"), i, h) {
-                const char *s = json_string_value(h);
-                if (!s || !sbx_net_pattern_valid(s))
-                        return hull_fail(e, -EINVAL,
-                                         "environment %.64s: networking.allowed_hosts[%zu] '%.64s' is not a host name, "
-                                         "'*.suffix' or an address",
-                                         eid, i, s ?: "");
-                if (n >= SBX_NET_ALLOW_MAX)
-                        return hull_fail(e, -E2BIG, "environment %.64s: more than %u allowed_hosts", eid,
-                                         SBX_NET_ALLOW_MAX);
-                hosts[n++] = (char *) s; /* env is gone on return: copied below */
-        }
-        hosts[n] = NULL;
-        for (size_t k = 0; k < n; k++)
-                if (!(hosts[k] = strdup(hosts[k]))) {
-                        for (size_t j = 0; j < k; j++)
-                                free(hosts[j]);
-                        hosts[0] = NULL;
-                        return hull_err(e, -ENOMEM, "out of memory");
-                }
-        *pol = (sbx_net_policy){.allowed_hosts = hosts,
-                                .allow_package_managers = json_is_true(json_object_get(net, "allow_package_managers")),
-                                .allow_loopback = g->cfg.net_allow_loopback,
-                                .allow_cidrs = g->cfg.net_allow_cidrs,
-                                .log_fd = -1};
-        if (g->cfg.netlog_dir) {
-                char path[SBX_PATH_MAX];
-                if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >=
-                    sizeof(path))
-                        return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
-                /* read too: the session core follows it for the turn's hull.network events */
-                int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (fd < 0)
-                        return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
-                *ret_log_fd = fd;
-        }
-        *ret_mode = SBX_NET_LIMITED;
+        if ((size_t) snprintf(path, sizeof(path), "%s/network-%s.log", g->cfg.netlog_dir, l->id) >= sizeof(path))
+                return hull_err(e, -ENAMETOOLONG, "the network log's path is too long");
+        /* read too: the session core follows it for the turn's hull.network events */
+        int fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "cannot open the session's network log %s", path);
+        *ret_fd = fd;
         return 0;
-}
-
-static void hosts_free(char **hosts) {
-        for (size_t i = 0; hosts[i]; i++)
-                free(hosts[i]);
 }
 
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
@@ -477,12 +327,21 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 pthread_mutex_unlock(&l->lock);
                 ss_unref(g->cfg.ss, TAKE_PTR(l->box));
         }
-        if (!l->defs && tools_build(l, agent_obj, ret_type, e) < 0) {
+        svc_agent_recipe rc = {
+                .st = g->cfg.settings,
+                .model = &g->cfg.settings->model,
+                .instructions = system,
+                .max_tools = V1_TOOLS_MAX + 7,
+                .on_skip = tool_skipped,
+                .on_skip_ud = l,
+                .cancel = &l->interrupt,
+        };
+        if (!l->tools && tools_build(l, agent_obj, &rc, ret_type, e) < 0) {
                 v1_tools_drop(l); /* the next turn tries again */
                 return -1;
         }
         if (!l->model) {
-                model_config mc = g->cfg.settings->model;
+                model_config mc = *rc.model;
                 const char *mid = json_string_value(json_object_get(json_object_get(agent_obj, "model"), "id"));
                 if (!g->cfg.force_model && mid && mid[0])
                         mc.model = mid;
@@ -499,31 +358,24 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         }
         if (l->needs_box && g->cfg.ss && !l->box) {
                 ss_open_opts o = {.principal = l->principal, .owner = ""}; /* no per-owner eviction */
-                char layer[SBX_PATH_MAX];
-                if ((r = env_layer_of(l, layer, e)) < 0)
-                        return r;
-                o.layer_dir = layer[0] ? layer : NULL;
-                char *hosts[SBX_NET_ALLOW_MAX + 1] = {0};
-                sbx_net_policy pol;
+                _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
+                bool found;
                 _cleanup_close_ int log_fd = -1;
-                if ((r = env_net_of(l, &o.net, &pol, hosts, &log_fd, e)) < 0) {
-                        hosts_free(hosts);
+                if ((r = env_of(l, &env, &found, e)) < 0)
                         return r;
+                if (found) {
+                        if (env.net == SBX_NET_LIMITED) {
+                                if ((r = net_log_open(l, &log_fd, e)) < 0)
+                                        return r;
+                                env.policy.log_fd = log_fd; /* the keeper gets its own copy */
+                        }
+                        /* the sandbox's records name its environment: the /v1 environment's id,
+                         * the layer's digest, the network */
+                        rc.env = &env;
+                        svc_agent_open_opts(&rc, &o);
+                        rc.env = NULL; /* env goes with this block */
                 }
-                if (o.net == SBX_NET_LIMITED) {
-                        pol.log_fd = log_fd; /* the keeper gets its own copy */
-                        o.net_policy = &pol;
-                }
-                /* the sandbox's records name its environment: the /v1 environment's id, the
-                 * layer's digest (its directory's name), the network */
-                char eid[V1_NAME_MAX + 1], desc[ENV_DESC_MAX];
-                env_id_of(l, eid);
-                const char *slash = strrchr(layer, '/');
-                if (eid[0] &&
-                    env_describe(eid, NULL, slash ? slash + 1 : NULL, sbx_net_mode_to_string(o.net), desc) == 0)
-                        o.environment = desc;
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
-                hosts_free(hosts);
                 if (r < 0)
                         return r;
                 ss_info info;
@@ -542,15 +394,9 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         agent_config ac = {
                 .model = l->model,
                 .bus = l->bus,
-                .instructions = system && system[0] ? system : NULL,
-                .tools = l->def_ptrs,
-                .policies = l->policies,
-                .n_tools = l->n_defs,
                 .ss = l->box ? g->cfg.ss : NULL,
                 .session = l->box,
-                .max_turns = g->cfg.settings->max_turns,
-                .max_tool_calls = g->cfg.settings->max_tool_calls,
-                .context_tokens = g->cfg.settings->context_tokens,
         };
+        svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);
 }

@@ -8,10 +8,8 @@
 
 #include "agent.h"
 #include "bus.h"
-#include "mcp-client.h"
-#include "mcp-tools.h"
 #include "model.h"
-#include "tool-web.h"
+#include "svc-agent.h"
 #include "v1-run.h"
 
 /* ---- a session at work ---- */
@@ -56,16 +54,9 @@ typedef struct live {
         agent *agent;
         bus *bus;
         model_client *model;
-        tool_web *web;
-        tool_def *defs;
-        const tool_def **def_ptrs;
-        tool_policy *policies;
-        size_t n_defs;
-        json_t *schemas; /* the custom tools' input schemas as text (kept for defs) */
-        /* the agent's MCP servers: connected when its tools are built, closed with the session */
-        mcp_client *mcps[V1_MCP_SERVERS_MAX];
-        size_t n_mcps;
-        mcp_toolset *mcp_set;
+        /* its tools and MCP servers (svc-agent.h): built for its first turn, dropped when the
+         * agent changes, closed with the session */
+        svc_agent *tools;
         char mcp_failed[V1_NAME_MAX + 1]; /* the server that could not be reached ("" none) */
         bool needs_box;
         ss_session *box;
@@ -105,7 +96,7 @@ void v1_watches_end(live *l, const json_t *last);
 /* v1-agent.c */
 /* Build the session's agent for a turn when it has none (under no lock: the worker's). */
 int v1_agent_ready(live *l, const char **ret_type, hull_error *e);
-/* Free the agent's tools and MCP connections. */
+/* Free the agent's tools and MCP connections (svc_agent_free). */
 void v1_tools_drop(live *l);
 /* Is the session's sandbox open and usable? */
 bool v1_box_alive(live *l);

@@ -169,20 +169,6 @@ void v1_log_failure_locked(live *l, const char *type, const char *msg, bool runn
 
 /* ---- the table ---- */
 
-/* The tools, built by tools_build, and the MCP connections with them. */
-void v1_tools_drop(live *l) {
-        mcp_toolset_free(TAKE_PTR(l->mcp_set));
-        for (size_t i = 0; i < l->n_mcps; i++)
-                mcp_client_free(TAKE_PTR(l->mcps[i]));
-        l->n_mcps = 0;
-        free(TAKE_PTR(l->defs));
-        free(TAKE_PTR(l->def_ptrs));
-        free(TAKE_PTR(l->policies));
-        json_decref(TAKE_PTR(l->schemas));
-        l->n_defs = 0;
-        l->needs_box = false;
-}
-
 static void live_free(live *l) {
         v1_watches_end(l, NULL);
         if (l->agent)
@@ -196,8 +182,6 @@ static void live_free(live *l) {
                 ss_close(l->g->cfg.ss, l->box, &ci);
                 ss_unref(l->g->cfg.ss, l->box);
         }
-        if (l->web)
-                tool_web_free(l->web);
         v1_tools_drop(l);
         json_decref(l->obj);
         json_decref(l->queue);

@@ -4,7 +4,9 @@
 # directory (read, write, a big file kept as a handle), server-everything's over stdio (progress
 # notes and a log message reach the transcript) and over Streamable HTTP on loopback; hull chat
 # --mcp over two turns; a server that fails to start, an HTTP server that is not there and a
-# malformed --mcp are clear errors; no server is left running. The servers come from
+# malformed --mcp are clear errors; an HTTP server's URL passes the egress guard (loopback only
+# when config.json's web.allow_cidrs admits it, a metadata endpoint never); no server is left
+# running. The servers come from
 # tests/conformance's lockfile (npm-deps.sh).
 source "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../conformance/npm-deps.sh"
@@ -162,6 +164,28 @@ for i in $(seq 1 600); do
         "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" 2>/dev/null && break
         sleep 0.05
 done
+# the egress guard, as for /v1: a loopback URL is refused (naming the server and how to admit
+# it) until config.json's web.allow_cidrs admits it; a metadata endpoint always is
+mock '{"steps":[{"text":"never asked"}]}'
+run_hull openai "x" --mcp "evh=http://127.0.0.1:$PORT/mcp"
+pyexpect "mcp run: a loopback URL is refused by the egress guard with one line naming the server and the fix" \
+        'rc == 1 and "mcp: evh:" in e and "refused" in e and "loopback" in e and "web.allow_cidrs" in e and len(e.strip().splitlines()) == 1 and len(reqs) == 0'
+HULL_PROVIDER=openai HULL_BASE_URL=$MURL/v1 HULL_API_KEY=k HULL_MODEL=mock-model \
+        timeout 120 "$HULL" chat --mcp "evh=http://127.0.0.1:$PORT/mcp" >"$O" 2>"$E" </dev/null
+RC=$?
+pyexpect "mcp chat: hull chat --mcp passes the same egress guard" \
+        'rc == 1 and "mcp: evh:" in e and "refused" in e and "web.allow_cidrs" in e and len(reqs) == 0'
+printf '{"mcp": {"evh": {"url": "http://127.0.0.1:%s/mcp"}}}\n' "$PORT" >"$HULL_HOME/config.json"
+run_hull openai "x"
+pyexpect "mcp config: a loopback URL of config.json's \"mcp\" is refused too" \
+        'rc == 1 and "mcp: evh:" in e and "refused" in e and "web.allow_cidrs" in e and len(reqs) == 0'
+printf '{"web": {"allow_cidrs": ["169.254.0.0/16"]}}\n' >"$HULL_HOME/config.json"
+run_hull openai "x" --mcp "meta=http://169.254.169.254/mcp"
+pyexpect "mcp run: a cloud metadata endpoint is refused even when web.allow_cidrs covers it" \
+        'rc == 1 and "mcp: meta:" in e and "metadata" in e and len(e.strip().splitlines()) == 1 and len(reqs) == 0 and secs < 30'
+mock_stop
+# from here on the operator admits loopback (the test's servers run there), as the /v1 tests do
+printf '{"web": {"allow_cidrs": ["127.0.0.0/8"]}}\n' >"$HULL_HOME/config.json"
 mock '{"steps":[
  {"tool_calls":[{"name":"evh__trigger-long-running-operation","input":{"duration":3,"steps":6}}]},
  {"tool_calls":[{"name":"evh__get-sum","input":{"a":20,"b":22}}]},
@@ -174,7 +198,8 @@ mock_stop
 
 # ---- the same servers from config.json's "mcp" (stdio with args, env and cwd; HTTP with headers) ----
 cat >"$HULL_HOME/config.json" <<CFGEOF
-{"mcp": {"ev": {"command": "$EV", "args": ["stdio"], "env": {"HULL_CFG_MARK": "from-config"}},
+{"web": {"allow_cidrs": ["127.0.0.0/8"]},
+ "mcp": {"ev": {"command": "$EV", "args": ["stdio"], "env": {"HULL_CFG_MARK": "from-config"}},
          "fs": {"type": "stdio", "command": "$FS", "args": ["."], "cwd": "$ROOT"},
          "evh": {"url": "http://127.0.0.1:$PORT/mcp", "headers": {"X-Hull-Test": "1"}}}}
 CFGEOF
@@ -203,7 +228,7 @@ pyexpect "mcp config: a bad entry is an error naming its key" 'rc != 0 and "mcp.
 printf '{"mcp": {"two words": {"url": "http://127.0.0.1:1/"}}}\n' >"$HULL_HOME/config.json"
 run_hull anthropic "x" --json
 pyexpect "mcp config: a bad server name is an error naming it" 'rc != 0 and "mcp.two words" in e'
-rm -f "$HULL_HOME/config.json"
+printf '{"web": {"allow_cidrs": ["127.0.0.0/8"]}}\n' >"$HULL_HOME/config.json"
 kill -INT "$EVH" 2>/dev/null
 for i in $(seq 1 100); do kill -0 "$EVH" 2>/dev/null || break; sleep 0.1; done
 kill -KILL "$EVH" 2>/dev/null
