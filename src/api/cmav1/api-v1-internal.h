@@ -1,0 +1,68 @@
+/* api-v1-internal.h: what the files of the /v1 face share (api-v1.c: the answers, the
+ * admission of a request, the route table; api-v1-resources.c: agents, environments, sessions,
+ * events and keys; api-v1-ext.c: hull's extensions; api-v1-stream.c: event streams). Not for use
+ * outside src/api/cmav1. */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "api-v1.h"
+
+struct api_v1 {
+        api_v1_config cfg;
+};
+
+#define V1_BETA "managed-agents-2026-04-01"
+
+/* The query: each known argument (an "x[]" is "x"), repeated ones collected. */
+#define QUERY_LIST_MAX 16U
+typedef struct query {
+        const char *limit, *page, *order, *include_archived, *version, *agent_id, *agent_version, *last_event_id;
+        const char *rows, *sandbox; /* hull's extensions */
+        const char *created_gt, *created_gte, *created_lt, *created_lte;
+        const char *list[QUERY_LIST_MAX]; /* statuses[], types[], event_deltas[] */
+        size_t n_list;
+        const char *list_name;
+        const char *const *allowed; /* names this route takes */
+        char bad[64];               /* the first unknown or repeated name */
+        bool too_many;
+} query;
+
+/* ---- answers (api-v1.c) ---- */
+
+/* Answer r with an error in the /v1 envelope (type NULL or "": the status's). */
+void v1a_answer_error(http_req *r, unsigned status, const char *type, const char *code, const char *msg);
+void v1a_fail(http_req *r, const v1_err *e);
+void v1a_failf(http_req *r, unsigned status, const char *code, const char *fmt, ...) _printf_(4, 5);
+/* Answer a JSON value (a reference is taken; NULL: a 500 saying why). */
+void v1a_answer_json(http_req *r, unsigned status, json_t *v);
+void v1a_answer_store_error(http_req *r, int err, const hull_error *e, const char *what, const char *id);
+/* A store page as the API's list object. */
+json_t *v1a_page_json(store_page *p, bool prev);
+
+/* ---- what a request brings (api-v1.c): each returns true once r is refused ---- */
+
+/* The query parsed into q, its names among allowed (list_name: the one "x[]" list it takes). */
+bool v1a_refuse_query(http_req *r, query *q, const char *const *allowed, const char *list_name);
+bool v1a_refuse_bool(http_req *r, const char *name, const char *v, bool *ret);
+bool v1a_refuse_int(http_req *r, const char *name, const char *v, uint64_t min, uint64_t max, uint64_t *ret);
+bool v1a_refuse_time(http_req *r, const char *name, const char *v);
+bool v1a_refuse_order(http_req *r, const char *v, bool def_desc, bool *ret_desc);
+/* Does the session exist? (api-v1-resources.c) */
+bool v1a_refuse_session(api_v1 *a, http_req *r, const char *id);
+/* The body as a JSON object (empty_ok: none is {}); NULL once r is refused. */
+json_t *v1a_body_object(http_req *r, bool empty_ok);
+
+/* ---- the routes' handlers (api-v1-resources.c, api-v1-ext.c) ---- */
+
+http_handler_fn v1a_agent_create, v1a_agent_list, v1a_agent_get, v1a_agent_update, v1a_agent_archive,
+        v1a_agent_versions;
+http_handler_fn v1a_environment_create, v1a_environment_list, v1a_environment_get, v1a_environment_update,
+        v1a_environment_archive, v1a_environment_delete;
+http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_session_update, v1a_session_archive,
+        v1a_session_delete;
+http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
+http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
+http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
