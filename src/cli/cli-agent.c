@@ -536,23 +536,7 @@ static int start_engine(cli_agent *a, hull_error *e) {
                 if (a->zygote_fd < 0 && a->o.verbose)
                         fprintf(stderr, "hull: python starts cold: %s\n", ze.msg);
         }
-        ss_config cfg = {
-                .box = ss_box_local(!a->o.no_cgroup && geteuid() == 0),
-                .zygote_fd = a->zygote_fd,
-                .max_sessions = 1,
-                .max_per_owner = 1,
-                .lifetime_ms = SERVE_SESSION_LIFETIME_MS_MAX,
-                .idle_ms = SERVE_SESSION_LIFETIME_MS_MAX,
-                .memory_bytes = SERVE_SESSION_MEMORY_BYTES,
-                .pids = SERVE_SESSION_PIDS,
-                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
-                .audit_dir = audit,
-                .handles_dir = stores,
-                .provider = "hull",
-                .isolation = "container",
-                .no_reaper = true,
-        };
-        r = ss_new(&cfg, &a->ss, e);
+        r = ss_new_local(a->zygote_fd, !a->o.no_cgroup, audit, stores, &a->ss, e);
         if (r < 0)
                 return r;
         ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};

@@ -151,23 +151,7 @@ static int open_session(mcp_state *st, const char *home_opt, bool no_cgroup, hul
                 if (st->zygote_fd < 0)
                         fprintf(stderr, "hull: mcp: python starts cold: %s\n", ze.msg);
         }
-        ss_config cfg = {
-                .box = ss_box_local(!no_cgroup && geteuid() == 0),
-                .zygote_fd = st->zygote_fd,
-                .max_sessions = 1,
-                .max_per_owner = 1,
-                .lifetime_ms = SERVE_SESSION_LIFETIME_MS_MAX,
-                .idle_ms = SERVE_SESSION_LIFETIME_MS_MAX,
-                .memory_bytes = SERVE_SESSION_MEMORY_BYTES,
-                .pids = SERVE_SESSION_PIDS,
-                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
-                .audit_dir = audit_dir,
-                .handles_dir = stores,
-                .provider = "hull",
-                .isolation = "container",
-                .no_reaper = true,
-        };
-        r = ss_new(&cfg, &st->ss, e);
+        r = ss_new_local(st->zygote_fd, !no_cgroup, audit_dir, stores, &st->ss, e);
         if (r < 0)
                 return r;
         ss_open_opts oo = {.principal = "mcp", .owner = ""};

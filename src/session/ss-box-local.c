@@ -78,3 +78,24 @@ ss_box_ops ss_box_local(bool use_cgroups) {
                             .close = local_close,
                             .ctx = use_cgroups ? (void *) &ss_box_local : NULL};
 }
+
+int ss_new_local(int zygote_fd, bool cgroups, const char *audit_dir, const char *handles_dir, ss_manager **ret,
+                 hull_error *e) {
+        ss_config cfg = {
+                .box = ss_box_local(cgroups && geteuid() == 0),
+                .zygote_fd = zygote_fd,
+                .max_sessions = 1,
+                .max_per_owner = 1,
+                .lifetime_ms = SERVE_SESSION_LIFETIME_MS_MAX,
+                .idle_ms = SERVE_SESSION_LIFETIME_MS_MAX,
+                .memory_bytes = SERVE_SESSION_MEMORY_BYTES,
+                .pids = SERVE_SESSION_PIDS,
+                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                .audit_dir = audit_dir,
+                .handles_dir = handles_dir,
+                .provider = "hull",
+                .isolation = "container",
+                .no_reaper = true,
+        };
+        return ss_new(&cfg, ret, e);
+}

@@ -145,6 +145,13 @@ typedef struct ss_session ss_session;
 
 /* Start the manager and its reaper thread. Returns 0 with *ret or a negative errno with *e. */
 int ss_new(const ss_config *cfg, ss_manager **ret, hull_error *e);
+
+/* The session engine of one process (hull run, hull chat, hull mcp): one session, no reaper, no
+ * idle or lifetime end, the local provider (ss_box_local, cgroups when asked and root), the
+ * caller's zygote (or -1), its records in audit_dir and its handle stores below handles_dir.
+ * Returns 0 with *ret or a negative errno with *e. */
+int ss_new_local(int zygote_fd, bool cgroups, const char *audit_dir, const char *handles_dir, ss_manager **ret,
+                 hull_error *e);
 /* End every session (SHUTDOWN) and wait (at most wait_ms) for calls in flight to finish. */
 void ss_shutdown(ss_manager *m, uint64_t wait_ms);
 /* Stop the reaper and free everything; only once no thread uses m. */
