@@ -387,7 +387,7 @@ static const cli_option exec_options[] = {
          "DIR",
          set_workdir,
          "host directory mounted at /workspace (kept); default a\n"
-         "fresh temporary directory, removed afterwards",
+         "fresh tmpfs (a temporary directory in the process tier), gone afterwards",
          {0}},
         {"rootfs", "DIR", set_rootfs, "prepared root filesystem instead of the host's /usr", {0}},
         {"env", "K=V", set_env, "set a variable (repeatable); the environment is scrubbed", {0}},
