@@ -19,7 +19,7 @@ _Static_assert(ELEMENTSOF(statuses) + 1 == ELEMENTSOF(status_names), "statuses a
 static const char http_family[] = "hull_http_requests_total";
 
 void metrics_init(metrics *m) {
-        *m = (metrics){0};
+        *m = (metrics){.http_fam = -1};
         for (size_t i = 0; i < METRICS_SERIES_MAX; i++)
                 atomic_init(&m->v[i], 0);
         for (size_t i = 0; i < METRICS_FAMILIES_MAX; i++)
@@ -81,14 +81,18 @@ int metrics_http_register(metrics *m) {
                           .label = "code",
                           .values = status_names,
                           .n_values = ELEMENTSOF(status_names)};
-        return metrics_register(m, &d);
+        int f = metrics_register(m, &d);
+        if (f >= 0)
+                m->http_fam = f; /* every answer counts: no lookup by name on that path */
+        return f;
 }
 
 void metrics_http(metrics *m, unsigned status) {
         size_t i = 0;
         while (i < ELEMENTSOF(statuses) && statuses[i] != status)
                 i++;
-        metrics_add_named(m, http_family, i, 1);
+        if (m)
+                metrics_add(m, m->http_fam, i, 1);
 }
 
 /* A bounded text buffer: appends past the end are dropped and reported by the final check. */

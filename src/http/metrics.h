@@ -39,6 +39,7 @@ typedef struct metrics {
         size_t n_fam, n_v;
         atomic_int_fast64_t v[METRICS_SERIES_MAX];
         atomic_uint_fast64_t sum_us[METRICS_FAMILIES_MAX]; /* a histogram's sum */
+        int http_fam; /* hull_http_requests_total's index (metrics_http_register), or -1 */
 } metrics;
 
 /* An empty registry. */
