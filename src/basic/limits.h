@@ -617,3 +617,18 @@
 #define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
 #define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */
 #define ENV_BUILD_TMP_BYTES (512ULL << 20)       /* the build sandbox's /tmp */
+
+/* ---- vaults and credentials (issue 22): src/shared/vault-seal.c, src/service/v1-vault*.c ---- */
+#define VAULT_KEY_BYTES 32U              /* an AES-256-GCM key */
+#define VAULT_KEY_ID_MAX 17U             /* a key's id: 16 hex digits of its SHA-256, NUL included */
+#define VAULT_KEYS_MAX 8U                /* keys of a key ring (the current one first, older ones to open) */
+#define VAULT_KEY_FILE_MAX 4096U         /* bytes of $HULL_HOME/vault.key or HULL_VAULT_KEY */
+#define VAULT_NONCE_BYTES 12U            /* GCM's nonce, random per seal */
+#define VAULT_TAG_BYTES 16U              /* GCM's tag */
+#define VAULT_SECRET_MAX (64U << 10)     /* bytes of one credential's secrets (sealed as one JSON text) */
+#define VAULT_CREDENTIALS_MAX 20U        /* active credentials of a vault */
+#define VAULT_IDS_MAX 20U                /* vault_ids of a session */
+#define VAULT_TOKEN_ANSWER_MAX (64U << 10) /* a token endpoint's answer read */
+#define VAULT_TOKEN_TIMEOUT_MS 15000ULL  /* one token endpoint exchange */
+#define VAULT_REFRESH_EARLY_S 60         /* an OAuth token expiring within this is refreshed before use */
+#define VAULT_PROBE_BODY_MAX 1024U       /* bytes of a token endpoint's or MCP server's answer shown by validate */
