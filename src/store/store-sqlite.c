@@ -45,6 +45,17 @@ static const char *const migrations[] = {
         /* 3: hull's named environments (hull env): every version a row; latest marks the newest. */
         "CREATE TABLE env_specs (name TEXT NOT NULL, version INTEGER NOT NULL, latest INTEGER NOT NULL,"
         " created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
+        /* 4: vaults and their credentials (the secrets sealed, with the id of the key that sealed
+         * them; one active credential per MCP server URL in a vault). */
+        "CREATE TABLE vaults (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX vaults_list ON vaults (created_ms, id);"
+        "CREATE TABLE vault_credentials (id TEXT NOT NULL PRIMARY KEY,"
+        " vault_id TEXT NOT NULL REFERENCES vaults (id) ON DELETE CASCADE, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, url TEXT NOT NULL, body TEXT NOT NULL, key_id TEXT NOT NULL,"
+        " sealed TEXT NOT NULL);"
+        "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
+        "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
 };
 
 int store_sqlite_schema_version(void) {
@@ -330,6 +341,7 @@ static const store_ops sqlt_ops = {
         .rows_read = sqlt_rows_read,
         .rows_write = sqlt_rows_write,
         .check = sqlt_check,
+        .vault = &sqlt_vault_ops,
 };
 
 int store_sqlite_open(const char *path, store **ret, hull_error *e) {
