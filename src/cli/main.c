@@ -34,6 +34,8 @@ static const cli_command commands[] = {
         {"env", "environments: packages installed once into layers, and networking", cli_env_main, cli_env_help},
         {"key", "create, list and delete the API keys of hull serve's /v1 API", cli_key_main, cli_key_help},
         {"db", "copy hull's state into another database (PostgreSQL), check one", cli_db_main, cli_db_help},
+        {"vault", "rotate the key that seals the /v1 vaults' secrets, and seal them anew", cli_vault_main,
+         cli_vault_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
         {"mcp", "serve hull's sandbox tools to an MCP client (Claude Desktop, Claude Code) over stdio", cli_mcp_main,

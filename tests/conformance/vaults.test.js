@@ -429,6 +429,40 @@ async function main() {
     check(err && /refused the refresh|cannot be used/.test(err.error.message), `the message says why: ${err && err.error.message}`);
   });
 
+  await vcase('key rotation without downtime: rotate-key while serving, old secrets still open, rekey, the old key dropped', NOSCRIPT, async ({ srv, client, secrets, found }) => {
+    const { execFileSync } = require('node:child_process');
+    const hull = (...args) => execFileSync(process.env.HULL, ['vault', ...args, '--home', srv.home], { encoding: 'utf8' });
+    const vault = await client.beta.vaults.create({ display_name: 'rotation' });
+    found.push(vault.id);
+    const ids = [];
+    for (let i = 0; i < 3; i++) {
+      secrets.push(`rot-token-${i}-Hh5`);
+      ids.push((await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', token: `rot-token-${i}-Hh5`, mcp_server_url: `http://127.0.0.1:1/r${i}` } })).id);
+    }
+    const keyFile = path.join(srv.home, 'vault.key');
+    same(fs.statSync(keyFile).mode & 0o777, 0o600, 'vault.key is 0600');
+    const before = fs.readFileSync(keyFile, 'utf8').trim().split('\n');
+    same(before.length, 1, 'one key at first');
+    const out = hull('rotate-key');
+    check(/^new key [0-9a-f]{16} first in /.test(out), `rotate-key: ${out}`);
+    const after = fs.readFileSync(keyFile, 'utf8').trim().split('\n');
+    same([after.length, after[1]], [2, before[0]], 'the new key first, the old one kept');
+    check(!out.includes(after[0]) && !out.includes(before[0]), 'no key printed');
+    // the running server seals with the new key and still opens the old envelopes
+    const up = await client.beta.vaults.credentials.update(ids[0], { vault_id: vault.id, display_name: 'resealed' });
+    same(up.display_name, 'resealed', 'an old credential updated (opened with the old key, sealed with the new)');
+    secrets.push('rot-token-new-Hh5');
+    await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', token: 'rot-token-new-Hh5', mcp_server_url: 'http://127.0.0.1:1/rn' } });
+    const rk = hull('rekey');
+    same(rk.trim(), '2 credentials sealed again with the current key', 'rekey seals the two left on the old key');
+    same(hull('rekey').trim(), '0 credentials sealed again with the current key', 'then none');
+    fs.writeFileSync(keyFile, `${after[0]}\n`, { mode: 0o600 });
+    for (const id of ids) {
+      const u = await client.beta.vaults.credentials.update(id, { vault_id: vault.id, metadata: { checked: 'yes' } });
+      same(u.metadata, { checked: 'yes' }, `${id} opens with the new key alone`);
+    }
+  });
+
   done();
 }
 
