@@ -210,7 +210,8 @@ static int vault_header(live *l, v1_recipe *v, size_t i, bool force, const char 
         if (json_array_size(ids) == 0)
                 return 0;
         hull_error ve = {0};
-        if (v1_vault_auth_header(l->g->cfg.store, ids, v->mcp[i].url, force, &v->auth[i], v->cred[i], &ve) < 0) {
+        if (v1_vault_auth_header(l->g->cfg.store, l->g->cfg.settings, ids, v->mcp[i].url, force, &v->auth[i],
+                                 v->cred[i], &ve) < 0) {
                 *ret_type = "mcp_authentication_failed_error";
                 snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", v->mcp[i].name);
                 return hull_fail(e, -EACCES, "mcp: %s: its credential from the session's vaults cannot be used: %s",
@@ -259,14 +260,16 @@ static int tools_build(live *l, const json_t *agent_obj, const svc_agent_recipe 
                 size_t i = 0;
                 while (i + 1 < r.n_mcp && strcmp(r.mcp[i].name, failed) != 0)
                         i++;
-                *ret_type = k == -EACCES ? "mcp_authentication_failed_error" : "mcp_connection_failed_error";
+                /* the server's 401 or 403 (mcp-client.h), not the egress guard's refusal (-EACCES too) */
+                bool refused = k == -EACCES && (strstr(e->msg, ": HTTP 401") || strstr(e->msg, ": HTTP 403"));
+                *ret_type = refused ? "mcp_authentication_failed_error" : "mcp_connection_failed_error";
                 snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", failed);
-                if (k == -EACCES && attempt == 0 && v.cred[i][0]) {
+                if (refused && attempt == 0 && v.cred[i][0]) {
                         if (vault_header(l, &v, i, true, ret_type, e) < 0)
                                 return -1;
                         continue;
                 }
-                if (k == -EACCES) {
+                if (refused) {
                         size_t n = strlen(e->msg);
                         snprintf(e->msg + n, sizeof(e->msg) - n, "%s",
                                  v.cred[i][0] ? " (the credential from the session's vaults was refused)"

@@ -9,9 +9,11 @@
 #include <time.h>
 
 #include "base64.h"
+#include "egress.h"
 #include "home.h"
 #include "http-client.h"
 #include "macro.h"
+#include "time-util.h"
 #include "v1-vault-internal.h"
 #include "v1-vault.h"
 #include "vault-seal.h"
@@ -96,6 +98,34 @@ int v1v_put_credential(store *s, const json_t *obj, const json_t *secrets, bool 
         return 0;
 }
 
+/* ---- the egress guard ---- */
+
+/* url through the egress guard with st's allowlist (what names a token endpoint is an API
+ * caller, not the operator): *t the URL to use and its addresses, pin[0] their pin (NULL-ended). */
+static int guard(const settings *st, const char *what, const char *url, egress_target *t, char *pin, hull_error *e) {
+        const char *allow[EGRESS_ALLOW_MAX];
+        size_t n = 0;
+        for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
+                allow[n++] = st->allow_hosts[i];
+        for (size_t i = 0; st && i < st->n_allow_cidrs && n < EGRESS_ALLOW_MAX; i++)
+                allow[n++] = st->allow_cidrs[i];
+        _cleanup_egress_policy_ egress_policy *p = NULL;
+        hull_error why = {0};
+        int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
+        if (r < 0)
+                return hull_fail(e, r, "%s: cannot check the URL: %s", what, why.msg);
+        r = egress_check_url(p, url, now_mono_ms() + VAULT_TOKEN_TIMEOUT_MS, t, &why);
+        if (r < 0)
+                return hull_fail(e, r, "%s: %.200s refused: %s%s", what, url, why.msg,
+                                 r == -EACCES && !strstr(why.msg, "metadata")
+                                         ? " (the operator may admit it with web.allow_cidrs or web.allow_hosts in "
+                                           "$HULL_HOME/config.json)"
+                                         : "");
+        if (!t->literal && egress_target_pin(t, pin) < 0)
+                return hull_fail(e, -ENAMETOOLONG, "%s: the URL's host name is too long", what);
+        return 0;
+}
+
 /* ---- refresh ---- */
 
 typedef struct form {
@@ -174,7 +204,8 @@ static int refresh_answer(json_t *obj, json_t *secrets, const httpc_answer *a, h
         return 0;
 }
 
-int v1v_refresh(json_t *obj, json_t *secrets, json_t **ret_http, const char **ret_status, hull_error *e) {
+int v1v_refresh(const settings *st, json_t *obj, json_t *secrets, json_t **ret_http, const char **ret_status,
+                hull_error *e) {
         const char *id = json_string_value(json_object_get(obj, "id"));
         const json_t *rf = json_object_get(json_object_get(obj, "auth"), "refresh");
         const char *rt = json_string_value(json_object_get(secrets, "refresh_token"));
@@ -208,7 +239,18 @@ int v1v_refresh(json_t *obj, json_t *secrets, json_t **ret_http, const char **re
                 return hull_err(e, -ENOMEM, "credential %s: cannot refresh", id);
         const char *headers[] = {"Content-Type: application/x-www-form-urlencoded", "Accept: application/json",
                                  basic_hdr, NULL};
-        httpc_request req = {.url = json_string_value(json_object_get(rf, "token_endpoint")),
+        _cleanup_(egress_target_done) egress_target t = {0};
+        char pin[EGRESS_PIN_MAX];
+        const char *pins[2] = {pin, NULL};
+        char what[STORE_ID_MAX + 32];
+        snprintf(what, sizeof(what), "credential %s: token_endpoint", id);
+        if ((r = guard(st, what, json_string_value(json_object_get(rf, "token_endpoint")), &t, pin, e)) < 0) {
+                if (ret_status)
+                        *ret_status = "connect_error";
+                return r;
+        }
+        httpc_request req = {.url = t.url,
+                             .resolve = t.literal ? NULL : pins,
                              .headers = headers,
                              .body = f.text,
                              .body_len = f.len,
@@ -275,8 +317,8 @@ static int find(store *s, const char *vault_id, const char *url, json_t **ret, j
         return 1;
 }
 
-int v1_vault_auth_header(store *s, const json_t *vault_ids, const char *url, bool force_refresh, char **ret,
-                         char ret_cred_id[STORE_ID_MAX], hull_error *e) {
+int v1_vault_auth_header(store *s, const settings *st, const json_t *vault_ids, const char *url, bool force_refresh,
+                         char **ret, char ret_cred_id[STORE_ID_MAX], hull_error *e) {
         *ret = NULL;
         ret_cred_id[0] = '\0';
         size_t i;
@@ -296,7 +338,7 @@ int v1_vault_auth_header(store *s, const json_t *vault_ids, const char *url, boo
                 json_t *auth = json_object_get(cred, "auth");
                 bool oauth = strcmp(json_string_value(json_object_get(auth, "type")) ?: "", "mcp_oauth") == 0;
                 if (oauth && (force_refresh || expiring(auth))) {
-                        if ((r = v1v_refresh(cred, secrets, NULL, NULL, e)) < 0)
+                        if ((r = v1v_refresh(st, cred, secrets, NULL, NULL, e)) < 0)
                                 return r;
                         stale = true; /* stored anew below */
                 }
@@ -317,10 +359,15 @@ int v1_vault_auth_header(store *s, const json_t *vault_ids, const char *url, boo
 /* ---- validate ---- */
 
 /* MCP initialize at the server with the access token: the probe's answer, and whether it took it. */
-static int probe(const char *url, const char *token, json_t **ret, bool *ret_ok, hull_error *e) {
-        _cleanup_(httpc_freep) httpc *c = NULL;
-        int r = httpc_new(&c, e);
+static int probe(const settings *st, const char *url, const char *token, json_t **ret, bool *ret_ok, hull_error *e) {
+        _cleanup_(egress_target_done) egress_target t = {0};
+        char pin[EGRESS_PIN_MAX];
+        const char *pins[2] = {pin, NULL};
+        int r = guard(st, "mcp_server_url", url, &t, pin, e);
         if (r < 0)
+                return r;
+        _cleanup_(httpc_freep) httpc *c = NULL;
+        if ((r = httpc_new(&c, e)) < 0)
                 return r;
         _cleanup_secret_ char *hdr = NULL;
         if (asprintf(&hdr, "Authorization: Bearer %s", token) < 0)
@@ -330,7 +377,8 @@ static int probe(const char *url, const char *token, json_t **ret, bool *ret_ok,
         static const char body[] = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
                                    "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{"
                                    "\"name\":\"hull-validate\",\"version\":\"1\"}}}";
-        httpc_request req = {.url = url,
+        httpc_request req = {.url = t.url,
+                             .resolve = t.literal ? NULL : pins,
                              .headers = headers,
                              .body = body,
                              .body_len = sizeof(body) - 1,
@@ -346,7 +394,8 @@ static int probe(const char *url, const char *token, json_t **ret, bool *ret_ok,
         return 0;
 }
 
-int v1_credential_validate(store *s, const char *vault_id, const char *id, json_t **ret, v1_err *e) {
+int v1_credential_validate(store *s, const settings *st, const char *vault_id, const char *id, json_t **ret,
+                           v1_err *e) {
         json_auto_t *cred = NULL;
         _cleanup_(v1v_secrets_freep) json_t *secrets = NULL;
         hull_error he = {0};
@@ -368,7 +417,7 @@ int v1_credential_validate(store *s, const char *vault_id, const char *id, json_
         if (has_refresh) {
                 json_auto_t *http = NULL;
                 const char *status = NULL;
-                r = v1v_refresh(cred, secrets, &http, &status, &he);
+                r = v1v_refresh(st, cred, secrets, &http, &status, &he);
                 refresh = json_pack("{s:s, s:O?}", "status", status, "http_response", http);
                 if (r < 0)
                         ok = false;
@@ -378,7 +427,8 @@ int v1_credential_validate(store *s, const char *vault_id, const char *id, json_
         if (ok) {
                 bool took = false;
                 const char *url = json_string_value(json_object_get(auth, "mcp_server_url"));
-                if (probe(url, json_string_value(json_object_get(secrets, "access_token")) ?: "", &mcp, &took, &he) < 0)
+                if (probe(st, url, json_string_value(json_object_get(secrets, "access_token")) ?: "", &mcp, &took,
+                          &he) < 0)
                         mcp = json_pack("{s:s, s:n, s:s}", "method", "initialize", "http_response", "error", he.msg);
                 ok = took;
         }

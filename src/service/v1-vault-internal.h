@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "limits.h"
+#include "settings.h"
 #include "store.h"
 #include "v1-shape.h"
 
@@ -30,4 +31,5 @@ int v1v_put_credential(store *s, const json_t *obj, const json_t *secrets, bool 
 /* The refresh of an mcp_oauth credential at its token endpoint: the new access token (and
  * refresh token, when the endpoint rotates it) and expiry into obj and secrets. Returns 0, or a
  * negative errno with *e and (may be NULL) *ret_probe {status, why} for validate. */
-int v1v_refresh(json_t *obj, json_t *secrets, json_t **ret_http, const char **ret_status, hull_error *e);
+int v1v_refresh(const settings *st, json_t *obj, json_t *secrets, json_t **ret_http, const char **ret_status,
+                hull_error *e);

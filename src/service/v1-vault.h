@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 #include "error.h"
+#include "settings.h"
 #include "store.h"
 #include "v1-shape.h"
 
@@ -38,7 +39,7 @@ int v1_credential_archive(store *s, const char *vault_id, const char *id, json_t
 int v1_credential_delete(store *s, const char *vault_id, const char *id, v1_err *e);
 /* mcp_oauth_validate: refresh when a refresh token is there, then MCP initialize with the access
  * token: the vault_credential_validation object. 400 for a static_bearer credential. */
-int v1_credential_validate(store *s, const char *vault_id, const char *id, json_t **ret, v1_err *e);
+int v1_credential_validate(store *s, const settings *st, const char *vault_id, const char *id, json_t **ret, v1_err *e);
 
 /* ---- sessions ---- */
 
@@ -53,8 +54,8 @@ int v1_vault_ids_check(store *s, const json_t *vault_ids, v1_err *e);
  * ("" none). Returns 0, or a negative errno with *e (a refresh that failed, a key ring that
  * lacks the key: the message names the credential, never a secret). Free *ret with
  * vault_free_secret. */
-int v1_vault_auth_header(store *s, const json_t *vault_ids, const char *url, bool force_refresh, char **ret,
-                         char ret_cred_id[STORE_ID_MAX], hull_error *e);
+int v1_vault_auth_header(store *s, const settings *st, const json_t *vault_ids, const char *url, bool force_refresh,
+                         char **ret, char ret_cred_id[STORE_ID_MAX], hull_error *e);
 
 /* Seal again with the current key every credential sealed with another (hull vault rekey);
  * *ret_n how many. */

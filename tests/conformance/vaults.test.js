@@ -194,7 +194,7 @@ const TOOL_TURN = {
 };
 
 async function main() {
-  await vcase('vaults: create, retrieve, update, list with the SDK\'s pagination, archive, delete', NOSCRIPT, async ({ client }) => {
+  await vcase('vaults: create, retrieve, update, list with the SDK\'s pagination, archive, delete', NOSCRIPT, async ({ client, srv }) => {
     const made = [];
     for (let i = 0; i < 5; i++)
       made.push(await client.beta.vaults.create({ display_name: `vault ${i}`, metadata: { n: String(i) } }));
@@ -226,6 +226,9 @@ async function main() {
     same(withArchived.length, 5, 'include_archived');
     const d = await client.beta.vaults.delete(made[2].id);
     same(d, { id: made[2].id, type: 'vault_deleted' }, 'delete');
+    const page2 = await fetch(`${srv.url}/console/vaults.js`);
+    const js = await page2.text();
+    check(page2.status === 200 && js.includes('export async function vaultsList'), 'the console serves its vaults page');
     const nf = await rej(client.beta.vaults.retrieve(made[2].id), 'a deleted vault');
     check(nf instanceof Anthropic.NotFoundError, `NotFoundError: ${nf}`);
   });
@@ -306,7 +309,7 @@ async function main() {
       'a credential is found only in its own vault');
   });
 
-  await vcase('hostile input: bad ids, wrong types, unknown fields, oversized bodies, bad cursors: clear 4xx', NOSCRIPT, async ({ client, srv, key, found }) => {
+  await vcase('hostile input: bad ids, wrong types, unknown fields, oversized bodies, bad cursors: clear 4xx', NOSCRIPT, async ({ client, srv, key, found, secrets }) => {
     same(status(await rej(client.beta.vaults.retrieve('vlt_nope'), 'unknown')), 404, 'unknown vault');
     for (const bad of ['%00x', '%ff%fe', 'a'.repeat(300)]) {
       const r = await raw(srv, key, 'GET', `/v1/vaults/${bad}`);
@@ -338,6 +341,14 @@ async function main() {
       check(why.test(e.message), `the message says why: ${e.message}`);
       check(!/x-only-tok|r-tok-q|b-val-q|ab-tok/.test(e.message), 'no secret in the message');
     }
+    // a token endpoint at a cloud metadata address: the egress guard refuses it, nothing is fetched
+    const meta = await client.beta.vaults.credentials.create(v.id, { auth: { type: 'mcp_oauth', access_token: 'meta-acc-Ee4',
+      mcp_server_url: 'http://127.0.0.1:1/meta', refresh: { client_id: 'c', refresh_token: 'meta-ref-Ee5',
+        token_endpoint: 'http://169.254.169.254/latest/meta-data/', token_endpoint_auth: { type: 'none' } } } });
+    secrets.push('meta-acc-Ee4', 'meta-ref-Ee5');
+    const mv = await client.beta.vaults.credentials.mcpOAuthValidate(meta.id, { vault_id: v.id });
+    same([mv.status, mv.refresh && mv.refresh.status, mv.mcp_probe], ['invalid', 'connect_error', null],
+      'validate: a metadata token endpoint is refused by the egress guard');
     const big = await raw(srv, key, 'POST', '/v1/vaults', JSON.stringify({ display_name: 'x'.repeat(9 << 20) }));
     same(big.status, 413, 'a body over 8 MiB');
     same((await raw(srv, key, 'POST', '/v1/vaults', '{"display_name":')).status, 400, 'not JSON');

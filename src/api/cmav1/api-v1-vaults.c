@@ -168,7 +168,7 @@ static void credential(api_v1 *a, http_req *r, op o) {
                 rr = v1_credential_archive(a->cfg.store, vid, cid, &obj, &err);
                 break;
         case OP_VALIDATE:
-                rr = v1_credential_validate(a->cfg.store, vid, cid, &obj, &err);
+                rr = v1_credential_validate(a->cfg.store, v1_engine_settings(a->cfg.engine), vid, cid, &obj, &err);
                 break;
         }
         answer(r, rr, &err, obj);
