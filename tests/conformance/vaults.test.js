@@ -440,6 +440,26 @@ async function main() {
     check(err && /refused the refresh|cannot be used/.test(err.error.message), `the message says why: ${err && err.error.message}`);
   });
 
+  await vcase('injection: an expired OAuth token is refreshed before use (the server never sees it)', TOOL_TURN, async ({ client, ext, secrets, found }) => {
+    const OLD = 'expired-access-Gg31', REFRESH = 'post-refresh-Gg32', CSECRET = 'post-secret-Gg33';
+    secrets.push(OLD, REFRESH, CSECRET, 'fresh-access-1-Qz8', 'rotated-refresh-1-Wq3');
+    ext.st.refresh = REFRESH;
+    ext.st.accept.add(OLD); // it would still be taken: only the expiry makes hull refresh
+    const vault = await client.beta.vaults.create({ display_name: 'expired' });
+    found.push(vault.id);
+    await client.beta.vaults.credentials.create(vault.id, {
+      auth: { type: 'mcp_oauth', access_token: OLD, mcp_server_url: ext.mcpUrl, expires_at: '2020-01-01T00:00:00Z',
+        refresh: { client_id: 'cli-p', refresh_token: REFRESH, token_endpoint: ext.tokenUrl,
+          token_endpoint_auth: { type: 'client_secret_post', client_secret: CSECRET } } } });
+    const { agent, env } = await agentWithServer(client, ext.mcpUrl);
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id, vault_ids: [vault.id] });
+    const events = await turn(client, session.id, 'Who am I?');
+    check(events.some((e) => e.type === 'agent.mcp_tool_result' && !e.is_error), `the tool ran: ${events.map((e) => e.type)}`);
+    same(ext.st.tokenRequests.length, 1, 'refreshed once, before the first connection');
+    same([ext.st.tokenRequests[0].form.client_id, ext.st.tokenRequests[0].form.client_secret], ['cli-p', CSECRET], 'client_secret_post');
+    check(ext.st.seen.length > 0 && ext.st.seen.every((x) => x.auth === 'Bearer fresh-access-1-Qz8'), 'the expired token was never sent');
+  });
+
   await vcase('key rotation without downtime: rotate-key while serving, old secrets still open, rekey, the old key dropped', NOSCRIPT, async ({ srv, client, secrets, found }) => {
     const { execFileSync } = require('node:child_process');
     const hull = (...args) => execFileSync(process.env.HULL, ['vault', ...args, '--home', srv.home], { encoding: 'utf8' });
