@@ -19,7 +19,7 @@
 /* A store error as the API's (404 naming what, 409 for a conflict, else 500). */
 static int store_fail(int r, const hull_error *he, const char *what, const char *id, v1_err *e) {
         if (r == -ENOENT)
-                return v1_fail(e, 404, what[0] == 'v' && what[1] == 'a' ? "vault_not_found" : "credential_not_found",
+                return v1_fail(e, 404, strcmp(what, "vault") == 0 ? "vault_not_found" : "credential_not_found",
                                "no %s %.64s", what, id);
         if (r == -EEXIST)
                 return v1_fail(e, 409, "credential_conflict",
@@ -258,10 +258,12 @@ static int refresh_update(const json_t *v, json_t *pub, json_t *secrets, v1_err 
         int r = v1_want(v, JSON_OBJECT, "auth.refresh", "an object or null", e);
         if (r < 0 || (r = v1_check_object(v, "auth.refresh", keys, e)) < 0)
                 return r;
-        if (!json_is_object(rp))
-                return refresh_create(
-                        v, (json_object_set_new(pub, "refresh", json_object()), json_object_get(pub, "refresh")),
-                        secrets, e);
+        if (!json_is_object(rp)) { /* none yet: a whole one, as at create */
+                rp = json_object();
+                if (!rp || json_object_set_new(pub, "refresh", rp) < 0)
+                        return -ENOMEM;
+                return refresh_create(v, rp, secrets, e);
+        }
         static const char *const fixed[] = {"client_id", "token_endpoint", "resource", NULL};
         for (const char *const *f = fixed; *f; f++) {
                 const json_t *given = json_object_get(v, *f);
@@ -462,8 +464,10 @@ int v1_vault_ids_check(store *s, const json_t *vault_ids, v1_err *e) {
                 const char *id = json_string_value(v);
                 if (!id || !id[0] || strlen(id) >= STORE_ID_MAX)
                         return v1_fail(e, 400, NULL, "%s: must be a vault id (vlt_...)", p);
-                json_array_foreach(vault_ids, j, w) if (j < i && json_equal(v, w)) return v1_fail(
-                        e, 400, NULL, "%s: %.64s is listed twice", p, id);
+                json_array_foreach(vault_ids, j, w) {
+                        if (j < i && json_equal(v, w))
+                                return v1_fail(e, 400, NULL, "%s: %.64s is listed twice", p, id);
+                }
                 json_auto_t *vault = NULL;
                 hull_error he = {0};
                 r = store_vault_get(s, STORE_VAULT, NULL, id, &vault, NULL, &he);

@@ -183,6 +183,10 @@ async function turn(client, sessionId, text) {
   await client.beta.sessions.events.send(sessionId, { events: [{ type: 'user.message', content: [{ type: 'text', text }] }] });
   const events = await reader.idle();
   reader.close();
+  // every event of the session, listed as JSON: the sweep reads them among the answers
+  let n = 0;
+  for await (const e of client.beta.sessions.events.list(sessionId, { limit: 100 })) n += e ? 1 : 0;
+  check(n >= events.length - 1, `the events list has the turn's events (${n})`);
   return events;
 }
 
