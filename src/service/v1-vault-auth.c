@@ -333,24 +333,37 @@ int v1_vault_auth_header(store *s, const settings *st, const json_t *vault_ids, 
                         return r;
                 if (r == 0)
                         continue;
-                const char *cid = json_string_value(json_object_get(cred, "id"));
-                snprintf(ret_cred_id, STORE_ID_MAX, "%s", cid);
+                snprintf(ret_cred_id, STORE_ID_MAX, "%s", json_string_value(json_object_get(cred, "id")));
                 json_t *auth = json_object_get(cred, "auth");
                 bool oauth = strcmp(json_string_value(json_object_get(auth, "type")) ?: "", "mcp_oauth") == 0;
                 if (oauth && (force_refresh || expiring(auth))) {
-                        if ((r = v1v_refresh(st, cred, secrets, NULL, NULL, e)) < 0)
-                                return r;
-                        stale = true; /* stored anew below */
+                        if ((r = v1v_refresh(st, cred, secrets, NULL, NULL, e)) < 0) {
+                                /* another session (or process) may have refreshed it first, its
+                                 * rotation making this refresh token stale: its new tokens then */
+                                json_auto_t *again = NULL;
+                                _cleanup_(v1v_secrets_freep) json_t *fresh = NULL;
+                                hull_error ae = {0};
+                                if (find(s, vid, url, &again, &fresh, NULL, &ae) != 1 ||
+                                    json_equal(json_object_get(fresh, "access_token"),
+                                               json_object_get(secrets, "access_token")) ||
+                                    (force_refresh ? false : expiring(json_object_get(again, "auth"))))
+                                        return r;
+                                json_decref(cred);
+                                cred = TAKE_PTR(again);
+                                v1v_secrets_free(secrets);
+                                secrets = TAKE_PTR(fresh);
+                        } else
+                                stale = true; /* stored anew below */
                 }
                 if (stale) {
                         v1_err ve = {0};
                         if (v1v_put_credential(s, cred, secrets, false, &ve) < 0)
-                                return hull_fail(e, -EIO, "credential %s: its new tokens cannot be stored: %s", cid,
-                                                 ve.msg);
+                                return hull_fail(e, -EIO, "credential %s: its new tokens cannot be stored: %s",
+                                                 ret_cred_id, ve.msg);
                 }
                 const char *tok = json_string_value(json_object_get(secrets, oauth ? "access_token" : "token"));
                 if (!tok || asprintf(ret, "Authorization: Bearer %s", tok) < 0)
-                        return hull_err(e, -ENOMEM, "credential %s: cannot make its header", cid);
+                        return hull_err(e, -ENOMEM, "credential %s: cannot make its header", ret_cred_id);
                 return 0;
         }
         return 0;

@@ -48,7 +48,7 @@ static size_t walk(store *s, store_vkind k, const char *vault, bool archived) {
         return n;
 }
 
-static void test_backend(const char *url) {
+static void test_backend(const char *url, const char *copy_to) {
         printf("# store at %s\n", url);
         store *s = NULL;
         hull_error e = {0};
@@ -105,6 +105,20 @@ static void test_backend(const char *url) {
               strcmp(json_string_value(json_array_get(json_array_get(stale, 0), 1)), "vcrd_2") == 0);
         json_decref(stale);
 
+        /* hull db copy takes them along, still sealed */
+        if (copy_to) {
+                store *to = NULL;
+                CHECK_EQ_INT(store_open(copy_to, &to, &e), 0);
+                CHECK_EQ_INT(store_copy(s, to, NULL, NULL, &e), 0);
+                char *cs = NULL;
+                json_t *cg = NULL;
+                CHECK_EQ_INT(store_vault_get(to, STORE_VAULT_CREDENTIAL, "vlt_0", "vcrd_2", &cg, &cs, &e), 0);
+                CHECK(cs && strcmp(cs, "hv1.k1.BBBB") == 0);
+                CHECK_EQ_INT((int) walk(to, STORE_VAULT, NULL, true), 5);
+                json_decref(cg);
+                free(cs);
+                store_close(to);
+        }
         CHECK_EQ_INT(store_vault_delete(s, STORE_VAULT_CREDENTIAL, "vlt_1", "vcrd_3", &e), -ENOENT);
         CHECK_EQ_INT(store_vault_delete(s, STORE_VAULT_CREDENTIAL, "vlt_0", "vcrd_3", &e), 0);
         CHECK_EQ_INT(store_vault_delete(s, STORE_VAULT, NULL, "vlt_0", &e), 0);
@@ -122,11 +136,14 @@ int main(void) {
         char dir[] = "/tmp/hull-test-store-vault-XXXXXX", db[128];
         if (!mkdtemp(dir))
                 return 1;
+        char copy[160], from_pg[160];
         snprintf(db, sizeof(db), "%s/hull.db", dir);
-        test_backend(db);
+        snprintf(copy, sizeof(copy), "%s/copy.db", dir);
+        snprintf(from_pg, sizeof(from_pg), "%s/from-pg.db", dir);
+        test_backend(db, copy);
         const char *pg = getenv("HULL_TEST_PG_URL");
         if (pg && *pg)
-                test_backend(pg);
+                test_backend(pg, from_pg);
         rm_rf_at(AT_FDCWD, dir);
         return test_done();
 }
