@@ -617,3 +617,25 @@
 #define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
 #define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */
 #define ENV_BUILD_TMP_BYTES (512ULL << 20)       /* the build sandbox's /tmp */
+
+/* Documents (src/docread/, hull-docread; read_document in src/tools/tool-document.c, issue 25) */
+#define DOCREAD_INPUT_MAX (64ULL << 20)       /* bytes of one document read */
+#define DOCREAD_OUTPUT_MAX (48ULL << 20)      /* bytes of the parser's answer (JSON) the host accepts */
+#define DOCREAD_TEXT_MAX (16ULL << 20)        /* bytes of a document's text */
+#define DOCREAD_TIMEOUT_MS 60000ULL           /* one parse, OCR included */
+#define DOCREAD_MEMORY_BYTES (1ULL << 30)     /* the parser's sandbox memory (and its RLIMIT_AS x2) */
+#define DOCREAD_PIDS 16U                      /* the parser's sandbox processes and threads */
+#define DOCREAD_PAGES_MAX 5000U               /* pages (slides, sheets) of a document read */
+#define DOCREAD_TABLES_MAX 256U               /* tables kept from one document */
+#define DOCREAD_TABLE_ROWS_MAX 1000000U       /* rows of one table */
+#define DOCREAD_TABLE_COLS_MAX 256U           /* columns of one table (HD_TABLE_COLUMNS_MAX or fewer) */
+#define DOCREAD_CELL_MAX 32768U               /* bytes of one cell */
+#define DOCREAD_ZIP_ENTRIES_MAX 20000U        /* entries of an Office/OpenDocument archive */
+#define DOCREAD_ZIP_ENTRY_MAX (128ULL << 20)  /* bytes one entry expands to */
+#define DOCREAD_ZIP_TOTAL_MAX (256ULL << 20)  /* bytes all entries read expand to (a zip bomb stops here) */
+#define DOCREAD_HEADINGS_MAX 2000U            /* headings listed */
+#define DOCREAD_WORDS_MAX 200000U             /* positioned words of one PDF page (table finding) */
+#define DOCREAD_OCR_DPI 300U                  /* a scanned PDF page is rendered at this resolution for OCR */
+#define DOCREAD_OCR_PIXELS_MAX (100ULL << 20) /* pixels of one page image handed to OCR */
+#define DOCREAD_LANGS_MAX 64U                 /* bytes of an OCR language list ("eng+deu") */
+#define DOCREAD_SUMMARY_HEADINGS 20U          /* headings the model's summary lists */
