@@ -536,7 +536,7 @@
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */
 #define MCP_PROGRESS_MS 1000U    /* notifications/progress at most this often per call */
-#define MCP_OFFER_MAX 10U /* the tools hull mcp and /mcp offer (tool_catalog_mcp_offer), run_javascript included */
+#define MCP_OFFER_MAX 11U /* the tools hull mcp and /mcp offer (tool_catalog_mcp_offer), run_javascript included */
 #define MCP_SERVER_TICK_MS 200U /* how often the reader and the server look at the stop flag */
 /* hull serve's /mcp (src/daemon/api-mcp.c) */
 #define MCP_HTTP_SESSIONS_MAX 64U        /* MCP sessions open at once (each holds a sandbox session) */

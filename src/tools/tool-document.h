@@ -1,0 +1,45 @@
+/* tool-document.h: documents read into data handles (issue 25): read_document, the built-in tool
+ * (tools-sandbox.h), and what it rests on, also used where a document is added as a handle.
+ *
+ * A document's bytes are never parsed in this process: hull-docread (src/docread/) parses them in
+ * a fresh container sandbox (no network, DOCREAD_TIMEOUT_MS, DOCREAD_MEMORY_BYTES through the
+ * memory cgroup when hull runs as root, and its own address-space limit in any case, DOCREAD_PIDS
+ * processes), the document on its stdin (a sealed copy), its one JSON answer on stdout. That
+ * answer is untrusted input: its size is bounded, its shape checked, every string checked, and
+ * only then does it become handles: a text handle (the text, page markers "[page N]") and one
+ * table handle per table (CSV ingested by the store, column types inferred). */
+#pragma once
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "dynbuf.h"
+#include "error.h"
+#include "ss.h"
+
+typedef struct doc_read_opts {
+        const char *name;    /* the file's name: its extension hints the format; may be NULL */
+        bool ocr;            /* recognize scanned pages and images */
+        const char *langs;   /* OCR languages ("eng", "eng+deu"); NULL: eng */
+        const char *pages;   /* "1-3,7"; NULL: all */
+        int cancel_fd;       /* readable: stop now; -1: none */
+        uint64_t timeout_ms; /* 0: DOCREAD_TIMEOUT_MS; never more */
+} doc_read_opts;
+
+/* The parser's path: $HULL_DOCREAD, else hull-docread next to this program's binary, else in
+ * ../libexec/hull/ from it. Returns 0 and ret, or -ENOENT with *e saying where it looked. */
+int doc_parser_path(char *ret, size_t size, hull_error *e);
+
+/* Parse the len bytes at data in the sandbox. Returns 0 and *ret (the checked answer: {"format",
+ * "pages", "pages_read", "ocr", "text", "headings", "tables": [{"name", "page", "rows", "cols",
+ * "csv"}], "notes"}), or a negative errno with *e: what was wrong with the document (-EBADMSG,
+ * -EMEDIUMTYPE, -EFBIG, -E2BIG...) or the parser's end (-ETIMEDOUT, -ENOMEM when it ran out of
+ * memory, -EPROTO for an answer that is not what hull-docread writes, -ENOENT no parser). */
+int doc_parse(const void *data, size_t len, const doc_read_opts *o, json_t **ret, hull_error *e);
+
+/* Keep a parsed document (doc_parse's answer) in the session's handles: its text as a text
+ * handle, each table as a table handle (source "read_document NAME: ..."). Returns 0 with
+ * *ret_handles (an array of summaries, text first) and the summary for the model appended to
+ * *out, or a negative errno with *e (the store's errors; handles made before the failure stay). */
+int doc_store(ss_manager *m, ss_session *s, const char *name, const json_t *doc, json_t **ret_handles, dynbuf *out,
+              hull_error *e);
