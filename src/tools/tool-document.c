@@ -242,7 +242,12 @@ int doc_parse(const void *data, size_t len, const doc_read_opts *o, json_t **ret
         };
         sbx_result res = {0};
         hull_error why = {0};
-        if (sbx_run(&spec, &res, &why) < 0)
+        r = sbx_run(&spec, &res, &why);
+        if (r < 0) { /* once more: a busy host can miss a set-up deadline (a cgroup join) */
+                why = (hull_error){0};
+                r = sbx_run(&spec, &res, &why);
+        }
+        if (r < 0)
                 return hull_fail(e, why.err ? why.err : -EIO,
                                  "read_document: documents are parsed only in a container sandbox, and it cannot "
                                  "start here: %s",

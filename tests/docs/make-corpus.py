@@ -285,13 +285,14 @@ def ods(path):
 
 
 def bomb(path):
-    """A .docx whose document.xml expands to 600 MiB (of spaces, 600 KiB compressed)."""
+    """A .docx whose document.xml expands to 160 MiB (of spaces, 160 KiB compressed), past the
+    parser's bound on one entry."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
         z.writestr("[Content_Types].xml", CT)
         with z.open("word/document.xml", "w", force_zip64=True) as f:
             f.write(('<?xml version="1.0"?><w:document %s><w:body><w:p><w:r><w:t>' % W).encode())
             chunk = b" " * (1 << 20)
-            for _ in range(600):
+            for _ in range(160):
                 f.write(chunk)
             f.write(b"</w:t></w:r></w:p></w:body></w:document>")
 
