@@ -273,7 +273,13 @@ static void add_columns(dynbuf *out, const json_t *summary) {
         }
 }
 
-int doc_store(ss_manager *m, ss_session *s, const char *name, const json_t *doc, json_t **ret_handles, dynbuf *out,
+int doc_put_session(void *ud, hd_format f, const char *source, const void *data, size_t len, json_t **ret_summary,
+                    hull_error *e) {
+        const tool_ctx *c = ud;
+        return ss_handles_spill(c->ss, c->session, f, source, data, len, ret_summary, e);
+}
+
+int doc_store(doc_put_fn *put, void *ud, const char *name, const json_t *doc, json_t **ret_handles, dynbuf *out,
               hull_error *e) {
         json_auto_t *handles = json_array();
         if (!handles)
@@ -293,7 +299,7 @@ int doc_store(ss_manager *m, ss_session *s, const char *name, const json_t *doc,
         if (text_len > 0) {
                 json_t *sum = NULL;
                 snprintf(source, sizeof(source), "read_document %.200s: text", name);
-                r = ss_handles_spill(m, s, HD_FORMAT_TEXT, source, text, text_len, &sum, e);
+                r = put(ud, HD_FORMAT_TEXT, source, text, text_len, &sum, e);
                 if (r < 0)
                         return r;
                 json_array_append_new(handles, sum);
@@ -335,8 +341,7 @@ int doc_store(ss_manager *m, ss_session *s, const char *name, const json_t *doc,
                 else
                         snprintf(source, sizeof(source), "read_document %.200s: table %.100s", name, tname);
                 hull_error te = {0};
-                r = ss_handles_spill(m, s, HD_FORMAT_CSV, source, csv, json_string_length(json_object_get(v, "csv")),
-                                     &sum, &te);
+                r = put(ud, HD_FORMAT_CSV, source, csv, json_string_length(json_object_get(v, "csv")), &sum, &te);
                 if (r == -ENOSPC || r == -EFBIG || r == -ENOMEM || r == -EOPNOTSUPP) {
                         if (e)
                                 *e = te;
@@ -525,7 +530,7 @@ static int read_document_run(const tool_ctx *c, const json_t *input, tool_output
         tool_buf_init(&out);
         json_t *handles = NULL;
         hull_error se = {0};
-        r = doc_store(c->ss, c->session, name, parsed, &handles, &out, &se);
+        r = doc_store(doc_put_session, (void *) c, name, parsed, &handles, &out, &se);
         if (r < 0)
                 return tool_error(ret, "read_document: the document was read but cannot be kept: %s", se.msg);
         ret->handles = handles;

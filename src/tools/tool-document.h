@@ -37,9 +37,18 @@ int doc_parser_path(char *ret, size_t size, hull_error *e);
  * memory, -EPROTO for an answer that is not what hull-docread writes, -ENOENT no parser). */
 int doc_parse(const void *data, size_t len, const doc_read_opts *o, json_t **ret, hull_error *e);
 
-/* Keep a parsed document (doc_parse's answer) in the session's handles: its text as a text
- * handle, each table as a table handle (source "read_document NAME: ..."). Returns 0 with
- * *ret_handles (an array of summaries, text first) and the summary for the model appended to
- * *out, or a negative errno with *e (the store's errors; handles made before the failure stay). */
-int doc_store(ss_manager *m, ss_session *s, const char *name, const json_t *doc, json_t **ret_handles, dynbuf *out,
+/* Where doc_store puts a handle: len bytes of format f as a new handle, its summary in
+ * *ret_summary; a negative errno with *e on failure (ss_handles_spill's or hd_put's). */
+typedef int doc_put_fn(void *ud, hd_format f, const char *source, const void *data, size_t len, json_t **ret_summary,
+                       hull_error *e);
+
+/* Keep a parsed document (doc_parse's answer) as handles through put: its text as a text handle,
+ * each table as a table handle (source "read_document NAME: ..."). Returns 0 with *ret_handles
+ * (an array of summaries, text first) and the summary for the model appended to *out, or a
+ * negative errno with *e (put's errors; handles made before the failure stay). A table the
+ * store refuses (not a quota) is named in *out and skipped. */
+int doc_store(doc_put_fn *put, void *ud, const char *name, const json_t *doc, json_t **ret_handles, dynbuf *out,
               hull_error *e);
+
+/* put over a session's store (ss_handles_spill); ud is a tool_ctx. */
+doc_put_fn doc_put_session;
