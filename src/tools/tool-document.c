@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base64.h"
@@ -369,6 +370,46 @@ int doc_store(doc_put_fn *put, void *ud, const char *name, const json_t *doc, js
         }
         *ret_handles = json_incref(handles);
         return 0;
+}
+
+typedef struct session_put {
+        ss_manager *m;
+        ss_session *s;
+} session_put;
+
+static int put_session(void *ud, hd_format f, const char *source, const void *data, size_t len, json_t **ret_summary,
+                       hull_error *e) {
+        session_put *p = ud;
+        return ss_handles_spill(p->m, p->s, f, source, data, len, ret_summary, e);
+}
+
+int doc_read_fd(ss_manager *m, ss_session *s, const char *name, int fd, json_t **ret, hull_error *e) {
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return hull_err(e, -errno, "read_document: cannot read the upload");
+        if ((uint64_t) st.st_size > DOCREAD_INPUT_MAX)
+                return hull_fail(e, -EFBIG, "read_document: the document is larger than %llu MiB",
+                                 DOCREAD_INPUT_MAX >> 20);
+        _cleanup_free_ char *buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return hull_err(e, -ENOMEM, "read_document: out of memory");
+        ssize_t n = loop_pread(fd, buf, (size_t) st.st_size, 0);
+        if (n < 0)
+                return hull_err(e, (int) n, "read_document: cannot read the upload");
+        doc_read_opts o = {.name = name, .cancel_fd = -1};
+        json_auto_t *parsed = NULL;
+        int r = doc_parse(buf, (size_t) n, &o, &parsed, e);
+        if (r < 0)
+                return r;
+        _cleanup_dynbuf_ dynbuf out;
+        dynbuf_init(&out, AGENT_TOOL_TEXT_MAX);
+        json_t *handles = NULL;
+        session_put p = {m, s};
+        r = doc_store(put_session, &p, name, parsed, &handles, &out, e);
+        if (r < 0)
+                return r;
+        *ret = json_pack("{s:s%, s:o}", "summary", out.buf ?: "", out.len, "handles", handles);
+        return *ret ? 0 : hull_err(e, -ENOMEM, "read_document: out of memory");
 }
 
 /* ---- read_document ---- */

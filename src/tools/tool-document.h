@@ -52,3 +52,9 @@ int doc_store(doc_put_fn *put, void *ud, const char *name, const json_t *doc, js
 
 /* put over a session's store (ss_handles_spill); ud is a tool_ctx. */
 doc_put_fn doc_put_session;
+
+/* hs_config.read_document (hull serve's `hull handle add SESSION report.pdf`): the document in
+ * fd (an upload, at most DOCREAD_INPUT_MAX bytes), read into handles of session s inside its call.
+ * Returns 0 and *ret = {"summary": text, "handles": [summaries]}, or a negative errno with *e
+ * (the document's error, the parser's, the store's). */
+int doc_read_fd(ss_manager *m, ss_session *s, const char *name, int fd, json_t **ret, hull_error *e);
