@@ -872,9 +872,12 @@ static const handle_sub subs[] = {
           "Upload a local file (any size the daemon allows: --handle-max, 1 GiB by default) into the\n"
           "session as an input, streamed as it is read: a read-only handle under inputs/, binary, or a\n"
           "table when the file is CSV, TSV or JSON (types inferred over every row). Prints its id.\n"
+          "A document (PDF, Office, OpenDocument, HTML, Markdown) is also read in a sandbox into a text\n"
+          "handle and a table handle per table (read_document's reading), whose summary is printed.\n"
           "Adding the same file under the same input ID again returns the first.\n\n"
-          "  --format F         binary, csv, tsv, json (an array of objects) or jsonl (default: from the\n"
-          "                     extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; else binary)\n"
+          "  --format F         binary, csv, tsv, json (an array of objects), jsonl or document (default:\n"
+          "                     from the extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; .pdf, .docx,\n"
+          "                     .xlsx, .pptx, .odt, .ods, .odp, .html/.htm, .md are documents; else binary)\n"
           "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
           "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n"},
          2,
