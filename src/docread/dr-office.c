@@ -88,6 +88,8 @@ static int zip_load(const char *buf, size_t len, zip *z, dr_doc *d) {
                 }
                 dynbuf b;
                 dynbuf_init(&b, DOCREAD_ZIP_ENTRY_MAX);
+                if (archive_entry_size_is_set(ae) && archive_entry_size(ae) > 0) /* one allocation, no doubling */
+                        (void) dynbuf_reserve(&b, (size_t) archive_entry_size(ae) + 1);
                 char chunk[65536];
                 la_ssize_t got;
                 while ((got = archive_read_data(a, chunk, sizeof(chunk))) > 0) {
