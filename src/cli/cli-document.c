@@ -48,7 +48,9 @@ void cli_document_help(void) {
                "  --json          print the parser's checked answer (text, headings, tables as CSV)\n"
                "  --handles DIR   keep the text and every table as data handles in the store at DIR\n"
                "                  (created if missing; a table handle per table, types inferred)\n\n"
-               "Without --json, a summary is printed: format, pages, headings, tables.\n",
+               "Without --json, a summary is printed: format, pages, headings, tables.\n\n"
+               "Environment: HULL_DOCUMENT_OCR=1 turns OCR on by default (here, and for read_document in\n"
+               "hull run, hull chat and hull serve); HULL_DOCUMENT_OCR_LANGUAGES=eng+deu sets the languages.\n",
                DOCREAD_TIMEOUT_MS / 1000, DOCREAD_MEMORY_BYTES >> 20);
 }
 
@@ -79,7 +81,10 @@ static int read_file(const char *path, dynbuf *b, hull_error *e) {
 }
 
 int cli_document_main(int argc, char **argv) {
-        doc_read_opts o = {.cancel_fd = -1};
+        const char *env_ocr = getenv("HULL_DOCUMENT_OCR");
+        doc_read_opts o = {.cancel_fd = -1,
+                           .ocr = env_ocr && (strcmp(env_ocr, "1") == 0 || strcmp(env_ocr, "true") == 0),
+                           .langs = getenv("HULL_DOCUMENT_OCR_LANGUAGES")};
         bool json = false;
         const char *handles = NULL;
         int c;
@@ -154,6 +159,8 @@ int cli_document_main(int argc, char **argv) {
                         &out, "  table %s, page %" JSON_INTEGER_FORMAT ": %" JSON_INTEGER_FORMAT " rows\n",
                         json_string_value(json_object_get(v, "name")), json_integer_value(json_object_get(v, "page")),
                         json_integer_value(json_object_get(v, "rows")));
+                json_array_foreach(json_object_get(parsed, "notes"), i, v)(void)
+                        dynbuf_addf(&out, "Note: %s\n", json_string_value(v));
         }
         if (r < 0) {
                 fprintf(stderr, "hull: %s\n", e.msg);

@@ -372,6 +372,18 @@ int doc_store(doc_put_fn *put, void *ud, const char *name, const json_t *doc, js
         return 0;
 }
 
+/* OCR's default where a call does not say: HULL_DOCUMENT_OCR=1 turns it on for every document
+ * this process reads (hull run, hull serve), HULL_DOCUMENT_OCR_LANGUAGES sets the languages. */
+static bool ocr_default(void) {
+        const char *v = getenv("HULL_DOCUMENT_OCR");
+        return v && (strcmp(v, "1") == 0 || strcmp(v, "true") == 0 || strcmp(v, "yes") == 0);
+}
+
+static const char *langs_default(void) {
+        const char *v = getenv("HULL_DOCUMENT_OCR_LANGUAGES");
+        return v && v[0] && strlen(v) < DOCREAD_LANGS_MAX ? v : NULL;
+}
+
 typedef struct session_put {
         ss_manager *m;
         ss_session *s;
@@ -396,7 +408,7 @@ int doc_read_fd(ss_manager *m, ss_session *s, const char *name, int fd, json_t *
         ssize_t n = loop_pread(fd, buf, (size_t) st.st_size, 0);
         if (n < 0)
                 return hull_err(e, (int) n, "read_document: cannot read the upload");
-        doc_read_opts o = {.name = name, .cancel_fd = -1};
+        doc_read_opts o = {.name = name, .ocr = ocr_default(), .langs = langs_default(), .cancel_fd = -1};
         json_auto_t *parsed = NULL;
         int r = doc_parse(buf, (size_t) n, &o, &parsed, e);
         if (r < 0)
@@ -551,8 +563,8 @@ static int read_document_run(const tool_ctx *c, const json_t *input, tool_output
                 snprintf(pages_buf, sizeof(pages_buf), "%" JSON_INTEGER_FORMAT, json_integer_value(pages));
         doc_read_opts o = {
                 .name = name,
-                .ocr = tool_bool(input, "ocr", false),
-                .langs = json_string_value(json_object_get(input, "ocr_languages")),
+                .ocr = tool_bool(input, "ocr", ocr_default()),
+                .langs = json_string_value(json_object_get(input, "ocr_languages")) ?: langs_default(),
                 .pages = json_is_integer(pages) ? pages_buf : json_string_value(pages),
                 .timeout_ms = tool_time_left(c, DOCREAD_TIMEOUT_MS),
         };

@@ -41,9 +41,10 @@ run_hull() {
         t1=$(date +%s%N)
         SECS=$(((t1 - t0) / 1000000000))
 }
-# pyexpect NAME EXPR: r[i] is the i-th tool result (text, is_error) of the last request.
+# pyexpect NAME EXPR: r[i] is the i-th tool result (text, is_error) of the last request; o, e, j
+# the command's stdout, stderr and stdout as JSON; C the corpus.
 pyexpect() {
-        if RC=$RC SECS=$SECS "$PY" - "$O" "$TEST_TMP/requests.jsonl" "$C" "$2" <<'PYEOF'; then pass "$1"; else fail "$1" "rc=$RC $(head -c 400 "$O") $(tail -c 600 "$E")"; fi
+        if RC=$RC SECS=$SECS "$PY" - "$O" "$TEST_TMP/requests.jsonl" "$C" "$2" "$E" <<'PYEOF'; then pass "$1"; else fail "$1" "rc=$RC $(head -c 400 "$O") $(tail -c 600 "$E")"; fi
 import json, os, re, sys
 o = open(sys.argv[1]).read()
 try:
@@ -52,6 +53,7 @@ except ValueError:
     j = None
 reqs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 C = sys.argv[3]
+e = open(sys.argv[5]).read()
 rc, secs = int(os.environ["RC"]), int(os.environ["SECS"])
 def results(req):
     out = []
@@ -164,6 +166,22 @@ mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"text":"done"}]}' |
 HULL_DOCREAD=$TEST_TMP/evil/hull-docread run_hull "evil" --input "$TEST_TMP/hello.txt" --json
 pyexpect "read_document: a parser answer out of shape is refused" 'rc == 0 and r[0][1] and "refused" in r[0][0]'
 mock_stop >/dev/null
+
+# ---- hull read-document: the same reading on the command line ----
+HULL_DOCUMENT_OCR=1 timeout 120 "$HULL" read-document "$C/scan.pdf" --json >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document: HULL_DOCUMENT_OCR=1 turns OCR on by default" \
+        'rc == 0 and j["ocr"] is True and accuracy(j["text"], open(C + "/scan-words.txt").read()) >= 0.95'
+timeout 120 "$HULL" read-document "$C/scan.pdf" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document: without it, a scan is named as one" 'rc == 0 and "ocr: true" in o'
+timeout 120 "$HULL" read-document "$C/book.xlsx" --handles "$TEST_TMP/hs" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document --handles: every sheet a table handle in the store" \
+        'rc == 0 and "h2: Sales, page 1, 3 rows" in o and os.path.exists(os.path.dirname(sys.argv[1]) + "/hs/h4.sqlite")'
+timeout 120 "$HULL" read-document "$C/bomb.docx" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document: a refused document exits 1 saying why" 'rc == 1 and "zip bomb" in e'
 
 # ---- hull mcp offers it ----
 printf '%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
