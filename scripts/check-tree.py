@@ -24,6 +24,7 @@ LAYERS = {
     "sandbox": ["basic", "shared"],
     "store": ["basic", "shared"],
     "handles": ["basic", "shared", "sandbox"],
+    "docread": ["basic"],  # hull-docread, a program of its own (the document parser)
     "env": ["basic", "shared", "sandbox"],
     "session": ["basic", "shared", "sandbox", "handles", "env"],
     "agent": ["basic", "shared", "sandbox", "handles", "env", "session"],

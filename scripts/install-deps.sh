@@ -43,6 +43,12 @@ packages=(
         curl openssl
         # the unrestricted network mode (pasta), and its test's network namespace and veth pair
         passt iproute2
+        # read_document's parser, hull-docread (src/docread/): poppler for PDF, tesseract and
+        # leptonica for OCR (with English; more languages: tesseract-ocr-LANG), cairo to render a
+        # scanned page; poppler-utils (pdftoppm, pdftotext) make the tests' scanned page and are
+        # the benchmark's peer
+        libpoppler-glib-dev libcairo2-dev libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng
+        poppler-utils
 )
 
 missing=()

@@ -536,7 +536,7 @@
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */
 #define MCP_PROGRESS_MS 1000U    /* notifications/progress at most this often per call */
-#define MCP_OFFER_MAX 10U /* the tools hull mcp and /mcp offer (tool_catalog_mcp_offer), run_javascript included */
+#define MCP_OFFER_MAX 11U /* the tools hull mcp and /mcp offer (tool_catalog_mcp_offer), run_javascript included */
 #define MCP_SERVER_TICK_MS 200U /* how often the reader and the server look at the stop flag */
 /* hull serve's /mcp (src/daemon/api-mcp.c) */
 #define MCP_HTTP_SESSIONS_MAX 64U        /* MCP sessions open at once (each holds a sandbox session) */
@@ -632,3 +632,24 @@
 #define VAULT_TOKEN_TIMEOUT_MS 15000ULL    /* one token endpoint exchange */
 #define VAULT_REFRESH_EARLY_S 60           /* an OAuth token expiring within this is refreshed before use */
 #define VAULT_PROBE_BODY_MAX 1024U         /* bytes of a token endpoint's or MCP server's answer shown by validate */
+/* Documents (src/docread/, hull-docread; read_document in src/tools/tool-document.c, issue 25) */
+#define DOCREAD_INPUT_MAX (64ULL << 20)       /* bytes of one document read */
+#define DOCREAD_OUTPUT_MAX (48ULL << 20)      /* bytes of the parser's answer (JSON) the host accepts */
+#define DOCREAD_TEXT_MAX (16ULL << 20)        /* bytes of a document's text */
+#define DOCREAD_TIMEOUT_MS 60000ULL           /* one parse, OCR included */
+#define DOCREAD_MEMORY_BYTES (1ULL << 30)     /* the parser's sandbox memory (and its RLIMIT_AS x2) */
+#define DOCREAD_PIDS 16U                      /* the parser's sandbox processes and threads */
+#define DOCREAD_PAGES_MAX 5000U               /* pages (slides, sheets) of a document read */
+#define DOCREAD_TABLES_MAX 256U               /* tables kept from one document */
+#define DOCREAD_TABLE_ROWS_MAX 1000000U       /* rows of one table */
+#define DOCREAD_TABLE_COLS_MAX 256U           /* columns of one table (HD_TABLE_COLUMNS_MAX or fewer) */
+#define DOCREAD_CELL_MAX 32768U               /* bytes of one cell */
+#define DOCREAD_ZIP_ENTRIES_MAX 20000U        /* entries of an Office/OpenDocument archive */
+#define DOCREAD_ZIP_ENTRY_MAX (128ULL << 20)  /* bytes one entry expands to */
+#define DOCREAD_ZIP_TOTAL_MAX (256ULL << 20)  /* bytes all entries read expand to (a zip bomb stops here) */
+#define DOCREAD_HEADINGS_MAX 2000U            /* headings listed */
+#define DOCREAD_WORDS_MAX 200000U             /* positioned words of one PDF page (table finding) */
+#define DOCREAD_OCR_DPI 300U                  /* a scanned PDF page is rendered at this resolution for OCR */
+#define DOCREAD_OCR_PIXELS_MAX (100ULL << 20) /* pixels of one page image handed to OCR */
+#define DOCREAD_LANGS_MAX 64U                 /* bytes of an OCR language list ("eng+deu") */
+#define DOCREAD_SUMMARY_HEADINGS 20U          /* headings the model's summary lists */

@@ -744,8 +744,10 @@ static void id_from_name(const char *name, char *buf, size_t size) {
 static const char *input_format(const handle_args *a, const char *name) {
         static const struct {
                 const char *ext, *format;
-        } by_ext[] = {{".csv", "csv"},   {".tsv", "tsv"},     {".tab", "tsv"},
-                      {".json", "json"}, {".jsonl", "jsonl"}, {".ndjson", "jsonl"}};
+        } by_ext[] = {{".csv", "csv"},       {".tsv", "tsv"},       {".tab", "tsv"},      {".json", "json"},
+                      {".jsonl", "jsonl"},   {".ndjson", "jsonl"},  {".pdf", "document"}, {".docx", "document"},
+                      {".xlsx", "document"}, {".pptx", "document"}, {".odt", "document"}, {".ods", "document"},
+                      {".odp", "document"},  {".html", "document"}, {".htm", "document"}, {".md", "document"}};
         if (a->format)
                 return a->format;
         const char *dot = strrchr(name, '.');
@@ -769,8 +771,9 @@ static int sub_add(cli_client *c, const handle_args *a) {
         }
         const char *format = input_format(a, name);
         if (strcmp(format, "binary") != 0 && strcmp(format, "csv") != 0 && strcmp(format, "tsv") != 0 &&
-            strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0)
-                return usage_error("--format wants binary, csv, tsv, json (an array of objects) or jsonl, not '%s'",
+            strcmp(format, "json") != 0 && strcmp(format, "jsonl") != 0 && strcmp(format, "document") != 0)
+                return usage_error("--format wants binary, csv, tsv, json (an array of objects), jsonl or document, "
+                                   "not '%s'",
                                    format);
         char id[HANDLE_CLI_ID_MAX + 1];
         if (a->input_id)
@@ -807,6 +810,17 @@ static int sub_add(cli_client *c, const handle_args *a) {
         if (pj_string(ans, "id", NULL, NULL, SIZE_MAX, &got, NULL, NULL) < 0 || !handle_id_is_valid(got))
                 return bad_answer("the new handle has no valid id");
         printf("%s\n", got);
+        json_t *doc = json_object_get(ans, "document");
+        const char *summary = json_string_value(json_object_get(doc, "summary"));
+        const char *doc_error = json_string_value(json_object_get(doc, "error"));
+        if (summary) /* the server's text: shown without control characters but newlines and tabs */
+                for (const char *p = summary; *p; p++)
+                        putchar((unsigned char) *p >= 0x20 || *p == '\n' || *p == '\t' ? *p : '?');
+        if (doc_error) {
+                cli_error(CMD, "the document was kept as %s but not read: %.400s", got, doc_error);
+                finish_stdout();
+                return CLI_EXIT_FAILURE;
+        }
         return finish_stdout();
 }
 
@@ -858,9 +872,12 @@ static const handle_sub subs[] = {
           "Upload a local file (any size the daemon allows: --handle-max, 1 GiB by default) into the\n"
           "session as an input, streamed as it is read: a read-only handle under inputs/, binary, or a\n"
           "table when the file is CSV, TSV or JSON (types inferred over every row). Prints its id.\n"
+          "A document (PDF, Office, OpenDocument, HTML, Markdown) is also read in a sandbox into a text\n"
+          "handle and a table handle per table (read_document's reading), whose summary is printed.\n"
           "Adding the same file under the same input ID again returns the first.\n\n"
-          "  --format F         binary, csv, tsv, json (an array of objects) or jsonl (default: from the\n"
-          "                     extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; else binary)\n"
+          "  --format F         binary, csv, tsv, json (an array of objects), jsonl or document (default:\n"
+          "                     from the extension: .csv, .tsv/.tab, .json, .jsonl/.ndjson; .pdf, .docx,\n"
+          "                     .xlsx, .pptx, .odt, .ods, .odp, .html/.htm, .md are documents; else binary)\n"
           "  --name NAME        its display name (default: FILE's name; required for stdin)\n"
           "  --input-id ID      its handle id, [A-Za-z0-9][A-Za-z0-9_.-]{0,63} (default: made from the name)\n"},
          2,

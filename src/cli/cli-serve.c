@@ -23,6 +23,7 @@
 #include "cli-key.h"
 #include "cli-options.h"
 #include "cli.h"
+#include "tool-document.h"
 #include "dlib.h"
 #include "dlog.h"
 #include "fs-util.h"
@@ -887,7 +888,8 @@ static int start_sessions(serve_state *st, hull_error *e) {
                         .store_bytes_max = o->session_handles_max,
                         .env_resolve = serve_env_resolve,
                         .env_done = serve_env_done,
-                        .env_ctx = &st->o};
+                        .env_ctx = &st->o,
+                        .read_document = doc_read_fd};
         return hs_new(&sc, &st->sessions, e);
 }
 

@@ -38,6 +38,9 @@ void cli_vault_help(void);
 int cli_token_main(int argc, char **argv);
 void cli_token_help(void);
 
+int cli_document_main(int argc, char **argv);
+void cli_document_help(void);
+
 int cli_mock_model_main(int argc, char **argv);
 void cli_mock_model_help(void);
 

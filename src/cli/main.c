@@ -38,6 +38,8 @@ static const cli_command commands[] = {
          cli_vault_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
+        {"read-document", "read a PDF, Office, OpenDocument, HTML or Markdown file (parsed in a sandbox)",
+         cli_document_main, cli_document_help},
         {"mcp", "serve hull's sandbox tools to an MCP client (Claude Desktop, Claude Code) over stdio", cli_mcp_main,
          cli_mcp_help},
         {"mock-model", "a scripted model server (OpenAI and Anthropic formats) for offline tests", cli_mock_model_main,

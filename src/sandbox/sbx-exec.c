@@ -129,7 +129,7 @@ int sbx_open_stdin(const char *path, hull_error *e) {
                 return hull_err(e, -ENOMEM, "exec: out of memory");
         uint64_t total = 0;
         for (;;) {
-                ssize_t n = read(src, buf, sizeof(buf));
+                ssize_t n = read(src, buf, SBX_READ_CHUNK);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0)

@@ -772,6 +772,7 @@ struct hs_upload {
         sha256_ctx sha;
         uint64_t bytes, max;
         hd_format format;
+        bool document; /* format "document": read into handles after it is kept */
         char input_id[HULL_API_HANDLE_ID_MAX + 1];
         char name[HULL_API_INPUT_NAME_MAX + 1];
         char note[SERVE_SHORT_STR_MAX];
@@ -804,10 +805,15 @@ int hs_upload_begin(hs_manager *m, const char *principal, const char *session_id
                                  "name (the file's name) must be 1 to %u bytes; nothing changed",
                                  HULL_API_INPUT_NAME_MAX);
         hd_format fmt = HD_FORMAT_BINARY;
-        if (format && format[0] && hull_api_input_format(format, &fmt) < 0)
-                return plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
-                                 "format must be binary, csv, tsv, json (an array of objects) or jsonl; nothing "
-                                 "changed");
+        bool document = format && strcmp(format, "document") == 0;
+        if (document && !m->cfg.read_document)
+                return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
+                                 "this hull serve does not read documents; nothing changed");
+        if (!document && format && format[0] && hull_api_input_format(format, &fmt) < 0)
+                return plim_fail(
+                        f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
+                        "format must be binary, csv, tsv, json (an array of objects), jsonl or document; nothing "
+                        "changed");
         hs_upload *u = calloc(1, sizeof(*u));
         if (!u)
                 return plim_fail(f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
@@ -815,6 +821,7 @@ int hs_upload_begin(hs_manager *m, const char *principal, const char *session_id
         u->m = m;
         u->fd = -1;
         u->format = fmt;
+        u->document = document;
         snprintf(u->input_id, sizeof(u->input_id), "%s", input_id);
         snprintf(u->name, sizeof(u->name), "%s", name);
         if (ss_lookup(m->core, session_id, principal, &u->s) < 0) {
@@ -862,6 +869,14 @@ void hs_upload_finish(hs_manager *m, hs_upload *u, int watch_fd, hs_answer *ret)
                 return;
         }
         r = ss_handles_add_input_fd(m->core, u->s, u->input_id, u->name, u->format, u->fd, hex, &sum, &record, &e);
+        if (r >= 0 && u->document) { /* the input is kept whatever the document's reading says */
+                json_t *doc = NULL;
+                hull_error de = {0};
+                if (m->cfg.read_document(m->core, u->s, u->name, u->fd, &doc, &de) < 0)
+                        doc = json_pack("{s:s}", "error", de.msg);
+                if (doc)
+                        json_object_set_new(sum, "document", doc);
+        }
         ss_call_end(m->core, u->s);
         if (r < 0) {
                 fail_store(&ret->f, r, &e);

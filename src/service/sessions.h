@@ -41,6 +41,11 @@ typedef struct hs_config {
                            sbx_net_policy *ret_policy, char ret_desc[ENV_DESC_MAX], hull_error *e);
         void (*env_done)(void *ctx, sbx_net_policy *policy);
         void *env_ctx;
+        /* An upload with format "document" (a PDF, Office, OpenDocument, HTML or Markdown file):
+         * after it is kept as a binary input, read fd's bytes into handles of the session (inside
+         * the call) and return {"summary": text, "handles": [summaries]} in *ret. NULL: such an
+         * upload is refused. (src/tools/tool-document.h: doc_read_fd.) */
+        int (*read_document)(ss_manager *m, ss_session *s, const char *name, int fd, json_t **ret, hull_error *e);
 } hs_config;
 
 typedef struct hs_manager hs_manager;

@@ -19,4 +19,5 @@
         X(query_handle, TOOL_TOOLSET_HULL, &tool_query_handle, true, 9)                                                \
         X(read_handle, TOOL_TOOLSET_HULL, &tool_read_handle, true, 0)                                                  \
         X(publish_file, TOOL_TOOLSET_HULL, &tool_publish_file, false, 0)                                               \
-        X(run_javascript, TOOL_TOOLSET_NONE, &tool_run_javascript, false, 10)
+        X(read_document, TOOL_TOOLSET_HULL, &tool_read_document, false, 10)                                            \
+        X(run_javascript, TOOL_TOOLSET_NONE, &tool_run_javascript, false, 11)

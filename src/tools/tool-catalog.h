@@ -1,8 +1,8 @@
 /* tool-catalog.h: the one table of hull's built-in tools: each one's name, its toolset (the Claude
  * Managed Agents agent_toolset_20260401: bash, edit, read, write, glob, grep, web_fetch,
  * web_search; hull's hull_toolset_20261201: run_python, inspect_handle, query_handle, read_handle,
- * publish_file; run_javascript in none, offered by hull mcp only), its definition, whether it only
- * reads, and whether hull mcp (and hull serve's /mcp) offers it. Everything that lists, checks or
+ * publish_file, read_document; run_javascript in none, offered by hull mcp only), its definition,
+ * whether it only reads, and whether hull mcp (and hull serve's /mcp) offers it. Everything that lists, checks or
  * offers built-in tools by name asks here. The table's order is the toolsets' (the /v1 API shows
  * a toolset's tools in it).
  *
@@ -61,6 +61,6 @@ const tool_def *tool_catalog_def(const char *name);
 size_t tool_catalog_sandbox_defs(const tool_def *ret[TOOL_CATALOG_MAX]);
 
 /* What hull mcp and /mcp offer, in its order: run_python, bash, read, write, edit, glob, grep,
- * inspect_handle, query_handle, then run_javascript when javascript (the host has node: the
+ * inspect_handle, query_handle, read_document, then run_javascript when javascript (the host has node: the
  * session's javascript cell runs it). Returns how many. */
 size_t tool_catalog_mcp_offer(bool javascript, const tool_def *ret[MCP_OFFER_MAX]);

@@ -23,6 +23,7 @@ extern const tool_def tool_inspect_handle;
 extern const tool_def tool_query_handle;
 extern const tool_def tool_read_handle;
 extern const tool_def tool_publish_file;
+extern const tool_def tool_read_document; /* tool-document.c */
 /* In no toolset: offered by hull mcp. */
 extern const tool_def tool_run_javascript;
 

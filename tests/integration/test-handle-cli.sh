@@ -390,6 +390,19 @@ checkv "get of a bad id fails (1) with a message" sh -c "[ $rc -eq 1 ] && grep -
 HH list ffffffffffffffffffffffffffffffff >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
 checkv "an unknown session is not_found (1)" sh -c "[ $rc -eq 1 ] && grep -q '^hull: handle: not_found: ' '$TEST_TMP/err'"
 
+# a document (issue 25): kept as an input, then read in the parser's sandbox into handles
+printf '# Notes\n\n| k | v |\n|---|---|\n| a | 1 |\n| b | 2 |\n' >"$TEST_TMP/notes.md"
+HH add "$ID" "$TEST_TMP/notes.md" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+tid=$(grep -o '^  h[0-9]*: table_1' "$TEST_TMP/out" | grep -o 'h[0-9]*')
+checkv "add of a document keeps it and reads it: a text handle and a table handle" \
+        sh -c "[ $rc -eq 0 ] && head -1 '$TEST_TMP/out' | grep -qx notes.md && grep -q 'markdown, 1 page' '$TEST_TMP/out' && [ -n '$tid' ]"
+HH query "$ID" "SELECT sum(v) AS s FROM $tid" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+checkv "the document's table answers SQL" sh -c "[ $rc -eq 0 ] && grep -qx 3 '$TEST_TMP/out'"
+printf '%%PDF-1.4 not really\n' >"$TEST_TMP/broken.pdf"
+HH add "$ID" "$TEST_TMP/broken.pdf" >"$TEST_TMP/out" 2>"$TEST_TMP/err"; rc=$?
+checkv "add of a damaged document keeps the file and says why it was not read (1)" \
+        sh -c "[ $rc -eq 1 ] && grep -qx broken.pdf '$TEST_TMP/out' && grep -q 'not read: read_document: .*PDF' '$TEST_TMP/err'"
+
 "$HULL" session close "$ID" >/dev/null 2>&1
 HH list "$ID" >/dev/null 2>"$TEST_TMP/err"; rc=$?
 checkv "list after close fails (1)" sh -c "[ $rc -eq 1 ] && ! grep -q unimplemented '$TEST_TMP/err'"

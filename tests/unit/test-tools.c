@@ -372,9 +372,9 @@ static void test_catalog(void) {
         CHECK_EQ_INT(tool_catalog_toolset_names(TOOL_TOOLSET_AGENT, names), 8);
         join(names, list, sizeof(list));
         CHECK_EQ_STR(list, "bash, edit, read, write, glob, grep, web_fetch, web_search");
-        CHECK_EQ_INT(tool_catalog_toolset_names(TOOL_TOOLSET_HULL, names), 5);
+        CHECK_EQ_INT(tool_catalog_toolset_names(TOOL_TOOLSET_HULL, names), 6);
         join(names, list, sizeof(list));
-        CHECK_EQ_STR(list, "run_python, inspect_handle, query_handle, read_handle, publish_file");
+        CHECK_EQ_STR(list, "run_python, inspect_handle, query_handle, read_handle, publish_file, read_document");
         CHECK_EQ_STR(tool_toolset_to_string(TOOL_TOOLSET_AGENT), "agent_toolset_20260401");
         CHECK_EQ_INT(tool_toolset_from_string("hull_toolset_20261201"), TOOL_TOOLSET_HULL);
         CHECK_EQ_INT(tool_toolset_from_string("mcp_toolset"), -EINVAL);
@@ -403,9 +403,10 @@ static void test_catalog(void) {
                 offer_names[i] = offer[i]->name;
         offer_names[n] = NULL;
         join(offer_names, list, sizeof(list));
-        CHECK_EQ_STR(list, "run_python, bash, read, write, edit, glob, grep, inspect_handle, query_handle");
-        CHECK_EQ_INT(tool_catalog_mcp_offer(true, offer), 10);
-        CHECK(offer[9] == &tool_run_javascript && offer[0] == &tool_run_python);
+        CHECK_EQ_STR(list,
+                     "run_python, bash, read, write, edit, glob, grep, inspect_handle, query_handle, read_document");
+        CHECK_EQ_INT(tool_catalog_mcp_offer(true, offer), 11);
+        CHECK(offer[10] == &tool_run_javascript && offer[0] == &tool_run_python && offer[9] == &tool_read_document);
 
         /* every definition's schema, run_javascript's too */
         for (size_t i = 0; i < tool_catalog_count(); i++) {
@@ -439,7 +440,7 @@ int main(void) {
                             sandbox[n]->name);
                 json_decref(s);
         }
-        CHECK_EQ_INT(n, 11);
+        CHECK_EQ_INT(n, 12);
         CHECK_EQ_INT(n_sandbox, n);
         test_catalog();
         if (geteuid() != 0 || access("/usr/bin/python3", X_OK) < 0) {

@@ -138,10 +138,11 @@ static void test_agent_create(void) {
                    "\"permission_policy\":{\"type\":\"always_ask\"}},\"configs\":[{\"type\":\"search\",\"name\":"
                    "\"search\",\"enabled\":true,\"permission_policy\":{\"type\":\"always_ask\"}},{\"type\":\"push\","
                    "\"name\":\"push\",\"enabled\":false,\"permission_policy\":{\"type\":\"auto\"}}]}"));
-        CHECK_EQ_INT(json_array_size(at(a, "tools.2.configs")), 5);
+        CHECK_EQ_INT(json_array_size(at(a, "tools.2.configs")), 6);
         CHECK(same(at(a, "tools.2.configs.0.permission_policy"), "{\"type\":\"always_ask\"}"));
         CHECK(same(at(a, "tools.2.configs.1.permission_policy"), "{\"type\":\"always_allow\"}"));
         CHECK_EQ_STR(str_at(a, "tools.2.configs.4.name"), "publish_file");
+        CHECK_EQ_STR(str_at(a, "tools.2.configs.5.name"), "read_document");
         CHECK_EQ_STR(str_at(a, "skills.0.version"), "latest");
         CHECK(at(a, "skills.1.version") == NULL);
         CHECK_EQ_STR(str_at(a, "execution_identity.role_arn"), "arn:aws:iam::1:role/x");

@@ -1,0 +1,189 @@
+# test-read-document.sh: read_document end to end (issue 25): `hull run` against `hull mock-model`
+# reads a generated corpus (tests/docs/make-corpus.py) through the tool, the parser running in
+# its container sandbox: a born-digital PDF's table queried with SQL, a two-column PDF in reading
+# order, a scanned PDF and an image read by OCR (word accuracy >= 95 %), .docx, .xlsx (three
+# sheets, typed columns), .pptx, .ods, Markdown and HTML tables; truncated, recursive, 6000-page,
+# zip-bomb and garbage files each a clear error within the bounds; a stand-in parser shows what
+# the sandbox leaves it (its own pid namespace, no host files, no network) and an answer out of
+# shape is refused. hull mcp offers the tool.
+source "$(dirname "$0")/../lib.sh"
+DOCS=$(cd "$(dirname "$0")/../docs" && pwd)
+
+PY=/usr/bin/python3
+export HULL_HOME=$TEST_TMP/home
+mkdir -m 0711 "$HULL_HOME"
+unset OPENAI_API_KEY ANTHROPIC_API_KEY HULL_API_KEY HULL_MODEL HULL_BASE_URL HULL_PROVIDER HULL_DOCREAD 2>/dev/null
+cd "$TEST_TMP" || exit 1
+
+if [ "$(id -u)" != 0 ] && ! unshare -U true 2>/dev/null; then
+        skip "read_document" "no user namespaces here: the parser's sandbox cannot start"
+        exit 0
+fi
+for t in pdftoppm tesseract; do
+        command -v $t >/dev/null || { skip "read_document" "$t is not installed (scripts/install-deps.sh)"; exit 0; }
+done
+C=$TEST_TMP/corpus
+"$PY" "$DOCS/make-corpus.py" "$C" || { fail "the corpus is generated" "make-corpus.py failed"; exit 0; }
+cp "$C/scan.png" "$C/photo.png"
+
+O=$TEST_TMP/out
+E=$TEST_TMP/err
+mock() {
+        : >"$TEST_TMP/requests.jsonl"
+        mock_start "$1" --record "$TEST_TMP/requests.jsonl" --log-level error
+}
+run_hull() {
+        local t0 t1
+        t0=$(date +%s%N)
+        HULL_PROVIDER=anthropic HULL_BASE_URL=$MURL HULL_API_KEY=k HULL_MODEL=mock-model \
+                timeout 300 "$HULL" run "$@" >"$O" 2>"$E" </dev/null
+        RC=$?
+        t1=$(date +%s%N)
+        SECS=$(((t1 - t0) / 1000000000))
+}
+# pyexpect NAME EXPR: r[i] is the i-th tool result (text, is_error) of the last request; o, e, j
+# the command's stdout, stderr and stdout as JSON; C the corpus.
+pyexpect() {
+        if RC=$RC SECS=$SECS "$PY" - "$O" "$TEST_TMP/requests.jsonl" "$C" "$2" "$E" <<'PYEOF'; then pass "$1"; else fail "$1" "rc=$RC $(head -c 400 "$O") $(tail -c 600 "$E")"; fi
+import json, os, re, sys
+o = open(sys.argv[1]).read()
+try:
+    j = json.loads(o)
+except ValueError:
+    j = None
+reqs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+C = sys.argv[3]
+e = open(sys.argv[5]).read()
+rc, secs = int(os.environ["RC"]), int(os.environ["SECS"])
+def results(req):
+    out = []
+    for m in req["body"]["messages"]:
+        if m.get("role") == "user" and isinstance(m.get("content"), list):
+            for b in m["content"]:
+                if b.get("type") == "tool_result":
+                    c = b.get("content")
+                    out.append((c if isinstance(c, str) else "".join(p.get("text", "") for p in (c or [])), bool(b.get("is_error"))))
+    return out
+r = results(reqs[-1]) if reqs else []
+def accuracy(got, want):
+    g = re.findall(r"[a-z]+", got.lower())
+    w = re.findall(r"[a-z]+", want.lower())
+    hits = sum(1 for x in w if x in g)
+    return hits / len(w)
+sys.exit(0 if eval(sys.argv[4]) else 1)
+PYEOF
+}
+
+doc() { printf '{"name":"read_document","input":{"path":"/workspace/inputs/%s"%s}}' "$1" "${2:-}"; }
+calls=(
+        "$(doc table/table.pdf)" "$(doc twocol/twocol.pdf)" "$(doc scan/scan.pdf ',"ocr":true')"
+        "$(doc report/report.docx)" "$(doc book/book.xlsx)" "$(doc deck/deck.pptx)" "$(doc stock/stock.ods)"
+        "$(doc notes/notes.md)" "$(doc page/page.html)" "$(doc truncated/truncated.pdf)"
+        "$(doc recursive/recursive.pdf)" "$(doc many_pages/many-pages.pdf)" "$(doc bomb/bomb.docx)"
+        "$(doc garbage/garbage.bin)" "$(doc photo/photo.png ',"ocr":true')" "$(doc scan/scan.pdf)"
+        "$(doc scan/scan.pdf ',"ocr_languages":"xyz","ocr":true')"
+)
+step1=$(
+        IFS=,
+        echo "${calls[*]}"
+)
+mock '{"steps":[{"tool_calls":['"$step1"']},
+ {"tool_calls":[
+  {"name":"query_handle","input":{"sql":"SELECT Region FROM h2 WHERE Units > 30 ORDER BY Region"}},
+  {"name":"read_handle","input":{"handle_id":"h3"}},
+  {"name":"read_handle","input":{"handle_id":"h4"}},
+  {"name":"query_handle","input":{"sql":"SELECT sum(units) AS u, min(day) AS d, typeof(amount) AS t FROM h8 WHERE paid"}},
+  {"name":"query_handle","input":{"sql":"SELECT sum(age) AS a FROM h9"}},
+  {"name":"query_handle","input":{"sql":"SELECT count(*) AS n FROM h6 JOIN h12 USING (Region)"}},
+  {"name":"query_handle","input":{"sql":"SELECT sum(qty) AS q FROM h14"}},
+  {"name":"read_handle","input":{"handle_id":"h19"}}]},
+ {"text":"done"}]}' || { fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"; exit 0; }
+inputs=()
+for f in table.pdf twocol.pdf scan.pdf report.docx book.xlsx deck.pptx stock.ods notes.md page.html truncated.pdf \
+        recursive.pdf many-pages.pdf bomb.docx garbage.bin photo.png; do
+        inputs+=(--input "$C/$f")
+done
+run_hull "read the documents" "${inputs[@]}" --json
+pyexpect "read_document: the run ends, every document read or refused within the bounds" \
+        'rc == 0 and j and j["answer"] == "done" and len(reqs) == 3 and secs < 240'
+# the last request carries every tool result: r[0..16] step 1's, r[17..24] step 2's
+pyexpect "read_document: a born-digital PDF: pages, headings, one table with typed columns" \
+        'not r[0][1] and "pdf, 2 pages (2 read), 1 table" in r[0][0] and "\"Quarterly Sales\"" in r[0][0] and "h2: p1_t1, page 1, 4 rows: Region text, Quarter text, Revenue real, Units integer" in r[0][0]'
+pyexpect "read_document: docx: headings and its table" \
+        'not r[3][1] and "\"Annual Report\"" in r[3][0] and "\"Outlook\"" in r[3][0] and "h6: table_1, 4 rows: Region text" in r[3][0]'
+pyexpect "read_document: xlsx: three sheets, each a table with typed columns" \
+        'not r[4][1] and "3 tables" in r[4][0] and "h8: Sales, page 1, 3 rows: region text, amount real, units integer, paid boolean, day date" in r[4][0] and "h9: People, page 2, 2 rows: name text, age integer" in r[4][0] and "h10: Empty Start, page 3, 2 rows: code integer, label text" in r[4][0]'
+pyexpect "read_document: pptx: slide titles as headings, its table" \
+        'not r[5][1] and "pptx, 3 pages" in r[5][0] and "p2 \"Sales by Region\"" in r[5][0] and "h12: slide2_t1, page 2, 4 rows" in r[5][0]'
+pyexpect "read_document: ods, Markdown and HTML tables" \
+        'not r[6][1] and "h14: Stock, page 1, 2 rows: item text, qty integer" in r[6][0] and "h16: table_1, page 1, 2 rows: k text, v integer" in r[7][0] and "h18: table_1, page 1, 2 rows: fruit text, price real" in r[8][0]'
+pyexpect "read_document: a truncated PDF is a clear error" 'r[9][1] and "damaged" in r[9][0]'
+pyexpect "read_document: a PDF whose page tree holds itself is a clear error" 'r[10][1] and "damaged" in r[10][0]'
+pyexpect "read_document: 6000 pages are refused, saying how to ask for some" 'r[11][1] and "6000 pages" in r[11][0] and "pages" in r[11][0]'
+pyexpect "read_document: a zip bomb is refused before it expands" 'r[12][1] and "zip bomb" in r[12][0]'
+pyexpect "read_document: garbage is not a document, and the error lists what is" 'r[13][1] and "PDF" in r[13][0] and "docx" in r[13][0]'
+pyexpect "read_document: an image read by OCR" 'not r[14][1] and "image, 1 page (1 read), text by OCR" in r[14][0]'
+pyexpect "read_document: a scan without ocr says to ask for it" 'not r[15][1] and "ocr: true" in r[15][0]'
+pyexpect "read_document: an OCR language not installed is named, with the installed ones" 'r[16][1] and "xyz" in r[16][0] and "eng" in r[16][0]'
+pyexpect "query_handle over a PDF table" 'not r[17][1] and "East" in r[17][0] and "North" in r[17][0] and "South" not in r[17][0]'
+pyexpect "read_document: two columns come in reading order" \
+        '"LEFTEND" in r[18][0] and "RIGHTSTART" in r[18][0] and r[18][0].index("LEFTEND") < r[18][0].index("RIGHTSTART") and r[18][0].index("harbour") < r[18][0].index("LEFTEND")'
+pyexpect "read_document: a scanned PDF by OCR, word accuracy >= 95 %" \
+        'accuracy(r[19][0], open(C + "/scan-words.txt").read()) >= 0.95'
+pyexpect "query_handle over an xlsx sheet: booleans, dates and reals kept" \
+        '"71" in r[20][0] and "2024-01-01" in r[20][0] and "real" in r[20][0]'
+pyexpect "query_handle over a second sheet" '"90" in r[21][0]'
+pyexpect "query_handle joins a docx table and a pptx table" '"\"n\"" in r[22][0] and "[4]" in r[22][0]'
+pyexpect "query_handle over an ods sheet" '"42" in r[23][0]'
+pyexpect "read_document: an image by OCR, word accuracy >= 95 %" \
+        'accuracy(r[24][0], open(C + "/scan-words.txt").read()) >= 0.95'
+mock_stop >/dev/null
+
+# ---- the sandbox around the parser: a stand-in parser reports what it can reach ----
+mkdir -p "$TEST_TMP/probe"
+echo "host-secret-$$" >"$TEST_TMP/secret.txt"
+hostns=$(readlink /proc/self/ns/pid)
+cat >"$TEST_TMP/probe/hull-docread" <<PROBE
+#!/bin/sh
+# proves it is sandboxed first: a pid namespace other than the host's
+ns=host; [ "\$(readlink /proc/self/ns/pid)" != "$hostns" ] && ns=own
+cat "$TEST_TMP/secret.txt" >/dev/null 2>&1 && secret=read || secret=unreachable
+(exec 3<>/dev/tcp/127.0.0.1/9) 2>/dev/null && net=yes || net=none
+printf '{"format":"text","pages":1,"pages_read":1,"ocr":false,"text":"pidns=%s secret=%s net=%s","headings":[],"tables":[],"notes":[]}' "\$ns" "\$secret" "\$net"
+PROBE
+chmod 755 "$TEST_TMP/probe/hull-docread"
+mkdir -p "$TEST_TMP/evil"
+printf '#!/bin/sh\necho %s\n' "'{\"format\":\"evil\",\"pages\":1}'" >"$TEST_TMP/evil/hull-docread"
+chmod 755 "$TEST_TMP/evil/hull-docread"
+printf 'hello\n' >"$TEST_TMP/hello.txt"
+mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"tool_calls":[{"name":"read_handle","input":{"handle_id":"h1"}}]},{"text":"done"}]}' ||
+        fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"
+HULL_DOCREAD=$TEST_TMP/probe/hull-docread run_hull "probe" --input "$TEST_TMP/hello.txt" --json
+pyexpect "read_document: the parser runs in its own pid namespace, without the host's files or network" \
+        'rc == 0 and "pidns=own" in r[1][0] and "secret=unreachable" in r[1][0] and "net=none" in r[1][0] and "host-secret" not in o'
+mock_stop >/dev/null
+mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"text":"done"}]}' || fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"
+HULL_DOCREAD=$TEST_TMP/evil/hull-docread run_hull "evil" --input "$TEST_TMP/hello.txt" --json
+pyexpect "read_document: a parser answer out of shape is refused" 'rc == 0 and r[0][1] and "refused" in r[0][0]'
+mock_stop >/dev/null
+
+# ---- hull read-document: the same reading on the command line ----
+HULL_DOCUMENT_OCR=1 timeout 120 "$HULL" read-document "$C/scan.pdf" --json >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document: HULL_DOCUMENT_OCR=1 turns OCR on by default" \
+        'rc == 0 and j["ocr"] is True and accuracy(j["text"], open(C + "/scan-words.txt").read()) >= 0.95'
+timeout 120 "$HULL" read-document "$C/scan.pdf" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document: without it, a scan is named as one" 'rc == 0 and "ocr: true" in o'
+timeout 120 "$HULL" read-document "$C/book.xlsx" --handles "$TEST_TMP/hs" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document --handles: every sheet a table handle in the store" \
+        'rc == 0 and "h2: Sales, page 1, 3 rows" in o and os.path.exists(os.path.dirname(sys.argv[1]) + "/hs/h4.sqlite")'
+timeout 120 "$HULL" read-document "$C/bomb.docx" >"$O" 2>"$E"
+RC=$? SECS=0
+pyexpect "hull read-document: a refused document exits 1 saying why" 'rc == 1 and "zip bomb" in e'
+
+# ---- hull mcp offers it ----
+printf '%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | timeout 30 "$HULL" mcp >"$O" 2>"$E"
+check "hull mcp lists read_document" grep -q '"name":"read_document"' "$O"
