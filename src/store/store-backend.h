@@ -156,6 +156,8 @@ typedef struct store_ops {
         int (*rows_write)(store *s, const store_table *t, json_t *rows, hull_error *e);
         /* the problems of the sequences (a JSON array of strings, one a problem; empty: none) */
         int (*check)(store *s, json_t **ret, hull_error *e);
+
+        const struct store_skill_ops *skills; /* store-skill-backend.h */
 } store_ops;
 
 /* The head of every backend's store. */

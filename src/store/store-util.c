@@ -384,6 +384,8 @@ const store_table store_tables[] = {
         {"session_sandboxes", "session_id, fingerprint, opened_at", "ttt", "ord"},
         {"agui_threads", "thread_id, session_id", "tt", "thread_id"},
         {"env_specs", "name, version, latest, created_ms, body", "tiiit", "name, version"},
+        {"skills", "id, created_ms, body", "tit", "created_ms, id"},
+        {"skill_versions", "skill_id, version, created_ms, body, zip", "tiitt", "skill_id, version"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 
