@@ -128,12 +128,14 @@ static int sk_remove(store *base, const char *skill_id, int64_t version, const c
         int r;
         if ((r = pg_tx_begin(pc, &t, e)) < 0)
                 return r;
-        if (version == 0) {
+        if (version <= 0) {
                 const char *v[] = {skill_id};
                 _cleanup_res_ PGresult *cnt = NULL;
                 /* the skill's row locked first: a version added meanwhile waits for this */
                 if ((r = pg_exec(pc, "SELECT 1 FROM skills WHERE id = $1 FOR UPDATE", 1, v, "cannot lock a skill", NULL,
                                  e)) < 0 ||
+                    (version == -1 && (r = pg_exec(pc, "DELETE FROM skill_versions WHERE skill_id = $1", 1, v,
+                                                   "cannot delete a skill's versions", NULL, e)) < 0) ||
                     (r = pg_exec(pc, "SELECT count(*) FROM skill_versions WHERE skill_id = $1", 1, v,
                                  "cannot count a skill's versions", &cnt, e)) < 0)
                         return r;
@@ -153,7 +155,8 @@ static int sk_remove(store *base, const char *skill_id, int64_t version, const c
         if (r < 0)
                 return r;
         if (pg_changes(res) == 0)
-                return version ? hull_fail(e, -ENOENT, "store: skill %.64s has no version %" PRId64, skill_id, version)
+                return version > 0
+                               ? hull_fail(e, -ENOENT, "store: skill %.64s has no version %" PRId64, skill_id, version)
                                : hull_fail(e, -ENOENT, "store: no skill %.64s", skill_id);
         return pg_tx_commit(&t, e);
 }

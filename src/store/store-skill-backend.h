@@ -23,8 +23,9 @@ typedef struct store_skill_ops {
          * bodies appended to out, with their keys into keys[] and ids[] (skills). */
         int (*list)(store *s, const char *skill_id, bool has_after, int64_t after_key, const char *after_id,
                     unsigned want, json_t *out, int64_t *keys, char (*ids)[STORE_ID_MAX], size_t *ret_n, hull_error *e);
-        /* version 0: the skill (-ENOTEMPTY while it has versions); else the version, and the
-         * skill's body replaced by skill_body, in one transaction */
+        /* version 0: the skill (-ENOTEMPTY while it has versions); -1: the skill and its
+         * versions; else the version, and the skill's body replaced by skill_body; each in one
+         * transaction */
         int (*remove)(store *s, const char *skill_id, int64_t version, const char *skill_body, hull_error *e);
 } store_skill_ops;
 

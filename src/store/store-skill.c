@@ -78,10 +78,10 @@ int store_skill_version_get(store *s, const char *id, const char *version, json_
         return o->get(s, id, v, ret, e);
 }
 
-int store_skill_delete(store *s, const char *id, hull_error *e) {
+int store_skill_delete(store *s, const char *id, bool with_versions, hull_error *e) {
         const store_skill_ops *o = ops_of(s, e);
         int r = o ? store_id_check("skill", id, e) : -ENOSYS;
-        return r < 0 ? r : o->remove(s, id, 0, NULL, e);
+        return r < 0 ? r : o->remove(s, id, with_versions ? -1 : 0, NULL, e);
 }
 
 /* The cursor of a list (skills when !versions) parsed: -EINVAL unless it is one. */

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,7 +20,8 @@ int store_skill_create(store *s, const json_t *skill, const json_t *version, con
 int store_skill_version_add(store *s, const json_t *skill, const json_t *version, const uint8_t *zip, size_t len,
                             hull_error *e);
 int store_skill_get(store *s, const char *id, json_t **ret, hull_error *e);
-int store_skill_delete(store *s, const char *id, hull_error *e);
+/* with_versions: its versions go too; else -ENOTEMPTY while it has any. */
+int store_skill_delete(store *s, const char *id, bool with_versions, hull_error *e);
 /* versions_of NULL: the skills; else that skill's versions. */
 int store_skill_list(store *s, const char *versions_of, const char *page, unsigned limit, store_page *ret,
                      hull_error *e);

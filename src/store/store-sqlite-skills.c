@@ -162,7 +162,11 @@ static int sk_remove(store *base, const char *skill_id, int64_t version, const c
         int r, changes = 0;
         if ((r = sqlt_tx_begin(s, &t, e)) < 0)
                 return r;
-        if (version == 0) {
+        if (version == -1 &&
+            (r = exec_args(s, "DELETE FROM skill_versions WHERE skill_id = ?1", &(sk_args){.t = {skill_id}},
+                           "cannot delete a skill's versions", NULL, e)) < 0)
+                return r;
+        if (version <= 0) {
                 _cleanup_stmt_ sqlite3_stmt *st = NULL;
                 if ((r = prep_bind(s, "SELECT count(*) FROM skill_versions WHERE skill_id = ?1",
                                    &(sk_args){.t = {skill_id}}, &st, e)) < 0)
@@ -186,7 +190,8 @@ static int sk_remove(store *base, const char *skill_id, int64_t version, const c
         if (r < 0)
                 return r;
         if (changes == 0)
-                return version ? hull_fail(e, -ENOENT, "store: skill %.64s has no version %" PRId64, skill_id, version)
+                return version > 0
+                               ? hull_fail(e, -ENOENT, "store: skill %.64s has no version %" PRId64, skill_id, version)
                                : hull_fail(e, -ENOENT, "store: no skill %.64s", skill_id);
         return sqlt_tx_commit(&t, e);
 }

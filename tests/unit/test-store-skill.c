@@ -90,7 +90,7 @@ static void run(store *s, const char *what) {
         free(z);
 
         /* latest moves down as versions go, then to null */
-        CHECK_EQ_INT(store_skill_delete(s, "skill_0", &e), -ENOTEMPTY);
+        CHECK_EQ_INT(store_skill_delete(s, "skill_0", false, &e), -ENOTEMPTY);
         CHECK_EQ_INT(store_skill_version_delete(s, "skill_0", "300", "2026-02-01T00:00:00Z", &got, &e), 0);
         CHECK_EQ_STR(json_string_value(json_object_get(got, "latest_version")), "200");
         json_decref(got);
@@ -102,9 +102,13 @@ static void run(store *s, const char *what) {
         CHECK_EQ_INT(store_skill_get(s, "skill_0", &got, &e), 0);
         CHECK(json_is_null(json_object_get(got, "latest_version")));
         json_decref(got);
-        CHECK_EQ_INT(store_skill_delete(s, "skill_0", &e), 0);
+        CHECK_EQ_INT(store_skill_delete(s, "skill_0", false, &e), 0);
         CHECK_EQ_INT(store_skill_get(s, "skill_0", &got, &e), -ENOENT);
-        CHECK_EQ_INT(store_skill_delete(s, "skill_0", &e), -ENOENT);
+        CHECK_EQ_INT(store_skill_delete(s, "skill_0", false, &e), -ENOENT);
+        /* with its versions */
+        CHECK_EQ_INT(store_skill_delete(s, "skill_1", true, &e), 0);
+        CHECK_EQ_INT(store_skill_version_get(s, "skill_1", "100", &got, &e), -ENOENT);
+        CHECK_EQ_INT(store_skill_delete(s, "skill_1", true, &e), -ENOENT);
 }
 
 int main(void) {

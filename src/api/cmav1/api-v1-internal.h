@@ -15,6 +15,7 @@ struct api_v1 {
 };
 
 #define V1_BETA "managed-agents-2026-04-01"
+#define V1_SKILLS_BETA "skills-2025-10-02" /* /v1/skills */
 
 /* The query: each known argument (an "x[]" is "x"), repeated ones collected. */
 #define QUERY_LIST_MAX 16U
@@ -66,3 +67,6 @@ http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_sessi
 http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
+/* api-v1-skills.c */
+http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delete, v1a_skill_version_create,
+        v1a_skill_version_list, v1a_skill_version_get, v1a_skill_version_delete, v1a_skill_version_content;
