@@ -143,7 +143,7 @@ static void fallback_refuse(http_req *r, http_refusal why, unsigned status, cons
         if (why == HTTP_REFUSAL_NOT_FOUND)
                 v1a_answer_error(r, 404, NULL, "",
                                  "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
-                                 "/events and /events/stream) and /v1/api-keys");
+                                 "/events and /events/stream), /v1/skills and /v1/api-keys");
         else
                 v1_refuse(r, why, status, msg);
 }
