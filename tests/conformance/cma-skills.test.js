@@ -203,20 +203,28 @@ async function main() {
     });
 
   const MISSING = { then: 'error', steps: [{ text: 'never' }] };
-  await cma('an agent whose skill is gone: the turn ends with a session.error naming it', MISSING, async ({ client }) => {
-    const agent = await client.beta.agents.create({
-      name: 'lost', model: MODEL,
-      tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: false }, configs: [{ name: 'bash', enabled: true }] }],
-      skills: [{ type: 'custom', skill_id: 'skill_doesnotexist' }],
-    });
+  await cma('agents name skills hull has; a skill deleted later ends the turn with a session.error naming it', MISSING, async ({ client }) => {
+    const bash = [{ type: 'agent_toolset_20260401', default_config: { enabled: false }, configs: [{ name: 'bash', enabled: true }] }];
+    let e = await rejects(client.beta.agents.create({ name: 'x', model: MODEL, tools: bash, skills: [{ type: 'custom', skill_id: 'skill_doesnotexist' }] }),
+      Anthropic.BadRequestError, 'an unknown skill');
+    check(/skills\[0\]: .*skill_doesnotexist/.test(e.message), `names the skill: ${e.message}`);
+    e = await rejects(client.beta.agents.create({ name: 'x', model: MODEL, tools: bash, skills: [{ type: 'anthropic', skill_id: 'xlsx' }] }),
+      Anthropic.BadRequestError, 'an Anthropic skill');
+    check(/no Anthropic-provided skills/.test(e.message), `says why: ${e.message}`);
+    const skill = await client.beta.skills.create({ files: await filesOf([['gone/SKILL.md', MD]]) });
+    e = await rejects(client.beta.agents.create({ name: 'x', model: MODEL, tools: bash, skills: [{ type: 'custom', skill_id: skill.id, version: '12345' }] }),
+      Anthropic.BadRequestError, 'an unknown version');
+    check(/12345/.test(e.message), `names the version: ${e.message}`);
+    const agent = await client.beta.agents.create({ name: 'lost', model: MODEL, tools: bash, skills: [{ type: 'custom', skill_id: skill.id }] });
+    await client.beta.skills.delete(skill.id);
     const env = await client.beta.environments.create({ name: 'skills', config: { type: 'cloud', networking: { type: 'unrestricted' } } });
     const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id });
     const reader = new Reader(await client.beta.sessions.events.stream(session.id));
     await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }] });
     const events = await reader.idle();
     reader.close();
-    const err = events.find((e) => e.type === 'session.error');
-    check(err && JSON.stringify(err).includes('skill_doesnotexist'), `a session.error naming the skill: ${JSON.stringify(err)}`);
+    const err = events.find((ev) => ev.type === 'session.error');
+    check(err && JSON.stringify(err).includes(skill.id), `a session.error naming the skill: ${JSON.stringify(err)}`);
   });
   done();
 }

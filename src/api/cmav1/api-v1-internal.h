@@ -68,5 +68,8 @@ http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
 /* api-v1-skills.c */
+/* Does each of an agent's skills (its "skills" as v1-shape made them) name a skill (and version)
+ * the store has? Returns true once r is refused (400 naming the first that does not). */
+bool v1a_refuse_skills(api_v1 *a, http_req *r, const json_t *skills);
 http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delete, v1a_skill_version_create,
         v1a_skill_version_list, v1a_skill_version_get, v1a_skill_version_delete, v1a_skill_version_content;

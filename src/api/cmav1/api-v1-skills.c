@@ -194,6 +194,42 @@ static void version_content(api_v1 *a, http_req *r) {
         (void) http_answer(r, 200, "application/zip", (char *) zip, len);
 }
 
+bool v1a_refuse_skills(api_v1 *a, http_req *r, const json_t *skills) {
+        size_t i;
+        json_t *s;
+        json_array_foreach(skills, i, s) {
+                const char *type = json_string_value(json_object_get(s, "type"));
+                const char *id = json_string_value(json_object_get(s, "skill_id"));
+                const json_t *v = json_object_get(s, "version");
+                char ver[32] = "";
+                if (json_is_integer(v))
+                        snprintf(ver, sizeof(ver), "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+                else if (json_is_string(v) && strcmp(json_string_value(v), "latest") != 0)
+                        snprintf(ver, sizeof(ver), "%.31s", json_string_value(v));
+                if (type && strcmp(type, "anthropic") == 0) {
+                        v1a_failf(r, 400, "skill_not_found",
+                                  "skills[%zu]: hull serves no Anthropic-provided skills ('%.64s'): upload the skill "
+                                  "(POST /v1/skills, or hull skill add) and name it as {\"type\": \"custom\", "
+                                  "\"skill_id\": ...}",
+                                  i, id ? id : "");
+                        return true;
+                }
+                json_auto_t *got = NULL;
+                hull_error e = {0};
+                int rr = ver[0] ? store_skill_version_get(a->cfg.store, id, ver, &got, &e)
+                                : store_skill_get(a->cfg.store, id, &got, &e);
+                if (rr == -ENOENT || rr == -EINVAL) {
+                        v1a_failf(r, 400, "skill_not_found", "skills[%zu]: %s", i, e.msg);
+                        return true;
+                }
+                if (rr < 0) {
+                        v1a_failf(r, 500, "", "skills[%zu]: the skill could not be read: %s", i, e.msg);
+                        return true;
+                }
+        }
+        return false;
+}
+
 #define HANDLER(name, call)                                                                                            \
         void v1a_##name(http_req *r) {                                                                                 \
                 api_v1 *a = http_req_data(r);                                                                          \
