@@ -163,7 +163,7 @@
  * beyond, refused unread; a chunked one is read to its end (within SERVE_REQUEST_RECEIVE_MS) */
 #define SERVE_BODY_DISCARD_MAX (16U << 20)
 #define SERVE_PATH_MAX 2048U                 /* a path the routes are matched against; longer has no route */
-#define SERVE_ROUTES_MAX 256U                /* routes of one server */
+#define SERVE_ROUTES_MAX 192U                /* routes of one server (the /v1 families of issue 22 need more than 64) */
 #define SERVE_ROUTE_PARAMS_MAX 8U            /* {name}s of one route pattern */
 #define SERVE_ANSWER_HEADERS_MAX 8U          /* headers a request's answer gets besides the content type */
 #define SERVE_HEADER_VALUE_MAX 1024U         /* a header value kept for an answer */
@@ -617,6 +617,21 @@
 #define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
 #define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */
 #define ENV_BUILD_TMP_BYTES (512ULL << 20)       /* the build sandbox's /tmp */
+
+/* ---- vaults and credentials (issue 22): src/shared/vault-seal.c, src/service/v1-vault*.c ---- */
+#define VAULT_KEY_BYTES 32U                /* an AES-256-GCM key */
+#define VAULT_KEY_ID_MAX 17U               /* a key's id: 16 hex digits of its SHA-256, NUL included */
+#define VAULT_KEYS_MAX 8U                  /* keys of a key ring (the current one first, older ones to open) */
+#define VAULT_KEY_FILE_MAX 4096U           /* bytes of $HULL_HOME/vault.key or HULL_VAULT_KEY */
+#define VAULT_NONCE_BYTES 12U              /* GCM's nonce, random per seal */
+#define VAULT_TAG_BYTES 16U                /* GCM's tag */
+#define VAULT_SECRET_MAX (64U << 10)       /* bytes of one credential's secrets (sealed as one JSON text) */
+#define VAULT_CREDENTIALS_MAX 20U          /* active credentials of a vault */
+#define VAULT_IDS_MAX 20U                  /* vault_ids of a session */
+#define VAULT_TOKEN_ANSWER_MAX (64U << 10) /* a token endpoint's answer read */
+#define VAULT_TOKEN_TIMEOUT_MS 15000ULL    /* one token endpoint exchange */
+#define VAULT_REFRESH_EARLY_S 60           /* an OAuth token expiring within this is refreshed before use */
+#define VAULT_PROBE_BODY_MAX 1024U         /* bytes of a token endpoint's or MCP server's answer shown by validate */
 
 /* Skills (/v1/skills, src/shared/skill-pack.c, issue 22) */
 #define SKILL_UPLOAD_MAX (8U << 20)       /* bytes of one upload (a zip or the files), the body's bound */

@@ -32,6 +32,9 @@ void cli_serve_help(void);
 int cli_db_main(int argc, char **argv);
 void cli_db_help(void);
 
+int cli_vault_main(int argc, char **argv);
+void cli_vault_help(void);
+
 int cli_token_main(int argc, char **argv);
 void cli_token_help(void);
 

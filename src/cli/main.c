@@ -36,6 +36,8 @@ static const cli_command commands[] = {
         {"skill", "add skills (a directory with a SKILL.md, or a zip) to a running hull serve, list them",
          cli_skill_main, cli_skill_help},
         {"db", "copy hull's state into another database (PostgreSQL), check one", cli_db_main, cli_db_help},
+        {"vault", "rotate the key that seals the /v1 vaults' secrets, and seal them anew", cli_vault_main,
+         cli_vault_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
         {"mcp", "serve hull's sandbox tools to an MCP client (Claude Desktop, Claude Code) over stdio", cli_mcp_main,

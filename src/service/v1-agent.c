@@ -20,6 +20,8 @@
 #include "tool-catalog.h"
 #include "svc-env.h"
 #include "v1-run-internal.h"
+#include "v1-vault.h"
+#include "vault-seal.h"
 #include "v1-skill.h"
 
 /* ---- the agent ---- */
@@ -114,11 +116,17 @@ typedef struct v1_recipe {
         svc_agent_tool tools[V1_TOOLS_MAX + 8];
         svc_agent_mcp mcp[V1_MCP_SERVERS_MAX];
         svc_agent_rule *rules[V1_MCP_SERVERS_MAX];
+        /* each server's Authorization header from the session's vaults (v1-vault.h), or NULL */
+        char *auth[V1_MCP_SERVERS_MAX];
+        const char *headers[V1_MCP_SERVERS_MAX][2];
+        char cred[V1_MCP_SERVERS_MAX][STORE_ID_MAX];
 } v1_recipe;
 
 static void v1_recipe_done(v1_recipe *v) {
-        for (size_t i = 0; i < V1_MCP_SERVERS_MAX; i++)
+        for (size_t i = 0; i < V1_MCP_SERVERS_MAX; i++) {
                 free(v->rules[i]);
+                vault_free_secret(v->auth[i]);
+        }
 }
 
 static int mcp_of(const json_t *tools, size_t k, const char *name, v1_recipe *v, hull_error *e) {
@@ -192,22 +200,85 @@ static int recipe_of(const json_t *agent_obj, svc_agent_recipe *r, v1_recipe *v,
         return 0;
 }
 
-/* The agent's tools and MCP servers (svc-agent.h) into l->tools. Returns 0, or -1 with *e,
- * *ret_type and l->mcp_failed (the server that failed). */
+/* Server i's header from the session's vaults into v (force: refresh an OAuth token first). A
+ * credential that cannot be had ends the turn: -1 with *e naming the server. */
+static int vault_header(live *l, v1_recipe *v, size_t i, bool force, const char **ret_type, hull_error *e) {
+        pthread_mutex_lock(&l->lock);
+        json_auto_t *ids = json_incref(json_object_get(l->obj, "vault_ids"));
+        pthread_mutex_unlock(&l->lock);
+        vault_free_secret(TAKE_PTR(v->auth[i]));
+        v->mcp[i].headers = NULL;
+        if (json_array_size(ids) == 0)
+                return 0;
+        hull_error ve = {0};
+        if (v1_vault_auth_header(l->g->cfg.store, l->g->cfg.settings, ids, v->mcp[i].url, force, &v->auth[i],
+                                 v->cred[i], &ve) < 0) {
+                *ret_type = "mcp_authentication_failed_error";
+                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", v->mcp[i].name);
+                return hull_fail(e, -EACCES, "mcp: %s: its credential from the session's vaults cannot be used: %s",
+                                 v->mcp[i].name, ve.msg);
+        }
+        v->headers[i][0] = v->auth[i];
+        v->headers[i][1] = NULL;
+        v->mcp[i].headers = v->auth[i] ? v->headers[i] : NULL;
+        return 0;
+}
+
+/* Every token of v's headers in msg replaced by "***" (a server may echo what it was sent). */
+static void redact_tokens(const v1_recipe *v, size_t n, char *msg) {
+        static const char prefix[] = "Authorization: Bearer ";
+        for (size_t i = 0; i < n; i++) {
+                const char *tok = v->auth[i] ? v->auth[i] + sizeof(prefix) - 1 : NULL;
+                size_t k = tok ? strlen(tok) : 0;
+                for (char *p; k >= 4 && (p = strstr(msg, tok));) {
+                        memmove(p + 3, p + k, strlen(p + k) + 1);
+                        memcpy(p, "***", 3);
+                }
+        }
+}
+
+/* The agent's tools and MCP servers (svc-agent.h) into l->tools, each MCP server with its
+ * credential from the session's vaults; a server that refuses it (401/403) is tried once more
+ * with an OAuth token refreshed. Returns 0, or -1 with *e, *ret_type and l->mcp_failed (the
+ * server that failed). */
 static int tools_build(live *l, const json_t *agent_obj, const svc_agent_recipe *base, const char **ret_type,
                        hull_error *e) {
         _cleanup_(v1_recipe_done) v1_recipe v = {0};
         svc_agent_recipe r = *base;
-        const char *failed = NULL;
         if (recipe_of(agent_obj, &r, &v, e) < 0)
                 return -1;
-        if (svc_agent_build(&r, &l->tools, &failed, e) < 0) {
-                if (failed) {
-                        *ret_type = "mcp_connection_failed_error";
-                        snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", failed);
+        for (size_t i = 0; i < r.n_mcp; i++)
+                if (vault_header(l, &v, i, false, ret_type, e) < 0)
+                        return -1;
+        for (int attempt = 0;; attempt++) {
+                const char *failed = NULL;
+                int k = svc_agent_build(&r, &l->tools, &failed, e);
+                if (k >= 0)
+                        break;
+                redact_tokens(&v, r.n_mcp, e->msg);
+                if (!failed)
+                        return -1;
+                size_t i = 0;
+                while (i + 1 < r.n_mcp && strcmp(r.mcp[i].name, failed) != 0)
+                        i++;
+                /* the server's 401 or 403 (mcp-client.h), not the egress guard's refusal (-EACCES too) */
+                bool refused = k == -EACCES && (strstr(e->msg, ": HTTP 401") || strstr(e->msg, ": HTTP 403"));
+                *ret_type = refused ? "mcp_authentication_failed_error" : "mcp_connection_failed_error";
+                snprintf(l->mcp_failed, sizeof(l->mcp_failed), "%s", failed);
+                if (refused && attempt == 0 && v.cred[i][0]) {
+                        if (vault_header(l, &v, i, true, ret_type, e) < 0)
+                                return -1;
+                        continue;
+                }
+                if (refused) {
+                        size_t n = strlen(e->msg);
+                        snprintf(e->msg + n, sizeof(e->msg) - n, "%s",
+                                 v.cred[i][0] ? " (the credential from the session's vaults was refused)"
+                                              : " (no credential in the session's vaults matches its URL)");
                 }
                 return -1;
         }
+        l->mcp_failed[0] = '\0';
         l->needs_box = l->tools->needs_session;
         return 0;
 }

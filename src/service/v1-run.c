@@ -865,6 +865,10 @@ ss_manager *v1_engine_ss(v1_engine *g) {
         return g->cfg.ss;
 }
 
+const settings *v1_engine_settings(v1_engine *g) {
+        return g->cfg.settings;
+}
+
 bool v1_engine_stopping(v1_engine *g) {
         pthread_mutex_lock(&g->lock);
         bool stopping = g->stopping;

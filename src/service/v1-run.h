@@ -87,6 +87,8 @@ int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err);
  * reference (ss_unref with v1_engine_ss), or NULL when none is open now. Returns 0. */
 int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret);
 ss_manager *v1_engine_ss(v1_engine *g);
+/* The engine's settings (the egress guard's allowlist of the vaults' token endpoints), or NULL. */
+const settings *v1_engine_settings(v1_engine *g);
 
 /* ---- watching a session's events ----
  *

@@ -82,12 +82,25 @@ static int parse_resources(const json_t *v, const char *path, json_t **ret, v1_e
         return *ret ? 0 : -ENOMEM;
 }
 
-static int parse_vault_ids(const json_t *v, const char *path, v1_err *e) {
+/* At session create: vault ids (strings; that each names a vault is the caller's to check,
+ * v1-vault.h); at update (create false) only [] or null, as the API says. */
+static int parse_vault_ids(const json_t *v, const char *path, bool create, v1_err *e) {
         int r = json_is_null(v) ? 0 : v1_want(v, JSON_ARRAY, path, "an array", e);
         if (r < 0)
                 return r;
-        if (json_array_size(v) > 0)
-                return v1_fail(e, 400, NULL, "%s: not supported by hull: vaults (pass credentials another way)", path);
+        if (!create && json_array_size(v) > 0)
+                return v1_fail(e, 400, NULL, "%s: cannot change after the session is created (make a new session)",
+                               path);
+        if (json_array_size(v) > VAULT_IDS_MAX)
+                return v1_fail(e, 400, NULL, "%s: more than %u vaults", path, VAULT_IDS_MAX);
+        size_t i;
+        json_t *id;
+        json_array_foreach(v, i, id) {
+                v1_path p;
+                v1_path_idx(p, path, i);
+                if (!json_is_string(id) || json_string_length(id) == 0 || json_string_length(id) >= STORE_ID_MAX)
+                        return v1_fail(e, 400, NULL, "%s: must be a vault id (a string such as vlt_...)", p);
+        }
         return 0;
 }
 
@@ -161,7 +174,7 @@ int v1_session_parse(const json_t *body, v1_session_req *ret, v1_err *e) {
             (r = parse_resources(v, "resources", &scratch, e)) < 0)
                 return r;
         json_decref(TAKE_PTR(scratch));
-        if ((v = json_object_get(body, "vault_ids")) && (r = parse_vault_ids(v, "vault_ids", e)) < 0)
+        if ((v = json_object_get(body, "vault_ids")) && (r = parse_vault_ids(v, "vault_ids", true, e)) < 0)
                 return r;
         if ((v = json_object_get(body, "budget")) && (r = parse_budget(v, "budget", &scratch, e)) < 0)
                 return r;
@@ -227,6 +240,8 @@ int v1_session_create(const json_t *body, const v1_session_req *req, const json_
                 "ephemeral_1h_input_tokens", 0, "created_at", now, "updated_at", now, "archived_at");
         if (!s)
                 return -ENOMEM;
+        if ((v = json_object_get(body, "vault_ids")) && json_array_size(v) > 0)
+                json_object_set_new(s, "vault_ids", json_deep_copy(v));
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -242,7 +257,7 @@ int v1_session_update(const json_t *cur, const json_t *body, const char *now, js
         if (!s || !changed)
                 return -ENOMEM;
         const json_t *v;
-        if ((v = json_object_get(body, "vault_ids")) && (r = parse_vault_ids(v, "vault_ids", e)) < 0)
+        if ((v = json_object_get(body, "vault_ids")) && (r = parse_vault_ids(v, "vault_ids", false, e)) < 0)
                 return r;
         if ((v = json_object_get(body, "title"))) {
                 json_t *t;

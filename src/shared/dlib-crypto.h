@@ -1,5 +1,6 @@
 /* dlib-crypto.h: OpenSSL's libcrypto (libcrypto.so.3) through the loader (dlib.h), for SHA-256
- * (sha256.h), base64 (base64.h) and constant-time comparison.
+ * (sha256.h), base64 (base64.h), constant-time comparison, and the AEAD (AES-256-GCM) and
+ * random bytes of the vaults' sealed secrets (vault-seal.h).
  *
  * Why not linked: linked statically (as it was), libcrypto's x86_64 start-up code runs
  * OPENSSL_cpuid_setup() from .init in every hull command: a dozen CPUID instructions, each a
@@ -17,6 +18,7 @@
 #endif
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include "dlib.h"
@@ -25,6 +27,17 @@
         X(CRYPTO_memcmp)                                                                                               \
         X(EVP_DecodeBlock)                                                                                             \
         X(EVP_EncodeBlock)                                                                                             \
+        X(EVP_CIPHER_CTX_new)                                                                                          \
+        X(EVP_CIPHER_CTX_free)                                                                                         \
+        X(EVP_CIPHER_CTX_ctrl)                                                                                         \
+        X(EVP_aes_256_gcm)                                                                                             \
+        X(EVP_EncryptInit_ex)                                                                                          \
+        X(EVP_EncryptUpdate)                                                                                           \
+        X(EVP_EncryptFinal_ex)                                                                                         \
+        X(EVP_DecryptInit_ex)                                                                                          \
+        X(EVP_DecryptUpdate)                                                                                           \
+        X(EVP_DecryptFinal_ex)                                                                                         \
+        X(RAND_bytes)                                                                                                  \
         X(SHA256_Final)                                                                                                \
         X(SHA256_Init)                                                                                                 \
         X(SHA256_Update)
@@ -47,6 +60,17 @@ static inline const dlib_crypto *dlib_crypto_load(hull_error *e) {
 #define CRYPTO_memcmp (dlib_crypto_api.CRYPTO_memcmp)
 #define EVP_DecodeBlock (dlib_crypto_api.EVP_DecodeBlock)
 #define EVP_EncodeBlock (dlib_crypto_api.EVP_EncodeBlock)
+#define EVP_CIPHER_CTX_new (dlib_crypto_api.EVP_CIPHER_CTX_new)
+#define EVP_CIPHER_CTX_free (dlib_crypto_api.EVP_CIPHER_CTX_free)
+#define EVP_CIPHER_CTX_ctrl (dlib_crypto_api.EVP_CIPHER_CTX_ctrl)
+#define EVP_aes_256_gcm (dlib_crypto_api.EVP_aes_256_gcm)
+#define EVP_EncryptInit_ex (dlib_crypto_api.EVP_EncryptInit_ex)
+#define EVP_EncryptUpdate (dlib_crypto_api.EVP_EncryptUpdate)
+#define EVP_EncryptFinal_ex (dlib_crypto_api.EVP_EncryptFinal_ex)
+#define EVP_DecryptInit_ex (dlib_crypto_api.EVP_DecryptInit_ex)
+#define EVP_DecryptUpdate (dlib_crypto_api.EVP_DecryptUpdate)
+#define EVP_DecryptFinal_ex (dlib_crypto_api.EVP_DecryptFinal_ex)
+#define RAND_bytes (dlib_crypto_api.RAND_bytes)
 #define SHA256_Final (dlib_crypto_api.SHA256_Final)
 #define SHA256_Init (dlib_crypto_api.SHA256_Init)
 #define SHA256_Update (dlib_crypto_api.SHA256_Update)

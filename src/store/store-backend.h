@@ -102,6 +102,30 @@ extern const size_t store_n_tables;
  * < 0 to fail (that errno is returned), > 0 to stop early, 0 for the next. */
 typedef int (*store_row_fn)(void *ud, json_t *row, hull_error *e);
 
+/* ---- vaults and credentials (store-vault.c's front; a backend's store-NAME-vaults.c) ---- */
+
+/* A row of vaults or vault_credentials, as the front checked it. */
+typedef struct store_vrow {
+        const char *id;
+        const char *vault_id; /* credentials */
+        const char *url;      /* credentials: auth.mcp_server_url */
+        int64_t created_ms;
+        bool archived;
+        const char *body;
+        const char *sealed, *key_id; /* credentials */
+} store_vrow;
+
+typedef struct store_vault_ops {
+        int (*put)(store *s, store_vkind k, const store_vrow *row, bool create, hull_error *e);
+        int (*get)(store *s, store_vkind k, const char *vault_id, const char *id, json_t **ret, char **ret_sealed,
+                   hull_error *e);
+        int (*remove)(store *s, store_vkind k, const char *vault_id, const char *id, hull_error *e);
+        /* l: include_archived, tag, digest, what (with_id, ascending); vault_id: credentials' */
+        int (*list)(store *s, store_vkind k, const char *vault_id, const store_listing *l, const char *page,
+                    unsigned limit, store_page *ret, hull_error *e);
+        int (*stale)(store *s, const char *key_id, json_t **ret, hull_error *e);
+} store_vault_ops;
+
 /* ---- the backend ---- */
 
 typedef struct store_ops {
@@ -156,6 +180,7 @@ typedef struct store_ops {
         int (*rows_write)(store *s, const store_table *t, json_t *rows, hull_error *e);
         /* the problems of the sequences (a JSON array of strings, one a problem; empty: none) */
         int (*check)(store *s, json_t **ret, hull_error *e);
+        const store_vault_ops *vault;
 
         const struct store_skill_ops *skills; /* store-skill-backend.h */
 } store_ops;

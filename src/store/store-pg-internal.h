@@ -131,3 +131,6 @@ int pg_env_delete(store *base, const char *name, hull_error *e);
 int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, hull_error *e);
 int pg_rows_write(store *base, const store_table *t, json_t *rows, hull_error *e);
 int pg_check(store *base, json_t **ret, hull_error *e);
+
+/* store-pg-vaults.c */
+extern const store_vault_ops pg_vault_ops;

@@ -48,8 +48,19 @@ static const char *const migrations[] = {
         /* 3: hull's named environments: every version a row; latest marks the newest */
         "CREATE TABLE env_specs (name TEXT COLLATE \"C\" NOT NULL, version BIGINT NOT NULL, latest INTEGER NOT NULL,"
         " created_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
-        /* 7 (skills; the lead renumbers at merge): skills and their versions, each version's files
-         * a zip as base64 text */
+        /* 4: vaults and their credentials (the secrets sealed, with the id of the key that sealed
+         * them; one active credential per MCP server URL in a vault) */
+        "CREATE TABLE vaults (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX vaults_list ON vaults (created_ms, id);"
+        "CREATE TABLE vault_credentials (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY,"
+        " vault_id TEXT COLLATE \"C\" NOT NULL REFERENCES vaults (id) ON DELETE CASCADE,"
+        " created_ms BIGINT NOT NULL, archived INTEGER NOT NULL, url TEXT NOT NULL, body TEXT NOT NULL,"
+        " key_id TEXT NOT NULL, sealed TEXT NOT NULL);"
+        "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
+        "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
+        /* 5: skills and their versions (the brief named it 7: memory stores and files may come first), each version's
+         * files a zip as base64 text */
         "CREATE TABLE skills (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL, body TEXT NOT "
         "NULL);"
         "CREATE INDEX skills_list ON skills (created_ms, id);"
@@ -387,6 +398,7 @@ static const store_ops pg_ops = {
         .rows_read = pg_rows_read,
         .rows_write = pg_rows_write,
         .check = pg_check,
+        .vault = &pg_vault_ops,
 };
 
 int store_pg_open(const char *url, store **ret, hull_error *e) {

@@ -126,3 +126,6 @@ int sqlt_env_put(store *base, const char *name, const json_t *spec, const char *
 int sqlt_env_get(store *base, const char *name, int64_t version, json_t **ret, hull_error *e);
 int sqlt_env_list(store *base, bool all_versions, json_t **ret, hull_error *e);
 int sqlt_env_delete(store *base, const char *name, hull_error *e);
+
+/* store-sqlite-vaults.c */
+extern const store_vault_ops sqlt_vault_ops;

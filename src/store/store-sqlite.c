@@ -46,8 +46,19 @@ static const char *const migrations[] = {
         /* 3: hull's named environments (hull env): every version a row; latest marks the newest. */
         "CREATE TABLE env_specs (name TEXT NOT NULL, version INTEGER NOT NULL, latest INTEGER NOT NULL,"
         " created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
-        /* 7 (skills; the lead renumbers at merge): skills and their versions, each version's files
-         * a zip as base64 text. */
+        /* 4: vaults and their credentials (the secrets sealed, with the id of the key that sealed
+         * them; one active credential per MCP server URL in a vault). */
+        "CREATE TABLE vaults (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX vaults_list ON vaults (created_ms, id);"
+        "CREATE TABLE vault_credentials (id TEXT NOT NULL PRIMARY KEY,"
+        " vault_id TEXT NOT NULL REFERENCES vaults (id) ON DELETE CASCADE, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, url TEXT NOT NULL, body TEXT NOT NULL, key_id TEXT NOT NULL,"
+        " sealed TEXT NOT NULL);"
+        "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
+        "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
+        /* 5: skills and their versions (the brief named it 7: memory stores and files may come first), each version's
+         * files a zip as base64 text. */
         "CREATE TABLE skills (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, body TEXT NOT NULL);"
         "CREATE INDEX skills_list ON skills (created_ms, id);"
         "CREATE TABLE skill_versions (skill_id TEXT NOT NULL REFERENCES skills (id), version INTEGER NOT NULL,"
@@ -338,6 +349,7 @@ static const store_ops sqlt_ops = {
         .rows_read = sqlt_rows_read,
         .rows_write = sqlt_rows_write,
         .check = sqlt_check,
+        .vault = &sqlt_vault_ops,
 };
 
 int store_sqlite_open(const char *path, store **ret, hull_error *e) {

@@ -384,6 +384,9 @@ const store_table store_tables[] = {
         {"session_sandboxes", "session_id, fingerprint, opened_at", "ttt", "ord"},
         {"agui_threads", "thread_id, session_id", "tt", "thread_id"},
         {"env_specs", "name, version, latest, created_ms, body", "tiiit", "name, version"},
+        {"vaults", "id, created_ms, archived, body", "tiit", "created_ms, id"},
+        {"vault_credentials", "id, vault_id, created_ms, archived, url, body, key_id, sealed", "ttiitttt",
+         "created_ms, id"},
         {"skills", "id, created_ms, body", "tit", "created_ms, id"},
         {"skill_versions", "skill_id, version, created_ms, body, zip", "tiitt", "skill_id, version"},
 };

@@ -235,3 +235,33 @@ int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud
  * version not this hull's, a session whose seqs are not 1..N without a gap (or, on PostgreSQL,
  * whose counter is not N). Returns 0 or a negative errno with *e. */
 int store_check(store *s, json_t **ret, hull_error *e);
+
+/* ---- vaults and their credentials (issue 22; store-vault.c) ----
+ * A vault or a credential is its JSON object as the API shows it (no secret in it), and a
+ * credential also has its sealed secrets (vault-seal.h's envelope, never parsed here) and the id
+ * of the key that sealed them, in columns of their own. obj must hold "id", "created_at" and
+ * "archived_at" (null or a string); a credential also "vault_id" and "auth" with a string
+ * "mcp_server_url". Deleting a vault deletes its credentials. */
+typedef enum store_vkind {
+        STORE_VAULT,
+        STORE_VAULT_CREDENTIAL,
+} store_vkind;
+
+/* create: insert (-EEXIST when the id exists, or a credential of the same mcp_server_url is
+ * active in the vault; -ENOENT for a credential without its vault), else replace the row of
+ * obj's id (-ENOENT without one). sealed and key_id: a credential's (else NULL). */
+int store_vault_put(store *s, store_vkind k, const json_t *obj, const char *sealed, const char *key_id, bool create,
+                    hull_error *e);
+/* The object (a new reference) and, for a credential when ret_sealed, its sealed secrets
+ * (malloc'd). vault_id: a credential's vault (-ENOENT when it is another's). */
+int store_vault_get(store *s, store_vkind k, const char *vault_id, const char *id, json_t **ret, char **ret_sealed,
+                    hull_error *e);
+/* -ENOENT when there is none. */
+int store_vault_delete(store *s, store_vkind k, const char *vault_id, const char *id, hull_error *e);
+/* The vaults, or the credentials of vault_id (-ENOENT without the vault), oldest first; q's
+ * limit, page and include_archived (the other filters are not used). */
+int store_vault_list(store *s, store_vkind k, const char *vault_id, const store_list_q *q, store_page *ret,
+                     hull_error *e);
+/* The credentials whose secrets were sealed with another key than key_id (for a rekey): a new
+ * array of [vault_id, id]. */
+int store_vault_stale(store *s, const char *key_id, json_t **ret, hull_error *e);

@@ -616,7 +616,7 @@ static void test_session_update(void) {
         json_decref(next);
         json_decref(changed);
         static const char *const ubad[][2] = {
-                {"{\"vault_ids\":[\"vlt_1\"]}", "vault_ids: not supported by hull"},
+                {"{\"vault_ids\":[\"vlt_1\"]}", "vault_ids: cannot change after the session is created"},
                 {"{\"status\":\"idle\"}", "status: unknown field"},
                 {"{\"agent\":{\"model\":\"x\"}}", "agent.model: unknown field"},
                 {"{\"title\":5}", "title: must be a string"},
@@ -672,8 +672,8 @@ static void test_session_bad(void) {
                  400, "", "resources[0].type: not supported by hull: memory_store"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"file\"}]}", 400, "",
                  "resources[0].file_id: required"},
-                {"{\"agent\":\"a\",\"environment_id\":\"e\",\"vault_ids\":[\"vlt_1\"]}", 400, "",
-                 "vault_ids: not supported by hull"},
+                {"{\"agent\":\"a\",\"environment_id\":\"e\",\"vault_ids\":[5]}", 400, "",
+                 "vault_ids[0]: must be a vault id"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"budget\":{\"type\":\"limit\",\"max_list_cost\":{"
                  "\"amount\":\"5\",\"currency\":\"EUR\"}}}",
                  400, "", "budget.max_list_cost.currency: unknown value 'EUR'"},

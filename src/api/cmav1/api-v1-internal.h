@@ -67,6 +67,10 @@ http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_sessi
 http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
+/* api-v1-vaults.c: vaults and their credentials */
+http_handler_fn v1a_vault_create, v1a_vault_list, v1a_vault_get, v1a_vault_update, v1a_vault_delete, v1a_vault_archive;
+http_handler_fn v1a_credential_create, v1a_credential_list, v1a_credential_get, v1a_credential_update,
+        v1a_credential_delete, v1a_credential_archive, v1a_credential_validate;
 /* api-v1-skills.c */
 /* Does each of an agent's skills (its "skills" as v1-shape made them) name a skill (and version)
  * the store has? Returns true once r is refused (400 naming the first that does not). */

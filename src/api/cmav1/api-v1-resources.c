@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "sha256.h"
+#include "v1-vault.h"
 
 /* ---- agents and environments ---- */
 
@@ -240,6 +241,10 @@ static void session_create(api_v1 *a, http_req *r) {
         }
         if (json_is_string(json_object_get(env, "archived_at"))) {
                 v1a_failf(r, 400, "environment_archived", "environment %.64s is archived", req.environment_id);
+                return;
+        }
+        if (v1_vault_ids_check(a->cfg.store, json_object_get(body, "vault_ids"), &err) < 0) {
+                v1a_fail(r, &err);
                 return;
         }
         char id[STORE_ID_MAX], now[STORE_TIME_MAX];

@@ -373,7 +373,7 @@ void v1a_answer_store_error(http_req *r, int err, const hull_error *e, const cha
 /* ---- admission: each route's head, before any byte of its body ---- */
 
 /* What a route's {id} names (its tag), for the 404 of an id no resource can have. */
-enum { R_AGENT = 1, R_ENVIRONMENT, R_SESSION, R_KEY, R_SKILL };
+enum { R_AGENT = 1, R_ENVIRONMENT, R_SESSION, R_KEY, R_VAULT, R_SKILL };
 
 /* Could a path parameter name anything: UTF-8 text without a control character? The path is
  * percent-decoded, so "%ff" or "%00"-free "%0a" reach here as raw bytes. */
@@ -393,6 +393,7 @@ static bool refuse_malformed_params(http_req *r) {
                 const char *what = tag == R_AGENT         ? "agent"
                                    : tag == R_ENVIRONMENT ? "environment"
                                    : tag == R_KEY         ? "API key"
+                                   : tag == R_VAULT       ? "vault"
                                    : tag == R_SKILL       ? "skill"
                                                           : "session";
                 v1a_failf(r, 404, strcmp(what, "session") == 0 ? "session_not_found" : "",
@@ -473,6 +474,21 @@ static const http_route routes[] = {
         ROUTE(HTTP_GET, "/v1/sessions/{id}/records", R_SESSION, 0, head_ext, v1a_records_list),
         ROUTE(HTTP_GET, "/v1/sessions/{id}/audit_log", R_SESSION, 0, head_ext, v1a_audit_log),
         ROUTE(HTTP_GET, "/v1/sessions/{id}/network_log", R_SESSION, 0, head_ext, v1a_network_log),
+        ROUTE(HTTP_POST, "/v1/vaults", R_VAULT, V1_BODY_MAX, head, v1a_vault_create),
+        ROUTE(HTTP_GET, "/v1/vaults", R_VAULT, 0, head_query, v1a_vault_list),
+        ROUTE(HTTP_GET, "/v1/vaults/{id}", R_VAULT, 0, head, v1a_vault_get),
+        ROUTE(HTTP_POST, "/v1/vaults/{id}", R_VAULT, V1_BODY_MAX, head, v1a_vault_update),
+        ROUTE(HTTP_DELETE, "/v1/vaults/{id}", R_VAULT, 0, head, v1a_vault_delete),
+        ROUTE(HTTP_POST, "/v1/vaults/{id}/archive", R_VAULT, V1_BODY_MAX, head, v1a_vault_archive),
+        ROUTE(HTTP_POST, "/v1/vaults/{id}/credentials", R_VAULT, V1_BODY_MAX, head, v1a_credential_create),
+        ROUTE(HTTP_GET, "/v1/vaults/{id}/credentials", R_VAULT, 0, head_query, v1a_credential_list),
+        ROUTE(HTTP_GET, "/v1/vaults/{id}/credentials/{cred}", R_VAULT, 0, head, v1a_credential_get),
+        ROUTE(HTTP_POST, "/v1/vaults/{id}/credentials/{cred}", R_VAULT, V1_BODY_MAX, head, v1a_credential_update),
+        ROUTE(HTTP_DELETE, "/v1/vaults/{id}/credentials/{cred}", R_VAULT, 0, head, v1a_credential_delete),
+        ROUTE(HTTP_POST, "/v1/vaults/{id}/credentials/{cred}/archive", R_VAULT, V1_BODY_MAX, head,
+              v1a_credential_archive),
+        ROUTE(HTTP_POST, "/v1/vaults/{id}/credentials/{cred}/mcp_oauth_validate", R_VAULT, V1_BODY_MAX, head,
+              v1a_credential_validate),
         ROUTE(HTTP_POST, "/v1/skills", R_SKILL, SKILL_UPLOAD_MAX, head_skills, v1a_skill_create),
         ROUTE(HTTP_GET, "/v1/skills", R_SKILL, 0, head_skills, v1a_skill_list),
         ROUTE(HTTP_GET, "/v1/skills/{id}", R_SKILL, 0, head_skills, v1a_skill_get),
