@@ -653,3 +653,19 @@
 #define DOCREAD_OCR_PIXELS_MAX (100ULL << 20) /* pixels of one page image handed to OCR */
 #define DOCREAD_LANGS_MAX 64U                 /* bytes of an OCR language list ("eng+deu") */
 #define DOCREAD_SUMMARY_HEADINGS 20U          /* headings the model's summary lists */
+
+/* Skills (/v1/skills, src/shared/skill-pack.c, issue 22) */
+#define SKILL_UPLOAD_MAX (8U << 20)       /* bytes of one upload (a zip or the files), the body's bound */
+#define SKILL_FILES_MAX 500U              /* files (and directories) of one skill, or entries of its archive */
+#define SKILL_UNPACKED_MAX (32U << 20)    /* bytes of a skill's files unpacked, all together */
+#define SKILL_RATIO_MAX 100U              /* unpacked bytes per archive byte (beyond SKILL_RATIO_FLOOR) */
+#define SKILL_RATIO_FLOOR (1U << 20)      /* unpacked bytes any archive may reach before the ratio applies */
+#define SKILL_PATH_MAX 512U               /* bytes of a file's path in a skill, NUL included */
+#define SKILL_DEPTH_MAX 16U               /* directories a path goes down */
+#define SKILL_NAME_MAX 64U                /* bytes of SKILL.md's name (lowercase letters, digits, hyphens) */
+#define SKILL_DESCRIPTION_MAX 1024U       /* bytes of SKILL.md's description */
+#define SKILL_FRONTMATTER_MAX (64U << 10) /* bytes of SKILL.md's front matter */
+#define SKILL_PARTS_MAX 512U              /* parts of one multipart upload */
+#define SKILL_PAGE_MAX 100U               /* skills or versions of one list page */
+#define SKILL_PAGE_DEFAULT 20U            /* ... unless limit says */
+#define SKILL_PROMPT_MAX (64U << 10)      /* bytes of the system prompt's list of an agent's skills */

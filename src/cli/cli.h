@@ -59,6 +59,8 @@ void cli_env_help(void);
 
 int cli_key_main(int argc, char **argv);
 void cli_key_help(void);
+int cli_skill_main(int argc, char **argv);
+void cli_skill_help(void);
 
 int cli_init_main(int argc, char **argv);
 void cli_init_help(void);

@@ -33,6 +33,8 @@ static const cli_command commands[] = {
         {"token", "make a bearer token for hull serve's --tokens file", cli_token_main, cli_token_help},
         {"env", "environments: packages installed once into layers, and networking", cli_env_main, cli_env_help},
         {"key", "create, list and delete the API keys of hull serve's /v1 API", cli_key_main, cli_key_help},
+        {"skill", "add skills (a directory with a SKILL.md, or a zip) to a running hull serve, list them",
+         cli_skill_main, cli_skill_help},
         {"db", "copy hull's state into another database (PostgreSQL), check one", cli_db_main, cli_db_help},
         {"vault", "rotate the key that seals the /v1 vaults' secrets, and seal them anew", cli_vault_main,
          cli_vault_help},

@@ -22,6 +22,7 @@
 #include "v1-run-internal.h"
 #include "v1-vault.h"
 #include "vault-seal.h"
+#include "v1-skill.h"
 
 /* ---- the agent ---- */
 
@@ -398,10 +399,26 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 pthread_mutex_unlock(&l->lock);
                 ss_unref(g->cfg.ss, TAKE_PTR(l->box));
         }
+        /* the agent's skills: their files for the sandbox's /skills, their names in the prompt */
+        char skills_dir[SBX_PATH_MAX] = "", home[SBX_PATH_MAX];
+        _cleanup_free_ char *skills_prompt = NULL, *instructions = NULL;
+        const json_t *skills = json_object_get(agent_obj, "skills");
+        if (json_array_size(skills) > 0) {
+                if ((r = home_resolve(home, e)) < 0 ||
+                    (r = v1_skills_prepare(g->cfg.store, skills, home, skills_dir, &skills_prompt, e)) < 0) {
+                        *ret_type = "unknown_error";
+                        return r;
+                }
+                if (skills_prompt && asprintf(&instructions, "%s%s", system ? system : "",
+                                              system ? skills_prompt : skills_prompt + 2) < 0) {
+                        instructions = NULL;
+                        return hull_err(e, -ENOMEM, "out of memory");
+                }
+        }
         svc_agent_recipe rc = {
                 .st = g->cfg.settings,
                 .model = &g->cfg.settings->model,
-                .instructions = system,
+                .instructions = instructions ? instructions : system,
                 .max_tools = V1_TOOLS_MAX + 7,
                 .on_skip = tool_skipped,
                 .on_skip_ud = l,
@@ -446,6 +463,7 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                         svc_agent_open_opts(&rc, &o);
                         rc.env = NULL; /* env goes with this block */
                 }
+                o.skills_dir = skills_dir[0] ? skills_dir : NULL;
                 r = ss_open(g->cfg.ss, &o, &l->box, e);
                 if (r < 0)
                         return r;

@@ -43,6 +43,8 @@
         X(archive_read_open_fd)                                                                                        \
         X(archive_read_open_memory)                                                                                    \
         X(archive_read_support_format_tar)                                                                             \
+        X(archive_read_support_filter_all)                                                                             \
+        X(archive_read_support_format_zip)                                                                             \
         X(archive_set_error)                                                                                           \
         X(archive_write_close)                                                                                         \
         X(archive_write_data)                                                                                          \
@@ -52,7 +54,8 @@
         X(archive_write_new)                                                                                           \
         X(archive_write_open)                                                                                          \
         X(archive_write_set_bytes_in_last_block)                                                                       \
-        X(archive_write_set_format_pax_restricted)
+        X(archive_write_set_format_pax_restricted)                                                                     \
+        X(archive_write_set_format_zip)
 
 typedef struct dlib_archive {
 #define X(f) __typeof__(f) *f;
@@ -107,4 +110,7 @@ static inline const dlib_archive *dlib_archive_load(hull_error *e) {
 #define archive_write_open (dlib_archive_api.archive_write_open)
 #define archive_write_set_bytes_in_last_block (dlib_archive_api.archive_write_set_bytes_in_last_block)
 #define archive_write_set_format_pax_restricted (dlib_archive_api.archive_write_set_format_pax_restricted)
+#define archive_write_set_format_zip (dlib_archive_api.archive_write_set_format_zip)
+#define archive_read_support_format_zip (dlib_archive_api.archive_read_support_format_zip)
+#define archive_read_support_filter_all (dlib_archive_api.archive_read_support_filter_all)
 #endif

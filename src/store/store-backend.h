@@ -181,6 +181,8 @@ typedef struct store_ops {
         /* the problems of the sequences (a JSON array of strings, one a problem; empty: none) */
         int (*check)(store *s, json_t **ret, hull_error *e);
         const store_vault_ops *vault;
+
+        const struct store_skill_ops *skills; /* store-skill-backend.h */
 } store_ops;
 
 /* The head of every backend's store. */

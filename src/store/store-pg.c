@@ -4,6 +4,7 @@
  * store-pg-objects.c, store-pg-events.c and store-pg-keys.c, hull db's copy and check in
  * store-pg-copy.c; what they share is store-pg-internal.h. */
 #include "store-pg-internal.h"
+#include "store-skill-backend.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -58,6 +59,14 @@ static const char *const migrations[] = {
         " key_id TEXT NOT NULL, sealed TEXT NOT NULL);"
         "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
         "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
+        /* 5: skills and their versions (the brief named it 7: memory stores and files may come first), each version's
+         * files a zip as base64 text */
+        "CREATE TABLE skills (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL, body TEXT NOT "
+        "NULL);"
+        "CREATE INDEX skills_list ON skills (created_ms, id);"
+        "CREATE TABLE skill_versions (skill_id TEXT COLLATE \"C\" NOT NULL REFERENCES skills (id), version BIGINT NOT "
+        "NULL,"
+        " created_ms BIGINT NOT NULL, body TEXT NOT NULL, zip TEXT NOT NULL, PRIMARY KEY (skill_id, version));",
 };
 
 int store_pg_schema_version(void) {
@@ -385,6 +394,7 @@ static const store_ops pg_ops = {
         .env_get = pg_env_get,
         .env_list = pg_env_list,
         .env_delete = pg_env_delete,
+        .skills = &pg_skill_ops,
         .rows_read = pg_rows_read,
         .rows_write = pg_rows_write,
         .check = pg_check,

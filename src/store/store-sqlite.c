@@ -3,6 +3,7 @@
  * results as errno, transactions, and the ops table. Its resources are in store-sqlite-objects.c,
  * store-sqlite-events.c and store-sqlite-keys.c; what they share is store-sqlite-internal.h. */
 #include "store-sqlite-internal.h"
+#include "store-skill-backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,12 @@ static const char *const migrations[] = {
         " sealed TEXT NOT NULL);"
         "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
         "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
+        /* 5: skills and their versions (the brief named it 7: memory stores and files may come first), each version's
+         * files a zip as base64 text. */
+        "CREATE TABLE skills (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX skills_list ON skills (created_ms, id);"
+        "CREATE TABLE skill_versions (skill_id TEXT NOT NULL REFERENCES skills (id), version INTEGER NOT NULL,"
+        " created_ms INTEGER NOT NULL, body TEXT NOT NULL, zip TEXT NOT NULL, PRIMARY KEY (skill_id, version));",
 };
 
 int store_sqlite_schema_version(void) {
@@ -338,6 +345,7 @@ static const store_ops sqlt_ops = {
         .env_get = sqlt_env_get,
         .env_list = sqlt_env_list,
         .env_delete = sqlt_env_delete,
+        .skills = &sqlt_skill_ops,
         .rows_read = sqlt_rows_read,
         .rows_write = sqlt_rows_write,
         .check = sqlt_check,

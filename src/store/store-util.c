@@ -387,6 +387,8 @@ const store_table store_tables[] = {
         {"vaults", "id, created_ms, archived, body", "tiit", "created_ms, id"},
         {"vault_credentials", "id, vault_id, created_ms, archived, url, body, key_id, sealed", "ttiitttt",
          "created_ms, id"},
+        {"skills", "id, created_ms, body", "tit", "created_ms, id"},
+        {"skill_versions", "skill_id, version, created_ms, body, zip", "tiitt", "skill_id, version"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

@@ -15,6 +15,7 @@ struct api_v1 {
 };
 
 #define V1_BETA "managed-agents-2026-04-01"
+#define V1_SKILLS_BETA "skills-2025-10-02" /* /v1/skills */
 
 /* The query: each known argument (an "x[]" is "x"), repeated ones collected. */
 #define QUERY_LIST_MAX 16U
@@ -70,3 +71,9 @@ http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_lo
 http_handler_fn v1a_vault_create, v1a_vault_list, v1a_vault_get, v1a_vault_update, v1a_vault_delete, v1a_vault_archive;
 http_handler_fn v1a_credential_create, v1a_credential_list, v1a_credential_get, v1a_credential_update,
         v1a_credential_delete, v1a_credential_archive, v1a_credential_validate;
+/* api-v1-skills.c */
+/* Does each of an agent's skills (its "skills" as v1-shape made them) name a skill (and version)
+ * the store has? Returns true once r is refused (400 naming the first that does not). */
+bool v1a_refuse_skills(api_v1 *a, http_req *r, const json_t *skills);
+http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delete, v1a_skill_version_create,
+        v1a_skill_version_list, v1a_skill_version_get, v1a_skill_version_delete, v1a_skill_version_content;

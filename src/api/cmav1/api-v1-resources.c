@@ -113,6 +113,10 @@ static void create_kind(api_v1 *a, http_req *r, store_kind k, const char *prefix
                 v1a_fail(r, &err);
                 return;
         }
+        if (k == STORE_AGENT && v1a_refuse_skills(a, r, json_object_get(obj, "skills"))) {
+                json_decref(obj);
+                return;
+        }
         hull_error e = {0};
         int rr = store_insert(a->cfg.store, k, obj, &e);
         if (rr < 0) {
@@ -163,6 +167,11 @@ static void update_kind(api_v1 *a, http_req *r, store_kind k, bool archive) {
                 } else if ((k == STORE_AGENT ? v1_agent_update(cur, body, now, &next, &err)
                                              : v1_environment_update(cur, body, now, &next, &err)) < 0) {
                         v1a_fail(r, &err);
+                        return;
+                }
+                if (next && k == STORE_AGENT && json_object_get(body, "skills") &&
+                    v1a_refuse_skills(a, r, json_object_get(next, "skills"))) {
+                        json_decref(next);
                         return;
                 }
                 if (!next) { /* nothing changed */

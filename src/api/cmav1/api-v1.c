@@ -143,7 +143,7 @@ static void fallback_refuse(http_req *r, http_refusal why, unsigned status, cons
         if (why == HTTP_REFUSAL_NOT_FOUND)
                 v1a_answer_error(r, 404, NULL, "",
                                  "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
-                                 "/events and /events/stream) and /v1/api-keys");
+                                 "/events and /events/stream), /v1/skills and /v1/api-keys");
         else
                 v1_refuse(r, why, status, msg);
 }
@@ -152,8 +152,8 @@ const http_api api_v1_fallback_api = {.name = "v1", .begin = v1_begin, .refuse =
 
 /* ---- what a request brings ---- */
 
-/* The API version and, where needed, the beta. Returns true once r is refused. */
-static bool refuse_headers(http_req *r, bool beta) {
+/* The API version and, where needed (want not NULL), the beta want. Returns true once r is refused. */
+static bool refuse_headers_for(http_req *r, const char *want) {
         unsigned n = 0;
         const char *v = http_req_header(r, "anthropic-version", &n);
         if (n == 0) {
@@ -168,12 +168,12 @@ static bool refuse_headers(http_req *r, bool beta) {
                           v ? v : "(given twice)");
                 return true;
         }
-        if (!beta)
+        if (!want)
                 return false;
         v = http_req_header(r, "anthropic-beta", &n);
         if (n == 0) {
                 v1a_failf(r, 400, "missing_anthropic_beta",
-                          "the anthropic-beta header is missing: send anthropic-beta: %s", V1_BETA);
+                          "the anthropic-beta header is missing: send anthropic-beta: %s", want);
                 return true;
         }
         bool found = false;
@@ -183,16 +183,20 @@ static bool refuse_headers(http_req *r, bool beta) {
                 size_t t = k;
                 while (t > 0 && (p[t - 1] == ' ' || p[t - 1] == '\t'))
                         t--;
-                if (t == strlen(V1_BETA) && memcmp(p, V1_BETA, t) == 0)
+                if (t == strlen(want) && memcmp(p, want, t) == 0)
                         found = true;
                 p += k;
         }
         if (!found) {
                 v1a_failf(r, 400, v ? "unsupported_anthropic_beta" : "malformed_anthropic_beta",
-                          "anthropic-beta must list %s (got '%.80s')", V1_BETA, v ? v : "(given twice)");
+                          "anthropic-beta must list %s (got '%.80s')", want, v ? v : "(given twice)");
                 return true;
         }
         return false;
+}
+
+static bool refuse_headers(http_req *r, bool beta) {
+        return refuse_headers_for(r, beta ? V1_BETA : NULL);
 }
 
 static void query_arg(void *data, const char *name, const char *value) {
@@ -369,7 +373,7 @@ void v1a_answer_store_error(http_req *r, int err, const hull_error *e, const cha
 /* ---- admission: each route's head, before any byte of its body ---- */
 
 /* What a route's {id} names (its tag), for the 404 of an id no resource can have. */
-enum { R_AGENT = 1, R_ENVIRONMENT, R_SESSION, R_KEY, R_VAULT };
+enum { R_AGENT = 1, R_ENVIRONMENT, R_SESSION, R_KEY, R_VAULT, R_SKILL };
 
 /* Could a path parameter name anything: UTF-8 text without a control character? The path is
  * percent-decoded, so "%ff" or "%00"-free "%0a" reach here as raw bytes. */
@@ -390,6 +394,7 @@ static bool refuse_malformed_params(http_req *r) {
                                    : tag == R_ENVIRONMENT ? "environment"
                                    : tag == R_KEY         ? "API key"
                                    : tag == R_VAULT       ? "vault"
+                                   : tag == R_SKILL       ? "skill"
                                                           : "session";
                 v1a_failf(r, 404, strcmp(what, "session") == 0 ? "session_not_found" : "",
                           "no %s with that id: the id in the path is not printable UTF-8 text", what);
@@ -420,6 +425,12 @@ static int head_keys(http_req *r) {
         static const char *const none[] = {NULL};
         query q;
         return refuse_headers(r, false) || refuse_malformed_params(r) || v1a_refuse_query(r, &q, none, NULL);
+}
+
+/* skills: the version (the SDKs send the beta skills-2025-10-02 or none: each handler asks
+ * which, for its shapes); each reads its own query. */
+static int head_skills(http_req *r) {
+        return refuse_headers_for(r, NULL) || refuse_malformed_params(r);
 }
 
 /* hull's extensions: the version (no beta); each reads its own query. */
@@ -478,6 +489,16 @@ static const http_route routes[] = {
               v1a_credential_archive),
         ROUTE(HTTP_POST, "/v1/vaults/{id}/credentials/{cred}/mcp_oauth_validate", R_VAULT, V1_BODY_MAX, head,
               v1a_credential_validate),
+        ROUTE(HTTP_POST, "/v1/skills", R_SKILL, SKILL_UPLOAD_MAX, head_skills, v1a_skill_create),
+        ROUTE(HTTP_GET, "/v1/skills", R_SKILL, 0, head_skills, v1a_skill_list),
+        ROUTE(HTTP_GET, "/v1/skills/{id}", R_SKILL, 0, head_skills, v1a_skill_get),
+        ROUTE(HTTP_DELETE, "/v1/skills/{id}", R_SKILL, 0, head_skills, v1a_skill_delete),
+        ROUTE(HTTP_POST, "/v1/skills/{id}/versions", R_SKILL, SKILL_UPLOAD_MAX, head_skills, v1a_skill_version_create),
+        ROUTE(HTTP_GET, "/v1/skills/{id}/versions", R_SKILL, 0, head_skills, v1a_skill_version_list),
+        ROUTE(HTTP_GET, "/v1/skills/{id}/versions/{version}", R_SKILL, 0, head_skills, v1a_skill_version_get),
+        ROUTE(HTTP_DELETE, "/v1/skills/{id}/versions/{version}", R_SKILL, 0, head_skills, v1a_skill_version_delete),
+        ROUTE(HTTP_GET, "/v1/skills/{id}/versions/{version}/content", R_SKILL, 0, head_skills,
+              v1a_skill_version_content),
 };
 
 int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {
