@@ -163,7 +163,7 @@
  * beyond, refused unread; a chunked one is read to its end (within SERVE_REQUEST_RECEIVE_MS) */
 #define SERVE_BODY_DISCARD_MAX (16U << 20)
 #define SERVE_PATH_MAX 2048U                 /* a path the routes are matched against; longer has no route */
-#define SERVE_ROUTES_MAX 64U                 /* routes of one server */
+#define SERVE_ROUTES_MAX 128U                /* routes of one server */
 #define SERVE_ROUTE_PARAMS_MAX 8U            /* {name}s of one route pattern */
 #define SERVE_ANSWER_HEADERS_MAX 8U          /* headers a request's answer gets besides the content type */
 #define SERVE_HEADER_VALUE_MAX 1024U         /* a header value kept for an answer */
@@ -617,3 +617,16 @@
 #define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
 #define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */
 #define ENV_BUILD_TMP_BYTES (512ULL << 20)       /* the build sandbox's /tmp */
+
+/* Memory stores on /v1 (src/service/v1-memory*.c, src/store/store-memory.c; issue 22) */
+#define STORE_MEMORY_PATH_MAX 1024U      /* bytes of a memory's path ("/a/b.md") */
+#define MEMORY_CONTENT_MAX 102400U       /* bytes of a memory's content (UTF-8) */
+#define MEMORY_PER_STORE_MAX 2000U       /* memories of one store */
+#define MEMORY_STORE_NAME_MAX 255U       /* bytes of a store's name */
+#define MEMORY_STORE_DESC_MAX 1024U      /* bytes of a store's description */
+#define MEMORY_STORES_PER_SESSION_MAX 8U /* memory_store resources of one session */
+#define MEMORY_INSTRUCTIONS_MAX 4096U    /* bytes of an attachment's instructions */
+#define MEMORY_LIST_FULL_MAX 20U         /* a list's limit with view=full */
+#define MEMORY_APPLY_TRIES 8U            /* a write without a precondition that lost a race, again */
+#define MEMORY_SYNC_FILES_MAX 4096U      /* entries of a mounted store read back after a tool call */
+#define MEMORY_SYNC_DEPTH_MAX 32U        /* directories deep in a mounted store */

@@ -47,6 +47,20 @@ static const char *const migrations[] = {
         /* 3: hull's named environments: every version a row; latest marks the newest */
         "CREATE TABLE env_specs (name TEXT COLLATE \"C\" NOT NULL, version BIGINT NOT NULL, latest INTEGER NOT NULL,"
         " created_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
+        /* 4, 5: other branches' (vaults, files); the lead merges their text here */
+        "DO $$ BEGIN END $$;",
+        "DO $$ BEGIN END $$;",
+        /* 6: memory stores, their memories (unique path in a store) and every version of each */
+        "CREATE TABLE memory_stores (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX memory_stores_list ON memory_stores (created_ms, id);"
+        "CREATE TABLE memories (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY,"
+        " store_id TEXT COLLATE \"C\" NOT NULL REFERENCES memory_stores (id) ON DELETE CASCADE,"
+        " path TEXT COLLATE \"C\" NOT NULL, version_id TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (store_id, path));"
+        "CREATE TABLE memory_versions (store_id TEXT COLLATE \"C\" NOT NULL REFERENCES memory_stores (id)"
+        " ON DELETE CASCADE, seq BIGINT NOT NULL, id TEXT NOT NULL UNIQUE, memory_id TEXT NOT NULL, session_id TEXT,"
+        " operation TEXT NOT NULL, created_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (store_id, seq));"
+        "CREATE INDEX memory_versions_memory ON memory_versions (memory_id);",
 };
 
 int store_pg_schema_version(void) {
@@ -374,6 +388,11 @@ static const store_ops pg_ops = {
         .env_get = pg_env_get,
         .env_list = pg_env_list,
         .env_delete = pg_env_delete,
+        .memory_apply = pg_memory_apply,
+        .memory_get = pg_memory_get,
+        .memory_scan = pg_memory_scan,
+        .memory_version_get = pg_memory_version_get,
+        .memory_version_put = pg_memory_version_put,
         .rows_read = pg_rows_read,
         .rows_write = pg_rows_write,
         .check = pg_check,

@@ -65,4 +65,7 @@ http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_sessi
         v1a_session_delete;
 http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
+/* memory stores (api-v1-memory.c): their routes, with their own head (the memory beta) */
+extern const http_route api_v1_memory_routes[];
+extern const size_t api_v1_memory_n_routes;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
