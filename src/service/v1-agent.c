@@ -311,7 +311,12 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         pthread_mutex_lock(&l->lock);
         json_t *agent_obj = json_incref(json_object_get(l->obj, "agent"));
         const char *system = json_string_value(json_object_get(agent_obj, "system"));
+        json_auto_t *session_obj = json_deep_copy(l->obj); /* its memory stores (v1-memory-mount.c) */
         pthread_mutex_unlock(&l->lock);
+        _cleanup_free_ char *memory_prompt = v1_memory_prompt(session_obj), *instructions = NULL;
+        if (memory_prompt &&
+            asprintf(&instructions, "%s%s%s", system ? system : "", system ? "\n\n" : "", memory_prompt) < 0)
+                instructions = NULL;
         _cleanup_(json_decrefp) json_t *agent_ref = agent_obj;
         json_auto_t *conv = NULL;
         int r;
@@ -330,7 +335,7 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         svc_agent_recipe rc = {
                 .st = g->cfg.settings,
                 .model = &g->cfg.settings->model,
-                .instructions = system,
+                .instructions = instructions ? instructions : system,
                 .max_tools = V1_TOOLS_MAX + 7,
                 .on_skip = tool_skipped,
                 .on_skip_ud = l,
@@ -390,12 +395,18 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 if (store_sandbox_add(g->cfg.store, l->id, info.fingerprint, now, &se) < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=v1-sandbox-not-kept session=%s error=\"%s\"", l->id,
                                  se.msg);
+                /* the session's memory stores, written into the new sandbox */
+                v1_memory_mounts_free(TAKE_PTR(l->mem));
+                if ((r = v1_memory_mount(g->cfg.store, g->cfg.ss, l->box, session_obj, &l->mem, e)) < 0)
+                        return r;
         }
         agent_config ac = {
                 .model = l->model,
                 .bus = l->bus,
                 .ss = l->box ? g->cfg.ss : NULL,
                 .session = l->box,
+                .after_call = l->mem ? v1_memory_after_call : NULL,
+                .after_call_ud = l->mem,
         };
         svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);

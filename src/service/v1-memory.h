@@ -77,3 +77,34 @@ int v1_memory_redact(store *s, const char *store_id, const char *version_id, con
 
 /* The memory store of id (404 when none). */
 int v1_memory_store_get(store *s, const char *id, json_t **ret, v1_err *e);
+
+/* ---- sessions (v1-memory-mount.c) ---- */
+
+/* The session object's memory_store resources resolved at its creation: each store must exist
+ * and not be archived (404, 400), at most MEMORY_STORES_PER_SESSION_MAX of them, each echoed as
+ * {type, memory_store_id, access, instructions, name, description, mount_path} (name and
+ * description as they are now; mount_path /mnt/memory/<slug of the name>, unique in the
+ * session). Other resources are left as they are. */
+int v1_memory_resources_resolve(store *s, json_t *session, v1_err *e);
+
+/* The system prompt's section on the session's memory stores (malloc'd), NULL when it has none. */
+char *v1_memory_prompt(const json_t *session);
+
+/* A session's stores as mounted in its sandbox: each store's memories written under
+ * /workspace/.memory/<slug> (/mnt/memory is a link there in every sandbox), and what was
+ * written, to tell the agent's changes apart after each tool call. */
+typedef struct v1_memory_mounts v1_memory_mounts;
+
+/* Mount the session's memory_store resources in box (claims the box for the call itself). *ret
+ * NULL when the session has none. Returns 0 or a negative errno with *e. */
+struct ss_manager;
+struct ss_session;
+int v1_memory_mount(store *st, struct ss_manager *ss, struct ss_session *box, const json_t *session,
+                    v1_memory_mounts **ret, hull_error *e);
+void v1_memory_mounts_free(v1_memory_mounts *m);
+
+/* agent_config.after_call (ud: the mounts): the agent's changes in the mounted stores become new
+ * versions (a read-only store's are refused and undone; a change that lost to another session's
+ * is not saved and the store's version comes back), told in the call's result. */
+struct call_result;
+void v1_memory_after_call(void *ud, struct ss_manager *ss, struct ss_session *s, struct call_result *res);

@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "sha256.h"
+#include "v1-memory.h"
 
 /* ---- agents and environments ---- */
 
@@ -238,6 +239,11 @@ static void session_create(api_v1 *a, http_req *r) {
         store_now_rfc3339(now);
         json_t *obj = NULL;
         if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0) {
+                v1a_fail(r, &err);
+                return;
+        }
+        if (v1_memory_resources_resolve(a->cfg.store, obj, &err) < 0) { /* memory_store resources */
+                json_decref(obj);
                 v1a_fail(r, &err);
                 return;
         }
