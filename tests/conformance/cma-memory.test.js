@@ -86,15 +86,16 @@ async function main() {
     same((await client.beta.memoryStores.retrieve(s0.id)).name, 'Store 0', 'retrieve');
     const up = await client.beta.memoryStores.update(s0.id, { name: 'Renamed', description: 'now described', metadata: { n: null, k: 'v' } });
     same([up.name, up.description, up.metadata], ['Renamed', 'now described', { k: 'v' }], 'update: name, description, metadata patch');
-    const listed = await all(client.beta.memoryStores.list({ limit: 2 }));
+    const mine = (xs) => xs.filter((s) => made.some((m) => m.id === s.id)); // (a shared database: HULL_DB)
+    const listed = mine(await all(client.beta.memoryStores.list({ limit: 2 })));
     same(listed.length, 5, 'the SDK pages through 5 stores 2 at a time');
     same(new Set(listed.map((s) => s.id)).size, 5, 'each store once');
     const page = await client.beta.memoryStores.list({ limit: 2 });
     check(page.data.length === 2 && page.hasNextPage(), 'a first page of 2 with a next page');
     const arch = await client.beta.memoryStores.archive(made[1].id);
     check(typeof arch.archived_at === 'string', 'archive sets archived_at');
-    same((await all(client.beta.memoryStores.list())).length, 4, 'archived stores are not listed');
-    same((await all(client.beta.memoryStores.list({ include_archived: true }))).length, 5, '... unless include_archived');
+    same(mine(await all(client.beta.memoryStores.list())).length, 4, 'archived stores are not listed');
+    same(mine(await all(client.beta.memoryStores.list({ include_archived: true }))).length, 5, '... unless include_archived');
     const e = await rejects(client.beta.memoryStores.memories.create(made[1].id, { path: '/x.md', content: 'x' }), Anthropic.BadRequestError, 'a write to an archived store');
     check(/archived/.test(e.message), `says archived: ${e.message}`);
     const del = await client.beta.memoryStores.delete(made[2].id);
@@ -246,22 +247,33 @@ async function main() {
     steps: [
       { tool_calls: [{ name: 'bash', input: { command: 'cat /mnt/memory/shared/n.md' }, id: 'toolu_b1' }] },
       { text: 'Read.' },
-      { tool_calls: [{ name: 'write', input: { file_path: '/mnt/memory/shared/n.md', content: 'from the session' }, id: 'toolu_w1' }] },
-      { text: 'Wrote.' },
+      { tool_calls: [{ name: 'write', input: { file_path: '/mnt/memory/shared/n.md', content: 'from session B' }, id: 'toolu_w0' }] },
+      { text: 'B wrote.' },
+      { tool_calls: [{ name: 'write', input: { file_path: '/mnt/memory/shared/n.md', content: 'from session A' }, id: 'toolu_w1' }] },
+      { text: 'A wrote.' },
+      { tool_calls: [{ name: 'bash', input: { command: "cat /mnt/memory/shared/n.md && touch \"/mnt/memory/shared/$(printf 'bad\\tname.md')\"" }, id: 'toolu_b2' }] },
+      { text: 'Looked.' },
     ],
   };
-  await cma('sessions: a write racing another writer is not saved (409) and the store keeps the winner', RACE, async ({ client }) => {
+  await cma('sessions: two sessions share a store: the write that lost the race is not saved (409), the winner kept', RACE, async ({ client }) => {
     const ms = client.beta.memoryStores;
     const store = await ms.create({ name: 'Shared' });
     const m = await ms.memories.create(store.id, { path: '/n.md', content: 'first' });
-    const s = await sessionWith(client, [{ type: 'memory_store', memory_store_id: store.id }]);
-    await turn(client, s, 'Read it.');
-    await ms.memories.update(m.id, { memory_store_id: store.id, content: 'from another writer' });
-    const t = await turn(client, s, 'Write it.');
+    const a = await sessionWith(client, [{ type: 'memory_store', memory_store_id: store.id }]);
+    const b = await sessionWith(client, [{ type: 'memory_store', memory_store_id: store.id }]);
+    await turn(client, a, 'Read it.'); // A's sandbox has "first"
+    const tb = await turn(client, b, 'Write it.');
+    check(tb.length === 1 && /\[memory\] saved \/mnt\/memory\/shared\/n\.md/.test(resultText(tb[0])), `B's write saved: ${JSON.stringify(tb)}`);
+    const t = await turn(client, a, 'Write it.');
     const text = t.length ? resultText(t[0]) : '';
-    check(/not saved: \/mnt\/memory\/shared\/n\.md: changed meanwhile by another writer/.test(text), `the agent is told: ${text.slice(-400)}`);
-    same((await ms.memories.retrieve(m.id, { memory_store_id: store.id })).content, 'from another writer', 'the winner kept');
-    same((await all(ms.memoryVersions.list(store.id))).length, 2, 'no version from the loser');
+    check(/not saved: \/mnt\/memory\/shared\/n\.md: changed meanwhile by another writer/.test(text), `A is told: ${text.slice(-400)}`);
+    same((await ms.memories.retrieve(m.id, { memory_store_id: store.id })).content, 'from session B', 'the winner kept');
+    same((await all(ms.memoryVersions.list(store.id))).map((v) => v.created_by.session_id || 'api'), [b.id, 'api'], 'no version from the loser');
+    const t2 = await turn(client, a, 'Look.');
+    const text2 = t2.length ? resultText(t2[0]) : '';
+    check(/^from session B/.test(text2), `A's file holds the winner's version again: ${text2.slice(0, 200)}`);
+    check(/not saved: \/mnt\/memory\/shared\/bad\tname\.md: path: must not hold a control/.test(text2), `a name a memory cannot have is refused: ${text2.slice(-300)}`);
+    same((await all(ms.memories.list(store.id))).map((x) => x.path), ['/n.md'], 'nothing else stored');
   });
 
   done();
