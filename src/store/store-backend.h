@@ -67,7 +67,8 @@ typedef struct store_listing {
         const char *in_set;               /* a JSON array of strings: the statuses (sessions) or types
                                            * (events) to keep; NULL: any */
         int64_t after_seq;                /* events; 0: all */
-        /* memory versions: the store, and filters (NULL: any; .session_id too) */
+        /* memory versions: the store, and filters (NULL: any; .session_id too); sessions: those
+         * with a memory_store resource of .memory_store_id */
         const char *memory_store_id, *memory_id, *operation;
 } store_listing;
 

@@ -278,6 +278,12 @@ static void list_sql(const store_listing *l, query *f, const char **ret_key) {
                         q_text(f, " AND agent_id = $", l->agent_id);
                 if (l->agent_version)
                         q_int(f, " AND agent_version = $::bigint", l->agent_version);
+                if (l->kind == STORE_SESSION && l->memory_store_id) {
+                        q_sql(f, " AND EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN json_typeof(body::json ->"
+                                 " 'resources') = 'array' THEN body::json -> 'resources' ELSE '[]'::json END) r WHERE"
+                                 " r ->> 'type' = 'memory_store' AND r ->> 'memory_store_id'");
+                        q_text(f, " = $)", l->memory_store_id);
+                }
                 if (l->in_set)
                         q_text(f, " AND status IN (SELECT json_array_elements_text($::json))", l->in_set);
                 break;

@@ -390,6 +390,12 @@ static void list_sql(sql_listing *sl) {
                         q_text(f, " AND agent_id = ?", l->agent_id);
                 if (l->agent_version)
                         q_int(f, " AND agent_version = ?", l->agent_version);
+                if (l->kind == STORE_SESSION && l->memory_store_id)
+                        q_text(f,
+                               " AND EXISTS (SELECT 1 FROM json_each(body, '$.resources') WHERE"
+                               " json_extract(value, '$.type') = 'memory_store' AND"
+                               " json_extract(value, '$.memory_store_id') = ?)",
+                               l->memory_store_id);
                 if (l->in_set)
                         q_text(f, " AND status IN (SELECT value FROM json_each(?))", l->in_set);
                 break;

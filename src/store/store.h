@@ -101,6 +101,7 @@ typedef struct store_list_q {
         int64_t agent_version;       /* 0: any */
         const char *const *statuses; /* n_statuses of them; 0: any */
         size_t n_statuses;
+        const char *memory_store_id; /* with a memory_store resource of this store; NULL: any */
         /* agents only: every version of this agent, oldest first (the other filters ignored) */
         const char *versions_of;
 } store_list_q;

@@ -198,6 +198,9 @@ async function main() {
     check(t2.length === 1 && resultText(t2[0]).includes('favourite: blue'), `the next session read it: ${JSON.stringify(t2)}`);
     const reqs = await mock.requests();
     check(JSON.stringify(reqs[0].body.system || '').includes('/mnt/memory/prefs'), 'the system prompt names the mount');
+    same((await all(client.beta.sessions.list({ memory_store_id: store.id }))).map((x) => x.id).sort(), [s1.id, s2.id].sort(), 'sessions listed by their store');
+    const other = await ms.create({ name: 'Unattached' });
+    same((await all(client.beta.sessions.list({ memory_store_id: other.id }))).length, 0, 'none for a store no session has');
     const tr = toolResults(reqs[3].body);
     check(tr.length === 1 && tr[0].text.includes('favourite: blue'), 'the model got the memory');
   });

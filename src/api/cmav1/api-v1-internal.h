@@ -20,7 +20,8 @@ struct api_v1 {
 #define QUERY_LIST_MAX 16U
 typedef struct query {
         const char *limit, *page, *order, *include_archived, *version, *agent_id, *agent_version, *last_event_id;
-        const char *rows, *sandbox; /* hull's extensions */
+        const char *rows, *sandbox;  /* hull's extensions */
+        const char *memory_store_id; /* sessions: those a memory store is attached to */
         const char *created_gt, *created_gte, *created_lt, *created_lte;
         const char *list[QUERY_LIST_MAX]; /* statuses[], types[], event_deltas[] */
         size_t n_list;

@@ -65,6 +65,7 @@ static void list_kind(api_v1 *a, http_req *r, store_kind k, const char *const *a
                 }
                 lq.agent_id = q.agent_id;
                 lq.agent_version = (int64_t) av;
+                lq.memory_store_id = q.memory_store_id && q.memory_store_id[0] ? q.memory_store_id : NULL;
                 lq.statuses = q.list;
                 lq.n_statuses = q.n_list;
         }
@@ -556,9 +557,10 @@ static void key_delete(api_v1 *a, http_req *r) {
 
 /* ---- the routes' handlers: each route names its own ---- */
 
-static const char *const sess_list[] = {"limit",           "page",           "order",           "include_archived",
-                                        "agent_id",        "agent_version",  "statuses",        "created_at[gt]",
-                                        "created_at[gte]", "created_at[lt]", "created_at[lte]", NULL};
+static const char *const sess_list[] = {
+        "limit",    "page",           "order",           "include_archived", "agent_id",        "agent_version",
+        "statuses", "created_at[gt]", "created_at[gte]", "created_at[lt]",   "created_at[lte]", "memory_store_id",
+        NULL};
 
 #define HANDLER(name, call)                                                                                            \
         void v1a_##name(http_req *r) {                                                                                 \

@@ -239,6 +239,7 @@ static void query_arg(void *data, const char *name, const char *value) {
                 {"last_event_id", offsetof(query, last_event_id)},
                 {"rows", offsetof(query, rows)},
                 {"sandbox", offsetof(query, sandbox)},
+                {"memory_store_id", offsetof(query, memory_store_id)},
                 {"created_at[gt]", offsetof(query, created_gt)},
                 {"created_at[gte]", offsetof(query, created_gte)},
                 {"created_at[lt]", offsetof(query, created_lt)},
