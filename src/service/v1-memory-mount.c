@@ -173,13 +173,17 @@ static int mount_one(v1_memory_mounts *mm, mount *mt, ss_manager *ss, ss_session
                 json_array_foreach(rows, i, m) {
                         const char *path = json_string_value(json_object_get(m, "path"));
                         json_t *c = json_object_get(m, "content");
-                        if ((size_t) snprintf(p, sizeof(p), "%s%s", mt->dir, path) >= sizeof(p))
-                                continue; /* too deep for the workspace: left out */
-                        if ((r = ss_write(ss, box, p, json_string_value(c), json_string_length(c), false, NULL, e)) < 0)
-                                return r;
-                        json_object_set(mt->seen, path, json_object_get(m, "content_sha256"));
                         snprintf(from, sizeof(from), "%s", path);
                         inclusive = false;
+                        if ((size_t) snprintf(p, sizeof(p), "%s%s", mt->dir, path) >= sizeof(p))
+                                continue; /* too long for the workspace: left out */
+                        r = ss_write(ss, box, p, json_string_value(c), json_string_length(c), false, NULL, e);
+                        if (r == -EPIPE || r == -ESHUTDOWN)
+                                return r;
+                        /* one the workspace cannot hold ("/a" beside "/a/b", too deep) is left out,
+                         * and never taken for deleted: only what was written is seen */
+                        if (r >= 0)
+                                json_object_set(mt->seen, path, json_object_get(m, "content_sha256"));
                 }
                 if (json_array_size(rows) < 200)
                         break;
