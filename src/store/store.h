@@ -275,7 +275,8 @@ typedef void (*store_copy_progress_fn)(void *ud, const char *table, size_t rows)
 /* Every row of from into to (empty, else -ENOTEMPTY; the same schema version, else -EPROTO), table
  * by table, parents first, a batch of STORE_COPY_BATCH rows a transaction: agents with every
  * version, environments, sessions, events with their seqs, conversations, keys, sandboxes,
- * threads, named environments. A failure leaves to partly written (copy again into a new one). */
+ * threads, named environments, memory stores with their memories and versions. A failure leaves to partly written (copy
+ * again into a new one). */
 int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud, hull_error *e);
 
 /* What is wrong with s (*ret a JSON array of strings, one a problem; empty: nothing): a schema
