@@ -6,6 +6,7 @@ import { clear } from './dom.js';
 import * as views from './views.js';
 import { vaultsList } from './vaults.js';
 import { skillsList } from './skills.js';
+import * as memory from './memory.js';
 
 const main = document.getElementById('main');
 const signout = document.getElementById('signout');
@@ -38,6 +39,9 @@ function route() {
   if (parts[0] === 'agents' && parts[1] === 'new') r = views.agentEdit(main, { go });
   else if (parts[0] === 'agents' && parts[1]) r = views.agentEdit(main, { id: parts[1], go });
   else if (parts[0] === 'agents') r = views.agentsList(main, { go });
+  else if (parts[0] === 'memory' && parts[2]) r = memory.memoryView(main, { id: parts[1], mid: parts[2] });
+  else if (parts[0] === 'memory' && parts[1]) r = memory.storeView(main, { id: parts[1] });
+  else if (parts[0] === 'memory') r = memory.storesList(main);
   else if (parts[0] === 'sessions' && parts[1]) r = views.sessionView(main, { id: parts[1], go });
   else if (parts[0] === 'vaults') r = vaultsList(main);
   else if (parts[0] === 'skills') r = skillsList(main, { go });

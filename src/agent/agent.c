@@ -677,7 +677,9 @@ static void run_tool(agent *a, agent_tool *t, const json_t *input, const char *e
                           .progress = progress_report,
                           .progress_ms = BUS_PROGRESS_MS,
                           .notes = TOOL_RUN_NOTE_NEXT,
-                          .ud = &p};
+                          .ud = &p,
+                          .after = a->cfg.after_call,
+                          .after_ud = a->cfg.after_call_ud};
         tool_run_call(&c, t->def, input, res, NULL);
 }
 

@@ -29,6 +29,7 @@
 #include "error.h"
 #include "limits.h"
 #include "model.h"
+#include "spill.h"
 #include "tool.h"
 
 typedef enum agent_decision {
@@ -57,6 +58,10 @@ typedef struct agent_config {
         agent_decision (*decide)(void *ud, const char *tool_use_id, const char *name, const json_t *input,
                                  char **ret_message);
         void *decide_ud;
+        /* After each call of a tool that needs the session, while it is still held (tool_run_ctx's
+         * after: a /v1 session's mounted memory stores are read back there). NULL: none. */
+        void (*after_call)(void *ud, ss_manager *ss, ss_session *s, call_result *res);
+        void *after_call_ud;
 } agent_config;
 
 typedef enum agent_stop {

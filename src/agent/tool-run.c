@@ -203,6 +203,8 @@ void tool_run_call(const tool_run_ctx *c, const tool_def *d, const json_t *input
                         result_error(res, "%s failed: %s", d->name, te.msg[0] ? te.msg : "unknown error");
         } else
                 spill_shape(c->ss, c->session, &claimed, c->spill_bytes, d->name, &out, res);
+        if (claimed && c->after)
+                c->after(c->after_ud, c->ss, c->session, res);
         if (claimed && c->record && d->record_kind) {
                 record_call(c, d, input, res, started_unix, &rec);
                 if (ret_record)

@@ -56,6 +56,10 @@ typedef struct tool_run_ctx {
         uint64_t progress_ms;
         tool_run_notes notes;
         void *ud;
+        /* Called after a tool that needs the session ran, while the call still holds it, with the
+         * result the reader will see (it may add to res->text). NULL: none. */
+        void (*after)(void *after_ud, ss_manager *ss, ss_session *s, call_result *res);
+        void *after_ud;
 } tool_run_ctx;
 
 /* What tool_run_call did about the record. */

@@ -669,3 +669,15 @@
 #define SKILL_PAGE_MAX 100U               /* skills or versions of one list page */
 #define SKILL_PAGE_DEFAULT 20U            /* ... unless limit says */
 #define SKILL_PROMPT_MAX (64U << 10)      /* bytes of the system prompt's list of an agent's skills */
+/* Memory stores on /v1 (src/service/v1-memory*.c, src/store/store-memory.c; issue 22) */
+#define STORE_MEMORY_PATH_MAX 1024U      /* bytes of a memory's path ("/a/b.md") */
+#define MEMORY_CONTENT_MAX 102400U       /* bytes of a memory's content (UTF-8) */
+#define MEMORY_PER_STORE_MAX 2000U       /* memories of one store */
+#define MEMORY_STORE_NAME_MAX 255U       /* bytes of a store's name */
+#define MEMORY_STORE_DESC_MAX 1024U      /* bytes of a store's description */
+#define MEMORY_STORES_PER_SESSION_MAX 8U /* memory_store resources of one session */
+#define MEMORY_INSTRUCTIONS_MAX 4096U    /* bytes of an attachment's instructions */
+#define MEMORY_LIST_FULL_MAX 20U         /* a list's limit with view=full */
+#define MEMORY_APPLY_TRIES 8U            /* a write without a precondition that lost a race, again */
+#define MEMORY_SYNC_FILES_MAX 4096U      /* entries of a mounted store read back after a tool call */
+#define MEMORY_SYNC_DEPTH_MAX 32U        /* directories deep in a mounted store */

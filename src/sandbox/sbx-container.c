@@ -217,6 +217,12 @@ static int plan_host_root(child_plan *p, hull_error *e) {
                         return r;
         }
         p->host_etc = true;
+        /* /mnt/memory: a /v1 session's memory stores, written in its workspace (v1-memory-mount.c) */
+        if (p->n_entries + 2 > ELEMENTSOF(p->entries))
+                return hull_err(e, -E2BIG, "mount: too many root entries");
+        p->entries[p->n_entries++] = (root_entry){.kind = ENTRY_MKDIR, .name = "mnt"};
+        p->entries[p->n_entries++] =
+                (root_entry){.kind = ENTRY_SYMLINK, .name = "mnt/memory", .source = "/workspace/.memory"};
         return 0;
 }
 

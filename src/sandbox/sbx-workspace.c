@@ -169,24 +169,31 @@ int ws_path_resolve(const char *path, size_t len, char *ret, size_t size, hull_e
                 blank++;
         if (blank == len)
                 return ws_fail(e, -EINVAL, "use '.' for the workspace root", "workspace: blank path");
-        size_t i = 0;
-        if (path[0] == '/') {
+        /* /mnt/memory is a link to /workspace/.memory in every sandbox (a /v1 session's memory
+         * stores): its paths are .memory's, and a ".." never leaves it (it would be /mnt there) */
+        static const char memory[] = "/mnt/memory", memory_dir[] = ".memory";
+        const size_t mlen = sizeof(memory) - 1;
+        size_t i = 0, o = 0, floor = 0;
+        if (size < sizeof(memory_dir))
+                return ws_fail(e, -ENOBUFS, NULL, "workspace: no room to resolve a path");
+        if (path[0] == '/' && len >= mlen && memcmp(path, memory, mlen) == 0 && (len == mlen || path[mlen] == '/')) {
+                memcpy(ret, memory_dir, sizeof(memory_dir) - 1);
+                o = floor = sizeof(memory_dir) - 1;
+                i = mlen;
+        } else if (path[0] == '/') {
                 if (len < plen || memcmp(path, prefix, plen) != 0 || (len > plen && path[plen] != '/'))
                         return outside(e, path, len);
                 i = plen;
         }
         /* Components onto a stack in ret, ".." popping one: lexical, as the jail never follows a
          * link (a link on the way is refused when the path is opened). */
-        if (size < 2)
-                return ws_fail(e, -ENOBUFS, NULL, "workspace: no room to resolve a path");
-        size_t o = 0;
         while (i < len) {
                 size_t j = i;
                 while (j < len && path[j] != '/')
                         j++;
                 size_t n = j - i;
                 if (n == 2 && path[i] == '.' && path[i + 1] == '.') {
-                        if (o == 0)
+                        if (o <= floor)
                                 return outside(e, path, len);
                         while (o > 0 && ret[o - 1] != '/')
                                 o--;

@@ -53,14 +53,14 @@ int ws_path_normalize(const char *path, size_t len, char *ret, size_t size, hull
 
 /* Resolve a path as a model or a user writes it (the sandbox's view) to a checked path relative
  * to the workspace: relative to /workspace, or absolute under /workspace (a model echoes the paths
- * it was shown); "." components, repeated slashes and a ".." that stays inside are resolved
- * lexically ("sub/../a.csv" is "a.csv": the jail never follows a link, so ".." is the parent by
- * name). Everything else is refused: an absolute path elsewhere ("/etc/passwd") and a ".." that
- * leaves ("../x", "a/../../x") with one message, "workspace: path 'P' is outside /workspace",
- * that depends on nothing on disk; an empty or blank path; a NUL. The result (ws_path_
- * normalize's canonical form, "." for the root) goes to ret (size bytes; WS_PATH_MAX + 1
- * suffices). Every face takes a caller's path through this, then ws_open(). Pure. Returns 0,
- * -EPERM (outside), -EINVAL (empty, blank, NUL), -ENAMETOOLONG, or -ENOBUFS. */
+ * it was shown), or under /mnt/memory (a link to /workspace/.memory in every sandbox: a /v1
+ * session's memory stores; a ".." never leaves it); "." components, repeated slashes and a ".." that stays inside are
+ * resolved lexically ("sub/../a.csv" is "a.csv": the jail never follows a link, so ".." is the parent by name).
+ * Everything else is refused: an absolute path elsewhere ("/etc/passwd") and a ".." that leaves ("../x", "a/../../x")
+ * with one message, "workspace: path 'P' is outside /workspace", that depends on nothing on disk; an empty or blank
+ * path; a NUL. The result (ws_path_ normalize's canonical form, "." for the root) goes to ret (size bytes; WS_PATH_MAX
+ * + 1 suffices). Every face takes a caller's path through this, then ws_open(). Pure. Returns 0, -EPERM (outside),
+ * -EINVAL (empty, blank, NUL), -ENAMETOOLONG, or -ENOBUFS. */
 int ws_path_resolve(const char *path, size_t len, char *ret, size_t size, hull_error *e);
 
 /* Open path below root_fd with openat2(flags | O_CLOEXEC, mode) and RESOLVE_BENEATH |

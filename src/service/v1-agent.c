@@ -383,7 +383,9 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         pthread_mutex_lock(&l->lock);
         json_t *agent_obj = json_incref(json_object_get(l->obj, "agent"));
         const char *system = json_string_value(json_object_get(agent_obj, "system"));
+        json_auto_t *session_obj = json_deep_copy(l->obj); /* its memory stores (v1-memory-mount.c) */
         pthread_mutex_unlock(&l->lock);
+        _cleanup_free_ char *memory_prompt = v1_memory_prompt(session_obj);
         _cleanup_(json_decrefp) json_t *agent_ref = agent_obj;
         json_auto_t *conv = NULL;
         int r;
@@ -409,8 +411,12 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                         *ret_type = "unknown_error";
                         return r;
                 }
-                if (skills_prompt && asprintf(&instructions, "%s%s", system ? system : "",
-                                              system ? skills_prompt : skills_prompt + 2) < 0) {
+        }
+        /* the system prompt: the agent's own, then its skills, then its memory stores */
+        if (skills_prompt || memory_prompt) {
+                const char *sk = skills_prompt ? (system ? skills_prompt : skills_prompt + 2) : "";
+                const char *sep = memory_prompt && (system || skills_prompt) ? "\n\n" : "";
+                if (asprintf(&instructions, "%s%s%s%s", system ? system : "", sk, sep, memory_prompt ?: "") < 0) {
                         instructions = NULL;
                         return hull_err(e, -ENOMEM, "out of memory");
                 }
@@ -479,12 +485,18 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 if (store_sandbox_add(g->cfg.store, l->id, info.fingerprint, now, &se) < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=v1-sandbox-not-kept session=%s error=\"%s\"", l->id,
                                  se.msg);
+                /* the session's memory stores, written into the new sandbox */
+                v1_memory_mounts_free(TAKE_PTR(l->mem));
+                if ((r = v1_memory_mount(g->cfg.store, g->cfg.ss, l->box, session_obj, &l->mem, e)) < 0)
+                        return r;
         }
         agent_config ac = {
                 .model = l->model,
                 .bus = l->bus,
                 .ss = l->box ? g->cfg.ss : NULL,
                 .session = l->box,
+                .after_call = l->mem ? v1_memory_after_call : NULL,
+                .after_call_ud = l->mem,
         };
         svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);

@@ -10,6 +10,7 @@
 #include "bus.h"
 #include "model.h"
 #include "svc-agent.h"
+#include "v1-memory.h"
 #include "v1-run.h"
 
 /* ---- a session at work ---- */
@@ -61,6 +62,7 @@ typedef struct live {
         bool needs_box;
         ss_session *box;
         char box_id[PLIM_SESSION_ID_MAX + 1];
+        v1_memory_mounts *mem; /* the memory stores mounted in box (v1-memory-mount.c); NULL none */
         char principal[STORE_ID_MAX + 8];
         /* the agent.message being previewed */
         char preview_id[STORE_ID_MAX];

@@ -183,6 +183,7 @@ static void live_free(live *l) {
                 ss_unref(l->g->cfg.ss, l->box);
         }
         v1_tools_drop(l);
+        v1_memory_mounts_free(l->mem);
         json_decref(l->obj);
         json_decref(l->queue);
         json_decref(l->stash);

@@ -49,6 +49,20 @@ static int parse_budget(const json_t *v, const char *path, json_t **ret, v1_err 
         return *ret ? 0 : -ENOMEM;
 }
 
+/* A memory_store resource: {type, memory_store_id, access? (read_write, the default, or
+ * read_only), instructions?}; resolved against the store at create (v1_memory_resources_resolve). */
+static int memory_store_resource(const json_t *res, const char *p, v1_err *e) {
+        static const char *const keys[] = {"type", "memory_store_id", "access", "instructions", NULL};
+        static const char *const access[] = {"read_write", "read_only", NULL};
+        const char *id, *acc, *ins;
+        int r = v1_check_object(res, p, keys, e);
+        if (r < 0 ||
+            (r = v1_get_str(res, "memory_store_id", p, STORE_ID_MAX - 1, F_REQUIRED | F_NONEMPTY, &id, e)) < 0 ||
+            (r = v1_get_enum(res, "access", p, access, "read_write", &acc, e)) < 0)
+                return r;
+        return v1_get_str(res, "instructions", p, MEMORY_INSTRUCTIONS_MAX, F_NULLABLE, &ins, e);
+}
+
 static int parse_resources(const json_t *v, const char *path, json_t **ret, v1_err *e) {
         static const char *const keys[] = {"type", "file_id", "mount_path", NULL};
         int r = v1_want(v, JSON_ARRAY, path, "an array", e);
@@ -66,7 +80,12 @@ static int parse_resources(const json_t *v, const char *path, json_t **ret, v1_e
                 if ((r = v1_want(res, JSON_OBJECT, p, "an object", e)) < 0 ||
                     (r = v1_get_str(res, "type", p, V1_NAME_MAX, F_REQUIRED, &type, e)) < 0)
                         return r;
-                if (eq(type, "github_repository") || eq(type, "memory_store"))
+                if (eq(type, "memory_store")) { /* memory stores (v1-memory-mount.c) */
+                        if ((r = memory_store_resource(res, p, e)) < 0)
+                                return r;
+                        continue;
+                }
+                if (eq(type, "github_repository"))
                         return v1_fail(e, 400, NULL,
                                        "%s.type: not supported by hull: %s resources (use file resources, or fetch "
                                        "from the session's tools)",

@@ -19,7 +19,7 @@
 
 typedef struct v1_err {
         unsigned status;              /* 400, 404, 409 ... */
-        char type[32];                /* the envelope's error.type */
+        char type[48];                /* the envelope's error.type */
         char code[V1_ERROR_CODE_MAX]; /* error.details.error_code, "" when none */
         char msg[V1_ERROR_MSG_MAX];
 } v1_err;

@@ -39,9 +39,10 @@ typedef struct store_event_cols {
  * names one row's key, a direction and a digest of the query it came from (store-util.c). */
 
 typedef enum store_list_of {
-        STORE_LIST_OBJECTS,  /* the resources of .kind, by (created_ms, id) */
-        STORE_LIST_VERSIONS, /* every version of agent .versions_of, by version */
-        STORE_LIST_EVENTS,   /* the events of session .session_id, by seq */
+        STORE_LIST_OBJECTS,         /* the resources of .kind, by (created_ms, id) */
+        STORE_LIST_VERSIONS,        /* every version of agent .versions_of, by version */
+        STORE_LIST_EVENTS,          /* the events of session .session_id, by seq */
+        STORE_LIST_MEMORY_VERSIONS, /* the versions of memory store .memory_store_id, by seq */
 } store_list_of;
 
 enum { STORE_TIME_GT, STORE_TIME_GTE, STORE_TIME_LT, STORE_TIME_LTE, _STORE_TIME_MAX };
@@ -66,6 +67,9 @@ typedef struct store_listing {
         const char *in_set;               /* a JSON array of strings: the statuses (sessions) or types
                                            * (events) to keep; NULL: any */
         int64_t after_seq;                /* events; 0: all */
+        /* memory versions: the store, and filters (NULL: any; .session_id too); sessions: those
+         * with a memory_store resource of .memory_store_id */
+        const char *memory_store_id, *memory_id, *operation;
 } store_listing;
 
 typedef struct store_rowkey {
@@ -171,6 +175,19 @@ typedef struct store_ops {
         int (*env_get)(store *s, const char *name, int64_t version, json_t **ret, hull_error *e);
         int (*env_list)(store *s, bool all_versions, json_t **ret, hull_error *e);
         int (*env_delete)(store *s, const char *name, hull_error *e);
+
+        /* memory stores' memories and versions (store-memory.c's front checked the arguments);
+         * c->memory and c->version as text, with their columns */
+        int (*memory_apply)(store *s, const store_memory_change *c, const char *memory_body, const char *memory_path,
+                            const char *version_id, const char *operation, int64_t created_ms, const char *version_body,
+                            char ret_conflict[static STORE_ID_MAX], hull_error *e);
+        int (*memory_get)(store *s, const char *store_id, const char *memory_id, const char *path, json_t **ret,
+                          hull_error *e);
+        int (*memory_scan)(store *s, const char *store_id, const char *from, bool from_inclusive, const char *below,
+                           unsigned limit, json_t **ret, hull_error *e);
+        int (*memory_version_get)(store *s, const char *store_id, const char *version_id, json_t **ret, hull_error *e);
+        int (*memory_version_put)(store *s, const char *store_id, const char *version_id, const char *body,
+                                  hull_error *e);
 
         /* every row of t in the order it was written (SQLite's rowid; PostgreSQL's keys or
          * identity), to fn */

@@ -127,6 +127,17 @@ int pg_env_get(store *base, const char *name, int64_t version, json_t **ret, hul
 int pg_env_list(store *base, bool all_versions, json_t **ret, hull_error *e);
 int pg_env_delete(store *base, const char *name, hull_error *e);
 
+/* store-pg-memory.c */
+int pg_memory_apply(store *base, const store_memory_change *c, const char *memory_body, const char *memory_path,
+                    const char *version_id, const char *operation, int64_t created_ms, const char *version_body,
+                    char ret_conflict[static STORE_ID_MAX], hull_error *e);
+int pg_memory_get(store *base, const char *store_id, const char *memory_id, const char *path, json_t **ret,
+                  hull_error *e);
+int pg_memory_scan(store *base, const char *store_id, const char *from, bool from_inclusive, const char *below,
+                   unsigned limit, json_t **ret, hull_error *e);
+int pg_memory_version_get(store *base, const char *store_id, const char *version_id, json_t **ret, hull_error *e);
+int pg_memory_version_put(store *base, const char *store_id, const char *version_id, const char *body, hull_error *e);
+
 /* store-pg-copy.c: hull db copy and check */
 int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, hull_error *e);
 int pg_rows_write(store *base, const store_table *t, json_t *rows, hull_error *e);

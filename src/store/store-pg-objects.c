@@ -18,6 +18,8 @@ static int insert_row(pg_conn *pc, store_kind k, const store_cols *c, const char
                                 " VALUES ($1, $5, 1, $2, $3, $4)",
                 [STORE_ENVIRONMENT] =
                         "INSERT INTO environments (id, created_ms, archived, body) VALUES ($1, $2, $3, $4)",
+                [STORE_MEMORY_STORE] =
+                        "INSERT INTO memory_stores (id, created_ms, archived, body) VALUES ($1, $2, $3, $4)",
                 [STORE_SESSION] =
                         "INSERT INTO sessions (id, created_ms, archived, body, status, agent_id, agent_version)"
                         " VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -57,6 +59,7 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
                                 " AND ($2::bigint = 0 AND latest = 1 OR version = $2::bigint)",
                 [STORE_ENVIRONMENT] = "SELECT body FROM environments WHERE id = $1",
                 [STORE_SESSION] = "SELECT body FROM sessions WHERE id = $1",
+                [STORE_MEMORY_STORE] = "SELECT body FROM memory_stores WHERE id = $1",
         };
         char vbuf[PG_INT_MAX];
         const char *v[] = {id, pg_int(vbuf, version)};
@@ -124,6 +127,8 @@ int pg_update(store *base, store_kind k, const store_cols *c, const char *body, 
                 return update_agent(pc, c, body, e);
         static const char *const sql[_STORE_KIND_MAX] = {
                 [STORE_ENVIRONMENT] = "UPDATE environments SET created_ms = $2, archived = $3, body = $4 WHERE id = $1",
+                [STORE_MEMORY_STORE] =
+                        "UPDATE memory_stores SET created_ms = $2, archived = $3, body = $4 WHERE id = $1",
                 [STORE_SESSION] = "UPDATE sessions SET created_ms = $2, archived = $3, body = $4, status = $5,"
                                   " agent_id = $6, agent_version = $7 WHERE id = $1",
         };
@@ -149,6 +154,8 @@ int pg_remove(store *base, store_kind k, const char *id, hull_error *e) {
         static const char *const sql[_STORE_KIND_MAX] = {
                 [STORE_AGENT] = "DELETE FROM agents WHERE id = $1",
                 [STORE_ENVIRONMENT] = "DELETE FROM environments WHERE id = $1",
+                /* its memories and their versions go too (ON DELETE CASCADE) */
+                [STORE_MEMORY_STORE] = "DELETE FROM memory_stores WHERE id = $1",
                 /* its events and conversation go too (ON DELETE CASCADE) */
                 [STORE_SESSION] = "DELETE FROM sessions WHERE id = $1",
         };
@@ -235,6 +242,17 @@ static void list_sql(const store_listing *l, query *f, const char **ret_key) {
                 *ret_key = "version";
                 q_text(f, "SELECT version, NULL, body FROM agents WHERE id = $", l->versions_of);
                 break;
+        case STORE_LIST_MEMORY_VERSIONS:
+                *ret_key = "seq";
+                q_text(f, "SELECT seq, NULL, body FROM memory_versions WHERE store_id = $", l->memory_store_id);
+                if (l->memory_id)
+                        q_text(f, " AND memory_id = $", l->memory_id);
+                if (l->session_id)
+                        q_text(f, " AND session_id = $", l->session_id);
+                if (l->operation)
+                        q_text(f, " AND operation = $", l->operation);
+                time_filters(f, l, "created_ms");
+                break;
         case STORE_LIST_EVENTS:
                 *ret_key = "seq";
                 q_text(f, "SELECT seq, NULL, body FROM events WHERE session_id = $", l->session_id);
@@ -249,6 +267,7 @@ static void list_sql(const store_listing *l, query *f, const char **ret_key) {
                         [STORE_AGENT] = "SELECT created_ms, id, body FROM agents WHERE latest = 1",
                         [STORE_ENVIRONMENT] = "SELECT created_ms, id, body FROM environments WHERE true",
                         [STORE_SESSION] = "SELECT created_ms, id, body FROM sessions WHERE true",
+                        [STORE_MEMORY_STORE] = "SELECT created_ms, id, body FROM memory_stores WHERE true",
                 };
                 *ret_key = "created_ms";
                 q_sql(f, select[l->kind]);
@@ -259,6 +278,12 @@ static void list_sql(const store_listing *l, query *f, const char **ret_key) {
                         q_text(f, " AND agent_id = $", l->agent_id);
                 if (l->agent_version)
                         q_int(f, " AND agent_version = $::bigint", l->agent_version);
+                if (l->kind == STORE_SESSION && l->memory_store_id) {
+                        q_sql(f, " AND EXISTS (SELECT 1 FROM json_array_elements(CASE WHEN json_typeof(body::json ->"
+                                 " 'resources') = 'array' THEN body::json -> 'resources' ELSE '[]'::json END) r WHERE"
+                                 " r ->> 'type' = 'memory_store' AND r ->> 'memory_store_id'");
+                        q_text(f, " = $)", l->memory_store_id);
+                }
                 if (l->in_set)
                         q_text(f, " AND status IN (SELECT json_array_elements_text($::json))", l->in_set);
                 break;
@@ -329,6 +354,14 @@ int pg_list(store *base, const store_listing *l, const char *page, unsigned limi
                         return hull_fail(e, -ENOENT, "store: no agent %s", l->versions_of);
         } else if (l->of == STORE_LIST_EVENTS)
                 r = pg_session_exists(pc, l->session_id, e);
+        else if (l->of == STORE_LIST_MEMORY_VERSIONS) {
+                _cleanup_res_ PGresult *res = NULL;
+                const char *v[] = {l->memory_store_id};
+                if ((r = pg_exec(pc, "SELECT 1 FROM memory_stores WHERE id = $1", 1, v, "cannot list", &res, e)) < 0)
+                        return r;
+                if (PQntuples(res) == 0)
+                        return hull_fail(e, -ENOENT, "store: no memory store %s", l->memory_store_id);
+        }
         if (r < 0)
                 return r;
         return store_paginate(l, page, limit, fetch, &sl, ret, ret_keys, e);

@@ -59,7 +59,7 @@ static const char *const migrations[] = {
         " key_id TEXT NOT NULL, sealed TEXT NOT NULL);"
         "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
         "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
-        /* 5: skills and their versions (the brief named it 7: memory stores and files may come first), each version's
+        /* 5: skills and their versions, each version's
          * files a zip as base64 text */
         "CREATE TABLE skills (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL, body TEXT NOT "
         "NULL);"
@@ -67,6 +67,17 @@ static const char *const migrations[] = {
         "CREATE TABLE skill_versions (skill_id TEXT COLLATE \"C\" NOT NULL REFERENCES skills (id), version BIGINT NOT "
         "NULL,"
         " created_ms BIGINT NOT NULL, body TEXT NOT NULL, zip TEXT NOT NULL, PRIMARY KEY (skill_id, version));",
+        /* 6: memory stores, their memories (unique path in a store) and every version of each */
+        "CREATE TABLE memory_stores (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX memory_stores_list ON memory_stores (created_ms, id);"
+        "CREATE TABLE memories (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY,"
+        " store_id TEXT COLLATE \"C\" NOT NULL REFERENCES memory_stores (id) ON DELETE CASCADE,"
+        " path TEXT COLLATE \"C\" NOT NULL, version_id TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (store_id, path));"
+        "CREATE TABLE memory_versions (store_id TEXT COLLATE \"C\" NOT NULL REFERENCES memory_stores (id)"
+        " ON DELETE CASCADE, seq BIGINT NOT NULL, id TEXT NOT NULL UNIQUE, memory_id TEXT NOT NULL, session_id TEXT,"
+        " operation TEXT NOT NULL, created_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (store_id, seq));"
+        "CREATE INDEX memory_versions_memory ON memory_versions (memory_id);",
 };
 
 int store_pg_schema_version(void) {
@@ -395,6 +406,11 @@ static const store_ops pg_ops = {
         .env_list = pg_env_list,
         .env_delete = pg_env_delete,
         .skills = &pg_skill_ops,
+        .memory_apply = pg_memory_apply,
+        .memory_get = pg_memory_get,
+        .memory_scan = pg_memory_scan,
+        .memory_version_get = pg_memory_version_get,
+        .memory_version_put = pg_memory_version_put,
         .rows_read = pg_rows_read,
         .rows_write = pg_rows_write,
         .check = pg_check,

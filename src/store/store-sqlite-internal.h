@@ -24,6 +24,7 @@ enum {
         CACHED_GET_AGENT,
         CACHED_GET_ENVIRONMENT,
         CACHED_GET_SESSION,
+        CACHED_GET_MEMORY_STORE,
         CACHED_KEY_FIND,
         CACHED_KEY_COUNT,
         CACHED_DATA_VERSION,
@@ -129,3 +130,13 @@ int sqlt_env_delete(store *base, const char *name, hull_error *e);
 
 /* store-sqlite-vaults.c */
 extern const store_vault_ops sqlt_vault_ops;
+/* store-sqlite-memory.c */
+int sqlt_memory_apply(store *base, const store_memory_change *c, const char *memory_body, const char *memory_path,
+                      const char *version_id, const char *operation, int64_t created_ms, const char *version_body,
+                      char ret_conflict[static STORE_ID_MAX], hull_error *e);
+int sqlt_memory_get(store *base, const char *store_id, const char *memory_id, const char *path, json_t **ret,
+                    hull_error *e);
+int sqlt_memory_scan(store *base, const char *store_id, const char *from, bool from_inclusive, const char *below,
+                     unsigned limit, json_t **ret, hull_error *e);
+int sqlt_memory_version_get(store *base, const char *store_id, const char *version_id, json_t **ret, hull_error *e);
+int sqlt_memory_version_put(store *base, const char *store_id, const char *version_id, const char *body, hull_error *e);

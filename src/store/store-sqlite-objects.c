@@ -18,6 +18,8 @@ static int insert_row(sqlt_store *s, store_kind k, const store_cols *c, const ch
                                 " VALUES (?1, ?5, 1, ?2, ?3, ?4)",
                 [STORE_ENVIRONMENT] =
                         "INSERT INTO environments (id, created_ms, archived, body) VALUES (?1, ?2, ?3, ?4)",
+                [STORE_MEMORY_STORE] =
+                        "INSERT INTO memory_stores (id, created_ms, archived, body) VALUES (?1, ?2, ?3, ?4)",
                 [STORE_SESSION] =
                         "INSERT INTO sessions (id, created_ms, archived, body, status, agent_id, agent_version)"
                         " VALUES (?1, ?2, ?3, ?4, ?6, ?7, ?8)",
@@ -65,11 +67,13 @@ int sqlt_get(store *base, store_kind k, const char *id, int64_t version, json_t 
                 [STORE_AGENT] = "SELECT body FROM agents WHERE id = ?1 AND (?2 = 0 AND latest = 1 OR version = ?2)",
                 [STORE_ENVIRONMENT] = "SELECT body FROM environments WHERE id = ?1",
                 [STORE_SESSION] = "SELECT body FROM sessions WHERE id = ?1",
+                [STORE_MEMORY_STORE] = "SELECT body FROM memory_stores WHERE id = ?1",
         };
         static const unsigned slot[_STORE_KIND_MAX] = {
                 [STORE_AGENT] = CACHED_GET_AGENT,
                 [STORE_ENVIRONMENT] = CACHED_GET_ENVIRONMENT,
                 [STORE_SESSION] = CACHED_GET_SESSION,
+                [STORE_MEMORY_STORE] = CACHED_GET_MEMORY_STORE,
         };
         LOCKED(s);
         _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
@@ -156,6 +160,8 @@ int sqlt_update(store *base, store_kind k, const store_cols *c, const char *body
                 return update_agent(s, c, body, e);
         static const char *const sql[_STORE_KIND_MAX] = {
                 [STORE_ENVIRONMENT] = "UPDATE environments SET created_ms = ?2, archived = ?3, body = ?4 WHERE id = ?1",
+                [STORE_MEMORY_STORE] =
+                        "UPDATE memory_stores SET created_ms = ?2, archived = ?3, body = ?4 WHERE id = ?1",
                 [STORE_SESSION] = "UPDATE sessions SET created_ms = ?2, archived = ?3, body = ?4, status = ?5,"
                                   " agent_id = ?6, agent_version = ?7 WHERE id = ?1",
         };
@@ -187,6 +193,8 @@ int sqlt_remove(store *base, store_kind k, const char *id, hull_error *e) {
         static const char *const sql[_STORE_KIND_MAX] = {
                 [STORE_AGENT] = "DELETE FROM agents WHERE id = ?1",
                 [STORE_ENVIRONMENT] = "DELETE FROM environments WHERE id = ?1",
+                /* its memories and their versions go too (ON DELETE CASCADE) */
+                [STORE_MEMORY_STORE] = "DELETE FROM memory_stores WHERE id = ?1",
                 /* its events and conversation go too (ON DELETE CASCADE) */
                 [STORE_SESSION] = "DELETE FROM sessions WHERE id = ?1",
         };
@@ -354,11 +362,24 @@ static void list_sql(sql_listing *sl) {
                         q_text(f, " AND type IN (SELECT value FROM json_each(?))", l->in_set);
                 time_filters(f, l, "processed_ms");
                 break;
+        case STORE_LIST_MEMORY_VERSIONS:
+                sl->key = "seq";
+                sl->select = "SELECT seq, NULL, body FROM memory_versions WHERE store_id = ?";
+                q_text(f, "", l->memory_store_id);
+                if (l->memory_id)
+                        q_text(f, " AND memory_id = ?", l->memory_id);
+                if (l->session_id)
+                        q_text(f, " AND session_id = ?", l->session_id);
+                if (l->operation)
+                        q_text(f, " AND operation = ?", l->operation);
+                time_filters(f, l, "created_ms");
+                break;
         case STORE_LIST_OBJECTS: {
                 static const char *const select[_STORE_KIND_MAX] = {
                         [STORE_AGENT] = "SELECT created_ms, id, body FROM agents WHERE latest = 1",
                         [STORE_ENVIRONMENT] = "SELECT created_ms, id, body FROM environments WHERE 1",
                         [STORE_SESSION] = "SELECT created_ms, id, body FROM sessions WHERE 1",
+                        [STORE_MEMORY_STORE] = "SELECT created_ms, id, body FROM memory_stores WHERE 1",
                 };
                 sl->key = "created_ms";
                 sl->select = select[l->kind];
@@ -369,6 +390,12 @@ static void list_sql(sql_listing *sl) {
                         q_text(f, " AND agent_id = ?", l->agent_id);
                 if (l->agent_version)
                         q_int(f, " AND agent_version = ?", l->agent_version);
+                if (l->kind == STORE_SESSION && l->memory_store_id)
+                        q_text(f,
+                               " AND EXISTS (SELECT 1 FROM json_each(body, '$.resources') WHERE"
+                               " json_extract(value, '$.type') = 'memory_store' AND"
+                               " json_extract(value, '$.memory_store_id') = ?)",
+                               l->memory_store_id);
                 if (l->in_set)
                         q_text(f, " AND status IN (SELECT value FROM json_each(?))", l->in_set);
                 break;
@@ -376,10 +403,14 @@ static void list_sql(sql_listing *sl) {
         }
 }
 
-/* -ENOENT without the agent whose versions are listed. */
+/* -ENOENT without the agent whose versions are listed (or the memory store). */
 static int agent_exists(sqlt_store *s, const char *id, hull_error *e) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, "SELECT count(*) FROM agents WHERE id = ?1", &st, e);
+        bool mem = strncmp(id, "memstore_", 9) == 0;
+        int r = sqlt_prep(s,
+                          mem ? "SELECT count(*) FROM memory_stores WHERE id = ?1"
+                              : "SELECT count(*) FROM agents WHERE id = ?1",
+                          &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, id);
@@ -389,7 +420,7 @@ static int agent_exists(sqlt_store *s, const char *id, hull_error *e) {
         if (rc != SQLITE_ROW)
                 return sqlt_fail(s->db, rc, "cannot list", e);
         if (!sqlite3_column_int64(st, 0))
-                return hull_fail(e, -ENOENT, "store: no agent %s", id);
+                return hull_fail(e, -ENOENT, "store: no %s %s", mem ? "memory store" : "agent", id);
         return 0;
 }
 
@@ -404,6 +435,8 @@ int sqlt_list(store *base, const store_listing *l, const char *page, unsigned li
                 r = agent_exists(s, l->versions_of, e);
         else if (l->of == STORE_LIST_EVENTS)
                 r = sqlt_session_exists(s, l->session_id, e);
+        else if (l->of == STORE_LIST_MEMORY_VERSIONS)
+                r = agent_exists(s, l->memory_store_id, e);
         if (r < 0)
                 return r;
         return store_paginate(l, page, limit, fetch, &sl, ret, ret_keys, e);

@@ -57,12 +57,24 @@ static const char *const migrations[] = {
         " sealed TEXT NOT NULL);"
         "CREATE INDEX vault_credentials_list ON vault_credentials (vault_id, created_ms, id);"
         "CREATE UNIQUE INDEX vault_credentials_url ON vault_credentials (vault_id, url) WHERE archived = 0;",
-        /* 5: skills and their versions (the brief named it 7: memory stores and files may come first), each version's
+        /* 5: skills and their versions, each version's
          * files a zip as base64 text. */
         "CREATE TABLE skills (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, body TEXT NOT NULL);"
         "CREATE INDEX skills_list ON skills (created_ms, id);"
         "CREATE TABLE skill_versions (skill_id TEXT NOT NULL REFERENCES skills (id), version INTEGER NOT NULL,"
         " created_ms INTEGER NOT NULL, body TEXT NOT NULL, zip TEXT NOT NULL, PRIMARY KEY (skill_id, version));",
+        /* 6: memory stores, their memories (the head of each: unique path in its store) and every
+         * version of each memory (seq per store: the audit trail's order). */
+        "CREATE TABLE memory_stores (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX memory_stores_list ON memory_stores (created_ms, id);"
+        "CREATE TABLE memories (id TEXT NOT NULL PRIMARY KEY,"
+        " store_id TEXT NOT NULL REFERENCES memory_stores (id) ON DELETE CASCADE, path TEXT NOT NULL,"
+        " version_id TEXT NOT NULL, body TEXT NOT NULL, UNIQUE (store_id, path));"
+        "CREATE TABLE memory_versions (store_id TEXT NOT NULL REFERENCES memory_stores (id) ON DELETE CASCADE,"
+        " seq INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, memory_id TEXT NOT NULL, session_id TEXT,"
+        " operation TEXT NOT NULL, created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (store_id, seq));"
+        "CREATE INDEX memory_versions_memory ON memory_versions (memory_id);",
 };
 
 int store_sqlite_schema_version(void) {
@@ -346,6 +358,11 @@ static const store_ops sqlt_ops = {
         .env_list = sqlt_env_list,
         .env_delete = sqlt_env_delete,
         .skills = &sqlt_skill_ops,
+        .memory_apply = sqlt_memory_apply,
+        .memory_get = sqlt_memory_get,
+        .memory_scan = sqlt_memory_scan,
+        .memory_version_get = sqlt_memory_version_get,
+        .memory_version_put = sqlt_memory_version_put,
         .rows_read = sqlt_rows_read,
         .rows_write = sqlt_rows_write,
         .check = sqlt_check,

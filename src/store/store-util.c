@@ -21,6 +21,7 @@ static const kind_info kinds[_STORE_KIND_MAX] = {
         [STORE_AGENT] = {"agent", 'a'},
         [STORE_ENVIRONMENT] = {"environment", 'e'},
         [STORE_SESSION] = {"session", 's'},
+        [STORE_MEMORY_STORE] = {"memory store", 'm'},
 };
 
 const char *store_kind_name(store_kind k) {
@@ -389,6 +390,10 @@ const store_table store_tables[] = {
          "created_ms, id"},
         {"skills", "id, created_ms, body", "tit", "created_ms, id"},
         {"skill_versions", "skill_id, version, created_ms, body, zip", "tiitt", "skill_id, version"},
+        {"memory_stores", "id, created_ms, archived, body", "tiit", "created_ms, id"},
+        {"memories", "id, store_id, path, version_id, body", "ttttt", "store_id, path"},
+        {"memory_versions", "store_id, seq, id, memory_id, session_id, operation, created_ms, body", "tittttit",
+         "store_id, seq"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

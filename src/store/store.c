@@ -203,6 +203,10 @@ static int objects_listing(store_kind k, const store_list_q *q, store_listing *l
         if (k == STORE_SESSION) {
                 fnv_str(h, q->agent_id);
                 fnv_int(h, q->agent_version);
+                fnv_str(h, q->memory_store_id);
+                if (q->memory_store_id && (r = store_id_check("memory store", q->memory_store_id, e)) < 0)
+                        return r;
+                l->memory_store_id = q->memory_store_id;
                 fnv_int(h, (int64_t) q->n_statuses);
                 l->agent_id = q->agent_id;
                 l->agent_version = q->agent_version;

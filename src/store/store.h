@@ -60,6 +60,7 @@ typedef enum store_kind {
         STORE_AGENT, /* versioned: every version is a row; "version" counts from 1 */
         STORE_ENVIRONMENT,
         STORE_SESSION,
+        STORE_MEMORY_STORE, /* a memory store (store-memory.c has its memories and versions) */
         _STORE_KIND_MAX,
 } store_kind;
 
@@ -100,6 +101,7 @@ typedef struct store_list_q {
         int64_t agent_version;       /* 0: any */
         const char *const *statuses; /* n_statuses of them; 0: any */
         size_t n_statuses;
+        const char *memory_store_id; /* with a memory_store resource of this store; NULL: any */
         /* agents only: every version of this agent, oldest first (the other filters ignored) */
         const char *versions_of;
 } store_list_q;
@@ -210,6 +212,51 @@ int store_env_list(store *s, bool all_versions, json_t **ret, hull_error *e);
 /* Delete every version. -ENOENT when there is none. */
 int store_env_delete(store *s, const char *name, hull_error *e);
 
+/* ---- memory stores' memories and their versions (store-memory.c) ----
+ * A memory store is a resource of kind STORE_MEMORY_STORE; deleting it deletes its memories and
+ * versions. A memory is a JSON object with at least "id", "path" (unique in its store) and
+ * "memory_version_id" (its head); a version one with "id", "memory_id", "operation" and
+ * "created_at". Their meaning is the caller's (src/service/v1-memory*.c). */
+
+/* One change of a memory, written in one transaction with the version it makes. */
+typedef struct store_memory_change {
+        const char *store_id;
+        const char *memory_id;
+        const char *expect_version_id; /* the memory's head now; NULL: it is new (its path must be free) */
+        const json_t *memory;          /* its new object, or NULL: the memory is deleted */
+        const json_t *version;         /* the version appended to the store's history */
+        const char *session_id;        /* the session that made the change, or NULL */
+        size_t memories_max;           /* a new memory beyond this many in the store: -ENOSPC */
+} store_memory_change;
+
+/* Apply c: -ENOENT without the store, -ESTALE when the memory's head is not c->expect_version_id
+ * (or it is gone, or a new one's id exists), -EEXIST when another memory of the store has the
+ * path (*ret_conflict, may be NULL, gets its id), -ENOSPC when the store is full. Nothing is
+ * written unless it returns 0. */
+int store_memory_apply(store *s, const store_memory_change *c, char ret_conflict[static STORE_ID_MAX], hull_error *e);
+/* The memory of this id (path NULL) or this path (memory_id NULL): -ENOENT when none. */
+int store_memory_get(store *s, const char *store_id, const char *memory_id, const char *path, json_t **ret,
+                     hull_error *e);
+/* Up to limit memories of the store in path order (bytes), their paths from from (inclusive or
+ * not; NULL: the first) and below below (NULL: no bound): a new array. */
+int store_memory_scan(store *s, const char *store_id, const char *from, bool from_inclusive, const char *below,
+                      unsigned limit, json_t **ret, hull_error *e);
+/* A version of the store's history: -ENOENT when none. */
+int store_memory_version_get(store *s, const char *store_id, const char *version_id, json_t **ret, hull_error *e);
+/* Replace a version's object (a redaction): -ENOENT when none. */
+int store_memory_version_put(store *s, const char *store_id, const json_t *version, hull_error *e);
+
+typedef struct store_memory_versions_q {
+        unsigned limit;                                 /* 1..STORE_PAGE_MAX (0: STORE_PAGE_DEFAULT) */
+        const char *page;                               /* a cursor from an earlier answer of the same query, or NULL */
+        const char *memory_id, *session_id, *operation; /* filters; NULL: any */
+        const char *created_gte, *created_lte;          /* RFC 3339 or NULL */
+} store_memory_versions_q;
+
+/* The store's versions, newest first. -ENOENT without the store. */
+int store_memory_versions_list(store *s, const char *store_id, const store_memory_versions_q *q, store_page *ret,
+                               hull_error *e);
+
 /* Now, RFC 3339 UTC with milliseconds ("2026-12-02T10:00:00.123Z"). */
 void store_now_rfc3339(char ret[static STORE_TIME_MAX]);
 
@@ -228,7 +275,8 @@ typedef void (*store_copy_progress_fn)(void *ud, const char *table, size_t rows)
 /* Every row of from into to (empty, else -ENOTEMPTY; the same schema version, else -EPROTO), table
  * by table, parents first, a batch of STORE_COPY_BATCH rows a transaction: agents with every
  * version, environments, sessions, events with their seqs, conversations, keys, sandboxes,
- * threads, named environments. A failure leaves to partly written (copy again into a new one). */
+ * threads, named environments, memory stores with their memories and versions. A failure leaves to partly written (copy
+ * again into a new one). */
 int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud, hull_error *e);
 
 /* What is wrong with s (*ret a JSON array of strings, one a problem; empty: nothing): a schema

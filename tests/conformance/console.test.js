@@ -430,6 +430,29 @@ async function main() {
       check(!offered.some((t) => t.includes('agent to archive')), `a new session cannot use it: ${offered}`);
     });
 
+    await step('memory stores: browse a store, a memory\'s history (a plant shown as text), redact a past version', async () => {
+      const store = await api('POST', '/v1/memory_stores', { name: 'Console store', description: 'for the console' });
+      const m = await api('POST', `/v1/memory_stores/${store.id}/memories`, { path: '/notes/plant.md', content: '<img src=x onerror="window.__xss = 9">' });
+      await api('POST', `/v1/memory_stores/${store.id}/memories/${m.id}`, { content: 'second version' });
+      await page.goto(`${srv.url}/#/memory`, { waitUntil: 'load' });
+      await page.waitForFunction(() => /Console store/.test(document.body.innerText));
+      await page.click(`a[href="#/memory/${store.id}"]`);
+      await page.waitForFunction(() => /\/notes\/plant\.md/.test(document.body.innerText));
+      await page.click(`a[href="#/memory/${store.id}/${m.id}"]`);
+      await page.waitForFunction(() => /second version/.test(document.querySelector('pre.memory-content').textContent) && /modified \(current\)/.test(document.body.innerText));
+      const shown = await page.$$eval('table.list tbody tr', (rows) => rows.length);
+      check(shown === 2, `two versions listed: ${shown}`);
+      await page.evaluate(() => [...document.querySelectorAll('table.list tbody tr')][1].querySelector('button').click());
+      await page.waitForFunction(() => /onerror/.test(document.querySelector('pre.memory-content').textContent));
+      check(await page.evaluate(() => window.__xss === undefined && !document.querySelector('pre.memory-content img')), 'the plant is text');
+      await page.click('table.list button.danger');
+      await page.waitForFunction(() => /created \(redacted\)/.test(document.body.innerText));
+      const vers = await api('GET', `/v1/memory_stores/${store.id}/memory_versions?memory_id=${m.id}&view=full`);
+      const old = vers.data.find((v) => v.operation === 'created');
+      check(old && old.redacted_at && old.content === null, `the version is redacted: ${JSON.stringify(old)}`);
+      await shot('memory');
+    });
+
     await step('no JavaScript console error', async () => {
       check(errors.length === 0, `errors: ${JSON.stringify(errors.slice(0, 5))}`);
     });

@@ -169,6 +169,9 @@ static void test_path_resolve(int root) {
                 {"a/b/../../c", "c"},
                 {"a/..", "."},
                 {"./x", "x"},
+                {"/mnt/memory/prefs/a.md", ".memory/prefs/a.md"}, /* a /v1 session's memory stores */
+                {"/mnt/memory", ".memory"},
+                {"/mnt/memory/prefs/../b.md", ".memory/b.md"},
         };
         for (size_t i = 0; i < ELEMENTSOF(ok); i++) {
                 int r = ws_path_resolve(ok[i].in, strlen(ok[i].in), out, sizeof(out), &e);
@@ -184,7 +187,11 @@ static void test_path_resolve(int root) {
                                               "/workspacex/a",
                                               "..",
                                               "/",
-                                              "/tmp"};
+                                              "/tmp",
+                                              "/mnt/memory/..",
+                                              "/mnt/memory/a/../../x",
+                                              "/mnt/memoryx/a",
+                                              "/mnt"};
         for (size_t i = 0; i < ELEMENTSOF(escapes); i++) {
                 CHECK_EQ_INT(ws_path_resolve(escapes[i], strlen(escapes[i]), out, sizeof(out), &e), -EPERM);
                 CHECK(msg_has(&e, "is outside /workspace"));

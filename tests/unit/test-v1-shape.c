@@ -669,8 +669,10 @@ static void test_session_bad(void) {
                  "\"https://github.com/x/y\"}]}",
                  400, "", "resources[0].type: not supported by hull: github_repository"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"memory_store\","
-                 "\"memory_store_id\":\"m\"}]}",
-                 400, "", "resources[0].type: not supported by hull: memory_store"},
+                 "\"memory_store_id\":\"m\",\"access\":\"write\"}]}",
+                 400, "", "resources[0].access"},
+                {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"memory_store\"}]}", 400, "",
+                 "resources[0].memory_store_id"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"file\"}]}", 400, "",
                  "resources[0].file_id: required"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"vault_ids\":[5]}", 400, "",

@@ -21,7 +21,8 @@ struct api_v1 {
 #define QUERY_LIST_MAX 16U
 typedef struct query {
         const char *limit, *page, *order, *include_archived, *version, *agent_id, *agent_version, *last_event_id;
-        const char *rows, *sandbox; /* hull's extensions */
+        const char *rows, *sandbox;  /* hull's extensions */
+        const char *memory_store_id; /* sessions: those a memory store is attached to */
         const char *created_gt, *created_gte, *created_lt, *created_lte;
         const char *list[QUERY_LIST_MAX]; /* statuses[], types[], event_deltas[] */
         size_t n_list;
@@ -66,6 +67,9 @@ http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_sessi
         v1a_session_delete;
 http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
+/* memory stores (api-v1-memory.c): their routes, with their own head (the memory beta) */
+extern const http_route api_v1_memory_routes[];
+extern const size_t api_v1_memory_n_routes;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
 /* api-v1-vaults.c: vaults and their credentials */
 http_handler_fn v1a_vault_create, v1a_vault_list, v1a_vault_get, v1a_vault_update, v1a_vault_delete, v1a_vault_archive;

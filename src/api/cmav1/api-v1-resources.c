@@ -13,6 +13,7 @@
 #include "parse-util.h"
 #include "sha256.h"
 #include "v1-vault.h"
+#include "v1-memory.h"
 
 /* ---- agents and environments ---- */
 
@@ -65,6 +66,7 @@ static void list_kind(api_v1 *a, http_req *r, store_kind k, const char *const *a
                 }
                 lq.agent_id = q.agent_id;
                 lq.agent_version = (int64_t) av;
+                lq.memory_store_id = q.memory_store_id && q.memory_store_id[0] ? q.memory_store_id : NULL;
                 lq.statuses = q.list;
                 lq.n_statuses = q.n_list;
         }
@@ -252,6 +254,11 @@ static void session_create(api_v1 *a, http_req *r) {
         store_now_rfc3339(now);
         json_t *obj = NULL;
         if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0) {
+                v1a_fail(r, &err);
+                return;
+        }
+        if (v1_memory_resources_resolve(a->cfg.store, obj, &err) < 0) { /* memory_store resources */
+                json_decref(obj);
                 v1a_fail(r, &err);
                 return;
         }
@@ -564,9 +571,10 @@ static void key_delete(api_v1 *a, http_req *r) {
 
 /* ---- the routes' handlers: each route names its own ---- */
 
-static const char *const sess_list[] = {"limit",           "page",           "order",           "include_archived",
-                                        "agent_id",        "agent_version",  "statuses",        "created_at[gt]",
-                                        "created_at[gte]", "created_at[lt]", "created_at[lte]", NULL};
+static const char *const sess_list[] = {
+        "limit",    "page",           "order",           "include_archived", "agent_id",        "agent_version",
+        "statuses", "created_at[gt]", "created_at[gte]", "created_at[lt]",   "created_at[lte]", "memory_store_id",
+        NULL};
 
 #define HANDLER(name, call)                                                                                            \
         void v1a_##name(http_req *r) {                                                                                 \

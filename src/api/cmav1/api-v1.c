@@ -243,6 +243,7 @@ static void query_arg(void *data, const char *name, const char *value) {
                 {"last_event_id", offsetof(query, last_event_id)},
                 {"rows", offsetof(query, rows)},
                 {"sandbox", offsetof(query, sandbox)},
+                {"memory_store_id", offsetof(query, memory_store_id)},
                 {"created_at[gt]", offsetof(query, created_gt)},
                 {"created_at[gte]", offsetof(query, created_gte)},
                 {"created_at[lt]", offsetof(query, created_lt)},
@@ -511,7 +512,10 @@ int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {
 }
 
 int api_v1_register(api_v1 *a, http_server *s) {
-        return http_add_routes(s, &v1_api, routes, ELEMENTSOF(routes), a);
+        int r = http_add_routes(s, &v1_api, routes, ELEMENTSOF(routes), a);
+        if (r >= 0) /* memory stores (api-v1-memory.c) */
+                r = http_add_routes(s, &v1_api, api_v1_memory_routes, api_v1_memory_n_routes, a);
+        return r;
 }
 
 void api_v1_free(api_v1 *a) {
