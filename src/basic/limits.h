@@ -617,3 +617,16 @@
 #define ENV_CHECK_TIMEOUT_MS (5ULL * 60 * 1000)  /* one preflight */
 #define ENV_BUILD_OUTPUT_BYTES (1ULL << 20)      /* kept per stream of a build or a check */
 #define ENV_BUILD_TMP_BYTES (512ULL << 20)       /* the build sandbox's /tmp */
+
+/* Files on /v1 (src/service/v1-files.c, src/shared/multipart.c, the store's blobs; issue 22) */
+#define V1_FILE_BYTES_MAX (500ULL << 20)    /* one uploaded file (the Files API's; --file-max lowers it) */
+#define V1_FILE_UPLOAD_OVERHEAD (64U << 10) /* multipart framing allowed around the file in a request body */
+#define V1_FILE_NAME_MAX 256U               /* bytes of a file's name, NUL included */
+#define V1_FILE_MIME_MAX 128U               /* bytes of a file's media type, NUL included */
+#define V1_FILES_PAGE_DEFAULT 20U           /* files listed when no limit is given */
+#define V1_FILES_PAGE_MAX 1000U             /* the largest limit of a files list (clamped) */
+#define STORE_BLOB_CHUNK_BYTES (1U << 20)   /* bytes of a blob in one row of blob_chunks */
+#define MULTIPART_BOUNDARY_MAX 71U          /* a boundary's bytes (RFC 2046: 1 to 70), NUL included */
+#define MULTIPART_HEADER_MAX 8192U          /* bytes of one part's header block */
+#define MULTIPART_NAME_MAX 64U              /* bytes of a part's form name, NUL included */
+#define MULTIPART_PARTS_MAX 16U             /* parts of one form */

@@ -126,3 +126,11 @@ int sqlt_env_put(store *base, const char *name, const json_t *spec, const char *
 int sqlt_env_get(store *base, const char *name, int64_t version, json_t **ret, hull_error *e);
 int sqlt_env_list(store *base, bool all_versions, json_t **ret, hull_error *e);
 int sqlt_env_delete(store *base, const char *name, hull_error *e);
+
+/* store-sqlite-files.c */
+int sqlt_file_insert(store *base, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,
+                     int64_t size, const char *body, int fd, hull_error *e);
+int sqlt_file_get(store *base, const char *id, json_t **ret, char *ret_sha256, hull_error *e);
+int sqlt_file_list(store *base, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
+int sqlt_file_delete(store *base, const char *id, hull_error *e);
+int sqlt_blob_read(store *base, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);

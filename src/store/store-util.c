@@ -384,6 +384,9 @@ const store_table store_tables[] = {
         {"session_sandboxes", "session_id, fingerprint, opened_at", "ttt", "ord"},
         {"agui_threads", "thread_id, session_id", "tt", "thread_id"},
         {"env_specs", "name, version, latest, created_ms, body", "tiiit", "name, version"},
+        {"files", "id, created_ms, sha256, size, scope_id, body", "tititt", "created_ms, id"},
+        {"blob_chunks", "sha256, seq, data", "tit", "sha256, seq"},
+        {"session_resources", "session_id, id, created_ms, body, secret", "ttitt", "created_ms, id"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 
