@@ -625,6 +625,7 @@
 #define V1_FILE_MIME_MAX 128U               /* bytes of a file's media type, NUL included */
 #define V1_FILES_PAGE_DEFAULT 20U           /* files listed when no limit is given */
 #define V1_FILES_PAGE_MAX 1000U             /* the largest limit of a files list (clamped) */
+#define V1_FILE_WRITE_BLOCK (256U << 10)    /* bytes of an upload gathered before a write */
 #define STORE_BLOB_CHUNK_BYTES (1U << 20)   /* bytes of a blob in one row of blob_chunks */
 #define MULTIPART_BOUNDARY_MAX 71U          /* a boundary's bytes (RFC 2046: 1 to 70), NUL included */
 #define MULTIPART_HEADER_MAX 8192U          /* bytes of one part's header block */

@@ -164,6 +164,7 @@ typedef struct store_ops {
         int (*file_list)(store *s, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
         int (*file_delete)(store *s, const char *id, hull_error *e);
         int (*blob_read)(store *s, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+        int (*blob_path)(store *s, const char *sha256, char *ret, size_t size, hull_error *e);
 } store_ops;
 
 /* The head of every backend's store. */

@@ -72,6 +72,13 @@ int store_blob_read(store *s, const char *sha256, store_chunk_fn fn, void *ud, h
         return s->ops->blob_read(s, sha256, fn, ud, e);
 }
 
+int store_blob_path(store *s, const char *sha256, char *ret, size_t size, hull_error *e) {
+        int r = sha_check(sha256, e);
+        if (r < 0)
+                return r;
+        return s->ops->blob_path(s, sha256, ret, size, e);
+}
+
 /* ---- what the backends share ---- */
 
 int64_t store_blob_chunks(int64_t size) {

@@ -160,3 +160,8 @@ int pg_blob_read(store *base, const char *sha256, store_chunk_fn fn, void *ud, h
                         return r;
         }
 }
+
+int pg_blob_path(store *base, const char *sha256, char *ret, size_t size, hull_error *e) {
+        (void) base, (void) sha256, (void) ret, (void) size;
+        return hull_fail(e, -EOPNOTSUPP, "store: PostgreSQL keeps blobs in the database");
+}

@@ -139,3 +139,4 @@ int pg_file_get(store *base, const char *id, json_t **ret, char *ret_sha256, hul
 int pg_file_list(store *base, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
 int pg_file_delete(store *base, const char *id, hull_error *e);
 int pg_blob_read(store *base, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+int pg_blob_path(store *base, const char *sha256, char *ret, size_t size, hull_error *e);

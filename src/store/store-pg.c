@@ -395,6 +395,7 @@ static const store_ops pg_ops = {
         .file_list = pg_file_list,
         .file_delete = pg_file_delete,
         .blob_read = pg_blob_read,
+        .blob_path = pg_blob_path,
 };
 
 int store_pg_open(const char *url, store **ret, hull_error *e) {

@@ -1,45 +1,61 @@
 /* store-sqlite-files.c: the SQLite backend's files and blobs (store.h's "files"): a file's row,
- * and its blob's chunks in blob_chunks, written in the same transaction. */
+ * and its blob as a file named by its digest in PATH-blobs/ beside hull.db (written before the
+ * row that names it, removed after the last row that named it). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "store-sqlite-internal.h"
 
-/* Is a blob of this digest held? 1 yes, 0 no. */
-static int blob_held(sqlt_store *s, const char *sha256, hull_error *e) {
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, "SELECT 1 FROM blob_chunks WHERE sha256 = ?1 AND seq = 0", &st, e);
-        if (r < 0)
-                return r;
-        int rc = sqlt_bind_text(st, 1, sha256);
-        if (rc)
-                return sqlt_bind_fail(s, rc, e);
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW)
-                return 1;
-        return rc == SQLITE_DONE ? 0 : sqlt_fail(s->db, rc, "cannot read a blob", e);
+/* The blobs' directory (made on first use), under the lock. */
+static int blob_dir(sqlt_store *s, hull_error *e) {
+        if (s->blob_fd >= 0)
+                return s->blob_fd;
+        if (mkdir(s->blob_dir, 0700) < 0 && errno != EEXIST)
+                return hull_err(e, -errno, "store: cannot make the blobs' directory %s", s->blob_dir);
+        s->blob_fd = open(s->blob_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (s->blob_fd < 0)
+                return hull_err(e, -errno, "store: cannot open the blobs' directory %s", s->blob_dir);
+        return s->blob_fd;
 }
 
+/* Keep the size bytes of fd as blob sha256: a hard link to fd's file when it has a name on the
+ * same file system, else a copy renamed into place. */
 static int blob_write(sqlt_store *s, const char *sha256, int64_t size, int fd, hull_error *e) {
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, "INSERT INTO blob_chunks (sha256, seq, data) VALUES (?1, ?2, ?3)", &st, e);
-        if (r < 0)
-                return r;
-        int64_t n = store_blob_chunks(size);
-        for (int64_t seq = 0; seq < n; seq++) {
-                _cleanup_free_ char *b64 = NULL;
-                if ((r = store_blob_chunk_b64(fd, size, seq, &b64, e)) < 0)
-                        return r;
-                sqlite3_reset(st);
-                int rc = sqlt_bind_text(st, 1, sha256);
-                rc = rc ?: sqlite3_bind_int64(st, 2, seq);
-                rc = rc ?: sqlite3_bind_text(st, 3, b64, -1, SQLITE_STATIC);
-                if (rc)
-                        return sqlt_bind_fail(s, rc, e);
-                if ((r = sqlt_step_done(s, st, "cannot keep a blob's chunk", e)) < 0)
-                        return r;
+        int dfd = blob_dir(s, e);
+        if (dfd < 0)
+                return dfd;
+        char self[64];
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+        struct stat st;
+        if (fstat(fd, &st) == 0 && st.st_size == size && linkat(AT_FDCWD, self, dfd, sha256, AT_SYMLINK_FOLLOW) == 0)
+                return 0;
+        if (errno == EEXIST)
+                return 0;
+        char tmp[96];
+        snprintf(tmp, sizeof(tmp), ".in-%.16s-%ld", sha256, (long) gettid());
+        _cleanup_close_ int out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (out < 0)
+                return hull_err(e, -errno, "store: cannot write a blob in %s", s->blob_dir);
+        loff_t in_off = 0;
+        while (in_off < size) {
+                ssize_t n = copy_file_range(fd, &in_off, out, NULL, (size_t) (size - in_off), 0);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        int r = n < 0 ? -errno : -EIO;
+                        (void) unlinkat(dfd, tmp, 0);
+                        return hull_err(e, r, "store: cannot copy a blob into %s", s->blob_dir);
+                }
+        }
+        if (renameat(dfd, tmp, dfd, sha256) < 0) {
+                int r = -errno;
+                (void) unlinkat(dfd, tmp, 0);
+                return hull_err(e, r, "store: cannot keep a blob in %s", s->blob_dir);
         }
         return 0;
 }
@@ -48,13 +64,11 @@ int sqlt_file_insert(store *base, const char *id, int64_t created_ms, const char
                      int64_t size, const char *body, int fd, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        _cleanup_tx_ sqlt_tx t = {0};
-        int r = sqlt_tx_begin(s, &t, e);
+        int r = blob_write(s, sha256, size, fd, e); /* first: a row never names missing bytes */
         if (r < 0)
                 return r;
-        if ((r = blob_held(s, sha256, e)) < 0)
-                return r;
-        if (r == 0 && (r = blob_write(s, sha256, size, fd, e)) < 0)
+        _cleanup_tx_ sqlt_tx t = {0};
+        if ((r = sqlt_tx_begin(s, &t, e)) < 0)
                 return r;
         {
                 _cleanup_stmt_ sqlite3_stmt *st = NULL;
@@ -172,46 +186,83 @@ int sqlt_file_delete(store *base, const char *id, hull_error *e) {
         int r = sqlt_tx_begin(s, &t, e);
         if (r < 0)
                 return r;
-        static const char *const sql[] = {
-                "DELETE FROM blob_chunks WHERE sha256 = (SELECT sha256 FROM files WHERE id = ?1)"
-                " AND NOT EXISTS (SELECT 1 FROM files f, files g WHERE f.id = ?1 AND g.sha256 = f.sha256"
-                " AND g.id <> f.id)",
-                "DELETE FROM files WHERE id = ?1",
-        };
-        for (size_t i = 0; i < ELEMENTSOF(sql); i++) {
+        char sha[65] = "";
+        bool last = false;
+        {
                 _cleanup_stmt_ sqlite3_stmt *st = NULL;
-                if ((r = sqlt_prep(s, sql[i], &st, e)) < 0)
+                if ((r = sqlt_prep(s,
+                                   "SELECT f.sha256, NOT EXISTS (SELECT 1 FROM files g WHERE g.sha256 = f.sha256"
+                                   " AND g.id <> f.id) FROM files f WHERE f.id = ?1",
+                                   &st, e)) < 0)
+                        return r;
+                int rc = sqlt_bind_text(st, 1, id);
+                if (rc)
+                        return sqlt_bind_fail(s, rc, e);
+                rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        return hull_fail(e, -ENOENT, "store: no file %s", id);
+                if (rc != SQLITE_ROW)
+                        return sqlt_fail(s->db, rc, "cannot read a file", e);
+                snprintf(sha, sizeof(sha), "%s", (const char *) sqlite3_column_text(st, 0));
+                last = sqlite3_column_int64(st, 1) != 0;
+        }
+        {
+                _cleanup_stmt_ sqlite3_stmt *st = NULL;
+                if ((r = sqlt_prep(s, "DELETE FROM files WHERE id = ?1", &st, e)) < 0)
                         return r;
                 int rc = sqlt_bind_text(st, 1, id);
                 if (rc)
                         return sqlt_bind_fail(s, rc, e);
                 if ((r = sqlt_step_done(s, st, "cannot delete a file", e)) < 0)
                         return r;
-                if (i == 1 && sqlite3_changes(s->db) == 0)
-                        return hull_fail(e, -ENOENT, "store: no file %s", id);
         }
-        return sqlt_tx_commit(&t, e);
+        if ((r = sqlt_tx_commit(&t, e)) < 0)
+                return r;
+        int dfd = last ? blob_dir(s, e) : -1;
+        if (dfd >= 0)
+                (void) unlinkat(dfd, sha, 0); /* the last file of those bytes */
+        return 0;
 }
 
 int sqlt_blob_read(store *base, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
-        LOCKED(s);
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, "SELECT data FROM blob_chunks WHERE sha256 = ?1 ORDER BY seq", &st, e);
-        if (r < 0)
-                return r;
-        int rc = sqlt_bind_text(st, 1, sha256);
-        if (rc)
-                return sqlt_bind_fail(s, rc, e);
-        bool any = false;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-                any = true;
-                r = store_blob_chunk_out((const char *) sqlite3_column_text(st, 0),
-                                         (size_t) sqlite3_column_bytes(st, 0), fn, ud, e);
+        _cleanup_close_ int fd = -1;
+        {
+                LOCKED(s);
+                int dfd = blob_dir(s, e);
+                if (dfd < 0)
+                        return dfd;
+                fd = openat(dfd, sha256, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        }
+        if (fd < 0)
+                return errno == ENOENT ? hull_fail(e, -ENOENT, "store: no blob %s", sha256)
+                                       : hull_err(e, -errno, "store: cannot open blob %s", sha256);
+        _cleanup_free_ char *buf = malloc(STORE_BLOB_CHUNK_BYTES);
+        if (!buf)
+                return hull_fail(e, -ENOMEM, "store: out of memory");
+        for (;;) {
+                ssize_t n = read(fd, buf, STORE_BLOB_CHUNK_BYTES);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return hull_err(e, -errno, "store: cannot read blob %s", sha256);
+                if (n == 0)
+                        return 0;
+                int r = fn(ud, buf, (size_t) n, e);
                 if (r < 0)
                         return r;
         }
-        if (rc != SQLITE_DONE)
-                return sqlt_fail(s->db, rc, "cannot read a blob", e);
-        return any ? 0 : hull_fail(e, -ENOENT, "store: no blob %s", sha256);
+}
+
+int sqlt_blob_path(store *base, const char *sha256, char *ret, size_t size, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int dfd = blob_dir(s, e);
+        if (dfd < 0)
+                return dfd;
+        if (faccessat(dfd, sha256, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                return hull_fail(e, -ENOENT, "store: no blob %s", sha256);
+        if ((size_t) snprintf(ret, size, "%s/%s", s->blob_dir, sha256) >= size)
+                return hull_fail(e, -ENAMETOOLONG, "store: the path of a blob is too long");
+        return 0;
 }

@@ -300,6 +300,7 @@ static void sqlt_close(store *base) {
                         sqlite3_finalize(s->cached[i]);
         sqlite3_close_v2(s->db);
         sqlmem_end(&mem);
+        safe_close(s->blob_fd);
         pthread_mutex_destroy(&s->lock);
         free(s);
 }
@@ -349,6 +350,7 @@ static const store_ops sqlt_ops = {
         .file_list = sqlt_file_list,
         .file_delete = sqlt_file_delete,
         .blob_read = sqlt_blob_read,
+        .blob_path = sqlt_blob_path,
 };
 
 int store_sqlite_open(const char *path, store **ret, hull_error *e) {
@@ -366,6 +368,9 @@ int store_sqlite_open(const char *path, store **ret, hull_error *e) {
         if (!s)
                 return hull_err(e, -ENOMEM, "store: cannot open %s", path);
         s->base.ops = &sqlt_ops;
+        s->blob_fd = -1;
+        if ((size_t) snprintf(s->blob_dir, sizeof(s->blob_dir), "%s-blobs", path) >= sizeof(s->blob_dir))
+                return hull_err(e, -ENAMETOOLONG, "store: the path %s is too long", path);
         int rc =
                 sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
         _cleanup_db_ sqlite3 *db = s->db;

@@ -236,9 +236,12 @@ int store_copy(store *from, store *to, store_copy_progress_fn progress, void *ud
  * whose counter is not N). Returns 0 or a negative errno with *e. */
 int store_check(store *s, json_t **ret, hull_error *e);
 
-/* ---- files (/v1/files): a file's row, and its bytes as a blob named by its SHA-256, kept in
- * chunks of STORE_BLOB_CHUNK_BYTES in the database itself (so every node sharing a PostgreSQL
- * database reads them); two files of the same bytes share one blob. ---- */
+/* ---- files (/v1/files): a file's row, and its bytes as a blob named by its SHA-256; two files
+ * of the same bytes share one blob. PostgreSQL keeps a blob in the database itself, in chunks of
+ * STORE_BLOB_CHUNK_BYTES (so every node sharing the database reads it); SQLite, which one node
+ * alone uses, keeps it as a file named by its digest in the directory PATH-blobs beside hull.db
+ * (hard-linked from the caller's file when they share a file system), so its bytes never pass
+ * through SQLite's pages. ---- */
 
 /* Insert the file obj ("id", "created_at"; its scope's session id or NULL in scope_id) whose
  * bytes are the size bytes of the regular file fd (read with pread from offset 0) with SHA-256
@@ -263,3 +266,6 @@ int store_file_delete(store *s, const char *id, hull_error *e);
  * the read). -ENOENT when no such blob is held. */
 typedef int (*store_chunk_fn)(void *ud, const void *p, size_t n, hull_error *e);
 int store_blob_read(store *s, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+/* The path of blob sha256 (into ret, size bytes) when the backend keeps it as a file (SQLite):
+ * 0, -ENOENT when no such blob is held; -EOPNOTSUPP when it keeps blobs in the database. */
+int store_blob_path(store *s, const char *sha256, char *ret, size_t size, hull_error *e);

@@ -65,4 +65,7 @@ http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_sessi
         v1a_session_delete;
 http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
+/* api-v1-files.c: the /v1/files routes, a table of their own */
+extern const http_route v1a_files_routes[];
+extern const size_t v1a_n_files_routes;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;

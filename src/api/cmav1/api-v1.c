@@ -474,7 +474,10 @@ int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {
 }
 
 int api_v1_register(api_v1 *a, http_server *s) {
-        return http_add_routes(s, &v1_api, routes, ELEMENTSOF(routes), a);
+        int r = http_add_routes(s, &v1_api, routes, ELEMENTSOF(routes), a);
+        if (r >= 0 && a->cfg.files)
+                r = http_add_routes(s, &v1_api, v1a_files_routes, v1a_n_files_routes, a);
+        return r;
 }
 
 void api_v1_free(api_v1 *a) {
