@@ -291,6 +291,35 @@ int v1_file_list(v1_files *f, const store_files_q *q, json_t **ret, v1_err *err)
                 json_object_set_new(*ret, "first_id", json_null());
         if (*ret && !last)
                 json_object_set_new(*ret, "last_id", json_null());
+        /* the SDK's PageCursor reads next_page: the last id, going on downward */
+        if (*ret)
+                json_object_set_new(*ret, "next_page", more && !q->before_id && last ? json_copy(last) : json_null());
+        return *ret ? 0 : v1_fail(err, 500, "", "out of memory");
+}
+
+int v1_file_list_ids(v1_files *f, const char *const *ids, size_t n, const char *scope_id, json_t **ret, v1_err *err) {
+        json_auto_t *data = json_array();
+        if (!data)
+                return v1_fail(err, 500, "", "out of memory");
+        for (size_t i = 0; i < n; i++) {
+                json_t *obj = NULL;
+                hull_error e = {0};
+                int r = store_file_get(f->store, ids[i], &obj, NULL, &e);
+                if (r == -ENOENT || r == -EINVAL)
+                        continue; /* an id that names no file is left out */
+                if (r < 0)
+                        return store_refusal(r, &e, ids[i], err);
+                const char *sc = json_string_value(json_object_get(json_object_get(obj, "scope"), "id"));
+                if (scope_id && (!sc || strcmp(sc, scope_id) != 0)) {
+                        json_decref(obj);
+                        continue;
+                }
+                json_array_append_new(data, obj);
+        }
+        size_t k = json_array_size(data);
+        *ret = json_pack("{s:O, s:b, s:O?, s:O?, s:n}", "data", data, "has_more", false, "first_id",
+                         k ? json_object_get(json_array_get(data, 0), "id") : NULL, "last_id",
+                         k ? json_object_get(json_array_get(data, k - 1), "id") : NULL, "next_page");
         return *ret ? 0 : v1_fail(err, 500, "", "out of memory");
 }
 

@@ -46,8 +46,12 @@ void v1_upload_free(v1_upload *u);
 
 /* The file object of id (404 when none). */
 int v1_file_get(v1_files *f, const char *id, json_t **ret, v1_err *err);
-/* A page of files, newest first, as the API's Page envelope {data, has_more, first_id, last_id}. */
+/* A page of files, newest first: {data, next_page} (the SDK's PageCursor; next_page the cursor of
+ * the next page or null) with the older Page envelope's has_more, first_id and last_id. */
 int v1_file_list(v1_files *f, const store_files_q *q, json_t **ret, v1_err *err);
+/* The files named by ids (n of them; those that name none, or not of scope_id's session, left
+ * out) as one page. */
+int v1_file_list_ids(v1_files *f, const char *const *ids, size_t n, const char *scope_id, json_t **ret, v1_err *err);
 /* Delete id: *ret the API's {"id", "type": "file_deleted"} (404 when none). */
 int v1_file_delete(v1_files *f, const char *id, json_t **ret, v1_err *err);
 /* The bytes of file id: *ret_fd a read-only fd of its node-local copy (made from the store when

@@ -14,26 +14,7 @@
 #include "utf8.h"
 #include "v1-files.h"
 
-#define FILES_BETA "files-api-2025-04-14"
-
-/* Does the comma-separated list v name beta? */
-static bool beta_listed(const char *v, const char *beta) {
-        size_t want = strlen(beta);
-        for (const char *p = v; *p;) {
-                p += strspn(p, " \t,");
-                size_t k = strcspn(p, ",");
-                size_t t = k;
-                while (t > 0 && (p[t - 1] == ' ' || p[t - 1] == '\t'))
-                        t--;
-                if (t == want && memcmp(p, beta, t) == 0)
-                        return true;
-                p += k;
-        }
-        return false;
-}
-
-/* The version, the files beta (managed-agents' is taken too: a client of the whole API sends it)
- * and an id that can name a file. Returns 1 once r is refused. */
+/* The version and an id that can name a file. Returns 1 once r is refused. */
 static int files_head(http_req *r) {
         unsigned n = 0;
         const char *v = http_req_header(r, "anthropic-version", &n);
@@ -42,12 +23,7 @@ static int files_head(http_req *r) {
                           "send anthropic-version: 2023-06-01 (or 2026-10-21)");
                 return 1;
         }
-        v = http_req_header(r, "anthropic-beta", &n);
-        if (!v || (!beta_listed(v, FILES_BETA) && !beta_listed(v, V1_BETA))) {
-                v1a_failf(r, 400, n ? "unsupported_anthropic_beta" : "missing_anthropic_beta",
-                          "anthropic-beta must list %s (got '%.80s')", FILES_BETA, v ? v : "");
-                return 1;
-        }
+        /* the SDK sends files-api-2025-04-14 only when its caller asks for it: no beta is needed */
         const char *id = http_req_param(r, "id");
         if (id) {
                 bool ok = utf8_is_valid(id, strlen(id));
@@ -107,14 +83,30 @@ static void files_upload(http_req *r) {
 
 /* ---- list ---- */
 
+#define FILES_IDS_MAX 100U /* ids[] of one list (the SDK's bound) */
+
 typedef struct files_query {
-        const char *limit, *before_id, *after_id, *scope_id;
+        const char *limit, *before_id, *after_id, *scope_id, *page;
+        const char *ids[FILES_IDS_MAX];
+        size_t n_ids;
+        bool too_many;
         char bad[64];
 } files_query;
 
 static void files_query_arg(void *data, const char *name, const char *value) {
         files_query *q = data;
+        if (strcmp(name, "ids") == 0 || strcmp(name, "ids[]") == 0) {
+                bool dup = false;
+                for (size_t i = 0; i < q->n_ids; i++)
+                        dup |= strcmp(q->ids[i], value) == 0;
+                if (!dup && value[0] && q->n_ids < FILES_IDS_MAX)
+                        q->ids[q->n_ids++] = value;
+                else if (!dup && value[0])
+                        q->too_many = true;
+                return;
+        }
         const char **slot = strcmp(name, "limit") == 0       ? &q->limit
+                            : strcmp(name, "page") == 0      ? &q->page
                             : strcmp(name, "before_id") == 0 ? &q->before_id
                             : strcmp(name, "after_id") == 0  ? &q->after_id
                             : strcmp(name, "scope_id") == 0  ? &q->scope_id
@@ -135,10 +127,20 @@ static void files_list(http_req *r) {
         http_req_each_query(r, files_query_arg, &fq);
         if (fq.bad[0]) {
                 v1a_failf(r, 400, "",
-                          "unknown query parameter '%s' (this route takes: limit, before_id, after_id, scope_id)",
+                          "unknown query parameter '%s' (this route takes: limit, page, ids[], before_id, after_id, "
+                          "scope_id)",
                           fq.bad);
                 return;
         }
+        if (fq.too_many || (fq.n_ids && (fq.page || fq.limit || fq.before_id || fq.after_id))) {
+                v1a_failf(r, 400, "",
+                          fq.too_many ? "ids[] names more than %u files"
+                                      : "ids[] cannot go with page, limit, before_id or after_id",
+                          FILES_IDS_MAX);
+                return;
+        }
+        if (fq.page && !fq.after_id) /* the SDK's cursor: the last id of the page before */
+                fq.after_id = fq.page;
         uint64_t limit = V1_FILES_PAGE_DEFAULT;
         if (fq.limit && parse_uint64(fq.limit, 1, UINT64_MAX, &limit) < 0) {
                 v1a_failf(r, 400, "", "limit must be a positive integer, got '%.40s'", fq.limit);
@@ -154,7 +156,8 @@ static void files_list(http_req *r) {
                            .scope_id = fq.scope_id};
         json_t *page = NULL;
         v1_err err = {0};
-        if (v1_file_list(a->cfg.files, &q, &page, &err) < 0)
+        if (fq.n_ids ? v1_file_list_ids(a->cfg.files, fq.ids, fq.n_ids, fq.scope_id, &page, &err) < 0
+                     : v1_file_list(a->cfg.files, &q, &page, &err) < 0)
                 v1a_fail(r, &err);
         else
                 v1a_answer_json(r, 200, page);
