@@ -163,7 +163,7 @@
  * beyond, refused unread; a chunked one is read to its end (within SERVE_REQUEST_RECEIVE_MS) */
 #define SERVE_BODY_DISCARD_MAX (16U << 20)
 #define SERVE_PATH_MAX 2048U                 /* a path the routes are matched against; longer has no route */
-#define SERVE_ROUTES_MAX 64U                 /* routes of one server */
+#define SERVE_ROUTES_MAX 160U                /* routes of one server (issue 22 adds /v1 families) */
 #define SERVE_ROUTE_PARAMS_MAX 8U            /* {name}s of one route pattern */
 #define SERVE_ANSWER_HEADERS_MAX 8U          /* headers a request's answer gets besides the content type */
 #define SERVE_HEADER_VALUE_MAX 1024U         /* a header value kept for an answer */
@@ -631,3 +631,4 @@
 #define MULTIPART_HEADER_MAX 8192U          /* bytes of one part's header block */
 #define MULTIPART_NAME_MAX 64U              /* bytes of a part's form name, NUL included */
 #define MULTIPART_PARTS_MAX 16U             /* parts of one form */
+#define V1_MOUNT_PATH_MAX 512U              /* bytes of a session resource's mount_path, NUL included */

@@ -169,8 +169,9 @@ typedef struct serve_state {
         dotenv *env;
         v1_engine *engine;
         api_v1 *v1;
-        v1_files *files;            /* /v1/files: the bytes in the store, node-local copies in $HULL_HOME/blobs */
-        http_fallback fallbacks[1]; /* the server-wide fallback's prefixes: /v1 */
+        v1_files *files;                 /* /v1/files: the bytes in the store, node-local copies in $HULL_HOME/blobs */
+        char mnt_path[SBX_PATH_MAX + 8]; /* the sessions' resource directories: $HULL_HOME/mnt */
+        http_fallback fallbacks[1];      /* the server-wide fallback's prefixes: /v1 */
         http_keys keys;
         api_mcp *mcp;   /* /mcp */
         api_agui *agui; /* /agui */
@@ -927,19 +928,23 @@ static int start_server(serve_state *st, hull_error *e) {
                                .net_allow_cidrs = o->net_cidrs,
                                .net_allow_loopback = o->net_allow_loopback,
                                .allow_unrestricted = o->allow_unrestricted};
-        char home[SBX_PATH_MAX], blobs[SBX_PATH_MAX + 8];
-        int r = home_resolve(home, e);
-        if (r >= 0 && (size_t) snprintf(blobs, sizeof(blobs), "%s/blobs", home) >= sizeof(blobs))
+        char home[SBX_PATH_MAX], blobs[SBX_PATH_MAX + 8], *mnt = st->mnt_path;
+        int r = home_resolve(home, e); /* the files' node-local copies; the sessions' resources (0711) */
+        if (r >= 0 && ((size_t) snprintf(blobs, sizeof(blobs), "%s/blobs", home) >= sizeof(blobs) ||
+                       (size_t) snprintf(mnt, sizeof(st->mnt_path), "%s/mnt", home) >= sizeof(st->mnt_path)))
                 r = hull_err(e, -ENAMETOOLONG, "serve: the path of the files' directory is too long");
         if (r >= 0)
                 r = v1_files_new(&(v1_files_config){.store = st->db, .cache_dir = blobs, .file_max = o->file_max},
                                  &st->files, e);
+        vc.files = st->files;
+        vc.mnt_root = mnt;
         if (r >= 0)
                 r = v1_engine_new(&vc, &st->engine, e);
         if (r < 0)
                 return r;
         api_v1_config vac = {.store = st->db,
                              .files = st->files,
+                             .mnt_root = st->mnt_path,
                              .engine = st->engine,
                              .log = &st->log,
                              .audit_dir = st->audit_path[0] ? st->audit_path : NULL};

@@ -158,6 +158,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 .cancel_fd = -1,
                 .handles_dir = spec->handles_dir,
                 .layer_dir = spec->layer_dir,
+                .mnt_dir = spec->mnt_dir,
                 .env = spec->env,
                 .net = spec->net,
                 .net_policy = spec->net_policy,

@@ -607,6 +607,9 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (spec->layer_dir &&
             (size_t) snprintf(rq->layer_dir, sizeof(rq->layer_dir), "%s", spec->layer_dir) >= sizeof(rq->layer_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the layer path is too long");
+        if (spec->mnt_dir &&
+            (size_t) snprintf(rq->mnt_dir, sizeof(rq->mnt_dir), "%s", spec->mnt_dir) >= sizeof(rq->mnt_dir))
+                return hull_err(e, -ENAMETOOLONG, "session: the resources' path is too long");
         if (spec->net >= _SBX_NET_MODE_MAX)
                 return hull_err(e, -EINVAL, "session: no such network mode");
         if (spec->net == SBX_NET_LIMITED) {

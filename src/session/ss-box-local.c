@@ -22,6 +22,7 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .tmp_bytes = spec->tmp_bytes,
                                .handles_dir = spec->handles_dir,
                                .layer_dir = spec->layer_dir,
+                               .mnt_dir = spec->mnt_dir,
                                .env = spec->layer_dir ? env_layer_sandbox_env() : NULL,
                                .use_cgroups = ctx != NULL,
                                .net = spec->net,

@@ -11,7 +11,7 @@ const Anthropic = sdk.Anthropic || sdk.default;
 const toFile = sdk.toFile;
 const SDK_VERSION = require(`${SDK}/version`).VERSION;
 const { test, check, same, rejects, done } = require('./lib.js');
-const { startServe, keyCreate } = require('./cma-lib.js');
+const { startServe, keyCreate, Reader, toolResults, MODEL } = require('./cma-lib.js');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
@@ -134,6 +134,78 @@ async function main() {
     const ok = await client.beta.files.upload({ file: await toFile(Buffer.from('fine'), 'ok.txt') });
     same(ok.size_bytes, 4, 'an upload within the bound after the refusals');
   }, { args: ['--file-max', '1M'] });
+
+  // The agent's bash reads the file mounted at its mount path, cannot write there, and sees a
+  // file added after the sandbox was made, and not one deleted.
+  const READ = 'cat /mnt/session/uploads/data/notes.txt; echo; cat /mnt/session/extra.txt; echo; ' +
+    'ls /mnt/session/uploads/; (echo x > /mnt/session/uploads/data/notes.txt) 2>&1 | grep -q Read-only && echo READ-ONLY';
+  const script = {
+    then: 'error',
+    steps: [
+      { tool_calls: [{ name: 'bash', input: { command: READ }, id: 'toolu_read1' }] },
+      { text: 'Read it.' },
+      { tool_calls: [{ name: 'bash', input: { command: 'ls /mnt/session/uploads/ /mnt/session/; cat /mnt/session/extra.txt' }, id: 'toolu_read2' }] },
+      { text: 'Looked again.' },
+    ],
+  };
+  await files('a session with file resources: the agent reads them, read-only; resources routes', async ({ client, mock, home }) => {
+    const notes = await client.beta.files.upload({ file: await toFile(Buffer.from('the secret word is quartz'), 'notes.txt') });
+    const extra = await client.beta.files.upload({ file: await toFile(Buffer.from('added later'), 'extra.txt') });
+    const other = await client.beta.files.upload({ file: await toFile(Buffer.from('default path'), 'o.txt') });
+    const agent = await client.beta.agents.create({
+      name: 'files', model: MODEL, tools: [{ type: 'agent_toolset_20260401', default_config: { enabled: false },
+        configs: [{ name: 'bash', enabled: true, permission_policy: { type: 'always_allow' } }] }],
+    });
+    const env = await client.beta.environments.create({ name: 'files', config: { type: 'cloud', networking: { type: 'unrestricted' } } });
+    const session = await client.beta.sessions.create({ agent: agent.id, environment_id: env.id,
+      resources: [{ type: 'file', file_id: notes.id, mount_path: 'data/notes.txt' }, { type: 'file', file_id: other.id }] });
+    same(session.resources.length, 2, 'session.resources');
+    const [r0, r1] = session.resources;
+    check(/^sesrsc_/.test(r0.id), `resource id ${r0.id}`);
+    same([r0.type, r0.file_id, r0.mount_path], ['file', notes.id, '/mnt/session/uploads/data/notes.txt'], 'a relative mount_path');
+    same(r1.mount_path, `/mnt/session/uploads/${other.id}`, 'the default mount_path');
+
+    // hostile mount paths and unknown files: 4xx, nothing added
+    for (const mp of ['../../etc/passwd', '/etc/passwd', '/mnt/session/../x', '/mnt/session/a\u0000b', '/workspace/x', 'a//b', 'dir/']) {
+      const e = await rejects(client.beta.sessions.resources.add(session.id, { type: 'file', file_id: extra.id, mount_path: mp }),
+        sdk.BadRequestError, `mount_path ${JSON.stringify(mp)}`);
+      check(/mount_path|u0000/.test(e.error.error.message), `mount_path ${JSON.stringify(mp)}: ${e.error.error.message}`);
+    }
+    await rejects(client.beta.sessions.resources.add(session.id, { type: 'file', file_id: 'file_nope' }), sdk.NotFoundError, 'an unknown file');
+    await rejects(client.beta.sessions.resources.add(session.id, { type: 'file', file_id: extra.id, mount_path: 'data/notes.txt' }),
+      sdk.ConflictError, 'a mount path taken');
+    check(!fs.existsSync('/etc/passwd.part') && !fs.existsSync(path.join(home, 'etc')), 'nothing written outside');
+
+    const reader = new Reader(await client.beta.sessions.events.stream(session.id));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Read the notes.' }] }] });
+    // added while the session runs its first turn or after: placed in its directory either way
+    const added = await client.beta.sessions.resources.add(session.id, { type: 'file', file_id: extra.id, mount_path: '/mnt/session/extra.txt' });
+    same([added.type, added.mount_path], ['file', '/mnt/session/extra.txt'], 'resources.add');
+    await reader.idle();
+    let reqs = await mock.requests();
+    const first = toolResults(reqs[1].body)[0];
+    check(first && /the secret word is quartz/.test(first.text), `the agent read the file: ${JSON.stringify(first)}`);
+    check(/READ-ONLY/.test(first.text), `the mount is read-only: ${JSON.stringify(first.text)}`);
+    check(first.text.includes(other.id), `the default path is there: ${JSON.stringify(first.text)}`);
+
+    same((await client.beta.sessions.resources.retrieve(added.id, { session_id: session.id })).file_id, extra.id, 'resources.retrieve');
+    const all = [];
+    for await (const r of client.beta.sessions.resources.list(session.id, { limit: 1 })) all.push(r.id);
+    same(all, [r0.id, r1.id, added.id], 'resources.list over pages of 1');
+    await rejects(client.beta.sessions.resources.update(added.id, { session_id: session.id, authorization_token: 'ghp_x' }),
+      sdk.BadRequestError, 'update of a file resource');
+    same(await client.beta.sessions.resources.delete(r1.id, { session_id: session.id }), { id: r1.id, type: 'session_resource_deleted' }, 'resources.delete');
+    await rejects(client.beta.sessions.resources.retrieve(r1.id, { session_id: session.id }), sdk.NotFoundError, 'a deleted resource');
+    same((await client.beta.sessions.retrieve(session.id)).resources.map((r) => r.id), [r0.id, added.id], 'session.resources after');
+
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'Again.' }] }] });
+    await reader.idle();
+    reader.close();
+    reqs = await mock.requests();
+    const second = toolResults(reqs[reqs.length - 1].body).pop();
+    check(/added later/.test(second.text), `the file added at runtime shows in the sandbox: ${JSON.stringify(second.text)}`);
+    check(!second.text.includes(other.id), `the deleted resource is gone from the sandbox: ${JSON.stringify(second.text)}`);
+  }, { script });
   done();
 }
 

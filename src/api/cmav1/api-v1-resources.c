@@ -12,6 +12,7 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "sha256.h"
+#include "v1-resources.h"
 
 /* ---- agents and environments ---- */
 
@@ -237,7 +238,9 @@ static void session_create(api_v1 *a, http_req *r) {
         v1_id_new("sesn_", id);
         store_now_rfc3339(now);
         json_t *obj = NULL;
-        if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0) {
+        if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0 ||
+            (a->cfg.files && v1_resources_resolve(a->cfg.files, obj, &err) < 0)) { /* v1-resources.h */
+                json_decref(obj);
                 v1a_fail(r, &err);
                 return;
         }

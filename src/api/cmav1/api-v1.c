@@ -407,6 +407,11 @@ static int head_query(http_req *r) {
         return refuse_headers(r, true) || refuse_malformed_params(r);
 }
 
+/* A session's resources (api-v1-session-resources.c): each reads its own query. */
+int v1a_head_resources(http_req *r) {
+        return head_query(r);
+}
+
 /* ... and no query at all (routes without one take none). */
 static int head(http_req *r) {
         static const char *const none[] = {NULL};
@@ -477,6 +482,8 @@ int api_v1_register(api_v1 *a, http_server *s) {
         int r = http_add_routes(s, &v1_api, routes, ELEMENTSOF(routes), a);
         if (r >= 0 && a->cfg.files)
                 r = http_add_routes(s, &v1_api, v1a_files_routes, v1a_n_files_routes, a);
+        if (r >= 0 && a->cfg.files)
+                r = http_add_routes(s, &v1_api, v1a_resource_routes, v1a_n_resource_routes, a);
         return r;
 }
 

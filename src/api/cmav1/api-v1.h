@@ -23,6 +23,7 @@ typedef struct api_v1_config {
         const dlog *log;
         const char *audit_dir; /* where the sessions' audit logs are (hull's extensions); NULL: none */
         v1_files *files;       /* /v1/files (api-v1-files.c); NULL: not served */
+        const char *mnt_root;  /* the sessions' resource directories (v1-resources.h); NULL: none */
 } api_v1_config;
 
 typedef struct api_v1 api_v1;
