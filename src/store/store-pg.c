@@ -49,17 +49,13 @@ static const char *const migrations[] = {
         " created_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
         /* 4: another helper's (issue 22: vaults); a placeholder until the merge */
         "DO $$ BEGIN END $$;",
-        /* 5: files and their blobs' chunks (base64 text), the resources of each session */
+        /* 5: files and their blobs (chunks of base64 text; a session's resources live in its body) */
         "CREATE TABLE files (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
         " sha256 TEXT NOT NULL, size BIGINT NOT NULL, scope_id TEXT COLLATE \"C\" NOT NULL, body TEXT NOT NULL);"
         "CREATE INDEX files_list ON files (created_ms, id);"
         "CREATE INDEX files_sha256 ON files (sha256);"
         "CREATE TABLE blob_chunks (sha256 TEXT COLLATE \"C\" NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,"
-        " PRIMARY KEY (sha256, seq));"
-        "CREATE TABLE session_resources (session_id TEXT COLLATE \"C\" NOT NULL REFERENCES sessions (id)"
-        " ON DELETE CASCADE, id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
-        " body TEXT NOT NULL, secret TEXT NOT NULL);"
-        "CREATE INDEX session_resources_list ON session_resources (session_id, created_ms, id);",
+        " PRIMARY KEY (sha256, seq));",
 };
 
 int store_pg_schema_version(void) {

@@ -47,18 +47,14 @@ static const char *const migrations[] = {
         " created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (name, version));",
         /* 4: another helper's (issue 22: vaults); a placeholder until the merge */
         "SELECT 1;",
-        /* 5: files (/v1/files) and their bytes as content-addressed blobs in chunks of base64
-         * (STORE_BLOB_CHUNK_BYTES raw), and the resources of each session (a secret, such as a
-         * repository's token, sealed by the service, never in body). */
+        /* 5: files (/v1/files); blob_chunks holds the bytes of blobs on PostgreSQL only (SQLite
+         * keeps them as files beside hull.db) but is in both, so hull db copy sees one schema. */
         "CREATE TABLE files (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, sha256 TEXT NOT NULL,"
         " size INTEGER NOT NULL, scope_id TEXT NOT NULL, body TEXT NOT NULL);"
         "CREATE INDEX files_list ON files (created_ms, id);"
         "CREATE INDEX files_sha256 ON files (sha256);"
         "CREATE TABLE blob_chunks (sha256 TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,"
-        " PRIMARY KEY (sha256, seq));"
-        "CREATE TABLE session_resources (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
-        " id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, body TEXT NOT NULL, secret TEXT NOT NULL);"
-        "CREATE INDEX session_resources_list ON session_resources (session_id, created_ms, id);",
+        " PRIMARY KEY (sha256, seq));",
 };
 
 int store_sqlite_schema_version(void) {

@@ -386,7 +386,6 @@ const store_table store_tables[] = {
         {"env_specs", "name, version, latest, created_ms, body", "tiiit", "name, version"},
         {"files", "id, created_ms, sha256, size, scope_id, body", "tititt", "created_ms, id"},
         {"blob_chunks", "sha256, seq, data", "tit", "sha256, seq"},
-        {"session_resources", "session_id, id, created_ms, body, secret", "ttitt", "created_ms, id"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

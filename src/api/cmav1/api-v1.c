@@ -141,9 +141,10 @@ static const http_api v1_api = {.name = "v1", .begin = v1_begin, .refuse = v1_re
  * this API words its errors. */
 static void fallback_refuse(http_req *r, http_refusal why, unsigned status, const char *msg) {
         if (why == HTTP_REFUSAL_NOT_FOUND)
-                v1a_answer_error(r, 404, NULL, "",
-                                 "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
-                                 "/events and /events/stream) and /v1/api-keys");
+                v1a_answer_error(
+                        r, 404, NULL, "",
+                        "no such route: hull serves /v1/agents, /v1/environments, /v1/files, /v1/sessions (with "
+                        "/events and /events/stream) and /v1/api-keys");
         else
                 v1_refuse(r, why, status, msg);
 }
