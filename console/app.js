@@ -4,6 +4,7 @@
 import { key, onUnauthorized } from './api.js';
 import { clear } from './dom.js';
 import * as views from './views.js';
+import { filesList } from './files.js';
 
 const main = document.getElementById('main');
 const signout = document.getElementById('signout');
@@ -37,6 +38,7 @@ function route() {
   else if (parts[0] === 'agents' && parts[1]) r = views.agentEdit(main, { id: parts[1], go });
   else if (parts[0] === 'agents') r = views.agentsList(main, { go });
   else if (parts[0] === 'sessions' && parts[1]) r = views.sessionView(main, { id: parts[1], go });
+  else if (parts[0] === 'files') r = filesList(main);
   else r = views.sessionsList(main, { query, go });
   if (typeof r === 'function') end = r;
   // "interactive": the view drawn with its data (bench/console.sh reads this mark)

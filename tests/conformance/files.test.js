@@ -205,6 +205,9 @@ async function main() {
     const second = toolResults(reqs[reqs.length - 1].body).pop();
     check(/added later/.test(second.text), `the file added at runtime shows in the sandbox: ${JSON.stringify(second.text)}`);
     check(!second.text.includes(other.id), `the deleted resource is gone from the sandbox: ${JSON.stringify(second.text)}`);
+    await client.beta.sessions.archive(session.id);
+    await rejects(client.beta.sessions.resources.add(session.id, { type: 'file', file_id: other.id }), sdk.BadRequestError,
+      'an archived session takes no new resource');
   }, { script });
   done();
 }

@@ -38,8 +38,16 @@ typedef struct add_ctx {
         json_t *made;
 } add_ctx;
 
+static int refuse_archived(const json_t *session, v1_err *err) {
+        if (json_is_string(json_object_get(session, "archived_at")))
+                return v1_fail(err, 400, "session_archived", "the session is archived: its resources cannot change");
+        return 0;
+}
+
 static int add_edit(json_t *session, void *ud, v1_err *err) {
         add_ctx *c = ud;
+        if (refuse_archived(session, err) < 0)
+                return -EINVAL;
         json_t *list = json_object_get(session, "resources");
         if (!json_is_array(list)) {
                 list = json_array();
@@ -168,6 +176,8 @@ typedef struct del_ctx {
 static int del_edit(json_t *session, void *ud, v1_err *err) {
         del_ctx *c = ud;
         size_t i;
+        if (refuse_archived(session, err) < 0)
+                return -EINVAL;
         json_t *res = find(session, c->rid, &i);
         if (!res)
                 return v1_fail(err, 404, "resource_not_found", "the session has no resource %.64s", c->rid);
