@@ -7,6 +7,7 @@ import * as views from './views.js';
 import { vaultsList } from './vaults.js';
 import { skillsList } from './skills.js';
 import * as memory from './memory.js';
+import { filesList } from './files.js';
 
 const main = document.getElementById('main');
 const signout = document.getElementById('signout');
@@ -45,6 +46,7 @@ function route() {
   else if (parts[0] === 'sessions' && parts[1]) r = views.sessionView(main, { id: parts[1], go });
   else if (parts[0] === 'vaults') r = vaultsList(main);
   else if (parts[0] === 'skills') r = skillsList(main, { go });
+  else if (parts[0] === 'files') r = filesList(main);
   else r = views.sessionsList(main, { query, go });
   if (typeof r === 'function') end = r;
   // "interactive": the view drawn with its data (bench/console.sh reads this mark)

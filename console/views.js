@@ -5,6 +5,7 @@ import { api, raw, key, enc, listAll, EventStream, ApiError } from './api.js';
 import { h, fill, clear, append, pretty, fmtTime, fmtInt, announce } from './dom.js';
 import { SessionModel, EventList, renderTimeline, textOf } from './events.js';
 import { verifyRecords } from './records.js';
+import { resourcesPanel } from './files.js';
 
 export const DEFAULT_TOOLS = [{ type: 'agent_toolset_20260401', default_config: { permission_policy: { type: 'always_allow' } } }];
 
@@ -436,8 +437,9 @@ export function sessionView(main, { id, go }) {
   } }, h('label', { for: 'composer', class: 'sr-only' }, 'Message'), msg, h('button', { class: 'primary', type: 'submit' }, 'Send'));
   const list = new EventList(model, actions);
   let current = 'events';
-  const t = tabs(['events', 'handles', 'timeline', 'records'], (name) => {
+  const t = tabs(['events', 'handles', 'timeline', 'records', 'resources'], (name) => {
     current = name;
+    if (name === 'resources') resourcesPanel(t.panels.resources, id);
     if (name === 'handles') handlesPanel(t.panels.handles, id);
     if (name === 'timeline') fill(t.panels.timeline, renderTimeline(model));
     if (name === 'records') recordsPanel(t.panels.records, id);

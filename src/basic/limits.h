@@ -681,3 +681,17 @@
 #define MEMORY_APPLY_TRIES 8U            /* a write without a precondition that lost a race, again */
 #define MEMORY_SYNC_FILES_MAX 4096U      /* entries of a mounted store read back after a tool call */
 #define MEMORY_SYNC_DEPTH_MAX 32U        /* directories deep in a mounted store */
+/* Files on /v1 (src/service/v1-files.c, src/shared/multipart.c, the store's blobs; issue 22) */
+#define V1_FILE_BYTES_MAX (500ULL << 20)    /* one uploaded file (the Files API's; --file-max lowers it) */
+#define V1_FILE_UPLOAD_OVERHEAD (64U << 10) /* multipart framing allowed around the file in a request body */
+#define V1_FILE_NAME_MAX 256U               /* bytes of a file's name, NUL included */
+#define V1_FILE_MIME_MAX 128U               /* bytes of a file's media type, NUL included */
+#define V1_FILES_PAGE_DEFAULT 20U           /* files listed when no limit is given */
+#define V1_FILES_PAGE_MAX 1000U             /* the largest limit of a files list (clamped) */
+#define V1_FILE_WRITE_BLOCK (256U << 10)    /* bytes of an upload gathered before a write */
+#define STORE_BLOB_CHUNK_BYTES (1U << 20)   /* bytes of a blob in one row of blob_chunks */
+#define MULTIPART_BOUNDARY_MAX 71U          /* a boundary's bytes (RFC 2046: 1 to 70), NUL included */
+#define MULTIPART_HEADER_MAX 8192U          /* bytes of one part's header block */
+#define MULTIPART_NAME_MAX 64U              /* bytes of a part's form name, NUL included */
+#define MULTIPART_PARTS_MAX 16U             /* parts of one form */
+#define V1_MOUNT_PATH_MAX 512U              /* bytes of a session resource's mount_path, NUL included */

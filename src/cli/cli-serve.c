@@ -126,6 +126,7 @@ typedef struct serve_opts {
         bool use_cgroups, zygote;
         uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
         uint64_t handle_max, session_handles_max;
+        uint64_t file_max; /* /v1/files */
         dlog_level log_level;
         const char *db_path;
         const char *agui_agent, *agui_environment;
@@ -169,7 +170,9 @@ typedef struct serve_state {
         dotenv *env;
         v1_engine *engine;
         api_v1 *v1;
-        http_fallback fallbacks[1]; /* the server-wide fallback's prefixes: /v1 */
+        v1_files *files;                 /* /v1/files: the bytes in the store, node-local copies in $HULL_HOME/blobs */
+        char mnt_path[SBX_PATH_MAX + 8]; /* the sessions' resource directories: $HULL_HOME/mnt */
+        http_fallback fallbacks[1];      /* the server-wide fallback's prefixes: /v1 */
         http_keys keys;
         api_mcp *mcp;   /* /mcp */
         api_agui *agui; /* /agui */
@@ -391,6 +394,12 @@ static int set_handle_max(void *ctx, const char *arg) {
         return 0;
 }
 
+static int set_file_max(void *ctx, const char *arg) {
+        if (parse_size(arg, 1, V1_FILE_BYTES_MAX, &((serve_opts *) ctx)->file_max) < 0)
+                return usage_error("--file-max wants a size from 1 to 500M such as 100M, got '%s'", arg);
+        return 0;
+}
+
 static int set_session_handles_max(void *ctx, const char *arg) {
         if (parse_size(arg, 1ULL << 20, HD_MAX_SPILL_MAX, &((serve_opts *) ctx)->session_handles_max) < 0)
                 return usage_error("--session-handles-max wants a size from 1M to 1T such as 20G, got '%s'", arg);
@@ -497,6 +506,7 @@ static const cli_option serve_options[] = {
          "(default 1G)",
          {0}},
         {"session-handles-max", "SIZE", set_session_handles_max, "a session's handles together (default 8G)", {0}},
+        {"file-max", "SIZE", set_file_max, "the largest file POST /v1/files keeps (default 500M)", {0}},
         {"net-allow-cidr",
          "CIDR",
          set_net_cidr,
@@ -920,10 +930,23 @@ static int start_server(serve_state *st, hull_error *e) {
                                .net_allow_cidrs = o->net_cidrs,
                                .net_allow_loopback = o->net_allow_loopback,
                                .allow_unrestricted = o->allow_unrestricted};
-        int r = v1_engine_new(&vc, &st->engine, e);
+        char home[SBX_PATH_MAX], blobs[SBX_PATH_MAX + 8], *mnt = st->mnt_path;
+        int r = home_resolve(home, e); /* the files' node-local copies; the sessions' resources (0711) */
+        if (r >= 0 && ((size_t) snprintf(blobs, sizeof(blobs), "%s/blobs", home) >= sizeof(blobs) ||
+                       (size_t) snprintf(mnt, sizeof(st->mnt_path), "%s/mnt", home) >= sizeof(st->mnt_path)))
+                r = hull_err(e, -ENAMETOOLONG, "serve: the path of the files' directory is too long");
+        if (r >= 0)
+                r = v1_files_new(&(v1_files_config){.store = st->db, .cache_dir = blobs, .file_max = o->file_max},
+                                 &st->files, e);
+        vc.files = st->files;
+        vc.mnt_root = mnt;
+        if (r >= 0)
+                r = v1_engine_new(&vc, &st->engine, e);
         if (r < 0)
                 return r;
         api_v1_config vac = {.store = st->db,
+                             .files = st->files,
+                             .mnt_root = st->mnt_path,
                              .engine = st->engine,
                              .log = &st->log,
                              .audit_dir = st->audit_path[0] ? st->audit_path : NULL};
@@ -1062,6 +1085,7 @@ static int serve_teardown(serve_state *st, int status) {
         api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS);
         api_agui_free(st->agui);
         v1_engine_free(st->engine);
+        v1_files_free(st->files);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         hs_free(st->sessions);
         safe_close(st->zygote_fd); /* EOF: the zygote exits */

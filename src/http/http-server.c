@@ -331,6 +331,25 @@ int http_answer(http_req *r, unsigned status, const char *content_type, char *bo
         return 0;
 }
 
+int http_answer_fd(http_req *r, unsigned status, const char *content_type, int fd, uint64_t size) {
+        if (r->answer || r->sse) {
+                safe_close(fd);
+                return -EALREADY;
+        }
+        /* libmicrohttpd sends it (sendfile where it can) and closes fd with the answer */
+        struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+        if (!resp) {
+                safe_close(fd);
+                return -ENOMEM;
+        }
+        resp = http_dress(r, resp, content_type);
+        if (!resp)
+                return -ENOMEM;
+        r->answer = resp;
+        r->answer_status = status;
+        return 0;
+}
+
 int http_answer_text(http_req *r, unsigned status, const char *text) {
         char *b = strdup(text);
         if (!b)

@@ -221,6 +221,9 @@ int http_answer_header(http_req *r, const char *name, const char *value);
 /* A whole answer: takes body (malloc'ed, len bytes; NULL for none) whatever happens. Returns 0
  * or -ENOMEM, -EALREADY. */
 int http_answer(http_req *r, unsigned status, const char *content_type, char *body, size_t len);
+/* The size bytes of the regular file fd from its start (sent with sendfile where possible);
+ * takes fd (closed with the answer) whatever happens. Returns 0 or -ENOMEM, -EALREADY. */
+int http_answer_fd(http_req *r, unsigned status, const char *content_type, int fd, uint64_t size);
 /* Plain text (copied). */
 int http_answer_text(http_req *r, unsigned status, const char *text);
 /* Answer the way r's API words a refusal (the fallback's when r has no route). */

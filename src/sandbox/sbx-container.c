@@ -380,6 +380,8 @@ static int plan_launch(child_plan *p, const sbx_spec *spec, const char *workdir,
                 r = plan_entry(p, "env", spec->layer_dir, true, e);
         if (r >= 0 && spec->skills_dir)
                 r = plan_entry(p, "skills", spec->skills_dir, true, e);
+        if (r >= 0 && spec->mnt_dir) /* files added to it later show through the bind */
+                r = plan_entry(p, "mnt", spec->mnt_dir, true, e);
         if (r < 0)
                 return r;
         snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes,

@@ -159,6 +159,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
                 .handles_dir = spec->handles_dir,
                 .layer_dir = spec->layer_dir,
                 .skills_dir = spec->skills_dir,
+                .mnt_dir = spec->mnt_dir,
                 .env = spec->env,
                 .net = spec->net,
                 .net_policy = spec->net_policy,

@@ -40,6 +40,7 @@ typedef struct sbx_session_spec {
         const char *handles_dir; /* host directory bound read-only at /handles, or NULL */
         const char *layer_dir;   /* an environment's layer, bound read-only at /env, or NULL */
         const char *skills_dir;  /* an agent's skills, bound read-only at /skills, or NULL */
+        const char *mnt_dir;     /* a session's resources, bound read-only at /mnt, or NULL */
         char *const *env;        /* K=V for every call and interpreter (over the defaults, under a
                                   * call's own), NULL-terminated, or NULL; borrowed (the init
                                   * has its own copy from the clone) */

@@ -31,6 +31,7 @@ typedef struct sbx_spec {
         const char *handles_dir; /* container: host directory bound read-only at /handles; NULL */
         const char *layer_dir;   /* container: an environment's layer (env-layer.h), bound read-only at /env; NULL */
         const char *skills_dir;  /* container: an agent's skills, bound read-only at /skills; NULL */
+        const char *mnt_dir;     /* container: a session's resources, bound read-only at /mnt; NULL */
         const char *stdin_path;  /* NULL: stdin is empty (/dev/null) */
         uint64_t timeout_ms;     /* 0: none */
         uint64_t memory_bytes;   /* 0: no memory cgroup */

@@ -22,6 +22,7 @@ typedef struct keeper_req {
         char handles_dir[SBX_PATH_MAX]; /* "" for none */
         char layer_dir[SBX_PATH_MAX];   /* "" for none */
         char skills_dir[SBX_PATH_MAX];  /* "" for none */
+        char mnt_dir[SBX_PATH_MAX];     /* "" for none */
         uint32_t net;                   /* sbx_net_mode */
         uint32_t allow_package_managers, allow_loopback;
         uint32_t n_hosts, n_cidrs;

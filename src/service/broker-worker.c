@@ -512,6 +512,7 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
         req->handles_dir[sizeof(req->handles_dir) - 1] = '\0';
         req->layer_dir[sizeof(req->layer_dir) - 1] = '\0';
         req->skills_dir[sizeof(req->skills_dir) - 1] = '\0';
+        req->mnt_dir[sizeof(req->mnt_dir) - 1] = '\0';
         /* the policy: pointers into req, NULL-terminated lists */
         char *hosts[SBX_NET_ALLOW_MAX + 1] = {0}, *cidrs[BRK_NET_CIDRS_MAX + 1] = {0};
         for (uint32_t i = 0; i < req->n_hosts; i++) {
@@ -535,6 +536,7 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
                                  .handles_dir = req->handles_dir[0] ? req->handles_dir : NULL,
                                  .layer_dir = req->layer_dir[0] ? req->layer_dir : NULL,
                                  .skills_dir = req->skills_dir[0] ? req->skills_dir : NULL,
+                                 .mnt_dir = req->mnt_dir[0] ? req->mnt_dir : NULL,
                                  .env = req->layer_dir[0] ? env_layer_sandbox_env() : NULL,
                                  .net = (sbx_net_mode) req->net,
                                  .net_policy = req->net == SBX_NET_LIMITED ? &policy : NULL};

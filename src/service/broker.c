@@ -610,6 +610,9 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         if (spec->skills_dir &&
             (size_t) snprintf(rq->skills_dir, sizeof(rq->skills_dir), "%s", spec->skills_dir) >= sizeof(rq->skills_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the skills path is too long");
+        if (spec->mnt_dir &&
+            (size_t) snprintf(rq->mnt_dir, sizeof(rq->mnt_dir), "%s", spec->mnt_dir) >= sizeof(rq->mnt_dir))
+                return hull_err(e, -ENAMETOOLONG, "session: the resources' path is too long");
         if (spec->net >= _SBX_NET_MODE_MAX)
                 return hull_err(e, -EINVAL, "session: no such network mode");
         if (spec->net == SBX_NET_LIMITED) {

@@ -72,6 +72,7 @@ typedef struct brk_session_spec {
         const char *handles_dir; /* bound read-only at /handles; NULL: none */
         const char *layer_dir;   /* an environment's layer, bound read-only at /env; NULL: none */
         const char *skills_dir;  /* an agent's skills, bound read-only at /skills; NULL: none */
+        const char *mnt_dir;     /* a session's resources, bound read-only at /mnt; NULL: none */
         sbx_net_mode net;        /* SBX_NET_NONE or SBX_NET_LIMITED */
         /* limited: the policy, borrowed for the call. The keeper gets a copy (at most
          * SBX_NET_ALLOW_MAX allowed_hosts and BRK_NET_CIDRS_MAX allow_cidrs; hosts_file is not

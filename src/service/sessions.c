@@ -45,6 +45,7 @@ static int broker_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_err
                               .handles_dir = spec->handles_dir,
                               .layer_dir = spec->layer_dir,
                               .skills_dir = spec->skills_dir,
+                              .mnt_dir = spec->mnt_dir,
                               .net = spec->net,
                               .net_policy = spec->net_policy};
         int r = brk_session_open(ctx, &s, bs, e);

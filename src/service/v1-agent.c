@@ -19,6 +19,7 @@
 #include "svc-agent.h"
 #include "tool-catalog.h"
 #include "svc-env.h"
+#include "v1-resources.h"
 #include "v1-run-internal.h"
 #include "v1-vault.h"
 #include "vault-seal.h"
@@ -452,6 +453,16 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         }
         if (l->needs_box && g->cfg.ss && !l->box) {
                 ss_open_opts o = {.principal = l->principal, .owner = ""}; /* no per-owner eviction */
+                char mnt[SBX_PATH_MAX];
+                if (g->cfg.files && g->cfg.mnt_root) { /* the session's resources, at /mnt: also in a remade box */
+                        pthread_mutex_lock(&l->lock);
+                        json_auto_t *res = json_incref(json_object_get(l->obj, "resources"));
+                        pthread_mutex_unlock(&l->lock);
+                        if ((r = v1_resources_materialize(g->cfg.files, g->cfg.mnt_root, l->id, res, mnt, sizeof(mnt),
+                                                          e)) < 0)
+                                return r;
+                        o.mnt_dir = mnt;
+                }
                 _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
                 bool found;
                 _cleanup_close_ int log_fd = -1;

@@ -643,6 +643,34 @@ int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, j
         return 0;
 }
 
+int v1_engine_edit(v1_engine *g, const char *session_id, int (*edit)(json_t *session, void *ud, v1_err *err), void *ud,
+                   json_t **ret, v1_err *err) {
+        _cleanup_(v1_live_unrefp) live *l = NULL;
+        int r = v1_live_get(g, session_id, &l, err);
+        if (r < 0)
+                return r;
+        char now[STORE_TIME_MAX];
+        v1_now_time(now);
+        pthread_mutex_lock(&l->lock);
+        json_t *next = json_deep_copy(l->obj);
+        r = next ? edit(next, ud, err) : v1_fail(err, 500, "", "out of memory");
+        hull_error e = {0};
+        if (r >= 0) {
+                json_object_set_new(next, "updated_at", json_string(now));
+                if (store_update(g->cfg.store, STORE_SESSION, next, &e) < 0)
+                        r = v1_fail(err, 500, "", "the session could not be stored: %s", e.msg);
+                else {
+                        json_decref(l->obj);
+                        l->obj = json_incref(next);
+                }
+        }
+        pthread_mutex_unlock(&l->lock);
+        if (r >= 0 && ret)
+                *ret = json_incref(next);
+        json_decref(next);
+        return r;
+}
+
 int v1_engine_archive(v1_engine *g, const char *session_id, json_t **ret, v1_err *err) {
         _cleanup_(v1_live_unrefp) live *l = NULL;
         int r = v1_live_get(g, session_id, &l, err);

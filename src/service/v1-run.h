@@ -53,7 +53,18 @@ typedef struct v1_engine_config {
          * (pasta, sbx-net.h) only when the operator allowed it (hull serve
          * --allow-unrestricted-network); else its sessions have none, as with networking none. */
         bool allow_unrestricted;
+        /* A session's resources (v1-resources.h): the files they name, and the root of each
+         * session's resource directory, MNT_ROOT/<session id>, bound read-only at /mnt in its
+         * sandbox (reachable by the sandbox user). NULL: no resources are mounted. */
+        struct v1_files *files;
+        const char *mnt_root;
 } v1_engine_config;
+
+/* Change a session's object: edit gets a copy of it (returns 0, or a negative errno with *err);
+ * the copy is stored and becomes the session's (updated_at now) and a reference to it goes to
+ * *ret (may be NULL). The session's lock is held meanwhile. -ENOENT (404) without the session. */
+int v1_engine_edit(v1_engine *g, const char *session_id, int (*edit)(json_t *session, void *ud, v1_err *err), void *ud,
+                   json_t **ret, v1_err *err);
 
 /* Start the engine: recover the turns a crash cut. The pointed-to parts of cfg must outlive it. */
 int v1_engine_new(const v1_engine_config *cfg, v1_engine **ret, hull_error *e);

@@ -23,6 +23,7 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .handles_dir = spec->handles_dir,
                                .layer_dir = spec->layer_dir,
                                .skills_dir = spec->skills_dir,
+                               .mnt_dir = spec->mnt_dir,
                                .env = spec->layer_dir ? env_layer_sandbox_env() : NULL,
                                .use_cgroups = ctx != NULL,
                                .net = spec->net,

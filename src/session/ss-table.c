@@ -580,6 +580,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                                     .handles_dir = s->store_path[0] ? s->store_path : NULL,
                                     .layer_dir = o->layer_dir,
                                     .skills_dir = o->skills_dir,
+                                    .mnt_dir = o->mnt_dir,
                                     .net = o->net,
                                     .net_policy = policy};
                 r = m->cfg.box.open(m->cfg.box.ctx, &spec, &s->box, e);

@@ -79,6 +79,7 @@ typedef struct ss_box_spec {
         const sbx_net_policy *net_policy; /* limited: borrowed for the call */
         const char *layer_dir;            /* an environment's layer, bound read-only at /env; NULL: none */
         const char *skills_dir;           /* an agent's skills, bound read-only at /skills; NULL: none */
+        const char *mnt_dir;              /* a session's resources, bound read-only at /mnt; NULL: none */
 } ss_box_spec;
 
 /* A session's sandbox as its provider hands it over. */
@@ -184,6 +185,9 @@ typedef struct ss_open_opts {
         /* An agent's skills (a directory of skill directories, each with its SKILL.md): bound
          * read-only at /skills. NULL: none. */
         const char *skills_dir;
+        /* A directory bound read-only at /mnt (a /v1 session's file resources, below it at their
+         * mount paths: files put there later show through). NULL: none. */
+        const char *mnt_dir;
         /* How the session's run records name its environment (RunRecord.environment, e.g.
          * env_describe's "hull-env:NAME@VERSION layer=sha256:DIGEST net=MODE"); NULL: "". */
         const char *environment;

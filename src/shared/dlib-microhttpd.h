@@ -17,6 +17,7 @@
         X(MHD_add_response_header)                                                                                     \
         X(MHD_create_response_from_buffer)                                                                             \
         X(MHD_create_response_from_callback)                                                                           \
+        X(MHD_create_response_from_fd64)                                                                               \
         X(MHD_destroy_response)                                                                                        \
         X(MHD_get_connection_info)                                                                                     \
         X(MHD_get_connection_values)                                                                                   \
@@ -47,6 +48,7 @@ static inline const dlib_microhttpd *dlib_microhttpd_load(hull_error *e) {
 #define MHD_add_response_header (dlib_microhttpd_api.MHD_add_response_header)
 #define MHD_create_response_from_buffer (dlib_microhttpd_api.MHD_create_response_from_buffer)
 #define MHD_create_response_from_callback (dlib_microhttpd_api.MHD_create_response_from_callback)
+#define MHD_create_response_from_fd64 (dlib_microhttpd_api.MHD_create_response_from_fd64)
 #define MHD_destroy_response (dlib_microhttpd_api.MHD_destroy_response)
 #define MHD_get_connection_info (dlib_microhttpd_api.MHD_get_connection_info)
 #define MHD_get_connection_values (dlib_microhttpd_api.MHD_get_connection_values)

@@ -200,6 +200,15 @@ typedef struct store_ops {
         const store_vault_ops *vault;
 
         const struct store_skill_ops *skills; /* store-skill-backend.h */
+
+        /* files and their blobs (store-*-files.c): the arguments checked by store-files.c */
+        int (*file_insert)(store *s, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,
+                           int64_t size, const char *body, int fd, hull_error *e);
+        int (*file_get)(store *s, const char *id, json_t **ret, char *ret_sha256, hull_error *e);
+        int (*file_list)(store *s, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
+        int (*file_delete)(store *s, const char *id, hull_error *e);
+        int (*blob_read)(store *s, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+        int (*blob_path)(store *s, const char *sha256, char *ret, size_t size, hull_error *e);
 } store_ops;
 
 /* The head of every backend's store. */
@@ -248,6 +257,13 @@ int store_limit_check(unsigned limit, unsigned max, unsigned *ret, hull_error *e
 int store_read_cols(store_kind k, const json_t *obj, store_cols *c, hull_error *e);
 /* The columns of the i-th event of a batch (-EINVAL with *e). */
 int store_read_event(const json_t *ev, size_t i, store_event_cols *c, hull_error *e);
+
+/* Chunk seq of the size bytes of fd (pread) as base64 text, the form blob_chunks keeps (*ret
+ * malloc'd); the chunks of a blob of size bytes: store_blob_chunks(size). */
+int store_blob_chunk_b64(int fd, int64_t size, int64_t seq, char **ret, hull_error *e);
+int64_t store_blob_chunks(int64_t size);
+/* A chunk as blob_chunks keeps it (base64 text, n bytes) decoded and handed to fn. */
+int store_blob_chunk_out(const char *b64, size_t n, store_chunk_fn fn, void *ud, hull_error *e);
 
 /* o as compact JSON text (*ret malloc'd); -E2BIG above STORE_OBJECT_BYTES_MAX. */
 int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);

@@ -145,3 +145,11 @@ int pg_check(store *base, json_t **ret, hull_error *e);
 
 /* store-pg-vaults.c */
 extern const store_vault_ops pg_vault_ops;
+/* store-pg-files.c */
+int pg_file_insert(store *base, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,
+                   int64_t size, const char *body, int fd, hull_error *e);
+int pg_file_get(store *base, const char *id, json_t **ret, char *ret_sha256, hull_error *e);
+int pg_file_list(store *base, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
+int pg_file_delete(store *base, const char *id, hull_error *e);
+int pg_blob_read(store *base, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+int pg_blob_path(store *base, const char *sha256, char *ret, size_t size, hull_error *e);

@@ -78,6 +78,13 @@ static const char *const migrations[] = {
         " ON DELETE CASCADE, seq BIGINT NOT NULL, id TEXT NOT NULL UNIQUE, memory_id TEXT NOT NULL, session_id TEXT,"
         " operation TEXT NOT NULL, created_ms BIGINT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (store_id, seq));"
         "CREATE INDEX memory_versions_memory ON memory_versions (memory_id);",
+        /* 7: files and their blobs (chunks of base64 text; a session's resources live in its body) */
+        "CREATE TABLE files (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
+        " sha256 TEXT NOT NULL, size BIGINT NOT NULL, scope_id TEXT COLLATE \"C\" NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX files_list ON files (created_ms, id);"
+        "CREATE INDEX files_sha256 ON files (sha256);"
+        "CREATE TABLE blob_chunks (sha256 TEXT COLLATE \"C\" NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,"
+        " PRIMARY KEY (sha256, seq));",
 };
 
 int store_pg_schema_version(void) {
@@ -415,6 +422,12 @@ static const store_ops pg_ops = {
         .rows_write = pg_rows_write,
         .check = pg_check,
         .vault = &pg_vault_ops,
+        .file_insert = pg_file_insert,
+        .file_get = pg_file_get,
+        .file_list = pg_file_list,
+        .file_delete = pg_file_delete,
+        .blob_read = pg_blob_read,
+        .blob_path = pg_blob_path,
 };
 
 int store_pg_open(const char *url, store **ret, hull_error *e) {

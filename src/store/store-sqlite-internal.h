@@ -42,6 +42,10 @@ typedef struct sqlt_store {
         size_t keys;
         int64_t keys_version;
         bool keys_known;
+        /* the files' blobs, one file each named by its digest, in path-blobs/ beside hull.db (one
+         * node: no bytes through the database); made on first use */
+        char blob_dir[4096];
+        int blob_fd; /* -1 until then */
 } sqlt_store;
 
 static inline sqlt_store *sqlt_of(store *s) {
@@ -140,3 +144,11 @@ int sqlt_memory_scan(store *base, const char *store_id, const char *from, bool f
                      unsigned limit, json_t **ret, hull_error *e);
 int sqlt_memory_version_get(store *base, const char *store_id, const char *version_id, json_t **ret, hull_error *e);
 int sqlt_memory_version_put(store *base, const char *store_id, const char *version_id, const char *body, hull_error *e);
+/* store-sqlite-files.c */
+int sqlt_file_insert(store *base, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,
+                     int64_t size, const char *body, int fd, hull_error *e);
+int sqlt_file_get(store *base, const char *id, json_t **ret, char *ret_sha256, hull_error *e);
+int sqlt_file_list(store *base, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
+int sqlt_file_delete(store *base, const char *id, hull_error *e);
+int sqlt_blob_read(store *base, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+int sqlt_blob_path(store *base, const char *sha256, char *ret, size_t size, hull_error *e);

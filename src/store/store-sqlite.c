@@ -75,6 +75,14 @@ static const char *const migrations[] = {
         " seq INTEGER NOT NULL, id TEXT NOT NULL UNIQUE, memory_id TEXT NOT NULL, session_id TEXT,"
         " operation TEXT NOT NULL, created_ms INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (store_id, seq));"
         "CREATE INDEX memory_versions_memory ON memory_versions (memory_id);",
+        /* 7: files (/v1/files); blob_chunks holds the bytes of blobs on PostgreSQL only (SQLite
+         * keeps them as files beside hull.db) but is in both, so hull db copy sees one schema. */
+        "CREATE TABLE files (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, sha256 TEXT NOT NULL,"
+        " size INTEGER NOT NULL, scope_id TEXT NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX files_list ON files (created_ms, id);"
+        "CREATE INDEX files_sha256 ON files (sha256);"
+        "CREATE TABLE blob_chunks (sha256 TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,"
+        " PRIMARY KEY (sha256, seq));",
 };
 
 int store_sqlite_schema_version(void) {
@@ -316,6 +324,7 @@ static void sqlt_close(store *base) {
                         sqlite3_finalize(s->cached[i]);
         sqlite3_close_v2(s->db);
         sqlmem_end(&mem);
+        safe_close(s->blob_fd);
         pthread_mutex_destroy(&s->lock);
         free(s);
 }
@@ -367,6 +376,12 @@ static const store_ops sqlt_ops = {
         .rows_write = sqlt_rows_write,
         .check = sqlt_check,
         .vault = &sqlt_vault_ops,
+        .file_insert = sqlt_file_insert,
+        .file_get = sqlt_file_get,
+        .file_list = sqlt_file_list,
+        .file_delete = sqlt_file_delete,
+        .blob_read = sqlt_blob_read,
+        .blob_path = sqlt_blob_path,
 };
 
 int store_sqlite_open(const char *path, store **ret, hull_error *e) {
@@ -384,6 +399,9 @@ int store_sqlite_open(const char *path, store **ret, hull_error *e) {
         if (!s)
                 return hull_err(e, -ENOMEM, "store: cannot open %s", path);
         s->base.ops = &sqlt_ops;
+        s->blob_fd = -1;
+        if ((size_t) snprintf(s->blob_dir, sizeof(s->blob_dir), "%s-blobs", path) >= sizeof(s->blob_dir))
+                return hull_err(e, -ENAMETOOLONG, "store: the path %s is too long", path);
         int rc =
                 sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW, NULL);
         _cleanup_db_ sqlite3 *db = s->db;

@@ -394,6 +394,8 @@ const store_table store_tables[] = {
         {"memories", "id, store_id, path, version_id, body", "ttttt", "store_id, path"},
         {"memory_versions", "store_id, seq, id, memory_id, session_id, operation, created_ms, body", "tittttit",
          "store_id, seq"},
+        {"files", "id, created_ms, sha256, size, scope_id, body", "tititt", "created_ms, id"},
+        {"blob_chunks", "sha256, seq, data", "tit", "sha256, seq"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

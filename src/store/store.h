@@ -313,3 +313,36 @@ int store_vault_list(store *s, store_vkind k, const char *vault_id, const store_
 /* The credentials whose secrets were sealed with another key than key_id (for a rekey): a new
  * array of [vault_id, id]. */
 int store_vault_stale(store *s, const char *key_id, json_t **ret, hull_error *e);
+/* ---- files (/v1/files): a file's row, and its bytes as a blob named by its SHA-256; two files
+ * of the same bytes share one blob. PostgreSQL keeps a blob in the database itself, in chunks of
+ * STORE_BLOB_CHUNK_BYTES (so every node sharing the database reads it); SQLite, which one node
+ * alone uses, keeps it as a file named by its digest in the directory PATH-blobs beside hull.db
+ * (hard-linked from the caller's file when they share a file system), so its bytes never pass
+ * through SQLite's pages. ---- */
+
+/* Insert the file obj ("id", "created_at"; its scope's session id or NULL in scope_id) whose
+ * bytes are the size bytes of the regular file fd (read with pread from offset 0) with SHA-256
+ * digest sha256 (64 lowercase hex): the blob's chunks are written unless a blob of that digest is
+ * held already, all in one transaction. -EEXIST for an id that exists. */
+int store_file_insert(store *s, const json_t *obj, const char *scope_id, const char *sha256, int64_t size, int fd,
+                      hull_error *e);
+/* The file id (-ENOENT when none) into *ret, and its blob's digest into ret_sha256 (may be NULL). */
+int store_file_get(store *s, const char *id, json_t **ret, char *ret_sha256, hull_error *e);
+typedef struct store_files_q {
+        unsigned limit;        /* 1..V1_FILES_PAGE_MAX */
+        const char *after_id;  /* the files after (older than) this one; NULL: from the newest */
+        const char *before_id; /* the files before (newer than) this one; NULL: none */
+        const char *scope_id;  /* only the files of this session's scope; NULL: every file */
+} store_files_q;
+/* Files newest first (created_at, then id): *ret a JSON array of them, *ret_more whether more
+ * lie beyond the page in the direction asked. -ENOENT when after_id or before_id names no file. */
+int store_file_list(store *s, const store_files_q *q, json_t **ret, bool *ret_more, hull_error *e);
+/* Delete file id and, when no other file holds its bytes, its blob. -ENOENT when none. */
+int store_file_delete(store *s, const char *id, hull_error *e);
+/* Each chunk of the blob sha256, in order, to fn (which returns 0 or a negative errno that stops
+ * the read). -ENOENT when no such blob is held. */
+typedef int (*store_chunk_fn)(void *ud, const void *p, size_t n, hull_error *e);
+int store_blob_read(store *s, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
+/* The path of blob sha256 (into ret, size bytes) when the backend keeps it as a file (SQLite):
+ * 0, -ENOENT when no such blob is held; -EOPNOTSUPP when it keeps blobs in the database. */
+int store_blob_path(store *s, const char *sha256, char *ret, size_t size, hull_error *e);

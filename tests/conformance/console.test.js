@@ -451,6 +451,39 @@ async function main() {
       const old = vers.data.find((v) => v.operation === 'created');
       check(old && old.redacted_at && old.content === null, `the version is redacted: ${JSON.stringify(old)}`);
       await shot('memory');
+    await step('files: upload from the page, listed, downloaded, mounted in a session, deleted', async () => {
+      const local = path.join(home, 'console-upload.txt');
+      fs.writeFileSync(local, 'uploaded from the console');
+      await page.goto(`${srv.url}/#/files`, { waitUntil: 'load' });
+      await page.waitForFunction(() => document.querySelector('h1') && document.querySelector('h1').textContent === 'Files');
+      const input = await page.waitForSelector('input[type=file]');
+      await input.uploadFile(local);
+      await page.evaluate(() => [...document.querySelectorAll('button')].find((b) => b.textContent === 'Upload').click());
+      await page.waitForFunction(() => document.body.innerText.includes('console-upload.txt'));
+      const files = await api('GET', '/v1/files');
+      const f = files.data.find((x) => x.filename === 'console-upload.txt');
+      check(f && f.size_bytes === 25, `the upload is a file: ${JSON.stringify(files)}`);
+      const bytes = await page.evaluate(async (id) => {
+        const res = await fetch(`/v1/files/${id}/content`, { headers: { 'x-api-key': sessionStorage.getItem('hull.apiKey'), 'anthropic-version': '2023-06-01' } });
+        return res.text();
+      }, f.id);
+      check(bytes === 'uploaded from the console', `the download: ${JSON.stringify(bytes)}`);
+      if (sessionId) { // that one is archived by now: a new session of its agent, with the file
+        const old = await api('GET', `/v1/sessions/${sessionId}`);
+        const s = await api('POST', '/v1/sessions', { agent: old.agent.id, environment_id: old.environment_id,
+          resources: [{ type: 'file', file_id: f.id }] });
+        check(s.id, `a session with the file: ${JSON.stringify(s)}`);
+        await page.goto(`${srv.url}/#/sessions/${encodeURIComponent(s.id)}`, { waitUntil: 'load' });
+        await page.waitForSelector('#tab-resources');
+        await page.click('#tab-resources');
+        await page.waitForFunction((id) => document.querySelector('#panel-resources').innerText.includes(`/mnt/session/uploads/${id}`), {}, f.id);
+        await shot('session-resources');
+        await page.goto(`${srv.url}/#/files`, { waitUntil: 'load' });
+        await page.waitForFunction(() => document.body.innerText.includes('console-upload.txt'));
+      }
+      await page.evaluate(() => [...document.querySelectorAll('button')].find((b) => b.textContent === 'Delete').click());
+      await page.waitForFunction(() => document.body.innerText.includes('No files yet.'));
+      await shot('files');
     });
 
     await step('no JavaScript console error', async () => {

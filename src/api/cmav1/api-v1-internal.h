@@ -70,6 +70,13 @@ http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
 /* memory stores (api-v1-memory.c): their routes, with their own head (the memory beta) */
 extern const http_route api_v1_memory_routes[];
 extern const size_t api_v1_memory_n_routes;
+/* api-v1-files.c: the /v1/files routes, a table of their own */
+extern const http_route v1a_files_routes[];
+extern const size_t v1a_n_files_routes;
+/* api-v1-session-resources.c: /v1/sessions/{id}/resources, with the head of api-v1.c's routes */
+extern const http_route v1a_resource_routes[];
+extern const size_t v1a_n_resource_routes;
+int v1a_head_resources(http_req *r);
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
 /* api-v1-vaults.c: vaults and their credentials */
 http_handler_fn v1a_vault_create, v1a_vault_list, v1a_vault_get, v1a_vault_update, v1a_vault_delete, v1a_vault_archive;

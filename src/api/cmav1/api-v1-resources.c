@@ -14,6 +14,7 @@
 #include "sha256.h"
 #include "v1-vault.h"
 #include "v1-memory.h"
+#include "v1-resources.h"
 
 /* ---- agents and environments ---- */
 
@@ -253,7 +254,9 @@ static void session_create(api_v1 *a, http_req *r) {
         v1_id_new("sesn_", id);
         store_now_rfc3339(now);
         json_t *obj = NULL;
-        if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0) {
+        if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0 ||
+            (a->cfg.files && v1_resources_resolve(a->cfg.files, obj, &err) < 0)) { /* v1-resources.h */
+                json_decref(obj);
                 v1a_fail(r, &err);
                 return;
         }

@@ -143,7 +143,8 @@ static void fallback_refuse(http_req *r, http_refusal why, unsigned status, cons
         if (why == HTTP_REFUSAL_NOT_FOUND)
                 v1a_answer_error(r, 404, NULL, "",
                                  "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
-                                 "/events and /events/stream), /v1/skills and /v1/api-keys");
+                                 "/events, /events/stream and /resources), /v1/files, /v1/vaults, /v1/memory_stores, "
+                                 "/v1/skills and /v1/api-keys");
         else
                 v1_refuse(r, why, status, msg);
 }
@@ -414,6 +415,11 @@ static int head_query(http_req *r) {
         return refuse_headers(r, true) || refuse_malformed_params(r);
 }
 
+/* A session's resources (api-v1-session-resources.c): each reads its own query. */
+int v1a_head_resources(http_req *r) {
+        return head_query(r);
+}
+
 /* ... and no query at all (routes without one take none). */
 static int head(http_req *r) {
         static const char *const none[] = {NULL};
@@ -515,6 +521,10 @@ int api_v1_register(api_v1 *a, http_server *s) {
         int r = http_add_routes(s, &v1_api, routes, ELEMENTSOF(routes), a);
         if (r >= 0) /* memory stores (api-v1-memory.c) */
                 r = http_add_routes(s, &v1_api, api_v1_memory_routes, api_v1_memory_n_routes, a);
+        if (r >= 0 && a->cfg.files)
+                r = http_add_routes(s, &v1_api, v1a_files_routes, v1a_n_files_routes, a);
+        if (r >= 0 && a->cfg.files)
+                r = http_add_routes(s, &v1_api, v1a_resource_routes, v1a_n_resource_routes, a);
         return r;
 }
 

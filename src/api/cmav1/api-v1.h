@@ -14,6 +14,7 @@
 #include "dlog.h"
 #include "http-server.h"
 #include "store.h"
+#include "v1-files.h"
 #include "v1-run.h"
 
 typedef struct api_v1_config {
@@ -21,6 +22,8 @@ typedef struct api_v1_config {
         v1_engine *engine;
         const dlog *log;
         const char *audit_dir; /* where the sessions' audit logs are (hull's extensions); NULL: none */
+        v1_files *files;       /* /v1/files (api-v1-files.c); NULL: not served */
+        const char *mnt_root;  /* the sessions' resource directories (v1-resources.h); NULL: none */
 } api_v1_config;
 
 typedef struct api_v1 api_v1;
