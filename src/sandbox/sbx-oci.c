@@ -433,8 +433,13 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
         _cleanup_(json_decrefp) json_t *mounts = json_array();
         _cleanup_(json_decrefp) json_t *caps = json_pack("{s:[], s:[], s:[], s:[], s:[]}", "bounding", "effective",
                                                          "inheritable", "permitted", "ambient");
+        /* RLIMIT_NPROC: gVisor counts the sandbox user's tasks inside the sandbox, which is the
+         * pids limit there (a fork past it fails with EAGAIN, as in the container tier); the
+         * host's pids cgroup is only the backstop (sbx_oci_bundle_make). */
         _cleanup_(json_decrefp) json_t *rlimits = json_pack("[o, o]", rlimit_new("RLIMIT_NOFILE", SBX_DEFAULT_NOFILE),
                                                             rlimit_new("RLIMIT_FSIZE", SBX_DEFAULT_FSIZE_BYTES));
+        if (rlimits && spec->pids)
+                json_array_append_new(rlimits, rlimit_new("RLIMIT_NPROC", spec->pids));
         _cleanup_(json_decrefp) json_t *args = string_array(spec->argv);
         _cleanup_(json_decrefp) json_t *envj = string_array(env);
         if (!mounts || !caps || !rlimits || !args || !envj)
@@ -543,12 +548,14 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
                 goto fail;
         }
         if (spec->use_cgroups) {
-                /* pids: the sandbox's own limit plus runsc's host tasks; always set, so the
-                 * cgroup exists and the teardown finds every process runsc left. */
+                /* pids: the backstop for the sandbox's RLIMIT_NPROC, counting the host tasks
+                 * each sandboxed task costs (ptrace: a sentry thread and a stub) and runsc's
+                 * own; always set, so the cgroup exists and the teardown finds every process
+                 * runsc left. */
                 uint64_t pids = spec->pids ? spec->pids : (uint64_t) SBX_PIDS_MAX;
                 sbx_cgroup_limits lim = {
                         .memory_bytes = spec->memory_bytes,
-                        .pids = pids + SBX_OCI_PIDS_OVERHEAD,
+                        .pids = pids * SBX_OCI_PIDS_PER_TASK + SBX_OCI_PIDS_OVERHEAD,
                         .millicpus = spec->millicpus,
                 };
                 r = sbx_cgroup_plan(&b.cg, b.id, &lim, e);
