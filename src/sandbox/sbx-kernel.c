@@ -75,8 +75,9 @@ int sbx_run_kernel(const sbx_spec *spec, const char *workdir, sbx_result *ret, h
         char log_flag[SBX_PATH_MAX + 16];
         int r;
 
-        r = sbx_oci_runtime_find(&rt, e);
-        if (r < 0)
+        if (spec->kernel_runtime)
+                rt = *spec->kernel_runtime;
+        else if ((r = sbx_oci_runtime_find(&rt, e)) < 0)
                 return r;
         r = open_stdio(spec, &in_fd, outp, errp, e);
         if (r < 0)
