@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/sched.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +24,7 @@
 #include "macro.h"
 #include "sbx-internal.h"
 #include "sbx-oci.h"
+#include "sbx-seccomp-list.h"
 
 /* ---- runsc ---- */
 
@@ -400,6 +404,73 @@ static json_t *rlimit_new(const char *type, uint64_t v) {
         return json_pack("{s:s, s:I, s:I}", "type", type, "hard", (json_int_t) v, "soft", (json_int_t) v);
 }
 
+/* One OCI seccomp rule: names (NULL-terminated) answer errno, when arg index (or -1: always)
+ * masked with mask equals value. */
+static int seccomp_rule(json_t *rules, const char *const *names, size_t n, int err, int index, uint64_t mask,
+                        uint64_t value) {
+        json_t *nm = json_array();
+        for (size_t i = 0; nm && i < n; i++)
+                if (json_array_append_new(nm, json_string(names[i])) < 0)
+                        break;
+        json_t *rule =
+                nm ? json_pack("{s:o, s:s, s:i}", "names", nm, "action", "SCMP_ACT_ERRNO", "errnoRet", err) : NULL;
+        if (rule && index >= 0) {
+                json_t *args = json_pack("[{s:i, s:I, s:I, s:s}]", "index", index, "value", (json_int_t) mask,
+                                         "valueTwo", (json_int_t) value, "op", "SCMP_CMP_MASKED_EQ");
+                if (!args || json_object_set_new(rule, "args", args) < 0) {
+                        json_decref(rule);
+                        return -ENOMEM;
+                }
+        }
+        return rule && json_array_append_new(rules, rule) == 0 ? 0 : -ENOMEM;
+}
+
+/* hull's seccomp policy (sbx-seccomp.c) in OCI form, for runsc --oci-seccomp: the deny list,
+ * clone3 (ENOSYS), namespace flags of clone, device nodes, set-id modes, TIOCSTI/TIOCLINUX and
+ * the personality flags that weaken memory protections. gVisor applies it to the sandboxed
+ * processes inside its own kernel. */
+static json_t *seccomp_profile(void) {
+        static const uint64_t clone_flags[] = {CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+                                               CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, 0x00000080};
+        static const uint64_t personality_flags[] = {ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT,
+                                                     MMAP_PAGE_ZERO,    ADDR_LIMIT_32BIT,  ADDR_LIMIT_3GB,
+                                                     SHORT_INODE,       WHOLE_SECONDS,     STICKY_TIMEOUTS};
+        static const char *const clone3[] = {"clone3"}, *const clone_[] = {"clone"}, *const mknod_[] = {"mknod"},
+                                 *const mknodat[] = {"mknodat"}, *const ioctl_[] = {"ioctl"},
+                                 *const personality_[] = {"personality"},
+                                 *const chmod1[] = {"chmod", "fchmod", "creat"}, *const chmod2[] = {"fchmodat"};
+        json_t *rules = json_array();
+        int r = rules ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = seccomp_rule(rules, denied_syscalls, ELEMENTSOF(denied_syscalls), EPERM, -1, 0, 0);
+        if (r >= 0)
+                r = seccomp_rule(rules, clone3, 1, ENOSYS, -1, 0, 0);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(clone_flags); i++)
+                r = seccomp_rule(rules, clone_, 1, EPERM, 0, clone_flags[i], clone_flags[i]);
+        static const uint64_t dev_types[] = {S_IFCHR, S_IFBLK};
+        static const uint64_t setid[] = {S_ISUID, S_ISGID};
+        for (size_t i = 0; r >= 0 && i < 2; i++) {
+                r = seccomp_rule(rules, mknod_, 1, EPERM, 1, S_IFMT, dev_types[i]);
+                if (r >= 0)
+                        r = seccomp_rule(rules, mknodat, 1, EPERM, 2, S_IFMT, dev_types[i]);
+                if (r >= 0)
+                        r = seccomp_rule(rules, chmod1, ELEMENTSOF(chmod1), EPERM, 1, setid[i], setid[i]);
+                if (r >= 0)
+                        r = seccomp_rule(rules, chmod2, 1, EPERM, 2, setid[i], setid[i]);
+        }
+        if (r >= 0)
+                r = seccomp_rule(rules, ioctl_, 1, EPERM, 1, 0xffffffffULL, TIOCSTI);
+        if (r >= 0)
+                r = seccomp_rule(rules, ioctl_, 1, EPERM, 1, 0xffffffffULL, TIOCLINUX);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(personality_flags); i++)
+                r = seccomp_rule(rules, personality_, 1, EPERM, 0, personality_flags[i], personality_flags[i]);
+        if (r < 0) {
+                json_decref(rules);
+                return NULL;
+        }
+        return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
+}
+
 /* The sandbox user: the container tier's host identity (the work directory's owner, or
  * SBX_ROOT_HOST_UID when that is root or there is none), so files it writes through the gofer
  * belong to the same host user in both tiers. */
@@ -472,8 +543,11 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
                                 "rlimits", rlimits, "noNewPrivileges", 1, "root", "path", root_path, "readonly", 1,
                                 "hostname", "hull", "mounts", mounts, "linux", "namespaces", "type", "pid", "type",
                                 "network", "type", "ipc", "type", "uts", "type", "mount");
-        if (!cfg)
+        json_t *seccomp = cfg ? seccomp_profile() : NULL;
+        if (!seccomp || json_object_set_new(json_object_get(cfg, "linux"), "seccomp", seccomp) < 0) {
+                json_decref(cfg);
                 return hull_err(e, -ENOMEM, "kernel: cannot build config.json");
+        }
         *ret = cfg;
         return 0;
 }
@@ -577,6 +651,7 @@ static int build_argv(const sbx_oci_bundle *b, const char *const *args, char **a
         argv[n++] = store[0]; /* --root=... */
         argv[n++] = (char *) "--network=none";
         argv[n++] = (char *) "--ignore-cgroups";
+        argv[n++] = (char *) "--oci-seccomp";
         if (b->rt.platform[0])
                 argv[n++] = store[1]; /* --platform=... */
         for (size_t i = 0; args[i]; i++) {
