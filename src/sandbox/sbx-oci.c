@@ -78,12 +78,21 @@ int sbx_oci_runtime_find(sbx_oci_runtime *ret, hull_error *e) {
 
 /* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
  * a clean environment; then execve. Never returns. */
-_noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd) {
+_noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd,
+                                  char tasks[][SBX_CGROUP_TASKS_PATH_MAX], size_t n_tasks) {
         static char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         sigset_t none;
         char byte;
         if (go_fd >= 0 && read(go_fd, &byte, 1) != 1)
                 _exit(SBX_EXIT_SETUP);
+        /* v1: move ourselves ("0" to each `tasks` file): a thread moving itself skips the
+         * threadgroup lock whose writer waits for an RCU grace period (sbx-cgroup.h). */
+        for (size_t i = 0; i < n_tasks; i++) {
+                int fd = open(tasks[i], O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        _exit(SBX_EXIT_SETUP);
+                close(fd);
+        }
         int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         int fds[3] = {in_fd, out_fd, err_fd};
         for (int i = 0; i < 3; i++) {
@@ -159,7 +168,7 @@ static int run_capture(const char *path, char *const *argv, char *buf, size_t si
         if (pid < 0)
                 return negative_errno();
         if (pid == 0)
-                exec_runsc(path, argv, -1, outp[1], outp[1], -1);
+                exec_runsc(path, argv, -1, outp[1], outp[1], -1, NULL, 0);
         outp[1] = safe_close(outp[1]);
         return wait_bounded(pid, outp[0], buf, size, NULL, timeout_ms);
 }
@@ -675,7 +684,15 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         snprintf(plat_flag, sizeof(plat_flag), "--platform=%s", b->rt.platform);
         if (build_argv(b, args, argv, store) < 0)
                 return hull_err(e, -E2BIG, "kernel: too many runsc arguments");
-        if (b->cg.made && pipe2(gop, O_CLOEXEC) < 0)
+        char tasks[3][SBX_CGROUP_TASKS_PATH_MAX];
+        size_t n_tasks = 0;
+        if (b->cg.made) {
+                r = sbx_cgroup_tasks_paths(&b->cg, "", tasks, ELEMENTSOF(tasks), e);
+                if (r < 0)
+                        return r;
+                n_tasks = (size_t) r;
+        }
+        if (b->cg.made && n_tasks == 0 && pipe2(gop, O_CLOEXEC) < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot create a pipe");
         size_t verb = 0;
         while (args[verb] && args[verb][0] == '-')
@@ -686,11 +703,11 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         if (pid < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot fork runsc");
         if (pid == 0)
-                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0]);
+                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0], tasks, n_tasks);
         setpgid(pid, pid);
         gop[0] = safe_close(gop[0]);
-        if (b->cg.made) {
-                /* In the cgroup before runsc runs: every process it makes is born inside. */
+        if (b->cg.made && n_tasks == 0) {
+                /* v2: in the cgroup before runsc runs: every process it makes is born inside. */
                 r = sbx_cgroup_attach(&b->cg, pid, e);
                 if (r < 0 || write(gop[1], "g", 1) != 1) {
                         kill(pid, SIGKILL);
