@@ -75,6 +75,9 @@ int sbx_run_kernel(const sbx_spec *spec, const char *workdir, sbx_result *ret, h
         char log_flag[SBX_PATH_MAX + 16];
         int r;
 
+        if (geteuid() != 0)
+                return hull_err_hint(e, -EPERM, "run hull as root, or use --tier container",
+                                     "kernel: runsc needs root to start its sandbox (its sentry and gofer)");
         if (spec->kernel_runtime)
                 rt = *spec->kernel_runtime;
         else if ((r = sbx_oci_runtime_find(&rt, e)) < 0)
