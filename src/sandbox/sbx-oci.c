@@ -10,6 +10,10 @@
 #include <sys/ioctl.h>
 #include <sys/personality.h>
 #include <linux/close_range.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -76,10 +80,68 @@ int sbx_oci_runtime_find(sbx_oci_runtime *ret, hull_error *e) {
         return 0;
 }
 
+/* In a forked child, for a limited network: a new network namespace with loopback up, the
+ * proxy's listening socket on 127.0.0.1:SBX_NET_PROXY_PORT sent to the parent over sync_fd (the
+ * child keeps no copy). Async-signal-safe; _exits on failure. */
+static void child_limited_net(int sync_fd) {
+        struct ifreq ifr = {0};
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SBX_NET_PROXY_PORT)};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (unshare(CLONE_NEWNET) < 0)
+                _exit(SBX_EXIT_SETUP);
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        memcpy(ifr.ifr_name, "lo", 3);
+        if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                _exit(SBX_EXIT_SETUP);
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                _exit(SBX_EXIT_SETUP);
+        close(fd);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, SBX_NET_BACKLOG) < 0)
+                _exit(SBX_EXIT_SETUP);
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        memset(cbuf, 0, sizeof(cbuf));
+        char byte = 'n';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(sync_fd, &mh, MSG_NOSIGNAL) != 1)
+                _exit(SBX_EXIT_SETUP);
+        close(fd);
+}
+
+/* The proxy's socket from child_limited_net(); the fd or a negative errno with *e. */
+static int receive_net_fd(int sync_fd, hull_error *e) {
+        struct pollfd pfd = {.fd = sync_fd, .events = POLLIN};
+        int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
+        if (n <= 0)
+                return hull_err(e, n == 0 ? -ETIMEDOUT : negative_errno(),
+                                "kernel: no network namespace for the limited network");
+        char byte = 0;
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t k = recvmsg(sync_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        int fd = -1;
+        for (struct cmsghdr *c = k == 1 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (fd < 0 || byte != 'n' || (mh.msg_flags & MSG_CTRUNC)) {
+                safe_close(fd);
+                return hull_err(e, -EPROTO, "kernel: the limited network's namespace could not be set up");
+        }
+        return fd;
+}
+
 /* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
  * a clean environment; then execve. Never returns. */
 _noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd,
-                                  char tasks[][SBX_CGROUP_TASKS_PATH_MAX], size_t n_tasks) {
+                                  char tasks[][SBX_CGROUP_TASKS_PATH_MAX], size_t n_tasks, int net_sync_fd) {
         static char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         sigset_t none;
         char byte;
@@ -93,6 +155,8 @@ _noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd
                         _exit(SBX_EXIT_SETUP);
                 close(fd);
         }
+        if (net_sync_fd >= 0)
+                child_limited_net(net_sync_fd);
         int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         int fds[3] = {in_fd, out_fd, err_fd};
         for (int i = 0; i < 3; i++) {
@@ -168,7 +232,7 @@ static int run_capture(const char *path, char *const *argv, char *buf, size_t si
         if (pid < 0)
                 return negative_errno();
         if (pid == 0)
-                exec_runsc(path, argv, -1, outp[1], outp[1], -1, NULL, 0);
+                exec_runsc(path, argv, -1, outp[1], outp[1], -1, NULL, 0, -1);
         outp[1] = safe_close(outp[1]);
         return wait_bounded(pid, outp[0], buf, size, NULL, timeout_ms);
 }
@@ -552,6 +616,10 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
                                 "rlimits", rlimits, "noNewPrivileges", 1, "root", "path", root_path, "readonly", 1,
                                 "hostname", "hull", "mounts", mounts, "linux", "namespaces", "type", "pid", "type",
                                 "network", "type", "ipc", "type", "uts", "type", "mount");
+        /* limited: runsc (--network=host) stays in the namespace hull made for it, whose only
+         * way out is the proxy; a network namespace of runsc's own would have nothing */
+        if (cfg && spec->net == SBX_NET_LIMITED)
+                json_array_remove(json_object_get(json_object_get(cfg, "linux"), "namespaces"), 1);
         json_t *seccomp = cfg ? seccomp_profile() : NULL;
         if (!seccomp || json_object_set_new(json_object_get(cfg, "linux"), "seccomp", seccomp) < 0) {
                 json_decref(cfg);
@@ -578,8 +646,9 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         *ret = (sbx_oci_bundle){0};
         if (!p)
                 return hull_err(e, -ENOMEM, "kernel: out of memory");
-        if (spec->net != SBX_NET_NONE)
-                return hull_err_hint(e, -EOPNOTSUPP, "use --net none, or --tier container for a network",
+        b.net_fd = -1;
+        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
+                return hull_err_hint(e, -EOPNOTSUPP, "use --net none or limited, or --tier container",
                                      "kernel: --net %s is not available in the kernel tier yet",
                                      sbx_net_mode_to_string(spec->net));
         const char *tmp = getenv("TMPDIR");
@@ -618,7 +687,7 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e) : root_host(root_fd, p, uid, gid, e);
         if (r < 0)
                 goto fail;
-        r = sbx_env_build(spec->env, "/workspace", false, &env);
+        r = sbx_env_build(spec->env, "/workspace", spec->net == SBX_NET_LIMITED, &env);
         if (r < 0) {
                 hull_err(e, r, "kernel: cannot build the environment");
                 goto fail;
@@ -658,7 +727,8 @@ static int build_argv(const sbx_oci_bundle *b, const char *const *args, char **a
         size_t n = 0;
         argv[n++] = (char *) b->rt.path;
         argv[n++] = store[0]; /* --root=... */
-        argv[n++] = (char *) "--network=none";
+        /* limited: the namespace runsc starts in is hull's, with loopback and the proxy only */
+        argv[n++] = (char *) (b->net == SBX_NET_LIMITED ? "--network=host" : "--network=none");
         argv[n++] = (char *) "--ignore-cgroups";
         argv[n++] = (char *) "--oci-seccomp";
         if (b->rt.platform[0])
@@ -697,13 +767,17 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         size_t verb = 0;
         while (args[verb] && args[verb][0] == '-')
                 verb++;
-        if (args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0))
+        bool starts = args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0);
+        if (starts)
                 b->created = true;
+        _cleanup_close_pair_ int netp[2] = {-1, -1};
+        if (starts && b->net == SBX_NET_LIMITED && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netp) < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot create a socket pair");
         pid_t pid = fork();
         if (pid < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot fork runsc");
         if (pid == 0)
-                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0], tasks, n_tasks);
+                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0], tasks, n_tasks, netp[0]);
         setpgid(pid, pid);
         gop[0] = safe_close(gop[0]);
         if (b->cg.made && n_tasks == 0) {
@@ -714,6 +788,16 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
                         waitpid(pid, NULL, 0);
                         return r < 0 ? r : hull_err(e, -EPIPE, "kernel: cannot start runsc");
                 }
+        }
+        if (netp[0] >= 0) {
+                netp[0] = safe_close(netp[0]);
+                r = receive_net_fd(netp[1], e);
+                if (r < 0) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                        return r;
+                }
+                b->net_fd = r;
         }
         *ret_pid = pid;
         return 0;
@@ -775,6 +859,8 @@ static int kill_cgroup(const sbx_cgroup *cg) {
 
 int sbx_oci_bundle_destroy(sbx_oci_bundle *b, hull_error *e) {
         int r = 0;
+        if (b->net_fd > 2) /* a zeroed bundle has 0: never ours */
+                b->net_fd = safe_close(b->net_fd);
         if (b->created && b->dir[0] && state_left(b)) {
                 const char *kill_args[] = {"kill", "--all", b->id, "KILL", NULL};
                 const char *del_args[] = {"delete", "--force", b->id, NULL};

@@ -184,9 +184,45 @@ n=$(kexec_ --timeout 30 --output-limit 4K -- /bin/sh -c 'head -c 1000000 /dev/ze
 check "kernel tier: output is bounded (4K kept of 1 MB)" test "$n" -eq 4096
 check "kernel tier: the dropped output is reported" grep -q "bytes of stdout dropped" "$TEST_TMP/out.err"
 
-out=$(kexec_ --timeout 30 --net limited -- /bin/true 2>&1)
+out=$(kexec_ --timeout 30 --net unrestricted -- /bin/true 2>&1)
 rc=$?
-check "kernel tier: --net limited is refused with a clear error (not built yet)" \
+check "kernel tier: --net unrestricted is refused with a clear error (not built yet)" \
         test "$rc" -ne 0 -a -n "$(grep -o 'needs the container tier' <<<"$out")"
+
+# ---- a limited network: only hull's proxy, to the allowed hosts ----------------------------------
+
+mkdir -p "$TEST_TMP/site"
+printf '%s\n' "$TOKEN" >"$TEST_TMP/site/index.html"
+/usr/bin/python3 -m http.server 0 --bind 127.0.0.1 --directory "$TEST_TMP/site" >"$TEST_TMP/http.log" 2>&1 &
+HTTP_PID=$!
+pids+=("$HTTP_PID")
+HP=
+for _ in $(seq 50); do
+        HP=$(ss -ltnp 2>/dev/null | grep "pid=$HTTP_PID," | grep -o '127.0.0.1:[0-9]*' | head -n 1 | cut -d: -f2)
+        [ -n "$HP" ] && break
+        sleep 0.1
+done
+printf '127.0.0.1 allowed.test other.test\n' >"$TEST_TMP/hosts"
+NETLOG=$TEST_TMP/net.log
+out=$(kexec_ --timeout 60 --net limited --net-hosts "$TEST_TMP/hosts" --net-log "$NETLOG" \
+        --allow-host allowed.test --net-allow-loopback -- /bin/sh -c "
+curl -sS --max-time 20 http://allowed.test:$HP/index.html
+curl -s -o /dev/null -w 'other=%{http_code}\\n' --max-time 20 http://other.test:$HP/index.html
+python3 -c '
+import socket
+s = socket.socket(); s.settimeout(5)
+try:
+    s.connect((\"127.0.0.1\", $HP)); print(\"direct=connected\")
+except OSError as e:
+    print(\"direct=refused\")
+'" 2>&1)
+check "kernel tier, limited network: an allowed host answers through hull's proxy" \
+        test "$(sed -n 1p <<<"$out")" = "$TOKEN"
+check "kernel tier, limited network: a host not allowed is refused by the proxy (403)" \
+        test "$(sed -n 2p <<<"$out")" = other=403
+check "kernel tier, limited network: a direct connection to the host's service fails" \
+        test "$(sed -n 3p <<<"$out")" = direct=refused
+check "kernel tier, limited network: every connection is in the log" \
+        test "$(grep -c 'allowed.test' "$NETLOG") $(grep -c 'refused.*other.test' "$NETLOG")" = "1 1"
 check "kernel tier: nothing is left behind at all" test -z "$(leftovers)"
 exit 0
