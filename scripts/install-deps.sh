@@ -49,6 +49,8 @@ packages=(
         # the benchmark's peer
         libpoppler-glib-dev libcairo2-dev libtesseract-dev libleptonica-dev tesseract-ocr tesseract-ocr-eng
         poppler-utils
+        # the kernel tier (gVisor): hull exec --tier kernel, plimsoll's kernel floor
+        runsc
 )
 
 missing=()

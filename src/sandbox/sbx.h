@@ -13,6 +13,7 @@
 typedef enum sbx_tier {
         SBX_TIER_CONTAINER,
         SBX_TIER_PROCESS,
+        SBX_TIER_KERNEL, /* gVisor's runsc: a second kernel (sbx-oci.h) */
 } sbx_tier;
 
 /* Exit statuses of `hull exec` besides the command's own. */
@@ -54,6 +55,8 @@ typedef struct sbx_spec {
                                            * out/err of the result stay empty). Each must be a pipe, a
                                            * socket, a terminal or /dev/null (a file could be reopened
                                            * for writing through /proc/self/fd): else -EINVAL */
+        /* kernel: runsc as probed (sbx-oci.h); NULL: found at each run (sbx_oci_runtime_find) */
+        const struct sbx_oci_runtime *kernel_runtime;
 } sbx_spec;
 
 typedef struct sbx_result {

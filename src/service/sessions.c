@@ -132,7 +132,7 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 .handle_bytes_max = cfg->handle_bytes_max,
                 .store_bytes_max = cfg->store_bytes_max,
                 .provider = cfg->evidence->sandbox,
-                .isolation = cfg->evidence->isolation,
+                .isolation = plim_session_tier(cfg->evidence),
         };
         int r = ss_new(&sc, &m->core, e);
         if (r < 0) {
