@@ -183,6 +183,7 @@ static void live_free(live *l) {
                 ss_unref(l->g->cfg.ss, l->box);
         }
         v1_tools_drop(l);
+        v1_inputs_free(l);
         json_decref(l->obj);
         json_decref(l->queue);
         json_decref(l->stash);
@@ -408,6 +409,8 @@ static void *worker_main(void *arg) {
                 const char *etype = "unknown_error";
                 agent_turn_result res = {0};
                 int r = v1_agent_ready(l, &etype, &e);
+                if (r >= 0)
+                        r = v1_inputs_apply(l, &etype, &e);
                 if (r >= 0)
                         r = resume ? agent_resume(l->agent, &l->interrupt, &res, &e)
                                    : agent_turn(l->agent, text, &l->interrupt, &res, &e);

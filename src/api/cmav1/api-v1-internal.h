@@ -1,6 +1,6 @@
 /* api-v1-internal.h: what the files of the /v1 face share (api-v1.c: the answers, the
  * admission of a request, the route table; api-v1-resources.c: agents, environments, sessions,
- * events and keys; api-v1-ext.c: hull's extensions; api-v1-stream.c: event streams). Not for use
+ * events and keys; api-v1-ext.c, api-v1-workspace.c: hull's extensions; api-v1-stream.c: event streams). Not for use
  * outside src/api/cmav1. */
 #pragma once
 
@@ -66,3 +66,5 @@ http_handler_fn v1a_session_create, v1a_session_list, v1a_session_get, v1a_sessi
 http_handler_fn v1a_events_list, v1a_events_send, v1a_events_stream;
 http_handler_fn v1a_key_create, v1a_key_list, v1a_key_delete;
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
+/* api-v1-workspace.c */
+http_handler_fn v1a_input_add, v1a_handle_content, v1a_query_run;

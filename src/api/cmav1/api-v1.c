@@ -462,6 +462,9 @@ static const http_route routes[] = {
         ROUTE(HTTP_GET, "/v1/sessions/{id}/records", R_SESSION, 0, head_ext, v1a_records_list),
         ROUTE(HTTP_GET, "/v1/sessions/{id}/audit_log", R_SESSION, 0, head_ext, v1a_audit_log),
         ROUTE(HTTP_GET, "/v1/sessions/{id}/network_log", R_SESSION, 0, head_ext, v1a_network_log),
+        ROUTE(HTTP_POST, "/v1/sessions/{id}/inputs", R_SESSION, V1_INPUT_BYTES_MAX, head_ext, v1a_input_add),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/handles/{name}/content", R_SESSION, 0, head_ext, v1a_handle_content),
+        ROUTE(HTTP_POST, "/v1/sessions/{id}/query", R_SESSION, V1_BODY_MAX, head_ext, v1a_query_run),
 };
 
 int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {
