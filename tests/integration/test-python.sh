@@ -23,3 +23,21 @@ if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
 else
         skip "python: pip install ./python" "no pip here"
 fi
+# the examples, each against hull mock-model with its script, through the embedded server
+example() { # NAME EXPECTED-GREP-PATTERN...
+        local ex=$1 out pat ok=1
+        shift
+        if ! mock_start "$(cat "$top/examples/python/$ex.mock.json")" --log-level error; then
+                fail "python: examples/python/$ex.py runs" "hull mock-model did not start"
+                return
+        fi
+        out=$(cd "$top" && HULL_PROVIDER=anthropic HULL_BASE_URL=$MURL ANTHROPIC_API_KEY=sk-mock PYTHONPATH=$top/python \
+                timeout 120 /usr/bin/python3 "examples/python/$ex.py" 2>&1) || ok=0
+        for pat in "$@"; do grep -qF -- "$pat" <<<"$out" || ok=0; done
+        if [ "$ok" = 1 ]; then pass "python: examples/python/$ex.py runs against the mock model"
+        else fail "python: examples/python/$ex.py runs against the mock model" "$(printf '%s' "$out" | tail -c 600 | tr '\n' ' ')"; fi
+        mock_stop
+}
+example sales_tools "it is managed by Ada." '"units": 120' "[tool] region_manager {'region': 'north'}"
+example report_conversation "initech spent most; the report is published." "published report.md" \
+        "{'customer': 'initech', 'total': 300.0}" "initech spent most: 300.0"
