@@ -1,6 +1,5 @@
 """solve() and Conversation: one /v1 session per conversation (its sandbox, files and handles
 kept across turns), custom tools answered in the caller's process, results as objects."""
-import asyncio
 import functools
 import inspect
 import json
@@ -22,6 +21,10 @@ _BUILTINS = [{"type": "agent_toolset_20260401",
               "default_config": {"enabled": True, "permission_policy": {"type": "always_allow"}}},
              {"type": "hull_toolset_20261201",
               "default_config": {"enabled": True, "permission_policy": {"type": "always_allow"}}}]
+
+
+async def _await(x):
+    return await x
 
 
 class Result:
@@ -191,6 +194,7 @@ class Conversation:
         return self
 
     async def __aexit__(self, *exc):
+        import asyncio  # here: it is slow to import and most callers are sync
         await asyncio.get_running_loop().run_in_executor(None, self.close)
 
     # ---- inputs ----
@@ -237,6 +241,7 @@ class Conversation:
     async def aask(self, prompt, inputs=()):
         """ask() for asyncio: the turn runs on a thread of the default executor; async tools run
         in this event loop."""
+        import asyncio  # here: it is slow to import and most callers are sync
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(None, functools.partial(self._ask, prompt, inputs, loop))
 
@@ -259,7 +264,6 @@ class Conversation:
             self.add_input(p) if isinstance(p, (str, os.PathLike)) else self.add_input(*p)
         lines = self._send_inputs()
         text = prompt if not lines else prompt + "\n\nInput files:\n" + "\n".join(lines)
-        before = (c.call("GET", self._spath()) or {}).get("usage") or {}
         events, errors, answers = [], [], []
         stream = c.stream(self.session_id, timeout=self.turn_timeout)
         try:
@@ -286,9 +290,12 @@ class Conversation:
                 errors.append({"type": "connection_error", "message": "the event stream ended before the turn did"})
         finally:
             stream.close()
-        after = (c.call("GET", self._spath()) or {}).get("usage") or {}
-        usage = {k: (after.get(k) or 0) - (before.get(k) or 0) for k in
-                 ("input_tokens", "output_tokens", "cache_read_input_tokens") if isinstance(after.get(k, 0), int)}
+        usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0}
+        for ev in events:  # each session.usage is one model call's
+            if ev.get("type") == "session.usage":
+                for k, v in (ev.get("usage") or {}).items():
+                    if isinstance(v, int) and not isinstance(v, bool):
+                        usage[k] = usage.get(k, 0) + v
         handles, published = self._collect()
         result = Result(answers[-1] if answers else "", events, usage, published, handles, self.session_id)
         if errors:
@@ -303,17 +310,16 @@ class Conversation:
         self._call_user(self.on_status, (ev,), loop)
 
     def _call_user(self, fn, args, loop):
-        if inspect.iscoroutinefunction(fn):
-            coro = fn(*args)
-            if loop is not None:
-                return asyncio.run_coroutine_threadsafe(coro, loop).result()
-            return asyncio.run(coro)
         out = fn(*args)
-        if inspect.isawaitable(out):
-            if loop is not None:
-                return asyncio.run_coroutine_threadsafe(out, loop).result()
-            return asyncio.run(out)
-        return out
+        if not inspect.isawaitable(out):
+            return out
+        if loop is not None:  # aask/asolve: on the caller's event loop
+            import asyncio  # here: it is slow to import and most callers are sync
+
+            return asyncio.run_coroutine_threadsafe(out, loop).result()
+        import asyncio
+
+        return asyncio.run(out) if inspect.iscoroutine(out) else asyncio.run(_await(out))
 
     def _answer_tool(self, ev, loop):
         name = ev.get("name")
@@ -377,6 +383,7 @@ def solve(prompt, tools=(), inputs=(), agent_instructions=None, **kw):
 
 async def asolve(prompt, tools=(), inputs=(), agent_instructions=None, **kw):
     """solve() for asyncio (async tools run in this event loop)."""
+    import asyncio  # here: it is slow to import and most callers are sync
     loop = asyncio.get_running_loop()
     kw.setdefault("idle_ttl", None)
     conv = await loop.run_in_executor(None, functools.partial(Conversation, tools, agent_instructions, **kw))
