@@ -106,3 +106,31 @@ v1 POST "$B/query" '{"sql": "SELECT count(*) FROM salestab.data"}'
 expect "workspace: the table is unchanged after the refusals" "s == 200 and b['rows'] == [[3]]"
 v1 GET "/v1/sessions/$SESSION"
 expect "workspace: hull serve still answers" "s == 200 and b['status'] == 'idle'"
+
+# an input the turn cannot take (a CSV whose rows do not fit its header) ends that turn with a
+# session.error naming it, and the session goes on
+printf 'a,b\n1,2,3\n' >"$TEST_TMP/bad.csv"
+v1 POST "$B/inputs?name=bad.csv&handle=bad&format=csv" "@$TEST_TMP/bad.csv"
+expect "workspace: a malformed CSV is taken for the next turn (its bytes are checked there)" "s == 202"
+v1 POST "$B/events" "$(user_message "again")"
+wait_idle "$SESSION" 120 || fail "workspace: the turn with a bad input idles" "still running"
+EV=$(events_json "$SESSION")
+pycheck "workspace: ... which ends with a session.error naming the input, then idle" '
+import json, sys
+evs = json.loads(sys.argv[1])
+errs = [e for e in evs if e["type"] == "session.error"]
+ok = errs and "bad.csv" in errs[-1]["error"]["message"] and evs[-1]["type"] == "session.status_idle"
+sys.exit(0 if ok else (print(errs[-1:] or evs[-3:]) or 1))' "$EV"
+v1 GET "$B/handles"
+expect "workspace: ... and adds no handle" "s == 200 and 'bad' not in [h['name'] for h in b['data']]"
+
+# at most 32 inputs wait for a turn
+for i in $(seq 1 32); do v1 POST "$B/inputs?name=f$i.txt" "x"; done
+expect "workspace: 32 inputs wait for the next turn" "s == 202"
+v1 POST "$B/inputs?name=f33.txt" "x"
+expect_error "workspace: a 33rd is refused (409 too_many_inputs)" 409 conflict_error
+expect "workspace: ... saying so" "b['error']['details']['error_code'] == 'too_many_inputs' and 'at most 32' in b['error']['message']"
+
+v1 POST "$B/archive"
+v1 POST "$B/inputs?name=late.txt" "x"
+expect_error "workspace: an archived session takes no input (409)" 409 conflict_error
