@@ -20,7 +20,11 @@ class _UnixConnection(http.client.HTTPConnection):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         if self.timeout is not None:
             s.settimeout(self.timeout)
-        s.connect(self._path)
+        try:
+            s.connect(self._path)
+        except OSError:
+            s.close()
+            raise
         self.sock = s
 
 

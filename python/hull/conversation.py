@@ -288,6 +288,18 @@ class Conversation:
                     break
             else:
                 errors.append({"type": "connection_error", "message": "the event stream ended before the turn did"})
+        except BaseException as stop:  # Ctrl-C, a callback that raised: the turn stops, the session goes on
+            answered = {e.get("custom_tool_use_id") for e in events if e.get("type") == "user.custom_tool_result"}
+            waiting = [e["id"] for e in events if e.get("type") == "agent.custom_tool_use" and e["id"] not in answered]
+            stop_events = [{"type": "user.custom_tool_result", "custom_tool_use_id": i, "is_error": True,
+                            "content": [{"type": "text", "text": "the program stopped this turn (%s)" %
+                                         type(stop).__name__}]} for i in waiting]
+            for ev in stop_events + [{"type": "user.interrupt"}]:  # one by one: one refused loses no other
+                try:
+                    c.call("POST", self._spath("/events"), {"events": [ev]})
+                except Exception:
+                    pass
+            raise
         finally:
             stream.close()
         usage = {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0}

@@ -231,6 +231,40 @@ class E2E(unittest.TestCase):
         finally:
             mock.stop()
 
+    def test_callback_raising_interrupts_the_turn(self):
+        def wait_for_me(x: int) -> int:
+            """Never reached."""
+            return x
+
+        class Stop(Exception):
+            pass
+
+        def status(ev):
+            if ev["type"] == "agent.custom_tool_use":
+                raise Stop()
+
+        mock = Mock({"then": "error", "steps": [{"tool_calls": [{"name": "wait_for_me", "input": {"x": 1}}]},
+                                                {"text": "after"}]})
+        try:
+            with hull.Conversation(tools=[wait_for_me], on_status=status, **self.opts(mock)) as c:
+                with self.assertRaises(Stop):
+                    c.ask("go")
+                for _ in range(200):  # the interrupt ends the paused turn
+                    evs = c._client.call("GET", "/v1/sessions/%s/events" % c.session_id,
+                                         query={"limit": 100})["data"]
+                    if evs[-1]["type"] == "session.status_idle" and \
+                            evs[-1]["stop_reason"]["type"] != "requires_action":
+                        break
+                    time.sleep(0.05)
+                types = [e["type"] for e in evs]
+                self.assertIn("user.interrupt", types)
+                self.assertEqual(types[-1], "session.status_idle")
+                self.assertNotEqual(evs[-1]["stop_reason"]["type"], "requires_action")
+                c.on_status = None
+                self.assertEqual(c.ask("again").text, "after")
+        finally:
+            mock.stop()
+
     def test_idle_ttl_closes(self):
         mock = Mock({"steps": [{"text": "hi"}]})
         try:
