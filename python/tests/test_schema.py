@@ -13,7 +13,7 @@ from hull.schema import bind_arguments, tool_spec, type_schema
 
 def query_sales(region: str, year: int = 2025, growth: float = 0.0, final: bool = False,
                 tags: Optional[List[str]] = None, mode: Literal["sum", "avg"] = "sum",
-                extra: Dict[str, int] = None) -> list:
+                extra: Optional[Dict[str, int]] = None) -> list:
     """Sales of a region.
 
     More words here.
@@ -43,7 +43,7 @@ class SchemaTest(unittest.TestCase):
         self.assertEqual(type_schema(Optional[Literal["a"]]), {"anyOf": [{"enum": ["a"], "type": "string"},
                                                                           {"type": "null"}]})
         self.assertEqual(p["mode"], {"enum": ["sum", "avg"], "type": "string", "default": "sum"})
-        self.assertEqual(p["extra"], {"type": "object", "additionalProperties": {"type": "integer"},
+        self.assertEqual(p["extra"], {"type": ["object", "null"], "additionalProperties": {"type": "integer"},
                                       "default": None})
 
     def test_types(self):
