@@ -61,6 +61,9 @@ class EmbeddedServer:
         env["HULL_HOME"] = self.home
         env["HULL_SERVE_KEY"] = self.api_key
         env.pop("HULL_DB", None)
+        # For this library HULL_API_KEY is a hull server's key (with HULL_SERVER); hull serve would
+        # take it for the model's key and send it to the provider: it stays out.
+        env.pop("HULL_API_KEY", None)
         if model_api_key:  # by the environment, never on the command line (ps shows that)
             env["ANTHROPIC_API_KEY" if (provider or "").lower() == "anthropic" else "OPENAI_API_KEY"] = model_api_key
         cmd += list(args)
