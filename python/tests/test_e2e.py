@@ -263,6 +263,19 @@ class E2E(unittest.TestCase):
         finally:
             mock.stop()
 
+    def test_hull_api_key_never_reaches_the_model(self):
+        from unittest import mock as um
+        mock = Mock({"then": "repeat", "steps": [{"text": "fine"}]})
+        try:
+            with um.patch.dict(os.environ, {"HULL_API_KEY": "hullkey-secret-123"}):
+                r = hull.solve("x", private_server=True, **self.opts(mock))
+            self.assertEqual(r.text, "fine")
+            r.close()
+            self.assertNotIn("hullkey-secret-123", json.dumps(mock.requests()))
+            self.assertIn("sk-mock", json.dumps(mock.requests()))
+        finally:
+            mock.stop()
+
     def test_idle_ttl_closes(self):
         mock = Mock({"steps": [{"text": "hi"}]})
         try:
