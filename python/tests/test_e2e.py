@@ -268,11 +268,12 @@ class E2E(unittest.TestCase):
         mock = Mock({"then": "repeat", "steps": [{"text": "fine"}]})
         try:
             with um.patch.dict(os.environ, {"HULL_API_KEY": "hullkey-secret-123"}):
-                r = hull.solve("x", private_server=True, **self.opts(mock))
-            self.assertEqual(r.text, "fine")
-            r.close()
+                try:  # no model key given: hull serve would take HULL_API_KEY for it
+                    r = hull.solve("x", private_server=True, provider="anthropic", base_url=mock.url)
+                    r.close()
+                except hull.ModelError:
+                    pass  # refused for want of a key: fine, as long as the hull key was not sent
             self.assertNotIn("hullkey-secret-123", json.dumps(mock.requests()))
-            self.assertIn("sk-mock", json.dumps(mock.requests()))
         finally:
             mock.stop()
 
