@@ -749,6 +749,32 @@ static void list_tools(agent *a, char *buf, size_t size) {
                 snprintf(buf, size, "none");
 }
 
+/* A client's (custom tool's) result, shaped like every tool's: a big one becomes a handle of the
+ * session (a JSON object or array as a json handle, else text), the model sees its summary. */
+static void client_result(agent *a, const char *name, char *text, bool is_error, call_result *res) {
+        uint64_t threshold = a->cfg.spill_bytes ? a->cfg.spill_bytes : AGENT_SPILL_BYTES_DEFAULT;
+        if (!text || !a->cfg.ss || !a->cfg.session || strlen(text) <= threshold) {
+                res->text = text;
+                res->is_error = is_error;
+                res->handles = json_array();
+                return;
+        }
+        tool_output out = {.is_error = is_error};
+        json_t *v = json_loads(text, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, NULL);
+        if (json_is_object(v) || json_is_array(v)) {
+                out.value = v;
+                free(text);
+        } else {
+                json_decref(v);
+                out.text = text;
+        }
+        bool claimed = false;
+        spill_shape(a->cfg.ss, a->cfg.session, &claimed, a->cfg.spill_bytes, name, &out, res);
+        if (claimed)
+                ss_call_end(a->cfg.ss, a->cfg.session);
+        tool_output_done(&out);
+}
+
 /* Check, decide and run call i; the answer goes to a->results. Returns -1 to go on, or
  * AGENT_STOP_REQUIRES_ACTION when the call waits for a decision. */
 static int one_call(agent *a, const json_t *call, bool last) {
@@ -764,8 +790,7 @@ static int one_call(agent *a, const json_t *call, bool last) {
                 a->waiting = false;
                 if (a->wait_client) {
                         a->wait_client = false;
-                        res.text = TAKE_PTR(a->supplied);
-                        res.is_error = a->supplied_error;
+                        client_result(a, name, TAKE_PTR(a->supplied), a->supplied_error, &res);
                         res.client = true;
                 } else if (a->decision == AGENT_ALLOW && t)
                         run_tool(a, t, input, event_id, &res);

@@ -586,6 +586,10 @@
 #define V1_RECORDS_PAGE_BYTES (16U << 20)      /* raw lines of one page (at least one line) */
 #define V1_AUDIT_LOG_ANSWER_MAX (256U << 20)   /* an audit log GET .../audit_log and .../records read */
 #define V1_HANDLE_SUMMARY_MAX 240U             /* bytes of a handle's one-line summary */
+#define V1_INPUT_BYTES_MAX (32U << 20)         /* one POST .../inputs body (within SERVE_BODIES_BUDGET_BYTES) */
+#define V1_INPUTS_PENDING_MAX 32U              /* inputs of one session waiting for its next turn */
+#define V1_INPUTS_PENDING_BYTES (64U << 20)    /* ... their bytes, held in memory till then */
+#define V1_QUERY_ROWS_MAX 1000000U             /* rows a POST .../query result may have (more: refused) */
 #define AGUI_ID_MAX 129U                       /* an AG-UI runId or message id, NUL included */
 #define AGUI_TOOL_NAME_MAX 64U                 /* a frontend tool's name (a /v1 custom tool's) */
 #define AGUI_MESSAGES_MAX 10000U               /* messages of one RunAgentInput */

@@ -217,7 +217,15 @@ static int plan_host_root(child_plan *p, hull_error *e) {
                         return r;
         }
         p->host_etc = true;
-        /* /mnt/memory: a /v1 session's memory stores, written in its workspace (v1-memory-mount.c) */
+        return 0;
+}
+
+/* /mnt: a session's resources bound read-only from mnt_dir (v1-resources.c puts the memory link
+ * in it), or, without one, a directory holding only /mnt/memory, a link to a /v1 session's memory
+ * stores written in its workspace (v1-memory-mount.c). */
+static int plan_mnt(child_plan *p, const char *mnt_dir, hull_error *e) {
+        if (mnt_dir) /* files added to it later show through the bind */
+                return plan_entry(p, "mnt", mnt_dir, true, e);
         if (p->n_entries + 2 > ELEMENTSOF(p->entries))
                 return hull_err(e, -E2BIG, "mount: too many root entries");
         p->entries[p->n_entries++] = (root_entry){.kind = ENTRY_MKDIR, .name = "mnt"};
@@ -380,8 +388,8 @@ static int plan_launch(child_plan *p, const sbx_spec *spec, const char *workdir,
                 r = plan_entry(p, "env", spec->layer_dir, true, e);
         if (r >= 0 && spec->skills_dir)
                 r = plan_entry(p, "skills", spec->skills_dir, true, e);
-        if (r >= 0 && spec->mnt_dir) /* files added to it later show through the bind */
-                r = plan_entry(p, "mnt", spec->mnt_dir, true, e);
+        if (r >= 0 && (spec->mnt_dir || !spec->rootfs))
+                r = plan_mnt(p, spec->mnt_dir, e);
         if (r < 0)
                 return r;
         snprintf(p->tmp_opts, sizeof(p->tmp_opts), "mode=1777,size=%" PRIu64 ",nr_inodes=%" PRIu64, spec->tmp_bytes,

@@ -66,6 +66,9 @@ typedef struct live {
         char principal[STORE_ID_MAX + 8];
         /* the agent.message being previewed */
         char preview_id[STORE_ID_MAX];
+        /* input files for the next turn (v1-inputs.c), under lock */
+        struct v1_input *inputs;
+        size_t inputs_bytes;
 } live;
 
 struct v1_engine {
@@ -94,6 +97,14 @@ void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only);
 /* End every engine-owned watcher (under l->lock), after giving it last (when not NULL) whether
  * it is caught up or not (session.deleted). Held watchers get last too and stay. */
 void v1_watches_end(live *l, const json_t *last);
+
+/* v1-inputs.c */
+typedef struct v1_input v1_input;
+/* Add the inputs waiting for this turn to the session's sandbox (the worker's, after
+ * v1_agent_ready). Returns 0, or a negative errno with *e and *ret_type (the rest are dropped). */
+int v1_inputs_apply(live *l, const char **ret_type, hull_error *e);
+/* Drop the waiting inputs (under l->lock, or when l is freed). */
+void v1_inputs_free(live *l);
 
 /* v1-agent.c */
 /* Build the session's agent for a turn when it has none (under no lock: the worker's). */

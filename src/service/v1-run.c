@@ -184,6 +184,7 @@ static void live_free(live *l) {
         }
         v1_tools_drop(l);
         v1_memory_mounts_free(l->mem);
+        v1_inputs_free(l);
         json_decref(l->obj);
         json_decref(l->queue);
         json_decref(l->stash);
@@ -409,6 +410,8 @@ static void *worker_main(void *arg) {
                 const char *etype = "unknown_error";
                 agent_turn_result res = {0};
                 int r = v1_agent_ready(l, &etype, &e);
+                if (r >= 0)
+                        r = v1_inputs_apply(l, &etype, &e);
                 if (r >= 0)
                         r = resume ? agent_resume(l->agent, &l->interrupt, &res, &e)
                                    : agent_turn(l->agent, text, &l->interrupt, &res, &e);

@@ -83,6 +83,18 @@ void v1_id_new(const char *prefix, char ret[static STORE_ID_MAX]);
  * turn; user.interrupt ends the turn) and *ret_echo (a new array) is what was stored. */
 int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, json_t **ret_echo, v1_err *err);
 
+/* An input file for the session's next turn (hull's extension POST /v1/sessions/{id}/inputs):
+ * name its display name (one path segment), handle the handle it becomes (NULL: the name's
+ * stem), format "binary" (NULL: the file as it is, a binary handle) or a table's "csv", "tsv",
+ * "json" (an array of objects), "jsonl" (the file under /workspace/inputs is then the table's
+ * SQLite database); len bytes of data, copied. Kept in memory (V1_INPUTS_PENDING_MAX, _BYTES) until the
+ * next turn's worker adds it to the sandbox (/workspace/inputs/<handle>/<name>). *ret the
+ * answer ({"type": "session_input", handle, name, path, bytes, status: "pending"}). Errors with
+ * *err: 400 (a bad name, handle or format), 404, 409 (archived, the same handle waiting, too
+ * many), 413. */
+int v1_engine_add_input(v1_engine *g, const char *session_id, const char *handle, const char *name, const char *format,
+                        const void *data, size_t len, json_t **ret, v1_err *err);
+
 /* The session object with body's update applied (v1_session_update), stored, and a
  * session.updated event when something changed; *ret the object (a new reference). */
 int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, json_t **ret, v1_err *err);

@@ -332,6 +332,39 @@ int ss_handles_read(ss_manager *m, ss_session *s, const char *id, uint64_t offse
         return hd_read(s->store, id, offset, limit, ret, e);
 }
 
+int ss_handles_read_bytes(ss_manager *m, ss_session *s, const char *id, uint64_t offset, uint64_t limit, void **ret,
+                          size_t *ret_len, uint64_t *ret_total, json_t **ret_summary, hull_error *e) {
+        (void) m;
+        if (!s->store)
+                return no_store(e);
+        json_auto_t *sum = NULL;
+        int r = hd_summary(s->store, id, &sum, e); /* checks the file against its digest */
+        if (r < 0)
+                return r;
+        const char *path = json_string_value(json_object_get(sum, "path"));
+        _cleanup_close_ int fd = path ? openat(s->store_fd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return hull_err(e, -EIO, "handle %s: its file cannot be read", id);
+        limit = limit ? MIN(limit, (uint64_t) HULL_API_BINARY_READ_MAX) : HULL_API_BINARY_READ_MAX;
+        uint64_t size = (uint64_t) st.st_size, off = MIN(offset, size);
+        size_t n = (size_t) MIN(limit, size - off);
+        _cleanup_free_ char *buf = malloc(n + 1);
+        if (!buf)
+                return hull_err(e, -ENOMEM, "out of memory");
+        for (size_t at = 0; at < n;) {
+                ssize_t k = pread(fd, buf + at, n - at, (off_t) (off + at));
+                if (k <= 0)
+                        return hull_err(e, -EIO, "handle %s: short read", id);
+                at += (size_t) k;
+        }
+        *ret = TAKE_PTR(buf);
+        *ret_len = n;
+        *ret_total = size;
+        *ret_summary = TAKE_PTR(sum);
+        return 0;
+}
+
 /* Bidirectional and zero-width format characters (U+200B-U+200F, U+202A-U+202E, U+2066-U+2069):
  * invisible, they make a name read as another. Returns the length of the one at c, or 0. */
 static size_t format_char(const unsigned char *c) {

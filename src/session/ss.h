@@ -393,6 +393,12 @@ int ss_handles_query(ss_manager *m, ss_session *s, const char *sql, const char *
  * content, and the whole file's sha256 when the slice is the whole file. */
 int ss_handles_read(ss_manager *m, ss_session *s, const char *id, uint64_t offset, uint64_t limit, json_t **ret,
                     hull_error *e);
+/* Any handle's file as it is stored (binary: its bytes; table: its SQLite database; json, text:
+ * the text), limit bytes (0 or more: HULL_API_BINARY_READ_MAX) from offset, after the store
+ * checked the file against its digest: *ret (malloc'd, *ret_len bytes), *ret_total the file's
+ * size, *ret_summary the handle's summary. Returns 0, or hd_summary's errors, -EIO, -ENOMEM. */
+int ss_handles_read_bytes(ss_manager *m, ss_session *s, const char *id, uint64_t offset, uint64_t limit, void **ret,
+                          size_t *ret_len, uint64_t *ret_total, json_t **ret_summary, hull_error *e);
 /* Add an upload as a handle named input_id: binary (HD_FORMAT_BINARY), or a table ingested from
  * CSV, TSV, a JSON array of objects or JSON lines (types inferred over every row), within the
  * session's bounds. Idempotent: the same name, format and bytes answer the same handle; other

@@ -1,6 +1,6 @@
 /* api-v1-internal.h: what the files of the /v1 face share (api-v1.c: the answers, the
  * admission of a request, the route table; api-v1-resources.c: agents, environments, sessions,
- * events and keys; api-v1-ext.c: hull's extensions; api-v1-stream.c: event streams). Not for use
+ * events and keys; api-v1-ext.c, api-v1-workspace.c: hull's extensions; api-v1-stream.c: event streams). Not for use
  * outside src/api/cmav1. */
 #pragma once
 
@@ -88,3 +88,5 @@ http_handler_fn v1a_credential_create, v1a_credential_list, v1a_credential_get, 
 bool v1a_refuse_skills(api_v1 *a, http_req *r, const json_t *skills);
 http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delete, v1a_skill_version_create,
         v1a_skill_version_list, v1a_skill_version_get, v1a_skill_version_delete, v1a_skill_version_content;
+/* api-v1-workspace.c */
+http_handler_fn v1a_input_add, v1a_handle_content, v1a_query_run;

@@ -506,6 +506,9 @@ static const http_route routes[] = {
         ROUTE(HTTP_DELETE, "/v1/skills/{id}/versions/{version}", R_SKILL, 0, head_skills, v1a_skill_version_delete),
         ROUTE(HTTP_GET, "/v1/skills/{id}/versions/{version}/content", R_SKILL, 0, head_skills,
               v1a_skill_version_content),
+        ROUTE(HTTP_POST, "/v1/sessions/{id}/inputs", R_SESSION, V1_INPUT_BYTES_MAX, head_ext, v1a_input_add),
+        ROUTE(HTTP_GET, "/v1/sessions/{id}/handles/{name}/content", R_SESSION, 0, head_ext, v1a_handle_content),
+        ROUTE(HTTP_POST, "/v1/sessions/{id}/query", R_SESSION, V1_BODY_MAX, head_ext, v1a_query_run),
 };
 
 int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {

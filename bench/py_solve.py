@@ -1,0 +1,104 @@
+"""bench/py_solve.py (run by bench/py-solve.sh): what hull.solve adds over the raw /v1 calls that
+do the same turn. MODE raw SERVER KEY ROUNDS: the raw calls (http.client; agent, environment,
+session, stream, user.message, read to idle, delete) against a running server, one time per round
+(ms). MODE solve-cold: one hull.solve in this fresh process, the embedded server's start included
+(ms). MODE solve-warm ROUNDS: hull.solve with the embedded server already up, one time per round."""
+import http.client
+import json
+import os
+import socket
+import sys
+import time
+
+AGENT = {"name": "bench", "model": "claude-sonnet-4-6",
+         "tools": [{"type": "agent_toolset_20260401",
+                    "default_config": {"enabled": True, "permission_policy": {"type": "always_allow"}}},
+                   {"type": "hull_toolset_20261201",
+                    "default_config": {"enabled": True, "permission_policy": {"type": "always_allow"}}}]}
+H = {"anthropic-version": "2026-10-21", "anthropic-beta": "managed-agents-2026-04-01",
+     "content-type": "application/json"}
+
+
+class Unix(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost")
+        self.path_ = path
+
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.path_)
+
+
+def call(sock, key, method, path, body=None):
+    c = Unix(sock)
+    c.request(method, path, body=None if body is None else json.dumps(body), headers=dict(H, **{"x-api-key": key}))
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    assert r.status < 300, (r.status, data)
+    return json.loads(data) if data else None
+
+
+def raw_turn(sock, key):
+    a = call(sock, key, "POST", "/v1/agents", AGENT)["id"]
+    e = call(sock, key, "POST", "/v1/environments", {"name": "bench"})["id"]
+    s = call(sock, key, "POST", "/v1/sessions", {"agent": a, "environment_id": e})["id"]
+    c = Unix(sock)
+    c.request("GET", "/v1/sessions/%s/events/stream" % s, headers=dict(H, **{"x-api-key": key}))
+    r = c.getresponse()
+    call(sock, key, "POST", "/v1/sessions/%s/events" % s,
+         {"events": [{"type": "user.message", "content": [{"type": "text", "text": "hi"}]}]})
+    text, ev = None, None
+    while True:
+        line = r.readline().decode()
+        if line.startswith("data:"):
+            ev = json.loads(line[5:])
+            if ev["type"] == "agent.message":
+                text = ev["content"][0]["text"]
+            if ev["type"] == "session.status_idle":
+                break
+    c.close()
+    call(sock, key, "GET", "/v1/sessions/%s/handles" % s)
+    call(sock, key, "DELETE", "/v1/sessions/%s" % s)
+    call(sock, key, "DELETE", "/v1/environments/%s" % e)
+    call(sock, key, "POST", "/v1/agents/%s/archive" % a)
+    return text
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "raw":
+        sock, key, rounds = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        for _ in range(rounds):
+            t, c = time.perf_counter(), time.process_time()
+            assert raw_turn(sock, key) == "ok"
+            print("%.2f %.2f" % ((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000))
+        return
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    t = time.perf_counter()
+    import hull  # the import is part of what a program pays
+    if mode == "solve-cold":
+        imported = time.perf_counter()
+        from hull import server
+        srv = server.default_server(binary=None, model=None, provider=None, base_url=None, model_api_key=None,
+                                    args=())  # the one solve() below starts: started here to time it apart
+        started = time.perf_counter()
+        with hull.solve("hi") as r:
+            ms = (time.perf_counter() - t) * 1000
+            assert r.text == "ok", r.text
+        print("%.2f %.2f %.2f" % (ms, (imported - t) * 1000, (started - imported) * 1000))
+        assert srv.running
+        return
+    srv = hull.EmbeddedServer()  # up before the rounds: each round is one solve
+    print("server-start %.2f" % ((time.perf_counter() - t) * 1000))
+    for _ in range(int(sys.argv[2])):
+        t, c = time.perf_counter(), time.process_time()
+        with hull.solve("hi", server=srv.server, api_key=srv.api_key) as r:
+            ms, cpu = (time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000
+            assert r.text == "ok", r.text
+        print("%.2f %.2f" % (ms, cpu))
+    srv.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""The embedded server: a private ``hull serve`` for this process, on a unix socket (and a
+loopback port the library does not use), under a temporary HULL_HOME, with a random API key so
+no other local user can drive it; stopped, and its directory removed, at exit."""
+import atexit
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+
+from .errors import SandboxError
+
+_lock = threading.Lock()
+_servers = {}  # config -> EmbeddedServer: one per distinct binary and model settings
+
+
+def find_binary(explicit=None):
+    """The hull binary: explicit, $HULL_BIN, hull on PATH, or the repo's build/hull."""
+    cands = []
+    if explicit:
+        cands.append(explicit)
+    if os.environ.get("HULL_BIN"):
+        cands.append(os.environ["HULL_BIN"])
+    w = shutil.which("hull")
+    if w:
+        cands.append(w)
+    here = os.path.dirname(os.path.abspath(__file__))
+    cands.append(os.path.join(here, "..", "..", "build", "hull"))
+    for c in cands:
+        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+            return os.path.abspath(c)
+    raise SandboxError("no hull binary: set HULL_BIN to it, put hull on PATH, or name a running server with "
+                       "HULL_SERVER (tried: %s)" % ", ".join(cands), "server_not_found")
+
+
+class EmbeddedServer:
+    """A private ``hull serve``. ``model``, ``provider``, ``base_url``, ``model_api_key``: its model
+    flags (else hull serve's environment: HULL_MODEL, HULL_PROVIDER, ANTHROPIC_API_KEY...);
+    ``args``: more flags."""
+
+    def __init__(self, binary=None, model=None, provider=None, base_url=None, model_api_key=None, args=(),
+                 start_timeout=30.0, stop_at_exit=True):
+        self.binary = find_binary(binary)
+        self.root = tempfile.mkdtemp(prefix="hull-py-")
+        os.chmod(self.root, 0o711)
+        self.home = os.path.join(self.root, "home")
+        os.mkdir(self.home, 0o711)
+        self.socket = os.path.join(self.root, "hull.sock")
+        self.api_key = "hullpy_" + secrets.token_hex(24)
+        self.server = "unix:" + self.socket
+        cmd = [self.binary, "serve", "--listen", "127.0.0.1:0", "--socket", self.socket,
+               "--work-dir", self.root, "--log-level", "warn"]
+        for flag, v in (("--model", model), ("--provider", provider), ("--base-url", base_url)):
+            if v:
+                cmd += [flag, v]
+        env = dict(os.environ)
+        env["HULL_HOME"] = self.home
+        env["HULL_SERVE_KEY"] = self.api_key
+        env.pop("HULL_DB", None)
+        # For this library HULL_API_KEY is a hull server's key (with HULL_SERVER); hull serve would
+        # take it for the model's key and send it to the provider: it stays out.
+        env.pop("HULL_API_KEY", None)
+        if model_api_key:  # by the environment, never on the command line (ps shows that)
+            env["ANTHROPIC_API_KEY" if (provider or "").lower() == "anthropic" else "OPENAI_API_KEY"] = model_api_key
+        cmd += list(args)
+        self._log = open(os.path.join(self.root, "serve.log"), "w+b")
+        try:
+            self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=self._log,
+                                         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+        except OSError as e:
+            self._cleanup_dir()
+            raise SandboxError("cannot start %s: %s" % (self.binary, e), "server_start_failed")
+        deadline = time.monotonic() + start_timeout
+        while not self._answers():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                log = self.log_tail()
+                self.stop()
+                raise SandboxError("the embedded hull serve did not start: %s" % (log or "no output"),
+                                   "server_start_failed")
+            time.sleep(0.005)
+        if stop_at_exit:
+            atexit.register(self.stop)
+
+    def _answers(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            s.connect(self.socket)
+            return True
+        except OSError:
+            return False
+        finally:
+            s.close()
+
+    def log_tail(self, n=2000):
+        try:
+            with open(os.path.join(self.root, "serve.log"), "rb") as f:
+                return f.read()[-n:].decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def _cleanup_dir(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _terminate(self):
+        p = getattr(self, "proc", None)
+        if p is not None and p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+
+    def stop(self, timeout=10.0):
+        """SIGTERM, wait (then SIGKILL the group), remove the directory. Idempotent."""
+        p = getattr(self, "proc", None)
+        if p is not None and p.poll() is None:
+            try:
+                self._terminate()
+                p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                p.wait()
+        if getattr(self, "_log", None):
+            self._log.close()
+            self._log = None
+        self._cleanup_dir()
+        try:
+            atexit.unregister(self.stop)
+        except Exception:
+            pass
+
+    @property
+    def running(self):
+        return self.proc.poll() is None
+
+
+def default_server(**kw):
+    """The process's shared embedded server for these settings, started on first use."""
+    key = tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in kw.items()))
+    with _lock:
+        srv = _servers.get(key)
+        if srv is None or not srv.running:
+            srv = _servers[key] = EmbeddedServer(stop_at_exit=False, **kw)
+        return srv
+
+
+def stop_default():
+    """Stop the shared embedded servers now (they also stop at exit)."""
+    with _lock:
+        servers = list(_servers.values())
+        _servers.clear()
+    for srv in servers:  # all at once: each takes a moment to stop
+        srv._terminate()
+    for srv in servers:
+        srv.stop()
+
+
+atexit.register(stop_default)

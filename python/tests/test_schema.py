@@ -1,0 +1,171 @@
+"""Unit tests: type hints -> JSON schema, the model's arguments -> Python values, results and
+errors. No server needed."""
+import json
+import sys
+import unittest
+from typing import Any, Dict, List, Literal, Optional, Tuple, Union
+
+import hull
+from hull.conversation import _result_text
+from hull.errors import turn_error
+from hull.schema import bind_arguments, tool_spec, type_schema
+
+
+def query_sales(region: str, year: int = 2025, growth: float = 0.0, final: bool = False,
+                tags: Optional[List[str]] = None, mode: Literal["sum", "avg"] = "sum",
+                extra: Optional[Dict[str, int]] = None) -> list:
+    """Sales of a region.
+
+    More words here.
+
+    Args:
+        region: the region's name
+        year (int): the year
+    Returns:
+        rows
+    """
+    return []
+
+
+class SchemaTest(unittest.TestCase):
+    def test_full_function(self):
+        s = tool_spec(query_sales)
+        self.assertEqual(s["type"], "custom")
+        self.assertEqual(s["name"], "query_sales")
+        self.assertEqual(s["description"], "Sales of a region.\n\nMore words here.")
+        p = s["input_schema"]["properties"]
+        self.assertEqual(s["input_schema"]["required"], ["region"])
+        self.assertEqual(p["region"], {"type": "string", "description": "the region's name"})
+        self.assertEqual(p["year"], {"type": "integer", "description": "the year", "default": 2025})
+        self.assertEqual(p["growth"], {"type": "number", "default": 0.0})
+        self.assertEqual(p["final"], {"type": "boolean", "default": False})
+        self.assertEqual(p["tags"], {"type": ["array", "null"], "items": {"type": "string"}, "default": None})
+        self.assertEqual(type_schema(Optional[Literal["a"]]), {"anyOf": [{"enum": ["a"], "type": "string"},
+                                                                          {"type": "null"}]})
+        self.assertEqual(p["mode"], {"enum": ["sum", "avg"], "type": "string", "default": "sum"})
+        self.assertEqual(p["extra"], {"type": ["object", "null"], "additionalProperties": {"type": "integer"},
+                                      "default": None})
+
+    def test_types(self):
+        self.assertEqual(type_schema(Optional[int]), {"type": ["integer", "null"]})
+        self.assertEqual(type_schema(list), {"type": "array"})
+        self.assertEqual(type_schema(dict), {"type": "object"})
+        self.assertEqual(type_schema(Any), {})
+        self.assertEqual(type_schema(Union[int, str]), {"anyOf": [{"type": "integer"}, {"type": "string"}]})
+        self.assertEqual(type_schema(Literal[1, 2]), {"enum": [1, 2], "type": "integer"})
+        self.assertEqual(type_schema(Tuple[int, str])["prefixItems"], [{"type": "integer"}, {"type": "string"}])
+        self.assertEqual(type_schema(List[Dict[str, float]]),
+                         {"type": "array", "items": {"type": "object", "additionalProperties": {"type": "number"}}})
+        if sys.version_info >= (3, 10):
+            self.assertEqual(type_schema(eval("int | None")), {"type": ["integer", "null"]})
+            self.assertEqual(type_schema(eval("list[int]")), {"type": "array", "items": {"type": "integer"}})
+
+    def test_refusals(self):
+        with self.assertRaises(hull.ToolError):
+            type_schema(Dict[int, str])
+        with self.assertRaises(hull.ToolError):
+            type_schema(bytes)
+
+        def pos(a, /):
+            pass
+        with self.assertRaisesRegex(hull.ToolError, "positional-only"):
+            tool_spec(pos)
+        with self.assertRaises(hull.ToolError):
+            tool_spec(42)
+        with self.assertRaisesRegex(hull.ToolError, "tool name"):
+            tool_spec(lambda x: x)  # "<lambda>"
+
+    def test_no_hints_no_doc(self):
+        def f(a, b=3):
+            return a
+        s = tool_spec(f)
+        self.assertEqual(s["input_schema"], {"type": "object", "properties": {"a": {}, "b": {"default": 3}},
+                                             "required": ["a"]})
+        self.assertEqual(s["description"], "The function f.")
+
+    def test_schema_is_json(self):
+        json.dumps(tool_spec(query_sales))
+
+
+class BindTest(unittest.TestCase):
+    def test_convert(self):
+        kw = bind_arguments(query_sales, {"region": "north", "year": 2024.0, "growth": 2, "tags": ["a"]})
+        self.assertEqual(kw, {"region": "north", "year": 2024, "growth": 2.0, "tags": ["a"]})
+        self.assertIsInstance(kw["year"], int)
+        self.assertIsInstance(kw["growth"], float)
+        self.assertEqual(bind_arguments(query_sales, {"region": "x", "tags": None})["tags"], None)
+
+    def test_refuse(self):
+        for bad, why in (({"year": 1}, "missing argument: region"),
+                         ({"region": 5}, "expected a string"),
+                         ({"region": "x", "year": 1.5}, "expected an integer"),
+                         ({"region": "x", "year": True}, "expected an integer"),
+                         ({"region": "x", "mode": "max"}, "one of"),
+                         ({"region": "x", "colour": 1}, "unknown argument 'colour'"),
+                         ({"region": "x", "extra": {"a": "b"}}, "expected an integer")):
+            with self.assertRaisesRegex(TypeError, why):
+                bind_arguments(query_sales, bad)
+        with self.assertRaises(TypeError):
+            bind_arguments(query_sales, ["north"])
+
+    def test_kwargs_taken(self):
+        def f(a: int, **rest):
+            pass
+        self.assertEqual(bind_arguments(f, {"a": 1, "z": 2}), {"a": 1, "z": 2})
+
+
+class ResultTextTest(unittest.TestCase):
+    def test_values(self):
+        self.assertEqual(_result_text("x"), "x")
+        self.assertEqual(_result_text(None), "null")
+        self.assertEqual(json.loads(_result_text({"a": [1, 2.5]})), {"a": [1, 2.5]})
+        self.assertEqual(_result_text(b"hi"), "hi")
+        import datetime
+        self.assertIn("2026-01-02", _result_text({"d": datetime.date(2026, 1, 2)}))
+
+
+class ErrorsTest(unittest.TestCase):
+    def test_turn_errors(self):
+        self.assertIsInstance(turn_error({"type": "model_request_failed_error", "message": "m"}), hull.ModelError)
+        self.assertIsInstance(turn_error({"type": "mcp_connection_failed_error", "message": "m"}), hull.ToolError)
+        self.assertIsInstance(turn_error({"type": "unknown_error", "message": "the sandbox could not open"}),
+                              hull.SandboxError)
+        e = turn_error({"type": "unknown_error", "message": "x"})
+        self.assertIsInstance(e, hull.HullError)
+        self.assertEqual(e.type, "unknown_error")
+
+    def test_api_error(self):
+        from hull.client import _api_error
+        e = _api_error(404, b'{"type":"error","error":{"type":"not_found_error","message":"no session",'
+                            b'"details":{"error_code":"session_not_found"}},"request_id":"req_1"}')
+        self.assertIsInstance(e, hull.APIError)
+        self.assertEqual((e.status, e.type, e.code, e.request_id), (404, "not_found_error", "session_not_found",
+                                                                    "req_1"))
+        e = _api_error(502, b"<html>bad gateway</html>")
+        self.assertEqual(e.status, 502)
+        self.assertIn("bad gateway", str(e))
+
+    def test_published_names(self):
+        from hull.handles import Handle, PublishedFile
+        h = Handle(None, "s", {"name": "h3", "type": "binary", "source": "published outputs/r.csv as report.csv: "
+                                                                            "the report"})
+        p = PublishedFile(h, b"x")
+        self.assertEqual((p.path, p.name, p.description), ("outputs/r.csv", "report.csv", "the report"))
+        h = Handle(None, "s", {"name": "h4", "type": "binary", "source": "published outputs/a/b.txt: cell"})
+        p = PublishedFile(h, b"x")
+        self.assertEqual((p.path, p.name, p.description), ("outputs/a/b.txt", "b.txt", "cell"))
+
+
+class ServerFindTest(unittest.TestCase):
+    def test_no_binary(self):
+        import os
+        from unittest import mock
+        from hull import server
+        with mock.patch.dict(os.environ, {"HULL_BIN": "/nonexistent/hull", "PATH": "/nonexistent"}), \
+                mock.patch.object(server.os.path, "isfile", lambda p: False):
+            with self.assertRaisesRegex(hull.SandboxError, "HULL_BIN"):
+                server.find_binary()
+
+
+if __name__ == "__main__":
+    unittest.main()
