@@ -3,9 +3,16 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 p=0 f=0 s=0
+first=$1
 for b in "$@"; do
         echo "## suite on $b"
-        "$top/scripts/run-tests.sh" "$b" "$b"
+        # The sanitizer build samples the conformance suites' SDK matrix: the latest 1.x SDK only
+        # (the first build runs every SDK version). Each case still runs, under ASan and UBSan.
+        if [ "$b" = "$first" ]; then
+                "$top/scripts/run-tests.sh" "$b" "$b"
+        else
+                CMA_SDKS=${CMA_SDKS:-@anthropic-ai/sdk} "$top/scripts/run-tests.sh" "$b" "$b"
+        fi
         if [ -f "$b/test-counts" ]; then
                 read -r bp bf bs < "$b/test-counts"
         else
