@@ -1,6 +1,8 @@
 /* fuzz-skill-pack.c: any bytes as SKILL.md parse or are refused with a message, and a name and a
  * description parsed are within their bounds and of their alphabet; the same bytes as a multipart
- * body (the first line its Content-Type) give parts that lie inside the body. */
+ * body (the first line its Content-Type), read by skp_form_read over multipart.h, give at most
+ * the parts allowed, whose bytes together are no more than the body's, or are refused with a
+ * message. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,14 +33,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         ct[nl - data] = '\0';
         const uint8_t *b = nl + 1;
         size_t bn = size - (size_t) (b - data), n = 0;
-        static skp_part parts[8];
+        skp_form f = {0};
         e.msg[0] = '\0';
-        r = skp_multipart_parse(ct, b, bn, parts, 8, &n, &e);
-        if (r < 0 && !e.msg[0])
+        r = skp_form_read(ct, b, bn, 8, &f, &e);
+        if (r < 0 && (!e.msg[0] || f.parts || f.bytes))
                 abort();
-        if (r == 0)
-                for (size_t i = 0; i < n; i++)
-                        if (parts[i].data < b || parts[i].data + parts[i].len > b + bn)
+        if (r == 0) {
+                if (f.n > 8)
+                        abort();
+                for (size_t i = 0; i < f.n; i++) {
+                        n += f.parts[i].len;
+                        if (f.parts[i].data < f.bytes || f.parts[i].data + f.parts[i].len > f.bytes + bn ||
+                            !f.parts[i].name[0])
                                 abort();
+                }
+                if (n > bn)
+                        abort();
+        }
+        skp_form_done(&f);
         return 0;
 }

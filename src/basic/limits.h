@@ -709,4 +709,5 @@
 #define MULTIPART_HEADER_MAX 8192U          /* bytes of one part's header block */
 #define MULTIPART_NAME_MAX 64U              /* bytes of a part's form name, NUL included */
 #define MULTIPART_PARTS_MAX 16U             /* parts of one form */
+#define MULTIPART_FILENAME_MAX 512U         /* bytes of a part's filename, NUL included (SKILL_PATH_MAX) */
 #define V1_MOUNT_PATH_MAX 512U              /* bytes of a session resource's mount_path, NUL included */

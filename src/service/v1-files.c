@@ -91,6 +91,11 @@ static int on_part(void *ud, const mp_part *p) {
         if (!p->has_filename || !p->filename[0])
                 return up_fail(u, -EBADMSG,
                                "the file part has no filename: give it one (Content-Disposition's filename)");
+        if (strlen(p->filename) >= sizeof(u->filename)) {
+                char why[64];
+                snprintf(why, sizeof(why), "the file's name is longer than %u bytes", V1_FILE_NAME_MAX - 1);
+                return up_fail(u, -EBADMSG, why);
+        }
         for (const char *c = p->filename; *c; c++)
                 if ((unsigned char) *c < 0x20 || *c == 0x7f)
                         return up_fail(u, -EBADMSG, "the file's name holds a control character");

@@ -26,13 +26,16 @@
 /* The upload's files into p (finished), and its display_title (NULL when none). */
 static int pack_of(const char *content_type, const uint8_t *body, size_t len, skp_pack *p,
                    char title[static V1_NAME_MAX + 1], bool *ret_title, v1_err *e) {
-        _cleanup_free_ skp_part *parts = calloc(SKILL_PARTS_MAX, sizeof(skp_part));
+        _cleanup_(skp_form_done) skp_form form = {0};
         hull_error he = {0};
-        size_t n = 0, files = 0;
-        if (!parts)
-                return v1_fail(e, 500, "", "out of memory");
-        if (skp_multipart_parse(content_type, body, len, parts, SKILL_PARTS_MAX, &n, &he) < 0)
+        size_t files = 0;
+        int r = skp_form_read(content_type, body, len, SKILL_PARTS_MAX, &form, &he);
+        if (r == -ENOMEM)
+                return v1_fail(e, 500, "", "%s", he.msg);
+        if (r < 0)
                 return v1_fail(e, 400, "", "%s", he.msg);
+        const skp_part *parts = form.parts;
+        size_t n = form.n;
         *ret_title = false;
         const skp_part *only = NULL;
         for (size_t i = 0; i < n; i++) {
@@ -60,7 +63,6 @@ static int pack_of(const char *content_type, const uint8_t *body, size_t len, sk
                 return v1_fail(e, 400, "",
                                "no files[] part: upload the skill's directory (its SKILL.md and other files) or one "
                                "zip of it");
-        int r;
         if (files == 1 && skp_is_archive(only->data, only->len))
                 r = skp_pack_from_archive(only->data, only->len, p, &he);
         else {

@@ -77,7 +77,7 @@ int mp_boundary(const char *ct, char ret[static MULTIPART_BOUNDARY_MAX]) {
 }
 
 void mp_init(mp_parser *p, const char *boundary, const mp_callbacks *cb, void *ud) {
-        *p = (mp_parser){.state = MP_PREAMBLE, .cb = cb, .ud = ud};
+        *p = (mp_parser){.state = MP_PREAMBLE, .max_parts = MULTIPART_PARTS_MAX, .cb = cb, .ud = ud};
         p->delim_len = (size_t) snprintf(p->delim, sizeof(p->delim), "\r\n--%s", boundary);
         p->matched = 2; /* the first delimiter may open the body without the CRLF before it */
 }
@@ -126,7 +126,7 @@ static int parse_disposition(mp_parser *p, const char *v) {
                 if (*v != '=')
                         return fail(p, "a part's Content-Disposition has a parameter without a value");
                 v++;
-                char tmp[V1_FILE_NAME_MAX];
+                char tmp[MULTIPART_FILENAME_MAX];
                 int r;
                 if (k == 4 && strncasecmp(key, "name", 4) == 0) {
                         r = param_value(&v, p->part.name, sizeof(p->part.name));
@@ -138,7 +138,7 @@ static int parse_disposition(mp_parser *p, const char *v) {
                         r = param_value(&v, tmp, sizeof(tmp));
                 if (r == -E2BIG)
                         return fail(p, "a part's %.*s is longer than %u bytes", (int) (k < 16 ? k : 16), key,
-                                    (unsigned) (k == 4 ? MULTIPART_NAME_MAX - 1 : V1_FILE_NAME_MAX - 1));
+                                    (unsigned) (k == 4 ? MULTIPART_NAME_MAX - 1 : MULTIPART_FILENAME_MAX - 1));
                 if (r < 0)
                         return fail(p, "a part's Content-Disposition has an unterminated quoted value");
         }
@@ -251,6 +251,8 @@ static ssize_t scan_body(mp_parser *p, const char *d, size_t n) {
 static int header_byte(mp_parser *p, char c) {
         if (p->head_len + 1 >= sizeof(p->head))
                 return fail(p, "a part's headers are longer than %u bytes", MULTIPART_HEADER_MAX);
+        if (c == '\0')
+                return fail(p, "a part's headers hold a NUL byte");
         p->head[p->head_len++] = c;
         bool end = (p->head_len == 2 && memcmp(p->head, "\r\n", 2) == 0) ||
                    (p->head_len >= 4 && memcmp(p->head + p->head_len - 4, "\r\n\r\n", 4) == 0);
@@ -294,8 +296,8 @@ int mp_feed(mp_parser *p, const void *data, size_t n) {
                 case MP_AFTER_CR:
                         if (c != '\n')
                                 return fail(p, "a boundary line does not end with CRLF");
-                        if (p->parts++ >= MULTIPART_PARTS_MAX)
-                                return fail(p, "the form has more than %u parts", MULTIPART_PARTS_MAX);
+                        if (p->parts++ >= p->max_parts)
+                                return fail(p, "the form has more than %u parts", p->max_parts);
                         p->state = MP_HEADERS;
                         p->head_len = 0;
                         break;

@@ -11,10 +11,10 @@
 #include "limits.h"
 
 typedef struct mp_part {
-        char name[MULTIPART_NAME_MAX];       /* the form field's name */
-        char filename[V1_FILE_NAME_MAX];     /* "" when the part has none */
-        bool has_filename;                   /* a filename parameter was given */
-        char content_type[V1_FILE_MIME_MAX]; /* "" when the part has none */
+        char name[MULTIPART_NAME_MAX];         /* the form field's name */
+        char filename[MULTIPART_FILENAME_MAX]; /* "" when the part has none */
+        bool has_filename;                     /* a filename parameter was given */
+        char content_type[V1_FILE_MIME_MAX];   /* "" when the part has none */
 } mp_part;
 
 /* What the parser hands on; each returns 0 or a negative errno that stops the parse (mp_feed
@@ -44,6 +44,7 @@ typedef struct mp_parser {
         char head[MULTIPART_HEADER_MAX];
         size_t head_len;
         unsigned parts;
+        unsigned max_parts; /* mp_init: MULTIPART_PARTS_MAX; a caller may set another after it */
         mp_part part;
         const mp_callbacks *cb;
         void *ud;
@@ -55,7 +56,7 @@ typedef struct mp_parser {
  * is missing or not 1 to 70 allowed characters. */
 int mp_boundary(const char *content_type, char ret[static MULTIPART_BOUNDARY_MAX]);
 
-/* Start a parse of a body framed by boundary. */
+/* Start a parse of a body framed by boundary, of at most MULTIPART_PARTS_MAX parts (p->max_parts). */
 void mp_init(mp_parser *p, const char *boundary, const mp_callbacks *cb, void *ud);
 
 /* Parse n more bytes. Returns 0, -EBADMSG when the body is malformed (p->error says how), or a

@@ -15,6 +15,7 @@
 #include "dynbuf.h"
 #include "fs-util.h"
 #include "macro.h"
+#include "multipart.h"
 #include "utf8.h"
 
 /* ---- SKILL.md's front matter (pure) ---- */
@@ -150,113 +151,72 @@ int skp_frontmatter_parse(const char *md, size_t len, skp_meta *ret, size_t *ret
         return 0;
 }
 
-/* ---- multipart/form-data (pure) ---- */
+/* ---- multipart/form-data: the parts collected from mp_* (multipart.h) ---- */
 
-/* The parameter name= of a header value (boundary=, name=, filename=), quoted or not, into dst. */
-static bool header_param(const char *h, size_t hn, const char *name, char *dst, size_t size) {
-        size_t nl = strlen(name);
-        for (size_t i = 0; i + nl < hn; i++) {
-                if ((i > 0 && h[i - 1] != ';' && h[i - 1] != ' ' && h[i - 1] != '\t') ||
-                    strncasecmp(h + i, name, nl) != 0 || h[i + nl] != '=')
-                        continue;
-                const char *v = h + i + nl + 1;
-                size_t left = hn - i - nl - 1, vn = 0;
-                if (left > 0 && v[0] == '"') {
-                        v++;
-                        left--;
-                        while (vn < left && v[vn] != '"')
-                                vn++;
-                        if (vn == left)
-                                return false;
-                } else
-                        while (vn < left && v[vn] != ';' && v[vn] != ' ' && v[vn] != '\t')
-                                vn++;
-                if (vn >= size)
-                        return false;
-                memcpy(dst, v, vn);
-                dst[vn] = '\0';
-                return true;
-        }
-        return false;
-}
+typedef struct form_reader {
+        skp_form *f;
+        size_t max;
+        size_t cap; /* bytes f->bytes holds */
+        size_t used;
+} form_reader;
 
-static const uint8_t *find(const uint8_t *hay, size_t hn, const char *needle, size_t nn) {
-        return nn <= hn ? memmem(hay, hn, needle, nn) : NULL;
-}
-
-/* One part's headers (hdr, hn bytes) into p. */
-static int part_headers(const uint8_t *hdr, size_t hn, size_t idx, skp_part *p, hull_error *e) {
-        size_t pos = 0;
-        const char *line;
-        size_t n;
-        bool disposition = false;
-        while (next_line((const char *) hdr, hn, &pos, &line, &n)) {
-                if (n > 20 && strncasecmp(line, "content-disposition:", 20) == 0) {
-                        disposition = true;
-                        if (!header_param(line + 20, n - 20, "name", p->name, sizeof(p->name)))
-                                return hull_fail(e, -EINVAL, "multipart part %zu: no name= (or one over %zu bytes)",
-                                                 idx + 1, sizeof(p->name) - 1);
-                        if (!header_param(line + 20, n - 20, "filename", p->filename, sizeof(p->filename)))
-                                p->filename[0] = '\0';
-                        if (memchr(line, '\0', n))
-                                return hull_fail(e, -EINVAL, "multipart part %zu: a NUL byte in its headers", idx + 1);
-                }
-        }
-        if (!disposition)
-                return hull_fail(e, -EINVAL, "multipart part %zu has no Content-Disposition header", idx + 1);
+static int form_part_begin(void *ud, const mp_part *mp) {
+        form_reader *fr = ud;
+        if (fr->f->n >= fr->max)
+                return -E2BIG;
+        skp_part *pt = &fr->f->parts[fr->f->n++];
+        *pt = (skp_part){.data = fr->f->bytes + fr->used};
+        snprintf(pt->name, sizeof(pt->name), "%s", mp->name);
+        snprintf(pt->filename, sizeof(pt->filename), "%s", mp->filename);
         return 0;
 }
 
-int skp_multipart_parse(const char *content_type, const uint8_t *body, size_t len, skp_part *parts, size_t max,
-                        size_t *ret_n, hull_error *e) {
-        char boundary[80], delim[88];
+static int form_part_data(void *ud, const void *d, size_t n) {
+        form_reader *fr = ud;
+        if (fr->f->n == 0 || n > fr->cap - fr->used) /* a part's bytes are the body's own: never */
+                return -EFAULT;
+        memcpy(fr->f->bytes + fr->used, d, n);
+        fr->used += n;
+        fr->f->parts[fr->f->n - 1].len += n;
+        return 0;
+}
+
+static const mp_callbacks form_callbacks = {.part_begin = form_part_begin, .part_data = form_part_data};
+
+void skp_form_done(skp_form *f) {
+        free(f->parts);
+        free(f->bytes);
+        *f = (skp_form){0};
+}
+
+int skp_form_read(const char *content_type, const uint8_t *body, size_t len, size_t max, skp_form *ret, hull_error *e) {
+        char boundary[MULTIPART_BOUNDARY_MAX];
         if (!content_type || strncasecmp(content_type, "multipart/form-data", 19) != 0)
                 return hull_fail(e, -EINVAL,
                                  "the body must be multipart/form-data with the skill's files as files[] parts "
                                  "(Content-Type was '%.60s')",
                                  content_type ? content_type : "");
-        const char *params = content_type + 19;
-        if (!header_param(params, strlen(params), "boundary", boundary, sizeof(boundary)) || !boundary[0])
-                return hull_fail(e, -EINVAL, "multipart/form-data without a boundary= (1 to 70 characters)");
-        int dn = snprintf(delim, sizeof(delim), "\r\n--%s", boundary);
-        /* the first delimiter may open the body without its CRLF */
-        const uint8_t *p = NULL;
-        if (len >= (size_t) dn - 2 && memcmp(body, delim + 2, (size_t) dn - 2) == 0)
-                p = body + dn - 2;
-        else {
-                p = find(body, len, delim, (size_t) dn);
-                if (!p)
-                        return hull_fail(e, -EINVAL, "multipart body: the boundary never appears");
-                p += dn;
-        }
-        size_t n = 0;
-        for (;;) {
-                size_t left = len - (size_t) (p - body);
-                if (left >= 2 && p[0] == '-' && p[1] == '-')
-                        break; /* the closing delimiter */
-                if (left < 2 || p[0] != '\r' || p[1] != '\n')
-                        return hull_fail(e, -EINVAL, "multipart body: a boundary is not followed by CRLF");
-                p += 2;
-                left -= 2;
-                const uint8_t *end_hdr = find(p, left, "\r\n\r\n", 4);
-                if (!end_hdr)
-                        return hull_fail(e, -EINVAL, "multipart part %zu: its headers never end", n + 1);
-                if (n >= max)
-                        return hull_fail(e, -E2BIG, "the upload has more than %zu parts", max);
-                skp_part part = {0};
-                int r = part_headers(p, (size_t) (end_hdr - p) + 2, n, &part, e);
-                if (r < 0)
-                        return r;
-                const uint8_t *data = end_hdr + 4;
-                const uint8_t *next = find(data, len - (size_t) (data - body), delim, (size_t) dn);
-                if (!next)
-                        return hull_fail(e, -EINVAL, "multipart part %zu: the closing boundary is missing", n + 1);
-                part.data = data;
-                part.len = (size_t) (next - data);
-                parts[n++] = part;
-                p = next + dn;
-        }
-        *ret_n = n;
+        if (mp_boundary(content_type, boundary) < 0)
+                return hull_fail(e, -EINVAL, "multipart/form-data without a valid boundary= (1 to 70 characters)");
+        _cleanup_(skp_form_done)
+                skp_form f = {.parts = calloc(max ? max : 1, sizeof(skp_part)), .bytes = malloc(len ? len : 1)};
+        _cleanup_free_ mp_parser *mp = malloc(sizeof(*mp)); /* over 8 KiB: not on the stack */
+        if (!f.parts || !f.bytes || !mp)
+                return hull_fail(e, -ENOMEM, "out of memory reading the upload's parts");
+        form_reader fr = {.f = &f, .max = max, .cap = len};
+        mp_init(mp, boundary, &form_callbacks, &fr);
+        mp->max_parts = max < MULTIPART_PARTS_MAX ? MULTIPART_PARTS_MAX : (unsigned) max;
+        int r = mp_feed(mp, body, len);
+        if (r >= 0)
+                r = mp_finish(mp);
+        if (r == -E2BIG || (r == -EBADMSG && mp->parts > max))
+                return hull_fail(e, -E2BIG, "the upload has more than %zu parts", max);
+        if (r == -EBADMSG)
+                return hull_fail(e, -EINVAL, "the multipart form is malformed: %s", mp->error);
+        if (r < 0)
+                return hull_fail(e, r, "the upload's parts could not be read");
+        *ret = f;
+        f = (skp_form){0};
         return 0;
 }
 

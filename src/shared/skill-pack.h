@@ -6,7 +6,8 @@
  * a device, a duplicate, a file beyond the bounds of limits.h (SKILL_*) is refused whole with a
  * message saying what was wrong; nothing is written until everything was checked.
  *
- * The parsers (skp_frontmatter_parse, skp_multipart_parse) are pure; every function returns 0
+ * The front matter's parser (skp_frontmatter_parse) is pure; an upload's parts are read by the
+ * one multipart parser, multipart.h (skp_form_read). Every function returns 0
  * or a negative errno with *e (-EINVAL: the input, -E2BIG: a bound, -ENOMEM). */
 #pragma once
 
@@ -34,16 +35,24 @@ int skp_frontmatter_parse(const char *md, size_t len, skp_meta *ret, size_t *ret
 /* ---- multipart/form-data ---- */
 
 typedef struct skp_part {
-        char name[64];                 /* the form field ("files[]") */
+        char name[MULTIPART_NAME_MAX]; /* the form field ("files[]") */
         char filename[SKILL_PATH_MAX]; /* "" when the part has none */
-        const uint8_t *data;           /* into the body */
+        const uint8_t *data;           /* into the form's bytes */
         size_t len;
 } skp_part;
 
+typedef struct skp_form {
+        skp_part *parts;
+        size_t n;
+        uint8_t *bytes; /* the parts' data, one after another */
+} skp_form;
+
 /* The parts of body by the boundary of content_type (its "multipart/form-data; boundary=..."),
- * at most max into parts, *ret_n of them. */
-int skp_multipart_parse(const char *content_type, const uint8_t *body, size_t len, skp_part *parts, size_t max,
-                        size_t *ret_n, hull_error *e);
+ * at most max (-E2BIG beyond), read by the one multipart parser (multipart.h, mp_*) into *ret;
+ * -EINVAL saying what was wrong when the type or the body is malformed. */
+int skp_form_read(const char *content_type, const uint8_t *body, size_t len, size_t max, skp_form *ret, hull_error *e);
+
+void skp_form_done(skp_form *f);
 
 /* ---- a skill's files ---- */
 

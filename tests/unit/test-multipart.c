@@ -1,6 +1,7 @@
 /* test-multipart.c: the multipart/form-data parser: a form fed whole and byte by byte gives the
  * same parts, boundaries found in data that almost matches them, the boundary taken from a
- * Content-Type, and malformed bodies refused with a reason. */
+ * Content-Type, and malformed bodies (a NUL in headers, parts over the bound) refused with a
+ * reason. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,6 +107,25 @@ static void test_malformed(void) {
         memset(big + n, 'a', sizeof(big) - (size_t) n - 1);
         CHECK_EQ_INT(parse("b", big, strlen(big), 0, &g, &p), -EBADMSG);
         CHECK(strstr(p.error, "headers are longer") != NULL);
+        /* a NUL byte in a part's headers */
+        static const char nul[] = "--b\r\nContent-Disposition: form-data; name=\"f\0g\"\r\n\r\nx\r\n--b--";
+        CHECK_EQ_INT(parse("b", nul, sizeof(nul) - 1, 0, &g, &p), -EBADMSG);
+        CHECK(strstr(p.error, "NUL") != NULL);
+        /* more parts than the bound; a caller may set another bound after mp_init */
+        char many[64 * (MULTIPART_PARTS_MAX + 2)];
+        size_t m = 0;
+        for (unsigned i = 0; i <= MULTIPART_PARTS_MAX; i++)
+                m += (size_t) snprintf(many + m, sizeof(many) - m,
+                                       "--b\r\nContent-Disposition: form-data; name=p%u\r\n\r\nx\r\n", i);
+        m += (size_t) snprintf(many + m, sizeof(many) - m, "--b--");
+        CHECK_EQ_INT(parse("b", many, m, 0, &g, &p), -EBADMSG);
+        CHECK(strstr(p.error, "more than 16 parts") != NULL);
+        g = (got){0};
+        mp_init(&p, "b", &cbs, &g);
+        p.max_parts = MULTIPART_PARTS_MAX + 1;
+        CHECK_EQ_INT(mp_feed(&p, many, m), 0);
+        CHECK_EQ_INT(mp_finish(&p), 0);
+        CHECK_EQ_INT(g.parts, MULTIPART_PARTS_MAX + 1);
 }
 
 static void test_boundary(void) {

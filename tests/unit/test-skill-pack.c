@@ -1,7 +1,7 @@
-/* test-skill-pack.c: a skill's upload checked: SKILL.md's front matter, multipart parts, the files'
- * paths and layout, zip and tar archives (a zip bomb, "../" and absolute entries, links, a missing
- * SKILL.md all refused with a message), the zip hull keeps read back, the files installed
- * read-only. Archives are made here with libarchive. */
+/* test-skill-pack.c: a skill's upload checked: SKILL.md's front matter, multipart parts (read by
+ * multipart.h's parser), the files' paths and layout, zip and tar archives (a zip bomb, "../" and absolute entries,
+ * links, a missing SKILL.md all refused with a message), the zip hull keeps read back, the files installed read-only.
+ * Archives are made here with libarchive. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <errno.h>
@@ -61,34 +61,100 @@ static void test_frontmatter(void) {
                 -E2BIG);
 }
 
+/* One form read by the adapter over mp_* (skp_form_read); -1 when it was refused, with e.msg set. */
+static int form(const char *ct, const char *body, size_t len, size_t max, skp_form *f, hull_error *e) {
+        e->msg[0] = '\0';
+        int r = skp_form_read(ct, (const uint8_t *) body, len, max, f, e);
+        if (r < 0)
+                CHECK(e->msg[0] != '\0'); /* a refusal always says why */
+        return r;
+}
+
 static void test_multipart(void) {
+        const char *ct = "multipart/form-data; boundary=XyZ";
         const char *body =
                 "--XyZ\r\nContent-Disposition: form-data; name=\"files[]\"; filename=\"s/SKILL.md\"\r\n"
                 "Content-Type: text/markdown\r\n\r\nhello\r\n"
                 "--XyZ\r\nContent-Disposition: form-data; name=\"display_title\"\r\n\r\nTitle\r\n--XyZ--\r\n";
-        skp_part parts[4];
-        size_t n = 0;
+        skp_form f = {0};
         hull_error e = {0};
-        CHECK_EQ_INT(skp_multipart_parse("multipart/form-data; boundary=XyZ", (const uint8_t *) body, strlen(body),
-                                         parts, 4, &n, &e),
-                     0);
-        CHECK_EQ_INT(n, 2);
-        CHECK_EQ_STR(parts[0].name, "files[]");
-        CHECK_EQ_STR(parts[0].filename, "s/SKILL.md");
-        CHECK(parts[0].len == 5 && memcmp(parts[0].data, "hello", 5) == 0);
-        CHECK_EQ_STR(parts[1].name, "display_title");
-        CHECK_EQ_STR(parts[1].filename, "");
-        CHECK(parts[1].len == 5 && memcmp(parts[1].data, "Title", 5) == 0);
-        CHECK_EQ_INT(skp_multipart_parse("application/json", (const uint8_t *) body, strlen(body), parts, 4, &n, &e),
-                     -EINVAL);
-        CHECK_EQ_INT(skp_multipart_parse("multipart/form-data", (const uint8_t *) body, strlen(body), parts, 4, &n, &e),
-                     -EINVAL);
-        CHECK_EQ_INT(
-                skp_multipart_parse("multipart/form-data; boundary=XyZ", (const uint8_t *) body, 60, parts, 4, &n, &e),
-                -EINVAL);
-        CHECK_EQ_INT(skp_multipart_parse("multipart/form-data; boundary=XyZ", (const uint8_t *) body, strlen(body),
-                                         parts, 1, &n, &e),
-                     -E2BIG);
+        CHECK_EQ_INT(form(ct, body, strlen(body), 4, &f, &e), 0);
+        CHECK_EQ_INT(f.n, 2);
+        CHECK_EQ_STR(f.parts[0].name, "files[]");
+        CHECK_EQ_STR(f.parts[0].filename, "s/SKILL.md");
+        CHECK(f.parts[0].len == 5 && memcmp(f.parts[0].data, "hello", 5) == 0);
+        CHECK_EQ_STR(f.parts[1].name, "display_title");
+        CHECK_EQ_STR(f.parts[1].filename, "");
+        CHECK(f.parts[1].len == 5 && memcmp(f.parts[1].data, "Title", 5) == 0);
+        skp_form_done(&f);
+        /* a part's bytes that almost hold the delimiter, and a NUL, are kept whole */
+        static const char tricky[] =
+                "--XyZ\r\nContent-Disposition: form-data; name=\"files[]\"; filename=\"s/x\"\r\n\r\n"
+                "a\r\n--Xy\r\n-\0b\r\n--XyZ--";
+        size_t tn = sizeof(tricky) - 1;
+        CHECK_EQ_INT(form(ct, tricky, tn, 4, &f, &e), 0);
+        CHECK_EQ_INT(f.n, 1);
+        CHECK(f.parts[0].len == 12 && memcmp(f.parts[0].data, "a\r\n--Xy\r\n-\0b", 12) == 0);
+        skp_form_done(&f);
+        /* a path as long as a skill's may be */
+        static char longname[SKILL_PATH_MAX + 200];
+        char path[SKILL_PATH_MAX];
+        memset(path, 'p', sizeof(path) - 1);
+        path[sizeof(path) - 1] = '\0';
+        snprintf(longname, sizeof(longname),
+                 "--XyZ\r\nContent-Disposition: form-data; name=\"files\"; filename=\"%s\"\r\n\r\nx\r\n--XyZ--", path);
+        CHECK_EQ_INT(form(ct, longname, strlen(longname), 4, &f, &e), 0);
+        CHECK_EQ_STR(f.parts[0].filename, path);
+        skp_form_done(&f);
+
+        /* hostile or wrong input: refused, saying why */
+        CHECK_EQ_INT(form("application/json", body, strlen(body), 4, &f, &e), -EINVAL);
+        CHECK(strstr(e.msg, "must be multipart/form-data") != NULL);
+        CHECK_EQ_INT(form("multipart/form-data", body, strlen(body), 4, &f, &e), -EINVAL);
+        CHECK(strstr(e.msg, "boundary") != NULL);
+        CHECK_EQ_INT(form(NULL, body, strlen(body), 4, &f, &e), -EINVAL);
+        CHECK_EQ_INT(form(ct, body, 60, 4, &f, &e), -EINVAL); /* cut short */
+        CHECK(strstr(e.msg, "malformed") != NULL);
+        CHECK_EQ_INT(form(ct, body, strlen(body), 1, &f, &e), -E2BIG);
+        CHECK(strstr(e.msg, "more than 1 parts") != NULL);
+        CHECK_EQ_INT(form(ct, "no boundary here", 16, 4, &f, &e), -EINVAL);
+        CHECK(strstr(e.msg, "no part") != NULL);
+        CHECK_EQ_INT(form(ct, "", 0, 4, &f, &e), -EINVAL);
+        static const char nul[] = "--XyZ\r\nContent-Disposition: form-data; name=\"f\0x\"\r\n\r\nx\r\n--XyZ--";
+        CHECK_EQ_INT(form(ct, nul, sizeof(nul) - 1, 4, &f, &e), -EINVAL);
+        CHECK(strstr(e.msg, "NUL") != NULL);
+        const char *noname = "--XyZ\r\nContent-Disposition: form-data; filename=\"a\"\r\n\r\nx\r\n--XyZ--";
+        CHECK_EQ_INT(form(ct, noname, strlen(noname), 4, &f, &e), -EINVAL);
+        CHECK(strstr(e.msg, "no name") != NULL);
+        const char *nodisp = "--XyZ\r\nContent-Type: text/plain\r\n\r\nx\r\n--XyZ--";
+        CHECK_EQ_INT(form(ct, nodisp, strlen(nodisp), 4, &f, &e), -EINVAL);
+        const char *junk = "--XyZjunk\r\n\r\n";
+        CHECK_EQ_INT(form(ct, junk, strlen(junk), 4, &f, &e), -EINVAL);
+        /* a filename over a skill path's bound */
+        static char over[SKILL_PATH_MAX + 200];
+        char opath[SKILL_PATH_MAX + 1];
+        memset(opath, 'p', sizeof(opath) - 1);
+        opath[sizeof(opath) - 1] = '\0';
+        snprintf(over, sizeof(over),
+                 "--XyZ\r\nContent-Disposition: form-data; name=\"files\"; filename=\"%s\"\r\n\r\nx\r\n--XyZ--", opath);
+        CHECK_EQ_INT(form(ct, over, strlen(over), 4, &f, &e), -EINVAL);
+        CHECK(strstr(e.msg, "longer than 511 bytes") != NULL);
+        /* SKILL_PARTS_MAX + 1 parts: over the bound the skills route passes */
+        _cleanup_(dynbuf_freep) dynbuf many;
+        dynbuf_init(&many, SKILL_UPLOAD_MAX);
+        for (unsigned i = 0; i <= SKILL_PARTS_MAX; i++)
+                CHECK_EQ_INT(dynbuf_addf(&many,
+                                         "--XyZ\r\nContent-Disposition: form-data; name=\"files[]\"; "
+                                         "filename=\"s/%u\"\r\n\r\n%u\r\n",
+                                         i, i),
+                             0);
+        CHECK_EQ_INT(dynbuf_addf(&many, "--XyZ--"), 0);
+        CHECK_EQ_INT(form(ct, many.buf, many.len, SKILL_PARTS_MAX, &f, &e), -E2BIG);
+        CHECK(strstr(e.msg, "more than 512 parts") != NULL);
+        CHECK_EQ_INT(form(ct, many.buf, many.len, SKILL_PARTS_MAX + 1, &f, &e), 0);
+        CHECK_EQ_INT(f.n, SKILL_PARTS_MAX + 1);
+        CHECK(f.parts[SKILL_PARTS_MAX].len == 3 && memcmp(f.parts[SKILL_PARTS_MAX].data, "512", 3) == 0);
+        skp_form_done(&f);
 }
 
 static void test_files(void) {
