@@ -28,6 +28,8 @@ const char *sbx_tier_to_string(sbx_tier t) {
                 return "container";
         case SBX_TIER_PROCESS:
                 return "process";
+        case SBX_TIER_KERNEL:
+                return "kernel";
         }
         return "unknown";
 }

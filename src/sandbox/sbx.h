@@ -13,6 +13,7 @@
 typedef enum sbx_tier {
         SBX_TIER_CONTAINER,
         SBX_TIER_PROCESS,
+        SBX_TIER_KERNEL, /* gVisor (runsc): sessions only here (sbx_session_start) */
 } sbx_tier;
 
 /* Exit statuses of `hull exec` besides the command's own. */

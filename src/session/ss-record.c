@@ -52,7 +52,9 @@ static int record_chained(ss_manager *m, ss_session *s, const char *operation, c
                 .request_sha256 = request_sha,
                 .result_sha256 = unanswered ? "" : result_sha,
                 .provider = m->cfg.provider ? m->cfg.provider : "hull",
-                .isolation = m->cfg.isolation ? m->cfg.isolation : "container",
+                .isolation = s->tier == SBX_TIER_KERNEL ? "kernel"
+                             : m->cfg.isolation         ? m->cfg.isolation
+                                                        : "container",
                 .environment = s->environment,
                 .policy = "",
                 .started_unix_ms = started_unix_ms,

@@ -580,7 +580,8 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                                     .handles_dir = s->store_path[0] ? s->store_path : NULL,
                                     .layer_dir = o->layer_dir,
                                     .net = o->net,
-                                    .net_policy = policy};
+                                    .net_policy = policy,
+                                    .tier = o->tier};
                 r = m->cfg.box.open(m->cfg.box.ctx, &spec, &s->box, e);
                 s->have_box = r >= 0;
         }
@@ -592,6 +593,8 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                          s->box.n_cg_fds, m->cfg.zygote_fd);
         if (o->layer_dir)
                 s->sx.env = env_layer_sandbox_env(); /* for interpreters forked from the zygote */
+        s->tier = o->tier;
+        s->sx.kernel = o->tier == SBX_TIER_KERNEL;
         s->sx.net_proxy_env = o->net == SBX_NET_LIMITED;
         snprintf(s->principal, sizeof(s->principal), "%s", o->principal);
         snprintf(s->owner, sizeof(s->owner), "%s", o->owner ? o->owner : "");

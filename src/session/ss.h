@@ -78,6 +78,7 @@ typedef struct ss_box_spec {
         sbx_net_mode net;                 /* SBX_NET_NONE or SBX_NET_LIMITED (sbx-net.h) */
         const sbx_net_policy *net_policy; /* limited: borrowed for the call */
         const char *layer_dir;            /* an environment's layer, bound read-only at /env; NULL: none */
+        sbx_tier tier;                    /* SBX_TIER_CONTAINER, or SBX_TIER_KERNEL (gVisor) */
 } ss_box_spec;
 
 /* A session's sandbox as its provider hands it over. */
@@ -183,6 +184,9 @@ typedef struct ss_open_opts {
         /* How the session's run records name its environment (RunRecord.environment, e.g.
          * env_describe's "hull-env:NAME@VERSION layer=sha256:DIGEST net=MODE"); NULL: "". */
         const char *environment;
+        /* The session's tier: SBX_TIER_CONTAINER (0, the default) or SBX_TIER_KERNEL (one gVisor
+         * sandbox per session, sbx-kernel-session.c; its records say isolation "kernel"). */
+        sbx_tier tier;
 } ss_open_opts;
 
 /* Open a session. At the owner's cap, its least recently used session without a call in flight
