@@ -60,6 +60,17 @@
 #define SBX_ROOT_HOST_UID 65534U    /* host uid the sandbox user maps to when hull runs as root */
 #define SBX_READ_CHUNK 65536U       /* bytes per read() of captured output */
 #define SBX_EXEC_STACK_BYTES 65536U /* stack of the sandboxed command between clone and execve */
+/* the kernel tier (src/sandbox/sbx-oci.c): gVisor's runsc */
+#define SBX_OCI_PLATFORM_MAX 32U                         /* a runsc --platform name */
+#define SBX_OCI_VERSION_MAX 64U                          /* runsc's version string */
+#define SBX_OCI_ID_MAX 64U                               /* a container id: hull-PID-USEC */
+#define SBX_OCI_ARGS_MAX 32U                             /* runsc's own arguments (flags and subcommand) */
+#define SBX_OCI_BINDS_MAX (SBX_ROOTFS_ENTRIES_MAX + 16U) /* read-only binds of a bundle's root */
+#define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
+#define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
+#define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
+#define SBX_OCI_PIDS_PER_TASK 4U   /* host tasks one sandboxed task may cost (sentry thread, stub) */
+#define SBX_OCI_PIDS_OVERHEAD 256U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
 

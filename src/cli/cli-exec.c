@@ -166,7 +166,7 @@ typedef struct exec_cmd {
 static int set_tier(void *ctx, const char *arg) {
         exec_cmd *x = ctx;
         if (sbx_tier_from_string(arg, &x->spec.tier) < 0)
-                return usage_error("--tier must be 'container' or 'process', not '%s'", arg);
+                return usage_error("--tier must be 'container', 'kernel' or 'process', not '%s'", arg);
         return 0;
 }
 
@@ -377,7 +377,11 @@ static int set_net_log(void *ctx, const char *arg) {
 }
 
 static const cli_option exec_options[] = {
-        {"tier", "container|process", set_tier, "isolation tier (default container; process is NOT isolation)", {0}},
+        {"tier",
+         "container|kernel|process",
+         set_tier,
+         "isolation tier (default container; kernel runs it under gVisor's runsc; process is NOT isolation)",
+         {0}},
         {"timeout", "SECONDS", set_timeout, "wall-clock limit, decimals allowed (default 30)", {0}},
         {"memory", "SIZE", set_memory, "memory limit incl. tmpfs, e.g. 512M (default 512M)", {0}},
         {"pids", "N", set_pids, "process limit (default 256)", {0}},
@@ -514,8 +518,8 @@ static int check_options(exec_cmd *x, int argc, char **argv) {
                 return usage_error("no command given%s", "");
         if (x->stdio && x->capture_option)
                 return usage_error("--stdio hands over stdin and stdout: %s has no use with it", x->capture_option);
-        if (x->stdio && x->spec.tier != SBX_TIER_CONTAINER)
-                return usage_error("--stdio needs the container tier (--tier container)%s", "");
+        if (x->stdio && x->spec.tier == SBX_TIER_PROCESS)
+                return usage_error("--stdio needs the container or kernel tier (--tier container)%s", "");
         if (x->stdio && !x->timeout_given)
                 x->spec.timeout_ms = 0; /* a server lives as long as its client */
         if ((size_t) (argc - optind) > SBX_ARGV_MAX)

@@ -1,6 +1,6 @@
 /* sbx-run.c: a run: the tier's name, the process tier, and sbx_run, which checks the spec, makes
  * a temporary work directory when one is needed and hands over to the tier. What the tiers share
- * is in sbx-exec.c, the container tier in sbx-container.c. */
+ * is in sbx-exec.c, the container tier in sbx-container.c, the kernel tier in sbx-kernel.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -21,6 +21,7 @@
 #include "macro.h"
 #include "sbx-container.h"
 #include "sbx-internal.h"
+#include "sbx-oci.h"
 
 const char *sbx_tier_to_string(sbx_tier t) {
         switch (t) {
@@ -39,6 +40,8 @@ int sbx_tier_from_string(const char *s, sbx_tier *ret) {
                 *ret = SBX_TIER_CONTAINER;
         else if (strcmp(s, "process") == 0)
                 *ret = SBX_TIER_PROCESS;
+        else if (strcmp(s, "kernel") == 0)
+                *ret = SBX_TIER_KERNEL;
         else
                 return -EINVAL;
         return 0;
@@ -156,8 +159,12 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
         if (spec->output_bytes < SBX_OUTPUT_BYTES_MIN)
                 return hull_err(e, -EINVAL, "exec: output limit below %llu bytes",
                                 (unsigned long long) SBX_OUTPUT_BYTES_MIN);
-        if (spec->stdio && spec->tier != SBX_TIER_CONTAINER)
+        if (spec->stdio && spec->tier == SBX_TIER_PROCESS)
                 return hull_err_hint(e, -EINVAL, "use --tier container", "exec: --stdio needs the container tier");
+        if (spec->net != SBX_NET_NONE && spec->tier == SBX_TIER_KERNEL)
+                return hull_err_hint(e, -EOPNOTSUPP, "use --net none, or --tier container for a network",
+                                     "exec: --net %s is not available in the kernel tier yet",
+                                     sbx_net_mode_to_string(spec->net));
         if (spec->net != SBX_NET_NONE && spec->tier != SBX_TIER_CONTAINER)
                 return hull_err_hint(e, -EINVAL, "use --tier container",
                                      "exec: the process tier has the host's network: --net %s needs the container tier",
@@ -181,6 +188,8 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
 
         if (spec->tier == SBX_TIER_CONTAINER)
                 r = sbx_run_container(spec, workdir, ret, e);
+        else if (spec->tier == SBX_TIER_KERNEL)
+                r = sbx_run_kernel(spec, workdir, ret, e);
         else
                 r = sbx_run_process(spec, workdir, ret, e);
 

@@ -13,7 +13,7 @@
 typedef enum sbx_tier {
         SBX_TIER_CONTAINER,
         SBX_TIER_PROCESS,
-        SBX_TIER_KERNEL, /* gVisor (runsc): sessions only here (sbx_session_start) */
+        SBX_TIER_KERNEL, /* gVisor's runsc: a second kernel (sbx-oci.h) */
 } sbx_tier;
 
 /* Exit statuses of `hull exec` besides the command's own. */

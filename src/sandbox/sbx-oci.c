@@ -1,0 +1,705 @@
+/* sbx-oci.c: the kernel tier's bundles and runsc itself (see sbx-oci.h): finding and probing
+ * runsc, writing a bundle (its root, /etc files and config.json with jansson), starting runsc in
+ * the bundle's cgroup, and the teardown that leaves nothing behind. The single run that uses
+ * them is sbx-kernel.c. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "macro.h"
+#include "sbx-internal.h"
+#include "sbx-oci.h"
+
+/* ---- runsc ---- */
+
+static bool is_executable(const char *path) {
+        struct stat st;
+        return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int sbx_oci_runtime_find(sbx_oci_runtime *ret, hull_error *e) {
+        sbx_oci_runtime rt = {0};
+        const char *env = getenv("HULL_RUNSC");
+        if (env && env[0]) {
+                if (env[0] != '/' || !is_executable(env))
+                        return hull_err_hint(e, -ENOENT, "set HULL_RUNSC to the absolute path of a runsc binary",
+                                             "kernel: HULL_RUNSC=%s is not an executable file", env);
+                if ((size_t) snprintf(rt.path, sizeof(rt.path), "%s", env) >= sizeof(rt.path))
+                        return hull_err(e, -ENAMETOOLONG, "kernel: HULL_RUNSC is too long");
+        } else {
+                const char *path = getenv("PATH");
+                bool found = false;
+                if (!path || !path[0])
+                        path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+                for (const char *p = path; *p && !found;) {
+                        size_t n = strcspn(p, ":");
+                        if (n > 0 && p[0] == '/' && n + sizeof("/runsc") <= sizeof(rt.path)) {
+                                snprintf(rt.path, sizeof(rt.path), "%.*s/runsc", (int) n, p);
+                                found = is_executable(rt.path);
+                        }
+                        p += n + (p[n] == ':');
+                }
+                if (!found) {
+                        snprintf(rt.path, sizeof(rt.path), "/usr/bin/runsc");
+                        if (!is_executable(rt.path))
+                                return hull_err_hint(
+                                        e, -ENOENT, "install gVisor (Debian: apt-get install runsc; or set HULL_RUNSC)",
+                                        "kernel: runsc is not installed");
+                }
+        }
+        const char *plat = getenv("HULL_RUNSC_PLATFORM");
+        if (plat && plat[0]) {
+                for (const char *c = plat; *c; c++)
+                        if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9')))
+                                return hull_err_hint(e, -EINVAL, "e.g. HULL_RUNSC_PLATFORM=systrap or ptrace",
+                                                     "kernel: HULL_RUNSC_PLATFORM=%s is not a platform name", plat);
+                if ((size_t) snprintf(rt.platform, sizeof(rt.platform), "%s", plat) >= sizeof(rt.platform))
+                        return hull_err(e, -ENAMETOOLONG, "kernel: HULL_RUNSC_PLATFORM is too long");
+        }
+        *ret = rt;
+        return 0;
+}
+
+/* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
+ * a clean environment; then execve. Never returns. */
+_noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd) {
+        static char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+        sigset_t none;
+        char byte;
+        if (go_fd >= 0 && read(go_fd, &byte, 1) != 1)
+                _exit(SBX_EXIT_SETUP);
+        int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int fds[3] = {in_fd, out_fd, err_fd};
+        for (int i = 0; i < 3; i++) {
+                int src = fds[i] >= 0 ? fds[i] : null_fd;
+                if (src < 0 || (src == i ? fcntl(i, F_SETFD, 0) : dup2(src, i)) < 0)
+                        _exit(SBX_EXIT_SETUP);
+        }
+        syscall(SYS_close_range, 3U, ~0U, 0U);
+        signal(SIGPIPE, SIG_DFL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setpgid(0, 0);
+        execve(path, argv, envp);
+        _exit(SBX_EXIT_SETUP);
+}
+
+static int pidfd_open_(pid_t pid) {
+        return (int) syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Wait for pid at most timeout_ms, SIGKILL its group after; returns its wait status (>= 0) or a
+ * negative errno. While waiting, read its stdout into buf when out_fd >= 0. */
+static int wait_bounded(pid_t pid, int out_fd, char *buf, size_t size, size_t *ret_len, uint64_t timeout_ms) {
+        _cleanup_close_ int pfd = pidfd_open_(pid);
+        uint64_t deadline = sbx_now_us() + timeout_ms * 1000ULL;
+        size_t len = 0;
+        int status = 0;
+        bool killed = false;
+        for (;;) {
+                uint64_t now = sbx_now_us();
+                if (now >= deadline && !killed) {
+                        kill(-pid, SIGKILL);
+                        kill(pid, SIGKILL);
+                        killed = true;
+                }
+                struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = out_fd, .events = POLLIN}};
+                int wait_ms = killed ? 1000 : (int) ((deadline - now) / 1000ULL) + 1;
+                if (pfd < 0)
+                        wait_ms = wait_ms > 10 ? 10 : wait_ms; /* no pidfd: poll waitpid */
+                int n = poll(p, out_fd >= 0 ? 2 : 1, wait_ms);
+                if (n < 0 && errno != EINTR)
+                        break;
+                if (out_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
+                        ssize_t k = size > len + 1 ? read(out_fd, buf + len, size - len - 1) : 0;
+                        if (k > 0)
+                                len += (size_t) k;
+                        else {
+                                char sink[SBX_READ_CHUNK];
+                                if (read(out_fd, sink, sizeof(sink)) <= 0)
+                                        out_fd = -1;
+                        }
+                }
+                pid_t w = waitpid(pid, &status, WNOHANG);
+                if (w == pid)
+                        break;
+                if (w < 0)
+                        return negative_errno();
+        }
+        if (buf)
+                buf[len] = '\0';
+        if (ret_len)
+                *ret_len = len;
+        return killed ? -ETIMEDOUT : status;
+}
+
+/* Run argv (runsc ...) with stdout into buf (NUL-terminated), stderr discarded. Returns the
+ * wait status or a negative errno. */
+static int run_capture(const char *path, char *const *argv, char *buf, size_t size, uint64_t timeout_ms) {
+        _cleanup_close_pair_ int outp[2] = {-1, -1};
+        if (pipe2(outp, O_CLOEXEC) < 0)
+                return negative_errno();
+        pid_t pid = fork();
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0)
+                exec_runsc(path, argv, -1, outp[1], outp[1], -1);
+        outp[1] = safe_close(outp[1]);
+        return wait_bounded(pid, outp[0], buf, size, NULL, timeout_ms);
+}
+
+/* "runsc version 0.0~20221219.0\nspec: ..." -> "0.0~20221219.0" */
+static void parse_version(const char *text, char *ret, size_t size) {
+        const char *p = strstr(text, "runsc version ");
+        ret[0] = '\0';
+        if (!p)
+                return;
+        p += strlen("runsc version ");
+        size_t n = strcspn(p, " \n");
+        snprintf(ret, size, "%.*s", (int) (n < size ? n : size - 1), p);
+}
+
+/* From `runsc flags`: whether -platform lists systrap, and its default ("(default \"ptrace\")"). */
+static void parse_platforms(const char *text, bool *ret_systrap, char *ret_default, size_t size) {
+        const char *p = strstr(text, "-platform ");
+        *ret_systrap = false;
+        ret_default[0] = '\0';
+        if (!p)
+                return;
+        const char *end = strstr(p + 1, "\n  -");
+        size_t span = end ? (size_t) (end - p) : strlen(p);
+        char line[SBX_OCI_OUTPUT_MAX];
+        snprintf(line, sizeof(line), "%.*s", (int) (span < sizeof(line) ? span : sizeof(line) - 1), p);
+        *ret_systrap = strstr(line, "systrap") != NULL;
+        const char *d = strstr(line, "(default \"");
+        if (d) {
+                d += strlen("(default \"");
+                size_t n = strcspn(d, "\"");
+                snprintf(ret_default, size, "%.*s", (int) (n < size ? n : size - 1), d);
+        }
+}
+
+static const char *const self_check_argv[] = {"/bin/true", NULL};
+
+int sbx_oci_runtime_probe(sbx_oci_runtime *rt, hull_error *e) {
+        _cleanup_free_ char *buf = malloc(SBX_OCI_OUTPUT_MAX);
+        char def[SBX_OCI_PLATFORM_MAX];
+        int r;
+        if (!buf)
+                return hull_err(e, -ENOMEM, "kernel: out of memory");
+        char *ver_argv[] = {rt->path, (char *) "--version", NULL};
+        r = run_capture(rt->path, ver_argv, buf, SBX_OCI_OUTPUT_MAX, SBX_OCI_CONTROL_MS);
+        if (r < 0 || !WIFEXITED(r) || WEXITSTATUS(r) != 0)
+                return hull_err(e, r < 0 ? r : -EIO, "kernel: `%s --version` failed", rt->path);
+        parse_version(buf, rt->version, sizeof(rt->version));
+        if (!rt->version[0])
+                return hull_err(e, -EPROTO, "kernel: `%s --version` did not name a runsc version", rt->path);
+        char *flags_argv[] = {rt->path, (char *) "flags", NULL};
+        r = run_capture(rt->path, flags_argv, buf, SBX_OCI_OUTPUT_MAX, SBX_OCI_CONTROL_MS);
+        if (r < 0)
+                return hull_err(e, r, "kernel: `%s flags` failed", rt->path);
+        parse_platforms(buf, &rt->has_systrap, def, sizeof(def));
+        if (!rt->platform[0] && rt->has_systrap)
+                snprintf(rt->platform, sizeof(rt->platform), "systrap");
+        snprintf(rt->platform_seen, sizeof(rt->platform_seen), "%s", rt->platform[0] ? rt->platform : def);
+
+        /* The self-check: a real bundle, a real run of /bin/true. */
+        sbx_spec spec = {
+                .tier = SBX_TIER_KERNEL,
+                .argv = (char *const *) self_check_argv,
+                .timeout_ms = SBX_OCI_PROBE_MS,
+                .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                .output_bytes = SBX_DEFAULT_OUTPUT_BYTES,
+                .cancel_fd = -1,
+        };
+        sbx_oci_bundle b;
+        r = sbx_oci_bundle_make(rt, &spec, NULL, &b, e);
+        if (r < 0)
+                return r;
+        const char *args[] = {"run", "--bundle", b.dir, b.id, NULL};
+        r = sbx_oci_runsc(&b, args, SBX_OCI_PROBE_MS, e);
+        hull_error w;
+        int q = sbx_oci_bundle_destroy(&b, &w);
+        if (r < 0)
+                return r;
+        if (!WIFEXITED(r) || WEXITSTATUS(r) != 0)
+                return hull_err_hint(e, -EIO, "run it by hand with --debug --debug-log=/tmp/runsc/ to see why",
+                                     "kernel: runsc's self-check (/bin/true in a bundle) failed with status %d",
+                                     WIFEXITED(r) ? WEXITSTATUS(r) : 128 + WTERMSIG(r));
+        if (q < 0)
+                return hull_err(e, q, "kernel: the self-check left something behind: %s", w.msg);
+        return 0;
+}
+
+void sbx_oci_runtime_evidence(const sbx_oci_runtime *rt, char *buf, size_t size) {
+        snprintf(buf, size, "gVisor runsc %s, platform %s", rt->version[0] ? rt->version : "(version not probed)",
+                 rt->platform_seen[0] ? rt->platform_seen
+                 : rt->platform[0]    ? rt->platform
+                                      : "default");
+}
+
+/* ---- the bundle's root ---- */
+
+typedef struct root_plan {
+        const char *binds[2 * SBX_OCI_BINDS_MAX + 1]; /* {destination, source} pairs, NULL-terminated */
+        size_t n;
+        char strings[SBX_OCI_BINDS_MAX][2][SBX_PATH_MAX];
+} root_plan;
+
+/* One entry of the new root, from host_path: a link is recreated in the root, a directory or a
+ * regular file gets a mount point and a read-only bind; anything else is left out. */
+static int root_entry(int root_fd, root_plan *p, const char *name, const char *host_path, bool must_exist,
+                      hull_error *e) {
+        struct stat st;
+        if (lstat(host_path, &st) < 0) {
+                if (errno == ENOENT && !must_exist)
+                        return 0;
+                return hull_err(e, negative_errno(), "kernel: cannot inspect %s", host_path);
+        }
+        if (S_ISLNK(st.st_mode)) {
+                char target[SBX_PATH_MAX];
+                ssize_t n = readlink(host_path, target, sizeof(target) - 1);
+                if (n < 0)
+                        return hull_err(e, negative_errno(), "kernel: cannot read link %s", host_path);
+                target[n] = '\0';
+                if (symlinkat(target, root_fd, name) < 0)
+                        return hull_err(e, negative_errno(), "kernel: cannot make the link %s", name);
+                return 0;
+        }
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return 0;
+        if (p->n >= SBX_OCI_BINDS_MAX)
+                return hull_err(e, -E2BIG, "kernel: too many root entries (at most %u)", SBX_OCI_BINDS_MAX);
+        int r = S_ISDIR(st.st_mode) ? mkdirat(root_fd, name, 0755) : 0;
+        if (r == 0 && S_ISREG(st.st_mode)) {
+                int fd = openat(root_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+                r = fd < 0 ? -1 : 0;
+                safe_close(fd);
+        }
+        if (r < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot make the mount point %s", name);
+        char *dst = p->strings[p->n][0], *src = p->strings[p->n][1];
+        if ((size_t) snprintf(dst, SBX_PATH_MAX, "/%s", name) >= SBX_PATH_MAX || !realpath(host_path, src))
+                return hull_err(e, -ENAMETOOLONG, "kernel: cannot resolve %s", host_path);
+        p->binds[2 * p->n] = dst;
+        p->binds[2 * p->n + 1] = src;
+        p->binds[2 * ++p->n] = NULL;
+        return 0;
+}
+
+static int write_at(int dir_fd, const char *name, const char *content) {
+        _cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return negative_errno();
+        return loop_write(fd, content, strlen(content));
+}
+
+/* The host's root as the container tier shows it: /usr, the /bin-style links, a few /etc files,
+ * and hull's own passwd, group, hosts and nsswitch.conf for the sandbox user uid/gid. */
+static int root_host(int root_fd, root_plan *p, uid_t uid, gid_t gid, hull_error *e) {
+        static const char *const top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+        static const char *const etc[] = {"ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf"};
+        char host[SBX_PATH_MAX], name[SBX_NAME_MAX], text[SBX_ETC_FILE_MAX];
+        int r;
+        for (size_t i = 0; i < ELEMENTSOF(top); i++) {
+                snprintf(host, sizeof(host), "/%s", top[i]);
+                if ((r = root_entry(root_fd, p, top[i], host, i == 0, e)) < 0)
+                        return r;
+        }
+        if (mkdirat(root_fd, "etc", 0755) < 0 || mkdirat(root_fd, "etc/ssl", 0755) < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot make the root's /etc");
+        for (size_t i = 0; i < ELEMENTSOF(etc); i++) {
+                snprintf(host, sizeof(host), "/etc/%s", etc[i]);
+                snprintf(name, sizeof(name), "etc/%s", etc[i]);
+                if ((r = root_entry(root_fd, p, name, host, false, e)) < 0)
+                        return r;
+        }
+        snprintf(text, sizeof(text),
+                 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                 "sandbox:x:%u:%u:hull sandbox:/workspace:/bin/sh\n"
+                 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+                 (unsigned) uid, (unsigned) gid);
+        if (uid == 65534)
+                snprintf(text, sizeof(text),
+                         "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                         "sandbox:x:65534:65534:hull sandbox:/workspace:/bin/sh\n");
+        if ((r = write_at(root_fd, "etc/passwd", text)) < 0)
+                return hull_err(e, r, "kernel: cannot write the root's /etc/passwd");
+        snprintf(text, sizeof(text), "root:x:0:\nsandbox:x:%u:\n", (unsigned) gid);
+        if ((r = write_at(root_fd, "etc/group", text)) < 0 ||
+            (r = write_at(root_fd, "etc/hosts",
+                          "127.0.0.1\tlocalhost hull\n::1\tlocalhost ip6-localhost ip6-loopback\n")) < 0 ||
+            (r = write_at(root_fd, "etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n")) <
+                    0)
+                return hull_err(e, r, "kernel: cannot write the root's /etc files");
+        return 0;
+}
+
+/* A --rootfs: its top-level entries, but for the ones hull mounts itself. */
+static int root_rootfs(int root_fd, root_plan *p, const char *rootfs, hull_error *e) {
+        static const char *const ours[] = {".", "..", "proc", "dev", "tmp", "workspace", "sys", "handles", "env"};
+        char host[SBX_PATH_MAX];
+        if (rootfs[0] != '/')
+                return hull_err(e, -EINVAL, "exec: --rootfs must be an absolute path");
+        DIR *d = opendir(rootfs);
+        if (!d)
+                return hull_err(e, negative_errno(), "exec: cannot list --rootfs %s", rootfs);
+        int r = 0;
+        for (struct dirent *de; (de = readdir(d));) {
+                bool skip = false;
+                for (size_t i = 0; i < ELEMENTSOF(ours); i++)
+                        skip = skip || strcmp(de->d_name, ours[i]) == 0;
+                if (skip)
+                        continue;
+                if ((size_t) snprintf(host, sizeof(host), "%s/%s", rootfs, de->d_name) >= sizeof(host)) {
+                        r = hull_err(e, -ENAMETOOLONG, "exec: --rootfs path too long");
+                        break;
+                }
+                if ((r = root_entry(root_fd, p, de->d_name, host, true, e)) < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+/* ---- config.json ---- */
+
+static json_t *string_array(char *const *v) {
+        json_t *a = json_array();
+        for (size_t i = 0; a && v && v[i]; i++)
+                if (json_array_append_new(a, json_string(v[i])) < 0) {
+                        json_decref(a);
+                        return NULL;
+                }
+        return a;
+}
+
+static json_t *mount_new(const char *dst, const char *type, const char *src, const char *o1, const char *o2,
+                         const char *o3) {
+        json_t *opts = json_array();
+        const char *o[] = {o1, o2, o3};
+        for (size_t i = 0; opts && i < ELEMENTSOF(o); i++)
+                if (o[i])
+                        json_array_append_new(opts, json_string(o[i]));
+        return json_pack("{s:s, s:s, s:s, s:o}", "destination", dst, "type", type, "source", src, "options", opts);
+}
+
+static json_t *rlimit_new(const char *type, uint64_t v) {
+        return json_pack("{s:s, s:I, s:I}", "type", type, "hard", (json_int_t) v, "soft", (json_int_t) v);
+}
+
+/* The sandbox user: the container tier's host identity (the work directory's owner, or
+ * SBX_ROOT_HOST_UID when that is root or there is none), so files it writes through the gofer
+ * belong to the same host user in both tiers. */
+static void sandbox_identity(const char *workdir, uid_t *ret_uid, gid_t *ret_gid) {
+        struct stat st;
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+        if (workdir && stat(workdir, &st) == 0 && uid == 0 && st.st_uid != 0) {
+                uid = st.st_uid;
+                gid = st.st_gid;
+        }
+        if (uid == 0) {
+                uid = SBX_ROOT_HOST_UID;
+                gid = SBX_ROOT_HOST_UID;
+        }
+        *ret_uid = uid;
+        *ret_gid = gid;
+}
+
+int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_path, const char *const *binds,
+                   char *const *env, json_t **ret, hull_error *e) {
+        char tmp_opt[SBX_SHORT_STR_MAX], ws_opt[SBX_SHORT_STR_MAX];
+        uid_t uid;
+        gid_t gid;
+        sandbox_identity(workdir, &uid, &gid);
+        snprintf(tmp_opt, sizeof(tmp_opt), "size=%" PRIu64,
+                 (uint64_t) (spec->tmp_bytes ? spec->tmp_bytes : SBX_DEFAULT_TMP_BYTES));
+        snprintf(ws_opt, sizeof(ws_opt), "size=%" PRIu64,
+                 (uint64_t) (spec->memory_bytes ? spec->memory_bytes : SBX_DEFAULT_MEMORY_BYTES));
+
+        _cleanup_(json_decrefp) json_t *mounts = json_array();
+        _cleanup_(json_decrefp) json_t *caps = json_pack("{s:[], s:[], s:[], s:[], s:[]}", "bounding", "effective",
+                                                         "inheritable", "permitted", "ambient");
+        /* RLIMIT_NPROC: gVisor counts the sandbox user's tasks inside the sandbox, which is the
+         * pids limit there (a fork past it fails with EAGAIN, as in the container tier); the
+         * host's pids cgroup is only the backstop (sbx_oci_bundle_make). */
+        _cleanup_(json_decrefp) json_t *rlimits = json_pack("[o, o]", rlimit_new("RLIMIT_NOFILE", SBX_DEFAULT_NOFILE),
+                                                            rlimit_new("RLIMIT_FSIZE", SBX_DEFAULT_FSIZE_BYTES));
+        if (rlimits && spec->pids)
+                json_array_append_new(rlimits, rlimit_new("RLIMIT_NPROC", spec->pids));
+        _cleanup_(json_decrefp) json_t *args = string_array(spec->argv);
+        _cleanup_(json_decrefp) json_t *envj = string_array(env);
+        if (!mounts || !caps || !rlimits || !args || !envj)
+                return hull_err(e, -ENOMEM, "kernel: out of memory");
+
+        json_array_append_new(mounts, mount_new("/proc", "proc", "proc", NULL, NULL, NULL));
+        json_array_append_new(mounts, mount_new("/tmp", "tmpfs", "tmpfs", "mode=1777", tmp_opt, NULL));
+        json_array_append_new(mounts, mount_new("/dev/shm", "tmpfs", "shm", "mode=1777", tmp_opt, NULL));
+        if (workdir) {
+                _cleanup_free_ char *real = realpath(workdir, NULL);
+                if (!real)
+                        return hull_err_hint(e, negative_errno(), "pass an existing directory to --workdir",
+                                             "exec: cannot resolve the work directory %s", workdir);
+                json_array_append_new(mounts, mount_new("/workspace", "bind", real, "rbind", "rw", NULL));
+        } else
+                json_array_append_new(mounts, mount_new("/workspace", "tmpfs", "tmpfs", "mode=1777", ws_opt, NULL));
+        for (size_t i = 0; binds && binds[i] && binds[i + 1]; i += 2)
+                json_array_append_new(mounts, mount_new(binds[i], "bind", binds[i + 1], "rbind", "ro", NULL));
+        if (spec->handles_dir)
+                json_array_append_new(mounts, mount_new("/handles", "bind", spec->handles_dir, "rbind", "ro", NULL));
+        if (spec->layer_dir)
+                json_array_append_new(mounts, mount_new("/env", "bind", spec->layer_dir, "rbind", "ro", NULL));
+        if (json_array_size(mounts) < 4)
+                return hull_err(e, -ENOMEM, "kernel: out of memory");
+
+        json_t *cfg = json_pack("{s:s, s:{s:b, s:{s:I, s:I}, s:O, s:O, s:s, s:O, s:O, s:b}, s:{s:s, s:b}, s:s, s:O,"
+                                " s:{s:[{s:s}, {s:s}, {s:s}, {s:s}, {s:s}]}}",
+                                "ociVersion", "1.0.2", "process", "terminal", 0, "user", "uid", (json_int_t) uid, "gid",
+                                (json_int_t) gid, "args", args, "env", envj, "cwd", "/workspace", "capabilities", caps,
+                                "rlimits", rlimits, "noNewPrivileges", 1, "root", "path", root_path, "readonly", 1,
+                                "hostname", "hull", "mounts", mounts, "linux", "namespaces", "type", "pid", "type",
+                                "network", "type", "ipc", "type", "uts", "type", "mount");
+        if (!cfg)
+                return hull_err(e, -ENOMEM, "kernel: cannot build config.json");
+        *ret = cfg;
+        return 0;
+}
+
+/* ---- bundles ---- */
+
+int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, sbx_oci_bundle *ret,
+                        hull_error *e) {
+        _cleanup_free_ root_plan *p = calloc(1, sizeof(root_plan));
+        _cleanup_(sbx_env_freep) char **env = NULL;
+        _cleanup_(json_decrefp) json_t *cfg = NULL;
+        _cleanup_close_ int dir_fd = -1, root_fd = -1;
+        sbx_oci_bundle b = {.rt = *rt, .net = spec->net};
+        char root_path[SBX_PATH_MAX], cfg_path[SBX_PATH_MAX];
+        uid_t uid;
+        gid_t gid;
+        int r;
+
+        *ret = (sbx_oci_bundle){0};
+        if (!p)
+                return hull_err(e, -ENOMEM, "kernel: out of memory");
+        if (spec->net != SBX_NET_NONE)
+                return hull_err_hint(e, -EOPNOTSUPP, "use --net none, or --tier container for a network",
+                                     "kernel: --net %s is not available in the kernel tier yet",
+                                     sbx_net_mode_to_string(spec->net));
+        const char *tmp = getenv("TMPDIR");
+        if (!tmp || tmp[0] != '/')
+                tmp = "/tmp";
+        if ((size_t) snprintf(b.dir, sizeof(b.dir), "%s/hull-oci.XXXXXX", tmp) >= sizeof(b.dir))
+                return hull_err(e, -ENAMETOOLONG, "kernel: TMPDIR is too long");
+        if (!mkdtemp(b.dir))
+                return hull_err_hint(e, negative_errno(), "set TMPDIR to a writable directory",
+                                     "kernel: cannot create the bundle directory in %s", tmp);
+        snprintf(b.id, sizeof(b.id), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
+        if ((size_t) snprintf(b.state, sizeof(b.state), "%s/state", b.dir) >= sizeof(b.state) ||
+            (size_t) snprintf(root_path, sizeof(root_path), "%s/rootfs", b.dir) >= sizeof(root_path) ||
+            (size_t) snprintf(cfg_path, sizeof(cfg_path), "%s/config.json", b.dir) >= sizeof(cfg_path)) {
+                r = hull_err(e, -ENAMETOOLONG, "kernel: TMPDIR is too long");
+                goto fail;
+        }
+
+        dir_fd = open(b.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir_fd < 0 || mkdirat(dir_fd, "state", 0700) < 0 || mkdirat(dir_fd, "rootfs", 0755) < 0) {
+                r = hull_err(e, negative_errno(), "kernel: cannot make the bundle in %s", b.dir);
+                goto fail;
+        }
+        root_fd = openat(dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (root_fd < 0) {
+                r = hull_err(e, negative_errno(), "kernel: cannot open the bundle's root");
+                goto fail;
+        }
+        static const char *const points[] = {"proc", "dev", "tmp", "workspace", "sys", "handles", "env"};
+        for (size_t i = 0; i < ELEMENTSOF(points); i++)
+                if (mkdirat(root_fd, points[i], 0755) < 0) {
+                        r = hull_err(e, negative_errno(), "kernel: cannot make /%s in the bundle's root", points[i]);
+                        goto fail;
+                }
+        sandbox_identity(workdir, &uid, &gid);
+        r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e) : root_host(root_fd, p, uid, gid, e);
+        if (r < 0)
+                goto fail;
+        r = sbx_env_build(spec->env, "/workspace", false, &env);
+        if (r < 0) {
+                hull_err(e, r, "kernel: cannot build the environment");
+                goto fail;
+        }
+        r = sbx_oci_config(spec, workdir, root_path, p->binds, env, &cfg, e);
+        if (r < 0)
+                goto fail;
+        if (json_dump_file(cfg, cfg_path, JSON_COMPACT) < 0) {
+                r = hull_err(e, -EIO, "kernel: cannot write %s", cfg_path);
+                goto fail;
+        }
+        if (spec->use_cgroups) {
+                /* pids: the backstop for the sandbox's RLIMIT_NPROC, counting the host tasks
+                 * each sandboxed task costs (ptrace: a sentry thread and a stub) and runsc's
+                 * own; always set, so the cgroup exists and the teardown finds every process
+                 * runsc left. */
+                uint64_t pids = spec->pids ? spec->pids : (uint64_t) SBX_PIDS_MAX;
+                sbx_cgroup_limits lim = {
+                        .memory_bytes = spec->memory_bytes,
+                        .pids = pids * SBX_OCI_PIDS_PER_TASK + SBX_OCI_PIDS_OVERHEAD,
+                        .millicpus = spec->millicpus,
+                };
+                r = sbx_cgroup_plan(&b.cg, b.id, &lim, e);
+                if (r >= 0)
+                        r = sbx_cgroup_make(&b.cg, 0, 0, e);
+                if (r < 0)
+                        goto fail;
+        }
+        *ret = b;
+        return 0;
+fail:
+        (void) sbx_oci_bundle_destroy(&b, NULL);
+        return r;
+}
+
+static int build_argv(const sbx_oci_bundle *b, const char *const *args, char **argv, char *const *store) {
+        size_t n = 0;
+        argv[n++] = (char *) b->rt.path;
+        argv[n++] = store[0]; /* --root=... */
+        argv[n++] = (char *) "--network=none";
+        argv[n++] = (char *) "--ignore-cgroups";
+        if (b->rt.platform[0])
+                argv[n++] = store[1]; /* --platform=... */
+        for (size_t i = 0; args[i]; i++) {
+                if (n + 1 >= SBX_OCI_ARGS_MAX)
+                        return -E2BIG;
+                argv[n++] = (char *) args[i];
+        }
+        argv[n] = NULL;
+        return 0;
+}
+
+int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out_fd, int err_fd, pid_t *ret_pid,
+                  hull_error *e) {
+        char root_flag[SBX_PATH_MAX + 16], plat_flag[SBX_OCI_PLATFORM_MAX + 16];
+        char *store[] = {root_flag, plat_flag};
+        char *argv[SBX_OCI_ARGS_MAX];
+        _cleanup_close_pair_ int gop[2] = {-1, -1};
+        int r;
+
+        snprintf(root_flag, sizeof(root_flag), "--root=%s", b->state);
+        snprintf(plat_flag, sizeof(plat_flag), "--platform=%s", b->rt.platform);
+        if (build_argv(b, args, argv, store) < 0)
+                return hull_err(e, -E2BIG, "kernel: too many runsc arguments");
+        if (b->cg.made && pipe2(gop, O_CLOEXEC) < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot create a pipe");
+        size_t verb = 0;
+        while (args[verb] && args[verb][0] == '-')
+                verb++;
+        if (args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0))
+                b->created = true;
+        pid_t pid = fork();
+        if (pid < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot fork runsc");
+        if (pid == 0)
+                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0]);
+        setpgid(pid, pid);
+        gop[0] = safe_close(gop[0]);
+        if (b->cg.made) {
+                /* In the cgroup before runsc runs: every process it makes is born inside. */
+                r = sbx_cgroup_attach(&b->cg, pid, e);
+                if (r < 0 || write(gop[1], "g", 1) != 1) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                        return r < 0 ? r : hull_err(e, -EPIPE, "kernel: cannot start runsc");
+                }
+        }
+        *ret_pid = pid;
+        return 0;
+}
+
+int sbx_oci_runsc(sbx_oci_bundle *b, const char *const *args, uint64_t timeout_ms, hull_error *e) {
+        pid_t pid;
+        int r = sbx_oci_spawn(b, args, -1, -1, -1, &pid, e);
+        if (r < 0)
+                return r;
+        r = wait_bounded(pid, -1, NULL, 0, NULL, timeout_ms);
+        if (r < 0)
+                return hull_err(e, r, "kernel: `runsc %s` did not end within %" PRIu64 " ms", args[0], timeout_ms);
+        return r;
+}
+
+/* Whether runsc still keeps state in the bundle's --root (a `run` that ended cleanly deletes
+ * its container itself: then nothing is left to kill). */
+static bool state_left(const sbx_oci_bundle *b) {
+        DIR *d = opendir(b->state);
+        bool any = false;
+        if (!d)
+                return false;
+        for (struct dirent *de; !any && (de = readdir(d));)
+                any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+        closedir(d);
+        return any;
+}
+
+/* SIGKILL every process in the cgroup until none is left (bounded); 0 or -EBUSY. */
+static int kill_cgroup(const sbx_cgroup *cg) {
+        const char *dirs[] = {cg->pids, cg->memory, cg->cpu};
+        char path[SBX_PATH_MAX], buf[SBX_CGROUP_FILE_MAX];
+        const char *dir = NULL;
+        for (size_t i = 0; i < ELEMENTSOF(dirs) && !dir; i++)
+                if (dirs[i][0])
+                        dir = dirs[i];
+        if (!dir || (size_t) snprintf(path, sizeof(path), "%s/cgroup.procs", dir) >= sizeof(path))
+                return 0;
+        for (unsigned round = 0; round < SBX_CGROUP_RMDIR_TRIES * 4; round++) {
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        return 0;
+                ssize_t n = read(fd, buf, sizeof(buf) - 1);
+                if (n <= 0)
+                        return 0;
+                buf[n] = '\0';
+                for (char *s = buf, *end; *s; s = end) {
+                        long pid = strtol(s, &end, 10);
+                        if (end == s)
+                                break;
+                        if (pid > 0)
+                                kill((pid_t) pid, SIGKILL);
+                }
+                usleep(round < 8 ? 1000 : 10000);
+        }
+        return -EBUSY;
+}
+
+int sbx_oci_bundle_destroy(sbx_oci_bundle *b, hull_error *e) {
+        int r = 0;
+        if (b->created && b->dir[0] && state_left(b)) {
+                const char *kill_args[] = {"kill", "--all", b->id, "KILL", NULL};
+                const char *del_args[] = {"delete", "--force", b->id, NULL};
+                (void) sbx_oci_runsc(b, kill_args, SBX_OCI_CONTROL_MS, NULL);
+                (void) sbx_oci_runsc(b, del_args, SBX_OCI_CONTROL_MS, NULL);
+        }
+        b->created = false;
+        if (b->cg.made && kill_cgroup(&b->cg) < 0)
+                r = hull_err(e, -EBUSY, "kernel: processes of sandbox %s did not die", b->id);
+        int q = sbx_cgroup_destroy(&b->cg, r < 0 ? NULL : e);
+        if (q < 0 && r >= 0)
+                r = q;
+        if (b->dir[0]) {
+                q = rm_rf_at(AT_FDCWD, b->dir);
+                if (q < 0 && r >= 0)
+                        r = hull_err(e, q, "kernel: cannot remove the bundle %s", b->dir);
+                b->dir[0] = '\0';
+        }
+        return r;
+}
