@@ -35,6 +35,7 @@
 
 typedef struct kshim {
         sbx_kernel_dirs d;
+        sbx_oci_bundle b;
         const sbx_session_spec *spec;
         int ctl;       /* the init's end of the control socket */
         int agent_in;  /* the agent's stdin (we write) */
@@ -56,33 +57,11 @@ static void ks_send(kshim *k, int kind, int err, int exited, int code, int sig, 
         (void) send(k->ctl, &rep, sizeof(rep), MSG_NOSIGNAL);
 }
 
-/* Start runsc with args (after the global flags) and stdio in, out, err (-1: /dev/null). */
-static pid_t ks_runsc(kshim *k, char *const *args, int in, int out, int err) {
-        char *argv[SBX_SESSION_ARGS_MAX + 16];
-        size_t n = sbx_kernel_runsc_argv(&k->d, argv, ELEMENTSOF(argv) - 1);
-        for (char *const *a = args; *a && n < ELEMENTSOF(argv) - 1; a++)
-                argv[n++] = *a;
-        argv[n] = NULL;
-        pid_t pid = fork();
-        if (pid != 0)
-                return pid;
-        int null = open("/dev/null", O_RDWR);
-        int fds[3] = {in >= 0 ? in : null, out >= 0 ? out : null, err >= 0 ? err : null};
-        for (int i = 0; i < 3; i++)
-                if (fds[i] >= 0 && fds[i] < 3) {
-                        int c = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
-                        fds[i] = c;
-                }
-        for (int i = 0; i < 3; i++)
-                if (fds[i] < 0 || dup2(fds[i], i) < 0)
-                        _exit(127);
-        (void) syscall(SYS_close_range, 3U, ~0U, 0U);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        char *env[] = {(char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL};
-        execve(k->d.runsc, argv, env);
-        _exit(127);
+/* Start runsc with the bundle's flags, then args, stdio in, out, err (-1: /dev/null). */
+static pid_t ks_runsc(kshim *k, const char *const *args, int in, int out, int err) {
+        pid_t pid;
+        hull_error e;
+        return sbx_oci_spawn(&k->b, args, in, out, err, &pid, &e) < 0 ? -1 : pid;
 }
 
 /* Wait for pid at most timeout_ms (then SIGKILL it). Returns its exit code, or -1. */
@@ -94,7 +73,7 @@ static int ks_wait(pid_t pid, uint64_t timeout_ms) {
                 while ((n = poll(&p, 1, (int) timeout_ms)) < 0 && errno == EINTR)
                         ;
                 if (n == 0)
-                        kill(pid, SIGKILL);
+                        (void) syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
                 close(pfd);
         }
         while (waitpid(pid, &st, 0) < 0)
@@ -104,11 +83,11 @@ static int ks_wait(pid_t pid, uint64_t timeout_ms) {
 }
 
 /* Run a runsc command to its end, its stderr into the directory's log. 0 or -EIO. */
-static int ks_runsc_sync(kshim *k, char *const *args, int in, int out, uint64_t timeout_ms) {
+static int ks_runsc_sync(kshim *k, const char *const *args, int in, int out, uint64_t timeout_ms) {
         _cleanup_close_ int log = open(k->d.log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         pid_t pid = ks_runsc(k, args, in, out, log);
         if (pid < 0)
-                return -errno;
+                return -EIO;
         return ks_wait(pid, timeout_ms) == 0 ? 0 : -EIO;
 }
 
@@ -212,18 +191,18 @@ static void ks_exec(kshim *k, const sbx_ctl_head *h, int *fds, int nfds) {
         unsigned seq = ++k->seq;
         if ((size_t) snprintf(pjson, sizeof(pjson), "%s/p-%u.json", k->d.dir, seq) >= sizeof(pjson) ||
             (size_t) snprintf(pidfile, sizeof(pidfile), "%s/p-%u.pid", k->d.dir, seq) >= sizeof(pidfile) ||
-            (size_t) snprintf(id, sizeof(id), "%s", k->d.id) >= sizeof(id)) {
+            (size_t) snprintf(id, sizeof(id), "%s", k->b.id) >= sizeof(id)) {
                 ks_send(k, SBX_REPORT_ERROR, -ENAMETOOLONG, 0, 0, 0, "init: path too long");
                 return;
         }
         hull_error e = {0};
-        int r = sbx_kernel_write_process(pjson, k->argv, k->envp, start, &e);
+        uint64_t nproc = k->spec->pids ? k->spec->pids : SERVE_SESSION_PIDS;
+        int r = sbx_kernel_write_process(pjson, k->argv, k->envp, start, nproc, &e);
         if (r < 0) {
                 ks_send(k, SBX_REPORT_ERROR, r, 0, 0, 0, e.msg);
                 return;
         }
-        char *args[] = {
-                (char *) "exec", (char *) "--process", pjson, (char *) "--internal-pid-file", pidfile, id, NULL};
+        const char *args[] = {"exec", "--process", pjson, "--internal-pid-file", pidfile, id, NULL};
         pid_t pid = start ? ks_runsc(k, args, fds[3], fds[1], fds[2]) : ks_runsc(k, args, fds[0], fds[1], fds[2]);
         if (pid < 0) {
                 ks_send(k, SBX_REPORT_ERROR, -errno, 0, 0, 0, "init: start the command");
@@ -347,27 +326,49 @@ static bool ks_reap(kshim *k, int *st) {
 /* The end: the sandbox stopped and deleted, every process below the shim gone, the directory
  * removed. */
 static void ks_teardown(kshim *k) {
-        char *kill_args[] = {(char *) "kill", k->d.id, (char *) "KILL", NULL};
-        char *del_args[] = {(char *) "delete", (char *) "--force", k->d.id, NULL};
         k->agent_in = safe_close(k->agent_in);
-        (void) ks_runsc_sync(k, kill_args, -1, -1, SBX_KERNEL_STOP_MS);
-        (void) ks_runsc_sync(k, del_args, -1, -1, SBX_KERNEL_STOP_MS);
+        (void) sbx_oci_bundle_destroy(&k->b, NULL);
         sbx_kernel_kill_children(getpid(), SBX_KERNEL_STOP_MS);
         sbx_kernel_dirs_remove(&k->d);
 }
 
 static int ks_setup(kshim *k, hull_error *e) {
         _cleanup_close_pair_ int in[2] = {-1, -1}, out[2] = {-1, -1};
-        int r = sbx_kernel_dirs_make(&k->d, k->spec, e);
+        const sbx_session_spec *spec = k->spec;
+        sbx_oci_runtime rt;
+        int r = sbx_oci_runtime_find(&rt, e);
         if (r < 0)
                 return r;
-        r = sbx_kernel_write_bundle(&k->d, k->spec, e);
+        r = sbx_kernel_dirs_make(&k->d, spec, e);
+        if (r < 0)
+                return r;
+        /* The sandbox's memory: the session's, with the workspace (the gofer's tmpfs pages),
+         * plus the sentry's own */
+        sbx_spec sp = {
+                .tier = SBX_TIER_KERNEL,
+                .argv = sbx_kernel_agent_argv,
+                .env = spec->env,
+                .memory_bytes = (spec->memory_bytes ? spec->memory_bytes : SERVE_SESSION_MEMORY_BYTES) +
+                                SBX_KERNEL_SENTRY_BYTES,
+                .pids = spec->pids ? spec->pids : SERVE_SESSION_PIDS,
+                .millicpus = spec->millicpus,
+                .tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : SBX_DEFAULT_TMP_BYTES,
+                .use_cgroups = spec->use_cgroups,
+                .handles_dir = spec->handles_dir,
+                .layer_dir = spec->layer_dir,
+                .cancel_fd = -1,
+                .net = SBX_NET_NONE,
+        };
+        r = sbx_oci_bundle_make(&rt, &sp, k->d.ws, &k->b, e);
+        if (r < 0)
+                return r;
+        r = sbx_kernel_bundle_finish(&k->b, e);
         if (r < 0)
                 return r;
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
                 return hull_err(e, -errno, "kernel: cannot create the agent's pipes");
-        char *create[] = {(char *) "create", (char *) "--bundle", k->d.bundle, k->d.id, NULL};
-        char *start[] = {(char *) "start", k->d.id, NULL};
+        const char *create[] = {"create", "--bundle", k->b.dir, k->b.id, NULL};
+        const char *start[] = {"start", k->b.id, NULL};
         char tail[SBX_CHILD_MSG_MAX];
         if (ks_runsc_sync(k, create, in[0], out[1], SBX_KERNEL_START_TIMEOUT_MS) < 0) {
                 ks_log_tail(k, tail, sizeof(tail));
