@@ -742,6 +742,10 @@ static int check_options(serve_state *st) {
         };
         st->ev.session_python = st->ev.python;
         st->ev.session_javascript = st->ev.javascript;
+        {
+                hull_error ke = {0};
+                st->ev.kernel_sessions = st->ev.sessions && sbx_session_kernel_available(&ke) == 0;
+        }
         return -1;
 }
 

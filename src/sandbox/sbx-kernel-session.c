@@ -350,7 +350,9 @@ static int ks_setup(kshim *k, hull_error *e) {
                 .env = spec->env,
                 .memory_bytes = (spec->memory_bytes ? spec->memory_bytes : SERVE_SESSION_MEMORY_BYTES) +
                                 SBX_KERNEL_SENTRY_BYTES,
-                .pids = spec->pids ? spec->pids : SERVE_SESSION_PIDS,
+                /* the host's pids bound behind RLIMIT_NPROC (each process's own): ptrace costs more
+                 * host tasks per process than sbx-oci counts */
+                .pids = (spec->pids ? spec->pids : SERVE_SESSION_PIDS) * SBX_KERNEL_HOST_TASKS_FACTOR,
                 .millicpus = spec->millicpus,
                 .tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : SBX_DEFAULT_TMP_BYTES,
                 .use_cgroups = spec->use_cgroups,
@@ -496,4 +498,8 @@ int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret,
                 r = hull_err(e, n == 0 ? -ETIMEDOUT : -EPROTO, "kernel: the gVisor sandbox did not start");
         (void) sbx_session_box_end(&b, NULL, &ignore);
         return r;
+}
+
+int sbx_session_kernel_available(hull_error *e) {
+        return sbx_kernel_available(e);
 }

@@ -72,6 +72,10 @@ typedef struct sbx_session_box {
                                * on the control socket or on SIGTERM (never SIGKILL it first) */
 } sbx_session_box;
 
+/* The kernel tier's sessions can start here (runsc is installed, hull runs as root): 0, or a
+ * negative errno with *e saying what to do. */
+int sbx_session_kernel_available(hull_error *e);
+
 /* Start a session: the container set-up of `hull exec`, then the init waits for calls. Must be
  * called by a single-threaded process, which becomes the init's parent (the init dies with it).
  * Returns 0 with *ret filled, or a negative errno with *e naming the layer. */

@@ -731,7 +731,16 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
         if (!ev->sessions)
                 return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
                                  "this daemon offers no sessions (Describe says supportsSessions false)" NOTHING_RAN);
-        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, ev, f);
+        /* A session's tier is the kernel tier when the floor asks for it and the host can */
+        plim_evidence sev = *ev;
+        if (ev->kernel_sessions && tier_rank(ev->isolation) < tier_rank("kernel"))
+                sev.isolation = "kernel";
+        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, &sev, f);
+}
+
+bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev) {
+        return ev->kernel_sessions &&
+               (strcmp(r->minimum_isolation, "kernel") == 0 || strcmp(ev->isolation, "kernel") == 0);
 }
 
 /* ---- the plan ---- */

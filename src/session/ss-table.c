@@ -243,6 +243,10 @@ const char *ss_environment(ss_session *s) {
         return s->environment;
 }
 
+sbx_tier ss_tier(ss_session *s) {
+        return s->tier;
+}
+
 const char *ss_rule_id(ss_session *s) {
         return s->rule_id;
 }
@@ -595,6 +599,11 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                 s->sx.env = env_layer_sandbox_env(); /* for interpreters forked from the zygote */
         s->tier = o->tier;
         s->sx.kernel = o->tier == SBX_TIER_KERNEL;
+        if (s->sx.kernel) { /* no zygote: its forks would enter the shim's namespaces, not gVisor */
+                s->sx.pidfd = -1;
+                s->sx.bpf_fd = -1;
+                s->sx.n_cg_fds = 0;
+        }
         s->sx.net_proxy_env = o->net == SBX_NET_LIMITED;
         snprintf(s->principal, sizeof(s->principal), "%s", o->principal);
         snprintf(s->owner, sizeof(s->owner), "%s", o->owner ? o->owner : "");

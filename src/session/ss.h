@@ -246,6 +246,8 @@ void ss_chain_get(ss_session *s, ss_chain *ret);
 const char *ss_rule_id(ss_session *s);
 /* The environment its records name (ss_open_opts.environment; "" none). */
 const char *ss_environment(ss_session *s);
+/* The session's tier (ss_open_opts.tier). */
+sbx_tier ss_tier(ss_session *s);
 
 /* Inside a call: append a record made by the caller (record, the request as received, the
  * result or NULL for a version 3 record; operation NULL for plimsoll's kinds, else hull's) to
