@@ -16,11 +16,14 @@ N_FIRST=${N_FIRST:-5} N_CELLS=${N_CELLS:-40} N_MEM=${N_MEM:-4}
 [ "$(id -u)" = 0 ] || { echo "run as root (runsc)"; exit 2; }
 tmp=$(mktemp -d /tmp/hull-bench-kernel.XXXXXX)
 trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; rm -rf "$tmp"' EXIT
+chmod 0711 "$tmp"
 mkdir -m 0711 "$tmp/home"
 HULL_HOME=$tmp/home TMPDIR=$tmp "$HULL" serve --listen 127.0.0.1:0 --work-dir "$tmp" >"$tmp/serve.log" 2>&1 &
 SP=$!
-for _ in $(seq 1 300); do grep -q event=listening "$tmp/serve.log" && break; sleep 0.1; done
-URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$tmp/serve.log" | head -1 | cut -d= -f2)
+for _ in $(seq 1 1200); do grep -q event=listening "$tmp/serve.log" && break; kill -0 $SP 2>/dev/null || break; sleep 0.1; done
+ADDR=$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$tmp/serve.log" | head -1 | cut -d= -f2)
+[ -n "$ADDR" ] || { echo "hull serve did not start:"; tail -5 "$tmp/serve.log"; exit 1; }
+URL=http://$ADDR
 echo "# $(runsc --version | head -1), platform ${HULL_RUNSC_PLATFORM:-ptrace}; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/python3 - "$URL" "$HULL" "$SP" "$N_FIRST" "$N_CELLS" "$N_MEM" <<'PYEOF'
 import os, statistics, subprocess, sys, time
