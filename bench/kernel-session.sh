@@ -8,7 +8,8 @@
 #   cell    the cell `1+1` in an open kernel-tier session, and in an open container-tier session
 #   mem     sessions per GiB: the PSS of hull serve's process tree with N idle sessions (a python
 #           cell run in each) less without, per session, for each tier
-# Usage: bench/kernel-session.sh [BUILD_DIR] (default build); N_FIRST, N_CELLS, N_MEM override.
+# Usage: bench/kernel-session.sh [BUILD_DIR] (default build); N_FIRST, N_CELLS, N_MEM override;
+# PARTS="first cell mem" (the default) picks parts.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 HULL=$top/${1:-build}/hull
@@ -52,13 +53,15 @@ def cold():
                    stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0
 
+parts = os.environ.get("PARTS", "first cell mem").split()
 fk, fc, cr = [], [], []
-for _ in range(n_first):  # interleaved
+for _ in range(n_first if "first" in parts else 0):  # interleaved
     fk.append(first("kernel")); cr.append(cold()); fc.append(first(""))
-print("first pandas cell, kernel session: median %.2f s (%s)" % (med(fk), " ".join("%.2f" % x for x in fk)))
-print("cold import pandas under runsc run: median %.2f s (%s)" % (med(cr), " ".join("%.2f" % x for x in cr)))
-print("first pandas cell, container session: median %.2f s" % med(fc))
-print("ratio kernel session / cold runsc: %.2fx (target <= 0.3x)" % (med(fk) / med(cr)))
+if "first" in parts:
+  print("first pandas cell, kernel session: median %.2f s (%s)" % (med(fk), " ".join("%.2f" % x for x in fk)))
+  print("cold import pandas under runsc run: median %.2f s (%s)" % (med(cr), " ".join("%.2f" % x for x in cr)))
+  print("first pandas cell, container session: median %.2f s" % med(fc))
+  print("ratio kernel session / cold runsc: %.2fx (target <= 0.3x)" % (med(fk) / med(cr)))
 
 def cells(floor):
     s = Session(c, "cells")
@@ -70,15 +73,15 @@ def cells(floor):
         a = c.call("SessionRun", s.request(cell("python", "1+1")))
         v.append(time.perf_counter() - t0)
         assert a.status == 200
-    s.close("close")
+    c.call("CloseSession", {"protocol": 3, "sessionId": s.sid})
     return v
-for floor, name in (("kernel", "kernel"), ("", "container")):
+for floor, name in (("kernel", "kernel"), ("", "container")) if "cell" in parts else ():
     v = sorted(cells(floor))
     print("cell round trip, %s: median %.1f ms, p90 %.1f ms" % (name, med(v) * 1000, v[int(len(v) * 0.9)] * 1000))
 
 def pss():
     tot = 0
-    for p in descendants(spid) + [spid]:
+    for p in list(descendants(spid)) + [spid]:
         try:
             for line in open("/proc/%d/smaps_rollup" % p):
                 if line.startswith("Pss:"):
@@ -86,7 +89,7 @@ def pss():
         except OSError:
             pass
     return tot
-for floor, name in (("kernel", "kernel"), ("", "container")):
+for floor, name in (("kernel", "kernel"), ("", "container")) if "mem" in parts else ():
     time.sleep(1)
     base = pss()
     ss = []

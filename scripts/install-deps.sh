@@ -43,6 +43,8 @@ packages=(
         curl openssl
         # the unrestricted network mode (pasta), and its test's network namespace and veth pair
         passt iproute2
+        # the kernel tier (gVisor): hull exec --tier kernel, plimsoll's kernel floor
+        runsc
 )
 
 missing=()

@@ -42,6 +42,7 @@
 #include "plimsoll.h"
 #include "sbx.h"
 #include "sbx-cgroup.h"
+#include "sbx-oci.h"
 #include "sbx-session.h"
 #include "sessions.h"
 #include "svc-env.h"
@@ -122,7 +123,7 @@ static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *
 typedef struct serve_opts {
         const char *listen, *socket_path, *tokens_path, *work_dir, *audit_dir, *handles_dir;
         uint64_t max_runs, queue, memory, pids, grace_ms;
-        bool use_cgroups, zygote;
+        bool use_cgroups, zygote, kernel_tier;
         uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
         uint64_t handle_max, session_handles_max;
         dlog_level log_level;
@@ -145,6 +146,8 @@ typedef struct serve_state {
         metrics m;
         auth_tokens tokens;
         plim_evidence ev;
+        sbx_oci_runtime kernel_rt;                    /* runsc as probed at start (the kernel tier) */
+        char kernel_evidence[HULL_ERROR_MSG_MAX / 2]; /* "gVisor runsc VERSION, platform P" */
         struct sockaddr_storage listen;
         socklen_t listen_len;
         int sfd; /* SIGTERM, SIGINT */
@@ -371,6 +374,12 @@ static int set_audit_dir(void *ctx, const char *arg) {
         return 0;
 }
 
+static int set_no_kernel_tier(void *ctx, const char *arg) {
+        (void) arg;
+        ((serve_opts *) ctx)->kernel_tier = false;
+        return 0;
+}
+
 static int set_no_zygote(void *ctx, const char *arg) {
         (void) arg;
         ((serve_opts *) ctx)->zygote = false;
@@ -483,6 +492,11 @@ static const cli_option serve_options[] = {
          "~/.local/state/hull)",
          {0}},
         {"no-zygote", NULL, set_no_zygote, "start every python interpreter cold (no pre-imported numpy/pandas)", {0}},
+        {"no-kernel-tier",
+         NULL,
+         set_no_kernel_tier,
+         "skip runsc's self-check at start: container is the highest tier (else kernel, gVisor, when it passes)",
+         {0}},
         {"handles-dir",
          "DIR",
          set_handles_dir,
@@ -595,6 +609,7 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                 .grace_ms = SERVE_SHUTDOWN_GRACE_MS,
                 .use_cgroups = true,
                 .zygote = true,
+                .kernel_tier = true,
                 .max_sessions = SERVE_DEFAULT_SESSIONS,
                 .per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER,
                 .per_caller = SERVE_DEFAULT_SESSIONS_PER_CALLER,
@@ -742,10 +757,6 @@ static int check_options(serve_state *st) {
         };
         st->ev.session_python = st->ev.python;
         st->ev.session_javascript = st->ev.javascript;
-        {
-                hull_error ke = {0};
-                st->ev.kernel_sessions = st->ev.sessions && sbx_session_kernel_available(&ke) == 0;
-        }
         return -1;
 }
 
@@ -781,6 +792,30 @@ static int make_directories(serve_state *st, hull_error *e) {
         return 0;
 }
 
+/* The kernel tier: runsc found and passing its self-check (a real bundle running /bin/true)
+ * makes "kernel" the highest tier of single runs, with runsc's version and platform as the
+ * evidence; else one line says why and "container" stays the highest. Sessions are container
+ * unless their floor is kernel. */
+static void probe_kernel_tier(serve_state *st) {
+        hull_error ke = {0};
+        char clean[HULL_ERROR_MSG_MAX];
+        if (!st->o.kernel_tier)
+                return;
+        if (sbx_oci_runtime_find(&st->kernel_rt, &ke) < 0 || sbx_oci_runtime_probe(&st->kernel_rt, &ke) < 0) {
+                dlog_log(&st->log, DLOG_WARN,
+                         "event=kernel-tier-unavailable error=\"%s\" msg=\"container is the highest tier\"",
+                         dlog_clean(ke.msg, clean, sizeof(clean)));
+                return;
+        }
+        sbx_oci_runtime_evidence(&st->kernel_rt, st->kernel_evidence, sizeof(st->kernel_evidence));
+        st->ev.isolation = "kernel";
+        st->ev.session_isolation = "container";
+        st->ev.kernel_evidence = st->kernel_evidence;
+        /* sessions of the kernel tier too (a floor of kernel asks for one; they need root) */
+        st->ev.kernel_sessions = st->ev.sessions && sbx_session_kernel_available(&ke) == 0;
+        dlog_log(&st->log, DLOG_INFO, "event=kernel-tier evidence=\"%s\"", st->kernel_evidence);
+}
+
 /* What is forked, while the process is still single-threaded: the stale cgroups swept first,
  * then the zygote (a failure is a warning: python starts cold), then the broker. */
 static int start_children(serve_state *st, hull_error *e) {
@@ -808,6 +843,9 @@ static int start_children(serve_state *st, hull_error *e) {
                          .spare_memory_bytes = o->memory,
                          .spare_pids = o->pids,
                          .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES};
+        probe_kernel_tier(st);
+        if (st->ev.kernel_evidence)
+                bc.kernel_runtime = &st->kernel_rt;
         return brk_start(&bc, &st->broker, e);
 }
 

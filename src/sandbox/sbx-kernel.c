@@ -72,11 +72,16 @@ int sbx_run_kernel(const sbx_spec *spec, const char *workdir, sbx_result *ret, h
         sbx_oci_runtime rt;
         sbx_oci_bundle b = {0};
         capture out = {0}, err = {0};
+        sbx_net_proxy *proxy = NULL;
         char log_flag[SBX_PATH_MAX + 16];
         int r;
 
-        r = sbx_oci_runtime_find(&rt, e);
-        if (r < 0)
+        if (geteuid() != 0)
+                return hull_err_hint(e, -EPERM, "run hull as root, or use --tier container",
+                                     "kernel: runsc needs root to start its sandbox (its sentry and gofer)");
+        if (spec->kernel_runtime)
+                rt = *spec->kernel_runtime;
+        else if ((r = sbx_oci_runtime_find(&rt, e)) < 0)
                 return r;
         r = open_stdio(spec, &in_fd, outp, errp, e);
         if (r < 0)
@@ -107,6 +112,18 @@ int sbx_run_kernel(const sbx_spec *spec, const char *workdir, sbx_result *ret, h
         outp[1] = safe_close(outp[1]);
         errp[1] = safe_close(errp[1]);
         in_fd = safe_close(in_fd);
+        if (b.net_fd >= 0) {
+                /* limited: hull's proxy and egress guard on the namespace's 127.0.0.1:3128 */
+                sbx_net_policy none = {.log_fd = -1};
+                int fd = b.net_fd;
+                b.net_fd = -1;
+                r = sbx_net_proxy_start(fd, spec->net_policy ? spec->net_policy : &none, &proxy, e);
+                if (r < 0) {
+                        kill(-pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                        goto out;
+                }
+        }
 
         sbx_supervise_args a = {
                 .pid = pid,
@@ -156,6 +173,12 @@ int sbx_run_kernel(const sbx_spec *spec, const char *workdir, sbx_result *ret, h
                         ret->peak_memory_bytes = st.peak_memory_bytes;
         }
 out:
+        if (proxy) {
+                sbx_net_proxy_stats ns;
+                sbx_net_proxy_stop(proxy, &ns);
+                if (r >= 0)
+                        ret->net = ns;
+        }
         if (b.dir[0]) {
                 hull_error w = {0};
                 if (sbx_oci_bundle_destroy(&b, &w) < 0 && r >= 0)

@@ -6,7 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/sched.h>
+#include <sys/ioctl.h>
+#include <sys/personality.h>
 #include <linux/close_range.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +28,7 @@
 #include "macro.h"
 #include "sbx-internal.h"
 #include "sbx-oci.h"
+#include "sbx-seccomp-list.h"
 
 /* ---- runsc ---- */
 
@@ -72,14 +80,83 @@ int sbx_oci_runtime_find(sbx_oci_runtime *ret, hull_error *e) {
         return 0;
 }
 
+/* In a forked child, for a limited network: a new network namespace with loopback up, the
+ * proxy's listening socket on 127.0.0.1:SBX_NET_PROXY_PORT sent to the parent over sync_fd (the
+ * child keeps no copy). Async-signal-safe; _exits on failure. */
+static void child_limited_net(int sync_fd) {
+        struct ifreq ifr = {0};
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SBX_NET_PROXY_PORT)};
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        if (unshare(CLONE_NEWNET) < 0)
+                _exit(SBX_EXIT_SETUP);
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        memcpy(ifr.ifr_name, "lo", 3);
+        if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                _exit(SBX_EXIT_SETUP);
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                _exit(SBX_EXIT_SETUP);
+        close(fd);
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, SBX_NET_BACKLOG) < 0)
+                _exit(SBX_EXIT_SETUP);
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        memset(cbuf, 0, sizeof(cbuf));
+        char byte = 'n';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(sync_fd, &mh, MSG_NOSIGNAL) != 1)
+                _exit(SBX_EXIT_SETUP);
+        close(fd);
+}
+
+/* The proxy's socket from child_limited_net(); the fd or a negative errno with *e. */
+static int receive_net_fd(int sync_fd, hull_error *e) {
+        struct pollfd pfd = {.fd = sync_fd, .events = POLLIN};
+        int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
+        if (n <= 0)
+                return hull_err(e, n == 0 ? -ETIMEDOUT : negative_errno(),
+                                "kernel: no network namespace for the limited network");
+        char byte = 0;
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t k = recvmsg(sync_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        int fd = -1;
+        for (struct cmsghdr *c = k == 1 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
+                        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (fd < 0 || byte != 'n' || (mh.msg_flags & MSG_CTRUNC)) {
+                safe_close(fd);
+                return hull_err(e, -EPROTO, "kernel: the limited network's namespace could not be set up");
+        }
+        return fd;
+}
+
 /* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
  * a clean environment; then execve. Never returns. */
-_noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd) {
+_noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd,
+                                  char tasks[][SBX_CGROUP_TASKS_PATH_MAX], size_t n_tasks, int net_sync_fd) {
         static char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         sigset_t none;
         char byte;
         if (go_fd >= 0 && read(go_fd, &byte, 1) != 1)
                 _exit(SBX_EXIT_SETUP);
+        /* v1: move ourselves ("0" to each `tasks` file): a thread moving itself skips the
+         * threadgroup lock whose writer waits for an RCU grace period (sbx-cgroup.h). */
+        for (size_t i = 0; i < n_tasks; i++) {
+                int fd = open(tasks[i], O_WRONLY | O_CLOEXEC);
+                if (fd < 0 || write(fd, "0", 1) != 1)
+                        _exit(SBX_EXIT_SETUP);
+                close(fd);
+        }
+        if (net_sync_fd >= 0)
+                child_limited_net(net_sync_fd);
         int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         int fds[3] = {in_fd, out_fd, err_fd};
         for (int i = 0; i < 3; i++) {
@@ -155,7 +232,7 @@ static int run_capture(const char *path, char *const *argv, char *buf, size_t si
         if (pid < 0)
                 return negative_errno();
         if (pid == 0)
-                exec_runsc(path, argv, -1, outp[1], outp[1], -1);
+                exec_runsc(path, argv, -1, outp[1], outp[1], -1, NULL, 0, -1);
         outp[1] = safe_close(outp[1]);
         return wait_bounded(pid, outp[0], buf, size, NULL, timeout_ms);
 }
@@ -400,6 +477,73 @@ static json_t *rlimit_new(const char *type, uint64_t v) {
         return json_pack("{s:s, s:I, s:I}", "type", type, "hard", (json_int_t) v, "soft", (json_int_t) v);
 }
 
+/* One OCI seccomp rule: names (NULL-terminated) answer errno, when arg index (or -1: always)
+ * masked with mask equals value. */
+static int seccomp_rule(json_t *rules, const char *const *names, size_t n, int err, int index, uint64_t mask,
+                        uint64_t value) {
+        json_t *nm = json_array();
+        for (size_t i = 0; nm && i < n; i++)
+                if (json_array_append_new(nm, json_string(names[i])) < 0)
+                        break;
+        json_t *rule =
+                nm ? json_pack("{s:o, s:s, s:i}", "names", nm, "action", "SCMP_ACT_ERRNO", "errnoRet", err) : NULL;
+        if (rule && index >= 0) {
+                json_t *args = json_pack("[{s:i, s:I, s:I, s:s}]", "index", index, "value", (json_int_t) mask,
+                                         "valueTwo", (json_int_t) value, "op", "SCMP_CMP_MASKED_EQ");
+                if (!args || json_object_set_new(rule, "args", args) < 0) {
+                        json_decref(rule);
+                        return -ENOMEM;
+                }
+        }
+        return rule && json_array_append_new(rules, rule) == 0 ? 0 : -ENOMEM;
+}
+
+/* hull's seccomp policy (sbx-seccomp.c) in OCI form, for runsc --oci-seccomp: the deny list,
+ * clone3 (ENOSYS), namespace flags of clone, device nodes, set-id modes, TIOCSTI/TIOCLINUX and
+ * the personality flags that weaken memory protections. gVisor applies it to the sandboxed
+ * processes inside its own kernel. */
+static json_t *seccomp_profile(void) {
+        static const uint64_t clone_flags[] = {CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
+                                               CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP, 0x00000080};
+        static const uint64_t personality_flags[] = {ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT,
+                                                     MMAP_PAGE_ZERO,    ADDR_LIMIT_32BIT,  ADDR_LIMIT_3GB,
+                                                     SHORT_INODE,       WHOLE_SECONDS,     STICKY_TIMEOUTS};
+        static const char *const clone3[] = {"clone3"}, *const clone_[] = {"clone"}, *const mknod_[] = {"mknod"},
+                                 *const mknodat[] = {"mknodat"}, *const ioctl_[] = {"ioctl"},
+                                 *const personality_[] = {"personality"},
+                                 *const chmod1[] = {"chmod", "fchmod", "creat"}, *const chmod2[] = {"fchmodat"};
+        json_t *rules = json_array();
+        int r = rules ? 0 : -ENOMEM;
+        if (r >= 0)
+                r = seccomp_rule(rules, denied_syscalls, ELEMENTSOF(denied_syscalls), EPERM, -1, 0, 0);
+        if (r >= 0)
+                r = seccomp_rule(rules, clone3, 1, ENOSYS, -1, 0, 0);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(clone_flags); i++)
+                r = seccomp_rule(rules, clone_, 1, EPERM, 0, clone_flags[i], clone_flags[i]);
+        static const uint64_t dev_types[] = {S_IFCHR, S_IFBLK};
+        static const uint64_t setid[] = {S_ISUID, S_ISGID};
+        for (size_t i = 0; r >= 0 && i < 2; i++) {
+                r = seccomp_rule(rules, mknod_, 1, EPERM, 1, S_IFMT, dev_types[i]);
+                if (r >= 0)
+                        r = seccomp_rule(rules, mknodat, 1, EPERM, 2, S_IFMT, dev_types[i]);
+                if (r >= 0)
+                        r = seccomp_rule(rules, chmod1, ELEMENTSOF(chmod1), EPERM, 1, setid[i], setid[i]);
+                if (r >= 0)
+                        r = seccomp_rule(rules, chmod2, 1, EPERM, 2, setid[i], setid[i]);
+        }
+        if (r >= 0)
+                r = seccomp_rule(rules, ioctl_, 1, EPERM, 1, 0xffffffffULL, TIOCSTI);
+        if (r >= 0)
+                r = seccomp_rule(rules, ioctl_, 1, EPERM, 1, 0xffffffffULL, TIOCLINUX);
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(personality_flags); i++)
+                r = seccomp_rule(rules, personality_, 1, EPERM, 0, personality_flags[i], personality_flags[i]);
+        if (r < 0) {
+                json_decref(rules);
+                return NULL;
+        }
+        return json_pack("{s:s, s:o}", "defaultAction", "SCMP_ACT_ALLOW", "syscalls", rules);
+}
+
 /* The sandbox user: the container tier's host identity (the work directory's owner, or
  * SBX_ROOT_HOST_UID when that is root or there is none), so files it writes through the gofer
  * belong to the same host user in both tiers. */
@@ -472,8 +616,15 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
                                 "rlimits", rlimits, "noNewPrivileges", 1, "root", "path", root_path, "readonly", 1,
                                 "hostname", "hull", "mounts", mounts, "linux", "namespaces", "type", "pid", "type",
                                 "network", "type", "ipc", "type", "uts", "type", "mount");
-        if (!cfg)
+        /* limited: runsc (--network=host) stays in the namespace hull made for it, whose only
+         * way out is the proxy; a network namespace of runsc's own would have nothing */
+        if (cfg && spec->net == SBX_NET_LIMITED)
+                json_array_remove(json_object_get(json_object_get(cfg, "linux"), "namespaces"), 1);
+        json_t *seccomp = cfg ? seccomp_profile() : NULL;
+        if (!seccomp || json_object_set_new(json_object_get(cfg, "linux"), "seccomp", seccomp) < 0) {
+                json_decref(cfg);
                 return hull_err(e, -ENOMEM, "kernel: cannot build config.json");
+        }
         *ret = cfg;
         return 0;
 }
@@ -495,8 +646,9 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         *ret = (sbx_oci_bundle){0};
         if (!p)
                 return hull_err(e, -ENOMEM, "kernel: out of memory");
-        if (spec->net != SBX_NET_NONE)
-                return hull_err_hint(e, -EOPNOTSUPP, "use --net none, or --tier container for a network",
+        b.net_fd = -1;
+        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
+                return hull_err_hint(e, -EOPNOTSUPP, "use --net none or limited, or --tier container",
                                      "kernel: --net %s is not available in the kernel tier yet",
                                      sbx_net_mode_to_string(spec->net));
         const char *tmp = getenv("TMPDIR");
@@ -535,7 +687,7 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e) : root_host(root_fd, p, uid, gid, e);
         if (r < 0)
                 goto fail;
-        r = sbx_env_build(spec->env, "/workspace", false, &env);
+        r = sbx_env_build(spec->env, "/workspace", spec->net == SBX_NET_LIMITED, &env);
         if (r < 0) {
                 hull_err(e, r, "kernel: cannot build the environment");
                 goto fail;
@@ -575,8 +727,10 @@ static int build_argv(const sbx_oci_bundle *b, const char *const *args, char **a
         size_t n = 0;
         argv[n++] = (char *) b->rt.path;
         argv[n++] = store[0]; /* --root=... */
-        argv[n++] = (char *) "--network=none";
+        /* limited: the namespace runsc starts in is hull's, with loopback and the proxy only */
+        argv[n++] = (char *) (b->net == SBX_NET_LIMITED ? "--network=host" : "--network=none");
         argv[n++] = (char *) "--ignore-cgroups";
+        argv[n++] = (char *) "--oci-seccomp";
         if (b->rt.platform[0])
                 argv[n++] = store[1]; /* --platform=... */
         for (size_t i = 0; args[i]; i++) {
@@ -600,28 +754,50 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         snprintf(plat_flag, sizeof(plat_flag), "--platform=%s", b->rt.platform);
         if (build_argv(b, args, argv, store) < 0)
                 return hull_err(e, -E2BIG, "kernel: too many runsc arguments");
-        if (b->cg.made && pipe2(gop, O_CLOEXEC) < 0)
+        char tasks[3][SBX_CGROUP_TASKS_PATH_MAX];
+        size_t n_tasks = 0;
+        if (b->cg.made) {
+                r = sbx_cgroup_tasks_paths(&b->cg, "", tasks, ELEMENTSOF(tasks), e);
+                if (r < 0)
+                        return r;
+                n_tasks = (size_t) r;
+        }
+        if (b->cg.made && n_tasks == 0 && pipe2(gop, O_CLOEXEC) < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot create a pipe");
         size_t verb = 0;
         while (args[verb] && args[verb][0] == '-')
                 verb++;
-        if (args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0))
+        bool starts = args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0);
+        if (starts)
                 b->created = true;
+        _cleanup_close_pair_ int netp[2] = {-1, -1};
+        if (starts && b->net == SBX_NET_LIMITED && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netp) < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot create a socket pair");
         pid_t pid = fork();
         if (pid < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot fork runsc");
         if (pid == 0)
-                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0]);
+                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0], tasks, n_tasks, netp[0]);
         setpgid(pid, pid);
         gop[0] = safe_close(gop[0]);
-        if (b->cg.made) {
-                /* In the cgroup before runsc runs: every process it makes is born inside. */
+        if (b->cg.made && n_tasks == 0) {
+                /* v2: in the cgroup before runsc runs: every process it makes is born inside. */
                 r = sbx_cgroup_attach(&b->cg, pid, e);
                 if (r < 0 || write(gop[1], "g", 1) != 1) {
                         kill(pid, SIGKILL);
                         waitpid(pid, NULL, 0);
                         return r < 0 ? r : hull_err(e, -EPIPE, "kernel: cannot start runsc");
                 }
+        }
+        if (netp[0] >= 0) {
+                netp[0] = safe_close(netp[0]);
+                r = receive_net_fd(netp[1], e);
+                if (r < 0) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                        return r;
+                }
+                b->net_fd = r;
         }
         *ret_pid = pid;
         return 0;
@@ -683,6 +859,8 @@ static int kill_cgroup(const sbx_cgroup *cg) {
 
 int sbx_oci_bundle_destroy(sbx_oci_bundle *b, hull_error *e) {
         int r = 0;
+        if (b->net_fd > 2) /* a zeroed bundle has 0: never ours */
+                b->net_fd = safe_close(b->net_fd);
         if (b->created && b->dir[0] && state_left(b)) {
                 const char *kill_args[] = {"kill", "--all", b->id, "KILL", NULL};
                 const char *del_args[] = {"delete", "--force", b->id, NULL};

@@ -6,11 +6,16 @@
  * container id, state and sandbox. runsc is driven with `run` (one command) or `create`, `start`,
  * `exec` (a session: one sandbox, many processes), never `do`.
  *
+ * Network: none (--network=none: the sentry's own loopback only), or limited: the runsc
+ * process starts in a network namespace hull makes (loopback only, the proxy's listening socket
+ * on 127.0.0.1:SBX_NET_PROXY_PORT handed to hull) and runs with --network=host, so the sandbox's
+ * only way out is hull's proxy and egress guard, as in the container tier.
+ *
  * Limits: memory, pids and CPU are hull's own cgroup (sbx-cgroup.h) around every runsc process
  * (runsc, its sentry and its gofer: runsc is told --ignore-cgroups, so they stay where they
  * start), which works the same on cgroup v2 and on a v1/v2 hybrid. Wall clock: the caller's
  * deadline, then sbx_oci_bundle_destroy() (runsc kill, runsc delete --force, SIGKILL to whatever
- * is left in the cgroup). Network: none (--network=none: the sentry has loopback only). */
+ * is left in the cgroup). */
 #pragma once
 
 #include <stdbool.h>
@@ -53,9 +58,13 @@ typedef struct sbx_oci_bundle {
         char dir[SBX_PATH_MAX];   /* the bundle (config.json, rootfs/, etc/, state/) */
         char state[SBX_PATH_MAX]; /* runsc --root */
         char id[SBX_OCI_ID_MAX];  /* the container id: hull-PID-USEC, unique on this host */
-        sbx_net_mode net;         /* runsc --network: only SBX_NET_NONE is built */
+        sbx_net_mode net;         /* none: --network=none; limited: runsc runs in a network
+                                   * namespace of hull's (loopback only) with --network=host,
+                                   * and net_fd is the proxy's listening socket there */
         sbx_cgroup cg;            /* hull's cgroup around runsc (cg.made when in use) */
         bool created;             /* runsc may hold state for id: destroy runs kill and delete */
+        int net_fd;               /* limited: set by the spawn of run/create (the caller starts
+                                   * sbx_net_proxy on it and owns it); else -1 */
 } sbx_oci_bundle;
 
 /* config.json for spec (pure: builds JSON, touches nothing): process (argv, env = the
@@ -79,7 +88,8 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
 /* Start runsc with the bundle's global flags (--root, --network, --platform, --ignore-cgroups,
  * --oci-seccomp), then args (NULL-terminated: {"run", "--bundle", b->dir, b->id, NULL},
  * {"create", ...}, {"exec", ...}), with the given fds as stdin, stdout, stderr (-1: /dev/null),
- * in its own process group and in the bundle's cgroup. Sets b->created for run and create.
+ * in its own process group and in the bundle's cgroup. Sets b->created for run and create; with a
+ * limited network, run and create start in a new network namespace and set b->net_fd.
  * Returns 0 with *ret_pid (the caller reaps it), or a negative errno with *e. */
 int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out_fd, int err_fd, pid_t *ret_pid,
                   hull_error *e);

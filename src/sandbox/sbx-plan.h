@@ -48,6 +48,7 @@ typedef struct sbx_plan {
         bool net_allow_package_managers;
         char **net_hosts; /* limited: the allowed hosts, NULL-terminated (NULL: none) */
         uint32_t n_net_hosts;
+        uint32_t tier; /* sbx_tier of every step's sandbox: container (0) or kernel */
 } sbx_plan;
 
 typedef enum sbx_plan_outcome {

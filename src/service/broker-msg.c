@@ -9,6 +9,7 @@
 
 #include "limits.h"
 #include "macro.h"
+#include "sbx.h"
 #include "sbx-net.h"
 
 #define REQUEST_MAGIC 0x51524248U /* "HBRQ" */
@@ -87,6 +88,7 @@ static int request_check(const sbx_plan *r) {
                 if (!sbx_plan_path_is_clean(r->artifacts[i], strlen(r->artifacts[i])))
                         return -EINVAL;
         if (r->net >= _SBX_NET_MODE_MAX || r->n_net_hosts > SBX_NET_ALLOW_MAX ||
+            (r->tier != SBX_TIER_CONTAINER && r->tier != SBX_TIER_KERNEL) ||
             (r->layer_dir && strlen(r->layer_dir) >= SBX_PATH_MAX))
                 return -EINVAL;
         for (uint32_t i = 0; i < r->n_net_hosts; i++)
@@ -126,6 +128,7 @@ static void request_fill(writer *w, const void *msg) {
         put_u32(w, r->n_net_hosts);
         for (uint32_t i = 0; i < r->n_net_hosts; i++)
                 put_str(w, r->net_hosts[i]);
+        put_u32(w, r->tier);
 }
 
 int brk_plan_encode(const sbx_plan *r, char **ret, size_t *ret_len) {
@@ -334,6 +337,9 @@ int brk_plan_decode(const void *buf, size_t len, sbx_plan *ret) {
                 if (!rd.err && hlen > EGRESS_HOST_MAX)
                         rd.err = -EBADMSG;
         }
+        m.tier = get_u32(&rd);
+        if (!rd.err && m.tier != SBX_TIER_CONTAINER && m.tier != SBX_TIER_KERNEL)
+                rd.err = -EBADMSG;
 
         if (!rd.err && rd.left != 0)
                 rd.err = -EBADMSG;

@@ -319,7 +319,8 @@ static void run_steps_logged(worker *w, const sbx_plan *req, sbx_plan_result *re
                         return;
                 }
                 sbx_spec spec = {
-                        .tier = SBX_TIER_CONTAINER,
+                        .tier = req->tier == SBX_TIER_KERNEL ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER,
+                        .kernel_runtime = w->cfg->kernel_runtime,
                         .argv = req->steps[i].argv,
                         .env = req->layer_dir ? env_layer_sandbox_env() : (char *const[]){NULL},
                         .workdir = w->dir,
@@ -420,8 +421,8 @@ static void run_in_box(worker *w, sbx_session_box *box, const sbx_plan *req, sbx
 
 static bool box_fits(const brk_config *cfg, const sbx_plan *req) {
         /* the spare sandbox has no layer and no network: an environment's run gets its own */
-        return !req->layer_dir && req->net == SBX_NET_NONE && req->memory_bytes == cfg->spare_memory_bytes &&
-               req->pids == cfg->spare_pids &&
+        return req->tier == SBX_TIER_CONTAINER && !req->layer_dir && req->net == SBX_NET_NONE &&
+               req->memory_bytes == cfg->spare_memory_bytes && req->pids == cfg->spare_pids &&
                (req->tmp_bytes ? req->tmp_bytes : SBX_DEFAULT_TMP_BYTES) == cfg->spare_tmp_bytes;
 }
 

@@ -43,6 +43,11 @@ int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len) {
                               "maxTimeoutMs", (json_int_t) max_timeout(true), "languages", langs, "resources",
                               "memoryMb", (json_int_t) (ev->memory_bytes >> 20), "pids", (json_int_t) ev->pids,
                               "supportsSessions", ev->sessions);
+        /* The kernel tier's provider evidence (runsc's version and platform) as Describe's policy. */
+        if (o && ev->kernel_evidence && !set(o, "policy", json_string(ev->kernel_evidence))) {
+                json_decref(o);
+                return -ENOMEM;
+        }
         if (o && ev->javascript) {
                 json_t *js = json_object_get(json_object_get(o, "javascriptEnvironment"), "languages");
                 if (json_array_append_new(js, json_string("javascript")) < 0) {
@@ -162,7 +167,7 @@ static void record_init(plim_record *v, uint32_t version, const plim_request *r,
                 .provider = ev->sandbox,
                 .isolation = ev->isolation,
                 .environment = ev->environment ? ev->environment : "",
-                .policy = "",
+                .policy = ev->policy ? ev->policy : "",
                 .started_unix_ms = received,
                 .ended_unix_ms = ended,
                 .session = chain ? chain->session : "",
@@ -348,7 +353,7 @@ int plim_open_answer(const char *session_id, const plim_evidence *ev, uint64_t e
         if (q < 0)
                 return q;
         json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:o, s:I, s:s}", "sessionId", session_id, "session", c.session,
-                              "sandbox", ev->sandbox, "isolation", ev->isolation, "expiresUnixMs",
+                              "sandbox", ev->sandbox, "isolation", plim_session_tier(ev), "expiresUnixMs",
                               plim_json_int64_string((int64_t) expires_unix_ms), "idleTimeoutMs",
                               (json_int_t) idle_timeout_ms, "softwareIdentity", "");
         return plim_json_dump(o, ret, ret_len);

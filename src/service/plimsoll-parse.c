@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "macro.h"
+#include "sbx.h"
 #include "plimsoll-internal.h"
 #include "protojson.h"
 #include "sbx-record.h"
@@ -696,12 +697,12 @@ static int tier_rank(const char *t) {
 
 /* What every request is checked for: its floor against our tier, and a software rule, which
  * hull cannot meet. */
-static int admit_floor_and_rule(const char *minimum_isolation, bool has_software_rule, const plim_evidence *ev,
+static int admit_floor_and_rule(const char *minimum_isolation, bool has_software_rule, const char *tier,
                                 plim_error *f) {
-        if (minimum_isolation[0] && tier_rank(ev->isolation) < tier_rank(minimum_isolation))
+        if (minimum_isolation[0] && tier_rank(tier) < tier_rank(minimum_isolation))
                 return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ISOLATION,
                                  "the request's floor is %s and this daemon's tier is %s" NOTHING_RAN,
-                                 minimum_isolation, ev->isolation);
+                                 minimum_isolation, tier);
         if (has_software_rule)
                 return plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,
                                  "hull serve cannot establish a software identity for its sandbox (it runs the "
@@ -710,7 +711,7 @@ static int admit_floor_and_rule(const char *minimum_isolation, bool has_software
 }
 
 int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f) {
-        if (admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, ev, f) < 0)
+        if (admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, ev->isolation, f) < 0)
                 return -1;
         if (r->grant_profile && r->grant_profile[0])
                 return plim_fail(f, PLIM_CODE_PERMISSION_DENIED, PLIM_REASON_PERMISSION,
@@ -731,16 +732,26 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
         if (!ev->sessions)
                 return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
                                  "this daemon offers no sessions (Describe says supportsSessions false)" NOTHING_RAN);
-        /* A session's tier is the kernel tier when the floor asks for it and the host can */
-        plim_evidence sev = *ev;
-        if (ev->kernel_sessions && tier_rank(ev->isolation) < tier_rank("kernel"))
-                sev.isolation = "kernel";
-        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, &sev, f);
+        /* sessions of the kernel tier where the host can run them (kernel_sessions) */
+        const char *tier = plim_session_tier(ev);
+        if (ev->kernel_sessions && tier_rank(tier) < tier_rank("kernel"))
+                tier = "kernel";
+        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, tier, f);
 }
 
 bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev) {
         return ev->kernel_sessions &&
-               (strcmp(r->minimum_isolation, "kernel") == 0 || strcmp(ev->isolation, "kernel") == 0);
+               (strcmp(r->minimum_isolation, "kernel") == 0 || strcmp(plim_session_tier(ev), "kernel") == 0);
+}
+
+const char *plim_session_tier(const plim_evidence *ev) {
+        return ev->session_isolation ? ev->session_isolation : ev->isolation;
+}
+
+const char *plim_run_tier(const plim_request *r, const plim_evidence *ev) {
+        if (tier_rank(ev->isolation) <= tier_rank("container"))
+                return ev->isolation;
+        return strcmp(r->minimum_isolation, "kernel") == 0 ? "kernel" : "container";
 }
 
 /* ---- the plan ---- */
@@ -783,6 +794,7 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret) {
                 .pids = ev->pids,
                 .tmp_bytes = SBX_DEFAULT_TMP_BYTES,
                 .artifact_bytes = PLIM_ARTIFACTS_BYTES_MAX,
+                .tier = strcmp(plim_run_tier(r, ev), "kernel") == 0 ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER,
         };
         if (r->kind == PLIM_KIND_JAVASCRIPT) {
                 p.output_bytes = PLIM_JS_OUTPUT_BYTES;

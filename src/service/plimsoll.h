@@ -250,11 +250,16 @@ int plim_describe_parse(const char *body, size_t len, plim_error *f);
 
 /* What this daemon states about itself and checks requests against. */
 typedef struct plim_evidence {
-        const char *sandbox;   /* provider name: "hull" */
-        const char *isolation; /* the tier every run gets: "container" */
-        bool javascript;       /* /usr/bin/node exists on the host */
-        bool python;           /* /usr/bin/python3 exists on the host */
-        uint64_t memory_bytes; /* per run */
+        const char *sandbox;           /* provider name: "hull" */
+        const char *isolation;         /* the daemon's highest tier for single runs: "kernel" when runsc
+                                        * passed its self-check at start, else "container" */
+        const char *session_isolation; /* the tier sessions get; NULL: isolation */
+        const char *kernel_evidence;   /* the kernel tier's provider evidence ("gVisor runsc VERSION,
+                                        * platform P"); NULL: no kernel tier */
+        const char *policy;            /* per call: the record's policy (a kernel run's evidence); NULL: "" */
+        bool javascript;               /* /usr/bin/node exists on the host */
+        bool python;                   /* /usr/bin/python3 exists on the host */
+        uint64_t memory_bytes;         /* per run */
         uint64_t pids;
         /* Sessions: Describe states supportsSessions and these only when sessions is true. */
         bool sessions;
@@ -281,7 +286,7 @@ int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f
 int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_error *f);
 
 /* An admitted OpenSessionRequest gets a kernel-tier session (one gVisor sandbox): its floor is
- * "kernel", or the daemon's tier is, and ev->kernel_sessions. */
+ * "kernel" (or the sessions' tier is) and ev->kernel_sessions. */
 bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev);
 
 /* The broker request for an admitted run: javascript writes main.mjs and runs
@@ -291,6 +296,14 @@ bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev);
  * Returns 0 or -ENOMEM. */
 int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret);
 void plim_plan_done(sbx_plan *p);
+
+/* The tier a single run r gets on this daemon: "kernel" when it asks for that floor (admission
+ * has checked the daemon offers it), else "container" (the faster start) unless the daemon
+ * offers nothing stronger than a weaker tier. */
+const char *plim_run_tier(const plim_request *r, const plim_evidence *ev);
+
+/* The tier sessions get: ev->session_isolation, or ev->isolation. */
+const char *plim_session_tier(const plim_evidence *ev);
 
 /* The DescribeResponse. Returns 0 with a new buffer or -ENOMEM. */
 int plim_describe_json(const plim_evidence *ev, char **ret, size_t *ret_len);

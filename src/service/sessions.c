@@ -131,7 +131,8 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 .handle_bytes_max = cfg->handle_bytes_max,
                 .store_bytes_max = cfg->store_bytes_max,
                 .provider = cfg->evidence->sandbox,
-                .isolation = cfg->evidence->isolation,
+                .isolation = plim_session_tier(cfg->evidence),
+                .kernel_evidence = cfg->evidence->kernel_evidence,
         };
         int r = ss_new(&sc, &m->core, e);
         if (r < 0) {
@@ -261,8 +262,10 @@ static int fail_store(plim_error *f, int r, const hull_error *e) {
 static plim_evidence evidence_of(const hs_manager *m, ss_session *s) {
         plim_evidence ev = *m->cfg.evidence;
         ev.environment = ss_environment(s);
-        if (ss_tier(s) == SBX_TIER_KERNEL)
-                ev.isolation = "kernel"; /* one gVisor sandbox: what its answers and records state */
+        /* the session's own tier is what its answers state and its calls are admitted against */
+        ev.isolation = ev.session_isolation = ss_tier(s) == SBX_TIER_KERNEL ? "kernel" : plim_session_tier(&ev);
+        if (ss_tier(s) == SBX_TIER_KERNEL && ev.kernel_evidence)
+                ev.policy = ev.kernel_evidence; /* runsc's version and platform, as a kernel run's records */
         return ev;
 }
 

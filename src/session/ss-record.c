@@ -56,7 +56,7 @@ static int record_chained(ss_manager *m, ss_session *s, const char *operation, c
                              : m->cfg.isolation         ? m->cfg.isolation
                                                         : "container",
                 .environment = s->environment,
-                .policy = "",
+                .policy = s->tier == SBX_TIER_KERNEL && m->cfg.kernel_evidence ? m->cfg.kernel_evidence : "",
                 .started_unix_ms = started_unix_ms,
                 .ended_unix_ms = now_unix_ms(),
                 .session = s->chain.session,

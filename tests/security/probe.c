@@ -30,9 +30,23 @@ __attribute__((noreturn)) void refuse(const char *why) {
         exit(EXIT_REFUSED);
 }
 
+/* Whether this kernel is not the host's: its uname release and version ("4.4.0 #1 SMP ...")
+ * differ from HULL_HOST_KERNEL (given by the harness: `uname -r -v` on the host). Without that
+ * variable, never. */
+static bool another_kernel(void) {
+        static char own[2 * sizeof(((struct utsname *) 0)->release) + 2];
+        struct utsname u;
+        const char *host = getenv("HULL_HOST_KERNEL");
+        if (!host || !host[0] || uname(&u) < 0)
+                return false;
+        snprintf(own, sizeof(own), "%s %s", u.release, u.version);
+        return strcmp(own, host) != 0;
+}
+
 /* Prove we are inside a hull sandbox before attempting anything: our pid and user namespaces
  * must differ from the host's (given by the harness), the uid map must not be the initial
- * namespace's identity map, and we must hold no effective capability. */
+ * namespace's identity map (unless this is another kernel: the kernel tier), and we must hold no
+ * effective capability. */
 static void sandbox_guard(void) {
         static char buf[SMALL_FILE_MAX];
         uint64_t host_pidns, host_userns, own, capeff;
@@ -52,12 +66,14 @@ static void sandbox_guard(void) {
         if (own == host_userns)
                 refuse("user namespace is the host's");
 
+        /* The identity uid map is the host's own user namespace, unless this is another kernel
+         * altogether (the kernel tier: gVisor's sentry, whose boot id is not the host's). */
         if (read_small("/proc/self/uid_map", buf, sizeof(buf)) < 0)
                 refuse("cannot read /proc/self/uid_map");
         for (line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
                 unsigned long inside, outside, count;
                 if (sscanf(line, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
-                    count == 4294967295UL)
+                    count == 4294967295UL && !another_kernel())
                         refuse("uid_map is the identity map");
         }
 

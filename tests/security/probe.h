@@ -34,6 +34,7 @@
 #include <sys/timex.h>
 #include <sys/types.h>
 #include <sys/uio.h>
+#include <sys/utsname.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <arpa/inet.h>

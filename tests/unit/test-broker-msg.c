@@ -10,6 +10,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "sbx-net.h"
+#include "sbx.h"
 #include "test.h"
 
 static void test_paths(void) {
@@ -104,6 +105,9 @@ static void test_request(void) {
         bad = r;
         bad.net = _SBX_NET_MODE_MAX;
         CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
+        bad = r;
+        bad.tier = SBX_TIER_PROCESS; /* a run is a container or under gVisor, never a bare process */
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
 }
 
 /* An environment's run: the layer and the network travel to the worker; none stays none. */
@@ -117,6 +121,7 @@ static void test_request_environment(void) {
                       .layer_dir = (char *) "/var/lib/hull/layers/abc",
                       .net = SBX_NET_LIMITED,
                       .net_allow_package_managers = true,
+                      .tier = SBX_TIER_KERNEL,
                       .net_hosts = hosts,
                       .n_net_hosts = 2};
         char *buf;
@@ -126,6 +131,7 @@ static void test_request_environment(void) {
         CHECK(brk_plan_decode(buf, len, &d) == 0);
         CHECK_EQ_STR(d.layer_dir, "/var/lib/hull/layers/abc");
         CHECK(d.net == SBX_NET_LIMITED && d.net_allow_package_managers && d.n_net_hosts == 2 && d.net_hosts[2] == NULL);
+        CHECK(d.tier == SBX_TIER_KERNEL);
         CHECK_EQ_STR(d.net_hosts[1], "*.example.net");
         sbx_plan_done(&d);
         unsigned refused = 0;
@@ -137,6 +143,7 @@ static void test_request_environment(void) {
         CHECK(brk_plan_encode(&none, &buf, &len) == 0);
         CHECK(brk_plan_decode(buf, len, &d) == 0);
         CHECK(d.layer_dir == NULL && d.net == SBX_NET_NONE && d.n_net_hosts == 0 && !d.net_allow_package_managers);
+        CHECK(d.tier == SBX_TIER_CONTAINER);
         sbx_plan_done(&d);
         free(buf);
 }

@@ -134,6 +134,8 @@ static void run_thread(http_req *r) {
         } else {
                 plim_evidence ev = *cfg->evidence; /* the environment's description, when it named one */
                 ev.environment = c->env_desc;
+                ev.isolation = plim_run_tier(&c->req, cfg->evidence); /* the tier this run had */
+                ev.policy = strcmp(ev.isolation, "kernel") == 0 ? cfg->evidence->kernel_evidence : NULL;
                 q = plim_run_answer(&c->req, &res, &ev, http_req_received_unix_ms(r), ended, &body, &len, &f);
                 if (q == -ENOMEM)
                         plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");

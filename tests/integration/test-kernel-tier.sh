@@ -1,0 +1,84 @@
+# test-kernel-tier.sh: the kernel tier (gVisor's runsc) through hull serve's plimsoll face: hull
+# serve's self-check at start makes Describe say isolation kernel with runsc's version and platform
+# as the evidence (policy); a Run with minimumIsolation kernel runs under gVisor (its output shows
+# gVisor's kernel) and its record says kernel; a Run without a floor still gets the container tier;
+# a floor of vm is refused before dispatch (failed_precondition + isolation); the audit log of the
+# runs passes hull verify; with --no-kernel-tier, container is the highest tier again.
+# Without runsc it is skipped (exit 77), never passed.
+source "$(dirname "$0")/../lib.sh"
+
+if [ "$(id -u)" -ne 0 ]; then
+        skip "kernel tier" "needs root (runsc runs its sandbox as root)"
+        exit 77
+fi
+if ! command -v runsc >/dev/null 2>&1 && [ ! -x /usr/bin/runsc ]; then
+        skip "kernel tier" "runsc (gVisor) is not installed"
+        exit 77
+fi
+
+AUDIT=$TEST_TMP/audit
+LOG=$TEST_TMP/serve.log
+HULL_TEST_KERNEL_TIER=1 start_server "$LOG" --audit-dir "$AUDIT" ||
+        { fail "kernel tier: hull serve starts" "$(tail -n 5 "$LOG")"; exit 1; }
+check "kernel tier: hull serve logs its evidence in one line" \
+        test "$(grep -c 'event=kernel-tier evidence="gVisor runsc .*, platform [a-z]*"' "$LOG")" -eq 1
+
+P=$URL/plimsoll.v1.SandboxService
+post() { # post PROCEDURE JSON OUT: the answer's body in OUT, its status printed
+        curl -s -o "$3" -w '%{http_code}' -X POST -H 'content-type: application/json' --data-binary "$2" "$P/$1"
+}
+jq_() { /usr/bin/python3 -c "import json,sys,base64; j=json.load(open(sys.argv[1])); print($2)" "$1" 2>&1; }
+
+st=$(post Describe '{}' "$TEST_TMP/d.json")
+check "kernel tier: Describe answers 200" test "$st" = 200
+check "kernel tier: Describe says isolation kernel" test "$(jq_ "$TEST_TMP/d.json" 'j["isolation"]')" = kernel
+check "kernel tier: Describe's policy is runsc's version and platform" \
+        grep -qE '^gVisor runsc [^ ]+, platform [a-z]+$' <<<"$(jq_ "$TEST_TMP/d.json" 'j.get("policy","")')"
+
+req='{"protocol":3,"minimumIsolation":"kernel","timeoutMs":60000,"project":{"files":[{"path":"a.sh","content":"uname -r\nid -u\necho ok > out.txt\n"}],"steps":["sh a.sh"],"artifacts":["out.txt"]}}'
+st=$(post Run "$req" "$TEST_TMP/k.json")
+check "kernel tier: a Run with minimumIsolation kernel answers 200" test "$st" = 200
+check "kernel tier: its answer and its record say kernel" \
+        test "$(jq_ "$TEST_TMP/k.json" 'j["isolation"] + " " + j["record"]["isolation"]')" = "kernel kernel"
+check "kernel tier: its record's policy is the evidence Describe gave" \
+        test "$(jq_ "$TEST_TMP/k.json" 'j["record"]["policy"]')" = "$(jq_ "$TEST_TMP/d.json" 'j["policy"]')"
+out=$(jq_ "$TEST_TMP/k.json" 'base64.b64decode(j["project"]["steps"][0]["stdout"]).decode()')
+check "kernel tier: the step ran under gVisor's kernel (4.4.0), not the host's ($(uname -r))" \
+        test "$(head -n 1 <<<"$out")" = 4.4.0 -a "$(uname -r)" != 4.4.0
+check "kernel tier: the step ran as the sandbox user, and its artifact came back" \
+        test "$(sed -n 2p <<<"$out") $(jq_ "$TEST_TMP/k.json" 'base64.b64decode(j["project"]["artifacts"][0]["content"]).decode().strip()')" = "65534 ok"
+
+st=$(post Run '{"protocol":3,"timeoutMs":60000,"project":{"files":[],"steps":["uname -r"]}}' "$TEST_TMP/c.json")
+check "kernel tier: a Run without a floor gets the container tier (the host's kernel)" \
+        test "$st" = 200 -a "$(jq_ "$TEST_TMP/c.json" 'j["record"]["isolation"] + " " + base64.b64decode(j["project"]["steps"][0]["stdout"]).decode().strip()')" = "container $(uname -r)"
+
+st=$(post Run '{"protocol":3,"minimumIsolation":"vm","timeoutMs":60000,"project":{"files":[],"steps":["touch /workspace/ran"]}}' "$TEST_TMP/v.json")
+check "kernel tier: a floor of vm is refused: failed_precondition" \
+        test "$st" = 400 -a "$(jq_ "$TEST_TMP/v.json" 'j["code"]')" = failed_precondition
+check "kernel tier: the vm refusal is NotDispatched + isolation (CAU) and says so" \
+        grep -q '"value": *"CAU"' "$TEST_TMP/v.json"
+check "kernel tier: the vm refusal names both tiers" grep -q "floor is vm and this daemon's tier is kernel" "$TEST_TMP/v.json"
+
+st=$(post Run '{"protocol":3,"minimumIsolation":"kernel","timeoutMs":3000,"project":{"files":[],"steps":["sleep 60"]}}' "$TEST_TMP/t.json")
+check "kernel tier: a kernel run past its deadline times out" \
+        test "$st" = 200 -a "$(jq_ "$TEST_TMP/t.json" 'j["project"]["outcome"]')" = PROJECT_OUTCOME_TIMED_OUT
+sleep 0.5
+check "kernel tier: the timed-out run left no runsc sandbox behind" \
+        test -z "$(pgrep -f "runsc-sandbox.*hull-oci" | while read -r p; do grep -l "$SERVER_PID" "/proc/$p/status" 2>/dev/null; done)"
+
+out=$("$HULL" verify "$AUDIT/runs.jsonl" 2>&1); rc=$?
+check "kernel tier: hull verify accepts the runs' audit log (kernel and container records)" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || echo "# $out"
+stop_server
+
+start_server "$LOG.2" ||
+        { fail "kernel tier: hull serve --no-kernel-tier starts" "$(tail -n 5 "$LOG.2")"; exit 1; }
+P=$URL/plimsoll.v1.SandboxService
+post Describe '{}' "$TEST_TMP/d2.json" >/dev/null
+check "kernel tier: with --no-kernel-tier, Describe says container" \
+        test "$(jq_ "$TEST_TMP/d2.json" 'j["isolation"]')" = container
+st=$(post Run "$req" "$TEST_TMP/k2.json")
+check "kernel tier: ... and a kernel floor is refused (failed_precondition)" \
+        test "$st" = 400 -a "$(jq_ "$TEST_TMP/k2.json" 'j["code"]')" = failed_precondition
+stop_server
+exit 0
