@@ -55,6 +55,15 @@ assert recs and all(r["isolation"] == "kernel" for r in recs), [r["isolation"] f
                 fail "plimsoll: the kernel session's audit log" "fp='${fp:-}' $(ls "$AUDIT")"
         fi
         left_over "plimsoll: after the session closed"
+        # hull session open --tier kernel: the floor on OpenSession
+        sid=$("$HULL" session --url "$URL" open --tier kernel 2>"$TEST_TMP/err" </dev/null)
+        out=$("$HULL" session --url "$URL" exec "$sid" -- sh -c 'dmesg | head -1' 2>>"$TEST_TMP/err" </dev/null)
+        check "hull session open --tier kernel: a gVisor session (exec sees its dmesg)" \
+                sh -c "echo '$out' | grep -q 'Starting gVisor'"
+        "$HULL" session --url "$URL" close "$sid" >/dev/null 2>&1 </dev/null
+        "$HULL" session --url "$URL" open --tier vm >/dev/null 2>&1 </dev/null
+        check "hull session open --tier vm is a usage error" test $? -eq 2
+        left_over "hull session: after the session closed"
         stop_server TERM 30
 else
         fail "plimsoll: hull serve starts" "$(tail -5 "$TEST_TMP/serve-p.log")"
