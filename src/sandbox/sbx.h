@@ -46,15 +46,15 @@ typedef struct sbx_spec {
         sbx_net_mode net;        /* container: SBX_NET_NONE (loopback only) or
                                   * SBX_NET_LIMITED (see sbx-net.h); the process tier
                                   * refuses anything but none */
-        const sbx_net_policy *net_policy;             /* limited: what the proxy lets through; borrowed */
-        bool stdio;                                   /* container: the command's stdin, stdout and stderr are our own
-                                                       * fds 0, 1 and 2, live (nothing captured or buffered:
-                                                       * stdin_path, stream_output and output_bytes do not apply;
-                                                       * out/err of the result stay empty). Each must be a pipe, a
-                                                       * socket, a terminal or /dev/null (a file could be reopened
-                                                       * for writing through /proc/self/fd): else -EINVAL */
-        const struct sbx_oci_runtime *kernel_runtime; /* kernel: runsc as probed (sbx-oci.h); NULL:
-                                                       * found at each run (sbx_oci_runtime_find) */
+        const sbx_net_policy *net_policy; /* limited: what the proxy lets through; borrowed */
+        bool stdio;                       /* container: the command's stdin, stdout and stderr are our own
+                                           * fds 0, 1 and 2, live (nothing captured or buffered:
+                                           * stdin_path, stream_output and output_bytes do not apply;
+                                           * out/err of the result stay empty). Each must be a pipe, a
+                                           * socket, a terminal or /dev/null (a file could be reopened
+                                           * for writing through /proc/self/fd): else -EINVAL */
+        /* kernel: runsc as probed (sbx-oci.h); NULL: found at each run (sbx_oci_runtime_find) */
+        const struct sbx_oci_runtime *kernel_runtime;
 } sbx_spec;
 
 typedef struct sbx_result {

@@ -24,8 +24,8 @@ typedef struct brk_config {
         /* A spare worker keeps one sandbox set up in advance with these limits (runs asking for
          * them start at once, the set-up off their clock); 0 memory: no spare. */
         uint64_t spare_memory_bytes, spare_pids, spare_tmp_bytes;
-        /* The kernel tier's runsc as hull serve probed it (copied at brk_start); NULL: runs
-         * asking for the kernel tier find it themselves. */
+        /* The kernel tier's runsc as hull serve probed it (the broker is a fork: it stays
+         * valid); NULL: runs asking for the kernel tier find it themselves. */
         const struct sbx_oci_runtime *kernel_runtime;
 } brk_config;
 

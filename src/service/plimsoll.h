@@ -250,17 +250,19 @@ int plim_describe_parse(const char *body, size_t len, plim_error *f);
 
 /* What this daemon states about itself and checks requests against. */
 typedef struct plim_evidence {
-        const char *sandbox;           /* provider name: "hull" */
-        const char *isolation;         /* the daemon's highest tier for single runs: "kernel" when runsc
-                                        * passed its self-check at start, else "container" */
-        const char *session_isolation; /* the tier sessions get; NULL: isolation */
-        const char *kernel_evidence;   /* the kernel tier's provider evidence ("gVisor runsc VERSION,
-                                        * platform P"); NULL: no kernel tier */
-        const char *policy;            /* per call: the record's policy (a kernel run's evidence); NULL: "" */
-        bool javascript;               /* /usr/bin/node exists on the host */
-        bool python;                   /* /usr/bin/python3 exists on the host */
-        uint64_t memory_bytes;         /* per run */
+        const char *sandbox;   /* provider name: "hull" */
+        const char *isolation; /* the highest tier of single runs: "kernel" or "container" */
+        bool javascript;       /* /usr/bin/node exists on the host */
+        bool python;           /* /usr/bin/python3 exists on the host */
+        uint64_t memory_bytes; /* per run */
         uint64_t pids;
+        /* The tier sessions get (NULL: isolation); the kernel tier's provider evidence, "gVisor
+         * runsc VERSION, platform P" (NULL: no kernel tier; isolation is "kernel" only when runsc
+         * passed its self-check at start); per call, the record's policy (a kernel run's
+         * evidence; NULL: ""). */
+        const char *session_isolation;
+        const char *kernel_evidence;
+        const char *policy;
         /* Sessions: Describe states supportsSessions and these only when sessions is true. */
         bool sessions;
         bool session_python, session_javascript; /* the languages a cell may use */
