@@ -87,6 +87,14 @@
 #define SBX_INTERP_START_MS 15000U      /* an interpreter that says nothing for this long failed */
 #define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
+
+/* ---- kernel-tier sessions (src/sandbox/sbx-kernel-session.c: one gVisor sandbox per session) ---- */
+#define SBX_KERNEL_DIR "/run/hull-kernel"      /* each session's bundle, state and workspace below it */
+#define SBX_KERNEL_START_TIMEOUT_MS 30000U     /* runsc create + start (a loaded host takes seconds) */
+#define SBX_KERNEL_STOP_MS 10000U              /* runsc kill, delete, and the shim's own end */
+#define SBX_KERNEL_SENTRY_BYTES (128ULL << 20) /* memory cgroup headroom for the sentry and gofer */
+#define SBX_KERNEL_HOST_TASKS_FACTOR 3U        /* x SBX_OCI_PIDS_PER_TASK: ~9 host tasks per process on ptrace */
+
 /* a limited sandbox's network (src/sandbox/sbx-net.c) */
 #define SBX_NET_PROXY_PORT 3128U                  /* the proxy's port on the sandbox's own 127.0.0.1 */
 #define SBX_NET_PROXY_URL "http://127.0.0.1:3128" /* what HTTP_PROXY and the rest say */

@@ -119,6 +119,11 @@ int cli_agent_option(const char *cmd, int c, const char *arg, cli_agent_args *ar
         case CLI_AGENT_OPT_NO_CGROUP:
                 o->no_cgroup = true;
                 return 1;
+        case CLI_AGENT_OPT_TIER:
+                if (strcmp(arg, "kernel") != 0 && strcmp(arg, "container") != 0)
+                        return cli_usage_error(cmd, -1, "--tier wants container or kernel (gVisor), not '%s'", arg);
+                o->kernel = strcmp(arg, "kernel") == 0;
+                return 1;
         case CLI_AGENT_OPT_ENV:
                 if (!env_name_is_valid(arg))
                         return cli_usage_error(cmd, -1, "--env wants an environment's name (hull env list), not '%s'",
@@ -539,7 +544,10 @@ static int start_engine(cli_agent *a, hull_error *e) {
         r = ss_new_local(a->zygote_fd, !a->o.no_cgroup, audit, stores, &a->ss, e);
         if (r < 0)
                 return r;
-        ss_open_opts oo = {.principal = "cli", .owner = "", .handles_from = access(manifest, F_OK) == 0 ? kept : NULL};
+        ss_open_opts oo = {.principal = "cli",
+                           .owner = "",
+                           .handles_from = access(manifest, F_OK) == 0 ? kept : NULL,
+                           .tier = a->o.kernel ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER};
         _cleanup_(svc_env_done) svc_env env = {.policy.log_fd = -1};
         if (a->o.environment) {
                 char home[SBX_PATH_MAX];

@@ -41,6 +41,7 @@ typedef struct cli_agent_opts {
         bool yes;                 /* approve always_ask calls without asking */
         bool no_cgroup;
         const char *environment;      /* --env NAME: the session sees that environment's layer (hull env) */
+        bool kernel;                  /* --tier kernel: the session is one gVisor sandbox */
         const atomic_bool *interrupt; /* set by the caller's SIGINT handler */
 } cli_agent_opts;
 
@@ -61,6 +62,7 @@ enum {
         CLI_AGENT_OPT_NO_CGROUP,
         CLI_AGENT_OPT_MCP,
         CLI_AGENT_OPT_ENV,
+        CLI_AGENT_OPT_TIER,
         CLI_AGENT_OPT_MCP_SANDBOX,
 };
 #define CLI_AGENT_OPTIONS                                                                                              \
@@ -77,7 +79,8 @@ enum {
                 {"instructions", required_argument, NULL, CLI_AGENT_OPT_INSTRUCTIONS},                                 \
                 {"mcp", required_argument, NULL, CLI_AGENT_OPT_MCP},                                                   \
                 {"mcp-sandbox", required_argument, NULL, CLI_AGENT_OPT_MCP_SANDBOX},                                   \
-                {"env", required_argument, NULL, CLI_AGENT_OPT_ENV}, {                                                 \
+                {"env", required_argument, NULL, CLI_AGENT_OPT_ENV},                                                   \
+                {"tier", required_argument, NULL, CLI_AGENT_OPT_TIER}, {                                               \
                 "no-cgroup", no_argument, NULL, CLI_AGENT_OPT_NO_CGROUP                                                \
         }
 

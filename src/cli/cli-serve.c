@@ -805,7 +805,8 @@ static int make_directories(serve_state *st, hull_error *e) {
 
 /* The kernel tier: runsc found and passing its self-check (a real bundle running /bin/true)
  * makes "kernel" the highest tier of single runs, with runsc's version and platform as the
- * evidence; else one line says why and "container" stays the highest. Sessions stay container. */
+ * evidence; else one line says why and "container" stays the highest. Sessions are container
+ * unless their floor is kernel. */
 static void probe_kernel_tier(serve_state *st) {
         hull_error ke = {0};
         char clean[HULL_ERROR_MSG_MAX];
@@ -821,6 +822,8 @@ static void probe_kernel_tier(serve_state *st) {
         st->ev.isolation = "kernel";
         st->ev.session_isolation = "container";
         st->ev.kernel_evidence = st->kernel_evidence;
+        /* sessions of the kernel tier too (a floor of kernel asks for one; they need root) */
+        st->ev.kernel_sessions = st->ev.sessions && sbx_session_kernel_available(&ke) == 0;
         dlog_log(&st->log, DLOG_INFO, "event=kernel-tier evidence=\"%s\"", st->kernel_evidence);
 }
 

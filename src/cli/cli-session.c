@@ -57,6 +57,7 @@ enum {
         OPT_OFFSET,
         OPT_LIMIT,
         OPT_FORCE,
+        OPT_TIER,
 };
 #define BIT(o) CLI_OPT_BIT(o)
 #define OPT_JSON CLI_OPT_JSON
@@ -75,6 +76,7 @@ static const struct option options[] = {
         {"offset", required_argument, NULL, OPT_OFFSET},
         {"limit", required_argument, NULL, OPT_LIMIT},
         {"force", no_argument, NULL, OPT_FORCE},
+        {"tier", required_argument, NULL, OPT_TIER},
         {},
 };
 
@@ -84,6 +86,7 @@ typedef struct session_args {
         bool force;
         const char *owner;
         const char *environment; /* open --env NAME: hull's extension hullEnvironment */
+        const char *tier;        /* open --tier container|kernel: the request's minimumIsolation */
         bool has_lifetime, has_idle, has_timeout, has_limit;
         uint64_t lifetime_ms, idle_ms, timeout_ms, offset, limit;
         const char *languages[PLIM_LANGUAGES_MAX];
@@ -227,6 +230,8 @@ static int sub_open(cli_client *c, const session_args *a) {
                 json_object_set_new(req, "owner", json_string(a->owner));
         if (a->environment)
                 json_object_set_new(req, "hullEnvironment", json_string(a->environment));
+        if (a->tier) /* the floor: hull serve gives a session of at least that tier, or refuses */
+                json_object_set_new(req, "minimumIsolation", json_string(a->tier));
         if (a->has_lifetime)
                 json_object_set_new(req, "lifetimeMs", json_integer((json_int_t) a->lifetime_ms));
         if (a->has_idle)
@@ -672,14 +677,19 @@ static int sub_list(cli_client *c, const session_args *a) {
 #define CONNECTION_HELP CLI_CONNECTION_HELP
 
 static const session_sub subs[] = {
-        {{"open", BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE) | BIT(OPT_ENV),
+        {{"open",
+          BIT(OPT_JSON) | BIT(OPT_OWNER) | BIT(OPT_LIFETIME) | BIT(OPT_IDLE) | BIT(OPT_LANGUAGE) | BIT(OPT_ENV) |
+                  BIT(OPT_TIER),
           NULL,
-          "open [--owner O] [--env NAME] [--lifetime DUR] [--idle DUR] [--language python|javascript]... [--json]",
+          "open [--owner O] [--env NAME] [--tier container|kernel] [--lifetime DUR] [--idle DUR]\n"
+          "       [--language python|javascript]... [--json]",
           "Open a session: one sandbox kept for many calls. Prints its ID, a capability: whoever has it\n"
           "can use the session. With --json, the whole answer (fingerprint, isolation, expiry).\n\n"
           "  --owner O          who the session is for, [A-Za-z0-9._:-]{1,64}\n"
           "  --env NAME         the environment (hull env) whose packages (its layer, built first when\n"
           "                     missing) and network the session gets\n"
+          "  --tier T           container, or kernel: the session is one gVisor sandbox (hull serve must\n"
+          "                     offer it: runsc passed its self-check, hull serve runs as root)\n"
           "  --lifetime DUR     end it after DUR (may only shorten the daemon's; at most 12h)\n"
           "  --idle DUR         end it after DUR without a call (at least 1s)\n"
           "  --language L       warm an interpreter: python or javascript (repeatable)\n"},
@@ -800,6 +810,11 @@ static int session_option(void *args, const cli_client_sub *sub, int c, const ch
                 if (parse_duration_ms(arg, 1, PLIM_TIMEOUT_MS_MAX, &a->timeout_ms) < 0)
                         return usage_error("--timeout wants a duration from 1ms to 5m such as 30s, got '%s'", arg);
                 a->has_timeout = true;
+                break;
+        case OPT_TIER:
+                if (strcmp(arg, "container") != 0 && strcmp(arg, "kernel") != 0)
+                        return usage_error("--tier wants container or kernel, got '%s'", arg);
+                a->tier = arg;
                 break;
         case OPT_ENV: {
                 if (sub && strcmp(sub->name, "open") == 0) {

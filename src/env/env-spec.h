@@ -49,6 +49,8 @@ typedef struct env_spec {
         size_t n_allowed_hosts;
         bool allow_package_managers;
         bool allow_mcp_servers;
+        bool kernel; /* a /v1 environment's config.hull.tier "kernel": its sessions are one gVisor
+                      * sandbox each (not part of the layer's spec or digest) */
 } env_spec;
 
 const char *env_pm_to_string(env_pm pm);

@@ -426,7 +426,8 @@ static int root_host(int root_fd, root_plan *p, uid_t uid, gid_t gid, hull_error
 
 /* A --rootfs: its top-level entries, but for the ones hull mounts itself. */
 static int root_rootfs(int root_fd, root_plan *p, const char *rootfs, hull_error *e) {
-        static const char *const ours[] = {".", "..", "proc", "dev", "tmp", "workspace", "sys", "handles", "env"};
+        static const char *const ours[] = {".",   "..",      "proc", "dev",    "tmp", "workspace",
+                                           "sys", "handles", "env",  "skills", "mnt"};
         char host[SBX_PATH_MAX];
         if (rootfs[0] != '/')
                 return hull_err(e, -EINVAL, "exec: --rootfs must be an absolute path");
@@ -606,6 +607,10 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
                 json_array_append_new(mounts, mount_new("/handles", "bind", spec->handles_dir, "rbind", "ro", NULL));
         if (spec->layer_dir)
                 json_array_append_new(mounts, mount_new("/env", "bind", spec->layer_dir, "rbind", "ro", NULL));
+        if (spec->skills_dir)
+                json_array_append_new(mounts, mount_new("/skills", "bind", spec->skills_dir, "rbind", "ro", NULL));
+        if (spec->mnt_dir) /* a /v1 session's resources (and its memory link: v1-resources.c) */
+                json_array_append_new(mounts, mount_new("/mnt", "bind", spec->mnt_dir, "rbind", "ro", NULL));
         if (json_array_size(mounts) < 4)
                 return hull_err(e, -ENOMEM, "kernel: out of memory");
 
@@ -677,7 +682,8 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
                 r = hull_err(e, negative_errno(), "kernel: cannot open the bundle's root");
                 goto fail;
         }
-        static const char *const points[] = {"proc", "dev", "tmp", "workspace", "sys", "handles", "env"};
+        static const char *const points[] = {"proc",    "dev", "tmp",    "workspace", "sys",
+                                             "handles", "env", "skills", "mnt"};
         for (size_t i = 0; i < ELEMENTSOF(points); i++)
                 if (mkdirat(root_fd, points[i], 0755) < 0) {
                         r = hull_err(e, negative_errno(), "kernel: cannot make /%s in the bundle's root", points[i]);
@@ -687,6 +693,11 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e) : root_host(root_fd, p, uid, gid, e);
         if (r < 0)
                 goto fail;
+        /* /mnt/memory: a /v1 session's memory stores in its workspace, as in the container tier */
+        if (!spec->mnt_dir && symlinkat("/workspace/.memory", root_fd, "mnt/memory") < 0) {
+                r = hull_err(e, negative_errno(), "kernel: cannot link /mnt/memory in the bundle's root");
+                goto fail;
+        }
         r = sbx_env_build(spec->env, "/workspace", spec->net == SBX_NET_LIMITED, &env);
         if (r < 0) {
                 hull_err(e, r, "kernel: cannot build the environment");

@@ -25,6 +25,7 @@
 #include "runtime-embed.h"
 #include "sbx-container.h"
 #include "sbx-internal.h"
+#include "sbx-kernel.h"
 #include "sbx-session.h"
 #include "sock-util.h"
 
@@ -146,6 +147,10 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
         hull_error ignore;
         int r;
 
+        if (spec->tier == SBX_TIER_KERNEL)
+                return sbx_kernel_session_start(spec, ret, e);
+        if (spec->tier != SBX_TIER_CONTAINER)
+                return hull_err(e, -EINVAL, "session: sessions run in the container or the kernel tier");
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctlp) < 0)
                 return hull_err(e, negative_errno(), "session: cannot create the control socket");
         sbx_spec sp = {
@@ -244,8 +249,20 @@ int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_erro
         if (b->pid > 0) {
                 int st = 0;
                 pid_t w = waitpid(b->pid, &st, WNOHANG);
+                if (w != b->pid && b->kernel && b->pidfd >= 0) {
+                        /* The shim saw EOF (the control socket is closed): let it end the sandbox */
+                        struct pollfd p = {.fd = b->pidfd, .events = POLLIN};
+                        (void) kill(b->pid, SIGTERM);
+                        while (poll(&p, 1, SBX_KERNEL_STOP_MS) < 0 && errno == EINTR)
+                                ;
+                        w = waitpid(b->pid, &st, WNOHANG);
+                        if (w == b->pid && WIFEXITED(st) && WEXITSTATUS(st) == 3)
+                                info.init_died = true; /* the sandbox had ended by itself */
+                        if (w == b->pid)
+                                info.init_status = st;
+                }
                 if (w == b->pid) {
-                        info.init_died = true;
+                        info.init_died = info.init_died || !b->kernel;
                         info.init_status = st;
                 } else {
                         kill(b->pid, SIGKILL);
@@ -505,7 +522,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         capture out = {0}, err = {0};
         int r;
 
-        *ret = (sbx_result){.tier = "container"};
+        *ret = (sbx_result){.tier = s->kernel ? "kernel" : "container"};
         if (s->dead)
                 return hull_err(e, -EPIPE, "session: the sandbox has ended");
         r = sbx_env_build(c->env, "/workspace", s->net_proxy_env, &env);

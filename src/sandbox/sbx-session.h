@@ -48,6 +48,9 @@ typedef struct sbx_session_spec {
         sbx_net_mode net;                 /* none, limited or unrestricted (sbx-net.h) */
         const sbx_net_policy *net_policy; /* limited: borrowed; its log_fd gets a line per
                                            * connection (e.g. a file in the session's directory) */
+        sbx_tier tier;                    /* SBX_TIER_CONTAINER (0), or SBX_TIER_KERNEL: one gVisor sandbox, the same
+                                           * control protocol spoken by a shim that drives runsc (sbx-kernel-session.c);
+                                           * net none only; no zygote (bpf_fd -1), cgroups are runsc's */
 } sbx_session_spec;
 
 /* The session as its owner holds it. */
@@ -67,7 +70,13 @@ typedef struct sbx_session_box {
                                * by sbx_session_box_end; NULL otherwise */
         pid_t pasta_pid;      /* unrestricted: pasta, a child of the owner, killed by
                                * sbx_session_box_end; 0 otherwise */
+        bool kernel;          /* the kernel tier: pid is the shim, which ends the sandbox at EOF
+                               * on the control socket or on SIGTERM (never SIGKILL it first) */
 } sbx_session_box;
+
+/* The kernel tier's sessions can start here (runsc is installed, hull runs as root): 0, or a
+ * negative errno with *e saying what to do. */
+int sbx_session_kernel_available(hull_error *e);
 
 /* Start a session: the container set-up of `hull exec`, then the init waits for calls. Must be
  * called by a single-threaded process, which becomes the init's parent (the init dies with it).
@@ -133,6 +142,8 @@ typedef struct sbx_session {
         bool net_proxy_env; /* the box is SBX_NET_LIMITED: every call and interpreter gets
                              * HTTP_PROXY and the rest (set it after sbx_session_init) */
         sbx_interp interp[_SBX_LANG_MAX];
+        bool kernel;                      /* the box is the kernel tier's: results say tier "kernel" (set it after
+                                           * sbx_session_init) */
         char warning[HULL_ERROR_MSG_MAX]; /* the last fallback taken, "" when none */
 } sbx_session;
 

@@ -27,6 +27,7 @@ typedef struct keeper_req {
         uint32_t allow_package_managers, allow_loopback;
         uint32_t n_hosts, n_cidrs;
         uint32_t has_log; /* the log's fd rides along */
+        uint32_t tier;    /* sbx_tier: SBX_TIER_CONTAINER or SBX_TIER_KERNEL */
         char hosts[SBX_NET_ALLOW_MAX][EGRESS_HOST_MAX + 1];
         char cidrs[BRK_NET_CIDRS_MAX][BRK_NET_CIDR_TEXT];
 } keeper_req;
@@ -36,6 +37,7 @@ typedef struct keeper_reply {
         int32_t err; /* 0: started; the fds ride along */
         uint32_t n_cg_fds;
         uint32_t host_uid, host_gid;
+        uint32_t kernel; /* the kernel tier: ctl, ws and the shim's pidfd ride along, no seccomp memfd */
         char msg[HULL_ERROR_MSG_MAX];
 } keeper_reply;
 

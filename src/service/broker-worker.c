@@ -508,7 +508,7 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
                 safe_close(fds_in[i]);
         if (got != (ssize_t) sizeof(*req) || truncated || req->magic != KEEPER_MAGIC ||
             n_in != (req->has_log ? 1U : 0U) || req->net >= _SBX_NET_MODE_MAX || req->n_hosts > SBX_NET_ALLOW_MAX ||
-            req->n_cidrs > BRK_NET_CIDRS_MAX)
+            req->n_cidrs > BRK_NET_CIDRS_MAX || (req->tier != SBX_TIER_CONTAINER && req->tier != SBX_TIER_KERNEL))
                 return;
         req->handles_dir[sizeof(req->handles_dir) - 1] = '\0';
         req->layer_dir[sizeof(req->layer_dir) - 1] = '\0';
@@ -540,7 +540,8 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
                                  .mnt_dir = req->mnt_dir[0] ? req->mnt_dir : NULL,
                                  .env = req->layer_dir[0] ? env_layer_sandbox_env() : NULL,
                                  .net = (sbx_net_mode) req->net,
-                                 .net_policy = req->net == SBX_NET_LIMITED ? &policy : NULL};
+                                 .net_policy = req->net == SBX_NET_LIMITED ? &policy : NULL,
+                                 .tier = (sbx_tier) req->tier};
         int r = sbx_session_start(&spec, &box, &e);
         if (r < 0) {
                 rep.err = r;
@@ -549,7 +550,8 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
                 return;
         }
         int fds[8] = {box.ctl_fd, box.ws_fd, box.pidfd, box.bpf_fd};
-        size_t nfds = 4;
+        size_t nfds = box.kernel ? 3 : 4;
+        rep.kernel = box.kernel;
         for (size_t i = 0; i < box.n_cg_fds; i++)
                 fds[nfds++] = box.cg_fds[i];
         rep.n_cg_fds = (uint32_t) box.n_cg_fds;

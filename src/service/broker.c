@@ -600,7 +600,8 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
                            .pids = spec->pids,
                            .millicpus = spec->millicpus,
                            .tmp_bytes = spec->tmp_bytes,
-                           .net = (uint32_t) spec->net};
+                           .net = (uint32_t) spec->net,
+                           .tier = (uint32_t) spec->tier};
         if (spec->handles_dir && (size_t) snprintf(rq->handles_dir, sizeof(rq->handles_dir), "%s", spec->handles_dir) >=
                                          sizeof(rq->handles_dir))
                 return hull_err(e, -ENAMETOOLONG, "session: the handle store path is too long");
@@ -647,7 +648,10 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         r = sock_send_fds(sv[0], rq, sizeof(*rq), &log_fd, log_fd >= 0 ? 1 : 0, MSG_NOSIGNAL);
         if (r < 0)
                 return hull_err(e, r, "session: the sandbox broker refused the session");
-        r = wait_watched(sv[0], -1, now_mono_ms() + SBX_START_TIMEOUT_MS + BRK_IO_TIMEOUT_MS);
+        r = wait_watched(sv[0], -1,
+                         now_mono_ms() +
+                                 (spec->tier == SBX_TIER_KERNEL ? SBX_KERNEL_START_TIMEOUT_MS : SBX_START_TIMEOUT_MS) +
+                                 BRK_IO_TIMEOUT_MS);
         if (r < 0)
                 return hull_err(e, r, "session: no answer from the sandbox broker");
         int fds[8], truncated = 0;
@@ -660,7 +664,9 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
                                 n == 0 ? "session: the sandbox broker refused the session (shutting down or full)"
                                        : "session: malformed answer from the sandbox broker");
         }
-        if (rep.err < 0 || nfds != 4 + rep.n_cg_fds || rep.n_cg_fds > ELEMENTSOF(ret->cg_fds)) {
+        size_t want = rep.kernel ? 3 : 4; /* the kernel tier has no seccomp memfd (no zygote) */
+        if (rep.err < 0 || nfds != want + rep.n_cg_fds || rep.n_cg_fds > ELEMENTSOF(ret->cg_fds) ||
+            (rep.kernel && rep.n_cg_fds)) {
                 for (size_t i = 0; i < nfds; i++)
                         safe_close(fds[i]);
                 rep.msg[sizeof(rep.msg) - 1] = '\0';
@@ -670,7 +676,7 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         ret->ctl_fd = fds[0];
         ret->ws_fd = fds[1];
         ret->pidfd = fds[2];
-        ret->bpf_fd = fds[3];
+        ret->bpf_fd = rep.kernel ? -1 : fds[3];
         for (size_t i = 0; i < rep.n_cg_fds; i++)
                 ret->cg_fds[ret->n_cg_fds++] = fds[4 + i];
         ret->host_uid = rep.host_uid;

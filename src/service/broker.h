@@ -13,6 +13,7 @@
 #include "broker-msg.h"
 #include "error.h"
 #include "sbx-net.h"
+#include "sbx.h"
 
 typedef struct brk_config {
         unsigned max_runs;     /* workers at once, 1..SERVE_RUNS_MAX */
@@ -82,6 +83,7 @@ typedef struct brk_session_spec {
          * carried) and its log_fd over SCM_RIGHTS; it runs the proxy's threads itself (it never
          * forks after the sandbox started). */
         const sbx_net_policy *net_policy;
+        sbx_tier tier; /* SBX_TIER_CONTAINER, or SBX_TIER_KERNEL (gVisor: network none) */
 } brk_session_spec;
 
 typedef struct brk_session {

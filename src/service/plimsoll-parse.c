@@ -732,7 +732,16 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
         if (!ev->sessions)
                 return plim_fail(f, PLIM_CODE_UNIMPLEMENTED, PLIM_REASON_UNSUPPORTED,
                                  "this daemon offers no sessions (Describe says supportsSessions false)" NOTHING_RAN);
-        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, plim_session_tier(ev), f);
+        /* sessions of the kernel tier where the host can run them (kernel_sessions) */
+        const char *tier = plim_session_tier(ev);
+        if (ev->kernel_sessions && tier_rank(tier) < tier_rank("kernel"))
+                tier = "kernel";
+        return admit_floor_and_rule(r->minimum_isolation, r->has_software_rule, tier, f);
+}
+
+bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev) {
+        return ev->kernel_sessions &&
+               (strcmp(r->minimum_isolation, "kernel") == 0 || strcmp(plim_session_tier(ev), "kernel") == 0);
 }
 
 const char *plim_session_tier(const plim_evidence *ev) {

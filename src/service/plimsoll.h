@@ -268,6 +268,9 @@ typedef struct plim_evidence {
         bool session_python, session_javascript; /* the languages a cell may use */
         uint64_t session_lifetime_ms, session_idle_timeout_ms;
         uint32_t max_sessions_per_caller, max_sessions_per_owner; /* 0: not stated */
+        /* Sessions of the kernel tier can be opened (runsc is there and hull runs as root): an
+         * OpenSession whose floor is "kernel" gets one gVisor sandbox (sbx_session_start). */
+        bool kernel_sessions;
         /* RunResponse.environment and RunRecord.environment: a hullEnvironment's description
          * (env_describe), set on a per-call copy; NULL: "". */
         const char *environment;
@@ -283,6 +286,10 @@ int plim_run_admit(const plim_request *r, const plim_evidence *ev, plim_error *f
 /* The same checks for an OpenSessionRequest, after sessions themselves (none: unimplemented +
  * unsupported). Returns 0 or -1 with *f. */
 int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_error *f);
+
+/* An admitted OpenSessionRequest gets a kernel-tier session (one gVisor sandbox): its floor is
+ * "kernel" (or the sessions' tier is) and ev->kernel_sessions. */
+bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev);
 
 /* The broker request for an admitted run: javascript writes main.mjs and runs
  * `/usr/bin/node main.mjs`; a project writes its files and runs each step as `sh -c STEP`,

@@ -47,7 +47,8 @@ static int broker_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_err
                               .skills_dir = spec->skills_dir,
                               .mnt_dir = spec->mnt_dir,
                               .net = spec->net,
-                              .net_policy = spec->net_policy};
+                              .net_policy = spec->net_policy,
+                              .tier = spec->tier};
         int r = brk_session_open(ctx, &s, bs, e);
         if (r < 0) {
                 free(bs);
@@ -133,6 +134,7 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 .store_bytes_max = cfg->store_bytes_max,
                 .provider = cfg->evidence->sandbox,
                 .isolation = plim_session_tier(cfg->evidence),
+                .kernel_evidence = cfg->evidence->kernel_evidence,
         };
         int r = ss_new(&sc, &m->core, e);
         if (r < 0) {
@@ -257,6 +259,18 @@ static int fail_store(plim_error *f, int r, const hull_error *e) {
         }
 }
 
+/* The daemon's evidence as a call of s states it: with the session's environment (hullEnvironment),
+ * which its answers and records name. */
+static plim_evidence evidence_of(const hs_manager *m, ss_session *s) {
+        plim_evidence ev = *m->cfg.evidence;
+        ev.environment = ss_environment(s);
+        /* the session's own tier is what its answers state and its calls are admitted against */
+        ev.isolation = ev.session_isolation = ss_tier(s) == SBX_TIER_KERNEL ? "kernel" : plim_session_tier(&ev);
+        if (ss_tier(s) == SBX_TIER_KERNEL && ev.kernel_evidence)
+                ev.policy = ev.kernel_evidence; /* runsc's version and platform, as a kernel run's records */
+        return ev;
+}
+
 /* ---- OpenSession ---- */
 
 static void do_open(hs_manager *m, const char *principal, const char *body, size_t len, hs_answer *ret) {
@@ -276,7 +290,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                           .owner = req.owner ? req.owner : "",
                           .rule_id = req.software_rule_id,
                           .lifetime_ms = req.lifetime_ms,
-                          .idle_ms = req.idle_timeout_ms};
+                          .idle_ms = req.idle_timeout_ms,
+                          .tier = plim_open_kernel(&req, m->cfg.evidence) ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER};
         int r;
         if (req.environment[0]) { /* hull's extension: an environment's layer and network */
                 if (!m->cfg.env_resolve) {
@@ -309,8 +324,8 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
                 goto out;
         ss_info info;
         ss_session_info(m->core, s, &info);
-        r = plim_open_answer(info.id, m->cfg.evidence, info.expires_unix_ms, (uint32_t) info.idle_ms, &ret->body,
-                             &ret->len);
+        plim_evidence oev = evidence_of(m, s);
+        r = plim_open_answer(info.id, &oev, info.expires_unix_ms, (uint32_t) info.idle_ms, &ret->body, &ret->len);
         if (r < 0) {
                 ss_close_info ci;
                 ss_close(m->core, s, &ci);
@@ -334,14 +349,6 @@ static void chain_of(ss_session *s, plim_chain *ret) {
         *ret = (plim_chain){.calls = c.calls};
         memcpy(ret->session, c.session, sizeof(ret->session));
         memcpy(ret->last_sha256, c.last_sha256, sizeof(ret->last_sha256));
-}
-
-/* The daemon's evidence as a call of s states it: with the session's environment (hullEnvironment),
- * which its answers and records name. */
-static plim_evidence evidence_of(const hs_manager *m, ss_session *s) {
-        plim_evidence ev = *m->cfg.evidence;
-        ev.environment = ss_environment(s);
-        return ev;
 }
 
 /* The call's record (an answer's, or an UnansweredCall's), on the session's chain. */
@@ -454,7 +461,8 @@ static void do_session_run(hs_manager *m, const char *principal, const char *bod
                 plim_fail_session_not_found(f);
                 goto out;
         }
-        if (plim_run_admit(&req, m->cfg.evidence, f) < 0)
+        plim_evidence aev = evidence_of(m, s); /* the session's tier is the one admitted */
+        if (plim_run_admit(&req, &aev, f) < 0)
                 goto out;
         if (strcmp(req.software_rule_id, ss_rule_id(s)) != 0) {
                 plim_fail(f, PLIM_CODE_FAILED_PRECONDITION, PLIM_REASON_ENVIRONMENT,

@@ -81,6 +81,7 @@ int svc_env_resolve(const env_spec *spec, const svc_env_opts *o, svc_env *ret, h
         env->policy.log_fd = -1;
         if ((r = layer_of(spec, o, env, e)) < 0)
                 return r;
+        env->kernel = spec->kernel;
         if ((r = net_of(spec, o, env, e)) < 0)
                 return r;
         if (o->describe &&
@@ -176,6 +177,9 @@ int svc_env_v1(store *db, const char *eid, env_spec *ret_spec, bool *ret_found, 
         }
         if ((r = v1_networking(json_object_get(config, "networking"), eid, &s, e)) < 0)
                 return r;
+        /* hull's extension: "hull": {"tier": "kernel"} (v1-shape-env.c checked it) */
+        const char *tier = json_string_value(json_object_get(json_object_get(config, "hull"), "tier"));
+        s.kernel = tier && strcmp(tier, "kernel") == 0;
         *ret_spec = s;
         s = (env_spec){0};
         *ret_found = true;

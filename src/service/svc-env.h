@@ -55,6 +55,7 @@ typedef struct svc_env {
         sbx_net_policy policy;   /* limited: allowed_hosts (NULL-terminated, owned), package
                                   * managers, the rules' CIDRs and loopback; log_fd -1 */
         char desc[ENV_DESC_MAX]; /* "" unless opts.describe */
+        bool kernel;             /* spec->kernel: the session's tier is the kernel tier */
 } svc_env;
 
 /* Resolve spec into *ret (free with svc_env_done). Returns 0, or a negative errno with *e: a

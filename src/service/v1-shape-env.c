@@ -65,7 +65,9 @@ static int parse_networking(const json_t *v, const char *path, json_t **ret, v1_
 }
 
 static int parse_env_config(const json_t *v, const char *path, json_t **ret, v1_err *e) {
-        static const char *const ckeys[] = {"type", "networking", "packages", NULL};
+        static const char *const ckeys[] = {"type", "networking", "packages", "hull", NULL};
+        static const char *const hkeys[] = {"tier", NULL};
+        static const char *const tiers[] = {"container", "kernel", NULL};
         static const char *const skeys[] = {"type", NULL};
         static const char *const pkeys[] = {"type", "apt", "cargo", "gem", "go", "npm", "pip", NULL};
         static const char *const types[] = {"cloud", "self_hosted", NULL};
@@ -115,7 +117,24 @@ static int parse_env_config(const json_t *v, const char *path, json_t **ret, v1_
                         return -ENOMEM;
         }
         *ret = json_pack("{s:s, s:O, s:O}", "type", type, "networking", net, "packages", pk);
-        return *ret ? 0 : -ENOMEM;
+        if (!*ret)
+                return -ENOMEM;
+        /* hull's extension: "hull": {"tier": "container" | "kernel"} (docs/API.md) */
+        const json_t *hv = json_object_get(v, "hull");
+        if (hv && !json_is_null(hv)) {
+                const char *tier;
+                v1_path_key(p, path, "hull");
+                if ((r = v1_want(hv, JSON_OBJECT, p, "an object", e)) < 0 ||
+                    (r = v1_check_object(hv, p, hkeys, e)) < 0 ||
+                    (r = v1_get_enum(hv, "tier", p, tiers, "container", &tier, e)) < 0) {
+                        json_decref(*ret);
+                        *ret = NULL;
+                        return r;
+                }
+                if (json_object_set_new(*ret, "hull", json_pack("{s:s}", "tier", tier)) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
 }
 
 static const char *const SCOPES[] = {"organization", "workspace", NULL};

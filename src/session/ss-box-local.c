@@ -27,7 +27,8 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                                .env = spec->layer_dir ? env_layer_sandbox_env() : NULL,
                                .use_cgroups = ctx != NULL,
                                .net = spec->net,
-                               .net_policy = spec->net_policy};
+                               .net_policy = spec->net_policy,
+                               .tier = spec->tier};
         int r = sbx_session_start(&ss, b, e);
         if (r < 0) {
                 free(b);
@@ -58,8 +59,9 @@ static int local_ended(void *ctx, ss_box *box, bool *ret_oom) {
 
 static void local_kill(void *ctx, ss_box *box) {
         sbx_session_box *b = box->priv;
+        /* the kernel tier's shim ends its gVisor sandbox on SIGTERM (SIGKILL would leave it) */
         if (b->pidfd >= 0)
-                (void) syscall(SYS_pidfd_send_signal, b->pidfd, SIGKILL, NULL, 0);
+                (void) syscall(SYS_pidfd_send_signal, b->pidfd, b->kernel ? SIGTERM : SIGKILL, NULL, 0);
 }
 
 static void local_close(void *ctx, ss_box *box) {

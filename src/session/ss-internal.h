@@ -30,6 +30,7 @@ struct ss_session {
         uint64_t calls_seen; /* the chain's count, readable under m->lock */
         pthread_mutex_t call;
         bool have_box;
+        sbx_tier tier; /* SBX_TIER_CONTAINER or SBX_TIER_KERNEL */
         ss_box box;
         sbx_session sx;
         ss_chain chain;      /* under the call lock */

@@ -52,9 +52,11 @@ static int record_chained(ss_manager *m, ss_session *s, const char *operation, c
                 .request_sha256 = request_sha,
                 .result_sha256 = unanswered ? "" : result_sha,
                 .provider = m->cfg.provider ? m->cfg.provider : "hull",
-                .isolation = m->cfg.isolation ? m->cfg.isolation : "container",
+                .isolation = s->tier == SBX_TIER_KERNEL ? "kernel"
+                             : m->cfg.isolation         ? m->cfg.isolation
+                                                        : "container",
                 .environment = s->environment,
-                .policy = "",
+                .policy = s->tier == SBX_TIER_KERNEL && m->cfg.kernel_evidence ? m->cfg.kernel_evidence : "",
                 .started_unix_ms = started_unix_ms,
                 .ended_unix_ms = now_unix_ms(),
                 .session = s->chain.session,

@@ -243,6 +243,10 @@ const char *ss_environment(ss_session *s) {
         return s->environment;
 }
 
+sbx_tier ss_tier(ss_session *s) {
+        return s->tier;
+}
+
 const char *ss_rule_id(ss_session *s) {
         return s->rule_id;
 }
@@ -582,7 +586,8 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                                     .skills_dir = o->skills_dir,
                                     .mnt_dir = o->mnt_dir,
                                     .net = o->net,
-                                    .net_policy = policy};
+                                    .net_policy = policy,
+                                    .tier = o->tier};
                 r = m->cfg.box.open(m->cfg.box.ctx, &spec, &s->box, e);
                 s->have_box = r >= 0;
         }
@@ -594,6 +599,13 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                          s->box.n_cg_fds, m->cfg.zygote_fd);
         if (o->layer_dir)
                 s->sx.env = env_layer_sandbox_env(); /* for interpreters forked from the zygote */
+        s->tier = o->tier;
+        s->sx.kernel = o->tier == SBX_TIER_KERNEL;
+        if (s->sx.kernel) { /* no zygote: its forks would enter the shim's namespaces, not gVisor */
+                s->sx.pidfd = -1;
+                s->sx.bpf_fd = -1;
+                s->sx.n_cg_fds = 0;
+        }
         s->sx.net_proxy_env = o->net == SBX_NET_LIMITED;
         snprintf(s->principal, sizeof(s->principal), "%s", o->principal);
         snprintf(s->owner, sizeof(s->owner), "%s", o->owner ? o->owner : "");

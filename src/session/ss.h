@@ -80,6 +80,7 @@ typedef struct ss_box_spec {
         const char *layer_dir;            /* an environment's layer, bound read-only at /env; NULL: none */
         const char *skills_dir;           /* an agent's skills, bound read-only at /skills; NULL: none */
         const char *mnt_dir;              /* a session's resources, bound read-only at /mnt; NULL: none */
+        sbx_tier tier;                    /* SBX_TIER_CONTAINER, or SBX_TIER_KERNEL (gVisor) */
 } ss_box_spec;
 
 /* A session's sandbox as its provider hands it over. */
@@ -137,6 +138,8 @@ typedef struct ss_config {
         uint64_t store_bytes_max;  /* all handles of one session; 0: SS_STORE_BYTES_DEFAULT */
         const char *provider;      /* records' provider and isolation ("hull", "container") */
         const char *isolation;
+        const char *kernel_evidence; /* kernel-tier sessions' records' policy (runsc's version and
+                                      * platform); NULL: "" */
         /* No reaper thread: for a process that clones its sandboxes itself (ss_box_local) and so
          * stays single-threaded; expiry is then checked when a session is opened or claimed. */
         bool no_reaper;
@@ -191,6 +194,9 @@ typedef struct ss_open_opts {
         /* How the session's run records name its environment (RunRecord.environment, e.g.
          * env_describe's "hull-env:NAME@VERSION layer=sha256:DIGEST net=MODE"); NULL: "". */
         const char *environment;
+        /* The session's tier: SBX_TIER_CONTAINER (0, the default) or SBX_TIER_KERNEL (one gVisor
+         * sandbox per session, sbx-kernel-session.c; its records say isolation "kernel"). */
+        sbx_tier tier;
 } ss_open_opts;
 
 /* Open a session. At the owner's cap, its least recently used session without a call in flight
@@ -250,6 +256,8 @@ void ss_chain_get(ss_session *s, ss_chain *ret);
 const char *ss_rule_id(ss_session *s);
 /* The environment its records name (ss_open_opts.environment; "" none). */
 const char *ss_environment(ss_session *s);
+/* The session's tier (ss_open_opts.tier). */
+sbx_tier ss_tier(ss_session *s);
 
 /* Inside a call: append a record made by the caller (record, the request as received, the
  * result or NULL for a version 3 record; operation NULL for plimsoll's kinds, else hull's) to

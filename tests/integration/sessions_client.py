@@ -15,6 +15,7 @@ with the standard library only. One line per check: "ok - ...", "not ok - ...: w
   sessions_client.py inflight URL              open, one cell, then a call that sleeps 100 s (for
                                                the kill -9 test); prints "# inflight FINGERPRINT"
   sessions_client.py workspace URL WORKROOT    every /hull.v1.Workspace route and /hull.v1.Sessions/List
+  sessions_client.py kernel URL                a session at minimumIsolation kernel (gVisor), "vm" refused
   sessions_client.py procs PID                 print "pid starttime comm" of every descendant of PID
   sessions_client.py alive FILE                print the lines of a procs FILE whose process still lives
   sessions_client.py tamper KIND IN OUT        a copy of an audit log with one change (result, delete,
@@ -34,6 +35,7 @@ from serve_client import b64, bad  # noqa: E402
 from sessions_common import descendants, failures, still_alive  # noqa: E402
 from sessions_protocol import audit, conformance, hold, idle, inflight, lifetime, owner, principals  # noqa: E402
 from sessions_workspace import workspace  # noqa: E402
+from sessions_kernel import kernel  # noqa: E402
 
 
 def procs(pid):
@@ -96,7 +98,8 @@ if __name__ == "__main__":
     args = sys.argv[1:]
     commands = {("conformance", 3): conformance, ("idle", 3): idle, ("lifetime", 2): lifetime, ("owner", 2): owner,
                 ("audit", 2): audit, ("principals", 5): principals, ("inflight", 2): inflight, ("hold", 2): hold, ("workspace", 3): workspace, ("procs", 2): procs,
-                ("alive", 2): alive, ("tamper", 4): tamper}
+                ("alive", 2): alive, ("tamper", 4): tamper,
+                ("kernel", 2): kernel}
     f = commands.get((args[0] if args else "", len(args)))
     if not f:
         sys.exit(__doc__)
