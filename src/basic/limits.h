@@ -710,3 +710,7 @@
 #define MULTIPART_NAME_MAX 64U              /* bytes of a part's form name, NUL included */
 #define MULTIPART_PARTS_MAX 16U             /* parts of one form */
 #define V1_MOUNT_PATH_MAX 512U              /* bytes of a session resource's mount_path, NUL included */
+#define V1_REPO_CLONE_TIMEOUT_S 120U        /* one git clone of a github_repository resource */
+#define V1_REPO_URL_MAX 2048U               /* bytes of a github_repository resource's url */
+#define V1_REPO_TOKEN_MAX 4096U             /* bytes of its authorization_token */
+#define V1_REPO_GIT_OUTPUT_MAX 4096U        /* bytes of git's messages kept for an error */

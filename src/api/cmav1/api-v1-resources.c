@@ -255,7 +255,8 @@ static void session_create(api_v1 *a, http_req *r) {
         store_now_rfc3339(now);
         json_t *obj = NULL;
         if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0 ||
-            (a->cfg.files && v1_resources_resolve(a->cfg.files, obj, &err) < 0)) { /* v1-resources.h */
+            (a->cfg.files && v1_resources_resolve(a->cfg.files, v1_engine_settings(a->cfg.engine), a->cfg.mnt_root, obj,
+                                                  &err) < 0)) { /* v1-resources.h */
                 json_decref(obj);
                 v1a_fail(r, &err);
                 return;
