@@ -230,9 +230,13 @@ static int clone(const char *url, const char *ref, bool commit, const char *toke
                                 "--",    url,       dst,       NULL};
         const char *dflt[] = {"clone", "--quiet", "--depth", "1", "--single-branch", "--", url, dst, NULL};
         int r = git(commit ? full : ref ? branch : dflt, token, pin, out, sizeof(out));
-        if (r != 0)
-                return v1_fail(err, 400, NULL, "%s: cloning %.200s failed%s: %.300s", path, url,
-                               r == 124 ? " (it took too long)" : "", said(out, token));
+        if (r != 0) {
+                bool auth = strstr(out, "could not read Username") || strstr(out, "Authentication failed") ||
+                            strstr(out, " 401") || strstr(out, " 403");
+                return v1_fail(err, 400, NULL, "%s: cloning %.200s failed%s: %.300s%s", path, url,
+                               r == 124 ? " (it took too long)" : "", said(out, token),
+                               auth ? " (the server refused the credentials: check authorization_token)" : "");
+        }
         if (commit) {
                 const char *co[] = {"-C", dst, "checkout", "--quiet", "--detach", ref, "--", NULL};
                 if (git(co, NULL, NULL, out, sizeof(out)) != 0)

@@ -80,6 +80,8 @@ int v1_resource_make(v1_files *f, const settings *st, const char *mnt_root, cons
                                        "mount_path)",
                                        path, key);
         }
+        if (!f)
+                return v1_fail(err, 400, NULL, "%s.type: this server serves no files to mount", path);
         const char *fid = json_string_value(json_object_get(body, "file_id"));
         const json_t *mp = json_object_get(body, "mount_path");
         if (!fid || !fid[0])
@@ -100,11 +102,10 @@ int v1_resource_make(v1_files *f, const settings *st, const char *mnt_root, cons
         return *ret ? 0 : v1_fail(err, 500, "", "out of memory");
 }
 
-/* Drop the clones of the repositories made so far in list (a create that fails keeps none). */
-static void forget_all(const char *mnt_root, const json_t *list) {
+void v1_resources_forget(const char *mnt_root, const char *dir, const json_t *list) {
         size_t i;
         json_t *res;
-        json_array_foreach(list, i, res) v1_resource_unplace(mnt_root, "", res, true);
+        json_array_foreach(list, i, res) v1_resource_unplace(mnt_root, dir, res, true);
 }
 
 int v1_resources_resolve(v1_files *f, const settings *st, const char *mnt_root, json_t *session, v1_err *err) {
@@ -127,7 +128,7 @@ int v1_resources_resolve(v1_files *f, const settings *st, const char *mnt_root, 
                 json_t *made = NULL;
                 int r = v1_resource_make(f, st, mnt_root, res, path, now ? now : "", &made, err);
                 if (r < 0) {
-                        forget_all(mnt_root, out);
+                        v1_resources_forget(mnt_root, "", out);
                         return r;
                 }
                 size_t j;
@@ -135,7 +136,7 @@ int v1_resources_resolve(v1_files *f, const settings *st, const char *mnt_root, 
                 json_array_foreach(out, j, other) {
                         if (json_equal(json_object_get(other, "mount_path"), json_object_get(made, "mount_path"))) {
                                 v1_resource_unplace(mnt_root, "", made, true);
-                                forget_all(mnt_root, out);
+                                v1_resources_forget(mnt_root, "", out);
                                 json_decref(made);
                                 return v1_fail(err, 409, NULL, "%s.mount_path: resources[%zu] is mounted there already",
                                                path, j);

@@ -41,5 +41,8 @@ int v1_resources_materialize(v1_files *f, const char *mnt_root, const char *sess
 int v1_resource_place(v1_files *f, const char *mnt_root, const char *dir, const json_t *res, hull_error *e);
 /* Take one resource out of dir (a repository's clone in mnt_root/.repos/ too when forget). */
 void v1_resource_unplace(const char *mnt_root, const char *dir, const json_t *res, bool forget);
+/* Take every resource of list out of dir ("": none placed) and drop the repositories' clones (a
+ * session that is deleted, or whose create failed). */
+void v1_resources_forget(const char *mnt_root, const char *dir, const json_t *list);
 /* Make the directories of mount's parent below dir (0755). Returns 0 or a negative errno. */
 int v1_resource_mkdir_parent(const char *dir, const char *mount);

@@ -112,7 +112,7 @@ async function main() {
         [{ type: 'github_repository', url: 'ftp://example.com/r.git', authorization_token: TOKEN }, /https:\/\//],
         [{ type: 'github_repository', url: 'http://169.254.169.254/r.git', authorization_token: TOKEN }, /refused/],
         [{ type: 'github_repository', url: 'http://127.0.0.1:1/r.git', authorization_token: TOKEN }, /cloning .* failed/],
-        [{ type: 'github_repository', url, authorization_token: 'ghp_wrong' }, /cloning .* failed.*(Username|Authentication|401)/],
+        [{ type: 'github_repository', url, authorization_token: 'ghp_wrong' }, /cloning .* failed.*check authorization_token/],
         [{ type: 'github_repository', url, authorization_token: TOKEN, checkout: { type: 'branch', name: 'nope' } }, /cloning .* failed.*nope/],
         [{ type: 'github_repository', url, authorization_token: TOKEN, mount_path: '/etc/x' }, /mount_path/],
         [{ type: 'github_repository', url, authorization_token: TOKEN, checkout: { type: 'tag', name: 'v1' } }, /checkout/],
@@ -171,6 +171,8 @@ async function main() {
       check(!srv.log().includes(TOKEN), 'the log does not hold the token');
       same(filesHolding(home, TOKEN), [], 'no file below HULL_HOME holds the token');
       check(fs.readdirSync(path.join(home, 'mnt', '.repos')).some((f) => f.endsWith('.token')), 'the token is kept sealed');
+      same(await client.beta.sessions.delete(session.id), { id: session.id, type: 'session_deleted' }, 'sessions.delete');
+      same(fs.readdirSync(path.join(home, 'mnt', '.repos')), [], 'a deleted session leaves no clone or token behind');
     } catch (e) {
       if (srv) e.message += ` | hull serve log: ${srv.log().split('\n').filter((l) => /level=(error|warn)/.test(l)).slice(-3).join(' / ')}`;
       throw e;
@@ -180,6 +182,27 @@ async function main() {
       fs.rmSync(home, { recursive: true, force: true });
       fs.rmSync(`${home}.serve.log`, { force: true });
       fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+  // Without the operator's web.allow_cidrs, a loopback repository is refused before any clone.
+  await test(`${TAG}: a loopback URL refused by the egress guard unless the operator admits it`, { steps: [{ text: 'unused' }] }, async (mock) => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), 'hull-repo-home-'));
+    let srv = null;
+    try {
+      const key = keyCreate(home);
+      srv = await startServe(mock.url, { home });
+      const client = new Anthropic({ baseURL: srv.url, apiKey: key, timeout: 120000, maxRetries: 0 });
+      const agent = await client.beta.agents.create({ name: 'repo', model: MODEL });
+      const env = await client.beta.environments.create({ name: 'repo', config: { type: 'cloud', networking: { type: 'unrestricted' } } });
+      const e = await rejects(client.beta.sessions.create({ agent: agent.id, environment_id: env.id,
+        resources: [{ type: 'github_repository', url: 'http://127.0.0.1:9/r.git', authorization_token: TOKEN }] }),
+      sdk.BadRequestError, 'a loopback repository without web.allow_cidrs');
+      check(/refused.*web\.allow_cidrs/.test(e.error.error.message), `the message names the remedy: ${e.error.error.message}`);
+      check(!fs.existsSync(path.join(home, 'mnt', '.repos')) || fs.readdirSync(path.join(home, 'mnt', '.repos')).length === 0, 'no clone kept');
+    } finally {
+      if (srv) await srv.stop(true);
+      fs.rmSync(home, { recursive: true, force: true });
+      fs.rmSync(`${home}.serve.log`, { force: true });
     }
   });
   done();
