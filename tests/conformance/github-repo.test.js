@@ -84,7 +84,7 @@ async function main() {
   await test(`${TAG}: clone with a bearer token, frozen, read by the agent; errors; the token nowhere`, script, async (mock) => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'hull-repo-home-'));
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'hull-repo-git-'));
-    fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ web: { allow_cidrs: ['127.0.0.0/8'] } }));
+    fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ web: { allow_cidrs: ['127.0.0.0/8', '::1/128'] } }));
     const answers = [];
     const keep = async (url, init) => {
       const res = await fetch(url, init);
@@ -145,8 +145,10 @@ async function main() {
       check(/READ-ONLY/.test(out1.text) && /\.git/.test(out1.text), `read-only, with its .git: ${JSON.stringify(out1.text)}`);
 
       // resources.add: a branch at a relative mount path; update rotates the token; delete
+      // by host name: the guard's addresses pinned for git (http.curloptResolve)
+      const byName = url.replace('127.0.0.1', 'localhost');
       const added = await client.beta.sessions.resources.add(session.id,
-        { type: 'github_repository', url, authorization_token: TOKEN, checkout: { type: 'branch', name: 'feature' }, mount_path: '/mnt/session/feat' });
+        { type: 'github_repository', url: byName, authorization_token: TOKEN, checkout: { type: 'branch', name: 'feature' }, mount_path: '/mnt/session/feat' });
       same([added.mount_path, added.checkout], ['/mnt/session/feat', { type: 'branch', name: 'feature' }], 'resources.add of a branch');
       const upd = await client.beta.sessions.resources.update(added.id, { session_id: session.id, authorization_token: `${TOKEN}-2` });
       same([upd.id, 'authorization_token' in upd], [added.id, false], 'update rotates the token, shows none');
