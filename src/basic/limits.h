@@ -719,3 +719,7 @@
 #define MULTIPART_PARTS_MAX 16U             /* parts of one form */
 #define MULTIPART_FILENAME_MAX 512U         /* bytes of a part's filename, NUL included (SKILL_PATH_MAX) */
 #define V1_MOUNT_PATH_MAX 512U              /* bytes of a session resource's mount_path, NUL included */
+#define V1_REPO_CLONE_TIMEOUT_S 120U        /* one git clone of a github_repository resource */
+#define V1_REPO_URL_MAX 2048U               /* bytes of a github_repository resource's url */
+#define V1_REPO_TOKEN_MAX 4096U             /* bytes of its authorization_token */
+#define V1_REPO_GIT_OUTPUT_MAX 4096U        /* bytes of git's messages kept for an error */

@@ -14,6 +14,7 @@
 
 #include "macro.h"
 #include "utf8.h"
+#include "v1-repo.h"
 #include "v1-run.h"
 
 #define MNT_SESSION "/mnt/session/"
@@ -58,14 +59,17 @@ int v1_mount_path_resolve(const char *given, const char *file_id, const char *pa
         return 0;
 }
 
-int v1_resource_make(v1_files *f, const json_t *body, const char *path, const char *now, json_t **ret, v1_err *err) {
+int v1_resource_make(v1_files *f, const settings *st, const char *mnt_root, const json_t *body, const char *path,
+                     const char *now, json_t **ret, v1_err *err) {
         const char *type = json_string_value(json_object_get(body, "type"));
         if (!json_is_object(body) || !type)
                 return v1_fail(err, 400, NULL, "%s: a resource is an object with a \"type\"", path);
+        if (strcmp(type, "github_repository") == 0)
+                return v1_repo_make(st, mnt_root, body, path, now, ret, err);
         if (strcmp(type, "file") != 0)
                 return v1_fail(err, 400, NULL,
-                               "%s.type: this route adds file resources only ('%.40s': a memory_store is attached "
-                               "at session create; github_repository is not served yet)",
+                               "%s.type: this route adds file and github_repository resources ('%.40s': a "
+                               "memory_store is attached at session create)",
                                path, type);
         const char *key;
         json_t *v;
@@ -76,6 +80,8 @@ int v1_resource_make(v1_files *f, const json_t *body, const char *path, const ch
                                        "mount_path)",
                                        path, key);
         }
+        if (!f)
+                return v1_fail(err, 400, NULL, "%s.type: this server serves no files to mount", path);
         const char *fid = json_string_value(json_object_get(body, "file_id"));
         const json_t *mp = json_object_get(body, "mount_path");
         if (!fid || !fid[0])
@@ -96,7 +102,13 @@ int v1_resource_make(v1_files *f, const json_t *body, const char *path, const ch
         return *ret ? 0 : v1_fail(err, 500, "", "out of memory");
 }
 
-int v1_resources_resolve(v1_files *f, json_t *session, v1_err *err) {
+void v1_resources_forget(const char *mnt_root, const char *dir, const json_t *list) {
+        size_t i;
+        json_t *res;
+        json_array_foreach(list, i, res) v1_resource_unplace(mnt_root, dir, res, true);
+}
+
+int v1_resources_resolve(v1_files *f, const settings *st, const char *mnt_root, json_t *session, v1_err *err) {
         json_t *given = json_object_get(session, "resources");
         json_auto_t *out = json_array();
         if (!out)
@@ -114,13 +126,17 @@ int v1_resources_resolve(v1_files *f, json_t *session, v1_err *err) {
                         continue;
                 }
                 json_t *made = NULL;
-                int r = v1_resource_make(f, res, path, now ? now : "", &made, err);
-                if (r < 0)
+                int r = v1_resource_make(f, st, mnt_root, res, path, now ? now : "", &made, err);
+                if (r < 0) {
+                        v1_resources_forget(mnt_root, "", out);
                         return r;
+                }
                 size_t j;
                 json_t *other;
                 json_array_foreach(out, j, other) {
                         if (json_equal(json_object_get(other, "mount_path"), json_object_get(made, "mount_path"))) {
+                                v1_resource_unplace(mnt_root, "", made, true);
+                                v1_resources_forget(mnt_root, "", out);
                                 json_decref(made);
                                 return v1_fail(err, 409, NULL, "%s.mount_path: resources[%zu] is mounted there already",
                                                path, j);
@@ -158,7 +174,21 @@ static int parent_of(int dfd, const char *mount, const char **ret_leaf) {
         }
 }
 
-int v1_resource_place(v1_files *f, const char *dir, const json_t *res, hull_error *e) {
+int v1_resource_mkdir_parent(const char *dir, const char *mount) {
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        const char *leaf;
+        int pfd = parent_of(dfd, mount, &leaf);
+        if (pfd < 0)
+                return pfd;
+        safe_close(pfd);
+        return 0;
+}
+
+int v1_resource_place(v1_files *f, const char *mnt_root, const char *dir, const json_t *res, hull_error *e) {
+        if (strcmp(json_string_value(json_object_get(res, "type")) ?: "", "github_repository") == 0)
+                return v1_repo_place(mnt_root, dir, res, e);
         const char *mount = json_string_value(json_object_get(res, "mount_path"));
         const char *fid = json_string_value(json_object_get(res, "file_id"));
         if (!mount || !fid || strncmp(mount, MNT_SESSION, strlen(MNT_SESSION)) != 0)
@@ -200,7 +230,16 @@ int v1_resource_place(v1_files *f, const char *dir, const json_t *res, hull_erro
         return 0;
 }
 
-void v1_resource_unplace(const char *dir, const json_t *res) {
+void v1_resource_unplace(const char *mnt_root, const char *dir, const json_t *res, bool forget) {
+        if (strcmp(json_string_value(json_object_get(res, "type")) ?: "", "github_repository") == 0) {
+                if (dir[0])
+                        v1_repo_unplace(dir, res);
+                if (forget)
+                        v1_repo_forget(mnt_root, res);
+                return;
+        }
+        if (!dir[0])
+                return;
         const char *mount = json_string_value(json_object_get(res, "mount_path"));
         if (!mount || strncmp(mount, MNT_SESSION, strlen(MNT_SESSION)) != 0)
                 return;
@@ -231,9 +270,10 @@ int v1_resources_materialize(v1_files *f, const char *mnt_root, const char *sess
         size_t i;
         json_t *res;
         json_array_foreach(resources, i, res) {
-                if (strcmp(json_string_value(json_object_get(res, "type")) ?: "", "file") != 0)
+                const char *type = json_string_value(json_object_get(res, "type")) ?: "";
+                if (strcmp(type, "file") != 0 && strcmp(type, "github_repository") != 0)
                         continue; /* memory stores are in the workspace (v1-memory-mount.c) */
-                int r = v1_resource_place(f, ret, res, e);
+                int r = v1_resource_place(f, mnt_root, ret, res, e);
                 if (r < 0)
                         return r;
         }

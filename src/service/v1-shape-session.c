@@ -85,13 +85,13 @@ static int parse_resources(const json_t *v, const char *path, json_t **ret, v1_e
                                 return r;
                         continue;
                 }
-                if (eq(type, "github_repository"))
-                        return v1_fail(e, 400, NULL,
-                                       "%s.type: not supported by hull: %s resources (use file resources, or fetch "
-                                       "from the session's tools)",
-                                       p, type);
+                if (eq(type, "github_repository")) /* checked and cloned by v1_resource_make (v1-repo.h) */
+                        continue;
                 if (!eq(type, "file"))
-                        return v1_fail(e, 400, NULL, "%s.type: unknown resource type '%.64s' (one of file)", p, type);
+                        return v1_fail(e, 400, NULL,
+                                       "%s.type: unknown resource type '%.64s' (one of file, github_repository, "
+                                       "memory_store)",
+                                       p, type);
                 if ((r = v1_check_object(res, p, keys, e)) < 0 ||
                     (r = v1_get_str(res, "file_id", p, V1_NAME_MAX, F_REQUIRED | F_NONEMPTY, &fid, e)) < 0 ||
                     (r = v1_get_str(res, "mount_path", p, V1_NAME_MAX, F_NULLABLE | F_NONEMPTY, &mp, e)) < 0)

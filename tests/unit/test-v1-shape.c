@@ -665,9 +665,9 @@ static void test_session_bad(void) {
                  "\"agent_toolset_20260401\",\"configs\":[{\"name\":\"bask\"}]}]},\"environment_id\":\"e\"}",
                  400, "", "agent.tools[0].configs[0].name: unknown tool 'bask'"},
                 {"{\"agent\":5,\"environment_id\":\"e\"}", 400, "", "agent: must be an agent id or an object"},
-                {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"github_repository\",\"url\":"
-                 "\"https://github.com/x/y\"}]}",
-                 400, "", "resources[0].type: not supported by hull: github_repository"},
+                {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"gitlab_repository\",\"url\":"
+                 "\"https://gitlab.com/x/y\"}]}",
+                 400, "", "resources[0].type: unknown resource type 'gitlab_repository'"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"resources\":[{\"type\":\"memory_store\","
                  "\"memory_store_id\":\"m\",\"access\":\"write\"}]}",
                  400, "", "resources[0].access"},

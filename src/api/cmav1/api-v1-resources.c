@@ -255,18 +255,21 @@ static void session_create(api_v1 *a, http_req *r) {
         store_now_rfc3339(now);
         json_t *obj = NULL;
         if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0 ||
-            (a->cfg.files && v1_resources_resolve(a->cfg.files, obj, &err) < 0)) { /* v1-resources.h */
+            v1_resources_resolve(a->cfg.files, v1_engine_settings(a->cfg.engine), a->cfg.mnt_root, obj, &err) <
+                    0) { /* v1-resources.h */
                 json_decref(obj);
                 v1a_fail(r, &err);
                 return;
         }
         if (v1_memory_resources_resolve(a->cfg.store, obj, &err) < 0) { /* memory_store resources */
+                v1_resources_forget(a->cfg.mnt_root, "", json_object_get(obj, "resources"));
                 json_decref(obj);
                 v1a_fail(r, &err);
                 return;
         }
         rr = store_insert(a->cfg.store, STORE_SESSION, obj, &e);
         if (rr < 0) {
+                v1_resources_forget(a->cfg.mnt_root, "", json_object_get(obj, "resources"));
                 json_decref(obj);
                 v1a_answer_store_error(r, rr, &e, "session", id);
                 return;
@@ -315,7 +318,15 @@ static void session_update(api_v1 *a, http_req *r, session_op op) {
                         return;
                 rr = v1_engine_archive(a->cfg.engine, id, &obj, &err);
         } else if (op == SESSION_DELETE) {
+                json_auto_t *gone = NULL;
+                hull_error e = {0};
+                (void) store_get(a->cfg.store, STORE_SESSION, id, 0, &gone, &e);
                 rr = v1_engine_delete(a->cfg.engine, id, &err);
+                if (rr >= 0 && gone && a->cfg.mnt_root) { /* its repositories' clones go too */
+                        char dir[4200];
+                        snprintf(dir, sizeof(dir), "%s/%s", a->cfg.mnt_root, id);
+                        v1_resources_forget(a->cfg.mnt_root, dir, json_object_get(gone, "resources"));
+                }
                 if (rr >= 0)
                         obj = json_pack("{s:s, s:s}", "id", id, "type", "session_deleted");
         } else {

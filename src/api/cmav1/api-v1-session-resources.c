@@ -11,6 +11,7 @@
 #include "api-v1-internal.h"
 #include "macro.h"
 #include "parse-util.h"
+#include "v1-repo.h"
 #include "v1-resources.h"
 
 /* The session's resource directory (MNT_ROOT/<id>), "" when resources are not mounted. */
@@ -78,8 +79,11 @@ static void resource_add(http_req *r) {
         json_auto_t *session = NULL;
         if (v1a_refuse_session(a, r, sid))
                 return;
-        if (v1_resource_make(a->cfg.files, body, "resource", now, &c.made, &err) < 0 ||
+        if (v1_resource_make(a->cfg.files, v1_engine_settings(a->cfg.engine), a->cfg.mnt_root, body, "resource", now,
+                             &c.made, &err) < 0 ||
             v1_engine_edit(a->cfg.engine, sid, add_edit, &c, &session, &err) < 0) {
+                if (c.made)
+                        v1_resource_unplace(a->cfg.mnt_root, "", c.made, true);
                 json_decref(c.made);
                 v1a_fail(r, &err);
                 return;
@@ -88,7 +92,7 @@ static void resource_add(http_req *r) {
         dir_of(a, sid, dir, sizeof(dir));
         hull_error e = {0};
         if (dir[0] && v1_resources_materialize(a->cfg.files, a->cfg.mnt_root, sid, NULL, dir, sizeof(dir), &e) >= 0 &&
-            v1_resource_place(a->cfg.files, dir, c.made, &e) < 0)
+            v1_resource_place(a->cfg.files, a->cfg.mnt_root, dir, c.made, &e) < 0)
                 http_req_note(r, "place_error=\"%s\"", e.msg); /* placed again when the sandbox is made */
         v1a_answer_json(r, 200, c.made);
 }
@@ -148,6 +152,23 @@ static void resource_get(http_req *r) {
                 v1a_answer_json(r, 200, json_incref(res));
 }
 
+typedef struct upd_ctx {
+        const char *rid, *now;
+        json_t *res;
+} upd_ctx;
+
+static int upd_edit(json_t *session, void *ud, v1_err *err) {
+        upd_ctx *c = ud;
+        if (refuse_archived(session, err) < 0)
+                return -EINVAL;
+        json_t *res = find(session, c->rid, NULL);
+        if (!res)
+                return v1_fail(err, 404, "resource_not_found", "the session has no resource %.64s", c->rid);
+        json_object_set_new(res, "updated_at", json_string(c->now));
+        c->res = json_incref(res);
+        return 0;
+}
+
 static void resource_update(http_req *r) {
         api_v1 *a = http_req_data(r);
         json_auto_t *body = v1a_body_object(r, true);
@@ -158,6 +179,22 @@ static void resource_update(http_req *r) {
                 return;
         const char *rid = http_req_param(r, "rid");
         json_t *res = find(session, rid, NULL);
+        const json_t *tok = json_object_get(body, "authorization_token");
+        if (res && strcmp(json_string_value(json_object_get(res, "type")) ?: "", "github_repository") == 0) {
+                char now[STORE_TIME_MAX];
+                store_now_rfc3339(now);
+                upd_ctx c = {.rid = rid, .now = now};
+                v1_err err = {0};
+                if (json_object_size(body) != 1 || !json_is_string(tok) || !json_string_value(tok)[0])
+                        v1a_failf(r, 400, "", "authorization_token: required, the repository's new token (a string)");
+                else if (refuse_archived(session, &err) < 0 ||
+                         v1_repo_set_token(a->cfg.mnt_root, res, json_string_value(tok), &err) < 0 ||
+                         v1_engine_edit(a->cfg.engine, http_req_param(r, "id"), upd_edit, &c, NULL, &err) < 0)
+                        v1a_fail(r, &err);
+                else
+                        v1a_answer_json(r, 200, c.res);
+                return;
+        }
         if (!res)
                 v1a_failf(r, 404, "resource_not_found", "session %.64s has no resource %.64s", http_req_param(r, "id"),
                           rid);
@@ -199,8 +236,7 @@ static void resource_delete(http_req *r) {
         }
         char dir[4200];
         dir_of(a, sid, dir, sizeof(dir));
-        if (dir[0])
-                v1_resource_unplace(dir, c.gone);
+        v1_resource_unplace(a->cfg.mnt_root, dir, c.gone, true);
         json_decref(c.gone);
         v1a_answer_json(r, 200, json_pack("{s:s, s:s}", "id", rid, "type", "session_resource_deleted"));
 }
