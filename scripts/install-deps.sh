@@ -51,6 +51,9 @@ packages=(
         poppler-utils
         # the kernel tier (gVisor): hull exec --tier kernel, plimsoll's kernel floor
         runsc
+        # /v1 github_repository resources are cloned with git (and its test serves a repository
+        # with git http-backend)
+        git
 )
 
 missing=()
