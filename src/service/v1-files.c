@@ -101,7 +101,7 @@ static int on_part(void *ud, const mp_part *p) {
                         return up_fail(u, -EBADMSG, "the file's name holds a control character");
         if (!utf8_is_valid(p->filename, strlen(p->filename)))
                 return up_fail(u, -EBADMSG, "the file's name is not UTF-8");
-        snprintf(u->filename, sizeof(u->filename), "%s", p->filename);
+        memcpy(u->filename, p->filename, strlen(p->filename) + 1); /* its length checked above */
         snprintf(u->mime, sizeof(u->mime), "%s", p->content_type);
         return 0;
 }

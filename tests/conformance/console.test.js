@@ -451,6 +451,8 @@ async function main() {
       const old = vers.data.find((v) => v.operation === 'created');
       check(old && old.redacted_at && old.content === null, `the version is redacted: ${JSON.stringify(old)}`);
       await shot('memory');
+    });
+
     await step('files: upload from the page, listed, downloaded, mounted in a session, deleted', async () => {
       const local = path.join(home, 'console-upload.txt');
       fs.writeFileSync(local, 'uploaded from the console');
