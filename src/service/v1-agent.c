@@ -19,6 +19,7 @@
 #include "svc-agent.h"
 #include "tool-catalog.h"
 #include "svc-env.h"
+#include "v1-repo.h"
 #include "v1-resources.h"
 #include "v1-run-internal.h"
 #include "v1-vault.h"
@@ -499,6 +500,10 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 /* the session's memory stores, written into the new sandbox */
                 v1_memory_mounts_free(TAKE_PTR(l->mem));
                 if ((r = v1_memory_mount(g->cfg.store, g->cfg.ss, l->box, session_obj, &l->mem, e)) < 0)
+                        return r;
+                /* its repositories mounted below /workspace/, when not there (a remade box) */
+                if (g->cfg.mnt_root && (r = v1_repo_workspace(g->cfg.mnt_root, g->cfg.ss, l->box,
+                                                              json_object_get(session_obj, "resources"), e)) < 0)
                         return r;
         }
         agent_config ac = {

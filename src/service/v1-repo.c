@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,12 +17,14 @@
 #include "egress.h"
 #include "home.h"
 #include "macro.h"
+#include "ss.h"
 #include "time-util.h"
 #include "v1-resources.h"
 #include "v1-run.h"
 #include "vault-seal.h"
 
-#define REPOS_MOUNT "/mnt/session/repos/"
+#define WS_MOUNT "/workspace/"
+#define REPO_TAR_MAX (WS_TAR_BYTES_DEFAULT)
 #define GIT_ENV_MAX 16
 
 /* argv run (timeout(1) first) with env; git's messages into out. Returns the exit status (124:
@@ -282,8 +285,9 @@ int v1_repo_set_token(const char *mnt_root, const json_t *res, const char *token
         return seal_token(mnt_root, rid, token, err);
 }
 
-/* The mount path: given (NULL: REPOS_MOUNT<name>; relative: below REPOS_MOUNT) checked like a
- * file's. */
+/* The mount path: given (NULL: WS_MOUNT<name>; relative: below WS_MOUNT), below /workspace/ (a
+ * writable checkout in the session's workspace) or below /mnt/session/ (read-only, checked like
+ * a file's). */
 static int mount_of(const json_t *mp, const char *url, const char *path, char ret[V1_MOUNT_PATH_MAX], v1_err *err) {
         char name[V1_MOUNT_PATH_MAX], full[V1_MOUNT_PATH_MAX + 32];
         const char *given = json_string_value(mp);
@@ -295,13 +299,38 @@ static int mount_of(const json_t *mp, const char *url, const char *path, char re
                                        "%s.url: no repository name at the end of its path to mount it by: give a "
                                        "mount_path",
                                        path);
-                snprintf(full, sizeof(full), "%s%s", REPOS_MOUNT, name);
+                snprintf(full, sizeof(full), "%s%s", WS_MOUNT, name);
         } else
-                snprintf(full, sizeof(full), "%s%s", given[0] == '/' ? "" : REPOS_MOUNT, given);
+                snprintf(full, sizeof(full), "%s%s", given[0] == '/' ? "" : WS_MOUNT, given);
         size_t n = strlen(full);
         if (n > 1 && full[n - 1] == '/')
-                full[n - 1] = '\0';
-        return v1_mount_path_resolve(full, "", path, ret, err);
+                return v1_fail(err, 400, NULL, "%s.mount_path: '%.80s' ends with '/': name the checkout's directory",
+                               path, full);
+        if (strncmp(full, "/mnt/session/", 13) == 0)
+                return v1_mount_path_resolve(full, "", path, ret, err);
+        if (strncmp(full, WS_MOUNT, strlen(WS_MOUNT)) != 0)
+                return v1_fail(err, 400, NULL,
+                               "%s.mount_path: '%.80s' is neither below /workspace/ (a writable checkout, the "
+                               "default /workspace/<repo>) nor below /mnt/session/ (read-only)",
+                               path, full);
+        hull_error e = {0};
+        const char *rel = full + strlen(WS_MOUNT);
+        if (n >= V1_MOUNT_PATH_MAX || n >= WS_PATH_MAX)
+                return v1_fail(err, 400, NULL, "%s.mount_path: longer than %u bytes", path,
+                               MIN(V1_MOUNT_PATH_MAX, WS_PATH_MAX) - 1);
+        for (const char *p = full; *p; p++)
+                if ((unsigned char) *p < 0x20 || *p == 0x7f || *p == '\\')
+                        return v1_fail(err, 400, NULL, "%s.mount_path: holds a control character or a backslash", path);
+        if (!rel[0] || ws_path_check(rel, strlen(rel), &e) < 0 || strstr(full, "//") || strstr(full, "/./") ||
+            strcmp(rel, ".") == 0)
+                return v1_fail(err, 400, NULL,
+                               "%s.mount_path: '%.80s' is not a plain path below /workspace/ (no '..', '.' or empty "
+                               "segment; not /workspace itself)",
+                               path, full);
+        if (strncmp(rel, ".memory", 7) == 0 && (rel[7] == '/' || !rel[7]))
+                return v1_fail(err, 400, NULL, "%s.mount_path: /workspace/.memory holds the memory stores", path);
+        memcpy(ret, full, n + 1);
+        return 0;
 }
 
 int v1_repo_make(const settings *st, const char *mnt_root, const json_t *body, const char *path, const char *now,
@@ -372,6 +401,8 @@ int v1_repo_make(const settings *st, const char *mnt_root, const json_t *body, c
 int v1_repo_place(const char *mnt_root, const char *dir, const json_t *res, hull_error *e) {
         const char *mount = json_string_value(json_object_get(res, "mount_path"));
         const char *rid = json_string_value(json_object_get(res, "id"));
+        if (mount && strncmp(mount, WS_MOUNT, strlen(WS_MOUNT)) == 0)
+                return 0; /* in the workspace, by v1_repo_workspace when the sandbox opens */
         if (!mnt_root || !mount || !rid || strncmp(mount, "/mnt/session/", 13) != 0 || strchr(rid, '/'))
                 return hull_fail(e, -EINVAL, "resources: a repository without a clone or a mount path");
         char src[4300], dst[4300], part[4400];
@@ -412,4 +443,110 @@ void v1_repo_forget(const char *mnt_root, const json_t *res) {
         rm_tree(p);
         snprintf(p, sizeof(p), "%s/.repos/%s.token", mnt_root, rid);
         (void) unlink(p);
+}
+
+/* A tar (pax) of the clone src in *ret, its entries below rel (GNU tar's --transform; link
+ * targets left as they are). */
+static int tar_of(const char *src, const char *rel, void **ret, size_t *ret_len, hull_error *e) {
+        char xf[2 * WS_PATH_MAX + 32] = "s,^\\.,";
+        size_t k = strlen(xf);
+        for (const char *p = rel; *p && k + 4 < sizeof(xf); p++) {
+                if (strchr("\\,&", *p))
+                        xf[k++] = '\\';
+                xf[k++] = *p;
+        }
+        snprintf(xf + k, sizeof(xf) - k, ",S");
+        _cleanup_close_ int fd = memfd_create("hull-repo-tar", MFD_CLOEXEC);
+        if (fd < 0)
+                return hull_err(e, -errno, "resources: cannot make a buffer for the repository");
+        const char *argv[] = {"/usr/bin/tar",
+                              "-C",
+                              src,
+                              "--format=pax",
+                              "--numeric-owner",
+                              "--owner=0",
+                              "--group=0",
+                              "--transform",
+                              xf,
+                              "-cf",
+                              "-",
+                              ".",
+                              NULL};
+        const char *env[] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL};
+        pid_t pid = fork();
+        if (pid < 0)
+                return hull_err(e, -errno, "resources: cannot run tar");
+        if (pid == 0) {
+                int null = open("/dev/null", O_RDWR);
+                if (null < 0 || dup2(null, 0) < 0 || dup2(fd, 1) < 0 || dup2(null, 2) < 0)
+                        _exit(127);
+                execve(argv[0], (char *const *) argv, (char *const *) env);
+                _exit(127);
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return hull_err(e, -errno, "resources: tar was lost");
+        struct stat st;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || fstat(fd, &st) < 0)
+                return hull_fail(e, -EIO, "resources: cannot pack the clone of %s", rel);
+        if ((uint64_t) st.st_size > REPO_TAR_MAX)
+                return hull_fail(e, -EFBIG, "resources: the clone of %s is larger than %llu bytes", rel,
+                                 (unsigned long long) REPO_TAR_MAX);
+        void *buf = malloc((size_t) st.st_size + 1);
+        if (!buf)
+                return hull_err(e, -ENOMEM, "resources: out of memory");
+        if (pread(fd, buf, (size_t) st.st_size, 0) != (ssize_t) st.st_size) {
+                free(buf);
+                return hull_fail(e, -EIO, "resources: cannot read the packed clone of %s", rel);
+        }
+        *ret = buf;
+        *ret_len = (size_t) st.st_size;
+        return 0;
+}
+
+/* res's checkout into the workspace at rel, when nothing is there (the agent's edits in a live
+ * workspace are kept; a link planted there is not followed: ws_read refuses it). */
+static int workspace_one(const char *mnt_root, ss_manager *ss, ss_session *box, const json_t *res, const char *rel,
+                         hull_error *e) {
+        const char *rid = json_string_value(json_object_get(res, "id"));
+        if (!rid || strchr(rid, '/'))
+                return hull_fail(e, -EINVAL, "resources: a repository without a clone");
+        ws_read_result rr = {0};
+        hull_error re = {0};
+        int r = ss_read(ss, box, rel, 0, 1, &rr, &re);
+        ws_read_result_done(&rr);
+        if (r != -ENOENT)
+                return 0; /* there already (a directory, the agent's, or something it made) */
+        char src[4300];
+        snprintf(src, sizeof(src), "%s/.repos/%s", mnt_root, rid);
+        _cleanup_free_ void *tar = NULL;
+        size_t len = 0;
+        if ((r = tar_of(src, rel, &tar, &len, e)) < 0)
+                return r;
+        ws_tar_stats st = {0};
+        return ss_hydrate(ss, box, tar, len, &st, NULL, e);
+}
+
+int v1_repo_workspace(const char *mnt_root, ss_manager *ss, ss_session *box, const json_t *resources, hull_error *e) {
+        size_t i;
+        json_t *res;
+        bool begun = false;
+        int r = 0;
+        json_array_foreach((json_t *) resources, i, res) {
+                const char *mount = json_string_value(json_object_get(res, "mount_path"));
+                if (strcmp(json_string_value(json_object_get(res, "type")) ?: "", "github_repository") != 0 || !mount ||
+                    strncmp(mount, WS_MOUNT, strlen(WS_MOUNT)) != 0)
+                        continue;
+                if (!mnt_root)
+                        return hull_fail(e, -EINVAL, "resources: this server keeps no clones");
+                if (!begun && (r = ss_call_begin(ss, box, -1, e)) < 0)
+                        return r;
+                begun = true;
+                if ((r = workspace_one(mnt_root, ss, box, res, mount + strlen(WS_MOUNT), e)) < 0)
+                        break;
+        }
+        if (begun)
+                ss_call_end(ss, box);
+        return r;
 }

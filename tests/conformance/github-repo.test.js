@@ -68,14 +68,18 @@ function filesHolding(dir, s) {
   return out;
 }
 
-const READ = 'cat /mnt/session/repos/repo/README; ls -a /mnt/session/repos/repo; ' +
-  '(echo x > /mnt/session/repos/repo/README) 2>&1 | grep -q Read-only && echo READ-ONLY';
+// the checkout is the agent's, in its workspace: read, written, a git repository at the frozen
+// commit, owned by the sandbox's user, its .git/config without the token
+const READ = 'cat /workspace/repo/README; ls -a /workspace/repo; echo mine > /workspace/repo/NEW && cat /workspace/repo/NEW; ' +
+  '[ -O /workspace/repo/README ] && [ -O /workspace/repo/.git/HEAD ] && echo OWNED; ' +
+  'echo "HEAD=$(git -C /workspace/repo log -1 --format=%H)"; echo CONFIG; cat /workspace/repo/.git/config';
 const script = {
   then: 'error',
   steps: [
     { tool_calls: [{ name: 'bash', input: { command: READ }, id: 'toolu_repo1' }] },
     { text: 'Read it.' },
-    { tool_calls: [{ name: 'bash', input: { command: 'cat /mnt/session/feat/FEATURE; ls /mnt/session/' }, id: 'toolu_repo2' }] },
+    { tool_calls: [{ name: 'bash', input: { command: 'cat /mnt/session/feat/FEATURE; ls -a /mnt/session/feat; (echo x > /mnt/session/feat/FEATURE) 2>&1 | grep -q Read-only && echo READ-ONLY; ' +
+      'cat /workspace/work/feat/FEATURE /workspace/repo/NEW; git -C /workspace/work/feat status --short; echo END' }, id: 'toolu_repo2' }] },
     { text: 'Read the branch.' },
   ],
 };
@@ -115,6 +119,10 @@ async function main() {
         [{ type: 'github_repository', url, authorization_token: 'ghp_wrong' }, /cloning .* failed.*check authorization_token/],
         [{ type: 'github_repository', url, authorization_token: TOKEN, checkout: { type: 'branch', name: 'nope' } }, /cloning .* failed.*nope/],
         [{ type: 'github_repository', url, authorization_token: TOKEN, mount_path: '/etc/x' }, /mount_path/],
+        [{ type: 'github_repository', url, authorization_token: TOKEN, mount_path: '/workspace/a/../b' }, /mount_path.*plain path/],
+        [{ type: 'github_repository', url, authorization_token: TOKEN, mount_path: '/workspace/' }, /mount_path/],
+        [{ type: 'github_repository', url, authorization_token: TOKEN, mount_path: '/workspace/r/' }, /mount_path.*ends with/],
+        [{ type: 'github_repository', url, authorization_token: TOKEN, mount_path: '/workspace/a\u0001b' }, /mount_path.*control/],
         [{ type: 'github_repository', url, authorization_token: TOKEN, checkout: { type: 'tag', name: 'v1' } }, /checkout/],
       ];
       for (const [res, why] of bad) {
@@ -128,7 +136,7 @@ async function main() {
         resources: [{ type: 'github_repository', url, authorization_token: TOKEN }] });
       const r0 = session.resources[0];
       check(/^sesrsc_/.test(r0.id), `resource id ${r0.id}`);
-      same([r0.type, r0.url, r0.mount_path, r0.checkout_sha], ['github_repository', url, '/mnt/session/repos/repo', first],
+      same([r0.type, r0.url, r0.mount_path, r0.checkout_sha], ['github_repository', url, '/workspace/repo', first],
         'the resource: default mount path, the commit frozen');
       check(!('authorization_token' in r0), 'the resource shows no token');
       // a push after the clone is not seen: the commit is frozen
@@ -142,7 +150,12 @@ async function main() {
       let reqs = await mock.requests();
       const out1 = toolResults(reqs[1].body)[0];
       check(out1 && /the repo word is obsidian/.test(out1.text), `the agent read the clone: ${JSON.stringify(out1)}`);
-      check(/READ-ONLY/.test(out1.text) && /\.git/.test(out1.text), `read-only, with its .git: ${JSON.stringify(out1.text)}`);
+      check(/\.git/.test(out1.text) && /\bmine\b/.test(out1.text) && /OWNED/.test(out1.text),
+        `writable, with its .git, the sandbox user's: ${JSON.stringify(out1.text)}`);
+      check(out1.text.includes(`HEAD=${first}`), `git log shows the frozen commit ${first}: ${JSON.stringify(out1.text)}`);
+      const config = out1.text.slice(out1.text.indexOf('CONFIG'));
+      check(/\[remote "origin"\]/.test(config) && !config.includes(TOKEN) && !/extraheader|Bearer/i.test(config),
+        `.git/config has the remote, no token: ${JSON.stringify(config)}`);
 
       // resources.add: a branch at a relative mount path; update rotates the token; delete
       // by host name: the guard's addresses pinned for git (http.curloptResolve)
@@ -150,6 +163,9 @@ async function main() {
       const added = await client.beta.sessions.resources.add(session.id,
         { type: 'github_repository', url: byName, authorization_token: TOKEN, checkout: { type: 'branch', name: 'feature' }, mount_path: '/mnt/session/feat' });
       same([added.mount_path, added.checkout], ['/mnt/session/feat', { type: 'branch', name: 'feature' }], 'resources.add of a branch');
+      const inWs = await client.beta.sessions.resources.add(session.id,
+        { type: 'github_repository', url: byName, authorization_token: TOKEN, checkout: { type: 'branch', name: 'feature' }, mount_path: 'work/feat' });
+      same(inWs.mount_path, '/workspace/work/feat', 'a relative mount path is below /workspace/');
       const upd = await client.beta.sessions.resources.update(added.id, { session_id: session.id, authorization_token: `${TOKEN}-2` });
       same([upd.id, 'authorization_token' in upd], [added.id, false], 'update rotates the token, shows none');
       await rejects(client.beta.sessions.resources.add(session.id, { type: 'github_repository', url, authorization_token: TOKEN }),
@@ -158,7 +174,10 @@ async function main() {
       await reader.idle();
       reqs = await mock.requests();
       const out2 = toolResults(reqs[reqs.length - 1].body).pop();
-      check(/on the feature branch/.test(out2.text) && /repos/.test(out2.text), `the added branch clone: ${JSON.stringify(out2.text)}`);
+      check(/on the feature branch/.test(out2.text) && /READ-ONLY/.test(out2.text) && /\.git/.test(out2.text),
+        `the added branch clone, read-only below /mnt/session/: ${JSON.stringify(out2.text)}`);
+      check(/on the feature branch[^]*on the feature branch\s+mine\s+END/.test(out2.text),
+        `one added below /workspace/ reached the open sandbox, clean, the agent's file kept: ${JSON.stringify(out2.text)}`);
       const events = [];
       for await (const ev of client.beta.sessions.events.list(session.id)) events.push(ev);
       reader.close();

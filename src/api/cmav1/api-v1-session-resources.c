@@ -94,6 +94,15 @@ static void resource_add(http_req *r) {
         if (dir[0] && v1_resources_materialize(a->cfg.files, a->cfg.mnt_root, sid, NULL, dir, sizeof(dir), &e) >= 0 &&
             v1_resource_place(a->cfg.files, a->cfg.mnt_root, dir, c.made, &e) < 0)
                 http_req_note(r, "place_error=\"%s\"", e.msg); /* placed again when the sandbox is made */
+        ss_session *box = NULL; /* a checkout below /workspace/ goes into an open sandbox now */
+        (void) v1_engine_sandbox(a->cfg.engine, sid, &box);
+        if (box) {
+                json_auto_t *one = json_pack("[O]", c.made);
+                hull_error we = {0};
+                if (one && v1_repo_workspace(a->cfg.mnt_root, v1_engine_ss(a->cfg.engine), box, one, &we) < 0)
+                        http_req_note(r, "place_error=\"%s\"", we.msg); /* placed when the sandbox is remade */
+                ss_unref(v1_engine_ss(a->cfg.engine), box);
+        }
         v1a_answer_json(r, 200, c.made);
 }
 
