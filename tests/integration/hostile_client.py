@@ -281,13 +281,14 @@ def is_v1_404(st, body):
 
 
 def unserved(url):
+    # /v1/no_such_uploads: a route hull does not serve (/v1/files is served since issue 22)
     target = addr(url)
     for size in (64 << 10, 4 << 20, 15 << 20):
-        err, st, h, body, _ = upload(target, "/v1/files", size)
-        check("POST /v1/files, a multipart body of %d bytes sent whole: 404 in the /v1 envelope" % size,
+        err, st, h, body, _ = upload(target, "/v1/no_such_uploads", size)
+        check("POST /v1/no_such_uploads, a multipart body of %d bytes sent whole: 404 in the /v1 envelope" % size,
               err is None and is_v1_404(st, body), "send error %r, answer %d %r" % (err, st, body[:200]))
-    err, st, h, body, _ = upload(target, "/v1/files", 4 << 20, chunked=True)
-    check("POST /v1/files, a chunked multipart body of 4 MiB: 404 in the /v1 envelope",
+    err, st, h, body, _ = upload(target, "/v1/no_such_uploads", 4 << 20, chunked=True)
+    check("POST /v1/no_such_uploads, a chunked multipart body of 4 MiB: 404 in the /v1 envelope",
           err is None and is_v1_404(st, body), "send error %r, answer %d %r" % (err, st, body[:200]))
     err, st, h, body, _ = upload(target, "/v2/uploads", 4 << 20)
     j = {}
@@ -299,7 +300,7 @@ def unserved(url):
           err is None and st == 404 and j.get("code") == "unimplemented", "send error %r, answer %d %r" %
           (err, st, body[:200]))
     # the body read and dropped: the connection serves the next request
-    err, st, h, body, s = upload(target, "/v1/files", 1 << 20, keep_alive=True)
+    err, st, h, body, s = upload(target, "/v1/no_such_uploads", 1 << 20, keep_alive=True)
     ok1 = err is None and is_v1_404(st, body)
     st2 = 0
     if ok1 and h.get("connection", "").lower() != "close":
@@ -314,7 +315,7 @@ def unserved(url):
     # over the bound (16 MiB): answered at once, before the body, then closed
     s = connect(target, timeout=10)
     pre, post = multipart(20 << 20)
-    s.sendall(("POST /v1/files HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=%s\r\n"
+    s.sendall(("POST /v1/no_such_uploads HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=%s\r\n"
                "Content-Length: %d\r\n\r\n" % (BOUNDARY, len(pre) + (20 << 20) + len(post))).encode())
     st, h, body = read_answer(s, 10)
     s.close()

@@ -58,8 +58,8 @@ timeout 200 "$PY" "$here/hostile_client.py" unserved "$URL"; rc=$?
 head -c $((3 << 20)) /dev/zero >"$TEST_TMP/upload.bin"
 for expect in "" "Expect:"; do
         code=$(curl -s -m 30 -o "$TEST_TMP/upload.out" -w '%{http_code}' -H "$expect" -H 'anthropic-version: 2023-06-01' \
-                -F "file=@$TEST_TMP/upload.bin;filename=data.bin" "$URL/v1/files")
-        check "curl -F 3 MiB to /v1/files${expect:+ (no 100 Continue)}: 404 in the /v1 envelope" "$PY" -c '
+                -F "file=@$TEST_TMP/upload.bin;filename=data.bin" "$URL/v1/no_such_uploads")
+        check "curl -F 3 MiB to /v1/no_such_uploads${expect:+ (no 100 Continue)}: 404 in the /v1 envelope" "$PY" -c '
 import json, sys
 j = json.load(open(sys.argv[2]))
 sys.exit(0 if sys.argv[1] == "404" and j["type"] == "error" and j["error"]["type"] == "not_found_error" else 1)' "$code" "$TEST_TMP/upload.out"
