@@ -7,6 +7,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
 label=${2:-}
 passed=0 failed=0 skipped=0
+# runsc's self-check costs every hull serve start about a second: the servers the suites start
+# skip it (hull serve reads HULL_KERNEL_TIER=off), but for the kernel tier's own tests
+# (tests/lib.sh start_server with HULL_TEST_KERNEL_TIER=1 unsets it).
+export HULL_KERNEL_TIER=off
 # Every failing line, named by its suite, is kept here and printed again at the end: the end of a
 # long run is what a CI log shows first.
 failures="$build/test-failures"

@@ -41,9 +41,14 @@ start_server() {
         shift
         # runsc's self-check (the kernel tier) costs a second or two per start: only the tests of
         # the kernel tier ask for it (HULL_TEST_KERNEL_TIER=1)
+        # (scripts/run-tests.sh also sets HULL_KERNEL_TIER=off for the servers tests start directly)
         local kt=--no-kernel-tier
         [ "${HULL_TEST_KERNEL_TIER:-0}" = 1 ] && kt=
-        "$HULL" serve --listen 127.0.0.1:0 $kt "$@" >"$log" 2>&1 &
+        if [ -n "$kt" ]; then
+                "$HULL" serve --listen 127.0.0.1:0 $kt "$@" >"$log" 2>&1 &
+        else
+                env -u HULL_KERNEL_TIER "$HULL" serve --listen 127.0.0.1:0 "$@" >"$log" 2>&1 &
+        fi
         SERVER_PID=$!
         pids+=("$SERVER_PID")
         ADDR="" URL=""

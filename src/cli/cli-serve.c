@@ -384,6 +384,12 @@ static int set_no_kernel_tier(void *ctx, const char *arg) {
         return 0;
 }
 
+/* HULL_KERNEL_TIER=off (or 0): as --no-kernel-tier (a test suite's servers skip runsc's check). */
+static bool kernel_tier_wanted(void) {
+        const char *v = getenv("HULL_KERNEL_TIER");
+        return !v || (strcmp(v, "off") != 0 && strcmp(v, "0") != 0);
+}
+
 static int set_no_zygote(void *ctx, const char *arg) {
         (void) arg;
         ((serve_opts *) ctx)->zygote = false;
@@ -505,7 +511,8 @@ static const cli_option serve_options[] = {
         {"no-kernel-tier",
          NULL,
          set_no_kernel_tier,
-         "skip runsc's self-check at start: container is the highest tier (else kernel, gVisor, when it passes)",
+         "skip runsc's self-check at start: container is the highest tier (else kernel, gVisor, when it passes;\n"
+         "HULL_KERNEL_TIER=off does the same)",
          {0}},
         {"handles-dir",
          "DIR",
@@ -620,7 +627,7 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                 .grace_ms = SERVE_SHUTDOWN_GRACE_MS,
                 .use_cgroups = true,
                 .zygote = true,
-                .kernel_tier = true,
+                .kernel_tier = kernel_tier_wanted(),
                 .max_sessions = SERVE_DEFAULT_SESSIONS,
                 .per_owner = SERVE_DEFAULT_SESSIONS_PER_OWNER,
                 .per_caller = SERVE_DEFAULT_SESSIONS_PER_CALLER,
