@@ -136,7 +136,8 @@ static int add_custom(svc_agent *a, const svc_agent_recipe *r, const svc_agent_t
  * is not the operator): no loopback, private, link-local or other internal address unless the
  * operator's allowlist (config.json's web.allow_hosts / web.allow_cidrs) admits it, never a cloud
  * metadata endpoint. *ret: the URL to use and the addresses checked (pinned by the caller). */
-static int mcp_egress(const settings *st, const char *name, const char *url, egress_target *ret, hull_error *e) {
+int svc_egress_check(const settings *st, const char *what, const char *url, uint64_t budget_ms, egress_target *ret,
+                     hull_error *e) {
         const char *allow[EGRESS_ALLOW_MAX];
         size_t n = 0;
         for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
@@ -147,15 +148,21 @@ static int mcp_egress(const settings *st, const char *name, const char *url, egr
         hull_error why = {0};
         int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
         if (r < 0)
-                return hull_fail(e, r, "mcp: %s: cannot check the URL: %s", name, why.msg);
-        r = egress_check_url(p, url, now_mono_ms() + MCP_INIT_TIMEOUT_MS, ret, &why);
+                return hull_fail(e, r, "%s: cannot check the URL: %s", what, why.msg);
+        r = egress_check_url(p, url, now_mono_ms() + budget_ms, ret, &why);
         if (r < 0)
-                return hull_fail(e, r, "mcp: %s: %.200s refused: %s%s", name, url, why.msg,
+                return hull_fail(e, r, "%s: %.200s refused: %s%s", what, url, why.msg,
                                  r == -EACCES && !strstr(why.msg, "metadata")
                                          ? " (the operator may admit it with web.allow_cidrs or web.allow_hosts in "
                                            "$HULL_HOME/config.json)"
                                          : "");
         return 0;
+}
+
+static int mcp_egress(const settings *st, const char *name, const char *url, egress_target *ret, hull_error *e) {
+        char what[128];
+        snprintf(what, sizeof(what), "mcp: %s", name);
+        return svc_egress_check(st, what, url, MCP_INIT_TIMEOUT_MS, ret, e);
 }
 
 static int mcp_start(const svc_agent_recipe *r, const svc_agent_mcp *m, mcp_client **ret, hull_error *e) {

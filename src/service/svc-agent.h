@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "agent.h"
+#include "egress.h"
 #include "error.h"
 #include "limits.h"
 #include "mcp-client.h"
@@ -125,3 +126,10 @@ void svc_agent_config(const svc_agent_recipe *r, const svc_agent *a, agent_confi
 /* The sandbox's part of the recipe's environment in *o: its layer, network and description
  * (borrowed from r->env). Nothing without an environment. */
 void svc_agent_open_opts(const svc_agent_recipe *r, ss_open_opts *o);
+/* url through the egress guard with st's allowlist (config.json's web.allow_hosts /
+ * web.allow_cidrs; st may be NULL): no internal address unless admitted, never a cloud metadata
+ * endpoint. What names the URL comes from an API caller, not the operator. *ret: the URL to use
+ * and its checked addresses (the caller pins them; egress_target_done frees). Returns 0, or a
+ * negative errno with *e saying "WHAT: URL refused: why" and how the operator admits it. */
+int svc_egress_check(const settings *st, const char *what, const char *url, uint64_t budget_ms, egress_target *ret,
+                     hull_error *e);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "egress.h"
+#include "svc-agent.h"
 #include "home.h"
 #include "macro.h"
 #include "ss.h"
@@ -136,24 +137,12 @@ static const char *said(char *out, const char *token) {
 
 /* url through the egress guard with st's allowlist: pin its checked addresses (CURLOPT_RESOLVE). */
 static int guard(const settings *st, const char *url, const char *path, char *pin, bool *ret_pinned, v1_err *err) {
-        const char *allow[EGRESS_ALLOW_MAX];
-        size_t n = 0;
-        for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_hosts[i];
-        for (size_t i = 0; st && i < st->n_allow_cidrs && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_cidrs[i];
-        _cleanup_egress_policy_ egress_policy *p = NULL;
         _cleanup_(egress_target_done) egress_target t = {0};
-        hull_error why = {0};
-        int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
-        if (r >= 0)
-                r = egress_check_url(p, url, now_mono_ms() + VAULT_TOKEN_TIMEOUT_MS, &t, &why);
-        if (r < 0)
-                return v1_fail(err, 400, NULL, "%s.url: %.200s refused: %s%s", path, url, why.msg,
-                               r == -EACCES && !strstr(why.msg, "metadata")
-                                       ? " (the operator may admit it with web.allow_cidrs or web.allow_hosts in "
-                                         "$HULL_HOME/config.json)"
-                                       : "");
+        char what[96];
+        hull_error e = {0};
+        snprintf(what, sizeof(what), "%s.url", path);
+        if (svc_egress_check(st, what, url, VAULT_TOKEN_TIMEOUT_MS, &t, &e) < 0)
+                return v1_fail(err, 400, NULL, "%s", e.msg);
         *ret_pinned = !t.literal;
         if (!t.literal && egress_target_pin(&t, pin) < 0)
                 return v1_fail(err, 400, NULL, "%s.url: the host name is too long", path);

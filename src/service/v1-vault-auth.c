@@ -10,6 +10,7 @@
 
 #include "base64.h"
 #include "egress.h"
+#include "svc-agent.h"
 #include "home.h"
 #include "http-client.h"
 #include "macro.h"
@@ -103,24 +104,9 @@ int v1v_put_credential(store *s, const json_t *obj, const json_t *secrets, bool 
 /* url through the egress guard with st's allowlist (what names a token endpoint is an API
  * caller, not the operator): *t the URL to use and its addresses, pin[0] their pin (NULL-ended). */
 static int guard(const settings *st, const char *what, const char *url, egress_target *t, char *pin, hull_error *e) {
-        const char *allow[EGRESS_ALLOW_MAX];
-        size_t n = 0;
-        for (size_t i = 0; st && i < st->n_allow_hosts && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_hosts[i];
-        for (size_t i = 0; st && i < st->n_allow_cidrs && n < EGRESS_ALLOW_MAX; i++)
-                allow[n++] = st->allow_cidrs[i];
-        _cleanup_egress_policy_ egress_policy *p = NULL;
-        hull_error why = {0};
-        int r = egress_policy_new(allow, n, NULL, NULL, &p, &why);
+        int r = svc_egress_check(st, what, url, VAULT_TOKEN_TIMEOUT_MS, t, e);
         if (r < 0)
-                return hull_fail(e, r, "%s: cannot check the URL: %s", what, why.msg);
-        r = egress_check_url(p, url, now_mono_ms() + VAULT_TOKEN_TIMEOUT_MS, t, &why);
-        if (r < 0)
-                return hull_fail(e, r, "%s: %.200s refused: %s%s", what, url, why.msg,
-                                 r == -EACCES && !strstr(why.msg, "metadata")
-                                         ? " (the operator may admit it with web.allow_cidrs or web.allow_hosts in "
-                                           "$HULL_HOME/config.json)"
-                                         : "");
+                return r;
         if (!t->literal && egress_target_pin(t, pin) < 0)
                 return hull_fail(e, -ENAMETOOLONG, "%s: the URL's host name is too long", what);
         return 0;
