@@ -83,14 +83,11 @@ static void child_error(int rep_fd, hull_error *e) {
                 }
 }
 
-/* Limited network: the proxy's listening socket from child_hand_over_proxy(). Returns the fd or
- * a negative errno with *e. */
-static int receive_proxy_fd(int sync_fd, hull_error *e) {
+int sbx_receive_fd(int sync_fd, const char *what, hull_error *e) {
         struct pollfd pfd = {.fd = sync_fd, .events = POLLIN};
         int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
         if (n <= 0)
-                return hull_err(e, n == 0 ? -ETIMEDOUT : negative_errno(),
-                                "net: the sandbox did not hand over the proxy's socket");
+                return hull_err(e, n == 0 ? -ETIMEDOUT : negative_errno(), "%s", what);
         char byte = 0;
         char cbuf[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = &byte, .iov_len = 1};
@@ -102,7 +99,7 @@ static int receive_proxy_fd(int sync_fd, hull_error *e) {
                         memcpy(&fd, CMSG_DATA(c), sizeof(int));
         if (fd < 0 || byte != 'n' || (mh.msg_flags & MSG_CTRUNC)) {
                 safe_close(fd);
-                return hull_err(e, -EPROTO, "net: the sandbox did not hand over the proxy's socket");
+                return hull_err(e, -EPROTO, "%s", what);
         }
         return fd;
 }
@@ -512,7 +509,8 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 if (r >= 0 && p->n_cgroup_tasks == 0)
                         r = sbx_cgroup_attach(&cg, pid, e);
         }
-        if (r >= 0 && p->net_proxy && (r = receive_proxy_fd(syncp[1], e)) >= 0)
+        if (r >= 0 && p->net_proxy &&
+            (r = sbx_receive_fd(syncp[1], "net: the sandbox did not hand over the proxy's socket", e)) >= 0)
                 net_fd = r;
         if (r >= 0 && p->net_pasta)
                 r = sbx_net_pasta_start(pid, &pasta_pid, e);

@@ -116,3 +116,8 @@ uint64_t sbx_now_us(void);
 
 /* Fill *ret from the supervisor's outcome and the captures (takes the captured bytes). */
 int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, capture *err, hull_error *e);
+
+/* An fd the sandbox's child hands over on sync_fd (SCM_RIGHTS with the byte 'n'; the limited
+ * network's proxy socket), waited for SBX_START_TIMEOUT_MS. Returns the fd, or a negative errno
+ * with *e saying what (what names what did not arrive). */
+int sbx_receive_fd(int sync_fd, const char *what, hull_error *e);

@@ -115,29 +115,6 @@ static void child_limited_net(int sync_fd) {
         close(fd);
 }
 
-/* The proxy's socket from child_limited_net(); the fd or a negative errno with *e. */
-static int receive_net_fd(int sync_fd, hull_error *e) {
-        struct pollfd pfd = {.fd = sync_fd, .events = POLLIN};
-        int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
-        if (n <= 0)
-                return hull_err(e, n == 0 ? -ETIMEDOUT : negative_errno(),
-                                "kernel: no network namespace for the limited network");
-        char byte = 0;
-        char cbuf[CMSG_SPACE(sizeof(int))];
-        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-        ssize_t k = recvmsg(sync_fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-        int fd = -1;
-        for (struct cmsghdr *c = k == 1 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int)))
-                        memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        if (fd < 0 || byte != 'n' || (mh.msg_flags & MSG_CTRUNC)) {
-                safe_close(fd);
-                return hull_err(e, -EPROTO, "kernel: the limited network's namespace could not be set up");
-        }
-        return fd;
-}
-
 /* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
  * a clean environment; then execve. Never returns. */
 _noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd,
@@ -802,7 +779,7 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         }
         if (netp[0] >= 0) {
                 netp[0] = safe_close(netp[0]);
-                r = receive_net_fd(netp[1], e);
+                r = sbx_receive_fd(netp[1], "kernel: the limited network's namespace could not be set up", e);
                 if (r < 0) {
                         kill(pid, SIGKILL);
                         waitpid(pid, NULL, 0);
