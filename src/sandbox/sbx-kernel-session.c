@@ -350,9 +350,8 @@ static int ks_setup(kshim *k, hull_error *e) {
                 .env = spec->env,
                 .memory_bytes = (spec->memory_bytes ? spec->memory_bytes : SERVE_SESSION_MEMORY_BYTES) +
                                 SBX_KERNEL_SENTRY_BYTES,
-                /* the host's pids bound behind RLIMIT_NPROC (each process's own): ptrace costs more
-                 * host tasks per process than sbx-oci counts */
-                .pids = (spec->pids ? spec->pids : SERVE_SESSION_PIDS) * SBX_KERNEL_HOST_TASKS_FACTOR,
+                /* RLIMIT_NPROC inside; sbx-oci sizes the host's pids backstop from it */
+                .pids = spec->pids ? spec->pids : SERVE_SESSION_PIDS,
                 .millicpus = spec->millicpus,
                 .tmp_bytes = spec->tmp_bytes ? spec->tmp_bytes : SBX_DEFAULT_TMP_BYTES,
                 .use_cgroups = spec->use_cgroups,
