@@ -2,8 +2,8 @@
 # runsc create/start/exec): plimsoll sessions at minimumIsolation kernel with cells, payloads and
 # workspace operations whose audit log hull verify checks, "vm" refused; a /v1 turn with the mock
 # model in an environment whose config says "hull": {"tier": "kernel"}; hull run --tier kernel with
-# the mock model. Every part proves it ran under gVisor's kernel and that nothing (runsc, sentry,
-# gofer, bundle) outlives a session. Skipped without runsc or root.
+# the mock model; hull mcp --tier kernel. Every part proves it ran under gVisor's kernel and that
+# nothing (runsc, sentry, gofer, bundle) outlives a session. Skipped without runsc or root.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/v1-lib.sh"
 
@@ -128,3 +128,31 @@ if mock_start "$SCRIPT" --log-level error; then
 else
         fail "hull run: the mock model starts" "$(cat "$TEST_TMP/mock.err")"
 fi
+
+# ---- hull mcp --tier kernel: the connection's session is one gVisor sandbox ----
+mkdir -p "$TEST_TMP/mcp"
+timeout 120 "$PY" - "$HULL" "$TEST_TMP/mcp" >"$TEST_TMP/mcp.out" 2>&1 <<'PYEOF'
+import json, subprocess, sys
+hull, home = sys.argv[1], sys.argv[2]
+p = subprocess.Popen([hull, "mcp", "--tier", "kernel", "--home", home], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=open(home + "/stderr.log", "wb"))
+def call(i, method, params):
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+p.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+m = call(2, "tools/call", {"name": "bash", "arguments": {"command": "dmesg | head -1"}})
+print("bash:", json.dumps(m.get("result", m)))
+m = call(3, "tools/call", {"name": "run_python", "arguments": {"code": "import platform\nprint('release', platform.release())"}})
+print("python:", json.dumps(m.get("result", m)))
+p.stdin.close()
+print("exit:", p.wait(60))
+PYEOF
+check "hull mcp --tier kernel: the bash tool runs under gVisor" grep -q '^bash: .*Starting gVisor' "$TEST_TMP/mcp.out"
+check "hull mcp --tier kernel: run_python runs under gVisor (release 4.4.0)" grep -q '^python: .*release 4.4.0' "$TEST_TMP/mcp.out"
+check "hull mcp --tier kernel: it ends with its stdin" grep -q '^exit: 0' "$TEST_TMP/mcp.out"
+grep -q '^exit: 0' "$TEST_TMP/mcp.out" || sed 's/^/# /' "$TEST_TMP/mcp.out" "$TEST_TMP/mcp/stderr.log" | tail -8
+"$HULL" mcp --tier vm </dev/null >/dev/null 2>&1
+check "hull mcp --tier vm is a usage error" test $? -eq 2
+left_over "hull mcp: after it ended"
