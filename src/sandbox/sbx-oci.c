@@ -80,25 +80,48 @@ int sbx_oci_runtime_find(sbx_oci_runtime *ret, hull_error *e) {
         return 0;
 }
 
-/* In a forked child, for a limited network: a new network namespace with loopback up, the
- * proxy's listening socket on 127.0.0.1:SBX_NET_PROXY_PORT sent to the parent over sync_fd (the
- * child keeps no copy). Async-signal-safe; _exits on failure. */
-static void child_limited_net(int sync_fd) {
+/* A new network namespace for the calling process, loopback up, and the proxy's listening socket
+ * on 127.0.0.1:SBX_NET_PROXY_PORT there. Returns it, or -1 with errno (async-signal-safe; a
+ * failure may leave the process in the new namespace). */
+static int limited_net_listen(void) {
         struct ifreq ifr = {0};
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SBX_NET_PROXY_PORT)};
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         if (unshare(CLONE_NEWNET) < 0)
-                _exit(SBX_EXIT_SETUP);
+                return -1;
         int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         memcpy(ifr.ifr_name, "lo", 3);
         if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-                _exit(SBX_EXIT_SETUP);
+                goto fail;
         ifr.ifr_flags |= IFF_UP;
         if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-                _exit(SBX_EXIT_SETUP);
+                goto fail;
         close(fd);
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, SBX_NET_BACKLOG) < 0)
+                goto fail;
+        return fd;
+fail:
+        if (fd >= 0) {
+                int saved = errno;
+                close(fd);
+                errno = saved;
+        }
+        return -1;
+}
+
+int sbx_oci_net_enter(hull_error *e) {
+        int fd = limited_net_listen();
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot make the limited network's namespace");
+        return fd;
+}
+
+/* In a forked child, for a limited network: limited_net_listen(), the socket sent to the parent
+ * over sync_fd (the child keeps no copy). Async-signal-safe; _exits on failure. */
+static void child_limited_net(int sync_fd) {
+        int fd = limited_net_listen();
+        if (fd < 0)
                 _exit(SBX_EXIT_SETUP);
         char cbuf[CMSG_SPACE(sizeof(int))];
         memset(cbuf, 0, sizeof(cbuf));
@@ -759,7 +782,8 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         if (starts)
                 b->created = true;
         _cleanup_close_pair_ int netp[2] = {-1, -1};
-        if (starts && b->net == SBX_NET_LIMITED && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netp) < 0)
+        if (starts && b->net == SBX_NET_LIMITED && !b->net_entered &&
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netp) < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot create a socket pair");
         pid_t pid = fork();
         if (pid < 0)

@@ -69,18 +69,33 @@ else
         fail "plimsoll: hull serve starts" "$(tail -5 "$TEST_TMP/serve-p.log")"
 fi
 
-# ---- /v1: a turn in an environment whose config asks for the kernel tier ----
+# ---- /v1: a turn in an environment whose config asks for the kernel tier, network limited ----
+# (an HTTP server on the host's loopback: allowed through hull's proxy, hull serve
+# --net-allow-loopback; another host gets 403 from the proxy; a direct connection reaches nothing)
+mkdir -p "$TEST_TMP/www"
+echo "hello-through-the-proxy" >"$TEST_TMP/www/hello.txt"
+"$PY" -c '
+import functools, http.server, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+print(s.server_address[1], flush=True)
+s.serve_forever()' "$TEST_TMP/www" >"$TEST_TMP/www.port" 2>/dev/null &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$TEST_TMP/www.port" ] && break; sleep 0.1; done
+PORT=$(head -1 "$TEST_TMP/www.port")
+NET_CMD="curl -sS -m 20 http://127.0.0.1:$PORT/hello.txt; curl -s -o /dev/null -w \\\"other=%{http_code}\\\\n\\\" -m 20 http://denied.example/x; curl -sS -m 5 --noproxy \\\"*\\\" http://127.0.0.1:$PORT/hello.txt; echo direct_rc=\$?"
 SCRIPT='{"steps": [
   {"tool_calls": [{"name": "run_python", "input": {"code": "import platform\nprint(\"release\", platform.release())"}, "id": "toolu_k1"}]},
-  {"text": "python said: {{last_tool_result}}"}
+  {"tool_calls": [{"name": "bash", "input": {"command": "'"$NET_CMD"'"}, "id": "toolu_k2"}]},
+  {"text": "done"}
 ]}'
-if mock_start "$SCRIPT" --log-level error && serve_v1 "$TEST_TMP/serve-v1.log"; then
-        v1 POST /v1/environments '{"name": "k", "config": {"type": "cloud", "networking": {"type": "limited"}, "hull": {"tier": "kernel"}}}'
+if mock_start "$SCRIPT" --log-level error && serve_v1 "$TEST_TMP/serve-v1.log" --net-allow-loopback; then
+        v1 POST /v1/environments '{"name": "k", "config": {"type": "cloud", "networking": {"type": "limited", "allowed_hosts": ["127.0.0.1"]}, "hull": {"tier": "kernel"}}}'
         expect "/v1: an environment with hull.tier kernel is accepted and shown" "s == 200 and b['config']['hull'] == {'tier': 'kernel'}"
         ENV=$(field id)
         v1 POST /v1/environments '{"name": "bad", "config": {"type": "cloud", "hull": {"tier": "vm"}}}'
         expect_error "/v1: hull.tier vm is refused" 400 invalid_request_error
-        v1 POST /v1/agents "{\"name\": \"k\", \"model\": \"$MODEL\", \"tools\": [{\"type\": \"hull_toolset_20261201\"}]}"
+        v1 POST /v1/agents "{\"name\": \"k\", \"model\": \"$MODEL\", \"tools\": [{\"type\": \"hull_toolset_20261201\"}, {\"type\": \"agent_toolset_20260401\"}]}"
         AGENT=$(field id)
         v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
         SESSION=$(field id)
@@ -99,6 +114,15 @@ ok = any(e["type"] == "agent.tool_result" and "release 4.4.0" in json.dumps(e["c
 if not ok:
     print(json.dumps(ev)[:1500])
 sys.exit(0 if ok else 1)' "$TEST_TMP/events.json"
+                pycheck "/v1 kernel, limited network: an allowed host answers, another gets 403, a direct connection fails" '
+import json, sys
+r = [json.dumps(e["content"]) for e in json.load(open(sys.argv[1])) if e["type"] == "agent.tool_result"]
+ok = len(r) >= 2 and "hello-through-the-proxy" in r[1] and "other=403" in r[1] and "direct_rc=0" not in r[1] \
+    and r[1].count("hello-through-the-proxy") == 1 and "direct_rc=" in r[1]
+sys.exit(0 if ok else (print(r), 1)[1])' "$TEST_TMP/events.json"
+                v1 GET "/v1/sessions/$SESSION/network_log"
+                expect "/v1 kernel, limited network: every connection is in the session's network log" \
+                        "s == 200 and 'net allowed HTTP 127.0.0.1:$PORT' in t and 'net refused HTTP denied.example:80' in t"
         else
                 fail "/v1: the turn ends" "still running: $(tail -3 "$TEST_TMP/serve-v1.log")"
         fi
