@@ -67,6 +67,9 @@ typedef struct sbx_oci_bundle {
                                    * runs every runsc command in it (a session: runsc exec reaches
                                    * the sandbox's control socket, an abstract one, only there);
                                    * spawn makes none and leaves net_fd alone */
+        pid_t pasta_pid;          /* unrestricted: pasta on the namespace runsc run starts in
+                                   * (made by the spawn, metadata routes blocked first), stopped
+                                   * by destroy; else 0 */
         int net_fd;               /* limited: set by the spawn of run/create (the caller starts
                                    * sbx_net_proxy on it and owns it); else -1 */
 } sbx_oci_bundle;
