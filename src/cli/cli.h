@@ -64,6 +64,8 @@ void cli_skill_help(void);
 
 int cli_init_main(int argc, char **argv);
 void cli_init_help(void);
+int cli_capabilities_main(int argc, char **argv);
+void cli_capabilities_help(void);
 
 int cli_mcp_main(int argc, char **argv);
 void cli_mcp_help(void);

@@ -30,6 +30,8 @@ static const cli_command commands[] = {
         {"serve", "the daemon: /v1 agents, the console, AG-UI, /mcp and plimsoll over HTTP", cli_serve_main,
          cli_serve_help},
         {"init", "a starter config.json and agent in $HULL_HOME, and the next steps", cli_init_main, cli_init_help},
+        {"capabilities", "what hull serve's /v1 API supports (docs/COMPATIBILITY.md), checked against its routes",
+         cli_capabilities_main, cli_capabilities_help},
         {"token", "make a bearer token for hull serve's --tokens file", cli_token_main, cli_token_help},
         {"env", "environments: packages installed once into layers, and networking", cli_env_main, cli_env_help},
         {"key", "create, list and delete the API keys of hull serve's /v1 API", cli_key_main, cli_key_help},
