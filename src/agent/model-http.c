@@ -44,6 +44,8 @@ typedef struct provider {
         bool compat;
         bool stream;
         uint32_t max_output_tokens;
+        char effort[16]; /* "" none */
+        bool fast, cache;
         uint64_t request_timeout_ms, idle_timeout_ms, connect_timeout_ms;
         unsigned max_retries;
         char label[LABEL_URL_MAX + 32]; /* "openai at https://..." */
@@ -490,6 +492,9 @@ static int provider_call(void *impl, const model_request *r, const model_call_op
                 .compat = p->compat,
                 .stream = p->stream,
                 .max_output_tokens = p->max_output_tokens,
+                .effort = p->effort[0] ? p->effort : NULL,
+                .fast = p->fast,
+                .cache = p->cache,
         };
         _cleanup_free_ char *body = NULL;
         size_t len = 0;
@@ -649,6 +654,9 @@ int model_client_new(const model_config *cfg, model_client **ret, hull_error *e)
         p->idle_timeout_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : MODEL_IDLE_TIMEOUT_MS;
         p->connect_timeout_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms : MODEL_CONNECT_TIMEOUT_MS;
         p->max_retries = cfg->max_retries;
+        snprintf(p->effort, sizeof(p->effort), "%s", cfg->effort ? cfg->effort : "");
+        p->fast = cfg->fast;
+        p->cache = !cfg->no_prompt_cache;
         p->model = strdup(cfg->model);
         p->base_url = strndup(base, base_len);
         p->headers = calloc(OWN_HEADERS + n_extra + 1, sizeof(char *));
