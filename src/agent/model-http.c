@@ -29,7 +29,7 @@
 #define OPENAI_BASE_URL "https://api.openai.com/v1"
 #define ANTHROPIC_BASE_URL "https://api.anthropic.com"
 #define ANTHROPIC_VERSION "2023-06-01"
-#define OWN_HEADERS 4U     /* content-type, accept, the credential, anthropic-version */
+#define OWN_HEADERS 5U     /* content-type, accept, the credential, anthropic-version, fast mode's beta */
 #define CANCEL_POLL_MS 50U /* how often a wait between retries looks at the cancel flag */
 #define LABEL_URL_MAX 160U /* bytes of the base URL named in a failure's line */
 
@@ -692,6 +692,8 @@ int model_client_new(const model_config *cfg, model_client **ret, hull_error *e)
                 if (asprintf(&line, "anthropic-version: %s", v) < 0)
                         line = NULL;
                 r = add_header(p, line);
+                if (r == 0 && cfg->fast) /* speed "fast" is a beta of the Messages API */
+                        r = add_header(p, strdup("anthropic-beta: fast-mode-2026-02-01"));
         }
         for (size_t i = 0; r == 0 && i < n_extra; i++)
                 r = add_header(p, strdup(cfg->headers[i]));

@@ -145,6 +145,8 @@ async function unsupported(promise, what) {
     same(b.tools.map((t) => Boolean(t.cache_control)), b.tools.map((_, i) => i === b.tools.length - 1), 'cache_control on the last tool only');
     same(b.output_config, { effort: 'high' }, 'effort');
     same(b.speed, 'fast', 'speed');
+    const beta = Object.entries(reqs[0].headers).filter(([k]) => k.toLowerCase() === 'anthropic-beta').map(([, v]) => v).join(',');
+    check(beta.includes('fast-mode-2026-02-01'), `fast mode's beta header: ${JSON.stringify(reqs[0].headers)}`);
     const last = b.messages[b.messages.length - 1];
     const said = typeof last.content === 'string' ? last.content : last.content.map((c) => c.text || '').join('\n');
     check(said.includes('Hi.') && said.includes('[system] The user is in a hurry.'), `the system.message went with the user.message: ${said}`);

@@ -428,6 +428,7 @@ static void test_anthropic(bool stream) {
         CHECK(has_header(&s, 0, "\r\nx-api-key: sk-ant\r\n") &&
               has_header(&s, 0, "\r\nanthropic-version: 2023-06-01\r\n"));
         CHECK(!has_header(&s, 0, "\r\nAuthorization:"));
+        CHECK(has_header(&s, 0, "\r\nanthropic-beta: fast-mode-2026-02-01\r\n") == !stream);
         /* prompt caching: the system prompt a text block with a breakpoint, one after the last tool */
         const json_t *sys = json_object_get(sent, "system"), *tools = json_object_get(sent, "tools");
         CHECK(json_array_size(sys) == 1);
