@@ -32,6 +32,7 @@
 #define OWN_HEADERS 5U     /* content-type, accept, the credential, anthropic-version, fast mode's beta */
 #define CANCEL_POLL_MS 50U /* how often a wait between retries looks at the cancel flag */
 #define LABEL_URL_MAX 160U /* bytes of the base URL named in a failure's line */
+#define EFFORT_MAX 16U     /* bytes of an effort ("medium") and its NUL */
 
 typedef struct provider {
         model_api api;
@@ -44,7 +45,7 @@ typedef struct provider {
         bool compat;
         bool stream;
         uint32_t max_output_tokens;
-        char effort[16]; /* "" none */
+        char effort[EFFORT_MAX]; /* "" none */
         bool fast, cache;
         uint64_t request_timeout_ms, idle_timeout_ms, connect_timeout_ms;
         unsigned max_retries;

@@ -46,8 +46,10 @@ static const char readme_fmt[] =
         "Then open a session with the official SDK (`client.beta.sessions.create`), `hull chat --server`, or\n"
         "curl: see hull's docs/API.md. `hull capabilities` lists what the API supports.\n";
 
+#define NAME_MAX_BYTES 64U /* bytes of the agent's name made from DIR */
+
 /* name from DIR's last component: letters, digits, - and _ (others as -), at most 64 bytes */
-static void name_of(const char *dir, char ret[65]) {
+static void name_of(const char *dir, char ret[NAME_MAX_BYTES + 1]) {
         size_t n = strlen(dir);
         while (n > 1 && dir[n - 1] == '/')
                 n--;
@@ -55,14 +57,14 @@ static void name_of(const char *dir, char ret[65]) {
         while (b > dir && b[-1] != '/')
                 b--;
         size_t k = 0;
-        for (; b < dir + n && k < 64; b++)
+        for (; b < dir + n && k < NAME_MAX_BYTES; b++)
                 ret[k++] = (char) ((*b >= 'a' && *b <= 'z') || (*b >= 'A' && *b <= 'Z') || (*b >= '0' && *b <= '9') ||
                                                    *b == '_' || *b == '-'
                                            ? *b
                                            : '-');
         ret[k] = '\0';
         if (k == 0 || strcmp(ret, "-") == 0 || strcmp(ret, "--") == 0)
-                snprintf(ret, 65, "agent");
+                snprintf(ret, NAME_MAX_BYTES + 1, "agent");
 }
 
 static char *agent_json(const char *name, const char *model) {
@@ -96,7 +98,7 @@ static int write_new(const char *path, const char *text, hull_error *e) {
 }
 
 int cli_init_workspace(const char *dir_arg, const char *model, const char *config_text, hull_error *e) {
-        char name[65], paths[5][SBX_PATH_MAX], dir[SBX_PATH_MAX];
+        char name[NAME_MAX_BYTES + 1], paths[5][SBX_PATH_MAX], dir[SBX_PATH_MAX];
         size_t dn = strlen(dir_arg);
         while (dn > 1 && dir_arg[dn - 1] == '/') /* "ws/" is "ws" */
                 dn--;

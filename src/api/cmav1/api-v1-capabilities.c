@@ -147,9 +147,11 @@ const char *api_v1_cap_status_name(api_v1_cap_status s) {
 
 /* ---- a capability's routes: "M1|M2 /path; M /path2" ---- */
 
+#define CAP_PATH_MAX 160U /* bytes of a route's path pattern in the table, and its NUL */
+
 typedef struct cap_route {
         unsigned methods;
-        char path[160];
+        char path[CAP_PATH_MAX];
 } cap_route;
 
 static unsigned method_bit(const char *m, size_t n) {
