@@ -806,13 +806,17 @@ static int one_call(agent *a, const json_t *call, bool last) {
         tool_policy policy = t ? t->policy : TOOL_DENY;
         bool client = t && t->def->client;
         const char *mcp = t ? t->def->mcp_server : NULL;
-        json_t *ev = client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name, "input",
-                                        input, "hull_call_id", call_id)
-                     : mcp  ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:s}", "type", "agent.mcp_tool_use", "name",
+        json_t *ev = client && t->def->client_builtin
+                             ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:b}", "type", "agent.tool_use", "name", name,
+                                         "input", input, "evaluated_permission", "allow", "hull_call_id", call_id,
+                                         "hull_client_run", true)
+                     : client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name,
+                                          "input", input, "hull_call_id", call_id)
+                     : mcp    ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:s}", "type", "agent.mcp_tool_use", "name",
                                        t->def->mcp_tool ? t->def->mcp_tool : name, "input", input, "mcp_server_name",
-                                        mcp, "evaluated_permission", permission_name(policy), "hull_call_id", call_id)
-                            : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input",
-                                        input, "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
+                                          mcp, "evaluated_permission", permission_name(policy), "hull_call_id", call_id)
+                              : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input",
+                                          input, "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
         emit(a, ev, event_id);
 
         const char *input_error = str_of(call, "input_error");

@@ -52,6 +52,12 @@ static int offer(const svc_agent_recipe *r, svc_agent *a, const tool_def *d, con
                 return 0;
         }
         a->defs[a->n] = *d;
+        if (r->client_builtins && !mcp && !d->client) { /* the client runs it, not a sandbox */
+                a->defs[a->n].client = a->defs[a->n].client_builtin = true;
+                a->defs[a->n].needs_session = false;
+                a->defs[a->n].run = NULL;
+                d = &a->defs[a->n];
+        }
         a->policies[a->n] = d->client ? TOOL_ALWAYS_ALLOW : policy_of(r, rule, d);
         /* an MCP tool's big result becomes a handle, kept in the session's sandbox */
         a->needs_session |= d->needs_session || mcp;

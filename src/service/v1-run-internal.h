@@ -47,6 +47,7 @@ typedef struct live {
         bool resume_ready;         /* the paused call is decided: the worker resumes it */
         char ask_id[STORE_ID_MAX]; /* the call the turn paused on ("" none) */
         bool ask_client;           /* ... a custom tool's (else a confirmation) */
+        bool ask_builtin;          /* ... with ask_client: a built-in the client runs (user.tool_result) */
         json_t *stash;             /* confirmations and results that came before the pause */
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */

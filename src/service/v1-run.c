@@ -492,26 +492,58 @@ static bool logged(live *l, const char *id) {
 /* Can ev be taken now (under l->lock)? */
 static int admit_locked(live *l, const json_t *ev, v1_err *err) {
         const char *type = json_string_value(json_object_get(ev, "type"));
-        bool conf = strcmp(type, "user.tool_confirmation") == 0;
-        if (!conf && strcmp(type, "user.custom_tool_result") != 0)
+        bool conf = strcmp(type, "user.tool_confirmation") == 0, tres = strcmp(type, "user.tool_result") == 0;
+        if (!conf && !tres && strcmp(type, "user.custom_tool_result") != 0)
                 return 0;
-        const char *id = json_string_value(json_object_get(ev, conf ? "tool_use_id" : "custom_tool_use_id"));
+        const char *id = json_string_value(json_object_get(ev, conf || tres ? "tool_use_id" : "custom_tool_use_id"));
         if (id && l->ask_id[0] && strcmp(id, l->ask_id) == 0) {
-                if (l->ask_client == conf)
+                bool want_conf = !l->ask_client, want_tres = l->ask_client && l->ask_builtin;
+                if (conf != want_conf || tres != want_tres)
                         return v1_fail(err, 400, "", "%s is %s, not %s", id,
-                                       l->ask_client
-                                               ? "a custom tool call (send user.custom_tool_result)"
-                                               : "a tool call awaiting confirmation (send user.tool_confirmation)",
-                                       conf ? "a call awaiting confirmation" : "a custom tool call");
+                                       want_conf   ? "a tool call awaiting confirmation (send user.tool_confirmation)"
+                                       : want_tres ? "a built-in tool call the client runs (send user.tool_result)"
+                                                   : "a custom tool call (send user.custom_tool_result)",
+                                       conf   ? "a call awaiting confirmation"
+                                       : tres ? "a built-in tool call the client runs"
+                                              : "a custom tool call");
                 return 0;
         }
         if (id && l->running && logged(l, id)) /* the turn has not paused on it yet */
                 return 0;
         return v1_fail(err, 400, "",
                        "no %s %.64s waits for %s (the session's events show what waits: "
-                       "session.status_idle with stop_reason requires_action)",
-                       conf ? "tool call" : "custom tool call", id ? id : "(none)",
-                       conf ? "a confirmation" : "a result");
+                       "session.status_idle with stop_reason requires_action%s)",
+                       conf   ? "tool call"
+                       : tres ? "built-in tool call"
+                              : "custom tool call",
+                       id ? id : "(none)", conf ? "a confirmation" : "a result",
+                       tres ? "; user.tool_result answers the built-in tools of a session in a self_hosted "
+                              "environment, where the client runs them"
+                            : "");
+}
+
+static bool is_result(const json_t *ev) {
+        const char *type = json_string_value(json_object_get(ev, "type")) ?: "";
+        return strcmp(type, "user.tool_result") == 0 || strcmp(type, "user.custom_tool_result") == 0;
+}
+
+/* A result followed by a system.message: a copy of the result with the message's text as one
+ * more text block ("[system] ..."); NULL when sys is not a system.message after a result. */
+static json_t *result_with_system(const json_t *res, const json_t *sys) {
+        if (!is_result(res) || strcmp(json_string_value(json_object_get(sys, "type")) ?: "", "system.message") != 0)
+                return NULL;
+        _cleanup_free_ char *text = v1_user_message_text(sys);
+        _cleanup_free_ char *line = NULL;
+        json_t *copy = json_deep_copy(res);
+        if (!text || !copy || asprintf(&line, "[system] %s", text) < 0) {
+                json_decref(copy);
+                return NULL;
+        }
+        json_t *content = json_object_get(copy, "content");
+        if (!json_is_array(content))
+                json_object_set_new(copy, "content", content = json_array());
+        json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", line));
+        return copy;
 }
 
 int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, json_t **ret_echo, v1_err *err) {
@@ -553,6 +585,8 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 json_t *ev = evs[i];
                 const char *type = json_string_value(json_object_get(ev, "type"));
                 json_array_append(echo, ev);
+                if (type[0] == 's' && i > 0 && is_result(evs[i - 1]))
+                        continue; /* it went with the result before it */
                 if (strcmp(type, "user.message") == 0 || strcmp(type, "system.message") == 0) {
                         _cleanup_free_ char *text = v1_user_message_text(ev);
                         if (!text)
@@ -582,10 +616,15 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                         drop_queue_locked(l); /* what waited is not answered: the interrupt ends it */
                         if (!l->running && l->ask_id[0])
                                 drop_paused_locked(l, "the user interrupted the turn");
-                } else if (l->ask_id[0] && !l->running && apply_locked(l, ev) == 0)
-                        ;
-                else
-                        json_array_append(l->stash, ev); /* before the pause: the worker applies it */
+                } else {
+                        /* a system.message after a result goes to the model with it */
+                        json_auto_t *with = i + 1 < n ? result_with_system(ev, evs[i + 1]) : NULL;
+                        json_t *use = with ? with : ev;
+                        if (l->ask_id[0] && !l->running && apply_locked(l, use) == 0)
+                                ;
+                        else
+                                json_array_append(l->stash, use); /* before the pause: the worker applies it */
+                }
         }
         if (r >= 0)
                 kick_locked(l);

@@ -11,8 +11,13 @@
 
 /* ---- client events ---- */
 
-static const char *const EVENT_TYPES[] = {
-        "user.message", "user.interrupt", "user.tool_confirmation", "user.custom_tool_result", "system.message", NULL};
+static const char *const EVENT_TYPES[] = {"user.message",
+                                          "user.interrupt",
+                                          "user.tool_confirmation",
+                                          "user.custom_tool_result",
+                                          "user.tool_result",
+                                          "system.message",
+                                          NULL};
 
 /* One content block: text (checked and copied), image, document, search_result (when allowed)
  * and redacted, kept as given once their shape is plausible. */
@@ -88,6 +93,7 @@ static int parse_event(const json_t *ev, const char *path, json_t **ret, v1_err 
         static const char *const ikeys[] = {"type", "session_thread_id", NULL};
         static const char *const ckeys[] = {"type", "tool_use_id", "result", "deny_message", NULL};
         static const char *const rkeys[] = {"type", "custom_tool_use_id", "content", "is_error", NULL};
+        static const char *const tkeys[] = {"type", "tool_use_id", "content", "is_error", NULL};
         static const char *const msg_blocks[] = {"text", "image", "document", "redacted", NULL};
         static const char *const res_blocks[] = {"text", "image", "document", "search_result", NULL};
         static const char *const sys_blocks[] = {"text", NULL};
@@ -99,11 +105,6 @@ static int parse_event(const json_t *ev, const char *path, json_t **ret, v1_err 
         r = v1_get_str(ev, "type", path, V1_NAME_MAX, F_REQUIRED, &type, e);
         if (r < 0)
                 return r;
-        if (eq(type, "user.tool_result"))
-                return v1_fail(e, 400, NULL,
-                               "%s.type: not supported by hull: user.tool_result is for self_hosted environments, "
-                               "where the client runs the built-in tools; hull runs them itself",
-                               path);
         if (eq(type, "user.define_outcome"))
                 return v1_fail(e, 400, NULL,
                                "%s.type: not supported by hull: outcomes (user.define_outcome) are not implemented; "
@@ -145,16 +146,15 @@ static int parse_event(const json_t *ev, const char *path, json_t **ret, v1_err 
                     json_object_set_new(out, "result", json_string(res)) < 0 ||
                     (dm && json_object_set_new(out, "deny_message", json_string(dm)) < 0))
                         return -ENOMEM;
-        } else if (eq(type, "user.custom_tool_result")) {
-                const char *id;
+        } else if (eq(type, "user.custom_tool_result") || eq(type, "user.tool_result")) {
+                const char *id, *key = eq(type, "user.tool_result") ? "tool_use_id" : "custom_tool_use_id";
                 int is_error;
-                if ((r = v1_check_object(ev, path, rkeys, e)) < 0 ||
-                    (r = v1_get_str(ev, "custom_tool_use_id", path, V1_NAME_MAX, F_REQUIRED | F_NONEMPTY, &id, e)) <
-                            0 ||
+                if ((r = v1_check_object(ev, path, key[0] == 't' ? tkeys : rkeys, e)) < 0 ||
+                    (r = v1_get_str(ev, key, path, V1_NAME_MAX, F_REQUIRED | F_NONEMPTY, &id, e)) < 0 ||
                     (r = v1_get_bool(ev, "is_error", path, &is_error, e)) < 0 ||
                     (r = parse_content(ev, path, false, res_blocks, &content, e)) < 0)
                         return r;
-                if (json_object_set_new(out, "custom_tool_use_id", json_string(id)) < 0 ||
+                if (json_object_set_new(out, key, json_string(id)) < 0 ||
                     (content && json_object_set_new(out, "content", content) < 0) ||
                     (is_error >= 0 && json_object_set_new(out, "is_error", json_boolean(is_error)) < 0))
                         return -ENOMEM;
@@ -194,10 +194,11 @@ int v1_events_parse_array(const json_t *v, const char *path, bool only_messages,
                         if (i + 1 != n)
                                 return v1_fail(e, 400, NULL, "%s: a system.message must be the last event of the batch",
                                                p);
-                        if (!eq(prev, "user.message") && !eq(prev, "user.custom_tool_result"))
+                        if (!eq(prev, "user.message") && !eq(prev, "user.custom_tool_result") &&
+                            !eq(prev, "user.tool_result"))
                                 return v1_fail(e, 400, NULL,
-                                               "%s: a system.message must directly follow the user.message or "
-                                               "user.custom_tool_result it goes with",
+                                               "%s: a system.message must directly follow the user.message, "
+                                               "user.tool_result or user.custom_tool_result it goes with",
                                                p);
                 }
         }

@@ -158,9 +158,10 @@ static void test_agent_create(void) {
 
         json_auto_t *multi = J("{\"name\":\"m\",\"model\":\"x\",\"multiagent\":{\"type\":\"coordinator\","
                                "\"agents\":[]}}");
-        CHECK_EQ_INT(v1_agent_create(multi, "agent_3", NOW, &a, &e), 0);
-        CHECK_EQ_STR(str_at(a, "multiagent.type"), "coordinator");
-        json_decref(a);
+        a = NULL; /* a roster would be echoed and never run: refused by name */
+        CHECK(v1_agent_create(multi, "agent_3", NOW, &a, &e) < 0 && a == NULL);
+        CHECK(e.status == 400 && strcmp(e.code, "unsupported_capability") == 0 &&
+              strstr(e.msg, "multiagent: a multiagent roster (coordinator) is not supported"));
 }
 
 struct bad {
@@ -770,8 +771,9 @@ static void test_events(void) {
                  "events[0].tool_use_id: required"},
                 {"{\"events\":[{\"type\":\"user.custom_tool_result\",\"custom_tool_use_id\":\"s\",\"is_error\":1}]}",
                  400, "", "events[0].is_error: must be a boolean"},
-                {"{\"events\":[{\"type\":\"user.tool_result\",\"tool_use_id\":\"s\"}]}", 400, "",
-                 "events[0].type: not supported by hull: user.tool_result"},
+                {"{\"events\":[{\"type\":\"user.tool_result\",\"custom_tool_use_id\":\"s\"}]}", 400, "",
+                 "events[0].custom_tool_use_id: unknown field"},
+                {"{\"events\":[{\"type\":\"user.tool_result\"}]}", 400, "", "events[0].tool_use_id: required"},
                 {"{\"events\":[{\"type\":\"user.define_outcome\",\"description\":\"d\"}]}", 400, "",
                  "events[0].type: not supported by hull: outcomes"},
                 {"{\"events\":[{\"type\":\"system.message\",\"content\":[{\"type\":\"text\",\"text\":\"s\"}]}]}", 400,
@@ -787,6 +789,16 @@ static void test_events(void) {
                  400, "", "events[1].content[0].type: unknown value 'image' (one of text)"},
         };
         check_bad("events", events_parse, bad, ELEMENTSOF(bad));
+
+        /* user.tool_result (a self_hosted session's built-in tools), a system.message after it */
+        json_auto_t *tres = J("{\"events\":[{\"type\":\"user.tool_result\",\"tool_use_id\":\"sevt_1\",\"is_error\":"
+                              "false,\"content\":[{\"type\":\"text\",\"text\":\"out\"}]},{\"type\":\"system.message\","
+                              "\"content\":[{\"type\":\"text\",\"text\":\"s\"}]}]}");
+        CHECK_EQ_INT(v1_events_parse(tres, &ev, &e), 0);
+        CHECK_EQ_STR(str_at(json_array_get(ev, 0), "tool_use_id"), "sevt_1");
+        CHECK_EQ_INT(json_array_size(ev), 2);
+        json_decref(ev);
+        ev = NULL;
 
         json_auto_t *many = J("{\"events\":[]}");
         for (unsigned i = 0; i < V1_EVENTS_PER_SEND_MAX; i++)
