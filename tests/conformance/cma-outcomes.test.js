@@ -211,21 +211,27 @@ async function main() {
     same(s.usage.input_tokens, 50 + 40 + 70 + 45, 'the grader\'s tokens count in the session\'s usage');
   });
 
-  await cma('outcome: max_iterations bounds the revisions', {
+  await cma('outcome: a rubric file, in initial_events; max_iterations bounds the revisions', {
     then: 'error',
     steps: [
       { text: 'first' },
       { text: '{"result": "needs_revision", "explanation": "no"}' },
     ],
   }, async ({ mock, client }) => {
+    const file = await client.beta.files.upload({ file: await sdk.toFile(Buffer.from('The answer is yes, in capitals.\n'), 'rubric.md', { type: 'text/markdown' }) });
     const { session } = await setup(client, [], { initial_events: [{ type: 'user.define_outcome', description: 'Say yes.',
-      rubric: { type: 'text', content: 'The answer is yes.' }, max_iterations: 1 }] });
+      rubric: { type: 'file', file_id: file.id }, max_iterations: 1 }] });
     const reader = new Reader(await client.beta.sessions.events.stream(session.id));
     const evs = await reader.until((e) => e.type === 'session.status_idle', 'idle');
     reader.close();
     const end = evs.find((e) => e.type === 'span.outcome_evaluation_end');
     same(end && end.result, 'max_iterations_reached', 'the verdict at the bound');
-    same((await mock.requests()).length, 2, 'no revision past max_iterations');
+    const reqs = await mock.requests();
+    same(reqs.length, 2, 'no revision past max_iterations');
+    check(JSON.stringify(reqs[1].body.messages).includes('The answer is yes, in capitals.'), 'the grader reads the rubric file');
+    const binary = await client.beta.files.upload({ file: await sdk.toFile(Buffer.from([0, 255, 1, 2]), 'r.bin', { type: 'application/octet-stream' }) });
+    await bad(client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'd',
+      rubric: { type: 'file', file_id: binary.id } }] }), 'a binary rubric file', /not UTF-8 text/);
     const s = await client.beta.sessions.retrieve(session.id);
     same(s.outcome_evaluations[0].result, 'max_iterations_reached', 'outcome_evaluations');
   });
