@@ -730,5 +730,6 @@
 #define V1_GRADER_ANSWER_MAX (64U << 10) /* bytes of the answer the grader judges (the rest cut) */
 #define V1_GRADER_EXPLANATION_MAX 4096U  /* bytes of a grader's explanation kept */
 #define V1_GRADER_WALL_MS 300000U        /* one grading call, its retries included */
+#define V1_OUTCOME_HEARTBEAT_MS 10000U   /* span.outcome_evaluation_ongoing this often while a grading runs */
 #define V1_BUDGET_AMOUNT_DIGITS_MAX 15U  /* digits of a max_list_cost amount (minor units) */
 #define V1_PRICE_PER_MTOK_MAX 1000000.0  /* the largest price per million tokens config.json may set */

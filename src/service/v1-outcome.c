@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dynbuf.h"
@@ -175,6 +176,29 @@ void v1_outcome_close_locked(live *l, const char *result, const char *why) {
                          e.msg);
 }
 
+void v1_outcomes_cut_locked(live *l) {
+        char now[STORE_TIME_MAX];
+        v1_now_time(now);
+        size_t i;
+        json_t *x;
+        bool changed = false;
+        json_array_foreach(json_object_get(l->obj, "outcome_evaluations"), i, x) {
+                const char *res = json_string_value(json_object_get(x, "result")) ?: "";
+                if (strcmp(res, "pending") != 0 && strcmp(res, "running") != 0 && strcmp(res, "evaluating") != 0)
+                        continue;
+                json_object_set_new(x, "result", json_string("interrupted"));
+                json_object_set_new(
+                        x, "explanation",
+                        json_string("hull serve stopped while this outcome was worked on; define it again"));
+                json_object_set_new(x, "completed_at", json_string(now));
+                changed = true;
+        }
+        hull_error e = {0};
+        if (changed && store_update(l->g->cfg.store, STORE_SESSION, l->obj, &e) < 0)
+                dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"", l->id,
+                         e.msg);
+}
+
 /* ---- the grader ---- */
 
 /* The verdict in the grader's text: {"result", "explanation"}, else its first word. */
@@ -247,6 +271,63 @@ static void grade_call(live *l, const json_t *o, const char *answer, const char 
         model_response_done(&resp);
 }
 
+/* A grading call on a thread of its own, while the worker logs span.outcome_evaluation_ongoing
+ * every V1_OUTCOME_HEARTBEAT_MS (the liveness heartbeat). */
+typedef struct grading {
+        live *l;
+        const json_t *o;
+        const char *answer;
+        const char *result;
+        char *expl;
+        model_usage usage;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool done;
+} grading;
+
+static void *grading_main(void *arg) {
+        grading *gr = arg;
+        grade_call(gr->l, gr->o, gr->answer, &gr->result, &gr->expl, &gr->usage);
+        pthread_mutex_lock(&gr->lock);
+        gr->done = true;
+        pthread_cond_signal(&gr->cond);
+        pthread_mutex_unlock(&gr->lock);
+        return NULL;
+}
+
+static void grade_with_heartbeat(grading *gr, const json_t *oid, json_int_t iter) {
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&gr->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_init(&gr->lock, NULL);
+        pthread_t t;
+        if (pthread_create(&t, NULL, grading_main, gr) != 0) {
+                grading_main(gr); /* no thread: the call without a heartbeat */
+        } else {
+                pthread_mutex_lock(&gr->lock);
+                while (!gr->done) {
+                        struct timespec ts;
+                        clock_gettime(CLOCK_MONOTONIC, &ts);
+                        ts.tv_sec += V1_OUTCOME_HEARTBEAT_MS / 1000;
+                        if (pthread_cond_timedwait(&gr->cond, &gr->lock, &ts) != ETIMEDOUT || gr->done)
+                                continue;
+                        pthread_mutex_unlock(&gr->lock);
+                        pthread_mutex_lock(&gr->l->lock);
+                        json_t *ev[1] = {json_pack("{s:s, s:O, s:I}", "type", "span.outcome_evaluation_ongoing",
+                                                   "outcome_id", oid, "iteration", iter)};
+                        v1_log_server_locked(gr->l, ev, 1);
+                        pthread_mutex_unlock(&gr->l->lock);
+                        pthread_mutex_lock(&gr->lock);
+                }
+                pthread_mutex_unlock(&gr->lock);
+                pthread_join(t, NULL);
+        }
+        pthread_cond_destroy(&gr->cond);
+        pthread_mutex_destroy(&gr->lock);
+}
+
 int v1_outcome_grade(live *l, const char *answer) {
         pthread_mutex_lock(&l->lock);
         json_auto_t *o = json_deep_copy(l->outcome);
@@ -266,10 +347,11 @@ int v1_outcome_grade(live *l, const char *answer) {
         v1_log_server_locked(l, evs, 2);
         pthread_mutex_unlock(&l->lock);
 
-        const char *result;
-        _cleanup_free_ char *expl = NULL;
-        model_usage u = {0};
-        grade_call(l, o, answer, &result, &expl, &u);
+        grading gr = {.l = l, .o = o, .answer = answer};
+        grade_with_heartbeat(&gr, oid, iter);
+        const char *result = gr.result;
+        _cleanup_free_ char *expl = gr.expl;
+        model_usage u = gr.usage;
         bool again = strcmp(result, "needs_revision") == 0;
         if (again && iter + 1 >= max) {
                 result = "max_iterations_reached";

@@ -150,6 +150,8 @@ bool v1_outcome_follow(json_t *obj, const json_t *ev, const char *type, const ch
 /* The outcome at work ends without a grading (interrupted, an error): result and why, in
  * outcome_evaluations; l->outcome dropped (under l->lock). */
 void v1_outcome_close_locked(live *l, const char *result, const char *why);
+/* Every outcome not yet ended is interrupted (a restart cut it; under l->lock). */
+void v1_outcomes_cut_locked(live *l);
 /* Grade the answer of the turn that just ended (the worker's, under no lock): the span events,
  * then a revision turn queued first (returns 1) or the outcome closed and session.status_idle
  * logged (returns 0). */

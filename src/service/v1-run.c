@@ -395,6 +395,23 @@ static void drop_queue_locked(live *l) {
         json_array_clear(l->queue);
 }
 
+/* The answer of an outcome's turn is graded, unless the budget is spent: then no grading call is
+ * made, the session idles with budget_reached and the outcome stays open (raising the budget
+ * resumes the turn, whose answer is graded then). */
+static void grade_or_stop(live *l, agent_turn_result *res) {
+        pthread_mutex_lock(&l->lock);
+        bool spent = v1_budget_reached(&l->g->cfg, l->obj);
+        if (spent) {
+                json_t *idle[1] = {json_pack("{s:s, s:{s:s}, s:n}", "type", "session.status_idle", "stop_reason",
+                                             "type", "budget_reached", "stop_details")};
+                v1_log_server_locked(l, idle, 1);
+                res->stop = AGENT_STOP_BUDGET;
+        }
+        pthread_mutex_unlock(&l->lock);
+        if (!spent)
+                (void) v1_outcome_grade(l, res->text);
+}
+
 static void *worker_main(void *arg) {
         live *l = arg;
         v1_engine *g = l->g;
@@ -438,7 +455,7 @@ static void *worker_main(void *arg) {
                                 dlog_log(g->cfg.log, DLOG_WARN,
                                          "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id, ce.msg);
                         if (l->outcome && res.stop == AGENT_STOP_END_TURN) /* its idle waits for the verdict */
-                                (void) v1_outcome_grade(l, res.text);
+                                grade_or_stop(l, &res);
                 }
                 pthread_mutex_lock(&l->lock);
                 if (r >= 0 && l->outcome && res.stop != AGENT_STOP_END_TURN && res.stop != AGENT_STOP_REQUIRES_ACTION &&
@@ -834,9 +851,9 @@ unsigned v1_engine_running(v1_engine *g) {
 
 /* Turns a crash cut: end each with a session.error and idle. */
 static int recover(v1_engine *g, hull_error *e) {
-        static const char *const running[] = {"running"};
+        static const char *const running[] = {"running", "rescheduling"};
         json_auto_t *ids = NULL;
-        int r = store_sessions_with_status(g->cfg.store, running, 1, &ids, e);
+        int r = store_sessions_with_status(g->cfg.store, running, 2, &ids, e);
         if (r < 0)
                 return r;
         size_t i;
@@ -852,6 +869,7 @@ static int recover(v1_engine *g, hull_error *e) {
                         "hull serve stopped during this turn (it was restarted); what the turn did after its "
                         "last event is lost: send the message again",
                         true);
+                v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
                 pthread_mutex_unlock(&l->lock);
                 dlog_log(g->cfg.log, DLOG_WARN, "event=v1-turn-recovered session=%s", l->id);
                 v1_live_unref(l);

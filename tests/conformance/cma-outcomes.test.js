@@ -211,11 +211,11 @@ async function main() {
     same(s.usage.input_tokens, 50 + 40 + 70 + 45, 'the grader\'s tokens count in the session\'s usage');
   });
 
-  await cma('outcome: a rubric file, in initial_events; max_iterations bounds the revisions', {
+  await cma('outcome: a rubric file, in initial_events; a slow grading\'s heartbeat; max_iterations bounds the revisions', {
     then: 'error',
     steps: [
       { text: 'first' },
-      { text: '{"result": "needs_revision", "explanation": "no"}' },
+      { text: '{"result": "needs_revision", "explanation": "no"}', delay_ms: 10500 },
     ],
   }, async ({ mock, client }) => {
     const file = await client.beta.files.upload({ file: await sdk.toFile(Buffer.from('The answer is yes, in capitals.\n'), 'rubric.md', { type: 'text/markdown' }) });
@@ -226,6 +226,7 @@ async function main() {
     reader.close();
     const end = evs.find((e) => e.type === 'span.outcome_evaluation_end');
     same(end && end.result, 'max_iterations_reached', 'the verdict at the bound');
+    same(evs.filter((e) => e.type === 'span.outcome_evaluation_ongoing').length, 2, 'the heartbeat: at the start and after 10 s');
     const reqs = await mock.requests();
     same(reqs.length, 2, 'no revision past max_iterations');
     check(JSON.stringify(reqs[1].body.messages).includes('The answer is yes, in capitals.'), 'the grader reads the rubric file');
@@ -234,6 +235,32 @@ async function main() {
       rubric: { type: 'file', file_id: binary.id } }] }), 'a binary rubric file', /not UTF-8 text/);
     const s = await client.beta.sessions.retrieve(session.id);
     same(s.outcome_evaluations[0].result, 'max_iterations_reached', 'outcome_evaluations');
+  });
+
+  await cma('outcome and budget: a spent budget makes no grading call; raising it goes on and grades', {
+    then: 'error',
+    steps: [
+      { text: 'draft', usage: { input_tokens: 1500, output_tokens: 1 } },
+      { text: 'final', usage: { input_tokens: 10, output_tokens: 1 } },
+      { text: '{"result": "satisfied", "explanation": "fine"}', usage: { input_tokens: 10, output_tokens: 1 } },
+    ],
+  }, async ({ mock, client }) => {
+    const { session } = await setup(client, [], { budget: { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } } });
+    const reader = new Reader(await client.beta.sessions.events.stream(session.id));
+    await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'Write.',
+      rubric: { type: 'text', content: 'Anything.' } }] });
+    const first = await reader.idle();
+    same(first[first.length - 1].stop_reason, { type: 'budget_reached' }, 'the answer crossed the budget');
+    check(!first.some((e) => e.type.startsWith('span.outcome_evaluation')), `no grading: [${first.map((e) => e.type)}]`);
+    same((await mock.requests()).length, 1, 'no grading call');
+    same((await client.beta.sessions.retrieve(session.id)).outcome_evaluations[0].result, 'running', 'the outcome stays open');
+    await client.beta.sessions.update(session.id, { budget: { type: 'limit', max_list_cost: { amount: '500', currency: 'USD' } } });
+    const rest = await reader.idle();
+    reader.close();
+    const end = rest.find((e) => e.type === 'span.outcome_evaluation_end');
+    same(end && end.result, 'satisfied', `graded after the raise: [${rest.map((e) => e.type)}]`);
+    same(rest[rest.length - 1].stop_reason, { type: 'end_turn' }, 'end_turn');
+    same((await mock.requests()).length, 3, 'the resumed answer and its grading');
   });
 
   await cma('outcome: bad outcome fields are 400s that say why', {
