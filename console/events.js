@@ -186,7 +186,7 @@ function toolCard(model, e, actions) {
     body);
 }
 
-function renderItem(model, it, actions) {
+export function renderItem(model, it, actions) {
   const e = it.event;
   let node;
   if (!e) {

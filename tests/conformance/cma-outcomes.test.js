@@ -68,6 +68,39 @@ async function bad(promise, what, re) {
   return e;
 }
 
+
+// The console's own renderers (console/events.js) on a session's real events, with a DOM of
+// plain objects (text only: enough to read what a user would see).
+function fakeDocument() {
+  const node = (tag) => ({
+    tag, children: [], attrs: {}, dataset: {}, style: {}, classList: { add() {} },
+    setAttribute(k, v) { this.attrs[k] = v; }, addEventListener() {}, appendChild(c) { this.children.push(c); return c; },
+    get text() { return this.children.map((c) => (typeof c.data === 'string' ? c.data : c.text)).join(''); },
+  });
+  return { createElement: node, createElementNS: (_, t) => node(t), createTextNode: (data) => ({ data }) };
+}
+
+async function consoleView(client, sessionId) {
+  globalThis.document = fakeDocument();
+  let ev;
+  // the console's modules, copied beside a package.json that makes them ES modules (Node 18 does
+  // not detect the syntax by itself)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'hull-console-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}');
+    for (const f of ['events.js', 'dom.js']) fs.copyFileSync(path.join(__dirname, '..', '..', 'console', f), path.join(dir, f));
+    ev = await import(path.join(dir, 'events.js'));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const model = new ev.SessionModel();
+  let seq = 0;
+  for await (const e of client.beta.sessions.events.list(sessionId)) model.add({ ...e, seq: ++seq });
+  const items = model.items.map((it) => ev.renderItem(model, it, {}).text);
+  const timeline = ev.renderTimeline(model).text;
+  return { items, timeline, status: model.status() };
+}
+
 async function main() {
   await cma('budget: the request that crosses it is the last, budget_reached, raising it resumes', {
     then: 'error',
@@ -209,6 +242,13 @@ async function main() {
       ['outcome_evaluation', echo.outcome_id, 'satisfied', 1, 'It mentions the moon.', 'Write a haiku about rain.'], 'outcome_evaluations[0]');
     check(typeof oe.completed_at === 'string', 'completed_at');
     same(s.usage.input_tokens, 50 + 40 + 70 + 45, 'the grader\'s tokens count in the session\'s usage');
+    const view = await consoleView(client, session.id);
+    check(view.items.some((t) => t.includes('Write a haiku about rain.') && t.includes('Rubric: The poem mentions the moon.')),
+      `the console shows the outcome: ${JSON.stringify(view.items)}`);
+    check(view.items.some((t) => t === 'grader · evaluation 1: needs revision · The poem must mention the moon.') &&
+      view.items.some((t) => t === 'grader · evaluation 2: satisfied · It mentions the moon.'), `the console shows each verdict: ${JSON.stringify(view.items)}`);
+    check(/grading, evaluation 1: needs revision/.test(view.timeline) && /grading, evaluation 2: satisfied/.test(view.timeline),
+      `the console's timeline has a bar per grading: ${view.timeline}`);
   });
 
   await cma('outcome: a rubric file, in initial_events; a slow grading\'s heartbeat; max_iterations bounds the revisions', {
@@ -322,6 +362,11 @@ async function main() {
     same(err && err.error.retry_status, { type: 'terminal' }, `a terminal session.error: [${bevs.map((e) => e.type)}]`);
     same(bevs[bevs.length - 1].type, 'session.status_terminated', 'session.status_terminated');
     same((await client.beta.sessions.retrieve(b.id)).status, 'terminated', 'the session is terminated');
+    const va = await consoleView(client, a.id);
+    check(va.items.some((t) => t.startsWith('rescheduling')), `the console shows the rescheduling: ${JSON.stringify(va.items)}`);
+    const vb = await consoleView(client, b.id);
+    same(vb.status, 'terminated', 'the console\'s status');
+    check(vb.items.some((t) => t.startsWith('terminated')), `the console shows the termination: ${JSON.stringify(vb.items)}`);
     const term = [];
     for await (const s of client.beta.sessions.list({ statuses: ['terminated'] })) term.push(s.id);
     same(term, [b.id], 'statuses[]=terminated');
