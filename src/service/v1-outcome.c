@@ -372,6 +372,16 @@ int v1_outcome_grade(live *l, const char *answer) {
                              "%lld): %s\n\nRevise your work and answer again.",
                              (long long) iter + 1, (long long) max, expl ? expl : "") >= 0)
                         json_array_insert_new(l->queue, 0, json_pack("{s:s, s:[]}", "text", text, "queued"));
+        } else if (strcmp(result, "max_iterations_reached") == 0 && l->outcome && !l->deleted) {
+                /* one last turn, not graded: the agent says what is still missing, then idles */
+                json_decref(TAKE_PTR(l->outcome));
+                _cleanup_free_ char *text = NULL;
+                if (asprintf(&text,
+                             "[grader] The outcome reached its limit of %lld evaluations without satisfying the "
+                             "rubric: %s\n\nSay briefly what is still missing; do not start new work.",
+                             (long long) max, expl ? expl : "") >= 0)
+                        json_array_insert_new(l->queue, 0, json_pack("{s:s, s:[]}", "text", text, "queued"));
+                again = true;
         } else {
                 json_decref(TAKE_PTR(l->outcome));
                 json_t *idle[1] = {json_pack("{s:s, s:{s:s}, s:n}", "type", "session.status_idle", "stop_reason",

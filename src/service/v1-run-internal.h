@@ -153,6 +153,7 @@ void v1_outcome_close_locked(live *l, const char *result, const char *why);
 /* Every outcome not yet ended is interrupted (a restart cut it; under l->lock). */
 void v1_outcomes_cut_locked(live *l);
 /* Grade the answer of the turn that just ended (the worker's, under no lock): the span events,
- * then a revision turn queued first (returns 1) or the outcome closed and session.status_idle
- * logged (returns 0). */
+ * then a revision turn queued first, or at max_iterations the outcome closed and one last
+ * acknowledgment turn queued (returns 1), or the outcome closed and session.status_idle logged
+ * (returns 0). */
 int v1_outcome_grade(live *l, const char *answer);

@@ -256,6 +256,7 @@ async function main() {
     steps: [
       { text: 'first' },
       { text: '{"result": "needs_revision", "explanation": "no"}', delay_ms: 10500 },
+      { text: 'Still missing: the capitals.' },
     ],
   }, async ({ mock, client }) => {
     const file = await client.beta.files.upload({ file: await sdk.toFile(Buffer.from('The answer is yes, in capitals.\n'), 'rubric.md', { type: 'text/markdown' }) });
@@ -268,7 +269,10 @@ async function main() {
     same(end && end.result, 'max_iterations_reached', 'the verdict at the bound');
     same(evs.filter((e) => e.type === 'span.outcome_evaluation_ongoing').length, 2, 'the heartbeat: at the start and after 10 s');
     const reqs = await mock.requests();
-    same(reqs.length, 2, 'no revision past max_iterations');
+    same(reqs.length, 3, 'no revision past max_iterations: one acknowledgment turn, not graded');
+    check(JSON.stringify(reqs[2].body.messages).includes('reached its limit of 1 evaluations'), 'the acknowledgment turn is told why');
+    same(evs.filter((e) => e.type === 'agent.message').map((e) => e.content[0].text), ['first', 'Still missing: the capitals.'], 'the answers');
+    same(evs.filter((e) => e.type === 'session.status_idle').length, 1, 'one idle');
     check(JSON.stringify(reqs[1].body.messages).includes('The answer is yes, in capitals.'), 'the grader reads the rubric file');
     const binary = await client.beta.files.upload({ file: await sdk.toFile(Buffer.from([0, 255, 1, 2]), 'r.bin', { type: 'application/octet-stream' }) });
     await bad(client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome', description: 'd',
