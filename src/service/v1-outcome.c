@@ -113,11 +113,11 @@ static json_t *evaluation_of(json_t *obj, const char *oid) {
 bool v1_outcome_follow(json_t *obj, const json_t *ev, const char *type, const char *now) {
         const char *oid = json_string_value(json_object_get(ev, "outcome_id"));
         json_t *list = json_object_get(obj, "outcome_evaluations");
-        if (!json_is_array(list)) {
-                list = json_array();
-                json_object_set_new(obj, "outcome_evaluations", list);
-        }
         if (strcmp(type, "user.define_outcome") == 0) {
+                if (!json_is_array(list)) {
+                        list = json_array();
+                        json_object_set_new(obj, "outcome_evaluations", list);
+                }
                 json_array_append_new(list,
                                       json_pack("{s:s, s:s?, s:O, s:i, s:s, s:n, s:n}", "type", "outcome_evaluation",
                                                 "outcome_id", oid, "description", json_object_get(ev, "description"),

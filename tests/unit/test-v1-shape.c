@@ -736,6 +736,17 @@ static void test_events(void) {
         free(text);
         json_decref(ev);
 
+        /* an outcome: max_iterations 3 when absent or null; a file rubric kept as its id */
+        json_auto_t *oc = J("{\"events\":[{\"type\":\"user.define_outcome\",\"description\":\"d\",\"rubric\":{"
+                            "\"type\":\"text\",\"content\":\"r\"}},{\"type\":\"user.define_outcome\",\"description\":"
+                            "\"d\",\"rubric\":{\"type\":\"file\",\"file_id\":\"file_1\"},\"max_iterations\":20}]}");
+        CHECK_EQ_INT(v1_events_parse(oc, &ev, &e), 0);
+        CHECK(json_integer_value(json_object_get(json_array_get(ev, 0), "max_iterations")) == 3);
+        CHECK(json_integer_value(json_object_get(json_array_get(ev, 1), "max_iterations")) == 20);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_array_get(ev, 1), "rubric"), "file_id")),
+                     "file_1");
+        json_decref(ev);
+
         static const struct bad bad[] = {
                 {"{}", 400, "", "events: required"},
                 {"{\"events\":[]}", 400, "", "events: 0 events, at least 1"},
