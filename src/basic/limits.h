@@ -722,3 +722,14 @@
 #define V1_REPO_URL_MAX 2048U               /* bytes of a github_repository resource's url */
 #define V1_REPO_TOKEN_MAX 4096U             /* bytes of its authorization_token */
 #define V1_REPO_GIT_OUTPUT_MAX 4096U        /* bytes of git's messages kept for an error */
+
+/* /v1 outcomes and budgets (v1-outcome.c, v1-budget.c) */
+#define V1_RUBRIC_MAX 262144U            /* characters of an outcome's rubric (text, or a file's text) */
+#define V1_OUTCOME_ITERATIONS_DEFAULT 3U /* an outcome's max_iterations when not given */
+#define V1_OUTCOME_ITERATIONS_MAX 20U    /* ... at most */
+#define V1_GRADER_ANSWER_MAX (64U << 10) /* bytes of the answer the grader judges (the rest cut) */
+#define V1_GRADER_EXPLANATION_MAX 4096U  /* bytes of a grader's explanation kept */
+#define V1_GRADER_WALL_MS 300000U        /* one grading call, its retries included */
+#define V1_OUTCOME_HEARTBEAT_MS 10000U   /* span.outcome_evaluation_ongoing this often while a grading runs */
+#define V1_BUDGET_AMOUNT_DIGITS_MAX 15U  /* digits of a max_list_cost amount (minor units) */
+#define V1_PRICE_PER_MTOK_MAX 1000000.0  /* the largest price per million tokens config.json may set */

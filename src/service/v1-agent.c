@@ -49,11 +49,28 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
         if (!type)
                 return;
         pthread_mutex_lock(&l->lock);
+        const char *status = json_string_value(json_object_get(l->obj, "status")) ?: "";
+        const char *hull_stop = json_string_value(json_object_get(event, "hull_stop")) ?: "";
+        if (persisted &&
+            ((strcmp(type, "session.status_running") == 0 && strcmp(status, "running") == 0) ||
+             (strcmp(type, "session.status_idle") == 0 && l->outcome && strcmp(hull_stop, "end_turn") == 0))) {
+                /* a revision turn of an outcome goes on running; a turn that answers an outcome
+                 * idles after its grading (v1-outcome.c) */
+                pthread_mutex_unlock(&l->lock);
+                return;
+        }
         if (persisted) {
                 json_t *copy = json_deep_copy(event);
                 bool client_run = json_is_true(json_object_get(event, "hull_client_run"));
                 if (copy)
                         json_object_del(copy, "hull_client_run");
+                if (copy && strcmp(type, "session.usage") == 0) { /* the session's cost, and its budget */
+                        json_t *lc = json_object_get(json_object_get(l->obj, "usage"), "list_cost");
+                        if (lc)
+                                json_object_set(json_object_get(copy, "usage"), "list_cost", lc);
+                        if (json_is_object(json_object_get(l->obj, "budget")))
+                                json_object_set(copy, "budget", json_object_get(l->obj, "budget"));
+                }
                 if (strcmp(type, "agent.custom_tool_use") == 0 || client_run ||
                     ((strcmp(type, "agent.tool_use") == 0 || strcmp(type, "agent.mcp_tool_use") == 0) &&
                      strcmp(json_string_value(json_object_get(event, "evaluated_permission")) ?: "", "ask") == 0)) {
@@ -88,6 +105,15 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                 }
         }
         pthread_mutex_unlock(&l->lock);
+}
+
+/* Before each model request: has the session budget left? */
+static bool may_ask(void *ud) {
+        live *l = ud;
+        pthread_mutex_lock(&l->lock);
+        bool ok = !v1_budget_reached(&l->g->cfg, l->obj);
+        pthread_mutex_unlock(&l->lock);
+        return ok;
 }
 
 static tool_policy policy_of(const json_t *cfg, const char *name) {
@@ -534,6 +560,9 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 .session = l->box,
                 .after_call = l->mem ? v1_memory_after_call : NULL,
                 .after_call_ud = l->mem,
+                .may_ask = may_ask,
+                .may_ask_ud = l,
+                .session_states = true,
         };
         svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);
