@@ -69,7 +69,8 @@
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
-#define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
+#define SBX_OCI_PIDS_PER_TASK                                                                                          \
+        24U /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
@@ -724,16 +725,16 @@
 #define V1_REPO_GIT_OUTPUT_MAX 4096U        /* bytes of git's messages kept for an error */
 
 /* Scheduled deployments (src/shared/cron.c, src/service/v1-deploy*.c; issue 23) */
-#define CRON_EXPR_MAX 128U              /* bytes of a cron expression */
-#define CRON_SEARCH_DAYS (9U * 366U)    /* how far ahead the next run is looked for (Feb 29 in 8 years) */
-#define TZ_NAME_MAX 64U                 /* bytes of an IANA time zone name, with its NUL */
-#define TZ_FILE_BYTES_MAX (256U << 10)  /* a TZif file read from the tz database */
-#define TZ_TRANSITIONS_MAX 4096U        /* transitions of one zone */
-#define TZ_TYPES_MAX 256U               /* local time types of one zone (TZif's own bound) */
-#define DEPLOY_UPCOMING_MAX 5U          /* schedule.upcoming_runs_at */
-#define DEPLOY_INITIAL_EVENTS_MAX 50U   /* a deployment's initial_events */
-#define DEPLOY_RESOURCES_MAX 500U       /* a deployment's resources */
-#define DEPLOY_VAULTS_MAX 50U           /* a deployment's vault_ids */
-#define DEPLOY_NAME_MAX 256U            /* bytes of a deployment's name */
-#define DEPLOY_DESCRIPTION_MAX 2048U    /* bytes of its description */
-#define DEPLOY_SCHED_LOAD_PAGE 500U     /* deployments the scheduler reads a batch at start */
+#define CRON_EXPR_MAX 128U             /* bytes of a cron expression */
+#define CRON_SEARCH_DAYS (9U * 366U)   /* how far ahead the next run is looked for (Feb 29 in 8 years) */
+#define TZ_NAME_MAX 64U                /* bytes of an IANA time zone name, with its NUL */
+#define TZ_FILE_BYTES_MAX (256U << 10) /* a TZif file read from the tz database */
+#define TZ_TRANSITIONS_MAX 4096U       /* transitions of one zone */
+#define TZ_TYPES_MAX 256U              /* local time types of one zone (TZif's own bound) */
+#define DEPLOY_UPCOMING_MAX 5U         /* schedule.upcoming_runs_at */
+#define DEPLOY_INITIAL_EVENTS_MAX 50U  /* a deployment's initial_events */
+#define DEPLOY_RESOURCES_MAX 500U      /* a deployment's resources */
+#define DEPLOY_VAULTS_MAX 50U          /* a deployment's vault_ids */
+#define DEPLOY_NAME_MAX 256U           /* bytes of a deployment's name */
+#define DEPLOY_DESCRIPTION_MAX 2048U   /* bytes of its description */
+#define DEPLOY_SCHED_LOAD_PAGE 500U    /* deployments the scheduler reads a batch at start */
