@@ -172,6 +172,7 @@ typedef struct serve_state {
         char settings_error[HULL_ERROR_MSG_MAX];
         dotenv *env;
         v1_engine *engine;
+        v1_deploy *deploy; /* the deployments' scheduler */
         api_v1 *v1;
         v1_files *files;                 /* /v1/files: the bytes in the store, node-local copies in $HULL_HOME/blobs */
         char mnt_path[SBX_PATH_MAX + 8]; /* the sessions' resource directories: $HULL_HOME/mnt */
@@ -954,6 +955,27 @@ static int start_sessions(serve_state *st, hull_error *e) {
 
 /* The HTTP server: the route tables (plimsoll, hull's API, the operational routes), then the
  * listeners. */
+
+/* The deployments' scheduler over the engine (v1-deploy.h). HULL_TEST_CLOCK=START:RATE (TESTING
+ * ONLY) starts its clock at START (Unix seconds) running RATE times as fast as the real one. */
+static int serve_deploy_new(serve_state *st, hull_error *e) {
+        v1_deploy_config dc = {
+                .start = {.store = st->db, .engine = st->engine, .files = st->files, .mnt_root = st->mnt_path},
+                .log = &st->log};
+        const char *clock = getenv("HULL_TEST_CLOCK");
+        if (clock && clock[0]) {
+                long long start = 0;
+                unsigned rate = 0;
+                if (sscanf(clock, "%lld:%u", &start, &rate) != 2 || start <= 0 || rate == 0 || rate > 100000)
+                        return hull_fail(e, -EINVAL,
+                                         "serve: HULL_TEST_CLOCK must be START:RATE (Unix seconds, 1-100000)");
+                dc.clock_start = start;
+                dc.clock_rate = rate;
+                dlog_log(&st->log, DLOG_WARN, "event=test-clock start=%lld rate=%u msg=\"TESTING ONLY\"", start, rate);
+        }
+        return v1_deploy_new(&dc, &st->deploy, e);
+}
+
 static int start_server(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
         api_plimsoll_config pc = {.max_runs = (unsigned) o->max_runs,
@@ -991,12 +1013,15 @@ static int start_server(serve_state *st, hull_error *e) {
         vc.mnt_root = mnt;
         if (r >= 0)
                 r = v1_engine_new(&vc, &st->engine, e);
+        if (r >= 0)
+                r = serve_deploy_new(st, e);
         if (r < 0)
                 return r;
         api_v1_config vac = {.store = st->db,
                              .files = st->files,
                              .mnt_root = st->mnt_path,
                              .engine = st->engine,
+                             .deploy = st->deploy,
                              .log = &st->log,
                              .audit_dir = st->audit_path[0] ? st->audit_path : NULL};
         api_mcp_config mcc = {.ss = hs_core(st->sessions),
@@ -1096,6 +1121,8 @@ static bool shut_down(serve_state *st) {
         api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS); /* its streams' last event, before they end */
         http_quiesce(st->srv);
         api_mcp_shutdown(st->mcp, st->o.grace_ms);
+        v1_deploy_free(st->deploy); /* no run starts from here on */
+        st->deploy = NULL;
         v1_engine_shutdown(st->engine, st->o.grace_ms);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
@@ -1130,6 +1157,8 @@ static int serve_teardown(serve_state *st, int status) {
         api_plimsoll_free(st->plimsoll);
         api_v1_free(st->v1);
         api_mcp_free(st->mcp);
+        v1_deploy_free(st->deploy);
+        st->deploy = NULL;
         v1_engine_shutdown(st->engine, SERVE_SHUTDOWN_CANCEL_MS);
         api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS);
         api_agui_free(st->agui);

@@ -144,7 +144,7 @@ static void fallback_refuse(http_req *r, http_refusal why, unsigned status, cons
                 v1a_answer_error(r, 404, NULL, "",
                                  "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
                                  "/events, /events/stream and /resources), /v1/files, /v1/vaults, /v1/memory_stores, "
-                                 "/v1/skills and /v1/api-keys");
+                                 "/v1/skills, /v1/deployments, /v1/deployment_runs and /v1/api-keys");
         else
                 v1_refuse(r, why, status, msg);
 }
@@ -528,6 +528,8 @@ int api_v1_register(api_v1 *a, http_server *s) {
                 r = http_add_routes(s, &v1_api, v1a_files_routes, v1a_n_files_routes, a);
         if (r >= 0 && a->cfg.files)
                 r = http_add_routes(s, &v1_api, v1a_resource_routes, v1a_n_resource_routes, a);
+        if (r >= 0 && a->cfg.deploy) /* scheduled deployments (api-v1-deployments.c) */
+                r = http_add_routes(s, &v1_api, v1a_deploy_routes, v1a_n_deploy_routes, a);
         return r;
 }
 
