@@ -53,6 +53,7 @@
 #include "time-util.h"
 #include "v1-run.h"
 #include "api-v1.h"
+#include "cli-serve-dirs.h"
 #include "dotenv.h"
 
 #ifndef HULL_VERSION
@@ -78,46 +79,6 @@ static bool wait_idle(http_server *srv, int sfd, uint64_t deadline, bool *ret_si
                 }
         }
         return true;
-}
-
-/* A fresh directory for the runs' work directories, searchable by the sandbox user. */
-static int make_work_root(const char *parent, char *buf, size_t size, hull_error *e) {
-        if (!parent) {
-                parent = getenv("TMPDIR");
-                if (!parent || parent[0] != '/')
-                        parent = "/tmp";
-        }
-        if ((size_t) snprintf(buf, size, "%s/hull-serve.XXXXXX", parent) >= size)
-                return hull_err(e, -ENAMETOOLONG, "serve: the work directory path is too long");
-        if (!mkdtemp(buf))
-                return hull_err_hint(e, negative_errno(), "pass --work-dir DIR",
-                                     "serve: cannot create a directory in %s", parent);
-        if (chmod(buf, 0711) < 0)
-                return hull_err(e, negative_errno(), "serve: cannot set the mode of %s", buf);
-        return 0;
-}
-
-/* A state directory (audit logs, handle stores): given, or $HULL_HOME/leaf (src/shared/home.h);
- * made when missing. The handle stores' directory must be reachable by the sandbox user (home.h
- * checks it), the audit logs' need not (0700). */
-static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *buf, size_t size, hull_error *e) {
-        char home[SBX_PATH_MAX];
-        int r;
-
-        if (dir) {
-                if ((size_t) snprintf(buf, size, "%s", dir) >= size)
-                        return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
-        } else {
-                r = home_resolve(home, e);
-                if (r < 0)
-                        return r;
-                r = home_mkdir(home, 0711, mode == 0711, e);
-                if (r < 0)
-                        return r;
-                if ((size_t) snprintf(buf, size, "%s/%s", home, leaf) >= size)
-                        return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
-        }
-        return home_mkdir(buf, mode, mode == 0711, e);
 }
 
 /* What the options say. */
@@ -796,12 +757,12 @@ static int setup_signals(serve_state *st, hull_error *e) {
  * the soft fd limit goes up to the hard one. Sandboxed commands get their own. */
 static int make_directories(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
-        if (make_work_root(o->work_dir, st->work_root, sizeof(st->work_root), e) < 0)
+        if (serve_make_work_root(o->work_dir, st->work_root, sizeof(st->work_root), e) < 0)
                 return -1;
         st->work_root_made = true;
         if (o->max_sessions > 0 &&
-            (make_state_dir(o->audit_dir, "audit", 0700, st->audit_path, sizeof(st->audit_path), e) < 0 ||
-             make_state_dir(o->handles_dir, "handles", 0711, st->handles_path, sizeof(st->handles_path), e) < 0))
+            (serve_make_state_dir(o->audit_dir, "audit", 0700, st->audit_path, sizeof(st->audit_path), e) < 0 ||
+             serve_make_state_dir(o->handles_dir, "handles", 0711, st->handles_path, sizeof(st->handles_path), e) < 0))
                 return -1;
         struct rlimit nofile;
         if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
@@ -955,27 +916,6 @@ static int start_sessions(serve_state *st, hull_error *e) {
 
 /* The HTTP server: the route tables (plimsoll, hull's API, the operational routes), then the
  * listeners. */
-
-/* The deployments' scheduler over the engine (v1-deploy.h). HULL_TEST_CLOCK=START:RATE (TESTING
- * ONLY) starts its clock at START (Unix seconds) running RATE times as fast as the real one. */
-static int serve_deploy_new(serve_state *st, hull_error *e) {
-        v1_deploy_config dc = {
-                .start = {.store = st->db, .engine = st->engine, .files = st->files, .mnt_root = st->mnt_path},
-                .log = &st->log};
-        const char *clock = getenv("HULL_TEST_CLOCK");
-        if (clock && clock[0]) {
-                long long start = 0;
-                unsigned rate = 0;
-                if (sscanf(clock, "%lld:%u", &start, &rate) != 2 || start <= 0 || rate == 0 || rate > 100000)
-                        return hull_fail(e, -EINVAL,
-                                         "serve: HULL_TEST_CLOCK must be START:RATE (Unix seconds, 1-100000)");
-                dc.clock_start = start;
-                dc.clock_rate = rate;
-                dlog_log(&st->log, DLOG_WARN, "event=test-clock start=%lld rate=%u msg=\"TESTING ONLY\"", start, rate);
-        }
-        return v1_deploy_new(&dc, &st->deploy, e);
-}
-
 static int start_server(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
         api_plimsoll_config pc = {.max_runs = (unsigned) o->max_runs,
@@ -1013,8 +953,10 @@ static int start_server(serve_state *st, hull_error *e) {
         vc.mnt_root = mnt;
         if (r >= 0)
                 r = v1_engine_new(&vc, &st->engine, e);
-        if (r >= 0)
-                r = serve_deploy_new(st, e);
+        v1_deploy_config dc = {.start = {.store = st->db, .engine = st->engine, .files = st->files, .mnt_root = mnt},
+                               .log = &st->log};
+        if (r >= 0 && (r = v1_deploy_test_clock(getenv("HULL_TEST_CLOCK"), &dc, e)) >= 0) /* TESTING ONLY */
+                r = v1_deploy_new(&dc, &st->deploy, e);
         if (r < 0)
                 return r;
         api_v1_config vac = {.store = st->db,

@@ -6,6 +6,7 @@
 #include "v1-deploy-internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -218,4 +219,18 @@ void v1_deploy_free(v1_deploy *d) {
         json_decref(d->armed);
         free(d->heap);
         free(d);
+}
+
+int v1_deploy_test_clock(const char *spec, v1_deploy_config *cfg, hull_error *e) {
+        if (!spec || !spec[0])
+                return 0;
+        long long start = 0;
+        unsigned rate = 0;
+        char tail;
+        if (sscanf(spec, "%lld:%u%c", &start, &rate, &tail) != 2 || start <= 0 || rate == 0 || rate > 100000)
+                return hull_fail(e, -EINVAL, "HULL_TEST_CLOCK must be START:RATE (Unix seconds, a rate of 1-100000)");
+        cfg->clock_start = start;
+        cfg->clock_rate = rate;
+        dlog_log(cfg->log, DLOG_WARN, "event=test-clock start=%lld rate=%u msg=\"TESTING ONLY\"", start, rate);
+        return 0;
 }

@@ -159,12 +159,17 @@ static int apply_field(v1_deploy *d, json_t *obj, const char *k, json_t *v, v1_e
                         return v1_fail(err, 400, "", "%s: an array of at most %zu, or null", k, max);
                 size_t i;
                 json_t *it;
-                json_array_foreach(v, i, it) if (json_is_object(it) && json_object_get(it, "authorization_"
-                                                                                           "token")) return v1_fail(
-                        err, 400, "",
-                        "resources[%zu].authorization_token: a deployment keeps no repository token in its "
-                        "definition; put the credential in a vault and name it in vault_ids",
-                        i);
+                json_array_foreach(
+                        v, i,
+                        it) if (json_is_object(it) &&
+                                json_object_get(it,
+                                                "authorization_"
+                                                "token")) return v1_fail(err, 400, "",
+                                                                         "resources[%zu].authorization_token: a "
+                                                                         "deployment keeps no repository token in its "
+                                                                         "definition; put the credential in a vault "
+                                                                         "and name it in vault_ids",
+                                                                         i);
                 if (k[0] == 'v' && (r = v1_vault_ids_check(d->cfg.start.store, v, err)) < 0)
                         return r;
                 nv = json_is_null(v) ? json_array() : json_incref(v);

@@ -37,6 +37,9 @@ typedef struct v1_deploy_config {
         unsigned clock_rate;
 } v1_deploy_config;
 
+/* spec "START:RATE" (hull serve's HULL_TEST_CLOCK; NULL or "": the real clock) into cfg's
+ * clock_start and clock_rate. -EINVAL with *e when it is not one. */
+int v1_deploy_test_clock(const char *spec, v1_deploy_config *cfg, hull_error *e);
 /* Arm every active deployment of the store and start the scheduler thread. */
 int v1_deploy_new(const v1_deploy_config *cfg, v1_deploy **ret, hull_error *e);
 /* Stop the scheduler (a run under way finishes first) and free d. */
