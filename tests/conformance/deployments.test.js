@@ -41,7 +41,7 @@ function dcase(name, env, fn) {
     try {
       const key = keyCreate(home);
       srv = await startServe(mock.url, { home, env });
-      const ctx = { home, srv, client: new Anthropic({ baseURL: srv.url, apiKey: key, maxRetries: 0, timeout: 60000 }) };
+      const ctx = { home, srv, key, client: new Anthropic({ baseURL: srv.url, apiKey: key, maxRetries: 0, timeout: 60000 }) };
       ctx.restart = async (how) => {
         if (how === 'kill') await srv.kill(); else await srv.stop(true);
         fs.renameSync(`${home}.serve.log`, `${home}.serve.log.1`); // the next one's listening line alone
@@ -129,6 +129,23 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
     await rejects(client.beta.deployments.run(d.id), Anthropic.BadRequestError, 'run archived');
     await rejects(client.beta.deployments.retrieve('depl_nope'), Anthropic.NotFoundError, 'unknown id');
     await rejects(client.beta.deploymentRuns.retrieve('drun_nope'), Anthropic.NotFoundError, 'unknown run');
+  });
+
+  await dcase('hull deploy: create, list, run, pause, unpause, archive from the command line', {}, async ({ client, srv, key }) => {
+    const { agent, env } = await agentAndEnv(client);
+    const hull = (...args) => JSON.parse(execFileSync(process.env.HULL, ['deploy', '--server', srv.url, '--api-key', key, ...args], { encoding: 'utf8' }).trim().split('\n').pop());
+    const d = hull('create', '--name', 'cli', '--agent', agent.id, '--environment', env.id, '--message', 'hello', '--cron', '30 6 * * *', '--timezone', 'Asia/Kolkata');
+    same([d.schedule.expression, d.schedule.timezone], ['30 6 * * *', 'Asia/Kolkata'], 'created');
+    check(d.schedule.upcoming_runs_at.every((t) => /T01:00:00Z$/.test(t)), `06:30 Kolkata is 01:00 UTC: ${d.schedule.upcoming_runs_at}`);
+    same(hull('list').id, d.id, 'list');
+    const run = hull('run', d.id);
+    check(/^sesn_/.test(run.session_id), `run: ${JSON.stringify(run)}`);
+    same(hull('pause', d.id).status, 'paused', 'pause');
+    same(hull('unpause', d.id).status, 'active', 'unpause');
+    check(hull('archive', d.id).archived_at, 'archive');
+    let err = '';
+    try { execFileSync(process.env.HULL, ['deploy', '--server', srv.url, '--api-key', key, 'create', '--name', 'x', '--agent', agent.id, '--environment', env.id, '--message', 'm', '--cron', '0 25 * * *', '--timezone', 'UTC'], { encoding: 'utf8', stdio: 'pipe' }); } catch (e) { err = String(e.stderr); }
+    check(/hour.*25/.test(err), `a bad cron refused with the reason: ${err}`);
   });
 
   await dcase('hostile input: bad cron, bad time zone, unknown fields, missing parts: clear 400s', {}, async ({ client }) => {
