@@ -1063,8 +1063,7 @@ static bool shut_down(serve_state *st) {
         api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS); /* its streams' last event, before they end */
         http_quiesce(st->srv);
         api_mcp_shutdown(st->mcp, st->o.grace_ms);
-        v1_deploy_free(st->deploy); /* no run starts from here on */
-        st->deploy = NULL;
+        v1_deploy_stop(st->deploy); /* no run starts from here on */
         v1_engine_shutdown(st->engine, st->o.grace_ms);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;

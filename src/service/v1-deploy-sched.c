@@ -209,6 +209,11 @@ int v1_deploy_new(const v1_deploy_config *cfg, v1_deploy **ret, hull_error *e) {
         return 0;
 }
 
+void v1_deploy_stop(v1_deploy *d) {
+        if (d)
+                deploy_sched_stop(d);
+}
+
 void v1_deploy_free(v1_deploy *d) {
         if (!d)
                 return;

@@ -42,7 +42,9 @@ typedef struct v1_deploy_config {
 int v1_deploy_test_clock(const char *spec, v1_deploy_config *cfg, hull_error *e);
 /* Arm every active deployment of the store and start the scheduler thread. */
 int v1_deploy_new(const v1_deploy_config *cfg, v1_deploy **ret, hull_error *e);
-/* Stop the scheduler (a run under way finishes first) and free d. */
+/* Stop the scheduler (a run under way finishes first); the routes still answer (no run is made). */
+void v1_deploy_stop(v1_deploy *d);
+/* Stop it and free d (after the server stopped). */
 void v1_deploy_free(v1_deploy *d);
 
 /* The scheduler's clock, Unix milliseconds. */
