@@ -21,7 +21,7 @@ const path = require('node:path');
 const TAG = `deployments[sdk ${SDK_VERSION}]`;
 const SCRIPT = { steps: [{ text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' }] };
 const EVENTS = [{ type: 'user.message', content: [{ type: 'text', text: 'Write the daily report.' }] }];
-const CLOCK_START = 1796515200; // 2026-12-05T00:00:00Z
+const CLOCK_START = 1796515200; // 2026-12-06T00:00:00Z
 
 function errType(e) {
   return e.type || (e.error && e.error.error && e.error.error.type);
