@@ -737,4 +737,6 @@
 #define DEPLOY_VAULTS_MAX 50U          /* a deployment's vault_ids */
 #define DEPLOY_NAME_MAX 256U           /* bytes of a deployment's name */
 #define DEPLOY_DESCRIPTION_MAX 2048U   /* bytes of its description */
-#define DEPLOY_SCHED_LOAD_PAGE 500U    /* deployments the scheduler reads a batch at start */
+#define DEPLOY_SCHED_LOAD_PAGE 500U
+#define DEPLOY_ZONE_CACHE_MAX                                                                                          \
+        128U /* time zones the scheduler keeps read */ /* deployments the scheduler reads a batch at start */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "cron.h"
 #include "v1-deploy.h"
 
 typedef struct sched_entry {
@@ -23,7 +24,18 @@ struct v1_deploy {
         bool stop, started;
         pthread_t thread;
         int64_t mono_start_ms; /* the test clock's origin */
+        /* the zones read so far (immutable once read, shared by every thread), by name */
+        pthread_mutex_t zlock;
+        struct {
+                char name[TZ_NAME_MAX];
+                tz_zone *zone;
+        } zones[DEPLOY_ZONE_CACHE_MAX];
+        size_t n_zones;
 };
+
+/* The zone name, read once (a cache of DEPLOY_ZONE_CACHE_MAX; beyond it *ret_owned is set and the
+ * caller frees the zone). */
+int deploy_zone(v1_deploy *d, const char *name, const tz_zone **ret, tz_zone **ret_owned, hull_error *e);
 
 /* Arm dep (a stored deployment) at its next run after now, or disarm it when it is archived,
  * has no schedule or its schedule never fires. */

@@ -198,6 +198,7 @@ int v1_deploy_new(const v1_deploy_config *cfg, v1_deploy **ret, hull_error *e) {
         pthread_condattr_destroy(&ca);
         pthread_mutex_init(&d->lock, NULL);
         pthread_mutex_init(&d->edit, NULL);
+        pthread_mutex_init(&d->zlock, NULL);
         int r = arm_all(d, e);
         if (r >= 0)
                 r = deploy_sched_start(d, e);
@@ -221,6 +222,9 @@ void v1_deploy_free(v1_deploy *d) {
         pthread_cond_destroy(&d->cond);
         pthread_mutex_destroy(&d->lock);
         pthread_mutex_destroy(&d->edit);
+        pthread_mutex_destroy(&d->zlock);
+        for (size_t i = 0; i < d->n_zones; i++)
+                tz_free(d->zones[i].zone);
         json_decref(d->armed);
         free(d->heap);
         free(d);

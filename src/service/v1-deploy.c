@@ -16,6 +16,29 @@ static const char *const create_fields[] = {"name",           "description", "ag
                                             "initial_events", "resources",   "vault_ids", "budget",
                                             "metadata",       "schedule",    NULL};
 
+int deploy_zone(v1_deploy *d, const char *name, const tz_zone **ret, tz_zone **ret_owned, hull_error *e) {
+        *ret_owned = NULL;
+        if (!tz_name_valid(name))
+                return hull_fail(e, -EINVAL, "not a time zone name");
+        pthread_mutex_lock(&d->zlock);
+        for (size_t i = 0; i < d->n_zones; i++)
+                if (strcmp(d->zones[i].name, name) == 0) {
+                        *ret = d->zones[i].zone;
+                        pthread_mutex_unlock(&d->zlock);
+                        return 0;
+                }
+        tz_zone *z = NULL;
+        int r = tz_load(d->cfg.tz_dir, name, &z, e);
+        if (r >= 0 && d->n_zones < DEPLOY_ZONE_CACHE_MAX) {
+                snprintf(d->zones[d->n_zones].name, sizeof(d->zones[0].name), "%s", name);
+                d->zones[d->n_zones++].zone = z;
+        } else if (r >= 0)
+                *ret_owned = z;
+        pthread_mutex_unlock(&d->zlock);
+        *ret = z;
+        return r;
+}
+
 void deploy_announce(v1_deploy *d, const char *event_type, const json_t *obj) {
         /* webhooks hook point: deliver event_type with obj here once /v1/webhooks exists */
         dlog_log(d->cfg.log, DLOG_INFO, "event=%s id=%s", event_type,
@@ -222,9 +245,10 @@ int deploy_next_ms(v1_deploy *d, const json_t *dep, int64_t after_ms, int64_t *r
                 return -ENOENT;
         cron_expr c;
         hull_error e = {0};
-        _cleanup_tz_ tz_zone *z = NULL;
+        const tz_zone *z = NULL;
+        _cleanup_tz_ tz_zone *owned = NULL;
         if (cron_parse(json_string_value(json_object_get(s, "expression")), &c, &e) < 0 ||
-            tz_load(d->cfg.tz_dir, json_string_value(json_object_get(s, "timezone")), &z, &e) < 0)
+            deploy_zone(d, json_string_value(json_object_get(s, "timezone")), &z, &owned, &e) < 0)
                 return -EINVAL;
         int64_t t;
         int r = cron_next(&c, z, after_ms / 1000 - (after_ms % 1000 < 0), &t);
