@@ -69,8 +69,7 @@
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
-#define SBX_OCI_PIDS_PER_TASK                                                                                          \
-        24U /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
+#define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks a sandboxed process costs on ptrace: ~20 measured */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
@@ -737,6 +736,5 @@
 #define DEPLOY_VAULTS_MAX 50U          /* a deployment's vault_ids */
 #define DEPLOY_NAME_MAX 256U           /* bytes of a deployment's name */
 #define DEPLOY_DESCRIPTION_MAX 2048U   /* bytes of its description */
-#define DEPLOY_SCHED_LOAD_PAGE 500U
-#define DEPLOY_ZONE_CACHE_MAX                                                                                          \
-        128U /* time zones the scheduler keeps read */ /* deployments the scheduler reads a batch at start */
+#define DEPLOY_SCHED_LOAD_PAGE 500U    /* deployments the scheduler reads a batch at start */
+#define DEPLOY_ZONE_CACHE_MAX 128U     /* time zones the scheduler keeps read */
