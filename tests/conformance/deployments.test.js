@@ -21,6 +21,7 @@ const path = require('node:path');
 const TAG = `deployments[sdk ${SDK_VERSION}]`;
 const SCRIPT = { steps: [{ text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' }, { text: 'done' }] };
 const EVENTS = [{ type: 'user.message', content: [{ type: 'text', text: 'Write the daily report.' }] }];
+const PG = process.env.HULL_DB; // one PostgreSQL database shared by every case: each checks what it made
 const CLOCK_START = 1796515200; // 2026-12-06T00:00:00Z
 
 function errType(e) {
@@ -75,6 +76,7 @@ async function waitFor(what, fn, ms = 20000) {
   }
 }
 
+const mineOf = (ids) => (xs) => (PG ? xs.filter((x) => ids.includes(x.id)) : xs);
 const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ deployment_id: id, limit: 50, ...q }));
 
 (async () => {
@@ -101,12 +103,13 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
     same([up.name, up.metadata, up.description], ['renamed', { tier: 'gold' }, null], 'update');
     const d2 = await client.beta.deployments.create({ name: 'second', agent: { type: 'agent', id: agent.id, version: 1 }, environment_id: env.id, initial_events: EVENTS });
     same(d2.schedule, null, 'no schedule');
-    const listed = await all(client.beta.deployments.list({ limit: 1 }));
+    const mine = mineOf([d.id, d2.id]);
+    const listed = mine(await all(client.beta.deployments.list({ limit: 1 })));
     same(listed.map((x) => x.id).sort(), [d.id, d2.id].sort(), 'list over pages');
     const p = await client.beta.deployments.pause(d.id);
     same([p.status, p.paused_reason], ['paused', { type: 'manual' }], 'pause');
     check(p.schedule.upcoming_runs_at.length === 5, 'paused keeps upcoming_runs_at');
-    same((await all(client.beta.deployments.list({ status: 'paused' }))).map((x) => x.id), [d.id], 'status=paused');
+    same(mine(await all(client.beta.deployments.list({ status: 'paused' }))).map((x) => x.id), [d.id], 'status=paused');
     const e400 = await rejects(client.beta.deployments.list({ status: 'active', include_archived: true }), Anthropic.BadRequestError, 'status + include_archived');
     check(/include_archived/.test(e400.message), e400.message);
     const run = await client.beta.deployments.run(d.id); // allowed while paused
@@ -123,8 +126,8 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
     same((await all(client.beta.deploymentRuns.list({ deployment_id: 'depl_unknown' }))).length, 0, 'unknown deployment: empty');
     const a = await client.beta.deployments.archive(d.id);
     check(a.archived_at && a.schedule.upcoming_runs_at.length === 0, `archive: ${JSON.stringify(a.schedule)}`);
-    same((await all(client.beta.deployments.list())).map((x) => x.id), [d2.id], 'archived left out');
-    same((await all(client.beta.deployments.list({ include_archived: true }))).length, 2, 'include_archived');
+    same(mine(await all(client.beta.deployments.list())).map((x) => x.id), [d2.id], 'archived left out');
+    same(mine(await all(client.beta.deployments.list({ include_archived: true }))).length, 2, 'include_archived');
     await rejects(client.beta.deployments.update(d.id, { name: 'x' }), Anthropic.BadRequestError, 'update archived');
     await rejects(client.beta.deployments.run(d.id), Anthropic.BadRequestError, 'run archived');
     await rejects(client.beta.deployments.retrieve('depl_nope'), Anthropic.NotFoundError, 'unknown id');
@@ -133,11 +136,12 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
 
   await dcase('hull deploy: create, list, run, pause, unpause, archive from the command line', {}, async ({ client, srv, key }) => {
     const { agent, env } = await agentAndEnv(client);
-    const hull = (...args) => JSON.parse(execFileSync(process.env.HULL, ['deploy', '--server', srv.url, '--api-key', key, ...args], { encoding: 'utf8' }).trim().split('\n').pop());
+    const lines = (...args) => execFileSync(process.env.HULL, ['deploy', '--server', srv.url, '--api-key', key, ...args], { encoding: 'utf8' }).trim().split('\n').map((l) => JSON.parse(l));
+    const hull = (...args) => lines(...args).pop();
     const d = hull('create', '--name', 'cli', '--agent', agent.id, '--environment', env.id, '--message', 'hello', '--cron', '30 6 * * *', '--timezone', 'Asia/Kolkata');
     same([d.schedule.expression, d.schedule.timezone], ['30 6 * * *', 'Asia/Kolkata'], 'created');
     check(d.schedule.upcoming_runs_at.every((t) => /T01:00:00Z$/.test(t)), `06:30 Kolkata is 01:00 UTC: ${d.schedule.upcoming_runs_at}`);
-    same(hull('list').id, d.id, 'list');
+    check(lines('list').some((x) => x.id === d.id && x.schedule.upcoming_runs_at.length === 5), 'list');
     const run = hull('run', d.id);
     check(/^sesn_/.test(run.session_id), `run: ${JSON.stringify(run)}`);
     same(hull('pause', d.id).status, 'paused', 'pause');
@@ -176,7 +180,7 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
     await rejects(client.beta.deploymentRuns.list({ trigger_type: 'cron' }), Anthropic.BadRequestError, 'bad trigger_type');
     const d = await client.beta.deployments.create(base);
     await rejects(client.beta.deployments.update(d.id, { name: null }), Anthropic.BadRequestError, 'name cannot be cleared');
-    same((await all(client.beta.deployments.list())).length, 1, 'nothing stored by the refusals');
+    if (!PG) same((await all(client.beta.deployments.list())).length, 1, 'nothing stored by the refusals');
   });
 
   const CLOCK = { HULL_TEST_CLOCK: `${CLOCK_START}:60` };
@@ -215,7 +219,9 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
     const env2 = await client.beta.environments.create({ name: 'other', config: { type: 'cloud', networking: { type: 'unrestricted' } } });
     const agent2 = await client.beta.agents.create({ name: 'doomed', model: MODEL, system: 'x' });
     const d2 = await client.beta.deployments.create({ name: 'orphan', agent: agent2.id, environment_id: env2.id, initial_events: EVENTS });
-    execFileSync('python3', ['-c', 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM agents WHERE id=?", (sys.argv[2],)); c.commit()',
+    check(/^agent_[A-Za-z0-9]+$/.test(agent2.id), agent2.id);
+    if (PG) execFileSync('psql', ['-q', '-v', 'ON_ERROR_STOP=1', PG, '-c', `DELETE FROM agents WHERE id = '${agent2.id}'`]);
+    else execFileSync('python3', ['-c', 'import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM agents WHERE id=?", (sys.argv[2],)); c.commit()',
       path.join(home, 'hull.db'), agent2.id]);
     const run = await client.beta.deployments.run(d2.id);
     same([run.session_id, run.error && run.error.type], [null, 'agent_not_found_error'], 'the run names the missing agent');
