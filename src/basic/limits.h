@@ -733,3 +733,18 @@
 #define V1_OUTCOME_HEARTBEAT_MS 10000U   /* span.outcome_evaluation_ongoing this often while a grading runs */
 #define V1_BUDGET_AMOUNT_DIGITS_MAX 15U  /* digits of a max_list_cost amount (minor units) */
 #define V1_PRICE_PER_MTOK_MAX 1000000.0  /* the largest price per million tokens config.json may set */
+/* Scheduled deployments (src/shared/cron.c, src/service/v1-deploy*.c; issue 23) */
+#define CRON_EXPR_MAX 128U             /* bytes of a cron expression */
+#define CRON_SEARCH_DAYS (9U * 366U)   /* how far ahead the next run is looked for (Feb 29 in 8 years) */
+#define TZ_NAME_MAX 64U                /* bytes of an IANA time zone name, with its NUL */
+#define TZ_FILE_BYTES_MAX (256U << 10) /* a TZif file read from the tz database */
+#define TZ_TRANSITIONS_MAX 4096U       /* transitions of one zone */
+#define TZ_TYPES_MAX 256U              /* local time types of one zone (TZif's own bound) */
+#define DEPLOY_UPCOMING_MAX 5U         /* schedule.upcoming_runs_at */
+#define DEPLOY_INITIAL_EVENTS_MAX 50U  /* a deployment's initial_events */
+#define DEPLOY_RESOURCES_MAX 500U      /* a deployment's resources */
+#define DEPLOY_VAULTS_MAX 50U          /* a deployment's vault_ids */
+#define DEPLOY_NAME_MAX 256U           /* bytes of a deployment's name */
+#define DEPLOY_DESCRIPTION_MAX 2048U   /* bytes of its description */
+#define DEPLOY_SCHED_LOAD_PAGE 500U    /* deployments the scheduler reads a batch at start */
+#define DEPLOY_ZONE_CACHE_MAX 128U     /* time zones the scheduler keeps read */

@@ -53,6 +53,7 @@
 #include "time-util.h"
 #include "v1-run.h"
 #include "api-v1.h"
+#include "cli-serve-dirs.h"
 #include "dotenv.h"
 
 #ifndef HULL_VERSION
@@ -78,46 +79,6 @@ static bool wait_idle(http_server *srv, int sfd, uint64_t deadline, bool *ret_si
                 }
         }
         return true;
-}
-
-/* A fresh directory for the runs' work directories, searchable by the sandbox user. */
-static int make_work_root(const char *parent, char *buf, size_t size, hull_error *e) {
-        if (!parent) {
-                parent = getenv("TMPDIR");
-                if (!parent || parent[0] != '/')
-                        parent = "/tmp";
-        }
-        if ((size_t) snprintf(buf, size, "%s/hull-serve.XXXXXX", parent) >= size)
-                return hull_err(e, -ENAMETOOLONG, "serve: the work directory path is too long");
-        if (!mkdtemp(buf))
-                return hull_err_hint(e, negative_errno(), "pass --work-dir DIR",
-                                     "serve: cannot create a directory in %s", parent);
-        if (chmod(buf, 0711) < 0)
-                return hull_err(e, negative_errno(), "serve: cannot set the mode of %s", buf);
-        return 0;
-}
-
-/* A state directory (audit logs, handle stores): given, or $HULL_HOME/leaf (src/shared/home.h);
- * made when missing. The handle stores' directory must be reachable by the sandbox user (home.h
- * checks it), the audit logs' need not (0700). */
-static int make_state_dir(const char *dir, const char *leaf, mode_t mode, char *buf, size_t size, hull_error *e) {
-        char home[SBX_PATH_MAX];
-        int r;
-
-        if (dir) {
-                if ((size_t) snprintf(buf, size, "%s", dir) >= size)
-                        return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
-        } else {
-                r = home_resolve(home, e);
-                if (r < 0)
-                        return r;
-                r = home_mkdir(home, 0711, mode == 0711, e);
-                if (r < 0)
-                        return r;
-                if ((size_t) snprintf(buf, size, "%s/%s", home, leaf) >= size)
-                        return hull_err(e, -ENAMETOOLONG, "serve: the state directory path is too long");
-        }
-        return home_mkdir(buf, mode, mode == 0711, e);
 }
 
 /* What the options say. */
@@ -172,6 +133,7 @@ typedef struct serve_state {
         char settings_error[HULL_ERROR_MSG_MAX];
         dotenv *env;
         v1_engine *engine;
+        v1_deploy *deploy; /* the deployments' scheduler */
         api_v1 *v1;
         v1_files *files;                 /* /v1/files: the bytes in the store, node-local copies in $HULL_HOME/blobs */
         char mnt_path[SBX_PATH_MAX + 8]; /* the sessions' resource directories: $HULL_HOME/mnt */
@@ -795,12 +757,12 @@ static int setup_signals(serve_state *st, hull_error *e) {
  * the soft fd limit goes up to the hard one. Sandboxed commands get their own. */
 static int make_directories(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
-        if (make_work_root(o->work_dir, st->work_root, sizeof(st->work_root), e) < 0)
+        if (serve_make_work_root(o->work_dir, st->work_root, sizeof(st->work_root), e) < 0)
                 return -1;
         st->work_root_made = true;
         if (o->max_sessions > 0 &&
-            (make_state_dir(o->audit_dir, "audit", 0700, st->audit_path, sizeof(st->audit_path), e) < 0 ||
-             make_state_dir(o->handles_dir, "handles", 0711, st->handles_path, sizeof(st->handles_path), e) < 0))
+            (serve_make_state_dir(o->audit_dir, "audit", 0700, st->audit_path, sizeof(st->audit_path), e) < 0 ||
+             serve_make_state_dir(o->handles_dir, "handles", 0711, st->handles_path, sizeof(st->handles_path), e) < 0))
                 return -1;
         struct rlimit nofile;
         if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
@@ -996,12 +958,17 @@ static int start_server(serve_state *st, hull_error *e) {
         vc.mnt_root = mnt;
         if (r >= 0)
                 r = v1_engine_new(&vc, &st->engine, e);
+        v1_deploy_config dc = {.start = {.store = st->db, .engine = st->engine, .files = st->files, .mnt_root = mnt},
+                               .log = &st->log};
+        if (r >= 0 && (r = v1_deploy_test_clock(getenv("HULL_TEST_CLOCK"), &dc, e)) >= 0) /* TESTING ONLY */
+                r = v1_deploy_new(&dc, &st->deploy, e);
         if (r < 0)
                 return r;
         api_v1_config vac = {.store = st->db,
                              .files = st->files,
                              .mnt_root = st->mnt_path,
                              .engine = st->engine,
+                             .deploy = st->deploy,
                              .log = &st->log,
                              .audit_dir = st->audit_path[0] ? st->audit_path : NULL};
         api_mcp_config mcc = {.ss = hs_core(st->sessions),
@@ -1101,6 +1068,7 @@ static bool shut_down(serve_state *st) {
         api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS); /* its streams' last event, before they end */
         http_quiesce(st->srv);
         api_mcp_shutdown(st->mcp, st->o.grace_ms);
+        v1_deploy_stop(st->deploy); /* no run starts from here on */
         v1_engine_shutdown(st->engine, st->o.grace_ms);
         hs_shutdown(st->sessions, SERVE_SHUTDOWN_CANCEL_MS);
         bool signalled = false;
@@ -1135,6 +1103,8 @@ static int serve_teardown(serve_state *st, int status) {
         api_plimsoll_free(st->plimsoll);
         api_v1_free(st->v1);
         api_mcp_free(st->mcp);
+        v1_deploy_free(st->deploy);
+        st->deploy = NULL;
         v1_engine_shutdown(st->engine, SERVE_SHUTDOWN_CANCEL_MS);
         api_agui_shutdown(st->agui, SERVE_SHUTDOWN_CANCEL_MS);
         api_agui_free(st->agui);

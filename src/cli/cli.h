@@ -35,6 +35,9 @@ void cli_db_help(void);
 int cli_vault_main(int argc, char **argv);
 void cli_vault_help(void);
 
+int cli_deploy_main(int argc, char **argv);
+void cli_deploy_help(void);
+
 int cli_token_main(int argc, char **argv);
 void cli_token_help(void);
 

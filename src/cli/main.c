@@ -41,6 +41,8 @@ static const cli_command commands[] = {
         {"db", "copy hull's state into another database (PostgreSQL), check one", cli_db_main, cli_db_help},
         {"vault", "rotate the key that seals the /v1 vaults' secrets, and seal them anew", cli_vault_main,
          cli_vault_help},
+        {"deploy", "scheduled deployments of a running hull serve: create, list, run, pause", cli_deploy_main,
+         cli_deploy_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
         {"read-document", "read a PDF, Office, OpenDocument, HTML or Markdown file (parsed in a sandbox)",

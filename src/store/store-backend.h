@@ -130,6 +130,36 @@ typedef struct store_vault_ops {
         int (*stale)(store *s, const char *key_id, json_t **ret, hull_error *e);
 } store_vault_ops;
 
+/* ---- deployments and their runs (store-deploy.c's front; a backend's store-NAME-deploy.c) ---- */
+
+/* A row of deployments or deployment_runs, as the front checked it. */
+typedef struct store_drow {
+        const char *id;
+        int64_t created_ms;
+        bool archived;                            /* deployments */
+        const char *status;                       /* deployments */
+        const char *agent_id;                     /* deployments */
+        const char *deployment_id, *trigger_type; /* runs */
+        bool has_error;                           /* runs */
+        const char *body;
+} store_drow;
+
+/* A list's filters as the front checked them (NULL, or has_error -1: any). */
+typedef struct store_dfilter {
+        bool include_archived;
+        const char *s1, *s2; /* deployments: status, agent_id; runs: deployment_id, trigger_type */
+        int has_error;       /* runs */
+} store_dfilter;
+
+typedef struct store_deploy_ops {
+        int (*put)(store *s, store_dkind k, const store_drow *row, bool create, hull_error *e);
+        int (*get)(store *s, store_dkind k, const char *id, json_t **ret, hull_error *e);
+        /* l: the time filters (has_time, time_ms), tag, digest, what (with_id, descending) */
+        int (*list)(store *s, store_dkind k, const store_dfilter *f, const store_listing *l, const char *page,
+                    unsigned limit, store_page *ret, hull_error *e);
+        int (*claim)(store *s, const char *id, int64_t scheduled_ms, hull_error *e);
+} store_deploy_ops;
+
 /* ---- the backend ---- */
 
 typedef struct store_ops {
@@ -209,6 +239,8 @@ typedef struct store_ops {
         int (*file_delete)(store *s, const char *id, hull_error *e);
         int (*blob_read)(store *s, const char *sha256, store_chunk_fn fn, void *ud, hull_error *e);
         int (*blob_path)(store *s, const char *sha256, char *ret, size_t size, hull_error *e);
+
+        const store_deploy_ops *deploy; /* deployments (store-*-deploy.c) */
 } store_ops;
 
 /* The head of every backend's store. */

@@ -145,6 +145,8 @@ int pg_check(store *base, json_t **ret, hull_error *e);
 
 /* store-pg-vaults.c */
 extern const store_vault_ops pg_vault_ops;
+/* store-pg-deploy.c */
+extern const store_deploy_ops pg_deploy_ops;
 /* store-pg-files.c */
 int pg_file_insert(store *base, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,
                    int64_t size, const char *body, int fd, hull_error *e);

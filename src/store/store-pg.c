@@ -85,6 +85,17 @@ static const char *const migrations[] = {
         "CREATE INDEX files_sha256 ON files (sha256);"
         "CREATE TABLE blob_chunks (sha256 TEXT COLLATE \"C\" NOT NULL, seq BIGINT NOT NULL, data TEXT NOT NULL,"
         " PRIMARY KEY (sha256, seq));",
+        /* 8: scheduled deployments (claimed_ms: the last scheduled run claimed, so none is made
+         * twice) and their runs (append-only). */
+        "CREATE TABLE deployments (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
+        " archived INTEGER NOT NULL, status TEXT NOT NULL, agent_id TEXT COLLATE \"C\" NOT NULL,"
+        " claimed_ms BIGINT NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX deployments_list ON deployments (created_ms, id);"
+        "CREATE TABLE deployment_runs (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY,"
+        " deployment_id TEXT COLLATE \"C\" NOT NULL, created_ms BIGINT NOT NULL, trigger_type TEXT NOT NULL,"
+        " has_error INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX deployment_runs_list ON deployment_runs (created_ms, id);"
+        "CREATE INDEX deployment_runs_deployment ON deployment_runs (deployment_id, created_ms);",
 };
 
 int store_pg_schema_version(void) {
@@ -422,6 +433,7 @@ static const store_ops pg_ops = {
         .rows_write = pg_rows_write,
         .check = pg_check,
         .vault = &pg_vault_ops,
+        .deploy = &pg_deploy_ops,
         .file_insert = pg_file_insert,
         .file_get = pg_file_get,
         .file_list = pg_file_list,

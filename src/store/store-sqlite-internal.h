@@ -134,6 +134,8 @@ int sqlt_env_delete(store *base, const char *name, hull_error *e);
 
 /* store-sqlite-vaults.c */
 extern const store_vault_ops sqlt_vault_ops;
+/* store-sqlite-deploy.c */
+extern const store_deploy_ops sqlt_deploy_ops;
 /* store-sqlite-memory.c */
 int sqlt_memory_apply(store *base, const store_memory_change *c, const char *memory_body, const char *memory_path,
                       const char *version_id, const char *operation, int64_t created_ms, const char *version_body,

@@ -83,6 +83,16 @@ static const char *const migrations[] = {
         "CREATE INDEX files_sha256 ON files (sha256);"
         "CREATE TABLE blob_chunks (sha256 TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,"
         " PRIMARY KEY (sha256, seq));",
+        /* 8: scheduled deployments (claimed_ms: the last scheduled run claimed, so none is made
+         * twice) and their runs (append-only). */
+        "CREATE TABLE deployments (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL,"
+        " archived INTEGER NOT NULL, status TEXT NOT NULL, agent_id TEXT NOT NULL, claimed_ms INTEGER NOT NULL,"
+        " body TEXT NOT NULL);"
+        "CREATE INDEX deployments_list ON deployments (created_ms, id);"
+        "CREATE TABLE deployment_runs (id TEXT NOT NULL PRIMARY KEY, deployment_id TEXT NOT NULL,"
+        " created_ms INTEGER NOT NULL, trigger_type TEXT NOT NULL, has_error INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE INDEX deployment_runs_list ON deployment_runs (created_ms, id);"
+        "CREATE INDEX deployment_runs_deployment ON deployment_runs (deployment_id, created_ms);",
 };
 
 int store_sqlite_schema_version(void) {
@@ -376,6 +386,7 @@ static const store_ops sqlt_ops = {
         .rows_write = sqlt_rows_write,
         .check = sqlt_check,
         .vault = &sqlt_vault_ops,
+        .deploy = &sqlt_deploy_ops,
         .file_insert = sqlt_file_insert,
         .file_get = sqlt_file_get,
         .file_list = sqlt_file_list,

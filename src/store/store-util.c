@@ -396,6 +396,8 @@ const store_table store_tables[] = {
          "store_id, seq"},
         {"files", "id, created_ms, sha256, size, scope_id, body", "tititt", "created_ms, id"},
         {"blob_chunks", "sha256, seq, data", "tit", "sha256, seq"},
+        {"deployments", "id, created_ms, archived, status, agent_id, claimed_ms, body", "tiittit", "created_ms, id"},
+        {"deployment_runs", "id, deployment_id, created_ms, trigger_type, has_error, body", "ttitit", "created_ms, id"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

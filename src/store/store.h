@@ -346,3 +346,40 @@ int store_blob_read(store *s, const char *sha256, store_chunk_fn fn, void *ud, h
 /* The path of blob sha256 (into ret, size bytes) when the backend keeps it as a file (SQLite):
  * 0, -ENOENT when no such blob is held; -EOPNOTSUPP when it keeps blobs in the database. */
 int store_blob_path(store *s, const char *sha256, char *ret, size_t size, hull_error *e);
+/* ---- scheduled deployments and their runs (issue 23; store-deploy.c) ----
+ * A deployment is its JSON object as the API shows it, with "id", "created_at", "archived_at" (null
+ * or a string), "status" ("active" or "paused") and "agent" {"id"}; a run one with "id",
+ * "created_at", "deployment_id", "trigger_context" {"type"} and "error" (null: it succeeded). Each
+ * deployment row also keeps the time of the last scheduled run claimed (store_deploy_claim), which
+ * no put changes. Runs are append-only. */
+typedef enum store_dkind {
+        STORE_DEPLOYMENT,
+        STORE_DEPLOYMENT_RUN,
+} store_dkind;
+
+/* create: insert (-EEXIST when the id exists), else replace a deployment's object (-ENOENT without
+ * it; runs cannot be replaced: -EINVAL). */
+int store_deploy_put(store *s, store_dkind k, const json_t *obj, bool create, hull_error *e);
+/* -ENOENT when there is none. */
+int store_deploy_get(store *s, store_dkind k, const char *id, json_t **ret, hull_error *e);
+
+typedef struct store_deploy_q {
+        unsigned limit;   /* 1..STORE_PAGE_MAX (0: STORE_PAGE_DEFAULT) */
+        const char *page; /* a cursor from an earlier answer of the same query, or NULL */
+        /* deployments */
+        bool include_archived;
+        const char *status, *agent_id; /* NULL: any */
+        /* runs */
+        const char *deployment_id, *trigger_type;                        /* NULL: any */
+        int has_error;                                                   /* -1: any, 0: succeeded, 1: failed */
+        const char *created_gt, *created_gte, *created_lt, *created_lte; /* RFC 3339 or NULL */
+} store_deploy_q;
+
+/* Newest first (created_at, then id). */
+int store_deploy_list(store *s, store_dkind k, const store_deploy_q *q, store_page *ret, hull_error *e);
+
+/* Claim deployment id's scheduled run at scheduled_ms (Unix milliseconds) in one atomic statement:
+ * 1 when this caller claimed it (the deployment is active, not archived, and no run at or after
+ * scheduled_ms was claimed before, by this process or any other sharing the database), 0 when
+ * not; so a run is never made twice, whatever restarts. */
+int store_deploy_claim(store *s, const char *id, int64_t scheduled_ms, hull_error *e);

@@ -121,8 +121,13 @@ static const api_v1_capability table[] = {
          NULL},
         {"webhooks", "webhook-subscriptions", U, "webhook subscriptions and signed deliveries", "POST|GET /v1/webhooks",
          "not built yet on this server"},
-        {"deployments", "scheduled-deployments", U, "deployments on a cron schedule and their runs",
-         "POST|GET /v1/deployments; GET /v1/deployment_runs", "not built yet on this server"},
+        {"deployments", "scheduled-deployments", S,
+         "deployments on a cron schedule with a time zone (create, retrieve, update, list, archive, pause, unpause, "
+         "run now) and their runs",
+         "POST|GET /v1/deployments; GET|POST /v1/deployments/{id}; POST /v1/deployments/{id}/archive; "
+         "POST /v1/deployments/{id}/pause; POST /v1/deployments/{id}/unpause; POST /v1/deployments/{id}/run; "
+         "GET /v1/deployment_runs; GET /v1/deployment_runs/{id}",
+         NULL},
         {"outcomes", "outcome-grading", S,
          "an outcome's rubric (text or a file) graded by a model call after each answer, with revision turns up to "
          "max_iterations",

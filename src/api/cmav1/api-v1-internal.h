@@ -96,5 +96,8 @@ http_handler_fn v1a_credential_create, v1a_credential_list, v1a_credential_get, 
 bool v1a_refuse_skills(api_v1 *a, http_req *r, const json_t *skills);
 http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delete, v1a_skill_version_create,
         v1a_skill_version_list, v1a_skill_version_get, v1a_skill_version_delete, v1a_skill_version_content;
+/* api-v1-deployments.c: /v1/deployments and /v1/deployment_runs (when cfg.deploy) */
+extern const http_route v1a_deploy_routes[];
+extern const size_t v1a_n_deploy_routes;
 /* api-v1-workspace.c */
 http_handler_fn v1a_input_add, v1a_handle_content, v1a_query_run;

@@ -15,6 +15,7 @@
 #include "v1-vault.h"
 #include "v1-memory.h"
 #include "v1-resources.h"
+#include "v1-session-start.h"
 
 /* ---- agents and environments ---- */
 
@@ -209,85 +210,13 @@ static void session_create(api_v1 *a, http_req *r) {
         json_auto_t *body = v1a_body_object(r, false);
         if (!body)
                 return;
-        v1_session_req req = {0};
+        v1_starter st = {
+                .store = a->cfg.store, .engine = a->cfg.engine, .files = a->cfg.files, .mnt_root = a->cfg.mnt_root};
         v1_err err = {0};
-        if (v1_session_parse(body, &req, &err) < 0) {
-                v1a_fail(r, &err);
-                return;
-        }
-        hull_error e = {0};
-        json_auto_t *agent = NULL, *env = NULL;
-        int rr = store_get(a->cfg.store, STORE_AGENT, req.agent_id, req.agent_version, &agent, &e);
-        if (rr == -ENOENT) {
-                v1a_failf(r, 404, "agent_not_found", "no agent %.64s%s (GET /v1/agents lists them)", req.agent_id,
-                          req.agent_version ? " at that version" : "");
-                return;
-        }
-        if (rr < 0) {
-                v1a_answer_store_error(r, rr, &e, "agent", req.agent_id);
-                return;
-        }
-        if (json_is_string(json_object_get(agent, "archived_at"))) {
-                v1a_failf(r, 400, "agent_archived", "agent %.64s is archived: sessions cannot start with it",
-                          req.agent_id);
-                return;
-        }
-        rr = store_get(a->cfg.store, STORE_ENVIRONMENT, req.environment_id, 0, &env, &e);
-        if (rr == -ENOENT) {
-                v1a_failf(r, 404, "environment_not_found", "no environment %.64s (GET /v1/environments lists them)",
-                          req.environment_id);
-                return;
-        }
-        if (rr < 0) {
-                v1a_answer_store_error(r, rr, &e, "environment", req.environment_id);
-                return;
-        }
-        if (json_is_string(json_object_get(env, "archived_at"))) {
-                v1a_failf(r, 400, "environment_archived", "environment %.64s is archived", req.environment_id);
-                return;
-        }
-        if (v1_vault_ids_check(a->cfg.store, json_object_get(body, "vault_ids"), &err) < 0) {
-                v1a_fail(r, &err);
-                return;
-        }
-        char id[STORE_ID_MAX], now[STORE_TIME_MAX];
-        v1_id_new("sesn_", id);
-        store_now_rfc3339(now);
         json_t *obj = NULL;
-        if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0 ||
-            v1_engine_budget_admit(a->cfg.engine, obj, &err) < 0 ||
-            v1_resources_resolve(a->cfg.files, v1_engine_settings(a->cfg.engine), a->cfg.mnt_root, obj, &err) <
-                    0) { /* v1-resources.h */
-                json_decref(obj);
+        if (v1_session_start(&st, body, NULL, &obj, &err) < 0) { /* v1-session-start.h */
                 v1a_fail(r, &err);
                 return;
-        }
-        if (v1_memory_resources_resolve(a->cfg.store, obj, &err) < 0) { /* memory_store resources */
-                v1_resources_forget(a->cfg.mnt_root, "", json_object_get(obj, "resources"));
-                json_decref(obj);
-                v1a_fail(r, &err);
-                return;
-        }
-        rr = store_insert(a->cfg.store, STORE_SESSION, obj, &e);
-        if (rr < 0) {
-                v1_resources_forget(a->cfg.mnt_root, "", json_object_get(obj, "resources"));
-                json_decref(obj);
-                v1a_answer_store_error(r, rr, &e, "session", id);
-                return;
-        }
-        if (json_array_size(req.initial_events) > 0) {
-                json_auto_t *echo = NULL;
-                if (v1_engine_send(a->cfg.engine, id, req.initial_events, &echo, &err) < 0) {
-                        json_decref(obj);
-                        v1a_fail(r, &err);
-                        return;
-                }
-                json_decref(obj);
-                obj = NULL;
-                if (store_get(a->cfg.store, STORE_SESSION, id, 0, &obj, &e) < 0) {
-                        v1a_answer_store_error(r, -EIO, &e, "session", id);
-                        return;
-                }
         }
         v1a_answer_json(r, 200, obj);
 }

@@ -14,6 +14,7 @@
 #include "dlog.h"
 #include "http-server.h"
 #include "store.h"
+#include "v1-deploy.h"
 #include "v1-files.h"
 #include "v1-run.h"
 
@@ -24,6 +25,7 @@ typedef struct api_v1_config {
         const char *audit_dir; /* where the sessions' audit logs are (hull's extensions); NULL: none */
         v1_files *files;       /* /v1/files (api-v1-files.c); NULL: not served */
         const char *mnt_root;  /* the sessions' resource directories (v1-resources.h); NULL: none */
+        v1_deploy *deploy;     /* /v1/deployments (api-v1-deployments.c); NULL: not served */
 } api_v1_config;
 
 typedef struct api_v1 api_v1;
