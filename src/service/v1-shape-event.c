@@ -11,14 +11,9 @@
 
 /* ---- client events ---- */
 
-static const char *const EVENT_TYPES[] = {"user.message",
-                                          "user.interrupt",
-                                          "user.tool_confirmation",
-                                          "user.custom_tool_result",
-                                          "user.tool_result",
-                                          "system.message",
-                                          "user.define_outcome",
-                                          NULL};
+static const char *const EVENT_TYPES[] = {
+        "user.message",     "user.interrupt", "user.tool_confirmation", "user.custom_tool_result",
+        "user.tool_result", "system.message", "user.define_outcome",    NULL};
 
 /* Characters of UTF-8 text (the bytes that start one). */
 static size_t utf8_chars(const char *s) {
