@@ -414,6 +414,19 @@ static int net_log_open(live *l, int *ret_fd, hull_error *e) {
 
 /* The agent, ready for a turn (the worker's, or under l->lock while no worker runs). Returns 0,
  * or -1 with *e and *ret_type (the session.error's type). */
+/* The session's model client: the agent's model id (unless the operator forces one), and the
+ * model object's effort and speed, to the providers that take them. */
+static int model_of(live *l, const json_t *agent_obj, const model_config *base, hull_error *e) {
+        model_config mc = *base;
+        const json_t *mo = json_object_get(agent_obj, "model");
+        const char *mid = json_string_value(json_object_get(mo, "id"));
+        if (!l->g->cfg.force_model && mid && mid[0])
+                mc.model = mid;
+        mc.effort = json_string_value(json_object_get(json_object_get(mo, "effort"), "type")) ?: mc.effort;
+        mc.fast = mc.fast || strcmp(json_string_value(json_object_get(mo, "speed")) ?: "", "fast") == 0;
+        return model_client_new(&mc, &l->model, e);
+}
+
 int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         v1_engine *g = l->g;
         *ret_type = "unknown_error";
@@ -479,20 +492,9 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 v1_tools_drop(l); /* the next turn tries again */
                 return -1;
         }
-        if (!l->model) {
-                model_config mc = *rc.model;
-                const char *mid = json_string_value(json_object_get(json_object_get(agent_obj, "model"), "id"));
-                if (!g->cfg.force_model && mid && mid[0])
-                        mc.model = mid;
-                /* the model object's effort and speed, to the providers that take them */
-                const json_t *mo = json_object_get(agent_obj, "model");
-                mc.effort = json_string_value(json_object_get(json_object_get(mo, "effort"), "type")) ?: mc.effort;
-                mc.fast = mc.fast || strcmp(json_string_value(json_object_get(mo, "speed")) ?: "", "fast") == 0;
-                r = model_client_new(&mc, &l->model, e);
-                if (r < 0) {
-                        *ret_type = "model_request_failed_error";
-                        return r;
-                }
+        if (!l->model && (r = model_of(l, agent_obj, rc.model, e)) < 0) {
+                *ret_type = "model_request_failed_error";
+                return r;
         }
         if (!l->bus) {
                 r = bus_new(make_id, l, &l->bus);
