@@ -16,7 +16,7 @@ HULL=$top/${1:-build}/hull
 N_FIRST=${N_FIRST:-5} N_CELLS=${N_CELLS:-40} N_MEM=${N_MEM:-4}
 [ "$(id -u)" = 0 ] || { echo "run as root (runsc)"; exit 2; }
 tmp=$(mktemp -d /tmp/hull-bench-kernel.XXXXXX)
-trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; [ -n "${KEEP_LOG:-}" ] && cp "$tmp/serve.log" "$KEEP_LOG"; rm -rf "$tmp"' EXIT
 chmod 0711 "$tmp"
 mkdir -m 0711 "$tmp/home"
 HULL_HOME=$tmp/home TMPDIR=$tmp "$HULL" serve --listen 127.0.0.1:0 --work-dir "$tmp" >"$tmp/serve.log" 2>&1 &
