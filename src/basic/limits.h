@@ -69,7 +69,8 @@
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
-#define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
+#define SBX_OCI_PIDS_PER_TASK                                                                                          \
+        24U /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
@@ -93,7 +94,8 @@
 #define SBX_KERNEL_START_TIMEOUT_MS 30000U     /* runsc create + start (a loaded host takes seconds) */
 #define SBX_KERNEL_STOP_MS 10000U              /* runsc kill, delete, and the shim's own end */
 #define SBX_KERNEL_SENTRY_BYTES (128ULL << 20) /* memory cgroup headroom for the sentry and gofer */
-#define SBX_KERNEL_WARM_MS 120000U /* a warm template's build (pandas imported under gVisor), its checkpoint, a restore */
+#define SBX_KERNEL_WARM_MS                                                                                             \
+        120000U /* a warm template's build (pandas imported under gVisor), its checkpoint, a restore */
 
 /* a limited sandbox's network (src/sandbox/sbx-net.c) */
 #define SBX_NET_PROXY_PORT 3128U                  /* the proxy's port on the sandbox's own 127.0.0.1 */
