@@ -233,6 +233,9 @@ static void ks_exec(kshim *k, const sbx_ctl_head *h, int *fds, int nfds) {
         const char *args[] = {"exec", "--process", pjson, "--internal-pid-file", pidfile, id, NULL};
         if (start && ks_claim(k, pjson, args, fds, nproc))
                 return;
+        /* Any other call first: the warm python is spared no more (the sandbox user's code could
+         * reach its socket), so the next sweep ends it and a later python START is cold. */
+        k->warm_pid = 0;
         pid_t pid = start ? ks_runsc(k, args, fds[3], fds[1], fds[2]) : ks_runsc(k, args, fds[0], fds[1], fds[2]);
         if (pid < 0) {
                 ks_send(k, SBX_REPORT_ERROR, -errno, 0, 0, 0, "init: start the command");

@@ -33,7 +33,7 @@ import glob, os, sys
 sys.path.insert(0, os.environ["HERE"])
 import serve_client as sc
 from serve_client import check
-from sessions_common import Session, cell, out_of
+from sessions_common import Session, Ws, cell, out_of
 
 url, work = sys.argv[1], sys.argv[2]
 c = sc.Client(url)
@@ -87,7 +87,16 @@ _, run = b.run("b looks for d's process", cell("python", "import os\nprint(sum(b
 check("a restored session does not see another's processes", run is not None and out_of(run, "cell")[0].strip() == b"0",
       repr(out_of(run, "cell")[0] if run else None))
 check("the template is reused, not made again", templates() == t, repr(templates()))
-for s in (a, b, d):
+# A command first: the warm python is spared no more (the command could reach it); the first
+# python cell then starts a cold interpreter, and works.
+e = Session(c, "command first")
+e.open(floor="kernel")
+ea = Ws(c, e.sid, e).call("Exec", command="true")
+check("a command before any cell runs", ea.status == 200, repr(ea.body[:300]))
+le = probe(e, "the first cell after a command", "e", "b")
+check("after a command, the first python cell is a cold interpreter in its own workspace",
+      le.get("warm") == "False" and le.get("ws") == "['mine-e']", repr(le))
+for s in (a, b, d, e):
     s.close("close " + s.label)
 sys.exit(1 if sc.failures else 0)
 PYEOF
