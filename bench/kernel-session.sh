@@ -8,6 +8,9 @@
 #   cell    the cell `1+1` in an open kernel-tier session, and in an open container-tier session
 #   mem     sessions per GiB: the PSS of hull serve's process tree with N idle sessions (a python
 #           cell run in each) less without, per session, for each tier
+# The first kernel session of the serve makes the warm-start template (a checkpoint of a sandbox
+# whose python imported pandas): timed on its own line; the rows are the restored sessions after
+# it (HULL_KERNEL_WARM=0: every session cold, as before the templates).
 # Usage: bench/kernel-session.sh [BUILD_DIR] (default build); N_FIRST, N_CELLS, N_MEM override;
 # PARTS="first cell mem" (the default) picks parts.
 set -u
@@ -16,7 +19,7 @@ HULL=$top/${1:-build}/hull
 N_FIRST=${N_FIRST:-5} N_CELLS=${N_CELLS:-40} N_MEM=${N_MEM:-4}
 [ "$(id -u)" = 0 ] || { echo "run as root (runsc)"; exit 2; }
 tmp=$(mktemp -d /tmp/hull-bench-kernel.XXXXXX)
-trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; [ -n "${KEEP_LOG:-}" ] && cp "$tmp/serve.log" "$KEEP_LOG"; rm -rf "$tmp"' EXIT
 chmod 0711 "$tmp"
 mkdir -m 0711 "$tmp/home"
 HULL_HOME=$tmp/home TMPDIR=$tmp "$HULL" serve --listen 127.0.0.1:0 --work-dir "$tmp" >"$tmp/serve.log" 2>&1 &
@@ -55,6 +58,8 @@ def cold():
 
 parts = os.environ.get("PARTS", "first cell mem").split()
 fk, fc, cr = [], [], []
+if "first" in parts:  # hull serve's first kernel session makes the warm template (sbx-kernel-warm.c)
+    print("first kernel session of the serve (makes the warm template): %.2f s" % first("kernel"))
 for _ in range(n_first if "first" in parts else 0):  # interleaved
     fk.append(first("kernel")); cr.append(cold()); fc.append(first(""))
 if "first" in parts:

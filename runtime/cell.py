@@ -249,7 +249,62 @@ def main(fd=3, hull=None):
     d.serve()
 
 
+def warm(path):
+    """The kernel tier's warm start (sbx-kernel-warm.c): imported numpy and pandas, wait in a
+    checkpointed template sandbox for one handover on the SOCK_SEQPACKET socket at path: a
+    message (the START's environment, NUL-separated K=V) with three fds (the cell socket, stdout,
+    stderr); answer "ok", then be the session's interpreter. Until then fds 0-3 are /dev/null of
+    the sandbox (no host fd may be in the checkpoint) after one line "ready" on the host's stdout."""
+    import importlib
+    import socket
+    for name in ("numpy", "pandas"):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    lst = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    lst.bind(path)
+    lst.listen(1)
+    os.write(1, b"ready\n")
+    null = os.open("/dev/null", os.O_RDWR)
+    for f in (0, 1, 2, 3):
+        os.dup2(null, f)
+    os.close(null)
+    while True:
+        c, _ = lst.accept()
+        try:
+            msg, fds, _, _ = socket.recv_fds(c, 1 << 20, 3)
+        except OSError:
+            c.close()
+            continue
+        if len(fds) == 3:
+            break
+        for f in fds:
+            os.close(f)
+        c.close()
+    lst.close()
+    os.unlink(path)
+    for f, to in zip(fds, (3, 1, 2)):
+        os.dup2(f, to)
+        os.close(f)
+    os.environ.clear()
+    for kv in msg.decode("utf-8", "surrogateescape").split("\0"):
+        k, eq, v = kv.partition("=")
+        if eq and k:
+            os.environ[k] = v
+    # Every session restored from the template starts from its memory: new seeds for each.
+    import random
+    random.seed()
+    if "numpy" in sys.modules:
+        sys.modules["numpy"].random.seed()
+    c.send(b"ok")
+    c.close()
+
+
 if __name__ == "__main__":
     _hull_source = sys.argv[1] if len(sys.argv) > 1 else None
     del sys.argv[1:]
+    _warm = os.environ.pop("HULL_WARM_SOCK", None)
+    if _warm:
+        warm(_warm)
     main(3, _hull_source)

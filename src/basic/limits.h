@@ -93,6 +93,8 @@
 #define SBX_KERNEL_START_TIMEOUT_MS 30000U     /* runsc create + start (a loaded host takes seconds) */
 #define SBX_KERNEL_STOP_MS 10000U              /* runsc kill, delete, and the shim's own end */
 #define SBX_KERNEL_SENTRY_BYTES (128ULL << 20) /* memory cgroup headroom for the sentry and gofer */
+#define SBX_KERNEL_WARM_MS                                                                                             \
+        120000U /* a warm template's build (pandas imported under gVisor), its checkpoint, a restore */
 
 /* a limited sandbox's network (src/sandbox/sbx-net.c) */
 #define SBX_NET_PROXY_PORT 3128U                  /* the proxy's port on the sandbox's own 127.0.0.1 */

@@ -39,6 +39,10 @@
 typedef struct kshim {
         sbx_kernel_dirs d;
         sbx_oci_bundle b;
+        sbx_spec sp; /* what the bundle is made of */
+        sbx_kernel_warm w;
+        bool warm;      /* w is this session's template (made or restored) */
+        pid_t warm_pid; /* its python inside, waiting for the first python START; 0 when claimed */
         const sbx_session_spec *spec;
         int ctl;       /* the init's end of the control socket */
         int agent_in;  /* the agent's stdin (we write) */
@@ -115,6 +119,8 @@ static int ks_agent(kshim *k, char op, int sig) {
         size_t len = (size_t) snprintf(line, sizeof(line), "%c %d", op, sig);
         for (uint32_t i = 0; i < k->n_exempt; i++)
                 len += (size_t) snprintf(line + len, sizeof(line) - len, " %d", (int) k->exempt[i]);
+        if (k->warm_pid > 0) /* the warm python is spared until a START claims it */
+                len += (size_t) snprintf(line + len, sizeof(line) - len, " %d", (int) k->warm_pid);
         len += (size_t) snprintf(line + len, sizeof(line) - len, "\n");
         if (loop_write(k->agent_in, line, len) < 0)
                 return -EPIPE;
@@ -181,6 +187,28 @@ static bool ks_parse(kshim *k, const sbx_ctl_head *h, const char *payload, size_
         return true;
 }
 
+/* A START of python in a restored sandbox: hand the call's fds to the warm python (pandas
+ * imported) instead of starting one. True when it took them (STARTED sent); false: the caller
+ * starts a cold one (the warm python, no longer spared, ends at the next sweep). */
+static bool ks_claim(kshim *k, const char *pjson, const char *const *args, const int *fds, uint64_t nproc) {
+        pid_t wp = k->warm_pid;
+        hull_error e = {0};
+        if (wp <= 0 || !sbx_kernel_warm_fits(k->argv))
+                return false;
+        k->warm_pid = 0;
+        if (sbx_kernel_warm_write_handover(pjson, k->envp, nproc, &e) < 0)
+                return false;
+        pid_t pid = ks_runsc(k, args, fds[3], fds[1], fds[2]);
+        if (pid < 0 || ks_wait(pid, SBX_KERNEL_START_TIMEOUT_MS) != 0) {
+                fprintf(stderr, "hull-kernel: the warm interpreter did not take the cell; starting a cold one\n");
+                return false;
+        }
+        (void) unlink(pjson);
+        (void) unlink(args[4]); /* its --internal-pid-file */
+        ks_send(k, SBX_REPORT_STARTED, 0, 0, (int) wp, 0, NULL);
+        return true;
+}
+
 /* RUN (3 fds: stdin, stdout, stderr) or START (4: sources, stdout, stderr, the cell socket: the
  * sources are in the sandbox's root already, the socket becomes the interpreter's fd 3). */
 static void ks_exec(kshim *k, const sbx_ctl_head *h, int *fds, int nfds) {
@@ -206,6 +234,11 @@ static void ks_exec(kshim *k, const sbx_ctl_head *h, int *fds, int nfds) {
                 return;
         }
         const char *args[] = {"exec", "--process", pjson, "--internal-pid-file", pidfile, id, NULL};
+        if (start && ks_claim(k, pjson, args, fds, nproc))
+                return;
+        /* Any other call first: the warm python is spared no more (the sandbox user's code could
+         * reach its socket), so the next sweep ends it and a later python START is cold. */
+        k->warm_pid = 0;
         pid_t pid = start ? ks_runsc(k, args, fds[3], fds[1], fds[2]) : ks_runsc(k, args, fds[0], fds[1], fds[2]);
         if (pid < 0) {
                 ks_send(k, SBX_REPORT_ERROR, -errno, 0, 0, 0, "init: start the command");
@@ -335,6 +368,140 @@ static void ks_teardown(kshim *k) {
         sbx_kernel_dirs_remove(&k->d);
 }
 
+/* A new bundle for the session (k->sp) with the agent as its init. */
+static int ks_bundle(kshim *k, const sbx_oci_runtime *rt, hull_error *e) {
+        int r = sbx_oci_bundle_make(rt, &k->sp, k->d.ws, &k->b, e);
+        return r < 0 ? r : sbx_kernel_bundle_finish(&k->b, e);
+}
+
+/* The sandbox started cold (runsc create + start), the agent on in and out. */
+static int ks_create(kshim *k, int in, int out, hull_error *e) {
+        const char *create[] = {"create", "--bundle", k->b.dir, k->b.id, NULL};
+        const char *start[] = {"start", k->b.id, NULL};
+        char tail[SBX_CHILD_MSG_MAX];
+        if (ks_runsc_sync(k, create, in, out, SBX_KERNEL_START_TIMEOUT_MS) < 0) {
+                ks_log_tail(k, tail, sizeof(tail));
+                return hull_err(e, -EIO, "kernel: runsc create failed: %.150s", tail);
+        }
+        if (ks_runsc_sync(k, start, -1, -1, SBX_KERNEL_START_TIMEOUT_MS) < 0) {
+                ks_log_tail(k, tail, sizeof(tail));
+                return hull_err(e, -EIO, "kernel: runsc start failed: %.150s", tail);
+        }
+        return 0;
+}
+
+/* The sandbox restored from the template into this session's bundle (its id, mounts, cgroup). */
+static int ks_restore(kshim *k, int in, int out, hull_error *e) {
+        const char *restore[] = {"restore", "--image-path", k->w.image, "--bundle",
+                                 k->b.dir,  "--detach",     k->b.id,    NULL};
+        char tail[SBX_CHILD_MSG_MAX];
+        if (ks_runsc_sync(k, restore, in, out, SBX_KERNEL_WARM_MS) < 0) {
+                ks_log_tail(k, tail, sizeof(tail));
+                return hull_err(e, -EIO, "kernel: runsc restore failed: %.150s", tail);
+        }
+        return 0;
+}
+
+/* Wait for the warm python's "ready" line on fd (at most SBX_KERNEL_WARM_MS). */
+static int ks_wait_ready(int fd) {
+        char buf[16];
+        size_t got = 0;
+        uint64_t deadline = sbx_now_us() + SBX_KERNEL_WARM_MS * 1000ULL;
+        while (got < 6) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                uint64_t now = sbx_now_us();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                int n = poll(&p, 1, (int) ((deadline - now) / 1000 + 1));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                ssize_t r = n > 0 ? read(fd, buf + got, sizeof(buf) - got) : -1;
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r <= 0)
+                        return -EPIPE;
+                got += (size_t) r;
+        }
+        return memcmp(buf, "ready\n", 6) == 0 ? 0 : -EPROTO;
+}
+
+/* Make the template from this session's sandbox, started and untouched: the warm python
+ * (`runsc exec --detach` as the sandbox user, pandas imported), `runsc checkpoint` (the sandbox
+ * stops), published for the next sessions; then this sandbox restored from it like theirs. */
+static int ks_build(kshim *k, int in, int out, hull_error *e) {
+        char tmp[SBX_PATH_MAX], pjson[SBX_PATH_MAX], pidfile[SBX_PATH_MAX], image[SBX_PATH_MAX],
+                tail[SBX_CHILD_MSG_MAX];
+        _cleanup_close_pair_ int rp[2] = {-1, -1};
+        int r = sbx_kernel_warm_stage(&k->w, tmp, sizeof(tmp));
+        if (r < 0)
+                return hull_err(e, r, "kernel: cannot make a template directory in %s", k->spec->template_dir);
+        if (path_join(pjson, sizeof(pjson), k->d.dir, "warm.json") < 0 ||
+            path_join(pidfile, sizeof(pidfile), k->d.dir, "warm.pid") < 0 ||
+            path_join(image, sizeof(image), tmp, "image") < 0) {
+                r = hull_err(e, -ENAMETOOLONG, "kernel: path too long");
+                goto fail;
+        }
+        r = sbx_kernel_warm_write_python(pjson, k->spec, k->sp.pids, e);
+        if (r < 0)
+                goto fail;
+        if (pipe2(rp, O_CLOEXEC) < 0) {
+                r = hull_err(e, -errno, "kernel: cannot create a pipe");
+                goto fail;
+        }
+        /* Not --detach (this runsc loses the container id with --process): runsc exec runs
+         * until the checkpoint stops the sandbox, then it is ended. */
+        const char *exec[] = {"exec", "--process", pjson, "--internal-pid-file", pidfile, k->b.id, NULL};
+        pid_t xpid = ks_runsc(k, exec, -1, rp[1], -1);
+        if (xpid < 0) {
+                r = hull_err(e, -EIO, "kernel: cannot start runsc exec for the warm python");
+                goto fail;
+        }
+        rp[1] = safe_close(rp[1]);
+        r = ks_wait_ready(rp[0]);
+        pid_t wp = sbx_kernel_read_pid(pidfile);
+        if (r < 0 || wp <= 0) {
+                (void) kill(xpid, SIGKILL);
+                (void) ks_wait(xpid, SBX_KERNEL_STOP_MS);
+                r = hull_err(e, r < 0 ? r : -EPROTO, "kernel: the warm python did not get ready");
+                goto fail;
+        }
+        const char *ckpt[] = {"checkpoint", "--image-path", image, k->b.id, NULL};
+        const char *del[] = {"delete", "--force", k->b.id, NULL};
+        r = ks_runsc_sync(k, ckpt, -1, -1, SBX_KERNEL_WARM_MS);
+        (void) kill(xpid, SIGKILL); /* its process is in the image or gone with the sandbox */
+        (void) ks_wait(xpid, SBX_KERNEL_STOP_MS);
+        if (r < 0) {
+                ks_log_tail(k, tail, sizeof(tail));
+                r = hull_err(e, -EIO, "kernel: runsc checkpoint failed: %.150s", tail);
+                goto fail;
+        }
+        /* The stopped sandbox and gofer are the shim's children (a subreaper): reaped, or runsc
+         * delete waits for them in vain. */
+        for (uint64_t end = sbx_now_us() + SBX_KERNEL_STOP_MS * 1000ULL; sbx_now_us() < end;) {
+                int st;
+                pid_t p = waitpid(-1, &st, WNOHANG);
+                if (p < 0 && errno == ECHILD)
+                        break;
+                if (p <= 0)
+                        usleep(10000);
+        }
+        if (ks_runsc_sync(k, del, -1, -1, SBX_KERNEL_STOP_MS) < 0) {
+                ks_log_tail(k, tail, sizeof(tail));
+                r = hull_err(e, -EIO, "kernel: runsc delete after the checkpoint failed: %.150s", tail);
+                goto fail;
+        }
+        k->b.created = false;
+        (void) unlink(pjson);
+        (void) unlink(pidfile);
+        r = sbx_kernel_warm_publish(&k->w, tmp, wp);
+        if (r < 0 && !sbx_kernel_warm_ready(&k->w)) /* not ours, nor another's */
+                return hull_err(e, r, "kernel: cannot keep the template in %s", k->w.dir);
+        return ks_restore(k, in, out, e);
+fail:
+        (void) rm_rf_at(AT_FDCWD, tmp);
+        return r;
+}
+
 static int ks_setup(kshim *k, hull_error *e) {
         _cleanup_close_pair_ int in[2] = {-1, -1}, out[2] = {-1, -1};
         const sbx_session_spec *spec = k->spec;
@@ -347,7 +514,7 @@ static int ks_setup(kshim *k, hull_error *e) {
                 return r;
         /* The sandbox's memory: the session's, with the workspace (the gofer's tmpfs pages),
          * plus the sentry's own */
-        sbx_spec sp = {
+        k->sp = (sbx_spec){
                 .tier = SBX_TIER_KERNEL,
                 .argv = sbx_kernel_agent_argv,
                 .env = spec->env,
@@ -365,10 +532,7 @@ static int ks_setup(kshim *k, hull_error *e) {
                 .cancel_fd = -1,
                 .net = spec->net, /* none or limited (sbx_kernel_session_start refuses the rest) */
         };
-        r = sbx_oci_bundle_make(&rt, &sp, k->d.ws, &k->b, e);
-        if (r < 0)
-                return r;
-        r = sbx_kernel_bundle_finish(&k->b, e);
+        r = ks_bundle(k, &rt, e);
         if (r < 0)
                 return r;
         if (spec->net == SBX_NET_LIMITED) { /* the shim and every runsc it runs: hull's namespace */
@@ -380,17 +544,27 @@ static int ks_setup(kshim *k, hull_error *e) {
         }
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
                 return hull_err(e, -errno, "kernel: cannot create the agent's pipes");
-        const char *create[] = {"create", "--bundle", k->b.dir, k->b.id, NULL};
-        const char *start[] = {"start", k->b.id, NULL};
-        char tail[SBX_CHILD_MSG_MAX];
-        if (ks_runsc_sync(k, create, in[0], out[1], SBX_KERNEL_START_TIMEOUT_MS) < 0) {
-                ks_log_tail(k, tail, sizeof(tail));
-                return hull_err(e, -EIO, "kernel: runsc create failed: %.150s", tail);
+        /* Warm: restored from the shape's template, or the first of its shape makes it. Any
+         * failure there: this session starts cold, as without templates. */
+        hull_error we = {0};
+        k->warm = sbx_kernel_warm_locate(spec, &rt, &k->w) == 0;
+        if (k->warm && sbx_kernel_warm_ready(&k->w))
+                r = ks_restore(k, in[0], out[1], &we);
+        else if (k->warm && (r = ks_create(k, in[0], out[1], e)) >= 0)
+                r = ks_build(k, in[0], out[1], &we);
+        else if (!k->warm)
+                r = ks_create(k, in[0], out[1], e);
+        if (r < 0 && k->warm && we.msg[0]) {
+                fprintf(stderr, "hull-kernel: no warm start (%s): this session starts cold\n", we.msg);
+                k->warm = false;
+                (void) sbx_oci_bundle_destroy(&k->b, NULL);
+                r = ks_bundle(k, &rt, e);
+                if (r >= 0)
+                        r = ks_create(k, in[0], out[1], e);
         }
-        if (ks_runsc_sync(k, start, -1, -1, SBX_KERNEL_START_TIMEOUT_MS) < 0) {
-                ks_log_tail(k, tail, sizeof(tail));
-                return hull_err(e, -EIO, "kernel: runsc start failed: %.150s", tail);
-        }
+        if (r < 0)
+                return r;
+        k->warm_pid = k->warm ? k->w.pid : 0;
         k->agent_in = TAKE_FD(in[1]);
         k->agent_out = TAKE_FD(out[0]);
         return 0;
@@ -492,7 +666,8 @@ int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret,
         hull_error ignore;
         struct pollfd p = {.fd = b.ctl_fd, .events = POLLIN};
         int n;
-        while ((n = poll(&p, 1, SBX_KERNEL_START_TIMEOUT_MS)) < 0 && errno == EINTR)
+        /* a first session of its shape also makes the warm template (sbx-kernel-warm.c) */
+        while ((n = poll(&p, 1, (int) (SBX_KERNEL_START_TIMEOUT_MS + SBX_KERNEL_WARM_MS))) < 0 && errno == EINTR)
                 ;
         sbx_report rep = {0};
         int fds[2] = {-1, -1}, truncated = 0;

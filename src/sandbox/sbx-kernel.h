@@ -48,5 +48,37 @@ int sbx_kernel_write_process(const char *path, char *const *argv, char *const *e
 /* SIGKILL every child of ppid until none is left (at most timeout_ms), reaping them. */
 void sbx_kernel_kill_children(pid_t ppid, unsigned timeout_ms);
 
+/* ---- the warm start (sbx-kernel-warm.c) ---- */
+
+typedef struct sbx_kernel_warm {
+        char dir[SBX_PATH_MAX];     /* spec->template_dir/kernel-warm-KEY, published whole (a rename) */
+        char image[SBX_PATH_MAX];   /* dir/image: runsc checkpoint's image */
+        char pidfile[SBX_PATH_MAX]; /* dir/warm.pid: the warm python's pid inside the sandbox */
+        pid_t pid;                  /* read by sbx_kernel_warm_ready or set by _publish */
+} sbx_kernel_warm;
+
+/* The template's place for a session of spec: 0, or -ENOENT when warm starts are off for it (no
+ * spec->template_dir, a network other than none, HULL_KERNEL_WARM=0), or another negative errno.
+ * The key covers runsc, the limits inside, which mounts exist, the layer's path and identity
+ * (device, inode, change times), the environment and the interpreter's sources. */
+int sbx_kernel_warm_locate(const sbx_session_spec *spec, const sbx_oci_runtime *rt, sbx_kernel_warm *ret);
+/* The pid in path (runsc's --internal-pid-file, or warm.pid), or 0. */
+pid_t sbx_kernel_read_pid(const char *path);
+/* The template is there (w->pid read). */
+bool sbx_kernel_warm_ready(sbx_kernel_warm *w);
+/* A fresh private directory beside w->dir (tmp) to checkpoint into. 0 or a negative errno. */
+int sbx_kernel_warm_stage(sbx_kernel_warm *w, char *tmp, size_t size);
+/* Write the warm python's pid in tmp and rename it to w->dir; removes tmp on failure (e.g.
+ * another shim published the same template first). 0 or a negative errno. */
+int sbx_kernel_warm_publish(sbx_kernel_warm *w, const char *tmp, pid_t pid);
+/* The process file of the warm python (runtime/cell.py's warm(): the cold START's process with
+ * HULL_WARM_SOCK added; it says "ready" on its stdout, then holds no host fd). */
+int sbx_kernel_warm_write_python(const char *path, const sbx_session_spec *spec, uint64_t nproc, hull_error *e);
+/* A START of argv may be served by the warm python (it is the python interpreter). */
+bool sbx_kernel_warm_fits(char *const *argv);
+/* The process file of the handover (the START's environment and rlimits; its stdio the START's
+ * cell socket and pipes): exits 0 when the warm python took them. */
+int sbx_kernel_warm_write_handover(const char *path, char *const *envp, uint64_t nproc, hull_error *e);
+
 /* The shim: start the session's sandbox (sbx_session_start for SBX_TIER_KERNEL). */
 int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e);

@@ -814,7 +814,8 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         size_t verb = 0;
         while (args[verb] && args[verb][0] == '-')
                 verb++;
-        bool starts = args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0);
+        bool starts = args[verb] && (strcmp(args[verb], "run") == 0 || strcmp(args[verb], "create") == 0 ||
+                                     strcmp(args[verb], "restore") == 0);
         if (starts)
                 b->created = true;
         _cleanup_close_pair_ int netp[2] = {-1, -1};

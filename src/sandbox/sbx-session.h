@@ -51,6 +51,9 @@ typedef struct sbx_session_spec {
         sbx_tier tier;                    /* SBX_TIER_CONTAINER (0), or SBX_TIER_KERNEL: one gVisor sandbox, the same
                                            * control protocol spoken by a shim that drives runsc (sbx-kernel-session.c);
                                            * net none or limited; no zygote (bpf_fd -1), cgroups are runsc's */
+        const char *template_dir;         /* kernel tier: where warm-start templates are kept (checkpoints of
+                                           * a sandbox whose python imported numpy and pandas, restored per
+                                           * session; sbx-kernel-warm.c), or NULL: every session starts cold */
 } sbx_session_spec;
 
 /* The session as its owner holds it. */

@@ -541,7 +541,9 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
                                  .env = req->layer_dir[0] ? env_layer_sandbox_env() : NULL,
                                  .net = (sbx_net_mode) req->net,
                                  .net_policy = req->net == SBX_NET_LIMITED ? &policy : NULL,
-                                 .tier = (sbx_tier) req->tier};
+                                 .tier = (sbx_tier) req->tier,
+                                 /* the kernel tier's warm templates live as long as hull serve's work root */
+                                 .template_dir = cfg->work_root};
         int r = sbx_session_start(&spec, &box, &e);
         if (r < 0) {
                 rep.err = r;

@@ -650,7 +650,8 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
                 return hull_err(e, r, "session: the sandbox broker refused the session");
         r = wait_watched(sv[0], -1,
                          now_mono_ms() +
-                                 (spec->tier == SBX_TIER_KERNEL ? SBX_KERNEL_START_TIMEOUT_MS : SBX_START_TIMEOUT_MS) +
+                                 (spec->tier == SBX_TIER_KERNEL ? SBX_KERNEL_START_TIMEOUT_MS + SBX_KERNEL_WARM_MS
+                                                                : SBX_START_TIMEOUT_MS) +
                                  BRK_IO_TIMEOUT_MS);
         if (r < 0)
                 return hull_err(e, r, "session: no answer from the sandbox broker");
