@@ -69,10 +69,15 @@
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
-#define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
+#define SBX_OCI_PIDS_PER_TASK                                                                                          \
+        24U /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
+/* hull serve's background self-check of runsc (src/service/tier-gate.c): its nice value, and how
+ * long a caller that needs its answer waits at most (the check's own bounds, and some) */
+#define TG_PROBE_NICE 10
+#define TG_WAIT_MS (SBX_OCI_PROBE_MS + 2U * SBX_OCI_CONTROL_MS + 5000U)
 
 /* ---- sandbox sessions (src/sandbox/sbx-session.c) ---- */
 #define SBX_SESSION_INTERP_MAX 2U       /* interpreters per session: python, javascript */

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,8 +139,9 @@ typedef struct ss_config {
         uint64_t store_bytes_max;  /* all handles of one session; 0: SS_STORE_BYTES_DEFAULT */
         const char *provider;      /* records' provider and isolation ("hull", "container") */
         const char *isolation;
-        const char *kernel_evidence; /* kernel-tier sessions' records' policy (runsc's version and
-                                      * platform); NULL: "" */
+        /* kernel-tier sessions' records' policy (runsc's version and platform): *kernel_evidence,
+         * published by hull serve once runsc's check passed (tier-gate.h); NULL either: "" */
+        const char *_Atomic const *kernel_evidence;
         /* No reaper thread: for a process that clones its sandboxes itself (ss_box_local) and so
          * stays single-threaded; expiry is then checked when a session is opened or claimed. */
         bool no_reaper;
