@@ -125,6 +125,7 @@ typedef struct serve_opts {
         const char *listen, *socket_path, *tokens_path, *work_dir, *audit_dir, *handles_dir;
         uint64_t max_runs, queue, memory, pids, grace_ms;
         bool use_cgroups, zygote, kernel_tier;
+        uint64_t ready_fd; /* --ready-fd: "ready ADDR" written there once listening; 0: none */
         uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
         uint64_t handle_max, session_handles_max;
         uint64_t file_max; /* /v1/files */
@@ -389,6 +390,13 @@ static bool kernel_tier_wanted(void) {
         return !v || (strcmp(v, "off") != 0 && strcmp(v, "0") != 0);
 }
 
+static int set_ready_fd(void *ctx, const char *arg) {
+        uint64_t *fd = &((serve_opts *) ctx)->ready_fd;
+        if (parse_uint64(arg, 3, SERVE_READY_FD_MAX, fd) < 0 || fcntl((int) *fd, F_SETFD, FD_CLOEXEC) < 0)
+                return usage_error("--ready-fd wants an open file descriptor of 3 or more, got '%s'", arg);
+        return 0;
+}
+
 static int set_no_zygote(void *ctx, const char *arg) {
         (void) arg;
         ((serve_opts *) ctx)->zygote = false;
@@ -505,6 +513,11 @@ static const cli_option serve_options[] = {
          "each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
          "(default $HULL_HOME/audit; HULL_HOME: /var/lib/hull as root, else\n"
          "~/.local/state/hull)",
+         {0}},
+        {"ready-fd",
+         "N",
+         set_ready_fd,
+         "once listening, write \"ready ADDR\\n\" to fd N and close it (a parent waits on it)",
          {0}},
         {"no-zygote", NULL, set_no_zygote, "start every python interpreter cold (no pre-imported numpy/pandas)", {0}},
         {"no-kernel-tier",
@@ -1033,6 +1046,10 @@ static int start_server(serve_state *st, hull_error *e) {
                  st->tokens.n || serve_has_keys(st) ? "bearer" : "open", st->tokens.n, (unsigned) o->max_runs,
                  (unsigned) o->queue, st->ev.javascript ? "yes" : "no", st->ev.python ? "yes" : "no", PLIM_PROTOCOL,
                  st->work_root);
+        if (o->ready_fd > 0) { /* the parent's notice: no polling for the socket */
+                (void) dprintf((int) o->ready_fd, "ready %s\n", where);
+                close((int) o->ready_fd);
+        }
         if (st->tokens.n == 0 && !serve_has_keys(st)) {
                 char db[SBX_PATH_MAX];
                 store_url_describe(st->db_path, db, sizeof(db)); /* never its password */
