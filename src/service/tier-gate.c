@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,6 +48,13 @@ static _Noreturn void prober_main(int wfd) {
         hull_error ke = {0};
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) setpriority(PRIO_PROCESS, 0, TG_PROBE_NICE);
+        /* only the pipe stays: the daemon's fds (the zygote's socket, the store) must see their
+         * ends when the daemon closes them, not when this check ends */
+        if (wfd != 3 && dup3(wfd, 3, O_CLOEXEC) == 3)
+                wfd = 3;
+        (void) syscall(SYS_close_range, wfd + 1U, ~0U, 0);
+        if (wfd > 3)
+                (void) syscall(SYS_close_range, 3U, (unsigned) wfd - 1U, 0);
         int r = sbx_oci_runtime_find(&res.rt, &ke);
         if (r >= 0)
                 r = sbx_oci_runtime_probe(&res.rt, &ke);

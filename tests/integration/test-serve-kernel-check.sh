@@ -25,7 +25,9 @@ env -u HULL_KERNEL_TIER HULL_RUNSC="$GATE" "$HULL" serve --listen 127.0.0.1:0 >"
 SERVER_PID=$!
 pids+=("$SERVER_PID")
 for _ in $(seq 1 600); do grep -q 'event=listening' "$LOG" && break; sleep 0.05; done
-URL=http://$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
+ADDR=$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$LOG" | head -1 | cut -d= -f2)
+[ -n "$ADDR" ] || { fail "kernel check: hull serve starts" "$(tail -n 5 "$LOG" 2>&1)"; : >"$TEST_TMP/go"; exit 1; }
+URL=http://$ADDR
 for _ in $(seq 1 600); do [ -e "$TEST_TMP/called" ] && break; sleep 0.05; done
 check "kernel check: hull serve listens while its runsc check is still running" \
         test -e "$TEST_TMP/called" -a ! -e "$TEST_TMP/go"
