@@ -34,7 +34,8 @@ json_get() {
 
 # start_server LOG [ARGS...]: start `hull serve --listen 127.0.0.1:0 ARGS` in the background, its
 # output (its log) in LOG, and wait for it to listen: at most SERVE_START_S seconds (default 30; the
-# machine may be busy), less if it exits first. Sets SERVER_PID (also added to pids), ADDR
+# machine may be busy), less if it exits first; with HULL_TEST_KERNEL_TIER=1 also for its runsc
+# check's line. Sets SERVER_PID (also added to pids), ADDR
 # (127.0.0.1:PORT) and URL (http://ADDR). Returns 1, ADDR and URL empty, when it did not start.
 start_server() {
         local log=$1 i
@@ -57,6 +58,15 @@ start_server() {
                 kill -0 "$SERVER_PID" 2>/dev/null || break
                 sleep 0.05
         done
+        # the kernel tier's check runs in the background (hull serve answers at once): its tests
+        # wait for its line (event=kernel-tier, or kernel-tier-unavailable), at most 60 s more
+        if [ -z "$kt" ]; then
+                for i in $(seq 1 1200); do
+                        grep -q 'event=kernel-tier' "$log" && break
+                        kill -0 "$SERVER_PID" 2>/dev/null || break
+                        sleep 0.05
+                done
+        fi
         ADDR=$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$log" | head -1 | cut -d= -f2)
         [ -n "$ADDR" ] || return 1
         URL=http://$ADDR

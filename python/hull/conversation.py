@@ -1,11 +1,12 @@
 """solve() and Conversation: one /v1 session per conversation (its sandbox, files and handles
 kept across turns), custom tools answered in the caller's process, results as objects."""
+import collections.abc
 import functools
-import inspect
 import json
 import os
 import threading
 import time
+import types
 import urllib.parse
 import weakref
 
@@ -13,7 +14,6 @@ from . import server as _server
 from .client import Client
 from .errors import APIError, HullError, ToolError, turn_error
 from .handles import Handle, PublishedFile
-from .schema import bind_arguments, tool_spec
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 RESULT_BYTES_MAX = 7 << 20  # a custom tool's result text that fits a /v1 request (8 MiB)
@@ -26,6 +26,12 @@ _BUILTINS = [{"type": "agent_toolset_20260401",
 async def _await(x):
     return await x
 
+
+
+def _awaitable(x):
+    """inspect.isawaitable without importing inspect (slow to import; most callers are sync)."""
+    return isinstance(x, collections.abc.Awaitable) or (
+        isinstance(x, types.GeneratorType) and bool(x.gi_code.co_flags & 0x100))  # CO_ITERABLE_COROUTINE
 
 class Result:
     """What a turn gave: ``text`` (the answer), ``events`` (every event of the turn, as the
@@ -101,6 +107,8 @@ class Conversation:
         self._tools = {}
         specs = []
         for fn in tools:
+            from .schema import tool_spec  # here: inspect and typing are slow to import, and only tools need them
+
             spec = tool_spec(fn)
             if spec["name"] in self._tools:
                 raise ToolError("two tools are named %s" % spec["name"])
@@ -323,13 +331,14 @@ class Conversation:
 
     def _call_user(self, fn, args, loop):
         out = fn(*args)
-        if not inspect.isawaitable(out):
+        if not _awaitable(out):
             return out
         if loop is not None:  # aask/asolve: on the caller's event loop
             import asyncio  # here: it is slow to import and most callers are sync
 
             return asyncio.run_coroutine_threadsafe(out, loop).result()
         import asyncio
+        import inspect
 
         return asyncio.run(out) if inspect.iscoroutine(out) else asyncio.run(_await(out))
 
@@ -341,6 +350,8 @@ class Conversation:
             text, is_error = "no tool %s in this program (it has: %s)" % (name, ", ".join(self._tools) or "none"), True
         else:
             try:
+                from .schema import bind_arguments
+
                 kwargs = bind_arguments(fn, ev.get("input") or {})
             except TypeError as e:
                 text, is_error = "%s: bad arguments: %s" % (name, e), True

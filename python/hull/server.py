@@ -4,9 +4,9 @@ no other local user can drive it; stopped, and its directory removed, at exit.""
 import atexit
 import os
 import secrets
+import select
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -68,32 +68,44 @@ class EmbeddedServer:
             env["ANTHROPIC_API_KEY" if (provider or "").lower() == "anthropic" else "OPENAI_API_KEY"] = model_api_key
         cmd += list(args)
         self._log = open(os.path.join(self.root, "serve.log"), "w+b")
+        # readiness is a notice, not a poll: hull serve writes "ready ADDR" to this pipe once it
+        # listens (--ready-fd); EOF without it means it ended first
+        ready_r, ready_w = os.pipe()
         try:
-            self.proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=self._log,
-                                         stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+            self.proc = subprocess.Popen(cmd + ["--ready-fd", str(ready_w)], env=env, stdin=subprocess.DEVNULL,
+                                         stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+                                         close_fds=True, pass_fds=(ready_w,))
         except OSError as e:
+            os.close(ready_r)
             self._cleanup_dir()
             raise SandboxError("cannot start %s: %s" % (self.binary, e), "server_start_failed")
-        deadline = time.monotonic() + start_timeout
-        while not self._answers():
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                log = self.log_tail()
-                self.stop()
-                raise SandboxError("the embedded hull serve did not start: %s" % (log or "no output"),
-                                   "server_start_failed")
-            time.sleep(0.005)
+        finally:
+            os.close(ready_w)
+        try:
+            ready = self._wait_ready(ready_r, start_timeout)
+        finally:
+            os.close(ready_r)
+        if not ready:
+            log = self.log_tail()
+            self.stop()
+            raise SandboxError("the embedded hull serve did not start: %s" % (log or "no output"),
+                               "server_start_failed")
         if stop_at_exit:
             atexit.register(self.stop)
 
-    def _answers(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            s.connect(self.socket)
-            return True
-        except OSError:
-            return False
-        finally:
-            s.close()
+    def _wait_ready(self, fd, timeout):
+        """True once hull serve wrote its ready line on fd; False when it ended or timed out first."""
+        deadline = time.monotonic() + timeout
+        got = b""
+        while b"\n" not in got:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return False
+            chunk = os.read(fd, 256)
+            if not chunk:
+                return False
+            got += chunk
+        return got.startswith(b"ready ")
 
     def log_tail(self, n=2000):
         try:

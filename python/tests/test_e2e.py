@@ -312,6 +312,15 @@ class E2E(unittest.TestCase):
             c.close()
             self.assertFalse(os.path.exists(own.root))
             self.assertIsNotNone(own.proc.returncode)
+            # a hull serve that ends before its ready notice (a usage error): a typed error with its
+            # log, nothing left behind (the library waits on a pipe, not on a socket poll)
+            before = set(d for d in os.listdir(tempfile.gettempdir()) if d.startswith("hull-py-"))
+            with self.assertRaises(hull.SandboxError) as cm:
+                hull.EmbeddedServer(args=["--max-runs", "0"])
+            self.assertEqual(cm.exception.type, "server_start_failed")
+            self.assertIn("--max-runs", str(cm.exception))
+            after = set(d for d in os.listdir(tempfile.gettempdir()) if d.startswith("hull-py-"))
+            self.assertEqual(after - before, set())
         finally:
             mock.stop()
 

@@ -73,6 +73,11 @@
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
+/* hull serve's background self-check of runsc (src/service/tier-gate.c): its nice value, and how
+ * long a caller that needs its answer waits at most (the check's own bounds, and some) */
+#define TG_PROBE_NICE 10
+#define TG_WAIT_MS (SBX_OCI_PROBE_MS + 2U * SBX_OCI_CONTROL_MS + 5000U)
+#define SERVE_READY_FD_MAX (1U << 20) /* hull serve --ready-fd: the largest fd the kernel gives (fs.nr_open) */
 
 /* ---- sandbox sessions (src/sandbox/sbx-session.c) ---- */
 #define SBX_SESSION_INTERP_MAX 2U       /* interpreters per session: python, javascript */

@@ -86,6 +86,7 @@ typedef struct serve_opts {
         const char *listen, *socket_path, *tokens_path, *work_dir, *audit_dir, *handles_dir;
         uint64_t max_runs, queue, memory, pids, grace_ms;
         bool use_cgroups, zygote, kernel_tier;
+        uint64_t ready_fd; /* --ready-fd: "ready ADDR" written there once listening; 0: none */
         uint64_t max_sessions, per_owner, per_caller, lifetime_ms, idle_ms, session_memory;
         uint64_t handle_max, session_handles_max;
         uint64_t file_max; /* /v1/files */
@@ -108,9 +109,8 @@ typedef struct serve_state {
         dlog log;
         metrics m;
         auth_tokens tokens;
-        plim_evidence ev;
-        sbx_oci_runtime kernel_rt;                    /* runsc as probed at start (the kernel tier) */
-        char kernel_evidence[HULL_ERROR_MSG_MAX / 2]; /* "gVisor runsc VERSION, platform P" */
+        plim_evidence ev; /* the base; tier offers it, with the kernel tier once runsc's check passed */
+        tg_gate *tier;
         struct sockaddr_storage listen;
         socklen_t listen_len;
         int sfd; /* SIGTERM, SIGINT */
@@ -352,6 +352,13 @@ static bool kernel_tier_wanted(void) {
         return !v || (strcmp(v, "off") != 0 && strcmp(v, "0") != 0);
 }
 
+static int set_ready_fd(void *ctx, const char *arg) {
+        uint64_t *fd = &((serve_opts *) ctx)->ready_fd;
+        if (parse_uint64(arg, 3, SERVE_READY_FD_MAX, fd) < 0 || fcntl((int) *fd, F_SETFD, FD_CLOEXEC) < 0)
+                return usage_error("--ready-fd wants an open file descriptor of 3 or more, got '%s'", arg);
+        return 0;
+}
+
 static int set_no_zygote(void *ctx, const char *arg) {
         (void) arg;
         ((serve_opts *) ctx)->zygote = false;
@@ -468,6 +475,11 @@ static const cli_option serve_options[] = {
          "each session's run records as JSON lines, DIR/session-<fingerprint>.jsonl\n"
          "(default $HULL_HOME/audit; HULL_HOME: /var/lib/hull as root, else\n"
          "~/.local/state/hull)",
+         {0}},
+        {"ready-fd",
+         "N",
+         set_ready_fd,
+         "once listening, write \"ready ADDR\\n\" to fd N and close it (a parent waits on it)",
          {0}},
         {"no-zygote", NULL, set_no_zygote, "start every python interpreter cold (no pre-imported numpy/pandas)", {0}},
         {"no-kernel-tier",
@@ -772,37 +784,9 @@ static int make_directories(serve_state *st, hull_error *e) {
         return 0;
 }
 
-/* The kernel tier: runsc found and passing its self-check (a real bundle running /bin/true)
- * makes "kernel" the highest tier of single runs, with runsc's version and platform as the
- * evidence; else one line says why and "container" stays the highest. Sessions are container
- * unless their floor is kernel. */
-static void probe_kernel_tier(serve_state *st) {
-        hull_error ke = {0};
-        char clean[HULL_ERROR_MSG_MAX];
-        if (!st->o.kernel_tier)
-                return;
-        if (sbx_oci_runtime_find(&st->kernel_rt, &ke) < 0 || sbx_oci_runtime_probe(&st->kernel_rt, &ke) < 0) {
-                /* one line a person reads: the quoted value keeps its spaces (dlog_clean maps
-                 * byte for byte) */
-                dlog_clean(ke.msg, clean, sizeof(clean));
-                for (size_t i = 0; clean[i]; i++)
-                        if (ke.msg[i] == ' ')
-                                clean[i] = ' ';
-                dlog_log(&st->log, DLOG_WARN,
-                         "event=kernel-tier-unavailable error=\"%s\" msg=\"container is the highest tier\"", clean);
-                return;
-        }
-        sbx_oci_runtime_evidence(&st->kernel_rt, st->kernel_evidence, sizeof(st->kernel_evidence));
-        st->ev.isolation = "kernel";
-        st->ev.session_isolation = "container";
-        st->ev.kernel_evidence = st->kernel_evidence;
-        /* sessions of the kernel tier too (a floor of kernel asks for one; they need root) */
-        st->ev.kernel_sessions = st->ev.sessions && sbx_session_kernel_available(&ke) == 0;
-        dlog_log(&st->log, DLOG_INFO, "event=kernel-tier evidence=\"%s\"", st->kernel_evidence);
-}
-
 /* What is forked, while the process is still single-threaded: the stale cgroups swept first,
- * then the zygote (a failure is a warning: python starts cold), then the broker. */
+ * then the zygote (a failure is a warning: python starts cold), the kernel check's prober, then
+ * the broker. */
 static int start_children(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
         if (o->use_cgroups) {
@@ -828,9 +812,12 @@ static int start_children(serve_state *st, hull_error *e) {
                          .spare_memory_bytes = o->memory,
                          .spare_pids = o->pids,
                          .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES};
-        probe_kernel_tier(st);
-        if (st->ev.kernel_evidence)
-                bc.kernel_runtime = &st->kernel_rt;
+        /* The kernel tier: runsc's self-check (a real bundle running /bin/true, about a second) in
+         * the background; "kernel" becomes the highest tier of single runs once it passed
+         * (tier-gate.h), with runsc's version and platform as the evidence, and what names or
+         * needs the highest tier waits for it. Sessions are container unless their floor is kernel. */
+        if (tg_start(&st->ev, o->kernel_tier, &st->tier, e) < 0)
+                return -1;
         return brk_start(&bc, &st->broker, e);
 }
 
@@ -896,7 +883,7 @@ static int start_sessions(serve_state *st, hull_error *e) {
         if (o->max_sessions == 0)
                 return 0;
         hs_config sc = {.broker = st->broker,
-                        .evidence = &st->ev,
+                        .tier = st->tier,
                         .log = &st->log,
                         .metrics = &st->m,
                         .zygote_fd = st->zygote_fd,
@@ -925,7 +912,7 @@ static int start_server(serve_state *st, hull_error *e) {
         const serve_opts *o = &st->o;
         api_plimsoll_config pc = {.max_runs = (unsigned) o->max_runs,
                                   .queue_max = (unsigned) o->queue,
-                                  .evidence = &st->ev,
+                                  .tier = st->tier,
                                   .broker = st->broker,
                                   .sessions = st->sessions,
                                   .log = &st->log,
@@ -1026,6 +1013,10 @@ static int start_server(serve_state *st, hull_error *e) {
                  st->tokens.n || serve_has_keys(st) ? "bearer" : "open", st->tokens.n, (unsigned) o->max_runs,
                  (unsigned) o->queue, st->ev.javascript ? "yes" : "no", st->ev.python ? "yes" : "no", PLIM_PROTOCOL,
                  st->work_root);
+        if (o->ready_fd > 0) { /* the parent's notice: no polling for the socket */
+                (void) dprintf((int) o->ready_fd, "ready %s\n", where);
+                close((int) o->ready_fd);
+        }
         if (st->tokens.n == 0 && !serve_has_keys(st)) {
                 char db[SBX_PATH_MAX];
                 store_url_describe(st->db_path, db, sizeof(db)); /* never its password */
@@ -1038,9 +1029,10 @@ static int start_server(serve_state *st, hull_error *e) {
 /* Serve until a signal (CLI_EXIT_OK), or until the broker dies or poll fails (CLI_EXIT_FAILURE). */
 static int serve_until_signal(serve_state *st) {
         for (;;) {
-                struct pollfd p[2] = {{.fd = st->sfd, .events = POLLIN},
-                                      {.fd = brk_pidfd(st->broker), .events = POLLIN}};
-                if (poll(p, 2, -1) < 0) {
+                struct pollfd p[3] = {{.fd = st->sfd, .events = POLLIN},
+                                      {.fd = brk_pidfd(st->broker), .events = POLLIN},
+                                      {.fd = tg_fd(st->tier), .events = POLLIN}};
+                if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         dlog_log(&st->log, DLOG_ERROR, "event=poll-failed errno=%s msg=\"shutting down\"",
@@ -1052,6 +1044,8 @@ static int serve_until_signal(serve_state *st) {
                                  "event=broker-died msg=\"the sandbox broker ended; shutting down\"");
                         return CLI_EXIT_FAILURE;
                 }
+                if (p[2].revents)
+                        tg_settle(st->tier, &st->log); /* the kernel tier's check has its answer */
                 struct signalfd_siginfo si;
                 if (p[0].revents && read(st->sfd, &si, sizeof(si)) == (ssize_t) sizeof(si)) {
                         dlog_log(&st->log, DLOG_INFO, "event=shutdown signal=%s in_flight=%u grace_ms=%" PRIu64,
@@ -1121,6 +1115,7 @@ static int serve_teardown(serve_state *st, int status) {
                 (void) waitpid(st->zygote_pid, NULL, 0);
         }
         brk_stop(st->broker);
+        tg_free(st->tier); /* after what uses it; waits for a check still running */
         if (st->work_root_made && rm_rf_at(AT_FDCWD, st->work_root) < 0)
                 dlog_log(&st->log, DLOG_WARN, "event=cleanup msg=\"cannot remove the work directory\" path=%s",
                          st->work_root);

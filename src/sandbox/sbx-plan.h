@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "limits.h"
 
 typedef struct sbx_plan_file {
         char *path; /* relative, clean (sbx_plan_path_is_clean), NUL-terminated */
@@ -49,6 +50,8 @@ typedef struct sbx_plan {
         char **net_hosts; /* limited: the allowed hosts, NULL-terminated (NULL: none) */
         uint32_t n_net_hosts;
         uint32_t tier; /* sbx_tier of every step's sandbox: container (0) or kernel */
+        /* kernel: runsc's --platform as hull serve's check chose it ("": runsc's default) */
+        char kernel_platform[SBX_OCI_PLATFORM_MAX];
 } sbx_plan;
 
 typedef enum sbx_plan_outcome {

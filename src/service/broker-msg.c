@@ -89,7 +89,8 @@ static int request_check(const sbx_plan *r) {
                         return -EINVAL;
         if (r->net >= _SBX_NET_MODE_MAX || r->n_net_hosts > SBX_NET_ALLOW_MAX ||
             (r->tier != SBX_TIER_CONTAINER && r->tier != SBX_TIER_KERNEL) ||
-            (r->layer_dir && strlen(r->layer_dir) >= SBX_PATH_MAX))
+            (r->layer_dir && strlen(r->layer_dir) >= SBX_PATH_MAX) ||
+            strnlen(r->kernel_platform, sizeof(r->kernel_platform)) >= sizeof(r->kernel_platform))
                 return -EINVAL;
         for (uint32_t i = 0; i < r->n_net_hosts; i++)
                 if (strlen(r->net_hosts[i]) > EGRESS_HOST_MAX)
@@ -129,6 +130,7 @@ static void request_fill(writer *w, const void *msg) {
         for (uint32_t i = 0; i < r->n_net_hosts; i++)
                 put_str(w, r->net_hosts[i]);
         put_u32(w, r->tier);
+        put_str(w, r->kernel_platform);
 }
 
 int brk_plan_encode(const sbx_plan *r, char **ret, size_t *ret_len) {
@@ -340,6 +342,12 @@ int brk_plan_decode(const void *buf, size_t len, sbx_plan *ret) {
         m.tier = get_u32(&rd);
         if (!rd.err && m.tier != SBX_TIER_CONTAINER && m.tier != SBX_TIER_KERNEL)
                 rd.err = -EBADMSG;
+        size_t plen = 0;
+        _cleanup_free_ char *platform = get_blob(&rd, &plen, true);
+        if (!rd.err && plen >= sizeof(m.kernel_platform))
+                rd.err = -EBADMSG;
+        if (!rd.err)
+                memcpy(m.kernel_platform, platform, plen + 1);
 
         if (!rd.err && rd.left != 0)
                 rd.err = -EBADMSG;

@@ -28,6 +28,7 @@
 #include "macro.h"
 #include "sbx.h"
 #include "sbx-net.h"
+#include "sbx-oci.h"
 #include "sbx-session.h"
 #include "sock-util.h"
 #include "sbx-workspace.h"
@@ -305,6 +306,17 @@ static void run_steps_logged(worker *w, const sbx_plan *req, sbx_plan_result *re
                                  .allow_package_managers = req->net_allow_package_managers,
                                  .log_fd = log_fd};
         res->outcome = SBX_PLAN_COMPLETED;
+        /* the kernel tier: runsc as hull serve's self-check chose its platform (the check ran
+         * after this broker was forked: the plan carries its choice) */
+        sbx_oci_runtime rt;
+        const sbx_oci_runtime *kernel_rt = w->cfg->kernel_runtime;
+        if (!kernel_rt && req->tier == SBX_TIER_KERNEL && req->kernel_platform[0]) {
+                hull_error fe = {0};
+                if (sbx_oci_runtime_find(&rt, &fe) == 0) {
+                        snprintf(rt.platform, sizeof(rt.platform), "%s", req->kernel_platform);
+                        kernel_rt = &rt;
+                }
+        }
         for (uint32_t i = 0; i < req->n_steps; i++) {
                 uint64_t now = now_mono_ms();
                 if (cancelled(w)) {
@@ -320,7 +332,7 @@ static void run_steps_logged(worker *w, const sbx_plan *req, sbx_plan_result *re
                 }
                 sbx_spec spec = {
                         .tier = req->tier == SBX_TIER_KERNEL ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER,
-                        .kernel_runtime = w->cfg->kernel_runtime,
+                        .kernel_runtime = kernel_rt,
                         .argv = req->steps[i].argv,
                         .env = req->layer_dir ? env_layer_sandbox_env() : (char *const[]){NULL},
                         .workdir = w->dir,

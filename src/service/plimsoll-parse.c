@@ -796,6 +796,8 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret) {
                 .artifact_bytes = PLIM_ARTIFACTS_BYTES_MAX,
                 .tier = strcmp(plim_run_tier(r, ev), "kernel") == 0 ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER,
         };
+        if (p.tier == SBX_TIER_KERNEL && ev->kernel_platform)
+                snprintf(p.kernel_platform, sizeof(p.kernel_platform), "%s", ev->kernel_platform);
         if (r->kind == PLIM_KIND_JAVASCRIPT) {
                 p.output_bytes = PLIM_JS_OUTPUT_BYTES;
                 p.n_steps = 1;

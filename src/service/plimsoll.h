@@ -262,6 +262,7 @@ typedef struct plim_evidence {
          * evidence; NULL: ""). */
         const char *session_isolation;
         const char *kernel_evidence;
+        const char *kernel_platform; /* the runsc platform the check chose (NULL or "": runsc's default) */
         const char *policy;
         /* Sessions: Describe states supportsSessions and these only when sessions is true. */
         bool sessions;

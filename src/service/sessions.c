@@ -96,12 +96,22 @@ static void hook_call(void *ctx) {
 
 /* ---- the manager ---- */
 
+/* A kernel-tier session is refused when runsc's check (waited for) found no kernel tier. */
+static const char *kernel_refused(void *ud) {
+        plim_evidence ev = tg_evidence(ud, true);
+        return ev.kernel_sessions
+                       ? NULL
+                       : "this hull serve has no kernel tier (runsc missing, failed its self-check at start, "
+                         "--no-kernel-tier, or not root: its log says which); container is its highest tier";
+}
+
 int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
         hs_manager *m = calloc(1, sizeof(*m));
         if (!m)
                 return hull_err(e, -ENOMEM, "sessions: out of memory");
         m->cfg = *cfg;
         m->audit_fd = -1;
+        plim_evidence base = tg_evidence(cfg->tier, false);
         if (cfg->audit_dir) {
                 m->audit_fd = open(cfg->audit_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (m->audit_fd < 0) {
@@ -132,14 +142,12 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 .handles_dir = cfg->handles_dir,
                 .handle_bytes_max = cfg->handle_bytes_max,
                 .store_bytes_max = cfg->store_bytes_max,
-                .provider = cfg->evidence->sandbox,
-                .isolation = plim_session_tier(cfg->evidence),
-                .kernel_evidence = cfg->evidence->kernel_evidence,
-                .kernel_refused = cfg->evidence->kernel_sessions
-                                          ? NULL
-                                          : "this hull serve has no kernel tier (runsc missing, failed its "
-                                            "self-check at start, --no-kernel-tier, or not root: its log says "
-                                            "which); container is its highest tier",
+                .provider = base.sandbox,
+                /* "container" before and after the kernel check: a kernel session asks for it */
+                .isolation = plim_session_tier(&base),
+                .kernel_evidence = tg_kernel_evidence(cfg->tier),
+                .kernel_refused = kernel_refused,
+                .kernel_refused_ud = cfg->tier,
         };
         int r = ss_new(&sc, &m->core, e);
         if (r < 0) {
@@ -267,7 +275,7 @@ static int fail_store(plim_error *f, int r, const hull_error *e) {
 /* The daemon's evidence as a call of s states it: with the session's environment (hullEnvironment),
  * which its answers and records name. */
 static plim_evidence evidence_of(const hs_manager *m, ss_session *s) {
-        plim_evidence ev = *m->cfg.evidence;
+        plim_evidence ev = tg_evidence(m->cfg.tier, false);
         ev.environment = ss_environment(s);
         /* the session's own tier is what its answers state and its calls are admitted against */
         ev.isolation = ev.session_isolation = ss_tier(s) == SBX_TIER_KERNEL ? "kernel" : plim_session_tier(&ev);
@@ -289,14 +297,16 @@ static void do_open(hs_manager *m, const char *principal, const char *body, size
 
         if (plim_open_parse(body, len, &req, f) < 0)
                 return;
-        if (plim_open_admit(&req, m->cfg.evidence, f) < 0)
+        /* a floor of kernel waits for runsc's check (started with hull serve) to settle */
+        plim_evidence gev = tg_evidence(m->cfg.tier, strcmp(req.minimum_isolation, "kernel") == 0);
+        if (plim_open_admit(&req, &gev, f) < 0)
                 goto out;
         ss_open_opts o = {.principal = principal,
                           .owner = req.owner ? req.owner : "",
                           .rule_id = req.software_rule_id,
                           .lifetime_ms = req.lifetime_ms,
                           .idle_ms = req.idle_timeout_ms,
-                          .tier = plim_open_kernel(&req, m->cfg.evidence) ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER};
+                          .tier = plim_open_kernel(&req, &gev) ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER};
         int r;
         if (req.environment[0]) { /* hull's extension: an environment's layer and network */
                 if (!m->cfg.env_resolve) {
@@ -437,7 +447,8 @@ static int run_payload(hs_manager *m, ss_session *s, const plim_request *req, sb
         }
         sbx_plan plan = {0};
         char js_name[40] = "";
-        if (plim_plan(req, m->cfg.evidence, &plan) < 0)
+        plim_evidence pev = tg_evidence(m->cfg.tier, false);
+        if (plim_plan(req, &pev, &plan) < 0)
                 return hull_err(e, -ENOMEM, "session: out of memory for the plan");
         if (req->kind == PLIM_KIND_JAVASCRIPT && plan.n_files == 1)
                 private_js_name(&plan, js_name);

@@ -16,12 +16,13 @@
 #include "serve-metrics.h"
 #include "plimsoll.h"
 #include "ss.h"
+#include "tier-gate.h"
 
 typedef struct hs_config {
         uint64_t handle_bytes_max; /* one handle; 0: the core's default (--handle-max) */
         uint64_t store_bytes_max;  /* a session's handles together; 0: the default (--session-handles-max) */
         brk_broker *broker;
-        const plim_evidence *evidence;
+        tg_gate *tier; /* the evidence (the kernel tier once its check passed) */
         const dlog *log;
         metrics *metrics;
         int zygote_fd;         /* hull serve's zygote, or -1 */

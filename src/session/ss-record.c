@@ -5,6 +5,7 @@
  * and of cells run for faces that have no record rules of their own (ss_record_cell: plimsoll's
  * cell kind, protocol 3). */
 #include <errno.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,7 @@ static int record_chained(ss_manager *m, ss_session *s, const char *operation, c
                           const char *result_sha, const char *unanswered, const json_t *request, const json_t *result,
                           uint64_t started_unix_ms, json_t **ret_record, hull_error *e) {
         char sha[REC_DIGEST_HEX_SIZE];
+        const char *kev = m->cfg.kernel_evidence ? atomic_load(m->cfg.kernel_evidence) : NULL;
         rec_record v = {
                 .version = unanswered ? 3 : 2,
                 .request_sha256 = request_sha,
@@ -56,7 +58,7 @@ static int record_chained(ss_manager *m, ss_session *s, const char *operation, c
                              : m->cfg.isolation         ? m->cfg.isolation
                                                         : "container",
                 .environment = s->environment,
-                .policy = s->tier == SBX_TIER_KERNEL && m->cfg.kernel_evidence ? m->cfg.kernel_evidence : "",
+                .policy = s->tier == SBX_TIER_KERNEL && kev ? kev : "",
                 .started_unix_ms = started_unix_ms,
                 .ended_unix_ms = now_unix_ms(),
                 .session = s->chain.session,

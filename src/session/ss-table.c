@@ -629,9 +629,12 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
 
 int ss_open(ss_manager *m, const ss_open_opts *o, ss_session **ret, hull_error *e) {
         ss_session *victim = NULL, *s = NULL;
-        if (o->tier == SBX_TIER_KERNEL && m->cfg.kernel_refused)
+        const char *refused = o->tier == SBX_TIER_KERNEL && m->cfg.kernel_refused
+                                      ? m->cfg.kernel_refused(m->cfg.kernel_refused_ud)
+                                      : NULL;
+        if (refused)
                 return hull_err_hint(e, -EOPNOTSUPP, "use the container tier, or install runsc and restart hull serve",
-                                     "session: %s", m->cfg.kernel_refused);
+                                     "session: %s", refused);
         pthread_mutex_lock(&m->lock);
         if (!m->reaper_running)
                 reap_locked(m);

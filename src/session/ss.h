@@ -31,6 +31,7 @@
 #pragma once
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -138,10 +139,13 @@ typedef struct ss_config {
         uint64_t store_bytes_max;  /* all handles of one session; 0: SS_STORE_BYTES_DEFAULT */
         const char *provider;      /* records' provider and isolation ("hull", "container") */
         const char *isolation;
-        const char *kernel_evidence; /* kernel-tier sessions' records' policy (runsc's version and
-                                      * platform); NULL: "" */
-        const char *kernel_refused;  /* non-NULL: a session of the kernel tier is refused, this the
-                                      * reason (hull serve without a kernel tier); NULL: tried */
+        /* kernel-tier sessions' records' policy (runsc's version and platform): *kernel_evidence,
+         * published by hull serve once runsc's check passed (tier-gate.h); NULL either: "" */
+        const char *_Atomic const *kernel_evidence;
+        /* non-NULL: asked before a kernel-tier session opens; a non-NULL answer refuses it, the
+         * answer the reason (hull serve without a kernel tier); it may wait for runsc's check */
+        const char *(*kernel_refused)(void *ud);
+        void *kernel_refused_ud;
         /* No reaper thread: for a process that clones its sandboxes itself (ss_box_local) and so
          * stays single-threaded; expiry is then checked when a session is opened or claimed. */
         bool no_reaper;

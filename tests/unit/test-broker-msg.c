@@ -108,6 +108,9 @@ static void test_request(void) {
         bad = r;
         bad.tier = SBX_TIER_PROCESS; /* a run is a container or under gVisor, never a bare process */
         CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
+        bad = r;
+        memset(bad.kernel_platform, 'x', sizeof(bad.kernel_platform)); /* no NUL: refused */
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
 }
 
 /* An environment's run: the layer and the network travel to the worker; none stays none. */
@@ -122,6 +125,7 @@ static void test_request_environment(void) {
                       .net = SBX_NET_LIMITED,
                       .net_allow_package_managers = true,
                       .tier = SBX_TIER_KERNEL,
+                      .kernel_platform = "systrap", /* hull serve's runsc check chose it */
                       .net_hosts = hosts,
                       .n_net_hosts = 2};
         char *buf;
@@ -132,6 +136,7 @@ static void test_request_environment(void) {
         CHECK_EQ_STR(d.layer_dir, "/var/lib/hull/layers/abc");
         CHECK(d.net == SBX_NET_LIMITED && d.net_allow_package_managers && d.n_net_hosts == 2 && d.net_hosts[2] == NULL);
         CHECK(d.tier == SBX_TIER_KERNEL);
+        CHECK_EQ_STR(d.kernel_platform, "systrap");
         CHECK_EQ_STR(d.net_hosts[1], "*.example.net");
         sbx_plan_done(&d);
         unsigned refused = 0;
@@ -143,7 +148,7 @@ static void test_request_environment(void) {
         CHECK(brk_plan_encode(&none, &buf, &len) == 0);
         CHECK(brk_plan_decode(buf, len, &d) == 0);
         CHECK(d.layer_dir == NULL && d.net == SBX_NET_NONE && d.n_net_hosts == 0 && !d.net_allow_package_managers);
-        CHECK(d.tier == SBX_TIER_CONTAINER);
+        CHECK(d.tier == SBX_TIER_CONTAINER && d.kernel_platform[0] == '\0');
         sbx_plan_done(&d);
         free(buf);
 }

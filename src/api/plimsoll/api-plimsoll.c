@@ -29,6 +29,7 @@ struct api_plimsoll {
 typedef struct run_call {
         plim_request req;
         sbx_plan plan;
+        plim_evidence ev;            /* the daemon's evidence the run was admitted against */
         char env_desc[ENV_DESC_MAX]; /* hullEnvironment: how its answer and record name it */
 } run_call;
 
@@ -132,10 +133,10 @@ static void run_thread(http_req *r) {
                 plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "internal error %s", http_req_id(r));
                 metrics_run_ended(cfg->metrics, METRICS_RUN_ERROR, now_mono_us() - t0);
         } else {
-                plim_evidence ev = *cfg->evidence; /* the environment's description, when it named one */
+                plim_evidence ev = c->ev; /* the environment's description, when it named one */
                 ev.environment = c->env_desc;
-                ev.isolation = plim_run_tier(&c->req, cfg->evidence); /* the tier this run had */
-                ev.policy = strcmp(ev.isolation, "kernel") == 0 ? cfg->evidence->kernel_evidence : NULL;
+                ev.isolation = plim_run_tier(&c->req, &c->ev); /* the tier this run had */
+                ev.policy = strcmp(ev.isolation, "kernel") == 0 ? c->ev.kernel_evidence : NULL;
                 q = plim_run_answer(&c->req, &res, &ev, http_req_received_unix_ms(r), ended, &body, &len, &f);
                 if (q == -ENOMEM)
                         plim_fail(&f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
@@ -165,6 +166,12 @@ static void run_thread(http_req *r) {
         atomic_fetch_sub(&a->admitted, 1);
 }
 
+static void run_admit(http_req *r, bool on_thread);
+
+static void run_admit_thread(http_req *r) {
+        run_admit(r, true);
+}
+
 static void do_run(http_req *r) {
         api_plimsoll *a = http_req_data(r);
         const api_plimsoll_config *cfg = &a->cfg;
@@ -187,7 +194,26 @@ static void do_run(http_req *r) {
         }
         if (c->req.trace_id_dropped)
                 dlog_log(cfg->log, DLOG_INFO, "event=trace-id-dropped id=%s", http_req_id(r));
-        if (plim_run_admit(&c->req, cfg->evidence, &f) < 0) {
+        /* A floor of kernel before runsc's check (started with hull serve) has settled: admitted
+         * on a thread of its own once it has (the polling threads never wait) */
+        if (strcmp(c->req.minimum_isolation, "kernel") == 0 && !tg_settled(cfg->tier)) {
+                if (http_req_spawn(r, run_admit_thread) < 0)
+                        api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                           "no thread for the run; retry later" NOTHING_RAN);
+                return;
+        }
+        run_admit(r, false);
+}
+
+/* Admission against the evidence (waiting for the kernel check when the floor is kernel), the
+ * plan, and the run's thread (on_thread: this one). */
+static void run_admit(http_req *r, bool on_thread) {
+        api_plimsoll *a = http_req_data(r);
+        const api_plimsoll_config *cfg = &a->cfg;
+        run_call *c = http_req_ctx(r);
+        plim_error f;
+        c->ev = tg_evidence(cfg->tier, strcmp(c->req.minimum_isolation, "kernel") == 0);
+        if (plim_run_admit(&c->req, &c->ev, &f) < 0) {
                 api_connect_error(r, &f, NULL, 0);
                 return;
         }
@@ -197,7 +223,7 @@ static void do_run(http_req *r) {
                                    "every run slot and the queue are taken; retry later" NOTHING_RAN);
                 return;
         }
-        if (plim_plan(&c->req, cfg->evidence, &c->plan) < 0) {
+        if (plim_plan(&c->req, &c->ev, &c->plan) < 0) {
                 atomic_fetch_sub(&a->admitted, 1);
                 dlog_log(cfg->log, DLOG_ERROR, "event=run-refused id=%s error=\"out of memory for the run's plan\"",
                          http_req_id(r));
@@ -206,6 +232,10 @@ static void do_run(http_req *r) {
                 return;
         }
         metrics_run_started(cfg->metrics);
+        if (on_thread) {
+                run_thread(r);
+                return;
+        }
         if (http_req_spawn(r, run_thread) < 0) {
                 atomic_fetch_sub(&a->admitted, 1);
                 metrics_run_dropped(cfg->metrics);
@@ -214,18 +244,32 @@ static void do_run(http_req *r) {
         }
 }
 
+/* Describe's answer, once the kernel check has settled (a thread of its own while it runs). */
+static void describe_thread(http_req *r) {
+        api_plimsoll *a = http_req_data(r);
+        char *body;
+        size_t len;
+        plim_evidence ev = tg_evidence(a->cfg.tier, true);
+        if (plim_describe_json(&ev, &body, &len) == 0)
+                (void) http_answer(r, 200, "application/json", body, len);
+}
+
 static void do_describe(http_req *r) {
         api_plimsoll *a = http_req_data(r);
         plim_error f;
-        char *body;
         size_t len;
         const char *req = http_req_body(r, &len);
         if (plim_describe_parse(req, len, &f) < 0) {
                 api_connect_error(r, &f, f.before_handler ? "request" : NULL, 0);
                 return;
         }
-        if (plim_describe_json(a->cfg.evidence, &body, &len) == 0)
-                (void) http_answer(r, 200, "application/json", body, len);
+        if (!tg_settled(a->cfg.tier)) { /* the highest tier is known once runsc's check has settled */
+                if (http_req_spawn(r, describe_thread) < 0)
+                        api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
+                                           "no thread for Describe; retry later");
+                return;
+        }
+        describe_thread(r);
 }
 
 /* A session procedure's thread: hs_rpc for the whole call. */

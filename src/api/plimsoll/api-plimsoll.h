@@ -17,7 +17,7 @@
 
 typedef struct api_plimsoll_config {
         unsigned max_runs, queue_max; /* admission: runs at once and waiting */
-        const plim_evidence *evidence;
+        tg_gate *tier;                /* the evidence (the kernel tier once its check passed) */
         brk_broker *broker;
         hs_manager *sessions; /* NULL: the session procedures answer unimplemented */
         const dlog *log;
