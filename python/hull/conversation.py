@@ -292,7 +292,9 @@ class Conversation:
                     if ((ev.get("stop_reason") or {}).get("type")) != "requires_action":
                         break
                 elif t in ("session.status_terminated", "session.deleted"):
-                    errors.append({"type": "session_terminated", "message": "the session ended: %s" % t})
+                    # a terminal session.error just before it is the cause (a refused model key)
+                    if t == "session.deleted" or not errors:
+                        errors.append({"type": "session_terminated", "message": "the session ended: %s" % t})
                     break
             else:
                 errors.append({"type": "connection_error", "message": "the event stream ended before the turn did"})
