@@ -69,7 +69,8 @@
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
-#define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
+#define SBX_OCI_PIDS_PER_TASK                                                                                          \
+        24U /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
@@ -550,6 +551,13 @@
 #define STORE_PG_CONNS 4U                  /* PostgreSQL: connections of one store's pool, opened as needed */
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
+/* nodes: several hull serve sharing one PostgreSQL store (store-node.c, v1-nodes.c, docs/DEPLOY.md) */
+#define NODE_URL_MAX 512U         /* bytes of a node's --advertise URL, NUL included */
+#define NODE_LEASE_TTL_MS 6000U   /* a node or a turn's lease not renewed this long is dead (<= 10 s) */
+#define NODE_HEARTBEAT_MS 2000U   /* how often a node renews its row and its leases (TTL / 3) */
+#define NODE_POLL_MS 1000U        /* the fallback poll of the event streams when no NOTIFY came */
+#define NODE_CAPACITY_DEFAULT 64U /* --capacity: sessions a node runs turns of at once */
+#define NODE_CAPACITY_MAX 100000U /* --capacity's largest value */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */

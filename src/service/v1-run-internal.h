@@ -76,7 +76,9 @@ struct v1_engine {
         pthread_mutex_t lock; /* the table */
         live *lives;
         bool stopping;
-        atomic_uint pumps; /* pump threads alive (each holds a session) */
+        atomic_uint pumps;     /* pump threads alive (each holds a session) */
+        pthread_t node_thread; /* v1-nodes.c's, when cfg.node */
+        bool node_started;
 };
 
 /* v1-run.c */
@@ -97,6 +99,15 @@ void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only);
 /* End every engine-owned watcher (under l->lock), after giving it last (when not NULL) whether
  * it is caught up or not (session.deleted). Held watchers get last too and stay. */
 void v1_watches_end(live *l, const json_t *last);
+
+/* v1-nodes.c (each a no-op, or 0, without cfg.node) */
+bool v1_node_mode(const v1_engine *g);
+void v1_node_sync_locked(live *l);
+int v1_node_claim_locked(live *l, v1_err *err);
+void v1_node_release_locked(live *l);
+void v1_node_cut_locked(live *l, const char *dead_node);
+int v1_node_start(v1_engine *g, hull_error *e);
+void v1_node_stop(v1_engine *g);
 
 /* v1-inputs.c */
 typedef struct v1_input v1_input;

@@ -217,6 +217,11 @@ int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err) {
                 if (strcmp(l->id, id) == 0) {
                         l->refs++;
                         pthread_mutex_unlock(&g->lock);
+                        if (v1_node_mode(g)) { /* another node may have changed it */
+                                pthread_mutex_lock(&l->lock);
+                                v1_node_sync_locked(l);
+                                pthread_mutex_unlock(&l->lock);
+                        }
                         *ret = l;
                         return 0;
                 }
@@ -453,6 +458,7 @@ static void *worker_main(void *arg) {
         }
         l->running = false;
         l->used_ms = now_mono_ms();
+        v1_node_release_locked(l);
         pthread_mutex_unlock(&l->lock);
         evict(g, l);
         return NULL;
@@ -532,6 +538,8 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         else if (archived(l->obj))
                 r = v1_fail(err, 409, "session_archived", "session %.64s is archived: it takes no more events",
                             session_id);
+        else
+                r = v1_node_claim_locked(l, err); /* its turns are this node's (several nodes) */
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 r = admit_locked(l, json_array_get(events, i), err);
                 if (r >= 0 && !(evs[i] = json_deep_copy(json_array_get(events, i))))
@@ -589,6 +597,7 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         }
         if (r >= 0)
                 kick_locked(l);
+        v1_node_release_locked(l); /* when no turn started */
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++)
                 json_decref(evs[i]);
@@ -780,11 +789,17 @@ static int recover(v1_engine *g, hull_error *e) {
                 if (v1_live_get(g, json_string_value(id), &l, &err) < 0)
                         continue;
                 pthread_mutex_lock(&l->lock);
-                v1_log_failure_locked(
-                        l, "unknown_error",
-                        "hull serve stopped during this turn (it was restarted); what the turn did after its "
-                        "last event is lost: send the message again",
-                        true);
+                if (v1_node_mode(g)) { /* another live node's turn stays; else it is cut */
+                        if (v1_node_claim_locked(l, &err) == 0) {
+                                v1_node_cut_locked(l, g->cfg.node->id);
+                                v1_node_release_locked(l);
+                        }
+                } else
+                        v1_log_failure_locked(
+                                l, "unknown_error",
+                                "hull serve stopped during this turn (it was restarted); what the turn did after its "
+                                "last event is lost: send the message again",
+                                true);
                 pthread_mutex_unlock(&l->lock);
                 dlog_log(g->cfg.log, DLOG_WARN, "event=v1-turn-recovered session=%s", l->id);
                 v1_live_unref(l);
@@ -799,6 +814,8 @@ int v1_engine_new(const v1_engine_config *cfg, v1_engine **ret, hull_error *e) {
         g->cfg = *cfg;
         pthread_mutex_init(&g->lock, NULL);
         int r = recover(g, e);
+        if (r >= 0)
+                r = v1_node_start(g, e);
         if (r < 0) {
                 v1_engine_free(g);
                 return r;
@@ -840,6 +857,7 @@ void v1_engine_shutdown(v1_engine *g, uint64_t wait_ms) {
                 struct timespec ts = {0, 10 * 1000 * 1000};
                 nanosleep(&ts, NULL);
         }
+        v1_node_stop(g); /* the node's row and leases go: its turns ended */
 }
 
 void v1_engine_free(v1_engine *g) {
