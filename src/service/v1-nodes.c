@@ -142,8 +142,12 @@ static void poll_all(v1_engine *g) {
                 }
         pthread_mutex_unlock(&g->lock);
         for (size_t i = 0; i < k; i++) {
+                int64_t last = 0;
+                hull_error e = {0};
+                bool behind = store_events_last_seq(g->cfg.store, list[i]->id, &last, &e) == 0;
                 pthread_mutex_lock(&list[i]->lock);
-                v1_node_sync_locked(list[i]);
+                if (behind && last > list[i]->last_seq) /* one cheap read, the sync only when needed */
+                        v1_node_sync_locked(list[i]);
                 pthread_mutex_unlock(&list[i]->lock);
                 v1_live_unref(list[i]);
         }
