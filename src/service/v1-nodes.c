@@ -53,7 +53,8 @@ void v1_node_sync_locked(live *l) {
 }
 
 /* Claim the lease on l's turns for this node (under l->lock). 0: this node's (a dead node's
- * turn cut first); -EBUSY with *err (409): a live node runs them. One node: 0. */
+ * turn cut first); -EBUSY with *err (409): a live node runs them (messages still go to the log:
+ * v1_engine_send); another negative errno with *err (503). One node: 0. */
 int v1_node_claim_locked(live *l, v1_err *err) {
         v1_engine *g = l->g;
         if (!v1_node_mode(g))
@@ -61,11 +62,12 @@ int v1_node_claim_locked(live *l, v1_err *err) {
         store_lease le;
         hull_error e = {0};
         int r = store_lease_claim(g->cfg.store, l->id, g->cfg.node->id, NODE_LEASE_TTL_MS, &le, &e);
-        if (r == -EBUSY && le.node_id[0])
-                return v1_fail(err, 409, "session_busy_elsewhere",
-                               "session %s's turn runs on node %s (%s): send its events there, or again once it is "
-                               "idle",
-                               l->id, le.node_id, le.advertise[0] ? le.advertise : "its URL is unknown");
+        if (r == -EBUSY && le.node_id[0]) {
+                v1_fail(err, 409, "session_busy_elsewhere",
+                        "session %s's turn runs on node %s (%s): send its events there, or again once it is idle",
+                        l->id, le.node_id, le.advertise[0] ? le.advertise : "its URL is unknown");
+                return -EBUSY;
+        }
         if (r < 0)
                 return v1_fail(err, 503, "", "the session's lease could not be taken: %s (try again)", e.msg);
         if (le.dead_node[0])
@@ -79,9 +81,45 @@ void v1_node_release_locked(live *l) {
         if (!v1_node_mode(g) || l->running || l->ask_id[0])
                 return;
         hull_error e = {0};
-        if (store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &e) < 0)
+        if (store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e) < 0)
                 dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"", l->id,
                          e.msg);
+}
+
+/* Hand the lease back when the turns are done (under l->lock; worker: the worker asks, its queue
+ * empty; else only when no worker runs): unless messages another node queued wait in the log,
+ * which then go to l->queue (returns true: the caller runs them). */
+bool v1_node_handoff_locked(live *l, bool worker) {
+        v1_engine *g = l->g;
+        if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted)
+                return false;
+        hull_error e = {0};
+        json_t *pending = NULL;
+        int r = store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
+        if (r != -EAGAIN) {
+                if (r < 0)
+                        dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"",
+                                 l->id, e.msg);
+                return false;
+        }
+        size_t i;
+        json_t *ev;
+        json_array_foreach(pending, i, ev) {
+                char *text = v1_user_message_text(ev);
+                json_t *entry =
+                        text ? json_pack("{s:s, s:[O]}", "text", text, "queued", json_object_get(ev, "id")) : NULL;
+                free(text);
+                if (entry)
+                        json_array_append_new(l->queue, entry);
+                else { /* nothing to say (or no memory): marked processed, never picked up again */
+                        json_t *ids = json_pack("[O]", json_object_get(ev, "id"));
+                        v1_mark_processed_locked(l, ids);
+                        json_decref(ids);
+                }
+        }
+        json_decref(pending);
+        dlog_log(g->cfg.log, DLOG_INFO, "event=node-picked-up session=%s messages=%zu", l->id, i);
+        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker);
 }
 
 /* The turn a dead node ran (its lease is this node's now): session.error and idle, when the

@@ -91,6 +91,8 @@ void v1_log_server_locked(live *l, json_t *const *evs, size_t n);
 void v1_log_failure_server_locked(live *l, const char *type, const char *msg, bool running, const char *server);
 void v1_log_failure_locked(live *l, const char *type, const char *msg, bool running);
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e);
+/* Set processed_at of the queued events (an array of ids, or one id) to now (under l->lock). */
+void v1_mark_processed_locked(live *l, const json_t *ids);
 
 /* v1-stream.c */
 /* Give one event to every caught-up watcher (under l->lock). seq 0: a preview, not logged; with
@@ -105,6 +107,7 @@ bool v1_node_mode(const v1_engine *g);
 void v1_node_sync_locked(live *l);
 int v1_node_claim_locked(live *l, v1_err *err);
 void v1_node_release_locked(live *l);
+bool v1_node_handoff_locked(live *l, bool worker);
 void v1_node_cut_locked(live *l, const char *dead_node);
 int v1_node_start(v1_engine *g, hull_error *e);
 void v1_node_stop(v1_engine *g);

@@ -338,7 +338,7 @@ static void drop_paused_locked(live *l, const char *why) {
 }
 
 /* The events of a message that waited for the turn before it: processed now. */
-static void mark_processed_locked(live *l, const json_t *ids) {
+void v1_mark_processed_locked(live *l, const json_t *ids) {
         char now[STORE_TIME_MAX];
         v1_now_time(now);
         size_t i;
@@ -384,7 +384,7 @@ static void evict(v1_engine *g, live *self) {
 static void drop_queue_locked(live *l) {
         size_t i;
         json_t *entry;
-        json_array_foreach(l->queue, i, entry) mark_processed_locked(l, json_object_get(entry, "queued"));
+        json_array_foreach(l->queue, i, entry) v1_mark_processed_locked(l, json_object_get(entry, "queued"));
         json_array_clear(l->queue);
 }
 
@@ -402,12 +402,14 @@ static void *worker_main(void *arg) {
                 else if (json_array_size(l->queue) > 0) {
                         json_t *entry = json_array_get(l->queue, 0);
                         text = strdup(json_string_value(json_object_get(entry, "text")));
-                        mark_processed_locked(l, json_object_get(entry, "queued"));
+                        v1_mark_processed_locked(l, json_object_get(entry, "queued"));
                         json_array_remove(l->queue, 0);
                         atomic_store(&l->interrupt, false);
                         if (!text)
                                 continue;
-                } else
+                } else if (v1_node_handoff_locked(l, true)) /* messages queued on other nodes */
+                        continue;
+                else
                         break;
                 pthread_mutex_unlock(&l->lock);
 
@@ -520,6 +522,18 @@ static int admit_locked(live *l, const json_t *ev, v1_err *err) {
                        conf ? "a confirmation" : "a result");
 }
 
+/* Only user.message and system.message events (what may wait for another node's turn)? */
+static bool messages_only(const json_t *events) {
+        size_t i;
+        json_t *ev;
+        json_array_foreach(events, i, ev) {
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                if (!type || (strcmp(type, "user.message") != 0 && strcmp(type, "system.message") != 0))
+                        return false;
+        }
+        return json_array_size(events) > 0;
+}
+
 int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, json_t **ret_echo, v1_err *err) {
         _cleanup_(v1_live_unrefp) live *l = NULL;
         int r = v1_live_get(g, session_id, &l, err);
@@ -532,21 +546,24 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 free(evs);
                 return v1_fail(err, 500, "", "out of memory");
         }
+        bool foreign = false; /* several nodes: another node's turn runs */
         pthread_mutex_lock(&l->lock);
         if (l->deleted)
                 r = v1_fail(err, 404, "session_not_found", "no session %.64s", session_id);
         else if (archived(l->obj))
                 r = v1_fail(err, 409, "session_archived", "session %.64s is archived: it takes no more events",
                             session_id);
-        else
-                r = v1_node_claim_locked(l, err); /* its turns are this node's (several nodes) */
+        else if ((r = v1_node_claim_locked(l, err)) == -EBUSY && messages_only(events)) {
+                r = 0; /* another node runs the turn: the messages wait in the log for it */
+                foreign = true;
+        }
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 r = admit_locked(l, json_array_get(events, i), err);
                 if (r >= 0 && !(evs[i] = json_deep_copy(json_array_get(events, i))))
                         r = v1_fail(err, 500, "", "out of memory");
         }
         /* a message behind a running turn (or another message) waits: processed_at null till then */
-        bool waits = l->running || json_array_size(l->queue) > 0;
+        bool waits = l->running || json_array_size(l->queue) > 0 || foreign;
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const char *type = json_string_value(json_object_get(evs[i], "type"));
                 bool msg = strcmp(type, "user.message") == 0;
@@ -561,6 +578,8 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 json_t *ev = evs[i];
                 const char *type = json_string_value(json_object_get(ev, "type"));
                 json_array_append(echo, ev);
+                if (foreign)
+                        continue;
                 if (strcmp(type, "user.message") == 0 || strcmp(type, "system.message") == 0) {
                         _cleanup_free_ char *text = v1_user_message_text(ev);
                         if (!text)
@@ -595,9 +614,14 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 else
                         json_array_append(l->stash, ev); /* before the pause: the worker applies it */
         }
-        if (r >= 0)
+        if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
+                v1_err busy = {0};
+                if (v1_node_claim_locked(l, &busy) == 0 && v1_node_handoff_locked(l, false))
+                        kick_locked(l);
+        } else if (r >= 0)
                 kick_locked(l);
-        v1_node_release_locked(l); /* when no turn started */
+        if (!l->running && v1_node_handoff_locked(l, false)) /* when no turn started: give the lease back */
+                kick_locked(l);
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++)
                 json_decref(evs[i]);

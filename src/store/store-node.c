@@ -64,13 +64,13 @@ int store_lease_claim(store *s, const char *session_id, const char *node_id, uin
         return s->ops->node->lease_claim(s, session_id, node_id, ttl_ms, ret, e);
 }
 
-int store_lease_release(store *s, const char *session_id, const char *node_id, hull_error *e) {
+int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e) {
         int r = no_nodes(s, e);
         if (r >= 0)
                 r = node_id_check(node_id, e);
         if (r >= 0)
                 r = store_id_check("session", session_id, e);
-        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, e);
+        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, ret_pending, e);
 }
 
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e) {

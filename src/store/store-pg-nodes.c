@@ -149,12 +149,39 @@ static int pg_lease_claim(store *base, const char *session_id, const char *node_
         return r;
 }
 
-static int pg_lease_release(store *base, const char *session_id, const char *node_id, hull_error *e) {
+static int pg_lease_release(store *base, const char *session_id, const char *node_id, json_t **ret_pending,
+                            hull_error *e) {
         pg_store *s = pg_of(base);
         const char *v[] = {session_id, node_id};
         PG_LOCKED(s);
-        return pg_exec(pc, "DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2", 2, v,
-                       "cannot release the session's lease", NULL, e);
+        if (!ret_pending)
+                return pg_exec(pc, "DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2", 2, v,
+                               "cannot release the session's lease", NULL, e);
+        _cleanup_res_ PGresult *res = NULL;
+        int r = pg_exec(pc,
+                        "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2 AND NOT EXISTS"
+                        "  (SELECT 1 FROM events WHERE session_id = $1 AND processed_ms IS NULL"
+                        "   AND type IN ('user.message', 'system.message')) RETURNING 1)"
+                        " SELECT body FROM events WHERE session_id = $1 AND processed_ms IS NULL"
+                        "  AND type IN ('user.message', 'system.message') AND NOT EXISTS (SELECT 1 FROM d)"
+                        "  AND EXISTS (SELECT 1 FROM session_leases WHERE session_id = $1 AND node_id = $2)"
+                        " ORDER BY seq",
+                        2, v, "cannot release the session's lease", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return 0;
+        _cleanup_(json_decrefp) json_t *a = json_array();
+        if (!a)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        for (int i = 0; i < PQntuples(res); i++) {
+                json_t *ev = NULL;
+                if ((r = pg_load(res, i, 0, "an event", &ev, e)) < 0)
+                        return r;
+                json_array_append_new(a, ev);
+        }
+        *ret_pending = TAKE_PTR(a);
+        return -EAGAIN;
 }
 
 static int pg_leases_reap(store *base, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e) {

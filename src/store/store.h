@@ -376,8 +376,12 @@ typedef struct store_lease {
  * live node holds it (ret->node_id, ret->advertise); -ENOENT: no such session. */
 int store_lease_claim(store *s, const char *session_id, const char *node_id, uint64_t ttl_ms, store_lease *ret,
                       hull_error *e);
-/* Give the lease up (when node_id holds it). */
-int store_lease_release(store *s, const char *session_id, const char *node_id, hull_error *e);
+/* Give the lease up (when node_id holds it). With ret_pending (else NULL): only when the session's
+ * log has no user.message or system.message still queued (processed_at null: sent on another
+ * node while this one ran the turn); else -EAGAIN, the lease kept, and *ret_pending those events
+ * in order (a JSON array), for this node to run. Checked and deleted in one statement, so a
+ * message queued by another node is either seen here or finds the lease gone (and runs there). */
+int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e);
 /* Take every lease that expired (its node died) for node_id, with FOR UPDATE SKIP LOCKED so two
  * nodes never take the same one: *ret a JSON array of {"session_id", "dead_node"}. */
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);

@@ -97,9 +97,28 @@ static void test_leases(store *s, store *s2) {
         CHECK_EQ_STR(le.node_id, "la");
         CHECK_EQ_STR(le.advertise, "http://a");
         CHECK_EQ_INT(store_lease_claim(s, "sesn_l1", "la", 60000, &le, &e), 0); /* renewed */
-        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", &e), 0);
+        /* a message another node queued meanwhile keeps the lease, and comes back to run */
+        json_t *q[2] = {event_obj("sevt_q1", "user.message", NULL), event_obj("sevt_q2", "agent.message", NULL)};
+        CHECK_EQ_INT(store_events_append(s2, "sesn_l1", q, 2, NULL, &e), 0);
+        json_decref(q[0]);
+        json_decref(q[1]);
+        json_t *pending = NULL;
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", &pending, &e), 0); /* not lb's: nothing */
+        CHECK(pending == NULL);
+        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", &pending, &e), -EAGAIN);
+        CHECK_EQ_INT(json_array_size(pending), 1);
+        CHECK_EQ_STR(sid(json_array_get(pending, 0)), "sevt_q1");
+        json_decref(pending);
+        CHECK_EQ_INT(store_events_set_processed(s, "sesn_l1", "sevt_q1", "2026-01-01T00:00:09Z", &e), 0);
+        pending = NULL;
+        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", &pending, &e), 0);
+        CHECK(pending == NULL);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 60000, &le, &e), 0); /* it was given up */
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", NULL, &e), 0);
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_l1", "la", 60000, &le, &e), 0);
+        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", NULL, &e), 0);
         CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 60000, &le, &e), 0);
-        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", &e), 0);
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", NULL, &e), 0);
 
         /* la dies holding 5 leases (200 ms): two reapers at once take each exactly once */
         char id[32];
