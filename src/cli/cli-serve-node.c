@@ -127,3 +127,12 @@ void cli_serve_close_store(store *st, serve_node *n) {
         if (st)
                 store_close(st);
 }
+
+void cli_serve_node_listening(store *st, serve_node *n, const char *addr, const dlog *log) {
+        if (!n->row.id || n->advertise)
+                return;
+        snprintf(n->advertise_default, sizeof(n->advertise_default), "http://%s", addr);
+        hull_error e = {0};
+        if (store_node_join(st, &n->row, NODE_LEASE_TTL_MS, &e) < 0) /* this instance's row: updated */
+                dlog_log(log, DLOG_WARN, "event=node-advertise-failed error=\"%s\"", e.msg);
+}

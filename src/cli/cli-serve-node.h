@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "dlog.h"
 #include "error.h"
 #include "limits.h"
 #include "store.h"
@@ -28,6 +29,10 @@ int cli_serve_node_set(serve_node *n, char which, const char *arg);
  * or a negative errno with *e (one line, never the URL's password). */
 int cli_serve_open_store(const char *db, serve_node *n, const char *listen, const char *tiers, char *db_path,
                          size_t size, bool *ret_given, store **ret, hull_error *e);
+
+/* Listening at addr (HOST:PORT, the port bound): without --advertise, the node's URL becomes
+ * http://addr (a warning logged when it cannot be stored). */
+void cli_serve_node_listening(store *st, serve_node *n, const char *addr, const dlog *log);
 
 /* Leave the nodes (when joined: the row and its leases removed) and close the store (NULL: nothing). */
 void cli_serve_close_store(store *st, serve_node *n);

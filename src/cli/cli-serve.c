@@ -1028,6 +1028,7 @@ static int start_server(serve_state *st, hull_error *e) {
         snprintf(where, sizeof(where), "%s", o->listen);
         char *colon = where[0] == '[' ? strstr(where, "]:") + 1 : strrchr(where, ':');
         snprintf(colon + 1, sizeof(where) - (size_t) (colon + 1 - where), "%u", http_port(st->srv));
+        cli_serve_node_listening(st->db, &st->o.node, where, &st->log); /* the port --listen left to the kernel */
         dlog_log(&st->log, DLOG_INFO,
                  "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s "
                  "protocol=%u work=%s",

@@ -52,10 +52,12 @@ void v1_node_sync_locked(live *l) {
         }
 }
 
-/* Claim the lease on l's turns for this node (under l->lock). 0: this node's (a dead node's
- * turn cut first); -EBUSY with *err (409): a live node runs them (messages still go to the log:
- * v1_engine_send); another negative errno with *err (503). One node: 0. */
-int v1_node_claim_locked(live *l, v1_err *err) {
+/* Claim the lease on l's turns for this node (under l->lock; starts: for a message that starts
+ * a turn). 0: this node's (a dead node's turn cut first); 503 with *err when it would start a
+ * turn but the node runs its --capacity of turns (naming the node with the most room); -EBUSY with *err (409): a live
+ * node runs them (messages still go to the log: v1_engine_send); another negative errno with *err (503). One node: 0.
+ */
+int v1_node_claim_locked(live *l, bool starts, v1_err *err) {
         v1_engine *g = l->g;
         if (!v1_node_mode(g))
                 return 0;
@@ -72,7 +74,19 @@ int v1_node_claim_locked(live *l, v1_err *err) {
                 return v1_fail(err, 503, "", "the session's lease could not be taken: %s (try again)", e.msg);
         if (le.dead_node[0])
                 v1_node_cut_locked(l, le.dead_node);
-        return 0;
+        unsigned running = v1_engine_running(g);
+        if (!starts || l->running || l->ask_id[0] || running < g->cfg.node->capacity)
+                return 0;
+        /* at capacity: this node takes no new turn; the answer names the node with the most room */
+        (void) store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e);
+        char other[STORE_ID_MAX], url[NODE_URL_MAX];
+        if (store_node_roomiest(g->cfg.store, g->cfg.node->id, NODE_LEASE_TTL_MS, other, url, &e) < 0)
+                return v1_fail(err, 503, "node_at_capacity",
+                               "node %s runs %u turns, its --capacity, and no other node has room: try again later",
+                               g->cfg.node->id, running);
+        return v1_fail(err, 503, "node_at_capacity",
+                       "node %s runs %u turns, its --capacity: send this to node %s (%s), which has room",
+                       g->cfg.node->id, running, other, url);
 }
 
 /* Give up l's lease when this node has nothing of its turns left (under l->lock). */
@@ -219,7 +233,8 @@ static void reap(v1_engine *g) {
 
 static void beat(v1_engine *g) {
         hull_error e = {0};
-        int r = store_node_beat(g->cfg.store, g->cfg.node->id, g->cfg.node->instance, NODE_LEASE_TTL_MS, &e);
+        int r = store_node_beat(g->cfg.store, g->cfg.node->id, g->cfg.node->instance, NODE_LEASE_TTL_MS,
+                                v1_engine_running(g), &e);
         if (r == -ESTALE) {
                 dlog_log(g->cfg.log, DLOG_ERROR, "event=node-taken-for-dead node=%s msg=\"joining again\"",
                          g->cfg.node->id);

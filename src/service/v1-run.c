@@ -553,7 +553,7 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         else if (archived(l->obj))
                 r = v1_fail(err, 409, "session_archived", "session %.64s is archived: it takes no more events",
                             session_id);
-        else if ((r = v1_node_claim_locked(l, err)) == -EBUSY && messages_only(events)) {
+        else if ((r = v1_node_claim_locked(l, messages_only(events), err)) == -EBUSY && messages_only(events)) {
                 r = 0; /* another node runs the turn: the messages wait in the log for it */
                 foreign = true;
         }
@@ -616,7 +616,7 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         }
         if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
                 v1_err busy = {0};
-                if (v1_node_claim_locked(l, &busy) == 0 && v1_node_handoff_locked(l, false))
+                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false))
                         kick_locked(l);
         } else if (r >= 0)
                 kick_locked(l);
@@ -814,7 +814,7 @@ static int recover(v1_engine *g, hull_error *e) {
                         continue;
                 pthread_mutex_lock(&l->lock);
                 if (v1_node_mode(g)) { /* another live node's turn stays; else it is cut */
-                        if (v1_node_claim_locked(l, &err) == 0) {
+                        if (v1_node_claim_locked(l, false, &err) == 0) {
                                 v1_node_cut_locked(l, g->cfg.node->id);
                                 v1_node_release_locked(l);
                         }

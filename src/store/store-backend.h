@@ -274,7 +274,9 @@ int store_load(const char *p, size_t n, const char *what, json_t **ret, hull_err
 /* ---- nodes and leases (store-node.c's front; PostgreSQL's store-pg-nodes.c) ---- */
 typedef struct store_node_ops {
         int (*join)(store *s, const store_node *n, uint64_t ttl_ms, hull_error *e);
-        int (*beat)(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, hull_error *e);
+        int (*beat)(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                    hull_error *e);
+        int (*roomiest)(store *s, const char *except_id, uint64_t ttl_ms, char *ret_id, char *ret_url, hull_error *e);
         int (*leave)(store *s, const char *node_id, const char *instance, hull_error *e);
         int (*lease_claim)(store *s, const char *session_id, const char *node_id, uint64_t ttl_ms, store_lease *ret,
                            hull_error *e);

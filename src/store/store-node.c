@@ -37,11 +37,18 @@ int store_node_join(store *s, const store_node *n, uint64_t ttl_ms, hull_error *
         return s->ops->node->join(s, n, ttl_ms, e);
 }
 
-int store_node_beat(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, hull_error *e) {
+int store_node_beat(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                    hull_error *e) {
         int r = no_nodes(s, e);
         if (r >= 0)
                 r = node_id_check(node_id, e);
-        return r < 0 ? r : s->ops->node->beat(s, node_id, instance, ttl_ms, e);
+        return r < 0 ? r : s->ops->node->beat(s, node_id, instance, ttl_ms, running, e);
+}
+
+int store_node_roomiest(store *s, const char *except_id, uint64_t ttl_ms, char ret_id[static STORE_ID_MAX],
+                        char ret_url[static NODE_URL_MAX], hull_error *e) {
+        int r = no_nodes(s, e);
+        return r < 0 ? r : s->ops->node->roomiest(s, except_id, ttl_ms, ret_id, ret_url, e);
 }
 
 int store_node_leave(store *s, const char *node_id, const char *instance, hull_error *e) {

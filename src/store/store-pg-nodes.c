@@ -21,19 +21,26 @@ static int pg_node_join(store *base, const store_node *n, uint64_t ttl_ms, hull_
         const char *v[] = {
                 n->id, n->instance, n->advertise, pg_int(cap, n->capacity), n->tiers, pg_int(ttl, (int64_t) ttl_ms)};
         PG_LOCKED(s);
-        _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(
-                pc,
-                "INSERT INTO nodes (id, instance, advertise, capacity, tiers, started_at, heartbeat_at)"
-                " VALUES ($1, $2, $3, $4::bigint, $5, now(), now())"
-                " ON CONFLICT (id) DO UPDATE SET instance = EXCLUDED.instance, advertise = EXCLUDED.advertise,"
-                " capacity = EXCLUDED.capacity, tiers = EXCLUDED.tiers, started_at = now(), heartbeat_at = now()"
-                " WHERE nodes.instance = EXCLUDED.instance"
-                " OR nodes.heartbeat_at < now() - ($6::bigint * interval '1 millisecond')"
-                " RETURNING id",
-                6, v, "cannot register the node", &res, e);
+        _cleanup_res_ PGresult *mine = NULL;
+        int r = pg_exec(pc, "SELECT 1 FROM nodes WHERE id = $1 AND instance = $2", 2, v, "cannot read the node", &mine,
+                        e);
         if (r < 0)
                 return r;
+        bool again = PQntuples(mine) > 0; /* this process's own row (its URL now known): its leases stay */
+        _cleanup_res_ PGresult *res = NULL;
+        r = pg_exec(pc,
+                    "INSERT INTO nodes (id, instance, advertise, capacity, tiers, started_at, heartbeat_at)"
+                    " VALUES ($1, $2, $3, $4::bigint, $5, now(), now())"
+                    " ON CONFLICT (id) DO UPDATE SET instance = EXCLUDED.instance, advertise = EXCLUDED.advertise,"
+                    " capacity = EXCLUDED.capacity, tiers = EXCLUDED.tiers, started_at = now(), heartbeat_at = now()"
+                    " WHERE nodes.instance = EXCLUDED.instance"
+                    " OR nodes.heartbeat_at < now() - ($6::bigint * interval '1 millisecond')"
+                    " RETURNING id",
+                    6, v, "cannot register the node", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 1 && again)
+                return 0;
         if (PQntuples(res) == 1) {
                 /* the leases an earlier life of this id held are dead now: the reaper cuts their turns */
                 const char *w[] = {n->id};
@@ -58,23 +65,46 @@ static int pg_node_join(store *base, const store_node *n, uint64_t ttl_ms, hull_
                          PQntuples(live) ? pg_get_int(live, 0, 1) : 0, ttl_ms);
 }
 
-static int pg_node_beat(store *base, const char *node_id, const char *instance, uint64_t ttl_ms, hull_error *e) {
+static int pg_node_beat(store *base, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                        hull_error *e) {
         pg_store *s = pg_of(base);
-        char ttl[PG_INT_MAX];
-        const char *v[] = {node_id, instance, pg_int(ttl, (int64_t) ttl_ms)};
+        char ttl[PG_INT_MAX], run[PG_INT_MAX];
+        const char *v[] = {node_id, instance, pg_int(ttl, (int64_t) ttl_ms), pg_int(run, running)};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(pc,
-                        "WITH n AS (UPDATE nodes SET heartbeat_at = now() WHERE id = $1 AND instance = $2"
-                        "  RETURNING id),"
-                        " l AS (UPDATE session_leases SET expires_at = now() + ($3::bigint * interval '1 millisecond')"
-                        "  WHERE node_id = $1 AND expires_at >= now() AND EXISTS (SELECT 1 FROM n))"
-                        " SELECT count(*) FROM n",
-                        3, v, "cannot renew the node's heartbeat", &res, e);
+        int r = pg_exec(
+                pc,
+                "WITH n AS (UPDATE nodes SET heartbeat_at = now(), running = $4::bigint WHERE id = $1 AND instance = $2"
+                "  RETURNING id),"
+                " l AS (UPDATE session_leases SET expires_at = now() + ($3::bigint * interval '1 millisecond')"
+                "  WHERE node_id = $1 AND expires_at >= now() AND EXISTS (SELECT 1 FROM n))"
+                " SELECT count(*) FROM n",
+                4, v, "cannot renew the node's heartbeat", &res, e);
         if (r < 0)
                 return r;
         if (pg_get_int(res, 0, 0) == 0)
                 return hull_fail(e, -ESTALE, "node '%s' was taken for dead (its row is gone or another's)", node_id);
+        return 0;
+}
+
+static int pg_node_roomiest(store *base, const char *except_id, uint64_t ttl_ms, char *ret_id, char *ret_url,
+                            hull_error *e) {
+        pg_store *s = pg_of(base);
+        char ttl[PG_INT_MAX];
+        const char *v[] = {except_id, pg_int(ttl, (int64_t) ttl_ms)};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        int r = pg_exec(pc,
+                        "SELECT id, advertise FROM nodes WHERE id <> $1 AND running < capacity"
+                        " AND heartbeat_at >= now() - ($2::bigint * interval '1 millisecond')"
+                        " ORDER BY capacity - running DESC, id LIMIT 1",
+                        2, v, "cannot read the nodes", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no other node has room");
+        snprintf(ret_id, STORE_ID_MAX, "%s", PQgetvalue(res, 0, 0));
+        snprintf(ret_url, NODE_URL_MAX, "%s", PQgetvalue(res, 0, 1));
         return 0;
 }
 
@@ -260,6 +290,7 @@ static int pg_events_wait(store *base, int timeout_ms, store_wake_fn fn, void *u
 const store_node_ops pg_node_ops = {
         .join = pg_node_join,
         .beat = pg_node_beat,
+        .roomiest = pg_node_roomiest,
         .leave = pg_node_leave,
         .lease_claim = pg_lease_claim,
         .lease_release = pg_lease_release,

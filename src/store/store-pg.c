@@ -89,7 +89,7 @@ static const char *const migrations[] = {
          * session's turns (a lease, renewed by its node's heartbeat); times are the server's */
         "CREATE TABLE nodes (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, instance TEXT NOT NULL,"
         " advertise TEXT NOT NULL, capacity BIGINT NOT NULL, tiers TEXT NOT NULL,"
-        " started_at TIMESTAMPTZ NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL);"
+        " started_at TIMESTAMPTZ NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, running BIGINT NOT NULL DEFAULT 0);"
         "CREATE TABLE session_leases (session_id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY"
         " REFERENCES sessions (id) ON DELETE CASCADE, node_id TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);"
         "CREATE INDEX session_leases_node ON session_leases (node_id);",

@@ -360,9 +360,15 @@ typedef struct store_node {
 /* Register node n: its row made, or taken over from a dead one of that id (or from an earlier
  * life of this instance). -EEXIST with a message naming it when a live node holds the id. */
 int store_node_join(store *s, const store_node *n, uint64_t ttl_ms, hull_error *e);
-/* The heartbeat: the node's row and every lease it holds renewed for ttl_ms. -ESTALE when the row
- * is gone or another instance's (this node was taken for dead): it joins again. */
-int store_node_beat(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, hull_error *e);
+/* The heartbeat: the node's row (with the turns it runs now) and every lease it holds renewed for
+ * ttl_ms. -ESTALE when the row is gone or another instance's (this node was taken for dead): it
+ * joins again. */
+int store_node_beat(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                    hull_error *e);
+/* The live node other than except_id with the most free capacity (capacity - running > 0): its id
+ * and advertise URL; -ENOENT when every other node is full or there is none. */
+int store_node_roomiest(store *s, const char *except_id, uint64_t ttl_ms, char ret_id[static STORE_ID_MAX],
+                        char ret_url[static NODE_URL_MAX], hull_error *e);
 /* The node's row and its leases removed (hull serve stops cleanly). */
 int store_node_leave(store *s, const char *node_id, const char *instance, hull_error *e);
 

@@ -2,7 +2,8 @@
 # stopped and removed at exit) when things go wrong: kill -9 of the node running a turn mid-tool
 # (a bash call that sleeps): after the lease TTL (NODE_LEASE_TTL_MS) the other node ends the turn
 # with session.error and session.status_idle, the model's record shows no second call for it and
-# the tool never answered (it was not run again), and the session takes its next turn; the killed
+# the tool never answered (it was not run again), and the session takes its next turn; a node at its
+# --capacity refuses a new turn (503) naming the node with room; the killed
 # node's id can start again; a second live node with one --node-id is refused (exit 2, one line);
 # --node-id on SQLite and a bad --db are refused at start (exit 2, one line).
 source "$(dirname "$0")/../lib.sh"
@@ -48,7 +49,7 @@ if ! mock_start "$SCRIPT" --log-level error --record "$TEST_TMP/record.jsonl"; t
         fail "nodes-chaos: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
 fi
-serve_v1 "$TEST_TMP/node1.log" --db "$DB" --node-id n1 || { fail "nodes-chaos: node 1 starts" "$(tail -3 "$TEST_TMP/node1.log")"; exit 1; }
+serve_v1 "$TEST_TMP/node1.log" --db "$DB" --node-id n1 --capacity 1 || { fail "nodes-chaos: node 1 starts" "$(tail -3 "$TEST_TMP/node1.log")"; exit 1; }
 N1_PID=$SERVER_PID N1=$URL
 serve_v1 "$TEST_TMP/node2.log" --db "$DB" --node-id n2 || { fail "nodes-chaos: node 2 starts" "$(tail -3 "$TEST_TMP/node2.log")"; exit 1; }
 N2_PID=$SERVER_PID N2=$URL
@@ -82,6 +83,12 @@ sleep 1 # the call is in the sandbox now (sleep 60)
 check "nodes-chaos: node 1 runs the tool (agent.tool_use logged, no result)" sh -c \
         "grep -q '\"agent.tool_use\"' '$TEST_TMP/ev.json' && ! grep -q '\"agent.tool_result\"' '$TEST_TMP/ev.json'"
 check "nodes-chaos: node 1 holds the session's lease" test "$(PSQL "SELECT node_id FROM session_leases WHERE session_id = '$SESSION'")" = n1
+v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
+OTHER=$(field id)
+v1 POST "/v1/sessions/$OTHER/events" "$(user_message 'no room')"
+expect "nodes-chaos: node 1 at its --capacity (1 turn) takes no new turn: 503 naming node n2 and its URL" \
+        "s == 503 and 'node n2 ($N2), which has room' in b['error']['message']"
+check "nodes-chaos: ... and the refused message is not in the log" test "$(PSQL "SELECT count(*) FROM events WHERE session_id = '$OTHER'")" = 0
 kill -9 "$N1_PID"
 t0=$(date +%s)
 URL=$N2

@@ -50,6 +50,8 @@ node 2 n2
 node 3 n3 --capacity 8
 check "nodes: each node has its row (id, advertise URL, capacity, tiers, heartbeat)" test \
         "$(PSQL "SELECT count(*) FROM nodes WHERE advertise LIKE 'http://127.0.0.1:%' AND heartbeat_at > now() - interval '10 seconds' AND tiers LIKE '[%'")" = 3
+check "nodes: without --advertise a node's URL is the address it listens at" test \
+        "$(PSQL "SELECT advertise FROM nodes WHERE id = 'n1'")" = "${NURL[1]}"
 check "nodes: --capacity is registered" test "$(PSQL "SELECT capacity FROM nodes WHERE id = 'n3'")" = 8
 at 1
 make_session || { fail "nodes: a session is made on node 1" "$(head -c 300 "$O")"; exit 1; }

@@ -62,8 +62,8 @@ static void test_join(store *s) {
         CHECK_EQ_INT(store_node_join(s, &b, 60000, &e), -EEXIST);
         CHECK(strstr(e.msg, "'na' is already running") != NULL);
         CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0); /* the same instance again */
-        CHECK_EQ_INT(store_node_beat(s, "na", "ia", 60000, &e), 0);
-        CHECK_EQ_INT(store_node_beat(s, "na", "ib", 60000, &e), -ESTALE);
+        CHECK_EQ_INT(store_node_beat(s, "na", "ia", 60000, 0, &e), 0);
+        CHECK_EQ_INT(store_node_beat(s, "na", "ib", 60000, 0, &e), -ESTALE);
         store_node bad = a;
         bad.id = "no spaces";
         CHECK_EQ_INT(store_node_join(s, &bad, 60000, &e), -EINVAL);
@@ -73,7 +73,7 @@ static void test_join(store *s) {
         CHECK_EQ_INT(store_lease_claim(s, "sesn_join", "na", 60000, &le, &e), 0);
         sleep_ms(300);
         CHECK_EQ_INT(store_node_join(s, &b, 200, &e), 0);
-        CHECK_EQ_INT(store_node_beat(s, "na", "ia", 60000, &e), -ESTALE);
+        CHECK_EQ_INT(store_node_beat(s, "na", "ia", 60000, 0, &e), -ESTALE);
         CHECK_EQ_INT(store_lease_claim(s, "sesn_join", "na", 60000, &le, &e), 0);
         CHECK_EQ_STR(le.dead_node, "na"); /* the old life's turn is to be cut */
         CHECK_EQ_INT(store_node_leave(s, "na", "ib", &e), 0);
@@ -87,6 +87,14 @@ static void test_leases(store *s, store *s2) {
         store_node b = {.id = "lb", .instance = "ib", .advertise = "http://b", .capacity = 4, .tiers = "[]"};
         CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0);
         CHECK_EQ_INT(store_node_join(s2, &b, 60000, &e), 0);
+        char other[STORE_ID_MAX], url[NODE_URL_MAX];
+        CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), 0);
+        CHECK_EQ_STR(other, "lb");
+        CHECK_EQ_STR(url, "http://b");
+        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 4, &e), 0); /* full */
+        CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), -ENOENT);
+        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 3, &e), 0);
+        CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), 0);
         add_session(s, "sesn_l1");
         store_lease le;
         CHECK_EQ_INT(store_lease_claim(s, "sesn_nope", "la", 60000, &le, &e), -ENOENT);
@@ -137,7 +145,7 @@ static void test_leases(store *s, store *s2) {
         json_decref(r2);
         /* a live node's beat renews its leases: nothing to reap */
         CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 200, &le, &e), 0);
-        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, &e), 0);
+        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 0, &e), 0);
         sleep_ms(300);
         CHECK_EQ_INT(store_leases_reap(s, "la", 60000, &r1, &e), 0);
         CHECK_EQ_INT(json_array_size(r1), 0);
