@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "macro.h"
 #include "time-util.h"
 #include "v1-run-internal.h"
 
@@ -50,6 +51,26 @@ void v1_node_sync_locked(live *l) {
                 if (n < STORE_EVENTS_PAGE_MAX)
                         return;
         }
+}
+
+/* Before the session object the log changed (status, usage, stats) is stored: the rest of it as
+ * stored now (another node may have updated its title or metadata since l->obj was read), with
+ * those fields of l->obj (under l->lock). */
+void v1_node_merge_locked(live *l) {
+        if (!v1_node_mode(l->g))
+                return;
+        hull_error e = {0};
+        json_t *stored = NULL;
+        if (store_get(l->g->cfg.store, STORE_SESSION, l->id, 0, &stored, &e) < 0)
+                return;
+        static const char *const ours[] = {"status", "usage", "stats", "updated_at"};
+        for (size_t i = 0; i < ELEMENTSOF(ours); i++) {
+                json_t *v = json_object_get(l->obj, ours[i]);
+                if (v)
+                        json_object_set(stored, ours[i], v);
+        }
+        json_decref(l->obj);
+        l->obj = stored;
 }
 
 /* Claim the lease on l's turns for this node (under l->lock; starts: for a message that starts

@@ -105,6 +105,7 @@ void v1_watches_end(live *l, const json_t *last);
 /* v1-nodes.c (each a no-op, or 0, without cfg.node) */
 bool v1_node_mode(const v1_engine *g);
 void v1_node_sync_locked(live *l);
+void v1_node_merge_locked(live *l);
 int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);
 bool v1_node_handoff_locked(live *l, bool worker);

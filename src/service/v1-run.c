@@ -125,6 +125,7 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 changed |= follow(l, evs[i], now);
         if (changed) {
                 hull_error ue = {0};
+                v1_node_merge_locked(l); /* what another node changed meanwhile stays */
                 if (store_update(l->g->cfg.store, STORE_SESSION, l->obj, &ue) < 0)
                         dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"",
                                  l->id, ue.msg);

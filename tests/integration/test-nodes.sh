@@ -153,6 +153,16 @@ ok = after.count("agent.message") >= 1 and after[-1] == "session.status_idle" an
 ok or print([ty for ty, c in t])
 sys.exit(0 if ok else 1)' "$TEST_TMP/ev3.json"
 check "nodes: node 1 logged that it picked up node 2's message" grep -q "event=node-picked-up session=$S2" "$TEST_TMP/node1.log"
+# the session's title changed on node 3 while node 2 runs its turn: the turn's status changes keep it
+at 2
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'a turn on node 2')"
+at 3
+v1 POST "/v1/sessions/$S2" '{"title": "renamed on node 3"}'
+expect "nodes: the title is changed on node 3 during node 2's turn" "s == 200 and b['title'] == 'renamed on node 3'"
+at 1
+sleep 1
+wait_idle "$S2" 60
+expect "nodes: ... and after the turn ended on node 2 the session is idle with the new title" "s == 200 and b['status'] == 'idle' and b['title'] == 'renamed on node 3'"
 check "nodes: no lease is left once every turn ended" test "$(PSQL "SELECT count(*) FROM session_leases")" = 0
 "$HULL" db check --db "$DB" >"$TEST_TMP/check.out" 2>&1
 check "nodes: the store's logs are gap-free (hull db check)" test $? -eq 0
