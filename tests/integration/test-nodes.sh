@@ -41,7 +41,9 @@ node() {
 at() { URL=${NURL[$1]}; } # the node the next v1 calls go to
 
 # ---- three nodes: create on 1, send on 2, stream from 3 ----
-if ! mock_start '{"then": "repeat", "steps": [{"text": "hello from a node", "delay_ms": 700}]}' --log-level error; then
+# the model answers after 700 ms; its 5th answer (the turn a message on another node waits behind) after 3 s
+if ! mock_start '{"then": "repeat", "steps": [{"text": "hello from a node", "delay_ms": 700, "times": 4},
+        {"text": "hello from a node", "delay_ms": 3000}, {"text": "hello from a node", "delay_ms": 700}]}' --log-level error; then
         fail "nodes: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
 fi
@@ -131,7 +133,7 @@ ok = types.count("user.message") == 3 and types.count("agent.message") == 3 and 
 ok or print(types)
 sys.exit(0 if ok else 1)' "$TEST_TMP/ev2.json" "$TEST_TMP"/par1.out "$TEST_TMP"/par2.out "$TEST_TMP"/par3.out
 printf '# messages queued on one node and run by the node that held the turn: %s\n' "$(cat "$TEST_TMP"/node*.log | grep -c 'event=node-picked-up')"
-# a message to node 2 while node 1 runs the turn (the model answers after 700 ms): queued in the
+# a message to node 2 while node 1 runs the turn (the model answers after 3 s): queued in the
 # log, run by node 1 when its turn ends
 at 1
 v1 POST "/v1/sessions/$S2/events" "$(user_message 'first on node 1')"
