@@ -8,7 +8,8 @@ const PAGE = 150;
 const USE_TYPES = new Set(['agent.tool_use', 'agent.mcp_tool_use', 'agent.custom_tool_use']);
 // Folded into the card of the tool call they belong to, or shown elsewhere (timeline, header).
 const FOLDED = new Set(['agent.tool_result', 'agent.mcp_tool_result', 'user.tool_confirmation', 'user.custom_tool_result',
-  'hull.tool_progress', 'hull.network', 'span.model_request_start', 'span.model_request_end', 'session.usage']);
+  'hull.tool_progress', 'hull.network', 'span.model_request_start', 'span.model_request_end', 'session.usage',
+  'span.outcome_evaluation_start', 'span.outcome_evaluation_ongoing']);
 
 function useIdOf(e) {
   switch (e.type) {
@@ -132,6 +133,7 @@ export class SessionModel {
       if (t === 'session.status_idle') return 'idle';
       if (t === 'session.status_running') return 'running';
       if (t === 'session.status_terminated') return 'terminated';
+      if (t === 'session.status_rescheduled') return 'rescheduling';
     }
     return null;
   }
@@ -184,7 +186,7 @@ function toolCard(model, e, actions) {
     body);
 }
 
-function renderItem(model, it, actions) {
+export function renderItem(model, it, actions) {
   const e = it.event;
   let node;
   if (!e) {
@@ -201,6 +203,20 @@ function renderItem(model, it, actions) {
       break;
     }
     case 'session.error': node = h('div', { class: 'error-row', role: 'note' }, `error: ${(e.error && (e.error.message || e.error.type)) || pretty(e.error)}`); break;
+    case 'session.status_rescheduled': node = h('div', { class: 'status-row' }, 'rescheduling · the model request failed and is retried'); break;
+    case 'session.status_terminated': node = h('div', { class: 'error-row', role: 'note' }, 'terminated · the session takes no more messages'); break;
+    case 'user.define_outcome': {
+      const rub = e.rubric || {};
+      node = bubble('Outcome', 'user outcome', `${e.description || ''}\n\nRubric: ${rub.type === 'file' ? `file ${rub.file_id}` : (rub.content || '')}`,
+        h('span', { class: 'muted' }, ` · at most ${e.max_iterations || 3} evaluations`));
+      break;
+    }
+    case 'span.outcome_evaluation_end': {
+      const res = (e.result || '').replace(/_/g, ' ');
+      node = h('div', { class: e.result === 'satisfied' ? 'status-row' : 'error-row', role: 'note' },
+        `grader · evaluation ${(e.iteration || 0) + 1}: ${res}${e.explanation ? ` · ${e.explanation}` : ''}`);
+      break;
+    }
     case 'user.interrupt': node = h('div', { class: 'status-row' }, 'you interrupted'); break;
     case 'hull.handle_created': {
       const hd = e.handle || {};
@@ -301,7 +317,11 @@ export function turnsOf(model) {
       turns.push(cur);
     }
     if (!cur) continue;
-    if (e.type === 'span.model_request_start') starts.set(e.id, e);
+    if (e.type === 'span.model_request_start' || e.type === 'span.outcome_evaluation_start') starts.set(e.id, e);
+    else if (e.type === 'span.outcome_evaluation_end') {
+      const s = starts.get(e.outcome_evaluation_start_id);
+      if (s) cur.bars.push({ kind: 'grader', label: `grading, evaluation ${(e.iteration || 0) + 1}: ${(e.result || '').replace(/_/g, ' ')}`, start: ms(s.processed_at), end: t });
+    }
     else if (e.type === 'span.model_request_end') {
       const s = starts.get(e.model_request_start_id);
       if (s) cur.bars.push({ kind: 'model', label: `model request${e.is_error ? ' (error)' : ''}`, start: ms(s.processed_at), end: t });
@@ -313,7 +333,8 @@ export function turnsOf(model) {
       const end = res ? ms(res.processed_at) : NaN;
       const start = res && typeof res.hull_duration_ms === 'number' ? end - res.hull_duration_ms : t;
       cur.bars.push({ kind: 'tool', label: `tool ${e.name}${j && j.decision && j.decision.result === 'deny' ? ' (denied)' : ''}`, start, end });
-    } else if (e.type === 'session.status_idle' && !(e.stop_reason && e.stop_reason.type === 'requires_action')) {
+    } else if ((e.type === 'session.status_idle' && !(e.stop_reason && e.stop_reason.type === 'requires_action')) ||
+      e.type === 'session.status_terminated') {
       // a pause for a decision is part of its turn
       cur.end = t;
       cur = null;

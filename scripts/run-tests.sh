@@ -15,6 +15,10 @@ export HULL_KERNEL_TIER=off
 # long run is what a CI log shows first.
 failures="$build/test-failures"
 : > "$failures"
+# Each suite's wall time, seconds, the slowest listed at the end: the whole run must stay well
+# under CI's budget, and this says where it goes.
+times="$build/test-times"
+: > "$times"
 
 count_output() { # count TAP-ish lines of a test's output; $2 is its exit code
         local out=$1 rc=$2 name=$3 p f s
@@ -37,7 +41,7 @@ count_output() { # count TAP-ish lines of a test's output; $2 is its exit code
 }
 
 run() { # run NAME CMD...: show the output, then count it
-        local name=$1 out rc home=""
+        local name=$1 out rc home="" t0=$SECONDS
         shift
         echo "# $name"
         # A test that names no HULL_HOME gets a fresh one of its own: nothing a test does may
@@ -50,6 +54,7 @@ run() { # run NAME CMD...: show the output, then count it
         [ -n "$home" ] && rm -rf "$home"
         printf '%s\n' "$out" | grep -vE '^[0-9]+ passed, [0-9]+ failed' | sed 's/^/    /'
         count_output "$out" "$rc" "$name"
+        printf '%d %s\n' $((SECONDS - t0)) "$name" >> "$times"
 }
 
 for t in "$build"/test-*; do
@@ -79,6 +84,8 @@ for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh "$to
         run "$(basename "$(dirname "$s")")/$(basename "$s")" env HULL="$build/hull" BUILD="$build" bash "$s"
 done
 
+echo "${label:+$label: }the slowest suites (seconds):"
+sort -rn "$times" | head -n 12 | sed 's/^/    /'
 if [ -s "$failures" ]; then
         echo "${label:+$label: }what failed:" >&2
         sed 's/^/    /' "$failures" >&2

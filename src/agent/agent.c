@@ -48,6 +48,7 @@ struct agent {
         uint64_t deadline_ms;  /* now_mono_ms() by which this part of the turn must end */
         char *last_text;
         model_failure failure;
+        bool rescheduled; /* a failed request waits for its retry (session_states) */
 
         /* the answer whose calls run */
         json_t *calls;   /* its tool_use blocks (references) */
@@ -75,6 +76,7 @@ static const char *const stop_names[_AGENT_STOP_MAX] = {
         [AGENT_STOP_INTERRUPTED] = "interrupted",
         [AGENT_STOP_REFUSAL] = "refusal",
         [AGENT_STOP_ERROR] = "error",
+        [AGENT_STOP_BUDGET] = "budget",
 };
 
 const char *agent_stop_to_string(agent_stop s) {
@@ -449,6 +451,10 @@ static void on_retry(void *ud, unsigned attempt, uint64_t delay_ms, const model_
         snprintf(line, sizeof(line), "%s (retry %u in %" PRIu64 " ms)", msg ? msg : "the model request failed", attempt,
                  delay_ms);
         emit_error(a, error_type(f->kind), line, "retrying");
+        if (a->cfg.session_states && !a->rescheduled) {
+                a->rescheduled = true;
+                emit(a, json_pack("{s:s}", "type", "session.status_rescheduled"), NULL);
+        }
 }
 
 /* Give every tool call of the answer an id no other call of the conversation has (some
@@ -550,6 +556,9 @@ static int ask_model(agent *a, hull_error *e) {
         hull_error me = {0};
         a->model_requests++;
         int r = model_call(a->cfg.model, &req, &o, &resp, &fail, &me);
+        if (a->rescheduled && r >= 0) /* the retry went through: running again */
+                emit(a, json_pack("{s:s}", "type", "session.status_running"), NULL);
+        a->rescheduled = false;
         if (r >= 0 && !answer_ok(resp.message)) {
                 r = hull_fail(&me, -EPROTO, "model: the provider's answer is not an assistant message");
                 fail.kind = MODEL_FAIL_MALFORMED;
@@ -806,13 +815,17 @@ static int one_call(agent *a, const json_t *call, bool last) {
         tool_policy policy = t ? t->policy : TOOL_DENY;
         bool client = t && t->def->client;
         const char *mcp = t ? t->def->mcp_server : NULL;
-        json_t *ev = client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name, "input",
-                                        input, "hull_call_id", call_id)
-                     : mcp  ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:s}", "type", "agent.mcp_tool_use", "name",
+        json_t *ev = client && t->def->client_builtin
+                             ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:b}", "type", "agent.tool_use", "name", name,
+                                         "input", input, "evaluated_permission", "allow", "hull_call_id", call_id,
+                                         "hull_client_run", true)
+                     : client ? json_pack("{s:s, s:s, s:O, s:s}", "type", "agent.custom_tool_use", "name", name,
+                                          "input", input, "hull_call_id", call_id)
+                     : mcp    ? json_pack("{s:s, s:s, s:O, s:s, s:s, s:s}", "type", "agent.mcp_tool_use", "name",
                                        t->def->mcp_tool ? t->def->mcp_tool : name, "input", input, "mcp_server_name",
-                                        mcp, "evaluated_permission", permission_name(policy), "hull_call_id", call_id)
-                            : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input",
-                                        input, "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
+                                          mcp, "evaluated_permission", permission_name(policy), "hull_call_id", call_id)
+                              : json_pack("{s:s, s:s, s:O, s:s, s:s}", "type", "agent.tool_use", "name", name, "input",
+                                          input, "evaluated_permission", permission_name(policy), "hull_call_id", call_id);
         emit(a, ev, event_id);
 
         const char *input_error = str_of(call, "input_error");
@@ -930,6 +943,8 @@ static const char *stop_reason(agent_stop s) {
                 return "refusal";
         case AGENT_STOP_ERROR:
                 return "retries_exhausted";
+        case AGENT_STOP_BUDGET:
+                return "budget_reached";
         case AGENT_STOP_END_TURN:
         case AGENT_STOP_INTERRUPTED:
         case _AGENT_STOP_MAX:
@@ -952,10 +967,17 @@ static const char *close_reason(agent_stop s) {
         case AGENT_STOP_CONTEXT:
         case AGENT_STOP_REFUSAL:
         case AGENT_STOP_ERROR:
+        case AGENT_STOP_BUDGET:
         case _AGENT_STOP_MAX:
                 break;
         }
         return "the turn ended";
+}
+
+/* A model error no retry and no later turn mends: the session ends (session_states). */
+static bool fatal(model_fail f) {
+        return f == MODEL_FAIL_AUTH || f == MODEL_FAIL_NOT_FOUND || f == MODEL_FAIL_BAD_REQUEST ||
+               f == MODEL_FAIL_BILLING;
 }
 
 static int run(agent *a, const atomic_bool *interrupt, agent_turn_result *ret, hull_error *e) {
@@ -984,6 +1006,10 @@ static int run(agent *a, const atomic_bool *interrupt, agent_turn_result *ret, h
                                           "agent: the turn reached its limit of %u model requests", max_turns);
                         break;
                 }
+                if (a->cfg.may_ask && !a->cfg.may_ask(a->cfg.may_ask_ud)) {
+                        stop = AGENT_STOP_BUDGET;
+                        break;
+                }
                 if ((stop = ask_model(a, e)) >= 0)
                         break;
         }
@@ -999,6 +1025,10 @@ static int run(agent *a, const atomic_bool *interrupt, agent_turn_result *ret, h
                                    .failure = a->failure};
         json_t *idle = json_pack("{s:s, s:{s:s}, s:s}", "type", "session.status_idle", "stop_reason", "type",
                                  stop_reason((agent_stop) stop), "hull_stop", agent_stop_to_string((agent_stop) stop));
+        if (stop == AGENT_STOP_ERROR && a->cfg.session_states && fatal(a->failure.kind)) {
+                json_decref(idle);
+                idle = json_pack("{s:s, s:s}", "type", "session.status_terminated", "hull_stop", "error");
+        }
         if (stop == AGENT_STOP_REQUIRES_ACTION) {
                 ret->pending = json_pack("[s]", a->wait_event);
                 json_object_set_new(json_object_get(idle, "stop_reason"), "event_ids", json_pack("[s]", a->wait_event));

@@ -62,6 +62,15 @@ typedef struct agent_config {
          * after: a /v1 session's mounted memory stores are read back there). NULL: none. */
         void (*after_call)(void *ud, ss_manager *ss, ss_session *s, call_result *res);
         void *after_call_ud;
+        /* Before each model request: false ends the turn with AGENT_STOP_BUDGET (a spending
+         * ceiling reached: the request that crossed it was the last). NULL: always true. */
+        bool (*may_ask)(void *ud);
+        void *may_ask_ud;
+        /* The /v1 API's session states: session.status_rescheduled while a failed model request
+         * waits for its retry (session.status_running when one succeeds), and a fatal model error
+         * (the key, the model, the request or billing refused) ends the turn with
+         * session.status_terminated instead of session.status_idle. */
+        bool session_states;
 } agent_config;
 
 typedef enum agent_stop {
@@ -73,7 +82,8 @@ typedef enum agent_stop {
         AGENT_STOP_WALL_CLOCK,
         AGENT_STOP_INTERRUPTED,
         AGENT_STOP_REFUSAL,
-        AGENT_STOP_ERROR, /* the model failed (after its retries); *e says how */
+        AGENT_STOP_ERROR,  /* the model failed (after its retries); *e says how */
+        AGENT_STOP_BUDGET, /* may_ask said no */
         _AGENT_STOP_MAX,
 } agent_stop;
 

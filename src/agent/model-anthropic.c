@@ -106,7 +106,7 @@ static int encode_assistant(json_t *msgs, const json_t *blocks, size_t i, hull_e
                                                                                                              : 0;
 }
 
-static int encode_tools(json_t *body, const json_t *tools, hull_error *e) {
+static int encode_tools(json_t *body, const json_t *tools, bool cache, hull_error *e) {
         _cleanup_(json_decrefp) json_t *out = json_array();
         const json_t *t;
         size_t k;
@@ -129,6 +129,12 @@ static int encode_tools(json_t *body, const json_t *tools, hull_error *e) {
                     json_array_append_new(out, o) < 0)
                         return -ENOMEM;
         }
+        /* a cache breakpoint after the last tool: the tools (and the system prompt before them) are
+         * the prefix every request of the conversation repeats */
+        if (cache && json_array_size(out) > 0 &&
+            json_object_set_new(json_array_get(out, json_array_size(out) - 1), "cache_control",
+                                json_pack("{s:s}", "type", "ephemeral")) < 0)
+                return -ENOMEM;
         return json_object_set(body, "tools", out) < 0 ? -ENOMEM : 0;
 }
 
@@ -156,11 +162,19 @@ int model_anthropic_encode(const model_wire_cfg *w, const model_request *r, char
                         return k;
         }
         body = json_pack("{s:s, s:I}", "model", w->model, "max_tokens", (json_int_t) w->max_output_tokens);
-        if (!body || (r->system && json_object_set_new(body, "system", json_string(r->system)) < 0) ||
+        /* prompt caching: the system prompt as a text block with a cache breakpoint */
+        json_t *sys = !r->system ? NULL
+                      : w->cache ? json_pack("[{s:s, s:s, s:{s:s}}]", "type", "text", "text", r->system,
+                                             "cache_control", "type", "ephemeral")
+                                 : json_string(r->system);
+        if (!body || (r->system && json_object_set_new(body, "system", sys) < 0) ||
             json_object_set(body, "messages", msgs) < 0)
                 return hull_fail(e, -ENOMEM, "model: out of memory");
+        if ((w->effort && json_object_set_new(body, "output_config", json_pack("{s:s}", "effort", w->effort)) < 0) ||
+            (w->fast && json_object_set_new(body, "speed", json_string("fast")) < 0))
+                return hull_fail(e, -ENOMEM, "model: out of memory");
         if (r->tools && json_array_size(r->tools) > 0) {
-                k = encode_tools(body, r->tools, e);
+                k = encode_tools(body, r->tools, w->cache, e);
                 if (k < 0)
                         return k == -ENOMEM ? hull_fail(e, k, "model: out of memory") : k;
         }

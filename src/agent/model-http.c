@@ -29,9 +29,10 @@
 #define OPENAI_BASE_URL "https://api.openai.com/v1"
 #define ANTHROPIC_BASE_URL "https://api.anthropic.com"
 #define ANTHROPIC_VERSION "2023-06-01"
-#define OWN_HEADERS 4U     /* content-type, accept, the credential, anthropic-version */
+#define OWN_HEADERS 5U     /* content-type, accept, the credential, anthropic-version, fast mode's beta */
 #define CANCEL_POLL_MS 50U /* how often a wait between retries looks at the cancel flag */
 #define LABEL_URL_MAX 160U /* bytes of the base URL named in a failure's line */
+#define EFFORT_MAX 16U     /* bytes of an effort ("medium") and its NUL */
 
 typedef struct provider {
         model_api api;
@@ -44,6 +45,8 @@ typedef struct provider {
         bool compat;
         bool stream;
         uint32_t max_output_tokens;
+        char effort[EFFORT_MAX]; /* "" none */
+        bool fast, cache;
         uint64_t request_timeout_ms, idle_timeout_ms, connect_timeout_ms;
         unsigned max_retries;
         char label[LABEL_URL_MAX + 32]; /* "openai at https://..." */
@@ -490,6 +493,9 @@ static int provider_call(void *impl, const model_request *r, const model_call_op
                 .compat = p->compat,
                 .stream = p->stream,
                 .max_output_tokens = p->max_output_tokens,
+                .effort = p->effort[0] ? p->effort : NULL,
+                .fast = p->fast,
+                .cache = p->cache,
         };
         _cleanup_free_ char *body = NULL;
         size_t len = 0;
@@ -649,6 +655,9 @@ int model_client_new(const model_config *cfg, model_client **ret, hull_error *e)
         p->idle_timeout_ms = cfg->idle_timeout_ms ? cfg->idle_timeout_ms : MODEL_IDLE_TIMEOUT_MS;
         p->connect_timeout_ms = cfg->connect_timeout_ms ? cfg->connect_timeout_ms : MODEL_CONNECT_TIMEOUT_MS;
         p->max_retries = cfg->max_retries;
+        snprintf(p->effort, sizeof(p->effort), "%s", cfg->effort ? cfg->effort : "");
+        p->fast = cfg->fast;
+        p->cache = !cfg->no_prompt_cache;
         p->model = strdup(cfg->model);
         p->base_url = strndup(base, base_len);
         p->headers = calloc(OWN_HEADERS + n_extra + 1, sizeof(char *));
@@ -684,6 +693,8 @@ int model_client_new(const model_config *cfg, model_client **ret, hull_error *e)
                 if (asprintf(&line, "anthropic-version: %s", v) < 0)
                         line = NULL;
                 r = add_header(p, line);
+                if (r == 0 && cfg->fast) /* speed "fast" is a beta of the Messages API */
+                        r = add_header(p, strdup("anthropic-beta: fast-mode-2026-02-01"));
         }
         for (size_t i = 0; r == 0 && i < n_extra; i++)
                 r = add_header(p, strdup(cfg->headers[i]));

@@ -21,6 +21,9 @@ typedef struct model_wire_cfg {
         bool compat;                /* OpenAI: role "system" and max_tokens (model.h) */
         bool stream;                /* ask for a streamed answer */
         uint32_t max_output_tokens; /* never 0 here */
+        const char *effort;         /* model.h's; NULL: none sent */
+        bool fast;                  /* Anthropic: speed "fast" */
+        bool cache;                 /* Anthropic: cache_control on the system prompt and the last tool */
 } model_wire_cfg;
 
 /* The request's JSON body. Returns 0 with *ret (malloc'd, NUL-terminated) and *ret_len, -EINVAL

@@ -191,6 +191,13 @@ int model_openai_encode(const model_wire_cfg *w, const model_request *r, char **
             (w->stream && (json_object_set_new(body, "stream", json_true()) < 0 ||
                            json_object_set_new(body, "stream_options", json_pack("{s:b}", "include_usage", 1)) < 0)))
                 return hull_fail(e, -ENOMEM, "model: out of memory");
+        /* the model object's effort: reasoning_effort tops out at "high" */
+        if (w->effort &&
+            json_object_set_new(body, "reasoning_effort",
+                                json_string(strcmp(w->effort, "xhigh") == 0 || strcmp(w->effort, "max") == 0
+                                                    ? "high"
+                                                    : w->effort)) < 0)
+                return hull_fail(e, -ENOMEM, "model: out of memory");
         *ret = json_dumps(body, JSON_COMPACT);
         if (!*ret)
                 return hull_fail(e, -ENOMEM, "model: out of memory");

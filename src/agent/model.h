@@ -68,6 +68,14 @@ typedef struct model_config {
         uint64_t idle_timeout_ms;      /* a stream silent this long is cut; 0: MODEL_IDLE_TIMEOUT_MS */
         uint64_t connect_timeout_ms;   /* 0: MODEL_CONNECT_TIMEOUT_MS */
         unsigned max_retries;          /* retries after the first try (0: none); MODEL_RETRIES_DEFAULT is 2 */
+        /* The model object's effort ("low", "medium", "high", "xhigh", "max"; NULL: the API's
+         * default): Anthropic's output_config.effort, OpenAI's reasoning_effort (xhigh and max as
+         * "high"). fast (speed "fast"): Anthropic's speed "fast"; other APIs have none. */
+        const char *effort;
+        bool fast;
+        /* Anthropic: no cache_control on the system prompt and the tools (prompt caching is on by
+         * default: the breakpoints are free, a repeated prefix is read from the cache). */
+        bool no_prompt_cache;
 } model_config;
 
 /* What went wrong with a model call, as a loop or a user needs to know it. */

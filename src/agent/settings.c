@@ -239,6 +239,7 @@ static int check_file(const json_t *f, const char *path, hull_error *e) {
                 {"web", JSON_OBJECT},
                 {"search", JSON_OBJECT},
                 {"mcp", JSON_OBJECT},
+                {"pricing", JSON_OBJECT},
         };
         const char *key;
         json_t *v;
@@ -297,6 +298,29 @@ static int check_file(const json_t *f, const char *path, hull_error *e) {
                                v)) return hull_fail(e, -EINVAL,
                                                     "%s: search.%.64s: expected \"api_key\" or \"base_url\", a string",
                                                     path, key);
+        json_object_foreach(json_object_get(f, "pricing"), key, v) {
+                static const char *const rates[] = {"input", "output", "cache_read", "cache_write"};
+                const char *rk;
+                json_t *rv;
+                if (!json_is_object(v) || !json_is_number(json_object_get(v, "input")) ||
+                    !json_is_number(json_object_get(v, "output")))
+                        return hull_fail(e, -EINVAL,
+                                         "%s: pricing.%.64s must be an object with at least \"input\" and \"output\" "
+                                         "(US dollars per million tokens; \"cache_read\", \"cache_write\" optional)",
+                                         path, key);
+                json_object_foreach(v, rk, rv) {
+                        size_t k = 0;
+                        while (k < ELEMENTSOF(rates) && strcmp(rk, rates[k]) != 0)
+                                k++;
+                        if (k == ELEMENTSOF(rates) || !json_is_number(rv) || json_number_value(rv) < 0 ||
+                            json_number_value(rv) > V1_PRICE_PER_MTOK_MAX)
+                                return hull_fail(
+                                        e, -EINVAL,
+                                        "%s: pricing.%.64s.%.32s: expected one of input, output, cache_read, "
+                                        "cache_write, a number of US dollars per million tokens from 0 to %.0f",
+                                        path, key, rk, V1_PRICE_PER_MTOK_MAX);
+                }
+        }
         if (json_object_size(json_object_get(f, "mcp")) > MCP_SERVERS_MAX)
                 return hull_fail(e, -EINVAL, "%s: mcp: more than %u servers", path, MCP_SERVERS_MAX);
         json_object_foreach(json_object_get(f, "mcp"), key, v) {

@@ -89,6 +89,10 @@ typedef struct tool_def {
          * is announced as agent.custom_tool_use and ends the turn with requires_action until
          * agent_supply() gives its result. */
         bool client;
+        /* With client: a built-in the client runs (a /v1 session in a self_hosted environment):
+         * announced as agent.tool_use (with "hull_client_run": true) rather than
+         * agent.custom_tool_use, and answered by the client's user.tool_result. */
+        bool client_builtin;
         /* A tool of an MCP server (src/mcp): its calls are announced as agent.mcp_tool_use with
          * "mcp_server_name" = mcp_server and "name" = mcp_tool (the server's own name for it), and
          * answered as agent.mcp_tool_result ("mcp_tool_use_id"). NULL: a hull tool. */

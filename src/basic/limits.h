@@ -69,8 +69,7 @@
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
-#define SBX_OCI_PIDS_PER_TASK                                                                                          \
-        24U /* host tasks one sandboxed process may cost: ~20 measured on ptrace (stub, sentry threads) */
+#define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks a sandboxed process costs on ptrace: ~20 measured */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
@@ -730,3 +729,14 @@
 #define V1_REPO_URL_MAX 2048U               /* bytes of a github_repository resource's url */
 #define V1_REPO_TOKEN_MAX 4096U             /* bytes of its authorization_token */
 #define V1_REPO_GIT_OUTPUT_MAX 4096U        /* bytes of git's messages kept for an error */
+
+/* /v1 outcomes and budgets (v1-outcome.c, v1-budget.c) */
+#define V1_RUBRIC_MAX 262144U            /* characters of an outcome's rubric (text, or a file's text) */
+#define V1_OUTCOME_ITERATIONS_DEFAULT 3U /* an outcome's max_iterations when not given */
+#define V1_OUTCOME_ITERATIONS_MAX 20U    /* ... at most */
+#define V1_GRADER_ANSWER_MAX (64U << 10) /* bytes of the answer the grader judges (the rest cut) */
+#define V1_GRADER_EXPLANATION_MAX 4096U  /* bytes of a grader's explanation kept */
+#define V1_GRADER_WALL_MS 300000U        /* one grading call, its retries included */
+#define V1_OUTCOME_HEARTBEAT_MS 10000U   /* span.outcome_evaluation_ongoing this often while a grading runs */
+#define V1_BUDGET_AMOUNT_DIGITS_MAX 15U  /* digits of a max_list_cost amount (minor units) */
+#define V1_PRICE_PER_MTOK_MAX 1000000.0  /* the largest price per million tokens config.json may set */

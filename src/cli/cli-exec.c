@@ -545,8 +545,7 @@ static int check_options(exec_cmd *x, int argc, char **argv) {
 static int check_net(exec_cmd *x, int *log_fd) {
         if (x->net_option && x->spec.net != SBX_NET_LIMITED)
                 return usage_error("%s needs --net limited", x->net_option);
-        if (x->spec.net != SBX_NET_NONE && x->spec.tier != SBX_TIER_CONTAINER &&
-            !(x->spec.tier == SBX_TIER_KERNEL && x->spec.net == SBX_NET_LIMITED))
+        if (x->spec.net != SBX_NET_NONE && x->spec.tier != SBX_TIER_CONTAINER && x->spec.tier != SBX_TIER_KERNEL)
                 return usage_error("--net %s needs the container tier (--tier container)",
                                    sbx_net_mode_to_string(x->spec.net));
         if (x->net_log) {

@@ -37,8 +37,16 @@ static const struct option options[] = {
 };
 
 void cli_init_help(void) {
-        printf("Usage: hull init [--home DIR] [--force] [--model M] [--db DB]\n\n"
-               "Set up $HULL_HOME for hull serve's /v1 API and hull run:\n"
+        printf("Usage: hull init [--model M] DIR\n"
+               "       hull init [--home DIR] [--force] [--model M] [--db DB]\n\n"
+               "With DIR: make an agent workspace there (DIR is made when missing):\n"
+               "  agent.json   the agent, as the body of POST /v1/agents (name from DIR, the model, a\n"
+               "               system prompt, the agent toolset)\n"
+               "  skills/      skills, one directory with a SKILL.md each (skills/example/ to start from)\n"
+               "  config.json  hull's settings with commented examples (read from $HULL_HOME)\n"
+               "  README.md    how to run it\n"
+               "Nothing is overwritten: when one of these files exists, hull init writes none and says which.\n\n"
+               "Without DIR: set up $HULL_HOME for hull serve's /v1 API and hull run:\n"
                "  config.json  the model's settings, with commented examples (kept when it exists;\n"
                "               --force replaces it and saves the old one as config.json.bak)\n"
                "  hull.db      an agent named \"%s\" with the agent toolset (bash, read, write, edit,\n"
@@ -50,7 +58,8 @@ void cli_init_help(void) {
                "  --force      replace an existing config.json\n"
                "  --db DB      the starter agent's database: a path, sqlite:PATH or postgres://...\n"
                "               (default $HULL_DB, else $HULL_HOME/hull.db)\n"
-               "  --model M    the starter agent's model (default $HULL_MODEL, config.json's model, else %s)\n",
+               "  --model M    the agent's model (default $HULL_MODEL, config.json's model (not with DIR),\n"
+               "               else %s)\n",
                STARTER_NAME, STARTER_MODEL);
 }
 
@@ -269,11 +278,25 @@ int cli_init_main(int argc, char **argv) {
                         return usage_error("option '%s' is unknown or lacks its value", argv[optind - 1]);
                 }
         }
-        if (optind < argc)
-                return usage_error("unexpected argument '%s'", argv[optind]);
+        if (optind + 1 < argc)
+                return usage_error("unexpected argument '%s' (one DIR at most)", argv[optind + 1]);
+        hull_error e = {0};
+        if (optind < argc) { /* a workspace (cli-init-workspace.c) */
+                if (force || home_dir || db)
+                        return usage_error("with DIR, --force, --home and --db do not apply (a workspace's files are "
+                                           "never overwritten)");
+                if (!argv[optind][0])
+                        return usage_error("DIR is empty");
+                const char *env = getenv("HULL_MODEL");
+                const char *model = model_flag ? model_flag : env && env[0] ? env : STARTER_MODEL;
+                if (cli_init_workspace(argv[optind], model, config_text, &e) < 0) {
+                        cli_report("init", &e);
+                        return CLI_EXIT_FAILURE;
+                }
+                return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+        }
 
         char home[SBX_PATH_MAX], config[SBX_PATH_MAX], agent_id[STORE_ID_MAX];
-        hull_error e = {0};
         int r = cli_home(home_dir, home, &e);
         if (r < 0) {
                 cli_report("init", &e);

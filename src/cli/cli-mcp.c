@@ -39,17 +39,19 @@
 enum {
         OPT_NO_CGROUP = 0x100,
         OPT_HOME,
+        OPT_TIER,
 };
 
 static const struct option options[] = {
         {"help", no_argument, NULL, 'h'},
         {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
         {"home", required_argument, NULL, OPT_HOME},
+        {"tier", required_argument, NULL, OPT_TIER},
         {},
 };
 
 void cli_mcp_help(void) {
-        printf("Usage: hull mcp [--no-cgroup] [--home DIR]\n\n"
+        printf("Usage: hull mcp [--tier container|kernel] [--no-cgroup] [--home DIR]\n\n"
                "Serve hull's sandbox tools to an MCP client (Claude Desktop, Claude Code, any Model\n"
                "Context Protocol host) over stdio: the client starts this command and speaks JSON-RPC on\n"
                "its stdin and stdout. One sandbox session is opened for the connection and kept until\n"
@@ -59,7 +61,9 @@ void cli_mcp_help(void) {
                "and run_javascript (a persistent Node.js context) when /usr/bin/node is there.\n\n"
                "Options:\n"
                "  --home DIR     keep the state (the audit log) in DIR/mcp/<id>/ instead of $HULL_HOME\n"
-               "  --no-cgroup    no memory and process limits for the session\n\n"
+               "  --no-cgroup    no memory and process limits for the session\n"
+               "  --tier T       container (default) or kernel: the session is one gVisor sandbox\n"
+               "                 (runsc, as root; Python starts cold in it: no zygote)\n\n"
                "Logs go to stderr; every tool call (reads, globs, greps and handle queries too) is\n"
                "recorded in the session's audit log (its path is logged, and given to the client in\n"
                "the instructions; 'hull verify PATH' checks it).\n\n"
@@ -108,7 +112,7 @@ typedef struct mcp_state {
 } mcp_state;
 
 /* The state's directory, the manager and the session, while this process is single-threaded. */
-static int open_session(mcp_state *st, const char *home_opt, bool no_cgroup, hull_error *e) {
+static int open_session(mcp_state *st, const char *home_opt, bool no_cgroup, bool kernel, hull_error *e) {
         char home[SBX_PATH_MAX], parent[SBX_PATH_MAX], audit_dir[SBX_PATH_MAX], stores[SBX_PATH_MAX];
         char id[CLI_AGENT_ID_MAX];
         int r;
@@ -145,7 +149,8 @@ static int open_session(mcp_state *st, const char *home_opt, bool no_cgroup, hul
                 r = home_dir(st->dir, ".stores", 0711, true, stores, e);
         if (r < 0)
                 return r;
-        if (access("/usr/bin/python3", X_OK) == 0) {
+        /* the zygote forks interpreters of the container tier only */
+        if (!kernel && access("/usr/bin/python3", X_OK) == 0) {
                 hull_error ze = {0};
                 st->zygote_fd = sbx_zygote_start(&st->zygote_pid, &ze);
                 if (st->zygote_fd < 0)
@@ -154,7 +159,7 @@ static int open_session(mcp_state *st, const char *home_opt, bool no_cgroup, hul
         r = ss_new_local(st->zygote_fd, !no_cgroup, audit_dir, stores, &st->ss, e);
         if (r < 0)
                 return r;
-        ss_open_opts oo = {.principal = "mcp", .owner = ""};
+        ss_open_opts oo = {.principal = "mcp", .owner = "", .tier = kernel ? SBX_TIER_KERNEL : SBX_TIER_CONTAINER};
         r = ss_open(st->ss, &oo, &st->s, e);
         if (r < 0)
                 return r;
@@ -221,7 +226,7 @@ static int take_stdio(int *ret_in, int *ret_out, hull_error *e) {
 
 int cli_mcp_main(int argc, char **argv) {
         const char *home_opt = NULL;
-        bool no_cgroup = false;
+        bool no_cgroup = false, kernel = false;
         int c, idx;
 
         while ((c = getopt_long(argc, argv, "h", options, &idx)) != -1) {
@@ -236,6 +241,11 @@ int cli_mcp_main(int argc, char **argv) {
                         if (!optarg[0])
                                 return usage_error("%s", "--home wants a directory");
                         home_opt = optarg;
+                        break;
+                case OPT_TIER:
+                        if (strcmp(optarg, "kernel") != 0 && strcmp(optarg, "container") != 0)
+                                return usage_error("--tier wants container or kernel (gVisor), not '%s'", optarg);
+                        kernel = strcmp(optarg, "kernel") == 0;
                         break;
                 default:
                         return usage_error("unknown option '%s'", argv[optind - 1]);
@@ -266,7 +276,7 @@ int cli_mcp_main(int argc, char **argv) {
         signal(SIGPIPE, SIG_IGN);
 
         mcp_state st = {.zygote_fd = -1};
-        int r = open_session(&st, home_opt, no_cgroup, &e);
+        int r = open_session(&st, home_opt, no_cgroup, kernel, &e);
         if (r < 0) {
                 cli_report("mcp", &e);
                 close_session(&st);
@@ -285,17 +295,18 @@ int cli_mcp_main(int argc, char **argv) {
                 else
                         sem_destroy(&st.claimed);
         }
-        fprintf(stderr, "hull: mcp: serving on stdio; the session's audit log: %s\n", st.audit);
+        fprintf(stderr, "hull: mcp: serving on stdio (tier %s); the session's audit log: %s\n",
+                kernel ? "kernel" : "container", st.audit);
 
         char instructions[SBX_PATH_MAX + 1024];
         snprintf(instructions, sizeof(instructions),
-                 "hull runs these tools in one sandbox session kept for this connection: files under /workspace "
+                 "hull runs these tools in one sandbox session (%s) kept for this connection: files under /workspace "
                  "persist between calls, and run_python keeps its variables and imports. In run_python, save(id, "
                  "obj) keeps a value (a pandas DataFrame becomes a table) as a data handle and load(id) gives it "
                  "back; inspect_handle describes a handle and query_handle runs SQL over table handles. Paths are "
                  "confined to /workspace. Every tool call (reads included) is recorded in the session's "
                  "audit log on the host: %s (hull verify checks it).",
-                 st.audit);
+                 kernel ? "a gVisor sandbox" : "a container", st.audit);
         dlog log = {.level = DLOG_INFO, .fd = STDERR_FILENO};
         mcp_server_config cfg = {
                 .ss = st.ss,

@@ -800,9 +800,14 @@ static void probe_kernel_tier(serve_state *st) {
         if (!st->o.kernel_tier)
                 return;
         if (sbx_oci_runtime_find(&st->kernel_rt, &ke) < 0 || sbx_oci_runtime_probe(&st->kernel_rt, &ke) < 0) {
+                /* one line a person reads: the quoted value keeps its spaces (dlog_clean maps
+                 * byte for byte) */
+                dlog_clean(ke.msg, clean, sizeof(clean));
+                for (size_t i = 0; clean[i]; i++)
+                        if (ke.msg[i] == ' ')
+                                clean[i] = ' ';
                 dlog_log(&st->log, DLOG_WARN,
-                         "event=kernel-tier-unavailable error=\"%s\" msg=\"container is the highest tier\"",
-                         dlog_clean(ke.msg, clean, sizeof(clean)));
+                         "event=kernel-tier-unavailable error=\"%s\" msg=\"container is the highest tier\"", clean);
                 return;
         }
         sbx_oci_runtime_evidence(&st->kernel_rt, st->kernel_evidence, sizeof(st->kernel_evidence));

@@ -64,6 +64,10 @@ void cli_skill_help(void);
 
 int cli_init_main(int argc, char **argv);
 void cli_init_help(void);
+/* hull init DIR (cli-init-workspace.c): a new workspace; config_text is config.json's. */
+int cli_init_workspace(const char *dir, const char *model, const char *config_text, hull_error *e);
+int cli_capabilities_main(int argc, char **argv);
+void cli_capabilities_help(void);
 
 int cli_mcp_main(int argc, char **argv);
 void cli_mcp_help(void);

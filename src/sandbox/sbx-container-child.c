@@ -316,15 +316,27 @@ static int child_unreachable_route(int family, const void *dst, unsigned bits) {
         return r;
 }
 
-static void child_block_metadata(const child_plan *p) {
+int sbx_net_block_metadata(const char **ret_what) {
         static const unsigned char v4[4] = {169, 254, 0, 0};
         static const unsigned char v6[16] = {0xfd, 0x00, 0x0e, 0xc2, [14] = 0x02, [15] = 0x54};
         int r = child_unreachable_route(AF_INET, v4, 16);
-        if (r < 0)
-                sbx_child_fail(p->report_fd, "net: route 169.254.0.0/16 to nowhere", r);
+        if (r < 0) {
+                *ret_what = "net: route 169.254.0.0/16 to nowhere";
+                return r;
+        }
         r = child_unreachable_route(AF_INET6, v6, 128);
-        if (r < 0 && r != -EAFNOSUPPORT) /* no IPv6 at all: nothing to block */
-                sbx_child_fail(p->report_fd, "net: route fd00:ec2::254 to nowhere", r);
+        if (r < 0 && r != -EAFNOSUPPORT) { /* no IPv6 at all: nothing to block */
+                *ret_what = "net: route fd00:ec2::254 to nowhere";
+                return r;
+        }
+        return 0;
+}
+
+static void child_block_metadata(const child_plan *p) {
+        const char *what = NULL;
+        int r = sbx_net_block_metadata(&what);
+        if (r < 0)
+                sbx_child_fail(p->report_fd, what, r);
 }
 
 /* Limited network: listen on 127.0.0.1:SBX_NET_PROXY_PORT in the sandbox's namespace and send

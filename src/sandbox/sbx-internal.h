@@ -121,3 +121,9 @@ int sbx_result_fill(sbx_result *ret, const sbx_supervise_out *so, capture *out, 
  * network's proxy socket), waited for SBX_START_TIMEOUT_MS. Returns the fd, or a negative errno
  * with *e saying what (what names what did not arrive). */
 int sbx_receive_fd(int sync_fd, const char *what, hull_error *e);
+
+/* Unrestricted network, in the sandbox's network namespace before pasta: unreachable routes for
+ * 169.254.0.0/16 (cloud metadata, link-local) and fd00:ec2::254 (no IPv6: skipped). Over
+ * rtnetlink, without allocating (a forked child may call it). Returns 0, or a negative errno with
+ * *ret_what naming the route. */
+int sbx_net_block_metadata(const char **ret_what);

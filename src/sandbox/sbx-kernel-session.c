@@ -7,7 +7,10 @@
  * RUN and START become `runsc exec` with the call's fds as the process's stdio, SIGNAL and SWEEP
  * go to the agent. EOF on the control socket or SIGTERM ends it: `runsc kill`, `runsc delete
  * --force`, every process left below the shim (a subreaper: the sentry and the gofer) killed and
- * the directory removed. Never `runsc do`. */
+ * the directory removed. Never `runsc do`. A limited network: the shim moves into a network
+ * namespace of hull's (sbx_oci_net_enter: every runsc command runs there, so `runsc exec` reaches
+ * the sandbox's abstract control socket), and the proxy's listening socket there goes to the owner
+ * with HELLO, which runs hull's proxy and egress guard on it as for the container tier. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -360,7 +363,7 @@ static int ks_setup(kshim *k, hull_error *e) {
                 .skills_dir = spec->skills_dir,
                 .mnt_dir = spec->mnt_dir,
                 .cancel_fd = -1,
-                .net = SBX_NET_NONE,
+                .net = spec->net, /* none or limited (sbx_kernel_session_start refuses the rest) */
         };
         r = sbx_oci_bundle_make(&rt, &sp, k->d.ws, &k->b, e);
         if (r < 0)
@@ -368,6 +371,13 @@ static int ks_setup(kshim *k, hull_error *e) {
         r = sbx_kernel_bundle_finish(&k->b, e);
         if (r < 0)
                 return r;
+        if (spec->net == SBX_NET_LIMITED) { /* the shim and every runsc it runs: hull's namespace */
+                r = sbx_oci_net_enter(e);
+                if (r < 0)
+                        return r;
+                k->b.net_fd = r;
+                k->b.net_entered = true;
+        }
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
                 return hull_err(e, -errno, "kernel: cannot create the agent's pipes");
         const char *create[] = {"create", "--bundle", k->b.dir, k->b.id, NULL};
@@ -404,13 +414,16 @@ _noreturn_ static void ks_main(kshim *k) {
                 ks_teardown(k);
                 _exit(1);
         }
-        int ws = open(k->d.ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* HELLO carries /workspace and, limited, the proxy's listening socket in the sandbox's
+         * network namespace (runsc create's: sbx_oci_spawn): the owner runs the proxy */
+        int fds[2] = {open(k->d.ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC), TAKE_FD(k->b.net_fd)};
         sbx_report hello = {.kind = SBX_REPORT_HELLO};
-        if (ws < 0 || sock_send_fds(k->ctl, &hello, sizeof(hello), &ws, 1, 0) < 0) {
+        if (fds[0] < 0 || sock_send_fds(k->ctl, &hello, sizeof(hello), fds, fds[1] >= 0 ? 2 : 1, 0) < 0) {
                 ks_teardown(k);
                 _exit(1);
         }
-        safe_close(ws);
+        safe_close(fds[0]);
+        safe_close(fds[1]);
         int status = 0;
         for (;;) {
                 struct pollfd p[3] = {{.fd = k->ctl, .events = POLLIN},
@@ -449,10 +462,10 @@ int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret,
         int r = sbx_kernel_available(e);
         if (r < 0)
                 return r;
-        if (spec->net != SBX_NET_NONE)
+        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
                 return hull_err_hint(e, -EOPNOTSUPP,
-                                     "open the session with the network 'none', or in the container tier",
-                                     "kernel: sessions of the kernel tier have no network yet");
+                                     "open the session with the network 'none' or 'limited', or in the container tier",
+                                     "kernel: the kernel tier has no network '%s'", sbx_net_mode_to_string(spec->net));
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctlp) < 0)
                 return hull_err(e, -errno, "kernel: cannot create the control socket");
         pid_t pid = fork();
@@ -482,17 +495,28 @@ int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret,
         while ((n = poll(&p, 1, SBX_KERNEL_START_TIMEOUT_MS)) < 0 && errno == EINTR)
                 ;
         sbx_report rep = {0};
-        int fds[1] = {-1}, truncated = 0;
-        size_t nfds = 0;
-        ssize_t got = n > 0 ? sock_recv_fds(b.ctl_fd, &rep, sizeof(rep), 0, fds, 1, &nfds, &truncated) : 0;
+        int fds[2] = {-1, -1}, truncated = 0;
+        size_t nfds = 0, want = spec->net == SBX_NET_LIMITED ? 2 : 1;
+        ssize_t got = n > 0 ? sock_recv_fds(b.ctl_fd, &rep, sizeof(rep), 0, fds, 2, &nfds, &truncated) : 0;
         rep.what[sizeof(rep.what) - 1] = '\0';
-        if (got == (ssize_t) sizeof(rep) && rep.kind == SBX_REPORT_HELLO && nfds == 1) {
+        if (got == (ssize_t) sizeof(rep) && rep.kind == SBX_REPORT_HELLO && nfds == want) {
                 b.ws_fd = fds[0];
-                *ret = b;
-                return 0;
+                if (want == 1) {
+                        *ret = b;
+                        return 0;
+                }
+                /* limited: hull's proxy and egress guard, in this process as for the container tier */
+                sbx_net_policy none = {.log_fd = -1};
+                r = sbx_net_proxy_start(fds[1], spec->net_policy ? spec->net_policy : &none, &b.proxy, e);
+                if (r >= 0) {
+                        *ret = b;
+                        return 0;
+                }
+                (void) sbx_session_box_end(&b, NULL, &ignore);
+                return r;
         }
-        if (nfds)
-                safe_close(fds[0]);
+        for (size_t i = 0; i < nfds; i++)
+                safe_close(fds[i]);
         if (got == (ssize_t) sizeof(rep) && rep.kind == SBX_REPORT_ERROR)
                 r = hull_err(e, rep.err < 0 ? rep.err : -EIO, "session: %s", rep.what);
         else

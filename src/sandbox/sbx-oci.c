@@ -80,25 +80,48 @@ int sbx_oci_runtime_find(sbx_oci_runtime *ret, hull_error *e) {
         return 0;
 }
 
-/* In a forked child, for a limited network: a new network namespace with loopback up, the
- * proxy's listening socket on 127.0.0.1:SBX_NET_PROXY_PORT sent to the parent over sync_fd (the
- * child keeps no copy). Async-signal-safe; _exits on failure. */
-static void child_limited_net(int sync_fd) {
+/* A new network namespace for the calling process, loopback up, and the proxy's listening socket
+ * on 127.0.0.1:SBX_NET_PROXY_PORT there. Returns it, or -1 with errno (async-signal-safe; a
+ * failure may leave the process in the new namespace). */
+static int limited_net_listen(void) {
         struct ifreq ifr = {0};
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(SBX_NET_PROXY_PORT)};
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         if (unshare(CLONE_NEWNET) < 0)
-                _exit(SBX_EXIT_SETUP);
+                return -1;
         int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         memcpy(ifr.ifr_name, "lo", 3);
         if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-                _exit(SBX_EXIT_SETUP);
+                goto fail;
         ifr.ifr_flags |= IFF_UP;
         if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
-                _exit(SBX_EXIT_SETUP);
+                goto fail;
         close(fd);
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(fd, SBX_NET_BACKLOG) < 0)
+                goto fail;
+        return fd;
+fail:
+        if (fd >= 0) {
+                int saved = errno;
+                close(fd);
+                errno = saved;
+        }
+        return -1;
+}
+
+int sbx_oci_net_enter(hull_error *e) {
+        int fd = limited_net_listen();
+        if (fd < 0)
+                return hull_err(e, negative_errno(), "kernel: cannot make the limited network's namespace");
+        return fd;
+}
+
+/* In a forked child, for a limited network: limited_net_listen(), the socket sent to the parent
+ * over sync_fd (the child keeps no copy). Async-signal-safe; _exits on failure. */
+static void child_limited_net(int sync_fd) {
+        int fd = limited_net_listen();
+        if (fd < 0)
                 _exit(SBX_EXIT_SETUP);
         char cbuf[CMSG_SPACE(sizeof(int))];
         memset(cbuf, 0, sizeof(cbuf));
@@ -115,10 +138,33 @@ static void child_limited_net(int sync_fd) {
         close(fd);
 }
 
+/* In a forked child, for an unrestricted network: a new network namespace with loopback up and
+ * the metadata routes to nowhere (sbx_net_block_metadata, before anything can use it), then the
+ * byte 'u' to the parent on sync_fd (which starts pasta on this process's namespace) and wait
+ * for its go (a byte). Async-signal-safe; _exits on failure. */
+static void child_unrestricted_net(int sync_fd) {
+        struct ifreq ifr = {0};
+        const char *what;
+        char byte = 'u';
+        if (unshare(CLONE_NEWNET) < 0)
+                _exit(SBX_EXIT_SETUP);
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        memcpy(ifr.ifr_name, "lo", 3);
+        if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                _exit(SBX_EXIT_SETUP);
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                _exit(SBX_EXIT_SETUP);
+        close(fd);
+        if (sbx_net_block_metadata(&what) < 0 || write(sync_fd, &byte, 1) != 1 || read(sync_fd, &byte, 1) != 1)
+                _exit(SBX_EXIT_SETUP);
+}
+
 /* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
  * a clean environment; then execve. Never returns. */
 _noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd, int err_fd, int go_fd,
-                                  char tasks[][SBX_CGROUP_TASKS_PATH_MAX], size_t n_tasks, int net_sync_fd) {
+                                  char tasks[][SBX_CGROUP_TASKS_PATH_MAX], size_t n_tasks, int net_sync_fd,
+                                  sbx_net_mode net) {
         static char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
         sigset_t none;
         char byte;
@@ -132,7 +178,9 @@ _noreturn_ static void exec_runsc(const char *path, char *const *argv, int in_fd
                         _exit(SBX_EXIT_SETUP);
                 close(fd);
         }
-        if (net_sync_fd >= 0)
+        if (net_sync_fd >= 0 && net == SBX_NET_UNRESTRICTED)
+                child_unrestricted_net(net_sync_fd);
+        else if (net_sync_fd >= 0)
                 child_limited_net(net_sync_fd);
         int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
         int fds[3] = {in_fd, out_fd, err_fd};
@@ -209,7 +257,7 @@ static int run_capture(const char *path, char *const *argv, char *buf, size_t si
         if (pid < 0)
                 return negative_errno();
         if (pid == 0)
-                exec_runsc(path, argv, -1, outp[1], outp[1], -1, NULL, 0, -1);
+                exec_runsc(path, argv, -1, outp[1], outp[1], -1, NULL, 0, -1, SBX_NET_NONE);
         outp[1] = safe_close(outp[1]);
         return wait_bounded(pid, outp[0], buf, size, NULL, timeout_ms);
 }
@@ -362,7 +410,7 @@ static int write_at(int dir_fd, const char *name, const char *content) {
 
 /* The host's root as the container tier shows it: /usr, the /bin-style links, a few /etc files,
  * and hull's own passwd, group, hosts and nsswitch.conf for the sandbox user uid/gid. */
-static int root_host(int root_fd, root_plan *p, uid_t uid, gid_t gid, hull_error *e) {
+static int root_host(int root_fd, root_plan *p, uid_t uid, gid_t gid, bool dns, hull_error *e) {
         static const char *const top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
         static const char *const etc[] = {"ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf"};
         char host[SBX_PATH_MAX], name[SBX_NAME_MAX], text[SBX_ETC_FILE_MAX];
@@ -395,9 +443,20 @@ static int root_host(int root_fd, root_plan *p, uid_t uid, gid_t gid, hull_error
         if ((r = write_at(root_fd, "etc/group", text)) < 0 ||
             (r = write_at(root_fd, "etc/hosts",
                           "127.0.0.1\tlocalhost hull\n::1\tlocalhost ip6-localhost ip6-loopback\n")) < 0 ||
-            (r = write_at(root_fd, "etc/nsswitch.conf", "passwd: files\ngroup: files\nshadow: files\nhosts: files\n")) <
-                    0)
+            (r = write_at(root_fd, "etc/nsswitch.conf",
+                          dns ? "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
+                              : "passwd: files\ngroup: files\nshadow: files\nhosts: files\n")) < 0)
                 return hull_err(e, r, "kernel: cannot write the root's /etc files");
+        if (dns) { /* unrestricted: the host's nameservers that pasta can reach, as the container tier */
+                char conf[SBX_ETC_FILE_MAX];
+                size_t len = 0;
+                _cleanup_close_ int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
+                ssize_t k = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
+                len = k > 0 ? (size_t) k : 0;
+                sbx_net_resolv_conf(text, len, conf, sizeof(conf));
+                if ((r = write_at(root_fd, "etc/resolv.conf", conf)) < 0)
+                        return hull_err(e, r, "kernel: cannot write the root's /etc/resolv.conf");
+        }
         return 0;
 }
 
@@ -598,9 +657,10 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
                                 "rlimits", rlimits, "noNewPrivileges", 1, "root", "path", root_path, "readonly", 1,
                                 "hostname", "hull", "mounts", mounts, "linux", "namespaces", "type", "pid", "type",
                                 "network", "type", "ipc", "type", "uts", "type", "mount");
-        /* limited: runsc (--network=host) stays in the namespace hull made for it, whose only
-         * way out is the proxy; a network namespace of runsc's own would have nothing */
-        if (cfg && spec->net == SBX_NET_LIMITED)
+        /* limited, unrestricted: runsc (--network=host) stays in the namespace hull made for it,
+         * whose only way out is the proxy, or pasta; a network namespace of runsc's own would
+         * have nothing */
+        if (cfg && spec->net != SBX_NET_NONE)
                 json_array_remove(json_object_get(json_object_get(cfg, "linux"), "namespaces"), 1);
         json_t *seccomp = cfg ? seccomp_profile() : NULL;
         if (!seccomp || json_object_set_new(json_object_get(cfg, "linux"), "seccomp", seccomp) < 0) {
@@ -629,10 +689,8 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         if (!p)
                 return hull_err(e, -ENOMEM, "kernel: out of memory");
         b.net_fd = -1;
-        if (spec->net != SBX_NET_NONE && spec->net != SBX_NET_LIMITED)
-                return hull_err_hint(e, -EOPNOTSUPP, "use --net none or limited, or --tier container",
-                                     "kernel: --net %s is not available in the kernel tier yet",
-                                     sbx_net_mode_to_string(spec->net));
+        if (spec->net >= _SBX_NET_MODE_MAX)
+                return hull_err(e, -EINVAL, "kernel: unknown network mode");
         const char *tmp = getenv("TMPDIR");
         if (!tmp || tmp[0] != '/')
                 tmp = "/tmp";
@@ -667,7 +725,8 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
                         goto fail;
                 }
         sandbox_identity(workdir, &uid, &gid);
-        r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e) : root_host(root_fd, p, uid, gid, e);
+        r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e)
+                         : root_host(root_fd, p, uid, gid, spec->net == SBX_NET_UNRESTRICTED, e);
         if (r < 0)
                 goto fail;
         /* /mnt/memory: a /v1 session's memory stores in its workspace, as in the container tier */
@@ -716,7 +775,7 @@ static int build_argv(const sbx_oci_bundle *b, const char *const *args, char **a
         argv[n++] = (char *) b->rt.path;
         argv[n++] = store[0]; /* --root=... */
         /* limited: the namespace runsc starts in is hull's, with loopback and the proxy only */
-        argv[n++] = (char *) (b->net == SBX_NET_LIMITED ? "--network=host" : "--network=none");
+        argv[n++] = (char *) (b->net != SBX_NET_NONE ? "--network=host" : "--network=none");
         argv[n++] = (char *) "--ignore-cgroups";
         argv[n++] = (char *) "--oci-seccomp";
         if (b->rt.platform[0])
@@ -759,13 +818,15 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
         if (starts)
                 b->created = true;
         _cleanup_close_pair_ int netp[2] = {-1, -1};
-        if (starts && b->net == SBX_NET_LIMITED && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netp) < 0)
+        bool unrestricted = starts && b->net == SBX_NET_UNRESTRICTED && !b->net_entered;
+        if (starts && b->net != SBX_NET_NONE && !b->net_entered &&
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, netp) < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot create a socket pair");
         pid_t pid = fork();
         if (pid < 0)
                 return hull_err(e, negative_errno(), "kernel: cannot fork runsc");
         if (pid == 0)
-                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0], tasks, n_tasks, netp[0]);
+                exec_runsc(b->rt.path, argv, in_fd, out_fd, err_fd, gop[0], tasks, n_tasks, netp[0], b->net);
         setpgid(pid, pid);
         gop[0] = safe_close(gop[0]);
         if (b->cg.made && n_tasks == 0) {
@@ -777,7 +838,22 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
                         return r < 0 ? r : hull_err(e, -EPIPE, "kernel: cannot start runsc");
                 }
         }
-        if (netp[0] >= 0) {
+        if (unrestricted) {
+                /* the namespace is made, its metadata routes blocked: pasta gives it the host's
+                 * address and default route, then runsc runs */
+                char byte = 0;
+                netp[0] = safe_close(netp[0]);
+                r = read(netp[1], &byte, 1) == 1 && byte == 'u'
+                            ? sbx_net_pasta_start(pid, &b->pasta_pid, e)
+                            : hull_err(e, -EIO, "kernel: the unrestricted network's namespace could not be set up");
+                if (r >= 0 && write(netp[1], "g", 1) != 1)
+                        r = hull_err(e, -EPIPE, "kernel: cannot start runsc");
+                if (r < 0) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                        return r;
+                }
+        } else if (netp[0] >= 0) {
                 netp[0] = safe_close(netp[0]);
                 r = sbx_receive_fd(netp[1], "kernel: the limited network's namespace could not be set up", e);
                 if (r < 0) {
@@ -849,6 +925,8 @@ int sbx_oci_bundle_destroy(sbx_oci_bundle *b, hull_error *e) {
         int r = 0;
         if (b->net_fd > 2) /* a zeroed bundle has 0: never ours */
                 b->net_fd = safe_close(b->net_fd);
+        sbx_net_pasta_stop(b->pasta_pid);
+        b->pasta_pid = 0;
         if (b->created && b->dir[0] && state_left(b)) {
                 const char *kill_args[] = {"kill", "--all", b->id, "KILL", NULL};
                 const char *del_args[] = {"delete", "--force", b->id, NULL};

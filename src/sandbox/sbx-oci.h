@@ -63,6 +63,13 @@ typedef struct sbx_oci_bundle {
                                    * and net_fd is the proxy's listening socket there */
         sbx_cgroup cg;            /* hull's cgroup around runsc (cg.made when in use) */
         bool created;             /* runsc may hold state for id: destroy runs kill and delete */
+        bool net_entered;         /* limited: the caller made the namespace (sbx_oci_net_enter) and
+                                   * runs every runsc command in it (a session: runsc exec reaches
+                                   * the sandbox's control socket, an abstract one, only there);
+                                   * spawn makes none and leaves net_fd alone */
+        pid_t pasta_pid;          /* unrestricted: pasta on the namespace runsc run starts in
+                                   * (made by the spawn, metadata routes blocked first), stopped
+                                   * by destroy; else 0 */
         int net_fd;               /* limited: set by the spawn of run/create (the caller starts
                                    * sbx_net_proxy on it and owns it); else -1 */
 } sbx_oci_bundle;
@@ -97,6 +104,12 @@ int sbx_oci_spawn(sbx_oci_bundle *b, const char *const *args, int in_fd, int out
 /* Run runsc with args to completion (its output discarded), killed after timeout_ms. Returns
  * its exit status (>= 0) or a negative errno with *e. */
 int sbx_oci_runsc(sbx_oci_bundle *b, const char *const *args, uint64_t timeout_ms, hull_error *e);
+
+/* Limited network for a process that drives a sandbox with many runsc commands (a session's
+ * shim): move the calling process into a new network namespace (loopback only) and return the
+ * proxy's listening socket on 127.0.0.1:SBX_NET_PROXY_PORT there, or a negative errno with *e.
+ * Then set the bundle's net_entered. */
+int sbx_oci_net_enter(hull_error *e);
 
 /* Tear everything down, whatever state it is in: `runsc kill --all ID KILL` and `runsc delete
  * --force ID` when created, SIGKILL to every process left in the cgroup, the cgroup removed,

@@ -161,10 +161,6 @@ int sbx_run(const sbx_spec *spec, sbx_result *ret, hull_error *e) {
                                 (unsigned long long) SBX_OUTPUT_BYTES_MIN);
         if (spec->stdio && spec->tier == SBX_TIER_PROCESS)
                 return hull_err_hint(e, -EINVAL, "use --tier container", "exec: --stdio needs the container tier");
-        if (spec->net == SBX_NET_UNRESTRICTED && spec->tier == SBX_TIER_KERNEL)
-                return hull_err_hint(e, -EOPNOTSUPP, "use --net none or limited, or --tier container",
-                                     "exec: --net %s is not available in the kernel tier yet",
-                                     sbx_net_mode_to_string(spec->net));
         if (spec->net != SBX_NET_NONE && spec->tier == SBX_TIER_PROCESS)
                 return hull_err_hint(e, -EINVAL, "use --tier container",
                                      "exec: the process tier has the host's network: --net %s needs the container tier",

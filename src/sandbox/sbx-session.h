@@ -50,7 +50,7 @@ typedef struct sbx_session_spec {
                                            * connection (e.g. a file in the session's directory) */
         sbx_tier tier;                    /* SBX_TIER_CONTAINER (0), or SBX_TIER_KERNEL: one gVisor sandbox, the same
                                            * control protocol spoken by a shim that drives runsc (sbx-kernel-session.c);
-                                           * net none only; no zygote (bpf_fd -1), cgroups are runsc's */
+                                           * net none or limited; no zygote (bpf_fd -1), cgroups are runsc's */
 } sbx_session_spec;
 
 /* The session as its owner holds it. */

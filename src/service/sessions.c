@@ -135,6 +135,11 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                 .provider = cfg->evidence->sandbox,
                 .isolation = plim_session_tier(cfg->evidence),
                 .kernel_evidence = cfg->evidence->kernel_evidence,
+                .kernel_refused = cfg->evidence->kernel_sessions
+                                          ? NULL
+                                          : "this hull serve has no kernel tier (runsc missing, failed its "
+                                            "self-check at start, --no-kernel-tier, or not root: its log says "
+                                            "which); container is its highest tier",
         };
         int r = ss_new(&sc, &m->core, e);
         if (r < 0) {

@@ -52,6 +52,12 @@ static int offer(const svc_agent_recipe *r, svc_agent *a, const tool_def *d, con
                 return 0;
         }
         a->defs[a->n] = *d;
+        if (r->client_builtins && !mcp && !d->client) { /* the client runs it, not a sandbox */
+                a->defs[a->n].client = a->defs[a->n].client_builtin = true;
+                a->defs[a->n].needs_session = false;
+                a->defs[a->n].run = NULL;
+                d = &a->defs[a->n];
+        }
         a->policies[a->n] = d->client ? TOOL_ALWAYS_ALLOW : policy_of(r, rule, d);
         /* an MCP tool's big result becomes a handle, kept in the session's sandbox */
         a->needs_session |= d->needs_session || mcp;
@@ -327,15 +333,6 @@ void svc_agent_open_opts(const svc_agent_recipe *r, ss_open_opts *o) {
         o->net = env->net;
         o->net_policy = env->net == SBX_NET_LIMITED ? &env->policy : NULL;
         o->environment = env->desc[0] ? env->desc : NULL;
-        if (env->kernel) {
+        if (env->kernel) /* networks none and limited; another is refused when the session opens */
                 o->tier = SBX_TIER_KERNEL;
-                /* the kernel tier's sessions have no network yet: a limited network that allows
-                 * nothing is none; any other is refused when the session opens */
-                const sbx_net_policy *p = &env->policy;
-                if (env->net == SBX_NET_LIMITED && (!p->allowed_hosts || !p->allowed_hosts[0]) &&
-                    !p->allow_package_managers) {
-                        o->net = SBX_NET_NONE;
-                        o->net_policy = NULL;
-                }
-        }
 }

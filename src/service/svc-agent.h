@@ -67,6 +67,9 @@ typedef struct svc_agent_recipe {
          * the rule all_rule (its name unused); else tools. */
         bool all_builtins;
         svc_agent_rule all_rule;
+        /* The built-ins are run by the client (a /v1 session in a self_hosted environment): offered
+         * to the model as usual, each call announced and awaited (tool.h: client_builtin). */
+        bool client_builtins;
         const svc_agent_tool *tools;
         size_t n_tools;
         const svc_agent_mcp *mcp;

@@ -49,13 +49,34 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
         if (!type)
                 return;
         pthread_mutex_lock(&l->lock);
+        const char *status = json_string_value(json_object_get(l->obj, "status")) ?: "";
+        const char *hull_stop = json_string_value(json_object_get(event, "hull_stop")) ?: "";
+        if (persisted &&
+            ((strcmp(type, "session.status_running") == 0 && strcmp(status, "running") == 0) ||
+             (strcmp(type, "session.status_idle") == 0 && l->outcome && strcmp(hull_stop, "end_turn") == 0))) {
+                /* a revision turn of an outcome goes on running; a turn that answers an outcome
+                 * idles after its grading (v1-outcome.c) */
+                pthread_mutex_unlock(&l->lock);
+                return;
+        }
         if (persisted) {
                 json_t *copy = json_deep_copy(event);
-                if (strcmp(type, "agent.custom_tool_use") == 0 ||
+                bool client_run = json_is_true(json_object_get(event, "hull_client_run"));
+                if (copy)
+                        json_object_del(copy, "hull_client_run");
+                if (copy && strcmp(type, "session.usage") == 0) { /* the session's cost, and its budget */
+                        json_t *lc = json_object_get(json_object_get(l->obj, "usage"), "list_cost");
+                        if (lc)
+                                json_object_set(json_object_get(copy, "usage"), "list_cost", lc);
+                        if (json_is_object(json_object_get(l->obj, "budget")))
+                                json_object_set(copy, "budget", json_object_get(l->obj, "budget"));
+                }
+                if (strcmp(type, "agent.custom_tool_use") == 0 || client_run ||
                     ((strcmp(type, "agent.tool_use") == 0 || strcmp(type, "agent.mcp_tool_use") == 0) &&
                      strcmp(json_string_value(json_object_get(event, "evaluated_permission")) ?: "", "ask") == 0)) {
                         snprintf(l->ask_id, sizeof(l->ask_id), "%s", json_string_value(json_object_get(event, "id")));
-                        l->ask_client = type[6] == 'c';
+                        l->ask_client = type[6] == 'c' || client_run;
+                        l->ask_builtin = client_run;
                 }
                 /* the SDK's readers of tool calls look at content[0] too (cma-api.md §9) */
                 if (copy && (strcmp(type, "agent.tool_use") == 0 || strcmp(type, "agent.custom_tool_use") == 0))
@@ -84,6 +105,15 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                 }
         }
         pthread_mutex_unlock(&l->lock);
+}
+
+/* Before each model request: has the session budget left? */
+static bool may_ask(void *ud) {
+        live *l = ud;
+        pthread_mutex_lock(&l->lock);
+        bool ok = !v1_budget_reached(&l->g->cfg, l->obj);
+        pthread_mutex_unlock(&l->lock);
+        return ok;
 }
 
 static tool_policy policy_of(const json_t *cfg, const char *name) {
@@ -304,6 +334,18 @@ static void env_id_of(live *l, char eid[V1_NAME_MAX + 1]) {
         pthread_mutex_unlock(&l->lock);
 }
 
+/* Is the session's environment self_hosted (the client runs the built-in tools)? */
+static bool self_hosted(live *l) {
+        char eid[V1_NAME_MAX + 1];
+        json_auto_t *env = NULL;
+        hull_error e = {0};
+        env_id_of(l, eid);
+        if (!eid[0] || store_get(l->g->cfg.store, STORE_ENVIRONMENT, eid, 0, &env, &e) < 0)
+                return false;
+        const json_t *config = json_object_get(env, "config");
+        return strcmp(json_string_value(json_object_get(config, "type")) ?: "", "self_hosted") == 0;
+}
+
 /* The session's /v1 environment (svc-env.h): its layer, built first when missing (the flock of
  * env-layer makes it the only build of that spec; a failed step's output goes to hull serve's
  * log), its network (unrestricted only when the operator allows it, see docs/SECURITY.md; limited
@@ -431,6 +473,7 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 .on_skip = tool_skipped,
                 .on_skip_ud = l,
                 .cancel = &l->interrupt,
+                .client_builtins = !l->tools && self_hosted(l),
         };
         if (!l->tools && tools_build(l, agent_obj, &rc, ret_type, e) < 0) {
                 v1_tools_drop(l); /* the next turn tries again */
@@ -441,6 +484,10 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 const char *mid = json_string_value(json_object_get(json_object_get(agent_obj, "model"), "id"));
                 if (!g->cfg.force_model && mid && mid[0])
                         mc.model = mid;
+                /* the model object's effort and speed, to the providers that take them */
+                const json_t *mo = json_object_get(agent_obj, "model");
+                mc.effort = json_string_value(json_object_get(json_object_get(mo, "effort"), "type")) ?: mc.effort;
+                mc.fast = mc.fast || strcmp(json_string_value(json_object_get(mo, "speed")) ?: "", "fast") == 0;
                 r = model_client_new(&mc, &l->model, e);
                 if (r < 0) {
                         *ret_type = "model_request_failed_error";
@@ -513,6 +560,9 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 .session = l->box,
                 .after_call = l->mem ? v1_memory_after_call : NULL,
                 .after_call_ud = l->mem,
+                .may_ask = may_ask,
+                .may_ask_ud = l,
+                .session_states = true,
         };
         svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);

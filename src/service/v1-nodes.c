@@ -170,6 +170,7 @@ void v1_node_cut_locked(live *l, const char *dead_node) {
                  "event is lost: send the message again",
                  dead_node);
         v1_log_failure_locked(l, "unknown_error", msg, true);
+        v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
         dlog_log(l->g->cfg.log, DLOG_WARN, "event=node-turn-cut session=%s dead_node=%s", l->id, dead_node);
 }
 

@@ -47,6 +47,7 @@ typedef struct live {
         bool resume_ready;         /* the paused call is decided: the worker resumes it */
         char ask_id[STORE_ID_MAX]; /* the call the turn paused on ("" none) */
         bool ask_client;           /* ... a custom tool's (else a confirmation) */
+        bool ask_builtin;          /* ... with ask_client: a built-in the client runs (user.tool_result) */
         json_t *stash;             /* confirmations and results that came before the pause */
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
@@ -66,6 +67,10 @@ typedef struct live {
         char principal[STORE_ID_MAX + 8];
         /* the agent.message being previewed */
         char preview_id[STORE_ID_MAX];
+        /* the outcome being worked on (v1-outcome.c): {outcome_id, description, rubric,
+         * max_iterations, iteration}, or NULL */
+        json_t *outcome;
+        bool budget_stopped; /* the last turn ended on the budget: raising it resumes */
         /* input files for the next turn (v1-inputs.c), under lock */
         struct v1_input *inputs;
         size_t inputs_bytes;
@@ -128,3 +133,43 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e);
 void v1_tools_drop(live *l);
 /* Is the session's sandbox open and usable? */
 bool v1_box_alive(live *l);
+
+/* v1-budget.c */
+typedef struct v1_price {
+        double input, output, cache_read, cache_write; /* US dollars per million tokens */
+} v1_price;
+/* The model a session's turns use (borrowed from cfg or obj; NULL when none). */
+const char *v1_session_model(const v1_engine_config *cfg, const json_t *obj);
+/* Its price from config.json's "pricing": 0, or -ENOENT when the table has none. */
+int v1_price_of(const v1_engine_config *cfg, const char *model, v1_price *ret);
+/* The session's list cost in cents (fractions kept), or -1 when its model has no price. */
+double v1_list_cost_cents(const v1_engine_config *cfg, const json_t *obj);
+/* Its budget's ceiling in cents, or -1 without one. */
+double v1_budget_cents(const json_t *obj);
+/* Has it spent its budget (false without one)? */
+bool v1_budget_reached(const v1_engine_config *cfg, const json_t *obj);
+/* Set obj's usage.list_cost (whole cents, rounded up) when its model has a price. */
+void v1_usage_price(const v1_engine_config *cfg, json_t *obj);
+/* Can obj (with its new budget) have it? 400 model_not_budgetable without a price, 400
+ * budget_not_raised at or below what it has spent. */
+int v1_budget_admit(const v1_engine_config *cfg, const json_t *obj, v1_err *err);
+
+/* v1-outcome.c */
+/* A user.define_outcome about to be logged (under l->lock): its outcome_id, and *ret_rubric the
+ * rubric's text (a file's read now; a new reference). 400 when the file cannot be the rubric. */
+int v1_outcome_admit_locked(live *l, json_t *ev, json_t **ret_rubric, v1_err *err);
+/* The queue entry of a logged user.define_outcome: {"text": the agent's task, "queued": [],
+ * "outcome": {outcome_id, description, rubric, max_iterations, iteration}}; NULL on ENOMEM. */
+json_t *v1_outcome_entry(const json_t *ev, const json_t *rubric);
+/* The session object's outcome_evaluations follow an event of type (returns true when changed). */
+bool v1_outcome_follow(json_t *obj, const json_t *ev, const char *type, const char *now);
+/* The outcome at work ends without a grading (interrupted, an error): result and why, in
+ * outcome_evaluations; l->outcome dropped (under l->lock). */
+void v1_outcome_close_locked(live *l, const char *result, const char *why);
+/* Every outcome not yet ended is interrupted (a restart cut it; under l->lock). */
+void v1_outcomes_cut_locked(live *l);
+/* Grade the answer of the turn that just ended (the worker's, under no lock): the span events,
+ * then a revision turn queued first, or at max_iterations the outcome closed and one last
+ * acknowledgment turn queued (returns 1), or the outcome closed and session.status_idle logged
+ * (returns 0). */
+int v1_outcome_grade(live *l, const char *answer);

@@ -58,17 +58,43 @@ static void add_int(json_t *o, const char *key, json_int_t n) {
         json_object_set_new(o, key, json_integer(json_integer_value(json_object_get(o, key)) + n));
 }
 
-/* The session object follows an event (under l->lock). Returns true when it changed. */
+/* Add a model_usage-shaped object (a model request's or a grading call's) to the session's usage. */
+static void usage_add(json_t *o, const json_t *u) {
+        json_t *su = json_object_get(o, "usage");
+        if (!json_is_object(u))
+                return;
+        if (!json_is_object(su)) {
+                su = json_object();
+                json_object_set_new(o, "usage", su);
+        }
+        add_int(su, "input_tokens", json_integer_value(json_object_get(u, "input_tokens")));
+        add_int(su, "output_tokens", json_integer_value(json_object_get(u, "output_tokens")));
+        add_int(su, "cache_read_input_tokens", json_integer_value(json_object_get(u, "cache_read_input_tokens")));
+        json_t *cc = json_object_get(su, "cache_creation");
+        if (!json_is_object(cc)) {
+                cc = json_object();
+                json_object_set_new(su, "cache_creation", cc);
+        }
+        add_int(cc, "ephemeral_5m_input_tokens", json_integer_value(json_object_get(u, "cache_creation_input_tokens")));
+}
+
+/* The session object follows an event (under l->lock). Returns true when it changed. Its usage
+ * sums every model request (span.model_request_end) and grading call (span.outcome_evaluation_end)
+ * as it ends, so a budget is measured step by step. */
 static bool follow(live *l, const json_t *ev, const char *now) {
         const char *type = json_string_value(json_object_get(ev, "type"));
         json_t *o = l->obj;
         if (!type || !o)
                 return false;
+        bool changed = v1_outcome_follow(o, ev, type, now);
         if (strcmp(type, "session.status_running") == 0) {
-                l->turn_started_ms = now_mono_ms();
+                if (!l->turn_started_ms)
+                        l->turn_started_ms = now_mono_ms();
                 json_object_set_new(o, "status", json_string("running"));
-        } else if (strcmp(type, "session.status_idle") == 0) {
-                json_object_set_new(o, "status", json_string("idle"));
+        } else if (strcmp(type, "session.status_rescheduled") == 0)
+                json_object_set_new(o, "status", json_string("rescheduling"));
+        else if (strcmp(type, "session.status_idle") == 0 || strcmp(type, "session.status_terminated") == 0) {
+                json_object_set_new(o, "status", json_string(type[15] == 'i' ? "idle" : "terminated"));
                 json_t *stats = json_object_get(o, "stats");
                 if (json_is_object(stats) && l->turn_started_ms) {
                         double active = json_number_value(json_object_get(stats, "active_seconds"));
@@ -76,25 +102,10 @@ static bool follow(live *l, const json_t *ev, const char *now) {
                         json_object_set_new(stats, "active_seconds", json_real(active));
                 }
                 l->turn_started_ms = 0;
-        } else if (strcmp(type, "session.usage") == 0) {
-                const json_t *u = json_object_get(ev, "usage");
-                json_t *su = json_object_get(o, "usage");
-                if (!json_is_object(su)) {
-                        su = json_object();
-                        json_object_set_new(o, "usage", su);
-                }
-                add_int(su, "input_tokens", json_integer_value(json_object_get(u, "input_tokens")));
-                add_int(su, "output_tokens", json_integer_value(json_object_get(u, "output_tokens")));
-                add_int(su, "cache_read_input_tokens",
-                        json_integer_value(json_object_get(u, "cache_read_input_tokens")));
-                json_t *cc = json_object_get(su, "cache_creation");
-                if (!json_is_object(cc)) {
-                        cc = json_object();
-                        json_object_set_new(su, "cache_creation", cc);
-                }
-                add_int(cc, "ephemeral_5m_input_tokens",
-                        json_integer_value(json_object_get(u, "cache_creation_input_tokens")));
-        } else
+        } else if (strcmp(type, "span.model_request_end") == 0 || strcmp(type, "span.outcome_evaluation_end") == 0) {
+                usage_add(o, json_object_get(ev, type[5] == 'm' ? "model_usage" : "usage"));
+                v1_usage_price(&l->g->cfg, o);
+        } else if (!changed)
                 return false;
         json_object_set_new(o, "updated_at", json_string(now));
         return true;
@@ -189,6 +200,7 @@ static void live_free(live *l) {
         json_decref(l->obj);
         json_decref(l->queue);
         json_decref(l->stash);
+        json_decref(l->outcome);
         pthread_mutex_destroy(&l->lock);
         free(l);
 }
@@ -389,6 +401,23 @@ static void drop_queue_locked(live *l) {
         json_array_clear(l->queue);
 }
 
+/* The answer of an outcome's turn is graded, unless the budget is spent: then no grading call is
+ * made, the session idles with budget_reached and the outcome stays open (raising the budget
+ * resumes the turn, whose answer is graded then). */
+static void grade_or_stop(live *l, agent_turn_result *res) {
+        pthread_mutex_lock(&l->lock);
+        bool spent = v1_budget_reached(&l->g->cfg, l->obj);
+        if (spent) {
+                json_t *idle[1] = {json_pack("{s:s, s:{s:s}, s:n}", "type", "session.status_idle", "stop_reason",
+                                             "type", "budget_reached", "stop_details")};
+                v1_log_server_locked(l, idle, 1);
+                res->stop = AGENT_STOP_BUDGET;
+        }
+        pthread_mutex_unlock(&l->lock);
+        if (!spent)
+                (void) v1_outcome_grade(l, res->text);
+}
+
 static void *worker_main(void *arg) {
         live *l = arg;
         v1_engine *g = l->g;
@@ -403,6 +432,11 @@ static void *worker_main(void *arg) {
                 else if (json_array_size(l->queue) > 0) {
                         json_t *entry = json_array_get(l->queue, 0);
                         text = strdup(json_string_value(json_object_get(entry, "text")));
+                        if (json_object_get(entry, "outcome")) { /* the outcome this turn works toward */
+                                json_decref(l->outcome);
+                                l->outcome = json_incref(json_object_get(entry, "outcome"));
+                        }
+                        l->budget_stopped = false;
                         v1_mark_processed_locked(l, json_object_get(entry, "queued"));
                         json_array_remove(l->queue, 0);
                         atomic_store(&l->interrupt, false);
@@ -428,8 +462,25 @@ static void *worker_main(void *arg) {
                         if (store_conversation_put(g->cfg.store, l->id, agent_conversation(l->agent), &ce) < 0)
                                 dlog_log(g->cfg.log, DLOG_WARN,
                                          "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id, ce.msg);
+                        if (l->outcome && res.stop == AGENT_STOP_END_TURN) /* its idle waits for the verdict */
+                                grade_or_stop(l, &res);
                 }
                 pthread_mutex_lock(&l->lock);
+                if (r >= 0 && l->outcome && res.stop != AGENT_STOP_END_TURN && res.stop != AGENT_STOP_REQUIRES_ACTION &&
+                    res.stop != AGENT_STOP_BUDGET) {
+                        char why[128];
+                        snprintf(why, sizeof(why), "the turn ended before an answer could be graded (%s)",
+                                 agent_stop_to_string(res.stop));
+                        v1_outcome_close_locked(l, res.stop == AGENT_STOP_INTERRUPTED ? "interrupted" : "failed", why);
+                }
+                if (r >= 0)
+                        l->budget_stopped = res.stop == AGENT_STOP_BUDGET;
+                if (strcmp(json_string_value(json_object_get(l->obj, "status")) ?: "", "terminated") == 0) {
+                        drop_queue_locked(l); /* a terminated session takes no more turns */
+                        v1_outcome_close_locked(l, "failed", "the session was terminated");
+                        agent_turn_result_done(&res);
+                        break;
+                }
                 if (r < 0 && (r == -ECANCELED || e.err == -ECANCELED) && atomic_load(&l->interrupt)) {
                         /* interrupted while the agent's MCP servers were connecting: no error, the
                          * turn just ends (the next one connects again) */
@@ -501,26 +552,58 @@ static bool logged(live *l, const char *id) {
 /* Can ev be taken now (under l->lock)? */
 static int admit_locked(live *l, const json_t *ev, v1_err *err) {
         const char *type = json_string_value(json_object_get(ev, "type"));
-        bool conf = strcmp(type, "user.tool_confirmation") == 0;
-        if (!conf && strcmp(type, "user.custom_tool_result") != 0)
+        bool conf = strcmp(type, "user.tool_confirmation") == 0, tres = strcmp(type, "user.tool_result") == 0;
+        if (!conf && !tres && strcmp(type, "user.custom_tool_result") != 0)
                 return 0;
-        const char *id = json_string_value(json_object_get(ev, conf ? "tool_use_id" : "custom_tool_use_id"));
+        const char *id = json_string_value(json_object_get(ev, conf || tres ? "tool_use_id" : "custom_tool_use_id"));
         if (id && l->ask_id[0] && strcmp(id, l->ask_id) == 0) {
-                if (l->ask_client == conf)
+                bool want_conf = !l->ask_client, want_tres = l->ask_client && l->ask_builtin;
+                if (conf != want_conf || tres != want_tres)
                         return v1_fail(err, 400, "", "%s is %s, not %s", id,
-                                       l->ask_client
-                                               ? "a custom tool call (send user.custom_tool_result)"
-                                               : "a tool call awaiting confirmation (send user.tool_confirmation)",
-                                       conf ? "a call awaiting confirmation" : "a custom tool call");
+                                       want_conf   ? "a tool call awaiting confirmation (send user.tool_confirmation)"
+                                       : want_tres ? "a built-in tool call the client runs (send user.tool_result)"
+                                                   : "a custom tool call (send user.custom_tool_result)",
+                                       conf   ? "a call awaiting confirmation"
+                                       : tres ? "a built-in tool call the client runs"
+                                              : "a custom tool call");
                 return 0;
         }
         if (id && l->running && logged(l, id)) /* the turn has not paused on it yet */
                 return 0;
         return v1_fail(err, 400, "",
                        "no %s %.64s waits for %s (the session's events show what waits: "
-                       "session.status_idle with stop_reason requires_action)",
-                       conf ? "tool call" : "custom tool call", id ? id : "(none)",
-                       conf ? "a confirmation" : "a result");
+                       "session.status_idle with stop_reason requires_action%s)",
+                       conf   ? "tool call"
+                       : tres ? "built-in tool call"
+                              : "custom tool call",
+                       id ? id : "(none)", conf ? "a confirmation" : "a result",
+                       tres ? "; user.tool_result answers the built-in tools of a session in a self_hosted "
+                              "environment, where the client runs them"
+                            : "");
+}
+
+static bool is_result(const json_t *ev) {
+        const char *type = json_string_value(json_object_get(ev, "type")) ?: "";
+        return strcmp(type, "user.tool_result") == 0 || strcmp(type, "user.custom_tool_result") == 0;
+}
+
+/* A result followed by a system.message: a copy of the result with the message's text as one
+ * more text block ("[system] ..."); NULL when sys is not a system.message after a result. */
+static json_t *result_with_system(const json_t *res, const json_t *sys) {
+        if (!is_result(res) || strcmp(json_string_value(json_object_get(sys, "type")) ?: "", "system.message") != 0)
+                return NULL;
+        _cleanup_free_ char *text = v1_user_message_text(sys);
+        _cleanup_free_ char *line = NULL;
+        json_t *copy = json_deep_copy(res);
+        if (!text || !copy || asprintf(&line, "[system] %s", text) < 0) {
+                json_decref(copy);
+                return NULL;
+        }
+        json_t *content = json_object_get(copy, "content");
+        if (!json_is_array(content))
+                json_object_set_new(copy, "content", content = json_array());
+        json_array_append_new(content, json_pack("{s:s, s:s}", "type", "text", "text", line));
+        return copy;
 }
 
 /* Only user.message and system.message events (what may wait for another node's turn)? */
@@ -547,12 +630,18 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 free(evs);
                 return v1_fail(err, 500, "", "out of memory");
         }
-        bool foreign = false; /* several nodes: another node's turn runs */
+        bool foreign = false;                /* several nodes: another node's turn runs */
+        json_auto_t *rubrics = json_array(); /* each user.define_outcome's rubric text, in order */
         pthread_mutex_lock(&l->lock);
         if (l->deleted)
                 r = v1_fail(err, 404, "session_not_found", "no session %.64s", session_id);
         else if (archived(l->obj))
                 r = v1_fail(err, 409, "session_archived", "session %.64s is archived: it takes no more events",
+                            session_id);
+        else if (strcmp(json_string_value(json_object_get(l->obj, "status")) ?: "", "terminated") == 0)
+                r = v1_fail(err, 409, "session_terminated",
+                            "session %.64s is terminated (a fatal error ended it; its events say which): it takes no "
+                            "more events, start a new session",
                             session_id);
         else if ((r = v1_node_claim_locked(l, messages_only(events), err)) == -EBUSY && messages_only(events)) {
                 r = 0; /* another node runs the turn: the messages wait in the log for it */
@@ -562,16 +651,21 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 r = admit_locked(l, json_array_get(events, i), err);
                 if (r >= 0 && !(evs[i] = json_deep_copy(json_array_get(events, i))))
                         r = v1_fail(err, 500, "", "out of memory");
+                json_t *rub = NULL;
+                if (r >= 0 && strcmp(json_string_value(json_object_get(evs[i], "type")), "user.define_outcome") == 0 &&
+                    (r = v1_outcome_admit_locked(l, evs[i], &rub, err)) >= 0)
+                        json_array_append_new(rubrics, rub);
         }
         /* a message behind a running turn (or another message) waits: processed_at null till then */
         bool waits = l->running || json_array_size(l->queue) > 0 || foreign;
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const char *type = json_string_value(json_object_get(evs[i], "type"));
-                bool msg = strcmp(type, "user.message") == 0;
+                bool msg = strcmp(type, "user.message") == 0 || strcmp(type, "user.define_outcome") == 0;
                 if ((msg || strcmp(type, "system.message") == 0) && waits)
                         json_object_set_new(evs[i], "processed_at", json_null());
                 waits |= msg;
         }
+        size_t outcomes = 0;
         hull_error e = {0};
         if (r >= 0 && v1_log_append_locked(l, evs, n, &e) < 0)
                 r = v1_store_fail(err, &e);
@@ -581,6 +675,8 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 json_array_append(echo, ev);
                 if (foreign)
                         continue;
+                if (type[0] == 's' && i > 0 && is_result(evs[i - 1]))
+                        continue; /* it went with the result before it */
                 if (strcmp(type, "user.message") == 0 || strcmp(type, "system.message") == 0) {
                         _cleanup_free_ char *text = v1_user_message_text(ev);
                         if (!text)
@@ -605,15 +701,28 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                                 json_array_append(json_object_get(entry, "queued"), id);
                         if (entry)
                                 json_array_append_new(l->queue, entry);
+                } else if (strcmp(type, "user.define_outcome") == 0) {
+                        if (!l->running)
+                                drop_paused_locked(l, "the user defined an outcome instead");
+                        json_t *entry = v1_outcome_entry(ev, json_array_get(rubrics, outcomes++));
+                        if (entry && json_is_null(json_object_get(ev, "processed_at")))
+                                json_array_append(json_object_get(entry, "queued"), json_object_get(ev, "id"));
+                        if (entry)
+                                json_array_append_new(l->queue, entry);
                 } else if (strcmp(type, "user.interrupt") == 0) {
                         atomic_store(&l->interrupt, true);
                         drop_queue_locked(l); /* what waited is not answered: the interrupt ends it */
                         if (!l->running && l->ask_id[0])
                                 drop_paused_locked(l, "the user interrupted the turn");
-                } else if (l->ask_id[0] && !l->running && apply_locked(l, ev) == 0)
-                        ;
-                else
-                        json_array_append(l->stash, ev); /* before the pause: the worker applies it */
+                } else {
+                        /* a system.message after a result goes to the model with it */
+                        json_auto_t *with = i + 1 < n ? result_with_system(ev, evs[i + 1]) : NULL;
+                        json_t *use = with ? with : ev;
+                        if (l->ask_id[0] && !l->running && apply_locked(l, use) == 0)
+                                ;
+                        else
+                                json_array_append(l->stash, use); /* before the pause: the worker applies it */
+                }
         }
         if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
                 v1_err busy = {0};
@@ -645,6 +754,8 @@ int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, j
         json_t *next = NULL, *changed = NULL;
         pthread_mutex_lock(&l->lock);
         r = v1_session_update(l->obj, body, now, &next, &changed, err);
+        if (r >= 0 && next && json_object_get(changed, "budget"))
+                r = v1_budget_admit(&g->cfg, next, err);
         hull_error e = {0};
         if (r >= 0 && next) {
                 if (store_update(g->cfg.store, STORE_SESSION, next, &e) < 0)
@@ -665,6 +776,18 @@ int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, j
                                 (void) store_conversation_put(g->cfg.store, l->id, conv, &ce);
                                 agent_free(TAKE_PTR(l->agent));
                                 v1_tools_drop(l); /* and its MCP connections: the new servers are connected then */
+                        }
+                        /* a turn the budget stopped goes on once it allows more */
+                        if (json_object_get(changed, "budget") && l->budget_stopped && !l->running &&
+                            !v1_budget_reached(&g->cfg, l->obj)) {
+                                l->budget_stopped = false;
+                                json_array_insert_new(
+                                        l->queue, 0,
+                                        json_pack("{s:s, s:[]}", "text",
+                                                  "[system] The session's budget was raised: continue the task where "
+                                                  "you stopped.",
+                                                  "queued"));
+                                kick_locked(l);
                         }
                 }
         }
@@ -801,9 +924,9 @@ unsigned v1_engine_running(v1_engine *g) {
 
 /* Turns a crash cut: end each with a session.error and idle. */
 static int recover(v1_engine *g, hull_error *e) {
-        static const char *const running[] = {"running"};
+        static const char *const running[] = {"running", "rescheduling"};
         json_auto_t *ids = NULL;
-        int r = store_sessions_with_status(g->cfg.store, running, 1, &ids, e);
+        int r = store_sessions_with_status(g->cfg.store, running, 2, &ids, e);
         if (r < 0)
                 return r;
         size_t i;
@@ -816,7 +939,7 @@ static int recover(v1_engine *g, hull_error *e) {
                 pthread_mutex_lock(&l->lock);
                 if (v1_node_mode(g)) { /* another live node's turn stays; else it is cut */
                         if (v1_node_claim_locked(l, false, &err) == 0) {
-                                v1_node_cut_locked(l, g->cfg.node->id);
+                                v1_node_cut_locked(l, g->cfg.node->id); /* its outcome too */
                                 v1_node_release_locked(l);
                         }
                 } else
@@ -825,6 +948,8 @@ static int recover(v1_engine *g, hull_error *e) {
                                 "hull serve stopped during this turn (it was restarted); what the turn did after its "
                                 "last event is lost: send the message again",
                                 true);
+                if (!v1_node_mode(g))
+                        v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
                 pthread_mutex_unlock(&l->lock);
                 dlog_log(g->cfg.log, DLOG_WARN, "event=v1-turn-recovered session=%s", l->id);
                 v1_live_unref(l);

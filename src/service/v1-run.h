@@ -103,6 +103,10 @@ int v1_engine_add_input(v1_engine *g, const char *session_id, const char *handle
  * session.updated event when something changed; *ret the object (a new reference). */
 int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, json_t **ret, v1_err *err);
 
+/* Can a new session (its object, before it is stored) have its budget? 400 model_not_budgetable
+ * when its model has no price in config.json's "pricing" (v1-budget.c). */
+int v1_engine_budget_admit(v1_engine *g, const json_t *session, v1_err *err);
+
 /* Archive a session (409 session_running while a turn runs); *ret the object. */
 int v1_engine_archive(v1_engine *g, const char *session_id, json_t **ret, v1_err *err);
 

@@ -485,8 +485,11 @@ static int parse_multiagent(const json_t *v, const char *path, json_t **ret, v1_
         if ((r = v1_want(v, JSON_OBJECT, path, "an object or null", e)) < 0 ||
             (r = v1_get_enum(v, "type", path, types, NULL, &type, e)) < 0)
                 return r;
-        *ret = json_deep_copy(v);
-        return *ret ? 0 : -ENOMEM;
+        /* kept, it would be echoed and never run: refused by name (GET /v1/capabilities) */
+        return v1_fail(e, 400, "unsupported_capability",
+                       "%s: a multiagent roster (%s) is not supported by hull: it runs one agent per session and "
+                       "makes no threads; leave multiagent out or null (GET /v1/capabilities lists what hull supports)",
+                       path, type);
 }
 
 static const char *const AGENT_FIELDS[] = {"name",        "model",  "system",   "description", "tools",

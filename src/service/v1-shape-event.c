@@ -11,8 +11,68 @@
 
 /* ---- client events ---- */
 
-static const char *const EVENT_TYPES[] = {
-        "user.message", "user.interrupt", "user.tool_confirmation", "user.custom_tool_result", "system.message", NULL};
+static const char *const EVENT_TYPES[] = {"user.message",
+                                          "user.interrupt",
+                                          "user.tool_confirmation",
+                                          "user.custom_tool_result",
+                                          "user.tool_result",
+                                          "system.message",
+                                          "user.define_outcome",
+                                          NULL};
+
+/* Characters of UTF-8 text (the bytes that start one). */
+static size_t utf8_chars(const char *s) {
+        size_t n = 0;
+        for (; *s; s++)
+                n += ((unsigned char) *s & 0xC0) != 0x80;
+        return n;
+}
+
+/* user.define_outcome: {description, rubric: {type: text, content} | {type: file, file_id},
+ * max_iterations? (1..V1_OUTCOME_ITERATIONS_MAX, null or absent: the default)}. A file rubric is
+ * read when the event is sent (v1-outcome.c). */
+static int parse_outcome(const json_t *ev, const char *path, json_t **ret, v1_err *e) {
+        static const char *const keys[] = {"type", "description", "rubric", "max_iterations", NULL};
+        static const char *const tkeys[] = {"type", "content", NULL};
+        static const char *const fkeys[] = {"type", "file_id", NULL};
+        static const char *const rtypes[] = {"text", "file", NULL};
+        const char *desc, *rtype, *val;
+        v1_path rp;
+        v1_path_key(rp, path, "rubric");
+        const json_t *rub = json_object_get(ev, "rubric"), *mi = json_object_get(ev, "max_iterations");
+        int r;
+        if ((r = v1_check_object(ev, path, keys, e)) < 0 ||
+            (r = v1_get_str(ev, "description", path, V1_TEXT_MAX, F_REQUIRED | F_NONEMPTY, &desc, e)) < 0)
+                return r;
+        if (!rub)
+                return v1_fail(e, 400, NULL,
+                               "%s: required: what the answer must satisfy, {\"type\":\"text\",\"content\":\"...\"} "
+                               "or {\"type\":\"file\",\"file_id\":\"file_...\"}",
+                               rp);
+        if ((r = v1_want(rub, JSON_OBJECT, rp, "an object", e)) < 0 ||
+            (r = v1_get_enum(rub, "type", rp, rtypes, NULL, &rtype, e)) < 0)
+                return r;
+        bool text = eq(rtype, "text");
+        if ((r = v1_check_object(rub, rp, text ? tkeys : fkeys, e)) < 0 ||
+            (r = v1_get_str(rub, text ? "content" : "file_id", rp, text ? 4 * V1_RUBRIC_MAX : V1_NAME_MAX,
+                            F_REQUIRED | F_NONEMPTY, &val, e)) < 0)
+                return r;
+        if (text && utf8_chars(val) > V1_RUBRIC_MAX)
+                return v1_fail(e, 400, NULL, "%s.content: %zu characters, at most %u", rp, utf8_chars(val),
+                               V1_RUBRIC_MAX);
+        json_int_t iters = V1_OUTCOME_ITERATIONS_DEFAULT;
+        if (mi && !json_is_null(mi)) {
+                if (!json_is_integer(mi) || json_integer_value(mi) < 1 ||
+                    json_integer_value(mi) > V1_OUTCOME_ITERATIONS_MAX)
+                        return v1_fail(e, 400, NULL,
+                                       "%s.max_iterations: must be a whole number from 1 to %u (or null: %u)", path,
+                                       V1_OUTCOME_ITERATIONS_MAX, V1_OUTCOME_ITERATIONS_DEFAULT);
+                iters = json_integer_value(mi);
+        }
+        *ret = json_pack("{s:s, s:s, s:{s:s, s:s}, s:I}", "type", "user.define_outcome", "description", desc, "rubric",
+                         "type", rtype, text ? "content" : "file_id", val, "max_iterations", iters);
+        return *ret ? 0 : -ENOMEM;
+}
 
 /* One content block: text (checked and copied), image, document, search_result (when allowed)
  * and redacted, kept as given once their shape is plausible. */
@@ -88,6 +148,7 @@ static int parse_event(const json_t *ev, const char *path, json_t **ret, v1_err 
         static const char *const ikeys[] = {"type", "session_thread_id", NULL};
         static const char *const ckeys[] = {"type", "tool_use_id", "result", "deny_message", NULL};
         static const char *const rkeys[] = {"type", "custom_tool_use_id", "content", "is_error", NULL};
+        static const char *const tkeys[] = {"type", "tool_use_id", "content", "is_error", NULL};
         static const char *const msg_blocks[] = {"text", "image", "document", "redacted", NULL};
         static const char *const res_blocks[] = {"text", "image", "document", "search_result", NULL};
         static const char *const sys_blocks[] = {"text", NULL};
@@ -99,16 +160,8 @@ static int parse_event(const json_t *ev, const char *path, json_t **ret, v1_err 
         r = v1_get_str(ev, "type", path, V1_NAME_MAX, F_REQUIRED, &type, e);
         if (r < 0)
                 return r;
-        if (eq(type, "user.tool_result"))
-                return v1_fail(e, 400, NULL,
-                               "%s.type: not supported by hull: user.tool_result is for self_hosted environments, "
-                               "where the client runs the built-in tools; hull runs them itself",
-                               path);
         if (eq(type, "user.define_outcome"))
-                return v1_fail(e, 400, NULL,
-                               "%s.type: not supported by hull: outcomes (user.define_outcome) are not implemented; "
-                               "state the goal in a user.message",
-                               path);
+                return parse_outcome(ev, path, ret, e);
         if (!v1_in_list(type, EVENT_TYPES)) {
                 char list[256];
                 return v1_fail(e, 400, NULL, "%s.type: unknown event type '%.64s' (one of %s)", path, type,
@@ -145,16 +198,15 @@ static int parse_event(const json_t *ev, const char *path, json_t **ret, v1_err 
                     json_object_set_new(out, "result", json_string(res)) < 0 ||
                     (dm && json_object_set_new(out, "deny_message", json_string(dm)) < 0))
                         return -ENOMEM;
-        } else if (eq(type, "user.custom_tool_result")) {
-                const char *id;
+        } else if (eq(type, "user.custom_tool_result") || eq(type, "user.tool_result")) {
+                const char *id, *key = eq(type, "user.tool_result") ? "tool_use_id" : "custom_tool_use_id";
                 int is_error;
-                if ((r = v1_check_object(ev, path, rkeys, e)) < 0 ||
-                    (r = v1_get_str(ev, "custom_tool_use_id", path, V1_NAME_MAX, F_REQUIRED | F_NONEMPTY, &id, e)) <
-                            0 ||
+                if ((r = v1_check_object(ev, path, key[0] == 't' ? tkeys : rkeys, e)) < 0 ||
+                    (r = v1_get_str(ev, key, path, V1_NAME_MAX, F_REQUIRED | F_NONEMPTY, &id, e)) < 0 ||
                     (r = v1_get_bool(ev, "is_error", path, &is_error, e)) < 0 ||
                     (r = parse_content(ev, path, false, res_blocks, &content, e)) < 0)
                         return r;
-                if (json_object_set_new(out, "custom_tool_use_id", json_string(id)) < 0 ||
+                if (json_object_set_new(out, key, json_string(id)) < 0 ||
                     (content && json_object_set_new(out, "content", content) < 0) ||
                     (is_error >= 0 && json_object_set_new(out, "is_error", json_boolean(is_error)) < 0))
                         return -ENOMEM;
@@ -186,18 +238,21 @@ int v1_events_parse_array(const json_t *v, const char *path, bool only_messages,
                 const char *type = json_string_value(json_object_get(one, "type"));
                 if (json_array_append_new(out, one) < 0)
                         return -ENOMEM;
-                if (only_messages && !eq(type, "user.message"))
-                        return v1_fail(e, 400, NULL, "%s.type: only user.message events can be initial events", p);
+                if (only_messages && !eq(type, "user.message") && !eq(type, "user.define_outcome"))
+                        return v1_fail(
+                                e, 400, NULL,
+                                "%s.type: only user.message and user.define_outcome events can be initial events", p);
                 if (eq(type, "system.message")) {
                         const char *prev =
                                 i ? json_string_value(json_object_get(json_array_get(v, i - 1), "type")) : NULL;
                         if (i + 1 != n)
                                 return v1_fail(e, 400, NULL, "%s: a system.message must be the last event of the batch",
                                                p);
-                        if (!eq(prev, "user.message") && !eq(prev, "user.custom_tool_result"))
+                        if (!eq(prev, "user.message") && !eq(prev, "user.custom_tool_result") &&
+                            !eq(prev, "user.tool_result"))
                                 return v1_fail(e, 400, NULL,
-                                               "%s: a system.message must directly follow the user.message or "
-                                               "user.custom_tool_result it goes with",
+                                               "%s: a system.message must directly follow the user.message, "
+                                               "user.tool_result or user.custom_tool_result it goes with",
                                                p);
                 }
         }

@@ -36,15 +36,15 @@ static int parse_budget(const json_t *v, const char *path, json_t **ret, v1_err 
                             e)) < 0 ||
             (r = v1_get_enum(json_object_get(v, "max_list_cost"), "currency", p, currencies, NULL, &cur, e)) < 0)
                 return r;
-        size_t dots = 0;
-        for (const char *c = amount; *c; c++) {
-                if (*c == '.')
-                        dots++;
-                else if (*c < '0' || *c > '9')
-                        dots = 2;
-        }
-        if (dots > 1 || amount[0] == '.')
-                return v1_fail(e, 400, NULL, "%s.amount: must be a decimal number in a string, e.g. \"25.00\"", p);
+        size_t n = strlen(amount);
+        bool digits = n <= V1_BUDGET_AMOUNT_DIGITS_MAX;
+        for (size_t i = 0; digits && i < n; i++)
+                digits = amount[i] >= '0' && amount[i] <= '9';
+        if (!digits || (n > 1 && amount[0] == '0'))
+                return v1_fail(e, 400, NULL,
+                               "%s.amount: '%.40s' is not an amount: a whole number of cents as a string, at most %u "
+                               "digits, no sign, no decimal point, no leading zeros (\"2500\" is $25.00)",
+                               p, amount, V1_BUDGET_AMOUNT_DIGITS_MAX);
         *ret = json_pack("{s:s, s:{s:s, s:s}}", "type", type, "max_list_cost", "amount", amount, "currency", cur);
         return *ret ? 0 : -ENOMEM;
 }

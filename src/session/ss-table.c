@@ -629,6 +629,9 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
 
 int ss_open(ss_manager *m, const ss_open_opts *o, ss_session **ret, hull_error *e) {
         ss_session *victim = NULL, *s = NULL;
+        if (o->tier == SBX_TIER_KERNEL && m->cfg.kernel_refused)
+                return hull_err_hint(e, -EOPNOTSUPP, "use the container tier, or install runsc and restart hull serve",
+                                     "session: %s", m->cfg.kernel_refused);
         pthread_mutex_lock(&m->lock);
         if (!m->reaper_running)
                 reap_locked(m);

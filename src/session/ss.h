@@ -140,6 +140,8 @@ typedef struct ss_config {
         const char *isolation;
         const char *kernel_evidence; /* kernel-tier sessions' records' policy (runsc's version and
                                       * platform); NULL: "" */
+        const char *kernel_refused;  /* non-NULL: a session of the kernel tier is refused, this the
+                                      * reason (hull serve without a kernel tier); NULL: tried */
         /* No reaper thread: for a process that clones its sandboxes itself (ss_box_local) and so
          * stays single-threaded; expiry is then checked when a session is opened or claimed. */
         bool no_reaper;

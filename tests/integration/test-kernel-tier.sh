@@ -3,9 +3,12 @@
 # as the evidence (policy); a Run with minimumIsolation kernel runs under gVisor (its output shows
 # gVisor's kernel) and its record says kernel; a Run without a floor still gets the container tier;
 # a floor of vm is refused before dispatch (failed_precondition + isolation); the audit log of the
-# runs passes hull verify; with --no-kernel-tier, container is the highest tier again.
+# runs passes hull verify; with --no-kernel-tier, container is the highest tier again; with runsc
+# missing or failing its self-check (HULL_RUNSC), hull serve says so in one line and offers
+# container (Describe, a kernel floor refused, a /v1 kernel environment's turn a clear error).
 # Without runsc it is skipped (exit 77), never passed.
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/v1-lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then
         skip "kernel tier" "needs root (runsc runs its sandbox as root)"
@@ -81,4 +84,44 @@ st=$(post Run "$req" "$TEST_TMP/k2.json")
 check "kernel tier: ... and a kernel floor is refused (failed_precondition)" \
         test "$st" = 400 -a "$(jq_ "$TEST_TMP/k2.json" 'j["code"]')" = failed_precondition
 stop_server
+
+# ---- runsc missing, then a runsc that fails its self-check (it knows its version, fails to run) ----
+printf '%s\n' '#!/bin/sh' 'case "$1" in --version) echo "runsc version fake-1"; exit 0 ;; flags) exit 0 ;; esac' \
+        'echo "this runsc fails on purpose" >&2' 'exit 1' >"$TEST_TMP/runsc-bad"
+chmod 0755 "$TEST_TMP/runsc-bad"
+SCRIPT='{"steps": [{"tool_calls": [{"name": "run_python", "input": {"code": "print(1)"}, "id": "toolu_b1"}]}, {"text": "done"}]}'
+mock_start "$SCRIPT" --log-level error || fail "kernel tier: the mock model starts" "$(cat "$TEST_TMP/mock.err")"
+for case in missing:$TEST_TMP/no-such-runsc failing:$TEST_TMP/runsc-bad; do
+        what=${case%%:*}
+        HULL_RUNSC=${case#*:} HULL_TEST_KERNEL_TIER=1 TMPDIR=$TEST_TMP serve_v1 "$LOG.$what" ||
+                { fail "kernel tier, runsc $what: hull serve starts" "$(tail -n 5 "$LOG.$what")"; continue; }
+        check "kernel tier, runsc $what: hull serve says so in one line, container the highest tier" \
+                test "$(grep -c 'kernel' "$LOG.$what") $(grep -c 'event=kernel-tier-unavailable error=.*msg="container is the highest tier"' "$LOG.$what")" = "1 1"
+        grep 'kernel' "$LOG.$what" | sed 's/^/# /'
+        P=$URL/plimsoll.v1.SandboxService
+        post Describe '{}' "$TEST_TMP/d3.json" >/dev/null
+        check "kernel tier, runsc $what: Describe offers container, with no kernel evidence" \
+                test "$(jq_ "$TEST_TMP/d3.json" 'j["isolation"] + " " + str("gVisor" in j.get("policy", ""))')" = "container False"
+        st=$(post Run "$req" "$TEST_TMP/k3.json")
+        check "kernel tier, runsc $what: a Run with a kernel floor is refused before dispatch" \
+                test "$st" = 400 -a "$(jq_ "$TEST_TMP/k3.json" 'j["code"]')" = failed_precondition
+        v1 POST /v1/environments '{"name": "k", "config": {"type": "cloud", "hull": {"tier": "kernel"}}}'
+        ENV=$(field id)
+        v1 POST /v1/agents "{\"name\": \"k\", \"model\": \"$MODEL\", \"tools\": [{\"type\": \"hull_toolset_20261201\"}]}"
+        AGENT=$(field id)
+        v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
+        SESSION=$(field id)
+        v1 POST "/v1/sessions/$SESSION/events" "$(user_message "go")"
+        wait_idle "$SESSION" 60
+        events_json "$SESSION" >"$TEST_TMP/events.json"
+        pycheck "kernel tier, runsc $what: a /v1 kernel environment's turn ends with a clear session.error" '
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ok = any(e["type"] == "session.error" and "has no kernel tier" in e["error"]["message"] for e in ev)
+sys.exit(0 if ok else (print(json.dumps(ev)[:1200]), 1)[1])' "$TEST_TMP/events.json"
+        stop_server
+        check "kernel tier, runsc $what: nothing is left (no bundle)" \
+                test -z "$(find "$TEST_TMP" -maxdepth 1 -name 'hull-oci.*')"
+done
+mock_stop >/dev/null
 exit 0

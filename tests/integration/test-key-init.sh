@@ -133,6 +133,6 @@ expect "init --home DIR --model M: there, with that model" \
         'rc == 0 and os.path.exists("'"$TEST_TMP"'/ihome2/config.json") and os.path.exists("'"$TEST_TMP"'/ihome2/hull.db") and "model gpt-test" in o'
 run init --home rel
 expect "init --home relative: 2" 'rc == 2 and "absolute" in e'
-run init extra
-expect "init with an argument: 2" 'rc == 2 and "extra" in e'
+run init extra extra2 # one DIR makes a workspace (test-init-workspace.sh); two are an error
+expect "init with two arguments: 2" 'rc == 2 and "extra2" in e'
 exit 0

@@ -4,7 +4,8 @@
 # of them: a start costs a second or two), each must end contained (DENIED, BLOCKED or CONTAINED:
 # the errno is gVisor's, not hull's seccomp list); then checks that the code runs under gVisor's
 # kernel, not the host's, and that the host-side limits hold: a timeout leaves no process, bundle
-# or cgroup behind, a memory bomb and a fork bomb are stopped, output is bounded.
+# or cgroup behind, a memory bomb and a fork bomb are stopped, output is bounded; networks limited
+# (hull's proxy) and unrestricted (pasta: the host's loopback and the metadata range unreachable).
 # Needs root and runsc: without runsc it is skipped (exit 77), never passed.
 . "$(dirname "$0")/../lib.sh"
 
@@ -34,6 +35,8 @@ fi
 SLEEPER_PID=
 cleanup() {
         [ -n "$SLEEPER_PID" ] && kill "$SLEEPER_PID" 2>/dev/null
+        [ -n "${NS_SERVER:-}" ] && kill "$NS_SERVER" 2>/dev/null
+        [ -n "${NS:-}" ] && ip netns del "$NS" 2>/dev/null && ip link del "$VA" 2>/dev/null
         rm -rf "$TEST_TMP"
 }
 trap cleanup EXIT
@@ -184,10 +187,6 @@ n=$(kexec_ --timeout 30 --output-limit 4K -- /bin/sh -c 'head -c 1000000 /dev/ze
 check "kernel tier: output is bounded (4K kept of 1 MB)" test "$n" -eq 4096
 check "kernel tier: the dropped output is reported" grep -q "bytes of stdout dropped" "$TEST_TMP/out.err"
 
-out=$(kexec_ --timeout 30 --net unrestricted -- /bin/true 2>&1)
-rc=$?
-check "kernel tier: --net unrestricted is refused with a clear error (not built yet)" \
-        test "$rc" -ne 0 -a -n "$(grep -o 'needs the container tier' <<<"$out")"
 
 # ---- a limited network: only hull's proxy, to the allowed hosts ----------------------------------
 
@@ -225,4 +224,59 @@ check "kernel tier, limited network: a direct connection to the host's service f
 check "kernel tier, limited network: every connection is in the log" \
         test "$(grep -c 'allowed.test' "$NETLOG") $(grep -c 'refused.*other.test' "$NETLOG")" = "1 1"
 check "kernel tier: nothing is left behind at all" test -z "$(leftovers)"
+
+# ---- an unrestricted network: pasta, as the container tier (host loopback and metadata blocked) ----
+if [ -x /usr/bin/pasta ] && command -v ip >/dev/null; then
+        # a server in a network namespace of the test's own, through a veth pair: the network is real
+        NS=hull-kt-$$ VA=hkt$$a VB=hkt$$b NS_PORT=
+        if ip netns add "$NS" 2>/dev/null; then
+                if ip link add "$VA" type veth peer name "$VB" && ip link set "$VB" netns "$NS" &&
+                        ip addr add 10.213.78.1/30 dev "$VA" && ip link set "$VA" up &&
+                        ip netns exec "$NS" ip addr add 10.213.78.2/30 dev "$VB" && ip netns exec "$NS" ip link set "$VB" up; then
+                        ip netns exec "$NS" /usr/bin/python3 -c '
+import socket
+s = socket.socket(); s.bind(("10.213.78.2", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"NETNS-SERVER\n"); c.close()' >"$TEST_TMP/ns.port" 2>/dev/null &
+                        NS_SERVER=$!
+                        for _ in $(seq 1 100); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
+                        NS_PORT=$(head -1 "$TEST_TMP/ns.port")
+                fi
+        fi
+        out=$(kexec_ --timeout 60 --net unrestricted -- /bin/sh -c "
+ip route del unreachable 169.254.0.0/16 >/dev/null 2>&1 && echo route=removed || echo route=kept
+grep -c '^hosts: files dns\$' /etc/nsswitch.conf
+python3 -c '
+import socket, sys
+for name, fam, addr in [(\"ns\", socket.AF_INET, (\"10.213.78.2\", int(sys.argv[1]))),
+                        (\"lo\", socket.AF_INET, (\"127.0.0.1\", int(sys.argv[2]))),
+                        (\"md\", socket.AF_INET, (\"169.254.169.254\", 80)),
+                        (\"md6\", socket.AF_INET6, (\"fd00:ec2::254\", 80))]:
+    s = socket.socket(fam); s.settimeout(5)
+    try:
+        s.connect(addr); print(name + \"=\" + s.recv(64).decode(errors=\"replace\").strip())
+    except OSError as ex:
+        print(name + \"=err\", ex.errno)
+' ${NS_PORT:-1} $HP" 2>&1)
+        echo "$out" | sed 's/^/# /'
+        if [ -n "$NS_PORT" ]; then
+                check "kernel tier, unrestricted network: a server in another network namespace answers (pasta)" \
+                        grep -qx 'ns=NETNS-SERVER' <<<"$out"
+        fi
+        check "kernel tier, unrestricted network: the host's 127.0.0.1 services are unreachable" \
+                grep -q '^lo=err' <<<"$out"
+        check "kernel tier, unrestricted network: 169.254.169.254 has no route" grep -qx 'md=err 113' <<<"$out"
+        check "kernel tier, unrestricted network: fd00:ec2::254 is unreachable" grep -q '^md6=err' <<<"$out"
+        check "kernel tier, unrestricted network: the sandbox cannot remove the blocking route" \
+                grep -qx 'route=kept' <<<"$out"
+        check "kernel tier, unrestricted network: names resolve through dns (nsswitch)" grep -qx 1 <<<"$out"
+        [ -n "${NS_SERVER:-}" ] && kill "$NS_SERVER" 2>/dev/null
+        ip netns del "$NS" 2>/dev/null
+        ip link del "$VA" 2>/dev/null
+        NS=
+        check "kernel tier, unrestricted network: nothing is left (runsc, bundle)" test -z "$(leftovers)"
+else
+        skip "kernel tier, unrestricted network" "needs /usr/bin/pasta (passt) and ip"
+fi
 exit 0

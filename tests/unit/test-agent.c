@@ -433,6 +433,51 @@ static void test_context(world *w) {
         model_client_free(m);
 }
 
+/* may_ask: the budget hook is asked before each model request; its no ends the turn there
+ * (budget_reached), after the tools of the answer before it ran. */
+static unsigned asked;
+static bool two_requests(void *ud) {
+        (void) ud;
+        return asked++ < 2;
+}
+
+static void test_budget_and_states(world *w) {
+        static const step steps[] = {
+                {.content = "[{\"type\":\"tool_use\",\"id\":\"e1\",\"name\":\"echo\",\"input\":{\"text\":\"a\"}}]",
+                 .stop = MODEL_STOP_TOOL_USE},
+                {.content = "[{\"type\":\"tool_use\",\"id\":\"e2\",\"name\":\"echo\",\"input\":{\"text\":\"b\"}}]",
+                 .stop = MODEL_STOP_TOOL_USE},
+                {.content = "[{\"type\":\"text\",\"text\":\"never asked\"}]", .stop = MODEL_STOP_END},
+                {.fail = MODEL_FAIL_AUTH},
+        };
+        fake *f = NULL;
+        model_client *m = fake_new(steps, ELEMENTSOF(steps), &f);
+        const tool_def *tools[] = {&echo_tool};
+        agent_config over = {.may_ask = two_requests, .session_states = true};
+        agent *a = make(w, m, tools, 1, &over);
+        agent_turn_result res = {0};
+        hull_error e = {0};
+        CHECK_EQ_INT(agent_turn(a, "go", NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_BUDGET);
+        CHECK_EQ_INT(json_array_size(f->requests), 2);
+        CHECK_EQ_INT(count(&w->rec, "agent.tool_result"), 2); /* the crossing answer's call ran */
+        json_t *idle = event(&w->rec, "session.status_idle", 0);
+        CHECK_EQ_STR(str(json_object_get(idle, "stop_reason"), "type"), "budget_reached");
+        CHECK(shape_ok(agent_conversation(a)));
+        agent_turn_result_done(&res);
+        /* the next turn: a fatal model error terminates (session_states) */
+        asked = 0;
+        f->next = 3;
+        recorder_reset(&w->rec);
+        CHECK_EQ_INT(agent_turn(a, "again", NULL, &res, &e), 0);
+        CHECK_EQ_INT(res.stop, AGENT_STOP_ERROR);
+        CHECK_EQ_INT(count(&w->rec, "session.status_terminated"), 1);
+        CHECK_EQ_INT(count(&w->rec, "session.status_idle"), 0);
+        agent_turn_result_done(&res);
+        agent_free(a);
+        model_client_free(m);
+}
+
 int main(void) {
         world w = {0};
         signal(SIGPIPE, SIG_IGN);
@@ -447,6 +492,7 @@ int main(void) {
         test_timeouts(&w);
         test_progress(&w);
         test_context(&w);
+        test_budget_and_states(&w);
         world_close(&w);
         return test_done();
 }

@@ -409,7 +409,13 @@ static void test_anthropic(bool stream) {
         else
                 add_json(&s, "200 OK", "request-id: req_011AbC\r\n", body);
         server_start(&s);
-        call(&s, (model_config){.api = MODEL_API_ANTHROPIC, .api_key = "sk-ant", .stream = stream},
+        /* the whole answer's request carries the model object's effort and speed */
+        call(&s,
+             (model_config){.api = MODEL_API_ANTHROPIC,
+                            .api_key = "sk-ant",
+                            .stream = stream,
+                            .effort = stream ? NULL : "high",
+                            .fast = !stream},
              (model_call_opts){0}, &o);
         TEST_RESULT(o.r == 0 && json_equal(o.a.message, want), "anthropic %s: %s", stream ? "streamed" : "whole",
                     o.e.msg);
@@ -422,7 +428,25 @@ static void test_anthropic(bool stream) {
         CHECK(has_header(&s, 0, "\r\nx-api-key: sk-ant\r\n") &&
               has_header(&s, 0, "\r\nanthropic-version: 2023-06-01\r\n"));
         CHECK(!has_header(&s, 0, "\r\nAuthorization:"));
-        CHECK_EQ_STR(json_string_value(json_object_get(sent, "system")), "You are a file assistant.");
+        CHECK(has_header(&s, 0, "\r\nanthropic-beta: fast-mode-2026-02-01\r\n") == !stream);
+        /* prompt caching: the system prompt a text block with a breakpoint, one after the last tool */
+        const json_t *sys = json_object_get(sent, "system"), *tools = json_object_get(sent, "tools");
+        CHECK(json_array_size(sys) == 1);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(sys, 0), "text")), "You are a file assistant.");
+        CHECK_EQ_STR(
+                json_string_value(json_object_get(json_object_get(json_array_get(sys, 0), "cache_control"), "type")),
+                "ephemeral");
+        CHECK(json_array_size(tools) >= 1);
+        for (size_t i = 0; i < json_array_size(tools); i++)
+                CHECK((json_object_get(json_array_get(tools, i), "cache_control") != NULL) ==
+                      (i + 1 == json_array_size(tools)));
+        if (stream)
+                CHECK(!json_object_get(sent, "output_config") && !json_object_get(sent, "speed"));
+        else {
+                CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(sent, "output_config"), "effort")),
+                             "high");
+                CHECK_EQ_STR(json_string_value(json_object_get(sent, "speed")), "fast");
+        }
         CHECK_EQ_INT(json_integer_value(json_object_get(sent, "max_tokens")), 1024);
         CHECK(stream == json_is_true(json_object_get(sent, "stream")));
         json_decref(sent);

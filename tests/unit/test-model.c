@@ -286,6 +286,16 @@ static void test_encode_openai(void) {
         CHECK(!json_object_get(got, "max_completion_tokens") && !json_object_get(got, "tools"));
         CHECK(json_is_true(json_object_get(got, "stream")) && json_is_false(json_object_get(got, "store")));
         CHECK(json_is_true(json_object_get(json_object_get(got, "stream_options"), "include_usage")));
+        CHECK(!json_object_get(got, "reasoning_effort"));
+        json_decref(got);
+        /* the model object's effort: reasoning_effort, "max" as OpenAI's highest; speed: none here */
+        w.effort = "max";
+        w.fast = true;
+        got = encode(MODEL_API_OPENAI, &w, &r);
+        CHECK_EQ_STR(json_string_value(json_object_get(got, "reasoning_effort")), "high");
+        CHECK(!json_object_get(got, "speed"));
+        w.effort = NULL;
+        w.fast = false;
         json_decref(got);
         json_decref(want);
         json_decref(msgs);

@@ -131,6 +131,11 @@ static void test_file_errors(void) {
                 const char *text, *want;
         } bad[] = {
                 {"{\"modle\":\"x\"}", "unknown key \"modle\""},
+                {"{\"pricing\":[]}", "\"pricing\" must be an object"},
+                {"{\"pricing\":{\"m\":{\"input\":1}}}", "pricing.m must be an object with at least"},
+                {"{\"pricing\":{\"m\":{\"input\":1,\"output\":-2}}}", "pricing.m.output"},
+                {"{\"pricing\":{\"m\":{\"input\":1,\"output\":2,\"cache\":1}}}", "pricing.m.cache"},
+                {"{\"pricing\":{\"m\":{\"input\":\"3\",\"output\":2}}}", "pricing.m must be an object"},
                 {"{\"model\":5}", "\"model\" must be a string"},
                 {"{\"stream\":\"yes\"}", "true or false"},
                 {"{\"max_turns\":0}", "positive integer"},

@@ -158,9 +158,10 @@ static void test_agent_create(void) {
 
         json_auto_t *multi = J("{\"name\":\"m\",\"model\":\"x\",\"multiagent\":{\"type\":\"coordinator\","
                                "\"agents\":[]}}");
-        CHECK_EQ_INT(v1_agent_create(multi, "agent_3", NOW, &a, &e), 0);
-        CHECK_EQ_STR(str_at(a, "multiagent.type"), "coordinator");
-        json_decref(a);
+        a = NULL; /* a roster would be echoed and never run: refused by name */
+        CHECK(v1_agent_create(multi, "agent_3", NOW, &a, &e) < 0 && a == NULL);
+        CHECK(e.status == 400 && strcmp(e.code, "unsupported_capability") == 0 &&
+              strstr(e.msg, "multiagent: a multiagent roster (coordinator) is not supported"));
 }
 
 struct bad {
@@ -566,7 +567,7 @@ static json_t *session_with_every_field(const json_t *agent) {
                 "\"model\":{\"id\":\"m2\"},\"tools\":[{\"type\":\"custom\",\"name\":\"c\",\"description\":\"d\","
                 "\"input_schema\":{\"type\":\"object\"}}]},\"environment_id\":\"env_1\",\"title\":\"t\","
                 "\"metadata\":{\"k\":\"v\"},\"resources\":[{\"type\":\"file\",\"file_id\":\"file_1\",\"mount_path\":"
-                "\"/data/x\"}],\"vault_ids\":[],\"budget\":{\"type\":\"limit\",\"max_list_cost\":{\"amount\":\"25.00\","
+                "\"/data/x\"}],\"vault_ids\":[],\"budget\":{\"type\":\"limit\",\"max_list_cost\":{\"amount\":\"2500\","
                 "\"currency\":\"USD\"}},\"initial_events\":[{\"type\":\"user.message\",\"content\":[{\"type\":\"text\","
                 "\"text\":\"hi\"}]}]}");
         CHECK_EQ_INT(v1_session_parse(b2, &req, &e), 0);
@@ -580,7 +581,7 @@ static json_t *session_with_every_field(const json_t *agent) {
         CHECK_EQ_STR(str_at(s, "title"), "t");
         CHECK_EQ_STR(str_at(s, "metadata.k"), "v");
         CHECK_EQ_STR(str_at(s, "resources.0.mount_path"), "/data/x");
-        CHECK_EQ_STR(str_at(s, "budget.max_list_cost.amount"), "25.00");
+        CHECK_EQ_STR(str_at(s, "budget.max_list_cost.amount"), "2500");
         return s;
 }
 
@@ -622,7 +623,11 @@ static void test_session_update(void) {
                 {"{\"agent\":{\"model\":\"x\"}}", "agent.model: unknown field"},
                 {"{\"title\":5}", "title: must be a string"},
                 {"{\"budget\":{\"type\":\"limit\",\"max_list_cost\":{\"amount\":\"1e3\",\"currency\":\"USD\"}}}",
-                 "budget.max_list_cost.amount: must be a decimal"},
+                 "budget.max_list_cost.amount: '1e3' is not an amount: a whole number of cents"},
+                {"{\"budget\":{\"type\":\"limit\",\"max_list_cost\":{\"amount\":\"25.00\",\"currency\":\"USD\"}}}",
+                 "budget.max_list_cost.amount: '25.00' is not an amount"},
+                {"{\"budget\":{\"type\":\"limit\",\"max_list_cost\":{\"amount\":\"007\",\"currency\":\"USD\"}}}",
+                 "budget.max_list_cost.amount: '007' is not an amount"},
         };
         json_object_set_new(s, "status", json_string("idle"));
         for (size_t i = 0; i < ELEMENTSOF(ubad); i++) {
@@ -681,10 +686,10 @@ static void test_session_bad(void) {
                  "\"amount\":\"5\",\"currency\":\"EUR\"}}}",
                  400, "", "budget.max_list_cost.currency: unknown value 'EUR'"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"initial_events\":[{\"type\":\"user.interrupt\"}]}", 400,
-                 "", "initial_events[0].type: only user.message"},
+                 "", "initial_events[0].type: only user.message and user.define_outcome"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"initial_events\":[{\"type\":\"user.define_outcome\","
                  "\"description\":\"d\"}]}",
-                 400, "", "initial_events[0].type: not supported by hull"},
+                 400, "", "initial_events[0].rubric: required"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"metadata\":{\"k\":[]}}", 400, "",
                  "metadata.k: must be a string"},
                 {"{\"agent\":\"a\",\"environment_id\":\"e\",\"title\":{}}", 400, "", "title: must be a string"},
@@ -732,6 +737,17 @@ static void test_events(void) {
         free(text);
         json_decref(ev);
 
+        /* an outcome: max_iterations 3 when absent or null; a file rubric kept as its id */
+        json_auto_t *oc = J("{\"events\":[{\"type\":\"user.define_outcome\",\"description\":\"d\",\"rubric\":{"
+                            "\"type\":\"text\",\"content\":\"r\"}},{\"type\":\"user.define_outcome\",\"description\":"
+                            "\"d\",\"rubric\":{\"type\":\"file\",\"file_id\":\"file_1\"},\"max_iterations\":20}]}");
+        CHECK_EQ_INT(v1_events_parse(oc, &ev, &e), 0);
+        CHECK(json_integer_value(json_object_get(json_array_get(ev, 0), "max_iterations")) == 3);
+        CHECK(json_integer_value(json_object_get(json_array_get(ev, 1), "max_iterations")) == 20);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_object_get(json_array_get(ev, 1), "rubric"), "file_id")),
+                     "file_1");
+        json_decref(ev);
+
         static const struct bad bad[] = {
                 {"{}", 400, "", "events: required"},
                 {"{\"events\":[]}", 400, "", "events: 0 events, at least 1"},
@@ -770,10 +786,17 @@ static void test_events(void) {
                  "events[0].tool_use_id: required"},
                 {"{\"events\":[{\"type\":\"user.custom_tool_result\",\"custom_tool_use_id\":\"s\",\"is_error\":1}]}",
                  400, "", "events[0].is_error: must be a boolean"},
-                {"{\"events\":[{\"type\":\"user.tool_result\",\"tool_use_id\":\"s\"}]}", 400, "",
-                 "events[0].type: not supported by hull: user.tool_result"},
+                {"{\"events\":[{\"type\":\"user.tool_result\",\"custom_tool_use_id\":\"s\"}]}", 400, "",
+                 "events[0].custom_tool_use_id: unknown field"},
+                {"{\"events\":[{\"type\":\"user.tool_result\"}]}", 400, "", "events[0].tool_use_id: required"},
                 {"{\"events\":[{\"type\":\"user.define_outcome\",\"description\":\"d\"}]}", 400, "",
-                 "events[0].type: not supported by hull: outcomes"},
+                 "events[0].rubric: required"},
+                {"{\"events\":[{\"type\":\"user.define_outcome\",\"description\":\"d\",\"rubric\":{\"type\":\"text\","
+                 "\"content\":\"r\"},\"max_iterations\":21}]}",
+                 400, "", "events[0].max_iterations: must be a whole number from 1 to 20"},
+                {"{\"events\":[{\"type\":\"user.define_outcome\",\"description\":\"d\",\"rubric\":{\"type\":\"file\"}}]"
+                 "}",
+                 400, "", "events[0].rubric.file_id: required"},
                 {"{\"events\":[{\"type\":\"system.message\",\"content\":[{\"type\":\"text\",\"text\":\"s\"}]}]}", 400,
                  "", "events[0]: a system.message must directly follow"},
                 {"{\"events\":[{\"type\":\"user.interrupt\"},{\"type\":\"system.message\",\"content\":[{\"type\":"
@@ -787,6 +810,16 @@ static void test_events(void) {
                  400, "", "events[1].content[0].type: unknown value 'image' (one of text)"},
         };
         check_bad("events", events_parse, bad, ELEMENTSOF(bad));
+
+        /* user.tool_result (a self_hosted session's built-in tools), a system.message after it */
+        json_auto_t *tres = J("{\"events\":[{\"type\":\"user.tool_result\",\"tool_use_id\":\"sevt_1\",\"is_error\":"
+                              "false,\"content\":[{\"type\":\"text\",\"text\":\"out\"}]},{\"type\":\"system.message\","
+                              "\"content\":[{\"type\":\"text\",\"text\":\"s\"}]}]}");
+        CHECK_EQ_INT(v1_events_parse(tres, &ev, &e), 0);
+        CHECK_EQ_STR(str_at(json_array_get(ev, 0), "tool_use_id"), "sevt_1");
+        CHECK_EQ_INT(json_array_size(ev), 2);
+        json_decref(ev);
+        ev = NULL;
 
         json_auto_t *many = J("{\"events\":[]}");
         for (unsigned i = 0; i < V1_EVENTS_PER_SEND_MAX; i++)

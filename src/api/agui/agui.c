@@ -583,6 +583,10 @@ unsigned agui_translate(agui_run *r, const json_t *ev, json_t *out) {
         } else if (strcmp(type, "session.deleted") == 0) {
                 agui_fail(r, "session_deleted", "the thread's session was deleted", out);
                 return AGUI_ENDED;
+        } else if (strcmp(type, "session.status_terminated") == 0) { /* a fatal error: the thread takes no more runs */
+                agui_fail(r, "session_terminated",
+                          r->error_msg[0] ? r->error_msg : "the thread's session was terminated", out);
+                return AGUI_ENDED;
         }
         return 0;
 }

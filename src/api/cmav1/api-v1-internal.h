@@ -77,6 +77,14 @@ extern const size_t v1a_n_files_routes;
 extern const http_route v1a_resource_routes[];
 extern const size_t v1a_n_resource_routes;
 int v1a_head_resources(http_req *r);
+/* hull's extensions' head: the version (no beta), an id that can name something */
+int v1a_head_ext(http_req *r);
+/* api-v1-capabilities.c: GET /v1/capabilities and the routes that refuse an unsupported
+ * capability by name */
+extern const http_route v1a_capability_routes[];
+extern const size_t v1a_n_capability_routes;
+/* Each /v1 route api_v1_register may mount (every table, whatever the config), in order. */
+void v1a_each_route(void (*fn)(void *ud, const http_route *r), void *ud);
 http_handler_fn v1a_handles_list, v1a_handle_get, v1a_records_list, v1a_audit_log, v1a_network_log;
 /* api-v1-vaults.c: vaults and their credentials */
 http_handler_fn v1a_vault_create, v1a_vault_list, v1a_vault_get, v1a_vault_update, v1a_vault_delete, v1a_vault_archive;

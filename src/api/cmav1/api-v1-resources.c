@@ -255,6 +255,7 @@ static void session_create(api_v1 *a, http_req *r) {
         store_now_rfc3339(now);
         json_t *obj = NULL;
         if (v1_session_create(body, &req, agent, id, now, &obj, &err) < 0 ||
+            v1_engine_budget_admit(a->cfg.engine, obj, &err) < 0 ||
             v1_resources_resolve(a->cfg.files, v1_engine_settings(a->cfg.engine), a->cfg.mnt_root, obj, &err) <
                     0) { /* v1-resources.h */
                 json_decref(obj);

@@ -144,7 +144,7 @@ static void fallback_refuse(http_req *r, http_refusal why, unsigned status, cons
                 v1a_answer_error(r, 404, NULL, "",
                                  "no such route: hull serves /v1/agents, /v1/environments, /v1/sessions (with "
                                  "/events, /events/stream and /resources), /v1/files, /v1/vaults, /v1/memory_stores, "
-                                 "/v1/skills and /v1/api-keys");
+                                 "/v1/skills and /v1/api-keys; GET /v1/capabilities lists what hull supports");
         else
                 v1_refuse(r, why, status, msg);
 }
@@ -445,6 +445,10 @@ static int head_ext(http_req *r) {
         return refuse_headers(r, false) || refuse_malformed_params(r);
 }
 
+int v1a_head_ext(http_req *r) {
+        return head_ext(r);
+}
+
 #define ROUTE(m, p, res, body, hd, fn)                                                                                 \
         {                                                                                                              \
                 .methods = (m), .pattern = (p), .scope = "v1", .body_max = (body), .head = (hd), .handler = (fn),      \
@@ -528,7 +532,25 @@ int api_v1_register(api_v1 *a, http_server *s) {
                 r = http_add_routes(s, &v1_api, v1a_files_routes, v1a_n_files_routes, a);
         if (r >= 0 && a->cfg.files)
                 r = http_add_routes(s, &v1_api, v1a_resource_routes, v1a_n_resource_routes, a);
+        if (r >= 0) /* the inventory and the refusals by name (api-v1-capabilities.c) */
+                r = http_add_routes(s, &v1_api, v1a_capability_routes, v1a_n_capability_routes, a);
         return r;
+}
+
+void v1a_each_route(void (*fn)(void *ud, const http_route *r), void *ud) {
+        const struct {
+                const http_route *t;
+                size_t n;
+        } tables[] = {
+                {routes, ELEMENTSOF(routes)},
+                {api_v1_memory_routes, api_v1_memory_n_routes},
+                {v1a_files_routes, v1a_n_files_routes},
+                {v1a_resource_routes, v1a_n_resource_routes},
+                {v1a_capability_routes, v1a_n_capability_routes},
+        };
+        for (size_t i = 0; i < ELEMENTSOF(tables); i++)
+                for (size_t k = 0; k < tables[i].n; k++)
+                        fn(ud, &tables[i].t[k]);
 }
 
 void api_v1_free(api_v1 *a) {
