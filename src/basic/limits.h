@@ -557,6 +557,13 @@
 #define STORE_PG_CONNS 4U                  /* PostgreSQL: connections of one store's pool, opened as needed */
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
+/* nodes: several hull serve sharing one PostgreSQL store (store-node.c, v1-nodes.c, docs/DEPLOY.md) */
+#define NODE_URL_MAX 512U         /* bytes of a node's --advertise URL, NUL included */
+#define NODE_LEASE_TTL_MS 6000U   /* a node or a turn's lease not renewed this long is dead (<= 10 s) */
+#define NODE_HEARTBEAT_MS 2000U   /* how often a node renews its row and its leases (TTL / 3) */
+#define NODE_POLL_MS 1000U        /* the fallback poll of the event streams when no NOTIFY came */
+#define NODE_CAPACITY_DEFAULT 64U /* --capacity: sessions a node runs turns of at once */
+#define NODE_CAPACITY_MAX 100000U /* --capacity's largest value */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */

@@ -22,6 +22,7 @@
 #include "cli-env.h"
 #include "cli-key.h"
 #include "cli-options.h"
+#include "cli-serve-node.h"
 #include "cli.h"
 #include "tool-document.h"
 #include "dlib.h"
@@ -92,6 +93,7 @@ typedef struct serve_opts {
         uint64_t file_max; /* /v1/files */
         dlog_level log_level;
         const char *db_path;
+        serve_node node; /* --node-id, --advertise, --capacity */
         const char *agui_agent, *agui_environment;
         uint64_t max_connections, max_per_address;
         settings_flags model;
@@ -203,6 +205,16 @@ static int set_db(void *ctx, const char *arg) {
                 return usage_error("--db: %s", e.msg);
         ((serve_opts *) ctx)->db_path = arg;
         return 0;
+}
+
+static int set_node_id(void *ctx, const char *arg) {
+        return cli_serve_node_set(&((serve_opts *) ctx)->node, 'i', arg);
+}
+static int set_advertise(void *ctx, const char *arg) {
+        return cli_serve_node_set(&((serve_opts *) ctx)->node, 'a', arg);
+}
+static int set_capacity(void *ctx, const char *arg) {
+        return cli_serve_node_set(&((serve_opts *) ctx)->node, 'c', arg);
 }
 
 static int set_listen(void *ctx, const char *arg) {
@@ -532,6 +544,9 @@ static const cli_option serve_options[] = {
          "hull's state: a path, sqlite:PATH or postgres://USER@HOST/NAME (default $HULL_DB, else "
          "$HULL_HOME/hull.db)",
          {0}},
+        {"node-id", "ID", set_node_id, "one node of several on one PostgreSQL --db (docs/DEPLOY.md, Nodes)", {0}},
+        {"advertise", "URL", set_advertise, "... the URL it is reached at (default http://LISTEN)", {0}},
+        {"capacity", "N", set_capacity, "... sessions it runs turns of at once (default %u)", {NODE_CAPACITY_DEFAULT}},
         {"model",
          "ID",
          set_model,
@@ -624,50 +639,15 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
         return -1;
 }
 
-/* hull's state (hull.db), where /v1 keeps agents, sessions, events and keys; HULL_SERVE_KEY's
- * key added when it is not there yet. */
+/* hull's state (hull.db or PostgreSQL), where /v1 keeps agents, sessions, events and keys; with
+ * --node-id this node joins the others (cli-serve-node.c). */
 static int open_store(serve_state *st, hull_error *e) {
-        const char *db = st->o.db_path ? st->o.db_path : getenv("HULL_DB");
-        st->db_given = db && db[0];
-        if (st->db_given) {
-                int r = cli_db_check(db, e);
-                if (r < 0)
-                        return r;
-                snprintf(st->db_path, sizeof(st->db_path), "%s", db);
-        } else {
-                char home[SBX_PATH_MAX];
-                int r = home_resolve(home, e);
-                if (r >= 0)
-                        r = home_mkdir(home, 0711, true, e);
-                if (r < 0)
-                        return r;
-                if ((size_t) snprintf(st->db_path, sizeof(st->db_path), "%s/hull.db", home) >= sizeof(st->db_path))
-                        return hull_err(e, -ENAMETOOLONG, "serve: the path of hull.db is too long");
-        }
-        int r = store_open(st->db_path, &st->db, e);
-        if (r < 0)
-                return r;
-        const char *k = getenv("HULL_SERVE_KEY");
-        if (k && k[0]) {
-                size_t n = strlen(k);
-                if (n < AUTH_TOKEN_MIN || n > AUTH_TOKEN_MAX)
-                        return hull_fail(e, -EINVAL, "serve: HULL_SERVE_KEY must be %u to %u characters",
-                                         AUTH_TOKEN_MIN, AUTH_TOKEN_MAX);
-                store_key key = {0};
-                if (sha256_hex(k, n, key.digest_hex) < 0)
-                        return hull_fail(e, -EIO, "serve: cannot hash HULL_SERVE_KEY");
-                if (store_key_find(st->db, key.digest_hex, &key, e) == 0) {
-                        v1_id_new("key_", key.id);
-                        snprintf(key.name, sizeof(key.name), "HULL_SERVE_KEY");
-                        store_now_rfc3339(key.created_at);
-                        snprintf(key.hint, sizeof(key.hint), "%.9s...", k);
-                        r = store_key_add(st->db, &key, e);
-                        if (r < 0)
-                                return r;
-                }
-        }
-        st->keys = api_v1_keys(st->db);
-        return 0;
+        const char *tiers = st->o.kernel_tier ? "[\"container\",\"kernel\"]" : "[\"container\"]";
+        int r = cli_serve_open_store(st->o.db_path, &st->o.node, st->o.listen, tiers, st->db_path, sizeof(st->db_path),
+                                     &st->db_given, &st->db, e);
+        if (r >= 0)
+                st->keys = api_v1_keys(st->db);
+        return r;
 }
 
 static bool serve_has_keys(serve_state *st) {
@@ -932,7 +912,8 @@ static int start_server(serve_state *st, hull_error *e) {
                                .netlog_dir = st->audit_path[0] ? st->audit_path : NULL,
                                .net_allow_cidrs = o->net_cidrs,
                                .net_allow_loopback = o->net_allow_loopback,
-                               .allow_unrestricted = o->allow_unrestricted};
+                               .allow_unrestricted = o->allow_unrestricted,
+                               .node = o->node.row.id ? &o->node.row : NULL};
         char home[SBX_PATH_MAX], blobs[SBX_PATH_MAX + 8], *mnt = st->mnt_path;
         int r = home_resolve(home, e); /* the files' node-local copies; the sessions' resources (0711) */
         if (r >= 0 && ((size_t) snprintf(blobs, sizeof(blobs), "%s/blobs", home) >= sizeof(blobs) ||
@@ -1006,6 +987,7 @@ static int start_server(serve_state *st, hull_error *e) {
         snprintf(where, sizeof(where), "%s", o->listen);
         char *colon = where[0] == '[' ? strstr(where, "]:") + 1 : strrchr(where, ':');
         snprintf(colon + 1, sizeof(where) - (size_t) (colon + 1 - where), "%u", http_port(st->srv));
+        cli_serve_node_listening(st->db, &st->o.node, where, &st->log); /* the port --listen left to the kernel */
         dlog_log(&st->log, DLOG_INFO,
                  "event=listening addr=%s%s%s auth=%s tokens=%zu max_runs=%u queue=%u javascript=%s python=%s "
                  "protocol=%u work=%s",
@@ -1123,8 +1105,7 @@ static int serve_teardown(serve_state *st, int status) {
         if (st->have_settings)
                 settings_done(&st->settings);
         dotenv_free(st->env);
-        if (st->db)
-                store_close(st->db);
+        cli_serve_close_store(st->db, &st->o.node);
         safe_close(st->sfd);
         if (status == CLI_EXIT_OK)
                 dlog_log(&st->log, DLOG_INFO, "event=stopped");
@@ -1143,8 +1124,7 @@ int cli_serve_main(int argc, char **argv) {
         status = check_options(&st);
         if (status >= 0) {
                 auth_tokens_done(&st.tokens);
-                if (st.db)
-                        store_close(st.db);
+                cli_serve_close_store(st.db, &st.o.node);
                 return status;
         }
         if (setup_signals(&st, &e) < 0 || make_directories(&st, &e) < 0 || start_children(&st, &e) < 0 ||

@@ -81,7 +81,9 @@ struct v1_engine {
         pthread_mutex_t lock; /* the table */
         live *lives;
         bool stopping;
-        atomic_uint pumps; /* pump threads alive (each holds a session) */
+        atomic_uint pumps;     /* pump threads alive (each holds a session) */
+        pthread_t node_thread; /* v1-nodes.c's, when cfg.node */
+        bool node_started;
 };
 
 /* v1-run.c */
@@ -94,6 +96,8 @@ void v1_log_server_locked(live *l, json_t *const *evs, size_t n);
 void v1_log_failure_server_locked(live *l, const char *type, const char *msg, bool running, const char *server);
 void v1_log_failure_locked(live *l, const char *type, const char *msg, bool running);
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e);
+/* Set processed_at of the queued events (an array of ids, or one id) to now (under l->lock). */
+void v1_mark_processed_locked(live *l, const json_t *ids);
 
 /* v1-stream.c */
 /* Give one event to every caught-up watcher (under l->lock). seq 0: a preview, not logged; with
@@ -102,6 +106,17 @@ void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only);
 /* End every engine-owned watcher (under l->lock), after giving it last (when not NULL) whether
  * it is caught up or not (session.deleted). Held watchers get last too and stay. */
 void v1_watches_end(live *l, const json_t *last);
+
+/* v1-nodes.c (each a no-op, or 0, without cfg.node) */
+bool v1_node_mode(const v1_engine *g);
+void v1_node_sync_locked(live *l);
+void v1_node_merge_locked(live *l);
+int v1_node_claim_locked(live *l, bool starts, v1_err *err);
+void v1_node_release_locked(live *l);
+bool v1_node_handoff_locked(live *l, bool worker);
+void v1_node_cut_locked(live *l, const char *dead_node);
+int v1_node_start(v1_engine *g, hull_error *e);
+void v1_node_stop(v1_engine *g);
 
 /* v1-inputs.c */
 typedef struct v1_input v1_input;

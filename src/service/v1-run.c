@@ -136,6 +136,7 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 changed |= follow(l, evs[i], now);
         if (changed) {
                 hull_error ue = {0};
+                v1_node_merge_locked(l); /* what another node changed meanwhile stays */
                 if (store_update(l->g->cfg.store, STORE_SESSION, l->obj, &ue) < 0)
                         dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"",
                                  l->id, ue.msg);
@@ -229,6 +230,11 @@ int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err) {
                 if (strcmp(l->id, id) == 0) {
                         l->refs++;
                         pthread_mutex_unlock(&g->lock);
+                        if (v1_node_mode(g)) { /* another node may have changed it */
+                                pthread_mutex_lock(&l->lock);
+                                v1_node_sync_locked(l);
+                                pthread_mutex_unlock(&l->lock);
+                        }
                         *ret = l;
                         return 0;
                 }
@@ -345,7 +351,7 @@ static void drop_paused_locked(live *l, const char *why) {
 }
 
 /* The events of a message that waited for the turn before it: processed now. */
-static void mark_processed_locked(live *l, const json_t *ids) {
+void v1_mark_processed_locked(live *l, const json_t *ids) {
         char now[STORE_TIME_MAX];
         v1_now_time(now);
         size_t i;
@@ -391,7 +397,7 @@ static void evict(v1_engine *g, live *self) {
 static void drop_queue_locked(live *l) {
         size_t i;
         json_t *entry;
-        json_array_foreach(l->queue, i, entry) mark_processed_locked(l, json_object_get(entry, "queued"));
+        json_array_foreach(l->queue, i, entry) v1_mark_processed_locked(l, json_object_get(entry, "queued"));
         json_array_clear(l->queue);
 }
 
@@ -431,12 +437,14 @@ static void *worker_main(void *arg) {
                                 l->outcome = json_incref(json_object_get(entry, "outcome"));
                         }
                         l->budget_stopped = false;
-                        mark_processed_locked(l, json_object_get(entry, "queued"));
+                        v1_mark_processed_locked(l, json_object_get(entry, "queued"));
                         json_array_remove(l->queue, 0);
                         atomic_store(&l->interrupt, false);
                         if (!text)
                                 continue;
-                } else
+                } else if (v1_node_handoff_locked(l, true)) /* messages queued on other nodes */
+                        continue;
+                else
                         break;
                 pthread_mutex_unlock(&l->lock);
 
@@ -504,6 +512,7 @@ static void *worker_main(void *arg) {
         }
         l->running = false;
         l->used_ms = now_mono_ms();
+        v1_node_release_locked(l);
         pthread_mutex_unlock(&l->lock);
         evict(g, l);
         return NULL;
@@ -597,6 +606,18 @@ static json_t *result_with_system(const json_t *res, const json_t *sys) {
         return copy;
 }
 
+/* Only user.message and system.message events (what may wait for another node's turn)? */
+static bool messages_only(const json_t *events) {
+        size_t i;
+        json_t *ev;
+        json_array_foreach(events, i, ev) {
+                const char *type = json_string_value(json_object_get(ev, "type"));
+                if (!type || (strcmp(type, "user.message") != 0 && strcmp(type, "system.message") != 0))
+                        return false;
+        }
+        return json_array_size(events) > 0;
+}
+
 int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, json_t **ret_echo, v1_err *err) {
         _cleanup_(v1_live_unrefp) live *l = NULL;
         int r = v1_live_get(g, session_id, &l, err);
@@ -609,6 +630,7 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 free(evs);
                 return v1_fail(err, 500, "", "out of memory");
         }
+        bool foreign = false;                /* several nodes: another node's turn runs */
         json_auto_t *rubrics = json_array(); /* each user.define_outcome's rubric text, in order */
         pthread_mutex_lock(&l->lock);
         if (l->deleted)
@@ -621,6 +643,10 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                             "session %.64s is terminated (a fatal error ended it; its events say which): it takes no "
                             "more events, start a new session",
                             session_id);
+        else if ((r = v1_node_claim_locked(l, messages_only(events), err)) == -EBUSY && messages_only(events)) {
+                r = 0; /* another node runs the turn: the messages wait in the log for it */
+                foreign = true;
+        }
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 r = admit_locked(l, json_array_get(events, i), err);
                 if (r >= 0 && !(evs[i] = json_deep_copy(json_array_get(events, i))))
@@ -631,7 +657,7 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                         json_array_append_new(rubrics, rub);
         }
         /* a message behind a running turn (or another message) waits: processed_at null till then */
-        bool waits = l->running || json_array_size(l->queue) > 0;
+        bool waits = l->running || json_array_size(l->queue) > 0 || foreign;
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 const char *type = json_string_value(json_object_get(evs[i], "type"));
                 bool msg = strcmp(type, "user.message") == 0 || strcmp(type, "user.define_outcome") == 0;
@@ -647,6 +673,8 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 json_t *ev = evs[i];
                 const char *type = json_string_value(json_object_get(ev, "type"));
                 json_array_append(echo, ev);
+                if (foreign)
+                        continue;
                 if (type[0] == 's' && i > 0 && is_result(evs[i - 1]))
                         continue; /* it went with the result before it */
                 if (strcmp(type, "user.message") == 0 || strcmp(type, "system.message") == 0) {
@@ -696,7 +724,13 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                                 json_array_append(l->stash, use); /* before the pause: the worker applies it */
                 }
         }
-        if (r >= 0)
+        if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
+                v1_err busy = {0};
+                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false))
+                        kick_locked(l);
+        } else if (r >= 0)
+                kick_locked(l);
+        if (!l->running && v1_node_handoff_locked(l, false)) /* when no turn started: give the lease back */
                 kick_locked(l);
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++)
@@ -903,12 +937,19 @@ static int recover(v1_engine *g, hull_error *e) {
                 if (v1_live_get(g, json_string_value(id), &l, &err) < 0)
                         continue;
                 pthread_mutex_lock(&l->lock);
-                v1_log_failure_locked(
-                        l, "unknown_error",
-                        "hull serve stopped during this turn (it was restarted); what the turn did after its "
-                        "last event is lost: send the message again",
-                        true);
-                v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
+                if (v1_node_mode(g)) { /* another live node's turn stays; else it is cut */
+                        if (v1_node_claim_locked(l, false, &err) == 0) {
+                                v1_node_cut_locked(l, g->cfg.node->id); /* its outcome too */
+                                v1_node_release_locked(l);
+                        }
+                } else
+                        v1_log_failure_locked(
+                                l, "unknown_error",
+                                "hull serve stopped during this turn (it was restarted); what the turn did after its "
+                                "last event is lost: send the message again",
+                                true);
+                if (!v1_node_mode(g))
+                        v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
                 pthread_mutex_unlock(&l->lock);
                 dlog_log(g->cfg.log, DLOG_WARN, "event=v1-turn-recovered session=%s", l->id);
                 v1_live_unref(l);
@@ -923,6 +964,8 @@ int v1_engine_new(const v1_engine_config *cfg, v1_engine **ret, hull_error *e) {
         g->cfg = *cfg;
         pthread_mutex_init(&g->lock, NULL);
         int r = recover(g, e);
+        if (r >= 0)
+                r = v1_node_start(g, e);
         if (r < 0) {
                 v1_engine_free(g);
                 return r;
@@ -964,6 +1007,7 @@ void v1_engine_shutdown(v1_engine *g, uint64_t wait_ms) {
                 struct timespec ts = {0, 10 * 1000 * 1000};
                 nanosleep(&ts, NULL);
         }
+        v1_node_stop(g); /* the node's row and leases go: its turns ended */
 }
 
 void v1_engine_free(v1_engine *g) {

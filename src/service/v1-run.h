@@ -58,6 +58,10 @@ typedef struct v1_engine_config {
          * sandbox (reachable by the sandbox user). NULL: no resources are mounted. */
         struct v1_files *files;
         const char *mnt_root;
+        /* One of several nodes sharing a PostgreSQL store (hull serve --node-id; joined already):
+         * each session's turns run on the node holding its lease, the node's thread heartbeats,
+         * cuts dead nodes' turns and wakes streams (v1-nodes.c). NULL: the only node. */
+        const store_node *node;
 } v1_engine_config;
 
 /* Change a session's object: edit gets a copy of it (returns 0, or a negative errno with *err);

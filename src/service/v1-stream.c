@@ -72,6 +72,11 @@ static bool fan_one(v1_watch *w, void *ud) {
         fan *f = ud;
         if (!w->live || w->dead || (f->deltas_only && !w->deltas))
                 return false;
+        if (f->seq > w->sent + 1 && !w->held && w->ops->wait) { /* another node logged between: from the log */
+                w->live = false;
+                lag(f->l, w);
+                return w->dead;
+        }
         int r = w->ops->deliver(w->ud, f->seq, f->ev, f->text, f->len);
         if (r == 0 && f->seq > 0)
                 w->sent = f->seq;

@@ -15,6 +15,10 @@
 
 #define DLIB_PQ_FUNCS(X)                                                                                               \
         X(PQclear)                                                                                                     \
+        X(PQconsumeInput)                                                                                              \
+        X(PQfreemem)                                                                                                   \
+        X(PQnotifies)                                                                                                  \
+        X(PQsocket)                                                                                                    \
         X(PQcmdTuples)                                                                                                 \
         X(PQconnectdbParams)                                                                                           \
         X(PQerrorMessage)                                                                                              \
@@ -51,6 +55,10 @@ static inline const dlib_pq *dlib_pq_load(hull_error *e) {
 
 #ifndef DLIB_NO_MACROS
 #define PQclear (dlib_pq_api.PQclear)
+#define PQconsumeInput (dlib_pq_api.PQconsumeInput)
+#define PQfreemem (dlib_pq_api.PQfreemem)
+#define PQnotifies (dlib_pq_api.PQnotifies)
+#define PQsocket (dlib_pq_api.PQsocket)
 #define PQcmdTuples (dlib_pq_api.PQcmdTuples)
 #define PQconnectdbParams (dlib_pq_api.PQconnectdbParams)
 #define PQerrorMessage (dlib_pq_api.PQerrorMessage)

@@ -228,6 +228,7 @@ typedef struct store_ops {
         /* the problems of the sequences (a JSON array of strings, one a problem; empty: none) */
         int (*check)(store *s, json_t **ret, hull_error *e);
         const store_vault_ops *vault;
+        const struct store_node_ops *node; /* store-node.c's backend; NULL: no nodes (SQLite) */
 
         const struct store_skill_ops *skills; /* store-skill-backend.h */
 
@@ -301,3 +302,18 @@ int store_blob_chunk_out(const char *b64, size_t n, store_chunk_fn fn, void *ud,
 int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);
 /* n bytes of stored JSON text (p NULL: missing) parsed; -EBADMSG when it is not JSON. */
 int store_load(const char *p, size_t n, const char *what, json_t **ret, hull_error *e);
+
+/* ---- nodes and leases (store-node.c's front; PostgreSQL's store-pg-nodes.c) ---- */
+typedef struct store_node_ops {
+        int (*join)(store *s, const store_node *n, uint64_t ttl_ms, hull_error *e);
+        int (*beat)(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                    hull_error *e);
+        int (*roomiest)(store *s, const char *except_id, uint64_t ttl_ms, char *ret_id, char *ret_url, hull_error *e);
+        int (*leave)(store *s, const char *node_id, const char *instance, hull_error *e);
+        int (*lease_claim)(store *s, const char *session_id, const char *node_id, uint64_t ttl_ms, store_lease *ret,
+                           hull_error *e);
+        int (*lease_release)(store *s, const char *session_id, const char *node_id, json_t **ret_pending,
+                             hull_error *e);
+        int (*leases_reap)(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
+        int (*events_wait)(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
+} store_node_ops;

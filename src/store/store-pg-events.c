@@ -9,7 +9,9 @@
  * One statement is one transaction, so a batch that fails (a duplicate id) leaves the counter
  * as it was: no gap. This rather than SELECT ... FOR UPDATE on the session row then an INSERT,
  * which locks the same way but takes three round trips (and a transaction) to the append's one;
- * and rather than max(seq) + 1, which two appenders may read alike (one then fails on the key). */
+ * and rather than max(seq) + 1, which two appenders may read alike (one then fails on the key).
+ * The same statement NOTIFYs hull_events with "session_id:last_seq", delivered at commit: the
+ * wake-up of the streams on other nodes (store_events_wait), never the events themselves. */
 #include "store-pg-internal.h"
 
 #include <errno.h>
@@ -70,7 +72,7 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
                     " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
                     "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
                     "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
-                    " SELECT first + 1 FROM s",
+                    " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
                     3, v, "cannot append events", &res, e);
         if (r == -EEXIST && strcmp(pc->sqlstate, "23505") == 0) {
                 char id[STORE_ID_MAX];

@@ -38,6 +38,7 @@ typedef struct pg_store {
         unsigned n_open;
         bool busy[STORE_PG_CONNS];
         pg_conn conns[STORE_PG_CONNS];
+        PGconn *listen; /* LISTEN hull_events (store_events_wait's, one thread's); NULL till then */
 } pg_store;
 
 static inline pg_store *pg_of(store *s) {
@@ -142,6 +143,12 @@ int pg_memory_version_put(store *base, const char *store_id, const char *version
 int pg_rows_read(store *base, const store_table *t, store_row_fn fn, void *ud, hull_error *e);
 int pg_rows_write(store *base, const store_table *t, json_t *rows, hull_error *e);
 int pg_check(store *base, json_t **ret, hull_error *e);
+
+/* A new connection to url (never NULL but out of memory; PQstatus says whether it is up). */
+PGconn *pg_connect_url(const char *url);
+
+/* store-pg-nodes.c */
+extern const store_node_ops pg_node_ops;
 
 /* store-pg-vaults.c */
 extern const store_vault_ops pg_vault_ops;

@@ -96,6 +96,14 @@ static const char *const migrations[] = {
         " has_error INTEGER NOT NULL, body TEXT NOT NULL);"
         "CREATE INDEX deployment_runs_list ON deployment_runs (created_ms, id);"
         "CREATE INDEX deployment_runs_deployment ON deployment_runs (deployment_id, created_ms);",
+        /* 9: the nodes sharing this database (hull serve --node-id) and which node runs each
+         * session's turns (a lease, renewed by its node's heartbeat); times are the server's */
+        "CREATE TABLE nodes (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, instance TEXT NOT NULL,"
+        " advertise TEXT NOT NULL, capacity BIGINT NOT NULL, tiers TEXT NOT NULL,"
+        " started_at TIMESTAMPTZ NOT NULL, heartbeat_at TIMESTAMPTZ NOT NULL, running BIGINT NOT NULL DEFAULT 0);"
+        "CREATE TABLE session_leases (session_id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY"
+        " REFERENCES sessions (id) ON DELETE CASCADE, node_id TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);"
+        "CREATE INDEX session_leases_node ON session_leases (node_id);",
 };
 
 int store_pg_schema_version(void) {
@@ -151,7 +159,7 @@ static void no_notice(void *arg, const char *message) {
 
 /* A new connection to url (never NULL but out of memory; PQstatus says whether it is up). The url
  * is expanded last, so what it says wins over these defaults. */
-static PGconn *connect_url(const char *url) {
+PGconn *pg_connect_url(const char *url) {
         char timeout[PG_INT_MAX];
         const char *const keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname", NULL};
         const char *const values[] = {pg_int(timeout, STORE_PG_CONNECT_TIMEOUT_S), "hull", "UTF8", url, NULL};
@@ -175,7 +183,7 @@ pg_conn *pg_acquire(pg_store *s) {
                         s->busy[i] = true;
                         pthread_mutex_unlock(&s->lock);
                         /* connected outside the lock; a failure is pg_exec's to report */
-                        s->conns[i].conn = connect_url(s->url);
+                        s->conns[i].conn = pg_connect_url(s->url);
                         return &s->conns[i];
                 }
                 pthread_cond_wait(&s->freed, &s->lock);
@@ -195,7 +203,7 @@ static int reconnect(pg_conn *pc, hull_error *e) {
         if (pc->conn && PQstatus(pc->conn) == CONNECTION_OK)
                 return 0;
         if (!pc->conn)
-                pc->conn = connect_url(pc->owner->url);
+                pc->conn = pg_connect_url(pc->owner->url);
         else
                 PQreset(pc->conn);
         if (pc->conn && PQstatus(pc->conn) == CONNECTION_OK)
@@ -379,6 +387,8 @@ static void pg_close(store *base) {
         for (unsigned i = 0; i < s->n_open; i++)
                 if (s->conns[i].conn)
                         PQfinish(s->conns[i].conn);
+        if (s->listen)
+                PQfinish(s->listen);
         explicit_bzero(s->url, strlen(s->url));
         free(s->url);
         pthread_cond_destroy(&s->freed);
@@ -434,6 +444,7 @@ static const store_ops pg_ops = {
         .check = pg_check,
         .vault = &pg_vault_ops,
         .deploy = &pg_deploy_ops,
+        .node = &pg_node_ops,
         .file_insert = pg_file_insert,
         .file_get = pg_file_get,
         .file_list = pg_file_list,
@@ -456,7 +467,7 @@ int store_pg_open(const char *url, store **ret, hull_error *e) {
                 s->conns[i].owner = s;
         pg_conn *pc = &s->conns[0];
         s->n_open = 1;
-        pc->conn = connect_url(url);
+        pc->conn = pg_connect_url(url);
         int r = 0;
         if (!pc->conn)
                 r = hull_fail(e, -ENOMEM, "store: cannot connect to PostgreSQL: out of memory");

@@ -93,6 +93,13 @@ static const char *const migrations[] = {
         " created_ms INTEGER NOT NULL, trigger_type TEXT NOT NULL, has_error INTEGER NOT NULL, body TEXT NOT NULL);"
         "CREATE INDEX deployment_runs_list ON deployment_runs (created_ms, id);"
         "CREATE INDEX deployment_runs_deployment ON deployment_runs (deployment_id, created_ms);",
+        /* 9: the nodes sharing a database and their leases on sessions' turns: PostgreSQL's only
+         * (hull serve --node-id is refused on SQLite); the tables keep the numbers alike */
+        "CREATE TABLE nodes (id TEXT NOT NULL PRIMARY KEY, instance TEXT NOT NULL, advertise TEXT NOT NULL,"
+        " capacity INTEGER NOT NULL, tiers TEXT NOT NULL, started_at TEXT NOT NULL, heartbeat_at TEXT NOT NULL,"
+        " running INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE session_leases (session_id TEXT NOT NULL PRIMARY KEY REFERENCES sessions (id)"
+        " ON DELETE CASCADE, node_id TEXT NOT NULL, expires_at TEXT NOT NULL);",
 };
 
 int store_sqlite_schema_version(void) {

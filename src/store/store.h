@@ -383,3 +383,55 @@ int store_deploy_list(store *s, store_dkind k, const store_deploy_q *q, store_pa
  * scheduled_ms was claimed before, by this process or any other sharing the database), 0 when
  * not; so a run is never made twice, whatever restarts. */
 int store_deploy_claim(store *s, const char *id, int64_t scheduled_ms, hull_error *e);
+
+/* ---- nodes: several hull serve sharing one PostgreSQL store (store-node.c) ----
+ * Every function is -EOPNOTSUPP on SQLite (one node). Times are the database server's (no clock
+ * of a node is compared with another's); a row or lease not renewed for ttl_ms is dead. */
+typedef struct store_node {
+        const char *id;        /* --node-id: [A-Za-z0-9._-], 1 to 63 bytes */
+        const char *instance;  /* this process's random id: tells a restart from a second live node */
+        const char *advertise; /* the URL other nodes and clients reach it at */
+        unsigned capacity;     /* sessions it runs turns of at once */
+        const char *tiers;     /* a JSON array of the sandbox tiers it has */
+} store_node;
+/* Register node n: its row made, or taken over from a dead one of that id (or from an earlier
+ * life of this instance). -EEXIST with a message naming it when a live node holds the id. */
+int store_node_join(store *s, const store_node *n, uint64_t ttl_ms, hull_error *e);
+/* The heartbeat: the node's row (with the turns it runs now) and every lease it holds renewed for
+ * ttl_ms. -ESTALE when the row is gone or another instance's (this node was taken for dead): it
+ * joins again. */
+int store_node_beat(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                    hull_error *e);
+/* The live node other than except_id with the most free capacity (capacity - running > 0): its id
+ * and advertise URL; -ENOENT when every other node is full or there is none. */
+int store_node_roomiest(store *s, const char *except_id, uint64_t ttl_ms, char ret_id[static STORE_ID_MAX],
+                        char ret_url[static NODE_URL_MAX], hull_error *e);
+/* The node's row and its leases removed (hull serve stops cleanly). */
+int store_node_leave(store *s, const char *node_id, const char *instance, hull_error *e);
+
+typedef struct store_lease {
+        char node_id[STORE_ID_MAX];   /* who holds it now */
+        char advertise[NODE_URL_MAX]; /* ... and its URL ("" unknown) */
+        char dead_node[STORE_ID_MAX]; /* claimed from this dead node's expired lease ("" none) */
+} store_lease;
+/* Claim the lease on session_id's turns for node_id (or renew it when held). 0: held by node_id
+ * (ret->dead_node says whether it was taken from a dead node: its turn is cut); -EBUSY: another
+ * live node holds it (ret->node_id, ret->advertise); -ENOENT: no such session. */
+int store_lease_claim(store *s, const char *session_id, const char *node_id, uint64_t ttl_ms, store_lease *ret,
+                      hull_error *e);
+/* Give the lease up (when node_id holds it). With ret_pending (else NULL): only when the session's
+ * log has no user.message or system.message still queued (processed_at null: sent on another
+ * node while this one ran the turn); else -EAGAIN, the lease kept, and *ret_pending those events
+ * in order (a JSON array), for this node to run. Checked and deleted in one statement, so a
+ * message queued by another node is either seen here or finds the lease gone (and runs there). */
+int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e);
+/* Take every lease that expired (its node died) for node_id, with FOR UPDATE SKIP LOCKED so two
+ * nodes never take the same one: *ret a JSON array of {"session_id", "dead_node"}. */
+int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
+/* Wait at most timeout_ms for appends to any session (PostgreSQL's NOTIFY hull_events from every
+ * node, this one's too): fn(ud, session_id, last_seq) for each. A wake-up only: a NOTIFY lost (a
+ * reconnect) is not replayed, so the caller also polls. 0 (nothing, or after the calls), or a
+ * negative errno (-ECONNRESET: the connection was lost and is made again on the next call). One
+ * thread calls it. */
+typedef void (*store_wake_fn)(void *ud, const char *session_id, int64_t seq);
+int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);

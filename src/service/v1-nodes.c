@@ -1,0 +1,312 @@
+/* v1-nodes.c: the /v1 engine as one node of several sharing a PostgreSQL store (hull serve
+ * --node-id): each session's turns owned by one node through its lease (store_lease_claim), the
+ * node's thread (its heartbeat renews the node's row and leases, reaps the leases of dead nodes
+ * and cuts their turns, and wakes the streams of sessions another node appended to: LISTEN
+ * hull_events, with a poll every NODE_POLL_MS as the fallback), and the sync of a session's live
+ * state (object, last seq) from the store. Without a node id none of this runs (one node). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "macro.h"
+#include "time-util.h"
+#include "v1-run-internal.h"
+
+bool v1_node_mode(const v1_engine *g) {
+        return g->cfg.node != NULL;
+}
+
+/* What another node logged since l->last_seq, to this node's watchers; the object as stored
+ * (under l->lock). Nothing while this node's worker runs the turn: it logs every event itself. */
+void v1_node_sync_locked(live *l) {
+        v1_engine *g = l->g;
+        if (!v1_node_mode(g) || l->running || l->deleted)
+                return;
+        hull_error e = {0};
+        json_t *obj = NULL;
+        if (store_get(g->cfg.store, STORE_SESSION, l->id, 0, &obj, &e) == 0) {
+                json_decref(l->obj);
+                l->obj = obj;
+        }
+        for (;;) {
+                store_events_q q = {.limit = STORE_EVENTS_PAGE_MAX, .after_seq = l->last_seq};
+                store_page p = {0};
+                int64_t *seqs = NULL;
+                if (store_events_list(g->cfg.store, l->id, &q, &p, &seqs, &e) < 0) {
+                        dlog_log(g->cfg.log, DLOG_WARN, "event=node-sync-failed session=%s error=\"%s\"", l->id, e.msg);
+                        return;
+                }
+                size_t n = json_array_size(p.data);
+                for (size_t i = 0; i < n; i++) {
+                        if (seqs[i] != l->last_seq + 1) /* the store's seqs are gap-free: never */
+                                break;
+                        l->last_seq = seqs[i];
+                        v1_fanout(l, seqs[i], json_array_get(p.data, i), false);
+                }
+                free(seqs);
+                store_page_done(&p);
+                if (n < STORE_EVENTS_PAGE_MAX)
+                        return;
+        }
+}
+
+/* Before the session object the log changed (status, usage, stats) is stored: the rest of it as
+ * stored now (another node may have updated its title or metadata since l->obj was read), with
+ * those fields of l->obj (under l->lock). */
+void v1_node_merge_locked(live *l) {
+        if (!v1_node_mode(l->g))
+                return;
+        hull_error e = {0};
+        json_t *stored = NULL;
+        if (store_get(l->g->cfg.store, STORE_SESSION, l->id, 0, &stored, &e) < 0)
+                return;
+        static const char *const ours[] = {"status", "usage", "stats", "updated_at"};
+        for (size_t i = 0; i < ELEMENTSOF(ours); i++) {
+                json_t *v = json_object_get(l->obj, ours[i]);
+                if (v)
+                        json_object_set(stored, ours[i], v);
+        }
+        json_decref(l->obj);
+        l->obj = stored;
+}
+
+/* Claim the lease on l's turns for this node (under l->lock; starts: for a message that starts
+ * a turn). 0: this node's (a dead node's turn cut first); 503 with *err when it would start a
+ * turn but the node runs its --capacity of turns (naming the node with the most room); -EBUSY with *err (409): a live
+ * node runs them (messages still go to the log: v1_engine_send); another negative errno with *err (503). One node: 0.
+ */
+int v1_node_claim_locked(live *l, bool starts, v1_err *err) {
+        v1_engine *g = l->g;
+        if (!v1_node_mode(g))
+                return 0;
+        store_lease le;
+        hull_error e = {0};
+        int r = store_lease_claim(g->cfg.store, l->id, g->cfg.node->id, NODE_LEASE_TTL_MS, &le, &e);
+        if (r == -EBUSY && le.node_id[0]) {
+                v1_fail(err, 409, "session_busy_elsewhere",
+                        "session %s's turn runs on node %s (%s): send its events there, or again once it is idle",
+                        l->id, le.node_id, le.advertise[0] ? le.advertise : "its URL is unknown");
+                return -EBUSY;
+        }
+        if (r < 0)
+                return v1_fail(err, 503, "", "the session's lease could not be taken: %s (try again)", e.msg);
+        if (le.dead_node[0])
+                v1_node_cut_locked(l, le.dead_node);
+        unsigned running = v1_engine_running(g);
+        if (!starts || l->running || l->ask_id[0] || running < g->cfg.node->capacity)
+                return 0;
+        /* at capacity: this node takes no new turn; the answer names the node with the most room */
+        (void) store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e);
+        char other[STORE_ID_MAX], url[NODE_URL_MAX];
+        if (store_node_roomiest(g->cfg.store, g->cfg.node->id, NODE_LEASE_TTL_MS, other, url, &e) < 0)
+                return v1_fail(err, 503, "node_at_capacity",
+                               "node %s runs %u turns, its --capacity, and no other node has room: try again later",
+                               g->cfg.node->id, running);
+        return v1_fail(err, 503, "node_at_capacity",
+                       "node %s runs %u turns, its --capacity: send this to node %s (%s), which has room",
+                       g->cfg.node->id, running, other, url);
+}
+
+/* Give up l's lease when this node has nothing of its turns left (under l->lock). */
+void v1_node_release_locked(live *l) {
+        v1_engine *g = l->g;
+        if (!v1_node_mode(g) || l->running || l->ask_id[0])
+                return;
+        hull_error e = {0};
+        if (store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e) < 0)
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"", l->id,
+                         e.msg);
+}
+
+/* Hand the lease back when the turns are done (under l->lock; worker: the worker asks, its queue
+ * empty; else only when no worker runs): unless messages another node queued wait in the log,
+ * which then go to l->queue (returns true: the caller runs them). */
+bool v1_node_handoff_locked(live *l, bool worker) {
+        v1_engine *g = l->g;
+        if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted)
+                return false;
+        hull_error e = {0};
+        json_t *pending = NULL;
+        int r = store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
+        if (r != -EAGAIN) {
+                if (r < 0)
+                        dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"",
+                                 l->id, e.msg);
+                return false;
+        }
+        size_t i;
+        json_t *ev;
+        json_array_foreach(pending, i, ev) {
+                char *text = v1_user_message_text(ev);
+                json_t *entry =
+                        text ? json_pack("{s:s, s:[O]}", "text", text, "queued", json_object_get(ev, "id")) : NULL;
+                free(text);
+                if (entry)
+                        json_array_append_new(l->queue, entry);
+                else { /* nothing to say (or no memory): marked processed, never picked up again */
+                        json_t *ids = json_pack("[O]", json_object_get(ev, "id"));
+                        v1_mark_processed_locked(l, ids);
+                        json_decref(ids);
+                }
+        }
+        json_decref(pending);
+        dlog_log(g->cfg.log, DLOG_INFO, "event=node-picked-up session=%s messages=%zu", l->id, i);
+        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker);
+}
+
+/* The turn a dead node ran (its lease is this node's now): session.error and idle, when the
+ * session is still running (under l->lock). */
+void v1_node_cut_locked(live *l, const char *dead_node) {
+        v1_node_sync_locked(l);
+        const char *status = json_string_value(json_object_get(l->obj, "status"));
+        if (l->running || !status || strcmp(status, "running") != 0)
+                return;
+        char msg[256];
+        snprintf(msg, sizeof(msg),
+                 "node %.64s, which ran this turn, stopped (its lease expired); what the turn did after its last "
+                 "event is lost: send the message again",
+                 dead_node);
+        v1_log_failure_locked(l, "unknown_error", msg, true);
+        v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
+        dlog_log(l->g->cfg.log, DLOG_WARN, "event=node-turn-cut session=%s dead_node=%s", l->id, dead_node);
+}
+
+/* ---- the node's thread ---- */
+
+/* A live session of this node's table (a reference), or NULL. */
+static live *live_find(v1_engine *g, const char *id) {
+        live *found = NULL;
+        pthread_mutex_lock(&g->lock);
+        for (live *l = g->lives; l; l = l->next)
+                if (strcmp(l->id, id) == 0) {
+                        l->refs++;
+                        found = l;
+                        break;
+                }
+        pthread_mutex_unlock(&g->lock);
+        return found;
+}
+
+static void wake(void *ud, const char *session_id, int64_t seq) {
+        live *l = live_find(ud, session_id);
+        if (!l)
+                return;
+        pthread_mutex_lock(&l->lock);
+        if (seq > l->last_seq && l->watches)
+                v1_node_sync_locked(l);
+        pthread_mutex_unlock(&l->lock);
+        v1_live_unref(l);
+}
+
+/* The fallback: every session watched here, synced (a NOTIFY lost across a reconnect). */
+static void poll_all(v1_engine *g) {
+        pthread_mutex_lock(&g->lock);
+        size_t n = 0;
+        for (live *l = g->lives; l; l = l->next)
+                n += l->watches != NULL;
+        live **list = calloc(n ? n : 1, sizeof(*list));
+        size_t k = 0;
+        for (live *l = g->lives; list && l && k < n; l = l->next)
+                if (l->watches) {
+                        l->refs++;
+                        list[k++] = l;
+                }
+        pthread_mutex_unlock(&g->lock);
+        for (size_t i = 0; i < k; i++) {
+                int64_t last = 0;
+                hull_error e = {0};
+                bool behind = store_events_last_seq(g->cfg.store, list[i]->id, &last, &e) == 0;
+                pthread_mutex_lock(&list[i]->lock);
+                if (behind && last > list[i]->last_seq) /* one cheap read, the sync only when needed */
+                        v1_node_sync_locked(list[i]);
+                pthread_mutex_unlock(&list[i]->lock);
+                v1_live_unref(list[i]);
+        }
+        free(list);
+}
+
+/* The leases of dead nodes: each turn cut, each lease given up. */
+static void reap(v1_engine *g) {
+        hull_error e = {0};
+        json_t *taken = NULL;
+        if (store_leases_reap(g->cfg.store, g->cfg.node->id, NODE_LEASE_TTL_MS, &taken, &e) < 0) {
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-reap-failed error=\"%s\"", e.msg);
+                return;
+        }
+        size_t i;
+        json_t *t;
+        json_array_foreach(taken, i, t) {
+                const char *id = json_string_value(json_object_get(t, "session_id"));
+                live *l = NULL;
+                v1_err err = {0};
+                if (v1_live_get(g, id, &l, &err) < 0)
+                        continue;
+                pthread_mutex_lock(&l->lock);
+                v1_node_cut_locked(l, json_string_value(json_object_get(t, "dead_node")));
+                v1_node_release_locked(l);
+                pthread_mutex_unlock(&l->lock);
+                v1_live_unref(l);
+        }
+        json_decref(taken);
+}
+
+static void beat(v1_engine *g) {
+        hull_error e = {0};
+        int r = store_node_beat(g->cfg.store, g->cfg.node->id, g->cfg.node->instance, NODE_LEASE_TTL_MS,
+                                v1_engine_running(g), &e);
+        if (r == -ESTALE) {
+                dlog_log(g->cfg.log, DLOG_ERROR, "event=node-taken-for-dead node=%s msg=\"joining again\"",
+                         g->cfg.node->id);
+                r = store_node_join(g->cfg.store, g->cfg.node, NODE_LEASE_TTL_MS, &e);
+        }
+        if (r < 0)
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-heartbeat-failed node=%s error=\"%s\"", g->cfg.node->id,
+                         e.msg);
+}
+
+static void *node_main(void *arg) {
+        v1_engine *g = arg;
+        uint64_t next_beat = 0, next_poll = 0;
+        while (!v1_engine_stopping(g)) {
+                uint64_t now = now_mono_ms();
+                if (now >= next_beat) {
+                        beat(g);
+                        reap(g);
+                        next_beat = now + NODE_HEARTBEAT_MS;
+                }
+                if (now >= next_poll) {
+                        poll_all(g);
+                        next_poll = now + NODE_POLL_MS;
+                }
+                uint64_t until = next_poll < next_beat ? next_poll : next_beat;
+                int wait = until > now ? (int) (until - now) : 0;
+                hull_error e = {0};
+                if (store_events_wait(g->cfg.store, wait > 200 ? 200 : wait, wake, g, &e) < 0) {
+                        struct timespec ts = {0, 200 * 1000 * 1000}; /* PostgreSQL away: not a busy loop */
+                        nanosleep(&ts, NULL);
+                }
+        }
+        return NULL;
+}
+
+int v1_node_start(v1_engine *g, hull_error *e) {
+        if (!v1_node_mode(g))
+                return 0;
+        if (pthread_create(&g->node_thread, NULL, node_main, g) != 0)
+                return hull_err(e, -EAGAIN, "v1: cannot start the node's thread");
+        g->node_started = true;
+        return 0;
+}
+
+void v1_node_stop(v1_engine *g) {
+        if (!g->node_started)
+                return;
+        pthread_join(g->node_thread, NULL);
+        g->node_started = false;
+        hull_error e = {0};
+        if (store_node_leave(g->cfg.store, g->cfg.node->id, g->cfg.node->instance, &e) < 0)
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-leave-failed error=\"%s\"", e.msg);
+}

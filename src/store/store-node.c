@@ -1,0 +1,93 @@
+/* store-node.c: the front of the nodes and leases (store.h's store_node_*, store_lease*,
+ * store_events_wait): checks the arguments and calls the backend's store_node_ops, which only
+ * PostgreSQL has (SQLite serves one node: -EOPNOTSUPP). */
+#include <errno.h>
+#include <string.h>
+
+#include "store-backend.h"
+
+static int no_nodes(store *s, hull_error *e) {
+        if (s->ops->node)
+                return 0;
+        return hull_fail(e, -EOPNOTSUPP,
+                         "store: nodes need a PostgreSQL database (--db postgres://...); %s serves one node",
+                         s->ops->name);
+}
+
+/* A node id: 1 to 63 bytes of [A-Za-z0-9._-]. */
+static int node_id_check(const char *id, hull_error *e) {
+        size_t n = id ? strlen(id) : 0;
+        if (n == 0 || n >= STORE_ID_MAX ||
+            strspn(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != n)
+                return hull_fail(e, -EINVAL,
+                                 "store: a node id is 1 to %u letters, digits, '.', '_' or '-', got '%.64s'",
+                                 STORE_ID_MAX - 1, id ? id : "");
+        return 0;
+}
+
+int store_node_join(store *s, const store_node *n, uint64_t ttl_ms, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(n->id, e);
+        if (r < 0)
+                return r;
+        if (!n->instance || !n->instance[0] || !n->advertise || strlen(n->advertise) >= NODE_URL_MAX || !n->tiers)
+                return hull_fail(e, -EINVAL, "store: a node needs an instance, an advertise URL (< %u bytes), tiers",
+                                 NODE_URL_MAX);
+        return s->ops->node->join(s, n, ttl_ms, e);
+}
+
+int store_node_beat(store *s, const char *node_id, const char *instance, uint64_t ttl_ms, unsigned running,
+                    hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        return r < 0 ? r : s->ops->node->beat(s, node_id, instance, ttl_ms, running, e);
+}
+
+int store_node_roomiest(store *s, const char *except_id, uint64_t ttl_ms, char ret_id[static STORE_ID_MAX],
+                        char ret_url[static NODE_URL_MAX], hull_error *e) {
+        int r = no_nodes(s, e);
+        return r < 0 ? r : s->ops->node->roomiest(s, except_id, ttl_ms, ret_id, ret_url, e);
+}
+
+int store_node_leave(store *s, const char *node_id, const char *instance, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        return r < 0 ? r : s->ops->node->leave(s, node_id, instance, e);
+}
+
+int store_lease_claim(store *s, const char *session_id, const char *node_id, uint64_t ttl_ms, store_lease *ret,
+                      hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        if (r < 0)
+                return r;
+        memset(ret, 0, sizeof(*ret));
+        return s->ops->node->lease_claim(s, session_id, node_id, ttl_ms, ret, e);
+}
+
+int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, ret_pending, e);
+}
+
+int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        return r < 0 ? r : s->ops->node->leases_reap(s, node_id, ttl_ms, ret, e);
+}
+
+int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e) {
+        int r = no_nodes(s, e);
+        return r < 0 ? r : s->ops->node->events_wait(s, timeout_ms, fn, ud, e);
+}

@@ -1,0 +1,170 @@
+# test-nodes.sh: several hull serve --node-id on one PostgreSQL (a throwaway cluster, tests/lib-pg.sh,
+# stopped and removed at exit). Three nodes: a session made on node 1, its message sent on node 2
+# (the turn runs there, under its lease), its stream read on node 3 (woken by NOTIFY): every event
+# once, in order; Last-Event-ID resumes on another node. kill -9 of the node running a turn
+# mid-tool: after the lease TTL another node ends it with session.error and session.status_idle,
+# and the model's record shows the call was never run again. A second live node with one
+# --node-id is refused (exit 2, one line); --node-id on SQLite is refused; a bad --db exits 2.
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/v1-lib.sh"
+source "$(dirname "$0")/../lib-pg.sh"
+
+why=$(pg_missing)
+if [ -n "$why" ]; then
+        skip "nodes" "$why"
+        exit 77
+fi
+if ! pg_cluster_start 2>"$TEST_TMP/pg-start.err"; then
+        fail "nodes: the cluster starts" "$(tr '\n' ' ' <"$TEST_TMP/pg-start.err")"
+        exit 1
+fi
+PSQL() { "$PG_BIN/psql" -h "$PG_HOST" -U postgres -d hull -Atqc "$1"; }
+DB=$(pg_createdb hull) || { fail "nodes: createdb" "failed"; exit 1; }
+# the servers' temporary files (a kill -9 leaves its work root behind): under TEST_TMP, searchable
+export TMPDIR=$TEST_TMP/tmp
+mkdir -m 0711 "$TMPDIR"
+export HULL_HOME=$TEST_TMP/home
+mkdir -m 0711 "$HULL_HOME"
+
+# node N ID [ARGS...]: hull serve --node-id ID on the cluster; sets NPID[N], NURL[N]
+declare -A NPID NURL
+node() {
+        local n=$1 id=$2
+        shift 2
+        if ! serve_v1 "$TEST_TMP/node$n.log" --db "$DB" --node-id "$id" "$@"; then
+                fail "nodes: node $n ($id) starts" "$(tail -3 "$TEST_TMP/node$n.log" | tr '\n' ' ')"
+                exit 1
+        fi
+        NPID[$n]=$SERVER_PID
+        NURL[$n]=$URL
+}
+at() { URL=${NURL[$1]}; } # the node the next v1 calls go to
+
+# ---- three nodes: create on 1, send on 2, stream from 3 ----
+# the model answers after 700 ms; its 5th answer (the turn a message on another node waits behind) after 3 s
+if ! mock_start '{"then": "repeat", "steps": [{"text": "hello from a node", "delay_ms": 700, "times": 4},
+        {"text": "hello from a node", "delay_ms": 3000}, {"text": "hello from a node", "delay_ms": 700}]}' --log-level error; then
+        fail "nodes: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
+        exit 1
+fi
+node 1 n1
+node 2 n2
+node 3 n3 --capacity 8
+check "nodes: each node has its row (id, advertise URL, capacity, tiers, heartbeat)" test \
+        "$(PSQL "SELECT count(*) FROM nodes WHERE advertise LIKE 'http://127.0.0.1:%' AND heartbeat_at > now() - interval '10 seconds' AND tiers LIKE '[%'")" = 3
+check "nodes: without --advertise a node's URL is the address it listens at" test \
+        "$(PSQL "SELECT advertise FROM nodes WHERE id = 'n1'")" = "${NURL[1]}"
+check "nodes: --capacity is registered" test "$(PSQL "SELECT capacity FROM nodes WHERE id = 'n3'")" = 8
+at 1
+make_session || { fail "nodes: a session is made on node 1" "$(head -c 300 "$O")"; exit 1; }
+pass "nodes: a session is made on node 1"
+: >"$TEST_TMP/sse3.jsonl"
+"$PY" "$V1_CLIENT" sse "${NURL[3]}/v1/sessions/$SESSION/events/stream" "$TEST_TMP/sse3.jsonl" &
+SSE_PID=$!
+pids+=("$SSE_PID")
+for _ in $(seq 1 100); do grep -q '"status"' "$TEST_TMP/sse3.jsonl" && break; sleep 0.05; done
+at 2
+v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'hi')"
+expect "nodes: the message is sent on node 2" "s == 200"
+at 1
+wait_idle "$SESSION" 60
+expect "nodes: node 1 sees the turn end idle" "s == 200 and b['status'] == 'idle'"
+events_json "$SESSION" >"$TEST_TMP/ev.json" 2>"$TEST_TMP/v1.err"
+N=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TEST_TMP/ev.json")
+for _ in $(seq 1 100); do
+        [ "$(grep -c '"event": "[a-z]' "$TEST_TMP/sse3.jsonl")" -ge "$N" ] && break
+        sleep 0.05
+done
+kill "$SSE_PID" 2>/dev/null
+grep -q "event=v1-turn\|session=$SESSION" "$TEST_TMP/node2.log" || true
+pycheck "nodes: node 3's stream got every event once, in order, as logged (the turn ran on node 2)" '
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1]) if "\"event\"" in l]
+fr = [f for f in fr if f["event"] not in ("ping", None)]
+ev = json.load(open(sys.argv[2]))
+got = [(int(f["id"]), f["event"], json.loads(f["data"])["id"]) for f in fr]
+want = [(i + 1, e["type"], e["id"]) for i, e in enumerate(ev)]
+types = [e["type"] for e in ev]
+ok = got == want and "agent.message" in types and types[-1] == "session.status_idle"
+ok or print("streamed:", got, "listed:", want)
+sys.exit(0 if ok else 1)' "$TEST_TMP/sse3.jsonl" "$TEST_TMP/ev.json"
+check "nodes: the turn's lease is given up when it ends" test "$(PSQL "SELECT count(*) FROM session_leases")" = 0
+: >"$TEST_TMP/sse1.jsonl"
+"$PY" "$V1_CLIENT" sse "${NURL[1]}/v1/sessions/$SESSION/events/stream" "$TEST_TMP/sse1.jsonl" "last-event-id: 2" &
+SSE_PID=$!
+pids+=("$SSE_PID")
+for _ in $(seq 1 100); do
+        [ "$(grep -c '"event": "[a-z]' "$TEST_TMP/sse1.jsonl")" -ge $((N - 2)) ] && break
+        sleep 0.05
+done
+kill "$SSE_PID" 2>/dev/null
+pycheck "nodes: Last-Event-ID 2 on node 1 resumes with seq 3..N, no gap, no duplicate" '
+import json, sys
+fr = [json.loads(l) for l in open(sys.argv[1]) if "\"event\"" in l]
+got = [int(f["id"]) for f in fr if f["event"] not in ("ping", None)]
+n = len(json.load(open(sys.argv[2])))
+got == list(range(3, n + 1)) or print("resumed:", got, "n:", n)
+sys.exit(0 if got == list(range(3, n + 1)) else 1)' "$TEST_TMP/sse1.jsonl" "$TEST_TMP/ev.json"
+
+# ---- one session, messages on every node at once: one log, gap-free, one answer per turn ----
+at 1
+v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
+S2=$(field id)
+senders=()
+for n in 1 2 3; do
+        "$PY" "$V1_CLIENT" call POST "${NURL[$n]}/v1/sessions/$S2/events" "$(user_message "from $n")" >"$TEST_TMP/par$n.out" 2>&1 &
+        senders+=($!)
+done
+wait "${senders[@]}"
+wait_idle "$S2" 60
+events_json "$S2" >"$TEST_TMP/ev2.json" 2>"$TEST_TMP/v1.err"
+pycheck "nodes: three nodes sending at once: every message taken (200), one turn each, one answer each, in order" '
+import json, sys
+for f in sys.argv[2:]:
+    st = int(open(f).readline())
+    if st != 200: print(f, "answered", open(f).read()[:300]); sys.exit(1)
+ev = json.load(open(sys.argv[1]))
+types = [e["type"] for e in ev]
+ids = [e["id"] for e in ev]
+users = [e for e in ev if e["type"] == "user.message"]
+ok = types.count("user.message") == 3 and types.count("agent.message") == 3 and len(ids) == len(set(ids)) \
+     and all(u.get("processed_at") for u in users) and types.count("session.status_idle") == types.count("session.status_running") \
+     and types[-1] == "session.status_idle"
+ok or print(types)
+sys.exit(0 if ok else 1)' "$TEST_TMP/ev2.json" "$TEST_TMP"/par1.out "$TEST_TMP"/par2.out "$TEST_TMP"/par3.out
+printf '# messages queued on one node and run by the node that held the turn: %s\n' "$(cat "$TEST_TMP"/node*.log | grep -c 'event=node-picked-up')"
+# a message to node 2 while node 1 runs the turn (the model answers after 3 s): queued in the
+# log, run by node 1 when its turn ends
+at 1
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'first on node 1')"
+expect "nodes: a message on node 1 starts a turn there" "s == 200"
+at 2
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'then on node 2')"
+expect "nodes: a message on node 2 meanwhile is taken, queued (processed_at null)" "s == 200 and b['data'][0]['processed_at'] is None"
+at 1
+sleep 1
+wait_idle "$S2" 60
+events_json "$S2" >"$TEST_TMP/ev3.json" 2>"$TEST_TMP/v1.err"
+pycheck "nodes: ... and answered after the turn it waited for, by the node that ran it" '
+import json, sys
+ev = json.load(open(sys.argv[1]))
+t = [(e["type"], json.dumps(e.get("content", ""))) for e in ev]
+i = next(k for k, (ty, c) in enumerate(t) if ty == "user.message" and "then on node 2" in c)
+after = [ty for ty, c in t[i:]]
+ok = after.count("agent.message") >= 1 and after[-1] == "session.status_idle" and all(e.get("processed_at") for e in ev if e["type"] == "user.message")
+ok or print([ty for ty, c in t])
+sys.exit(0 if ok else 1)' "$TEST_TMP/ev3.json"
+check "nodes: node 1 logged that it picked up node 2's message" grep -q "event=node-picked-up session=$S2" "$TEST_TMP/node1.log"
+# the session's title changed on node 3 while node 2 runs its turn: the turn's status changes keep it
+at 2
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'a turn on node 2')"
+at 3
+v1 POST "/v1/sessions/$S2" '{"title": "renamed on node 3"}'
+expect "nodes: the title is changed on node 3 during node 2's turn" "s == 200 and b['title'] == 'renamed on node 3'"
+at 1
+sleep 1
+wait_idle "$S2" 60
+expect "nodes: ... and after the turn ended on node 2 the session is idle with the new title" "s == 200 and b['status'] == 'idle' and b['title'] == 'renamed on node 3'"
+check "nodes: no lease is left once every turn ended" test "$(PSQL "SELECT count(*) FROM session_leases")" = 0
+"$HULL" db check --db "$DB" >"$TEST_TMP/check.out" 2>&1
+check "nodes: the store's logs are gap-free (hull db check)" test $? -eq 0

@@ -1,0 +1,206 @@
+/* test-store-node.c: the store's nodes and leases (store.h's store_node_*, store_lease*,
+ * store_events_wait): refused on SQLite (-EOPNOTSUPP); on PostgreSQL (HULL_TEST_PG_URL, set by
+ * tests/unit/test-store-pg.sh) a node joins, a second live node of one id is refused, a dead one's
+ * id is taken over and its leases expire; a lease is claimed, busy for another node, renewed,
+ * released, and reaped once from a dead node even with two reapers at once; an append wakes a
+ * waiter on another connection (NOTIFY hull_events, "session_id:seq"). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "store-testlib.h"
+#include "store.h"
+#include "test.h"
+
+static store *open_or_die(const char *url) {
+        store *s = NULL;
+        hull_error e = {0};
+        if (store_open(url, &s, &e) < 0) {
+                printf("# open %s: %s\n", url, e.msg);
+                exit(1);
+        }
+        return s;
+}
+
+static void sleep_ms(long ms) {
+        struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
+        nanosleep(&ts, NULL);
+}
+
+static void test_sqlite(const char *path) {
+        store *s = open_or_die(path);
+        hull_error e = {0};
+        store_node n = {.id = "n1", .instance = "i1", .advertise = "http://x", .capacity = 1, .tiers = "[]"};
+        CHECK_EQ_INT(store_node_join(s, &n, 1000, &e), -EOPNOTSUPP);
+        CHECK(strstr(e.msg, "PostgreSQL") != NULL);
+        store_lease le;
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_1", "n1", 1000, &le, &e), -EOPNOTSUPP);
+        store_close(s);
+}
+
+static void add_session(store *s, const char *id) {
+        hull_error e = {0};
+        json_t *a = agent_obj("agent_n", 1, 1, false), *o = session_obj(id, 2, "idle", "agent_n", 1, false);
+        (void) store_insert(s, STORE_AGENT, a, &e);
+        CHECK_EQ_INT(store_insert(s, STORE_SESSION, o, &e), 0);
+        json_decref(a);
+        json_decref(o);
+}
+
+static void test_join(store *s) {
+        hull_error e = {0};
+        store_node a = {
+                .id = "na", .instance = "ia", .advertise = "http://a", .capacity = 4, .tiers = "[\"container\"]"};
+        store_node b = a;
+        b.instance = "ib";
+        CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0);
+        CHECK_EQ_INT(store_node_join(s, &b, 60000, &e), -EEXIST);
+        CHECK(strstr(e.msg, "'na' is already running") != NULL);
+        CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0); /* the same instance again */
+        CHECK_EQ_INT(store_node_beat(s, "na", "ia", 60000, 0, &e), 0);
+        CHECK_EQ_INT(store_node_beat(s, "na", "ib", 60000, 0, &e), -ESTALE);
+        store_node bad = a;
+        bad.id = "no spaces";
+        CHECK_EQ_INT(store_node_join(s, &bad, 60000, &e), -EINVAL);
+        /* dead (its heartbeat older than the ttl): its id is taken, and its leases expire */
+        add_session(s, "sesn_join");
+        store_lease le;
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_join", "na", 60000, &le, &e), 0);
+        sleep_ms(300);
+        CHECK_EQ_INT(store_node_join(s, &b, 200, &e), 0);
+        CHECK_EQ_INT(store_node_beat(s, "na", "ia", 60000, 0, &e), -ESTALE);
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_join", "na", 60000, &le, &e), 0);
+        CHECK_EQ_STR(le.dead_node, "na"); /* the old life's turn is to be cut */
+        CHECK_EQ_INT(store_node_leave(s, "na", "ib", &e), 0);
+        CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0); /* gone: joins at once */
+        CHECK_EQ_INT(store_node_leave(s, "na", "ia", &e), 0);
+}
+
+static void test_leases(store *s, store *s2) {
+        hull_error e = {0};
+        store_node a = {.id = "la", .instance = "ia", .advertise = "http://a", .capacity = 4, .tiers = "[]"};
+        store_node b = {.id = "lb", .instance = "ib", .advertise = "http://b", .capacity = 4, .tiers = "[]"};
+        CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0);
+        CHECK_EQ_INT(store_node_join(s2, &b, 60000, &e), 0);
+        char other[STORE_ID_MAX], url[NODE_URL_MAX];
+        CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), 0);
+        CHECK_EQ_STR(other, "lb");
+        CHECK_EQ_STR(url, "http://b");
+        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 4, &e), 0); /* full */
+        CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), -ENOENT);
+        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 3, &e), 0);
+        CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), 0);
+        add_session(s, "sesn_l1");
+        store_lease le;
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_nope", "la", 60000, &le, &e), -ENOENT);
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_l1", "la", 60000, &le, &e), 0);
+        CHECK_EQ_STR(le.node_id, "la");
+        CHECK_EQ_STR(le.dead_node, "");
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 60000, &le, &e), -EBUSY);
+        CHECK_EQ_STR(le.node_id, "la");
+        CHECK_EQ_STR(le.advertise, "http://a");
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_l1", "la", 60000, &le, &e), 0); /* renewed */
+        /* a message another node queued meanwhile keeps the lease, and comes back to run */
+        json_t *q[2] = {event_obj("sevt_q1", "user.message", NULL), event_obj("sevt_q2", "agent.message", NULL)};
+        CHECK_EQ_INT(store_events_append(s2, "sesn_l1", q, 2, NULL, &e), 0);
+        json_decref(q[0]);
+        json_decref(q[1]);
+        json_t *pending = NULL;
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", &pending, &e), 0); /* not lb's: nothing */
+        CHECK(pending == NULL);
+        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", &pending, &e), -EAGAIN);
+        CHECK_EQ_INT(json_array_size(pending), 1);
+        CHECK_EQ_STR(sid(json_array_get(pending, 0)), "sevt_q1");
+        json_decref(pending);
+        CHECK_EQ_INT(store_events_set_processed(s, "sesn_l1", "sevt_q1", "2026-01-01T00:00:09Z", &e), 0);
+        pending = NULL;
+        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", &pending, &e), 0);
+        CHECK(pending == NULL);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 60000, &le, &e), 0); /* it was given up */
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", NULL, &e), 0);
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_l1", "la", 60000, &le, &e), 0);
+        CHECK_EQ_INT(store_lease_release(s, "sesn_l1", "la", NULL, &e), 0);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 60000, &le, &e), 0);
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_l1", "lb", NULL, &e), 0);
+
+        /* la dies holding 5 leases (200 ms): two reapers at once take each exactly once */
+        char id[32];
+        for (int i = 0; i < 5; i++) {
+                snprintf(id, sizeof(id), "sesn_r%d", i);
+                add_session(s, id);
+                CHECK_EQ_INT(store_lease_claim(s, id, "la", 200, &le, &e), 0);
+        }
+        sleep_ms(300);
+        json_t *r1 = NULL, *r2 = NULL;
+        CHECK_EQ_INT(store_leases_reap(s2, "lb", 60000, &r1, &e), 0);
+        CHECK_EQ_INT(store_leases_reap(s, "lc", 60000, &r2, &e), 0);
+        CHECK_EQ_INT(json_array_size(r1) + json_array_size(r2), 5);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(r1, 0), "dead_node")), "la");
+        json_decref(r1);
+        json_decref(r2);
+        /* a live node's beat renews its leases: nothing to reap */
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_l1", "lb", 200, &le, &e), 0);
+        CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 0, &e), 0);
+        sleep_ms(300);
+        CHECK_EQ_INT(store_leases_reap(s, "la", 60000, &r1, &e), 0);
+        CHECK_EQ_INT(json_array_size(r1), 0);
+        json_decref(r1);
+        CHECK_EQ_INT(store_node_leave(s2, "lb", "ib", &e), 0);
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_l1", "la", 60000, &le, &e), 0); /* its leases went with it */
+        CHECK_EQ_INT(store_node_leave(s, "la", "ia", &e), 0);
+}
+
+typedef struct woke {
+        char id[STORE_ID_MAX];
+        int64_t seq;
+        unsigned n;
+} woke;
+
+static void on_wake(void *ud, const char *session_id, int64_t seq) {
+        woke *w = ud;
+        snprintf(w->id, sizeof(w->id), "%s", session_id);
+        w->seq = seq;
+        w->n++;
+}
+
+static void test_wake(store *s, store *s2) {
+        hull_error e = {0};
+        woke w = {0};
+        CHECK_EQ_INT(store_events_wait(s2, 10, on_wake, &w, &e), 0); /* LISTEN set up */
+        add_session(s, "sesn_w");
+        json_t *evs[2] = {event_obj("sevt_w1", "user.message", NULL), event_obj("sevt_w2", "user.message", NULL)};
+        CHECK_EQ_INT(store_events_append(s, "sesn_w", evs, 2, NULL, &e), 0);
+        json_decref(evs[0]);
+        json_decref(evs[1]);
+        for (int i = 0; i < 50 && w.n == 0; i++)
+                CHECK(store_events_wait(s2, 100, on_wake, &w, &e) == 0 || i > 0);
+        CHECK_EQ_INT(w.n, 1);
+        CHECK_EQ_STR(w.id, "sesn_w");
+        CHECK_EQ_INT(w.seq, 2);
+}
+
+int main(void) {
+        char dir[] = "/tmp/hull-test-store-node-XXXXXX", path[80];
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(path, sizeof(path), "%s/hull.db", dir);
+        test_sqlite(path);
+        rm_rf_at(AT_FDCWD, dir);
+        const char *pg = getenv("HULL_TEST_PG_URL");
+        if (!pg || !*pg) {
+                printf("# PostgreSQL: only under tests/unit/test-store-pg.sh (test-store-node-pg)\n");
+                return test_done();
+        }
+        store *s = open_or_die(pg), *s2 = open_or_die(pg);
+        test_join(s);
+        test_leases(s, s2);
+        test_wake(s, s2);
+        store_close(s2);
+        store_close(s);
+        return test_done();
+}
