@@ -978,7 +978,8 @@ static int start_server(serve_state *st, hull_error *e) {
                                .netlog_dir = st->audit_path[0] ? st->audit_path : NULL,
                                .net_allow_cidrs = o->net_cidrs,
                                .net_allow_loopback = o->net_allow_loopback,
-                               .allow_unrestricted = o->allow_unrestricted};
+                               .allow_unrestricted = o->allow_unrestricted,
+                               .webhooks = true};
         char home[SBX_PATH_MAX], blobs[SBX_PATH_MAX + 8], *mnt = st->mnt_path;
         int r = home_resolve(home, e); /* the files' node-local copies; the sessions' resources (0711) */
         if (r >= 0 && ((size_t) snprintf(blobs, sizeof(blobs), "%s/blobs", home) >= sizeof(blobs) ||

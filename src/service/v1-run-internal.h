@@ -76,7 +76,8 @@ struct v1_engine {
         pthread_mutex_t lock; /* the table */
         live *lives;
         bool stopping;
-        atomic_uint pumps; /* pump threads alive (each holds a session) */
+        atomic_uint pumps;            /* pump threads alive (each holds a session) */
+        struct v1_webhooks *webhooks; /* the delivery worker (cfg.webhooks), or NULL */
 };
 
 /* v1-run.c */

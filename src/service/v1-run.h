@@ -58,6 +58,9 @@ typedef struct v1_engine_config {
          * sandbox (reachable by the sandbox user). NULL: no resources are mounted. */
         struct v1_files *files;
         const char *mnt_root;
+        /* Deliver the outbound webhooks (v1-webhook.h's worker, started and stopped with the
+         * engine; settings' web allowlist is the egress guard's). */
+        bool webhooks;
 } v1_engine_config;
 
 /* Change a session's object: edit gets a copy of it (returns 0, or a negative errno with *err);

@@ -396,6 +396,9 @@ const store_table store_tables[] = {
          "store_id, seq"},
         {"files", "id, created_ms, sha256, size, scope_id, body", "tititt", "created_ms, id"},
         {"blob_chunks", "sha256, seq, data", "tit", "sha256, seq"},
+        {"webhooks", "id, created_ms, types, enabled, body, key_id, sealed", "titittt", "created_ms, id"},
+        {"webhook_deliveries", "event_id, webhook_id, created_ms, due_ms, attempts, body", "ttiiit",
+         "created_ms, event_id, webhook_id"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

@@ -88,5 +88,8 @@ http_handler_fn v1a_credential_create, v1a_credential_list, v1a_credential_get, 
 bool v1a_refuse_skills(api_v1 *a, http_req *r, const json_t *skills);
 http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delete, v1a_skill_version_create,
         v1a_skill_version_list, v1a_skill_version_get, v1a_skill_version_delete, v1a_skill_version_content;
+/* api-v1-webhooks.c: hull's extension /v1/webhooks */
+http_handler_fn v1a_webhook_create, v1a_webhook_list, v1a_webhook_get, v1a_webhook_update, v1a_webhook_delete,
+        v1a_webhook_rotate, v1a_webhook_test;
 /* api-v1-workspace.c */
 http_handler_fn v1a_input_add, v1a_handle_content, v1a_query_run;
