@@ -38,6 +38,8 @@ static const cli_command commands[] = {
         {"db", "copy hull's state into another database (PostgreSQL), check one", cli_db_main, cli_db_help},
         {"vault", "rotate the key that seals the /v1 vaults' secrets, and seal them anew", cli_vault_main,
          cli_vault_help},
+        {"webhook", "subscribe URLs to hull serve's events (signed deliveries), list, delete, test them",
+         cli_webhook_main, cli_webhook_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
         {"read-document", "read a PDF, Office, OpenDocument, HTML or Markdown file (parsed in a sandbox)",

@@ -21,6 +21,9 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+
+const HULL = process.env.HULL;
 
 const TAG = `webhooks[sdk ${SDK_VERSION}]`;
 const NOSCRIPT = { steps: [{ text: 'never asked' }] };
@@ -210,6 +213,22 @@ async function main() {
     const del = await raw(srv, key, 'DELETE', `/v1/webhooks/${flaky.json.id}`);
     same(del.json, { id: flaky.json.id, type: 'webhook_deleted' }, 'delete');
     same((await raw(srv, key, 'GET', `/v1/webhooks/${flaky.json.id}`)).status, 404, 'gone');
+
+    // hull webhook: subscribe (the secret printed once), list, test delivery, delete
+    const tok = path.join(h, 'token');
+    fs.writeFileSync(tok, key, { mode: 0o600 });
+    const cli = (...args) => execFileSync(HULL, ['webhook', ...args, '--url', srv.url, '--token-file', tok, '--json'],
+      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30000 });
+    const made = JSON.parse(cli('subscribe', rcv.url('/cli'), 'vault.created', 'agent.created'));
+    check(/^whsec_/.test(made.secret) && made.status === 'enabled', `hull webhook subscribe: ${JSON.stringify(made)}`);
+    check(JSON.parse(cli('list')).data.some((w) => w.id === made.id), 'hull webhook list shows it');
+    const queued = JSON.parse(cli('test', made.id));
+    await until(() => rcv.on('/cli').length >= 1, 5000, 'hull webhook test delivered');
+    same(verified(client, rcv, '/cli', made.secret)[0].id, queued.event_id, 'the test delivery verifies');
+    same(JSON.parse(cli('delete', made.id)).type, 'webhook_deleted', 'hull webhook delete');
+    let cliErr = null;
+    try { cli('subscribe', rcv.url('/cli'), 'nope.type'); } catch (e) { cliErr = e; }
+    check(cliErr && cliErr.status === 1 && /nope\.type is not an event type/.test(cliErr.stderr), 'the CLI says why');
 
     // hostile input
     const bad = async (body, code, re, what) => {
