@@ -762,3 +762,27 @@
 #define DEPLOY_DESCRIPTION_MAX 2048U   /* bytes of its description */
 #define DEPLOY_SCHED_LOAD_PAGE 500U    /* deployments the scheduler reads a batch at start */
 #define DEPLOY_ZONE_CACHE_MAX 128U     /* time zones the scheduler keeps read */
+/* Outbound webhooks (src/service/v1-webhook*.c, src/shared/webhook-sign.c; issue 23) */
+#define WEBHOOKS_MAX 100U                             /* subscriptions of one server */
+#define WEBHOOK_URL_MAX 2048U                         /* bytes of a subscription's URL */
+#define WEBHOOK_TYPES_MAX 64U                         /* event types of one subscription */
+#define WEBHOOK_DESC_MAX 512U                         /* bytes of a subscription's description */
+#define WEBHOOK_SECRET_BYTES 24U                      /* random bytes of a whsec_ secret */
+#define WEBHOOK_SECRET_MAX 64U                        /* bytes of "whsec_" + base64 of them, NUL included */
+#define WEBHOOK_SIG_MAX 128U                          /* bytes of one "v1,<base64>" signature, NUL included */
+#define WEBHOOK_ROTATE_GRACE_MS (24ULL * 3600 * 1000) /* a rotated-out secret still signs this long */
+#define WEBHOOK_BODY_MAX (16U << 10)                  /* bytes of one delivery's payload */
+#define WEBHOOK_WORKERS 4U                            /* deliveries in flight at once (hull serve's threads) */
+#define WEBHOOK_BATCH_MAX 64U                         /* deliveries claimed from the outbox at once */
+#define WEBHOOK_POLL_MS 1000U                         /* the outbox looked at this often without a wake-up */
+#define WEBHOOK_CLAIM_MS 30000U                       /* a claimed delivery is another node's again after this */
+#define WEBHOOK_CONNECT_TIMEOUT_MS 5000U              /* one delivery's connect */
+#define WEBHOOK_TIMEOUT_MS 15000U                     /* one delivery's whole exchange */
+#define WEBHOOK_ANSWER_MAX 4096U                      /* bytes of a receiver's answer read */
+#define WEBHOOK_RETRY_BASE_MS 1000U                   /* the first retry's delay (doubles each attempt, +-25% jitter) */
+#define WEBHOOK_RETRY_CAP_MS (3600U * 1000)           /* the longest delay between two attempts */
+#define WEBHOOK_ATTEMPTS_MAX 12U                      /* attempts of one delivery before it is dropped */
+#define WEBHOOK_FAILURES_DISABLE 30U /* failed attempts in a row (any delivery) that disable an endpoint */
+#define WEBHOOK_FAILING_DISABLE_MS (3600ULL * 1000) /* ... once it has failed for at least this long */
+#define WEBHOOK_STOP_WAIT_MS 20000U                 /* hull serve waits this long for deliveries in flight at stop */
+#define WEBHOOK_REQUEST_MAX (64U << 10)             /* bytes of a /v1/webhooks request body */

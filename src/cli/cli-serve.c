@@ -913,7 +913,8 @@ static int start_server(serve_state *st, hull_error *e) {
                                .net_allow_cidrs = o->net_cidrs,
                                .net_allow_loopback = o->net_allow_loopback,
                                .allow_unrestricted = o->allow_unrestricted,
-                               .node = o->node.row.id ? &o->node.row : NULL};
+                               .node = o->node.row.id ? &o->node.row : NULL,
+                               .webhooks = true};
         char home[SBX_PATH_MAX], blobs[SBX_PATH_MAX + 8], *mnt = st->mnt_path;
         int r = home_resolve(home, e); /* the files' node-local copies; the sessions' resources (0711) */
         if (r >= 0 && ((size_t) snprintf(blobs, sizeof(blobs), "%s/blobs", home) >= sizeof(blobs) ||

@@ -34,6 +34,8 @@ void cli_db_help(void);
 
 int cli_vault_main(int argc, char **argv);
 void cli_vault_help(void);
+int cli_webhook_main(int argc, char **argv);
+void cli_webhook_help(void);
 
 int cli_deploy_main(int argc, char **argv);
 void cli_deploy_help(void);

@@ -43,6 +43,8 @@ static const cli_command commands[] = {
          cli_vault_help},
         {"deploy", "scheduled deployments of a running hull serve: create, list, run, pause", cli_deploy_main,
          cli_deploy_help},
+        {"webhook", "subscribe URLs to hull serve's events (signed deliveries), list, delete, test them",
+         cli_webhook_main, cli_webhook_help},
         {"session", "open, use and close sessions of a running hull serve", cli_session_main, cli_session_help},
         {"handle", "list, inspect, query and read a session's data handles", cli_handle_main, cli_handle_help},
         {"read-document", "read a PDF, Office, OpenDocument, HTML or Markdown file (parsed in a sandbox)",

@@ -11,6 +11,7 @@
 #include "macro.h"
 #include "v1-shape-internal.h"
 #include "v1-vault.h"
+#include "v1-webhook.h"
 
 static const char *const create_fields[] = {"name",           "description", "agent",     "environment_id",
                                             "initial_events", "resources",   "vault_ids", "budget",
@@ -40,9 +41,12 @@ int deploy_zone(v1_deploy *d, const char *name, const tz_zone **ret, tz_zone **r
 }
 
 void deploy_announce(v1_deploy *d, const char *event_type, const json_t *obj) {
-        /* webhooks hook point: deliver event_type with obj here once /v1/webhooks exists */
-        dlog_log(d->cfg.log, DLOG_INFO, "event=%s id=%s", event_type,
-                 json_string_value(json_object_get(obj, "id")) ?: "");
+        const char *id = json_string_value(json_object_get(obj, "id")) ?: "";
+        dlog_log(d->cfg.log, DLOG_INFO, "event=%s id=%s", event_type, id);
+        hull_error e = {0}; /* to the webhooks that want it; the change itself stands */
+        if (v1_webhook_emit(d->cfg.start.store, event_type, id, NULL, &e) < 0)
+                dlog_log(d->cfg.log, DLOG_WARN, "event=webhook-not-queued type=%s id=%s error=\"%s\"", event_type, id,
+                         e.msg);
 }
 
 /* ---- the body ---- */

@@ -28,6 +28,7 @@
 #include "time-util.h"
 #include "tool-web.h"
 #include "v1-run-internal.h"
+#include "v1-webhook.h"
 
 void v1_id_new(const char *prefix, char ret[static STORE_ID_MAX]) {
         static const char b32[] = "0123456789abcdefghjkmnpqrstvwxyz";
@@ -111,6 +112,20 @@ static bool follow(live *l, const json_t *ev, const char *now) {
         return true;
 }
 
+/* A logged status event as its webhook event (the names differ: cma-api-more.md §7.6). */
+static void emit_status(live *l, const json_t *ev) {
+        static const char *const map[][2] = {
+                {"session.status_running", "session.status_run_started"},
+                {"session.status_idle", "session.status_idled"},
+                {"session.status_rescheduled", "session.status_rescheduled"},
+                {"session.status_terminated", "session.status_terminated"},
+        };
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        for (size_t i = 0; type && i < ELEMENTSOF(map); i++)
+                if (strcmp(type, map[i][0]) == 0)
+                        (void) v1_webhook_emit(l->g->cfg.store, map[i][1], l->id, NULL, NULL);
+}
+
 /* Log events (each gets an id unless it has one, and its processed_at), then tell the
  * watchers (under l->lock). Returns 0, or -1 with *e (nothing logged). */
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
@@ -141,6 +156,8 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
                         dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"",
                                  l->id, ue.msg);
         }
+        for (size_t i = 0; i < n; i++) /* the status changes, durable now, to the webhooks */
+                emit_status(l, evs[i]);
         for (size_t i = 0; i < n; i++)
                 v1_fanout(l, first + (int64_t) i, evs[i], false);
         return 0;
@@ -966,6 +983,8 @@ int v1_engine_new(const v1_engine_config *cfg, v1_engine **ret, hull_error *e) {
         int r = recover(g, e);
         if (r >= 0)
                 r = v1_node_start(g, e);
+        if (r >= 0 && cfg->webhooks)
+                r = v1_webhooks_start(cfg->store, cfg->settings, cfg->log, &g->webhooks, e);
         if (r < 0) {
                 v1_engine_free(g);
                 return r;
@@ -1013,6 +1032,7 @@ void v1_engine_shutdown(v1_engine *g, uint64_t wait_ms) {
 void v1_engine_free(v1_engine *g) {
         if (!g)
                 return;
+        v1_webhooks_stop(TAKE_PTR(g->webhooks));
         if (atomic_load(&g->pumps) > 0) /* a pump still holds a session: leave it all (the process exits) */
                 return;
         live *l = g->lives;

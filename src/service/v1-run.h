@@ -62,6 +62,9 @@ typedef struct v1_engine_config {
          * each session's turns run on the node holding its lease, the node's thread heartbeats,
          * cuts dead nodes' turns and wakes streams (v1-nodes.c). NULL: the only node. */
         const store_node *node;
+        /* Deliver the outbound webhooks (v1-webhook.h's worker, started and stopped with the
+         * engine; settings' web allowlist is the egress guard's). */
+        bool webhooks;
 } v1_engine_config;
 
 /* Change a session's object: edit gets a copy of it (returns 0, or a negative errno with *err);

@@ -8,6 +8,7 @@
 #include "v1-memory.h"
 #include "v1-resources.h"
 #include "v1-vault.h"
+#include "v1-webhook.h"
 
 static int store_fail(v1_err *err, int rr, const hull_error *e, const char *what, const char *id) {
         if (rr == -EINVAL)
@@ -73,6 +74,7 @@ int v1_session_start(const v1_starter *c, const json_t *body, const json_t *extr
                 v1_resources_forget(c->mnt_root, "", json_object_get(obj, "resources"));
                 return store_fail(err, rr, &e, "session", id);
         }
+        v1_webhook_emit(c->store, "session.created", id, NULL, NULL);
         if (json_array_size(req.initial_events) > 0) {
                 json_auto_t *echo = NULL;
                 if ((r = v1_engine_send(c->engine, id, req.initial_events, &echo, err)) < 0)

@@ -11,6 +11,7 @@
 #include "v1-run.h"
 #include "v1-shape-internal.h"
 #include "v1-vault-internal.h"
+#include "v1-webhook.h"
 #include "vault-seal.h"
 
 #define URL_MAX 2048U
@@ -71,6 +72,7 @@ int v1_vault_create(store *s, const json_t *body, json_t **ret, v1_err *e) {
         hull_error he = {0};
         if ((r = store_vault_put(s, STORE_VAULT, o, NULL, NULL, true, &he)) < 0)
                 return store_fail(r, &he, "vault", id, e);
+        v1_webhook_emit(s, "vault.created", id, NULL, NULL);
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -124,6 +126,7 @@ int v1_vault_archive(store *s, const char *id, json_t **ret, v1_err *e) {
                 hull_error he = {0};
                 if ((r = store_vault_put(s, STORE_VAULT, cur, NULL, NULL, false, &he)) < 0)
                         return store_fail(r, &he, "vault", id, e);
+                v1_webhook_emit(s, "vault.archived", id, NULL, NULL);
         }
         *ret = TAKE_PTR(cur);
         return 0;
@@ -132,6 +135,8 @@ int v1_vault_archive(store *s, const char *id, json_t **ret, v1_err *e) {
 int v1_vault_delete(store *s, const char *id, v1_err *e) {
         hull_error he = {0};
         int r = store_vault_delete(s, STORE_VAULT, NULL, id, &he);
+        if (r >= 0)
+                v1_webhook_emit(s, "vault.deleted", id, NULL, NULL);
         return r < 0 ? store_fail(r, &he, "vault", id, e) : 0;
 }
 
@@ -381,6 +386,7 @@ int v1_credential_create(store *s, const char *vault_id, const json_t *body, jso
                 json_object_set_new(o, "metadata", json_object());
         if ((r = v1v_put_credential(s, o, secrets, true, e)) < 0)
                 return r;
+        v1_webhook_emit(s, "vault_credential.created", json_string_value(json_object_get(o, "id")), vault_id, NULL);
         *ret = TAKE_PTR(o);
         return 0;
 }
@@ -431,6 +437,7 @@ int v1_credential_archive(store *s, const char *vault_id, const char *id, json_t
                 json_object_set_new(cur, "updated_at", json_string(now));
                 if ((r = v1v_put_credential(s, cur, secrets, false, e)) < 0)
                         return r;
+                v1_webhook_emit(s, "vault_credential.archived", id, vault_id, NULL);
         }
         *ret = TAKE_PTR(cur);
         return 0;
@@ -445,6 +452,8 @@ int v1_credential_delete(store *s, const char *vault_id, const char *id, v1_err 
                         return -ENOENT;
                 return v1_fail(e, 404, "credential_not_found", "vault %.64s has no credential %.64s", vault_id, id);
         }
+        if (r >= 0)
+                v1_webhook_emit(s, "vault_credential.deleted", id, vault_id, NULL);
         return r < 0 ? store_fail(r, &he, "credential", id, e) : 0;
 }
 

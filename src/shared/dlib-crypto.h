@@ -1,6 +1,6 @@
 /* dlib-crypto.h: OpenSSL's libcrypto (libcrypto.so.3) through the loader (dlib.h), for SHA-256
  * (sha256.h), base64 (base64.h), constant-time comparison, and the AEAD (AES-256-GCM) and
- * random bytes of the vaults' sealed secrets (vault-seal.h).
+ * random bytes of the vaults' sealed secrets (vault-seal.h), and HMAC-SHA256 (webhook-sign.h).
  *
  * Why not linked: linked statically (as it was), libcrypto's x86_64 start-up code runs
  * OPENSSL_cpuid_setup() from .init in every hull command: a dozen CPUID instructions, each a
@@ -18,6 +18,7 @@
 #endif
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -37,6 +38,8 @@
         X(EVP_DecryptInit_ex)                                                                                          \
         X(EVP_DecryptUpdate)                                                                                           \
         X(EVP_DecryptFinal_ex)                                                                                         \
+        X(EVP_sha256)                                                                                                  \
+        X(HMAC)                                                                                                        \
         X(RAND_bytes)                                                                                                  \
         X(SHA256_Final)                                                                                                \
         X(SHA256_Init)                                                                                                 \
@@ -70,6 +73,8 @@ static inline const dlib_crypto *dlib_crypto_load(hull_error *e) {
 #define EVP_DecryptInit_ex (dlib_crypto_api.EVP_DecryptInit_ex)
 #define EVP_DecryptUpdate (dlib_crypto_api.EVP_DecryptUpdate)
 #define EVP_DecryptFinal_ex (dlib_crypto_api.EVP_DecryptFinal_ex)
+#define EVP_sha256 (dlib_crypto_api.EVP_sha256)
+#define HMAC (dlib_crypto_api.HMAC)
 #define RAND_bytes (dlib_crypto_api.RAND_bytes)
 #define SHA256_Final (dlib_crypto_api.SHA256_Final)
 #define SHA256_Init (dlib_crypto_api.SHA256_Init)

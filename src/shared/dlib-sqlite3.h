@@ -19,6 +19,7 @@
         X(sqlite3_aggregate_context)                                                                                   \
         X(sqlite3_bind_double)                                                                                         \
         X(sqlite3_bind_int64)                                                                                          \
+        X(sqlite3_bind_parameter_count)                                                                                \
         X(sqlite3_bind_null)                                                                                           \
         X(sqlite3_bind_text)                                                                                           \
         X(sqlite3_busy_timeout)                                                                                        \
@@ -79,6 +80,7 @@ static inline const dlib_sqlite3 *dlib_sqlite3_load(hull_error *e) {
 #define sqlite3_aggregate_context (dlib_sqlite3_api.sqlite3_aggregate_context)
 #define sqlite3_bind_double (dlib_sqlite3_api.sqlite3_bind_double)
 #define sqlite3_bind_int64 (dlib_sqlite3_api.sqlite3_bind_int64)
+#define sqlite3_bind_parameter_count (dlib_sqlite3_api.sqlite3_bind_parameter_count)
 #define sqlite3_bind_null (dlib_sqlite3_api.sqlite3_bind_null)
 #define sqlite3_bind_text (dlib_sqlite3_api.sqlite3_bind_text)
 #define sqlite3_busy_timeout (dlib_sqlite3_api.sqlite3_busy_timeout)

@@ -230,7 +230,8 @@ typedef struct store_ops {
         const store_vault_ops *vault;
         const struct store_node_ops *node; /* store-node.c's backend; NULL: no nodes (SQLite) */
 
-        const struct store_skill_ops *skills; /* store-skill-backend.h */
+        const struct store_skill_ops *skills;     /* store-skill-backend.h */
+        const struct store_webhook_ops *webhooks; /* store-webhook-backend.h */
 
         /* files and their blobs (store-*-files.c): the arguments checked by store-files.c */
         int (*file_insert)(store *s, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,
@@ -247,6 +248,8 @@ typedef struct store_ops {
 /* The head of every backend's store. */
 struct store {
         const store_ops *ops;
+        void (*webhook_wake)(void *ud); /* store_webhook_set_wake's */
+        void *webhook_wake_ud;
 };
 
 /* The backends. store_open picks one by the path or URL it is given. */

@@ -5,6 +5,7 @@
  * store-pg-copy.c; what they share is store-pg-internal.h. */
 #include "store-pg-internal.h"
 #include "store-skill-backend.h"
+#include "store-webhook-backend.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -104,6 +105,15 @@ static const char *const migrations[] = {
         "CREATE TABLE session_leases (session_id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY"
         " REFERENCES sessions (id) ON DELETE CASCADE, node_id TEXT NOT NULL, expires_at TIMESTAMPTZ NOT NULL);"
         "CREATE INDEX session_leases_node ON session_leases (node_id);",
+        /* 10: outbound webhooks (their secrets sealed) and the outbox of their deliveries */
+        "CREATE TABLE webhooks (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, created_ms BIGINT NOT NULL,"
+        " types TEXT NOT NULL, enabled INTEGER NOT NULL, body TEXT NOT NULL, key_id TEXT NOT NULL,"
+        " sealed TEXT NOT NULL);"
+        "CREATE TABLE webhook_deliveries (event_id TEXT COLLATE \"C\" NOT NULL,"
+        " webhook_id TEXT COLLATE \"C\" NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,"
+        " created_ms BIGINT NOT NULL, due_ms BIGINT NOT NULL, attempts BIGINT NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (event_id, webhook_id));"
+        "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_ms);",
 };
 
 int store_pg_schema_version(void) {
@@ -434,6 +444,7 @@ static const store_ops pg_ops = {
         .env_list = pg_env_list,
         .env_delete = pg_env_delete,
         .skills = &pg_skill_ops,
+        .webhooks = &pg_webhook_ops,
         .memory_apply = pg_memory_apply,
         .memory_get = pg_memory_get,
         .memory_scan = pg_memory_scan,

@@ -4,6 +4,7 @@
  * store-sqlite-events.c and store-sqlite-keys.c; what they share is store-sqlite-internal.h. */
 #include "store-sqlite-internal.h"
 #include "store-skill-backend.h"
+#include "store-webhook-backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -100,6 +101,13 @@ static const char *const migrations[] = {
         " running INTEGER NOT NULL DEFAULT 0);"
         "CREATE TABLE session_leases (session_id TEXT NOT NULL PRIMARY KEY REFERENCES sessions (id)"
         " ON DELETE CASCADE, node_id TEXT NOT NULL, expires_at TEXT NOT NULL);",
+        /* 10: outbound webhooks (their secrets sealed) and the outbox of their deliveries */
+        "CREATE TABLE webhooks (id TEXT NOT NULL PRIMARY KEY, created_ms INTEGER NOT NULL, types TEXT NOT NULL,"
+        " enabled INTEGER NOT NULL, body TEXT NOT NULL, key_id TEXT NOT NULL, sealed TEXT NOT NULL);"
+        "CREATE TABLE webhook_deliveries (event_id TEXT NOT NULL,"
+        " webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE, created_ms INTEGER NOT NULL,"
+        " due_ms INTEGER NOT NULL, attempts INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (event_id, webhook_id));"
+        "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_ms);",
 };
 
 int store_sqlite_schema_version(void) {
@@ -384,6 +392,7 @@ static const store_ops sqlt_ops = {
         .env_list = sqlt_env_list,
         .env_delete = sqlt_env_delete,
         .skills = &sqlt_skill_ops,
+        .webhooks = &sqlt_webhook_ops,
         .memory_apply = sqlt_memory_apply,
         .memory_get = sqlt_memory_get,
         .memory_scan = sqlt_memory_scan,

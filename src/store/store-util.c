@@ -398,6 +398,9 @@ const store_table store_tables[] = {
         {"blob_chunks", "sha256, seq, data", "tit", "sha256, seq"},
         {"deployments", "id, created_ms, archived, status, agent_id, claimed_ms, body", "tiittit", "created_ms, id"},
         {"deployment_runs", "id, deployment_id, created_ms, trigger_type, has_error, body", "ttitit", "created_ms, id"},
+        {"webhooks", "id, created_ms, types, enabled, body, key_id, sealed", "titittt", "created_ms, id"},
+        {"webhook_deliveries", "event_id, webhook_id, created_ms, due_ms, attempts, body", "ttiiit",
+         "created_ms, event_id, webhook_id"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

@@ -99,5 +99,8 @@ http_handler_fn v1a_skill_create, v1a_skill_list, v1a_skill_get, v1a_skill_delet
 /* api-v1-deployments.c: /v1/deployments and /v1/deployment_runs (when cfg.deploy) */
 extern const http_route v1a_deploy_routes[];
 extern const size_t v1a_n_deploy_routes;
+/* api-v1-webhooks.c: hull's extension /v1/webhooks */
+http_handler_fn v1a_webhook_create, v1a_webhook_list, v1a_webhook_get, v1a_webhook_update, v1a_webhook_delete,
+        v1a_webhook_rotate, v1a_webhook_test;
 /* api-v1-workspace.c */
 http_handler_fn v1a_input_add, v1a_handle_content, v1a_query_run;

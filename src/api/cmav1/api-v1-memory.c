@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api-v1-internal.h"
+#include "v1-webhook.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "utf8.h"
@@ -155,6 +156,7 @@ static void ms_create(api_v1 *a, http_req *r) {
                 v1a_answer_store_error(r, rr, &e, "memory store", id);
                 return;
         }
+        v1_webhook_emit(a->cfg.store, "memory_store.created", id, NULL, NULL);
         v1a_answer_json(r, 200, obj);
 }
 
@@ -246,6 +248,8 @@ static void ms_update(api_v1 *a, http_req *r, bool archive) {
                 v1a_answer_store_error(r, rr, &e, "memory store", id);
                 return;
         }
+        if (archive) /* the catalog has no memory_store.updated */
+                v1_webhook_emit(a->cfg.store, "memory_store.archived", id, NULL, NULL);
         v1a_answer_json(r, 200, next);
 }
 
@@ -258,8 +262,10 @@ static void ms_delete(api_v1 *a, http_req *r) {
         int rr = store_delete(a->cfg.store, STORE_MEMORY_STORE, id, &e);
         if (rr < 0)
                 v1a_answer_store_error(r, rr, &e, "memory store", id);
-        else
+        else {
+                v1_webhook_emit(a->cfg.store, "memory_store.deleted", id, NULL, NULL);
                 v1a_answer_json(r, 200, json_pack("{s:s, s:s}", "id", id, "type", "memory_store_deleted"));
+        }
 }
 
 /* ---- memories ---- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "api-v1-internal.h"
+#include "v1-webhook.h"
 #include "api-v1-stream.h"
 #include "auth.h"
 #include "macro.h"
@@ -128,6 +129,7 @@ static void create_kind(api_v1 *a, http_req *r, store_kind k, const char *prefix
                 v1a_answer_store_error(r, rr, &e, k == STORE_AGENT ? "agent" : "environment", id);
                 return;
         }
+        v1_webhook_emit(a->cfg.store, k == STORE_AGENT ? "agent.created" : "environment.created", id, NULL, NULL);
         v1a_answer_json(r, 200, obj);
 }
 
@@ -198,6 +200,9 @@ static void update_kind(api_v1 *a, http_req *r, store_kind k, bool archive) {
                         v1a_answer_store_error(r, rr, &e, what, id);
                         return;
                 }
+                char type[32];
+                snprintf(type, sizeof(type), "%s.%s", what, archive ? "archived" : "updated");
+                v1_webhook_emit(a->cfg.store, type, id, NULL, NULL);
                 v1a_answer_json(r, 200, next);
                 return;
         }
@@ -265,6 +270,12 @@ static void session_update(api_v1 *a, http_req *r, session_op op) {
                         return;
                 rr = v1_engine_update(a->cfg.engine, id, body, &obj, &err);
         }
+        if (rr >= 0) /* after the change is in the store */
+                v1_webhook_emit(a->cfg.store,
+                                op == SESSION_ARCHIVE  ? "session.archived"
+                                : op == SESSION_DELETE ? "session.deleted"
+                                                       : "session.updated",
+                                id, NULL, NULL);
         if (rr < 0)
                 v1a_fail(r, &err);
         else
@@ -430,8 +441,10 @@ static void environment_delete(api_v1 *a, http_req *r) {
         int rr = store_delete(a->cfg.store, STORE_ENVIRONMENT, id, &e);
         if (rr < 0)
                 v1a_answer_store_error(r, rr, &e, "environment", id);
-        else
+        else {
+                v1_webhook_emit(a->cfg.store, "environment.deleted", id, NULL, NULL);
                 v1a_answer_json(r, 200, json_pack("{s:s, s:s}", "id", id, "type", "environment_deleted"));
+        }
         return;
 }
 

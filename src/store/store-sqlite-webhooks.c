@@ -1,0 +1,225 @@
+/* store-sqlite-webhooks.c: the SQLite backend's webhooks and their outbox
+ * (store-webhook-backend.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store-sqlite-internal.h"
+#include "store-webhook-backend.h"
+
+/* One statement with its values bound: texts ?1..?6 where non-NULL, integers ?7..?9, each only
+ * up to the highest number the statement names. */
+typedef struct wh_args {
+        const char *t[6];
+        int64_t i[3];
+} wh_args;
+
+static int prep_bind(sqlt_store *s, const char *sql, const wh_args *a, sqlite3_stmt **ret, hull_error *e) {
+        int r = sqlt_prep(s, sql, ret, e);
+        if (r < 0)
+                return r;
+        int rc = 0, n = sqlite3_bind_parameter_count(*ret); /* the highest ?N the statement names */
+        for (int k = 0; k < 6 && !rc && k + 1 <= n; k++)
+                if (a->t[k])
+                        rc = sqlt_bind_text(*ret, k + 1, a->t[k]);
+        for (int k = 0; k < 3 && !rc && k + 7 <= n; k++)
+                rc = sqlite3_bind_int64(*ret, k + 7, a->i[k]);
+        return rc ? sqlt_bind_fail(s, rc, e) : 0;
+}
+
+static int run(sqlt_store *s, const char *sql, const wh_args *a, const char *what, int *ret_changes, hull_error *e) {
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep_bind(s, sql, a, &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if ((rc & 0xff) == SQLITE_CONSTRAINT)
+                return hull_fail(e, -EEXIST, "store: %s: it exists already", what);
+        if (rc != SQLITE_DONE)
+                return sqlt_fail(s->db, rc, what, e);
+        if (ret_changes)
+                *ret_changes = sqlite3_changes(s->db);
+        return 0;
+}
+
+static int wh_put(store *base, bool create, const store_webhook_row *w, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        wh_args a = {.t = {w->id, w->types, w->body, w->key_id, w->sealed}, .i = {w->created_ms, w->enabled}};
+        int changes = 0;
+        int r = create      ? run(s,
+                                  "INSERT INTO webhooks (id, created_ms, types, enabled, body, key_id, sealed)"
+                                       " VALUES (?1, ?7, ?2, ?8, ?3, ?4, ?5)",
+                                  &a, "cannot store a webhook", &changes, e)
+                : w->sealed ? run(s,
+                                  "UPDATE webhooks SET types = ?2, enabled = ?8, body = ?3, key_id = ?4, sealed = ?5"
+                                  " WHERE id = ?1",
+                                  &a, "cannot update a webhook", &changes, e)
+                            : run(s, "UPDATE webhooks SET types = ?2, enabled = ?8, body = ?3 WHERE id = ?1", &a,
+                                  "cannot update a webhook", &changes, e);
+        if (r < 0)
+                return r;
+        return changes ? 0 : hull_fail(e, -ENOENT, "store: no webhook %.64s", w->id);
+}
+
+static int wh_get(store *base, const char *id, json_t **ret, char **ret_sealed, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep_bind(s, "SELECT body, sealed FROM webhooks WHERE id = ?1", &(wh_args){.t = {id}}, &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return hull_fail(e, -ENOENT, "store: no webhook %.64s", id);
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc, "cannot read a webhook", e);
+        json_t *o = NULL;
+        if ((r = sqlt_load_column(st, 0, "a webhook", &o, e)) < 0)
+                return r;
+        if (ret_sealed) {
+                const char *z = (const char *) sqlite3_column_text(st, 1);
+                if (!(*ret_sealed = strdup(z ? z : ""))) {
+                        json_decref(o);
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+                }
+        }
+        if (ret)
+                *ret = o;
+        else
+                json_decref(o);
+        return 0;
+}
+
+static int wh_list(store *base, unsigned max, json_t *out, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep_bind(s, "SELECT body FROM webhooks ORDER BY created_ms DESC, id DESC LIMIT ?7",
+                          &(wh_args){.i = {max}}, &st, e);
+        if (r < 0)
+                return r;
+        for (;;) {
+                int rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        return 0;
+                if (rc != SQLITE_ROW)
+                        return sqlt_fail(s->db, rc, "cannot list webhooks", e);
+                json_t *o;
+                if ((r = sqlt_load_column(st, 0, "a webhook", &o, e)) < 0)
+                        return r;
+                if (json_array_append_new(out, o) < 0)
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+        }
+}
+
+static int wh_remove(store *base, const char *id, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_tx_ sqlt_tx t = {0};
+        int r, changes = 0;
+        if ((r = sqlt_tx_begin(s, &t, e)) < 0)
+                return r;
+        wh_args a = {.t = {id}};
+        if ((r = run(s, "DELETE FROM webhook_deliveries WHERE webhook_id = ?1", &a, "cannot delete deliveries", NULL,
+                     e)) < 0 ||
+            (r = run(s, "DELETE FROM webhooks WHERE id = ?1", &a, "cannot delete a webhook", &changes, e)) < 0)
+                return r;
+        if (!changes)
+                return hull_fail(e, -ENOENT, "store: no webhook %.64s", id);
+        return sqlt_tx_commit(&t, e);
+}
+
+static int wh_enqueue(store *base, const char *type, const char *event_id, const char *webhook_id, int64_t created_ms,
+                      const char *body, size_t *ret_n, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        wh_args a = {.t = {type, event_id, body, webhook_id}, .i = {created_ms}};
+        int changes = 0;
+        int r = run(
+                s,
+                webhook_id ? "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
+                             " SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks WHERE id = ?4"
+                           : "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
+                             " SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks"
+                             " WHERE enabled = 1 AND instr(types, ',' || ?1 || ',') > 0",
+                &a, "cannot queue a webhook delivery", &changes, e);
+        if (r < 0)
+                return r;
+        *ret_n = (size_t) changes;
+        return 0;
+}
+
+static int wh_claim(store *base, int64_t now_ms, int64_t until_ms, unsigned max, json_t *out, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep_bind(s,
+                          "UPDATE webhook_deliveries SET due_ms = ?8 WHERE (event_id, webhook_id) IN"
+                          " (SELECT d.event_id, d.webhook_id FROM webhook_deliveries d JOIN webhooks w"
+                          " ON w.id = d.webhook_id WHERE w.enabled = 1 AND d.due_ms <= ?7 ORDER BY d.due_ms LIMIT ?9)"
+                          " RETURNING event_id, webhook_id, attempts, body",
+                          &(wh_args){.i = {now_ms, until_ms, max}}, &st, e);
+        if (r < 0)
+                return r;
+        for (;;) {
+                int rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        return 0;
+                if (rc != SQLITE_ROW)
+                        return sqlt_fail(s->db, rc, "cannot claim webhook deliveries", e);
+                json_t *o = json_pack("{s:s, s:s, s:I, s:s}", "event_id",
+                                      sqlite3_column_text(st, 0) ?: (const unsigned char *) "", "webhook_id",
+                                      sqlite3_column_text(st, 1) ?: (const unsigned char *) "", "attempts",
+                                      (json_int_t) sqlite3_column_int64(st, 2), "body",
+                                      sqlite3_column_text(st, 3) ?: (const unsigned char *) "");
+                if (!o || json_array_append_new(out, o) < 0)
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+        }
+}
+
+static int wh_settle(store *base, const char *event_id, const char *webhook_id, int64_t due_ms, int64_t attempts,
+                     hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        wh_args a = {.t = {event_id, webhook_id}, .i = {due_ms, attempts}};
+        int changes = 0;
+        int r = due_ms < 0 ? run(s, "DELETE FROM webhook_deliveries WHERE event_id = ?1 AND webhook_id = ?2", &a,
+                                 "cannot end a webhook delivery", &changes, e)
+                           : run(s,
+                                 "UPDATE webhook_deliveries SET due_ms = ?7, attempts = ?8"
+                                 " WHERE event_id = ?1 AND webhook_id = ?2",
+                                 &a, "cannot reschedule a webhook delivery", &changes, e);
+        if (r < 0)
+                return r;
+        return changes ? 0 : hull_fail(e, -ENOENT, "store: no such webhook delivery");
+}
+
+static int wh_pending(store *base, const char *webhook_id, int64_t *ret, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = prep_bind(s,
+                          webhook_id ? "SELECT count(*) FROM webhook_deliveries WHERE webhook_id = ?1"
+                                     : "SELECT count(*) FROM webhook_deliveries",
+                          &(wh_args){.t = {webhook_id}}, &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return sqlt_fail(s->db, rc, "cannot count webhook deliveries", e);
+        *ret = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
+const store_webhook_ops sqlt_webhook_ops = {
+        .put = wh_put,
+        .get = wh_get,
+        .list = wh_list,
+        .remove = wh_remove,
+        .enqueue = wh_enqueue,
+        .claim = wh_claim,
+        .settle = wh_settle,
+        .pending = wh_pending,
+};
