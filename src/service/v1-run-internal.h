@@ -84,7 +84,6 @@ struct v1_engine {
         atomic_uint pumps;     /* pump threads alive (each holds a session) */
         pthread_t node_thread; /* v1-nodes.c's, when cfg.node */
         bool node_started;
-        atomic_uint pumps;            /* pump threads alive (each holds a session) */
         struct v1_webhooks *webhooks; /* the delivery worker (cfg.webhooks), or NULL */
 };
 

@@ -119,8 +119,12 @@ static const api_v1_capability table[] = {
          "POST|GET /v1/skills; GET|DELETE /v1/skills/{id}; POST|GET /v1/skills/{id}/versions; "
          "GET|DELETE /v1/skills/{id}/versions/{version}; GET /v1/skills/{id}/versions/{version}/content",
          NULL},
-        {"webhooks", "webhook-subscriptions", U, "webhook subscriptions and signed deliveries", "POST|GET /v1/webhooks",
-         "not built yet on this server"},
+        {"webhooks", "webhook-subscriptions", S,
+         "hull's extension: subscriptions with Standard Webhooks signed deliveries of the SDK's event types "
+         "(retries, auto-disable, secret rotation, an outbox that survives restarts)",
+         "POST|GET /v1/webhooks; GET|POST|DELETE /v1/webhooks/{id}; POST /v1/webhooks/{id}/rotate_secret; "
+         "POST /v1/webhooks/{id}/test",
+         NULL},
         {"deployments", "scheduled-deployments", S,
          "deployments on a cron schedule with a time zone (create, retrieve, update, list, archive, pause, unpause, "
          "run now) and their runs",
