@@ -37,7 +37,7 @@ cleanup() {
         [ -n "$SLEEPER_PID" ] && kill "$SLEEPER_PID" 2>/dev/null
         [ -n "${NS_SERVER:-}" ] && kill "$NS_SERVER" 2>/dev/null
         [ -n "${NS:-}" ] && ip netns del "$NS" 2>/dev/null && ip link del "$VA" 2>/dev/null
-        rm -rf "$TEST_TMP"
+        lib_cleanup # the processes in pids (the HTTP server), then TEST_TMP
 }
 trap cleanup EXIT
 trap 'touch "$TEST_TMP/got-sigusr1"' USR1
