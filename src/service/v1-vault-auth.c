@@ -17,6 +17,7 @@
 #include "time-util.h"
 #include "v1-vault-internal.h"
 #include "v1-vault.h"
+#include "v1-webhook.h"
 #include "vault-seal.h"
 
 /* ---- sealing ---- */
@@ -332,8 +333,11 @@ int v1_vault_auth_header(store *s, const settings *st, const json_t *vault_ids, 
                                 if (find(s, vid, url, &again, &fresh, NULL, &ae) != 1 ||
                                     json_equal(json_object_get(fresh, "access_token"),
                                                json_object_get(secrets, "access_token")) ||
-                                    (force_refresh ? false : expiring(json_object_get(again, "auth"))))
+                                    (force_refresh ? false : expiring(json_object_get(again, "auth")))) {
+                                        (void) v1_webhook_emit(s, "vault_credential.refresh_failed", ret_cred_id, vid,
+                                                               NULL);
                                         return r;
+                                }
                                 json_decref(cred);
                                 cred = TAKE_PTR(again);
                                 v1v_secrets_free(secrets);

@@ -14,8 +14,9 @@ const sdk = require(SDK);
 const Anthropic = sdk.Anthropic || sdk.default;
 const SDK_VERSION = require(`${SDK}/version`).VERSION;
 const { test, check, same, rejects, done } = require('./lib.js');
-const { startServe, keyCreate, Reader, MODEL, sleep } = require('./cma-lib.js');
+const { startServe, keyCreate, Reader, MODEL, sleep, v1Headers } = require('./cma-lib.js');
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 
@@ -23,7 +24,29 @@ const TAG = `cma-outcomes[sdk ${SDK_VERSION}]`;
 // $10 per million input tokens: 1,000 input tokens are one cent.
 const PRICING = { [MODEL]: { input: 10, output: 0, cache_read: 1, cache_write: 12.5 } };
 
-function cma(name, script, fn, config = { pricing: PRICING }) {
+// A webhook receiver on loopback subscribed to types: hooks.types() lists what it got, in order.
+async function subscribe(srv, key, types) {
+  const got = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => { try { got.push(JSON.parse(body).data.type); } catch { got.push(`unparsed: ${body}`); } res.end('ok'); });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const res = await fetch(`${srv.url}/v1/webhooks`, { method: 'POST', headers: v1Headers({ 'x-api-key': key }),
+    body: JSON.stringify({ url: `http://127.0.0.1:${server.address().port}/hook`, event_types: types }) });
+  check(res.status === 200, `a webhook subscribed: ${res.status} ${await res.text()}`);
+  return {
+    types: () => got.slice(),
+    wait: async (type, ms = 15000) => {
+      for (const end = Date.now() + ms; Date.now() < end; await sleep(50)) if (got.includes(type)) return;
+      throw new Error(`no ${type} delivered within ${ms} ms: [${got}]`);
+    },
+    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+  };
+}
+
+function cma(name, script, fn, config = { pricing: PRICING, web: { allow_cidrs: ['127.0.0.0/8'] } }) {
   return test(`${TAG}: ${name}`, script, async (mock) => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'hull-cma-home-'));
     let srv = null;
@@ -32,7 +55,7 @@ function cma(name, script, fn, config = { pricing: PRICING }) {
       const key = keyCreate(home);
       srv = await startServe(mock.url, { home });
       const client = new Anthropic({ baseURL: srv.url, apiKey: key, timeout: 60000, maxRetries: 0 });
-      await fn({ mock, srv, key, client });
+      await fn({ mock, srv, key, client, subscribe: (types) => subscribe(srv, key, types) });
     } catch (e) {
       if (srv) e.message += ` | hull serve log: ${srv.log().split('\n').filter((l) => /level=(error|warn)/.test(l)).slice(-3).join(' / ')}`;
       throw e;
@@ -109,7 +132,8 @@ async function main() {
       { tool_calls: [{ name: 'get_weather', input: { city: 'Rome' } }], usage: { input_tokens: 600, output_tokens: 5 } },
       { text: 'Paris and Rome: done.', usage: { input_tokens: 100, output_tokens: 5 } },
     ],
-  }, async ({ mock, client }) => {
+  }, async ({ mock, client, subscribe }) => {
+    const hooks = await subscribe(['session.budget_reached']);
     const budget = { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } };
     const { session } = await setup(client, WEATHER, { budget });
     same(session.budget, budget, 'the budget is echoed');
@@ -126,6 +150,8 @@ async function main() {
     }
     const last = await reader.idle();
     same(last[last.length - 1].stop_reason, { type: 'budget_reached' }, 'the turn stops on the budget');
+    await hooks.wait('session.budget_reached'); // the webhook of it, once it is durable
+    await hooks.close();
     check(!last.some((e) => e.type === 'span.model_request_start'), `no model request after the crossing one: [${last.map((e) => e.type)}]`);
     same((await mock.requests()).length, 2, 'model requests: the one that crossed the budget was the last');
     const usageEv = last.filter((e) => e.type === 'session.usage').pop();
@@ -200,7 +226,8 @@ async function main() {
       { text: 'Rain on the moon pool.', usage: { input_tokens: 70, output_tokens: 6 } },
       { text: '{"result": "satisfied", "explanation": "It mentions the moon."}', usage: { input_tokens: 45, output_tokens: 9 } },
     ],
-  }, async ({ mock, client }) => {
+  }, async ({ mock, client, subscribe }) => {
+    const hooks = await subscribe(['session.outcome_evaluation_ended']);
     const { session } = await setup(client, []);
     const reader = new Reader(await client.beta.sessions.events.stream(session.id));
     const sent = await client.beta.sessions.events.send(session.id, { events: [{ type: 'user.define_outcome',
@@ -213,6 +240,9 @@ async function main() {
     reader.close();
     const types = evs.map((e) => e.type);
     same(evs.filter((e) => e.type === 'session.status_idle').length, 1, `one idle, after the verdict: [${types}]`);
+    for (const end = Date.now() + 15000; Date.now() < end && hooks.types().length < 2;) await sleep(50);
+    same(hooks.types(), ['session.outcome_evaluation_ended', 'session.outcome_evaluation_ended'], 'a webhook per verdict');
+    await hooks.close();
     same(evs[evs.length - 1].stop_reason, { type: 'end_turn' }, 'end_turn');
     const spans = evs.filter((e) => e.type.startsWith('span.outcome_evaluation'));
     same(spans.map((e) => [e.type, e.iteration, e.outcome_id === echo.outcome_id]), [
