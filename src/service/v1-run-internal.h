@@ -46,6 +46,7 @@ typedef struct live {
         json_t *queue;             /* texts of user messages waiting for a turn */
         bool resume_ready;         /* the paused call is decided: the worker resumes it */
         char ask_id[STORE_ID_MAX]; /* the call the turn paused on ("" none) */
+        bool budget_announced;     /* session.budget_reached was sent for this budget (a change re-arms it) */
         bool ask_client;           /* ... a custom tool's (else a confirmation) */
         bool ask_builtin;          /* ... with ask_client: a built-in the client runs (user.tool_result) */
         json_t *stash;             /* confirmations and results that came before the pause */

@@ -124,9 +124,14 @@ static void emit_status(live *l, const json_t *ev) {
         for (size_t i = 0; type && i < ELEMENTSOF(map); i++)
                 if (strcmp(type, map[i][0]) == 0)
                         (void) v1_webhook_emit(l->g->cfg.store, map[i][1], l->id, NULL, NULL);
+        /* session.budget_reached at most once per budget; a change of the budget re-arms it */
         const char *stop = json_string_value(json_object_get(json_object_get(ev, "stop_reason"), "type"));
-        if (type && strcmp(type, "session.status_idle") == 0 && stop && strcmp(stop, "budget_reached") == 0)
-                (void) v1_webhook_emit(l->g->cfg.store, "session.budget_reached", l->id, NULL, NULL);
+        if (type && strcmp(type, "session.status_idle") == 0 && stop && strcmp(stop, "budget_reached") == 0) {
+                if (!l->budget_announced)
+                        (void) v1_webhook_emit(l->g->cfg.store, "session.budget_reached", l->id, NULL, NULL);
+                l->budget_announced = true;
+        } else if (type && strcmp(type, "session.updated") == 0 && json_object_get(ev, "budget"))
+                l->budget_announced = false;
         else if (type && strcmp(type, "span.outcome_evaluation_end") == 0) /* a verdict */
                 (void) v1_webhook_emit(l->g->cfg.store, "session.outcome_evaluation_ended", l->id, NULL, NULL);
 }

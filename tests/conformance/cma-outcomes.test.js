@@ -151,7 +151,6 @@ async function main() {
     const last = await reader.idle();
     same(last[last.length - 1].stop_reason, { type: 'budget_reached' }, 'the turn stops on the budget');
     await hooks.wait('session.budget_reached'); // the webhook of it, once it is durable
-    await hooks.close();
     check(!last.some((e) => e.type === 'span.model_request_start'), `no model request after the crossing one: [${last.map((e) => e.type)}]`);
     same((await mock.requests()).length, 2, 'model requests: the one that crossed the budget was the last');
     const usageEv = last.filter((e) => e.type === 'session.usage').pop();
@@ -164,6 +163,9 @@ async function main() {
     await client.beta.sessions.events.send(session.id, userMessage('Anything else?'));
     const again = await reader.idle();
     same(again[again.length - 1].stop_reason, { type: 'budget_reached' }, 'a message on a spent budget');
+    await sleep(1000); // a second webhook would be out by now
+    same(hooks.types(), ['session.budget_reached'], 'session.budget_reached once for one budget');
+    await hooks.close();
     same((await mock.requests()).length, 2, 'still no model request');
     // lowering it is refused, raising it resumes
     await bad(client.beta.sessions.update(session.id, { budget: { type: 'limit', max_list_cost: { amount: '0', currency: 'USD' } } }),
