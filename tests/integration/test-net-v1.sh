@@ -94,17 +94,19 @@ ok = net and all(e.get("tool_use_id") in uses for e in net) and \
     any("net refused HTTP denied.example:80" in l for l in lines)
 sys.exit(0 if ok else (print(json.dumps(net)[:1200]), 1)[1])' "$TEST_TMP/events.json"
 
-# an environment without networking: the sandbox has none, and an empty log
-v1 POST /v1/environments '{"name": "plain", "config": {"type": "self_hosted"}}'
+# an environment that allows no host (a self_hosted one no longer serves: its caller runs the
+# built-in tools): nothing is reachable, and the log has refusals only
+v1 POST /v1/environments '{"name": "plain", "config": {"type": "cloud", "networking": {"type": "limited", "allowed_hosts": []}}}'
 PLAIN=$(field id)
-turn "$PLAIN" "net-v1: session without networking"
+turn "$PLAIN" "net-v1: session that allows no host"
 R=$(results)
-pycheck "net-v1: without limited networking nothing is reachable" \
-        'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if len(r) >= 1 and "GOT hello" not in r[0] else (print(r), 1)[1])' "$R"
+pycheck "net-v1: with no host allowed nothing is reachable" \
+        'import json,sys; r=json.loads(sys.argv[1]); sys.exit(0 if len(r) >= 1 and "GOT hello" not in r[0] and "ERR" in r[0] else (print(r), 1)[1])' "$R"
 v1 GET "/v1/sessions/$SESSION/network_log"
-expect "net-v1: its network log is empty" "s == 200 and t == ''"
-pycheck "net-v1: ... and it has no hull.network event" \
-        'import json,sys; sys.exit(1 if any(e["type"] == "hull.network" for e in json.load(open(sys.argv[1]))) else 0)' "$TEST_TMP/events.json"
+expect "net-v1: its network log has the refusals and no allowed connection" \
+        "s == 200 and 'net refused HTTP 127.0.0.1:$PORT' in t and 'net allowed' not in t"
+pycheck "net-v1: ... and its hull.network events allow nothing" \
+        'import json,sys; net=[l for e in json.load(open(sys.argv[1])) if e["type"] == "hull.network" for l in e.get("connections", [])]; sys.exit(0 if net and not any("net allowed" in l for l in net) else (print(net), 1)[1])' "$TEST_TMP/events.json"
 v1 GET "/v1/sessions/sesn_nosuch/network_log"
 expect "net-v1: an unknown session's network log is a 404" "s == 404"
 
