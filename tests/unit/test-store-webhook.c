@@ -120,7 +120,6 @@ static void run(store *s, const char *what) {
         CHECK_EQ_INT(store_webhook_delete(s, "wh_b", &e), 0);
         CHECK_EQ_INT(store_webhook_pending(s, NULL, &pending, &e), 0);
         CHECK_EQ_INT((int) pending, 0);
-        json_decref(cl);
 }
 
 int main(void) {
