@@ -173,11 +173,12 @@ static int apply_field(v1_deploy *d, json_t *obj, const char *k, json_t *v, v1_e
                         const char *t = json_string_value(json_object_get(ev, "type"));
                         if (!t || (strcmp(t, "user.message") != 0 && strcmp(t, "user.define_outcome") != 0 &&
                                    strcmp(t, "system.message") != 0)) {
-                                json_decref(nv);
-                                return v1_fail(err, 400, "",
-                                               "initial_events[%zu]: a deployment starts with user.message, "
-                                               "user.define_outcome or system.message events, not %.40s",
-                                               i, t ? t : "this");
+                                r = v1_fail(err, 400, "",
+                                            "initial_events[%zu]: a deployment starts with user.message, "
+                                            "user.define_outcome or system.message events, not %.40s",
+                                            i, t ? t : "this");
+                                json_decref(nv); /* after the message: t is one of its strings */
+                                return r;
                         }
                 }
         } else if (strcmp(k, "resources") == 0 || strcmp(k, "vault_ids") == 0) {
