@@ -142,9 +142,18 @@ at 2
 v1 POST "/v1/sessions/$S2/events" "$(user_message 'then on node 2')"
 expect "nodes: a message on node 2 meanwhile is taken, queued (processed_at null)" "s == 200 and b['data'][0]['processed_at'] is None"
 at 1
-sleep 1
-wait_idle "$S2" 60
-events_json "$S2" >"$TEST_TMP/ev3.json" 2>"$TEST_TMP/v1.err"
+# idle between the two turns for a moment (the lease holder then takes the queued message): wait
+# until the queued message's turn has answered and ended, at most 60 s
+for _ in $(seq 1 300); do
+        events_json "$S2" >"$TEST_TMP/ev3.json" 2>"$TEST_TMP/v1.err"
+        "$PY" -c '
+import json, sys
+t = [(e["type"], json.dumps(e.get("content", ""))) for e in json.load(open(sys.argv[1]))]
+i = [k for k, (ty, c) in enumerate(t) if ty == "user.message" and "then on node 2" in c]
+after = [ty for ty, c in t[i[0]:]] if i else []
+sys.exit(0 if "agent.message" in after and after[-1] == "session.status_idle" else 1)' "$TEST_TMP/ev3.json" 2>/dev/null && break
+        sleep 0.2
+done
 pycheck "nodes: ... and answered after the turn it waited for, by the node that ran it" '
 import json, sys
 ev = json.load(open(sys.argv[1]))
