@@ -110,22 +110,7 @@ static int dfetch(void *ctx, const store_rowkey *anchor, bool asc, unsigned want
         int r = pg_exec(dl->pc, sql[dl->k][asc], 11, v, "cannot list", &res, e);
         if (r < 0)
                 return r;
-        size_t n = (size_t) PQntuples(res);
-        for (size_t i = 0; i < n; i++) {
-                if (keys) {
-                        keys[i].key = pg_get_int(res, (int) i, 0);
-                        snprintf(keys[i].id, sizeof(keys[i].id), "%s", PQgetvalue(res, (int) i, 1));
-                }
-                if (out) {
-                        json_t *o;
-                        if ((r = pg_load(res, (int) i, 2, "deployment", &o, e)) < 0)
-                                return r;
-                        if (json_array_append_new(out, o) < 0)
-                                return hull_err(e, -ENOMEM, "store: cannot list");
-                }
-        }
-        *ret_n = n;
-        return 0;
+        return pg_page_rows(res, "deployment", keys, out, ret_n, e);
 }
 
 static int dlist(store *base, store_dkind k, const store_dfilter *f, const store_listing *l, const char *page,

@@ -78,6 +78,9 @@ int64_t pg_changes(PGresult *res);
 int64_t pg_get_int(PGresult *res, int r, int c);
 /* Row r, column c of res parsed as JSON (-EBADMSG when it is not). */
 int pg_load(PGresult *res, int r, int c, const char *what, json_t **ret, hull_error *e);
+/* A listing's rows (columns: key, id, the object's JSON): each row's key into keys (when not
+ * NULL), its object appended to out (when not NULL), the count in *ret_n. */
+int pg_page_rows(PGresult *res, const char *what, store_rowkey *keys, json_t *out, size_t *ret_n, hull_error *e);
 /* -ENOENT with *e when there is no session of this id. */
 int pg_session_exists(pg_conn *pc, const char *session_id, hull_error *e);
 

@@ -320,23 +320,7 @@ static int fetch(void *ctx, const store_rowkey *anchor, bool asc, unsigned want,
         int r = pg_exec(sl->pc, q.sql, (int) q.n, q.v, "cannot list", &res, e);
         if (r < 0)
                 return r;
-        size_t n = (size_t) PQntuples(res);
-        for (size_t i = 0; i < n; i++) {
-                if (keys) {
-                        keys[i].key = pg_get_int(res, (int) i, 0);
-                        snprintf(keys[i].id, sizeof(keys[i].id), "%s",
-                                 PQgetisnull(res, (int) i, 1) ? "" : PQgetvalue(res, (int) i, 1));
-                }
-                if (out) {
-                        json_t *o;
-                        if ((r = pg_load(res, (int) i, 2, l->what, &o, e)) < 0)
-                                return r;
-                        if (json_array_append_new(out, o) < 0)
-                                return hull_err(e, -ENOMEM, "store: cannot list");
-                }
-        }
-        *ret_n = n;
-        return 0;
+        return pg_page_rows(res, l->what, keys, out, ret_n, e);
 }
 
 int pg_list(store *base, const store_listing *l, const char *page, unsigned limit, store_page *ret, int64_t **ret_keys,

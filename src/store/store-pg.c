@@ -298,6 +298,26 @@ int pg_load(PGresult *res, int r, int c, const char *what, json_t **ret, hull_er
         return store_load(PQgetvalue(res, r, c), (size_t) PQgetlength(res, r, c), what, ret, e);
 }
 
+int pg_page_rows(PGresult *res, const char *what, store_rowkey *keys, json_t *out, size_t *ret_n, hull_error *e) {
+        size_t n = (size_t) PQntuples(res);
+        for (size_t i = 0; i < n; i++) {
+                if (keys) { /* PQgetvalue gives "" for a NULL id */
+                        keys[i].key = pg_get_int(res, (int) i, 0);
+                        snprintf(keys[i].id, sizeof(keys[i].id), "%s", PQgetvalue(res, (int) i, 1));
+                }
+                if (out) {
+                        json_t *o;
+                        int r = pg_load(res, (int) i, 2, what, &o, e);
+                        if (r < 0)
+                                return r;
+                        if (json_array_append_new(out, o) < 0)
+                                return hull_err(e, -ENOMEM, "store: cannot list");
+                }
+        }
+        *ret_n = n;
+        return 0;
+}
+
 int pg_session_exists(pg_conn *pc, const char *session_id, hull_error *e) {
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};

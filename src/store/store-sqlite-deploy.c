@@ -118,29 +118,7 @@ static int dfetch(void *ctx, const store_rowkey *anchor, bool asc, unsigned want
         rc = rc ?: sqlite3_bind_int64(st, 11, want);
         if (rc)
                 return sqlt_bind_fail(s, rc, e);
-        size_t n = 0;
-        for (;;) {
-                rc = sqlite3_step(st);
-                if (rc == SQLITE_DONE)
-                        break;
-                if (rc != SQLITE_ROW)
-                        return sqlt_fail(s->db, rc, "cannot list", e);
-                if (keys) {
-                        keys[n].key = sqlite3_column_int64(st, 0);
-                        const char *id = (const char *) sqlite3_column_text(st, 1);
-                        snprintf(keys[n].id, sizeof(keys[n].id), "%s", id ? id : "");
-                }
-                if (out) {
-                        json_t *o;
-                        if ((r = sqlt_load_column(st, 2, "deployment", &o, e)) < 0)
-                                return r;
-                        if (json_array_append_new(out, o) < 0)
-                                return hull_err(e, -ENOMEM, "store: cannot list");
-                }
-                n++;
-        }
-        *ret_n = n;
-        return 0;
+        return sqlt_page_rows(s, st, "deployment", keys, out, ret_n, e);
 }
 
 static int dlist(store *base, store_dkind k, const store_dfilter *f, const store_listing *l, const char *page,

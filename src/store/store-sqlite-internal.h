@@ -81,6 +81,10 @@ int sqlt_step_done(sqlt_store *s, sqlite3_stmt *st, const char *what, hull_error
 int sqlt_exec(sqlt_store *s, const char *sql, const char *what, hull_error *e);
 /* The JSON text in column col parsed (-EBADMSG when it is not). */
 int sqlt_load_column(sqlite3_stmt *st, int col, const char *what, json_t **ret, hull_error *e);
+/* Steps a listing's statement to its end (columns: key, id, the object's JSON): each row's key
+ * into keys (when not NULL), its object appended to out (when not NULL), the count in *ret_n. */
+int sqlt_page_rows(sqlt_store *s, sqlite3_stmt *st, const char *what, store_rowkey *keys, json_t *out, size_t *ret_n,
+                   hull_error *e);
 /* -ENOENT with *e when there is no session of this id. */
 int sqlt_session_exists(sqlt_store *s, const char *session_id, hull_error *e);
 

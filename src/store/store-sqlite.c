@@ -246,6 +246,34 @@ int sqlt_load_column(sqlite3_stmt *st, int col, const char *what, json_t **ret, 
         return store_load(p, (size_t) n, what, ret, e);
 }
 
+int sqlt_page_rows(sqlt_store *s, sqlite3_stmt *st, const char *what, store_rowkey *keys, json_t *out, size_t *ret_n,
+                   hull_error *e) {
+        size_t n = 0;
+        for (;;) {
+                int rc = sqlite3_step(st);
+                if (rc == SQLITE_DONE)
+                        break;
+                if (rc != SQLITE_ROW)
+                        return sqlt_fail(s->db, rc, "cannot list", e);
+                if (keys) {
+                        keys[n].key = sqlite3_column_int64(st, 0);
+                        const char *id = (const char *) sqlite3_column_text(st, 1);
+                        snprintf(keys[n].id, sizeof(keys[n].id), "%s", id ? id : "");
+                }
+                if (out) {
+                        json_t *o;
+                        int r = sqlt_load_column(st, 2, what, &o, e);
+                        if (r < 0)
+                                return r;
+                        if (json_array_append_new(out, o) < 0)
+                                return hull_err(e, -ENOMEM, "store: cannot list");
+                }
+                n++;
+        }
+        *ret_n = n;
+        return 0;
+}
+
 int sqlt_session_exists(sqlt_store *s, const char *session_id, hull_error *e) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
         int r = sqlt_prep(s, "SELECT 1 FROM sessions WHERE id = ?1", &st, e);
