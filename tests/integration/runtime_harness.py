@@ -1058,8 +1058,10 @@ t_save
                   "host copy %.2f s, load %.2f s" % (t_save, size / 1e6, t_adopt, t_load))
         check("hull: a 1,000,000-row DataFrame saved, adopted and loaded in a later call is equal (df.equals)",
               ok2, (st, err[-2000:], st2, out2, err2[-2000:]))
-        check("hull: ... and each direction takes less than 10 s", t_save is not None and t_load is not None
-              and t_save < 10 and t_load < 10, (t_save, t_load))
+        # not a benchmark (bench/ has those): a bound far above the 1-3 s it takes on a quiet
+        # machine that only a quadratic path or a hang reaches, even with other suites beside it
+        check("hull: ... and each direction takes less than 60 s", t_save is not None and t_load is not None
+              and t_save < 60 and t_load < 60, (t_save, t_load))
         cell("del big, back")
         st, out, err, _ = cell("load('frame')", exchange())
         check("hull: a handle saved in an earlier call is not loadable until the host adopted it",

@@ -14,7 +14,7 @@ TOKENS=$TEST_TMP/tokens
 (umask 077; : >"$TOKENS")
 good=$("$HULL" token new --tokens "$TOKENS" --name mcp 2>/dev/null)
 other=$("$HULL" token new --tokens "$TOKENS" --scope other:thing 2>/dev/null)
-if ! start_server "$TEST_TMP/serve.log" --tokens "$TOKENS" --session-idle 3s; then
+if ! start_server "$TEST_TMP/serve.log" --tokens "$TOKENS" --session-idle 5s; then
         fail "hull serve starts" "$(tail -5 "$TEST_TMP/serve.log" | tr '\n' ' ')"
         exit 0
 fi
@@ -104,11 +104,12 @@ check "the deleted session: 404" test "$s" = 404
 s=$(post del2 -X DELETE "${S[@]}")
 check "DELETE again: 404" test "$s" = 404
 
-# the session core's idle timeout (--session-idle 3s) ends an MCP session
+# the session core's idle timeout (--session-idle 5s: a busy machine may take seconds between two
+# requests of this test) ends an MCP session
 post init2 "${J[@]}" -d "$INIT" >/dev/null
 sid2=$(grep -i '^Mcp-Session-Id:' "$TEST_TMP/init2.h" | cut -d' ' -f2 | tr -d '\r')
 s=$(post live "${J[@]}" -H "Mcp-Session-Id: $sid2" -d "$LIST")
-sleep 5
+sleep 7
 s2=$(post idle "${J[@]}" -H "Mcp-Session-Id: $sid2" -d "$LIST")
 check "a session idle past --session-idle: 404 (it was 200 before)" sh -c "[ $s = 200 ] && [ $s2 = 404 ]"
 
