@@ -610,6 +610,13 @@ static int part_spill(uint64_t mb, bool loop) {
                 if (!dump)
                         return 1;
                 size_t dl = strlen(dump);
+                /* the same bytes in a file, for bench/agent.sh's `cp` yardstick (untimed) */
+                const char *out = getenv("SPILL_OUT");
+                if (out) {
+                        FILE *f = fopen(out, "we");
+                        if (!f || fwrite(dump, 1, dl, f) != dl || fclose(f) != 0)
+                                fprintf(stderr, "bench-agent: cannot write %s\n", out);
+                }
                 json_decref(value);
                 value = NULL;
                 mem m2 = mem_now();
