@@ -21,7 +21,8 @@ ninja -C "$BUILD" libhandles.a libshared.a libdlib.a libbasic.a >/dev/null
 cc -O2 -Wall -D_GNU_SOURCE -Isrc/basic -Isrc/shared -Isrc/handles -o "$BUILD/hd-bench" bench/hd-bench.c \
         "$BUILD/libhandles.a" "$BUILD/libshared.a" "$BUILD/libdlib.a" "$BUILD/libbasic.a" -ljansson -lcrypto -ldl -lpthread
 D=$(mktemp -d /tmp/hd-bench-data-XXXXXX)
-trap 'rm -rf "$D"' EXIT
+SERVE=
+trap '[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null; rm -rf "$D"' EXIT
 
 /usr/bin/python3 - "$D" <<'PY'
 import random, sys, json
@@ -124,8 +125,8 @@ if part serve && [ "$(id -u)" -eq 0 ]; then
                 t "$BUILD/hull" handle add "$sid" "$D/big.csv" --input-id bigperf >/dev/null
                 kill -INT "$PERFPID"
                 wait "$PERFPID" || true
-                perf report -q -i "$D/perf.data" --no-children --sort dso,symbol 2>/dev/null | grep -v '^$' | grep -v '^ *|' |
-                        grep -v '^ *-' | head -40
+                perf report -q -i "$D/perf.data" --no-children --sort dso,symbol -g none 2>/dev/null >"$D/perf.txt" || true
+                grep -v '^$' "$D/perf.txt" | head -30 || true
         fi
         "$BUILD/hull" handle inspect "$sid" big1 | head -4
         printf 'hull handle add (stream, store, ingest, digest, record): %s s\nsqlite3 -csv :memory: .import: %s s\nratio: %s\n' \
@@ -133,5 +134,6 @@ if part serve && [ "$(id -u)" -eq 0 ]; then
         "$BUILD/hull" session close "$sid" >/dev/null
         kill "$SERVE"
         wait "$SERVE" || true
+        SERVE=
         echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
