@@ -95,6 +95,14 @@ if [[ " $PARTS " == *" start "* ]]; then
 fi
 if [[ " $PARTS " == *" spill "* ]]; then
         "$DRIVER" spill --mb "$SPILL_MB" --mode loop
-        "$DRIVER" spill --mb "$SPILL_MB" --mode direct
+        SPILL_OUT="$D/spill.json" "$DRIVER" spill --mb "$SPILL_MB" --mode direct
+        # the yardstick (issue 26): `cp` of the same bytes, file to file in the same directory
+        for i in 1 2 3; do
+                s=$(date +%s%N)
+                cp "$D/spill.json" "$D/spill-copy.json"
+                e=$(date +%s%N)
+                echo "$(((e - s) / 1000000))"
+                rm -f "$D/spill-copy.json"
+        done | sort -n | sed -n 2p | { read -r cp_ms; echo "- **cp of the same $(stat -c %s "$D/spill.json") bytes: ${cp_ms} ms** (median of 3)"; }
 fi
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -42,6 +42,7 @@
 #include "parse-util.h"
 #include "ss.h"
 #include "tools-sandbox.h"
+#include "tool-catalog.h"
 
 extern char **environ;
 
@@ -220,10 +221,11 @@ static int part_turn(const char *base_url, const char *record, unsigned rounds, 
         tool_def py = tool_run_python;
         py.run = timed_run;
         py.env = &wr;
-        const tool_def *tools[32];
-        size_t n = 0;
-        for (size_t i = 0; i < tools_sandbox_n && n < ELEMENTSOF(tools); i++)
-                tools[n++] = strcmp(tools_sandbox[i]->name, "run_python") == 0 ? &py : tools_sandbox[i];
+        const tool_def *tools[TOOL_CATALOG_MAX];
+        size_t n = tool_catalog_sandbox_defs(tools);
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(tools[i]->name, "run_python") == 0)
+                        tools[i] = &py;
 
         double *turn = calloc(rounds, sizeof(double)), *model = calloc(rounds, sizeof(double)),
                *tool = calloc(rounds, sizeof(double)), *cell = calloc(rounds, sizeof(double)),
@@ -608,6 +610,13 @@ static int part_spill(uint64_t mb, bool loop) {
                 if (!dump)
                         return 1;
                 size_t dl = strlen(dump);
+                /* the same bytes in a file, for bench/agent.sh's `cp` yardstick (untimed) */
+                const char *out = getenv("SPILL_OUT");
+                if (out) {
+                        FILE *f = fopen(out, "we");
+                        if (!f || fwrite(dump, 1, dl, f) != dl || fclose(f) != 0)
+                                fprintf(stderr, "bench-agent: cannot write %s\n", out);
+                }
                 json_decref(value);
                 value = NULL;
                 mem m2 = mem_now();

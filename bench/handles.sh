@@ -6,17 +6,23 @@
 #   4. the same ~100 MB CSV end to end: `hull handle add` streaming it to a real `hull serve` on
 #      loopback (upload, the session's store, ingest, digest, record) vs the .import peer (root:
 #      sessions need it; skipped otherwise)
-# Data is generated under /tmp and deleted afterwards. Environment: REPS (default 3), BUILD.
+# Data is generated under /tmp and deleted afterwards. Environment: REPS (default 3), BUILD,
+# PARTS (default "ingest json groupby serve"; part 4 times its own .import beside each add,
+# alternating), PERF=1 (part 4: `perf record` of the daemon during one more add, report printed).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 BUILD=${BUILD:-build}
 REPS=${REPS:-3}
+PARTS=${PARTS:-ingest json groupby serve}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 ninja -C "$BUILD" libhandles.a libshared.a libdlib.a libbasic.a >/dev/null
 cc -O2 -Wall -D_GNU_SOURCE -Isrc/basic -Isrc/shared -Isrc/handles -o "$BUILD/hd-bench" bench/hd-bench.c \
         "$BUILD/libhandles.a" "$BUILD/libshared.a" "$BUILD/libdlib.a" "$BUILD/libbasic.a" -ljansson -lcrypto -ldl -lpthread
 D=$(mktemp -d /tmp/hd-bench-data-XXXXXX)
-trap 'rm -rf "$D"' EXIT
+SERVE=
+trap '[ -n "$SERVE" ] && kill "$SERVE" 2>/dev/null; rm -rf "$D"' EXIT
 
 /usr/bin/python3 - "$D" <<'PY'
 import random, sys, json
@@ -60,18 +66,23 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2
 t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc; }
 
 HB="$BUILD/hd-bench"
+if part ingest; then
 echo "== ingest $(du -m "$D/big.csv" | cut -f1) MB CSV =="
 hull=$(for i in $(seq "$REPS"); do "$HB" ingest "$D/big.csv" 2>/dev/null; done | median)
 sq=$(for i in $(seq "$REPS"); do t sqlite3 -csv :memory: ".import $D/big.csv data"; done | median)
 "$HB" ingest "$D/big.csv" 2>&1 >/dev/null | cut -c1-300
 printf 'hull hd_adopt_fd CSV -> table: %s s\nsqlite3 -csv :memory: .import: %s s\nratio: %s\n' "$hull" "$sq" "$(echo "scale=2; $hull / $sq" | bc)"
+fi
 
+if part json; then
 echo "== summary of $(du -m "$D/big.json" | cut -f1) MB JSON =="
 hull=$(for i in $(seq "$REPS"); do "$HB" json "$D/big.json" 2>/dev/null; done | median)
 py=$(for i in $(seq "$REPS"); do t /usr/bin/python3 -c "import json; json.load(open('$D/big.json'))"; done | median)
 "$HB" json "$D/big.json" 2>&1 >/dev/null | cut -c1-300
 printf 'hull hd_adopt_fd JSON (copy, validate, shape, SHA-256): %s s\npython3 json.load: %s s\nratio: %s\n' "$hull" "$py" "$(echo "scale=2; $hull / $py" | bc)"
+fi
 
+if part groupby; then
 echo "== GROUP BY over 1,000,000 rows =="
 SQL='SELECT region, count(*) AS n, sum(x) AS total, avg(x) AS mean FROM t.data GROUP BY region ORDER BY region'
 hull=$(for i in $(seq "$REPS"); do "$HB" query "$D/m.csv" "$SQL" 2>/dev/null; done | median)
@@ -85,8 +96,9 @@ print("%.3f" % (time.perf_counter() - t))
 PY
 done | median)
 printf 'hull hd_query GROUP BY: %s s\npandas groupby (frame already loaded): %s s\n' "$hull" "$pd"
+fi
 
-if [ "$(id -u)" -eq 0 ]; then
+if part serve && [ "$(id -u)" -eq 0 ]; then
         echo "== hull handle add of the $(du -m "$D/big.csv" | cut -f1) MB CSV through hull serve =="
         PORT=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
         chmod 0711 "$D" # the sandbox user passes through to the handle stores
@@ -97,11 +109,31 @@ if [ "$(id -u)" -eq 0 ]; then
         export HULL_URL=http://127.0.0.1:$PORT
         for i in $(seq 1 100); do "$BUILD/hull" session list >/dev/null 2>&1 && break; sleep 0.1; done
         sid=$("$BUILD/hull" session open --owner bench)
-        add=$(for i in $(seq "$REPS"); do t "$BUILD/hull" handle add "$sid" "$D/big.csv" --input-id "big$i"; done | median)
+        : >"$D/add.t"
+        : >"$D/sq.t"
+        for i in $(seq "$REPS"); do # alternating, so the load hits both
+                t "$BUILD/hull" handle add "$sid" "$D/big.csv" --input-id "big$i" >>"$D/add.t"
+                t sqlite3 -csv :memory: ".import $D/big.csv data" >>"$D/sq.t"
+        done
+        add=$(median <"$D/add.t")
+        sq=$(median <"$D/sq.t")
+        echo "adds: $(tr '\n' ' ' <"$D/add.t")  imports: $(tr '\n' ' ' <"$D/sq.t")"
+        if [ "${PERF:-0}" = 1 ]; then
+                perf record -q -g -o "$D/perf.data" -p "$SERVE" 2>/dev/null &
+                PERFPID=$!
+                sleep 0.5
+                t "$BUILD/hull" handle add "$sid" "$D/big.csv" --input-id bigperf >/dev/null
+                kill -INT "$PERFPID"
+                wait "$PERFPID" || true
+                perf report -q -i "$D/perf.data" --no-children --sort dso,symbol -g none 2>/dev/null >"$D/perf.txt" || true
+                grep -v '^$' "$D/perf.txt" | head -30 || true
+        fi
         "$BUILD/hull" handle inspect "$sid" big1 | head -4
         printf 'hull handle add (stream, store, ingest, digest, record): %s s\nsqlite3 -csv :memory: .import: %s s\nratio: %s\n' \
                 "$add" "$sq" "$(echo "scale=2; $add / $sq" | bc)"
         "$BUILD/hull" session close "$sid" >/dev/null
         kill "$SERVE"
         wait "$SERVE" || true
+        SERVE=
+        echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi

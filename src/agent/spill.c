@@ -160,6 +160,8 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
                 size_t len = strlen(out->text);
                 if (len <= AGENT_TOOL_TEXT_MAX)
                         set_text(res, strdup(out->text));
+                else if (utf8_is_valid(out->text, len)) /* most output: kept as it is, no copy */
+                        keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", out->text, len, res);
                 else {
                         _cleanup_free_ char *fixed = NULL;
                         size_t fl = 0;

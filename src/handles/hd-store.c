@@ -45,6 +45,7 @@ struct hd_store {
         uint64_t next_seq;   /* next automatic hN */
         hd_record **records;
         size_t n_records, cap_records;
+        hd_store_io io; /* counted with __atomic_fetch_add: puts run outside the lock */
 };
 
 static const char *const kind_names[_HD_KIND_MAX] = {
@@ -480,6 +481,12 @@ static int map_fd(int fd, size_t len, mapping *ret) {
         return 0;
 }
 
+/* Every parse of JSON by the store goes through here, counted (hd_store_io_get). */
+static int scan_json(hd_store *s, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
+        __atomic_fetch_add(&s->io.bytes_scanned, len, __ATOMIC_RELAXED);
+        return hd_json_scan(data, len, ret_shape, NULL, NULL, e);
+}
+
 /* The summary of r from its file (fd, named name below the store), derived, never taken. */
 static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *name, json_t **ret, hull_error *e) {
         char path[HD_ID_MAX + 16];
@@ -506,7 +513,7 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
                 size_t n = utf8_prefix(m.p, m.len, HD_PREVIEW_CHARS);
                 json_t *shape = NULL;
                 if (r->kind == HD_KIND_JSON) {
-                        k = hd_json_scan(m.p, m.len, &shape, NULL, NULL, e);
+                        k = scan_json(s, m.p, m.len, &shape, e);
                         if (k < 0)
                                 return k;
                 } else if (!utf8_is_valid(m.p, m.len))
@@ -741,17 +748,59 @@ static int write_all(int fd, const void *data, size_t len) {
 }
 
 /* Validate bytes of a non-table format before storing them. */
+/* JSON is checked once, by derive_summary's scan (its shape), before the handle is committed:
+ * a second pass here doubled a JSON spill's parse. */
 static int check_format(hd_format f, const void *data, size_t len, hull_error *e) {
-        if (f == HD_FORMAT_JSON)
-                return hd_json_scan(data, len, NULL, NULL, NULL, e);
         if (f == HD_FORMAT_TEXT && !utf8_is_valid(data, len))
                 return hull_err_hint(e, -EILSEQ, "store it as binary", "handles: the text is not UTF-8");
         return 0;
 }
 
-/* Store data of format f from memory (src_fd < 0) or by copying src_fd. */
+/* Copy src_fd into the store's new file named copy; its size in *ret_total. */
+static int copy_in(hd_store *s, int src_fd, const char *copy, uint64_t *ret_total, hull_error *e) {
+        _cleanup_close_ int out = hd_openat(s->dir_fd, copy, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (out < 0)
+                return hull_err(e, out, "handles: cannot create a file in the store");
+        _cleanup_free_ char *buf = malloc(HD_IO_CHUNK);
+        uint64_t total = 0;
+        int k = buf ? 0 : -ENOMEM;
+        for (uint64_t off = 0; k == 0;) {
+                ssize_t n = pread(src_fd, buf, HD_IO_CHUNK, (off_t) off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        k = hull_err(e, -errno, "handles: cannot read the file to adopt");
+                        break;
+                }
+                if (n == 0)
+                        break;
+                total += (uint64_t) n;
+                off += (uint64_t) n;
+                if (total > s->max_spill) {
+                        k = hull_err_hint(e, -EFBIG, "write less, or filter before saving",
+                                          "handles: the file is over the limit of %" PRIu64 " bytes", s->max_spill);
+                        break;
+                }
+                k = write_all(out, buf, (size_t) n);
+                if (k < 0)
+                        hull_err(e, k, "handles: cannot copy into the store");
+        }
+        __atomic_fetch_add(&s->io.bytes_copied, total, __ATOMIC_RELAXED);
+        *ret_total = total;
+        return k;
+}
+
+/* A file only this process can reach: unlinked (O_TMPFILE), ours, no access for others. */
+static bool fd_is_own(int fd, uint64_t max) {
+        struct stat st;
+        return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 0 && st.st_uid == geteuid() &&
+               (st.st_mode & 0077) == 0 && (uint64_t) st.st_size <= max;
+}
+
+/* Store data of format f from memory (src_fd < 0) or from src_fd: copied into the store first,
+ * except a table parsed straight from src_fd when own (fd_is_own: no one else can change it). */
 static int put_common(hd_store *s, const char *id, hd_format format, const char *source, const void *data, size_t len,
-                      int src_fd, json_t **ret_summary, hull_error *e) {
+                      int src_fd, bool own, json_t **ret_summary, hull_error *e) {
         hd_kind kind = hd_format_kind(format);
         if (kind < 0)
                 return hull_err(e, -EINVAL, "handles: bad format");
@@ -768,51 +817,29 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
         bool ingest = kind == HD_KIND_TABLE && format != HD_FORMAT_SQLITE;
         _cleanup_(mapping_done) mapping m = {0};
 
-        if (src_fd >= 0) {
+        if (src_fd >= 0 && own && ingest && fd_is_own(src_fd, s->max_spill)) {
+                struct stat st;
+                k = fstat(src_fd, &st) < 0 ? -errno : map_fd(src_fd, (size_t) st.st_size, &m);
+                if (k < 0) {
+                        unreserve(s, r);
+                        return hull_err(e, k, "handles: cannot map the file to adopt");
+                }
+                data = m.p;
+                len = m.len;
+        } else if (src_fd >= 0) {
                 /* copy the caller's file into the store first; parse only the copy */
                 char *copy = ingest ? raw : tmp;
                 if (ingest)
                         tmp_name(raw, "-raw");
-                _cleanup_close_ int out = hd_openat(s->dir_fd, copy, O_RDWR | O_CREAT | O_EXCL, 0600);
-                if (out < 0) {
-                        unreserve(s, r);
-                        return hull_err(e, out, "handles: cannot create a file in the store");
-                }
-                _cleanup_free_ char *buf = malloc(HD_IO_CHUNK);
                 uint64_t total = 0;
-                k = buf ? 0 : -ENOMEM;
-                for (uint64_t off = 0; k == 0;) {
-                        ssize_t n = pread(src_fd, buf, HD_IO_CHUNK, (off_t) off);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n < 0) {
-                                k = hull_err(e, -errno, "handles: cannot read the file to adopt");
-                                break;
-                        }
-                        if (n == 0)
-                                break;
-                        total += (uint64_t) n;
-                        off += (uint64_t) n;
-                        if (total > s->max_spill) {
-                                k = hull_err_hint(e, -EFBIG, "write less, or filter before saving",
-                                                  "handles: the file is over the limit of %" PRIu64 " bytes",
-                                                  s->max_spill);
-                                break;
-                        }
-                        k = write_all(out, buf, (size_t) n);
+                k = copy_in(s, src_fd, copy, &total, e);
+                if (k == 0 && format != HD_FORMAT_SQLITE) {
+                        _cleanup_close_ int fd = hd_openat(s->dir_fd, copy, O_RDONLY | O_NOFOLLOW, 0);
+                        k = fd < 0 ? fd : map_fd(fd, (size_t) total, &m);
                         if (k < 0)
-                                hull_err(e, k, "handles: cannot copy into the store");
-                }
-                if (k == 0 && (!ingest && format != HD_FORMAT_SQLITE)) {
-                        k = map_fd(out, (size_t) total, &m);
-                        if (k == 0)
+                                hull_err(e, k, "handles: cannot map a new handle");
+                        else if (!ingest)
                                 k = check_format(format, m.p, m.len, e);
-                        else
-                                hull_err(e, k, "handles: cannot map a new handle");
-                } else if (k == 0 && ingest) {
-                        k = map_fd(out, (size_t) total, &m);
-                        if (k < 0)
-                                hull_err(e, k, "handles: cannot map a new handle");
                         data = m.p;
                         len = m.len;
                 }
@@ -867,7 +894,7 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, data ? data : "", len, -1, ret_summary, e);
+                k = put_common(s, id, format, source, data ? data : "", len, -1, false, ret_summary, e);
         return mem_verdict(s, &m, k, "storing the table", "save fewer rows or columns", e);
 }
 
@@ -879,8 +906,25 @@ int hd_adopt_fd(hd_store *s, int fd, const char *id, hd_format format, const cha
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, NULL, 0, fd, ret_summary, e);
+                k = put_common(s, id, format, source, NULL, 0, fd, false, ret_summary, e);
         return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
+}
+
+int hd_adopt_own_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
+                    hull_error *e) {
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return hull_err(e, -EINVAL, "handles: the file to adopt is not a regular file");
+        _cleanup_sqlmem_ sqlmem_scope m = {0};
+        int k = mem_begin(s, &m, e);
+        if (k == 0)
+                k = put_common(s, id, format, source, NULL, 0, fd, true, ret_summary, e);
+        return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
+}
+
+void hd_store_io_get(hd_store *s, hd_store_io *ret) {
+        ret->bytes_copied = __atomic_load_n(&s->io.bytes_copied, __ATOMIC_RELAXED);
+        ret->bytes_scanned = __atomic_load_n(&s->io.bytes_scanned, __ATOMIC_RELAXED);
 }
 
 int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool is_table, json_t **ret_summary,
@@ -904,9 +948,9 @@ int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool
                 if (len <= s->spill_threshold)
                         return 0;
         }
-        hd_format f = hd_json_scan(data, len, NULL, NULL, NULL, NULL) == 0 ? HD_FORMAT_JSON
-                      : utf8_is_valid(data, len)                           ? HD_FORMAT_TEXT
-                                                                           : HD_FORMAT_BINARY;
+        hd_format f = scan_json(s, data, len, NULL, NULL) == 0 ? HD_FORMAT_JSON
+                      : utf8_is_valid(data, len)               ? HD_FORMAT_TEXT
+                                                               : HD_FORMAT_BINARY;
         k = hd_put(s, NULL, f, source, data, len, ret_summary, e);
         return k < 0 ? k : 1;
 }

@@ -127,6 +127,22 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
 int hd_adopt_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
                 hull_error *e);
 
+/* Like hd_adopt_fd, for a file only this process can reach (an upload the daemon wrote into an
+ * O_TMPFILE: unlinked, owned by this user, no access for group or others, checked here): a
+ * table (CSV, TSV, JSON) is parsed straight from it, with no copy into the store first. Any
+ * other file, or another format, is copied as hd_adopt_fd does. */
+int hd_adopt_own_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
+                    hull_error *e);
+
+/* What the store's puts have cost since it opened, counted for the regression tests of the
+ * fast paths (issue 26): bytes copied from a caller's file into the store, and bytes of JSON
+ * parsed (validation with the shape: once per JSON handle). */
+typedef struct hd_store_io {
+        uint64_t bytes_copied;
+        uint64_t bytes_scanned;
+} hd_store_io;
+void hd_store_io_get(hd_store *s, hd_store_io *ret);
+
 /* The spill rule for a tool result of len bytes: over max_spill_bytes → -EFBIG with a message
  * telling the source to paginate or filter; is_table (the result is a table) or over
  * spill_threshold_bytes → a new "hN" handle (tables: tried as a JSON array of objects, JSON

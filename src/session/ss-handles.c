@@ -488,7 +488,18 @@ int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, 
         struct stat st;
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return hull_err(e, -EINVAL, "the upload is not a regular file");
-        int r = hash_fd(fd, hex, &size, e);
+        /* An upload only this process can reach (ss_upload_file's O_TMPFILE: unlinked, ours,
+         * 0600) cannot have changed since the caller hashed it on the way in: its digest is
+         * taken, not recomputed (a second read of every byte), and the store parses it in
+         * place (hd_adopt_own_fd). Any other file is hashed here and copied by the store. */
+        bool own = sha256 && strlen(sha256) == SHA256_HEX_SIZE - 1 && st.st_nlink == 0 && st.st_uid == geteuid() &&
+                   (st.st_mode & 0077) == 0;
+        int r = 0;
+        if (own) {
+                snprintf(hex, sizeof(hex), "%s", sha256);
+                size = (uint64_t) st.st_size;
+        } else
+                r = hash_fd(fd, hex, &size, e);
         if (r < 0)
                 return r;
         if (sha256 && strcmp(sha256, hex) != 0)
@@ -518,7 +529,7 @@ int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, 
                 return hull_err_hint(e, -EFBIG, "raise --session-handles-max, or query and drop data first",
                                      "the session's handles would exceed %llu bytes; nothing changed",
                                      (unsigned long long) m->cfg.store_bytes_max);
-        r = hd_adopt_fd(s->store, fd, input_id, format, source, &sum, e);
+        r = (own ? hd_adopt_own_fd : hd_adopt_fd)(s->store, fd, input_id, format, source, &sum, e);
         if (r < 0)
                 return r;
         input_link(s, input_id, clean, json_string_value(json_object_get(sum, "path")));

@@ -422,7 +422,11 @@ int ss_handles_read_bytes(ss_manager *m, ss_session *s, const char *id, uint64_t
 int ss_handles_add_input(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
                          const void *content, size_t len, json_t **ret_summary, json_t **ret_record, hull_error *e);
 /* The same from fd, a regular file of the caller's (an upload streamed to disk, e.g. into
- * ss_upload_file's); sha256 (hex, or NULL: computed here) is the file's. */
+ * ss_upload_file's); sha256 (hex, or NULL: computed here) is the file's. For a file only this
+ * process can reach (ss_upload_file's: unlinked, ours, 0600) a sha256 given is taken as the
+ * digest of what the caller wrote (hashed on the way in, so the file is not read twice) and a
+ * table is parsed in place; any other file is hashed here (-EBADMSG if it differs) and copied
+ * into the store before it is parsed. */
 int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, const char *name, hd_format format,
                             int fd, const char *sha256, json_t **ret_summary, json_t **ret_record, hull_error *e);
 /* Keep len bytes of the host's (a tool's result) as a new handle "hN": format says what they are

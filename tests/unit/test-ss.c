@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fs-util.h"
+#include "sha256.h"
 #include "ss.h"
 #include "test.h"
 #include "time-util.h"
@@ -317,6 +318,27 @@ static void test_bounds(const ss_config *base) {
                                 ss_handles_add_input_fd(m, s, "t", "t.tsv", HD_FORMAT_TSV, fd, NULL, &sum, &rec, &e),
                                 0);
                         CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "table");
+                        json_decref(sum);
+                        json_decref(rec);
+                        close(fd);
+                }
+                /* The daemon's way: the digest taken as it streamed in, the file parsed in place. */
+                fd = ss_upload_file(m, s, &e);
+                CHECK(fd >= 0);
+                if (fd >= 0) {
+                        static const char tsv[] = "k\tv\ny\t2\n";
+                        char hex[SHA256_HEX_SIZE];
+                        _cleanup_sha256_ sha256_ctx c = {0};
+                        CHECK(write(fd, tsv, sizeof(tsv) - 1) == (ssize_t) sizeof(tsv) - 1);
+                        CHECK(sha256_init(&c) == 0 && sha256_update(&c, tsv, sizeof(tsv) - 1) == 0 &&
+                              sha256_final_hex(&c, hex) == 0);
+                        sum = rec = NULL;
+                        CHECK_EQ_INT(
+                                ss_handles_add_input_fd(m, s, "t2", "t2.tsv", HD_FORMAT_TSV, fd, hex, &sum, &rec, &e),
+                                0);
+                        CHECK_EQ_INT(json_integer_value(json_object_get(sum, "n_rows")), 1);
+                        const char *src = json_string_value(json_object_get(sum, "source"));
+                        CHECK(src && strstr(src, hex) != NULL);
                         json_decref(sum);
                         json_decref(rec);
                         close(fd);

@@ -1,5 +1,6 @@
 /* test-utf8.c: strict validation and lossy repair. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "macro.h"
 #include "test.h"
@@ -16,6 +17,20 @@ int main(void) {
         CHECK(!utf8_is_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
         CHECK(!utf8_is_valid("\xe2\x82", 2));         /* truncated */
         CHECK(utf8_is_valid("a\0b", 3));
+        /* the eight-byte ASCII fast path: a bad byte at every place of a word, and after one */
+        for (size_t at = 0; at < 20; at++) {
+                char buf[20];
+                memset(buf, 'x', sizeof(buf));
+                CHECK(utf8_is_valid(buf, sizeof(buf)));
+                buf[at] = (char) 0xff;
+                CHECK(!utf8_is_valid(buf, sizeof(buf)));
+                buf[at] = (char) 0xc3; /* a sequence cut by the end, or followed by ASCII */
+                CHECK(!utf8_is_valid(buf, sizeof(buf)));
+                if (at + 1 < sizeof(buf)) {
+                        buf[at + 1] = (char) 0xa9;
+                        CHECK(utf8_is_valid(buf, sizeof(buf)));
+                }
+        }
 
         char *s = NULL;
         size_t len = 0;

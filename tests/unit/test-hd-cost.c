@@ -1,0 +1,142 @@
+/* test-hd-cost.c: what the store's fast paths must not cost again (issue 26), counted, never
+ * timed: a JSON put parses the JSON once (validation and shape in one pass, not two), and a
+ * table adopted from a file only this process can reach (the daemon's O_TMPFILE upload) is
+ * parsed in place, with no copy into the store, while any other file is still copied first. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs-util.h"
+#include "hd-store.h"
+#include "test.h"
+
+static char dir[64];
+static int dir_fd;
+
+static hd_store_io io_now(hd_store *s) {
+        hd_store_io io;
+        hd_store_io_get(s, &io);
+        return io;
+}
+
+/* Files in the store besides the manifest and the handles named: none may be left over. */
+static int strays(void) {
+        int n = 0;
+        DIR *d = opendir(dir);
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.' && !hd_store_owns_name(de->d_name))
+                        n++;
+        if (d)
+                closedir(d);
+        return n;
+}
+
+static void test_json_once(hd_store *s) {
+        size_t cap = 1 << 20, len = 0;
+        char *buf = malloc(cap);
+        CHECK(buf != NULL);
+        if (!buf)
+                return;
+        buf[len++] = '[';
+        for (int i = 0; len + 64 < cap; i++)
+                len += (size_t) snprintf(buf + len, cap - len, "%s{\"id\":%d,\"name\":\"n%d\"}", i ? "," : "", i, i);
+        buf[len++] = ']';
+        hull_error e = {0};
+        json_t *sum = NULL;
+        hd_store_io a = io_now(s);
+        CHECK_EQ_INT(hd_put(s, "big", HD_FORMAT_JSON, "test", buf, len, &sum, &e), 0);
+        hd_store_io b = io_now(s);
+        CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, len); /* one pass, not two */
+        CHECK_EQ_INT(b.bytes_copied - a.bytes_copied, 0);
+        CHECK(json_object_get(sum, "shape") != NULL);
+        json_decref(sum);
+        /* invalid JSON is still refused, with the parser's reason, and leaves nothing behind */
+        buf[len - 1] = ',';
+        sum = NULL;
+        CHECK(hd_put(s, "bad", HD_FORMAT_JSON, "test", buf, len, &sum, &e) < 0);
+        CHECK(e.msg[0] != '\0');
+        CHECK_EQ_INT(hd_summary(s, "bad", &sum, NULL), -ENOENT);
+        CHECK(faccessat(dir_fd, "bad.json", F_OK, 0) < 0);
+        CHECK_EQ_INT(strays(), 0);
+        free(buf);
+}
+
+static int csv_fd(bool own, size_t *ret_len) {
+        int fd = own ? openat(dir_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)
+                     : openat(dir_fd, "upload.csv", O_CREAT | O_TRUNC | O_RDWR | O_CLOEXEC, 0600);
+        size_t len = 0;
+        char line[64];
+        len += (size_t) write(fd, "id,name,x\n", 10);
+        for (int i = 0; i < 20000; i++) {
+                int n = snprintf(line, sizeof(line), "%d,name %d,%d.5\n", i, i, i % 7);
+                len += (size_t) write(fd, line, (size_t) n);
+        }
+        *ret_len = len;
+        return fd;
+}
+
+static void test_adopt(hd_store *s) {
+        hull_error e = {0};
+        json_t *sum = NULL;
+        size_t len = 0;
+        /* the daemon's upload: unlinked, ours, 0600: parsed in place */
+        int fd = csv_fd(true, &len);
+        CHECK(fd >= 0);
+        hd_store_io a = io_now(s);
+        CHECK_EQ_INT(hd_adopt_own_fd(s, fd, "own", HD_FORMAT_CSV, "test", &sum, &e), 0);
+        hd_store_io b = io_now(s);
+        CHECK_EQ_INT(b.bytes_copied - a.bytes_copied, 0);
+        CHECK_EQ_INT(json_integer_value(json_object_get(sum, "n_rows")), 20000);
+        json_decref(sum);
+        close(fd);
+        /* a file with a name (anyone with access may change it): still copied first, even
+         * through hd_adopt_own_fd */
+        fd = csv_fd(false, &len);
+        a = io_now(s);
+        CHECK_EQ_INT(hd_adopt_own_fd(s, fd, "named", HD_FORMAT_CSV, "test", &sum, &e), 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_copied - a.bytes_copied, len);
+        json_decref(sum);
+        a = io_now(s);
+        CHECK_EQ_INT(hd_adopt_fd(s, fd, "plain", HD_FORMAT_CSV, "test", &sum, &e), 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_copied - a.bytes_copied, len);
+        json_decref(sum);
+        close(fd);
+        CHECK_EQ_INT(unlinkat(dir_fd, "upload.csv", 0), 0);
+        /* an O_TMPFILE others may read is not trusted */
+        fd = csv_fd(true, &len);
+        CHECK_EQ_INT(fchmod(fd, 0644), 0);
+        a = io_now(s);
+        CHECK_EQ_INT(hd_adopt_own_fd(s, fd, "shared", HD_FORMAT_CSV, "test", &sum, &e), 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_copied - a.bytes_copied, len);
+        json_decref(sum);
+        close(fd);
+        CHECK_EQ_INT(strays(), 0);
+}
+
+int main(void) {
+        snprintf(dir, sizeof(dir), "/tmp/test-hd-cost-XXXXXX");
+        if (!mkdtemp(dir))
+                return 1;
+        dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        hd_store *s = NULL;
+        hull_error e = {0};
+        if (hd_store_open(dir_fd, NULL, &s, &e) < 0) {
+                printf("# open: %s\n", e.msg);
+                return 1;
+        }
+        test_json_once(s);
+        test_adopt(s);
+        hd_store_free(s);
+        close(dir_fd);
+        rm_rf_at(AT_FDCWD, dir);
+        return test_done();
+}
