@@ -142,9 +142,9 @@ typedef struct serve_state {
         char mnt_path[SBX_PATH_MAX + 8]; /* the sessions' resource directories: $HULL_HOME/mnt */
         http_fallback fallbacks[1];      /* the server-wide fallback's prefixes: /v1 */
         http_keys keys;
-        api_mcp *mcp;   /* /mcp */
-        api_agui *agui; /* /agui */
-        pthread_t preload;  /* loads libcurl once listening (preload_model_client) */
+        api_mcp *mcp;      /* /mcp */
+        api_agui *agui;    /* /agui */
+        pthread_t preload; /* loads libcurl once listening (preload_model_client) */
         bool preloading;
 } serve_state;
 
