@@ -142,10 +142,15 @@ class EmbeddedServer:
     def stop(self, timeout=10.0):
         """SIGTERM, wait (then SIGKILL the group), remove the directory. Idempotent."""
         p = getattr(self, "proc", None)
-        if getattr(self, "_ready_r", None) is not None:  # stopped before anyone waited for it
-            os.close(self._ready_r)
-            self._ready_r = None
-            self._start_error = SandboxError("the embedded hull serve was stopped", "server_stopped")
+        lock = getattr(self, "_ready_lock", None)
+        if lock is not None and lock.acquire(blocking=False):  # else a waiter has the pipe: it sees the end
+            try:
+                if self._ready_r is not None:  # stopped before anyone waited for it
+                    os.close(self._ready_r)
+                    self._ready_r = None
+                    self._start_error = SandboxError("the embedded hull serve was stopped", "server_stopped")
+            finally:
+                lock.release()
         if p is not None and p.poll() is None:
             try:
                 self._terminate()
