@@ -3,7 +3,6 @@ loopback port the library does not use), under a temporary HULL_HOME, with a ran
 no other local user can drive it; stopped, and its directory removed, at exit."""
 import atexit
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -52,7 +51,7 @@ class EmbeddedServer:
         self.home = os.path.join(self.root, "home")
         os.mkdir(self.home, 0o711)
         self.socket = os.path.join(self.root, "hull.sock")
-        self.api_key = "hullpy_" + secrets.token_hex(24)
+        self.api_key = "hullpy_" + os.urandom(24).hex()  # what secrets.token_hex does, without its imports
         self.server = "unix:" + self.socket
         cmd = [self.binary, "serve", "--listen", "127.0.0.1:0", "--socket", self.socket,
                "--work-dir", self.root, "--log-level", "warn"]
