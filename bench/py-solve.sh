@@ -5,6 +5,8 @@
 # run, the model `hull mock-model` answering "ok" at once. Three measures (bench/py_solve.py):
 #   raw         the raw calls over http.client against a running hull serve (the yardstick)
 #   solve-warm  hull.solve against a running embedded server (the library's own cost)
+#   same        raw and hull.solve alternating on one embedded server (its age alike for both: the
+#               solve-warm servers are young, their zygote and runsc's check still running)
 #   solve-cold  hull.solve in a fresh python3, its embedded hull serve started by it (`import
 #               hull` and the server's start included): what a one-off script pays
 # Target (the issue's): solve's overhead over raw <= 50 ms, the embedded server's start included.
@@ -40,11 +42,12 @@ for _ in $(seq 200); do [ -S "$tmp/s.sock" ] && break; sleep 0.05; done
 median() { sort -n | awk '{a[NR]=$1} END {if (NR % 2) print a[(NR+1)/2]; else printf "%.2f\n", (a[NR/2]+a[NR/2+1])/2}'; }
 echo "# py-solve: $(date -u +%FT%TZ), $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg), python $(/usr/bin/python3 -c 'import sys; print(sys.version.split()[0])')"
 # interleaved: raw, warm, cold, in turns, so the machine's load falls on each alike
-: >"$tmp/raw" ; : >"$tmp/warm" ; : >"$tmp/cold"
+: >"$tmp/raw" ; : >"$tmp/warm" ; : >"$tmp/cold" ; : >"$tmp/same"
 per=$((ROUNDS / 5 > 0 ? ROUNDS / 5 : 1))
 for i in $(seq 5); do
         /usr/bin/python3 bench/py_solve.py raw "$tmp/s.sock" "$KEY" "$per" >>"$tmp/raw"
         /usr/bin/python3 bench/py_solve.py solve-warm "$per" | grep -v '^server-start' >>"$tmp/warm"
+        /usr/bin/python3 bench/py_solve.py same "$per" >>"$tmp/same"
 done
 for i in $(seq "$COLD"); do
         /usr/bin/python3 bench/py_solve.py solve-cold >>"$tmp/cold"
@@ -56,6 +59,10 @@ rawcpu=$(col 2 "$tmp/raw") warmcpu=$(col 2 "$tmp/warm") imp=$(col 2 "$tmp/cold")
 printf '%-48s %9s ms  (n=%d; client CPU %s ms)\n' "raw /v1 calls, a turn (yardstick)" "$raw" "$(wc -l <"$tmp/raw")" "$rawcpu"
 printf '%-48s %9s ms  (n=%d; client CPU %s ms)\n' "hull.solve, embedded server up" "$warm" "$(wc -l <"$tmp/warm")" "$warmcpu"
 printf '%-48s %9s ms  (n=%d; import hull %s ms, server start %s ms)\n' "hull.solve cold (import + server start)" "$cold" "$(wc -l <"$tmp/cold")" "$imp" "$start"
+sameraw=$(col 1 "$tmp/same") samesolve=$(col 2 "$tmp/same")
+printf '%-48s %9s ms vs %s ms raw (n=%d; solve with its close, raw with its deletes): %+.2f ms\n' \
+        "hull.solve and raw alternating, one server" "$samesolve" "$sameraw" "$(wc -l <"$tmp/same")" \
+        "$(awk -v a="$samesolve" -v b="$sameraw" 'BEGIN {print a - b}')"
 awk -v r="$raw" -v w="$warm" -v c="$cold" -v rc="$rawcpu" -v wc="$warmcpu" 'BEGIN {
         printf "overhead warm: %.2f ms (client CPU %+.2f ms); cold (import and server start included): %.2f ms; target <= 50 ms: %s\n",
                 w - r, wc - rc, c - r, (c - r <= 50 ? "met" : "missed") }'

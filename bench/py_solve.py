@@ -2,7 +2,9 @@
 do the same turn. MODE raw SERVER KEY ROUNDS: the raw calls (http.client; agent, environment,
 session, stream, user.message, read to idle, delete) against a running server, one time per round
 (ms). MODE solve-cold: one hull.solve in this fresh process, the embedded server's start included
-(ms). MODE solve-warm ROUNDS: hull.solve with the embedded server already up, one time per round."""
+(ms). MODE solve-warm ROUNDS: hull.solve with the embedded server already up, one time per round.
+MODE same ROUNDS: the raw calls and hull.solve (its close included, as raw times its deletes)
+alternating on one embedded server, "RAW SOLVE" per round."""
 import http.client
 import json
 import os
@@ -88,6 +90,18 @@ def main():
             assert r.text == "ok", r.text
         print("%.2f %.2f %.2f" % (ms, (imported - t) * 1000, (started - imported) * 1000))
         assert srv.running
+        return
+    if mode == "same":  # raw and solve(+close) alternating on one embedded server: the same server's age
+        srv = hull.EmbeddedServer()
+        for _ in range(int(sys.argv[2])):
+            t = time.perf_counter()
+            assert raw_turn(srv.socket, srv.api_key) == "ok"
+            raw = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            with hull.solve("hi", server=srv.server, api_key=srv.api_key) as r:
+                assert r.text == "ok", r.text
+            print("%.2f %.2f" % (raw, (time.perf_counter() - t) * 1000))  # solve's close (its deletes) included
+        srv.stop()
         return
     srv = hull.EmbeddedServer()  # up before the rounds: each round is one solve
     print("server-start %.2f" % ((time.perf_counter() - t) * 1000))

@@ -64,16 +64,18 @@ class Result:
 
 
 def _client_for(server, api_key, embedded):
+    """(client, the private server this conversation owns or None, the embedded server to wait
+    for before the first request or None): an embedded server is started, not waited for."""
     server = server or os.environ.get("HULL_SERVER")
     if server:
-        return Client(server, api_key if api_key is not None else os.environ.get("HULL_API_KEY")), None
-    srv = _server.default_server(**embedded) if not embedded.get("private") else None
+        return Client(server, api_key if api_key is not None else os.environ.get("HULL_API_KEY")), None, None
+    srv = _server.default_server(wait=False, **embedded) if not embedded.get("private") else None
     if srv is None:
         kw = dict(embedded)
         kw.pop("private")
-        srv = _server.EmbeddedServer(**kw)
-        return Client(srv.server, srv.api_key), srv
-    return Client(srv.server, srv.api_key), None
+        srv = _server.EmbeddedServer(wait=False, **kw)
+        return Client(srv.server, srv.api_key), srv, srv
+    return Client(srv.server, srv.api_key), None, srv
 
 
 def _result_text(value):
@@ -105,22 +107,30 @@ class Conversation:
                  base_url=None, model_api_key=None, serve_args=(), builtin_tools=True, private_server=False,
                  turn_timeout=None):
         self._tools = {}
-        specs = []
-        for fn in tools:
-            from .schema import tool_spec  # here: inspect and typing are slow to import, and only tools need them
-
-            spec = tool_spec(fn)
-            if spec["name"] in self._tools:
-                raise ToolError("two tools are named %s" % spec["name"])
-            self._tools[spec["name"]] = fn
-            specs.append(spec)
         self.on_status, self.on_publish, self.publish_dir = on_status, on_publish, publish_dir
         self.idle_ttl, self.turn_timeout = idle_ttl, turn_timeout
         embedded = {"binary": hull_bin, "model": model if provider or base_url else None, "provider": provider,
                     "base_url": base_url, "model_api_key": model_api_key, "args": tuple(serve_args)}
         if private_server:
             embedded["private"] = True
-        self._client, self._own_server = _client_for(server, api_key, embedded)
+        # the embedded server starts first: the tools' schemas are made while it comes up
+        self._client, self._own_server, starting = _client_for(server, api_key, embedded)
+        specs = []
+        try:
+            for fn in tools:
+                from .schema import tool_spec  # here: inspect and typing are slow to import, and only tools need them
+
+                spec = tool_spec(fn)
+                if spec["name"] in self._tools:
+                    raise ToolError("two tools are named %s" % spec["name"])
+                self._tools[spec["name"]] = fn
+                specs.append(spec)
+            if starting is not None:
+                starting.wait_ready()
+        except BaseException:
+            if self._own_server is not None:
+                self._own_server.stop()
+            raise
         self._lock = threading.RLock()
         self._closed = False
         self._timer = None

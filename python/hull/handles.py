@@ -2,8 +2,6 @@
 /v1 handle routes while the session lives."""
 import json
 import os
-import sqlite3
-import tempfile
 import urllib.parse
 
 from .errors import HullError
@@ -106,12 +104,16 @@ class _LocalTable:
     """A table handle's SQLite database in a temporary file, open read-only, removed after."""
 
     def __init__(self, data):
+        import tempfile  # here, as sqlite3 below: only a table's rows or SQL need them
+
         fd, self.path = tempfile.mkstemp(prefix="hull-table-", suffix=".sqlite")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         self.db = None
 
     def __enter__(self):
+        import sqlite3
+
         self.db = sqlite3.connect("file:%s?mode=ro" % self.path, uri=True)
         return self.db
 

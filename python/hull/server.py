@@ -3,7 +3,6 @@ loopback port the library does not use), under a temporary HULL_HOME, with a ran
 no other local user can drive it; stopped, and its directory removed, at exit."""
 import atexit
 import os
-import secrets
 import select
 import shutil
 import signal
@@ -40,17 +39,19 @@ def find_binary(explicit=None):
 class EmbeddedServer:
     """A private ``hull serve``. ``model``, ``provider``, ``base_url``, ``model_api_key``: its model
     flags (else hull serve's environment: HULL_MODEL, HULL_PROVIDER, ANTHROPIC_API_KEY...);
-    ``args``: more flags."""
+    ``args``: more flags. ``wait``: False returns once the process is started; wait_ready()
+    (which the first request's caller does) then waits for its ready notice, so the caller's own
+    set-up overlaps the server's start."""
 
     def __init__(self, binary=None, model=None, provider=None, base_url=None, model_api_key=None, args=(),
-                 start_timeout=30.0, stop_at_exit=True):
+                 start_timeout=30.0, stop_at_exit=True, wait=True):
         self.binary = find_binary(binary)
         self.root = tempfile.mkdtemp(prefix="hull-py-")
         os.chmod(self.root, 0o711)
         self.home = os.path.join(self.root, "home")
         os.mkdir(self.home, 0o711)
         self.socket = os.path.join(self.root, "hull.sock")
-        self.api_key = "hullpy_" + secrets.token_hex(24)
+        self.api_key = "hullpy_" + os.urandom(24).hex()  # what secrets.token_hex does, without its imports
         self.server = "unix:" + self.socket
         cmd = [self.binary, "serve", "--listen", "127.0.0.1:0", "--socket", self.socket,
                "--work-dir", self.root, "--log-level", "warn"]
@@ -81,17 +82,32 @@ class EmbeddedServer:
             raise SandboxError("cannot start %s: %s" % (self.binary, e), "server_start_failed")
         finally:
             os.close(ready_w)
-        try:
-            ready = self._wait_ready(ready_r, start_timeout)
-        finally:
-            os.close(ready_r)
-        if not ready:
-            log = self.log_tail()
-            self.stop()
-            raise SandboxError("the embedded hull serve did not start: %s" % (log or "no output"),
-                               "server_start_failed")
+        self._ready_r, self._ready_lock, self._start_error = ready_r, threading.Lock(), None
+        self._start_deadline = time.monotonic() + start_timeout
         if stop_at_exit:
             atexit.register(self.stop)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self):
+        """Return once hull serve has said it listens (at once after the first time); raise
+        SandboxError, with its log, when it ended or timed out first (it is stopped then)."""
+        with self._ready_lock:
+            if self._ready_r is None:
+                if self._start_error is not None:
+                    raise self._start_error
+                return
+            try:
+                ready = self._wait_ready(self._ready_r, self._start_deadline - time.monotonic())
+            finally:
+                os.close(self._ready_r)
+                self._ready_r = None
+            if not ready:
+                log = self.log_tail()
+                self.stop()
+                self._start_error = SandboxError("the embedded hull serve did not start: %s" % (log or "no output"),
+                                                 "server_start_failed")
+                raise self._start_error
 
     def _wait_ready(self, fd, timeout):
         """True once hull serve wrote its ready line on fd; False when it ended or timed out first."""
@@ -125,6 +141,15 @@ class EmbeddedServer:
     def stop(self, timeout=10.0):
         """SIGTERM, wait (then SIGKILL the group), remove the directory. Idempotent."""
         p = getattr(self, "proc", None)
+        lock = getattr(self, "_ready_lock", None)
+        if lock is not None and lock.acquire(blocking=False):  # else a waiter has the pipe: it sees the end
+            try:
+                if self._ready_r is not None:  # stopped before anyone waited for it
+                    os.close(self._ready_r)
+                    self._ready_r = None
+                    self._start_error = SandboxError("the embedded hull serve was stopped", "server_stopped")
+            finally:
+                lock.release()
         if p is not None and p.poll() is None:
             try:
                 self._terminate()
@@ -149,14 +174,17 @@ class EmbeddedServer:
         return self.proc.poll() is None
 
 
-def default_server(**kw):
-    """The process's shared embedded server for these settings, started on first use."""
+def default_server(wait=True, **kw):
+    """The process's shared embedded server for these settings, started on first use. ``wait``:
+    False returns it maybe still starting (call its wait_ready() before the first request)."""
     key = tuple(sorted((k, v if not isinstance(v, list) else tuple(v)) for k, v in kw.items()))
     with _lock:
         srv = _servers.get(key)
         if srv is None or not srv.running:
-            srv = _servers[key] = EmbeddedServer(stop_at_exit=False, **kw)
-        return srv
+            srv = _servers[key] = EmbeddedServer(stop_at_exit=False, wait=False, **kw)
+    if wait:
+        srv.wait_ready()
+    return srv
 
 
 def stop_default():

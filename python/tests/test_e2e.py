@@ -324,6 +324,43 @@ class E2E(unittest.TestCase):
         finally:
             mock.stop()
 
+    def test_embedded_start_costs(self):
+        """Counts, not times, of what issue 25's benchmark found costly: the embedded server loads
+        libcurl (the model client's ~25 libraries) once listening, before any request (the first
+        turn used to pay for it); one solve makes 6 requests and its close 3."""
+        mock = Mock({"then": "repeat", "steps": [{"text": "counted"}]})
+        calls = []
+        raw, stream = hull.Client.raw, hull.Client.stream
+
+        def counting_raw(c, method, path, *a, **k):
+            calls.append((method, path))
+            return raw(c, method, path, *a, **k)
+
+        def counting_stream(c, sid, *a, **k):
+            calls.append(("GET", "stream"))
+            return stream(c, sid, *a, **k)
+
+        try:
+            srv = hull.EmbeddedServer(**self.opts(mock))
+            maps, deadline = "", time.monotonic() + 30
+            while "libcurl" not in maps and time.monotonic() < deadline and srv.running:
+                with open("/proc/%d/maps" % srv.proc.pid) as f:
+                    maps = f.read()
+                time.sleep(0.05)
+            self.assertTrue("libcurl" in maps, "hull serve did not load libcurl before its first model call")
+            hull.Client.raw, hull.Client.stream = counting_raw, counting_stream
+            r = hull.solve("x", server=srv.server, api_key=srv.api_key)
+            self.assertEqual(r.text, "counted")
+            solve_calls = list(calls)
+            r.close()
+            hull.Client.raw, hull.Client.stream = raw, stream
+            self.assertEqual([m for m, _ in solve_calls], ["POST", "POST", "POST", "GET", "POST", "GET"], solve_calls)
+            self.assertEqual(len(calls) - len(solve_calls), 3, calls[len(solve_calls):])
+            srv.stop()
+        finally:
+            hull.Client.raw, hull.Client.stream = raw, stream
+            mock.stop()
+
     def test_bad_input_and_server_errors(self):
         mock = Mock({"steps": [{"text": "hi"}]})
         try:

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,8 +142,10 @@ typedef struct serve_state {
         char mnt_path[SBX_PATH_MAX + 8]; /* the sessions' resource directories: $HULL_HOME/mnt */
         http_fallback fallbacks[1];      /* the server-wide fallback's prefixes: /v1 */
         http_keys keys;
-        api_mcp *mcp;   /* /mcp */
-        api_agui *agui; /* /agui */
+        api_mcp *mcp;      /* /mcp */
+        api_agui *agui;    /* /agui */
+        pthread_t preload; /* loads libcurl once listening (preload_model_client) */
+        bool preloading;
 } serve_state;
 
 /* ---- the options: one setter each ---- */
@@ -1009,6 +1012,15 @@ static int start_server(serve_state *st, hull_error *e) {
         return 0;
 }
 
+/* libcurl and the ~25 libraries it pulls in (26-38 ms here) were loaded by the first model
+ * call, inside the first turn; loaded on a thread of its own once listening, the first turn
+ * finds them loaded (dlib_load is once per process: a turn that comes first waits for it). */
+static void *preload_model_client(void *arg) {
+        (void) arg;
+        (void) dlib_load(DLIB_CURL, NULL); /* a failure is remembered: the model call reports it */
+        return NULL;
+}
+
 /* Serve until a signal (CLI_EXIT_OK), or until the broker dies or poll fails (CLI_EXIT_FAILURE). */
 static int serve_until_signal(serve_state *st) {
         for (;;) {
@@ -1133,7 +1145,10 @@ int cli_serve_main(int argc, char **argv) {
                 cli_report("serve", &e);
                 return serve_teardown(&st, CLI_EXIT_FAILURE);
         }
+        st.preloading = pthread_create(&st.preload, NULL, preload_model_client, NULL) == 0;
         status = serve_until_signal(&st);
+        if (st.preloading)
+                (void) pthread_join(st.preload, NULL);
         if (!shut_down(&st)) {
                 /* Calls still use the server and the broker: neither may be freed under them.
                  * Exit at once; the broker and its workers die with this process. */
