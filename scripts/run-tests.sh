@@ -40,22 +40,73 @@ count_output() { # count TAP-ish lines of a test's output; $2 is its exit code
         passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
 
-run() { # run NAME CMD...: show the output, then count it
+# Suites run JOBS at a time (HULL_TEST_JOBS, default 2): most of a suite's time is waiting on
+# sandboxes, servers and clients, so two share this machine's CPUs well. Each suite's output is
+# kept in a file and shown whole when it ends; its counts go to a file the parent adds up.
+jobs=${HULL_TEST_JOBS:-2}
+case $jobs in '' | *[!0-9]* | 0) echo "run-tests.sh: HULL_TEST_JOBS must be a positive number, not '$jobs'" >&2; exit 2 ;; esac
+outdir=$(mktemp -d "${TMPDIR:-/tmp}/hull-test-out.XXXXXX") || exit 1
+trap 'rm -rf "$outdir"' EXIT
+nrun=0
+
+run_one() { # run_one NAME CMD...: run it, then show the output and count it (in a job)
         local name=$1 out rc home="" t0=$SECONDS
         shift
-        echo "# $name"
         # A test that names no HULL_HOME gets a fresh one of its own: nothing a test does may
         # depend on, or change, the machine's own state directory (/var/lib/hull as root).
         if [ -z "${HULL_HOME:-}" ]; then
                 home=$(mktemp -d "${TMPDIR:-/tmp}/hull-test-home.XXXXXX") && chmod 0711 "$home" || home=""
         fi
-        out=$(if [ -n "$home" ]; then export HULL_HOME=$home; fi; "$@" 2>&1)
+        out=$(if [ -n "$home" ]; then export HULL_HOME=$home; fi; "$@" 2>&1 </dev/null)
         rc=$?
         [ -n "$home" ] && rm -rf "$home"
-        printf '%s\n' "$out" | grep -vE '^[0-9]+ passed, [0-9]+ failed' | sed 's/^/    /'
-        count_output "$out" "$rc" "$name"
+        passed=0 failed=0 skipped=0
+        {
+                echo "# $name"
+                printf '%s\n' "$out" | grep -vE '^[0-9]+ passed, [0-9]+ failed' | sed 's/^/    /'
+                count_output "$out" "$rc" "$name"
+        } > "$outdir/$nrun.out"
+        printf '%d %d %d\n' "$passed" "$failed" "$skipped" > "$outdir/$nrun.cnt"
         printf '%d %s\n' $((SECONDS - t0)) "$name" >> "$times"
 }
+
+collect() { # show and count every ended job's output
+        local f n p fl s
+        for f in "$outdir"/*.cnt; do
+                [ -f "$f" ] || continue
+                n=${f%.cnt}
+                cat "$n.out"
+                read -r p fl s < "$f"
+                passed=$((passed + p)) failed=$((failed + fl)) skipped=$((skipped + s))
+                rm -f "$f" "$n.out"
+        done
+}
+
+run() { # run NAME CMD...: start it as a job once fewer than JOBS run
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do
+                wait -n
+                collect
+        done
+        nrun=$((nrun + 1))
+        run_one "$@" &
+}
+
+# The shell suites first, the slowest of them first (their last times here), so the short ones
+# fill in beside them at the end.
+slow_first=(integration/test-chat-server.sh conformance/test-cma-sdk.sh integration/test-env.sh
+        integration/test-kernel-sessions.sh integration/test-mcp-client.sh integration/test-sessions.sh
+        integration/test-v1-turns.sh integration/test-serve.sh integration/test-run.sh
+        security/test-containment.sh integration/test-net.sh integration/test-net-unrestricted.sh)
+suites=()
+for s in "${slow_first[@]}"; do [ -f "$top/tests/$s" ] && suites+=("$s"); done
+for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh "$top"/tests/conformance/test-*.sh; do
+        [ -f "$s" ] || continue
+        s=$(basename "$(dirname "$s")")/$(basename "$s")
+        [[ " ${slow_first[*]} " == *" $s "* ]] || suites+=("$s")
+done
+for s in "${suites[@]}"; do
+        run "$s" env HULL="$build/hull" BUILD="$build" bash "$top/tests/$s"
+done
 
 for t in "$build"/test-*; do
         [ -f "$t" ] && [ -x "$t" ] || continue
@@ -87,11 +138,9 @@ for what in layers sizes; do # the layers' includes, the sizes of files and func
         else run "tree $what" echo "not ok - $(tr '\n' ';' <<<"$out")"; fi
 done
 
-for s in "$top"/tests/integration/test-*.sh "$top"/tests/security/test-*.sh "$top"/tests/conformance/test-*.sh; do
-        [ -f "$s" ] || continue
-        run "$(basename "$(dirname "$s")")/$(basename "$s")" env HULL="$build/hull" BUILD="$build" bash "$s"
-done
 
+wait
+collect
 echo "${label:+$label: }the slowest suites (seconds):"
 sort -rn "$times" | head -n 12 | sed 's/^/    /'
 if [ -s "$failures" ]; then
