@@ -98,7 +98,10 @@ const round = (x) => (x === null ? null : Math.round(x * 1000) / 1000);
 // The turns: each from the POST to the idle that ends it (not requires_action).
 async function turns(base, session, n) {
   let waiter = null;
+  let marks = null; // this turn's events: [type, ms since its POST]
+  let t0 = 0;
   const stream = await subscribe(base, session, undefined, (ev) => {
+    if (marks && waiter) marks.push([ev.type, ev.at - t0]);
     if (ev.type !== 'session.status_idle' || !waiter) return;
     const stop = JSON.parse(ev.data).stop_reason || {};
     if (stop.type === 'requires_action') return;
@@ -108,19 +111,28 @@ async function turns(base, session, n) {
   });
   const times = [];
   const health = [];
+  const timelines = [];
   for (let i = 0; i < n; i++) {
     const done = new Promise((resolve, reject) => { waiter = { resolve, reject }; });
-    const t0 = now();
+    marks = [];
+    t0 = now();
     await request(`${base}/v1/sessions/${session}/events`, 'POST', message(`turn ${i}`));
     const { at, stop } = await Promise.race([done, new Promise((_, rej) => setTimeout(() => rej(new Error(`turn ${i}: no session.status_idle in 60 s`)), 60000))]);
     if (stop !== 'end_turn') throw new Error(`turn ${i} ended with ${stop}`);
     times.push(at - t0);
+    timelines.push(marks);
     const h0 = now();
     await request(`${base}/healthz`, 'GET');
     health.push(now() - h0);
   }
   stream.destroy();
-  return { turns: n, median_ms: round(pct(times, 50)), p90_ms: round(pct(times, 90)), max_ms: round(Math.max(...times)), healthz_median_ms: round(pct(health, 50)) };
+  // where a turn's time goes: each event's arrival after the POST, the median over the turns of
+  // the same shape (the events' own times, as a streaming client sees them)
+  const shape = (m) => m.map((x) => x[0]).join(',');
+  const common = timelines.length ? shape(timelines[timelines.length - 1]) : '';
+  const same = timelines.filter((m) => shape(m) === common);
+  const events = same.length ? same[0].map((x, k) => [x[0], round(pct(same.map((m) => m[k][1]), 50))]) : [];
+  return { turns: n, median_ms: round(pct(times, 50)), p90_ms: round(pct(times, 90)), max_ms: round(Math.max(...times)), healthz_median_ms: round(pct(health, 50)), timeline: events };
 }
 
 async function fanout(base, session, nsubs, nturns) {

@@ -205,4 +205,5 @@ hwm=$(mem VmHWM)
 row "hull serve VmHWM (peak of the whole run)" "$((hwm / 1024)) MB ($hwm kB)" "-" "-"
 printf '%s\n' "${rows[@]}"
 [ -f "$D/fanout.json" ] && echo "# fan-out: $(cat "$D/fanout.json")"
+[ -f "$D/turns.json" ] && echo "# a turn's events as the client's stream saw them (median ms after the POST): $(/usr/bin/python3 -c 'import json,sys; print(", ".join("%s %.2f" % (t, ms) for t, ms in json.load(open(sys.argv[1]))["timeline"]))' "$D/turns.json")"
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -58,7 +58,12 @@ int watch_start(watch *w, const watch_config *cfg) {
         pthread_cond_init(&w->cond, &ca);
         pthread_condattr_destroy(&ca);
         w->inited = true;
-        int r = pthread_create(&w->thread, NULL, watch_main, w);
+        /* a small stack: one is made per tool call, and an 8 MiB one costs its unmapping */
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, AGENT_WATCH_STACK);
+        int r = pthread_create(&w->thread, &attr, watch_main, w);
+        pthread_attr_destroy(&attr);
         w->started = r == 0;
         return -r;
 }

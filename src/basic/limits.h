@@ -209,6 +209,8 @@
 #define SERVE_RUNS_MAX 64U
 #define SERVE_RUN_QUEUE_MAX 16U             /* admitted runs waiting for a slot; more: capacity */
 #define SERVE_RUN_THREAD_STACK (256U << 10) /* stack of the thread that waits for one run */
+#define SERVE_SPAWN_PARKED_MAX 4U           /* spawned threads kept waiting for the next request */
+#define SERVE_SPAWN_PARKED_MS 5000U         /* how long one waits before it ends */
 #define SERVE_SESSIONS_MAX 1024U            /* sessions at once (--max-sessions), keepers in the broker */
 #define SERVE_DEFAULT_SESSIONS 64U
 #define SERVE_DEFAULT_SESSIONS_PER_OWNER 8U
@@ -435,6 +437,7 @@
 /* the loop's own bounds (src/agent/agent.c, schema.c) */
 #define AGENT_TOOL_GRACE_MS 2000U               /* a tool past its deadline is cancelled this much later */
 #define AGENT_WATCH_TICK_MS 50U                 /* how often a running tool's watcher looks at the interrupt */
+#define AGENT_WATCH_STACK (256U << 10)          /* stack of a tool call's watch thread (its tick and checks) */
 #define AGENT_TOOL_TEXT_MAX (64U << 10)         /* bytes of a tool's text shown as it is (more: a text handle) */
 #define AGENT_SHORT_FORM_CHARS 300U             /* characters of a tool result kept when it is elided */
 #define AGENT_ERROR_TEXT_MAX 2048U              /* bytes of an error result's text */

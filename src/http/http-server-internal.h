@@ -54,6 +54,15 @@ struct http_server {
         atomic_uint threads;      /* spawned threads not yet ended: the last thing each does is to
                                    * decrement it, so at 0 none uses the server */
         atomic_size_t body_bytes; /* request-body buffers held, across connections */
+        /* Spawned threads that finished their request wait a while for the next one
+         * (http-spawn.c): spawn_lock guards the queue and the counts. */
+        pthread_mutex_t spawn_lock;
+        pthread_cond_t spawn_cond;
+        struct http_req *spawn_queue; /* requests given to parked threads, not yet taken */
+        unsigned spawn_parked;        /* parked threads no queued request is promised to */
+        bool spawn_closing;
+        atomic_uint spawn_alive;         /* threads parked or about to be: http_stop waits for 0 */
+        atomic_uint_fast64_t spawn_made; /* threads ever created (http_spawn_threads_made) */
         atomic_bool stopping;
         atomic_uint_fast64_t seq; /* log ids of requests that got none */
         /* The connections and the event streams, for the watchdog: lock guards both lists, every
@@ -116,6 +125,7 @@ struct http_req {
         unsigned status; /* what was queued; 0 until then */
         http_sse *sse;   /* a reference, while the stream is the answer */
         http_handler_fn *spawned;
+        struct http_req *spawn_next; /* in the server's spawn_queue */
         void *ctx;
         void (*ctx_free)(void *);
 };
@@ -153,3 +163,8 @@ struct MHD_Response *http_dress(http_req *r, struct MHD_Response *resp, const ch
 void http_sse_tick_locked(http_sse *x, uint64_t now);
 void http_sse_wake_locked(http_sse *x);
 void http_sse_request_done(http_server *s, http_sse *x);
+
+/* http-spawn.c: the threads of http_req_spawn */
+void http_spawn_init(http_server *s);
+void http_spawn_close(http_server *s);
+void http_spawn_done(http_server *s);

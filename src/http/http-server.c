@@ -580,43 +580,6 @@ static void body_keep(http_req *r, const char *p, size_t n) {
         }
 }
 
-/* ---- threads ---- */
-
-static void *spawn_main(void *arg) {
-        http_req *r = arg;
-        http_server *s = r->srv;
-        struct MHD_Connection *conn = r->conn;
-        r->spawned(r);
-        /* From here on r belongs to libmicrohttpd again. */
-        MHD_resume_connection(conn);
-        /* Last: once threads is 0, http_stop may free s. */
-        atomic_fetch_sub(&s->threads, 1);
-        return NULL;
-}
-
-int http_req_spawn(http_req *r, http_handler_fn *fn) {
-        http_server *s = r->srv;
-        pthread_attr_t attr;
-        pthread_t t;
-        atomic_fetch_add(&s->threads, 1);
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&attr, SERVE_RUN_THREAD_STACK);
-        r->spawned = fn;
-        r->state = REQ_SPAWNED;
-        MHD_suspend_connection(r->conn);
-        int q = pthread_create(&t, &attr, spawn_main, r);
-        pthread_attr_destroy(&attr);
-        if (q != 0) {
-                MHD_resume_connection(r->conn);
-                r->state = REQ_BODY;
-                r->spawned = NULL;
-                atomic_fetch_sub(&s->threads, 1);
-                return -EAGAIN;
-        }
-        return 0;
-}
-
 /* ---- the head ---- */
 
 typedef struct head_walk {
@@ -1009,6 +972,7 @@ int http_new(const http_config *cfg, http_server **ret, hull_error *e) {
         pthread_mutex_init(&s->lock, NULL);
         atomic_init(&s->requests, 0);
         atomic_init(&s->threads, 0);
+        http_spawn_init(s);
         atomic_init(&s->body_bytes, 0);
         atomic_init(&s->stopping, false);
         atomic_init(&s->seq, 0);
@@ -1113,6 +1077,7 @@ int http_stop(http_server *s) {
                 return 0;
         if (atomic_load(&s->threads) > 0)
                 return -EBUSY;
+        http_spawn_close(s); /* the parked threads end */
         if (s->tcp)
                 MHD_stop_daemon(s->tcp);
         if (s->local)
@@ -1126,6 +1091,7 @@ int http_stop(http_server *s) {
         if (s->socket_path)
                 unlink(s->socket_path);
         pthread_mutex_destroy(&s->lock);
+        http_spawn_done(s);
         free(s->socket_path);
         free(s);
         return 0;

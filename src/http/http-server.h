@@ -208,10 +208,13 @@ void http_req_body_release(http_req *r);
 /* A sink's error (negative errno), 0 when none. */
 int http_req_body_error(const http_req *r);
 
-/* Run fn on a thread of its own, the connection suspended meanwhile; fn answers r, and when it
- * returns the answer is sent. From a handler only. Returns 0 (r then belongs to fn), or -EAGAIN
- * when no thread could be made (nothing happened: the handler answers). */
+/* Run fn on a thread of its own (a parked one or a new one), the connection suspended meanwhile; fn answers r, and when
+ * it returns the answer is sent. From a handler only. Returns 0 (r then belongs to fn), or -EAGAIN when no thread could
+ * be made (nothing happened: the handler answers). */
 int http_req_spawn(http_req *r, http_handler_fn *fn);
+/* How many threads http_req_spawn ever created: a thread that finished its request waits up to
+ * SERVE_SPAWN_PARKED_MS for the next one (at most SERVE_SPAWN_PARKED_MAX wait). */
+uint64_t http_spawn_threads_made(http_server *s);
 
 /* ---- answers: each request is answered once; -EALREADY for a second answer ---- */
 

@@ -241,6 +241,15 @@ static void block_thread(http_req *r) {
         http_answer_text(r, 200, "blocked\n");
 }
 
+static void quick_thread(http_req *r) {
+        http_answer_text(r, 200, "quick\n");
+}
+
+static void quick(http_req *r) {
+        if (http_req_spawn(r, quick_thread) < 0)
+                http_answer_text(r, 503, "no thread\n");
+}
+
 static void block(http_req *r) {
         if (http_req_spawn(r, block_thread) < 0)
                 http_answer_text(r, 503, "no thread\n");
@@ -288,6 +297,7 @@ static const http_route routes[] = {
         {.methods = HTTP_POST, .pattern = "/small", .body_max = 16, .handler = small},
         {.methods = HTTP_DELETE, .pattern = "/small", .handler = hello},
         {.methods = HTTP_GET, .pattern = "/block", .handler = block},
+        {.methods = HTTP_GET, .pattern = "/quick", .handler = quick},
         {.methods = HTTP_POST, .pattern = "/secret", .scope = "test:secret", .handler = secret},
         {.methods = HTTP_GET, .pattern = "{base...}/svc/{method}", .handler = based},
         {.methods = HTTP_GET, .pattern = "/query", .handler = query},
@@ -544,6 +554,16 @@ static void test_spawn(http_server *s, unsigned port) {
         CHECK_EQ_INT(http_stop(s), -EBUSY);                   /* ... and the server cannot stop under it */
         pthread_join(t, NULL);
         CHECK(tl_status(g.out) == 200 && strstr(g.out, "blocked\n") != NULL);
+        /* A thread that answered parks before its answer goes out: the requests spawned one after
+         * another (a session's cells) all run on it, and no thread is made for them. */
+        uint64_t made = http_spawn_threads_made(s);
+        CHECK(made >= 1);
+        for (int i = 0; i < 20; i++) {
+                CHECK_EQ_INT(get(port, "/quick", a, sizeof(a)), 200);
+                CHECK(strstr(a, "quick\n") != NULL);
+        }
+        CHECK_EQ_INT((int) (http_spawn_threads_made(s) - made), 0);
+        CHECK_EQ_INT((int) http_busy(s), 0);
 }
 
 /* 20 connections of one address that never finish their head: the oldest are closed, and that

@@ -91,10 +91,16 @@ typedef struct caller {
         int fds_taken;   /* ... and with -1 */
         char notes[256]; /* the reports' notes, "|"-separated ("-" for none) */
         unsigned reports;
+        size_t stack; /* the stack of the thread should_fire ran on: the watch's */
 } caller;
 
 static bool c_should_fire(void *ud) {
         caller *c = ud;
+        pthread_attr_t a;
+        if (pthread_getattr_np(pthread_self(), &a) == 0) {
+                (void) pthread_attr_getstacksize(&a, &c->stack);
+                pthread_attr_destroy(&a);
+        }
         if (!c->stop)
                 return false;
         atomic_store(&c->interrupt, true);
@@ -237,6 +243,8 @@ static void test_progress(void) {
         tool_run_call(&c, &t_note_once, in, &res, NULL);
         CHECK_EQ_INT(count(once.notes, "once"), 1);
         CHECK(once.reports >= 3);
+        /* each tool call makes a watch thread: a small stack (an 8 MiB one cost its unmapping) */
+        CHECK(once.stack > 0 && once.stack <= AGENT_WATCH_STACK);
         call_result_done(&res);
         caller kept = {0};
         c = ctx_of(&kept);

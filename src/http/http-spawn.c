@@ -1,0 +1,146 @@
+/* http-spawn.c: the threads of http_req_spawn. A request that waits long (a run, a cell) gets a
+ * thread of its own; once it answered, the thread parks for up to SERVE_SPAWN_PARKED_MS (at most
+ * SERVE_SPAWN_PARKED_MAX of them) and the next spawned request takes it, so a session's cells do
+ * not pay for a thread's creation, its stack and its exit each. */
+#include "http-server-internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "limits.h"
+
+void http_spawn_init(http_server *s) {
+        pthread_mutex_init(&s->spawn_lock, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&s->spawn_cond, &ca);
+        pthread_condattr_destroy(&ca);
+        atomic_init(&s->spawn_alive, 0);
+        atomic_init(&s->spawn_made, 0);
+}
+
+/* No thread parks any more; those parked end. Returns once none uses the server. */
+void http_spawn_close(http_server *s) {
+        pthread_mutex_lock(&s->spawn_lock);
+        s->spawn_closing = true;
+        pthread_cond_broadcast(&s->spawn_cond);
+        pthread_mutex_unlock(&s->spawn_lock);
+        while (atomic_load(&s->spawn_alive) > 0)
+                (void) nanosleep(&(struct timespec){.tv_nsec = 1000000L}, NULL);
+}
+
+void http_spawn_done(http_server *s) {
+        pthread_cond_destroy(&s->spawn_cond);
+        pthread_mutex_destroy(&s->spawn_lock);
+}
+
+uint64_t http_spawn_threads_made(http_server *s) {
+        return atomic_load(&s->spawn_made);
+}
+
+/* After a request: park (the thread counts as available before the answer goes out, so the
+ * client's next request finds it). False: the thread ends after this request. */
+static bool park(http_server *s) {
+        pthread_mutex_lock(&s->spawn_lock);
+        bool parked = !s->spawn_closing && s->spawn_parked < SERVE_SPAWN_PARKED_MAX;
+        if (parked) {
+                s->spawn_parked++;
+                atomic_fetch_add(&s->spawn_alive, 1);
+        }
+        pthread_mutex_unlock(&s->spawn_lock);
+        return parked;
+}
+
+/* A parked thread's next request, NULL once none came in time (or the server stops). */
+static http_req *wait_next(http_server *s) {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += SERVE_SPAWN_PARKED_MS / 1000;
+        until.tv_nsec += (long) (SERVE_SPAWN_PARKED_MS % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        http_req *r = NULL;
+        pthread_mutex_lock(&s->spawn_lock);
+        for (;;) {
+                if (s->spawn_queue) { /* promised to a parked thread: spawn_parked counted it off */
+                        r = s->spawn_queue;
+                        s->spawn_queue = r->spawn_next;
+                        r->spawn_next = NULL;
+                        break;
+                }
+                if (s->spawn_closing || pthread_cond_timedwait(&s->spawn_cond, &s->spawn_lock, &until) == ETIMEDOUT) {
+                        if (s->spawn_queue)
+                                continue;
+                        s->spawn_parked--;
+                        break;
+                }
+        }
+        pthread_mutex_unlock(&s->spawn_lock);
+        return r;
+}
+
+static void *spawn_main(void *arg) {
+        http_req *r = arg;
+        http_server *s = r->srv;
+        for (;;) {
+                struct MHD_Connection *conn = r->conn;
+                r->spawned(r);
+                bool parked = park(s);
+                /* From here on r belongs to libmicrohttpd again. */
+                MHD_resume_connection(conn);
+                /* Once threads is 0, http_stop may run: it waits for spawn_alive too. */
+                atomic_fetch_sub(&s->threads, 1);
+                if (!parked)
+                        break;
+                r = wait_next(s);
+                if (!r) {
+                        atomic_fetch_sub(&s->spawn_alive, 1); /* last: http_stop may free s */
+                        return NULL;
+                }
+                atomic_fetch_sub(&s->spawn_alive, 1); /* counted in threads again */
+        }
+        return NULL;
+}
+
+int http_req_spawn(http_req *r, http_handler_fn *fn) {
+        http_server *s = r->srv;
+        atomic_fetch_add(&s->threads, 1);
+        r->spawned = fn;
+        r->state = REQ_SPAWNED;
+        MHD_suspend_connection(r->conn);
+        pthread_mutex_lock(&s->spawn_lock);
+        if (s->spawn_parked > 0 && !s->spawn_closing) { /* a parked thread takes it */
+                s->spawn_parked--;
+                http_req **p = &s->spawn_queue;
+                while (*p)
+                        p = &(*p)->spawn_next;
+                r->spawn_next = NULL;
+                *p = r;
+                pthread_cond_signal(&s->spawn_cond);
+                pthread_mutex_unlock(&s->spawn_lock);
+                return 0;
+        }
+        pthread_mutex_unlock(&s->spawn_lock);
+        pthread_attr_t attr;
+        pthread_t t;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, SERVE_RUN_THREAD_STACK);
+        int q = pthread_create(&t, &attr, spawn_main, r);
+        pthread_attr_destroy(&attr);
+        if (q != 0) {
+                MHD_resume_connection(r->conn);
+                r->state = REQ_BODY;
+                r->spawned = NULL;
+                atomic_fetch_sub(&s->threads, 1);
+                return -EAGAIN;
+        }
+        atomic_fetch_add(&s->spawn_made, 1);
+        return 0;
+}
