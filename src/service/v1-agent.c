@@ -488,6 +488,16 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 .cancel = &l->interrupt,
                 .client_builtins = !l->tools && self_hosted(l),
         };
+        /* l->tools and l->model keep pointers into agent_obj (names, schemas, the model id) while
+         * l->obj may be replaced (a session update, another node's change): it stays referenced */
+        if ((!l->tools || !l->model) && agent_obj) {
+                if (!l->agent_pins && !(l->agent_pins = json_array()))
+                        return hull_err(e, -ENOMEM, "out of memory");
+                size_t n = json_array_size(l->agent_pins);
+                if ((n == 0 || json_array_get(l->agent_pins, n - 1) != agent_obj) &&
+                    json_array_append(l->agent_pins, agent_obj) < 0)
+                        return hull_err(e, -ENOMEM, "out of memory");
+        }
         if (!l->tools && tools_build(l, agent_obj, &rc, ret_type, e) < 0) {
                 v1_tools_drop(l); /* the next turn tries again */
                 return -1;

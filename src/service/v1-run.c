@@ -225,6 +225,7 @@ static void live_free(live *l) {
         v1_memory_mounts_free(l->mem);
         v1_inputs_free(l);
         json_decref(l->obj);
+        json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
         json_decref(l->outcome);
