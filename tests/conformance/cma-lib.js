@@ -3,7 +3,7 @@
 // of an SDK event stream that never waits forever, a raw SSE reader (for Last-Event-ID, which the
 // SDK does not send), and a fetch that counts what reached the server.
 'use strict';
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn, execFile, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -232,10 +232,22 @@ const PG_HOST = process.env.CMA_PG_HOST || '';
 const PG_BIN = process.env.PG_BIN || '/usr/lib/postgresql/15/bin';
 let dbCount = 0;
 
-function pgCreateDb() {
+// A new database's URL; the next one is made meanwhile (createdb takes seconds on a busy machine).
+let nextDb = null;
+function createDb() {
   const name = `cma_${process.pid}_${++dbCount}`;
-  execFileSync(`${PG_BIN}/createdb`, ['-h', PG_HOST, '-U', 'postgres', name], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 60000 });
-  return `postgresql:///${name}?host=${PG_HOST}&user=postgres`;
+  return new Promise((resolve, reject) => {
+    execFile(`${PG_BIN}/createdb`, ['-h', PG_HOST, '-U', 'postgres', name], { timeout: 60000 }, (err, out, errOut) => {
+      if (err) reject(new Error(`createdb ${name}: ${errOut || err.message}`));
+      else resolve(`postgresql:///${name}?host=${PG_HOST}&user=postgres`);
+    });
+  });
+}
+async function pgCreateDb() {
+  const db = nextDb || createDb();
+  nextDb = createDb();
+  nextDb.catch(() => {}); // its failure is reported when it is taken
+  return db;
 }
 
 function pgDropDb(url) {

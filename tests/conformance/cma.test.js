@@ -51,7 +51,7 @@ function cma(name, script, fn, opts = {}) {
     let db = null;
     const t0 = Date.now();
     try {
-      db = NODES ? pgCreateDb() : null;
+      db = NODES ? await pgCreateDb() : null;
       const key = opts.open ? null : keyCreate(home, db);
       srv = NODES ? await startNodes(mock.url, db, 3, opts.serve || {}) : await startServe(mock.url, { home, ...(opts.serve || {}) });
       const f = countingFetch(NODES ? srv.route : null);
