@@ -155,7 +155,8 @@ async function fanout(base, session, nsubs, nturns) {
   await Promise.all(opening);
   const connected = subs.filter((s) => s.req).length;
   // the turns, one after another, each to its end (a stream of the driver's own)
-  const t = await turns(base, session, nturns);
+  // TURN_BASE: the turns sent to another node than the subscribers' (bench/nodes.sh)
+  const t = await turns(process.env.TURN_BASE || base, session, nturns);
   const last = JSON.parse(await request(`${base}/v1/sessions/${session}/events?limit=1&order=desc`, 'GET')).data;
   // wait until every live subscriber has the last event or 60 s passed
   const deadline = Date.now() + 60000;

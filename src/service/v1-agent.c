@@ -427,6 +427,20 @@ static int model_of(live *l, const json_t *agent_obj, const model_config *base, 
         return model_client_new(&mc, &l->model, e);
 }
 
+/* l->tools and l->model keep pointers into agent_obj (names, schemas, the model id) while l->obj
+ * may be replaced (a session update, another node's change): it stays referenced by l. */
+static int agent_pin(live *l, json_t *agent_obj, hull_error *e) {
+        if (!agent_obj)
+                return 0;
+        if (!l->agent_pins && !(l->agent_pins = json_array()))
+                return hull_err(e, -ENOMEM, "out of memory");
+        size_t n = json_array_size(l->agent_pins);
+        if ((n == 0 || json_array_get(l->agent_pins, n - 1) != agent_obj) &&
+            json_array_append(l->agent_pins, agent_obj) < 0)
+                return hull_err(e, -ENOMEM, "out of memory");
+        return 0;
+}
+
 int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         v1_engine *g = l->g;
         *ret_type = "unknown_error";
@@ -488,6 +502,8 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 .cancel = &l->interrupt,
                 .client_builtins = !l->tools && self_hosted(l),
         };
+        if ((!l->tools || !l->model) && (r = agent_pin(l, agent_obj, e)) < 0)
+                return r;
         if (!l->tools && tools_build(l, agent_obj, &rc, ret_type, e) < 0) {
                 v1_tools_drop(l); /* the next turn tries again */
                 return -1;

@@ -201,6 +201,36 @@ static void wake(void *ud, const char *session_id, int64_t seq) {
         v1_live_unref(l);
 }
 
+/* A session watched here that another node deleted (its row is gone): its streams get
+ * session.deleted and end, as on the node that deleted it, and it leaves the table. Not while this
+ * node runs its turn (the turn's next write fails and ends it). */
+static void gone(v1_engine *g, live *l) {
+        pthread_mutex_lock(&l->lock);
+        if (l->running || l->deleted) {
+                pthread_mutex_unlock(&l->lock);
+                return;
+        }
+        l->deleted = true;
+        json_array_clear(l->queue);
+        json_auto_t *ev = json_pack("{s:s, s:s}", "type", "session.deleted", "id", l->id);
+        if (ev) {
+                char now[STORE_TIME_MAX];
+                v1_now_time(now);
+                json_object_set_new(ev, "processed_at", json_string(now));
+        }
+        v1_watches_end(l, ev);
+        pthread_mutex_unlock(&l->lock);
+        dlog_log(g->cfg.log, DLOG_INFO, "event=node-session-gone session=%s", l->id);
+        pthread_mutex_lock(&g->lock);
+        for (live **p = &g->lives; *p; p = &(*p)->next)
+                if (*p == l) {
+                        *p = l->next;
+                        l->refs--;
+                        break;
+                }
+        pthread_mutex_unlock(&g->lock);
+}
+
 /* The fallback: every session watched here, synced (a NOTIFY lost across a reconnect). */
 static void poll_all(v1_engine *g) {
         pthread_mutex_lock(&g->lock);
@@ -218,7 +248,10 @@ static void poll_all(v1_engine *g) {
         for (size_t i = 0; i < k; i++) {
                 int64_t last = 0;
                 hull_error e = {0};
-                bool behind = store_events_last_seq(g->cfg.store, list[i]->id, &last, &e) == 0;
+                int r = store_events_last_seq(g->cfg.store, list[i]->id, &last, &e);
+                bool behind = r == 0;
+                if (r == -ENOENT)
+                        gone(g, list[i]);
                 pthread_mutex_lock(&list[i]->lock);
                 if (behind && last > list[i]->last_seq) /* one cheap read, the sync only when needed */
                         v1_node_sync_locked(list[i]);

@@ -36,6 +36,7 @@ typedef struct live {
         unsigned refs;        /* the table's, and each user's (under g->lock) */
         pthread_mutex_t lock; /* the log, the subscribers, the state below */
         json_t *obj;          /* the session object, as stored */
+        json_t *agent_pins;   /* the agent objects l->tools and l->model borrow strings from (an array) */
         int64_t last_seq;     /* the log's last sequence number */
         v1_watch *watches;
         /* the turn */

@@ -136,6 +136,15 @@ static void emit_status(live *l, const json_t *ev) {
                 (void) v1_webhook_emit(l->g->cfg.store, "session.outcome_evaluation_ended", l->id, NULL, NULL);
 }
 
+/* l->obj stored (on nodes with what another node changed meanwhile; under l->lock). */
+static void store_session_locked(live *l) {
+        hull_error ue = {0};
+        v1_node_merge_locked(l); /* what another node changed meanwhile stays */
+        if (store_update(l->g->cfg.store, STORE_SESSION, l->obj, &ue) < 0)
+                dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"", l->id,
+                         ue.msg);
+}
+
 /* Log events (each gets an id unless it has one, and its processed_at), then tell the
  * watchers (under l->lock). Returns 0, or -1 with *e (nothing logged). */
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
@@ -150,22 +159,32 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 if (!json_object_get(evs[i], "processed_at")) /* null: queued behind the turn that runs */
                         json_object_set_new(evs[i], "processed_at", json_string(now));
         }
+        /* the session object first: whoever sees session.status_idle and asks finds it idle (on
+         * nodes another node's stream sees the events at the append's commit, so the object is
+         * stored before it; put back when the append fails) */
+        bool node = v1_node_mode(l->g), changed = false;
+        json_auto_t *before = node ? json_deep_copy(l->obj) : NULL;
+        if (node) {
+                for (size_t i = 0; i < n; i++)
+                        changed |= follow(l, evs[i], now);
+                if (changed)
+                        store_session_locked(l);
+        }
         int64_t first = 0;
         int r = store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
-        if (r < 0)
+        if (r < 0) {
+                if (changed && before) {
+                        json_decref(l->obj);
+                        l->obj = TAKE_PTR(before);
+                        store_session_locked(l);
+                }
                 return r;
-        l->last_seq = first + (int64_t) n - 1;
-        /* the session object first: whoever sees session.status_idle and asks finds it idle */
-        bool changed = false;
-        for (size_t i = 0; i < n; i++)
-                changed |= follow(l, evs[i], now);
-        if (changed) {
-                hull_error ue = {0};
-                v1_node_merge_locked(l); /* what another node changed meanwhile stays */
-                if (store_update(l->g->cfg.store, STORE_SESSION, l->obj, &ue) < 0)
-                        dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-session-update-failed session=%s error=\"%s\"",
-                                 l->id, ue.msg);
         }
+        l->last_seq = first + (int64_t) n - 1;
+        for (size_t i = 0; !node && i < n; i++)
+                changed |= follow(l, evs[i], now);
+        if (changed && !node)
+                store_session_locked(l);
         for (size_t i = 0; i < n; i++) /* the status changes, durable now, to the webhooks */
                 emit_status(l, evs[i]);
         for (size_t i = 0; i < n; i++)
@@ -225,6 +244,7 @@ static void live_free(live *l) {
         v1_memory_mounts_free(l->mem);
         v1_inputs_free(l);
         json_decref(l->obj);
+        json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
         json_decref(l->outcome);

@@ -3,7 +3,7 @@
 // of an SDK event stream that never waits forever, a raw SSE reader (for Last-Event-ID, which the
 // SDK does not send), and a fetch that counts what reached the server.
 'use strict';
-const { spawn, execFileSync } = require('node:child_process');
+const { spawn, execFile, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -69,14 +69,21 @@ function sleep(ms) {
 
 // A fetch that records each request (method, path, headers) and its status, for the SDK's `fetch`
 // option: how many requests reached the server (no retries behind the SDK's back).
-function countingFetch() {
+// route(method, path), when given, names the base URL the request goes to (the nodes mode: the
+// client's calls spread over several nodes); rec.node is the index route returned.
+function countingFetch(route = null) {
   const seen = [];
   const f = async (url, init = {}) => {
     const u = new URL(typeof url === 'string' ? url : url.url);
     const h = new Headers(init.headers || {});
     const rec = { method: (init.method || 'GET').toUpperCase(), path: u.pathname, search: u.search,
-      headers: Object.fromEntries(h.entries()), status: null };
+      headers: Object.fromEntries(h.entries()), status: null, node: null };
     seen.push(rec);
+    if (route) {
+      const r = route(rec.method, u.pathname);
+      rec.node = r.node;
+      url = new URL(u.pathname + u.search, r.url).toString();
+    }
     const res = await fetch(url, init);
     rec.status = res.status;
     return res;
@@ -192,9 +199,9 @@ async function readSSE(url, headers, pred, ms = 30000) {
   return { status: res ? res.status : null, headers: res ? res.headers : null, frames, ended, timedOut };
 }
 
-// `hull key create` against home: the key it printed on stdout.
-function keyCreate(home) {
-  const out = execFileSync(HULL, ['key', 'create', '--name', 'conformance'], {
+// `hull key create` against home (or the database db when given): the key it printed on stdout.
+function keyCreate(home, db = null) {
+  const out = execFileSync(HULL, ['key', 'create', '--name', 'conformance', ...(db ? ['--db', db] : [])], {
     env: { ...process.env, HULL_HOME: home }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60000,
   });
   const m = /\bhull_[A-Za-z0-9_-]+/.exec(out) || /^\s*(\S+)\s*$/.exec(out);
@@ -217,4 +224,70 @@ function toolResults(body) {
   return out;
 }
 
-module.exports = { startServe, sleep, countingFetch, Reader, v1Headers, readSSE, keyCreate, toolResults, MODEL, BETA };
+// The nodes mode (CMA_PG_HOST set: a PostgreSQL cluster's socket directory, trusting local
+// connections, e.g. tests/lib-pg.sh's): a new database per case in that cluster, three `hull serve
+// --node-id` on it, and a router spreading a client's calls over them: a session is created on
+// node 1, its events sent on node 2, its streams read from node 3, every other call round-robin.
+const PG_HOST = process.env.CMA_PG_HOST || '';
+const PG_BIN = process.env.PG_BIN || '/usr/lib/postgresql/15/bin';
+let dbCount = 0;
+
+// A new database's URL; the next one is made meanwhile (createdb takes seconds on a busy machine).
+let nextDb = null;
+function createDb() {
+  const name = `cma_${process.pid}_${++dbCount}`;
+  return new Promise((resolve, reject) => {
+    execFile(`${PG_BIN}/createdb`, ['-h', PG_HOST, '-U', 'postgres', name], { timeout: 60000 }, (err, out, errOut) => {
+      if (err) reject(new Error(`createdb ${name}: ${errOut || err.message}`));
+      else resolve(`postgresql:///${name}?host=${PG_HOST}&user=postgres`);
+    });
+  });
+}
+async function pgCreateDb() {
+  const db = nextDb || createDb();
+  nextDb = createDb();
+  nextDb.catch(() => {}); // its failure is reported when it is taken
+  return db;
+}
+
+function pgDropDb(url) {
+  const name = /^postgresql:\/\/\/([a-z0-9_]+)\?/.exec(url)[1];
+  // not waited for: the cluster goes at the end of the run anyway
+  spawn(`${PG_BIN}/dropdb`, ['-h', PG_HOST, '-U', 'postgres', '--if-exists', name], { stdio: 'ignore' }).unref();
+}
+
+// Start n nodes on db (the first alone: it makes the tables); returns a facade like startServe's
+// (url: node 1's, log: every node's, stop/kill: all) with nodes (each startServe's).
+async function startNodes(mockUrl, db, n = 3, opts = {}) {
+  const nodes = [await startServe(mockUrl, { ...opts, home: undefined, args: [...(opts.args || []), '--db', db, '--node-id', 'n1'] })];
+  const rest = [];
+  for (let i = 2; i <= n; i++) rest.push(startServe(mockUrl, { ...opts, home: undefined, args: [...(opts.args || []), '--db', db, '--node-id', `n${i}`] }));
+  const settled = await Promise.allSettled(rest);
+  for (const s of settled) if (s.status === 'fulfilled') nodes.push(s.value);
+  const bad = settled.find((s) => s.status === 'rejected');
+  if (bad) {
+    await Promise.all(nodes.map((x) => x.stop()));
+    throw bad.reason;
+  }
+  let rr = 0;
+  return {
+    nodes,
+    url: nodes[0].url,
+    home: nodes[0].home,
+    log: () => nodes.map((x, i) => x.log().split('\n').map((l) => (l ? `[n${i + 1}] ${l}` : l)).join('\n')).join('\n'),
+    get exited() { return nodes.find((x) => x.exited) ? nodes.find((x) => x.exited).exited : null; },
+    async stop() { return (await Promise.all(nodes.map((x) => x.stop())))[0]; },
+    async kill() { return (await Promise.all(nodes.map((x) => x.kill())))[0]; },
+    // where a call goes: {node, url}
+    route(method, p) {
+      let i;
+      if (method === 'GET' && /^\/v1\/sessions\/[^/]+\/(events\/)?stream$/.test(p)) i = nodes.length - 1;
+      else if (method === 'POST' && /^\/v1\/sessions\/[^/]+\/events$/.test(p)) i = 1 % nodes.length;
+      else if (method === 'POST' && p === '/v1/sessions') i = 0;
+      else i = rr++ % nodes.length;
+      return { node: i, url: nodes[i].url };
+    },
+  };
+}
+
+module.exports = { startServe, startNodes, pgCreateDb, pgDropDb, PG_HOST, sleep, countingFetch, Reader, v1Headers, readSSE, keyCreate, toolResults, MODEL, BETA };

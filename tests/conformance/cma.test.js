@@ -11,12 +11,16 @@ const sdk = require(SDK);
 const Anthropic = sdk.Anthropic || sdk.default;
 const SDK_VERSION = require(`${SDK}/version`).VERSION;
 const { test, check, same, rejects, done } = require('./lib.js');
-const { startServe, sleep, countingFetch, Reader, v1Headers, readSSE, keyCreate, toolResults, MODEL } = require('./cma-lib.js');
+const { startServe, startNodes, pgCreateDb, pgDropDb, PG_HOST, sleep, countingFetch, Reader, v1Headers, readSSE, keyCreate, toolResults, MODEL } = require('./cma-lib.js');
 const fs = require('node:fs');
+const { spawnSync } = require('node:child_process');
 const os = require('node:os');
 const path = require('node:path');
 
-const TAG = `cma[sdk ${SDK_VERSION}]`;
+// CMA_PG_HOST (test-cma-sdk-nodes.sh): every case on three nodes on one PostgreSQL, the client's
+// calls spread over them (cma-lib.js's startNodes), the database checked (`hull db check`) after.
+const NODES = PG_HOST !== '';
+const TAG = `cma[sdk ${SDK_VERSION}${NODES ? ', 3 nodes on PostgreSQL' : ''}]`;
 const OLD_SDK = /^0\./.test(SDK_VERSION);
 const CASE_S = 300; // a whole case, at most (a stuck server fails the case, never hangs the suite)
 
@@ -31,15 +35,26 @@ const streamable = (e) => !OLD_SDK || OLD_SDK_TYPES.has(e.type);
 
 // One case: a mock of script, a fresh hull serve at it with a key, an SDK client with that key.
 // fn({mock, srv, key, client, fetch}); fetch is the client's counting fetch.
+// The cases the nodes run has (each costs a database and three nodes: seconds): those whose calls
+// spread over nodes matter (a session's turns, streams, confirmations, interrupt, delete; pages);
+// the rest (keys, 404s, versions) read and write one store as on one node.
+const NODE_CASES = /^(§7|events\.list|Last-Event-ID|agents\.list|always_ask, allow|custom tool|user\.interrupt|archive and delete)/;
+
+// CMA_ONLY=REGEX runs only the cases whose name matches.
 function cma(name, script, fn, opts = {}) {
+  if (process.env.CMA_ONLY && !new RegExp(process.env.CMA_ONLY).test(name)) return Promise.resolve();
+  if (NODES && !NODE_CASES.test(name)) return Promise.resolve();
   return test(`${TAG}: ${name}`, script, async (mock) => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'hull-cma-home-'));
     let srv = null;
     let timer;
+    let db = null;
+    const t0 = Date.now();
     try {
-      const key = opts.open ? null : keyCreate(home);
-      srv = await startServe(mock.url, { home, ...(opts.serve || {}) });
-      const f = countingFetch();
+      db = NODES ? await pgCreateDb() : null;
+      const key = opts.open ? null : keyCreate(home, db);
+      srv = NODES ? await startNodes(mock.url, db, 3, opts.serve || {}) : await startServe(mock.url, { home, ...(opts.serve || {}) });
+      const f = countingFetch(NODES ? srv.route : null);
       const client = new Anthropic({ baseURL: srv.url, apiKey: key || 'no-key-exists', fetch: f, timeout: 120000 });
       await Promise.race([
         fn({ mock, srv, key, client, fetch: f }),
@@ -53,8 +68,15 @@ function cma(name, script, fn, opts = {}) {
     } finally {
       clearTimeout(timer);
       if (srv) await srv.stop(true);
+      if (db) {
+        // every session's events numbered 1..N, no gap, the counter at N, whichever node appended
+        const r = spawnSync(process.env.HULL, ['db', 'check', '--db', db], { encoding: 'utf8', timeout: 60000 });
+        pgDropDb(db);
+        if (r.status !== 0) throw new Error(`hull db check: exit ${r.status}: ${(r.stdout + r.stderr).slice(0, 400)}`);
+      }
       fs.rmSync(home, { recursive: true, force: true });
       fs.rmSync(`${home}.serve.log`, { force: true });
+      if (NODES) console.log(`# ${name.slice(0, 40)}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     }
   });
 }
@@ -187,6 +209,13 @@ async function main() {
       const posts = ctx.fetch.seen.filter((r) => r.method === 'POST');
       check(posts.every((r) => (r.headers['anthropic-beta'] || '').split(',').includes('managed-agents-2026-04-01')), 'beta header sent');
       check(ctx.fetch.seen.every((r) => r.status >= 200 && r.status < 300), `every request 2xx: ${JSON.stringify(ctx.fetch.seen.map((r) => [r.method, r.path, r.status]))}`);
+      if (NODES) { // created on node 1, sent on node 2, streamed from node 3, the rest round-robin
+        const on = (m, re) => [...new Set(ctx.fetch.seen.filter((r) => r.method === m && re.test(r.path)).map((r) => r.node))];
+        same(on('POST', /^\/v1\/sessions$/), [0], 'sessions.create went to node 1');
+        same(on('POST', /\/events$/), [1], 'events.send went to node 2');
+        same(on('GET', /\/stream$/), [2], 'the stream came from node 3');
+        same(new Set(ctx.fetch.seen.map((r) => r.node)).size, 3, 'every node was called');
+      }
     });
 
   await cma('events.list equals the stream (ids, order), also paged with limit 3', MINIMAL, async (ctx) => {
