@@ -752,9 +752,15 @@ static bool refuse_unauthorized(http_req *r) {
                 v = auth_check_token(tokens, tok, n, scope, &who, digest);
         if (v == AUTH_UNKNOWN && keys) {
                 char id[AUTH_NAME_MAX + 1];
-                if (keys->find(keys->ud, digest, id) == 1) {
+                int found = keys->find(keys->ud, digest, id);
+                if (found == 1) {
                         v = AUTH_OK;
                         snprintf(r->principal, sizeof(r->principal), "key:%s", id);
+                } else if (found < 0) { /* the keys' store away (a database restarting): not the caller's fault */
+                        explicit_bzero(digest, sizeof(digest));
+                        http_refuse(r, HTTP_REFUSAL_STOPPING,
+                                    "the API keys cannot be read now (the database cannot be reached): try again");
+                        return true;
                 }
         }
         explicit_bzero(digest, sizeof(digest));
