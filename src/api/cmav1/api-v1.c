@@ -637,7 +637,7 @@ static size_t keys_count(void *ud) {
         size_t n = 0;
         hull_error e = {0};
         if (store_key_count(ud, &n, &e) < 0)
-                return 1; /* cannot tell: ask for a key rather than let anyone in */
+                return SIZE_MAX; /* cannot tell: nobody in, 503 (the database away) */
         return n;
 }
 
