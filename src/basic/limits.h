@@ -567,6 +567,11 @@
 #define NODE_POLL_MS 1000U        /* the fallback poll of the event streams when no NOTIFY came */
 #define NODE_CAPACITY_DEFAULT 64U /* --capacity: sessions a node runs turns of at once */
 #define NODE_CAPACITY_MAX 100000U /* --capacity's largest value */
+/* a request about a session's sandbox forwarded to the node that holds it (http-forward.c) */
+#define NODE_FORWARD_URL_MAX 8192U          /* bytes of a forwarded request's URL */
+#define NODE_FORWARD_CONNECT_MS 2000U       /* connecting to the node that holds the sandbox */
+#define NODE_FORWARD_TIMEOUT_MS 120000U     /* a forwarded request's whole exchange */
+#define NODE_FORWARD_ANSWER_MAX (48U << 20) /* bytes of a forwarded answer (a handle's content: 16 MiB) */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */

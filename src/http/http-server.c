@@ -700,7 +700,13 @@ static bool refuse_unauthorized(http_req *r) {
         const char *scope = r->route->scope;
         if (!scope) /* before the key count: an open route (a health check) asks the store nothing */
                 return false;
-        bool have_tokens = tokens && tokens->n > 0, have_keys = keys && keys->count(keys->ud) > 0;
+        size_t n_keys = keys ? keys->count(keys->ud) : 0;
+        if (n_keys == SIZE_MAX) { /* the keys' store away (a database restarting): not the caller's fault */
+                http_refuse(r, HTTP_REFUSAL_STOPPING,
+                            "the API keys cannot be read now (the database cannot be reached): try again");
+                return true;
+        }
+        bool have_tokens = tokens && tokens->n > 0, have_keys = n_keys > 0;
         if (!have_tokens && !have_keys)
                 return false;
         unsigned na, nk;
@@ -715,9 +721,15 @@ static bool refuse_unauthorized(http_req *r) {
                 v = auth_check_token(tokens, tok, n, scope, &who, digest);
         if (v == AUTH_UNKNOWN && keys) {
                 char id[AUTH_NAME_MAX + 1];
-                if (keys->find(keys->ud, digest, id) == 1) {
+                int found = keys->find(keys->ud, digest, id);
+                if (found == 1) {
                         v = AUTH_OK;
                         snprintf(r->principal, sizeof(r->principal), "key:%s", id);
+                } else if (found < 0) { /* the keys' store away (a database restarting): not the caller's fault */
+                        explicit_bzero(digest, sizeof(digest));
+                        http_refuse(r, HTTP_REFUSAL_STOPPING,
+                                    "the API keys cannot be read now (the database cannot be reached): try again");
+                        return true;
                 }
         }
         explicit_bzero(digest, sizeof(digest));

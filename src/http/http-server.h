@@ -100,10 +100,11 @@ typedef struct http_route {
 
 /* A second source of keys beside the tokens file: hull.db's API keys, which hold every scope. */
 typedef struct http_keys {
-        /* How many keys exist now (> 0: every route with a scope needs a credential). */
+        /* How many keys exist now (> 0: every route with a scope needs a credential); SIZE_MAX
+         * when they cannot be read now (503 with retry-after). */
         size_t (*count)(void *ud);
         /* 1 when a key with this SHA-256 digest exists (its id, for the principal, in ret_id), 0
-         * when not. */
+         * when not, -1 when the keys cannot be read now (503 with retry-after). */
         int (*find)(void *ud, const uint8_t digest[static 32], char ret_id[static AUTH_NAME_MAX + 1]);
         void *ud;
 } http_keys;

@@ -562,6 +562,7 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
                 if (store_sandbox_add(g->cfg.store, l->id, info.fingerprint, now, &se) < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=v1-sandbox-not-kept session=%s error=\"%s\"", l->id,
                                  se.msg);
+                v1_node_own_sandbox(g, l->id); /* where other nodes forward requests about it */
                 /* the session's memory stores, written into the new sandbox */
                 v1_memory_mounts_free(TAKE_PTR(l->mem));
                 if ((r = v1_memory_mount(g->cfg.store, g->cfg.ss, l->box, session_obj, &l->mem, e)) < 0)

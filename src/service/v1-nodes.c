@@ -78,6 +78,19 @@ void v1_node_merge_locked(live *l) {
  * turn but the node runs its --capacity of turns (naming the node with the most room); -EBUSY with *err (409): a live
  * node runs them (messages still go to the log: v1_engine_send); another negative errno with *err (503). One node: 0.
  */
+/* 503: this node runs its --capacity of turns; the answer names the live node with the most room. */
+static int at_capacity(v1_engine *g, unsigned running, v1_err *err) {
+        char other[STORE_ID_MAX], url[NODE_URL_MAX];
+        hull_error e = {0};
+        if (store_node_roomiest(g->cfg.store, g->cfg.node->id, NODE_LEASE_TTL_MS, other, url, &e) < 0)
+                return v1_fail(err, 503, "node_at_capacity",
+                               "node %s runs %u turns, its --capacity, and no other node has room: try again later",
+                               g->cfg.node->id, running);
+        return v1_fail(err, 503, "node_at_capacity",
+                       "node %s runs %u turns, its --capacity: send this to node %s (%s), which has room",
+                       g->cfg.node->id, running, other, url);
+}
+
 int v1_node_claim_locked(live *l, bool starts, v1_err *err) {
         v1_engine *g = l->g;
         if (!v1_node_mode(g))
@@ -100,14 +113,14 @@ int v1_node_claim_locked(live *l, bool starts, v1_err *err) {
                 return 0;
         /* at capacity: this node takes no new turn; the answer names the node with the most room */
         (void) store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e);
-        char other[STORE_ID_MAX], url[NODE_URL_MAX];
-        if (store_node_roomiest(g->cfg.store, g->cfg.node->id, NODE_LEASE_TTL_MS, other, url, &e) < 0)
-                return v1_fail(err, 503, "node_at_capacity",
-                               "node %s runs %u turns, its --capacity, and no other node has room: try again later",
-                               g->cfg.node->id, running);
-        return v1_fail(err, 503, "node_at_capacity",
-                       "node %s runs %u turns, its --capacity: send this to node %s (%s), which has room",
-                       g->cfg.node->id, running, other, url);
+        return at_capacity(g, running, err);
+}
+
+int v1_engine_admit_session(v1_engine *g, v1_err *err) {
+        if (!v1_node_mode(g))
+                return 0;
+        unsigned running = v1_engine_running(g);
+        return running < g->cfg.node->capacity ? 0 : at_capacity(g, running, err);
 }
 
 /* Give up l's lease when this node has nothing of its turns left (under l->lock). */
@@ -172,6 +185,35 @@ void v1_node_cut_locked(live *l, const char *dead_node) {
         v1_log_failure_locked(l, "unknown_error", msg, true);
         v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
         dlog_log(l->g->cfg.log, DLOG_WARN, "event=node-turn-cut session=%s dead_node=%s", l->id, dead_node);
+}
+
+int v1_engine_sandbox_node(v1_engine *g, const char *session_id, store_owner *ret, const char **ret_self, v1_err *err) {
+        *ret_self = v1_node_mode(g) ? g->cfg.node->id : NULL;
+        memset(ret, 0, sizeof(*ret));
+        if (!v1_node_mode(g))
+                return 0;
+        hull_error e = {0};
+        int r = store_sandbox_owner_get(g->cfg.store, session_id, NODE_LEASE_TTL_MS, ret, &e);
+        if (r == -ENOENT || r == -EINVAL)
+                return 0;
+        if (r < 0)
+                return v1_fail(err, 503, "",
+                               "which node holds session %.64s's sandbox could not be read: %s (try again)", session_id,
+                               e.msg);
+        if (strcmp(ret->node_id, g->cfg.node->id) == 0 && ret->alive)
+                return 0;
+        return ret->alive && ret->advertise[0] ? 1 : -EHOSTDOWN;
+}
+
+/* Record that this node holds l's sandbox now (it opened it): requests about it that reach
+ * another node are forwarded here. */
+void v1_node_own_sandbox(v1_engine *g, const char *session_id) {
+        if (!v1_node_mode(g))
+                return;
+        hull_error e = {0};
+        if (store_sandbox_owner_set(g->cfg.store, session_id, g->cfg.node->id, g->cfg.node->instance, &e) < 0)
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-sandbox-owner-not-kept session=%s error=\"%s\"", session_id,
+                         e.msg);
 }
 
 /* ---- the node's thread ---- */

@@ -118,6 +118,7 @@ int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);
 bool v1_node_handoff_locked(live *l, bool worker);
 void v1_node_cut_locked(live *l, const char *dead_node);
+void v1_node_own_sandbox(v1_engine *g, const char *session_id);
 int v1_node_start(v1_engine *g, hull_error *e);
 void v1_node_stop(v1_engine *g);
 

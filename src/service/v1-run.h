@@ -121,6 +121,14 @@ int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err);
  * reference (ss_unref with v1_engine_ss), or NULL when none is open now. Returns 0. */
 int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret);
 ss_manager *v1_engine_ss(v1_engine *g);
+/* A new session on this node (one of several): 0, or 503 in *err when it runs its --capacity of
+ * turns (a node at capacity takes no new session), naming the live node with the most room. */
+int v1_engine_admit_session(v1_engine *g, v1_err *err);
+/* Where the session's sandbox is, one node of several (hull serve --node-id): 0 here (one node,
+ * this node, or none recorded), 1 on another live node (*ret names it and its URL), -EHOSTDOWN
+ * when the node that held it stopped (*ret names it; the sandbox is gone), or a store error in
+ * *err (503). This node's id (NULL: the only node) in *ret_self. */
+int v1_engine_sandbox_node(v1_engine *g, const char *session_id, store_owner *ret, const char **ret_self, v1_err *err);
 /* The engine's settings (the egress guard's allowlist of the vaults' token endpoints), or NULL. */
 const settings *v1_engine_settings(v1_engine *g);
 

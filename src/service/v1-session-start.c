@@ -62,6 +62,8 @@ int v1_session_start(const v1_starter *c, const json_t *body, const json_t *extr
                 return v1_fail(err, 500, "", "out of memory");
         if ((r = v1_engine_budget_admit(c->engine, obj, err)) < 0) /* a budget needs its model's price */
                 return r;
+        if ((r = v1_engine_admit_session(c->engine, err)) < 0) /* a node at its --capacity takes none */
+                return r;
         if ((r = v1_resources_resolve(c->files, v1_engine_settings(c->engine), c->mnt_root, obj, err)) < 0)
                 return r;
         if ((r = v1_memory_resources_resolve(c->store, obj, err)) < 0) { /* memory_store resources */

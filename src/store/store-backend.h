@@ -319,4 +319,7 @@ typedef struct store_node_ops {
                              hull_error *e);
         int (*leases_reap)(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
         int (*events_wait)(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
+        int (*owner_set)(store *s, const char *session_id, const char *node_id, const char *instance, hull_error *e);
+        int (*owner_get)(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
+        bool (*unreachable)(store *s);
 } store_node_ops;

@@ -91,3 +91,29 @@ int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull
         int r = no_nodes(s, e);
         return r < 0 ? r : s->ops->node->events_wait(s, timeout_ms, fn, ud, e);
 }
+
+int store_sandbox_owner_set(store *s, const char *session_id, const char *node_id, const char *instance,
+                            hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        if (r >= 0 && (!instance || !instance[0]))
+                r = hull_fail(e, -EINVAL, "store: a sandbox's owner needs the node's instance");
+        return r < 0 ? r : s->ops->node->owner_set(s, session_id, node_id, instance, e);
+}
+
+int store_sandbox_owner_get(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        if (r < 0)
+                return r;
+        memset(ret, 0, sizeof(*ret));
+        return s->ops->node->owner_get(s, session_id, ttl_ms, ret, e);
+}
+
+bool store_unreachable(store *s) {
+        return s && s->ops->node && s->ops->node->unreachable && s->ops->node->unreachable(s);
+}

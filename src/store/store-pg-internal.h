@@ -39,6 +39,7 @@ typedef struct pg_store {
         bool busy[STORE_PG_CONNS];
         pg_conn conns[STORE_PG_CONNS];
         PGconn *listen; /* LISTEN hull_events (store_events_wait's, one thread's); NULL till then */
+        int down;       /* the last try to reach the server failed (__atomic: read by any thread) */
 } pg_store;
 
 static inline pg_store *pg_of(store *s) {

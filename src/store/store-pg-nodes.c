@@ -43,9 +43,11 @@ static int pg_node_join(store *base, const store_node *n, uint64_t ttl_ms, hull_
                 return 0;
         if (PQntuples(res) == 1) {
                 /* the leases an earlier life of this id held are dead now: the reaper cuts their turns */
+                /* ... and the sandboxes it held died with it */
                 const char *w[] = {n->id};
                 return pg_exec(pc,
-                               "UPDATE session_leases SET expires_at = now() - interval '1 millisecond'"
+                               "WITH o AS (DELETE FROM sandbox_owners WHERE node_id = $1)"
+                               " UPDATE session_leases SET expires_at = now() - interval '1 millisecond'"
                                " WHERE node_id = $1",
                                1, w, "cannot expire the node's old leases", NULL, e);
         }
@@ -113,7 +115,8 @@ static int pg_node_leave(store *base, const char *node_id, const char *instance,
         const char *v[] = {node_id, instance};
         PG_LOCKED(s);
         return pg_exec(pc,
-                       "WITH n AS (DELETE FROM nodes WHERE id = $1 AND instance = $2 RETURNING id)"
+                       "WITH n AS (DELETE FROM nodes WHERE id = $1 AND instance = $2 RETURNING id),"
+                       " o AS (DELETE FROM sandbox_owners WHERE node_id IN (SELECT id FROM n))"
                        " DELETE FROM session_leases WHERE node_id IN (SELECT id FROM n)",
                        2, v, "cannot remove the node", NULL, e);
 }
@@ -232,6 +235,14 @@ static int pg_leases_reap(store *base, const char *node_id, uint64_t ttl_ms, jso
                         2, v, "cannot take the dead nodes' leases", &res, e);
         if (r < 0)
                 return r;
+        /* the sandboxes of dead nodes (or of their earlier lives) are gone: no owner to forward to */
+        r = pg_exec(pc,
+                    "DELETE FROM sandbox_owners o WHERE NOT EXISTS (SELECT 1 FROM nodes n WHERE n.id = o.node_id"
+                    " AND n.instance = o.instance"
+                    " AND n.heartbeat_at >= now() - ($1::bigint * interval '1 millisecond'))",
+                    1, v + 1, "cannot forget the dead nodes' sandboxes", NULL, e);
+        if (r < 0)
+                return r;
         for (int i = 0; i < PQntuples(res); i++)
                 if (json_array_append_new(a, json_pack("{s:s, s:s}", "session_id", PQgetvalue(res, i, 0), "dead_node",
                                                        PQgetvalue(res, i, 1))) < 0)
@@ -287,6 +298,48 @@ static int pg_events_wait(store *base, int timeout_ms, store_wake_fn fn, void *u
         return 0;
 }
 
+static int pg_owner_set(store *base, const char *session_id, const char *node_id, const char *instance, hull_error *e) {
+        pg_store *s = pg_of(base);
+        const char *v[] = {session_id, node_id, instance};
+        PG_LOCKED(s);
+        int r = pg_exec(pc,
+                        "INSERT INTO sandbox_owners (session_id, node_id, instance) VALUES ($1, $2, $3)"
+                        " ON CONFLICT (session_id) DO UPDATE SET node_id = EXCLUDED.node_id,"
+                        " instance = EXCLUDED.instance",
+                        3, v, "cannot record the sandbox's node", NULL, e);
+        if (r == -EEXIST && strcmp(pc->sqlstate, "23503") == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        return r;
+}
+
+static int pg_owner_get(store *base, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e) {
+        pg_store *s = pg_of(base);
+        char ttl[PG_INT_MAX];
+        const char *v[] = {session_id, pg_int(ttl, (int64_t) ttl_ms)};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        int r = pg_exec(pc,
+                        "SELECT o.node_id, coalesce(n.advertise, ''),"
+                        " coalesce(n.heartbeat_at >= now() - ($2::bigint * interval '1 millisecond'), false),"
+                        " coalesce((extract(epoch FROM now() - n.heartbeat_at) * 1000)::bigint, -1)"
+                        " FROM sandbox_owners o LEFT JOIN nodes n ON n.id = o.node_id AND n.instance = o.instance"
+                        " WHERE o.session_id = $1",
+                        2, v, "cannot read the sandbox's node", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return -ENOENT;
+        snprintf(ret->node_id, sizeof(ret->node_id), "%s", PQgetvalue(res, 0, 0));
+        snprintf(ret->advertise, sizeof(ret->advertise), "%s", PQgetvalue(res, 0, 1));
+        ret->alive = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+        ret->beat_age_ms = pg_get_int(res, 0, 3);
+        return 0;
+}
+
+static bool pg_unreachable(store *base) {
+        return __atomic_load_n(&pg_of(base)->down, __ATOMIC_RELAXED) != 0;
+}
+
 const store_node_ops pg_node_ops = {
         .join = pg_node_join,
         .beat = pg_node_beat,
@@ -296,4 +349,7 @@ const store_node_ops pg_node_ops = {
         .lease_release = pg_lease_release,
         .leases_reap = pg_leases_reap,
         .events_wait = pg_events_wait,
+        .owner_set = pg_owner_set,
+        .owner_get = pg_owner_get,
+        .unreachable = pg_unreachable,
 };

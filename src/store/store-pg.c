@@ -114,6 +114,11 @@ static const char *const migrations[] = {
         " created_ms BIGINT NOT NULL, due_ms BIGINT NOT NULL, attempts BIGINT NOT NULL, body TEXT NOT NULL,"
         " PRIMARY KEY (event_id, webhook_id));"
         "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_ms);",
+        /* 11: which node (and which life of it: its instance) holds each session's sandbox, so a
+         * request about the sandbox that reaches another node is forwarded there */
+        "CREATE TABLE sandbox_owners (session_id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY"
+        " REFERENCES sessions (id) ON DELETE CASCADE, node_id TEXT NOT NULL, instance TEXT NOT NULL);"
+        "CREATE INDEX sandbox_owners_node ON sandbox_owners (node_id);",
 };
 
 int store_pg_schema_version(void) {
@@ -218,6 +223,7 @@ static int reconnect(pg_conn *pc, hull_error *e) {
                 PQreset(pc->conn);
         if (pc->conn && PQstatus(pc->conn) == CONNECTION_OK)
                 return 0;
+        __atomic_store_n(&pc->owner->down, 1, __ATOMIC_RELAXED);
         char why[256];
         first_line(pc->conn ? PQerrorMessage(pc->conn) : "out of memory", why, sizeof(why));
         store_redact(pc->owner->url, why, sizeof(why));
@@ -231,6 +237,7 @@ static int exec_once(pg_conn *pc, const char *sql, int n, const char *const *v, 
         PGresult *res = PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
         ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+                __atomic_store_n(&pc->owner->down, 0, __ATOMIC_RELAXED);
                 if (ret)
                         *ret = res;
                 else
@@ -247,10 +254,12 @@ static int exec_once(pg_conn *pc, const char *sql, int n, const char *const *v, 
         bool coded = code != NULL;
         if (res)
                 PQclear(res); /* code, primary and detail go with it: copied above */
-        if (PQstatus(pc->conn) != CONNECTION_OK || !coded)
+        if (PQstatus(pc->conn) != CONNECTION_OK || !coded) {
+                __atomic_store_n(&pc->owner->down, 1, __ATOMIC_RELAXED);
                 return hull_fail(e, -ECONNRESET,
                                  "store: %s: lost the connection to PostgreSQL (%s); whether it was done is unknown",
                                  what, why);
+        }
         int err = sqlstate_errno(pc->sqlstate);
         if (err == -EBUSY)
                 return hull_err_hint(e, err, "another writer held the rows; try again", "store: %s: %s", what, why);

@@ -108,6 +108,9 @@ static const char *const migrations[] = {
         " webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE, created_ms INTEGER NOT NULL,"
         " due_ms INTEGER NOT NULL, attempts INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (event_id, webhook_id));"
         "CREATE INDEX webhook_deliveries_due ON webhook_deliveries (due_ms);",
+        /* 11: which node holds each session's sandbox (PostgreSQL's only, as 9; the numbers alike) */
+        "CREATE TABLE sandbox_owners (session_id TEXT NOT NULL PRIMARY KEY REFERENCES sessions (id)"
+        " ON DELETE CASCADE, node_id TEXT NOT NULL, instance TEXT NOT NULL);",
 };
 
 int store_sqlite_schema_version(void) {

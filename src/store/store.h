@@ -435,3 +435,19 @@ int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **r
  * thread calls it. */
 typedef void (*store_wake_fn)(void *ud, const char *session_id, int64_t seq);
 int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
+
+/* Which node holds a session's sandbox (the node that opened it; its life told by its instance). */
+typedef struct store_owner {
+        char node_id[STORE_ID_MAX];
+        char advertise[NODE_URL_MAX]; /* "" when its row is gone */
+        bool alive;                   /* that life of the node is alive (its row, its instance, a fresh heartbeat) */
+        int64_t beat_age_ms;          /* its last heartbeat's age (-1: its row is gone or another life's) */
+} store_owner;
+/* Record that node_id (life instance) holds session_id's sandbox now. */
+int store_sandbox_owner_set(store *s, const char *session_id, const char *node_id, const char *instance, hull_error *e);
+/* The node that holds session_id's sandbox: 0 with *ret, -ENOENT when none is recorded. A node
+ * that leaves, dies (reaped) or starts a new life has its rows removed. */
+int store_sandbox_owner_get(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
+/* Whether the database could not be reached on the last try (PostgreSQL stopped, restarting,
+ * unreachable): a failure then is worth a 503 and a retry, not a 500. Always false on SQLite. */
+bool store_unreachable(store *s);

@@ -78,7 +78,7 @@ wait_idle "$SESSION" 90
 # PostgreSQL stopped: an error (hull serve stays up), then, once it is back, the calls work again
 pg_server_stop
 v1 GET "/v1/sessions/$SESSION"
-# (the key count cannot be read either: /v1's auth fails closed with a 401)
+# (the key count cannot be read either: /v1's auth fails closed with a 503 and retry-after)
 expect "db-postgres: while PostgreSQL is down a read fails" "s >= 400"
 check "db-postgres: ... and hull serve stays up" kill -0 "$SERVER_PID"
 pg_server_start 2>"$TEST_TMP/pg-start.err" || fail "db-postgres: the cluster starts again" "$(cat "$TEST_TMP/pg-start.err")"

@@ -26,6 +26,8 @@ export TMPDIR=$TEST_TMP/tmp
 mkdir -m 0711 "$TMPDIR"
 export HULL_HOME=$TEST_TMP/home
 mkdir -m 0711 "$HULL_HOME"
+# a key (in the shared database): every node checks it, a forwarded request carries it
+export HULL_SERVE_KEY=sk-nodes-chaos-0123456789abcdefghijklmnop V1_KEY=sk-nodes-chaos-0123456789abcdefghijklmnop
 
 # refused LOG NAME ARGS...: hull serve ARGS exits 2 with one line (on stderr and stdout together)
 refused() {
@@ -83,8 +85,61 @@ sleep 1 # the call is in the sandbox now (sleep 60)
 check "nodes-chaos: node 1 runs the tool (agent.tool_use logged, no result)" sh -c \
         "grep -q '\"agent.tool_use\"' '$TEST_TMP/ev.json' && ! grep -q '\"agent.tool_result\"' '$TEST_TMP/ev.json'"
 check "nodes-chaos: node 1 holds the session's lease" test "$(PSQL "SELECT node_id FROM session_leases WHERE session_id = '$SESSION'")" = n1
+# ---- a request about the sandbox (on node 1) sent to node 2: forwarded to node 1 ----
+check "nodes-chaos: node 1 is recorded as the holder of the session's sandbox" test \
+        "$(PSQL "SELECT node_id FROM sandbox_owners WHERE session_id = '$SESSION'")" = n1
+v1 GET "/v1/sessions/$SESSION/handles"
+cp "$O" "$TEST_TMP/handles1.out"
+URL=$N2
+v1 GET "/v1/sessions/$SESSION/handles"
+pycheck "nodes-chaos: GET .../handles on node 2 is forwarded to node 1 (x-hull-node: n1): the same answer, the sandbox open" '
+import json, sys
+def read(f):
+    first, _, rest = open(f).read().partition("\n")
+    d = json.loads(rest)
+    return int(first), d["headers"], json.loads(d["body"])
+s1, h1, b1 = read(sys.argv[1])
+s2, h2, b2 = read(sys.argv[2])
+ok = s1 == s2 == 200 and h2.get("x-hull-node") == "n1" and b1 == b2 and b1["sandbox"] is not None
+ok or print(s1, b1, s2, h2, b2)
+sys.exit(0 if ok else 1)' "$TEST_TMP/handles1.out" "$O"
+v1 GET "/v1/sessions/$SESSION/records"
+cp "$O" "$TEST_TMP/audit2.out"
+URL=$N1
+v1 GET "/v1/sessions/$SESSION/records"
+pycheck "nodes-chaos: ... the session's run records read through node 2 are node 1's, byte for byte" '
+import json, sys
+a = [open(f).read().partition("\n") for f in sys.argv[1:]]
+d = [json.loads(x[2]) for x in a]
+ok = a[0][0] == a[1][0] == "200" and d[0]["body"] == d[1]["body"] and d[0]["headers"].get("x-hull-node") == "n1"
+ok or print([x[0] for x in a], [x[2][:300] for x in a])
+sys.exit(0 if ok else 1)' "$TEST_TMP/audit2.out" "$O"
+URL=$N2
+V1_KEY="" v1 GET "/v1/sessions/$SESSION/handles"
+expect "nodes-chaos: ... without the caller's key node 2 refuses it (401), nothing forwarded" "s == 401 and 'x-hull-node' not in h"
+v1 GET "/v1/sessions/$SESSION/handles" - "hull-forwarded-from: n1"
+pycheck "nodes-chaos: a request with the hop header is answered where it lands (node 2: no sandbox), never forwarded again" '
+import json, sys
+def read(f):
+    first, _, rest = open(f).read().partition("\n")
+    d = json.loads(rest)
+    return int(first), d["headers"], json.loads(d["body"])
+s1, h1, b1 = read(sys.argv[1])
+s2, h2, b2 = read(sys.argv[2])
+ok = s2 == 200 and "x-hull-node" not in h2 and b2["sandbox"] != b1["sandbox"]
+ok or print(s2, h2, b2, b1)
+sys.exit(0 if ok else 1)' "$TEST_TMP/handles1.out" "$O"
+v1 GET "/v1/sessions/$SESSION/handles" - "hull-forwarded-from: not a node; rm -rf"
+expect "nodes-chaos: a hop header that names no node: 400 saying what it is" \
+        "s == 400 and b['error']['details']['error_code'] == 'bad_forward_header' and 'x-hull-node' not in h"
+URL=$N1
+v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
+expect "nodes-chaos: node 1 at its --capacity takes no new session: 503, retry-after, naming node n2 and its URL" \
+        "s == 503 and h.get('retry-after') and 'node n2 ($N2), which has room' in b['error']['message']"
+URL=$N2
 v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
 OTHER=$(field id)
+URL=$N1
 v1 POST "/v1/sessions/$OTHER/events" "$(user_message 'no room')"
 expect "nodes-chaos: node 1 at its --capacity (1 turn) takes no new turn: 503 naming node n2 and its URL" \
         "s == 503 and 'node n2 ($N2), which has room' in b['error']['message']"
@@ -92,6 +147,9 @@ check "nodes-chaos: ... and the refused message is not in the log" test "$(PSQL 
 kill -9 "$N1_PID"
 t0=$(date +%s)
 URL=$N2
+v1 GET "/v1/sessions/$SESSION/handles"
+expect "nodes-chaos: node 1 killed: a request about its sandbox on node 2 gets 503 + retry-after naming node 1, no hang" \
+        "s == 503 and h.get('retry-after') and b['error']['details']['error_code'] == 'sandbox_node_unreachable' and 'node n1' in b['error']['message']"
 wait_idle "$SESSION" 40
 expect "nodes-chaos: after the lease TTL node 2 has ended the turn: idle" "s == 200 and b['status'] == 'idle'"
 dt=$(($(date +%s) - t0))
@@ -120,6 +178,7 @@ ok or print(len(rec), [e["type"] for e in ev])
 sys.exit(0 if ok else 1)' "$TEST_TMP/record.jsonl" "$TEST_TMP/ev.json"
 serve_v1 "$TEST_TMP/node1b.log" --db "$DB" --node-id n1
 check "nodes-chaos: the killed node's id starts again once its heartbeat is stale" test -n "$URL"
+check "nodes-chaos: the dead node's sandboxes are forgotten" test "$(PSQL "SELECT count(*) FROM sandbox_owners WHERE node_id = 'n1'")" = 0
 stop_server TERM 30
 check "nodes-chaos: ... and leaves cleanly (its row removed)" test "$(PSQL "SELECT count(*) FROM nodes WHERE id = 'n1'")" = 0
 SERVER_PID=$N2_PID

@@ -177,3 +177,42 @@ expect "nodes: ... and after the turn ended on node 2 the session is idle with t
 check "nodes: no lease is left once every turn ended" test "$(PSQL "SELECT count(*) FROM session_leases")" = 0
 "$HULL" db check --db "$DB" >"$TEST_TMP/check.out" 2>&1
 check "nodes: the store's logs are gap-free (hull db check)" test $? -eq 0
+
+# ---- PostgreSQL stopped during a turn (pg_ctl stop -m fast), then started again: calls in
+# between get 503 with retry-after, every node reconnects by itself (no restart), the turn ends
+# cleanly, nothing acknowledged is lost, the log stays gap-free ----
+events_json "$S2" >"$TEST_TMP/before-outage.json" 2>"$TEST_TMP/v1.err"
+at 2
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'across the outage')"
+expect "nodes: a message sent on node 2 just before PostgreSQL stops is taken" "s == 200"
+pg_server_stop
+at 1
+v1 GET "/v1/sessions/$S2"
+expect "nodes: PostgreSQL stopped: a read on node 1 gets 503 overloaded_error with retry-after" \
+        "s == 503 and h.get('retry-after') and b['error']['type'] == 'overloaded_error'"
+at 3
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'while down')"
+expect "nodes: ... a message on node 3 gets 503 with retry-after (nothing taken)" "s == 503 and h.get('retry-after')"
+sleep 1
+pg_server_start 2>"$TEST_TMP/pg-start.err" || fail "nodes: PostgreSQL starts again" "$(cat "$TEST_TMP/pg-start.err")"
+at 1
+for _ in $(seq 1 50); do v1 GET "/v1/sessions/$S2"; grep -q '^200' "$O" && break; sleep 0.2; done
+expect "nodes: once PostgreSQL is back node 1 serves again without a restart" "s == 200"
+check "nodes: ... and no node restarted" kill -0 "${NPID[1]}" "${NPID[2]}" "${NPID[3]}"
+wait_idle "$S2" 60
+expect "nodes: the turn across the outage ended: the session is idle" "s == 200 and b['status'] == 'idle'"
+events_json "$S2" >"$TEST_TMP/after-outage.json" 2>"$TEST_TMP/v1.err"
+pycheck "nodes: every event logged before the outage is still there, the message sent before it too, the refused one not" '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+text = json.dumps(b[len(a):])
+ok = b[:len(a)] == a and "across the outage" in text and "while down" not in text and b[-1]["type"] == "session.status_idle"
+ok or print([e["type"] for e in b[len(a):]])
+sys.exit(0 if ok else 1)' "$TEST_TMP/before-outage.json" "$TEST_TMP/after-outage.json"
+at 2
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'after the outage')"
+expect "nodes: node 2 takes a new message after the outage" "s == 200"
+wait_idle "$S2" 60
+check "nodes: no lease is left after the outage" test "$(PSQL "SELECT count(*) FROM session_leases")" = 0
+"$HULL" db check --db "$DB" >"$TEST_TMP/check2.out" 2>&1
+check "nodes: after the outage the logs are still gap-free (hull db check)" test $? -eq 0

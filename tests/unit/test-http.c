@@ -1,10 +1,13 @@
 /* test-http.c: the pure parts of the HTTP layer and the metrics page: --listen addresses, the
- * loopback rule that decides whether tokens are required, and the Prometheus text. */
+ * loopback rule that decides whether tokens are required, the Prometheus text, and the URL
+ * escaping of a request forwarded to another node (http-forward.h). */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "http-forward.h"
 #include "http-server.h"
 #include "serve-metrics.h"
 #include "test.h"
@@ -66,8 +69,21 @@ static void test_metrics(void) {
         free(s);
 }
 
+static void test_forward_escape(void) {
+        char buf[64];
+        CHECK(http_forward_escape("/v1/sessions/sesn_1/handles/a b", true, buf, sizeof(buf)) > 0);
+        CHECK(strcmp(buf, "/v1/sessions/sesn_1/handles/a%20b") == 0);
+        CHECK(http_forward_escape("a/b&c=d?\xff", false, buf, sizeof(buf)) > 0);
+        CHECK(strcmp(buf, "a%2Fb%26c%3Dd%3F%FF") == 0);
+        CHECK(http_forward_escape("", false, buf, sizeof(buf)) == 0 && buf[0] == 0);
+        CHECK(http_forward_escape("abcd", false, buf, 5) == 4);
+        CHECK(http_forward_escape("abcde", false, buf, 5) == -ENAMETOOLONG);
+        CHECK(http_forward_escape("abc ", false, buf, 6) == -ENAMETOOLONG); /* "%20" does not fit */
+}
+
 int main(void) {
         test_listen();
+        test_forward_escape();
         test_metrics();
         return test_done();
 }

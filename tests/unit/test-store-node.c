@@ -3,7 +3,8 @@
  * tests/unit/test-store-pg.sh) a node joins, a second live node of one id is refused, a dead one's
  * id is taken over and its leases expire; a lease is claimed, busy for another node, renewed,
  * released, and reaped once from a dead node even with two reapers at once; an append wakes a
- * waiter on another connection (NOTIFY hull_events, "session_id:seq"). */
+ * waiter on another connection (NOTIFY hull_events, "session_id:seq"); which node holds a session's
+ * sandbox is recorded, and forgotten when that node leaves, dies or starts a new life. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ static void test_sqlite(const char *path) {
         CHECK(strstr(e.msg, "PostgreSQL") != NULL);
         store_lease le;
         CHECK_EQ_INT(store_lease_claim(s, "sesn_1", "n1", 1000, &le, &e), -EOPNOTSUPP);
+        CHECK(!store_unreachable(s));
         store_close(s);
 }
 
@@ -184,6 +186,50 @@ static void test_wake(store *s, store *s2) {
         CHECK_EQ_INT(w.seq, 2);
 }
 
+/* Which node holds a session's sandbox: set, read (alive), moved, gone with a node that leaves,
+ * dead once its heartbeat is older than the ttl and forgotten by the reaper; a new life of a node
+ * forgets its earlier life's. */
+static void test_owners(store *s) {
+        hull_error e = {0};
+        store_node a = {.id = "oa", .instance = "ia", .advertise = "http://oa", .capacity = 4, .tiers = "[]"};
+        store_node b = {.id = "ob", .instance = "ib", .advertise = "http://ob", .capacity = 4, .tiers = "[]"};
+        CHECK_EQ_INT(store_node_join(s, &a, 60000, &e), 0);
+        CHECK_EQ_INT(store_node_join(s, &b, 60000, &e), 0);
+        add_session(s, "sesn_o1");
+        store_owner o;
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), -ENOENT);
+        CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_nope", "oa", "ia", &e), -ENOENT);
+        CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "oa", "ia", &e), 0);
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), 0);
+        CHECK(o.alive && o.beat_age_ms >= 0);
+        CHECK_EQ_STR(o.node_id, "oa");
+        CHECK_EQ_STR(o.advertise, "http://oa");
+        CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "ob", "ib", &e), 0); /* a new sandbox on ob */
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), 0);
+        CHECK_EQ_STR(o.node_id, "ob");
+        CHECK_EQ_INT(store_node_leave(s, "ob", "ib", &e), 0); /* its sandboxes went with it */
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), -ENOENT);
+        /* dead: its heartbeat older than the ttl; the reaper forgets it */
+        CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "oa", "ia", &e), 0);
+        sleep_ms(300);
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 200, &o, &e), 0);
+        CHECK(!o.alive && o.beat_age_ms >= 200);
+        json_t *taken = NULL;
+        CHECK_EQ_INT(store_leases_reap(s, "oc", 200, &taken, &e), 0);
+        json_decref(taken);
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 200, &o, &e), -ENOENT);
+        /* a new life of oa forgets what its earlier life held */
+        CHECK_EQ_INT(store_node_beat(s, "oa", "ia", 60000, 0, &e), 0);
+        CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "oa", "ia", &e), 0);
+        sleep_ms(300);
+        store_node a2 = a;
+        a2.instance = "ia2";
+        CHECK_EQ_INT(store_node_join(s, &a2, 200, &e), 0);
+        CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), -ENOENT);
+        CHECK(!store_unreachable(s));
+        CHECK_EQ_INT(store_node_leave(s, "oa", "ia2", &e), 0);
+}
+
 int main(void) {
         char dir[] = "/tmp/hull-test-store-node-XXXXXX", path[80];
         if (!mkdtemp(dir))
@@ -200,6 +246,7 @@ int main(void) {
         test_join(s);
         test_leases(s, s2);
         test_wake(s, s2);
+        test_owners(s);
         store_close(s2);
         store_close(s);
         return test_done();

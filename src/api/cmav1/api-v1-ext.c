@@ -295,9 +295,14 @@ static void network_log(http_req *r) {
 
 /* ---- the routes' handlers: each reads files, on a thread of its own ---- */
 
+/* ... or on the node that holds the session's sandbox (v1a_forwarded) */
 #define SPAWNED(name)                                                                                                  \
+        static void name##_here(http_req *r) {                                                                         \
+                if (!v1a_forwarded(r))                                                                                 \
+                        name(r);                                                                                       \
+        }                                                                                                              \
         void v1a_##name(http_req *r) {                                                                                 \
-                if (http_req_spawn(r, name) < 0)                                                                       \
+                if (http_req_spawn(r, name##_here) < 0)                                                                \
                         v1a_failf(r, 503, "", "no thread could be made for the request; retry");                       \
         }
 SPAWNED(handles_list)

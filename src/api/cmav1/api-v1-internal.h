@@ -16,6 +16,12 @@ struct api_v1 {
 
 #define V1_BETA "managed-agents-2026-04-01"
 #define V1_SKILLS_BETA "skills-2025-10-02" /* /v1/skills */
+#define V1_RETRY_AFTER_S "2"               /* retry-after of a 503 (the database away, a node full) */
+
+/* A request about a session's sandbox (its {id}) that another node holds: forwarded there and
+ * answered (true), or refused (true: a bad hop header 400, the node gone 409, unreachable 503);
+ * false: answered here (one node, this node, a forwarded request). On the request's thread. */
+bool v1a_forwarded(http_req *r);
 
 /* The query: each known argument (an "x[]" is "x"), repeated ones collected. */
 #define QUERY_LIST_MAX 16U

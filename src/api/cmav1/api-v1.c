@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "api-v1-internal.h"
+#include "http-forward.h"
 #include "macro.h"
 #include "parse-util.h"
 #include "utf8.h"
@@ -43,7 +44,25 @@ static const char *type_of_status(unsigned status) {
         }
 }
 
+/* The store this request's API reads (the /v1 routes' and the fallback's data is the api_v1). */
+static store *store_of(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        return a ? a->cfg.store : NULL;
+}
+
 void v1a_answer_error(http_req *r, unsigned status, const char *type, const char *code, const char *msg) {
+        /* A failure while the database cannot be reached (PostgreSQL restarting, stopped, away) is
+         * not the server's fault: 503 with retry-after, and the client tries again. */
+        char down[V1_ERROR_MSG_MAX];
+        if (status == 500 && store_unreachable(store_of(r))) {
+                snprintf(down, sizeof(down), "the database cannot be reached now (nothing was done): %s; try again",
+                         msg);
+                msg = down;
+                status = 503;
+                type = NULL;
+        }
+        if (status == 503)
+                (void) http_answer_header(r, "retry-after", V1_RETRY_AFTER_S);
         /* A message may quote what the client sent (an id from the path, percent-decoded to any
          * bytes) or be cut inside a character by a "%.64s": made valid UTF-8 first, or jansson
          * refuses the string and there is no JSON to answer with. */
@@ -151,6 +170,50 @@ static void fallback_refuse(http_req *r, http_refusal why, unsigned status, cons
 }
 
 const http_api api_v1_fallback_api = {.name = "v1", .begin = v1_begin, .refuse = fallback_refuse};
+
+/* ---- a session's sandbox on another node ---- */
+
+bool v1a_forwarded(http_req *r) {
+        api_v1 *a = http_req_data(r);
+        const char *id = http_req_param(r, "id");
+        char from[64];
+        int hop = http_forward_hop(r, from);
+        if (hop < 0) {
+                v1a_failf(r, 400, "bad_forward_header",
+                          "the %s header names the hull node that forwarded the request (one node id, once): "
+                          "a client never sends it",
+                          HTTP_FORWARD_HOP_HEADER);
+                return true;
+        }
+        if (hop > 0 || !id) /* forwarded once already: answered here, never sent on again */
+                return false;
+        store_owner o;
+        const char *self = NULL;
+        v1_err err = {0};
+        int rr = v1_engine_sandbox_node(a->cfg.engine, id, &o, &self, &err);
+        if (rr == 0)
+                return false;
+        if (rr == -EHOSTDOWN) {
+                char age[48] = "its row is gone";
+                if (o.beat_age_ms >= 0)
+                        snprintf(age, sizeof(age), "its last heartbeat %" PRId64 " ms ago", o.beat_age_ms);
+                v1a_failf(r, 409, "sandbox_node_gone",
+                          "session %.64s's sandbox was on node %s, which stopped (%s): the sandbox and its handles "
+                          "went with it; the session's next turn opens a new one",
+                          id, o.node_id, age);
+                return true;
+        }
+        if (rr < 0) {
+                v1a_fail(r, &err);
+                return true;
+        }
+        hull_error e = {0};
+        if (http_forward(r, o.advertise, self, o.node_id, &e) < 0)
+                v1a_failf(r, 503, "sandbox_node_unreachable",
+                          "session %.64s's sandbox is on node %s (%s), which could not be reached: %s; try again", id,
+                          o.node_id, o.advertise, e.msg);
+        return true;
+}
 
 /* ---- what a request brings ---- */
 
@@ -574,7 +637,7 @@ static size_t keys_count(void *ud) {
         size_t n = 0;
         hull_error e = {0};
         if (store_key_count(ud, &n, &e) < 0)
-                return 1; /* cannot tell: ask for a key rather than let anyone in */
+                return SIZE_MAX; /* cannot tell: nobody in, 503 (the database away) */
         return n;
 }
 
@@ -588,7 +651,7 @@ static int keys_find(void *ud, const uint8_t digest[static 32], char ret_id[stat
         explicit_bzero(hex, sizeof(hex));
         if (r == 1)
                 snprintf(ret_id, AUTH_NAME_MAX + 1, "%s", k.id);
-        return r == 1 ? 1 : 0;
+        return r == 1 ? 1 : r < 0 ? -1 : 0;
 }
 
 http_keys api_v1_keys(store *s) {
