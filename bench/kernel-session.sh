@@ -56,7 +56,7 @@ phases = {}  # floor: [(OpenSession s, first cell s)]
 
 def cold():
     t0 = time.perf_counter()
-    subprocess.run([hull, "exec", "--tier", "kernel", "--", "/usr/bin/python3", "-c", "import pandas"], check=True,
+    subprocess.run([hull, "exec", "--tier", "kernel", "--timeout", "600", "--", "/usr/bin/python3", "-c", "import pandas"], check=True,
                    stdout=subprocess.DEVNULL)
     return time.perf_counter() - t0
 
