@@ -115,15 +115,22 @@ def _cell_traceback(exc):
         sys.stderr.write("%s: (traceback could not be printed)\n" % type(exc).__name__)
 
 
+def compile_hull(source):
+    """runtime/hull.py's source text compiled (its lines kept for tracebacks); a code object or
+    None as it is."""
+    if isinstance(source, str):
+        lines = source.splitlines(True)
+        linecache.cache["<hull>"] = (len(source), None, lines, "<hull>")
+        source = compile(source, "<hull>", "exec")
+    return source
+
+
 def install_hull(source):
     """The module `hull` from its source text or code object, in sys.modules; None without one."""
     if source is None:
         return None
     try:
-        if isinstance(source, str):
-            lines = source.splitlines(True)
-            linecache.cache["<hull>"] = (len(source), None, lines, "<hull>")
-            source = compile(source, "<hull>", "exec")
+        source = compile_hull(source)
         mod = types.ModuleType("hull")
         mod.__dict__["__builtins__"] = builtins
         exec(source, mod.__dict__)
@@ -251,19 +258,23 @@ def main(fd=3, hull=None):
 
 def warm(path):
     """The kernel tier's warm start (sbx-kernel-warm.c): imported numpy and pandas, wait in a
-    checkpointed template sandbox for one handover on the SOCK_SEQPACKET socket at path: a
+    checkpointed template sandbox for one handover (from the sandbox's agent, pid 1, which got it
+    from the shim on its stdin: sbx-kernel-bundle.c) on the SOCK_SEQPACKET socket at path: a
     message (the START's environment, NUL-separated K=V) with three fds (the cell socket, stdout,
     stderr); answer "ok", then be the session's interpreter. Until then fds 0-3 are /dev/null of
     the sandbox (no host fd may be in the checkpoint) after one line "ready" on the host's stdout."""
     import importlib
     import socket
-    for name in ("numpy", "pandas"):
+    # pandas, and what runtime/hull.py imports (the first cell's exec of it then costs little)
+    for name in ("numpy", "pandas", "sqlite3", "ast", "datetime", "json"):
         try:
             importlib.import_module(name)
         except ImportError:
             pass
     lst = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     lst.bind(path)
+    # the handover comes from the sandbox's agent (root inside without CAP_DAC_OVERRIDE)
+    os.chmod(path, 0o666)
     lst.listen(1)
     os.write(1, b"ready\n")
     null = os.open("/dev/null", os.O_RDWR)
@@ -306,5 +317,9 @@ if __name__ == "__main__":
     del sys.argv[1:]
     _warm = os.environ.pop("HULL_WARM_SOCK", None)
     if _warm:
+        try:  # compiled before the checkpoint: not on the first cell's way
+            _hull_source = compile_hull(_hull_source)
+        except Exception:
+            pass
         warm(_warm)
     main(3, _hull_source)

@@ -95,6 +95,7 @@
 
 /* ---- kernel-tier sessions (src/sandbox/sbx-kernel-session.c: one gVisor sandbox per session) ---- */
 #define SBX_KERNEL_DIR "/run/hull-kernel"      /* each session's bundle, state and workspace below it */
+#define SBX_KERNEL_HANDOVER_MAX (128U << 10)   /* a warm start's handover message (the START's environment) */
 #define SBX_KERNEL_START_TIMEOUT_MS 30000U     /* runsc create + start (a loaded host takes seconds) */
 #define SBX_KERNEL_STOP_MS 10000U              /* runsc kill, delete, and the shim's own end */
 #define SBX_KERNEL_SENTRY_BYTES (128ULL << 20) /* memory cgroup headroom for the sentry and gofer */

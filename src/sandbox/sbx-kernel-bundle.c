@@ -24,12 +24,15 @@
 #include "sbx-kernel.h"
 #include "sbx-oci.h"
 
-/* The sandbox's init (uid 0 inside, CAP_KILL only): one request a line on its stdin, one "ok" a
- * line on its stdout. "K SIG PID..." sends SIG once to every process but itself and the PIDs (the
- * interpreters); "S SIG PID..." SIGKILLs them until none is left (at most ~2 s). It reaps
- * whatever is reparented to it. */
+/* The sandbox's init (uid 0 inside, CAP_KILL only): one request a message on its stdin (a
+ * SOCK_SEQPACKET socket of the shim's), one "ok" a line on its stdout. "K SIG PID..." sends SIG
+ * once to every process but itself and the PIDs (the interpreters); "S SIG PID..." SIGKILLs them
+ * until none is left (at most ~2 s). "H\0SOCK\0ENV..." with three fds (a START's cell socket,
+ * stdout and stderr): the warm start's handover, passed on to the warm python listening on SOCK
+ * (runtime/cell.py's warm()); "ok" when it took them, "no" otherwise. It reaps whatever is
+ * reparented to it. */
 static const char agent_py[] =
-        "import os,sys,time\n"
+        "import os,socket,sys,time\n"
         "def live(keep):\n"
         "    r=[]\n"
         "    for n in os.listdir('/proc'):\n"
@@ -46,9 +49,28 @@ static const char agent_py[] =
         "def kill(p,s):\n"
         "    try: os.kill(p,s)\n"
         "    except OSError: pass\n"
-        "i=sys.stdin.buffer\n"
+        "def hand(m,fds):\n"
+        "    r=b'no'\n"
+        "    try:\n"
+        "        p,_,env=m[2:].partition(b'\\0')\n"
+        "        c=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET)\n"
+        "        c.settimeout(30)\n"
+        "        c.connect(p)\n"
+        "        socket.send_fds(c,[env],fds)\n"
+        "        if c.recv(8)==b'ok': r=b'ok'\n"
+        "        c.close()\n"
+        "    except OSError: pass\n"
+        "    return r\n"
+        "i=socket.socket(fileno=0)\n"
         "while True:\n"
-        "    l=i.readline().split()\n"
+        "    m,fds,_,_=socket.recv_fds(i,1<<20,3)\n"
+        "    if m[:2]==b'H\\0' and len(fds)==3:\n"
+        "        r=hand(m,fds)\n"
+        "        for f in fds: os.close(f)\n"
+        "        os.write(1,r+b'\\n')\n"
+        "        continue\n"
+        "    for f in fds: os.close(f)\n"
+        "    l=m.split()\n"
         "    if len(l)<2: break\n"
         "    keep={int(x) for x in l[2:]}\n"
         "    if l[0]==b'K':\n"

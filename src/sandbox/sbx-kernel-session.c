@@ -113,18 +113,11 @@ static void ks_log_tail(kshim *k, char *buf, size_t size) {
         snprintf(buf, size, "%.*s", (int) size - 1, line ? line + 1 : text);
 }
 
-/* One request to the agent and its one-line answer. 0, or a negative errno (-EPIPE: gone). */
-static int ks_agent(kshim *k, char op, int sig) {
-        char line[256];
-        size_t len = (size_t) snprintf(line, sizeof(line), "%c %d", op, sig);
-        for (uint32_t i = 0; i < k->n_exempt; i++)
-                len += (size_t) snprintf(line + len, sizeof(line) - len, " %d", (int) k->exempt[i]);
-        if (k->warm_pid > 0) /* the warm python is spared until a START claims it */
-                len += (size_t) snprintf(line + len, sizeof(line) - len, " %d", (int) k->warm_pid);
-        len += (size_t) snprintf(line + len, sizeof(line) - len, "\n");
-        if (loop_write(k->agent_in, line, len) < 0)
-                return -EPIPE;
+/* The agent's one-line answer (its first byte in *ret_first): 0, or a negative errno (-EPIPE:
+ * gone). */
+static int ks_reply(kshim *k, char *ret_first) {
         uint64_t deadline = sbx_now_us() + SBX_KERNEL_START_TIMEOUT_MS * 1000ULL;
+        bool first = true;
         for (;;) {
                 struct pollfd p = {.fd = k->agent_out, .events = POLLIN};
                 uint64_t now = sbx_now_us();
@@ -143,9 +136,27 @@ static int ks_agent(kshim *k, char op, int sig) {
                         continue;
                 if (r < 0)
                         return -errno;
+                if (first && ret_first)
+                        *ret_first = c;
+                first = false;
                 if (c == '\n')
                         return 0;
         }
+}
+
+/* One request to the agent (one message) and its one-line answer. 0, or a negative errno
+ * (-EPIPE: gone). */
+static int ks_agent(kshim *k, char op, int sig) {
+        char line[256];
+        size_t len = (size_t) snprintf(line, sizeof(line), "%c %d", op, sig);
+        for (uint32_t i = 0; i < k->n_exempt; i++)
+                len += (size_t) snprintf(line + len, sizeof(line) - len, " %d", (int) k->exempt[i]);
+        if (k->warm_pid > 0) /* the warm python is spared until a START claims it */
+                len += (size_t) snprintf(line + len, sizeof(line) - len, " %d", (int) k->warm_pid);
+        len += (size_t) snprintf(line + len, sizeof(line) - len, "\n");
+        if (sock_send_fds(k->agent_in, line, len, NULL, 0, MSG_NOSIGNAL) < 0)
+                return -EPIPE;
+        return ks_reply(k, NULL);
 }
 
 /* Split a RUN or START payload into k->argv and k->envp, the session's variables over the
@@ -188,23 +199,23 @@ static bool ks_parse(kshim *k, const sbx_ctl_head *h, const char *payload, size_
 }
 
 /* A START of python in a restored sandbox: hand the call's fds to the warm python (pandas
- * imported) instead of starting one. True when it took them (STARTED sent); false: the caller
+ * imported) instead of starting one: the agent, already running inside, passes them on (no
+ * `runsc exec`, no new process). True when it took them (STARTED sent); false: the caller
  * starts a cold one (the warm python, no longer spared, ends at the next sweep). */
-static bool ks_claim(kshim *k, const char *pjson, const char *const *args, const int *fds, uint64_t nproc) {
+static bool ks_claim(kshim *k, const int *fds) {
         pid_t wp = k->warm_pid;
-        hull_error e = {0};
         if (wp <= 0 || !sbx_kernel_warm_fits(k->argv))
                 return false;
         k->warm_pid = 0;
-        if (sbx_kernel_warm_write_handover(pjson, k->envp, nproc, &e) < 0)
-                return false;
-        pid_t pid = ks_runsc(k, args, fds[3], fds[1], fds[2]);
-        if (pid < 0 || ks_wait(pid, SBX_KERNEL_START_TIMEOUT_MS) != 0) {
+        _cleanup_free_ char *msg = malloc(SBX_KERNEL_HANDOVER_MAX);
+        ssize_t len = msg ? sbx_kernel_warm_handover_msg(k->envp, msg, SBX_KERNEL_HANDOVER_MAX) : -ENOMEM;
+        const int pass[3] = {fds[3], fds[1], fds[2]}; /* the cell socket, stdout, stderr */
+        char answer = 0;
+        if (len < 0 || sock_send_fds(k->agent_in, msg, (size_t) len, pass, 3, MSG_NOSIGNAL) < 0 ||
+            ks_reply(k, &answer) < 0 || answer != 'o') {
                 fprintf(stderr, "hull-kernel: the warm interpreter did not take the cell; starting a cold one\n");
                 return false;
         }
-        (void) unlink(pjson);
-        (void) unlink(args[4]); /* its --internal-pid-file */
         ks_send(k, SBX_REPORT_STARTED, 0, 0, (int) wp, 0, NULL);
         return true;
 }
@@ -226,6 +237,8 @@ static void ks_exec(kshim *k, const sbx_ctl_head *h, int *fds, int nfds) {
                 ks_send(k, SBX_REPORT_ERROR, -ENAMETOOLONG, 0, 0, 0, "init: path too long");
                 return;
         }
+        if (start && ks_claim(k, fds))
+                return;
         hull_error e = {0};
         uint64_t nproc = k->spec->pids ? k->spec->pids : SERVE_SESSION_PIDS;
         int r = sbx_kernel_write_process(pjson, k->argv, k->envp, start, nproc, &e);
@@ -234,8 +247,6 @@ static void ks_exec(kshim *k, const sbx_ctl_head *h, int *fds, int nfds) {
                 return;
         }
         const char *args[] = {"exec", "--process", pjson, "--internal-pid-file", pidfile, id, NULL};
-        if (start && ks_claim(k, pjson, args, fds, nproc))
-                return;
         /* Any other call first: the warm python is spared no more (the sandbox user's code could
          * reach its socket), so the next sweep ends it and a later python START is cold. */
         k->warm_pid = 0;
@@ -425,10 +436,18 @@ static int ks_wait_ready(int fd) {
         return memcmp(buf, "ready\n", 6) == 0 ? 0 : -EPROTO;
 }
 
+/* A new socket for the agent's stdin (in[0] its end, in[1] ours): the one a sandbox had is shut
+ * down when runsc ends that sandbox (a checkpoint's, or a failed start's). 0 or -errno. */
+static int ks_agent_socket(int in[2]) {
+        in[0] = safe_close(in[0]);
+        in[1] = safe_close(in[1]);
+        return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, in) < 0 ? -errno : 0;
+}
+
 /* Make the template from this session's sandbox, started and untouched: the warm python
  * (`runsc exec --detach` as the sandbox user, pandas imported), `runsc checkpoint` (the sandbox
  * stops), published for the next sessions; then this sandbox restored from it like theirs. */
-static int ks_build(kshim *k, int in, int out, hull_error *e) {
+static int ks_build(kshim *k, int in[2], int out, hull_error *e) {
         char tmp[SBX_PATH_MAX], pjson[SBX_PATH_MAX], pidfile[SBX_PATH_MAX], image[SBX_PATH_MAX],
                 tail[SBX_CHILD_MSG_MAX];
         _cleanup_close_pair_ int rp[2] = {-1, -1};
@@ -496,7 +515,10 @@ static int ks_build(kshim *k, int in, int out, hull_error *e) {
         r = sbx_kernel_warm_publish(&k->w, tmp, wp);
         if (r < 0 && !sbx_kernel_warm_ready(&k->w)) /* not ours, nor another's */
                 return hull_err(e, r, "kernel: cannot keep the template in %s", k->w.dir);
-        return ks_restore(k, in, out, e);
+        r = ks_agent_socket(in);
+        if (r < 0)
+                return hull_err(e, r, "kernel: cannot create the agent's socket");
+        return ks_restore(k, in[0], out, e);
 fail:
         (void) rm_rf_at(AT_FDCWD, tmp);
         return r;
@@ -542,8 +564,9 @@ static int ks_setup(kshim *k, hull_error *e) {
                 k->b.net_fd = r;
                 k->b.net_entered = true;
         }
-        if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-                return hull_err(e, -errno, "kernel: cannot create the agent's pipes");
+        /* the agent's stdin: a socket, so a handover's fds can reach it (ks_claim) */
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, in) < 0 || pipe2(out, O_CLOEXEC) < 0)
+                return hull_err(e, -errno, "kernel: cannot create the agent's socket and pipe");
         /* Warm: restored from the shape's template, or the first of its shape makes it. Any
          * failure there: this session starts cold, as without templates. */
         hull_error we = {0};
@@ -551,7 +574,7 @@ static int ks_setup(kshim *k, hull_error *e) {
         if (k->warm && sbx_kernel_warm_ready(&k->w))
                 r = ks_restore(k, in[0], out[1], &we);
         else if (k->warm && (r = ks_create(k, in[0], out[1], e)) >= 0)
-                r = ks_build(k, in[0], out[1], &we);
+                r = ks_build(k, in, out[1], &we);
         else if (!k->warm)
                 r = ks_create(k, in[0], out[1], e);
         if (r < 0 && k->warm && we.msg[0]) {
@@ -559,6 +582,8 @@ static int ks_setup(kshim *k, hull_error *e) {
                 k->warm = false;
                 (void) sbx_oci_bundle_destroy(&k->b, NULL);
                 r = ks_bundle(k, &rt, e);
+                if (r >= 0 && (r = ks_agent_socket(in)) < 0)
+                        r = hull_err(e, r, "kernel: cannot create the agent's socket");
                 if (r >= 0)
                         r = ks_create(k, in[0], out[1], e);
         }

@@ -3,8 +3,8 @@
  * (runtime/cell.py's warm()), checkpointed once (`runsc checkpoint`) below the box owner's
  * template directory (hull serve's work root), then restored per session (`runsc restore` with
  * the session's own bundle: its own container id, state, cgroup, workspace and mounts). This
- * file owns the template's key and paths and the process files of the warm python and of its
- * handover; the shim (sbx-kernel-session.c) drives runsc. */
+ * file owns the template's key and paths, the process file of the warm python and the handover's
+ * message (the agent passes it on inside); the shim (sbx-kernel-session.c) drives runsc. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -23,16 +23,6 @@
 
 #define WARM_SOCK "/tmp/.hull-warm"
 #define WARM_PYTHON "/usr/bin/python3"
-
-/* The handover: run in the restored sandbox as the sandbox user with the START's environment
- * and fds (0 the cell socket, 1 and 2 the output pipes); passes them to the warm python and
- * exits 0 once it said "ok". */
-static const char handover_py[] = "import os,socket,sys\n"
-                                  "s=socket.socket(socket.AF_UNIX,socket.SOCK_SEQPACKET)\n"
-                                  "s.settimeout(30)\n"
-                                  "s.connect(sys.argv[1])\n"
-                                  "socket.send_fds(s,[b'\\0'.join(k+b'='+v for k,v in os.environb.items())],[0,1,2])\n"
-                                  "sys.exit(0 if s.recv(8)==b'ok' else 1)\n";
 
 static int hash_str(sha256_ctx *c, const char *s) {
         return sha256_update(c, s ? s : "", s ? strlen(s) + 1 : 1);
@@ -150,8 +140,18 @@ bool sbx_kernel_warm_fits(char *const *argv) {
         return argv && argv[0] && strcmp(argv[0], WARM_PYTHON) == 0;
 }
 
-int sbx_kernel_warm_write_handover(const char *path, char *const *envp, uint64_t nproc, hull_error *e) {
-        char *argv[] = {(char *) WARM_PYTHON, (char *) "-I",      (char *) "-S", (char *) "-c",
-                        (char *) handover_py, (char *) WARM_SOCK, NULL};
-        return sbx_kernel_write_process(path, argv, envp, false, nproc, e);
+ssize_t sbx_kernel_warm_handover_msg(char *const *envp, char *buf, size_t size) {
+        static const char head[] = "H\0" WARM_SOCK;
+        size_t len = sizeof(head);
+        if (size < len)
+                return -E2BIG;
+        memcpy(buf, head, len);
+        for (char *const *s = envp; s && *s; s++) {
+                size_t n = strlen(*s) + 1;
+                if (n > size - len)
+                        return -E2BIG;
+                memcpy(buf + len, *s, n);
+                len += n;
+        }
+        return (ssize_t) len;
 }

@@ -76,9 +76,10 @@ int sbx_kernel_warm_publish(sbx_kernel_warm *w, const char *tmp, pid_t pid);
 int sbx_kernel_warm_write_python(const char *path, const sbx_session_spec *spec, uint64_t nproc, hull_error *e);
 /* A START of argv may be served by the warm python (it is the python interpreter). */
 bool sbx_kernel_warm_fits(char *const *argv);
-/* The process file of the handover (the START's environment and rlimits; its stdio the START's
- * cell socket and pipes): exits 0 when the warm python took them. */
-int sbx_kernel_warm_write_handover(const char *path, char *const *envp, uint64_t nproc, hull_error *e);
+/* The handover's message to the agent (sbx-kernel-bundle.c): "H", the warm python's socket and
+ * the START's environment, NUL-separated; sent with the START's cell socket and output pipes, which
+ * the agent passes on to the warm python. Its length, or -E2BIG. */
+ssize_t sbx_kernel_warm_handover_msg(char *const *envp, char *buf, size_t size);
 
 /* The shim: start the session's sandbox (sbx_session_start for SBX_TIER_KERNEL). */
 int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e);
