@@ -1144,19 +1144,29 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
                 return hull_err(e, negative_errno(), "zygote: fork");
         if (pid == 0) {
                 char *argv[] = {(char *) "hull-zygote", (char *) "-c", (char *) hull_runtime_boot_py, NULL};
-                char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1",
-                                (char *) "MKL_NUM_THREADS=1",      (char *) "PATH=/usr/bin:/bin",
-                                (char *) "LANG=C.UTF-8",           NULL};
+                char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1",
+                                (char *) "OMP_NUM_THREADS=1",
+                                (char *) "MKL_NUM_THREADS=1",
+                                (char *) "PATH=/usr/bin:/bin",
+                                (char *) "LANG=C.UTF-8",
+                                (char *) "HULL_REAPER_FD=4",
+                                NULL};
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                         _exit(1);
                 /* No controlling terminal: hull serve's may be an operator's, and every interpreter
                  * forked from here would inherit it. */
                 if (setsid() < 0)
                         _exit(1);
+                /* fd 4: this binary, which each interpreter's waiting parent becomes (`hull
+                 * __reap-children`): a few pages on the host instead of a copy of the zygote's
+                 * interpreter per session (runtime/zygote.py, run_a) */
                 if (dup2(src_fd, 0) < 0 || dup2(sp[1], 3) < 0)
                         _exit(1);
+                int self = open("/proc/self/exe", O_RDONLY | O_CLOEXEC); /* 4 or more: 0-3 are open */
+                if (self < 0 || (self == 4 ? fcntl(4, F_SETFD, 0) : dup2(self, 4)) < 0)
+                        _exit(1);
                 /* stdout and stderr stay hull serve's: a traceback of the zygote is visible. */
-                if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)
+                if (syscall(SYS_close_range, 5U, ~0U, 0) < 0)
                         _exit(1);
                 sigset_t none;
                 sigemptyset(&none);
