@@ -209,7 +209,7 @@
 #define SERVE_RUNS_MAX 64U
 #define SERVE_RUN_QUEUE_MAX 16U             /* admitted runs waiting for a slot; more: capacity */
 #define SERVE_RUN_THREAD_STACK (256U << 10) /* stack of the thread that waits for one run */
-#define SERVE_SESSIONS_MAX 1024U            /* sessions at once (--max-sessions), keepers in the broker */
+#define SERVE_SESSIONS_MAX 16384U           /* sessions at once (--max-sessions), keepers in the broker */
 #define SERVE_DEFAULT_SESSIONS 64U
 #define SERVE_DEFAULT_SESSIONS_PER_OWNER 8U
 #define SERVE_DEFAULT_SESSIONS_PER_CALLER 32U
