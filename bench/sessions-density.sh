@@ -8,7 +8,9 @@
 #   kernel  /proc/meminfo's PageTables + KernelStack + Slab (SUnreclaim) + Shmem (the tmpfs of the
 #           sandboxes) per session: system-wide, so other tenants' work is in it (noisy)
 # then sessions in 24 GiB = 24 GiB / (pss + kernel). Yardstick: E2B's ~482 MiB per sandbox.
-# Usage: N=64 bench/sessions-density.sh [BUILD_DIR]; the load average is printed.
+# Usage: N=64 bench/sessions-density.sh [BUILD_DIR]; the load average is printed. CELL=CODE runs
+# CODE as each session's cell instead (e.g. "import gc; gc.collect()"); DETAIL=1 prints the private
+# pages of a few of the processes by mapping.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 HULL=$top/${1:-build}/hull
@@ -19,7 +21,7 @@ trap 'kill $SP 2>/dev/null; wait $SP 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 0711 "$tmp"
 mkdir -m 0711 "$tmp/home"
 HULL_HOME=$tmp/home TMPDIR=$tmp HULL_KERNEL_TIER=off "$HULL" serve --listen 127.0.0.1:0 --work-dir "$tmp" \
-        --max-sessions $((N + 8)) >"$tmp/serve.log" 2>&1 &
+        --max-sessions $((N + 8)) --max-sessions-per-caller $((N + 8)) >"$tmp/serve.log" 2>&1 &
 SP=$!
 for _ in $(seq 1 1200); do grep -q event=listening "$tmp/serve.log" && break; kill -0 $SP 2>/dev/null || break; sleep 0.1; done
 ADDR=$(grep -o 'addr=127\.0\.0\.1:[0-9]*' "$tmp/serve.log" | head -1 | cut -d= -f2)
@@ -75,6 +77,8 @@ for i in range(n):
         print("the first session's cell printed: %r" % out_of(run, "cell")[0])
     ss.append(s)
 opened = time.time() - t0
+if any(not s.sid for s in ss):
+    sys.exit("sessions-density: %d of %d sessions did not open (see above)" % (sum(not s.sid for s in ss), n))
 time.sleep(2)
 by = {}
 seen_detail = {}
