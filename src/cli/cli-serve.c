@@ -784,7 +784,7 @@ static int start_children(serve_state *st, hull_error *e) {
         }
         if (o->max_sessions > 0 && o->zygote && st->ev.python) {
                 hull_error ze = {0};
-                st->zygote_fd = sbx_zygote_start(&st->zygote_pid, &ze);
+                st->zygote_fd = sbx_zygote_start_reaped(&st->zygote_pid, true, &ze);
                 if (st->zygote_fd < 0) {
                         dlog_log(&st->log, DLOG_WARN,
                                  "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"",
