@@ -27,6 +27,7 @@ import ast
 import builtins
 import ctypes
 import fcntl
+import gc
 import importlib
 import json
 import os
@@ -227,6 +228,9 @@ def step(name, fn, *args):
         raise StepError(name, e.errno or 0, e.strerror or str(e))
 
 
+REAPER_FD = -1  # hull's binary, run as `hull __reap-children` by A (see zygote())
+
+
 def run_a(req, fds, cell_code, hull_code):
     """Child A: on the host, enters the session's pid namespace for its child B and waits for it."""
     cell = fds[1]
@@ -255,6 +259,13 @@ def run_a(req, fds, cell_code, hull_code):
             os.close(fd)
         except OSError:
             pass
+    # hull's own binary waits in A's place (hull serve gave it as fd 4): A's copy of the zygote's
+    # interpreter pages is dropped (1.2 MiB per session, bench/sessions-density.sh).
+    if REAPER_FD >= 0:
+        try:
+            os.execve(REAPER_FD, ["hull-reaper", "__reap-children"], {})
+        except OSError:
+            pass  # waits in Python, as below
     while True:
         try:
             os.waitpid(pid, 0)
@@ -399,7 +410,14 @@ def preimport(tree):
 
 
 def zygote():
+    global REAPER_FD
     prctl("prctl-pdeathsig", PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.environ.pop("HULL_REAPER_FD", None) == "4":
+        try:
+            os.set_inheritable(4, False)
+            REAPER_FD = 4
+        except OSError:
+            pass
     retitle("hull-zygote")
     sock = socket.socket(fileno=3)
     if os.uname().machine != "x86_64":
@@ -442,6 +460,12 @@ def zygote():
         return 0  # hull serve is gone already
 
     signal.signal(signal.SIGCHLD, lambda s, f: reap())
+    # Every object made so far (numpy, pandas, the compiled cell and hull code) goes to the
+    # collector's permanent generation: a collection in A or B never walks them, so it never
+    # writes their headers and their pages stay shared with this process (copy-on-write) instead
+    # of being copied into every session (bench/sessions-density.sh: the cost per idle session).
+    gc.collect()
+    gc.freeze()
     while True:
         reap()
         try:

@@ -212,7 +212,7 @@
 #define SERVE_RUN_THREAD_STACK (256U << 10) /* stack of the thread that waits for one run */
 #define SERVE_SPAWN_PARKED_MAX 4U           /* spawned threads kept waiting for the next request */
 #define SERVE_SPAWN_PARKED_MS 5000U         /* how long one waits before it ends */
-#define SERVE_SESSIONS_MAX 1024U            /* sessions at once (--max-sessions), keepers in the broker */
+#define SERVE_SESSIONS_MAX 16384U           /* sessions at once (--max-sessions), keepers in the broker */
 #define SERVE_DEFAULT_SESSIONS 64U
 #define SERVE_DEFAULT_SESSIONS_PER_OWNER 8U
 #define SERVE_DEFAULT_SESSIONS_PER_CALLER 32U

@@ -456,7 +456,8 @@ static const cli_option serve_options[] = {
         {"max-sessions",
          "N",
          set_max_sessions,
-         "sessions open at once (default %u, at most %u; 0 turns sessions off)",
+         "sessions open at once (default $HULL_MAX_SESSIONS, else %u; at most %u;\n"
+         "0 turns sessions off)",
          {SERVE_DEFAULT_SESSIONS, SERVE_SESSIONS_MAX}},
         {"max-sessions-per-owner",
          "N",
@@ -629,6 +630,12 @@ static int parse_options(int argc, char **argv, serve_opts *o) {
                 .log_level = DLOG_INFO,
         };
         o->model.stream = -1;
+        /* HULL_MAX_SESSIONS: the session cap from the service's environment (a unit's
+         * Environment=); --max-sessions still wins */
+        const char *cap = getenv("HULL_MAX_SESSIONS");
+        if (cap && parse_uint64(cap, 0, SERVE_SESSIONS_MAX, &o->max_sessions) < 0)
+                return usage_error("HULL_MAX_SESSIONS wants a whole number from 0 to %u, got '%s'", SERVE_SESSIONS_MAX,
+                                   cap);
         int r = cli_options_parse(&serve_cli, argc, argv, o, &done);
         if (r || done)
                 return r;
@@ -780,7 +787,7 @@ static int start_children(serve_state *st, hull_error *e) {
         }
         if (o->max_sessions > 0 && o->zygote && st->ev.python) {
                 hull_error ze = {0};
-                st->zygote_fd = sbx_zygote_start(&st->zygote_pid, &ze);
+                st->zygote_fd = sbx_zygote_start_reaped(&st->zygote_pid, true, &ze);
                 if (st->zygote_fd < 0) {
                         dlog_log(&st->log, DLOG_WARN,
                                  "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"",

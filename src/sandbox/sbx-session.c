@@ -1127,7 +1127,7 @@ out:
 
 /* ---- the zygote ---- */
 
-int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
+int sbx_zygote_start_reaped(pid_t *ret_pid, bool hull_reaper, hull_error *e) {
         _cleanup_close_pair_ int sp[2] = {-1, -1};
         if (access(PYTHON_BIN, X_OK) < 0)
                 return hull_err(e, -ENOENT, "zygote: %s is not installed", PYTHON_BIN);
@@ -1144,19 +1144,28 @@ int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
                 return hull_err(e, negative_errno(), "zygote: fork");
         if (pid == 0) {
                 char *argv[] = {(char *) "hull-zygote", (char *) "-c", (char *) hull_runtime_boot_py, NULL};
-                char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1", (char *) "OMP_NUM_THREADS=1",
-                                (char *) "MKL_NUM_THREADS=1",      (char *) "PATH=/usr/bin:/bin",
-                                (char *) "LANG=C.UTF-8",           NULL};
+                char *reaper_env = hull_reaper ? (char *) "HULL_REAPER_FD=4" : NULL;
+                char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1",
+                                (char *) "OMP_NUM_THREADS=1",
+                                (char *) "MKL_NUM_THREADS=1",
+                                (char *) "PATH=/usr/bin:/bin",
+                                (char *) "LANG=C.UTF-8",
+                                reaper_env,
+                                NULL};
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
                         _exit(1);
                 /* No controlling terminal: hull serve's may be an operator's, and every interpreter
                  * forked from here would inherit it. */
                 if (setsid() < 0)
                         _exit(1);
+                /* fd 4: this binary, as which each interpreter's waiting parent waits (zygote.py) */
                 if (dup2(src_fd, 0) < 0 || dup2(sp[1], 3) < 0)
                         _exit(1);
+                int self = hull_reaper ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1; /* 4 or more */
+                if (hull_reaper && (self < 0 || (self == 4 ? fcntl(4, F_SETFD, 0) : dup2(self, 4)) < 0))
+                        _exit(1);
                 /* stdout and stderr stay hull serve's: a traceback of the zygote is visible. */
-                if (syscall(SYS_close_range, 4U, ~0U, 0) < 0)
+                if (syscall(SYS_close_range, hull_reaper ? 5U : 4U, ~0U, 0) < 0)
                         _exit(1);
                 sigset_t none;
                 sigemptyset(&none);

@@ -60,6 +60,14 @@ def conformance_happy_path(s, pid, base):
     so, se, rc, r = out_of(run, "cell")
     check("python cell after a raise: the interpreter and its state survive",
           so == b"41\n" and not r.get("interpreterStarted"), repr(r))
+    # The zygote froze what it imported (gc.freeze): the collector of the session's interpreter walks
+    # only the session's own objects, so a collection never copies the zygote's pages into the
+    # session (issue 26: 19.5 MiB per session without, 5.0 with; bench/sessions-density.sh).
+    a, run = s.run("python cell counts what its collector walks",
+                   cell("python", "import gc\nprint(gc.get_freeze_count(), len(gc.get_objects()))"))
+    counts = [int(v) for v in out_of(run, "cell")[0].split() if v.isdigit()]
+    check("python cell: the zygote's objects are frozen, the collector walks only the session's",
+          len(counts) == 2 and counts[0] >= 1000 and counts[1] < counts[0] // 4, repr(out_of(run, "cell")[:2]))
     a, run = s.run("python cell with files", cell("python", "open('data.txt').read() + open('sub/d2.txt').read()",
                                                    [("data.txt", "hel"), ("sub/d2.txt", "lo\u0000")]))
     check("python cell with files: they are written into the work directory first",
@@ -71,6 +79,11 @@ def conformance_happy_path(s, pid, base):
     check("javascript cell 1: exit 0, a fresh interpreter", rc == 0 and r.get("interpreterStarted") is True, repr(r))
     a, run = s.run("javascript cell y * 7", cell("javascript", "y * 7"))
     new = {p: v for p, v in descendants(pid).items() if p not in base}
+    # the python interpreter's waiting parent on the host is hull's small reaper, not a second copy
+    # of the zygote's interpreter (issue 26: 1.2 MiB less per session; bench/sessions-density.sh)
+    comms = sorted(v[1] for v in new.values())
+    check("the interpreter's waiting parent is hull-reaper, no per-session copy of the zygote",
+          "hull-reaper" in comms and "hull-zygote" not in comms, repr(comms))
     so, se, rc, r = out_of(run, "cell")
     check("javascript cell 2: state kept, the last expression shown", so.strip() == b"42" and rc == 0 and
           not r.get("interpreterStarted"), repr(r))

@@ -4,7 +4,7 @@
 # client (its digests are plimsoll_record.py's, independent of hull's C). Daemons:
 #   A  --audit-dir: conformance, refusals, semantics, then an audited session for hull verify
 #   B  --session-idle 1s: UNCLAIMED and EXPIRED          C  --session-lifetime 2s --no-zygote
-#   D  --max-sessions-per-owner 2 --max-sessions 4: REPLACED and capacity
+#   D  --max-sessions-per-owner 2, HULL_MAX_SESSIONS=4 (the cap as a setting): REPLACED and capacity
 #   F  --tokens: another principal's session is not_found everywhere
 #   E  kill -9 with a call in flight: no process and no mount outlives the daemon
 source "$(dirname "$0")/../lib.sh"
@@ -39,6 +39,10 @@ check "serve --help lists the session options" sh -c "'$HULL' serve --help | gre
         '$HULL' serve --help | grep -q -- '--max-sessions-per-owner' && '$HULL' serve --help | grep -q -- '--session-lifetime' &&
         '$HULL' serve --help | grep -q -- '--session-idle' && '$HULL' serve --help | grep -q -- '--audit-dir' &&
         '$HULL' serve --help | grep -q -- '--no-zygote'"
+# the session cap is also a setting of the environment: HULL_MAX_SESSIONS, checked like the flag (D uses it)
+HULL_MAX_SESSIONS=lots timeout 10 "$HULL" serve --listen 127.0.0.1:0 2>"$TEST_TMP/err"; rc=$?
+check "serve refuses HULL_MAX_SESSIONS=lots with one line and 2" sh -c "[ $rc -eq 2 ] && grep -q 'HULL_MAX_SESSIONS wants' '$TEST_TMP/err'"
+check "serve --help lists a session cap of 16,384" sh -c "'$HULL' serve --help | grep -q 'at most 16384'"
 for bad in "--session-idle soon" "--session-lifetime 5parsecs" "--session-idle -1s" "--max-sessions x" \
         "--max-sessions-per-owner -3" "--session-lifetime 13h"; do
         # shellcheck disable=SC2086
@@ -154,13 +158,13 @@ fi
 
 # ---- D: per-owner eviction and the session cap ----
 LOG_D=$TEST_TMP/serve-d.log
-if start_server "$LOG_D" --max-sessions-per-owner 2 --max-sessions 4; then
+if HULL_MAX_SESSIONS=4 start_server "$LOG_D" --max-sessions-per-owner 2; then
         client owner "$URL"
         client hold "$URL"
         client hold "$URL"
         stop_checked "D"
 else
-        fail "D: hull serve starts with --max-sessions-per-owner 2 --max-sessions 4" "$(head -c 400 "$LOG_D")"
+        fail "D: hull serve starts with --max-sessions-per-owner 2 and HULL_MAX_SESSIONS=4" "$(head -c 400 "$LOG_D")"
 fi
 
 # ---- F: tokens: a session belongs to the principal that opened it ----
