@@ -336,9 +336,9 @@ static int edit(store *s, const char *env_id, const char *work_id, edit_fn fn, c
                                 continue;
                         }
                         if (r < 0)
-                                r = r == -ESTALE ? v1_fail(err, 409, "", "work item %.64s is changing: try again",
-                                                           work_id)
-                                                 : store_failed(err, &e);
+                                r = r == -ESTALE
+                                            ? v1_fail(err, 409, "", "work item %.64s is changing: try again", work_id)
+                                            : store_failed(err, &e);
                         else
                                 w.version++;
                 }
@@ -383,8 +383,7 @@ static int metadata_patch(store_work *w, const void *ud, int64_t now, v1_err *er
         return md ? 0 : oom(err);
 }
 
-int v1_work_update(store *s, const char *env_id, const char *work_id, const json_t *body, json_t **ret,
-                   v1_err *err) {
+int v1_work_update(store *s, const char *env_id, const char *work_id, const json_t *body, json_t **ret, v1_err *err) {
         const json_t *md = json_object_get(body, "metadata");
         if (json_object_size(body) != 1 || !json_is_object(md))
                 return v1_fail(err, 400, "",
@@ -406,9 +405,8 @@ int v1_work_update(store *s, const char *env_id, const char *work_id, const json
 static int do_ack(store_work *w, const void *ud, int64_t now, v1_err *err) {
         (void) ud;
         if (strcmp(w->state, "queued") != 0 || w->polled_ms == 0)
-                return v1_fail(err, 409, "",
-                               "work item %.64s is %s%s: only an item a poll handed out is acknowledged", w->id,
-                               w->state, strcmp(w->state, "queued") == 0 ? " and not handed out" : "");
+                return v1_fail(err, 409, "", "work item %.64s is %s%s: only an item a poll handed out is acknowledged",
+                               w->id, w->state, strcmp(w->state, "queued") == 0 ? " and not handed out" : "");
         snprintf(w->state, sizeof(w->state), "starting");
         set_ms(w, "acknowledged_ms", now);
         set_ms(w, "ttl_s", WORK_LEASE_TTL_S);

@@ -38,8 +38,7 @@ int v1_work_poll(store *s, v1_work_pollers *p, const char *env_id, const char *w
 /* The item (its secret null); ret_session (may be NULL): its session's id. */
 int v1_work_get(store *s, const char *env_id, const char *work_id, json_t **ret, char *ret_session, v1_err *err);
 /* body {"metadata": {k: string or null}}: a patch. */
-int v1_work_update(store *s, const char *env_id, const char *work_id, const json_t *body, json_t **ret,
-                   v1_err *err);
+int v1_work_update(store *s, const char *env_id, const char *work_id, const json_t *body, json_t **ret, v1_err *err);
 int v1_work_ack(store *s, const char *env_id, const char *work_id, json_t **ret, v1_err *err);
 /* expected: the last heartbeat the caller saw ("NO_HEARTBEAT": none); desired_ttl_s 0: the
  * default. A mismatch: -ESTALE, status 412, with *ret the current state (a work_heartbeat-like

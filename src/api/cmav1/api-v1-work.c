@@ -4,6 +4,7 @@
  * its work item). Other routes never take those (http_route.scoped_keys). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api-v1-internal.h"
@@ -77,8 +78,8 @@ static int head(http_req *r) {
         const char *scope = worker_scope(r), *env = http_req_param(r, "id");
         if (!scope || scope_is(scope, V1_WORK_SCOPE_ENV, env))
                 return 0;
-        if (strncmp(scope, V1_WORK_SCOPE_SESSION, strlen(V1_WORK_SCOPE_SESSION)) == 0 && o != OP_LIST &&
-            o != OP_POLL && o != OP_STATS)
+        if (strncmp(scope, V1_WORK_SCOPE_SESSION, strlen(V1_WORK_SCOPE_SESSION)) == 0 && o != OP_LIST && o != OP_POLL &&
+            o != OP_STATS)
                 return 0;
         return refuse_scope(r, o == OP_LIST || o == OP_POLL || o == OP_STATS ? "this environment's queue"
                                                                              : "this environment's work");
@@ -115,11 +116,15 @@ static void poll_run(http_req *r) {
                 v1a_fail(r, &err);
                 return;
         }
-        if (!work) { /* nothing: JSON null, which the SDKs read as none */
-                (void) http_answer(r, 200, "application/json", "null", 4);
+        if (work) {
+                v1a_answer_json(r, 200, work);
                 return;
         }
-        v1a_answer_json(r, 200, work);
+        char *null = strdup("null"); /* nothing: JSON null, which the SDKs read as none */
+        if (!null)
+                v1a_failf(r, 500, "", "out of memory");
+        else
+                (void) http_answer(r, 200, "application/json", null, 4);
 }
 
 static void work(http_req *r) {
