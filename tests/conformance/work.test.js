@@ -138,10 +138,26 @@ async function status(promise) {
       same([stale.error.error.details.error_code, cur.state, cur.last_heartbeat], ['heartbeat_precondition_failed', 'active', hb2.last_heartbeat], 'the 412 names the current state');
       const upd = await wk.update(w2.id, { environment_id: env.id, metadata: { host: 'h1', gone: null } });
       same(upd.metadata, { host: 'h1' }, 'metadata patch');
-      same((await per.beta.environments.work.stop(w2.id, { environment_id: env.id, force: true })).state, 'stopped', 'stop');
+      // a lease not renewed in time (a worker killed mid-tool): the item goes back to the queue, the
+      // holder's next heartbeat gets 412, its token ends, another worker reclaims the item
+      const hb3 = await per.beta.environments.work.heartbeat(w2.id, { environment_id: env.id, expected_last_heartbeat: hb2.last_heartbeat, desired_ttl_seconds: 1 });
+      same(hb3.ttl_seconds, 1, 'a 1 s lease');
+      await sleep(1300);
+      same((await wk.stats(env.id)).depth, 1, 'the lapsed lease requeued the item');
+      const lost = await rejects(per.beta.environments.work.heartbeat(w2.id, { environment_id: env.id, expected_last_heartbeat: hb3.last_heartbeat }), sdk.APIError, 'the lapsed holder');
+      const lostState = lost.error.error.details.current_state;
+      same([lost.status, lostState.state, lostState.last_heartbeat], [412, 'queued', null], 'the lapsed holder: 412, queued, no heartbeat');
+      const w3 = await wk.poll(env.id, { block_ms: 200, 'Anthropic-Worker-ID': 'second-worker' });
+      same(w3 && w3.id, w2.id, 'a second worker reclaims the item');
+      const per2 = new Anthropic({ baseURL: srv.url, apiKey: null, maxRetries: 0,
+        authToken: JSON.parse(Buffer.from(w3.secret, 'base64url').toString()).sessions_token });
+      same(await status(per.beta.sessions.retrieve(session.id)), 401, 'the first holder\'s token ended');
+      await wk.ack(w3.id, { environment_id: env.id });
+      same((await per2.beta.environments.work.heartbeat(w3.id, { environment_id: env.id, expected_last_heartbeat: 'NO_HEARTBEAT' })).state, 'active', 'the second worker holds the lease');
+      same((await per2.beta.environments.work.stop(w2.id, { environment_id: env.id, force: true })).state, 'stopped', 'stop');
       const again = await rejects(wk.stop(w2.id, { environment_id: env.id, force: true }), sdk.ConflictError, 'a second stop');
       same([again.status, again.headers.get('x-should-retry')], [409, 'false'], 'a second stop: 409, no retry');
-      same(await status(per.beta.sessions.retrieve(session.id)), 401, 'the sessions token ends with its item');
+      same(await status(per2.beta.sessions.retrieve(session.id)), 401, 'the sessions token ends with its item');
 
       // bad input
       const cl = await rejects(admin.beta.environments.work.stats(cloud.id), sdk.BadRequestError, 'a cloud environment\'s queue');
