@@ -116,7 +116,7 @@ done
 # The store's backend-neutral tests again on PostgreSQL (tests/unit/test-store-pg.sh: one
 # throwaway cluster for all of them; a skip where PostgreSQL is not installed).
 pgbins=()
-for n in store store-vault store-skill store-memory store-deploy store-files store-node store-webhook; do
+for n in store store-vault store-skill store-memory store-deploy store-files store-node store-webhook store-work; do
         [ -x "$build/test-$n" ] && pgbins+=("$build/test-$n")
 done
 [ ${#pgbins[@]} -gt 0 ] && run "unit store on PostgreSQL" bash "$top/tests/unit/test-store-pg.sh" "${pgbins[@]}"

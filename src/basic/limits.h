@@ -795,3 +795,18 @@
 #define WEBHOOK_FAILING_DISABLE_MS (3600ULL * 1000) /* ... once it has failed for at least this long */
 #define WEBHOOK_STOP_WAIT_MS 20000U                 /* hull serve waits this long for deliveries in flight at stop */
 #define WEBHOOK_REQUEST_MAX (64U << 10)             /* bytes of a /v1/webhooks request body */
+
+/* ---- the Work API: self-hosted workers (v1-work.c, hull worker) ---- */
+#define STORE_WORK_STATE_MAX 16U      /* bytes of a work item's state, NUL included */
+#define STORE_WORK_SCOPE_MAX 80U      /* bytes of a worker credential's scope ("env:<id>"), NUL included */
+#define WORK_WORKER_ID_MAX 128U       /* bytes of an Anthropic-Worker-ID, NUL included */
+#define WORK_LEASE_TTL_S 120U         /* a lease's default TTL (no heartbeat that long: the item is requeued) */
+#define WORK_LEASE_TTL_MAX_S 600U     /* desired_ttl_seconds at most */
+#define WORK_RECLAIM_DEFAULT_MS 5000U /* a handed-out item not acknowledged that long is handed out again */
+#define WORK_POLL_BLOCK_MAX_MS 999U   /* block_ms at most */
+#define WORK_POLL_STEP_MS 50U         /* a blocking poll looks again this often */
+#define WORK_POLLERS_WINDOW_MS 30000U /* workers_polling counts the worker ids seen this recently */
+#define WORK_POLLERS_MAX 256U         /* worker ids remembered for workers_polling */
+#define WORK_LIST_MAX 100U            /* items of one /work list page */
+#define WORK_METADATA_MAX 16U         /* metadata pairs of a work item */
+#define WORK_SECRET_MAX 512U          /* bytes of a work item's secret (base64url JSON) */

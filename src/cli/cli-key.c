@@ -16,12 +16,14 @@
 #include "fs-util.h"
 #include "home.h"
 #include "macro.h"
+#include "v1-work.h"
 
 enum {
         OPT_NAME = 0x100,
         OPT_HOME,
         OPT_JSON,
         OPT_DB,
+        OPT_ENVIRONMENT,
 };
 
 static const struct option options[] = {
@@ -30,11 +32,12 @@ static const struct option options[] = {
         {"home", required_argument, NULL, OPT_HOME},
         {"json", no_argument, NULL, OPT_JSON},
         {"db", required_argument, NULL, OPT_DB},
+        {"environment", required_argument, NULL, OPT_ENVIRONMENT},
         {},
 };
 
 void cli_key_help(void) {
-        printf("Usage: hull key create [--name NAME] [--home DIR] [--db DB]\n"
+        printf("Usage: hull key create [--name NAME] [--environment ENV_ID] [--home DIR] [--db DB]\n"
                "       hull key list [--json] [--home DIR] [--db DB]\n"
                "       hull key rm ID [--home DIR] [--db DB]\n\n"
                "The API keys of hull serve's /v1 API (the Claude Managed Agents compatible one), kept in\n"
@@ -47,6 +50,11 @@ void cli_key_help(void) {
                "  rm ID    delete a key (requests with it are refused from then on)\n\n"
                "Options:\n"
                "  --name NAME  a name to tell the key apart (1 to %u printable characters)\n"
+               "  --environment ENV_ID\n"
+               "               an environment key instead: for the self-hosted workers of that\n"
+               "               self_hosted environment (hull worker, the SDKs' workers); it polls\n"
+               "               its work queue and serves its sessions, nothing else. Printed on the\n"
+               "               last line of stdout, once; only its SHA-256 is stored\n"
                "  --home DIR   the state directory (default $HULL_HOME, see docs/AGENT.md)\n"
                "  --db DB      the database hull serve uses: a path, sqlite:PATH or postgres://...\n"
                "               (default $HULL_DB, else $HULL_HOME/hull.db)\n"
@@ -167,6 +175,27 @@ static int key_create(store *s, const char *name) {
         return CLI_EXIT_OK;
 }
 
+/* An environment key (v1-work.h): the self-hosted workers' credential for one environment. */
+static int key_create_env(store *s, const char *env_id) {
+        char key[V1_WORK_KEY_SIZE];
+        v1_err err = {0};
+        if (v1_work_key_new(s, env_id, key, &err) < 0) {
+                cli_error("key", "%s", err.msg);
+                return err.status == 400 || err.status == 404 ? CLI_EXIT_USAGE : CLI_EXIT_FAILURE;
+        }
+        printf("%s\n", key);
+        explicit_bzero(key, sizeof(key));
+        if (fflush(stdout) != 0) {
+                cli_error("key", "cannot write the key to stdout: %m");
+                return CLI_EXIT_FAILURE;
+        }
+        fprintf(stderr,
+                "hull: key: an environment key for %s made; it is shown only once (hull worker --key-file, or the "
+                "SDKs' environmentKey)\n",
+                env_id);
+        return CLI_EXIT_OK;
+}
+
 static int key_list(store *s, bool json) {
         _cleanup_free_ store_key *v = NULL;
         size_t n = 0;
@@ -212,7 +241,7 @@ static int key_rm(store *s, const char *id) {
 }
 
 int cli_key_main(int argc, char **argv) {
-        const char *name = NULL, *home_dir = NULL, *db = NULL;
+        const char *name = NULL, *home_dir = NULL, *db = NULL, *env = NULL;
         bool json = false, given = false;
         int c;
 
@@ -241,6 +270,11 @@ int cli_key_main(int argc, char **argv) {
                                 return usage_error("--name wants 1 to %u printable characters", STORE_NAME_MAX - 1);
                         name = optarg;
                         break;
+                case OPT_ENVIRONMENT:
+                        if (strcmp(sub, "create") != 0)
+                                return usage_error("--environment goes with 'create'%s", "");
+                        env = optarg;
+                        break;
                 case OPT_HOME:
                         home_dir = optarg;
                         break;
@@ -258,6 +292,8 @@ int cli_key_main(int argc, char **argv) {
                 }
         }
         bool rm = strcmp(sub, "rm") == 0;
+        if (env && name)
+                return usage_error("--name goes with an API key, not --environment%s", "");
         if (rm && optind >= argc)
                 return usage_error("'rm' wants the key's id (from 'hull key list')%s", "");
         if (argc - optind > (rm ? 1 : 0))
@@ -285,5 +321,5 @@ int cli_key_main(int argc, char **argv) {
                 return key_rm(s, argv[optind]);
         if (strcmp(sub, "list") == 0)
                 return key_list(s, json);
-        return key_create(s, name);
+        return env ? key_create_env(s, env) : key_create(s, name);
 }

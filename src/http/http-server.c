@@ -725,6 +725,14 @@ static bool refuse_unauthorized(http_req *r) {
                 if (found == 1) {
                         v = AUTH_OK;
                         snprintf(r->principal, sizeof(r->principal), "key:%s", id);
+                        if (strncmp(id, HTTP_SCOPED_KEY_PREFIX, strlen(HTTP_SCOPED_KEY_PREFIX)) == 0 &&
+                            !r->route->scoped_keys) {
+                                explicit_bzero(digest, sizeof(digest));
+                                http_refuse(r, HTTP_REFUSAL_FORBIDDEN,
+                                            "this credential is a self-hosted worker's (an environment key or a "
+                                            "sessions token): it serves only its environment's work and sessions");
+                                return true;
+                        }
                 } else if (found < 0) { /* the keys' store away (a database restarting): not the caller's fault */
                         explicit_bzero(digest, sizeof(digest));
                         http_refuse(r, HTTP_REFUSAL_STOPPING,

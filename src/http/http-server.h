@@ -96,7 +96,12 @@ typedef struct http_route {
         int (*head)(http_req *r);
         http_handler_fn *handler; /* once the body is in */
         int tag;                  /* the table's own: tells its routes apart (a procedure, say) */
+        /* Takes a key whose id starts with HTTP_SCOPED_KEY_PREFIX (a self-hosted worker's,
+         * valid for some resources only: the head checks which); other routes refuse it. */
+        bool scoped_keys;
 } http_route;
+
+#define HTTP_SCOPED_KEY_PREFIX "scoped:"
 
 /* A second source of keys beside the tokens file: hull.db's API keys, which hold every scope. */
 typedef struct http_keys {

@@ -9,6 +9,7 @@
 #include "v1-resources.h"
 #include "v1-vault.h"
 #include "v1-webhook.h"
+#include "v1-work.h"
 
 static int store_fail(v1_err *err, int rr, const hull_error *e, const char *what, const char *id) {
         if (rr == -EINVAL)
@@ -86,6 +87,8 @@ int v1_session_start(const v1_starter *c, const json_t *body, const json_t *extr
                 if ((rr = store_get(c->store, STORE_SESSION, id, 0, &obj, &e)) < 0)
                         return store_fail(err, -EIO, &e, "session", id);
         }
+        v1_err ignored = {0}; /* self_hosted: a work item for the workers (a failure: the next event queues it) */
+        (void) v1_work_enqueue(c->store, id, &ignored);
         *ret = TAKE_PTR(obj);
         return 0;
 }

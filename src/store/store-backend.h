@@ -232,6 +232,7 @@ typedef struct store_ops {
 
         const struct store_skill_ops *skills;     /* store-skill-backend.h */
         const struct store_webhook_ops *webhooks; /* store-webhook-backend.h */
+        const struct store_work_ops *work;        /* store-work-backend.h */
 
         /* files and their blobs (store-*-files.c): the arguments checked by store-files.c */
         int (*file_insert)(store *s, const char *id, int64_t created_ms, const char *scope_id, const char *sha256,

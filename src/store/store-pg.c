@@ -6,6 +6,7 @@
 #include "store-pg-internal.h"
 #include "store-skill-backend.h"
 #include "store-webhook-backend.h"
+#include "store-work-backend.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -119,6 +120,17 @@ static const char *const migrations[] = {
         "CREATE TABLE sandbox_owners (session_id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY"
         " REFERENCES sessions (id) ON DELETE CASCADE, node_id TEXT NOT NULL, instance TEXT NOT NULL);"
         "CREATE INDEX sandbox_owners_node ON sandbox_owners (node_id);",
+        /* 12: the Work API's queue (self-hosted workers), one live item a session, and the
+         * digests of the workers' scoped credentials */
+        "CREATE TABLE work (id TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, env_id TEXT COLLATE \"C\" NOT NULL,"
+        " session_id TEXT COLLATE \"C\" NOT NULL, state TEXT NOT NULL, created_ms BIGINT NOT NULL,"
+        " polled_ms BIGINT NOT NULL, lease_ms BIGINT NOT NULL, heartbeat TEXT, worker_id TEXT NOT NULL,"
+        " version BIGINT NOT NULL, body TEXT NOT NULL);"
+        "CREATE UNIQUE INDEX work_live ON work (session_id) WHERE state <> 'stopped';"
+        "CREATE INDEX work_env ON work (env_id, created_ms, id);"
+        "CREATE TABLE work_keys (digest TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, scope TEXT NOT NULL,"
+        " work_id TEXT COLLATE \"C\" NOT NULL, created_ms BIGINT NOT NULL);"
+        "CREATE INDEX work_keys_work ON work_keys (work_id);",
 };
 
 int store_pg_schema_version(void) {
@@ -474,6 +486,7 @@ static const store_ops pg_ops = {
         .env_delete = pg_env_delete,
         .skills = &pg_skill_ops,
         .webhooks = &pg_webhook_ops,
+        .work = &pg_work_ops,
         .memory_apply = pg_memory_apply,
         .memory_get = pg_memory_get,
         .memory_scan = pg_memory_scan,

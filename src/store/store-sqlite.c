@@ -5,6 +5,7 @@
 #include "store-sqlite-internal.h"
 #include "store-skill-backend.h"
 #include "store-webhook-backend.h"
+#include "store-work-backend.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +112,16 @@ static const char *const migrations[] = {
         /* 11: which node holds each session's sandbox (PostgreSQL's only, as 9; the numbers alike) */
         "CREATE TABLE sandbox_owners (session_id TEXT NOT NULL PRIMARY KEY REFERENCES sessions (id)"
         " ON DELETE CASCADE, node_id TEXT NOT NULL, instance TEXT NOT NULL);",
+        /* 12: the Work API's queue (self-hosted workers), one live item a session, and the
+         * digests of the workers' scoped credentials */
+        "CREATE TABLE work (id TEXT NOT NULL PRIMARY KEY, env_id TEXT NOT NULL, session_id TEXT NOT NULL,"
+        " state TEXT NOT NULL, created_ms INTEGER NOT NULL, polled_ms INTEGER NOT NULL, lease_ms INTEGER NOT NULL,"
+        " heartbeat TEXT, worker_id TEXT NOT NULL, version INTEGER NOT NULL, body TEXT NOT NULL);"
+        "CREATE UNIQUE INDEX work_live ON work (session_id) WHERE state <> 'stopped';"
+        "CREATE INDEX work_env ON work (env_id, created_ms, id);"
+        "CREATE TABLE work_keys (digest TEXT NOT NULL PRIMARY KEY, scope TEXT NOT NULL, work_id TEXT NOT NULL,"
+        " created_ms INTEGER NOT NULL);"
+        "CREATE INDEX work_keys_work ON work_keys (work_id);",
 };
 
 int store_sqlite_schema_version(void) {
@@ -424,6 +435,7 @@ static const store_ops sqlt_ops = {
         .env_delete = sqlt_env_delete,
         .skills = &sqlt_skill_ops,
         .webhooks = &sqlt_webhook_ops,
+        .work = &sqlt_work_ops,
         .memory_apply = sqlt_memory_apply,
         .memory_get = sqlt_memory_get,
         .memory_scan = sqlt_memory_scan,

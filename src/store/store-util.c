@@ -401,6 +401,9 @@ const store_table store_tables[] = {
         {"webhooks", "id, created_ms, types, enabled, body, key_id, sealed", "titittt", "created_ms, id"},
         {"webhook_deliveries", "event_id, webhook_id, created_ms, due_ms, attempts, body", "ttiiit",
          "created_ms, event_id, webhook_id"},
+        {"work", "id, env_id, session_id, state, created_ms, polled_ms, lease_ms, heartbeat, worker_id, version, body",
+         "ttttiiittit", "created_ms, id"},
+        {"work_keys", "digest, scope, work_id, created_ms", "ttti", "digest"},
 };
 const size_t store_n_tables = ELEMENTSOF(store_tables);
 

@@ -49,10 +49,14 @@ static const api_v1_capability table[] = {
          NULL},
         {"environments", "self-hosted-tools", S,
          "a self_hosted environment: the caller runs the built-in tools and answers with user.tool_result", NULL, NULL},
-        {"environments", "self-hosted-work-queue", U, "the work queue self-hosted workers poll",
-         "GET /v1/environments/{id}/work",
-         "not served: hull runs every session itself (in a self_hosted environment the caller runs the built-in "
-         "tools through user.tool_result instead)"},
+        {"environments", "self-hosted-work-queue", S,
+         "the work queue of a self_hosted environment: workers poll, acknowledge, heartbeat (412 on a stale lease) and "
+         "stop work items with an environment key (hull key create --environment) and the work's sessions token; hull "
+         "worker and the SDKs' workers run the sessions' tools",
+         "GET /v1/environments/{id}/work; GET /v1/environments/{id}/work/poll; GET /v1/environments/{id}/work/stats; "
+         "GET|POST /v1/environments/{id}/work/{work}; POST /v1/environments/{id}/work/{work}/ack; "
+         "POST /v1/environments/{id}/work/{work}/heartbeat; POST /v1/environments/{id}/work/{work}/stop",
+         NULL},
         {"sessions", "session-lifecycle", S, "create, retrieve, update, list (statuses[] and filters), archive, delete",
          "POST|GET /v1/sessions; GET|POST|DELETE /v1/sessions/{id}; POST /v1/sessions/{id}/archive", NULL},
         {"sessions", "agent-overrides", S, "agent_with_overrides: a session's own model, system, tools, MCP servers",

@@ -12,6 +12,7 @@
 
 struct api_v1 {
         api_v1_config cfg;
+        struct v1_work_pollers *pollers; /* the Work API's workers_polling (v1-work.h) */
 };
 
 #define V1_BETA "managed-agents-2026-04-01"
@@ -83,6 +84,12 @@ extern const size_t v1a_n_files_routes;
 extern const http_route v1a_resource_routes[];
 extern const size_t v1a_n_resource_routes;
 int v1a_head_resources(http_req *r);
+/* api-v1-work.c: /v1/environments/{id}/work..., and whether a worker's credential may reach a
+ * session (an environment key: its environment's sessions; a sessions token: its session);
+ * true once r is refused */
+extern const http_route v1a_work_routes[];
+extern const size_t v1a_n_work_routes;
+bool v1a_refuse_worker_session(api_v1 *a, http_req *r, const char *session_id);
 /* hull's extensions' head: the version (no beta), an id that can name something */
 int v1a_head_ext(http_req *r);
 /* api-v1-capabilities.c: GET /v1/capabilities and the routes that refuse an unsupported

@@ -11,6 +11,7 @@
 #include "api-v1-stream.h"
 #include "auth.h"
 #include "macro.h"
+#include "v1-work.h"
 #include "parse-util.h"
 #include "sha256.h"
 #include "v1-vault.h"
@@ -344,6 +345,8 @@ static void events_send(api_v1 *a, http_req *r) {
                 v1a_fail(r, &err);
                 return;
         }
+        v1_err ignored = {0}; /* a dormant self_hosted session: queued again for the workers */
+        (void) v1_work_enqueue(a->cfg.store, id, &ignored);
         v1a_answer_json(r, 200, json_pack("{s:O}", "data", echo));
 }
 

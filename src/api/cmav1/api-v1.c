@@ -15,6 +15,8 @@
 #include "macro.h"
 #include "parse-util.h"
 #include "utf8.h"
+#include "store-work.h"
+#include "v1-work.h"
 
 /* ---- answers ---- */
 
@@ -519,6 +521,21 @@ int v1a_head_ext(http_req *r) {
                 .tag = (res)                                                                                           \
         }
 
+/* ... a route a self-hosted worker's credential may reach: only for its sessions */
+#define WROUTE(m, p, res, body, hd, fn)                                                                                \
+        {                                                                                                              \
+                .methods = (m), .pattern = (p), .scope = "v1", .body_max = (body), .head = (hd), .handler = (fn),      \
+                .tag = (res), .scoped_keys = true                                                                      \
+        }
+
+static int head_worker(http_req *r) {
+        return head(r) || v1a_refuse_worker_session(http_req_data(r), r, http_req_param(r, "id"));
+}
+
+static int head_query_worker(http_req *r) {
+        return head_query(r) || v1a_refuse_worker_session(http_req_data(r), r, http_req_param(r, "id"));
+}
+
 static const http_route routes[] = {
         ROUTE(HTTP_POST, "/v1/agents", R_AGENT, V1_BODY_MAX, head, v1a_agent_create),
         ROUTE(HTTP_GET, "/v1/agents", R_AGENT, 0, head_query, v1a_agent_list),
@@ -534,13 +551,13 @@ static const http_route routes[] = {
         ROUTE(HTTP_POST, "/v1/environments/{id}/archive", R_ENVIRONMENT, V1_BODY_MAX, head, v1a_environment_archive),
         ROUTE(HTTP_POST, "/v1/sessions", R_SESSION, V1_BODY_MAX, head, v1a_session_create),
         ROUTE(HTTP_GET, "/v1/sessions", R_SESSION, 0, head_query, v1a_session_list),
-        ROUTE(HTTP_GET, "/v1/sessions/{id}", R_SESSION, 0, head, v1a_session_get),
+        WROUTE(HTTP_GET, "/v1/sessions/{id}", R_SESSION, 0, head_worker, v1a_session_get),
         ROUTE(HTTP_POST, "/v1/sessions/{id}", R_SESSION, V1_BODY_MAX, head, v1a_session_update),
         ROUTE(HTTP_DELETE, "/v1/sessions/{id}", R_SESSION, 0, head, v1a_session_delete),
         ROUTE(HTTP_POST, "/v1/sessions/{id}/archive", R_SESSION, V1_BODY_MAX, head, v1a_session_archive),
-        ROUTE(HTTP_GET, "/v1/sessions/{id}/events", R_SESSION, 0, head_query, v1a_events_list),
-        ROUTE(HTTP_POST, "/v1/sessions/{id}/events", R_SESSION, V1_BODY_MAX, head, v1a_events_send),
-        ROUTE(HTTP_GET, "/v1/sessions/{id}/events/stream", R_SESSION, 0, head_query, v1a_events_stream),
+        WROUTE(HTTP_GET, "/v1/sessions/{id}/events", R_SESSION, 0, head_query_worker, v1a_events_list),
+        WROUTE(HTTP_POST, "/v1/sessions/{id}/events", R_SESSION, V1_BODY_MAX, head_worker, v1a_events_send),
+        WROUTE(HTTP_GET, "/v1/sessions/{id}/events/stream", R_SESSION, 0, head_query_worker, v1a_events_stream),
         ROUTE(HTTP_POST, "/v1/api-keys", R_KEY, V1_BODY_MAX, head_keys, v1a_key_create),
         ROUTE(HTTP_GET, "/v1/api-keys", R_KEY, 0, head_keys, v1a_key_list),
         ROUTE(HTTP_DELETE, "/v1/api-keys/{id}", R_KEY, 0, head_keys, v1a_key_delete),
@@ -591,6 +608,10 @@ int api_v1_new(const api_v1_config *cfg, api_v1 **ret) {
         if (!a)
                 return -ENOMEM;
         a->cfg = *cfg;
+        if (v1_work_pollers_new(&a->pollers) < 0) {
+                free(a);
+                return -ENOMEM;
+        }
         *ret = a;
         return 0;
 }
@@ -605,6 +626,8 @@ int api_v1_register(api_v1 *a, http_server *s) {
                 r = http_add_routes(s, &v1_api, v1a_resource_routes, v1a_n_resource_routes, a);
         if (r >= 0 && a->cfg.deploy) /* scheduled deployments (api-v1-deployments.c) */
                 r = http_add_routes(s, &v1_api, v1a_deploy_routes, v1a_n_deploy_routes, a);
+        if (r >= 0) /* the Work API of self-hosted environments (api-v1-work.c) */
+                r = http_add_routes(s, &v1_api, v1a_work_routes, v1a_n_work_routes, a);
         if (r >= 0) /* the inventory and the refusals by name (api-v1-capabilities.c) */
                 r = http_add_routes(s, &v1_api, v1a_capability_routes, v1a_n_capability_routes, a);
         return r;
@@ -620,6 +643,7 @@ void v1a_each_route(void (*fn)(void *ud, const http_route *r), void *ud) {
                 {v1a_files_routes, v1a_n_files_routes},
                 {v1a_resource_routes, v1a_n_resource_routes},
                 {v1a_deploy_routes, v1a_n_deploy_routes},
+                {v1a_work_routes, v1a_n_work_routes},
                 {v1a_capability_routes, v1a_n_capability_routes},
         };
         for (size_t i = 0; i < ELEMENTSOF(tables); i++)
@@ -628,6 +652,8 @@ void v1a_each_route(void (*fn)(void *ud, const http_route *r), void *ud) {
 }
 
 void api_v1_free(api_v1 *a) {
+        if (a)
+                v1_work_pollers_free(a->pollers);
         free(a);
 }
 
@@ -648,9 +674,16 @@ static int keys_find(void *ud, const uint8_t digest[static 32], char ret_id[stat
         store_key k;
         hull_error e = {0};
         int r = store_key_find(ud, hex, &k, &e);
-        explicit_bzero(hex, sizeof(hex));
+        char scope[STORE_WORK_SCOPE_MAX];
         if (r == 1)
                 snprintf(ret_id, AUTH_NAME_MAX + 1, "%s", k.id);
+        else if (r == 0 && (r = store_work_key_find(ud, hex, scope, NULL, &e)) == 1 &&
+                 strlen(HTTP_SCOPED_KEY_PREFIX) + strlen(scope) <= AUTH_NAME_MAX) {
+                /* a self-hosted worker's: only the routes that take scoped keys, which check its scope */
+                snprintf(ret_id, AUTH_NAME_MAX + 1, HTTP_SCOPED_KEY_PREFIX "%s", scope);
+        } else if (r == 1)
+                r = 0;
+        explicit_bzero(hex, sizeof(hex));
         return r == 1 ? 1 : r < 0 ? -1 : 0;
 }
 
