@@ -33,7 +33,8 @@ tmp=$(mktemp -d /tmp/hull-bench-net.XXXXXX)
 chmod 755 "$tmp"
 server=
 cleanup() {
-        [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+        # (wait returns the server's 143: under set -e that would end the trap before rm)
+        if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
         rm -rf "$tmp"
 }
 trap cleanup EXIT
