@@ -301,6 +301,7 @@ typedef struct conn {
         sbx_net_req req;
         char addr[EGRESS_ADDR_STR_MAX];
         uint64_t bytes_up, bytes_down;
+        uint64_t polls, splices; /* the relay's own cost, summed into the stats */
 } conn;
 
 static void proxy_log(sbx_net_proxy *p, const conn *c, bool allowed, const char *why) {
@@ -327,6 +328,8 @@ static void proxy_log(sbx_net_proxy *p, const conn *c, bool allowed, const char 
                 p->stats.refused++;
         p->stats.bytes_up += c->bytes_up;
         p->stats.bytes_down += c->bytes_down;
+        p->stats.polls += c->polls;
+        p->stats.splices += c->splices;
         /* A log that is a file (or memfd) stops at SBX_NET_LOG_MAX bytes with one line saying so;
          * later connections are still counted in the stats. Written under the lock so lines
          * never interleave. */
@@ -510,12 +513,15 @@ typedef struct pipe_buf {
         size_t len, cap;
         bool eof;  /* the reading side ended */
         bool shut; /* and the writing side was told (shutdown SHUT_WR) */
+        bool full; /* the pipe took no more although len < cap: its slots hold socket fragments,
+                    * not whole pages; reading waits until some bytes went out */
         uint64_t *count;
+        uint64_t *calls; /* splice(2) calls, the connection's */
 } pipe_buf;
 
-static int pipe_buf_open(pipe_buf *b, uint64_t *count) {
+static int pipe_buf_open(pipe_buf *b, uint64_t *count, uint64_t *calls) {
         int fds[2];
-        *b = (pipe_buf){.r = -1, .w = -1, .count = count};
+        *b = (pipe_buf){.r = -1, .w = -1, .count = count, .calls = calls};
         if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0)
                 return -errno;
         b->r = fds[0];
@@ -550,6 +556,7 @@ static int pipe_buf_put(pipe_buf *b, const char *data, size_t len) {
 
 /* Read from `from` into the pipe; 0, or -1 when the connection is over. */
 static int pump_in(int from, pipe_buf *b) {
+        (*b->calls)++;
         ssize_t k = splice(from, NULL, b->w, NULL, b->cap - b->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (k > 0) {
                 b->len += (size_t) k;
@@ -559,15 +566,24 @@ static int pump_in(int from, pipe_buf *b) {
                 b->eof = true;
                 return 0;
         }
+        if (errno == EAGAIN && b->len > 0)
+                b->full = true; /* else polling the readable socket again would return at once */
         return errno == EAGAIN || errno == EINTR ? 0 : -1;
 }
 
+static bool pipe_buf_room(const pipe_buf *b) {
+        return !b->eof && !b->full && b->len < b->cap;
+}
+
 static int pump_out(int to, pipe_buf *b) {
+        (*b->calls)++;
         ssize_t k = splice(b->r, NULL, to, NULL, b->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
         if (k < 0)
                 return errno == EAGAIN || errno == EINTR ? 0 : -1;
         b->len -= (size_t) k;
         *b->count += (uint64_t) k;
+        if (k > 0)
+                b->full = false;
         return 0;
 }
 
@@ -585,24 +601,21 @@ static void relay(conn *c, pipe_buf *up, pipe_buf *down) {
                 if (up->shut && down->shut)
                         return;
                 struct pollfd pfd[3] = {
-                        {.fd = c->fd,
-                         .events = (short) ((!up->eof && up->len < up->cap ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
-                        {.fd = c->up,
-                         .events = (short) ((!down->eof && down->len < down->cap ? POLLIN : 0) |
-                                            (up->len ? POLLOUT : 0))},
+                        {.fd = c->fd, .events = (short) ((pipe_buf_room(up) ? POLLIN : 0) | (down->len ? POLLOUT : 0))},
+                        {.fd = c->up, .events = (short) ((pipe_buf_room(down) ? POLLIN : 0) | (up->len ? POLLOUT : 0))},
                         {.fd = c->p->stop_fd, .events = POLLIN},
                 };
                 int n = poll(pfd, 3, SBX_NET_IDLE_MS);
+                c->polls++;
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0 || pfd[2].revents)
                         return;
                 if ((pfd[0].revents & (POLLERR | POLLNVAL)) || (pfd[1].revents & (POLLERR | POLLNVAL)))
                         return;
-                if ((pfd[0].revents & (POLLIN | POLLHUP)) && !up->eof && up->len < up->cap && pump_in(c->fd, up) < 0)
+                if ((pfd[0].revents & (POLLIN | POLLHUP)) && pipe_buf_room(up) && pump_in(c->fd, up) < 0)
                         return;
-                if ((pfd[1].revents & (POLLIN | POLLHUP)) && !down->eof && down->len < down->cap &&
-                    pump_in(c->up, down) < 0)
+                if ((pfd[1].revents & (POLLIN | POLLHUP)) && pipe_buf_room(down) && pump_in(c->up, down) < 0)
                         return;
                 if (up->len && pump_out(c->up, up) < 0)
                         return;
@@ -671,7 +684,8 @@ static void serve(conn *c) {
         int one = 1;
         (void) setsockopt(c->up, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         pipe_buf up, down;
-        if (pipe_buf_open(&up, &c->bytes_up) < 0 || pipe_buf_open(&down, &c->bytes_down) < 0) {
+        if (pipe_buf_open(&up, &c->bytes_up, &c->splices) < 0 ||
+            pipe_buf_open(&down, &c->bytes_down, &c->splices) < 0) {
                 pipe_buf_close(&up);
                 refuse(c, 502, "cannot make the relay's pipes");
                 return;

@@ -180,6 +180,7 @@ typedef struct sbx_net_proxy sbx_net_proxy;
 typedef struct sbx_net_proxy_stats {
         uint64_t allowed, refused;     /* connections */
         uint64_t bytes_up, bytes_down; /* relayed, every connection together */
+        uint64_t polls, splices;       /* the relay's wake-ups and splice(2) calls (its cost per byte) */
 } sbx_net_proxy_stats;
 
 /* Start the proxy on listen_fd (taken: closed on every path), a listening socket in a
