@@ -7,11 +7,11 @@ first=$1
 for b in "$@"; do
         echo "## suite on $b"
         # The sanitizer build samples the conformance suites' SDK matrix: the latest 1.x SDK only
-        # (the first build runs every SDK version). Each case still runs, under ASan and UBSan.
+        # (the first build runs every SDK version), and the three-node suite's cases (CMA_SAMPLE).
         if [ "$b" = "$first" ]; then
                 "$top/scripts/run-tests.sh" "$b" "$b"
         else
-                CMA_SDKS=${CMA_SDKS:-@anthropic-ai/sdk} "$top/scripts/run-tests.sh" "$b" "$b"
+                CMA_SDKS=${CMA_SDKS:-@anthropic-ai/sdk} CMA_SAMPLE=1 "$top/scripts/run-tests.sh" "$b" "$b"
         fi
         if [ -f "$b/test-counts" ]; then
                 read -r bp bf bs < "$b/test-counts"
