@@ -680,7 +680,8 @@ static int keys_find(void *ud, const uint8_t digest[static 32], char ret_id[stat
         else if (r == 0 && (r = store_work_key_find(ud, hex, scope, NULL, &e)) == 1 &&
                  strlen(HTTP_SCOPED_KEY_PREFIX) + strlen(scope) <= AUTH_NAME_MAX) {
                 /* a self-hosted worker's: only the routes that take scoped keys, which check its scope */
-                snprintf(ret_id, AUTH_NAME_MAX + 1, HTTP_SCOPED_KEY_PREFIX "%s", scope);
+                snprintf(ret_id, AUTH_NAME_MAX + 1, HTTP_SCOPED_KEY_PREFIX "%.*s",
+                         (int) (AUTH_NAME_MAX - strlen(HTTP_SCOPED_KEY_PREFIX)), scope);
         } else if (r == 1)
                 r = 0;
         explicit_bzero(hex, sizeof(hex));
