@@ -76,6 +76,21 @@ sys.exit(0 if len(tr) == 1 and "reclaimed-ran" in json.dumps(tr[0]["content"]) a
 PYEOF
 check "the second worker served the reclaimed item" grep -q "serving" "$TEST_TMP/w3.err"
 
+# SIGTERM while polling an empty queue: the worker closes its sandbox and exits 0 at once
+"$HULL" worker --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup \
+        >"$TEST_TMP/w4.out" 2>"$TEST_TMP/w4.err" &
+W4=$!
+pids+=("$W4")
+for i in $(seq 1 100); do grep -q "polling" "$TEST_TMP/w4.err" && break; sleep 0.05; done
+kill -TERM "$W4"
+for i in $(seq 1 60); do kill -0 "$W4" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$W4" 2>/dev/null; then
+        fail "SIGTERM: the worker exits within 6 s" "$(cat "$TEST_TMP/w4.err")"
+        kill -KILL "$W4"
+fi
+wait "$W4"
+check "SIGTERM: the polling worker exited 0" test "$?" = 0
+
 # bad input: one clear line and exit 2, before any sandbox starts
 bad() { # NAME WANT-IN-LINE ARGS...
         local name=$1 want=$2
