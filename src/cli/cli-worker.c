@@ -7,6 +7,7 @@
  * idle (end_turn) for --max-idle, or ends, the item is force-stopped and the next is polled. A
  * worker killed mid-tool stops heartbeating: the server requeues the item after the lease's TTL
  * and another worker takes it. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -345,6 +346,22 @@ static void serve_item(worker *w, const json_t *work) {
         fprintf(stderr, "hull: worker: %s done%s\n", wid, atomic_load(&l.lost) ? " (lease lost)" : "");
 }
 
+/* The directories of workers killed before they could remove theirs (their pid gone). */
+static void sweep_dead(const char *parent) {
+        _cleanup_close_ int fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d)
+                return;
+        fd = -1; /* the DIR owns it */
+        struct dirent *de;
+        uint64_t pid;
+        while ((de = readdir(d)))
+                if (parse_uint64(de->d_name, 2, INT32_MAX, &pid) == 0 && (pid_t) pid != getpid() &&
+                    kill((pid_t) pid, 0) < 0 && errno == ESRCH)
+                        (void) rm_rf_at(dirfd(d), de->d_name);
+        closedir(d);
+}
+
 /* The sandbox: a session of hull's engine under $HULL_HOME/worker/<pid>. */
 static int open_box(worker *w, const char *home_opt, bool no_cgroup, char dir[static SBX_PATH_MAX], hull_error *e) {
         char home[SBX_PATH_MAX], parent[SBX_PATH_MAX], audit[SBX_PATH_MAX], stores[SBX_PATH_MAX], leaf[32];
@@ -353,6 +370,8 @@ static int open_box(worker *w, const char *home_opt, bool no_cgroup, char dir[st
                 r = home_mkdir(home, 0711, true, e);
         if (r >= 0)
                 r = home_dir(home, "worker", 0711, true, parent, e);
+        if (r >= 0)
+                sweep_dead(parent);
         snprintf(leaf, sizeof(leaf), "%ld", (long) getpid());
         if (r >= 0)
                 r = home_dir(parent, leaf, 0711, true, dir, e);
