@@ -495,6 +495,13 @@ int cli_worker_main(int argc, char **argv) {
                 return usage_error("no arguments are taken, not '%s'", argv[optind]);
         if (!w.server || (strncmp(w.server, "http://", 7) != 0 && strncmp(w.server, "https://", 8) != 0))
                 return usage_error("--server wants the server's http:// or https:// URL%s", "");
+        char server[HTTPC_URL_MAX / 2];
+        if (strlen(w.server) >= sizeof(server))
+                return usage_error("--server %.64s... is too long", w.server);
+        snprintf(server, sizeof(server), "%s", w.server);
+        for (size_t n = strlen(server); n > 0 && server[n - 1] == '/'; n--)
+                server[n - 1] = '\0'; /* http://host:8750/ is http://host:8750 */
+        w.server = server;
         if (!w.env || strncmp(w.env, "env_", 4) != 0 || strlen(w.env) >= STORE_ID_MAX || strchr(w.env, '/'))
                 return usage_error("--environment wants a self_hosted environment's id (env_...)%s", "");
         int r = read_key(key_file, w.key);

@@ -76,8 +76,9 @@ sys.exit(0 if len(tr) == 1 and "reclaimed-ran" in json.dumps(tr[0]["content"]) a
 PYEOF
 check "the second worker served the reclaimed item" grep -q "serving" "$TEST_TMP/w3.err"
 
-# SIGTERM while polling an empty queue: the worker closes its sandbox and exits 0 at once
-"$HULL" worker --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup \
+# SIGTERM while polling an empty queue (a --server with a trailing slash): the worker closes its
+# sandbox and exits 0 at once
+"$HULL" worker --server "$URL/" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup \
         >"$TEST_TMP/w4.out" 2>"$TEST_TMP/w4.err" &
 W4=$!
 pids+=("$W4")
@@ -101,7 +102,7 @@ bad() { # NAME WANT-IN-LINE ARGS...
         if [ "$rc" = 2 ] && [ "$lines" = 1 ] && grep -q -- "$want" "$TEST_TMP/bad.err"; then pass "$name"; else fail "$name" "rc=$rc $(cat "$TEST_TMP/bad.err")"; fi
 }
 echo hull_env_0000000000000000000000000000000000000000000000000000000000000000 >"$TEST_TMP/wrong.key"
-bad "an unreachable server: one line, exit 2" "cannot reach" --server http://127.0.0.1:1 --environment "$ENV" --key-file "$TEST_TMP/env.key"
+bad "an unreachable server: one line, exit 2" "cannot reach" --server http://127.0.0.1:1/ --environment "$ENV" --key-file "$TEST_TMP/env.key"
 bad "a wrong environment key: one line, exit 2" "refused the environment key" --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/wrong.key"
 bad "an environment that does not exist: one line, exit 2" "refused environment" --server "$URL" --environment env_nosuchenvironment --key-file "$TEST_TMP/env.key"
 bad "--environment that is not an environment id: exit 2" "environment" --server "$URL" --environment sesn_x --key-file "$TEST_TMP/env.key"
