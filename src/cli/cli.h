@@ -76,3 +76,5 @@ void cli_capabilities_help(void);
 
 int cli_mcp_main(int argc, char **argv);
 void cli_mcp_help(void);
+int cli_worker_main(int argc, char **argv);
+void cli_worker_help(void);

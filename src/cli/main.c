@@ -53,6 +53,8 @@ static const cli_command commands[] = {
          cli_document_main, cli_document_help},
         {"mcp", "serve hull's sandbox tools to an MCP client (Claude Desktop, Claude Code) over stdio", cli_mcp_main,
          cli_mcp_help},
+        {"worker", "a self-hosted worker: runs a self_hosted environment's sessions' tools in local sandboxes",
+         cli_worker_main, cli_worker_help},
         {"mock-model", "a scripted model server (OpenAI and Anthropic formats) for offline tests", cli_mock_model_main,
          cli_mock_model_help},
 };
