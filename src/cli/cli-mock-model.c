@@ -238,6 +238,9 @@ int cli_mock_model_main(int argc, char **argv) {
         }
         http_config hc = {.listen = listen,
                           .listen_len = listen_len,
+                          /* every hull serve of a test (several nodes, each with its turns) calls
+                           * from one loopback address: the whole connection budget for it */
+                          .max_per_address = SERVE_CONNECTIONS_MAX,
                           .fallback = &mock_fallback_api,
                           .fallback_data = m,
                           .log = &log,

@@ -8,9 +8,11 @@ for test-nodes-load.sh and bench/nodes.sh.
       at once with the others, turn t of session i sent to node (i + t) % N, the next one sent
       when the session is idle again with one more agent.message. Then every session's log is
       read (from the node after the one that made it) and checked: TURNS user.message, TURNS
-      agent.message, as many session.status_running as session.status_idle, idle last, event
+      agent.message, as many session.status_running as session.status_idle (plus one per retried
+      model call), idle last, event
       ids unique. Prints one JSON line: {"sessions", "turns", "seconds", "turns_per_s",
-      "turn_ms_p50", "turn_ms_p99", "problems": [...]} (problems empty when all is well).
+      "turn_ms_p50", "turn_ms_p99", "model_retries" (model calls that failed and were tried
+      again: allowed), "problems": [...]} (problems empty when all is well).
       Exit 0 when there is no problem, 1 otherwise.
 """
 import json
@@ -120,20 +122,30 @@ def main():
     for th in threads:
         th.join()
     secs = time.monotonic() - start
+    retries = 0
     for i, sid in sessions:
         ev = events(urls[(i + 1) % n], sid)
         types = [e["type"] for e in ev]
         ids = [e["id"] for e in ev]
+        # a model call that failed and was tried again (session.error "retrying", then
+        # session.status_rescheduled and running again) is not a second answer: counted, allowed
+        errs = [e.get("error") or {} for e in ev if e["type"] == "session.error"]
+        retried = types.count("session.status_rescheduled")
+        retries += retried
         ok = (types.count("user.message") == n_turns and types.count("agent.message") == n_turns
-              and types.count("session.status_running") == types.count("session.status_idle")
+              and types.count("session.status_running") == types.count("session.status_idle") + retried
+              and len(errs) == retried
+              and all((x.get("retry_status") or {}).get("type") == "retrying" for x in errs)
               and types and types[-1] == "session.status_idle" and len(ids) == len(set(ids)))
         if not ok:
-            problem(f"{sid}: {types}")
+            errs = [e.get("error") for e in ev if e["type"] == "session.error"]
+            problem(f"{sid}: {types} errors: {errs}")
     lat.sort()
     pct = lambda p: round(lat[min(len(lat) - 1, int(len(lat) * p))], 1) if lat else None
     print(json.dumps({"sessions": len(sessions), "turns": len(lat), "seconds": round(secs, 2),
                       "turns_per_s": round(len(lat) / secs, 1) if secs else None,
-                      "turn_ms_p50": pct(0.5), "turn_ms_p99": pct(0.99), "problems": problems}))
+                      "turn_ms_p50": pct(0.5), "turn_ms_p99": pct(0.99), "model_retries": retries,
+                      "problems": problems}))
     return 0 if not problems and len(lat) == n_sessions * n_turns else 1
 
 
