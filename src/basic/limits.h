@@ -562,12 +562,13 @@
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 /* nodes: several hull serve sharing one PostgreSQL store (store-node.c, v1-nodes.c, docs/DEPLOY.md) */
-#define NODE_URL_MAX 512U         /* bytes of a node's --advertise URL, NUL included */
-#define NODE_LEASE_TTL_MS 6000U   /* a node or a turn's lease not renewed this long is dead (<= 10 s) */
-#define NODE_HEARTBEAT_MS 2000U   /* how often a node renews its row and its leases (TTL / 3) */
-#define NODE_POLL_MS 1000U        /* the fallback poll of the event streams when no NOTIFY came */
-#define NODE_CAPACITY_DEFAULT 64U /* --capacity: sessions a node runs turns of at once */
-#define NODE_CAPACITY_MAX 100000U /* --capacity's largest value */
+#define NODE_URL_MAX 512U            /* bytes of a node's --advertise URL, NUL included */
+#define NODE_LEASE_TTL_MS 6000U      /* a node or a turn's lease not renewed this long is dead (<= 10 s) */
+#define NODE_HEARTBEAT_MS 2000U      /* how often a node renews its row and its leases (TTL / 3) */
+#define NODE_POLL_MS 1000U           /* the fallback poll of the event streams when no NOTIFY came */
+#define NODE_CAPACITY_DEFAULT 64U    /* --capacity: sessions a node runs turns of at once */
+#define NODE_CAPACITY_MAX 100000U    /* --capacity's largest value */
+#define NODE_RELEASE_RETRY_MAX 1024U /* sessions whose turn ended while the database was away */
 /* a request about a session's sandbox forwarded to the node that holds it (http-forward.c) */
 #define NODE_FORWARD_URL_MAX 8192U          /* bytes of a forwarded request's URL */
 #define NODE_FORWARD_CONNECT_MS 2000U       /* connecting to the node that holds the sandbox */

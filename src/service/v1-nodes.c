@@ -123,15 +123,33 @@ int v1_engine_admit_session(v1_engine *g, v1_err *err) {
         return running < g->cfg.node->capacity ? 0 : at_capacity(g, running, err);
 }
 
+/* Remember a session whose lease could not be given back (the database away): the node's thread
+ * mends it (mend_all) once the database answers again. */
+static void mend_later(v1_engine *g, const char *id) {
+        pthread_mutex_lock(&g->lock);
+        bool known = false;
+        for (size_t i = 0; i < g->n_mend && !known; i++)
+                known = strcmp(g->mend[i], id) == 0;
+        if (!known && !g->mend)
+                g->mend = calloc(NODE_RELEASE_RETRY_MAX, sizeof(*g->mend));
+        if (!known && g->mend && g->n_mend < NODE_RELEASE_RETRY_MAX)
+                snprintf(g->mend[g->n_mend++], STORE_ID_MAX, "%s", id);
+        else if (!known) /* its lease then expires: another node's heartbeat cuts the turn */
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-mend-full session=%s", id);
+        pthread_mutex_unlock(&g->lock);
+}
+
 /* Give up l's lease when this node has nothing of its turns left (under l->lock). */
 void v1_node_release_locked(live *l) {
         v1_engine *g = l->g;
         if (!v1_node_mode(g) || l->running || l->ask_id[0])
                 return;
         hull_error e = {0};
-        if (store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e) < 0)
+        if (store_lease_release(g->cfg.store, l->id, g->cfg.node->id, NULL, &e) < 0) {
                 dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"", l->id,
                          e.msg);
+                mend_later(g, l->id);
+        }
 }
 
 /* Hand the lease back when the turns are done (under l->lock; worker: the worker asks, its queue
@@ -328,6 +346,50 @@ static void reap(v1_engine *g) {
         json_decref(taken);
 }
 
+/* The sessions whose turn ended here while the database was away: a turn whose end was not
+ * written (the stored session still running) is ended with session.error and idle, as a dead
+ * node's; then the lease goes. Those that still fail stay for the next heartbeat. */
+static void mend_all(v1_engine *g) {
+        char id[STORE_ID_MAX];
+        pthread_mutex_lock(&g->lock);
+        size_t n = g->n_mend;
+        pthread_mutex_unlock(&g->lock);
+        for (size_t k = 0; k < n; k++) {
+                pthread_mutex_lock(&g->lock);
+                if (g->n_mend == 0) {
+                        pthread_mutex_unlock(&g->lock);
+                        return;
+                }
+                snprintf(id, sizeof(id), "%s", g->mend[0]); /* take the first out; put back when it fails */
+                memmove(g->mend, g->mend + 1, (g->n_mend - 1) * sizeof(*g->mend));
+                g->n_mend--;
+                pthread_mutex_unlock(&g->lock);
+                live *l = NULL;
+                v1_err err = {0};
+                if (v1_live_get(g, id, &l, &err) < 0) {
+                        if (err.status == 404) /* deleted meanwhile: its lease went with it */
+                                continue;
+                        mend_later(g, id);
+                        continue;
+                }
+                pthread_mutex_lock(&l->lock);
+                if (!l->running && !l->ask_id[0]) {
+                        v1_node_sync_locked(l);
+                        const char *status = json_string_value(json_object_get(l->obj, "status"));
+                        if (status && strcmp(status, "running") == 0) {
+                                v1_log_failure_locked(l, "unknown_error",
+                                                      "the database could not be reached while this turn ran: what "
+                                                      "it did after its last event is lost: send the message again",
+                                                      true);
+                                dlog_log(g->cfg.log, DLOG_WARN, "event=node-turn-mended session=%s", l->id);
+                        }
+                        v1_node_release_locked(l); /* fails again: back on the list */
+                }
+                pthread_mutex_unlock(&l->lock);
+                v1_live_unref(l);
+        }
+}
+
 static void beat(v1_engine *g) {
         hull_error e = {0};
         int r = store_node_beat(g->cfg.store, g->cfg.node->id, g->cfg.node->instance, NODE_LEASE_TTL_MS,
@@ -350,6 +412,7 @@ static void *node_main(void *arg) {
                 if (now >= next_beat) {
                         beat(g);
                         reap(g);
+                        mend_all(g);
                         next_beat = now + NODE_HEARTBEAT_MS;
                 }
                 if (now >= next_poll) {

@@ -86,6 +86,11 @@ struct v1_engine {
         atomic_uint pumps;     /* pump threads alive (each holds a session) */
         pthread_t node_thread; /* v1-nodes.c's, when cfg.node */
         bool node_started;
+        /* sessions whose turn ended here while the database was away (the lease not given back,
+         * maybe the status not written): the node's thread mends them once it is back. Under
+         * lock; ids, NODE_RELEASE_RETRY_MAX at most */
+        char (*mend)[STORE_ID_MAX];
+        size_t n_mend;
         struct v1_webhooks *webhooks; /* the delivery worker (cfg.webhooks), or NULL */
 };
 

@@ -1080,6 +1080,7 @@ void v1_engine_free(v1_engine *g) {
                 }
                 l = next;
         }
+        free(g->mend);
         pthread_mutex_destroy(&g->lock);
         free(g);
 }
