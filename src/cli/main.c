@@ -121,16 +121,19 @@ static void ensure_std_fds(void) {
 
 /* `hull __reap-children`: what the zygote's waiting parent of a session's interpreter execs
  * (runtime/zygote.py, run_a): waits for its children, then exits. Not a user's command. */
-static int reap_children(void) {
+static _noreturn_ void reap_children(void) {
         (void) prctl(PR_SET_NAME, "hull-reaper");
         for (;;)
-                if (wait(NULL) < 0 && errno != EINTR)
-                        return errno == ECHILD ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+                if (wait(NULL) < 0 && errno != EINTR) /* _exit: nothing to flush, no exit handlers (a
+                                                       * sanitizer's leak check stops the process's
+                                                       * threads with ptrace, which a reaper's wait
+                                                       * can take from it) */
+                        _exit(errno == ECHILD ? CLI_EXIT_OK : CLI_EXIT_FAILURE);
 }
 
 int main(int argc, char **argv) {
         if (argc == 2 && strcmp(argv[1], "__reap-children") == 0)
-                return reap_children();
+                reap_children();
         ensure_std_fds();
         if (argc < 2) {
                 main_help();
