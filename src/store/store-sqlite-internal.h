@@ -81,6 +81,17 @@ int sqlt_step_done(sqlt_store *s, sqlite3_stmt *st, const char *what, hull_error
 int sqlt_exec(sqlt_store *s, const char *sql, const char *what, hull_error *e);
 /* The JSON text in column col parsed (-EBADMSG when it is not). */
 int sqlt_load_column(sqlite3_stmt *st, int col, const char *what, json_t **ret, hull_error *e);
+/* One statement with its values bound: texts ?1..?6 where non-NULL, integers ?7..?10, each only
+ * up to the highest number the statement names. */
+typedef struct sqlt_args {
+        const char *t[6];
+        int64_t i[4];
+} sqlt_args;
+int sqlt_args_prep(sqlt_store *s, const char *sql, const sqlt_args *a, sqlite3_stmt **ret, hull_error *e);
+/* Prepared, bound and stepped to its end: -EEXIST on a constraint, the rows changed in *ret_changes
+ * (when not NULL). */
+int sqlt_args_run(sqlt_store *s, const char *sql, const sqlt_args *a, const char *what, int *ret_changes,
+                  hull_error *e);
 /* Steps a listing's statement to its end (columns: key, id, the object's JSON): each row's key
  * into keys (when not NULL), its object appended to out (when not NULL), the count in *ret_n. */
 int sqlt_page_rows(sqlt_store *s, sqlite3_stmt *st, const char *what, store_rowkey *keys, json_t *out, size_t *ret_n,

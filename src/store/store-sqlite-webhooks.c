@@ -8,56 +8,23 @@
 #include "store-sqlite-internal.h"
 #include "store-webhook-backend.h"
 
-/* One statement with its values bound: texts ?1..?6 where non-NULL, integers ?7..?9, each only
- * up to the highest number the statement names. */
-typedef struct wh_args {
-        const char *t[6];
-        int64_t i[3];
-} wh_args;
-
-static int prep_bind(sqlt_store *s, const char *sql, const wh_args *a, sqlite3_stmt **ret, hull_error *e) {
-        int r = sqlt_prep(s, sql, ret, e);
-        if (r < 0)
-                return r;
-        int rc = 0, n = sqlite3_bind_parameter_count(*ret); /* the highest ?N the statement names */
-        for (int k = 0; k < 6 && !rc && k + 1 <= n; k++)
-                if (a->t[k])
-                        rc = sqlt_bind_text(*ret, k + 1, a->t[k]);
-        for (int k = 0; k < 3 && !rc && k + 7 <= n; k++)
-                rc = sqlite3_bind_int64(*ret, k + 7, a->i[k]);
-        return rc ? sqlt_bind_fail(s, rc, e) : 0;
-}
-
-static int run(sqlt_store *s, const char *sql, const wh_args *a, const char *what, int *ret_changes, hull_error *e) {
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s, sql, a, &st, e);
-        if (r < 0)
-                return r;
-        int rc = sqlite3_step(st);
-        if ((rc & 0xff) == SQLITE_CONSTRAINT)
-                return hull_fail(e, -EEXIST, "store: %s: it exists already", what);
-        if (rc != SQLITE_DONE)
-                return sqlt_fail(s->db, rc, what, e);
-        if (ret_changes)
-                *ret_changes = sqlite3_changes(s->db);
-        return 0;
-}
-
 static int wh_put(store *base, bool create, const store_webhook_row *w, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        wh_args a = {.t = {w->id, w->types, w->body, w->key_id, w->sealed}, .i = {w->created_ms, w->enabled}};
+        sqlt_args a = {.t = {w->id, w->types, w->body, w->key_id, w->sealed}, .i = {w->created_ms, w->enabled}};
         int changes = 0;
-        int r = create      ? run(s,
-                                  "INSERT INTO webhooks (id, created_ms, types, enabled, body, key_id, sealed)"
+        int r = create ? sqlt_args_run(s,
+                                       "INSERT INTO webhooks (id, created_ms, types, enabled, body, key_id, sealed)"
                                        " VALUES (?1, ?7, ?2, ?8, ?3, ?4, ?5)",
-                                  &a, "cannot store a webhook", &changes, e)
-                : w->sealed ? run(s,
+                                       &a, "cannot store a webhook", &changes, e)
+                : w->sealed
+                        ? sqlt_args_run(
+                                  s,
                                   "UPDATE webhooks SET types = ?2, enabled = ?8, body = ?3, key_id = ?4, sealed = ?5"
                                   " WHERE id = ?1",
                                   &a, "cannot update a webhook", &changes, e)
-                            : run(s, "UPDATE webhooks SET types = ?2, enabled = ?8, body = ?3 WHERE id = ?1", &a,
-                                  "cannot update a webhook", &changes, e);
+                        : sqlt_args_run(s, "UPDATE webhooks SET types = ?2, enabled = ?8, body = ?3 WHERE id = ?1", &a,
+                                        "cannot update a webhook", &changes, e);
         if (r < 0)
                 return r;
         return changes ? 0 : hull_fail(e, -ENOENT, "store: no webhook %.64s", w->id);
@@ -67,7 +34,7 @@ static int wh_get(store *base, const char *id, json_t **ret, char **ret_sealed, 
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s, "SELECT body, sealed FROM webhooks WHERE id = ?1", &(wh_args){.t = {id}}, &st, e);
+        int r = sqlt_args_prep(s, "SELECT body, sealed FROM webhooks WHERE id = ?1", &(sqlt_args){.t = {id}}, &st, e);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(st);
@@ -96,8 +63,8 @@ static int wh_list(store *base, unsigned max, json_t *out, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s, "SELECT body FROM webhooks ORDER BY created_ms DESC, id DESC LIMIT ?7",
-                          &(wh_args){.i = {max}}, &st, e);
+        int r = sqlt_args_prep(s, "SELECT body FROM webhooks ORDER BY created_ms DESC, id DESC LIMIT ?7",
+                               &(sqlt_args){.i = {max}}, &st, e);
         if (r < 0)
                 return r;
         for (;;) {
@@ -121,10 +88,11 @@ static int wh_remove(store *base, const char *id, hull_error *e) {
         int r, changes = 0;
         if ((r = sqlt_tx_begin(s, &t, e)) < 0)
                 return r;
-        wh_args a = {.t = {id}};
-        if ((r = run(s, "DELETE FROM webhook_deliveries WHERE webhook_id = ?1", &a, "cannot delete deliveries", NULL,
-                     e)) < 0 ||
-            (r = run(s, "DELETE FROM webhooks WHERE id = ?1", &a, "cannot delete a webhook", &changes, e)) < 0)
+        sqlt_args a = {.t = {id}};
+        if ((r = sqlt_args_run(s, "DELETE FROM webhook_deliveries WHERE webhook_id = ?1", &a,
+                               "cannot delete deliveries", NULL, e)) < 0 ||
+            (r = sqlt_args_run(s, "DELETE FROM webhooks WHERE id = ?1", &a, "cannot delete a webhook", &changes, e)) <
+                    0)
                 return r;
         if (!changes)
                 return hull_fail(e, -ENOENT, "store: no webhook %.64s", id);
@@ -135,9 +103,9 @@ static int wh_enqueue(store *base, const char *type, const char *event_id, const
                       const char *body, size_t *ret_n, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        wh_args a = {.t = {type, event_id, body, webhook_id}, .i = {created_ms}};
+        sqlt_args a = {.t = {type, event_id, body, webhook_id}, .i = {created_ms}};
         int changes = 0;
-        int r = run(
+        int r = sqlt_args_run(
                 s,
                 webhook_id ? "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
                              " SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks WHERE id = ?4"
@@ -155,12 +123,13 @@ static int wh_claim(store *base, int64_t now_ms, int64_t until_ms, unsigned max,
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s,
-                          "UPDATE webhook_deliveries SET due_ms = ?8 WHERE (event_id, webhook_id) IN"
-                          " (SELECT d.event_id, d.webhook_id FROM webhook_deliveries d JOIN webhooks w"
-                          " ON w.id = d.webhook_id WHERE w.enabled = 1 AND d.due_ms <= ?7 ORDER BY d.due_ms LIMIT ?9)"
-                          " RETURNING event_id, webhook_id, attempts, body",
-                          &(wh_args){.i = {now_ms, until_ms, max}}, &st, e);
+        int r = sqlt_args_prep(
+                s,
+                "UPDATE webhook_deliveries SET due_ms = ?8 WHERE (event_id, webhook_id) IN"
+                " (SELECT d.event_id, d.webhook_id FROM webhook_deliveries d JOIN webhooks w"
+                " ON w.id = d.webhook_id WHERE w.enabled = 1 AND d.due_ms <= ?7 ORDER BY d.due_ms LIMIT ?9)"
+                " RETURNING event_id, webhook_id, attempts, body",
+                &(sqlt_args){.i = {now_ms, until_ms, max}}, &st, e);
         if (r < 0)
                 return r;
         for (;;) {
@@ -183,14 +152,14 @@ static int wh_settle(store *base, const char *event_id, const char *webhook_id, 
                      hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        wh_args a = {.t = {event_id, webhook_id}, .i = {due_ms, attempts}};
+        sqlt_args a = {.t = {event_id, webhook_id}, .i = {due_ms, attempts}};
         int changes = 0;
-        int r = due_ms < 0 ? run(s, "DELETE FROM webhook_deliveries WHERE event_id = ?1 AND webhook_id = ?2", &a,
-                                 "cannot end a webhook delivery", &changes, e)
-                           : run(s,
-                                 "UPDATE webhook_deliveries SET due_ms = ?7, attempts = ?8"
-                                 " WHERE event_id = ?1 AND webhook_id = ?2",
-                                 &a, "cannot reschedule a webhook delivery", &changes, e);
+        int r = due_ms < 0 ? sqlt_args_run(s, "DELETE FROM webhook_deliveries WHERE event_id = ?1 AND webhook_id = ?2",
+                                           &a, "cannot end a webhook delivery", &changes, e)
+                           : sqlt_args_run(s,
+                                           "UPDATE webhook_deliveries SET due_ms = ?7, attempts = ?8"
+                                           " WHERE event_id = ?1 AND webhook_id = ?2",
+                                           &a, "cannot reschedule a webhook delivery", &changes, e);
         if (r < 0)
                 return r;
         return changes ? 0 : hull_fail(e, -ENOENT, "store: no such webhook delivery");
@@ -200,10 +169,10 @@ static int wh_pending(store *base, const char *webhook_id, int64_t *ret, hull_er
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s,
-                          webhook_id ? "SELECT count(*) FROM webhook_deliveries WHERE webhook_id = ?1"
-                                     : "SELECT count(*) FROM webhook_deliveries",
-                          &(wh_args){.t = {webhook_id}}, &st, e);
+        int r = sqlt_args_prep(s,
+                               webhook_id ? "SELECT count(*) FROM webhook_deliveries WHERE webhook_id = ?1"
+                                          : "SELECT count(*) FROM webhook_deliveries",
+                               &(sqlt_args){.t = {webhook_id}}, &st, e);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(st);

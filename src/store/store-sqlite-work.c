@@ -8,50 +8,16 @@
 #include "store-sqlite-internal.h"
 #include "store-work-backend.h"
 
-/* Texts ?1..?6 where non-NULL (NULL binds SQL NULL), integers ?7..?10, each only up to the
- * highest number the statement names. */
-typedef struct wk_args {
-        const char *t[6];
-        int64_t i[4];
-} wk_args;
-
-static int prep_bind(sqlt_store *s, const char *sql, const wk_args *a, sqlite3_stmt **ret, hull_error *e) {
-        int r = sqlt_prep(s, sql, ret, e);
-        if (r < 0)
-                return r;
-        int rc = 0, n = sqlite3_bind_parameter_count(*ret);
-        for (int k = 0; k < 6 && !rc && k + 1 <= n; k++)
-                if (a->t[k])
-                        rc = sqlt_bind_text(*ret, k + 1, a->t[k]);
-        for (int k = 0; k < 4 && !rc && k + 7 <= n; k++)
-                rc = sqlite3_bind_int64(*ret, k + 7, a->i[k]);
-        return rc ? sqlt_bind_fail(s, rc, e) : 0;
-}
-
-static int run(sqlt_store *s, const char *sql, const wk_args *a, const char *what, int *ret_changes, hull_error *e) {
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s, sql, a, &st, e);
-        if (r < 0)
-                return r;
-        int rc = sqlite3_step(st);
-        if ((rc & 0xff) == SQLITE_CONSTRAINT)
-                return hull_fail(e, -EEXIST, "store: %s: it exists already", what);
-        if (rc != SQLITE_DONE)
-                return sqlt_fail(s->db, rc, what, e);
-        if (ret_changes)
-                *ret_changes = sqlite3_changes(s->db);
-        return 0;
-}
-
 static int wk_insert(store *base, const store_work *w, const char *body, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        wk_args a = {.t = {w->id, w->env_id, w->session_id, w->state, body, w->worker_id},
-                     .i = {w->created_ms, w->polled_ms, w->lease_ms}};
-        int r = run(s,
-                    "INSERT INTO work (id, env_id, session_id, state, created_ms, polled_ms, lease_ms, heartbeat,"
-                    " worker_id, version, body) VALUES (?1, ?2, ?3, ?4, ?7, ?8, ?9, NULL, ?6, 1, ?5)",
-                    &a, "cannot queue a work item", NULL, e);
+        sqlt_args a = {.t = {w->id, w->env_id, w->session_id, w->state, body, w->worker_id},
+                       .i = {w->created_ms, w->polled_ms, w->lease_ms}};
+        int r = sqlt_args_run(
+                s,
+                "INSERT INTO work (id, env_id, session_id, state, created_ms, polled_ms, lease_ms, heartbeat,"
+                " worker_id, version, body) VALUES (?1, ?2, ?3, ?4, ?7, ?8, ?9, NULL, ?6, 1, ?5)",
+                &a, "cannot queue a work item", NULL, e);
         return r == -EEXIST ? hull_fail(e, -EEXIST, "store: session %.64s has a work item already", w->session_id) : r;
 }
 
@@ -63,10 +29,10 @@ static int wk_get(store *base, const char *id, store_work *w, char **ret_body, h
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s,
-                          "SELECT id, env_id, session_id, state, created_ms, polled_ms, lease_ms, heartbeat,"
-                          " worker_id, version, body FROM work WHERE id = ?1",
-                          &(wk_args){.t = {id}}, &st, e);
+        int r = sqlt_args_prep(s,
+                               "SELECT id, env_id, session_id, state, created_ms, polled_ms, lease_ms, heartbeat,"
+                               " worker_id, version, body FROM work WHERE id = ?1",
+                               &(sqlt_args){.t = {id}}, &st, e);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(st);
@@ -94,13 +60,13 @@ static int wk_get(store *base, const char *id, store_work *w, char **ret_body, h
 static int wk_update(store *base, const store_work *w, const char *body, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        wk_args a = {.t = {w->id, w->state, w->has_heartbeat ? w->heartbeat : NULL, w->worker_id, body},
-                     .i = {w->polled_ms, w->lease_ms, w->version}};
+        sqlt_args a = {.t = {w->id, w->state, w->has_heartbeat ? w->heartbeat : NULL, w->worker_id, body},
+                       .i = {w->polled_ms, w->lease_ms, w->version}};
         int changes = 0;
-        int r = run(s,
-                    "UPDATE work SET state = ?2, heartbeat = ?3, worker_id = ?4, body = ?5, polled_ms = ?7,"
-                    " lease_ms = ?8, version = version + 1 WHERE id = ?1 AND version = ?9",
-                    &a, "cannot update a work item", &changes, e);
+        int r = sqlt_args_run(s,
+                              "UPDATE work SET state = ?2, heartbeat = ?3, worker_id = ?4, body = ?5, polled_ms = ?7,"
+                              " lease_ms = ?8, version = version + 1 WHERE id = ?1 AND version = ?9",
+                              &a, "cannot update a work item", &changes, e);
         if (r < 0)
                 return r;
         return changes ? 0 : hull_fail(e, -ESTALE, "store: work item %.64s changed meanwhile", w->id);
@@ -109,23 +75,25 @@ static int wk_update(store *base, const store_work *w, const char *body, hull_er
 static int wk_expire(store *base, const char *env_id, int64_t now_ms, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        wk_args a = {.t = {env_id}, .i = {now_ms}};
-        int r = run(s,
-                    "UPDATE work SET state = 'queued', polled_ms = 0, lease_ms = 0, heartbeat = NULL,"
-                    " worker_id = '', version = version + 1 WHERE env_id = ?1 AND state IN ('starting', 'active')"
-                    " AND lease_ms > 0 AND lease_ms < ?7",
-                    &a, "cannot requeue expired work", NULL, e);
+        sqlt_args a = {.t = {env_id}, .i = {now_ms}};
+        int r = sqlt_args_run(
+                s,
+                "UPDATE work SET state = 'queued', polled_ms = 0, lease_ms = 0, heartbeat = NULL,"
+                " worker_id = '', version = version + 1 WHERE env_id = ?1 AND state IN ('starting', 'active')"
+                " AND lease_ms > 0 AND lease_ms < ?7",
+                &a, "cannot requeue expired work", NULL, e);
         if (r >= 0)
-                r = run(s,
+                r = sqlt_args_run(
+                        s,
                         "UPDATE work SET state = 'stopped', lease_ms = 0, version = version + 1 WHERE env_id = ?1"
                         " AND state = 'stopping' AND lease_ms > 0 AND lease_ms < ?7",
                         &a, "cannot stop expired work", NULL, e);
         return r;
 }
 
-static int ids_of(sqlt_store *s, const char *sql, const wk_args *a, json_t *ids, hull_error *e) {
+static int ids_of(sqlt_store *s, const char *sql, const sqlt_args *a, json_t *ids, hull_error *e) {
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s, sql, a, &st, e);
+        int r = sqlt_args_prep(s, sql, a, &st, e);
         if (r < 0)
                 return r;
         for (;;) {
@@ -147,7 +115,7 @@ static int wk_due(store *base, const char *env_id, int64_t reclaim_before_ms, un
         return ids_of(s,
                       "SELECT id FROM work WHERE env_id = ?1 AND state = 'queued' AND polled_ms < ?7"
                       " ORDER BY created_ms, id LIMIT ?8",
-                      &(wk_args){.t = {env_id}, .i = {reclaim_before_ms, max}}, ids, e);
+                      &(sqlt_args){.t = {env_id}, .i = {reclaim_before_ms, max}}, ids, e);
 }
 
 static int wk_list(store *base, const char *env_id, int64_t after_ms, const char *after_id, unsigned max, json_t *ids,
@@ -157,17 +125,17 @@ static int wk_list(store *base, const char *env_id, int64_t after_ms, const char
         return ids_of(s,
                       "SELECT id FROM work WHERE env_id = ?1 AND (created_ms, id) > (?7, ?2)"
                       " ORDER BY created_ms, id LIMIT ?8",
-                      &(wk_args){.t = {env_id, after_id ? after_id : ""}, .i = {after_ms, max}}, ids, e);
+                      &(sqlt_args){.t = {env_id, after_id ? after_id : ""}, .i = {after_ms, max}}, ids, e);
 }
 
 static int wk_stats(store *base, const char *env_id, store_work_stats *ret, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s,
-                          "SELECT coalesce(sum(polled_ms = 0), 0), coalesce(sum(polled_ms > 0), 0),"
-                          " coalesce(min(created_ms), 0) FROM work WHERE env_id = ?1 AND state = 'queued'",
-                          &(wk_args){.t = {env_id}}, &st, e);
+        int r = sqlt_args_prep(s,
+                               "SELECT coalesce(sum(polled_ms = 0), 0), coalesce(sum(polled_ms > 0), 0),"
+                               " coalesce(min(created_ms), 0) FROM work WHERE env_id = ?1 AND state = 'queued'",
+                               &(sqlt_args){.t = {env_id}}, &st, e);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(st);
@@ -183,17 +151,17 @@ static int wk_key_add(store *base, const char *digest_hex, const char *scope, co
                       hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        return run(s, "INSERT INTO work_keys (digest, scope, work_id, created_ms) VALUES (?1, ?2, ?3, ?7)",
-                   &(wk_args){.t = {digest_hex, scope, work_id}, .i = {created_ms}}, "cannot store a worker credential",
-                   NULL, e);
+        return sqlt_args_run(s, "INSERT INTO work_keys (digest, scope, work_id, created_ms) VALUES (?1, ?2, ?3, ?7)",
+                             &(sqlt_args){.t = {digest_hex, scope, work_id}, .i = {created_ms}},
+                             "cannot store a worker credential", NULL, e);
 }
 
 static int wk_key_find(store *base, const char *digest_hex, char *ret_scope, char *ret_work_id, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = prep_bind(s, "SELECT scope, work_id FROM work_keys WHERE digest = ?1", &(wk_args){.t = {digest_hex}},
-                          &st, e);
+        int r = sqlt_args_prep(s, "SELECT scope, work_id FROM work_keys WHERE digest = ?1",
+                               &(sqlt_args){.t = {digest_hex}}, &st, e);
         if (r < 0)
                 return r;
         int rc = sqlite3_step(st);
@@ -209,8 +177,8 @@ static int wk_key_find(store *base, const char *digest_hex, char *ret_scope, cha
 static int wk_key_drop(store *base, const char *work_id, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        return run(s, "DELETE FROM work_keys WHERE work_id = ?1", &(wk_args){.t = {work_id}},
-                   "cannot forget a work item's tokens", NULL, e);
+        return sqlt_args_run(s, "DELETE FROM work_keys WHERE work_id = ?1", &(sqlt_args){.t = {work_id}},
+                             "cannot forget a work item's tokens", NULL, e);
 }
 
 const store_work_ops sqlt_work_ops = {

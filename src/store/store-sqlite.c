@@ -260,6 +260,35 @@ int sqlt_load_column(sqlite3_stmt *st, int col, const char *what, json_t **ret, 
         return store_load(p, (size_t) n, what, ret, e);
 }
 
+int sqlt_args_prep(sqlt_store *s, const char *sql, const sqlt_args *a, sqlite3_stmt **ret, hull_error *e) {
+        int r = sqlt_prep(s, sql, ret, e);
+        if (r < 0)
+                return r;
+        int rc = 0, n = sqlite3_bind_parameter_count(*ret); /* the highest ?N the statement names */
+        for (int k = 0; k < 6 && !rc && k + 1 <= n; k++)
+                if (a->t[k])
+                        rc = sqlt_bind_text(*ret, k + 1, a->t[k]);
+        for (int k = 0; k < 4 && !rc && k + 7 <= n; k++)
+                rc = sqlite3_bind_int64(*ret, k + 7, a->i[k]);
+        return rc ? sqlt_bind_fail(s, rc, e) : 0;
+}
+
+int sqlt_args_run(sqlt_store *s, const char *sql, const sqlt_args *a, const char *what, int *ret_changes,
+                  hull_error *e) {
+        _cleanup_stmt_ sqlite3_stmt *st = NULL;
+        int r = sqlt_args_prep(s, sql, a, &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlite3_step(st);
+        if ((rc & 0xff) == SQLITE_CONSTRAINT)
+                return hull_fail(e, -EEXIST, "store: %s: it exists already", what);
+        if (rc != SQLITE_DONE)
+                return sqlt_fail(s->db, rc, what, e);
+        if (ret_changes)
+                *ret_changes = sqlite3_changes(s->db);
+        return 0;
+}
+
 int sqlt_page_rows(sqlt_store *s, sqlite3_stmt *st, const char *what, store_rowkey *keys, json_t *out, size_t *ret_n,
                    hull_error *e) {
         size_t n = 0;
