@@ -898,28 +898,26 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
         return mem_verdict(s, &m, k, "storing the table", "save fewer rows or columns", e);
 }
 
-int hd_adopt_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
-                hull_error *e) {
+static int adopt(hd_store *s, int fd, const char *id, hd_format format, const char *source, bool own,
+                 json_t **ret_summary, hull_error *e) {
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
                 return hull_err(e, -EINVAL, "handles: the file to adopt is not a regular file");
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, NULL, 0, fd, false, ret_summary, e);
+                k = put_common(s, id, format, source, NULL, 0, fd, own, ret_summary, e);
         return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
+}
+
+int hd_adopt_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
+                hull_error *e) {
+        return adopt(s, fd, id, format, source, false, ret_summary, e);
 }
 
 int hd_adopt_own_fd(hd_store *s, int fd, const char *id, hd_format format, const char *source, json_t **ret_summary,
                     hull_error *e) {
-        struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return hull_err(e, -EINVAL, "handles: the file to adopt is not a regular file");
-        _cleanup_sqlmem_ sqlmem_scope m = {0};
-        int k = mem_begin(s, &m, e);
-        if (k == 0)
-                k = put_common(s, id, format, source, NULL, 0, fd, true, ret_summary, e);
-        return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
+        return adopt(s, fd, id, format, source, true, ret_summary, e);
 }
 
 void hd_store_io_get(hd_store *s, hd_store_io *ret) {
