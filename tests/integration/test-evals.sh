@@ -18,7 +18,9 @@ check "evals: a result file per run" test "$(ls "$out" | wc -l)" -eq "$n"
 mkdir -p "$TEST_TMP/tasks"
 cp -r "$top/evals/tasks/t03_compute_fib" "$TEST_TMP/tasks/"
 printf '{"steps": [{"text": "The sum is 12345."}]}' >"$TEST_TMP/tasks/t03_compute_fib/mock.json"
-/usr/bin/python3 "$top/evals/run.py" --mock --hull "$HULL" --out "$TEST_TMP/results2" --tasks-dir "$TEST_TMP/tasks" \
+# (a failed run is kept for its reader: its home goes under $TEST_TMP, removed with it)
+mkdir -m 0711 "$TEST_TMP/kept"
+TMPDIR=$TEST_TMP/kept /usr/bin/python3 "$top/evals/run.py" --mock --hull "$HULL" --out "$TEST_TMP/results2" --tasks-dir "$TEST_TMP/tasks" \
         >"$TEST_TMP/evals2.out" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && [ "$(grep -c '^not ok - t03' "$TEST_TMP/evals2.out")" -eq 2 ] && grep -q '16,?724' "$TEST_TMP/evals2.out"; then
