@@ -96,6 +96,9 @@ check "nodes-forward: a call answered as an event stream through node 2 is strea
 s=$(mcp hop "$N2" "${S[@]}" -H 'hull-forwarded-from: n1' -d "$READ")
 check "nodes-forward: with the hop header node 2 answers itself (404: not its session), never forwards again" sh -c \
         "[ $s = 404 ] && ! grep -qi '^x-hull-node' '$TEST_TMP/hop.h'"
+s=$(mcp badhop "$N2" "${S[@]}" -H 'hull-forwarded-from: not a node' -d "$READ")
+check "nodes-forward: a hop header that names no node: 400 saying what it is" sh -c \
+        "[ $s = 400 ] && grep -q 'a client never sends it' '$TEST_TMP/badhop.b'"
 s=$(mcp nokey "$N2" "${S[@]}" -H 'x-api-key: sk-wrong-0123456789abcdefghijklmnop' -d "$READ")
 check "nodes-forward: a wrong key on node 2 is refused there (401), nothing forwarded" sh -c \
         "[ $s = 401 ] && ! grep -qi '^x-hull-node' '$TEST_TMP/nokey.h'"
@@ -124,6 +127,10 @@ s=$(agui "$N2" r2)
 check "nodes-forward: AG-UI run 2 of the thread on node 2 runs in node 1's sandbox (reads run 1's file; x-hull-node n1)" sh -c \
         "[ $s = 200 ] && grep -q RUN_FINISHED '$TEST_TMP/r2.sse' && grep -q 'from-run-one' '$TEST_TMP/r2.sse' && grep -qi '^x-hull-node: n1' '$TEST_TMP/r2.h'"
 
+s=$(curl -s -o "$TEST_TMP/agbad.b" -w '%{http_code}' -H 'content-type: application/json' -H "x-api-key: $KEY" \
+        -H 'hull-forwarded-from: not a node' "$N2/agui" -d '{"threadId": "t1", "runId": "r3", "state": {}, "messages": [{"id": "m-r3", "role": "user", "content": "go"}], "tools": [], "context": [], "forwardedProps": {}}')
+check "nodes-forward: AG-UI with a hop header that names no node: 400 bad_forward_header" sh -c \
+        "[ $s = 400 ] && grep -q bad_forward_header '$TEST_TMP/agbad.b'"
 lap "agui done"
 # ---- node 1 killed: its MCP session through node 2 ----
 SID2=${SID%%.*}f.n1 # any session id naming node 1: the request goes there
