@@ -1,12 +1,13 @@
 # test-nodes-forward.sh: two hull serve --node-id on one PostgreSQL (a throwaway cluster,
 # tests/lib-pg.sh): requests about a sandbox that reach the other node are forwarded to the node
 # that holds it. /mcp: an MCP session opened on node 1 (its Mcp-Session-Id names n1) is used
-# through node 2: a plain call, a call answered as an event stream (streamed through as it comes,
-# not kept whole), a notification, DELETE; a request with the hop header is not forwarded again.
-# AG-UI: a thread's second run sent to node 2 runs where the thread's sandbox is (node 1): the
-# file its first run wrote is there. Node 1 killed: its MCP session through node 2 gets 503 +
-# retry-after at once; an id naming a node that left (or was taken for dead) gets 404 (initialize
-# again). Prints the time it took.
+# through node 2: a notification, a plain call, a call answered as an event stream (streamed
+# through as it comes, not kept whole; its transfer stopped when the client goes), DELETE; a
+# request with the hop header is not forwarded again, a bad one is refused, a wrong key is refused
+# on node 2. AG-UI: a thread's second run sent to node 2 runs where the thread's sandbox is (node
+# 1): the file its first run wrote is there. Node 1 killed: its MCP session through node 2 gets
+# 503 + retry-after at once; an id naming a node that left (or was taken for dead) gets 404
+# (initialize again). Prints the time it took.
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/v1-lib.sh"
 source "$(dirname "$0")/../lib-pg.sh"
@@ -93,6 +94,28 @@ PYEOF
 rc=$?
 check "nodes-forward: a call answered as an event stream through node 2 is streamed as it comes: $(tail -1 "$TEST_TMP/stream.out" | head -c 300)" \
         test "$rc" -eq 0
+# the client goes mid-stream: node 2 stops its transfer, so node 1 sees its stream's client gone
+# (the call itself runs on until DELETE below cancels it)
+"$PY" - "$N2/mcp" "$KEY" "$SID" >"$TEST_TMP/hangup.out" 2>&1 <<'PYEOF'
+import json, sys, urllib.request
+url, key, sid = sys.argv[1:4]
+body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "run_python",
+        "arguments": {"code": "import time\ntime.sleep(60)"}, "_meta": {"progressToken": "q"}}}
+req = urllib.request.Request(url, json.dumps(body).encode(), method="POST", headers={
+    "x-api-key": key, "mcp-session-id": sid, "content-type": "application/json",
+    "accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"})
+r = urllib.request.urlopen(req, timeout=30)
+for line in r:
+    if b"notifications/progress" in line:
+        break
+r.close()
+PYEOF
+for _ in $(seq 1 60); do
+        grep -q 'aborted=yes.*method=tools/call' "$TEST_TMP/node1.log" && break
+        sleep 0.1
+done
+check "nodes-forward: a client that goes mid-stream on node 2: node 2 stops the relayed transfer (node 1 logs its stream aborted)" \
+        grep -q 'aborted=yes.*method=tools/call' "$TEST_TMP/node1.log"
 s=$(mcp hop "$N2" "${S[@]}" -H 'hull-forwarded-from: n1' -d "$READ")
 check "nodes-forward: with the hop header node 2 answers itself (404: not its session), never forwards again" sh -c \
         "[ $s = 404 ] && ! grep -qi '^x-hull-node' '$TEST_TMP/hop.h'"
