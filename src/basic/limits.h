@@ -574,6 +574,11 @@
 #define NODE_FORWARD_CONNECT_MS 2000U       /* connecting to the node that holds the sandbox */
 #define NODE_FORWARD_TIMEOUT_MS 120000U     /* a forwarded request's whole exchange */
 #define NODE_FORWARD_ANSWER_MAX (48U << 20) /* bytes of a forwarded answer (a handle's content: 16 MiB) */
+/* a forwarded /mcp or AG-UI request, whose answer may be an event stream (http_forward_stream) */
+#define NODE_FORWARD_IDLE_MS 660000U        /* no byte from the holder this long: cut (a call may wait 600 s) */
+#define NODE_FORWARD_SSE_QUEUE (256U << 10) /* bytes of a relayed stream waiting for the client */
+#define NODE_FORWARD_SSE_WAIT_MS 30000U     /* a relayed piece waits this long for room, then the stream is cut */
+#define NODE_FORWARD_RELAYS_MAX 256U        /* forwarded streams and calls in flight at once per face */
 
 /* hull mcp, the MCP server (src/mcp/mcp-server.c, src/cli/cli-mcp.c) */
 #define MCP_SERVER_QUEUE_MAX 64U /* requests read while a call runs, waiting their turn (then reading waits) */

@@ -954,7 +954,9 @@ static int start_server(serve_state *st, hull_error *e) {
                               .javascript = st->ev.session_javascript,
                               .audit_dir = st->audit_path[0] ? st->audit_path : NULL,
                               .version = HULL_VERSION,
-                              .log = &st->log};
+                              .log = &st->log,
+                              .node_id = o->node.row.id,
+                              .store = st->db};
         r = api_mcp_new(&mcc, &st->mcp, e);
         if (r < 0)
                 return r;

@@ -3,9 +3,13 @@
  * the caller's own authority (its Authorization or x-api-key passed through, checked again there)
  * and a hop header (HTTP_FORWARD_HOP_HEADER, naming the node that forwarded) so that a forwarded
  * request is never forwarded again. Bounded: connect and total timeouts, the answer's size
- * (HTTP_FORWARD_ANSWER_MAX; kept whole, then answered: not for streams). Blocking: call it on a
- * thread of the request (http_req_spawn). */
+ * (NODE_FORWARD_ANSWER_MAX; kept whole, then answered), or, with http_forward_stream, an
+ * event-stream answer relayed as its bytes come (/mcp's calls, AG-UI's runs). Blocking: call it
+ * on a thread of the request (http_req_spawn). */
 #pragma once
+
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "error.h"
 #include "http-server.h"
@@ -31,3 +35,30 @@ int http_forward_escape(const char *p, bool path, char *buf, size_t size);
  * reached or answered wrong (-ECONNREFUSED, -EHOSTUNREACH, -ETIMEDOUT, -EFBIG, ...): r is not
  * answered then; the caller words the error. */
 int http_forward(http_req *r, const char *base_url, const char *from_node, const char *to_node, hull_error *e);
+
+/* The relays of one face (its forwarded streams and calls in flight), so that it can stop them. */
+typedef struct http_relays {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        unsigned n;       /* in flight */
+        atomic_bool stop; /* set: every relay's transfer ends, none starts */
+} http_relays;
+
+void http_relays_init(http_relays *rl);
+/* Stop every relay (a stream relayed is cut) and wait at most wait_ms for them to end. Returns
+ * true once none is left, false when one still runs (then leave rl be: never free it). */
+bool http_relays_stop(http_relays *rl, uint64_t wait_ms);
+/* Once http_relays_stop returned true. */
+void http_relays_free(http_relays *rl);
+
+/* Like http_forward, but the answer is relayed as it comes when it is an event stream (200,
+ * text/event-stream: r is answered with a stream the holder's bytes go to unchanged, its own
+ * keep-alives included, and this returns at once; the stream is cut when the holder's ends badly,
+ * and the transfer stopped when the client goes), else kept whole (NODE_FORWARD_ANSWER_MAX) and
+ * answered. No bound on the whole exchange (a run lasts what it lasts): connect
+ * NODE_FORWARD_CONNECT_MS, and NODE_FORWARD_IDLE_MS without a byte. The transfer runs on a thread
+ * counted in rl (-EUSERS past NODE_FORWARD_RELAYS_MAX, -ESHUTDOWN once rl is stopped). Returns 0
+ * once r is answered, or a negative errno with *e when the holder could not be reached or sent no
+ * answer: r is not answered then; the caller words the error. */
+int http_forward_stream(http_req *r, const char *base_url, const char *from_node, const char *to_node, http_relays *rl,
+                        hull_error *e);

@@ -323,4 +323,5 @@ typedef struct store_node_ops {
         int (*owner_set)(store *s, const char *session_id, const char *node_id, const char *instance, hull_error *e);
         int (*owner_get)(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
         bool (*unreachable)(store *s);
+        int (*node_get)(store *s, const char *node_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
 } store_node_ops;

@@ -114,6 +114,16 @@ int store_sandbox_owner_get(store *s, const char *session_id, uint64_t ttl_ms, s
         return s->ops->node->owner_get(s, session_id, ttl_ms, ret, e);
 }
 
+int store_node_get(store *s, const char *node_id, uint64_t ttl_ms, store_owner *ret, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        if (r < 0)
+                return r;
+        memset(ret, 0, sizeof(*ret));
+        return s->ops->node->node_get(s, node_id, ttl_ms, ret, e);
+}
+
 bool store_unreachable(store *s) {
         return s && s->ops->node && s->ops->node->unreachable && s->ops->node->unreachable(s);
 }

@@ -336,6 +336,28 @@ static int pg_owner_get(store *base, const char *session_id, uint64_t ttl_ms, st
         return 0;
 }
 
+static int pg_node_get(store *base, const char *node_id, uint64_t ttl_ms, store_owner *ret, hull_error *e) {
+        pg_store *s = pg_of(base);
+        char ttl[PG_INT_MAX];
+        const char *v[] = {node_id, pg_int(ttl, (int64_t) ttl_ms)};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        int r = pg_exec(pc,
+                        "SELECT advertise, heartbeat_at >= now() - ($2::bigint * interval '1 millisecond'),"
+                        " (extract(epoch FROM now() - heartbeat_at) * 1000)::bigint FROM nodes WHERE id = $1",
+                        2, v, "cannot read the node", &res, e);
+        if (r < 0)
+                return r;
+        snprintf(ret->node_id, sizeof(ret->node_id), "%s", node_id);
+        ret->beat_age_ms = -1;
+        if (PQntuples(res) == 0)
+                return -ENOENT;
+        snprintf(ret->advertise, sizeof(ret->advertise), "%s", PQgetvalue(res, 0, 0));
+        ret->alive = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+        ret->beat_age_ms = pg_get_int(res, 0, 2);
+        return 0;
+}
+
 static bool pg_unreachable(store *base) {
         return __atomic_load_n(&pg_of(base)->down, __ATOMIC_RELAXED) != 0;
 }
@@ -351,5 +373,6 @@ const store_node_ops pg_node_ops = {
         .events_wait = pg_events_wait,
         .owner_set = pg_owner_set,
         .owner_get = pg_owner_get,
+        .node_get = pg_node_get,
         .unreachable = pg_unreachable,
 };

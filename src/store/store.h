@@ -448,6 +448,10 @@ int store_sandbox_owner_set(store *s, const char *session_id, const char *node_i
 /* The node that holds session_id's sandbox: 0 with *ret, -ENOENT when none is recorded. A node
  * that leaves, dies (reaped) or starts a new life has its rows removed. */
 int store_sandbox_owner_get(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
+/* A node by its id (what an id that names its node, an MCP session's, is forwarded to): 0 with
+ * *ret (its advertise URL, whether it is alive, its heartbeat's age), -ENOENT when no node has
+ * that id (it left, or never joined). */
+int store_node_get(store *s, const char *node_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
 /* Whether the database could not be reached on the last try (PostgreSQL stopped, restarting,
  * unreachable): a failure then is worth a 503 and a retry, not a 500. Always false on SQLite. */
 bool store_unreachable(store *s);

@@ -41,6 +41,8 @@ static void test_sqlite(const char *path) {
         CHECK(strstr(e.msg, "PostgreSQL") != NULL);
         store_lease le;
         CHECK_EQ_INT(store_lease_claim(s, "sesn_1", "n1", 1000, &le, &e), -EOPNOTSUPP);
+        store_owner o;
+        CHECK_EQ_INT(store_node_get(s, "n1", 1000, &o, &e), -EOPNOTSUPP);
         CHECK(!store_unreachable(s));
         store_close(s);
 }
@@ -93,6 +95,12 @@ static void test_leases(store *s, store *s2) {
         CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), 0);
         CHECK_EQ_STR(other, "lb");
         CHECK_EQ_STR(url, "http://b");
+        store_owner no;
+        CHECK_EQ_INT(store_node_get(s, "lb", 60000, &no, &e), 0); /* a node by its id */
+        CHECK(no.alive && no.beat_age_ms >= 0);
+        CHECK_EQ_STR(no.advertise, "http://b");
+        CHECK_EQ_INT(store_node_get(s, "lz", 60000, &no, &e), -ENOENT);
+        CHECK_EQ_INT(store_node_get(s, "not a node", 60000, &no, &e), -EINVAL);
         CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 4, &e), 0); /* full */
         CHECK_EQ_INT(store_node_roomiest(s, "la", 60000, other, url, &e), -ENOENT);
         CHECK_EQ_INT(store_node_beat(s2, "lb", "ib", 60000, 3, &e), 0);
@@ -213,6 +221,8 @@ static void test_owners(store *s) {
         CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "oa", "ia", &e), 0);
         sleep_ms(300);
         CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 200, &o, &e), 0);
+        CHECK(!o.alive && o.beat_age_ms >= 200);
+        CHECK_EQ_INT(store_node_get(s, "oa", 200, &o, &e), 0); /* its row, taken for dead */
         CHECK(!o.alive && o.beat_age_ms >= 200);
         json_t *taken = NULL;
         CHECK_EQ_INT(store_leases_reap(s, "oc", 200, &taken, &e), 0);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "agui.h"
+#include "http-forward.h"
 #include "v1-run.h"
 #include "macro.h"
 #include "time-util.h"
@@ -26,6 +27,7 @@ struct api_agui {
         bool stopping;
         unsigned workers;
         pthread_mutex_t env_lock; /* making the default environment: once, whatever runs at once */
+        http_relays relays;       /* runs forwarded to the node that holds their sandbox */
 };
 
 /* The environment a new thread gets when it names none, none is configured and none exists. */
@@ -407,6 +409,65 @@ static bool refuse_tools(api_agui *a, http_req *r, const char *sid, const json_t
         return false;
 }
 
+/* ---- a thread whose sandbox is on another node ---- */
+
+typedef struct fwd {
+        api_agui *a;
+        store_owner o;
+        const char *self;
+        char session_id[STORE_ID_MAX];
+} fwd;
+
+static void forward_thread(http_req *r) {
+        fwd *f = http_req_ctx(r);
+        hull_error e = {0};
+        if (http_forward_stream(r, f->o.advertise, f->self, f->o.node_id, &f->a->relays, &e) < 0) {
+                (void) http_answer_header(r, "retry-after", "2");
+                answer_error(r, 503, "overloaded_error", "sandbox_node_unreachable",
+                             "the thread's session %s has its sandbox on node %s (%s), which could not be reached: "
+                             "%s; try again",
+                             f->session_id, f->o.node_id, f->o.advertise, e.msg);
+        }
+}
+
+/* A run of a session whose sandbox another live node holds: handed on to that node, so that the
+ * turn runs in that sandbox (its files, its variables) and its stream comes back from there (true:
+ * r is answered or its thread's). A run forwarded already runs here; so does one whose sandbox
+ * went with a node that stopped (the turn opens a new sandbox, as a /v1 message would). */
+static bool forwarded(http_req *r, api_agui *a, const char *sid) {
+        char from[64];
+        int hop = http_forward_hop(r, from);
+        if (hop < 0) {
+                answer_error(r, 400, "invalid_request_error", "bad_forward_header",
+                             "the %s header names the hull node that forwarded the request (one node id, once): "
+                             "a client never sends it",
+                             HTTP_FORWARD_HOP_HEADER);
+                return true;
+        }
+        if (hop > 0)
+                return false;
+        fwd *f = calloc(1, sizeof(*f));
+        v1_err err = {0};
+        int rr = f ? v1_engine_sandbox_node(a->cfg.engine, sid, &f->o, &f->self, &err)
+                   : v1_fail(&err, 500, "", "out of memory");
+        if (rr == 0 || rr == -EHOSTDOWN) {
+                free(f);
+                return false;
+        }
+        if (rr < 0) {
+                free(f);
+                fail_v1(r, &err);
+                return true;
+        }
+        f->a = a;
+        snprintf(f->session_id, sizeof(f->session_id), "%s", sid);
+        http_req_note(r, "agui_forward=%s", f->o.node_id);
+        http_req_set_ctx(r, f, free);
+        if (http_req_spawn(r, forward_thread) < 0)
+                answer_error(r, 503, "overloaded_error", "", "no thread for the request; retry later");
+        return true;
+}
+
 /* ---- the route ---- */
 
 static void handle(http_req *r) {
@@ -415,7 +476,6 @@ static void handle(http_req *r) {
         const char *b = http_req_body(r, &len);
         json_error_t je;
         json_auto_t *body = json_loadb(b, len, JSON_REJECT_DUPLICATES, &je);
-        http_req_body_release(r);
         if (!body) {
                 answer_error(r, 400, "invalid_request_error", "", "the body is not JSON: %s (line %d, column %d)",
                              je.text, je.line, je.column);
@@ -428,8 +488,9 @@ static void handle(http_req *r) {
                 return;
         }
         char sid[STORE_ID_MAX];
-        if (refuse_thread(a, r, &in, sid))
+        if (refuse_thread(a, r, &in, sid) || forwarded(r, a, sid))
                 return;
+        http_req_body_release(r); /* kept until here: a forwarded run sends it on */
         job *j = calloc(1, sizeof(*j));
         if (!j || !(j->queue = json_array())) {
                 free(j);
@@ -525,6 +586,7 @@ int api_agui_new(const api_agui_config *cfg, api_agui **ret) {
         pthread_mutex_init(&a->lock, NULL);
         pthread_mutex_init(&a->env_lock, NULL);
         pthread_cond_init(&a->cond, NULL);
+        http_relays_init(&a->relays);
         *ret = a;
         return 0;
 }
@@ -549,6 +611,7 @@ void api_agui_shutdown(api_agui *a, uint64_t wait_ms) {
         while (a->workers > 0 && pthread_cond_timedwait(&a->cond, &a->lock, &until) == 0)
                 ;
         pthread_mutex_unlock(&a->lock);
+        (void) http_relays_stop(&a->relays, wait_ms);
 }
 
 void api_agui_free(api_agui *a) {
@@ -557,8 +620,9 @@ void api_agui_free(api_agui *a) {
         pthread_mutex_lock(&a->lock);
         unsigned workers = a->workers;
         pthread_mutex_unlock(&a->lock);
-        if (workers > 0) /* a worker still uses a: leave it (the process is ending) */
+        if (workers > 0 || !http_relays_stop(&a->relays, 0)) /* still in use: leave it (the process is ending) */
                 return;
+        http_relays_free(&a->relays);
         pthread_mutex_destroy(&a->lock);
         pthread_mutex_destroy(&a->env_lock);
         pthread_cond_destroy(&a->cond);

@@ -1,7 +1,9 @@
 /* api-agui.h: hull serve's AG-UI endpoint, POST /agui (agui.h's protocol): a RunAgentInput runs
  * a turn of the /v1 session its threadId maps to (made on the thread's first run), and the answer
  * is the AG-UI event stream of that turn (text/event-stream, one "data:" frame per event),
- * translated from the session's events as they are logged. Same keys as /v1 (scope "v1"). */
+ * translated from the session's events as they are logged. Same keys as /v1 (scope "v1"). With
+ * several nodes, a run whose session's sandbox another live node holds is forwarded there (its
+ * stream relayed: http_forward_stream), so that the turn runs in that sandbox. */
 #pragma once
 
 #include <stdint.h>

@@ -17,6 +17,7 @@
 
 #include "auth.h"
 #include "fs-util.h"
+#include "http-forward.h"
 #include "limits.h"
 #include "macro.h"
 #include "mcp-jsonrpc.h"
@@ -30,7 +31,7 @@
 #define MCP_ERR_CANCELLED (-32800) /* LSP's RequestCancelled */
 
 typedef struct entry {
-        char id[PLIM_SESSION_ID_MAX + 1];
+        char id[PLIM_SESSION_ID_MAX + 1 + STORE_ID_MAX]; /* the core's; ".<node>" with several nodes */
         char principal[SERVE_SHORT_STR_MAX];
         ss_session *session;
         mcp_conn *conn;
@@ -50,6 +51,7 @@ struct api_mcp {
         size_t n;
         bool stopping;
         unsigned workers;
+        http_relays relays; /* requests forwarded to the node of their session */
 };
 
 /* ---- the table ---- */
@@ -295,7 +297,8 @@ static int mcp_head(http_req *r) {
 
 typedef struct job {
         api_mcp *a;
-        entry *en; /* a reference, or NULL (initialize) */
+        char node[STORE_ID_MAX]; /* forwarded: the node the session id names */
+        entry *en;               /* a reference, or NULL (initialize) */
         mcp_msg m;
         http_sse *sse; /* an event-stream answer's producer */
 } job;
@@ -359,7 +362,10 @@ static void init_thread(http_req *r) {
                 failf(r, 500, MCP_ERR_INTERNAL, "out of memory");
                 return;
         }
-        snprintf(en->id, sizeof(en->id), "%s", info.id);
+        if (a->cfg.node_id) /* the id names this node: the other nodes forward its requests here */
+                snprintf(en->id, sizeof(en->id), "%s.%s", info.id, a->cfg.node_id);
+        else
+                snprintf(en->id, sizeof(en->id), "%s", info.id);
         snprintf(en->principal, sizeof(en->principal), "%s", http_req_principal(r));
         en->session = s;
         en->refs = 1; /* this request's */
@@ -520,10 +526,68 @@ static entry *session_of(http_req *r, api_mcp *a) {
         return en;
 }
 
+/* ---- a session of another node ---- */
+
+static void forward_thread(http_req *r) {
+        job *j = http_req_ctx(r);
+        api_mcp *a = j->a;
+        store_owner o;
+        hull_error e = {0};
+        int k = store_node_get(a->cfg.store, j->node, NODE_LEASE_TTL_MS, &o, &e);
+        if (k == -ENOENT || k == -EINVAL || (k >= 0 && (!o.alive || !o.advertise[0]))) {
+                char age[48] = "it left";
+                if (k >= 0 && o.beat_age_ms >= 0)
+                        snprintf(age, sizeof(age), "its last heartbeat %lld ms ago", (long long) o.beat_age_ms);
+                failf(r, 404, MCP_ERR_SESSION,
+                      "Session not found: it was opened on node %s, which stopped (%s) and took it along; "
+                      "initialize again",
+                      j->node, age);
+                return;
+        }
+        if (k >= 0)
+                k = http_forward_stream(r, o.advertise, a->cfg.node_id, j->node, &a->relays, &e);
+        if (k < 0) {
+                (void) http_answer_header(r, "retry-after", "2");
+                failf(r, 503, MCP_ERR_SERVER,
+                      "Service Unavailable: the session is on node %s%s%s%s, which could not be reached: %s; try again",
+                      j->node, o.advertise[0] ? " (" : "", o.advertise, o.advertise[0] ? ")" : "", e.msg);
+        }
+}
+
+/* A request for a session another node opened (its id names the node): handed on to that node
+ * (true: r is answered or its thread's). A request forwarded already is answered here. */
+static bool forwarded(http_req *r, api_mcp *a) {
+        char from[64];
+        int hop = http_forward_hop(r, from);
+        if (hop < 0) {
+                failf(r, 400, MCP_ERR_SERVER,
+                      "Bad Request: the %s header names the hull node that forwarded the request (one node id, "
+                      "once): a client never sends it",
+                      HTTP_FORWARD_HOP_HEADER);
+                return true;
+        }
+        const char *id = http_req_header(r, "Mcp-Session-Id", NULL);
+        const char *dot = id ? strchr(id, '.') : NULL;
+        if (hop > 0 || !dot || strcmp(dot + 1, a->cfg.node_id) == 0)
+                return false;
+        job *j = calloc(1, sizeof(*j));
+        if (!j) {
+                failf(r, 500, MCP_ERR_INTERNAL, "out of memory");
+                return true;
+        }
+        j->a = a;
+        snprintf(j->node, sizeof(j->node), "%.*s", (int) sizeof(j->node) - 1, dot + 1);
+        http_req_note(r, "mcp_forward=%s", j->node);
+        spawn(r, j, forward_thread);
+        return true;
+}
+
 static void handle(http_req *r) {
         api_mcp *a = http_req_data(r);
         hull_error e = {0};
 
+        if (a->cfg.node_id && forwarded(r, a))
+                return;
         if (!a->cfg.ss) {
                 failf(r, 503, MCP_ERR_SERVER,
                       "Service Unavailable: sessions are off on this hull serve (--max-sessions 0); /mcp needs them");
@@ -609,6 +673,7 @@ int api_mcp_new(const api_mcp_config *cfg, api_mcp **ret, hull_error *e) {
         a->n_tools = tool_catalog_mcp_offer(cfg->javascript, a->tools);
         pthread_mutex_init(&a->lock, NULL);
         pthread_cond_init(&a->cond, NULL);
+        http_relays_init(&a->relays);
         *ret = a;
         return 0;
 }
@@ -647,6 +712,7 @@ void api_mcp_shutdown(api_mcp *a, uint64_t wait_ms) {
         while (a->workers > 0 && pthread_cond_timedwait(&a->cond, &a->lock, &until) == 0)
                 ;
         pthread_mutex_unlock(&a->lock);
+        (void) http_relays_stop(&a->relays, wait_ms);
 }
 
 void api_mcp_free(api_mcp *a) {
@@ -656,8 +722,10 @@ void api_mcp_free(api_mcp *a) {
         pthread_mutex_lock(&a->lock);
         unsigned workers = a->workers;
         pthread_mutex_unlock(&a->lock);
-        if (workers > 0) /* a worker still uses a: leave it (the process is ending) */
+        if (workers > 0 ||
+            !http_relays_stop(&a->relays, 0)) /* a worker still uses a: leave it (the process is ending) */
                 return;
+        http_relays_free(&a->relays);
         pthread_cond_destroy(&a->cond);
         pthread_mutex_destroy(&a->lock);
         free(a);

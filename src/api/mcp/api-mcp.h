@@ -13,7 +13,10 @@
  * 405 (no server-initiated stream). MCP-Protocol-Version, when sent, must be one the server
  * speaks (400); Content-Type must be application/json (415); an Origin header must name a
  * loopback host (403: DNS rebinding). The route needs the code:run scope when the server has
- * tokens or keys; a session is found only by the caller that opened it. Refusals are bodies
+ * tokens or keys; a session is found only by the caller that opened it. With several nodes
+ * (node_id) a session's id names its node, and a request that reaches another node is forwarded
+ * to it with the caller's authority (404 once that node stopped; 503 + retry-after while it
+ * cannot be reached). Refusals are bodies
  * {"jsonrpc":"2.0","error":{"code","message"},"id":null}. */
 #pragma once
 
@@ -22,6 +25,7 @@
 #include "dlog.h"
 #include "http-server.h"
 #include "ss.h"
+#include "store.h"
 
 typedef struct api_mcp_config {
         ss_manager *ss;        /* the daemon's session core; NULL: sessions are off (initialize is refused) */
@@ -29,6 +33,11 @@ typedef struct api_mcp_config {
         const char *audit_dir; /* where the sessions' audit logs go (named in initialize's instructions) */
         const char *version;   /* serverInfo.version */
         const dlog *log;
+        /* hull serve --node-id (docs/DEPLOY.md, Nodes): this node's id, named in the MCP sessions'
+         * ids ("<id>.<node>"), and the shared store that says where another node is; a request for
+         * a session of another node is forwarded there (http_forward_stream). NULL: one node. */
+        const char *node_id;
+        store *store;
 } api_mcp_config;
 
 typedef struct api_mcp api_mcp;
