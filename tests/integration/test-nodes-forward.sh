@@ -5,7 +5,7 @@
 # through as it comes, not kept whole; its transfer stopped when the client goes), DELETE; a
 # request with the hop header is not forwarded again, a bad one is refused, a wrong key is refused
 # on node 2. AG-UI: a thread's second run sent to node 2 runs where the thread's sandbox is (node
-# 1): the file its first run wrote is there. Node 1 killed: its MCP session through node 2 gets
+# 1): the file its first run wrote is there; the same for a /v1 session's second turn. Node 1 killed: its MCP session through node 2 gets
 # 503 + retry-after at once; an id naming a node that left (or was taken for dead) gets 404
 # (initialize again). Prints the time it took.
 source "$(dirname "$0")/../lib.sh"
@@ -31,7 +31,9 @@ KEY=sk-nodes-forward-0123456789abcdefghijklmnop
 export HULL_SERVE_KEY=$KEY V1_KEY=$KEY
 
 SCRIPT='{"then": "repeat", "steps": [{"tool_calls": [{"name": "bash", "input": {"command": "echo from-run-one > /workspace/agui.txt"}}]}, {"text": "written"},
-        {"tool_calls": [{"name": "bash", "input": {"command": "cat /workspace/agui.txt || echo no-such-file"}}]}, {"text": "read"}]}'
+        {"tool_calls": [{"name": "bash", "input": {"command": "cat /workspace/agui.txt || echo no-such-file"}}]}, {"text": "read"},
+        {"tool_calls": [{"name": "bash", "input": {"command": "echo from-turn-one > /workspace/v1.txt"}}]}, {"text": "written"},
+        {"tool_calls": [{"name": "bash", "input": {"command": "cat /workspace/v1.txt || echo no-such-file"}}]}, {"text": "read"}]}'
 if ! mock_start "$SCRIPT" --log-level error; then
         fail "nodes-forward: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
@@ -155,6 +157,21 @@ s=$(curl -s -o "$TEST_TMP/agbad.b" -w '%{http_code}' -H 'content-type: applicati
 check "nodes-forward: AG-UI with a hop header that names no node: 400 bad_forward_header" sh -c \
         "[ $s = 400 ] && grep -q bad_forward_header '$TEST_TMP/agbad.b'"
 lap "agui done"
+# ---- /v1: a session's second turn sent to node 2 runs on node 1, where its sandbox is ----
+URL=$N1
+v1 POST /v1/sessions "{\"agent\": \"$AGENT\", \"environment_id\": \"$ENV\"}"
+S1=$(field id)
+v1 POST "/v1/sessions/$S1/events" "$(user_message write)"
+wait_idle "$S1" 60
+URL=$N2
+v1 POST "/v1/sessions/$S1/events" "$(user_message read)"
+s=$(head -1 "$O")
+wait_idle "$S1" 60
+events_json "$S1" >"$TEST_TMP/v1-ev.json"
+check "nodes-forward: /v1 turn 2 of a session sent to node 2 runs in node 1's sandbox (its tool reads turn 1's file) ($s)" \
+        "$PY" -c 'import json,sys; ev=json.load(open(sys.argv[1])); r=[e for e in ev if e["type"]=="agent.tool_result"]
+c=[x.get("text","") for x in r[-1]["content"]] if r else []
+sys.exit(0 if len(r)==2 and any("from-turn-one" in t for t in c) else 1)' "$TEST_TMP/v1-ev.json"
 # ---- node 1 killed: its MCP session through node 2 ----
 SID2=${SID%%.*}f.n1 # any session id naming node 1: the request goes there
 kill -9 "$N1_PID"

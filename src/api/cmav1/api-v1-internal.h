@@ -23,6 +23,8 @@ struct api_v1 {
  * answered (true), or refused (true: a bad hop header 400, the node gone 409, unreachable 503);
  * false: answered here (one node, this node, a forwarded request). On the request's thread. */
 bool v1a_forwarded(http_req *r);
+/* The same for a session's events (its turns): a holder that stopped leaves them to this node. */
+bool v1a_forwarded_turn(http_req *r);
 
 /* The query: each known argument (an "x[]" is "x"), repeated ones collected. */
 #define QUERY_LIST_MAX 16U

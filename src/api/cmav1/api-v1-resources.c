@@ -350,6 +350,27 @@ static void events_send(api_v1 *a, http_req *r) {
         v1a_answer_json(r, 200, json_pack("{s:O}", "data", echo));
 }
 
+/* With several nodes a session's turns run where its sandbox is (its files, interpreters and
+ * handles): events for a session whose sandbox another live node holds are forwarded there, on a
+ * thread of their own (the forward waits on the other node). No sandbox yet, or its node gone:
+ * sent here, where the turn then opens one. */
+static void events_send_spawned(http_req *r) {
+        if (!v1a_forwarded_turn(r))
+                events_send(http_req_data(r), r);
+}
+
+static void events_send_at_sandbox(api_v1 *a, http_req *r) {
+        store_owner o;
+        const char *self = NULL;
+        v1_err err = {0};
+        if (v1_engine_sandbox_node(a->cfg.engine, http_req_param(r, "id"), &o, &self, &err) != 1) {
+                events_send(a, r);
+                return;
+        }
+        if (http_req_spawn(r, events_send_spawned) < 0)
+                v1a_failf(r, 503, "", "no thread could be made for the request; retry");
+}
+
 static void events_stream(api_v1 *a, http_req *r) {
         static const char *const allowed[] = {"event_deltas", "last_event_id", NULL};
         query q;
@@ -560,7 +581,7 @@ HANDLER(session_update, session_update(a, r, SESSION_UPDATE))
 HANDLER(session_archive, session_update(a, r, SESSION_ARCHIVE))
 HANDLER(session_delete, session_update(a, r, SESSION_DELETE))
 HANDLER(events_list, events_list(a, r))
-HANDLER(events_send, events_send(a, r))
+HANDLER(events_send, events_send_at_sandbox(a, r))
 HANDLER(events_stream, events_stream(a, r))
 HANDLER(key_create, key_create(a, r))
 HANDLER(key_list, key_list(a, r))

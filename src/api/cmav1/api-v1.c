@@ -175,7 +175,9 @@ const http_api api_v1_fallback_api = {.name = "v1", .begin = v1_begin, .refuse =
 
 /* ---- a session's sandbox on another node ---- */
 
-bool v1a_forwarded(http_req *r) {
+/* gone_is_here: a holder that stopped leaves the request to this node (a turn opens a new sandbox
+ * here) instead of answering 409 sandbox_node_gone. */
+static bool forwarded(http_req *r, bool gone_is_here) {
         api_v1 *a = http_req_data(r);
         const char *id = http_req_param(r, "id");
         char from[64];
@@ -194,6 +196,8 @@ bool v1a_forwarded(http_req *r) {
         v1_err err = {0};
         int rr = v1_engine_sandbox_node(a->cfg.engine, id, &o, &self, &err);
         if (rr == 0)
+                return false;
+        if (rr == -EHOSTDOWN && gone_is_here)
                 return false;
         if (rr == -EHOSTDOWN) {
                 char age[48] = "its row is gone";
@@ -215,6 +219,14 @@ bool v1a_forwarded(http_req *r) {
                           "session %.64s's sandbox is on node %s (%s), which could not be reached: %s; try again", id,
                           o.node_id, o.advertise, e.msg);
         return true;
+}
+
+bool v1a_forwarded(http_req *r) {
+        return forwarded(r, false);
+}
+
+bool v1a_forwarded_turn(http_req *r) {
+        return forwarded(r, true);
 }
 
 /* ---- what a request brings ---- */
