@@ -92,6 +92,13 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
 int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, sbx_oci_bundle *ret,
                         hull_error *e);
 
+/* The same, and with shared_root the root is not the bundle's own but a shared skeleton of the
+ * same content (sbx-oci-root.h: made once below SBX_KERNEL_DIR, verified before each use), so a
+ * run creates only the bundle directory, config.json and the state directory. For single runs
+ * (runsc run) and the self-check; a session writes into its root and keeps its own. */
+int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, bool shared_root,
+                             sbx_oci_bundle *ret, hull_error *e);
+
 /* Start runsc with the bundle's global flags (--root, --network, --platform, --ignore-cgroups,
  * --oci-seccomp), then args (NULL-terminated: {"run", "--bundle", b->dir, b->id, NULL},
  * {"create", ...}, {"exec", ...}), with the given fds as stdin, stdout, stderr (-1: /dev/null),
