@@ -166,19 +166,23 @@ int sbx_oci_root_plan_make(sbx_oci_root_plan *p, const char *rootfs, uid_t uid, 
 /* ---- writing and verifying ---- */
 
 int sbx_oci_root_write(const sbx_oci_root_plan *p, int root_fd, hull_error *e) {
+        /* the modes are set, not left to the umask: a skeleton is verified to be writable by
+         * nobody else, and the sandbox user must read and search it */
         for (size_t i = 0; i < p->n_items; i++) {
                 const sbx_oci_root_item *it = &p->items[i];
                 int r = 0;
                 if (it->kind == 'd')
-                        r = mkdirat(root_fd, it->name, 0755) < 0 ? negative_errno() : 0;
+                        r = mkdirat(root_fd, it->name, 0755) < 0 || fchmodat(root_fd, it->name, 0755, 0) < 0
+                                    ? negative_errno()
+                                    : 0;
                 else if (it->kind == 'l')
                         r = symlinkat(it->text, root_fd, it->name) < 0 ? negative_errno() : 0;
                 else {
                         _cleanup_close_ int fd =
                                 openat(root_fd, it->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-                        r = fd < 0            ? negative_errno()
-                            : it->kind == 'c' ? loop_write(fd, it->text, strlen(it->text))
-                                              : 0;
+                        r = fd < 0 || fchmod(fd, 0644) < 0 ? negative_errno()
+                            : it->kind == 'c'              ? loop_write(fd, it->text, strlen(it->text))
+                                                           : 0;
                 }
                 if (r < 0)
                         return hull_err(e, r, "kernel: cannot make /%s in the bundle's root", it->name);
