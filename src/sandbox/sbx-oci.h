@@ -2,9 +2,10 @@
  * itself. A bundle is a private directory (0700) holding config.json, an empty read-only root
  * whose entries are bind mounts (the host's /usr and friends, or a --rootfs's top-level
  * entries, as in the container tier), hull's generated /etc files, and runsc's own state
- * directory (--root): nothing is shared between two bundles, so each run or session has its own
- * container id, state and sandbox. runsc is driven with `run` (one command) or `create`, `start`,
- * `exec` (a session: one sandbox, many processes), never `do`.
+ * directory (--root): no state is shared between two bundles, so each run or session has its own
+ * container id, state and sandbox. A single run's root is a shared read-only skeleton of the same
+ * content instead (sbx-oci-root.h), verified before each use. runsc is driven with `run` (one command) or `create`,
+ * `start`, `exec` (a session: one sandbox, many processes), never `do`.
  *
  * Network: none (--network=none: the sentry's own loopback only), or limited: the runsc
  * process starts in a network namespace hull makes (loopback only, the proxy's listening socket
