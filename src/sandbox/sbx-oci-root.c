@@ -27,9 +27,11 @@ static int add_item(sbx_oci_root_plan *p, char kind, const char *name, const cha
                 return hull_err(e, -E2BIG, "kernel: too many root entries (at most %u)", SBX_OCI_ROOT_ITEMS_MAX);
         sbx_oci_root_item *it = &p->items[p->n_items];
         it->kind = kind;
-        if ((size_t) snprintf(it->name, sizeof(it->name), "%s", name) >= sizeof(it->name) ||
-            (size_t) snprintf(it->text, sizeof(it->text), "%s", text ? text : "") >= sizeof(it->text))
+        if ((size_t) snprintf(it->name, sizeof(it->name), "%s", name) >= sizeof(it->name))
                 return hull_err(e, -ENAMETOOLONG, "kernel: root entry %s is too long", name);
+        it->text = strdup(text ? text : "");
+        if (!it->text)
+                return hull_err(e, -ENOMEM, "kernel: out of memory");
         p->n_items++;
         return 0;
 }
@@ -58,9 +60,12 @@ static int plan_entry(sbx_oci_root_plan *p, const char *name, const char *host_p
         int r = add_item(p, S_ISDIR(st.st_mode) ? 'd' : 'f', name, NULL, e);
         if (r < 0)
                 return r;
-        char *dst = p->strings[p->n][0], *src = p->strings[p->n][1];
-        if ((size_t) snprintf(dst, SBX_PATH_MAX, "/%s", name) >= SBX_PATH_MAX || !realpath(host_path, src))
-                return hull_err(e, -ENAMETOOLONG, "kernel: cannot resolve %s", host_path);
+        char *dst = NULL, *src = realpath(host_path, NULL);
+        if (!src || asprintf(&dst, "/%s", name) < 0) {
+                r = hull_err(e, src ? -ENOMEM : negative_errno(), "kernel: cannot resolve %s", host_path);
+                free(src);
+                return r;
+        }
         p->binds[2 * p->n] = dst;
         p->binds[2 * p->n + 1] = src;
         p->binds[2 * ++p->n] = NULL;
@@ -146,12 +151,21 @@ static int plan_rootfs(sbx_oci_root_plan *p, const char *rootfs, hull_error *e) 
         return r;
 }
 
+void sbx_oci_root_plan_free(sbx_oci_root_plan *p) {
+        if (!p)
+                return;
+        for (size_t i = 0; i < p->n_items; i++)
+                free(p->items[i].text);
+        for (size_t i = 0; i < 2 * p->n; i++)
+                free((char *) p->binds[i]);
+        free(p);
+}
+
 int sbx_oci_root_plan_make(sbx_oci_root_plan *p, const char *rootfs, uid_t uid, gid_t gid, bool dns, bool memory_link,
                            hull_error *e) {
         static const char *const points[] = {"proc",    "dev", "tmp",    "workspace", "sys",
                                              "handles", "env", "skills", "mnt"};
         int r = 0;
-        p->n_items = p->n = 0;
         p->binds[0] = NULL;
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(points); i++)
                 r = add_item(p, 'd', points[i], NULL, e);
@@ -219,7 +233,7 @@ static bool root_verify(const sbx_oci_root_plan *p, int dir_fd) {
                         return false;
                 if (it->kind == 'c') {
                         size_t len = strlen(it->text);
-                        if ((size_t) st.st_size != len)
+                        if ((size_t) st.st_size != len || len >= sizeof(buf))
                                 return false;
                         _cleanup_close_ int fd = openat(dir_fd, it->name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
                         if (fd < 0 || loop_read(fd, buf, len) != (ssize_t) len || memcmp(buf, it->text, len) != 0)

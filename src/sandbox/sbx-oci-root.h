@@ -22,24 +22,30 @@
 typedef struct sbx_oci_root_item {
         char kind;
         char name[SBX_NAME_MAX]; /* relative to the root: "etc/passwd" */
-        char text[SBX_PATH_MAX]; /* 'l': the target; 'c': the content */
+        char *text;              /* 'l': the target; 'c': the content; else "" (owned) */
 } sbx_oci_root_item;
 
+/* A few KB (the heap, not a mapping of its own); release with sbx_oci_root_plan_free. */
 typedef struct sbx_oci_root_plan {
         sbx_oci_root_item items[SBX_OCI_ROOT_ITEMS_MAX];
         size_t n_items;
-        const char *binds[2 * SBX_OCI_BINDS_MAX + 1]; /* {destination, source} pairs, NULL-terminated */
+        const char *binds[2 * SBX_OCI_BINDS_MAX + 1]; /* {destination, source} pairs, NULL-terminated (owned) */
         size_t n;
-        char strings[SBX_OCI_BINDS_MAX][2][SBX_PATH_MAX];
 } sbx_oci_root_plan;
 
-/* The plan of a root: the mount points hull's config.json needs, then the host's root as the
+/* The plan of a root (p zeroed: calloc): the mount points hull's config.json needs, then the host's root as the
  * container tier shows it (uid/gid: the sandbox user's host identity; dns: the host's
  * nameservers in resolv.conf, for an unrestricted network) or, with rootfs, that directory's
  * top-level entries; memory_link: /mnt/memory -> /workspace/.memory. Reads the host (lstat,
  * readlink), writes nothing. Returns 0 or a negative errno with *e. */
 int sbx_oci_root_plan_make(sbx_oci_root_plan *p, const char *rootfs, uid_t uid, gid_t gid, bool dns, bool memory_link,
                            hull_error *e);
+
+/* Free the plan's strings and the plan (NULL is fine). */
+void sbx_oci_root_plan_free(sbx_oci_root_plan *p);
+static inline void sbx_oci_root_plan_freep(sbx_oci_root_plan **p) {
+        sbx_oci_root_plan_free(*p);
+}
 
 /* Write the plan's entries into the empty directory root_fd. Returns 0 or a negative errno
  * with *e. */

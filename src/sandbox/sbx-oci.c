@@ -540,7 +540,7 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
 
 int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, bool shared_root,
                              sbx_oci_bundle *ret, hull_error *e) {
-        _cleanup_free_ sbx_oci_root_plan *p = calloc(1, sizeof(sbx_oci_root_plan));
+        _cleanup_(sbx_oci_root_plan_freep) sbx_oci_root_plan *p = calloc(1, sizeof(sbx_oci_root_plan));
         _cleanup_(sbx_env_freep) char **env = NULL;
         _cleanup_(json_decrefp) json_t *cfg = NULL;
         _cleanup_close_ int dir_fd = -1, root_fd = -1;
@@ -570,7 +570,8 @@ int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, co
                 return hull_err_hint(e, negative_errno(), "set TMPDIR to a writable directory",
                                      "kernel: cannot create the bundle directory in %s", tmp);
         snprintf(b.id, sizeof(b.id), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
-        if ((size_t) snprintf(b.state, sizeof(b.state), "%s/state", b.dir) >= sizeof(b.state) ||
+        /* a single run's runsc keeps its state beside config.json: one directory fewer */
+        if ((size_t) snprintf(b.state, sizeof(b.state), shared_root ? "%s" : "%s/state", b.dir) >= sizeof(b.state) ||
             (size_t) snprintf(root_path, sizeof(root_path), "%s/rootfs", b.dir) >= sizeof(root_path) ||
             (size_t) snprintf(cfg_path, sizeof(cfg_path), "%s/config.json", b.dir) >= sizeof(cfg_path)) {
                 r = hull_err(e, -ENAMETOOLONG, "kernel: TMPDIR is too long");
@@ -578,7 +579,7 @@ int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, co
         }
 
         dir_fd = open(b.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0 || mkdirat(dir_fd, "state", 0700) < 0) {
+        if (dir_fd < 0 || (!shared_root && mkdirat(dir_fd, "state", 0700) < 0)) {
                 r = hull_err(e, negative_errno(), "kernel: cannot make the bundle in %s", b.dir);
                 goto fail;
         }
@@ -748,8 +749,9 @@ static bool state_left(const sbx_oci_bundle *b) {
         bool any = false;
         if (!d)
                 return false;
-        for (struct dirent *de; !any && (de = readdir(d));)
-                any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+        for (struct dirent *de; !any && (de = readdir(d));) /* hull's own files may be there too */
+                any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+                      strcmp(de->d_name, "config.json") != 0 && strcmp(de->d_name, "runsc.log") != 0;
         closedir(d);
         return any;
 }
@@ -803,8 +805,9 @@ int sbx_oci_bundle_destroy(sbx_oci_bundle *b, hull_error *e) {
         if (q < 0 && r >= 0)
                 r = q;
         if (b->dir[0]) {
-                /* what a run leaves: config.json, runsc's log and its empty state directory (a
-                 * shared root is not the bundle's); anything else, the whole tree */
+                /* what a run leaves: config.json, runsc's log and (but for a single run) its empty
+                 * state directory (a shared root is not the bundle's); anything else, the whole
+                 * tree */
                 _cleanup_close_ int fd = open(b->dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                 if (fd >= 0) {
                         (void) unlinkat(fd, "config.json", 0);

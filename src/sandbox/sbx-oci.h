@@ -57,7 +57,7 @@ void sbx_oci_runtime_evidence(const sbx_oci_runtime *rt, char *buf, size_t size)
 typedef struct sbx_oci_bundle {
         sbx_oci_runtime rt;
         char dir[SBX_PATH_MAX];   /* the bundle (config.json, rootfs/, etc/, state/) */
-        char state[SBX_PATH_MAX]; /* runsc --root */
+        char state[SBX_PATH_MAX]; /* runsc --root: dir/state, or dir itself with a shared root */
         char id[SBX_OCI_ID_MAX];  /* the container id: hull-PID-USEC, unique on this host */
         sbx_net_mode net;         /* none: --network=none; limited: runsc runs in a network
                                    * namespace of hull's (loopback only) with --network=host,
@@ -95,8 +95,9 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
 
 /* The same, and with shared_root the root is not the bundle's own but a shared skeleton of the
  * same content (sbx-oci-root.h: made once below SBX_KERNEL_DIR, verified before each use), so a
- * run creates only the bundle directory, config.json and the state directory. For single runs
- * (runsc run) and the self-check; a session writes into its root and keeps its own. */
+ * run creates only the bundle directory and config.json (runsc's --root is the bundle directory
+ * itself). For single runs (runsc run) and the self-check; a session writes into its root and
+ * keeps its own. */
 int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, bool shared_root,
                              sbx_oci_bundle *ret, hull_error *e);
 
