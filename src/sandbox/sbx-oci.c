@@ -583,12 +583,17 @@ int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, co
                 r = hull_err(e, negative_errno(), "kernel: cannot make the bundle in %s", b.dir);
                 goto fail;
         }
-        if (shared_root)
-                r = sbx_oci_root_shared(p, root_path, sizeof(root_path), e);
-        else if (mkdirat(dir_fd, "rootfs", 0755) < 0 ||
-                 (root_fd = openat(dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+        /* the shared skeleton; where it cannot be had (a read-only /run, SBX_KERNEL_DIR not
+         * hull's own: never used then), a root of the bundle's own, as a session's */
+        hull_error shared_e = {0};
+        char shared_path[SBX_PATH_MAX];
+        r = shared_root ? sbx_oci_root_shared(p, shared_path, sizeof(shared_path), &shared_e) : -ENOENT;
+        if (r >= 0)
+                memcpy(root_path, shared_path, sizeof(root_path));
+        if (r < 0 && (mkdirat(dir_fd, "rootfs", 0755) < 0 ||
+                      (root_fd = openat(dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0))
                 r = hull_err(e, negative_errno(), "kernel: cannot make the bundle's root");
-        else
+        else if (r < 0)
                 r = sbx_oci_root_write(p, root_fd, e);
         if (r < 0)
                 goto fail;
@@ -751,7 +756,8 @@ static bool state_left(const sbx_oci_bundle *b) {
                 return false;
         for (struct dirent *de; !any && (de = readdir(d));) /* hull's own files may be there too */
                 any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
-                      strcmp(de->d_name, "config.json") != 0 && strcmp(de->d_name, "runsc.log") != 0;
+                      strcmp(de->d_name, "config.json") != 0 && strcmp(de->d_name, "runsc.log") != 0 &&
+                      strcmp(de->d_name, "rootfs") != 0;
         closedir(d);
         return any;
 }
