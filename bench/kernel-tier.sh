@@ -10,6 +10,7 @@
 # Target: hull's kernel tier <= 1.0x the yardstick.
 #
 #   bench/kernel-tier.sh          # ROUNDS=20 WARMUP=2
+#   HULL_BEFORE=/path/to/older/hull bench/kernel-tier.sh   # one more row: that binary's kernel tier
 # Needs root and runsc. The output is also written to $BUILD/bench-kernel-tier.log. See
 # docs/BENCHMARKS.md.
 set -euo pipefail
@@ -42,7 +43,9 @@ for _ in $(seq 100); do
 done
 [ -n "$b" ] || { echo "kernel-tier.sh: no bundle appeared" >&2; exit 1; }
 mkdir -p "$D/bundle"
-cp -a "$b/rootfs" "$D/bundle/"
+# hull's root: the shared skeleton config.json names (below /run/hull-kernel), copied
+cp -a "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["root"]["path"])' "$b/config.json")" \
+        "$D/bundle/rootfs"
 /usr/bin/python3 - "$b/config.json" "$D/bundle/config.json" "$D/bundle/rootfs" <<'EOF'
 import json, sys
 c = json.load(open(sys.argv[1]))
@@ -63,6 +66,7 @@ printf '%s\0' \
         "${plat_args[@]}" run --bundle "$D/bundle" hull-bench-yardstick "::" \
         "hull exec --tier kernel" "$HULL" exec --tier kernel -- /bin/true "::" \
         "hull exec --tier kernel --no-cgroup" "$HULL" exec --tier kernel --no-cgroup -- /bin/true "::" \
-        "hull exec (container)" "$HULL" exec -- /bin/true |
+        "hull exec (container)" "$HULL" exec -- /bin/true \
+        ${HULL_BEFORE:+"::" "hull exec --tier kernel (HULL_BEFORE)" "$HULL_BEFORE" exec --tier kernel -- /bin/true} |
         xargs -0 "$DRIVER" -r "$ROUNDS" -w "$WARMUP" -b "runsc run (yardstick)" --
 echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

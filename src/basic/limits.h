@@ -66,6 +66,7 @@
 #define SBX_OCI_ID_MAX 64U                               /* a container id: hull-PID-USEC */
 #define SBX_OCI_ARGS_MAX 32U                             /* runsc's own arguments (flags and subcommand) */
 #define SBX_OCI_BINDS_MAX (SBX_ROOTFS_ENTRIES_MAX + 16U) /* read-only binds of a bundle's root */
+#define SBX_OCI_ROOT_ITEMS_MAX (SBX_OCI_BINDS_MAX + 32U) /* a bundle's root: binds, links, /etc files */
 #define SBX_OCI_CONTROL_MS 10000U                        /* runsc kill, delete, --version: each ends within this */
 #define SBX_OCI_PROBE_MS 30000U                          /* the self-check's `true` in a minimal bundle */
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */

@@ -95,7 +95,7 @@ int sbx_run_kernel(const sbx_spec *spec, const char *workdir, sbx_result *ret, h
                 capture_set_tee(&out, STDOUT_FILENO);
                 capture_set_tee(&err, STDERR_FILENO);
         }
-        r = sbx_oci_bundle_make(&rt, spec, workdir, &b, e);
+        r = sbx_oci_bundle_make_root(&rt, spec, workdir, true, &b, e);
         if (r < 0)
                 goto out;
         snprintf(log_flag, sizeof(log_flag), "%s/runsc.log", b.dir);

@@ -28,6 +28,7 @@
 #include "macro.h"
 #include "sbx-internal.h"
 #include "sbx-oci.h"
+#include "sbx-oci-root.h"
 #include "sbx-seccomp-list.h"
 
 /* ---- runsc ---- */
@@ -327,7 +328,7 @@ int sbx_oci_runtime_probe(sbx_oci_runtime *rt, hull_error *e) {
                 .cancel_fd = -1,
         };
         sbx_oci_bundle b;
-        r = sbx_oci_bundle_make(rt, &spec, NULL, &b, e);
+        r = sbx_oci_bundle_make_root(rt, &spec, NULL, true, &b, e);
         if (r < 0)
                 return r;
         const char *args[] = {"run", "--bundle", b.dir, b.id, NULL};
@@ -350,142 +351,6 @@ void sbx_oci_runtime_evidence(const sbx_oci_runtime *rt, char *buf, size_t size)
                  rt->platform_seen[0] ? rt->platform_seen
                  : rt->platform[0]    ? rt->platform
                                       : "default");
-}
-
-/* ---- the bundle's root ---- */
-
-typedef struct root_plan {
-        const char *binds[2 * SBX_OCI_BINDS_MAX + 1]; /* {destination, source} pairs, NULL-terminated */
-        size_t n;
-        char strings[SBX_OCI_BINDS_MAX][2][SBX_PATH_MAX];
-} root_plan;
-
-/* One entry of the new root, from host_path: a link is recreated in the root, a directory or a
- * regular file gets a mount point and a read-only bind; anything else is left out. */
-static int root_entry(int root_fd, root_plan *p, const char *name, const char *host_path, bool must_exist,
-                      hull_error *e) {
-        struct stat st;
-        if (lstat(host_path, &st) < 0) {
-                if (errno == ENOENT && !must_exist)
-                        return 0;
-                return hull_err(e, negative_errno(), "kernel: cannot inspect %s", host_path);
-        }
-        if (S_ISLNK(st.st_mode)) {
-                char target[SBX_PATH_MAX];
-                ssize_t n = readlink(host_path, target, sizeof(target) - 1);
-                if (n < 0)
-                        return hull_err(e, negative_errno(), "kernel: cannot read link %s", host_path);
-                target[n] = '\0';
-                if (symlinkat(target, root_fd, name) < 0)
-                        return hull_err(e, negative_errno(), "kernel: cannot make the link %s", name);
-                return 0;
-        }
-        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
-                return 0;
-        if (p->n >= SBX_OCI_BINDS_MAX)
-                return hull_err(e, -E2BIG, "kernel: too many root entries (at most %u)", SBX_OCI_BINDS_MAX);
-        int r = S_ISDIR(st.st_mode) ? mkdirat(root_fd, name, 0755) : 0;
-        if (r == 0 && S_ISREG(st.st_mode)) {
-                int fd = openat(root_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-                r = fd < 0 ? -1 : 0;
-                safe_close(fd);
-        }
-        if (r < 0)
-                return hull_err(e, negative_errno(), "kernel: cannot make the mount point %s", name);
-        char *dst = p->strings[p->n][0], *src = p->strings[p->n][1];
-        if ((size_t) snprintf(dst, SBX_PATH_MAX, "/%s", name) >= SBX_PATH_MAX || !realpath(host_path, src))
-                return hull_err(e, -ENAMETOOLONG, "kernel: cannot resolve %s", host_path);
-        p->binds[2 * p->n] = dst;
-        p->binds[2 * p->n + 1] = src;
-        p->binds[2 * ++p->n] = NULL;
-        return 0;
-}
-
-static int write_at(int dir_fd, const char *name, const char *content) {
-        _cleanup_close_ int fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-                return negative_errno();
-        return loop_write(fd, content, strlen(content));
-}
-
-/* The host's root as the container tier shows it: /usr, the /bin-style links, a few /etc files,
- * and hull's own passwd, group, hosts and nsswitch.conf for the sandbox user uid/gid. */
-static int root_host(int root_fd, root_plan *p, uid_t uid, gid_t gid, bool dns, hull_error *e) {
-        static const char *const top[] = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"};
-        static const char *const etc[] = {"ld.so.cache", "alternatives", "localtime", "ssl/certs", "ssl/openssl.cnf"};
-        char host[SBX_PATH_MAX], name[SBX_NAME_MAX], text[SBX_ETC_FILE_MAX];
-        int r;
-        for (size_t i = 0; i < ELEMENTSOF(top); i++) {
-                snprintf(host, sizeof(host), "/%s", top[i]);
-                if ((r = root_entry(root_fd, p, top[i], host, i == 0, e)) < 0)
-                        return r;
-        }
-        if (mkdirat(root_fd, "etc", 0755) < 0 || mkdirat(root_fd, "etc/ssl", 0755) < 0)
-                return hull_err(e, negative_errno(), "kernel: cannot make the root's /etc");
-        for (size_t i = 0; i < ELEMENTSOF(etc); i++) {
-                snprintf(host, sizeof(host), "/etc/%s", etc[i]);
-                snprintf(name, sizeof(name), "etc/%s", etc[i]);
-                if ((r = root_entry(root_fd, p, name, host, false, e)) < 0)
-                        return r;
-        }
-        snprintf(text, sizeof(text),
-                 "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-                 "sandbox:x:%u:%u:hull sandbox:/workspace:/bin/sh\n"
-                 "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-                 (unsigned) uid, (unsigned) gid);
-        if (uid == 65534)
-                snprintf(text, sizeof(text),
-                         "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-                         "sandbox:x:65534:65534:hull sandbox:/workspace:/bin/sh\n");
-        if ((r = write_at(root_fd, "etc/passwd", text)) < 0)
-                return hull_err(e, r, "kernel: cannot write the root's /etc/passwd");
-        snprintf(text, sizeof(text), "root:x:0:\nsandbox:x:%u:\n", (unsigned) gid);
-        if ((r = write_at(root_fd, "etc/group", text)) < 0 ||
-            (r = write_at(root_fd, "etc/hosts",
-                          "127.0.0.1\tlocalhost hull\n::1\tlocalhost ip6-localhost ip6-loopback\n")) < 0 ||
-            (r = write_at(root_fd, "etc/nsswitch.conf",
-                          dns ? "passwd: files\ngroup: files\nshadow: files\nhosts: files dns\n"
-                              : "passwd: files\ngroup: files\nshadow: files\nhosts: files\n")) < 0)
-                return hull_err(e, r, "kernel: cannot write the root's /etc files");
-        if (dns) { /* unrestricted: the host's nameservers that pasta can reach, as the container tier */
-                char conf[SBX_ETC_FILE_MAX];
-                size_t len = 0;
-                _cleanup_close_ int fd = open("/etc/resolv.conf", O_RDONLY | O_CLOEXEC);
-                ssize_t k = fd >= 0 ? read(fd, text, sizeof(text)) : -1;
-                len = k > 0 ? (size_t) k : 0;
-                sbx_net_resolv_conf(text, len, conf, sizeof(conf));
-                if ((r = write_at(root_fd, "etc/resolv.conf", conf)) < 0)
-                        return hull_err(e, r, "kernel: cannot write the root's /etc/resolv.conf");
-        }
-        return 0;
-}
-
-/* A --rootfs: its top-level entries, but for the ones hull mounts itself. */
-static int root_rootfs(int root_fd, root_plan *p, const char *rootfs, hull_error *e) {
-        static const char *const ours[] = {".",   "..",      "proc", "dev",    "tmp", "workspace",
-                                           "sys", "handles", "env",  "skills", "mnt"};
-        char host[SBX_PATH_MAX];
-        if (rootfs[0] != '/')
-                return hull_err(e, -EINVAL, "exec: --rootfs must be an absolute path");
-        DIR *d = opendir(rootfs);
-        if (!d)
-                return hull_err(e, negative_errno(), "exec: cannot list --rootfs %s", rootfs);
-        int r = 0;
-        for (struct dirent *de; (de = readdir(d));) {
-                bool skip = false;
-                for (size_t i = 0; i < ELEMENTSOF(ours); i++)
-                        skip = skip || strcmp(de->d_name, ours[i]) == 0;
-                if (skip)
-                        continue;
-                if ((size_t) snprintf(host, sizeof(host), "%s/%s", rootfs, de->d_name) >= sizeof(host)) {
-                        r = hull_err(e, -ENAMETOOLONG, "exec: --rootfs path too long");
-                        break;
-                }
-                if ((r = root_entry(root_fd, p, de->d_name, host, true, e)) < 0)
-                        break;
-        }
-        closedir(d);
-        return r;
 }
 
 /* ---- config.json ---- */
@@ -673,9 +538,9 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
 
 /* ---- bundles ---- */
 
-int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, sbx_oci_bundle *ret,
-                        hull_error *e) {
-        _cleanup_free_ root_plan *p = calloc(1, sizeof(root_plan));
+int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, bool shared_root,
+                             sbx_oci_bundle *ret, hull_error *e) {
+        _cleanup_(sbx_oci_root_plan_freep) sbx_oci_root_plan *p = calloc(1, sizeof(sbx_oci_root_plan));
         _cleanup_(sbx_env_freep) char **env = NULL;
         _cleanup_(json_decrefp) json_t *cfg = NULL;
         _cleanup_close_ int dir_fd = -1, root_fd = -1;
@@ -691,6 +556,11 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         b.net_fd = -1;
         if (spec->net >= _SBX_NET_MODE_MAX)
                 return hull_err(e, -EINVAL, "kernel: unknown network mode");
+        sandbox_identity(workdir, &uid, &gid);
+        /* the root's plan first: it only reads the host, so a bad --rootfs leaves nothing */
+        r = sbx_oci_root_plan_make(p, spec->rootfs, uid, gid, spec->net == SBX_NET_UNRESTRICTED, !spec->mnt_dir, e);
+        if (r < 0)
+                return r;
         const char *tmp = getenv("TMPDIR");
         if (!tmp || tmp[0] != '/')
                 tmp = "/tmp";
@@ -700,7 +570,8 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
                 return hull_err_hint(e, negative_errno(), "set TMPDIR to a writable directory",
                                      "kernel: cannot create the bundle directory in %s", tmp);
         snprintf(b.id, sizeof(b.id), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
-        if ((size_t) snprintf(b.state, sizeof(b.state), "%s/state", b.dir) >= sizeof(b.state) ||
+        /* a single run's runsc keeps its state beside config.json: one directory fewer */
+        if ((size_t) snprintf(b.state, sizeof(b.state), shared_root ? "%s" : "%s/state", b.dir) >= sizeof(b.state) ||
             (size_t) snprintf(root_path, sizeof(root_path), "%s/rootfs", b.dir) >= sizeof(root_path) ||
             (size_t) snprintf(cfg_path, sizeof(cfg_path), "%s/config.json", b.dir) >= sizeof(cfg_path)) {
                 r = hull_err(e, -ENAMETOOLONG, "kernel: TMPDIR is too long");
@@ -708,32 +579,24 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
         }
 
         dir_fd = open(b.dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (dir_fd < 0 || mkdirat(dir_fd, "state", 0700) < 0 || mkdirat(dir_fd, "rootfs", 0755) < 0) {
+        if (dir_fd < 0 || (!shared_root && mkdirat(dir_fd, "state", 0700) < 0)) {
                 r = hull_err(e, negative_errno(), "kernel: cannot make the bundle in %s", b.dir);
                 goto fail;
         }
-        root_fd = openat(dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (root_fd < 0) {
-                r = hull_err(e, negative_errno(), "kernel: cannot open the bundle's root");
-                goto fail;
-        }
-        static const char *const points[] = {"proc",    "dev", "tmp",    "workspace", "sys",
-                                             "handles", "env", "skills", "mnt"};
-        for (size_t i = 0; i < ELEMENTSOF(points); i++)
-                if (mkdirat(root_fd, points[i], 0755) < 0) {
-                        r = hull_err(e, negative_errno(), "kernel: cannot make /%s in the bundle's root", points[i]);
-                        goto fail;
-                }
-        sandbox_identity(workdir, &uid, &gid);
-        r = spec->rootfs ? root_rootfs(root_fd, p, spec->rootfs, e)
-                         : root_host(root_fd, p, uid, gid, spec->net == SBX_NET_UNRESTRICTED, e);
+        /* the shared skeleton; where it cannot be had (a read-only /run, SBX_KERNEL_DIR not
+         * hull's own: never used then), a root of the bundle's own, as a session's */
+        hull_error shared_e = {0};
+        char shared_path[SBX_PATH_MAX];
+        r = shared_root ? sbx_oci_root_shared(p, shared_path, sizeof(shared_path), &shared_e) : -ENOENT;
+        if (r >= 0)
+                memcpy(root_path, shared_path, sizeof(root_path));
+        if (r < 0 && (mkdirat(dir_fd, "rootfs", 0755) < 0 ||
+                      (root_fd = openat(dir_fd, "rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)) < 0))
+                r = hull_err(e, negative_errno(), "kernel: cannot make the bundle's root");
+        else if (r < 0)
+                r = sbx_oci_root_write(p, root_fd, e);
         if (r < 0)
                 goto fail;
-        /* /mnt/memory: a /v1 session's memory stores in its workspace, as in the container tier */
-        if (!spec->mnt_dir && symlinkat("/workspace/.memory", root_fd, "mnt/memory") < 0) {
-                r = hull_err(e, negative_errno(), "kernel: cannot link /mnt/memory in the bundle's root");
-                goto fail;
-        }
         r = sbx_env_build(spec->env, "/workspace", spec->net == SBX_NET_LIMITED, &env);
         if (r < 0) {
                 hull_err(e, r, "kernel: cannot build the environment");
@@ -768,6 +631,11 @@ int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const c
 fail:
         (void) sbx_oci_bundle_destroy(&b, NULL);
         return r;
+}
+
+int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, sbx_oci_bundle *ret,
+                        hull_error *e) {
+        return sbx_oci_bundle_make_root(rt, spec, workdir, false, ret, e);
 }
 
 static int build_argv(const sbx_oci_bundle *b, const char *const *args, char **argv, char *const *store) {
@@ -886,8 +754,10 @@ static bool state_left(const sbx_oci_bundle *b) {
         bool any = false;
         if (!d)
                 return false;
-        for (struct dirent *de; !any && (de = readdir(d));)
-                any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+        for (struct dirent *de; !any && (de = readdir(d));) /* hull's own files may be there too */
+                any = strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+                      strcmp(de->d_name, "config.json") != 0 && strcmp(de->d_name, "runsc.log") != 0 &&
+                      strcmp(de->d_name, "rootfs") != 0;
         closedir(d);
         return any;
 }
@@ -941,7 +811,16 @@ int sbx_oci_bundle_destroy(sbx_oci_bundle *b, hull_error *e) {
         if (q < 0 && r >= 0)
                 r = q;
         if (b->dir[0]) {
-                q = rm_rf_at(AT_FDCWD, b->dir);
+                /* what a run leaves: config.json, runsc's log and (but for a single run) its empty
+                 * state directory (a shared root is not the bundle's); anything else, the whole
+                 * tree */
+                _cleanup_close_ int fd = open(b->dir, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                if (fd >= 0) {
+                        (void) unlinkat(fd, "config.json", 0);
+                        (void) unlinkat(fd, "runsc.log", 0);
+                        (void) unlinkat(fd, "state", AT_REMOVEDIR);
+                }
+                q = rmdir(b->dir) == 0 ? 0 : rm_rf_at(AT_FDCWD, b->dir);
                 if (q < 0 && r >= 0)
                         r = hull_err(e, q, "kernel: cannot remove the bundle %s", b->dir);
                 b->dir[0] = '\0';

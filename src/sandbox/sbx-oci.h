@@ -2,9 +2,10 @@
  * itself. A bundle is a private directory (0700) holding config.json, an empty read-only root
  * whose entries are bind mounts (the host's /usr and friends, or a --rootfs's top-level
  * entries, as in the container tier), hull's generated /etc files, and runsc's own state
- * directory (--root): nothing is shared between two bundles, so each run or session has its own
- * container id, state and sandbox. runsc is driven with `run` (one command) or `create`, `start`,
- * `exec` (a session: one sandbox, many processes), never `do`.
+ * directory (--root): no state is shared between two bundles, so each run or session has its own
+ * container id, state and sandbox. A single run's root is a shared read-only skeleton of the same
+ * content instead (sbx-oci-root.h), verified before each use. runsc is driven with `run` (one command) or `create`,
+ * `start`, `exec` (a session: one sandbox, many processes), never `do`.
  *
  * Network: none (--network=none: the sentry's own loopback only), or limited: the runsc
  * process starts in a network namespace hull makes (loopback only, the proxy's listening socket
@@ -56,7 +57,7 @@ void sbx_oci_runtime_evidence(const sbx_oci_runtime *rt, char *buf, size_t size)
 typedef struct sbx_oci_bundle {
         sbx_oci_runtime rt;
         char dir[SBX_PATH_MAX];   /* the bundle (config.json, rootfs/, etc/, state/) */
-        char state[SBX_PATH_MAX]; /* runsc --root */
+        char state[SBX_PATH_MAX]; /* runsc --root: dir/state, or dir itself with a shared root */
         char id[SBX_OCI_ID_MAX];  /* the container id: hull-PID-USEC, unique on this host */
         sbx_net_mode net;         /* none: --network=none; limited: runsc runs in a network
                                    * namespace of hull's (loopback only) with --network=host,
@@ -91,6 +92,14 @@ int sbx_oci_config(const sbx_spec *spec, const char *workdir, const char *root_p
  * On failure nothing is left behind. Release with sbx_oci_bundle_destroy(). */
 int sbx_oci_bundle_make(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, sbx_oci_bundle *ret,
                         hull_error *e);
+
+/* The same, and with shared_root the root is not the bundle's own but a shared skeleton of the
+ * same content (sbx-oci-root.h: made once below SBX_KERNEL_DIR, verified before each use), so a
+ * run creates only the bundle directory and config.json (runsc's --root is the bundle directory
+ * itself). For single runs (runsc run) and the self-check; a session writes into its root and
+ * keeps its own. */
+int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, const char *workdir, bool shared_root,
+                             sbx_oci_bundle *ret, hull_error *e);
 
 /* Start runsc with the bundle's global flags (--root, --network, --platform, --ignore-cgroups,
  * --oci-seccomp), then args (NULL-terminated: {"run", "--bundle", b->dir, b->id, NULL},

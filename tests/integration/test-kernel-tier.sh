@@ -124,4 +124,67 @@ sys.exit(0 if ok else (print(json.dumps(ev)[:1200]), 1)[1])' "$TEST_TMP/events.j
                 test -z "$(find "$TEST_TMP" -maxdepth 1 -name 'hull-oci.*')"
 done
 mock_stop >/dev/null
+
+# ---- hull exec --tier kernel: the shared root skeleton (sbx-oci-root.c) --------------------------
+# A run's root is a skeleton below /run/hull-kernel shared by every run of the same content, so a
+# run creates only its bundle directory and config.json (counted, not timed; runsc adds its log
+# and state files there); a skeleton that is not hull's own (writable by others, another owner, a
+# link) is replaced, never used or followed; concurrent runs share one. The work directory's owner
+# is a uid of this test's own, so its skeleton (its passwd names that uid) is this test's alone,
+# removed at the end.
+KUID=$((40000 + RANDOM % 20000))
+KW=$TEST_TMP/kwork
+KT=$TEST_TMP/ktmp
+mkdir -p "$KW" "$KT"
+chown "$KUID:$KUID" "$KW"
+kx() { TMPDIR=$KT timeout -k 5 90 "$HULL" exec --tier kernel --workdir "$KW" "$@"; }
+TMPDIR=$KT timeout -k 5 90 "$HULL" exec --tier kernel --workdir "$KW" -- /bin/sleep 3 >/dev/null 2>&1 &
+kpid=$!
+for _ in $(seq 100); do
+        kb=$(ls -d "$KT"/hull-oci.* 2>/dev/null | head -n 1)
+        [ -n "$kb" ] && [ -s "$kb/config.json" ] && break
+        sleep 0.05
+done
+SK=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["root"]["path"])' "$kb/config.json" 2>/dev/null)
+hull_made=$(find "$kb" -mindepth 1 -maxdepth 1 ! -name runsc.log ! -name '*.state' ! -name '*.lock' | wc -l)
+wait "$kpid"
+check "kernel exec: the root is a shared skeleton below /run/hull-kernel ($SK)" \
+        sh -c "case '$SK' in /run/hull-kernel/root-*) test -d '$SK' && grep -q ':$KUID:$KUID:' '$SK/etc/passwd' ;; *) false ;; esac"
+check "kernel exec: the bundle holds only config.json besides runsc's state files and log ($hull_made entries)" \
+        test "$hull_made" -eq 1
+if command -v strace >/dev/null; then
+        # hull alone (runsc untraced): every entry it creates on a run whose skeleton exists
+        strace -o "$TEST_TMP/kx.st" -e trace=mkdir,mkdirat,symlink,symlinkat,openat,creat,rename,renameat2,link,linkat \
+                env TMPDIR="$KT" "$HULL" exec --tier kernel --no-cgroup --workdir "$KW" -- /bin/true
+        made=$(grep -E '^(mkdir|mkdirat|symlink|symlinkat|creat|rename|renameat2|link|linkat)\(|O_CREAT' "$TEST_TMP/kx.st" |
+                grep -v '= -1' | wc -l)
+        check "kernel exec: a run creates at most 2 filesystem entries (the bundle, config.json; made $made, 31 before the skeleton)" \
+                test "$made" -le 2
+        grep -E '^(mkdir|mkdirat|symlink|symlinkat|creat|rename|renameat2)\(|O_CREAT' "$TEST_TMP/kx.st" | sed 's/^/# /' | head -n 8
+else
+        skip "kernel exec: the entries a run creates, counted" "no strace"
+fi
+# a skeleton writable by others (a file planted in it), then one of another owner, then a link
+chmod o+w "$SK" && touch "$SK/planted"
+out=$(kx -- /bin/cat /etc/passwd 2>&1); rc=$?
+check "kernel exec: a skeleton writable by others is replaced, not used" \
+        sh -c "[ $rc -eq 0 ] && [ ! -e '$SK/planted' ] && [ \"\$(stat -c '%a %u' '$SK')\" = '755 0' ]"
+chown -R 65534 "$SK"
+out=$(kx -- /bin/true 2>&1); rc=$?
+check "kernel exec: a skeleton of another owner is replaced" \
+        sh -c "[ $rc -eq 0 ] && [ \"\$(stat -c '%u' '$SK' '$SK/etc' '$SK/etc/passwd' | sort -u)\" = 0 ]"
+mkdir -p "$TEST_TMP/decoy" && echo keep >"$TEST_TMP/decoy/keep"
+rm -rf "$SK" && ln -s "$TEST_TMP/decoy" "$SK"
+out=$(kx -- /bin/true 2>&1); rc=$?
+check "kernel exec: a link in the skeleton's place is replaced, its target untouched" \
+        sh -c "[ $rc -eq 0 ] && [ ! -L '$SK' ] && [ -d '$SK' ] && [ \"\$(ls '$TEST_TMP/decoy')\" = keep ] && [ ! -e '$TEST_TMP/decoy/etc' ]"
+# concurrent runs with no skeleton yet: each its own bundle, one skeleton, nothing left over
+rm -rf "$SK"
+for i in 1 2 3; do kx -- /bin/sh -c "grep -c ':$KUID:' /etc/passwd" >"$TEST_TMP/kc$i" 2>&1 & done
+wait
+check "kernel exec: three concurrent runs on a new skeleton all succeed" \
+        test "$(cat "$TEST_TMP"/kc1 "$TEST_TMP"/kc2 "$TEST_TMP"/kc3 | tr -d '\n')" = 111
+check "kernel exec: ... they left one skeleton, no half-made one, no bundle" \
+        sh -c "[ -d '$SK' ] && [ -z \"\$(ls -d '$SK'.tmp-* 2>/dev/null)\" ] && [ -z \"\$(ls '$KT')\" ]"
+rm -rf "$SK" "$SK".tmp-*
 exit 0
