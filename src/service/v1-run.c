@@ -159,24 +159,20 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 if (!json_object_get(evs[i], "processed_at")) /* null: queued behind the turn that runs */
                         json_object_set_new(evs[i], "processed_at", json_string(now));
         }
-        /* the session object first: whoever sees session.status_idle and asks finds it idle (on
-         * nodes another node's stream sees the events at the append's commit, so the object is
-         * stored before it; put back when the append fails) */
+        /* whoever sees session.status_idle and asks finds the session idle: on nodes (where another
+         * node's stream sees the events at the append's commit) the object is written in the
+         * append's own statement (v1_node_append_locked: one commit; put back when it fails) */
         bool node = v1_node_mode(l->g), changed = false;
         json_auto_t *before = node ? json_deep_copy(l->obj) : NULL;
-        if (node) {
-                for (size_t i = 0; i < n; i++)
-                        changed |= follow(l, evs[i], now);
-                if (changed)
-                        store_session_locked(l);
-        }
+        for (size_t i = 0; node && i < n; i++)
+                changed |= follow(l, evs[i], now);
         int64_t first = 0;
-        int r = store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
+        int r = changed ? v1_node_append_locked(l, evs, n, &first, e)
+                        : store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
         if (r < 0) {
                 if (changed && before) {
                         json_decref(l->obj);
                         l->obj = TAKE_PTR(before);
-                        store_session_locked(l);
                 }
                 return r;
         }
@@ -244,6 +240,7 @@ static void live_free(live *l) {
         v1_memory_mounts_free(l->mem);
         v1_inputs_free(l);
         json_decref(l->obj);
+        free(l->stored);
         json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
