@@ -324,6 +324,7 @@ typedef struct store_node_ops {
         int (*append_with_session)(store *s, const char *session_id, json_t *const *events, size_t n,
                                    const store_cols *c, const char *body, const char *if_body, int64_t *ret_first_seq,
                                    char **ret_stored, hull_error *e);
+        int (*session_cached)(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e);
         int (*owner_set)(store *s, const char *session_id, const char *node_id, const char *instance, hull_error *e);
         int (*owner_get)(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
         bool (*unreachable)(store *s);

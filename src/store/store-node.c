@@ -92,6 +92,13 @@ int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull
         return r < 0 ? r : s->ops->node->events_wait(s, timeout_ms, fn, ud, e);
 }
 
+int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e) {
+        if (!s->ops->node)
+                return store_get_raw(s, STORE_SESSION, id, 0, ret, ret_len, e);
+        int r = store_id_check("session", id, e);
+        return r < 0 ? r : s->ops->node->session_cached(s, id, ret, ret_len, e);
+}
+
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
                                      const json_t *session, const char *if_body, int64_t *ret_first_seq,
                                      char **ret_stored, hull_error *e) {

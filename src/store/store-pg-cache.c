@@ -1,5 +1,5 @@
 /* store-pg-cache.c: what a node answers from memory instead of PostgreSQL: the stored body of the
- * sessions read lately (the GET of a session, and the node's syncs, without a round trip) and the
+ * sessions read lately (the GET of a session, without a round trip) and the
  * count of API keys (asked by every authenticated request).
  *
  * Trusted only while the LISTEN connection is read (store_events_wait, the node's thread: it is in
@@ -11,9 +11,14 @@
  * kept until it is made again. A read that raced a write is not kept: each forget bumps gen, and a
  * read's result is kept only when gen did not move while it ran.
  *
+ * Only the reads that may be a little late use it (store_session_get_cached: the GET of a session;
+ * the key count): a read that a write is made from (a read-modify-write) always asks PostgreSQL.
+ *
  * So another node's write is seen here once its NOTIFY was read: at once when the node's thread is
  * waiting (PostgreSQL sends the NOTIFY at commit), at most STORE_PG_CACHE_TRUST_MS after the
- * commit when the thread is busy elsewhere (after that every read goes to PostgreSQL again). Not
+ * commit when the thread is busy elsewhere (after that every read goes to PostgreSQL again), and
+ * not while the pool's last try to reach the server failed (a silent network partition: once the
+ * node's heartbeat, every NODE_HEARTBEAT_MS, fails or hangs past the trust window). Not
  * used without a node's thread (nothing reads the LISTEN connection: every read asks PostgreSQL). */
 #include "store-pg-internal.h"
 
@@ -30,6 +35,8 @@ static size_t slot_of(const char *id) {
 }
 
 static bool trusted(const pg_cache *c) {
+        if (c->down && __atomic_load_n(c->down, __ATOMIC_RELAXED)) /* the pool cannot reach the server */
+                return false;
         return c->connected && (c->waiting || now_mono_ms() - c->drained_ms <= STORE_PG_CACHE_TRUST_MS);
 }
 
@@ -42,8 +49,8 @@ static void forget_all(pg_cache *c) {
         c->gen++;
 }
 
-void pg_cache_init(pg_cache *c) {
-        *c = (pg_cache){0};
+void pg_cache_init(pg_cache *c, const int *down) {
+        *c = (pg_cache){.down = down};
         pthread_mutex_init(&c->lock, NULL);
 }
 
@@ -153,4 +160,15 @@ void pg_cache_listen(pg_cache *c, pg_listen_state st) {
                 break;
         }
         pthread_mutex_unlock(&c->lock);
+}
+
+int pg_session_cached(store *base, const char *id, char **ret, size_t *ret_len, hull_error *e) {
+        pg_store *s = pg_of(base);
+        if (pg_cache_session_get(&s->cache, id, ret, ret_len) == 1)
+                return 0;
+        uint64_t gen = pg_cache_gen(&s->cache);
+        int r = pg_get(base, STORE_SESSION, id, 0, NULL, ret, ret_len, e);
+        if (r == 0)
+                pg_cache_session_put(&s->cache, id, *ret, *ret_len, gen);
+        return r;
 }

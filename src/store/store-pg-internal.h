@@ -45,9 +45,10 @@ typedef struct pg_cache {
         uint64_t drained_ms;
         bool keys_known;
         size_t keys;
+        const int *down; /* the store's: nothing is trusted while it is set */
 } pg_cache;
 typedef enum pg_listen_state { PG_LISTEN_NEW, PG_LISTEN_WAITING, PG_LISTEN_DRAINED, PG_LISTEN_LOST } pg_listen_state;
-void pg_cache_init(pg_cache *c);
+void pg_cache_init(pg_cache *c, const int *down);
 void pg_cache_done(pg_cache *c);
 uint64_t pg_cache_gen(pg_cache *c);
 /* 1 with a copy of id's stored body (free it), 0 when not kept or not trusted now. */
@@ -59,6 +60,8 @@ bool pg_cache_keys_get(pg_cache *c, size_t *ret);
 void pg_cache_keys_put(pg_cache *c, size_t n, uint64_t gen);
 void pg_cache_keys_forget(pg_cache *c);
 void pg_cache_listen(pg_cache *c, pg_listen_state st);
+/* store_session_get_cached's: from memory when kept and trusted, else read (and kept). */
+int pg_session_cached(store *base, const char *id, char **ret, size_t *ret_len, hull_error *e);
 
 typedef struct pg_store {
         store base;           /* first: a store * is a pg_store * */

@@ -383,6 +383,7 @@ const store_node_ops pg_node_ops = {
         .leases_reap = pg_leases_reap,
         .events_wait = pg_events_wait,
         .append_with_session = pg_events_append_session,
+        .session_cached = pg_session_cached,
         .owner_set = pg_owner_set,
         .owner_get = pg_owner_get,
         .unreachable = pg_unreachable,

@@ -61,19 +61,6 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
                 [STORE_SESSION] = "SELECT body FROM sessions WHERE id = $1",
                 [STORE_MEMORY_STORE] = "SELECT body FROM memory_stores WHERE id = $1",
         };
-        bool cached = k == STORE_SESSION; /* on a node, from memory when trusted (store-pg-cache.c) */
-        if (cached) {
-                _cleanup_free_ char *body = NULL;
-                size_t len = 0;
-                if (pg_cache_session_get(&s->cache, id, &body, &len) == 1) {
-                        if (ret)
-                                return store_load(body, len, store_kind_name(k), ret, e);
-                        *ret_raw = TAKE_PTR(body);
-                        *ret_len = len;
-                        return 0;
-                }
-        }
-        uint64_t gen = cached ? pg_cache_gen(&s->cache) : 0;
         char vbuf[PG_INT_MAX];
         const char *v[] = {id, pg_int(vbuf, version)};
         PG_LOCKED(s);
@@ -81,8 +68,6 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
         int r = pg_exec(pc, sql[k], k == STORE_AGENT ? 2 : 1, v, "cannot read", &res, e);
         if (r < 0)
                 return r;
-        if (cached && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
-                pg_cache_session_put(&s->cache, id, PQgetvalue(res, 0, 0), (size_t) PQgetlength(res, 0, 0), gen);
         if (PQntuples(res) == 0) {
                 if (version > 0)
                         return hull_fail(e, -ENOENT, "store: no version %" PRId64 " of agent %s", version, id);

@@ -541,7 +541,7 @@ int store_pg_open(const char *url, store **ret, hull_error *e) {
         }
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->freed, NULL);
-        pg_cache_init(&s->cache);
+        pg_cache_init(&s->cache, &s->down);
         *ret = &TAKE_PTR(s)->base;
         return 0;
 }
