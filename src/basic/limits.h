@@ -562,6 +562,7 @@
 #define STORE_PG_CACHE_SLOTS 1024U         /* PostgreSQL nodes: session bodies kept in memory (store-pg-cache.c) */
 #define STORE_PG_CACHE_TRUST_MS 100U       /* ... trusted this long after the LISTEN connection was last read */
 #define NODE_APPEND_TRIES 5U               /* nodes: an append whose session row another node changed, again */
+#define V1_HELD_MAX 8U                     /* nodes: a turn's events held for the next append (one commit) */
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 /* nodes: several hull serve sharing one PostgreSQL store (store-node.c, v1-nodes.c, docs/DEPLOY.md) */

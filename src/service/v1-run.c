@@ -147,7 +147,7 @@ static void store_session_locked(live *l) {
 
 /* Log events (each gets an id unless it has one, and its processed_at), then tell the
  * watchers (under l->lock). Returns 0, or -1 with *e (nothing logged). */
-int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
+static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
         char now[STORE_TIME_MAX];
         v1_now_time(now);
         for (size_t i = 0; i < n; i++) {
@@ -186,6 +186,37 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
         for (size_t i = 0; i < n; i++)
                 v1_fanout(l, first + (int64_t) i, evs[i], false);
         return 0;
+}
+
+/* The events held (v1_log_hold_locked) first, in the same append: one commit on PostgreSQL. */
+int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
+        size_t k = json_array_size(l->held);
+        if (k == 0)
+                return append_now(l, evs, n, e);
+        _cleanup_free_ json_t **all = calloc(k + n, sizeof(*all));
+        if (!all)
+                return hull_err(e, -ENOMEM, "v1: out of memory");
+        for (size_t i = 0; i < k; i++)
+                all[i] = json_array_get(l->held, i);
+        for (size_t i = 0; i < n; i++)
+                all[k + i] = evs[i];
+        int r = append_now(l, all, k + n, e);
+        if (r == 0) /* kept on failure: tried again with the next append */
+                json_array_clear(l->held);
+        return r;
+}
+
+void v1_log_hold_locked(live *l, json_t *ev) {
+        if (ev && v1_node_mode(l->g) && (l->held || (l->held = json_array())) &&
+            json_array_size(l->held) < V1_HELD_MAX && json_array_append_new(l->held, ev) == 0)
+                return;
+        json_t *evs[1] = {ev};
+        v1_log_server_locked(l, evs, 1);
+}
+
+void v1_log_flush_locked(live *l) {
+        if (json_array_size(l->held) > 0)
+                v1_log_server_locked(l, NULL, 0);
 }
 
 /* Log events the server makes (steals the references; under l->lock). */
@@ -244,6 +275,7 @@ static void live_free(live *l) {
         json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
+        json_decref(l->held);
         json_decref(l->outcome);
         pthread_mutex_destroy(&l->lock);
         free(l);
@@ -510,6 +542,7 @@ static void *worker_main(void *arg) {
                                 grade_or_stop(l, &res);
                 }
                 pthread_mutex_lock(&l->lock);
+                v1_log_flush_locked(l); /* what the agent's last events left held */
                 if (r >= 0 && l->outcome && res.stop != AGENT_STOP_END_TURN && res.stop != AGENT_STOP_REQUIRES_ACTION &&
                     res.stop != AGENT_STOP_BUDGET) {
                         char why[128];
@@ -554,6 +587,7 @@ static void *worker_main(void *arg) {
                 }
                 agent_turn_result_done(&res);
         }
+        v1_log_flush_locked(l);
         l->running = false;
         l->used_ms = now_mono_ms();
         v1_node_release_locked(l);

@@ -214,6 +214,9 @@ ups=$(stmts "$off" "UPDATE sessions SET created_ms") withs=$(stmts "$off" "body 
 appends=$(stmts "$off" "INSERT INTO events")
 check "nodes: a turn writes its session row only inside its appends: no UPDATE of its own ($ups), $withs of $appends appends carry it" \
         test "$ups" = 0 -a "$withs" -ge 2 -a "$appends" -ge "$withs"
+# user.message, running, the model request's start, its end, then agent.message, session.usage and
+# the idle in one append (held: v1_log_hold_locked): 5 commits of events, 7 before
+check "nodes: a one-request turn's 7 events take at most 5 appends (got $appends)" test "$appends" -le 5
 PSQL "ALTER SYSTEM RESET log_statement" && PSQL "SELECT pg_reload_conf()" >/dev/null
 
 # ---- PostgreSQL stopped during a turn (pg_ctl stop -m fast), then started again: calls in
