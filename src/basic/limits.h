@@ -560,6 +560,10 @@
 #define STORE_PG_CONNECT_TIMEOUT_S 10      /* PostgreSQL: connecting, unless the URL says */
 #define STORE_PG_RETRIES 5U                /* PostgreSQL: a statement that lost a serialization race, again */
 #define STORE_PG_CONNS 4U                  /* PostgreSQL: connections of one store's pool, opened as needed */
+#define STORE_PG_CACHE_SLOTS 1024U         /* PostgreSQL nodes: session bodies kept in memory (store-pg-cache.c) */
+#define STORE_PG_CACHE_TRUST_MS 100U       /* ... trusted this long after the LISTEN connection was last read */
+#define NODE_APPEND_TRIES 5U               /* nodes: an append whose session row another node changed, again */
+#define V1_HELD_MAX 8U                     /* nodes: a turn's events held for the next append (one commit) */
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */
 /* nodes: several hull serve sharing one PostgreSQL store (store-node.c, v1-nodes.c, docs/DEPLOY.md) */

@@ -85,8 +85,12 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                                                       json_object_get(event, "id"), "name",
                                                       json_object_get(event, "name"), "input",
                                                       json_object_get(event, "input")));
-                json_t *evs[1] = {copy};
-                v1_log_server_locked(l, evs, 1);
+                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0)
+                        v1_log_hold_locked(l, copy); /* on nodes: committed with what follows (the idle) */
+                else {
+                        json_t *evs[1] = {copy};
+                        v1_log_server_locked(l, evs, 1);
+                }
         } else if (strcmp(type, "hull.text_delta") == 0) {
                 const char *text = json_string_value(json_object_get(event, "text"));
                 if (text) {

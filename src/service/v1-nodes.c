@@ -19,6 +19,25 @@ bool v1_node_mode(const v1_engine *g) {
         return g->cfg.node != NULL;
 }
 
+/* The session as stored now, its text kept in l->stored (under l->lock). */
+static int read_stored(live *l, json_t **ret, hull_error *e) {
+        char *raw = NULL;
+        size_t len = 0;
+        int r = store_get_raw(l->g->cfg.store, STORE_SESSION, l->id, 0, &raw, &len, e);
+        if (r < 0)
+                return r;
+        json_error_t je;
+        json_t *obj = json_loadb(raw, len, 0, &je);
+        if (!obj) {
+                free(raw);
+                return hull_fail(e, -EBADMSG, "session %s: its stored body is not JSON", l->id);
+        }
+        free(l->stored);
+        l->stored = raw;
+        *ret = obj;
+        return 0;
+}
+
 /* What another node logged since l->last_seq, to this node's watchers; the object as stored
  * (under l->lock). Nothing while this node's worker runs the turn: it logs every event itself. */
 void v1_node_sync_locked(live *l) {
@@ -27,7 +46,7 @@ void v1_node_sync_locked(live *l) {
                 return;
         hull_error e = {0};
         json_t *obj = NULL;
-        if (store_get(g->cfg.store, STORE_SESSION, l->id, 0, &obj, &e) == 0) {
+        if (read_stored(l, &obj, &e) == 0) {
                 json_decref(l->obj);
                 l->obj = obj;
         }
@@ -53,16 +72,9 @@ void v1_node_sync_locked(live *l) {
         }
 }
 
-/* Before the session object the log changed (status, usage, stats) is stored: the rest of it as
- * stored now (another node may have updated its title or metadata since l->obj was read), with
- * those fields of l->obj (under l->lock). */
-void v1_node_merge_locked(live *l) {
-        if (!v1_node_mode(l->g))
-                return;
-        hull_error e = {0};
-        json_t *stored = NULL;
-        if (store_get(l->g->cfg.store, STORE_SESSION, l->id, 0, &stored, &e) < 0)
-                return;
+/* stored (a reference taken) becomes l->obj, with the fields of l->obj the log changes (status,
+ * usage, stats) kept: another node may have updated its title or metadata since l->obj was read. */
+static void overlay(live *l, json_t *stored) {
         static const char *const ours[] = {"status", "usage", "stats", "updated_at"};
         for (size_t i = 0; i < ELEMENTSOF(ours); i++) {
                 json_t *v = json_object_get(l->obj, ours[i]);
@@ -71,6 +83,56 @@ void v1_node_merge_locked(live *l) {
         }
         json_decref(l->obj);
         l->obj = stored;
+}
+
+/* Before the session object the log changed (status, usage, stats) is stored: the rest of it as
+ * stored now, with those fields of l->obj (under l->lock). */
+void v1_node_merge_locked(live *l) {
+        if (!v1_node_mode(l->g))
+                return;
+        hull_error e = {0};
+        json_t *stored = NULL;
+        if (read_stored(l, &stored, &e) == 0)
+                overlay(l, stored);
+}
+
+/* evs logged with l->obj (which they changed) in one statement: one commit a batch, where the
+ * session row was written in a transaction of its own before (under l->lock). The write is
+ * conditional on the stored body being l->stored (what this node last read or wrote); when another
+ * node (or writer) changed it meanwhile, its version is merged (overlay) and the append tried again.
+ * Nothing is written on failure. */
+int v1_node_append_locked(live *l, json_t *const *evs, size_t n, int64_t *ret_first, hull_error *e) {
+        int r = 0;
+        for (unsigned i = 0; i < NODE_APPEND_TRIES; i++) {
+                json_t *stored = NULL;
+                r = 0;
+                if (!l->stored && (r = read_stored(l, &stored, e)) == 0)
+                        overlay(l, stored);
+                if (r < 0)
+                        return r;
+                char *now = NULL;
+                r = store_events_append_with_session(l->g->cfg.store, l->id, evs, n, l->obj, l->stored, ret_first, &now,
+                                                     e);
+                if (r == 0 || r == -ESTALE) {
+                        free(l->stored);
+                        l->stored = now;
+                } else
+                        free(now);
+                if (r != -ESTALE)
+                        break;
+                json_error_t je;
+                if (!(stored = json_loads(l->stored, 0, &je))) {
+                        free(l->stored);
+                        l->stored = NULL; /* read again */
+                        continue;
+                }
+                overlay(l, stored);
+        }
+        if (r < 0) { /* the caller puts l->obj back: read and merge again next time */
+                free(l->stored);
+                l->stored = NULL;
+        }
+        return r;
 }
 
 /* Claim the lease on l's turns for this node (under l->lock; starts: for a message that starts

@@ -36,6 +36,7 @@ typedef struct live {
         unsigned refs;        /* the table's, and each user's (under g->lock) */
         pthread_mutex_t lock; /* the log, the subscribers, the state below */
         json_t *obj;          /* the session object, as stored */
+        char *stored;         /* on nodes: the stored body's text as last read or written here (NULL: unknown) */
         json_t *agent_pins;   /* the agent objects l->tools and l->model borrow strings from (an array) */
         int64_t last_seq;     /* the log's last sequence number */
         v1_watch *watches;
@@ -51,6 +52,7 @@ typedef struct live {
         bool ask_client;           /* ... a custom tool's (else a confirmation) */
         bool ask_builtin;          /* ... with ask_client: a built-in the client runs (user.tool_result) */
         json_t *stash;             /* confirmations and results that came before the pause */
+        json_t *held; /* on nodes: the agent's events logged with the next append (one commit; NULL: none) */
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
         bool deleted;
@@ -119,6 +121,11 @@ void v1_watches_end(live *l, const json_t *last);
 bool v1_node_mode(const v1_engine *g);
 void v1_node_sync_locked(live *l);
 void v1_node_merge_locked(live *l);
+int v1_node_append_locked(live *l, json_t *const *evs, size_t n, int64_t *ret_first, hull_error *e);
+/* v1-run.c: on nodes, ev (stolen) logged with the next append (the next event of the turn, at the
+ * latest when the agent returns: v1_log_flush_locked), one commit for both; else logged now. */
+void v1_log_hold_locked(live *l, json_t *ev);
+void v1_log_flush_locked(live *l);
 int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);
 bool v1_node_handoff_locked(live *l, bool worker);

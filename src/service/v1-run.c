@@ -147,7 +147,7 @@ static void store_session_locked(live *l) {
 
 /* Log events (each gets an id unless it has one, and its processed_at), then tell the
  * watchers (under l->lock). Returns 0, or -1 with *e (nothing logged). */
-int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
+static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
         char now[STORE_TIME_MAX];
         v1_now_time(now);
         for (size_t i = 0; i < n; i++) {
@@ -159,24 +159,20 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 if (!json_object_get(evs[i], "processed_at")) /* null: queued behind the turn that runs */
                         json_object_set_new(evs[i], "processed_at", json_string(now));
         }
-        /* the session object first: whoever sees session.status_idle and asks finds it idle (on
-         * nodes another node's stream sees the events at the append's commit, so the object is
-         * stored before it; put back when the append fails) */
+        /* whoever sees session.status_idle and asks finds the session idle: on nodes (where another
+         * node's stream sees the events at the append's commit) the object is written in the
+         * append's own statement (v1_node_append_locked: one commit; put back when it fails) */
         bool node = v1_node_mode(l->g), changed = false;
         json_auto_t *before = node ? json_deep_copy(l->obj) : NULL;
-        if (node) {
-                for (size_t i = 0; i < n; i++)
-                        changed |= follow(l, evs[i], now);
-                if (changed)
-                        store_session_locked(l);
-        }
+        for (size_t i = 0; node && i < n; i++)
+                changed |= follow(l, evs[i], now);
         int64_t first = 0;
-        int r = store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
+        int r = changed ? v1_node_append_locked(l, evs, n, &first, e)
+                        : store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
         if (r < 0) {
                 if (changed && before) {
                         json_decref(l->obj);
                         l->obj = TAKE_PTR(before);
-                        store_session_locked(l);
                 }
                 return r;
         }
@@ -190,6 +186,37 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
         for (size_t i = 0; i < n; i++)
                 v1_fanout(l, first + (int64_t) i, evs[i], false);
         return 0;
+}
+
+/* The events held (v1_log_hold_locked) first, in the same append: one commit on PostgreSQL. */
+int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
+        size_t k = json_array_size(l->held);
+        if (k == 0)
+                return append_now(l, evs, n, e);
+        _cleanup_free_ json_t **all = calloc(k + n, sizeof(*all));
+        if (!all)
+                return hull_err(e, -ENOMEM, "v1: out of memory");
+        for (size_t i = 0; i < k; i++)
+                all[i] = json_array_get(l->held, i);
+        for (size_t i = 0; i < n; i++)
+                all[k + i] = evs[i];
+        int r = append_now(l, all, k + n, e);
+        if (r == 0) /* kept on failure: tried again with the next append */
+                json_array_clear(l->held);
+        return r;
+}
+
+void v1_log_hold_locked(live *l, json_t *ev) {
+        if (ev && v1_node_mode(l->g) && (l->held || (l->held = json_array())) &&
+            json_array_size(l->held) < V1_HELD_MAX && json_array_append_new(l->held, ev) == 0)
+                return;
+        json_t *evs[1] = {ev};
+        v1_log_server_locked(l, evs, 1);
+}
+
+void v1_log_flush_locked(live *l) {
+        if (json_array_size(l->held) > 0)
+                v1_log_server_locked(l, NULL, 0);
 }
 
 /* Log events the server makes (steals the references; under l->lock). */
@@ -244,9 +271,11 @@ static void live_free(live *l) {
         v1_memory_mounts_free(l->mem);
         v1_inputs_free(l);
         json_decref(l->obj);
+        free(l->stored);
         json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
+        json_decref(l->held);
         json_decref(l->outcome);
         pthread_mutex_destroy(&l->lock);
         free(l);
@@ -513,6 +542,7 @@ static void *worker_main(void *arg) {
                                 grade_or_stop(l, &res);
                 }
                 pthread_mutex_lock(&l->lock);
+                v1_log_flush_locked(l); /* what the agent's last events left held */
                 if (r >= 0 && l->outcome && res.stop != AGENT_STOP_END_TURN && res.stop != AGENT_STOP_REQUIRES_ACTION &&
                     res.stop != AGENT_STOP_BUDGET) {
                         char why[128];
@@ -557,6 +587,7 @@ static void *worker_main(void *arg) {
                 }
                 agent_turn_result_done(&res);
         }
+        v1_log_flush_locked(l);
         l->running = false;
         l->used_ms = now_mono_ms();
         v1_node_release_locked(l);

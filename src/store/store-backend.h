@@ -320,6 +320,11 @@ typedef struct store_node_ops {
                              hull_error *e);
         int (*leases_reap)(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
         int (*events_wait)(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
+        /* the events were checked by store_read_event, c read from the session (body its text) */
+        int (*append_with_session)(store *s, const char *session_id, json_t *const *events, size_t n,
+                                   const store_cols *c, const char *body, const char *if_body, int64_t *ret_first_seq,
+                                   char **ret_stored, hull_error *e);
+        int (*session_cached)(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e);
         int (*owner_set)(store *s, const char *session_id, const char *node_id, const char *instance, hull_error *e);
         int (*owner_get)(store *s, const char *session_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
         bool (*unreachable)(store *s);

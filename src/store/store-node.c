@@ -92,6 +92,42 @@ int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull
         return r < 0 ? r : s->ops->node->events_wait(s, timeout_ms, fn, ud, e);
 }
 
+int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e) {
+        if (!s->ops->node)
+                return store_get_raw(s, STORE_SESSION, id, 0, ret, ret_len, e);
+        int r = store_id_check("session", id, e);
+        return r < 0 ? r : s->ops->node->session_cached(s, id, ret, ret_len, e);
+}
+
+int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
+                                     const json_t *session, const char *if_body, int64_t *ret_first_seq,
+                                     char **ret_stored, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        if (r >= 0 && (n == 0 || !events || !if_body))
+                r = hull_fail(e, -EINVAL, "store: no events to append, or no stored body to compare");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                store_event_cols ec;
+                r = store_read_event(events[i], i, &ec, e);
+        }
+        store_cols c;
+        if (r >= 0)
+                r = store_read_cols(STORE_SESSION, session, &c, e);
+        if (r >= 0 && strcmp(c.id, session_id) != 0)
+                r = hull_fail(e, -EINVAL, "store: the session object is not session %s's", session_id);
+        _cleanup_free_ char *body = NULL;
+        if (r >= 0)
+                r = store_dump(session, "a session", &body, e);
+        if (r < 0)
+                return r;
+        r = s->ops->node->append_with_session(s, session_id, events, n, &c, body, if_body, ret_first_seq, ret_stored,
+                                              e);
+        if (r == 0 && ret_stored) /* the body stored now: ours */
+                *ret_stored = TAKE_PTR(body);
+        return r;
+}
+
 int store_sandbox_owner_set(store *s, const char *session_id, const char *node_id, const char *instance,
                             hull_error *e) {
         int r = no_nodes(s, e);

@@ -88,6 +88,63 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
         return 0;
 }
 
+/* pg_events_append's statement that also writes the session row (its columns from c, its body),
+ * where the stored body is still if_body: one round trip, one commit (one fsync), the session
+ * object and its events visible together. Its NOTIFY also tells the other nodes the row changed. */
+int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
+                             const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
+                             hull_error *e) {
+        pg_store *s = pg_of(base);
+        _cleanup_free_ char *batch = NULL;
+        int r = batch_json(events, n, &batch, e);
+        if (r < 0)
+                return r;
+        char nbuf[PG_INT_MAX], ms[PG_INT_MAX], av[PG_INT_MAX];
+        const char *v[] = {session_id,
+                           pg_int(nbuf, (int64_t) n),
+                           batch,
+                           pg_int(ms, c->created_ms),
+                           c->archived ? "1" : "0",
+                           body,
+                           c->status,
+                           c->agent_id,
+                           pg_int(av, c->agent_version),
+                           if_body};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        pg_cache_forget(&s->cache, session_id);
+        r = pg_exec(pc,
+                    "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint, created_ms = $4, archived = $5,"
+                    "  body = $6, status = $7, agent_id = $8, agent_version = $9"
+                    "  WHERE id = $1 AND body = $10 RETURNING last_seq - $2::bigint AS first),"
+                    " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
+                    "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
+                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
+                    " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
+                    10, v, "cannot append events", &res, e);
+        pg_cache_forget(&s->cache, session_id); /* a read that ran meanwhile may have kept the old body */
+        if (r == -EEXIST && strcmp(pc->sqlstate, "23505") == 0) {
+                char id[STORE_ID_MAX];
+                taken_id(pc->detail, id, sizeof(id));
+                return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", id);
+        }
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 1) {
+                if (ret_first_seq)
+                        *ret_first_seq = pg_get_int(res, 0, 0);
+                return 0;
+        }
+        _cleanup_res_ PGresult *now = NULL;
+        if ((r = pg_exec(pc, "SELECT body FROM sessions WHERE id = $1", 1, v, "cannot read", &now, e)) < 0)
+                return r;
+        if (PQntuples(now) == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        if (ret_stored && !(*ret_stored = strdup(PQgetvalue(now, 0, 0))))
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        return hull_fail(e, -ESTALE, "store: session %s changed since it was read (nothing was appended)", session_id);
+}
+
 /* The body read (locked) and written back with processed_at set, its keys in their order. */
 int pg_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
                             int64_t processed_ms, hull_error *e) {

@@ -30,6 +30,39 @@ typedef struct pg_conn {
         char detail[256];
 } pg_conn;
 
+/* What a node answers from memory (store-pg-cache.c says when it is trusted). */
+typedef struct pg_cached {
+        char id[STORE_ID_MAX];
+        char *body; /* a session's stored body, NUL-terminated; NULL: empty slot */
+        size_t len;
+} pg_cached;
+typedef struct pg_cache {
+        pthread_mutex_t lock;
+        pg_cached *slots; /* STORE_PG_CACHE_SLOTS, made at the first keep */
+        uint64_t gen;     /* moves at every forget: a read that raced one is not kept */
+        bool connected;   /* the LISTEN connection is up */
+        bool waiting;     /* the node's thread is in its poll on it */
+        uint64_t drained_ms;
+        bool keys_known;
+        size_t keys;
+        const int *down; /* the store's: nothing is trusted while it is set */
+} pg_cache;
+typedef enum pg_listen_state { PG_LISTEN_NEW, PG_LISTEN_WAITING, PG_LISTEN_DRAINED, PG_LISTEN_LOST } pg_listen_state;
+void pg_cache_init(pg_cache *c, const int *down);
+void pg_cache_done(pg_cache *c);
+uint64_t pg_cache_gen(pg_cache *c);
+/* 1 with a copy of id's stored body (free it), 0 when not kept or not trusted now. */
+int pg_cache_session_get(pg_cache *c, const char *id, char **ret, size_t *ret_len);
+/* Keep id's body read from PostgreSQL, unless a forget came since pg_cache_gen returned gen. */
+void pg_cache_session_put(pg_cache *c, const char *id, const char *body, size_t len, uint64_t gen);
+void pg_cache_forget(pg_cache *c, const char *id);
+bool pg_cache_keys_get(pg_cache *c, size_t *ret);
+void pg_cache_keys_put(pg_cache *c, size_t n, uint64_t gen);
+void pg_cache_keys_forget(pg_cache *c);
+void pg_cache_listen(pg_cache *c, pg_listen_state st);
+/* store_session_get_cached's: from memory when kept and trusted, else read (and kept). */
+int pg_session_cached(store *base, const char *id, char **ret, size_t *ret_len, hull_error *e);
+
 typedef struct pg_store {
         store base;           /* first: a store * is a pg_store * */
         pthread_mutex_t lock; /* over busy and n_open */
@@ -40,6 +73,7 @@ typedef struct pg_store {
         pg_conn conns[STORE_PG_CONNS];
         PGconn *listen; /* LISTEN hull_events (store_events_wait's, one thread's); NULL till then */
         int down;       /* the last try to reach the server failed (__atomic: read by any thread) */
+        pg_cache cache; /* trusted only while the LISTEN connection is read */
 } pg_store;
 
 static inline pg_store *pg_of(store *s) {
@@ -108,6 +142,9 @@ int pg_list(store *base, const store_listing *l, const char *page, unsigned limi
 int pg_sessions_with_status(store *base, const char *statuses, json_t **ret, hull_error *e);
 
 /* store-pg-events.c */
+int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
+                             const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
+                             hull_error *e);
 int pg_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                      hull_error *e);
 int pg_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,

@@ -13,8 +13,12 @@ int pg_key_add(store *base, const store_key *k, hull_error *e) {
         pg_store *s = pg_of(base);
         PG_LOCKED(s);
         const char *v[] = {k->id, k->name, k->digest_hex, k->created_at, k->hint};
-        int r = pg_exec(pc, "INSERT INTO api_keys (id, name, digest, created_at, hint) VALUES ($1, $2, $3, $4, $5)", 5,
-                        v, "cannot add a key", NULL, e);
+        /* every write of api_keys NOTIFYs "keys": the nodes forget the count they kept */
+        int r = pg_exec(pc,
+                        "WITH k AS (INSERT INTO api_keys (id, name, digest, created_at, hint)"
+                        " VALUES ($1, $2, $3, $4, $5) RETURNING id) SELECT pg_notify('hull_events', 'keys') FROM k",
+                        5, v, "cannot add a key", NULL, e);
+        pg_cache_keys_forget(&s->cache);
         if (r == -EEXIST)
                 return hull_fail(e, -EEXIST, "store: that key (or key id %s) is already stored", k->id);
         return r;
@@ -53,10 +57,14 @@ int pg_key_delete(store *base, const char *id, hull_error *e) {
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {id};
-        int r = pg_exec(pc, "DELETE FROM api_keys WHERE id = $1", 1, v, "cannot delete a key", &res, e);
+        int r = pg_exec(pc,
+                        "WITH d AS (DELETE FROM api_keys WHERE id = $1 RETURNING id)"
+                        " SELECT pg_notify('hull_events', 'keys') FROM d",
+                        1, v, "cannot delete a key", &res, e);
+        pg_cache_keys_forget(&s->cache);
         if (r < 0)
                 return r;
-        if (pg_changes(res) == 0)
+        if (PQntuples(res) == 0)
                 return hull_fail(e, -ENOENT, "store: no key %s", id);
         return 0;
 }
@@ -79,15 +87,20 @@ int pg_key_find(store *base, const char digest_hex[static 65], store_key *ret, h
         return 1;
 }
 
-/* Read each time: another node or a hull key create may have changed it (one round trip). */
+/* Read each time another node or a hull key create may have changed it (one round trip); on a
+ * node from memory while no "keys" NOTIFY came (store-pg-cache.c). */
 int pg_key_count(store *base, size_t *ret, hull_error *e) {
         pg_store *s = pg_of(base);
+        if (pg_cache_keys_get(&s->cache, ret))
+                return 0;
+        uint64_t gen = pg_cache_gen(&s->cache);
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         int r = pg_exec(pc, "SELECT count(*) FROM api_keys", 0, NULL, "cannot count the keys", &res, e);
         if (r < 0)
                 return r;
         *ret = (size_t) pg_get_int(res, 0, 0);
+        pg_cache_keys_put(&s->cache, *ret, gen);
         return 0;
 }
 

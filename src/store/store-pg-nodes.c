@@ -269,7 +269,20 @@ static int listen_ready(pg_store *s, hull_error *e) {
                 s->listen = NULL;
                 return hull_fail(e, -ECONNRESET, "store: cannot LISTEN on PostgreSQL (it is down?)");
         }
+        pg_cache_listen(&s->cache, PG_LISTEN_NEW); /* what came while there was none is lost */
         return 0;
+}
+
+/* The entry a NOTIFY names forgotten (before any callback runs: they may take long). */
+static void forget_notified(pg_store *s, const char *extra) {
+        const char *colon = strrchr(extra, ':');
+        if (strcmp(extra, "keys") == 0)
+                pg_cache_keys_forget(&s->cache);
+        else if (colon && (size_t) (colon - extra) < STORE_ID_MAX) {
+                char id[STORE_ID_MAX];
+                snprintf(id, sizeof(id), "%.*s", (int) (colon - extra), extra);
+                pg_cache_forget(&s->cache, id);
+        }
 }
 
 static int pg_events_wait(store *base, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e) {
@@ -278,23 +291,43 @@ static int pg_events_wait(store *base, int timeout_ms, store_wake_fn fn, void *u
         if (r < 0)
                 return r;
         struct pollfd p = {.fd = PQsocket(s->listen), .events = POLLIN};
-        if (poll(&p, 1, timeout_ms) < 0 && errno != EINTR)
+        pg_cache_listen(&s->cache, PG_LISTEN_WAITING);
+        if (poll(&p, 1, timeout_ms) < 0 && errno != EINTR) {
+                pg_cache_listen(&s->cache, PG_LISTEN_LOST);
                 return hull_fail(e, -errno, "store: poll: %s", strerror(errno));
+        }
         if (PQconsumeInput(s->listen) != 1) {
+                pg_cache_listen(&s->cache, PG_LISTEN_LOST);
                 PQfinish(s->listen);
                 s->listen = NULL;
                 return hull_fail(e, -ECONNRESET, "store: the LISTEN connection was lost (made again next time)");
         }
-        PGnotify *n;
+        /* every NOTIFY read forgets its entry first, then the callbacks (which may take long) */
+        PGnotify **got = NULL, *n;
+        size_t k = 0, cap = 0;
         while ((n = PQnotifies(s->listen))) {
-                const char *colon = strrchr(n->extra, ':');
-                if (colon && (size_t) (colon - n->extra) < STORE_ID_MAX) {
+                forget_notified(s, n->extra);
+                size_t want = k < cap ? cap : cap ? 2 * cap : 16;
+                PGnotify **more = want == cap ? got : realloc(got, want * sizeof(*got));
+                if (!more) { /* no memory to keep it: forgotten above, its streams wait for the poll */
+                        PQfreemem(n);
+                        continue;
+                }
+                got = more;
+                cap = want;
+                got[k++] = n;
+        }
+        pg_cache_listen(&s->cache, PG_LISTEN_DRAINED);
+        for (size_t i = 0; i < k; i++) {
+                const char *colon = strrchr(got[i]->extra, ':');
+                if (colon && (size_t) (colon - got[i]->extra) < STORE_ID_MAX) {
                         char id[STORE_ID_MAX];
-                        snprintf(id, sizeof(id), "%.*s", (int) (colon - n->extra), n->extra);
+                        snprintf(id, sizeof(id), "%.*s", (int) (colon - got[i]->extra), got[i]->extra);
                         fn(ud, id, strtoll(colon + 1, NULL, 10));
                 }
-                PQfreemem(n);
+                PQfreemem(got[i]);
         }
+        free(got);
         return 0;
 }
 
@@ -371,6 +404,8 @@ const store_node_ops pg_node_ops = {
         .lease_release = pg_lease_release,
         .leases_reap = pg_leases_reap,
         .events_wait = pg_events_wait,
+        .append_with_session = pg_events_append_session,
+        .session_cached = pg_session_cached,
         .owner_set = pg_owner_set,
         .owner_get = pg_owner_get,
         .node_get = pg_node_get,

@@ -129,8 +129,10 @@ int pg_update(store *base, store_kind k, const store_cols *c, const char *body, 
                 [STORE_ENVIRONMENT] = "UPDATE environments SET created_ms = $2, archived = $3, body = $4 WHERE id = $1",
                 [STORE_MEMORY_STORE] =
                         "UPDATE memory_stores SET created_ms = $2, archived = $3, body = $4 WHERE id = $1",
-                [STORE_SESSION] = "UPDATE sessions SET created_ms = $2, archived = $3, body = $4, status = $5,"
-                                  " agent_id = $6, agent_version = $7 WHERE id = $1",
+                /* every write of a session row NOTIFYs: other nodes forget what they kept of it */
+                [STORE_SESSION] = "WITH u AS (UPDATE sessions SET created_ms = $2, archived = $3, body = $4,"
+                                  " status = $5, agent_id = $6, agent_version = $7 WHERE id = $1 RETURNING last_seq)"
+                                  " SELECT pg_notify('hull_events', $1 || ':' || last_seq) FROM u",
         };
         char ms[PG_INT_MAX], v7[PG_INT_MAX];
         const char *v[7] = {c->id, pg_int(ms, c->created_ms), c->archived ? "1" : "0", body};
@@ -141,10 +143,14 @@ int pg_update(store *base, store_kind k, const store_cols *c, const char *body, 
                 v[n++] = pg_int(v7, c->agent_version);
         }
         _cleanup_res_ PGresult *res = NULL;
+        if (k == STORE_SESSION)
+                pg_cache_forget(&s->cache, c->id);
         int r = pg_exec(pc, sql[k], n, v, "cannot update", &res, e);
+        if (k == STORE_SESSION) /* again: a read that ran meanwhile may have kept the old body */
+                pg_cache_forget(&s->cache, c->id);
         if (r < 0)
                 return r;
-        if (pg_changes(res) == 0)
+        if ((k == STORE_SESSION ? PQntuples(res) : pg_changes(res)) == 0)
                 return hull_fail(e, -ENOENT, "store: no %s %s", store_kind_name(k), c->id);
         return 0;
 }
@@ -157,15 +163,18 @@ int pg_remove(store *base, store_kind k, const char *id, hull_error *e) {
                 /* its memories and their versions go too (ON DELETE CASCADE) */
                 [STORE_MEMORY_STORE] = "DELETE FROM memory_stores WHERE id = $1",
                 /* its events and conversation go too (ON DELETE CASCADE) */
-                [STORE_SESSION] = "DELETE FROM sessions WHERE id = $1",
+                [STORE_SESSION] = "WITH d AS (DELETE FROM sessions WHERE id = $1 RETURNING last_seq)"
+                                  " SELECT pg_notify('hull_events', $1 || ':' || last_seq) FROM d",
         };
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {id};
         int r = pg_exec(pc, sql[k], 1, v, "cannot delete", &res, e);
+        if (k == STORE_SESSION)
+                pg_cache_forget(&s->cache, id);
         if (r < 0)
                 return r;
-        if (pg_changes(res) == 0)
+        if ((k == STORE_SESSION ? PQntuples(res) : pg_changes(res)) == 0)
                 return hull_fail(e, -ENOENT, "store: no %s %s", store_kind_name(k), id);
         return 0;
 }

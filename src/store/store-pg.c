@@ -444,6 +444,7 @@ static void pg_close(store *base) {
         free(s->url);
         pthread_cond_destroy(&s->freed);
         pthread_mutex_destroy(&s->lock);
+        pg_cache_done(&s->cache);
         free(s);
 }
 
@@ -540,6 +541,7 @@ int store_pg_open(const char *url, store **ret, hull_error *e) {
         }
         pthread_mutex_init(&s->lock, NULL);
         pthread_cond_init(&s->freed, NULL);
+        pg_cache_init(&s->cache, &s->down);
         *ret = &TAKE_PTR(s)->base;
         return 0;
 }

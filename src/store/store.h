@@ -435,6 +435,19 @@ int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **r
  * thread calls it. */
 typedef void (*store_wake_fn)(void *ud, const char *session_id, int64_t seq);
 int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
+/* store_events_append and the session object written in one transaction (one round trip, one
+ * commit), only when the session's stored body is still the text if_body. 0 with *ret_stored
+ * (malloc'd; ret_stored may be NULL) the body written; -ESTALE with *ret_stored the body stored now
+ * (another node, or another writer here, changed it: merge, then try again), nothing written;
+ * -ENOENT: no such session. PostgreSQL only (nodes; -EOPNOTSUPP on SQLite). */
+/* A session's stored body as store_get_raw gives it; on a node from memory while no NOTIFY for it
+ * came (store-pg-cache.c): another node's write may be missing for the short window docs/DEPLOY.md
+ * gives, this store's own never. For reads that are answered, never for one a write is made from.
+ * Without nodes (SQLite): store_get_raw. */
+int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e);
+int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
+                                     const json_t *session, const char *if_body, int64_t *ret_first_seq,
+                                     char **ret_stored, hull_error *e);
 
 /* Which node holds a session's sandbox (the node that opened it; its life told by its instance). */
 typedef struct store_owner {

@@ -183,6 +183,47 @@ check "nodes: no lease is left once every turn ended" test "$(PSQL "SELECT count
 "$HULL" db check --db "$DB" >"$TEST_TMP/check.out" 2>&1
 check "nodes: the store's logs are gap-free (hull db check)" test $? -eq 0
 
+# ---- what made a node slow, counted (issue 21; not timed): PostgreSQL logs every statement for a
+# while. A GET of a session a node read before is answered from memory (no statement), and the
+# API-key count too, while no NOTIFY for it came; a turn writes the session row inside its appends
+# (no UPDATE of its own). A write on one node is in that node's next GET, and in another node's
+# once its NOTIFY came (store-pg-cache.c) ----
+PSQL "ALTER SYSTEM SET log_statement = 'all'" && PSQL "SELECT pg_reload_conf()" >/dev/null
+sleep 0.3
+stmts() { tail -c +$(($1 + 1)) "$PG_DIR/server.log" | grep -c "$2"; } # OFFSET PATTERN: statements logged since
+at 1
+v1 GET "/v1/sessions/$S2" # read once: kept
+off=$(stat -c %s "$PG_DIR/server.log")
+for _ in $(seq 1 40); do v1 GET "/v1/sessions/$S2"; done
+expect "nodes: GETs of a session on node 1 answered" "s == 200 and b['title'] == 'renamed on node 3'"
+reads=$(stmts "$off" "SELECT body FROM sessions WHERE id") keys=$(stmts "$off" "count(\*) FROM api_keys")
+check "nodes: 40 GETs of a session read before on one node: at most 1 read of the row, 1 of the key count (got $reads, $keys)" \
+        test "$reads" -le 1 -a "$keys" -le 1
+at 3
+v1 POST "/v1/sessions/$S2" '{"title": "renamed again on node 3"}'
+v1 GET "/v1/sessions/$S2"
+expect "nodes: a title changed on node 3 is in node 3's next GET" "s == 200 and b['title'] == 'renamed again on node 3'"
+at 1
+for _ in $(seq 1 20); do
+        v1 GET "/v1/sessions/$S2"
+        "$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1])).get("title") != "renamed again on node 3")' "$O" 2>/dev/null && break
+        sleep 0.05
+done
+expect "nodes: ... and in node 1's within a second (its NOTIFY)" "s == 200 and b['title'] == 'renamed again on node 3'"
+off=$(stat -c %s "$PG_DIR/server.log")
+at 2
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'a counted turn')"
+sleep 0.3 # running by now (the model answers after 700 ms or more)
+wait_idle "$S2" 60
+ups=$(stmts "$off" "UPDATE sessions SET created_ms") withs=$(stmts "$off" "body = \$6, status = \$7")
+appends=$(stmts "$off" "INSERT INTO events")
+check "nodes: a turn writes its session row only inside its appends: no UPDATE of its own ($ups), $withs of $appends appends carry it" \
+        test "$ups" = 0 -a "$withs" -ge 2 -a "$appends" -ge "$withs"
+# user.message, running, the model request's start, its end, then agent.message, session.usage and
+# the idle in one append (held: v1_log_hold_locked): 5 commits of events, 7 before
+check "nodes: a one-request turn's 7 events take at most 5 appends (got $appends)" test "$appends" -le 5
+PSQL "ALTER SYSTEM RESET log_statement" && PSQL "SELECT pg_reload_conf()" >/dev/null
+
 # ---- PostgreSQL stopped during a turn (pg_ctl stop -m fast), then started again: calls in
 # between get 503 with retry-after, every node reconnects by itself (no restart), the turn ends
 # cleanly, nothing acknowledged is lost, the log stays gap-free ----

@@ -232,7 +232,7 @@ static void session_get(api_v1 *a, http_req *r) {
         char *body = NULL;
         size_t len = 0;
         hull_error e = {0};
-        int rr = store_get_raw(a->cfg.store, STORE_SESSION, id, 0, &body, &len, &e);
+        int rr = store_session_get_cached(a->cfg.store, id, &body, &len, &e); /* a node: from memory */
         if (rr == -ENOENT)
                 v1a_failf(r, 404, "session_not_found", "no session %.64s (GET /v1/sessions lists them)", id);
         else if (rr < 0)
