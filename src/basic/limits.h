@@ -92,6 +92,7 @@
 #define SBX_INTERP_START_MS 15000U      /* an interpreter that says nothing for this long failed */
 #define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
+#define SBX_ZYGOTE_WARMUP_NICE "19"     /* its session group's nice while it warms up (hull serve's) */
 
 /* ---- kernel-tier sessions (src/sandbox/sbx-kernel-session.c: one gVisor sandbox per session) ---- */
 #define SBX_KERNEL_DIR "/run/hull-kernel"      /* each session's bundle, state and workspace below it */
