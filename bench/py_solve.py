@@ -81,15 +81,14 @@ def main():
     import hull  # the import is part of what a program pays
     if mode == "solve-cold":
         imported = time.perf_counter()
-        from hull import server
-        srv = server.default_server(binary=None, model=None, provider=None, base_url=None, model_api_key=None,
-                                    args=())  # the one solve() below starts: started here to time it apart
-        started = time.perf_counter()
-        with hull.solve("hi") as r:
+        with hull.solve("hi") as r:  # it starts the embedded server, and overlaps its own work with that start
             ms = (time.perf_counter() - t) * 1000
             assert r.text == "ok", r.text
-        print("%.2f %.2f %.2f" % (ms, (imported - t) * 1000, (started - imported) * 1000))
+        from hull import server
+        (srv,) = server._servers.values()
         assert srv.running
+        # the server's start timed by the library itself (spawn to its ready notice), not waited for apart
+        print("%.2f %.2f %.2f" % (ms, (imported - t) * 1000, (srv.ready_at - srv.started_at) * 1000))
         return
     if mode == "same":  # raw and solve(+close) alternating on one embedded server: the same server's age
         srv = hull.EmbeddedServer()
