@@ -89,6 +89,9 @@ class EmbeddedServer:
         if stop_at_exit:
             atexit.register(self.stop)
         if wait:
+            from .client import wire
+
+            wire()  # http.client's import while it starts (the first request needs it)
             self.wait_ready()
 
     def wait_ready(self):
