@@ -8,7 +8,9 @@
 #   same        raw and hull.solve alternating on one embedded server (its age alike for both: the
 #               solve-warm servers are young, their zygote and runsc's check still running)
 #   solve-cold  hull.solve in a fresh python3, its embedded hull serve started by it (`import
-#               hull` and the server's start included): what a one-off script pays
+#               hull` and the server's start included): what a one-off script pays (the
+#               process has not imported http.client: the library's import of it counts; the
+#               server's start is timed by the library, spawn to ready notice, not waited apart)
 # Target (the issue's): solve's overhead over raw <= 50 ms, the embedded server's start included.
 #
 #   bench/py-solve.sh                  # ROUNDS=20 COLD=10

@@ -453,6 +453,14 @@ def zygote():
         sys.stderr.write("hull zygote: %d threads after the imports; setns needs one\n" % threads)
     sys.stdout.flush()
     sys.stderr.flush()
+    # hull serve starts this at the lowest priority of its session's scheduling group, so the
+    # imports above do not compete with its first requests: back to the default for the forks
+    # (before the ready message: who reads that sees the default).
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("0")
+    except OSError:
+        pass
     try:
         sock.send(json.dumps({"ready": {"numpy": versions["numpy"], "pandas": versions["pandas"],
                                         "threads": threads}}).encode())

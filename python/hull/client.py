@@ -1,31 +1,44 @@
 """The /v1 wire: JSON requests over HTTP (TCP or a unix socket), the error envelope as APIError,
-and a session's event stream (SSE) read frame by frame. stdlib only (http.client)."""
-import http.client
+and a session's event stream (SSE) read frame by frame. stdlib only (http.client).
+
+http.client (with the ssl and email packages it imports: about 30 ms, most of ``import hull``)
+is imported by wire(), not with this module: a program that starts an embedded server imports
+it while that server starts (Conversation calls wire() before it waits for the server)."""
 import json
-import socket
 import urllib.parse
 
 from .errors import APIError
 
 BETA = "managed-agents-2026-04-01"
 VERSION = "2026-10-21"
+_wire = None  # (http.client, the unix-socket connection class), once imported
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path, timeout=None):
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
+def wire():
+    """http.client and the unix-socket connection class, imported on first use."""
+    global _wire
+    if _wire is None:
+        import http.client
+        import socket
 
-    def connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        if self.timeout is not None:
-            s.settimeout(self.timeout)
-        try:
-            s.connect(self._path)
-        except OSError:
-            s.close()
-            raise
-        self.sock = s
+        class UnixConnection(http.client.HTTPConnection):
+            def __init__(self, path, timeout=None):
+                super().__init__("localhost", timeout=timeout)
+                self._path = path
+
+            def connect(self):
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                if self.timeout is not None:
+                    s.settimeout(self.timeout)
+                try:
+                    s.connect(self._path)
+                except OSError:
+                    s.close()
+                    raise
+                self.sock = s
+
+        _wire = (http.client, UnixConnection)
+    return _wire
 
 
 class Client:
@@ -48,11 +61,12 @@ class Client:
 
     def _conn(self, timeout=None):
         t = self.timeout if timeout is None else timeout
+        http_client, unix_connection = wire()
         if self._unix:
-            return _UnixConnection(self._unix, timeout=t)
+            return unix_connection(self._unix, timeout=t)
         if self._https:
-            return http.client.HTTPSConnection(self._host, self._port, timeout=t)
-        return http.client.HTTPConnection(self._host, self._port, timeout=t)
+            return http_client.HTTPSConnection(self._host, self._port, timeout=t)
+        return http_client.HTTPConnection(self._host, self._port, timeout=t)
 
     def _headers(self, content_type="application/json"):
         h = {"anthropic-version": VERSION, "anthropic-beta": BETA, "accept": "application/json",
@@ -74,7 +88,7 @@ class Client:
                                                                                      else None))
                 r = c.getresponse()
                 data = r.read()
-            except (OSError, http.client.HTTPException) as e:
+            except (OSError, wire()[0].HTTPException) as e:
                 raise APIError("cannot reach hull at %s: %s" % (self.server, e), 0, "connection_error")
             headers = {k.lower(): v for k, v in r.getheaders()}
             if r.status >= 400:
@@ -96,7 +110,7 @@ class Client:
             c.request("GET", self._base + "/v1/sessions/%s/events/stream" % urllib.parse.quote(session_id, safe=""),
                       headers=self._headers(None))
             r = c.getresponse()
-        except (OSError, http.client.HTTPException) as e:
+        except (OSError, wire()[0].HTTPException) as e:
             c.close()
             raise APIError("cannot reach hull at %s: %s" % (self.server, e), 0, "connection_error")
         if r.status >= 400:
@@ -130,7 +144,7 @@ class EventStream:
         while True:
             try:
                 line = self._resp.readline()
-            except (OSError, http.client.HTTPException) as e:
+            except (OSError, wire()[0].HTTPException) as e:
                 raise APIError("the event stream broke: %s" % e, 0, "connection_error")
             if not line:
                 raise StopIteration

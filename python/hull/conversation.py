@@ -11,7 +11,7 @@ import urllib.parse
 import weakref
 
 from . import server as _server
-from .client import Client
+from .client import Client, wire
 from .errors import APIError, HullError, ToolError, turn_error
 from .handles import Handle, PublishedFile
 
@@ -113,10 +113,12 @@ class Conversation:
                     "base_url": base_url, "model_api_key": model_api_key, "args": tuple(serve_args)}
         if private_server:
             embedded["private"] = True
-        # the embedded server starts first: the tools' schemas are made while it comes up
+        # the embedded server starts first: http.client's import and the tools' schemas are
+        # made while it comes up
         self._client, self._own_server, starting = _client_for(server, api_key, embedded)
         specs = []
         try:
+            wire()
             for fn in tools:
                 from .schema import tool_spec  # here: inspect and typing are slow to import, and only tools need them
 

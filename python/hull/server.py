@@ -72,6 +72,8 @@ class EmbeddedServer:
         # readiness is a notice, not a poll: hull serve writes "ready ADDR" to this pipe once it
         # listens (--ready-fd); EOF without it means it ended first
         ready_r, ready_w = os.pipe()
+        self.started_at = time.monotonic()
+        self.ready_at = None  # time.monotonic() when its ready notice came (the start's length: ready_at - started_at)
         try:
             self.proc = subprocess.Popen(cmd + ["--ready-fd", str(ready_w)], env=env, stdin=subprocess.DEVNULL,
                                          stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -87,6 +89,9 @@ class EmbeddedServer:
         if stop_at_exit:
             atexit.register(self.stop)
         if wait:
+            from .client import wire
+
+            wire()  # http.client's import while it starts (the first request needs it)
             self.wait_ready()
 
     def wait_ready(self):
@@ -99,6 +104,8 @@ class EmbeddedServer:
                 return
             try:
                 ready = self._wait_ready(self._ready_r, self._start_deadline - time.monotonic())
+                if ready:
+                    self.ready_at = time.monotonic()
             finally:
                 os.close(self._ready_r)
                 self._ready_r = None

@@ -361,6 +361,34 @@ class E2E(unittest.TestCase):
             hull.Client.raw, hull.Client.stream = raw, stream
             mock.stop()
 
+    def test_embedded_start_overlaps_the_import(self):
+        """Order, not time: a one-off solve in a fresh interpreter spawns its embedded hull serve
+        before it imports http.client (about 30 ms, imported while the server starts)."""
+        mock = Mock({"then": "repeat", "steps": [{"text": "overlapped"}]})
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        code = """
+import subprocess, sys
+sys.path.insert(0, sys.argv[1])
+seen = []
+class Popen(subprocess.Popen):
+    def __init__(self, *a, **k):
+        seen.append("http.client" in sys.modules)
+        super().__init__(*a, **k)
+subprocess.Popen = Popen
+import hull
+from hull import server
+r = hull.solve("x", provider="anthropic", base_url=sys.argv[2], model_api_key="sk-mock")
+(srv,) = server._servers.values()
+print(seen[0], "http.client" in sys.modules, r.text, srv.ready_at >= srv.started_at)
+r.close()
+"""
+        try:
+            out = subprocess.run(["/usr/bin/python3", "-S", "-c", code, here, mock.url], capture_output=True,
+                                 text=True, timeout=120)
+            self.assertEqual(out.stdout.split(), ["False", "True", "overlapped", "True"], out.stderr[-2000:])
+        finally:
+            mock.stop()
+
     def test_bad_input_and_server_errors(self):
         mock = Mock({"steps": [{"text": "hi"}]})
         try:

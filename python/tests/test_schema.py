@@ -167,5 +167,23 @@ class ServerFindTest(unittest.TestCase):
                 server.find_binary()
 
 
+class ImportTest(unittest.TestCase):
+    def test_import_leaves_the_wire_for_later(self):
+        """`import hull` imports neither http.client nor ssl nor the email package (about 30 ms,
+        most of the import): the first request, or a Conversation while its embedded server
+        starts, does (hull.client.wire). Counted in a fresh interpreter without site's imports."""
+        import os
+        import subprocess
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import hull; "
+                "print(sorted(m for m in ('http.client', 'ssl', 'email.parser', 'inspect', 'typing', 'asyncio') "
+                "if m in sys.modules))")
+        out = subprocess.run([sys.executable, "-S", "-c", code, here], capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.strip(), "[]", out.stderr)
+        from hull import client
+        http_client, unix_connection = client.wire()
+        self.assertTrue(issubclass(unix_connection, http_client.HTTPConnection))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -77,6 +77,10 @@
 /* hull serve's background self-check of runsc (src/service/tier-gate.c): its nice value, and how
  * long a caller that needs its answer waits at most (the check's own bounds, and some) */
 #define TG_PROBE_NICE 10
+/* ...and how long after the start it waits before it runs, unless a caller needs its answer
+ * first (runsc's sandbox makes sessions of its own, which the nice value does not reach: the
+ * check would compete with a fresh server's first requests) */
+#define TG_PROBE_DELAY_MS 1000
 #define TG_WAIT_MS (SBX_OCI_PROBE_MS + 2U * SBX_OCI_CONTROL_MS + 5000U)
 #define SERVE_READY_FD_MAX (1U << 20) /* hull serve --ready-fd: the largest fd the kernel gives (fs.nr_open) */
 
@@ -93,6 +97,7 @@
 #define SBX_INTERP_START_MS 15000U      /* an interpreter that says nothing for this long failed */
 #define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
+#define SBX_ZYGOTE_WARMUP_NICE "19"     /* its session group's nice while it warms up (hull serve's) */
 
 /* ---- kernel-tier sessions (src/sandbox/sbx-kernel-session.c: one gVisor sandbox per session) ---- */
 #define SBX_KERNEL_DIR "/run/hull-kernel"      /* each session's bundle, state and workspace below it */

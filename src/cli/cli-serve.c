@@ -120,6 +120,7 @@ typedef struct serve_state {
         char work_root[SBX_PATH_MAX], audit_path[SBX_PATH_MAX], handles_path[SBX_PATH_MAX];
         bool work_root_made;
         int zygote_fd;
+        int zygote_lift_fd; /* its warm-up priority's lift (sbx_zygote_lift), or -1 */
         pid_t zygote_pid;
         brk_broker *broker;
         hs_manager *sessions;
@@ -787,7 +788,9 @@ static int start_children(serve_state *st, hull_error *e) {
         }
         if (o->max_sessions > 0 && o->zygote && st->ev.python) {
                 hull_error ze = {0};
-                st->zygote_fd = sbx_zygote_start_reaped(&st->zygote_pid, true, &ze);
+                /* it warms up at low priority: numpy's and pandas' imports do not compete with
+                 * the first requests; the first session call, or its readiness, lifts it */
+                st->zygote_fd = sbx_zygote_start_reaped(&st->zygote_pid, true, &st->zygote_lift_fd, &ze);
                 if (st->zygote_fd < 0) {
                         dlog_log(&st->log, DLOG_WARN,
                                  "event=zygote-unavailable error=\"%s\" msg=\"python interpreters start cold\"",
@@ -877,6 +880,7 @@ static int start_sessions(serve_state *st, hull_error *e) {
                         .log = &st->log,
                         .metrics = &st->m,
                         .zygote_fd = st->zygote_fd,
+                        .zygote_lift_fd = st->zygote_lift_fd,
                         .max_sessions = (unsigned) o->max_sessions,
                         .max_per_owner = (unsigned) o->per_owner,
                         .max_per_caller = (unsigned) o->per_caller,
@@ -1112,12 +1116,17 @@ static int serve_teardown(serve_state *st, int status) {
         hs_free(st->sessions);
         safe_close(st->zygote_fd); /* EOF: the zygote exits */
         if (st->zygote_pid > 0) {
+                /* ...but one still importing numpy and pandas (at low priority) would see the EOF
+                 * only once done: it ends now, at the default priority (it holds nothing to save) */
+                sbx_zygote_lift(st->zygote_lift_fd);
+                (void) kill(st->zygote_pid, SIGTERM);
                 _cleanup_close_ int zfd = (int) syscall(SYS_pidfd_open, st->zygote_pid, 0);
                 struct pollfd zp = {.fd = zfd, .events = POLLIN};
                 if (zfd < 0 || poll(&zp, 1, BRK_STOP_GRACE_MS) <= 0)
                         kill(st->zygote_pid, SIGKILL);
                 (void) waitpid(st->zygote_pid, NULL, 0);
         }
+        safe_close(st->zygote_lift_fd);
         brk_stop(st->broker);
         tg_free(st->tier); /* after what uses it; waits for a check still running */
         if (st->work_root_made && rm_rf_at(AT_FDCWD, st->work_root) < 0)
@@ -1135,7 +1144,7 @@ static int serve_teardown(serve_state *st, int status) {
 }
 
 int cli_serve_main(int argc, char **argv) {
-        serve_state st = {.sfd = -1, .zygote_fd = -1, .zygote_pid = -1};
+        serve_state st = {.sfd = -1, .zygote_fd = -1, .zygote_lift_fd = -1, .zygote_pid = -1};
         hull_error e = {0};
         int status = parse_options(argc, argv, &st.o);
         if (status >= 0)

@@ -127,3 +127,12 @@ int sbx_receive_fd(int sync_fd, const char *what, hull_error *e);
  * rtnetlink, without allocating (a forked child may call it). Returns 0, or a negative errno with
  * *ret_what naming the route. */
 int sbx_net_block_metadata(const char **ret_what);
+
+/* ---- the interpreters' sources (sbx-session.c, sbx-zygote.c) ---- */
+
+#define SBX_PYTHON_BIN "/usr/bin/python3"
+
+/* A sealed memfd at offset 0 holding the n sources NUL-separated: what runtime/boot.py and
+ * boot.js read from their fd 0, so no source is on a command line (ps, /proc/PID/cmdline).
+ * Returns the fd or a negative errno with *e. */
+int sbx_sources_memfd(const char *const *src, size_t n, hull_error *e);

@@ -29,7 +29,6 @@
 #include "sbx-session.h"
 #include "sock-util.h"
 
-#define PYTHON_BIN "/usr/bin/python3"
 #define NODE_BIN "/usr/bin/node"
 
 static const char *const lang_names[_SBX_LANG_MAX] = {
@@ -85,9 +84,7 @@ static int recv_report(int sock, sbx_report *rep, int *ret_fd) {
 
 /* ---- the interpreters' sources ---- */
 
-/* A sealed memfd at offset 0 holding the n sources NUL-separated: what runtime/boot.py and
- * boot.js read from their fd 0, so no source is on a command line (ps, /proc/PID/cmdline). */
-static int sources_memfd(const char *const *src, size_t n, hull_error *e) {
+int sbx_sources_memfd(const char *const *src, size_t n, hull_error *e) {
         _cleanup_close_ int fd = memfd_create("hull-runtime", MFD_CLOEXEC | MFD_ALLOW_SEALING);
         if (fd < 0)
                 return hull_err(e, negative_errno(), "cell: cannot create a memfd for the runtime's sources");
@@ -837,14 +834,14 @@ static int interp_cold(sbx_session *s, sbx_lang lang, bool wait, hull_error *e) 
         const char *py_src[] = {hull_runtime_cell_py, hull_runtime_hull_py};
         const char *js_src[] = {hull_runtime_cell_js};
         _cleanup_close_ int src_fd =
-                lang == SBX_LANG_PYTHON ? sources_memfd(py_src, 2, e) : sources_memfd(js_src, 1, e);
+                lang == SBX_LANG_PYTHON ? sbx_sources_memfd(py_src, 2, e) : sbx_sources_memfd(js_src, 1, e);
         if (src_fd < 0)
                 return src_fd;
         char **env = NULL;
         r = sbx_env_build(NULL, "/workspace", s->net_proxy_env, &env);
         if (r < 0)
                 return hull_err(e, r, "cell: cannot build the environment");
-        char *py[] = {(char *) PYTHON_BIN, (char *) "-c", (char *) hull_runtime_boot_py, NULL};
+        char *py[] = {(char *) SBX_PYTHON_BIN, (char *) "-c", (char *) hull_runtime_boot_py, NULL};
         char *js[] = {(char *) NODE_BIN, (char *) "-e", (char *) hull_runtime_boot_js, NULL};
         int fds[4] = {src_fd, outp[1], errp[1], cs[1]};
         r = ctl_send(s, SBX_CTL_START, 0, lang == SBX_LANG_PYTHON ? py : js, env, fds, 4, -1);
@@ -1122,78 +1119,5 @@ out:
         frame_reset(&fr);
         capture_done(&out);
         capture_done(&err);
-        return r;
-}
-
-/* ---- the zygote ---- */
-
-int sbx_zygote_start_reaped(pid_t *ret_pid, bool hull_reaper, hull_error *e) {
-        _cleanup_close_pair_ int sp[2] = {-1, -1};
-        if (access(PYTHON_BIN, X_OK) < 0)
-                return hull_err(e, -ENOENT, "zygote: %s is not installed", PYTHON_BIN);
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-                return hull_err(e, negative_errno(), "zygote: cannot create its socket");
-        /* Its sources on its fd 0 (boot.py puts /dev/null there), not on its command line. */
-        const char *src[] = {hull_runtime_zygote_py, hull_runtime_cell_py, hull_runtime_hull_py};
-        _cleanup_close_ int src_fd = sources_memfd(src, ELEMENTSOF(src), e);
-        if (src_fd < 0)
-                return src_fd;
-        pid_t parent = getpid();
-        pid_t pid = fork();
-        if (pid < 0)
-                return hull_err(e, negative_errno(), "zygote: fork");
-        if (pid == 0) {
-                char *argv[] = {(char *) "hull-zygote", (char *) "-c", (char *) hull_runtime_boot_py, NULL};
-                char *reaper_env = hull_reaper ? (char *) "HULL_REAPER_FD=4" : NULL;
-                char *envp[] = {(char *) "OPENBLAS_NUM_THREADS=1",
-                                (char *) "OMP_NUM_THREADS=1",
-                                (char *) "MKL_NUM_THREADS=1",
-                                (char *) "PATH=/usr/bin:/bin",
-                                (char *) "LANG=C.UTF-8",
-                                reaper_env,
-                                NULL};
-                if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-                        _exit(1);
-                /* No controlling terminal: hull serve's may be an operator's, and every interpreter
-                 * forked from here would inherit it. */
-                if (setsid() < 0)
-                        _exit(1);
-                /* fd 4: this binary, as which each interpreter's waiting parent waits (zygote.py) */
-                if (dup2(src_fd, 0) < 0 || dup2(sp[1], 3) < 0)
-                        _exit(1);
-                int self = hull_reaper ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1; /* 4 or more */
-                if (hull_reaper && (self < 0 || (self == 4 ? fcntl(4, F_SETFD, 0) : dup2(self, 4)) < 0))
-                        _exit(1);
-                /* stdout and stderr stay hull serve's: a traceback of the zygote is visible. */
-                if (syscall(SYS_close_range, hull_reaper ? 5U : 4U, ~0U, 0) < 0)
-                        _exit(1);
-                sigset_t none;
-                sigemptyset(&none);
-                sigprocmask(SIG_SETMASK, &none, NULL);
-                execve(PYTHON_BIN, argv, envp);
-                _exit(127);
-        }
-        sp[1] = safe_close(sp[1]);
-        if (ret_pid)
-                *ret_pid = pid;
-        return TAKE_FD(sp[0]);
-}
-
-int sbx_zygote_wait_ready(int zygote_fd, uint64_t timeout_ms, hull_error *e) {
-        struct pollfd p = {.fd = zygote_fd, .events = POLLIN};
-        int n = poll(&p, 1, (int) timeout_ms);
-        if (n == 0)
-                return hull_err(e, -ETIMEDOUT, "zygote: not ready after %" PRIu64 " ms", timeout_ms);
-        if (n < 0)
-                return hull_err(e, negative_errno(), "zygote: poll");
-        char buf[4096];
-        ssize_t k = recv(zygote_fd, buf, sizeof(buf) - 1, 0);
-        if (k <= 0)
-                return hull_err(e, k == 0 ? -EPIPE : negative_errno(), "zygote: it ended before it was ready");
-        buf[k] = '\0';
-        json_t *j = json_loadb(buf, (size_t) k, 0, NULL);
-        json_t *ready = json_object_get(j, "ready");
-        int r = json_is_object(ready) ? 0 : hull_err(e, -EPROTO, "zygote: unexpected first message");
-        json_decref(j);
         return r;
 }

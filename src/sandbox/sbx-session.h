@@ -208,10 +208,17 @@ int sbx_session_warm(sbx_session *s, sbx_lang lang, hull_error *e);
  * (only when the calling binary is hull, whose main() knows `__reap-children`), each
  * interpreter's waiting parent execs this binary as that reaper instead of staying a copy of the
  * zygote (about 1.2 MiB less per session). */
-int sbx_zygote_start_reaped(pid_t *ret_pid, bool hull_reaper, hull_error *e);
+int sbx_zygote_start_reaped(pid_t *ret_pid, bool hull_reaper, int *ret_lift_fd, hull_error *e);
 static inline int sbx_zygote_start(pid_t *ret_pid, hull_error *e) {
-        return sbx_zygote_start_reaped(ret_pid, false, e);
+        return sbx_zygote_start_reaped(ret_pid, false, NULL, e);
 }
+/* With ret_lift_fd (hull serve), the zygote warms up (python's start, numpy's and pandas'
+ * imports: a few hundred ms of CPU) at the lowest priority of its scheduling group (the
+ * kernel's autogroup of its session, SBX_ZYGOTE_WARMUP_NICE), so on a busy machine it does not
+ * compete with the caller's first requests; it lifts itself to the default once ready. Then
+ * *ret_lift_fd is its /proc/PID/autogroup opened for writing, or -1 (no autogroup here): give it
+ * to sbx_zygote_lift when a session first needs it before it is ready. */
+void sbx_zygote_lift(int fd);
 
 /* Wait (at most timeout_ms) for the zygote's ready message. Returns 0 or a negative errno. */
 int sbx_zygote_wait_ready(int zygote_fd, uint64_t timeout_ms, hull_error *e);

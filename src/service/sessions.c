@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,8 @@ _Static_assert((int) SS_END_UNCLAIMED == (int) PLIM_SESSION_END_UNCLAIMED &&
 struct hs_manager {
         hs_config cfg;
         ss_manager *core;
-        int audit_fd; /* runs.jsonl, -1: no audit logs */
+        int audit_fd;       /* runs.jsonl, -1: no audit logs */
+        atomic_bool lifted; /* the zygote's warm-up priority lifted by the first call (hook_call) */
 };
 
 /* ---- sandboxes from the broker ---- */
@@ -85,13 +87,18 @@ static void broker_close(void *ctx, ss_box *b) {
 }
 
 static void hook_opened(void *ctx) {
-        metrics_session_opened(ctx);
+        metrics_session_opened(((hs_manager *) ctx)->cfg.metrics);
 }
 static void hook_ended(void *ctx, ss_end why) {
-        metrics_session_ended(ctx, (plim_session_end) why);
+        metrics_session_ended(((hs_manager *) ctx)->cfg.metrics, (plim_session_end) why);
 }
+/* A call may start a python interpreter: the zygote, if still warming up at low priority
+ * (sbx_zygote_start_reaped), gets the default priority from the first call on. */
 static void hook_call(void *ctx) {
-        metrics_session_call(ctx);
+        hs_manager *m = ctx;
+        metrics_session_call(m->cfg.metrics);
+        if (m->cfg.zygote_lift_fd >= 0 && !atomic_exchange(&m->lifted, true))
+                sbx_zygote_lift(m->cfg.zygote_lift_fd);
 }
 
 /* ---- the manager ---- */
@@ -128,7 +135,7 @@ int hs_new(const hs_config *cfg, hs_manager **ret, hull_error *e) {
                         .close = broker_close,
                         .ctx = cfg->broker},
                 .log = cfg->log,
-                .hooks = {.opened = hook_opened, .ended = hook_ended, .call = hook_call, .ctx = cfg->metrics},
+                .hooks = {.opened = hook_opened, .ended = hook_ended, .call = hook_call, .ctx = m},
                 .zygote_fd = cfg->zygote_fd,
                 .max_sessions = cfg->max_sessions,
                 .max_per_owner = cfg->max_per_owner,

@@ -26,6 +26,7 @@ typedef struct hs_config {
         const dlog *log;
         metrics *metrics;
         int zygote_fd;         /* hull serve's zygote, or -1 */
+        int zygote_lift_fd;    /* borrowed: its warm-up priority's lift (sbx_zygote_lift), or -1 */
         unsigned max_sessions; /* 0: sessions are off */
         unsigned max_per_owner;
         unsigned max_per_caller; /* sessions of one caller (token), whatever the owners; 0: no cap */

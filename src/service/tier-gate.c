@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -39,22 +40,30 @@ struct tg_gate {
         char platform[SBX_OCI_PLATFORM_MAX];          /* the platform the check chose */
         const char *_Atomic published;                /* kernel_evidence once written; else NULL */
         int fd;                                       /* the prober's pipe; -1 once settled */
+        int go_fd;                                    /* a byte: run the check now; EOF: never */
+        atomic_bool went;                             /* the byte was written */
         pid_t pid;                                    /* the prober; -1 once reaped */
 };
 
-/* The prober: at a lower priority than the daemon (the check must not slow the first calls). */
-static _Noreturn void prober_main(int wfd) {
+/* The prober: at a lower priority than the daemon, and TG_PROBE_DELAY_MS after the start unless
+ * told to go earlier (the check must not slow the first calls); told nothing (the daemon ended
+ * first), it ends without running runsc. */
+static _Noreturn void prober_main(int wfd, int gofd) {
         probe_result res = {0};
         hull_error ke = {0};
         (void) prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void) setpriority(PRIO_PROCESS, 0, TG_PROBE_NICE);
-        /* only the pipe stays: the daemon's fds (the zygote's socket, the store) must see their
-         * ends when the daemon closes them, not when this check ends */
-        if (wfd != 3 && dup3(wfd, 3, O_CLOEXEC) == 3)
-                wfd = 3;
-        (void) syscall(SYS_close_range, wfd + 1U, ~0U, 0);
-        if (wfd > 3)
-                (void) syscall(SYS_close_range, 3U, (unsigned) wfd - 1U, 0);
+        /* only the pipes stay, as 3 (the answer) and 4 (the go): the daemon's fds (the zygote's
+         * socket, the store) must see their ends when the daemon closes them, not when this ends */
+        int w = fcntl(wfd, F_DUPFD_CLOEXEC, 10), g = fcntl(gofd, F_DUPFD_CLOEXEC, 10);
+        if (w < 0 || g < 0 || dup3(w, 3, O_CLOEXEC) != 3 || dup3(g, 4, O_CLOEXEC) != 4)
+                _exit(1);
+        (void) syscall(SYS_close_range, 5U, ~0U, 0);
+        wfd = 3;
+        struct pollfd p = {.fd = 4, .events = POLLIN};
+        char go;
+        if (poll(&p, 1, TG_PROBE_DELAY_MS) > 0 && read(4, &go, 1) != 1)
+                _exit(0);
         int r = sbx_oci_runtime_find(&res.rt, &ke);
         if (r >= 0)
                 r = sbx_oci_runtime_probe(&res.rt, &ke);
@@ -75,28 +84,40 @@ int tg_start(const plim_evidence *base, bool want_kernel, tg_gate **ret, hull_er
         pthread_condattr_destroy(&ca);
         g->ev = *base;
         g->fd = -1;
+        g->go_fd = -1;
         g->pid = -1;
         g->settled = !want_kernel;
         if (want_kernel) {
-                int p[2];
+                int p[2], go[2];
                 if (pipe2(p, O_CLOEXEC) < 0) {
                         int r = hull_err(e, negative_errno(), "serve: cannot make the kernel check's pipe");
+                        tg_free(g);
+                        return r;
+                }
+                if (pipe2(go, O_CLOEXEC) < 0) {
+                        int r = hull_err(e, negative_errno(), "serve: cannot make the kernel check's pipe");
+                        close(p[0]);
+                        close(p[1]);
                         tg_free(g);
                         return r;
                 }
                 pid_t pid = fork();
                 if (pid == 0) {
                         close(p[0]);
-                        prober_main(p[1]);
+                        close(go[1]);
+                        prober_main(p[1], go[0]);
                 }
                 close(p[1]);
+                close(go[0]);
                 if (pid < 0) {
                         int r = hull_err(e, negative_errno(), "serve: cannot fork the kernel check");
                         close(p[0]);
+                        close(go[1]);
                         tg_free(g);
                         return r;
                 }
                 g->fd = p[0];
+                g->go_fd = go[1];
                 g->pid = pid;
         }
         *ret = g;
@@ -166,6 +187,8 @@ bool tg_settled(tg_gate *g) {
 plim_evidence tg_evidence(tg_gate *g, bool wait) {
         pthread_mutex_lock(&g->mu);
         if (wait && !g->settled) {
+                if (g->go_fd >= 0 && !atomic_exchange(&g->went, true)) /* the check now, not after its delay */
+                        (void) !write(g->go_fd, "g", 1);
                 struct timespec until;
                 clock_gettime(CLOCK_MONOTONIC, &until);
                 until.tv_sec += TG_WAIT_MS / 1000;
@@ -184,6 +207,7 @@ const char *_Atomic const *tg_kernel_evidence(const tg_gate *g) {
 void tg_free(tg_gate *g) {
         if (!g)
                 return;
+        safe_close(g->go_fd); /* a prober still waiting to start ends at once */
         safe_close(g->fd);
         reap(g);
         pthread_cond_destroy(&g->settled_cv);

@@ -1,6 +1,8 @@
 /* tier-gate.h: the kernel tier offered once runsc's self-check has passed, the check run in the
  * background so hull serve answers at once. hull serve forks a prober at start (while it is still
- * single-threaded); the prober finds runsc, runs sbx_oci_runtime_probe() (about a second) and
+ * single-threaded); the prober waits TG_PROBE_DELAY_MS (a fresh server's first requests go first),
+ * or less when a caller waits for its answer, then finds runsc, runs sbx_oci_runtime_probe() (about
+ * a second) and
  * writes what it found to a pipe; hull serve's main loop reads it (tg_settle) and the gate then
  * offers the kernel tier (isolation "kernel", its evidence, kernel sessions) or keeps "container"
  * the highest. Until it settles the gate states "container" to callers that do not wait; what
@@ -33,13 +35,15 @@ void tg_settle(tg_gate *g, const dlog *log);
 bool tg_settled(tg_gate *g);
 
 /* A snapshot of the evidence. wait: until the check has settled (at most TG_WAIT_MS; past that
- * the snapshot states "container", the check still running). */
+ * the snapshot states "container", the check still running); the check starts now if it was
+ * still waiting for its delay. */
 plim_evidence tg_evidence(tg_gate *g, bool wait);
 
 /* Where the kernel evidence is published (for ss_config.kernel_evidence): NULL until the check
  * passed, then runsc's version and platform; stable for the gate's life. */
 const char *_Atomic const *tg_kernel_evidence(const tg_gate *g);
 
-/* Wait for the prober (it ends within SBX_OCI_PROBE_MS: nothing of runsc's is left behind), then
- * free g. NULL is fine. */
+/* Wait for the prober (one still waiting for its delay ends at once, without running runsc; a
+ * running one ends within SBX_OCI_PROBE_MS: nothing of runsc's is left behind), then free g.
+ * NULL is fine. */
 void tg_free(tg_gate *g);
