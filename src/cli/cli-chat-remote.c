@@ -28,6 +28,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "sse.h"
+#include "time-util.h"
 
 #define CMD "chat"
 
@@ -506,13 +507,7 @@ static int turn(remote *r, const char *text) {
         bool interrupt_sent = false;
         for (;;) {
                 pthread_mutex_lock(&r->lock);
-                struct timespec until;
-                clock_gettime(CLOCK_REALTIME, &until);
-                until.tv_nsec += 100 * 1000000L; /* a look at Ctrl-C this often */
-                if (until.tv_nsec >= 1000000000L) {
-                        until.tv_sec++;
-                        until.tv_nsec -= 1000000000L;
-                }
+                struct timespec until = timespec_after_ms(CLOCK_REALTIME, 100); /* a look at Ctrl-C this often */
                 if (!r->turn_over && !r->over && !json_array_size(r->asks) && !json_array_size(r->customs))
                         pthread_cond_timedwait(&r->cond, &r->lock, &until);
                 bool done = r->turn_over, over = r->over, ended = r->ended;

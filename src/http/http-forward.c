@@ -10,6 +10,7 @@
 
 #include "http-client.h"
 #include "macro.h"
+#include "time-util.h"
 
 #define NODE_ID_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"
 
@@ -214,14 +215,7 @@ static void relays_leave(http_relays *rl) {
 
 bool http_relays_stop(http_relays *rl, uint64_t wait_ms) {
         atomic_store(&rl->stop, true);
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t) (wait_ms / 1000);
-        until.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = timespec_after_ms(CLOCK_REALTIME, wait_ms);
         pthread_mutex_lock(&rl->lock);
         while (rl->n > 0 && pthread_cond_timedwait(&rl->cond, &rl->lock, &until) == 0)
                 ;

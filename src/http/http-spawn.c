@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "limits.h"
+#include "time-util.h"
 
 void http_spawn_init(http_server *s) {
         pthread_mutex_init(&s->spawn_lock, NULL);
@@ -57,14 +58,7 @@ static bool park(http_server *s) {
 
 /* A parked thread's next request, NULL once none came in time (or the server stops). */
 static http_req *wait_next(http_server *s) {
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += SERVE_SPAWN_PARKED_MS / 1000;
-        until.tv_nsec += (long) (SERVE_SPAWN_PARKED_MS % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = timespec_after_ms(CLOCK_MONOTONIC, SERVE_SPAWN_PARKED_MS);
         http_req *r = NULL;
         pthread_mutex_lock(&s->spawn_lock);
         for (;;) {

@@ -598,14 +598,7 @@ int api_agui_register(api_agui *a, http_server *s) {
 void api_agui_shutdown(api_agui *a, uint64_t wait_ms) {
         if (!a)
                 return;
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t) (wait_ms / 1000);
-        until.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = timespec_after_ms(CLOCK_REALTIME, wait_ms);
         pthread_mutex_lock(&a->lock);
         a->stopping = true;
         while (a->workers > 0 && pthread_cond_timedwait(&a->cond, &a->lock, &until) == 0)

@@ -21,6 +21,7 @@
 #include "limits.h"
 #include "macro.h"
 #include "mcp-jsonrpc.h"
+#include "time-util.h"
 #include "tool-catalog.h"
 #include "mcp-server.h"
 #include "tools-sandbox.h"
@@ -700,14 +701,7 @@ void api_mcp_shutdown(api_mcp *a, uint64_t wait_ms) {
                 dlog_log(a->cfg.log, DLOG_INFO, "event=mcp_session_close id=%s reason=shutdown", gone[i]->id);
                 end_entry(a, gone[i]);
         }
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += (time_t) (wait_ms / 1000);
-        until.tv_nsec += (long) (wait_ms % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = timespec_after_ms(CLOCK_REALTIME, wait_ms);
         pthread_mutex_lock(&a->lock);
         while (a->workers > 0 && pthread_cond_timedwait(&a->cond, &a->lock, &until) == 0)
                 ;
