@@ -55,6 +55,15 @@ static void taken_id(const char *detail, char *buf, size_t size) {
                          p + 2);
 }
 
+/* An append's failure: a unique violation names the event id that exists. */
+static int append_error(const pg_conn *pc, int r, hull_error *e) {
+        if (r != -EEXIST || strcmp(pc->sqlstate, "23505") != 0)
+                return r;
+        char id[STORE_ID_MAX];
+        taken_id(pc->detail, id, sizeof(id));
+        return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", id);
+}
+
 int pg_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                      hull_error *e) {
         pg_store *s = pg_of(base);
@@ -74,13 +83,8 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
                     "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
                     " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
                     3, v, "cannot append events", &res, e);
-        if (r == -EEXIST && strcmp(pc->sqlstate, "23505") == 0) {
-                char id[STORE_ID_MAX];
-                taken_id(pc->detail, id, sizeof(id));
-                return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", id);
-        }
         if (r < 0)
-                return r;
+                return append_error(pc, r, e);
         if (PQntuples(res) == 0)
                 return hull_fail(e, -ENOENT, "store: no session %s", session_id);
         if (ret_first_seq)
@@ -123,13 +127,8 @@ int pg_events_append_session(store *base, const char *session_id, json_t *const 
                     " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
                     10, v, "cannot append events", &res, e);
         pg_cache_forget(&s->cache, session_id); /* a read that ran meanwhile may have kept the old body */
-        if (r == -EEXIST && strcmp(pc->sqlstate, "23505") == 0) {
-                char id[STORE_ID_MAX];
-                taken_id(pc->detail, id, sizeof(id));
-                return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", id);
-        }
         if (r < 0)
-                return r;
+                return append_error(pc, r, e);
         if (PQntuples(res) == 1) {
                 if (ret_first_seq)
                         *ret_first_seq = pg_get_int(res, 0, 0);
