@@ -172,6 +172,11 @@ check "nodes-forward: /v1 turn 2 of a session sent to node 2 runs in node 1's sa
         "$PY" -c 'import json,sys; ev=json.load(open(sys.argv[1])); r=[e for e in ev if e["type"]=="agent.tool_result"]
 c=[x.get("text","") for x in r[-1]["content"]] if r else []
 sys.exit(0 if len(r)==2 and any("from-turn-one" in t for t in c) else 1)' "$TEST_TMP/v1-ev.json"
+s=$(curl -s -o "$TEST_TMP/evbad.b" -w '%{http_code}' -H 'content-type: application/json' -H "x-api-key: $KEY" \
+        -H 'anthropic-version: 2023-06-01' -H 'anthropic-beta: managed-agents-2026-04-01' -H 'hull-forwarded-from: not a node' \
+        "$N2/v1/sessions/$S1/events" -d "$(user_message bad)")
+check "nodes-forward: a session's events with a hop header that names no node: 400 bad_forward_header ($s)" sh -c \
+        "[ $s = 400 ] && grep -q bad_forward_header '$TEST_TMP/evbad.b'"
 # ---- node 1 killed: its MCP session through node 2 ----
 SID2=${SID%%.*}f.n1 # any session id naming node 1: the request goes there
 kill -9 "$N1_PID"

@@ -10,6 +10,7 @@
 #include "v1-webhook.h"
 #include "api-v1-stream.h"
 #include "auth.h"
+#include "http-forward.h"
 #include "macro.h"
 #include "v1-work.h"
 #include "parse-util.h"
@@ -353,7 +354,8 @@ static void events_send(api_v1 *a, http_req *r) {
 /* With several nodes a session's turns run where its sandbox is (its files, interpreters and
  * handles): events for a session whose sandbox another live node holds are forwarded there, on a
  * thread of their own (the forward waits on the other node). No sandbox yet, or its node gone:
- * sent here, where the turn then opens one. */
+ * sent here, where the turn then opens one. Forwarded here already: answered here, without a look
+ * at the holder; a bad hop header is refused on the spawned path (v1a_forwarded_turn). */
 static void events_send_spawned(http_req *r) {
         if (!v1a_forwarded_turn(r))
                 events_send(http_req_data(r), r);
@@ -363,7 +365,10 @@ static void events_send_at_sandbox(api_v1 *a, http_req *r) {
         store_owner o;
         const char *self = NULL;
         v1_err err = {0};
-        if (v1_engine_sandbox_node(a->cfg.engine, http_req_param(r, "id"), &o, &self, &err) != 1) {
+        char from[64];
+        int hop = http_forward_hop(r, from);
+        if (hop > 0 ||
+            (hop == 0 && v1_engine_sandbox_node(a->cfg.engine, http_req_param(r, "id"), &o, &self, &err) != 1)) {
                 events_send(a, r);
                 return;
         }
