@@ -765,6 +765,8 @@ def test_zygote(rt):
         check("zygote: the first interpreter is unaffected", (st, out) == (0, "1\n"), (st, out, err))
 
         # The session ends: its interpreters end and nothing is left behind.
+        # (the failed spawn's process has sent its EOF; on a busy machine it may not be reaped yet)
+        wait_for(lambda: len(children(z.pid)) == 2, 5)
         kids = children(z.pid)
         check("zygote: one waiting process A per interpreter", len(kids) == 2, kids)
         os.kill(init, signal.SIGKILL)
