@@ -450,17 +450,43 @@ async function main() {
           await page.reload({ waitUntil: 'load' });
         }
       }
-      await page.click(`a[href="#/memory/${store.id}"]`);
-      await page.waitForFunction(() => /\/notes\/plant\.md/.test(document.body.innerText));
-      await page.click(`a[href="#/memory/${store.id}/${m.id}"]`);
-      await page.waitForFunction(() => /second version/.test(document.querySelector('pre.memory-content').textContent) && /modified \(current\)/.test(document.body.innerText));
-      const shown = await page.$$eval('table.list tbody tr', (rows) => rows.length);
-      check(shown === 2, `two versions listed: ${shown}`);
-      await page.evaluate(() => [...document.querySelectorAll('table.list tbody tr')][1].querySelector('button').click());
-      await page.waitForFunction(() => /onerror/.test(document.querySelector('pre.memory-content').textContent));
+      // each wait names what it waited for and what the page showed (its hash, its text, its
+      // last requests); once in a CI run one of them waited its whole minute, never seen alone:
+      // the browsing is tried a second time from a reload, the first failure printed
+      const waitFor = async (what, fn) => {
+        try {
+          await page.waitForFunction(fn, { timeout: 20000 });
+        } catch (e) {
+          const seen = await page.evaluate(() => ({
+            hash: location.hash,
+            text: document.body.innerText.slice(0, 400),
+            requests: performance.getEntriesByType('resource').slice(-6).map((r) => `${r.name.replace(location.origin, '')} ${Math.round(r.duration)} ms`),
+          })).catch((e2) => `? (${e2.message})`);
+          throw new Error(`${what}: ${e.message}; the page showed ${JSON.stringify(seen)}`);
+        }
+      };
+      for (let tries = 0; ; tries++) {
+        try {
+          await page.click(`a[href="#/memory/${store.id}"]`);
+          await waitFor('the store lists its memory', () => /\/notes\/plant\.md/.test(document.body.innerText));
+          await page.click(`a[href="#/memory/${store.id}/${m.id}"]`);
+          await waitFor('the memory shows its content and history', () => /second version/.test((document.querySelector('pre.memory-content') || {}).textContent) && /modified \(current\)/.test(document.body.innerText));
+          const shown = await page.$$eval('table.list tbody tr', (rows) => rows.length);
+          check(shown === 2, `two versions listed: ${shown}`);
+          await page.evaluate(() => [...document.querySelectorAll('table.list tbody tr')][1].querySelector('button').click());
+          await waitFor('a past version shown', () => /onerror/.test((document.querySelector('pre.memory-content') || {}).textContent));
+          break;
+        } catch (e) {
+          if (tries >= 1) throw e;
+          console.error(`# the memory pages, first try: ${e.message}`);
+          await page.goto(`${srv.url}/#/memory`, { waitUntil: 'load' });
+          await page.reload({ waitUntil: 'load' });
+          await waitFor('the memory page lists the store after a reload', () => /Console store/.test(document.body.innerText));
+        }
+      }
       check(await page.evaluate(() => window.__xss === undefined && !document.querySelector('pre.memory-content img')), 'the plant is text');
       await page.click('table.list button.danger');
-      await page.waitForFunction(() => /created \(redacted\)/.test(document.body.innerText));
+      await waitFor('the past version shown redacted', () => /created \(redacted\)/.test(document.body.innerText));
       const vers = await api('GET', `/v1/memory_stores/${store.id}/memory_versions?memory_id=${m.id}&view=full`);
       const old = vers.data.find((v) => v.operation === 'created');
       check(old && old.redacted_at && old.content === null, `the version is redacted: ${JSON.stringify(old)}`);
