@@ -8,6 +8,9 @@
 #define _cleanup_(f) __attribute__((cleanup(f)))
 #define _unused_ __attribute__((unused))
 #define _noreturn_ __attribute__((noreturn))
+/* code that runs on a stack of its own between a CLONE_VM clone and execve: the sanitizer's
+ * bookkeeping at a noreturn call there would take that stack for a corrupt one */
+#define _no_sanitize_address_ __attribute__((no_sanitize_address))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _warn_unused_result_ __attribute__((warn_unused_result))
 
