@@ -299,6 +299,41 @@ static void print_cmdline(const cmd *c) {
         putchar('\n');
 }
 
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return (x > y) - (x < y);
+}
+
+/* The rounds are interleaved, so round k of every row ran within moments of each other: the
+ * ratio of each round's pair cancels the load's drift between rounds. Prints, per row, the
+ * median of the per-round ratios of wall time and of CPU to the baseline, with a 95 %
+ * interval of that median (order statistics, n/2 -+ 0.98 sqrt(n)). */
+static void paired(const cmd *base, int w) {
+        printf("\n# paired by round (the median of the per-round ratios to %s, its 95 %% interval):\n", base->label);
+        for (size_t i = 0; i < n_cmds; i++) {
+                const cmd *c = &cmds[i];
+                size_t n = c->n < base->n ? c->n : base->n;
+                if (c == base || n == 0)
+                        continue;
+                double *rw = xcalloc(n, sizeof(double)), *rc = xcalloc(n, sizeof(double));
+                for (size_t k = 0; k < n; k++) {
+                        rw[k] = base->wall_ns[k] > 0 ? (double) c->wall_ns[k] / (double) base->wall_ns[k] : 0.0;
+                        rc[k] = base->cpu_ns[k] > 0 ? (double) c->cpu_ns[k] / (double) base->cpu_ns[k] : 0.0;
+                }
+                qsort(rw, n, sizeof(double), cmp_double);
+                qsort(rc, n, sizeof(double), cmp_double);
+                double half = 0.98 * sqrt((double) n), mid = (double) n / 2.0;
+                size_t lo = mid - half > 0 ? (size_t) floor(mid - half) : 0;
+                size_t hi = (size_t) ceil(mid + half);
+                if (hi >= n)
+                        hi = n - 1;
+                printf("#   %-*s wall %.3f [%.3f, %.3f]  cpu %.3f [%.3f, %.3f]\n", w, c->label, rw[n / 2], rw[lo],
+                       rw[hi], rc[n / 2], rc[lo], rc[hi]);
+                free(rw);
+                free(rc);
+        }
+}
+
 static size_t label_width(void) {
         size_t w = 7;
         for (size_t i = 0; i < n_cmds; i++)
@@ -375,6 +410,8 @@ static void timing(size_t rounds, size_t warmup, bool shuffle, const char *basel
                 else
                         printf(" %8s | %8s | %8s |\n", "", "", "");
         }
+        if (base)
+                paired(base, w);
         printf("\n# times in ms; min/median/p95 (nearest rank)/max of wall time from posix_spawn to wait4;\n"
                "# cpu usr/sys/cpu: median user, system and total CPU of the spawned process and every\n"
                "#   descendant (the driver is a subreaper: orphans such as bwrap's pid 1 are reaped and counted);\n"
