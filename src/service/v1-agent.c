@@ -85,7 +85,10 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                                                       json_object_get(event, "id"), "name",
                                                       json_object_get(event, "name"), "input",
                                                       json_object_get(event, "input")));
-                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0)
+                /* a fresh turn's running is followed at once by its model request's start */
+                bool first_running = l->hold_running && strcmp(type, "session.status_running") == 0;
+                l->hold_running = false;
+                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running)
                         v1_log_hold_locked(l, copy); /* on nodes: committed with what follows (the idle) */
                 else {
                         json_t *evs[1] = {copy};
