@@ -210,6 +210,17 @@ int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bo
         return r < 0 ? v1_store_fail(err, &e) : 0;
 }
 
+/* On nodes a session.usage is held (v1_log_hold_locked), maybe behind the model request's end that
+ * adds to the session's cost: its list_cost is the session's as it is logged (the events before it
+ * in its append followed). */
+void v1_node_usage_cost(live *l, json_t *ev) {
+        json_t *lc = json_object_get(json_object_get(l->obj, "usage"), "list_cost");
+        json_t *u = json_object_get(ev, "usage");
+        if (lc && json_is_object(u) &&
+            strcmp(json_string_value(json_object_get(ev, "type")) ?: "", "session.usage") == 0)
+                json_object_set(u, "list_cost", lc);
+}
+
 int v1_engine_admit_session(v1_engine *g, v1_err *err) {
         if (!v1_node_mode(g))
                 return 0;

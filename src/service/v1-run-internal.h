@@ -135,6 +135,7 @@ bool v1_node_claim_with_append(live *l, bool messages);
 int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err);
 /* Messages behind a running turn (waits) or another message: processed_at null till they run. */
 void v1_mark_waiting(json_t *const *evs, size_t n, bool waits);
+void v1_node_usage_cost(live *l, json_t *ev);
 void v1_node_cut_locked(live *l, const char *dead_node);
 void v1_node_own_sandbox(v1_engine *g, const char *session_id);
 int v1_node_start(v1_engine *g, hull_error *e);

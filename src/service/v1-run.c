@@ -164,8 +164,10 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
          * append's own statement (v1_node_append_locked: one commit; put back when it fails) */
         bool node = v1_node_mode(l->g), changed = false;
         json_auto_t *before = node ? json_deep_copy(l->obj) : NULL;
-        for (size_t i = 0; node && i < n; i++)
+        for (size_t i = 0; node && i < n; i++) {
+                v1_node_usage_cost(l, evs[i]);
                 changed |= follow(l, evs[i], now);
+        }
         int64_t first = 0;
         int r;
         if (l->claim_with_append) { /* the message that starts a turn: the lease claimed in its commit */
