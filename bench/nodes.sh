@@ -9,8 +9,9 @@
 #      LOAD_TURNS turns at once, spread over the nodes (tests/integration/nodes_load.py)
 # PostgreSQL: a throwaway cluster (tests/lib-pg.sh: initdb in /tmp, a unix socket, fsync on).
 # Environment: BUILD (build), ROUNDS (3), TURN_ROUNDS (30), DURATION (5s), SUBSCRIBERS (1000),
-# SSE_TURNS (5), LOAD_SESSIONS (60), LOAD_TURNS (3). Results on stdout and in
-# $BUILD/bench-nodes.log. See docs/BENCHMARKS.md.
+# SSE_TURNS (5), LOAD_SESSIONS (60), LOAD_TURNS (3); BASE_HULL (a hull binary, e.g. main's): its node
+# on its own database of the same cluster, its turn interleaved in the same rounds (before/after).
+# Results on stdout and in $BUILD/bench-nodes.log. See docs/BENCHMARKS.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$top/build}
@@ -86,6 +87,12 @@ serve_sqlite() { # like serve, without --capacity
 }
 serve_sqlite sq
 serve n1 --db "$DB" --node-id n1
+if [ -n "${BASE_HULL:-}" ]; then # the yardstick build's node, on a database of its own
+        DB_BASE=$(pg_createdb hullbase) || die "createdb failed"
+        cp "$BASE_HULL" "$D/hull-base"
+        HULL=$D/hull-base serve b1 --db "$DB_BASE" --node-id b1
+        HULL=$D/hull
+fi
 H=(-H 'anthropic-version: 2023-06-01' -H 'anthropic-beta: managed-agents-2026-04-01')
 post() { # URL PATH JSON: the answer's "id"
         curl -sf "${H[@]}" -H 'content-type: application/json' "$1$2" -d "$3" |
@@ -99,14 +106,20 @@ session_on() { # URL: a new session (no tools) there
 }
 S_sq=$(session_on "$URL_sq")
 S_n1=$(session_on "$URL_n1")
+[ -z "${BASE_HULL:-}" ] || S_b1=$(session_on "$URL_b1")
 client() { /usr/bin/node "$top/bench/v1-client.mjs" "$@"; }
 field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
 exec > >(tee "$BUILD/bench-nodes.log") 2>&1
 echo "# bench/nodes.sh at $(git -C "$top" rev-parse --short HEAD 2>/dev/null), $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| round | turn SQLite (ms) | turn PostgreSQL (ms) | ratio | GET SQLite (req/s) | GET PostgreSQL (req/s) | ratio | load |"
-echo "|---|---|---|---|---|---|---|---|"
+[ -z "${BASE_HULL:-}" ] || echo "# BASE_HULL: $BASE_HULL ($("$D/hull-base" --version 2>/dev/null | head -1)), its node's turn in the last columns"
+echo "| round | turn SQLite (ms) | turn PostgreSQL (ms) | ratio | GET SQLite (req/s) | GET PostgreSQL (req/s) | ratio | load |${BASE_HULL:+ turn PostgreSQL, BASE_HULL (ms) | ratio |}"
+echo "|---|---|---|---|---|---|---|---|${BASE_HULL:+---|---|}"
 for r in $(seq 1 "$ROUNDS"); do
+        base=""
+        if [ -n "${BASE_HULL:-}" ]; then # before the others, so neither build always goes first
+                client turns "$URL_b1" "$S_b1" "$TURN_ROUNDS" >"$D/t-base.json"
+        fi
         client turns "$URL_sq" "$S_sq" "$TURN_ROUNDS" >"$D/t-sq.json"
         client turns "$URL_n1" "$S_n1" "$TURN_ROUNDS" >"$D/t-pg.json"
         wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_sq/v1/sessions/$S_sq" >"$D/g-sq.wrk"
@@ -114,7 +127,11 @@ for r in $(seq 1 "$ROUNDS"); do
         for f in g-sq g-pg; do ! grep -q Non-2xx "$D/$f.wrk" || die "$f: errors under load: $(grep Non-2xx "$D/$f.wrk")"; done
         tsq=$(field "$D/t-sq.json" median_ms) tpg=$(field "$D/t-pg.json" median_ms)
         gsq=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$D/g-sq.wrk") gpg=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$D/g-pg.wrk")
-        echo "| $r | $tsq | $tpg | $(echo "scale=2; $tpg / $tsq" | bc) | $gsq | $gpg | $(echo "scale=2; $gpg / $gsq" | bc) | $(cut -d' ' -f1 /proc/loadavg) |"
+        if [ -n "${BASE_HULL:-}" ]; then
+                tb=$(field "$D/t-base.json" median_ms)
+                base=" $tb | $(echo "scale=2; $tb / $tsq" | bc) |"
+        fi
+        echo "| $r | $tsq | $tpg | $(echo "scale=2; $tpg / $tsq" | bc) | $gsq | $gpg | $(echo "scale=2; $gpg / $gsq" | bc) | $(cut -d' ' -f1 /proc/loadavg) |$base"
 done
 
 serve n2 --db "$DB" --node-id n2

@@ -85,7 +85,13 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                                                       json_object_get(event, "id"), "name",
                                                       json_object_get(event, "name"), "input",
                                                       json_object_get(event, "input")));
-                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0)
+                /* a fresh turn's running is followed at once by its model request's start */
+                bool first_running = l->hold_running && strcmp(type, "session.status_running") == 0;
+                l->hold_running = false;
+                /* a model request's end too, unless an outcome's grading reads the usage before the
+                 * next append (the session's cost goes into session.usage at its append: append_now) */
+                bool end = strcmp(type, "span.model_request_end") == 0 && !l->outcome;
+                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running || end)
                         v1_log_hold_locked(l, copy); /* on nodes: committed with what follows (the idle) */
                 else {
                         json_t *evs[1] = {copy};

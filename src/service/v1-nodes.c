@@ -178,6 +178,49 @@ int v1_node_claim_locked(live *l, bool starts, v1_err *err) {
         return at_capacity(g, running, err);
 }
 
+/* On a node, messages that would start a turn here (none runs, this node has room): the lease is
+ * claimed in their append (store_events_append_claim, one commit); v1_node_claim_locked's long way
+ * only when that is refused (another node's lease, or a dead one's). */
+bool v1_node_claim_with_append(live *l, bool messages) {
+        v1_engine *g = l->g;
+        return v1_node_mode(g) && messages && !l->running && !l->resume_ready && !l->ask_id[0] &&
+               json_array_size(l->queue) == 0 && v1_engine_running(g) < g->cfg.node->capacity;
+}
+
+/* The send's events appended (under l->lock); with together, the lease claimed in the same commit,
+ * else (refused) the long way, *foreign set when another node runs the turn. */
+int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err) {
+        hull_error e = {0};
+        l->claim_with_append = together;
+        l->claim_refused = false;
+        int r = v1_log_append_locked(l, evs, n, &e);
+        l->claim_with_append = false;
+        if (r < 0 && together && l->claim_refused) {
+                l->claim_refused = false;
+                if ((r = v1_node_claim_locked(l, true, err)) == -EBUSY) {
+                        r = 0; /* another node runs the turn: the messages wait in the log for it */
+                        *foreign = true;
+                }
+                if (r < 0)
+                        return r;
+                v1_mark_waiting(evs, n, l->running || json_array_size(l->queue) > 0 || *foreign);
+                memset(&e, 0, sizeof(e));
+                r = v1_log_append_locked(l, evs, n, &e);
+        }
+        return r < 0 ? v1_store_fail(err, &e) : 0;
+}
+
+/* On nodes a session.usage is held (v1_log_hold_locked), maybe behind the model request's end that
+ * adds to the session's cost: its list_cost is the session's as it is logged (the events before it
+ * in its append followed). */
+void v1_node_usage_cost(live *l, json_t *ev) {
+        json_t *lc = json_object_get(json_object_get(l->obj, "usage"), "list_cost");
+        json_t *u = json_object_get(ev, "usage");
+        if (lc && json_is_object(u) &&
+            strcmp(json_string_value(json_object_get(ev, "type")) ?: "", "session.usage") == 0)
+                json_object_set(u, "list_cost", lc);
+}
+
 int v1_engine_admit_session(v1_engine *g, v1_err *err) {
         if (!v1_node_mode(g))
                 return 0;
@@ -216,18 +259,34 @@ void v1_node_release_locked(live *l) {
 
 /* Hand the lease back when the turns are done (under l->lock; worker: the worker asks, its queue
  * empty; else only when no worker runs): unless messages another node queued wait in the log,
- * which then go to l->queue (returns true: the caller runs them). */
-bool v1_node_handoff_locked(live *l, bool worker) {
+ * which then go to l->queue (returns true: the caller runs them). conv (the worker's, else NULL):
+ * the session's conversation, kept in the release's own statement (store_turn_end: one commit);
+ * *ret_released (may be NULL): the lease was given back here. */
+bool v1_node_handoff_locked(live *l, bool worker, const json_t *conv, bool *ret_released) {
         v1_engine *g = l->g;
-        if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted)
-                return false;
         hull_error e = {0};
+        if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted) {
+                if (conv && store_conversation_put(g->cfg.store, l->id, conv, &e) < 0)
+                        dlog_log(g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"",
+                                 l->id, e.msg);
+                return false;
+        }
         json_t *pending = NULL;
-        int r = store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
+        int r = conv ? store_turn_end(g->cfg.store, l->id, g->cfg.node->id, conv, &pending, &e)
+                     : store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
+        if (r < 0 && r != -EAGAIN && conv) { /* the conversation on its own, then the lease */
+                dlog_log(g->cfg.log, DLOG_WARN, "event=node-turn-end-failed session=%s error=\"%s\"", l->id, e.msg);
+                if (store_conversation_put(g->cfg.store, l->id, conv, &e) < 0)
+                        dlog_log(g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"",
+                                 l->id, e.msg);
+                return v1_node_handoff_locked(l, worker, NULL, ret_released);
+        }
         if (r != -EAGAIN) {
                 if (r < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"",
                                  l->id, e.msg);
+                else if (ret_released)
+                        *ret_released = true;
                 return false;
         }
         size_t i;
@@ -247,7 +306,7 @@ bool v1_node_handoff_locked(live *l, bool worker) {
         }
         json_decref(pending);
         dlog_log(g->cfg.log, DLOG_INFO, "event=node-picked-up session=%s messages=%zu", l->id, i);
-        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker);
+        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker, NULL, ret_released);
 }
 
 /* The turn a dead node ran (its lease is this node's now): session.error and idle, when the

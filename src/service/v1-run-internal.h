@@ -53,6 +53,8 @@ typedef struct live {
         bool ask_builtin;          /* ... with ask_client: a built-in the client runs (user.tool_result) */
         json_t *stash;             /* confirmations and results that came before the pause */
         json_t *held; /* on nodes: the agent's events logged with the next append (one commit; NULL: none) */
+        bool claim_with_append, claim_refused; /* v1_engine_send's append claims the lease (v1-run.c) */
+        bool hold_running; /* a fresh turn's first session.status_running is held too (v1-agent.c's on_bus) */
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
         bool deleted;
@@ -128,7 +130,12 @@ void v1_log_hold_locked(live *l, json_t *ev);
 void v1_log_flush_locked(live *l);
 int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);
-bool v1_node_handoff_locked(live *l, bool worker);
+bool v1_node_handoff_locked(live *l, bool worker, const json_t *conv, bool *ret_released);
+bool v1_node_claim_with_append(live *l, bool messages);
+int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err);
+/* Messages behind a running turn (waits) or another message: processed_at null till they run. */
+void v1_mark_waiting(json_t *const *evs, size_t n, bool waits);
+void v1_node_usage_cost(live *l, json_t *ev);
 void v1_node_cut_locked(live *l, const char *dead_node);
 void v1_node_own_sandbox(v1_engine *g, const char *session_id);
 int v1_node_start(v1_engine *g, hull_error *e);

@@ -164,11 +164,20 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
          * append's own statement (v1_node_append_locked: one commit; put back when it fails) */
         bool node = v1_node_mode(l->g), changed = false;
         json_auto_t *before = node ? json_deep_copy(l->obj) : NULL;
-        for (size_t i = 0; node && i < n; i++)
+        for (size_t i = 0; node && i < n; i++) {
+                v1_node_usage_cost(l, evs[i]);
                 changed |= follow(l, evs[i], now);
+        }
         int64_t first = 0;
-        int r = changed ? v1_node_append_locked(l, evs, n, &first, e)
-                        : store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
+        int r;
+        if (l->claim_with_append) { /* the message that starts a turn: the lease claimed in its commit */
+                r = changed ? hull_fail(e, -EBUSY, "v1: the session object changes: the lease is claimed first")
+                            : store_events_append_claim(l->g->cfg.store, l->id, evs, n, l->g->cfg.node->id,
+                                                        NODE_LEASE_TTL_MS, &first, e);
+                l->claim_refused = r == -EBUSY;
+        } else
+                r = changed ? v1_node_append_locked(l, evs, n, &first, e)
+                            : store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
         if (r < 0) {
                 if (changed && before) {
                         json_decref(l->obj);
@@ -494,11 +503,24 @@ static void grade_or_stop(live *l, agent_turn_result *res) {
                 (void) v1_outcome_grade(l, res->text);
 }
 
+/* The session's conversation kept (a failure logged: the log of events is the record). */
+static void save_conversation(live *l) {
+        hull_error e = {0};
+        if (store_conversation_put(l->g->cfg.store, l->id, agent_conversation(l->agent), &e) < 0)
+                dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
+                         e.msg);
+}
+
 static void *worker_main(void *arg) {
         live *l = arg;
         v1_engine *g = l->g;
+        bool unsaved = false, released = false; /* on nodes: the conversation kept with the lease's release */
         pthread_mutex_lock(&l->lock);
         for (;;) {
+                if (unsaved && (g->stopping || l->deleted || l->resume_ready || json_array_size(l->queue) > 0)) {
+                        save_conversation(l);
+                        unsaved = false;
+                }
                 if (g->stopping || l->deleted)
                         break;
                 bool resume = l->resume_ready;
@@ -518,10 +540,14 @@ static void *worker_main(void *arg) {
                         atomic_store(&l->interrupt, false);
                         if (!text)
                                 continue;
-                } else if (v1_node_handoff_locked(l, true)) /* messages queued on other nodes */
-                        continue;
-                else
+                } else {
+                        const json_t *conv = unsaved ? agent_conversation(l->agent) : NULL;
+                        unsaved = false; /* kept by the handoff, in the release's statement (one commit) */
+                        if (v1_node_handoff_locked(l, true, conv, &released)) /* messages queued on other nodes */
+                                continue;
                         break;
+                }
+                l->hold_running = !resume; /* on nodes: committed with the model request's start */
                 pthread_mutex_unlock(&l->lock);
 
                 hull_error e = {0};
@@ -534,14 +560,15 @@ static void *worker_main(void *arg) {
                         r = resume ? agent_resume(l->agent, &l->interrupt, &res, &e)
                                    : agent_turn(l->agent, text, &l->interrupt, &res, &e);
                 if (r >= 0) {
-                        hull_error ce = {0};
-                        if (store_conversation_put(g->cfg.store, l->id, agent_conversation(l->agent), &ce) < 0)
-                                dlog_log(g->cfg.log, DLOG_WARN,
-                                         "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id, ce.msg);
+                        if (v1_node_mode(g) && !l->outcome)
+                                unsaved = true; /* kept when the lease goes, or before the next turn */
+                        else
+                                save_conversation(l);
                         if (l->outcome && res.stop == AGENT_STOP_END_TURN) /* its idle waits for the verdict */
                                 grade_or_stop(l, &res);
                 }
                 pthread_mutex_lock(&l->lock);
+                l->hold_running = false;
                 v1_log_flush_locked(l); /* what the agent's last events left held */
                 if (r >= 0 && l->outcome && res.stop != AGENT_STOP_END_TURN && res.stop != AGENT_STOP_REQUIRES_ACTION &&
                     res.stop != AGENT_STOP_BUDGET) {
@@ -587,10 +614,13 @@ static void *worker_main(void *arg) {
                 }
                 agent_turn_result_done(&res);
         }
+        if (unsaved)
+                save_conversation(l);
         v1_log_flush_locked(l);
         l->running = false;
         l->used_ms = now_mono_ms();
-        v1_node_release_locked(l);
+        if (!released) /* (given back with the conversation: nothing claimed it since, l->lock held) */
+                v1_node_release_locked(l);
         pthread_mutex_unlock(&l->lock);
         evict(g, l);
         return NULL;
@@ -696,6 +726,17 @@ static bool messages_only(const json_t *events) {
         return json_array_size(events) > 0;
 }
 
+/* A message behind a running turn (or another message) waits: processed_at null till then. */
+void v1_mark_waiting(json_t *const *evs, size_t n, bool waits) {
+        for (size_t i = 0; i < n; i++) {
+                const char *type = json_string_value(json_object_get(evs[i], "type"));
+                bool msg = strcmp(type, "user.message") == 0 || strcmp(type, "user.define_outcome") == 0;
+                if ((msg || strcmp(type, "system.message") == 0) && waits)
+                        json_object_set_new(evs[i], "processed_at", json_null());
+                waits |= msg;
+        }
+}
+
 int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, json_t **ret_echo, v1_err *err) {
         _cleanup_(v1_live_unrefp) live *l = NULL;
         int r = v1_live_get(g, session_id, &l, err);
@@ -709,6 +750,7 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                 return v1_fail(err, 500, "", "out of memory");
         }
         bool foreign = false;                /* several nodes: another node's turn runs */
+        bool together = false;               /* ... the lease claimed in the messages' append */
         json_auto_t *rubrics = json_array(); /* each user.define_outcome's rubric text, in order */
         pthread_mutex_lock(&l->lock);
         if (l->deleted)
@@ -721,6 +763,8 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                             "session %.64s is terminated (a fatal error ended it; its events say which): it takes no "
                             "more events, start a new session",
                             session_id);
+        else if ((together = v1_node_claim_with_append(l, messages_only(events))))
+                ;
         else if ((r = v1_node_claim_locked(l, messages_only(events), err)) == -EBUSY && messages_only(events)) {
                 r = 0; /* another node runs the turn: the messages wait in the log for it */
                 foreign = true;
@@ -734,19 +778,11 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
                     (r = v1_outcome_admit_locked(l, evs[i], &rub, err)) >= 0)
                         json_array_append_new(rubrics, rub);
         }
-        /* a message behind a running turn (or another message) waits: processed_at null till then */
-        bool waits = l->running || json_array_size(l->queue) > 0 || foreign;
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                const char *type = json_string_value(json_object_get(evs[i], "type"));
-                bool msg = strcmp(type, "user.message") == 0 || strcmp(type, "user.define_outcome") == 0;
-                if ((msg || strcmp(type, "system.message") == 0) && waits)
-                        json_object_set_new(evs[i], "processed_at", json_null());
-                waits |= msg;
-        }
+        if (r >= 0)
+                v1_mark_waiting(evs, n, l->running || json_array_size(l->queue) > 0 || foreign);
         size_t outcomes = 0;
-        hull_error e = {0};
-        if (r >= 0 && v1_log_append_locked(l, evs, n, &e) < 0)
-                r = v1_store_fail(err, &e);
+        if (r >= 0)
+                r = v1_node_append_sent(l, evs, n, together, &foreign, err);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 json_t *ev = evs[i];
                 const char *type = json_string_value(json_object_get(ev, "type"));
@@ -804,11 +840,11 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         }
         if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
                 v1_err busy = {0};
-                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false))
+                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false, NULL, NULL))
                         kick_locked(l);
         } else if (r >= 0)
                 kick_locked(l);
-        if (!l->running && v1_node_handoff_locked(l, false)) /* when no turn started: give the lease back */
+        if (!l->running && v1_node_handoff_locked(l, false, NULL, NULL)) /* when no turn started: give the lease back */
                 kick_locked(l);
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++)

@@ -77,7 +77,22 @@ int store_lease_release(store *s, const char *session_id, const char *node_id, j
                 r = node_id_check(node_id, e);
         if (r >= 0)
                 r = store_id_check("session", session_id, e);
-        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, ret_pending, e);
+        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, NULL, ret_pending, e);
+}
+
+int store_turn_end(store *s, const char *session_id, const char *node_id, const json_t *messages, json_t **ret_pending,
+                   hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        if (r >= 0 && (!messages || !ret_pending))
+                r = hull_fail(e, -EINVAL, "store: no conversation to keep, or nowhere for the queued messages");
+        _cleanup_free_ char *body = NULL;
+        if (r >= 0)
+                r = store_dump(messages, "a conversation", &body, e);
+        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, body, ret_pending, e);
 }
 
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e) {
@@ -126,6 +141,22 @@ int store_events_append_with_session(store *s, const char *session_id, json_t *c
         if (r == 0 && ret_stored) /* the body stored now: ours */
                 *ret_stored = TAKE_PTR(body);
         return r;
+}
+
+int store_events_append_claim(store *s, const char *session_id, json_t *const *events, size_t n, const char *node_id,
+                              uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = node_id_check(node_id, e);
+        if (r >= 0)
+                r = store_id_check("session", session_id, e);
+        if (r >= 0 && (n == 0 || !events))
+                r = hull_fail(e, -EINVAL, "store: no events to append");
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                store_event_cols ec;
+                r = store_read_event(events[i], i, &ec, e);
+        }
+        return r < 0 ? r : s->ops->node->append_claim(s, session_id, events, n, node_id, ttl_ms, ret_first_seq, e);
 }
 
 int store_sandbox_owner_set(store *s, const char *session_id, const char *node_id, const char *instance,

@@ -92,6 +92,48 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
         return 0;
 }
 
+/* pg_events_append's statement with the session's lease claimed for node_id (inserted, or renewed
+ * when it is node_id's and alive) in front: the events only when the claim went through, both in
+ * one commit. The lease's row is locked first (its INSERT ... ON CONFLICT), then the session's, as
+ * a claim then an append would. */
+int pg_events_append_claim(store *base, const char *session_id, json_t *const *events, size_t n, const char *node_id,
+                           uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e) {
+        pg_store *s = pg_of(base);
+        _cleanup_free_ char *batch = NULL;
+        int r = batch_json(events, n, &batch, e);
+        if (r < 0)
+                return r;
+        char nbuf[PG_INT_MAX], ttl[PG_INT_MAX];
+        const char *v[] = {session_id, pg_int(nbuf, (int64_t) n), batch, node_id, pg_int(ttl, (int64_t) ttl_ms)};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        r = pg_exec(pc,
+                    "WITH c AS (INSERT INTO session_leases (session_id, node_id, expires_at)"
+                    "  VALUES ($1, $4, now() + ($5::bigint * interval '1 millisecond'))"
+                    "  ON CONFLICT (session_id) DO UPDATE SET expires_at = EXCLUDED.expires_at"
+                    "  WHERE session_leases.node_id = EXCLUDED.node_id AND session_leases.expires_at >= now()"
+                    "  RETURNING 1),"
+                    " s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
+                    "  AND EXISTS (SELECT 1 FROM c) RETURNING last_seq - $2::bigint AS first),"
+                    " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
+                    "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
+                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
+                    " SELECT (SELECT count(*) FROM c), (SELECT first + 1 FROM s),"
+                    " (SELECT pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s)",
+                    5, v, "cannot append events", &res, e);
+        if (r == -EEXIST && strcmp(pc->sqlstate, "23503") == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        if (r < 0)
+                return append_error(pc, r, e);
+        if (PQntuples(res) != 1 || pg_get_int(res, 0, 0) == 0)
+                return hull_fail(e, -EBUSY, "store: session %s's lease is another node's or expired", session_id);
+        if (PQgetisnull(res, 0, 1))
+                return hull_fail(e, -ENOENT, "store: no session %s", session_id);
+        if (ret_first_seq)
+                *ret_first_seq = pg_get_int(res, 0, 1);
+        return 0;
+}
+
 /* pg_events_append's statement that also writes the session row (its columns from c, its body),
  * where the stored body is still if_body: one round trip, one commit (one fsync), the session
  * object and its events visible together. Its NOTIFY also tells the other nodes the row changed. */

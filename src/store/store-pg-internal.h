@@ -142,6 +142,8 @@ int pg_list(store *base, const store_listing *l, const char *page, unsigned limi
 int pg_sessions_with_status(store *base, const char *statuses, json_t **ret, hull_error *e);
 
 /* store-pg-events.c */
+int pg_events_append_claim(store *base, const char *session_id, json_t *const *events, size_t n, const char *node_id,
+                           uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e);
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
                              const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
                              hull_error *e);

@@ -121,6 +121,13 @@ static int pg_node_leave(store *base, const char *node_id, const char *instance,
                        2, v, "cannot remove the node", NULL, e);
 }
 
+/* What a release with ret_pending answers: the messages queued in the log, when the lease stayed. */
+#define PENDING_SQL                                                                                                    \
+        " SELECT body FROM events WHERE session_id = $1 AND processed_ms IS NULL"                                      \
+        "  AND type IN ('user.message', 'system.message') AND NOT EXISTS (SELECT 1 FROM d)"                            \
+        "  AND EXISTS (SELECT 1 FROM session_leases WHERE session_id = $1 AND node_id = $2)"                           \
+        " ORDER BY seq"
+
 /* One try of a claim (in a transaction). -EAGAIN: another node inserted the row meanwhile. */
 static int claim_once(pg_conn *pc, const char *const v[3], store_lease *ret, hull_error *e) {
         _cleanup_pg_tx_ pg_tx t = {0};
@@ -182,24 +189,30 @@ static int pg_lease_claim(store *base, const char *session_id, const char *node_
         return r;
 }
 
-static int pg_lease_release(store *base, const char *session_id, const char *node_id, json_t **ret_pending,
-                            hull_error *e) {
+static int pg_lease_release(store *base, const char *session_id, const char *node_id, const char *conversation,
+                            json_t **ret_pending, hull_error *e) {
         pg_store *s = pg_of(base);
-        const char *v[] = {session_id, node_id};
+        const char *v[] = {session_id, node_id, conversation};
         PG_LOCKED(s);
         if (!ret_pending)
                 return pg_exec(pc, "DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2", 2, v,
                                "cannot release the session's lease", NULL, e);
+        /* with the conversation: its upsert rides in the same statement (a CTE that writes runs
+         * whether it is read or not), one commit for both */
         _cleanup_res_ PGresult *res = NULL;
         int r = pg_exec(pc,
-                        "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2 AND NOT EXISTS"
-                        "  (SELECT 1 FROM events WHERE session_id = $1 AND processed_ms IS NULL"
-                        "   AND type IN ('user.message', 'system.message')) RETURNING 1)"
-                        " SELECT body FROM events WHERE session_id = $1 AND processed_ms IS NULL"
-                        "  AND type IN ('user.message', 'system.message') AND NOT EXISTS (SELECT 1 FROM d)"
-                        "  AND EXISTS (SELECT 1 FROM session_leases WHERE session_id = $1 AND node_id = $2)"
-                        " ORDER BY seq",
-                        2, v, "cannot release the session's lease", &res, e);
+                        conversation ? "WITH c AS (INSERT INTO conversations (session_id, body)"
+                                       "  SELECT id, $3 FROM sessions WHERE id = $1"
+                                       "  ON CONFLICT (session_id) DO UPDATE SET body = excluded.body),"
+                                       " d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
+                                       "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
+                                       "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
+                                       "  RETURNING 1)" PENDING_SQL
+                                     : "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
+                                       "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
+                                       "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
+                                       "  RETURNING 1)" PENDING_SQL,
+                        conversation ? 3 : 2, v, "cannot release the session's lease", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)
@@ -405,6 +418,7 @@ const store_node_ops pg_node_ops = {
         .leases_reap = pg_leases_reap,
         .events_wait = pg_events_wait,
         .append_with_session = pg_events_append_session,
+        .append_claim = pg_events_append_claim,
         .session_cached = pg_session_cached,
         .owner_set = pg_owner_set,
         .owner_get = pg_owner_get,

@@ -425,6 +425,11 @@ int store_lease_claim(store *s, const char *session_id, const char *node_id, uin
  * in order (a JSON array), for this node to run. Checked and deleted in one statement, so a
  * message queued by another node is either seen here or finds the lease gone (and runs there). */
 int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e);
+/* A turn's end on a node: the session's conversation kept (store_conversation_put) and the lease
+ * given up as store_lease_release with ret_pending says, in one statement (one commit, where they
+ * took two); the conversation is kept whether the lease goes or stays (-EAGAIN). */
+int store_turn_end(store *s, const char *session_id, const char *node_id, const json_t *messages, json_t **ret_pending,
+                   hull_error *e);
 /* Take every lease that expired (its node died) for node_id, with FOR UPDATE SKIP LOCKED so two
  * nodes never take the same one: *ret a JSON array of {"session_id", "dead_node"}. */
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
@@ -448,6 +453,14 @@ int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_l
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
                                      const json_t *session, const char *if_body, int64_t *ret_first_seq,
                                      char **ret_stored, hull_error *e);
+
+/* store_events_append and store_lease_claim in one statement (one commit, where they took two)
+ * when the lease is free or already node_id's and alive: the message that starts a turn. -EBUSY
+ * when it is another node's or expired (nothing written, no message set): claim it with
+ * store_lease_claim (which says whose, or cuts a dead node's turn), then append. -ENOENT: no such
+ * session. PostgreSQL only (nodes; -EOPNOTSUPP on SQLite). */
+int store_events_append_claim(store *s, const char *session_id, json_t *const *events, size_t n, const char *node_id,
+                              uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e);
 
 /* Which node holds a session's sandbox (the node that opened it; its life told by its instance). */
 typedef struct store_owner {

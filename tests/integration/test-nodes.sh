@@ -169,10 +169,14 @@ for _ in $(seq 1 300); do
         events_json "$S2" >"$TEST_TMP/ev3.json" 2>"$TEST_TMP/v1.err"
         "$PY" -c '
 import json, sys
-t = [(e["type"], json.dumps(e.get("content", ""))) for e in json.load(open(sys.argv[1]))]
+ev = json.load(open(sys.argv[1]))
+t = [(e["type"], json.dumps(e.get("content", ""))) for e in ev]
 i = [k for k, (ty, c) in enumerate(t) if ty == "user.message" and "then on node 2" in c]
 after = [ty for ty, c in t[i[0]:]] if i else []
-sys.exit(0 if "agent.message" in after and after[-1] == "session.status_idle" else 1)' "$TEST_TMP/ev3.json" 2>/dev/null && break
+# (the first turn ends after the queued message was logged: its idle is not the answer, so the
+# queued message processed too)
+taken = all(e.get("processed_at") for e in ev if e["type"] == "user.message")
+sys.exit(0 if taken and "agent.message" in after and after[-1] == "session.status_idle" else 1)' "$TEST_TMP/ev3.json" 2>/dev/null && break
         sleep 0.2
 done
 pycheck "nodes: ... and answered after the turn it waited for, by the node that ran it" '
@@ -209,7 +213,8 @@ check "nodes: the store's logs are gap-free (hull db check)" test $? -eq 0
 # API-key count too, while no NOTIFY for it came; a turn writes the session row inside its appends
 # (no UPDATE of its own). A write on one node is in that node's next GET, and in another node's
 # once its NOTIFY came (store-pg-cache.c) ----
-PSQL "ALTER SYSTEM SET log_statement = 'all'" && PSQL "SELECT pg_reload_conf()" >/dev/null
+PSQL "ALTER SYSTEM SET log_statement = 'all'" && PSQL "ALTER SYSTEM SET log_line_prefix = '%p '" &&
+        PSQL "SELECT pg_reload_conf()" >/dev/null
 sleep 0.3
 stmts() { tail -c +$(($1 + 1)) "$PG_DIR/server.log" | grep -c "$2"; } # OFFSET PATTERN: statements logged since
 at 1
@@ -240,10 +245,22 @@ ups=$(stmts "$off" "UPDATE sessions SET created_ms") withs=$(stmts "$off" "body 
 appends=$(stmts "$off" "INSERT INTO events")
 check "nodes: a turn writes its session row only inside its appends: no UPDATE of its own ($ups), $withs of $appends appends carry it" \
         test "$ups" = 0 -a "$withs" -ge 2 -a "$appends" -ge "$withs"
-# user.message, running, the model request's start, its end, then agent.message, session.usage and
-# the idle in one append (held: v1_log_hold_locked): 5 commits of events, 7 before
-check "nodes: a one-request turn's 7 events take at most 5 appends (got $appends)" test "$appends" -le 5
-PSQL "ALTER SYSTEM RESET log_statement" && PSQL "SELECT pg_reload_conf()" >/dev/null
+# user.message, then running with the model request's start (held: v1_log_hold_locked), then its
+# end, agent.message, session.usage and the idle in one append: 3 commits of events, 7 before
+check "nodes: a one-request turn's 7 events take at most 3 appends (got $appends)" test "$appends" -le 3
+# every commit waits for PostgreSQL's WAL flush (fsync): the turn's write transactions, counted
+# (tests/integration/pg_commits.py: those naming the session; not the nodes' heartbeats). The lease
+# is claimed in the user.message's append and given back in the statement that keeps the
+# conversation: 4 commits a turn (the 3 appends and that one), 8 before (issue 21)
+"$PY" "$(dirname "$0")/pg_commits.py" "$PG_DIR/server.log" "$off" "$S2" >"$TEST_TMP/commits.json"
+commits=$("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["writes"], c["by_kind"].get("events+session_leases+sessions", 0), c["by_kind"].get("conversations+session_leases", 0))' "$TEST_TMP/commits.json")
+read -r writes claimed ended <<<"$commits"
+check "nodes: a one-request turn commits at most 4 write transactions (got $writes: $(cat "$TEST_TMP/commits.json"))" \
+        test "$writes" -ge 1 -a "$writes" -le 4
+check "nodes: ... the lease claimed in the message's append ($claimed), given back with the conversation ($ended)" \
+        test "$claimed" = 1 -a "$ended" = 1
+PSQL "ALTER SYSTEM RESET log_statement" && PSQL "ALTER SYSTEM RESET log_line_prefix" &&
+        PSQL "SELECT pg_reload_conf()" >/dev/null
 
 # ---- PostgreSQL stopped during a turn (pg_ctl stop -m fast), then started again: calls in
 # between get 503 with retry-after, every node reconnects by itself (no restart), the turn ends

@@ -4,7 +4,9 @@
  * id is taken over and its leases expire; a lease is claimed, busy for another node, renewed,
  * released, and reaped once from a dead node even with two reapers at once; an append wakes a
  * waiter on another connection (NOTIFY hull_events, "session_id:seq"); which node holds a session's
- * sandbox is recorded, and forgotten when that node leaves, dies or starts a new life. */
+ * sandbox is recorded, and forgotten when that node leaves, dies or starts a new life. The turn's
+ * one-commit forms: an append that claims the lease (refused, nothing written, when it is another
+ * node's or expired), a release that keeps the conversation (kept also when the lease stays). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -240,6 +242,65 @@ static void test_owners(store *s) {
         CHECK_EQ_INT(store_node_leave(s, "oa", "ia2", &e), 0);
 }
 
+static int64_t last_seq(store *s, const char *id) {
+        int64_t seq = -1;
+        hull_error e = {0};
+        CHECK_EQ_INT(store_events_last_seq(s, id, &seq, &e), 0);
+        return seq;
+}
+
+static void test_turn_commits(store *s, store *s2) {
+        hull_error e = {0};
+        store_lease le;
+        add_session(s, "sesn_t1");
+        json_t *m[1] = {event_obj("sevt_t1", "user.message", NULL)};
+        CHECK_EQ_INT(store_events_append_claim(s, "sesn_nope", m, 1, "ta", 60000, NULL, &e), -ENOENT);
+        int64_t first = 0;
+        CHECK_EQ_INT(store_events_append_claim(s, "sesn_t1", m, 1, "ta", 60000, &first, &e), 0); /* free: taken */
+        CHECK_EQ_INT(first, 1);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_t1", "tb", 60000, &le, &e), -EBUSY); /* ta's now */
+        CHECK_EQ_STR(le.node_id, "ta");
+        json_decref(m[0]);
+        m[0] = event_obj("sevt_t2", "user.message", NULL);
+        CHECK_EQ_INT(store_events_append_claim(s2, "sesn_t1", m, 1, "tb", 60000, &first, &e), -EBUSY); /* ta's */
+        CHECK_EQ_INT(last_seq(s, "sesn_t1"), 1);                                                       /* nothing */
+        CHECK_EQ_INT(store_events_append_claim(s, "sesn_t1", m, 1, "ta", 60000, &first, &e), 0); /* ta's: renewed */
+        CHECK_EQ_INT(first, 2);
+        json_decref(m[0]);
+        /* the conversation kept with the release; kept too when a queued message keeps the lease */
+        json_t *conv = json_pack("[{s:s, s:s}]", "role", "user", "content", "hi"), *pending = NULL, *got = NULL;
+        CHECK_EQ_INT(store_turn_end(s, "sesn_t1", "ta", conv, &pending, &e), -EAGAIN); /* sevt_t2 waits */
+        CHECK_EQ_INT(json_array_size(pending), 2);
+        json_decref(pending);
+        pending = NULL;
+        CHECK_EQ_INT(store_conversation_get(s2, "sesn_t1", &got, &e), 0);
+        CHECK(json_equal(got, conv));
+        json_decref(got);
+        CHECK_EQ_INT(store_events_set_processed(s, "sesn_t1", "sevt_t1", "2026-01-01T00:00:09Z", &e), 0);
+        CHECK_EQ_INT(store_events_set_processed(s, "sesn_t1", "sevt_t2", "2026-01-01T00:00:09Z", &e), 0);
+        json_array_append_new(conv, json_pack("{s:s, s:s}", "role", "assistant", "content", "hello"));
+        CHECK_EQ_INT(store_turn_end(s, "sesn_t1", "ta", conv, &pending, &e), 0);
+        CHECK(pending == NULL);
+        CHECK_EQ_INT(store_conversation_get(s2, "sesn_t1", &got, &e), 0);
+        CHECK(json_equal(got, conv));
+        json_decref(got);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_t1", "tb", 60000, &le, &e), 0); /* it was given up */
+        CHECK_EQ_INT(store_turn_end(s, "sesn_t1", "ta", NULL, &pending, &e), -EINVAL);
+        json_decref(conv);
+        /* an expired lease (its node dead) is not taken in the append: the claim cuts its turn first */
+        CHECK_EQ_INT(store_lease_release(s2, "sesn_t1", "tb", NULL, &e), 0);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_t1", "tb", 100, &le, &e), 0);
+        sleep_ms(200);
+        m[0] = event_obj("sevt_t3", "user.message", NULL);
+        CHECK_EQ_INT(store_events_append_claim(s, "sesn_t1", m, 1, "ta", 60000, &first, &e), -EBUSY);
+        CHECK_EQ_INT(store_events_append_claim(s2, "sesn_t1", m, 1, "tb", 60000, &first, &e), -EBUSY); /* its own */
+        CHECK_EQ_INT(last_seq(s, "sesn_t1"), 2);
+        CHECK_EQ_INT(store_lease_claim(s, "sesn_t1", "ta", 60000, &le, &e), 0);
+        CHECK_EQ_STR(le.dead_node, "tb");
+        json_decref(m[0]);
+        CHECK_EQ_INT(store_lease_release(s, "sesn_t1", "ta", NULL, &e), 0);
+}
+
 int main(void) {
         char dir[] = "/tmp/hull-test-store-node-XXXXXX", path[80];
         if (!mkdtemp(dir))
@@ -257,6 +318,7 @@ int main(void) {
         test_leases(s, s2);
         test_wake(s, s2);
         test_owners(s);
+        test_turn_commits(s, s2);
         store_close(s2);
         store_close(s);
         return test_done();
