@@ -103,6 +103,7 @@ def main():
         start = (srv.ready_at - srv.started_at) * 1000 if getattr(srv, "ready_at", None) else float("nan")
         print("%.2f %.2f %.2f" % (ms, (imported - t) * 1000, start))
         return
+    import hull.conversation  # the whole library, loaded before the rounds (`import hull` loads it on first use)
     if mode == "same":  # raw and solve(+close) alternating on one embedded server: the same server's age
         srv = hull.EmbeddedServer()
         for _ in range(int(sys.argv[2])):

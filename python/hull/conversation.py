@@ -109,10 +109,8 @@ class Conversation:
         self._tools = {}
         self.on_status, self.on_publish, self.publish_dir = on_status, on_publish, publish_dir
         self.idle_ttl, self.turn_timeout = idle_ttl, turn_timeout
-        embedded = {"binary": hull_bin, "model": model if provider or base_url else None, "provider": provider,
-                    "base_url": base_url, "model_api_key": model_api_key, "args": tuple(serve_args)}
-        if private_server:
-            embedded["private"] = True
+        embedded = _server.embedded_settings(hull_bin, model, provider, base_url, model_api_key, serve_args,
+                                             private_server)
         # the embedded server starts first: http.client's import and the tools' schemas are
         # made while it comes up
         self._client, self._own_server, starting = _client_for(server, api_key, embedded)

@@ -194,6 +194,27 @@ def default_server(wait=True, **kw):
     return srv
 
 
+def embedded_settings(hull_bin=None, model=None, provider=None, base_url=None, model_api_key=None, serve_args=(),
+                      private_server=False, **_):
+    """The embedded server's settings from Conversation's (and solve's) keyword arguments: the
+    key default_server() finds a server by."""
+    embedded = {"binary": hull_bin, "model": model if provider or base_url else None, "provider": provider,
+                "base_url": base_url, "model_api_key": model_api_key, "args": tuple(serve_args)}
+    if private_server:
+        embedded["private"] = True
+    return embedded
+
+
+def prestart(kw):
+    """solve()'s first step: spawn the shared embedded server these arguments will use (none when
+    they name a server or ask for a private one), not waited for, so the library's own imports
+    are made while it starts. The Conversation then finds it by the same settings."""
+    embedded = embedded_settings(**kw)
+    if kw.get("server") or os.environ.get("HULL_SERVER") or embedded.get("private"):
+        return None
+    return default_server(wait=False, **embedded)
+
+
 def stop_default():
     """Stop the shared embedded servers now (they also stop at exit)."""
     with _lock:

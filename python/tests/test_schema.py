@@ -184,6 +184,27 @@ class ImportTest(unittest.TestCase):
         http_client, unix_connection = client.wire()
         self.assertTrue(issubclass(unix_connection, http_client.HTTPConnection))
 
+    def test_solve_spawns_before_the_rest_is_imported(self):
+        """Order, not time: `import hull` loads only the package and its errors, and solve()
+        spawns the embedded server before it imports the rest of the library (conversation,
+        client, handles), so their import (and compile) overlaps the server's start.
+        The spawn is stopped at once here (a fake default_server): no server is needed."""
+        import os
+        import subprocess
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import hull; "
+                "mods = lambda: sorted(m for m in ('hull.conversation', 'hull.client', 'hull.handles', "
+                "'hull.server', 'subprocess') if m in sys.modules); print(mods()); "
+                "from hull import server\n"
+                "def spawned(**kw):\n print(mods(), sorted(kw)); raise SystemExit(0)\n"
+                "server.default_server = spawned; hull.solve('hi')")
+        env = dict(os.environ, HULL_BIN=sys.executable)
+        env.pop("HULL_SERVER", None)
+        out = subprocess.run([sys.executable, "-S", "-c", code, here], capture_output=True, text=True, env=env)
+        self.assertEqual(out.stdout.splitlines(), [
+            "[]", "['hull.server', 'subprocess'] ['args', 'base_url', 'binary', 'model', 'model_api_key', "
+                  "'provider', 'wait']"], out.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

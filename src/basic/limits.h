@@ -98,6 +98,7 @@
 #define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */
 #define SBX_ZYGOTE_WARMUP_NICE "19"     /* its session group's nice while it warms up (hull serve's) */
+#define SBX_ZYGOTE_WARMUP_DELAY_MS 1000 /* hull serve's starts warming up after this, or at a first request */
 
 /* ---- kernel-tier sessions (src/sandbox/sbx-kernel-session.c: one gVisor sandbox per session) ---- */
 #define SBX_KERNEL_DIR "/run/hull-kernel"      /* each session's bundle, state and workspace below it */

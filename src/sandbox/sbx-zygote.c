@@ -1,6 +1,7 @@
 /* sbx-zygote.c: hull serve's python zygote (runtime/zygote.py, numpy and pandas imported once):
- * started as a child of the caller (at low priority while it warms up, for hull serve), its
- * readiness, and the lift of that priority (sbx-session.h). Its spawn requests are sbx-session.c's. */
+ * started as a child of the caller (for hull serve: a second later or at its first request, at
+ * low priority while it warms up), its readiness, and the lift of that priority (sbx-session.h).
+ * Its spawn requests are sbx-session.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -75,6 +76,13 @@ int sbx_zygote_start_reaped(pid_t *ret_pid, bool hull_reaper, int *ret_lift_fd, 
                 sigset_t none;
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
+                /* hull serve's warms up a moment after the start (numpy's and pandas' imports shared
+                 * the 2 cores of a small machine with the start and a one-off script's first turn,
+                 * even at nice 19), or at once when the first spawn request is there (it stays
+                 * queued for zygote.py); the server gone first (EOF): nothing to warm up for. */
+                struct pollfd first = {.fd = 3, .events = POLLIN};
+                if (ret_lift_fd && poll(&first, 1, (int) SBX_ZYGOTE_WARMUP_DELAY_MS) > 0 && (first.revents & POLLHUP))
+                        _exit(0);
                 execve(SBX_PYTHON_BIN, argv, envp);
                 _exit(127);
         }

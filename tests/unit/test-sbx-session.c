@@ -14,6 +14,7 @@
 #include "sbx-internal.h"
 #include "sbx-session.h"
 #include "test.h"
+#include "time-util.h"
 
 static bool contains(const char *hay, size_t len, const char *needle) {
         return hay && memmem(hay, len, needle, strlen(needle)) != NULL;
@@ -252,10 +253,22 @@ static void test_zygote_lift(void) {
         hull_error e = {0};
         pid_t zpid = -1;
         int lift = -1;
+        uint64_t started = now_mono_ms();
         int zfd = sbx_zygote_start_reaped(&zpid, false, &lift, &e);
         CHECK(zfd >= 0);
         if (zfd < 0)
                 return;
+        /* it waits for a first request (or SBX_ZYGOTE_WARMUP_DELAY_MS) before python starts: the
+         * start and a one-off script's first turn do not share the CPUs with its imports */
+        char exe[256] = "", link[64];
+        snprintf(link, sizeof(link), "/proc/%d/exe", (int) zpid);
+        ssize_t n = readlink(link, exe, sizeof(exe) - 1);
+        if (n > 0)
+                exe[n] = '\0';
+        if (now_mono_ms() - started < SBX_ZYGOTE_WARMUP_DELAY_MS / 2)
+                TEST_RESULT(n > 0 && !strstr(exe, "python"), "the zygote is not python yet (%s)", exe);
+        else
+                printf("# the machine is busy: the zygote's delay is not checked\n");
         if (lift < 0)
                 printf("# no /proc/PID/autogroup here: the zygote's warm-up priority is not checked\n");
         else {
@@ -267,7 +280,9 @@ static void test_zygote_lift(void) {
         close(zfd);
         CHECK_EQ_INT(kill(zpid, SIGTERM), 0);
         int st;
-        CHECK(waitpid(zpid, &st, 0) == zpid && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+        /* ended by the signal, or, still waiting to start python, by the EOF just before it */
+        CHECK(waitpid(zpid, &st, 0) == zpid &&
+              ((WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM) || (WIFEXITED(st) && WEXITSTATUS(st) == 0)));
 }
 
 int main(void) {
