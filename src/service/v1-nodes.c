@@ -386,10 +386,21 @@ bool v1_engine_env_id(v1_engine *g, const char *session_id, char *buf, size_t si
                 return false;
         pthread_mutex_lock(&l->lock);
         bool known = !l->deleted;
-        snprintf(buf, size, "%s", json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
+        snprintf(buf, size, "%s",
+                 l->env_not_hosted ? "" : json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
         pthread_mutex_unlock(&l->lock);
         v1_live_unref(l);
         return known;
+}
+
+void v1_engine_env_not_hosted(v1_engine *g, const char *session_id) {
+        live *l = live_find(g, session_id);
+        if (!l)
+                return;
+        pthread_mutex_lock(&l->lock);
+        l->env_not_hosted = true;
+        pthread_mutex_unlock(&l->lock);
+        v1_live_unref(l);
 }
 
 static void wake(void *ud, const char *session_id, int64_t seq) {

@@ -195,8 +195,10 @@ int v1_work_enqueue(store *s, const char *session_id, v1_err *err) {
 int v1_work_enqueue_env(store *s, const char *session_id, const char *env_id, v1_err *err) {
         hull_error e = {0};
         v1_err ignored = {0};
-        if (!env_id[0] || v1_work_env(s, env_id, &ignored) < 0)
+        if (!env_id[0])
                 return 0;
+        if (v1_work_env(s, env_id, &ignored) < 0)
+                return ignored.status == 400 ? 1 : 0;
         store_work w = {.created_ms = (int64_t) now_unix_ms()};
         char rnd[33];
         random_hex(rnd, 12);
