@@ -19,11 +19,13 @@ bool v1_node_mode(const v1_engine *g) {
         return g->cfg.node != NULL;
 }
 
-/* The session as stored now, its text kept in l->stored (under l->lock). */
-static int read_stored(live *l, json_t **ret, hull_error *e) {
+/* The session as stored now, its text kept in l->stored, and its log's last seq (ret_last_seq may
+ * be NULL; one statement: store_session_get_seq) (under l->lock). */
+static int read_stored(live *l, json_t **ret, int64_t *ret_last_seq, hull_error *e) {
         char *raw = NULL;
         size_t len = 0;
-        int r = store_get_raw(l->g->cfg.store, STORE_SESSION, l->id, 0, &raw, &len, e);
+        int64_t last = 0;
+        int r = store_session_get_seq(l->g->cfg.store, l->id, &raw, &len, &last, e);
         if (r < 0)
                 return r;
         json_error_t je;
@@ -35,20 +37,27 @@ static int read_stored(live *l, json_t **ret, hull_error *e) {
         free(l->stored);
         l->stored = raw;
         *ret = obj;
+        if (ret_last_seq)
+                *ret_last_seq = last;
         return 0;
 }
 
 /* What another node logged since l->last_seq, to this node's watchers; the object as stored
- * (under l->lock). Nothing while this node's worker runs the turn: it logs every event itself. */
+ * (under l->lock). Nothing while this node's worker runs the turn: it logs every event itself.
+ * The row's last_seq is written in the statement that appends (the same commit), so when the row
+ * read says the log did not grow past l->last_seq there is nothing to list: one round trip. */
 void v1_node_sync_locked(live *l) {
         v1_engine *g = l->g;
         if (!v1_node_mode(g) || l->running || l->deleted)
                 return;
         hull_error e = {0};
         json_t *obj = NULL;
-        if (read_stored(l, &obj, &e) == 0) {
+        int64_t last = 0;
+        if (read_stored(l, &obj, &last, &e) == 0) {
                 json_decref(l->obj);
                 l->obj = obj;
+                if (last <= l->last_seq)
+                        return;
         }
         for (;;) {
                 store_events_q q = {.limit = STORE_EVENTS_PAGE_MAX, .after_seq = l->last_seq};
@@ -92,7 +101,7 @@ void v1_node_merge_locked(live *l) {
                 return;
         hull_error e = {0};
         json_t *stored = NULL;
-        if (read_stored(l, &stored, &e) == 0)
+        if (read_stored(l, &stored, NULL, &e) == 0)
                 overlay(l, stored);
 }
 
@@ -106,7 +115,7 @@ int v1_node_append_locked(live *l, json_t *const *evs, size_t n, int64_t *ret_fi
         for (unsigned i = 0; i < NODE_APPEND_TRIES; i++) {
                 json_t *stored = NULL;
                 r = 0;
-                if (!l->stored && (r = read_stored(l, &stored, e)) == 0)
+                if (!l->stored && (r = read_stored(l, &stored, NULL, e)) == 0)
                         overlay(l, stored);
                 if (r < 0)
                         return r;
@@ -369,6 +378,29 @@ static live *live_find(v1_engine *g, const char *id) {
                 }
         pthread_mutex_unlock(&g->lock);
         return found;
+}
+
+bool v1_engine_env_id(v1_engine *g, const char *session_id, char *buf, size_t size) {
+        live *l = live_find(g, session_id);
+        if (!l)
+                return false;
+        pthread_mutex_lock(&l->lock);
+        bool known = !l->deleted;
+        snprintf(buf, size, "%s",
+                 l->env_not_hosted ? "" : json_string_value(json_object_get(l->obj, "environment_id")) ?: "");
+        pthread_mutex_unlock(&l->lock);
+        v1_live_unref(l);
+        return known;
+}
+
+void v1_engine_env_not_hosted(v1_engine *g, const char *session_id) {
+        live *l = live_find(g, session_id);
+        if (!l)
+                return;
+        pthread_mutex_lock(&l->lock);
+        l->env_not_hosted = true;
+        pthread_mutex_unlock(&l->lock);
+        v1_live_unref(l);
 }
 
 static void wake(void *ud, const char *session_id, int64_t seq) {

@@ -54,7 +54,8 @@ typedef struct live {
         json_t *stash;             /* confirmations and results that came before the pause */
         json_t *held; /* on nodes: the agent's events logged with the next append (one commit; NULL: none) */
         bool claim_with_append, claim_refused; /* v1_engine_send's append claims the lease (v1-run.c) */
-        bool hold_running; /* a fresh turn's first session.status_running is held too (v1-agent.c's on_bus) */
+        bool env_not_hosted; /* its environment is not self_hosted (a type never changes): no work queue */
+        bool hold_running;   /* a fresh turn's first session.status_running is held too (v1-agent.c's on_bus) */
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
         bool deleted;

@@ -190,10 +190,10 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 changed |= follow(l, evs[i], now);
         if (changed && !node)
                 store_session_locked(l);
-        for (size_t i = 0; i < n; i++) /* the status changes, durable now, to the webhooks */
-                emit_status(l, evs[i]);
         for (size_t i = 0; i < n; i++)
                 v1_fanout(l, first + (int64_t) i, evs[i], false);
+        for (size_t i = 0; i < n; i++) /* the status changes, durable now, to the webhooks (streamed first) */
+                emit_status(l, evs[i]);
         return 0;
 }
 

@@ -120,6 +120,12 @@ int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err);
 /* The session's sandbox while it is open (hull's /v1 extensions read its handles): *ret a
  * reference (ss_unref with v1_engine_ss), or NULL when none is open now. Returns 0. */
 int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret);
+/* The session's environment_id ("" when none) into buf from this engine's live state, without a
+ * store read (a session's environment never changes): false when the session is not live here. */
+bool v1_engine_env_id(v1_engine *g, const char *session_id, char *buf, size_t size);
+/* Its environment is not self_hosted (v1_work_enqueue_env said so): v1_engine_env_id gives "" from
+ * then on, so a send reads the environment no more (an environment's type never changes). */
+void v1_engine_env_not_hosted(v1_engine *g, const char *session_id);
 ss_manager *v1_engine_ss(v1_engine *g);
 /* A new session on this node (one of several): 0, or 503 in *err when it runs its --capacity of
  * turns (a node at capacity takes no new session), naming the live node with the most room. */

@@ -188,10 +188,17 @@ int v1_work_enqueue(store *s, const char *session_id, v1_err *err) {
         hull_error e = {0};
         if (store_get(s, STORE_SESSION, session_id, 0, &sess, &e) < 0)
                 return 0; /* gone: nothing to run */
-        const char *env_id = json_string_value(json_object_get(sess, "environment_id"));
+        return v1_work_enqueue_env(s, session_id, json_string_value(json_object_get(sess, "environment_id")) ?: "",
+                                   err);
+}
+
+int v1_work_enqueue_env(store *s, const char *session_id, const char *env_id, v1_err *err) {
+        hull_error e = {0};
         v1_err ignored = {0};
-        if (!env_id || v1_work_env(s, env_id, &ignored) < 0)
+        if (!env_id[0])
                 return 0;
+        if (v1_work_env(s, env_id, &ignored) < 0)
+                return ignored.status == 400 ? 1 : 0;
         store_work w = {.created_ms = (int64_t) now_unix_ms()};
         char rnd[33];
         random_hex(rnd, 12);

@@ -326,6 +326,7 @@ typedef struct store_node_ops {
                                    const store_cols *c, const char *body, const char *if_body, int64_t *ret_first_seq,
                                    char **ret_stored, hull_error *e);
         int (*session_cached)(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e);
+        int (*session_seq)(store *s, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e);
         /* the events were checked by store_read_event */
         int (*append_claim)(store *s, const char *session_id, json_t *const *events, size_t n, const char *node_id,
                             uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e);

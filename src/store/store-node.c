@@ -114,6 +114,13 @@ int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_l
         return r < 0 ? r : s->ops->node->session_cached(s, id, ret, ret_len, e);
 }
 
+int store_session_get_seq(store *s, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = store_id_check("session", id, e);
+        return r < 0 ? r : s->ops->node->session_seq(s, id, ret, ret_len, ret_last_seq, e);
+}
+
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
                                      const json_t *session, const char *if_body, int64_t *ret_first_seq,
                                      char **ret_stored, hull_error *e) {

@@ -62,6 +62,7 @@ void pg_cache_keys_forget(pg_cache *c);
 void pg_cache_listen(pg_cache *c, pg_listen_state st);
 /* store_session_get_cached's: from memory when kept and trusted, else read (and kept). */
 int pg_session_cached(store *base, const char *id, char **ret, size_t *ret_len, hull_error *e);
+int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e);
 
 typedef struct pg_store {
         store base;           /* first: a store * is a pg_store * */

@@ -420,6 +420,7 @@ const store_node_ops pg_node_ops = {
         .append_with_session = pg_events_append_session,
         .append_claim = pg_events_append_claim,
         .session_cached = pg_session_cached,
+        .session_seq = pg_session_seq,
         .owner_set = pg_owner_set,
         .owner_get = pg_owner_get,
         .node_get = pg_node_get,

@@ -89,6 +89,30 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
         return 0;
 }
 
+int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e) {
+        pg_store *s = pg_of(base);
+        const char *v[] = {id};
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        int r = pg_exec(pc, "SELECT body, last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
+        if (r < 0)
+                return r;
+        if (PQntuples(res) == 0)
+                return hull_fail(e, -ENOENT, "store: no session %s", id);
+        if (PQgetisnull(res, 0, 0))
+                return hull_fail(e, -EBADMSG, "store: session: stored body is missing (the database is damaged)");
+        size_t n = (size_t) PQgetlength(res, 0, 0);
+        char *copy = malloc(n + 1);
+        if (!copy)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        memcpy(copy, PQgetvalue(res, 0, 0), n);
+        copy[n] = '\0';
+        *ret = copy;
+        *ret_len = n;
+        *ret_last_seq = pg_get_int(res, 0, 1);
+        return 0;
+}
+
 /* The newest version's row locked (FOR UPDATE) until the transaction ends: two updates of one
  * agent take turns, and the second sees the first's version. */
 static int update_agent(pg_conn *pc, const store_cols *c, const char *body, hull_error *e) {

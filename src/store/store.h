@@ -450,6 +450,10 @@ int store_events_wait(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull
  * gives, this store's own never. For reads that are answered, never for one a write is made from.
  * Without nodes (SQLite): store_get_raw. */
 int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e);
+/* A session's stored body (as store_get_raw, never from memory) and its log's last seq, read
+ * together in one statement (one round trip): a node's sync of a session asks for the events after
+ * its last seq only when the log grew. PostgreSQL only (nodes; -EOPNOTSUPP on SQLite). */
+int store_session_get_seq(store *s, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e);
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
                                      const json_t *session, const char *if_body, int64_t *ret_first_seq,
                                      char **ret_stored, hull_error *e);

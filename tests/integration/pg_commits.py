@@ -5,7 +5,9 @@
 # of its own; it writes when it holds an INSERT, UPDATE or DELETE. With SESSION, only the
 # transactions whose parameters name that session (a turn's, not the nodes' heartbeats). An
 # INSERT INTO webhook_deliveries writes nothing while no webhook is registered: counted apart.
-# Prints {"writes": N, "webhook_inserts": N, "reads": N, "by_kind": {...}}.
+# Prints {"writes": N, "webhook_inserts": N, "reads": N, "by_kind": {...}, "statements": N,
+# "sent": {...}}: statements, each a round trip, those whose parameters name SESSION (a psql
+# statement has none), by their first words; not the other nodes' fallback poll of last_seq.
 # Used by tests/integration/test-nodes.sh (issue 21: the commits a turn costs, counted, not timed).
 import json
 import re
@@ -46,7 +48,7 @@ def kind(sql):
 def main():
     session = sys.argv[3] if len(sys.argv) > 3 else None
     tx = {}  # pid -> [(sql, params)] of its open transaction
-    out = {"writes": 0, "webhook_inserts": 0, "reads": 0, "by_kind": {}}
+    out = {"writes": 0, "webhook_inserts": 0, "reads": 0, "by_kind": {}, "statements": 0, "sent": {}}
 
     def count(body):
         w = [sql for sql, p in body if WRITE.search(sql)]
@@ -64,6 +66,10 @@ def main():
 
     for pid, sql, params in statements(sys.argv[1], int(sys.argv[2])):
         s = sql.strip().rstrip(";")
+        if session and session in params and not s.startswith("SELECT last_seq FROM sessions"):
+            out["statements"] += 1
+            words = " ".join(s.split()[:4])
+            out["sent"][words] = out["sent"].get(words, 0) + 1
         up = s.upper()
         if up in ("BEGIN", "START TRANSACTION"):
             tx[pid] = []

@@ -259,6 +259,21 @@ check "nodes: a one-request turn commits at most 4 write transactions (got $writ
         test "$writes" -ge 1 -a "$writes" -le 4
 check "nodes: ... the lease claimed in the message's append ($claimed), given back with the conversation ($ended)" \
         test "$claimed" = 1 -a "$ended" = 1
+# the round trips of a turn on the node that ran the one before (caught up: nothing to list), the
+# statements naming the session counted (its end watched with psql, not a GET): the lease's
+# holder, the session row with its last seq (one read), the claiming append, the environment's
+# type, two appends with their webhook queueing, the release with the conversation; 12 before
+off=$(stat -c %s "$PG_DIR/server.log")
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'a turn of round trips counted')"
+sleep 0.3
+for _ in $(seq 1 100); do
+        [ "$(PSQL "SELECT status FROM sessions WHERE id = '$S2'")" = idle ] && no_lease && break
+        sleep 0.1
+done
+"$PY" "$(dirname "$0")/pg_commits.py" "$PG_DIR/server.log" "$off" "$S2" >"$TEST_TMP/trips.json"
+trips=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["statements"])' "$TEST_TMP/trips.json")
+check "nodes: a one-request turn sends at most 9 statements naming its session (got $trips: $(cat "$TEST_TMP/trips.json"))" \
+        test "$trips" -ge 5 -a "$trips" -le 9
 PSQL "ALTER SYSTEM RESET log_statement" && PSQL "ALTER SYSTEM RESET log_line_prefix" &&
         PSQL "SELECT pg_reload_conf()" >/dev/null
 

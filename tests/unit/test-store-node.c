@@ -45,6 +45,10 @@ static void test_sqlite(const char *path) {
         CHECK_EQ_INT(store_lease_claim(s, "sesn_1", "n1", 1000, &le, &e), -EOPNOTSUPP);
         store_owner o;
         CHECK_EQ_INT(store_node_get(s, "n1", 1000, &o, &e), -EOPNOTSUPP);
+        char *raw = NULL;
+        size_t len = 0;
+        int64_t seq = 0;
+        CHECK_EQ_INT(store_session_get_seq(s, "sesn_1", &raw, &len, &seq, &e), -EOPNOTSUPP);
         CHECK(!store_unreachable(s));
         store_close(s);
 }
@@ -299,6 +303,26 @@ static void test_turn_commits(store *s, store *s2) {
         CHECK_EQ_STR(le.dead_node, "tb");
         json_decref(m[0]);
         CHECK_EQ_INT(store_lease_release(s, "sesn_t1", "ta", NULL, &e), 0);
+        /* the body and the log's last seq in one read (a node's sync lists events only when it grew) */
+        char *raw = NULL, *want = NULL;
+        size_t len = 0, wlen = 0;
+        int64_t seq = -1;
+        CHECK_EQ_INT(store_session_get_seq(s2, "sesn_t1", &raw, &len, &seq, &e), 0);
+        CHECK_EQ_INT(seq, 2);
+        CHECK_EQ_INT(store_get_raw(s2, STORE_SESSION, "sesn_t1", 0, &want, &wlen, &e), 0);
+        CHECK(len == wlen && strcmp(raw, want) == 0);
+        free(raw);
+        free(want);
+        raw = NULL;
+        m[0] = event_obj("sevt_t4", "user.message", NULL);
+        CHECK_EQ_INT(store_events_append(s, "sesn_t1", m, 1, &first, &e), 0);
+        json_decref(m[0]);
+        CHECK_EQ_INT(store_session_get_seq(s2, "sesn_t1", &raw, &len, &seq, &e), 0);
+        CHECK_EQ_INT(seq, 3); /* another store's append: seen at once */
+        free(raw);
+        raw = NULL;
+        CHECK_EQ_INT(store_session_get_seq(s2, "sesn_nope", &raw, &len, &seq, &e), -ENOENT);
+        CHECK(raw == NULL);
 }
 
 int main(void) {

@@ -347,7 +347,12 @@ static void events_send(api_v1 *a, http_req *r) {
                 return;
         }
         v1_err ignored = {0}; /* a dormant self_hosted session: queued again for the workers */
-        (void) v1_work_enqueue(a->cfg.store, id, &ignored);
+        char eid[STORE_ID_MAX];
+        if (v1_engine_env_id(a->cfg.engine, id, eid, sizeof(eid))) {
+                if (v1_work_enqueue_env(a->cfg.store, id, eid, &ignored) == 1) /* its environment is cloud */
+                        v1_engine_env_not_hosted(a->cfg.engine, id);
+        } else
+                (void) v1_work_enqueue(a->cfg.store, id, &ignored);
         v1a_answer_json(r, 200, json_pack("{s:O}", "data", echo));
 }
 
