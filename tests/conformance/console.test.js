@@ -521,7 +521,11 @@ async function main() {
         await page.waitForFunction((id) => document.querySelector('#panel-resources').innerText.includes(`/mnt/session/uploads/${id}`), {}, f.id);
         await shot('session-resources');
         await page.goto(`${srv.url}/#/files`, { waitUntil: 'load' });
-        await page.waitForFunction(() => document.body.innerText.includes('console-upload.txt'));
+        // the Files page itself, drawn with its list: the session page just left shows the
+        // file's name too, and a hash change is drawn a moment after goto returns (once in CI
+        // the wait below found that page and there was no Delete to click)
+        await page.waitForFunction(() => document.querySelector('h1') && document.querySelector('h1').textContent === 'Files' &&
+          document.body.innerText.includes('console-upload.txt') && [...document.querySelectorAll('button')].some((b) => b.textContent === 'Delete'));
       }
       await page.evaluate(() => [...document.querySelectorAll('button')].find((b) => b.textContent === 'Delete').click());
       await page.waitForFunction(() => document.body.innerText.includes('No files yet.'));
