@@ -51,6 +51,21 @@ int pg_insert(store *base, store_kind k, const store_cols *c, const char *body, 
         return insert_row(pc, k, c, body, false, e);
 }
 
+/* Row 0's column 0 (a stored body) as a NUL-terminated copy of its bytes. */
+static int body_copy(const PGresult *res, const char *what, char **ret, size_t *ret_len, hull_error *e) {
+        if (PQgetisnull(res, 0, 0))
+                return hull_fail(e, -EBADMSG, "store: %s: stored body is missing (the database is damaged)", what);
+        size_t n = (size_t) PQgetlength(res, 0, 0);
+        char *copy = malloc(n + 1);
+        if (!copy)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        memcpy(copy, PQgetvalue(res, 0, 0), n);
+        copy[n] = '\0';
+        *ret = copy;
+        *ret_len = n;
+        return 0;
+}
+
 int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **ret, char **ret_raw, size_t *ret_len,
            hull_error *e) {
         pg_store *s = pg_of(base);
@@ -75,18 +90,7 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
         }
         if (ret)
                 return pg_load(res, 0, 0, store_kind_name(k), ret, e);
-        if (PQgetisnull(res, 0, 0))
-                return hull_fail(e, -EBADMSG, "store: %s: stored body is missing (the database is damaged)",
-                                 store_kind_name(k));
-        size_t n = (size_t) PQgetlength(res, 0, 0);
-        char *copy = malloc(n + 1);
-        if (!copy)
-                return hull_err(e, -ENOMEM, "store: out of memory");
-        memcpy(copy, PQgetvalue(res, 0, 0), n);
-        copy[n] = '\0';
-        *ret_raw = copy;
-        *ret_len = n;
-        return 0;
+        return body_copy(res, store_kind_name(k), ret_raw, ret_len, e);
 }
 
 int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e) {
@@ -99,18 +103,10 @@ int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int
                 return r;
         if (PQntuples(res) == 0)
                 return hull_fail(e, -ENOENT, "store: no session %s", id);
-        if (PQgetisnull(res, 0, 0))
-                return hull_fail(e, -EBADMSG, "store: session: stored body is missing (the database is damaged)");
-        size_t n = (size_t) PQgetlength(res, 0, 0);
-        char *copy = malloc(n + 1);
-        if (!copy)
-                return hull_err(e, -ENOMEM, "store: out of memory");
-        memcpy(copy, PQgetvalue(res, 0, 0), n);
-        copy[n] = '\0';
-        *ret = copy;
-        *ret_len = n;
-        *ret_last_seq = pg_get_int(res, 0, 1);
-        return 0;
+        r = body_copy(res, "session", ret, ret_len, e);
+        if (r >= 0)
+                *ret_last_seq = pg_get_int(res, 0, 1);
+        return r;
 }
 
 /* The newest version's row locked (FOR UPDATE) until the transaction ends: two updates of one
