@@ -512,48 +512,19 @@ static int run_wait_loop(sbx_session *s, const sbx_session_call *c, uint64_t sta
         return 0;
 }
 
-int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e) {
-        _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-        _cleanup_close_ int null_fd = -1;
-        char **env = NULL;
+/* Collect a started call: its output from *out_fd and *err_fd (closed here) until it ends, bounded
+ * by c; start is when its clock began. */
+static int run_collect(sbx_session *s, const sbx_session_call *c, uint64_t start, int *out_fd, int *err_fd,
+                       sbx_result *ret, hull_error *e) {
         capture out = {0}, err = {0};
+        run_wait w = {0};
         int r;
-
-        *ret = (sbx_result){.tier = s->kernel ? "kernel" : "container"};
-        if (s->dead)
-                return hull_err(e, -EPIPE, "session: the sandbox has ended");
-        r = sbx_env_build(c->env, "/workspace", s->net_proxy_env, &env);
-        if (r < 0)
-                return hull_err(e, r, "session: cannot build the environment");
-        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
-            (null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0) {
-                r = hull_err(e, negative_errno(), "session: cannot create pipes");
-                goto out;
-        }
-        if (fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 || fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
-                r = hull_err(e, negative_errno(), "session: cannot set up pipes");
-                goto out;
-        }
         if (capture_init(&out, c->output_bytes ? c->output_bytes : SBX_DEFAULT_OUTPUT_BYTES) < 0 ||
             capture_init(&err, c->output_bytes ? c->output_bytes : SBX_DEFAULT_OUTPUT_BYTES) < 0) {
                 r = hull_err(e, -ENOMEM, "session: cannot allocate output buffers");
                 goto out;
         }
-        uint64_t start = sbx_now_us();
-        int fds[3] = {null_fd, outp[1], errp[1]};
-        r = ctl_send(s, SBX_CTL_RUN, 0, c->argv, env, fds, 3, -1);
-        if (r < 0) {
-                r = hull_err(e, r,
-                             r == -E2BIG ? "session: the command and its environment are too large"
-                                         : "session: cannot reach the sandbox's init");
-                goto out;
-        }
-        outp[1] = safe_close(outp[1]);
-        errp[1] = safe_close(errp[1]);
-        null_fd = safe_close(null_fd);
-
-        run_wait w = {0};
-        r = run_wait_loop(s, c, start, &outp[0], &errp[0], &out, &err, &w, e);
+        r = run_wait_loop(s, c, start, out_fd, err_fd, &out, &err, &w, e);
         if (r < 0)
                 goto out;
         if (w.have_error && !w.have_exit) {
@@ -563,7 +534,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         if (w.have_error && strcmp(w.err_rep.what, SBX_STEP_EXEC) == 0) {
                 r = hull_err_hint(e, w.err_rep.err,
                                   "the sandbox sees the host's /usr and the work directory at /workspace", "%s '%s'",
-                                  w.err_rep.what, c->argv[0]);
+                                  w.err_rep.what, c->argv ? c->argv[0] : "");
                 goto out;
         }
         ret->exited = w.exit_rep.exited;
@@ -586,14 +557,115 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         }
         r = 0;
 out:
+        *out_fd = safe_close(*out_fd);
+        *err_fd = safe_close(*err_fd);
         capture_done(&out);
         capture_done(&err);
-        sbx_env_free(env);
         return r;
 }
 
-/* The directory and exported variables persist in the sandbox's /tmp, like a terminal's. The
- * command is $1, evaluated by the shell itself, so `cd` and `export` in it last. */
+/* Start argv in the session with in_fd as its stdin; *out_fd and *err_fd become the read ends of
+ * its output (non-blocking). */
+static int run_start(sbx_session *s, char *const *argv, char *const *extra_env, int in_fd, int *out_fd, int *err_fd,
+                     hull_error *e) {
+        _cleanup_close_pair_ int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+        char **env = NULL;
+        int r = sbx_env_build(extra_env, "/workspace", s->net_proxy_env, &env);
+        if (r < 0)
+                return hull_err(e, r, "session: cannot build the environment");
+        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || fcntl(outp[0], F_SETFL, O_NONBLOCK) < 0 ||
+            fcntl(errp[0], F_SETFL, O_NONBLOCK) < 0) {
+                sbx_env_free(env);
+                return hull_err(e, negative_errno(), "session: cannot create pipes");
+        }
+        int fds[3] = {in_fd, outp[1], errp[1]};
+        r = ctl_send(s, SBX_CTL_RUN, 0, argv, env, fds, 3, -1);
+        sbx_env_free(env);
+        if (r < 0)
+                return hull_err(e, r,
+                                r == -E2BIG ? "session: the command and its environment are too large"
+                                            : "session: cannot reach the sandbox's init");
+        *out_fd = TAKE_FD(outp[0]);
+        *err_fd = TAKE_FD(errp[0]);
+        return 0;
+}
+
+int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e) {
+        _cleanup_close_ int null_fd = -1;
+        int out_fd = -1, err_fd = -1;
+
+        *ret = (sbx_result){.tier = s->kernel ? "kernel" : "container"};
+        if (s->dead)
+                return hull_err(e, -EPIPE, "session: the sandbox has ended");
+        if ((null_fd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+                return hull_err(e, negative_errno(), "session: cannot open /dev/null");
+        uint64_t start = sbx_now_us();
+        int r = run_start(s, c->argv, c->env, null_fd, &out_fd, &err_fd, e);
+        if (r < 0)
+                return r;
+        return run_collect(s, c, start, &out_fd, &err_fd, ret, e);
+}
+
+int sbx_session_hold(sbx_session *s, char *const *argv, sbx_held *ret, hull_error *e) {
+        _cleanup_close_pair_ int in[2] = {-1, -1};
+        *ret = (sbx_held){.in_fd = -1, .out_fd = -1, .err_fd = -1};
+        if (s->dead)
+                return hull_err(e, -EPIPE, "session: the sandbox has ended");
+        /* a socket, not a pipe: writing to it after the command died is EPIPE, never SIGPIPE */
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) < 0 || fcntl(in[0], F_SETFL, O_NONBLOCK) < 0)
+                return hull_err(e, negative_errno(), "session: cannot create the input socket");
+        int r = run_start(s, argv, NULL, in[1], &ret->out_fd, &ret->err_fd, e);
+        if (r < 0)
+                return r;
+        ret->in_fd = TAKE_FD(in[0]);
+        return 0;
+}
+
+/* Whether the held command already ended (the init's report of it waits on the control socket). */
+static bool held_ended(sbx_session *s) {
+        struct pollfd p = {.fd = s->ctl_fd, .events = POLLIN};
+        return poll(&p, 1, 0) != 0;
+}
+
+int sbx_session_held_run(sbx_session *s, sbx_held *h, const char *input, size_t len, const sbx_session_call *c,
+                         sbx_result *ret, hull_error *e) {
+        *ret = (sbx_result){.tier = s->kernel ? "kernel" : "container"};
+        if (h->in_fd < 0 || s->dead || held_ended(s))
+                return -ECHILD; /* nothing ran: the caller runs the command its own way */
+        uint64_t start = sbx_now_us(), deadline = c->timeout_ms ? start + c->timeout_ms * 1000ULL : 0;
+        while (len > 0) {
+                ssize_t n = send(h->in_fd, input, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (n > 0) {
+                        input += n;
+                        len -= (size_t) n;
+                        continue;
+                }
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 && errno != EAGAIN)
+                        break; /* it is gone: its end is reported below */
+                struct pollfd p = {.fd = h->in_fd, .events = POLLOUT};
+                if (poll(&p, 1, deadline ? (int) ms_left(deadline) : -1) == 0)
+                        break; /* the deadline: run_collect stops it */
+        }
+        h->in_fd = safe_close(h->in_fd); /* EOF: the input is all there */
+        return run_collect(s, c, start, &h->out_fd, &h->err_fd, ret, e);
+}
+
+int sbx_session_held_drop(sbx_session *s, sbx_held *h, hull_error *e) {
+        sbx_report rep;
+        int r = 0;
+        if (h->in_fd >= 0 || h->out_fd >= 0) {
+                r = ctl_send(s, SBX_CTL_SIGNAL, SIGKILL, NULL, NULL, NULL, 0, -1);
+                r = r < 0 ? hull_err(e, r, "session: cannot reach the sandbox's init")
+                          : ctl_wait(s, SBX_REPORT_EXIT, SBX_START_TIMEOUT_MS, &rep, e);
+        }
+        h->in_fd = safe_close(h->in_fd);
+        h->out_fd = safe_close(h->out_fd);
+        h->err_fd = safe_close(h->err_fd);
+        return r;
+}
+
 /* The directory and exported variables persist in the sandbox's /tmp, like a terminal's. The
  * command is $1, evaluated by the shell itself, so `cd` and `export` in it last; $2... are the
  * call's own K=V variables, exported for this call only (after the saved ones, so they win, and

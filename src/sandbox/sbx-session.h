@@ -169,6 +169,21 @@ typedef struct sbx_session_call {
  * *e when the call could not be made (-EPIPE: the session is gone). */
 int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, hull_error *e);
 
+/* A command started ahead of its input (a warm interpreter waiting for its code): it runs now,
+ * its stdin held open by hull; sbx_session_held_run gives it its input, closes its stdin and
+ * waits for it as sbx_session_run does, its clock starting there. */
+typedef struct sbx_held {
+        int in_fd;          /* hull's end of the command's stdin; -1: none held */
+        int out_fd, err_fd; /* read ends of its stdout and stderr */
+} sbx_held;
+
+int sbx_session_hold(sbx_session *s, char *const *argv, sbx_held *ret, hull_error *e);
+/* -ECHILD, nothing sent: the held command has ended already (drop it, then run another way). */
+int sbx_session_held_run(sbx_session *s, sbx_held *h, const char *input, size_t len, const sbx_session_call *c,
+                         sbx_result *ret, hull_error *e);
+/* Kill a held command that was not used and wait for the init's report of its end. */
+int sbx_session_held_drop(sbx_session *s, sbx_held *h, hull_error *e);
+
 /* Run command with /bin/sh in the session, in the directory and with the exported variables
  * the previous sbx_session_shell left (kept in the sandbox's /tmp). env (NAME=VALUE entries) is
  * exported for this call only. */

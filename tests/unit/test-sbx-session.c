@@ -89,6 +89,51 @@ static void test_calls(sbx_session *s) {
                 close(fd);
 }
 
+/* A command started ahead of its input (sbx_session_hold): given its input it runs as a call
+ * does, its deadline counted from then; one not used is killed and the session goes on; one that
+ * ended by itself is reported (-ECHILD, nothing sent) and dropped. */
+static void test_held(sbx_session *s) {
+        hull_error e = {0};
+        sbx_held h;
+        sbx_result r;
+        char *cat_argv[] = {(char *) "/bin/sh", (char *) "-c",
+                            (char *) "read -r x; echo \"got $x\"; echo e >&2; exit 4", NULL};
+        sbx_session_call c = {.timeout_ms = 10000, .output_bytes = 1 << 20, .cancel_fd = -1};
+        CHECK_EQ_INT(sbx_session_hold(s, cat_argv, &h, &e), 0);
+        usleep(200 * 1000); /* it waits: nothing counts until its input */
+        CHECK_EQ_INT(sbx_session_held_run(s, &h, "hello\n", 6, &c, &r, &e), 0);
+        CHECK(r.exited && r.exit_code == 4 && r.wall_us < 200 * 1000);
+        CHECK(contains(r.out, r.out_len, "got hello\n") && contains(r.err, r.err_len, "e\n"));
+        CHECK(h.in_fd < 0 && h.out_fd < 0 && h.err_fd < 0);
+        sbx_result_done(&r);
+
+        /* its deadline: a held command that never ends */
+        char *spin_argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "cat >/dev/null; sleep 100", NULL};
+        c.timeout_ms = 300;
+        CHECK_EQ_INT(sbx_session_hold(s, spin_argv, &h, &e), 0);
+        CHECK_EQ_INT(sbx_session_held_run(s, &h, "x", 1, &c, &r, &e), 0);
+        CHECK(r.timed_out);
+        sbx_result_done(&r);
+
+        /* not used: killed, and the next call runs */
+        CHECK_EQ_INT(sbx_session_hold(s, spin_argv, &h, &e), 0);
+        CHECK_EQ_INT(sbx_session_held_drop(s, &h, &e), 0);
+        CHECK_EQ_INT(shell(s, "ps -eo comm= | grep -c sleep || true; echo next", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "0\nnext\n"));
+        sbx_result_done(&r);
+
+        /* ended before its input: -ECHILD, dropped, the session goes on */
+        char *gone_argv[] = {(char *) "/bin/true", NULL};
+        CHECK_EQ_INT(sbx_session_hold(s, gone_argv, &h, &e), 0);
+        usleep(300 * 1000);
+        CHECK_EQ_INT(sbx_session_held_run(s, &h, "x", 1, &c, &r, &e), -ECHILD);
+        CHECK_EQ_INT(sbx_session_held_drop(s, &h, &e), 0);
+        c.timeout_ms = 10000;
+        CHECK_EQ_INT(shell(s, "echo after", 10000, &r), 0);
+        CHECK(contains(r.out, r.out_len, "after\n"));
+        sbx_result_done(&r);
+}
+
 static void test_cells(sbx_session *s, const char *label, bool fresh) {
         sbx_cell_result c;
         printf("# cells: %s\n", label);
@@ -313,6 +358,7 @@ int main(void) {
         CHECK_EQ_INT(open_session(&box, &s, -1), 0);
         if (box.pid > 0) {
                 test_calls(&s);
+                test_held(&s);
                 test_cells(&s, "cold interpreters", true);
                 pid_t init = box.pid;
                 sbx_session_done(&s);
