@@ -323,6 +323,7 @@
 #define BRK_NET_CIDRS_MAX 32U      /* a session's allow_cidrs carried to its keeper */
 #define BRK_NET_CIDR_TEXT 64U      /* bytes of one of them, as text */
 #define BRK_IO_TIMEOUT_MS 10000U   /* a worker waits this long for its request */
+#define BRK_SPARE_WAIT_MS 60U      /* a run waits this long for a spare still being set up */
 #define BRK_RESULT_SLACK_MS 15000U /* the daemon waits the run's timeout plus this */
 #define BRK_QUEUE_WAIT_MS 120000U  /* a queued run not started by then is dropped, not run */
 #define BRK_STOP_GRACE_MS 5000U    /* broker exit: SIGTERM, then SIGKILL to workers */

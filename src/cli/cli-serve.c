@@ -804,7 +804,8 @@ static int start_children(serve_state *st, hull_error *e) {
                          .use_cgroups = o->use_cgroups,
                          .spare_memory_bytes = o->memory,
                          .spare_pids = o->pids,
-                         .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES};
+                         .spare_tmp_bytes = SBX_DEFAULT_TMP_BYTES,
+                         .warm_javascript = st->ev.javascript};
         /* The kernel tier: runsc's self-check (a real bundle running /bin/true, about a second) in
          * the background; "kernel" becomes the highest tier of single runs once it passed
          * (tier-gate.h), with runsc's version and platform as the evidence, and what names or

@@ -106,8 +106,66 @@ static bool fd_readable(int fd) {
         return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
+bool sbx_plan_js_code(const sbx_plan *req, const char **ret, size_t *ret_len) {
+        if (!(req->flags & SBX_PLAN_JAVASCRIPT) || req->n_steps != 1 || req->steps[0].argc < 2)
+                return false;
+        if (req->n_files == 1) { /* over what one argument holds: the code is the file */
+                *ret = req->files[0].data;
+                *ret_len = req->files[0].len;
+        } else {
+                *ret = req->steps[0].argv[req->steps[0].argc - 1];
+                *ret_len = strlen(*ret);
+        }
+        return true;
+}
+
+/* Step 0 of a plan run by a held node: its code given, or (when the node ended before it could
+ * be used: -ECHILD) the step run as it is. */
+static int run_step(sbx_session *sx, sbx_held *held, const sbx_plan *req, uint32_t i, const sbx_session_call *c,
+                    sbx_result *sr, hull_error *e) {
+        const char *code;
+        size_t len;
+        if (i == 0 && held && held->in_fd >= 0 && sbx_plan_js_code(req, &code, &len)) {
+                int r = sbx_session_held_run(sx, held, code, len, c, sr, e);
+                if (r != -ECHILD)
+                        return r;
+                if ((r = sbx_session_held_drop(sx, held, e)) < 0)
+                        return r;
+        }
+        return sbx_session_run(sx, c, sr, e);
+}
+
+static int plan_run(sbx_session *sx, sbx_held *held, uid_t fs_uid, gid_t fs_gid, const sbx_cgroup *cg, int cancel_fd,
+                    const sbx_plan *req, sbx_plan_result *res, hull_error *e);
+
 int sbx_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const sbx_cgroup *cg, int cancel_fd,
                             const sbx_plan *req, sbx_plan_result *res, hull_error *e) {
+        return sbx_plan_run_held(sx, NULL, fs_uid, fs_gid, cg, cancel_fd, req, res, e);
+}
+
+int sbx_plan_run_held(sbx_session *sx, sbx_held *held, uid_t fs_uid, gid_t fs_gid, const sbx_cgroup *cg, int cancel_fd,
+                      const sbx_plan *req, sbx_plan_result *res, hull_error *e) {
+        const char *code;
+        size_t len;
+        if (held && held->in_fd >= 0 && !sbx_plan_js_code(req, &code, &len)) {
+                /* not a run for it: it goes first (the init runs one command at a time) */
+                int r = sbx_session_held_drop(sx, held, e);
+                if (r < 0) {
+                        res->outcome = SBX_PLAN_ERROR;
+                        sbx_plan_set_detail(res, "%s", e->msg);
+                        return r;
+                }
+        }
+        int r = plan_run(sx, held, fs_uid, fs_gid, cg, cancel_fd, req, res, e);
+        if (held && (held->in_fd >= 0 || held->out_fd >= 0)) { /* not used: nothing of it outlives the run */
+                hull_error de = {0};
+                (void) sbx_session_held_drop(sx, held, &de);
+        }
+        return r;
+}
+
+static int plan_run(sbx_session *sx, sbx_held *held, uid_t fs_uid, gid_t fs_gid, const sbx_cgroup *cg, int cancel_fd,
+                    const sbx_plan *req, sbx_plan_result *res, hull_error *e) {
         if (!res->steps)
                 res->steps = calloc(MAX(req->n_steps, 1U), sizeof(sbx_step_result));
         if (!res->artifacts)
@@ -152,7 +210,7 @@ int sbx_plan_run_in_session(sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const s
                                       .output_bytes = req->output_bytes,
                                       .cancel_fd = cancel_fd};
                 sbx_result sr;
-                int r = sbx_session_run(sx, &c, &sr, e);
+                int r = run_step(sx, held, req, i, &c, &sr, e);
                 if (r < 0) {
                         res->outcome = SBX_PLAN_ERROR;
                         sbx_plan_set_detail(res, "step %u: %s", i + 1, e->msg);

@@ -25,6 +25,9 @@ typedef struct sbx_plan_step {
 
 enum {
         SBX_PLAN_STOP_ON_FAILURE = 1U << 0, /* a step that does not exit 0 ends the run */
+        SBX_PLAN_JAVASCRIPT = 1U << 1,      /* one node step running sbx_plan_js_code(): a warm node
+                                             * given that code may run it instead */
+        SBX_PLAN_FLAGS_ALL = SBX_PLAN_STOP_ON_FAILURE | SBX_PLAN_JAVASCRIPT,
 };
 
 typedef struct sbx_plan {
@@ -111,6 +114,7 @@ void sbx_plan_files_free(sbx_plan_file *f, uint32_t n);
 
 struct sbx_result;
 struct sbx_session;
+struct sbx_held;
 struct sbx_cgroup;
 
 /* A step's result from what the sandbox reported (takes its output buffers). */
@@ -128,3 +132,11 @@ void sbx_plan_set_detail(sbx_plan_result *res, const char *fmt, ...) _printf_(2,
  * broke; *res holds SBX_PLAN_ERROR and what ran before). */
 int sbx_plan_run_in_session(struct sbx_session *sx, uid_t fs_uid, gid_t fs_gid, const struct sbx_cgroup *cg,
                             int cancel_fd, const sbx_plan *req, sbx_plan_result *res, hull_error *e);
+/* The code of a SBX_PLAN_JAVASCRIPT plan (its file, or node's -e argument); false: not one. */
+bool sbx_plan_js_code(const sbx_plan *req, const char **ret, size_t *ret_len);
+/* The same run of a SBX_PLAN_JAVASCRIPT plan, its step given to held (a node started in sx ahead
+ * of it, waiting for code on its stdin: sbx_session_hold) where that node is still there; the
+ * held node is used or killed either way. */
+int sbx_plan_run_held(struct sbx_session *sx, struct sbx_held *held, uid_t fs_uid, gid_t fs_gid,
+                      const struct sbx_cgroup *cg, int cancel_fd, const sbx_plan *req, sbx_plan_result *res,
+                      hull_error *e);

@@ -12,6 +12,7 @@ enum {
         CTL_RUN = 1,     /* carries one fd: the broker's end of a run's socketpair */
         CTL_CANCEL = 2,  /* stop every run, refuse new ones */
         CTL_SESSION = 3, /* carries one fd: the broker's end of a session's socketpair */
+        CTL_RUN_JS = 4,  /* CTL_RUN of a javascript run: the next spare warms a node */
 };
 
 /* daemon ↔ keeper, SOCK_SEQPACKET messages */
@@ -58,6 +59,9 @@ void brk_refuse_run(int fd, const char *why);
 
 /* One run, in the worker process: the request from fd, the result to it; cancel_fd (a signalfd)
  * cancels; box: the spare's pre-made sandbox or NULL. Never returns an error: it answers. */
-void brk_worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box);
+struct sbx_held;
+/* box: the spare's sandbox set up in advance, or NULL; held: a node waiting in it for a
+ * javascript run's code (in_fd -1: none). */
+void brk_worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box, struct sbx_held *held);
 /* A session's keeper, in its process: the session's sandbox until the daemon's end closes. */
 void brk_keeper_run(const brk_config *cfg, int fd, int term_fd);

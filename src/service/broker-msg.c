@@ -88,6 +88,7 @@ static int request_check(const sbx_plan *r) {
                 if (!sbx_plan_path_is_clean(r->artifacts[i], strlen(r->artifacts[i])))
                         return -EINVAL;
         if (r->net >= _SBX_NET_MODE_MAX || r->n_net_hosts > SBX_NET_ALLOW_MAX ||
+            (r->flags & ~(uint32_t) SBX_PLAN_FLAGS_ALL) ||
             (r->tier != SBX_TIER_CONTAINER && r->tier != SBX_TIER_KERNEL) ||
             (r->layer_dir && strlen(r->layer_dir) >= SBX_PATH_MAX) ||
             strnlen(r->kernel_platform, sizeof(r->kernel_platform)) >= sizeof(r->kernel_platform))
@@ -296,7 +297,7 @@ int brk_plan_decode(const void *buf, size_t len, sbx_plan *ret) {
         m.output_bytes = get_u64(&rd);
         m.artifact_bytes = get_u64(&rd);
         m.flags = get_u32(&rd);
-        if (!rd.err && (m.timeout_ms == 0 || (m.flags & ~(uint32_t) SBX_PLAN_STOP_ON_FAILURE)))
+        if (!rd.err && (m.timeout_ms == 0 || (m.flags & ~(uint32_t) SBX_PLAN_FLAGS_ALL)))
                 rd.err = -EBADMSG;
 
         uint32_t n = get_count(&rd, 0, BRK_FILES_MAX);

@@ -422,12 +422,12 @@ static void collect_artifacts(worker *w, const sbx_plan *req, sbx_plan_result *r
         }
 }
 
-static void run_in_box(worker *w, sbx_session_box *box, const sbx_plan *req, sbx_plan_result *res) {
+static void run_in_box(worker *w, sbx_session_box *box, sbx_held *held, const sbx_plan *req, sbx_plan_result *res) {
         sbx_session sx;
         hull_error e = {0};
         sbx_session_init(&sx, box->ctl_fd, box->ws_fd, -1, -1, NULL, 0, -1);
-        (void) sbx_plan_run_in_session(&sx, box->host_uid, box->host_gid, box->have_cg ? &box->cg : NULL, w->cancel_fd,
-                                       req, res, &e);
+        (void) sbx_plan_run_held(&sx, held && held->in_fd >= 0 ? held : NULL, box->host_uid, box->host_gid,
+                                 box->have_cg ? &box->cg : NULL, w->cancel_fd, req, res, &e);
         sbx_session_done(&sx);
 }
 
@@ -438,7 +438,7 @@ static bool box_fits(const brk_config *cfg, const sbx_plan *req) {
                (req->tmp_bytes ? req->tmp_bytes : SBX_DEFAULT_TMP_BYTES) == cfg->spare_tmp_bytes;
 }
 
-void brk_worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box) {
+void brk_worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_box *box, sbx_held *held) {
         worker w = {.cfg = cfg, .cancel_fd = cancel_fd, .dir_fd = -1};
         sbx_plan req = {0};
         sbx_plan_result res = {0};
@@ -465,7 +465,7 @@ void brk_worker_run(const brk_config *cfg, int fd, int cancel_fd, sbx_session_bo
                 goto answer;
         }
         if (box && box_fits(cfg, &req)) {
-                run_in_box(&w, box, &req, &res);
+                run_in_box(&w, box, held, &req, &res);
                 goto answer;
         }
         if (make_run_dir(&w, &req, &e) < 0) {

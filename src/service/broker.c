@@ -38,6 +38,7 @@
 #include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
+#include "plimsoll.h"
 #include "sbx.h"
 #include "sbx-net.h"
 #include "sbx-session.h"
@@ -70,6 +71,8 @@ typedef struct broker_state {
         pid_t spare;    /* the spare worker (its sandbox set up in advance), 0: none */
         int spare_sock; /* to it: "R" when ready, then the run's fd */
         bool spare_ready;
+        bool warm_js;            /* the last run was javascript: the next spare warms a node */
+        uint64_t spare_born;     /* when the spare was forked (now_mono_ms) */
         unsigned spare_failures; /* spares that died unused in a row; at the cap, no more */
         bool refusing;           /* CTL_CANCEL, SIGTERM or EOF: no new runs */
         uint64_t kill_at;        /* when workers still running get SIGKILL; 0: not yet */
@@ -110,7 +113,7 @@ static void spawn_worker(broker_state *s, int fd) {
                 return;
         }
         if (pid == 0) {
-                brk_worker_run(s->cfg, fd, cancel_fd, NULL);
+                brk_worker_run(s->cfg, fd, cancel_fd, NULL, NULL);
                 _exit(0);
         }
         s->run_fds[s->n_workers] = fd;
@@ -138,7 +141,7 @@ static void spawn_keeper(broker_state *s, int fd) {
 
 /* The spare worker: sets a sandbox up, says "R", waits for a run's fd, runs it like a worker
  * (or ends the sandbox on SIGTERM or EOF). */
-static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd) {
+static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd, bool warm_js) {
         sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
         sbx_session_spec spec = {.memory_bytes = cfg->spare_memory_bytes,
                                  .pids = cfg->spare_pids,
@@ -154,6 +157,13 @@ static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd
         for (size_t i = 0; i < box.n_cg_fds; i++)
                 safe_close(box.cg_fds[i]);
         box.n_cg_fds = 0;
+        sbx_held held = {.in_fd = -1, .out_fd = -1, .err_fd = -1};
+        if (warm_js) { /* its failure leaves none: the run starts its node itself */
+                sbx_session sx;
+                hull_error he = {0};
+                sbx_session_init(&sx, box.ctl_fd, box.ws_fd, -1, -1, NULL, 0, -1);
+                (void) sbx_session_hold(&sx, (char *const *) plim_js_warm_argv, &held, &he);
+        }
         int fd = -1;
         if (send(sock, "R", 1, MSG_NOSIGNAL) == 1) {
                 struct pollfd p[3] = {{.fd = sock, .events = POLLIN},
@@ -169,7 +179,7 @@ static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd
                 }
         }
         if (fd >= 0)
-                brk_worker_run(cfg, fd, cancel_fd, &box);
+                brk_worker_run(cfg, fd, cancel_fd, &box, &held);
         (void) sbx_session_box_end(&box, NULL, &e);
         _exit(0);
 }
@@ -189,12 +199,34 @@ static void spawn_spare(broker_state *s) {
         }
         if (pid == 0) {
                 safe_close(sv[0]);
-                spare_main(s->cfg, sv[1], cancel_fd);
+                spare_main(s->cfg, sv[1], cancel_fd, s->warm_js && s->cfg->warm_javascript);
         }
         safe_close(sv[1]);
         s->spare = pid;
         s->spare_sock = sv[0];
         s->spare_ready = false;
+        s->spare_born = now_mono_ms();
+}
+
+static bool use_spare(broker_state *s, int fd);
+
+/* A spare on its way (forked a moment ago, not ready yet): a run waits for it in the queue
+ * rather than have a worker of its own set a sandbox up beside it. */
+static bool spare_coming(const broker_state *s) {
+        return s->spare && !s->spare_ready && s->spare_sock >= 0 && now_mono_ms() < s->spare_born + BRK_SPARE_WAIT_MS;
+}
+
+/* Start queued runs while slots are free: on the spare, or (no spare coming) a new worker. */
+static void dispatch_queue(broker_state *s) {
+        while (!s->refusing && s->n_queued > 0 && s->n_workers < s->cfg->max_runs) {
+                int fd = s->queue[0];
+                if (!s->spare_ready && spare_coming(s))
+                        return;
+                memmove(s->queue, s->queue + 1, (s->n_queued - 1) * sizeof(int));
+                s->n_queued--;
+                if (!use_spare(s, fd))
+                        spawn_worker(s, fd);
+        }
 }
 
 /* Hand the run's fd to the spare, which becomes a worker. False: no spare was ready. */
@@ -218,6 +250,7 @@ static void on_spare(broker_state *s) {
         ssize_t n = recv(s->spare_sock, &c, 1, MSG_DONTWAIT);
         if (n == 1 && c == 'R') {
                 s->spare_ready = true;
+                dispatch_queue(s);
                 return;
         }
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -225,6 +258,7 @@ static void on_spare(broker_state *s) {
         /* "F" or EOF: this spare is of no use; reap() counts it when it exits. */
         s->spare_sock = safe_close(s->spare_sock);
         s->spare_ready = false;
+        dispatch_queue(s); /* what waited for it gets a worker of its own */
 }
 
 static void stop_everything(broker_state *s) {
@@ -276,14 +310,19 @@ static void on_ctl(broker_state *s) {
                         spawn_keeper(s, fd);
                 return;
         }
-        if (type != CTL_RUN || fd < 0) {
+        if ((type != CTL_RUN && type != CTL_RUN_JS) || fd < 0) {
                 safe_close(fd);
                 return;
         }
+        s->warm_js = type == CTL_RUN_JS; /* the spare made next is for a run like this one */
         if (s->refusing)
                 brk_refuse_run(fd, "refused: hull serve is shutting down");
-        else if (s->n_workers < s->cfg->max_runs) {
-                if (!use_spare(s, fd))
+        else if (s->n_workers < s->cfg->max_runs && s->n_queued == 0) {
+                if (use_spare(s, fd))
+                        return;
+                if (spare_coming(s) && s->cfg->queue_max > 0)
+                        s->queue[s->n_queued++] = fd; /* sooner than a worker setting a sandbox up */
+                else
                         spawn_worker(s, fd);
         } else if (s->n_queued < s->cfg->queue_max)
                 s->queue[s->n_queued++] = fd;
@@ -317,13 +356,7 @@ static void reap(broker_state *s) {
                         spawn_spare(s);
                 }
         }
-        while (!s->refusing && s->n_queued > 0 && s->n_workers < s->cfg->max_runs) {
-                int fd = s->queue[0];
-                memmove(s->queue, s->queue + 1, (s->n_queued - 1) * sizeof(int));
-                s->n_queued--;
-                if (!use_spare(s, fd))
-                        spawn_worker(s, fd);
-        }
+        dispatch_queue(s);
 }
 
 static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon) {
@@ -380,11 +413,17 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                         p[2 + n_queued + i] = (struct pollfd){.fd = s.run_fds[i], .events = POLLRDHUP};
                 unsigned i_spare = 2 + n_queued + n_workers;
                 p[i_spare] = (struct pollfd){.fd = s.spare_sock, .events = POLLIN};
+                if (s.n_queued > 0 && s.n_workers < cfg->max_runs && spare_coming(&s)) { /* its wait ends */
+                        int left = (int) (s.spare_born + BRK_SPARE_WAIT_MS - now_mono_ms()) + 1;
+                        timeout = timeout < 0 ? left : MIN(timeout, left);
+                }
                 int n = poll(p, i_spare + 1, timeout);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
-                if (n <= 0)
+                if (n <= 0) {
+                        dispatch_queue(&s); /* a wait for the spare may have ended */
                         continue;
+                }
                 for (unsigned i = 0; i < n_workers; i++)
                         if (p[2 + n_queued + i].revents) {
                                 kill(s.workers[i], SIGTERM);
@@ -410,6 +449,7 @@ static _noreturn_ void broker_main(const brk_config *cfg, int ctl, pid_t daemon)
                         on_spare(&s);
                 if (p[0].revents)
                         on_ctl(&s);
+                dispatch_queue(&s);
         }
 }
 
@@ -509,7 +549,7 @@ int brk_call(brk_broker *b, const sbx_plan *req, uint64_t wait_ms, int watch_fd,
                 return hull_err(e, r, "broker: cannot encode the run request");
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
                 return hull_err(e, negative_errno(), "broker: cannot create a socket for the run");
-        if (ctl_send(b, CTL_RUN, sv[1]) < 0)
+        if (ctl_send(b, (req->flags & SBX_PLAN_JAVASCRIPT) ? CTL_RUN_JS : CTL_RUN, sv[1]) < 0)
                 return not_started(ret, "the sandbox broker is not running");
         sv[1] = safe_close(sv[1]);
 

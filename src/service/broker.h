@@ -24,6 +24,9 @@ typedef struct brk_config {
         /* A spare worker keeps one sandbox set up in advance with these limits (runs asking for
          * them start at once, the set-up off their clock); 0 memory: no spare. */
         uint64_t spare_memory_bytes, spare_pids, spare_tmp_bytes;
+        /* Node is there: after a javascript run, the spare also starts a node waiting for the
+         * next one's code (plim_js_warm_argv), so that run skips node's own start. */
+        bool warm_javascript;
         /* The kernel tier's runsc as hull serve probed it (the broker is a fork: it stays
          * valid); NULL: runs asking for the kernel tier find it themselves. */
         const struct sbx_oci_runtime *kernel_runtime;

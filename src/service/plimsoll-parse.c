@@ -777,6 +777,24 @@ void plim_plan_done(sbx_plan *p) {
         "--import=data:text/javascript,import{createRequire}from\"node:module\";"                                      \
         "globalThis.require=createRequire(process.cwd()+\"/\")"
 
+/* A node started ahead of a javascript run (the broker's spare, brk_config.warm_javascript).
+ * While it waits it runs what a first module import and a first write to stdout would set up
+ * (an empty module of its own in /tmp, the stdout and stderr streams: about 4 ms of a run);
+ * then it reads the code from its stdin to the end, puts it in a module file in the work
+ * directory (relative imports resolve from there, as with `node -e`) and imports it;
+ * process.argv is node's alone, as with `-e`. The file is removed once the module has run. */
+const char *const plim_js_warm_argv[] = {
+        "/usr/bin/node",
+        PLIM_JS_REQUIRE_ARG,
+        "--input-type=module",
+        "-e",
+        "import{readFileSync as r,writeFileSync as w,rmSync as u}from\"node:fs\";"
+        "{const g=\"/tmp/.hull-warm.mjs\";w(g,\"export{}\");await import(\"file://\"+g);u(g)}"
+        "process.stdout;process.stderr;"
+        "const c=r(0),f=process.cwd()+\"/.hull-main.mjs\";w(f,c,{mode:0o600});process.argv.length=1;"
+        "try{await import(\"file://\"+f)}finally{u(f,{force:true})}",
+        NULL};
+
 static char **argv_new(const char *a, const char *b, const char *c) {
         char **argv = calloc(4, sizeof(char *));
         if (argv) {
@@ -800,6 +818,7 @@ int plim_plan(const plim_request *r, const plim_evidence *ev, sbx_plan *ret) {
                 snprintf(p.kernel_platform, sizeof(p.kernel_platform), "%s", ev->kernel_platform);
         if (r->kind == PLIM_KIND_JAVASCRIPT) {
                 p.output_bytes = PLIM_JS_OUTPUT_BYTES;
+                p.flags = SBX_PLAN_JAVASCRIPT;
                 p.n_steps = 1;
                 p.steps = calloc(1, sizeof(sbx_plan_step));
                 p.files = calloc(1, sizeof(sbx_plan_file));

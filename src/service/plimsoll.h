@@ -292,6 +292,9 @@ int plim_open_admit(const plim_open_request *r, const plim_evidence *ev, plim_er
  * "kernel" (or the sessions' tier is) and ev->kernel_sessions. */
 bool plim_open_kernel(const plim_open_request *r, const plim_evidence *ev);
 
+/* argv of a node waiting on its stdin for a javascript run's code (see plimsoll-parse.c). */
+extern const char *const plim_js_warm_argv[];
+
 /* The broker request for an admitted run: javascript writes main.mjs and runs
  * `/usr/bin/node main.mjs`; a project writes its files and runs each step as `sh -c STEP`,
  * stopping at the first failing one. Strings are borrowed from r; free with plim_plan_done (which

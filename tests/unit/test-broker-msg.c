@@ -108,6 +108,16 @@ static void test_request(void) {
         bad = r;
         bad.tier = SBX_TIER_PROCESS; /* a run is a container or under gVisor, never a bare process */
         CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
+
+        /* a javascript run's flag crosses (the spare's warm node takes it); unknown flags do not */
+        bad = r;
+        bad.flags = SBX_PLAN_JAVASCRIPT;
+        CHECK(brk_plan_encode(&bad, &buf, &len) == 0 && brk_plan_decode(buf, len, &d) == 0 &&
+              d.flags == SBX_PLAN_JAVASCRIPT);
+        sbx_plan_done(&d);
+        free(buf);
+        bad.flags = SBX_PLAN_FLAGS_ALL + 1;
+        CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
         bad = r;
         memset(bad.kernel_platform, 'x', sizeof(bad.kernel_platform)); /* no NUL: refused */
         CHECK(brk_plan_encode(&bad, &buf, &len) == -EINVAL);
