@@ -7,11 +7,10 @@ import os
 import threading
 import time
 import types
-import urllib.parse
 import weakref
 
 from . import server as _server
-from .client import Client, wire
+from .client import Client, quote
 from .errors import APIError, HullError, ToolError, turn_error
 from .handles import Handle, PublishedFile
 
@@ -111,12 +110,10 @@ class Conversation:
         self.idle_ttl, self.turn_timeout = idle_ttl, turn_timeout
         embedded = _server.embedded_settings(hull_bin, model, provider, base_url, model_api_key, serve_args,
                                              private_server)
-        # the embedded server starts first: http.client's import and the tools' schemas are
-        # made while it comes up
+        # the embedded server starts first: the tools' schemas are made while it comes up
         self._client, self._own_server, starting = _client_for(server, api_key, embedded)
         specs = []
         try:
-            wire()
             for fn in tools:
                 from .schema import tool_spec  # here: inspect and typing are slow to import, and only tools need them
 
@@ -249,7 +246,7 @@ class Conversation:
     # ---- turns ----
 
     def _spath(self, tail=""):
-        return "/v1/sessions/%s%s" % (urllib.parse.quote(self.session_id, safe=""), tail)
+        return "/v1/sessions/%s%s" % (quote(self.session_id), tail)
 
     def ask(self, prompt, inputs=()):
         """One turn: the prompt (and input files) in, a Result out. Raises ModelError, ToolError,
