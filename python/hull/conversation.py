@@ -12,7 +12,6 @@ import weakref
 from . import server as _server
 from .client import Client, quote
 from .errors import APIError, HullError, ToolError, turn_error
-from .handles import Handle, PublishedFile
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 RESULT_BYTES_MAX = 7 << 20  # a custom tool's result text that fits a /v1 request (8 MiB)
@@ -383,6 +382,8 @@ class Conversation:
 
     def _collect(self, deliver=True):
         data = self._client.call("GET", self._spath("/handles")).get("data") or []
+        if data:  # here: a turn that kept nothing does not compile hull.handles (a cold solve's path)
+            from .handles import Handle, PublishedFile
         handles = {h["name"]: Handle(self._client, self.session_id, h) for h in data}
         published = []
         if deliver:
