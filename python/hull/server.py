@@ -80,12 +80,17 @@ class _Process:
 
     def __init__(self, pid):
         self.pid, self.returncode = pid, None
+        self._reap_lock = _thread.allocate_lock()  # one reaper: a second waitpid would see ECHILD
         try:
             self._pidfd = os.pidfd_open(pid)
         except (AttributeError, OSError):  # before Linux 5.3: wait() polls
             self._pidfd = None
 
     def poll(self):
+        with self._reap_lock:
+            return self._poll()
+
+    def _poll(self):
         if self.returncode is None:
             try:
                 pid, status = os.waitpid(self.pid, os.WNOHANG)
@@ -93,9 +98,6 @@ class _Process:
                 pid, status = self.pid, 0
             if pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
-                if self._pidfd is not None:
-                    os.close(self._pidfd)
-                    self._pidfd = None
         return self.returncode
 
     def wait(self, timeout=None):
@@ -104,11 +106,16 @@ class _Process:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 raise _Process.Timeout()
-            if self._pidfd is not None:
+            if self._pidfd is not None:  # readable once it ended (and still after it was reaped)
                 select.select([self._pidfd], [], [], left)
             else:
                 time.sleep(0.005 if left is None else min(0.005, left))
         return self.returncode
+
+    def __del__(self):  # the pidfd stays open until then: a waiter in another thread may be selecting on it
+        fd, self._pidfd = getattr(self, "_pidfd", None), None
+        if fd is not None:
+            os.close(fd)
 
     def send_signal(self, sig):
         if self.poll() is None:  # never a pid that was reaped (and may be reused)
