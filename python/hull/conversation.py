@@ -7,13 +7,11 @@ import os
 import threading
 import time
 import types
-import urllib.parse
 import weakref
 
 from . import server as _server
-from .client import Client, wire
+from .client import Client, quote
 from .errors import APIError, HullError, ToolError, turn_error
-from .handles import Handle, PublishedFile
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 RESULT_BYTES_MAX = 7 << 20  # a custom tool's result text that fits a /v1 request (8 MiB)
@@ -111,12 +109,10 @@ class Conversation:
         self.idle_ttl, self.turn_timeout = idle_ttl, turn_timeout
         embedded = _server.embedded_settings(hull_bin, model, provider, base_url, model_api_key, serve_args,
                                              private_server)
-        # the embedded server starts first: http.client's import and the tools' schemas are
-        # made while it comes up
+        # the embedded server starts first: the tools' schemas are made while it comes up
         self._client, self._own_server, starting = _client_for(server, api_key, embedded)
         specs = []
         try:
-            wire()
             for fn in tools:
                 from .schema import tool_spec  # here: inspect and typing are slow to import, and only tools need them
 
@@ -249,7 +245,7 @@ class Conversation:
     # ---- turns ----
 
     def _spath(self, tail=""):
-        return "/v1/sessions/%s%s" % (urllib.parse.quote(self.session_id, safe=""), tail)
+        return "/v1/sessions/%s%s" % (quote(self.session_id), tail)
 
     def ask(self, prompt, inputs=()):
         """One turn: the prompt (and input files) in, a Result out. Raises ModelError, ToolError,
@@ -386,6 +382,8 @@ class Conversation:
 
     def _collect(self, deliver=True):
         data = self._client.call("GET", self._spath("/handles")).get("data") or []
+        if data:  # here: a turn that kept nothing does not compile hull.handles (a cold solve's path)
+            from .handles import Handle, PublishedFile
         handles = {h["name"]: Handle(self._client, self.session_id, h) for h in data}
         published = []
         if deliver:

@@ -2,8 +2,8 @@
 /v1 handle routes while the session lives."""
 import json
 import os
-import urllib.parse
 
+from .client import quote
 from .errors import HullError
 
 CHUNK = 16 << 20  # what one GET .../content answers at most (HULL_API_BINARY_READ_MAX)
@@ -28,8 +28,8 @@ class Handle:
         return "<hull.Handle %s: %s>" % (self.name, self.summary)
 
     def _path(self, tail=""):
-        return "/v1/sessions/%s/handles/%s%s" % (urllib.parse.quote(self._session, safe=""),
-                                                urllib.parse.quote(self.name, safe=""), tail)
+        return "/v1/sessions/%s/handles/%s%s" % (quote(self._session),
+                                                quote(self.name), tail)
 
     def read(self):
         """The handle's bytes as stored (a table: its SQLite database)."""
@@ -78,7 +78,7 @@ class Handle:
         handles given (as ``NAME.data``), run by hull. The rows as dicts, or a Handle when the
         result is large (hull keeps it as a new table handle)."""
         names = [self.name] + [h.name if isinstance(h, Handle) else str(h) for h in others]
-        b = self._client.call("POST", "/v1/sessions/%s/query" % urllib.parse.quote(self._session, safe=""),
+        b = self._client.call("POST", "/v1/sessions/%s/query" % quote(self._session),
                               {"sql": query, "handles": names})
         if "handle" in b:
             return Handle(self._client, self._session, b["handle"])

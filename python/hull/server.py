@@ -1,20 +1,144 @@
 """The embedded server: a private ``hull serve`` for this process, on a unix socket (and a
 loopback port the library does not use), under a temporary HULL_HOME, with a random API key so
-no other local user can drive it; stopped, and its directory removed, at exit."""
+no other local user can drive it; stopped, and its directory removed, at exit.
+
+This module is what solve() imports before it spawns the server, so it imports only what the
+interpreter has loaded anyway (os, select, time, atexit, _thread): subprocess (with signal, enum,
+threading, selectors), tempfile (with random and shutil) and shutil (with fnmatch and re) took
+~20 ms before the spawn, all of it on the cold solve's path. The spawn is os.posix_spawn (a
+vfork-style start), the directory a mkdir of a random name, the process watched by its pidfd."""
+import _thread
 import atexit
 import os
 import select
-import shutil
-import signal
-import subprocess
-import tempfile
-import threading
 import time
 
 from .errors import SandboxError
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _servers = {}  # config -> EmbeddedServer: one per distinct binary and model settings
+SIGTERM, SIGKILL = 15, 9  # Linux's numbers (hull is Linux-only): the signal module imports enum
+
+
+def _which(name):
+    """shutil.which(name) for a plain name, without shutil's imports."""
+    for d in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        p = os.path.join(d or os.curdir, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def _make_root(prefix="hull-py-"):
+    """tempfile.mkdtemp(prefix=prefix) without tempfile's imports: a new directory (0700, made by
+    mkdir: never one that existed) in the first usable of $TMPDIR, $TEMP, $TMP, /tmp, /var/tmp,
+    /usr/tmp (tempfile's order)."""
+    dirs = [os.environ.get(v) for v in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]
+    err = None
+    for d in dirs:
+        if not d:
+            continue
+        for _ in range(100):
+            path = os.path.join(os.path.abspath(d), prefix + os.urandom(6).hex())
+            try:
+                os.mkdir(path, 0o700)
+                return path
+            except FileExistsError:
+                continue
+            except OSError as e:
+                err = e
+                break
+    raise SandboxError("no temporary directory for the embedded server: %s" % err, "server_start_failed")
+
+
+def _inherited_fds(keep):
+    """This process's inheritable fds from 3 on, but keep: what subprocess's close_fds would
+    close in the child (Python makes its own fds non-inheritable, PEP 446; a program may not)."""
+    out = []
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        return out
+    for name in names:
+        fd = int(name)
+        if fd < 3 or fd in keep:
+            continue
+        try:
+            if os.get_inheritable(fd):
+                out.append(fd)
+        except OSError:  # the listing's own fd, closed by now
+            pass
+    return out
+
+
+class _Process:
+    """The spawned hull serve: what the library used of subprocess.Popen (pid, returncode, poll,
+    wait, send_signal), on os.waitpid and a pidfd."""
+
+    class Timeout(Exception):
+        pass
+
+    def __init__(self, pid):
+        self.pid, self.returncode = pid, None
+        self._reap_lock = _thread.allocate_lock()  # one reaper: a second waitpid would see ECHILD
+        try:
+            self._pidfd = os.pidfd_open(pid)
+        except (AttributeError, OSError):  # before Linux 5.3: wait() polls
+            self._pidfd = None
+
+    def poll(self):
+        with self._reap_lock:
+            return self._poll()
+
+    def _poll(self):
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped by someone else (SIGCHLD ignored): as subprocess does
+                pid, status = self.pid, 0
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise _Process.Timeout()
+            if self._pidfd is not None:  # readable once it ended (and still after it was reaped)
+                select.select([self._pidfd], [], [], left)
+            else:
+                time.sleep(0.005 if left is None else min(0.005, left))
+        return self.returncode
+
+    def __del__(self):  # the pidfd stays open until then: a waiter in another thread may be selecting on it
+        fd, self._pidfd = getattr(self, "_pidfd", None), None
+        if fd is not None:
+            os.close(fd)
+
+    def send_signal(self, sig):
+        if self.poll() is None:  # never a pid that was reaped (and may be reused)
+            os.kill(self.pid, sig)
+
+
+def _spawn(cmd, env, log_fd, ready_w):
+    """Start cmd in a session of its own, stdin /dev/null, stdout and stderr to log_fd, ready_w
+    (3 or more) kept open in it and no other fd of this process: a _Process."""
+    low = None
+    if log_fd < 3:  # fds 0-2 are the child's own: the source of its dup2s must sit above them
+        import fcntl  # a built-in extension: no imports of its own
+
+        log_fd = low = fcntl.fcntl(log_fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0), (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                   (os.POSIX_SPAWN_DUP2, log_fd, 2),
+                   (os.POSIX_SPAWN_DUP2, ready_w, ready_w)]  # onto itself: kept open across the exec
+        actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited_fds({log_fd, ready_w})]
+        return _Process(os.posix_spawn(cmd[0], cmd, env, file_actions=actions, setsid=True))
+    finally:
+        if low is not None:
+            os.close(low)
 
 
 def find_binary(explicit=None):
@@ -24,7 +148,7 @@ def find_binary(explicit=None):
         cands.append(explicit)
     if os.environ.get("HULL_BIN"):
         cands.append(os.environ["HULL_BIN"])
-    w = shutil.which("hull")
+    w = _which("hull")
     if w:
         cands.append(w)
     here = os.path.dirname(os.path.abspath(__file__))
@@ -46,7 +170,7 @@ class EmbeddedServer:
     def __init__(self, binary=None, model=None, provider=None, base_url=None, model_api_key=None, args=(),
                  start_timeout=30.0, stop_at_exit=True, wait=True):
         self.binary = find_binary(binary)
-        self.root = tempfile.mkdtemp(prefix="hull-py-")
+        self.root = _make_root()
         os.chmod(self.root, 0o711)
         self.home = os.path.join(self.root, "home")
         os.mkdir(self.home, 0o711)
@@ -75,23 +199,27 @@ class EmbeddedServer:
         self.started_at = time.monotonic()
         self.ready_at = None  # time.monotonic() when its ready notice came (the start's length: ready_at - started_at)
         try:
-            self.proc = subprocess.Popen(cmd + ["--ready-fd", str(ready_w)], env=env, stdin=subprocess.DEVNULL,
-                                         stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-                                         close_fds=True, pass_fds=(ready_w,))
+            if ready_w < 3:  # it is named on the command line: the number must be the child's too
+                import fcntl
+
+                low, ready_w = ready_w, fcntl.fcntl(ready_w, fcntl.F_DUPFD_CLOEXEC, 3)
+                os.close(low)
+            self.proc = _spawn(cmd + ["--ready-fd", str(ready_w)], env, self._log.fileno(), ready_w)
         except OSError as e:
             os.close(ready_r)
+            self._log.close()
+            self._log = None
             self._cleanup_dir()
             raise SandboxError("cannot start %s: %s" % (self.binary, e), "server_start_failed")
         finally:
             os.close(ready_w)
-        self._ready_r, self._ready_lock, self._start_error = ready_r, threading.Lock(), None
+        self._ready_r, self._ready_lock, self._start_error = ready_r, _thread.allocate_lock(), None
         self._start_deadline = time.monotonic() + start_timeout
         if stop_at_exit:
             atexit.register(self.stop)
         if wait:
-            from .client import wire
+            from . import client  # noqa: F401 (the first request's module, imported while it starts)
 
-            wire()  # http.client's import while it starts (the first request needs it)
             self.wait_ready()
 
     def wait_ready(self):
@@ -138,12 +266,14 @@ class EmbeddedServer:
             return ""
 
     def _cleanup_dir(self):
+        import shutil  # here: it imports fnmatch and re, and the removal is the last step
+
         shutil.rmtree(self.root, ignore_errors=True)
 
     def _terminate(self):
         p = getattr(self, "proc", None)
         if p is not None and p.poll() is None:
-            p.send_signal(signal.SIGTERM)
+            p.send_signal(SIGTERM)
 
     def stop(self, timeout=10.0):
         """SIGTERM, wait (then SIGKILL the group), remove the directory. Idempotent."""
@@ -161,9 +291,9 @@ class EmbeddedServer:
             try:
                 self._terminate()
                 p.wait(timeout)
-            except subprocess.TimeoutExpired:
+            except _Process.Timeout:
                 try:
-                    os.killpg(p.pid, signal.SIGKILL)
+                    os.killpg(p.pid, SIGKILL)
                 except OSError:
                     pass
                 p.wait()

@@ -362,32 +362,57 @@ class E2E(unittest.TestCase):
             mock.stop()
 
     def test_embedded_start_overlaps_the_import(self):
-        """Order, not time: a one-off solve in a fresh interpreter spawns its embedded hull serve
-        before it imports http.client (about 30 ms, imported while the server starts)."""
+        """Counts and order, not time: a one-off solve in a fresh interpreter spawns its embedded
+        hull serve (one posix_spawn) before it imports the rest of the library, and the whole
+        solve imports none of the modules issue 25's cold solve found slow: subprocess,
+        tempfile, shutil (~20 ms before the spawn), http.client with email and ssl, urllib.parse
+        (25-40 ms before the first request), nor hull.handles for a turn that kept no handle."""
         mock = Mock({"then": "repeat", "steps": [{"text": "overlapped"}]})
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         code = """
-import subprocess, sys
+import os, sys
 sys.path.insert(0, sys.argv[1])
+SLOW = ("subprocess", "tempfile", "shutil", "http.client", "email.parser", "ssl", "urllib.parse", "hull.handles")
 seen = []
-class Popen(subprocess.Popen):
-    def __init__(self, *a, **k):
-        seen.append("http.client" in sys.modules)
-        super().__init__(*a, **k)
-subprocess.Popen = Popen
+spawn = os.posix_spawn
+def counting_spawn(*a, **k):
+    seen.append(("hull.conversation" in sys.modules, [m for m in SLOW if m in sys.modules]))
+    return spawn(*a, **k)
+os.posix_spawn = counting_spawn
 import hull
 from hull import server
 r = hull.solve("x", provider="anthropic", base_url=sys.argv[2], model_api_key="sk-mock")
 (srv,) = server._servers.values()
-print(seen[0], "http.client" in sys.modules, r.text, srv.ready_at >= srv.started_at)
+print(len(seen), seen[0][0], seen[0][1], [m for m in SLOW if m in sys.modules], r.text, srv.ready_at >= srv.started_at)
 r.close()
 """
         try:
             out = subprocess.run(["/usr/bin/python3", "-S", "-c", code, here, mock.url], capture_output=True,
                                  text=True, timeout=120)
-            self.assertEqual(out.stdout.split(), ["False", "True", "overlapped", "True"], out.stderr[-2000:])
+            self.assertEqual(out.stdout.split(), ["1", "False", "[]", "[]", "overlapped", "True"], out.stderr[-2000:])
         finally:
             mock.stop()
+
+    def test_embedded_server_inherits_no_stray_fd(self):
+        """What subprocess's close_fds did, kept with posix_spawn: an inheritable fd of the
+        program (PEP 446 makes Python's own non-inheritable; a program may set one) does not
+        reach the embedded hull serve."""
+        r, w = os.pipe()
+        os.set_inheritable(w, True)
+        srv = None
+        try:
+            ino = os.fstat(w).st_ino
+            srv = hull.EmbeddedServer(args=["--no-zygote"])
+            fds = os.listdir("/proc/%d/fd" % srv.proc.pid)
+            links = [os.readlink("/proc/%d/fd/%s" % (srv.proc.pid, fd)) for fd in fds]
+            self.assertNotIn("pipe:[%d]" % ino, links)
+            self.assertEqual(os.readlink("/proc/%d/fd/0" % srv.proc.pid), "/dev/null")
+            self.assertEqual(os.readlink("/proc/%d/fd/2" % srv.proc.pid), os.path.join(srv.root, "serve.log"))
+        finally:
+            if srv is not None:
+                srv.stop()
+            os.close(r)
+            os.close(w)
 
     def test_bad_input_and_server_errors(self):
         mock = Mock({"steps": [{"text": "hi"}]})

@@ -167,11 +167,61 @@ class ServerFindTest(unittest.TestCase):
                 server.find_binary()
 
 
+class WireTest(unittest.TestCase):
+    """hull.client's HTTP/1.1 answers (it speaks plain HTTP itself: http.client's import was most
+    of a cold solve's Python side)."""
+
+    def answer(self, raw, method="GET"):
+        import io
+        from hull import client
+        return client.Response(io.BytesIO(raw), method)
+
+    def test_framings(self):
+        r = self.answer(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhelloEXTRA")
+        self.assertEqual((r.status, r.getheaders(), r.read()), (200, [("Content-Length", "5"), ("X-A", "b")], b"hello"))
+        chunks = [b"data: 1\n\nda", b"ta", b": 2\n", b"\n"]  # lines across chunks, chunks across lines
+        body = b"".join(b"%x;x=y\r\n%s\r\n" % (len(c), c) for c in chunks) + b"0\r\nT: v\r\n\r\n"
+        r = self.answer(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + body)
+        self.assertEqual([r.readline() for _ in range(5)], [b"data: 1\n", b"\n", b"data: 2\n", b"\n", b""])
+        r = self.answer(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
+        self.assertEqual(r.read(), b"abcde")
+        r = self.answer(b"HTTP/1.0 404 Not Found\r\n\r\n{\"a\": 1}\nrest")
+        self.assertEqual((r.status, r.readline(), r.read()), (404, b'{"a": 1}\n', b"rest"))
+        r = self.answer(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\nContent-Length: 9\r\n\r\n")
+        self.assertEqual((r.status, r.read()), (204, b""))
+        r = self.answer(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", "HEAD")
+        self.assertEqual(r.read(), b"")
+
+    def test_refusals(self):
+        from hull import client
+        for raw in (b"", b"SSH-2.0-x\r\n\r\n", b"HTTP/1.1 2000 OK\r\n\r\n", b"HTTP/1.1 200 OK\r\nbad\r\n\r\n",
+                    b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n", b"HTTP/1.1 200 OK\r\n" + b"A: b\r\n" * 101,
+                    b"HTTP/1.1 200 OK\r\nX: " + b"a" * (client.MAX_LINE + 1) + b"\r\n\r\n"):
+            with self.assertRaises(client.WireError, msg=raw[:40]):
+                self.answer(raw)
+        for raw in (b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort",
+                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab",
+                    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXX0\r\n\r\n"):
+            with self.assertRaises(client.WireError, msg=raw[:60]):
+                self.answer(raw).read()
+        c = client.Connection(unix="/nonexistent")
+        for method, url, headers in (("GET", "/a b", {}), ("GET", "/a\r\nX: y", {}), ("GET", "/", {"a": "b\r\nc: d"})):
+            with self.assertRaises(ValueError):
+                c.request(method, url, headers=headers)
+
+    def test_quote(self):
+        import urllib.parse
+        from hull import client
+        for s in ("sesn_abc123", "a b/c?d#e%f", "é€", "~._-", ""):
+            self.assertEqual(client.quote(s), urllib.parse.quote(s, safe=""))
+
+
 class ImportTest(unittest.TestCase):
     def test_import_leaves_the_wire_for_later(self):
         """`import hull` imports neither http.client nor ssl nor the email package (about 30 ms,
-        most of the import): the first request, or a Conversation while its embedded server
-        starts, does (hull.client.wire). Counted in a fresh interpreter without site's imports."""
+        most of the import), nor inspect, typing, asyncio. Counted in a fresh interpreter without
+        site's imports. http.client comes only for an https:// server (hull.client.wire)."""
         import os
         import subprocess
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -181,20 +231,21 @@ class ImportTest(unittest.TestCase):
         out = subprocess.run([sys.executable, "-S", "-c", code, here], capture_output=True, text=True, check=True)
         self.assertEqual(out.stdout.strip(), "[]", out.stderr)
         from hull import client
-        http_client, unix_connection = client.wire()
-        self.assertTrue(issubclass(unix_connection, http_client.HTTPConnection))
+        self.assertTrue(hasattr(client.wire(), "HTTPSConnection"))
 
     def test_solve_spawns_before_the_rest_is_imported(self):
         """Order, not time: `import hull` loads only the package and its errors, and solve()
         spawns the embedded server before it imports the rest of the library (conversation,
-        client, handles), so their import (and compile) overlaps the server's start.
+        client, handles), so their import (and compile) overlaps the server's start; what comes
+        before the spawn imports none of subprocess, tempfile, shutil (~20 ms with signal, enum,
+        random, fnmatch, re before the spawn, issue 25's cold solve).
         The spawn is stopped at once here (a fake default_server): no server is needed."""
         import os
         import subprocess
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import hull; "
                 "mods = lambda: sorted(m for m in ('hull.conversation', 'hull.client', 'hull.handles', "
-                "'hull.server', 'subprocess') if m in sys.modules); print(mods()); "
+                "'hull.server', 'subprocess', 'tempfile', 'shutil') if m in sys.modules); print(mods()); "
                 "from hull import server\n"
                 "def spawned(**kw):\n print(mods(), sorted(kw)); raise SystemExit(0)\n"
                 "server.default_server = spawned; hull.solve('hi')")
@@ -202,7 +253,7 @@ class ImportTest(unittest.TestCase):
         env.pop("HULL_SERVER", None)
         out = subprocess.run([sys.executable, "-S", "-c", code, here], capture_output=True, text=True, env=env)
         self.assertEqual(out.stdout.splitlines(), [
-            "[]", "['hull.server', 'subprocess'] ['args', 'base_url', 'binary', 'model', 'model_api_key', "
+            "[]", "['hull.server'] ['args', 'base_url', 'binary', 'model', 'model_api_key', "
                   "'provider', 'wait']"], out.stderr)
 
 
