@@ -569,6 +569,8 @@
 #define STORE_PG_CACHE_SLOTS 1024U         /* PostgreSQL nodes: session bodies kept in memory (store-pg-cache.c) */
 #define STORE_PG_CACHE_TRUST_MS 100U       /* ... trusted this long after the LISTEN connection was last read */
 #define NODE_APPEND_TRIES 5U               /* nodes: an append whose session row another node changed, again */
+#define NODE_PRESYNC_MS 50U                /* nodes: a send's sync with its sandbox look, taken by the send */
+#define V1_WEBHOOK_PER_EVENT_MAX 2U        /* webhook events one logged session event makes (idled, budget) */
 #define V1_HELD_MAX 8U                     /* nodes: a turn's events held for the next append (one commit) */
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */

@@ -138,8 +138,8 @@ int pg_events_append_claim(store *base, const char *session_id, json_t *const *e
  * where the stored body is still if_body: one round trip, one commit (one fsync), the session
  * object and its events visible together. Its NOTIFY also tells the other nodes the row changed. */
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                             const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
-                             hull_error *e) {
+                             const char *body, const char *if_body, const char *deliveries, int64_t *ret_first_seq,
+                             size_t *ret_queued, char **ret_stored, hull_error *e) {
         pg_store *s = pg_of(base);
         _cleanup_free_ char *batch = NULL;
         int r = batch_json(events, n, &batch, e);
@@ -155,7 +155,8 @@ int pg_events_append_session(store *base, const char *session_id, json_t *const 
                            c->status,
                            c->agent_id,
                            pg_int(av, c->agent_version),
-                           if_body};
+                           if_body,
+                           deliveries};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         pg_cache_forget(&s->cache, session_id);
@@ -165,15 +166,22 @@ int pg_events_append_session(store *base, const char *session_id, json_t *const 
                     "  WHERE id = $1 AND body = $10 RETURNING last_seq - $2::bigint AS first),"
                     " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
                     "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
-                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
-                    " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
-                    10, v, "cannot append events", &res, e);
+                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text)),"
+                    /* the status changes' webhooks, queued in the same commit (wh_enqueue's rows) */
+                    " wh AS (INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
+                    "  SELECT d.e, w.id, d.c, d.c, 0, d.b FROM s, json_to_recordset($11::json) AS d(e text, t text,"
+                    "  c bigint, b text) JOIN webhooks w ON w.enabled = 1 AND strpos(w.types, ',' || d.t || ',') > 0"
+                    "  RETURNING 1)"
+                    " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)),"
+                    " (SELECT count(*) FROM wh) FROM s",
+                    11, v, "cannot append events", &res, e);
         pg_cache_forget(&s->cache, session_id); /* a read that ran meanwhile may have kept the old body */
         if (r < 0)
                 return append_error(pc, r, e);
         if (PQntuples(res) == 1) {
                 if (ret_first_seq)
                         *ret_first_seq = pg_get_int(res, 0, 0);
+                *ret_queued = (size_t) pg_get_int(res, 0, 2);
                 return 0;
         }
         _cleanup_res_ PGresult *now = NULL;

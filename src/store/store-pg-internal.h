@@ -62,7 +62,8 @@ void pg_cache_keys_forget(pg_cache *c);
 void pg_cache_listen(pg_cache *c, pg_listen_state st);
 /* store_session_get_cached's: from memory when kept and trusted, else read (and kept). */
 int pg_session_cached(store *base, const char *id, char **ret, size_t *ret_len, hull_error *e);
-int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e);
+int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, uint64_t ttl_ms,
+                   store_owner *ret_owner, hull_error *e);
 
 typedef struct pg_store {
         store base;           /* first: a store * is a pg_store * */
@@ -146,8 +147,8 @@ int pg_sessions_with_status(store *base, const char *statuses, json_t **ret, hul
 int pg_events_append_claim(store *base, const char *session_id, json_t *const *events, size_t n, const char *node_id,
                            uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e);
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                             const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
-                             hull_error *e);
+                             const char *body, const char *if_body, const char *deliveries, int64_t *ret_first_seq,
+                             size_t *ret_queued, char **ret_stored, hull_error *e);
 int pg_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                      hull_error *e);
 int pg_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
