@@ -565,6 +565,7 @@
 #define STORE_BUSY_TIMEOUT_MS 5000U        /* SQLite's busy timeout */
 #define STORE_PG_CONNECT_TIMEOUT_S 10      /* PostgreSQL: connecting, unless the URL says */
 #define STORE_PG_RETRIES 5U                /* PostgreSQL: a statement that lost a serialization race, again */
+#define STORE_PG_PREPARED_MAX 16U          /* PostgreSQL: a turn's statements prepared once a connection */
 #define STORE_PG_CONNS 4U                  /* PostgreSQL: connections of one store's pool, opened as needed */
 #define STORE_PG_CACHE_SLOTS 1024U         /* PostgreSQL nodes: session bodies kept in memory (store-pg-cache.c) */
 #define STORE_PG_CACHE_TRUST_MS 100U       /* ... trusted this long after the LISTEN connection was last read */

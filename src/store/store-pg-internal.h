@@ -28,6 +28,10 @@ typedef struct pg_conn {
         /* the last failed statement's SQLSTATE and detail */
         char sqlstate[6];
         char detail[256];
+        /* the statements prepared on this connection's server session (pg_exec_hot), by their
+         * text's hash; forgotten when it is reset */
+        uint64_t prepared[STORE_PG_PREPARED_MAX];
+        unsigned n_prepared;
 } pg_conn;
 
 /* What a node answers from memory (store-pg-cache.c says when it is trusted). */
@@ -109,6 +113,13 @@ const char *pg_int(char buf[static PG_INT_MAX], int64_t v);
  * -ENOSPC, out of memory -ENOMEM, no permission -EACCES, a serialization failure or deadlock -EBUSY
  * (retried first when not in a transaction), else -EIO. pc->sqlstate and pc->detail say more. */
 int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret, hull_error *e);
+/* pg_exec for the statements a turn sends again and again (outside a transaction): prepared once on
+ * the connection (named by a hash of its text, so a same name is a same text on any server session,
+ * PgBouncer's too), then only bound and run: PostgreSQL parses and plans it once, where each
+ * PQexecParams parsed and planned it again (most of a turn's statement's time on the server). When
+ * the server no longer knows it (a reset, a pooler's other session) it runs as pg_exec does. */
+int pg_exec_hot(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
+                hull_error *e);
 /* The number of rows the last statement of res changed. */
 int64_t pg_changes(PGresult *res);
 /* Row r, column c of res as an integer (0 when NULL). */

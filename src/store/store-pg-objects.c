@@ -101,15 +101,16 @@ int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         int r = ret_owner
-                        ? pg_exec(pc,
+                        ? pg_exec_hot(
+                                  pc,
                                   "SELECT s.body, s.last_seq, o.node_id, coalesce(n.advertise, ''),"
                                   " coalesce(n.heartbeat_at >= now() - ($2::bigint * interval '1 millisecond'), false),"
                                   " coalesce((extract(epoch FROM now() - n.heartbeat_at) * 1000)::bigint, -1)"
                                   " FROM sessions s LEFT JOIN sandbox_owners o ON o.session_id = s.id"
                                   " LEFT JOIN nodes n ON n.id = o.node_id AND n.instance = o.instance WHERE s.id = $1",
                                   2, v, "cannot read", &res, e)
-                        : pg_exec(pc, "SELECT body, last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res,
-                                  e);
+                        : pg_exec_hot(pc, "SELECT body, last_seq FROM sessions WHERE id = $1", 1, v, "cannot read",
+                                      &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)

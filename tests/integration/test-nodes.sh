@@ -266,7 +266,8 @@ check "nodes: ... the lease claimed in the message's append ($claimed), given ba
 # with its last seq, the claiming append, two appends with their status webhooks queued in them,
 # the release with the conversation: 7 (9 before, 12 before that). Sent to the holder itself: the
 # holder with the row and its last seq (one statement, taken by the send's own sync), the claiming
-# append, two appends, the release: 5 (8 before) (issue 21)
+# append, two appends, the release: 5 (8 before). Each of them prepared once on its connection
+# (pg_exec_hot: bound and run, not parsed and planned again at every turn) (issue 21)
 turn_counted() { # NODE TEXT: the statements naming S2 of one turn sent to node NODE, in $TEST_TMP/trips.json
         local off i
         off=$(stat -c %s "$PG_DIR/server.log")
@@ -289,6 +290,8 @@ holder=$(PSQL "SELECT node_id FROM sandbox_owners WHERE session_id = '$S2'")
 trips=$(turn_counted "${holder#n}" 'a turn sent to its sandbox node')
 check "nodes: a one-request turn sent to its sandbox's node ($holder) sends at most 5 statements naming its session (got $trips: $(cat "$TEST_TMP/trips.json"))" \
         test "$trips" -ge 4 -a "$trips" -le 5
+unprepared=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["unprepared"])' "$TEST_TMP/trips.json")
+check "nodes: ... each of them run prepared (got $unprepared not)" test "$unprepared" = 0
 PSQL "ALTER SYSTEM RESET log_statement" && PSQL "ALTER SYSTEM RESET log_line_prefix" &&
         PSQL "SELECT pg_reload_conf()" >/dev/null
 
