@@ -32,6 +32,7 @@ typedef struct pg_conn {
          * text's hash; forgotten when it is reset */
         uint64_t prepared[STORE_PG_PREPARED_MAX];
         unsigned n_prepared;
+        bool no_prepare; /* the server lost one (a pooler's other session): none prepared again */
 } pg_conn;
 
 /* What a node answers from memory (store-pg-cache.c says when it is trusted). */

@@ -258,7 +258,7 @@ static bool code_is(const PGresult *res, const char *code) {
 
 /* sql run, prepared first on this connection when hot (pg_exec_hot); its result (NULL: no memory). */
 static PGresult *run(pg_conn *pc, const char *sql, int n, const char *const *v, bool hot) {
-        if (!hot || pc->in_tx)
+        if (!hot || pc->in_tx || pc->no_prepare)
                 return PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
         uint64_t h = sql_hash(sql);
         char name[32];
@@ -277,12 +277,15 @@ static PGresult *run(pg_conn *pc, const char *sql, int n, const char *const *v, 
                 pc->prepared[pc->n_prepared++] = h;
         }
         PGresult *res = PQexecPrepared(pc->conn, name, n, v, NULL, NULL, 0);
-        /* 26000: no such prepared statement (another server session behind a pooler); 0A000: its
-         * plan's result type changed (a migration): nothing ran, so it runs unprepared */
-        if (!code_is(res, "26000") && !code_is(res, "0A000"))
+        /* 26000: no such prepared statement (another server session behind a pooler: this
+         * connection prepares no more, or each statement would cost three round trips); 0A000:
+         * its plan's result type changed (a migration): nothing ran, so it runs unprepared */
+        bool lost = code_is(res, "26000");
+        if (!lost && !code_is(res, "0A000"))
                 return res;
         PQclear(res);
         pc->n_prepared = 0;
+        pc->no_prepare |= lost;
         return PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fs-util.h"
+#include "store-pg-internal.h"
 #include "store-testlib.h"
 #include "store-webhook.h"
 #include "store.h"
@@ -397,6 +398,31 @@ static void test_append_webhooks(store *s) {
         json_decref(obj);
 }
 
+/* A turn's statements are prepared once a connection (pg_exec_hot); when the server session lost
+ * them (a pooler's other session: here DEALLOCATE ALL) the statement still runs, unprepared, and
+ * that connection prepares no more. */
+static void test_prepared(store *s) {
+        hull_error e = {0};
+        pg_conn *pc = &((pg_store *) s)->conns[0]; /* one thread: every call takes the first */
+        add_session(s, "sesn_p1");
+        int64_t seq = -1;
+        pc->n_prepared = 0;
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK_EQ_INT(seq, 0);
+        CHECK_EQ_INT(pc->n_prepared, 1);
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK_EQ_INT(pc->n_prepared, 1); /* the same text: prepared once */
+        CHECK_EQ_INT(pg_exec(pc, "DEALLOCATE ALL", 0, NULL, "cannot deallocate", NULL, &e), 0);
+        seq = -1;
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK_EQ_INT(seq, 0);
+        CHECK(pc->no_prepare && pc->n_prepared == 0);
+        seq = -1;
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK(seq == 0 && pc->n_prepared == 0);
+        pc->no_prepare = false;
+}
+
 int main(void) {
         char dir[] = "/tmp/hull-test-store-node-XXXXXX", path[80];
         if (!mkdtemp(dir))
@@ -416,6 +442,7 @@ int main(void) {
         test_owners(s);
         test_turn_commits(s, s2);
         test_append_webhooks(s);
+        test_prepared(s);
         store_close(s2);
         store_close(s);
         return test_done();
