@@ -289,11 +289,18 @@ trips=$(turn_counted "$other" 'a turn of round trips counted')
 check "nodes: a one-request turn sent to another node than its sandbox's sends at most 7 statements naming its session (got $trips: $(cat "$TEST_TMP/trips.json"))" \
         test "$trips" -ge 5 -a "$trips" -le 7
 holder=$(PSQL "SELECT node_id FROM sandbox_owners WHERE session_id = '$S2'")
+woff=$(stat -c %s "$PG_DIR/server.log")
 trips=$(turn_counted "${holder#n}" 'a turn sent to its sandbox node')
 check "nodes: a one-request turn sent to its sandbox's node ($holder) sends at most 5 statements naming its session (got $trips: $(cat "$TEST_TMP/trips.json"))" \
         test "$trips" -ge 4 -a "$trips" -le 5
 unprepared=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["unprepared"])' "$TEST_TMP/trips.json")
 check "nodes: ... each of them run prepared (got $unprepared not)" test "$unprepared" = 0
+# the status webhooks go in the appends that log the status changes (their parameters), none in
+# a statement of its own (test-store-node: rows only for the subscriptions that want the type)
+wh_own=$(stmts "$woff" "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body) SELECT \$1")
+wh_in=$(tail -c +$((woff + 1)) "$PG_DIR/server.log" | grep "DETAIL" | grep -c 'session.status_run_started\|session.status_idled')
+check "nodes: ... its status webhooks queued in its appends ($wh_in), none on their own ($wh_own)" \
+        test "$wh_in" -ge 2 -a "$wh_own" = 0
 PSQL "ALTER SYSTEM RESET log_statement" && PSQL "ALTER SYSTEM RESET log_line_prefix" &&
         PSQL "SELECT pg_reload_conf()" >/dev/null
 
