@@ -10,7 +10,9 @@
 # PostgreSQL: a throwaway cluster (tests/lib-pg.sh: initdb in /tmp, a unix socket, fsync on).
 # Environment: BUILD (build), ROUNDS (3), TURN_ROUNDS (30), DURATION (5s), SUBSCRIBERS (1000),
 # SSE_TURNS (5), LOAD_SESSIONS (60), LOAD_TURNS (3); BASE_HULL (a hull binary, e.g. main's): its node
-# on its own database of the same cluster, its turn interleaved in the same rounds (before/after).
+# on its own database of the same cluster, its turn interleaved in the same rounds (before/after);
+# TURNS_ONLY=1: only part 1 (the turns, no GET, fan-out or node curve), and each round's event
+# timeline (median arrival of each event after the POST) of every node.
 # Results on stdout and in $BUILD/bench-nodes.log. See docs/BENCHMARKS.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -122,8 +124,16 @@ for r in $(seq 1 "$ROUNDS"); do
         fi
         client turns "$URL_sq" "$S_sq" "$TURN_ROUNDS" >"$D/t-sq.json"
         client turns "$URL_n1" "$S_n1" "$TURN_ROUNDS" >"$D/t-pg.json"
-        wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_sq/v1/sessions/$S_sq" >"$D/g-sq.wrk"
-        wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_n1/v1/sessions/$S_n1" >"$D/g-pg.wrk"
+        if [ -n "${TURNS_ONLY:-}" ]; then # the turns alone, with where their time goes
+                : >"$D/g-sq.wrk"
+                : >"$D/g-pg.wrk"
+                for f in t-sq t-pg ${BASE_HULL:+t-base}; do
+                        /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timeline"]; print("# round %s, %s: %s" % (sys.argv[3], sys.argv[2], " ".join("%s %.2f" % (a, b) for a, b in t)))' "$D/$f.json" "$f" "$r" >>"$D/timelines"
+                done
+        else
+                wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_sq/v1/sessions/$S_sq" >"$D/g-sq.wrk"
+                wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_n1/v1/sessions/$S_n1" >"$D/g-pg.wrk"
+        fi
         for f in g-sq g-pg; do ! grep -q Non-2xx "$D/$f.wrk" || die "$f: errors under load: $(grep Non-2xx "$D/$f.wrk")"; done
         tsq=$(field "$D/t-sq.json" median_ms) tpg=$(field "$D/t-pg.json" median_ms)
         gsq=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$D/g-sq.wrk") gpg=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$D/g-pg.wrk")
@@ -131,9 +141,15 @@ for r in $(seq 1 "$ROUNDS"); do
                 tb=$(field "$D/t-base.json" median_ms)
                 base=" $tb | $(echo "scale=2; $tb / $tsq" | bc) |"
         fi
-        echo "| $r | $tsq | $tpg | $(echo "scale=2; $tpg / $tsq" | bc) | $gsq | $gpg | $(echo "scale=2; $gpg / $gsq" | bc) | $(cut -d' ' -f1 /proc/loadavg) |$base"
+        gr=-
+        [ -n "${TURNS_ONLY:-}" ] && gsq=- gpg=- || gr=$(echo "scale=2; $gpg / $gsq" | bc)
+        echo "| $r | $tsq | $tpg | $(echo "scale=2; $tpg / $tsq" | bc) | $gsq | $gpg | $gr | $(cut -d' ' -f1 /proc/loadavg) |$base"
 done
 
+if [ -n "${TURNS_ONLY:-}" ]; then
+        cat "$D/timelines"
+        exit 0
+fi
 serve n2 --db "$DB" --node-id n2
 echo
 echo "# fan-out: $SUBSCRIBERS streams on node n2, $SSE_TURNS turns on node n1 (load $(cut -d' ' -f1-3 /proc/loadavg))"

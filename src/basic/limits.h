@@ -566,10 +566,13 @@
 #define STORE_BUSY_TIMEOUT_MS 5000U        /* SQLite's busy timeout */
 #define STORE_PG_CONNECT_TIMEOUT_S 10      /* PostgreSQL: connecting, unless the URL says */
 #define STORE_PG_RETRIES 5U                /* PostgreSQL: a statement that lost a serialization race, again */
+#define STORE_PG_PREPARED_MAX 16U          /* PostgreSQL: a turn's statements prepared once a connection */
 #define STORE_PG_CONNS 4U                  /* PostgreSQL: connections of one store's pool, opened as needed */
 #define STORE_PG_CACHE_SLOTS 1024U         /* PostgreSQL nodes: session bodies kept in memory (store-pg-cache.c) */
 #define STORE_PG_CACHE_TRUST_MS 100U       /* ... trusted this long after the LISTEN connection was last read */
 #define NODE_APPEND_TRIES 5U               /* nodes: an append whose session row another node changed, again */
+#define NODE_PRESYNC_MS 50U                /* nodes: a send's sync with its sandbox look, taken by the send */
+#define V1_WEBHOOK_PER_EVENT_MAX 2U        /* webhook events one logged session event makes (idled, budget) */
 #define V1_HELD_MAX 8U                     /* nodes: a turn's events held for the next append (one commit) */
 #define STORE_COPY_BATCH 500U              /* hull db copy: rows written a transaction */
 #define STORE_OBJECT_BYTES_MAX (16U << 20) /* a stored object's JSON (a conversation's too) */

@@ -15,17 +15,21 @@
 #include "time-util.h"
 #include "v1-run-internal.h"
 
+static live *live_find(v1_engine *g, const char *id);
+
 bool v1_node_mode(const v1_engine *g) {
         return g->cfg.node != NULL;
 }
 
-/* The session as stored now, its text kept in l->stored, and its log's last seq (ret_last_seq may
- * be NULL; one statement: store_session_get_seq) (under l->lock). */
-static int read_stored(live *l, json_t **ret, int64_t *ret_last_seq, hull_error *e) {
+/* The session as stored now (*ret_raw its text) and its log's last seq (one statement:
+ * store_session_get_seq; with owner, the sandbox's holder read in the same statement:
+ * store_session_get_seq_owner) (under l->lock). */
+static int read_row(live *l, json_t **ret, char **ret_raw, int64_t *ret_last_seq, store_owner *owner, hull_error *e) {
         char *raw = NULL;
         size_t len = 0;
-        int64_t last = 0;
-        int r = store_session_get_seq(l->g->cfg.store, l->id, &raw, &len, &last, e);
+        int r = owner ? store_session_get_seq_owner(l->g->cfg.store, l->id, NODE_LEASE_TTL_MS, &raw, &len, ret_last_seq,
+                                                    owner, e)
+                      : store_session_get_seq(l->g->cfg.store, l->id, &raw, &len, ret_last_seq, e);
         if (r < 0)
                 return r;
         json_error_t je;
@@ -34,37 +38,38 @@ static int read_stored(live *l, json_t **ret, int64_t *ret_last_seq, hull_error 
                 free(raw);
                 return hull_fail(e, -EBADMSG, "session %s: its stored body is not JSON", l->id);
         }
-        free(l->stored);
-        l->stored = raw;
+        *ret_raw = raw;
         *ret = obj;
-        if (ret_last_seq)
-                *ret_last_seq = last;
         return 0;
 }
 
-/* What another node logged since l->last_seq, to this node's watchers; the object as stored
- * (under l->lock). Nothing while this node's worker runs the turn: it logs every event itself.
- * The row's last_seq is written in the statement that appends (the same commit), so when the row
- * read says the log did not grow past l->last_seq there is nothing to list: one round trip. */
-void v1_node_sync_locked(live *l) {
-        v1_engine *g = l->g;
-        if (!v1_node_mode(g) || l->running || l->deleted)
-                return;
-        hull_error e = {0};
-        json_t *obj = NULL;
+/* The session as stored now, its text kept in l->stored (under l->lock). */
+static int read_stored(live *l, json_t **ret, hull_error *e) {
+        char *raw = NULL;
         int64_t last = 0;
-        if (read_stored(l, &obj, &last, &e) == 0) {
-                json_decref(l->obj);
-                l->obj = obj;
-                if (last <= l->last_seq)
-                        return;
+        int r = read_row(l, ret, &raw, &last, NULL, e);
+        if (r == 0) {
+                free(l->stored);
+                l->stored = raw;
         }
+        return r;
+}
+
+/* Does o (a holder read) leave a send's turn to this node (none recorded, or this node's life)? */
+static bool owned_here(const v1_engine *g, const store_owner *o) {
+        return !o->node_id[0] || (strcmp(o->node_id, g->cfg.node->id) == 0 && o->alive);
+}
+
+/* What another node logged since l->last_seq, to this node's watchers (under l->lock). */
+static void list_after(live *l) {
+        hull_error e = {0};
         for (;;) {
                 store_events_q q = {.limit = STORE_EVENTS_PAGE_MAX, .after_seq = l->last_seq};
                 store_page p = {0};
                 int64_t *seqs = NULL;
-                if (store_events_list(g->cfg.store, l->id, &q, &p, &seqs, &e) < 0) {
-                        dlog_log(g->cfg.log, DLOG_WARN, "event=node-sync-failed session=%s error=\"%s\"", l->id, e.msg);
+                if (store_events_list(l->g->cfg.store, l->id, &q, &p, &seqs, &e) < 0) {
+                        dlog_log(l->g->cfg.log, DLOG_WARN, "event=node-sync-failed session=%s error=\"%s\"", l->id,
+                                 e.msg);
                         return;
                 }
                 size_t n = json_array_size(p.data);
@@ -79,6 +84,48 @@ void v1_node_sync_locked(live *l) {
                 if (n < STORE_EVENTS_PAGE_MAX)
                         return;
         }
+}
+
+/* The sync of l (below), its row read with owner (may be NULL: not read; when the holder is
+ * another node, the send is forwarded there and l stays as it was); 0, or the read's error (the
+ * events are listed then, as before) (under l->lock). */
+static int sync_with(live *l, store_owner *owner, hull_error *e) {
+        json_t *obj = NULL;
+        char *raw = NULL;
+        int64_t last = 0;
+        int r = read_row(l, &obj, &raw, &last, owner, e);
+        if (r == 0 && owner && !owned_here(l->g, owner)) {
+                json_decref(obj);
+                free(raw);
+                return 0;
+        }
+        if (r == 0) {
+                free(l->stored);
+                l->stored = raw;
+                json_decref(l->obj);
+                l->obj = obj;
+                if (last <= l->last_seq)
+                        return 0;
+        }
+        list_after(l);
+        return r;
+}
+
+/* What another node logged since l->last_seq, to this node's watchers; the object as stored
+ * (under l->lock). Nothing while this node's worker runs the turn: it logs every event itself.
+ * The row's last_seq is written in the statement that appends (the same commit), so when the row
+ * read says the log did not grow past l->last_seq there is nothing to list: one round trip. */
+void v1_node_sync_locked(live *l) {
+        hull_error e = {0};
+        if (v1_node_mode(l->g) && !l->running && !l->deleted)
+                (void) sync_with(l, NULL, &e);
+}
+
+bool v1_node_presynced(live *l) {
+        bool fresh = l->presynced && pthread_equal(l->presync_thread, pthread_self()) &&
+                     now_mono_ms() - l->presync_ms <= NODE_PRESYNC_MS;
+        l->presynced = false;
+        return fresh;
 }
 
 /* stored (a reference taken) becomes l->obj, with the fields of l->obj the log changes (status,
@@ -101,7 +148,7 @@ void v1_node_merge_locked(live *l) {
                 return;
         hull_error e = {0};
         json_t *stored = NULL;
-        if (read_stored(l, &stored, NULL, &e) == 0)
+        if (read_stored(l, &stored, &e) == 0)
                 overlay(l, stored);
 }
 
@@ -109,19 +156,21 @@ void v1_node_merge_locked(live *l) {
  * session row was written in a transaction of its own before (under l->lock). The write is
  * conditional on the stored body being l->stored (what this node last read or wrote); when another
  * node (or writer) changed it meanwhile, its version is merged (overlay) and the append tried again.
- * Nothing is written on failure. */
-int v1_node_append_locked(live *l, json_t *const *evs, size_t n, int64_t *ret_first, hull_error *e) {
+ * deliveries (may be NULL): the webhooks of the events' status changes, queued in the same statement
+ * (v1_webhook_delivery). Nothing is written on failure. */
+int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, int64_t *ret_first,
+                          hull_error *e) {
         int r = 0;
         for (unsigned i = 0; i < NODE_APPEND_TRIES; i++) {
                 json_t *stored = NULL;
                 r = 0;
-                if (!l->stored && (r = read_stored(l, &stored, NULL, e)) == 0)
+                if (!l->stored && (r = read_stored(l, &stored, e)) == 0)
                         overlay(l, stored);
                 if (r < 0)
                         return r;
                 char *now = NULL;
-                r = store_events_append_with_session(l->g->cfg.store, l->id, evs, n, l->obj, l->stored, ret_first, &now,
-                                                     e);
+                r = store_events_append_with_session(l->g->cfg.store, l->id, evs, n, l->obj, l->stored, deliveries,
+                                                     ret_first, &now, e);
                 if (r == 0 || r == -ESTALE) {
                         free(l->stored);
                         l->stored = now;
@@ -349,6 +398,29 @@ int v1_engine_sandbox_node(v1_engine *g, const char *session_id, store_owner *re
                                "which node holds session %.64s's sandbox could not be read: %s (try again)", session_id,
                                e.msg);
         if (strcmp(ret->node_id, g->cfg.node->id) == 0 && ret->alive)
+                return 0;
+        return ret->alive && ret->advertise[0] ? 1 : -EHOSTDOWN;
+}
+
+int v1_engine_send_where(v1_engine *g, const char *session_id, store_owner *ret, const char **ret_self, v1_err *err) {
+        live *l = v1_node_mode(g) ? live_find(g, session_id) : NULL;
+        if (!l)
+                return v1_engine_sandbox_node(g, session_id, ret, ret_self, err);
+        *ret_self = g->cfg.node->id;
+        memset(ret, 0, sizeof(*ret));
+        hull_error e = {0};
+        pthread_mutex_lock(&l->lock);
+        bool plain = l->running || l->deleted;
+        int r = plain ? 0 : sync_with(l, ret, &e);
+        bool here = r == 0 && owned_here(g, ret);
+        l->presynced = !plain && here; /* the send's own sync takes this read */
+        l->presync_thread = pthread_self();
+        l->presync_ms = now_mono_ms();
+        pthread_mutex_unlock(&l->lock);
+        v1_live_unref(l);
+        if (plain || (r < 0 && r != -ENOENT)) /* as v1_engine_sandbox_node: its own read */
+                return v1_engine_sandbox_node(g, session_id, ret, ret_self, err);
+        if (r == -ENOENT || here)
                 return 0;
         return ret->alive && ret->advertise[0] ? 1 : -EHOSTDOWN;
 }

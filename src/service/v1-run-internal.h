@@ -55,7 +55,12 @@ typedef struct live {
         json_t *held; /* on nodes: the agent's events logged with the next append (one commit; NULL: none) */
         bool claim_with_append, claim_refused; /* v1_engine_send's append claims the lease (v1-run.c) */
         bool env_not_hosted; /* its environment is not self_hosted (a type never changes): no work queue */
-        bool hold_running;   /* a fresh turn's first session.status_running is held too (v1-agent.c's on_bus) */
+        /* synced by a send's look at its sandbox's node (v1_engine_send_where), on that thread, then:
+         * the send's own v1_live_get takes that read (v1_node_presynced) instead of another */
+        bool presynced;
+        pthread_t presync_thread;
+        uint64_t presync_ms;
+        bool hold_running; /* a fresh turn's first session.status_running is held too (v1-agent.c's on_bus) */
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
         bool deleted;
@@ -123,8 +128,12 @@ void v1_watches_end(live *l, const json_t *last);
 /* v1-nodes.c (each a no-op, or 0, without cfg.node) */
 bool v1_node_mode(const v1_engine *g);
 void v1_node_sync_locked(live *l);
+/* l was synced on this thread by the send that asks now, within NODE_PRESYNC_MS (once: the mark
+ * is taken; under l->lock). */
+bool v1_node_presynced(live *l);
 void v1_node_merge_locked(live *l);
-int v1_node_append_locked(live *l, json_t *const *evs, size_t n, int64_t *ret_first, hull_error *e);
+int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, int64_t *ret_first,
+                          hull_error *e);
 /* v1-run.c: on nodes, ev (stolen) logged with the next append (the next event of the turn, at the
  * latest when the agent returns: v1_log_flush_locked), one commit for both; else logged now. */
 void v1_log_hold_locked(live *l, json_t *ev);

@@ -112,30 +112,6 @@ static bool follow(live *l, const json_t *ev, const char *now) {
         return true;
 }
 
-/* A logged status event as its webhook event (the names differ: cma-api-more.md §7.6). */
-static void emit_status(live *l, const json_t *ev) {
-        static const char *const map[][2] = {
-                {"session.status_running", "session.status_run_started"},
-                {"session.status_idle", "session.status_idled"},
-                {"session.status_rescheduled", "session.status_rescheduled"},
-                {"session.status_terminated", "session.status_terminated"},
-        };
-        const char *type = json_string_value(json_object_get(ev, "type"));
-        for (size_t i = 0; type && i < ELEMENTSOF(map); i++)
-                if (strcmp(type, map[i][0]) == 0)
-                        (void) v1_webhook_emit(l->g->cfg.store, map[i][1], l->id, NULL, NULL);
-        /* session.budget_reached at most once per budget; a change of the budget re-arms it */
-        const char *stop = json_string_value(json_object_get(json_object_get(ev, "stop_reason"), "type"));
-        if (type && strcmp(type, "session.status_idle") == 0 && stop && strcmp(stop, "budget_reached") == 0) {
-                if (!l->budget_announced)
-                        (void) v1_webhook_emit(l->g->cfg.store, "session.budget_reached", l->id, NULL, NULL);
-                l->budget_announced = true;
-        } else if (type && strcmp(type, "session.updated") == 0 && json_object_get(ev, "budget"))
-                l->budget_announced = false;
-        else if (type && strcmp(type, "span.outcome_evaluation_end") == 0) /* a verdict */
-                (void) v1_webhook_emit(l->g->cfg.store, "session.outcome_evaluation_ended", l->id, NULL, NULL);
-}
-
 /* l->obj stored (on nodes with what another node changed meanwhile; under l->lock). */
 static void store_session_locked(live *l) {
         hull_error ue = {0};
@@ -168,6 +144,17 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 v1_node_usage_cost(l, evs[i]);
                 changed |= follow(l, evs[i], now);
         }
+        /* the webhooks of the status changes (v1_webhook_session_types): on nodes queued in the
+         * append's own statement (one commit, atomic with the events), else after the fan-out */
+        bool announced = l->budget_announced;
+        _cleanup_free_ const char **wh = calloc(n * V1_WEBHOOK_PER_EVENT_MAX + 1, sizeof(*wh));
+        size_t k = 0;
+        for (size_t i = 0; wh && i < n; i++)
+                k += v1_webhook_session_types(evs[i], &announced, wh + k);
+        json_auto_t *queue = node && changed && !l->claim_with_append && k ? json_array() : NULL;
+        for (size_t i = 0; queue && i < k; i++)
+                (void) v1_webhook_delivery(wh[i], l->id, queue, NULL);
+        _cleanup_free_ char *deliveries = queue ? json_dumps(queue, JSON_COMPACT) : NULL;
         int64_t first = 0;
         int r;
         if (l->claim_with_append) { /* the message that starts a turn: the lease claimed in its commit */
@@ -176,7 +163,7 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                                                         NODE_LEASE_TTL_MS, &first, e);
                 l->claim_refused = r == -EBUSY;
         } else
-                r = changed ? v1_node_append_locked(l, evs, n, &first, e)
+                r = changed ? v1_node_append_locked(l, evs, n, deliveries, &first, e)
                             : store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
         if (r < 0) {
                 if (changed && before) {
@@ -192,8 +179,9 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 store_session_locked(l);
         for (size_t i = 0; i < n; i++)
                 v1_fanout(l, first + (int64_t) i, evs[i], false);
-        for (size_t i = 0; i < n; i++) /* the status changes, durable now, to the webhooks (streamed first) */
-                emit_status(l, evs[i]);
+        l->budget_announced = announced;
+        for (size_t i = 0; !deliveries && i < k; i++) /* durable now (and streamed first) */
+                (void) v1_webhook_emit(l->g->cfg.store, wh[i], l->id, NULL, NULL);
         return 0;
 }
 
@@ -317,7 +305,8 @@ int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err) {
                         pthread_mutex_unlock(&g->lock);
                         if (v1_node_mode(g)) { /* another node may have changed it */
                                 pthread_mutex_lock(&l->lock);
-                                v1_node_sync_locked(l);
+                                if (!v1_node_presynced(l))
+                                        v1_node_sync_locked(l);
                                 pthread_mutex_unlock(&l->lock);
                         }
                         *ret = l;

@@ -135,6 +135,10 @@ int v1_engine_admit_session(v1_engine *g, v1_err *err);
  * when the node that held it stopped (*ret names it; the sandbox is gone), or a store error in
  * *err (503). This node's id (NULL: the only node) in *ret_self. */
 int v1_engine_sandbox_node(v1_engine *g, const char *session_id, store_owner *ret, const char **ret_self, v1_err *err);
+/* v1_engine_sandbox_node for a send of events: when the session is live here and runs no turn, its
+ * sync read in the same statement (store_session_get_seq_owner, one round trip where there were
+ * two), which the send's own sync then takes (on the same thread, at once: v1_node_presynced). */
+int v1_engine_send_where(v1_engine *g, const char *session_id, store_owner *ret, const char **ret_self, v1_err *err);
 /* The engine's settings (the egress guard's allowlist of the vaults' token endpoints), or NULL. */
 const settings *v1_engine_settings(v1_engine *g);
 

@@ -117,6 +117,48 @@ int v1_webhook_emit(store *s, const char *type, const char *id, const char *pare
         return enqueue(s, type, id, parent, NULL, ev, e);
 }
 
+int v1_webhook_delivery(const char *type, const char *id, json_t *into, hull_error *e) {
+        if (!v1_webhook_type_known(type) || !id || !id[0])
+                return hull_err(e, -EINVAL, "webhook: %s is not an event type of the catalog", type ? type : "(null)");
+        char event[STORE_ID_MAX];
+        v1_id_new("whe_", event);
+        json_auto_t *p = payload(event, type, id, NULL);
+        _cleanup_free_ char *body = p ? json_dumps(p, JSON_COMPACT) : NULL;
+        json_t *d = body ? json_pack("{s:s, s:s, s:I, s:s}", "e", event, "t", type, "c", (json_int_t) now_unix_ms(),
+                                     "b", body)
+                         : NULL;
+        if (!d || json_array_append_new(into, d) < 0)
+                return hull_err(e, -ENOMEM, "webhook: out of memory");
+        return 0;
+}
+
+size_t v1_webhook_session_types(const json_t *ev, bool *announced, const char *ret[V1_WEBHOOK_PER_EVENT_MAX]) {
+        static const char *const map[][2] = {
+                {"session.status_running", "session.status_run_started"},
+                {"session.status_idle", "session.status_idled"},
+                {"session.status_rescheduled", "session.status_rescheduled"},
+                {"session.status_terminated", "session.status_terminated"},
+        };
+        const char *type = json_string_value(json_object_get(ev, "type"));
+        size_t n = 0;
+        if (!type)
+                return 0;
+        for (size_t i = 0; i < ELEMENTSOF(map); i++)
+                if (strcmp(type, map[i][0]) == 0)
+                        ret[n++] = map[i][1];
+        /* session.budget_reached at most once per budget; a change of the budget re-arms it */
+        const char *stop = json_string_value(json_object_get(json_object_get(ev, "stop_reason"), "type"));
+        if (strcmp(type, "session.status_idle") == 0 && stop && strcmp(stop, "budget_reached") == 0) {
+                if (!*announced)
+                        ret[n++] = "session.budget_reached";
+                *announced = true;
+        } else if (strcmp(type, "session.updated") == 0 && json_object_get(ev, "budget"))
+                *announced = false;
+        else if (strcmp(type, "span.outcome_evaluation_end") == 0) /* a verdict */
+                ret[n++] = "session.outcome_evaluation_ended";
+        return n;
+}
+
 /* ---- secrets ---- */
 
 static int ring(vault_keyring *k, hull_error *e) {

@@ -34,6 +34,16 @@ extern const char *const v1_webhook_types[];
  * outbox cannot be written: the change itself stands. */
 int v1_webhook_emit(store *s, const char *type, const char *id, const char *parent, hull_error *e);
 
+/* The webhook events a logged session event makes (its status change under the webhook's name,
+ * session.budget_reached once per budget, an outcome's verdict) in ret (at most
+ * V1_WEBHOOK_PER_EVENT_MAX); *announced: session.budget_reached was sent for the session's budget
+ * (updated: a change of the budget re-arms it). Returns how many. */
+size_t v1_webhook_session_types(const json_t *ev, bool *announced, const char *ret[V1_WEBHOOK_PER_EVENT_MAX]);
+/* What v1_webhook_emit queues for type about id (a session's), as one delivery appended to into,
+ * {"e": its whe_ id, "t": type, "c": now in ms, "b": its payload}: for
+ * store_events_append_with_session, which queues it in the events' own statement (one commit). */
+int v1_webhook_delivery(const char *type, const char *id, json_t *into, hull_error *e);
+
 /* The routes' engine: each returns 0 with *ret (a new reference), or a negative errno with *err
  * (400 for a bad body, a URL the egress guard refuses or an unknown event type; 404; 409 when
  * there are WEBHOOKS_MAX already). st: the egress allowlist (may be NULL). */

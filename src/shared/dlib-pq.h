@@ -24,12 +24,14 @@
         X(PQerrorMessage)                                                                                              \
         X(PQexec)                                                                                                      \
         X(PQexecParams)                                                                                                \
+        X(PQexecPrepared)                                                                                              \
         X(PQfinish)                                                                                                    \
         X(PQgetisnull)                                                                                                 \
         X(PQgetlength)                                                                                                 \
         X(PQgetvalue)                                                                                                  \
         X(PQlibVersion)                                                                                                \
         X(PQntuples)                                                                                                   \
+        X(PQprepare)                                                                                                   \
         X(PQreset)                                                                                                     \
         X(PQresultErrorField)                                                                                          \
         X(PQresultErrorMessage)                                                                                        \
@@ -64,12 +66,14 @@ static inline const dlib_pq *dlib_pq_load(hull_error *e) {
 #define PQerrorMessage (dlib_pq_api.PQerrorMessage)
 #define PQexec (dlib_pq_api.PQexec)
 #define PQexecParams (dlib_pq_api.PQexecParams)
+#define PQexecPrepared (dlib_pq_api.PQexecPrepared)
 #define PQfinish (dlib_pq_api.PQfinish)
 #define PQgetisnull (dlib_pq_api.PQgetisnull)
 #define PQgetlength (dlib_pq_api.PQgetlength)
 #define PQgetvalue (dlib_pq_api.PQgetvalue)
 #define PQlibVersion (dlib_pq_api.PQlibVersion)
 #define PQntuples (dlib_pq_api.PQntuples)
+#define PQprepare (dlib_pq_api.PQprepare)
 #define PQreset (dlib_pq_api.PQreset)
 #define PQresultErrorField (dlib_pq_api.PQresultErrorField)
 #define PQresultErrorMessage (dlib_pq_api.PQresultErrorMessage)

@@ -118,12 +118,20 @@ int store_session_get_seq(store *s, const char *id, char **ret, size_t *ret_len,
         int r = no_nodes(s, e);
         if (r >= 0)
                 r = store_id_check("session", id, e);
-        return r < 0 ? r : s->ops->node->session_seq(s, id, ret, ret_len, ret_last_seq, e);
+        return r < 0 ? r : s->ops->node->session_seq(s, id, ret, ret_len, ret_last_seq, 0, NULL, e);
+}
+
+int store_session_get_seq_owner(store *s, const char *id, uint64_t ttl_ms, char **ret, size_t *ret_len,
+                                int64_t *ret_last_seq, store_owner *ret_owner, hull_error *e) {
+        int r = no_nodes(s, e);
+        if (r >= 0)
+                r = store_id_check("session", id, e);
+        return r < 0 ? r : s->ops->node->session_seq(s, id, ret, ret_len, ret_last_seq, ttl_ms, ret_owner, e);
 }
 
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
-                                     const json_t *session, const char *if_body, int64_t *ret_first_seq,
-                                     char **ret_stored, hull_error *e) {
+                                     const json_t *session, const char *if_body, const char *deliveries,
+                                     int64_t *ret_first_seq, char **ret_stored, hull_error *e) {
         int r = no_nodes(s, e);
         if (r >= 0)
                 r = store_id_check("session", session_id, e);
@@ -143,10 +151,13 @@ int store_events_append_with_session(store *s, const char *session_id, json_t *c
                 r = store_dump(session, "a session", &body, e);
         if (r < 0)
                 return r;
-        r = s->ops->node->append_with_session(s, session_id, events, n, &c, body, if_body, ret_first_seq, ret_stored,
-                                              e);
+        size_t queued = 0;
+        r = s->ops->node->append_with_session(s, session_id, events, n, &c, body, if_body, deliveries ?: "[]",
+                                              ret_first_seq, &queued, ret_stored, e);
         if (r == 0 && ret_stored) /* the body stored now: ours */
                 *ret_stored = TAKE_PTR(body);
+        if (r == 0 && queued > 0 && s->webhook_wake)
+                s->webhook_wake(s->webhook_wake_ud);
         return r;
 }
 

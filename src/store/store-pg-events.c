@@ -75,14 +75,14 @@ int pg_events_append(store *base, const char *session_id, json_t *const *events,
         const char *v[] = {session_id, pg_int(nbuf, (int64_t) n), batch};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        r = pg_exec(pc,
-                    "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
-                    "  RETURNING last_seq - $2::bigint AS first),"
-                    " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
-                    "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
-                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
-                    " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
-                    3, v, "cannot append events", &res, e);
+        r = pg_exec_hot(pc,
+                        "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
+                        "  RETURNING last_seq - $2::bigint AS first),"
+                        " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
+                        "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
+                        "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
+                        " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
+                        3, v, "cannot append events", &res, e);
         if (r < 0)
                 return append_error(pc, r, e);
         if (PQntuples(res) == 0)
@@ -107,20 +107,20 @@ int pg_events_append_claim(store *base, const char *session_id, json_t *const *e
         const char *v[] = {session_id, pg_int(nbuf, (int64_t) n), batch, node_id, pg_int(ttl, (int64_t) ttl_ms)};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        r = pg_exec(pc,
-                    "WITH c AS (INSERT INTO session_leases (session_id, node_id, expires_at)"
-                    "  VALUES ($1, $4, now() + ($5::bigint * interval '1 millisecond'))"
-                    "  ON CONFLICT (session_id) DO UPDATE SET expires_at = EXCLUDED.expires_at"
-                    "  WHERE session_leases.node_id = EXCLUDED.node_id AND session_leases.expires_at >= now()"
-                    "  RETURNING 1),"
-                    " s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
-                    "  AND EXISTS (SELECT 1 FROM c) RETURNING last_seq - $2::bigint AS first),"
-                    " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
-                    "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
-                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
-                    " SELECT (SELECT count(*) FROM c), (SELECT first + 1 FROM s),"
-                    " (SELECT pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s)",
-                    5, v, "cannot append events", &res, e);
+        r = pg_exec_hot(pc,
+                        "WITH c AS (INSERT INTO session_leases (session_id, node_id, expires_at)"
+                        "  VALUES ($1, $4, now() + ($5::bigint * interval '1 millisecond'))"
+                        "  ON CONFLICT (session_id) DO UPDATE SET expires_at = EXCLUDED.expires_at"
+                        "  WHERE session_leases.node_id = EXCLUDED.node_id AND session_leases.expires_at >= now()"
+                        "  RETURNING 1),"
+                        " s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint WHERE id = $1"
+                        "  AND EXISTS (SELECT 1 FROM c) RETURNING last_seq - $2::bigint AS first),"
+                        " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
+                        "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
+                        "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
+                        " SELECT (SELECT count(*) FROM c), (SELECT first + 1 FROM s),"
+                        " (SELECT pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s)",
+                        5, v, "cannot append events", &res, e);
         if (r == -EEXIST && strcmp(pc->sqlstate, "23503") == 0)
                 return hull_fail(e, -ENOENT, "store: no session %s", session_id);
         if (r < 0)
@@ -138,8 +138,8 @@ int pg_events_append_claim(store *base, const char *session_id, json_t *const *e
  * where the stored body is still if_body: one round trip, one commit (one fsync), the session
  * object and its events visible together. Its NOTIFY also tells the other nodes the row changed. */
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                             const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
-                             hull_error *e) {
+                             const char *body, const char *if_body, const char *deliveries, int64_t *ret_first_seq,
+                             size_t *ret_queued, char **ret_stored, hull_error *e) {
         pg_store *s = pg_of(base);
         _cleanup_free_ char *batch = NULL;
         int r = batch_json(events, n, &batch, e);
@@ -155,25 +155,34 @@ int pg_events_append_session(store *base, const char *session_id, json_t *const 
                            c->status,
                            c->agent_id,
                            pg_int(av, c->agent_version),
-                           if_body};
+                           if_body,
+                           deliveries};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         pg_cache_forget(&s->cache, session_id);
-        r = pg_exec(pc,
-                    "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint, created_ms = $4, archived = $5,"
-                    "  body = $6, status = $7, agent_id = $8, agent_version = $9"
-                    "  WHERE id = $1 AND body = $10 RETURNING last_seq - $2::bigint AS first),"
-                    " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
-                    "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
-                    "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text))"
-                    " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)) FROM s",
-                    10, v, "cannot append events", &res, e);
+        r = pg_exec_hot(
+                pc,
+                "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint, created_ms = $4, archived = $5,"
+                "  body = $6, status = $7, agent_id = $8, agent_version = $9"
+                "  WHERE id = $1 AND body = $10 RETURNING last_seq - $2::bigint AS first),"
+                " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
+                "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
+                "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text)),"
+                /* the status changes' webhooks, queued in the same commit (wh_enqueue's rows) */
+                " wh AS (INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
+                "  SELECT d.e, w.id, d.c, d.c, 0, d.b FROM s, json_to_recordset($11::json) AS d(e text, t text,"
+                "  c bigint, b text) JOIN webhooks w ON w.enabled = 1 AND strpos(w.types, ',' || d.t || ',') > 0"
+                "  RETURNING 1)"
+                " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)),"
+                " (SELECT count(*) FROM wh) FROM s",
+                11, v, "cannot append events", &res, e);
         pg_cache_forget(&s->cache, session_id); /* a read that ran meanwhile may have kept the old body */
         if (r < 0)
                 return append_error(pc, r, e);
         if (PQntuples(res) == 1) {
                 if (ret_first_seq)
                         *ret_first_seq = pg_get_int(res, 0, 0);
+                *ret_queued = (size_t) pg_get_int(res, 0, 2);
                 return 0;
         }
         _cleanup_res_ PGresult *now = NULL;
@@ -226,7 +235,7 @@ int pg_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_e
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};
-        int r = pg_exec(pc, "SELECT last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
+        int r = pg_exec_hot(pc, "SELECT last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)

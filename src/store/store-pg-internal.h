@@ -28,6 +28,11 @@ typedef struct pg_conn {
         /* the last failed statement's SQLSTATE and detail */
         char sqlstate[6];
         char detail[256];
+        /* the statements prepared on this connection's server session (pg_exec_hot), by their
+         * text's hash; forgotten when it is reset */
+        uint64_t prepared[STORE_PG_PREPARED_MAX];
+        unsigned n_prepared;
+        bool no_prepare; /* the server lost one (a pooler's other session): none prepared again */
 } pg_conn;
 
 /* What a node answers from memory (store-pg-cache.c says when it is trusted). */
@@ -62,7 +67,8 @@ void pg_cache_keys_forget(pg_cache *c);
 void pg_cache_listen(pg_cache *c, pg_listen_state st);
 /* store_session_get_cached's: from memory when kept and trusted, else read (and kept). */
 int pg_session_cached(store *base, const char *id, char **ret, size_t *ret_len, hull_error *e);
-int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e);
+int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, uint64_t ttl_ms,
+                   store_owner *ret_owner, hull_error *e);
 
 typedef struct pg_store {
         store base;           /* first: a store * is a pg_store * */
@@ -108,6 +114,13 @@ const char *pg_int(char buf[static PG_INT_MAX], int64_t v);
  * -ENOSPC, out of memory -ENOMEM, no permission -EACCES, a serialization failure or deadlock -EBUSY
  * (retried first when not in a transaction), else -EIO. pc->sqlstate and pc->detail say more. */
 int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret, hull_error *e);
+/* pg_exec for the statements a turn sends again and again (outside a transaction): prepared once on
+ * the connection (named by a hash of its text, so a same name is a same text on any server session,
+ * PgBouncer's too), then only bound and run: PostgreSQL parses and plans it once, where each
+ * PQexecParams parsed and planned it again (most of a turn's statement's time on the server). When
+ * the server no longer knows it (a reset, a pooler's other session) it runs as pg_exec does. */
+int pg_exec_hot(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
+                hull_error *e);
 /* The number of rows the last statement of res changed. */
 int64_t pg_changes(PGresult *res);
 /* Row r, column c of res as an integer (0 when NULL). */
@@ -146,8 +159,8 @@ int pg_sessions_with_status(store *base, const char *statuses, json_t **ret, hul
 int pg_events_append_claim(store *base, const char *session_id, json_t *const *events, size_t n, const char *node_id,
                            uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e);
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                             const char *body, const char *if_body, int64_t *ret_first_seq, char **ret_stored,
-                             hull_error *e);
+                             const char *body, const char *if_body, const char *deliveries, int64_t *ret_first_seq,
+                             size_t *ret_queued, char **ret_stored, hull_error *e);
 int pg_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                      hull_error *e);
 int pg_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,

@@ -195,24 +195,25 @@ static int pg_lease_release(store *base, const char *session_id, const char *nod
         const char *v[] = {session_id, node_id, conversation};
         PG_LOCKED(s);
         if (!ret_pending)
-                return pg_exec(pc, "DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2", 2, v,
-                               "cannot release the session's lease", NULL, e);
+                return pg_exec_hot(pc, "DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2", 2, v,
+                                   "cannot release the session's lease", NULL, e);
         /* with the conversation: its upsert rides in the same statement (a CTE that writes runs
          * whether it is read or not), one commit for both */
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(pc,
-                        conversation ? "WITH c AS (INSERT INTO conversations (session_id, body)"
-                                       "  SELECT id, $3 FROM sessions WHERE id = $1"
-                                       "  ON CONFLICT (session_id) DO UPDATE SET body = excluded.body),"
-                                       " d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
-                                       "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
-                                       "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
-                                       "  RETURNING 1)" PENDING_SQL
-                                     : "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
-                                       "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
-                                       "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
-                                       "  RETURNING 1)" PENDING_SQL,
-                        conversation ? 3 : 2, v, "cannot release the session's lease", &res, e);
+        int r = pg_exec_hot(pc,
+                            conversation
+                                    ? "WITH c AS (INSERT INTO conversations (session_id, body)"
+                                      "  SELECT id, $3 FROM sessions WHERE id = $1"
+                                      "  ON CONFLICT (session_id) DO UPDATE SET body = excluded.body),"
+                                      " d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
+                                      "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
+                                      "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
+                                      "  RETURNING 1)" PENDING_SQL
+                                    : "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
+                                      "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
+                                      "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
+                                      "  RETURNING 1)" PENDING_SQL,
+                            conversation ? 3 : 2, v, "cannot release the session's lease", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)
@@ -364,13 +365,13 @@ static int pg_owner_get(store *base, const char *session_id, uint64_t ttl_ms, st
         const char *v[] = {session_id, pg_int(ttl, (int64_t) ttl_ms)};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(pc,
-                        "SELECT o.node_id, coalesce(n.advertise, ''),"
-                        " coalesce(n.heartbeat_at >= now() - ($2::bigint * interval '1 millisecond'), false),"
-                        " coalesce((extract(epoch FROM now() - n.heartbeat_at) * 1000)::bigint, -1)"
-                        " FROM sandbox_owners o LEFT JOIN nodes n ON n.id = o.node_id AND n.instance = o.instance"
-                        " WHERE o.session_id = $1",
-                        2, v, "cannot read the sandbox's node", &res, e);
+        int r = pg_exec_hot(pc,
+                            "SELECT o.node_id, coalesce(n.advertise, ''),"
+                            " coalesce(n.heartbeat_at >= now() - ($2::bigint * interval '1 millisecond'), false),"
+                            " coalesce((extract(epoch FROM now() - n.heartbeat_at) * 1000)::bigint, -1)"
+                            " FROM sandbox_owners o LEFT JOIN nodes n ON n.id = o.node_id AND n.instance = o.instance"
+                            " WHERE o.session_id = $1",
+                            2, v, "cannot read the sandbox's node", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)

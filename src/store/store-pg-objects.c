@@ -93,20 +93,43 @@ int pg_get(store *base, store_kind k, const char *id, int64_t version, json_t **
         return body_copy(res, store_kind_name(k), ret_raw, ret_len, e);
 }
 
-int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e) {
+int pg_session_seq(store *base, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, uint64_t ttl_ms,
+                   store_owner *ret_owner, hull_error *e) {
         pg_store *s = pg_of(base);
-        const char *v[] = {id};
+        char ttl[PG_INT_MAX];
+        const char *v[] = {id, pg_int(ttl, (int64_t) ttl_ms)};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
-        int r = pg_exec(pc, "SELECT body, last_seq FROM sessions WHERE id = $1", 1, v, "cannot read", &res, e);
+        int r = ret_owner
+                        ? pg_exec_hot(
+                                  pc,
+                                  "SELECT s.body, s.last_seq, o.node_id, coalesce(n.advertise, ''),"
+                                  " coalesce(n.heartbeat_at >= now() - ($2::bigint * interval '1 millisecond'), false),"
+                                  " coalesce((extract(epoch FROM now() - n.heartbeat_at) * 1000)::bigint, -1)"
+                                  " FROM sessions s LEFT JOIN sandbox_owners o ON o.session_id = s.id"
+                                  " LEFT JOIN nodes n ON n.id = o.node_id AND n.instance = o.instance WHERE s.id = $1",
+                                  2, v, "cannot read", &res, e)
+                        : pg_exec_hot(pc, "SELECT body, last_seq FROM sessions WHERE id = $1", 1, v, "cannot read",
+                                      &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)
                 return hull_fail(e, -ENOENT, "store: no session %s", id);
         r = body_copy(res, "session", ret, ret_len, e);
-        if (r >= 0)
-                *ret_last_seq = pg_get_int(res, 0, 1);
-        return r;
+        if (r < 0)
+                return r;
+        *ret_last_seq = pg_get_int(res, 0, 1);
+        if (ret_owner) { /* as pg_owner_get */
+                memset(ret_owner, 0, sizeof(*ret_owner));
+                ret_owner->beat_age_ms = -1;
+                if (!PQgetisnull(res, 0, 2)) {
+                        snprintf(ret_owner->node_id, sizeof(ret_owner->node_id), "%s", PQgetvalue(res, 0, 2));
+                        snprintf(ret_owner->advertise, sizeof(ret_owner->advertise), "%s", PQgetvalue(res, 0, 3));
+                        ret_owner->alive = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+                        ret_owner->beat_age_ms = pg_get_int(res, 0, 5);
+                }
+        }
+        return 0;
 }
 
 /* The newest version's row locked (FOR UPDATE) until the transaction ends: two updates of one

@@ -229,6 +229,7 @@ void pg_release(pg_conn *pc) {
 static int reconnect(pg_conn *pc, hull_error *e) {
         if (pc->conn && PQstatus(pc->conn) == CONNECTION_OK)
                 return 0;
+        pc->n_prepared = 0; /* a new server session knows none */
         if (!pc->conn)
                 pc->conn = pg_connect_url(pc->owner->url);
         else
@@ -242,11 +243,57 @@ static int reconnect(pg_conn *pc, hull_error *e) {
         return hull_fail(e, -ENOTCONN, "store: no connection to PostgreSQL: %s", why);
 }
 
-static int exec_once(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
-                     hull_error *e) {
+/* FNV-1a of a statement's text: its prepared name. */
+static uint64_t sql_hash(const char *sql) {
+        uint64_t h = 14695981039346656037ULL;
+        for (const unsigned char *p = (const unsigned char *) sql; *p; p++)
+                h = (h ^ *p) * 1099511628211ULL;
+        return h;
+}
+
+static bool code_is(const PGresult *res, const char *code) {
+        const char *c = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+        return c && strcmp(c, code) == 0;
+}
+
+/* sql run, prepared first on this connection when hot (pg_exec_hot); its result (NULL: no memory). */
+static PGresult *run(pg_conn *pc, const char *sql, int n, const char *const *v, bool hot) {
+        if (!hot || pc->in_tx || pc->no_prepare)
+                return PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
+        uint64_t h = sql_hash(sql);
+        char name[32];
+        snprintf(name, sizeof(name), "hull_%016" PRIx64, h);
+        bool known = false;
+        for (unsigned i = 0; i < pc->n_prepared && !known; i++)
+                known = pc->prepared[i] == h;
+        if (!known && pc->n_prepared >= STORE_PG_PREPARED_MAX)
+                return PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
+        if (!known) { /* 42P05: this server session has it already (a pooler's, our own after a lost answer) */
+                PGresult *p = PQprepare(pc->conn, name, sql, n, NULL);
+                bool ok = p && (PQresultStatus(p) == PGRES_COMMAND_OK || code_is(p, "42P05"));
+                PQclear(p);
+                if (!ok)
+                        return PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
+                pc->prepared[pc->n_prepared++] = h;
+        }
+        PGresult *res = PQexecPrepared(pc->conn, name, n, v, NULL, NULL, 0);
+        /* 26000: no such prepared statement (another server session behind a pooler: this
+         * connection prepares no more, or each statement would cost three round trips); 0A000:
+         * its plan's result type changed (a migration): nothing ran, so it runs unprepared */
+        bool lost = code_is(res, "26000");
+        if (!lost && !code_is(res, "0A000"))
+                return res;
+        PQclear(res);
+        pc->n_prepared = 0;
+        pc->no_prepare |= lost;
+        return PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
+}
+
+static int exec_once(pg_conn *pc, const char *sql, int n, const char *const *v, bool hot, const char *what,
+                     PGresult **ret, hull_error *e) {
         pc->sqlstate[0] = 0;
         pc->detail[0] = 0;
-        PGresult *res = PQexecParams(pc->conn, sql, n, NULL, v, NULL, NULL, 0);
+        PGresult *res = run(pc, sql, n, v, hot);
         ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
         if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
                 __atomic_store_n(&pc->owner->down, 0, __ATOMIC_RELAXED);
@@ -278,8 +325,8 @@ static int exec_once(pg_conn *pc, const char *sql, int n, const char *const *v, 
         return hull_fail(e, err, "store: %s: %s (SQLSTATE %s)", what, why, pc->sqlstate);
 }
 
-int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
-            hull_error *e) {
+static int exec_with(pg_conn *pc, const char *sql, int n, const char *const *v, bool hot, const char *what,
+                     PGresult **ret, hull_error *e) {
         int r;
         if (!pc->in_tx && (r = reconnect(pc, e)) < 0)
                 return r;
@@ -290,8 +337,9 @@ int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const cha
          * caller's -ECONNRESET, and the next call reconnects. */
         bool read = strncmp(sql, "SELECT ", 7) == 0;
         for (unsigned attempt = 0;; attempt++) {
-                r = exec_once(pc, sql, n, v, what, ret, e);
+                r = exec_once(pc, sql, n, v, hot, what, ret, e);
                 if (r == -ECONNRESET && read && !pc->in_tx && attempt == 0) {
+                        pc->n_prepared = 0;
                         PQreset(pc->conn); /* even if libpq has not seen it closed yet */
                         if ((r = reconnect(pc, e)) < 0)
                                 return r;
@@ -300,6 +348,16 @@ int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const cha
                 if (r != -EBUSY || pc->in_tx || attempt >= STORE_PG_RETRIES)
                         return r;
         }
+}
+
+int pg_exec(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
+            hull_error *e) {
+        return exec_with(pc, sql, n, v, false, what, ret, e);
+}
+
+int pg_exec_hot(pg_conn *pc, const char *sql, int n, const char *const *v, const char *what, PGresult **ret,
+                hull_error *e) {
+        return exec_with(pc, sql, n, v, true, what, ret, e);
 }
 
 int64_t pg_changes(PGresult *res) {

@@ -454,9 +454,13 @@ int store_session_get_cached(store *s, const char *id, char **ret, size_t *ret_l
  * together in one statement (one round trip): a node's sync of a session asks for the events after
  * its last seq only when the log grew. PostgreSQL only (nodes; -EOPNOTSUPP on SQLite). */
 int store_session_get_seq(store *s, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq, hull_error *e);
+/* deliveries (JSON text, may be NULL): webhook deliveries queued in the same statement, only when
+ * the events are appended, each [{"e": its event id, "t": its type, "c": created ms, "b": its
+ * body}] for every enabled subscription that wants its type (as store_webhook_enqueue; the
+ * delivery worker woken when one was). */
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
-                                     const json_t *session, const char *if_body, int64_t *ret_first_seq,
-                                     char **ret_stored, hull_error *e);
+                                     const json_t *session, const char *if_body, const char *deliveries,
+                                     int64_t *ret_first_seq, char **ret_stored, hull_error *e);
 
 /* store_events_append and store_lease_claim in one statement (one commit, where they took two)
  * when the lease is free or already node_id's and alive: the message that starts a turn. -EBUSY
@@ -482,6 +486,11 @@ int store_sandbox_owner_get(store *s, const char *session_id, uint64_t ttl_ms, s
  * *ret (its advertise URL, whether it is alive, its heartbeat's age), -ENOENT when no node has
  * that id (it left, or never joined). */
 int store_node_get(store *s, const char *node_id, uint64_t ttl_ms, store_owner *ret, hull_error *e);
+/* store_session_get_seq and store_sandbox_owner_get in one statement (one round trip): a send's
+ * look at where the session's sandbox is, with the sync of the session it then appends to
+ * (*ret_owner's node_id "" when no holder is recorded). PostgreSQL only (-EOPNOTSUPP on SQLite). */
+int store_session_get_seq_owner(store *s, const char *id, uint64_t ttl_ms, char **ret, size_t *ret_len,
+                                int64_t *ret_last_seq, store_owner *ret_owner, hull_error *e);
 /* Whether the database could not be reached on the last try (PostgreSQL stopped, restarting,
  * unreachable): a failure then is worth a 503 and a retry, not a 500. Always false on SQLite. */
 bool store_unreachable(store *s);

@@ -6,8 +6,9 @@
 # transactions whose parameters name that session (a turn's, not the nodes' heartbeats). An
 # INSERT INTO webhook_deliveries writes nothing while no webhook is registered: counted apart.
 # Prints {"writes": N, "webhook_inserts": N, "reads": N, "by_kind": {...}, "statements": N,
-# "sent": {...}}: statements, each a round trip, those whose parameters name SESSION (a psql
-# statement has none), by their first words; not the other nodes' fallback poll of last_seq.
+# "sent": {...}, "unprepared": N}: statements, each a round trip, those whose parameters name
+# SESSION (a psql statement has none), by their first words, and how many of them were not run
+# prepared (pg_exec_hot's "execute hull_..."); not the other nodes' fallback poll of last_seq.
 # Used by tests/integration/test-nodes.sh (issue 21: the commits a turn costs, counted, not timed).
 import json
 import re
@@ -20,7 +21,8 @@ LINE = re.compile(r"^(\d+) (?:[^:]*?)(LOG|DETAIL):  (.*)$")
 
 
 def statements(path, offset):
-    """(pid, sql, params) for each statement logged, in order."""
+    """[pid, sql, params, how] for each statement logged, in order (how: "statement", "execute
+    <unnamed>" or "execute NAME" for a prepared one)."""
     with open(path, "rb") as f:
         f.seek(offset)
         text = f.read().decode("utf-8", "replace")
@@ -28,10 +30,10 @@ def statements(path, offset):
     for line in text.splitlines():
         m = LINE.match(line)
         if m and m.group(2) == "LOG":
-            s = re.match(r"(?:statement|execute [^:]*): (.*)$", m.group(3))
+            s = re.match(r"(statement|execute [^:]*): (.*)$", m.group(3))
             if cur:
                 yield cur
-            cur = [m.group(1), s.group(1), ""] if s else None
+            cur = [m.group(1), s.group(2), "", s.group(1)] if s else None
         elif m and m.group(2) == "DETAIL" and cur and m.group(1) == cur[0]:
             cur[2] += m.group(3)
         elif cur and not m and line[:1] in ("\t", " "):
@@ -48,7 +50,7 @@ def kind(sql):
 def main():
     session = sys.argv[3] if len(sys.argv) > 3 else None
     tx = {}  # pid -> [(sql, params)] of its open transaction
-    out = {"writes": 0, "webhook_inserts": 0, "reads": 0, "by_kind": {}, "statements": 0, "sent": {}}
+    out = {"writes": 0, "webhook_inserts": 0, "reads": 0, "by_kind": {}, "statements": 0, "sent": {}, "unprepared": 0}
 
     def count(body):
         w = [sql for sql, p in body if WRITE.search(sql)]
@@ -64,10 +66,11 @@ def main():
         out["writes"] += 1
         out["by_kind"][k] = out["by_kind"].get(k, 0) + 1
 
-    for pid, sql, params in statements(sys.argv[1], int(sys.argv[2])):
+    for pid, sql, params, how in statements(sys.argv[1], int(sys.argv[2])):
         s = sql.strip().rstrip(";")
         if session and session in params and not s.startswith("SELECT last_seq FROM sessions"):
             out["statements"] += 1
+            out["unprepared"] += not how.startswith("execute hull_")
             words = " ".join(s.split()[:4])
             out["sent"][words] = out["sent"].get(words, 0) + 1
         up = s.upper()

@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "fs-util.h"
+#include "store-pg-internal.h"
 #include "store-testlib.h"
+#include "store-webhook.h"
 #include "store.h"
 #include "test.h"
 
@@ -49,6 +51,7 @@ static void test_sqlite(const char *path) {
         size_t len = 0;
         int64_t seq = 0;
         CHECK_EQ_INT(store_session_get_seq(s, "sesn_1", &raw, &len, &seq, &e), -EOPNOTSUPP);
+        CHECK_EQ_INT(store_session_get_seq_owner(s, "sesn_1", 1000, &raw, &len, &seq, &o, &e), -EOPNOTSUPP);
         CHECK(!store_unreachable(s));
         store_close(s);
 }
@@ -218,11 +221,31 @@ static void test_owners(store *s) {
         CHECK(o.alive && o.beat_age_ms >= 0);
         CHECK_EQ_STR(o.node_id, "oa");
         CHECK_EQ_STR(o.advertise, "http://oa");
+        /* the same holder read with the session's row and last seq (a send's one round trip) */
+        char *raw = NULL, *want = NULL;
+        size_t len = 0, wlen = 0;
+        int64_t seq = -1;
+        store_owner so = {.alive = false};
+        CHECK_EQ_INT(store_session_get_seq_owner(s, "sesn_o1", 60000, &raw, &len, &seq, &so, &e), 0);
+        CHECK_EQ_INT(store_get_raw(s, STORE_SESSION, "sesn_o1", 0, &want, &wlen, &e), 0);
+        CHECK(len == wlen && raw && strcmp(raw, want) == 0);
+        CHECK_EQ_INT(seq, 0);
+        CHECK(so.alive && so.beat_age_ms >= 0);
+        CHECK_EQ_STR(so.node_id, "oa");
+        CHECK_EQ_STR(so.advertise, "http://oa");
+        free(raw);
+        free(want);
+        raw = NULL;
+        CHECK_EQ_INT(store_session_get_seq_owner(s, "sesn_nope", 60000, &raw, &len, &seq, &so, &e), -ENOENT);
+        CHECK(raw == NULL);
         CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "ob", "ib", &e), 0); /* a new sandbox on ob */
         CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), 0);
         CHECK_EQ_STR(o.node_id, "ob");
         CHECK_EQ_INT(store_node_leave(s, "ob", "ib", &e), 0); /* its sandboxes went with it */
         CHECK_EQ_INT(store_sandbox_owner_get(s, "sesn_o1", 60000, &o, &e), -ENOENT);
+        CHECK_EQ_INT(store_session_get_seq_owner(s, "sesn_o1", 60000, &raw, &len, &seq, &so, &e), 0);
+        CHECK(so.node_id[0] == '\0' && !so.alive && so.beat_age_ms == -1); /* none recorded */
+        free(raw);
         /* dead: its heartbeat older than the ttl; the reaper forgets it */
         CHECK_EQ_INT(store_sandbox_owner_set(s, "sesn_o1", "oa", "ia", &e), 0);
         sleep_ms(300);
@@ -325,6 +348,81 @@ static void test_turn_commits(store *s, store *s2) {
         CHECK(raw == NULL);
 }
 
+/* An append with the session row queues its status webhooks in the same statement: a row for
+ * every enabled subscription that wants the type, none when the append is refused (the body
+ * changed), and the delivery worker woken. */
+static unsigned woken;
+static void on_webhook(void *ud) {
+        (void) ud;
+        woken++;
+}
+
+static void test_append_webhooks(store *s) {
+        hull_error e = {0};
+        add_session(s, "sesn_w1");
+        json_t *w = json_pack("{s:s, s:s, s:s, s:[s]}", "id", "wh_n1", "type", "webhook", "status", "enabled",
+                              "event_types", "session.status_idled");
+        CHECK_EQ_INT(store_webhook_put(s, true, w, 1000, "sealed", "k1", &e), 0);
+        json_decref(w);
+        store_webhook_set_wake(s, on_webhook, NULL);
+        char *stored = NULL;
+        size_t len = 0;
+        int64_t seq = 0, first = 0, pending = 0;
+        CHECK_EQ_INT(store_session_get_seq(s, "sesn_w1", &stored, &len, &seq, &e), 0);
+        json_t *obj = session_obj("sesn_w1", 2, "idle", "agent_n", 1, false);
+        json_t *m[1] = {event_obj("sevt_wh1", "session.status_idle", NULL)};
+        const char *q = "[{\"e\":\"whe_n1\",\"t\":\"session.status_idled\",\"c\":5000,\"b\":\"{}\"},"
+                        "{\"e\":\"whe_n2\",\"t\":\"session.status_run_started\",\"c\":5000,\"b\":\"{}\"}]";
+        char *now = NULL;
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_w1", m, 1, obj, "{\"not\":\"it\"}", q, &first, &now, &e),
+                     -ESTALE); /* refused: nothing queued */
+        free(now);
+        now = NULL;
+        CHECK_EQ_INT(store_webhook_pending(s, "wh_n1", &pending, &e), 0);
+        CHECK_EQ_INT(pending, 0);
+        CHECK_EQ_INT(woken, 0);
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_w1", m, 1, obj, stored, q, &first, &now, &e), 0);
+        CHECK_EQ_INT(first, seq + 1);
+        CHECK_EQ_INT(store_webhook_pending(s, "wh_n1", &pending, &e), 0);
+        CHECK_EQ_INT(pending, 1); /* idled wanted, run_started not */
+        CHECK_EQ_INT(woken, 1);
+        json_t *got = NULL;
+        CHECK_EQ_INT(store_webhook_claim(s, 6000, 7000, 10, &got, &e), 0);
+        CHECK_EQ_INT(json_array_size(got), 1);
+        CHECK_EQ_STR(json_string_value(json_object_get(json_array_get(got, 0), "event_id")), "whe_n1");
+        json_decref(got);
+        store_webhook_set_wake(s, NULL, NULL);
+        free(now);
+        free(stored);
+        json_decref(m[0]);
+        json_decref(obj);
+}
+
+/* A turn's statements are prepared once a connection (pg_exec_hot); when the server session lost
+ * them (a pooler's other session: here DEALLOCATE ALL) the statement still runs, unprepared, and
+ * that connection prepares no more. */
+static void test_prepared(store *s) {
+        hull_error e = {0};
+        pg_conn *pc = &((pg_store *) s)->conns[0]; /* one thread: every call takes the first */
+        add_session(s, "sesn_p1");
+        int64_t seq = -1;
+        pc->n_prepared = 0;
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK_EQ_INT(seq, 0);
+        CHECK_EQ_INT(pc->n_prepared, 1);
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK_EQ_INT(pc->n_prepared, 1); /* the same text: prepared once */
+        CHECK_EQ_INT(pg_exec(pc, "DEALLOCATE ALL", 0, NULL, "cannot deallocate", NULL, &e), 0);
+        seq = -1;
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK_EQ_INT(seq, 0);
+        CHECK(pc->no_prepare && pc->n_prepared == 0);
+        seq = -1;
+        CHECK_EQ_INT(store_events_last_seq(s, "sesn_p1", &seq, &e), 0);
+        CHECK(seq == 0 && pc->n_prepared == 0);
+        pc->no_prepare = false;
+}
+
 int main(void) {
         char dir[] = "/tmp/hull-test-store-node-XXXXXX", path[80];
         if (!mkdtemp(dir))
@@ -343,6 +441,8 @@ int main(void) {
         test_wake(s, s2);
         test_owners(s);
         test_turn_commits(s, s2);
+        test_append_webhooks(s);
+        test_prepared(s);
         store_close(s2);
         store_close(s);
         return test_done();

@@ -373,7 +373,7 @@ static void events_send_at_sandbox(api_v1 *a, http_req *r) {
         char from[64];
         int hop = http_forward_hop(r, from);
         if (hop > 0 ||
-            (hop == 0 && v1_engine_sandbox_node(a->cfg.engine, http_req_param(r, "id"), &o, &self, &err) != 1)) {
+            (hop == 0 && v1_engine_send_where(a->cfg.engine, http_req_param(r, "id"), &o, &self, &err) != 1)) {
                 events_send(a, r);
                 return;
         }
