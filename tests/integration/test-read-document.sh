@@ -183,6 +183,14 @@ timeout 120 "$HULL" read-document "$C/bomb.docx" >"$O" 2>"$E"
 RC=$? SECS=0
 pyexpect "hull read-document: a refused document exits 1 saying why" 'rc == 1 and "zip bomb" in e'
 
+# ---- what start-up costs: OCR's libraries are opened only when OCR is asked for ----
+# (linked, tesseract and leptonica pull in 56 libraries, curl, TLS and Kerberos among them,
+# ~9 ms of every document's start-up; the OCR reads above show dlopen works in the sandbox)
+DOCREAD_BIN=$(dirname "$HULL")/hull-docread
+LD_TRACE_LOADED_OBJECTS=1 "$DOCREAD_BIN" >"$O" 2>"$E" </dev/null
+check "hull-docread: tesseract, leptonica and curl are not loaded at start" \
+        sh -c 'grep -q libpoppler "$1" && ! grep -qE "libtesseract|liblept|libcurl" "$1"' sh "$O"
+
 # ---- hull mcp offers it ----
 printf '%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
         '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | timeout 30 "$HULL" mcp >"$O" 2>"$E"
