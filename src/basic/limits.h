@@ -713,6 +713,7 @@
 #define DOCREAD_ZIP_ENTRIES_MAX 20000U        /* entries of an Office/OpenDocument archive */
 #define DOCREAD_ZIP_ENTRY_MAX (128ULL << 20)  /* bytes one entry expands to */
 #define DOCREAD_ZIP_TOTAL_MAX (256ULL << 20)  /* bytes all entries read expand to (a zip bomb stops here) */
+#define DOCREAD_XML_CHUNK (256U << 10)        /* bytes of a worksheet handed to the XML parser at once */
 #define DOCREAD_HEADINGS_MAX 2000U            /* headings listed */
 #define DOCREAD_WORDS_MAX 200000U             /* positioned words of one PDF page (table finding) */
 #define DOCREAD_OCR_DPI 300U                  /* a scanned PDF page is rendered at this resolution for OCR */

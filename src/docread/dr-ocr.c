@@ -1,8 +1,12 @@
 /* dr-ocr.c: OCR for hull-docread through tesseract's C API (Debian's tesseract-ocr and its
  * traineddata): a rendered PDF page or an image file to text. The languages asked for must be
  * installed (their .traineddata in tesseract's data directory); an error names the installed
- * ones. Leptonica decodes image files. */
+ * ones. Leptonica decodes image files. Both are opened (dlopen) only when OCR is asked for:
+ * linked, they and what they pull in (curl, TLS, Kerberos, ICU: 56 libraries) cost every
+ * document ~9 ms of start-up (loading, relocating, C++ constructors), as much as pdftotext
+ * takes for 15 pages. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <leptonica/allheaders.h>
 #include <stdio.h>
@@ -11,6 +15,64 @@
 #include <unistd.h>
 
 #include "docread.h"
+
+/* The functions used, resolved from the two libraries. */
+typedef struct ocr_lib {
+        void *tess, *lept;
+        __typeof__(&TessBaseAPICreate) create;
+        __typeof__(&TessBaseAPIInit3) init3;
+        __typeof__(&TessBaseAPIDelete) del;
+        __typeof__(&TessBaseAPIEnd) end;
+        __typeof__(&TessBaseAPISetImage) set_image;
+        __typeof__(&TessBaseAPISetImage2) set_image2;
+        __typeof__(&TessBaseAPISetSourceResolution) set_resolution;
+        __typeof__(&TessBaseAPIGetUTF8Text) utf8_text;
+        __typeof__(&TessDeleteText) delete_text;
+        __typeof__(&setMsgSeverity) msg_severity;
+        __typeof__(&pixReadMem) read_mem;
+        __typeof__(&pixGetWidth) width;
+        __typeof__(&pixGetHeight) height;
+        __typeof__(&pixGetXRes) xres;
+        __typeof__(&pixDestroy) destroy;
+} ocr_lib;
+
+static void ocr_lib_done(ocr_lib *l) {
+        if (l->tess)
+                dlclose(l->tess);
+        if (l->lept)
+                dlclose(l->lept);
+        *l = (ocr_lib){0};
+}
+
+static bool sym(void *h, const char *name, void *ret) {
+        void *f = h ? dlsym(h, name) : NULL;
+        memcpy(ret, &f, sizeof(f));
+        return f != NULL;
+}
+
+static int ocr_lib_open(ocr_lib *l, dr_doc *d) {
+        *l = (ocr_lib){0};
+        /* RTLD_NODELETE: tesseract's C++ statics stay put until exit */
+        l->lept = dlopen(DOCREAD_LEPT_SO, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
+        l->tess = l->lept ? dlopen(DOCREAD_TESSERACT_SO, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) : NULL;
+        bool ok = l->tess && sym(l->tess, "TessBaseAPICreate", &l->create) &&
+                  sym(l->tess, "TessBaseAPIInit3", &l->init3) && sym(l->tess, "TessBaseAPIDelete", &l->del) &&
+                  sym(l->tess, "TessBaseAPIEnd", &l->end) && sym(l->tess, "TessBaseAPISetImage", &l->set_image) &&
+                  sym(l->tess, "TessBaseAPISetImage2", &l->set_image2) &&
+                  sym(l->tess, "TessBaseAPISetSourceResolution", &l->set_resolution) &&
+                  sym(l->tess, "TessBaseAPIGetUTF8Text", &l->utf8_text) &&
+                  sym(l->tess, "TessDeleteText", &l->delete_text) && sym(l->lept, "setMsgSeverity", &l->msg_severity) &&
+                  sym(l->lept, "pixReadMem", &l->read_mem) && sym(l->lept, "pixGetWidth", &l->width) &&
+                  sym(l->lept, "pixGetHeight", &l->height) && sym(l->lept, "pixGetXRes", &l->xres) &&
+                  sym(l->lept, "pixDestroy", &l->destroy);
+        if (!ok) {
+                const char *why = dlerror();
+                ocr_lib_done(l);
+                return dr_fail(d, -ENOENT, "OCR needs tesseract (Debian: libtesseract5, liblept5): %s",
+                               why ? why : "a function is missing");
+        }
+        return 0;
+}
 
 static const char *const datadirs[] = {
         "/usr/share/tesseract-ocr/5/tessdata",
@@ -79,26 +141,26 @@ static int check_langs(const char *dir, const char *langs, dr_doc *d) {
         return 0;
 }
 
-static int recognize(TessBaseAPI *api, dynbuf *out, dr_doc *d) {
-        char *text = TessBaseAPIGetUTF8Text(api);
+static int recognize(const ocr_lib *l, TessBaseAPI *api, dynbuf *out, dr_doc *d) {
+        char *text = l->utf8_text(api);
         if (!text)
                 return dr_fail(d, -EIO, "OCR failed on the image");
         int r = dynbuf_add_str(out, text);
-        TessDeleteText(text);
+        l->delete_text(text);
         return r < 0 ? dr_fail(d, r, "the recognized text passes %llu MiB", DOCREAD_TEXT_MAX >> 20) : 0;
 }
 
-static int start(const dr_opts *o, dr_doc *d, TessBaseAPI **ret) {
+static int start(const ocr_lib *l, const dr_opts *o, dr_doc *d, TessBaseAPI **ret) {
         const char *dir = datadir();
         const char *langs = o->langs[0] ? o->langs : "eng";
         int r = check_langs(dir, langs, d);
         if (r < 0)
                 return r;
-        TessBaseAPI *api = TessBaseAPICreate();
+        TessBaseAPI *api = l->create();
         if (!api)
                 return dr_fail(d, -ENOMEM, "out of memory");
-        if (TessBaseAPIInit3(api, dir, langs) != 0) {
-                TessBaseAPIDelete(api);
+        if (l->init3(api, dir, langs) != 0) {
+                l->del(api);
                 return dr_fail(d, -EIO, "tesseract could not load the languages %s", langs);
         }
         *ret = api;
@@ -106,38 +168,46 @@ static int start(const dr_opts *o, dr_doc *d, TessBaseAPI **ret) {
 }
 
 int dr_ocr_gray(const unsigned char *px, int w, int h, int stride, int dpi, const dr_opts *o, dynbuf *out, dr_doc *d) {
-        TessBaseAPI *api;
-        int r = start(o, d, &api);
+        _cleanup_(ocr_lib_done) ocr_lib l = {0};
+        int r = ocr_lib_open(&l, d);
         if (r < 0)
                 return r;
-        TessBaseAPISetImage(api, px, w, h, 1, stride);
-        TessBaseAPISetSourceResolution(api, dpi);
-        r = recognize(api, out, d);
-        TessBaseAPIEnd(api);
-        TessBaseAPIDelete(api);
+        TessBaseAPI *api;
+        r = start(&l, o, d, &api);
+        if (r < 0)
+                return r;
+        l.set_image(api, px, w, h, 1, stride);
+        l.set_resolution(api, dpi);
+        r = recognize(&l, api, out, d);
+        l.end(api);
+        l.del(api);
         return r;
 }
 
 int dr_ocr_image(const char *buf, size_t len, const dr_opts *o, dynbuf *out, dr_doc *d) {
-        setMsgSeverity(L_SEVERITY_NONE);
-        PIX *pix = pixReadMem((const l_uint8 *) buf, len);
+        _cleanup_(ocr_lib_done) ocr_lib l = {0};
+        int r = ocr_lib_open(&l, d);
+        if (r < 0)
+                return r;
+        l.msg_severity(L_SEVERITY_NONE);
+        PIX *pix = l.read_mem((const l_uint8 *) buf, len);
         if (!pix)
                 return dr_fail(d, -EBADMSG, "the image cannot be decoded (PNG, JPEG, TIFF, GIF, BMP, WebP are read)");
-        if ((uint64_t) pixGetWidth(pix) * (uint64_t) pixGetHeight(pix) > DOCREAD_OCR_PIXELS_MAX) {
-                pixDestroy(&pix);
+        if ((uint64_t) l.width(pix) * (uint64_t) l.height(pix) > DOCREAD_OCR_PIXELS_MAX) {
+                l.destroy(&pix);
                 return dr_fail(d, -E2BIG, "the image has more than %llu megapixels", DOCREAD_OCR_PIXELS_MAX >> 20);
         }
         TessBaseAPI *api;
-        int r = start(o, d, &api);
+        r = start(&l, o, d, &api);
         if (r >= 0) {
-                TessBaseAPISetImage2(api, pix);
-                if (pixGetXRes(pix) < 70)
-                        TessBaseAPISetSourceResolution(api, DOCREAD_OCR_DPI);
-                r = recognize(api, out, d);
-                TessBaseAPIEnd(api);
-                TessBaseAPIDelete(api);
+                l.set_image2(api, pix);
+                if (l.xres(pix) < 70)
+                        l.set_resolution(api, DOCREAD_OCR_DPI);
+                r = recognize(&l, api, out, d);
+                l.end(api);
+                l.del(api);
         }
-        pixDestroy(&pix);
+        l.destroy(&pix);
         return r;
 }
 

@@ -51,7 +51,7 @@ static int page_layout(PopplerPage *pg, const char *text, dr_doc *d, unsigned pa
         dr_word *cur = NULL;
         const PopplerRectangle *prev = NULL;
         int r = 0;
-        const char *p = text;
+        const char *p = text, *run = text; /* text[run..p) is still to be copied to d->text */
         for (; *p && ci < n_rects && r >= 0; ci++) {
                 size_t l = utf8_len((unsigned char) *p);
                 bool space = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r' || *p == '\f';
@@ -60,7 +60,10 @@ static int page_layout(PopplerPage *pg, const char *text, dr_doc *d, unsigned pa
                 bool gap = false;
                 if (!space && prev && h > 0 && fabs(rc->y1 - prev->y1) < 0.5 * h && rc->x1 - prev->x2 > 0.15 * h) {
                         gap = true;
-                        r = dynbuf_add(&d->text, rc->x1 - prev->x2 > 0.9 * h ? "\t" : " ", 1);
+                        r = dynbuf_add(&d->text, run, (size_t) (p - run));
+                        if (r >= 0)
+                                r = dynbuf_add(&d->text, rc->x1 - prev->x2 > 0.9 * h ? "\t" : " ", 1);
+                        run = p;
                 }
                 if (space)
                         cur = NULL;
@@ -82,12 +85,10 @@ static int page_layout(PopplerPage *pg, const char *text, dr_doc *d, unsigned pa
                 size_t k = 0;
                 while (k < l && p[k])
                         k++;
-                if (r >= 0)
-                        r = dynbuf_add(&d->text, p, k);
                 p += k;
         }
-        if (r >= 0 && *p)
-                r = dynbuf_add_str(&d->text, p);
+        if (r >= 0) /* the rest: what follows the last box too */
+                r = dynbuf_add_str(&d->text, run);
         if (r >= 0) {
                 page_ctx pc = {.d = d, .page = page};
                 r = dr_find_tables(w, n, table_found, &pc);

@@ -183,6 +183,40 @@ timeout 120 "$HULL" read-document "$C/bomb.docx" >"$O" 2>"$E"
 RC=$? SECS=0
 pyexpect "hull read-document: a refused document exits 1 saying why" 'rc == 1 and "zip bomb" in e'
 
+# ---- what start-up costs: OCR's libraries are opened only when OCR is asked for ----
+# (linked, tesseract and leptonica pull in 56 libraries, curl, TLS and Kerberos among them,
+# ~9 ms of every document's start-up; the OCR reads above show dlopen works in the sandbox)
+DOCREAD_BIN=$(dirname "$HULL")/hull-docread
+LD_TRACE_LOADED_OBJECTS=1 "$DOCREAD_BIN" >"$O" 2>"$E" </dev/null
+check "hull-docread: tesseract, leptonica and curl are not loaded at start" \
+        sh -c 'grep -q libpoppler "$1" && ! grep -qE "libtesseract|liblept|libcurl" "$1"' sh "$O"
+
+# ---- a worksheet is read by SAX2 callbacks (no node built per cell) ----
+# the same state as before for what spreadsheets write; an empty <v/> no longer makes the
+# parser collect the text of the elements after it (a formula's), and a DTD is refused
+"$PY" - "$C/book.xlsx" "$TEST_TMP" <<'PYX'
+import sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+ws = '<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">'
+sheets = {
+    "emptyv": ws + '<sheetData><row r="1"><c r="A1" t="str"><v/><f>SUM(B1)</f></c><c r="B1"><v>2</v></c></row>'
+              '<row><c t="inlineStr"><is><r><t>a</t></r><r><t xml:space="preserve"> &amp; b</t></r></is></c>'
+              '<c><v>4</v></c></row></sheetData></worksheet>',
+    "dtd": '<?xml version="1.0"?><!DOCTYPE worksheet [<!ENTITY e "x">]>' + ws[21:] +
+           '<sheetData><row r="1"><c r="A1" t="str"><v>a&e;</v></c></row></sheetData></worksheet>',
+}
+for name, xml in sheets.items():
+    with zipfile.ZipFile(sys.argv[2] + "/" + name + ".xlsx", "w", zipfile.ZIP_DEFLATED) as out:
+        for i in src.infolist():
+            out.writestr(i.filename, xml if i.filename == "xl/worksheets/sheet1.xml" else src.read(i.filename))
+PYX
+"$DOCREAD_BIN" <"$TEST_TMP/emptyv.xlsx" >"$O" 2>"$E"
+check "hull-docread: an empty <v/> is an empty value, inline strings keep their runs" \
+        "$PY" -c 'import json,sys; t=json.load(open(sys.argv[1]))["tables"][0]; sys.exit(t["csv"] != "col_1,2\na & b,4\n")' "$O"
+"$DOCREAD_BIN" <"$TEST_TMP/dtd.xlsx" >"$O" 2>"$E"
+RC=$?
+check "hull-docread: a worksheet with a DTD is refused, saying so" sh -c '[ "$1" = 1 ] && grep -q "declares a DTD" "$2"' sh "$RC" "$O"
+
 # ---- hull mcp offers it ----
 printf '%s\n%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}' \
         '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | timeout 30 "$HULL" mcp >"$O" 2>"$E"
