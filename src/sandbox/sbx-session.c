@@ -414,6 +414,38 @@ static void read_into(int *fd, capture *c, bool *eof) {
         }
 }
 
+/* Send all of p on the stream socket fd by deadline_us (0: none), reading the command's stdout and
+ * stderr meanwhile (a command that writes while it is given its input never waits on us).
+ * Returns 0, -ETIMEDOUT, or a negative errno (-EPIPE: the reader is gone). */
+static int send_until(int fd, const char *p, size_t len, uint64_t deadline_us, int *out_fd, int *err_fd, capture *out,
+                      capture *err) {
+        while (len > 0) {
+                ssize_t w = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w > 0) {
+                        p += w;
+                        len -= (size_t) w;
+                        continue;
+                }
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0 && errno != EAGAIN)
+                        return negative_errno();
+                struct pollfd pfd[3] = {{.fd = fd, .events = POLLOUT},
+                                        {.fd = *out_fd, .events = POLLIN},
+                                        {.fd = *err_fd, .events = POLLIN}};
+                int k = poll(pfd, 3, deadline_us ? (int) ms_left(deadline_us) : -1);
+                if (k == 0)
+                        return -ETIMEDOUT;
+                if (k < 0 && errno != EINTR)
+                        return negative_errno();
+                if (k > 0 && pfd[1].revents && *out_fd >= 0)
+                        read_into(out_fd, out, NULL);
+                if (k > 0 && pfd[2].revents && *err_fd >= 0)
+                        read_into(err_fd, err, NULL);
+        }
+        return 0;
+}
+
 static bool cancel_ready(int cancel_fd) {
         if (cancel_fd < 0)
                 return false;
@@ -512,10 +544,11 @@ static int run_wait_loop(sbx_session *s, const sbx_session_call *c, uint64_t sta
         return 0;
 }
 
-/* Collect a started call: its output from *out_fd and *err_fd (closed here) until it ends, bounded
- * by c; start is when its clock began. */
-static int run_collect(sbx_session *s, const sbx_session_call *c, uint64_t start, int *out_fd, int *err_fd,
-                       sbx_result *ret, hull_error *e) {
+/* Collect a started call: its input (in_fd: NULL or -1 for none; written, then closed), its output
+ * from *out_fd and *err_fd (closed here) until it ends, bounded by c; start is when its clock
+ * began. */
+static int run_collect(sbx_session *s, const sbx_session_call *c, uint64_t start, int *in_fd, const char *input,
+                       size_t input_len, int *out_fd, int *err_fd, sbx_result *ret, hull_error *e) {
         capture out = {0}, err = {0};
         run_wait w = {0};
         int r;
@@ -523,6 +556,12 @@ static int run_collect(sbx_session *s, const sbx_session_call *c, uint64_t start
             capture_init(&err, c->output_bytes ? c->output_bytes : SBX_DEFAULT_OUTPUT_BYTES) < 0) {
                 r = hull_err(e, -ENOMEM, "session: cannot allocate output buffers");
                 goto out;
+        }
+        if (in_fd && *in_fd >= 0) {
+                /* its failure (the deadline, the command gone) is the wait's to tell */
+                (void) send_until(*in_fd, input, input_len, c->timeout_ms ? start + c->timeout_ms * 1000ULL : 0, out_fd,
+                                  err_fd, &out, &err);
+                *in_fd = safe_close(*in_fd); /* EOF: the input is all there */
         }
         r = run_wait_loop(s, c, start, out_fd, err_fd, &out, &err, &w, e);
         if (r < 0)
@@ -603,7 +642,7 @@ int sbx_session_run(sbx_session *s, const sbx_session_call *c, sbx_result *ret, 
         int r = run_start(s, c->argv, c->env, null_fd, &out_fd, &err_fd, e);
         if (r < 0)
                 return r;
-        return run_collect(s, c, start, &out_fd, &err_fd, ret, e);
+        return run_collect(s, c, start, NULL, NULL, 0, &out_fd, &err_fd, ret, e);
 }
 
 int sbx_session_hold(sbx_session *s, char *const *argv, sbx_held *ret, hull_error *e) {
@@ -632,24 +671,7 @@ int sbx_session_held_run(sbx_session *s, sbx_held *h, const char *input, size_t 
         *ret = (sbx_result){.tier = s->kernel ? "kernel" : "container"};
         if (h->in_fd < 0 || s->dead || held_ended(s))
                 return -ECHILD; /* nothing ran: the caller runs the command its own way */
-        uint64_t start = sbx_now_us(), deadline = c->timeout_ms ? start + c->timeout_ms * 1000ULL : 0;
-        while (len > 0) {
-                ssize_t n = send(h->in_fd, input, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (n > 0) {
-                        input += n;
-                        len -= (size_t) n;
-                        continue;
-                }
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0 && errno != EAGAIN)
-                        break; /* it is gone: its end is reported below */
-                struct pollfd p = {.fd = h->in_fd, .events = POLLOUT};
-                if (poll(&p, 1, deadline ? (int) ms_left(deadline) : -1) == 0)
-                        break; /* the deadline: run_collect stops it */
-        }
-        h->in_fd = safe_close(h->in_fd); /* EOF: the input is all there */
-        return run_collect(s, c, start, &h->out_fd, &h->err_fd, ret, e);
+        return run_collect(s, c, sbx_now_us(), &h->in_fd, input, len, &h->out_fd, &h->err_fd, ret, e);
 }
 
 int sbx_session_held_drop(sbx_session *s, sbx_held *h, hull_error *e) {
@@ -720,33 +742,8 @@ static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadl
                              capture *out, capture *err) {
         uint32_t n = (uint32_t) len;
         unsigned char head[4] = {n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >> 24) & 0xff};
-        size_t total = 4 + len, done = 0;
-        while (done < total) {
-                const char *p = done < 4 ? (const char *) head + done : buf + (done - 4);
-                size_t left = done < 4 ? 4 - done : total - done;
-                ssize_t w = send(fd, p, left, MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (w > 0) {
-                        done += (size_t) w;
-                        continue;
-                }
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0 && errno != EAGAIN)
-                        return negative_errno();
-                struct pollfd pfd[3] = {{.fd = fd, .events = POLLOUT},
-                                        {.fd = *out_fd, .events = POLLIN},
-                                        {.fd = *err_fd, .events = POLLIN}};
-                int k = poll(pfd, 3, deadline_us ? (int) ms_left(deadline_us) : -1);
-                if (k == 0)
-                        return -ETIMEDOUT;
-                if (k < 0 && errno != EINTR)
-                        return negative_errno();
-                if (k > 0 && pfd[1].revents && *out_fd >= 0)
-                        read_into(out_fd, out, NULL);
-                if (k > 0 && pfd[2].revents && *err_fd >= 0)
-                        read_into(err_fd, err, NULL);
-        }
-        return 0;
+        int r = send_until(fd, (const char *) head, sizeof(head), deadline_us, out_fd, err_fd, out, err);
+        return r < 0 ? r : send_until(fd, buf, len, deadline_us, out_fd, err_fd, out, err);
 }
 
 /* A frame reader over a stream socket: bytes arrive in pieces. */

@@ -107,6 +107,23 @@ static void test_held(sbx_session *s) {
         CHECK(h.in_fd < 0 && h.out_fd < 0 && h.err_fd < 0);
         sbx_result_done(&r);
 
+        /* one that writes much before it reads its input: its output is read while the input is
+         * written (neither side waits on the other until the deadline) */
+        char *chatty_argv[] = {(char *) "/bin/sh", (char *) "-c",
+                               (char *) "head -c 300000 /dev/zero | tr '\\0' x; cat >/dev/null; echo done", NULL};
+        size_t big = 4U << 20;
+        char *input = malloc(big);
+        CHECK(input != NULL);
+        if (input) {
+                memset(input, 'i', big);
+                CHECK_EQ_INT(sbx_session_hold(s, chatty_argv, &h, &e), 0);
+                CHECK_EQ_INT(sbx_session_held_run(s, &h, input, big, &c, &r, &e), 0);
+                CHECK(r.exited && r.exit_code == 0 && !r.timed_out && r.out_total == 300000 + 5);
+                CHECK(contains(r.out, r.out_len, "done\n"));
+                sbx_result_done(&r);
+                free(input);
+        }
+
         /* its deadline: a held command that never ends */
         char *spin_argv[] = {(char *) "/bin/sh", (char *) "-c", (char *) "cat >/dev/null; sleep 100", NULL};
         c.timeout_ms = 300;
