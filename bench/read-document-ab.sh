@@ -37,16 +37,5 @@ hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$W/xlsx.json" \
         -n "new: --handles xlsx" "sh -c 'rm -rf $W/hx && $NEW/hull read-document $XLSX --handles $W/hx > /dev/null'" \
         -n "old: hull-docread bare xlsx" "sh -c '$OLD/hull-docread < $XLSX > /dev/null'" \
         -n "new: hull-docread bare xlsx" "sh -c '$NEW/hull-docread < $XLSX > /dev/null'" >/dev/null
-/usr/bin/python3 - "$W/pdf.json" "$W/xlsx.json" <<'PY'
-import json, sys
-for f in sys.argv[1:]:
-    res = json.load(open(f))["results"]
-    base, cbase = res[0]["mean"], res[0]["user"] + res[0]["system"]
-    print("  %-32s %18s %8s   %18s %8s" % ("", "wall (mean ± sd)", "ratio", "CPU user+sys", "ratio"))
-    for r in res:
-        cpu = r["user"] + r["system"]
-        print("  %-32s %8.1f ms ± %5.1f %7.2fx   %15.1f ms %7.2fx" % (r["command"], r["mean"] * 1000, r["stddev"] * 1000,
-                                                                   r["mean"] / base, cpu * 1000, cpu / cbase))
-    print()
-PY
+/usr/bin/python3 bench/hyperfine_table.py "$W/pdf.json" "$W/xlsx.json"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
