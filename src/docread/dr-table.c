@@ -305,26 +305,58 @@ typedef struct line {
 typedef struct finder {
         const dr_word *w;
         size_t *order; /* words sorted into lines, each line left to right */
+        size_t *tmp;   /* sort_words's merge space */
         seg *segs;
         line *lines;
         size_t n_segs, n_lines;
 } finder;
 
-static int cmp_y(const void *a, const void *b, void *ud) {
-        const dr_word *w = ud;
-        const dr_word *x = &w[*(const size_t *) a], *y = &w[*(const size_t *) b];
-        double cx = (x->y0 + x->y1) / 2, cy = (y->y0 + y->y1) / 2;
-        return cx < cy ? -1 : cx > cy ? 1 : x->x0 < y->x0 ? -1 : x->x0 > y->x0 ? 1 : 0;
+/* sort_words: the length of the runs sorted by insertion before they are merged */
+#define SORT_RUN 8
+
+/* The order of two words: by y (the middle of their boxes) then x (their left edges), or by x
+ * only. */
+static int word_cmp(const dr_word *w, size_t a, size_t b, bool by_y) {
+        const dr_word *x = &w[a], *y = &w[b];
+        if (by_y) {
+                double cx = (x->y0 + x->y1) / 2, cy = (y->y0 + y->y1) / 2;
+                if (cx != cy)
+                        return cx < cy ? -1 : 1;
+        }
+        return x->x0 < y->x0 ? -1 : x->x0 > y->x0 ? 1 : 0;
 }
 
-static int cmp_x(const void *a, const void *b, void *ud) {
-        const dr_word *w = ud;
-        const dr_word *x = &w[*(const size_t *) a], *y = &w[*(const size_t *) b];
-        return x->x0 < y->x0 ? -1 : x->x0 > y->x0 ? 1 : 0;
+/* Sort word indices a[0..n) by word_cmp, stably (as glibc's qsort_r, a merge sort, did: the
+ * order of equal words is theirs on the page), with tmp[0..n) to merge through. A page's words
+ * come mostly in order already: runs already in order are not merged again, so such a page
+ * costs about n comparisons, not n log n. */
+static void sort_words(const dr_word *w, size_t *a, size_t n, size_t *tmp, bool by_y) {
+        for (size_t s = 0; s < n; s += SORT_RUN) {
+                size_t e = MIN(s + SORT_RUN, n);
+                for (size_t i = s + 1; i < e; i++) {
+                        size_t v = a[i], j = i;
+                        for (; j > s && word_cmp(w, a[j - 1], v, by_y) > 0; j--)
+                                a[j] = a[j - 1];
+                        a[j] = v;
+                }
+        }
+        for (size_t width = SORT_RUN; width < n; width *= 2)
+                for (size_t lo = 0; lo + width < n; lo += 2 * width) {
+                        size_t mid = lo + width, hi = MIN(lo + 2 * width, n);
+                        if (word_cmp(w, a[mid - 1], a[mid], by_y) <= 0)
+                                continue;
+                        memcpy(tmp + lo, a + lo, (mid - lo) * sizeof(size_t));
+                        size_t i = lo, j = mid, k = lo;
+                        while (i < mid && j < hi)
+                                a[k++] = word_cmp(w, tmp[i], a[j], by_y) <= 0 ? tmp[i++] : a[j++];
+                        while (i < mid)
+                                a[k++] = tmp[i++];
+                }
 }
 
 static void finder_done(finder *f) {
         free(f->order);
+        free(f->tmp);
         free(f->segs);
         free(f->lines);
 }
@@ -333,13 +365,14 @@ static void finder_done(finder *f) {
  * right, cut into segments at gaps wider than the line's height. */
 static int build_lines(finder *f, size_t n) {
         f->order = malloc(MAX(n, (size_t) 1) * sizeof(size_t));
+        f->tmp = malloc(MAX(n, (size_t) 1) * sizeof(size_t));
         f->segs = malloc(MAX(n, (size_t) 1) * sizeof(seg));
         f->lines = malloc(MAX(n, (size_t) 1) * sizeof(line));
-        if (!f->order || !f->segs || !f->lines)
+        if (!f->order || !f->tmp || !f->segs || !f->lines)
                 return -ENOMEM;
         for (size_t i = 0; i < n; i++)
                 f->order[i] = i;
-        qsort_r(f->order, n, sizeof(size_t), cmp_y, (void *) f->w);
+        sort_words(f->w, f->order, n, f->tmp, true);
         for (size_t i = 0; i < n;) {
                 const dr_word *a = &f->w[f->order[i]];
                 double y0 = a->y0, y1 = a->y1;
@@ -351,7 +384,7 @@ static int build_lines(finder *f, size_t n) {
                                 break;
                         j++;
                 }
-                qsort_r(f->order + i, j - i, sizeof(size_t), cmp_x, (void *) f->w);
+                sort_words(f->w, f->order + i, j - i, f->tmp, false);
                 line *l = &f->lines[f->n_lines++];
                 *l = (line){.y0 = y0, .y1 = y1, .h = MAX(y1 - y0, 1.0), .first = f->n_segs};
                 for (size_t k = i; k < j; k++) {
