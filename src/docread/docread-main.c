@@ -67,26 +67,73 @@ static int dispatch(const char *buf, size_t len, const dr_opts *o, dr_doc *d) {
                        ".odt/.ods/.odp, HTML, Markdown, text, or an image with ocr)");
 }
 
-static int answer(const dr_doc *d) {
-        json_t *v = json_pack("{s:s, s:I, s:I, s:b, s:s%, s:O, s:O, s:O}", "format", d->format ?: "?", "pages",
-                              (json_int_t) d->pages, "pages_read", (json_int_t) d->pages_read, "ocr", d->ocr_used,
-                              "text", d->text.buf ?: "", d->text.len, "headings", d->headings, "tables", d->tables,
-                              "notes", d->notes);
-        if (!v) { /* text that is not UTF-8 (a PDF's broken encoding): repaired */
-                char *fixed;
-                size_t n;
-                if (utf8_make_valid(d->text.buf ?: "", d->text.len, &fixed, &n) < 0)
-                        return -ENOMEM;
-                v = json_pack("{s:s, s:I, s:I, s:b, s:s%, s:O, s:O, s:O}", "format", d->format ?: "?", "pages",
-                              (json_int_t) d->pages, "pages_read", (json_int_t) d->pages_read, "ocr", d->ocr_used,
-                              "text", fixed, n, "headings", d->headings, "tables", d->tables, "notes", d->notes);
-                free(fixed);
-                if (!v)
-                        return -ENOMEM;
+/* s[0..len) as a JSON string, escaped as jansson escapes it (the answer's bytes are those
+ * json_dumpf wrote): the runs that need no escape, most of a document's text, written whole
+ * rather than a character at a time (unlocked: hull-docread has one thread). s is valid UTF-8. */
+static void put_json_string(FILE *out, const char *s, size_t len) {
+        putc_unlocked('"', out);
+        size_t run = 0;
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c >= 0x20 && c != '"' && c != '\\')
+                        continue;
+                fwrite_unlocked(s + run, 1, i - run, out);
+                run = i + 1;
+                switch (c) {
+                case '"':
+                        fputs_unlocked("\\\"", out);
+                        break;
+                case '\\':
+                        fputs_unlocked("\\\\", out);
+                        break;
+                case '\b':
+                        fputs_unlocked("\\b", out);
+                        break;
+                case '\f':
+                        fputs_unlocked("\\f", out);
+                        break;
+                case '\n':
+                        fputs_unlocked("\\n", out);
+                        break;
+                case '\r':
+                        fputs_unlocked("\\r", out);
+                        break;
+                case '\t':
+                        fputs_unlocked("\\t", out);
+                        break;
+                default:
+                        fprintf(out, "\\u%04X", c);
+                }
         }
-        int r = json_dumpf(v, stdout, JSON_COMPACT) < 0 ? -EIO : 0;
-        json_decref(v);
-        return r;
+        fwrite_unlocked(s + run, 1, len - run, out);
+        putc_unlocked('"', out);
+}
+
+/* The answer, written member by member in json_pack's order: the text, which is most of it,
+ * with put_json_string (jansson's dump escapes it a character at a time, through a callback). */
+static int answer(const dr_doc *d) {
+        _cleanup_free_ char *fixed = NULL;
+        const char *text = d->text.buf ?: "";
+        size_t len = d->text.len;
+        if (!utf8_is_valid(text, len)) { /* text that is not UTF-8 (a PDF's broken encoding): repaired */
+                if (utf8_make_valid(text, len, &fixed, &len) < 0)
+                        return -ENOMEM;
+                text = fixed;
+        }
+        const char *format = d->format ?: "?";
+        fputs("{\"format\":", stdout);
+        put_json_string(stdout, format, strlen(format));
+        printf(",\"pages\":%u,\"pages_read\":%u,\"ocr\":%s,\"text\":", d->pages, d->pages_read,
+               d->ocr_used ? "true" : "false");
+        put_json_string(stdout, text, len);
+        fputs(",\"headings\":", stdout);
+        int r = json_dumpf(d->headings, stdout, JSON_COMPACT);
+        fputs(",\"tables\":", stdout);
+        r |= json_dumpf(d->tables, stdout, JSON_COMPACT);
+        fputs(",\"notes\":", stdout);
+        r |= json_dumpf(d->notes, stdout, JSON_COMPACT);
+        fputc('}', stdout);
+        return r < 0 || ferror(stdout) ? -EIO : 0;
 }
 
 static int fail(const char *msg, int status) {
