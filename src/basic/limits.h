@@ -716,6 +716,8 @@
 #define DOCREAD_XML_CHUNK (256U << 10)        /* bytes of a worksheet handed to the XML parser at once */
 #define DOCREAD_HEADINGS_MAX 2000U            /* headings listed */
 #define DOCREAD_WORDS_MAX 200000U             /* positioned words of one PDF page (table finding) */
+#define DOCREAD_HEAP_PAD (16ULL << 20)        /* bytes the parser's heap grows by at once (M_TOP_PAD) */
+#define DOCREAD_HEAP_KEEP (64ULL << 20)       /* free bytes at the heap's top it keeps (M_TRIM_THRESHOLD) */
 #define DOCREAD_OCR_DPI 300U                  /* a scanned PDF page is rendered at this resolution for OCR */
 #define DOCREAD_OCR_PIXELS_MAX (100ULL << 20) /* pixels of one page image handed to OCR */
 #define DOCREAD_LANGS_MAX 64U                 /* bytes of an OCR language list ("eng+deu") */

@@ -233,11 +233,12 @@ static int page_ocr(PopplerPage *pg, const dr_opts *o, dr_doc *d, unsigned page)
         return r;
 }
 
-static size_t visible_chars(const char *s) {
+/* Does s have at least min characters other than white space? (Stops when it knows.) */
+static bool has_visible_chars(const char *s, size_t min) {
         size_t n = 0;
-        for (; *s; s++)
+        for (; *s && n < min; s++)
                 n += !(*s == ' ' || *s == '\n' || *s == '\t' || *s == '\r' || *s == '\f');
-        return n;
+        return n >= min;
 }
 
 static int read_page(PopplerDocument *doc, int i, sizes *sz, const dr_opts *o, dr_doc *d) {
@@ -247,7 +248,7 @@ static int read_page(PopplerDocument *doc, int i, sizes *sz, const dr_opts *o, d
                 return dr_fail(d, -EBADMSG, "page %u cannot be read: the PDF is damaged", page);
         int r = dynbuf_addf(&d->text, "%s[page %u]\n", d->text.len ? "\n" : "", page);
         char *text = poppler_page_get_text(pg);
-        if (r >= 0 && text && visible_chars(text) >= 8) {
+        if (r >= 0 && text && has_visible_chars(text, 8)) {
                 r = page_layout(pg, text, d, page);
                 if (r >= 0 && sz)
                         page_lines(pg, text, sz, page);
