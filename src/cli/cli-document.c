@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "fs-util.h"
 #include "hd-store.h"
+#include "json-str.h"
 #include "macro.h"
 #include "tool-document.h"
 
@@ -34,6 +35,28 @@ static const struct option options[] = {
         {"handles", required_argument, NULL, OPT_HANDLES},
         {},
 };
+
+/* The checked answer as json_dumpf(JSON_COMPACT) writes it, member by member in its order, but
+ * its strings (the text is most of a document's answer) written a run at a time by json_str_put,
+ * not a character at a time through jansson's dump callback. */
+static void put_answer(json_t *a) {
+        const char *k;
+        json_t *v;
+        bool first = true;
+        putchar('{');
+        json_object_foreach(a, k, v) {
+                if (!first)
+                        putchar(',');
+                first = false;
+                json_str_put(stdout, k, strlen(k));
+                putchar(':');
+                if (json_is_string(v))
+                        json_str_put(stdout, json_string_value(v), json_string_length(v));
+                else
+                        json_dumpf(v, stdout, JSON_COMPACT | JSON_ENCODE_ANY);
+        }
+        putchar('}');
+}
 
 void cli_document_help(void) {
         printf("Usage: hull read-document FILE [--ocr] [--lang L] [--pages P] [--json] [--handles DIR]\n\n"
@@ -126,7 +149,7 @@ int cli_document_main(int argc, char **argv) {
                 return CLI_EXIT_FAILURE;
         }
         if (!handles && json) {
-                json_dumpf(parsed, stdout, JSON_COMPACT);
+                put_answer(parsed);
                 putchar('\n');
                 return 0;
         }

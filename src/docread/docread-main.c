@@ -4,9 +4,10 @@
  *   {"format", "pages", "pages_read", "ocr", "text", "headings": [{"level", "text", "page"}],
  *    "tables": [{"name", "page", "rows", "cols", "csv"}], "notes": [string]}
  * or {"error": "what was wrong"} with exit status 1 (2: bad arguments). Options: --name FILE (its
- * extension hints the format), --ocr, --lang eng+deu, --pages 1-3,7. Its own limits come first
- * (address space, CPU time), on top of the sandbox's. Nothing here trusts the document; the host
- * does not trust this answer either. */
+ * extension hints the format), --ocr, --lang eng+deu, --pages 1-3,7, --text-apart (the text
+ * after the object, not in it: {..., "text_bytes": N, ...} "\n" and the N bytes, as hull asks).
+ * Its own limits come first (address space, CPU time), on top of the sandbox's. Nothing here
+ * trusts the document; the host does not trust this answer either. */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
@@ -21,6 +22,7 @@
 
 #include "docread.h"
 #include "fs-util.h"
+#include "json-str.h"
 #include "utf8.h"
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -68,51 +70,12 @@ static int dispatch(const char *buf, size_t len, const dr_opts *o, dr_doc *d) {
                        ".odt/.ods/.odp, HTML, Markdown, text, or an image with ocr)");
 }
 
-/* s[0..len) as a JSON string, escaped as jansson escapes it (the answer's bytes are those
- * json_dumpf wrote): the runs that need no escape, most of a document's text, written whole
- * rather than a character at a time (unlocked: hull-docread has one thread). s is valid UTF-8. */
-static void put_json_string(FILE *out, const char *s, size_t len) {
-        putc_unlocked('"', out);
-        size_t run = 0;
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char) s[i];
-                if (c >= 0x20 && c != '"' && c != '\\')
-                        continue;
-                fwrite_unlocked(s + run, 1, i - run, out);
-                run = i + 1;
-                switch (c) {
-                case '"':
-                        fputs_unlocked("\\\"", out);
-                        break;
-                case '\\':
-                        fputs_unlocked("\\\\", out);
-                        break;
-                case '\b':
-                        fputs_unlocked("\\b", out);
-                        break;
-                case '\f':
-                        fputs_unlocked("\\f", out);
-                        break;
-                case '\n':
-                        fputs_unlocked("\\n", out);
-                        break;
-                case '\r':
-                        fputs_unlocked("\\r", out);
-                        break;
-                case '\t':
-                        fputs_unlocked("\\t", out);
-                        break;
-                default:
-                        fprintf(out, "\\u%04X", c);
-                }
-        }
-        fwrite_unlocked(s + run, 1, len - run, out);
-        putc_unlocked('"', out);
-}
-
 /* The answer, written member by member in json_pack's order: the text, which is most of it,
- * with put_json_string (jansson's dump escapes it a character at a time, through a callback). */
-static int answer(const dr_doc *d) {
+ * with put_json_string (jansson's dump escapes it a character at a time, through a callback).
+ * apart (--text-apart, what hull asks for): "text_bytes" in the object instead of "text", and
+ * after the object a newline and the text's bytes as they are, so that hull's JSON parser, which
+ * lexes a character at a time too, does not read them. */
+static int answer(const dr_doc *d, bool apart) {
         _cleanup_free_ char *fixed = NULL;
         const char *text = d->text.buf ?: "";
         size_t len = d->text.len;
@@ -123,10 +86,14 @@ static int answer(const dr_doc *d) {
         }
         const char *format = d->format ?: "?";
         fputs("{\"format\":", stdout);
-        put_json_string(stdout, format, strlen(format));
-        printf(",\"pages\":%u,\"pages_read\":%u,\"ocr\":%s,\"text\":", d->pages, d->pages_read,
-               d->ocr_used ? "true" : "false");
-        put_json_string(stdout, text, len);
+        json_str_put(stdout, format, strlen(format));
+        printf(",\"pages\":%u,\"pages_read\":%u,\"ocr\":%s,", d->pages, d->pages_read, d->ocr_used ? "true" : "false");
+        if (apart)
+                printf("\"text_bytes\":%zu", len);
+        else {
+                fputs("\"text\":", stdout);
+                json_str_put(stdout, text, len);
+        }
         fputs(",\"headings\":", stdout);
         int r = json_dumpf(d->headings, stdout, JSON_COMPACT);
         fputs(",\"tables\":", stdout);
@@ -134,6 +101,10 @@ static int answer(const dr_doc *d) {
         fputs(",\"notes\":", stdout);
         r |= json_dumpf(d->notes, stdout, JSON_COMPACT);
         fputc('}', stdout);
+        if (apart) {
+                fputc('\n', stdout);
+                fwrite(text, 1, len, stdout);
+        }
         return r < 0 || ferror(stdout) ? -EIO : 0;
 }
 
@@ -158,13 +129,12 @@ const char *__asan_default_options(void) {
 
 int main(int argc, char **argv) {
         static const struct option longopts[] = {
-                {"name", required_argument, NULL, 'n'},
-                {"ocr", no_argument, NULL, 'o'},
-                {"lang", required_argument, NULL, 'l'},
-                {"pages", required_argument, NULL, 'p'},
-                {NULL, 0, NULL, 0},
+                {"name", required_argument, NULL, 'n'}, {"ocr", no_argument, NULL, 'o'},
+                {"lang", required_argument, NULL, 'l'}, {"pages", required_argument, NULL, 'p'},
+                {"text-apart", no_argument, NULL, 't'}, {NULL, 0, NULL, 0},
         };
         dr_opts o = {.name = ""};
+        bool apart = false;
         int c;
         while ((c = getopt_long(argc, argv, "", longopts, NULL)) >= 0)
                 switch (c) {
@@ -179,12 +149,17 @@ int main(int argc, char **argv) {
                                 return fail("--lang is too long", 2);
                         snprintf(o.langs, sizeof(o.langs), "%s", optarg);
                         break;
+                case 't':
+                        apart = true;
+                        break;
                 case 'p':
                         if (dr_pages_parse(optarg, &o) < 0)
                                 return fail("--pages wants a list such as 1-3,7 (pages from 1)", 2);
                         break;
                 default:
-                        return fail("usage: hull-docread [--name FILE] [--ocr] [--lang L] [--pages P] < DOCUMENT", 2);
+                        return fail("usage: hull-docread [--name FILE] [--ocr] [--lang L] [--pages P] [--text-apart] < "
+                                    "DOCUMENT",
+                                    2);
                 }
         struct rlimit as = {2 * DOCREAD_MEMORY_BYTES, 2 * DOCREAD_MEMORY_BYTES};
         struct rlimit cpu = {DOCREAD_TIMEOUT_MS / 1000 + 1, DOCREAD_TIMEOUT_MS / 1000 + 2};
@@ -234,7 +209,7 @@ int main(int argc, char **argv) {
         dynbuf_free(&in);
         if (r < 0)
                 return fail(d.error[0] ? d.error : strerror(-r), 1);
-        if (answer(&d) < 0)
+        if (answer(&d, apart) < 0)
                 return fail("the answer cannot be written", 1);
         return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -18,6 +18,7 @@
 #include "tool-document.h"
 #include "tool-util.h"
 #include "tools-sandbox.h"
+#include "utf8.h"
 #include "webfetch.h"
 
 #define PARSER_NAME "hull-docread"
@@ -128,6 +129,52 @@ static const char *check_answer(const json_t *a) {
         return NULL;
 }
 
+/* The parser's answer (asked for with --text-apart): a JSON object with "text_bytes": N in
+ * place of "text", then a newline and the text's N bytes as they are, which jansson, lexing a
+ * character at a time, need not read (the JSON of a 100-page PDF is mostly its text). An
+ * answer of one JSON object with its "text" (an older or a stand-in parser) is taken as well.
+ * Returns the object with "text" among its members in the parser's order (the shape is
+ * check_answer's to judge), or NULL: not JSON, bytes after it that are not the text, or a text
+ * that is not UTF-8 or holds a NUL (which jansson refuses in a JSON string). */
+static json_t *answer_load(const char *out, size_t len) {
+        static const char *const order[] = {"format", "pages",    "pages_read", "ocr",
+                                            "text",   "headings", "tables",     "notes"};
+        json_error_t jerr;
+        json_auto_t *a = json_loadb(out, len, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
+        if (!a || jerr.position < 0 || (size_t) jerr.position > len)
+                return NULL;
+        const char *rest = out + jerr.position;
+        size_t n = len - (size_t) jerr.position;
+        json_t *tb = json_object_get(a, "text_bytes");
+        if (!tb) {
+                for (size_t i = 0; i < n; i++)
+                        if (!(rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\n' || rest[i] == '\r'))
+                                return NULL;
+                return TAKE_PTR(a);
+        }
+        if (json_object_get(a, "text") || !json_is_integer(tb) || json_integer_value(tb) < 0 ||
+            json_integer_value(tb) > (json_int_t) DOCREAD_TEXT_MAX || n < 1 || rest[0] != '\n' ||
+            (json_int_t) (n - 1) != json_integer_value(tb) || memchr(rest + 1, '\0', n - 1) ||
+            !utf8_is_valid(rest + 1, n - 1))
+                return NULL;
+        json_auto_t *text = json_stringn_nocheck(rest + 1, n - 1);
+        json_auto_t *b = json_object();
+        if (!text || !b)
+                return NULL;
+        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+                json_t *v = strcmp(order[i], "text") == 0 ? text : json_object_get(a, order[i]);
+                if (v && json_object_set(b, order[i], v) < 0)
+                        return NULL;
+        }
+        const char *k;
+        json_t *v;
+        json_object_foreach(a, k, v) { /* members no parser writes: kept for check_answer to refuse */
+                if (strcmp(k, "text_bytes") != 0 && !json_object_get(b, k) && json_object_set(b, k, v) < 0)
+                        return NULL;
+        }
+        return TAKE_PTR(b);
+}
+
 /* The parser's own message, shown as data: control characters dropped, bounded. */
 static void clean_message(const char *s, char *buf, size_t size) {
         size_t o = 0;
@@ -158,8 +205,7 @@ static int answer_of(const sbx_result *res, json_t **ret, hull_error *e) {
                                  "read_document: the document's text and tables pass %llu MiB: read fewer "
                                  "pages (pages: \"1-20\")",
                                  DOCREAD_OUTPUT_MAX >> 20);
-        json_error_t jerr;
-        json_t *a = json_loadb(res->out, res->out_len, JSON_REJECT_DUPLICATES, &jerr);
+        json_t *a = answer_load(res->out, res->out_len);
         if (!a)
                 return hull_fail(e, -EPROTO, "read_document: the parser's answer is not JSON (exit status %d)",
                                  res->exit_code);
@@ -213,6 +259,7 @@ int doc_parse(const void *data, size_t len, const doc_read_opts *o, json_t **ret
         arg_push(argv, &n, exe);
         arg_push(argv, &n, "--name");
         arg_push(argv, &n, name);
+        arg_push(argv, &n, "--text-apart");
         if (o->ocr)
                 arg_push(argv, &n, "--ocr");
         if (o->langs) {

@@ -4,10 +4,11 @@
  * A document's bytes are never parsed in this process: hull-docread (src/docread/) parses them in
  * a fresh container sandbox (no network, DOCREAD_TIMEOUT_MS, DOCREAD_MEMORY_BYTES through the
  * memory cgroup when hull runs as root, and its own address-space limit in any case, DOCREAD_PIDS
- * processes), the document on its stdin (a sealed copy), its one JSON answer on stdout. That
- * answer is untrusted input: its size is bounded, its shape checked, every string checked, and
- * only then does it become handles: a text handle (the text, page markers "[page N]") and one
- * table handle per table (CSV ingested by the store, column types inferred). */
+ * processes), the document on its stdin (a sealed copy), its one JSON answer on stdout (with the
+ * text after it, apart: --text-apart, so that jansson need not lex it). That answer is untrusted
+ * input: its size is bounded, its shape checked, every string checked, and only then does it
+ * become handles: a text handle (the text, page markers "[page N]") and one table handle per
+ * table (CSV ingested by the store, column types inferred). */
 #pragma once
 
 #include <jansson.h>

@@ -191,6 +191,64 @@ LD_TRACE_LOADED_OBJECTS=1 "$DOCREAD_BIN" >"$O" 2>"$E" </dev/null
 check "hull-docread: tesseract, leptonica and curl are not loaded at start" \
         sh -c 'grep -q libpoppler "$1" && ! grep -qE "libtesseract|liblept|libcurl" "$1"' sh "$O"
 
+# ---- what a PDF's parse costs beyond poppler's own work (counts, not times) ----
+# hull asks for the text beside the JSON (--text-apart): its JSON parser lexes a character at a
+# time, and the text is most of a document's answer (jansson spent ~40M instructions on the
+# 100-page bench PDF's); none of the body's text may be in the JSON hull parses
+"$DOCREAD_BIN" --text-apart --name twocol.pdf <"$C/twocol.pdf" >"$O" 2>"$E"
+RC=$?
+check "hull-docread --text-apart: the text follows the JSON, which does not hold it" \
+        "$PY" -c '
+import json, sys
+raw = open(sys.argv[2], "rb").read().decode("utf-8")
+obj, end = json.JSONDecoder().raw_decode(raw)
+text = raw[end + 1:]
+words = [w for w in " ".join(text.split("\n")[2:]).split() if len(w) > 3]  # the body, not the heading
+sys.exit(not (sys.argv[1] == "0" and "text" not in obj and obj["text_bytes"] == len(text.encode()) and
+              raw[end] == "\n" and text.startswith("[page 1]\n") and len(words) > 20 and
+              not any(w in raw[:end] for w in words)))' "$RC" "$O"
+# ... and hull takes the text beside the JSON only when it is exactly what the JSON announces
+# (stand-in parsers: each prints the answer beside it, /env/answer in the sandbox)
+"$PY" - "$TEST_TMP" <<'PYA'
+import os, sys
+j = ('{"format":"text","pages":1,"pages_read":1,"ocr":false,"text_bytes":%d,'
+     '"headings":[],"tables":[],"notes":[]%s}\n')
+cases = {"good": j % (6, "") + "hello\n", "short": j % (9, "") + "hello\n",
+         "badutf8": (j % (5, "")).encode() + b"ab\xffcd", "both": j % (6, ',"text":"x"') + "hello\n",
+         "nul": (j % (5, "")).encode() + b"ab\0cd"}
+for name, answer in cases.items():
+    d = os.path.join(sys.argv[1], "apart-" + name)
+    os.makedirs(d, exist_ok=True)
+    with open(d + "/answer", "wb") as f:
+        f.write(answer if isinstance(answer, bytes) else answer.encode())
+    with open(d + "/hull-docread", "w") as f:
+        f.write("#!/bin/sh\ncat /env/answer\n")
+    os.chmod(d + "/hull-docread", 0o755)
+PYA
+for name in good short badutf8 both nul; do
+        HULL_DOCREAD=$TEST_TMP/apart-$name/hull-docread timeout 60 "$HULL" read-document "$TEST_TMP/hello.txt" --json \
+                >"$TEST_TMP/apart-$name.out" 2>"$TEST_TMP/apart-$name.err"
+        echo $? >"$TEST_TMP/apart-$name.rc"
+done
+check "hull: a parser's text beside its JSON is taken when its length and UTF-8 are right" \
+        "$PY" -c 'import json,sys; sys.exit(open(sys.argv[1] + ".rc").read().strip() != "0" or
+                  list(json.load(open(sys.argv[1] + ".out")).items())[3:5] != [("ocr", False), ("text", "hello\n")])' \
+        "$TEST_TMP/apart-good"
+for name in short badutf8 both nul; do
+        check "hull: a parser's text beside its JSON is refused: $name" \
+                sh -c '[ "$(cat "$1.rc")" = 1 ] && grep -q "not JSON" "$1.err"' sh "$TEST_TMP/apart-$name"
+done
+# poppler makes and frees a few hundred thousand small objects a page: malloc keeps its heap
+# (mallopt in hull-docread) instead of growing and trimming it with brk page after page (main
+# before: 38 brk calls for these 2000 pages, 239 for the bench PDF's 100)
+if command -v strace >/dev/null; then
+        strace -f -e trace=brk -o "$TEST_TMP/brk.txt" "$DOCREAD_BIN" --pages 1-2000 <"$C/many-pages.pdf" >"$O" 2>"$E"
+        check "hull-docread: a 2000-page parse calls brk at most 12 times" \
+                sh -c 'n=$(grep -c "brk(" "$1"); echo "brk calls: $n"; [ "$n" -le 12 ]' sh "$TEST_TMP/brk.txt"
+else
+        skip "hull-docread: brk calls of a 2000-page parse" "strace is not installed"
+fi
+
 # ---- a worksheet is read by SAX2 callbacks (no node built per cell) ----
 # the same state as before for what spreadsheets write; an empty <v/> no longer makes the
 # parser collect the text of the elements after it (a formula's), and a DTD is refused
