@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
-#include <libxml/parser.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include <unistd.h>
 
 #include "docread.h"
+#include "dr-lib.h"
 #include "fs-util.h"
 #include "json-str.h"
 #include "utf8.h"
@@ -54,11 +54,11 @@ static int dispatch(const char *buf, size_t len, const dr_opts *o, dr_doc *d) {
         if (len >= 5 && memmem(buf, MIN(len, (size_t) 1024), "%PDF-", 5))
                 return dr_pdf(buf, len, o, d);
         if (len >= 4 && memcmp(buf, "PK\3\4", 4) == 0)
-                return dr_office(buf, len, o, d);
+                return dr_lib_load(d) < 0 ? -ENOENT : dr_office(buf, len, o, d);
         if (is_image((const unsigned char *) buf, len))
                 return dr_image(buf, len, o, d);
         if (ends_with(name, ".html") || ends_with(name, ".htm") || ends_with(name, ".xhtml") || starts_html(buf, len))
-                return dr_html(buf, len, o, d);
+                return dr_lib_load(d) < 0 ? -ENOENT : dr_html(buf, len, o, d);
         if (ends_with(name, ".md") || ends_with(name, ".markdown"))
                 return dr_markdown(buf, len, d);
         if (len == 0)
@@ -200,7 +200,6 @@ int main(int argc, char **argv) {
                         break;
                 dynbuf_advance(&in, (size_t) n);
         }
-        xmlInitParser();
         dr_doc d = {.headings = json_array(), .tables = json_array(), .notes = json_array()};
         dynbuf_init(&d.text, DOCREAD_TEXT_MAX);
         if (!d.headings || !d.tables || !d.notes)

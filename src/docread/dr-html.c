@@ -2,7 +2,6 @@
  * styles and the head left out, a line per block), h1 to h6 as headings, every table (its rows
  * under thead, tbody or tfoot too) as a table. */
 #include <errno.h>
-#include <libxml/HTMLparser.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>

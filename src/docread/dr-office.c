@@ -4,11 +4,8 @@
  * paragraphs, headings (Heading N styles, text:h) and tables; every sheet of Excel and Calc is a
  * table, dates and booleans kept as such; PowerPoint and Impress give each slide's text, its
  * title as a heading and its tables. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fnmatch.h>
-#include <libxml/parser.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

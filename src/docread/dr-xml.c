@@ -1,6 +1,5 @@
 /* dr-xml.c: libxml2 helpers for hull-docread's readers (dr-xml.h). */
 #include <errno.h>
-#include <libxml/parser.h>
 #include <string.h>
 
 #include "dr-xml.h"

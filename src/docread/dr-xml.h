@@ -1,10 +1,10 @@
 /* dr-xml.h: libxml2 helpers hull-docread's Office, OpenDocument and HTML readers share. */
 #pragma once
 
-#include <libxml/tree.h>
 #include <stdbool.h>
 
 #include "docread.h"
+#include "dr-lib.h"
 
 /* An XML document from untrusted bytes: no network, no entity substitution, no DTD loading. */
 xmlDoc *dr_xml_parse(const char *buf, size_t len);
