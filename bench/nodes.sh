@@ -12,7 +12,10 @@
 # SSE_TURNS (5), LOAD_SESSIONS (60), LOAD_TURNS (3); BASE_HULL (a hull binary, e.g. main's): its node
 # on its own database of the same cluster, its turn interleaved in the same rounds (before/after);
 # TURNS_ONLY=1: only part 1 (the turns, no GET, fan-out or node curve), and each round's event
-# timeline (median arrival of each event after the POST) of every node.
+# timeline (median arrival of each event after the POST) of every node; with TURN_TIMES=1 each
+# turn's time too. SETTLE=SECONDS: a pause between the start (initdb, migrations, the nodes) and the
+# first round. PG_LOG=FILE: PostgreSQL logs every statement with its time, and its checkpoints,
+# copied to FILE at the end (slows PostgreSQL: for where the time goes, not for the ratio).
 # Results on stdout and in $BUILD/bench-nodes.log. See docs/BENCHMARKS.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,12 +32,18 @@ pids=()
 cleanup() {
         for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
         for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+        [ -z "${PG_LOG:-}" ] || cp "$PG_DIR/server.log" "$PG_LOG" 2>/dev/null || true
         pg_cluster_stop
         rm -rf "$D"
 }
 trap cleanup EXIT
 pg_cluster_start || die "no PostgreSQL cluster"
 trap cleanup EXIT # (pg_cluster_start set its own)
+if [ -n "${PG_LOG:-}" ]; then # every statement with its time, and the checkpoints, in PG_LOG
+        "$PG_BIN/psql" -h "$PG_HOST" -U postgres -qAtc "ALTER SYSTEM SET log_min_duration_statement = 0" \
+                -c "ALTER SYSTEM SET log_checkpoints = on" -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] '" \
+                -c "SELECT pg_reload_conf()" >/dev/null
+fi
 DB=$(pg_createdb hull) || die "createdb failed"
 cp "$BUILD/hull" "$D/hull"
 HULL=$D/hull
@@ -112,6 +121,7 @@ S_n1=$(session_on "$URL_n1")
 client() { /usr/bin/node "$top/bench/v1-client.mjs" "$@"; }
 field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+[ -z "${SETTLE:-}" ] || sleep "$SETTLE"
 exec > >(tee "$BUILD/bench-nodes.log") 2>&1
 echo "# bench/nodes.sh at $(git -C "$top" rev-parse --short HEAD 2>/dev/null), $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${BASE_HULL:-}" ] || echo "# BASE_HULL: $BASE_HULL ($("$D/hull-base" --version 2>/dev/null | head -1)), its node's turn in the last columns"
@@ -129,6 +139,7 @@ for r in $(seq 1 "$ROUNDS"); do
                 : >"$D/g-pg.wrk"
                 for f in t-sq t-pg ${BASE_HULL:+t-base}; do
                         /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timeline"]; print("# round %s, %s: %s" % (sys.argv[3], sys.argv[2], " ".join("%s %.2f" % (a, b) for a, b in t)))' "$D/$f.json" "$f" "$r" >>"$D/timelines"
+                        [ -z "${TURN_TIMES:-}" ] || /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["times_ms"]; print("# round %s, %s, each turn (ms): %s" % (sys.argv[3], sys.argv[2], " ".join("%.1f" % x for x in t)))' "$D/$f.json" "$f" "$r" >>"$D/timelines"
                 done
         else
                 wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_sq/v1/sessions/$S_sq" >"$D/g-sq.wrk"

@@ -53,7 +53,8 @@ at() { URL=${NURL[$1]}; } # the node the next v1 calls go to
 # ---- three nodes: create on 1, send on 2, stream from 3 ----
 # the model answers after 700 ms; its 5th answer (the turn a message on another node waits behind) after 3 s
 if ! mock_start '{"then": "repeat", "steps": [{"text": "hello from a node", "delay_ms": 700, "times": 4},
-        {"text": "hello from a node", "delay_ms": 3000}, {"text": "hello from a node", "delay_ms": 700}]}' --log-level error; then
+        {"text": "hello from a node", "delay_ms": 3000}, {"text": "hello from a node", "delay_ms": 700}]}' --log-level error \
+        --record "$TEST_TMP/mock.rec"; then
         fail "nodes: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
 fi
@@ -303,6 +304,49 @@ check "nodes: ... its status webhooks queued in its appends ($wh_in), none on th
         test "$wh_in" -ge 2 -a "$wh_own" = 0
 PSQL "ALTER SYSTEM RESET log_statement" && PSQL "ALTER SYSTEM RESET log_line_prefix" &&
         PSQL "SELECT pg_reload_conf()" >/dev/null
+
+# ---- a model request's start is committed while the request goes out (issue 21: one WAL flush
+# fewer before the answer): the start's append (it queues the status webhooks, so it needs
+# webhook_deliveries) held back by a lock on that table, the model is asked all the same; the
+# request's end waits for the start, and the log stays in order once the lock goes ----
+"$PG_BIN/psql" -h "$PG_HOST" -U postgres -d hull -Atq -c "BEGIN" \
+        -c "LOCK TABLE webhook_deliveries IN EXCLUSIVE MODE" -c "SELECT pg_sleep(6)" -c "COMMIT" >/dev/null 2>&1 &
+lock_pid=$!
+wd_locked() { PSQL "SELECT count(*) FROM pg_locks WHERE relation = 'webhook_deliveries'::regclass AND mode = 'ExclusiveLock' AND granted"; }
+for _ in $(seq 1 100); do
+        [ "$(wd_locked)" = 1 ] && break
+        sleep 0.05
+done
+check "nodes: webhook_deliveries locked by another session" test "$(wd_locked)" = 1
+asked=$(wc -l <"$TEST_TMP/mock.rec")
+t0=$(date +%s%N)
+holder=$(PSQL "SELECT node_id FROM sandbox_owners WHERE session_id = '$S2'")
+at "${holder#n}"
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'a start committed while the model is asked')"
+expect "nodes: a message sent while webhook_deliveries is locked is taken (its append needs no delivery)" "s == 200"
+sent_ms=$((($(date +%s%N) - t0) / 1000000))
+for _ in $(seq 1 80); do
+        [ "$(wc -l <"$TEST_TMP/mock.rec")" -gt "$asked" ] && break
+        sleep 0.05
+done
+now_asked=$(wc -l <"$TEST_TMP/mock.rec")
+locked=$(wd_locked)
+started=$(PSQL "SELECT count(*) FROM events WHERE session_id = '$S2' AND type = 'span.model_request_start' AND seq > (SELECT max(seq) FROM events WHERE session_id = '$S2' AND type = 'user.message')")
+check "nodes: the model is asked while the request's start is still being committed (asked $asked -> $now_asked, lock held $locked, start logged $started; the message took $sent_ms ms)" \
+        test "$now_asked" -gt "$asked" -a "$locked" = 1 -a "$started" = 0
+wait "$lock_pid"
+wait_idle "$S2" 60
+expect "nodes: ... the turn ends once the lock goes" "s == 200 and b['status'] == 'idle'"
+events_json "$S2" >"$TEST_TMP/start-async.json" 2>"$TEST_TMP/v1.err"
+pycheck "nodes: ... its events in order: the message, running, the request's start, its end, the answer, the idle" '
+import json, sys
+evs = json.load(open(sys.argv[1]))
+last = max(i for i, e in enumerate(evs) if e["type"] == "user.message")
+types = [e["type"] for e in evs[last:]]
+want = ["user.message", "session.status_running", "span.model_request_start", "span.model_request_end",
+        "agent.message", "session.usage", "session.status_idle"]
+types == want or print(types)
+sys.exit(0 if types == want else 1)' "$TEST_TMP/start-async.json"
 
 # ---- PostgreSQL stopped during a turn (pg_ctl stop -m fast), then started again: calls in
 # between get 503 with retry-after, every node reconnects by itself (no restart), the turn ends
