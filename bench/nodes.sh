@@ -13,8 +13,7 @@
 # on its own database of the same cluster, its turn interleaved in the same rounds (before/after);
 # TURNS_ONLY=1: only part 1 (the turns, no GET, fan-out or node curve), and each round's event
 # timeline (median arrival of each event after the POST) of every node; with TURN_TIMES=1 each
-# turn's time too. SETTLE=SECONDS: a pause between the start (initdb, migrations, the nodes) and the
-# first round. PG_LOG=FILE: PostgreSQL logs every statement with its time, and its checkpoints,
+# turn's time too. PG_LOG=FILE: PostgreSQL logs every statement with its time, and its checkpoints,
 # copied to FILE at the end (slows PostgreSQL: for where the time goes, not for the ratio).
 # Results on stdout and in $BUILD/bench-nodes.log. See docs/BENCHMARKS.md.
 set -euo pipefail
@@ -121,7 +120,6 @@ S_n1=$(session_on "$URL_n1")
 client() { /usr/bin/node "$top/bench/v1-client.mjs" "$@"; }
 field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
-[ -z "${SETTLE:-}" ] || sleep "$SETTLE"
 exec > >(tee "$BUILD/bench-nodes.log") 2>&1
 echo "# bench/nodes.sh at $(git -C "$top" rev-parse --short HEAD 2>/dev/null), $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${BASE_HULL:-}" ] || echo "# BASE_HULL: $BASE_HULL ($("$D/hull-base" --version 2>/dev/null | head -1)), its node's turn in the last columns"
