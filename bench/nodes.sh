@@ -120,6 +120,22 @@ S_n1=$(session_on "$URL_n1")
 client() { /usr/bin/node "$top/bench/v1-client.mjs" "$@"; }
 field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+# Each server's python zygote imports numpy and pandas a second after its start (at its autogroup's
+# nice 19, for about 0.35 s of CPU; zygote.py sets the nice back to 0 once done): on two CPUs that
+# made the first round's PostgreSQL turns 2-3x slower (many wake-ups a turn, each behind a zygote's
+# slice). Measured after it, as a node that has been up a while is (at most 10 s).
+for p in "${pids[@]}"; do
+        z=""
+        for z in $(pgrep -P "$p"); do # the zygote: the child at nice 19 (before its exec too)
+                grep -q ' nice 19$' "/proc/$z/autogroup" 2>/dev/null && break
+                z=""
+        done
+        [ -n "$z" ] || continue
+        for _ in $(seq 1 200); do
+                grep -q ' nice 0$' "/proc/$z/autogroup" 2>/dev/null && break
+                sleep 0.05
+        done
+done
 exec > >(tee "$BUILD/bench-nodes.log") 2>&1
 echo "# bench/nodes.sh at $(git -C "$top" rev-parse --short HEAD 2>/dev/null), $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${BASE_HULL:-}" ] || echo "# BASE_HULL: $BASE_HULL ($("$D/hull-base" --version 2>/dev/null | head -1)), its node's turn in the last columns"
