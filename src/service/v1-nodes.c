@@ -308,6 +308,7 @@ bool v1_node_claim_with_append(live *l, bool messages) {
  * else (refused) the long way, *foreign set when another node runs the turn. */
 int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err) {
         hull_error e = {0};
+        v1_node_start_wait_locked(l); /* before the flags below: the start's append must not see them */
         l->claim_with_append = together;
         l->claim_refused = false;
         int r = v1_log_append_locked(l, evs, n, &e);
