@@ -12,7 +12,9 @@
 # SSE_TURNS (5), LOAD_SESSIONS (60), LOAD_TURNS (3); BASE_HULL (a hull binary, e.g. main's): its node
 # on its own database of the same cluster, its turn interleaved in the same rounds (before/after);
 # TURNS_ONLY=1: only part 1 (the turns, no GET, fan-out or node curve), and each round's event
-# timeline (median arrival of each event after the POST) of every node.
+# timeline (median arrival of each event after the POST) of every node; with TURN_TIMES=1 each
+# turn's time too. PG_LOG=FILE: PostgreSQL logs every statement with its time, and its checkpoints,
+# copied to FILE at the end (slows PostgreSQL: for where the time goes, not for the ratio).
 # Results on stdout and in $BUILD/bench-nodes.log. See docs/BENCHMARKS.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,12 +31,18 @@ pids=()
 cleanup() {
         for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
         for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+        [ -z "${PG_LOG:-}" ] || cp "$PG_DIR/server.log" "$PG_LOG" 2>/dev/null || true
         pg_cluster_stop
         rm -rf "$D"
 }
 trap cleanup EXIT
 pg_cluster_start || die "no PostgreSQL cluster"
 trap cleanup EXIT # (pg_cluster_start set its own)
+if [ -n "${PG_LOG:-}" ]; then # every statement with its time, and the checkpoints, in PG_LOG
+        "$PG_BIN/psql" -h "$PG_HOST" -U postgres -qAtc "ALTER SYSTEM SET log_min_duration_statement = 0" \
+                -c "ALTER SYSTEM SET log_checkpoints = on" -c "ALTER SYSTEM SET log_line_prefix = '%m [%p] '" \
+                -c "SELECT pg_reload_conf()" >/dev/null
+fi
 DB=$(pg_createdb hull) || die "createdb failed"
 cp "$BUILD/hull" "$D/hull"
 HULL=$D/hull
@@ -112,6 +120,22 @@ S_n1=$(session_on "$URL_n1")
 client() { /usr/bin/node "$top/bench/v1-client.mjs" "$@"; }
 field() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2"; }
 
+# Each server's python zygote imports numpy and pandas a second after its start (at its autogroup's
+# nice 19, for about 0.35 s of CPU; zygote.py sets the nice back to 0 once done): on two CPUs that
+# made the first round's PostgreSQL turns 2-3x slower (many wake-ups a turn, each behind a zygote's
+# slice). Measured after it, as a node that has been up a while is (at most 10 s).
+for p in "${pids[@]}"; do
+        z=""
+        for z in $(pgrep -P "$p"); do # the zygote: the child at nice 19 (before its exec too)
+                grep -q ' nice 19$' "/proc/$z/autogroup" 2>/dev/null && break
+                z=""
+        done
+        [ -n "$z" ] || continue
+        for _ in $(seq 1 200); do
+                grep -q ' nice 0$' "/proc/$z/autogroup" 2>/dev/null && break
+                sleep 0.05
+        done
+done
 exec > >(tee "$BUILD/bench-nodes.log") 2>&1
 echo "# bench/nodes.sh at $(git -C "$top" rev-parse --short HEAD 2>/dev/null), $(date -u '+%F %T') UTC, load $(cut -d' ' -f1-3 /proc/loadavg)"
 [ -z "${BASE_HULL:-}" ] || echo "# BASE_HULL: $BASE_HULL ($("$D/hull-base" --version 2>/dev/null | head -1)), its node's turn in the last columns"
@@ -129,6 +153,7 @@ for r in $(seq 1 "$ROUNDS"); do
                 : >"$D/g-pg.wrk"
                 for f in t-sq t-pg ${BASE_HULL:+t-base}; do
                         /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timeline"]; print("# round %s, %s: %s" % (sys.argv[3], sys.argv[2], " ".join("%s %.2f" % (a, b) for a, b in t)))' "$D/$f.json" "$f" "$r" >>"$D/timelines"
+                        [ -z "${TURN_TIMES:-}" ] || /usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["times_ms"]; print("# round %s, %s, each turn (ms): %s" % (sys.argv[3], sys.argv[2], " ".join("%.1f" % x for x in t)))' "$D/$f.json" "$f" "$r" >>"$D/timelines"
                 done
         else
                 wrk -t2 -c16 -d"$DURATION" "${H[@]}" "$URL_sq/v1/sessions/$S_sq" >"$D/g-sq.wrk"

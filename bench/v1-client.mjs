@@ -132,7 +132,7 @@ async function turns(base, session, n) {
   const common = timelines.length ? shape(timelines[timelines.length - 1]) : '';
   const same = timelines.filter((m) => shape(m) === common);
   const events = same.length ? same[0].map((x, k) => [x[0], round(pct(same.map((m) => m[k][1]), 50))]) : [];
-  return { turns: n, median_ms: round(pct(times, 50)), p90_ms: round(pct(times, 90)), max_ms: round(Math.max(...times)), healthz_median_ms: round(pct(health, 50)), timeline: events };
+  return { turns: n, median_ms: round(pct(times, 50)), p90_ms: round(pct(times, 90)), max_ms: round(Math.max(...times)), healthz_median_ms: round(pct(health, 50)), timeline: events, times_ms: times.map(round) };
 }
 
 async function fanout(base, session, nsubs, nturns) {

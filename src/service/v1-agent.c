@@ -49,6 +49,7 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
         if (!type)
                 return;
         pthread_mutex_lock(&l->lock);
+        v1_node_start_wait_locked(l); /* the last model request's start logged and streamed first */
         const char *status = json_string_value(json_object_get(l->obj, "status")) ?: "";
         const char *hull_stop = json_string_value(json_object_get(event, "hull_stop")) ?: "";
         if (persisted &&
@@ -93,6 +94,8 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                 bool end = strcmp(type, "span.model_request_end") == 0 && !l->outcome;
                 if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running || end)
                         v1_log_hold_locked(l, copy); /* on nodes: committed with what follows (the idle) */
+                else if (strcmp(type, "span.model_request_start") == 0)
+                        v1_node_log_start_locked(l, copy); /* on nodes: committed while the request goes out */
                 else {
                         json_t *evs[1] = {copy};
                         v1_log_server_locked(l, evs, 1);

@@ -193,6 +193,65 @@ int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *del
         return r;
 }
 
+/* The thread of v1_node_log_start_locked: the start (and what was held) appended and streamed,
+ * as the agent's thread would have; the flag cleared first, under the lock, so that whoever waits
+ * for it (v1_node_start_wait_locked) runs after this append. */
+static void *start_main(void *arg) {
+        live *l = arg;
+        pthread_mutex_lock(&l->lock);
+        json_t *evs[1] = {l->start_ev};
+        l->start_ev = NULL;
+        l->start_pending = false;
+        v1_log_server_locked(l, evs, 1);
+        pthread_cond_broadcast(&l->start_done);
+        pthread_mutex_unlock(&l->lock);
+        return NULL;
+}
+
+void v1_node_start_wait_locked(live *l) {
+        while (l->start_pending)
+                pthread_cond_wait(&l->start_done, &l->lock);
+}
+
+void v1_node_start_join_locked(live *l) {
+        v1_node_start_wait_locked(l);
+        if (l->start_joinable) /* done with the lock, it only returns: joined with the lock held */
+                pthread_join(l->start_thread, NULL);
+        l->start_joinable = false;
+}
+
+/* A model request's start is followed by the request, which needs nothing from the log: on a node,
+ * whose commit is a round trip and a WAL flush, the two overlap. The events are stamped now, when
+ * they happen; the next event of the turn (its answer) waits for this append, so the log's order
+ * and each event's durability before it is streamed stay. */
+void v1_node_log_start_locked(live *l, json_t *ev) {
+        v1_node_start_join_locked(l);
+        json_t *evs[1] = {ev};
+        if (!ev || !v1_node_mode(l->g)) {
+                v1_log_server_locked(l, evs, 1);
+                return;
+        }
+        char now[STORE_TIME_MAX];
+        v1_now_time(now);
+        size_t i;
+        json_t *h;
+        json_array_foreach(l->held, i, h) {
+                if (!json_object_get(h, "processed_at"))
+                        json_object_set_new(h, "processed_at", json_string(now));
+        }
+        if (!json_object_get(ev, "processed_at"))
+                json_object_set_new(ev, "processed_at", json_string(now));
+        l->start_ev = ev;
+        l->start_pending = true;
+        if (pthread_create(&l->start_thread, NULL, start_main, l) != 0) {
+                l->start_ev = NULL;
+                l->start_pending = false;
+                v1_log_server_locked(l, evs, 1);
+                return;
+        }
+        l->start_joinable = true;
+}
+
 /* Claim the lease on l's turns for this node (under l->lock; starts: for a message that starts
  * a turn). 0: this node's (a dead node's turn cut first); 503 with *err when it would start a
  * turn but the node runs its --capacity of turns (naming the node with the most room); -EBUSY with *err (409): a live
@@ -249,6 +308,7 @@ bool v1_node_claim_with_append(live *l, bool messages) {
  * else (refused) the long way, *foreign set when another node runs the turn. */
 int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err) {
         hull_error e = {0};
+        v1_node_start_wait_locked(l); /* before the flags below: the start's append must not see them */
         l->claim_with_append = together;
         l->claim_refused = false;
         int r = v1_log_append_locked(l, evs, n, &e);

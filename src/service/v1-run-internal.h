@@ -61,6 +61,12 @@ typedef struct live {
         pthread_t presync_thread;
         uint64_t presync_ms;
         bool hold_running; /* a fresh turn's first session.status_running is held too (v1-agent.c's on_bus) */
+        /* on nodes, a model request's start (with what was held) committed on a thread of its own
+         * while the request goes out (v1_node_log_start_locked); every append and bus event waits */
+        bool start_pending, start_joinable;
+        pthread_t start_thread;
+        pthread_cond_t start_done;
+        json_t *start_ev;
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
         bool deleted;
@@ -137,6 +143,14 @@ int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *del
 /* v1-run.c: on nodes, ev (stolen) logged with the next append (the next event of the turn, at the
  * latest when the agent returns: v1_log_flush_locked), one commit for both; else logged now. */
 void v1_log_hold_locked(live *l, json_t *ev);
+/* v1-nodes.c: on nodes, ev (a span.model_request_start, stolen) and the events held before it
+ * logged on a thread of their own, so the commit and the model request overlap; durable before
+ * they are streamed, as every event; else (or when no thread starts) logged now (under l->lock). */
+void v1_node_log_start_locked(live *l, json_t *ev);
+/* Wait until that append is done (under l->lock): what follows it in the log waits for it. */
+void v1_node_start_wait_locked(live *l);
+/* ... and its thread joined (under l->lock; the worker, before its turn's state goes). */
+void v1_node_start_join_locked(live *l);
 void v1_log_flush_locked(live *l);
 int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);

@@ -187,6 +187,7 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
 
 /* The events held (v1_log_hold_locked) first, in the same append: one commit on PostgreSQL. */
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
+        v1_node_start_wait_locked(l); /* a model request's start, still being committed, goes first */
         size_t k = json_array_size(l->held);
         if (k == 0)
                 return append_now(l, evs, n, e);
@@ -274,6 +275,8 @@ static void live_free(live *l) {
         json_decref(l->stash);
         json_decref(l->held);
         json_decref(l->outcome);
+        json_decref(l->start_ev);
+        pthread_cond_destroy(&l->start_done);
         pthread_mutex_destroy(&l->lock);
         free(l);
 }
@@ -332,6 +335,7 @@ int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err) {
                 return v1_fail(err, 500, "", "out of memory");
         }
         pthread_mutex_init(&l->lock, NULL);
+        pthread_cond_init(&l->start_done, NULL);
         l->g = g;
         snprintf(l->id, sizeof(l->id), "%s", id);
         snprintf(l->principal, sizeof(l->principal), "v1:%s", id);
@@ -606,6 +610,7 @@ static void *worker_main(void *arg) {
         if (unsaved)
                 save_conversation(l);
         v1_log_flush_locked(l);
+        v1_node_start_join_locked(l);
         l->running = false;
         l->used_ms = now_mono_ms();
         if (!released) /* (given back with the conversation: nothing claimed it since, l->lock held) */

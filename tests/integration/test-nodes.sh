@@ -53,7 +53,8 @@ at() { URL=${NURL[$1]}; } # the node the next v1 calls go to
 # ---- three nodes: create on 1, send on 2, stream from 3 ----
 # the model answers after 700 ms; its 5th answer (the turn a message on another node waits behind) after 3 s
 if ! mock_start '{"then": "repeat", "steps": [{"text": "hello from a node", "delay_ms": 700, "times": 4},
-        {"text": "hello from a node", "delay_ms": 3000}, {"text": "hello from a node", "delay_ms": 700}]}' --log-level error; then
+        {"text": "hello from a node", "delay_ms": 3000}, {"text": "hello from a node", "delay_ms": 700}]}' --log-level error \
+        --record "$TEST_TMP/mock.rec"; then
         fail "nodes: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
 fi
@@ -303,6 +304,47 @@ check "nodes: ... its status webhooks queued in its appends ($wh_in), none on th
         test "$wh_in" -ge 2 -a "$wh_own" = 0
 PSQL "ALTER SYSTEM RESET log_statement" && PSQL "ALTER SYSTEM RESET log_line_prefix" &&
         PSQL "SELECT pg_reload_conf()" >/dev/null
+
+# ---- a model request's start is committed while the request goes out (issue 21: one WAL flush
+# fewer before the answer): the start's append (it queues the status webhooks: an INSERT into
+# webhook_deliveries, rows or none) made 4 s slow by a statement trigger there; the message's
+# append has none, and the delivery workers only update and delete. The model is asked all the
+# same, before the start is logged; the request's end waits for the start, and the log stays in
+# order. (A lock on the table would not do: the node's 4 delivery workers would each wait on it
+# with one of its pool's 4 connections.) ----
+PSQL "CREATE FUNCTION hull_test_slow() RETURNS trigger LANGUAGE plpgsql AS \$\$ BEGIN PERFORM pg_sleep(4); RETURN NULL; END \$\$"
+PSQL "CREATE TRIGGER hull_test_slow BEFORE INSERT ON webhook_deliveries FOR EACH STATEMENT EXECUTE FUNCTION hull_test_slow()"
+asked=$(wc -l <"$TEST_TMP/mock.rec")
+holder=$(PSQL "SELECT node_id FROM sandbox_owners WHERE session_id = '$S2'")
+at "${holder#n}"
+# in the background: its answer can wait for the session's lock, which the start's append holds
+v1 POST "/v1/sessions/$S2/events" "$(user_message 'a start committed while the model is asked')" &
+post_pid=$!
+for _ in $(seq 1 60); do
+        [ "$(wc -l <"$TEST_TMP/mock.rec")" -gt "$asked" ] && break
+        sleep 0.05
+done
+now_asked=$(wc -l <"$TEST_TMP/mock.rec")
+msg=$(PSQL "SELECT max(seq) FROM events WHERE session_id = '$S2' AND type = 'user.message' AND body LIKE '%a start committed while%'")
+started=$(PSQL "SELECT count(*) FROM events WHERE session_id = '$S2' AND type = 'span.model_request_start' AND seq > coalesce(NULLIF('$msg', '')::bigint, 0)")
+check "nodes: the model is asked while the request's start is still being committed (asked $asked -> $now_asked, message at seq '$msg', start logged $started)" \
+        test "$now_asked" -gt "$asked" -a -n "$msg" -a "$started" = 0
+wait "$post_pid"
+expect "nodes: ... the message is taken" "s == 200"
+ended() { [ "$(PSQL "SELECT type FROM events WHERE session_id = '$S2' AND seq > coalesce(NULLIF('$msg', '')::bigint, 0) ORDER BY seq DESC LIMIT 1")" = session.status_idle ]; }
+for _ in $(seq 1 300); do ended && break; sleep 0.1; done
+check "nodes: ... the turn ends (its idle logged after the message)" ended
+PSQL "DROP TRIGGER hull_test_slow ON webhook_deliveries" && PSQL "DROP FUNCTION hull_test_slow()"
+events_json "$S2" >"$TEST_TMP/start-async.json" 2>"$TEST_TMP/v1.err"
+pycheck "nodes: ... its events in order: the message, running, the request's start, its end, the answer, the idle" '
+import json, sys
+evs = json.load(open(sys.argv[1]))
+last = max(i for i, e in enumerate(evs) if e["type"] == "user.message")
+types = [e["type"] for e in evs[last:]]
+want = ["user.message", "session.status_running", "span.model_request_start", "span.model_request_end",
+        "agent.message", "session.usage", "session.status_idle"]
+types == want or print(types)
+sys.exit(0 if types == want else 1)' "$TEST_TMP/start-async.json"
 
 # ---- PostgreSQL stopped during a turn (pg_ctl stop -m fast), then started again: calls in
 # between get 503 with retry-after, every node reconnects by itself (no restart), the turn ends
