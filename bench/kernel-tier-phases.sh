@@ -37,7 +37,7 @@ TMPDIR="$D/tmp" "$HULL" exec --tier kernel --no-cgroup --timeout 60 -- /bin/slee
 hull_pid=$!
 b=
 for _ in $(seq 100); do
-        b=$(ls -d "$D"/tmp/hull-oci.* 2>/dev/null | head -n 1)
+        b=$(ls -d "$D"/tmp/hull-oci.* 2>/dev/null | head -n 1 || true) # none yet: ls fails (pipefail)
         [ -n "$b" ] && [ -s "$b/config.json" ] && break
         sleep 0.1
 done

@@ -1,7 +1,9 @@
 /* runsc-launch.c: start a command (runsc) the way hull's kernel tier does, without hull: a
  * vfork-style child in its own process group, with a clean environment (PATH only), stdout and
  * stderr on pipes the parent reads to EOF, in a fresh cgroup v1 memory (512 MiB, swap included)
- * and pids (6656) cgroup it joins before execve; the parent waits, then removes the cgroups.
+ * and pids (6656) cgroup it joins before execve; the parent waits, kills what is left in the
+ * cgroup (runsc's ptrace stubs can outlive `runsc run` by a moment, as hull's teardown also
+ * finds), then removes the cgroups.
  * Without cgroup v1 (memory and pids hierarchies) it runs without and says so on stderr.
  * Used by bench/kernel-tier-phases.sh as the row that separates what starting runsc this way
  * costs from what hull's own code costs.
@@ -9,7 +11,9 @@
  *   runsc-launch PATH ARG...
  * Build: cc -O2 -Wall -Wextra -o build/runsc-launch bench/runsc-launch.c */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +45,30 @@ static int own_memory_cgroup(char *buf, size_t size) {
         if (f)
                 fclose(f);
         return r;
+}
+
+/* SIGKILL what is left in the pids cgroup and remove both cgroups, retrying for ~2 s. */
+static int remove_cgroups(const char *pids, const char *mem) {
+        char procs[1100], buf[4096];
+        snprintf(procs, sizeof(procs), "%s/cgroup.procs", pids);
+        for (int round = 0; round < 200; round++) {
+                FILE *f = fopen(procs, "re");
+                size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+                if (f)
+                        fclose(f);
+                buf[n] = '\0';
+                for (char *p = buf, *end; *p; p = end) {
+                        long pid = strtol(p, &end, 10);
+                        if (end == p)
+                                break;
+                        if (pid > 0)
+                                kill((pid_t) pid, SIGKILL);
+                }
+                if (rmdir(pids) == 0 || errno == ENOENT)
+                        return rmdir(mem) == 0 || errno == ENOENT ? 0 : -1;
+                usleep(round < 8 ? 1000 : 10000); /* as hull's teardown */
+        }
+        return -1;
 }
 
 int main(int argc, char **argv) {
@@ -98,7 +126,9 @@ int main(int argc, char **argv) {
         }
         if (pid > 0)
                 waitpid(pid, &status, 0);
-        if (mem[0] && (rmdir(mem) < 0 || rmdir(pids) < 0))
-                perror("runsc-launch: rmdir cgroup");
+        if (mem[0] && remove_cgroups(pids, mem) < 0) {
+                perror("runsc-launch: cannot remove its cgroups");
+                return 1;
+        }
         return pid < 0 ? 1 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
