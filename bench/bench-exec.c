@@ -2,7 +2,10 @@
  *
  * Timing mode (default): run several commands INTERLEAVED, round by round (the order shuffled
  * every round), after a few warm-up rounds. Each run is timed with CLOCK_MONOTONIC around
- * posix_spawn() + wait4(), with stdin, stdout and stderr on /dev/null; every run must exit 0.
+ * posix_spawn() + wait4(), with stdin, stdout and stderr on /dev/null and no other fd (the ones the
+ * driver inherited, say a shell's stray fd 10, are made close-on-exec first: a command such as
+ * runsc passes them on to its own children, so a timed command that closes them, as hull does,
+ * would not be compared on equal terms); every run must exit 0.
  * --gap MS sleeps (untimed) before every run, to time lone starts from an idle machine.
  * Prints per command n, min, median, p95 (nearest rank), max in ms, the median user, system and
  * total CPU of the whole process tree (the driver is a subreaper, so descendants a launcher leaves
@@ -38,6 +41,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -587,6 +591,8 @@ static void usage(void) {
 }
 
 int main(int argc, char **argv) {
+        /* CLOSE_RANGE_CLOEXEC (Linux 5.11); where it fails, the fds stay as they were */
+        (void) syscall(SYS_close_range, 3U, ~0U, 1U << 2);
         static const struct option opts[] = {
                 {"rounds", required_argument, NULL, 'r'},
                 {"warmup", required_argument, NULL, 'w'},

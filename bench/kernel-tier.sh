@@ -37,7 +37,7 @@ mkdir -p "$D/tmp" "$D/state"
 TMPDIR="$D/tmp" "$HULL" exec --tier kernel --no-cgroup --timeout 60 -- /bin/sleep 8 >/dev/null &
 hull_pid=$!
 for _ in $(seq 100); do
-        b=$(ls -d "$D"/tmp/hull-oci.* 2>/dev/null | head -n 1)
+        b=$(ls -d "$D"/tmp/hull-oci.* 2>/dev/null | head -n 1 || true) # none yet: ls fails (pipefail)
         [ -n "$b" ] && [ -s "$b/config.json" ] && break
         sleep 0.1
 done
