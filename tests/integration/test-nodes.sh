@@ -78,7 +78,8 @@ at 2
 v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'hi')"
 expect "nodes: the message is sent on node 2" "s == 200"
 at 1
-wait_idle "$SESSION" 60
+wait_turn_idle "$SESSION" 60
+v1 GET "/v1/sessions/$SESSION"
 expect "nodes: node 1 sees the turn end idle" "s == 200 and b['status'] == 'idle'"
 events_json "$SESSION" >"$TEST_TMP/ev.json" 2>"$TEST_TMP/v1.err"
 N=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TEST_TMP/ev.json")

@@ -72,6 +72,22 @@ wait_idle() {
         return 1
 }
 
+# wait_turn_idle SESSION [SECONDS]: until the session's log ends with a session.status_idle that
+# follows its last user.message (default 90 s); 1 if not. Unlike wait_idle, not fooled by the idle
+# status a node reads before another node's turn has logged its running.
+wait_turn_idle() {
+        local i
+        for i in $(seq 1 $((${2:-90} * 5))); do
+                events_json "$1" 2>/dev/null | "$PY" -c '
+import json, sys
+t = [e.get("type") for e in json.load(sys.stdin)]
+u = max((i for i, x in enumerate(t) if x == "user.message"), default=-1)
+sys.exit(0 if t and t[-1] == "session.status_idle" and len(t) - 1 > u else 1)' && return 0
+                sleep 0.2
+        done
+        return 1
+}
+
 # serve_v1 LOG [ARGS...]: hull serve (start_server) with its model at the mock ($MURL).
 serve_v1() {
         local log=$1
