@@ -30,8 +30,10 @@ int dr_lib_load(dr_doc *d) {
 #undef X
         if (!ok) {
                 const char *why = dlerror();
-                return dr_fail(d, -ENOENT, "reading this format needs libxml2 and libarchive (Debian: libxml2, "
-                               "libarchive13): %s", why ? why : "a function is missing");
+                return dr_fail(d, -ENOENT,
+                               "reading this format needs libxml2 and libarchive (Debian: libxml2, "
+                               "libarchive13): %s",
+                               why ? why : "a function is missing");
         }
         l.xmlInitParser();
         l.loaded = true;
