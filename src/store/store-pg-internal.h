@@ -203,6 +203,8 @@ int pg_check(store *base, json_t **ret, hull_error *e);
 
 /* A new connection to url (never NULL but out of memory; PQstatus says whether it is up). */
 PGconn *pg_connect_url(const char *url);
+/* SET what a server session of the store needs (after a connection, or a PQreset that worked). */
+void pg_session_setup(PGconn *conn);
 
 /* store-pg-nodes.c */
 extern const store_node_ops pg_node_ops;
