@@ -9,7 +9,8 @@
 # The store is read-only at $HULL_HANDLES (default /handles); its _manifest.json is
 # {id: {"kind": ..., "path": <file name in the store>, ...}}. Everything this module writes goes
 # to the call's exchange directory: a cell names it in its frame (the cell driver calls
-# _begin_call), a script run gets $HULL_EXCHANGE. The host reads it back with no-follow,
+# _begin_call), a script run gets $HULL_EXCHANGE. The host only names it; this module makes it
+# (0700) the first time save, emit or publish needs it. The host reads it back with no-follow,
 # regular-file-only, size-capped opens and trusts nothing in it; the checks here are for a
 # clear error early, not for safety. Files in the exchange directory:
 #   <n>.sqlite|.json|.txt|.bin   payloads (names picked here, never the id)
@@ -90,8 +91,22 @@ def _exchange(what):
     if not x:
         raise RuntimeError("hull.%s: this call has no exchange directory, so nothing can be saved, emitted or "
                            "published (hull gives one to session cells and run_python scripts)" % what)
+    # The host names the directory but does not make it (a call that saves, emits and publishes
+    # nothing costs no directory): made here on first use, 0700, with .hull when missing. A link
+    # or a file in the way is refused here for a clear error; the host refuses it anyway.
     if not os.path.isdir(x):
-        raise RuntimeError("hull.%s: the exchange directory %s is missing" % (what, x))
+        parent = os.path.dirname(x)
+        for d, mode in ((parent, 0o755), (x, 0o700)):
+            try:
+                os.mkdir(d, mode)
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise RuntimeError("hull.%s: cannot make the exchange directory %s: %s" % (what, d, e.strerror))
+            st = os.lstat(d)
+            if not stat.S_ISDIR(st.st_mode):
+                raise RuntimeError("hull.%s: %s is %s, not a directory; remove it (hull keeps per-call files there)"
+                                   % (what, d, "a symbolic link" if stat.S_ISLNK(st.st_mode) else "a file"))
     return x
 
 

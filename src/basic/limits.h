@@ -409,7 +409,6 @@
 #define HD_EXCHANGE_DESCRIPTION_MAX 4096U          /* bytes of a publish description (1024 characters) */
 #define HD_EXCHANGE_ERRORS_MAX 32U                 /* error lines kept per call; more are only counted */
 #define HD_EXCHANGE_SHOWN_MAX 80U                  /* bytes of a sandbox-written value quoted in an error */
-#define HD_EXCHANGE_CREATE_TRIES 8U                /* random names tried for a new exchange directory */
 #define HD_EXCHANGE_REL_SIZE 25U                   /* ".hull/x-" + 16 hex digits + NUL */
 
 /* ---- the agent (src/agent): model providers, the loop, the status bus ---- */

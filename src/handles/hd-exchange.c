@@ -372,61 +372,14 @@ bool hd_exchange_rel_is_valid(const char *rel) {
 
 /* ---- the directory ---- */
 
-/* Give fd to the owner of the workspace root when the process is not that owner (best effort:
- * an unprivileged hull cannot, and then the sandbox user is the process's own user anyway). */
-static void give(int fd, const struct stat *root) {
-        if ((root->st_uid != geteuid() || root->st_gid != getegid()) && fchown(fd, root->st_uid, root->st_gid) < 0) {
-                /* best effort */
-        }
-}
-
-int hd_exchange_create(int ws_fd, char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_error *e) {
-        struct stat root;
-        if (fstat(ws_fd, &root) < 0)
-                return hull_err(e, negative_errno(), "exchange: cannot stat the workspace");
-        bool made = mkdirat(ws_fd, HULL_DIR, 0755) == 0;
-        if (!made && errno != EEXIST)
-                return hull_err(e, negative_errno(), "exchange: cannot create /workspace/" HULL_DIR);
-        /* No O_NOFOLLOW on directories: with O_DIRECTORY it turns a link into ENOTDIR, while
-         * RESOLVE_NO_SYMLINKS refuses it as ELOOP, which says what was found. */
-        _cleanup_close_ int hfd = ws_open(ws_fd, HULL_DIR, O_RDONLY | O_DIRECTORY, 0, NULL);
-        if (hfd == -ELOOP)
-                return hull_err_hint(e, -ELOOP, "remove it; hull keeps per-call files there",
-                                     "exchange: /workspace/" HULL_DIR " is a symbolic link: refused");
-        if (hfd == -ENOTDIR)
-                return hull_err_hint(e, -ENOTDIR, "remove it; hull keeps per-call files there",
-                                     "exchange: /workspace/" HULL_DIR " is not a directory: refused");
-        if (hfd < 0)
-                return hull_err(e, hfd, "exchange: cannot open /workspace/" HULL_DIR);
-        if (made) {
-                give(hfd, &root);
-                (void) fchmod(hfd, 0755);
-        }
-        for (unsigned t = 0; t < HD_EXCHANGE_CREATE_TRIES; t++) {
-                uint8_t rnd[8];
-                ssize_t n = getrandom(rnd, sizeof(rnd), 0);
-                if (n != (ssize_t) sizeof(rnd))
-                        return hull_err(e, n < 0 ? negative_errno() : -EIO, "exchange: getrandom");
-                char name[HD_EXCHANGE_REL_SIZE - sizeof(HULL_DIR)]; /* "x-" + 16 hex + NUL */
-                snprintf(name, sizeof(name), "x-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3],
-                         rnd[4], rnd[5], rnd[6], rnd[7]);
-                if (mkdirat(hfd, name, 0700) < 0) {
-                        if (errno == EEXIST)
-                                continue;
-                        return hull_err(e, negative_errno(), "exchange: cannot create /workspace/" HULL_DIR "/%s",
-                                        name);
-                }
-                _cleanup_close_ int xfd = ws_open(hfd, name, O_RDONLY | O_DIRECTORY, 0, NULL);
-                if (xfd < 0) /* replaced at once by sandboxed code: give up rather than guess */
-                        return hull_err(e, xfd, "exchange: /workspace/" HULL_DIR "/%s was replaced", name);
-                give(xfd, &root);
-                if (fchmod(xfd, 0700) < 0)
-                        return hull_err(e, negative_errno(), "exchange: chmod /workspace/" HULL_DIR "/%s", name);
-                snprintf(ret_rel_path, HD_EXCHANGE_REL_SIZE, HULL_DIR "/%s", name);
-                return 0;
-        }
-        return hull_err(e, -EEXIST, "exchange: no free name in /workspace/" HULL_DIR " after %u tries",
-                        HD_EXCHANGE_CREATE_TRIES);
+int hd_exchange_name(char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_error *e) {
+        uint8_t rnd[8];
+        ssize_t n = getrandom(rnd, sizeof(rnd), 0);
+        if (n != (ssize_t) sizeof(rnd))
+                return hull_err(e, n < 0 ? negative_errno() : -EIO, "exchange: getrandom");
+        snprintf(ret_rel_path, HD_EXCHANGE_REL_SIZE, HULL_DIR "/x-%02x%02x%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1],
+                 rnd[2], rnd[3], rnd[4], rnd[5], rnd[6], rnd[7]);
+        return 0;
 }
 
 int hd_exchange_remove(int ws_fd, const char *rel, hull_error *e) {
@@ -552,6 +505,21 @@ static int read_emit(int xfd, const hd_exchange_limits *lim, hd_exchange *x) {
         return 0;
 }
 
+/* Why the exchange directory rel could not be opened (err from ws_open): which of the two levels
+ * sandboxed code replaced. Only on that error path: one more open. */
+static const char *replaced_why(int ws_fd, int err) {
+        _cleanup_close_ int hfd = ws_open(ws_fd, HULL_DIR, O_RDONLY | O_DIRECTORY, 0, NULL);
+        if (hfd == -ELOOP)
+                return "is below /workspace/" HULL_DIR ", which is a symbolic link: refused";
+        if (hfd == -ENOTDIR)
+                return "is below /workspace/" HULL_DIR ", which is not a directory: refused";
+        if (err == -ELOOP)
+                return "was replaced by a symbolic link";
+        if (err == -ENOTDIR)
+                return "was replaced by a file";
+        return "could not be opened";
+}
+
 int hd_exchange_read(int ws_fd, const char *rel, const hd_exchange_limits *lim_in, hd_exchange *ret, hull_error *e) {
         hd_exchange_limits lim = lim_in ? *lim_in : (hd_exchange_limits){0};
         if (!lim.new_handles_bytes_max)
@@ -574,14 +542,16 @@ int hd_exchange_read(int ws_fd, const char *rel, const hd_exchange_limits *lim_i
         int r = 0, oom = 0;
         _cleanup_free_ char *lines = NULL, *pub = NULL;
         size_t len = 0;
+        /* One openat2 in the common case: a call that saved, emitted and published nothing never
+         * made the directory (runtime/hull.py makes it on first use), so ENOENT is "nothing". */
         _cleanup_close_ int xfd = ws_open(ws_fd, rel, O_RDONLY | O_DIRECTORY, 0, NULL);
+        if (xfd == -ENOENT) {
+                x.absent = true;
+                goto out;
+        }
         if (xfd < 0) {
-                r = add_error(&x,
-                              "the exchange directory /workspace/%s was %s; nothing was adopted, emitted or published",
-                              rel,
-                              xfd == -ENOENT  ? "removed"
-                              : xfd == -ELOOP ? "replaced by a symbolic link"
-                                              : "replaced");
+                r = add_error(&x, "the exchange directory /workspace/%s %s; nothing was adopted, emitted or published",
+                              rel, replaced_why(ws_fd, xfd));
                 goto out;
         }
 

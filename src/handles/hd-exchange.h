@@ -1,10 +1,15 @@
 /* hd-exchange.h: the host side of a call's exchange directory, where sandboxed code (runtime/
  * hull.py) leaves new handles, the call's emitted result and publish requests.
  *
- * Per call the host creates /workspace/.hull/x-<16 random hex>/ (hd_exchange_create), tells the
- * interpreter its path, and after the call reads it back (hd_exchange_read) and removes it
- * (hd_exchange_remove). Sandboxed code owns that directory and may have replaced anything in it
- * with a link, a FIFO, a directory or a huge file, and may still be changing it. So:
+ * Per call the host picks a fresh name, /workspace/.hull/x-<16 random hex>/ (hd_exchange_name), and
+ * tells the interpreter its path, but does not create it: runtime/hull.py makes it (0700, and
+ * .hull when missing) the first time save, emit or publish needs it, so a call that uses none of
+ * them costs no directory. After the call the host reads it back (hd_exchange_read: one openat2
+ * that finds nothing, in the common case) and removes it when it was there (hd_exchange_remove).
+ * Sandboxed code owns that directory and may have replaced anything in it, or the directory or
+ * .hull itself, with a link, a FIFO, a directory or a huge file, and may still be changing it. A
+ * directory removed by the code before the call ended cannot be told from one never made: both
+ * are "nothing saved, emitted or published", without a note. So:
  *
  * - Every file is opened through ws_open() (openat2 with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  *   RESOLVE_NO_MAGICLINKS) with O_NOFOLLOW | O_NONBLOCK, and used only when fstat() says it is a
@@ -68,6 +73,8 @@ typedef struct hd_exchange {
         hd_exchange_publish *publish;
         size_t n_publish;
 
+        bool absent; /* the directory did not exist: nothing to read, nothing to remove */
+
         char **errors;         /* one line each, for the caller (and the model) to read */
         size_t n_errors;       /* at most HD_EXCHANGE_ERRORS_MAX */
         size_t errors_dropped; /* further errors, only counted */
@@ -110,18 +117,15 @@ bool hd_exchange_rel_is_valid(const char *rel);
 
 /* ---- the directory ---- */
 
-/* Create a new exchange directory below the workspace root ws_fd: ".hull" (mode 0755) when
- * missing, then ".hull/x-<16 random hex>" with mkdir's exclusive semantics, mode 0700, both given
- * to the owner of the workspace root (when the process may chown). A symbolic link, a file or
- * anything but a directory planted at ".hull" is refused, never followed or replaced. Writes the
- * relative path to ret_rel_path (the sandbox sees it as "/workspace/" + that). Returns 0, or
- * -ELOOP (".hull" is a link), -ENOTDIR (".hull" is not a directory), -EEXIST (no free name after
- * HD_EXCHANGE_CREATE_TRIES), or the errno of getrandom, mkdirat or openat2. */
-int hd_exchange_create(int ws_fd, char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_error *e);
+/* Pick the relative path of a new exchange directory, ".hull/x-" and 16 hex digits from
+ * getrandom (unguessable, so no other call's code can prepare it), into ret_rel_path (the sandbox
+ * sees it as "/workspace/" + that). Nothing is created. Returns 0 or the errno of getrandom. */
+int hd_exchange_name(char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_error *e);
 
-/* Read the exchange directory rel (a path from hd_exchange_create) below ws_fd into *ret (fill
- * with hd_exchange_init first; free with hd_exchange_done). Everything sandboxed code got wrong
- * is an error line in ret->errors, not a failure: a missing or replaced exchange directory, a
+/* Read the exchange directory rel (a path from hd_exchange_name) below ws_fd into *ret (fill
+ * with hd_exchange_init first; free with hd_exchange_done). A missing directory (or .hull) is
+ * nothing to read: ret->absent, no error line, nothing to remove. Everything sandboxed code got
+ * wrong is an error line in ret->errors, not a failure: a replaced exchange directory or .hull, a
  * replaced or oversize control file (the file is then ignored as a whole), a bad line, a payload
  * that is missing, not a regular file, a link, hard-linked or over payload_bytes_max (that handle
  * is dropped), a malformed emit (ret->emitted stays false), an emit over emit_inline_max

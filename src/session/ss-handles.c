@@ -24,13 +24,12 @@ void ss_exchange_make(ss_manager *m, ss_session *s, char *rel) {
         rel[0] = '\0';
         if (!s->store)
                 return;
+        /* Only a name: runtime/hull.py makes the directory if the call saves, emits or publishes. */
         hull_error xe = {0};
-        ss_fs_enter(s);
-        if (hd_exchange_create(s->sx.ws_fd, rel, &xe) < 0) {
+        if (hd_exchange_name(rel, &xe) < 0) {
                 rel[0] = '\0';
                 ss_log(m, DLOG_WARN, "event=exchange-failed session=%.12s error=\"%s\"", s->chain.session, xe.msg);
         }
-        ss_fs_leave();
 }
 
 static hd_format format_of_kind(const char *kind) {
@@ -199,7 +198,10 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
                 note(err, "[hull] %s", x.errors[i]);
         if (x.errors_dropped)
                 note(err, "[hull] ... and %zu more problems with the call's handles", x.errors_dropped);
+        bool absent = r == 0 && x.absent;
         hd_exchange_done(&x);
+        if (absent) /* the call never made it: nothing to remove */
+                return;
         ss_fs_enter(s);
         (void) hd_exchange_remove(s->sx.ws_fd, rel, &e);
         ss_fs_leave();

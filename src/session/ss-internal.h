@@ -74,11 +74,13 @@ int ss_store_copy(int from_fd, int to_fd, hull_error *e);
 /* After a call that had the exchange directory rel: adopt what the hull module saved, keep a
  * large emit as a handle, deliver publish requests as binary handles; notes (what happened, what
  * was refused) go to err, inline emits to out, the summaries of the handles made to the array made
- * (or NULL). The directory is removed. (ss-handles.c) */
+ * (or NULL). The directory is removed when the call made it; when it did not (the common case)
+ * this is one openat2 under the fs switch. (ss-handles.c) */
 void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *err, dynbuf *out, json_t *made);
 
-/* Make the call's exchange directory when the session has a store; "" otherwise or on failure
- * (logged). rel has HD_EXCHANGE_REL_SIZE bytes. (ss-handles.c) */
+/* Name the call's exchange directory when the session has a store; "" otherwise or on failure
+ * (logged). Nothing is created: runtime/hull.py makes it on first use. rel has
+ * HD_EXCHANGE_REL_SIZE bytes. (ss-handles.c) */
 void ss_exchange_make(ss_manager *m, ss_session *s, char *rel);
 
 /* Make and append the record of one of hull's operations (version 2 with result, or 3 with

@@ -104,8 +104,8 @@ int ss_exec(ss_manager *m, ss_session *s, const ss_exec_args *a, ss_output *ret,
         uint64_t started = now_unix_ms();
         json_auto_t *request = exec_request(a);
         /* With a store: `import hull` works (PYTHONPATH=/handles holds hull.py), and the call has
-         * an exchange directory for save/emit/publish ($HULL_EXCHANGE). The call's own variables
-         * come after, so they win. */
+         * an exchange directory for save/emit/publish ($HULL_EXCHANGE: named here, made by hull.py
+         * on first use). The call's own variables come after, so they win. */
         char xrel[HD_EXCHANGE_REL_SIZE] = "";
         ss_exchange_make(m, s, xrel);
         size_t n_env = 0;

@@ -17,6 +17,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -874,16 +875,14 @@ def test_hull(rt):
     store, ws = os.path.join(top, "handles"), os.path.join(top, "workspace")
     manifest = make_store(store)
     os.makedirs(os.path.join(ws, "outputs"))
-    os.makedirs(os.path.join(ws, ".hull"))
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HULL_HANDLES": store, "HULL_WORKSPACE": ws,
            "OPENBLAS_NUM_THREADS": "1"}
     n = [0]
 
     def exchange():
+        """A call's exchange path, named but not made (the host leaves that to hull.py)."""
         n[0] += 1
-        d = os.path.join(ws, ".hull", "x-%016x" % n[0])
-        os.mkdir(d, 0o700)
-        return d
+        return os.path.join(ws, ".hull", "x-%016x" % n[0])
 
     s = start_python(rt, True, env)
     try:
@@ -917,6 +916,18 @@ def test_hull(rt):
         check("hull: emit and publish without one too", st == 1 and st2 == 1 and "no exchange directory" in err
               and "no exchange directory" in err2, (err, err2))
 
+        # a call that saves, emits and publishes nothing makes no directory
+        x = exchange()
+        st, out, err, _ = cell("import hull\n(1 + 1, hull.load('h1')['a'])", x)
+        check("hull: a cell that does not save, emit or publish makes no exchange directory (nor .hull)",
+              st == 0 and out == "(2, [1, 2, 3])\n" and not os.path.lexists(os.path.join(ws, ".hull")), (st, out, err))
+        # a link planted at .hull: a clear error, nothing written through it
+        os.symlink(top, os.path.join(ws, ".hull"))
+        st, out, err, _ = cell("save('z', 1)", x)
+        check("hull: a symbolic link at .hull is refused with a clear RuntimeError",
+              st == 1 and "is a symbolic link, not a directory" in err and not os.path.exists(os.path.join(top, os.path.basename(x))), err)
+        os.unlink(os.path.join(ws, ".hull"))
+
         # save: every kind
         x = exchange()
         code = r"""
@@ -936,6 +947,10 @@ back = load('frame')  # saved in this call: read from the exchange directory
               st == 0 and out.startswith("(['frame', 'rows', 'obj', 'lst', 'txt', 'raw', 'copy', 'src'], True, "
                                          "'object', 'héllo')"),
               (st, out, err))
+        modes = [os.lstat(d).st_mode for d in (os.path.dirname(x), x)]
+        check("hull: the first save made the exchange directory (0700) and .hull (a directory)",
+              stat.S_ISDIR(modes[0]) and stat.S_ISDIR(modes[1]) and stat.S_IMODE(modes[1]) == 0o700,
+              [oct(m) for m in modes])
         recs = jsonl(os.path.join(x, "new_handles.jsonl"))
         check("hull: one line per save in new_handles.jsonl with exactly id, kind, file, source",
               [(r["id"], r["kind"]) for r in recs] == [("frame", "table"), ("rows", "table"), ("obj", "json"),

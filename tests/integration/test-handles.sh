@@ -26,7 +26,7 @@ if ! start_server "$LOG" --audit-dir "$TEST_TMP/audit" --handles-dir "$HANDLES";
 fi
 FIRST_PID=$SERVER_PID
 
-timeout 600 /usr/bin/python3 - "$ADDR" "$HANDLES" <<'EOF'
+timeout 600 /usr/bin/python3 - "$ADDR" "$HANDLES" "$SERVER_PID" <<'EOF'
 import base64, hashlib, http.client, json, os, sys, time
 
 url, handles_root = sys.argv[1], sys.argv[2]
@@ -106,8 +106,8 @@ rc, out, err = cell('save("../x", "y")')
 check("a bad id is refused", rc == 1, err)
 rc, out, err = cell('open("/handles/x", "w")')
 check("/handles is read-only inside", rc == 1 and b"Read-only" in err, err)
-rc, out, err = cell('import glob, os, json\n'
-                    'x = glob.glob("/workspace/.hull/x-*")[0]\n'
+rc, out, err = cell('import hull, os, json\n'
+                    'x = hull._exchange("test")\n'
                     'os.symlink("/etc/shadow", x + "/evil")\n'
                     'open(x + "/new_handles.jsonl", "a").write(json.dumps({"id": "stolen", "kind": "text", "file": "evil", "source": "s"}) + "\\n")\n'
                     'open(x + "/new_handles.jsonl", "a").write(json.dumps({"id": "forged", "kind": "text", "file": "../../etc/passwd", "source": "s"}) + "\\n")\n'
@@ -116,9 +116,47 @@ h = handles()
 check("a symlinked payload and a forged path are not adopted", "stolen" not in h and "forged" not in h, h.keys())
 check("... and the cell's stderr says why", b"[hull]" in err, err)
 t = time.monotonic()
-rc, out, err = cell('import glob, os\nx = glob.glob("/workspace/.hull/x-*")[0]\nos.mkfifo(x + "/new_handles.jsonl")\nNone')
+rc, out, err = cell('import hull, os\nx = hull._exchange("test")\nos.mkfifo(x + "/new_handles.jsonl")\nNone')
 took = time.monotonic() - t
 check("a FIFO planted as the control file does not hang the host (%.1f s)" % took, rc == 0 and took < 20 and b"[hull]" in err, err)
+# the exchange directory (made by hull.py on first use) replaced or removed by the code
+rc, out, err = cell('import hull, os, shutil\nsave("swapped", 1)\nx = hull._exchange("test")\n'
+                    'shutil.rmtree(x)\nos.symlink("/tmp", x)\nNone')
+check("an exchange directory replaced by a link: nothing adopted, a clear note",
+      rc == 0 and "swapped" not in handles() and b"was replaced by a symbolic link; nothing was adopted" in err, err)
+rc, out, err = cell('import hull, os, shutil\nsave("filed", 1)\nx = hull._exchange("test")\n'
+                    'shutil.rmtree(x)\nopen(x, "w").write("f")\nNone')
+check("... replaced by a file: the same", rc == 0 and "filed" not in handles() and b"was replaced by a file" in err, err)
+rc, out, err = cell('import hull, shutil\nsave("dropped", 1)\nshutil.rmtree(hull._exchange("test"))\nNone')
+check("... removed by the code: the same as nothing saved (no note)",
+      rc == 0 and "dropped" not in handles() and b"[hull]" not in err, err)
+st, r = call("/hull.v1.Workspace/Exec", {"sessionId": sid, "command": "ls -A /workspace/.hull"})
+check("... and the host removed what was left of them", st == 200 and base64.b64decode(r.get("stdout", "")) == b"", r)
+
+# Regression (issue 26, a cell's round trip): the host only names a call's exchange directory;
+# hull.py makes it on first use. Cells that save nothing: no mkdirat, fchown, fchmod or unlinkat
+# in hull serve for them (main before this made 2 mkdirat, 2 fchown, 2 fchmod, 1 unlinkat per cell).
+import shutil, subprocess
+if not shutil.which("strace"):
+    print("skip - the syscalls of cells that save nothing: no strace")
+else:
+    trace = os.path.join(os.path.dirname(handles_root), "cells.strace")
+    tr = subprocess.Popen(["strace", "-f", "-c", "-o", trace, "-e", "trace=mkdirat,fchown,fchmod,unlinkat,openat2",
+                           "-p", sys.argv[3]], stderr=subprocess.PIPE, text=True)
+    attached = tr.stderr.readline() if tr.stderr else ""
+    results = [cell("1 + 1") for i in range(5)]
+    tr.send_signal(2)
+    tr.wait(30)
+    counts = {}
+    for line in open(trace) if os.path.exists(trace) else []:
+        f = line.split()
+        if len(f) >= 5 and f[-1] in ("mkdirat", "fchown", "fchmod", "unlinkat", "openat2") and f[3].isdigit():
+            counts[f[-1]] = int(f[3])
+    check("5 cells that save nothing: no mkdirat, fchown, fchmod or unlinkat in hull serve (%s)" % counts,
+          "attached" in attached and all(r[0] == 0 and r[1] == b"2\n" for r in results) and
+          not any(counts.get(k) for k in ("mkdirat", "fchown", "fchmod", "unlinkat")), (attached, results, counts))
+    check("... and at most one openat2 each (the read that finds nothing)", counts.get("openat2", 0) <= 5, counts)
+
 rc, out, err = cell('emit({"answer": 42})')
 check("emit() returns the value on stdout", rc == 0 and b'{"answer": 42}' in out, out + err)
 rc, out, err = cell('emit("x" * (2 << 20))')
