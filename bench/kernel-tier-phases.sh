@@ -31,27 +31,9 @@ D=$(mktemp -d /tmp/hull-bench-phases.XXXXXX)
 trap 'rm -rf "$D"' EXIT
 HULL="$top/$BUILD/hull"
 
-# the yardstick's bundle: hull's own, caught while a run sleeps, /bin/true as its process
-mkdir -p "$D/tmp" "$D/state" "$D/bundle"
-TMPDIR="$D/tmp" "$HULL" exec --tier kernel --no-cgroup --timeout 60 -- /bin/sleep 8 >/dev/null &
-hull_pid=$!
-b=
-for _ in $(seq 100); do
-        b=$(ls -d "$D"/tmp/hull-oci.* 2>/dev/null | head -n 1 || true) # none yet: ls fails (pipefail)
-        [ -n "$b" ] && [ -s "$b/config.json" ] && break
-        sleep 0.1
-done
-[ -n "$b" ] || { echo "kernel-tier-phases.sh: no bundle appeared" >&2; exit 1; }
-cp -a "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["root"]["path"])' "$b/config.json")" \
-        "$D/bundle/rootfs"
-/usr/bin/python3 - "$b/config.json" "$D/bundle/config.json" "$D/bundle/rootfs" <<'EOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["process"]["args"] = ["/bin/true"]
-c["root"]["path"] = sys.argv[3]
-json.dump(c, open(sys.argv[2], "w"))
-EOF
-wait "$hull_pid" || true
+# The yardstick's bundle: hull's own, caught while a run sleeps, with /bin/true as its process.
+. "$top/bench/kernel-bundle.sh"
+kernel_bundle "$HULL" "$D" kernel-tier-phases.sh || exit 1
 
 # one wrapper per row, its log directory in its path (hull starts runsc with a clean environment)
 rows=(yardstick launcher hull)

@@ -33,27 +33,8 @@ cp "$BUILD/hull" "$D/hull"
 HULL="$D/hull"
 
 # The yardstick's bundle: hull's own, caught while a run sleeps, with /bin/true as its process.
-mkdir -p "$D/tmp" "$D/state"
-TMPDIR="$D/tmp" "$HULL" exec --tier kernel --no-cgroup --timeout 60 -- /bin/sleep 8 >/dev/null &
-hull_pid=$!
-for _ in $(seq 100); do
-        b=$(ls -d "$D"/tmp/hull-oci.* 2>/dev/null | head -n 1 || true) # none yet: ls fails (pipefail)
-        [ -n "$b" ] && [ -s "$b/config.json" ] && break
-        sleep 0.1
-done
-[ -n "$b" ] || { echo "kernel-tier.sh: no bundle appeared" >&2; exit 1; }
-mkdir -p "$D/bundle"
-# hull's root: the shared skeleton config.json names (below /run/hull-kernel), copied
-cp -a "$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["root"]["path"])' "$b/config.json")" \
-        "$D/bundle/rootfs"
-/usr/bin/python3 - "$b/config.json" "$D/bundle/config.json" "$D/bundle/rootfs" <<'EOF'
-import json, sys
-c = json.load(open(sys.argv[1]))
-c["process"]["args"] = ["/bin/true"]
-c["root"]["path"] = sys.argv[3]
-json.dump(c, open(sys.argv[2], "w"))
-EOF
-wait "$hull_pid" || true
+. "$top/bench/kernel-bundle.sh"
+kernel_bundle "$HULL" "$D" kernel-tier.sh || exit 1
 plat_args=()
 [ -n "${HULL_RUNSC_PLATFORM:-}" ] && plat_args=(--platform="$HULL_RUNSC_PLATFORM")
 
