@@ -208,7 +208,12 @@ int main(int argc, char **argv) {
         dynbuf_free(&in);
         if (r < 0)
                 return fail(d.error[0] ? d.error : strerror(-r), 1);
-        if (answer(&d, apart) < 0)
+        r = answer(&d, apart);
+        dynbuf_free(&d.text);
+        json_decref(d.headings);
+        json_decref(d.tables);
+        json_decref(d.notes);
+        if (r < 0)
                 return fail("the answer cannot be written", 1);
         return fflush(stdout) == 0 ? 0 : 1;
 }
