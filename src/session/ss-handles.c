@@ -20,7 +20,7 @@
 
 /* ---- the exchange ---- */
 
-void ss_exchange_make(ss_manager *m, ss_session *s, char *rel) {
+void ss_exchange_name(ss_manager *m, ss_session *s, char *rel) {
         rel[0] = '\0';
         if (!s->store)
                 return;

@@ -81,7 +81,7 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
 /* Name the call's exchange directory when the session has a store; "" otherwise or on failure
  * (logged). Nothing is created: runtime/hull.py makes it on first use. rel has
  * HD_EXCHANGE_REL_SIZE bytes. (ss-handles.c) */
-void ss_exchange_make(ss_manager *m, ss_session *s, char *rel);
+void ss_exchange_name(ss_manager *m, ss_session *s, char *rel);
 
 /* Make and append the record of one of hull's operations (version 2 with result, or 3 with
  * unanswered set to a Connect code when result is NULL), chained; *ret_record (may be NULL) gets

@@ -107,7 +107,7 @@ int ss_exec(ss_manager *m, ss_session *s, const ss_exec_args *a, ss_output *ret,
          * an exchange directory for save/emit/publish ($HULL_EXCHANGE: named here, made by hull.py
          * on first use). The call's own variables come after, so they win. */
         char xrel[HD_EXCHANGE_REL_SIZE] = "";
-        ss_exchange_make(m, s, xrel);
+        ss_exchange_name(m, s, xrel);
         size_t n_env = 0;
         char **env = calloc(a->n_env + 3, sizeof(char *));
         int r = env ? 0 : -ENOMEM;
@@ -174,7 +174,7 @@ int ss_cell(ss_manager *m, ss_session *s, const ss_cell_args *a, ss_cell_output 
         }
         char xrel[HD_EXCHANGE_REL_SIZE] = "", xpath[HD_EXCHANGE_REL_SIZE + 16] = "";
         if (a->lang == SBX_LANG_PYTHON)
-                ss_exchange_make(m, s, xrel);
+                ss_exchange_name(m, s, xrel);
         if (xrel[0])
                 snprintf(xpath, sizeof(xpath), "/workspace/%s", xrel);
         sbx_cell_result cell = {0};
