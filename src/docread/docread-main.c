@@ -71,7 +71,7 @@ static int dispatch(const char *buf, size_t len, const dr_opts *o, dr_doc *d) {
 }
 
 /* The answer, written member by member in json_pack's order: the text, which is most of it,
- * with put_json_string (jansson's dump escapes it a character at a time, through a callback).
+ * with json_str_put (jansson's dump escapes it a character at a time, through a callback).
  * apart (--text-apart, what hull asks for): "text_bytes" in the object instead of "text", and
  * after the object a newline and the text's bytes as they are, so that hull's JSON parser, which
  * lexes a character at a time too, does not read them. */

@@ -91,6 +91,11 @@ int dr_image(const char *buf, size_t len, const dr_opts *o, dr_doc *d);
 int dr_office(const char *buf, size_t len, const dr_opts *o, dr_doc *d); /* docx, xlsx, pptx, odt, ods, odp */
 int dr_html(const char *buf, size_t len, const dr_opts *o, dr_doc *d);
 
+/* ---- dr-lib.c: the libraries hull-docread opens (dlopen) only when a document needs them ---- */
+/* The function name in the library h (NULL: not opened) into *ret (a function pointer's
+ * address), or NULL there; true when found. */
+bool dr_dlsym(void *h, const char *name, void *ret);
+
 /* ---- dr-ocr.c ---- */
 /* Recognize an 8-bit grayscale image (w x h, stride bytes a row) into text (appended to out).
  * Returns 0 or a negative errno with d->error. */

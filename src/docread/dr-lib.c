@@ -8,7 +8,7 @@
 
 dr_lib dr_lib_api;
 
-static bool sym(void *h, const char *name, void *ret) {
+bool dr_dlsym(void *h, const char *name, void *ret) {
         void *f = h ? dlsym(h, name) : NULL;
         memcpy(ret, &f, sizeof(f));
         return f != NULL;
@@ -22,10 +22,10 @@ int dr_lib_load(dr_doc *d) {
         void *xml = dlopen(DOCREAD_XML2_SO, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         void *ar = xml ? dlopen(DOCREAD_ARCHIVE_SO, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) : NULL;
         bool ok = ar != NULL;
-#define X(f) ok = ok && sym(xml, #f, &l.f);
+#define X(f) ok = ok && dr_dlsym(xml, #f, &l.f);
         DR_LIB_XML2_FUNCS(X)
 #undef X
-#define X(f) ok = ok && sym(ar, #f, &l.f);
+#define X(f) ok = ok && dr_dlsym(ar, #f, &l.f);
         DR_LIB_ARCHIVE_FUNCS(X)
 #undef X
         if (!ok) {

@@ -3,6 +3,10 @@
  * (ICU, nettle, acl, lz4, bzip2: 8 of the 58 libraries a PDF's parse started with) were loaded
  * and relocated before every PDF too: ~4M instructions, ~2 ms of each parse.
  *
+ * hull's own table of them is src/shared/dlib (dlib-xml2.h, dlib-archive.h); hull-docread is a
+ * program of its own that may use only src/basic (scripts/check-tree.py), so it keeps this small
+ * one, with only the functions its readers call.
+ *
  * Include this header instead of libxml2's and libarchive's: the macros below turn the usual
  * names into the table's pointers. Call dr_lib_load() before the first call. */
 #pragma once

@@ -44,27 +44,23 @@ static void ocr_lib_done(ocr_lib *l) {
         *l = (ocr_lib){0};
 }
 
-static bool sym(void *h, const char *name, void *ret) {
-        void *f = h ? dlsym(h, name) : NULL;
-        memcpy(ret, &f, sizeof(f));
-        return f != NULL;
-}
-
 static int ocr_lib_open(ocr_lib *l, dr_doc *d) {
         *l = (ocr_lib){0};
         /* RTLD_NODELETE: tesseract's C++ statics stay put until exit */
         l->lept = dlopen(DOCREAD_LEPT_SO, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE);
         l->tess = l->lept ? dlopen(DOCREAD_TESSERACT_SO, RTLD_LAZY | RTLD_LOCAL | RTLD_NODELETE) : NULL;
-        bool ok = l->tess && sym(l->tess, "TessBaseAPICreate", &l->create) &&
-                  sym(l->tess, "TessBaseAPIInit3", &l->init3) && sym(l->tess, "TessBaseAPIDelete", &l->del) &&
-                  sym(l->tess, "TessBaseAPIEnd", &l->end) && sym(l->tess, "TessBaseAPISetImage", &l->set_image) &&
-                  sym(l->tess, "TessBaseAPISetImage2", &l->set_image2) &&
-                  sym(l->tess, "TessBaseAPISetSourceResolution", &l->set_resolution) &&
-                  sym(l->tess, "TessBaseAPIGetUTF8Text", &l->utf8_text) &&
-                  sym(l->tess, "TessDeleteText", &l->delete_text) && sym(l->lept, "setMsgSeverity", &l->msg_severity) &&
-                  sym(l->lept, "pixReadMem", &l->read_mem) && sym(l->lept, "pixGetWidth", &l->width) &&
-                  sym(l->lept, "pixGetHeight", &l->height) && sym(l->lept, "pixGetXRes", &l->xres) &&
-                  sym(l->lept, "pixDestroy", &l->destroy);
+        bool ok = l->tess && dr_dlsym(l->tess, "TessBaseAPICreate", &l->create) &&
+                  dr_dlsym(l->tess, "TessBaseAPIInit3", &l->init3) && dr_dlsym(l->tess, "TessBaseAPIDelete", &l->del) &&
+                  dr_dlsym(l->tess, "TessBaseAPIEnd", &l->end) &&
+                  dr_dlsym(l->tess, "TessBaseAPISetImage", &l->set_image) &&
+                  dr_dlsym(l->tess, "TessBaseAPISetImage2", &l->set_image2) &&
+                  dr_dlsym(l->tess, "TessBaseAPISetSourceResolution", &l->set_resolution) &&
+                  dr_dlsym(l->tess, "TessBaseAPIGetUTF8Text", &l->utf8_text) &&
+                  dr_dlsym(l->tess, "TessDeleteText", &l->delete_text) &&
+                  dr_dlsym(l->lept, "setMsgSeverity", &l->msg_severity) &&
+                  dr_dlsym(l->lept, "pixReadMem", &l->read_mem) && dr_dlsym(l->lept, "pixGetWidth", &l->width) &&
+                  dr_dlsym(l->lept, "pixGetHeight", &l->height) && dr_dlsym(l->lept, "pixGetXRes", &l->xres) &&
+                  dr_dlsym(l->lept, "pixDestroy", &l->destroy);
         if (!ok) {
                 const char *why = dlerror();
                 ocr_lib_done(l);
