@@ -15,10 +15,10 @@
 #include "egress.h"
 #include "fs-util.h"
 #include "sbx.h"
+#include "tool-doc-answer.h"
 #include "tool-document.h"
 #include "tool-util.h"
 #include "tools-sandbox.h"
-#include "utf8.h"
 #include "webfetch.h"
 
 #define PARSER_NAME "hull-docread"
@@ -57,133 +57,6 @@ int doc_parser_path(char *ret, size_t size, hull_error *e) {
                          dir);
 }
 
-/* ---- the answer, checked ---- */
-
-static bool str_ok(const json_t *v, size_t min, size_t max) {
-        return json_is_string(v) && json_string_length(v) >= min && json_string_length(v) <= max;
-}
-
-static bool int_ok(const json_t *v, json_int_t min, json_int_t max) {
-        return json_is_integer(v) && json_integer_value(v) >= min && json_integer_value(v) <= max;
-}
-
-/* Does every member of o have a name in keys? */
-static bool only_keys(const json_t *o, const char *const *keys, size_t n) {
-        const char *k;
-        json_t *v;
-        json_object_foreach((json_t *) o, k, v) {
-                size_t i = 0;
-                while (i < n && strcmp(keys[i], k) != 0)
-                        i++;
-                if (i == n)
-                        return false;
-        }
-        return true;
-}
-
-static const char *check_answer(const json_t *a) {
-        static const char *const top[] = {"format", "pages",    "pages_read", "ocr",
-                                          "text",   "headings", "tables",     "notes"};
-        static const char *const formats[] = {"pdf", "docx", "xlsx",     "pptx", "odt",  "ods",
-                                              "odp", "html", "markdown", "text", "image"};
-        static const char *const hk[] = {"level", "text", "page"};
-        static const char *const tk[] = {"name", "page", "rows", "cols", "csv"};
-        if (!json_is_object(a) || !only_keys(a, top, ELEMENTSOF(top)))
-                return "not an object of the parser's members";
-        const char *f = json_string_value(json_object_get(a, "format"));
-        size_t i = 0;
-        while (f && i < ELEMENTSOF(formats) && strcmp(formats[i], f) != 0)
-                i++;
-        if (!f || i == ELEMENTSOF(formats))
-                return "an unknown format";
-        if (!int_ok(json_object_get(a, "pages"), 0, INT32_MAX) ||
-            !int_ok(json_object_get(a, "pages_read"), 0, DOCREAD_PAGES_MAX) ||
-            !json_is_boolean(json_object_get(a, "ocr")) || !str_ok(json_object_get(a, "text"), 0, DOCREAD_TEXT_MAX))
-                return "pages, pages_read, ocr or text out of bounds";
-        json_t *hs = json_object_get(a, "headings"), *ts = json_object_get(a, "tables"),
-               *ns = json_object_get(a, "notes");
-        if (!json_is_array(hs) || json_array_size(hs) > DOCREAD_HEADINGS_MAX || !json_is_array(ts) ||
-            json_array_size(ts) > DOCREAD_TABLES_MAX || !json_is_array(ns) ||
-            json_array_size(ns) > DOCREAD_HEADINGS_MAX)
-                return "headings, tables or notes out of bounds";
-        json_t *v;
-        json_array_foreach(hs, i, v) {
-                if (!json_is_object(v) || !only_keys(v, hk, ELEMENTSOF(hk)) ||
-                    !int_ok(json_object_get(v, "level"), 1, 9) || !str_ok(json_object_get(v, "text"), 1, 1024) ||
-                    !int_ok(json_object_get(v, "page"), 0, DOCREAD_PAGES_MAX))
-                        return "a heading out of bounds";
-        }
-        json_array_foreach(ts, i, v) {
-                if (!json_is_object(v) || !only_keys(v, tk, ELEMENTSOF(tk)) ||
-                    !str_ok(json_object_get(v, "name"), 1, 256) ||
-                    !int_ok(json_object_get(v, "page"), 0, DOCREAD_PAGES_MAX) ||
-                    !int_ok(json_object_get(v, "rows"), 0, DOCREAD_TABLE_ROWS_MAX) ||
-                    !int_ok(json_object_get(v, "cols"), 1, DOCREAD_TABLE_COLS_MAX) ||
-                    !str_ok(json_object_get(v, "csv"), 1, DOCREAD_OUTPUT_MAX))
-                        return "a table out of bounds";
-        }
-        json_array_foreach(ns, i, v) {
-                if (!str_ok(v, 1, HULL_ERROR_MSG_MAX))
-                        return "a note out of bounds";
-        }
-        return NULL;
-}
-
-/* The parser's answer (asked for with --text-apart): a JSON object with "text_bytes": N in
- * place of "text", then a newline and the text's N bytes as they are, which jansson, lexing a
- * character at a time, need not read (the JSON of a 100-page PDF is mostly its text). An
- * answer of one JSON object with its "text" (an older or a stand-in parser) is taken as well.
- * Returns the object with "text" among its members in the parser's order (the shape is
- * check_answer's to judge), or NULL: not JSON, bytes after it that are not the text, or a text
- * that is not UTF-8 or holds a NUL (which jansson refuses in a JSON string). */
-static json_t *answer_load(const char *out, size_t len) {
-        static const char *const order[] = {"format", "pages",    "pages_read", "ocr",
-                                            "text",   "headings", "tables",     "notes"};
-        json_error_t jerr;
-        json_auto_t *a = json_loadb(out, len, JSON_REJECT_DUPLICATES | JSON_DISABLE_EOF_CHECK, &jerr);
-        if (!a || jerr.position < 0 || (size_t) jerr.position > len)
-                return NULL;
-        const char *rest = out + jerr.position;
-        size_t n = len - (size_t) jerr.position;
-        json_t *tb = json_object_get(a, "text_bytes");
-        if (!tb) {
-                for (size_t i = 0; i < n; i++)
-                        if (!(rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\n' || rest[i] == '\r'))
-                                return NULL;
-                return TAKE_PTR(a);
-        }
-        if (json_object_get(a, "text") || !json_is_integer(tb) || json_integer_value(tb) < 0 ||
-            json_integer_value(tb) > (json_int_t) DOCREAD_TEXT_MAX || n < 1 || rest[0] != '\n' ||
-            (json_int_t) (n - 1) != json_integer_value(tb) || memchr(rest + 1, '\0', n - 1) ||
-            !utf8_is_valid(rest + 1, n - 1))
-                return NULL;
-        json_auto_t *text = json_stringn_nocheck(rest + 1, n - 1);
-        json_auto_t *b = json_object();
-        if (!text || !b)
-                return NULL;
-        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
-                json_t *v = strcmp(order[i], "text") == 0 ? text : json_object_get(a, order[i]);
-                if (v && json_object_set(b, order[i], v) < 0)
-                        return NULL;
-        }
-        const char *k;
-        json_t *v;
-        json_object_foreach(a, k, v) { /* members no parser writes: kept for check_answer to refuse */
-                if (strcmp(k, "text_bytes") != 0 && !json_object_get(b, k) && json_object_set(b, k, v) < 0)
-                        return NULL;
-        }
-        return TAKE_PTR(b);
-}
-
-/* The parser's own message, shown as data: control characters dropped, bounded. */
-static void clean_message(const char *s, char *buf, size_t size) {
-        size_t o = 0;
-        for (; s && *s && o + 1 < size && o < 400; s++)
-                if ((unsigned char) *s >= 0x20 || (unsigned char) *s >= 0x80)
-                        buf[o++] = *s;
-        buf[o] = '\0';
-}
-
 static int answer_of(const sbx_result *res, json_t **ret, hull_error *e) {
         if (res->timed_out)
                 return hull_fail(e, -ETIMEDOUT,
@@ -205,18 +78,18 @@ static int answer_of(const sbx_result *res, json_t **ret, hull_error *e) {
                                  "read_document: the document's text and tables pass %llu MiB: read fewer "
                                  "pages (pages: \"1-20\")",
                                  DOCREAD_OUTPUT_MAX >> 20);
-        json_t *a = answer_load(res->out, res->out_len);
+        json_t *a = doc_answer_load(res->out, res->out_len);
         if (!a)
                 return hull_fail(e, -EPROTO, "read_document: the parser's answer is not JSON (exit status %d)",
                                  res->exit_code);
         const char *err = json_string_value(json_object_get(a, "error"));
         if (err) {
                 char msg[HULL_ERROR_MSG_MAX];
-                clean_message(err, msg, sizeof(msg));
+                doc_clean_message(err, msg, sizeof(msg));
                 json_decref(a);
                 return hull_fail(e, -EBADMSG, "read_document: %s", msg);
         }
-        const char *why = res->exit_code == 0 ? check_answer(a) : "a failure without a message";
+        const char *why = res->exit_code == 0 ? doc_answer_check(a) : "a failure without a message";
         if (why) {
                 json_decref(a);
                 return hull_fail(e, -EPROTO, "read_document: the parser's answer is refused: %s", why);
@@ -252,7 +125,7 @@ int doc_parse(const void *data, size_t len, const doc_read_opts *o, json_t **ret
         char name[256] = "";
         if (o->name) { /* the name's last segment, without control characters: a hint only */
                 const char *slash = strrchr(o->name, '/');
-                clean_message(slash ? slash + 1 : o->name, name, sizeof(name));
+                doc_clean_message(slash ? slash + 1 : o->name, name, sizeof(name));
         }
         char *argv[12];
         size_t n = 0;
