@@ -70,7 +70,7 @@ time_session() {
                 mock_pid=$!
                 murl=
                 while [ -z "$murl" ]; do
-                        murl=$(head -1 "$tmp/mock.out" | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p')
+                        murl=$(head -1 "$tmp/mock.out" 2>/dev/null | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9]*\)$|\1|p' || true)
                         sleep 0.02
                 done
                 t0=$(now_us)

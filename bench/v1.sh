@@ -84,7 +84,7 @@ EOF
 pids+=($!)
 MURL=""
 for _ in $(seq 1 600); do
-        MURL=$(head -1 "$D/mock.out" | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p')
+        MURL=$(head -1 "$D/mock.out" 2>/dev/null | sed -n 's|^listening on \(http://127\.0\.0\.1:[0-9][0-9]*\)$|\1|p' || true)
         [ -n "$MURL" ] && break
         sleep 0.05
 done
