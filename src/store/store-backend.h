@@ -244,6 +244,9 @@ typedef struct store_ops {
         int (*blob_path)(store *s, const char *sha256, char *ret, size_t size, hull_error *e);
 
         const store_deploy_ops *deploy; /* deployments (store-*-deploy.c) */
+
+        /* statements compiled since the store opened (store_prepares); NULL: not counted */
+        uint64_t (*prepares)(store *s);
 } store_ops;
 
 /* The head of every backend's store. */

@@ -8,8 +8,9 @@
 #include <string.h>
 
 static int last_seq(sqlt_store *s, const char *session_id, int64_t *ret, hull_error *e) {
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, "SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?1", &st, e);
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = sqlt_prep_cached(s, CACHED_LAST_SEQ, "SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?1",
+                                 &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, session_id);
@@ -34,9 +35,10 @@ int sqlt_events_append(store *base, const char *session_id, json_t *const *event
         if ((r = last_seq(s, session_id, &seq, e)) < 0)
                 return r;
         int64_t first = seq + 1;
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        r = sqlt_prep(
-                s, "INSERT INTO events (session_id, seq, id, type, processed_ms, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        r = sqlt_prep_cached(
+                s, CACHED_EVENT_INSERT,
+                "INSERT INTO events (session_id, seq, id, type, processed_ms, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 &st, e);
         if (r < 0)
                 return r;
@@ -62,7 +64,7 @@ int sqlt_events_append(store *base, const char *session_id, json_t *const *event
                 if (rc != SQLITE_DONE)
                         return sqlt_fail(s->db, rc, "cannot append events", e);
         }
-        sqlite3_finalize(TAKE_PTR(st));
+        sqlt_stmt_resetp(&st);
         if ((r = sqlt_tx_commit(&t, e)) < 0)
                 return r;
         if (ret_first_seq)
@@ -74,11 +76,11 @@ int sqlt_events_set_processed(store *base, const char *session_id, const char *e
                               int64_t processed_ms, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s,
-                          "UPDATE events SET processed_ms = ?3, body = json_set(body, '$.processed_at', ?4)"
-                          " WHERE session_id = ?1 AND id = ?2",
-                          &st, e);
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = sqlt_prep_cached(s, CACHED_EVENT_PROCESSED,
+                                 "UPDATE events SET processed_ms = ?3, body = json_set(body, '$.processed_at', ?4)"
+                                 " WHERE session_id = ?1 AND id = ?2",
+                                 &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, session_id);
@@ -131,11 +133,11 @@ int sqlt_conversation_put(store *base, const char *session_id, const char *body,
         int r;
         if ((r = sqlt_session_exists(s, session_id, e)) < 0)
                 return r;
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        r = sqlt_prep(s,
-                      "INSERT INTO conversations (session_id, body) VALUES (?1, ?2)"
-                      " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
-                      &st, e);
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        r = sqlt_prep_cached(s, CACHED_CONVERSATION_PUT,
+                             "INSERT INTO conversations (session_id, body) VALUES (?1, ?2)"
+                             " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
+                             &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, session_id);

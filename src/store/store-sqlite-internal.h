@@ -19,8 +19,19 @@
 #include "sqlite-mem.h"
 #include "store-backend.h"
 
-/* The statements of the hot paths (a GET of a resource, a key's lookup), prepared once. */
+/* The statements of the hot paths (a GET of a resource, a key's lookup, a turn's appends and
+ * updates, their transactions), prepared once. */
 enum {
+        CACHED_BEGIN,
+        CACHED_COMMIT,
+        CACHED_SESSION_EXISTS,
+        CACHED_LAST_SEQ,
+        CACHED_EVENT_INSERT,
+        CACHED_EVENT_PROCESSED,
+        CACHED_CONVERSATION_PUT,
+        CACHED_UPDATE_ENVIRONMENT,
+        CACHED_UPDATE_MEMORY_STORE,
+        CACHED_UPDATE_SESSION,
         CACHED_GET_AGENT,
         CACHED_GET_ENVIRONMENT,
         CACHED_GET_SESSION,
@@ -36,6 +47,7 @@ typedef struct sqlt_store {
         pthread_mutex_t lock;
         sqlite3 *db;
         sqlite3_stmt *cached[_CACHED_MAX];
+        uint64_t prepares; /* statements compiled since the store opened (store_prepares) */
         /* how many keys there are, as read when PRAGMA data_version was keys_version (keys_known
          * false: not read yet); this store's own changes forget it at once, another
          * connection's commits change data_version */

@@ -165,8 +165,13 @@ int sqlt_update(store *base, store_kind k, const store_cols *c, const char *body
                 [STORE_SESSION] = "UPDATE sessions SET created_ms = ?2, archived = ?3, body = ?4, status = ?5,"
                                   " agent_id = ?6, agent_version = ?7 WHERE id = ?1",
         };
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, sql[k], &st, e);
+        static const unsigned slot[_STORE_KIND_MAX] = {
+                [STORE_ENVIRONMENT] = CACHED_UPDATE_ENVIRONMENT,
+                [STORE_MEMORY_STORE] = CACHED_UPDATE_MEMORY_STORE,
+                [STORE_SESSION] = CACHED_UPDATE_SESSION,
+        };
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = sqlt_prep_cached(s, slot[k], sql[k], &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, c->id);

@@ -185,6 +185,7 @@ int sqlt_fail(sqlite3 *db, int rc, const char *what, hull_error *e) {
 
 int sqlt_prep(sqlt_store *s, const char *sql, sqlite3_stmt **ret, hull_error *e) {
         int rc = sqlite3_prepare_v2(s->db, sql, -1, ret, NULL);
+        s->prepares++;
         if (rc != SQLITE_OK)
                 return sqlt_fail(s->db, rc, "cannot prepare a statement", e);
         return 0;
@@ -232,8 +233,21 @@ int sqlt_exec(sqlt_store *s, const char *sql, const char *what, hull_error *e) {
         return 0;
 }
 
+static uint64_t sqlt_prepares(store *base) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        return s->prepares;
+}
+
+/* A cached statement of no row (BEGIN, COMMIT) run once. */
+static int exec_cached(sqlt_store *s, unsigned slot, const char *sql, const char *what, hull_error *e) {
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = sqlt_prep_cached(s, slot, sql, &st, e);
+        return r < 0 ? r : sqlt_step_done(s, st, what, e);
+}
+
 int sqlt_tx_begin(sqlt_store *s, sqlt_tx *t, hull_error *e) {
-        int r = sqlt_exec(s, "BEGIN IMMEDIATE", "cannot begin a transaction", e);
+        int r = exec_cached(s, CACHED_BEGIN, "BEGIN IMMEDIATE", "cannot begin a transaction", e);
         if (r < 0)
                 return r;
         t->s = s;
@@ -243,7 +257,7 @@ int sqlt_tx_begin(sqlt_store *s, sqlt_tx *t, hull_error *e) {
 int sqlt_tx_commit(sqlt_tx *t, hull_error *e) {
         sqlt_store *s = t->s;
         t->s = NULL;
-        int r = sqlt_exec(s, "COMMIT", "cannot commit", e);
+        int r = exec_cached(s, CACHED_COMMIT, "COMMIT", "cannot commit", e);
         if (r < 0 && !sqlite3_get_autocommit(s->db))
                 sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         return r;
@@ -319,8 +333,8 @@ int sqlt_page_rows(sqlt_store *s, sqlite3_stmt *st, const char *what, store_rowk
 }
 
 int sqlt_session_exists(sqlt_store *s, const char *session_id, hull_error *e) {
-        _cleanup_stmt_ sqlite3_stmt *st = NULL;
-        int r = sqlt_prep(s, "SELECT 1 FROM sessions WHERE id = ?1", &st, e);
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = sqlt_prep_cached(s, CACHED_SESSION_EXISTS, "SELECT 1 FROM sessions WHERE id = ?1", &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, session_id);
@@ -455,6 +469,7 @@ static const store_ops sqlt_ops = {
         .key_delete = sqlt_key_delete,
         .key_find = sqlt_key_find,
         .key_count = sqlt_key_count,
+        .prepares = sqlt_prepares,
         .sandbox_add = sqlt_sandbox_add,
         .sandbox_list = sqlt_sandbox_list,
         .thread_get = sqlt_thread_get,

@@ -404,6 +404,10 @@ int store_key_count(store *s, size_t *ret, hull_error *e) {
         return s->ops->key_count(s, ret, e);
 }
 
+uint64_t store_prepares(store *s) {
+        return s->ops->prepares ? s->ops->prepares(s) : 0;
+}
+
 /* ---- the sandboxes of a session; AG-UI threads ---- */
 
 int store_sandbox_add(store *s, const char *session_id, const char *fingerprint, const char *opened_at, hull_error *e) {

@@ -180,6 +180,11 @@ int store_key_find(store *s, const char digest_hex[static 65], store_key *ret, h
  * beside a running daemon counts from its next request. */
 int store_key_count(store *s, size_t *ret, hull_error *e);
 
+/* How many SQL statements s has compiled since it opened (SQLite's prepares: a turn's statements
+ * are prepared once and kept, and a test counts that they stay so); 0 for a backend that does not
+ * count (PostgreSQL prepares once per connection, counted by its own test). */
+uint64_t store_prepares(store *s);
+
 /* Sessions whose "status" is one of statuses (for the start-up's recovery of cut turns): their
  * ids, a new array. */
 int store_sessions_with_status(store *s, const char *const *statuses, size_t n, json_t **ret, hull_error *e);

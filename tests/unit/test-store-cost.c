@@ -1,0 +1,63 @@
+/* test-store-cost.c: what the store's hot paths cost, counted (not timed), so a cost that comes
+ * back fails here: a turn's SQLite statements compiled once and kept (store_prepares). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dlib-sqlite3.h"
+#include "fs-util.h"
+#include "store-testlib.h"
+#include "store.h"
+#include "test.h"
+
+/* A turn's statements (its events appended and marked processed, the session's update, the
+ * conversation kept, each write in its transaction) are compiled once per store and kept: after a
+ * first turn, more turns compile nothing, while a statement not kept still counts (SQLite: its
+ * backend counts; PostgreSQL prepares once per connection and test-store-node counts that). */
+static void test_turn_prepares(store *s) {
+        hull_error e = {0};
+        json_t *sess = session_obj("sess_prep", 1, "idle", "agent_1", 1, false);
+        CHECK_EQ_INT(store_insert(s, STORE_SESSION, sess, &e), 0);
+        uint64_t before = 0;
+        for (int turn = 0; turn < 4; turn++) {
+                if (turn == 1)
+                        before = store_prepares(s);
+                char id[32];
+                snprintf(id, sizeof(id), "sevt_prep_%d", turn);
+                json_t *ev = event_obj(id, "agent.message", NULL);
+                json_t *conv = json_pack("[{s:s, s:s}]", "role", "user", "content", id);
+                CHECK_EQ_INT(store_events_append(s, "sess_prep", &ev, 1, NULL, &e), 0);
+                CHECK_EQ_INT(store_events_set_processed(s, "sess_prep", id, "2026-01-01T00:00:01Z", &e), 0);
+                json_object_set_new(sess, "status", json_string(turn % 2 ? "idle" : "running"));
+                CHECK_EQ_INT(store_update(s, STORE_SESSION, sess, &e), 0);
+                CHECK_EQ_INT(store_conversation_put(s, "sess_prep", conv, &e), 0);
+                json_decref(ev);
+                json_decref(conv);
+        }
+        CHECK_EQ_INT(store_prepares(s) - before, 0);
+        int64_t seq = 0;
+        CHECK_EQ_INT(store_events_seq_of(s, "sess_prep", "sevt_prep_2", &seq, &e), 0);
+        CHECK_EQ_INT(store_prepares(s) - before, 1); /* one not kept: counted */
+        json_decref(sess);
+}
+
+int main(void) {
+        hull_error e = {0};
+        if (!dlib_sqlite3_load(&e)) {
+                printf("skip - sqlite: %s\n", e.msg);
+                return 77;
+        }
+        char dir[] = "/tmp/hull-test-store-cost-XXXXXX", path[64];
+        if (!mkdtemp(dir))
+                return 1;
+        snprintf(path, sizeof(path), "%s/hull.db", dir);
+        store *s = NULL;
+        CHECK_EQ_INT(store_open(path, &s, &e), 0);
+        if (s) {
+                test_turn_prepares(s);
+                store_close(s);
+        }
+        rm_rf_at(AT_FDCWD, dir);
+        return test_done();
+}
