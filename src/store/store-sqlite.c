@@ -426,13 +426,18 @@ static int setup(sqlt_store *s, const char *path, hull_error *e) {
         return migrate(s, path, e);
 }
 
+/* Every cached statement finalized: sqlite3_close_v2 frees a connection only once none is left. */
+static void cached_finalize(sqlt_store *s) {
+        for (size_t i = 0; i < _CACHED_MAX; i++)
+                if (s->cached[i])
+                        sqlite3_finalize(TAKE_PTR(s->cached[i]));
+}
+
 static void sqlt_close(store *base) {
         sqlt_store *s = sqlt_of(base);
         sqlmem_scope mem;
         sqlmem_begin_unbounded(&mem);
-        for (size_t i = 0; i < _CACHED_MAX; i++)
-                if (s->cached[i])
-                        sqlite3_finalize(s->cached[i]);
+        cached_finalize(s);
         sqlite3_close_v2(s->db);
         sqlmem_end(&mem);
         safe_close(s->blob_fd);
@@ -587,8 +592,10 @@ int store_sqlite_open(const char *path, store **ret, hull_error *e) {
         if (rc != SQLITE_OK)
                 return sqlt_fail(db, rc, "cannot open hull.db", e);
         int r = setup(s, path, e);
-        if (r < 0)
+        if (r < 0) {
+                cached_finalize(s); /* the migrations' transactions cached BEGIN and COMMIT */
                 return r;
+        }
         pthread_mutex_init(&s->lock, NULL);
         db = NULL;
         *ret = &TAKE_PTR(s)->base;
