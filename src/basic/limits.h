@@ -72,6 +72,11 @@
 #define SBX_OCI_OUTPUT_MAX 65536U                        /* what is read of runsc's own answer (--version, flags) */
 #define SBX_OCI_PIDS_PER_TASK 24U  /* host tasks a sandboxed process costs on ptrace: ~20 measured */
 #define SBX_OCI_PIDS_OVERHEAD 512U /* host tasks of runsc, its gofer and its sentry, added to the pids limit */
+/* the fd runsc is given open on /dev/null (read only), so that its gofer and sandbox, which inherit
+ * it, start with a 512-slot fd table: a threaded process whose table grows waits for an RCU grace
+ * period (7-13 ms here), which the gofer paid at its 64th fd and the sandbox at its stdio's move to
+ * 256-258 (docs/BENCHMARKS.md, "why a stray fd made runsc run faster") */
+#define SBX_OCI_WIDE_FD 300U
 /* first syscall after Linux 6.1 (cachestat): from here on, ENOSYS until the policy has vetted a call */
 #define SBX_SECCOMP_FIRST_UNVETTED 451U
 /* hull serve's background self-check of runsc (src/service/tier-gate.c): its nice value, and how

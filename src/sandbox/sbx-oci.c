@@ -162,8 +162,8 @@ static void child_unrestricted_net(int sync_fd) {
                 _exit(SBX_EXIT_SETUP);
 }
 
-/* In a forked child: stdio from the fds (-1: /dev/null), nothing else open, default signals,
- * a clean environment; then execve. Never returns. */
+/* In a forked child: stdio from the fds (-1: /dev/null), nothing else open but /dev/null at
+ * SBX_OCI_WIDE_FD, default signals, a clean environment; then execve. Never returns. */
 _noreturn_ _no_sanitize_address_ static void exec_runsc(const char *path, char *const *argv, int in_fd, int out_fd,
                                                         int err_fd, int go_fd, char tasks[][SBX_CGROUP_TASKS_PATH_MAX],
                                                         size_t n_tasks, int net_sync_fd, sbx_net_mode net) {
@@ -191,7 +191,15 @@ _noreturn_ _no_sanitize_address_ static void exec_runsc(const char *path, char *
                 if (src < 0 || (src == i ? fcntl(i, F_SETFD, 0) : dup2(src, i)) < 0)
                         _exit(SBX_EXIT_SETUP);
         }
-        syscall(SYS_close_range, 3U, ~0U, 0U);
+        /* /dev/null at SBX_OCI_WIDE_FD, not close-on-exec (dup2 clears it): nothing of hull's,
+         * nothing to read or write, only a wide fd table for runsc's children; without it (a low
+         * RLIMIT_NOFILE) runsc runs as before */
+        int wide = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (wide >= 0 && dup2(wide, (int) SBX_OCI_WIDE_FD) == (int) SBX_OCI_WIDE_FD) {
+                syscall(SYS_close_range, 3U, SBX_OCI_WIDE_FD - 1, 0U);
+                syscall(SYS_close_range, SBX_OCI_WIDE_FD + 1, ~0U, 0U);
+        } else
+                syscall(SYS_close_range, 3U, ~0U, 0U);
         signal(SIGPIPE, SIG_DFL);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

@@ -147,7 +147,20 @@ for _ in $(seq 100); do
 done
 SK=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["root"]["path"])' "$kb/config.json" 2>/dev/null)
 hull_made=$(find "$kb" -mindepth 1 -maxdepth 1 ! -name runsc.log ! -name '*.state' ! -name '*.lock' | wc -l)
+# runsc is given /dev/null (read only) at fd 300 and nothing else above stdio, so its gofer and
+# sandbox start with a 512-slot fd table and never wait for an RCU grace period to grow it
+wide=""
+for _ in $(seq 100); do
+        gs=$(pgrep -f "runsc-(gofer|sandbox) .*$kb" | tr '\n' ' ')
+        [ "$(wc -w <<<"$gs")" -ge 2 ] && break
+        sleep 0.05
+done
+for p in $gs; do
+        wide="$wide $(readlink "/proc/$p/fd/300" 2>/dev/null || echo none):$(awk '/^flags:/ {print $2 % 4}' "/proc/$p/fdinfo/300" 2>/dev/null):$(awk '/^FDSize:/ {print $2}' "/proc/$p/status" 2>/dev/null)"
+done
 wait "$kpid"
+check "kernel exec: runsc's gofer and sandbox hold /dev/null read only at fd 300 and a 512-slot fd table ($wide)" \
+        test "$(tr ' ' '\n' <<<"$wide" | grep -c '^/dev/null:0:512$')" -eq 2
 check "kernel exec: the root is a shared skeleton below /run/hull-kernel ($SK)" \
         sh -c "case '$SK' in /run/hull-kernel/root-*) test -d '$SK' && grep -q ':$KUID:$KUID:' '$SK/etc/passwd' ;; *) false ;; esac"
 check "kernel exec: the bundle holds only config.json besides runsc's state files and log ($hull_made entries)" \
