@@ -237,8 +237,9 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
                 if ((r = set_limit(cg->cpu, "cpu.cfs_quota_us", buf, e)) < 0)
                         return r;
         }
-        /* The sandbox's first process moves itself in (see sbx_cgroup_tasks_paths). */
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+        /* The sandbox's first process moves itself in (see sbx_cgroup_tasks_paths), through
+         * the files themselves or, uid -1, through fds the caller opens for it. */
+        for (size_t i = 0; uid != (uid_t) -1 && i < ELEMENTSOF(dirs); i++) {
                 char tasks[SBX_PATH_MAX];
                 struct stat st;
                 if (!dirs[i][0])
