@@ -146,6 +146,12 @@ static int plan_v1(const char *controller, const char *name, char *ret, size_t s
         return join_path(ret, size, own, name, e);
 }
 
+size_t sbx_cgroup_v1_hierarchies(const sbx_cgroup_limits *lim) {
+        if (is_mount_of(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
+                return 0;
+        return (lim->memory_bytes ? 1 : 0) + (lim->pids ? 1 : 0) + (lim->millicpus ? 1 : 0);
+}
+
 int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
         int r = 0;
         *cg = (sbx_cgroup){.lim = *lim};

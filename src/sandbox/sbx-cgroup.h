@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +37,10 @@ typedef struct sbx_cgroup_stats {
  * v2 hierarchy when controller is NULL) and copy it to ret (at most size bytes, NUL included).
  * Pure. Returns 0, -ENOENT (no such hierarchy), -EINVAL (malformed) or -ENAMETOOLONG. */
 int sbx_cgroup_parse_self(const char *text, size_t len, const char *controller, char *ret, size_t size);
+
+/* How many v1 hierarchies (memory, pids, cpu) sbx_cgroup_plan() will use for lim: 0 on cgroup v2,
+ * else one per limit set. One statfs(); for a child that must know before the plan is made. */
+size_t sbx_cgroup_v1_hierarchies(const sbx_cgroup_limits *lim);
 
 /* Decide where the sandbox's cgroup(s) named name will be, below the caller's own cgroup of each
  * controller: reads /proc/self/cgroup, creates nothing. Returns 0 or a negative errno with *e

@@ -468,19 +468,11 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 p->err_fd = err_fd;
         }
 
-        if (spec->use_cgroups) {
-                char name[SBX_SHORT_STR_MAX];
-                snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
-                sbx_cgroup_limits lim = {
-                        .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus};
-                r = sbx_cgroup_plan(&cg, name, &lim, e);
-                if (r < 0)
-                        goto out;
-                r = sbx_cgroup_tasks_paths(&cg, "", p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e);
-                if (r < 0)
-                        goto out;
-                p->n_cgroup_tasks = (size_t) r;
-        }
+        /* The child only needs to know how many v1 `tasks` fds to expect: the cgroups are
+         * planned and made after clone(), while it builds its root. */
+        sbx_cgroup_limits lim = {.memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus};
+        if (spec->use_cgroups)
+                p->n_cgroup_tasks = sbx_cgroup_v1_hierarchies(&lim);
 
         uint64_t start = sbx_now_us();
         pid_t pid = (pid_t) syscall(SYS_clone,
@@ -519,7 +511,13 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (r >= 0 && send(syncp[1], "m", 1, MSG_NOSIGNAL) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
         if (r >= 0 && spec->use_cgroups) {
-                r = sbx_cgroup_make(&cg, (uid_t) -1, (gid_t) -1, e);
+                char name[SBX_SHORT_STR_MAX];
+                snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
+                r = sbx_cgroup_plan(&cg, name, &lim, e);
+                int n = r >= 0 ? sbx_cgroup_tasks_paths(&cg, "", p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e) : r;
+                if (n >= 0 && (size_t) n != p->n_cgroup_tasks)
+                        n = hull_err(e, -EPROTO, "cgroup: the hierarchies changed while the sandbox started");
+                r = n < 0 ? n : sbx_cgroup_make(&cg, (uid_t) -1, (gid_t) -1, e);
                 if (r >= 0 && p->n_cgroup_tasks == 0)
                         r = sbx_cgroup_attach(&cg, pid, e);
                 if (r >= 0)
