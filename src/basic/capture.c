@@ -12,13 +12,25 @@ int capture_init(capture *c, size_t limit) {
         *c = (capture){.tee_fd = -1};
         c->head_max = limit - limit / 2;
         c->tail_max = limit / 2;
-        /* One block for both: a large malloc is an mmap whose first page the allocator writes,
-         * and a page fault is not free (10-20 us in a VM). */
-        c->head = malloc(limit ? limit : 1);
-        if (!c->head)
-                return -ENOMEM;
-        c->tail = c->head + c->head_max;
         return 0;
+}
+
+/* The buffer, at the first byte: a command that writes nothing (most of them write little or
+ * nothing on one of the streams) costs no allocation. One block for both halves: a large malloc
+ * is an mmap whose first page the allocator writes, its munmap a TLB flush, and a page fault is
+ * not free (10-20 us in a VM). Out of memory: nothing is kept any more, every byte counts as
+ * dropped. */
+static bool capture_buffer(capture *c) {
+        if (c->head)
+                return true;
+        size_t limit = c->head_max + c->tail_max;
+        c->head = malloc(limit ? limit : 1);
+        if (!c->head) {
+                c->head_max = c->tail_max = 0;
+                return false;
+        }
+        c->tail = c->head + c->head_max;
+        return true;
 }
 
 void capture_done(capture *c) {
@@ -45,6 +57,8 @@ static void tee_write(int fd, const char *p, size_t len) {
 void capture_append(capture *c, const void *data, size_t len) {
         const char *p = data;
         c->total += len;
+        if (len == 0 || !capture_buffer(c))
+                return;
         size_t h = MIN(len, c->head_max - c->head_len);
         memcpy(c->head + c->head_len, p, h);
         c->head_len += h;
@@ -80,10 +94,12 @@ int capture_contents(const capture *c, char **ret, size_t *ret_len) {
         char *buf = malloc(len + 1);
         if (!buf)
                 return -ENOMEM;
-        memcpy(buf, c->head, c->head_len);
-        size_t first = MIN(c->tail_len, c->tail_max - c->tail_start);
-        memcpy(buf + c->head_len, c->tail + c->tail_start, first);
-        memcpy(buf + c->head_len + first, c->tail, c->tail_len - first);
+        if (len > 0) { /* else head may be NULL: nothing was ever appended */
+                memcpy(buf, c->head, c->head_len);
+                size_t first = MIN(c->tail_len, c->tail_max - c->tail_start);
+                memcpy(buf + c->head_len, c->tail + c->tail_start, first);
+                memcpy(buf + c->head_len + first, c->tail, c->tail_len - first);
+        }
         buf[len] = '\0';
         *ret = buf;
         *ret_len = len;

@@ -1,5 +1,6 @@
 /* capture.h: a bounded output capture that keeps the first and the last bytes of a stream and
- * counts what it dropped in between. Memory is taken once, at init, and never grows. */
+ * counts what it dropped in between. Memory is taken once, at the first byte appended (a
+ * stream that stays empty costs none), and never grows. */
 #pragma once
 
 #include <stdbool.h>
@@ -15,7 +16,8 @@ typedef struct capture {
         int tee_fd;     /* head bytes are also written here as they arrive; -1: none */
 } capture;
 
-/* Split limit bytes evenly between head and tail. Returns 0 or -ENOMEM. */
+/* Split limit bytes evenly between head and tail; allocates nothing yet. Returns 0 (the
+ * -ENOMEM of callers is kept for when it allocated here). */
 int capture_init(capture *c, size_t limit);
 void capture_done(capture *c);
 
@@ -23,7 +25,8 @@ void capture_done(capture *c);
  * are ignored. */
 void capture_set_tee(capture *c, int fd);
 
-/* Append bytes; never fails. */
+/* Append bytes; never fails: should the buffer not be had at the first byte, every byte is
+ * counted as dropped. */
 void capture_append(capture *c, const void *data, size_t len);
 
 /* Bytes that were dropped between head and tail. */

@@ -54,7 +54,8 @@
  * SBX_PATH_MAX: the struct holding four is zeroed and copied on hull exec's path, and every
  * stack page that touches is a page fault */
 #define SBX_CGROUP_PATH_MAX 1024U
-#define SBX_CGROUP_TASKS_PATH_MAX (SBX_CGROUP_PATH_MAX + 64U) /* OLDROOT + a cgroup dir + "/tasks" */
+#define SBX_CGROUP_TASKS_PATH_MAX (SBX_CGROUP_PATH_MAX + 64U) /* a cgroup dir + "/tasks" (+ a prefix) */
+#define SBX_CGROUP_TASKS_MAX 3U                               /* v1 hierarchies a sandbox joins: memory, pids, cpu */
 #define SBX_CGROUP_RMDIR_TRIES 22U                            /* cgroup removal retries, backing off 1..128 ms (~2 s) */
 #define SBX_SANDBOX_UID 1000U                                 /* uid and gid inside the sandbox */
 #define SBX_ROOT_HOST_UID 65534U    /* host uid the sandbox user maps to when hull runs as root */

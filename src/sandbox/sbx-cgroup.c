@@ -146,6 +146,12 @@ static int plan_v1(const char *controller, const char *name, char *ret, size_t s
         return join_path(ret, size, own, name, e);
 }
 
+size_t sbx_cgroup_v1_hierarchies(const sbx_cgroup_limits *lim) {
+        if (is_mount_of(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
+                return 0;
+        return (lim->memory_bytes ? 1 : 0) + (lim->pids ? 1 : 0) + (lim->millicpus ? 1 : 0);
+}
+
 int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e) {
         int r = 0;
         *cg = (sbx_cgroup){.lim = *lim};
@@ -237,8 +243,9 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
                 if ((r = set_limit(cg->cpu, "cpu.cfs_quota_us", buf, e)) < 0)
                         return r;
         }
-        /* The sandbox's first process moves itself in (see sbx_cgroup_tasks_paths). */
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+        /* The sandbox's first process moves itself in (see sbx_cgroup_tasks_paths), through
+         * the files themselves or, uid -1, through fds the caller opens for it. */
+        for (size_t i = 0; uid != (uid_t) -1 && i < ELEMENTSOF(dirs); i++) {
                 char tasks[SBX_PATH_MAX];
                 struct stat st;
                 if (!dirs[i][0])

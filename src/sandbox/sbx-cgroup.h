@@ -4,6 +4,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -37,6 +38,10 @@ typedef struct sbx_cgroup_stats {
  * Pure. Returns 0, -ENOENT (no such hierarchy), -EINVAL (malformed) or -ENAMETOOLONG. */
 int sbx_cgroup_parse_self(const char *text, size_t len, const char *controller, char *ret, size_t size);
 
+/* How many v1 hierarchies (memory, pids, cpu) sbx_cgroup_plan() will use for lim: 0 on cgroup v2,
+ * else one per limit set. One statfs(); for a child that must know before the plan is made. */
+size_t sbx_cgroup_v1_hierarchies(const sbx_cgroup_limits *lim);
+
 /* Decide where the sandbox's cgroup(s) named name will be, below the caller's own cgroup of each
  * controller: reads /proc/self/cgroup, creates nothing. Returns 0 or a negative errno with *e
  * naming the controller and the reason. */
@@ -45,8 +50,11 @@ int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *l
 /* Create the planned cgroup(s) and set the limits. On v1, also hand each `tasks` file to
  * uid/gid (the sandbox user's host ids): the sandbox's first process moves itself in by writing
  * "0" there, because a thread moving itself skips the global threadgroup lock whose writer waits
- * for an RCU grace period (about 10 ms on an idle host, against 0.03 ms). Returns 0 or a
- * negative errno with *e set; on failure nothing is left behind. */
+ * for an RCU grace period (about 10 ms on an idle host, against 0.03 ms). uid (uid_t) -1: hand
+ * nothing out; the caller opens the `tasks` files itself and passes the fds to the sandbox (v1
+ * checks the credentials of whoever opened the file, so they never belong to the sandbox user:
+ * what the container tier does). Returns 0 or a negative errno with *e set; on failure nothing
+ * is left behind. */
 int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e);
 
 /* v1: give the `tasks` files handed out by sbx_cgroup_make() back to hull's own uid, once the

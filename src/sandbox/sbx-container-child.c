@@ -128,17 +128,19 @@ static void child_setup_dev(const child_plan *p) {
             mount(NULL, "dev", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, NULL));
 }
 
-/* Build the sandbox's root at /newroot while the host's stays reachable at /oldroot. */
+/* Build the sandbox's root at /newroot while the host's stays reachable at /oldroot. One tmpfs
+ * holds both: the new root is a bind mount of its directory newroot (as bubblewrap does), not a
+ * second tmpfs, whose superblock would cost its making and its teardown at exit. Nothing of the
+ * staging directories is reachable from the new root, and the bind keeps nosuid and nodev. */
 static void child_build_root(const child_plan *p) {
         TRY("mount: make / private", mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
         TRY("mount: staging tmpfs",
-            mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16k,nr_inodes=16"));
+            mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"));
         TRY("mount: enter the staging tmpfs", chdir(STAGE));
         TRY("mount: staging directories", mkdir("newroot", 0755));
         TRY("mount: staging directories", mkdir("oldroot", 0755));
         TRY("pivot_root: into the staging tmpfs", syscall(SYS_pivot_root, ".", "oldroot"));
-        TRY("mount: tmpfs root",
-            mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m,nr_inodes=4096"));
+        TRY("mount: the new root", mount("/newroot", "/newroot", NULL, MS_BIND | MS_NOSUID | MS_NODEV, NULL));
         TRY("mount: enter the new root", chdir("/newroot"));
 
         if (p->host_etc)
@@ -222,34 +224,45 @@ static void child_enter_root(const child_plan *p) {
             mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL));
 }
 
-/* Exactly len bytes, or -EPIPE when the parent closed the socket before sending them. */
-static int read_full(int fd, void *buf, size_t len) {
-        ssize_t n = loop_read(fd, buf, len);
-        if (n < 0)
-                return (int) n;
-        return (size_t) n == len ? 0 : -EPIPE;
-}
-
-/* The parent's second message, once the cgroups exist: "c". */
-static void child_receive_go(child_plan *p) {
-        char c;
-        if (read_full(p->sync_fd, &c, 1) < 0 || c != 'c')
+/* The parent's second message, once the cgroups exist: "c", with the v1 `tasks` files it opened
+ * (p->n_cgroup_tasks of them, into fds). Anything else ends the child: it fails closed. */
+static void child_receive_go(child_plan *p, int *fds) {
+        char c = 0;
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * SBX_CGROUP_TASKS_MAX)];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = {.iov_base = &c, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
+        ssize_t n;
+        size_t got = 0;
+        do
+                n = recvmsg(p->sync_fd, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        for (struct cmsghdr *h = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL; h; h = CMSG_NXTHDR(&mh, h))
+                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
+                        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        for (size_t i = 0; i < k; i++) {
+                                int fd;
+                                memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
+                                if (got < p->n_cgroup_tasks)
+                                        fds[got++] = fd;
+                                else
+                                        close(fd);
+                        }
+                }
+        if (n != 1 || c != 'c' || got != p->n_cgroup_tasks || (mh.msg_flags & MSG_CTRUNC))
                 _exit(SBX_EXIT_SETUP); /* the parent gave up and reports why */
         close(p->sync_fd);
 }
 
-/* v1: move ourselves into each cgroup (see sbx_cgroup_make); v2: the parent already did. */
-static void child_join_cgroups(const child_plan *p) {
+/* v1: move ourselves into each cgroup through the parent's fds (see send_go); v2: the parent
+ * already moved us. */
+static void child_join_cgroups(const child_plan *p, const int *fds) {
         for (size_t i = 0; i < p->n_cgroup_tasks; i++) {
-                int fd = open(p->cgroup_tasks[i], O_WRONLY | O_CLOEXEC);
-                if (fd < 0 || write(fd, "0", 1) != 1)
+                if (write(fds[i], "0", 1) != 1)
                         sbx_child_fail(p->report_fd, "cgroup: join the sandbox's cgroup", -errno);
-                close(fd);
-        }
-        if (p->n_cgroup_tasks > 0) {
-                sbx_report rep = {.kind = SBX_REPORT_JOINED};
-                if (write(p->report_fd, &rep, sizeof(rep)) != (ssize_t) sizeof(rep))
-                        _exit(SBX_EXIT_SETUP);
+                close(fds[i]);
         }
         TRY("cgroup: new cgroup namespace", unshare(CLONE_NEWCGROUP));
 }
@@ -768,8 +781,9 @@ _noreturn_ void sbx_container_child_main(child_plan *p) {
 
         /* The parent makes the cgroups while we build the root. */
         child_build_root(p);
-        child_receive_go(p);
-        child_join_cgroups(p);
+        int cg_fds[SBX_CGROUP_TASKS_MAX];
+        child_receive_go(p, cg_fds);
+        child_join_cgroups(p, cg_fds);
         child_enter_root(p);
         TRY("uts: set the hostname", sethostname("hull", 4));
         TRY("chdir /workspace", chdir("/workspace"));

@@ -63,7 +63,7 @@ typedef struct child_plan {
         char tmp_opts[SBX_SHORT_STR_MAX], shm_opts[SBX_SHORT_STR_MAX];
         uid_t uid;
         gid_t gid;
-        char cgroup_tasks[3][SBX_CGROUP_TASKS_PATH_MAX]; /* v1: OLDROOT + files the child writes "0" to */
+        char cgroup_tasks[SBX_CGROUP_TASKS_MAX][SBX_CGROUP_TASKS_PATH_MAX]; /* v1: opened by the parent */
         size_t n_cgroup_tasks;
         bool set_groups;
         bool net_proxy; /* limited network: make the proxy's listening socket and hand it over */

@@ -50,25 +50,6 @@
 
 /* ---- parent side ---- */
 
-/* Wait for the child's SBX_REPORT_JOINED (the first record it sends unless it fails). */
-static int wait_joined(int rep_fd, hull_error *e) {
-        struct pollfd pfd = {.fd = rep_fd, .events = POLLIN};
-        int n = poll(&pfd, 1, SBX_START_TIMEOUT_MS);
-        if (n == 0)
-                return hull_err(e, -ETIMEDOUT, "cgroup: the sandbox did not join its cgroups");
-        if (n < 0)
-                return hull_err(e, negative_errno(), "cgroup: waiting for the sandbox");
-        sbx_report rep;
-        if (read(rep_fd, &rep, sizeof(rep)) != (ssize_t) sizeof(rep))
-                return hull_err(e, -EPROTO, "cgroup: the sandbox ended before joining its cgroups");
-        rep.what[sizeof(rep.what) - 1] = '\0';
-        if (rep.kind == SBX_REPORT_ERROR)
-                return hull_err(e, rep.err, "%s", rep.what);
-        if (rep.kind != SBX_REPORT_JOINED)
-                return hull_err(e, -EPROTO, "cgroup: unexpected report from the sandbox");
-        return 0;
-}
-
 /* After a failed start, with the child dead: replace *e by the child's own error, if it sent
  * one (it failed first, and its reason is the real one). */
 static void child_error(int rep_fd, hull_error *e) {
@@ -105,8 +86,40 @@ int sbx_receive_fd(int sync_fd, const char *what, hull_error *e) {
 }
 
 /* The message child_receive_go() waits for. */
-static int send_go(int fd) {
-        return send(fd, "c", 1, MSG_NOSIGNAL) == 1 ? 0 : -EPIPE;
+/* "c": the cgroups exist. On v1 it carries the `tasks` files hull opened (n of them), which the
+ * child writes "0" to: a thread moving itself skips the global threadgroup lock, and the files,
+ * opened by hull, are never handed to the sandbox user's host uid (v1 checks who opened them). */
+static int send_go(int fd, const int *cg_fds, size_t n) {
+        char byte = 'c';
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * SBX_CGROUP_TASKS_MAX)];
+                struct cmsghdr align;
+        } u;
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (n > SBX_CGROUP_TASKS_MAX)
+                return -E2BIG;
+        if (n > 0) {
+                memset(&u, 0, sizeof(u));
+                mh.msg_control = u.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(c), cg_fds, sizeof(int) * n);
+        }
+        return sendmsg(fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -EPIPE;
+}
+
+/* v1: open the `tasks` files of the planned cgroups (p->cgroup_tasks), for send_go(). */
+static int open_cgroup_tasks(const child_plan *p, int *ret_fds, hull_error *e) {
+        for (size_t i = 0; i < p->n_cgroup_tasks; i++) {
+                ret_fds[i] = open(p->cgroup_tasks[i], O_WRONLY | O_CLOEXEC);
+                if (ret_fds[i] < 0)
+                        return hull_err(e, negative_errno(), "cgroup: cannot open %s", p->cgroup_tasks[i]);
+        }
+        return 0;
 }
 
 static int write_proc(pid_t pid, const char *file, const char *content) {
@@ -412,6 +425,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         _cleanup_(plan_freep) child_plan *p = calloc(1, sizeof(child_plan));
         _cleanup_close_pair_ int syncp[2] = {-1, -1}, repp[2] = {-1, -1};
         _cleanup_close_ int net_fd = -1;
+        int cg_fds[SBX_CGROUP_TASKS_MAX] = {-1, -1, -1};
         pid_t pasta_pid = 0;
         char **env = NULL;
         sbx_cgroup cg = {0};
@@ -454,19 +468,11 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 p->err_fd = err_fd;
         }
 
-        if (spec->use_cgroups) {
-                char name[SBX_SHORT_STR_MAX];
-                snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
-                sbx_cgroup_limits lim = {
-                        .memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus};
-                r = sbx_cgroup_plan(&cg, name, &lim, e);
-                if (r < 0)
-                        goto out;
-                r = sbx_cgroup_tasks_paths(&cg, OLDROOT, p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e);
-                if (r < 0)
-                        goto out;
-                p->n_cgroup_tasks = (size_t) r;
-        }
+        /* The child only needs to know how many v1 `tasks` fds to expect: the cgroups are
+         * planned and made after clone(), while it builds its root. */
+        sbx_cgroup_limits lim = {.memory_bytes = spec->memory_bytes, .pids = spec->pids, .millicpus = spec->millicpus};
+        if (spec->use_cgroups)
+                p->n_cgroup_tasks = sbx_cgroup_v1_hierarchies(&lim);
 
         uint64_t start = sbx_now_us();
         pid_t pid = (pid_t) syscall(SYS_clone,
@@ -505,22 +511,28 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
         if (r >= 0 && send(syncp[1], "m", 1, MSG_NOSIGNAL) != 1)
                 r = hull_err(e, negative_errno(), "exec: cannot start the sandbox");
         if (r >= 0 && spec->use_cgroups) {
-                r = sbx_cgroup_make(&cg, host_uid, host_gid, e);
+                char name[SBX_SHORT_STR_MAX];
+                snprintf(name, sizeof(name), "hull-%d-%" PRIu64, (int) getpid(), sbx_now_us());
+                r = sbx_cgroup_plan(&cg, name, &lim, e);
+                int n = r >= 0 ? sbx_cgroup_tasks_paths(&cg, "", p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e) : r;
+                if (n >= 0 && (size_t) n != p->n_cgroup_tasks)
+                        n = hull_err(e, -EPROTO, "cgroup: the hierarchies changed while the sandbox started");
+                r = n < 0 ? n : sbx_cgroup_make(&cg, (uid_t) -1, (gid_t) -1, e);
                 if (r >= 0 && p->n_cgroup_tasks == 0)
                         r = sbx_cgroup_attach(&cg, pid, e);
+                if (r >= 0)
+                        r = open_cgroup_tasks(p, cg_fds, e);
         }
         if (r >= 0 && p->net_proxy &&
             (r = sbx_receive_fd(syncp[1], "net: the sandbox did not hand over the proxy's socket", e)) >= 0)
                 net_fd = r;
         if (r >= 0 && p->net_pasta)
                 r = sbx_net_pasta_start(pid, &pasta_pid, e);
-        if (r >= 0 && (r = send_go(syncp[1])) < 0)
+        if (r >= 0 && (r = send_go(syncp[1], cg_fds, p->n_cgroup_tasks)) < 0)
                 hull_err(e, r, "exec: cannot start the sandbox");
         syncp[1] = safe_close(syncp[1]);
-        /* Once the child is in its v1 cgroups, take the `tasks` files back from the sandbox
-         * user, so no other process of that host uid can join them. */
-        if (r >= 0 && p->n_cgroup_tasks > 0 && (r = wait_joined(repp[0], e)) >= 0)
-                r = sbx_cgroup_reclaim(&cg, e);
+        for (size_t i = 0; i < ELEMENTSOF(cg_fds); i++)
+                cg_fds[i] = safe_close(cg_fds[i]);
         if (r < 0) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);

@@ -17,9 +17,9 @@
 
 /* One fixed-size record on the report pipe; smaller than PIPE_BUF, so each write is atomic. */
 typedef enum sbx_report_kind {
-        SBX_REPORT_ERROR = 1,  /* setup failed at step `what` with err (negative errno) */
-        SBX_REPORT_EXIT = 2,   /* the command ended: exit_code or term_signal */
-        SBX_REPORT_JOINED = 3, /* the child moved itself into its v1 cgroups */
+        SBX_REPORT_ERROR = 1, /* setup failed at step `what` with err (negative errno) */
+        SBX_REPORT_EXIT = 2,  /* the command ended: exit_code or term_signal */
+        /* 3 was SBX_REPORT_JOINED: the v1 cgroups are joined through fds now, nothing to wait for */
         /* A session's init, over its control socket: */
         SBX_REPORT_HELLO = 4,   /* set up; the workspace directory fd rides along */
         SBX_REPORT_STARTED = 5, /* an interpreter started: its pid (inside) in exit_code */

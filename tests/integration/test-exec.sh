@@ -379,10 +379,37 @@ if command -v strace >/dev/null; then
         if [ -n "$sanitized" ]; then
                 skip "the syscalls of hull exec, counted" "a sanitizer build makes its own at start (made ${total:-?}; the normal build counts them)"
         else
-                check "hull exec --no-cgroup -- /bin/true makes at most 420 syscalls (made ${total:-?})" \
-                        sh -c "[ -n '$total' ] && [ '$total' -le 420 ]"
+                check "hull exec --no-cgroup -- /bin/true makes at most 370 syscalls (made ${total:-?})" \
+                        sh -c "[ -n '$total' ] && [ '$total' -le 370 ]"
         fi
         check "... and at most 24 mounts (made ${mounts:-?})" sh -c "[ -n '$mounts' ] && [ '$mounts' -le 24 ]"
+        # One tmpfs for the staging area and the root (the root is a bind of its newroot
+        # directory), then /dev, /dev/shm, /tmp and /workspace: 5 superblocks, not 6.
+        strace -f -e trace=mount,mmap -o "$TEST_TMP/mt" "$HULL" exec --no-cgroup -- /bin/true
+        tmpfs=$(grep -c 'mount("tmpfs"' "$TEST_TMP/mt")
+        check "... and mounts 5 tmpfs (mounted ${tmpfs:-?})" sh -c "[ '$tmpfs' -eq 5 ]"
+        # A command that writes nothing costs no output buffer (the 1 MiB captures are taken at
+        # the first byte): no anonymous mapping of 1 MiB or more.
+        big=$(awk 'match($0, /mmap\(NULL, [0-9]+, .*MAP_ANONYMOUS/) { split(substr($0, RSTART + 10), a, ","); if (a[1] + 0 >= 1048576) n++ } END { print n + 0 }' "$TEST_TMP/mt")
+        if [ -n "$sanitized" ]; then
+                skip "... and maps no output buffer for a silent command" "a sanitizer build maps its own (${big:-?} mappings of 1 MiB or more)"
+        else
+                check "... and maps no output buffer for a silent command (${big:-?} mappings of 1 MiB or more)" \
+                        sh -c "[ '$big' -eq 0 ]"
+        fi
+        # With cgroups (v1): the sandbox joins through `tasks` fds hull opens and passes, so the
+        # files are never chowned to the sandbox user and back (4 chown, 2 stat, a wait).
+        if [ "$(stat -f -c %T /sys/fs/cgroup/memory 2>/dev/null)" = cgroupfs ]; then
+                strace -f -c -o "$TEST_TMP/scg" "$HULL" exec -- /bin/true
+                chowns=$(awk '$NF == "chown" {print $4}' "$TEST_TMP/scg")
+                cgtotal=$(awk '$NF == "total" {print $4}' "$TEST_TMP/scg")
+                check "hull exec -- /bin/true (v1 cgroups) chowns nothing (chowned ${chowns:-0} times)" \
+                        sh -c "[ -z '$chowns' ]"
+                if [ -z "$sanitized" ]; then
+                        check "... and makes at most 410 syscalls (made ${cgtotal:-?})" \
+                                sh -c "[ -n '$cgtotal' ] && [ '$cgtotal' -le 410 ]"
+                fi
+        fi
 else
         skip "the syscalls of hull exec, counted" "no strace"
 fi

@@ -55,5 +55,19 @@ int main(void) {
         CHECK_EQ_INT(len, 3);
         CHECK(s7 && s7[1] == '\0' && s7[2] == 'b');
         capture_done(&c);
+
+        /* nothing appended: no buffer was taken (a silent command costs no 1 MiB mapping), and
+         * the contents are empty; an empty append takes none either */
+        CHECK_EQ_INT(capture_init(&c, 1 << 20), 0);
+        CHECK(c.head == NULL);
+        capture_append(&c, "", 0);
+        CHECK(c.head == NULL);
+        _cleanup_free_ char *s8 = contents(&c, &len);
+        CHECK_EQ_INT(len, 0);
+        CHECK(s8 && s8[0] == '\0');
+        CHECK_EQ_INT(capture_dropped(&c), 0);
+        capture_append(&c, "x", 1);
+        CHECK(c.head != NULL);
+        capture_done(&c);
         return test_done();
 }
