@@ -38,6 +38,7 @@
 #include "sbx-container-internal.h"
 #include "sbx-internal.h"
 #include "sbx-seccomp.h"
+#include "sock-util.h"
 
 /* ---- child side: async-signal-safe calls only ---- */
 
@@ -228,30 +229,12 @@ static void child_enter_root(const child_plan *p) {
  * (p->n_cgroup_tasks of them, into fds). Anything else ends the child: it fails closed. */
 static void child_receive_go(child_plan *p, int *fds) {
         char c = 0;
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * SBX_CGROUP_TASKS_MAX)];
-                struct cmsghdr align;
-        } u;
-        struct iovec iov = {.iov_base = &c, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-        ssize_t n;
         size_t got = 0;
-        do
-                n = recvmsg(p->sync_fd, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        for (struct cmsghdr *h = n == 1 ? CMSG_FIRSTHDR(&mh) : NULL; h; h = CMSG_NXTHDR(&mh, h))
-                if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS) {
-                        size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-                        for (size_t i = 0; i < k; i++) {
-                                int fd;
-                                memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(int));
-                                if (got < p->n_cgroup_tasks)
-                                        fds[got++] = fd;
-                                else
-                                        close(fd);
-                        }
-                }
-        if (n != 1 || c != 'c' || got != p->n_cgroup_tasks || (mh.msg_flags & MSG_CTRUNC))
+        int truncated = 0;
+        if (p->n_cgroup_tasks > SBX_CGROUP_TASKS_MAX)
+                _exit(SBX_EXIT_SETUP);
+        ssize_t n = sock_recv_fds(p->sync_fd, &c, 1, 0, fds, p->n_cgroup_tasks, &got, &truncated);
+        if (n != 1 || c != 'c' || got != p->n_cgroup_tasks || truncated)
                 _exit(SBX_EXIT_SETUP); /* the parent gave up and reports why */
         close(p->sync_fd);
 }

@@ -47,6 +47,7 @@
 #include "sbx-container.h"
 #include "sbx-internal.h"
 #include "sbx-seccomp.h"
+#include "sock-util.h"
 
 /* ---- parent side ---- */
 
@@ -90,26 +91,9 @@ int sbx_receive_fd(int sync_fd, const char *what, hull_error *e) {
  * child writes "0" to: a thread moving itself skips the global threadgroup lock, and the files,
  * opened by hull, are never handed to the sandbox user's host uid (v1 checks who opened them). */
 static int send_go(int fd, const int *cg_fds, size_t n) {
-        char byte = 'c';
-        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * SBX_CGROUP_TASKS_MAX)];
-                struct cmsghdr align;
-        } u;
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
         if (n > SBX_CGROUP_TASKS_MAX)
                 return -E2BIG;
-        if (n > 0) {
-                memset(&u, 0, sizeof(u));
-                mh.msg_control = u.buf;
-                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
-                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-                c->cmsg_level = SOL_SOCKET;
-                c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
-                memcpy(CMSG_DATA(c), cg_fds, sizeof(int) * n);
-        }
-        return sendmsg(fd, &mh, MSG_NOSIGNAL) == 1 ? 0 : -EPIPE;
+        return sock_send_fds(fd, "c", 1, cg_fds, n, 0) < 0 ? -EPIPE : 0;
 }
 
 /* v1: open the `tasks` files of the planned cgroups (p->cgroup_tasks), for send_go(). */
