@@ -705,6 +705,9 @@
 #define DOCREAD_MEMORY_BYTES (1ULL << 30)     /* the parser's sandbox memory (and its RLIMIT_AS x2) */
 #define DOCREAD_PIDS 16U                      /* the parser's sandbox processes and threads */
 #define DOCREAD_PAGES_MAX 5000U               /* pages (slides, sheets) of a document read */
+#define DOCREAD_THREADS_MAX 4U                /* threads reading a PDF's pages at once (DOCREAD_PIDS or fewer) */
+#define DOCREAD_THREAD_PAGES 4U               /* pages each of them reads at least: 8 pages and more take two */
+#define DOCREAD_THREAD_STACK (8ULL << 20)     /* bytes of each one's stack (poppler recurses in nested forms) */
 #define DOCREAD_TABLES_MAX 256U               /* tables kept from one document */
 #define DOCREAD_TABLE_ROWS_MAX 1000000U       /* rows of one table */
 #define DOCREAD_TABLE_COLS_MAX 256U           /* columns of one table (HD_TABLE_COLUMNS_MAX or fewer) */

@@ -150,6 +150,17 @@ def hostile_pdfs(d):
     objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), n)
     with open(os.path.join(d, "many-pages.pdf"), "wb") as f:
         f.write(pdf_bytes(objs))
+    # 20 pages whose 3rd and 12th are not pages (their Kids entries numbers, not references):
+    # "page 3 cannot be read", whichever threads read them
+    pdf = text_pdf([[(72, 80, 11, "Page %d of a damaged file." % (i + 1))] for i in range(20)])
+    a = pdf.index(b"/Kids [") + 7
+    e = pdf.index(b"]", a)
+    refs = pdf[a:e].split(b" ")  # "n", "0", "R" a page: page k's reference is refs[3k-3:3k]
+    for k in (12, 3):  # the later first: each shortens the list
+        refs[3 * k - 3:3 * k] = [refs[3 * k - 3] + b"   ", b""]  # the same length: the xref holds
+    kids = b" ".join(refs)
+    with open(os.path.join(d, "damaged-page.pdf"), "wb") as f:
+        f.write(pdf[:a] + kids + pdf[e:])
 
 
 # ---- Office Open XML and OpenDocument ----
@@ -323,6 +334,12 @@ def main():
         f.write("<!doctype html><html><head><title>t</title><script>var x=1;</script></head><body><h1>Prices</h1>"
                 "<p>Current prices.</p><table><thead><tr><th>fruit</th><th>price</th></tr></thead><tbody>"
                 "<tr><td>apple</td><td>1.5</td></tr><tr><td>pear</td><td>2.25</td></tr></tbody></table></body></html>")
+    # 12 pages, a table and a heading on each: read on several threads, as one thread does
+    with open(os.path.join(d, "sections.pdf"), "wb") as f:
+        f.write(text_pdf([table_page("Section %d" % (i + 1), "Figures for section %d." % (i + 1)) for i in range(12)]))
+    # 300 tables: past DOCREAD_TABLES_MAX (256)
+    with open(os.path.join(d, "tables-300.pdf"), "wb") as f:
+        f.write(text_pdf([table_page("Part %d" % (i + 1), "Part %d of many." % (i + 1)) for i in range(300)]))
     with open(os.path.join(d, "garbage.bin"), "wb") as f:
         f.write(bytes(range(256)) * 4)
     if "--bench" in sys.argv:
