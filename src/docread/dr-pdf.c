@@ -399,7 +399,8 @@ static int parts_join(part *parts, unsigned n, sizes *sz, dr_doc *d) {
                 d->pages_read += p->d.pages_read;
                 for (size_t i = 0; i < p->sz.n; i++)
                         size_count(sz, p->sz.size[i], p->sz.count[i]);
-                memcpy(sz->c + sz->n_c, p->sz.c, p->sz.n_c * sizeof(cand));
+                if (p->sz.n_c > 0)
+                        memcpy(sz->c + sz->n_c, p->sz.c, p->sz.n_c * sizeof(cand));
                 sz->n_c += p->sz.n_c;
                 p->sz.n_c = 0; /* the candidates' texts are sz's now */
         }
