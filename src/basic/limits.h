@@ -724,6 +724,10 @@
 #define DOCREAD_OCR_PIXELS_MAX (100ULL << 20) /* pixels of one page image handed to OCR */
 #define DOCREAD_LANGS_MAX 64U                 /* bytes of an OCR language list ("eng+deu") */
 #define DOCREAD_SUMMARY_HEADINGS 20U          /* headings the model's summary lists */
+/* GLIBC_TUNABLES of the parser: glibc's malloc keeps up to 65535 free chunks of each small size a
+ * thread (its tcache; 7 by default): poppler frees and makes again a few hundred thousand small
+ * objects a PDF page, which then skip the arena (and its lock when threads read pages) */
+#define DOCREAD_MALLOC_TUNABLES "glibc.malloc.tcache_count=65535"
 
 /* Skills (/v1/skills, src/shared/skill-pack.c, issue 22) */
 #define SKILL_UPLOAD_MAX (8U << 20)       /* bytes of one upload (a zip or the files), the body's bound */

@@ -149,7 +149,7 @@ cat >"$TEST_TMP/probe/hull-docread" <<PROBE
 ns=host; [ "\$(readlink /proc/self/ns/pid)" != "$hostns" ] && ns=own
 cat "$TEST_TMP/secret.txt" >/dev/null 2>&1 && secret=read || secret=unreachable
 (exec 3<>/dev/tcp/127.0.0.1/9) 2>/dev/null && net=yes || net=none
-printf '{"format":"text","pages":1,"pages_read":1,"ocr":false,"text":"pidns=%s secret=%s net=%s","headings":[],"tables":[],"notes":[]}' "\$ns" "\$secret" "\$net"
+printf '{"format":"text","pages":1,"pages_read":1,"ocr":false,"text":"pidns=%s secret=%s net=%s cpus=%s %s","headings":[],"tables":[],"notes":[]}' "\$ns" "\$secret" "\$net" "\$(env -u OMP_THREAD_LIMIT nproc)" "\$GLIBC_TUNABLES"
 PROBE
 chmod 755 "$TEST_TMP/probe/hull-docread"
 mkdir -p "$TEST_TMP/evil"
@@ -161,6 +161,11 @@ mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"tool_calls":[{"nam
 HULL_DOCREAD=$TEST_TMP/probe/hull-docread run_hull "probe" --input "$TEST_TMP/hello.txt" --json
 pyexpect "read_document: the parser runs in its own pid namespace, without the host's files or network" \
         'rc == 0 and "pidns=own" in r[1][0] and "secret=unreachable" in r[1][0] and "net=none" in r[1][0] and "host-secret" not in o'
+# the CPUs the parser may use (its threads read a PDF's pages; nproc itself heeds OMP_THREAD_LIMIT,
+# which is for tesseract), and glibc's malloc tuned to keep the small chunks poppler frees and
+# makes again page after page (DOCREAD_MALLOC_TUNABLES)
+pyexpect "read_document: the parser sees the host's $(nproc) CPUs, and its malloc keeps 65535 chunks a size" \
+        'rc == 0 and ("cpus=%d glibc.malloc.tcache_count=65535" % len(os.sched_getaffinity(0))) in r[1][0]'
 mock_stop >/dev/null
 mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"text":"done"}]}' || fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"
 HULL_DOCREAD=$TEST_TMP/evil/hull-docread run_hull "evil" --input "$TEST_TMP/hello.txt" --json
