@@ -388,7 +388,8 @@ static int parts_join(part *parts, unsigned n, sizes *sz, dr_doc *d) {
                 return 0;
         if (dynbuf_reserve(&d->text, text) < 0 || (cands > 0 && !(sz->c = malloc(cands * sizeof(cand)))))
                 return dr_fail(d, -ENOMEM, "out of memory");
-        sz->cap_c = cands;
+        if (sz) /* NULL: the outline gave the headings */
+                sz->cap_c = cands;
         for (unsigned k = 0; k < n; k++) {
                 part *p = &parts[k];
                 if (d->text.len > 0 && p->d.text.len > 0)
@@ -397,6 +398,8 @@ static int parts_join(part *parts, unsigned n, sizes *sz, dr_doc *d) {
                 if (json_array_extend(d->tables, p->d.tables) < 0 || json_array_extend(d->notes, p->d.notes) < 0)
                         return dr_fail(d, -ENOMEM, "out of memory");
                 d->pages_read += p->d.pages_read;
+                if (!sz)
+                        continue;
                 for (size_t i = 0; i < p->sz.n; i++)
                         size_count(sz, p->sz.size[i], p->sz.count[i]);
                 if (p->sz.n_c > 0)

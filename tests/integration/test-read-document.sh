@@ -285,6 +285,10 @@ check "hull-docread: 12 pages on 2 and 4 threads, the same bytes as on 1 (20 tim
 same_threads "$C/sections.pdf" --pages 2-5,7,9-
 check "hull-docread: some pages on 4 threads, the same bytes as on 1" \
         sh -c '[ "$1" = 0 ] && grep -qx "threads 4" "$2"' sh $? "$E.4"
+same_threads "$C/sections-outline.pdf"
+check "hull-docread: 12 pages with an outline on 4 threads, the same bytes as on 1, its 4 headings" \
+        sh -c '[ "$1" = 0 ] && grep -qx "threads 4" "$2" && [ "$(grep -o "\"level\":1" "$3" | wc -l)" = 4 ]' \
+        sh $? "$E.4" "$O.4"
 same_threads "$C/damaged-page.pdf"
 check "hull-docread: pages 3 and 12 damaged, 2 and 4 threads: page 3 named, as on one thread" \
         sh -c '[ "$1" = 0 ] && grep -q "page 3 cannot be read" "$2"' sh $? "$O.4"
