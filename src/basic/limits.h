@@ -708,6 +708,8 @@
 #define DOCREAD_THREADS_MAX 4U                /* threads reading a PDF's pages at once (DOCREAD_PIDS or fewer) */
 #define DOCREAD_THREAD_PAGES 4U               /* pages each of them reads at least: 8 pages and more take two */
 #define DOCREAD_THREAD_STACK (8ULL << 20)     /* bytes of each one's stack (poppler recurses in nested forms) */
+#define DOCREAD_THREAD_PARTS 4U               /* runs of pages a thread, taken in turn (pages differ in cost) */
+#define DOCREAD_PARTS_MAX 16U                 /* runs of pages (DOCREAD_THREADS_MAX x DOCREAD_THREAD_PARTS) */
 #define DOCREAD_TABLES_MAX 256U               /* tables kept from one document */
 #define DOCREAD_TABLE_ROWS_MAX 1000000U       /* rows of one table */
 #define DOCREAD_TABLE_COLS_MAX 256U           /* columns of one table (HD_TABLE_COLUMNS_MAX or fewer) */

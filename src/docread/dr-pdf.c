@@ -303,59 +303,82 @@ static void outline(PopplerDocument *doc, PopplerIndexIter *it, int level, dr_do
 }
 
 /* ---- pages on several threads ----
- * Each thread reads a run of pages into a part of its own with its own PopplerDocument opened from
- * the same bytes (poppler is safe across documents, not within one); the parts are joined in page
- * order. What a page yields depends on the page alone but for the document-wide bounds (the text's
- * bytes, the tables, the notes, the heading candidates): a read that meets one of them, or fails,
- * is read again on one thread, so that the answer is the one-thread answer byte for byte. */
+ * The wanted pages are cut into runs (parts), a few for each thread, which the threads take in
+ * turn (pages differ in cost: a thread done early takes the next run). Each thread reads with its
+ * own PopplerDocument opened from the same bytes (poppler is safe across documents, not within
+ * one) into the part's own text, tables, notes and font sizes; the parts are joined in page order.
+ * What a page yields depends on the page alone but for the document-wide bounds (the text's bytes,
+ * the tables, the notes, the heading candidates): a read that meets one of them, or fails, is read
+ * again on one thread, so that the answer is the one-thread answer byte for byte. */
 
 typedef struct part {
-        const char *buf; /* the document's bytes (each thread opens its own document from them) */
-        size_t len;
-        PopplerDocument *doc; /* part 0's is the main thread's */
-        bool own_doc;
-        const dr_opts *o;
         int first, end; /* pages [first, end), from 0 */
-        bool by_size;
-        atomic_bool *stop;   /* a part that fails stops the others: the read is done again anyway */
-        atomic_size_t *text; /* the bytes of text all parts hold: past DOCREAD_TEXT_MAX, they stop */
         dr_doc d;
         sizes sz;
-        int r;
-        pthread_t thread;
-        bool started;
+        int r; /* -ECANCELED until read */
 } part;
+
+typedef struct par_read {
+        const char *buf; /* the document's bytes */
+        size_t len;
+        const dr_opts *o;
+        bool by_size;
+        part p[DOCREAD_PARTS_MAX];
+        unsigned n;
+        atomic_uint next;   /* the part the next thread free takes */
+        atomic_bool stop;   /* a part that fails stops the others: the read is done again anyway */
+        atomic_size_t text; /* the bytes of text all parts hold: past DOCREAD_TEXT_MAX, they stop */
+} par_read;
+
+typedef struct worker {
+        par_read *ps;
+        PopplerDocument *doc; /* the main thread's is the document dr_pdf opened */
+        bool own_doc, started;
+        pthread_t thread;
+} worker;
 
 static void part_done(part *p) {
         dynbuf_free(&p->d.text);
         json_decref(p->d.tables);
         json_decref(p->d.notes);
         sizes_done(&p->sz);
-        if (p->doc && p->own_doc)
-                g_object_unref(p->doc);
 }
 
-static void *part_run(void *ud) {
-        part *p = ud;
-        if (!p->doc) {
-                GBytes *bytes = g_bytes_new_static(p->buf, p->len);
-                p->doc = poppler_document_new_from_bytes(bytes, NULL, NULL);
-                g_bytes_unref(bytes);
-        }
-        p->r = p->doc && p->d.tables && p->d.notes ? 0 : -ENOMEM;
+static void part_read(par_read *ps, part *p, PopplerDocument *doc) {
+        p->r = p->d.tables && p->d.notes ? 0 : -ENOMEM;
         for (int i = p->first; i < p->end && p->r >= 0; i++) {
-                if (atomic_load_explicit(p->stop, memory_order_relaxed))
+                if (atomic_load_explicit(&ps->stop, memory_order_relaxed))
                         p->r = -ECANCELED;
-                else if (dr_page_wanted(p->o, (unsigned) i + 1)) {
+                else if (dr_page_wanted(ps->o, (unsigned) i + 1)) {
                         size_t before = p->d.text.len;
-                        p->r = read_page(p->doc, i, p->by_size ? &p->sz : NULL, p->o, &p->d);
+                        p->r = read_page(doc, i, ps->by_size ? &p->sz : NULL, ps->o, &p->d);
                         size_t added = p->d.text.len - before;
-                        if (atomic_fetch_add_explicit(p->text, added, memory_order_relaxed) + added > DOCREAD_TEXT_MAX)
+                        if (atomic_fetch_add_explicit(&ps->text, added, memory_order_relaxed) + added >
+                            DOCREAD_TEXT_MAX)
                                 p->r = -E2BIG;
                 }
         }
         if (p->r < 0)
-                atomic_store_explicit(p->stop, true, memory_order_relaxed);
+                atomic_store_explicit(&ps->stop, true, memory_order_relaxed);
+}
+
+static void *worker_run(void *ud) {
+        worker *w = ud;
+        par_read *ps = w->ps;
+        if (!w->doc) {
+                GBytes *bytes = g_bytes_new_static(ps->buf, ps->len);
+                w->doc = poppler_document_new_from_bytes(bytes, NULL, NULL);
+                g_bytes_unref(bytes);
+                w->own_doc = w->doc != NULL;
+        }
+        if (!w->doc) /* the parts are left to the others (the main thread's document is open) */
+                return NULL;
+        for (;;) {
+                unsigned k = atomic_fetch_add_explicit(&ps->next, 1, memory_order_relaxed);
+                if (k >= ps->n || atomic_load_explicit(&ps->stop, memory_order_relaxed))
+                        break;
+                part_read(ps, &ps->p[k], w->doc);
+        }
         return NULL;
 }
 
@@ -410,48 +433,58 @@ static int parts_join(part *parts, unsigned n, sizes *sz, dr_doc *d) {
         return 1;
 }
 
+/* Cut the wanted pages of the first n into ps->n runs of as many wanted pages. */
+static void parts_cut(par_read *ps, int n, unsigned want) {
+        int i = 0;
+        for (unsigned k = 0, seen = 0; k < ps->n; k++) {
+                part *p = &ps->p[k];
+                *p = (part){.first = i, .d = {.tables = json_array(), .notes = json_array()}, .r = -ECANCELED};
+                dynbuf_init(&p->d.text, DOCREAD_TEXT_MAX);
+                unsigned until = (unsigned) (((uint64_t) want * (k + 1)) / ps->n);
+                for (; i < n && (seen < until || k + 1 == ps->n); i++)
+                        seen += dr_page_wanted(ps->o, (unsigned) i + 1);
+                p->end = i;
+        }
+}
+
 /* Read the wanted pages of the first n on several threads. Returns as parts_join. */
 static int pages_parallel(PopplerDocument *doc, const char *buf, size_t len, int n, unsigned want, unsigned threads,
                           sizes *sz, const dr_opts *o, dr_doc *d) {
-        part parts[DOCREAD_THREADS_MAX] = {0};
-        atomic_bool stop = false;
-        atomic_size_t text = 0;
-        int i = 0;
-        for (unsigned k = 0, seen = 0; k < threads; k++) {
-                part *p = &parts[k];
-                *p = (part){.buf = buf,
-                            .len = len,
-                            .doc = k == 0 ? doc : NULL,
-                            .own_doc = k > 0,
-                            .o = o,
-                            .first = i,
-                            .by_size = sz != NULL,
-                            .stop = &stop,
-                            .text = &text,
-                            .d = {.tables = json_array(), .notes = json_array()}};
-                dynbuf_init(&p->d.text, DOCREAD_TEXT_MAX);
-                unsigned until = (unsigned) (((uint64_t) want * (k + 1)) / threads);
-                for (; i < n && (seen < until || k + 1 == threads); i++)
-                        seen += dr_page_wanted(o, (unsigned) i + 1);
-                p->end = i;
-        }
+        par_read *ps = calloc(1, sizeof(par_read));
+        if (!ps)
+                return 0;
+        ps->buf = buf;
+        ps->len = len;
+        ps->o = o;
+        ps->by_size = sz != NULL;
+        ps->n = MIN(MIN(threads * DOCREAD_THREAD_PARTS, want), (unsigned) DOCREAD_PARTS_MAX);
+        parts_cut(ps, n, want);
+        worker w[DOCREAD_THREADS_MAX] = {0};
         pthread_attr_t attr;
         bool attr_ok = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, DOCREAD_THREAD_STACK) == 0;
-        for (unsigned k = 1; k < threads && attr_ok; k++)
-                parts[k].started = pthread_create(&parts[k].thread, &attr, part_run, &parts[k]) == 0;
+        for (unsigned k = 0; k < threads; k++) {
+                w[k] = (worker){.ps = ps, .doc = k == 0 ? doc : NULL};
+                if (k > 0 && attr_ok) /* one that cannot start leaves its parts to the others */
+                        w[k].started = pthread_create(&w[k].thread, &attr, worker_run, &w[k]) == 0;
+        }
         if (attr_ok)
                 pthread_attr_destroy(&attr);
-        for (unsigned k = 0; k < threads; k++) /* a thread that could not start: read here */
-                if (k == 0 || !parts[k].started)
-                        part_run(&parts[k]);
+        worker_run(&w[0]);
         for (unsigned k = 1; k < threads; k++)
-                if (parts[k].started)
-                        pthread_join(parts[k].thread, NULL);
-        int r = parts_join(parts, threads, sz, d);
-        for (unsigned k = 0; k < threads; k++)
-                part_done(&parts[k]);
-        if (r > 0)
-                d->threads = threads;
+                if (w[k].started)
+                        pthread_join(w[k].thread, NULL);
+        int r = parts_join(ps->p, ps->n, sz, d);
+        for (unsigned k = 0; k < ps->n; k++)
+                part_done(&ps->p[k]);
+        for (unsigned k = 1; k < threads; k++)
+                if (w[k].own_doc)
+                        g_object_unref(w[k].doc);
+        free(ps);
+        if (r > 0) {
+                d->threads = 1;
+                for (unsigned k = 1; k < threads; k++)
+                        d->threads += w[k].started;
+        }
         return r;
 }
 
