@@ -711,6 +711,11 @@
 #define DOCREAD_MEMORY_BYTES (1ULL << 30)     /* the parser's sandbox memory (and its RLIMIT_AS x2) */
 #define DOCREAD_PIDS 16U                      /* the parser's sandbox processes and threads */
 #define DOCREAD_PAGES_MAX 5000U               /* pages (slides, sheets) of a document read */
+#define DOCREAD_THREADS_MAX 4U                /* threads reading a PDF's pages at once (DOCREAD_PIDS or fewer) */
+#define DOCREAD_THREAD_PAGES 4U               /* pages each of them reads at least: 8 pages and more take two */
+#define DOCREAD_THREAD_STACK (8ULL << 20)     /* bytes of each one's stack (poppler recurses in nested forms) */
+#define DOCREAD_THREAD_PARTS 4U               /* runs of pages a thread, taken in turn (pages differ in cost) */
+#define DOCREAD_PARTS_MAX 16U                 /* runs of pages (DOCREAD_THREADS_MAX x DOCREAD_THREAD_PARTS) */
 #define DOCREAD_TABLES_MAX 256U               /* tables kept from one document */
 #define DOCREAD_TABLE_ROWS_MAX 1000000U       /* rows of one table */
 #define DOCREAD_TABLE_COLS_MAX 256U           /* columns of one table (HD_TABLE_COLUMNS_MAX or fewer) */
@@ -727,6 +732,10 @@
 #define DOCREAD_OCR_PIXELS_MAX (100ULL << 20) /* pixels of one page image handed to OCR */
 #define DOCREAD_LANGS_MAX 64U                 /* bytes of an OCR language list ("eng+deu") */
 #define DOCREAD_SUMMARY_HEADINGS 20U          /* headings the model's summary lists */
+/* GLIBC_TUNABLES of the parser: glibc's malloc keeps up to 65535 free chunks of each small size a
+ * thread (its tcache; 7 by default): poppler frees and makes again a few hundred thousand small
+ * objects a PDF page, which then skip the arena (and its lock when threads read pages) */
+#define DOCREAD_MALLOC_TUNABLES "glibc.malloc.tcache_count=65535"
 
 /* Skills (/v1/skills, src/shared/skill-pack.c, issue 22) */
 #define SKILL_UPLOAD_MAX (8U << 20)       /* bytes of one upload (a zip or the files), the body's bound */

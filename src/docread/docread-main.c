@@ -6,6 +6,8 @@
  * or {"error": "what was wrong"} with exit status 1 (2: bad arguments). Options: --name FILE (its
  * extension hints the format), --ocr, --lang eng+deu, --pages 1-3,7, --text-apart (the text
  * after the object, not in it: {..., "text_bytes": N, ...} "\n" and the N bytes, as hull asks).
+ * For tests (hull never passes them): --threads N reads a PDF's pages on N threads (at most
+ * DOCREAD_THREADS_MAX) whatever the CPUs and pages, --stats writes "threads N" to stderr.
  * Its own limits come first (address space, CPU time), on top of the sandbox's. Nothing here
  * trusts the document; the host does not trust this answer either. */
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include "dr-lib.h"
 #include "fs-util.h"
 #include "json-str.h"
+#include "parse-util.h"
 #include "utf8.h"
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -131,10 +134,11 @@ int main(int argc, char **argv) {
         static const struct option longopts[] = {
                 {"name", required_argument, NULL, 'n'}, {"ocr", no_argument, NULL, 'o'},
                 {"lang", required_argument, NULL, 'l'}, {"pages", required_argument, NULL, 'p'},
-                {"text-apart", no_argument, NULL, 't'}, {NULL, 0, NULL, 0},
+                {"text-apart", no_argument, NULL, 't'}, {"threads", required_argument, NULL, 'T'},
+                {"stats", no_argument, NULL, 's'},      {NULL, 0, NULL, 0},
         };
         dr_opts o = {.name = ""};
-        bool apart = false;
+        bool apart = false, stats = false;
         int c;
         while ((c = getopt_long(argc, argv, "", longopts, NULL)) >= 0)
                 switch (c) {
@@ -152,13 +156,23 @@ int main(int argc, char **argv) {
                 case 't':
                         apart = true;
                         break;
+                case 'T': {
+                        uint64_t t;
+                        if (parse_uint64(optarg, 1, DOCREAD_THREADS_MAX, &t) < 0)
+                                return fail("--threads wants a number from 1 to DOCREAD_THREADS_MAX", 2);
+                        o.threads = (unsigned) t;
+                        break;
+                }
+                case 's':
+                        stats = true;
+                        break;
                 case 'p':
                         if (dr_pages_parse(optarg, &o) < 0)
                                 return fail("--pages wants a list such as 1-3,7 (pages from 1)", 2);
                         break;
                 default:
-                        return fail("usage: hull-docread [--name FILE] [--ocr] [--lang L] [--pages P] [--text-apart] < "
-                                    "DOCUMENT",
+                        return fail("usage: hull-docread [--name FILE] [--ocr] [--lang L] [--pages P] [--text-apart] "
+                                    "[--threads N] [--stats] < DOCUMENT",
                                     2);
                 }
         struct rlimit as = {2 * DOCREAD_MEMORY_BYTES, 2 * DOCREAD_MEMORY_BYTES};
@@ -206,14 +220,18 @@ int main(int argc, char **argv) {
                 return fail("out of memory", 1);
         int r = dispatch(in.buf ?: "", in.len, &o, &d);
         dynbuf_free(&in);
+        int status;
         if (r < 0)
-                return fail(d.error[0] ? d.error : strerror(-r), 1);
-        r = answer(&d, apart);
-        dynbuf_free(&d.text);
+                status = fail(d.error[0] ? d.error : strerror(-r), 1);
+        else if (answer(&d, apart) < 0)
+                status = fail("the answer cannot be written", 1);
+        else
+                status = fflush(stdout) == 0 ? 0 : 1;
+        if (stats)
+                fprintf(stderr, "threads %u\n", d.threads);
+        dynbuf_free(&d.text); /* freed even on an error: the sanitizer build checks for leaks */
         json_decref(d.headings);
         json_decref(d.tables);
         json_decref(d.notes);
-        if (r < 0)
-                return fail("the answer cannot be written", 1);
-        return fflush(stdout) == 0 ? 0 : 1;
+        return status;
 }

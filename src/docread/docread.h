@@ -19,6 +19,7 @@ typedef struct dr_opts {
         char langs[DOCREAD_LANGS_MAX];    /* tesseract languages, "eng" or "eng+deu" */
         uint8_t pages[DOCREAD_PAGES_MAX]; /* pages[i]: page i+1 is wanted (all when !have_pages) */
         bool have_pages;
+        unsigned threads; /* a PDF's pages read on this many threads (tests); 0: as many as pay off */
         const char *name; /* the file's name (its extension hints the format); may be "" */
 } dr_opts;
 
@@ -32,6 +33,7 @@ typedef struct dr_doc {
         unsigned pages;   /* pages, slides or sheets in the document */
         unsigned pages_read;
         bool ocr_used;
+        unsigned threads; /* the threads that read the pages of the answer (--stats) */
         char error[HULL_ERROR_MSG_MAX];
 } dr_doc;
 

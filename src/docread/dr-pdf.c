@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <math.h>
 #include <poppler.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,8 @@
 #undef MIN
 #undef MAX
 #include "docread.h"
+
+_Static_assert(DOCREAD_THREADS_MAX < DOCREAD_PIDS, "the parser's threads fit its sandbox");
 
 typedef struct page_ctx {
         dr_doc *d;
@@ -297,6 +302,213 @@ static void outline(PopplerDocument *doc, PopplerIndexIter *it, int level, dr_do
         } while (json_array_size(d->headings) < DOCREAD_HEADINGS_MAX && poppler_index_iter_next(it));
 }
 
+/* ---- pages on several threads ----
+ * The wanted pages are cut into runs (parts), a few for each thread, which the threads take in
+ * turn (pages differ in cost: a thread done early takes the next run). Each thread reads with its
+ * own PopplerDocument opened from the same bytes (poppler is safe across documents, not within
+ * one) into the part's own text, tables, notes and font sizes; the parts are joined in page order.
+ * What a page yields depends on the page alone but for the document-wide bounds (the text's bytes,
+ * the tables, the notes, the heading candidates): a read that meets one of them, or fails, is read
+ * again on one thread, so that the answer is the one-thread answer byte for byte. */
+
+typedef struct part {
+        int first, end; /* pages [first, end), from 0 */
+        dr_doc d;
+        sizes sz;
+        int r; /* -ECANCELED until read */
+} part;
+
+typedef struct par_read {
+        const char *buf; /* the document's bytes */
+        size_t len;
+        const dr_opts *o;
+        bool by_size;
+        part p[DOCREAD_PARTS_MAX];
+        unsigned n;
+        atomic_uint next;   /* the part the next thread free takes */
+        atomic_bool stop;   /* a part that fails stops the others: the read is done again anyway */
+        atomic_size_t text; /* the bytes of text all parts hold: past DOCREAD_TEXT_MAX, they stop */
+} par_read;
+
+typedef struct worker {
+        par_read *ps;
+        PopplerDocument *doc; /* the main thread's is the document dr_pdf opened */
+        bool own_doc, started;
+        pthread_t thread;
+} worker;
+
+static void part_done(part *p) {
+        dynbuf_free(&p->d.text);
+        json_decref(p->d.tables);
+        json_decref(p->d.notes);
+        sizes_done(&p->sz);
+}
+
+static void part_read(par_read *ps, part *p, PopplerDocument *doc) {
+        p->r = p->d.tables && p->d.notes ? 0 : -ENOMEM;
+        for (int i = p->first; i < p->end && p->r >= 0; i++) {
+                if (atomic_load_explicit(&ps->stop, memory_order_relaxed))
+                        p->r = -ECANCELED;
+                else if (dr_page_wanted(ps->o, (unsigned) i + 1)) {
+                        size_t before = p->d.text.len;
+                        p->r = read_page(doc, i, ps->by_size ? &p->sz : NULL, ps->o, &p->d);
+                        size_t added = p->d.text.len - before;
+                        if (atomic_fetch_add_explicit(&ps->text, added, memory_order_relaxed) + added >
+                            DOCREAD_TEXT_MAX)
+                                p->r = -E2BIG;
+                }
+        }
+        if (p->r < 0)
+                atomic_store_explicit(&ps->stop, true, memory_order_relaxed);
+}
+
+static void *worker_run(void *ud) {
+        worker *w = ud;
+        par_read *ps = w->ps;
+        if (!w->doc) {
+                GBytes *bytes = g_bytes_new_static(ps->buf, ps->len);
+                w->doc = poppler_document_new_from_bytes(bytes, NULL, NULL);
+                g_bytes_unref(bytes);
+                w->own_doc = w->doc != NULL;
+        }
+        if (!w->doc) /* the parts are left to the others (the main thread's document is open) */
+                return NULL;
+        for (;;) {
+                unsigned k = atomic_fetch_add_explicit(&ps->next, 1, memory_order_relaxed);
+                if (k >= ps->n || atomic_load_explicit(&ps->stop, memory_order_relaxed))
+                        break;
+                part_read(ps, &ps->p[k], w->doc);
+        }
+        return NULL;
+}
+
+/* Threads for n wanted pages: opts->threads when given, else one for each DOCREAD_THREAD_PAGES, at
+ * most DOCREAD_THREADS_MAX and the CPUs the process may run on. */
+static unsigned threads_for(const dr_opts *o, unsigned n) {
+        if (o->threads)
+                return MAX(MIN(MIN(o->threads, DOCREAD_THREADS_MAX), n), 1U);
+        cpu_set_t set;
+        unsigned cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned) CPU_COUNT(&set) : 1;
+        return MAX(MIN(MIN(cpus, DOCREAD_THREADS_MAX), n / DOCREAD_THREAD_PAGES), 1U);
+}
+
+/* Join the parts into d and sz, in page order. Returns 1, 0 when a part failed or a document-wide
+ * bound is met (the pages are to be read again on one thread; d and sz are untouched then), or
+ * -ENOMEM. */
+static int parts_join(part *parts, unsigned n, sizes *sz, dr_doc *d) {
+        size_t text = 0, tables = 0, notes = 0, cands = 0;
+        for (unsigned k = 0; k < n; k++) {
+                const part *p = &parts[k];
+                if (p->r < 0 || p->sz.n == ELEMENTSOF(p->sz.size))
+                        return 0;
+                text += p->d.text.len + (text > 0 && p->d.text.len > 0);
+                tables += json_array_size(p->d.tables);
+                notes += json_array_size(p->d.notes);
+                cands += p->sz.n_c;
+        }
+        if (text > DOCREAD_TEXT_MAX || tables >= DOCREAD_TABLES_MAX || notes >= DOCREAD_HEADINGS_MAX ||
+            cands >= DOCREAD_WORDS_MAX)
+                return 0;
+        if (dynbuf_reserve(&d->text, text) < 0 || (cands > 0 && !(sz->c = malloc(cands * sizeof(cand)))))
+                return dr_fail(d, -ENOMEM, "out of memory");
+        if (sz) /* NULL: the outline gave the headings */
+                sz->cap_c = cands;
+        for (unsigned k = 0; k < n; k++) {
+                part *p = &parts[k];
+                if (d->text.len > 0 && p->d.text.len > 0)
+                        dynbuf_add(&d->text, "\n", 1);
+                dynbuf_add(&d->text, p->d.text.buf, p->d.text.len);
+                if (json_array_extend(d->tables, p->d.tables) < 0 || json_array_extend(d->notes, p->d.notes) < 0)
+                        return dr_fail(d, -ENOMEM, "out of memory");
+                d->pages_read += p->d.pages_read;
+                if (!sz)
+                        continue;
+                for (size_t i = 0; i < p->sz.n; i++)
+                        size_count(sz, p->sz.size[i], p->sz.count[i]);
+                if (p->sz.n_c > 0)
+                        memcpy(sz->c + sz->n_c, p->sz.c, p->sz.n_c * sizeof(cand));
+                sz->n_c += p->sz.n_c;
+                p->sz.n_c = 0; /* the candidates' texts are sz's now */
+        }
+        return 1;
+}
+
+/* Cut the wanted pages of the first n into ps->n runs of as many wanted pages. */
+static void parts_cut(par_read *ps, int n, unsigned want) {
+        int i = 0;
+        for (unsigned k = 0, seen = 0; k < ps->n; k++) {
+                part *p = &ps->p[k];
+                *p = (part){.first = i, .d = {.tables = json_array(), .notes = json_array()}, .r = -ECANCELED};
+                dynbuf_init(&p->d.text, DOCREAD_TEXT_MAX);
+                unsigned until = (unsigned) (((uint64_t) want * (k + 1)) / ps->n);
+                for (; i < n && (seen < until || k + 1 == ps->n); i++)
+                        seen += dr_page_wanted(ps->o, (unsigned) i + 1);
+                p->end = i;
+        }
+}
+
+/* Read the wanted pages of the first n on several threads. Returns as parts_join. */
+static int pages_parallel(PopplerDocument *doc, const char *buf, size_t len, int n, unsigned want, unsigned threads,
+                          sizes *sz, const dr_opts *o, dr_doc *d) {
+        par_read *ps = calloc(1, sizeof(par_read));
+        if (!ps)
+                return 0;
+        ps->buf = buf;
+        ps->len = len;
+        ps->o = o;
+        ps->by_size = sz != NULL;
+        ps->n = MIN(MIN(threads * DOCREAD_THREAD_PARTS, want), (unsigned) DOCREAD_PARTS_MAX);
+        parts_cut(ps, n, want);
+        worker w[DOCREAD_THREADS_MAX] = {0};
+        pthread_attr_t attr;
+        bool attr_ok = pthread_attr_init(&attr) == 0 && pthread_attr_setstacksize(&attr, DOCREAD_THREAD_STACK) == 0;
+        for (unsigned k = 0; k < threads; k++) {
+                w[k] = (worker){.ps = ps, .doc = k == 0 ? doc : NULL};
+                if (k > 0 && attr_ok) /* one that cannot start leaves its parts to the others */
+                        w[k].started = pthread_create(&w[k].thread, &attr, worker_run, &w[k]) == 0;
+        }
+        if (attr_ok)
+                pthread_attr_destroy(&attr);
+        worker_run(&w[0]);
+        for (unsigned k = 1; k < threads; k++)
+                if (w[k].started)
+                        pthread_join(w[k].thread, NULL);
+        int r = parts_join(ps->p, ps->n, sz, d);
+        for (unsigned k = 0; k < ps->n; k++)
+                part_done(&ps->p[k]);
+        for (unsigned k = 1; k < threads; k++)
+                if (w[k].own_doc)
+                        g_object_unref(w[k].doc);
+        free(ps);
+        if (r > 0) {
+                d->threads = 1;
+                for (unsigned k = 1; k < threads; k++)
+                        d->threads += w[k].started;
+        }
+        return r;
+}
+
+/* The wanted pages among the first DOCREAD_PAGES_MAX, on as many threads as pay off (one when
+ * OCR may be asked for: it is not run on several). */
+static int read_pages(PopplerDocument *doc, const char *buf, size_t len, sizes *sz, const dr_opts *o, dr_doc *d) {
+        int n = MIN(poppler_document_get_n_pages(doc), (int) DOCREAD_PAGES_MAX);
+        unsigned want = 0;
+        for (int i = 0; i < n; i++)
+                want += dr_page_wanted(o, (unsigned) i + 1);
+        unsigned threads = o->ocr ? 1 : threads_for(o, want);
+        if (threads > 1) {
+                int r = pages_parallel(doc, buf, len, n, want, threads, sz, o, d);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        d->threads = 1;
+        int r = 0;
+        for (int i = 0; i < n && r >= 0; i++)
+                if (dr_page_wanted(o, (unsigned) i + 1))
+                        r = read_page(doc, i, sz, o, d);
+        return r;
+}
+
 int dr_pdf(const char *buf, size_t len, const dr_opts *o, dr_doc *d) {
         d->format = "pdf";
         GError *err = NULL;
@@ -330,9 +542,7 @@ int dr_pdf(const char *buf, size_t len, const dr_opts *o, dr_doc *d) {
         }
         _cleanup_(sizes_done) sizes sz = {0};
         bool by_size = json_array_size(d->headings) == 0;
-        for (int i = 0; i < n && r >= 0 && (unsigned) i < DOCREAD_PAGES_MAX; i++)
-                if (dr_page_wanted(o, (unsigned) i + 1))
-                        r = read_page(doc, i, by_size ? &sz : NULL, o, d);
+        r = read_pages(doc, buf, len, by_size ? &sz : NULL, o, d);
         if (r >= 0 && by_size)
                 headings_by_size(&sz, d);
         g_object_unref(doc);

@@ -144,7 +144,8 @@ int doc_parse(const void *data, size_t len, const doc_read_opts *o, json_t **ret
                 arg_push(argv, &n, o->pages);
         }
         argv[n] = NULL;
-        char *env[] = {(char *) "OMP_THREAD_LIMIT=1", (char *) "LC_ALL=C.UTF-8", NULL};
+        char *env[] = {(char *) "OMP_THREAD_LIMIT=1", (char *) "LC_ALL=C.UTF-8",
+                       (char *) "GLIBC_TUNABLES=" DOCREAD_MALLOC_TUNABLES, NULL};
         bool root = geteuid() == 0;
         sbx_spec spec = {
                 .tier = SBX_TIER_CONTAINER,

@@ -33,8 +33,9 @@ def esc(s):
     return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
 
 
-def text_pdf(pages):
-    """pages: list of lists of (x, y, size, text) (y from the top of a Letter page)."""
+def text_pdf(pages, outline=()):
+    """pages: list of lists of (x, y, size, text) (y from the top of a Letter page); outline:
+    (title, page index) bookmarks, one level."""
     n = len(pages)
     objs = [b"<< /Type /Catalog /Pages 2 0 R >>", None,
             b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
@@ -52,6 +53,17 @@ def text_pdf(pages):
                     b"/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> >>" % content)
         kids.append(len(objs))
     objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), n)
+    if outline:
+        root = len(objs) + 1
+        first = root + 1
+        objs[0] = b"<< /Type /Catalog /Pages 2 0 R /Outlines %d 0 R >>" % root
+        objs.append(b"<< /Type /Outlines /First %d 0 R /Last %d 0 R /Count %d >>" %
+                    (first, first + len(outline) - 1, len(outline)))
+        for i, (title, page) in enumerate(outline):
+            links = (b" /Prev %d 0 R" % (first + i - 1) if i > 0 else b"") + \
+                    (b" /Next %d 0 R" % (first + i + 1) if i + 1 < len(outline) else b"")
+            objs.append(b"<< /Title (%s) /Parent %d 0 R /Dest [%d 0 R /XYZ 0 792 0]%s >>" %
+                        (esc(title).encode("latin-1"), root, kids[page], links))
     return pdf_bytes(objs)
 
 
@@ -150,6 +162,17 @@ def hostile_pdfs(d):
     objs[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % k for k in kids), n)
     with open(os.path.join(d, "many-pages.pdf"), "wb") as f:
         f.write(pdf_bytes(objs))
+    # 20 pages whose 3rd and 12th are not pages (their Kids entries numbers, not references):
+    # "page 3 cannot be read", whichever threads read them
+    pdf = text_pdf([[(72, 80, 11, "Page %d of a damaged file." % (i + 1))] for i in range(20)])
+    a = pdf.index(b"/Kids [") + 7
+    e = pdf.index(b"]", a)
+    refs = pdf[a:e].split(b" ")  # "n", "0", "R" a page: page k's reference is refs[3k-3:3k]
+    for k in (12, 3):  # the later first: each shortens the list
+        refs[3 * k - 3:3 * k] = [refs[3 * k - 3] + b"   ", b""]  # the same length: the xref holds
+    kids = b" ".join(refs)
+    with open(os.path.join(d, "damaged-page.pdf"), "wb") as f:
+        f.write(pdf[:a] + kids + pdf[e:])
 
 
 # ---- Office Open XML and OpenDocument ----
@@ -323,6 +346,16 @@ def main():
         f.write("<!doctype html><html><head><title>t</title><script>var x=1;</script></head><body><h1>Prices</h1>"
                 "<p>Current prices.</p><table><thead><tr><th>fruit</th><th>price</th></tr></thead><tbody>"
                 "<tr><td>apple</td><td>1.5</td></tr><tr><td>pear</td><td>2.25</td></tr></tbody></table></body></html>")
+    # 12 pages, a table and a heading on each: read on several threads, as one thread does; the
+    # same with an outline (its headings read once, the font sizes then not gathered)
+    sections = [table_page("Section %d" % (i + 1), "Figures for section %d." % (i + 1)) for i in range(12)]
+    with open(os.path.join(d, "sections.pdf"), "wb") as f:
+        f.write(text_pdf(sections))
+    with open(os.path.join(d, "sections-outline.pdf"), "wb") as f:
+        f.write(text_pdf(sections, [("Part %d" % (i + 1), 3 * i) for i in range(4)]))
+    # 300 tables: past DOCREAD_TABLES_MAX (256)
+    with open(os.path.join(d, "tables-300.pdf"), "wb") as f:
+        f.write(text_pdf([table_page("Part %d" % (i + 1), "Part %d of many." % (i + 1)) for i in range(300)]))
     with open(os.path.join(d, "garbage.bin"), "wb") as f:
         f.write(bytes(range(256)) * 4)
     if "--bench" in sys.argv:

@@ -149,7 +149,7 @@ cat >"$TEST_TMP/probe/hull-docread" <<PROBE
 ns=host; [ "\$(readlink /proc/self/ns/pid)" != "$hostns" ] && ns=own
 cat "$TEST_TMP/secret.txt" >/dev/null 2>&1 && secret=read || secret=unreachable
 (exec 3<>/dev/tcp/127.0.0.1/9) 2>/dev/null && net=yes || net=none
-printf '{"format":"text","pages":1,"pages_read":1,"ocr":false,"text":"pidns=%s secret=%s net=%s","headings":[],"tables":[],"notes":[]}' "\$ns" "\$secret" "\$net"
+printf '{"format":"text","pages":1,"pages_read":1,"ocr":false,"text":"pidns=%s secret=%s net=%s cpus=%s %s","headings":[],"tables":[],"notes":[]}' "\$ns" "\$secret" "\$net" "\$(env -u OMP_THREAD_LIMIT nproc)" "\$GLIBC_TUNABLES"
 PROBE
 chmod 755 "$TEST_TMP/probe/hull-docread"
 mkdir -p "$TEST_TMP/evil"
@@ -161,6 +161,11 @@ mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"tool_calls":[{"nam
 HULL_DOCREAD=$TEST_TMP/probe/hull-docread run_hull "probe" --input "$TEST_TMP/hello.txt" --json
 pyexpect "read_document: the parser runs in its own pid namespace, without the host's files or network" \
         'rc == 0 and "pidns=own" in r[1][0] and "secret=unreachable" in r[1][0] and "net=none" in r[1][0] and "host-secret" not in o'
+# the CPUs the parser may use (its threads read a PDF's pages; nproc itself heeds OMP_THREAD_LIMIT,
+# which is for tesseract), and glibc's malloc tuned to keep the small chunks poppler frees and
+# makes again page after page (DOCREAD_MALLOC_TUNABLES)
+pyexpect "read_document: the parser sees the host's $(nproc) CPUs, and its malloc keeps 65535 chunks a size" \
+        'rc == 0 and ("cpus=%d glibc.malloc.tcache_count=65535" % len(os.sched_getaffinity(0))) in r[1][0]'
 mock_stop >/dev/null
 mock '{"steps":[{"tool_calls":['"$(doc hello/hello.txt)"']},{"text":"done"}]}' || fail "mock-model starts" "$(cat "$TEST_TMP/mock.err")"
 HULL_DOCREAD=$TEST_TMP/evil/hull-docread run_hull "evil" --input "$TEST_TMP/hello.txt" --json
@@ -254,6 +259,50 @@ if command -v strace >/dev/null; then
 else
         skip "hull-docread: brk calls of a 2000-page parse" "strace is not installed"
 fi
+
+# ---- a PDF's pages are read on several threads, the answer the one-thread answer ----
+# each thread its own poppler document, the parts joined in page order; a read that meets a
+# document-wide bound (tables, notes, text) or fails is read again on one thread (--threads N
+# forces the count, --stats prints it; hull passes neither)
+"$DOCREAD_BIN" --stats <"$C/sections.pdf" >"$O" 2>"$E"
+want=$(nproc)
+want=$((want > 3 ? 3 : want)) # 12 pages: a thread for 4 pages at least, DOCREAD_THREADS_MAX 4
+check "hull-docread: a 12-page PDF is read on min(CPUs, 3) threads" \
+        sh -c 'echo "$(cat "$1"), want $2"; grep -qx "threads $2" "$1"' sh "$E" "$want"
+same_threads() { # FILE [OPTIONS...]: 0 when the answers on 2 and 4 threads are the one on 1 (stats in $E.N)
+        local f=$1 t
+        shift
+        "$DOCREAD_BIN" --threads 1 "$@" <"$f" >"$O.1" 2>/dev/null
+        for t in 2 4; do
+                "$DOCREAD_BIN" --threads $t --stats "$@" <"$f" >"$O.$t" 2>"$E.$t"
+                cmp -s "$O.1" "$O.$t" || return 1
+        done
+}
+same=0
+for i in $(seq 20); do same_threads "$C/sections.pdf" && same=$((same + 1)); done
+check "hull-docread: 12 pages on 2 and 4 threads, the same bytes as on 1 (20 times of 20)" \
+        sh -c 'echo "same: $1, $(cat "$2")"; [ "$1" = 20 ] && grep -qx "threads 4" "$2"' sh "$same" "$E.4"
+same_threads "$C/sections.pdf" --pages 2-5,7,9-
+check "hull-docread: some pages on 4 threads, the same bytes as on 1" \
+        sh -c '[ "$1" = 0 ] && grep -qx "threads 4" "$2"' sh $? "$E.4"
+same_threads "$C/sections-outline.pdf"
+check "hull-docread: 12 pages with an outline on 4 threads, the same bytes as on 1, its 4 headings" \
+        sh -c '[ "$1" = 0 ] && grep -qx "threads 4" "$2" && [ "$(grep -o "\"level\":1" "$3" | wc -l)" = 4 ]' \
+        sh $? "$E.4" "$O.4"
+same_threads "$C/damaged-page.pdf"
+check "hull-docread: pages 3 and 12 damaged, 2 and 4 threads: page 3 named, as on one thread" \
+        sh -c '[ "$1" = 0 ] && grep -q "page 3 cannot be read" "$2"' sh $? "$O.4"
+same_threads "$C/tables-300.pdf"
+check "hull-docread: 300 tables, 2 and 4 threads: 256 kept, the rest noted, as on one thread (read again)" \
+        sh -c '[ "$1" = 0 ] && grep -qx "threads 1" "$3" && "$4" -c "import json, sys; j = json.load(open(sys.argv[1]))
+sys.exit(not (len(j[\"tables\"]) == 256 and j[\"notes\"][0].startswith(\"more than 256 tables: table p257_t1 \")))" "$2"' \
+        sh $? "$O.4" "$E.4" "$PY"
+for p in 1-1999:4 1-2000:1; do # a note for each page without text: 2000 is DOCREAD_HEADINGS_MAX
+        same_threads "$C/many-pages.pdf" --pages "${p%:*}"
+        check "hull-docread: pages ${p%:*} without text, 4 threads: the notes as on one thread (threads ${p#*:})" \
+                sh -c '[ "$1" = 0 ] && [ "$(grep -o "has no text layer" "$2" | wc -l)" = "$3" ] && grep -qx "threads $4" "$5"' \
+                sh $? "$O.4" "${p:2:4}" "${p#*:}" "$E.4"
+done
 
 # ---- a worksheet is read by SAX2 callbacks (no node built per cell) ----
 # the same state as before for what spreadsheets write; an empty <v/> no longer makes the
