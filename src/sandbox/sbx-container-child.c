@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
@@ -750,10 +749,13 @@ _noreturn_ void sbx_container_child_main(child_plan *p) {
                 _exit(SBX_EXIT_SETUP);
 
         TRY("user: keep capabilities across setuid", prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0));
+        /* raw system calls, not glibc's wrappers: those tell every other thread of the process to
+         * change too (setxid), and this child of a raw clone() inherits glibc's list of the
+         * parent's threads; one that was being created at the clone is waited for forever */
         if (p->set_groups)
-                TRY("user: clear supplementary groups", setgroups(0, NULL));
-        TRY("user: setresgid", setresgid(p->gid, p->gid, p->gid));
-        TRY("user: setresuid", setresuid(p->uid, p->uid, p->uid));
+                TRY("user: clear supplementary groups", syscall(SYS_setgroups, 0, NULL));
+        TRY("user: setresgid", syscall(SYS_setresgid, p->gid, p->gid, p->gid));
+        TRY("user: setresuid", syscall(SYS_setresuid, p->uid, p->uid, p->uid));
         TRY("user: raise capabilities for setup", capset_raw(p->caps_full));
         TRY("user: stop keeping capabilities", prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0));
         child_setup_net(p);
