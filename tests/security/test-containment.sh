@@ -332,9 +332,12 @@ fi
 # ---- resource bombs -------------------------------------------------------------------------------
 
 # Fork bomb under --pids 64, held for 3 s while the host runs a trivial command.
+# The bomb's processes carry a tag of this run in their environment: a suite run beside this one
+# (test-net runs this file again) has bombs of its own, which are not this run's leftovers.
+BOMB_TAG=$$-$RANDOM
 run_probe_bg() {
         timeout -k 5 $((T + 20)) "$HULL" exec --timeout "$T" --workdir "$W" --pids 64 \
-                --env HULL_HOST_PIDNS="$HOST_PIDNS" --env HULL_HOST_USERNS="$HOST_USERNS" \
+                --env HULL_HOST_PIDNS="$HOST_PIDNS" --env HULL_HOST_USERNS="$HOST_USERNS" --env HULL_BOMB_TAG="$BOMB_TAG" \
                 -- /workspace/probe fork-bomb 64 3 >"$TEST_TMP/fork.out" 2>"$TEST_TMP/fork.err"
         echo $? >"$TEST_TMP/fork.rc"
 }
@@ -352,7 +355,9 @@ expect "containment: a fork bomb is stopped by --pids 64 (fork fails with EAGAIN
 elapsed_ms=$(((t1 - t0) / 1000000))
 check "containment: the host stays responsive during the fork bomb (${elapsed_ms} ms)" \
         test "$elapsed_ms" -lt 2000
-left=$(pgrep -f "/workspace/probe fork-bomb" | tr '\n' ' ')
+left=$(for p in $(pgrep -f "/workspace/probe fork-bomb"); do
+        grep -qz "^HULL_BOMB_TAG=$BOMB_TAG\$" "/proc/$p/environ" 2>/dev/null && echo "$p"
+done | tr '\n' ' ')
 check "containment: no fork-bomb process outlives the sandbox" test -z "$left"
 
 run_probe memory --memory 64M --json -- memory-bomb 64M
