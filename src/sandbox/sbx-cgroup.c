@@ -214,7 +214,7 @@ static int make_v2(sbx_cgroup *cg, hull_error *e) {
         return 0;
 }
 
-static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
+static int make_v1(sbx_cgroup *cg, hull_error *e) {
         const sbx_cgroup_limits *lim = &cg->lim;
         char buf[SBX_SHORT_STR_MAX];
         int r;
@@ -243,51 +243,14 @@ static int make_v1(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
                 if ((r = set_limit(cg->cpu, "cpu.cfs_quota_us", buf, e)) < 0)
                         return r;
         }
-        /* The sandbox's first process moves itself in (see sbx_cgroup_tasks_paths), through
-         * the files themselves or, uid -1, through fds the caller opens for it. */
-        for (size_t i = 0; uid != (uid_t) -1 && i < ELEMENTSOF(dirs); i++) {
-                char tasks[SBX_PATH_MAX];
-                struct stat st;
-                if (!dirs[i][0])
-                        continue;
-                if ((r = join_path(tasks, sizeof(tasks), dirs[i], "tasks", e)) < 0)
-                        return r;
-                if (stat(tasks, &st) < 0)
-                        return hull_err(e, negative_errno(), "cgroup: cannot find %s", tasks);
-                if (st.st_uid != uid || st.st_gid != gid) {
-                        if (chown(tasks, uid, gid) < 0)
-                                return hull_err(e, negative_errno(), "cgroup: cannot hand %s to the sandbox user",
-                                                tasks);
-                        cg->handed = true;
-                }
-        }
         return 0;
 }
 
-int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e) {
-        int r = cg->v2 ? make_v2(cg, e) : make_v1(cg, uid, gid, e);
+int sbx_cgroup_make(sbx_cgroup *cg, hull_error *e) {
+        int r = cg->v2 ? make_v2(cg, e) : make_v1(cg, e);
         if (r < 0)
                 (void) sbx_cgroup_destroy(cg, NULL);
         return r;
-}
-
-int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e) {
-        const char *dirs[] = {cg->memory, cg->pids, cg->cpu};
-        int r;
-        if (cg->v2 || !cg->handed)
-                return 0;
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                char tasks[SBX_PATH_MAX];
-                if (!dirs[i][0])
-                        continue;
-                if ((r = join_path(tasks, sizeof(tasks), dirs[i], "tasks", e)) < 0)
-                        return r;
-                if (chown(tasks, geteuid(), getegid()) < 0)
-                        return hull_err(e, negative_errno(), "cgroup: cannot take %s back from the sandbox user",
-                                        tasks);
-        }
-        cg->handed = false;
-        return 0;
 }
 
 int sbx_cgroup_tasks_paths(const sbx_cgroup *cg, const char *prefix, char ret[][SBX_CGROUP_TASKS_PATH_MAX], size_t max,

@@ -20,7 +20,6 @@ typedef struct sbx_cgroup_limits {
 typedef struct sbx_cgroup {
         bool v2;                             /* one unified directory instead of per-controller ones */
         bool made;                           /* the directories exist (destroy removes them) */
-        bool handed;                         /* v1: `tasks` files were chowned to the sandbox user */
         char memory[SBX_CGROUP_PATH_MAX];    /* v1 memory dir, or the v2 dir; "" when not used */
         char pids[SBX_CGROUP_PATH_MAX];      /* v1 only */
         char cpu[SBX_CGROUP_PATH_MAX];       /* v1 only */
@@ -47,20 +46,13 @@ size_t sbx_cgroup_v1_hierarchies(const sbx_cgroup_limits *lim);
  * naming the controller and the reason. */
 int sbx_cgroup_plan(sbx_cgroup *cg, const char *name, const sbx_cgroup_limits *lim, hull_error *e);
 
-/* Create the planned cgroup(s) and set the limits. On v1, also hand each `tasks` file to
- * uid/gid (the sandbox user's host ids): the sandbox's first process moves itself in by writing
- * "0" there, because a thread moving itself skips the global threadgroup lock whose writer waits
- * for an RCU grace period (about 10 ms on an idle host, against 0.03 ms). uid (uid_t) -1: hand
- * nothing out; the caller opens the `tasks` files itself and passes the fds to the sandbox (v1
- * checks the credentials of whoever opened the file, so they never belong to the sandbox user:
- * what the container tier does). Returns 0 or a negative errno with *e set; on failure nothing
- * is left behind. */
-int sbx_cgroup_make(sbx_cgroup *cg, uid_t uid, gid_t gid, hull_error *e);
-
-/* v1: give the `tasks` files handed out by sbx_cgroup_make() back to hull's own uid, once the
- * sandbox has joined, so no other process of the sandbox user's host uid can join later.
- * Returns 0 or a negative errno with *e set. */
-int sbx_cgroup_reclaim(sbx_cgroup *cg, hull_error *e);
+/* Create the planned cgroup(s) and set the limits. On v1 the sandbox's first process moves
+ * itself in by writing "0" to each `tasks` file (sbx_cgroup_tasks_paths), because a thread moving
+ * itself skips the global threadgroup lock whose writer waits for an RCU grace period (about 10 ms
+ * on an idle host, against 0.03 ms); the files stay hull's: the caller opens them and passes the
+ * fds (v1 checks the credentials of whoever opened the file), or the process that writes is hull's
+ * own (runsc's). Returns 0 or a negative errno with *e set; on failure nothing is left behind. */
+int sbx_cgroup_make(sbx_cgroup *cg, hull_error *e);
 
 /* v1: fill ret[0..n) with prefix + the path of each planned `tasks` file and return n; 0 on v2,
  * where the parent moves the process with sbx_cgroup_attach(). A path that does not fit is an

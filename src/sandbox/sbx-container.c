@@ -501,7 +501,7 @@ int sbx_container_launch(const sbx_spec *spec, const char *workdir, int in_fd, i
                 int n = r >= 0 ? sbx_cgroup_tasks_paths(&cg, "", p->cgroup_tasks, ELEMENTSOF(p->cgroup_tasks), e) : r;
                 if (n >= 0 && (size_t) n != p->n_cgroup_tasks)
                         n = hull_err(e, -EPROTO, "cgroup: the hierarchies changed while the sandbox started");
-                r = n < 0 ? n : sbx_cgroup_make(&cg, (uid_t) -1, (gid_t) -1, e);
+                r = n < 0 ? n : sbx_cgroup_make(&cg, e);
                 if (r >= 0 && p->n_cgroup_tasks == 0)
                         r = sbx_cgroup_attach(&cg, pid, e);
                 if (r >= 0)

@@ -671,7 +671,7 @@ int sbx_oci_bundle_make_root(const sbx_oci_runtime *rt, const sbx_spec *spec, co
                 };
                 r = sbx_cgroup_plan(&b.cg, b.id, &lim, e);
                 if (r >= 0)
-                        r = sbx_cgroup_make(&b.cg, 0, 0, e);
+                        r = sbx_cgroup_make(&b.cg, e);
                 if (r < 0)
                         goto fail;
         }
