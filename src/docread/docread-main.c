@@ -158,8 +158,12 @@ int main(int argc, char **argv) {
                         break;
                 case 'T': {
                         uint64_t t;
-                        if (parse_uint64(optarg, 1, DOCREAD_THREADS_MAX, &t) < 0)
-                                return fail("--threads wants a number from 1 to DOCREAD_THREADS_MAX", 2);
+                        if (parse_uint64(optarg, 1, DOCREAD_THREADS_MAX, &t) < 0) {
+                                char msg[64];
+                                snprintf(msg, sizeof(msg), "--threads wants a number from 1 to %u",
+                                         DOCREAD_THREADS_MAX);
+                                return fail(msg, 2);
+                        }
                         o.threads = (unsigned) t;
                         break;
                 }
