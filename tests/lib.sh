@@ -7,18 +7,34 @@ set -u
 
 TEST_TMP=$(mktemp -d /tmp/hull-test.XXXXXX)
 chmod 755 "$TEST_TMP"
+# a failed check leaves this file (fail below; serve_client.py and hostile_client.py too)
+export HULL_TEST_FAILED_MARK=$TEST_TMP/.failed
 # pids: the test's background processes (daemons, fakes); SIGKILLed and reaped at exit.
 pids=()
+# server_logs: the logs of the servers start_server started; when a check failed
+# (HULL_TEST_FAILED_MARK is there), their last lines are printed as comments at exit,
+# before TEST_TMP goes, so a failure seen once in CI can still be read
+server_logs=()
 lib_cleanup() {
-        local p
+        local p l
         for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
         for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+        if [ -e "$HULL_TEST_FAILED_MARK" ]; then
+                for l in "${server_logs[@]}"; do
+                        [ -s "$l" ] || continue
+                        printf '# the last lines of the server log %s:\n' "${l#"$TEST_TMP"/}"
+                        tail -n "${LIB_LOG_TAIL:-60}" "$l" | cut -c1-400 | sed 's/^/#   /'
+                done
+        fi
         rm -rf "$TEST_TMP"
 }
 trap lib_cleanup EXIT
 
 pass() { printf 'ok - %s\n' "$1"; }
-fail() { printf 'not ok - %s: %s\n' "$1" "$2"; }
+fail() {
+        printf 'not ok - %s: %s\n' "$1" "$2"
+        : >"$HULL_TEST_FAILED_MARK" 2>/dev/null
+}
 skip() { printf 'skip - %s: %s\n' "$1" "$2"; }
 
 # check NAME CONDITION-COMMAND... : pass when the command succeeds.
@@ -52,6 +68,7 @@ start_server() {
         fi
         SERVER_PID=$!
         pids+=("$SERVER_PID")
+        server_logs+=("$log")
         ADDR="" URL=""
         for i in $(seq 1 $((${SERVE_START_S:-30} * 20))); do
                 grep -q 'event=listening' "$log" && break

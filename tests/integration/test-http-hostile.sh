@@ -9,13 +9,6 @@ source "$(dirname "$0")/../lib.sh"
 
 here=$(cd "$(dirname "$0")" && pwd)
 PY=/usr/bin/python3
-pids=()
-cleanup() {
-        for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
-        for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-        rm -rf "$TEST_TMP"
-}
-trap cleanup EXIT
 
 check "hostile_client.py compiles" "$PY" -m py_compile "$here/hostile_client.py"
 sandbox=yes
@@ -33,6 +26,7 @@ LOG=$TEST_TMP/serve.log
 "$HULL" serve --listen 127.0.0.1:0 --socket "$SOCK" --max-runs 2 "${sessions[@]}" 2>"$LOG" &
 SERVER_PID=$!
 pids+=("$SERVER_PID")
+server_logs+=("$LOG")
 for i in $(seq 1 200); do
         grep -q 'event=listening' "$LOG" && break
         kill -0 "$SERVER_PID" 2>/dev/null || break
