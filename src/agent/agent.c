@@ -38,6 +38,7 @@ struct agent {
         json_t *tools_json; /* [{name, description, input_schema}] as offered */
         char *system;
         json_t *messages;
+        model_wire_cache *wire; /* the messages' wire JSON from the requests before */
 
         /* the turn (kept across a requires_action pause) */
         bool in_turn;
@@ -343,6 +344,8 @@ int agent_new(const agent_config *cfg, const json_t *conversation, agent **ret, 
         r = conversation_load(a, conversation, e);
         if (r < 0)
                 return r;
+        if (model_wire_cache_new(&a->wire) < 0)
+                return hull_err(e, -ENOMEM, "agent: out of memory");
         const tool_def **defs = calloc(a->n_tools ? a->n_tools : 1, sizeof(*defs));
         if (!defs)
                 return hull_err(e, -ENOMEM, "agent: out of memory");
@@ -379,6 +382,7 @@ void agent_free(agent *a) {
         json_decref(a->tools_json);
         free(a->system);
         json_decref(a->messages);
+        model_wire_cache_free(a->wire);
         free(a->last_text);
         calls_clear(a);
         free(a);
@@ -426,6 +430,8 @@ static int fit_context(agent *a, uint64_t budget, uint64_t *ret_tokens) {
                 }
                 est = request_tokens(a);
         }
+        if (elided) /* older messages changed in place: their wire JSON is made again */
+                model_wire_cache_forget(a->wire);
         if (elided)
                 emit(a,
                      json_pack("{s:s, s:I}", "type", "agent.thread_context_compacted", "hull_elided",
@@ -545,7 +551,8 @@ static int ask_model(agent *a, hull_error *e) {
         emit(a, json_pack("{s:s}", "type", "span.model_request_start"), start_id);
         model_request req = {.system = a->system,
                              .messages = a->messages,
-                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL};
+                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL,
+                             .cache = a->wire};
         model_call_opts o = {.cancel = a->interrupt,
                              .deadline_mono_ms = a->deadline_ms,
                              .on_text = on_text,
