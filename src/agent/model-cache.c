@@ -64,9 +64,9 @@ static size_t blocks_of(const json_t *m) {
 }
 
 /* messages[i]'s wire messages as JSON text, comma-joined without the array's brackets (*ret NULL
- * when it has none). */
-static int encode_one(const json_t *messages, size_t i, model_encode_fn user, model_encode_fn assistant,
-                      char **ret, size_t *ret_len, hull_error *e) {
+ * when it has none); user NULL: the message itself, as it is. */
+static int encode_one(const json_t *messages, size_t i, model_encode_fn user, model_encode_fn assistant, char **ret,
+                      size_t *ret_len, hull_error *e) {
         _cleanup_(json_decrefp) json_t *owned = NULL, *tmp = json_array();
         const json_t *blocks;
         model_role role;
@@ -74,6 +74,11 @@ static int encode_one(const json_t *messages, size_t i, model_encode_fn user, mo
 
         if (!tmp)
                 return -ENOMEM;
+        if (!user) {
+                *ret = json_dumps(json_array_get(messages, i), JSON_COMPACT | JSON_ENCODE_ANY);
+                *ret_len = *ret ? strlen(*ret) : 0;
+                return *ret ? 0 : -ENOMEM;
+        }
         k = model_message_blocks(messages, i, &role, &blocks, &owned, e);
         if (k == 0)
                 k = role == MODEL_ROLE_USER ? user(tmp, blocks, i, e) : assistant(tmp, blocks, i, e);
@@ -152,9 +157,38 @@ static int add_members(dynbuf *b, const json_t *o, bool keep_close) {
         return dynbuf_add(b, ",", 1) < 0 ? -ENOMEM : dynbuf_add(b, s + 1, len - 1);
 }
 
-int model_wire_body(model_wire_cache *c, model_api api, const json_t *head, const json_t *lead,
-                    const json_t *messages, model_encode_fn user, model_encode_fn assistant, const json_t *tail,
-                    char **ret, size_t *ret_len, hull_error *e) {
+int model_conversation_text(model_wire_cache *c, const json_t *messages, char **ret, size_t *ret_len) {
+        _cleanup_(dynbuf_freep) dynbuf b;
+        size_t n = json_array_size(messages);
+        int k;
+
+        dynbuf_init(&b, MODEL_REQUEST_BODY_MAX);
+        if (c->api != _MODEL_API_MAX) {
+                cache_cut(c, 0);
+                c->api = _MODEL_API_MAX; /* the neutral form's text */
+        }
+        k = dynbuf_add(&b, "[", 1);
+        for (size_t i = 0; k >= 0 && i < n; i++) {
+                wire_entry scratch = {0};
+                const wire_entry *w = NULL;
+                k = entry_at(c, messages, i, NULL, NULL, &w, &scratch, NULL);
+                if (k >= 0 && i > 0)
+                        k = dynbuf_add(&b, ",", 1);
+                if (k >= 0)
+                        k = dynbuf_add(&b, w->wire, w->len);
+                free(scratch.wire);
+        }
+        if (k >= 0)
+                k = dynbuf_add(&b, "]", 1);
+        if (k < 0)
+                return k;
+        *ret = dynbuf_take(&b, ret_len);
+        return *ret ? 0 : -ENOMEM;
+}
+
+int model_wire_body(model_wire_cache *c, model_api api, const json_t *head, const json_t *lead, const json_t *messages,
+                    model_encode_fn user, model_encode_fn assistant, const json_t *tail, char **ret, size_t *ret_len,
+                    hull_error *e) {
         _cleanup_(dynbuf_freep) dynbuf b;
         size_t n = json_array_size(messages);
         bool first = true;

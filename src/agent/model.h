@@ -140,6 +140,10 @@ void model_wire_cache_forget(model_wire_cache *c);
 /* How many messages were encoded (not taken from the cache) since the cache was made: what the
  * tests count. */
 uint64_t model_wire_cache_encoded(const model_wire_cache *c);
+/* The conversation's JSON text as json_dumps(messages, JSON_COMPACT) writes it, from a cache of
+ * its messages' text (c: one of its own, not a request's, reused in the same way). Returns 0 with
+ * *ret (malloc'd, NUL-terminated) and *ret_len, -E2BIG, or -ENOMEM. */
+int model_conversation_text(model_wire_cache *c, const json_t *messages, char **ret, size_t *ret_len);
 
 typedef struct model_request {
         const char *system;      /* hull's manual and the user's instructions; NULL: none */

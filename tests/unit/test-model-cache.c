@@ -173,8 +173,46 @@ static void test_changes(void) {
         json_decref(msgs);
 }
 
+/* The conversation's own text (what the store keeps) from kept messages' text: json_dumps's
+ * bytes, as it grows and changes; each time only the new messages dumped. */
+static void test_text(void) {
+        json_t *all = json_loads(CONVERSATION, 0, NULL), *msgs = json_array();
+        model_wire_cache *c = NULL;
+        uint64_t most = 0;
+
+        CHECK(model_wire_cache_new(&c) == 0);
+        for (size_t round = 0; round < 3; round++)
+                for (size_t i = 0; i < json_array_size(all); i++) {
+                        json_array_append(msgs, json_array_get(all, i));
+                        if (round == 1 && i == 3) /* changed in place before the end, then forgotten */
+                                json_object_set_new(json_array_get(msgs, 1), "content", json_string("new"));
+                        if (round == 1 && i == 3)
+                                model_wire_cache_forget(c);
+                        char *got = NULL, *want = json_dumps(msgs, JSON_COMPACT);
+                        size_t len = 0;
+                        uint64_t before = model_wire_cache_encoded(c);
+                        CHECK_EQ_INT(model_conversation_text(c, msgs, &got, &len), 0);
+                        TEST_RESULT(got && want && len == strlen(want) && strcmp(got, want) == 0,
+                                    "text of %zu messages == json_dumps (got %s, want %s)", json_array_size(msgs),
+                                    got ? got : "(null)", want);
+                        if (!(round == 1 && i == 3))
+                                most = MAX(most, model_wire_cache_encoded(c) - before);
+                        free(got);
+                        free(want);
+                }
+        CHECK_EQ_INT(most, 2); /* however long it grew: 27 messages */
+        /* a cache that made a request's body starts again for the text */
+        model_request r = {.messages = msgs, .cache = c};
+        model_wire_cfg w = {.api = MODEL_API_ANTHROPIC, .model = "m", .max_output_tokens = 7};
+        check_same(&w, &r, "after the text");
+        model_wire_cache_free(c);
+        json_decref(msgs);
+        json_decref(all);
+}
+
 int main(void) {
         test_same_bytes();
         test_changes();
+        test_text();
         return test_done();
 }

@@ -1,5 +1,6 @@
 /* test-store-cost.c: what the store's hot paths cost, counted (not timed), so a cost that comes
  * back fails here: a turn's SQLite statements compiled once and kept (store_prepares). */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,28 @@ static void test_turn_prepares(store *s) {
         json_decref(sess);
 }
 
+/* The conversation kept from its text as the agent keeps it (store_conversation_put_text): read
+ * back as the messages; anything but an array's text refused before the store. */
+static void test_conversation_text(store *s) {
+        hull_error e = {0};
+        json_t *conv = json_pack("[{s:s, s:s}, {s:s, s:[{s:s, s:s}]}]", "role", "user", "content", "h\u00e9", "role",
+                                 "assistant", "content", "type", "text", "text", "hi"),
+               *got = NULL;
+        char *text = json_dumps(conv, JSON_COMPACT);
+        uint64_t before = store_prepares(s);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", text, strlen(text), &e), 0);
+        CHECK_EQ_INT(store_prepares(s) - before, 0); /* the statement store_conversation_put keeps */
+        CHECK_EQ_INT(store_conversation_get(s, "sess_prep", &got, &e), 0);
+        CHECK(got && json_equal(got, conv));
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", "{}", 2, &e), -EINVAL);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", text, strlen(text) - 1, &e), -EINVAL);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", NULL, 0, &e), -EINVAL);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_none", text, strlen(text), &e), -ENOENT);
+        json_decref(got);
+        free(text);
+        json_decref(conv);
+}
+
 int main(void) {
         hull_error e = {0};
         if (!dlib_sqlite3_load(&e)) {
@@ -56,6 +79,7 @@ int main(void) {
         CHECK_EQ_INT(store_open(path, &s, &e), 0);
         if (s) {
                 test_turn_prepares(s);
+                test_conversation_text(s);
                 store_close(s);
         }
         rm_rf_at(AT_FDCWD, dir);
