@@ -9,13 +9,14 @@
 #include "dlib-sqlite3.h"
 #include "fs-util.h"
 #include "store-testlib.h"
+#include "store-webhook.h"
 #include "store.h"
 #include "test.h"
 
 /* A turn's statements (its events appended and marked processed, the session's update, the
- * conversation kept, each write in its transaction) are compiled once per store and kept: after a
- * first turn, more turns compile nothing, while a statement not kept still counts (SQLite: its
- * backend counts; PostgreSQL prepares once per connection and test-store-node counts that). */
+ * conversation kept, its statuses queued for webhooks, each write in its transaction) are compiled once per store and
+ * kept: after a first turn, more turns compile nothing, while a statement not kept still counts (SQLite: its backend
+ * counts; PostgreSQL prepares once per connection and test-store-node counts that). */
 static void test_turn_prepares(store *s) {
         hull_error e = {0};
         json_t *sess = session_obj("sess_prep", 1, "idle", "agent_1", 1, false);
@@ -33,6 +34,11 @@ static void test_turn_prepares(store *s) {
                 json_object_set_new(sess, "status", json_string(turn % 2 ? "idle" : "running"));
                 CHECK_EQ_INT(store_update(s, STORE_SESSION, sess, &e), 0);
                 CHECK_EQ_INT(store_conversation_put(s, "sess_prep", conv, &e), 0);
+                /* its statuses to the webhooks that want them (none here: nothing queued) */
+                size_t queued = 1;
+                snprintf(id, sizeof(id), "whe_prep_%d", turn);
+                CHECK_EQ_INT(store_webhook_enqueue(s, "session.status_idle", id, NULL, 1, "{}", &queued, &e), 0);
+                CHECK_EQ_INT(queued, 0);
                 json_decref(ev);
                 json_decref(conv);
         }
