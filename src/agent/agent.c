@@ -407,7 +407,8 @@ void agent_free(agent *a) {
 static uint64_t request_tokens(agent *a) {
         model_request req = {.system = a->system,
                              .messages = a->messages,
-                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL};
+                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL,
+                             .cache = a->wire};
         return model_estimate_tokens(&req);
 }
 
@@ -438,15 +439,15 @@ static int fit_context(agent *a, uint64_t budget, uint64_t *ret_tokens) {
                                         continue;
                                 json_object_set_new(b, "content", json_string(sh));
                                 json_object_set_new(b, "hull_elided", json_true());
+                                /* an older message changed in place: its wire JSON, text and
+                                 * size are made again */
+                                model_wire_cache_forget(a->wire);
+                                model_wire_cache_forget(a->text);
                                 elided++;
                                 est -= MIN(est, (uint64_t) (old - now) / 4);
                         }
                 }
                 est = request_tokens(a);
-        }
-        if (elided) { /* older messages changed in place: their wire JSON and text are made again */
-                model_wire_cache_forget(a->wire);
-                model_wire_cache_forget(a->text);
         }
         if (elided)
                 emit(a,

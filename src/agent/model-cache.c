@@ -11,9 +11,10 @@
 #include "model-internal.h"
 
 typedef struct wire_entry {
-        json_t *msg;   /* the message it was made from (a reference) */
-        size_t blocks; /* its content's blocks then */
-        char *wire;    /* its wire messages, comma-joined, without brackets; NULL when none */
+        json_t *msg;    /* the message it was made from (a reference) */
+        size_t blocks;  /* its content's blocks then */
+        uint64_t bytes; /* model_json_text_bytes of it */
+        char *wire;     /* its wire messages, comma-joined, without brackets; NULL when none */
         size_t len;
 } wire_entry;
 
@@ -113,7 +114,7 @@ static int entry_at(model_wire_cache *c, const json_t *messages, size_t i, model
         }
         if (c)
                 cache_cut(c, i); /* a changed message: what follows it was made after it */
-        *scratch = (wire_entry){.msg = m, .blocks = blocks_of(m)};
+        *scratch = (wire_entry){.msg = m, .blocks = blocks_of(m), .bytes = model_json_text_bytes(m)};
         k = encode_one(messages, i, user, assistant, &scratch->wire, &scratch->len, e);
         if (k < 0)
                 return k;
@@ -155,6 +156,17 @@ static int add_members(dynbuf *b, const json_t *o, bool keep_close) {
         if (!keep_close)
                 return dynbuf_add(b, s, len - 1); /* "{...": the opening brace is the body's */
         return dynbuf_add(b, ",", 1) < 0 ? -ENOMEM : dynbuf_add(b, s + 1, len - 1);
+}
+
+uint64_t model_wire_cache_text_bytes(const model_wire_cache *c, const json_t *messages) {
+        uint64_t n = 0;
+        size_t i;
+        json_t *m;
+        json_array_foreach(messages, i, m) {
+                bool kept = i < c->n && c->e[i].msg == m && c->e[i].blocks == blocks_of(m);
+                n += 1 + (kept ? c->e[i].bytes : model_json_text_bytes(m));
+        }
+        return n;
 }
 
 int model_conversation_text(model_wire_cache *c, const json_t *messages, char **ret, size_t *ret_len) {

@@ -34,6 +34,11 @@ int model_anthropic_encode(const model_wire_cfg *w, const model_request *r, char
 
 /* ---- the body from its messages' wire JSON (model-cache.c) ---- */
 
+/* The text bytes model_estimate_tokens counts in a JSON value (model.c). */
+uint64_t model_json_text_bytes(const json_t *j);
+/* model_json_text_bytes(messages), each message's taken from c where it holds it. */
+uint64_t model_wire_cache_text_bytes(const model_wire_cache *c, const json_t *messages);
+
 /* Append messages[i]'s wire messages (none, one or more) to msgs, its content being blocks.
  * Returns 0, -EINVAL with *e naming the block, -ENOMEM (without *e). */
 typedef int (*model_encode_fn)(json_t *msgs, const json_t *blocks, size_t i, hull_error *e);

@@ -50,7 +50,10 @@ static void check_same(const model_wire_cfg *w, const model_request *r, const ch
         hull_error e = {0};
 
         plain.cache = NULL;
+        /* the estimate from the sizes kept, before and after the request is made */
+        CHECK_EQ_INT(model_estimate_tokens(r), model_estimate_tokens(&plain));
         int ka = encode(w, &plain, &a, &la, &e), kb = encode(w, r, &b, &lb, &e);
+        CHECK_EQ_INT(model_estimate_tokens(r), model_estimate_tokens(&plain));
         TEST_RESULT(ka == 0 && kb == 0 && la == lb && strlen(b) == lb && memcmp(a, b, la) == 0,
                     "%s (api %d, %zu messages): cached == uncached (got %s, want %s)", what, (int) w->api,
                     json_array_size(r->messages), b ? b : "(null)", a ? a : "(null)");
