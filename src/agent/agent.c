@@ -38,6 +38,10 @@ struct agent {
         json_t *tools_json; /* [{name, description, input_schema}] as offered */
         char *system;
         json_t *messages;
+        model_wire_cache *wire; /* the messages' wire JSON from the requests before */
+        model_wire_cache *text; /* their text as they are, for agent_conversation_text */
+        json_t *call_ids;       /* {id: true} of the tool calls of messages[0, ids_upto) */
+        size_t ids_upto;        /* (never the last message: it may still grow in place) */
 
         /* the turn (kept across a requires_action pause) */
         bool in_turn;
@@ -275,6 +279,14 @@ const json_t *agent_conversation(const agent *a) {
         return a ? a->messages : NULL;
 }
 
+int agent_conversation_text(agent *a, char **ret, size_t *ret_len) {
+        return model_conversation_text(a->text, a->messages, ret, ret_len);
+}
+
+uint64_t agent_conversation_dumped(const agent *a) {
+        return model_wire_cache_encoded(a->text);
+}
+
 /* ---- making one ---- */
 
 static bool name_ok(const char *n) {
@@ -343,6 +355,9 @@ int agent_new(const agent_config *cfg, const json_t *conversation, agent **ret, 
         r = conversation_load(a, conversation, e);
         if (r < 0)
                 return r;
+        a->call_ids = json_object();
+        if (!a->call_ids || model_wire_cache_new(&a->wire) < 0 || model_wire_cache_new(&a->text) < 0)
+                return hull_err(e, -ENOMEM, "agent: out of memory");
         const tool_def **defs = calloc(a->n_tools ? a->n_tools : 1, sizeof(*defs));
         if (!defs)
                 return hull_err(e, -ENOMEM, "agent: out of memory");
@@ -379,6 +394,9 @@ void agent_free(agent *a) {
         json_decref(a->tools_json);
         free(a->system);
         json_decref(a->messages);
+        model_wire_cache_free(a->wire);
+        model_wire_cache_free(a->text);
+        json_decref(a->call_ids);
         free(a->last_text);
         calls_clear(a);
         free(a);
@@ -389,7 +407,8 @@ void agent_free(agent *a) {
 static uint64_t request_tokens(agent *a) {
         model_request req = {.system = a->system,
                              .messages = a->messages,
-                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL};
+                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL,
+                             .cache = a->wire};
         return model_estimate_tokens(&req);
 }
 
@@ -420,6 +439,10 @@ static int fit_context(agent *a, uint64_t budget, uint64_t *ret_tokens) {
                                         continue;
                                 json_object_set_new(b, "content", json_string(sh));
                                 json_object_set_new(b, "hull_elided", json_true());
+                                /* an older message changed in place: its wire JSON, text and
+                                 * size are made again */
+                                model_wire_cache_forget(a->wire);
+                                model_wire_cache_forget(a->text);
                                 elided++;
                                 est -= MIN(est, (uint64_t) (old - now) / 4);
                         }
@@ -457,6 +480,27 @@ static void on_retry(void *ud, unsigned attempt, uint64_t delay_ms, const model_
         }
 }
 
+/* Whether a tool call of the conversation has this id: the ids of the messages before the last
+ * kept as they come (a long conversation is not walked again for each answer), the last looked at
+ * each time. */
+static bool call_id_taken(agent *a, const char *id) {
+        size_t n = json_array_size(a->messages), k;
+        json_t *b;
+        for (; a->ids_upto + 1 < n; a->ids_upto++)
+                json_array_foreach(json_object_get(json_array_get(a->messages, a->ids_upto), "content"), k, b) {
+                        if (strcmp(str_of(b, "type"), "tool_use") == 0 && str_of(b, "id") &&
+                            json_object_set_new(a->call_ids, str_of(b, "id"), json_true()) < 0)
+                                return true; /* out of memory: a fresh id is always safe */
+                }
+        if (json_object_get(a->call_ids, id))
+                return true;
+        json_array_foreach(json_object_get(json_array_get(a->messages, n - 1), "content"), k, b) {
+                if (strcmp(str_of(b, "type"), "tool_use") == 0 && str_of(b, "id") && strcmp(str_of(b, "id"), id) == 0)
+                        return true;
+        }
+        return false;
+}
+
 /* Give every tool call of the answer an id no other call of the conversation has (some
  * OpenAI-compatible servers send none, or the same one twice): the results are paired by it. */
 static void fix_call_ids(agent *a, json_t *msg) {
@@ -472,16 +516,8 @@ static void fix_call_ids(agent *a, json_t *msg) {
                         json_t *o = json_array_get(json_object_get(msg, "content"), k);
                         clash = strcmp(str_of(o, "type"), "tool_use") == 0 && strcmp(str_of(o, "id"), id) == 0;
                 }
-                size_t mi;
-                json_t *m, *ob;
-                json_array_foreach(a->messages, mi, m) {
-                        if (clash)
-                                break;
-                        json_array_foreach(json_object_get(m, "content"), k, ob) {
-                                if (strcmp(str_of(ob, "type"), "tool_use") == 0 && strcmp(str_of(ob, "id"), id) == 0)
-                                        clash = true;
-                        }
-                }
+                if (!clash)
+                        clash = call_id_taken(a, id);
                 if (clash) {
                         char fresh[64];
                         snprintf(fresh, sizeof(fresh), "call_hull_%zu_%u", json_array_size(a->messages), seq++);
@@ -545,7 +581,8 @@ static int ask_model(agent *a, hull_error *e) {
         emit(a, json_pack("{s:s}", "type", "span.model_request_start"), start_id);
         model_request req = {.system = a->system,
                              .messages = a->messages,
-                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL};
+                             .tools = json_array_size(a->tools_json) ? a->tools_json : NULL,
+                             .cache = a->wire};
         model_call_opts o = {.cancel = a->interrupt,
                              .deadline_mono_ms = a->deadline_ms,
                              .on_text = on_text,

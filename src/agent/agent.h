@@ -130,6 +130,13 @@ int agent_resume(agent *a, const atomic_bool *interrupt, agent_turn_result *ret,
 
 /* The conversation so far (borrowed; model.h's form), to store and to continue later. */
 const json_t *agent_conversation(const agent *a);
+/* The conversation's JSON text (json_dumps(agent_conversation(a), JSON_COMPACT)'s bytes), made
+ * from its messages' text kept from the last time: only what is new is dumped. Returns 0 with *ret
+ * (malloc'd) and *ret_len, -E2BIG, or -ENOMEM. */
+int agent_conversation_text(agent *a, char **ret, size_t *ret_len);
+/* How many messages agent_conversation_text dumped (not taken from what it kept): what the tests
+ * count. */
+uint64_t agent_conversation_dumped(const agent *a);
 
 /* hull's operating manual for these tools (malloc'd), followed by instructions. */
 char *agent_system_prompt(const tool_def *const *tools, size_t n_tools, const char *instructions);

@@ -138,9 +138,38 @@ static int encode_tools(json_t *body, const json_t *tools, bool cache, hull_erro
         return json_object_set(body, "tools", out) < 0 ? -ENOMEM : 0;
 }
 
+/* The body's members before "messages" (model, max_tokens, system) and after it. */
+static int encode_frame(const model_wire_cfg *w, const model_request *r, json_t **ret_head, json_t **ret_tail,
+                        hull_error *e) {
+        _cleanup_(json_decrefp) json_t *head = NULL, *tail = json_object();
+        int k;
+
+        head = json_pack("{s:s, s:I}", "model", w->model, "max_tokens", (json_int_t) w->max_output_tokens);
+        /* prompt caching: the system prompt as a text block with a cache breakpoint */
+        json_t *sys = !r->system ? NULL
+                      : w->cache ? json_pack("[{s:s, s:s, s:{s:s}}]", "type", "text", "text", r->system,
+                                             "cache_control", "type", "ephemeral")
+                                 : json_string(r->system);
+        if (!head || !tail || (r->system && json_object_set_new(head, "system", sys) < 0))
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        if ((w->effort && json_object_set_new(tail, "output_config", json_pack("{s:s}", "effort", w->effort)) < 0) ||
+            (w->fast && json_object_set_new(tail, "speed", json_string("fast")) < 0))
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        if (r->tools && json_array_size(r->tools) > 0) {
+                k = encode_tools(tail, r->tools, w->cache, e);
+                if (k < 0)
+                        return k == -ENOMEM ? hull_fail(e, k, "model: out of memory") : k;
+        }
+        if (w->stream && json_object_set_new(tail, "stream", json_true()) < 0)
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        *ret_head = TAKE_PTR(head);
+        *ret_tail = TAKE_PTR(tail);
+        return 0;
+}
+
 int model_anthropic_encode(const model_wire_cfg *w, const model_request *r, char **ret, size_t *ret_len,
                            hull_error *e) {
-        _cleanup_(json_decrefp) json_t *body = NULL, *msgs = json_array();
+        _cleanup_(json_decrefp) json_t *head = NULL, *tail = NULL, *msgs = json_array();
         size_t n = json_array_size(r->messages);
         int k;
 
@@ -148,6 +177,12 @@ int model_anthropic_encode(const model_wire_cfg *w, const model_request *r, char
                 return hull_fail(e, -ENOMEM, "model: out of memory");
         if (!json_is_array(r->messages) || n == 0)
                 return hull_fail(e, -EINVAL, "model: a request needs at least one message");
+        k = encode_frame(w, r, &head, &tail, e);
+        if (k < 0)
+                return k;
+        if (r->cache) /* the messages' wire JSON kept from the requests before */
+                return model_wire_body(r->cache, MODEL_API_ANTHROPIC, head, NULL, r->messages, encode_user,
+                                       encode_assistant, tail, ret, ret_len, e);
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(json_decrefp) json_t *owned = NULL;
                 const json_t *blocks;
@@ -161,26 +196,10 @@ int model_anthropic_encode(const model_wire_cfg *w, const model_request *r, char
                 if (k < 0)
                         return k;
         }
-        body = json_pack("{s:s, s:I}", "model", w->model, "max_tokens", (json_int_t) w->max_output_tokens);
-        /* prompt caching: the system prompt as a text block with a cache breakpoint */
-        json_t *sys = !r->system ? NULL
-                      : w->cache ? json_pack("[{s:s, s:s, s:{s:s}}]", "type", "text", "text", r->system,
-                                             "cache_control", "type", "ephemeral")
-                                 : json_string(r->system);
-        if (!body || (r->system && json_object_set_new(body, "system", sys) < 0) ||
-            json_object_set(body, "messages", msgs) < 0)
+        /* the whole body as one tree: head's members, the messages, tail's, in that order */
+        if (json_object_set(head, "messages", msgs) < 0 || json_object_update(head, tail) < 0)
                 return hull_fail(e, -ENOMEM, "model: out of memory");
-        if ((w->effort && json_object_set_new(body, "output_config", json_pack("{s:s}", "effort", w->effort)) < 0) ||
-            (w->fast && json_object_set_new(body, "speed", json_string("fast")) < 0))
-                return hull_fail(e, -ENOMEM, "model: out of memory");
-        if (r->tools && json_array_size(r->tools) > 0) {
-                k = encode_tools(body, r->tools, w->cache, e);
-                if (k < 0)
-                        return k == -ENOMEM ? hull_fail(e, k, "model: out of memory") : k;
-        }
-        if (w->stream && json_object_set_new(body, "stream", json_true()) < 0)
-                return hull_fail(e, -ENOMEM, "model: out of memory");
-        *ret = json_dumps(body, JSON_COMPACT);
+        *ret = json_dumps(head, JSON_COMPACT);
         if (!*ret)
                 return hull_fail(e, -ENOMEM, "model: out of memory");
         *ret_len = strlen(*ret);

@@ -32,6 +32,26 @@ typedef struct model_wire_cfg {
 int model_openai_encode(const model_wire_cfg *w, const model_request *r, char **ret, size_t *ret_len, hull_error *e);
 int model_anthropic_encode(const model_wire_cfg *w, const model_request *r, char **ret, size_t *ret_len, hull_error *e);
 
+/* ---- the body from its messages' wire JSON (model-cache.c) ---- */
+
+/* The text bytes model_estimate_tokens counts in a JSON value (model.c). */
+uint64_t model_json_text_bytes(const json_t *j);
+/* model_json_text_bytes(messages), each message's taken from c where it holds it. */
+uint64_t model_wire_cache_text_bytes(const model_wire_cache *c, const json_t *messages);
+
+/* Append messages[i]'s wire messages (none, one or more) to msgs, its content being blocks.
+ * Returns 0, -EINVAL with *e naming the block, -ENOMEM (without *e). */
+typedef int (*model_encode_fn)(json_t *msgs, const json_t *blocks, size_t i, hull_error *e);
+
+/* The request's body: head's members, "messages": [lead (NULL: none), each message's wire JSON],
+ * then tail's members (either NULL: none), byte for byte what json_dumps(JSON_COMPACT) writes for
+ * one object holding them in that order. A message's wire JSON is taken from c (NULL: none) where
+ * it holds it (model.h), else made by user or assistant, and kept there. Returns 0 with *ret
+ * (malloc'd, NUL-terminated) and *ret_len, or the encoder's error with *e. */
+int model_wire_body(model_wire_cache *c, model_api api, const json_t *head, const json_t *lead, const json_t *messages,
+                    model_encode_fn user, model_encode_fn assistant, const json_t *tail, char **ret, size_t *ret_len,
+                    hull_error *e);
+
 /* An error an API reported, in an error answer's body, a 200's body or a stream's error event. */
 typedef struct model_api_error {
         char type[MODEL_SHORT_STR_MAX];      /* error.type ("invalid_request_error"), "" */

@@ -152,8 +152,37 @@ static int encode_tools(json_t *body, const json_t *tools, hull_error *e) {
         return json_object_set(body, "tools", out) < 0 ? -ENOMEM : 0;
 }
 
+/* The body's members after "messages" (tools, the output cap, store, stream, effort). */
+static int encode_tail(const model_wire_cfg *w, const model_request *r, json_t **ret, hull_error *e) {
+        _cleanup_(json_decrefp) json_t *tail = json_object();
+        int k;
+
+        if (!tail)
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        if (r->tools && json_array_size(r->tools) > 0) {
+                k = encode_tools(tail, r->tools, e);
+                if (k < 0)
+                        return k == -ENOMEM ? hull_fail(e, k, "model: out of memory") : k;
+        }
+        if (json_object_set_new(tail, w->compat ? "max_tokens" : "max_completion_tokens",
+                                json_integer(w->max_output_tokens)) < 0 ||
+            json_object_set_new(tail, "store", json_false()) < 0 ||
+            (w->stream && (json_object_set_new(tail, "stream", json_true()) < 0 ||
+                           json_object_set_new(tail, "stream_options", json_pack("{s:b}", "include_usage", 1)) < 0)))
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        /* the model object's effort: reasoning_effort tops out at "high" */
+        if (w->effort &&
+            json_object_set_new(tail, "reasoning_effort",
+                                json_string(strcmp(w->effort, "xhigh") == 0 || strcmp(w->effort, "max") == 0
+                                                    ? "high"
+                                                    : w->effort)) < 0)
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        *ret = TAKE_PTR(tail);
+        return 0;
+}
+
 int model_openai_encode(const model_wire_cfg *w, const model_request *r, char **ret, size_t *ret_len, hull_error *e) {
-        _cleanup_(json_decrefp) json_t *body = NULL, *msgs = json_array();
+        _cleanup_(json_decrefp) json_t *body = NULL, *msgs = json_array(), *sys = NULL, *tail = NULL;
         size_t n = json_array_size(r->messages);
         int k;
 
@@ -161,8 +190,21 @@ int model_openai_encode(const model_wire_cfg *w, const model_request *r, char **
                 return hull_fail(e, -ENOMEM, "model: out of memory");
         if (!json_is_array(r->messages) || n == 0)
                 return hull_fail(e, -EINVAL, "model: a request needs at least one message");
-        if (r->system && json_array_append_new(msgs, json_pack("{s:s, s:s}", "role", w->compat ? "system" : "developer",
-                                                               "content", r->system)) < 0)
+        if (r->system) {
+                sys = json_pack("{s:s, s:s}", "role", w->compat ? "system" : "developer", "content", r->system);
+                if (!sys)
+                        return hull_fail(e, -ENOMEM, "model: out of memory");
+        }
+        k = encode_tail(w, r, &tail, e);
+        if (k < 0)
+                return k;
+        body = json_pack("{s:s}", "model", w->model);
+        if (!body)
+                return hull_fail(e, -ENOMEM, "model: out of memory");
+        if (r->cache) /* the messages' wire JSON kept from the requests before */
+                return model_wire_body(r->cache, MODEL_API_OPENAI, body, sys, r->messages, encode_user,
+                                       encode_assistant, tail, ret, ret_len, e);
+        if (sys && json_array_append(msgs, sys) < 0)
                 return hull_fail(e, -ENOMEM, "model: out of memory");
         for (size_t i = 0; i < n; i++) {
                 _cleanup_(json_decrefp) json_t *owned = NULL;
@@ -177,26 +219,8 @@ int model_openai_encode(const model_wire_cfg *w, const model_request *r, char **
                 if (k < 0)
                         return k;
         }
-        body = json_pack("{s:s, s:O}", "model", w->model, "messages", msgs);
-        if (!body)
-                return hull_fail(e, -ENOMEM, "model: out of memory");
-        if (r->tools && json_array_size(r->tools) > 0) {
-                k = encode_tools(body, r->tools, e);
-                if (k < 0)
-                        return k == -ENOMEM ? hull_fail(e, k, "model: out of memory") : k;
-        }
-        if (json_object_set_new(body, w->compat ? "max_tokens" : "max_completion_tokens",
-                                json_integer(w->max_output_tokens)) < 0 ||
-            json_object_set_new(body, "store", json_false()) < 0 ||
-            (w->stream && (json_object_set_new(body, "stream", json_true()) < 0 ||
-                           json_object_set_new(body, "stream_options", json_pack("{s:b}", "include_usage", 1)) < 0)))
-                return hull_fail(e, -ENOMEM, "model: out of memory");
-        /* the model object's effort: reasoning_effort tops out at "high" */
-        if (w->effort &&
-            json_object_set_new(body, "reasoning_effort",
-                                json_string(strcmp(w->effort, "xhigh") == 0 || strcmp(w->effort, "max") == 0
-                                                    ? "high"
-                                                    : w->effort)) < 0)
+        /* the whole body as one tree: the model, the messages, tail's members, in that order */
+        if (json_object_set(body, "messages", msgs) < 0 || json_object_update(body, tail) < 0)
                 return hull_fail(e, -ENOMEM, "model: out of memory");
         *ret = json_dumps(body, JSON_COMPACT);
         if (!*ret)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "macro.h"
+#include "model-internal.h"
 #include "model.h"
 
 struct model_client {
@@ -93,7 +94,7 @@ int model_call(model_client *c, const model_request *r, const model_call_opts *o
 }
 
 /* About 4 bytes a token for English and code, and a few tokens of framing per message. */
-static uint64_t json_text_bytes(const json_t *j) {
+uint64_t model_json_text_bytes(const json_t *j) {
         uint64_t n = 0;
         const char *key;
         const json_t *v;
@@ -103,10 +104,10 @@ static uint64_t json_text_bytes(const json_t *j) {
         case JSON_STRING:
                 return json_string_length(j);
         case JSON_OBJECT:
-                json_object_foreach((json_t *) j, key, v) n += strlen(key) + 2 + json_text_bytes(v);
+                json_object_foreach((json_t *) j, key, v) n += strlen(key) + 2 + model_json_text_bytes(v);
                 return n;
         case JSON_ARRAY:
-                json_array_foreach(j, i, v) n += 1 + json_text_bytes(v);
+                json_array_foreach(j, i, v) n += 1 + model_json_text_bytes(v);
                 return n;
         case JSON_INTEGER:
         case JSON_REAL:
@@ -125,11 +126,12 @@ uint64_t model_estimate_tokens(const model_request *r) {
                 return 0;
         if (r->system)
                 bytes += strlen(r->system);
-        if (r->messages) {
-                bytes += json_text_bytes(r->messages);
+        if (r->messages) { /* (each message's from the cache where it holds it) */
+                bytes += r->cache ? model_wire_cache_text_bytes(r->cache, r->messages)
+                                  : model_json_text_bytes(r->messages);
                 messages = json_array_size(r->messages);
         }
         if (r->tools)
-                bytes += json_text_bytes(r->tools);
+                bytes += model_json_text_bytes(r->tools);
         return (bytes + 3) / 4 + 4 * messages;
 }

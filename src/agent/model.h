@@ -126,10 +126,30 @@ typedef enum model_stop {
         _MODEL_STOP_MAX,
 } model_stop;
 
+/* The wire JSON of a conversation's messages, kept from one request to the next so that a call
+ * encodes only what is new (a conversation only grows at its end). An entry is reused while
+ * messages[i] is the very message it was made from (held by a reference, so the pointer cannot
+ * be another's), still has as many blocks, and was not the last message then (the last may still
+ * be extended in place). Whoever changes an earlier message in place calls
+ * model_wire_cache_forget. One per conversation, used by one thread at a time. */
+typedef struct model_wire_cache model_wire_cache;
+/* Returns 0 with *ret, or -ENOMEM. */
+int model_wire_cache_new(model_wire_cache **ret);
+void model_wire_cache_free(model_wire_cache *c); /* NULL: nothing */
+void model_wire_cache_forget(model_wire_cache *c);
+/* How many messages were encoded (not taken from the cache) since the cache was made: what the
+ * tests count. */
+uint64_t model_wire_cache_encoded(const model_wire_cache *c);
+/* The conversation's JSON text as json_dumps(messages, JSON_COMPACT) writes it, from a cache of
+ * its messages' text (c: one of its own, not a request's, reused in the same way). Returns 0 with
+ * *ret (malloc'd, NUL-terminated) and *ret_len, -E2BIG, or -ENOMEM. */
+int model_conversation_text(model_wire_cache *c, const json_t *messages, char **ret, size_t *ret_len);
+
 typedef struct model_request {
-        const char *system;     /* hull's manual and the user's instructions; NULL: none */
-        const json_t *messages; /* the conversation (above), at least one user message */
-        const json_t *tools;    /* [{"name","description","input_schema"}], NULL or []: none */
+        const char *system;      /* hull's manual and the user's instructions; NULL: none */
+        const json_t *messages;  /* the conversation (above), at least one user message */
+        const json_t *tools;     /* [{"name","description","input_schema"}], NULL or []: none */
+        model_wire_cache *cache; /* the messages' wire JSON from earlier requests; NULL: encode all */
 } model_request;
 
 typedef struct model_response {

@@ -435,6 +435,7 @@
 #define MODEL_STREAM_BYTES_MAX (256U << 20) /* one streamed answer in all */
 #define MODEL_BLOCKS_MAX 1024U              /* content blocks (or tool calls) of one answer */
 #define MODEL_ERROR_QUOTE_MAX 240U          /* bytes of an API's error message quoted in a failure's line */
+#define MODEL_REQUEST_BODY_MAX (1ULL << 31) /* a request's body put together from its messages' wire JSON */
 #define BUS_ID_MAX 48U                      /* bytes of an event id, NUL included */
 #define BUS_SUBSCRIBERS_MAX 64U
 #define BUS_PROGRESS_MS 1000U                  /* hull.tool_progress at most this often per call */

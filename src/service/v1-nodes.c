@@ -375,29 +375,39 @@ void v1_node_release_locked(live *l) {
         }
 }
 
+char *v1_conversation_text(live *l, size_t *ret_len) {
+        char *text = NULL;
+        int r = agent_conversation_text(l->agent, &text, ret_len);
+        if (r < 0)
+                dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
+                         r == -E2BIG ? "the conversation is too large" : "out of memory");
+        return r < 0 ? NULL : text;
+}
+
 /* Hand the lease back when the turns are done (under l->lock; worker: the worker asks, its queue
  * empty; else only when no worker runs): unless messages another node queued wait in the log,
  * which then go to l->queue (returns true: the caller runs them). conv (the worker's, else NULL):
- * the session's conversation, kept in the release's own statement (store_turn_end: one commit);
+ * the session's conversation's text (conv_len bytes), kept in the release's own statement
+ * (store_turn_end_text: one commit);
  * *ret_released (may be NULL): the lease was given back here. */
-bool v1_node_handoff_locked(live *l, bool worker, const json_t *conv, bool *ret_released) {
+bool v1_node_handoff_locked(live *l, bool worker, const char *conv, size_t conv_len, bool *ret_released) {
         v1_engine *g = l->g;
         hull_error e = {0};
         if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted) {
-                if (conv && store_conversation_put(g->cfg.store, l->id, conv, &e) < 0)
+                if (conv && store_conversation_put_text(g->cfg.store, l->id, conv, conv_len, &e) < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"",
                                  l->id, e.msg);
                 return false;
         }
         json_t *pending = NULL;
-        int r = conv ? store_turn_end(g->cfg.store, l->id, g->cfg.node->id, conv, &pending, &e)
+        int r = conv ? store_turn_end_text(g->cfg.store, l->id, g->cfg.node->id, conv, conv_len, &pending, &e)
                      : store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
         if (r < 0 && r != -EAGAIN && conv) { /* the conversation on its own, then the lease */
                 dlog_log(g->cfg.log, DLOG_WARN, "event=node-turn-end-failed session=%s error=\"%s\"", l->id, e.msg);
-                if (store_conversation_put(g->cfg.store, l->id, conv, &e) < 0)
+                if (store_conversation_put_text(g->cfg.store, l->id, conv, conv_len, &e) < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"",
                                  l->id, e.msg);
-                return v1_node_handoff_locked(l, worker, NULL, ret_released);
+                return v1_node_handoff_locked(l, worker, NULL, 0, ret_released);
         }
         if (r != -EAGAIN) {
                 if (r < 0)
@@ -424,7 +434,7 @@ bool v1_node_handoff_locked(live *l, bool worker, const json_t *conv, bool *ret_
         }
         json_decref(pending);
         dlog_log(g->cfg.log, DLOG_INFO, "event=node-picked-up session=%s messages=%zu", l->id, i);
-        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker, NULL, ret_released);
+        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker, NULL, 0, ret_released);
 }
 
 /* The turn a dead node ran (its lease is this node's now): session.error and idle, when the

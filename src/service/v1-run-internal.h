@@ -154,7 +154,11 @@ void v1_node_start_join_locked(live *l);
 void v1_log_flush_locked(live *l);
 int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);
-bool v1_node_handoff_locked(live *l, bool worker, const json_t *conv, bool *ret_released);
+bool v1_node_handoff_locked(live *l, bool worker, const char *conv, size_t conv_len, bool *ret_released);
+/* The session's conversation's text (agent_conversation_text: only the messages new since the
+ * last time are dumped), malloc'd; NULL when it cannot be made (logged: the log of events is the
+ * record). */
+char *v1_conversation_text(live *l, size_t *ret_len);
 bool v1_node_claim_with_append(live *l, bool messages);
 int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err);
 /* Messages behind a running turn (waits) or another message: processed_at null till they run. */

@@ -496,10 +496,12 @@ static void grade_or_stop(live *l, agent_turn_result *res) {
                 (void) v1_outcome_grade(l, res->text);
 }
 
-/* The session's conversation kept (a failure logged: the log of events is the record). */
+/* The session's conversation kept (a failure logged). */
 static void save_conversation(live *l) {
+        size_t len = 0;
+        _cleanup_free_ char *text = v1_conversation_text(l, &len);
         hull_error e = {0};
-        if (store_conversation_put(l->g->cfg.store, l->id, agent_conversation(l->agent), &e) < 0)
+        if (text && store_conversation_put_text(l->g->cfg.store, l->id, text, len, &e) < 0)
                 dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
                          e.msg);
 }
@@ -534,9 +536,10 @@ static void *worker_main(void *arg) {
                         if (!text)
                                 continue;
                 } else {
-                        const json_t *conv = unsaved ? agent_conversation(l->agent) : NULL;
+                        size_t conv_len = 0;
+                        _cleanup_free_ char *conv = unsaved ? v1_conversation_text(l, &conv_len) : NULL;
                         unsaved = false; /* kept by the handoff, in the release's statement (one commit) */
-                        if (v1_node_handoff_locked(l, true, conv, &released)) /* messages queued on other nodes */
+                        if (v1_node_handoff_locked(l, true, conv, conv_len, &released)) /* queued on other nodes */
                                 continue;
                         break;
                 }
@@ -834,11 +837,11 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         }
         if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
                 v1_err busy = {0};
-                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false, NULL, NULL))
+                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false, NULL, 0, NULL))
                         kick_locked(l);
         } else if (r >= 0)
                 kick_locked(l);
-        if (!l->running && v1_node_handoff_locked(l, false, NULL, NULL)) /* when no turn started: give the lease back */
+        if (!l->running && v1_node_handoff_locked(l, false, NULL, 0, NULL)) /* no turn started: the lease back */
                 kick_locked(l);
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++)

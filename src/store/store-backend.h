@@ -307,6 +307,9 @@ int store_blob_chunk_out(const char *b64, size_t n, store_chunk_fn fn, void *ud,
 
 /* o as compact JSON text (*ret malloc'd); -E2BIG above STORE_OBJECT_BYTES_MAX. */
 int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);
+/* A conversation's text as store_conversation_put_text takes it: 0, -EINVAL (not an array's
+ * text), -E2BIG (past STORE_OBJECT_BYTES_MAX). */
+int store_conversation_text_check(const char *body, size_t len, hull_error *e);
 /* n bytes of stored JSON text (p NULL: missing) parsed; -EBADMSG when it is not JSON. */
 int store_load(const char *p, size_t n, const char *what, json_t **ret, hull_error *e);
 

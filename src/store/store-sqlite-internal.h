@@ -39,6 +39,7 @@ enum {
         CACHED_KEY_FIND,
         CACHED_KEY_COUNT,
         CACHED_DATA_VERSION,
+        CACHED_WEBHOOK_ENQUEUE, /* to the subscriptions of a type: each session status of a turn */
         _CACHED_MAX,
 };
 

@@ -104,15 +104,35 @@ static int wh_enqueue(store *base, const char *type, const char *event_id, const
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         sqlt_args a = {.t = {type, event_id, body, webhook_id}, .i = {created_ms}};
-        int changes = 0;
-        int r = sqlt_args_run(
-                s,
-                webhook_id ? "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
-                             " SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks WHERE id = ?4"
-                           : "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
-                             " SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks"
-                             " WHERE enabled = 1 AND instr(types, ',' || ?1 || ',') > 0",
-                &a, "cannot queue a webhook delivery", &changes, e);
+        int changes = 0, r;
+        if (webhook_id)
+                r = sqlt_args_run(s,
+                                  "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts,"
+                                  " body) SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks WHERE id = ?4",
+                                  &a, "cannot queue a webhook delivery", &changes, e);
+        else { /* on every turn (its session's statuses): compiled once */
+                _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+                r = sqlt_prep_cached(
+                        s, CACHED_WEBHOOK_ENQUEUE,
+                        "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts,"
+                        " body) SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks"
+                        " WHERE enabled = 1 AND instr(types, ',' || ?1 || ',') > 0",
+                        &st, e);
+                if (r < 0)
+                        return r;
+                int rc = sqlt_bind_text(st, 1, type);
+                rc = rc ?: sqlt_bind_text(st, 2, event_id);
+                rc = rc ?: sqlt_bind_text(st, 3, body);
+                rc = rc ?: sqlite3_bind_int64(st, 7, created_ms);
+                if (rc)
+                        return sqlt_bind_fail(s, rc, e);
+                rc = sqlite3_step(st);
+                if ((rc & 0xff) == SQLITE_CONSTRAINT) /* as sqlt_args_run has it */
+                        return hull_fail(e, -EEXIST, "store: cannot queue a webhook delivery: it exists already");
+                if (rc != SQLITE_DONE)
+                        return sqlt_fail(s->db, rc, "cannot queue a webhook delivery", e);
+                changes = sqlite3_changes(s->db);
+        }
         if (r < 0)
                 return r;
         *ret_n = (size_t) changes;

@@ -360,6 +360,22 @@ int store_conversation_put(store *s, const char *session_id, const json_t *messa
         return s->ops->conversation_put(s, session_id, body, e);
 }
 
+int store_conversation_text_check(const char *body, size_t len, hull_error *e) {
+        if (!body || len < 2 || body[0] != '[' || body[len - 1] != ']' || strlen(body) != len)
+                return hull_fail(e, -EINVAL, "store: no conversation to keep");
+        if (len > STORE_OBJECT_BYTES_MAX)
+                return hull_fail(e, -E2BIG, "store: a conversation is %zu bytes of JSON, more than the %u kept", len,
+                                 STORE_OBJECT_BYTES_MAX);
+        return 0;
+}
+
+int store_conversation_put_text(store *s, const char *session_id, const char *body, size_t len, hull_error *e) {
+        int r = store_id_check("session", session_id, e);
+        if (r >= 0)
+                r = store_conversation_text_check(body, len, e);
+        return r < 0 ? r : s->ops->conversation_put(s, session_id, body, e);
+}
+
 int store_conversation_get(store *s, const char *session_id, json_t **ret, hull_error *e) {
         int r = store_id_check("session", session_id, e);
         if (r < 0)

@@ -155,6 +155,10 @@ int store_events_seq_of(store *s, const char *session_id, const char *event_id, 
 
 /* ---- a session's conversation (the model messages, model.h's form) ---- */
 int store_conversation_put(store *s, const char *session_id, const json_t *messages, hull_error *e);
+/* The same from the conversation's JSON text as json_dumps(messages, JSON_COMPACT) writes it (len
+ * bytes, NUL-terminated): what a caller that keeps it (model_conversation_text) hands on without
+ * the dump. -EINVAL when it is not an array's text, -E2BIG past STORE_OBJECT_BYTES_MAX. */
+int store_conversation_put_text(store *s, const char *session_id, const char *body, size_t len, hull_error *e);
 /* *ret: a new reference, or NULL when none was stored. */
 int store_conversation_get(store *s, const char *session_id, json_t **ret, hull_error *e);
 
@@ -435,6 +439,9 @@ int store_lease_release(store *s, const char *session_id, const char *node_id, j
  * took two); the conversation is kept whether the lease goes or stays (-EAGAIN). */
 int store_turn_end(store *s, const char *session_id, const char *node_id, const json_t *messages, json_t **ret_pending,
                    hull_error *e);
+/* The same from the conversation's text (store_conversation_put_text). */
+int store_turn_end_text(store *s, const char *session_id, const char *node_id, const char *body, size_t len,
+                        json_t **ret_pending, hull_error *e);
 /* Take every lease that expired (its node died) for node_id, with FOR UPDATE SKIP LOCKED so two
  * nodes never take the same one: *ret a JSON array of {"session_id", "dead_node"}. */
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);

@@ -244,6 +244,12 @@ static void test_bad_calls(world *w) {
                             "\"name\":\"echo\",\"input\":{\"text\":\"the start of a long te\"}}]",
                  .stop = MODEL_STOP_MAX_TOKENS},
                 {.content = "[{\"type\":\"text\",\"text\":\"ok\"}]", .stop = MODEL_STOP_END},
+                /* the next turn: ids of calls of earlier messages again */
+                {.content = "[{\"type\":\"tool_use\",\"id\":\"b\",\"name\":\"echo\",\"input\":{\"text\":\"z\"}},"
+                            "{\"type\":\"tool_use\",\"id\":\"e\",\"name\":\"echo\",\"input\":{\"text\":\"w\"}},"
+                            "{\"type\":\"tool_use\",\"id\":\"f\",\"name\":\"echo\",\"input\":{\"text\":\"v\"}}]",
+                 .stop = MODEL_STOP_TOOL_USE},
+                {.content = "[{\"type\":\"text\",\"text\":\"ok again\"}]", .stop = MODEL_STOP_END},
         };
         fake *f = NULL;
         model_client *m = fake_new(steps, ELEMENTSOF(steps), &f);
@@ -279,6 +285,34 @@ static void test_bad_calls(world *w) {
         CHECK(id4 && id4[0] && strcmp(id4, "a") != 0 && id5 && strcmp(id5, "a") != 0 && strcmp(id4, id5) != 0);
         CHECK_EQ_STR(str(event(&w->rec, "agent.tool_use", 2), "evaluated_permission"), "deny");
         CHECK(events_sound(&w->rec));
+        agent_turn_result_done(&res);
+        /* the conversation's text is its dump; the next turn's calls reusing ids of earlier
+         * messages get fresh ones ("f" is new: kept), every id of the conversation once */
+        char *text = NULL, *want = json_dumps(conv, JSON_COMPACT);
+        size_t len = 0;
+        CHECK(agent_conversation_text(a, &text, &len) == 0 && strcmp(text, want) == 0 && len == strlen(want));
+        free(text);
+        free(want);
+        uint64_t dumped = agent_conversation_dumped(a);
+        CHECK_EQ_INT(agent_turn(a, "again", NULL, &res, &e), 0);
+        want = json_dumps(conv, JSON_COMPACT);
+        CHECK(agent_conversation_text(a, &text, &len) == 0 && strcmp(text, want) == 0);
+        free(text);
+        free(want);
+        CHECK_EQ_INT(agent_conversation_dumped(a) - dumped, 5); /* the last before and the turn's 4 */
+        const json_t *m2 = json_array_get(conv, json_array_size(conv) - 3), *b;
+        CHECK_EQ_STR(str(json_array_get(json_object_get(m2, "content"), 2), "id"), "f");
+        json_t *ids = json_object();
+        size_t i, k, calls = 0;
+        json_array_foreach(conv, i, asst) {
+                json_array_foreach(json_object_get(asst, "content"), k, b) {
+                        if (strcmp(str(b, "type"), "tool_use") == 0 && ++calls)
+                                json_object_set_new(ids, str(b, "id"), json_true());
+                }
+        }
+        CHECK_EQ_INT(calls, 10);
+        CHECK_EQ_INT(json_object_size(ids), calls);
+        json_decref(ids);
         agent_turn_result_done(&res);
         agent_free(a);
         model_client_free(m);

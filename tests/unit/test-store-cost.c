@@ -1,5 +1,6 @@
 /* test-store-cost.c: what the store's hot paths cost, counted (not timed), so a cost that comes
  * back fails here: a turn's SQLite statements compiled once and kept (store_prepares). */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,13 +9,14 @@
 #include "dlib-sqlite3.h"
 #include "fs-util.h"
 #include "store-testlib.h"
+#include "store-webhook.h"
 #include "store.h"
 #include "test.h"
 
 /* A turn's statements (its events appended and marked processed, the session's update, the
- * conversation kept, each write in its transaction) are compiled once per store and kept: after a
- * first turn, more turns compile nothing, while a statement not kept still counts (SQLite: its
- * backend counts; PostgreSQL prepares once per connection and test-store-node counts that). */
+ * conversation kept, its statuses queued for webhooks, each write in its transaction) are compiled once per store and
+ * kept: after a first turn, more turns compile nothing, while a statement not kept still counts (SQLite: its backend
+ * counts; PostgreSQL prepares once per connection and test-store-node counts that). */
 static void test_turn_prepares(store *s) {
         hull_error e = {0};
         json_t *sess = session_obj("sess_prep", 1, "idle", "agent_1", 1, false);
@@ -32,6 +34,11 @@ static void test_turn_prepares(store *s) {
                 json_object_set_new(sess, "status", json_string(turn % 2 ? "idle" : "running"));
                 CHECK_EQ_INT(store_update(s, STORE_SESSION, sess, &e), 0);
                 CHECK_EQ_INT(store_conversation_put(s, "sess_prep", conv, &e), 0);
+                /* its statuses to the webhooks that want them (none here: nothing queued) */
+                size_t queued = 1;
+                snprintf(id, sizeof(id), "whe_prep_%d", turn);
+                CHECK_EQ_INT(store_webhook_enqueue(s, "session.status_idle", id, NULL, 1, "{}", &queued, &e), 0);
+                CHECK_EQ_INT(queued, 0);
                 json_decref(ev);
                 json_decref(conv);
         }
@@ -40,6 +47,28 @@ static void test_turn_prepares(store *s) {
         CHECK_EQ_INT(store_events_seq_of(s, "sess_prep", "sevt_prep_2", &seq, &e), 0);
         CHECK_EQ_INT(store_prepares(s) - before, 1); /* one not kept: counted */
         json_decref(sess);
+}
+
+/* The conversation kept from its text as the agent keeps it (store_conversation_put_text): read
+ * back as the messages; anything but an array's text refused before the store. */
+static void test_conversation_text(store *s) {
+        hull_error e = {0};
+        json_t *conv = json_pack("[{s:s, s:s}, {s:s, s:[{s:s, s:s}]}]", "role", "user", "content", "h\u00e9", "role",
+                                 "assistant", "content", "type", "text", "text", "hi"),
+               *got = NULL;
+        char *text = json_dumps(conv, JSON_COMPACT);
+        uint64_t before = store_prepares(s);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", text, strlen(text), &e), 0);
+        CHECK_EQ_INT(store_prepares(s) - before, 0); /* the statement store_conversation_put keeps */
+        CHECK_EQ_INT(store_conversation_get(s, "sess_prep", &got, &e), 0);
+        CHECK(got && json_equal(got, conv));
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", "{}", 2, &e), -EINVAL);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", text, strlen(text) - 1, &e), -EINVAL);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_prep", NULL, 0, &e), -EINVAL);
+        CHECK_EQ_INT(store_conversation_put_text(s, "sess_none", text, strlen(text), &e), -ENOENT);
+        json_decref(got);
+        free(text);
+        json_decref(conv);
 }
 
 int main(void) {
@@ -56,6 +85,7 @@ int main(void) {
         CHECK_EQ_INT(store_open(path, &s, &e), 0);
         if (s) {
                 test_turn_prepares(s);
+                test_conversation_text(s);
                 store_close(s);
         }
         rm_rf_at(AT_FDCWD, dir);

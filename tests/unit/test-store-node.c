@@ -313,6 +313,17 @@ static void test_turn_commits(store *s, store *s2) {
         json_decref(got);
         CHECK_EQ_INT(store_lease_claim(s2, "sesn_t1", "tb", 60000, &le, &e), 0); /* it was given up */
         CHECK_EQ_INT(store_turn_end(s, "sesn_t1", "ta", NULL, &pending, &e), -EINVAL);
+        /* the same from the conversation's text (the agent keeps it): kept, the lease given up */
+        json_array_append_new(conv, json_pack("{s:s, s:s}", "role", "user", "content", "again"));
+        char *text = json_dumps(conv, JSON_COMPACT);
+        CHECK_EQ_INT(store_turn_end_text(s2, "sesn_t1", "tb", text, strlen(text) - 1, &pending, &e), -EINVAL);
+        CHECK_EQ_INT(store_turn_end_text(s2, "sesn_t1", "tb", text, strlen(text), &pending, &e), 0);
+        CHECK(pending == NULL);
+        CHECK_EQ_INT(store_conversation_get(s, "sesn_t1", &got, &e), 0);
+        CHECK(json_equal(got, conv));
+        json_decref(got);
+        free(text);
+        CHECK_EQ_INT(store_lease_claim(s2, "sesn_t1", "tb", 60000, &le, &e), 0); /* given up: taken again */
         json_decref(conv);
         /* an expired lease (its node dead) is not taken in the append: the claim cuts its turn first */
         CHECK_EQ_INT(store_lease_release(s2, "sesn_t1", "tb", NULL, &e), 0);
