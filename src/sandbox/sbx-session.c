@@ -727,6 +727,12 @@ static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadl
                              capture *out, capture *err) {
         uint32_t n = (uint32_t) len;
         unsigned char head[4] = {n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >> 24) & 0xff};
+        char one[SBX_CELL_FRAME_ONE_SEND];
+        if (len <= sizeof(one) - sizeof(head)) { /* one send: the reader wakes once, for all of it */
+                memcpy(one, head, sizeof(head));
+                memcpy(one + sizeof(head), buf, len);
+                return send_until(fd, one, sizeof(head) + len, deadline_us, out_fd, err_fd, out, err);
+        }
         int r = send_until(fd, (const char *) head, sizeof(head), deadline_us, out_fd, err_fd, out, err);
         return r < 0 ? r : send_until(fd, buf, len, deadline_us, out_fd, err_fd, out, err);
 }
