@@ -11,7 +11,11 @@ Starts one `hull serve --listen 127.0.0.1:0 --audit-dir TMP` (the port from its 
           bench/run.sh: same flags, same generated /etc files and seccomp program on fds 10-14)
   cell    the cell `1+1` in one open session over one keep-alive HTTP/1.1 connection, against a
           raw pipe round trip (a line to an already-running /usr/bin/python3 that evals it and
-          writes back the repr), the two interleaved in blocks of 50 calls
+          writes back the repr), the two interleaved in blocks of 50 calls; and the same cell
+          over a second keep-alive connection with a lean client (LeanClient: the request
+          written with one send, the answer's head split by hand, its JSON parsed and stdout
+          checked, as a C or Go client would, without http.client's header parsing), a third
+          series in the same blocks
   js      Run {"javascript":{"code":"console.log(6*7)"}} (stdout checked: "42\\n") against
           `/usr/bin/node -e 'console.log(6*7)'` run directly, interleaved
   jsdiag  where a javascript Run's time goes: node -e / node main.mjs / hull exec / bwrap rows
@@ -35,6 +39,7 @@ import json
 import os
 import random
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -129,6 +134,52 @@ class Client:
         st, o = self.call(SVC + "CloseSession", {"protocol": 3, "sessionId": sid})
         if st != 200:
             err("CloseSession: %s %s" % (st, o))
+
+
+class LeanClient:
+    """One keep-alive HTTP/1.1 connection on a plain socket (TCP_NODELAY): each call builds its
+    request and JSON body, sends them with one send, reads the head to its blank line, the body
+    by Content-Length, and parses the JSON answer. What http.client does, minus its header
+    parsing (email.parser) and buffered-file layers."""
+
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=120)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+
+    def call(self, path, body):
+        data = json.dumps(body).encode()
+        self.sock.sendall(b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          b"Connect-Protocol-Version: 1\r\nContent-Length: %d\r\n\r\n%s" %
+                          (path.encode(), len(data), data))
+        while b"\r\n\r\n" not in self.buf:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return 0, {}
+            self.buf += chunk
+        head, _, rest = self.buf.partition(b"\r\n\r\n")
+        lines = head.split(b"\r\n")
+        n = 0
+        for line in lines[1:]:
+            k, _, v = line.partition(b":")
+            if k.strip().lower() == b"content-length":
+                n = int(v)
+        while len(rest) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return 0, {}
+            rest += chunk
+        self.buf = rest[n:]
+        return int(lines[0].split()[1]), json.loads(rest[:n])
+
+    def cell(self, sid, code, expect):
+        st, o = self.call(SVC + "SessionRun",
+                          {"protocol": 3, "sessionId": sid, "cell": {"language": "python", "code": code}})
+        c = o.get("run", {}).get("cell") if st == 200 else None
+        if c is None or c.get("exitCode", 0) != 0 or base64.b64decode(c.get("stdout", "")) != expect:
+            err("lean SessionRun %r: %s %s" % (code, st, json.dumps(o)[:300]))
+            return False
+        return True
 
 
 def start_daemon(hull, tmp, extra):
@@ -267,30 +318,34 @@ def bench_cell(port, n, warm=50, block=50):
             err("pipe: %r" % line)
         return dt
 
-    def cell_once():
+    def cell_once(c):
         t = time.perf_counter()
-        ok = cl.cell(sid, "1+1", b"2\n")
+        ok = c.cell(sid, "1+1", b"2\n")
         return (time.perf_counter() - t) * 1e3 if ok else None
 
+    lean = LeanClient(port)
     for _ in range(warm):
-        cell_once()
+        cell_once(cl)
+        cell_once(lean)
         pipe_once()
-    cells, pipes = [], []
+    cells, leans, pipes = [], [], []
     done = 0
     while done < n:
         k = min(block, n - done)
-        for _ in range(k):
-            d = cell_once()
-            if d is not None:
-                cells.append(d)
+        for c, into in ((cl, cells), (lean, leans)):
+            for _ in range(k):
+                d = cell_once(c)
+                if d is not None:
+                    into.append(d)
         for _ in range(k):
             pipes.append(pipe_once())
         done += k
     win.close()
     child.wait()
+    lean.sock.close()
     cl.close(sid)
     cl.conn.close()
-    return cells, pipes
+    return cells, leans, pipes
 
 
 # ---- 3. single javascript Run ----
@@ -530,11 +585,12 @@ def main():
             rows.append(("  ratio session / bwrap (target <= 0.1)", med(s) / med(b), "ratio"))
             print("# first: done (%d + %d samples)" % (len(s), len(b)), flush=True)
         if "cell" in parts:
-            c, p = bench_cell(port, a.cells)
+            c, lc, p = bench_cell(port, a.cells)
             rows.append(("2 cell 1+1, session, keep-alive HTTP", c, "ms"))
+            rows.append(("  the same, lean keep-alive client", lc, "ms"))
             rows.append(("  raw pipe to a running python3", p, "ms"))
             rows.append(("  ratio cell / pipe (target: median <= 1 ms)", med(c) / med(p), "ratio"))
-            print("# cell: done (%d + %d calls)" % (len(c), len(p)), flush=True)
+            print("# cell: done (%d + %d + %d calls)" % (len(c), len(lc), len(p)), flush=True)
         if "js" in parts:
             r, dm, n, ne = bench_js(port, a.js, rng)
             rows.append(("3 Run javascript console.log(6*7)", r, "ms"))

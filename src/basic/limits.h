@@ -98,8 +98,11 @@
 #define SBX_SESSION_CMD_MAX (64U << 10) /* a shell command of sbx_session_shell */
 #define SBX_SWEEP_ROUNDS_MAX 2000U      /* /proc scans of one sweep (~2 s with the back-off) */
 #define SBX_SWEEP_DIRENT_BUF 4096U      /* getdents64 buffer of the init's /proc scan */
+#define SBX_QUIET_PROCS_BUF 8192U       /* a session's cgroup.procs, read to find an interpreter */
+#define SBX_QUIET_FDINFO_BUF 1024U      /* /proc/self/fdinfo of a pidfd (its NSpid line) */
 #define SBX_CELL_FRAME_MAX (64U << 10)  /* a frame an interpreter sends (hello, done, error) */
 #define SBX_CELL_CODE_MAX (1U << 20)    /* a cell's code, as sent to the interpreter */
+#define SBX_CELL_FRAME_ONE_SEND 4096U   /* a cell frame this long (with its head) goes in one send */
 #define SBX_INTERP_START_MS 15000U      /* an interpreter that says nothing for this long failed */
 #define SBX_ZYGOTE_READY_MS 20000U      /* the zygote imports numpy and pandas within this */
 #define SBX_ZYGOTE_MSG_MAX 65536U       /* one spawn request to the zygote */

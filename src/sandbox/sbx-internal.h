@@ -136,3 +136,21 @@ int sbx_net_block_metadata(const char **ret_what);
  * boot.js read from their fd 0, so no source is on a command line (ps, /proc/PID/cmdline).
  * Returns the fd or a negative errno with *e. */
 int sbx_sources_memfd(const char *const *src, size_t n, hull_error *e);
+
+/* ---- a session's cgroup from the host (sbx-session-cgroup.c) ---- */
+
+/* Open b's cgroup membership files for writing (b->cg_fds) and the directory that counts its
+ * tasks (b->cg_dir_fd, -1 when there is none). Returns 0 or a negative errno with *e. */
+struct sbx_session_box;
+int sbx_session_open_cgroup(struct sbx_session_box *b, hull_error *e);
+
+/* Find in's pidfd (in->pidfd, else -1): the process of the session's cgroup whose pid, in the
+ * session's pid namespace, is in->pid. Call right after its hello, before it runs any code. */
+struct sbx_session;
+struct sbx_interp;
+void sbx_interp_find(struct sbx_session *s, struct sbx_interp *in);
+
+/* True when nothing but the init and the running interpreters exists in the session now: the
+ * cgroup's task count read first is exactly theirs, and each of them (pidfds) is alive after
+ * it. False when that cannot be told (no cgroup, an interpreter without a pidfd): sweep then. */
+bool sbx_session_quiet(struct sbx_session *s);

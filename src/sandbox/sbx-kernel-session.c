@@ -657,7 +657,8 @@ _noreturn_ static void ks_main(kshim *k) {
 
 int sbx_kernel_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e) {
         _cleanup_close_pair_ int ctlp[2] = {-1, -1};
-        sbx_session_box b = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1, .kernel = true};
+        sbx_session_box b = {
+                .pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1, .cg_dir_fd = -1, .kernel = true};
         int r = sbx_kernel_available(e);
         if (r < 0)
                 return r;

@@ -116,31 +116,10 @@ static int make_bpf_memfd(hull_error *e) {
         return TAKE_FD(fd);
 }
 
-static int open_cgroup_fds(sbx_session_box *b, hull_error *e) {
-        char paths[3][SBX_CGROUP_TASKS_PATH_MAX];
-        if (!b->have_cg)
-                return 0;
-        int n = sbx_cgroup_tasks_paths(&b->cg, "", paths, ELEMENTSOF(paths), e);
-        if (n < 0)
-                return n;
-        if (n == 0 && b->cg.memory[0]) { /* v2: one cgroup.procs */
-                if ((size_t) snprintf(paths[0], sizeof(paths[0]), "%s/cgroup.procs", b->cg.memory) >= sizeof(paths[0]))
-                        return hull_err(e, -ENAMETOOLONG, "session: cgroup path too long");
-                n = 1;
-        }
-        for (int i = 0; i < n; i++) {
-                int fd = open(paths[i], O_WRONLY | O_CLOEXEC);
-                if (fd < 0)
-                        return hull_err(e, negative_errno(), "session: cannot open %s", paths[i]);
-                b->cg_fds[b->n_cg_fds++] = fd;
-        }
-        return 0;
-}
-
 int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_error *e) {
         _cleanup_close_pair_ int ctlp[2] = {-1, -1};
         sbx_launch L = {.rep_fd = -1, .net_fd = -1};
-        sbx_session_box b = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
+        sbx_session_box b = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1, .cg_dir_fd = -1};
         hull_error ignore;
         int r;
 
@@ -214,7 +193,7 @@ int sbx_session_start(const sbx_session_spec *spec, sbx_session_box *ret, hull_e
         if (r < 0)
                 goto fail;
         b.bpf_fd = r;
-        r = open_cgroup_fds(&b, e);
+        r = sbx_session_open_cgroup(&b, e);
         if (r < 0)
                 goto fail;
         if (L.net_fd >= 0) {
@@ -243,6 +222,7 @@ int sbx_session_box_end(sbx_session_box *b, sbx_session_end_info *ret, hull_erro
         for (size_t i = 0; i < b->n_cg_fds; i++)
                 safe_close(b->cg_fds[i]);
         b->n_cg_fds = 0;
+        b->cg_dir_fd = safe_close(b->cg_dir_fd);
         if (b->pid > 0) {
                 int st = 0;
                 pid_t w = waitpid(b->pid, &st, WNOHANG);
@@ -311,17 +291,20 @@ void sbx_session_init(sbx_session *s, int ctl_fd, int ws_fd, int pidfd, int bpf_
                            .pidfd = pidfd,
                            .bpf_fd = bpf_fd,
                            .zygote_fd = zygote_fd,
+                           .cg_dir_fd = -1,
+                           .pids_fd = -1,
                            .hangup_fd = -1};
         for (size_t i = 0; i < n_cg_fds && i < ELEMENTSOF(s->cg_fds); i++)
                 s->cg_fds[s->n_cg_fds++] = cg_fds[i];
         for (int i = 0; i < _SBX_LANG_MAX; i++)
-                s->interp[i] = (sbx_interp){.sock = -1, .out_fd = -1, .err_fd = -1};
+                s->interp[i] = (sbx_interp){.sock = -1, .out_fd = -1, .err_fd = -1, .pidfd = -1};
 }
 
 static void interp_close(sbx_interp *in) {
         in->sock = safe_close(in->sock);
         in->out_fd = safe_close(in->out_fd);
         in->err_fd = safe_close(in->err_fd);
+        in->pidfd = safe_close(in->pidfd);
         in->running = false;
         in->hello_pending = false;
         in->pid = 0;
@@ -330,6 +313,7 @@ static void interp_close(sbx_interp *in) {
 void sbx_session_done(sbx_session *s) {
         for (int i = 0; i < _SBX_LANG_MAX; i++)
                 interp_close(&s->interp[i]);
+        s->pids_fd = safe_close(s->pids_fd);
 }
 
 /* Send one message to the init; the running interpreters (but skip, if >= 0) are exempt. */
@@ -389,6 +373,7 @@ static int ctl_wait(sbx_session *s, int want, uint64_t timeout_ms, sbx_report *r
 
 static int sweep(sbx_session *s, int skip, hull_error *e) {
         sbx_report rep;
+        s->sweeps++;
         int r = ctl_send(s, SBX_CTL_SWEEP, 0, NULL, NULL, NULL, 0, skip);
         if (r < 0)
                 return hull_err(e, r, "session: cannot reach the sandbox's init");
@@ -742,6 +727,12 @@ static int frame_write_until(int fd, const char *buf, size_t len, uint64_t deadl
                              capture *out, capture *err) {
         uint32_t n = (uint32_t) len;
         unsigned char head[4] = {n & 0xff, (n >> 8) & 0xff, (n >> 16) & 0xff, (n >> 24) & 0xff};
+        char one[SBX_CELL_FRAME_ONE_SEND];
+        if (len <= sizeof(one) - sizeof(head)) { /* one send: the reader wakes once, for all of it */
+                memcpy(one, head, sizeof(head));
+                memcpy(one + sizeof(head), buf, len);
+                return send_until(fd, one, sizeof(head) + len, deadline_us, out_fd, err_fd, out, err);
+        }
         int r = send_until(fd, (const char *) head, sizeof(head), deadline_us, out_fd, err_fd, out, err);
         return r < 0 ? r : send_until(fd, buf, len, deadline_us, out_fd, err_fd, out, err);
 }
@@ -946,6 +937,8 @@ static int interp_cold(sbx_session *s, sbx_lang lang, bool wait, hull_error *e) 
         in->out_fd = TAKE_FD(outp[0]);
         in->err_fd = TAKE_FD(errp[0]);
         in->running = true;
+        if (!in->hello_pending)
+                sbx_interp_find(s, in);
         return 0;
 }
 
@@ -976,6 +969,7 @@ static int interp_start(sbx_session *s, sbx_lang lang, hull_error *e) {
                         in->out_fd = TAKE_FD(outp[0]);
                         in->err_fd = TAKE_FD(errp[0]);
                         in->running = true;
+                        sbx_interp_find(s, in);
                         return 0;
                 }
                 /* Isolation does not depend on the zygote: start a cold interpreter in the
@@ -1046,8 +1040,9 @@ static int cell_end(sbx_session *s, sbx_lang lang, bool timed_out, bool ended, i
                 ret->exit_code = 1;
                 ret->interpreter_ended = true;
         } else {
-                /* Nothing the cell started outlives it; then take what reached the pipes. */
-                r = sweep(s, -1, e);
+                /* Nothing the cell started outlives it (the kernel's count says none exists,
+                 * or the init sweeps); then take what reached the pipes. */
+                r = sbx_session_quiet(s) ? 0 : sweep(s, -1, e);
                 if (in->out_fd >= 0)
                         read_into(&in->out_fd, out, NULL);
                 if (in->err_fd >= 0)
@@ -1088,7 +1083,8 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                         r = interp_start(s, lang, e);
                         if (r < 0)
                                 return r;
-                }
+                } else
+                        sbx_interp_find(s, in);
                 ret->interpreter_started = true;
         }
         if (capture_init(&out, output_bytes ? output_bytes : SBX_DEFAULT_OUTPUT_BYTES) < 0 ||

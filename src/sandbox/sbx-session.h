@@ -65,6 +65,8 @@ typedef struct sbx_session_box {
         int bpf_fd;    /* sealed memfd: the seccomp programs, for the zygote */
         int cg_fds[3]; /* cgroup membership files opened for writing, for the zygote */
         size_t n_cg_fds;
+        int cg_dir_fd;  /* O_PATH: the cgroup that counts the sandbox's tasks (v1 pids, or v2's),
+                         * for sbx_session.cg_dir_fd; -1 without one */
         uid_t host_uid; /* who the sandbox user is on the host */
         gid_t host_gid;
         sbx_cgroup cg;
@@ -124,6 +126,8 @@ typedef struct sbx_interp {
         int out_fd, err_fd; /* read ends of its stdout and stderr (non-blocking) */
         bool from_zygote;
         bool hello_pending; /* started by sbx_session_warm; the next cell reads its hello */
+        int pidfd;          /* a pidfd of it (on the host), found in the session's cgroup by its
+                             * pid right after its hello, before it ran any code; or -1 */
 } sbx_interp;
 
 typedef struct sbx_session {
@@ -133,6 +137,10 @@ typedef struct sbx_session {
         int bpf_fd;
         int cg_fds[3];
         size_t n_cg_fds;
+        int cg_dir_fd;      /* borrowed: the box's cg_dir_fd, or -1 (set after sbx_session_init):
+                             * with it a clean cell needs no sweep (sbx-session-cgroup.c) */
+        int pids_fd;        /* owned: its pids.current, opened on first use */
+        uint64_t sweeps;    /* round trips to the init for a sweep (tests count them) */
         int zygote_fd;      /* SOCK_SEQPACKET to hull serve's zygote, or -1 */
         int hangup_fd;      /* the caller's connection during a call, or -1: when its peer hangs
                              * up (sock_hung_up(): a reset or a closed unix socket; a half-close

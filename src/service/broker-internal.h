@@ -38,7 +38,8 @@ typedef struct keeper_reply {
         int32_t err; /* 0: started; the fds ride along */
         uint32_t n_cg_fds;
         uint32_t host_uid, host_gid;
-        uint32_t kernel; /* the kernel tier: ctl, ws and the shim's pidfd ride along, no seccomp memfd */
+        uint32_t kernel;     /* the kernel tier: ctl, ws and the shim's pidfd ride along, no seccomp memfd */
+        uint32_t has_cg_dir; /* the cgroup's directory (O_PATH) rides along after the cgroup files */
         char msg[HULL_ERROR_MSG_MAX];
 } keeper_reply;
 

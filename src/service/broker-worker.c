@@ -506,7 +506,7 @@ answer:
 void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
         _cleanup_free_ keeper_req *req = calloc(1, sizeof(*req));
         keeper_reply rep = {.magic = KEEPER_MAGIC};
-        sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
+        sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1, .cg_dir_fd = -1};
         hull_error e = {0};
         int fds_in[SOCK_FDS_MAX], truncated = 0;
         size_t n_in = 0;
@@ -569,6 +569,10 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
         for (size_t i = 0; i < box.n_cg_fds; i++)
                 fds[nfds++] = box.cg_fds[i];
         rep.n_cg_fds = (uint32_t) box.n_cg_fds;
+        if (box.cg_dir_fd >= 0) {
+                fds[nfds++] = box.cg_dir_fd;
+                rep.has_cg_dir = 1;
+        }
         rep.host_uid = (uint32_t) box.host_uid;
         rep.host_gid = (uint32_t) box.host_gid;
         r = sock_send_fds(fd, &rep, sizeof(rep), fds, nfds, 0);
@@ -580,6 +584,7 @@ void brk_keeper_run(const brk_config *cfg, int fd, int term_fd) {
         for (size_t i = 0; i < box.n_cg_fds; i++)
                 safe_close(box.cg_fds[i]);
         box.n_cg_fds = 0;
+        box.cg_dir_fd = safe_close(box.cg_dir_fd);
         bool by_itself = false;
         while (r >= 0) {
                 struct pollfd pf[3] = {{.fd = fd, .events = POLLIN | POLLRDHUP},

@@ -142,7 +142,7 @@ static void spawn_keeper(broker_state *s, int fd) {
 /* The spare worker: sets a sandbox up, says "R", waits for a run's fd, runs it like a worker
  * (or ends the sandbox on SIGTERM or EOF). */
 static _noreturn_ void spare_main(const brk_config *cfg, int sock, int cancel_fd, bool warm_js) {
-        sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1};
+        sbx_session_box box = {.pid = -1, .pidfd = -1, .ctl_fd = -1, .ws_fd = -1, .bpf_fd = -1, .cg_dir_fd = -1};
         sbx_session_spec spec = {.memory_bytes = cfg->spare_memory_bytes,
                                  .pids = cfg->spare_pids,
                                  .tmp_bytes = cfg->spare_tmp_bytes,
@@ -678,7 +678,7 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
                 rq->has_log = log_fd >= 0;
         }
 
-        *ret = (brk_session){.keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1};
+        *ret = (brk_session){.keeper_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1, .cg_dir_fd = -1};
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
                 return hull_err(e, negative_errno(), "session: cannot create a socket to the broker");
         r = ctl_send(b, CTL_SESSION, sv[1]);
@@ -706,8 +706,8 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
                                        : "session: malformed answer from the sandbox broker");
         }
         size_t want = rep.kernel ? 3 : 4; /* the kernel tier has no seccomp memfd (no zygote) */
-        if (rep.err < 0 || nfds != want + rep.n_cg_fds || rep.n_cg_fds > ELEMENTSOF(ret->cg_fds) ||
-            (rep.kernel && rep.n_cg_fds)) {
+        if (rep.err < 0 || nfds != want + rep.n_cg_fds + (rep.has_cg_dir ? 1 : 0) ||
+            rep.n_cg_fds > ELEMENTSOF(ret->cg_fds) || (rep.kernel && (rep.n_cg_fds || rep.has_cg_dir))) {
                 for (size_t i = 0; i < nfds; i++)
                         safe_close(fds[i]);
                 rep.msg[sizeof(rep.msg) - 1] = '\0';
@@ -720,6 +720,8 @@ int brk_session_open(brk_broker *b, const brk_session_spec *spec, brk_session *r
         ret->bpf_fd = rep.kernel ? -1 : fds[3];
         for (size_t i = 0; i < rep.n_cg_fds; i++)
                 ret->cg_fds[ret->n_cg_fds++] = fds[4 + i];
+        if (rep.has_cg_dir)
+                ret->cg_dir_fd = fds[4 + rep.n_cg_fds];
         ret->host_uid = rep.host_uid;
         ret->host_gid = rep.host_gid;
         ret->keeper_fd = TAKE_FD(sv[0]);
@@ -748,4 +750,5 @@ void brk_session_close(brk_session *s) {
         for (size_t i = 0; i < s->n_cg_fds; i++)
                 safe_close(s->cg_fds[i]);
         s->n_cg_fds = 0;
+        s->cg_dir_fd = safe_close(s->cg_dir_fd);
 }

@@ -94,6 +94,7 @@ typedef struct brk_session {
         int ctl_fd, ws_fd, pidfd, bpf_fd;
         int cg_fds[3];
         size_t n_cg_fds;
+        int cg_dir_fd; /* O_PATH: the cgroup that counts the sandbox's tasks, or -1 */
         uid_t host_uid;
         gid_t host_gid;
 } brk_session;

@@ -62,6 +62,7 @@ static int broker_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_err
                         .pidfd = bs->pidfd,
                         .bpf_fd = bs->bpf_fd,
                         .n_cg_fds = bs->n_cg_fds,
+                        .cg_dir_fd = bs->cg_dir_fd,
                         .host_uid = bs->host_uid,
                         .host_gid = bs->host_gid,
                         .priv = bs};

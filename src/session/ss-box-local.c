@@ -40,6 +40,7 @@ static int local_open(void *ctx, const ss_box_spec *spec, ss_box *ret, hull_erro
                         .pidfd = b->pidfd,
                         .bpf_fd = b->bpf_fd,
                         .n_cg_fds = b->n_cg_fds,
+                        .cg_dir_fd = b->cg_dir_fd,
                         .host_uid = b->host_uid,
                         .host_gid = b->host_gid,
                         .priv = b};

@@ -550,7 +550,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
         if (!s)
                 return hull_err(e, -ENOMEM, "sessions: out of memory");
         s->store_fd = s->net_log_fd = -1;
-        s->box = (ss_box){.end_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1};
+        s->box = (ss_box){.end_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1, .cg_dir_fd = -1};
         pthread_mutex_init(&s->call, NULL);
         int r = getrandom(rnd, sizeof(rnd), 0) == (ssize_t) sizeof(rnd) ? 0 : hull_err(e, -EIO, "no random id");
         for (size_t i = 0; r >= 0 && i < sizeof(rnd); i++)
@@ -601,6 +601,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
                 s->sx.env = env_layer_sandbox_env(); /* for interpreters forked from the zygote */
         s->tier = o->tier;
         s->sx.kernel = o->tier == SBX_TIER_KERNEL;
+        s->sx.cg_dir_fd = s->sx.kernel ? -1 : s->box.cg_dir_fd;
         if (s->sx.kernel) { /* no zygote: its forks would enter the shim's namespaces, not gVisor */
                 s->sx.pidfd = -1;
                 s->sx.bpf_fd = -1;

@@ -90,6 +90,7 @@ typedef struct ss_box {
         int ctl_fd, ws_fd, pidfd, bpf_fd;
         int cg_fds[3];
         size_t n_cg_fds;
+        int cg_dir_fd;  /* the cgroup that counts the sandbox's tasks (borrowed), or -1 */
         uid_t host_uid; /* who the sandbox user is on the host */
         gid_t host_gid;
         void *priv; /* the provider's */

@@ -1,13 +1,15 @@
 /* test-sbx-session.c: the session engine end to end, as root (it makes real sandboxes): calls,
  * persistence of files but not of processes, deadlines, the shell's directory and variables,
  * python and javascript cells (state, last expression, errors, deadline and restart), and the
- * zygote path. Skips (and says so) when not root or without user namespaces. */
+ * zygote path, and the sweep a clean cell does without (sbx-session-cgroup.c). Skips (and says so) when not root or
+ * without user namespaces. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -265,6 +267,69 @@ static void test_cells(sbx_session *s, const char *label, bool fresh) {
 
 static char handles_dir[64];
 
+/* A python cell 1+1 answers 2. */
+static void cell_two(sbx_session *s) {
+        sbx_cell_result c;
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "1+1", 20000, &c), 0);
+        CHECK(c.exit_code == 0 && contains(c.out, c.out_len, "2\n"));
+        sbx_cell_result_done(&c);
+}
+
+/* After a cell the init sweeps only when the cgroup may hold something but the init and the
+ * interpreters: clean cells need no round trip to it; a process or a thread the cell left, or an
+ * interpreter whose pidfd says it ended, still get the sweep. Python alone must be running. */
+static void test_quiet(sbx_session *s, const sbx_session_box *box) {
+        sbx_cell_result c;
+        printf("# quiet cells\n");
+        cell_two(s);
+        if (box->cg_dir_fd < 0) {
+                printf("# no cgroup counts the session's tasks here: every cell is swept\n");
+                return;
+        }
+        CHECK(s->interp[SBX_LANG_PYTHON].pidfd >= 0);
+        uint64_t before = s->sweeps;
+        for (int i = 0; i < 5; i++)
+                cell_two(s);
+        CHECK_EQ_INT((int) (s->sweeps - before), 0); /* main's code: 5 */
+
+        before = s->sweeps;
+        CHECK_EQ_INT(
+                cell(s, SBX_LANG_PYTHON, "import subprocess\np = subprocess.Popen(['sleep', '201.5'])\n1", 20000, &c),
+                0);
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT((int) (s->sweeps - before), 1);
+        /* the sleep was killed with its cell (its zombie, reaped now, kept the count up) */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "p.poll()", 20000, &c), 0);
+        CHECK(contains(c.out, c.out_len, "-9\n"));
+        sbx_cell_result_done(&c);
+
+        before = s->sweeps;
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON,
+                          "import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()\n1", 20000,
+                          &c),
+                     0);
+        sbx_cell_result_done(&c);
+        CHECK_EQ_INT((int) (s->sweeps - before), 1); /* a thread of the interpreter is above the floor */
+        usleep(400 * 1000);
+
+        /* The count alone is not enough: an interpreter that ended (its pidfd readable) is swept. */
+        pid_t k = fork();
+        if (k == 0)
+                _exit(0);
+        int dead = (int) syscall(SYS_pidfd_open, k, 0);
+        CHECK(dead >= 0 && waitpid(k, NULL, 0) == k);
+        int live = s->interp[SBX_LANG_PYTHON].pidfd;
+        s->interp[SBX_LANG_PYTHON].pidfd = dead;
+        before = s->sweeps;
+        cell_two(s);
+        CHECK_EQ_INT((int) (s->sweeps - before), 1);
+        s->interp[SBX_LANG_PYTHON].pidfd = live;
+        safe_close(dead);
+        before = s->sweeps;
+        cell_two(s);
+        CHECK_EQ_INT((int) (s->sweeps - before), 0);
+}
+
 static int open_session(sbx_session_box *box, sbx_session *s, int zygote_fd) {
         hull_error e = {0};
         sbx_session_spec spec = {.memory_bytes = 512ULL << 20,
@@ -278,6 +343,7 @@ static int open_session(sbx_session_box *box, sbx_session *s, int zygote_fd) {
                 return r;
         }
         sbx_session_init(s, box->ctl_fd, box->ws_fd, box->pidfd, box->bpf_fd, box->cg_fds, box->n_cg_fds, zygote_fd);
+        s->cg_dir_fd = box->cg_dir_fd; /* as hull serve's sessions have it */
         return 0;
 }
 
@@ -429,6 +495,7 @@ int main(void) {
                         CHECK(c.exit_code == 0 && c.out_len > 2);
                         CHECK_EQ_STR(s.warning, "");
                         sbx_cell_result_done(&c);
+                        test_quiet(&s, &box);
                         test_cells(&s, "zygote", false);
                         sbx_session_done(&s);
                         CHECK_EQ_INT(sbx_session_box_end(&box, NULL, &e), 0);
