@@ -9,12 +9,12 @@
 #include "sha256.h"
 
 typedef struct hd_sink {
-        int fd;            /* the new file, not owned */
-        sha256_ctx sha;    /* of every byte written */
-        uint64_t bytes;    /* written (and hashed) so far */
-        uint64_t max;      /* more than this: -EFBIG */
-        int err;           /* the first error, sticky */
-        char *buf;         /* pieces of a json_dump_callback, gathered to HD_IO_CHUNK; NULL until one */
+        int fd;         /* the new file, not owned */
+        sha256_ctx sha; /* of every byte written */
+        uint64_t bytes; /* written (and hashed) so far */
+        uint64_t max;   /* more than this: -EFBIG */
+        int err;        /* the first error, sticky */
+        char *buf;      /* pieces of a json_dump_callback, gathered to HD_IO_CHUNK; NULL until one */
         size_t buf_len;
 } hd_sink;
 
