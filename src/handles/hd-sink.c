@@ -15,9 +15,10 @@ int hd_sink_init(hd_sink *k, int fd, uint64_t max) {
         return sha256_init(&k->sha);
 }
 
-static int write_all(int fd, const char *p, size_t n) {
+int hd_write_all(int fd, const void *data, size_t n) {
+        const char *p = data;
         while (n > 0) {
-                ssize_t w = write(fd, p, n);
+                ssize_t w = write(fd, p, MIN(n, (size_t) HD_IO_CHUNK));
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w <= 0)
@@ -38,7 +39,7 @@ int hd_sink_write(hd_sink *k, const void *p, size_t n) {
                 size_t m = MIN(n, (size_t) HD_IO_CHUNK);
                 int r = sha256_update(&k->sha, c, m);
                 if (r == 0)
-                        r = write_all(k->fd, c, m);
+                        r = hd_write_all(k->fd, c, m);
                 if (r < 0)
                         return (k->err = r);
                 k->bytes += m;
@@ -125,5 +126,29 @@ int hd_map_fd(int fd, size_t len, hd_mapping *ret) {
         if (p == MAP_FAILED)
                 return -errno;
         *ret = (hd_mapping){.p = p, .len = len};
+        return 0;
+}
+
+static void *hash_thread(void *ud) {
+        hd_hasher *h = ud;
+        h->r = sha256_hex(h->p, h->n, h->digest);
+        return NULL;
+}
+
+void hd_hasher_start(hd_hasher *h, const void *p, size_t n) {
+        *h = (hd_hasher){.p = p, .n = n};
+        if (n >= HD_HASH_THREAD_MIN && pthread_create(&h->thread, NULL, hash_thread, h) == 0)
+                h->threaded = true;
+        else
+                (void) hash_thread(h);
+}
+
+int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]) {
+        if (h->threaded)
+                pthread_join(h->thread, NULL);
+        h->threaded = false;
+        if (h->r < 0)
+                return h->r;
+        memcpy(ret_digest, h->digest, SHA256_HEX_SIZE);
         return 0;
 }

@@ -3,6 +3,8 @@
  * its SHA-256. Not part of the public API. */
 #pragma once
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +37,26 @@ int hd_sink_dump(const char *p, size_t n, void *ud);
 int hd_sink_finish(hd_sink *k, char ret_digest[SHA256_HEX_SIZE]);
 
 void hd_sink_done(hd_sink *k);
+
+/* The SHA-256 of bytes in memory, taken on a thread of its own (from HD_HASH_THREAD_MIN bytes on;
+ * below, or when no thread can be made, at once in hd_hasher_start) while the caller checks and
+ * writes the same bytes: SHA-256 is as slow as the write itself, so side by side it costs no
+ * wall time. The bytes must not change before hd_hasher_join, which must be called once after
+ * every start. */
+typedef struct hd_hasher {
+        const void *p;
+        size_t n;
+        bool threaded;
+        pthread_t thread;
+        int r;
+        char digest[SHA256_HEX_SIZE];
+} hd_hasher;
+void hd_hasher_start(hd_hasher *h, const void *p, size_t n);
+/* Returns 0 and the digest, or -ENOSYS/-EIO (libcrypto). */
+int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]);
+
+/* write() all of p[0..n), HD_IO_CHUNK at a time. Returns 0 or a negative errno. */
+int hd_write_all(int fd, const void *p, size_t n);
 
 /* The SHA-256 of the file fd, read from its start with pread. Returns 0, -ENOMEM, or an errno. */
 int hd_hash_fd(int fd, char ret[SHA256_HEX_SIZE]);

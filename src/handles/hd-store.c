@@ -773,19 +773,13 @@ static int copy_in(hd_store *s, int src_fd, const char *copy, uint64_t *ret_tota
         return k;
 }
 
-/* Write data into the store's new file tmp, hashed on the way (ret_digest). */
-static int write_in(hd_store *s, const char *tmp, const void *data, size_t len, char ret_digest[SHA256_HEX_SIZE],
-                    hull_error *e) {
+/* Write data into the store's new file tmp (hashed beside it by the caller's hd_hasher). */
+static int write_in(hd_store *s, const char *tmp, const void *data, size_t len, hull_error *e) {
         _cleanup_close_ int out = hd_openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
         if (out < 0)
                 return hull_err(e, out, "handles: cannot create a file in the store");
-        _cleanup_(hd_sink_done) hd_sink sink;
-        int k = hd_sink_init(&sink, out, s->max_spill);
-        if (k == 0)
-                k = hd_sink_write(&sink, data, len);
-        if (k == 0)
-                k = hd_sink_finish(&sink, ret_digest);
-        count_written(s, &sink);
+        int k = hd_write_all(out, data, len);
+        __atomic_fetch_add(&s->io.bytes_written, len, __ATOMIC_RELAXED);
         if (k < 0) {
                 unlinkat(s->dir_fd, tmp, 0);
                 return hull_err(e, k, "handles: cannot write a new handle");
@@ -865,10 +859,18 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                 known = ingest ? NULL : &kn;
         } else if (format == HD_FORMAT_SQLITE || !ingest) {
                 /* validated (and JSON scanned) from memory before any file is made, then
-                 * written and hashed in one pass: the file is never read back */
+                 * written; hashed from the same memory beside both: the file is never read back */
+                hd_hasher h;
+                hd_hasher_start(&h, data, len);
                 k = check_format(s, format, data, len, &kn.shape, e);
                 if (k == 0)
-                        k = write_in(s, tmp, data, len, digest, e);
+                        k = write_in(s, tmp, data, len, e);
+                int hk = hd_hasher_join(&h, digest);
+                __atomic_fetch_add(&s->io.bytes_hashed, len, __ATOMIC_RELAXED);
+                if (k == 0 && hk < 0) {
+                        k = hull_err(e, hk, "handles: cannot hash a new handle");
+                        unlinkat(s->dir_fd, tmp, 0);
+                }
                 if (k == 0 && format == HD_FORMAT_SQLITE && (k = hd_table_check(s->dir_fd, tmp, len, e)) < 0)
                         unlinkat(s->dir_fd, tmp, 0);
                 if (k < 0) {
