@@ -202,6 +202,9 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
                         set_text(res, dump ? dump : strdup("(the result could not be serialized)"));
                 } else if (!c.over)
                         set_text(res, strdup("(the result could not be serialized)"));
+                else if (out->value_json) /* the bytes the tool had: kept, not serialized again */
+                        (void) keep(ss, s, claimed, tool, tool, HD_FORMAT_JSON, "json", out->value_json,
+                                    out->value_json_len, res);
                 else
                         keep_value(ss, s, claimed, tool, out->value, res);
                 dynbuf_free(&c.b);
