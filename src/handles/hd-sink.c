@@ -18,7 +18,7 @@ int hd_sink_init(hd_sink *k, int fd, uint64_t max) {
 int hd_write_all(int fd, const void *data, size_t n) {
         const char *p = data;
         while (n > 0) {
-                ssize_t w = write(fd, p, MIN(n, (size_t) HD_IO_CHUNK));
+                ssize_t w = write(fd, p, MIN(n, (size_t) HD_WRITE_CHUNK));
                 if (w < 0 && errno == EINTR)
                         continue;
                 if (w <= 0)

@@ -55,7 +55,7 @@ void hd_hasher_start(hd_hasher *h, const void *p, size_t n);
 /* Returns 0 and the digest, or -ENOSYS/-EIO (libcrypto). */
 int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]);
 
-/* write() all of p[0..n), HD_IO_CHUNK at a time. Returns 0 or a negative errno. */
+/* write() all of p[0..n), HD_WRITE_CHUNK at a time. Returns 0 or a negative errno. */
 int hd_write_all(int fd, const void *p, size_t n);
 
 /* The SHA-256 of the file fd, read from its start with pread. Returns 0, -ENOMEM, or an errno. */
