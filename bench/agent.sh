@@ -14,7 +14,7 @@
 #   TURN_ROUNDS=50 START_ROUNDS=10 SPILL_MB=10 bench/agent.sh
 #
 # Environment: BUILD (default build), TURN_ROUNDS (200), TURN_WARMUP (20), START_ROUNDS (30),
-# START_WARMUP (3), SPILL_MB (50), PARTS (default "turn start spill").
+# START_WARMUP (3), SPILL_MB (50), SPILL_MODES ("value bytes text direct"), PARTS (default "turn start spill").
 # The output is also written to $BUILD/bench-agent.log. Needs root (session sandboxes). See
 # docs/BENCHMARKS.md.
 set -euo pipefail
@@ -27,6 +27,7 @@ TURN_WARMUP=${TURN_WARMUP:-20}
 START_ROUNDS=${START_ROUNDS:-30}
 START_WARMUP=${START_WARMUP:-3}
 SPILL_MB=${SPILL_MB:-50}
+SPILL_MODES=${SPILL_MODES:-value bytes text direct}
 PARTS=${PARTS:-"turn start spill"}
 
 for tool in ninja /usr/bin/python3; do
@@ -94,15 +95,9 @@ if [[ " $PARTS " == *" start "* ]]; then
                 "$DRIVER" start --hull "$HULL" --record "$D/start.jsonl" -r "$START_ROUNDS" -w "$START_WARMUP")
 fi
 if [[ " $PARTS " == *" spill "* ]]; then
-        "$DRIVER" spill --mb "$SPILL_MB" --mode loop
-        SPILL_OUT="$D/spill.json" "$DRIVER" spill --mb "$SPILL_MB" --mode direct
-        # the yardstick (issue 26): `cp` of the same bytes, file to file in the same directory
-        for i in 1 2 3; do
-                s=$(date +%s%N)
-                cp "$D/spill.json" "$D/spill-copy.json"
-                e=$(date +%s%N)
-                echo "$(((e - s) / 1000000))"
-                rm -f "$D/spill-copy.json"
-        done | sort -n | sed -n 2p | { read -r cp_ms; echo "- **cp of the same $(stat -c %s "$D/spill.json") bytes: ${cp_ms} ms** (median of 3)"; }
+        # each mode in its own process; `cp` of the same bytes timed beside it by the driver
+        for m in $SPILL_MODES; do
+                "$DRIVER" spill --mb "$SPILL_MB" --mode "$m"
+        done
 fi
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

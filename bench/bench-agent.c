@@ -13,10 +13,14 @@
  *       `hull run x` (its environment points it at the mock): CLOCK_REALTIME just before
  *       posix_spawn to the first request's received_at_us in the mock's --record FILE; beside it
  *       `hull run`'s whole wall time and `hull exec /bin/true`'s, in alternating order.
- *   bench-agent spill --mb N --mode loop|direct
- *       A JSON value (an array of objects) whose compact JSON is about N MB: through the loop's
- *       spill middleware (a tool returning it, called once by a scripted in-process model;
- *       agent.tool_use -> agent.tool_result), or its bytes given to ss_handles_spill directly.
+ *   bench-agent spill --mb N --mode value|bytes|text|direct
+ *       A result of about N MB of compact JSON (an array of objects) through the loop's spill
+ *       middleware (a tool returning it, called once by a scripted in-process model;
+ *       agent.tool_use -> agent.tool_result): as a json_t (value; "loop" is its old name), as bytes
+ *       to keep (bytes: spill_data, the way run_python's emitted value and web_fetch's body come),
+ *       as a long text output (text); or the bytes given to ss_handles_spill directly (direct).
+ *       Beside it, in the same process, `cp` of the same bytes to a file on the same file system
+ *       (once before, twice after; the median) and the ratio.
  *       Peak RSS from /proc/self/status (VmHWM, reset through clear_refs before the timed part)
  *       and getrusage's ru_maxrss.
  * Needs root (a real session sandbox). */
@@ -526,123 +530,224 @@ static void fake_free(void *impl) {
 
 static const model_ops fake_ops = {.call = fake_call, .free = fake_free};
 
+/* The compact JSON of big_value(bytes), written as text (the bytes a sandbox tool, an MCP
+ * server or a download hands over), byte for byte what json_dumps gives for the value. */
+static char *big_bytes(uint64_t bytes, size_t *ret_len) {
+        size_t cap = (size_t) bytes + 4096, len = 0;
+        char *b = malloc(cap);
+        if (!b)
+                return NULL;
+        b[len++] = '[';
+        for (long long i = 0; len + 2 < bytes || i == 0; i++) {
+                char score[40];
+                snprintf(score, sizeof(score), "%.17g", (double) (i % 1000) / 8.0);
+                if (!strpbrk(score, ".e"))
+                        strcat(score, ".0");
+                char item[160];
+                int n = snprintf(item, sizeof(item),
+                                 "%s{\"id\":%lld,\"name\":\"item-%07lld\",\"score\":%s,\"ok\":%s,\"tags\":[\"alpha\","
+                                 "\"beta\"]}",
+                                 i ? "," : "", i, i, score, i % 2 ? "true" : "false");
+                if (len + (size_t) n + 2 > cap) {
+                        char *nb = realloc(b, cap * 2);
+                        if (!nb) {
+                                free(b);
+                                return NULL;
+                        }
+                        b = nb;
+                        cap *= 2;
+                }
+                memcpy(b + len, item, (size_t) n);
+                len += (size_t) n;
+        }
+        b[len++] = ']';
+        b[len] = '\0';
+        *ret_len = len;
+        return b;
+}
+
+/* `cp SRC DST` (DST removed after), its wall time in ns; 0 on failure. */
+static uint64_t cp_ns(const char *src, const char *dst) {
+        char *argv[] = {(char *) "cp", (char *) src, (char *) dst, NULL};
+        pid_t pid;
+        int st = 0;
+        uint64_t t0 = mono_ns();
+        if (posix_spawnp(&pid, "cp", NULL, NULL, argv, environ) != 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+            WEXITSTATUS(st) != 0)
+                return 0;
+        uint64_t t = mono_ns() - t0;
+        unlink(dst);
+        return t;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+        uint64_t x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+#define SPILL_ROUNDS_MAX 50U
+
+typedef enum spill_mode { SPILL_VALUE, SPILL_BYTES, SPILL_TEXT, SPILL_DIRECT } spill_mode;
+
 typedef struct big_env {
+        spill_mode mode;
         json_t *value;
+        char *bytes; /* handed over once */
+        size_t len;
         uint64_t run_ns;
 } big_env;
 
 static int big_run(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
         big_env *b = (big_env *) c->env;
         uint64_t t0 = mono_ns();
-        ret->value = json_incref(b->value);
+        if (b->mode == SPILL_VALUE)
+                ret->value = json_incref(b->value);
+        else if (b->mode == SPILL_TEXT)
+                ret->text = TAKE_PTR(b->bytes); /* a long output, as a sandbox tool's or MCP text */
+        else {
+                /* a body kept whatever its size, as run_python's emitted value or web_fetch's */
+                ret->spill_data = TAKE_PTR(b->bytes);
+                ret->spill_len = b->len;
+                ret->spill_format = "json";
+                ret->spill_source = strdup("bench: bytes");
+        }
         b->run_ns = mono_ns() - t0;
         return 0;
 }
 
-static int part_spill(uint64_t mb, bool loop) {
-        _cleanup_(world_close) world w = {0};
+static const char *const mode_names[] = {"value", "bytes", "text", "direct"};
+
+/* One spill of the result through the loop (or directly): its time in *ret_ns. */
+static int spill_once(world *w, spill_mode mode, json_t *value, const char *bytes, size_t len, bool verbose,
+                      uint64_t *ret_ns) {
         hull_error e = {0};
+        mem m1 = mem_now();
+        if (mode == SPILL_DIRECT) {
+                json_t *sum = NULL;
+                if (ss_call_begin(w->ss, w->s, -1, &e) < 0)
+                        return -1;
+                hwm_reset();
+                uint64_t s0 = mono_ns();
+                int r = ss_handles_spill(w->ss, w->s, HD_FORMAT_JSON, "bench", bytes, len, &sum, &e);
+                *ret_ns = mono_ns() - s0;
+                mem m3 = mem_now();
+                ss_call_end(w->ss, w->s);
+                if (r < 0) {
+                        fprintf(stderr, "bench-agent: ss_handles_spill: %s\n", e.msg);
+                        return -1;
+                }
+                if (verbose) {
+                        printf("- peak during the spill above the bytes: %.1f MiB\n",
+                               (double) (m3.hwm_kb - m1.rss_kb) / 1024.0);
+                        _cleanup_free_ char *d = json_dumps(sum, JSON_COMPACT);
+                        printf("- its summary: %.300s\n", d ? d : "?");
+                }
+                json_decref(sum);
+                return 0;
+        }
+        big_env env = {.mode = mode, .value = value, .len = len};
+        if (mode != SPILL_VALUE && !(env.bytes = strdup(bytes))) /* handed over by the tool */
+                return -1;
+        tool_def big = {.name = "big",
+                        .description = "A big value.",
+                        .input_schema = "{\"type\": \"object\"}",
+                        .default_policy = TOOL_ALWAYS_ALLOW,
+                        .run = big_run,
+                        .env = &env};
+        const tool_def *tools[] = {&big};
+        fake *f = calloc(1, sizeof(*f));
+        _cleanup_model_client_ model_client *mcl = NULL;
+        _cleanup_bus_ bus *b = NULL;
+        clock_sub clk = {0};
+        if (!f || model_client_wrap(&fake_ops, f, &mcl) < 0 || bus_new(NULL, NULL, &b) < 0 ||
+            bus_subscribe(b, on_event, &clk) < 0)
+                return -1;
+        agent_config cfg = {.model = mcl, .bus = b, .tools = tools, .n_tools = 1, .ss = w->ss, .session = w->s};
+        _cleanup_agent_ agent *a = NULL;
+        if (agent_new(&cfg, NULL, &a, &e) < 0)
+                return -1;
+        hwm_reset();
+        agent_turn_result res = {0};
+        int r = agent_turn(a, "go", NULL, &res, &e);
+        mem m2 = mem_now();
+        free(env.bytes);
+        const json_t *conv = agent_conversation(a);
+        const json_t *msg = json_array_get(conv, 2);
+        const json_t *blk = json_array_get(json_object_get(msg, "content"), 0);
+        const char *text = json_string_value(json_object_get(blk, "content"));
+        bool ok = r >= 0 && res.stop == AGENT_STOP_END_TURN && text && strstr(text, "kept as handle");
+        agent_turn_result_done(&res);
+        if (!ok) {
+                fprintf(stderr, "bench-agent: the spill turn failed (%d): %s; result: %.300s\n", r, e.msg,
+                        text ? text : "(none)");
+                return -1;
+        }
+        *ret_ns = clk.tool_result - clk.tool_use;
+        if (verbose) {
+                printf("- the tool's run: %.3f ms\n", (double) env.run_ns / 1e6);
+                printf("- peak during the turn above the result made: %.1f MiB\n",
+                       (double) (m2.hwm_kb - m1.rss_kb) / 1024.0);
+                printf("- what the model saw: %.300s\n", text);
+        }
+        return 0;
+}
+
+static int part_spill(uint64_t mb, spill_mode mode, unsigned rounds) {
+        _cleanup_(world_close) world w = {0};
         if (world_open(&w, false) < 0)
                 return 1;
         mem m0 = mem_now();
         uint64_t t0 = mono_ns();
-        json_t *value = big_value(mb * 1000000ULL);
+        json_t *value = NULL;
+        _cleanup_free_ char *bytes = NULL;
+        size_t len = 0;
+        if (mode == SPILL_VALUE) {
+                value = big_value(mb * 1000000ULL);
+                bytes = value ? json_dumps(value, JSON_COMPACT) : NULL; /* for cp only */
+        } else
+                bytes = big_bytes(mb * 1000000ULL, &len);
         uint64_t t1 = mono_ns();
-        if (!value)
+        if (!bytes)
                 return 1;
-        size_t len = json_dumpb(value, NULL, 0, JSON_COMPACT);
-        printf("## spill of a %.1f MB JSON value (%zu objects in an array), %s\n\n", (double) len / 1e6,
-               json_array_size(value), loop ? "through the agent loop" : "ss_handles_spill directly (reference)");
-        printf("- building the json_t value (not part of the timed path): %.0f ms\n", (double) (t1 - t0) / 1e6);
-        mem_line("session open, before the value", m0);
-        mem m1 = mem_now();
-        mem_line("the value built", m1);
-        json_t *sum = NULL;
-        if (loop) {
-                big_env env = {.value = value};
-                tool_def big = {.name = "big",
-                                .description = "A big value.",
-                                .input_schema = "{\"type\": \"object\"}",
-                                .default_policy = TOOL_ALWAYS_ALLOW,
-                                .run = big_run,
-                                .env = &env};
-                const tool_def *tools[] = {&big};
-                fake *f = calloc(1, sizeof(*f));
-                _cleanup_model_client_ model_client *mcl = NULL;
-                _cleanup_bus_ bus *b = NULL;
-                clock_sub clk = {0};
-                if (!f || model_client_wrap(&fake_ops, f, &mcl) < 0 || bus_new(NULL, NULL, &b) < 0 ||
-                    bus_subscribe(b, on_event, &clk) < 0)
-                        return 1;
-                agent_config cfg = {.model = mcl, .bus = b, .tools = tools, .n_tools = 1, .ss = w.ss, .session = w.s};
-                _cleanup_agent_ agent *a = NULL;
-                if (agent_new(&cfg, NULL, &a, &e) < 0)
-                        return 1;
-                hwm_reset();
-                agent_turn_result res = {0};
-                uint64_t s0 = mono_ns();
-                int r = agent_turn(a, "go", NULL, &res, &e);
-                uint64_t s1 = mono_ns();
-                mem m2 = mem_now();
-                const json_t *conv = agent_conversation(a);
-                const json_t *msg = json_array_get(conv, 2);
-                const json_t *blk = json_array_get(json_object_get(msg, "content"), 0);
-                const char *text = json_string_value(json_object_get(blk, "content"));
-                if (r < 0 || res.stop != AGENT_STOP_END_TURN || !text || !strstr(text, "kept as handle")) {
-                        fprintf(stderr, "bench-agent: the spill turn failed (%d): %s; result: %.300s\n", r, e.msg,
-                                text ? text : "(none)");
-                        agent_turn_result_done(&res);
-                        return 1;
-                }
-                agent_turn_result_done(&res);
-                printf("- **agent.tool_use -> agent.tool_result: %.0f ms** (the tool's run: %.3f ms; the whole "
-                       "turn: %.0f ms)\n",
-                       (double) (clk.tool_result - clk.tool_use) / 1e6, (double) env.run_ns / 1e6,
-                       (double) (s1 - s0) / 1e6);
-                mem_line("after the turn (VmHWM: the turn's peak, reset before it)", m2);
-                printf("- peak during the turn above the value built: %.1f MiB\n",
-                       (double) (m2.hwm_kb - m1.rss_kb) / 1024.0);
-                printf("- what the model saw: %.400s\n", text);
-        } else {
-                uint64_t d0 = mono_ns();
-                char *dump = json_dumps(value, JSON_COMPACT);
-                uint64_t d1 = mono_ns();
-                if (!dump)
-                        return 1;
-                size_t dl = strlen(dump);
-                /* the same bytes in a file, for bench/agent.sh's `cp` yardstick (untimed) */
-                const char *out = getenv("SPILL_OUT");
-                if (out) {
-                        FILE *f = fopen(out, "we");
-                        if (!f || fwrite(dump, 1, dl, f) != dl || fclose(f) != 0)
-                                fprintf(stderr, "bench-agent: cannot write %s\n", out);
-                }
-                json_decref(value);
-                value = NULL;
-                mem m2 = mem_now();
-                mem_line("the bytes dumped, the value freed", m2);
-                if (ss_call_begin(w.ss, w.s, -1, &e) < 0)
-                        return 1;
-                hwm_reset();
-                uint64_t s0 = mono_ns();
-                int r = ss_handles_spill(w.ss, w.s, HD_FORMAT_JSON, "bench", dump, dl, &sum, &e);
-                uint64_t s1 = mono_ns();
-                mem m3 = mem_now();
-                ss_call_end(w.ss, w.s);
-                free(dump);
-                if (r < 0) {
-                        fprintf(stderr, "bench-agent: ss_handles_spill: %s\n", e.msg);
-                        return 1;
-                }
-                printf("- json_dumps of the value (the loop does this too): %.0f ms\n", (double) (d1 - d0) / 1e6);
-                printf("- **ss_handles_spill: %.0f ms**\n", (double) (s1 - s0) / 1e6);
-                mem_line("after the spill (VmHWM: the spill's peak, reset before it)", m3);
-                printf("- peak during the spill above the bytes: %.1f MiB\n",
-                       (double) (m3.hwm_kb - m2.rss_kb) / 1024.0);
-                _cleanup_free_ char *s = json_dumps(sum, JSON_COMPACT);
-                printf("- its summary: %.400s\n", s ? s : "?");
-                json_decref(sum);
+        len = strlen(bytes);
+        /* the yardstick's file, in the directory above the store (same file system), untimed */
+        char src[160], dst[160];
+        snprintf(src, sizeof(src), "%s/cp-src.json", w.tmp);
+        snprintf(dst, sizeof(dst), "%s/cp-dst.json", w.tmp);
+        FILE *cf = fopen(src, "we");
+        if (!cf || fwrite(bytes, 1, len, cf) != len || fclose(cf) != 0) {
+                fprintf(stderr, "bench-agent: cannot write %s\n", src);
+                return 1;
         }
+        printf("## spill of %zu bytes of JSON, mode %s: %s\n\n", len, mode_names[mode],
+               mode == SPILL_VALUE   ? "a tool returns a json_t (590,448 objects at 50 MB) through the agent loop"
+               : mode == SPILL_BYTES ? "a tool hands over the JSON bytes as a body to keep (spill_data, \"json\"), "
+                                       "through the agent loop"
+               : mode == SPILL_TEXT  ? "a tool hands over the bytes as its text output, through the agent loop"
+                                     : "the bytes given to ss_handles_spill directly");
+        printf("- making the result (not timed): %.0f ms\n", (double) (t1 - t0) / 1e6);
+        mem_line("session open, before the result", m0);
+        mem_line("the result made", mem_now());
+        if (mode == SPILL_VALUE) {
+                free(bytes);
+                bytes = NULL;
+        }
+        /* rounds of (cp, spill), alternating; each spill a new handle */
+        uint64_t cps[SPILL_ROUNDS_MAX], sps[SPILL_ROUNDS_MAX];
+        for (unsigned i = 0; i < rounds; i++) {
+                cps[i] = cp_ns(src, dst);
+                if (spill_once(&w, mode, value, bytes, len, i + 1 == rounds, &sps[i]) < 0 || cps[i] == 0)
+                        return 1;
+                printf("- round %u: spill %.1f ms, cp %.1f ms\n", i + 1, (double) sps[i] / 1e6, (double) cps[i] / 1e6);
+        }
+        unlink(src);
+        qsort(cps, rounds, sizeof(cps[0]), cmp_u64);
+        qsort(sps, rounds, sizeof(sps[0]), cmp_u64);
+        uint64_t sm = sps[rounds / 2], cm = cps[rounds / 2];
+        printf("- **%s, median of %u: %.1f ms; `cp` of the same %zu bytes, median of %u beside it: %.1f ms: "
+               "%.2fx**\n",
+               mode == SPILL_DIRECT ? "ss_handles_spill" : "agent.tool_use -> agent.tool_result", rounds,
+               (double) sm / 1e6, len, rounds, (double) cm / 1e6, (double) sm / (double) cm);
         printf("- getrusage ru_maxrss (the whole process): %.1f MiB\n\n", (double) maxrss_kb() / 1024.0);
         json_decref(value);
         return 0;
@@ -651,7 +756,7 @@ static int part_spill(uint64_t mb, bool loop) {
 static int usage(void) {
         fprintf(stderr, "usage: bench-agent turn --base-url URL [--record FILE] [-r ROUNDS] [-w WARMUP]\n"
                         "       bench-agent start --hull PATH --record FILE [-r ROUNDS] [-w WARMUP]\n"
-                        "       bench-agent spill [--mb N] --mode loop|direct\n");
+                        "       bench-agent spill [--mb N] --mode value|bytes|text|direct\n");
         return 2;
 }
 
@@ -709,7 +814,9 @@ int main(int argc, char **argv) {
         if (strcmp(part, "start") == 0 && hull && record)
                 return part_start(hull, record, have_rounds ? (unsigned) rounds : 30,
                                   have_warmup ? (unsigned) warmup : 3);
-        if (strcmp(part, "spill") == 0 && (strcmp(mode, "loop") == 0 || strcmp(mode, "direct") == 0))
-                return part_spill(mb, strcmp(mode, "loop") == 0);
+        for (size_t i = 0; strcmp(part, "spill") == 0 && i < ELEMENTSOF(mode_names); i++)
+                if (strcmp(mode, mode_names[i]) == 0 || (i == SPILL_VALUE && strcmp(mode, "loop") == 0))
+                        return part_spill(mb, (spill_mode) i,
+                                          have_rounds ? (unsigned) MIN(rounds, SPILL_ROUNDS_MAX) : 5);
         return usage();
 }

@@ -13,6 +13,9 @@
 #include "ss.h"
 #include "utf8.h"
 
+/* The JSON of a value the model sees or a handle keeps: as json_dumps gave it before. */
+#define SPILL_JSON_FLAGS (JSON_COMPACT | JSON_ENCODE_ANY)
+
 static int claim(ss_manager *ss, ss_session *s, bool *claimed, hull_error *e) {
         if (*claimed)
                 return 0;
@@ -87,9 +90,10 @@ static char *cut_text(const char *data, size_t len, const char *tool, const char
         return t;
 }
 
-/* Keep data as a handle; on success the model's text is its summary. */
-static void keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const char *source, hd_format f,
-                 const char *fname, const char *data, size_t len, call_result *res) {
+/* Keep data as a handle; on success the model's text is its summary. Returns 0 or the error
+ * the model was told of. */
+static int keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const char *source, hd_format f,
+                const char *fname, const char *data, size_t len, call_result *res) {
         hull_error e = {0};
         json_t *sum = NULL;
         char src[HD_SOURCE_MAX + 1];
@@ -104,7 +108,7 @@ static void keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool,
                                          "to keep them",
                                          tool, len, fname) < 0)
                         res->text = NULL;
-                return;
+                return 0;
         }
         if (r < 0) {
                 set_text(res, NULL);
@@ -112,9 +116,51 @@ static void keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool,
                              e.msg) < 0)
                         res->text = NULL;
                 res->is_error = true;
-                return;
+                return r;
         }
         set_text(res, handle_text(sum, len, fname));
+        json_array_append_new(res->handles, sum);
+        return 0;
+}
+
+/* json_dump_callback into a buffer of at most its max: past it, -1 stops the dump (the value is
+ * bigger than the spill threshold, and only its size was wanted). */
+typedef struct capped {
+        dynbuf b;
+        bool over;
+} capped;
+static int dump_capped(const char *p, size_t n, void *ud) {
+        capped *c = ud;
+        int r = dynbuf_add(&c->b, p, n);
+        c->over = r == -E2BIG;
+        return r < 0 ? -1 : 0;
+}
+
+/* Keep a big value as a handle: its JSON streamed into the store (serialized once, never held
+ * whole here). Without a store, the start of its JSON, as keep() shows it. */
+static void keep_value(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const json_t *v,
+                       call_result *res) {
+        hull_error e = {0};
+        json_t *sum = NULL;
+        int r = claim(ss, s, claimed, &e);
+        if (r >= 0)
+                r = ss_handles_spill_value(ss, s, tool, v, SPILL_JSON_FLAGS, &sum, &e);
+        if (r == -EOPNOTSUPP) {
+                _cleanup_free_ char *dump = json_dumps(v, SPILL_JSON_FLAGS);
+                if (!dump)
+                        set_text(res, strdup("(the result could not be serialized)"));
+                else
+                        (void) keep(ss, s, claimed, tool, tool, HD_FORMAT_JSON, "json", dump, strlen(dump), res);
+                return;
+        }
+        if (r < 0) {
+                set_text(res, NULL);
+                if (asprintf(&res->text, "%s's result could not be kept as a handle: %s", tool, e.msg) < 0)
+                        res->text = NULL;
+                res->is_error = true;
+                return;
+        }
+        set_text(res, handle_text(sum, (size_t) json_integer_value(json_object_get(sum, "bytes")), "json"));
         json_array_append_new(res->handles, sum);
 }
 
@@ -125,8 +171,8 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
         res->handles = json_is_array(out->handles) ? json_deep_copy(out->handles) : json_array();
         if (out->spill_data) {
                 size_t had = json_array_size(res->handles);
-                keep(ss, s, claimed, tool, out->spill_source, format_of(out->spill_format),
-                     out->spill_format ? out->spill_format : "binary", out->spill_data, out->spill_len, res);
+                (void) keep(ss, s, claimed, tool, out->spill_source, format_of(out->spill_format),
+                            out->spill_format ? out->spill_format : "binary", out->spill_data, out->spill_len, res);
                 /* facts about the body (tool.h): shown with the handle's summary as "handle" */
                 if (json_is_object(out->value) && json_array_size(res->handles) > had) {
                         json_t *facts = json_deep_copy(out->value);
@@ -146,27 +192,33 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
                                 set_text(res, t);
                 }
         } else if (out->value) {
-                size_t len = 0;
-                _cleanup_free_ char *dump = json_dumps(out->value, JSON_COMPACT | JSON_ENCODE_ANY);
-                if (dump)
-                        len = strlen(dump);
-                if (!dump)
+                /* serialized up to the threshold only: a small value is shown, a big one is
+                 * streamed into the store by keep_value (one serialization, no giant string) */
+                capped c = {.over = false};
+                dynbuf_init(&c.b, (size_t) MIN(threshold, (uint64_t) SIZE_MAX / 2));
+                bool small = json_dump_callback(out->value, dump_capped, &c, SPILL_JSON_FLAGS) == 0;
+                if (small || (c.over && is_summary(out->value))) {
+                        char *dump = small ? dynbuf_take(&c.b, NULL) : json_dumps(out->value, SPILL_JSON_FLAGS);
+                        set_text(res, dump ? dump : strdup("(the result could not be serialized)"));
+                } else if (!c.over)
                         set_text(res, strdup("(the result could not be serialized)"));
-                else if ((uint64_t) len <= threshold || is_summary(out->value))
-                        set_text(res, TAKE_PTR(dump));
+                else if (out->value_json) /* the bytes the tool had: kept, not serialized again */
+                        (void) keep(ss, s, claimed, tool, tool, HD_FORMAT_JSON, "json", out->value_json,
+                                    out->value_json_len, res);
                 else
-                        keep(ss, s, claimed, tool, tool, HD_FORMAT_JSON, "json", dump, len, res);
+                        keep_value(ss, s, claimed, tool, out->value, res);
+                dynbuf_free(&c.b);
         } else if (out->text) {
                 size_t len = strlen(out->text);
                 if (len <= AGENT_TOOL_TEXT_MAX)
                         set_text(res, strdup(out->text));
-                else if (utf8_is_valid(out->text, len)) /* most output: kept as it is, no copy */
-                        keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", out->text, len, res);
-                else {
+                /* most output is valid UTF-8: kept as it is, no copy, checked once (by the store) */
+                else if (keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", out->text, len, res) == -EILSEQ) {
                         _cleanup_free_ char *fixed = NULL;
                         size_t fl = 0;
+                        res->is_error = out->is_error;
                         if (utf8_make_valid(out->text, len, &fixed, &fl) == 0)
-                                keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", fixed, fl, res);
+                                (void) keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", fixed, fl, res);
                 }
         } else
                 set_text(res, strdup("(no output)"));

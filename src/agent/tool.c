@@ -27,6 +27,7 @@ void tool_output_done(tool_output *o) {
                 return;
         free(o->text);
         json_decref(o->value);
+        free(o->value_json);
         json_decref(o->handles);
         free(o->spill_data);
         free(o->spill_source);

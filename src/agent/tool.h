@@ -54,6 +54,11 @@ typedef struct tool_output {
         char *text;    /* for the model as is (small, already shaped); malloc'd */
         json_t *value; /* a structured result: the spill middleware keeps it inline when its
                         * JSON is at most the spill threshold, else stores it as a handle */
+        /* With value: its JSON text as the tool already had it (an MCP server's text content that
+         * parses equal to the value): a value too big to show is kept from these bytes instead of
+         * being serialized again (the store still checks they are JSON). NULL: none; malloc'd. */
+        char *value_json;
+        size_t value_json_len;
         bool is_error; /* the call failed in a way the model should see and adapt to */
         /* Handles the tool made itself (their summaries), announced as hull.handle_created. */
         json_t *handles;

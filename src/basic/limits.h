@@ -367,15 +367,20 @@
 #define HD_PREVIEW_CELL_CHARS 80U            /* characters of one cell in a preview */
 /* a table preview's CSV: header and rows, every cell at its longest (4-byte characters, quoted) */
 #define HD_PREVIEW_TABLE_BYTES ((HD_PREVIEW_ROWS + 2U) * HD_TABLE_COLUMNS_MAX * (HD_PREVIEW_CELL_CHARS * 8U + 8U))
-#define HD_IO_CHUNK (1U << 20)     /* bytes per read()/write() when copying */
-#define HD_JSON_DEPTH_MAX 100000U  /* nesting of JSON the scanner accepts (bit stack) */
-#define HD_SHAPE_KEYS_MAX 20U      /* keys listed per object in a shape */
-#define HD_SHAPE_KEY_BYTES 128U    /* bytes of one key shown in a shape */
-#define HD_SHAPE_LEVELS 2U         /* levels of nesting a shape describes below the top */
-#define HD_SHAPE_NODES_MAX 512U    /* shape nodes of one scan */
-#define HD_TABLE_COLUMNS_MAX 1000U /* columns of a table (ingested or adopted) */
-#define HD_COLUMN_NAME_MAX 256U    /* bytes of a column name */
-#define HD_FIELD_MAX (16ULL << 20) /* bytes of one CSV field or JSON record */
+#define HD_IO_CHUNK (1U << 20) /* bytes per read()/write() when copying */
+/* bytes per write() into a store's file: larger writes let the page cache take large folios,
+ * which on a fragmented host stall in compaction (50 MB written in 1 MiB writes took 140-240 ms
+ * where 64 KiB writes, or cp's, took 15-20) */
+#define HD_WRITE_CHUNK (64U << 10)
+#define HD_HASH_THREAD_MIN (4U << 20) /* a put from memory this big hashes on a thread beside its check and write */
+#define HD_JSON_DEPTH_MAX 100000U     /* nesting of JSON the scanner accepts (bit stack) */
+#define HD_SHAPE_KEYS_MAX 20U         /* keys listed per object in a shape */
+#define HD_SHAPE_KEY_BYTES 128U       /* bytes of one key shown in a shape */
+#define HD_SHAPE_LEVELS 2U            /* levels of nesting a shape describes below the top */
+#define HD_SHAPE_NODES_MAX 512U       /* shape nodes of one scan */
+#define HD_TABLE_COLUMNS_MAX 1000U    /* columns of a table (ingested or adopted) */
+#define HD_COLUMN_NAME_MAX 256U       /* bytes of a column name */
+#define HD_FIELD_MAX (16ULL << 20)    /* bytes of one CSV field or JSON record */
 /* SQLite memory of one store operation (a put, summary, inspect or query): its own budget
  * (src/shared/sqlite-mem.h), never a process-wide limit */
 #define HD_SQLITE_MEM_DEFAULT (256ULL << 20)

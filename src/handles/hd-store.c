@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,6 +15,7 @@
 #include "fs-util.h"
 #include "hd-internal.h"
 #include "hd-json.h"
+#include "hd-sink.h"
 #include "hd-table.h"
 #include "sha256.h"
 #include "sqlite-mem.h"
@@ -380,30 +380,6 @@ hd_store *hd_store_free(hd_store *s) {
 
 /* ---- digests ---- */
 
-static int hash_fd(int fd, char ret[SHA256_HEX_SIZE]) {
-        _cleanup_sha256_ sha256_ctx c;
-        _cleanup_free_ char *buf = malloc(HD_IO_CHUNK);
-        if (!buf)
-                return -ENOMEM;
-        int r = sha256_init(&c);
-        if (r < 0)
-                return r;
-        for (uint64_t off = 0;;) {
-                ssize_t n = pread(fd, buf, HD_IO_CHUNK, (off_t) off);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                r = sha256_update(&c, buf, (size_t) n);
-                if (r < 0)
-                        return r;
-                off += (uint64_t) n;
-        }
-        return sha256_final_hex(&c, ret);
-}
-
 static bool same_identity(const struct stat *a, const struct stat *b) {
         return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
                a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
@@ -431,7 +407,7 @@ static int open_verified(hd_store *s, hd_record *r, hull_error *e) {
         if (r->verified && same_identity(&st, &r->seen))
                 return TAKE_FD(fd);
         char digest[SHA256_HEX_SIZE];
-        int k = hash_fd(fd, digest);
+        int k = hd_hash_fd(fd, digest);
         if (k < 0)
                 return hull_err(e, k, "handles: cannot hash handle %s", r->id);
         if (strcmp(digest, r->digest) != 0) {
@@ -461,34 +437,26 @@ static size_t utf8_prefix(const char *p, size_t n, size_t chars) {
         return i;
 }
 
-typedef struct mapping {
-        void *p;
-        size_t len;
-} mapping;
-static void mapping_done(mapping *m) {
-        if (m->p && m->len)
-                munmap(m->p, m->len);
-}
-
-static int map_fd(int fd, size_t len, mapping *ret) {
-        *ret = (mapping){.p = (void *) "", .len = 0};
-        if (len == 0)
-                return 0;
-        void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (p == MAP_FAILED)
-                return -errno;
-        *ret = (mapping){.p = p, .len = len};
-        return 0;
-}
-
 /* Every parse of JSON by the store goes through here, counted (hd_store_io_get). */
 static int scan_json(hd_store *s, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
         __atomic_fetch_add(&s->io.bytes_scanned, len, __ATOMIC_RELAXED);
         return hd_json_scan(data, len, ret_shape, NULL, NULL, e);
 }
 
-/* The summary of r from its file (fd, named name below the store), derived, never taken. */
-static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *name, json_t **ret, hull_error *e) {
+/* What a put already knows of the bytes it wrote: hashed on the way (digest); from memory
+ * (data), also validated (text UTF-8, JSON scanned with its shape), so the file is not read
+ * back at all. */
+typedef struct put_known {
+        const void *data; /* NULL: only the digest is known; the file is scanned */
+        size_t len;
+        const char *digest;
+        json_t *shape;
+} put_known;
+
+/* The summary of r from its file (fd, named name below the store), derived, never taken; from
+ * the memory it was written from when known (k). */
+static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *name, put_known *kn, json_t **ret,
+                          hull_error *e) {
         char path[HD_ID_MAX + 16];
         file_name(r, path);
         _cleanup_(json_decrefp) json_t *o =
@@ -506,12 +474,19 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
         }
         case HD_KIND_TEXT:
         case HD_KIND_JSON: {
-                _cleanup_(mapping_done) mapping m = {0};
-                k = map_fd(fd, (size_t) r->bytes, &m);
+                _cleanup_(hd_mapping_done) hd_mapping m = {0};
+                json_t *shape = NULL;
+                if (kn && kn->data) {
+                        json_object_set_new(o, "preview",
+                                            json_stringn(kn->data, utf8_prefix(kn->data, kn->len, HD_PREVIEW_CHARS)));
+                        if (kn->shape)
+                                json_object_set(o, "shape", kn->shape);
+                        break;
+                }
+                k = hd_map_fd(fd, (size_t) r->bytes, &m);
                 if (k < 0)
                         return hull_err(e, k, "handles: cannot map handle %s", r->id);
                 size_t n = utf8_prefix(m.p, m.len, HD_PREVIEW_CHARS);
-                json_t *shape = NULL;
                 if (r->kind == HD_KIND_JSON) {
                         k = scan_json(s, m.p, m.len, &shape, e);
                         if (k < 0)
@@ -551,7 +526,7 @@ static int get_verified(hd_store *s, const char *id, hd_record **ret_rec, hull_e
                 char name[HD_ID_MAX + 16];
                 file_name(r, name);
                 hull_error why = {0};
-                int k = derive_summary(s, r, fd, name, &r->summary, &why);
+                int k = derive_summary(s, r, fd, name, NULL, &r->summary, &why);
                 if (k == -ENOMEM)
                         return hull_err(e, k, "handles: cannot summarize %s", id);
                 if (k < 0) /* the digest matched, yet the bytes are not what was stored */
@@ -673,9 +648,11 @@ static void unreserve(hd_store *s, hd_record *r) {
         pthread_mutex_unlock(&s->lock);
 }
 
-/* The file tmp (below the store) holds r's bytes: check, hash, summarize, rename into place,
- * publish the record. Removes tmp on failure. */
-static int commit(hd_store *s, hd_record *r, const char *tmp, json_t **ret_summary, hull_error *e) {
+/* The file tmp (below the store) holds r's bytes: check, hash (unless kn knows the digest),
+ * summarize, rename into place, publish the record. Removes tmp on failure; kn's shape is
+ * released either way. */
+static int commit(hd_store *s, hd_record *r, const char *tmp, put_known *kn, json_t **ret_summary, hull_error *e) {
+        _cleanup_(json_decrefp) json_t *shape = kn ? kn->shape : NULL;
         char name[HD_ID_MAX + 16];
         file_name(r, name);
         int k;
@@ -692,13 +669,23 @@ static int commit(hd_store *s, hd_record *r, const char *tmp, json_t **ret_summa
                 goto fail;
         }
         r->bytes = (uint64_t) st.st_size;
-        k = hash_fd(fd, r->digest);
+        if (kn && kn->data && kn->len != r->bytes) {
+                k = hull_err(e, -EIO, "handles: a new handle's file is not the %zu bytes written", kn->len);
+                goto fail;
+        }
+        if (kn) {
+                memcpy(r->digest, kn->digest, SHA256_HEX_SIZE);
+                k = 0;
+        } else {
+                k = hd_hash_fd(fd, r->digest);
+                __atomic_fetch_add(&s->io.bytes_hashed, r->bytes, __ATOMIC_RELAXED);
+        }
         if (k < 0) {
                 hull_err(e, k, "handles: cannot hash a new handle");
                 goto fail;
         }
         json_t *summary = NULL;
-        k = derive_summary(s, r, fd, tmp, &summary, e);
+        k = derive_summary(s, r, fd, tmp, kn, &summary, e);
         if (k < 0)
                 goto fail;
         if (fchmod(fd, 0444) < 0 || fstat(fd, &r->seen) < 0) {
@@ -733,37 +720,33 @@ fail:
         return k;
 }
 
-static int write_all(int fd, const void *data, size_t len) {
-        const char *p = data;
-        while (len > 0) {
-                ssize_t w = write(fd, p, MIN(len, (size_t) HD_IO_CHUNK));
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return w < 0 ? -errno : -EIO;
-                p += w;
-                len -= (size_t) w;
-        }
-        return 0;
-}
-
-/* Validate bytes of a non-table format before storing them. */
-/* JSON is checked once, by derive_summary's scan (its shape), before the handle is committed:
- * a second pass here doubled a JSON spill's parse. */
-static int check_format(hd_format f, const void *data, size_t len, hull_error *e) {
+/* Validate bytes of a non-table format before storing them: text is UTF-8; JSON is scanned
+ * here, once, with its shape for the summary (*ret_shape), before any file is made. */
+static int check_format(hd_store *s, hd_format f, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
         if (f == HD_FORMAT_TEXT && !utf8_is_valid(data, len))
                 return hull_err_hint(e, -EILSEQ, "store it as binary", "handles: the text is not UTF-8");
+        if (f == HD_FORMAT_JSON)
+                return scan_json(s, data, len, ret_shape, e);
         return 0;
 }
 
-/* Copy src_fd into the store's new file named copy; its size in *ret_total. */
-static int copy_in(hd_store *s, int src_fd, const char *copy, uint64_t *ret_total, hull_error *e) {
+static void count_written(hd_store *s, const hd_sink *k) {
+        __atomic_fetch_add(&s->io.bytes_written, k->bytes, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&s->io.bytes_hashed, k->bytes, __ATOMIC_RELAXED);
+}
+
+/* Copy src_fd into the store's new file named copy, hashed on the way: its size in *ret_total,
+ * the copy's digest in ret_digest. */
+static int copy_in(hd_store *s, int src_fd, const char *copy, uint64_t *ret_total, char ret_digest[SHA256_HEX_SIZE],
+                   hull_error *e) {
         _cleanup_close_ int out = hd_openat(s->dir_fd, copy, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (out < 0)
                 return hull_err(e, out, "handles: cannot create a file in the store");
         _cleanup_free_ char *buf = malloc(HD_IO_CHUNK);
-        uint64_t total = 0;
-        int k = buf ? 0 : -ENOMEM;
+        _cleanup_(hd_sink_done) hd_sink sink;
+        int k = hd_sink_init(&sink, out, s->max_spill);
+        if (k == 0 && !buf)
+                k = -ENOMEM;
         for (uint64_t off = 0; k == 0;) {
                 ssize_t n = pread(src_fd, buf, HD_IO_CHUNK, (off_t) off);
                 if (n < 0 && errno == EINTR)
@@ -774,20 +757,34 @@ static int copy_in(hd_store *s, int src_fd, const char *copy, uint64_t *ret_tota
                 }
                 if (n == 0)
                         break;
-                total += (uint64_t) n;
                 off += (uint64_t) n;
-                if (total > s->max_spill) {
-                        k = hull_err_hint(e, -EFBIG, "write less, or filter before saving",
-                                          "handles: the file is over the limit of %" PRIu64 " bytes", s->max_spill);
-                        break;
-                }
-                k = write_all(out, buf, (size_t) n);
-                if (k < 0)
+                k = hd_sink_write(&sink, buf, (size_t) n);
+                if (k == -EFBIG)
+                        hull_err_hint(e, -EFBIG, "write less, or filter before saving",
+                                      "handles: the file is over the limit of %" PRIu64 " bytes", s->max_spill);
+                else if (k < 0)
                         hull_err(e, k, "handles: cannot copy into the store");
         }
-        __atomic_fetch_add(&s->io.bytes_copied, total, __ATOMIC_RELAXED);
-        *ret_total = total;
+        if (k == 0 && (k = hd_sink_finish(&sink, ret_digest)) < 0)
+                hull_err(e, k, "handles: cannot hash a new handle");
+        __atomic_fetch_add(&s->io.bytes_copied, sink.bytes, __ATOMIC_RELAXED);
+        count_written(s, &sink);
+        *ret_total = sink.bytes;
         return k;
+}
+
+/* Write data into the store's new file tmp (hashed beside it by the caller's hd_hasher). */
+static int write_in(hd_store *s, const char *tmp, const void *data, size_t len, hull_error *e) {
+        _cleanup_close_ int out = hd_openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        if (out < 0)
+                return hull_err(e, out, "handles: cannot create a file in the store");
+        int k = hd_write_all(out, data, len);
+        __atomic_fetch_add(&s->io.bytes_written, len, __ATOMIC_RELAXED);
+        if (k < 0) {
+                unlinkat(s->dir_fd, tmp, 0);
+                return hull_err(e, k, "handles: cannot write a new handle");
+        }
+        return 0;
 }
 
 /* A file only this process can reach: unlinked (O_TMPFILE), ours, no access for others. */
@@ -815,11 +812,13 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
         tmp_name(tmp, "");
         raw[0] = 0;
         bool ingest = kind == HD_KIND_TABLE && format != HD_FORMAT_SQLITE;
-        _cleanup_(mapping_done) mapping m = {0};
+        _cleanup_(hd_mapping_done) hd_mapping m = {0};
+        char digest[SHA256_HEX_SIZE];
+        put_known kn = {.digest = digest}, *known = NULL;
 
         if (src_fd >= 0 && own && ingest && fd_is_own(src_fd, s->max_spill)) {
                 struct stat st;
-                k = fstat(src_fd, &st) < 0 ? -errno : map_fd(src_fd, (size_t) st.st_size, &m);
+                k = fstat(src_fd, &st) < 0 ? -errno : hd_map_fd(src_fd, (size_t) st.st_size, &m);
                 if (k < 0) {
                         unreserve(s, r);
                         return hull_err(e, k, "handles: cannot map the file to adopt");
@@ -827,21 +826,22 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                 data = m.p;
                 len = m.len;
         } else if (src_fd >= 0) {
-                /* copy the caller's file into the store first; parse only the copy */
+                /* copy the caller's file into the store first; parse only the copy, from the
+                 * copy's mapping, and keep the digest taken while copying */
                 char *copy = ingest ? raw : tmp;
                 if (ingest)
                         tmp_name(raw, "-raw");
                 uint64_t total = 0;
-                k = copy_in(s, src_fd, copy, &total, e);
+                k = copy_in(s, src_fd, copy, &total, digest, e);
                 if (k == 0 && format != HD_FORMAT_SQLITE) {
                         _cleanup_close_ int fd = hd_openat(s->dir_fd, copy, O_RDONLY | O_NOFOLLOW, 0);
-                        k = fd < 0 ? fd : map_fd(fd, (size_t) total, &m);
+                        k = fd < 0 ? fd : hd_map_fd(fd, (size_t) total, &m);
                         if (k < 0)
                                 hull_err(e, k, "handles: cannot map a new handle");
                         else if (!ingest)
-                                k = check_format(format, m.p, m.len, e);
-                        data = m.p;
-                        len = m.len;
+                                k = check_format(s, format, m.p, m.len, &kn.shape, e);
+                        data = kn.data = m.p;
+                        len = kn.len = m.len;
                 }
                 if (k < 0) {
                         unlinkat(s->dir_fd, copy, 0);
@@ -856,24 +856,31 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                                 return k;
                         }
                 }
+                known = ingest ? NULL : &kn;
         } else if (format == HD_FORMAT_SQLITE || !ingest) {
-                k = check_format(format, data, len, e);
-                _cleanup_close_ int out = k < 0 ? -1 : hd_openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
-                if (k == 0 && out < 0)
-                        k = hull_err(e, out, "handles: cannot create a file in the store");
-                if (k == 0) {
-                        k = write_all(out, data, len);
-                        if (k < 0)
-                                hull_err(e, k, "handles: cannot write a new handle");
+                /* validated (and JSON scanned) from memory before any file is made, then
+                 * written; hashed from the same memory beside both: the file is never read back */
+                hd_hasher h;
+                hd_hasher_start(&h, data, len);
+                k = check_format(s, format, data, len, &kn.shape, e);
+                if (k == 0)
+                        k = write_in(s, tmp, data, len, e);
+                int hk = hd_hasher_join(&h, digest);
+                __atomic_fetch_add(&s->io.bytes_hashed, len, __ATOMIC_RELAXED);
+                if (k == 0 && hk < 0) {
+                        k = hull_err(e, hk, "handles: cannot hash a new handle");
+                        unlinkat(s->dir_fd, tmp, 0);
                 }
-                if (k == 0 && format == HD_FORMAT_SQLITE)
-                        k = hd_table_check(s->dir_fd, tmp, len, e);
+                if (k == 0 && format == HD_FORMAT_SQLITE && (k = hd_table_check(s->dir_fd, tmp, len, e)) < 0)
+                        unlinkat(s->dir_fd, tmp, 0);
                 if (k < 0) {
-                        if (out >= 0)
-                                unlinkat(s->dir_fd, tmp, 0);
+                        json_decref(kn.shape);
                         unreserve(s, r);
                         return k;
                 }
+                kn.data = format == HD_FORMAT_SQLITE ? NULL : data;
+                kn.len = len;
+                known = &kn;
         }
         if (ingest) {
                 k = hd_table_ingest(s->dir_fd, tmp, format, data, len, e);
@@ -884,7 +891,7 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                         return k;
                 }
         }
-        return commit(s, r, tmp, ret_summary, e);
+        return commit(s, r, tmp, known, ret_summary, e);
 }
 
 int hd_put(hd_store *s, const char *id, hd_format format, const char *source, const void *data, size_t len,
@@ -896,6 +903,44 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
         if (k == 0)
                 k = put_common(s, id, format, source, data ? data : "", len, -1, false, ret_summary, e);
         return mem_verdict(s, &m, k, "storing the table", "save fewer rows or columns", e);
+}
+
+int hd_put_value(hd_store *s, const char *id, const char *source, const json_t *v, size_t flags, uint64_t max,
+                 json_t **ret_summary, hull_error *e) {
+        if (!v)
+                return hull_err(e, -EINVAL, "handles: no value");
+        max = max && max < s->max_spill ? max : s->max_spill;
+        hd_record *r;
+        int k = reserve(s, id, HD_KIND_JSON, source, &r, e);
+        if (k < 0)
+                return k;
+        char tmp[64], digest[SHA256_HEX_SIZE];
+        tmp_name(tmp, "");
+        _cleanup_close_ int out = hd_openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        if (out < 0) {
+                unreserve(s, r);
+                return hull_err(e, out, "handles: cannot create a file in the store");
+        }
+        /* serialized once, straight into the file, hashed on the way; the scan for the shape
+         * (and the check that the text is one JSON value) reads the file's pages just written */
+        _cleanup_(hd_sink_done) hd_sink sink;
+        k = hd_sink_init(&sink, out, max);
+        __atomic_fetch_add(&s->io.values_serialized, 1, __ATOMIC_RELAXED);
+        if (k == 0 && json_dump_callback(v, hd_sink_dump, &sink, flags) < 0)
+                k = sink.err < 0 ? sink.err : -ENOMEM;
+        if (k == 0)
+                k = hd_sink_finish(&sink, digest);
+        count_written(s, &sink);
+        if (k < 0) {
+                unlinkat(s->dir_fd, tmp, 0);
+                unreserve(s, r);
+                if (k == -EFBIG)
+                        return hull_err_hint(e, k, "paginate or filter the result",
+                                             "handles: the value's JSON is over the limit of %" PRIu64 " bytes", max);
+                return hull_err(e, k, "handles: cannot write the value as a new handle");
+        }
+        put_known kn = {.digest = digest};
+        return commit(s, r, tmp, &kn, ret_summary, e);
 }
 
 static int adopt(hd_store *s, int fd, const char *id, hd_format format, const char *source, bool own,
@@ -923,6 +968,9 @@ int hd_adopt_own_fd(hd_store *s, int fd, const char *id, hd_format format, const
 void hd_store_io_get(hd_store *s, hd_store_io *ret) {
         ret->bytes_copied = __atomic_load_n(&s->io.bytes_copied, __ATOMIC_RELAXED);
         ret->bytes_scanned = __atomic_load_n(&s->io.bytes_scanned, __ATOMIC_RELAXED);
+        ret->bytes_written = __atomic_load_n(&s->io.bytes_written, __ATOMIC_RELAXED);
+        ret->bytes_hashed = __atomic_load_n(&s->io.bytes_hashed, __ATOMIC_RELAXED);
+        ret->values_serialized = __atomic_load_n(&s->io.values_serialized, __ATOMIC_RELAXED);
 }
 
 int hd_spill(hd_store *s, const char *source, const void *data, size_t len, bool is_table, json_t **ret_summary,
@@ -1102,7 +1150,7 @@ static int query(hd_store *s, const char *sql, const char *const *ids, size_t n_
                 return k;
         }
         json_t *summary;
-        k = commit(s, out, tmp, &summary, e);
+        k = commit(s, out, tmp, NULL, &summary, e);
         if (k < 0)
                 return k;
         *ret = json_pack("{s:o}", "handle", summary);

@@ -114,6 +114,13 @@ hd_store *hd_store_free(hd_store *s);
 int hd_put(hd_store *s, const char *id, hd_format format, const char *source, const void *data, size_t len,
            json_t **ret_summary, hull_error *e);
 
+/* Like hd_put(HD_FORMAT_JSON) with the JSON of v as json_dump_callback writes it with flags:
+ * streamed into the store's file and hashed on the way, never held whole in memory. max: at most
+ * this many bytes (0: max_spill_bytes; never above it). Errors as hd_put; -EFBIG once the text
+ * passes max (nothing is stored). */
+int hd_put_value(hd_store *s, const char *id, const char *source, const json_t *v, size_t flags, uint64_t max,
+                 json_t **ret_summary, hull_error *e);
+
 /* Like hd_put with the bytes of fd, a regular file the caller opened and validated (the sandbox
  * bridge: a file sandboxed code wrote). The bytes are copied into the store first (at most
  * max_spill_bytes; a file that grows past it while copied is refused) and only the copy is
@@ -135,11 +142,16 @@ int hd_adopt_own_fd(hd_store *s, int fd, const char *id, hd_format format, const
                     hull_error *e);
 
 /* What the store's puts have cost since it opened, counted for the regression tests of the
- * fast paths (issue 26): bytes copied from a caller's file into the store, and bytes of JSON
- * parsed (validation with the shape: once per JSON handle). */
+ * fast paths (issue 26): bytes copied from a caller's file into the store, bytes of JSON parsed
+ * (validation with the shape: once per JSON handle), bytes written into the store's files and
+ * bytes hashed (each once: hashed on the way in, never read back), and values serialized
+ * (hd_put_value: once each, streamed). */
 typedef struct hd_store_io {
         uint64_t bytes_copied;
         uint64_t bytes_scanned;
+        uint64_t bytes_written;
+        uint64_t bytes_hashed;
+        uint64_t values_serialized;
 } hd_store_io;
 void hd_store_io_get(hd_store *s, hd_store_io *ret);
 

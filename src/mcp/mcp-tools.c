@@ -164,6 +164,9 @@ int mcp_result_to_output(const json_t *result, const char *source, tool_output *
                         out.value = json_deep_copy(sc);
                         if (!out.value)
                                 return -ENOMEM;
+                        /* the text is the value's JSON already: a big one is kept from it */
+                        if (text.len)
+                                out.value_json = dynbuf_take(&text, &out.value_json_len);
                         *ret = out;
                         return 0;
                 }

@@ -569,6 +569,27 @@ int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char 
         return hd_put(s->store, NULL, format, source, data, len, ret_summary, e);
 }
 
+int ss_handles_spill_value(ss_manager *m, ss_session *s, const char *source, const json_t *value, size_t flags,
+                           json_t **ret_summary, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        uint64_t used = store_bytes(s), room = used < m->cfg.store_bytes_max ? m->cfg.store_bytes_max - used : 0;
+        uint64_t max = MIN(m->cfg.handle_bytes_max, room);
+        if (max == 0)
+                return hull_err_hint(e, -EFBIG, "query and drop data first",
+                                     "handles: the session's handles would exceed %llu bytes",
+                                     (unsigned long long) m->cfg.store_bytes_max);
+        int r = hd_put_value(s->store, NULL, source, value, flags, max, ret_summary, e);
+        if (r == -EFBIG)
+                return hull_err_hint(
+                        e, r,
+                        max < m->cfg.handle_bytes_max ? "query and drop data first"
+                                                      : "paginate or filter at the source and ask for less",
+                        "handles: the result's JSON is over the %llu bytes %s", (unsigned long long) max,
+                        max < m->cfg.handle_bytes_max ? "left in the session's handles" : "allowed for one handle");
+        return r;
+}
+
 int ss_publish(ss_manager *m, ss_session *s, const char *path, const char *name, const char *description,
                json_t **ret_summary, hull_error *e) {
         char norm[WS_PATH_MAX + 1], clean[WS_NAME_MAX + 1];

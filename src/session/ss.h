@@ -437,6 +437,11 @@ int ss_handles_add_input_fd(ss_manager *m, ss_session *s, const char *input_id, 
  * hd_put's errors. Not recorded: the operation that produced the bytes is. */
 int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char *source, const void *data, size_t len,
                      json_t **ret_summary, hull_error *e);
+/* Like ss_handles_spill(HD_FORMAT_JSON) for a value: its JSON (json_dump_callback with flags)
+ * streamed into the store (hd_put_value), never held whole in memory; within the same bounds
+ * (-EFBIG once the text passes what one handle or the session's handles may hold). */
+int ss_handles_spill_value(ss_manager *m, ss_session *s, const char *source, const json_t *value, size_t flags,
+                           json_t **ret_summary, hull_error *e);
 
 /* Copy the session's handles (their files and manifest) into dir, a directory that exists
  * (files of the same names are replaced), for a later ss_open_opts.handles_from. Inside a call.

@@ -230,6 +230,83 @@ static void test_end_to_end(world *w) {
 }
 
 /* Bad arguments, an unknown tool, arguments that are not JSON, a cut call, duplicate ids. */
+/* The shapes a big result reaches the spill in, each kept as a handle: a json_t (streamed
+ * into the store: the bytes of its compact JSON), a value with the bytes its tool already had
+ * (kept as they are: their own length, not serialized again), a long text with a byte that is
+ * not UTF-8 (repaired, then kept as text). */
+static json_t *rows_value(void) {
+        json_t *rows = json_array();
+        for (int i = 0; i < 2000; i++)
+                json_array_append_new(rows, json_pack("{s:i, s:s}", "n", i, "label", "some row"));
+        return json_pack("{s:o}", "rows", rows);
+}
+
+static int pretty_run(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+        ret->value = rows_value();
+        ret->value_json = json_dumps(ret->value, JSON_INDENT(1));
+        ret->value_json_len = ret->value_json ? strlen(ret->value_json) : 0;
+        return ret->value_json ? 0 : -ENOMEM;
+}
+
+static int long_text_run(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+        size_t n = AGENT_TOOL_TEXT_MAX * 2;
+        ret->text = malloc(n + 1);
+        if (!ret->text)
+                return -ENOMEM;
+        memset(ret->text, 'x', n);
+        ret->text[n / 2] = (char) 0xff;
+        ret->text[n] = '\0';
+        return 0;
+}
+
+static void test_spill_shapes(world *w) {
+        if (!w->session) {
+                printf("skip - spill shapes: needs root (a real session)\n");
+                return;
+        }
+        static const tool_def pretty = {.name = "pretty",
+                                        .description = "A big value with its JSON text.",
+                                        .input_schema = "{\"type\": \"object\"}",
+                                        .default_policy = TOOL_ALWAYS_ALLOW,
+                                        .run = pretty_run};
+        static const tool_def long_text = {.name = "long_text",
+                                           .description = "A long output.",
+                                           .input_schema = "{\"type\": \"object\"}",
+                                           .default_policy = TOOL_ALWAYS_ALLOW,
+                                           .run = long_text_run};
+        static const step steps[] = {
+                {.content = "[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"big\",\"input\":{}},"
+                            "{\"type\":\"tool_use\",\"id\":\"b\",\"name\":\"pretty\",\"input\":{}},"
+                            "{\"type\":\"tool_use\",\"id\":\"c\",\"name\":\"long_text\",\"input\":{}}]",
+                 .stop = MODEL_STOP_TOOL_USE},
+                {.content = "[{\"type\":\"text\",\"text\":\"ok\"}]", .stop = MODEL_STOP_END},
+        };
+        fake *f = NULL;
+        model_client *m = fake_new(steps, ELEMENTSOF(steps), &f);
+        const tool_def *tools[] = {&big_tool, &pretty, &long_text};
+        agent *a = make(w, m, tools, ELEMENTSOF(tools), NULL);
+        agent_turn_result res = {0};
+        hull_error e = {0};
+        CHECK_EQ_INT(agent_turn(a, "go", NULL, &res, &e), 0);
+        const json_t *conv = agent_conversation(a);
+        json_t *v = rows_value();
+        char want[96];
+        bool err = false;
+        snprintf(want, sizeof(want), "(%zu bytes of json) was kept as handle", json_dumpb(v, NULL, 0, JSON_COMPACT));
+        const char *t = result_text(conv, 0, &err);
+        CHECK(has(t, want) && !err);
+        _cleanup_free_ char *p = json_dumps(v, JSON_INDENT(1));
+        snprintf(want, sizeof(want), "(%zu bytes of json) was kept as handle", p ? strlen(p) : 0);
+        t = result_text(conv, 1, &err);
+        CHECK(has(t, want) && !err);
+        t = result_text(conv, 2, &err);
+        CHECK(has(t, "bytes of text) was kept as handle") && !err);
+        json_decref(v);
+        agent_turn_result_done(&res);
+        agent_free(a);
+        model_client_free(m);
+}
+
 static void test_bad_calls(world *w) {
         static const step steps[] = {
                 {.content = "[{\"type\":\"tool_use\",\"id\":\"a\",\"name\":\"echo\",\"input\":{\"txet\":\"hi\"}},"
@@ -523,6 +600,7 @@ int main(void) {
         world_open(&w);
         test_end_to_end(&w);
         test_bad_calls(&w);
+        test_spill_shapes(&w);
         test_timeouts(&w);
         test_progress(&w);
         test_context(&w);

@@ -1,7 +1,9 @@
 /* test-hd-cost.c: what the store's fast paths must not cost again (issue 26), counted, never
  * timed: a JSON put parses the JSON once (validation and shape in one pass, not two), and a
  * table adopted from a file only this process can reach (the daemon's O_TMPFILE upload) is
- * parsed in place, with no copy into the store, while any other file is still copied first. */
+ * parsed in place, with no copy into the store, while any other file is still copied first. A
+ * result in memory (a tool's bytes) is validated, written and hashed once each, never read back;
+ * a json_t result is serialized once, streamed into the store. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -54,17 +56,84 @@ static void test_json_once(hd_store *s) {
         hd_store_io b = io_now(s);
         CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, len); /* one pass, not two */
         CHECK_EQ_INT(b.bytes_copied - a.bytes_copied, 0);
+        /* a byte result: written once and hashed once, on the way in (the file is not read back) */
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, len);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        CHECK_EQ_INT(b.values_serialized - a.values_serialized, 0);
         CHECK(json_object_get(sum, "shape") != NULL);
         json_decref(sum);
-        /* invalid JSON is still refused, with the parser's reason, and leaves nothing behind */
+        /* text: checked, written and hashed once each */
+        a = io_now(s);
+        CHECK_EQ_INT(hd_put(s, "text", HD_FORMAT_TEXT, "test", buf, len, &sum, &e), 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, len);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, 0);
+        json_decref(sum);
+        /* invalid JSON is still refused, with the parser's reason, and leaves nothing behind:
+         * refused before any byte is written */
         buf[len - 1] = ',';
         sum = NULL;
+        a = io_now(s);
         CHECK(hd_put(s, "bad", HD_FORMAT_JSON, "test", buf, len, &sum, &e) < 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, 0);
         CHECK(e.msg[0] != '\0');
         CHECK_EQ_INT(hd_summary(s, "bad", &sum, NULL), -ENOENT);
         CHECK(faccessat(dir_fd, "bad.json", F_OK, 0) < 0);
         CHECK_EQ_INT(strays(), 0);
         free(buf);
+}
+
+/* A json_t result: serialized once, streamed into the store (no string of it), each byte
+ * written, hashed and scanned once; the stored bytes are json_dumps's; too big: refused with
+ * no handle and no file. */
+static void test_value_stream(hd_store *s) {
+        json_t *v = json_array();
+        for (int i = 0; i < 20000; i++)
+                json_array_append_new(v, json_pack("{s:i, s:s, s:f, s:b}", "id", i, "name", "x\"y", "score",
+                                                   (double) i / 8.0, "ok", i % 2));
+        char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+        CHECK(want != NULL);
+        if (!want) {
+                json_decref(v);
+                return;
+        }
+        size_t len = strlen(want);
+        hull_error e = {0};
+        json_t *sum = NULL;
+        hd_store_io a = io_now(s);
+        CHECK_EQ_INT(hd_put_value(s, "val", "test", v, JSON_COMPACT | JSON_ENCODE_ANY, 0, &sum, &e), 0);
+        hd_store_io b = io_now(s);
+        CHECK_EQ_INT(b.values_serialized - a.values_serialized, 1);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, len);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, len);
+        CHECK_EQ_INT(json_integer_value(json_object_get(sum, "bytes")), len);
+        CHECK(json_object_get(sum, "shape") != NULL);
+        json_decref(sum);
+        /* the same bytes as json_dumps, and their digest checks out */
+        int fd = openat(dir_fd, "val.json", O_RDONLY | O_CLOEXEC);
+        char *got = malloc(len + 1);
+        CHECK(fd >= 0 && got && read(fd, got, len + 1) == (ssize_t) len && memcmp(got, want, len) == 0);
+        if (fd >= 0)
+                close(fd);
+        free(got);
+        /* a second store on the directory has verified nothing yet: its reads hash the files */
+        hd_store *fresh = NULL;
+        CHECK_EQ_INT(hd_store_open(dir_fd, NULL, &fresh, &e), 0);
+        const char *ids[] = {"big", "text", "val"};
+        for (size_t i = 0; fresh && i < 3; i++) {
+                CHECK_EQ_INT(hd_read(fresh, ids[i], 0, 16, &sum, &e), 0);
+                json_decref(sum);
+        }
+        hd_store_free(fresh);
+        /* over the bound: refused, nothing left */
+        CHECK_EQ_INT(hd_put_value(s, "toobig", "test", v, JSON_COMPACT, len / 2, &sum, &e), -EFBIG);
+        CHECK_EQ_INT(hd_summary(s, "toobig", &sum, NULL), -ENOENT);
+        CHECK_EQ_INT(strays(), 0);
+        free(want);
+        json_decref(v);
 }
 
 static int csv_fd(bool own, size_t *ret_len) {
@@ -134,6 +203,7 @@ int main(void) {
                 return 1;
         }
         test_json_once(s);
+        test_value_stream(s);
         test_adopt(s);
         hd_store_free(s);
         close(dir_fd);

@@ -323,6 +323,8 @@ static void test_results(void) {
                 NULL);
         CHECK_EQ_INT(mcp_result_to_output(r, "mcp:x/y", &o), 0);
         CHECK(o.value && json_integer_value(json_object_get(o.value, "t")) == 3 && !o.text);
+        /* its bytes kept beside it: a big one is stored from them, not serialized again */
+        CHECK(o.value_json && o.value_json_len == 8 && memcmp(o.value_json, "{\"t\": 3}", 8) == 0);
         tool_output_done(&o);
         json_decref(r);
         /* ... and whose text says more: the text */

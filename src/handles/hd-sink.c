@@ -1,0 +1,154 @@
+/* hd-sink.c: hashed writes into the store, file digests and mappings (see hd-sink.h). */
+#include "hd-sink.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "limits.h"
+#include "macro.h"
+
+int hd_sink_init(hd_sink *k, int fd, uint64_t max) {
+        *k = (hd_sink){.fd = fd, .max = max};
+        return sha256_init(&k->sha);
+}
+
+int hd_write_all(int fd, const void *data, size_t n) {
+        const char *p = data;
+        while (n > 0) {
+                ssize_t w = write(fd, p, MIN(n, (size_t) HD_WRITE_CHUNK));
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w <= 0)
+                        return w < 0 ? -errno : -EIO;
+                p += w;
+                n -= (size_t) w;
+        }
+        return 0;
+}
+
+int hd_sink_write(hd_sink *k, const void *p, size_t n) {
+        const char *c = p;
+        if (k->err < 0)
+                return k->err;
+        if (n > k->max - k->bytes)
+                return (k->err = -EFBIG);
+        while (n > 0) {
+                size_t m = MIN(n, (size_t) HD_IO_CHUNK);
+                int r = sha256_update(&k->sha, c, m);
+                if (r == 0)
+                        r = hd_write_all(k->fd, c, m);
+                if (r < 0)
+                        return (k->err = r);
+                k->bytes += m;
+                c += m;
+                n -= m;
+        }
+        return 0;
+}
+
+static int flush(hd_sink *k) {
+        int r = k->buf_len ? hd_sink_write(k, k->buf, k->buf_len) : k->err;
+        k->buf_len = 0;
+        return r;
+}
+
+int hd_sink_dump(const char *p, size_t n, void *ud) {
+        hd_sink *k = ud;
+        if (k->err < 0)
+                return -1;
+        if (!k->buf && !(k->buf = malloc(HD_IO_CHUNK))) {
+                k->err = -ENOMEM;
+                return -1;
+        }
+        while (n > 0) {
+                if (k->buf_len == HD_IO_CHUNK && flush(k) < 0)
+                        return -1;
+                size_t m = MIN(n, HD_IO_CHUNK - k->buf_len);
+                memcpy(k->buf + k->buf_len, p, m);
+                k->buf_len += m;
+                p += m;
+                n -= m;
+        }
+        return 0;
+}
+
+int hd_sink_finish(hd_sink *k, char ret_digest[SHA256_HEX_SIZE]) {
+        int r = flush(k);
+        if (r < 0)
+                return r;
+        r = sha256_final_hex(&k->sha, ret_digest);
+        return r < 0 ? (k->err = r) : 0;
+}
+
+void hd_sink_done(hd_sink *k) {
+        sha256_done(&k->sha);
+        free(k->buf);
+        k->buf = NULL;
+}
+
+int hd_hash_fd(int fd, char ret[SHA256_HEX_SIZE]) {
+        _cleanup_sha256_ sha256_ctx c;
+        _cleanup_free_ char *buf = malloc(HD_IO_CHUNK);
+        if (!buf)
+                return -ENOMEM;
+        int r = sha256_init(&c);
+        if (r < 0)
+                return r;
+        for (uint64_t off = 0;;) {
+                ssize_t n = pread(fd, buf, HD_IO_CHUNK, (off_t) off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                r = sha256_update(&c, buf, (size_t) n);
+                if (r < 0)
+                        return r;
+                off += (uint64_t) n;
+        }
+        return sha256_final_hex(&c, ret);
+}
+
+void hd_mapping_done(hd_mapping *m) {
+        if (m->p && m->len)
+                munmap(m->p, m->len);
+}
+
+int hd_map_fd(int fd, size_t len, hd_mapping *ret) {
+        *ret = (hd_mapping){.p = (void *) "", .len = 0};
+        if (len == 0)
+                return 0;
+        void *p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED)
+                return -errno;
+        *ret = (hd_mapping){.p = p, .len = len};
+        return 0;
+}
+
+static void *hash_thread(void *ud) {
+        hd_hasher *h = ud;
+        h->r = sha256_hex(h->p, h->n, h->digest);
+        return NULL;
+}
+
+void hd_hasher_start(hd_hasher *h, const void *p, size_t n) {
+        *h = (hd_hasher){.p = p, .n = n};
+        if (n >= HD_HASH_THREAD_MIN && pthread_create(&h->thread, NULL, hash_thread, h) == 0)
+                h->threaded = true;
+        else
+                (void) hash_thread(h);
+}
+
+int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]) {
+        if (h->threaded)
+                pthread_join(h->thread, NULL);
+        h->threaded = false;
+        if (h->r < 0)
+                return h->r;
+        memcpy(ret_digest, h->digest, SHA256_HEX_SIZE);
+        return 0;
+}
