@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
 
@@ -17,14 +18,13 @@ int hd_sink_init(hd_sink *k, int fd, uint64_t max) {
 
 int hd_write_all(int fd, const void *data, size_t n) {
         const char *p = data;
-        while (n > 0) {
-                ssize_t w = write(fd, p, MIN(n, (size_t) HD_WRITE_CHUNK));
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w <= 0)
-                        return w < 0 ? -errno : -EIO;
-                p += w;
-                n -= (size_t) w;
+        while (n > 0) { /* loop_write a chunk at a time (limits.h: HD_WRITE_CHUNK says why) */
+                size_t m = MIN(n, (size_t) HD_WRITE_CHUNK);
+                int r = loop_write(fd, p, m);
+                if (r < 0)
+                        return r;
+                p += m;
+                n -= m;
         }
         return 0;
 }
@@ -98,11 +98,9 @@ int hd_hash_fd(int fd, char ret[SHA256_HEX_SIZE]) {
         if (r < 0)
                 return r;
         for (uint64_t off = 0;;) {
-                ssize_t n = pread(fd, buf, HD_IO_CHUNK, (off_t) off);
-                if (n < 0 && errno == EINTR)
-                        continue;
+                ssize_t n = loop_pread(fd, buf, HD_IO_CHUNK, off);
                 if (n < 0)
-                        return -errno;
+                        return (int) n;
                 if (n == 0)
                         break;
                 r = sha256_update(&c, buf, (size_t) n);
