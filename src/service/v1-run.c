@@ -135,16 +135,14 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 if (!json_object_get(evs[i], "processed_at")) /* null: queued behind the turn that runs */
                         json_object_set_new(evs[i], "processed_at", json_string(now));
         }
-        /* whoever sees session.status_idle and asks finds the session idle: on nodes (where another
-         * node's stream sees the events at the append's commit) the object is written in the
-         * append's own statement (v1_node_append_locked: one commit; put back when it fails). A
-         * session.usage held behind a model request's end (v1_log_hold_locked) carries the cost
-         * with that end followed: the object follows the events before the append then too. */
-        bool node = v1_node_mode(l->g), ahead = node, changed = false;
-        for (size_t i = 0; !ahead && i < n; i++)
-                ahead = strcmp(json_string_value(json_object_get(evs[i], "type")) ?: "", "session.usage") == 0;
-        json_auto_t *before = ahead ? json_deep_copy(l->obj) : NULL;
-        for (size_t i = 0; ahead && i < n; i++) {
+        /* whoever sees session.status_idle and asks finds the session idle: the object is written
+         * in the append's own transaction (one commit; put back when it fails): on nodes by
+         * v1_node_append_locked (another node's stream sees the events at its commit), else by
+         * store_events_append_object. It follows the events before the append: a session.usage
+         * held behind a model request's end (v1_log_hold_locked) carries the cost with it. */
+        bool node = v1_node_mode(l->g), changed = false;
+        json_auto_t *before = json_deep_copy(l->obj);
+        for (size_t i = 0; i < n; i++) {
                 v1_node_usage_cost(l, evs[i]);
                 changed |= follow(l, evs[i], now);
         }
@@ -162,13 +160,18 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
         int64_t seq = 0;
         int r;
         if (l->claim_with_append) { /* the message that starts a turn: the lease claimed in its commit */
-                r = changed ? hull_fail(e, -EBUSY, "v1: the session object changes: the lease is claimed ahead")
+                r = changed ? hull_fail(e, -EBUSY, "v1: the session object changes: the lease is claimed first")
                             : store_events_append_claim(l->g->cfg.store, l->id, evs, n, l->g->cfg.node->id,
                                                         NODE_LEASE_TTL_MS, &seq, e);
                 l->claim_refused = r == -EBUSY;
+        } else if (changed && node)
+                r = v1_node_append_locked(l, evs, n, deliveries, &seq, e);
+        else if (changed) {
+                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, l->obj, &seq, e);
+                if (r == -EOPNOTSUPP && (r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e)) == 0)
+                        store_session_locked(l); /* a store without the one transaction: after */
         } else
-                r = changed && node ? v1_node_append_locked(l, evs, n, deliveries, &seq, e)
-                                    : store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e);
+                r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e);
         if (r < 0) {
                 if (changed && before) {
                         json_decref(l->obj);
@@ -177,10 +180,6 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 return r;
         }
         l->last_seq = seq + (int64_t) n - 1;
-        for (size_t i = 0; !ahead && i < n; i++)
-                changed |= follow(l, evs[i], now);
-        if (changed && !node)
-                store_session_locked(l);
         for (size_t i = 0; i < n; i++)
                 v1_fanout(l, seq + (int64_t) i, evs[i], false);
         l->budget_announced = announced;
