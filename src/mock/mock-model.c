@@ -292,7 +292,24 @@ static void *feed_main(void *arg) {
         return NULL;
 }
 
-/* Answer with q's answer: whole, or a stream and its feeder. */
+/* Can a's events all be queued at once, here? Only when nothing paces them (no gap between
+ * events, each in one write: what a feeder does then, without waiting) and they all fit in the
+ * stream's queue (no wait for room). Then the bytes and their order are the feeder's. */
+static bool feed_at_once(const mock_step *st, const mock_answer *a) {
+        if (st->event_delay_ms || st->writes != MOCK_WRITES_EVENT)
+                return false;
+        size_t total = 0;
+        for (size_t i = 0; i < a->events.n; i++) {
+                size_t n = strlen(a->events.v[i]);
+                if (n > SERVE_SSE_FRAME_MAX || n > MOCK_STREAM_QUEUE_BYTES - total)
+                        return false;
+                total += n;
+        }
+        return true;
+}
+
+/* Answer with q's answer: whole, or a stream: queued at once when nothing paces it (no thread
+ * made and handed the connection for a few events), else by a feeder of its own. */
 static void deliver(http_req *r, mreq *q) {
         mock_answer *a = &q->answer;
         if (!a->stream) {
@@ -304,6 +321,17 @@ static void deliver(http_req *r, mreq *q) {
         http_sse *sse;
         if (http_answer_sse(r, MOCK_STREAM_QUEUE_BYTES, HTTP_SSE_NO_KEEPALIVE, &sse) < 0)
                 return;
+        if (feed_at_once(st, a)) {
+                int k = 0;
+                for (size_t i = 0; k == 0 && i < a->events.n; i++)
+                        k = http_sse_send_raw(sse, a->events.v[i], strlen(a->events.v[i]));
+                if (k == 0 && !a->abort)
+                        http_sse_close(sse);
+                else
+                        http_sse_abort(sse);
+                mock_answer_done(a);
+                return;
+        }
         feed *f = calloc(1, sizeof(*f));
         if (!f) {
                 http_sse_abort(sse);

@@ -93,7 +93,7 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                  * next append (the session's cost goes into session.usage at its append: append_now) */
                 bool end = strcmp(type, "span.model_request_end") == 0 && !l->outcome;
                 if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running || end)
-                        v1_log_hold_locked(l, copy); /* on nodes: committed with what follows (the idle) */
+                        v1_log_hold_locked(l, copy); /* committed with what follows (one commit) */
                 else if (strcmp(type, "span.model_request_start") == 0)
                         v1_node_log_start_locked(l, copy); /* on nodes: committed while the request goes out */
                 else {
@@ -120,10 +120,20 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
         pthread_mutex_unlock(&l->lock);
 }
 
-/* Before each model request: has the session budget left? */
+/* Before each model request: has the session budget left? A model request's end still held
+ * (v1_log_hold_locked: an answer continued without a call between) is logged first: its usage
+ * counts here. */
 static bool may_ask(void *ud) {
         live *l = ud;
         pthread_mutex_lock(&l->lock);
+        size_t i;
+        json_t *h;
+        json_array_foreach(l->held, i, h) {
+                if (strcmp(json_string_value(json_object_get(h, "type")) ?: "", "span.model_request_end") == 0) {
+                        v1_log_flush_locked(l);
+                        break;
+                }
+        }
         bool ok = !v1_budget_reached(&l->g->cfg, l->obj);
         pthread_mutex_unlock(&l->lock);
         return ok;

@@ -140,8 +140,10 @@ bool v1_node_presynced(live *l);
 void v1_node_merge_locked(live *l);
 int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, int64_t *ret_first,
                           hull_error *e);
-/* v1-run.c: on nodes, ev (stolen) logged with the next append (the next event of the turn, at the
- * latest when the agent returns: v1_log_flush_locked), one commit for both; else logged now. */
+/* v1-run.c: ev (stolen) logged with the next append (the next event of the turn, at the latest
+ * when the agent returns: v1_log_flush_locked), one commit for both; logged now when V1_HELD_MAX
+ * are held. Only for events after which the turn does not wait before its next append (never
+ * across a model call, a tool's run or the turn's end). */
 void v1_log_hold_locked(live *l, json_t *ev);
 /* v1-nodes.c: on nodes, ev (a span.model_request_start, stolen) and the events held before it
  * logged on a thread of their own, so the commit and the model request overlap; durable before

@@ -135,12 +135,14 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 if (!json_object_get(evs[i], "processed_at")) /* null: queued behind the turn that runs */
                         json_object_set_new(evs[i], "processed_at", json_string(now));
         }
-        /* whoever sees session.status_idle and asks finds the session idle: on nodes (where another
-         * node's stream sees the events at the append's commit) the object is written in the
-         * append's own statement (v1_node_append_locked: one commit; put back when it fails) */
+        /* whoever sees session.status_idle and asks finds the session idle: the object is written
+         * in the append's own transaction (one commit; put back when it fails): on nodes by
+         * v1_node_append_locked (another node's stream sees the events at its commit), else by
+         * store_events_append_object. It follows the events before the append: a session.usage
+         * held behind a model request's end (v1_log_hold_locked) carries the cost with it. */
         bool node = v1_node_mode(l->g), changed = false;
-        json_auto_t *before = node ? json_deep_copy(l->obj) : NULL;
-        for (size_t i = 0; node && i < n; i++) {
+        json_auto_t *before = json_deep_copy(l->obj);
+        for (size_t i = 0; i < n; i++) {
                 v1_node_usage_cost(l, evs[i]);
                 changed |= follow(l, evs[i], now);
         }
@@ -155,16 +157,21 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
         for (size_t i = 0; queue && i < k; i++)
                 (void) v1_webhook_delivery(wh[i], l->id, queue, NULL);
         _cleanup_free_ char *deliveries = queue ? json_dumps(queue, JSON_COMPACT) : NULL;
-        int64_t first = 0;
+        int64_t seq = 0;
         int r;
         if (l->claim_with_append) { /* the message that starts a turn: the lease claimed in its commit */
                 r = changed ? hull_fail(e, -EBUSY, "v1: the session object changes: the lease is claimed first")
                             : store_events_append_claim(l->g->cfg.store, l->id, evs, n, l->g->cfg.node->id,
-                                                        NODE_LEASE_TTL_MS, &first, e);
+                                                        NODE_LEASE_TTL_MS, &seq, e);
                 l->claim_refused = r == -EBUSY;
+        } else if (changed && node)
+                r = v1_node_append_locked(l, evs, n, deliveries, &seq, e);
+        else if (changed) {
+                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, l->obj, &seq, e);
+                if (r == -EOPNOTSUPP && (r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e)) == 0)
+                        store_session_locked(l); /* a store without the one transaction: after */
         } else
-                r = changed ? v1_node_append_locked(l, evs, n, deliveries, &first, e)
-                            : store_events_append(l->g->cfg.store, l->id, evs, n, &first, e);
+                r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e);
         if (r < 0) {
                 if (changed && before) {
                         json_decref(l->obj);
@@ -172,20 +179,16 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 }
                 return r;
         }
-        l->last_seq = first + (int64_t) n - 1;
-        for (size_t i = 0; !node && i < n; i++)
-                changed |= follow(l, evs[i], now);
-        if (changed && !node)
-                store_session_locked(l);
+        l->last_seq = seq + (int64_t) n - 1;
         for (size_t i = 0; i < n; i++)
-                v1_fanout(l, first + (int64_t) i, evs[i], false);
+                v1_fanout(l, seq + (int64_t) i, evs[i], false);
         l->budget_announced = announced;
         for (size_t i = 0; !deliveries && i < k; i++) /* durable now (and streamed first) */
                 (void) v1_webhook_emit(l->g->cfg.store, wh[i], l->id, NULL, NULL);
         return 0;
 }
 
-/* The events held (v1_log_hold_locked) first, in the same append: one commit on PostgreSQL. */
+/* The events held (v1_log_hold_locked) first, in the same append: one commit. */
 int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
         v1_node_start_wait_locked(l); /* a model request's start, still being committed, goes first */
         size_t k = json_array_size(l->held);
@@ -205,8 +208,8 @@ int v1_log_append_locked(live *l, json_t *const *evs, size_t n, hull_error *e) {
 }
 
 void v1_log_hold_locked(live *l, json_t *ev) {
-        if (ev && v1_node_mode(l->g) && (l->held || (l->held = json_array())) &&
-            json_array_size(l->held) < V1_HELD_MAX && json_array_append_new(l->held, ev) == 0)
+        if (ev && (l->held || (l->held = json_array())) && json_array_size(l->held) < V1_HELD_MAX &&
+            json_array_append_new(l->held, ev) == 0)
                 return;
         json_t *evs[1] = {ev};
         v1_log_server_locked(l, evs, 1);
@@ -543,7 +546,7 @@ static void *worker_main(void *arg) {
                                 continue;
                         break;
                 }
-                l->hold_running = !resume; /* on nodes: committed with the model request's start */
+                l->hold_running = !resume; /* committed with the model request's start */
                 pthread_mutex_unlock(&l->lock);
 
                 hull_error e = {0};

@@ -23,13 +23,11 @@ static int last_seq(sqlt_store *s, const char *session_id, int64_t *ret, hull_er
         return 0;
 }
 
-int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
-                       hull_error *e) {
-        sqlt_store *s = sqlt_of(base);
-        LOCKED(s);
+/* The events appended inside the caller's transaction; *ret_first the first one's seq. */
+static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first,
+                        hull_error *e) {
         int r;
-        _cleanup_tx_ sqlt_tx t = {0};
-        if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = sqlt_session_exists(s, session_id, e)) < 0)
+        if ((r = sqlt_session_exists(s, session_id, e)) < 0)
                 return r;
         int64_t seq;
         if ((r = last_seq(s, session_id, &seq, e)) < 0)
@@ -64,8 +62,34 @@ int sqlt_events_append(store *base, const char *session_id, json_t *const *event
                 if (rc != SQLITE_DONE)
                         return sqlt_fail(s->db, rc, "cannot append events", e);
         }
-        sqlt_stmt_resetp(&st);
-        if ((r = sqlt_tx_commit(&t, e)) < 0)
+        *ret_first = first;
+        return 0;
+}
+
+int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
+                       hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r;
+        int64_t first = 0;
+        _cleanup_tx_ sqlt_tx t = {0};
+        if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = append_in_tx(s, session_id, events, n, &first, e)) < 0 ||
+            (r = sqlt_tx_commit(&t, e)) < 0)
+                return r;
+        if (ret_first_seq)
+                *ret_first_seq = first;
+        return 0;
+}
+
+int sqlt_events_append_object(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
+                              const char *body, int64_t *ret_first_seq, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r;
+        int64_t first = 0;
+        _cleanup_tx_ sqlt_tx t = {0};
+        if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = append_in_tx(s, session_id, events, n, &first, e)) < 0 ||
+            (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) < 0 || (r = sqlt_tx_commit(&t, e)) < 0)
                 return r;
         if (ret_first_seq)
                 *ret_first_seq = first;

@@ -129,6 +129,8 @@ int sqlt_insert(store *base, store_kind k, const store_cols *c, const char *body
 int sqlt_get(store *base, store_kind k, const char *id, int64_t version, json_t **ret, char **ret_raw, size_t *ret_len,
              hull_error *e);
 int sqlt_update(store *base, store_kind k, const store_cols *c, const char *body, hull_error *e);
+/* sqlt_update with the store's lock held (inside a transaction of the caller's) */
+int sqlt_update_locked(sqlt_store *s, store_kind k, const store_cols *c, const char *body, hull_error *e);
 int sqlt_remove(store *base, store_kind k, const char *id, hull_error *e);
 int sqlt_list(store *base, const store_listing *l, const char *page, unsigned limit, store_page *ret,
               int64_t **ret_keys, hull_error *e);
@@ -137,6 +139,8 @@ int sqlt_sessions_with_status(store *base, const char *statuses, json_t **ret, h
 /* store-sqlite-events.c */
 int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                        hull_error *e);
+int sqlt_events_append_object(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
+                              const char *body, int64_t *ret_first_seq, hull_error *e);
 int sqlt_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
                               int64_t processed_ms, hull_error *e);
 int sqlt_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_error *e);

@@ -156,6 +156,10 @@ static int update_agent(sqlt_store *s, const store_cols *c, const char *body, hu
 int sqlt_update(store *base, store_kind k, const store_cols *c, const char *body, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
+        return sqlt_update_locked(s, k, c, body, e);
+}
+
+int sqlt_update_locked(sqlt_store *s, store_kind k, const store_cols *c, const char *body, hull_error *e) {
         if (k == STORE_AGENT)
                 return update_agent(s, c, body, e);
         static const char *const sql[_STORE_KIND_MAX] = {

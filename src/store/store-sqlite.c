@@ -464,6 +464,7 @@ static const store_ops sqlt_ops = {
         .list = sqlt_list,
         .sessions_with_status = sqlt_sessions_with_status,
         .events_append = sqlt_events_append,
+        .events_append_object = sqlt_events_append_object,
         .events_set_processed = sqlt_events_set_processed,
         .events_last_seq = sqlt_events_last_seq,
         .events_seq_of = sqlt_events_seq_of,

@@ -283,6 +283,31 @@ int store_events_append(store *s, const char *session_id, json_t *const *events,
         return s->ops->events_append(s, session_id, events, n, ret_first_seq, e);
 }
 
+int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
+                               int64_t *ret_first_seq, hull_error *e) {
+        int r = store_id_check("session", session_id, e);
+        if (r < 0)
+                return r;
+        if (!s->ops->events_append_object)
+                return hull_fail(e, -EOPNOTSUPP, "store: events and their session in one transaction: not here");
+        if (n > 0 && !events)
+                return hull_fail(e, -EINVAL, "store: no events to append");
+        for (size_t i = 0; i < n; i++) {
+                store_event_cols ec;
+                if ((r = store_read_event(events[i], i, &ec, e)) < 0)
+                        return r;
+        }
+        store_cols c;
+        if ((r = store_read_cols(STORE_SESSION, session, &c, e)) < 0)
+                return r;
+        if (strcmp(c.id, session_id) != 0)
+                return hull_fail(e, -EINVAL, "store: the session object is not session %s's", session_id);
+        _cleanup_free_ char *body = NULL;
+        if ((r = store_dump(session, store_kind_name(STORE_SESSION), &body, e)) < 0)
+                return r;
+        return s->ops->events_append_object(s, session_id, events, n, &c, body, ret_first_seq, e);
+}
+
 int store_events_list(store *s, const char *session_id, const store_events_q *q, store_page *ret, int64_t **ret_seqs,
                       hull_error *e) {
         unsigned limit = 0;

@@ -186,6 +186,28 @@ async function main() {
     same(off.budget, null, 'budget removed');
   });
 
+  // the model request's end is logged with what follows it (one commit): an answer paused
+  // (pause_turn) goes on without a call between, and the next request's budget check must count
+  // the paused one's usage all the same
+  await cma('budget: a paused answer that crosses it is the last request', {
+    then: 'error',
+    steps: [
+      { text: 'Half an answer', stop_reason: 'pause_turn', usage: { input_tokens: 1200, output_tokens: 5 } },
+      { text: 'the rest', usage: { input_tokens: 100, output_tokens: 5 } },
+    ],
+  }, async ({ mock, client }) => {
+    const budget = { type: 'limit', max_list_cost: { amount: '1', currency: 'USD' } };
+    const { session } = await setup(client, WEATHER, { budget });
+    const reader = new Reader(await client.beta.sessions.events.stream(session.id));
+    await client.beta.sessions.events.send(session.id, userMessage('Go on'));
+    const evs = await reader.idle();
+    reader.close();
+    same(evs[evs.length - 1].stop_reason, { type: 'budget_reached' }, `the turn stops on the budget: [${evs.map((e) => e.type)}]`);
+    same((await mock.requests()).length, 1, 'model requests: the paused one crossed the budget and was the last');
+    const s = await client.beta.sessions.retrieve(session.id);
+    same(s.usage.input_tokens, 1200, 'its usage counted');
+  });
+
   await cma('budget: bad budgets, currencies and amounts are 400s that say why', {
     steps: [{ text: 'unused' }],
   }, async ({ client }) => {
@@ -295,8 +317,12 @@ async function main() {
     const { session } = await setup(client, [], { initial_events: [{ type: 'user.define_outcome', description: 'Say yes.',
       rubric: { type: 'file', file_id: file.id }, max_iterations: 1 }] });
     const reader = new Reader(await client.beta.sessions.events.stream(session.id));
-    const evs = await reader.until((e) => e.type === 'session.status_idle', 'idle');
+    await reader.until((e) => e.type === 'session.status_idle', 'idle');
     reader.close();
+    // from the log: the stream, opened after the session (its turn starts with it), may miss the
+    // first events when the turn is quick
+    const evs = [];
+    for await (const e of client.beta.sessions.events.list(session.id)) evs.push(e);
     const end = evs.find((e) => e.type === 'span.outcome_evaluation_end');
     same(end && end.result, 'max_iterations_reached', 'the verdict at the bound');
     same(evs.filter((e) => e.type === 'span.outcome_evaluation_ongoing').length, 2, 'the heartbeat: at the start and after 10 s');

@@ -1,7 +1,8 @@
 # test-mock-model.sh: hull mock-model as a command: its usage and script errors, --listen with a
 # free port and the URL as the first line, --record, GET /_mock/requests, the 404 and 405 in each
 # API's envelope, --api-key, "then", streams cut into single-byte writes and cut off, SIGTERM and
-# SIGINT in the middle of a slow stream. (The official SDKs drive it in tests/conformance.)
+# SIGINT in the middle of a slow stream, an unpaced stream queued whole without a thread of its own.
+# (The official SDKs drive it in tests/conformance.)
 source "$(dirname "$0")/../lib.sh"
 
 PY=/usr/bin/python3
@@ -221,4 +222,29 @@ ok = len(r) == 4 and all(isinstance(x, int) for x in u) and $before_us <= u[0] a
 sys.exit(0 if ok else 1)"
 else
         fail "templates: the mock starts" "$(cat "$TEST_TMP/mock.err")"
+fi
+
+# ---- unpaced streams: queued whole by the connection's thread, no thread made for each ----
+if ! command -v strace >/dev/null; then
+        skip "unpaced streams: no thread each" "no strace"
+elif mock_start '{"then": "repeat", "steps": [{"text": "same bytes", "delta_bytes": 3}]}'; then
+        strace -f -e trace=clone,clone3 -o "$TEST_TMP/clones" -p "$MOCK_PID" 2>"$TEST_TMP/strace.err" &
+        spid=$!
+        for _ in $(seq 1 100); do grep -q attached "$TEST_TMP/strace.err" && break; sleep 0.05; done
+        for i in 1 2 3 4 5; do
+                raw /v1/messages '{"model": "m", "max_tokens": 9, "stream": true, "messages": []}' anthropic-version:2023-06-01 >"$O.$i"
+        done
+        kill -INT "$spid" 2>/dev/null
+        wait "$spid" 2>/dev/null
+        expect "unpaced streams: a whole Anthropic stream, message_stop last" "$O.5" \
+                "s == 200 and r['ended'] and t.rstrip().split('\\n')[-2] == 'event: message_stop' and t.count('event: content_block_delta') == 4"
+        if grep -q attached "$TEST_TMP/strace.err"; then
+                n=$(grep -c 'clone' "$TEST_TMP/clones")
+                check "unpaced streams: 5 streamed answers, no thread made for them ($n clones)" test "$n" -eq 0
+        else
+                skip "unpaced streams: no thread each" "strace cannot attach"
+        fi
+        mock_stop TERM
+else
+        fail "unpaced streams: the mock starts" "$(cat "$TEST_TMP/mock.err")"
 fi

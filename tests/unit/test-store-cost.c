@@ -1,5 +1,6 @@
 /* test-store-cost.c: what the store's hot paths cost, counted (not timed), so a cost that comes
- * back fails here: a turn's SQLite statements compiled once and kept (store_prepares). */
+ * back fails here: a turn's SQLite statements compiled once and kept (store_prepares), its events
+ * and the session's update in one transaction (store_events_append_object). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -71,6 +72,47 @@ static void test_conversation_text(store *s) {
         json_decref(conv);
 }
 
+/* The events and the session object in one transaction: both written, with kept statements;
+ * nothing written when the session is not there or the object is another's. */
+static void test_append_object(store *s) {
+        hull_error e = {0};
+        json_t *sess = session_obj("sess_obj", 1, "idle", "agent_1", 1, false), *got = NULL;
+        CHECK_EQ_INT(store_insert(s, STORE_SESSION, sess, &e), 0);
+        json_t *evs[2] = {event_obj("sevt_obj_1", "session.status_running", "2026-01-01T00:00:01Z"),
+                          event_obj("sevt_obj_2", "span.model_request_start", "2026-01-01T00:00:01Z")};
+        json_object_set_new(sess, "status", json_string("running"));
+        int64_t first = 0, seq = 0;
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", evs, 2, sess, &first, &e), 0);
+        CHECK_EQ_INT(first, 1);
+        uint64_t before = store_prepares(s);
+        json_t *more[1] = {event_obj("sevt_obj_3", "session.status_idle", "2026-01-01T00:00:02Z")};
+        json_object_set_new(sess, "status", json_string("idle"));
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", more, 1, sess, &first, &e), 0);
+        CHECK_EQ_INT(first, 3);
+        CHECK_EQ_INT(store_prepares(s) - before, 0); /* the append's and the update's, kept */
+        CHECK_EQ_INT(store_get(s, STORE_SESSION, "sess_obj", 0, &got, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(got, "status")), "idle");
+        CHECK_EQ_INT(store_events_seq_of(s, "sess_obj", "sevt_obj_2", &seq, &e), 0);
+        CHECK_EQ_INT(seq, 2);
+        json_decref(got);
+        got = NULL;
+        /* nothing written: no such session; an object that is another session's */
+        json_t *late[1] = {event_obj("sevt_obj_4", "agent.message", "2026-01-01T00:00:03Z")};
+        json_t *other = session_obj("sess_none", 1, "running", "agent_1", 1, false);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_none", late, 1, other, &first, &e), -ENOENT);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", late, 1, other, &first, &e), -EINVAL);
+        CHECK_EQ_INT(store_events_seq_of(s, "sess_obj", "sevt_obj_4", &seq, &e), -ENOENT);
+        CHECK_EQ_INT(store_get(s, STORE_SESSION, "sess_obj", 0, &got, &e), 0);
+        CHECK_EQ_STR(json_string_value(json_object_get(got, "status")), "idle");
+        json_decref(got);
+        json_decref(other);
+        json_decref(late[0]);
+        json_decref(more[0]);
+        json_decref(evs[0]);
+        json_decref(evs[1]);
+        json_decref(sess);
+}
+
 int main(void) {
         hull_error e = {0};
         if (!dlib_sqlite3_load(&e)) {
@@ -86,6 +128,7 @@ int main(void) {
         if (s) {
                 test_turn_prepares(s);
                 test_conversation_text(s);
+                test_append_object(s);
                 store_close(s);
         }
         rm_rf_at(AT_FDCWD, dir);
