@@ -66,34 +66,30 @@ static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *ev
         return 0;
 }
 
-int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
-                       hull_error *e) {
+/* The events appended and, with c, the session object's update, in one transaction. */
+static int append_tx(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
+                     const char *body, int64_t *ret_first_seq, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         int r;
         int64_t first = 0;
         _cleanup_tx_ sqlt_tx t = {0};
         if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = append_in_tx(s, session_id, events, n, &first, e)) < 0 ||
-            (r = sqlt_tx_commit(&t, e)) < 0)
+            (c && (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) < 0) || (r = sqlt_tx_commit(&t, e)) < 0)
                 return r;
         if (ret_first_seq)
                 *ret_first_seq = first;
         return 0;
 }
 
+int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
+                       hull_error *e) {
+        return append_tx(base, session_id, events, n, NULL, NULL, ret_first_seq, e);
+}
+
 int sqlt_events_append_object(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
                               const char *body, int64_t *ret_first_seq, hull_error *e) {
-        sqlt_store *s = sqlt_of(base);
-        LOCKED(s);
-        int r;
-        int64_t first = 0;
-        _cleanup_tx_ sqlt_tx t = {0};
-        if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = append_in_tx(s, session_id, events, n, &first, e)) < 0 ||
-            (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) < 0 || (r = sqlt_tx_commit(&t, e)) < 0)
-                return r;
-        if (ret_first_seq)
-                *ret_first_seq = first;
-        return 0;
+        return append_tx(base, session_id, events, n, c, body, ret_first_seq, e);
 }
 
 int sqlt_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,

@@ -374,15 +374,11 @@ int store_events_seq_of(store *s, const char *session_id, const char *event_id, 
 /* ---- conversations ---- */
 
 int store_conversation_put(store *s, const char *session_id, const json_t *messages, hull_error *e) {
-        int r = store_id_check("session", session_id, e);
-        if (r < 0)
-                return r;
         if (!messages)
                 return hull_fail(e, -EINVAL, "store: no conversation to keep");
         _cleanup_free_ char *body = NULL;
-        if ((r = store_dump(messages, "a conversation", &body, e)) < 0)
-                return r;
-        return s->ops->conversation_put(s, session_id, body, e);
+        int r = store_dump(messages, "a conversation", &body, e);
+        return r < 0 ? r : store_conversation_put_text(s, session_id, body, strlen(body), e);
 }
 
 int store_conversation_text_check(const char *body, size_t len, hull_error *e) {
