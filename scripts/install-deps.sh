@@ -36,6 +36,9 @@ packages=(
         nodejs
         # benchmark peers
         bubblewrap hyperfine
+        # the regression tests that count system calls and commits (test-exec, test-handles,
+        # test-v1-commits, test-mock-model, ...) trace with strace; without it they skip
+        strace
         # the web console's browser tests (tests/conformance/console.test.js, puppeteer-core)
         chromium
         # the limited network's tests and benchmark: the client in the sandbox and the test's
