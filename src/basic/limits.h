@@ -548,6 +548,8 @@
 #define MOCK_SHUTDOWN_MS 10000ULL           /* SIGTERM: streams in flight may end for this long */
 #define MOCK_TEMPLATE_BYTES_MAX (16U << 20) /* a step with its placeholders replaced */
 #define MOCK_TEMPLATE_NUMBER_MAX 999999999U /* N of {{tool_result:N}}, K of |line:K */
+#define MOCK_BODY_CACHE_SLOTS 8U            /* request bodies kept for the next ones' parse (mock-body.h) */
+#define MOCK_BODY_CACHE_BYTES (8U << 20)    /* ... their bytes in all, at most (their values ~10x) */
 
 /* hull run and hull chat (src/cli/cli-agent.c, cli-run.c, cli-chat.c, cli-tools.c) */
 #define CLI_AGENT_ID_MAX 40U                    /* bytes of a run's or chat's id, NUL included */

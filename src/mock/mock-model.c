@@ -19,6 +19,7 @@
 #include "fs-util.h"
 #include "limits.h"
 #include "macro.h"
+#include "mock-body.h"
 #include "mock-template.h"
 #include "time-util.h"
 #include "utf8.h"
@@ -37,6 +38,7 @@ struct mock_server {
         bool stopping;
         atomic_uint_fast64_t seq;
         atomic_uint streams;
+        mock_body_cache *bodies; /* the bodies' values, for the next ones' parse */
         /* the records: a ring of JSON lines, the oldest at first */
         char **rec;
         size_t rec_first, rec_n, rec_bytes;
@@ -422,7 +424,9 @@ static void do_model(http_req *r) {
         mock_server *m = q->m;
         size_t len;
         const char *body = http_req_body(r, &len);
-        json_t *parsed = json_loadb(body, len, JSON_DECODE_ANY, NULL);
+        json_t *parsed;
+        size_t parsed_bytes;
+        mock_body_parse(m->bodies, body, len, &parsed, &parsed_bytes);
         _cleanup_(json_decrefp) json_t *req = json_is_object(parsed) ? parsed : NULL;
         if (req && !memchr(body, '\n', len) && !memchr(body, '\r', len) && (q->raw = malloc(len + 1))) {
                 memcpy(q->raw, body, len);
@@ -518,8 +522,8 @@ static void do_model(http_req *r) {
         }
         json_object_set_new(rec, "stream", json_boolean(q->answer.stream));
         record_commit(m, rec, q->answer.status, q);
-        http_req_note(r, "api=%s step=%td stream=%s", api_name(q->api), q->step - m->cfg.script->steps + 1,
-                      q->answer.stream ? "yes" : "no");
+        http_req_note(r, "api=%s step=%td stream=%s parsed=%zu/%zu", api_name(q->api),
+                      q->step - m->cfg.script->steps + 1, q->answer.stream ? "yes" : "no", parsed_bytes, len);
         if (q->step->delay_ms && http_req_spawn(r, delayed) == 0)
                 return;
         deliver(r, q);
@@ -618,7 +622,8 @@ int mock_server_new(const mock_config *cfg, mock_server **ret) {
         if (!m)
                 return -ENOMEM;
         m->rec = calloc(MOCK_RECORDS_MAX, sizeof(char *));
-        if (!m->rec) {
+        if (!m->rec || mock_body_cache_new(&m->bodies) < 0) {
+                free(m->rec);
                 free(m);
                 return -ENOMEM;
         }
@@ -652,6 +657,7 @@ void mock_server_free(mock_server *m) {
         for (size_t i = 0; i < m->rec_n; i++)
                 free(m->rec[(m->rec_first + i) % MOCK_RECORDS_MAX]);
         free(m->rec);
+        mock_body_cache_free(m->bodies);
         pthread_cond_destroy(&m->wake);
         pthread_mutex_destroy(&m->lock);
         free(m);

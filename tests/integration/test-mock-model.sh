@@ -1,7 +1,8 @@
 # test-mock-model.sh: hull mock-model as a command: its usage and script errors, --listen with a
 # free port and the URL as the first line, --record, GET /_mock/requests, the 404 and 405 in each
 # API's envelope, --api-key, "then", streams cut into single-byte writes and cut off, SIGTERM and
-# SIGINT in the middle of a slow stream, an unpaced stream queued whole without a thread of its own.
+# SIGINT in the middle of a slow stream, an unpaced stream queued whole without a thread of its own,
+# a growing conversation's bodies parsed only where they differ from the one before.
 # (The official SDKs drive it in tests/conformance.)
 source "$(dirname "$0")/../lib.sh"
 
@@ -222,6 +223,55 @@ ok = len(r) == 4 and all(isinstance(x, int) for x in u) and $before_us <= u[0] a
 sys.exit(0 if ok else 1)"
 else
         fail "templates: the mock starts" "$(cat "$TEST_TMP/mock.err")"
+fi
+
+# ---- a growing conversation: each body parsed by jansson only where it differs from the one before
+# (the log's parsed=BYTES/LENGTH), the answers' templates, the records and a broken body as before ----
+if mock_start '{"then": "repeat", "steps": [{"text": "got {{last_tool_result}}"}]}' --record "$TEST_TMP/rec-g.jsonl"; then
+        "$PY" - "$MURL" >"$TEST_TMP/grow.json" 2>&1 <<'PYEOF'
+import json, sys, urllib.request
+url = sys.argv[1]
+def ask(body):
+    rq = urllib.request.Request(url + "/v1/messages", data=body.encode(),
+                                headers={"anthropic-version": "2023-06-01", "content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(rq, timeout=30) as r:
+            return r.status, json.load(r)
+    except urllib.error.HTTPError as e:
+        return e.code, json.load(e)
+msgs, sent, answers = [], [], []
+for i in range(12):
+    msgs += [{"role": "user", "content": "turn %d" % i},
+             {"role": "assistant", "content": [{"type": "tool_use", "id": "t%d" % i, "name": "glob", "input": {"pattern": "*"}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t%d" % i, "content": "result %d" % i}]}]
+    body = json.dumps({"model": "m", "max_tokens": 99, "messages": msgs,
+                       "tools": [{"name": "glob", "input_schema": {"type": "object"}}], "stream": False})
+    sent.append(body)
+    s, a = ask(body)
+    answers.append([s, a["content"][0]["text"]])
+s, a = ask(sent[-1][:-1] + ",}")
+print(json.dumps({"sent": sent, "answers": answers, "broken": [s, a["error"]["message"]]}))
+PYEOF
+        mock_stop TERM
+        check "a growing conversation: each request's tool result in its templated answer; the same body broken: 400" "$PY" -c "
+import json,sys
+g=json.load(open('$TEST_TMP/grow.json'))
+ok = g['answers'] == [[200, 'got result %d' % i] for i in range(12)] and g['broken'] == [400, 'The request body is not valid JSON.']
+sys.exit(0 if ok else 1)"
+        check "... every body recorded as sent, byte for byte" "$PY" -c "
+import json,sys
+g=json.load(open('$TEST_TMP/grow.json')); lines=open('$TEST_TMP/rec-g.jsonl').read().splitlines()
+ok = len(lines) == 13 and all(l.endswith(',\"body\":' + b + '}') for l, b in zip(lines, g['sent']))
+sys.exit(0 if ok else 1)"
+        check "... jansson given only what each request adds to the one before (the keys again, each value once)" "$PY" -c "
+import json,re,sys
+g=json.load(open('$TEST_TMP/grow.json'))
+p=[tuple(map(int, m)) for m in re.findall(r'parsed=([0-9]+)/([0-9]+)', open('$TEST_TMP/mock.err').read())]
+n=[len(b.encode()) for b in g['sent']]
+ok = [l for _, l in p] == n and all(p[i][0] <= n[i] - n[i - 1] + 64 for i in range(1, 12)) and sum(x for x, _ in p) * 4 < sum(n)
+sys.exit(0 if ok else 1)"
+else
+        fail "a growing conversation: the mock starts" "$(cat "$TEST_TMP/mock.err")"
 fi
 
 # ---- unpaced streams: queued whole by the connection's thread, no thread made for each ----
