@@ -39,7 +39,8 @@ enum {
         CACHED_KEY_FIND,
         CACHED_KEY_COUNT,
         CACHED_DATA_VERSION,
-        CACHED_WEBHOOK_ENQUEUE, /* to the subscriptions of a type: each session status of a turn */
+        CACHED_WEBHOOK_WANTED,  /* is there a subscription to a type: each session status of a turn */
+        CACHED_WEBHOOK_ENQUEUE, /* to the subscriptions of a type, when there is one */
         _CACHED_MAX,
 };
 

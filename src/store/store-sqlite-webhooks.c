@@ -99,6 +99,26 @@ static int wh_remove(store *base, const char *id, hull_error *e) {
         return sqlt_tx_commit(&t, e);
 }
 
+/* Does an enabled subscription want type? A read: no write transaction (and no WAL write lock) for
+ * the statuses of a turn nobody subscribed to. Under the store's lock with the INSERT after it, so
+ * a subscription this process makes meanwhile waits; one another connection commits between the
+ * two was made after this event and is not owed it. */
+static int wh_wanted(sqlt_store *s, const char *type, hull_error *e) {
+        _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
+        int r = sqlt_prep_cached(
+                s, CACHED_WEBHOOK_WANTED,
+                "SELECT 1 FROM webhooks WHERE enabled = 1 AND instr(types, ',' || ?1 || ',') > 0 LIMIT 1", &st, e);
+        if (r < 0)
+                return r;
+        int rc = sqlt_bind_text(st, 1, type);
+        if (rc)
+                return sqlt_bind_fail(s, rc, e);
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+                return sqlt_fail(s->db, rc, "cannot read the webhooks", e);
+        return rc == SQLITE_ROW;
+}
+
 static int wh_enqueue(store *base, const char *type, const char *event_id, const char *webhook_id, int64_t created_ms,
                       const char *body, size_t *ret_n, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
@@ -110,7 +130,11 @@ static int wh_enqueue(store *base, const char *type, const char *event_id, const
                                   "INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts,"
                                   " body) SELECT ?2, id, ?7, ?7, 0, ?3 FROM webhooks WHERE id = ?4",
                                   &a, "cannot queue a webhook delivery", &changes, e);
-        else { /* on every turn (its session's statuses): compiled once */
+        else if ((r = wh_wanted(s, type, e)) <= 0) { /* on every turn (its session's statuses) */
+                if (r == 0)
+                        *ret_n = 0;
+                return r;
+        } else { /* compiled once */
                 _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
                 r = sqlt_prep_cached(
                         s, CACHED_WEBHOOK_ENQUEUE,

@@ -42,6 +42,11 @@ static void test_sign(void) {
 static void run(store *s, const char *what) {
         hull_error e = {0};
         printf("# %s\n", what);
+        /* no subscription yet: nothing queued (SQLite: read, not written), and the ones made after
+         * are not owed it (the 3 pending below) */
+        size_t n0 = 9;
+        CHECK_EQ_INT(store_webhook_enqueue(s, "session.created", "whe_0", NULL, 500, "{\"n\":0}", &n0, &e), 0);
+        CHECK_EQ_INT((int) n0, 0);
         json_auto_t *a = sub("wh_a", "enabled", "session.created", "vault.created");
         json_auto_t *b = sub("wh_b", "enabled", "session.created_x", "agent.created");
         json_auto_t *c = sub("wh_c", "disabled", "session.created", "agent.created");
