@@ -368,10 +368,11 @@ static void base_put(mock_body_cache *c, mb_snap *base, size_t same, mb_snap *ou
 
 void mock_body_parse(mock_body_cache *c, const char *body, size_t len, json_t **ret, size_t *ret_parsed) {
         size_t same = 0;
-        mb_snap *base = base_take(c, body, len, &same);
-        mb_snap *out = calloc(1, sizeof(*out));
+        bool fits = len <= MOCK_BODY_CACHE_BYTES; /* else not kept, nor compared with the kept ones */
+        mb_snap *base = fits ? base_take(c, body, len, &same) : NULL;
+        mb_snap *out = fits ? calloc(1, sizeof(*out)) : NULL;
         walk w = {.b = body, .n = len, .base = base, .same = same, .out = out};
-        json_t *root = out && len <= MOCK_BODY_CACHE_BYTES ? walk_body(&w) : NULL;
+        json_t *root = out ? walk_body(&w) : NULL;
         if (root && (out->bytes = malloc(len + 1))) {
                 memcpy(out->bytes, body, len);
                 out->len = len;

@@ -301,6 +301,28 @@ static void test_threads(void) {
         mock_body_cache_free(c);
 }
 
+/* A body past MOCK_BODY_CACHE_BYTES: parsed whole, not kept; the kept ones stay. */
+static void test_large(void) {
+        mock_body_cache *c;
+        CHECK_EQ_INT(mock_body_cache_new(&c), 0);
+        size_t len;
+        char *b = body_of(4, 2, &len);
+        same_as_jansson(c, b, len);
+        size_t n = MOCK_BODY_CACHE_BYTES + 64;
+        char *big = malloc(n + 64);
+        size_t k = (size_t) sprintf(big, "{\"model\":\"m\",\"messages\":[{\"content\":\"");
+        memset(big + k, 'x', n);
+        k += n;
+        k += (size_t) sprintf(big + k, "\"}]}");
+        CHECK_EQ_INT((long long) same_as_jansson(c, big, k), (long long) k);
+        free(big);
+        free(b);
+        b = body_of(4, 3, &len);
+        CHECK(same_as_jansson(c, b, len) < len / 2); /* the first one still kept */
+        free(b);
+        mock_body_cache_free(c);
+}
+
 int main(void) {
         test_growing();
         test_edits();
@@ -308,5 +330,6 @@ int main(void) {
         test_random();
         test_many();
         test_threads();
+        test_large();
         return test_done();
 }
