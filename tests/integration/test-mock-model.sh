@@ -266,7 +266,7 @@ sys.exit(0 if ok else 1)"
         check "... jansson given only what each request adds to the one before (the keys again, each value once)" "$PY" -c "
 import json,re,sys
 g=json.load(open('$TEST_TMP/grow.json'))
-p=[tuple(map(int, m)) for m in re.findall(r'parsed=([0-9]+)/([0-9]+)', open('$TEST_TMP/mock.err').read())]
+p=[(int(x), int(l)) for _, x, l in sorted(re.findall(r'id=req_mock([0-9]+) .* parsed=([0-9]+)/([0-9]+)', open('$TEST_TMP/mock.err').read()))]
 n=[len(b.encode()) for b in g['sent']]
 ok = [l for _, l in p] == n and all(p[i][0] <= n[i] - n[i - 1] + 64 for i in range(1, 12)) and sum(x for x, _ in p) * 4 < sum(n)
 sys.exit(0 if ok else 1)"
