@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/net.sh: a limited sandbox's proxy (issue 13), run by hand (not a test). A 100 MB file
 # served on 127.0.0.1 (Python, socket.sendfile: the server is not the bottleneck) is downloaded
-# ROUNDS times each way, alternating:
+# ROUNDS times each way, alternating (which goes first turns each round):
 #   direct:  curl on the host, straight to the server;
 #   proxied: the same curl inside `hull exec --net limited`, through hull's proxy (HTTP_PROXY,
 #            absolute-URI forwarding) and, with PROXY_MODE=connect, through a CONNECT tunnel.
@@ -71,11 +71,23 @@ proxy_opts=()
 
 printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 direct=() proxied=()
-for i in $(seq "$ROUNDS"); do
-        d=$(curl -sS -o /dev/null --resolve "bench.test:$port:127.0.0.1" -w '%{speed_download}' "$url")
-        p=$("$HULL" exec --timeout 120 --net limited --allow-host bench.test --net-allow-loopback \
+direct_once() {
+        curl -sS -o /dev/null --resolve "bench.test:$port:127.0.0.1" -w '%{speed_download}' "$url"
+}
+proxied_once() {
+        "$HULL" exec --timeout 120 --net limited --allow-host bench.test --net-allow-loopback \
                 --net-hosts "$tmp/hosts" --net-log /dev/null -- \
-                curl -sS -o /dev/null "${proxy_opts[@]}" -w '%{speed_download}' "$url")
+                curl -sS -o /dev/null "${proxy_opts[@]}" -w '%{speed_download}' "$url"
+}
+for i in $(seq "$ROUNDS"); do
+        # Which goes first alternates, so neither always follows the other's transfer.
+        if [ $((i % 2)) = 1 ]; then
+                d=$(direct_once)
+                p=$(proxied_once)
+        else
+                p=$(proxied_once)
+                d=$(direct_once)
+        fi
         direct+=("$d")
         proxied+=("$p")
         printf 'round %d: direct %.0f MB/s, proxied %.0f MB/s\n' "$i" "$(echo "$d / 1048576" | bc -l)" \
