@@ -372,6 +372,16 @@ bool hd_exchange_rel_is_valid(const char *rel) {
 
 /* ---- the directory ---- */
 
+bool hd_exchange_surely_absent(int ws_fd, const char *rel) {
+        if (!hd_exchange_rel_is_valid(rel))
+                return false;
+        _cleanup_close_ int hfd = openat(ws_fd, HULL_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (hfd < 0)
+                return errno == ENOENT;
+        struct stat st;
+        return fstatat(hfd, rel + strlen(HULL_DIR "/"), &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
 int hd_exchange_name(char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_error *e) {
         uint8_t rnd[8];
         ssize_t n = getrandom(rnd, sizeof(rnd), 0);

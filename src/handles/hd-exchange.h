@@ -122,6 +122,14 @@ bool hd_exchange_rel_is_valid(const char *rel);
  * sees it as "/workspace/" + that). Nothing is created. Returns 0 or the errno of getrandom. */
 int hd_exchange_name(char ret_rel_path[HD_EXCHANGE_REL_SIZE], hull_error *e);
 
+/* Is the exchange directory rel (valid per hd_exchange_rel_is_valid) below ws_fd surely absent?
+ * Asked with the caller's own credentials and without following any link: ".hull" opened O_PATH
+ * and O_NOFOLLOW, then the name looked up in it with AT_SYMLINK_NOFOLLOW. True only when one of
+ * them is ENOENT (nothing to read, nothing to remove); anything else (a link, no permission, an
+ * error) is false, and the caller reads it as hd_exchange_read does, safely. The common call that
+ * saved nothing costs one or two syscalls instead of a switch of credentials. */
+bool hd_exchange_surely_absent(int ws_fd, const char *rel);
+
 /* Read the exchange directory rel (a path from hd_exchange_name) below ws_fd into *ret (fill
  * with hd_exchange_init first; free with hd_exchange_done). A missing directory (or .hull) is
  * nothing to read: ret->absent, no error line, nothing to remove. Everything sandboxed code got

@@ -158,7 +158,7 @@ int rec_record_new(const rec_record *v, json_t **ret, char ret_sha256[REC_DIGEST
             json_object_set_new(o, "softwareIdentity", json_string(v->software_identity)) < 0 ||
             json_object_set_new(o, "softwareRuleId", json_string(v->software_rule_id)) < 0)
                 return hull_fail(e, -ENOMEM, "run records: out of memory");
-        int r = rec_record_digest(o, sha, e);
+        int r = rec_record_fields_digest(v, sha, e);
         if (r < 0)
                 return r;
         if (json_object_set_new(o, "recordSha256", json_string(sha)) < 0)
@@ -174,6 +174,32 @@ int rec_record_digest(const json_t *record, char ret[REC_DIGEST_HEX_SIZE], hull_
         if (r < 0)
                 return r;
         return record_view_digest(&v, ret, e);
+}
+
+static str_view view_of(const char *s) {
+        return (str_view){s, strlen(s)};
+}
+
+int rec_record_fields_digest(const rec_record *v, char ret[REC_DIGEST_HEX_SIZE], hull_error *e) {
+        if (v->version < 1 || v->version > 3)
+                return hull_fail(e, -EINVAL, "record version %" PRIu32 " is not 1, 2 or 3", v->version);
+        /* What record_parse gives for rec_record_new's JSON: the field a version leaves out is "". */
+        record_view rv = {.version = v->version,
+                          .started = (int64_t) v->started_unix_ms,
+                          .ended = (int64_t) v->ended_unix_ms,
+                          .sequence = v->sequence};
+        rv.s[RC_REQUEST] = view_of(v->request_sha256);
+        rv.s[RC_RESULT] = view_of(v->version == 3 ? "" : v->result_sha256);
+        rv.s[RC_UNANSWERED] = view_of(v->version == 3 ? v->unanswered : "");
+        rv.s[RC_PROVIDER] = view_of(v->provider);
+        rv.s[RC_ISOLATION] = view_of(v->isolation);
+        rv.s[RC_ENVIRONMENT] = view_of(v->environment);
+        rv.s[RC_POLICY] = view_of(v->policy);
+        rv.s[RC_SESSION] = view_of(v->session);
+        rv.s[RC_PREVIOUS] = view_of(v->previous_sha256);
+        rv.s[RC_SOFTWARE] = view_of(v->software_identity);
+        rv.s[RC_RULE] = view_of(v->software_rule_id);
+        return record_view_digest(&rv, ret, e);
 }
 
 int rec_fingerprint(const char *session_id, size_t len, char ret[REC_DIGEST_HEX_SIZE]) {
@@ -497,14 +523,16 @@ int rec_log_entry_new(const char *operation, const json_t *record, const json_t 
                 return hull_fail(e, -EINVAL, "run records: a log entry needs a record and a request object");
         if (operation && !rec_hull_operation_is_valid(operation))
                 return hull_fail(e, -EINVAL, "run records: '%s' is not one of hull's record kinds", operation);
-        json_auto_t *req = json_deep_copy(request);
+        /* References, not copies: the entry is serialised and dropped (a deep copy of the three
+         * was a tenth of the cell's record); the request is a shallow copy, for the key it drops. */
+        json_auto_t *req = json_copy((json_t *) request);
         json_auto_t *o = json_object();
         if (!req || !o)
                 return hull_fail(e, -ENOMEM, "run records: out of memory");
         (void) json_object_del(req, "sessionId");
         (void) json_object_del(req, "session_id");
-        if (json_object_set_new(o, "record", json_deep_copy(record)) < 0 || json_object_set(o, "request", req) < 0 ||
-            (result && json_object_set_new(o, "result", json_deep_copy(result)) < 0) ||
+        if (json_object_set(o, "record", (json_t *) record) < 0 || json_object_set(o, "request", req) < 0 ||
+            (result && json_object_set(o, "result", (json_t *) result) < 0) ||
             (operation && json_object_set_new(o, "operation", json_string(operation)) < 0))
                 return hull_fail(e, -ENOMEM, "run records: out of memory");
         *ret = TAKE_PTR(o);
@@ -544,7 +572,8 @@ int rec_json_prescan(const char *buf, size_t len, unsigned depth_max, size_t val
         return 0;
 }
 
-int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned flags, hull_error *e) {
+/* The entry as one checked line ending in '\n' into *ret_line (the caller's) and *ret_len. */
+static int log_line(const json_t *entry, char **ret_line, size_t *ret_len, hull_error *e) {
         const json_t *record, *request, *result;
         const char *operation;
         int r = entry_shape(entry, &record, &request, &result, &operation, e);
@@ -566,7 +595,12 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
                 return hull_fail(e, -E2BIG, "run records: the log entry holds more than %u JSON values",
                                  REC_LOG_LINE_VALUES_MAX);
         line[len++] = '\n'; /* replaces the NUL; the length is what is written */
+        *ret_line = TAKE_PTR(line);
+        *ret_len = len;
+        return 0;
+}
 
+static int log_open(int dirfd, const char *path, rec_log_file *f, hull_error *e) {
         _cleanup_close_ int fd =
                 openat(dirfd, path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
         if (fd < 0)
@@ -576,6 +610,11 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
                 return hull_err(e, negative_errno(), "run records: cannot stat the audit log '%s'", path);
         if (!S_ISREG(st.st_mode))
                 return hull_fail(e, -EINVAL, "run records: the audit log '%s' is not a regular file", path);
+        *f = (rec_log_file){.fd = TAKE_FD(fd), .dev = st.st_dev, .ino = st.st_ino};
+        return 0;
+}
+
+static int log_write(int fd, const char *line, size_t len, unsigned flags, const char *path, hull_error *e) {
         for (size_t done = 0; done < len;) {
                 ssize_t n = write(fd, line + done, len - done);
                 if (n < 0) {
@@ -588,6 +627,44 @@ int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned fl
         if ((flags & REC_LOG_SYNC) && fdatasync(fd) < 0)
                 return hull_err(e, negative_errno(), "run records: cannot sync the audit log '%s'", path);
         return 0;
+}
+
+int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned flags, hull_error *e) {
+        _cleanup_free_ char *line = NULL;
+        size_t len = 0;
+        int r = log_line(entry, &line, &len, e);
+        if (r < 0)
+                return r;
+        rec_log_file f;
+        r = log_open(dirfd, path, &f, e);
+        if (r < 0)
+                return r;
+        r = log_write(f.fd, line, len, flags, path, e);
+        safe_close(f.fd);
+        return r;
+}
+
+void rec_log_file_done(rec_log_file *f) {
+        f->fd = safe_close(f->fd);
+}
+
+int rec_log_append_kept(int dirfd, const char *path, rec_log_file *f, const json_t *entry, unsigned flags,
+                        hull_error *e) {
+        _cleanup_free_ char *line = NULL;
+        size_t len = 0;
+        int r = log_line(entry, &line, &len, e);
+        if (r < 0)
+                return r;
+        /* The kept fd while the name still names its file, a regular one: the same device and
+         * inode (the open fd keeps that inode from being reused). Else (removed, replaced, a
+         * link put there) opened anew with every check, as an open per append would. */
+        struct stat st;
+        if (f->fd >= 0 && (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+                           st.st_dev != f->dev || st.st_ino != f->ino))
+                rec_log_file_done(f);
+        if (f->fd < 0 && (r = log_open(dirfd, path, f, e)) < 0)
+                return r;
+        return log_write(f->fd, line, len, flags, path, e);
 }
 
 int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e) {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "limits.h"
@@ -77,6 +78,10 @@ typedef struct rec_record {
         uint64_t sequence;   /* from 1 in a session; 0 for a single run */
         const char *previous_sha256, *record_sha256, *software_identity, *software_rule_id, *unanswered;
 } rec_record;
+
+/* rec_record_digest of the JSON rec_record_new makes of v, from v's fields without that JSON
+ * (versions 1 to 3, else -EINVAL with *e). */
+int rec_record_fields_digest(const rec_record *v, char ret[REC_DIGEST_HEX_SIZE], hull_error *e);
 
 /* The RunRecord of v as JSON, as the wire and the audit log carry it (every field present;
  * version 3 without resultSha256, versions 1 and 2 without unanswered; 64-bit integers as
@@ -175,9 +180,11 @@ int rec_chain_verify(const json_t *const *records, size_t n, rec_chain *ret, siz
  * of one of hull's record kinds also has "operation" (and its request and result are that
  * operation's messages). */
 
-/* Build a log entry (operation NULL for plimsoll's kinds). The request is copied without
- * sessionId/session_id (a capability that is never recorded); result may be NULL (version 3).
- * Returns 0 or -EINVAL/-ENOMEM; *ret is the caller's (json_decref). */
+/* Build a log entry (operation NULL for plimsoll's kinds). The request is copied (shallow)
+ * without sessionId/session_id (a capability that is never recorded); result may be NULL
+ * (version 3). The entry holds references to record, result and the request's values, not
+ * copies: change neither while it lives (json_deep_copy it to change it). Returns 0 or
+ * -EINVAL/-ENOMEM; *ret is the caller's (json_decref). */
 int rec_log_entry_new(const char *operation, const json_t *record, const json_t *request, const json_t *result,
                       json_t **ret, hull_error *e);
 
@@ -191,6 +198,24 @@ enum {
  * nested deeper than REC_JSON_DEPTH_MAX or holding over REC_LOG_LINE_VALUES_MAX values. Returns 0 or a negative errno
  * with *e. */
 int rec_log_append(int dirfd, const char *path, const json_t *entry, unsigned flags, hull_error *e);
+
+/* An audit log kept open between appends (a session's): fd -1 when none. */
+typedef struct rec_log_file {
+        int fd;
+        dev_t dev;
+        ino_t ino;
+} rec_log_file;
+
+#define REC_LOG_FILE_INIT ((rec_log_file){.fd = -1})
+
+/* rec_log_append through *f: the same checks and the same line, but the file stays open in *f
+ * while path still names it (one fstatat per append instead of openat, fstat and close); a log
+ * removed, replaced or made a link beside the daemon is opened anew with rec_log_append's checks.
+ * The caller serialises the appends to one *f. Returns 0 or a negative errno with *e; *f stays
+ * valid either way (rec_log_file_done closes it). */
+int rec_log_append_kept(int dirfd, const char *path, rec_log_file *f, const json_t *entry, unsigned flags,
+                        hull_error *e);
+void rec_log_file_done(rec_log_file *f);
 
 /* True when buf[0..len) nests objects and arrays at most max deep (strings are skipped). Pure. */
 bool rec_json_depth_ok(const char *buf, size_t len, unsigned max);

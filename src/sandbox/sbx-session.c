@@ -745,13 +745,14 @@ typedef struct frame_reader {
         size_t body_len, want;
 } frame_reader;
 
-/* Read what is available. Returns 1 with a complete frame in fr->body (fr->want bytes, NUL
- * added), 0 when more is needed, -EPIPE on EOF, -EBADMSG on a bad length. */
+/* Read what is available (MSG_DONTWAIT: the socket itself stays blocking, no fcntl per cell).
+ * Returns 1 with a complete frame in fr->body (fr->want bytes, NUL added), 0 when more is
+ * needed, -EPIPE on EOF, -EBADMSG on a bad length. */
 static int frame_read(int fd, frame_reader *fr) {
         for (;;) {
                 ssize_t n;
                 if (fr->head_len < 4) {
-                        n = read(fd, fr->head + fr->head_len, 4 - fr->head_len);
+                        n = recv(fd, fr->head + fr->head_len, 4 - fr->head_len, MSG_DONTWAIT);
                         if (n > 0) {
                                 fr->head_len += (size_t) n;
                                 if (fr->head_len == 4) {
@@ -767,7 +768,7 @@ static int frame_read(int fd, frame_reader *fr) {
                                 continue;
                         }
                 } else {
-                        n = read(fd, fr->body + fr->body_len, fr->want - fr->body_len);
+                        n = recv(fd, fr->body + fr->body_len, fr->want - fr->body_len, MSG_DONTWAIT);
                         if (n > 0) {
                                 fr->body_len += (size_t) n;
                                 if (fr->body_len == fr->want) {
@@ -1111,13 +1112,9 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
                         r = hull_err(e, -EINVAL, "cell: the code is not valid UTF-8");
                         goto out;
                 }
-                /* Non-blocking, against the cell's deadline: an interpreter that does not read its
-                 * socket (sandboxed code can make it so) must not hold the call past it. */
-                if (fcntl(in->sock, F_SETFL, O_NONBLOCK) < 0) {
-                        free(buf);
-                        r = hull_err(e, negative_errno(), "cell: cannot set up the interpreter socket");
-                        goto out;
-                }
+                /* Non-blocking (MSG_DONTWAIT), against the cell's deadline: an interpreter that
+                 * does not read its socket (sandboxed code can make it so) must not hold the call
+                 * past it. */
                 r = frame_write_until(in->sock, buf, strlen(buf), timeout_ms ? start + timeout_ms * 1000ULL : 0,
                                       &in->out_fd, &in->err_fd, &out, &err);
                 free(buf);
@@ -1179,8 +1176,6 @@ int sbx_session_cell_x(sbx_session *s, sbx_lang lang, const char *code, size_t l
         }
         r = 0;
 out:
-        if (in->sock >= 0)
-                (void) fcntl(in->sock, F_SETFL, 0);
         frame_reset(&fr);
         capture_done(&out);
         capture_done(&err);

@@ -186,7 +186,7 @@ static int record_make(const plim_record *v, char ret_sha256[REC_DIGEST_HEX_SIZE
         json_t *record = record_json(v);
         if (!record)
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "out of memory");
-        if (rec_record_digest(record, ret_sha256, &e) < 0 || !set(record, "recordSha256", json_string(ret_sha256))) {
+        if (rec_record_fields_digest(v, ret_sha256, &e) < 0 || !set(record, "recordSha256", json_string(ret_sha256))) {
                 json_decref(record);
                 return plim_fail(f, PLIM_CODE_INTERNAL, PLIM_REASON_NONE, "the run record cannot be made: %s",
                                  e.msg[0] ? e.msg : "out of memory");

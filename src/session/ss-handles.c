@@ -181,6 +181,9 @@ void ss_exchange_collect(ss_manager *m, ss_session *s, const char *rel, dynbuf *
                 .publish_bytes_max = HD_EXCHANGE_PUBLISH_BYTES_MAX,
                 .publish_max = HD_EXCHANGE_PUBLISH_MAX,
         };
+        /* The common call saved nothing: seen absent without switching credentials. */
+        if (hd_exchange_surely_absent(s->sx.ws_fd, rel))
+                return;
         hd_exchange_init(&x);
         ss_fs_enter(s);
         int r = hd_exchange_read(s->sx.ws_fd, rel, &lim, &x, &e);

@@ -36,7 +36,8 @@ struct ss_session {
         ss_chain chain;      /* under the call lock */
         json_t *call_record; /* the last record appended during the current call */
         char log_name[SERVE_SHORT_STR_MAX];
-        hd_store *store; /* the session's handles; NULL without a store */
+        rec_log_file log; /* log_name kept open, under the call lock */
+        hd_store *store;  /* the session's handles; NULL without a store */
         int store_fd;
         char store_path[SBX_PATH_MAX];
         int net_log_fd;       /* the connection log the session keeps (a memfd), or -1 */

@@ -25,7 +25,7 @@ int ss_record_append(ss_manager *m, ss_session *s, const char *operation, const 
                 json_t *entry = NULL;
                 hull_error e = {0};
                 if (rec_log_entry_new(operation, record, request, result, &entry, &e) < 0 ||
-                    rec_log_append(m->audit_fd, s->log_name, entry, 0, &e) < 0) {
+                    rec_log_append_kept(m->audit_fd, s->log_name, &s->log, entry, 0, &e) < 0) {
                         char clean[HULL_ERROR_MSG_MAX];
                         ss_log(m, DLOG_ERROR, "event=audit-log-failed log=%s error=\"%s\"", s->log_name,
                                dlog_clean(e.msg, clean, sizeof(clean)));

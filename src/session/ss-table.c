@@ -68,6 +68,7 @@ static void session_free(ss_manager *m, ss_session *s) {
         hd_store_free(s->store);
         safe_close(s->store_fd);
         safe_close(s->net_log_fd);
+        rec_log_file_done(&s->log);
         if (s->store_path[0])
                 (void) rm_rf_at(AT_FDCWD, s->store_path);
         pthread_mutex_destroy(&s->call);
@@ -550,6 +551,7 @@ static int session_make(ss_manager *m, const ss_open_opts *o, ss_session **ret, 
         if (!s)
                 return hull_err(e, -ENOMEM, "sessions: out of memory");
         s->store_fd = s->net_log_fd = -1;
+        s->log = REC_LOG_FILE_INIT;
         s->box = (ss_box){.end_fd = -1, .ctl_fd = -1, .ws_fd = -1, .pidfd = -1, .bpf_fd = -1, .cg_dir_fd = -1};
         pthread_mutex_init(&s->call, NULL);
         int r = getrandom(rnd, sizeof(rnd), 0) == (ssize_t) sizeof(rnd) ? 0 : hull_err(e, -EIO, "no random id");

@@ -141,7 +141,7 @@ if not shutil.which("strace"):
     print("skip - the syscalls of cells that save nothing: no strace")
 else:
     trace = os.path.join(os.path.dirname(handles_root), "cells.strace")
-    tr = subprocess.Popen(["strace", "-f", "-c", "-o", trace, "-e", "trace=mkdirat,fchown,fchmod,unlinkat,openat2,recvmsg,sendto",
+    tr = subprocess.Popen(["strace", "-f", "-c", "-o", trace, "-e", "trace=mkdirat,fchown,fchmod,unlinkat,openat2,recvmsg,sendto,setfsuid,fcntl",
                            "-p", sys.argv[3]], stderr=subprocess.PIPE, text=True)
     attached = tr.stderr.readline() if tr.stderr else ""
     results = [cell("1 + 1") for i in range(5)]
@@ -150,7 +150,7 @@ else:
     counts = {}
     for line in open(trace) if os.path.exists(trace) else []:
         f = line.split()
-        if len(f) >= 5 and f[-1] in ("mkdirat", "fchown", "fchmod", "unlinkat", "openat2", "recvmsg", "sendto") and f[3].isdigit():
+        if len(f) >= 5 and f[-1] in ("mkdirat", "fchown", "fchmod", "unlinkat", "openat2", "recvmsg", "sendto", "setfsuid", "fcntl") and f[3].isdigit():
             counts[f[-1]] = int(f[3])
     if "attached" not in attached:  # no ptrace here (a container without CAP_SYS_PTRACE, say)
         print("skip - the syscalls of cells that save nothing: strace cannot attach: %s" % attached.strip())
@@ -158,8 +158,15 @@ else:
         check("5 cells that save nothing: no mkdirat, fchown, fchmod or unlinkat in hull serve (%s)" % counts,
               all(r[0] == 0 and r[1] == b"2\n" for r in results) and
               not any(counts.get(k) for k in ("mkdirat", "fchown", "fchmod", "unlinkat")), (results, counts))
-        # one each (the read that finds nothing); main's binary made 7 each
-        check("... and at most 10 openat2 for the 5", counts.get("openat2", 0) <= 10, counts)
+        # Regression (issue 26, branch cellcpu): the exchange directory the cells never made is
+        # seen absent by an O_PATH open and an fstatat, without switching to the sandbox user's
+        # credentials (before: one openat2 and two setfsuid each; before branch cellx 7 openat2).
+        check("... and no openat2 nor setfsuid for the 5 (the exchange seen absent cheaply)",
+              not counts.get("openat2") and not counts.get("setfsuid"), counts)
+        # ... and the interpreter's socket is not switched to O_NONBLOCK and back per cell (its
+        # sends and reads say MSG_DONTWAIT); what is left is SQLite's read lock of the API-key
+        # check, two per request (before: four per cell).
+        check("... and at most 2 fcntl per cell for the 5", counts.get("fcntl", 0) <= 10, counts)
         # Regression (issue 26): a clean cell is not swept by a round trip to the sandbox's init
         # (its SWEEP and SWEPT: one recvmsg per cell on main before this) when the session's
         # cgroup counts its tasks (sbx-session-cgroup.c); one is allowed for something an

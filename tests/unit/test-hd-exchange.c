@@ -522,6 +522,43 @@ static void test_planted_hull(void) {
         close(ws);
 }
 
+/* The cheap probe: true only when ".hull" or the directory in it is not there; anything there,
+ * a link included (whatever it points at), is left to hd_exchange_read. */
+static void test_surely_absent(void) {
+        char path[512], outdir[512];
+        const char *rel = ".hull/x-0123456789abcdef";
+        snprintf(path, sizeof(path), "%s/ws-probe", tmp);
+        CHECK(mkdir(path, 0755) == 0);
+        int ws = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(ws >= 0);
+        CHECK(hd_exchange_surely_absent(ws, rel));             /* no .hull */
+        CHECK(!hd_exchange_surely_absent(ws, "../x"));         /* not an exchange path */
+        CHECK(!hd_exchange_surely_absent(ws, ".hull/x-0123")); /* nor this */
+        CHECK(mkdirat(ws, ".hull", 0755) == 0);
+        CHECK(hd_exchange_surely_absent(ws, rel)); /* .hull without it */
+        CHECK(mkdirat(ws, rel, 0700) == 0);
+        CHECK(!hd_exchange_surely_absent(ws, rel)); /* made by the call */
+        CHECK(unlinkat(ws, rel, AT_REMOVEDIR) == 0);
+        CHECK(symlinkat("/nonexistent-hull-probe", ws, rel) == 0);
+        CHECK(!hd_exchange_surely_absent(ws, rel)); /* a dangling link in its place */
+        CHECK(unlinkat(ws, rel, 0) == 0 && unlinkat(ws, ".hull", AT_REMOVEDIR) == 0);
+        /* .hull a link: to a directory outside holding the name, or to nothing */
+        snprintf(outdir, sizeof(outdir), "%s/probe-outside", tmp);
+        CHECK(mkdir(outdir, 0755) == 0);
+        CHECK(symlinkat(outdir, ws, ".hull") == 0);
+        CHECK(!hd_exchange_surely_absent(ws, rel));
+        CHECK(unlinkat(ws, ".hull", 0) == 0);
+        CHECK(symlinkat("/nonexistent-hull-probe", ws, ".hull") == 0);
+        CHECK(!hd_exchange_surely_absent(ws, rel));
+        CHECK(unlinkat(ws, ".hull", 0) == 0);
+        /* .hull a file */
+        int f = openat(ws, ".hull", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        CHECK(f >= 0);
+        close(f);
+        CHECK(!hd_exchange_surely_absent(ws, rel));
+        close(ws);
+}
+
 int main(void) {
         snprintf(tmp, sizeof(tmp), "/tmp/test-hd-exchange.XXXXXX");
         if (!mkdtemp(tmp)) {
@@ -534,6 +571,7 @@ int main(void) {
         test_name_read_remove();
         test_hostile_exchange();
         test_planted_hull();
+        test_surely_absent();
         rm_rf_at(AT_FDCWD, tmp);
         return test_done();
 }

@@ -965,6 +965,97 @@ static void test_prescan(void) {
         CHECK(j == NULL && strstr(e.msg, "JSON values") != NULL);
 }
 
+/* Lines in dir/name, -1 when it cannot be read. */
+static int log_lines(int dfd, const char *name) {
+        char buf[16384];
+        _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+        if (n < 0)
+                return -1;
+        int lines = 0;
+        for (ssize_t i = 0; i < n; i++)
+                lines += buf[i] == '\n';
+        return lines;
+}
+
+/* A session's log kept open: the same fd while the name names its file; removed, replaced or
+ * made a link, it is opened anew (with every check), as an open per append would. */
+static void test_log_kept(void) {
+        char dir[] = "/tmp/test-sbx-record-kept.XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        json_auto_t *entry = example_entry();
+        hull_error e = {};
+        rec_log_file f = REC_LOG_FILE_INIT;
+        CHECK_EQ_INT(rec_log_append_kept(dfd, "s.jsonl", &f, entry, 0, &e), 0);
+        CHECK(f.fd >= 0);
+        /* a mark on this fd: a reopen would come back with FD_CLOEXEC set */
+        CHECK(fcntl(f.fd, F_SETFD, 0) == 0);
+        int kept = f.fd;
+        CHECK_EQ_INT(rec_log_append_kept(dfd, "s.jsonl", &f, entry, 0, &e), 0);
+        CHECK_EQ_INT(rec_log_append_kept(dfd, "s.jsonl", &f, entry, REC_LOG_SYNC, &e), 0);
+        CHECK(f.fd == kept && fcntl(f.fd, F_GETFD) == 0);
+        CHECK_EQ_INT(log_lines(dfd, "s.jsonl"), 3);
+        /* removed: made anew, holding the next line */
+        CHECK(unlinkat(dfd, "s.jsonl", 0) == 0);
+        CHECK_EQ_INT(rec_log_append_kept(dfd, "s.jsonl", &f, entry, 0, &e), 0);
+        CHECK_EQ_INT(log_lines(dfd, "s.jsonl"), 1);
+        CHECK(fcntl(f.fd, F_GETFD) == FD_CLOEXEC);
+        /* moved away and replaced: the next line goes to the file the name names */
+        CHECK(renameat(dfd, "s.jsonl", dfd, "old.jsonl") == 0);
+        _cleanup_close_ int nfd = openat(dfd, "s.jsonl", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        CHECK(nfd >= 0);
+        CHECK_EQ_INT(rec_log_append_kept(dfd, "s.jsonl", &f, entry, 0, &e), 0);
+        CHECK_EQ_INT(log_lines(dfd, "s.jsonl"), 1);
+        CHECK_EQ_INT(log_lines(dfd, "old.jsonl"), 1);
+        /* a link put in its place: refused, nothing kept */
+        CHECK(unlinkat(dfd, "s.jsonl", 0) == 0);
+        CHECK(symlinkat("old.jsonl", dfd, "s.jsonl") == 0);
+        CHECK_EQ_INT(rec_log_append_kept(dfd, "s.jsonl", &f, entry, 0, &e), -ELOOP);
+        CHECK(f.fd == -1);
+        CHECK_EQ_INT(log_lines(dfd, "old.jsonl"), 1);
+        rec_log_file_done(&f);
+        CHECK_EQ_INT(rm_rf_at(AT_FDCWD, dir), 0);
+}
+
+/* The digest from a record's fields is the one of its JSON read back (record_parse), for every
+ * version and the fields a version leaves out. */
+static void test_fields_digest(void) {
+        for (uint32_t version = 1; version <= 3; version++)
+                for (int k = 0; k < 2; k++) {
+                        rec_record v = {
+                                .version = version,
+                                .request_sha256 = "aa",
+                                .result_sha256 = k ? "" : "bb",
+                                .provider = "hull",
+                                .isolation = "container",
+                                .environment = k ? "caf\u00e9 \"env\"" : "",
+                                .policy = k ? "p" : "",
+                                .started_unix_ms = k ? UINT64_MAX - 5 : 1700000000000ULL,
+                                .ended_unix_ms = k ? 0 : 1700000000123ULL,
+                                .session = k ? "" : "f00d",
+                                .sequence = k ? UINT64_MAX : 7,
+                                .previous_sha256 = k ? "" : "cc",
+                                .record_sha256 = "",
+                                .software_identity = k ? "id" : "",
+                                .software_rule_id = k ? "" : "rule",
+                                .unanswered = version == 3 ? "canceled" : "",
+                        };
+                        char a[REC_DIGEST_HEX_SIZE], b[REC_DIGEST_HEX_SIZE], c[REC_DIGEST_HEX_SIZE];
+                        json_auto_t *rec = NULL;
+                        CHECK_EQ_INT(rec_record_new(&v, &rec, a, NULL), 0);
+                        CHECK_EQ_INT(rec_record_digest(rec, b, NULL), 0);
+                        CHECK_EQ_INT(rec_record_fields_digest(&v, c, NULL), 0);
+                        TEST_RESULT(strcmp(a, b) == 0 && strcmp(b, c) == 0,
+                                    "version %u case %d: fields digest %s, "
+                                    "JSON digest %s",
+                                    version, k, c, b);
+                }
+        rec_record bad = {.version = 4};
+        char d[REC_DIGEST_HEX_SIZE];
+        CHECK_EQ_INT(rec_record_fields_digest(&bad, d, NULL), -EINVAL);
+}
+
 int main(void) {
         test_prescan();
         test_golden();
@@ -978,5 +1069,7 @@ int main(void) {
         test_read_only_kinds();
         test_read_only_entry();
         test_log();
+        test_log_kept();
+        test_fields_digest();
         return test_done();
 }
