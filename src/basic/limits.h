@@ -461,6 +461,7 @@
 #define AGENT_TOOL_GRACE_MS 2000U               /* a tool past its deadline is cancelled this much later */
 #define AGENT_WATCH_TICK_MS 50U                 /* how often a running tool's watcher looks at the interrupt */
 #define AGENT_WATCH_STACK (256U << 10)          /* stack of a tool call's watch thread (its tick and checks) */
+#define AGENT_WATCH_IDLE_MS 10000U              /* a kept watch's thread ends after this long without a call */
 #define AGENT_TOOL_TEXT_MAX (64U << 10)         /* bytes of a tool's text shown as it is (more: a text handle) */
 #define AGENT_SHORT_FORM_CHARS 300U             /* characters of a tool result kept when it is elided */
 #define AGENT_ERROR_TEXT_MAX 2048U              /* bytes of an error result's text */
