@@ -15,11 +15,11 @@ if ! command -v strace >/dev/null; then
         skip "v1 threads: a turn's threads" "no strace"
         exit 0
 fi
-# 6 turns (the warm-up's and 5), each a glob call, then a text (two model calls)
+# 8 turns (the warm-up's, 5 counted, 2 more), each a glob call, then a text (two model calls)
 SCRIPT=$("$PY" -c '
 import json
 step = {"tool_calls": [{"name": "glob", "input": {"pattern": "*"}}], "usage": {"input_tokens": 5, "output_tokens": 1}}
-print(json.dumps({"steps": [step, {"text": "done", "usage": {"input_tokens": 5, "output_tokens": 1}}] * 6}))')
+print(json.dumps({"steps": [step, {"text": "done", "usage": {"input_tokens": 5, "output_tokens": 1}}] * 8}))')
 if ! mock_start "$SCRIPT" --log-level error; then
         fail "v1 threads: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
@@ -96,3 +96,20 @@ threads=$(grep -E '^[0-9]+ +clone3?\(' "$TRACE" | grep -c CLONE_THREAD || true)
 # at most one over 5 turns: a turn that came after the worker's wait (a busy machine) starts one
 [ "$threads" -le 1 ] && pass "v1 threads: 5 turns start at most 1 thread ($threads)" ||
         fail "v1 threads: 5 turns start at most 1 thread" "$threads: $(grep -E 'clone3?\(' "$TRACE" | head -12 | tr '\n' ' ')"
+
+# A parked worker ends with its session (DELETE right after a turn) and with hull serve (SIGTERM
+# right after another session's turn: exit 0, promptly as before; no sanitizer report).
+[ "$(turns 1)" = 1 ] || fail "v1 threads: a turn before the deletion idles" "still running"
+v1 DELETE "/v1/sessions/$SESSION"
+expect "v1 threads: a session is deleted while its worker waits for a message" "s == 200"
+v1 GET "/v1/sessions/$SESSION"
+expect "v1 threads: ... and is gone" "s == 404"
+make_session || fail "v1 threads: a second session" "$(cat "$O")"
+[ "$(turns 1)" = 1 ] || fail "v1 threads: the second session's turn idles" "still running"
+stop_server TERM 30
+rc=$?
+[ "$rc" -eq 0 ] && pass "v1 threads: hull serve ends cleanly on SIGTERM with a worker waiting" ||
+        fail "v1 threads: hull serve ends cleanly on SIGTERM with a worker waiting" "exit $rc: $(tail -5 "$TEST_TMP/serve.log")"
+grep -Eq 'AddressSanitizer|LeakSanitizer|runtime error:' "$TEST_TMP/serve.log" &&
+        fail "v1 threads: no sanitizer report in hull serve's log" "$(grep -E -A5 'Sanitizer|runtime error:' "$TEST_TMP/serve.log" | head -20)" ||
+        pass "v1 threads: no sanitizer report in hull serve's log"
