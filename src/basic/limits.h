@@ -639,7 +639,8 @@
 #define V1_PACKAGES_MAX 256U       /* entries of one package list of an environment, or of allowed_hosts */
 #define V1_CONTENT_BLOCKS_MAX 256U /* content blocks of one event */
 #define V1_AGENTS_KEPT_MAX 64U     /* sessions whose agent stays in memory between turns (the rest: from the store) */
-#define V1_WORKER_LINGER_MS 1000U  /* a session's worker waits this long for the next message before it ends */
+#define V1_CONVERSATION_PARTS_MAX 128U   /* a conversation's appends before it is written whole again */
+#define V1_WORKER_LINGER_MS 1000U        /* a session's worker waits this long for the next message before it ends */
 #define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
 #define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */

@@ -73,6 +73,12 @@ typedef struct live {
         json_t *start_ev;
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
+        /* outside nodes mode: the conversation's text as this process last kept it (the store's,
+         * its full text and parts joined; NULL: unknown) and the parts appended since its full
+         * text was written; the worker's while it runs, else under lock */
+        char *kept;
+        size_t kept_len;
+        unsigned kept_parts;
         bool deleted;
         /* the agent (the worker's while it runs, else under lock) */
         agent *agent;

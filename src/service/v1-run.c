@@ -273,6 +273,7 @@ void v1_live_free(live *l) {
         v1_inputs_free(l);
         json_decref(l->obj);
         free(l->stored);
+        free(l->kept);
         json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
@@ -475,6 +476,7 @@ static void evict(v1_engine *g, live *self) {
         if (!victim->running && !victim->ask_id[0] && victim->agent) {
                 agent_free(TAKE_PTR(victim->agent));
                 model_client_free(TAKE_PTR(victim->model));
+                free(TAKE_PTR(victim->kept)); /* (its next turn writes the conversation whole) */
         }
         pthread_mutex_unlock(&victim->lock);
         v1_live_unref(victim);
@@ -505,14 +507,47 @@ static void grade_or_stop(live *l, agent_turn_result *res) {
                 (void) v1_outcome_grade(l, res->text);
 }
 
-/* The session's conversation kept (a failure logged). */
+/* The session's conversation kept (a failure logged). Outside nodes mode, when the text this
+ * process kept last is where this one starts (no older message changed in place), only the
+ * messages after it are appended: a turn writes its own few KB, not the whole conversation again
+ * (the next message's commit waited on that write). Else, and after V1_CONVERSATION_PARTS_MAX
+ * appends, the whole text is written (the parts dropped). */
 static void save_conversation(live *l) {
         size_t len = 0;
-        _cleanup_free_ char *text = v1_conversation_text(l, &len);
+        char *text = v1_conversation_text(l, &len);
+        if (!text)
+                return;
+        store *st = l->g->cfg.store;
+        bool nodes = v1_node_mode(l->g);
         hull_error e = {0};
-        if (text && store_conversation_put_text(l->g->cfg.store, l->id, text, len, &e) < 0)
+        int r = -ENOENT;
+        if (l->kept && !nodes && len == l->kept_len && memcmp(text, l->kept, len) == 0) {
+                free(text); /* the same text as kept: nothing to write */
+                return;
+        }
+        if (l->kept && !nodes && l->kept_parts < V1_CONVERSATION_PARTS_MAX && l->kept_len > 2 && len > l->kept_len &&
+            memcmp(text, l->kept, l->kept_len - 1) == 0 && text[l->kept_len - 1] == ',') {
+                text[len - 1] = '\0'; /* the tail: from the kept text's last ']' on, without this one's */
+                r = store_conversation_append_text(st, l->id, text + l->kept_len - 1, len - l->kept_len, len, &e);
+                text[len - 1] = ']';
+                if (r >= 0)
+                        l->kept_parts++;
+        }
+        if (r < 0) {
+                e = (hull_error){0};
+                r = store_conversation_put_text(st, l->id, text, len, &e);
+                l->kept_parts = 0;
+        }
+        free(l->kept);
+        l->kept = NULL;
+        if (r < 0)
                 dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
                          e.msg);
+        if (r >= 0 && !nodes) {
+                l->kept = text;
+                l->kept_len = len;
+        } else
+                free(text);
 }
 
 /* The turn's end as the session's other users see it: what was held logged, the worker no longer
@@ -938,6 +973,7 @@ int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, j
                                 json_auto_t *conv = json_incref((json_t *) agent_conversation(l->agent));
                                 hull_error ce = {0};
                                 (void) store_conversation_put(g->cfg.store, l->id, conv, &ce);
+                                free(TAKE_PTR(l->kept)); /* written whole: its next turn too */
                                 agent_free(TAKE_PTR(l->agent));
                                 v1_tools_drop(l); /* and its MCP connections: the new servers are connected then */
                         }
