@@ -123,6 +123,8 @@ SESSION=$(post /v1/sessions "{\"agent\":\"$AGENT\",\"environment_id\":\"$ENV\"}"
 node() { /usr/bin/node "$top/bench/v1-client.mjs" "$@"; }
 
 mem() { awk -v k="$1:" '$1 == k { print $2 }' "/proc/$SPID/status"; } # kB
+# hull serve's CPU so far, its ended threads' included (utime + stime, in clock ticks)
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$SPID/stat"; }
 # sample VmRSS every 0.2 s while a command runs; the largest into $peak_rss
 peak_rss=0
 sampled() {
@@ -178,11 +180,15 @@ for part in $PARTS; do
                         "$(wrk_rps ev) req/s (p99 $(wrk_lat ev 99%))" "$(wrk_rps hz2) req/s (p99 $(wrk_lat hz2 99%))" "-"
                 ;;
         turn)
+                cpu0=$(cpu_ticks)
                 sampled node turns "$URL" "$SESSION" "$TURN_ROUNDS" >"$D/turns.json" || die "the turns failed"
+                cpu1=$(cpu_ticks)
                 row "turn: POST .../events to idle (2 calls + glob)" \
                         "$(/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print("%.2f ms median (p90 %.2f), n=%d" % (t["median_ms"], t["p90_ms"], t["turns"]))' "$D/turns.json")" \
                         "$(/usr/bin/python3 -c 'import json,sys; print("%.3f ms median" % json.load(open(sys.argv[1]))["healthz_median_ms"])' "$D/turns.json")" \
                         "<= 3.5 ms"
+                row "  ... hull serve's CPU per turn (user + system)" \
+                        "$(awk -v t=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" -v n="$TURN_ROUNDS" 'BEGIN { printf "%.3f ms", t * 1000 / hz / n }')" "-" "-"
                 ;;
         sse)
                 S2=$(post /v1/sessions "{\"agent\":\"$AGENT\",\"environment_id\":\"$ENV\"}") || die "cannot make a session"

@@ -24,6 +24,7 @@
 #include "time-util.h"
 #include "tool-run.h"
 #include "utf8.h"
+#include "watch.h"
 
 typedef struct agent_tool {
         const tool_def *def;
@@ -68,6 +69,8 @@ struct agent {
         bool wait_client; /* the call is a client tool's: its result comes by agent_supply */
         char *supplied;   /* ... that result */
         bool supplied_error;
+
+        watch *watch; /* the tool calls' watch, kept across calls and turns (NULL: none made yet) */
 };
 
 static const char *const stop_names[_AGENT_STOP_MAX] = {
@@ -396,6 +399,10 @@ void agent_free(agent *a) {
         json_decref(a->messages);
         model_wire_cache_free(a->wire);
         model_wire_cache_free(a->text);
+        if (a->watch) {
+                watch_done(a->watch);
+                free(a->watch);
+        }
         json_decref(a->call_ids);
         free(a->last_text);
         calls_clear(a);
@@ -712,8 +719,16 @@ static int result_error(call_result *c, const char *fmt, ...) {
  * interrupt and wall clock, progress on the bus, the result shaped by the spill middleware. */
 static void run_tool(agent *a, agent_tool *t, const json_t *input, const char *event_id, call_result *res) {
         progress_sink p = {.bus = a->cfg.bus, .tool_use_id = event_id};
+        if (!a->watch) { /* failing that, each call makes its own */
+                a->watch = malloc(sizeof(*a->watch));
+                if (a->watch && watch_init(a->watch) < 0) {
+                        watch_done(a->watch);
+                        free(TAKE_PTR(a->watch));
+                }
+        }
         tool_run_ctx c = {.ss = a->cfg.ss,
                           .session = a->cfg.session,
+                          .watch = a->watch,
                           .interrupt = a->interrupt,
                           .deadline_mono_ms = a->deadline_ms,
                           .spill_bytes = a->cfg.spill_bytes,

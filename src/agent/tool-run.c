@@ -17,7 +17,8 @@
 
 /* The watch of one running call and its progress state. */
 typedef struct runner {
-        watch w;
+        watch *w;  /* the caller's kept watch (tool_run_ctx.watch), or own */
+        watch own; /* a watch for this call alone */
         const tool_run_ctx *c;
         uint64_t started_ms, last_progress_ms;
         char pending[BUS_NOTE_MAX];      /* TOOL_RUN_NOTE_NEXT: a note that waits for the next tick */
@@ -73,7 +74,7 @@ static void watch_tick(void *ud, uint64_t now) {
 static void tool_note(void *ud, const char *note) {
         runner *w = ud;
         const tool_run_ctx *c = w->c;
-        watch_lock(&w->w);
+        watch_lock(w->w);
         uint64_t now = now_mono_ms();
         bool due = c->progress && now - w->last_progress_ms >= c->progress_ms;
         if (c->notes == TOOL_RUN_NOTE_KEEP) {
@@ -85,7 +86,7 @@ static void tool_note(void *ud, const char *note) {
                 w->pending[0] = '\0';
         } else if (note)
                 snprintf(w->pending, sizeof(w->pending), "%s", note);
-        watch_unlock(&w->w);
+        watch_unlock(w->w);
 }
 
 static bool watch_should_fire(void *ud) {
@@ -94,23 +95,33 @@ static bool watch_should_fire(void *ud) {
 }
 
 static int runner_start(runner *w, const tool_run_ctx *c, uint64_t deadline_ms) {
-        *w = (runner){.c = c, .started_ms = now_mono_ms()};
+        *w = (runner){.c = c, .started_ms = now_mono_ms(), .own = {.efd = -1}};
         w->last_progress_ms = w->started_ms;
         watch_config wc = {.interrupt = c->interrupt,
                            .cancel_at_ms = deadline_ms + AGENT_TOOL_GRACE_MS,
                            .should_fire = c->should_fire ? watch_should_fire : NULL,
                            .tick = watch_tick,
                            .ud = w};
-        int r = watch_start(&w->w, &wc);
-        if (w->w.efd >= 0 && c->cancel_fd)
-                c->cancel_fd(c->ud, w->w.efd);
+        int r;
+        if (c->watch) {
+                w->w = c->watch;
+                r = watch_arm(w->w, &wc);
+        } else {
+                w->w = &w->own;
+                r = watch_start(w->w, &wc);
+        }
+        if (w->w->efd >= 0 && c->cancel_fd)
+                c->cancel_fd(c->ud, w->w->efd);
         return r;
 }
 
 static void runner_stop(runner *w) {
-        if (w->w.efd >= 0 && w->c->cancel_fd)
+        if (w->w->efd >= 0 && w->c->cancel_fd)
                 w->c->cancel_fd(w->c->ud, -1);
-        watch_stop(&w->w);
+        if (w->w == &w->own)
+                watch_stop(w->w);
+        else
+                watch_disarm(w->w);
 }
 
 /* ---- the record ---- */
@@ -179,7 +190,7 @@ void tool_run_call(const tool_run_ctx *c, const tool_def *d, const json_t *input
                 tool_ctx ctx = {.ss = c->ss,
                                 .session = d->needs_session ? c->session : NULL,
                                 .cancel = c->interrupt ? c->interrupt : &never,
-                                .cancel_fd = w.w.efd,
+                                .cancel_fd = w.w->efd,
                                 .deadline_mono_ms = deadline,
                                 .progress = tool_note,
                                 .progress_ud = &w,

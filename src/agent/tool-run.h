@@ -36,10 +36,13 @@ typedef struct tool_run_ctx {
         const atomic_bool *interrupt; /* set (by another thread): the call ends; NULL: never */
         uint64_t deadline_mono_ms;    /* a bound over the tool's own timeout (a turn's wall clock); 0: none */
         uint64_t spill_bytes;         /* spill_shape's threshold; 0: AGENT_SPILL_BYTES_DEFAULT */
-        const char *who;              /* the caller in its own failures' words: "agent", "mcp" */
-        const char *stopped;          /* a call the interrupt ended "was <stopped>": "interrupted", "cancelled" */
-        bool take_net_log;            /* the session's connections during the call into res->net_log */
-        bool record;                  /* a read-only tool's call (tool_def.record_kind) goes on the record */
+        /* A watch the caller keeps across its calls (watch_init'd; one call at a time): its thread
+         * and fd serve this call. NULL: a watch is made for this call alone. */
+        struct watch *watch;
+        const char *who;     /* the caller in its own failures' words: "agent", "mcp" */
+        const char *stopped; /* a call the interrupt ended "was <stopped>": "interrupted", "cancelled" */
+        bool take_net_log;   /* the session's connections during the call into res->net_log */
+        bool record;         /* a read-only tool's call (tool_def.record_kind) goes on the record */
         /* Asked every watch tick (without the lock): true ends the call as the interrupt does (the
          * caller sets its interrupt too, for the wording). NULL: never. */
         bool (*should_fire)(void *ud);

@@ -461,6 +461,7 @@
 #define AGENT_TOOL_GRACE_MS 2000U               /* a tool past its deadline is cancelled this much later */
 #define AGENT_WATCH_TICK_MS 50U                 /* how often a running tool's watcher looks at the interrupt */
 #define AGENT_WATCH_STACK (256U << 10)          /* stack of a tool call's watch thread (its tick and checks) */
+#define AGENT_WATCH_IDLE_MS 10000U              /* a kept watch's thread ends after this long without a call */
 #define AGENT_TOOL_TEXT_MAX (64U << 10)         /* bytes of a tool's text shown as it is (more: a text handle) */
 #define AGENT_SHORT_FORM_CHARS 300U             /* characters of a tool result kept when it is elided */
 #define AGENT_ERROR_TEXT_MAX 2048U              /* bytes of an error result's text */
@@ -640,6 +641,8 @@
 #define V1_PACKAGES_MAX 256U       /* entries of one package list of an environment, or of allowed_hosts */
 #define V1_CONTENT_BLOCKS_MAX 256U /* content blocks of one event */
 #define V1_AGENTS_KEPT_MAX 64U     /* sessions whose agent stays in memory between turns (the rest: from the store) */
+#define V1_CONVERSATION_PARTS_MAX 128U   /* a conversation's appends before it is written whole again */
+#define V1_WORKER_LINGER_MS 1000U        /* a session's worker waits this long for the next message before it ends */
 #define V1_STREAM_QUEUE_BYTES (1U << 20) /* an event stream's frames waiting (a larger frame goes alone) */
 #define V1_STREAM_STALL_MS 10000ULL      /* a stream behind the log that reads nothing this long is ended */
 #define SERVE_MODEL_HEADERS_MAX 16U      /* hull serve --model-header */

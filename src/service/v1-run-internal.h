@@ -1,6 +1,6 @@
 /* v1-run-internal.h: what the files of the /v1 engine share (v1-run.c: the table, the log, the
- * worker and the API's calls; v1-stream.c: subscribers and streams; v1-agent.c: an agent built
- * for a session). Not for use outside src/service/v1-*.c. */
+ * worker and the API's calls; v1-engine.c: start and stop; v1-stream.c: subscribers and streams;
+ * v1-agent.c: an agent built for a session). Not for use outside src/service/v1-*.c. */
 #pragma once
 
 #include <pthread.h>
@@ -41,8 +41,12 @@ typedef struct live {
         int64_t last_seq;     /* the log's last sequence number */
         v1_watch *watches;
         /* the turn */
-        bool running; /* a worker exists */
+        bool running; /* a worker exists and has work */
         bool joinable;
+        /* outside nodes mode, a worker whose turn ended waits (up to V1_WORKER_LINGER_MS, on wake)
+         * for the session's next message with running false: kick_locked hands it the turn */
+        bool parked;
+        pthread_cond_t wake;
         pthread_t worker;
         atomic_bool interrupt;
         json_t *queue;             /* texts of user messages waiting for a turn */
@@ -69,6 +73,12 @@ typedef struct live {
         json_t *start_ev;
         uint64_t turn_started_ms;
         uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
+        /* outside nodes mode: the conversation's text as this process last kept it (the store's,
+         * its full text and parts joined; NULL: unknown) and the parts appended since its full
+         * text was written; the worker's while it runs, else under lock */
+        char *kept;
+        size_t kept_len;
+        unsigned kept_parts;
         bool deleted;
         /* the agent (the worker's while it runs, else under lock) */
         agent *agent;
@@ -115,6 +125,8 @@ void v1_now_time(char ret[static STORE_TIME_MAX]);
 int v1_store_fail(v1_err *err, const hull_error *e);
 int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err);
 void v1_live_unref(live *l);
+/* Free a live state no one holds (v1_live_unref's last; v1-engine.c's at the end). */
+void v1_live_free(live *l);
 void v1_live_unrefp(live **l);
 void v1_log_server_locked(live *l, json_t *const *evs, size_t n);
 void v1_log_failure_server_locked(live *l, const char *type, const char *msg, bool running, const char *server);

@@ -255,7 +255,7 @@ void v1_log_failure_locked(live *l, const char *type, const char *msg, bool runn
 
 /* ---- the table ---- */
 
-static void live_free(live *l) {
+void v1_live_free(live *l) {
         v1_watches_end(l, NULL);
         if (l->agent)
                 agent_free(l->agent);
@@ -273,6 +273,7 @@ static void live_free(live *l) {
         v1_inputs_free(l);
         json_decref(l->obj);
         free(l->stored);
+        free(l->kept);
         json_decref(l->agent_pins);
         json_decref(l->queue);
         json_decref(l->stash);
@@ -280,6 +281,7 @@ static void live_free(live *l) {
         json_decref(l->outcome);
         json_decref(l->start_ev);
         pthread_cond_destroy(&l->start_done);
+        pthread_cond_destroy(&l->wake);
         pthread_mutex_destroy(&l->lock);
         free(l);
 }
@@ -294,7 +296,7 @@ void v1_live_unref(live *l) {
         if (last) {
                 if (l->joinable)
                         pthread_join(l->worker, NULL);
-                live_free(l);
+                v1_live_free(l);
         }
 }
 void v1_live_unrefp(live **l) {
@@ -339,6 +341,11 @@ int v1_live_get(v1_engine *g, const char *id, live **ret, v1_err *err) {
         }
         pthread_mutex_init(&l->lock, NULL);
         pthread_cond_init(&l->start_done, NULL);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&l->wake, &ca);
+        pthread_condattr_destroy(&ca);
         l->g = g;
         snprintf(l->id, sizeof(l->id), "%s", id);
         snprintf(l->principal, sizeof(l->principal), "v1:%s", id);
@@ -469,6 +476,7 @@ static void evict(v1_engine *g, live *self) {
         if (!victim->running && !victim->ask_id[0] && victim->agent) {
                 agent_free(TAKE_PTR(victim->agent));
                 model_client_free(TAKE_PTR(victim->model));
+                free(TAKE_PTR(victim->kept)); /* (its next turn writes the conversation whole) */
         }
         pthread_mutex_unlock(&victim->lock);
         v1_live_unref(victim);
@@ -499,14 +507,86 @@ static void grade_or_stop(live *l, agent_turn_result *res) {
                 (void) v1_outcome_grade(l, res->text);
 }
 
-/* The session's conversation kept (a failure logged). */
+/* The session's conversation kept (a failure logged). Outside nodes mode, when the text this
+ * process kept last is where this one starts (no older message changed in place), only the
+ * messages after it are appended: a turn writes its own few KB, not the whole conversation again
+ * (the next message's commit waited on that write). Else, and after V1_CONVERSATION_PARTS_MAX
+ * appends, the whole text is written (the parts dropped). */
 static void save_conversation(live *l) {
         size_t len = 0;
-        _cleanup_free_ char *text = v1_conversation_text(l, &len);
+        char *text = v1_conversation_text(l, &len);
+        if (!text)
+                return;
+        store *st = l->g->cfg.store;
+        bool nodes = v1_node_mode(l->g);
         hull_error e = {0};
-        if (text && store_conversation_put_text(l->g->cfg.store, l->id, text, len, &e) < 0)
+        int r = -ENOENT;
+        if (l->kept && !nodes && len == l->kept_len && memcmp(text, l->kept, len) == 0) {
+                free(text); /* the same text as kept: nothing to write */
+                return;
+        }
+        if (l->kept && !nodes && l->kept_parts < V1_CONVERSATION_PARTS_MAX && l->kept_len > 2 && len > l->kept_len &&
+            memcmp(text, l->kept, l->kept_len - 1) == 0 && text[l->kept_len - 1] == ',') {
+                text[len - 1] = '\0'; /* the tail: from the kept text's last ']' on, without this one's */
+                r = store_conversation_append_text(st, l->id, text + l->kept_len - 1, len - l->kept_len, len, &e);
+                text[len - 1] = ']';
+                if (r >= 0)
+                        l->kept_parts++;
+        }
+        if (r < 0) {
+                e = (hull_error){0};
+                r = store_conversation_put_text(st, l->id, text, len, &e);
+                l->kept_parts = 0;
+        }
+        free(l->kept);
+        l->kept = NULL;
+        if (r < 0)
                 dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
                          e.msg);
+        if (r >= 0 && !nodes) {
+                l->kept = text;
+                l->kept_len = len;
+        } else
+                free(text);
+}
+
+/* The turn's end as the session's other users see it: what was held logged, the worker no longer
+ * running (under l->lock). */
+static void turn_end_locked(live *l) {
+        v1_log_flush_locked(l);
+        v1_node_start_join_locked(l);
+        l->running = false;
+        l->used_ms = now_mono_ms();
+}
+
+/* Outside nodes mode (where the session's lease goes back at once), a worker with nothing left to
+ * do waits up to V1_WORKER_LINGER_MS for the session's next message before it ends: a turn that
+ * follows another soon starts no thread (its start, and its stack given back at its end, were on
+ * every turn's path). The turn has ended for everyone else meanwhile (running false; an idle
+ * agent may be evicted). Returns whether kick_locked handed it work (running again), under
+ * l->lock; false also at shutdown or when the session is deleted. */
+static bool park_locked(live *l) {
+        v1_engine *g = l->g;
+        if (v1_node_mode(g) || g->stopping || l->deleted)
+                return false;
+        turn_end_locked(l);
+        l->parked = true;
+        pthread_mutex_unlock(&l->lock);
+        evict(g, l);
+        pthread_mutex_lock(&l->lock);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_sec += V1_WORKER_LINGER_MS / 1000;
+        until.tv_nsec += (long) (V1_WORKER_LINGER_MS % 1000) * 1000000L;
+        if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+        }
+        while (!l->running && !g->stopping && !l->deleted)
+                if (pthread_cond_timedwait(&l->wake, &l->lock, &until) == ETIMEDOUT)
+                        break;
+        l->parked = false;
+        return l->running;
 }
 
 static void *worker_main(void *arg) {
@@ -539,6 +619,8 @@ static void *worker_main(void *arg) {
                         if (!text)
                                 continue;
                 } else {
+                        if (park_locked(l))
+                                continue;
                         size_t conv_len = 0;
                         _cleanup_free_ char *conv = unsaved ? v1_conversation_text(l, &conv_len) : NULL;
                         unsaved = false; /* kept by the handoff, in the release's statement (one commit) */
@@ -615,10 +697,8 @@ static void *worker_main(void *arg) {
         }
         if (unsaved)
                 save_conversation(l);
-        v1_log_flush_locked(l);
-        v1_node_start_join_locked(l);
-        l->running = false;
-        l->used_ms = now_mono_ms();
+        if (l->running) /* (else it ended when the worker parked) */
+                turn_end_locked(l);
         if (!released) /* (given back with the conversation: nothing claimed it since, l->lock held) */
                 v1_node_release_locked(l);
         pthread_mutex_unlock(&l->lock);
@@ -630,6 +710,11 @@ static void *worker_main(void *arg) {
 static void kick_locked(live *l) {
         if (l->running || l->g->stopping || (!l->resume_ready && json_array_size(l->queue) == 0))
                 return;
+        if (l->parked) { /* the last turn's worker waits for this */
+                l->running = true;
+                pthread_cond_signal(&l->wake);
+                return;
+        }
         if (l->joinable) { /* the last one has ended (running is false) */
                 pthread_join(l->worker, NULL);
                 l->joinable = false;
@@ -888,6 +973,7 @@ int v1_engine_update(v1_engine *g, const char *session_id, const json_t *body, j
                                 json_auto_t *conv = json_incref((json_t *) agent_conversation(l->agent));
                                 hull_error ce = {0};
                                 (void) store_conversation_put(g->cfg.store, l->id, conv, &ce);
+                                free(TAKE_PTR(l->kept)); /* written whole: its next turn too */
                                 agent_free(TAKE_PTR(l->agent));
                                 v1_tools_drop(l); /* and its MCP connections: the new servers are connected then */
                         }
@@ -1002,6 +1088,7 @@ int v1_engine_delete(v1_engine *g, const char *session_id, v1_err *err) {
                 json_object_set_new(ev, "processed_at", json_string(now));
         }
         v1_watches_end(l, ev);
+        pthread_cond_signal(&l->wake); /* a parked worker ends now */
         bool joinable = l->joinable;
         l->joinable = false;
         pthread_mutex_unlock(&l->lock);
@@ -1032,124 +1119,6 @@ unsigned v1_engine_running(v1_engine *g) {
                 n += l->running;
         pthread_mutex_unlock(&g->lock);
         return n;
-}
-
-/* ---- start and stop ---- */
-
-/* Turns a crash cut: end each with a session.error and idle. */
-static int recover(v1_engine *g, hull_error *e) {
-        static const char *const running[] = {"running", "rescheduling"};
-        json_auto_t *ids = NULL;
-        int r = store_sessions_with_status(g->cfg.store, running, 2, &ids, e);
-        if (r < 0)
-                return r;
-        size_t i;
-        json_t *id;
-        json_array_foreach(ids, i, id) {
-                live *l = NULL;
-                v1_err err = {0};
-                if (v1_live_get(g, json_string_value(id), &l, &err) < 0)
-                        continue;
-                pthread_mutex_lock(&l->lock);
-                if (v1_node_mode(g)) { /* another live node's turn stays; else it is cut */
-                        if (v1_node_claim_locked(l, false, &err) == 0) {
-                                v1_node_cut_locked(l, g->cfg.node->id); /* its outcome too */
-                                v1_node_release_locked(l);
-                        }
-                } else
-                        v1_log_failure_locked(
-                                l, "unknown_error",
-                                "hull serve stopped during this turn (it was restarted); what the turn did after its "
-                                "last event is lost: send the message again",
-                                true);
-                if (!v1_node_mode(g))
-                        v1_outcomes_cut_locked(l); /* an outcome at work is not graded now */
-                pthread_mutex_unlock(&l->lock);
-                dlog_log(g->cfg.log, DLOG_WARN, "event=v1-turn-recovered session=%s", l->id);
-                v1_live_unref(l);
-        }
-        return 0;
-}
-
-int v1_engine_new(const v1_engine_config *cfg, v1_engine **ret, hull_error *e) {
-        v1_engine *g = calloc(1, sizeof(*g));
-        if (!g)
-                return hull_err(e, -ENOMEM, "v1: out of memory");
-        g->cfg = *cfg;
-        pthread_mutex_init(&g->lock, NULL);
-        int r = recover(g, e);
-        if (r >= 0)
-                r = v1_node_start(g, e);
-        if (r >= 0 && cfg->webhooks)
-                r = v1_webhooks_start(cfg->store, cfg->settings, cfg->log, &g->webhooks, e);
-        if (r < 0) {
-                v1_engine_free(g);
-                return r;
-        }
-        *ret = g;
-        return 0;
-}
-
-void v1_engine_shutdown(v1_engine *g, uint64_t wait_ms) {
-        if (!g)
-                return;
-        pthread_mutex_lock(&g->lock);
-        g->stopping = true;
-        for (live *l = g->lives; l; l = l->next) {
-                atomic_store(&l->interrupt, true);
-                l->refs++;
-        }
-        live *list = g->lives;
-        pthread_mutex_unlock(&g->lock);
-        uint64_t deadline = now_mono_ms() + wait_ms;
-        for (live *l = list; l; l = l->next) {
-                pthread_mutex_lock(&l->lock);
-                v1_watches_end(l, NULL);
-                bool running = l->running;
-                pthread_mutex_unlock(&l->lock);
-                while (running && now_mono_ms() < deadline) {
-                        struct timespec ts = {0, 10 * 1000 * 1000};
-                        nanosleep(&ts, NULL);
-                        pthread_mutex_lock(&l->lock);
-                        running = l->running;
-                        pthread_mutex_unlock(&l->lock);
-                }
-        }
-        pthread_mutex_lock(&g->lock);
-        for (live *l = list; l; l = l->next)
-                l->refs--;
-        pthread_mutex_unlock(&g->lock);
-        while (atomic_load(&g->pumps) > 0 && now_mono_ms() < deadline + 2000) { /* their streams ended */
-                struct timespec ts = {0, 10 * 1000 * 1000};
-                nanosleep(&ts, NULL);
-        }
-        v1_node_stop(g); /* the node's row and leases go: its turns ended */
-}
-
-void v1_engine_free(v1_engine *g) {
-        if (!g)
-                return;
-        v1_webhooks_stop(TAKE_PTR(g->webhooks));
-        if (atomic_load(&g->pumps) > 0) /* a pump still holds a session: leave it all (the process exits) */
-                return;
-        live *l = g->lives;
-        while (l) {
-                live *next = l->next;
-                bool running;
-                pthread_mutex_lock(&l->lock);
-                running = l->running;
-                pthread_mutex_unlock(&l->lock);
-                if (!running) { /* a worker still in a turn keeps its session (the process exits) */
-                        if (l->joinable)
-                                pthread_join(l->worker, NULL);
-                        l->joinable = false;
-                        live_free(l);
-                }
-                l = next;
-        }
-        free(g->mend);
-        pthread_mutex_destroy(&g->lock);
-        free(g);
 }
 
 int v1_engine_sandbox(v1_engine *g, const char *session_id, ss_session **ret) {

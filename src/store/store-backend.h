@@ -191,6 +191,8 @@ typedef struct store_ops {
         int (*events_seq_of)(store *s, const char *session_id, const char *event_id, int64_t *ret, hull_error *e);
         int (*conversation_put)(store *s, const char *session_id, const char *body, hull_error *e);
         int (*conversation_get)(store *s, const char *session_id, json_t **ret, hull_error *e);
+        /* tail: ",message..." texts to add after the kept ones; -ENOENT when none is kept */
+        int (*conversation_append)(store *s, const char *session_id, const char *tail, hull_error *e);
 
         int (*key_add)(store *s, const store_key *k, hull_error *e);
         int (*key_list)(store *s, store_key **ret, size_t *ret_n, hull_error *e);
@@ -313,6 +315,11 @@ int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);
 /* A conversation's text as store_conversation_put_text takes it: 0, -EINVAL (not an array's
  * text), -E2BIG (past STORE_OBJECT_BYTES_MAX). */
 int store_conversation_text_check(const char *body, size_t len, hull_error *e);
+/* A conversation's kept text (base, the last full one) and its appended parts (each a run of
+ * ",message" texts, in order) made one text again, then parsed: *ret a new reference. 0, or
+ * -EBADMSG when the result is not JSON, -ENOMEM. */
+int store_conversation_join(const char *base, size_t base_len, const char *const *parts, const size_t *lens, size_t n,
+                            json_t **ret, hull_error *e);
 /* n bytes of stored JSON text (p NULL: missing) parsed; -EBADMSG when it is not JSON. */
 int store_load(const char *p, size_t n, const char *what, json_t **ret, hull_error *e);
 

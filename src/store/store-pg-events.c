@@ -283,8 +283,9 @@ int pg_conversation_get(store *base, const char *session_id, json_t **ret, hull_
         _cleanup_res_ PGresult *res = NULL;
         const char *v[] = {session_id};
         int r = pg_exec(pc,
-                        "SELECT c.body FROM sessions s LEFT JOIN conversations c ON c.session_id = s.id"
-                        " WHERE s.id = $1",
+                        "SELECT c.body, (SELECT string_agg(p.body, '' ORDER BY p.idx) FROM conversation_parts p"
+                        " WHERE p.session_id = s.id)"
+                        " FROM sessions s LEFT JOIN conversations c ON c.session_id = s.id WHERE s.id = $1",
                         1, v, "cannot read a conversation", &res, e);
         if (r < 0)
                 return r;
@@ -294,5 +295,26 @@ int pg_conversation_get(store *base, const char *session_id, json_t **ret, hull_
                 *ret = NULL;
                 return 0;
         }
-        return pg_load(res, 0, 0, "a conversation", ret, e);
+        if (PQgetisnull(res, 0, 1)) /* nothing appended since the last full text */
+                return pg_load(res, 0, 0, "a conversation", ret, e);
+        const char *parts[1] = {PQgetvalue(res, 0, 1)};
+        size_t lens[1] = {(size_t) PQgetlength(res, 0, 1)};
+        return store_conversation_join(PQgetvalue(res, 0, 0), (size_t) PQgetlength(res, 0, 0), parts, lens, 1, ret, e);
+}
+
+int pg_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e) {
+        pg_store *s = pg_of(base);
+        PG_LOCKED(s);
+        _cleanup_res_ PGresult *res = NULL;
+        const char *v[] = {session_id, tail};
+        int r = pg_exec(pc,
+                        "INSERT INTO conversation_parts (session_id, idx, body)"
+                        " SELECT session_id, 1 + (SELECT COALESCE(MAX(idx), 0) FROM conversation_parts"
+                        " WHERE session_id = $1), $2 FROM conversations WHERE session_id = $1",
+                        2, v, "cannot add to a conversation", &res, e);
+        if (r < 0)
+                return r;
+        if (pg_changes(res) == 0)
+                return hull_fail(e, -ENOENT, "store: session %s keeps no conversation", session_id);
+        return 0;
 }

@@ -169,6 +169,7 @@ int pg_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_e
 int pg_events_seq_of(store *base, const char *session_id, const char *event_id, int64_t *ret, hull_error *e);
 int pg_conversation_put(store *base, const char *session_id, const char *body, hull_error *e);
 int pg_conversation_get(store *base, const char *session_id, json_t **ret, hull_error *e);
+int pg_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e);
 
 /* store-pg-keys.c */
 int pg_key_add(store *base, const store_key *k, hull_error *e);

@@ -131,6 +131,16 @@ static const char *const migrations[] = {
         "CREATE TABLE work_keys (digest TEXT COLLATE \"C\" NOT NULL PRIMARY KEY, scope TEXT NOT NULL,"
         " work_id TEXT COLLATE \"C\" NOT NULL, created_ms BIGINT NOT NULL);"
         "CREATE INDEX work_keys_work ON work_keys (work_id);",
+        /* 13: a conversation kept as its last full text (conversations) and what later turns
+         * appended to it (each part a run of ",message" texts, in idx order); a full text written
+         * again (an older message changed in place; a lease's release with it) drops the parts */
+        "CREATE TABLE conversation_parts (session_id TEXT COLLATE \"C\" NOT NULL"
+        " REFERENCES sessions (id) ON DELETE CASCADE, idx BIGINT NOT NULL, body TEXT NOT NULL,"
+        " PRIMARY KEY (session_id, idx));"
+        "CREATE FUNCTION conversation_parts_drop() RETURNS trigger LANGUAGE plpgsql AS"
+        " $$ BEGIN DELETE FROM conversation_parts WHERE session_id = NEW.session_id; RETURN NULL; END $$;"
+        "CREATE TRIGGER conversation_parts_drop AFTER UPDATE ON conversations FOR EACH ROW"
+        " EXECUTE FUNCTION conversation_parts_drop();",
 };
 
 int store_pg_schema_version(void) {
@@ -543,6 +553,7 @@ static const store_ops pg_ops = {
         .events_seq_of = pg_events_seq_of,
         .conversation_put = pg_conversation_put,
         .conversation_get = pg_conversation_get,
+        .conversation_append = pg_conversation_append,
         .key_add = pg_key_add,
         .key_list = pg_key_list,
         .key_delete = pg_key_delete,

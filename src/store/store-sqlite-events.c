@@ -187,5 +187,49 @@ int sqlt_conversation_get(store *base, const char *session_id, json_t **ret, hul
         }
         if (rc != SQLITE_ROW)
                 return sqlt_fail(s->db, rc, "cannot read a conversation", e);
-        return sqlt_load_column(st, 0, "a conversation", ret, e);
+        _cleanup_stmt_ sqlite3_stmt *ps = NULL;
+        r = sqlt_prep(s, "SELECT body FROM conversation_parts WHERE session_id = ?1 ORDER BY idx", &ps, e);
+        if (r < 0)
+                return r;
+        if ((rc = sqlt_bind_text(ps, 1, session_id)))
+                return sqlt_bind_fail(s, rc, e);
+        rc = sqlite3_step(ps);
+        if (rc == SQLITE_DONE) /* nothing appended since the last full text */
+                return sqlt_load_column(st, 0, "a conversation", ret, e);
+        /* the parts' texts, kept while the statement steps on: copied */
+        _cleanup_(json_decrefp) json_t *parts = json_array();
+        if (!parts)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        for (; rc == SQLITE_ROW; rc = sqlite3_step(ps))
+                if (json_array_append_new(parts, json_stringn((const char *) sqlite3_column_text(ps, 0),
+                                                              (size_t) sqlite3_column_bytes(ps, 0))) < 0)
+                        return hull_err(e, -ENOMEM, "store: out of memory");
+        if (rc != SQLITE_DONE)
+                return sqlt_fail(s->db, rc, "cannot read a conversation", e);
+        size_t n = json_array_size(parts);
+        _cleanup_free_ const char **texts = calloc(n, sizeof(*texts));
+        _cleanup_free_ size_t *lens = calloc(n, sizeof(*lens));
+        if (!texts || !lens)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        for (size_t i = 0; i < n; i++) {
+                texts[i] = json_string_value(json_array_get(parts, i));
+                lens[i] = json_string_length(json_array_get(parts, i));
+        }
+        return store_conversation_join((const char *) sqlite3_column_text(st, 0), (size_t) sqlite3_column_bytes(st, 0),
+                                       texts, lens, n, ret, e);
+}
+
+int sqlt_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int changes = 0;
+        sqlt_args a = {.t = {session_id, tail}};
+        int r = sqlt_args_run(s,
+                              "INSERT INTO conversation_parts (session_id, idx, body)"
+                              " SELECT session_id, 1 + (SELECT COALESCE(MAX(idx), 0) FROM conversation_parts"
+                              " WHERE session_id = ?1), ?2 FROM conversations WHERE session_id = ?1",
+                              &a, "cannot add to a conversation", &changes, e);
+        if (r < 0)
+                return r;
+        return changes == 0 ? hull_fail(e, -ENOENT, "store: session %s keeps no conversation", session_id) : 0;
 }

@@ -148,6 +148,7 @@ int sqlt_events_last_seq(store *base, const char *session_id, int64_t *ret, hull
 int sqlt_events_seq_of(store *base, const char *session_id, const char *event_id, int64_t *ret, hull_error *e);
 int sqlt_conversation_put(store *base, const char *session_id, const char *body, hull_error *e);
 int sqlt_conversation_get(store *base, const char *session_id, json_t **ret, hull_error *e);
+int sqlt_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e);
 
 /* store-sqlite-keys.c */
 int sqlt_key_add(store *base, const store_key *k, hull_error *e);

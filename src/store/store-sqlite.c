@@ -123,6 +123,13 @@ static const char *const migrations[] = {
         "CREATE TABLE work_keys (digest TEXT NOT NULL PRIMARY KEY, scope TEXT NOT NULL, work_id TEXT NOT NULL,"
         " created_ms INTEGER NOT NULL);"
         "CREATE INDEX work_keys_work ON work_keys (work_id);",
+        /* 13: a conversation kept as its last full text (conversations) and what later turns
+         * appended to it (each part a run of ",message" texts, in idx order); a full text written
+         * again (an older message changed in place) drops the parts */
+        "CREATE TABLE conversation_parts (session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+        " idx INTEGER NOT NULL, body TEXT NOT NULL, PRIMARY KEY (session_id, idx));"
+        "CREATE TRIGGER conversation_parts_drop AFTER UPDATE ON conversations BEGIN"
+        " DELETE FROM conversation_parts WHERE session_id = NEW.session_id; END;",
 };
 
 int store_sqlite_schema_version(void) {
@@ -470,6 +477,7 @@ static const store_ops sqlt_ops = {
         .events_seq_of = sqlt_events_seq_of,
         .conversation_put = sqlt_conversation_put,
         .conversation_get = sqlt_conversation_get,
+        .conversation_append = sqlt_conversation_append,
         .key_add = sqlt_key_add,
         .key_list = sqlt_key_list,
         .key_delete = sqlt_key_delete,

@@ -381,6 +381,7 @@ const store_table store_tables[] = {
         {"sessions", "id, created_ms, archived, status, agent_id, agent_version, body", "tiittit", "created_ms, id"},
         {"events", "session_id, seq, id, type, processed_ms, body", "tittnt", "session_id, seq"},
         {"conversations", "session_id, body", "tt", "session_id"},
+        {"conversation_parts", "session_id, idx, body", "tit", "session_id, idx"},
         {"api_keys", "id, name, digest, created_at, hint", "ttttt", "ord"},
         {"session_sandboxes", "session_id, fingerprint, opened_at", "ttt", "ord"},
         {"agui_threads", "thread_id, session_id", "tt", "thread_id"},

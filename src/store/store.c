@@ -397,6 +397,40 @@ int store_conversation_put_text(store *s, const char *session_id, const char *bo
         return r < 0 ? r : s->ops->conversation_put(s, session_id, body, e);
 }
 
+int store_conversation_append_text(store *s, const char *session_id, const char *tail, size_t tail_len,
+                                   size_t total_len, hull_error *e) {
+        int r = store_id_check("session", session_id, e);
+        if (r < 0)
+                return r;
+        if (!tail || tail_len < 2 || tail[0] != ',' || strlen(tail) != tail_len || total_len < tail_len + 2)
+                return hull_fail(e, -EINVAL, "store: no messages to add to a conversation");
+        if (total_len > STORE_OBJECT_BYTES_MAX)
+                return hull_fail(e, -E2BIG, "store: a conversation is %zu bytes of JSON, more than the %u kept",
+                                 total_len, STORE_OBJECT_BYTES_MAX);
+        return s->ops->conversation_append(s, session_id, tail, e);
+}
+
+int store_conversation_join(const char *base, size_t base_len, const char *const *parts, const size_t *lens, size_t n,
+                            json_t **ret, hull_error *e) {
+        if (base_len < 2 || base[base_len - 1] != ']')
+                return hull_fail(e, -EBADMSG, "store: a kept conversation is not an array's text");
+        size_t len = base_len;
+        for (size_t i = 0; i < n; i++)
+                if (__builtin_add_overflow(len, lens[i], &len))
+                        return hull_fail(e, -EBADMSG, "store: a kept conversation is too long");
+        _cleanup_free_ char *text = malloc(len + 1);
+        if (!text)
+                return hull_err(e, -ENOMEM, "store: out of memory");
+        memcpy(text, base, base_len - 1);
+        size_t o = base_len - 1;
+        for (size_t i = 0; i < n; i++) {
+                memcpy(text + o, parts[i], lens[i]);
+                o += lens[i];
+        }
+        text[o++] = ']';
+        return store_load(text, o, "a conversation", ret, e);
+}
+
 int store_conversation_get(store *s, const char *session_id, json_t **ret, hull_error *e) {
         int r = store_id_check("session", session_id, e);
         if (r < 0)

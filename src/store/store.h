@@ -164,6 +164,14 @@ int store_conversation_put(store *s, const char *session_id, const json_t *messa
  * bytes, NUL-terminated): what a caller that keeps it (model_conversation_text) hands on without
  * the dump. -EINVAL when it is not an array's text, -E2BIG past STORE_OBJECT_BYTES_MAX. */
 int store_conversation_put_text(store *s, const char *session_id, const char *body, size_t len, hull_error *e);
+/* Add messages to the kept conversation without writing it again: tail (tail_len bytes,
+ * NUL-terminated) is what follows the kept text's last message in the longer text, without its
+ * closing ']' (",{...},{...}"); total_len the whole text's length (the bound's check). A turn's
+ * end appends a few KB instead of rewriting the conversation (store_conversation_put_text
+ * writes it whole again, when an older message changed in place). -ENOENT when no conversation
+ * is kept (put it whole), -EINVAL for a tail that does not start with ',', -E2BIG past the bound. */
+int store_conversation_append_text(store *s, const char *session_id, const char *tail, size_t tail_len,
+                                   size_t total_len, hull_error *e);
 /* *ret: a new reference, or NULL when none was stored. */
 int store_conversation_get(store *s, const char *session_id, json_t **ret, hull_error *e);
 

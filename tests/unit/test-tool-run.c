@@ -13,6 +13,7 @@
 
 #include "test.h"
 #include "tool-run.h"
+#include "watch.h"
 
 static bool has(const char *s, const char *part) {
         return s && strstr(s, part);
@@ -63,6 +64,13 @@ static int run_note_once(const tool_ctx *c, const json_t *input, tool_output *re
         return 0;
 }
 
+/* Says whether its cancel fd is readable now. */
+static int run_peek(const tool_ctx *c, const json_t *input, tool_output *ret, hull_error *e) {
+        struct pollfd p = {.fd = c->cancel_fd, .events = POLLIN};
+        ret->text = strdup(poll(&p, 1, 0) == 1 ? "readable" : "quiet");
+        return 0;
+}
+
 static const char schema_n[] = "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": \"integer\"}}, "
                                "\"required\": [\"n\"]}";
 
@@ -72,6 +80,7 @@ static const tool_def t_fail = {.name = "fails", .input_schema = "{}", .run = ru
 static const tool_def t_timeout = {.name = "slow", .input_schema = "{}", .run = run_timeout};
 static const tool_def t_wait = {.name = "waits", .input_schema = "{}", .run = run_wait};
 static const tool_def t_notes = {.name = "notes", .input_schema = "{}", .run = run_notes};
+static const tool_def t_peek = {.name = "peek", .input_schema = "{}", .run = run_peek};
 static const tool_def t_note_once = {.name = "note_once", .input_schema = "{}", .run = run_note_once};
 
 /* How often part occurs in s. */
@@ -264,10 +273,64 @@ static void test_progress(void) {
         json_decref(in);
 }
 
+/* A watch kept across calls (the agent's): one thread and one fd serve every call, the interrupt,
+ * the caller's stop and the progress still reach each, and a call starts with its fd unread. */
+static void test_kept(void) {
+        caller cl = {0};
+        tool_run_ctx c = ctx_of(&cl);
+        call_result res = {0};
+        json_t *in = json_object();
+        pthread_t th;
+        watch w;
+
+        CHECK_EQ_INT(watch_init(&w), 0);
+        c.watch = &w;
+        tool_run_call(&c, &t_peek, in, &res, NULL);
+        CHECK_EQ_STR(res.text, "quiet");
+        call_result_done(&res);
+        CHECK(w.started);
+        pthread_t first = w.thread;
+        int efd = w.efd;
+
+        CHECK(pthread_create(&th, NULL, interrupt_soon, &cl) == 0);
+        tool_run_call(&c, &t_wait, in, &res, NULL);
+        pthread_join(th, NULL);
+        CHECK_EQ_STR(res.text, "waits was interrupted");
+        call_result_done(&res);
+
+        atomic_store(&cl.interrupt, false);
+        tool_run_call(&c, &t_peek, in, &res, NULL); /* the last call's firing read away */
+        CHECK_EQ_STR(res.text, "quiet");
+        call_result_done(&res);
+
+        cl.stop = true;
+        c.stopped = "cancelled";
+        tool_run_call(&c, &t_wait, in, &res, NULL);
+        CHECK_EQ_STR(res.text, "waits was cancelled");
+        call_result_done(&res);
+        cl.stop = false;
+        atomic_store(&cl.interrupt, false);
+
+        c.notes = TOOL_RUN_NOTE_KEEP;
+        tool_run_call(&c, &t_note_once, in, &res, NULL);
+        CHECK(count(cl.notes, "once") >= 3);
+        call_result_done(&res);
+
+        /* the same thread and fd all along; each call told its fd and took it back */
+        CHECK(w.started && !w.ended && pthread_equal(first, w.thread));
+        CHECK_EQ_INT(w.efd, efd);
+        CHECK_EQ_INT(cl.fds_told, 5);
+        CHECK_EQ_INT(cl.fds_taken, 5);
+        watch_done(&w);
+        CHECK_EQ_INT(w.efd, -1);
+        json_decref(in);
+}
+
 int main(void) {
         alarm(60);
         test_texts();
         test_cancel();
         test_progress();
+        test_kept();
         return test_done();
 }
