@@ -72,7 +72,9 @@ typedef struct live {
         pthread_cond_t start_done;
         json_t *start_ev;
         uint64_t turn_started_ms;
-        uint64_t used_ms; /* when its last turn ended (which idle agent goes first) */
+        unsigned n_appends;    /* appends since the last turn's end (its debug line; test-v1-threads) */
+        unsigned n_obj_copies; /* of them, those that copied l->obj first (to put it back on failure) */
+        uint64_t used_ms;      /* when its last turn ended (which idle agent goes first) */
         /* outside nodes mode: the conversation's text as this process last kept it (the store's,
          * its full text and parts joined; NULL: unknown) and the parts appended since its full
          * text was written; the worker's while it runs, else under lock */

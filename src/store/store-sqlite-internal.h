@@ -29,6 +29,7 @@ enum {
         CACHED_EVENT_INSERT,
         CACHED_EVENT_PROCESSED,
         CACHED_CONVERSATION_PUT,
+        CACHED_CONVERSATION_APPEND, /* a turn's messages after the kept text: each turn's end */
         CACHED_UPDATE_ENVIRONMENT,
         CACHED_UPDATE_MEMORY_STORE,
         CACHED_UPDATE_SESSION,

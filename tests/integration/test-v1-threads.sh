@@ -24,7 +24,7 @@ if ! mock_start "$SCRIPT" --log-level error; then
         fail "v1 threads: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
 fi
-if ! serve_v1 "$TEST_TMP/serve.log"; then
+if ! serve_v1 "$TEST_TMP/serve.log" --log-level debug; then # debug: each turn's appends (below)
         fail "v1 threads: hull serve starts" "$(tail -5 "$TEST_TMP/serve.log")"
         exit 1
 fi
@@ -96,6 +96,21 @@ threads=$(grep -E '^[0-9]+ +clone3?\(' "$TRACE" | grep -c CLONE_THREAD || true)
 # at most one over 5 turns: a turn that came after the worker's wait (a busy machine) starts one
 [ "$threads" -le 1 ] && pass "v1 threads: 5 turns start at most 1 thread ($threads)" ||
         fail "v1 threads: 5 turns start at most 1 thread" "$threads: $(grep -E 'clone3?\(' "$TRACE" | head -12 | tr '\n' ' ')"
+
+# The session object copied (to put it back should the append fail) only by the appends whose
+# events may change it (the statuses, a model request's end): 3 of a turn's 6, where each append
+# made one before. Counted from the debug line each turn's end writes (6 lines: the warm-up's and
+# the 5 turns'); each line's counts are the appends since the last turn's end.
+grep -o 'event=v1-turn-appends .*' "$TEST_TMP/serve.log" >"$TEST_TMP/appends"
+"$PY" - "$TEST_TMP/appends" <<'PY' >"$TEST_TMP/appends.bad" &&
+import re, sys
+rows = [tuple(map(int, re.search(r"appends=(\d+) object_copies=(\d+)", l).groups())) for l in open(sys.argv[1])]
+bad = len(rows) < 6 or any(a < 5 or c > 3 for a, c in rows[1:6])
+print(rows)
+sys.exit(1 if bad else 0)
+PY
+        pass "v1 threads: a turn's appends copy the session object 3 times at most ($(cat "$TEST_TMP/appends.bad"))" ||
+        fail "v1 threads: a turn's appends copy the session object 3 times at most" "(appends, copies) a turn: $(cat "$TEST_TMP/appends.bad")"
 
 # A parked worker ends with its session (DELETE right after a turn) and with hull serve (SIGTERM
 # right after another session's turn: exit 0, promptly as before; no sanitizer report).
