@@ -74,6 +74,7 @@ typedef struct live {
         uint64_t turn_started_ms;
         unsigned n_appends;    /* appends since the last turn's end (its debug line; test-v1-threads) */
         unsigned n_obj_copies; /* of them, those that copied l->obj first (to put it back on failure) */
+        unsigned n_fan_dumps;  /* events serialised for the streams (v1_fanout_text without the store's text) */
         uint64_t used_ms;      /* when its last turn ended (which idle agent goes first) */
         /* outside nodes mode: the conversation's text as this process last kept it (the store's,
          * its full text and parts joined; NULL: unknown) and the parts appended since its full
@@ -141,6 +142,8 @@ void v1_mark_processed_locked(live *l, const json_t *ids);
 /* Give one event to every caught-up watcher (under l->lock). seq 0: a preview, not logged; with
  * deltas_only only to the watchers that asked for previews. */
 void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only);
+/* v1_fanout with the event's compact JSON (text; NULL: serialised here) */
+void v1_fanout_text(live *l, int64_t seq, const json_t *ev, const char *text, bool deltas_only);
 /* End every engine-owned watcher (under l->lock), after giving it last (when not NULL) whether
  * it is caught up or not (session.deleted). Held watchers get last too and stay. */
 void v1_watches_end(live *l, const json_t *last);

@@ -177,19 +177,21 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
         _cleanup_free_ char *deliveries = queue ? json_dumps(queue, JSON_COMPACT) : NULL;
         int64_t seq = 0;
         int r;
-        if (l->claim_with_append) { /* the message that starts a turn: the lease claimed in its commit */
+        _cleanup_free_ char **texts = NULL; /* its strings the store's on failure (none given), else freed below */
+        if (l->claim_with_append) {         /* the message that starts a turn: the lease claimed in its commit */
                 r = changed ? hull_fail(e, -EBUSY, "v1: the session object changes: the lease is claimed first")
                             : store_events_append_claim(l->g->cfg.store, l->id, evs, n, l->g->cfg.node->id,
                                                         NODE_LEASE_TTL_MS, &seq, e);
                 l->claim_refused = r == -EBUSY;
         } else if (changed && node)
                 r = v1_node_append_locked(l, evs, n, deliveries, &seq, e);
-        else if (changed) {
-                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, l->obj, &seq, e);
-                if (r == -EOPNOTSUPP && (r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e)) == 0)
+        else { /* SQLite: the events' texts as stored go to the streams too (one json_dumps each, not two) */
+                texts = l->watches ? calloc(n, sizeof(*texts)) : NULL;
+                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, changed ? l->obj : NULL, texts, &seq, e);
+                if (r == -EOPNOTSUPP && (r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e)) == 0 &&
+                    changed)
                         store_session_locked(l); /* a store without the one transaction: after */
-        } else
-                r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e);
+        }
         if (r < 0) {
                 if (changed && before) {
                         json_decref(l->obj);
@@ -199,7 +201,9 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
         }
         l->last_seq = seq + (int64_t) n - 1;
         for (size_t i = 0; i < n; i++)
-                v1_fanout(l, seq + (int64_t) i, evs[i], false);
+                v1_fanout_text(l, seq + (int64_t) i, evs[i], texts ? texts[i] : NULL, false);
+        for (size_t i = 0; texts && i < n; i++)
+                free(texts[i]);
         l->budget_announced = announced;
         for (size_t i = 0; !deliveries && i < k; i++) /* durable now (and streamed first) */
                 (void) v1_webhook_emit(l->g->cfg.store, wh[i], l->id, NULL, NULL);
@@ -573,9 +577,10 @@ static void save_conversation(live *l) {
 static void turn_end_locked(live *l) {
         v1_log_flush_locked(l);
         v1_node_start_join_locked(l);
-        dlog_log(l->g->cfg.log, DLOG_DEBUG, "event=v1-turn-appends session=%s appends=%u object_copies=%u", l->id,
-                 l->n_appends, l->n_obj_copies);
-        l->n_appends = l->n_obj_copies = 0;
+        dlog_log(l->g->cfg.log, DLOG_DEBUG,
+                 "event=v1-turn-appends session=%s appends=%u object_copies=%u stream_dumps=%u", l->id, l->n_appends,
+                 l->n_obj_copies, l->n_fan_dumps);
+        l->n_appends = l->n_obj_copies = l->n_fan_dumps = 0;
         l->running = false;
         l->used_ms = now_mono_ms();
 }

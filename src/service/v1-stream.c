@@ -92,17 +92,24 @@ static bool fan_one(v1_watch *w, void *ud) {
         return true; /* gone */
 }
 
-void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only) {
+void v1_fanout_text(live *l, int64_t seq, const json_t *ev, const char *text, bool deltas_only) {
         if (!l->watches)
                 return;
-        _cleanup_free_ char *text = json_dumps(ev, JSON_COMPACT);
-        if (!text)
-                return;
+        _cleanup_free_ char *own = NULL;
+        if (!text) {
+                l->n_fan_dumps += seq > 0; /* a logged event's (a preview's is never stored) */
+                if (!(text = own = json_dumps(ev, JSON_COMPACT)))
+                        return;
+        }
         fan f = {.l = l, .ev = ev, .text = text, .len = strlen(text), .seq = seq, .deltas_only = deltas_only};
         watches_sweep(l, fan_one, &f);
         for (v1_watch *w = l->watches; w; w = w->next) /* the held ones (the sweep passes them by) */
                 if (w->held)
                         (void) fan_one(w, &f);
+}
+
+void v1_fanout(live *l, int64_t seq, const json_t *ev, bool deltas_only) {
+        v1_fanout_text(l, seq, ev, NULL, deltas_only);
 }
 
 void v1_watches_end(live *l, const json_t *last) {

@@ -24,8 +24,8 @@ static int last_seq(sqlt_store *s, const char *session_id, int64_t *ret, hull_er
 }
 
 /* The events appended inside the caller's transaction; *ret_first the first one's seq. */
-static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first,
-                        hull_error *e) {
+static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *events, size_t n, char **texts,
+                        int64_t *ret_first, hull_error *e) {
         int r;
         if ((r = sqlt_session_exists(s, session_id, e)) < 0)
                 return r;
@@ -61,6 +61,8 @@ static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *ev
                         return hull_fail(e, -EEXIST, "store: an event with id %s exists (nothing was appended)", c.id);
                 if (rc != SQLITE_DONE)
                         return sqlt_fail(s->db, rc, "cannot append events", e);
+                if (texts)
+                        texts[i] = TAKE_PTR(body);
         }
         *ret_first = first;
         return 0;
@@ -68,15 +70,21 @@ static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *ev
 
 /* The events appended and, with c, the session object's update, in one transaction. */
 static int append_tx(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                     const char *body, int64_t *ret_first_seq, hull_error *e) {
+                     const char *body, char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
         int r;
         int64_t first = 0;
         _cleanup_tx_ sqlt_tx t = {0};
-        if ((r = sqlt_tx_begin(s, &t, e)) < 0 || (r = append_in_tx(s, session_id, events, n, &first, e)) < 0 ||
-            (c && (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) < 0) || (r = sqlt_tx_commit(&t, e)) < 0)
+        if ((r = sqlt_tx_begin(s, &t, e)) < 0 ||
+            (r = append_in_tx(s, session_id, events, n, ret_texts, &first, e)) < 0 ||
+            (c && (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) < 0) || (r = sqlt_tx_commit(&t, e)) < 0) {
+                for (size_t i = 0; ret_texts && i < n; i++) { /* nothing written: nothing given */
+                        free(ret_texts[i]);
+                        ret_texts[i] = NULL;
+                }
                 return r;
+        }
         if (ret_first_seq)
                 *ret_first_seq = first;
         return 0;
@@ -84,12 +92,12 @@ static int append_tx(store *base, const char *session_id, json_t *const *events,
 
 int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                        hull_error *e) {
-        return append_tx(base, session_id, events, n, NULL, NULL, ret_first_seq, e);
+        return append_tx(base, session_id, events, n, NULL, NULL, NULL, ret_first_seq, e);
 }
 
 int sqlt_events_append_object(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                              const char *body, int64_t *ret_first_seq, hull_error *e) {
-        return append_tx(base, session_id, events, n, c, body, ret_first_seq, e);
+                              const char *body, char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
+        return append_tx(base, session_id, events, n, c, body, ret_texts, ret_first_seq, e);
 }
 
 int sqlt_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,

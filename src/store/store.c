@@ -284,7 +284,7 @@ int store_events_append(store *s, const char *session_id, json_t *const *events,
 }
 
 int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
-                               int64_t *ret_first_seq, hull_error *e) {
+                               char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
         int r = store_id_check("session", session_id, e);
         if (r < 0)
                 return r;
@@ -297,6 +297,8 @@ int store_events_append_object(store *s, const char *session_id, json_t *const *
                 if ((r = store_read_event(events[i], i, &ec, e)) < 0)
                         return r;
         }
+        if (!session)
+                return s->ops->events_append_object(s, session_id, events, n, NULL, NULL, ret_texts, ret_first_seq, e);
         store_cols c;
         if ((r = store_read_cols(STORE_SESSION, session, &c, e)) < 0)
                 return r;
@@ -305,7 +307,7 @@ int store_events_append_object(store *s, const char *session_id, json_t *const *
         _cleanup_free_ char *body = NULL;
         if ((r = store_dump(session, store_kind_name(STORE_SESSION), &body, e)) < 0)
                 return r;
-        return s->ops->events_append_object(s, session_id, events, n, &c, body, ret_first_seq, e);
+        return s->ops->events_append_object(s, session_id, events, n, &c, body, ret_texts, ret_first_seq, e);
 }
 
 int store_events_list(store *s, const char *session_id, const store_events_q *q, store_page *ret, int64_t **ret_seqs,

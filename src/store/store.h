@@ -125,11 +125,13 @@ int store_list(store *s, store_kind k, const store_list_q *q, store_page *ret, h
  * exist, -EEXIST when an id is taken (nothing written). */
 int store_events_append(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                         hull_error *e);
-/* store_events_append and store_update of the session object (session, its id session_id) in the
- * same transaction: one commit where they took two. SQLite only (-EOPNOTSUPP elsewhere: nodes use
- * store_events_append_with_session). Nothing written on failure. */
+/* store_events_append and store_update of the session object (session, its id session_id; NULL:
+ * the events alone) in the same transaction: one commit where they took two. SQLite only
+ * (-EOPNOTSUPP elsewhere: nodes use store_events_append_with_session). Nothing written on failure.
+ * ret_texts (NULL, or n pointers set to NULL that the caller frees, set on success): each event's compact JSON as
+ * stored, for a caller that streams it (one serialisation, not two). */
 int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
-                               int64_t *ret_first_seq, hull_error *e);
+                               char **ret_texts, int64_t *ret_first_seq, hull_error *e);
 
 typedef struct store_events_q {
         unsigned limit;           /* 1..STORE_EVENTS_PAGE_MAX (0: STORE_PAGE_DEFAULT) */

@@ -82,12 +82,12 @@ static void test_append_object(store *s) {
                           event_obj("sevt_obj_2", "span.model_request_start", "2026-01-01T00:00:01Z")};
         json_object_set_new(sess, "status", json_string("running"));
         int64_t first = 0, seq = 0;
-        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", evs, 2, sess, &first, &e), 0);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", evs, 2, sess, NULL, &first, &e), 0);
         CHECK_EQ_INT(first, 1);
         uint64_t before = store_prepares(s);
         json_t *more[1] = {event_obj("sevt_obj_3", "session.status_idle", "2026-01-01T00:00:02Z")};
         json_object_set_new(sess, "status", json_string("idle"));
-        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", more, 1, sess, &first, &e), 0);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", more, 1, sess, NULL, &first, &e), 0);
         CHECK_EQ_INT(first, 3);
         CHECK_EQ_INT(store_prepares(s) - before, 0); /* the append's and the update's, kept */
         CHECK_EQ_INT(store_get(s, STORE_SESSION, "sess_obj", 0, &got, &e), 0);
@@ -99,8 +99,8 @@ static void test_append_object(store *s) {
         /* nothing written: no such session; an object that is another session's */
         json_t *late[1] = {event_obj("sevt_obj_4", "agent.message", "2026-01-01T00:00:03Z")};
         json_t *other = session_obj("sess_none", 1, "running", "agent_1", 1, false);
-        CHECK_EQ_INT(store_events_append_object(s, "sess_none", late, 1, other, &first, &e), -ENOENT);
-        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", late, 1, other, &first, &e), -EINVAL);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_none", late, 1, other, NULL, &first, &e), -ENOENT);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", late, 1, other, NULL, &first, &e), -EINVAL);
         CHECK_EQ_INT(store_events_seq_of(s, "sess_obj", "sevt_obj_4", &seq, &e), -ENOENT);
         CHECK_EQ_INT(store_get(s, STORE_SESSION, "sess_obj", 0, &got, &e), 0);
         CHECK_EQ_STR(json_string_value(json_object_get(got, "status")), "idle");
