@@ -16,18 +16,6 @@ static void fire_locked(watch *w) {
         w->fired = true;
 }
 
-static struct timespec mono_after_ms(uint64_t ms) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += (time_t) (ms / 1000);
-        ts.tv_nsec += (long) (ms % 1000) * 1000000L;
-        if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-        }
-        return ts;
-}
-
 /* One tick of an armed call (under the lock; the lock is let go around should_fire). */
 static void check_locked(watch *w) {
         uint64_t now = now_mono_ms();
@@ -58,7 +46,7 @@ static void *watch_main(void *ud) {
                 if (!w->armed) {
                         if (now_mono_ms() >= idle_until)
                                 break; /* no call for a while: the next one starts a thread again */
-                        struct timespec ts = mono_after_ms(AGENT_WATCH_IDLE_MS);
+                        struct timespec ts = timespec_after_ms(CLOCK_MONOTONIC, AGENT_WATCH_IDLE_MS);
                         (void) pthread_cond_timedwait(&w->cond, &w->lock, &ts);
                         continue;
                 }
@@ -66,7 +54,7 @@ static void *watch_main(void *ud) {
                 idle_until = now_mono_ms() + AGENT_WATCH_IDLE_MS;
                 if (!w->armed || w->stop)
                         continue;
-                struct timespec ts = mono_after_ms(AGENT_WATCH_TICK_MS);
+                struct timespec ts = timespec_after_ms(CLOCK_MONOTONIC, AGENT_WATCH_TICK_MS);
                 (void) pthread_cond_timedwait(&w->cond, &w->lock, &ts);
         }
         w->ended = true;

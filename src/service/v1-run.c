@@ -600,14 +600,7 @@ static bool park_locked(live *l) {
         pthread_mutex_unlock(&l->lock);
         evict(g, l);
         pthread_mutex_lock(&l->lock);
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_sec += V1_WORKER_LINGER_MS / 1000;
-        until.tv_nsec += (long) (V1_WORKER_LINGER_MS % 1000) * 1000000L;
-        if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-        }
+        struct timespec until = timespec_after_ms(CLOCK_MONOTONIC, V1_WORKER_LINGER_MS);
         while (!l->running && !g->stopping && !l->deleted)
                 if (pthread_cond_timedwait(&l->wake, &l->lock, &until) == ETIMEDOUT)
                         break;
