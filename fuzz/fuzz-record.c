@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-scan.h"
 #include "sbx-record.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         const char *s = (const char *) data;
         json_t *entry = NULL;
         hull_error e = {};
-        (void) rec_json_depth_ok(s, size, REC_JSON_DEPTH_MAX);
+        (void) json_depth_ok(s, size, REC_JSON_DEPTH_MAX);
 
         rec_chain chain;
         rec_chain_init(&chain);
@@ -71,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         rec_chain_finish(&chain);
         rec_chain_describe(&chain, msg, sizeof(msg));
 
-        if (rec_json_depth_ok(s, size, 64)) {
+        if (json_depth_ok(s, size, 64)) {
                 json_t *j = json_loadb(s, size, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, NULL);
                 if (j) {
                         digests(j);

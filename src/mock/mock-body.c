@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-scan.h"
 #include "limits.h"
 #include "macro.h"
 
@@ -105,26 +106,7 @@ static bool eat(walk *w, char c) {
  * a value parsed on its own has fewer levels around it. A scalar in the deepest array is one level
  * more than the arrays: when that may go past the limit, jansson decides on the whole body. */
 static bool too_deep(const char *s, size_t n, size_t limit) {
-        if (n < limit) /* each array or object is a byte */
-                return false;
-        size_t d = 0;
-        bool in_string = false;
-        for (size_t i = 0; i < n; i++) {
-                char c = s[i];
-                if (in_string) {
-                        if (c == '\\')
-                                i++;
-                        else if (c == '"')
-                                in_string = false;
-                } else if (c == '"')
-                        in_string = true;
-                else if (c == '[' || c == '{') {
-                        if (++d >= limit)
-                                return true;
-                } else if ((c == ']' || c == '}') && d > 0)
-                        d--;
-        }
-        return false;
+        return limit == 0 || !json_depth_ok(s, n, (unsigned) (limit - 1));
 }
 
 /* Does v end on a byte that closes it ("}", "]", "\"")? jansson reads nothing after such a value;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json-scan.h"
 #include "macro.h"
 
 /* ---- records ---- */
@@ -539,39 +540,6 @@ int rec_log_entry_new(const char *operation, const json_t *record, const json_t 
         return 0;
 }
 
-bool rec_json_depth_ok(const char *buf, size_t len, unsigned max) {
-        return rec_json_prescan(buf, len, max, SIZE_MAX) == 0;
-}
-
-int rec_json_prescan(const char *buf, size_t len, unsigned depth_max, size_t values_max) {
-        unsigned depth = 0;
-        size_t values = 1; /* each further value opens a container or follows a comma */
-        bool in_string = false, escaped = false;
-        for (size_t i = 0; i < len; i++) {
-                char c = buf[i];
-                if (in_string) {
-                        if (escaped)
-                                escaped = false;
-                        else if (c == '\\')
-                                escaped = true;
-                        else if (c == '"')
-                                in_string = false;
-                } else if (c == '"')
-                        in_string = true;
-                else if (c == '[' || c == '{') {
-                        if (++depth > depth_max)
-                                return -ELOOP;
-                        if (++values > values_max)
-                                return -E2BIG;
-                } else if (c == ',') {
-                        if (++values > values_max)
-                                return -E2BIG;
-                } else if ((c == ']' || c == '}') && depth > 0)
-                        depth--;
-        }
-        return 0;
-}
-
 /* The entry as one checked line ending in '\n' into *ret_line (the caller's) and *ret_len. */
 static int log_line(const json_t *entry, char **ret_line, size_t *ret_len, hull_error *e) {
         const json_t *record, *request, *result;
@@ -588,7 +556,7 @@ static int log_line(const json_t *entry, char **ret_line, size_t *ret_len, hull_
         if (len > REC_LOG_LINE_MAX)
                 return hull_fail(e, -E2BIG, "run records: the log entry is %zu bytes, more than %llu", len,
                                  (unsigned long long) REC_LOG_LINE_MAX);
-        int q = rec_json_prescan(line, len, REC_JSON_DEPTH_MAX, REC_LOG_LINE_VALUES_MAX);
+        int q = json_prescan(line, len, REC_JSON_DEPTH_MAX, REC_LOG_LINE_VALUES_MAX);
         if (q == -ELOOP)
                 return hull_fail(e, -EINVAL, "run records: the log entry nests deeper than %u", REC_JSON_DEPTH_MAX);
         if (q < 0)
@@ -677,7 +645,7 @@ int rec_log_parse_line(const char *line, size_t len, json_t **ret, hull_error *e
                                  (unsigned long long) REC_LOG_LINE_MAX);
         /* Counted before parsing: each value costs the parser far more than its bytes (review
          * 2.3: one 60 MiB line of {} took 4.8 GB). */
-        int q = rec_json_prescan(line, len, REC_JSON_DEPTH_MAX, REC_LOG_LINE_VALUES_MAX);
+        int q = json_prescan(line, len, REC_JSON_DEPTH_MAX, REC_LOG_LINE_VALUES_MAX);
         if (q == -ELOOP)
                 return hull_fail(e, -EINVAL, "the line nests deeper than %u", REC_JSON_DEPTH_MAX);
         if (q < 0)

@@ -217,15 +217,6 @@ int rec_log_append_kept(int dirfd, const char *path, rec_log_file *f, const json
                         hull_error *e);
 void rec_log_file_done(rec_log_file *f);
 
-/* True when buf[0..len) nests objects and arrays at most max deep (strings are skipped). Pure. */
-bool rec_json_depth_ok(const char *buf, size_t len, unsigned max);
-
-/* The checks to make before handing untrusted bytes to a JSON parser: nesting at most depth_max
- * (else -ELOOP) and at most values_max values (else -E2BIG; counted as the containers opened
- * plus the commas, plus one, outside strings: an upper bound on what the parser allocates).
- * Returns 0 when both hold. Pure, linear. */
-int rec_json_prescan(const char *buf, size_t len, unsigned depth_max, size_t values_max);
-
 /* Parse one log line (without its newline): at most REC_LOG_LINE_MAX bytes,
  * REC_JSON_DEPTH_MAX deep and REC_LOG_LINE_VALUES_MAX values (counted before parsing), strict JSON (duplicate keys
  * refused, \u0000 allowed in strings), an object with "record", "request" and an optional "result". Returns 0 with *ret

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "json-scan.h"
 #include "macro.h"
 #include "sbx.h"
 #include "plimsoll-internal.h"
@@ -29,7 +30,7 @@ int plim_body_parse(const char *body, size_t len, json_t **ret, plim_error *f) {
         if (len > SERVE_BODY_MAX)
                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                           "the request body is over %u bytes" NOTHING_RAN, SERVE_BODY_MAX);
-        else if ((q = rec_json_prescan(body, len, PLIM_JSON_DEPTH_MAX, PLIM_JSON_VALUES_MAX)) == -ELOOP)
+        else if ((q = json_prescan(body, len, PLIM_JSON_DEPTH_MAX, PLIM_JSON_VALUES_MAX)) == -ELOOP)
                 plim_fail(f, PLIM_CODE_INVALID_ARGUMENT, PLIM_REASON_REQUEST,
                           "the request nests deeper than %u levels" NOTHING_RAN, PLIM_JSON_DEPTH_MAX);
         else if (q < 0)
