@@ -317,11 +317,11 @@ int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);
 /* A conversation's text as store_conversation_put_text takes it: 0, -EINVAL (not an array's
  * text), -E2BIG (past STORE_OBJECT_BYTES_MAX). */
 int store_conversation_text_check(const char *body, size_t len, hull_error *e);
-/* A conversation's kept text (base, the last full one) and its appended parts (each a run of
- * ",message" texts, in order) made one text again, then parsed: *ret a new reference. 0, or
- * -EBADMSG when the result is not JSON, -ENOMEM. */
-int store_conversation_join(const char *base, size_t base_len, const char *const *parts, const size_t *lens, size_t n,
-                            json_t **ret, hull_error *e);
+/* A conversation's kept text (base, the last full one) and its appended parts (parts_len bytes:
+ * the parts' runs of ",message" texts, in order, one after the other) made one text again, then
+ * parsed: *ret a new reference. 0, or -EBADMSG when the result is not JSON, -ENOMEM. */
+int store_conversation_join(const char *base, size_t base_len, const char *parts, size_t parts_len, json_t **ret,
+                            hull_error *e);
 /* n bytes of stored JSON text (p NULL: missing) parsed; -EBADMSG when it is not JSON. */
 int store_load(const char *p, size_t n, const char *what, json_t **ret, hull_error *e);
 

@@ -297,9 +297,8 @@ int pg_conversation_get(store *base, const char *session_id, json_t **ret, hull_
         }
         if (PQgetisnull(res, 0, 1)) /* nothing appended since the last full text */
                 return pg_load(res, 0, 0, "a conversation", ret, e);
-        const char *parts[1] = {PQgetvalue(res, 0, 1)};
-        size_t lens[1] = {(size_t) PQgetlength(res, 0, 1)};
-        return store_conversation_join(PQgetvalue(res, 0, 0), (size_t) PQgetlength(res, 0, 0), parts, lens, 1, ret, e);
+        return store_conversation_join(PQgetvalue(res, 0, 0), (size_t) PQgetlength(res, 0, 0), PQgetvalue(res, 0, 1),
+                                       (size_t) PQgetlength(res, 0, 1), ret, e);
 }
 
 int pg_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e) {

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynbuf.h"
+
 static int last_seq(sqlt_store *s, const char *session_id, int64_t *ret, hull_error *e) {
         _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
         int r = sqlt_prep_cached(s, CACHED_LAST_SEQ, "SELECT coalesce(max(seq), 0) FROM events WHERE session_id = ?1",
@@ -204,27 +206,19 @@ int sqlt_conversation_get(store *base, const char *session_id, json_t **ret, hul
         rc = sqlite3_step(ps);
         if (rc == SQLITE_DONE) /* nothing appended since the last full text */
                 return sqlt_load_column(st, 0, "a conversation", ret, e);
-        /* the parts' texts, kept while the statement steps on: copied */
-        _cleanup_(json_decrefp) json_t *parts = json_array();
-        if (!parts)
-                return hull_err(e, -ENOMEM, "store: out of memory");
-        for (; rc == SQLITE_ROW; rc = sqlite3_step(ps))
-                if (json_array_append_new(parts, json_stringn((const char *) sqlite3_column_text(ps, 0),
-                                                              (size_t) sqlite3_column_bytes(ps, 0))) < 0)
-                        return hull_err(e, -ENOMEM, "store: out of memory");
+        /* the parts one run of ",message" texts (each part's text lives only until the next step) */
+        _cleanup_dynbuf_ dynbuf parts;
+        dynbuf_init(&parts, STORE_OBJECT_BYTES_MAX);
+        for (; rc == SQLITE_ROW; rc = sqlite3_step(ps)) {
+                int q = dynbuf_add(&parts, sqlite3_column_text(ps, 0), (size_t) sqlite3_column_bytes(ps, 0));
+                if (q < 0)
+                        return q == -ENOMEM ? hull_err(e, -ENOMEM, "store: out of memory")
+                                            : hull_fail(e, -EBADMSG, "store: a kept conversation is too long");
+        }
         if (rc != SQLITE_DONE)
                 return sqlt_fail(s->db, rc, "cannot read a conversation", e);
-        size_t n = json_array_size(parts);
-        _cleanup_free_ const char **texts = calloc(n, sizeof(*texts));
-        _cleanup_free_ size_t *lens = calloc(n, sizeof(*lens));
-        if (!texts || !lens)
-                return hull_err(e, -ENOMEM, "store: out of memory");
-        for (size_t i = 0; i < n; i++) {
-                texts[i] = json_string_value(json_array_get(parts, i));
-                lens[i] = json_string_length(json_array_get(parts, i));
-        }
         return store_conversation_join((const char *) sqlite3_column_text(st, 0), (size_t) sqlite3_column_bytes(st, 0),
-                                       texts, lens, n, ret, e);
+                                       parts.buf ? parts.buf : "", parts.len, ret, e);
 }
 
 int sqlt_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e) {

@@ -412,25 +412,19 @@ int store_conversation_append_text(store *s, const char *session_id, const char 
         return s->ops->conversation_append(s, session_id, tail, e);
 }
 
-int store_conversation_join(const char *base, size_t base_len, const char *const *parts, const size_t *lens, size_t n,
-                            json_t **ret, hull_error *e) {
+int store_conversation_join(const char *base, size_t base_len, const char *parts, size_t parts_len, json_t **ret,
+                            hull_error *e) {
         if (base_len < 2 || base[base_len - 1] != ']')
                 return hull_fail(e, -EBADMSG, "store: a kept conversation is not an array's text");
-        size_t len = base_len;
-        for (size_t i = 0; i < n; i++)
-                if (__builtin_add_overflow(len, lens[i], &len))
-                        return hull_fail(e, -EBADMSG, "store: a kept conversation is too long");
-        _cleanup_free_ char *text = malloc(len + 1);
+        if (parts_len > STORE_OBJECT_BYTES_MAX)
+                return hull_fail(e, -EBADMSG, "store: a kept conversation is too long");
+        _cleanup_free_ char *text = malloc(base_len + parts_len + 1);
         if (!text)
                 return hull_err(e, -ENOMEM, "store: out of memory");
         memcpy(text, base, base_len - 1);
-        size_t o = base_len - 1;
-        for (size_t i = 0; i < n; i++) {
-                memcpy(text + o, parts[i], lens[i]);
-                o += lens[i];
-        }
-        text[o++] = ']';
-        return store_load(text, o, "a conversation", ret, e);
+        memcpy(text + base_len - 1, parts, parts_len);
+        text[base_len - 1 + parts_len] = ']';
+        return store_load(text, base_len + parts_len, "a conversation", ret, e);
 }
 
 int store_conversation_get(store *s, const char *session_id, json_t **ret, hull_error *e) {
