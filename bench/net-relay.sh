@@ -43,26 +43,7 @@ trap cleanup EXIT
 
 cc -O2 -Wall -Wextra -Werror -pthread -o "$tmp/net-relay" "$top/bench/net-relay.c"
 head -c $((SIZE_MB << 20)) /dev/urandom >"$tmp/blob"
-"$PY" - "$tmp/blob" "$tmp/port" <<'EOF' &
-import http.server, os, sys
-blob, portfile = sys.argv[1:3]
-size = os.path.getsize(blob)
-class H(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    def log_message(self, *a): pass
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Length", str(size))
-        self.send_header("Content-Type", "application/octet-stream")
-        self.end_headers()
-        with open(blob, "rb") as f:
-            self.connection.sendfile(f)
-s = http.server.HTTPServer(("127.0.0.1", 0), H)
-with open(portfile + ".tmp", "w") as f:
-    f.write(str(s.server_address[1]))
-os.rename(portfile + ".tmp", portfile)
-s.serve_forever()
-EOF
+"$PY" "$top/bench/blob_server.py" "$tmp/blob" "$tmp/port" &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 sport=$(cat "$tmp/port")
