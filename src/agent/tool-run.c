@@ -102,14 +102,10 @@ static int runner_start(runner *w, const tool_run_ctx *c, uint64_t deadline_ms) 
                            .should_fire = c->should_fire ? watch_should_fire : NULL,
                            .tick = watch_tick,
                            .ud = w};
-        int r;
-        if (c->watch) {
-                w->w = c->watch;
+        w->w = c->watch ? c->watch : &w->own; /* the agent's kept watch, or one for this call */
+        int r = c->watch ? 0 : watch_init(w->w);
+        if (r >= 0)
                 r = watch_arm(w->w, &wc);
-        } else {
-                w->w = &w->own;
-                r = watch_start(w->w, &wc);
-        }
         if (w->w->efd >= 0 && c->cancel_fd)
                 c->cancel_fd(c->ud, w->w->efd);
         return r;
@@ -119,7 +115,7 @@ static void runner_stop(runner *w) {
         if (w->w->efd >= 0 && w->c->cancel_fd)
                 w->c->cancel_fd(w->c->ud, -1);
         if (w->w == &w->own)
-                watch_stop(w->w);
+                watch_done(w->w);
         else
                 watch_disarm(w->w);
 }

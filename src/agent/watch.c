@@ -147,15 +147,6 @@ void watch_done(watch *w) {
         w->efd = safe_close(w->efd);
 }
 
-int watch_start(watch *w, const watch_config *cfg) {
-        int r = watch_init(w);
-        return r < 0 ? r : watch_arm(w, cfg);
-}
-
-void watch_stop(watch *w) {
-        watch_done(w);
-}
-
 void watch_lock(watch *w) {
         pthread_mutex_lock(&w->lock);
 }

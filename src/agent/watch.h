@@ -5,8 +5,8 @@
  * (its progress reports) under the watch's lock. A tool's own notes reach the caller's state under
  * the same lock (watch_lock / watch_unlock).
  *
- * A watch is either made for one call (watch_start ... watch_stop) or kept by its owner across
- * calls (watch_init once, watch_arm ... watch_disarm per call, watch_done at the end): a kept
+ * A watch is either made for one call (watch_init, watch_arm, watch_done) or kept by its owner
+ * across calls (watch_init once, watch_arm ... watch_disarm per call, watch_done at the end): a kept
  * watch's thread and eventfd serve every call, so a call makes neither; the thread waits between
  * calls and ends after AGENT_WATCH_IDLE_MS without one (the next call starts it again). One call
  * at a time per watch. */
@@ -46,12 +46,6 @@ int watch_arm(watch *w, const watch_config *cfg);
 void watch_disarm(watch *w);
 /* End the thread, close the fd (after a failed watch_init too). */
 void watch_done(watch *w);
-
-/* One call's own watch: watch_init and watch_arm. Returns 0, or a negative errno (w can still be
- * stopped). */
-int watch_start(watch *w, const watch_config *cfg);
-/* Stop that call's watch: its thread ended, its fd closed. After a failed watch_start too. */
-void watch_stop(watch *w);
 
 void watch_lock(watch *w);
 void watch_unlock(watch *w);
