@@ -41,6 +41,7 @@ typedef struct http_conn {
         uint64_t receive_ms; /* the request's deadline once its route is known */
         bool cut;            /* shut down by us; gone once libmicrohttpd notices */
         unsigned served;     /* requests completed on it (then a late head is mostly an idle keep-alive) */
+        int worker;          /* the libmicrohttpd thread it was accepted on (http_server.workers), -1: unknown */
         struct http_conn *prev, *next;
 } http_conn;
 
@@ -70,6 +71,15 @@ struct http_server {
         pthread_mutex_t lock;
         http_conn *conns;
         http_sse *streams;
+        /* libmicrohttpd's threads, each with how many connections it serves (under lock): a short
+         * call runs on its thread when it serves no other connection (http_req_spawn_short). */
+        struct {
+                pthread_t thread;
+                unsigned conns;
+        } workers[2 * SERVE_HTTP_THREADS];
+        unsigned n_workers;
+        bool inline_busy;                  /* a short call runs on a libmicrohttpd thread (at most one) */
+        atomic_uint_fast64_t inline_calls; /* short calls ever run so (http_inline_calls) */
         pthread_t watchdog;
         bool watchdog_running;
         int watchdog_pipe[2]; /* written to at stop: the watchdog ends */

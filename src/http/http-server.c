@@ -7,7 +7,9 @@
  * read), once per piece of the body (kept within the route's bound and a budget all connections
  * share, or handed to the route's sink), and once when the body is complete (the handler runs).
  * A handler that spawns a thread leaves its connection suspended; the thread leaves the answer
- * in the request and resumes the connection, and the next on_request() queues it.
+ * in the request and resumes the connection, and the next on_request() queues it. A short call
+ * (http_req_spawn_short) runs on libmicrohttpd's own thread instead when that thread serves its
+ * connection and no other (each connection records the thread that accepted it).
  * on_completed() logs, counts and frees.
  *
  * libmicrohttpd calls on_request() only once a head is complete and cuts a connection only when
@@ -195,6 +197,19 @@ static void evict_locked(http_server *s, const http_conn *fresh) {
         }
 }
 
+/* The slot of the calling libmicrohttpd thread in s->workers, -1 when the table is full. Under s->lock. */
+static int worker_slot_locked(http_server *s) {
+        pthread_t self = pthread_self();
+        for (unsigned i = 0; i < s->n_workers; i++)
+                if (pthread_equal(s->workers[i].thread, self))
+                        return (int) i;
+        if (s->n_workers >= ELEMENTSOF(s->workers))
+                return -1;
+        s->workers[s->n_workers].thread = self;
+        s->workers[s->n_workers].conns = 0;
+        return (int) s->n_workers++;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode code) {
         http_server *s = cls;
@@ -210,6 +225,9 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 c->since_us = now_mono_us();
                 pthread_mutex_lock(&s->lock);
                 evict_locked(s, c);
+                c->worker = worker_slot_locked(s);
+                if (c->worker >= 0)
+                        s->workers[c->worker].conns++;
                 c->next = s->conns;
                 if (s->conns)
                         s->conns->prev = c;
@@ -223,6 +241,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
                 if (!c)
                         return;
                 pthread_mutex_lock(&s->lock);
+                if (c->worker >= 0)
+                        s->workers[c->worker].conns--;
                 if (c->prev)
                         c->prev->next = c->next;
                 else

@@ -218,6 +218,12 @@ int http_req_body_error(const http_req *r);
  * it returns the answer is sent. From a handler only. Returns 0 (r then belongs to fn), or -EAGAIN when no thread could
  * be made (nothing happened: the handler answers). */
 int http_req_spawn(http_req *r, http_handler_fn *fn);
+/* As http_req_spawn, for a call that mostly answers in well under a millisecond (a session's cell): when
+ * libmicrohttpd's thread serves r's connection and no other, and no other such call runs, fn runs on that
+ * thread before this returns, without the two hand-offs between threads; else it is http_req_spawn. */
+int http_req_spawn_short(http_req *r, http_handler_fn *fn);
+/* How many calls http_req_spawn_short ran on libmicrohttpd's thread. */
+uint64_t http_inline_calls(http_server *s);
 /* How many threads http_req_spawn ever created: a thread that finished its request waits up to
  * SERVE_SPAWN_PARKED_MS for the next one (at most SERVE_SPAWN_PARKED_MAX wait). */
 uint64_t http_spawn_threads_made(http_server *s);

@@ -1,7 +1,15 @@
 /* http-spawn.c: the threads of http_req_spawn. A request that waits long (a run, a cell) gets a
  * thread of its own; once it answered, the thread parks for up to SERVE_SPAWN_PARKED_MS (at most
  * SERVE_SPAWN_PARKED_MAX of them) and the next spawned request takes it, so a session's cells do
- * not pay for a thread's creation, its stack and its exit each. */
+ * not pay for a thread's creation, its stack and its exit each.
+ *
+ * A short call (http_req_spawn_short: a session's cell) skips even that hand-off, and the one back
+ * to libmicrohttpd's thread, when nobody can wait behind it: libmicrohttpd's thread serves its
+ * connection and no other (libmicrohttpd cannot move a connection to another of its threads, so
+ * any other client of that thread would wait for the call), and no other call runs that way (so
+ * the daemon always has a thread free to accept: each of its threads polls the listening
+ * socket). A client with one connection then has its cells answered from the thread that read
+ * them. */
 #include "http-server-internal.h"
 
 #include <errno.h>
@@ -22,6 +30,7 @@ void http_spawn_init(http_server *s) {
         pthread_condattr_destroy(&ca);
         atomic_init(&s->spawn_alive, 0);
         atomic_init(&s->spawn_made, 0);
+        atomic_init(&s->inline_calls, 0);
 }
 
 /* No thread parks any more; those parked end. Returns once none uses the server. */
@@ -100,6 +109,40 @@ static void *spawn_main(void *arg) {
                 atomic_fetch_sub(&s->spawn_alive, 1); /* counted in threads again */
         }
         return NULL;
+}
+
+uint64_t http_inline_calls(http_server *s) {
+        return atomic_load(&s->inline_calls);
+}
+
+/* Whether r's call may run on this libmicrohttpd thread: the thread serves r's connection and no
+ * other (so no other client waits behind the call), and no other call runs so (so another thread
+ * of the daemon is free to accept new connections: each polls the listening socket). */
+static bool inline_admit(http_server *s, http_req *r) {
+        if (!r->c || atomic_load(&s->stopping))
+                return false;
+        bool ok = false;
+        pthread_mutex_lock(&s->lock);
+        int w = r->c->worker;
+        if (w >= 0 && !s->inline_busy && s->workers[w].conns == 1 &&
+            pthread_equal(s->workers[w].thread, pthread_self()))
+                ok = s->inline_busy = true;
+        pthread_mutex_unlock(&s->lock);
+        return ok;
+}
+
+int http_req_spawn_short(http_req *r, http_handler_fn *fn) {
+        http_server *s = r->srv;
+        if (SERVE_HTTP_THREADS < 2 || !inline_admit(s, r))
+                return http_req_spawn(r, fn);
+        atomic_fetch_add(&s->threads, 1); /* busy as a spawned call is, for http_stop */
+        atomic_fetch_add(&s->inline_calls, 1);
+        fn(r);
+        pthread_mutex_lock(&s->lock);
+        s->inline_busy = false;
+        pthread_mutex_unlock(&s->lock);
+        atomic_fetch_sub(&s->threads, 1);
+        return 0;
 }
 
 int http_req_spawn(http_req *r, http_handler_fn *fn) {

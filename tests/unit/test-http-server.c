@@ -255,6 +255,27 @@ static void block(http_req *r) {
                 http_answer_text(r, 503, "no thread\n");
 }
 
+/* Calls that mostly answer at once (a session's cell): on libmicrohttpd's thread when it serves
+ * their connection alone. */
+static void short_thread(http_req *r) {
+        http_answer_text(r, 200, "short\n");
+}
+
+static void short_block_thread(http_req *r) {
+        sleep_ms(800);
+        http_answer_text(r, 200, "short blocked\n");
+}
+
+static void short_call(http_req *r) {
+        if (http_req_spawn_short(r, short_thread) < 0)
+                http_answer_text(r, 503, "no thread\n");
+}
+
+static void short_block(http_req *r) {
+        if (http_req_spawn_short(r, short_block_thread) < 0)
+                http_answer_text(r, 503, "no thread\n");
+}
+
 static void secret(http_req *r) {
         char text[128];
         snprintf(text, sizeof(text), "secret for %s\n", http_req_principal(r));
@@ -298,6 +319,8 @@ static const http_route routes[] = {
         {.methods = HTTP_DELETE, .pattern = "/small", .handler = hello},
         {.methods = HTTP_GET, .pattern = "/block", .handler = block},
         {.methods = HTTP_GET, .pattern = "/quick", .handler = quick},
+        {.methods = HTTP_GET, .pattern = "/short", .handler = short_call},
+        {.methods = HTTP_GET, .pattern = "/short-block", .handler = short_block},
         {.methods = HTTP_POST, .pattern = "/secret", .scope = "test:secret", .handler = secret},
         {.methods = HTTP_GET, .pattern = "{base...}/svc/{method}", .handler = based},
         {.methods = HTTP_GET, .pattern = "/query", .handler = query},
@@ -569,6 +592,58 @@ static void test_spawn(http_server *s, unsigned port) {
         CHECK_EQ_INT((int) http_busy(s), 0);
 }
 
+typedef struct bg_keep {
+        int fd;
+        char out[4096];
+} bg_keep;
+
+static void *bg_keep_main(void *arg) {
+        bg_keep *k = arg;
+        static const char req[] = "GET /short-block HTTP/1.1\r\nHost: x\r\n\r\n";
+        if (tl_send(k->fd, req, sizeof(req) - 1))
+                tl_read_until(k->fd, k->out, sizeof(k->out), "short blocked\n", 5000);
+        return NULL;
+}
+
+/* A short call on a connection its libmicrohttpd thread serves alone runs on that thread (no
+ * hand-off to another and back); a new connection is still served meanwhile (another thread of
+ * the daemon accepts it), and a short call there, while one runs so, goes to a thread of its own. */
+static void test_spawn_short(http_server *s, unsigned port) {
+        static const char req[] = "GET /short HTTP/1.1\r\nHost: x\r\n\r\n";
+        char a[4096];
+        uint64_t calls = http_inline_calls(s), made = http_spawn_threads_made(s);
+        int fd = tl_connect(port);
+        unsigned ok = 0;
+        for (int i = 0; fd >= 0 && i < 10; i++) {
+                memset(a, 0, sizeof(a));
+                if (tl_send(fd, req, sizeof(req) - 1) && tl_read_until(fd, a, sizeof(a), "short\n", 5000) > 0 &&
+                    tl_status(a) == 200)
+                        ok++;
+        }
+        if (fd >= 0)
+                close(fd);
+        TEST_RESULT(ok == 10 && http_inline_calls(s) - calls == 10 && http_spawn_threads_made(s) == made,
+                    "10 short calls on one keep-alive connection: answered %u, on libmicrohttpd's thread %" PRIu64
+                    ", threads made %" PRIu64,
+                    ok, http_inline_calls(s) - calls, http_spawn_threads_made(s) - made);
+
+        bg_keep k = {.fd = tl_connect(port)};
+        pthread_t t;
+        CHECK(k.fd >= 0 && pthread_create(&t, NULL, bg_keep_main, &k) == 0);
+        sleep_ms(200);
+        calls = http_inline_calls(s);
+        CHECK_EQ_INT(get(port, "/hello", a, sizeof(a)), 200); /* accepted and answered meanwhile */
+        CHECK_EQ_INT(get(port, "/short", a, sizeof(a)), 200); /* answered, on a thread of its own */
+        CHECK(strstr(a, "short\n") != NULL);
+        CHECK_EQ_INT((int) (http_inline_calls(s) - calls), 0);
+        pthread_join(t, NULL);
+        close(k.fd);
+        CHECK(tl_status(k.out) == 200 && strstr(k.out, "short blocked\n") != NULL);
+        for (int i = 0; i < 200 && http_busy(s) != 0; i++)
+                sleep_ms(10);
+        CHECK_EQ_INT((int) http_busy(s), 0);
+}
+
 /* 20 connections of one address that never finish their head: the oldest are closed, and that
  * address is still served. */
 static void test_incomplete(unsigned port) {
@@ -815,6 +890,7 @@ int main(void) {
         test_auth(port, &key_counts);
         test_bodies(port);
         test_spawn(s, port);
+        test_spawn_short(s, port);
         test_incomplete(port);
         test_sse(port);
         test_shutdown(s, port);

@@ -35,7 +35,7 @@ static void do_procedure(http_req *r) {
                 api_connect_error(r, &f, "unsupported", 0);
                 return;
         }
-        if (http_req_spawn(r, hull_thread) < 0) {
+        if (http_req_spawn_short(r, hull_thread) < 0) {
                 plim_fail(&f, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY,
                           "no thread for the call; retry later; nothing ran");
                 api_connect_error(r, &f, NULL, 0);

@@ -294,7 +294,7 @@ static void do_session(http_req *r) {
                 api_connect_error(r, &f, f.before_handler ? "request" : NULL, 0);
                 return;
         }
-        if (http_req_spawn(r, session_thread) < 0)
+        if (http_req_spawn_short(r, session_thread) < 0)
                 api_connect_refuse(r, PLIM_CODE_RESOURCE_EXHAUSTED, PLIM_REASON_CAPACITY, NULL, 0,
                                    "no thread for the call; retry later" NOTHING_RAN);
 }
