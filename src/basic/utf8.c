@@ -79,3 +79,16 @@ int utf8_make_valid(const char *buf, size_t len, char **ret, size_t *ret_len) {
         *ret_len = o;
         return 0;
 }
+
+size_t utf8_prefix_len(const char *p, size_t n, size_t chars) {
+        size_t i = 0, c = 0;
+        while (i < n && c < chars) {
+                unsigned char b = (unsigned char) p[i];
+                size_t k = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
+                if (i + k > n)
+                        break;
+                i += k;
+                c++;
+        }
+        return i;
+}

@@ -44,15 +44,26 @@ void hd_sink_done(hd_sink *k);
  * wall time. The bytes must not change before hd_hasher_join, which must be called once after
  * every start. */
 typedef struct hd_hasher {
-        const void *p;
-        size_t n;
-        bool threaded;
+        const char *p;
+        size_t n;       /* the bytes to hash; streaming: those found so far */
+        size_t hashed;  /* by the thread, read after the join */
+        bool threaded;  /* a thread to join */
+        bool streaming; /* hd_hasher_start_str's: n grows under lock until final (or stop) */
+        bool final;     /* n is the whole length */
+        bool stop;      /* give up: the text was over its bound */
+        pthread_mutex_t lock;
+        pthread_cond_t more;
         pthread_t thread;
         int r;
         char digest[SHA256_HEX_SIZE];
 } hd_hasher;
 void hd_hasher_start(hd_hasher *h, const void *p, size_t n);
-/* Returns 0 and the digest, or -ENOSYS/-EIO (libcrypto). */
+/* Like hd_hasher_start for the NUL-terminated text p, whose length is found here, HD_IO_CHUNK at
+ * a time, while the thread hashes what is found so far: the strlen of 50 MB (4 ms) no longer
+ * delays the hash, which is the put's longest step. Its length in *ret_len; -EFBIG when it is
+ * longer than max (the hash stops; join it all the same). */
+int hd_hasher_start_str(hd_hasher *h, const char *p, size_t max, size_t *ret_len);
+/* Returns 0 and the digest, or -ENOSYS/-EIO (libcrypto), -ECANCELED (stopped). */
 int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]);
 
 /* write() all of p[0..n), HD_WRITE_CHUNK at a time. Returns 0 or a negative errno. */

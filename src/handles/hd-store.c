@@ -423,20 +423,6 @@ static int open_verified(hd_store *s, hd_record *r, hull_error *e) {
 
 /* ---- summaries ---- */
 
-/* Bytes of the first `chars` characters of valid UTF-8 p[0..n). */
-static size_t utf8_prefix(const char *p, size_t n, size_t chars) {
-        size_t i = 0, c = 0;
-        while (i < n && c < chars) {
-                unsigned char b = (unsigned char) p[i];
-                size_t k = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
-                if (i + k > n)
-                        break;
-                i += k;
-                c++;
-        }
-        return i;
-}
-
 /* Every parse of JSON by the store goes through here, counted (hd_store_io_get). */
 static int scan_json(hd_store *s, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
         __atomic_fetch_add(&s->io.bytes_scanned, len, __ATOMIC_RELAXED);
@@ -477,8 +463,9 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
                 _cleanup_(hd_mapping_done) hd_mapping m = {0};
                 json_t *shape = NULL;
                 if (kn && kn->data) {
-                        json_object_set_new(o, "preview",
-                                            json_stringn(kn->data, utf8_prefix(kn->data, kn->len, HD_PREVIEW_CHARS)));
+                        json_object_set_new(
+                                o, "preview",
+                                json_stringn(kn->data, utf8_prefix_len(kn->data, kn->len, HD_PREVIEW_CHARS)));
                         if (kn->shape)
                                 json_object_set(o, "shape", kn->shape);
                         break;
@@ -486,7 +473,7 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
                 k = hd_map_fd(fd, (size_t) r->bytes, &m);
                 if (k < 0)
                         return hull_err(e, k, "handles: cannot map handle %s", r->id);
-                size_t n = utf8_prefix(m.p, m.len, HD_PREVIEW_CHARS);
+                size_t n = utf8_prefix_len(m.p, m.len, HD_PREVIEW_CHARS);
                 if (r->kind == HD_KIND_JSON) {
                         k = scan_json(s, m.p, m.len, &shape, e);
                         if (k < 0)
@@ -795,13 +782,15 @@ static bool fd_is_own(int fd, uint64_t max) {
 }
 
 /* Store data of format f from memory (src_fd < 0) or from src_fd: copied into the store first,
- * except a table parsed straight from src_fd when own (fd_is_own: no one else can change it). */
+ * except a table parsed straight from src_fd when own (fd_is_own: no one else can change it).
+ * str_max > 0: data is a NUL-terminated text of at most str_max bytes, its length found beside
+ * its hash (len unused). */
 static int put_common(hd_store *s, const char *id, hd_format format, const char *source, const void *data, size_t len,
-                      int src_fd, bool own, json_t **ret_summary, hull_error *e) {
+                      uint64_t str_max, int src_fd, bool own, json_t **ret_summary, hull_error *e) {
         hd_kind kind = hd_format_kind(format);
         if (kind < 0)
                 return hull_err(e, -EINVAL, "handles: bad format");
-        if (src_fd < 0 && len > s->max_spill)
+        if (src_fd < 0 && !str_max && len > s->max_spill)
                 return hull_err_hint(e, -EFBIG, "paginate or filter the result",
                                      "handles: %zu bytes is over the limit of %" PRIu64, len, s->max_spill);
         hd_record *r;
@@ -861,12 +850,18 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                 /* validated (and JSON scanned) from memory before any file is made, then
                  * written; hashed from the same memory beside both: the file is never read back */
                 hd_hasher h;
-                hd_hasher_start(&h, data, len);
-                k = check_format(s, format, data, len, &kn.shape, e);
+                k = 0;
+                if (!str_max)
+                        hd_hasher_start(&h, data, len);
+                else if ((k = hd_hasher_start_str(&h, data, (size_t) MIN(str_max, (uint64_t) SIZE_MAX), &len)) < 0)
+                        hull_err_hint(e, k, "paginate or filter the result",
+                                      "handles: the text is over the limit of %" PRIu64 " bytes", str_max);
+                if (k == 0)
+                        k = check_format(s, format, data, len, &kn.shape, e);
                 if (k == 0)
                         k = write_in(s, tmp, data, len, e);
                 int hk = hd_hasher_join(&h, digest);
-                __atomic_fetch_add(&s->io.bytes_hashed, len, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&s->io.bytes_hashed, h.hashed, __ATOMIC_RELAXED);
                 if (k == 0 && hk < 0) {
                         k = hull_err(e, hk, "handles: cannot hash a new handle");
                         unlinkat(s->dir_fd, tmp, 0);
@@ -901,8 +896,16 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, data ? data : "", len, -1, false, ret_summary, e);
+                k = put_common(s, id, format, source, data ? data : "", len, 0, -1, false, ret_summary, e);
         return mem_verdict(s, &m, k, "storing the table", "save fewer rows or columns", e);
+}
+
+int hd_put_text(hd_store *s, const char *id, const char *source, const char *text, uint64_t max, json_t **ret_summary,
+                hull_error *e) {
+        if (!text)
+                return hull_err(e, -EINVAL, "handles: no text");
+        max = max && max < s->max_spill ? max : s->max_spill;
+        return put_common(s, id, HD_FORMAT_TEXT, source, text, 0, max, -1, false, ret_summary, e);
 }
 
 int hd_put_value(hd_store *s, const char *id, const char *source, const json_t *v, size_t flags, uint64_t max,
@@ -951,7 +954,7 @@ static int adopt(hd_store *s, int fd, const char *id, hd_format format, const ch
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, NULL, 0, fd, own, ret_summary, e);
+                k = put_common(s, id, format, source, NULL, 0, 0, fd, own, ret_summary, e);
         return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
 }
 
@@ -1132,7 +1135,7 @@ static int query(hd_store *s, const char *sql, const char *const *ids, size_t n_
                 snprintf(src, sizeof(src), "query: %s", sql);
                 _cleanup_free_ char *fixed = NULL;
                 size_t fl;
-                if (utf8_make_valid(src, utf8_prefix(src, strlen(src), HD_SOURCE_MAX), &fixed, &fl) == 0) {
+                if (utf8_make_valid(src, utf8_prefix_len(src, strlen(src), HD_SOURCE_MAX), &fixed, &fl) == 0) {
                         pthread_mutex_lock(&s->lock);
                         free(out->source);
                         out->source = TAKE_PTR(fixed);
