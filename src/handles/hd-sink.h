@@ -1,4 +1,4 @@
-/* hd-sink.h: the store's writes, digests and mappings (hd-sink.c): bytes written to a new handle's file
+/* hd-sink.h: the store's file I/O (hd-sink.c): bytes written to a new handle's file
  * are hashed on the way, from the memory they are written from, so no file is read back for
  * its SHA-256. Not part of the public API. */
 #pragma once
@@ -51,6 +51,10 @@ typedef struct hd_hasher {
         bool streaming; /* hd_hasher_start_str's: n grows under lock until final (or stop) */
         bool final;     /* n is the whole length */
         bool stop;      /* give up: the text was over its bound */
+        bool cancel;    /* hd_hasher_cancel: stop between chunks (atomic) */
+        int fd;         /* hd_hasher_start_write's file; -1: none */
+        uint64_t written;
+        int werr; /* the write's error */
         pthread_mutex_t lock;
         pthread_cond_t more;
         pthread_t thread;
@@ -63,11 +67,21 @@ void hd_hasher_start(hd_hasher *h, const void *p, size_t n);
  * delays the hash, which is the put's longest step. Its length in *ret_len; -EFBIG when it is
  * longer than max (the hash stops; join it all the same). */
 int hd_hasher_start_str(hd_hasher *h, const char *p, size_t max, size_t *ret_len);
+/* Like hd_hasher_start, the thread also writing each HD_IO_CHUNK to fd once hashed: for a put
+ * whose check outlasts the hash and the write together (a big JSON's scan), both run beside it.
+ * After the join: h->written bytes written, h->werr the write's error (0: none). */
+void hd_hasher_start_write(hd_hasher *h, const void *p, size_t n, int fd);
+/* Stop the hash (and write) between chunks: the check refused the bytes. */
+void hd_hasher_cancel(hd_hasher *h);
 /* Returns 0 and the digest, or -ENOSYS/-EIO (libcrypto), -ECANCELED (stopped). */
 int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]);
 
 /* write() all of p[0..n), HD_WRITE_CHUNK at a time. Returns 0 or a negative errno. */
 int hd_write_all(int fd, const void *p, size_t n);
+
+/* All of the regular file fd (at most max bytes, else -EFBIG; -EINVAL: not a regular file), read
+ * into a new NUL-terminated buffer (*ret, freed by the caller). Returns 0 or a negative errno. */
+int hd_read_all_fd(int fd, uint64_t max, char **ret, size_t *ret_len);
 
 /* The SHA-256 of the file fd, read from its start with pread. Returns 0, -ENOMEM, or an errno. */
 int hd_hash_fd(int fd, char ret[SHA256_HEX_SIZE]);

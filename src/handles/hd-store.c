@@ -238,28 +238,6 @@ static int manifest_write(hd_store *s, hull_error *e) {
         return 0;
 }
 
-static int read_all_fd(int fd, uint64_t max, char **ret, size_t *ret_len) {
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if ((uint64_t) st.st_size > max)
-                return -EFBIG;
-        char *buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        ssize_t n = loop_read(fd, buf, (size_t) st.st_size);
-        if (n < 0) {
-                free(buf);
-                return (int) n;
-        }
-        buf[n] = 0;
-        *ret = buf;
-        *ret_len = (size_t) n;
-        return 0;
-}
-
 /* Believe a manifest record only as far as it can be checked. */
 static hd_record *record_from_json(hd_store *s, const char *key, json_t *v) {
         const char *id = json_string_value(json_object_get(v, "id"));
@@ -302,7 +280,7 @@ static int manifest_load(hd_store *s, hull_error *e) {
                 return hull_err(e, fd, "handles: cannot open the manifest");
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
-        int r = read_all_fd(fd, HD_MANIFEST_MAX_BYTES, &text, &len);
+        int r = hd_read_all_fd(fd, HD_MANIFEST_MAX_BYTES, &text, &len);
         if (r == -EINVAL)
                 return 0; /* not a regular file: ignored, replaced on the next put */
         if (r < 0)
@@ -847,21 +825,35 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                 }
                 known = ingest ? NULL : &kn;
         } else if (format == HD_FORMAT_SQLITE || !ingest) {
-                /* validated (and JSON scanned) from memory before any file is made, then
-                 * written; hashed from the same memory beside both: the file is never read back */
+                /* validated (and JSON scanned) from memory, written, and hashed from the same
+                 * memory beside both: the file is never read back. A big JSON's scan outlasts the
+                 * hash and the write together: the thread does both while it runs (a refusal
+                 * removes the file); else the write follows the check (a refusal makes no file) */
                 hd_hasher h;
+                _cleanup_close_ int wfd = !str_max && format == HD_FORMAT_JSON && len >= HD_HASH_THREAD_MIN
+                                                  ? hd_openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)
+                                                  : -1;
                 k = 0;
-                if (!str_max)
+                if (wfd >= 0)
+                        hd_hasher_start_write(&h, data, len, wfd);
+                else if (!str_max)
                         hd_hasher_start(&h, data, len);
                 else if ((k = hd_hasher_start_str(&h, data, (size_t) MIN(str_max, (uint64_t) SIZE_MAX), &len)) < 0)
                         hull_err_hint(e, k, "paginate or filter the result",
                                       "handles: the text is over the limit of %" PRIu64 " bytes", str_max);
                 if (k == 0)
                         k = check_format(s, format, data, len, &kn.shape, e);
-                if (k == 0)
+                if (k < 0 && wfd >= 0)
+                        hd_hasher_cancel(&h);
+                if (k == 0 && wfd < 0)
                         k = write_in(s, tmp, data, len, e);
                 int hk = hd_hasher_join(&h, digest);
                 __atomic_fetch_add(&s->io.bytes_hashed, h.hashed, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&s->io.bytes_written, h.written, __ATOMIC_RELAXED);
+                if (k == 0 && h.werr < 0)
+                        k = hull_err(e, h.werr, "handles: cannot write a new handle");
+                if (k < 0 && wfd >= 0)
+                        unlinkat(s->dir_fd, tmp, 0);
                 if (k == 0 && hk < 0) {
                         k = hull_err(e, hk, "handles: cannot hash a new handle");
                         unlinkat(s->dir_fd, tmp, 0);
