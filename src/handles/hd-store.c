@@ -686,7 +686,8 @@ fail:
 }
 
 /* Validate bytes of a non-table format before storing them: text is UTF-8; JSON is scanned
- * here, once, with its shape for the summary (*ret_shape), before any file is made. */
+ * here, once, with its shape for the summary (*ret_shape). A refusal leaves no file (a big
+ * JSON's, written beside its scan, is removed). */
 static int check_format(hd_store *s, hd_format f, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
         if (f == HD_FORMAT_TEXT && !utf8_is_valid(data, len))
                 return hull_err_hint(e, -EILSEQ, "store it as binary", "handles: the text is not UTF-8");
