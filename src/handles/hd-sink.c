@@ -197,65 +197,48 @@ void hd_hasher_cancel(hd_hasher *h) {
         __atomic_store_n(&h->cancel, true, __ATOMIC_RELEASE);
 }
 
-/* hd_hasher_start_str's thread: hash what is found, wait for more, until the length is final. */
+/* hd_hasher_start_str's thread: hash what the caller found, a chunk at a time; caught up with it,
+ * find the next chunk's end here instead of waiting (a thread that sleeps until woken loses its
+ * turn on a busy machine), until the NUL or a stop. */
 static void *hash_stream_thread(void *ud) {
         hd_hasher *h = ud;
         _cleanup_sha256_ sha256_ctx c;
         int r = sha256_init(&c);
-        for (bool final = false; r == 0 && !final;) {
-                pthread_mutex_lock(&h->lock);
-                while (h->hashed == h->n && !h->final && !h->stop)
-                        pthread_cond_wait(&h->more, &h->lock);
-                size_t n = h->n;
-                final = h->final;
-                r = h->stop ? -ECANCELED : 0;
-                pthread_mutex_unlock(&h->lock);
-                if (r == 0 && n > h->hashed && (r = sha256_update(&c, h->p + h->hashed, n - h->hashed)) == 0)
-                        h->hashed = n; /* only this thread writes it until the join */
+        for (bool end = false; r == 0 && !end;) {
+                if (__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+                        r = -ECANCELED;
+                        break;
+                }
+                bool final = __atomic_load_n(&h->final, __ATOMIC_ACQUIRE); /* then n: the whole length */
+                size_t n = __atomic_load_n(&h->n, __ATOMIC_ACQUIRE), m;
+                if (n > h->hashed)
+                        m = MIN(n - h->hashed, (size_t) HD_IO_CHUNK);
+                else if (final)
+                        break;
+                else
+                        end = (m = strnlen(h->p + h->hashed, HD_IO_CHUNK)) < HD_IO_CHUNK;
+                if ((r = sha256_update(&c, h->p + h->hashed, m)) == 0)
+                        h->hashed += m; /* only this thread writes it until the join */
         }
         h->r = r < 0 ? r : sha256_final_hex(&c, h->digest);
         return NULL;
 }
 
-/* Publish n more found bytes to the hashing thread (final: the whole length; stop: give up). */
-static void found(hd_hasher *h, size_t n, bool final, bool stop) {
-        pthread_mutex_lock(&h->lock);
-        h->n = n;
-        h->final = final;
-        h->stop = stop;
-        pthread_cond_signal(&h->more);
-        pthread_mutex_unlock(&h->lock);
-}
-
 int hd_hasher_start_str(hd_hasher *h, const char *p, size_t max, size_t *ret_len) {
         size_t n = strnlen(p, HD_HASH_THREAD_MIN);
-        bool end = n < HD_HASH_THREAD_MIN;
-        if (end || n > max) { /* short: hashed at once; or over already */
+        *h = (hd_hasher){.p = p, .n = n, .fd = -1};
+        if (n == HD_HASH_THREAD_MIN && n <= max && pthread_create(&h->thread, NULL, hash_stream_thread, h) == 0) {
+                h->threaded = true;
+                for (bool end = false; !end && n <= max;) {
+                        size_t m = strnlen(p + n, HD_IO_CHUNK);
+                        n += m;
+                        end = m < HD_IO_CHUNK;
+                        __atomic_store_n(&h->n, n, __ATOMIC_RELEASE);
+                }
+                __atomic_store_n(n > max ? &h->stop : &h->final, true, __ATOMIC_RELEASE);
+        } else { /* short, or no thread: the length first, then the hash here */
+                n += n == HD_HASH_THREAD_MIN && n <= max ? strnlen(p + n, max - n + 1) : 0;
                 hd_hasher_start(h, p, n > max ? 0 : n);
-                if (n > max)
-                        return -EFBIG;
-                *ret_len = n;
-                return 0;
-        }
-        *h = (hd_hasher){.p = p, .n = n, .streaming = true, .fd = -1};
-        pthread_mutex_init(&h->lock, NULL);
-        pthread_cond_init(&h->more, NULL);
-        if (pthread_create(&h->thread, NULL, hash_stream_thread, h) != 0) {
-                /* no thread: the length first, then the hash here */
-                n += strnlen(p + n, max - n + 1);
-                found(h, n > max ? 0 : n, true, false);
-                (void) hash_stream_thread(h);
-                if (n > max)
-                        return -EFBIG;
-                *ret_len = n;
-                return 0;
-        }
-        h->threaded = true;
-        while (!end && n <= max) {
-                size_t m = strnlen(p + n, HD_IO_CHUNK);
-                n += m;
-                end = m < HD_IO_CHUNK;
-                found(h, n, end, n > max);
         }
         if (n > max)
                 return -EFBIG;
@@ -267,11 +250,6 @@ int hd_hasher_join(hd_hasher *h, char ret_digest[SHA256_HEX_SIZE]) {
         if (h->threaded)
                 pthread_join(h->thread, NULL);
         h->threaded = false;
-        if (h->streaming) {
-                pthread_mutex_destroy(&h->lock);
-                pthread_cond_destroy(&h->more);
-                h->streaming = false;
-        }
         if (h->r < 0)
                 return h->r;
         memcpy(ret_digest, h->digest, SHA256_HEX_SIZE);

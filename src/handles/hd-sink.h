@@ -45,27 +45,24 @@ void hd_sink_done(hd_sink *k);
  * every start. */
 typedef struct hd_hasher {
         const char *p;
-        size_t n;       /* the bytes to hash; streaming: those found so far */
-        size_t hashed;  /* by the thread, read after the join */
-        bool threaded;  /* a thread to join */
-        bool streaming; /* hd_hasher_start_str's: n grows under lock until final (or stop) */
-        bool final;     /* n is the whole length */
-        bool stop;      /* give up: the text was over its bound */
-        bool cancel;    /* hd_hasher_cancel: stop between chunks (atomic) */
-        int fd;         /* hd_hasher_start_write's file; -1: none */
+        size_t n;      /* the bytes to hash; hd_hasher_start_str's: those found so far (atomic) */
+        size_t hashed; /* by the thread, read after the join */
+        bool threaded; /* a thread to join */
+        bool final;    /* hd_hasher_start_str: n is the whole length (atomic) */
+        bool stop;     /* hd_hasher_start_str: give up, the text was over its bound (atomic) */
+        bool cancel;   /* hd_hasher_cancel: stop between chunks (atomic) */
+        int fd;        /* hd_hasher_start_write's file; -1: none */
         uint64_t written;
         int werr; /* the write's error */
-        pthread_mutex_t lock;
-        pthread_cond_t more;
         pthread_t thread;
         int r;
         char digest[SHA256_HEX_SIZE];
 } hd_hasher;
 void hd_hasher_start(hd_hasher *h, const void *p, size_t n);
 /* Like hd_hasher_start for the NUL-terminated text p, whose length is found here, HD_IO_CHUNK at
- * a time, while the thread hashes what is found so far: the strlen of 50 MB (4 ms) no longer
- * delays the hash, which is the put's longest step. Its length in *ret_len; -EFBIG when it is
- * longer than max (the hash stops; join it all the same). */
+ * a time, while the thread hashes what is found so far (and finds more itself when it catches
+ * up): the strlen of 50 MB (4 ms) no longer delays the hash, the put's longest step. Its length
+ * in *ret_len; -EFBIG when it is longer than max (the hash stops; join it all the same). */
 int hd_hasher_start_str(hd_hasher *h, const char *p, size_t max, size_t *ret_len);
 /* Like hd_hasher_start, the thread also writing each HD_IO_CHUNK to fd once hashed: for a put
  * whose check outlasts the hash and the write together (a big JSON's scan), both run beside it.
