@@ -90,16 +90,11 @@ static char *cut_text(const char *data, size_t len, const char *tool, const char
         return t;
 }
 
-/* Keep data as a handle; on success the model's text is its summary. Returns 0 or the error
- * the model was told of. */
-static int keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const char *source, hd_format f,
-                const char *fname, const char *data, size_t len, call_result *res) {
-        hull_error e = {0};
-        json_t *sum = NULL;
-        char src[HD_SOURCE_MAX + 1];
-        snprintf(src, sizeof(src), "%s", source && source[0] ? source : tool);
-        int r = claim(ss, s, claimed, &e);
-        if (r == -EOPNOTSUPP || (r >= 0 && (r = ss_handles_spill(ss, s, f, src, data, len, &sum, &e)) == -EOPNOTSUPP)) {
+/* The model's text once data was kept as a handle (r 0, its summary sum) or not (r < 0: why, in
+ * e; -EOPNOTSUPP: no store). Returns r, or 0 without a store. */
+static int kept(int r, json_t *sum, const hull_error *e, const char *tool, hd_format f, const char *fname,
+                const char *data, size_t len, call_result *res) {
+        if (r == -EOPNOTSUPP) {
                 bool textual = f != HD_FORMAT_BINARY && memchr(data, '\0', len) == NULL;
                 set_text(res,
                          textual ? cut_text(data, len, tool, "this agent has no handle store to keep the rest") : NULL);
@@ -113,7 +108,7 @@ static int keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, 
         if (r < 0) {
                 set_text(res, NULL);
                 if (asprintf(&res->text, "%s's result (%zu bytes) could not be kept as a handle: %s", tool, len,
-                             e.msg) < 0)
+                             e->msg) < 0)
                         res->text = NULL;
                 res->is_error = true;
                 return r;
@@ -121,6 +116,33 @@ static int keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, 
         set_text(res, handle_text(sum, len, fname));
         json_array_append_new(res->handles, sum);
         return 0;
+}
+
+/* Keep data as a handle; on success the model's text is its summary. Returns 0 or the error
+ * the model was told of. */
+static int keep(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const char *source, hd_format f,
+                const char *fname, const char *data, size_t len, call_result *res) {
+        hull_error e = {0};
+        json_t *sum = NULL;
+        char src[HD_SOURCE_MAX + 1];
+        snprintf(src, sizeof(src), "%s", source && source[0] ? source : tool);
+        int r = claim(ss, s, claimed, &e);
+        if (r >= 0)
+                r = ss_handles_spill(ss, s, f, src, data, len, &sum, &e);
+        return kept(r, sum, &e, tool, f, fname, data, len, res);
+}
+
+/* keep() for a long text output: its length found by the store beside its hash, not by a strlen
+ * before it (4 ms of 50 MB); counted here only when the store did not keep it. */
+static int keep_text(ss_manager *ss, ss_session *s, bool *claimed, const char *tool, const char *text,
+                     call_result *res) {
+        hull_error e = {0};
+        json_t *sum = NULL;
+        int r = claim(ss, s, claimed, &e);
+        if (r >= 0)
+                r = ss_handles_spill_text(ss, s, tool, text, &sum, &e);
+        size_t len = r >= 0 ? (size_t) json_integer_value(json_object_get(sum, "bytes")) : strlen(text);
+        return kept(r, sum, &e, tool, HD_FORMAT_TEXT, "text", text, len, res);
 }
 
 /* json_dump_callback into a buffer of at most its max: past it, -1 stops the dump (the value is
@@ -209,13 +231,12 @@ void spill_shape(ss_manager *ss, ss_session *s, bool *claimed, uint64_t spill_by
                         keep_value(ss, s, claimed, tool, out->value, res);
                 dynbuf_free(&c.b);
         } else if (out->text) {
-                size_t len = strlen(out->text);
-                if (len <= AGENT_TOOL_TEXT_MAX)
+                if (strnlen(out->text, AGENT_TOOL_TEXT_MAX + 1) <= AGENT_TOOL_TEXT_MAX)
                         set_text(res, strdup(out->text));
                 /* most output is valid UTF-8: kept as it is, no copy, checked once (by the store) */
-                else if (keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", out->text, len, res) == -EILSEQ) {
+                else if (keep_text(ss, s, claimed, tool, out->text, res) == -EILSEQ) {
                         _cleanup_free_ char *fixed = NULL;
-                        size_t fl = 0;
+                        size_t fl = 0, len = strlen(out->text);
                         res->is_error = out->is_error;
                         if (utf8_make_valid(out->text, len, &fixed, &fl) == 0)
                                 (void) keep(ss, s, claimed, tool, tool, HD_FORMAT_TEXT, "text", fixed, fl, res);

@@ -10,3 +10,6 @@ bool utf8_is_valid(const char *buf, size_t len);
 /* Copy buf to a new NUL-terminated string with every invalid byte replaced by U+FFFD.
  * Returns 0 or -ENOMEM; *ret is freed by the caller. */
 int utf8_make_valid(const char *buf, size_t len, char **ret, size_t *ret_len);
+
+/* Bytes of the first `chars` characters of valid UTF-8 p[0..n) (a preview's cut). */
+size_t utf8_prefix_len(const char *p, size_t n, size_t chars);

@@ -238,28 +238,6 @@ static int manifest_write(hd_store *s, hull_error *e) {
         return 0;
 }
 
-static int read_all_fd(int fd, uint64_t max, char **ret, size_t *ret_len) {
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EINVAL;
-        if ((uint64_t) st.st_size > max)
-                return -EFBIG;
-        char *buf = malloc((size_t) st.st_size + 1);
-        if (!buf)
-                return -ENOMEM;
-        ssize_t n = loop_read(fd, buf, (size_t) st.st_size);
-        if (n < 0) {
-                free(buf);
-                return (int) n;
-        }
-        buf[n] = 0;
-        *ret = buf;
-        *ret_len = (size_t) n;
-        return 0;
-}
-
 /* Believe a manifest record only as far as it can be checked. */
 static hd_record *record_from_json(hd_store *s, const char *key, json_t *v) {
         const char *id = json_string_value(json_object_get(v, "id"));
@@ -302,7 +280,7 @@ static int manifest_load(hd_store *s, hull_error *e) {
                 return hull_err(e, fd, "handles: cannot open the manifest");
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
-        int r = read_all_fd(fd, HD_MANIFEST_MAX_BYTES, &text, &len);
+        int r = hd_read_all_fd(fd, HD_MANIFEST_MAX_BYTES, &text, &len);
         if (r == -EINVAL)
                 return 0; /* not a regular file: ignored, replaced on the next put */
         if (r < 0)
@@ -423,20 +401,6 @@ static int open_verified(hd_store *s, hd_record *r, hull_error *e) {
 
 /* ---- summaries ---- */
 
-/* Bytes of the first `chars` characters of valid UTF-8 p[0..n). */
-static size_t utf8_prefix(const char *p, size_t n, size_t chars) {
-        size_t i = 0, c = 0;
-        while (i < n && c < chars) {
-                unsigned char b = (unsigned char) p[i];
-                size_t k = b < 0x80 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
-                if (i + k > n)
-                        break;
-                i += k;
-                c++;
-        }
-        return i;
-}
-
 /* Every parse of JSON by the store goes through here, counted (hd_store_io_get). */
 static int scan_json(hd_store *s, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
         __atomic_fetch_add(&s->io.bytes_scanned, len, __ATOMIC_RELAXED);
@@ -477,8 +441,9 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
                 _cleanup_(hd_mapping_done) hd_mapping m = {0};
                 json_t *shape = NULL;
                 if (kn && kn->data) {
-                        json_object_set_new(o, "preview",
-                                            json_stringn(kn->data, utf8_prefix(kn->data, kn->len, HD_PREVIEW_CHARS)));
+                        json_object_set_new(
+                                o, "preview",
+                                json_stringn(kn->data, utf8_prefix_len(kn->data, kn->len, HD_PREVIEW_CHARS)));
                         if (kn->shape)
                                 json_object_set(o, "shape", kn->shape);
                         break;
@@ -486,7 +451,7 @@ static int derive_summary(hd_store *s, const hd_record *r, int fd, const char *n
                 k = hd_map_fd(fd, (size_t) r->bytes, &m);
                 if (k < 0)
                         return hull_err(e, k, "handles: cannot map handle %s", r->id);
-                size_t n = utf8_prefix(m.p, m.len, HD_PREVIEW_CHARS);
+                size_t n = utf8_prefix_len(m.p, m.len, HD_PREVIEW_CHARS);
                 if (r->kind == HD_KIND_JSON) {
                         k = scan_json(s, m.p, m.len, &shape, e);
                         if (k < 0)
@@ -721,7 +686,8 @@ fail:
 }
 
 /* Validate bytes of a non-table format before storing them: text is UTF-8; JSON is scanned
- * here, once, with its shape for the summary (*ret_shape), before any file is made. */
+ * here, once, with its shape for the summary (*ret_shape). A refusal leaves no file (a big
+ * JSON's, written beside its scan, is removed). */
 static int check_format(hd_store *s, hd_format f, const void *data, size_t len, json_t **ret_shape, hull_error *e) {
         if (f == HD_FORMAT_TEXT && !utf8_is_valid(data, len))
                 return hull_err_hint(e, -EILSEQ, "store it as binary", "handles: the text is not UTF-8");
@@ -795,13 +761,15 @@ static bool fd_is_own(int fd, uint64_t max) {
 }
 
 /* Store data of format f from memory (src_fd < 0) or from src_fd: copied into the store first,
- * except a table parsed straight from src_fd when own (fd_is_own: no one else can change it). */
+ * except a table parsed straight from src_fd when own (fd_is_own: no one else can change it).
+ * str_max > 0: data is a NUL-terminated text of at most str_max bytes, its length found beside
+ * its hash (len unused). */
 static int put_common(hd_store *s, const char *id, hd_format format, const char *source, const void *data, size_t len,
-                      int src_fd, bool own, json_t **ret_summary, hull_error *e) {
+                      uint64_t str_max, int src_fd, bool own, json_t **ret_summary, hull_error *e) {
         hd_kind kind = hd_format_kind(format);
         if (kind < 0)
                 return hull_err(e, -EINVAL, "handles: bad format");
-        if (src_fd < 0 && len > s->max_spill)
+        if (src_fd < 0 && !str_max && len > s->max_spill)
                 return hull_err_hint(e, -EFBIG, "paginate or filter the result",
                                      "handles: %zu bytes is over the limit of %" PRIu64, len, s->max_spill);
         hd_record *r;
@@ -858,15 +826,35 @@ static int put_common(hd_store *s, const char *id, hd_format format, const char 
                 }
                 known = ingest ? NULL : &kn;
         } else if (format == HD_FORMAT_SQLITE || !ingest) {
-                /* validated (and JSON scanned) from memory before any file is made, then
-                 * written; hashed from the same memory beside both: the file is never read back */
+                /* validated (and JSON scanned) from memory, written, and hashed from the same
+                 * memory beside both: the file is never read back. A big JSON's scan outlasts the
+                 * hash and the write together: the thread does both while it runs (a refusal
+                 * removes the file); else the write follows the check (a refusal makes no file) */
                 hd_hasher h;
-                hd_hasher_start(&h, data, len);
-                k = check_format(s, format, data, len, &kn.shape, e);
+                _cleanup_close_ int wfd = !str_max && format == HD_FORMAT_JSON && len >= HD_HASH_THREAD_MIN
+                                                  ? hd_openat(s->dir_fd, tmp, O_WRONLY | O_CREAT | O_EXCL, 0600)
+                                                  : -1;
+                k = 0;
+                if (wfd >= 0)
+                        hd_hasher_start_write(&h, data, len, wfd);
+                else if (!str_max)
+                        hd_hasher_start(&h, data, len);
+                else if ((k = hd_hasher_start_str(&h, data, (size_t) MIN(str_max, (uint64_t) SIZE_MAX), &len)) < 0)
+                        hull_err_hint(e, k, "paginate or filter the result",
+                                      "handles: the text is over the limit of %" PRIu64 " bytes", str_max);
                 if (k == 0)
+                        k = check_format(s, format, data, len, &kn.shape, e);
+                if (k < 0 && wfd >= 0)
+                        hd_hasher_cancel(&h);
+                if (k == 0 && wfd < 0)
                         k = write_in(s, tmp, data, len, e);
                 int hk = hd_hasher_join(&h, digest);
-                __atomic_fetch_add(&s->io.bytes_hashed, len, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&s->io.bytes_hashed, h.hashed, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&s->io.bytes_written, h.written, __ATOMIC_RELAXED);
+                if (k == 0 && h.werr < 0)
+                        k = hull_err(e, h.werr, "handles: cannot write a new handle");
+                if (k < 0 && wfd >= 0)
+                        unlinkat(s->dir_fd, tmp, 0);
                 if (k == 0 && hk < 0) {
                         k = hull_err(e, hk, "handles: cannot hash a new handle");
                         unlinkat(s->dir_fd, tmp, 0);
@@ -901,8 +889,16 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, data ? data : "", len, -1, false, ret_summary, e);
+                k = put_common(s, id, format, source, data ? data : "", len, 0, -1, false, ret_summary, e);
         return mem_verdict(s, &m, k, "storing the table", "save fewer rows or columns", e);
+}
+
+int hd_put_text(hd_store *s, const char *id, const char *source, const char *text, uint64_t max, json_t **ret_summary,
+                hull_error *e) {
+        if (!text)
+                return hull_err(e, -EINVAL, "handles: no text");
+        max = max && max < s->max_spill ? max : s->max_spill;
+        return put_common(s, id, HD_FORMAT_TEXT, source, text, 0, max, -1, false, ret_summary, e);
 }
 
 int hd_put_value(hd_store *s, const char *id, const char *source, const json_t *v, size_t flags, uint64_t max,
@@ -951,7 +947,7 @@ static int adopt(hd_store *s, int fd, const char *id, hd_format format, const ch
         _cleanup_sqlmem_ sqlmem_scope m = {0};
         int k = mem_begin(s, &m, e);
         if (k == 0)
-                k = put_common(s, id, format, source, NULL, 0, fd, own, ret_summary, e);
+                k = put_common(s, id, format, source, NULL, 0, 0, fd, own, ret_summary, e);
         return mem_verdict(s, &m, k, "reading the table", "save fewer rows or columns", e);
 }
 
@@ -1132,7 +1128,7 @@ static int query(hd_store *s, const char *sql, const char *const *ids, size_t n_
                 snprintf(src, sizeof(src), "query: %s", sql);
                 _cleanup_free_ char *fixed = NULL;
                 size_t fl;
-                if (utf8_make_valid(src, utf8_prefix(src, strlen(src), HD_SOURCE_MAX), &fixed, &fl) == 0) {
+                if (utf8_make_valid(src, utf8_prefix_len(src, strlen(src), HD_SOURCE_MAX), &fixed, &fl) == 0) {
                         pthread_mutex_lock(&s->lock);
                         free(out->source);
                         out->source = TAKE_PTR(fixed);

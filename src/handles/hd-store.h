@@ -121,6 +121,13 @@ int hd_put(hd_store *s, const char *id, hd_format format, const char *source, co
 int hd_put_value(hd_store *s, const char *id, const char *source, const json_t *v, size_t flags, uint64_t max,
                  json_t **ret_summary, hull_error *e);
 
+/* Like hd_put(HD_FORMAT_TEXT) for the NUL-terminated text: its length is found beside its hash
+ * (a long tool output's strlen is not paid before the hash starts). max: at most this many bytes
+ * (0: max_spill_bytes; never above it). Errors as hd_put; -EFBIG past max, -EILSEQ when the text
+ * is not UTF-8 (nothing is stored). */
+int hd_put_text(hd_store *s, const char *id, const char *source, const char *text, uint64_t max, json_t **ret_summary,
+                hull_error *e);
+
 /* Like hd_put with the bytes of fd, a regular file the caller opened and validated (the sandbox
  * bridge: a file sandboxed code wrote). The bytes are copied into the store first (at most
  * max_spill_bytes; a file that grows past it while copied is refused) and only the copy is

@@ -572,24 +572,51 @@ int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char 
         return hd_put(s->store, NULL, format, source, data, len, ret_summary, e);
 }
 
-int ss_handles_spill_value(ss_manager *m, ss_session *s, const char *source, const json_t *value, size_t flags,
-                           json_t **ret_summary, hull_error *e) {
-        if (!s->store)
-                return no_store(e);
+/* What one more streamed handle may hold: at most one handle's bytes and the room left in the
+ * session's handles. Returns 0 with *ret_max (> 0), or -EFBIG with *e when no room is left. */
+static int spill_room(ss_manager *m, ss_session *s, uint64_t *ret_max, hull_error *e) {
         uint64_t used = store_bytes(s), room = used < m->cfg.store_bytes_max ? m->cfg.store_bytes_max - used : 0;
         uint64_t max = MIN(m->cfg.handle_bytes_max, room);
         if (max == 0)
                 return hull_err_hint(e, -EFBIG, "query and drop data first",
                                      "handles: the session's handles would exceed %llu bytes",
                                      (unsigned long long) m->cfg.store_bytes_max);
-        int r = hd_put_value(s->store, NULL, source, value, flags, max, ret_summary, e);
+        *ret_max = max;
+        return 0;
+}
+
+/* r of a put bounded by spill_room's max: -EFBIG says which bound was passed. */
+static int spill_verdict(ss_manager *m, int r, uint64_t max, const char *what, hull_error *e) {
         if (r == -EFBIG)
                 return hull_err_hint(
                         e, r,
                         max < m->cfg.handle_bytes_max ? "query and drop data first"
                                                       : "paginate or filter at the source and ask for less",
-                        "handles: the result's JSON is over the %llu bytes %s", (unsigned long long) max,
+                        "handles: the result's %s is over the %llu bytes %s", what, (unsigned long long) max,
                         max < m->cfg.handle_bytes_max ? "left in the session's handles" : "allowed for one handle");
+        return r;
+}
+
+int ss_handles_spill_value(ss_manager *m, ss_session *s, const char *source, const json_t *value, size_t flags,
+                           json_t **ret_summary, hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        uint64_t max = 0;
+        int r = spill_room(m, s, &max, e);
+        if (r == 0)
+                r = spill_verdict(m, hd_put_value(s->store, NULL, source, value, flags, max, ret_summary, e), max,
+                                  "JSON", e);
+        return r;
+}
+
+int ss_handles_spill_text(ss_manager *m, ss_session *s, const char *source, const char *text, json_t **ret_summary,
+                          hull_error *e) {
+        if (!s->store)
+                return no_store(e);
+        uint64_t max = 0;
+        int r = spill_room(m, s, &max, e);
+        if (r == 0)
+                r = spill_verdict(m, hd_put_text(s->store, NULL, source, text, max, ret_summary, e), max, "text", e);
         return r;
 }
 

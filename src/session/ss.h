@@ -442,6 +442,11 @@ int ss_handles_spill(ss_manager *m, ss_session *s, hd_format format, const char 
  * (-EFBIG once the text passes what one handle or the session's handles may hold). */
 int ss_handles_spill_value(ss_manager *m, ss_session *s, const char *source, const json_t *value, size_t flags,
                            json_t **ret_summary, hull_error *e);
+/* Like ss_handles_spill(HD_FORMAT_TEXT) for the NUL-terminated text, whose length the store finds
+ * beside its hash (hd_put_text), within the same bounds (-EFBIG past them, -EILSEQ when the text
+ * is not UTF-8). */
+int ss_handles_spill_text(ss_manager *m, ss_session *s, const char *source, const char *text, json_t **ret_summary,
+                          hull_error *e);
 
 /* Copy the session's handles (their files and manifest) into dir, a directory that exists
  * (files of the same names are replaced), for a later ss_open_opts.handles_from. Inside a call.

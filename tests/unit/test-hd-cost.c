@@ -15,6 +15,8 @@
 
 #include "fs-util.h"
 #include "hd-store.h"
+#include "limits.h"
+#include "macro.h"
 #include "test.h"
 
 static char dir[64];
@@ -26,13 +28,14 @@ static hd_store_io io_now(hd_store *s) {
         return io;
 }
 
-/* Files in the store besides the manifest and the handles named: none may be left over. */
+/* Files in the store besides the manifest and the handles named (a put's ".tmp-" files
+ * included): none may be left over. */
 static int strays(void) {
         int n = 0;
         DIR *d = opendir(dir);
         struct dirent *de;
         while (d && (de = readdir(d)))
-                if (de->d_name[0] != '.' && !hd_store_owns_name(de->d_name))
+                if ((de->d_name[0] != '.' && !hd_store_owns_name(de->d_name)) || strncmp(de->d_name, ".tmp-", 5) == 0)
                         n++;
         if (d)
                 closedir(d);
@@ -85,6 +88,121 @@ static void test_json_once(hd_store *s) {
         free(buf);
 }
 
+/* A long text put from its NUL-terminated string (hd_put_text, a tool's long output): its length
+ * found beside its hash, each byte written and hashed exactly once, never scanned as JSON; over
+ * its bound or not UTF-8: refused with no handle, no file and no byte written. A refused text is
+ * hashed whole all the same: the hash runs beside the check, not after its verdict. */
+static void test_text_stream(hd_store *s) {
+        size_t len = HD_HASH_THREAD_MIN + 3 * HD_IO_CHUNK + 7;
+        char *text = malloc(len + 1);
+        CHECK(text != NULL);
+        if (!text)
+                return;
+        for (size_t i = 0; i < len;) { /* "line é\n": two-byte characters across the chunks */
+                static const char line[] = "line \xc3\xa9\n";
+                size_t m = MIN(sizeof(line) - 1, len - i);
+                memcpy(text + i, line, m);
+                i += m;
+        }
+        CHECK_EQ_INT(len % 8, 7); /* ends with "line \xc3\xa9": no character cut */
+        text[len] = '\0';
+        hull_error e = {0};
+        json_t *sum = NULL;
+        hd_store_io a = io_now(s);
+        CHECK_EQ_INT(hd_put_text(s, "long", "test", text, len, &sum, &e), 0); /* the bound is inclusive */
+        hd_store_io b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, len);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, 0);
+        CHECK_EQ_INT(json_integer_value(json_object_get(sum, "bytes")), len);
+        CHECK_EQ_STR(json_string_value(json_object_get(sum, "kind")), "text");
+        json_decref(sum);
+        int fd = openat(dir_fd, "long.txt", O_RDONLY | O_CLOEXEC);
+        char *got = malloc(len + 1);
+        CHECK(fd >= 0 && got && read(fd, got, len + 1) == (ssize_t) len && memcmp(got, text, len) == 0);
+        if (fd >= 0)
+                close(fd);
+        free(got);
+        /* the same bytes with their length (hd_put): hashed on a thread from HD_HASH_THREAD_MIN */
+        a = io_now(s);
+        CHECK_EQ_INT(hd_put(s, "sized", HD_FORMAT_TEXT, "test", text, len, &sum, &e), 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, len);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        json_decref(sum);
+        /* not JSON: refused by the scan, no handle, no file (a big JSON is written beside its
+         * scan: what was written is removed) */
+        a = io_now(s);
+        CHECK(hd_put(s, "notjson", HD_FORMAT_JSON, "test", text, len, &sum, &e) < 0);
+        b = io_now(s);
+        CHECK(b.bytes_written - a.bytes_written <= len && b.bytes_hashed - a.bytes_hashed <= len);
+        CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, len);
+        CHECK_EQ_INT(hd_summary(s, "notjson", &sum, NULL), -ENOENT);
+        CHECK_EQ_INT(strays(), 0);
+        /* one byte over its bound */
+        a = io_now(s);
+        CHECK_EQ_INT(hd_put_text(s, "over", "test", text, len - 1, &sum, &e), -EFBIG);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, 0);
+        CHECK_EQ_INT(hd_summary(s, "over", &sum, NULL), -ENOENT);
+        /* a byte that is not UTF-8, past the first chunks: refused, nothing written, all hashed */
+        text[HD_HASH_THREAD_MIN + HD_IO_CHUNK] = (char) 0xff;
+        a = io_now(s);
+        CHECK_EQ_INT(hd_put_text(s, "bad", "test", text, 0, &sum, &e), -EILSEQ);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, 0);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        CHECK_EQ_INT(hd_summary(s, "bad", &sum, NULL), -ENOENT);
+        /* a short text (found and hashed at once) and its bound */
+        text[100] = '\0';
+        CHECK_EQ_INT(hd_put_text(s, "short", "test", text, 99, &sum, &e), -EFBIG);
+        a = io_now(s);
+        CHECK_EQ_INT(hd_put_text(s, "short", "test", text, 100, &sum, &e), 0);
+        b = io_now(s);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, 100);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, 100);
+        json_decref(sum);
+        CHECK_EQ_INT(strays(), 0);
+        free(text);
+}
+
+/* A big JSON put (from HD_HASH_THREAD_MIN on): hashed and written on a thread beside its scan,
+ * each byte scanned, written and hashed exactly once; refused at its last byte (the thread
+ * has written most of it by then): no handle and no file left. */
+static void test_json_beside(hd_store *s) {
+        size_t cap = HD_HASH_THREAD_MIN + 2 * HD_IO_CHUNK, len = 0;
+        char *buf = malloc(cap);
+        CHECK(buf != NULL);
+        if (!buf)
+                return;
+        buf[len++] = '[';
+        for (int i = 0; len + 64 < cap; i++)
+                len += (size_t) snprintf(buf + len, cap - len, "%s{\"id\":%d,\"v\":[%d.5,true]}", i ? "," : "", i, i);
+        buf[len++] = ']';
+        hull_error e = {0};
+        json_t *sum = NULL;
+        hd_store_io a = io_now(s);
+        CHECK_EQ_INT(hd_put(s, "bigjson", HD_FORMAT_JSON, "test", buf, len, &sum, &e), 0);
+        hd_store_io b = io_now(s);
+        CHECK_EQ_INT(b.bytes_scanned - a.bytes_scanned, len);
+        CHECK_EQ_INT(b.bytes_written - a.bytes_written, len);
+        CHECK_EQ_INT(b.bytes_hashed - a.bytes_hashed, len);
+        CHECK(json_object_get(sum, "shape") != NULL);
+        json_decref(sum);
+        int fd = openat(dir_fd, "bigjson.json", O_RDONLY | O_CLOEXEC);
+        char *got = malloc(len + 1);
+        CHECK(fd >= 0 && got && read(fd, got, len + 1) == (ssize_t) len && memcmp(got, buf, len) == 0);
+        if (fd >= 0)
+                close(fd);
+        free(got);
+        buf[len - 1] = ',';
+        CHECK(hd_put(s, "badjson", HD_FORMAT_JSON, "test", buf, len, &sum, &e) < 0);
+        CHECK(e.msg[0] != '\0');
+        CHECK_EQ_INT(hd_summary(s, "badjson", &sum, NULL), -ENOENT);
+        CHECK_EQ_INT(strays(), 0);
+        free(buf);
+}
+
 /* A json_t result: serialized once, streamed into the store (no string of it), each byte
  * written, hashed and scanned once; the stored bytes are json_dumps's; too big: refused with
  * no handle and no file. */
@@ -122,8 +240,8 @@ static void test_value_stream(hd_store *s) {
         /* a second store on the directory has verified nothing yet: its reads hash the files */
         hd_store *fresh = NULL;
         CHECK_EQ_INT(hd_store_open(dir_fd, NULL, &fresh, &e), 0);
-        const char *ids[] = {"big", "text", "val"};
-        for (size_t i = 0; fresh && i < 3; i++) {
+        const char *ids[] = {"big", "text", "val", "long", "sized", "short", "bigjson"};
+        for (size_t i = 0; fresh && i < ELEMENTSOF(ids); i++) {
                 CHECK_EQ_INT(hd_read(fresh, ids[i], 0, 16, &sum, &e), 0);
                 json_decref(sum);
         }
@@ -203,6 +321,8 @@ int main(void) {
                 return 1;
         }
         test_json_once(s);
+        test_text_stream(s);
+        test_json_beside(s);
         test_value_stream(s);
         test_adopt(s);
         hd_store_free(s);

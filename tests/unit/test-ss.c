@@ -294,6 +294,14 @@ static void test_bounds(const ss_config *base) {
                 size_t n = 700 << 10;
                 char *buf = calloc(1, (2 << 20));
                 json_t *sum = NULL, *rec = NULL;
+                /* a long text output, its length found by the store: over one handle's bound */
+                char *text = malloc((3 << 20) / 2 + 1);
+                if (text) {
+                        memset(text, 't', (3 << 20) / 2);
+                        text[(3 << 20) / 2] = '\0';
+                }
+                CHECK(text && ss_handles_spill_text(m, s, "tool", text, &sum, &e) == -EFBIG);
+                CHECK(strstr(e.msg, "over the 1048576 bytes allowed for one handle") != NULL);
                 CHECK_EQ_INT(ss_handles_add_input(m, s, "a", "a.bin", HD_FORMAT_BINARY, buf, n, &sum, &rec, &e), 0);
                 json_decref(sum);
                 json_decref(rec);
@@ -306,6 +314,18 @@ static void test_bounds(const ss_config *base) {
                 json_decref(sum);
                 json_decref(rec);
                 sum = rec = NULL;
+                /* over the room left (2 MiB - 2 x 700 KiB), within one handle's bound */
+                if (text)
+                        text[n] = '\0';
+                CHECK(text && ss_handles_spill_text(m, s, "tool", text, &sum, &e) == -EFBIG);
+                CHECK(strstr(e.msg, "over the 663552 bytes left in the session's handles") != NULL);
+                if (text)
+                        text[100] = '\0';
+                CHECK(text && ss_handles_spill_text(m, s, "tool", text, &sum, &e) == 0);
+                CHECK_EQ_INT(json_integer_value(json_object_get(sum, "bytes")), 100);
+                json_decref(sum);
+                sum = NULL;
+                free(text);
                 CHECK_EQ_INT(ss_handles_add_input(m, s, "c", "c.bin", HD_FORMAT_BINARY, buf, n, &sum, &rec, &e),
                              -EFBIG);
                 CHECK(strstr(e.msg, "the session's handles would exceed 2097152 bytes") != NULL);

@@ -17,9 +17,10 @@ int main(void) {
         CHECK(!utf8_is_valid("\xf4\x90\x80\x80", 4)); /* above U+10FFFF */
         CHECK(!utf8_is_valid("\xe2\x82", 2));         /* truncated */
         CHECK(utf8_is_valid("a\0b", 3));
-        /* the eight-byte ASCII fast path: a bad byte at every place of a word, and after one */
-        for (size_t at = 0; at < 20; at++) {
-                char buf[20];
+        /* the 32- and eight-byte ASCII fast paths: a bad byte at every place of a block and of
+         * a word, and after them, and a sequence across their ends */
+        for (size_t at = 0; at < 80; at++) {
+                char buf[80];
                 memset(buf, 'x', sizeof(buf));
                 CHECK(utf8_is_valid(buf, sizeof(buf)));
                 buf[at] = (char) 0xff;
