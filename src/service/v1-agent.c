@@ -92,7 +92,11 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                 /* a model request's end too, unless an outcome's grading reads the usage before the
                  * next append (the session's cost goes into session.usage at its append: append_now) */
                 bool end = strcmp(type, "span.model_request_end") == 0 && !l->outcome;
-                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running || end)
+                /* and the turn's idle: logged (with what it holds) once the worker kept the
+                 * conversation (worker_main), so a session seen idle has its turn in the store */
+                bool idle = strcmp(type, "session.status_idle") == 0 && !v1_node_mode(l->g);
+                if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running || end ||
+                    idle)
                         v1_log_hold_locked(l, copy); /* committed with what follows (one commit) */
                 else if (strcmp(type, "span.model_request_start") == 0)
                         v1_node_log_start_locked(l, copy); /* on nodes: committed while the request goes out */

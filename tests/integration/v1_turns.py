@@ -8,8 +8,8 @@ in its store is the one its agent sent the model (test-v1-elide.sh).
       hull mock-model recorded (RECORD, its --record file) and the turn's answer; the conversation
       in DB (SQLite: its conversations row's text with its conversation_parts joined, as the store
       joins them) must be that, message for message (norm() below: hull's own fields and what the
-      wire leaves out aside). The idle event is committed before the worker keeps the
-      conversation, so the store is read again until it matches, 10 s at most. One JSON line per
+      wire leaves out aside), read once, as soon as the idle is seen: a session seen idle has its
+      turn's conversation in the store (one node: the idle is committed after it). One JSON line per
       turn on stdout: {"text", "first_seq", "last_seq" (its model requests in RECORD), "answer",
       "compacted" (results elided: agent.thread_context_compacted's hull_elided), "parts" (the
       conversation_parts rows), "same" (bool), "why" (when not)}. The first turn that is not the
@@ -113,13 +113,8 @@ def turns(url, session, record, db, texts):
         out["first_seq"], out["last_seq"] = reqs[0]["seq"], reqs[-1]["seq"]
         out["answer"] = answer["content"]
         want = [norm(m) for m in reqs[-1]["body"]["messages"] + [answer]]
-        deadline = time.monotonic() + 10
-        while True:
-            got, out["parts"] = stored(db, session)
-            got = [norm(m) for m in got] if got is not None else None
-            if got == want or time.monotonic() > deadline:
-                break
-            time.sleep(0.02)
+        got, out["parts"] = stored(db, session)
+        got = [norm(m) for m in got] if got is not None else None
         out["same"] = got == want
         if not out["same"]:
             n = 0
