@@ -847,6 +847,11 @@
 #define WEBHOOK_FAILING_DISABLE_MS (3600ULL * 1000) /* ... once it has failed for at least this long */
 #define WEBHOOK_STOP_WAIT_MS 20000U                 /* hull serve waits this long for deliveries in flight at stop */
 #define WEBHOOK_REQUEST_MAX (64U << 10)             /* bytes of a /v1/webhooks request body */
+/* delivery threads in a store call at once: the rest of a PostgreSQL node's pool (STORE_PG_CONNS)
+ * stays its requests' while webhook_deliveries is locked or slow (each waiting call holds one) */
+#define WEBHOOK_STORE_CALLS 1U
+_Static_assert(WEBHOOK_STORE_CALLS >= 1 && WEBHOOK_STORE_CALLS < STORE_PG_CONNS,
+               "the delivery threads must leave a PostgreSQL node's requests a connection");
 
 /* ---- the Work API: self-hosted workers (v1-work.c, hull worker) ---- */
 #define STORE_WORK_STATE_MAX 16U      /* bytes of a work item's state, NUL included */

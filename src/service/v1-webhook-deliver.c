@@ -4,10 +4,16 @@
  * endpoint (a receiver that moved must be told so by its owner, not followed: the new place was
  * never admitted by the egress guard); anything else is tried again after
  * WEBHOOK_RETRY_BASE_MS * 2^attempts (capped, +-25% jitter) until WEBHOOK_ATTEMPTS_MAX, and
- * WEBHOOK_FAILURES_DISABLE failures in a row lasting WEBHOOK_FAILING_DISABLE_MS disable it. */
+ * WEBHOOK_FAILURES_DISABLE failures in a row lasting WEBHOOK_FAILING_DISABLE_MS disable it.
+ *
+ * Every store call of these threads goes through the gate (at most WEBHOOK_STORE_CALLS of them in
+ * the store at once): on PostgreSQL each call holds one of the node's pooled connections while it
+ * runs, and a claim or a settle waits with it while webhook_deliveries is locked or slow; the
+ * gate leaves the rest of the pool to the node's requests. The HTTP attempt runs outside it. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +33,10 @@ struct v1_webhooks {
         store *store;
         const settings *st;
         const dlog *log;
-        pthread_mutex_t lock; /* stopping, wakes; and a subscription's read-modify-write */
+        pthread_mutex_t lock; /* stopping, wakes (taken by the requests' enqueues: never across a store call) */
         pthread_cond_t cond;
+        pthread_mutex_t record_lock; /* a subscription's read-modify-write (record) between the threads */
+        sem_t gate;                  /* WEBHOOK_STORE_CALLS: the threads' store calls at once */
         bool stopping;
         uint64_t wakes; /* enqueues seen: a thread that found nothing waits for the next */
         pthread_t threads[WEBHOOK_WORKERS];
@@ -41,6 +49,46 @@ static void wake(void *ud) {
         w->wakes++;
         pthread_cond_broadcast(&w->cond);
         pthread_mutex_unlock(&w->lock);
+}
+
+/* The store, as the threads call it: each call through the gate. */
+static void gate_take(v1_webhooks *w) {
+        while (sem_wait(&w->gate) < 0 && errno == EINTR)
+                ;
+}
+
+static void gate_give(v1_webhooks *w) {
+        sem_post(&w->gate);
+}
+
+static int sub_get(v1_webhooks *w, const char *id, json_t **ret, char **ret_sealed, hull_error *e) {
+        gate_take(w);
+        int r = store_webhook_get(w->store, id, ret, ret_sealed, e);
+        gate_give(w);
+        return r;
+}
+
+static int sub_put(v1_webhooks *w, const json_t *obj, hull_error *e) {
+        gate_take(w);
+        int r = store_webhook_put(w->store, false, obj, 0, NULL, NULL, e);
+        gate_give(w);
+        return r;
+}
+
+static int outbox_claim(v1_webhooks *w, json_t **ret, hull_error *e) {
+        int64_t now = (int64_t) now_unix_ms();
+        gate_take(w);
+        int r = store_webhook_claim(w->store, now, now + WEBHOOK_CLAIM_MS, 1, ret, e);
+        gate_give(w);
+        return r;
+}
+
+static int outbox_settle(v1_webhooks *w, const char *ev, const char *wh, int64_t due_ms, int64_t attempts,
+                         hull_error *e) {
+        gate_take(w);
+        int r = store_webhook_settle(w->store, ev, wh, due_ms, attempts, e);
+        gate_give(w);
+        return r;
 }
 
 /* The delay before attempt n + 1 (n >= 1 attempts made): base * 2^(n-1), capped, +-25%. */
@@ -61,11 +109,11 @@ typedef enum outcome { DELIVERED, FAILED, REDIRECTED, GONE } outcome;
 
 /* The subscription's record of an attempt: its failures in a row, and disabled with why. */
 static void record(v1_webhooks *w, const char *id, outcome o, const char *why) {
-        pthread_mutex_lock(&w->lock);
+        pthread_mutex_lock(&w->record_lock);
         hull_error e = {0};
         json_auto_t *cur = NULL;
-        if (store_webhook_get(w->store, id, &cur, NULL, &e) < 0) {
-                pthread_mutex_unlock(&w->lock);
+        if (sub_get(w, id, &cur, NULL, &e) < 0) {
+                pthread_mutex_unlock(&w->record_lock);
                 return;
         }
         json_int_t fails = json_integer_value(json_object_get(cur, "consecutive_failures"));
@@ -101,9 +149,9 @@ static void record(v1_webhooks *w, const char *id, outcome o, const char *why) {
                 json_object_set_new(cur, "updated_at", json_string(now));
                 dlog_log(w->log, DLOG_WARN, "event=webhook_disabled webhook=%s reason=\"%s\"", id, why);
         }
-        if (changed && store_webhook_put(w->store, false, cur, 0, NULL, NULL, &e) < 0)
+        if (changed && sub_put(w, cur, &e) < 0)
                 dlog_log(w->log, DLOG_WARN, "event=webhook_record_failed webhook=%s error=\"%s\"", id, e.msg);
-        pthread_mutex_unlock(&w->lock);
+        pthread_mutex_unlock(&w->record_lock);
 }
 
 /* The signatures header: the current secret's, and the previous one's while it still signs. */
@@ -127,7 +175,7 @@ static outcome attempt(v1_webhooks *w, const char *event_id, const char *webhook
         hull_error e = {0};
         json_auto_t *sub = NULL;
         _cleanup_free_ char *sealed = NULL;
-        if (store_webhook_get(w->store, webhook_id, &sub, &sealed, &e) < 0)
+        if (sub_get(w, webhook_id, &sub, &sealed, &e) < 0)
                 return GONE;
         const char *url = json_string_value(json_object_get(sub, "url"));
         v1_webhook_secrets sec = {0};
@@ -189,17 +237,17 @@ static void deliver(v1_webhooks *w, const json_t *d) {
         hull_error e = {0};
         int r = 0;
         if (o == DELIVERED || o == GONE) {
-                r = store_webhook_settle(w->store, ev, wh, -1, attempts, &e);
+                r = outbox_settle(w, ev, wh, -1, attempts, &e);
                 dlog_log(w->log, DLOG_INFO,
                          "event=webhook_delivered webhook=%s id=%s attempt=%" PRId64 " ms=%" PRIu64 "%s", wh, ev,
                          attempts, now_mono_ms() - t0, o == GONE ? " gone=yes" : "");
         } else if (attempts >= WEBHOOK_ATTEMPTS_MAX) {
-                r = store_webhook_settle(w->store, ev, wh, -1, attempts, &e);
+                r = outbox_settle(w, ev, wh, -1, attempts, &e);
                 dlog_log(w->log, DLOG_WARN, "event=webhook_dropped webhook=%s id=%s attempts=%" PRId64 " error=\"%s\"",
                          wh, ev, attempts, why);
         } else {
                 uint64_t delay = backoff_ms(attempts);
-                r = store_webhook_settle(w->store, ev, wh, (int64_t) (now_unix_ms() + delay), attempts, &e);
+                r = outbox_settle(w, ev, wh, (int64_t) (now_unix_ms() + delay), attempts, &e);
                 dlog_log(w->log, DLOG_INFO,
                          "event=webhook_retry webhook=%s id=%s attempt=%" PRId64 " next_ms=%" PRIu64 " error=\"%s\"",
                          wh, ev, attempts, delay, why);
@@ -221,8 +269,7 @@ static void *worker_main(void *ud) {
                         return NULL;
                 json_auto_t *got = NULL;
                 hull_error e = {0};
-                int64_t now = (int64_t) now_unix_ms();
-                if (store_webhook_claim(w->store, now, now + WEBHOOK_CLAIM_MS, 1, &got, &e) < 0)
+                if (outbox_claim(w, &got, &e) < 0)
                         dlog_log(w->log, DLOG_WARN, "event=webhook_claim_failed error=\"%s\"", e.msg);
                 if (json_array_size(got) > 0) {
                         deliver(w, json_array_get(got, 0));
@@ -252,6 +299,8 @@ int v1_webhooks_start(store *s, const settings *st, const dlog *log, v1_webhooks
         *w = (v1_webhooks){.store = s, .st = st, .log = log};
         pthread_mutex_init(&w->lock, NULL);
         pthread_cond_init(&w->cond, NULL);
+        pthread_mutex_init(&w->record_lock, NULL);
+        sem_init(&w->gate, 0, WEBHOOK_STORE_CALLS);
         store_webhook_set_wake(s, wake, w);
         for (size_t i = 0; i < WEBHOOK_WORKERS; i++) {
                 if (pthread_create(&w->threads[i], NULL, worker_main, w) != 0) {
@@ -275,6 +324,8 @@ void v1_webhooks_stop(v1_webhooks *w) {
         /* a delivery in flight ends within WEBHOOK_TIMEOUT_MS (< WEBHOOK_STOP_WAIT_MS) */
         for (size_t i = 0; i < w->n_threads; i++)
                 pthread_join(w->threads[i], NULL);
+        sem_destroy(&w->gate);
+        pthread_mutex_destroy(&w->record_lock);
         pthread_cond_destroy(&w->cond);
         pthread_mutex_destroy(&w->lock);
         free(w);

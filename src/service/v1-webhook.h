@@ -73,7 +73,9 @@ typedef struct v1_webhooks v1_webhooks;
 
 /* WEBHOOK_WORKERS threads taking deliveries from s's outbox (woken at each enqueue), each POSTed
  * with libcurl to its URL as the egress guard admits it (st's allowlist), within
- * WEBHOOK_CONNECT_TIMEOUT_MS / WEBHOOK_TIMEOUT_MS. log: what happened to each (never a secret). */
+ * WEBHOOK_CONNECT_TIMEOUT_MS / WEBHOOK_TIMEOUT_MS; at most WEBHOOK_STORE_CALLS of them in a call
+ * of s at once (a PostgreSQL node's other pooled connections stay its requests', however long the
+ * outbox is locked). log: what happened to each (never a secret). */
 int v1_webhooks_start(store *s, const settings *st, const dlog *log, v1_webhooks **ret, hull_error *e);
 /* Stop taking deliveries, wait up to WEBHOOK_STOP_WAIT_MS for those in flight, join the threads.
  * An unfinished delivery stays in the outbox (its claim ends; the next start sends it). */
