@@ -42,16 +42,31 @@ static int strays(void) {
         return n;
 }
 
-static void test_json_once(hd_store *s) {
-        size_t cap = 1 << 20, len = 0;
+/* A JSON array of objects filling nearly cap bytes, each with an id and a name, or (numbers) an id
+ * and an array of a real and a boolean. NULL when no memory. */
+static char *json_array_of(size_t cap, bool numbers, size_t *ret_len) {
         char *buf = malloc(cap);
         CHECK(buf != NULL);
         if (!buf)
-                return;
+                return NULL;
+        size_t len = 0;
         buf[len++] = '[';
-        for (int i = 0; len + 64 < cap; i++)
-                len += (size_t) snprintf(buf + len, cap - len, "%s{\"id\":%d,\"name\":\"n%d\"}", i ? "," : "", i, i);
+        for (int i = 0; len + 64 < cap; i++) {
+                if (i)
+                        buf[len++] = ',';
+                len += (size_t) (numbers ? snprintf(buf + len, cap - len, "{\"id\":%d,\"v\":[%d.5,true]}", i, i)
+                                         : snprintf(buf + len, cap - len, "{\"id\":%d,\"name\":\"n%d\"}", i, i));
+        }
         buf[len++] = ']';
+        *ret_len = len;
+        return buf;
+}
+
+static void test_json_once(hd_store *s) {
+        size_t len = 0;
+        char *buf = json_array_of(1 << 20, false, &len);
+        if (!buf)
+                return;
         hull_error e = {0};
         json_t *sum = NULL;
         hd_store_io a = io_now(s);
@@ -170,15 +185,10 @@ static void test_text_stream(hd_store *s) {
  * each byte scanned, written and hashed exactly once; refused at its last byte (the thread
  * has written most of it by then): no handle and no file left. */
 static void test_json_beside(hd_store *s) {
-        size_t cap = HD_HASH_THREAD_MIN + 2 * HD_IO_CHUNK, len = 0;
-        char *buf = malloc(cap);
-        CHECK(buf != NULL);
+        size_t len = 0;
+        char *buf = json_array_of(HD_HASH_THREAD_MIN + 2 * HD_IO_CHUNK, true, &len);
         if (!buf)
                 return;
-        buf[len++] = '[';
-        for (int i = 0; len + 64 < cap; i++)
-                len += (size_t) snprintf(buf + len, cap - len, "%s{\"id\":%d,\"v\":[%d.5,true]}", i ? "," : "", i, i);
-        buf[len++] = ']';
         hull_error e = {0};
         json_t *sum = NULL;
         hd_store_io a = io_now(s);
