@@ -302,6 +302,21 @@ PIPE_CHILD = ("import sys\n"
               "    w(repr(eval(l)) + '\\n'); f()\n")
 
 
+def short_calls(port):
+    """hull_http_short_calls_total from /metrics: (on libmicrohttpd's thread, on their own); (0, 0)
+    from a hull without it."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode("utf-8", "replace")
+    finally:
+        c.close()
+    got = {}
+    for m in re.finditer(r'^hull_http_short_calls_total\{thread="(\w+)"\} (\d+)$', text, re.M):
+        got[m.group(1)] = int(m.group(2))
+    return got.get("polling_thread", 0), got.get("own_thread", 0)
+
+
 def bench_cell(port, n, warm=50, block=50):
     cl = Client(port)
     sid = cl.open()
@@ -585,12 +600,16 @@ def main():
             rows.append(("  ratio session / bwrap (target <= 0.1)", med(s) / med(b), "ratio"))
             print("# first: done (%d + %d samples)" % (len(s), len(b)), flush=True)
         if "cell" in parts:
+            before = short_calls(port)
             c, lc, p = bench_cell(port, a.cells)
+            after = short_calls(port)
             rows.append(("2 cell 1+1, session, keep-alive HTTP", c, "ms"))
             rows.append(("  the same, lean keep-alive client", lc, "ms"))
             rows.append(("  raw pipe to a running python3", p, "ms"))
             rows.append(("  ratio cell / pipe (target: median <= 1 ms)", med(c) / med(p), "ratio"))
-            print("# cell: done (%d + %d + %d calls)" % (len(c), len(lc), len(p)), flush=True)
+            print("# cell: done (%d + %d + %d calls); session calls on libmicrohttpd's thread %d, on their own %d "
+                  "(hull_http_short_calls_total: a connection alone on its thread is served by it)" %
+                  (len(c), len(lc), len(p), after[0] - before[0], after[1] - before[1]), flush=True)
         if "js" in parts:
             r, dm, n, ne = bench_js(port, a.js, rng)
             rows.append(("3 Run javascript console.log(6*7)", r, "ms"))

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "limits.h"
+#include "metrics.h"
 #include "time-util.h"
 
 void http_spawn_init(http_server *s) {
@@ -133,8 +134,13 @@ static bool inline_admit(http_server *s, http_req *r) {
 
 int http_req_spawn_short(http_req *r, http_handler_fn *fn) {
         http_server *s = r->srv;
-        if (SERVE_HTTP_THREADS < 2 || !inline_admit(s, r))
-                return http_req_spawn(r, fn);
+        if (SERVE_HTTP_THREADS < 2 || !inline_admit(s, r)) {
+                int q = http_req_spawn(r, fn);
+                if (q == 0)
+                        metrics_http_short(s->cfg.metrics, false);
+                return q;
+        }
+        metrics_http_short(s->cfg.metrics, true);
         atomic_fetch_add(&s->threads, 1); /* busy as a spawned call is, for http_stop */
         atomic_fetch_add(&s->inline_calls, 1);
         fn(r);

@@ -17,9 +17,10 @@ static const char *const status_names[] = {"200", "400", "401", "403", "404",  "
 _Static_assert(ELEMENTSOF(statuses) + 1 == ELEMENTSOF(status_names), "statuses and their names");
 
 static const char http_family[] = "hull_http_requests_total";
+static const char *const short_names[] = {"polling_thread", "own_thread"};
 
 void metrics_init(metrics *m) {
-        *m = (metrics){.http_fam = -1};
+        *m = (metrics){.http_fam = -1, .http_short_fam = -1};
         for (size_t i = 0; i < METRICS_SERIES_MAX; i++)
                 atomic_init(&m->v[i], 0);
         for (size_t i = 0; i < METRICS_FAMILIES_MAX; i++)
@@ -82,9 +83,25 @@ int metrics_http_register(metrics *m) {
                           .values = status_names,
                           .n_values = ELEMENTSOF(status_names)};
         int f = metrics_register(m, &d);
-        if (f >= 0)
-                m->http_fam = f; /* every answer counts: no lookup by name on that path */
-        return f;
+        if (f < 0)
+                return f;
+        m->http_fam = f; /* every answer counts: no lookup by name on that path */
+        metrics_desc sd = {.name = "hull_http_short_calls_total",
+                           .help = "Short calls (a session's cell, a hull.v1 procedure), by the thread they ran on: "
+                                   "libmicrohttpd's own, when it served their connection alone, or one of their own.",
+                           .type = METRICS_COUNTER,
+                           .label = "thread",
+                           .values = short_names,
+                           .n_values = ELEMENTSOF(short_names)};
+        int g = metrics_register(m, &sd);
+        if (g >= 0)
+                m->http_short_fam = g;
+        return g < 0 ? g : f;
+}
+
+void metrics_http_short(metrics *m, bool polling_thread) {
+        if (m)
+                metrics_add(m, m->http_short_fam, polling_thread ? 0 : 1, 1);
 }
 
 void metrics_http(metrics *m, unsigned status) {

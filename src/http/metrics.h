@@ -6,6 +6,7 @@
 #pragma once
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -39,7 +40,8 @@ typedef struct metrics {
         size_t n_fam, n_v;
         atomic_int_fast64_t v[METRICS_SERIES_MAX];
         atomic_uint_fast64_t sum_us[METRICS_FAMILIES_MAX]; /* a histogram's sum */
-        int http_fam; /* hull_http_requests_total's index (metrics_http_register), or -1 */
+        int http_fam;       /* hull_http_requests_total's index (metrics_http_register), or -1 */
+        int http_short_fam; /* hull_http_short_calls_total's, or -1 */
 } metrics;
 
 /* An empty registry. */
@@ -61,9 +63,12 @@ void metrics_add_named(metrics *m, const char *name, size_t series, int64_t delt
 void metrics_observe(metrics *m, int fam, uint64_t us);
 
 /* The HTTP statuses the server counts (anything else is "other"): registers
- * hull_http_requests_total and returns its index (or -E2BIG); metrics_http counts one answer. */
+ * hull_http_requests_total (and hull_http_short_calls_total) and returns the first's index (or
+ * -E2BIG); metrics_http counts one answer, metrics_http_short one short call
+ * (http_req_spawn_short), on the polling thread or not. */
 int metrics_http_register(metrics *m);
 void metrics_http(metrics *m, unsigned status);
+void metrics_http_short(metrics *m, bool polling_thread);
 
 /* The Prometheus text exposition (format 0.0.4), families in the order they were registered.
  * Returns 0 with a new buffer (the caller frees) or -ENOMEM. */

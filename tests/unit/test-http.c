@@ -42,7 +42,7 @@ static void test_metrics(void) {
         CHECK(serve_metrics_register(&m) == 0);
         CHECK(metrics_http_register(&m) >= 0);
         CHECK(serve_metrics_register(&m) == 0); /* again: the same families, none added */
-        CHECK(m.n_fam == 9);
+        CHECK(m.n_fam == 10);
         metrics_run_started(&m);
         metrics_run_started(&m);
         metrics_run_ended(&m, METRICS_RUN_OK, 42000);            /* 0.042 s: the 0.05 bucket */
@@ -51,6 +51,9 @@ static void test_metrics(void) {
         metrics_refusal(&m, PLIM_REASON_NONE);
         metrics_http(&m, 200);
         metrics_http(&m, 418);
+        metrics_http_short(&m, true);
+        metrics_http_short(&m, true);
+        metrics_http_short(&m, false);
         CHECK(metrics_render(&m, &s, &n) == 0);
         CHECK(strlen(s) == n);
         CHECK(strstr(s, "hull_runs_total{outcome=\"ok\"} 1\n"));
@@ -64,6 +67,8 @@ static void test_metrics(void) {
         CHECK(strstr(s, "hull_refusals_total{reason=\"protocol\"} 1\n"));
         CHECK(strstr(s, "hull_http_requests_total{code=\"200\"} 1\n"));
         CHECK(strstr(s, "hull_http_requests_total{code=\"other\"} 1\n"));
+        CHECK(strstr(s, "hull_http_short_calls_total{thread=\"polling_thread\"} 2\n"));
+        CHECK(strstr(s, "hull_http_short_calls_total{thread=\"own_thread\"} 1\n"));
         CHECK(strstr(s, "# TYPE hull_runs_in_flight gauge\n"));
         CHECK(strstr(s, "hull_sessions_ended_total{reason=\"SESSION_END_CLOSED\"} 0\n"));
         free(s);
