@@ -613,3 +613,62 @@ int v1_agent_ready(live *l, const char **ret_type, hull_error *e) {
         svc_agent_config(&rc, l->tools, &ac);
         return agent_new(&ac, conv, &l->agent, e);
 }
+
+/* ---- the conversation kept ---- */
+
+/* A turn's conversation to the store (v1-run-internal.h says how). */
+bool v1_conv_prepare(live *l, v1_conv_save *c) {
+        *c = (v1_conv_save){.w.result = -ECANCELED};
+        c->text = v1_conversation_text(l, &c->len);
+        if (!c->text)
+                return false;
+        bool nodes = v1_node_mode(l->g);
+        size_t len = c->len;
+        if (l->kept && !nodes && len == l->kept_len && memcmp(c->text, l->kept, len) == 0) {
+                free(TAKE_PTR(c->text)); /* the same text as kept: nothing to write */
+                return false;
+        }
+        c->w = (store_conv_write){.text = c->text, .len = len, .total_len = len, .result = -ECANCELED};
+        if (l->kept && !nodes && l->kept_parts < V1_CONVERSATION_PARTS_MAX && l->kept_len > 2 && len > l->kept_len &&
+            memcmp(c->text, l->kept, l->kept_len - 1) == 0 && c->text[l->kept_len - 1] == ',') {
+                c->text[len - 1] = '\0'; /* the tail: from the kept text's last ']' on, without this one's */
+                c->w.text = c->text + l->kept_len - 1;
+                c->w.len = len - l->kept_len;
+                c->w.append = true;
+        }
+        return true;
+}
+
+void v1_conv_finish(live *l, v1_conv_save *c) {
+        store *st = l->g->cfg.store;
+        hull_error e = {0};
+        int r = c->w.result;
+        if (r != 0 && c->w.append)
+                r = store_conversation_append_text(st, l->id, c->w.text, c->w.len, c->len, &e);
+        if (c->w.append)
+                c->text[c->len - 1] = ']';
+        if (r == 0 && c->w.append)
+                l->kept_parts++;
+        if (r != 0) {
+                e = (hull_error){0};
+                r = store_conversation_put_text(st, l->id, c->text, c->len, &e);
+                l->kept_parts = 0;
+        } else if (!c->w.append)
+                l->kept_parts = 0;
+        free(l->kept);
+        l->kept = NULL;
+        if (r < 0)
+                dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
+                         e.msg);
+        if (r >= 0 && !v1_node_mode(l->g)) {
+                l->kept = TAKE_PTR(c->text);
+                l->kept_len = c->len;
+        } else
+                free(TAKE_PTR(c->text));
+}
+
+void v1_conversation_save(live *l) {
+        v1_conv_save c;
+        if (v1_conv_prepare(l, &c))
+                v1_conv_finish(l, &c);
+}

@@ -82,6 +82,9 @@ typedef struct live {
         char *kept;
         size_t kept_len;
         unsigned kept_parts;
+        /* a turn's conversation, to be written in the session's next append (its transaction,
+         * before the idle): the worker's, under lock; NULL: none */
+        store_conv_write *conv_pending;
         bool deleted;
         /* the agent (the worker's while it runs, else under lock) */
         agent *agent;
@@ -178,6 +181,24 @@ bool v1_node_handoff_locked(live *l, bool worker, const char *conv, size_t conv_
  * last time are dumped), malloc'd; NULL when it cannot be made (logged: the log of events is the
  * record). */
 char *v1_conversation_text(live *l, size_t *ret_len);
+
+/* A turn's conversation on its way to the store (v1-agent.c). */
+typedef struct v1_conv_save {
+        store_conv_write w; /* the write: the whole text, or the tail after the kept text */
+        char *text;         /* the whole text */
+        size_t len;
+} v1_conv_save;
+/* The write that keeps the session's conversation, in *c: false when there is nothing to write
+ * (the text kept). Outside nodes mode, when the text this process kept last is where this one
+ * starts (no older message changed in place), only the messages after it are appended (a turn
+ * writes its own few KB); else, and after V1_CONVERSATION_PARTS_MAX appends, the whole text.
+ * The worker's. */
+bool v1_conv_prepare(live *l, v1_conv_save *c);
+/* The conversation kept: written here unless an append committed it already (c->w.result 0;
+ * l->conv_pending), the whole text when adding to it failed; a failure logged. */
+void v1_conv_finish(live *l, v1_conv_save *c);
+/* Both at once: the session's conversation kept now. */
+void v1_conversation_save(live *l);
 bool v1_node_claim_with_append(live *l, bool messages);
 int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err);
 /* Messages behind a running turn (waits) or another message: processed_at null till they run. */

@@ -187,7 +187,9 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                 r = v1_node_append_locked(l, evs, n, deliveries, &seq, e);
         else { /* SQLite: the events' texts as stored go to the streams too (one json_dumps each, not two) */
                 texts = l->watches ? calloc(n, sizeof(*texts)) : NULL;
-                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, changed ? l->obj : NULL, texts, &seq, e);
+                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, changed ? l->obj : NULL, l->conv_pending,
+                                               texts, &seq, e);
+                l->conv_pending = NULL; /* taken (conv_pending->result: committed or not) */
                 if (r == -EOPNOTSUPP && (r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e)) == 0 &&
                     changed)
                         store_session_locked(l); /* a store without the one transaction: after */
@@ -529,49 +531,6 @@ static void grade_or_stop(live *l, agent_turn_result *res) {
                 (void) v1_outcome_grade(l, res->text);
 }
 
-/* The session's conversation kept (a failure logged). Outside nodes mode, when the text this
- * process kept last is where this one starts (no older message changed in place), only the
- * messages after it are appended: a turn writes its own few KB, not the whole conversation again
- * (the next message's commit waited on that write). Else, and after V1_CONVERSATION_PARTS_MAX
- * appends, the whole text is written (the parts dropped). */
-static void save_conversation(live *l) {
-        size_t len = 0;
-        char *text = v1_conversation_text(l, &len);
-        if (!text)
-                return;
-        store *st = l->g->cfg.store;
-        bool nodes = v1_node_mode(l->g);
-        hull_error e = {0};
-        int r = -ENOENT;
-        if (l->kept && !nodes && len == l->kept_len && memcmp(text, l->kept, len) == 0) {
-                free(text); /* the same text as kept: nothing to write */
-                return;
-        }
-        if (l->kept && !nodes && l->kept_parts < V1_CONVERSATION_PARTS_MAX && l->kept_len > 2 && len > l->kept_len &&
-            memcmp(text, l->kept, l->kept_len - 1) == 0 && text[l->kept_len - 1] == ',') {
-                text[len - 1] = '\0'; /* the tail: from the kept text's last ']' on, without this one's */
-                r = store_conversation_append_text(st, l->id, text + l->kept_len - 1, len - l->kept_len, len, &e);
-                text[len - 1] = ']';
-                if (r >= 0)
-                        l->kept_parts++;
-        }
-        if (r < 0) {
-                e = (hull_error){0};
-                r = store_conversation_put_text(st, l->id, text, len, &e);
-                l->kept_parts = 0;
-        }
-        free(l->kept);
-        l->kept = NULL;
-        if (r < 0)
-                dlog_log(l->g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"", l->id,
-                         e.msg);
-        if (r >= 0 && !nodes) {
-                l->kept = text;
-                l->kept_len = len;
-        } else
-                free(text);
-}
-
 /* The turn's end as the session's other users see it: what was held logged, the worker no longer
  * running (under l->lock). */
 static void turn_end_locked(live *l) {
@@ -615,7 +574,7 @@ static void *worker_main(void *arg) {
         pthread_mutex_lock(&l->lock);
         for (;;) {
                 if (unsaved && (g->stopping || l->deleted || l->resume_ready || json_array_size(l->queue) > 0)) {
-                        save_conversation(l);
+                        v1_conversation_save(l);
                         unsaved = false;
                 }
                 if (g->stopping || l->deleted)
@@ -659,17 +618,28 @@ static void *worker_main(void *arg) {
                 if (r >= 0)
                         r = resume ? agent_resume(l->agent, &l->interrupt, &res, &e)
                                    : agent_turn(l->agent, text, &l->interrupt, &res, &e);
+                /* on one node the conversation goes into the session's next append: the one that
+                 * logs the idle the agent left held, or one before it (one commit for both) */
+                v1_conv_save conv = {0};
+                bool conv_now = false;
                 if (r >= 0) {
                         if (v1_node_mode(g) && !l->outcome)
                                 unsaved = true; /* kept when the lease goes, or before the next turn */
-                        else
-                                save_conversation(l);
+                        else if ((conv_now = v1_conv_prepare(l, &conv))) {
+                                pthread_mutex_lock(&l->lock);
+                                l->conv_pending = &conv.w;
+                                pthread_mutex_unlock(&l->lock);
+                        }
                         if (l->outcome && res.stop == AGENT_STOP_END_TURN) /* its idle waits for the verdict */
                                 grade_or_stop(l, &res);
                 }
                 pthread_mutex_lock(&l->lock);
                 l->hold_running = false;
                 v1_log_flush_locked(l); /* what the agent's last events left held */
+                if (conv_now) {
+                        l->conv_pending = NULL; /* written here when no append took it */
+                        v1_conv_finish(l, &conv);
+                }
                 if (r >= 0 && l->outcome && res.stop != AGENT_STOP_END_TURN && res.stop != AGENT_STOP_REQUIRES_ACTION &&
                     res.stop != AGENT_STOP_BUDGET) {
                         char why[128];
@@ -715,7 +685,7 @@ static void *worker_main(void *arg) {
                 agent_turn_result_done(&res);
         }
         if (unsaved)
-                save_conversation(l);
+                v1_conversation_save(l);
         if (l->running) /* (else it ended when the worker parked) */
                 turn_end_locked(l);
         if (!released) /* (given back with the conversation: nothing claimed it since, l->lock held) */

@@ -182,11 +182,12 @@ typedef struct store_ops {
         /* the events were checked by store_read_event (the backend reads them again) */
         int (*events_append)(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                              hull_error *e);
-        /* events_append and update (STORE_SESSION, c and body; c NULL: none) in one transaction, the
-         * events' texts given to ret_texts (NULL: freed); NULL: -EOPNOTSUPP */
+        /* events_append and update (STORE_SESSION, c and body; c NULL: none) in one transaction, with
+         * conv (checked already; NULL: none) when it can be, the events' texts given to ret_texts
+         * (NULL: freed); NULL: -EOPNOTSUPP */
         int (*events_append_object)(store *s, const char *session_id, json_t *const *events, size_t n,
-                                    const store_cols *c, const char *body, char **ret_texts, int64_t *ret_first_seq,
-                                    hull_error *e);
+                                    const store_cols *c, const char *body, store_conv_write *conv, char **ret_texts,
+                                    int64_t *ret_first_seq, hull_error *e);
         int (*events_set_processed)(store *s, const char *session_id, const char *event_id, const char *processed_at,
                                     int64_t processed_ms, hull_error *e);
         int (*events_last_seq)(store *s, const char *session_id, int64_t *ret, hull_error *e);

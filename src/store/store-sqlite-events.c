@@ -70,23 +70,36 @@ static int append_in_tx(sqlt_store *s, const char *session_id, json_t *const *ev
         return 0;
 }
 
-/* The events appended and, with c, the session object's update, in one transaction. */
+static int conversation_put_locked(sqlt_store *s, const char *session_id, const char *body, hull_error *e);
+static int conversation_append_locked(sqlt_store *s, const char *session_id, const char *tail, hull_error *e);
+
+/* The events appended and, with c, the session object's update, in one transaction; with conv,
+ * the conversation too, unless it cannot be (conv->result once committed: a conversation that
+ * could not be written does not keep the events from being appended). */
 static int append_tx(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                     const char *body, char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
+                     const char *body, store_conv_write *conv, char **ret_texts, int64_t *ret_first_seq,
+                     hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
-        int r;
+        int r, cr = 0;
         int64_t first = 0;
         _cleanup_tx_ sqlt_tx t = {0};
-        if ((r = sqlt_tx_begin(s, &t, e)) < 0 ||
-            (r = append_in_tx(s, session_id, events, n, ret_texts, &first, e)) < 0 ||
-            (c && (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) < 0) || (r = sqlt_tx_commit(&t, e)) < 0) {
+        if ((r = sqlt_tx_begin(s, &t, e)) == 0 &&
+            (r = append_in_tx(s, session_id, events, n, ret_texts, &first, e)) == 0 &&
+            (!c || (r = sqlt_update_locked(s, STORE_SESSION, c, body, e)) == 0) && conv) {
+                hull_error ce = {0}; /* a failed statement is undone alone; the transaction goes on */
+                cr = conv->append ? conversation_append_locked(s, session_id, conv->text, &ce)
+                                  : conversation_put_locked(s, session_id, conv->text, &ce);
+        }
+        if (r < 0 || (r = sqlt_tx_commit(&t, e)) < 0) {
                 for (size_t i = 0; ret_texts && i < n; i++) { /* nothing written: nothing given */
                         free(ret_texts[i]);
                         ret_texts[i] = NULL;
                 }
                 return r;
         }
+        if (conv)
+                conv->result = cr;
         if (ret_first_seq)
                 *ret_first_seq = first;
         return 0;
@@ -94,12 +107,13 @@ static int append_tx(store *base, const char *session_id, json_t *const *events,
 
 int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                        hull_error *e) {
-        return append_tx(base, session_id, events, n, NULL, NULL, NULL, ret_first_seq, e);
+        return append_tx(base, session_id, events, n, NULL, NULL, NULL, NULL, ret_first_seq, e);
 }
 
 int sqlt_events_append_object(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                              const char *body, char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
-        return append_tx(base, session_id, events, n, c, body, ret_texts, ret_first_seq, e);
+                              const char *body, store_conv_write *conv, char **ret_texts, int64_t *ret_first_seq,
+                              hull_error *e) {
+        return append_tx(base, session_id, events, n, c, body, conv, ret_texts, ret_first_seq, e);
 }
 
 int sqlt_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
@@ -157,17 +171,13 @@ int sqlt_events_seq_of(store *base, const char *session_id, const char *event_id
 
 /* ---- conversations ---- */
 
-int sqlt_conversation_put(store *base, const char *session_id, const char *body, hull_error *e) {
-        sqlt_store *s = sqlt_of(base);
-        LOCKED(s);
-        int r;
-        if ((r = sqlt_session_exists(s, session_id, e)) < 0)
-                return r;
+/* The conversation's upsert, in the caller's lock (and transaction, when it has one). */
+static int conversation_put_locked(sqlt_store *s, const char *session_id, const char *body, hull_error *e) {
         _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
-        r = sqlt_prep_cached(s, CACHED_CONVERSATION_PUT,
-                             "INSERT INTO conversations (session_id, body) VALUES (?1, ?2)"
-                             " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
-                             &st, e);
+        int r = sqlt_prep_cached(s, CACHED_CONVERSATION_PUT,
+                                 "INSERT INTO conversations (session_id, body) VALUES (?1, ?2)"
+                                 " ON CONFLICT (session_id) DO UPDATE SET body = excluded.body",
+                                 &st, e);
         if (r < 0)
                 return r;
         int rc = sqlt_bind_text(st, 1, session_id);
@@ -175,6 +185,13 @@ int sqlt_conversation_put(store *base, const char *session_id, const char *body,
         if (rc)
                 return sqlt_bind_fail(s, rc, e);
         return sqlt_step_done(s, st, "cannot keep a conversation", e);
+}
+
+int sqlt_conversation_put(store *base, const char *session_id, const char *body, hull_error *e) {
+        sqlt_store *s = sqlt_of(base);
+        LOCKED(s);
+        int r = sqlt_session_exists(s, session_id, e);
+        return r < 0 ? r : conversation_put_locked(s, session_id, body, e);
 }
 
 int sqlt_conversation_get(store *base, const char *session_id, json_t **ret, hull_error *e) {
@@ -224,6 +241,11 @@ int sqlt_conversation_get(store *base, const char *session_id, json_t **ret, hul
 int sqlt_conversation_append(store *base, const char *session_id, const char *tail, hull_error *e) {
         sqlt_store *s = sqlt_of(base);
         LOCKED(s);
+        return conversation_append_locked(s, session_id, tail, e);
+}
+
+/* The parts' insert, in the caller's lock (and transaction, when it has one). */
+static int conversation_append_locked(sqlt_store *s, const char *session_id, const char *tail, hull_error *e) {
         /* cached: prepared once, not at each turn's end (its parse was ~2% of a turn's CPU) */
         _cleanup_(sqlt_stmt_resetp) sqlite3_stmt *st = NULL;
         int r = sqlt_prep_cached(s, CACHED_CONVERSATION_APPEND,

@@ -142,7 +142,8 @@ int sqlt_sessions_with_status(store *base, const char *statuses, json_t **ret, h
 int sqlt_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                        hull_error *e);
 int sqlt_events_append_object(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                              const char *body, char **ret_texts, int64_t *ret_first_seq, hull_error *e);
+                              const char *body, store_conv_write *conv, char **ret_texts, int64_t *ret_first_seq,
+                              hull_error *e);
 int sqlt_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,
                               int64_t processed_ms, hull_error *e);
 int sqlt_events_last_seq(store *base, const char *session_id, int64_t *ret, hull_error *e);

@@ -283,8 +283,21 @@ int store_events_append(store *s, const char *session_id, json_t *const *events,
         return s->ops->events_append(s, session_id, events, n, ret_first_seq, e);
 }
 
+/* Whether conv may be written as it says (the checks of store_conversation_put_text and
+ * store_conversation_append_text). */
+static int conv_check(const store_conv_write *conv) {
+        hull_error ignore = {0};
+        if (!conv->text)
+                return -EINVAL;
+        if (!conv->append)
+                return store_conversation_text_check(conv->text, conv->len, &ignore);
+        if (conv->len < 2 || conv->text[0] != ',' || strlen(conv->text) != conv->len || conv->total_len < conv->len + 2)
+                return -EINVAL;
+        return conv->total_len > STORE_OBJECT_BYTES_MAX ? -E2BIG : 0;
+}
+
 int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
-                               char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
+                               store_conv_write *conv, char **ret_texts, int64_t *ret_first_seq, hull_error *e) {
         int r = store_id_check("session", session_id, e);
         if (r < 0)
                 return r;
@@ -297,8 +310,15 @@ int store_events_append_object(store *s, const char *session_id, json_t *const *
                 if ((r = store_read_event(events[i], i, &ec, e)) < 0)
                         return r;
         }
+        store_conv_write *cw = NULL; /* given to the backend only when it may be written */
+        if (conv) {
+                int k = conv_check(conv);
+                conv->result = k < 0 ? k : -ECANCELED; /* 0 only once committed */
+                cw = k < 0 ? NULL : conv;
+        }
         if (!session)
-                return s->ops->events_append_object(s, session_id, events, n, NULL, NULL, ret_texts, ret_first_seq, e);
+                return s->ops->events_append_object(s, session_id, events, n, NULL, NULL, cw, ret_texts, ret_first_seq,
+                                                    e);
         store_cols c;
         if ((r = store_read_cols(STORE_SESSION, session, &c, e)) < 0)
                 return r;
@@ -307,7 +327,7 @@ int store_events_append_object(store *s, const char *session_id, json_t *const *
         _cleanup_free_ char *body = NULL;
         if ((r = store_dump(session, store_kind_name(STORE_SESSION), &body, e)) < 0)
                 return r;
-        return s->ops->events_append_object(s, session_id, events, n, &c, body, ret_texts, ret_first_seq, e);
+        return s->ops->events_append_object(s, session_id, events, n, &c, body, cw, ret_texts, ret_first_seq, e);
 }
 
 int store_events_list(store *s, const char *session_id, const store_events_q *q, store_page *ret, int64_t **ret_seqs,

@@ -125,13 +125,28 @@ int store_list(store *s, store_kind k, const store_list_q *q, store_page *ret, h
  * exist, -EEXIST when an id is taken (nothing written). */
 int store_events_append(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                         hull_error *e);
+/* A session's conversation written in an append's own transaction (store_events_append_object):
+ * the whole text (len bytes, NUL-terminated), or with append what follows the kept text's last
+ * message, as store_conversation_put_text and store_conversation_append_text take them (total_len:
+ * the whole text's length). result, set by the append: 0 once committed with the events, else why
+ * not: -ENOENT (no conversation kept to add to), -EINVAL, -E2BIG (the events are appended all the
+ * same), -ECANCELED (the append failed: nothing was written). */
+typedef struct store_conv_write {
+        const char *text;
+        size_t len, total_len;
+        bool append;
+        int result;
+} store_conv_write;
+
 /* store_events_append and store_update of the session object (session, its id session_id; NULL:
  * the events alone) in the same transaction: one commit where they took two. SQLite only
  * (-EOPNOTSUPP elsewhere: nodes use store_events_append_with_session). Nothing written on failure.
- * ret_texts (NULL, or n pointers set to NULL that the caller frees, set on success): each event's compact JSON as
- * stored, for a caller that streams it (one serialisation, not two). */
+ * conv (NULL: none): the session's conversation written in the same transaction, when it can be
+ * (conv->result). ret_texts (NULL, or n pointers set to NULL that the caller frees, set on
+ * success): each event's compact JSON as stored, for a caller that streams it (one serialisation,
+ * not two). */
 int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
-                               char **ret_texts, int64_t *ret_first_seq, hull_error *e);
+                               store_conv_write *conv, char **ret_texts, int64_t *ret_first_seq, hull_error *e);
 
 typedef struct store_events_q {
         unsigned limit;           /* 1..STORE_EVENTS_PAGE_MAX (0: STORE_PAGE_DEFAULT) */

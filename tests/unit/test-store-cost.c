@@ -82,12 +82,12 @@ static void test_append_object(store *s) {
                           event_obj("sevt_obj_2", "span.model_request_start", "2026-01-01T00:00:01Z")};
         json_object_set_new(sess, "status", json_string("running"));
         int64_t first = 0, seq = 0;
-        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", evs, 2, sess, NULL, &first, &e), 0);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", evs, 2, sess, NULL, NULL, &first, &e), 0);
         CHECK_EQ_INT(first, 1);
         uint64_t before = store_prepares(s);
         json_t *more[1] = {event_obj("sevt_obj_3", "session.status_idle", "2026-01-01T00:00:02Z")};
         json_object_set_new(sess, "status", json_string("idle"));
-        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", more, 1, sess, NULL, &first, &e), 0);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", more, 1, sess, NULL, NULL, &first, &e), 0);
         CHECK_EQ_INT(first, 3);
         CHECK_EQ_INT(store_prepares(s) - before, 0); /* the append's and the update's, kept */
         CHECK_EQ_INT(store_get(s, STORE_SESSION, "sess_obj", 0, &got, &e), 0);
@@ -99,8 +99,8 @@ static void test_append_object(store *s) {
         /* nothing written: no such session; an object that is another session's */
         json_t *late[1] = {event_obj("sevt_obj_4", "agent.message", "2026-01-01T00:00:03Z")};
         json_t *other = session_obj("sess_none", 1, "running", "agent_1", 1, false);
-        CHECK_EQ_INT(store_events_append_object(s, "sess_none", late, 1, other, NULL, &first, &e), -ENOENT);
-        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", late, 1, other, NULL, &first, &e), -EINVAL);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_none", late, 1, other, NULL, NULL, &first, &e), -ENOENT);
+        CHECK_EQ_INT(store_events_append_object(s, "sess_obj", late, 1, other, NULL, NULL, &first, &e), -EINVAL);
         CHECK_EQ_INT(store_events_seq_of(s, "sess_obj", "sevt_obj_4", &seq, &e), -ENOENT);
         CHECK_EQ_INT(store_get(s, STORE_SESSION, "sess_obj", 0, &got, &e), 0);
         CHECK_EQ_STR(json_string_value(json_object_get(got, "status")), "idle");
@@ -110,6 +110,71 @@ static void test_append_object(store *s) {
         json_decref(more[0]);
         json_decref(evs[0]);
         json_decref(evs[1]);
+        json_decref(sess);
+}
+
+/* A conversation written in an append's own transaction: the whole text, then a tail added to it;
+ * a tail with nothing kept to add to, or a text that is not an array, is not written, and the
+ * events are appended all the same; a failed append writes neither. */
+static void test_append_conversation(store *s) {
+        hull_error e = {0};
+        json_t *sess = session_obj("sess_conv", 1, "running", "agent_1", 1, false), *got = NULL;
+        CHECK_EQ_INT(store_insert(s, STORE_SESSION, sess, &e), 0);
+        int64_t first = 0, seq = 0;
+        /* a tail, but nothing kept yet: the events go in, the conversation is not written */
+        static const char tail[] = ",{\"role\":\"assistant\",\"content\":\"b\"}";
+        static const char whole[] = "[{\"role\":\"user\",\"content\":\"a\"}]";
+        static const char joined[] =
+                "[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"}]";
+        store_conv_write w = {.text = tail, .len = strlen(tail), .total_len = strlen(joined), .append = true};
+        json_t *a[1] = {event_obj("sevt_conv_1", "agent.message", "2026-01-01T00:00:01Z")};
+        CHECK_EQ_INT(store_events_append_object(s, "sess_conv", a, 1, NULL, &w, NULL, &first, &e), 0);
+        CHECK_EQ_INT(w.result, -ENOENT);
+        CHECK_EQ_INT(store_events_seq_of(s, "sess_conv", "sevt_conv_1", &seq, &e), 0);
+        CHECK_EQ_INT(store_conversation_get(s, "sess_conv", &got, &e), 0);
+        CHECK(got == NULL);
+        /* the whole text with the idle and the session object: one transaction, no new statement */
+        json_object_set_new(sess, "status", json_string("idle"));
+        w = (store_conv_write){.text = whole, .len = strlen(whole), .total_len = strlen(whole)};
+        json_t *b[1] = {event_obj("sevt_conv_2", "session.status_idle", "2026-01-01T00:00:02Z")};
+        CHECK_EQ_INT(store_events_append_object(s, "sess_conv", b, 1, sess, &w, NULL, &first, &e), 0);
+        CHECK_EQ_INT(w.result, 0);
+        CHECK_EQ_INT(store_conversation_get(s, "sess_conv", &got, &e), 0);
+        json_t *want = json_loads(whole, 0, NULL);
+        CHECK(got && json_equal(got, want));
+        json_decref(got);
+        json_decref(want);
+        /* then the tail added */
+        uint64_t before = store_prepares(s);
+        w = (store_conv_write){.text = tail, .len = strlen(tail), .total_len = strlen(joined), .append = true};
+        json_t *c[1] = {event_obj("sevt_conv_3", "session.status_idle", "2026-01-01T00:00:03Z")};
+        CHECK_EQ_INT(store_events_append_object(s, "sess_conv", c, 1, NULL, &w, NULL, &first, &e), 0);
+        CHECK_EQ_INT(w.result, 0);
+        CHECK_EQ_INT(store_prepares(s) - before, 0); /* the kept statements */
+        CHECK_EQ_INT(store_conversation_get(s, "sess_conv", &got, &e), 0);
+        want = json_loads(joined, 0, NULL);
+        CHECK(got && json_equal(got, want));
+        json_decref(got);
+        json_decref(want);
+        /* not an array's text: refused before the transaction, the events appended */
+        w = (store_conv_write){.text = "{}", .len = 2, .total_len = 2};
+        json_t *d[1] = {event_obj("sevt_conv_4", "agent.message", "2026-01-01T00:00:04Z")};
+        CHECK_EQ_INT(store_events_append_object(s, "sess_conv", d, 1, NULL, &w, NULL, &first, &e), 0);
+        CHECK_EQ_INT(w.result, -EINVAL);
+        CHECK_EQ_INT(store_events_seq_of(s, "sess_conv", "sevt_conv_4", &seq, &e), 0);
+        /* a failed append (an id taken) writes neither, and says so */
+        w = (store_conv_write){.text = whole, .len = strlen(whole), .total_len = strlen(whole)};
+        CHECK_EQ_INT(store_events_append_object(s, "sess_conv", d, 1, NULL, &w, NULL, &first, &e), -EEXIST);
+        CHECK_EQ_INT(w.result, -ECANCELED);
+        CHECK_EQ_INT(store_conversation_get(s, "sess_conv", &got, &e), 0);
+        want = json_loads(joined, 0, NULL);
+        CHECK(got && json_equal(got, want));
+        json_decref(got);
+        json_decref(want);
+        json_decref(a[0]);
+        json_decref(b[0]);
+        json_decref(c[0]);
+        json_decref(d[0]);
         json_decref(sess);
 }
 
@@ -129,6 +194,7 @@ int main(void) {
                 test_turn_prepares(s);
                 test_conversation_text(s);
                 test_append_object(s);
+                test_append_conversation(s);
                 store_close(s);
         }
         rm_rf_at(AT_FDCWD, dir);
