@@ -283,17 +283,25 @@ int store_events_append(store *s, const char *session_id, json_t *const *events,
         return s->ops->events_append(s, session_id, events, n, ret_first_seq, e);
 }
 
+/* A tail to add to a kept conversation (store_conversation_append_text): ",{...},{...}" of
+ * tail_len bytes, NUL-terminated, in a whole text of total_len within the bound. */
+static int conversation_tail_check(const char *tail, size_t tail_len, size_t total_len, hull_error *e) {
+        if (!tail || tail_len < 2 || tail[0] != ',' || strlen(tail) != tail_len || total_len < tail_len + 2)
+                return hull_fail(e, -EINVAL, "store: no messages to add to a conversation");
+        if (total_len > STORE_OBJECT_BYTES_MAX)
+                return hull_fail(e, -E2BIG, "store: a conversation is %zu bytes of JSON, more than the %u kept",
+                                 total_len, STORE_OBJECT_BYTES_MAX);
+        return 0;
+}
+
 /* Whether conv may be written as it says (the checks of store_conversation_put_text and
  * store_conversation_append_text). */
 static int conv_check(const store_conv_write *conv) {
         hull_error ignore = {0};
         if (!conv->text)
                 return -EINVAL;
-        if (!conv->append)
-                return store_conversation_text_check(conv->text, conv->len, &ignore);
-        if (conv->len < 2 || conv->text[0] != ',' || strlen(conv->text) != conv->len || conv->total_len < conv->len + 2)
-                return -EINVAL;
-        return conv->total_len > STORE_OBJECT_BYTES_MAX ? -E2BIG : 0;
+        return conv->append ? conversation_tail_check(conv->text, conv->len, conv->total_len, &ignore)
+                            : store_conversation_text_check(conv->text, conv->len, &ignore);
 }
 
 int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
@@ -424,11 +432,8 @@ int store_conversation_append_text(store *s, const char *session_id, const char 
         int r = store_id_check("session", session_id, e);
         if (r < 0)
                 return r;
-        if (!tail || tail_len < 2 || tail[0] != ',' || strlen(tail) != tail_len || total_len < tail_len + 2)
-                return hull_fail(e, -EINVAL, "store: no messages to add to a conversation");
-        if (total_len > STORE_OBJECT_BYTES_MAX)
-                return hull_fail(e, -E2BIG, "store: a conversation is %zu bytes of JSON, more than the %u kept",
-                                 total_len, STORE_OBJECT_BYTES_MAX);
+        if ((r = conversation_tail_check(tail, tail_len, total_len, e)) < 0)
+                return r;
         return s->ops->conversation_append(s, session_id, tail, e);
 }
 
