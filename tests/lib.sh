@@ -119,6 +119,33 @@ mock_start() {
         return 1
 }
 
+# everything_http_start EV LOG [VAR=VALUE...]: start @modelcontextprotocol/server-everything (the
+# binary EV) over Streamable HTTP on 127.0.0.1, its output in LOG, with those variables in its
+# environment. A port is picked free and handed to it, so another process may take it first (a
+# bind(0) or a connection's local port meanwhile): the server then exits, and a new port is tried
+# (5 at most). Up: its own "listening on port N" line in LOG (not merely a connect, which another
+# listener could answer). Sets EV_PORT and EV_PID (also in pids); 1 when it never listened.
+everything_http_start() {
+        local ev=$1 log=$2 attempt i
+        shift 2
+        for attempt in 1 2 3 4 5; do
+                EV_PORT=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+                env "$@" HOST=127.0.0.1 PORT="$EV_PORT" "$ev" streamableHttp >"$log" 2>&1 &
+                EV_PID=$!
+                pids+=("$EV_PID")
+                for i in $(seq 1 1200); do
+                        grep -q "listening on port $EV_PORT\$" "$log" 2>/dev/null && return 0
+                        kill -0 "$EV_PID" 2>/dev/null || break
+                        sleep 0.05
+                done
+                kill -KILL "$EV_PID" 2>/dev/null
+                wait "$EV_PID" 2>/dev/null
+                printf '# server-everything did not listen on port %s (attempt %s): %s\n' "$EV_PORT" "$attempt" \
+                        "$(tail -3 "$log" | tr '\n' ' ' | cut -c1-300)"
+        done
+        return 1
+}
+
 # mock_stop [SIGNAL]: signal it and wait (30 s at most); returns its exit status.
 mock_stop() {
         local i

@@ -156,14 +156,12 @@ pyexpect "mcp run: its log message reaches the bus as hull.mcp_message" \
 mock_stop
 
 # ---- server-everything over Streamable HTTP, on loopback ----
-PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
-EVH=$!
-pids+=("$EVH")
-for i in $(seq 1 600); do
-        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" 2>/dev/null && break
-        sleep 0.05
-done
+if ! everything_http_start "$EV" "$TEST_TMP/evh.log"; then
+        fail "mcp run: server-everything listens over Streamable HTTP" "$(tail -5 "$TEST_TMP/evh.log")"
+        exit 0
+fi
+PORT=$EV_PORT
+EVH=$EV_PID
 # the egress guard, as for /v1: a loopback URL is refused (naming the server and how to admit
 # it) until config.json's web.allow_cidrs admits it; a metadata endpoint always is
 mock '{"steps":[{"text":"never asked"}]}'

@@ -23,15 +23,13 @@ mkdir -m 0711 "$HULL_HOME"
 # /v1 MCP URLs pass the egress guard: the operator admits loopback, where the test's server is
 printf '{"web": {"allow_cidrs": ["127.0.0.0/8"]}}\n' >"$HULL_HOME/config.json"
 
-PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # MCP_BIG: get-env's answer is over 100 KB
-MCP_BIG=$(head -c 100000 /dev/zero | tr '\0' b) HOST=127.0.0.1 PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
-EVH=$!
-pids+=("$EVH")
-for _ in $(seq 1 600); do
-        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" 2>/dev/null && break
-        sleep 0.05
-done
+if ! everything_http_start "$EV" "$TEST_TMP/evh.log" MCP_BIG="$(head -c 100000 /dev/zero | tr '\0' b)"; then
+        fail "v1 mcp: server-everything listens over Streamable HTTP" "$(tail -5 "$TEST_TMP/evh.log")"
+        exit 0
+fi
+PORT=$EV_PORT
+EVH=$EV_PID
 
 : >"$TEST_TMP/requests.jsonl"
 SCRIPT='{"steps": [

@@ -535,40 +535,67 @@ static bool port_open(int port) {
         return ok;
 }
 
-static void test_everything_http(const char *ev) {
-        int port = free_port();
-        char port_env[32], url[64];
-        snprintf(port_env, sizeof(port_env), "PORT=%d", port);
-        snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", port);
+/* server-everything spawned over Streamable HTTP on a free port: *ret_pid, the port (-1: it never
+ * listened). The port is free when picked, but another process may take it before the server
+ * binds it (the server then exits): a new one is tried, 5 at most. */
+static int everything_http_spawn(const char *ev, pid_t *ret_pid) {
         size_t n = 0;
         while (environ[n])
                 n++;
-        char **envp = calloc(n + 2, sizeof(*envp));
-        memcpy(envp, environ, n * sizeof(*envp));
-        envp[n] = port_env;
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-        posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-        char *const argv[] = {(char *) ev, (char *) "streamableHttp", NULL};
-        pid_t pid = 0;
-        int r = port > 0 ? posix_spawn(&pid, ev, &fa, NULL, argv, envp) : -1;
-        posix_spawn_file_actions_destroy(&fa);
-        free(envp);
-        bool up = false;
-        for (int i = 0; r == 0 && i < 600 && !up; i++) {
-                up = port_open(port);
-                if (!up)
+        for (int attempt = 0; attempt < 5; attempt++) {
+                int port = free_port();
+                if (port <= 0)
+                        return -1;
+                char port_env[32];
+                snprintf(port_env, sizeof(port_env), "PORT=%d", port);
+                char **envp = calloc(n + 2, sizeof(*envp));
+                if (!envp)
+                        return -1;
+                memcpy(envp, environ, n * sizeof(*envp));
+                envp[n] = port_env;
+                posix_spawn_file_actions_t fa;
+                posix_spawn_file_actions_init(&fa);
+                posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+                posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+                posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+                char *const argv[] = {(char *) ev, (char *) "streamableHttp", NULL};
+                pid_t pid = 0;
+                int r = posix_spawn(&pid, ev, &fa, NULL, argv, envp);
+                posix_spawn_file_actions_destroy(&fa);
+                free(envp);
+                if (r != 0)
+                        return -1;
+                bool exited = false;
+                for (int i = 0; i < 600; i++) {
+                        if (port_open(port)) {
+                                *ret_pid = pid;
+                                return port;
+                        }
+                        if ((exited = waitpid(pid, NULL, WNOHANG) == pid))
+                                break; /* the port was taken meanwhile: another one */
                         usleep(50000);
+                }
+                if (!exited) {
+                        kill(pid, SIGKILL);
+                        waitpid(pid, NULL, 0);
+                }
         }
+        return -1;
+}
+
+static void test_everything_http(const char *ev) {
+        pid_t pid = 0;
+        int port = everything_http_spawn(ev, &pid);
+        bool up = port > 0;
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", port);
         TEST_RESULT(up, "server-everything listens over Streamable HTTP on 127.0.0.1:%d", port);
         if (up) {
                 const char *headers[] = {"X-Test: hull", NULL};
                 mcp_http_config cfg = {.name = "evh", .url = url, .headers = headers};
                 mcp_client *c = NULL;
                 hull_error e = {0};
-                r = mcp_client_connect(&cfg, &c, &e);
+                int r = mcp_client_connect(&cfg, &c, &e);
                 TEST_RESULT(r == 0, "hull connects and initializes over HTTP (%d %s)", r, e.msg);
                 if (r == 0) {
                         CHECK_EQ_STR(mcp_client_protocol_version(c), "2025-11-25");
