@@ -125,7 +125,8 @@ int store_list(store *s, store_kind k, const store_list_q *q, store_page *ret, h
  * exist, -EEXIST when an id is taken (nothing written). */
 int store_events_append(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                         hull_error *e);
-/* A session's conversation written in an append's own transaction (store_events_append_object):
+/* A session's conversation written in an append's own transaction (store_events_append_object;
+ * on nodes store_events_append_with_session, which takes the whole text only):
  * the whole text (len bytes, NUL-terminated), or with append what follows the kept text's last
  * message, as store_conversation_put_text and store_conversation_append_text take them (total_len:
  * the whole text's length). result, set by the append: 0 once committed with the events, else why
