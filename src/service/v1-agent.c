@@ -93,8 +93,9 @@ static void on_bus(void *ud, const json_t *event, bool persisted) {
                  * next append (the session's cost goes into session.usage at its append: append_now) */
                 bool end = strcmp(type, "span.model_request_end") == 0 && !l->outcome;
                 /* and the turn's idle: logged (with what it holds) once the worker kept the
-                 * conversation (worker_main), so a session seen idle has its turn in the store */
-                bool idle = strcmp(type, "session.status_idle") == 0 && !v1_node_mode(l->g);
+                 * conversation (worker_main; in the idle's own commit), so a session seen idle has
+                 * its turn in the store, on nodes too (a node that dies after it leaves both) */
+                bool idle = strcmp(type, "session.status_idle") == 0;
                 if (strcmp(type, "agent.message") == 0 || strcmp(type, "session.usage") == 0 || first_running || end ||
                     idle)
                         v1_log_hold_locked(l, copy); /* committed with what follows (one commit) */
@@ -665,10 +666,4 @@ void v1_conv_finish(live *l, v1_conv_save *c) {
                 l->kept_len = c->len;
         } else
                 free(TAKE_PTR(c->text));
-}
-
-void v1_conversation_save(live *l) {
-        v1_conv_save c;
-        if (v1_conv_prepare(l, &c))
-                v1_conv_finish(l, &c);
 }

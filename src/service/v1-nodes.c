@@ -157,9 +157,10 @@ void v1_node_merge_locked(live *l) {
  * conditional on the stored body being l->stored (what this node last read or wrote); when another
  * node (or writer) changed it meanwhile, its version is merged (overlay) and the append tried again.
  * deliveries (may be NULL): the webhooks of the events' status changes, queued in the same statement
- * (v1_webhook_delivery). Nothing is written on failure. */
-int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, int64_t *ret_first,
-                          hull_error *e) {
+ * (v1_webhook_delivery). conv (may be NULL): the turn's conversation, whole, in the same statement
+ * (conv->result). Nothing is written on failure. */
+int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, store_conv_write *conv,
+                          int64_t *ret_first, hull_error *e) {
         int r = 0;
         for (unsigned i = 0; i < NODE_APPEND_TRIES; i++) {
                 json_t *stored = NULL;
@@ -170,7 +171,7 @@ int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *del
                         return r;
                 char *now = NULL;
                 r = store_events_append_with_session(l->g->cfg.store, l->id, evs, n, l->obj, l->stored, deliveries,
-                                                     ret_first, &now, e);
+                                                     conv, ret_first, &now, e);
                 if (r == 0 || r == -ESTALE) {
                         free(l->stored);
                         l->stored = now;
@@ -386,29 +387,16 @@ char *v1_conversation_text(live *l, size_t *ret_len) {
 
 /* Hand the lease back when the turns are done (under l->lock; worker: the worker asks, its queue
  * empty; else only when no worker runs): unless messages another node queued wait in the log,
- * which then go to l->queue (returns true: the caller runs them). conv (the worker's, else NULL):
- * the session's conversation's text (conv_len bytes), kept in the release's own statement
- * (store_turn_end_text: one commit);
- * *ret_released (may be NULL): the lease was given back here. */
-bool v1_node_handoff_locked(live *l, bool worker, const char *conv, size_t conv_len, bool *ret_released) {
+ * which then go to l->queue (returns true: the caller runs them). The turn's conversation is in
+ * the store already (committed with its idle: v1_conv_prepare, l->conv_pending), so the release
+ * carries no text. *ret_released (may be NULL): the lease was given back here. */
+bool v1_node_handoff_locked(live *l, bool worker, bool *ret_released) {
         v1_engine *g = l->g;
         hull_error e = {0};
-        if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted) {
-                if (conv && store_conversation_put_text(g->cfg.store, l->id, conv, conv_len, &e) < 0)
-                        dlog_log(g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"",
-                                 l->id, e.msg);
+        if (!v1_node_mode(g) || l->ask_id[0] || (!worker && l->running) || g->stopping || l->deleted)
                 return false;
-        }
         json_t *pending = NULL;
-        int r = conv ? store_turn_end_text(g->cfg.store, l->id, g->cfg.node->id, conv, conv_len, &pending, &e)
-                     : store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
-        if (r < 0 && r != -EAGAIN && conv) { /* the conversation on its own, then the lease */
-                dlog_log(g->cfg.log, DLOG_WARN, "event=node-turn-end-failed session=%s error=\"%s\"", l->id, e.msg);
-                if (store_conversation_put_text(g->cfg.store, l->id, conv, conv_len, &e) < 0)
-                        dlog_log(g->cfg.log, DLOG_WARN, "event=v1-conversation-not-saved session=%s error=\"%s\"",
-                                 l->id, e.msg);
-                return v1_node_handoff_locked(l, worker, NULL, 0, ret_released);
-        }
+        int r = store_lease_release(g->cfg.store, l->id, g->cfg.node->id, &pending, &e);
         if (r != -EAGAIN) {
                 if (r < 0)
                         dlog_log(g->cfg.log, DLOG_WARN, "event=node-lease-release-failed session=%s error=\"%s\"",
@@ -434,7 +422,7 @@ bool v1_node_handoff_locked(live *l, bool worker, const char *conv, size_t conv_
         }
         json_decref(pending);
         dlog_log(g->cfg.log, DLOG_INFO, "event=node-picked-up session=%s messages=%zu", l->id, i);
-        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker, NULL, 0, ret_released);
+        return json_array_size(l->queue) > 0 || v1_node_handoff_locked(l, worker, ret_released);
 }
 
 /* The turn a dead node ran (its lease is this node's now): session.error and idle, when the

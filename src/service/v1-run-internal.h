@@ -83,7 +83,8 @@ typedef struct live {
         size_t kept_len;
         unsigned kept_parts;
         /* a turn's conversation, to be written in the session's next append (its transaction,
-         * before the idle): the worker's, under lock; NULL: none */
+         * before the idle; on nodes the next that writes the session row, as the idle's does):
+         * the worker's, under lock; NULL: none */
         store_conv_write *conv_pending;
         bool deleted;
         /* the agent (the worker's while it runs, else under lock) */
@@ -158,8 +159,8 @@ void v1_node_sync_locked(live *l);
  * is taken; under l->lock). */
 bool v1_node_presynced(live *l);
 void v1_node_merge_locked(live *l);
-int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, int64_t *ret_first,
-                          hull_error *e);
+int v1_node_append_locked(live *l, json_t *const *evs, size_t n, const char *deliveries, store_conv_write *conv,
+                          int64_t *ret_first, hull_error *e);
 /* v1-run.c: ev (stolen) logged with the next append (the next event of the turn, at the latest
  * when the agent returns: v1_log_flush_locked), one commit for both; logged now when V1_HELD_MAX
  * are held. Only for events after which the turn does not wait before its next append (never
@@ -176,7 +177,7 @@ void v1_node_start_join_locked(live *l);
 void v1_log_flush_locked(live *l);
 int v1_node_claim_locked(live *l, bool starts, v1_err *err);
 void v1_node_release_locked(live *l);
-bool v1_node_handoff_locked(live *l, bool worker, const char *conv, size_t conv_len, bool *ret_released);
+bool v1_node_handoff_locked(live *l, bool worker, bool *ret_released);
 /* The session's conversation's text (agent_conversation_text: only the messages new since the
  * last time are dumped), malloc'd; NULL when it cannot be made (logged: the log of events is the
  * record). */
@@ -191,14 +192,14 @@ typedef struct v1_conv_save {
 /* The write that keeps the session's conversation, in *c: false when there is nothing to write
  * (the text kept). Outside nodes mode, when the text this process kept last is where this one
  * starts (no older message changed in place), only the messages after it are appended (a turn
- * writes its own few KB); else, and after V1_CONVERSATION_PARTS_MAX appends, the whole text.
+ * writes its own few KB); else, and after V1_CONVERSATION_PARTS_MAX appends, the whole text. On
+ * nodes always the whole text: another node may have run a turn of the session since this one
+ * kept its text, and a tail added to what it no longer is would lose that turn.
  * The worker's. */
 bool v1_conv_prepare(live *l, v1_conv_save *c);
 /* The conversation kept: written here unless an append committed it already (c->w.result 0;
  * l->conv_pending), the whole text when adding to it failed; a failure logged. */
 void v1_conv_finish(live *l, v1_conv_save *c);
-/* Both at once: the session's conversation kept now. */
-void v1_conversation_save(live *l);
 bool v1_node_claim_with_append(live *l, bool messages);
 int v1_node_append_sent(live *l, json_t *const *evs, size_t n, bool together, bool *foreign, v1_err *err);
 /* Messages behind a running turn (waits) or another message: processed_at null till they run. */

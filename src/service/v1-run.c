@@ -183,13 +183,15 @@ static int append_now(live *l, json_t *const *evs, size_t n, hull_error *e) {
                             : store_events_append_claim(l->g->cfg.store, l->id, evs, n, l->g->cfg.node->id,
                                                         NODE_LEASE_TTL_MS, &seq, e);
                 l->claim_refused = r == -EBUSY;
-        } else if (changed && node)
-                r = v1_node_append_locked(l, evs, n, deliveries, &seq, e);
-        else { /* SQLite: the events' texts as stored go to the streams too (one json_dumps each, not two) */
-                texts = l->watches ? calloc(n, sizeof(*texts)) : NULL;
-                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, changed ? l->obj : NULL, l->conv_pending,
-                                               texts, &seq, e);
+        } else if (changed && node) { /* the conversation goes with the session row (the idle's append) */
+                r = v1_node_append_locked(l, evs, n, deliveries, l->conv_pending, &seq, e);
                 l->conv_pending = NULL; /* taken (conv_pending->result: committed or not) */
+        } else { /* SQLite: the events' texts as stored go to the streams too (one json_dumps each, not two) */
+                texts = l->watches ? calloc(n, sizeof(*texts)) : NULL;
+                r = store_events_append_object(l->g->cfg.store, l->id, evs, n, changed ? l->obj : NULL,
+                                               node ? NULL : l->conv_pending, texts, &seq, e);
+                if (!node)                      /* (on nodes left for the idle's append) */
+                        l->conv_pending = NULL; /* taken (conv_pending->result: committed or not) */
                 if (r == -EOPNOTSUPP && (r = store_events_append(l->g->cfg.store, l->id, evs, n, &seq, e)) == 0 &&
                     changed)
                         store_session_locked(l); /* a store without the one transaction: after */
@@ -570,13 +572,9 @@ static bool park_locked(live *l) {
 static void *worker_main(void *arg) {
         live *l = arg;
         v1_engine *g = l->g;
-        bool unsaved = false, released = false; /* on nodes: the conversation kept with the lease's release */
+        bool released = false;
         pthread_mutex_lock(&l->lock);
         for (;;) {
-                if (unsaved && (g->stopping || l->deleted || l->resume_ready || json_array_size(l->queue) > 0)) {
-                        v1_conversation_save(l);
-                        unsaved = false;
-                }
                 if (g->stopping || l->deleted)
                         break;
                 bool resume = l->resume_ready;
@@ -599,10 +597,7 @@ static void *worker_main(void *arg) {
                 } else {
                         if (park_locked(l))
                                 continue;
-                        size_t conv_len = 0;
-                        _cleanup_free_ char *conv = unsaved ? v1_conversation_text(l, &conv_len) : NULL;
-                        unsaved = false; /* kept by the handoff, in the release's statement (one commit) */
-                        if (v1_node_handoff_locked(l, true, conv, conv_len, &released)) /* queued on other nodes */
+                        if (v1_node_handoff_locked(l, true, &released)) /* queued on other nodes */
                                 continue;
                         break;
                 }
@@ -618,14 +613,14 @@ static void *worker_main(void *arg) {
                 if (r >= 0)
                         r = resume ? agent_resume(l->agent, &l->interrupt, &res, &e)
                                    : agent_turn(l->agent, text, &l->interrupt, &res, &e);
-                /* on one node the conversation goes into the session's next append: the one that
-                 * logs the idle the agent left held, or one before it (one commit for both) */
+                /* the conversation goes into the session's next append: the one that logs the idle
+                 * the agent left held, or one before it (one commit for both; on nodes one that
+                 * writes the session row, as the idle's does), so a node that dies after the idle
+                 * leaves the turn in the conversation too */
                 v1_conv_save conv = {0};
                 bool conv_now = false;
                 if (r >= 0) {
-                        if (v1_node_mode(g) && !l->outcome)
-                                unsaved = true; /* kept when the lease goes, or before the next turn */
-                        else if ((conv_now = v1_conv_prepare(l, &conv))) {
+                        if ((conv_now = v1_conv_prepare(l, &conv))) {
                                 pthread_mutex_lock(&l->lock);
                                 l->conv_pending = &conv.w;
                                 pthread_mutex_unlock(&l->lock);
@@ -684,11 +679,9 @@ static void *worker_main(void *arg) {
                 }
                 agent_turn_result_done(&res);
         }
-        if (unsaved)
-                v1_conversation_save(l);
         if (l->running) /* (else it ended when the worker parked) */
                 turn_end_locked(l);
-        if (!released) /* (given back with the conversation: nothing claimed it since, l->lock held) */
+        if (!released) /* (given back by the handoff: nothing claimed it since, l->lock held) */
                 v1_node_release_locked(l);
         pthread_mutex_unlock(&l->lock);
         evict(g, l);
@@ -914,11 +907,11 @@ int v1_engine_send(v1_engine *g, const char *session_id, const json_t *events, j
         }
         if (r >= 0 && foreign) { /* the owner may have let go meanwhile: then this node runs them */
                 v1_err busy = {0};
-                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false, NULL, 0, NULL))
+                if (v1_node_claim_locked(l, false, &busy) == 0 && v1_node_handoff_locked(l, false, NULL))
                         kick_locked(l);
         } else if (r >= 0)
                 kick_locked(l);
-        if (!l->running && v1_node_handoff_locked(l, false, NULL, 0, NULL)) /* no turn started: the lease back */
+        if (!l->running && v1_node_handoff_locked(l, false, NULL)) /* no turn started: the lease back */
                 kick_locked(l);
         pthread_mutex_unlock(&l->lock);
         for (size_t i = 0; i < n; i++)

@@ -341,10 +341,13 @@ typedef struct store_node_ops {
         int (*leases_reap)(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
         int (*events_wait)(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
         /* the events were checked by store_read_event, c read from the session (body its text);
-         * deliveries: a JSON array (store_events_append_with_session), *ret_queued how many rows */
+         * deliveries: a JSON array (store_events_append_with_session), *ret_queued how many rows;
+         * conversation (checked text, or NULL): the session's conversation, whole, in the same
+         * statement */
         int (*append_with_session)(store *s, const char *session_id, json_t *const *events, size_t n,
                                    const store_cols *c, const char *body, const char *if_body, const char *deliveries,
-                                   int64_t *ret_first_seq, size_t *ret_queued, char **ret_stored, hull_error *e);
+                                   const char *conversation, int64_t *ret_first_seq, size_t *ret_queued,
+                                   char **ret_stored, hull_error *e);
         int (*session_cached)(store *s, const char *id, char **ret, size_t *ret_len, hull_error *e);
         /* ret_owner (may be NULL): the sandbox's holder read too (node_id "" when none) */
         int (*session_seq)(store *s, const char *id, char **ret, size_t *ret_len, int64_t *ret_last_seq,

@@ -139,7 +139,7 @@ int store_session_get_seq_owner(store *s, const char *id, uint64_t ttl_ms, char 
 
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
                                      const json_t *session, const char *if_body, const char *deliveries,
-                                     int64_t *ret_first_seq, char **ret_stored, hull_error *e) {
+                                     store_conv_write *conv, int64_t *ret_first_seq, char **ret_stored, hull_error *e) {
         int r = no_nodes(s, e);
         if (r >= 0)
                 r = store_id_check("session", session_id, e);
@@ -159,9 +159,20 @@ int store_events_append_with_session(store *s, const char *session_id, json_t *c
                 r = store_dump(session, "a session", &body, e);
         if (r < 0)
                 return r;
+        const char *conversation = NULL; /* given to the backend only when it may be written */
+        if (conv) {
+                hull_error ignore = {0};
+                int k = conv->append  ? -EOPNOTSUPP /* whole texts only (store.h) */
+                        : !conv->text ? -EINVAL
+                                      : store_conversation_text_check(conv->text, conv->len, &ignore);
+                conv->result = k < 0 ? k : -ECANCELED; /* 0 only once committed */
+                conversation = k < 0 ? NULL : conv->text;
+        }
         size_t queued = 0;
         r = s->ops->node->append_with_session(s, session_id, events, n, &c, body, if_body, deliveries ?: "[]",
-                                              ret_first_seq, &queued, ret_stored, e);
+                                              conversation, ret_first_seq, &queued, ret_stored, e);
+        if (r == 0 && conversation)
+                conv->result = 0;
         if (r == 0 && ret_stored) /* the body stored now: ours */
                 *ret_stored = TAKE_PTR(body);
         if (r == 0 && queued > 0 && s->webhook_wake)

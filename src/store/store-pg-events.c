@@ -134,12 +134,35 @@ int pg_events_append_claim(store *base, const char *session_id, json_t *const *e
         return 0;
 }
 
+/* pg_events_append_session's statement (wh: the status changes' webhooks, queued in the same
+ * commit, wh_enqueue's rows); cte: one more written in its commit (or "") */
+#define APPEND_SESSION_SQL(cte)                                                                                        \
+        "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint, created_ms = $4, archived = $5,"             \
+        "  body = $6, status = $7, agent_id = $8, agent_version = $9"                                                  \
+        "  WHERE id = $1 AND body = $10 RETURNING last_seq - $2::bigint AS first),"                                    \
+        " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"                                  \
+        "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"                                                       \
+        "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text)),"                 \
+        " wh AS (INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"            \
+        "  SELECT d.e, w.id, d.c, d.c, 0, d.b FROM s, json_to_recordset($11::json) AS d(e text, t text,"               \
+        "  c bigint, b text) JOIN webhooks w ON w.enabled = 1 AND strpos(w.types, ',' || d.t || ',') > 0"              \
+        "  RETURNING 1)" cte " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)),"         \
+        " (SELECT count(*) FROM wh) FROM s"
+/* the conversation ($12), only with the events (it reads s): a statement of its own text, so the
+ * appends without one (most) plan and log no more than before */
+#define CONV_CTE                                                                                                       \
+        ", cv AS (INSERT INTO conversations (session_id, body) SELECT $1, $12 FROM s"                                  \
+        "  ON CONFLICT (session_id) DO UPDATE SET body = excluded.body)"
+
 /* pg_events_append's statement that also writes the session row (its columns from c, its body),
  * where the stored body is still if_body: one round trip, one commit (one fsync), the session
- * object and its events visible together. Its NOTIFY also tells the other nodes the row changed. */
+ * object and its events visible together. Its NOTIFY also tells the other nodes the row changed.
+ * With conversation (else NULL): the session's conversation upserted whole in the same statement,
+ * only when the events go in (its CTE reads s; the table's trigger drops the parts added to the
+ * text before), so the turn's idle and what the model remembers of it commit together. */
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                             const char *body, const char *if_body, const char *deliveries, int64_t *ret_first_seq,
-                             size_t *ret_queued, char **ret_stored, hull_error *e) {
+                             const char *body, const char *if_body, const char *deliveries, const char *conversation,
+                             int64_t *ret_first_seq, size_t *ret_queued, char **ret_stored, hull_error *e) {
         pg_store *s = pg_of(base);
         _cleanup_free_ char *batch = NULL;
         int r = batch_json(events, n, &batch, e);
@@ -156,26 +179,13 @@ int pg_events_append_session(store *base, const char *session_id, json_t *const 
                            c->agent_id,
                            pg_int(av, c->agent_version),
                            if_body,
-                           deliveries};
+                           deliveries,
+                           conversation};
         PG_LOCKED(s);
         _cleanup_res_ PGresult *res = NULL;
         pg_cache_forget(&s->cache, session_id);
-        r = pg_exec_hot(
-                pc,
-                "WITH s AS (UPDATE sessions SET last_seq = last_seq + $2::bigint, created_ms = $4, archived = $5,"
-                "  body = $6, status = $7, agent_id = $8, agent_version = $9"
-                "  WHERE id = $1 AND body = $10 RETURNING last_seq - $2::bigint AS first),"
-                " ins AS (INSERT INTO events (session_id, seq, id, type, processed_ms, body)"
-                "  SELECT $1, s.first + e.i + 1, e.id, e.type, e.p, e.b"
-                "  FROM s, json_to_recordset($3::json) AS e(i bigint, id text, type text, p bigint, b text)),"
-                /* the status changes' webhooks, queued in the same commit (wh_enqueue's rows) */
-                " wh AS (INSERT INTO webhook_deliveries (event_id, webhook_id, created_ms, due_ms, attempts, body)"
-                "  SELECT d.e, w.id, d.c, d.c, 0, d.b FROM s, json_to_recordset($11::json) AS d(e text, t text,"
-                "  c bigint, b text) JOIN webhooks w ON w.enabled = 1 AND strpos(w.types, ',' || d.t || ',') > 0"
-                "  RETURNING 1)"
-                " SELECT first + 1, pg_notify('hull_events', $1 || ':' || (first + $2::bigint)),"
-                " (SELECT count(*) FROM wh) FROM s",
-                11, v, "cannot append events", &res, e);
+        r = pg_exec_hot(pc, conversation ? APPEND_SESSION_SQL(CONV_CTE) : APPEND_SESSION_SQL(""), 11 + !!conversation,
+                        v, "cannot append events", &res, e);
         pg_cache_forget(&s->cache, session_id); /* a read that ran meanwhile may have kept the old body */
         if (r < 0)
                 return append_error(pc, r, e);

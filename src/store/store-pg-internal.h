@@ -159,8 +159,8 @@ int pg_sessions_with_status(store *base, const char *statuses, json_t **ret, hul
 int pg_events_append_claim(store *base, const char *session_id, json_t *const *events, size_t n, const char *node_id,
                            uint64_t ttl_ms, int64_t *ret_first_seq, hull_error *e);
 int pg_events_append_session(store *base, const char *session_id, json_t *const *events, size_t n, const store_cols *c,
-                             const char *body, const char *if_body, const char *deliveries, int64_t *ret_first_seq,
-                             size_t *ret_queued, char **ret_stored, hull_error *e);
+                             const char *body, const char *if_body, const char *deliveries, const char *conversation,
+                             int64_t *ret_first_seq, size_t *ret_queued, char **ret_stored, hull_error *e);
 int pg_events_append(store *base, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                      hull_error *e);
 int pg_events_set_processed(store *base, const char *session_id, const char *event_id, const char *processed_at,

@@ -125,7 +125,8 @@ int store_list(store *s, store_kind k, const store_list_q *q, store_page *ret, h
  * exist, -EEXIST when an id is taken (nothing written). */
 int store_events_append(store *s, const char *session_id, json_t *const *events, size_t n, int64_t *ret_first_seq,
                         hull_error *e);
-/* A session's conversation written in an append's own transaction (store_events_append_object):
+/* A session's conversation written in an append's own transaction (store_events_append_object;
+ * on nodes store_events_append_with_session, which takes the whole text only):
  * the whole text (len bytes, NUL-terminated), or with append what follows the kept text's last
  * message, as store_conversation_put_text and store_conversation_append_text take them (total_len:
  * the whole text's length). result, set by the append: 0 once committed with the events, else why
@@ -140,7 +141,8 @@ typedef struct store_conv_write {
 
 /* store_events_append and store_update of the session object (session, its id session_id; NULL:
  * the events alone) in the same transaction: one commit where they took two. SQLite only
- * (-EOPNOTSUPP elsewhere: nodes use store_events_append_with_session). Nothing written on failure.
+ * (-EOPNOTSUPP elsewhere: nodes use store_events_append_with_session, which takes a conversation
+ * too, whole). Nothing written on failure.
  * conv (NULL: none): the session's conversation written in the same transaction, when it can be
  * (conv->result). ret_texts (NULL, or n pointers set to NULL that the caller frees, set on
  * success): each event's compact JSON as stored, for a caller that streams it (one serialisation,
@@ -464,9 +466,10 @@ int store_lease_claim(store *s, const char *session_id, const char *node_id, uin
  * in order (a JSON array), for this node to run. Checked and deleted in one statement, so a
  * message queued by another node is either seen here or finds the lease gone (and runs there). */
 int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e);
-/* A turn's end on a node: the session's conversation kept (store_conversation_put) and the lease
- * given up as store_lease_release with ret_pending says, in one statement (one commit, where they
- * took two); the conversation is kept whether the lease goes or stays (-EAGAIN). */
+/* The session's conversation kept (store_conversation_put) and the lease given up as
+ * store_lease_release with ret_pending says, in one statement (one commit, where they took two);
+ * the conversation is kept whether the lease goes or stays (-EAGAIN). (hull serve's turns commit
+ * their conversation with their idle instead: store_events_append_with_session's conv.) */
 int store_turn_end(store *s, const char *session_id, const char *node_id, const json_t *messages, json_t **ret_pending,
                    hull_error *e);
 /* The same from the conversation's text (store_conversation_put_text). */
@@ -499,10 +502,16 @@ int store_session_get_seq(store *s, const char *id, char **ret, size_t *ret_len,
 /* deliveries (JSON text, may be NULL): webhook deliveries queued in the same statement, only when
  * the events are appended, each [{"e": its event id, "t": its type, "c": created ms, "b": its
  * body}] for every enabled subscription that wants its type (as store_webhook_enqueue; the
- * delivery worker woken when one was). */
+ * delivery worker woken when one was). conv (NULL: none): the session's conversation, its whole
+ * text, written in the same statement (conv->result 0 once committed with the events; nothing of
+ * it when the append fails: -ECANCELED), so a turn's idle and its conversation commit together
+ * and a node that dies after the idle leaves both. A tail (conv->append) is not taken here
+ * (-EOPNOTSUPP: the caller writes it apart): a node's kept text may be stale, another node having
+ * run a turn of the session since, so nodes write the whole text; -EINVAL and -E2BIG as
+ * store_conversation_put_text (the events are appended all the same). */
 int store_events_append_with_session(store *s, const char *session_id, json_t *const *events, size_t n,
                                      const json_t *session, const char *if_body, const char *deliveries,
-                                     int64_t *ret_first_seq, char **ret_stored, hull_error *e);
+                                     store_conv_write *conv, int64_t *ret_first_seq, char **ret_stored, hull_error *e);
 
 /* store_events_append and store_lease_claim in one statement (one commit, where they took two)
  * when the lease is free or already node_id's and alive: the message that starts a turn. -EBUSY

@@ -252,21 +252,32 @@ check "nodes: a turn writes its session row only inside its appends: no UPDATE o
 check "nodes: a one-request turn's 7 events take at most 3 appends (got $appends)" test "$appends" -le 3
 # every commit waits for PostgreSQL's WAL flush (fsync): the turn's write transactions, counted
 # (tests/integration/pg_commits.py: those naming the session; not the nodes' heartbeats). The lease
-# is claimed in the user.message's append and given back in the statement that keeps the
-# conversation: 4 commits a turn (the 3 appends and that one), 8 before (issue 21)
+# is claimed in the user.message's append and given back in a statement of its own: 4 commits a
+# turn (the 3 appends and that one), 8 before (issue 21). The conversation is written once, in the
+# append that logs the idle (the events, the session row and the conversation in one commit: a
+# node that dies after it leaves the turn in the conversation too), not with the release, which
+# carried it before (branch nodeconv)
 "$PY" "$(dirname "$0")/pg_commits.py" "$PG_DIR/server.log" "$off" "$S2" >"$TEST_TMP/commits.json"
-commits=$("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1])); print(c["writes"], c["by_kind"].get("events+session_leases+sessions", 0), c["by_kind"].get("conversations+session_leases", 0))' "$TEST_TMP/commits.json")
-read -r writes claimed ended <<<"$commits"
+commits=$("$PY" -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+k = c["by_kind"]
+conv = [x for x in k if "conversations" in x.split("+")]
+print(c["writes"], k.get("events+session_leases+sessions", 0), sum(k[x] for x in conv),
+      sum(k[x] for x in conv if {"events", "sessions"} <= set(x.split("+"))), k.get("session_leases", 0))' "$TEST_TMP/commits.json")
+read -r writes claimed convs with_idle released <<<"$commits"
 check "nodes: a one-request turn commits at most 4 write transactions (got $writes: $(cat "$TEST_TMP/commits.json"))" \
         test "$writes" -ge 1 -a "$writes" -le 4
-check "nodes: ... the lease claimed in the message's append ($claimed), given back with the conversation ($ended)" \
-        test "$claimed" = 1 -a "$ended" = 1
+check "nodes: ... the lease claimed in the message's append ($claimed), given back on its own ($released)" \
+        test "$claimed" = 1 -a "$released" = 1
+check "nodes: ... the conversation written once ($convs), in an append of events with the session row ($with_idle)" \
+        test "$convs" = 1 -a "$with_idle" = 1
 # the round trips of a turn (its end watched with psql, not a GET), the statements naming the
 # session counted (tests/integration/pg_commits.py). Sent to another node than the one that
 # holds the sandbox, forwarded there: the first reads the holder with the session's row (one
 # statement; its events not listed when the send goes elsewhere), its forward's thread the holder
 # again; there the row with its last seq, the claiming append, two appends with their status
-# webhooks queued in them, the release with the conversation: 7 (9 before, 12 before that). Sent
+# webhooks queued in them, the release: 7 (9 before, 12 before that). Sent
 # to the holder itself: the holder with the row and its last seq (one statement, taken by the
 # send's own sync), the claiming append, two appends, the release: 5 (8 before). Each of them
 # prepared once on its connection (pg_exec_hot: bound and run, not parsed and planned again at

@@ -6,7 +6,8 @@
  * waiter on another connection (NOTIFY hull_events, "session_id:seq"); which node holds a session's
  * sandbox is recorded, and forgotten when that node leaves, dies or starts a new life. The turn's
  * one-commit forms: an append that claims the lease (refused, nothing written, when it is another
- * node's or expired), a release that keeps the conversation (kept also when the lease stays). */
+ * node's or expired), a release that keeps the conversation (kept also when the lease stays), an
+ * append that keeps the conversation (in its own transaction; nothing when it is refused). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -385,14 +386,15 @@ static void test_append_webhooks(store *s) {
         const char *q = "[{\"e\":\"whe_n1\",\"t\":\"session.status_idled\",\"c\":5000,\"b\":\"{}\"},"
                         "{\"e\":\"whe_n2\",\"t\":\"session.status_run_started\",\"c\":5000,\"b\":\"{}\"}]";
         char *now = NULL;
-        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_w1", m, 1, obj, "{\"not\":\"it\"}", q, &first, &now, &e),
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_w1", m, 1, obj, "{\"not\":\"it\"}", q, NULL, &first,
+                                                      &now, &e),
                      -ESTALE); /* refused: nothing queued */
         free(now);
         now = NULL;
         CHECK_EQ_INT(store_webhook_pending(s, "wh_n1", &pending, &e), 0);
         CHECK_EQ_INT(pending, 0);
         CHECK_EQ_INT(woken, 0);
-        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_w1", m, 1, obj, stored, q, &first, &now, &e), 0);
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_w1", m, 1, obj, stored, q, NULL, &first, &now, &e), 0);
         CHECK_EQ_INT(first, seq + 1);
         CHECK_EQ_INT(store_webhook_pending(s, "wh_n1", &pending, &e), 0);
         CHECK_EQ_INT(pending, 1); /* idled wanted, run_started not */
@@ -407,6 +409,102 @@ static void test_append_webhooks(store *s) {
         free(stored);
         json_decref(m[0]);
         json_decref(obj);
+}
+
+/* The xmin (writing transaction) of a row, as text: "" when there is none. */
+static void xmin_of(store *s, const char *sql, const char *id, char *buf, size_t size) {
+        hull_error e = {0};
+        _cleanup_res_ PGresult *res = NULL;
+        const char *v[] = {id};
+        buf[0] = '\0';
+        CHECK_EQ_INT(pg_exec(&((pg_store *) s)->conns[0], sql, 1, v, "cannot read xmin", &res, &e), 0);
+        if (res && PQntuples(res) == 1)
+                snprintf(buf, size, "%s", PQgetvalue(res, 0, 0));
+}
+
+static char *conv_text(const char *last) {
+        json_t *c = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "user", "content", "hi", "role", "assistant",
+                              "content", last);
+        char *t = json_dumps(c, JSON_COMPACT);
+        json_decref(c);
+        return t;
+}
+
+/* The conversation of a turn goes with the append that logs its idle (a node that dies after
+ * that commit leaves the turn in the conversation too): written whole in the append's own
+ * transaction (its row's xmin is the idle's), the parts added before dropped; nothing of it when
+ * the append is refused (the body changed: -ESTALE; an id taken: -EEXIST); a tail, or a text
+ * that is not one, is not written here (the events are appended all the same). */
+static void test_append_conversation(store *s, store *s2) {
+        hull_error e = {0};
+        add_session(s, "sesn_c1");
+        CHECK_EQ_INT(store_conversation_put_text(s, "sesn_c1", "[{\"a\":1}]", 9, &e), 0);
+        CHECK_EQ_INT(store_conversation_append_text(s, "sesn_c1", ",{\"b\":2}", 8, 17, &e), 0);
+        char *stored = NULL, *now = NULL;
+        size_t len = 0;
+        int64_t seq = 0, first = 0;
+        CHECK_EQ_INT(store_session_get_seq(s, "sesn_c1", &stored, &len, &seq, &e), 0);
+        json_t *obj = session_obj("sesn_c1", 2, "idle", "agent_n", 1, false);
+        json_t *m[1] = {event_obj("sevt_c1", "session.status_idle", NULL)};
+        char *t1 = conv_text("first");
+        store_conv_write cw = {.text = t1, .len = strlen(t1), .total_len = strlen(t1), .result = 1};
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_c1", m, 1, obj, "{\"not\":\"it\"}", NULL, &cw, &first,
+                                                      &now, &e),
+                     -ESTALE);
+        CHECK_EQ_INT(cw.result, -ECANCELED);
+        free(TAKE_PTR(now));
+        json_t *got = NULL, *want = json_loads("[{\"a\":1},{\"b\":2}]", 0, NULL);
+        CHECK_EQ_INT(store_conversation_get(s2, "sesn_c1", &got, &e), 0);
+        CHECK(json_equal(got, want)); /* refused: the conversation as it was */
+        json_decref(TAKE_PTR(got));
+        CHECK_EQ_INT(last_seq(s2, "sesn_c1"), seq);
+        cw.result = 1;
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_c1", m, 1, obj, stored, NULL, &cw, &first, &now, &e), 0);
+        CHECK_EQ_INT(cw.result, 0);
+        CHECK_EQ_INT(first, seq + 1);
+        CHECK_EQ_INT(store_conversation_get(s2, "sesn_c1", &got, &e), 0);
+        json_decref(want);
+        want = json_loads(t1, 0, NULL);
+        CHECK(json_equal(got, want)); /* whole: the parts before it gone */
+        json_decref(TAKE_PTR(got));
+        char xc[32], xe[32];
+        xmin_of(s2, "SELECT xmin::text FROM conversations WHERE session_id = $1", "sesn_c1", xc, sizeof(xc));
+        xmin_of(s2, "SELECT xmin::text FROM events WHERE id = $1", "sevt_c1", xe, sizeof(xe));
+        CHECK(xc[0] && strcmp(xc, xe) == 0); /* one transaction */
+        /* an id taken: nothing of the new text either */
+        char *t2 = conv_text("second");
+        cw = (store_conv_write){.text = t2, .len = strlen(t2), .total_len = strlen(t2), .result = 1};
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_c1", m, 1, obj, now, NULL, &cw, &first, NULL, &e),
+                     -EEXIST);
+        CHECK_EQ_INT(cw.result, -ECANCELED);
+        CHECK_EQ_INT(store_conversation_get(s2, "sesn_c1", &got, &e), 0);
+        CHECK(json_equal(got, want));
+        json_decref(TAKE_PTR(got));
+        CHECK_EQ_INT(last_seq(s2, "sesn_c1"), seq + 1);
+        /* a tail, or no array's text: not written here, the events appended */
+        json_decref(m[0]);
+        m[0] = event_obj("sevt_c2", "session.status_idle", NULL);
+        cw = (store_conv_write){.text = ",{\"c\":3}", .len = 8, .total_len = 40, .append = true, .result = 1};
+        char *now2 = NULL;
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_c1", m, 1, obj, now, NULL, &cw, &first, &now2, &e), 0);
+        CHECK_EQ_INT(cw.result, -EOPNOTSUPP);
+        json_decref(m[0]);
+        m[0] = event_obj("sevt_c3", "session.status_idle", NULL);
+        cw = (store_conv_write){.text = t2, .len = strlen(t2) - 1, .total_len = strlen(t2) - 1, .result = 1};
+        CHECK_EQ_INT(store_events_append_with_session(s, "sesn_c1", m, 1, obj, now2, NULL, &cw, &first, NULL, &e), 0);
+        CHECK_EQ_INT(cw.result, -EINVAL);
+        CHECK_EQ_INT(last_seq(s2, "sesn_c1"), seq + 3);
+        CHECK_EQ_INT(store_conversation_get(s2, "sesn_c1", &got, &e), 0);
+        CHECK(json_equal(got, want));
+        json_decref(got);
+        json_decref(want);
+        json_decref(m[0]);
+        json_decref(obj);
+        free(t1);
+        free(t2);
+        free(now);
+        free(now2);
+        free(stored);
 }
 
 /* A turn's statements are prepared once a connection (pg_exec_hot); when the server session lost
@@ -476,6 +574,7 @@ int main(void) {
         test_owners(s);
         test_turn_commits(s, s2);
         test_append_webhooks(s);
+        test_append_conversation(s, s2);
         test_prepared(s);
         test_generic_plans(s);
         store_close(s2);
