@@ -35,8 +35,9 @@ poll() {
         return 1
 }
 
-# the first answer after 2 s (the lease's row is locked meanwhile), then at once
-if ! mock_start '{"then": "repeat", "steps": [{"text": "the word is giraffe", "delay_ms": 2000},
+# the first answer after 6 s (the lease's row is locked meanwhile: a busy machine may take seconds to
+# start psql and take the lock), then at once
+if ! mock_start '{"then": "repeat", "steps": [{"text": "the word is giraffe", "delay_ms": 6000},
         {"text": "second answer"}]}' --log-level error --record "$TEST_TMP/mock.rec"; then
         fail "nodes-durable: hull mock-model starts" "$(cat "$TEST_TMP/mock.err")"
         exit 1
