@@ -335,9 +335,8 @@ typedef struct store_node_ops {
         int (*leave)(store *s, const char *node_id, const char *instance, hull_error *e);
         int (*lease_claim)(store *s, const char *session_id, const char *node_id, uint64_t ttl_ms, store_lease *ret,
                            hull_error *e);
-        /* conversation (text, or NULL): the session's conversation kept in the same statement */
-        int (*lease_release)(store *s, const char *session_id, const char *node_id, const char *conversation,
-                             json_t **ret_pending, hull_error *e);
+        int (*lease_release)(store *s, const char *session_id, const char *node_id, json_t **ret_pending,
+                             hull_error *e);
         int (*leases_reap)(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);
         int (*events_wait)(store *s, int timeout_ms, store_wake_fn fn, void *ud, hull_error *e);
         /* the events were checked by store_read_event, c read from the session (body its text);

@@ -77,30 +77,7 @@ int store_lease_release(store *s, const char *session_id, const char *node_id, j
                 r = node_id_check(node_id, e);
         if (r >= 0)
                 r = store_id_check("session", session_id, e);
-        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, NULL, ret_pending, e);
-}
-
-int store_turn_end(store *s, const char *session_id, const char *node_id, const json_t *messages, json_t **ret_pending,
-                   hull_error *e) {
-        if (!messages)
-                return hull_fail(e, -EINVAL, "store: no conversation to keep");
-        _cleanup_free_ char *body = NULL;
-        int r = store_dump(messages, "a conversation", &body, e);
-        return r < 0 ? r : store_turn_end_text(s, session_id, node_id, body, strlen(body), ret_pending, e);
-}
-
-int store_turn_end_text(store *s, const char *session_id, const char *node_id, const char *body, size_t len,
-                        json_t **ret_pending, hull_error *e) {
-        int r = no_nodes(s, e);
-        if (r >= 0)
-                r = node_id_check(node_id, e);
-        if (r >= 0)
-                r = store_id_check("session", session_id, e);
-        if (r >= 0 && !ret_pending)
-                r = hull_fail(e, -EINVAL, "store: nowhere for the queued messages");
-        if (r >= 0)
-                r = store_conversation_text_check(body, len, e);
-        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, body, ret_pending, e);
+        return r < 0 ? r : s->ops->node->lease_release(s, session_id, node_id, ret_pending, e);
 }
 
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e) {

@@ -189,31 +189,21 @@ static int pg_lease_claim(store *base, const char *session_id, const char *node_
         return r;
 }
 
-static int pg_lease_release(store *base, const char *session_id, const char *node_id, const char *conversation,
-                            json_t **ret_pending, hull_error *e) {
+static int pg_lease_release(store *base, const char *session_id, const char *node_id, json_t **ret_pending,
+                            hull_error *e) {
         pg_store *s = pg_of(base);
-        const char *v[] = {session_id, node_id, conversation};
+        const char *v[] = {session_id, node_id};
         PG_LOCKED(s);
         if (!ret_pending)
                 return pg_exec_hot(pc, "DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2", 2, v,
                                    "cannot release the session's lease", NULL, e);
-        /* with the conversation: its upsert rides in the same statement (a CTE that writes runs
-         * whether it is read or not), one commit for both */
         _cleanup_res_ PGresult *res = NULL;
         int r = pg_exec_hot(pc,
-                            conversation
-                                    ? "WITH c AS (INSERT INTO conversations (session_id, body)"
-                                      "  SELECT id, $3 FROM sessions WHERE id = $1"
-                                      "  ON CONFLICT (session_id) DO UPDATE SET body = excluded.body),"
-                                      " d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
-                                      "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
-                                      "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
-                                      "  RETURNING 1)" PENDING_SQL
-                                    : "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
-                                      "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
-                                      "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
-                                      "  RETURNING 1)" PENDING_SQL,
-                            conversation ? 3 : 2, v, "cannot release the session's lease", &res, e);
+                            "WITH d AS (DELETE FROM session_leases WHERE session_id = $1 AND node_id = $2"
+                            "  AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1"
+                            "  AND processed_ms IS NULL AND type IN ('user.message', 'system.message'))"
+                            "  RETURNING 1)" PENDING_SQL,
+                            2, v, "cannot release the session's lease", &res, e);
         if (r < 0)
                 return r;
         if (PQntuples(res) == 0)

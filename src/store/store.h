@@ -466,15 +466,6 @@ int store_lease_claim(store *s, const char *session_id, const char *node_id, uin
  * in order (a JSON array), for this node to run. Checked and deleted in one statement, so a
  * message queued by another node is either seen here or finds the lease gone (and runs there). */
 int store_lease_release(store *s, const char *session_id, const char *node_id, json_t **ret_pending, hull_error *e);
-/* The session's conversation kept (store_conversation_put) and the lease given up as
- * store_lease_release with ret_pending says, in one statement (one commit, where they took two);
- * the conversation is kept whether the lease goes or stays (-EAGAIN). (hull serve's turns commit
- * their conversation with their idle instead: store_events_append_with_session's conv.) */
-int store_turn_end(store *s, const char *session_id, const char *node_id, const json_t *messages, json_t **ret_pending,
-                   hull_error *e);
-/* The same from the conversation's text (store_conversation_put_text). */
-int store_turn_end_text(store *s, const char *session_id, const char *node_id, const char *body, size_t len,
-                        json_t **ret_pending, hull_error *e);
 /* Take every lease that expired (its node died) for node_id, with FOR UPDATE SKIP LOCKED so two
  * nodes never take the same one: *ret a JSON array of {"session_id", "dead_node"}. */
 int store_leases_reap(store *s, const char *node_id, uint64_t ttl_ms, json_t **ret, hull_error *e);

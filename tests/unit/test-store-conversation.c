@@ -79,16 +79,6 @@ static void run(store *s, const char *name) {
         CHECK(kept_is(s, "sess_conv", t1));
         CHECK_EQ_INT(append(s, "sess_conv", ",{\"n\":2}", 17), 0);
 
-        /* a node's turn end keeps it whole (PostgreSQL's lease and conversation in one statement) */
-        if (strcmp(name, "postgresql") == 0) {
-                store_lease le = {0};
-                json_t *pending = NULL;
-                CHECK_EQ_INT(store_lease_claim(s, "sess_conv", "node_a", 60000, &le, &e), 0);
-                const char *t3 = "[{\"n\":\"whole\"}]";
-                CHECK_EQ_INT(store_turn_end_text(s, "sess_conv", "node_a", t3, strlen(t3), &pending, &e), 0);
-                json_decref(pending);
-                CHECK(kept_is(s, "sess_conv", t3));
-        }
         CHECK_EQ_INT(store_delete(s, STORE_SESSION, "sess_conv", &e), 0);
 
         /* hull db copy takes the parts along: a kept conversation with parts, copied */
