@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_client as sc  # noqa: E402
 from serve_client import b64, check, bad  # noqa: E402
 from sessions_common import (Session, Ws, cell, descendants, describe, details, end_name, out_of, pgrep, refusal,
-    still_alive, tar_of, u64, wait_gone)  # noqa: E402
+    session_calls, still_alive, tar_of, u64, wait_gone, wait_session_calls)  # noqa: E402
 
 
 def conformance_describe(c):
@@ -608,16 +608,19 @@ def owner(url):
     D.open(owner="bob")
     if D.sid:
         D.run("another owner's session is not counted against alice", cell("python", "3"))
-    # all of alice's sessions busy: the next is refused with capacity, nothing replaced
+    # all of alice's sessions busy: the next is refused with capacity, nothing replaced. Both calls
+    # must have entered their sessions first (counted in /metrics), not merely be on their way: a
+    # session whose call has not arrived is idle and is replaced. (Counting 'sleep 2.5678' processes
+    # was not that: each step is /bin/sh -c plus its sleep, so one running call counted as two.)
     busy = []
+    n0 = session_calls(c)
     ths = [threading.Thread(target=lambda s=s: busy.append(s.c.call("SessionRun", s.request(
         {"project": {"steps": ["sleep 2.5678"]}}), timeout=60))) for s in (A, C) if s.sid]
     for th in ths:
         th.start()
-    for _ in range(100):
-        if len(pgrep("'sleep 2\\.5678'")) >= 2:
-            break
-        time.sleep(0.05)
+    n = wait_session_calls(c, n0 + len(ths))
+    check("all of the owner's sessions busy: both calls entered their sessions", n >= n0 + 2,
+          "hull_session_calls_total %s, then %s" % (n0, n))
     r = c.call("OpenSession", {"protocol": 3, "owner": "alice"})
     refusal("all of the owner's sessions busy: resource_exhausted + capacity", r, 429, "resource_exhausted", "capacity")
     for th in ths:
