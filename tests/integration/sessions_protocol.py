@@ -278,15 +278,20 @@ def conformance_one_at_a_time(c, s):
     th1 = threading.Thread(target=lambda: t1.append(c.call("SessionRun", s.request(
         {"project": {"steps": ["sleep 2.3456; echo first > order.txt"]}}), timeout=60)))
     th1.start()
-    for _ in range(100):
+    for _ in range(1200):  # its step runs (so it holds the session's call): 60 s at most
         if pgrep("'sleep 2\\.3456'"):
             break
         time.sleep(0.05)
     t2 = []
     req2 = s.request(cell("python", "open('order.txt').read()"))
+    n0 = session_calls(c)
     th2 = threading.Thread(target=lambda: t2.append(c.call("SessionRun", req2, timeout=60)))
     th2.start()
-    time.sleep(0.4)
+    # the waiter must have entered the session (counted in /metrics) before the third call is sent:
+    # a fixed pause let the third call overtake a waiter that a loaded machine had not sent yet
+    n = wait_session_calls(c, n0 + 1)
+    check("one call at a time: the second call waits in the session", n >= n0 + 1 and th1.is_alive(),
+          "hull_session_calls_total %s, then %s; the first call %s" % (n0, n, "runs" if th1.is_alive() else "ended"))
     t = time.monotonic()
     a3 = c.call("SessionRun", s.request(cell("python", "3")), timeout=30)
     took = time.monotonic() - t
