@@ -73,7 +73,9 @@ pass "nodes: a session is made on node 1"
 "$PY" "$V1_CLIENT" sse "${NURL[3]}/v1/sessions/$SESSION/events/stream" "$TEST_TMP/sse3.jsonl" &
 SSE_PID=$!
 pids+=("$SSE_PID")
-for _ in $(seq 1 100); do grep -q '"status"' "$TEST_TMP/sse3.jsonl" && break; sleep 0.05; done
+# the stream must be open before the message (without Last-Event-ID it starts at the log's end):
+# 30 s at most, as for the frames below (node 3 learns of node 2's events through PostgreSQL)
+for _ in $(seq 1 600); do grep -q '"status"' "$TEST_TMP/sse3.jsonl" && break; sleep 0.05; done
 at 2
 v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'hi')"
 expect "nodes: the message is sent on node 2" "s == 200"
@@ -83,7 +85,7 @@ v1 GET "/v1/sessions/$SESSION"
 expect "nodes: node 1 sees the turn end idle" "s == 200 and b['status'] == 'idle'"
 events_json "$SESSION" >"$TEST_TMP/ev.json" 2>"$TEST_TMP/v1.err"
 N=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TEST_TMP/ev.json")
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
         [ "$(grep -c '"event": "[a-z]' "$TEST_TMP/sse3.jsonl")" -ge "$N" ] && break
         sleep 0.05
 done
@@ -105,7 +107,7 @@ check "nodes: the turn's lease is given up when it ends" no_lease
 "$PY" "$V1_CLIENT" sse "${NURL[1]}/v1/sessions/$SESSION/events/stream" "$TEST_TMP/sse1.jsonl" "last-event-id: 2" &
 SSE_PID=$!
 pids+=("$SSE_PID")
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
         [ "$(grep -c '"event": "[a-z]' "$TEST_TMP/sse1.jsonl")" -ge $((N - 2)) ] && break
         sleep 0.05
 done
