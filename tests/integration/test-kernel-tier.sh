@@ -140,7 +140,8 @@ chown "$KUID:$KUID" "$KW"
 kx() { TMPDIR=$KT timeout -k 5 90 "$HULL" exec --tier kernel --workdir "$KW" "$@"; }
 TMPDIR=$KT timeout -k 5 90 "$HULL" exec --tier kernel --workdir "$KW" -- /bin/sleep 3 >/dev/null 2>&1 &
 kpid=$!
-for _ in $(seq 100); do
+# each wait 30 s at most: runsc's start is slow on a busy machine (the sleep then holds it 3 s)
+for _ in $(seq 600); do
         kb=$(ls -d "$KT"/hull-oci.* 2>/dev/null | head -n 1)
         [ -n "$kb" ] && [ -s "$kb/config.json" ] && break
         sleep 0.05
@@ -149,19 +150,26 @@ SK=$(/usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["r
 hull_made=$(find "$kb" -mindepth 1 -maxdepth 1 ! -name runsc.log ! -name '*.state' ! -name '*.lock' | wc -l)
 # runsc is given /dev/null (read only) at fd 300 and nothing else above stdio, so its gofer and
 # sandbox start with a 512-slot fd table and never wait for an RCU grace period to grow it
-wide=""
-for _ in $(seq 100); do
-        gs=$(pgrep -f "runsc-(gofer|sandbox) .*$kb" | tr '\n' ' ')
-        [ "$(wc -w <<<"$gs")" -ge 2 ] && break
+wide="" gs=""
+for _ in $(seq 600); do
+        # until both kinds run: two processes could be one kind and a child it forked for a moment
+        pgrep -f "runsc-gofer .*$kb" >/dev/null && pgrep -f "runsc-sandbox .*$kb" >/dev/null &&
+                gs=$(pgrep -f "runsc-(gofer|sandbox) .*$kb" | tr '\n' ' ') && break
         sleep 0.05
 done
 # every process of runsc's gofer and sandbox seen (a third, forked by one of them for a moment,
-# holds it too; one already gone when read is left out)
+# holds it too; one already gone when read is left out, and so is one that was ending: its fds
+# are closed before its /proc entry goes, so one without fd 300 counts only if it still runs
+# 0.2 s later, as the gofer and the sandbox do for the 3 s of the command)
 kinds="" bad=0 seen=0
 for p in $gs; do
         w="$(readlink "/proc/$p/fd/300" 2>/dev/null || echo none):$(awk '/^flags:/ {print $2 % 4}' "/proc/$p/fdinfo/300" 2>/dev/null):$(awk '/^FDSize:/ {print $2}' "/proc/$p/status" 2>/dev/null)"
         k=$(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | head -n 1)
         [ -d "/proc/$p" ] || continue
+        if [ "${w%%:*}" = none ]; then
+                sleep 0.2
+                case "$(awk '/^State:/ {print $2}' "/proc/$p/status" 2>/dev/null)" in '' | Z | X) continue ;; esac
+        fi
         wide="$wide $w"
         kinds="$kinds ${k:-?}"
         seen=$((seen + 1))
