@@ -205,7 +205,9 @@ at 3
 v1 POST "/v1/sessions/$S2" '{"title": "renamed on node 3"}'
 expect "nodes: the title is changed on node 3 during node 2's turn" "s == 200 and b['title'] == 'renamed on node 3'"
 at 1
-sleep 1
+# the turn's idle logged first: node 1 can read the status idle before node 2's turn has logged
+# its running (a07100a), and a second's pause was no bound on that
+wait_turn_idle "$S2" 60
 wait_idle "$S2" 60
 expect "nodes: ... and after the turn ended on node 2 the session is idle with the new title" "s == 200 and b['status'] == 'idle' and b['title'] == 'renamed on node 3'"
 check "nodes: no lease is left once every turn ended" no_lease
@@ -370,6 +372,7 @@ at 1
 for _ in $(seq 1 50); do v1 GET "/v1/sessions/$S2"; grep -q '^200' "$O" && break; sleep 0.2; done
 expect "nodes: once PostgreSQL is back node 1 serves again without a restart" "s == 200"
 check "nodes: ... and no node restarted" kill -0 "${NPID[1]}" "${NPID[2]}" "${NPID[3]}"
+wait_turn_idle "$S2" 60 # the turn on node 2 logged its end (node 1's status alone can read idle before)
 wait_idle "$S2" 60
 expect "nodes: the turn across the outage ended: the session is idle" "s == 200 and b['status'] == 'idle'"
 events_json "$S2" >"$TEST_TMP/after-outage.json" 2>"$TEST_TMP/v1.err"
