@@ -23,14 +23,26 @@ mkdir -m 0711 "$HULL_HOME"
 # /v1 MCP URLs pass the egress guard: the operator admits loopback, where the test's server is
 printf '{"web": {"allow_cidrs": ["127.0.0.0/8"]}}\n' >"$HULL_HOME/config.json"
 
-PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-# MCP_BIG: get-env's answer is over 100 KB
-MCP_BIG=$(head -c 100000 /dev/zero | tr '\0' b) HOST=127.0.0.1 PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
-EVH=$!
-pids+=("$EVH")
-for _ in $(seq 1 600); do
-        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$PORT" 2>/dev/null && break
-        sleep 0.05
+# a port found free can be taken before the server binds it (by a connection of another suite: two
+# run at once): the server says it listens on it and is reached there, or it exits (EADDRINUSE) or
+# is not reached, and another port is tried, 3 at most
+for _ in 1 2 3; do
+        PORT=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        # MCP_BIG: get-env's answer is over 100 KB
+        MCP_BIG=$(head -c 100000 /dev/zero | tr '\0' b) HOST=127.0.0.1 PORT=$PORT "$EV" streamableHttp >"$TEST_TMP/evh.log" 2>&1 &
+        EVH=$!
+        pids+=("$EVH")
+        for _ in $(seq 1 600); do
+                if grep -q "listening on port $PORT\$" "$TEST_TMP/evh.log"; then
+                        # listening, and reached there (a wildcard listen can be, and not on loopback)
+                        "$PY" -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+                                "$PORT" 2>/dev/null && break 2
+                        kill "$EVH" 2>/dev/null
+                        break
+                fi
+                kill -0 "$EVH" 2>/dev/null || break
+                sleep 0.05
+        done
 done
 
 : >"$TEST_TMP/requests.jsonl"
