@@ -124,7 +124,8 @@ mock_start() {
 # environment. A port is picked free and handed to it, so another process may take it first (a
 # bind(0) or a connection's local port meanwhile): the server then exits, and a new port is tried
 # (5 at most). Up: its own "listening on port N" line in LOG (not merely a connect, which another
-# listener could answer). Sets EV_PORT and EV_PID (also in pids); 1 when it never listened.
+# listener could answer), then a connect on 127.0.0.1. Sets EV_PORT and EV_PID (also in pids); 1
+# when it never listened.
 everything_http_start() {
         local ev=$1 log=$2 attempt i
         shift 2
@@ -134,7 +135,13 @@ everything_http_start() {
                 EV_PID=$!
                 pids+=("$EV_PID")
                 for i in $(seq 1 1200); do
-                        grep -q "listening on port $EV_PORT\$" "$log" 2>/dev/null && return 0
+                        if grep -q "listening on port $EV_PORT\$" "$log" 2>/dev/null; then
+                                # and reached on loopback: its listen on every address can succeed
+                                # while a connection holds 127.0.0.1 on that port
+                                /usr/bin/python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' \
+                                        "$EV_PORT" 2>/dev/null && return 0
+                                break
+                        fi
                         kill -0 "$EV_PID" 2>/dev/null || break
                         sleep 0.05
                 done

@@ -637,16 +637,18 @@ def hardening(url, pid):
     expect_error("a Describe body over 1 KiB: refused unread", c.call("Describe", b"{}" + b" " * 5000),
                  400, "invalid_argument", "request", header="request")
 
-    # a client that hangs up: its run is stopped (review 2.1)
+    # a client that hangs up: its run is stopped (review 2.1). The step sleeps 70 s (its deadline
+    # 120 s), so the waits for its start (30 s) and its end (20 s) can be long enough for a busy
+    # machine, and a run that ended by itself is still not taken for one that was stopped.
     u = urllib.parse.urlsplit(url)
-    body = json.dumps({"protocol": 3, "project": {"steps": ["sleep 7.123"]}}).encode()
+    body = json.dumps({"protocol": 3, "timeoutMs": 120000, "project": {"steps": ["sleep 70.123"]}}).encode()
     sk = socket.create_connection((u.hostname, u.port))
     sk.sendall(b"POST /plimsoll.v1.SandboxService/Run HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                b"Content-Length: %d\r\n\r\n" % len(body) + body)
 
     def sleeping():
-        return os.system("pgrep -f 'sleep 7\\.123' >/dev/null") == 0
-    for _ in range(100):
+        return os.system("pgrep -f 'sleep 70\\.123' >/dev/null") == 0
+    for _ in range(600):
         if sleeping():
             break
         time.sleep(0.05)
@@ -655,7 +657,7 @@ def hardening(url, pid):
     # told from a half-close, whose run goes on: test-http-hostile.sh)
     sk.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     sk.close()
-    for _ in range(60):
+    for _ in range(400):
         if not sleeping():
             break
         time.sleep(0.05)

@@ -369,6 +369,22 @@ def pgrep(pattern):
     return os.popen("pgrep -f %s" % pattern).read().split()
 
 
+def session_calls(c):
+    """hull_session_calls_total: counted when a call enters its session (inflight, before it waits its
+    turn), so a session with a counted call is busy: never the least recently used idle one."""
+    return sc.metrics(c).get("hull_session_calls_total", -1)
+
+
+def wait_session_calls(c, n, seconds=60):
+    """Until n session calls have entered (a loaded machine may take seconds to send one); the count."""
+    end = time.monotonic() + seconds
+    while True:
+        got = session_calls(c)
+        if got >= n or time.monotonic() >= end:
+            return got
+        time.sleep(0.05)
+
+
 def wait_gone(pattern, seconds):
     end = time.monotonic() + seconds
     while time.monotonic() < end:

@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import serve_client as sc  # noqa: E402
 from serve_client import b64, check, bad  # noqa: E402
 from sessions_common import (Session, Ws, cell, descendants, describe, details, end_name, out_of, pgrep, refusal,
-    still_alive, tar_of, u64, wait_gone)  # noqa: E402
+    session_calls, still_alive, tar_of, u64, wait_gone, wait_session_calls)  # noqa: E402
 
 
 def conformance_describe(c):
@@ -278,15 +278,20 @@ def conformance_one_at_a_time(c, s):
     th1 = threading.Thread(target=lambda: t1.append(c.call("SessionRun", s.request(
         {"project": {"steps": ["sleep 2.3456; echo first > order.txt"]}}), timeout=60)))
     th1.start()
-    for _ in range(100):
+    for _ in range(1200):  # its step runs (so it holds the session's call): 60 s at most
         if pgrep("'sleep 2\\.3456'"):
             break
         time.sleep(0.05)
     t2 = []
     req2 = s.request(cell("python", "open('order.txt').read()"))
+    n0 = session_calls(c)
     th2 = threading.Thread(target=lambda: t2.append(c.call("SessionRun", req2, timeout=60)))
     th2.start()
-    time.sleep(0.4)
+    # the waiter must have entered the session (counted in /metrics) before the third call is sent:
+    # a fixed pause let the third call overtake a waiter that a loaded machine had not sent yet
+    n = wait_session_calls(c, n0 + 1)
+    check("one call at a time: the second call waits in the session", n >= n0 + 1 and th1.is_alive(),
+          "hull_session_calls_total %s, then %s; the first call %s" % (n0, n, "runs" if th1.is_alive() else "ended"))
     t = time.monotonic()
     a3 = c.call("SessionRun", s.request(cell("python", "3")), timeout=30)
     took = time.monotonic() - t
@@ -514,8 +519,8 @@ def idle(url, pid):
         for i in range(5):
             _, run = k.run("kept busy: call %d" % (i + 1), cell("python", "%d" % i))
             ok_all = ok_all and run is not None
-            time.sleep(0.6)
-        check("a session called every 0.6 s outlives a 1 s idle timeout", ok_all)
+            time.sleep(0.3)  # 0.3 s, not 0.6: a gap is this plus the client's and the server's time
+        check("a session called every 0.3 s (1.5 s in all) outlives a 1 s idle timeout", ok_all)
         _, run = k.run("kept busy: a call longer than the idle timeout", cell("python", "import time\ntime.sleep(1.6)\n7"),
                        timeoutMs=10000)
         check("a call that lasts longer than the idle timeout is not cut by it", out_of(run, "cell")[0] == b"7\n",
@@ -608,16 +613,19 @@ def owner(url):
     D.open(owner="bob")
     if D.sid:
         D.run("another owner's session is not counted against alice", cell("python", "3"))
-    # all of alice's sessions busy: the next is refused with capacity, nothing replaced
+    # all of alice's sessions busy: the next is refused with capacity, nothing replaced. Both calls
+    # must have entered their sessions first (counted in /metrics), not merely be on their way: a
+    # session whose call has not arrived is idle and is replaced. (Counting 'sleep 2.5678' processes
+    # was not that: each step is /bin/sh -c plus its sleep, so one running call counted as two.)
     busy = []
+    n0 = session_calls(c)
     ths = [threading.Thread(target=lambda s=s: busy.append(s.c.call("SessionRun", s.request(
         {"project": {"steps": ["sleep 2.5678"]}}), timeout=60))) for s in (A, C) if s.sid]
     for th in ths:
         th.start()
-    for _ in range(100):
-        if len(pgrep("'sleep 2\\.5678'")) >= 2:
-            break
-        time.sleep(0.05)
+    n = wait_session_calls(c, n0 + len(ths))
+    check("all of the owner's sessions busy: both calls entered their sessions", n >= n0 + 2,
+          "hull_session_calls_total %s, then %s" % (n0, n))
     r = c.call("OpenSession", {"protocol": 3, "owner": "alice"})
     refusal("all of the owner's sessions busy: resource_exhausted + capacity", r, 429, "resource_exhausted", "capacity")
     for th in ths:

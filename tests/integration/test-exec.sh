@@ -234,7 +234,9 @@ check "the process tier reports signals" sh -c "[ $rc -eq 143 ] && [ \"\$(/usr/b
 # ---- interruption: hull stops the sandbox, reaps it and reports ----
 "$HULL" exec --json -- sh -c 'trap "" TERM; sleep 7204' >"$J" 2>/dev/null &
 hp=$!
-sleep 0.5
+# the signal is sent once the sandbox's command runs (30 s at most), not after a fixed pause: a
+# loaded machine may not have started it (or hull not yet be past its own start) in half a second
+for _ in $(seq 1 300); do pgrep -f '^sleep 7204$' >/dev/null && break; sleep 0.1; done
 kill -INT "$hp"
 wait "$hp"; rc=$?
 check "SIGINT to hull stops the sandbox (130)" test "$rc" -eq 130

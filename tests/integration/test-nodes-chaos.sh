@@ -81,7 +81,14 @@ for _ in $(seq 1 300); do
         grep -q '"agent.tool_use"' "$TEST_TMP/ev.json" && break
         sleep 0.1
 done
-sleep 1 # the call is in the sandbox now (sleep 60)
+# the call runs in the sandbox (sleep 60), which node 1 has opened and recorded as its own before
+# it: awaited (30 s at most), not a second assumed enough for a sandbox's start on a busy machine
+t_use=$(date +%s%N)
+for _ in $(seq 1 300); do
+        pgrep -f 'sleep 6[0]; echo ran' >/dev/null && break
+        sleep 0.1
+done
+echo "# the sandboxed call ran $((($(date +%s%N) - t_use) / 1000000)) ms after its agent.tool_use was seen"
 check "nodes-chaos: node 1 runs the tool (agent.tool_use logged, no result)" sh -c \
         "grep -q '\"agent.tool_use\"' '$TEST_TMP/ev.json' && ! grep -q '\"agent.tool_result\"' '$TEST_TMP/ev.json'"
 check "nodes-chaos: node 1 holds the session's lease" test "$(PSQL "SELECT node_id FROM session_leases WHERE session_id = '$SESSION'")" = n1

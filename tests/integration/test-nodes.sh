@@ -73,7 +73,9 @@ pass "nodes: a session is made on node 1"
 "$PY" "$V1_CLIENT" sse "${NURL[3]}/v1/sessions/$SESSION/events/stream" "$TEST_TMP/sse3.jsonl" &
 SSE_PID=$!
 pids+=("$SSE_PID")
-for _ in $(seq 1 100); do grep -q '"status"' "$TEST_TMP/sse3.jsonl" && break; sleep 0.05; done
+# the stream must be open before the message (without Last-Event-ID it starts at the log's end):
+# 30 s at most, as for the frames below (node 3 learns of node 2's events through PostgreSQL)
+for _ in $(seq 1 600); do grep -q '"status"' "$TEST_TMP/sse3.jsonl" && break; sleep 0.05; done
 at 2
 v1 POST "/v1/sessions/$SESSION/events" "$(user_message 'hi')"
 expect "nodes: the message is sent on node 2" "s == 200"
@@ -83,7 +85,7 @@ v1 GET "/v1/sessions/$SESSION"
 expect "nodes: node 1 sees the turn end idle" "s == 200 and b['status'] == 'idle'"
 events_json "$SESSION" >"$TEST_TMP/ev.json" 2>"$TEST_TMP/v1.err"
 N=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$TEST_TMP/ev.json")
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
         [ "$(grep -c '"event": "[a-z]' "$TEST_TMP/sse3.jsonl")" -ge "$N" ] && break
         sleep 0.05
 done
@@ -105,7 +107,7 @@ check "nodes: the turn's lease is given up when it ends" no_lease
 "$PY" "$V1_CLIENT" sse "${NURL[1]}/v1/sessions/$SESSION/events/stream" "$TEST_TMP/sse1.jsonl" "last-event-id: 2" &
 SSE_PID=$!
 pids+=("$SSE_PID")
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
         [ "$(grep -c '"event": "[a-z]' "$TEST_TMP/sse1.jsonl")" -ge $((N - 2)) ] && break
         sleep 0.05
 done
@@ -203,7 +205,9 @@ at 3
 v1 POST "/v1/sessions/$S2" '{"title": "renamed on node 3"}'
 expect "nodes: the title is changed on node 3 during node 2's turn" "s == 200 and b['title'] == 'renamed on node 3'"
 at 1
-sleep 1
+# the turn's idle logged first: node 1 can read the status idle before node 2's turn has logged
+# its running (a07100a), and a second's pause was no bound on that
+wait_turn_idle "$S2" 60
 wait_idle "$S2" 60
 expect "nodes: ... and after the turn ended on node 2 the session is idle with the new title" "s == 200 and b['status'] == 'idle' and b['title'] == 'renamed on node 3'"
 check "nodes: no lease is left once every turn ended" no_lease
@@ -379,6 +383,7 @@ at 1
 for _ in $(seq 1 50); do v1 GET "/v1/sessions/$S2"; grep -q '^200' "$O" && break; sleep 0.2; done
 expect "nodes: once PostgreSQL is back node 1 serves again without a restart" "s == 200"
 check "nodes: ... and no node restarted" kill -0 "${NPID[1]}" "${NPID[2]}" "${NPID[3]}"
+wait_turn_idle "$S2" 60 # the turn on node 2 logged its end (node 1's status alone can read idle before)
 wait_idle "$S2" 60
 expect "nodes: the turn across the outage ended: the session is idle" "s == 200 and b['status'] == 'idle'"
 events_json "$S2" >"$TEST_TMP/after-outage.json" 2>"$TEST_TMP/v1.err"

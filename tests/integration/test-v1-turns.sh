@@ -71,7 +71,7 @@ pids+=("$!")
 for _ in $(seq 1 100); do [ -s "$SSE" ] && break; sleep 0.1; done
 v1 POST "$S" "$(user_message "stream it")"
 wait_idle "$SESSION" 60 || fail "turns: the streamed turn idles" "still running"
-sleep 0.5
+wait_streamed "$SSE" "$SESSION" || fail "turns: the stream carries the streamed turn's last event" "$(tail -c 300 "$SSE")"
 pycheck "turns: event_start, event_deltas, then the agent.message with the preview's id" '
 import json, sys
 f = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -169,7 +169,7 @@ for k in 1 2 3 4 5 6 7 8; do
         wait_idle "$SESSION" 60 || fail "turns: big turn $k idles beside a stuck subscriber" "still running"
 done
 pass "turns: eight 1 MB turns end while a subscriber reads nothing"
-sleep 1
+wait_streamed "$SSE2" "$SESSION" 120 || fail "turns: the reading subscriber gets the last big turn's last event" "$(tail -c 300 "$SSE2")"
 events_json "$SESSION" >"$TEST_TMP/events.json"
 pycheck "turns: the reading subscriber got every event from the first big one on, in order" '
 import json, sys

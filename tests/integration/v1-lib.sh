@@ -61,6 +61,20 @@ events_json() {
         "$PY" "$V1_CLIENT" events "$URL" "$1"
 }
 
+# wait_streamed FILE SESSION [SECONDS]: until the SSE reader's FILE holds the session's last logged
+# event (by its id; default 60 s); 1 if not. A turn is idle in the store a moment before its last
+# events reach a reader, and the reader may be slower still on a busy machine.
+wait_streamed() {
+        local last i
+        last=$(events_json "$2" 2>/dev/null | "$PY" -c 'import json,sys; e=json.load(sys.stdin); print(e[-1]["id"] if e else "")' 2>/dev/null)
+        [ -n "$last" ] || return 1
+        for i in $(seq 1 $((${3:-60} * 10))); do
+                grep -qF "$last" "$1" && return 0
+                sleep 0.1
+        done
+        return 1
+}
+
 # wait_idle SESSION [SECONDS]: until GET /v1/sessions/SESSION says idle (default 90 s); 1 if not.
 wait_idle() {
         local i

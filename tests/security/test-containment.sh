@@ -506,9 +506,16 @@ fi
 # The v1 cgroup `tasks` files are never handed to the sandbox user: it joins through fds hull
 # opened (v1 checks the opener's credentials), so they stay root's while it runs.
 if [ "$(stat -f -c %T /sys/fs/cgroup/memory 2>/dev/null)" = cgroupfs ]; then
-        "$HULL" exec --timeout "$T" -- sleep 2 &
+        # looked at once the sandbox's command runs (its set-up done; a duration of this run's own,
+        # as test-net runs this file beside it), not 0.7 s after the start: the cgroups were
+        # there after ~50 ms here under ASan+UBSan, but a busy machine's start is not bounded
+        "$HULL" exec --timeout "$T" -- sleep "2.$$" &
         hp=$!
-        sleep 0.7
+        for _ in $(seq 1 200); do
+                pgrep -f "^sleep 2\.$$\$" >/dev/null && break
+                kill -0 "$hp" 2>/dev/null || break
+                sleep 0.05
+        done
         owners=$(find /sys/fs/cgroup/memory /sys/fs/cgroup/pids -maxdepth 4 -path "*/hull-$hp-*/tasks" -printf '%u ' 2>/dev/null)
         wait "$hp"
         if [ -n "$owners" ] && ! grep -qv '^root$' <<<"$(tr ' ' '\n' <<<"$owners" | grep -v '^$')"; then

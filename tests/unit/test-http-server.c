@@ -236,8 +236,9 @@ static void small(http_req *r) {
         http_answer_text(r, 200, text);
 }
 
+/* 2 s: the test's calls while it blocks must fit in it, on a machine that may be busy */
 static void block_thread(http_req *r) {
-        sleep_ms(800);
+        sleep_ms(2000);
         http_answer_text(r, 200, "blocked\n");
 }
 
@@ -261,8 +262,8 @@ static void short_thread(http_req *r) {
         http_answer_text(r, 200, "short\n");
 }
 
-static void short_block_thread(http_req *r) {
-        sleep_ms(800);
+static void short_block_thread(http_req *r) { /* 2 s, as block_thread */
+        sleep_ms(2000);
         http_answer_text(r, 200, "short blocked\n");
 }
 
@@ -571,7 +572,9 @@ static void test_spawn(http_server *s, unsigned port) {
         pthread_t t;
         char a[4096];
         CHECK(pthread_create(&t, NULL, bg_get_main, &g) == 0);
-        sleep_ms(200);
+        /* until the blocked call runs (10 s at most), not a fixed 0.2 s: it may come later */
+        for (int i = 0; i < 1000 && http_busy(s) < 1; i++)
+                sleep_ms(10);
         CHECK(http_busy(s) >= 1);
         CHECK_EQ_INT(get(port, "/hello", a, sizeof(a)), 200); /* a blocked handler holds nobody up */
         CHECK_EQ_INT(http_stop(s), -EBUSY);                   /* ... and the server cannot stop under it */
@@ -627,10 +630,15 @@ static void test_spawn_short(http_server *s, unsigned port) {
                     ", threads made %" PRIu64,
                     ok, http_inline_calls(s) - calls, http_spawn_threads_made(s) - made);
 
+        calls = http_inline_calls(s);
         bg_keep k = {.fd = tl_connect(port)};
         pthread_t t;
         CHECK(k.fd >= 0 && pthread_create(&t, NULL, bg_keep_main, &k) == 0);
-        sleep_ms(200);
+        /* until the blocking short call runs on its connection's thread (10 s at most), not a fixed
+         * 0.2 s: one that started after the count below was read counted as the /short's */
+        for (int i = 0; i < 1000 && http_inline_calls(s) == calls; i++)
+                sleep_ms(10);
+        CHECK_EQ_INT((int) (http_inline_calls(s) - calls), 1);
         calls = http_inline_calls(s);
         CHECK_EQ_INT(get(port, "/hello", a, sizeof(a)), 200); /* accepted and answered meanwhile */
         CHECK_EQ_INT(get(port, "/short", a, sizeof(a)), 200); /* answered, on a thread of its own */

@@ -5,6 +5,7 @@
  * without user namespaces. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,9 +103,11 @@ static void test_held(sbx_session *s) {
                             (char *) "read -r x; echo \"got $x\"; echo e >&2; exit 4", NULL};
         sbx_session_call c = {.timeout_ms = 10000, .output_bytes = 1 << 20, .cancel_fd = -1};
         CHECK_EQ_INT(sbx_session_hold(s, cat_argv, &h, &e), 0);
-        usleep(200 * 1000); /* it waits: nothing counts until its input */
+        /* it waits: nothing counts until its input. The wait is a second and so is the bound: the
+         * run's own time is milliseconds, but a busy machine can stall it for a fifth of one */
+        usleep(1000 * 1000);
         CHECK_EQ_INT(sbx_session_held_run(s, &h, "hello\n", 6, &c, &r, &e), 0);
-        CHECK(r.exited && r.exit_code == 4 && r.wall_us < 200 * 1000);
+        CHECK(r.exited && r.exit_code == 4 && r.wall_us < 1000 * 1000);
         CHECK(contains(r.out, r.out_len, "got hello\n") && contains(r.err, r.err_len, "e\n"));
         CHECK(h.in_fd < 0 && h.out_fd < 0 && h.err_fd < 0);
         sbx_result_done(&r);
@@ -144,7 +147,10 @@ static void test_held(sbx_session *s) {
         /* ended before its input: -ECHILD, dropped, the session goes on */
         char *gone_argv[] = {(char *) "/bin/true", NULL};
         CHECK_EQ_INT(sbx_session_hold(s, gone_argv, &h, &e), 0);
-        usleep(300 * 1000);
+        /* until the init's report of its end is there (10 s at most), not a fixed 0.3 s: before
+         * it, the command counts as running and takes its input */
+        struct pollfd ended = {.fd = s->ctl_fd, .events = POLLIN};
+        CHECK(poll(&ended, 1, 10000) == 1);
         CHECK_EQ_INT(sbx_session_held_run(s, &h, "x", 1, &c, &r, &e), -ECHILD);
         CHECK_EQ_INT(sbx_session_held_drop(s, &h, &e), 0);
         c.timeout_ms = 10000;
@@ -305,12 +311,14 @@ static void test_quiet(sbx_session *s, const sbx_session_box *box) {
 
         before = s->sweeps;
         CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON,
-                          "import threading, time\nthreading.Thread(target=time.sleep, args=(0.3,)).start()\n1", 20000,
-                          &c),
+                          "import threading, time\nt = threading.Thread(target=time.sleep, args=(0.3,))\nt.start()\n1",
+                          20000, &c),
                      0);
         sbx_cell_result_done(&c);
         CHECK_EQ_INT((int) (s->sweeps - before), 1); /* a thread of the interpreter is above the floor */
-        usleep(400 * 1000);
+        /* the thread ended (joined), not 0.4 s assumed enough: the last count below needs it gone */
+        CHECK_EQ_INT(cell(s, SBX_LANG_PYTHON, "t.join()", 20000, &c), 0);
+        sbx_cell_result_done(&c);
 
         /* The count alone is not enough: an interpreter that ended (its pidfd readable) is swept. */
         pid_t k = fork();
