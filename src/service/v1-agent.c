@@ -623,14 +623,13 @@ bool v1_conv_prepare(live *l, v1_conv_save *c) {
         c->text = v1_conversation_text(l, &c->len);
         if (!c->text)
                 return false;
-        bool nodes = v1_node_mode(l->g);
-        size_t len = c->len;
-        if (l->kept && !nodes && len == l->kept_len && memcmp(c->text, l->kept, len) == 0) {
+        size_t len = c->len; /* (on nodes nothing is kept: v1_conv_finish) */
+        if (l->kept && len == l->kept_len && memcmp(c->text, l->kept, len) == 0) {
                 free(TAKE_PTR(c->text)); /* the same text as kept: nothing to write */
                 return false;
         }
         c->w = (store_conv_write){.text = c->text, .len = len, .total_len = len, .result = -ECANCELED};
-        if (l->kept && !nodes && l->kept_parts < V1_CONVERSATION_PARTS_MAX && l->kept_len > 2 && len > l->kept_len &&
+        if (l->kept && l->kept_parts < V1_CONVERSATION_PARTS_MAX && l->kept_len > 2 && len > l->kept_len &&
             memcmp(c->text, l->kept, l->kept_len - 1) == 0 && c->text[l->kept_len - 1] == ',') {
                 c->text[len - 1] = '\0'; /* the tail: from the kept text's last ']' on, without this one's */
                 c->w.text = c->text + l->kept_len - 1;

@@ -318,6 +318,11 @@ int store_dump(const json_t *o, const char *what, char **ret, hull_error *e);
 /* A conversation's text as store_conversation_put_text takes it: 0, -EINVAL (not an array's
  * text), -E2BIG (past STORE_OBJECT_BYTES_MAX). */
 int store_conversation_text_check(const char *body, size_t len, hull_error *e);
+/* conv (may be NULL) checked as store_conversation_put_text or store_conversation_append_text
+ * would (a tail refused, -EOPNOTSUPP, when whole_only): conv itself when it may be written in an
+ * append's transaction (conv->result -ECANCELED until that commits), else NULL (conv->result
+ * why). */
+store_conv_write *store_conv_admit(store_conv_write *conv, bool whole_only);
 /* A conversation's kept text (base, the last full one) and its appended parts (parts_len bytes:
  * the parts' runs of ",message" texts, in order, one after the other) made one text again, then
  * parsed: *ret a new reference. 0, or -EBADMSG when the result is not JSON, -ENOMEM. */

@@ -136,15 +136,8 @@ int store_events_append_with_session(store *s, const char *session_id, json_t *c
                 r = store_dump(session, "a session", &body, e);
         if (r < 0)
                 return r;
-        const char *conversation = NULL; /* given to the backend only when it may be written */
-        if (conv) {
-                hull_error ignore = {0};
-                int k = conv->append  ? -EOPNOTSUPP /* whole texts only (store.h) */
-                        : !conv->text ? -EINVAL
-                                      : store_conversation_text_check(conv->text, conv->len, &ignore);
-                conv->result = k < 0 ? k : -ECANCELED; /* 0 only once committed */
-                conversation = k < 0 ? NULL : conv->text;
-        }
+        store_conv_write *cw = store_conv_admit(conv, true); /* whole texts only (store.h) */
+        const char *conversation = cw ? cw->text : NULL;
         size_t queued = 0;
         r = s->ops->node->append_with_session(s, session_id, events, n, &c, body, if_body, deliveries ?: "[]",
                                               conversation, ret_first_seq, &queued, ret_stored, e);

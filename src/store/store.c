@@ -294,14 +294,16 @@ static int conversation_tail_check(const char *tail, size_t tail_len, size_t tot
         return 0;
 }
 
-/* Whether conv may be written as it says (the checks of store_conversation_put_text and
- * store_conversation_append_text). */
-static int conv_check(const store_conv_write *conv) {
+store_conv_write *store_conv_admit(store_conv_write *conv, bool whole_only) {
+        if (!conv)
+                return NULL;
         hull_error ignore = {0};
-        if (!conv->text)
-                return -EINVAL;
-        return conv->append ? conversation_tail_check(conv->text, conv->len, conv->total_len, &ignore)
-                            : store_conversation_text_check(conv->text, conv->len, &ignore);
+        int k = !conv->text                  ? -EINVAL
+                : conv->append && whole_only ? -EOPNOTSUPP
+                : conv->append               ? conversation_tail_check(conv->text, conv->len, conv->total_len, &ignore)
+                                             : store_conversation_text_check(conv->text, conv->len, &ignore);
+        conv->result = k < 0 ? k : -ECANCELED; /* 0 only once committed */
+        return k < 0 ? NULL : conv;
 }
 
 int store_events_append_object(store *s, const char *session_id, json_t *const *events, size_t n, const json_t *session,
@@ -318,12 +320,7 @@ int store_events_append_object(store *s, const char *session_id, json_t *const *
                 if ((r = store_read_event(events[i], i, &ec, e)) < 0)
                         return r;
         }
-        store_conv_write *cw = NULL; /* given to the backend only when it may be written */
-        if (conv) {
-                int k = conv_check(conv);
-                conv->result = k < 0 ? k : -ECANCELED; /* 0 only once committed */
-                cw = k < 0 ? NULL : conv;
-        }
+        store_conv_write *cw = store_conv_admit(conv, false); /* given to the backend only when it may be written */
         if (!session)
                 return s->ops->events_append_object(s, session_id, events, n, NULL, NULL, cw, ret_texts, ret_first_seq,
                                                     e);
