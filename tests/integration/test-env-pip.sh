@@ -21,8 +21,9 @@ fi
 NS=hull-pip-$$
 VA=hpip$$a
 VB=hpip$$b
-NET=10.219.41
-if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! ip netns add "$NS" 2>/dev/null; then
+# the index's /30, of this run's own (test_net30): another copy of the suite may run at once
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null || ! read -r NETA NETB < <(test_net30) ||
+        ! ip netns add "$NS" 2>/dev/null; then
         skip "pip environments" "needs root and ip netns for the index's network namespace"
         exit 0
 fi
@@ -33,8 +34,8 @@ cleanup_ns() {
 }
 trap 'lib_cleanup; cleanup_ns' EXIT
 if ! { ip link add "$VA" type veth peer name "$VB" && ip link set "$VB" netns "$NS" &&
-        ip addr add "$NET.1/30" dev "$VA" && ip link set "$VA" up &&
-        ip netns exec "$NS" ip addr add "$NET.2/30" dev "$VB" &&
+        ip addr add "$NETA/30" dev "$VA" && ip link set "$VA" up &&
+        ip netns exec "$NS" ip addr add "$NETB/30" dev "$VB" &&
         ip netns exec "$NS" ip link set "$VB" up && ip netns exec "$NS" ip link set lo up; }; then
         fail "pip environments: the index's veth pair" "ip link add/addr failed"
         exit 0
@@ -80,11 +81,11 @@ class H(http.server.SimpleHTTPRequestHandler):
         sys.stderr.write("%s %s\n" % (self.command, self.path)); sys.stderr.flush()
 s = http.server.ThreadingHTTPServer((sys.argv[2], 0), H)
 print(s.server_address[1], flush=True)
-s.serve_forever()' "$TEST_TMP/index" "$NET.2" >"$TEST_TMP/index.port" 2>"$TEST_TMP/index.log" &
+s.serve_forever()' "$TEST_TMP/index" "$NETB" >"$TEST_TMP/index.port" 2>"$TEST_TMP/index.log" &
 pids+=($!)
 for _ in $(seq 1 100); do [ -s "$TEST_TMP/index.port" ] && break; sleep 0.1; done
 PORT=$(head -1 "$TEST_TMP/index.port")
-if [ -z "$PORT" ] || ! curl -s --noproxy '*' --max-time 10 "http://$NET.2:$PORT/simple/hullpipdemo/" | grep -q 'sha256='; then
+if [ -z "$PORT" ] || ! curl -s --noproxy '*' --max-time 10 "http://$NETB:$PORT/simple/hullpipdemo/" | grep -q 'sha256='; then
         fail "pip environments: the test's index answers from its namespace" "port='$PORT' $(cat "$TEST_TMP/index.log")"
         exit 0
 fi
@@ -93,7 +94,7 @@ pass "the test's simple index answers from its network namespace"
 # hull's HOME: its pip.conf names the index (and trusts it: plain http).
 export HOME=$TEST_TMP/home
 mkdir -p "$HOME/.config/pip"
-printf '[global]\nindex-url = http://%s:%s/simple\ntrusted-host = %s\n' "$NET.2" "$PORT" "$NET.2" \
+printf '[global]\nindex-url = http://%s:%s/simple\ntrusted-host = %s\n' "$NETB" "$PORT" "$NETB" \
         >"$HOME/.config/pip/pip.conf"
 unset PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_TRUSTED_HOST PIP_CONFIG_FILE 2>/dev/null
 
@@ -108,7 +109,7 @@ if timeout 900 "$HULL" env build pyenv >"$TEST_TMP/o" 2>"$TEST_TMP/e" &&
 else
         fail "env build --pip" "$(cat "$TEST_TMP/o" "$TEST_TMP/e" | tail -20)"
 fi
-if grep -q "net allowed HTTP $NET.2:$PORT " "$LAYERS/$DIGEST/meta/net.log" 2>/dev/null &&
+if grep -q "net allowed HTTP $NETB:$PORT " "$LAYERS/$DIGEST/meta/net.log" 2>/dev/null &&
         ! grep -q "net refused" "$LAYERS/$DIGEST/meta/net.log"; then
         pass "the build fetched from the index through the limited proxy (its net.log names the index)"
 else

@@ -84,23 +84,24 @@ fi
 NS=hull-t-$$
 VA=hvt$$a
 VB=hvt$$b
-if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && ip netns add "$NS" 2>/dev/null; then
+# the veth's /30, of this run's own (test_net30): another copy of the suite may run at once
+if [ "$(id -u)" -eq 0 ] && command -v ip >/dev/null && read -r NETA NETB < <(test_net30) && ip netns add "$NS" 2>/dev/null; then
         cleanup_ns() { ip netns del "$NS" 2>/dev/null; ip link del "$VA" 2>/dev/null; }
         trap 'cleanup_ns; lib_cleanup' EXIT
         if ip link add "$VA" type veth peer name "$VB" && ip link set "$VB" netns "$NS" &&
-                ip addr add 10.213.77.1/30 dev "$VA" && ip link set "$VA" up &&
-                ip netns exec "$NS" ip addr add 10.213.77.2/30 dev "$VB" &&
+                ip addr add "$NETA/30" dev "$VA" && ip link set "$VA" up &&
+                ip netns exec "$NS" ip addr add "$NETB/30" dev "$VB" &&
                 ip netns exec "$NS" ip link set "$VB" up && ip netns exec "$NS" ip link set lo up; then
                 ip netns exec "$NS" "$PY" -c '
-import socket
-s = socket.socket(); s.bind(("10.213.77.2", 0)); s.listen(8)
+import socket, sys
+s = socket.socket(); s.bind((sys.argv[1], 0)); s.listen(8)
 print(s.getsockname()[1], flush=True)
 while True:
-    c, _ = s.accept(); c.sendall(b"TEST-NETNS-SERVER\n"); c.close()' >"$TEST_TMP/ns.port" 2>/dev/null &
+    c, _ = s.accept(); c.sendall(b"TEST-NETNS-SERVER\n"); c.close()' "$NETB" >"$TEST_TMP/ns.port" 2>/dev/null &
                 pids+=($!)
-                for _ in $(seq 1 100); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
+                for _ in $(seq 1 300); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
                 NS_PORT=$(head -1 "$TEST_TMP/ns.port")
-                out=$(sandbox_connect 10.213.77.2 "${NS_PORT:-1}")
+                out=$(sandbox_connect "$NETB" "${NS_PORT:-1}")
                 if printf '%s' "$out" | grep -q '^CONNECTED TEST-NETNS-SERVER'; then
                         pass "net unrestricted: a server in the test's network namespace (through a veth) answers"
                 else
@@ -109,9 +110,9 @@ while True:
                 out=$(timeout -k 5 60 "$HULL" exec --timeout "$T" -- "$PY" -c '
 import socket, sys
 try:
-    socket.create_connection(("10.213.77.2", int(sys.argv[1])), 5); print("CONNECTED")
+    socket.create_connection((sys.argv[2], int(sys.argv[1])), 5); print("CONNECTED")
 except OSError as ex:
-    print("ERR", ex.errno)' "${NS_PORT:-1}" 2>&1)
+    print("ERR", ex.errno)' "${NS_PORT:-1}" "$NETB" 2>&1)
                 if printf '%s' "$out" | grep -q '^ERR'; then
                         pass "net unrestricted: ... and without --net it is not (none)"
                 else

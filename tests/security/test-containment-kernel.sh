@@ -241,19 +241,20 @@ check "kernel tier: nothing is left behind at all" test -z "$(leftovers)"
 # ---- an unrestricted network: pasta, as the container tier (host loopback and metadata blocked) ----
 if [ -x /usr/bin/pasta ] && command -v ip >/dev/null; then
         # a server in a network namespace of the test's own, through a veth pair: the network is real
-        NS=hull-kt-$$ VA=hkt$$a VB=hkt$$b NS_PORT=
-        if ip netns add "$NS" 2>/dev/null; then
+        # its /30 is this run's own (test_net30): another copy of the suite may run at once
+        NS=hull-kt-$$ VA=hkt$$a VB=hkt$$b NS_PORT= NETA= NETB=
+        if read -r NETA NETB < <(test_net30) && ip netns add "$NS" 2>/dev/null; then
                 if ip link add "$VA" type veth peer name "$VB" && ip link set "$VB" netns "$NS" &&
-                        ip addr add 10.213.78.1/30 dev "$VA" && ip link set "$VA" up &&
-                        ip netns exec "$NS" ip addr add 10.213.78.2/30 dev "$VB" && ip netns exec "$NS" ip link set "$VB" up; then
+                        ip addr add "$NETA/30" dev "$VA" && ip link set "$VA" up &&
+                        ip netns exec "$NS" ip addr add "$NETB/30" dev "$VB" && ip netns exec "$NS" ip link set "$VB" up; then
                         ip netns exec "$NS" /usr/bin/python3 -c '
-import socket
-s = socket.socket(); s.bind(("10.213.78.2", 0)); s.listen(8)
+import socket, sys
+s = socket.socket(); s.bind((sys.argv[1], 0)); s.listen(8)
 print(s.getsockname()[1], flush=True)
 while True:
-    c, _ = s.accept(); c.sendall(b"NETNS-SERVER\n"); c.close()' >"$TEST_TMP/ns.port" 2>/dev/null &
+    c, _ = s.accept(); c.sendall(b"NETNS-SERVER\n"); c.close()' "$NETB" >"$TEST_TMP/ns.port" 2>/dev/null &
                         NS_SERVER=$!
-                        for _ in $(seq 1 100); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
+                        for _ in $(seq 1 300); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
                         NS_PORT=$(head -1 "$TEST_TMP/ns.port")
                 fi
         fi
@@ -262,7 +263,7 @@ ip route del unreachable 169.254.0.0/16 >/dev/null 2>&1 && echo route=removed ||
 grep -c '^hosts: files dns\$' /etc/nsswitch.conf
 python3 -c '
 import socket, sys
-for name, fam, addr in [(\"ns\", socket.AF_INET, (\"10.213.78.2\", int(sys.argv[1]))),
+for name, fam, addr in [(\"ns\", socket.AF_INET, (sys.argv[3], int(sys.argv[1]))),
                         (\"lo\", socket.AF_INET, (\"127.0.0.1\", int(sys.argv[2]))),
                         (\"md\", socket.AF_INET, (\"169.254.169.254\", 80)),
                         (\"md6\", socket.AF_INET6, (\"fd00:ec2::254\", 80))]:
@@ -271,7 +272,7 @@ for name, fam, addr in [(\"ns\", socket.AF_INET, (\"10.213.78.2\", int(sys.argv[
         s.connect(addr); print(name + \"=\" + s.recv(64).decode(errors=\"replace\").strip())
     except OSError as ex:
         print(name + \"=err\", ex.errno)
-' ${NS_PORT:-1} $HP" 2>&1)
+' ${NS_PORT:-1} $HP ${NETB:-10.0.0.2}" 2>&1)
         echo "$out" | sed 's/^/# /'
         if [ -n "$NS_PORT" ]; then
                 check "kernel tier, unrestricted network: a server in another network namespace answers (pasta)" \
