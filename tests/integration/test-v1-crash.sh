@@ -83,7 +83,12 @@ if wait_sse "$SSE1" '"agent.tool_result" in types[types.index("session.status_id
 else
         fail "crash: turn 2 ran its tool before the slow model request" "$(cut -c1-120 "$SSE1" | tail -5)"
 fi
-sleep 1 # the third model request is under way (the mock delays it 10 minutes)
+# the kill comes once the third model request is under way (the mock delays it 10 minutes): the
+# mock has recorded it (it records a request before its delay; 60 s at most). Killed before it, the
+# third question after the restart would get the mock's third step, the 10-minute one.
+for _ in $(seq 1 600); do [ "$(grep -c . "$TEST_TMP/requests.jsonl" 2>/dev/null)" -ge 3 ] && break; sleep 0.1; done
+check "crash: the third model request reached the mock before the kill" \
+        test "$(grep -c . "$TEST_TMP/requests.jsonl" 2>/dev/null)" -ge 3
 v1 GET "/v1/sessions/$SESSION"
 expect "crash: the session is running when it is killed" "s == 200 and b['status'] == 'running'"
 
