@@ -163,9 +163,9 @@ mock_stop() {
 }
 
 # test_net30: print "HOST PEER", the two addresses of a /30 in 10.0.0.0/8 for a veth pair of the
-# test's own: the /30 numbered by this shell's pid (10.0.0.0 + 4 * pid; pid_max is at most 2^22,
-# the number of /30s in 10/8), so two copies of a suite running at once (each its own pid) never
-# get the same one. One that overlaps an address or a route already here (the machine's own
+# test's own: the /30 numbered by this shell's pid (10.64.0.0 + 4 * pid, wrapping in 10/8; pid_max
+# is at most 2^22, the number of /30s in 10/8), so two copies of a suite running at once (each its
+# own pid) never get the same one, nor one of the 10.0/10.1 addresses other tests name. One that overlaps an address or a route already here (the machine's own
 # networks) or a nameserver is passed over for the next in a stride; 1 when none is free.
 test_net30() {
         /usr/bin/python3 - "$$" "$(ip -4 -o addr show 2>/dev/null; ip -4 route show table all 2>/dev/null
@@ -182,7 +182,7 @@ for m in re.finditer(r"(?:^|\s)(\d+\.\d+\.\d+\.\d+(?:/\d+)?)", text):
         used.append(n)
 base = int(ipaddress.ip_address("10.0.0.0"))
 for k in range(64):
-    net = ipaddress.ip_network((base + 4 * ((pid + k * 65521) % (1 << 22)), 30))
+    net = ipaddress.ip_network((base + 4 * ((pid + (1 << 20) + k * 65521) % (1 << 22)), 30))
     if not any(net.overlaps(u) for u in used):
         print(net[1], net[2])
         sys.exit(0)

@@ -272,7 +272,7 @@ for name, fam, addr in [(\"ns\", socket.AF_INET, (sys.argv[3], int(sys.argv[1]))
         s.connect(addr); print(name + \"=\" + s.recv(64).decode(errors=\"replace\").strip())
     except OSError as ex:
         print(name + \"=err\", ex.errno)
-' ${NS_PORT:-1} $HP ${NETB:-10.0.0.2}" 2>&1)
+' ${NS_PORT:-1} $HP ${NETB:-10.64.0.2}" 2>&1)
         echo "$out" | sed 's/^/# /'
         if [ -n "$NS_PORT" ]; then
                 check "kernel tier, unrestricted network: a server in another network namespace answers (pasta)" \
