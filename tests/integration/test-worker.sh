@@ -36,7 +36,7 @@ S=$(post /v1/sessions "{\"agent\":\"$AG\",\"environment_id\":\"$ENV\"}" | jid)
 post "/v1/sessions/$S/events" '{"events":[{"type":"user.message","content":[{"type":"text","text":"go"}]}]}' >/dev/null
 
 # the turn's tool runs in the worker's sandbox (its own pid namespace: pid 1 is hull's init)
-timeout 25 "$HULL" worker --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup \
+timeout 120 "$HULL" worker --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup \
         --max-idle 300 --once >"$TEST_TMP/w1.out" 2>"$TEST_TMP/w1.err"
 rc=$?
 get "/v1/sessions/$S/events?limit=1000" >"$TEST_TMP/events1.json"
@@ -62,7 +62,7 @@ for i in $(seq 1 200); do grep -q "runs bash" "$TEST_TMP/w2.err" && break; sleep
 sleep 0.3
 kill -KILL "$W2"
 wait "$W2" 2>/dev/null
-timeout 25 "$HULL" worker --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup --ttl 2 \
+timeout 120 "$HULL" worker --server "$URL" --environment "$ENV" --key-file "$TEST_TMP/env.key" --no-cgroup --ttl 2 \
         --max-idle 300 --once >"$TEST_TMP/w3.out" 2>"$TEST_TMP/w3.err"
 rc=$?
 check "the second worker exited after its item (--once)" test "$rc" = 0
@@ -82,7 +82,10 @@ check "the second worker served the reclaimed item" grep -q "serving" "$TEST_TMP
         >"$TEST_TMP/w4.out" 2>"$TEST_TMP/w4.err" &
 W4=$!
 pids+=("$W4")
-for i in $(seq 1 100); do grep -q "polling" "$TEST_TMP/w4.err" && break; sleep 0.05; done
+# SIGTERM once it polls: its handler is set after its sandbox starts (a SIGTERM before that ends
+# it by the signal, 143, and leaves its sandbox directory), which a busy machine may take long for
+for i in $(seq 1 1200); do grep -q "polling" "$TEST_TMP/w4.err" && break; sleep 0.05; done
+check "SIGTERM: the worker polls before it is sent" grep -q "polling" "$TEST_TMP/w4.err"
 kill -TERM "$W4"
 for i in $(seq 1 60); do kill -0 "$W4" 2>/dev/null || break; sleep 0.1; done
 if kill -0 "$W4" 2>/dev/null; then
