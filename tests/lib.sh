@@ -189,3 +189,16 @@ for k in range(64):
 sys.exit(1)
 PYEOF
 }
+
+# wait_for_file FILE PID [SECONDS]: until FILE is not empty (a helper's port, written once it
+# listens): SECONDS at most (default 60; python alone took 4 s to start on a busy machine), less
+# when PID (the helper) ended first; 1 if FILE is still empty.
+wait_for_file() {
+        local i
+        for i in $(seq 1 $((${3:-60} * 10))); do
+                [ -s "$1" ] && return 0
+                kill -0 "$2" 2>/dev/null || break
+                sleep 0.1
+        done
+        [ -s "$1" ]
+}

@@ -83,7 +83,7 @@ s = http.server.ThreadingHTTPServer((sys.argv[2], 0), H)
 print(s.server_address[1], flush=True)
 s.serve_forever()' "$TEST_TMP/index" "$NETB" >"$TEST_TMP/index.port" 2>"$TEST_TMP/index.log" &
 pids+=($!)
-for _ in $(seq 1 100); do [ -s "$TEST_TMP/index.port" ] && break; sleep 0.1; done
+wait_for_file "$TEST_TMP/index.port" "${pids[-1]}"
 PORT=$(head -1 "$TEST_TMP/index.port")
 if [ -z "$PORT" ] || ! curl -s --noproxy '*' --max-time 10 "http://$NETB:$PORT/simple/hullpipdemo/" | grep -q 'sha256='; then
         fail "pip environments: the test's index answers from its namespace" "port='$PORT' $(cat "$TEST_TMP/index.log")"

@@ -31,7 +31,7 @@ print(s.getsockname()[1], flush=True)
 while True:
     c, _ = s.accept(); c.sendall(b"HOST-LOOPBACK\n"); c.close()' >"$TEST_TMP/lo.port" 2>/dev/null &
 pids+=($!)
-for _ in $(seq 1 100); do [ -s "$TEST_TMP/lo.port" ] && break; sleep 0.1; done
+wait_for_file "$TEST_TMP/lo.port" "${pids[-1]}"
 LO_PORT=$(head -1 "$TEST_TMP/lo.port")
 
 out=$(timeout -k 5 60 "$HULL" exec --timeout "$T" --net unrestricted -- ip -o link 2>&1)
@@ -99,7 +99,7 @@ print(s.getsockname()[1], flush=True)
 while True:
     c, _ = s.accept(); c.sendall(b"TEST-NETNS-SERVER\n"); c.close()' "$NETB" >"$TEST_TMP/ns.port" 2>/dev/null &
                 pids+=($!)
-                for _ in $(seq 1 300); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
+                wait_for_file "$TEST_TMP/ns.port" "${pids[-1]}"
                 NS_PORT=$(head -1 "$TEST_TMP/ns.port")
                 out=$(sandbox_connect "$NETB" "${NS_PORT:-1}")
                 if printf '%s' "$out" | grep -q '^CONNECTED TEST-NETNS-SERVER'; then

@@ -19,7 +19,7 @@ s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
 print(s.server_address[1], flush=True)
 s.serve_forever()' "$TEST_TMP/www" >"$TEST_TMP/www.port" 2>/dev/null &
 pids+=($!)
-for _ in $(seq 1 100); do [ -s "$TEST_TMP/www.port" ] && break; sleep 0.1; done
+wait_for_file "$TEST_TMP/www.port" "${pids[-1]}"
 PORT=$(head -1 "$TEST_TMP/www.port")
 if [ -z "$PORT" ]; then
         fail "net-v1: the test's HTTP server starts" "no port"

@@ -58,7 +58,7 @@ threading.Thread(target=tls.serve_forever, daemon=True).start()
 plain.serve_forever()
 EOF
 pids+=($!)
-for _ in $(seq 100); do [ -s "$TEST_TMP/ports" ] && break; sleep 0.1; done
+wait_for_file "$TEST_TMP/ports" "${pids[-1]}"
 read -r HP SP <"$TEST_TMP/ports" 2>/dev/null
 if [ -z "${HP:-}" ] || [ "$(curl -s --noproxy '*' "http://127.0.0.1:$HP/index.html")" != "$TOKEN" ]; then
         fail "net: the test's servers answer on 127.0.0.1" "$(head -c 400 "$TEST_TMP/servers.log")"

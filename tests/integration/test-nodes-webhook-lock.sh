@@ -49,7 +49,7 @@ __import__("os").rename(port_file + ".tmp", port_file)
 s.serve_forever()
 PYEOF
 pids+=("$!")
-for _ in $(seq 1 200); do [ -s "$TEST_TMP/recv.port" ] && break; sleep 0.05; done
+wait_for_file "$TEST_TMP/recv.port" "${pids[-1]}"
 RECV=http://127.0.0.1:$(cat "$TEST_TMP/recv.port")/hook
 
 if ! mock_start '{"then": "repeat", "steps": [{"text": "hello while locked"}]}' --log-level error; then

@@ -130,7 +130,7 @@ echo ok >"$MODE"
 "$PY" "$TEST_TMP/fake.py" "$FAKE_LOG" "$MODE" >"$TEST_TMP/fake.port" 2>"$TEST_TMP/fake.err" &
 FAKE_PID=$!
 pids+=("$FAKE_PID")
-for i in $(seq 1 100); do [ -s "$TEST_TMP/fake.port" ] && break; sleep 0.05; done
+wait_for_file "$TEST_TMP/fake.port" "$FAKE_PID"
 FAKE=http://127.0.0.1:$(cat "$TEST_TMP/fake.port")
 # last_request FIELD: a field of the last request the fake daemon received
 last_request() { tail -1 "$FAKE_LOG" | "$PY" -c 'import json,sys; r=json.load(sys.stdin); v=eval(sys.argv[1]); print(json.dumps(v) if not isinstance(v,str) else v)' "$1"; }

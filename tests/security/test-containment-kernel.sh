@@ -254,7 +254,7 @@ print(s.getsockname()[1], flush=True)
 while True:
     c, _ = s.accept(); c.sendall(b"NETNS-SERVER\n"); c.close()' "$NETB" >"$TEST_TMP/ns.port" 2>/dev/null &
                         NS_SERVER=$!
-                        for _ in $(seq 1 300); do [ -s "$TEST_TMP/ns.port" ] && break; sleep 0.1; done
+                        wait_for_file "$TEST_TMP/ns.port" "$NS_SERVER"
                         NS_PORT=$(head -1 "$TEST_TMP/ns.port")
                 fi
         fi

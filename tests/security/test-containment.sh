@@ -218,7 +218,7 @@ while True:
         c.close()
 EOF
 LISTENER_PID=$!
-for _ in $(seq 50); do [ -s "$TEST_TMP/ports" ] && break; sleep 0.1; done
+wait_for_file "$TEST_TMP/ports" "$LISTENER_PID"
 read -r LO_PORT ANY_PORT <"$TEST_TMP/ports" 2>/dev/null
 host_ip=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -n 1)
 banner=$(timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/${LO_PORT:-0}; head -n 1 <&3" 2>/dev/null)
