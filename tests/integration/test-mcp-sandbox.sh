@@ -89,9 +89,10 @@ printf 'hello from the host' >"$WWW/hello.txt"
 WWW_PID=$!
 pids+=("$WWW_PID")
 PORT=""
-for _ in $(seq 1 200); do
+for _ in $(seq 1 1200); do # 60 s at most: python alone can take seconds to start on a busy machine
         PORT=$(sed -n 's|.*port \([0-9][0-9]*\).*|\1|p' "$TEST_TMP/www.out" | head -1)
         [ -n "$PORT" ] && break
+        kill -0 "$WWW_PID" 2>/dev/null || break
         sleep 0.05
 done
 
