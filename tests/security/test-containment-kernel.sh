@@ -242,7 +242,7 @@ check "kernel tier: nothing is left behind at all" test -z "$(leftovers)"
 if [ -x /usr/bin/pasta ] && command -v ip >/dev/null; then
         # a server in a network namespace of the test's own, through a veth pair: the network is real
         # its /30 is this run's own (test_net30): another copy of the suite may run at once
-        NS=hull-kt-$$ VA=hkt$$a VB=hkt$$b NS_PORT= NETA= NETB=
+        NS=hull-kt-$$ VA=hkt$$a VB=hkt$$b NS_PORT='' NETA='' NETB=''
         if read -r NETA NETB < <(test_net30) && ip netns add "$NS" 2>/dev/null; then
                 if ip link add "$VA" type veth peer name "$VB" && ip link set "$VB" netns "$NS" &&
                         ip addr add "$NETA/30" dev "$VA" && ip link set "$VA" up &&
