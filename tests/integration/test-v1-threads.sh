@@ -122,7 +122,7 @@ SSE=$TEST_TMP/stream.jsonl
 : >"$SSE"
 "$PY" "$V1_CLIENT" sse "$URL/v1/sessions/$SESSION/events/stream" "$SSE" &
 pids+=("$!")
-for _ in $(seq 1 100); do [ -s "$SSE" ] && break; sleep 0.1; done
+wait_for_file "$SSE" "${pids[-1]}" # the stream is open (the reader wrote its status)
 [ "$(turns 3)" = 3 ] || fail "v1 threads: 3 turns with a stream open idle" "still running"
 sleep 0.3
 grep -o 'event=v1-turn-appends .*' "$TEST_TMP/serve.log" | tail -3 >"$TEST_TMP/appends3"

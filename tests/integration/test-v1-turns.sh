@@ -68,7 +68,7 @@ SSE=$TEST_TMP/deltas.jsonl
 : >"$SSE"
 "$PY" "$V1_CLIENT" sse "$URL$S/stream?event_deltas%5B%5D=agent.message" "$SSE" &
 pids+=("$!")
-for _ in $(seq 1 100); do [ -s "$SSE" ] && break; sleep 0.1; done
+wait_for_file "$SSE" "${pids[-1]}" # the stream is open (the reader wrote its status)
 v1 POST "$S" "$(user_message "stream it")"
 wait_idle "$SESSION" 60 || fail "turns: the streamed turn idles" "still running"
 wait_streamed "$SSE" "$SESSION" || fail "turns: the stream carries the streamed turn's last event" "$(tail -c 300 "$SSE")"
@@ -159,7 +159,7 @@ SSE2=$TEST_TMP/reader.jsonl
 : >"$SSE2"
 "$PY" "$V1_CLIENT" sse "$URL$S/stream" "$SSE2" &
 pids+=("$!")
-for _ in $(seq 1 100); do [ -s "$SSE2" ] && break; sleep 0.1; done
+wait_for_file "$SSE2" "${pids[-1]}"
 sleep 0.5
 "$PY" -c 'import json; print(json.dumps({"events": [{"type": "user.message", "content": [{"type": "text", "text": "y" * 1000000}]}]}))' >"$TEST_TMP/big.json"
 FIRST=""
