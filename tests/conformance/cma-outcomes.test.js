@@ -309,7 +309,9 @@ async function main() {
     then: 'error',
     steps: [
       { text: 'first' },
-      { text: '{"result": "needs_revision", "explanation": "no"}', delay_ms: 10500 },
+      // 12.5 s: hull's heartbeat is due 10 s after its worker starts waiting on the grading call,
+      // and on a loaded machine that worker may run a while after the call's thread began
+      { text: '{"result": "needs_revision", "explanation": "no"}', delay_ms: 12500 },
       { text: 'Still missing: the capitals.' },
     ],
   }, async ({ mock, client }) => {
