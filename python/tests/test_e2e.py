@@ -282,7 +282,11 @@ class E2E(unittest.TestCase):
         try:
             c = hull.Conversation(idle_ttl=0.3, **self.opts(mock))
             self.assertEqual(c.ask("x").text, "hi")
-            time.sleep(1.0)
+            # the timer's thread closes it 0.3 s after the turn: waited for (30 s at most), as a
+            # loaded machine may run that thread late
+            deadline = time.monotonic() + 30
+            while not c.closed and time.monotonic() < deadline:
+                time.sleep(0.05)
             self.assertTrue(c.closed)
         finally:
             mock.stop()
