@@ -394,7 +394,9 @@ async function main() {
   await cma('states: rescheduling while a failed request is retried, terminated on a fatal error, statuses[] finds each', {
     then: 'error',
     steps: [
-      { error: { kind: 'overloaded', retry_after_ms: 2500 } },
+      // hull retries after retry-after: 6 s in which to see it rescheduling (a retrieve and a list
+      // after the event reached the stream; seconds on a loaded machine under ASan)
+      { error: { kind: 'overloaded', retry_after_ms: 6000 } },
       { text: 'back again' },
       { error: { kind: 'auth' } },
     ],
