@@ -106,7 +106,7 @@ async function status(promise) {
       const ran = run.catch(() => {});
       const item = listed[0];
       await until(async () => (await admin.beta.environments.work.retrieve(item.id, { environment_id: env.id })).state === 'stopped',
-        10000, 'the worker served the turn and stopped the item');
+        60000, 'the worker served the turn and stopped the item');
       ac.abort();
       await ran;
       await Promise.allSettled([...polls]); // no poll of the worker left in hull serve
