@@ -21,7 +21,8 @@ const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { execFile } = require('node:child_process');
+const util = require('node:util');
 
 const HULL = process.env.HULL;
 
@@ -223,18 +224,21 @@ async function main() {
     // hull webhook: subscribe (the secret printed once), list, test delivery, delete
     const tok = path.join(h, 'token');
     fs.writeFileSync(tok, key, { mode: 0o600 });
-    const cli = (...args) => execFileSync(HULL, ['webhook', ...args, '--url', srv.url, '--token-file', tok, '--json'],
-      { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 30000 });
-    const made = JSON.parse(cli('subscribe', rcv.url('/cli'), 'vault.created', 'agent.created'));
+    // run without blocking this process: while a synchronous run stops its event loop, a keep-alive
+    // connection to hull serve idle through it (hull serve cuts one idle 10 s) is not seen to end,
+    // and the next request, taking it, fails ("fetch failed") when the runs are slow
+    const cli = async (...args) => (await util.promisify(execFile)(HULL, ['webhook', ...args, '--url', srv.url,
+      '--token-file', tok, '--json'], { encoding: 'utf8', timeout: 30000 })).stdout;
+    const made = JSON.parse(await cli('subscribe', rcv.url('/cli'), 'vault.created', 'agent.created'));
     check(/^whsec_/.test(made.secret) && made.status === 'enabled', `hull webhook subscribe: ${JSON.stringify(made)}`);
-    check(JSON.parse(cli('list')).data.some((w) => w.id === made.id), 'hull webhook list shows it');
-    const queued = JSON.parse(cli('test', made.id));
+    check(JSON.parse(await cli('list')).data.some((w) => w.id === made.id), 'hull webhook list shows it');
+    const queued = JSON.parse(await cli('test', made.id));
     await until(() => rcv.on('/cli').length >= 1, 15000, 'hull webhook test delivered');
     same(verified(client, rcv, '/cli', made.secret)[0].id, queued.event_id, 'the test delivery verifies');
-    same(JSON.parse(cli('delete', made.id)).type, 'webhook_deleted', 'hull webhook delete');
+    same(JSON.parse(await cli('delete', made.id)).type, 'webhook_deleted', 'hull webhook delete');
     let cliErr = null;
-    try { cli('subscribe', rcv.url('/cli'), 'nope.type'); } catch (e) { cliErr = e; }
-    check(cliErr && cliErr.status === 1 && /nope\.type is not an event type/.test(cliErr.stderr), 'the CLI says why');
+    try { await cli('subscribe', rcv.url('/cli'), 'nope.type'); } catch (e) { cliErr = e; }
+    check(cliErr && cliErr.code === 1 && /nope\.type is not an event type/.test(cliErr.stderr), 'the CLI says why');
 
     // hostile input
     const bad = async (body, code, re, what) => {
