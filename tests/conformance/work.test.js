@@ -18,16 +18,19 @@ const { startServe, sleep, keyCreate, toolResults, MODEL } = require('./cma-lib.
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { execFile } = require('node:child_process');
+const util = require('node:util');
 
 const HULL = process.env.HULL;
 const TAG = `work[sdk ${SDK_VERSION}]`;
 const BASH = [{ type: 'agent_toolset_20260401', default_config: { enabled: false }, configs: [{ name: 'bash', enabled: true }] }];
 const text = (t) => [{ type: 'text', text: t }];
 
-function envKey(home, envId) {
-  const out = execFileSync(HULL, ['key', 'create', '--environment', envId], {
-    env: { ...process.env, HULL_HOME: home }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60000,
+// run without blocking this process (as in webhooks.test.js: a keep-alive connection to hull serve
+// idle through a slow synchronous run, which hull serve cuts after 10 s, is taken unnoticed)
+async function envKey(home, envId) {
+  const { stdout: out } = await util.promisify(execFile)(HULL, ['key', 'create', '--environment', envId], {
+    env: { ...process.env, HULL_HOME: home }, encoding: 'utf8', timeout: 60000,
   });
   const lines = out.trim().split('\n');
   return lines[lines.length - 1].trim();
@@ -72,7 +75,7 @@ async function status(promise) {
       const agent = await admin.beta.agents.create({ name: 'w', model: MODEL, system: 'You run commands.', tools: BASH });
       const env = await admin.beta.environments.create({ name: 'sh', config: { type: 'self_hosted' } });
       const cloud = await admin.beta.environments.create({ name: 'cl', config: { type: 'cloud' } });
-      const ekey = envKey(home, env.id);
+      const ekey = await envKey(home, env.id);
       check(/^hull_env_[0-9a-f]{64}$/.test(ekey), `an environment key on the last line: ${ekey.slice(0, 12)}...`);
       // The worker's polls are not cut off when it is stopped (their signal is not passed on) and
       // are kept while they run: a long poll (block_ms 999) goes on in hull serve after its client
