@@ -249,7 +249,8 @@ class E2E(unittest.TestCase):
             with hull.Conversation(tools=[wait_for_me], on_status=status, **self.opts(mock)) as c:
                 with self.assertRaises(Stop):
                     c.ask("go")
-                for _ in range(200):  # the turn ends (interrupted, or answered first, by the race)
+                deadline = time.monotonic() + 60  # the turn ends (interrupted, or answered first, by the race)
+                while time.monotonic() < deadline:
                     evs = c._client.call("GET", "/v1/sessions/%s/events" % c.session_id,
                                          query={"limit": 100})["data"]
                     idles = [e for e in evs if e["type"] == "session.status_idle"]
