@@ -249,7 +249,8 @@ class E2E(unittest.TestCase):
             with hull.Conversation(tools=[wait_for_me], on_status=status, **self.opts(mock)) as c:
                 with self.assertRaises(Stop):
                     c.ask("go")
-                for _ in range(200):  # the turn ends (interrupted, or answered first, by the race)
+                deadline = time.monotonic() + 60  # the turn ends (interrupted, or answered first, by the race)
+                while time.monotonic() < deadline:
                     evs = c._client.call("GET", "/v1/sessions/%s/events" % c.session_id,
                                          query={"limit": 100})["data"]
                     idles = [e for e in evs if e["type"] == "session.status_idle"]
@@ -282,7 +283,11 @@ class E2E(unittest.TestCase):
         try:
             c = hull.Conversation(idle_ttl=0.3, **self.opts(mock))
             self.assertEqual(c.ask("x").text, "hi")
-            time.sleep(1.0)
+            # the timer's thread closes it 0.3 s after the turn: waited for (30 s at most), as a
+            # loaded machine may run that thread late
+            deadline = time.monotonic() + 30
+            while not c.closed and time.monotonic() < deadline:
+                time.sleep(0.05)
             self.assertTrue(c.closed)
         finally:
             mock.stop()

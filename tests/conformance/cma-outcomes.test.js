@@ -309,7 +309,9 @@ async function main() {
     then: 'error',
     steps: [
       { text: 'first' },
-      { text: '{"result": "needs_revision", "explanation": "no"}', delay_ms: 10500 },
+      // 12.5 s: hull's heartbeat is due 10 s after its worker starts waiting on the grading call,
+      // and on a loaded machine that worker may run a while after the call's thread began
+      { text: '{"result": "needs_revision", "explanation": "no"}', delay_ms: 12500 },
       { text: 'Still missing: the capitals.' },
     ],
   }, async ({ mock, client }) => {
@@ -392,7 +394,9 @@ async function main() {
   await cma('states: rescheduling while a failed request is retried, terminated on a fatal error, statuses[] finds each', {
     then: 'error',
     steps: [
-      { error: { kind: 'overloaded', retry_after_ms: 2500 } },
+      // hull retries after retry-after: 6 s in which to see it rescheduling (a retrieve and a list
+      // after the event reached the stream; seconds on a loaded machine under ASan)
+      { error: { kind: 'overloaded', retry_after_ms: 6000 } },
       { text: 'back again' },
       { error: { kind: 'auth' } },
     ],

@@ -310,11 +310,14 @@ async function main() {
         await page.waitForFunction(() => document.querySelector('.stream-state').dataset.state === 'reconnecting');
         // the turn runs while the page is cut off
         await api('POST', `/v1/sessions/${sessionId}/events`, { events: [{ type: 'user.message', content: [{ type: 'text', text: 'while down' }] }] });
-        for (let i = 0; i < 600; i++) {
-          const s = await api('GET', `/v1/sessions/${sessionId}`);
-          if (s.status === 'idle' && i > 2) break;
-          await sleep(100);
-        }
+        // the turn's end in the server's log (its answer, then an idle), not an idle status, which
+        // a turn that has not started yet also shows
+        const over = async () => {
+          const evs = (await api('GET', `/v1/sessions/${sessionId}/events?limit=1000`)).data || [];
+          const k = evs.findIndex((e) => e.type === 'agent.message' && JSON.stringify(e.content).includes('written while the stream was down.'));
+          return k >= 0 && evs.slice(k).some((e) => e.type === 'session.status_idle');
+        };
+        for (let i = 0; i < 600 && !(await over()); i++) await sleep(100);
         check(!(await text()).includes('written while the stream was down.'), 'the page saw nothing while cut off');
       } finally {
         await offline(false);
@@ -324,6 +327,8 @@ async function main() {
       allowNet = null;
       await cdp.detach();
       const server = (await api('GET', `/v1/sessions/${sessionId}/events?limit=1000`)).data.map((e) => e.id);
+      // the page shows the answer as its frame comes: the replay's last frames may still be on their way
+      await page.waitForFunction((k) => window.hullConsole.model.events.length >= k, {}, server.length);
       const seen = await page.evaluate(() => window.hullConsole.model.events.map((e) => e.id));
       check(new Set(seen).size === seen.length, 'no event twice in the page');
       check(JSON.stringify(seen) === JSON.stringify(server), `the page's events are the server's, in order (${seen.length} vs ${server.length})`);

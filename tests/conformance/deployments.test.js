@@ -66,7 +66,7 @@ async function agentAndEnv(client) {
   return { agent, env };
 }
 
-async function waitFor(what, fn, ms = 20000) {
+async function waitFor(what, fn, ms = 60000) {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -237,10 +237,13 @@ const runsOf = (client, id, q = {}) => all(client.beta.deploymentRuns.list({ dep
     await ctx.restart('kill'); // the test clock starts again from its start: every due time already claimed comes up again
     const before = await runsOf(ctx.client, d.id);
     const last = before.map((r) => r.trigger_context.scheduled_at).sort().pop();
+    // the test clock starts again with the new server (a minute a second): the first run past the
+    // last is due as many seconds after its start as the last one's minutes past CLOCK_START, + 1
+    const dueMs = ((Date.parse(last) / 1000 - CLOCK_START) / 60 + 1) * 1000;
     const after = await waitFor('a run after the restart', async () => {
       const r = await runsOf(ctx.client, d.id);
       return r.some((x) => x.trigger_context.scheduled_at > last) ? r : null;
-    }, 25000);
+    }, dueMs + 60000);
     const at = after.map((r) => r.trigger_context.scheduled_at);
     same(new Set(at).size, at.length, `no doubled run (${at.sort().join(' ')})`);
     await ctx.client.beta.deployments.pause(d.id);

@@ -465,8 +465,11 @@ async function main() {
   });
 
   await vcase('key rotation without downtime: rotate-key while serving, old secrets still open, rekey, the old key dropped', NOSCRIPT, async ({ srv, client, secrets, found }) => {
-    const { execFileSync } = require('node:child_process');
-    const hull = (...args) => execFileSync(process.env.HULL, ['vault', ...args, '--home', srv.home], { encoding: 'utf8' });
+    // run without blocking this process (as in webhooks.test.js: a keep-alive connection to hull
+    // serve idle through slow synchronous runs, which hull serve cuts after 10 s, is taken unnoticed)
+    const { execFile } = require('node:child_process');
+    const hull = async (...args) => (await require('node:util').promisify(execFile)(process.env.HULL,
+      ['vault', ...args, '--home', srv.home], { encoding: 'utf8' })).stdout;
     const vault = await client.beta.vaults.create({ display_name: 'rotation' });
     found.push(vault.id);
     const ids = [];
@@ -478,7 +481,7 @@ async function main() {
     same(fs.statSync(keyFile).mode & 0o777, 0o600, 'vault.key is 0600');
     const before = fs.readFileSync(keyFile, 'utf8').trim().split('\n');
     same(before.length, 1, 'one key at first');
-    const out = hull('rotate-key');
+    const out = await hull('rotate-key');
     check(/^new key [0-9a-f]{16} first in /.test(out), `rotate-key: ${out}`);
     const after = fs.readFileSync(keyFile, 'utf8').trim().split('\n');
     same([after.length, after[1]], [2, before[0]], 'the new key first, the old one kept');
@@ -488,9 +491,9 @@ async function main() {
     same(up.display_name, 'resealed', 'an old credential updated (opened with the old key, sealed with the new)');
     secrets.push('rot-token-new-Hh5');
     await client.beta.vaults.credentials.create(vault.id, { auth: { type: 'static_bearer', token: 'rot-token-new-Hh5', mcp_server_url: 'http://127.0.0.1:1/rn' } });
-    const rk = hull('rekey');
+    const rk = await hull('rekey');
     same(rk.trim(), '2 credentials sealed again with the current key', 'rekey seals the two left on the old key');
-    same(hull('rekey').trim(), '0 credentials sealed again with the current key', 'then none');
+    same((await hull('rekey')).trim(), '0 credentials sealed again with the current key', 'then none');
     fs.writeFileSync(keyFile, `${after[0]}\n`, { mode: 0o600 });
     for (const id of ids) {
       const u = await client.beta.vaults.credentials.update(id, { vault_id: vault.id, metadata: { checked: 'yes' } });

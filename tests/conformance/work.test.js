@@ -18,16 +18,19 @@ const { startServe, sleep, keyCreate, toolResults, MODEL } = require('./cma-lib.
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { execFileSync } = require('node:child_process');
+const { execFile } = require('node:child_process');
+const util = require('node:util');
 
 const HULL = process.env.HULL;
 const TAG = `work[sdk ${SDK_VERSION}]`;
 const BASH = [{ type: 'agent_toolset_20260401', default_config: { enabled: false }, configs: [{ name: 'bash', enabled: true }] }];
 const text = (t) => [{ type: 'text', text: t }];
 
-function envKey(home, envId) {
-  const out = execFileSync(HULL, ['key', 'create', '--environment', envId], {
-    env: { ...process.env, HULL_HOME: home }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60000,
+// run without blocking this process (as in webhooks.test.js: a keep-alive connection to hull serve
+// idle through a slow synchronous run, which hull serve cuts after 10 s, is taken unnoticed)
+async function envKey(home, envId) {
+  const { stdout: out } = await util.promisify(execFile)(HULL, ['key', 'create', '--environment', envId], {
+    env: { ...process.env, HULL_HOME: home }, encoding: 'utf8', timeout: 60000,
   });
   const lines = out.trim().split('\n');
   return lines[lines.length - 1].trim();
@@ -72,9 +75,23 @@ async function status(promise) {
       const agent = await admin.beta.agents.create({ name: 'w', model: MODEL, system: 'You run commands.', tools: BASH });
       const env = await admin.beta.environments.create({ name: 'sh', config: { type: 'self_hosted' } });
       const cloud = await admin.beta.environments.create({ name: 'cl', config: { type: 'cloud' } });
-      const ekey = envKey(home, env.id);
+      const ekey = await envKey(home, env.id);
       check(/^hull_env_[0-9a-f]{64}$/.test(ekey), `an environment key on the last line: ${ekey.slice(0, 12)}...`);
-      const worker = new Anthropic({ baseURL: srv.url, apiKey: null, authToken: ekey, maxRetries: 0, timeout: 30000 });
+      // The worker's polls are not cut off when it is stopped (their signal is not passed on) and
+      // are kept while they run: a long poll (block_ms 999) goes on in hull serve after its client
+      // hangs up, however late hull serve began it, and would hand the next item to nobody; once
+      // each has its answer, none runs there.
+      const polls = new Set();
+      const pollFetch = (url, init = {}) => {
+        if (!/\/work\/poll(\?|$)/.test(String(url.url || url))) return fetch(url, init);
+        const rest = { ...init };
+        delete rest.signal;
+        const p = fetch(url, rest);
+        polls.add(p);
+        p.then(() => polls.delete(p), () => polls.delete(p));
+        return p;
+      };
+      const worker = new Anthropic({ baseURL: srv.url, apiKey: null, authToken: ekey, maxRetries: 0, timeout: 30000, fetch: pollFetch });
 
       const session = await admin.beta.sessions.create({ agent: agent.id, environment_id: env.id });
       const st = await worker.beta.environments.work.stats(env.id);
@@ -92,10 +109,10 @@ async function status(promise) {
       const ran = run.catch(() => {});
       const item = listed[0];
       await until(async () => (await admin.beta.environments.work.retrieve(item.id, { environment_id: env.id })).state === 'stopped',
-        10000, 'the worker served the turn and stopped the item');
+        60000, 'the worker served the turn and stopped the item');
       ac.abort();
       await ran;
-      await sleep(1100); // a long poll the worker left behind ends (block_ms 999) before the queue is read again
+      await Promise.allSettled([...polls]); // no poll of the worker left in hull serve
       const got = await admin.beta.environments.work.retrieve(item.id, { environment_id: env.id });
       check(got.acknowledged_at && got.started_at && got.latest_heartbeat_at && got.stopped_at && got.secret === null,
         `acknowledged, heartbeated and stopped, no secret: ${JSON.stringify(got)}`);
