@@ -963,15 +963,17 @@ _printf_(2, 0) static void on_mhd_log(void *cls, const char *fmt, va_list ap) {
 
 static struct MHD_Daemon *daemon_start(http_server *s, unsigned flags, enum MHD_OPTION where, const void *value,
                                        unsigned per_ip_max, unsigned max) {
-        return MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0,
-                                NULL, NULL, on_request, s, where, value, MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max,
-                                MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_URI_LOG_CALLBACK, uri_log, s,
-                                MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS, MHD_OPTION_CONNECTION_LIMIT,
-                                max, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) SERVE_CONNECTION_MEMORY_BYTES,
-                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned) SERVE_CONNECTION_IDLE_S,
-                                MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG,
-                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-                                MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
+        /* the logger first: libmicrohttpd's messages about the options after it go to hull's log, not
+         * to stderr (it says so at start otherwise) */
+        return MHD_start_daemon(
+                MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | flags, 0, NULL, NULL,
+                on_request, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, where, value,
+                MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip_max, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                MHD_OPTION_URI_LOG_CALLBACK, uri_log, s, MHD_OPTION_THREAD_POOL_SIZE, (unsigned) SERVE_HTTP_THREADS,
+                MHD_OPTION_CONNECTION_LIMIT, max, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                (size_t) SERVE_CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+                (unsigned) SERVE_CONNECTION_IDLE_S, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned) SERVE_LISTEN_BACKLOG,
+                MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1, MHD_OPTION_END);
 }
 
 /* A listening unix socket at path, mode 0600 before anyone can connect. A stale socket there
