@@ -12,7 +12,8 @@ for test-nodes-load.sh and bench/nodes.sh.
       model call), idle last, event
       ids unique. Prints one JSON line: {"sessions", "turns", "seconds", "turns_per_s",
       "turn_ms_p50", "turn_ms_p99", "model_retries" (model calls that failed and were tried
-      again: allowed), "problems": [...]} (problems empty when all is well).
+      again: allowed), "gets_resent" and the first three "resent" (GETs sent again after their
+      connection closed without an answer), "problems": [...]} (problems empty when all is well).
       Exit 0 when there is no problem, 1 otherwise.
 """
 import json
@@ -28,9 +29,14 @@ WAIT_S = 120  # a turn, at most
 LOCAL = threading.local()
 
 
+RESENT = []  # GETs sent again after their connection closed without an answer (counted, shown)
+
+
 def call(method, url, body=None):
     """One request on a new connection from this thread's own loopback address (127.0.0.X: many
-    clients, as hull serve allows SERVE_CONNECTIONS_PER_IP_MAX connections per address)."""
+    clients, as hull serve allows SERVE_CONNECTIONS_PER_IP_MAX connections per address). A GET
+    whose connection closed before any answer is sent again, as HTTP clients do with a request
+    that changes nothing (RFC 9110 9.2.2), and counted in RESENT; any other method is not."""
     u = urlparse(url)
     data = json.dumps(body).encode() if body is not None else None
     src = getattr(LOCAL, "src", "127.0.0.1")
@@ -46,6 +52,11 @@ def call(method, url, body=None):
         except ConnectionRefusedError as e:  # a busy machine's full backlog: nothing was sent
             if attempt == 4:
                 return 0, str(e)
+            time.sleep(0.2 * (attempt + 1))
+        except (http.client.RemoteDisconnected, ConnectionResetError) as e:
+            if method != "GET" or attempt == 4:
+                return 0, str(e)
+            RESENT.append(f"{method} {u.path}: {e}")
             time.sleep(0.2 * (attempt + 1))
         except OSError as e:
             return 0, str(e)
@@ -145,7 +156,7 @@ def main():
     print(json.dumps({"sessions": len(sessions), "turns": len(lat), "seconds": round(secs, 2),
                       "turns_per_s": round(len(lat) / secs, 1) if secs else None,
                       "turn_ms_p50": pct(0.5), "turn_ms_p99": pct(0.99), "model_retries": retries,
-                      "problems": problems}))
+                      "gets_resent": len(RESENT), "resent": RESENT[:3], "problems": problems}))
     return 0 if not problems and len(lat) == n_sessions * n_turns else 1
 
 
