@@ -202,3 +202,16 @@ wait_for_file() {
         done
         [ -s "$1" ]
 }
+
+# wait_strace_attached ERR PID: until strace (PID, its -o elsewhere, its stderr ERR) says it
+# attached, which it does once every thread of the traced process is: 30 s at most (a busy
+# machine), less when strace ended first; 1 if it never said so.
+wait_strace_attached() {
+        local i
+        for i in $(seq 1 600); do
+                grep -q attached "$1" && return 0
+                kill -0 "$2" 2>/dev/null || break
+                sleep 0.05
+        done
+        grep -q attached "$1"
+}

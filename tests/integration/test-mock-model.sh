@@ -280,8 +280,7 @@ if ! command -v strace >/dev/null; then
 elif mock_start '{"then": "repeat", "steps": [{"text": "same bytes", "delta_bytes": 3}]}'; then
         strace -f -e trace=clone,clone3 -o "$TEST_TMP/clones" -p "$MOCK_PID" 2>"$TEST_TMP/strace.err" &
         spid=$!
-        # strace says it attached once every thread of the process is (30 s at most: a busy machine)
-        for _ in $(seq 1 600); do grep -q attached "$TEST_TMP/strace.err" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+        wait_strace_attached "$TEST_TMP/strace.err" "$spid"
         for i in 1 2 3 4 5; do
                 raw /v1/messages '{"model": "m", "max_tokens": 9, "stream": true, "messages": []}' anthropic-version:2023-06-01 >"$O.$i"
         done

@@ -38,8 +38,7 @@ wait_idle "$SESSION" 60 || fail "v1 commits: the first turn idles" "still runnin
 TRACE=$TEST_TMP/turn.strace
 strace -f -e trace=fcntl,sendto -o "$TRACE" -p "$SERVER_PID" 2>"$TEST_TMP/strace.err" &
 spid=$!
-# strace says it attached once every thread of the process is (30 s at most: a busy machine)
-for _ in $(seq 1 600); do grep -q attached "$TEST_TMP/strace.err" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+wait_strace_attached "$TEST_TMP/strace.err" "$spid"
 sleep 0.3
 v1 POST "$S" "$(user_message "count")"
 wait_idle "$SESSION" 60 || fail "v1 commits: the counted turn idles" "still running"

@@ -39,8 +39,7 @@ wait_turn_idle "$SESSION" 60 || fail "v1 conversation: the second turn idles" "s
 TRACE=$TEST_TMP/turn.strace
 strace -f -y -e trace=pwrite64,write -o "$TRACE" -p "$SERVER_PID" 2>"$TEST_TMP/strace.err" &
 spid=$!
-# strace says it attached once every thread of the process is (30 s at most: a busy machine)
-for _ in $(seq 1 600); do grep -q attached "$TEST_TMP/strace.err" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+wait_strace_attached "$TEST_TMP/strace.err" "$spid"
 sleep 0.3
 v1 POST "$S" "$(user_message "counted")"
 wait_turn_idle "$SESSION" 60 || fail "v1 conversation: the counted turn idles" "still running"

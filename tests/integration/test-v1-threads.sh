@@ -72,8 +72,7 @@ PY
 TRACE=$TEST_TMP/turns.strace
 strace -f -e trace=clone3,clone -o "$TRACE" -p "$SERVER_PID" 2>"$TEST_TMP/strace.err" &
 spid=$!
-# strace says it attached once every thread of the process is (30 s at most: a busy machine)
-for _ in $(seq 1 600); do grep -q attached "$TEST_TMP/strace.err" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.05; done
+wait_strace_attached "$TEST_TMP/strace.err" "$spid"
 sleep 0.3
 n=$(turns 5)
 kill -INT "$spid" 2>/dev/null
